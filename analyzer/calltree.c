@@ -1,0 +1,447 @@
+/* calltree.c - build the call tree and the flat profile from a profile */
+#include "calltree.h"
+#include "error.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int grow(void *arrp, size_t *cap, size_t need, size_t elem)
+{
+	void **arr = arrp;
+	size_t n = *cap ? *cap : 64;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	q = realloc(*arr, n * elem);
+	if (!q)
+		return pv_oom();
+	*arr = q;
+	*cap = n;
+	return 0;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* Frames, interned by their key at the tree's granularity. */
+
+static uint64_t frame_hash(const struct ct_frame *f)
+{
+	return mix64(((uint64_t)f->function << 32 | f->file) ^ mix64((uint64_t)f->line) ^
+		     mix64(f->address + 0x9e3779b97f4a7c15ULL));
+}
+
+static bool frame_eq(const struct ct_frame *a, const struct ct_frame *b)
+{
+	return a->function == b->function && a->file == b->file && a->line == b->line &&
+	       a->address == b->address;
+}
+
+static int frame_rehash(struct calltree *t)
+{
+	size_t n = t->nframe_slots ? t->nframe_slots * 2 : 256;
+	uint32_t *s;
+
+	s = calloc(n, sizeof *s);
+	if (!s)
+		return pv_oom();
+	for (size_t i = 0; i < t->nframes; i++) {
+		size_t j = frame_hash(&t->frames[i]) & (n - 1);
+		while (s[j])
+			j = (j + 1) & (n - 1);
+		s[j] = (uint32_t)i + 1;
+	}
+	free(t->frame_slots);
+	t->frame_slots = s;
+	t->nframe_slots = n;
+	return 0;
+}
+
+static uint32_t frame_get(struct calltree *t, const struct ct_frame *f)
+{
+	size_t mask, i;
+
+	if ((t->nframes + 1) * 2 > t->nframe_slots && frame_rehash(t) < 0)
+		return PV_NONE;
+	mask = t->nframe_slots - 1;
+	for (i = frame_hash(f) & mask; t->frame_slots[i]; i = (i + 1) & mask)
+		if (frame_eq(&t->frames[t->frame_slots[i] - 1], f))
+			return t->frame_slots[i] - 1;
+	if (grow(&t->frames, &t->cap_frames, t->nframes + 1, sizeof *t->frames) < 0)
+		return PV_NONE;
+	t->frames[t->nframes] = *f;
+	t->frame_slots[i] = (uint32_t)t->nframes + 1;
+	return (uint32_t)t->nframes++;
+}
+
+static struct ct_frame frame_key(const struct calltree *t, const struct pv_location *loc,
+				 const struct pv_line *ln)
+{
+	const struct pv_profile *p = t->p;
+	struct ct_frame f = { PV_NONE, 0, 0, 0 };
+
+	switch (t->granularity) {
+	case CT_FUNCTIONS:
+		f.function = ln->function;
+		break;
+	case CT_LINES:
+		f.function = ln->function;
+		f.file = p->functions[ln->function].filename;
+		f.line = ln->line;
+		break;
+	case CT_FILES:
+		f.file = p->functions[ln->function].filename;
+		if (!f.file) /* no file known: keep the function apart */
+			f.function = ln->function;
+		break;
+	case CT_ADDRESSES:
+		f.function = ln->function;
+		f.address = loc->address;
+		break;
+	}
+	return f;
+}
+
+int calltree_expand(struct calltree *t, const struct pv_sample *s, const uint32_t **out)
+{
+	const struct pv_profile *p = t->p;
+	const uint32_t *locs = pv_sample_locs(p, s);
+	size_t n = 0;
+
+	for (uint32_t i = s->nlocs; i-- > 0;) {
+		const struct pv_location *loc = &p->locations[locs[i]];
+		const struct pv_line *lines = pv_location_lines(p, loc);
+
+		if (grow(&t->scratch, &t->cap_scratch, n + loc->nlines + 1, sizeof *t->scratch) < 0)
+			return -1;
+		/* Lines are innermost first: the outermost call comes first here. */
+		for (uint32_t j = loc->nlines; j-- > 0;) {
+			struct ct_frame f = frame_key(t, loc, &lines[j]);
+			uint32_t fi = frame_get(t, &f);
+			if (fi == PV_NONE)
+				return -1;
+			/* At file granularity consecutive frames of one file merge. */
+			if (t->granularity == CT_FILES && n && t->scratch[n - 1] == fi)
+				continue;
+			t->scratch[n++] = fi;
+		}
+	}
+	*out = t->scratch;
+	return (int)n;
+}
+
+/* Nodes: children found through one hash of (parent, kind, frame). */
+
+static uint64_t child_hash(uint32_t parent, uint32_t kind, uint32_t frame)
+{
+	return mix64((uint64_t)parent << 32 ^ (uint64_t)kind << 30 ^ frame);
+}
+
+static int child_rehash(struct calltree *t)
+{
+	size_t n = t->nchild_slots ? t->nchild_slots * 2 : 1024;
+	uint32_t *s = calloc(n, sizeof *s);
+
+	if (!s)
+		return pv_oom();
+	for (size_t i = 1; i < t->nnodes; i++) {
+		const struct ct_node *c = &t->nodes[i];
+		size_t j = child_hash(c->parent, c->kind, c->frame) & (n - 1);
+		while (s[j])
+			j = (j + 1) & (n - 1);
+		s[j] = (uint32_t)i + 1;
+	}
+	free(t->child_slots);
+	t->child_slots = s;
+	t->nchild_slots = n;
+	return 0;
+}
+
+static uint32_t child_get(struct calltree *t, uint32_t parent, uint32_t kind, uint32_t frame)
+{
+	size_t mask, i;
+	struct ct_node *c;
+
+	if ((t->nnodes + 1) * 2 > t->nchild_slots && child_rehash(t) < 0)
+		return PV_NONE;
+	mask = t->nchild_slots - 1;
+	for (i = child_hash(parent, kind, frame) & mask; t->child_slots[i]; i = (i + 1) & mask) {
+		c = &t->nodes[t->child_slots[i] - 1];
+		if (c->parent == parent && c->kind == kind && c->frame == frame)
+			return t->child_slots[i] - 1;
+	}
+	if (t->nnodes >= UINT32_MAX - 1 ||
+	    grow(&t->nodes, &t->cap_nodes, t->nnodes + 1, sizeof *t->nodes) < 0)
+		return PV_NONE;
+	c = &t->nodes[t->nnodes];
+	*c = (struct ct_node){ .kind = kind, .frame = frame, .parent = parent,
+			       .first_child = PV_NONE, .next_sibling = PV_NONE,
+			       .depth = t->nodes[parent].depth + 1 };
+	t->nodes[parent].nchildren++;
+	t->child_slots[i] = (uint32_t)t->nnodes + 1;
+	return (uint32_t)t->nnodes++;
+}
+
+bool calltree_thread_selected(const struct pv_profile *p, const struct ct_options *opt, uint32_t th)
+{
+	if (!opt || !opt->tids)
+		return true;
+	if (th == PV_NONE)
+		return false;
+	for (size_t i = 0; i < opt->ntids; i++)
+		if (opt->tids[i] == p->threads[th].tid)
+			return true;
+	return false;
+}
+
+static const struct calltree *sort_tree; /* qsort has no context argument */
+
+static int cmp_nodes(const void *a, const void *b)
+{
+	const struct ct_node *x = &sort_tree->nodes[*(const uint32_t *)a];
+	const struct ct_node *y = &sort_tree->nodes[*(const uint32_t *)b];
+
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	if (x->value != y->value)
+		return x->value > y->value ? -1 : 1;
+	return x->frame < y->frame ? -1 : x->frame > y->frame;
+}
+
+/* Link every node's children in order of count, hottest first. */
+static int link_children(struct calltree *t)
+{
+	uint32_t *order = malloc((t->nnodes ? t->nnodes : 1) * sizeof *order);
+
+	if (!order)
+		return pv_oom();
+	for (size_t i = 0; i < t->nnodes; i++)
+		order[i] = (uint32_t)i;
+	sort_tree = t;
+	qsort(order + 1, t->nnodes - 1, sizeof *order, cmp_nodes);
+	/* Visit in reverse order, pushing to the front: hottest ends first. */
+	for (size_t i = t->nnodes; i-- > 1;) {
+		struct ct_node *c = &t->nodes[order[i]];
+		struct ct_node *par = &t->nodes[c->parent];
+		c->next_sibling = par->first_child;
+		par->first_child = order[i];
+	}
+	free(order);
+	return 0;
+}
+
+static void add_to(struct ct_node *n, int64_t count, int64_t value)
+{
+	n->count += count;
+	n->value += value;
+}
+
+struct calltree *calltree_build(const struct pv_profile *p, const struct ct_options *opt)
+{
+	struct calltree *t = calloc(1, sizeof *t);
+	static const struct ct_options defaults = { 0 };
+
+	if (!opt)
+		opt = &defaults;
+	if (!t) {
+		pv_oom();
+		return NULL;
+	}
+	t->p = p;
+	t->granularity = opt->granularity;
+	t->v_count = pv_find_value_type(p, "samples");
+	if (t->v_count == PV_NONE && p->nvalues)
+		t->v_count = 0;
+	t->v_value = PV_NONE;
+	for (uint32_t i = 0; i < p->nvalues; i++)
+		if (i != t->v_count && strcmp(pv_str(p, p->sample_types[i].unit), "nanoseconds") == 0) {
+			t->v_value = i;
+			break;
+		}
+	if (grow(&t->nodes, &t->cap_nodes, 1, sizeof *t->nodes) < 0)
+		goto fail;
+	t->nodes[0] = (struct ct_node){ .kind = CT_ROOT, .parent = PV_NONE,
+					.first_child = PV_NONE, .next_sibling = PV_NONE };
+	t->nnodes = 1;
+
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct pv_sample *s = &p->samples[i];
+		int64_t c = t->v_count != PV_NONE ? s->values[t->v_count] : 1;
+		int64_t v = t->v_value != PV_NONE ? s->values[t->v_value] : 0;
+		const uint32_t *frames;
+		uint32_t node = 0;
+		int n;
+
+		if (!calltree_thread_selected(p, opt, s->thread))
+			continue;
+		n = calltree_expand(t, s, &frames);
+		if (n < 0)
+			goto fail;
+		t->samples += c;
+		add_to(&t->nodes[0], c, v);
+		if (opt->by_thread) {
+			node = child_get(t, node, CT_THREAD, s->thread);
+			if (node == PV_NONE)
+				goto fail;
+			add_to(&t->nodes[node], c, v);
+		}
+		for (int j = 0; j < n; j++) {
+			node = child_get(t, node, CT_FRAME, frames[j]);
+			if (node == PV_NONE)
+				goto fail;
+			add_to(&t->nodes[node], c, v);
+		}
+		t->nodes[node].self_count += c;
+		t->nodes[node].self_value += v;
+	}
+	if (link_children(t) < 0)
+		goto fail;
+	return t;
+fail:
+	calltree_free(t);
+	return NULL;
+}
+
+void calltree_free(struct calltree *t)
+{
+	if (!t)
+		return;
+	free(t->frames);
+	free(t->nodes);
+	free(t->frame_slots);
+	free(t->child_slots);
+	free(t->scratch);
+	free(t);
+}
+
+const char *calltree_frame_name(const struct calltree *t, uint32_t frame, char *buf, size_t n)
+{
+	const struct pv_profile *p = t->p;
+	const struct ct_frame *f = &t->frames[frame];
+	const char *fn = f->function != PV_NONE ? pv_str(p, p->functions[f->function].name) : "";
+
+	switch (t->granularity) {
+	case CT_FILES:
+		snprintf(buf, n, "%s", f->file ? pv_str(p, f->file) : fn);
+		break;
+	case CT_LINES:
+		if (f->line > 0)
+			snprintf(buf, n, "%s:%" PRId64, fn, f->line);
+		else
+			snprintf(buf, n, "%s", fn);
+		break;
+	case CT_ADDRESSES:
+		snprintf(buf, n, "%s @0x%" PRIx64, fn, f->address);
+		break;
+	default:
+		snprintf(buf, n, "%s", fn);
+	}
+	return buf;
+}
+
+const char *calltree_frame_where(const struct calltree *t, uint32_t frame, char *buf, size_t n)
+{
+	const struct pv_profile *p = t->p;
+	const struct ct_frame *f = &t->frames[frame];
+	uint32_t file = f->file;
+
+	if (t->granularity == CT_FILES) {
+		buf[0] = '\0';
+		return buf;
+	}
+	int64_t line = f->line;
+	if (f->function != PV_NONE && !file) {
+		/* A function stands at the line where it starts. */
+		file = p->functions[f->function].filename;
+		line = p->functions[f->function].start_line;
+	}
+	if (!file)
+		buf[0] = '\0';
+	else if (line > 0)
+		snprintf(buf, n, "%s:%" PRId64, pv_str(p, file), line);
+	else
+		snprintf(buf, n, "%s", pv_str(p, file));
+	return buf;
+}
+
+struct ct_flat_row *calltree_flat(struct calltree *t, size_t *nrows)
+{
+	const struct pv_profile *p = t->p;
+	struct ct_flat_row *rows = NULL;
+	uint64_t *seen = NULL;  /* per frame: last sample it was counted in, + 1 */
+	size_t cap_seen = 0;
+
+	*nrows = 0;
+	/* Walk the tree instead of the samples: every root-to-node path is one
+	 * stack prefix, so a frame's cumulative share is the sum over nodes
+	 * that are its outermost occurrence on their path. */
+	rows = calloc(t->nframes ? t->nframes : 1, sizeof *rows);
+	if (!rows) {
+		pv_oom();
+		return NULL;
+	}
+	(void)p;
+	for (size_t i = 0; i < t->nframes; i++)
+		rows[i].frame = (uint32_t)i;
+	if (grow(&seen, &cap_seen, t->nframes ? t->nframes : 1, sizeof *seen) < 0) {
+		free(rows);
+		return NULL;
+	}
+	memset(seen, 0, cap_seen * sizeof *seen);
+	/* Depth-first with an explicit stack; seen[frame] counts how many
+	 * ancestors on the current path are that frame. */
+	uint32_t *stack = malloc((t->nnodes ? t->nnodes : 1) * sizeof *stack);
+	if (!stack) {
+		free(rows);
+		free(seen);
+		pv_oom();
+		return NULL;
+	}
+	size_t sp = 0;
+	uint32_t node = t->nodes[0].first_child;
+	/* Iterative pre/post order walk using parent links. */
+	while (node != PV_NONE) {
+		struct ct_node *nd = &t->nodes[node];
+		if (nd->kind == CT_FRAME) {
+			if (seen[nd->frame]++ == 0) {
+				rows[nd->frame].cum_count += nd->count;
+				rows[nd->frame].cum_value += nd->value;
+			}
+			rows[nd->frame].self_count += nd->self_count;
+			rows[nd->frame].self_value += nd->self_value;
+		}
+		stack[sp++] = node;
+		if (nd->first_child != PV_NONE) {
+			node = nd->first_child;
+			continue;
+		}
+		/* Leave nodes until one has a next sibling. */
+		while (sp) {
+			uint32_t up = stack[--sp];
+			struct ct_node *u = &t->nodes[up];
+			if (u->kind == CT_FRAME)
+				seen[u->frame]--;
+			if (u->next_sibling != PV_NONE) {
+				node = u->next_sibling;
+				break;
+			}
+			node = PV_NONE;
+		}
+	}
+	free(stack);
+	free(seen);
+	*nrows = t->nframes;
+	return rows;
+}

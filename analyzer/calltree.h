@@ -1,0 +1,83 @@
+/* calltree.h - the call tree (and flat profile) built from a profile
+ *
+ * Frames are what a tree node stands for at the chosen granularity: a
+ * function, a function at one source line, a source file or one address.
+ * Every sample is expanded from its outermost frame to its leaf (inlined
+ * calls are frames of their own) and added along the path.  The tree keeps
+ * sample counts and the profile's second value (CPU or wall nanoseconds)
+ * per node, cumulative and self.  It holds no view state.
+ */
+#ifndef PROFVIEW_CALLTREE_H
+#define PROFVIEW_CALLTREE_H
+
+#include "profile.h"
+
+enum ct_granularity { CT_FUNCTIONS, CT_LINES, CT_FILES, CT_ADDRESSES };
+
+struct ct_frame {
+	uint32_t function;     /* function index, PV_NONE for files */
+	uint32_t file;         /* string index */
+	int64_t line;          /* CT_LINES */
+	uint64_t address;      /* CT_ADDRESSES */
+};
+
+enum ct_node_kind { CT_ROOT, CT_THREAD, CT_FRAME };
+
+struct ct_node {
+	uint32_t kind;         /* enum ct_node_kind */
+	uint32_t frame;        /* frame index (CT_FRAME), thread index (CT_THREAD) */
+	uint32_t parent;       /* PV_NONE for the root */
+	uint32_t first_child, next_sibling; /* PV_NONE terminated, by count */
+	uint32_t nchildren;
+	uint32_t depth;        /* root 0 */
+	int64_t count, value;  /* cumulative */
+	int64_t self_count, self_value;
+};
+
+struct ct_options {
+	enum ct_granularity granularity;
+	bool by_thread;        /* a level of thread nodes under the root */
+	const uint32_t *tids;  /* keep only these threads (NULL: all) */
+	size_t ntids;
+};
+
+struct calltree {
+	const struct pv_profile *p;
+	enum ct_granularity granularity;
+	struct ct_frame *frames; size_t nframes, cap_frames;
+	struct ct_node *nodes; size_t nnodes, cap_nodes;
+	uint32_t v_count, v_value; /* value indices in the profile, PV_NONE if absent */
+	int64_t samples;       /* samples in the tree (after --tid) */
+
+	/* private */
+	uint32_t *frame_slots; size_t nframe_slots;
+	uint32_t *child_slots; size_t nchild_slots;
+	uint32_t *scratch; size_t cap_scratch;
+};
+
+/* Build the tree; NULL after an error.  The profile must stay alive and
+ * unchanged while the tree is used. */
+struct calltree *calltree_build(const struct pv_profile *p, const struct ct_options *opt);
+void calltree_free(struct calltree *t);
+
+/* Frames of sample s, outermost first, into *out (owned by the tree, valid
+ * until the next call); returns how many, or -1 when out of memory. */
+int calltree_expand(struct calltree *t, const struct pv_sample *s, const uint32_t **out);
+
+/* Display name of a frame ("main", "main:42", "demo.c") and its location
+ * ("demo.c:42", may be "") into buf. */
+const char *calltree_frame_name(const struct calltree *t, uint32_t frame, char *buf, size_t n);
+const char *calltree_frame_where(const struct calltree *t, uint32_t frame, char *buf, size_t n);
+
+/* One row per frame for the flat view. */
+struct ct_flat_row {
+	uint32_t frame;
+	int64_t self_count, self_value, cum_count, cum_value;
+};
+/* Rows of every frame seen, unsorted; *n gets how many.  NULL on error. */
+struct ct_flat_row *calltree_flat(struct calltree *t, size_t *n);
+
+/* Is thread index th selected by the options? */
+bool calltree_thread_selected(const struct pv_profile *p, const struct ct_options *opt, uint32_t th);
+
+#endif

@@ -1,0 +1,271 @@
+/* profview.c - the analyzer command: read, symbolize, report */
+#include "calltree.h"
+#include "error.h"
+#include "read.h"
+#include "report-text.h"
+#include "symbolize.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum report_kind { REPORT_TREE, REPORT_FLAT };
+
+enum {
+	OPT_TREE = 256, OPT_FLAT, OPT_SORT, OPT_NOISEFLOOR, OPT_MINCOUNT, OPT_MAXDEPTH,
+	OPT_THREADS, OPT_TID, OPT_FUNCTIONS, OPT_LINES, OPT_FILES, OPT_ADDRESSES, OPT_COLOR,
+};
+
+static const struct option long_options[] = {
+	{ "tree", no_argument, NULL, OPT_TREE },
+	{ "flat", no_argument, NULL, OPT_FLAT },
+	{ "sort", required_argument, NULL, OPT_SORT },
+	{ "noisefloor", required_argument, NULL, OPT_NOISEFLOOR },
+	{ "mincount", required_argument, NULL, OPT_MINCOUNT },
+	{ "maxdepth", required_argument, NULL, OPT_MAXDEPTH },
+	{ "threads", no_argument, NULL, OPT_THREADS },
+	{ "tid", required_argument, NULL, OPT_TID },
+	{ "functions", no_argument, NULL, OPT_FUNCTIONS },
+	{ "lines", no_argument, NULL, OPT_LINES },
+	{ "files", no_argument, NULL, OPT_FILES },
+	{ "addresses", no_argument, NULL, OPT_ADDRESSES },
+	{ "color", required_argument, NULL, OPT_COLOR },
+	{ "output", required_argument, NULL, 'o' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: profview [OPTION]... TRACE\n"
+		"Show where the time went in a profile recorded by collect-timer.\n"
+		"\n"
+		"Reports (one of):\n"
+		"      --tree             call tree from the root down (default)\n"
+		"      --flat             one row per function: self and cumulative\n"
+		"\n"
+		"Granularity:\n"
+		"      --functions        a node per function (default)\n"
+		"      --lines            a node per function and source line\n"
+		"      --files            a node per source file\n"
+		"      --addresses        a node per instruction address\n"
+		"\n"
+		"Selection and pruning:\n"
+		"      --threads          split the tree by thread\n"
+		"      --tid=LIST         only these thread ids (comma-separated)\n"
+		"      --noisefloor=K     hide nodes with n <= K*sqrt(N), N the parent's count\n"
+		"      --mincount=N       hide nodes with fewer than N samples\n"
+		"      --maxdepth=D       show the tree down to depth D\n"
+		"      --sort=ORDER       flat view order: count (self), cum, or name\n"
+		"\n"
+		"Output:\n"
+		"  -o, --output=FILE      write the report to FILE instead of standard output\n"
+		"      --color=WHEN       auto (default), always or never; NO_COLOR turns it off\n"
+		"  -q, --quiet            no warnings about the input\n"
+		"  -h, --help             show this help and exit\n"
+		"  -V, --version          show the version and exit\n"
+		"\n"
+		"Exit status: 0 on success, 1 when the input cannot be read, 2 on a usage error.\n"
+		"See profview(1) and profview-raw(5).\n");
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "profview: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'profview --help' for more information.\n");
+	return 2;
+}
+
+static bool parse_long(const char *s, long long min, long long max, long long *out)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+static bool parse_double(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= 0) || v > 1e9)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* "12,13,14" -> tids; false on a malformed list. */
+static bool parse_tids(const char *s, uint32_t **tids, size_t *n)
+{
+	size_t cap = 1;
+	const char *c;
+	uint32_t *v;
+
+	for (c = s; *c; c++)
+		cap += *c == ',';
+	v = calloc(cap, sizeof *v);
+	if (!v)
+		return false;
+	*n = 0;
+	while (*s) {
+		char *end;
+		long long t;
+		errno = 0;
+		t = strtoll(s, &end, 10);
+		if (errno || end == s || t <= 0 || t > UINT32_MAX || (*end && *end != ',')) {
+			free(v);
+			return false;
+		}
+		v[(*n)++] = (uint32_t)t;
+		s = *end ? end + 1 : end;
+	}
+	if (*n == 0) {
+		free(v);
+		return false;
+	}
+	*tids = v;
+	return true;
+}
+
+int main(int argc, char **argv)
+{
+	enum report_kind kind = REPORT_TREE;
+	struct ct_options copt = { .granularity = CT_FUNCTIONS };
+	struct report_options ropt = { 0 };
+	struct pv_symbolize_options sopt = { 0 };
+	const char *output = NULL, *color = "auto";
+	uint32_t *tids = NULL;
+	size_t ntids = 0;
+	struct pv_profile *p = NULL;
+	struct calltree *t = NULL;
+	FILE *out = stdout;
+	int c, ret = 1;
+	long long v;
+
+	pv_error_set_progname("profview");
+	while ((c = getopt_long(argc, argv, "o:qhV", long_options, NULL)) != -1) {
+		switch (c) {
+		case OPT_TREE: kind = REPORT_TREE; break;
+		case OPT_FLAT: kind = REPORT_FLAT; break;
+		case OPT_SORT:
+			if (strcmp(optarg, "count") == 0 || strcmp(optarg, "self") == 0)
+				ropt.sort = SORT_COUNT;
+			else if (strcmp(optarg, "cum") == 0)
+				ropt.sort = SORT_CUM;
+			else if (strcmp(optarg, "name") == 0)
+				ropt.sort = SORT_NAME;
+			else
+				return usage_error("invalid --sort '%s' (count, cum or name)", optarg);
+			break;
+		case OPT_NOISEFLOOR:
+			if (!parse_double(optarg, &ropt.noisefloor))
+				return usage_error("invalid --noisefloor '%s' (a number >= 0)", optarg);
+			break;
+		case OPT_MINCOUNT:
+			if (!parse_long(optarg, 0, LLONG_MAX, &v))
+				return usage_error("invalid --mincount '%s' (a whole number >= 0)", optarg);
+			ropt.mincount = v;
+			break;
+		case OPT_MAXDEPTH:
+			if (!parse_long(optarg, 0, INT_MAX, &v))
+				return usage_error("invalid --maxdepth '%s' (a whole number >= 0)", optarg);
+			ropt.maxdepth = (int)v;
+			break;
+		case OPT_THREADS: copt.by_thread = true; break;
+		case OPT_TID:
+			free(tids);
+			if (!parse_tids(optarg, &tids, &ntids))
+				return usage_error("invalid --tid '%s' (thread ids separated by commas)", optarg);
+			ropt.tid_filter = optarg;
+			break;
+		case OPT_FUNCTIONS: copt.granularity = CT_FUNCTIONS; break;
+		case OPT_LINES: copt.granularity = CT_LINES; break;
+		case OPT_FILES: copt.granularity = CT_FILES; break;
+		case OPT_ADDRESSES: copt.granularity = CT_ADDRESSES; break;
+		case OPT_COLOR:
+			if (strcmp(optarg, "auto") && strcmp(optarg, "always") && strcmp(optarg, "never"))
+				return usage_error("invalid --color '%s' (auto, always or never)", optarg);
+			color = optarg;
+			break;
+		case 'o': output = optarg; break;
+		case 'q': sopt.quiet = true; break;
+		case 'h': usage(stdout); return 0;
+		case 'V': printf("profview %s\n", PROFVIEW_VERSION); return 0;
+		default:
+			fprintf(stderr, "Try 'profview --help' for more information.\n");
+			return 2;
+		}
+	}
+	if (optind >= argc)
+		return usage_error("%s", "no trace given");
+	if (argc - optind > 1)
+		return usage_error("one trace at a time ('%s' is one too many)", argv[optind + 1]);
+	copt.tids = tids;
+	copt.ntids = ntids;
+
+	pv_error_set_quiet(sopt.quiet);
+
+	p = pv_read_file(argv[optind]);
+	if (!p)
+		goto out;
+	if (pv_symbolize(p, &sopt) < 0)
+		goto out;
+	t = calltree_build(p, &copt);
+	if (!t)
+		goto out;
+
+	if (output) {
+		out = fopen(output, "w");
+		if (!out) {
+			pv_error("cannot write '%s': %s", output, strerror(errno));
+			out = stdout;
+			goto out;
+		}
+	}
+	if (strcmp(color, "always") == 0)
+		ropt.color = true;
+	else if (strcmp(color, "auto") == 0)
+		ropt.color = !output && isatty(STDOUT_FILENO) && !getenv("NO_COLOR") &&
+			     !(getenv("TERM") && strcmp(getenv("TERM"), "dumb") == 0);
+	if (getenv("NO_COLOR") && getenv("NO_COLOR")[0])
+		ropt.color = false;
+
+	report_header(out, t, &ropt);
+	if (kind == REPORT_FLAT)
+		ret = report_flat(out, t, &ropt) < 0;
+	else
+		ret = report_tree(out, t, &ropt) < 0;
+	if (fflush(out) != 0 || ferror(out)) {
+		pv_error("cannot write '%s': %s", output ? output : "standard output", strerror(errno));
+		ret = 1;
+	}
+out:
+	if (out != stdout && fclose(out) != 0 && ret == 0)
+		ret = pv_error("cannot write '%s': %s", output, strerror(errno)) ? 1 : 1;
+	calltree_free(t);
+	pv_profile_free(p);
+	free(tids);
+	return ret;
+}

@@ -1,0 +1,281 @@
+/* report-text.c - the text reports: header, call tree and flat profile */
+#include "report-text.h"
+#include "error.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NAME_MAX_LEN 4096
+
+static const char *dim_on(const struct report_options *o)
+{
+	return o->color ? "\033[2m" : "";
+}
+
+static const char *bold_on(const struct report_options *o)
+{
+	return o->color ? "\033[1m" : "";
+}
+
+static const char *attr_off(const struct report_options *o)
+{
+	return o->color ? "\033[0m" : "";
+}
+
+static double pct(int64_t part, int64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static void fmt_duration(char *buf, size_t n, int64_t ns)
+{
+	if (ns >= 10 * 1000000000LL)
+		snprintf(buf, n, "%.1f s", ns / 1e9);
+	else if (ns >= 1000000000LL)
+		snprintf(buf, n, "%.2f s", ns / 1e9);
+	else
+		snprintf(buf, n, "%.1f ms", ns / 1e6);
+}
+
+void report_header(FILE *out, const struct calltree *t, const struct report_options *o)
+{
+	const struct pv_profile *p = t->p;
+	char dur[32], cpu[32];
+	const char *vname = t->v_value != PV_NONE ? pv_str(p, p->sample_types[t->v_value].type) : NULL;
+	int64_t total_value = t->nodes[0].value;
+
+	fprintf(out, "%sprogram:%s %s", bold_on(o), attr_off(o),
+		pv_str(p, p->program)[0] ? pv_str(p, p->program) : "(unknown)");
+	if (p->pid)
+		fprintf(out, " (pid %u)", p->pid);
+	fprintf(out, ", %s%s\n", pv_str(p, p->source_format),
+		p->finished ? "" : ", not finished");
+	fmt_duration(dur, sizeof dur, p->duration_ns);
+	fprintf(out, "%sprofile:%s %s", bold_on(o), attr_off(o), dur);
+	if (vname) {
+		fmt_duration(cpu, sizeof cpu, total_value);
+		fprintf(out, ", %s %s", strcmp(vname, "cpu") == 0 ? "CPU" : vname, cpu);
+	}
+	fprintf(out, " in %" PRId64 " samples", t->samples);
+	if (p->period > 0)
+		fprintf(out, " (period %.3g ms, %.0f Hz)", p->period / 1e6, 1e9 / (double)p->period);
+	fprintf(out, ", %zu thread%s", p->nthreads, p->nthreads == 1 ? "" : "s");
+	if (t->samples != (int64_t)p->nsamples && o->tid_filter)
+		fprintf(out, " (%s)", o->tid_filter);
+	fprintf(out, "\n");
+	if (p->lost || p->truncated || p->dropped_bytes) {
+		fprintf(out, "%swarning:%s", bold_on(o), attr_off(o));
+		const char *sep = " ";
+		if (p->lost) {
+			fprintf(out, "%s%" PRIu64 " samples lost (%.1f%%)", sep, p->lost,
+				pct((int64_t)p->lost, (int64_t)(p->lost + p->nsamples)));
+			sep = ", ";
+		}
+		if (p->truncated) {
+			fprintf(out, "%s%" PRIu64 " stacks truncated", sep, p->truncated);
+			sep = ", ";
+		}
+		if (p->dropped_bytes)
+			fprintf(out, "%s%" PRIu64 " bytes of damaged input dropped", sep, p->dropped_bytes);
+		fprintf(out, "\n");
+	}
+	fprintf(out, "\n");
+}
+
+static void node_label(const struct calltree *t, const struct ct_node *nd, char *name, size_t nn,
+		       char *where, size_t nw)
+{
+	const struct pv_profile *p = t->p;
+
+	where[0] = '\0';
+	if (nd->kind == CT_THREAD) {
+		if (nd->frame == PV_NONE) {
+			snprintf(name, nn, "[unknown thread]");
+		} else {
+			const struct pv_thread *th = &p->threads[nd->frame];
+			const char *tn = pv_str(p, th->name);
+			if (tn[0])
+				snprintf(name, nn, "[thread %u \"%s\"]", th->tid, tn);
+			else
+				snprintf(name, nn, "[thread %u]", th->tid);
+		}
+	} else {
+		calltree_frame_name(t, nd->frame, name, nn);
+		calltree_frame_where(t, nd->frame, where, nw);
+	}
+}
+
+/* Should child (with count n) of a parent with count parent_n be shown? */
+static bool visible(const struct report_options *o, const struct ct_node *nd, int64_t parent_n)
+{
+	if (o->mincount > 0 && nd->count < o->mincount)
+		return false;
+	if (o->maxdepth > 0 && nd->depth > (uint32_t)o->maxdepth)
+		return false;
+	if (o->noisefloor > 0 && (double)nd->count <= o->noisefloor * sqrt((double)parent_n))
+		return false;
+	return true;
+}
+
+static void tree_line(FILE *out, const struct calltree *t, const struct ct_node *nd,
+		      int indent, const struct report_options *o)
+{
+	char name[NAME_MAX_LEN], where[NAME_MAX_LEN];
+	int64_t total = t->nodes[0].count;
+
+	node_label(t, nd, name, sizeof name, where, sizeof where);
+	fprintf(out, "%9" PRId64 " %6.1f%% %s%6.0f%s %9.1f  %*s%s", nd->count, pct(nd->count, total),
+		dim_on(o), sqrt((double)nd->count), attr_off(o), nd->value / 1e6, 2 * indent, "", name);
+	if (where[0])
+		fprintf(out, "  %s%s%s", dim_on(o), where, attr_off(o));
+	fputc('\n', out);
+}
+
+int report_tree(FILE *out, const struct calltree *t, const struct report_options *o)
+{
+	const struct ct_node *nodes = t->nodes;
+	uint32_t *stack;
+	size_t sp = 0;
+	const char *vname = t->v_value != PV_NONE ? pv_str(t->p, t->p->sample_types[t->v_value].type) : "";
+
+	if (nodes[0].count == 0) {
+		fprintf(out, "no samples%s\n", o->tid_filter ? " in the selected threads" : "");
+		return 0;
+	}
+	stack = malloc(t->nnodes * sizeof *stack);
+	if (!stack)
+		return pv_oom();
+	fprintf(out, "%s  samples  total%%    ±√n %6s ms  function  location%s\n", bold_on(o),
+		strcmp(vname, "cpu") == 0 ? "CPU" : vname, attr_off(o));
+
+	/* Pre-order with an explicit stack, children pushed in reverse so the
+	 * hottest is printed first.  Hidden children of a node are summed in
+	 * one line, so nothing disappears without a trace. */
+	{
+		uint32_t *kids = malloc(t->nnodes * sizeof *kids);
+		if (!kids) {
+			free(stack);
+			return pv_oom();
+		}
+		/* Entries >= 0x80000000 are "hidden summary" markers for a parent. */
+		stack[sp++] = 0;
+		while (sp) {
+			uint32_t id = stack[--sp];
+			if (id & 0x80000000u) {
+				const struct ct_node *par = &nodes[id & 0x7fffffffu];
+				int64_t hc = 0, hv = 0;
+				uint32_t hn = 0;
+				for (uint32_t c = par->first_child; c != PV_NONE; c = nodes[c].next_sibling)
+					if (!visible(o, &nodes[c], par->count)) {
+						hc += nodes[c].count;
+						hv += nodes[c].value;
+						hn++;
+					}
+				int indent = (int)par->depth;
+				fprintf(out, "%s%9" PRId64 " %6.1f%% %6.0f %9.1f  %*s[%u more below the %s]%s\n",
+					dim_on(o), hc, pct(hc, nodes[0].count), sqrt((double)hc), hv / 1e6,
+					2 * indent, "", hn,
+					o->maxdepth > 0 && par->depth + 1 > (uint32_t)o->maxdepth ? "depth limit" :
+					"floor", attr_off(o));
+				continue;
+			}
+			const struct ct_node *nd = &nodes[id];
+			if (id != 0)
+				tree_line(out, t, nd, (int)nd->depth - 1, o);
+			size_t nk = 0;
+			bool hidden = false;
+			for (uint32_t c = nd->first_child; c != PV_NONE; c = nodes[c].next_sibling) {
+				if (visible(o, &nodes[c], nd->count))
+					kids[nk++] = c;
+				else
+					hidden = true;
+			}
+			if (hidden && !o->quiet_hidden)
+				stack[sp++] = id | 0x80000000u;
+			while (nk)
+				stack[sp++] = kids[--nk];
+		}
+		free(kids);
+	}
+	free(stack);
+	return 0;
+}
+
+static const struct calltree *flat_tree;
+static enum report_sort flat_sort;
+
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct ct_flat_row *x = a, *y = b;
+	char nx[NAME_MAX_LEN], ny[NAME_MAX_LEN];
+	int c;
+
+	switch (flat_sort) {
+	case SORT_CUM:
+		if (x->cum_count != y->cum_count)
+			return x->cum_count > y->cum_count ? -1 : 1;
+		break;
+	case SORT_NAME:
+		calltree_frame_where(flat_tree, x->frame, nx, sizeof nx);
+		calltree_frame_where(flat_tree, y->frame, ny, sizeof ny);
+		c = strcmp(nx, ny);
+		if (c)
+			return c;
+		calltree_frame_name(flat_tree, x->frame, nx, sizeof nx);
+		calltree_frame_name(flat_tree, y->frame, ny, sizeof ny);
+		c = strcmp(nx, ny);
+		if (c)
+			return c;
+		break;
+	default:
+		if (x->self_count != y->self_count)
+			return x->self_count > y->self_count ? -1 : 1;
+		if (x->cum_count != y->cum_count)
+			return x->cum_count > y->cum_count ? -1 : 1;
+		break;
+	}
+	calltree_frame_name(flat_tree, x->frame, nx, sizeof nx);
+	calltree_frame_name(flat_tree, y->frame, ny, sizeof ny);
+	return strcmp(nx, ny);
+}
+
+int report_flat(FILE *out, struct calltree *t, const struct report_options *o)
+{
+	size_t n;
+	struct ct_flat_row *rows = calltree_flat(t, &n);
+	int64_t total = t->nodes[0].count;
+
+	if (!rows)
+		return -1;
+	if (total == 0) {
+		fprintf(out, "no samples%s\n", o->tid_filter ? " in the selected threads" : "");
+		free(rows);
+		return 0;
+	}
+	flat_tree = t;
+	flat_sort = o->sort;
+	qsort(rows, n, sizeof *rows, cmp_rows);
+	fprintf(out, "%s     self  self%%      cum   cum%%    ±√n  function  location%s\n", bold_on(o),
+		attr_off(o));
+	for (size_t i = 0; i < n; i++) {
+		const struct ct_flat_row *r = &rows[i];
+		char name[NAME_MAX_LEN], where[NAME_MAX_LEN];
+
+		if (r->cum_count == 0)
+			continue;
+		if (o->mincount > 0 && r->cum_count < o->mincount)
+			continue;
+		calltree_frame_name(t, r->frame, name, sizeof name);
+		calltree_frame_where(t, r->frame, where, sizeof where);
+		fprintf(out, "%9" PRId64 " %5.1f%% %8" PRId64 " %5.1f%% %s%6.0f%s  %s", r->self_count,
+			pct(r->self_count, total), r->cum_count, pct(r->cum_count, total), dim_on(o),
+			sqrt((double)r->self_count), attr_off(o), name);
+		if (where[0])
+			fprintf(out, "  %s%s%s", dim_on(o), where, attr_off(o));
+		fputc('\n', out);
+	}
+	free(rows);
+	return 0;
+}

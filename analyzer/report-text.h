@@ -1,0 +1,25 @@
+/* report-text.h - text reports over a call tree */
+#ifndef PROFVIEW_REPORT_TEXT_H
+#define PROFVIEW_REPORT_TEXT_H
+
+#include "calltree.h"
+
+#include <stdio.h>
+
+enum report_sort { SORT_COUNT, SORT_CUM, SORT_NAME };
+
+struct report_options {
+	double noisefloor;     /* hide nodes with n <= K * sqrt(parent n); 0 off */
+	int64_t mincount;      /* hide nodes with fewer samples; 0 off */
+	int maxdepth;          /* hide nodes deeper than this; 0 off */
+	enum report_sort sort; /* flat view order */
+	bool color;            /* ANSI attributes */
+	bool quiet_hidden;     /* no "[N more below ...]" lines */
+	const char *tid_filter; /* the --tid text, for the header */
+};
+
+void report_header(FILE *out, const struct calltree *t, const struct report_options *o);
+int report_tree(FILE *out, const struct calltree *t, const struct report_options *o);
+int report_flat(FILE *out, struct calltree *t, const struct report_options *o);
+
+#endif

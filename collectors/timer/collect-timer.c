@@ -1,0 +1,638 @@
+/* collect-timer.c - run a program under libprofview-timer.so
+ *
+ * collect-timer [options] [--] program [args...]
+ *
+ * Checks that LD_PRELOAD can work for the program, creates the trace file,
+ * runs the program with the preload library and its settings in the
+ * environment, waits for it, then reads the trace back to print a summary
+ * and to cut a trace the program could not finish (exit without exit
+ * handlers, crash, kill) at its last record.
+ *
+ * Exit status: the program's own, or 128 + the signal that killed it; 2 for
+ * a usage error; 1 when collect-timer itself fails before running the
+ * program; 126 when the program cannot be executed; 127 when it is not
+ * found.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "raw.h"
+
+#ifndef PROFVIEW_VERSION
+#define PROFVIEW_VERSION "unknown"
+#endif
+#ifndef PROFVIEW_PKGLIBDIR
+#define PROFVIEW_PKGLIBDIR "/usr/local/lib/profview"
+#endif
+
+#define COLLECT_LIB "libprofview-timer.so"
+#define COLLECT_DEFAULT_HZ 250
+#define COLLECT_MAX_HZ 100000
+
+enum {
+	COLLECT_EXIT_USAGE = 2,
+	COLLECT_EXIT_FAIL = 1,
+	COLLECT_EXIT_NOEXEC = 126,
+	COLLECT_EXIT_NOTFOUND = 127,
+};
+
+struct collect_opts {
+	long frequency;
+	const char *output;   /* as given, or NULL */
+	int quiet;
+	char **argv;          /* the program and its arguments */
+};
+
+struct collect_stats {
+	uint64_t samples, lost, lost_records, weight_ns, threads;
+	int ended;            /* RAW_END seen */
+	int cut;              /* trailing zeros were cut */
+	int bad;              /* unreadable data after the last record */
+	int empty;            /* no header at all */
+	uint32_t pid;         /* of the header */
+};
+
+static void collect_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Prints "collect-timer: <message>" on stderr. */
+static void collect_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("collect-timer: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void collect_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: collect-timer [options] [--] program [args...]\n"
+		"Profile the CPU time of a program's threads by sampling their stacks.\n"
+		"\n"
+		"  -F, --frequency=HZ  samples per second of CPU time per thread (default %d)\n"
+		"  -o, --output=FILE   write the trace to FILE (replaced if it exists);\n"
+		"                      default profview-PROGRAM-PID.raw in the current directory\n"
+		"  -q, --quiet         print nothing but errors\n"
+		"  -h, --help          show this help\n"
+		"  -V, --version       show the version\n",
+		COLLECT_DEFAULT_HZ);
+}
+
+/* Parses the command line.  Returns -1 to go on, else an exit status. */
+static int collect_parse(int argc, char **argv, struct collect_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "frequency", required_argument, NULL, 'F' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	int c;
+
+	o->frequency = COLLECT_DEFAULT_HZ;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:F:o:qhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'F':
+			errno = 0;
+			o->frequency = strtol(optarg, &end, 10);
+			if (errno != 0 || end == optarg || *end != '\0' || o->frequency < 1 ||
+			    o->frequency > COLLECT_MAX_HZ) {
+				collect_msg("invalid frequency '%s': expected 1 to %d Hz", optarg,
+					    COLLECT_MAX_HZ);
+				return COLLECT_EXIT_USAGE;
+			}
+			break;
+		case 'o':
+			if (optarg[0] == '\0') {
+				collect_msg("empty output file name");
+				return COLLECT_EXIT_USAGE;
+			}
+			o->output = optarg;
+			break;
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 'h':
+			collect_usage(stdout);
+			return 0;
+		case 'V':
+			printf("collect-timer (profview) %s\n", PROFVIEW_VERSION);
+			return 0;
+		case ':':
+			collect_msg("option '%s' needs an argument", argv[optind - 1]);
+			fputs("Try 'collect-timer --help' for more information.\n", stderr);
+			return COLLECT_EXIT_USAGE;
+		default:
+			if (optopt != 0)
+				collect_msg("unknown option '-%c'", optopt);
+			else
+				collect_msg("unknown option '%s'", argv[optind - 1]);
+			fputs("Try 'collect-timer --help' for more information.\n", stderr);
+			return COLLECT_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		collect_msg("no program to run");
+		fputs("Try 'collect-timer --help' for more information.\n", stderr);
+		return COLLECT_EXIT_USAGE;
+	}
+	o->argv = argv + optind;
+	return -1;
+}
+
+/* Finds the program the way a shell would.  Returns 0, 126 or 127. */
+static int collect_resolve(const char *name, char *out, size_t cap)
+{
+	const char *path = getenv("PATH"), *p, *colon;
+	struct stat st;
+	int denied = 0;
+	char defpath[256];
+
+	if (strchr(name, '/') != NULL) {
+		if (stat(name, &st) != 0) {
+			collect_msg("cannot run '%s': %s", name, strerror(errno));
+			return errno == ENOENT ? COLLECT_EXIT_NOTFOUND : COLLECT_EXIT_NOEXEC;
+		}
+		if (S_ISDIR(st.st_mode) || access(name, X_OK) != 0) {
+			collect_msg("cannot run '%s': %s", name,
+				    S_ISDIR(st.st_mode) ? "is a directory" : strerror(errno));
+			return COLLECT_EXIT_NOEXEC;
+		}
+		snprintf(out, cap, "%s", name);
+		return 0;
+	}
+	if (path == NULL) {
+		confstr(_CS_PATH, defpath, sizeof(defpath));
+		path = defpath;
+	}
+	for (p = path;; p = colon + 1) {
+		size_t len;
+
+		colon = strchr(p, ':');
+		len = colon != NULL ? (size_t)(colon - p) : strlen(p);
+		if (len == 0)
+			snprintf(out, cap, "%s", name);
+		else
+			snprintf(out, cap, "%.*s/%s", (int)len, p, name);
+		if (stat(out, &st) == 0 && S_ISREG(st.st_mode)) {
+			if (access(out, X_OK) == 0)
+				return 0;
+			denied = 1;
+		}
+		if (colon == NULL)
+			break;
+	}
+	if (denied) {
+		collect_msg("cannot run '%s': permission denied", name);
+		return COLLECT_EXIT_NOEXEC;
+	}
+	collect_msg("'%s': command not found", name);
+	return COLLECT_EXIT_NOTFOUND;
+}
+
+/* Refuses programs for which the dynamic loader would ignore LD_PRELOAD or
+ * could not load a 64-bit library.  Returns 0 or -1 (message printed). */
+static int collect_check_binary(const char *path)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	struct stat st;
+	int fd, interp = 0, rc = -1;
+
+	if (stat(path, &st) != 0)
+		return 0;
+	if (st.st_mode & (S_ISUID | S_ISGID)) {
+		collect_msg("'%s' is set-user-ID or set-group-ID: the dynamic loader ignores "
+			    "LD_PRELOAD for it; profile a copy without that bit", path);
+		return -1;
+	}
+	if (geteuid() != 0 && getxattr(path, "security.capability", NULL, 0) > 0) {
+		collect_msg("'%s' has file capabilities: the dynamic loader ignores LD_PRELOAD "
+			    "for it; profile a copy without them", path);
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* exec will say why */
+	if (pread(fd, &eh, sizeof(eh), 0) < 4 || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) {
+		rc = 0; /* a script: its interpreter is what runs */
+		goto out;
+	}
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64) {
+		collect_msg("'%s' is not an x86-64 program: %s cannot be loaded into it",
+			    path, COLLECT_LIB);
+		goto out;
+	}
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) !=
+		    (ssize_t)sizeof(ph))
+			break;
+		if (ph.p_type == PT_INTERP)
+			interp = 1;
+	}
+	if (!interp) {
+		collect_msg("'%s' is statically linked: LD_PRELOAD cannot work there; "
+			    "link it dynamically (without -static) to profile it", path);
+		goto out;
+	}
+	rc = 0;
+out:
+	close(fd);
+	return rc;
+}
+
+/* Finds the preload library: $PROFVIEW_PRELOAD, next to this executable, or
+ * the install directory.  Returns 0 or -1 (message printed). */
+static int collect_find_preload(char *out, size_t cap)
+{
+	const char *env = getenv("PROFVIEW_PRELOAD");
+	char self[PATH_MAX], *slash;
+	ssize_t n;
+
+	if (env != NULL && env[0] != '\0') {
+		if (env[0] != '/' || access(env, R_OK) != 0) {
+			collect_msg("PROFVIEW_PRELOAD='%s' is not a readable absolute path", env);
+			return -1;
+		}
+		snprintf(out, cap, "%s", env);
+		return 0;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		if (slash != NULL) {
+			*slash = '\0';
+			if (snprintf(out, cap, "%s/%s", self, COLLECT_LIB) < (int)cap &&
+			    access(out, R_OK) == 0)
+				return 0;
+		}
+	}
+	snprintf(out, cap, "%s/%s", PROFVIEW_PKGLIBDIR, COLLECT_LIB);
+	if (access(out, R_OK) == 0)
+		return 0;
+	collect_msg("cannot find %s next to collect-timer or in %s; set PROFVIEW_PRELOAD",
+		    COLLECT_LIB, PROFVIEW_PKGLIBDIR);
+	return -1;
+}
+
+/* Makes path absolute (relative to the current directory). */
+static int collect_absolute(const char *path, char *out, size_t cap)
+{
+	char cwd[PATH_MAX];
+
+	if (path[0] == '/')
+		return snprintf(out, cap, "%s", path) < (int)cap ? 0 : -1;
+	if (getcwd(cwd, sizeof(cwd)) == NULL)
+		return -1;
+	return snprintf(out, cap, "%s/%s", cwd, path) < (int)cap ? 0 : -1;
+}
+
+/* In the child: creates the empty trace file the library will fill.
+ * Returns 0 with the display name in shown and the absolute one in abs. */
+static int collect_create_output(const struct collect_opts *o, char *shown, char *abs,
+				 size_t cap)
+{
+	const char *base = strrchr(o->argv[0], '/');
+	struct stat st;
+	int fd = -1;
+
+	base = base != NULL ? base + 1 : o->argv[0];
+	if (o->output != NULL) {
+		snprintf(shown, cap, "%s", o->output);
+		if (lstat(o->output, &st) == 0) {
+			if (!S_ISREG(st.st_mode)) {
+				collect_msg("output '%s' exists and is not a regular file", o->output);
+				return -1;
+			}
+			unlink(o->output);
+		}
+		fd = open(o->output, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	} else {
+		for (int n = 0; n < 1000; n++) {
+			if (n == 0)
+				snprintf(shown, cap, "profview-%s-%d.raw", base, (int)getpid());
+			else
+				snprintf(shown, cap, "profview-%s-%d-%d.raw", base, (int)getpid(), n);
+			fd = open(shown, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+			if (fd >= 0 || errno != EEXIST)
+				break;
+		}
+	}
+	if (fd < 0) {
+		collect_msg("cannot create '%s': %s", shown, strerror(errno));
+		return -1;
+	}
+	close(fd);
+	if (collect_absolute(shown, abs, cap) != 0) {
+		collect_msg("cannot make '%s' an absolute path", shown);
+		unlink(shown);
+		return -1;
+	}
+	return 0;
+}
+
+/* Sets the environment of the program.  Returns 0 or -1. */
+static int collect_setenv(const struct collect_opts *o, const char *lib, const char *abs)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char num[32], *preload;
+	size_t len = strlen(lib) + (old != NULL ? strlen(old) + 2 : 1);
+	int rc;
+
+	preload = malloc(len);
+	if (preload == NULL)
+		return -1;
+	if (old != NULL && old[0] != '\0')
+		snprintf(preload, len, "%s:%s", lib, old);
+	else
+		snprintf(preload, len, "%s", lib);
+	rc = setenv("LD_PRELOAD", preload, 1);
+	free(preload);
+	snprintf(num, sizeof(num), "%ld", o->frequency);
+	rc |= setenv("PROFVIEW_FREQUENCY", num, 1);
+	rc |= setenv("PROFVIEW_OUTPUT", abs, 1);
+	snprintf(num, sizeof(num), "%d", (int)getpid());
+	rc |= setenv("PROFVIEW_PID", num, 1);
+	return rc;
+}
+
+/* Child side: create the output, set the environment, tell the parent the
+ * file name through the pipe, exec.  Never returns. */
+static void collect_child(const struct collect_opts *o, const char *prog, const char *lib,
+			  int pipefd)
+{
+	char shown[PATH_MAX], abs[PATH_MAX];
+	int err;
+
+	if (collect_create_output(o, shown, abs, sizeof(shown)) != 0)
+		_exit(COLLECT_EXIT_FAIL);
+	if (collect_setenv(o, lib, abs) != 0) {
+		collect_msg("cannot set the environment: %s", strerror(errno));
+		unlink(shown);
+		_exit(COLLECT_EXIT_FAIL);
+	}
+	if (write(pipefd, shown, strlen(shown) + 1) < 0)
+		_exit(COLLECT_EXIT_FAIL);
+	execv(prog, o->argv);
+	err = errno;
+	collect_msg("cannot run '%s': %s", prog, strerror(err));
+	if (write(pipefd, "X", 1) < 0)
+		_exit(COLLECT_EXIT_FAIL);
+	_exit(err == ENOENT ? COLLECT_EXIT_NOTFOUND : COLLECT_EXIT_NOEXEC);
+}
+
+/* ---- reading the trace back ---- */
+
+/* Counts distinct live threads: a tid seen again before its exit record is
+ * the same thread (renamed), not a new one. */
+struct collect_tids {
+	uint32_t *v;
+	size_t n, cap;
+};
+
+static void collect_tid_seen(struct collect_tids *t, uint32_t tid, struct collect_stats *st)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->v[i] == tid)
+			return;
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 64;
+		uint32_t *v = realloc(t->v, cap * sizeof(*v));
+
+		if (v == NULL)
+			return;
+		t->v = v;
+		t->cap = cap;
+	}
+	t->v[t->n++] = tid;
+	st->threads++;
+}
+
+static void collect_tid_gone(struct collect_tids *t, uint32_t tid)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->v[i] == tid) {
+			t->v[i] = t->v[--t->n];
+			return;
+		}
+	}
+}
+
+/* Reads the trace at path: counts, and cuts the zeros after the last
+ * record of an unfinished trace.  Returns 0, or -1 if it cannot be read. */
+static int collect_scan(const char *path, struct collect_stats *st)
+{
+	struct collect_tids tids = { 0 };
+	const struct raw_header *h;
+	const unsigned char *p;
+	struct stat sb;
+	uint64_t off, size;
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+
+	memset(st, 0, sizeof(*st));
+	if (fd < 0 || fstat(fd, &sb) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	size = (uint64_t)sb.st_size;
+	if (size < sizeof(*h)) {
+		st->empty = 1;
+		close(fd);
+		return 0;
+	}
+	p = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		close(fd);
+		return -1;
+	}
+	h = (const struct raw_header *)p;
+	if (memcmp(h->magic, RAW_MAGIC, RAW_MAGIC_LEN) != 0 || h->version != RAW_VERSION ||
+	    h->header_size < sizeof(*h) || h->header_size > size || h->header_size % 8 != 0) {
+		st->empty = 1;
+		goto out;
+	}
+	st->pid = h->pid;
+	for (off = h->header_size; off + sizeof(struct raw_rec) <= size;) {
+		struct raw_rec r;
+
+		memcpy(&r, p + off, sizeof(r));
+		if (r.type == 0)
+			break;
+		if (r.size < sizeof(r) || r.size % RAW_ALIGN != 0 || r.size > RAW_MAX_RECORD ||
+		    r.size > size - off) {
+			st->bad = 1;
+			break;
+		}
+		if (r.type == RAW_SAMPLE && r.size >= sizeof(struct raw_sample)) {
+			struct raw_sample s;
+
+			memcpy(&s, p + off, sizeof(s));
+			st->samples++;
+			st->weight_ns += s.weight_ns;
+		} else if (r.type == RAW_THREAD && r.size >= sizeof(struct raw_thread)) {
+			struct raw_thread t;
+
+			memcpy(&t, p + off, sizeof(t));
+			collect_tid_seen(&tids, t.tid, st);
+		} else if (r.type == RAW_THREAD_EXIT && r.size >= sizeof(struct raw_thread_exit)) {
+			struct raw_thread_exit t;
+
+			memcpy(&t, p + off, sizeof(t));
+			collect_tid_gone(&tids, t.tid);
+		} else if (r.type == RAW_LOST && r.size >= sizeof(struct raw_lost)) {
+			struct raw_lost l;
+
+			memcpy(&l, p + off, sizeof(l));
+			st->lost_records += l.count;
+		} else if (r.type == RAW_END && r.size >= sizeof(struct raw_end)) {
+			struct raw_end e;
+
+			memcpy(&e, p + off, sizeof(e));
+			st->ended = 1;
+			st->lost = e.lost;
+		}
+		off += r.size;
+		if (st->ended)
+			break;
+	}
+	if (!st->ended) {
+		uint64_t i;
+
+		st->lost = st->lost_records;
+		for (i = off; i < size && p[i] == 0; i++)
+			;
+		if (i == size && off < size) {
+			if (ftruncate(fd, (off_t)off) == 0)
+				st->cut = 1;
+		} else if (i < size) {
+			st->bad = 1;
+		}
+	}
+out:
+	free(tids.v);
+	munmap((void *)p, size);
+	close(fd);
+	return 0;
+}
+
+/* Prints one summary line per trace file: the file, then "<file>.1" and so
+ * on, written when the program exec'd another one (those of process pid
+ * only: others are left from earlier runs). */
+static void collect_report(const char *shown, pid_t pid, int quiet)
+{
+	char name[PATH_MAX + 16];
+	struct collect_stats st;
+
+	for (int n = 0; n < 1000; n++) {
+		if (n == 0)
+			snprintf(name, sizeof(name), "%s", shown);
+		else
+			snprintf(name, sizeof(name), "%s.%d", shown, n);
+		if (collect_scan(name, &st) != 0) {
+			if (n == 0)
+				collect_msg("cannot read '%s': %s", name, strerror(errno));
+			return;
+		}
+		if (n > 0 && (st.empty || st.pid != (uint32_t)pid))
+			continue;
+		if (st.empty) {
+			if (n == 0 && unlink(name) == 0 && !quiet)
+				collect_msg("no profile was recorded; removed the empty '%s'", name);
+			continue;
+		}
+		if (quiet && !st.bad)
+			continue;
+		fprintf(stderr, "collect-timer: %" PRIu64 " samples (%.2f s of CPU), %" PRIu64
+			" threads, %" PRIu64 " lost, written to '%s'%s%s\n",
+			st.samples, (double)st.weight_ns / 1e9, st.threads, st.lost, name,
+			st.ended ? "" : "; the program ended without running its exit handlers, "
+					"the trace stops at its last complete record",
+			st.bad ? "; unreadable data after the last good record" : "");
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct collect_opts o = { 0 };
+	char prog[PATH_MAX], lib[PATH_MAX], shown[PATH_MAX + 2];
+	ssize_t n, got = 0;
+	int rc, pipefd[2], status;
+	pid_t pid;
+
+	rc = collect_parse(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	rc = collect_resolve(o.argv[0], prog, sizeof(prog));
+	if (rc != 0)
+		return rc;
+	if (collect_check_binary(prog) != 0 || collect_find_preload(lib, sizeof(lib)) != 0)
+		return COLLECT_EXIT_FAIL;
+	if (pipe2(pipefd, O_CLOEXEC) != 0) {
+		collect_msg("cannot create a pipe: %s", strerror(errno));
+		return COLLECT_EXIT_FAIL;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		collect_msg("cannot fork: %s", strerror(errno));
+		return COLLECT_EXIT_FAIL;
+	}
+	if (pid == 0) {
+		close(pipefd[0]);
+		collect_child(&o, prog, lib, pipefd[1]);
+	}
+	close(pipefd[1]);
+	/* Like time(1): a ^C or ^\ is for the program. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	while (got < (ssize_t)sizeof(shown) - 1 &&
+	       ((n = read(pipefd[0], shown + got, sizeof(shown) - 1 - (size_t)got)) > 0 ||
+		(n < 0 && errno == EINTR)))
+		got += n > 0 ? n : 0;
+	close(pipefd[0]);
+	shown[got] = '\0';
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			collect_msg("cannot wait for the program: %s", strerror(errno));
+			return COLLECT_EXIT_FAIL;
+		}
+	}
+	if (got > 0 && (size_t)got > strlen(shown) + 1) {
+		/* exec failed: the child said why; no trace to speak of */
+		unlink(shown);
+	} else if (got > 0) {
+		collect_report(shown, pid, o.quiet);
+	}
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+
+		if (!o.quiet)
+			collect_msg("the program was killed by signal %d (%s)", sig, strsignal(sig));
+		return 128 + sig;
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : COLLECT_EXIT_FAIL;
+}

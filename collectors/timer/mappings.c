@@ -1,0 +1,257 @@
+/* mappings.c - RAW_MAPPING records from /proc/self/maps, with build ids
+ *
+ * Start, end and offset are written exactly as /proc/self/maps shows them.
+ * The build id comes from the object's PT_NOTE segment in memory when the
+ * dynamic loader knows the object (dl_iterate_phdr, which includes the
+ * vDSO), else from the file's program headers.  Runs outside the signal
+ * handler only.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "preload.h"
+
+#define MAPPINGS_MAX_OBJECTS 1024
+#define MAPPINGS_BUILD_ID_MAX 31
+
+struct mappings_object {
+	uintptr_t lo, hi;               /* span of its PT_LOAD segments */
+	uint8_t build_id[MAPPINGS_BUILD_ID_MAX];
+	uint8_t build_id_len;
+};
+
+struct mappings_objects {
+	struct mappings_object *v;
+	size_t n;
+};
+
+/* Finds NT_GNU_BUILD_ID in a note area; copies it to out.  Returns its
+ * length (capped at MAPPINGS_BUILD_ID_MAX) or 0. */
+static uint8_t mappings_note_build_id(const unsigned char *p, size_t len, uint8_t *out)
+{
+	size_t off = 0;
+
+	while (off + sizeof(Elf64_Nhdr) <= len) {
+		Elf64_Nhdr nh;
+		size_t name_off, desc_off, next;
+
+		memcpy(&nh, p + off, sizeof(nh));
+		name_off = off + sizeof(nh);
+		desc_off = name_off + (((size_t)nh.n_namesz + 3) & ~(size_t)3);
+		next = desc_off + (((size_t)nh.n_descsz + 3) & ~(size_t)3);
+		if (next > len || next <= off)
+			break;
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    memcmp(p + name_off, "GNU", 4) == 0 && nh.n_descsz > 0) {
+			size_t n = nh.n_descsz < MAPPINGS_BUILD_ID_MAX ? nh.n_descsz
+								       : MAPPINGS_BUILD_ID_MAX;
+			memcpy(out, p + desc_off, n);
+			return (uint8_t)n;
+		}
+		off = next;
+	}
+	return 0;
+}
+
+static int mappings_collect_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct mappings_objects *objs = data;
+	struct mappings_object *o;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+
+	(void)size;
+	if (objs->n == MAPPINGS_MAX_OBJECTS)
+		return 1;
+	o = &objs->v[objs->n];
+	memset(o, 0, sizeof(*o));
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD) {
+			if (a < lo)
+				lo = a;
+			if (a + ph->p_memsz > hi)
+				hi = a + ph->p_memsz;
+		} else if (ph->p_type == PT_NOTE && o->build_id_len == 0) {
+			o->build_id_len = mappings_note_build_id((const unsigned char *)a,
+								 ph->p_memsz, o->build_id);
+		}
+	}
+	if (lo < hi) {
+		o->lo = lo;
+		o->hi = hi;
+		objs->n++;
+	}
+	return 0;
+}
+
+/* Reads the build id from an ELF file's PT_NOTE segments. */
+static uint8_t mappings_file_build_id(const char *path, uint8_t *out)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	unsigned char notes[4096];
+	uint8_t len = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr))
+		goto out;
+	for (int i = 0; i < eh.e_phnum && len == 0; i++) {
+		ssize_t n;
+
+		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph))) !=
+		    (ssize_t)sizeof(ph))
+			break;
+		if (ph.p_type != PT_NOTE)
+			continue;
+		n = pread(fd, notes, ph.p_filesz < sizeof(notes) ? ph.p_filesz : sizeof(notes),
+			  (off_t)ph.p_offset);
+		if (n > 0)
+			len = mappings_note_build_id(notes, (size_t)n, out);
+	}
+out:
+	close(fd);
+	return len;
+}
+
+/* Reads all of /proc/self/maps into a malloc'd NUL-terminated buffer. */
+static char *mappings_read_maps(void)
+{
+	size_t cap = 16384, len = 0;
+	char *buf = malloc(cap);
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+
+	if (buf == NULL || fd < 0)
+		goto fail;
+	for (;;) {
+		ssize_t n;
+
+		if (cap - len < 4096) {
+			char *nb = realloc(buf, cap * 2);
+			if (nb == NULL)
+				goto fail;
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			goto fail;
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	return buf;
+fail:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return NULL;
+}
+
+/* Writes one record for a line of /proc/self/maps if it is executable.
+ * Returns 1 when written, 0 when skipped, -1 when out of space. */
+static int mappings_write_line(char *line, const struct mappings_objects *objs)
+{
+	unsigned long long start, end, pgoff;
+	char perms[8];
+	int path_at = 0;
+	const char *path;
+	uint32_t path_len, size;
+	struct raw_mapping *rec;
+
+	if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &pgoff,
+		   &path_at) < 4 || strlen(perms) < 3 || perms[2] != 'x')
+		return 0;
+	path = path_at > 0 ? line + path_at : "";
+	path_len = (uint32_t)strlen(path) + 1;
+	size = raw_pad((uint32_t)sizeof(*rec) + path_len);
+	rec = writer_reserve(size, 1);
+	if (rec == NULL)
+		return -1;
+	rec->start = start;
+	rec->end = end;
+	rec->pgoff = pgoff;
+	rec->time_ns = preload_now();
+	rec->path_len = path_len;
+	memcpy(rec + 1, path, path_len);
+	for (size_t i = 0; i < objs->n; i++) {
+		if (start >= objs->v[i].lo && start < objs->v[i].hi) {
+			rec->build_id_len = objs->v[i].build_id_len;
+			memcpy(rec->build_id, objs->v[i].build_id, objs->v[i].build_id_len);
+			break;
+		}
+	}
+	if (rec->build_id_len == 0 && path[0] == '/')
+		rec->build_id_len = mappings_file_build_id(path, rec->build_id);
+	writer_publish(rec, RAW_MAPPING, size);
+	return 1;
+}
+
+int mappings_write(void)
+{
+	struct mappings_objects objs = { 0 };
+	char *maps = mappings_read_maps(), *line, *next;
+	int count = 0, rc;
+
+	if (maps == NULL)
+		return -1;
+	objs.v = malloc(MAPPINGS_MAX_OBJECTS * sizeof(*objs.v));
+	if (objs.v != NULL)
+		dl_iterate_phdr(mappings_collect_object, &objs);
+	for (line = maps; *line != '\0'; line = next) {
+		next = strchr(line, '\n');
+		if (next != NULL)
+			*next++ = '\0';
+		else
+			next = line + strlen(line);
+		rc = mappings_write_line(line, &objs);
+		if (rc < 0) {
+			count = -1;
+			break;
+		}
+		count += rc;
+	}
+	free(objs.v);
+	free(maps);
+	return count;
+}
+
+int mappings_writable(uintptr_t (*ranges)[2], int cap)
+{
+	char *maps = mappings_read_maps(), *line;
+	int n = 0;
+
+	if (maps == NULL)
+		return 0;
+	for (line = maps; line != NULL && *line != '\0' && n < cap; ) {
+		unsigned long long start, end;
+		char perms[8];
+
+		if (sscanf(line, "%llx-%llx %7s", &start, &end, perms) == 3 &&
+		    perms[0] == 'r' && perms[1] == 'w' && perms[3] == 'p') {
+			ranges[n][0] = (uintptr_t)start;
+			ranges[n][1] = (uintptr_t)end;
+			n++;
+		}
+		line = strchr(line, '\n');
+		if (line != NULL)
+			line++;
+	}
+	free(maps);
+	return n;
+}

@@ -1,0 +1,882 @@
+/* preload.c - libprofview-timer.so: per-thread CPU-time sampling by SIGPROF
+ *
+ * Loaded with LD_PRELOAD by collect-timer, which sets PROFVIEW_OUTPUT,
+ * PROFVIEW_FREQUENCY and PROFVIEW_PID.  Only the process whose pid is
+ * PROFVIEW_PID profiles; any other process that inherited the environment
+ * does nothing at all.
+ *
+ * Every thread gets a POSIX timer on its own CPU clock, delivering SIGPROF
+ * to that thread (SIGEV_THREAD_ID).  Threads are registered three ways: the
+ * thread that runs our constructor; threads made by pthread_create, which is
+ * interposed so that the new thread registers itself before running its
+ * start routine; and "foreign" threads found in /proc/self/task at start,
+ * whose timers are created from outside and which adopt their state in the
+ * handler on their first signal.  A pthread key destructor deletes a
+ * thread's timer when it exits (return, pthread_exit, cancellation).
+ *
+ * Signal masks: the library never changes the program's masks (except that
+ * it blocks SIGPROF around its own bookkeeping and restores the mask after).
+ * A thread that blocks SIGPROF is not sampled while it blocks it; since a
+ * sample weighs the CPU time since the thread's previous sample, the time
+ * spent blocked goes to the first sample after it unblocks.
+ *
+ * If the program already uses SIGPROF (a handler, or ITIMER_PROF running) at
+ * start, profiling is disabled with one line on stderr.  If it installs a
+ * SIGPROF handler later, sigaction() and signal() are answered as if it had
+ * been installed, ours stays in place, and SIGPROFs that are not from our
+ * timers (kill, setitimer) are passed on to the program's handler.
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "preload.h"
+
+#define PRELOAD_EXPORT __attribute__((visibility("default")))
+#define PRELOAD_FOREIGN_MAX 64
+#define PRELOAD_SMALL_FRAMES 64
+#define PRELOAD_RANGES_MAX 4096
+#define PRELOAD_QUIESCE_NS 2000000000ull
+
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+
+enum preload_state {
+	PRELOAD_OFF = 0,      /* not started, or not for this process */
+	PRELOAD_RUNNING,
+	PRELOAD_STOPPED,      /* finished, or the child of a fork */
+};
+
+/* One entry per thread with a timer; guarded by registry_lock. */
+struct preload_entry {
+	pid_t tid;            /* 0: free */
+	timer_t timer;
+	char name[16];        /* as written in its RAW_THREAD record */
+};
+
+/* A thread that existed before we started.  Filled at init, before any of
+ * their timers is armed; afterwards the handler reads it without locks. */
+struct preload_foreign {
+	pid_t tid;
+	int64_t last_cpu;
+	uint64_t *frames;
+	_Atomic int64_t seen_cpu;  /* CPU clock at its last sample */
+};
+
+struct preload_tls {
+	int active;
+	pid_t tid;
+	int64_t last_cpu;     /* CPU time of the previous sample (may be < 0) */
+	uintptr_t stack_lo, stack_hi;
+	uint64_t *frames;     /* RAW_MAX_FRAMES words, or NULL */
+	int foreign;          /* index + 1 into preload.foreign */
+	size_t entry;         /* index into preload.entries */
+};
+
+static __thread struct preload_tls preload_tls
+	__attribute__((tls_model("initial-exec")));
+
+static struct {
+	_Atomic int state;
+	_Atomic int inflight;           /* handlers between entry and exit */
+	int hooked;                     /* our SIGPROF handler is installed */
+	uint64_t period_ns;
+	pthread_key_t key;
+	_Atomic uint64_t rng;
+	_Atomic uint64_t samples, lost, lost_pending, signals, overruns;
+
+	pthread_mutex_t registry_lock;
+	struct preload_entry *entries;
+	size_t nentries, capentries;
+
+	struct preload_foreign foreign[PRELOAD_FOREIGN_MAX];
+	int nforeign;
+	uintptr_t ranges[PRELOAD_RANGES_MAX][2]; /* writable mappings at start */
+	int nranges;
+
+	/* The SIGPROF action the program believes it has installed. */
+	struct sigaction app_action[2];
+	_Atomic int app_current;
+	_Atomic int app_warned;
+
+	int (*real_pthread_create)(pthread_t *, const pthread_attr_t *,
+				   void *(*)(void *), void *);
+	int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
+} preload = {
+	.registry_lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+static pthread_once_t preload_once = PTHREAD_ONCE_INIT;
+
+uint64_t preload_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int64_t preload_ts_ns(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000000ll + ts->tv_nsec;
+}
+
+void preload_warn(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n = snprintf(buf, sizeof(buf), "%s", PRELOAD_PREFIX);
+
+	va_start(ap, fmt);
+	vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	n = (int)strlen(buf);
+	buf[n++] = '\n';
+	if (write(STDERR_FILENO, buf, (size_t)n) < 0) {
+		/* nothing to be done */
+	}
+}
+
+static pid_t preload_gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+/* The kernel's CPU clock of one thread of this process. */
+static clockid_t preload_thread_clock(pid_t tid)
+{
+	return (clockid_t)((~(unsigned)tid << 3) | 6); /* CPUCLOCK_SCHED | PERTHREAD */
+}
+
+/* A pseudo-random number in [1, n]. */
+static uint64_t preload_random(uint64_t n)
+{
+	uint64_t z = atomic_fetch_add(&preload.rng, 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ z >> 30) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ z >> 27) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	return n > 0 ? z % n + 1 : 1;
+}
+
+/* ---- records written outside the handler ---- */
+
+static void preload_write_thread(pid_t tid, const char name[16])
+{
+	struct raw_thread *rec = writer_reserve(sizeof(*rec), 1);
+
+	if (rec == NULL)
+		return;
+	rec->tid = (uint32_t)tid;
+	rec->time_ns = preload_now();
+	memcpy(rec->name, name, sizeof(rec->name));
+	writer_publish(rec, RAW_THREAD, sizeof(*rec));
+}
+
+static void preload_write_exit(pid_t tid, int64_t cpu_ns)
+{
+	struct raw_thread_exit *rec = writer_reserve(sizeof(*rec), 1);
+
+	if (rec == NULL)
+		return;
+	rec->tid = (uint32_t)tid;
+	rec->time_ns = preload_now();
+	rec->cpu_ns = cpu_ns > 0 ? (uint64_t)cpu_ns : 0;
+	writer_publish(rec, RAW_THREAD_EXIT, sizeof(*rec));
+}
+
+/* Writes the pending count of lost samples as a RAW_LOST record. */
+static void preload_write_lost(int wait)
+{
+	uint64_t n = atomic_exchange(&preload.lost_pending, 0);
+	struct raw_lost *rec;
+
+	if (n == 0)
+		return;
+	rec = writer_reserve(sizeof(*rec), wait);
+	if (rec == NULL) {
+		atomic_fetch_add(&preload.lost_pending, n);
+		return;
+	}
+	rec->count = n;
+	writer_publish(rec, RAW_LOST, sizeof(*rec));
+}
+
+static void preload_read_comm(pid_t tid, char name[16])
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	memset(name, 0, 16);
+	snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, name, 15);
+	close(fd);
+	if (n > 0 && name[n - 1] == '\n')
+		name[n - 1] = '\0';
+}
+
+/* ---- the signal handler ---- */
+
+/* Walks the frame-pointer chain from the interrupted context.  Only frame
+ * pointers that are 8-aligned, inside [lo, hi) and strictly increasing are
+ * dereferenced. */
+static uint32_t preload_unwind(const ucontext_t *uc, uintptr_t lo, uintptr_t hi,
+			       uint64_t *frames, uint32_t cap, uint32_t *flags)
+{
+	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	uintptr_t fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+	uintptr_t prev;
+	uint32_t n = 0;
+
+	frames[n++] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	if (sp < lo || sp >= hi)
+		return n;
+	prev = sp - 1;
+	while (fp > prev && (fp & 7) == 0 && fp >= sp && fp <= hi - 16) {
+		const uintptr_t *f = (const uintptr_t *)fp;
+		uintptr_t ret = f[1];
+
+		if (ret == 0)
+			break;
+		if (n == cap) {
+			*flags |= RAW_SAMPLE_TRUNCATED;
+			break;
+		}
+		frames[n++] = ret;
+		prev = fp;
+		fp = f[0];
+	}
+	return n;
+}
+
+/* Sets up the TLS state of a thread found in /proc/self/task at start, on
+ * its first signal.  Returns 0 when the thread is not one of ours. */
+static int preload_adopt(struct preload_tls *t, const ucontext_t *uc)
+{
+	pid_t tid = preload_gettid();
+	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+
+	for (int i = 0; i < preload.nforeign; i++) {
+		struct preload_foreign *f = &preload.foreign[i];
+
+		if (f->tid != tid)
+			continue;
+		t->tid = tid;
+		t->last_cpu = f->last_cpu;
+		t->frames = f->frames;
+		t->foreign = i + 1;
+		/* Its stack bounds are unknown: take the writable mapping
+		 * that holds its stack pointer, as seen at start. */
+		t->stack_lo = t->stack_hi = 0;
+		for (int r = 0; r < preload.nranges; r++) {
+			if (sp >= preload.ranges[r][0] && sp < preload.ranges[r][1]) {
+				t->stack_lo = preload.ranges[r][0];
+				t->stack_hi = preload.ranges[r][1];
+				break;
+			}
+		}
+		t->active = 1;
+		return 1;
+	}
+	return 0;
+}
+
+static void preload_sample(const siginfo_t *si, const ucontext_t *uc)
+{
+	struct preload_tls *t = &preload_tls;
+	uint64_t small[PRELOAD_SMALL_FRAMES], *frames;
+	uint32_t n, cap, flags = RAW_SAMPLE_RUNNING, stack_id, size;
+	struct raw_sample *rec;
+	struct timespec ts;
+	int64_t cpu;
+
+	if (!t->active && !preload_adopt(t, uc))
+		return;
+	atomic_fetch_add_explicit(&preload.signals, 1, memory_order_relaxed);
+	if (si->si_overrun > 0)
+		atomic_fetch_add_explicit(&preload.overruns, (uint64_t)si->si_overrun,
+					  memory_order_relaxed);
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return;
+	cpu = preload_ts_ns(&ts);
+	if (t->foreign)
+		atomic_store_explicit(&preload.foreign[t->foreign - 1].seen_cpu, cpu,
+				      memory_order_relaxed);
+	frames = t->frames;
+	cap = RAW_MAX_FRAMES;
+	if (frames == NULL) {
+		frames = small;
+		cap = PRELOAD_SMALL_FRAMES;
+	}
+	n = preload_unwind(uc, t->stack_lo, t->stack_hi, frames, cap, &flags);
+	stack_id = stacktab_intern(frames, n);
+	size = (uint32_t)sizeof(*rec) + (stack_id ? 0 : n * 8);
+	rec = writer_reserve(size, 0);
+	if (rec == NULL) {
+		/* Its CPU time is lost with it, not moved to the next sample. */
+		t->last_cpu = cpu;
+		atomic_fetch_add_explicit(&preload.lost, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&preload.lost_pending, 1, memory_order_relaxed);
+		return;
+	}
+	rec->tid = (uint32_t)t->tid;
+	rec->stack_id = stack_id;
+	rec->time_ns = preload_now();
+	rec->weight_ns = cpu > t->last_cpu ? (uint64_t)(cpu - t->last_cpu) : 0;
+	rec->flags = flags;
+	rec->nframes = stack_id ? 0 : n;
+	if (!stack_id)
+		memcpy(rec + 1, frames, n * 8);
+	writer_publish(rec, RAW_SAMPLE, size);
+	t->last_cpu = cpu;
+	atomic_fetch_add_explicit(&preload.samples, 1, memory_order_relaxed);
+	if (atomic_load_explicit(&preload.lost_pending, memory_order_relaxed) != 0)
+		preload_write_lost(0);
+}
+
+/* Passes a SIGPROF that is not from our timers to the program's handler. */
+static void preload_forward(int sig, siginfo_t *si, void *uc)
+{
+	const struct sigaction *act =
+		&preload.app_action[atomic_load_explicit(&preload.app_current, memory_order_acquire)];
+
+	if (act->sa_flags & SA_SIGINFO) {
+		if (act->sa_sigaction != NULL)
+			act->sa_sigaction(sig, si, uc);
+	} else if (act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN) {
+		act->sa_handler(sig);
+	}
+	/* SIG_DFL would end the process: we ignore instead. */
+}
+
+static void preload_on_sigprof(int sig, siginfo_t *si, void *uc)
+{
+	int saved_errno = errno;
+
+	if (si->si_code != SI_TIMER || si->si_value.sival_ptr != (void *)&preload) {
+		preload_forward(sig, si, uc);
+	} else {
+		atomic_fetch_add(&preload.inflight, 1);
+		if (atomic_load(&preload.state) == PRELOAD_RUNNING)
+			preload_sample(si, uc);
+		atomic_fetch_sub(&preload.inflight, 1);
+	}
+	errno = saved_errno;
+}
+
+/* ---- threads ---- */
+
+/* Creates a timer delivering SIGPROF to tid when its CPU clock advances. */
+static int preload_timer_create(clockid_t clock, pid_t tid, timer_t *timer)
+{
+	struct sigevent sev;
+
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = SIGPROF;
+	sev.sigev_value.sival_ptr = &preload;
+	sev.sigev_notify_thread_id = tid;
+	return timer_create(clock, &sev, timer);
+}
+
+/* Arms a timer: the first expiry after first_ns (random within one period),
+ * then every period. */
+static void preload_timer_arm(timer_t timer, uint64_t first_ns)
+{
+	struct itimerspec its;
+
+	its.it_value.tv_sec = (time_t)(first_ns / 1000000000ull);
+	its.it_value.tv_nsec = (long)(first_ns % 1000000000ull);
+	its.it_interval.tv_sec = (time_t)(preload.period_ns / 1000000000ull);
+	its.it_interval.tv_nsec = (long)(preload.period_ns % 1000000000ull);
+	timer_settime(timer, 0, &its, NULL);
+}
+
+/* Adds a registry entry; returns its index or (size_t)-1.  Lock held. */
+static size_t preload_entry_add(pid_t tid, const char name[16])
+{
+	size_t i;
+
+	for (i = 0; i < preload.nentries; i++)
+		if (preload.entries[i].tid == 0)
+			break;
+	if (i == preload.nentries) {
+		if (preload.nentries == preload.capentries) {
+			size_t cap = preload.capentries ? preload.capentries * 2 : 64;
+			struct preload_entry *v = realloc(preload.entries, cap * sizeof(*v));
+
+			if (v == NULL)
+				return (size_t)-1;
+			preload.entries = v;
+			preload.capentries = cap;
+		}
+		preload.nentries++;
+	}
+	preload.entries[i].tid = tid;
+	memcpy(preload.entries[i].name, name, 16);
+	return i;
+}
+
+/* Registers the calling thread: stack bounds, frame buffer, RAW_THREAD
+ * record, timer, and the key whose destructor unregisters it. */
+static void preload_thread_register(void)
+{
+	struct preload_tls *t = &preload_tls;
+	pthread_attr_t attr;
+	struct timespec ts;
+	char name[16] = { 0 };
+	void *addr;
+	size_t size, idx;
+	uint64_t first;
+
+	if (atomic_load(&preload.state) != PRELOAD_RUNNING || t->active)
+		return;
+	t->tid = preload_gettid();
+	t->foreign = 0;
+	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+		if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+			t->stack_lo = (uintptr_t)addr;
+			t->stack_hi = (uintptr_t)addr + size;
+		}
+		pthread_attr_destroy(&attr);
+	}
+	t->frames = malloc(RAW_MAX_FRAMES * sizeof(uint64_t));
+	prctl(PR_GET_NAME, name, 0, 0, 0);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	first = preload_random(preload.period_ns);
+	/* As if the previous sample had been one period before the first
+	 * expiry, so a thread that ends before its first sample is not
+	 * under-weighted on average. */
+	t->last_cpu = preload_ts_ns(&ts) + (int64_t)first - (int64_t)preload.period_ns;
+
+	pthread_mutex_lock(&preload.registry_lock);
+	if (atomic_load(&preload.state) != PRELOAD_RUNNING)
+		goto fail;
+	idx = preload_entry_add(t->tid, name);
+	if (idx == (size_t)-1)
+		goto fail;
+	if (preload_timer_create(CLOCK_THREAD_CPUTIME_ID, t->tid,
+				 &preload.entries[idx].timer) != 0) {
+		preload.entries[idx].tid = 0;
+		goto fail;
+	}
+	preload_write_thread(t->tid, name);
+	t->entry = idx;
+	t->active = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	preload_timer_arm(preload.entries[idx].timer, first);
+	pthread_mutex_unlock(&preload.registry_lock);
+	pthread_setspecific(preload.key, (void *)1);
+	return;
+fail:
+	pthread_mutex_unlock(&preload.registry_lock);
+	free(t->frames);
+	t->frames = NULL;
+}
+
+/* The key destructor: runs when a registered thread exits. */
+static void preload_thread_exit(void *unused)
+{
+	struct preload_tls *t = &preload_tls;
+	struct preload_entry *e;
+	sigset_t block, old;
+	struct timespec ts;
+	char name[16] = { 0 };
+
+	(void)unused;
+	if (!t->active || t->foreign)
+		return;
+	sigemptyset(&block);
+	sigaddset(&block, SIGPROF);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	pthread_mutex_lock(&preload.registry_lock);
+	if (atomic_load(&preload.state) == PRELOAD_RUNNING) {
+		e = &preload.entries[t->entry];
+		timer_delete(e->timer);
+		e->tid = 0;
+		prctl(PR_GET_NAME, name, 0, 0, 0);
+		if (strncmp(name, e->name, 16) != 0)
+			preload_write_thread(t->tid, name);
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+		preload_write_exit(t->tid, preload_ts_ns(&ts));
+	}
+	t->active = 0;
+	pthread_mutex_unlock(&preload.registry_lock);
+	free(t->frames);
+	t->frames = NULL;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+struct preload_start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *preload_trampoline(void *p)
+{
+	struct preload_start s = *(struct preload_start *)p;
+
+	free(p);
+	preload_thread_register();
+	return s.fn(s.arg);
+}
+
+/* Timers for the threads that were running before we started. */
+static void preload_adopt_existing(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	pid_t self = preload_gettid();
+	struct dirent *de;
+
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL && preload.nforeign < PRELOAD_FOREIGN_MAX) {
+		pid_t tid = (pid_t)atoi(de->d_name);
+		struct preload_foreign *f = &preload.foreign[preload.nforeign];
+		struct timespec ts;
+		char name[16];
+		uint64_t first;
+		size_t idx;
+
+		if (tid <= 0 || tid == self)
+			continue;
+		if (preload.nforeign == 0 && preload.nranges == 0)
+			preload.nranges = mappings_writable(preload.ranges, PRELOAD_RANGES_MAX);
+		if (clock_gettime(preload_thread_clock(tid), &ts) != 0)
+			continue;
+		first = preload_random(preload.period_ns);
+		f->tid = tid;
+		f->last_cpu = preload_ts_ns(&ts) + (int64_t)first - (int64_t)preload.period_ns;
+		atomic_store(&f->seen_cpu, preload_ts_ns(&ts));
+		f->frames = malloc(RAW_MAX_FRAMES * sizeof(uint64_t));
+		preload_read_comm(tid, name);
+		pthread_mutex_lock(&preload.registry_lock);
+		idx = preload_entry_add(tid, name);
+		if (idx != (size_t)-1) {
+			if (preload_timer_create(preload_thread_clock(tid), tid,
+						 &preload.entries[idx].timer) == 0) {
+				preload.nforeign++;
+				preload_write_thread(tid, name);
+				preload_timer_arm(preload.entries[idx].timer, first);
+			} else {
+				preload.entries[idx].tid = 0;
+			}
+		}
+		pthread_mutex_unlock(&preload.registry_lock);
+	}
+	closedir(d);
+}
+
+/* ---- start and end ---- */
+
+static void preload_atfork_prepare(void)
+{
+	pthread_mutex_lock(&preload.registry_lock);
+}
+
+static void preload_atfork_parent(void)
+{
+	pthread_mutex_unlock(&preload.registry_lock);
+}
+
+/* The child never writes into the parent's trace: POSIX timers are not
+ * inherited, and the trace mapping is dropped. */
+static void preload_atfork_child(void)
+{
+	pthread_mutex_init(&preload.registry_lock, NULL);
+	if (atomic_load(&preload.state) != PRELOAD_RUNNING)
+		return;
+	atomic_store(&preload.state, PRELOAD_STOPPED);
+	preload_tls.active = 0;
+	writer_forget();
+}
+
+static int preload_sigprof_in_use(const char **why)
+{
+	struct sigaction old;
+	struct itimerval it;
+
+	if (preload.real_sigaction(SIGPROF, NULL, &old) == 0 &&
+	    ((old.sa_flags & SA_SIGINFO) ||
+	     (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN))) {
+		*why = "the program already has a SIGPROF handler";
+		return 1;
+	}
+	if (getitimer(ITIMER_PROF, &it) == 0 &&
+	    (it.it_value.tv_sec || it.it_value.tv_usec)) {
+		*why = "the program already runs an ITIMER_PROF timer";
+		return 1;
+	}
+	preload.app_action[0] = old;
+	return 0;
+}
+
+/* Fills the header; returns the exe path in exe (NUL-terminated). */
+static void preload_header(struct raw_header *h, char *exe, size_t cap)
+{
+	struct timespec rt, mono;
+	ssize_t n = readlink("/proc/self/exe", exe, cap - 1);
+
+	exe[n > 0 ? n : 0] = '\0';
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, RAW_MAGIC, RAW_MAGIC_LEN);
+	h->version = RAW_VERSION;
+	h->exe_len = (uint32_t)strlen(exe) + 1;
+	h->header_size = (uint32_t)sizeof(*h) + raw_pad(h->exe_len);
+	h->clock = RAW_CLOCK_CPU;
+	h->unwind = RAW_UNWIND_FP;
+	h->pid = (uint32_t)getpid();
+	h->ppid = (uint32_t)getppid();
+	h->period_ns = preload.period_ns;
+	h->start_realtime_ns = (uint64_t)preload_ts_ns(&rt);
+	h->start_monotonic_ns = (uint64_t)preload_ts_ns(&mono);
+}
+
+static void preload_init(void)
+{
+	const char *pid_env = getenv("PROFVIEW_PID");
+	const char *out = getenv("PROFVIEW_OUTPUT");
+	const char *freq_env = getenv("PROFVIEW_FREQUENCY");
+	struct raw_header header;
+	struct sigaction sa;
+	char exe[PATH_MAX];
+	const char *why;
+	long freq;
+	int fd;
+
+	if (pid_env == NULL || out == NULL || atol(pid_env) != (long)getpid())
+		return;
+	preload.real_pthread_create = dlsym(RTLD_NEXT, "pthread_create");
+	preload.real_sigaction = dlsym(RTLD_NEXT, "sigaction");
+	if (preload.real_pthread_create == NULL || preload.real_sigaction == NULL)
+		return;
+	freq = freq_env != NULL ? atol(freq_env) : 0;
+	if (freq <= 0 || freq > 1000000)
+		freq = 250;
+	preload.period_ns = 1000000000ull / (uint64_t)freq;
+	atomic_store(&preload.rng, preload_now() ^ (uint64_t)getpid() << 32);
+	if (preload_sigprof_in_use(&why)) {
+		preload_warn("profiling disabled: %s", why);
+		return;
+	}
+	fd = writer_open(out);
+	if (fd < 0) {
+		preload_warn("profiling disabled: cannot create '%s': %s", out, strerror(errno));
+		return;
+	}
+	preload_header(&header, exe, sizeof(exe));
+	if (writer_init(fd, &header, exe) != 0) {
+		preload_warn("profiling disabled: cannot map '%s': %s", out, strerror(errno));
+		close(fd);
+		return;
+	}
+	stacktab_init(); /* without it every stack is written inline */
+	if (pthread_key_create(&preload.key, preload_thread_exit) != 0 ||
+	    pthread_atfork(preload_atfork_prepare, preload_atfork_parent,
+			   preload_atfork_child) != 0) {
+		writer_forget();
+		return;
+	}
+	mappings_write();
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = preload_on_sigprof;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (preload.real_sigaction(SIGPROF, &sa, NULL) != 0) {
+		writer_forget();
+		return;
+	}
+	preload.hooked = 1;
+	atomic_store(&preload.state, PRELOAD_RUNNING);
+	preload_thread_register();
+	preload_adopt_existing();
+}
+
+static void preload_init_once(void)
+{
+	pthread_once(&preload_once, preload_init);
+}
+
+__attribute__((constructor)) static void preload_constructor(void)
+{
+	preload_init_once();
+}
+
+/* Waits for handlers that are still between entry and exit. */
+static int preload_quiesce(void)
+{
+	uint64_t deadline = preload_now() + PRELOAD_QUIESCE_NS;
+	struct timespec ms = { 0, 1000000 };
+
+	while (atomic_load(&preload.inflight) != 0) {
+		if (preload_now() > deadline)
+			return -1;
+		nanosleep(&ms, NULL);
+	}
+	return 0;
+}
+
+__attribute__((destructor)) static void preload_fini(void)
+{
+	struct raw_end *end;
+	sigset_t block, old;
+	char name[16];
+	int quiet;
+
+	if (atomic_load(&preload.state) != PRELOAD_RUNNING)
+		return;
+	sigemptyset(&block);
+	sigaddset(&block, SIGPROF);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	pthread_mutex_lock(&preload.registry_lock);
+	atomic_store(&preload.state, PRELOAD_STOPPED);
+	for (size_t i = 0; i < preload.nentries; i++) {
+		struct preload_entry *e = &preload.entries[i];
+		struct timespec ts;
+		int64_t cpu = -1;
+
+		if (e->tid == 0)
+			continue;
+		timer_delete(e->timer);
+		if (clock_gettime(preload_thread_clock(e->tid), &ts) == 0)
+			cpu = preload_ts_ns(&ts);
+		for (int f = 0; f < preload.nforeign && cpu < 0; f++)
+			if (preload.foreign[f].tid == e->tid)
+				cpu = atomic_load(&preload.foreign[f].seen_cpu);
+		preload_read_comm(e->tid, name);
+		if (name[0] != '\0' && strncmp(name, e->name, 16) != 0)
+			preload_write_thread(e->tid, name);
+		preload_write_exit(e->tid, cpu);
+		e->tid = 0;
+	}
+	quiet = preload_quiesce() == 0;
+	mappings_write();
+	preload_write_lost(1);
+	end = writer_reserve(sizeof(*end), 1);
+	if (end != NULL) {
+		end->time_ns = preload_now();
+		end->samples = atomic_load(&preload.samples);
+		end->lost = atomic_load(&preload.lost);
+		end->signals = atomic_load(&preload.signals);
+		end->overruns = atomic_load(&preload.overruns);
+		writer_publish(end, RAW_END, sizeof(*end));
+	}
+	/* A handler still running after 2 s could write past the end: then
+	 * leave the file at its mapped size (zeros after the last record). */
+	if (quiet)
+		writer_finish();
+	preload_tls.active = 0;
+	pthread_mutex_unlock(&preload.registry_lock);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* ---- interposed functions ---- */
+
+PRELOAD_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+				  void *(*fn)(void *), void *arg)
+{
+	struct preload_start *s;
+	int rc;
+
+	preload_init_once();
+	if (preload.real_pthread_create == NULL) {
+		preload.real_pthread_create = dlsym(RTLD_NEXT, "pthread_create");
+		if (preload.real_pthread_create == NULL)
+			return EAGAIN;
+	}
+	if (atomic_load(&preload.state) != PRELOAD_RUNNING ||
+	    (s = malloc(sizeof(*s))) == NULL)
+		return preload.real_pthread_create(thread, attr, fn, arg);
+	s->fn = fn;
+	s->arg = arg;
+	rc = preload.real_pthread_create(thread, attr, preload_trampoline, s);
+	if (rc != 0)
+		free(s);
+	return rc;
+}
+
+static int preload_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	if (preload.real_sigaction == NULL)
+		preload.real_sigaction = dlsym(RTLD_NEXT, "sigaction");
+	if (preload.real_sigaction == NULL) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return preload.real_sigaction(sig, act, old);
+}
+
+/* For SIGPROF while we profile: remembers the program's action instead of
+ * installing it (ours stays), and answers with the one it set last.  No
+ * lock, since sigaction may be called from a signal handler: two threads
+ * racing to set SIGPROF actions may see each other's old action. */
+PRELOAD_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	static const char note[] = PRELOAD_PREFIX "the program installed its own SIGPROF "
+		"handler while profiled: it gets only the SIGPROFs the profiler did not send\n";
+	int cur;
+
+	if (sig != SIGPROF || !preload.hooked)
+		return preload_real_sigaction(sig, act, old);
+	cur = atomic_load(&preload.app_current);
+	if (old != NULL)
+		*old = preload.app_action[cur];
+	if (act != NULL) {
+		preload.app_action[!cur] = *act;
+		atomic_store_explicit(&preload.app_current, !cur, memory_order_release);
+		if ((act->sa_flags & SA_SIGINFO) ||
+		    (act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN)) {
+			if (!atomic_exchange(&preload.app_warned, 1) &&
+			    write(STDERR_FILENO, note, sizeof(note) - 1) < 0) {
+				/* nothing to be done */
+			}
+		}
+	}
+	return 0;
+}
+
+PRELOAD_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+	static sighandler_t (*real_signal)(int, sighandler_t);
+	struct sigaction act, old;
+
+	if (sig == SIGPROF && preload.hooked) {
+		memset(&act, 0, sizeof(act));
+		act.sa_handler = handler;
+		act.sa_flags = SA_RESTART;
+		sigemptyset(&act.sa_mask);
+		sigaction(sig, &act, &old);
+		return (old.sa_flags & SA_SIGINFO) ? (sighandler_t)(void *)old.sa_sigaction
+						   : old.sa_handler;
+	}
+	if (real_signal == NULL)
+		real_signal = (sighandler_t(*)(int, sighandler_t))dlsym(RTLD_NEXT, "signal");
+	if (real_signal == NULL) {
+		errno = ENOSYS;
+		return SIG_ERR;
+	}
+	return real_signal(sig, handler);
+}

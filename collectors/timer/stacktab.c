@@ -1,0 +1,132 @@
+/* stacktab.c - stack deduplication: frames -> stack id, lock-free
+ *
+ * An open-addressing hash table of fixed size and an arena holding the
+ * frames of every stored stack, both mapped once at start.  A slot goes
+ * EMPTY -> CLAIMED (one thread won the CAS and is filling it) -> the stack's
+ * hash (published with release order, after its RAW_STACK record was
+ * written).  A lookup compares the frames themselves on a hash match.  A
+ * thread that meets a CLAIMED slot on its probe path, or finds no free slot
+ * within STACKTAB_PROBES, gets 0 and writes its frames inline: nobody ever
+ * waits.  Ids start at 1.
+ */
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "preload.h"
+
+#define STACKTAB_SLOTS (1u << 17)                  /* power of two */
+#define STACKTAB_PROBES 64
+#define STACKTAB_ARENA_WORDS ((uint64_t)4 << 20)   /* 32 MiB of frames */
+
+#define STACKTAB_EMPTY 0
+#define STACKTAB_CLAIMED 1
+
+struct stacktab_slot {
+	_Atomic uint64_t key;  /* EMPTY, CLAIMED or hash | 1 << 63 */
+	uint32_t id;
+	uint32_t nframes;
+	uint64_t offset;       /* of the frames in the arena, in words */
+};
+
+static struct {
+	struct stacktab_slot *slots;
+	uint64_t *arena;
+	_Atomic uint64_t arena_used;  /* words */
+	_Atomic uint32_t next_id;
+} stacktab;
+
+int stacktab_init(void)
+{
+	void *p;
+
+	p = mmap(NULL, STACKTAB_SLOTS * sizeof(struct stacktab_slot), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	stacktab.slots = p;
+	p = mmap(NULL, STACKTAB_ARENA_WORDS * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED) {
+		munmap(stacktab.slots, STACKTAB_SLOTS * sizeof(struct stacktab_slot));
+		stacktab.slots = NULL;
+		return -1;
+	}
+	stacktab.arena = p;
+	atomic_store(&stacktab.next_id, 1);
+	return 0;
+}
+
+static uint64_t stacktab_hash(const uint64_t *frames, uint32_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+
+	for (uint32_t i = 0; i < n; i++) {
+		h ^= frames[i];
+		h *= 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	return h | 1ull << 63;
+}
+
+/* Fills a slot this thread has claimed: copies the frames to the arena and
+ * writes the RAW_STACK record.  Returns the id, or 0 (slot released). */
+static uint32_t stacktab_fill(struct stacktab_slot *slot, uint64_t key,
+			      const uint64_t *frames, uint32_t n)
+{
+	uint32_t size = (uint32_t)sizeof(struct raw_stack) + n * 8;
+	uint64_t off = atomic_fetch_add_explicit(&stacktab.arena_used, n, memory_order_relaxed);
+	struct raw_stack *rec;
+	uint32_t id;
+
+	if (off + n > STACKTAB_ARENA_WORDS)
+		goto release;
+	rec = writer_reserve(size, 0);
+	if (rec == NULL)
+		goto release;
+	id = atomic_fetch_add_explicit(&stacktab.next_id, 1, memory_order_relaxed);
+	memcpy(stacktab.arena + off, frames, n * sizeof(uint64_t));
+	rec->id = id;
+	rec->nframes = n;
+	memcpy(rec + 1, frames, n * sizeof(uint64_t));
+	writer_publish(rec, RAW_STACK, size);
+	slot->id = id;
+	slot->nframes = n;
+	slot->offset = off;
+	atomic_store_explicit(&slot->key, key, memory_order_release);
+	return id;
+release:
+	/* The arena words are lost; the slot can be used again. */
+	atomic_store_explicit(&slot->key, STACKTAB_EMPTY, memory_order_release);
+	return 0;
+}
+
+uint32_t stacktab_intern(const uint64_t *frames, uint32_t n)
+{
+	uint64_t key, cur;
+	uint32_t i, idx;
+
+	if (stacktab.slots == NULL || n == 0)
+		return 0;
+	key = stacktab_hash(frames, n);
+	idx = (uint32_t)(key ^ key >> 29) & (STACKTAB_SLOTS - 1);
+	for (i = 0; i < STACKTAB_PROBES; i++, idx = (idx + 1) & (STACKTAB_SLOTS - 1)) {
+		struct stacktab_slot *slot = &stacktab.slots[idx];
+
+		cur = atomic_load_explicit(&slot->key, memory_order_acquire);
+		if (cur == STACKTAB_EMPTY) {
+			if (atomic_compare_exchange_strong_explicit(&slot->key, &cur,
+								    STACKTAB_CLAIMED,
+								    memory_order_acquire,
+								    memory_order_acquire))
+				return stacktab_fill(slot, key, frames, n);
+			/* Lost the race: look at what the winner put there. */
+		}
+		if (cur == STACKTAB_CLAIMED)
+			return 0;
+		if (cur == key && slot->nframes == n &&
+		    memcmp(stacktab.arena + slot->offset, frames, n * sizeof(uint64_t)) == 0)
+			return slot->id;
+	}
+	return 0;
+}

@@ -1,0 +1,266 @@
+/* writer.c - the trace file, written through a growing MAP_SHARED mapping
+ *
+ * A large range of address space is reserved once (PROT_NONE).  The file is
+ * grown in chunks with fallocate and each chunk is mapped MAP_FIXED|MAP_SHARED
+ * in place, so the records are contiguous in memory and in the file, and
+ * whatever a thread stored is in the page cache even if the process dies the
+ * next instant.  Writers claim space with a CAS on the cursor, never past
+ * what is mapped, so there are no holes.  Growth is done ahead of need by
+ * the one thread that wins the `growing` flag; a signal handler never waits
+ * for it: when there is no room it gets NULL and the caller counts a loss.
+ * The last WRITER_TAIL bytes mapped are kept for writers that may wait (the
+ * end of the trace), so a full disk still gets a finished trace.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <sched.h>
+
+#include "preload.h"
+
+#define WRITER_CHUNK ((uint64_t)2 << 20)       /* file growth step */
+#define WRITER_AHEAD ((uint64_t)1 << 20)       /* grow when less is left */
+#define WRITER_TAIL ((uint64_t)256 << 10)     /* kept for the final records */
+#define WRITER_RESERVE_MAX ((uint64_t)64 << 30) /* address space to reserve */
+#define WRITER_RESERVE_MIN ((uint64_t)64 << 20)
+#define WRITER_RETRY_NS 1000000000ull           /* after a failed growth */
+#define WRITER_ZERO_BLOCK (64 << 10)
+
+static struct {
+	int fd;
+	char *base;                 /* start of the reserved range */
+	uint64_t reserved;          /* bytes of address space reserved */
+	uint64_t limit;             /* largest file size we may create */
+	_Atomic uint64_t cursor;    /* next free byte */
+	_Atomic uint64_t mapped;    /* bytes of file mapped at base */
+	_Atomic int growing;        /* a thread is growing the file */
+	_Atomic int broken;         /* growth can never succeed again */
+	_Atomic int closed;         /* the file was cut to its final size */
+	_Atomic uint64_t retry_ns;  /* no growth attempt before this time */
+} writer = { .fd = -1 };
+
+/* Zeros to extend the file with where fallocate is not supported.  In .bss:
+ * never written, so it costs no memory. */
+static char writer_zeros[WRITER_ZERO_BLOCK];
+
+int writer_open(const char *path)
+{
+	char name[PATH_MAX];
+	struct stat st;
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+
+	if (fd >= 0) {
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
+			return fd;
+		close(fd);
+	} else if (errno != EEXIST && errno != ELOOP) {
+		return -1;
+	}
+	for (int n = 1; n < 10000; n++) {
+		if (snprintf(name, sizeof(name), "%s.%d", path, n) >= (int)sizeof(name)) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		fd = open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	errno = EEXIST;
+	return -1;
+}
+
+/* Extends the file by zeros from `from` to `to` without fallocate. */
+static int writer_zero_fill(uint64_t from, uint64_t to)
+{
+	while (from < to) {
+		size_t n = to - from < WRITER_ZERO_BLOCK ? to - from : WRITER_ZERO_BLOCK;
+		ssize_t w = pwrite(writer.fd, writer_zeros, n, (off_t)from);
+
+		if (w <= 0) {
+			if (w < 0 && errno == EINTR)
+				continue;
+			return -1;
+		}
+		from += (uint64_t)w;
+	}
+	return 0;
+}
+
+/* Adds one chunk.  The caller holds the `growing` flag.  Signal-safe: only
+ * system calls. */
+static int writer_grow_locked(void)
+{
+	uint64_t m = atomic_load_explicit(&writer.mapped, memory_order_relaxed);
+	void *p;
+	int rc;
+
+	if (atomic_load(&writer.broken) || m + WRITER_CHUNK > writer.limit) {
+		errno = EFBIG;
+		return -1;
+	}
+	do
+		rc = fallocate(writer.fd, 0, (off_t)m, (off_t)WRITER_CHUNK);
+	while (rc != 0 && errno == EINTR);
+	if (rc != 0) {
+		if (errno != EOPNOTSUPP && errno != ENOSYS)
+			return -1;
+		if (writer_zero_fill(m, m + WRITER_CHUNK) != 0)
+			return -1;
+	}
+	p = mmap(writer.base + m, WRITER_CHUNK, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED, writer.fd, (off_t)m);
+	if (p == MAP_FAILED) {
+		/* A failed MAP_FIXED may have unmapped our reservation there:
+		 * never map into that range again. */
+		atomic_store(&writer.broken, 1);
+		return -1;
+	}
+	atomic_store_explicit(&writer.mapped, m + WRITER_CHUNK, memory_order_release);
+	return 0;
+}
+
+/* Grows the file by one chunk unless another thread is at it or the last
+ * attempt failed less than a second ago.  Never blocks. */
+static void writer_try_grow(void)
+{
+	uint64_t now;
+
+	if (atomic_load_explicit(&writer.growing, memory_order_relaxed))
+		return;
+	now = preload_now();
+	if (now < atomic_load_explicit(&writer.retry_ns, memory_order_relaxed))
+		return;
+	if (atomic_exchange_explicit(&writer.growing, 1, memory_order_acquire))
+		return;
+	if (writer_grow_locked() != 0)
+		atomic_store_explicit(&writer.retry_ns, now + WRITER_RETRY_NS, memory_order_relaxed);
+	atomic_store_explicit(&writer.growing, 0, memory_order_release);
+}
+
+/* Grows the file by one chunk, waiting for another grower.  Not for the
+ * signal handler.  Returns 0 or -1. */
+static int writer_grow_wait(void)
+{
+	uint64_t before = atomic_load(&writer.mapped);
+	int rc;
+
+	while (atomic_exchange_explicit(&writer.growing, 1, memory_order_acquire))
+		sched_yield();
+	/* Another thread may have grown it meanwhile. */
+	rc = atomic_load(&writer.mapped) != before ? 0 : writer_grow_locked();
+	atomic_store_explicit(&writer.growing, 0, memory_order_release);
+	return rc;
+}
+
+void *writer_reserve(uint32_t size, int wait)
+{
+	uint64_t cur, m;
+
+	if (writer.base == NULL || atomic_load_explicit(&writer.closed, memory_order_relaxed))
+		return NULL;
+	cur = atomic_load_explicit(&writer.cursor, memory_order_relaxed);
+	for (;;) {
+		m = atomic_load_explicit(&writer.mapped, memory_order_acquire);
+		/* Samples never take the last WRITER_TAIL bytes: if the file
+		 * cannot grow any more, the end records still fit. */
+		if (cur + size > m || (!wait && cur + size + WRITER_TAIL > m)) {
+			if (!wait) {
+				writer_try_grow();
+				return NULL;
+			}
+			if (writer_grow_wait() != 0)
+				return NULL;
+			cur = atomic_load_explicit(&writer.cursor, memory_order_relaxed);
+			continue;
+		}
+		if (atomic_compare_exchange_weak_explicit(&writer.cursor, &cur, cur + size,
+							  memory_order_relaxed,
+							  memory_order_relaxed))
+			break;
+	}
+	if (cur + size + WRITER_AHEAD > m)
+		writer_try_grow();
+	return writer.base + cur;
+}
+
+void writer_publish(void *rec, uint32_t type, uint32_t size)
+{
+	/* struct raw_rec is {type, size}, little-endian: one 64-bit store. */
+	uint64_t word = (uint64_t)type | (uint64_t)size << 32;
+
+	__atomic_store_n((uint64_t *)rec, word, __ATOMIC_RELEASE);
+}
+
+int writer_init(int fd, const struct raw_header *header, const char *exe)
+{
+	struct rlimit rl;
+	uint64_t size;
+	char *rec;
+
+	writer.fd = fd;
+	for (size = WRITER_RESERVE_MAX; size >= WRITER_RESERVE_MIN; size /= 2) {
+		void *p = mmap(NULL, size, PROT_NONE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (p != MAP_FAILED) {
+			writer.base = p;
+			writer.reserved = size;
+			break;
+		}
+	}
+	if (writer.base == NULL)
+		goto fail;
+	writer.limit = writer.reserved;
+	/* Growing past RLIMIT_FSIZE would raise SIGXFSZ in the program. */
+	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur < writer.limit)
+		writer.limit = rl.rlim_cur / WRITER_CHUNK * WRITER_CHUNK;
+	if (writer_grow_wait() != 0)
+		goto fail;
+	rec = writer_reserve(header->header_size, 1);
+	if (rec == NULL)
+		goto fail;
+	memcpy(rec, header, sizeof(*header));
+	memcpy(rec + sizeof(*header), exe, header->exe_len);
+	return 0;
+fail:
+	if (writer.base != NULL)
+		munmap(writer.base, writer.reserved);
+	writer.base = NULL;
+	writer.fd = -1;
+	return -1;
+}
+
+int writer_finish(void)
+{
+	uint64_t used = atomic_load(&writer.cursor);
+	int rc;
+
+	if (writer.base == NULL)
+		return -1;
+	/* Nothing may be written past `used` once the file is cut there. */
+	atomic_store(&writer.closed, 1);
+	atomic_store(&writer.broken, 1);
+	do
+		rc = ftruncate(writer.fd, (off_t)used);
+	while (rc != 0 && errno == EINTR);
+	return rc;
+}
+
+void writer_forget(void)
+{
+	if (writer.base != NULL)
+		munmap(writer.base, writer.reserved);
+	writer.base = NULL;
+	if (writer.fd >= 0)
+		close(writer.fd);
+	writer.fd = -1;
+	atomic_store(&writer.mapped, 0);
+	atomic_store(&writer.cursor, 0);
+}

@@ -1,0 +1,77 @@
+/* error.c - the one place messages are formatted and printed */
+#include "error.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+static const char *progname = "profview";
+static pv_error_sink sink;
+static bool quiet;
+
+void pv_error_set_progname(const char *name)
+{
+	progname = name;
+}
+
+const char *pv_error_progname(void)
+{
+	return progname;
+}
+
+void pv_error_set_quiet(bool q)
+{
+	quiet = q;
+}
+
+void pv_error_set_sink(pv_error_sink s)
+{
+	sink = s;
+}
+
+static void emit(enum pv_level level, const char *fmt, va_list ap)
+{
+	char msg[1024];
+
+	if (quiet && level != PV_LEVEL_ERROR)
+		return;
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	if (sink) {
+		sink(level, msg);
+		return;
+	}
+	fprintf(stderr, "%s: %s%s\n", progname,
+		level == PV_LEVEL_WARNING ? "warning: " : "", msg);
+}
+
+int pv_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	emit(PV_LEVEL_ERROR, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+void pv_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	emit(PV_LEVEL_WARNING, fmt, ap);
+	va_end(ap);
+}
+
+void pv_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	emit(PV_LEVEL_NOTE, fmt, ap);
+	va_end(ap);
+}
+
+int pv_oom(void)
+{
+	return pv_error("out of memory");
+}

@@ -1,0 +1,176 @@
+/* profile.h - the profile model every reader produces and every report reads
+ *
+ * Shaped like pprof's profile.proto: samples point at locations, a location
+ * is an address in a mapping with one or more lines (more than one when
+ * calls were inlined), a line names a function.  All strings are interned in
+ * the profile's string table.  Objects are referred to by their index in the
+ * profile's arrays; pointers returned by accessors are borrowed and valid
+ * until the profile is changed or freed.
+ */
+#ifndef PROFVIEW_PROFILE_H
+#define PROFVIEW_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PV_NONE UINT32_MAX  /* "no such index" */
+#define PV_MAX_VALUES 4
+
+/* Values every sample carries, in the order of pv_profile.sample_types. */
+struct pv_value_type {
+	uint32_t type;         /* string index, e.g. "samples" */
+	uint32_t unit;         /* string index, e.g. "count" */
+};
+
+enum pv_mapping_kind {
+	PV_MAP_FILE = 0,       /* a file on disk */
+	PV_MAP_VDSO,           /* [vdso] */
+	PV_MAP_ANON,           /* anonymous memory (JIT code) */
+	PV_MAP_SPECIAL,        /* other bracketed names: [heap], [stack] */
+};
+
+struct pv_mapping {
+	uint64_t start, limit, offset;
+	uint32_t file;         /* string index */
+	uint32_t build_id;     /* string index, lower-case hex */
+	uint8_t kind;          /* enum pv_mapping_kind */
+	bool has_functions, has_filenames, has_line_numbers;
+};
+
+struct pv_function {
+	uint32_t name;         /* string index, the name shown (demangled) */
+	uint32_t system_name;  /* string index, the name in the binary */
+	uint32_t filename;     /* string index */
+	int64_t start_line;
+};
+
+/* One frame of a location; a location with inlined calls has several, the
+ * innermost first and the function they were inlined into last. */
+struct pv_line {
+	uint32_t function;     /* function index */
+	int64_t line;          /* 0 when unknown */
+};
+
+struct pv_location {
+	uint64_t address;      /* inside the instruction (callers: return address - 1) */
+	uint32_t mapping;      /* mapping index or PV_NONE */
+	uint32_t line_off;     /* into pv_profile.lines */
+	uint32_t nlines;       /* 0 until symbolized */
+};
+
+enum pv_sample_flags {
+	PV_SAMPLE_TRUNCATED = 1u << 0, /* the stack is known to be incomplete */
+};
+
+struct pv_sample {
+	uint32_t loc_off;      /* into pv_profile.stack_locs: leaf first */
+	uint32_t nlocs;
+	uint32_t thread;       /* thread index or PV_NONE */
+	uint32_t flags;        /* enum pv_sample_flags */
+	int64_t values[PV_MAX_VALUES];
+};
+
+struct pv_thread {
+	uint32_t tid;
+	uint32_t name;         /* string index */
+	int64_t cpu_ns;        /* CPU time the collector measured, -1 unknown */
+};
+
+struct pv_strtab {
+	char **strs;
+	size_t n, cap;
+	uint32_t *slots;       /* open addressing, index + 1, 0 = empty */
+	size_t nslots;
+};
+
+struct pv_profile {
+	struct pv_strtab strings;
+
+	struct pv_value_type sample_types[PV_MAX_VALUES];
+	uint32_t nvalues;
+	struct pv_value_type period_type;
+	int64_t period;
+	int64_t time_ns;       /* start, ns since the epoch */
+	int64_t duration_ns;
+
+	struct pv_mapping *mappings;   size_t nmappings, cap_mappings;
+	struct pv_function *functions; size_t nfunctions, cap_functions;
+	struct pv_location *locations; size_t nlocations, cap_locations;
+	struct pv_line *lines;         size_t nlines, cap_lines;
+	struct pv_sample *samples;     size_t nsamples, cap_samples;
+	uint32_t *stack_locs;          size_t nstack_locs, cap_stack_locs;
+	struct pv_thread *threads;     size_t nthreads, cap_threads;
+
+	/* What the source said about itself. */
+	uint32_t program;      /* string index: the profiled executable */
+	uint32_t source_format; /* string index, e.g. "profview raw trace" */
+	uint32_t pid;
+	uint64_t lost;         /* samples the collector could not store */
+	uint64_t truncated;    /* samples whose stack is known to be incomplete */
+	uint64_t dropped_bytes; /* bytes of a damaged input that were not read */
+	bool finished;         /* the source says it was completed cleanly */
+
+	/* Private lookup tables. */
+	uint32_t *loc_slots; size_t nloc_slots;    /* address+mapping -> location */
+	uint32_t *fn_slots; size_t nfn_slots;      /* name+file -> function */
+	uint32_t *thr_slots; size_t nthr_slots;    /* tid -> thread */
+};
+
+struct pv_profile *pv_profile_new(void);
+void pv_profile_free(struct pv_profile *p);
+
+/* Intern s (len bytes, need not be NUL-terminated); returns its index or
+ * PV_NONE when out of memory.  Index 0 is always "". */
+uint32_t pv_intern(struct pv_profile *p, const char *s, size_t len);
+uint32_t pv_intern_str(struct pv_profile *p, const char *s);
+static inline const char *pv_str(const struct pv_profile *p, uint32_t i)
+{
+	return i < p->strings.n ? p->strings.strs[i] : "";
+}
+
+/* Add a value type; returns its index or PV_NONE (too many or no memory). */
+uint32_t pv_add_value_type(struct pv_profile *p, const char *type, const char *unit);
+/* Index of the value type named type, or PV_NONE. */
+uint32_t pv_find_value_type(const struct pv_profile *p, const char *type);
+
+uint32_t pv_add_mapping(struct pv_profile *p, const struct pv_mapping *m);
+/* Mapping that contains addr, or PV_NONE. */
+uint32_t pv_find_mapping(const struct pv_profile *p, uint64_t addr);
+
+/* Function with this name and file, added when new. */
+uint32_t pv_get_function(struct pv_profile *p, uint32_t name, uint32_t system_name,
+			 uint32_t filename, int64_t start_line);
+
+/* Location for address in mapping, added (with no lines) when new. */
+uint32_t pv_get_location(struct pv_profile *p, uint64_t address, uint32_t mapping);
+/* Replace the lines of a location (innermost first). 0 or -1. */
+int pv_set_lines(struct pv_profile *p, uint32_t loc, const struct pv_line *lines, uint32_t n);
+
+/* Store a stack (location indices, leaf first); returns its offset for
+ * pv_sample.loc_off, or UINT32_MAX when out of memory.  Samples may share
+ * one stored stack. */
+uint32_t pv_add_stack(struct pv_profile *p, const uint32_t *locs, uint32_t n);
+/* Add a sample; 0 or -1. */
+int pv_add_sample(struct pv_profile *p, const struct pv_sample *s);
+
+/* Thread with this tid, added when new (name may be PV_NONE). */
+uint32_t pv_get_thread(struct pv_profile *p, uint32_t tid, uint32_t name);
+
+/* Sum of value v over all samples. */
+int64_t pv_total(const struct pv_profile *p, uint32_t v);
+
+static inline const uint32_t *pv_sample_locs(const struct pv_profile *p, const struct pv_sample *s)
+{
+	return p->stack_locs + s->loc_off;
+}
+static inline const struct pv_line *pv_location_lines(const struct pv_profile *p,
+						      const struct pv_location *l)
+{
+	return p->lines + l->line_off;
+}
+
+/* Check internal consistency (indices in range); 0, or -1 with an error. */
+int pv_profile_validate(const struct pv_profile *p, const char *what);
+
+#endif

@@ -1,0 +1,487 @@
+/* raw-read.c - read a profview raw trace into the profile model
+ *
+ * The trace is read in three passes over the records: the first checks the
+ * framing and collects mappings, threads and the end record; the second
+ * stores the stack table; the third turns samples into profile samples (a
+ * sample may refer to a stack that was written after it).  Reading stops at
+ * the first record that does not fit; everything before it is kept.
+ */
+#include "raw-read.h"
+#include "error.h"
+#include "raw.h"
+
+#include <endian.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if __BYTE_ORDER != __LITTLE_ENDIAN
+#error "the raw reader assumes a little-endian host"
+#endif
+
+bool raw_detect(const unsigned char *buf, size_t len)
+{
+	return len >= RAW_MAGIC_LEN && memcmp(buf, RAW_MAGIC, RAW_MAGIC_LEN) == 0;
+}
+
+struct stack_ref {
+	uint32_t id;
+	uint32_t off, n;
+	bool truncated;
+};
+
+struct reader {
+	const unsigned char *buf;
+	size_t len;
+	const char *name;
+	struct pv_profile *p;
+	size_t data_start, data_end;  /* the records that are whole */
+	uint64_t nrecords;
+
+	struct stack_ref *stacks;     /* open addressing by id, id 0 = empty */
+	size_t nstacks_slots, nstacks;
+
+	uint32_t *locs;               /* scratch for one stack */
+	uint32_t v_count, v_cpu;
+	uint32_t last_tid, last_thread;
+	uint64_t end_time, last_time, start_mono;
+	uint64_t lost_records, lost_end;
+	bool have_end;
+	uint64_t unresolved;          /* samples whose stack never came */
+	char cut[160];                /* why reading stopped before the end */
+};
+
+static const char *type_name(uint32_t t)
+{
+	switch (t) {
+	case RAW_MAPPING: return "mapping";
+	case RAW_THREAD: return "thread";
+	case RAW_STACK: return "stack";
+	case RAW_SAMPLE: return "sample";
+	case RAW_LOST: return "lost";
+	case RAW_THREAD_EXIT: return "thread-exit";
+	case RAW_END: return "end";
+	default: return "unknown";
+	}
+}
+
+static bool all_zero(const unsigned char *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (b[i])
+			return false;
+	return true;
+}
+
+/* Minimum size of each known record type. */
+static size_t min_size(uint32_t type)
+{
+	switch (type) {
+	case RAW_MAPPING: return sizeof(struct raw_mapping);
+	case RAW_THREAD: return sizeof(struct raw_thread);
+	case RAW_STACK: return sizeof(struct raw_stack);
+	case RAW_SAMPLE: return sizeof(struct raw_sample);
+	case RAW_LOST: return sizeof(struct raw_lost);
+	case RAW_THREAD_EXIT: return sizeof(struct raw_thread_exit);
+	case RAW_END: return sizeof(struct raw_end);
+	default: return sizeof(struct raw_rec);
+	}
+}
+
+/* Check that a record's variable part fits in it. */
+static bool record_fits(const unsigned char *r, uint32_t type, uint32_t size)
+{
+	if (size < min_size(type))
+		return false;
+	switch (type) {
+	case RAW_MAPPING: {
+		const struct raw_mapping *m = (const void *)r;
+		return m->path_len <= size - sizeof *m && m->build_id_len <= sizeof m->build_id;
+	}
+	case RAW_STACK: {
+		const struct raw_stack *s = (const void *)r;
+		return s->nframes <= RAW_MAX_FRAMES &&
+		       (uint64_t)s->nframes * 8 <= size - sizeof *s;
+	}
+	case RAW_SAMPLE: {
+		const struct raw_sample *s = (const void *)r;
+		return s->nframes <= RAW_MAX_FRAMES &&
+		       (uint64_t)s->nframes * 8 <= size - sizeof *s;
+	}
+	default:
+		return true;
+	}
+}
+
+/* Walk the framing; sets data_end to the end of the last whole record and
+ * says in cut why reading stopped early, if it did. */
+static int check_framing(struct reader *rd)
+{
+	size_t off = rd->data_start;
+
+	while (off < rd->len) {
+		const unsigned char *r = rd->buf + off;
+		struct raw_rec h;
+		size_t left = rd->len - off;
+
+		if (left < sizeof h) {
+			snprintf(rd->cut, sizeof rd->cut, "cut off at byte %zu inside a record header", off);
+			break;
+		}
+		memcpy(&h, r, sizeof h);
+		if (h.type == 0) {
+			/* End of the written data of a trace that was not
+			 * finished, or a record reserved but never published. */
+			snprintf(rd->cut, sizeof rd->cut, "unpublished record at byte %zu", off);
+			break;
+		}
+		if (h.size < sizeof h || h.size % RAW_ALIGN || h.size > RAW_MAX_RECORD) {
+			snprintf(rd->cut, sizeof rd->cut, "record %" PRIu64 " at byte %zu has a bad size (%u)",
+				 rd->nrecords + 1, off, h.size);
+			break;
+		}
+		if (h.size > left) {
+			snprintf(rd->cut, sizeof rd->cut,
+				 "cut off at byte %zu: record %" PRIu64 " (%s) needs %u bytes, %zu are left",
+				 off, rd->nrecords + 1, type_name(h.type), h.size, left);
+			break;
+		}
+		if (!record_fits(r, h.type, h.size)) {
+			snprintf(rd->cut, sizeof rd->cut, "record %" PRIu64 " (%s) at byte %zu is malformed",
+				 rd->nrecords + 1, type_name(h.type), off);
+			break;
+		}
+		rd->nrecords++;
+		off += h.size;
+		if (h.type == RAW_END) {
+			rd->have_end = true;
+			snprintf(rd->cut, sizeof rd->cut, "data after the end record at byte %zu", off);
+			break;
+		}
+	}
+	rd->data_end = off;
+	rd->p->dropped_bytes = all_zero(rd->buf + off, rd->len - off) ? 0 : rd->len - off;
+	return 0;
+}
+
+static void hex(char *out, const uint8_t *b, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = digits[b[i] >> 4];
+		out[2 * i + 1] = digits[b[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+static uint8_t mapping_kind(const char *path)
+{
+	if (strcmp(path, "[vdso]") == 0)
+		return PV_MAP_VDSO;
+	if (path[0] == '\0' || strncmp(path, "//anon", 6) == 0 || strncmp(path, "[anon", 5) == 0)
+		return PV_MAP_ANON;
+	if (path[0] == '[')
+		return PV_MAP_SPECIAL;
+	return PV_MAP_FILE;
+}
+
+static int add_mapping(struct reader *rd, const struct raw_mapping *m)
+{
+	struct pv_profile *p = rd->p;
+	struct pv_mapping pm = { 0 };
+	char id[2 * sizeof m->build_id + 1];
+	const char *path = (const char *)(m + 1);
+	size_t plen = strnlen(path, m->path_len);
+
+	pm.start = m->start;
+	pm.limit = m->end;
+	pm.offset = m->pgoff;
+	pm.file = pv_intern(p, path, plen);
+	hex(id, m->build_id, m->build_id_len);
+	pm.build_id = pv_intern_str(p, id);
+	if (pm.file == PV_NONE || pm.build_id == PV_NONE)
+		return -1;
+	pm.kind = mapping_kind(pv_str(p, pm.file));
+	if (pm.start >= pm.limit)
+		return 0; /* nothing to map */
+	/* The collector lists mappings at start and again at the end. */
+	for (size_t i = 0; i < p->nmappings; i++) {
+		const struct pv_mapping *o = &p->mappings[i];
+		if (o->start == pm.start && o->limit == pm.limit && o->offset == pm.offset &&
+		    o->file == pm.file)
+			return 0;
+	}
+	return pv_add_mapping(p, &pm) == PV_NONE ? -1 : 0;
+}
+
+static uint32_t thread_index(struct reader *rd, uint32_t tid)
+{
+	if (rd->last_thread != PV_NONE && rd->last_tid == tid)
+		return rd->last_thread;
+	rd->last_tid = tid;
+	rd->last_thread = pv_get_thread(rd->p, tid, PV_NONE);
+	return rd->last_thread;
+}
+
+static int first_pass(struct reader *rd)
+{
+	struct pv_profile *p = rd->p;
+
+	for (size_t off = rd->data_start; off < rd->data_end;) {
+		const unsigned char *r = rd->buf + off;
+		struct raw_rec h;
+
+		memcpy(&h, r, sizeof h);
+		switch (h.type) {
+		case RAW_MAPPING:
+			if (add_mapping(rd, (const void *)r) < 0)
+				return -1;
+			break;
+		case RAW_THREAD: {
+			const struct raw_thread *t = (const void *)r;
+			uint32_t name = pv_intern(p, t->name, strnlen(t->name, sizeof t->name));
+			if (name == PV_NONE || pv_get_thread(p, t->tid, name) == PV_NONE)
+				return -1;
+			break;
+		}
+		case RAW_THREAD_EXIT: {
+			const struct raw_thread_exit *t = (const void *)r;
+			uint32_t i = thread_index(rd, t->tid);
+			if (i == PV_NONE)
+				return -1;
+			p->threads[i].cpu_ns = (int64_t)t->cpu_ns;
+			break;
+		}
+		case RAW_LOST:
+			rd->lost_records += ((const struct raw_lost *)r)->count;
+			break;
+		case RAW_END: {
+			const struct raw_end *e = (const void *)r;
+			rd->end_time = e->time_ns;
+			rd->lost_end = e->lost;
+			break;
+		}
+		default:
+			break;
+		}
+		off += h.size;
+	}
+	return 0;
+}
+
+/* Stack table: id -> stored stack. */
+
+static struct stack_ref *stack_slot(struct reader *rd, uint32_t id)
+{
+	size_t mask = rd->nstacks_slots - 1;
+	size_t i = (id * 0x9e3779b1u) & mask;
+
+	while (rd->stacks[i].id && rd->stacks[i].id != id)
+		i = (i + 1) & mask;
+	return &rd->stacks[i];
+}
+
+static int stacks_grow(struct reader *rd)
+{
+	struct stack_ref *old = rd->stacks;
+	size_t oldn = rd->nstacks_slots;
+	size_t n = oldn ? oldn * 2 : 1024;
+
+	if ((rd->nstacks + 1) * 2 <= oldn)
+		return 0;
+	rd->stacks = calloc(n, sizeof *rd->stacks);
+	if (!rd->stacks) {
+		rd->stacks = old;
+		return pv_oom();
+	}
+	rd->nstacks_slots = n;
+	for (size_t i = 0; i < oldn; i++)
+		if (old[i].id)
+			*stack_slot(rd, old[i].id) = old[i];
+	free(old);
+	return 0;
+}
+
+/* Turn raw addresses into a stored stack of locations. */
+static uint32_t store_frames(struct reader *rd, const unsigned char *frames, uint32_t n)
+{
+	struct pv_profile *p = rd->p;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t a;
+		memcpy(&a, frames + 8 * (size_t)i, 8);
+		/* Callers' addresses are return addresses: step back into the call. */
+		if (i > 0 && a > 0)
+			a--;
+		rd->locs[i] = pv_get_location(p, a, pv_find_mapping(p, a));
+		if (rd->locs[i] == PV_NONE)
+			return UINT32_MAX;
+	}
+	return pv_add_stack(p, rd->locs, n);
+}
+
+static int stack_pass(struct reader *rd)
+{
+	for (size_t off = rd->data_start; off < rd->data_end;) {
+		const unsigned char *r = rd->buf + off;
+		struct raw_rec h;
+
+		memcpy(&h, r, sizeof h);
+		if (h.type == RAW_STACK) {
+			const struct raw_stack *s = (const void *)r;
+			struct stack_ref *slot;
+			uint32_t at;
+
+			if (s->id == 0) {
+				pv_warn("'%s': stack record at byte %zu has id 0; ignored", rd->name, off);
+			} else {
+				if (stacks_grow(rd) < 0)
+					return -1;
+				slot = stack_slot(rd, s->id);
+				if (slot->id) {
+					pv_warn("'%s': stack id %u at byte %zu is defined twice; the first is kept",
+						rd->name, s->id, off);
+				} else {
+					at = store_frames(rd, r + sizeof *s, s->nframes);
+					if (at == UINT32_MAX)
+						return -1;
+					*slot = (struct stack_ref){ s->id, at, s->nframes, false };
+					rd->nstacks++;
+				}
+			}
+		}
+		off += h.size;
+	}
+	return 0;
+}
+
+static int sample_pass(struct reader *rd)
+{
+	struct pv_profile *p = rd->p;
+
+	for (size_t off = rd->data_start; off < rd->data_end;) {
+		const unsigned char *r = rd->buf + off;
+		struct raw_rec h;
+
+		memcpy(&h, r, sizeof h);
+		if (h.type == RAW_SAMPLE) {
+			const struct raw_sample *s = (const void *)r;
+			struct pv_sample ps = { 0 };
+
+			if (s->stack_id) {
+				const struct stack_ref *ref = rd->nstacks_slots ? stack_slot(rd, s->stack_id) : NULL;
+				if (!ref || !ref->id) {
+					rd->unresolved++;
+					off += h.size;
+					continue;
+				}
+				ps.loc_off = ref->off;
+				ps.nlocs = ref->n;
+			} else {
+				ps.loc_off = store_frames(rd, r + sizeof *s, s->nframes);
+				if (ps.loc_off == UINT32_MAX)
+					return -1;
+				ps.nlocs = s->nframes;
+			}
+			ps.thread = thread_index(rd, s->tid);
+			if (ps.thread == PV_NONE)
+				return -1;
+			ps.flags = (s->flags & RAW_SAMPLE_TRUNCATED) ? PV_SAMPLE_TRUNCATED : 0;
+			ps.values[rd->v_count] = 1;
+			ps.values[rd->v_cpu] = (int64_t)s->weight_ns;
+			if (pv_add_sample(p, &ps) < 0)
+				return -1;
+			if (s->time_ns > rd->last_time)
+				rd->last_time = s->time_ns;
+		}
+		off += h.size;
+	}
+	return 0;
+}
+
+static int read_header(struct reader *rd)
+{
+	struct raw_header hd;
+	struct pv_profile *p = rd->p;
+
+	if (!raw_detect(rd->buf, rd->len))
+		return pv_error("'%s': not a profview raw trace (bad magic)", rd->name);
+	if (rd->len < sizeof hd)
+		return pv_error("'%s': trace is cut off inside its %zu-byte header (%zu bytes)",
+				rd->name, sizeof hd, rd->len);
+	memcpy(&hd, rd->buf, sizeof hd);
+	if (hd.version != RAW_VERSION)
+		return pv_error("'%s': raw trace format version %u is not supported (this profview reads version %d)%s",
+				rd->name, hd.version, RAW_VERSION,
+				hd.version > RAW_VERSION ? "; use a newer profview" : "");
+	if (hd.header_size < sizeof hd || hd.header_size % RAW_ALIGN ||
+	    hd.exe_len > hd.header_size - sizeof hd)
+		return pv_error("'%s': corrupt header (header size %u, path length %u)", rd->name,
+				hd.header_size, hd.exe_len);
+	if (hd.header_size > rd->len)
+		return pv_error("'%s': trace is cut off inside its header (%zu of %u bytes)", rd->name,
+				rd->len, hd.header_size);
+	rd->data_start = hd.header_size;
+	p->program = pv_intern(p, (const char *)rd->buf + sizeof hd,
+			       strnlen((const char *)rd->buf + sizeof hd, hd.exe_len));
+	p->source_format = pv_intern_str(p, "profview raw trace");
+	p->pid = hd.pid;
+	p->time_ns = (int64_t)hd.start_realtime_ns;
+	p->period = (int64_t)hd.period_ns;
+	rd->start_mono = hd.start_monotonic_ns;
+	rd->v_count = pv_add_value_type(p, "samples", "count");
+	rd->v_cpu = pv_add_value_type(p, hd.clock == RAW_CLOCK_WALL ? "wall" : "cpu", "nanoseconds");
+	p->period_type.type = pv_intern_str(p, hd.clock == RAW_CLOCK_WALL ? "wall" : "cpu");
+	p->period_type.unit = pv_intern_str(p, "nanoseconds");
+	if (p->program == PV_NONE || rd->v_count == PV_NONE || rd->v_cpu == PV_NONE)
+		return -1;
+	return 0;
+}
+
+struct pv_profile *raw_read(const unsigned char *buf, size_t len, const char *name)
+{
+	struct reader rd = { .buf = buf, .len = len, .name = name, .last_thread = PV_NONE };
+	struct pv_profile *p = pv_profile_new();
+
+	if (!p)
+		return NULL;
+	rd.p = p;
+	rd.locs = malloc(RAW_MAX_FRAMES * sizeof *rd.locs);
+	if (!rd.locs) {
+		pv_oom();
+		goto fail;
+	}
+	if (read_header(&rd) < 0 || check_framing(&rd) < 0 || first_pass(&rd) < 0 ||
+	    stack_pass(&rd) < 0 || sample_pass(&rd) < 0)
+		goto fail;
+
+	p->finished = rd.have_end;
+	p->lost = rd.have_end ? rd.lost_end : rd.lost_records;
+	if (rd.lost_records > p->lost)
+		p->lost = rd.lost_records;
+	{
+		uint64_t end = rd.have_end ? rd.end_time : rd.last_time;
+		p->duration_ns = end > rd.start_mono ? (int64_t)(end - rd.start_mono) : 0;
+	}
+	if (rd.unresolved) {
+		pv_warn("'%s': %" PRIu64 " samples refer to stacks missing from the trace; they are not counted",
+			name, rd.unresolved);
+		p->lost += rd.unresolved;
+	}
+	if (p->dropped_bytes)
+		pv_warn("'%s': %s: read %" PRIu64 " whole records (%zu samples), dropped %" PRIu64 " bytes",
+			name, rd.cut, rd.nrecords, p->nsamples, p->dropped_bytes);
+	else if (!rd.have_end)
+		pv_warn("'%s': trace was not finished (the program was killed or left without running its exit handlers); read %zu samples up to %.3f s",
+			name, p->nsamples, p->duration_ns / 1e9);
+	free(rd.locs);
+	free(rd.stacks);
+	return p;
+fail:
+	free(rd.locs);
+	free(rd.stacks);
+	pv_profile_free(p);
+	return NULL;
+}

@@ -1,0 +1,158 @@
+/* raw.h - the profview raw trace format
+ *
+ * This header is the only thing the collectors share with the analyzer.  It
+ * depends on nothing but <stdint.h> and describes the bytes on disk; see
+ * profview-raw(5) for the prose version.
+ *
+ * Layout: a raw_header, then the executable path (header.exe_len bytes,
+ * NUL-terminated, padded with zeros to a multiple of 8), then records.  Every
+ * record starts with a raw_rec (type, size); size counts the whole record,
+ * header included, and is a multiple of 8, so a reader can skip record types
+ * it does not know.  All integers are little-endian.  A record whose type word
+ * is zero marks the end of the written data (the collector writes into a
+ * pre-sized file, so a process killed mid-run leaves zeros after its last
+ * record).  A trace that was finished cleanly ends with a RAW_END record.
+ */
+#ifndef PROFVIEW_RAW_H
+#define PROFVIEW_RAW_H
+
+#include <stdint.h>
+
+#define RAW_MAGIC "PVTRACE\n"
+#define RAW_MAGIC_LEN 8
+#define RAW_VERSION 1
+#define RAW_ALIGN 8
+/* Largest record a reader accepts; anything bigger is corruption. */
+#define RAW_MAX_RECORD (1u << 24)
+#define RAW_MAX_FRAMES 1024
+
+enum raw_clock {
+	RAW_CLOCK_CPU = 1,  /* per-thread CPU time */
+	RAW_CLOCK_WALL = 2, /* wall-clock time */
+};
+
+enum raw_unwind {
+	RAW_UNWIND_FP = 1, /* frames from a frame-pointer walk */
+};
+
+struct raw_header {
+	char magic[RAW_MAGIC_LEN];
+	uint32_t version;
+	uint32_t header_size;  /* this struct + exe path + padding */
+	uint32_t clock;        /* enum raw_clock */
+	uint32_t unwind;       /* enum raw_unwind */
+	uint32_t pid;
+	uint32_t ppid;
+	uint64_t period_ns;    /* requested sampling period */
+	uint64_t start_realtime_ns; /* CLOCK_REALTIME at start */
+	uint64_t start_monotonic_ns; /* CLOCK_MONOTONIC at start */
+	uint32_t exe_len;      /* bytes of exe path that follow, NUL included */
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct raw_header) == 64, "raw_header is 64 bytes");
+
+enum raw_type {
+	RAW_MAPPING = 1,
+	RAW_THREAD = 2,
+	RAW_STACK = 3,
+	RAW_SAMPLE = 4,
+	RAW_LOST = 5,
+	RAW_THREAD_EXIT = 6,
+	RAW_END = 7,
+};
+
+struct raw_rec {
+	uint32_t type;
+	uint32_t size;
+};
+_Static_assert(sizeof(struct raw_rec) == 8, "raw_rec is 8 bytes");
+
+/* An executable mapping of the process: followed by path_len bytes of path
+ * (NUL-terminated, e.g. "/usr/lib/x86_64-linux-gnu/libc.so.6" or "[vdso]"),
+ * padded to 8. */
+struct raw_mapping {
+	struct raw_rec h;
+	uint64_t start;
+	uint64_t end;
+	uint64_t pgoff;
+	uint64_t time_ns;      /* monotonic time it was seen */
+	uint8_t build_id_len;  /* 0 when unknown */
+	uint8_t build_id[31];
+	uint32_t path_len;
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct raw_mapping) == 80, "raw_mapping is 80 bytes");
+
+/* A thread seen by the collector (at start or when it was created). */
+struct raw_thread {
+	struct raw_rec h;
+	uint32_t tid;
+	uint32_t reserved;
+	uint64_t time_ns;
+	char name[16];         /* comm, NUL-padded */
+};
+_Static_assert(sizeof(struct raw_thread) == 40, "raw_thread is 40 bytes");
+
+/* A thread that ended, with the CPU time it had used in all. */
+struct raw_thread_exit {
+	struct raw_rec h;
+	uint32_t tid;
+	uint32_t reserved;
+	uint64_t time_ns;
+	uint64_t cpu_ns;
+};
+_Static_assert(sizeof(struct raw_thread_exit) == 32, "raw_thread_exit is 32 bytes");
+
+/* A call stack, stored once and referred to by samples.  Followed by
+ * nframes uint64 addresses, leaf first. */
+struct raw_stack {
+	struct raw_rec h;
+	uint32_t id;           /* > 0, unique in the trace */
+	uint32_t nframes;
+};
+_Static_assert(sizeof(struct raw_stack) == 16, "raw_stack is 16 bytes");
+
+enum raw_sample_flags {
+	RAW_SAMPLE_TRUNCATED = 1u << 0, /* the walk stopped at RAW_MAX_FRAMES */
+	RAW_SAMPLE_RUNNING = 1u << 1,   /* the thread was on a CPU */
+};
+
+/* One sample.  stack_id refers to a RAW_STACK record (which may come later
+ * in the file); when it is 0 the frames follow inline, nframes uint64
+ * addresses, leaf first.  frames[0] is the interrupted program counter, the
+ * others are return addresses. */
+struct raw_sample {
+	struct raw_rec h;
+	uint32_t tid;
+	uint32_t stack_id;
+	uint64_t time_ns;      /* monotonic */
+	uint64_t weight_ns;    /* the thread's CPU time since its last sample */
+	uint32_t flags;        /* enum raw_sample_flags */
+	uint32_t nframes;      /* inline frames, 0 when stack_id != 0 */
+};
+_Static_assert(sizeof(struct raw_sample) == 40, "raw_sample is 40 bytes");
+
+/* Samples the collector could not store. */
+struct raw_lost {
+	struct raw_rec h;
+	uint64_t count;
+};
+_Static_assert(sizeof(struct raw_lost) == 16, "raw_lost is 16 bytes");
+
+/* The last record of a cleanly finished trace. */
+struct raw_end {
+	struct raw_rec h;
+	uint64_t time_ns;      /* monotonic time at the end */
+	uint64_t samples;      /* samples written */
+	uint64_t lost;         /* samples dropped in all */
+	uint64_t signals;      /* timer signals handled */
+	uint64_t overruns;     /* timer overruns reported by the kernel */
+};
+_Static_assert(sizeof(struct raw_end) == 48, "raw_end is 48 bytes");
+
+static inline uint32_t raw_pad(uint32_t n)
+{
+	return (n + RAW_ALIGN - 1) & ~(uint32_t)(RAW_ALIGN - 1);
+}
+
+#endif

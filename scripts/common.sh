@@ -1,0 +1,53 @@
+# common.sh - what scripts/demo and scripts/test share: install what is
+# missing, then configure and build.  Sourced, not run.
+
+# Debian packages the build and the tests need.
+PROFVIEW_PACKAGES="meson ninja-build gcc libc6-dev pkg-config libdw-dev libelf-dev zlib1g-dev groff-base"
+
+missing_packages() {
+	local p missing=""
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
+			missing="$missing $p"
+	done
+	echo "${missing# }"
+}
+
+# install_packages PKG...: apt-get what is missing when root; otherwise say
+# the exact command and stop.
+install_packages() {
+	local missing
+	missing=$(missing_packages "$@")
+	[ -z "$missing" ] && return 0
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "profview needs these Debian packages: $missing" >&2
+		echo "install them with:  sudo apt-get install -y $missing" >&2
+		exit 1
+	fi
+	echo "installing: $missing" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >&2 || { echo "apt-get update failed" >&2; exit 1; }
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >&2 ||
+		{ echo "apt-get install failed: $missing" >&2; exit 1; }
+}
+
+# build_tree DIR [meson options...]: configure once, then build.
+build_tree() {
+	local dir=$1
+	shift
+	if [ ! -f "$dir/build.ninja" ]; then
+		meson setup "$dir" "$@" >"$dir.setup.log" 2>&1 || {
+			cat "$dir.setup.log" >&2
+			echo "meson setup failed" >&2
+			exit 1
+		}
+		rm -f "$dir.setup.log"
+	fi
+	meson compile -C "$dir" >"$dir.compile.log" 2>&1 || {
+		cat "$dir.compile.log" >&2
+		echo "build failed" >&2
+		exit 1
+	}
+	rm -f "$dir.compile.log"
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The man pages are valid roff and document exactly the options each
+# command's --help lists.
+. "$(dirname "$0")/lib.sh"
+e2e_init "$@"
+
+for page in "$SRCDIR"/man/*.in; do
+	out=$(sed 's/@VERSION@/0/' "$page" | groff -t -man -ww -z 2>&1) || fail "groff failed on $page"
+	[ -z "$out" ] || fail "groff warns about $(basename "$page"): $out"
+done
+
+# check_options COMMAND PAGE
+check_options() {
+	local cmd=$1 page=$2 opt
+	local help_opts man_opts
+	help_opts=$("$cmd" --help | grep -oE -- '--[a-z][a-z-]*' | sort -u)
+	man_opts=$(sed -n '/^\.SH OPTIONS/,/^\.SH /p' "$page" | grep -oE -- '\\-\\-[a-z][a-z\\-]*' |
+		sed 's/\\//g' | sort -u)
+	for opt in $help_opts; do
+		grep -qx -- "$opt" <<<"$man_opts" || fail "$(basename "$cmd") --help lists $opt, $(basename "$page") does not"
+	done
+	for opt in $man_opts; do
+		grep -qx -- "$opt" <<<"$help_opts" || fail "$(basename "$page") documents $opt, $(basename "$cmd") --help does not"
+	done
+}
+check_options "$PROFVIEW" "$SRCDIR/man/profview.1.in"
+check_options "$COLLECT_TIMER" "$SRCDIR/man/collect-timer.1.in"
+"$PROFVIEW" --version | grep -q '^profview [0-9]' || fail "profview --version"
+"$COLLECT_TIMER" --version | grep -q '[0-9]\.[0-9]' || fail "collect-timer --version"
+exit 0

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Bad input and bad use: one clear line, the right exit status, nothing lost.
+. "$(dirname "$0")/lib.sh"
+e2e_init "$@"
+cd "$WORK"
+
+# expect STATUS PATTERN CMD...: CMD exits with STATUS and its stderr matches
+expect() {
+	local want=$1 pattern=$2 got
+	shift 2
+	set +e
+	"$@" >out.txt 2>err.txt
+	got=$?
+	set -e
+	[ "$got" -eq "$want" ] || fail "'$*' exited $got, not $want: $(cat err.txt)"
+	grep -Eq -- "$pattern" err.txt || fail "'$*': stderr does not say /$pattern/: $(cat err.txt)"
+}
+
+# profview
+expect 1 "cannot open 'nonexistent.raw': No such file" "$PROFVIEW" nonexistent.raw
+printf 'hello, world\n' >text.txt
+expect 1 "'text.txt' is not a profile" "$PROFVIEW" text.txt
+: >empty.raw
+expect 1 "'empty.raw' is empty" "$PROFVIEW" empty.raw
+expect 1 "is a directory" "$PROFVIEW" .
+expect 2 "unrecognized option|unknown option" "$PROFVIEW" --no-such-option x
+expect 2 "invalid --noisefloor" "$PROFVIEW" --noisefloor=abc x
+expect 2 "invalid --tid" "$PROFVIEW" --tid=1,x x
+expect 2 "no trace given" "$PROFVIEW"
+"$PROFVIEW" --help | grep -q -- '--noisefloor' || fail "profview --help"
+[ "$(wc -l <err.txt)" -le 2 ] || fail "too much said for a usage error"
+
+# A real trace, then damaged copies of it.
+build split
+"$COLLECT_TIMER" -q -o good.raw ./split 0.3 >/dev/null || fail "collect-timer failed"
+"$PROFVIEW" --flat good.raw >good.txt 2>good.err || fail "profview on a good trace"
+[ ! -s good.err ] || fail "warnings on a good trace: $(cat good.err)"
+size=$(stat -c %s good.raw)
+head -c $((size - 13)) good.raw >cut.raw
+expect 0 "dropped [0-9]+ bytes" "$PROFVIEW" --flat cut.raw
+[ "$(wc -l <err.txt)" -eq 1 ] || fail "a cut trace should get one line: $(cat err.txt)"
+grep -q 'hot_work' out.txt || fail "the cut trace lost its samples"
+head -c 40 good.raw >header.raw
+expect 1 "cut off inside its" "$PROFVIEW" header.raw
+# A trace whose writer died: zeros where the end should be.
+head -c $((size / 2)) good.raw >half.raw
+head -c 65536 /dev/zero >>half.raw
+set +e
+"$PROFVIEW" --flat half.raw >out.txt 2>err.txt
+set -e
+grep -Eq "not finished|dropped" err.txt || fail "an unfinished trace is not reported: $(cat err.txt)"
+"$PROFVIEW" -q --flat cut.raw >/dev/null 2>err.txt
+[ ! -s err.txt ] || fail "-q still warns: $(cat err.txt)"
+"$PROFVIEW" -o report.txt --flat good.raw || fail "-o failed"
+cmp -s report.txt good.txt || fail "-o does not write what stdout gets"
+expect 1 "cannot write" "$PROFVIEW" -o /nonexistent-dir/x.txt good.raw
+
+# collect-timer
+expect 127 "not found|No such file" "$COLLECT_TIMER" -q ./no-such-program
+cat >static.c <<'PROG'
+int main(void) { return 0; }
+PROG
+if "$CC" -static -o static static.c 2>/dev/null; then
+	expect 1 "static" "$COLLECT_TIMER" -q ./static
+else
+	note "no static libc: static binary check skipped"
+fi
+cat >status.c <<'PROG'
+#include <stdlib.h>
+#include <signal.h>
+int main(int argc, char **argv) { if (argc > 2) raise(SIGTERM); return atoi(argv[1]); }
+PROG
+"$CC" -o status status.c
+set +e
+"$COLLECT_TIMER" -q -o s.raw ./status 7 >/dev/null 2>&1
+[ $? -eq 7 ] || fail "collect-timer does not pass on the program's exit status"
+"$COLLECT_TIMER" -q -o t.raw ./status 0 kill >/dev/null 2>&1
+[ $? -eq 143 ] || fail "a program killed by SIGTERM should give 128+15"
+set -e
+expect 2 "unrecognized option|unknown option|invalid" "$COLLECT_TIMER" --no-such-option ./split
+exit 0

@@ -1,0 +1,25 @@
+/* fuzz-raw.c - libFuzzer target for the raw trace reader: any bytes must
+ * give a valid profile or a clean error, never a crash or a leak. */
+#include "error.h"
+#include "raw-read.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void quiet(enum pv_level level, const char *msg)
+{
+	(void)level;
+	(void)msg;
+}
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
+{
+	struct pv_profile *p;
+
+	pv_error_set_sink(quiet);
+	p = raw_read(data, size, "fuzz");
+	if (p && pv_profile_validate(p, "fuzz") != 0)
+		abort();
+	pv_profile_free(p);
+	return 0;
+}

@@ -1,0 +1,134 @@
+/* rawbuild.h - build raw traces in memory for the tests */
+#ifndef PROFVIEW_RAWBUILD_H
+#define PROFVIEW_RAWBUILD_H
+
+#include "raw.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct rawbuf {
+	unsigned char *b;
+	size_t len, cap;
+};
+
+static void rb_put(struct rawbuf *r, const void *d, size_t n)
+{
+	if (r->len + n > r->cap) {
+		r->cap = (r->len + n) * 2 + 256;
+		r->b = realloc(r->b, r->cap);
+		if (!r->b)
+			abort();
+	}
+	memcpy(r->b + r->len, d, n);
+	r->len += n;
+}
+
+static void rb_zero(struct rawbuf *r, size_t n)
+{
+	static const unsigned char z[64];
+	while (n) {
+		size_t k = n < sizeof z ? n : sizeof z;
+		rb_put(r, z, k);
+		n -= k;
+	}
+}
+
+static void rb_header(struct rawbuf *r, const char *exe, uint64_t period_ns)
+{
+	struct raw_header h = { 0 };
+	uint32_t elen = (uint32_t)strlen(exe) + 1;
+
+	memcpy(h.magic, RAW_MAGIC, RAW_MAGIC_LEN);
+	h.version = RAW_VERSION;
+	h.header_size = (uint32_t)sizeof h + raw_pad(elen);
+	h.clock = RAW_CLOCK_CPU;
+	h.unwind = RAW_UNWIND_FP;
+	h.pid = 4242;
+	h.ppid = 1;
+	h.period_ns = period_ns;
+	h.start_realtime_ns = 1700000000000000000ULL;
+	h.start_monotonic_ns = 1000000000ULL;
+	h.exe_len = elen;
+	rb_put(r, &h, sizeof h);
+	rb_put(r, exe, elen);
+	rb_zero(r, raw_pad(elen) - elen);
+}
+
+static void rb_mapping(struct rawbuf *r, uint64_t start, uint64_t end, uint64_t pgoff,
+		       const char *path)
+{
+	struct raw_mapping m = { 0 };
+	uint32_t plen = (uint32_t)strlen(path) + 1;
+
+	m.h.type = RAW_MAPPING;
+	m.h.size = (uint32_t)sizeof m + raw_pad(plen);
+	m.start = start;
+	m.end = end;
+	m.pgoff = pgoff;
+	m.path_len = plen;
+	rb_put(r, &m, sizeof m);
+	rb_put(r, path, plen);
+	rb_zero(r, raw_pad(plen) - plen);
+}
+
+static void rb_thread(struct rawbuf *r, uint32_t tid, const char *name)
+{
+	struct raw_thread t = { 0 };
+
+	t.h.type = RAW_THREAD;
+	t.h.size = sizeof t;
+	t.tid = tid;
+	memcpy(t.name, name, strnlen(name, sizeof t.name));
+	rb_put(r, &t, sizeof t);
+}
+
+static void rb_stack(struct rawbuf *r, uint32_t id, const uint64_t *frames, uint32_t n)
+{
+	struct raw_stack s = { 0 };
+
+	s.h.type = RAW_STACK;
+	s.h.size = (uint32_t)(sizeof s + 8 * n);
+	s.id = id;
+	s.nframes = n;
+	rb_put(r, &s, sizeof s);
+	rb_put(r, frames, 8 * n);
+}
+
+static void rb_sample(struct rawbuf *r, uint32_t tid, uint32_t stack_id, const uint64_t *frames,
+		      uint32_t n, uint64_t time_ns, uint64_t weight_ns)
+{
+	struct raw_sample s = { 0 };
+
+	s.h.type = RAW_SAMPLE;
+	s.h.size = (uint32_t)(sizeof s + (stack_id ? 0 : 8 * n));
+	s.tid = tid;
+	s.stack_id = stack_id;
+	s.time_ns = time_ns;
+	s.weight_ns = weight_ns;
+	s.flags = RAW_SAMPLE_RUNNING;
+	s.nframes = stack_id ? 0 : n;
+	rb_put(r, &s, sizeof s);
+	if (!stack_id)
+		rb_put(r, frames, 8 * n);
+}
+
+static void rb_lost(struct rawbuf *r, uint64_t count)
+{
+	struct raw_lost l = { { RAW_LOST, sizeof l }, count };
+	rb_put(r, &l, sizeof l);
+}
+
+static void rb_end(struct rawbuf *r, uint64_t time_ns, uint64_t samples, uint64_t lost)
+{
+	struct raw_end e = { 0 };
+
+	e.h.type = RAW_END;
+	e.h.size = sizeof e;
+	e.time_ns = time_ns;
+	e.samples = samples;
+	e.lost = lost;
+	rb_put(r, &e, sizeof e);
+}
+
+#endif

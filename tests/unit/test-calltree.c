@@ -1,0 +1,304 @@
+/* test-calltree.c - the model, the call tree, the flat view and the text
+ * reports on hand-built profiles */
+#include "calltree.h"
+#include "check.h"
+#include "error.h"
+#include "report-text.h"
+
+enum { F_MAIN, F_A, F_B, F_C, F_INL, NF };
+static const char *fnames[NF] = { "main", "alpha", "beta", "gamma", "inlined_helper" };
+static uint32_t fn[NF];
+static uint32_t loc_of[NF];
+
+static struct pv_profile *make_profile(void)
+{
+	struct pv_profile *p = pv_profile_new();
+	uint32_t file = pv_intern_str(p, "prog.c");
+
+	pv_add_value_type(p, "samples", "count");
+	pv_add_value_type(p, "cpu", "nanoseconds");
+	for (int i = 0; i < NF; i++) {
+		uint32_t n = pv_intern_str(p, fnames[i]);
+		fn[i] = pv_get_function(p, n, n, file, 10 * (i + 1) - 2);
+		loc_of[i] = pv_get_location(p, 0x1000 + 0x100 * (uint64_t)i, PV_NONE);
+		struct pv_line l = { fn[i], 10 * (i + 1) };
+		pv_set_lines(p, loc_of[i], &l, 1);
+	}
+	/* One location holding an inlined call: gamma inlined into beta. */
+	uint32_t inl = pv_get_location(p, 0x9000, PV_NONE);
+	struct pv_line two[2] = { { fn[F_INL], 99 }, { fn[F_B], 25 } };
+	pv_set_lines(p, inl, two, 2);
+	loc_of[F_INL] = inl;
+	pv_get_thread(p, 1, pv_intern_str(p, "main"));
+	pv_get_thread(p, 2, pv_intern_str(p, "worker"));
+	return p;
+}
+
+/* Add count samples of a stack given outermost first, each weighing 1 ms. */
+static void add(struct pv_profile *p, uint32_t tid, int count, int n, const int *frames)
+{
+	uint32_t locs[16];
+	for (int i = 0; i < n; i++)
+		locs[i] = loc_of[frames[n - 1 - i]]; /* leaf first */
+	uint32_t off = pv_add_stack(p, locs, (uint32_t)n);
+	for (int i = 0; i < count; i++) {
+		struct pv_sample s = { off, (uint32_t)n, pv_get_thread(p, tid, PV_NONE), 0,
+				       { 1, 1000000 } };
+		pv_add_sample(p, &s);
+	}
+}
+
+static struct pv_profile *standard(void)
+{
+	struct pv_profile *p = make_profile();
+	add(p, 1, 60, 2, (int[]){ F_MAIN, F_A });
+	add(p, 1, 20, 3, (int[]){ F_MAIN, F_B, F_C });
+	add(p, 1, 9, 2, (int[]){ F_MAIN, F_B });
+	add(p, 1, 4, 1, (int[]){ F_MAIN });
+	/* Recursion: alpha calls itself. */
+	add(p, 2, 6, 3, (int[]){ F_MAIN, F_A, F_A });
+	/* beta with gamma inlined: two frames from one location. */
+	add(p, 2, 1, 2, (int[]){ F_MAIN, F_INL });
+	return p;
+}
+
+static uint32_t child_named(const struct calltree *t, uint32_t node, const char *name)
+{
+	char buf[256];
+	for (uint32_t c = t->nodes[node].first_child; c != PV_NONE; c = t->nodes[c].next_sibling)
+		if (t->nodes[c].kind == CT_FRAME &&
+		    strcmp(calltree_frame_name(t, t->nodes[c].frame, buf, sizeof buf), name) == 0)
+			return c;
+	return PV_NONE;
+}
+
+static void test_tree(void)
+{
+	struct pv_profile *p = standard();
+	struct calltree *t = calltree_build(p, NULL);
+
+	CHECK(t != NULL);
+	CHECK_EQ(t->samples, 100);
+	CHECK_EQ(t->nodes[0].count, 100);
+	CHECK_EQ(t->nodes[0].value, 100 * 1000000LL);
+	uint32_t m = child_named(t, 0, "main");
+	CHECK(m != PV_NONE);
+	CHECK_EQ(t->nodes[m].count, 100);
+	CHECK_EQ(t->nodes[m].self_count, 4);
+	uint32_t a = child_named(t, m, "alpha");
+	uint32_t b = child_named(t, m, "beta");
+	CHECK_EQ(t->nodes[a].count, 66);
+	CHECK_EQ(t->nodes[a].self_count, 60);
+	CHECK_EQ(t->nodes[b].count, 30);
+	CHECK_EQ(t->nodes[b].self_count, 9);
+	/* Children come hottest first. */
+	CHECK_EQ(t->nodes[m].first_child, a);
+	CHECK_EQ(t->nodes[a].next_sibling, b);
+	uint32_t aa = child_named(t, a, "alpha");
+	CHECK_EQ(t->nodes[aa].count, 6);
+	CHECK_EQ(t->nodes[aa].depth, 3);
+	/* The inlined frame is a child of the function it was inlined into. */
+	uint32_t inl = child_named(t, b, "inlined_helper");
+	CHECK(inl != PV_NONE);
+	CHECK_EQ(t->nodes[inl].count, 1);
+	CHECK_EQ(t->nodes[child_named(t, b, "gamma")].count, 20);
+
+	/* Flat: recursion counts a sample once in cum, self at the leaf. */
+	size_t n;
+	struct ct_flat_row *rows = calltree_flat(t, &n);
+	CHECK(rows != NULL);
+	int64_t self_sum = 0;
+	char buf[256];
+	for (size_t i = 0; rows && i < n; i++) {
+		const char *name = calltree_frame_name(t, rows[i].frame, buf, sizeof buf);
+		self_sum += rows[i].self_count;
+		if (strcmp(name, "alpha") == 0) {
+			CHECK_EQ(rows[i].cum_count, 66);
+			CHECK_EQ(rows[i].self_count, 66);
+		} else if (strcmp(name, "main") == 0) {
+			CHECK_EQ(rows[i].cum_count, 100);
+			CHECK_EQ(rows[i].self_count, 4);
+			CHECK_EQ(rows[i].cum_value, 100 * 1000000LL);
+		} else if (strcmp(name, "beta") == 0) {
+			CHECK_EQ(rows[i].cum_count, 30);
+			CHECK_EQ(rows[i].self_count, 9);
+		}
+	}
+	CHECK_EQ(self_sum, 100);
+	free(rows);
+	calltree_free(t);
+	pv_profile_free(p);
+}
+
+static void test_threads_and_tids(void)
+{
+	struct pv_profile *p = standard();
+	struct ct_options o = { .by_thread = true };
+	struct calltree *t = calltree_build(p, &o);
+	int seen = 0;
+
+	for (uint32_t c = t->nodes[0].first_child; c != PV_NONE; c = t->nodes[c].next_sibling) {
+		CHECK_EQ(t->nodes[c].kind, CT_THREAD);
+		uint32_t tid = p->threads[t->nodes[c].frame].tid;
+		CHECK_EQ(t->nodes[c].count, tid == 1 ? 93 : 7);
+		seen++;
+	}
+	CHECK_EQ(seen, 2);
+	calltree_free(t);
+
+	uint32_t only[] = { 2 };
+	struct ct_options o2 = { .tids = only, .ntids = 1 };
+	t = calltree_build(p, &o2);
+	CHECK_EQ(t->samples, 7);
+	calltree_free(t);
+	pv_profile_free(p);
+}
+
+static void test_granularity(void)
+{
+	struct pv_profile *p = standard();
+	struct ct_options o = { .granularity = CT_LINES };
+	struct calltree *t = calltree_build(p, &o);
+	char buf[256];
+
+	uint32_t m = child_named(t, 0, "main:10");
+	CHECK(m != PV_NONE);
+	/* beta appears at two lines: 30 (its own location) and 25 (the call
+	 * site of the inlined helper). */
+	CHECK(child_named(t, m, "beta:30") != PV_NONE);
+	CHECK(child_named(t, m, "beta:25") != PV_NONE);
+	CHECK_STR(calltree_frame_where(t, t->nodes[m].frame, buf, sizeof buf), "prog.c:10");
+	CHECK_STR(calltree_frame_name(t, t->nodes[m].frame, buf, sizeof buf), "main:10");
+	calltree_free(t);
+
+	o.granularity = CT_FILES;
+	t = calltree_build(p, &o);
+	/* One file: every stack collapses to one frame. */
+	CHECK_EQ(t->nnodes, 2);
+	calltree_free(t);
+	pv_profile_free(p);
+}
+
+static char *render(struct calltree *t, const struct report_options *o, bool flat)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (flat)
+		report_flat(f, t, o);
+	else
+		report_tree(f, t, o);
+	fclose(f);
+	return text;
+}
+
+static void test_reports(void)
+{
+	struct pv_profile *p = standard();
+	struct calltree *t = calltree_build(p, NULL);
+	struct report_options o = { 0 };
+	char *s;
+
+	s = render(t, &o, false);
+	CHECK_CONTAINS(s, "      100  100.0%     10");
+	CHECK_CONTAINS(s, "       66   66.0%      8      66.0    alpha  prog.c:18");
+	CHECK_CONTAINS(s, "        1    1.0%      1       1.0      inlined_helper  prog.c:48");
+	free(s);
+
+	/* Noise floor K=1: under main (N=100) a child needs more than 10
+	 * samples; under beta (N=30) more than 5.48: gamma 20 stays, the
+	 * inlined helper (1) goes and is summed in one line. */
+	o.noisefloor = 1;
+	s = render(t, &o, false);
+	CHECK_CONTAINS(s, "gamma");
+	CHECK(strstr(s, "inlined_helper") == NULL);
+	CHECK_CONTAINS(s, "[1 more below the floor]");
+	/* alpha's recursion (6 <= sqrt(66) = 8.1) is hidden too. */
+	CHECK(strstr(s, "        6    6.0%") == NULL || strstr(s, "[1 more") != NULL);
+	free(s);
+
+	o.noisefloor = 0;
+	o.maxdepth = 2;
+	s = render(t, &o, false);
+	CHECK(strstr(s, "gamma") == NULL);
+	CHECK_CONTAINS(s, "beta");
+	CHECK_CONTAINS(s, "more below the depth limit");
+	free(s);
+
+	o.maxdepth = 0;
+	o.mincount = 21;
+	s = render(t, &o, false);
+	CHECK(strstr(s, "gamma") == NULL);
+	CHECK_CONTAINS(s, "beta");
+	free(s);
+
+	o.mincount = 0;
+	s = render(t, &o, true);
+	/* alpha first (self 66), then beta's gamma (20). */
+	char *alpha = strstr(s, "alpha"), *gamma = strstr(s, "gamma"), *main_ = strstr(s, "main");
+	CHECK(alpha && gamma && main_ && alpha < gamma && gamma < main_);
+	CHECK_CONTAINS(s, "       66  66.0%       66  66.0%      8  alpha  prog.c:18");
+	free(s);
+
+	o.sort = SORT_NAME;
+	s = render(t, &o, true);
+	alpha = strstr(s, "alpha");
+	char *beta = strstr(s, "beta");
+	CHECK(alpha && beta && main_ && alpha < beta);
+	free(s);
+	calltree_free(t);
+	pv_profile_free(p);
+}
+
+static void test_model(void)
+{
+	struct pv_profile *p = pv_profile_new();
+
+	CHECK_EQ(pv_intern_str(p, ""), 0);
+	uint32_t a = pv_intern_str(p, "x");
+	CHECK_EQ(pv_intern(p, "xyz", 1), a);
+	/* Many strings force the table to grow; all stay findable. */
+	char buf[32];
+	for (int i = 0; i < 5000; i++) {
+		snprintf(buf, sizeof buf, "s%d", i);
+		pv_intern_str(p, buf);
+	}
+	CHECK_EQ(p->strings.n, 5002);
+	CHECK_STR(pv_str(p, pv_intern_str(p, "s4321")), "s4321");
+	CHECK_EQ(p->strings.n, 5002);
+	/* Locations are deduplicated by address and mapping. */
+	uint32_t l1 = pv_get_location(p, 0x10, PV_NONE);
+	CHECK_EQ(pv_get_location(p, 0x10, PV_NONE), l1);
+	CHECK(pv_get_location(p, 0x11, PV_NONE) != l1);
+	struct pv_mapping m = { .start = 0x1000, .limit = 0x2000 };
+	pv_add_mapping(p, &m);
+	CHECK_EQ(pv_find_mapping(p, 0x1fff), 0);
+	CHECK_EQ(pv_find_mapping(p, 0x2000), PV_NONE);
+	/* A string with a NUL is cut there. */
+	CHECK_STR(pv_str(p, pv_intern(p, "ab\0cd", 5)), "ab");
+	/* Validation catches a dangling index. */
+	struct pv_sample s = { 0, 1, PV_NONE, 0, { 1 } };
+	uint32_t bad = 12345;
+	s.loc_off = pv_add_stack(p, &bad, 1);
+	pv_add_sample(p, &s);
+	CHECK(pv_profile_validate(p, "test") < 0);
+	pv_profile_free(p);
+	pv_profile_free(NULL);
+}
+
+static void quiet_sink(enum pv_level level, const char *msg)
+{
+	(void)level;
+	(void)msg;
+}
+
+int main(void)
+{
+	pv_error_set_sink(quiet_sink);
+	test_model();
+	test_tree();
+	test_threads_and_tids();
+	test_granularity();
+	test_reports();
+	return check_done("test-calltree");
+}

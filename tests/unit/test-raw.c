@@ -1,0 +1,303 @@
+/* test-raw.c - the raw trace reader: round trip, truncation, garbage */
+#include "check.h"
+#include "error.h"
+#include "rawbuild.h"
+#include "raw-read.h"
+
+static int nerrors, nwarnings;
+static char last_msg[1024];
+
+static void sink(enum pv_level level, const char *msg)
+{
+	if (level == PV_LEVEL_ERROR)
+		nerrors++;
+	else if (level == PV_LEVEL_WARNING)
+		nwarnings++;
+	snprintf(last_msg, sizeof last_msg, "%s", msg);
+}
+
+static void reset_msgs(void)
+{
+	nerrors = nwarnings = 0;
+	last_msg[0] = '\0';
+}
+
+#define MAIN_LEAF 0x401010
+#define MID_RET 0x402021
+#define ROOT_RET 0x403031
+
+/* The reference trace; record_ends[] gets the end offset of every record. */
+static size_t build(struct rawbuf *r, size_t *record_ends, size_t *nrec, bool finish)
+{
+	static const uint64_t st1[] = { MAIN_LEAF, MID_RET, ROOT_RET };
+	static const uint64_t st2[] = { 0x401500, ROOT_RET };
+	size_t n = 0, samples = 0;
+
+	rb_header(r, "/nonexistent/app", 10000000);
+	rb_mapping(r, 0x400000, 0x500000, 0, "/nonexistent/app");
+	record_ends[n++] = r->len;
+	rb_mapping(r, 0x7f0000000000, 0x7f0000001000, 0, "[vdso]");
+	record_ends[n++] = r->len;
+	rb_thread(r, 100, "main");
+	record_ends[n++] = r->len;
+	rb_thread(r, 101, "worker");
+	record_ends[n++] = r->len;
+	/* A sample may refer to a stack written after it. */
+	rb_sample(r, 100, 7, NULL, 0, 1010000000, 10000000);
+	record_ends[n++] = r->len;
+	samples++;
+	rb_stack(r, 7, st1, 3);
+	record_ends[n++] = r->len;
+	for (int i = 0; i < 5; i++) {
+		rb_sample(r, 100, 7, NULL, 0, 1020000000 + i * 10000000ULL, 12000000);
+		record_ends[n++] = r->len;
+		samples++;
+	}
+	for (int i = 0; i < 4; i++) {
+		rb_sample(r, 101, 0, st2, 2, 1030000000 + i * 10000000ULL, 8000000);
+		record_ends[n++] = r->len;
+		samples++;
+	}
+	rb_lost(r, 3);
+	record_ends[n++] = r->len;
+	if (finish) {
+		rb_end(r, 1100000000, samples, 3);
+		record_ends[n++] = r->len;
+	}
+	*nrec = n;
+	return samples;
+}
+
+static void test_round_trip(void)
+{
+	struct rawbuf r = { 0 };
+	size_t ends[64], nrec;
+	size_t nsamples = build(&r, ends, &nrec, true);
+	struct pv_profile *p;
+
+	reset_msgs();
+	p = raw_read(r.b, r.len, "t.raw");
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	CHECK_EQ(nerrors, 0);
+	CHECK_EQ(nwarnings, 0);
+	CHECK(p->finished);
+	CHECK_EQ(p->nsamples, nsamples);
+	CHECK_EQ(p->lost, 3);
+	CHECK_EQ(p->pid, 4242);
+	CHECK_STR(pv_str(p, p->program), "/nonexistent/app");
+	CHECK_EQ(p->duration_ns, 100000000);
+	CHECK_EQ(p->period, 10000000);
+	CHECK_EQ(p->nvalues, 2);
+	CHECK_STR(pv_str(p, p->sample_types[0].type), "samples");
+	CHECK_STR(pv_str(p, p->sample_types[1].type), "cpu");
+	CHECK_STR(pv_str(p, p->sample_types[1].unit), "nanoseconds");
+	CHECK_EQ(pv_total(p, 0), 10);
+	CHECK_EQ(pv_total(p, 1), 10000000 + 5 * 12000000 + 4 * 8000000);
+	CHECK_EQ(p->nmappings, 2);
+	CHECK_EQ(p->mappings[1].kind, PV_MAP_VDSO);
+	CHECK_EQ(p->nthreads, 2);
+	CHECK_STR(pv_str(p, p->threads[0].name), "main");
+	CHECK_STR(pv_str(p, p->threads[1].name), "worker");
+	CHECK(pv_profile_validate(p, "t.raw") == 0);
+
+	/* The first sample: leaf as recorded, callers one byte back. */
+	const struct pv_sample *s = &p->samples[0];
+	CHECK_EQ(s->nlocs, 3);
+	const uint32_t *locs = pv_sample_locs(p, s);
+	CHECK_EQ(p->locations[locs[0]].address, MAIN_LEAF);
+	CHECK_EQ(p->locations[locs[1]].address, MID_RET - 1);
+	CHECK_EQ(p->locations[locs[2]].address, ROOT_RET - 1);
+	CHECK_EQ(p->locations[locs[0]].mapping, 0);
+	CHECK_EQ(p->threads[s->thread].tid, 100);
+	/* Samples of one stack share its stored locations. */
+	CHECK_EQ(p->samples[1].loc_off, s->loc_off);
+	/* ROOT_RET - 1 is one location whichever stack it came from. */
+	const struct pv_sample *w = &p->samples[6];
+	CHECK_EQ(pv_sample_locs(p, w)[1], locs[2]);
+	CHECK_EQ(p->threads[w->thread].tid, 101);
+	pv_profile_free(p);
+	free(r.b);
+}
+
+/* Cut the trace at every byte: the reader keeps every whole record before
+ * the cut, reports what it dropped, and never fails past the header. */
+static void test_truncation(void)
+{
+	struct rawbuf r = { 0 };
+	size_t ends[64], nrec;
+	build(&r, ends, &nrec, true);
+	size_t header = ends[0] - (sizeof(struct raw_mapping) + raw_pad(strlen("/nonexistent/app") + 1));
+	int bad = 0;
+
+	for (size_t cut = 0; cut <= r.len; cut++) {
+		unsigned char *copy = malloc(cut ? cut : 1);
+		memcpy(copy, r.b, cut);
+		reset_msgs();
+		struct pv_profile *p = raw_read(copy, cut, "cut.raw");
+		if (cut < header) {
+			if (p || nerrors != 1)
+				bad++;
+		} else {
+			size_t whole = header, k;
+			for (k = 0; k < nrec && ends[k] <= cut; k++)
+				whole = ends[k];
+			if (!p) {
+				bad++;
+			} else {
+				/* The sample before its stack (record 5) counts only
+				 * once the stack record is there. */
+				size_t expect = 0;
+				if (k >= 6)
+					expect = 1 + (k > 6 ? (k - 6 < 9 ? k - 6 : 9) : 0);
+				if (p->nsamples != expect || p->dropped_bytes != cut - whole ||
+				    p->finished != (cut == r.len) || nwarnings != (cut == r.len ? 0 : k == 5 ? 2 : 1) ||
+				    pv_profile_validate(p, "cut") != 0) {
+					if (bad < 5)
+						fprintf(stderr, "cut %zu: samples %zu (want %zu) dropped %" PRIu64
+							" (want %zu) warnings %d: %s\n", cut, p->nsamples, expect,
+							p->dropped_bytes, cut - whole, nwarnings, last_msg);
+					bad++;
+				}
+			}
+		}
+		pv_profile_free(p);
+		free(copy);
+	}
+	CHECK_EQ(bad, 0);
+	free(r.b);
+}
+
+/* A trace whose writer died: zeros after the last record. */
+static void test_unfinished(void)
+{
+	struct rawbuf r = { 0 };
+	size_t ends[64], nrec;
+	size_t nsamples = build(&r, ends, &nrec, false);
+
+	rb_zero(&r, 4096);
+	reset_msgs();
+	struct pv_profile *p = raw_read(r.b, r.len, "killed.raw");
+	CHECK(p != NULL);
+	if (p) {
+		CHECK(!p->finished);
+		CHECK_EQ(p->nsamples, nsamples);
+		CHECK_EQ(p->dropped_bytes, 0);
+		CHECK_EQ(p->lost, 3);
+		CHECK_EQ(nwarnings, 1);
+		CHECK_CONTAINS(last_msg, "not finished");
+	}
+	pv_profile_free(p);
+	free(r.b);
+}
+
+static void test_garbage(void)
+{
+	struct rawbuf r = { 0 };
+	size_t ends[64], nrec;
+	unsigned char junk[4096];
+	uint64_t x = 88172645463325252ULL;
+
+	for (size_t i = 0; i < sizeof junk; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		junk[i] = (unsigned char)x;
+	}
+	reset_msgs();
+	CHECK(raw_read(junk, sizeof junk, "junk") == NULL);
+	CHECK_EQ(nerrors, 1);
+	CHECK_CONTAINS(last_msg, "not a profview raw trace");
+	CHECK(!raw_detect(junk, sizeof junk));
+
+	/* A good header followed by garbage: the header is kept, the rest
+	 * dropped with one warning, never a crash. */
+	build(&r, ends, &nrec, true);
+	size_t header = ends[0] - (sizeof(struct raw_mapping) + raw_pad(strlen("/nonexistent/app") + 1));
+	for (int round = 0; round < 200; round++) {
+		struct rawbuf g = { 0 };
+		rb_put(&g, r.b, header);
+		for (int i = 0; i < 64; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			uint64_t v = x;
+			if (round % 2 == 0 && i % 2 == 0)
+				v = (v & 0xffff00000000ULL) | (1 + (v % 7)); /* plausible types */
+			rb_put(&g, &v, sizeof v);
+		}
+		reset_msgs();
+		struct pv_profile *p = raw_read(g.b, g.len, "garbage");
+		CHECK(p != NULL);
+		if (p)
+			CHECK(pv_profile_validate(p, "garbage") == 0);
+		pv_profile_free(p);
+		free(g.b);
+	}
+
+	/* A version from the future is refused with a hint. */
+	struct raw_header h;
+	memcpy(&h, r.b, sizeof h);
+	h.version = RAW_VERSION + 1;
+	memcpy(r.b, &h, sizeof h);
+	reset_msgs();
+	CHECK(raw_read(r.b, r.len, "new.raw") == NULL);
+	CHECK_CONTAINS(last_msg, "newer profview");
+	free(r.b);
+}
+
+/* Records of a type this reader does not know are skipped. */
+static void test_unknown_record(void)
+{
+	struct rawbuf r = { 0 };
+	static const uint64_t st[] = { 0x401000 };
+	struct { struct raw_rec h; uint64_t payload[3]; } unknown = { { 99, 32 }, { 1, 2, 3 } };
+
+	rb_header(&r, "/bin/x", 1000000);
+	rb_put(&r, &unknown, sizeof unknown);
+	rb_sample(&r, 1, 0, st, 1, 1, 1);
+	rb_end(&r, 2, 1, 0);
+	reset_msgs();
+	struct pv_profile *p = raw_read(r.b, r.len, "u.raw");
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ(p->nsamples, 1);
+		CHECK(p->finished);
+		CHECK_EQ(nwarnings, 0);
+	}
+	pv_profile_free(p);
+	free(r.b);
+}
+
+/* A sample whose stack never arrives is counted as lost, not invented. */
+static void test_missing_stack(void)
+{
+	struct rawbuf r = { 0 };
+
+	rb_header(&r, "/bin/x", 1000000);
+	rb_sample(&r, 1, 55, NULL, 0, 1, 1);
+	rb_end(&r, 2, 1, 0);
+	reset_msgs();
+	struct pv_profile *p = raw_read(r.b, r.len, "m.raw");
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ(p->nsamples, 0);
+		CHECK_EQ(p->lost, 1);
+		CHECK_EQ(nwarnings, 1);
+	}
+	pv_profile_free(p);
+	free(r.b);
+}
+
+int main(void)
+{
+	pv_error_set_sink(sink);
+	test_round_trip();
+	test_truncation();
+	test_unfinished();
+	test_garbage();
+	test_unknown_record();
+	test_missing_stack();
+	return check_done("test-raw");
+}
