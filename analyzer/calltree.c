@@ -213,14 +213,16 @@ static int cmp_nodes(const void *a, const void *b)
 	const struct ct_node *x = &sort_tree->nodes[*(const uint32_t *)a];
 	const struct ct_node *y = &sort_tree->nodes[*(const uint32_t *)b];
 
+	int64_t wx = ct_weight(sort_tree, x), wy = ct_weight(sort_tree, y);
+
+	if (wx != wy)
+		return wx > wy ? -1 : 1;
 	if (x->count != y->count)
 		return x->count > y->count ? -1 : 1;
-	if (x->value != y->value)
-		return x->value > y->value ? -1 : 1;
 	return x->frame < y->frame ? -1 : x->frame > y->frame;
 }
 
-/* Link every node's children in order of count, hottest first. */
+/* Link every node's children in order of weight, hottest first. */
 static int link_children(struct calltree *t)
 {
 	uint32_t *order = malloc((t->nnodes ? t->nnodes : 1) * sizeof *order);
@@ -378,7 +380,6 @@ const char *calltree_frame_where(const struct calltree *t, uint32_t frame, char 
 
 struct ct_flat_row *calltree_flat(struct calltree *t, size_t *nrows)
 {
-	const struct pv_profile *p = t->p;
 	struct ct_flat_row *rows = NULL;
 	uint64_t *seen = NULL;  /* per frame: last sample it was counted in, + 1 */
 	size_t cap_seen = 0;
@@ -392,7 +393,6 @@ struct ct_flat_row *calltree_flat(struct calltree *t, size_t *nrows)
 		pv_oom();
 		return NULL;
 	}
-	(void)p;
 	for (size_t i = 0; i < t->nframes; i++)
 		rows[i].frame = (uint32_t)i;
 	if (grow(&seen, &cap_seen, t->nframes ? t->nframes : 1, sizeof *seen) < 0) {

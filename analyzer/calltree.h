@@ -55,6 +55,15 @@ struct calltree {
 	uint32_t *scratch; size_t cap_scratch;
 };
 
+/* What shares and order are measured in: the profile's time value when it
+ * has one (a sample's CPU time since the thread's previous sample is right
+ * even where the kernel's timer ticks under-sample a thread that runs in
+ * short bursts), else the sample count. */
+static inline int64_t ct_weight(const struct calltree *t, const struct ct_node *n)
+{
+	return t->v_value != PV_NONE ? n->value : n->count;
+}
+
 /* Build the tree; NULL after an error.  The profile must stay alive and
  * unchanged while the tree is used. */
 struct calltree *calltree_build(const struct pv_profile *p, const struct ct_options *opt);
@@ -76,6 +85,14 @@ struct ct_flat_row {
 };
 /* Rows of every frame seen, unsorted; *n gets how many.  NULL on error. */
 struct ct_flat_row *calltree_flat(struct calltree *t, size_t *n);
+static inline int64_t ct_self_weight(const struct calltree *t, const struct ct_flat_row *r)
+{
+	return t->v_value != PV_NONE ? r->self_value : r->self_count;
+}
+static inline int64_t ct_cum_weight(const struct calltree *t, const struct ct_flat_row *r)
+{
+	return t->v_value != PV_NONE ? r->cum_value : r->cum_count;
+}
 
 /* Is thread index th selected by the options? */
 bool calltree_thread_selected(const struct pv_profile *p, const struct ct_options *opt, uint32_t th);

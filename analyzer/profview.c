@@ -3,6 +3,8 @@
 #include "error.h"
 #include "read.h"
 #include "report-text.h"
+#include "leaf.h"
+#include "modules.h"
 #include "symbolize.h"
 
 #include <errno.h>
@@ -154,7 +156,8 @@ int main(int argc, char **argv)
 	enum report_kind kind = REPORT_TREE;
 	struct ct_options copt = { .granularity = CT_FUNCTIONS };
 	struct report_options ropt = { 0 };
-	struct pv_symbolize_options sopt = { 0 };
+	struct pv_modules *mods = NULL;
+	bool quiet = false;
 	const char *output = NULL, *color = "auto";
 	uint32_t *tids = NULL;
 	size_t ntids = 0;
@@ -210,7 +213,7 @@ int main(int argc, char **argv)
 			color = optarg;
 			break;
 		case 'o': output = optarg; break;
-		case 'q': sopt.quiet = true; break;
+		case 'q': quiet = true; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("profview %s\n", PROFVIEW_VERSION); return 0;
 		default:
@@ -225,12 +228,13 @@ int main(int argc, char **argv)
 	copt.tids = tids;
 	copt.ntids = ntids;
 
-	pv_error_set_quiet(sopt.quiet);
+	pv_error_set_quiet(quiet);
 
 	p = pv_read_file(argv[optind]);
 	if (!p)
 		goto out;
-	if (pv_symbolize(p, &sopt) < 0)
+	mods = modules_new(p, quiet);
+	if (!mods || pv_settle_leaf_candidates(p, mods) < 0 || pv_symbolize(p, mods) < 0)
 		goto out;
 	t = calltree_build(p, &copt);
 	if (!t)
@@ -265,6 +269,7 @@ out:
 	if (out != stdout && fclose(out) != 0 && ret == 0)
 		ret = pv_error("cannot write '%s': %s", output, strerror(errno)) ? 1 : 1;
 	calltree_free(t);
+	modules_free(mods);
 	pv_profile_free(p);
 	free(tids);
 	return ret;

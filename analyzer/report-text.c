@@ -123,10 +123,10 @@ static void tree_line(FILE *out, const struct calltree *t, const struct ct_node 
 		      int indent, const struct report_options *o)
 {
 	char name[NAME_MAX_LEN], where[NAME_MAX_LEN];
-	int64_t total = t->nodes[0].count;
+	int64_t total = ct_weight(t, &t->nodes[0]);
 
 	node_label(t, nd, name, sizeof name, where, sizeof where);
-	fprintf(out, "%9" PRId64 " %6.1f%% %s%6.0f%s %9.1f  %*s%s", nd->count, pct(nd->count, total),
+	fprintf(out, "%9" PRId64 " %6.1f%% %s%6.0f%s %9.1f  %*s%s", nd->count, pct(ct_weight(t, nd), total),
 		dim_on(o), sqrt((double)nd->count), attr_off(o), nd->value / 1e6, 2 * indent, "", name);
 	if (where[0])
 		fprintf(out, "  %s%s%s", dim_on(o), where, attr_off(o));
@@ -147,8 +147,8 @@ int report_tree(FILE *out, const struct calltree *t, const struct report_options
 	stack = malloc(t->nnodes * sizeof *stack);
 	if (!stack)
 		return pv_oom();
-	fprintf(out, "%s  samples  total%%    ±√n %6s ms  function  location%s\n", bold_on(o),
-		strcmp(vname, "cpu") == 0 ? "CPU" : vname, attr_off(o));
+	fprintf(out, "%s  samples %6s%%    ±√n %6s ms  function  location%s\n", bold_on(o),
+		vname[0] ? vname : "total", strcmp(vname, "cpu") == 0 ? "CPU" : vname, attr_off(o));
 
 	/* Pre-order with an explicit stack, children pushed in reverse so the
 	 * hottest is printed first.  Hidden children of a node are summed in
@@ -165,17 +165,18 @@ int report_tree(FILE *out, const struct calltree *t, const struct report_options
 			uint32_t id = stack[--sp];
 			if (id & 0x80000000u) {
 				const struct ct_node *par = &nodes[id & 0x7fffffffu];
-				int64_t hc = 0, hv = 0;
+				int64_t hc = 0, hv = 0, hw = 0;
 				uint32_t hn = 0;
 				for (uint32_t c = par->first_child; c != PV_NONE; c = nodes[c].next_sibling)
 					if (!visible(o, &nodes[c], par->count)) {
 						hc += nodes[c].count;
 						hv += nodes[c].value;
+						hw += ct_weight(t, &nodes[c]);
 						hn++;
 					}
 				int indent = (int)par->depth;
 				fprintf(out, "%s%9" PRId64 " %6.1f%% %6.0f %9.1f  %*s[%u more below the %s]%s\n",
-					dim_on(o), hc, pct(hc, nodes[0].count), sqrt((double)hc), hv / 1e6,
+					dim_on(o), hc, pct(hw, ct_weight(t, &nodes[0])), sqrt((double)hc), hv / 1e6,
 					2 * indent, "", hn,
 					o->maxdepth > 0 && par->depth + 1 > (uint32_t)o->maxdepth ? "depth limit" :
 					"floor", attr_off(o));
@@ -212,10 +213,13 @@ static int cmp_rows(const void *a, const void *b)
 	char nx[NAME_MAX_LEN], ny[NAME_MAX_LEN];
 	int c;
 
+	int64_t sx = ct_self_weight(flat_tree, x), sy = ct_self_weight(flat_tree, y);
+	int64_t cx = ct_cum_weight(flat_tree, x), cy = ct_cum_weight(flat_tree, y);
+
 	switch (flat_sort) {
 	case SORT_CUM:
-		if (x->cum_count != y->cum_count)
-			return x->cum_count > y->cum_count ? -1 : 1;
+		if (cx != cy)
+			return cx > cy ? -1 : 1;
 		break;
 	case SORT_NAME:
 		calltree_frame_where(flat_tree, x->frame, nx, sizeof nx);
@@ -230,10 +234,10 @@ static int cmp_rows(const void *a, const void *b)
 			return c;
 		break;
 	default:
-		if (x->self_count != y->self_count)
-			return x->self_count > y->self_count ? -1 : 1;
-		if (x->cum_count != y->cum_count)
-			return x->cum_count > y->cum_count ? -1 : 1;
+		if (sx != sy)
+			return sx > sy ? -1 : 1;
+		if (cx != cy)
+			return cx > cy ? -1 : 1;
 		break;
 	}
 	calltree_frame_name(flat_tree, x->frame, nx, sizeof nx);
@@ -245,11 +249,11 @@ int report_flat(FILE *out, struct calltree *t, const struct report_options *o)
 {
 	size_t n;
 	struct ct_flat_row *rows = calltree_flat(t, &n);
-	int64_t total = t->nodes[0].count;
+	int64_t total = ct_weight(t, &t->nodes[0]);
 
 	if (!rows)
 		return -1;
-	if (total == 0) {
+	if (t->nodes[0].count == 0) {
 		fprintf(out, "no samples%s\n", o->tid_filter ? " in the selected threads" : "");
 		free(rows);
 		return 0;
@@ -257,8 +261,9 @@ int report_flat(FILE *out, struct calltree *t, const struct report_options *o)
 	flat_tree = t;
 	flat_sort = o->sort;
 	qsort(rows, n, sizeof *rows, cmp_rows);
-	fprintf(out, "%s     self  self%%      cum   cum%%    ±√n  function  location%s\n", bold_on(o),
-		attr_off(o));
+	const char *vname = t->v_value != PV_NONE ? pv_str(t->p, t->p->sample_types[t->v_value].type) : "";
+	fprintf(out, "%s     self %5s%%      cum %5s%%    ±√n  function  location%s\n", bold_on(o),
+		vname[0] ? vname : "self", vname[0] ? vname : "cum", attr_off(o));
 	for (size_t i = 0; i < n; i++) {
 		const struct ct_flat_row *r = &rows[i];
 		char name[NAME_MAX_LEN], where[NAME_MAX_LEN];
@@ -270,7 +275,7 @@ int report_flat(FILE *out, struct calltree *t, const struct report_options *o)
 		calltree_frame_name(t, r->frame, name, sizeof name);
 		calltree_frame_where(t, r->frame, where, sizeof where);
 		fprintf(out, "%9" PRId64 " %5.1f%% %8" PRId64 " %5.1f%% %s%6.0f%s  %s", r->self_count,
-			pct(r->self_count, total), r->cum_count, pct(r->cum_count, total), dim_on(o),
+			pct(ct_self_weight(t, r), total), r->cum_count, pct(ct_cum_weight(t, r), total), dim_on(o),
 			sqrt((double)r->self_count), attr_off(o), name);
 		if (where[0])
 			fprintf(out, "  %s%s%s", dim_on(o), where, attr_off(o));

@@ -61,6 +61,10 @@ struct pv_location {
 
 enum pv_sample_flags {
 	PV_SAMPLE_TRUNCATED = 1u << 0, /* the stack is known to be incomplete */
+	/* The second location is a candidate return address that only the
+	 * leaf's call frame information can confirm (see raw.h); reports must
+	 * not see a sample with this flag. */
+	PV_SAMPLE_LEAF_CANDIDATE = 1u << 1,
 };
 
 struct pv_sample {

@@ -28,7 +28,7 @@ bool raw_detect(const unsigned char *buf, size_t len)
 struct stack_ref {
 	uint32_t id;
 	uint32_t off, n;
-	bool truncated;
+	bool candidate;
 };
 
 struct reader {
@@ -43,6 +43,8 @@ struct reader {
 	size_t nstacks_slots, nstacks;
 
 	uint32_t *locs;               /* scratch for one stack */
+	uint32_t nlocs;               /* locations store_frames kept */
+	bool fp_candidate;            /* frames[1] is a candidate (raw.h) */
 	uint32_t v_count, v_cpu;
 	uint32_t last_tid, last_thread;
 	uint64_t end_time, last_time, start_mono;
@@ -304,22 +306,34 @@ static int stacks_grow(struct reader *rd)
 	return 0;
 }
 
-/* Turn raw addresses into a stored stack of locations. */
-static uint32_t store_frames(struct reader *rd, const unsigned char *frames, uint32_t n)
+/* Turn raw addresses into a stored stack of locations.  In a
+ * frame-pointer trace frames[1] is a candidate (see raw.h): dropped here
+ * when the collector left it 0, else kept and *candidate set. */
+static uint32_t store_frames(struct reader *rd, const unsigned char *frames, uint32_t n,
+			     bool *candidate)
 {
 	struct pv_profile *p = rd->p;
+	uint32_t k = 0;
 
+	*candidate = false;
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t a;
 		memcpy(&a, frames + 8 * (size_t)i, 8);
+		if (i == 1 && rd->fp_candidate) {
+			if (a == 0)
+				continue;
+			*candidate = true;
+		}
 		/* Callers' addresses are return addresses: step back into the call. */
 		if (i > 0 && a > 0)
 			a--;
-		rd->locs[i] = pv_get_location(p, a, pv_find_mapping(p, a));
-		if (rd->locs[i] == PV_NONE)
+		rd->locs[k] = pv_get_location(p, a, pv_find_mapping(p, a));
+		if (rd->locs[k] == PV_NONE)
 			return UINT32_MAX;
+		k++;
 	}
-	return pv_add_stack(p, rd->locs, n);
+	rd->nlocs = k;
+	return pv_add_stack(p, rd->locs, k);
 }
 
 static int stack_pass(struct reader *rd)
@@ -344,10 +358,11 @@ static int stack_pass(struct reader *rd)
 					pv_warn("'%s': stack id %u at byte %zu is defined twice; the first is kept",
 						rd->name, s->id, off);
 				} else {
-					at = store_frames(rd, r + sizeof *s, s->nframes);
+					bool cand;
+					at = store_frames(rd, r + sizeof *s, s->nframes, &cand);
 					if (at == UINT32_MAX)
 						return -1;
-					*slot = (struct stack_ref){ s->id, at, s->nframes, false };
+					*slot = (struct stack_ref){ s->id, at, rd->nlocs, cand };
 					rd->nstacks++;
 				}
 			}
@@ -379,16 +394,22 @@ static int sample_pass(struct reader *rd)
 				}
 				ps.loc_off = ref->off;
 				ps.nlocs = ref->n;
+				if (ref->candidate)
+					ps.flags |= PV_SAMPLE_LEAF_CANDIDATE;
 			} else {
-				ps.loc_off = store_frames(rd, r + sizeof *s, s->nframes);
+				bool cand;
+				ps.loc_off = store_frames(rd, r + sizeof *s, s->nframes, &cand);
 				if (ps.loc_off == UINT32_MAX)
 					return -1;
-				ps.nlocs = s->nframes;
+				ps.nlocs = rd->nlocs;
+				if (cand)
+					ps.flags |= PV_SAMPLE_LEAF_CANDIDATE;
 			}
 			ps.thread = thread_index(rd, s->tid);
 			if (ps.thread == PV_NONE)
 				return -1;
-			ps.flags = (s->flags & RAW_SAMPLE_TRUNCATED) ? PV_SAMPLE_TRUNCATED : 0;
+			if (s->flags & RAW_SAMPLE_TRUNCATED)
+				ps.flags |= PV_SAMPLE_TRUNCATED;
 			ps.values[rd->v_count] = 1;
 			ps.values[rd->v_cpu] = (int64_t)s->weight_ns;
 			if (pv_add_sample(p, &ps) < 0)
@@ -431,6 +452,7 @@ static int read_header(struct reader *rd)
 	p->time_ns = (int64_t)hd.start_realtime_ns;
 	p->period = (int64_t)hd.period_ns;
 	rd->start_mono = hd.start_monotonic_ns;
+	rd->fp_candidate = hd.unwind == RAW_UNWIND_FP;
 	rd->v_count = pv_add_value_type(p, "samples", "count");
 	rd->v_cpu = pv_add_value_type(p, hd.clock == RAW_CLOCK_WALL ? "wall" : "cpu", "nanoseconds");
 	p->period_type.type = pv_intern_str(p, hd.clock == RAW_CLOCK_WALL ? "wall" : "cpu");

@@ -32,7 +32,12 @@ enum raw_clock {
 };
 
 enum raw_unwind {
-	RAW_UNWIND_FP = 1, /* frames from a frame-pointer walk */
+	/* Frames from a frame-pointer walk.  frames[1] is the word at the
+	 * stack pointer when it pointed into code, else 0: the return address
+	 * of a leaf that has not set up its frame, which the walk would skip.
+	 * A reader keeps it only where the leaf's call frame information says
+	 * the return address is at the stack pointer. */
+	RAW_UNWIND_FP = 1,
 };
 
 struct raw_header {

@@ -231,7 +231,7 @@ int mappings_write(void)
 	return count;
 }
 
-int mappings_writable(uintptr_t (*ranges)[2], int cap)
+int mappings_ranges(uintptr_t (*ranges)[2], int cap, int executable)
 {
 	char *maps = mappings_read_maps(), *line;
 	int n = 0;
@@ -243,7 +243,8 @@ int mappings_writable(uintptr_t (*ranges)[2], int cap)
 		char perms[8];
 
 		if (sscanf(line, "%llx-%llx %7s", &start, &end, perms) == 3 &&
-		    perms[0] == 'r' && perms[1] == 'w' && perms[3] == 'p') {
+		    (executable ? perms[2] == 'x'
+				: perms[0] == 'r' && perms[1] == 'w' && perms[3] == 'p')) {
 			ranges[n][0] = (uintptr_t)start;
 			ranges[n][1] = (uintptr_t)end;
 			n++;

@@ -52,6 +52,7 @@
 #define PRELOAD_FOREIGN_MAX 64
 #define PRELOAD_SMALL_FRAMES 64
 #define PRELOAD_RANGES_MAX 4096
+#define PRELOAD_CODE_MAX 1024
 #define PRELOAD_QUIESCE_NS 2000000000ull
 
 #ifndef sigev_notify_thread_id
@@ -110,6 +111,8 @@ static struct {
 	int nforeign;
 	uintptr_t ranges[PRELOAD_RANGES_MAX][2]; /* writable mappings at start */
 	int nranges;
+	uintptr_t code[PRELOAD_CODE_MAX][2];     /* executable mappings at start */
+	int ncode;
 
 	/* The SIGPROF action the program believes it has installed. */
 	struct sigaction app_action[2];
@@ -238,9 +241,34 @@ static void preload_read_comm(pid_t tid, char name[16])
 
 /* ---- the signal handler ---- */
 
+/* Could v be a return address: does it point into code mapped at start?
+ * Binary search over the sorted ranges.  Signal-safe. */
+static int preload_is_code(uintptr_t v)
+{
+	int lo = 0, hi = preload.ncode;
+
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (v < preload.code[mid][0])
+			hi = mid;
+		else if (v >= preload.code[mid][1])
+			lo = mid + 1;
+		else
+			return 1;
+	}
+	return 0;
+}
+
 /* Walks the frame-pointer chain from the interrupted context.  Only frame
  * pointers that are 8-aligned, inside [lo, hi) and strictly increasing are
- * dereferenced. */
+ * dereferenced.
+ *
+ * frames[1] is the word at the stack pointer when it points into code, else
+ * 0: a leaf function that has not set up a frame (gcc makes none in a leaf
+ * that uses no stack, and none exists at a function's first instruction)
+ * still has its return address there, and the frame-pointer chain skips
+ * its caller.  The analyzer keeps the word only where the leaf's call frame
+ * information says the return address is at the stack pointer. */
 static uint32_t preload_unwind(const ucontext_t *uc, uintptr_t lo, uintptr_t hi,
 			       uint64_t *frames, uint32_t cap, uint32_t *flags)
 {
@@ -250,8 +278,14 @@ static uint32_t preload_unwind(const ucontext_t *uc, uintptr_t lo, uintptr_t hi,
 	uint32_t n = 0;
 
 	frames[n++] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
-	if (sp < lo || sp >= hi)
+	if (sp < lo || sp >= hi || hi - sp < 8 || (sp & 7) != 0) {
+		frames[n++] = 0;
 		return n;
+	}
+	{
+		uintptr_t top = *(const uintptr_t *)sp;
+		frames[n++] = preload_is_code(top) ? top : 0;
+	}
 	prev = sp - 1;
 	while (fp > prev && (fp & 7) == 0 && fp >= sp && fp <= hi - 16) {
 		const uintptr_t *f = (const uintptr_t *)fp;
@@ -562,7 +596,7 @@ static void preload_adopt_existing(void)
 		if (tid <= 0 || tid == self)
 			continue;
 		if (preload.nforeign == 0 && preload.nranges == 0)
-			preload.nranges = mappings_writable(preload.ranges, PRELOAD_RANGES_MAX);
+			preload.nranges = mappings_ranges(preload.ranges, PRELOAD_RANGES_MAX, 0);
 		if (clock_gettime(preload_thread_clock(tid), &ts) != 0)
 			continue;
 		first = preload_random(preload.period_ns);
@@ -701,6 +735,7 @@ static void preload_init(void)
 		return;
 	}
 	mappings_write();
+	preload.ncode = mappings_ranges(preload.code, PRELOAD_CODE_MAX, 1);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = preload_on_sigprof;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;

@@ -62,8 +62,9 @@ uint32_t stacktab_intern(const uint64_t *frames, uint32_t n);
  * /proc/self/maps, with build ids.  Not signal-safe; returns the number of
  * records written or -1. */
 int mappings_write(void);
-/* Stores the [start, end) of up to cap writable private mappings of
- * /proc/self/maps in ranges; returns how many. */
-int mappings_writable(uintptr_t (*ranges)[2], int cap);
+/* Stores the [start, end) of up to cap mappings of /proc/self/maps in
+ * ranges, in address order: the executable ones when executable is set,
+ * else the writable private ones.  Returns how many. */
+int mappings_ranges(uintptr_t (*ranges)[2], int cap, int executable);
 
 #endif

@@ -111,6 +111,8 @@ static void test_round_trip(void)
 	CHECK_EQ(p->locations[locs[2]].address, ROOT_RET - 1);
 	CHECK_EQ(p->locations[locs[0]].mapping, 0);
 	CHECK_EQ(p->threads[s->thread].tid, 100);
+	/* Frame-pointer stacks: the second frame is only a candidate. */
+	CHECK(s->flags & PV_SAMPLE_LEAF_CANDIDATE);
 	/* Samples of one stack share its stored locations. */
 	CHECK_EQ(p->samples[1].loc_off, s->loc_off);
 	/* ROOT_RET - 1 is one location whichever stack it came from. */
@@ -270,6 +272,30 @@ static void test_unknown_record(void)
 	free(r.b);
 }
 
+/* A zero second frame (nothing at the stack pointer looked like code) is
+ * dropped, and the stack is no candidate then. */
+static void test_leaf_candidate(void)
+{
+	struct rawbuf r = { 0 };
+	static const uint64_t st[] = { 0x401000, 0, 0x402001, 0x403001 };
+
+	rb_header(&r, "/bin/x", 1000000);
+	rb_stack(&r, 1, st, 4);
+	rb_sample(&r, 1, 1, NULL, 0, 1, 1);
+	rb_sample(&r, 1, 0, st, 4, 1, 1);
+	rb_end(&r, 2, 2, 0);
+	struct pv_profile *p = raw_read(r.b, r.len, "c.raw");
+	CHECK(p != NULL);
+	for (size_t i = 0; p && i < p->nsamples; i++) {
+		const struct pv_sample *s = &p->samples[i];
+		CHECK_EQ(s->nlocs, 3);
+		CHECK(!(s->flags & PV_SAMPLE_LEAF_CANDIDATE));
+		CHECK_EQ(p->locations[pv_sample_locs(p, s)[1]].address, 0x402000);
+	}
+	pv_profile_free(p);
+	free(r.b);
+}
+
 /* A sample whose stack never arrives is counted as lost, not invented. */
 static void test_missing_stack(void)
 {
@@ -299,5 +325,6 @@ int main(void)
 	test_garbage();
 	test_unknown_record();
 	test_missing_stack();
+	test_leaf_candidate();
 	return check_done("test-raw");
 }

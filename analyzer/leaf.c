@@ -1,0 +1,121 @@
+/* leaf.c - decide, with the leaf's CFI, whether the word at the stack
+ * pointer is its caller
+ *
+ * A frame-pointer walk starts from the frame the leaf set up.  A leaf that
+ * set up none (gcc makes none in a leaf that uses no stack, and no function
+ * has one at its first instruction) leaves the frame pointer at its
+ * caller's frame, so the walk goes straight to the caller's caller.  The
+ * collector saves the word at the stack pointer; where the leaf's CFA is
+ * the stack pointer + 8 the return address is exactly that word.
+ */
+#include "leaf.h"
+#include "error.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <stdlib.h>
+
+#define X86_64_RSP 7 /* DWARF register number */
+
+enum { UNKNOWN = 0, KEEP, DROP };
+
+/* Is the return address at the stack pointer when the program counter is
+ * at module address a? */
+static bool ra_at_sp(Dwfl_Module *mod, GElf_Addr a)
+{
+	Dwarf_Addr bias;
+	Dwarf_CFI *cfi = dwfl_module_eh_cfi(mod, &bias);
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Op *ops;
+	size_t nops;
+	bool yes = false;
+
+	if (!cfi || dwarf_cfi_addrframe(cfi, a - bias, &frame) != 0) {
+		cfi = dwfl_module_dwarf_cfi(mod, &bias);
+		if (!cfi || dwarf_cfi_addrframe(cfi, a - bias, &frame) != 0)
+			return false;
+	}
+	if (dwarf_frame_cfa(frame, &ops, &nops) == 0 && nops == 1 && ops[0].atom == DW_OP_bregx &&
+	    ops[0].number == X86_64_RSP && ops[0].number2 == 8)
+		yes = true;
+	free(frame);
+	return yes;
+}
+
+struct remap {
+	uint32_t *keys, *vals; /* loc_off + 1 -> new loc_off */
+	size_t n;
+};
+
+int pv_settle_leaf_candidates(struct pv_profile *p, struct pv_modules *mods)
+{
+	unsigned char *decision = NULL;
+	struct remap rm = { 0 };
+	uint32_t *buf = NULL;
+	size_t cap = 0;
+	int ret = -1;
+
+	decision = calloc(p->nlocations ? p->nlocations : 1, 1);
+	rm.n = 1024;
+	while (rm.n < p->nsamples * 2)
+		rm.n *= 2;
+	rm.keys = calloc(rm.n, sizeof *rm.keys);
+	rm.vals = calloc(rm.n, sizeof *rm.vals);
+	if (!decision || !rm.keys || !rm.vals) {
+		pv_oom();
+		goto out;
+	}
+	for (size_t i = 0; i < p->nsamples; i++) {
+		struct pv_sample *s = &p->samples[i];
+		const uint32_t *locs;
+		uint32_t leaf;
+
+		if (!(s->flags & PV_SAMPLE_LEAF_CANDIDATE))
+			continue;
+		s->flags &= ~(uint32_t)PV_SAMPLE_LEAF_CANDIDATE;
+		if (s->nlocs < 2)
+			continue;
+		locs = pv_sample_locs(p, s);
+		leaf = locs[0];
+		if (decision[leaf] == UNKNOWN) {
+			const struct pv_location *l = &p->locations[leaf];
+			GElf_Addr a;
+			Dwfl_Module *mod = modules_find(mods, l->mapping, l->address, &a);
+			decision[leaf] = mod && ra_at_sp(mod, a) ? KEEP : DROP;
+		}
+		if (decision[leaf] == KEEP)
+			continue;
+		/* Samples of one stored stack share its new copy. */
+		size_t h = (s->loc_off * 0x9e3779b1u) & (rm.n - 1);
+		while (rm.keys[h] && rm.keys[h] != s->loc_off + 1)
+			h = (h + 1) & (rm.n - 1);
+		if (!rm.keys[h]) {
+			if (cap < s->nlocs) {
+				cap = s->nlocs;
+				free(buf);
+				buf = malloc(cap * sizeof *buf);
+				if (!buf) {
+					pv_oom();
+					goto out;
+				}
+			}
+			buf[0] = locs[0];
+			for (uint32_t j = 2; j < s->nlocs; j++)
+				buf[j - 1] = locs[j];
+			uint32_t off = pv_add_stack(p, buf, s->nlocs - 1);
+			if (off == UINT32_MAX)
+				goto out;
+			rm.keys[h] = s->loc_off + 1;
+			rm.vals[h] = off;
+		}
+		s->loc_off = rm.vals[h];
+		s->nlocs--;
+	}
+	ret = 0;
+out:
+	free(decision);
+	free(rm.keys);
+	free(rm.vals);
+	free(buf);
+	return ret;
+}

@@ -1,0 +1,29 @@
+/* modules.h - the ELF files a profile maps, opened once with libdwfl
+ *
+ * A runtime address becomes a file offset through the recorded mapping,
+ * and the file offset an address in the module (the ELF's virtual address
+ * plus the module's bias) through the file's PT_LOAD headers, so PIE, ASLR
+ * and libraries mapped anywhere are all the same case.  Separate debug
+ * info is found the standard way (build-id under /usr/lib/debug/.build-id/,
+ * .gnu_debuglink).
+ */
+#ifndef PROFVIEW_MODULES_H
+#define PROFVIEW_MODULES_H
+
+#include "profile.h"
+
+#include <elfutils/libdwfl.h>
+
+struct pv_modules;
+
+/* A cache over the mappings of p (which must outlive it).  quiet: no
+ * warnings about files that cannot be read.  NULL when out of memory. */
+struct pv_modules *modules_new(struct pv_profile *p, bool quiet);
+void modules_free(struct pv_modules *m);
+
+/* The module holding runtime address addr of mapping mi, and the address
+ * in the module's terms in *maddr; NULL when the mapping is not a file or
+ * the file cannot be read (warned about once).  Valid until modules_free. */
+Dwfl_Module *modules_find(struct pv_modules *m, uint32_t mi, uint64_t addr, GElf_Addr *maddr);
+
+#endif
