@@ -160,11 +160,12 @@ static struct module *module_for_mapping(struct pv_modules *ms, uint32_t mi)
 	return m;
 }
 
-Dwfl_Module *modules_find(struct pv_modules *ms, uint32_t mi, uint64_t addr, GElf_Addr *maddr)
+/* The PT_LOAD segment holding runtime address addr of mapping mi. */
+static const GElf_Phdr *segment_of(struct pv_modules *ms, uint32_t mi, uint64_t addr,
+				   struct module **mp, uint64_t *off)
 {
 	const struct pv_mapping *map;
 	struct module *m;
-	uint64_t off;
 
 	if (mi == PV_NONE || mi >= ms->nmappings)
 		return NULL;
@@ -172,13 +173,38 @@ Dwfl_Module *modules_find(struct pv_modules *ms, uint32_t mi, uint64_t addr, GEl
 	if (!m || !m->mod)
 		return NULL;
 	map = &ms->p->mappings[mi];
-	off = addr - map->start + map->offset;
+	*off = addr - map->start + map->offset;
+	*mp = m;
 	for (size_t i = 0; i < m->nloads; i++) {
 		const GElf_Phdr *ph = &m->loads[i];
-		if (off >= ph->p_offset && off < ph->p_offset + ph->p_filesz) {
-			*maddr = off - ph->p_offset + ph->p_vaddr + m->bias;
-			return m->mod;
-		}
+		if (*off >= ph->p_offset && *off < ph->p_offset + ph->p_filesz)
+			return ph;
 	}
 	return NULL;
+}
+
+Dwfl_Module *modules_find(struct pv_modules *ms, uint32_t mi, uint64_t addr, GElf_Addr *maddr)
+{
+	struct module *m;
+	uint64_t off;
+	const GElf_Phdr *ph = segment_of(ms, mi, addr, &m, &off);
+
+	if (!ph)
+		return NULL;
+	*maddr = off - ph->p_offset + ph->p_vaddr + m->bias;
+	return m->mod;
+}
+
+bool modules_file_vaddr(struct pv_modules *ms, uint32_t mi, uint64_t addr, const char **path,
+			uint64_t *vaddr)
+{
+	struct module *m;
+	uint64_t off;
+	const GElf_Phdr *ph = segment_of(ms, mi, addr, &m, &off);
+
+	if (!ph)
+		return false;
+	*vaddr = off - ph->p_offset + ph->p_vaddr;
+	*path = pv_str(ms->p, m->file);
+	return true;
 }

@@ -26,4 +26,11 @@ void modules_free(struct pv_modules *m);
  * the file cannot be read (warned about once).  Valid until modules_free. */
 Dwfl_Module *modules_find(struct pv_modules *m, uint32_t mi, uint64_t addr, GElf_Addr *maddr);
 
+/* The path of the file mapping mi maps and the ELF virtual address (as in
+ * its program and section headers, no load bias) of runtime address addr;
+ * false when the mapping is not a readable ELF file or addr is in no
+ * PT_LOAD segment.  *path is valid until modules_free. */
+bool modules_file_vaddr(struct pv_modules *m, uint32_t mi, uint64_t addr, const char **path,
+			uint64_t *vaddr);
+
 #endif

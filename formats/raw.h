@@ -38,6 +38,9 @@ enum raw_unwind {
 	 * A reader keeps it only where the leaf's call frame information says
 	 * the return address is at the stack pointer. */
 	RAW_UNWIND_FP = 1,
+	/* Samples carry registers and a copy of the top of the stack
+	 * (RAW_SAMPLE_REGS), unwound offline with the ELF files' CFI. */
+	RAW_UNWIND_DWARF = 2,
 };
 
 struct raw_header {
@@ -64,6 +67,7 @@ enum raw_type {
 	RAW_LOST = 5,
 	RAW_THREAD_EXIT = 6,
 	RAW_END = 7,
+	RAW_SAMPLE_REGS = 8,
 };
 
 struct raw_rec {
@@ -120,6 +124,7 @@ _Static_assert(sizeof(struct raw_stack) == 16, "raw_stack is 16 bytes");
 enum raw_sample_flags {
 	RAW_SAMPLE_TRUNCATED = 1u << 0, /* the walk stopped at RAW_MAX_FRAMES */
 	RAW_SAMPLE_RUNNING = 1u << 1,   /* the thread was on a CPU */
+	RAW_SAMPLE_STACK_PARTIAL = 1u << 2, /* the stack copy stops short of the stack top */
 };
 
 /* One sample.  stack_id refers to a RAW_STACK record (which may come later
@@ -136,6 +141,27 @@ struct raw_sample {
 	uint32_t nframes;      /* inline frames, 0 when stack_id != 0 */
 };
 _Static_assert(sizeof(struct raw_sample) == 40, "raw_sample is 40 bytes");
+
+/* x86-64 registers in DWARF numbering: rax rdx rcx rbx rsi rdi rbp rsp
+ * r8-r15, then the return address column (rip). */
+#define RAW_REG_RSP 7
+#define RAW_REG_RIP 16
+#define RAW_NREGS 17
+
+/* A sample to be unwound offline: followed by nregs uint64 registers
+ * (RAW_NREGS, DWARF numbering) and stack_len bytes copied from the stack
+ * pointer upwards, padded to 8.  The copy stops at the thread's stack top
+ * or at the collector's --stack-size, whichever comes first. */
+struct raw_sample_regs {
+	struct raw_rec h;
+	uint32_t tid;
+	uint32_t flags;        /* enum raw_sample_flags */
+	uint64_t time_ns;      /* monotonic */
+	uint64_t weight_ns;    /* the thread's CPU time since its last sample */
+	uint32_t nregs;
+	uint32_t stack_len;
+};
+_Static_assert(sizeof(struct raw_sample_regs) == 40, "raw_sample_regs is 40 bytes");
 
 /* Samples the collector could not store. */
 struct raw_lost {
