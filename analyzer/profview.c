@@ -6,6 +6,7 @@
 #include "leaf.h"
 #include "modules.h"
 #include "symbolize.h"
+#include "unwind-dwarf.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -157,6 +158,9 @@ int main(int argc, char **argv)
 	struct ct_options copt = { .granularity = CT_FUNCTIONS };
 	struct report_options ropt = { 0 };
 	struct pv_modules *mods = NULL;
+	struct pv_unwinder *unwinder = NULL;
+	struct raw_unwinder uw;
+	struct pv_read_options ropts = { 0 };
 	bool quiet = false;
 	const char *output = NULL, *color = "auto";
 	uint32_t *tids = NULL;
@@ -230,7 +234,12 @@ int main(int argc, char **argv)
 
 	pv_error_set_quiet(quiet);
 
-	p = pv_read_file(argv[optind]);
+	unwinder = unwinder_new(quiet);
+	if (!unwinder)
+		goto out;
+	unwinder_interface(unwinder, &uw);
+	ropts.unwinder = &uw;
+	p = pv_read_file(argv[optind], &ropts);
 	if (!p)
 		goto out;
 	mods = modules_new(p, quiet);
@@ -270,6 +279,7 @@ out:
 		ret = pv_error("cannot write '%s': %s", output, strerror(errno)) ? 1 : 1;
 	calltree_free(t);
 	modules_free(mods);
+	unwinder_free(unwinder);
 	pv_profile_free(p);
 	free(tids);
 	return ret;

@@ -31,6 +31,11 @@ struct stack_ref {
 	bool candidate;
 };
 
+struct stack_key {
+	uint64_t hash;
+	uint32_t off, n;
+};
+
 struct reader {
 	const unsigned char *buf;
 	size_t len;
@@ -45,6 +50,11 @@ struct reader {
 	uint32_t *locs;               /* scratch for one stack */
 	uint32_t nlocs;               /* locations store_frames kept */
 	bool fp_candidate;            /* frames[1] is a candidate (raw.h) */
+	const struct raw_unwinder *uw;
+	uint64_t *unwound;            /* scratch for unwound frames */
+	uint64_t not_unwound;         /* register samples read without an unwinder */
+	struct stack_key *dedup;      /* stored stacks by content */
+	size_t ndedup_slots, ndedup;
 	uint32_t v_count, v_cpu;
 	uint32_t last_tid, last_thread;
 	uint64_t end_time, last_time, start_mono;
@@ -64,6 +74,7 @@ static const char *type_name(uint32_t t)
 	case RAW_LOST: return "lost";
 	case RAW_THREAD_EXIT: return "thread-exit";
 	case RAW_END: return "end";
+	case RAW_SAMPLE_REGS: return "sample-regs";
 	default: return "unknown";
 	}
 }
@@ -87,6 +98,7 @@ static size_t min_size(uint32_t type)
 	case RAW_LOST: return sizeof(struct raw_lost);
 	case RAW_THREAD_EXIT: return sizeof(struct raw_thread_exit);
 	case RAW_END: return sizeof(struct raw_end);
+	case RAW_SAMPLE_REGS: return sizeof(struct raw_sample_regs);
 	default: return sizeof(struct raw_rec);
 	}
 }
@@ -110,6 +122,11 @@ static bool record_fits(const unsigned char *r, uint32_t type, uint32_t size)
 		const struct raw_sample *s = (const void *)r;
 		return s->nframes <= RAW_MAX_FRAMES &&
 		       (uint64_t)s->nframes * 8 <= size - sizeof *s;
+	}
+	case RAW_SAMPLE_REGS: {
+		const struct raw_sample_regs *s = (const void *)r;
+		return s->nregs >= RAW_NREGS && s->nregs <= 64 &&
+		       (uint64_t)s->nregs * 8 + s->stack_len <= size - sizeof *s;
 	}
 	default:
 		return true;
@@ -306,6 +323,54 @@ static int stacks_grow(struct reader *rd)
 	return 0;
 }
 
+/* Store a stack of locations once: samples with the same frames share it. */
+static uint32_t dedup_stack(struct reader *rd, const uint32_t *locs, uint32_t n)
+{
+	struct pv_profile *p = rd->p;
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
+	size_t mask, i;
+
+	for (uint32_t j = 0; j < n; j++) {
+		h ^= locs[j];
+		h *= 0xff51afd7ed558ccdULL;
+		h ^= h >> 32;
+	}
+	if ((rd->ndedup + 1) * 2 > rd->ndedup_slots) {
+		size_t nn = rd->ndedup_slots ? rd->ndedup_slots * 2 : 4096;
+		struct stack_key *t = calloc(nn, sizeof *t);
+		if (!t) {
+			pv_oom();
+			return UINT32_MAX;
+		}
+		for (size_t k = 0; k < rd->ndedup_slots; k++) {
+			const struct stack_key *e = &rd->dedup[k];
+			if (!e->hash)
+				continue;
+			size_t j = e->hash & (nn - 1);
+			while (t[j].hash)
+				j = (j + 1) & (nn - 1);
+			t[j] = *e;
+		}
+		free(rd->dedup);
+		rd->dedup = t;
+		rd->ndedup_slots = nn;
+	}
+	h |= 1; /* 0 marks an empty slot */
+	mask = rd->ndedup_slots - 1;
+	for (i = h & mask; rd->dedup[i].hash; i = (i + 1) & mask) {
+		const struct stack_key *e = &rd->dedup[i];
+		if (e->hash == h && e->n == n &&
+		    memcmp(p->stack_locs + e->off, locs, n * sizeof *locs) == 0)
+			return e->off;
+	}
+	uint32_t off = pv_add_stack(p, locs, n);
+	if (off == UINT32_MAX)
+		return off;
+	rd->dedup[i] = (struct stack_key){ h, off, n };
+	rd->ndedup++;
+	return off;
+}
+
 /* Turn raw addresses into a stored stack of locations.  In a
  * frame-pointer trace frames[1] is a candidate (see raw.h): dropped here
  * when the collector left it 0, else kept and *candidate set. */
@@ -333,7 +398,7 @@ static uint32_t store_frames(struct reader *rd, const unsigned char *frames, uin
 		k++;
 	}
 	rd->nlocs = k;
-	return pv_add_stack(p, rd->locs, k);
+	return dedup_stack(rd, rd->locs, k);
 }
 
 static int stack_pass(struct reader *rd)
@@ -372,6 +437,48 @@ static int stack_pass(struct reader *rd)
 	return 0;
 }
 
+/* A sample with registers and a stack copy: unwound by the analyzer's
+ * unwinder, or, without one, its program counter alone (truncated). */
+static int regs_sample(struct reader *rd, const struct raw_sample_regs *s)
+{
+	struct pv_profile *p = rd->p;
+	const uint64_t *regs = (const void *)(s + 1);
+	const unsigned char *stack = (const unsigned char *)(regs + s->nregs);
+	struct pv_sample ps = { 0 };
+	bool complete = false;
+	int n = 0;
+
+	if (rd->uw)
+		n = rd->uw->unwind(rd->uw->ctx, regs, s->nregs, stack, s->stack_len, rd->unwound,
+				   RAW_MAX_FRAMES, &complete);
+	if (n < 0)
+		return -1;
+	if (n == 0) {
+		if (!rd->uw)
+			rd->not_unwound++;
+		rd->unwound[0] = regs[RAW_REG_RIP];
+		n = 1;
+		complete = false;
+	}
+	bool cand;
+	ps.loc_off = store_frames(rd, (const unsigned char *)rd->unwound, (uint32_t)n, &cand);
+	if (ps.loc_off == UINT32_MAX)
+		return -1;
+	ps.nlocs = rd->nlocs;
+	ps.thread = thread_index(rd, s->tid);
+	if (ps.thread == PV_NONE)
+		return -1;
+	if (!complete || (s->flags & RAW_SAMPLE_TRUNCATED))
+		ps.flags |= PV_SAMPLE_TRUNCATED;
+	ps.values[rd->v_count] = 1;
+	ps.values[rd->v_cpu] = (int64_t)s->weight_ns;
+	if (pv_add_sample(p, &ps) < 0)
+		return -1;
+	if (s->time_ns > rd->last_time)
+		rd->last_time = s->time_ns;
+	return 0;
+}
+
 static int sample_pass(struct reader *rd)
 {
 	struct pv_profile *p = rd->p;
@@ -381,7 +488,10 @@ static int sample_pass(struct reader *rd)
 		struct raw_rec h;
 
 		memcpy(&h, r, sizeof h);
-		if (h.type == RAW_SAMPLE) {
+		if (h.type == RAW_SAMPLE_REGS) {
+			if (regs_sample(rd, (const void *)r) < 0)
+				return -1;
+		} else if (h.type == RAW_SAMPLE) {
 			const struct raw_sample *s = (const void *)r;
 			struct pv_sample ps = { 0 };
 
@@ -462,21 +572,26 @@ static int read_header(struct reader *rd)
 	return 0;
 }
 
-struct pv_profile *raw_read(const unsigned char *buf, size_t len, const char *name)
+struct pv_profile *raw_read(const unsigned char *buf, size_t len, const char *name,
+			   const struct raw_unwinder *uw)
 {
-	struct reader rd = { .buf = buf, .len = len, .name = name, .last_thread = PV_NONE };
+	struct reader rd = { .buf = buf, .len = len, .name = name, .last_thread = PV_NONE, .uw = uw };
 	struct pv_profile *p = pv_profile_new();
 
 	if (!p)
 		return NULL;
 	rd.p = p;
 	rd.locs = malloc(RAW_MAX_FRAMES * sizeof *rd.locs);
-	if (!rd.locs) {
+	rd.unwound = malloc(RAW_MAX_FRAMES * sizeof *rd.unwound);
+	if (!rd.locs || !rd.unwound) {
 		pv_oom();
 		goto fail;
 	}
-	if (read_header(&rd) < 0 || check_framing(&rd) < 0 || first_pass(&rd) < 0 ||
-	    stack_pass(&rd) < 0 || sample_pass(&rd) < 0)
+	if (read_header(&rd) < 0 || check_framing(&rd) < 0 || first_pass(&rd) < 0)
+		goto fail;
+	if (uw && uw->prepare && uw->prepare(uw->ctx, p) < 0)
+		goto fail;
+	if (stack_pass(&rd) < 0 || sample_pass(&rd) < 0)
 		goto fail;
 
 	p->finished = rd.have_end;
@@ -487,6 +602,9 @@ struct pv_profile *raw_read(const unsigned char *buf, size_t len, const char *na
 		uint64_t end = rd.have_end ? rd.end_time : rd.last_time;
 		p->duration_ns = end > rd.start_mono ? (int64_t)(end - rd.start_mono) : 0;
 	}
+	if (rd.not_unwound)
+		pv_warn("'%s': %" PRIu64 " samples need DWARF unwinding, which this reader cannot do; only their leaf is shown",
+			name, rd.not_unwound);
 	if (rd.unresolved) {
 		pv_warn("'%s': %" PRIu64 " samples refer to stacks missing from the trace; they are not counted",
 			name, rd.unresolved);
@@ -499,11 +617,15 @@ struct pv_profile *raw_read(const unsigned char *buf, size_t len, const char *na
 		pv_warn("'%s': trace was not finished (the program was killed or left without running its exit handlers); read %zu samples up to %.3f s",
 			name, p->nsamples, p->duration_ns / 1e9);
 	free(rd.locs);
+	free(rd.unwound);
 	free(rd.stacks);
+	free(rd.dedup);
 	return p;
 fail:
 	free(rd.locs);
+	free(rd.unwound);
 	free(rd.stacks);
+	free(rd.dedup);
 	pv_profile_free(p);
 	return NULL;
 }

@@ -6,14 +6,33 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Does buf start like a raw trace? */
 bool raw_detect(const unsigned char *buf, size_t len);
 
+/* Unwinds the samples that carry registers and a stack copy (a DWARF-mode
+ * trace).  The formats library knows no DWARF: the analyzer provides it. */
+struct raw_unwinder {
+	void *ctx;
+	/* Called once when the mappings are known, before any unwind; may be
+	 * NULL.  0 or -1 (an error was reported). */
+	int (*prepare)(void *ctx, struct pv_profile *p);
+	/* Store up to cap addresses in frames, the program counter first and
+	 * then return addresses; *complete says whether the walk reached the
+	 * outermost frame.  Returns how many, 0 when it cannot unwind at all,
+	 * or -1 when out of memory. */
+	int (*unwind)(void *ctx, const uint64_t *regs, uint32_t nregs, const unsigned char *stack,
+		      uint32_t stack_len, uint64_t *frames, uint32_t cap, bool *complete);
+};
+
 /* Read a raw trace from memory.  name is used in messages.  A damaged or
  * unfinished trace is read up to its last whole record, with one warning
  * saying what was dropped.  Returns NULL after reporting an error when the
- * input is not a trace at all.  Addresses are not symbolized. */
-struct pv_profile *raw_read(const unsigned char *buf, size_t len, const char *name);
+ * input is not a trace at all.  Addresses are not symbolized.  uw may be
+ * NULL: samples with registers then keep only their program counter and
+ * count as truncated. */
+struct pv_profile *raw_read(const unsigned char *buf, size_t len, const char *name,
+			   const struct raw_unwinder *uw);
 
 #endif

@@ -82,7 +82,7 @@ static void unload(struct input *in)
 		free(in->buf);
 }
 
-struct pv_profile *pv_read_file(const char *path)
+struct pv_profile *pv_read_file(const char *path, const struct pv_read_options *opt)
 {
 	struct input in = { 0 };
 	struct pv_profile *p = NULL;
@@ -95,7 +95,7 @@ struct pv_profile *pv_read_file(const char *path)
 		goto out;
 	}
 	if (raw_detect(in.buf, in.len))
-		p = raw_read(in.buf, in.len, name);
+		p = raw_read(in.buf, in.len, name, opt ? opt->unwinder : NULL);
 	else
 		pv_error("'%s' is not a profile profview can read (it reads profview raw traces, see profview-raw(5))",
 			 name);

@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	struct pv_profile *p;
 
 	pv_error_set_sink(quiet);
-	p = raw_read(data, size, "fuzz");
+	p = raw_read(data, size, "fuzz", NULL);
 	if (p && pv_profile_validate(p, "fuzz") != 0)
 		abort();
 	pv_profile_free(p);

@@ -113,6 +113,25 @@ static void rb_sample(struct rawbuf *r, uint32_t tid, uint32_t stack_id, const u
 		rb_put(r, frames, 8 * n);
 }
 
+static void rb_sample_regs(struct rawbuf *r, uint32_t tid, const uint64_t *regs,
+			   const unsigned char *stack, uint32_t stack_len, uint64_t weight_ns)
+{
+	struct raw_sample_regs s = { 0 };
+
+	s.h.type = RAW_SAMPLE_REGS;
+	s.h.size = (uint32_t)sizeof s + 8 * RAW_NREGS + raw_pad(stack_len);
+	s.tid = tid;
+	s.flags = RAW_SAMPLE_RUNNING;
+	s.time_ns = 1;
+	s.weight_ns = weight_ns;
+	s.nregs = RAW_NREGS;
+	s.stack_len = stack_len;
+	rb_put(r, &s, sizeof s);
+	rb_put(r, regs, 8 * RAW_NREGS);
+	rb_put(r, stack, stack_len);
+	rb_zero(r, raw_pad(stack_len) - stack_len);
+}
+
 static void rb_lost(struct rawbuf *r, uint64_t count)
 {
 	struct raw_lost l = { { RAW_LOST, sizeof l }, count };

@@ -76,7 +76,7 @@ static void test_round_trip(void)
 	struct pv_profile *p;
 
 	reset_msgs();
-	p = raw_read(r.b, r.len, "t.raw");
+	p = raw_read(r.b, r.len, "t.raw", NULL);
 	CHECK(p != NULL);
 	if (!p)
 		return;
@@ -137,7 +137,7 @@ static void test_truncation(void)
 		unsigned char *copy = malloc(cut ? cut : 1);
 		memcpy(copy, r.b, cut);
 		reset_msgs();
-		struct pv_profile *p = raw_read(copy, cut, "cut.raw");
+		struct pv_profile *p = raw_read(copy, cut, "cut.raw", NULL);
 		if (cut < header) {
 			if (p || nerrors != 1)
 				bad++;
@@ -180,7 +180,7 @@ static void test_unfinished(void)
 
 	rb_zero(&r, 4096);
 	reset_msgs();
-	struct pv_profile *p = raw_read(r.b, r.len, "killed.raw");
+	struct pv_profile *p = raw_read(r.b, r.len, "killed.raw", NULL);
 	CHECK(p != NULL);
 	if (p) {
 		CHECK(!p->finished);
@@ -208,7 +208,7 @@ static void test_garbage(void)
 		junk[i] = (unsigned char)x;
 	}
 	reset_msgs();
-	CHECK(raw_read(junk, sizeof junk, "junk") == NULL);
+	CHECK(raw_read(junk, sizeof junk, "junk", NULL) == NULL);
 	CHECK_EQ(nerrors, 1);
 	CHECK_CONTAINS(last_msg, "not a profview raw trace");
 	CHECK(!raw_detect(junk, sizeof junk));
@@ -230,7 +230,7 @@ static void test_garbage(void)
 			rb_put(&g, &v, sizeof v);
 		}
 		reset_msgs();
-		struct pv_profile *p = raw_read(g.b, g.len, "garbage");
+		struct pv_profile *p = raw_read(g.b, g.len, "garbage", NULL);
 		CHECK(p != NULL);
 		if (p)
 			CHECK(pv_profile_validate(p, "garbage") == 0);
@@ -244,7 +244,7 @@ static void test_garbage(void)
 	h.version = RAW_VERSION + 1;
 	memcpy(r.b, &h, sizeof h);
 	reset_msgs();
-	CHECK(raw_read(r.b, r.len, "new.raw") == NULL);
+	CHECK(raw_read(r.b, r.len, "new.raw", NULL) == NULL);
 	CHECK_CONTAINS(last_msg, "newer profview");
 	free(r.b);
 }
@@ -261,7 +261,7 @@ static void test_unknown_record(void)
 	rb_sample(&r, 1, 0, st, 1, 1, 1);
 	rb_end(&r, 2, 1, 0);
 	reset_msgs();
-	struct pv_profile *p = raw_read(r.b, r.len, "u.raw");
+	struct pv_profile *p = raw_read(r.b, r.len, "u.raw", NULL);
 	CHECK(p != NULL);
 	if (p) {
 		CHECK_EQ(p->nsamples, 1);
@@ -284,7 +284,7 @@ static void test_leaf_candidate(void)
 	rb_sample(&r, 1, 1, NULL, 0, 1, 1);
 	rb_sample(&r, 1, 0, st, 4, 1, 1);
 	rb_end(&r, 2, 2, 0);
-	struct pv_profile *p = raw_read(r.b, r.len, "c.raw");
+	struct pv_profile *p = raw_read(r.b, r.len, "c.raw", NULL);
 	CHECK(p != NULL);
 	for (size_t i = 0; p && i < p->nsamples; i++) {
 		const struct pv_sample *s = &p->samples[i];
@@ -305,12 +305,97 @@ static void test_missing_stack(void)
 	rb_sample(&r, 1, 55, NULL, 0, 1, 1);
 	rb_end(&r, 2, 1, 0);
 	reset_msgs();
-	struct pv_profile *p = raw_read(r.b, r.len, "m.raw");
+	struct pv_profile *p = raw_read(r.b, r.len, "m.raw", NULL);
 	CHECK(p != NULL);
 	if (p) {
 		CHECK_EQ(p->nsamples, 0);
 		CHECK_EQ(p->lost, 1);
 		CHECK_EQ(nwarnings, 1);
+	}
+	pv_profile_free(p);
+	free(r.b);
+}
+
+/* A register sample goes through the unwinder the caller provides; the
+ * reader turns what it returns into locations and flags a walk that did not
+ * reach the outermost frame.  Without an unwinder only the leaf is kept. */
+static int fake_prepared;
+
+static int fake_prepare(void *ctx, struct pv_profile *p)
+{
+	(void)ctx;
+	fake_prepared = (int)p->nmappings;
+	return 0;
+}
+
+static int fake_unwind(void *ctx, const uint64_t *regs, uint32_t nregs, const unsigned char *stack,
+		       uint32_t stack_len, uint64_t *frames, uint32_t cap, bool *complete)
+{
+	(void)ctx;
+	(void)nregs;
+	(void)cap;
+	/* The test's "stack" holds the return addresses themselves. */
+	frames[0] = regs[RAW_REG_RIP];
+	memcpy(frames + 1, stack, stack_len);
+	*complete = regs[0] == 1;
+	return 1 + (int)(stack_len / 8);
+}
+
+static void test_regs_samples(void)
+{
+	struct rawbuf r = { 0 };
+	uint64_t regs[RAW_NREGS] = { 0 };
+	const uint64_t rets[2] = { 0x402001, 0x403001 };
+	struct raw_unwinder uw = { NULL, fake_prepare, fake_unwind };
+
+	rb_header(&r, "/bin/x", 1000000);
+	{
+		struct raw_header h;
+		memcpy(&h, r.b, sizeof h);
+		h.unwind = RAW_UNWIND_DWARF;
+		memcpy(r.b, &h, sizeof h);
+	}
+	rb_mapping(&r, 0x400000, 0x500000, 0, "/bin/x");
+	regs[RAW_REG_RIP] = 0x401000;
+	regs[0] = 1; /* complete */
+	rb_sample_regs(&r, 7, regs, (const unsigned char *)rets, sizeof rets, 5000);
+	rb_sample_regs(&r, 7, regs, (const unsigned char *)rets, sizeof rets, 5000);
+	regs[0] = 0; /* the walk stopped early */
+	rb_sample_regs(&r, 7, regs, (const unsigned char *)rets, 8, 5000);
+	rb_end(&r, 2, 3, 0);
+
+	reset_msgs();
+	struct pv_profile *p = raw_read(r.b, r.len, "regs.raw", &uw);
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ(fake_prepared, 1);
+		CHECK_EQ(p->nsamples, 3);
+		CHECK_EQ(nwarnings, 0);
+		const struct pv_sample *s = &p->samples[0];
+		CHECK_EQ(s->nlocs, 3);
+		CHECK(!(s->flags & PV_SAMPLE_TRUNCATED));
+		CHECK(!(s->flags & PV_SAMPLE_LEAF_CANDIDATE));
+		CHECK_EQ(p->locations[pv_sample_locs(p, s)[0]].address, 0x401000);
+		CHECK_EQ(p->locations[pv_sample_locs(p, s)[1]].address, 0x402000);
+		CHECK_EQ(p->locations[pv_sample_locs(p, s)[2]].address, 0x403000);
+		/* Equal stacks are stored once. */
+		CHECK_EQ(p->samples[1].loc_off, s->loc_off);
+		CHECK_EQ(p->samples[2].nlocs, 2);
+		CHECK(p->samples[2].flags & PV_SAMPLE_TRUNCATED);
+		CHECK_EQ(p->truncated, 1);
+		CHECK_EQ(pv_total(p, 1), 15000);
+	}
+	pv_profile_free(p);
+
+	reset_msgs();
+	p = raw_read(r.b, r.len, "regs.raw", NULL);
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ(p->nsamples, 3);
+		CHECK_EQ(p->samples[0].nlocs, 1);
+		CHECK_EQ(p->truncated, 3);
+		CHECK_EQ(nwarnings, 1);
+		CHECK_CONTAINS(last_msg, "need DWARF unwinding");
 	}
 	pv_profile_free(p);
 	free(r.b);
@@ -326,5 +411,6 @@ int main(void)
 	test_unknown_record();
 	test_missing_stack();
 	test_leaf_candidate();
+	test_regs_samples();
 	return check_done("test-raw");
 }
