@@ -6,6 +6,7 @@
  * "module+0xoffset" function.  Each location is symbolized once.
  */
 #include "symbolize.h"
+#include "demangle.h"
 #include "error.h"
 #include "modules.h"
 
@@ -23,6 +24,7 @@ struct symbolizer {
 	struct pv_modules *mods;
 	struct pv_line *scratch;
 	size_t nscratch;
+	bool demangle;
 };
 
 static const char *base_name(const char *path)
@@ -47,10 +49,8 @@ static int push_line(struct symbolizer *sy, uint32_t name, uint32_t sysname, uin
 	return 0;
 }
 
-/* Name for an address no symbol covers: "module+0xoffset" or "0xaddr". */
-static int unknown_frame(struct symbolizer *sy, const struct pv_location *loc)
+uint32_t pv_symbolize_unknown_function(struct pv_profile *p, const struct pv_location *loc)
 {
-	struct pv_profile *p = sy->p;
 	char buf[512];
 
 	if (loc->mapping != PV_NONE) {
@@ -62,7 +62,26 @@ static int unknown_frame(struct symbolizer *sy, const struct pv_location *loc)
 		snprintf(buf, sizeof buf, "0x%" PRIx64, loc->address);
 	}
 	uint32_t s = pv_intern_str(p, buf);
-	return push_line(sy, s, s, 0, 0);
+	return s == PV_NONE ? PV_NONE : pv_get_function(p, s, s, 0, 0);
+}
+
+static int unknown_frame(struct symbolizer *sy, const struct pv_location *loc)
+{
+	uint32_t fn = pv_symbolize_unknown_function(sy->p, loc);
+
+	if (fn == PV_NONE)
+		return -1;
+	if (sy->nscratch < 64)
+		sy->scratch[sy->nscratch++] = (struct pv_line){ fn, 0 };
+	return 0;
+}
+
+/* The name shown for a symbol: demangled when it is a mangled C++ name and
+ * demangling is on.  *owned is what the caller frees. */
+static const char *shown_symbol(struct symbolizer *sy, const char *sym, char **owned)
+{
+	*owned = sy->demangle ? demangle_symbol(sym) : NULL;
+	return *owned ? *owned : sym;
 }
 
 /* The source name of a function (DW_AT_name), or with linkage its
@@ -112,17 +131,27 @@ static int dwarf_lines(struct symbolizer *sy, Dwfl_Module *mod, GElf_Addr a, con
 		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
 			continue;
 		/* The name shown is the source's (foo, not foo.constprop.0);
-		 * the symbol's goes to the system name. */
-		const char *name = die_name(s, false);
-		const char *sys = die_name(s, true);
+		 * the symbol's goes to the system name.  A C++ function's
+		 * DW_AT_name is bare ("method"): it is shown by its linkage
+		 * name, demangled ("ns::Klass<int>::method(int)"), or as that
+		 * linkage name when demangling is off. */
+		const char *link = die_name(s, true);
+		const char *name = NULL;
+		const char *sys = link;
+		char *dem = NULL;
+		if (link)
+			name = shown_symbol(sy, link, &dem);
+		if (!name || (name == link && sy->demangle))
+			name = die_name(s, false);
 		if (tag == DW_TAG_subprogram && symname)
 			sys = symname;
-		if (!name)
-			name = sys;
+		if (!name && sys)
+			name = shown_symbol(sy, sys, &dem);
 		if (!sys)
 			sys = name;
 		uint32_t nm = pv_intern_str(p, name ? name : "??");
 		uint32_t sn = pv_intern_str(p, sys ? sys : "??");
+		free(dem);
 		uint32_t fi = file ? pv_intern_str(p, file) : 0;
 		if (nm == PV_NONE || sn == PV_NONE || fi == PV_NONE)
 			goto fail;
@@ -141,6 +170,16 @@ static int dwarf_lines(struct symbolizer *sy, Dwfl_Module *mod, GElf_Addr a, con
 		else
 			file = NULL;
 		line = dwarf_formudata(dwarf_attr(s, DW_AT_call_line, &attr), &cl) == 0 ? (int)cl : 0;
+		/* dwarf_getscopes goes on with the scopes of the inlined
+		 * function's own (abstract) definition, not of its caller: the
+		 * caller is among the scopes holding this instance, which
+		 * dwarf_getscopes_die lists from the instance itself. */
+		Dwarf_Die *outer = NULL;
+		int nouter = dwarf_getscopes_die(s, &outer);
+		free(scopes);
+		scopes = outer;
+		n = nouter;
+		i = 0; /* the loop skips outer[0], the instance itself */
 	}
 	free(scopes);
 	return 0;
@@ -171,8 +210,11 @@ static int symbolize_location(struct symbolizer *sy, uint32_t li)
 		if (dwarf_lines(sy, mod, a, file, line, name) < 0)
 			return -1;
 		if (sy->nscratch == 0 && name) {
-			uint32_t n = pv_intern_str(p, name);
-			if (push_line(sy, n, n, file ? pv_intern_str(p, file) : 0, line) < 0)
+			char *dem;
+			uint32_t n = pv_intern_str(p, shown_symbol(sy, name, &dem));
+			uint32_t sn = pv_intern_str(p, name);
+			free(dem);
+			if (push_line(sy, n, sn, file ? pv_intern_str(p, file) : 0, line) < 0)
 				return -1;
 		}
 		if (sy->nscratch) {
@@ -191,7 +233,13 @@ static int symbolize_location(struct symbolizer *sy, uint32_t li)
 
 int pv_symbolize(struct pv_profile *p, struct pv_modules *mods)
 {
-	struct symbolizer sy = { .p = p, .mods = mods };
+	return pv_symbolize_opts(p, mods, NULL);
+}
+
+int pv_symbolize_opts(struct pv_profile *p, struct pv_modules *mods,
+		      const struct pv_symbolize_options *opt)
+{
+	struct symbolizer sy = { .p = p, .mods = mods, .demangle = !(opt && opt->no_demangle) };
 	int ret = -1;
 
 	sy.scratch = malloc(64 * sizeof *sy.scratch);

@@ -13,4 +13,19 @@
  * -1 only when out of memory. */
 int pv_symbolize(struct pv_profile *p, struct pv_modules *mods);
 
+struct pv_symbolize_options {
+	/* Show C++ functions by their names in the binary ("_ZN2ns3fooEi")
+	 * rather than demangled and qualified ("ns::foo(int)"). */
+	bool no_demangle;
+};
+
+/* pv_symbolize with options; opt NULL means the defaults (all zero). */
+int pv_symbolize_opts(struct pv_profile *p, struct pv_modules *mods,
+		      const struct pv_symbolize_options *opt);
+
+/* The function for an address no symbol covers, named "module+0xoffset"
+ * (the offset in the mapped file) or "0xaddr" outside any mapping; its
+ * index, or PV_NONE when out of memory.  Shared by the symbolizers. */
+uint32_t pv_symbolize_unknown_function(struct pv_profile *p, const struct pv_location *loc);
+
 #endif

@@ -2,7 +2,9 @@
 # missing, then configure and build.  Sourced, not run.
 
 # Debian packages the build and the tests need.
-PROFVIEW_PACKAGES="meson ninja-build gcc libc6-dev pkg-config libdw-dev libelf-dev zlib1g-dev groff-base"
+# binutils-dev: libbfd (second symbolizer, C++ demangler); g++ and binutils
+# (addr2line) for the symbolizer cross-check test.
+PROFVIEW_PACKAGES="meson ninja-build gcc g++ libc6-dev pkg-config libdw-dev libelf-dev zlib1g-dev binutils binutils-dev groff-base"
 
 missing_packages() {
 	local p missing=""

@@ -49,3 +49,39 @@ within_sigma() {
 		exit !(d <= z * s + 0.01)
 	}'
 }
+
+# chain_share FOLDED EXACT|SUBSEQ FRAME...: among the samples whose leaf is
+# the last FRAME, print "MATCHING TOTAL": MATCHING counts the stacks that,
+# from the first occurrence of the first FRAME on, are exactly the FRAMEs
+# (EXACT), or hold them in that order with anything between (SUBSEQ).
+# A FRAME is an extended regular expression for the whole name.
+chain_share() {
+	local file=$1 how=$2
+	shift 2
+	awk -v how="$how" -v want="$*" '
+	BEGIN { n = split(want, w, " ") }
+	{
+		count = $NF; line = $0; sub(/ [0-9]+$/, "", line)
+		k = split(line, f, ";")
+		if (f[k] !~ "^(" w[n] ")$") next
+		total += count
+		start = 0
+		for (i = 1; i <= k; i++) if (f[i] ~ "^(" w[1] ")$") { start = i; break }
+		if (!start) next
+		if (how == "EXACT") {
+			if (k - start + 1 != n) next
+			for (i = 1; i <= n; i++) if (f[start + i - 1] !~ "^(" w[i] ")$") next
+			ok += count
+		} else {
+			j = 1
+			for (i = start; i <= k && j <= n; i++) if (f[i] ~ "^(" w[j] ")$") j++
+			if (j > n) ok += count
+		}
+	}
+	END { print ok + 0, total + 0 }' "$file"
+}
+
+# at_least MATCHING TOTAL FRACTION: is MATCHING/TOTAL >= FRACTION (and TOTAL > 0)?
+at_least() {
+	awk -v m="$1" -v t="$2" -v f="$3" 'BEGIN { exit !(t > 0 && m / t >= f) }'
+}
