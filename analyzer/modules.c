@@ -1,11 +1,13 @@
 /* modules.c - open each mapped ELF file once and place addresses in it */
 #include "modules.h"
 #include "error.h"
+#include "vdso.h"
 
 #include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct module {
 	uint32_t file;        /* string index of the path */
@@ -58,16 +60,23 @@ static void module_open(struct pv_modules *ms, struct module *m, const struct pv
 	GElf_Addr vaddr;
 	Elf *elf;
 	size_t nph;
-	int len;
+	int len, fd = -1;
 
+	if (map->kind == PV_MAP_VDSO) {
+		/* Another kernel's vDSO is not ours to read: addresses then. */
+		fd = vdso_open(pv_str(ms->p, map->build_id), map->limit - map->start);
+		if (fd < 0)
+			return;
+	}
 	m->dwfl = dwfl_begin(&callbacks);
 	if (!m->dwfl)
 		goto fail;
 	dwfl_report_begin(m->dwfl);
-	m->mod = dwfl_report_elf(m->dwfl, base_name(path), path, -1, 0, false);
+	m->mod = dwfl_report_elf(m->dwfl, base_name(path), path, fd, 0, false);
 	dwfl_report_end(m->dwfl, NULL, NULL);
 	if (!m->mod)
 		goto fail;
+	fd = -1; /* libdwfl owns it now */
 	elf = dwfl_module_getelf(m->mod, &m->bias);
 	if (!elf || elf_getphdrnum(elf, &nph) < 0)
 		goto fail;
@@ -90,6 +99,8 @@ static void module_open(struct pv_modules *ms, struct module *m, const struct pv
 	}
 	return;
 fail:
+	if (fd >= 0)
+		close(fd);
 	if (!ms->quiet)
 		pv_warn("cannot read symbols of '%s': %s; its frames show as addresses", path,
 			dwfl_errmsg(-1));
@@ -146,7 +157,7 @@ static struct module *module_for_mapping(struct pv_modules *ms, uint32_t mi)
 
 	if (ms->mod_of_mapping[mi] != PV_NONE)
 		return &ms->mods[ms->mod_of_mapping[mi]];
-	if (map->kind != PV_MAP_FILE)
+	if (map->kind != PV_MAP_FILE && map->kind != PV_MAP_VDSO)
 		return NULL;
 	for (size_t i = 0; i < ms->nmods; i++)
 		if (ms->mods[i].file == map->file) {

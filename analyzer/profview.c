@@ -6,10 +6,12 @@
 #include "leaf.h"
 #include "modules.h"
 #include "symbolize.h"
+#include "symbolize-bfd.h"
 #include "unwind-dwarf.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,16 +19,18 @@
 #include <string.h>
 #include <unistd.h>
 
-enum report_kind { REPORT_TREE, REPORT_FLAT };
+enum report_kind { REPORT_TREE, REPORT_FLAT, REPORT_FOLDED };
 
 enum {
-	OPT_TREE = 256, OPT_FLAT, OPT_SORT, OPT_NOISEFLOOR, OPT_MINCOUNT, OPT_MAXDEPTH,
+	OPT_TREE = 256, OPT_FLAT, OPT_FOLDED, OPT_SORT, OPT_NOISEFLOOR, OPT_MINCOUNT, OPT_MAXDEPTH,
 	OPT_THREADS, OPT_TID, OPT_FUNCTIONS, OPT_LINES, OPT_FILES, OPT_ADDRESSES, OPT_COLOR,
+	OPT_SYMBOLIZER, OPT_NO_DEMANGLE, OPT_DUMP_LOCATIONS,
 };
 
 static const struct option long_options[] = {
 	{ "tree", no_argument, NULL, OPT_TREE },
 	{ "flat", no_argument, NULL, OPT_FLAT },
+	{ "folded", no_argument, NULL, OPT_FOLDED },
 	{ "sort", required_argument, NULL, OPT_SORT },
 	{ "noisefloor", required_argument, NULL, OPT_NOISEFLOOR },
 	{ "mincount", required_argument, NULL, OPT_MINCOUNT },
@@ -38,6 +42,11 @@ static const struct option long_options[] = {
 	{ "files", no_argument, NULL, OPT_FILES },
 	{ "addresses", no_argument, NULL, OPT_ADDRESSES },
 	{ "color", required_argument, NULL, OPT_COLOR },
+	{ "symbolizer", required_argument, NULL, OPT_SYMBOLIZER },
+	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
+	/* Hidden, for tests/e2e/symbolizers.sh: every symbolized location with
+	 * the file and ELF address to give addr2line, tab-separated. */
+	{ "dump-locations", no_argument, NULL, OPT_DUMP_LOCATIONS },
 	{ "output", required_argument, NULL, 'o' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -54,6 +63,7 @@ static void usage(FILE *out)
 		"Reports (one of):\n"
 		"      --tree             call tree from the root down (default)\n"
 		"      --flat             one row per function: self and cumulative\n"
+		"      --folded           folded stacks (\"main;f;g 42\"), FlameGraph's input\n"
 		"\n"
 		"Granularity:\n"
 		"      --functions        a node per function (default)\n"
@@ -68,6 +78,10 @@ static void usage(FILE *out)
 		"      --mincount=N       hide nodes with fewer than N samples\n"
 		"      --maxdepth=D       show the tree down to depth D\n"
 		"      --sort=ORDER       flat view order: count (self), cum, or name\n"
+		"\n"
+		"Symbols:\n"
+		"      --symbolizer=NAME  read debug info with dw (libdw, default) or bfd (libbfd)\n"
+		"      --no-demangle      show C++ functions by their mangled names\n"
 		"\n"
 		"Output:\n"
 		"  -o, --output=FILE      write the report to FILE instead of standard output\n"
@@ -152,6 +166,33 @@ static bool parse_tids(const char *s, uint32_t **tids, size_t *n)
 	return true;
 }
 
+/* --dump-locations: one line per frame of every location, innermost first:
+ * runtime address, file, ELF virtual address in it ("-" when unknown),
+ * depth, function, system name, source file, line. */
+static int dump_locations(FILE *out, struct pv_profile *p, struct pv_modules *mods)
+{
+	for (size_t i = 0; i < p->nlocations; i++) {
+		const struct pv_location *loc = &p->locations[i];
+		const struct pv_line *lines = pv_location_lines(p, loc);
+		const char *path = "-";
+		uint64_t vaddr = 0;
+		bool known = loc->mapping != PV_NONE &&
+			     modules_file_vaddr(mods, loc->mapping, loc->address, &path, &vaddr);
+
+		for (uint32_t j = 0; j < loc->nlines; j++) {
+			const struct pv_function *f = &p->functions[lines[j].function];
+			fprintf(out, "0x%" PRIx64 "\t%s\t", loc->address, known ? path : "-");
+			if (known)
+				fprintf(out, "0x%" PRIx64, vaddr);
+			else
+				fputc('-', out);
+			fprintf(out, "\t%" PRIu32 "\t%s\t%s\t%s\t%" PRId64 "\n", j, pv_str(p, f->name),
+				pv_str(p, f->system_name), pv_str(p, f->filename), lines[j].line);
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	enum report_kind kind = REPORT_TREE;
@@ -161,7 +202,8 @@ int main(int argc, char **argv)
 	struct pv_unwinder *unwinder = NULL;
 	struct raw_unwinder uw;
 	struct pv_read_options ropts = { 0 };
-	bool quiet = false;
+	bool quiet = false, bfd = false, dump = false;
+	struct pv_symbolize_options sopt = { 0 };
 	const char *output = NULL, *color = "auto";
 	uint32_t *tids = NULL;
 	size_t ntids = 0;
@@ -176,6 +218,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case OPT_TREE: kind = REPORT_TREE; break;
 		case OPT_FLAT: kind = REPORT_FLAT; break;
+		case OPT_FOLDED: kind = REPORT_FOLDED; break;
 		case OPT_SORT:
 			if (strcmp(optarg, "count") == 0 || strcmp(optarg, "self") == 0)
 				ropt.sort = SORT_COUNT;
@@ -216,6 +259,13 @@ int main(int argc, char **argv)
 				return usage_error("invalid --color '%s' (auto, always or never)", optarg);
 			color = optarg;
 			break;
+		case OPT_SYMBOLIZER:
+			if (strcmp(optarg, "dw") && strcmp(optarg, "bfd"))
+				return usage_error("invalid --symbolizer '%s' (dw or bfd)", optarg);
+			bfd = strcmp(optarg, "bfd") == 0;
+			break;
+		case OPT_NO_DEMANGLE: sopt.no_demangle = true; break;
+		case OPT_DUMP_LOCATIONS: dump = true; break;
 		case 'o': output = optarg; break;
 		case 'q': quiet = true; break;
 		case 'h': usage(stdout); return 0;
@@ -243,8 +293,13 @@ int main(int argc, char **argv)
 	if (!p)
 		goto out;
 	mods = modules_new(p, quiet);
-	if (!mods || pv_settle_leaf_candidates(p, mods) < 0 || pv_symbolize(p, mods) < 0)
+	if (!mods || pv_settle_leaf_candidates(p, mods) < 0 ||
+	    (bfd ? pv_symbolize_bfd(p, mods, &sopt) : pv_symbolize_opts(p, mods, &sopt)) < 0)
 		goto out;
+	if (dump) {
+		ret = dump_locations(stdout, p, mods) < 0 || fflush(stdout) != 0;
+		goto out;
+	}
 	t = calltree_build(p, &copt);
 	if (!t)
 		goto out;
@@ -265,11 +320,15 @@ int main(int argc, char **argv)
 	if (getenv("NO_COLOR") && getenv("NO_COLOR")[0])
 		ropt.color = false;
 
-	report_header(out, t, &ropt);
-	if (kind == REPORT_FLAT)
-		ret = report_flat(out, t, &ropt) < 0;
-	else
-		ret = report_tree(out, t, &ropt) < 0;
+	if (kind == REPORT_FOLDED) {
+		ret = report_folded(out, t, &ropt) < 0;
+	} else {
+		report_header(out, t, &ropt);
+		if (kind == REPORT_FLAT)
+			ret = report_flat(out, t, &ropt) < 0;
+		else
+			ret = report_tree(out, t, &ropt) < 0;
+	}
 	if (fflush(out) != 0 || ferror(out)) {
 		pv_error("cannot write '%s': %s", output ? output : "standard output", strerror(errno));
 		ret = 1;

@@ -74,7 +74,8 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 			sep = ", ";
 		}
 		if (p->truncated) {
-			fprintf(out, "%s%" PRIu64 " stacks truncated", sep, p->truncated);
+			fprintf(out, "%s%" PRIu64 " samples (%.1f%%) with incomplete stacks", sep,
+				p->truncated, pct((int64_t)p->truncated, (int64_t)p->nsamples));
 			sep = ", ";
 		}
 		if (p->dropped_bytes)
@@ -282,5 +283,43 @@ int report_flat(FILE *out, struct calltree *t, const struct report_options *o)
 		fputc('\n', out);
 	}
 	free(rows);
+	return 0;
+}
+
+/* Folded stacks: "outer;...;leaf COUNT", one line per distinct stack (a
+ * node with samples of its own), outermost frame first, as FlameGraph's
+ * flamegraph.pl reads them.  With the tree split by thread the thread is
+ * the first frame. */
+int report_folded(FILE *out, const struct calltree *t, const struct report_options *o)
+{
+	const struct ct_node *nodes = t->nodes;
+	uint32_t *path = malloc((t->nnodes ? t->nnodes : 1) * sizeof *path);
+	char name[NAME_MAX_LEN], where[NAME_MAX_LEN];
+
+	(void)o;
+	if (!path)
+		return pv_oom();
+	for (size_t i = 1; i < t->nnodes; i++) {
+		const struct ct_node *nd = &nodes[i];
+		size_t n = 0;
+
+		if (nd->self_count <= 0)
+			continue;
+		for (uint32_t k = (uint32_t)i; k != 0 && k != PV_NONE; k = nodes[k].parent)
+			path[n++] = k;
+		while (n--) {
+			node_label(t, &nodes[path[n]], name, sizeof name, where, sizeof where);
+			/* ';' separates frames and the count follows the last
+			 * space: keep names from breaking either. */
+			for (char *c = name; *c; c++)
+				if (*c == ';' || *c == '\n')
+					*c = ':';
+			fputs(name, out);
+			if (n)
+				fputc(';', out);
+		}
+		fprintf(out, " %" PRId64 "\n", nd->self_count);
+	}
+	free(path);
 	return 0;
 }

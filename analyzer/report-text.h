@@ -21,5 +21,6 @@ struct report_options {
 void report_header(FILE *out, const struct calltree *t, const struct report_options *o);
 int report_tree(FILE *out, const struct calltree *t, const struct report_options *o);
 int report_flat(FILE *out, struct calltree *t, const struct report_options *o);
+int report_folded(FILE *out, const struct calltree *t, const struct report_options *o);
 
 #endif

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Stacks must be right on real binaries: with and without frame pointers,
+# at -O0 and -O2, through inlined calls, through libc calling back into the
+# program (qsort), deep recursion, and a library loaded with dlopen.
+# DWARF mode must get them all; frame-pointer mode must get what frame
+# pointers allow, and its known limits are checked as such.
+. "$(dirname "$0")/lib.sh"
+e2e_init "$@"
+cd "$WORK"
+
+declare -A CFLAGS=(
+	[O0fp]="-O0 -fno-omit-frame-pointer"
+	[O2fp]="-O2 -fno-omit-frame-pointer"
+	[O2nofp]="-O2 -fomit-frame-pointer"
+)
+for b in "${!CFLAGS[@]}"; do
+	# shellcheck disable=SC2086
+	"$CC" -g ${CFLAGS[$b]} -o "chains-$b" "$SRCDIR/tests/progs/chains.c" || fail "cannot build chains ($b)"
+done
+"$CC" -g -O2 -fomit-frame-pointer -fPIC -shared -o plugin.so "$SRCDIR/tests/progs/plugin.c" ||
+	fail "cannot build plugin.so"
+"$CC" -g -O2 -fno-omit-frame-pointer -o plugin-host "$SRCDIR/tests/progs/plugin-host.c" -ldl ||
+	fail "cannot build plugin-host"
+
+# profile NAME UNWIND PROGRAM ARGS...: trace and folded stacks NAME.*
+profile() {
+	local name=$1 unwind=$2
+	shift 2
+	"$COLLECT_TIMER" -q --unwind="$unwind" -o "$name.raw" "$@" >/dev/null ||
+		fail "collect-timer --unwind=$unwind $* failed"
+	"$PROFVIEW" --folded "$name.raw" >"$name.folded" 2>"$name.err" || fail "profview on $name failed"
+}
+
+# expect_chain NAME HOW MIN FRAME...: at least MIN of the leaf's samples
+# have the chain.
+expect_chain() {
+	local name=$1 how=$2 min=$3
+	shift 3
+	read -r ok total < <(chain_share "$name.folded" "$how" "$@")
+	note "$name: $ok of $total samples of ${*: -1} have the chain ${*// / > }"
+	[ "$total" -ge 50 ] || fail "$name: only $total samples in ${*: -1}"
+	at_least "$ok" "$total" "$min" || {
+		sort -t' ' -k2 -nr "$name.folded" | head -n 5 >&2
+		fail "$name: $ok of $total samples of ${*: -1} have the chain ${*// / > } (want >= $min)"
+	}
+}
+
+inline_chain="main compute_block mix_round rotate_mix"
+# qsort tail-calls __qsort_r: qsort's own frame is gone by then.
+qsort_chain="main sort_work (__)?qsort(_r)? cmp_values"
+
+for b in O0fp O2fp O2nofp; do
+	profile "inline-$b-dwarf" dwarf "./chains-$b" inline 0.6
+	expect_chain "inline-$b-dwarf" EXACT 0.95 $inline_chain
+	profile "qsort-$b-dwarf" dwarf "./chains-$b" qsort 0.6
+	expect_chain "qsort-$b-dwarf" SUBSEQ 0.95 $qsort_chain
+done
+for b in O0fp O2fp; do
+	profile "inline-$b-fp" fp "./chains-$b" inline 0.6
+	expect_chain "inline-$b-fp" EXACT 0.95 $inline_chain
+done
+
+# Known limits of frame pointers, checked so that they are not hidden:
+# Debian's libc has none, so from the comparator the walk cannot get back
+# to sort_work; and a program built without them loses its callers.
+profile qsort-O2fp-fp fp ./chains-O2fp qsort 0.6
+read -r ok total < <(chain_share qsort-O2fp-fp.folded SUBSEQ $qsort_chain)
+note "frame pointers through libc: $ok of $total comparator samples reach sort_work (known limit)"
+[ "$total" -ge 50 ] || fail "fp mode lost the comparator's samples"
+profile inline-O2nofp-fp fp ./chains-O2nofp inline 0.6
+read -r ok total < <(chain_share inline-O2nofp-fp.folded EXACT $inline_chain)
+note "frame pointers on a build without them: $ok of $total samples have the chain (not guaranteed there)"
+[ "$total" -ge 50 ] || fail "fp mode lost the leaf's samples"
+
+# Deep recursion: 61 frames of descend between main and the leaf.
+profile deep-dwarf dwarf ./chains-O2fp deep 0.6
+deep=$(printf 'descend %.0s' $(seq 61))
+expect_chain deep-dwarf EXACT 0.95 main $deep deep_leaf
+
+# A library loaded with dlopen after the start, and closed before the end.
+profile plugin-dwarf dwarf ./plugin-host ./plugin.so 0.6
+expect_chain plugin-dwarf EXACT 0.95 main run_plugin plugin_entry plugin_hot
+profile plugin-fp fp ./plugin-host ./plugin.so 0.6
+read -r ok total < <(chain_share plugin-fp.folded SUBSEQ plugin_hot)
+[ "$total" -ge 50 ] || fail "fp mode: plugin_hot not symbolized: $(sort -t' ' -k2 -nr plugin-fp.folded | head -3)"
+
+# Truncated walks are counted in the header, not hidden.
+"$PROFVIEW" --flat inline-O2nofp-dwarf.raw | grep -q '^profile:' || fail "no header"
+exit 0
