@@ -294,7 +294,7 @@ int main(int argc, char **argv)
 		goto out;
 	mods = modules_new(p, quiet);
 	if (!mods || pv_settle_leaf_candidates(p, mods) < 0 ||
-	    (bfd ? pv_symbolize_bfd(p, mods, &sopt) : pv_symbolize_opts(p, mods, &sopt)) < 0)
+	    (bfd ? pv_symbolize_bfd(p, mods, &sopt) : pv_symbolize(p, mods, &sopt)) < 0)
 		goto out;
 	if (dump) {
 		ret = dump_locations(stdout, p, mods) < 0 || fflush(stdout) != 0;

@@ -231,13 +231,8 @@ static int symbolize_location(struct symbolizer *sy, uint32_t li)
 	return pv_set_lines(p, li, sy->scratch, (uint32_t)sy->nscratch);
 }
 
-int pv_symbolize(struct pv_profile *p, struct pv_modules *mods)
-{
-	return pv_symbolize_opts(p, mods, NULL);
-}
-
-int pv_symbolize_opts(struct pv_profile *p, struct pv_modules *mods,
-		      const struct pv_symbolize_options *opt)
+int pv_symbolize(struct pv_profile *p, struct pv_modules *mods,
+		 const struct pv_symbolize_options *opt)
 {
 	struct symbolizer sy = { .p = p, .mods = mods, .demangle = !(opt && opt->no_demangle) };
 	int ret = -1;

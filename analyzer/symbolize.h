@@ -5,23 +5,20 @@
 #include "modules.h"
 #include "profile.h"
 
-/* Give every location that has no lines yet its function and file:line,
- * reading the mapped ELF files (and their separate debug info) with libdw
- * through mods.
- * Addresses no symbol covers get a "module+0xoffset" function.  Files that
- * cannot be read are warned about once and do not make this fail; returns
- * -1 only when out of memory. */
-int pv_symbolize(struct pv_profile *p, struct pv_modules *mods);
-
 struct pv_symbolize_options {
 	/* Show C++ functions by their names in the binary ("_ZN2ns3fooEi")
 	 * rather than demangled and qualified ("ns::foo(int)"). */
 	bool no_demangle;
 };
 
-/* pv_symbolize with options; opt NULL means the defaults (all zero). */
-int pv_symbolize_opts(struct pv_profile *p, struct pv_modules *mods,
-		      const struct pv_symbolize_options *opt);
+/* Give every location that has no lines yet its function and file:line,
+ * reading the mapped ELF files (and their separate debug info) with libdw
+ * through mods; opt NULL means the defaults.  Addresses no symbol covers
+ * get a "module+0xoffset" function.  Files that cannot be read are warned
+ * about once and do not make this fail; returns -1 only when out of
+ * memory. */
+int pv_symbolize(struct pv_profile *p, struct pv_modules *mods,
+		 const struct pv_symbolize_options *opt);
 
 /* The function for an address no symbol covers, named "module+0xoffset"
  * (the offset in the mapped file) or "0xaddr" outside any mapping; its
