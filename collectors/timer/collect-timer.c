@@ -43,6 +43,9 @@
 #define COLLECT_LIB "libprofview-timer.so"
 #define COLLECT_DEFAULT_HZ 250
 #define COLLECT_MAX_HZ 100000
+#define COLLECT_DEFAULT_STACK 8192
+#define COLLECT_MIN_STACK 512
+#define COLLECT_MAX_STACK 65536
 
 enum {
 	COLLECT_EXIT_USAGE = 2,
@@ -55,6 +58,8 @@ struct collect_opts {
 	long frequency;
 	const char *output;   /* as given, or NULL */
 	int quiet;
+	int unwind;           /* enum raw_unwind */
+	long stack_size;      /* bytes of stack copied per sample, dwarf */
 	char **argv;          /* the program and its arguments */
 };
 
@@ -90,10 +95,15 @@ static void collect_usage(FILE *f)
 		"  -F, --frequency=HZ  samples per second of CPU time per thread (default %d)\n"
 		"  -o, --output=FILE   write the trace to FILE (replaced if it exists);\n"
 		"                      default profview-PROGRAM-PID.raw in the current directory\n"
+		"      --unwind=MODE   how stacks are recorded: dwarf (default) copies the\n"
+		"                      registers and the top of the stack, unwound later with\n"
+		"                      the binaries' CFI; fp walks frame pointers\n"
+		"      --stack-size=BYTES  bytes of stack copied per sample in dwarf mode,\n"
+		"                      %d to %d, a multiple of 8, k for KiB (default %d)\n"
 		"  -q, --quiet         print nothing but errors\n"
 		"  -h, --help          show this help\n"
 		"  -V, --version       show the version\n",
-		COLLECT_DEFAULT_HZ);
+		COLLECT_DEFAULT_HZ, COLLECT_MIN_STACK, COLLECT_MAX_STACK, COLLECT_DEFAULT_STACK);
 }
 
 /* Parses the command line.  Returns -1 to go on, else an exit status. */
@@ -102,6 +112,8 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 	static const struct option longopts[] = {
 		{ "frequency", required_argument, NULL, 'F' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "unwind", required_argument, NULL, 'U' },
+		{ "stack-size", required_argument, NULL, 'S' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -111,6 +123,8 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 	int c;
 
 	o->frequency = COLLECT_DEFAULT_HZ;
+	o->unwind = RAW_UNWIND_DWARF;
+	o->stack_size = COLLECT_DEFAULT_STACK;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:F:o:qhV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -130,6 +144,33 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 				return COLLECT_EXIT_USAGE;
 			}
 			o->output = optarg;
+			break;
+		case 'U':
+			if (strcmp(optarg, "dwarf") == 0) {
+				o->unwind = RAW_UNWIND_DWARF;
+			} else if (strcmp(optarg, "fp") == 0) {
+				o->unwind = RAW_UNWIND_FP;
+			} else {
+				collect_msg("invalid unwind mode '%s': expected 'dwarf' or 'fp'", optarg);
+				return COLLECT_EXIT_USAGE;
+			}
+			break;
+		case 'S':
+			errno = 0;
+			o->stack_size = strtol(optarg, &end, 10);
+			if (errno == 0 && end != optarg && (*end == 'k' || *end == 'K') &&
+			    o->stack_size <= COLLECT_MAX_STACK) {
+				o->stack_size *= 1024;
+				end++;
+			}
+			if (errno != 0 || end == optarg || *end != '\0' ||
+			    o->stack_size < COLLECT_MIN_STACK || o->stack_size > COLLECT_MAX_STACK ||
+			    o->stack_size % 8 != 0) {
+				collect_msg("invalid stack size '%s': expected %d to %d bytes (or 1k "
+					    "to 64k), a multiple of 8", optarg, COLLECT_MIN_STACK,
+					    COLLECT_MAX_STACK);
+				return COLLECT_EXIT_USAGE;
+			}
 			break;
 		case 'q':
 			o->quiet = 1;
@@ -374,6 +415,9 @@ static int collect_setenv(const struct collect_opts *o, const char *lib, const c
 	snprintf(num, sizeof(num), "%ld", o->frequency);
 	rc |= setenv("PROFVIEW_FREQUENCY", num, 1);
 	rc |= setenv("PROFVIEW_OUTPUT", abs, 1);
+	rc |= setenv("PROFVIEW_UNWIND", o->unwind == RAW_UNWIND_FP ? "fp" : "dwarf", 1);
+	snprintf(num, sizeof(num), "%ld", o->stack_size);
+	rc |= setenv("PROFVIEW_STACK_SIZE", num, 1);
 	snprintf(num, sizeof(num), "%d", (int)getpid());
 	rc |= setenv("PROFVIEW_PID", num, 1);
 	return rc;
@@ -493,6 +537,12 @@ static int collect_scan(const char *path, struct collect_stats *st)
 			memcpy(&s, p + off, sizeof(s));
 			st->samples++;
 			st->weight_ns += s.weight_ns;
+		} else if (r.type == RAW_SAMPLE_REGS && r.size >= sizeof(struct raw_sample_regs)) {
+			struct raw_sample_regs s;
+
+			memcpy(&s, p + off, sizeof(s));
+			st->samples++;
+			st->weight_ns += s.weight_ns;
 		} else if (r.type == RAW_THREAD && r.size >= sizeof(struct raw_thread)) {
 			struct raw_thread t;
 
@@ -566,9 +616,10 @@ static void collect_report(const char *shown, pid_t pid, int quiet)
 		}
 		if (quiet && !st.bad)
 			continue;
-		fprintf(stderr, "collect-timer: %" PRIu64 " samples (%.2f s of CPU), %" PRIu64
-			" threads, %" PRIu64 " lost, written to '%s'%s%s\n",
-			st.samples, (double)st.weight_ns / 1e9, st.threads, st.lost, name,
+		fprintf(stderr, "collect-timer: %" PRIu64 " sample%s (%.2f s of CPU), %" PRIu64
+			" thread%s, %" PRIu64 " lost, written to '%s'%s%s\n",
+			st.samples, st.samples == 1 ? "" : "s", (double)st.weight_ns / 1e9,
+			st.threads, st.threads == 1 ? "" : "s", st.lost, name,
 			st.ended ? "" : "; the program ended without running its exit handlers, "
 					"the trace stops at its last complete record",
 			st.bad ? "; unreadable data after the last good record" : "");

@@ -5,11 +5,21 @@
  * dynamic loader knows the object (dl_iterate_phdr, which includes the
  * vDSO), else from the file's program headers.  Runs outside the signal
  * handler only.
+ *
+ * Each call remembers a hash of every executable line it saw, so that after
+ * a dlopen only the new mappings are written, and rebuilds the sorted table
+ * of executable ranges that the handler's leaf check reads.  That table is
+ * published as one pointer (count and ranges together); the one it replaces
+ * is freed only when no handler is running (preload_handlers_idle), else
+ * kept for a later call, so a handler never reads freed memory.
  */
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +29,7 @@
 
 #define MAPPINGS_MAX_OBJECTS 1024
 #define MAPPINGS_BUILD_ID_MAX 31
+#define MAPPINGS_RETIRED_MAX 64
 
 struct mappings_object {
 	uintptr_t lo, hi;               /* span of its PT_LOAD segments */
@@ -30,6 +41,22 @@ struct mappings_objects {
 	struct mappings_object *v;
 	size_t n;
 };
+
+/* The executable ranges, sorted, as one allocation. */
+struct mappings_code {
+	size_t n;
+	uintptr_t r[][2];
+};
+
+static struct {
+	pthread_mutex_t lock;            /* serializes mappings_write */
+	uint64_t *seen;                  /* hashes of the lines written, sorted */
+	size_t nseen;
+	unsigned long long adds;         /* dlpi_adds at the last write */
+	struct mappings_code *_Atomic code;
+	struct mappings_code *retired[MAPPINGS_RETIRED_MAX];
+	size_t nretired;
+} mappings = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* Finds NT_GNU_BUILD_ID in a note area; copies it to out.  Returns its
  * length (capped at MAPPINGS_BUILD_ID_MAX) or 0. */
@@ -163,21 +190,30 @@ fail:
 	return NULL;
 }
 
-/* Writes one record for a line of /proc/self/maps if it is executable.
- * Returns 1 when written, 0 when skipped, -1 when out of space. */
-static int mappings_write_line(char *line, const struct mappings_objects *objs)
+/* Parses a line of /proc/self/maps.  Returns 1 when it is executable, with
+ * its fields, else 0. */
+static int mappings_parse(const char *line, unsigned long long *start, unsigned long long *end,
+			  unsigned long long *pgoff, const char **path)
 {
-	unsigned long long start, end, pgoff;
 	char perms[8];
 	int path_at = 0;
-	const char *path;
+
+	if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", start, end, perms, pgoff,
+		   &path_at) < 4 || strlen(perms) < 3 || perms[2] != 'x')
+		return 0;
+	*path = path_at > 0 ? line + path_at : "";
+	return 1;
+}
+
+/* Writes one record for an executable line.  Returns 0, or -1 when out of
+ * space. */
+static int mappings_write_line(unsigned long long start, unsigned long long end,
+			       unsigned long long pgoff, const char *path,
+			       const struct mappings_objects *objs)
+{
 	uint32_t path_len, size;
 	struct raw_mapping *rec;
 
-	if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &pgoff,
-		   &path_at) < 4 || strlen(perms) < 3 || perms[2] != 'x')
-		return 0;
-	path = path_at > 0 ? line + path_at : "";
 	path_len = (uint32_t)strlen(path) + 1;
 	size = raw_pad((uint32_t)sizeof(*rec) + path_len);
 	rec = writer_reserve(size, 1);
@@ -199,36 +235,173 @@ static int mappings_write_line(char *line, const struct mappings_objects *objs)
 	if (rec->build_id_len == 0 && path[0] == '/')
 		rec->build_id_len = mappings_file_build_id(path, rec->build_id);
 	writer_publish(rec, RAW_MAPPING, size);
-	return 1;
+	return 0;
 }
 
-int mappings_write(void)
+/* FNV-1a of a whole maps line: addresses, offset, device, inode, path. */
+static uint64_t mappings_hash(const char *line)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (; *line != '\0'; line++) {
+		h ^= (unsigned char)*line;
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+static int mappings_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int mappings_cmp_range(const void *a, const void *b)
+{
+	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int mappings_read_adds(struct dl_phdr_info *info, size_t size, void *data)
+{
+	if (size >= offsetof(struct dl_phdr_info, dlpi_adds) + sizeof(info->dlpi_adds))
+		*(unsigned long long *)data = info->dlpi_adds;
+	return 1; /* the first object is enough */
+}
+
+static int mappings_seen(uint64_t h)
+{
+	return mappings.seen != NULL &&
+	       bsearch(&h, mappings.seen, mappings.nseen, sizeof(h), mappings_cmp_u64) != NULL;
+}
+
+/* Publishes a new code table and frees the replaced ones no handler can
+ * still be reading.  Lock held. */
+static void mappings_publish_code(struct mappings_code *code)
+{
+	struct mappings_code *old = atomic_exchange(&mappings.code, code);
+
+	if (old != NULL) {
+		if (mappings.nretired < MAPPINGS_RETIRED_MAX)
+			mappings.retired[mappings.nretired++] = old;
+		/* else: leaked, a few KiB, rather than risk a handler */
+	}
+	if (mappings.nretired > 0 && preload_handlers_idle()) {
+		for (size_t i = 0; i < mappings.nretired; i++)
+			free(mappings.retired[i]);
+		mappings.nretired = 0;
+	}
+}
+
+int mappings_write(int only_new)
 {
 	struct mappings_objects objs = { 0 };
-	char *maps = mappings_read_maps(), *line, *next;
-	int count = 0, rc;
+	struct mappings_code *code = NULL;
+	uint64_t *seen = NULL;
+	size_t nseen = 0, nlines = 1;
+	unsigned long long adds = 0;
+	char *maps, *line, *next;
+	int count = 0;
 
-	if (maps == NULL)
-		return -1;
+	pthread_mutex_lock(&mappings.lock);
+	/* Read before the maps: a load in between is seen by the next call. */
+	dl_iterate_phdr(mappings_read_adds, &adds);
+	maps = mappings_read_maps();
+	if (maps == NULL) {
+		count = -1;
+		goto out;
+	}
+	for (line = maps; (line = strchr(line, '\n')) != NULL; line++)
+		nlines++;
+	seen = malloc(nlines * sizeof(*seen));
+	code = malloc(sizeof(*code) + nlines * sizeof(code->r[0]));
+	if (code != NULL)
+		code->n = 0;
 	objs.v = malloc(MAPPINGS_MAX_OBJECTS * sizeof(*objs.v));
 	if (objs.v != NULL)
 		dl_iterate_phdr(mappings_collect_object, &objs);
 	for (line = maps; *line != '\0'; line = next) {
+		unsigned long long start, end, pgoff;
+		const char *path;
+		uint64_t h;
+
 		next = strchr(line, '\n');
 		if (next != NULL)
 			*next++ = '\0';
 		else
 			next = line + strlen(line);
-		rc = mappings_write_line(line, &objs);
-		if (rc < 0) {
-			count = -1;
-			break;
+		if (!mappings_parse(line, &start, &end, &pgoff, &path))
+			continue;
+		h = mappings_hash(line);
+		if (seen != NULL)
+			seen[nseen++] = h;
+		if (code != NULL) {
+			code->r[code->n][0] = (uintptr_t)start;
+			code->r[code->n][1] = (uintptr_t)end;
+			code->n++;
 		}
-		count += rc;
+		if (count < 0 || (only_new && mappings_seen(h)))
+			continue;
+		if (mappings_write_line(start, end, pgoff, path, &objs) < 0)
+			count = -1;
+		else
+			count++;
 	}
+	if (seen != NULL) {
+		qsort(seen, nseen, sizeof(*seen), mappings_cmp_u64);
+		free(mappings.seen);
+		mappings.seen = seen;
+		mappings.nseen = nseen;
+		seen = NULL;
+	}
+	if (code != NULL) {
+		qsort(code->r, code->n, sizeof(code->r[0]), mappings_cmp_range);
+		mappings_publish_code(code);
+		code = NULL;
+	}
+	mappings.adds = adds;
+out:
+	pthread_mutex_unlock(&mappings.lock);
+	free(seen);
+	free(code);
 	free(objs.v);
 	free(maps);
 	return count;
+}
+
+void mappings_refresh(void)
+{
+	unsigned long long adds = 0, last;
+
+	dl_iterate_phdr(mappings_read_adds, &adds);
+	pthread_mutex_lock(&mappings.lock);
+	last = mappings.adds;
+	pthread_mutex_unlock(&mappings.lock);
+	if (adds != last)
+		mappings_write(1);
+}
+
+int mappings_is_code(uintptr_t v)
+{
+	const struct mappings_code *code = atomic_load(&mappings.code);
+	size_t lo = 0, hi;
+
+	if (code == NULL)
+		return 0;
+	hi = code->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (v < code->r[mid][0])
+			hi = mid;
+		else if (v >= code->r[mid][1])
+			lo = mid + 1;
+		else
+			return 1;
+	}
+	return 0;
 }
 
 int mappings_ranges(uintptr_t (*ranges)[2], int cap, int executable)

@@ -1,9 +1,29 @@
 /* preload.c - libprofview-timer.so: per-thread CPU-time sampling by SIGPROF
  *
  * Loaded with LD_PRELOAD by collect-timer, which sets PROFVIEW_OUTPUT,
- * PROFVIEW_FREQUENCY and PROFVIEW_PID.  Only the process whose pid is
- * PROFVIEW_PID profiles; any other process that inherited the environment
- * does nothing at all.
+ * PROFVIEW_FREQUENCY, PROFVIEW_UNWIND, PROFVIEW_STACK_SIZE and PROFVIEW_PID.
+ * Only the process whose pid is PROFVIEW_PID profiles; any other process
+ * that inherited the environment does nothing at all.
+ *
+ * Two ways to record a stack.  fp: the handler walks the frame pointers and
+ * stores the addresses (RAW_SAMPLE, deduplicated by stacktab.c).  dwarf (the
+ * default): the handler stores the registers and a copy of the top of the
+ * stack (RAW_SAMPLE_REGS) and the analyzer unwinds it with the ELF files'
+ * CFI; the handler never reads DWARF.  The copy runs from the interrupted
+ * stack pointer up to the thread's stack top or --stack-size bytes.  It is
+ * a plain memcpy only where the bytes are known to be mapped: a thread we
+ * registered ourselves, whose stack pointer is inside the bounds
+ * pthread_getattr_np gave (a stack is mapped from any address in use up to
+ * its top, and the kernel has just written the signal frame below the stack
+ * pointer, so even the main thread's growable stack is mapped there).
+ * Elsewhere (a thread found at start, whose bounds are only the mapping
+ * that held its stack then; a stack pointer outside the bounds: sigaltstack,
+ * coroutines) the bytes are read with process_vm_readv on our own pid,
+ * which returns short instead of faulting; without it nothing is copied.
+ *
+ * dlopen, dlmopen and dlclose are interposed (dlhook.c) so that the
+ * mappings of a library loaded later are written while it is mapped, even
+ * if it is closed before the end.
  *
  * Every thread gets a POSIX timer on its own CPU clock, delivering SIGPROF
  * to that thread (SIGEV_THREAD_ID).  Threads are registered three ways: the
@@ -42,6 +62,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -52,7 +73,10 @@
 #define PRELOAD_FOREIGN_MAX 64
 #define PRELOAD_SMALL_FRAMES 64
 #define PRELOAD_RANGES_MAX 4096
-#define PRELOAD_CODE_MAX 1024
+#define PRELOAD_STACK_DEFAULT 8192
+#define PRELOAD_STACK_MIN 512
+#define PRELOAD_STACK_MAX 65536
+#define PRELOAD_PAGE 4096
 #define PRELOAD_QUIESCE_NS 2000000000ull
 
 #ifndef sigev_notify_thread_id
@@ -99,6 +123,10 @@ static struct {
 	_Atomic int inflight;           /* handlers between entry and exit */
 	int hooked;                     /* our SIGPROF handler is installed */
 	uint64_t period_ns;
+	int unwind;                     /* enum raw_unwind */
+	uint32_t stack_size;            /* bytes of stack copied, dwarf mode */
+	_Atomic int no_vm_readv;        /* process_vm_readv is refused */
+	pid_t pid;
 	pthread_key_t key;
 	_Atomic uint64_t rng;
 	_Atomic uint64_t samples, lost, lost_pending, signals, overruns;
@@ -111,8 +139,6 @@ static struct {
 	int nforeign;
 	uintptr_t ranges[PRELOAD_RANGES_MAX][2]; /* writable mappings at start */
 	int nranges;
-	uintptr_t code[PRELOAD_CODE_MAX][2];     /* executable mappings at start */
-	int ncode;
 
 	/* The SIGPROF action the program believes it has installed. */
 	struct sigaction app_action[2];
@@ -241,22 +267,14 @@ static void preload_read_comm(pid_t tid, char name[16])
 
 /* ---- the signal handler ---- */
 
-/* Could v be a return address: does it point into code mapped at start?
- * Binary search over the sorted ranges.  Signal-safe. */
-static int preload_is_code(uintptr_t v)
+int preload_handlers_idle(void)
 {
-	int lo = 0, hi = preload.ncode;
+	return atomic_load(&preload.inflight) == 0;
+}
 
-	while (lo < hi) {
-		int mid = (lo + hi) / 2;
-		if (v < preload.code[mid][0])
-			hi = mid;
-		else if (v >= preload.code[mid][1])
-			lo = mid + 1;
-		else
-			return 1;
-	}
-	return 0;
+int preload_running(void)
+{
+	return atomic_load(&preload.state) == PRELOAD_RUNNING;
 }
 
 /* Walks the frame-pointer chain from the interrupted context.  Only frame
@@ -284,7 +302,7 @@ static uint32_t preload_unwind(const ucontext_t *uc, uintptr_t lo, uintptr_t hi,
 	}
 	{
 		uintptr_t top = *(const uintptr_t *)sp;
-		frames[n++] = preload_is_code(top) ? top : 0;
+		frames[n++] = mappings_is_code(top) ? top : 0;
 	}
 	prev = sp - 1;
 	while (fp > prev && (fp & 7) == 0 && fp >= sp && fp <= hi - 16) {
@@ -336,6 +354,146 @@ static int preload_adopt(struct preload_tls *t, const ucontext_t *uc)
 	return 0;
 }
 
+/* Counts a sample that could not be stored.  Its CPU time is lost with it,
+ * not moved to the next sample.  Signal-safe. */
+static void preload_sample_lost(struct preload_tls *t, int64_t cpu)
+{
+	t->last_cpu = cpu;
+	atomic_fetch_add_explicit(&preload.lost, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&preload.lost_pending, 1, memory_order_relaxed);
+}
+
+/* After a sample was published.  Signal-safe. */
+static void preload_sample_done(struct preload_tls *t, int64_t cpu)
+{
+	t->last_cpu = cpu;
+	atomic_fetch_add_explicit(&preload.samples, 1, memory_order_relaxed);
+	if (atomic_load_explicit(&preload.lost_pending, memory_order_relaxed) != 0)
+		preload_write_lost(0);
+}
+
+/* Reads len bytes at addr of our own memory into dst with process_vm_readv,
+ * which stops at the first unmapped byte instead of faulting.  With dst NULL
+ * it only probes: one byte of every page.  Returns the bytes readable from
+ * addr (page-granular when probing), 0 when the call is refused.
+ * Signal-safe. */
+static uint32_t preload_read_self(void *dst, uintptr_t addr, uint32_t len)
+{
+	struct iovec local, remote[PRELOAD_STACK_MAX / PRELOAD_PAGE + 2];
+	char probe[PRELOAD_STACK_MAX / PRELOAD_PAGE + 2];
+	uintptr_t page, end = addr + len;
+	unsigned long n = 0;
+	ssize_t got;
+
+	if (len == 0 || atomic_load_explicit(&preload.no_vm_readv, memory_order_relaxed))
+		return 0;
+	if (dst != NULL) {
+		local.iov_base = dst;
+		local.iov_len = len;
+		remote[0].iov_base = (void *)addr;
+		remote[0].iov_len = len;
+		n = 1;
+	} else {
+		for (page = addr; page < end; page = (page & ~(uintptr_t)(PRELOAD_PAGE - 1)) +
+						      PRELOAD_PAGE) {
+			remote[n].iov_base = (void *)page;
+			remote[n].iov_len = 1;
+			n++;
+		}
+		local.iov_base = probe;
+		local.iov_len = n;
+	}
+	got = syscall(SYS_process_vm_readv, (long)preload.pid, &local, 1UL, remote, n, 0UL);
+	if (got < 0) {
+		if (errno == ENOSYS || errno == EPERM)
+			atomic_store_explicit(&preload.no_vm_readv, 1, memory_order_relaxed);
+		return 0;
+	}
+	if (dst != NULL)
+		return (uint32_t)got;
+	if ((unsigned long)got == n)
+		return len;
+	/* got whole pages are readable, the first one starting at addr */
+	return got == 0 ? 0
+			: (uint32_t)(((addr & ~(uintptr_t)(PRELOAD_PAGE - 1)) +
+				      (uintptr_t)got * PRELOAD_PAGE) - addr);
+}
+
+/* dwarf mode: a RAW_SAMPLE_REGS record with the registers and a copy of
+ * the stack from the stack pointer up.  Signal-safe. */
+static void preload_sample_regs(struct preload_tls *t, const ucontext_t *uc, int64_t cpu)
+{
+	/* DWARF x86-64 register numbers 0..16 in ucontext order */
+	static const int regs[RAW_NREGS] = {
+		REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI, REG_RBP, REG_RSP,
+		REG_R8, REG_R9, REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15,
+		REG_RIP,
+	};
+	const greg_t *g = uc->uc_mcontext.gregs;
+	uintptr_t sp = (uintptr_t)g[REG_RSP];
+	uint32_t len, size, flags = RAW_SAMPLE_RUNNING;
+	struct raw_sample_regs *rec;
+	uint64_t *words;
+	unsigned char *copy;
+	int safe;
+
+	if (sp >= t->stack_lo && sp < t->stack_hi) {
+		uintptr_t avail = t->stack_hi - sp;
+
+		len = avail < preload.stack_size ? (uint32_t)avail : preload.stack_size;
+		if (avail > preload.stack_size)
+			flags |= RAW_SAMPLE_STACK_PARTIAL;
+		/* A thread found at start: its bounds are the writable mapping
+		 * that held its stack pointer then, which may have changed. */
+		safe = !t->foreign;
+	} else {
+		/* Not on its known stack: where the stack ends is unknown. */
+		len = preload.stack_size;
+		flags |= RAW_SAMPLE_STACK_PARTIAL;
+		safe = 0;
+	}
+	if (!safe) {
+		uint32_t readable = preload_read_self(NULL, sp, len);
+
+		if (readable < len) {
+			len = readable;
+			flags |= RAW_SAMPLE_STACK_PARTIAL;
+		}
+	}
+	size = (uint32_t)sizeof(*rec) + RAW_NREGS * 8 + raw_pad(len);
+	rec = writer_reserve(size, 0);
+	if (rec == NULL) {
+		preload_sample_lost(t, cpu);
+		return;
+	}
+	rec->tid = (uint32_t)t->tid;
+	rec->time_ns = preload_now();
+	rec->weight_ns = cpu > t->last_cpu ? (uint64_t)(cpu - t->last_cpu) : 0;
+	rec->nregs = RAW_NREGS;
+	words = (uint64_t *)(rec + 1);
+	for (int i = 0; i < RAW_NREGS; i++)
+		words[i] = (uint64_t)g[regs[i]];
+	copy = (unsigned char *)(words + RAW_NREGS);
+	if (safe) {
+		memcpy(copy, (const void *)sp, len);
+	} else {
+		uint32_t got = preload_read_self(copy, sp, len);
+
+		if (got < len) {
+			/* unmapped since the probe: keep the bytes we have */
+			memset(copy + got, 0, len - got);
+			len = got;
+			flags |= RAW_SAMPLE_STACK_PARTIAL;
+		}
+	}
+	/* the file is zero-filled, but say so rather than rely on it */
+	memset(copy + len, 0, size - sizeof(*rec) - RAW_NREGS * 8 - len);
+	rec->stack_len = len;
+	rec->flags = flags;
+	writer_publish(rec, RAW_SAMPLE_REGS, size);
+	preload_sample_done(t, cpu);
+}
+
 static void preload_sample(const siginfo_t *si, const ucontext_t *uc)
 {
 	struct preload_tls *t = &preload_tls;
@@ -357,6 +515,10 @@ static void preload_sample(const siginfo_t *si, const ucontext_t *uc)
 	if (t->foreign)
 		atomic_store_explicit(&preload.foreign[t->foreign - 1].seen_cpu, cpu,
 				      memory_order_relaxed);
+	if (preload.unwind == RAW_UNWIND_DWARF) {
+		preload_sample_regs(t, uc, cpu);
+		return;
+	}
 	frames = t->frames;
 	cap = RAW_MAX_FRAMES;
 	if (frames == NULL) {
@@ -368,10 +530,7 @@ static void preload_sample(const siginfo_t *si, const ucontext_t *uc)
 	size = (uint32_t)sizeof(*rec) + (stack_id ? 0 : n * 8);
 	rec = writer_reserve(size, 0);
 	if (rec == NULL) {
-		/* Its CPU time is lost with it, not moved to the next sample. */
-		t->last_cpu = cpu;
-		atomic_fetch_add_explicit(&preload.lost, 1, memory_order_relaxed);
-		atomic_fetch_add_explicit(&preload.lost_pending, 1, memory_order_relaxed);
+		preload_sample_lost(t, cpu);
 		return;
 	}
 	rec->tid = (uint32_t)t->tid;
@@ -383,10 +542,7 @@ static void preload_sample(const siginfo_t *si, const ucontext_t *uc)
 	if (!stack_id)
 		memcpy(rec + 1, frames, n * 8);
 	writer_publish(rec, RAW_SAMPLE, size);
-	t->last_cpu = cpu;
-	atomic_fetch_add_explicit(&preload.samples, 1, memory_order_relaxed);
-	if (atomic_load_explicit(&preload.lost_pending, memory_order_relaxed) != 0)
-		preload_write_lost(0);
+	preload_sample_done(t, cpu);
 }
 
 /* Passes a SIGPROF that is not from our timers to the program's handler. */
@@ -495,7 +651,8 @@ static void preload_thread_register(void)
 		}
 		pthread_attr_destroy(&attr);
 	}
-	t->frames = malloc(RAW_MAX_FRAMES * sizeof(uint64_t));
+	t->frames = preload.unwind == RAW_UNWIND_FP ? malloc(RAW_MAX_FRAMES * sizeof(uint64_t))
+						    : NULL;
 	prctl(PR_GET_NAME, name, 0, 0, 0);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	first = preload_random(preload.period_ns);
@@ -603,7 +760,8 @@ static void preload_adopt_existing(void)
 		f->tid = tid;
 		f->last_cpu = preload_ts_ns(&ts) + (int64_t)first - (int64_t)preload.period_ns;
 		atomic_store(&f->seen_cpu, preload_ts_ns(&ts));
-		f->frames = malloc(RAW_MAX_FRAMES * sizeof(uint64_t));
+		f->frames = preload.unwind == RAW_UNWIND_FP
+				    ? malloc(RAW_MAX_FRAMES * sizeof(uint64_t)) : NULL;
 		preload_read_comm(tid, name);
 		pthread_mutex_lock(&preload.registry_lock);
 		idx = preload_entry_add(tid, name);
@@ -681,7 +839,7 @@ static void preload_header(struct raw_header *h, char *exe, size_t cap)
 	h->exe_len = (uint32_t)strlen(exe) + 1;
 	h->header_size = (uint32_t)sizeof(*h) + raw_pad(h->exe_len);
 	h->clock = RAW_CLOCK_CPU;
-	h->unwind = RAW_UNWIND_FP;
+	h->unwind = (uint32_t)preload.unwind;
 	h->pid = (uint32_t)getpid();
 	h->ppid = (uint32_t)getppid();
 	h->period_ns = preload.period_ns;
@@ -694,11 +852,13 @@ static void preload_init(void)
 	const char *pid_env = getenv("PROFVIEW_PID");
 	const char *out = getenv("PROFVIEW_OUTPUT");
 	const char *freq_env = getenv("PROFVIEW_FREQUENCY");
+	const char *unwind_env = getenv("PROFVIEW_UNWIND");
+	const char *stack_env = getenv("PROFVIEW_STACK_SIZE");
 	struct raw_header header;
 	struct sigaction sa;
 	char exe[PATH_MAX];
 	const char *why;
-	long freq;
+	long freq, stack;
 	int fd;
 
 	if (pid_env == NULL || out == NULL || atol(pid_env) != (long)getpid())
@@ -711,6 +871,13 @@ static void preload_init(void)
 	if (freq <= 0 || freq > 1000000)
 		freq = 250;
 	preload.period_ns = 1000000000ull / (uint64_t)freq;
+	preload.unwind = unwind_env != NULL && strcmp(unwind_env, "fp") == 0 ? RAW_UNWIND_FP
+									    : RAW_UNWIND_DWARF;
+	stack = stack_env != NULL ? atol(stack_env) : 0;
+	if (stack < PRELOAD_STACK_MIN || stack > PRELOAD_STACK_MAX || stack % 8 != 0)
+		stack = PRELOAD_STACK_DEFAULT;
+	preload.stack_size = (uint32_t)stack;
+	preload.pid = getpid();
 	atomic_store(&preload.rng, preload_now() ^ (uint64_t)getpid() << 32);
 	if (preload_sigprof_in_use(&why)) {
 		preload_warn("profiling disabled: %s", why);
@@ -727,15 +894,15 @@ static void preload_init(void)
 		close(fd);
 		return;
 	}
-	stacktab_init(); /* without it every stack is written inline */
+	if (preload.unwind == RAW_UNWIND_FP)
+		stacktab_init(); /* without it every stack is written inline */
 	if (pthread_key_create(&preload.key, preload_thread_exit) != 0 ||
 	    pthread_atfork(preload_atfork_prepare, preload_atfork_parent,
 			   preload_atfork_child) != 0) {
 		writer_forget();
 		return;
 	}
-	mappings_write();
-	preload.ncode = mappings_ranges(preload.code, PRELOAD_CODE_MAX, 1);
+	mappings_write(0);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = preload_on_sigprof;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
@@ -808,7 +975,7 @@ __attribute__((destructor)) static void preload_fini(void)
 		e->tid = 0;
 	}
 	quiet = preload_quiesce() == 0;
-	mappings_write();
+	mappings_write(0);
 	preload_write_lost(1);
 	end = writer_reserve(sizeof(*end), 1);
 	if (end != NULL) {
@@ -845,6 +1012,9 @@ PRELOAD_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	if (atomic_load(&preload.state) != PRELOAD_RUNNING ||
 	    (s = malloc(sizeof(*s))) == NULL)
 		return preload.real_pthread_create(thread, attr, fn, arg);
+	/* Catches objects loaded without our dlopen (libc's own, or a
+	 * dlopen that had to keep its caller). */
+	mappings_refresh();
 	s->fn = fn;
 	s->arg = arg;
 	rc = preload.real_pthread_create(thread, attr, preload_trampoline, s);

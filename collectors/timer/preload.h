@@ -56,12 +56,30 @@ int stacktab_init(void);
  * caller then writes the frames inline.  Signal-safe. */
 uint32_t stacktab_intern(const uint64_t *frames, uint32_t n);
 
-/* mappings.c - RAW_MAPPING records */
+/* preload.c, for the other files */
 
-/* Writes a RAW_MAPPING record for every executable mapping in
- * /proc/self/maps, with build ids.  Not signal-safe; returns the number of
- * records written or -1. */
-int mappings_write(void);
+/* Is no SIGPROF handler of ours running right now?  A handler that starts
+ * after this returned 1 sees every pointer published (seq_cst) before the
+ * call.  Signal-safe. */
+int preload_handlers_idle(void);
+/* Is this process being profiled right now? */
+int preload_running(void);
+
+/* mappings.c - RAW_MAPPING records and the table of executable ranges */
+
+/* Writes a RAW_MAPPING record for the executable mappings in
+ * /proc/self/maps, with build ids: all of them, or with only_new those not
+ * written by an earlier call (a line that went away and came back counts as
+ * new).  Also rebuilds the table mappings_is_code reads.  Not signal-safe;
+ * serialized by its own lock.  Returns the number of records written or
+ * -1. */
+int mappings_write(int only_new);
+/* Calls mappings_write(1) if the dynamic loader has loaded an object since
+ * the last mappings_write.  Not signal-safe. */
+void mappings_refresh(void);
+/* Does v point into an executable mapping, as of the last mappings_write?
+ * Lock-free; signal-safe. */
+int mappings_is_code(uintptr_t v);
 /* Stores the [start, end) of up to cap mappings of /proc/self/maps in
  * ranges, in address order: the executable ones when executable is set,
  * else the writable private ones.  Returns how many. */

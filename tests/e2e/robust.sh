@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The collector on awkward programs: it must not change what they do, and
+# the trace must say what happened.  Deep and small stacks, many threads,
+# a signal storm with sigaltstack, thread churn (no timer left behind), a
+# program with its own SIGPROF, _exit, a crash, fork and a thread rename.
+. "$(dirname "$0")/lib.sh"
+e2e_init "$@"
+cd "$WORK"
+
+"$CC" -O2 -g -pthread -o rstress "$SRCDIR/tests/progs/regs-stress.c" -ldl || fail "cannot build regs-stress"
+"$CC" -O2 -g -fPIC -shared -o regs-plugin.so "$SRCDIR/tests/progs/regs-plugin.c" || fail "cannot build regs-plugin"
+"$CC" -O2 -g -pthread -o tcases "$SRCDIR/tests/progs/timer-cases.c" || fail "cannot build timer-cases"
+
+# Same output with and without the profiler, in both unwinding modes.
+for mode in deep small many signals magic "dlopen ./regs-plugin.so"; do
+	# shellcheck disable=SC2086
+	want=$(./rstress $mode 0.3) || fail "regs-stress $mode failed on its own"
+	for unwind in dwarf fp; do
+		# shellcheck disable=SC2086
+		got=$("$COLLECT_TIMER" -q --unwind=$unwind -o s.raw ./rstress $mode 0.3) ||
+			fail "regs-stress $mode failed under collect-timer --unwind=$unwind"
+		[ "$got" = "$want" ] || fail "regs-stress $mode printed '$got' under the profiler, '$want' without"
+		"$PROFVIEW" --flat s.raw >s.txt 2>s.err || fail "profview failed on regs-stress $mode"
+		grep -v 'incomplete stacks' s.err | grep -q . && fail "regs-stress $mode ($unwind): $(cat s.err)"
+		samples=$(awk '/^profile:/ { for (i = 1; i <= NF; i++) if ($i == "samples") print $(i - 1) }' s.txt)
+		[ "${samples:-0}" -ge 20 ] || fail "regs-stress $mode ($unwind): only ${samples:-0} samples"
+		rm -f s.raw*
+	done
+done
+# The plugin loaded and closed mid-run is symbolized.
+"$COLLECT_TIMER" -q -o p.raw ./rstress dlopen ./regs-plugin.so 0.3 >/dev/null
+"$PROFVIEW" --flat p.raw | grep -q ' plugin_step  ' || fail "no plugin_step in the dlopen'ed library"
+
+# Thread churn: every thread's timer goes with it (only main's is left).
+left=$("$COLLECT_TIMER" -q -o churn.raw ./tcases churn 2000 | awk '/timers left/ { print $3 }')
+[ "$left" = 1 ] || fail "$left POSIX timers left after 2000 threads (want main's only)"
+"$PROFVIEW" --flat churn.raw >/dev/null 2>churn.err || fail "profview on the churn trace"
+
+# A program with its own SIGPROF handler still gets its signals.
+own=$(./tcases sigprof-late | awk '{ print $NF }')
+prof=$("$COLLECT_TIMER" -q -o sp.raw ./tcases sigprof-late 2>/dev/null | awk '{ print $NF }')
+note "own SIGPROF signals: $own alone, $prof profiled"
+awk -v a="$own" -v b="$prof" 'BEGIN { exit !(b >= 0.8 * a && b > 0) }' ||
+	fail "the program got $prof of its own SIGPROFs under the profiler, $own without"
+
+# _exit and a crash: the exit status passes through, the samples are kept.
+set +e
+"$COLLECT_TIMER" -q -o ex.raw ./tcases exit 3 >/dev/null 2>&1
+st=$?
+"$COLLECT_TIMER" -q -o cr.raw ./tcases crash >/dev/null 2>&1
+cst=$?
+set -e
+[ "$st" -eq 3 ] || fail "_exit(3) gave status $st"
+[ "$cst" -eq 139 ] || fail "a SIGSEGV gave status $cst, not 139"
+for t in ex cr; do
+	"$PROFVIEW" --flat $t.raw >$t.txt 2>$t.err || fail "profview on the $t trace"
+	grep -q 'not finished' $t.err || fail "$t: an unfinished trace is not reported as such"
+	grep -q 'not finished' $t.txt || fail "$t: the header does not say the trace is unfinished"
+	samples=$(awk '/^profile:/ { for (i = 1; i <= NF; i++) if ($i == "samples") print $(i - 1) }' $t.txt)
+	[ "${samples:-0}" -ge 30 ] || fail "$t: only ${samples:-0} samples kept of ~0.2 s"
+done
+
+# fork: the child never writes into the parent's trace.
+"$COLLECT_TIMER" -q -o fk.raw ./tcases fork >/dev/null || fail "fork case failed"
+"$PROFVIEW" --flat fk.raw >fk.txt 2>fk.err || fail "profview on the fork trace"
+[ ! -s fk.err ] || fail "fork trace: $(cat fk.err)"
+grep -q ', 1 thread$' fk.txt || fail "fork trace: another process's thread in it: $(head -2 fk.txt)"
+
+# A thread that renames itself shows under its new name.
+"$COLLECT_TIMER" -q -o rn.raw ./tcases rename >/dev/null || fail "rename case failed"
+"$PROFVIEW" --threads --maxdepth=1 rn.raw | grep -q '"worker-1"\]' || fail "the renamed thread is not 'worker-1'"
+exit 0
