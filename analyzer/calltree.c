@@ -1,46 +1,19 @@
 /* calltree.c - build the call tree and the flat profile from a profile */
 #include "calltree.h"
 #include "error.h"
+#include "util.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int grow(void *arrp, size_t *cap, size_t need, size_t elem)
-{
-	void **arr = arrp;
-	size_t n = *cap ? *cap : 64;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*arr, n * elem);
-	if (!q)
-		return pv_oom();
-	*arr = q;
-	*cap = n;
-	return 0;
-}
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
 /* Frames, interned by their key at the tree's granularity. */
 
 static uint64_t frame_hash(const struct ct_frame *f)
 {
-	return mix64(((uint64_t)f->function << 32 | f->file) ^ mix64((uint64_t)f->line) ^
-		     mix64(f->address + 0x9e3779b97f4a7c15ULL));
+	return pv_mix64(((uint64_t)f->function << 32 | f->file) ^ pv_mix64((uint64_t)f->line) ^
+		     pv_mix64(f->address + 0x9e3779b97f4a7c15ULL));
 }
 
 static bool frame_eq(const struct ct_frame *a, const struct ct_frame *b)
@@ -79,7 +52,7 @@ static uint32_t frame_get(struct calltree *t, const struct ct_frame *f)
 	for (i = frame_hash(f) & mask; t->frame_slots[i]; i = (i + 1) & mask)
 		if (frame_eq(&t->frames[t->frame_slots[i] - 1], f))
 			return t->frame_slots[i] - 1;
-	if (grow(&t->frames, &t->cap_frames, t->nframes + 1, sizeof *t->frames) < 0)
+	if (pv_grow(&t->frames, &t->cap_frames, t->nframes + 1, sizeof *t->frames) < 0)
 		return PV_NONE;
 	t->frames[t->nframes] = *f;
 	t->frame_slots[i] = (uint32_t)t->nframes + 1;
@@ -124,7 +97,7 @@ int calltree_expand(struct calltree *t, const struct pv_sample *s, const uint32_
 		const struct pv_location *loc = &p->locations[locs[i]];
 		const struct pv_line *lines = pv_location_lines(p, loc);
 
-		if (grow(&t->scratch, &t->cap_scratch, n + loc->nlines + 1, sizeof *t->scratch) < 0)
+		if (pv_grow(&t->scratch, &t->cap_scratch, n + loc->nlines + 1, sizeof *t->scratch) < 0)
 			return -1;
 		/* Lines are innermost first: the outermost call comes first here. */
 		for (uint32_t j = loc->nlines; j-- > 0;) {
@@ -146,7 +119,7 @@ int calltree_expand(struct calltree *t, const struct pv_sample *s, const uint32_
 
 static uint64_t child_hash(uint32_t parent, uint32_t kind, uint32_t frame)
 {
-	return mix64((uint64_t)parent << 32 ^ (uint64_t)kind << 30 ^ frame);
+	return pv_mix64((uint64_t)parent << 32 ^ (uint64_t)kind << 30 ^ frame);
 }
 
 static int child_rehash(struct calltree *t)
@@ -183,7 +156,7 @@ static uint32_t child_get(struct calltree *t, uint32_t parent, uint32_t kind, ui
 			return t->child_slots[i] - 1;
 	}
 	if (t->nnodes >= UINT32_MAX - 1 ||
-	    grow(&t->nodes, &t->cap_nodes, t->nnodes + 1, sizeof *t->nodes) < 0)
+	    pv_grow(&t->nodes, &t->cap_nodes, t->nnodes + 1, sizeof *t->nodes) < 0)
 		return PV_NONE;
 	c = &t->nodes[t->nnodes];
 	*c = (struct ct_node){ .kind = kind, .frame = frame, .parent = parent,
@@ -272,7 +245,7 @@ struct calltree *calltree_build(const struct pv_profile *p, const struct ct_opti
 			t->v_value = i;
 			break;
 		}
-	if (grow(&t->nodes, &t->cap_nodes, 1, sizeof *t->nodes) < 0)
+	if (pv_grow(&t->nodes, &t->cap_nodes, 1, sizeof *t->nodes) < 0)
 		goto fail;
 	t->nodes[0] = (struct ct_node){ .kind = CT_ROOT, .parent = PV_NONE,
 					.first_child = PV_NONE, .next_sibling = PV_NONE };
@@ -395,7 +368,7 @@ struct ct_flat_row *calltree_flat(struct calltree *t, size_t *nrows)
 	}
 	for (size_t i = 0; i < t->nframes; i++)
 		rows[i].frame = (uint32_t)i;
-	if (grow(&seen, &cap_seen, t->nframes ? t->nframes : 1, sizeof *seen) < 0) {
+	if (pv_grow(&seen, &cap_seen, t->nframes ? t->nframes : 1, sizeof *seen) < 0) {
 		free(rows);
 		return NULL;
 	}

@@ -1,6 +1,7 @@
 /* modules.c - open each mapped ELF file once and place addresses in it */
 #include "modules.h"
 #include "error.h"
+#include "util.h"
 #include "vdso.h"
 
 #include <gelf.h>
@@ -28,18 +29,12 @@ struct pv_modules {
 };
 
 static char *debuginfo_path;
-static const Dwfl_Callbacks callbacks = {
+const Dwfl_Callbacks modules_offline_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
 	.find_debuginfo = dwfl_standard_find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = &debuginfo_path,
 };
-
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s ? s + 1 : path;
-}
 
 static void hex_build_id(char *out, size_t outsz, const unsigned char *id, int len)
 {
@@ -68,11 +63,11 @@ static void module_open(struct pv_modules *ms, struct module *m, const struct pv
 		if (fd < 0)
 			return;
 	}
-	m->dwfl = dwfl_begin(&callbacks);
+	m->dwfl = dwfl_begin(&modules_offline_callbacks);
 	if (!m->dwfl)
 		goto fail;
 	dwfl_report_begin(m->dwfl);
-	m->mod = dwfl_report_elf(m->dwfl, base_name(path), path, fd, 0, false);
+	m->mod = dwfl_report_elf(m->dwfl, pv_base_name(path), path, fd, 0, false);
 	dwfl_report_end(m->dwfl, NULL, NULL);
 	if (!m->mod)
 		goto fail;

@@ -16,6 +16,10 @@
 
 struct pv_modules;
 
+/* Callbacks for a Dwfl of ELF files on disk, with separate debug info
+ * found the standard way; for every Dwfl the analyzer makes. */
+extern const Dwfl_Callbacks modules_offline_callbacks;
+
 /* A cache over the mappings of p (which must outlive it).  quiet: no
  * warnings about files that cannot be read.  NULL when out of memory. */
 struct pv_modules *modules_new(struct pv_profile *p, bool quiet);

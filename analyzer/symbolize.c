@@ -8,6 +8,7 @@
 #include "symbolize.h"
 #include "demangle.h"
 #include "error.h"
+#include "util.h"
 #include "modules.h"
 
 #include <dwarf.h>
@@ -26,12 +27,6 @@ struct symbolizer {
 	size_t nscratch;
 	bool demangle;
 };
-
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s ? s + 1 : path;
-}
 
 static int push_line(struct symbolizer *sy, uint32_t name, uint32_t sysname, uint32_t file,
 		     int64_t line)
@@ -56,7 +51,7 @@ uint32_t pv_symbolize_unknown_function(struct pv_profile *p, const struct pv_loc
 	if (loc->mapping != PV_NONE) {
 		const struct pv_mapping *map = &p->mappings[loc->mapping];
 		const char *path = pv_str(p, map->file);
-		const char *label = path[0] ? base_name(path) : "[anon]";
+		const char *label = path[0] ? pv_base_name(path) : "[anon]";
 		snprintf(buf, sizeof buf, "%s+0x%" PRIx64, label, loc->address - map->start + map->offset);
 	} else {
 		snprintf(buf, sizeof buf, "0x%" PRIx64, loc->address);

@@ -10,6 +10,8 @@
  */
 #include "unwind-dwarf.h"
 #include "error.h"
+#include "modules.h"
+#include "util.h"
 #include "raw.h"
 #include "vdso.h"
 
@@ -38,13 +40,6 @@ struct pv_unwinder {
 	bool overflow;
 };
 
-static char *debuginfo_path;
-static const Dwfl_Callbacks callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-	.debuginfo_path = &debuginfo_path,
-};
 
 /* Thread callbacks: one thread, the current sample. */
 
@@ -119,12 +114,6 @@ static bool mapping_bias(int fd, uint64_t start, uint64_t pgoff, uint64_t *bias,
 	return ok;
 }
 
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s ? s + 1 : path;
-}
-
 /* Report the file of mapping m at its place; files already placed are
  * skipped (a second placement of the same file cannot be in one Dwfl). */
 static void report_mapping(struct pv_unwinder *u, const struct pv_profile *p,
@@ -157,7 +146,7 @@ static void report_mapping(struct pv_unwinder *u, const struct pv_profile *p,
 		return;
 	}
 	/* libdwfl takes the descriptor; ET_EXEC files sit where they say. */
-	if (!dwfl_report_elf(u->dwfl, base_name(path), m->kind == PV_MAP_VDSO ? fdpath : path, fd,
+	if (!dwfl_report_elf(u->dwfl, pv_base_name(path), m->kind == PV_MAP_VDSO ? fdpath : path, fd,
 			     is_exec ? 0 : bias, true) && !u->quiet)
 		pv_warn("cannot use the call frame information of '%s': %s; stacks through it stop there",
 			path, dwfl_errmsg(-1));
@@ -174,7 +163,7 @@ static int prepare(void *ctx, struct pv_profile *p)
 	if (u->dwfl)
 		dwfl_end(u->dwfl);
 	u->attached = false;
-	u->dwfl = dwfl_begin(&callbacks);
+	u->dwfl = dwfl_begin(&modules_offline_callbacks);
 	if (!u->dwfl) {
 		free(seen);
 		return pv_error("cannot start libdwfl: %s", dwfl_errmsg(-1));

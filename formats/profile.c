@@ -1,28 +1,10 @@
 /* profile.c - the profile model: storage, interning and lookups */
 #include "profile.h"
 #include "error.h"
+#include "util.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* Make room for need elements of size elem in *arr (capacity *cap). */
-static int grow(void *arrp, size_t *cap, size_t need, size_t elem)
-{
-	void **arr = arrp;
-	size_t n = *cap ? *cap : 16;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*arr, n * elem);
-	if (!q)
-		return pv_oom();
-	*arr = q;
-	*cap = n;
-	return 0;
-}
 
 static uint64_t hash_bytes(const void *data, size_t len, uint64_t h)
 {
@@ -33,16 +15,6 @@ static uint64_t hash_bytes(const void *data, size_t len, uint64_t h)
 		h *= 0x100000001b3ULL;
 	}
 	return h;
-}
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
 }
 
 #define HASH_SEED 0xcbf29ce484222325ULL
@@ -134,7 +106,7 @@ uint32_t pv_intern(struct pv_profile *p, const char *s, size_t len)
 	idx = slot_find(p, t->slots, t->nslots, h, str_eq, &key, &where);
 	if (idx != PV_NONE)
 		return idx;
-	if (t->n >= UINT32_MAX - 1 || grow(&t->strs, &t->cap, t->n + 1, sizeof *t->strs) < 0)
+	if (t->n >= UINT32_MAX - 1 || pv_grow(&t->strs, &t->cap, t->n + 1, sizeof *t->strs) < 0)
 		return PV_NONE;
 	copy = malloc(len + 1);
 	if (!copy) {
@@ -222,7 +194,7 @@ uint32_t pv_find_value_type(const struct pv_profile *p, const char *type)
 
 uint32_t pv_add_mapping(struct pv_profile *p, const struct pv_mapping *m)
 {
-	if (grow(&p->mappings, &p->cap_mappings, p->nmappings + 1, sizeof *m) < 0)
+	if (pv_grow(&p->mappings, &p->cap_mappings, p->nmappings + 1, sizeof *m) < 0)
 		return PV_NONE;
 	p->mappings[p->nmappings] = *m;
 	return (uint32_t)p->nmappings++;
@@ -246,7 +218,7 @@ struct fnkey {
 
 static uint64_t fn_hash3(uint32_t a, uint32_t b, uint32_t c)
 {
-	return mix64(((uint64_t)a << 32 | b) ^ mix64(c + 0x9e3779b97f4a7c15ULL));
+	return pv_mix64(((uint64_t)a << 32 | b) ^ pv_mix64(c + 0x9e3779b97f4a7c15ULL));
 }
 
 static uint64_t fn_hash_idx(const struct pv_profile *p, uint32_t i)
@@ -275,7 +247,7 @@ uint32_t pv_get_function(struct pv_profile *p, uint32_t name, uint32_t system_na
 			fn_eq, &key, &where);
 	if (idx != PV_NONE)
 		return idx;
-	if (grow(&p->functions, &p->cap_functions, p->nfunctions + 1, sizeof *p->functions) < 0)
+	if (pv_grow(&p->functions, &p->cap_functions, p->nfunctions + 1, sizeof *p->functions) < 0)
 		return PV_NONE;
 	p->functions[p->nfunctions] = (struct pv_function){ name, system_name, filename, start_line };
 	p->fn_slots[where] = (uint32_t)p->nfunctions + 1;
@@ -291,7 +263,7 @@ struct lockey {
 
 static uint64_t loc_hash(uint64_t address, uint32_t mapping)
 {
-	return mix64(address ^ ((uint64_t)mapping << 48));
+	return pv_mix64(address ^ ((uint64_t)mapping << 48));
 }
 
 static uint64_t loc_hash_idx(const struct pv_profile *p, uint32_t i)
@@ -317,7 +289,7 @@ uint32_t pv_get_location(struct pv_profile *p, uint64_t address, uint32_t mappin
 			&where);
 	if (idx != PV_NONE)
 		return idx;
-	if (grow(&p->locations, &p->cap_locations, p->nlocations + 1, sizeof *p->locations) < 0)
+	if (pv_grow(&p->locations, &p->cap_locations, p->nlocations + 1, sizeof *p->locations) < 0)
 		return PV_NONE;
 	p->locations[p->nlocations] = (struct pv_location){ address, mapping, 0, 0 };
 	p->loc_slots[where] = (uint32_t)p->nlocations + 1;
@@ -332,7 +304,7 @@ int pv_set_lines(struct pv_profile *p, uint32_t loc, const struct pv_line *lines
 		return pv_error("internal error: location %u out of range", loc);
 	if (p->nlines + n > UINT32_MAX)
 		return pv_error("too many source lines in the profile");
-	if (grow(&p->lines, &p->cap_lines, p->nlines + n, sizeof *p->lines) < 0)
+	if (pv_grow(&p->lines, &p->cap_lines, p->nlines + n, sizeof *p->lines) < 0)
 		return -1;
 	l = &p->locations[loc];
 	memcpy(p->lines + p->nlines, lines, n * sizeof *lines);
@@ -352,7 +324,7 @@ uint32_t pv_add_stack(struct pv_profile *p, const uint32_t *locs, uint32_t n)
 		pv_error("too many stack frames in the profile");
 		return UINT32_MAX;
 	}
-	if (grow(&p->stack_locs, &p->cap_stack_locs, off + n, sizeof *locs) < 0)
+	if (pv_grow(&p->stack_locs, &p->cap_stack_locs, off + n, sizeof *locs) < 0)
 		return UINT32_MAX;
 	if (n)
 		memcpy(p->stack_locs + off, locs, n * sizeof *locs);
@@ -362,7 +334,7 @@ uint32_t pv_add_stack(struct pv_profile *p, const uint32_t *locs, uint32_t n)
 
 int pv_add_sample(struct pv_profile *p, const struct pv_sample *s)
 {
-	if (grow(&p->samples, &p->cap_samples, p->nsamples + 1, sizeof *s) < 0)
+	if (pv_grow(&p->samples, &p->cap_samples, p->nsamples + 1, sizeof *s) < 0)
 		return -1;
 	p->samples[p->nsamples++] = *s;
 	if (s->flags & PV_SAMPLE_TRUNCATED)
@@ -372,7 +344,7 @@ int pv_add_sample(struct pv_profile *p, const struct pv_sample *s)
 
 static uint64_t thr_hash_idx(const struct pv_profile *p, uint32_t i)
 {
-	return mix64(p->threads[i].tid);
+	return pv_mix64(p->threads[i].tid);
 }
 
 static bool thr_eq(const struct pv_profile *p, uint32_t i, const void *key)
@@ -387,13 +359,13 @@ uint32_t pv_get_thread(struct pv_profile *p, uint32_t tid, uint32_t name)
 
 	if (slot_rehash(p, &p->thr_slots, &p->nthr_slots, p->nthreads, thr_hash_idx) < 0)
 		return PV_NONE;
-	idx = slot_find(p, p->thr_slots, p->nthr_slots, mix64(tid), thr_eq, &tid, &where);
+	idx = slot_find(p, p->thr_slots, p->nthr_slots, pv_mix64(tid), thr_eq, &tid, &where);
 	if (idx != PV_NONE) {
 		if (name != PV_NONE && name != 0)
 			p->threads[idx].name = name;
 		return idx;
 	}
-	if (grow(&p->threads, &p->cap_threads, p->nthreads + 1, sizeof *p->threads) < 0)
+	if (pv_grow(&p->threads, &p->cap_threads, p->nthreads + 1, sizeof *p->threads) < 0)
 		return PV_NONE;
 	p->threads[p->nthreads] = (struct pv_thread){ tid, name == PV_NONE ? 0 : name, -1 };
 	p->thr_slots[where] = (uint32_t)p->nthreads + 1;

@@ -437,15 +437,33 @@ static int stack_pass(struct reader *rd)
 	return 0;
 }
 
+/* Finish and add a sample whose stack is stored: the parts every sample
+ * record has in common. */
+static int add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uint32_t raw_flags,
+		      uint64_t weight_ns, uint64_t time_ns)
+{
+	ps->thread = thread_index(rd, tid);
+	if (ps->thread == PV_NONE)
+		return -1;
+	if (raw_flags & RAW_SAMPLE_TRUNCATED)
+		ps->flags |= PV_SAMPLE_TRUNCATED;
+	ps->values[rd->v_count] = 1;
+	ps->values[rd->v_cpu] = (int64_t)weight_ns;
+	if (pv_add_sample(rd->p, ps) < 0)
+		return -1;
+	if (time_ns > rd->last_time)
+		rd->last_time = time_ns;
+	return 0;
+}
+
 /* A sample with registers and a stack copy: unwound by the analyzer's
  * unwinder, or, without one, its program counter alone (truncated). */
 static int regs_sample(struct reader *rd, const struct raw_sample_regs *s)
 {
-	struct pv_profile *p = rd->p;
 	const uint64_t *regs = (const void *)(s + 1);
 	const unsigned char *stack = (const unsigned char *)(regs + s->nregs);
 	struct pv_sample ps = { 0 };
-	bool complete = false;
+	bool complete = false, cand;
 	int n = 0;
 
 	if (rd->uw)
@@ -460,73 +478,55 @@ static int regs_sample(struct reader *rd, const struct raw_sample_regs *s)
 		n = 1;
 		complete = false;
 	}
-	bool cand;
 	ps.loc_off = store_frames(rd, (const unsigned char *)rd->unwound, (uint32_t)n, &cand);
 	if (ps.loc_off == UINT32_MAX)
 		return -1;
 	ps.nlocs = rd->nlocs;
-	ps.thread = thread_index(rd, s->tid);
-	if (ps.thread == PV_NONE)
-		return -1;
-	if (!complete || (s->flags & RAW_SAMPLE_TRUNCATED))
+	if (!complete)
 		ps.flags |= PV_SAMPLE_TRUNCATED;
-	ps.values[rd->v_count] = 1;
-	ps.values[rd->v_cpu] = (int64_t)s->weight_ns;
-	if (pv_add_sample(p, &ps) < 0)
-		return -1;
-	if (s->time_ns > rd->last_time)
-		rd->last_time = s->time_ns;
-	return 0;
+	return add_sample(rd, &ps, s->tid, s->flags, s->weight_ns, s->time_ns);
+}
+
+/* A frame-pointer sample: its stack stored by id, or inline. */
+static int fp_sample(struct reader *rd, const struct raw_sample *s)
+{
+	struct pv_sample ps = { 0 };
+	bool cand = false;
+
+	if (s->stack_id) {
+		const struct stack_ref *ref = rd->nstacks_slots ? stack_slot(rd, s->stack_id) : NULL;
+		if (!ref || !ref->id) {
+			rd->unresolved++;
+			return 0;
+		}
+		ps.loc_off = ref->off;
+		ps.nlocs = ref->n;
+		cand = ref->candidate;
+	} else {
+		ps.loc_off = store_frames(rd, (const unsigned char *)(s + 1), s->nframes, &cand);
+		if (ps.loc_off == UINT32_MAX)
+			return -1;
+		ps.nlocs = rd->nlocs;
+	}
+	if (cand)
+		ps.flags |= PV_SAMPLE_LEAF_CANDIDATE;
+	return add_sample(rd, &ps, s->tid, s->flags, s->weight_ns, s->time_ns);
 }
 
 static int sample_pass(struct reader *rd)
 {
-	struct pv_profile *p = rd->p;
-
 	for (size_t off = rd->data_start; off < rd->data_end;) {
 		const unsigned char *r = rd->buf + off;
 		struct raw_rec h;
+		int ret = 0;
 
 		memcpy(&h, r, sizeof h);
-		if (h.type == RAW_SAMPLE_REGS) {
-			if (regs_sample(rd, (const void *)r) < 0)
-				return -1;
-		} else if (h.type == RAW_SAMPLE) {
-			const struct raw_sample *s = (const void *)r;
-			struct pv_sample ps = { 0 };
-
-			if (s->stack_id) {
-				const struct stack_ref *ref = rd->nstacks_slots ? stack_slot(rd, s->stack_id) : NULL;
-				if (!ref || !ref->id) {
-					rd->unresolved++;
-					off += h.size;
-					continue;
-				}
-				ps.loc_off = ref->off;
-				ps.nlocs = ref->n;
-				if (ref->candidate)
-					ps.flags |= PV_SAMPLE_LEAF_CANDIDATE;
-			} else {
-				bool cand;
-				ps.loc_off = store_frames(rd, r + sizeof *s, s->nframes, &cand);
-				if (ps.loc_off == UINT32_MAX)
-					return -1;
-				ps.nlocs = rd->nlocs;
-				if (cand)
-					ps.flags |= PV_SAMPLE_LEAF_CANDIDATE;
-			}
-			ps.thread = thread_index(rd, s->tid);
-			if (ps.thread == PV_NONE)
-				return -1;
-			if (s->flags & RAW_SAMPLE_TRUNCATED)
-				ps.flags |= PV_SAMPLE_TRUNCATED;
-			ps.values[rd->v_count] = 1;
-			ps.values[rd->v_cpu] = (int64_t)s->weight_ns;
-			if (pv_add_sample(p, &ps) < 0)
-				return -1;
-			if (s->time_ns > rd->last_time)
-				rd->last_time = s->time_ns;
-		}
+		if (h.type == RAW_SAMPLE_REGS)
+			ret = regs_sample(rd, (const void *)r);
+		else if (h.type == RAW_SAMPLE)
+			ret = fp_sample(rd, (const void *)r);
+		if (ret < 0)
+			return -1;
 		off += h.size;
 	}
 	return 0;

@@ -9,7 +9,7 @@ e2e_init "$@"
 "$CC" -O2 -g -fno-omit-frame-pointer -o "$WORK/leafchain" "$SRCDIR/tests/progs/leafchain.c" ||
 	fail "cannot compile leafchain.c"
 cd "$WORK"
-"$COLLECT_TIMER" -q -o leaf.raw ./leafchain 1.5 >/dev/null || fail "collect-timer failed"
+"$COLLECT_TIMER" -q --unwind=fp -o leaf.raw ./leafchain 1.5 >/dev/null || fail "collect-timer failed"
 "$PROFVIEW" --tree leaf.raw >tree.txt || fail "profview failed"
 cat tree.txt
 

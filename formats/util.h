@@ -1,0 +1,32 @@
+/* util.h - small helpers every part of the analyzer side shares */
+#ifndef PROFVIEW_UTIL_H
+#define PROFVIEW_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Make room for need elements of elem bytes in the array *arrp (a pointer
+ * to the array pointer) of capacity *cap, doubling.  0, or -1 after
+ * reporting that memory ran out. */
+int pv_grow(void *arrp, size_t *cap, size_t need, size_t elem);
+
+/* A 64-bit finalizer (MurmurHash3's) for hash tables. */
+static inline uint64_t pv_mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* The last component of a path. */
+static inline const char *pv_base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+#endif
