@@ -38,6 +38,7 @@ struct pv_unwinder {
 	uint64_t *frames;
 	uint32_t cap, n;
 	bool overflow;
+	bool read_failed;     /* the walk wanted memory the copy does not have */
 };
 
 
@@ -65,8 +66,13 @@ static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
 	(void)dwfl;
 
 	if (addr < u->stack_lo || addr - u->stack_lo > u->stack_len ||
-	    u->stack_len - (addr - u->stack_lo) < sizeof *result)
-		return false; /* outside the copy: the walk ends here */
+	    u->stack_len - (addr - u->stack_lo) < sizeof *result) {
+		/* Outside the copy: the walk ends here.  libdwfl takes a
+		 * return address it cannot read for the end of the stack, so
+		 * remember that this end was not the real one. */
+		u->read_failed = true;
+		return false;
+	}
 	memcpy(result, u->stack + (addr - u->stack_lo), sizeof *result);
 	return true;
 }
@@ -218,8 +224,9 @@ static int unwind(void *ctx, const uint64_t *regs, uint32_t nregs, const unsigne
 	u->cap = cap;
 	u->n = 0;
 	u->overflow = false;
+	u->read_failed = false;
 	ret = dwfl_getthread_frames(u->dwfl, FAKE_TID, frame_cb, u);
-	*complete = ret == 0 && !u->overflow;
+	*complete = ret == 0 && !u->overflow && !u->read_failed;
 	return (int)u->n;
 }
 

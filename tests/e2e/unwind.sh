@@ -84,6 +84,14 @@ profile plugin-fp fp ./plugin-host ./plugin.so 0.6
 read -r ok total < <(chain_share plugin-fp.folded SUBSEQ plugin_hot)
 [ "$total" -ge 50 ] || fail "fp mode: plugin_hot not symbolized: $(sort -t' ' -k2 -nr plugin-fp.folded | head -3)"
 
-# Truncated walks are counted in the header, not hidden.
-"$PROFVIEW" --flat inline-O2nofp-dwarf.raw | grep -q '^profile:' || fail "no header"
+# Walks that stop early are counted in the header, not hidden: a 512-byte
+# stack copy cannot reach main from 61 frames down.
+"$COLLECT_TIMER" -q --stack-size=512 -o cut.raw ./chains-O2fp deep 0.4 >/dev/null || fail "collect-timer --stack-size=512 failed"
+"$PROFVIEW" --flat cut.raw >cut.txt || fail "profview on cut.raw"
+grep -Eq '^warning: .*[0-9]+ samples \((9[0-9]|100)\.[0-9]%\) with incomplete stacks' cut.txt ||
+	fail "the cut stacks are not reported: $(head -3 cut.txt)"
+# and a full trace has (almost) none: at most 2%.
+"$PROFVIEW" --flat deep-dwarf.raw >full.txt
+pct=$(sed -n 's/.* samples (\([0-9.]*\)%) with incomplete stacks.*/\1/p' full.txt)
+awk -v p="${pct:-0}" 'BEGIN { exit !(p <= 2) }' || fail "$pct% of the deep trace's samples are incomplete"
 exit 0
