@@ -10,6 +10,7 @@ e2e_init() {
 	WORK=$(mktemp -d "${TMPDIR:-/tmp}/profview-e2e.XXXXXX")
 	trap 'rm -rf "$WORK"' EXIT
 	CC=${CC:-cc}
+	CXX=${CXX:-c++}
 }
 
 fail() {
@@ -58,8 +59,9 @@ within_sigma() {
 chain_share() {
 	local file=$1 how=$2
 	shift 2
+	local IFS=$'\t'
 	awk -v how="$how" -v want="$*" '
-	BEGIN { n = split(want, w, " ") }
+	BEGIN { n = split(want, w, "\t") }
 	{
 		count = $NF; line = $0; sub(/ [0-9]+$/, "", line)
 		k = split(line, f, ";")

@@ -34,14 +34,16 @@ profile() {
 # expect_chain NAME HOW MIN FRAME...: at least MIN of the leaf's samples
 # have the chain.
 expect_chain() {
-	local name=$1 how=$2 min=$3
+	local name=$1 how=$2 min=$3 ok total chain
 	shift 3
+	chain=$(printf ' > %s' "$@")
+	chain=${chain# > }
 	read -r ok total < <(chain_share "$name.folded" "$how" "$@")
-	note "$name: $ok of $total samples of ${*: -1} have the chain ${*// / > }"
-	[ "$total" -ge 50 ] || fail "$name: only $total samples in ${*: -1}"
+	note "$name: $ok of $total samples of ${*: -1} have the chain $chain"
+	[ "$total" -ge 30 ] || fail "$name: only $total samples in ${*: -1}"
 	at_least "$ok" "$total" "$min" || {
 		sort -t' ' -k2 -nr "$name.folded" | head -n 5 >&2
-		fail "$name: $ok of $total samples of ${*: -1} have the chain ${*// / > } (want >= $min)"
+		fail "$name: $ok of $total samples of ${*: -1} have the chain $chain (want >= $min)"
 	}
 }
 
@@ -83,6 +85,22 @@ expect_chain plugin-dwarf EXACT 0.95 main run_plugin plugin_entry plugin_hot
 profile plugin-fp fp ./plugin-host ./plugin.so 0.6
 read -r ok total < <(chain_share plugin-fp.folded SUBSEQ plugin_hot)
 [ "$total" -ge 50 ] || fail "fp mode: plugin_hot not symbolized: $(sort -t' ' -k2 -nr plugin-fp.folded | head -3)"
+
+# C++: namespaces, templates, overloads and an inlined member, in both
+# modes (names as demangled by libbfd, with parameter lists).
+"$CXX" -g -O2 -o cxx-nofp "$SRCDIR/tests/progs/cxxnames.cc" || fail "cannot build cxxnames"
+"$CXX" -g -O2 -fno-omit-frame-pointer -o cxx-fp "$SRCDIR/tests/progs/cxxnames.cc" || fail "cannot build cxxnames"
+profile cxx-dwarf dwarf ./cxx-nofp 0.8
+profile cxx-fp fp ./cxx-fp 0.8
+spin='shapes::Accumulator<unsigned long>::spin\(int\)'
+step='shapes::Accumulator<unsigned long>::step\(unsigned long, int\)'
+for m in dwarf fp; do
+	expect_chain "cxx-$m" EXACT 0.95 main 'shapes::detail::churn\(double, int\)'
+	expect_chain "cxx-$m" EXACT 0.95 main 'shapes::detail::churn\(unsigned long, int\)'
+	read -r ok total < <(chain_share "cxx-$m.folded" EXACT main "$spin" "$step")
+	note "cxx-$m: $ok of $total samples of the inlined step have main > spin > step"
+	[ "$total" -ge 10 ] && at_least "$ok" "$total" 0.95 || fail "cxx-$m: inlined step: $ok of $total"
+done
 
 # Walks that stop early are counted in the header, not hidden: a 512-byte
 # stack copy cannot reach main from 61 frames down.
