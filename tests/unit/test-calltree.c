@@ -179,13 +179,17 @@ static void test_granularity(void)
 	pv_profile_free(p);
 }
 
-static char *render(struct calltree *t, const struct report_options *o, bool flat)
+enum render_kind { R_TREE, R_FLAT, R_FOLDED };
+
+static char *render(struct calltree *t, const struct report_options *o, enum render_kind k)
 {
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
-	if (flat)
+	if (k == R_FLAT)
 		report_flat(f, t, o);
+	else if (k == R_FOLDED)
+		report_folded(f, t, o);
 	else
 		report_tree(f, t, o);
 	fclose(f);
@@ -199,7 +203,7 @@ static void test_reports(void)
 	struct report_options o = { 0 };
 	char *s;
 
-	s = render(t, &o, false);
+	s = render(t, &o, R_TREE);
 	CHECK_CONTAINS(s, "      100  100.0%     10");
 	CHECK_CONTAINS(s, "       66   66.0%      8      66.0    alpha  prog.c:18");
 	CHECK_CONTAINS(s, "        1    1.0%      1       1.0      inlined_helper  prog.c:48");
@@ -209,7 +213,7 @@ static void test_reports(void)
 	 * samples; under beta (N=30) more than 5.48: gamma 20 stays, the
 	 * inlined helper (1) goes and is summed in one line. */
 	o.noisefloor = 1;
-	s = render(t, &o, false);
+	s = render(t, &o, R_TREE);
 	CHECK_CONTAINS(s, "gamma");
 	CHECK(strstr(s, "inlined_helper") == NULL);
 	CHECK_CONTAINS(s, "[1 more below the floor]");
@@ -219,7 +223,7 @@ static void test_reports(void)
 
 	o.noisefloor = 0;
 	o.maxdepth = 2;
-	s = render(t, &o, false);
+	s = render(t, &o, R_TREE);
 	CHECK(strstr(s, "gamma") == NULL);
 	CHECK_CONTAINS(s, "beta");
 	CHECK_CONTAINS(s, "more below the depth limit");
@@ -227,13 +231,13 @@ static void test_reports(void)
 
 	o.maxdepth = 0;
 	o.mincount = 21;
-	s = render(t, &o, false);
+	s = render(t, &o, R_TREE);
 	CHECK(strstr(s, "gamma") == NULL);
 	CHECK_CONTAINS(s, "beta");
 	free(s);
 
 	o.mincount = 0;
-	s = render(t, &o, true);
+	s = render(t, &o, R_FLAT);
 	/* alpha first (self 66), then beta's gamma (20). */
 	char *alpha = strstr(s, "alpha"), *gamma = strstr(s, "gamma"), *main_ = strstr(s, "main");
 	CHECK(alpha && gamma && main_ && alpha < gamma && gamma < main_);
@@ -241,10 +245,30 @@ static void test_reports(void)
 	free(s);
 
 	o.sort = SORT_NAME;
-	s = render(t, &o, true);
+	s = render(t, &o, R_FLAT);
 	alpha = strstr(s, "alpha");
 	char *beta = strstr(s, "beta");
 	CHECK(alpha && beta && main_ && alpha < beta);
+	free(s);
+	/* Folded: one line per distinct stack, outermost first, self counts;
+	 * they add up to all samples. */
+	s = render(t, &o, R_FOLDED);
+	CHECK_CONTAINS(s, "main;alpha 60\n");
+	CHECK_CONTAINS(s, "main;alpha;alpha 6\n");
+	CHECK_CONTAINS(s, "main;beta;gamma 20\n");
+	CHECK_CONTAINS(s, "main;beta;inlined_helper 1\n");
+	CHECK_CONTAINS(s, "main 4\n");
+	long sum = 0;
+	for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n"))
+		sum += strtol(strrchr(line, ' ') + 1, NULL, 10);
+	CHECK_EQ(sum, 100);
+	free(s);
+	calltree_free(t);
+	/* With threads, the thread is the first frame. */
+	struct ct_options byt = { .by_thread = true };
+	t = calltree_build(p, &byt);
+	s = render(t, &o, R_FOLDED);
+	CHECK_CONTAINS(s, "[thread 2 \"worker\"];main;alpha;alpha 6\n");
 	free(s);
 	calltree_free(t);
 	pv_profile_free(p);
