@@ -4,7 +4,7 @@
 # Debian packages the build and the tests need.
 # binutils-dev: libbfd (second symbolizer, C++ demangler); g++ and binutils
 # (addr2line) for the symbolizer cross-check test.
-PROFVIEW_PACKAGES="meson ninja-build gcc g++ libc6-dev pkg-config libdw-dev libelf-dev zlib1g-dev binutils binutils-dev groff-base"
+PROFVIEW_PACKAGES="meson ninja-build gcc g++ libc6-dev pkg-config libdw-dev libelf-dev zlib1g-dev binutils binutils-dev groff-base libc6-dbg"
 
 missing_packages() {
 	local p missing=""
