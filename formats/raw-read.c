@@ -56,6 +56,8 @@ struct reader {
 	struct stack_key *dedup;      /* stored stacks by content */
 	size_t ndedup_slots, ndedup;
 	uint32_t v_count, v_cpu;
+	bool wall;                    /* a wall-clock trace */
+	uint32_t offcpu_loc;          /* the "[off-cpu]" location, or PV_NONE */
 	uint32_t last_tid, last_thread;
 	uint64_t end_time, last_time, start_mono;
 	uint64_t lost_records, lost_end;
@@ -360,7 +362,7 @@ static uint32_t dedup_stack(struct reader *rd, const uint32_t *locs, uint32_t n)
 	for (i = h & mask; rd->dedup[i].hash; i = (i + 1) & mask) {
 		const struct stack_key *e = &rd->dedup[i];
 		if (e->hash == h && e->n == n &&
-		    memcmp(p->stack_locs + e->off, locs, n * sizeof *locs) == 0)
+		    (n == 0 || memcmp(p->stack_locs + e->off, locs, n * sizeof *locs) == 0))
 			return e->off;
 	}
 	uint32_t off = pv_add_stack(p, locs, n);
@@ -437,6 +439,41 @@ static int stack_pass(struct reader *rd)
 	return 0;
 }
 
+/* In a wall-clock trace, a sample of a thread that was off CPU gets a
+ * synthetic leaf: a location with no mapping whose one line names the
+ * function "[off-cpu]", under the frame where the thread waited.  A
+ * frame-pointer candidate (second location) is dropped, since it could only
+ * be checked against a real leaf.  Returns 0 or -1. */
+static int offcpu_leaf(struct reader *rd, struct pv_sample *ps)
+{
+	struct pv_profile *p = rd->p;
+	uint32_t k = 0;
+
+	if (rd->offcpu_loc == PV_NONE) {
+		uint32_t name = pv_intern_str(p, "[off-cpu]");
+		struct pv_line line = { 0 };
+
+		if (name == PV_NONE)
+			return -1;
+		line.function = pv_get_function(p, name, name, 0, 0);
+		if (line.function == PV_NONE)
+			return -1;
+		rd->offcpu_loc = pv_get_location(p, UINT64_MAX, PV_NONE);
+		if (rd->offcpu_loc == PV_NONE || pv_set_lines(p, rd->offcpu_loc, &line, 1) < 0)
+			return -1;
+	}
+	rd->locs[k++] = rd->offcpu_loc;
+	for (uint32_t i = 0; i < ps->nlocs && k < RAW_MAX_FRAMES; i++) {
+		if (i == 1 && (ps->flags & PV_SAMPLE_LEAF_CANDIDATE))
+			continue;
+		rd->locs[k++] = p->stack_locs[ps->loc_off + i];
+	}
+	ps->flags &= ~(uint32_t)PV_SAMPLE_LEAF_CANDIDATE;
+	ps->loc_off = dedup_stack(rd, rd->locs, k);
+	ps->nlocs = k;
+	return ps->loc_off == UINT32_MAX ? -1 : 0;
+}
+
 /* Finish and add a sample whose stack is stored: the parts every sample
  * record has in common. */
 static int add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uint32_t raw_flags,
@@ -444,6 +481,8 @@ static int add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uin
 {
 	ps->thread = thread_index(rd, tid);
 	if (ps->thread == PV_NONE)
+		return -1;
+	if (rd->wall && !(raw_flags & RAW_SAMPLE_RUNNING) && offcpu_leaf(rd, ps) < 0)
 		return -1;
 	if (raw_flags & RAW_SAMPLE_TRUNCATED)
 		ps->flags |= PV_SAMPLE_TRUNCATED;
@@ -563,6 +602,7 @@ static int read_header(struct reader *rd)
 	p->period = (int64_t)hd.period_ns;
 	rd->start_mono = hd.start_monotonic_ns;
 	rd->fp_candidate = hd.unwind == RAW_UNWIND_FP;
+	rd->wall = hd.clock == RAW_CLOCK_WALL;
 	rd->v_count = pv_add_value_type(p, "samples", "count");
 	rd->v_cpu = pv_add_value_type(p, hd.clock == RAW_CLOCK_WALL ? "wall" : "cpu", "nanoseconds");
 	p->period_type.type = pv_intern_str(p, hd.clock == RAW_CLOCK_WALL ? "wall" : "cpu");
@@ -575,7 +615,8 @@ static int read_header(struct reader *rd)
 struct pv_profile *raw_read(const unsigned char *buf, size_t len, const char *name,
 			   const struct raw_unwinder *uw)
 {
-	struct reader rd = { .buf = buf, .len = len, .name = name, .last_thread = PV_NONE, .uw = uw };
+	struct reader rd = { .buf = buf, .len = len, .name = name, .last_thread = PV_NONE, .uw = uw,
+			     .offcpu_loc = PV_NONE };
 	struct pv_profile *p = pv_profile_new();
 
 	if (!p)

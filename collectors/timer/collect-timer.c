@@ -8,6 +8,18 @@
  * and to cut a trace the program could not finish (exit without exit
  * handlers, crash, kill) at its last record.
  *
+ * The processes the program starts write traces of their own next to the
+ * first, "<stem>.<pid>.raw" (and "<stem>.<pid>.<n>.raw" for an exec in a
+ * pid that has one).  Unless --no-inherit, collect-timer is a child
+ * subreaper: descendants whose parent is gone become its children, and it
+ * waits until every descendant has ended.  Then it finds their traces by
+ * scanning the directory: a trace started after collect-timer did (by
+ * CLOCK_MONOTONIC) whose pid or parent pid is the program's or that of a
+ * trace already found.  SIGTERM and SIGHUP sent to collect-timer by a
+ * process are passed on to the program (to its descendants once it has
+ * ended); SIGINT and SIGQUIT are ignored, since the terminal sends them to
+ * the program itself.
+ *
  * Exit status: the program's own, or 128 + the signal that killed it; 2 for
  * a usage error; 1 when collect-timer itself fails before running the
  * program; 126 when the program cannot be executed; 127 when it is not
@@ -25,9 +37,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -60,6 +75,10 @@ struct collect_opts {
 	int quiet;
 	int unwind;           /* enum raw_unwind */
 	long stack_size;      /* bytes of stack copied per sample, dwarf */
+	const char *engine;   /* "posix" or "perf" */
+	const char *clock;    /* "cpu" or "wall" */
+	int no_inherit;       /* profile the program's process only */
+	double duration;      /* seconds to profile, 0: all of the run */
 	char **argv;          /* the program and its arguments */
 };
 
@@ -69,7 +88,9 @@ struct collect_stats {
 	int cut;              /* trailing zeros were cut */
 	int bad;              /* unreadable data after the last record */
 	int empty;            /* no header at all */
+	int tail_cut;         /* zeros after the end record were cut */
 	uint32_t pid;         /* of the header */
+	uint32_t clock;       /* of the header */
 };
 
 static void collect_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -100,6 +121,15 @@ static void collect_usage(FILE *f)
 		"                      the binaries' CFI; fp walks frame pointers\n"
 		"      --stack-size=BYTES  bytes of stack copied per sample in dwarf mode,\n"
 		"                      %d to %d, a multiple of 8, k for KiB (default %d)\n"
+		"      --engine=ENGINE what sends the sampling signals: posix (default) CPU\n"
+		"                      timers, at most one per scheduler tick; perf events,\n"
+		"                      any rate (POSIX timers if perf events are not allowed)\n"
+		"      --clock=CLOCK   cpu (default) samples threads on CPU; wall samples\n"
+		"                      threads off CPU too (blocked, sleeping)\n"
+		"      --no-inherit    profile the program's process only, not the processes\n"
+		"                      it starts (by default each writes its own trace)\n"
+		"      --duration=SECONDS  profile the first SECONDS of the run, then let\n"
+		"                      the program run on unprofiled\n"
 		"  -q, --quiet         print nothing but errors\n"
 		"  -h, --help          show this help\n"
 		"  -V, --version       show the version\n",
@@ -114,6 +144,10 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 		{ "output", required_argument, NULL, 'o' },
 		{ "unwind", required_argument, NULL, 'U' },
 		{ "stack-size", required_argument, NULL, 'S' },
+		{ "engine", required_argument, NULL, 'E' },
+		{ "clock", required_argument, NULL, 'C' },
+		{ "no-inherit", no_argument, NULL, 'I' },
+		{ "duration", required_argument, NULL, 'D' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -125,6 +159,8 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 	o->frequency = COLLECT_DEFAULT_HZ;
 	o->unwind = RAW_UNWIND_DWARF;
 	o->stack_size = COLLECT_DEFAULT_STACK;
+	o->engine = "posix";
+	o->clock = "cpu";
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:F:o:qhV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -169,6 +205,33 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 				collect_msg("invalid stack size '%s': expected %d to %d bytes (or 1k "
 					    "to 64k), a multiple of 8", optarg, COLLECT_MIN_STACK,
 					    COLLECT_MAX_STACK);
+				return COLLECT_EXIT_USAGE;
+			}
+			break;
+		case 'E':
+			if (strcmp(optarg, "posix") != 0 && strcmp(optarg, "perf") != 0) {
+				collect_msg("invalid engine '%s': expected 'posix' or 'perf'", optarg);
+				return COLLECT_EXIT_USAGE;
+			}
+			o->engine = optarg;
+			break;
+		case 'C':
+			if (strcmp(optarg, "cpu") != 0 && strcmp(optarg, "wall") != 0) {
+				collect_msg("invalid clock '%s': expected 'cpu' or 'wall'", optarg);
+				return COLLECT_EXIT_USAGE;
+			}
+			o->clock = optarg;
+			break;
+		case 'I':
+			o->no_inherit = 1;
+			break;
+		case 'D':
+			errno = 0;
+			o->duration = strtod(optarg, &end);
+			if (errno != 0 || end == optarg || *end != '\0' || !(o->duration > 0) ||
+			    o->duration > 1e7) {
+				collect_msg("invalid duration '%s': expected a number of seconds "
+					    "greater than 0", optarg);
 				return COLLECT_EXIT_USAGE;
 			}
 			break;
@@ -418,8 +481,22 @@ static int collect_setenv(const struct collect_opts *o, const char *lib, const c
 	rc |= setenv("PROFVIEW_UNWIND", o->unwind == RAW_UNWIND_FP ? "fp" : "dwarf", 1);
 	snprintf(num, sizeof(num), "%ld", o->stack_size);
 	rc |= setenv("PROFVIEW_STACK_SIZE", num, 1);
+	rc |= setenv("PROFVIEW_ENGINE", o->engine, 1);
+	rc |= setenv("PROFVIEW_CLOCK", o->clock, 1);
 	snprintf(num, sizeof(num), "%d", (int)getpid());
 	rc |= setenv("PROFVIEW_PID", num, 1);
+	rc |= setenv("PROFVIEW_INHERIT", o->no_inherit ? "0" : "1", 1);
+	if (o->duration > 0) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		snprintf(num, sizeof(num), "%llu",
+			 (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec +
+				 (unsigned long long)(o->duration * 1e9));
+		rc |= setenv("PROFVIEW_STOP_NS", num, 1);
+	} else {
+		unsetenv("PROFVIEW_STOP_NS");
+	}
 	return rc;
 }
 
@@ -520,6 +597,7 @@ static int collect_scan(const char *path, struct collect_stats *st)
 		goto out;
 	}
 	st->pid = h->pid;
+	st->clock = h->clock;
 	for (off = h->header_size; off + sizeof(struct raw_rec) <= size;) {
 		struct raw_rec r;
 
@@ -569,6 +647,16 @@ static int collect_scan(const char *path, struct collect_stats *st)
 		if (st->ended)
 			break;
 	}
+	if (st->ended && off < size) {
+		uint64_t i;
+
+		/* ended from a signal handler: the file was left at its mapped
+		 * size */
+		for (i = off; i < size && p[i] == 0; i++)
+			;
+		if (i == size && ftruncate(fd, (off_t)off) == 0)
+			st->tail_cut = 1;
+	}
 	if (!st->ended) {
 		uint64_t i;
 
@@ -589,40 +677,250 @@ out:
 	return 0;
 }
 
-/* Prints one summary line per trace file: the file, then "<file>.1" and so
- * on, written when the program exec'd another one (those of process pid
- * only: others are left from earlier runs). */
-static void collect_report(const char *shown, pid_t pid, int quiet)
+/* One trace of the run, as found by collect_find_traces. */
+struct collect_trace {
+	char name[PATH_MAX];
+	char exe[64];         /* base name of the program */
+	uint32_t pid, ppid;
+	uint64_t start_mono;
+};
+
+/* Reads the header of a trace.  Returns 0 or -1 (not a trace). */
+static int collect_header(const char *path, struct collect_trace *t)
 {
-	char name[PATH_MAX + 16];
+	struct raw_header h;
+	char exe[PATH_MAX];
+	const char *base;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = pread(fd, &h, sizeof(h), 0);
+	if (n != (ssize_t)sizeof(h) || memcmp(h.magic, RAW_MAGIC, RAW_MAGIC_LEN) != 0) {
+		close(fd);
+		return -1;
+	}
+	n = pread(fd, exe, sizeof(exe) - 1, sizeof(h));
+	close(fd);
+	exe[n > 0 ? n : 0] = '\0';
+	base = strrchr(exe, '/');
+	snprintf(t->exe, sizeof(t->exe), "%.63s", base != NULL ? base + 1 : exe);
+	t->pid = h.pid;
+	t->ppid = h.ppid;
+	t->start_mono = h.start_monotonic_ns;
+	return 0;
+}
+
+/* Is name "<stem>.<digits>.raw" or "<stem>.<digits>.<digits>.raw"? */
+static int collect_is_child_name(const char *name, const char *stem)
+{
+	size_t len = strlen(stem);
+	int groups = 0;
+	const char *p;
+
+	if (strncmp(name, stem, len) != 0 || name[len] != '.')
+		return 0;
+	for (p = name + len; *p == '.' && p[1] >= '0' && p[1] <= '9'; groups++) {
+		p++;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	return groups >= 1 && groups <= 2 && strcmp(p, ".raw") == 0;
+}
+
+static int collect_trace_cmp(const void *a, const void *b)
+{
+	const struct collect_trace *x = a, *y = b;
+
+	return x->start_mono < y->start_mono ? -1 : x->start_mono > y->start_mono;
+}
+
+/* Finds the traces of the run: shown itself, then those next to it that
+ * belong to the program's descendants, by start time.  Returns how many
+ * (at most cap). */
+static size_t collect_find_traces(const char *shown, pid_t pid, uint64_t t0, int inherit,
+				  struct collect_trace *v, size_t cap)
+{
+	char dir[PATH_MAX], stem[PATH_MAX];
+	struct collect_trace *cand = NULL;
+	size_t n = 0, ncand = 0, capcand = 0;
+	const char *slash = strrchr(shown, '/');
+	struct dirent *de;
+	int changed;
+	DIR *d;
+
+	snprintf(v[n].name, sizeof(v[n].name), "%s", shown);
+	if (collect_header(shown, &v[n]) != 0) {
+		v[n].pid = (uint32_t)pid;
+		v[n].start_mono = 0;
+		v[n].exe[0] = '\0';
+	}
+	n++;
+	if (!inherit)
+		return n;
+	if (slash != NULL) {
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - shown + (slash == shown)), shown);
+		snprintf(stem, sizeof(stem), "%s", slash + 1);
+	} else {
+		snprintf(dir, sizeof(dir), ".");
+		snprintf(stem, sizeof(stem), "%s", shown);
+	}
+	if (strlen(stem) > 4 && strcmp(stem + strlen(stem) - 4, ".raw") == 0)
+		stem[strlen(stem) - 4] = '\0';
+	d = opendir(dir);
+	if (d == NULL)
+		return n;
+	while ((de = readdir(d)) != NULL) {
+		struct collect_trace t;
+
+		if (!collect_is_child_name(de->d_name, stem))
+			continue;
+		if (snprintf(t.name, sizeof(t.name), "%s%s%s", slash != NULL ? dir : "",
+			     slash != NULL && slash != shown ? "/" : "", de->d_name) >=
+		    (int)sizeof(t.name))
+			continue;
+		if (collect_header(t.name, &t) != 0 || t.start_mono < t0)
+			continue;
+		if (ncand == capcand) {
+			size_t c = capcand ? capcand * 2 : 16;
+			struct collect_trace *nv = realloc(cand, c * sizeof(*nv));
+
+			if (nv == NULL)
+				break;
+			cand = nv;
+			capcand = c;
+		}
+		cand[ncand++] = t;
+	}
+	closedir(d);
+	/* the program's descendants, generation by generation */
+	do {
+		changed = 0;
+		for (size_t i = 0; i < ncand && n < cap; i++) {
+			int known = 0;
+
+			if (cand[i].pid == 0)
+				continue;
+			for (size_t j = 0; j < n && !known; j++)
+				known = cand[i].pid == v[j].pid || cand[i].ppid == v[j].pid;
+			if (!known)
+				continue;
+			v[n++] = cand[i];
+			cand[i].pid = 0;
+			changed = 1;
+		}
+	} while (changed);
+	free(cand);
+	qsort(v + 1, n - 1, sizeof(*v), collect_trace_cmp);
+	return n;
+}
+
+/* Prints one summary line per trace of the run (see collect_find_traces);
+ * removes the empty ones, and those of a process image that ran another
+ * program before its first sample. */
+static void collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int quiet)
+{
+	struct collect_trace traces[1024];
+	size_t n = collect_find_traces(shown, pid, t0, inherit, traces, 1024), shown_n = n;
 	struct collect_stats st;
 
-	for (int n = 0; n < 1000; n++) {
-		if (n == 0)
-			snprintf(name, sizeof(name), "%s", shown);
-		else
-			snprintf(name, sizeof(name), "%s.%d", shown, n);
+	for (size_t k = 0; k < n; k++) {
+		const char *name = traces[k].name;
+		char who[128] = "";
+		int execd = 0;
+
+		for (size_t j = 0; j < n; j++)
+			execd |= j != k && traces[j].pid == traces[k].pid &&
+				 traces[j].start_mono > traces[k].start_mono;
 		if (collect_scan(name, &st) != 0) {
-			if (n == 0)
+			if (k == 0)
 				collect_msg("cannot read '%s': %s", name, strerror(errno));
-			return;
-		}
-		if (n > 0 && (st.empty || st.pid != (uint32_t)pid))
 			continue;
+		}
 		if (st.empty) {
-			if (n == 0 && unlink(name) == 0 && !quiet)
+			if (k == 0 && unlink(name) == 0 && !quiet)
 				collect_msg("no profile was recorded; removed the empty '%s'", name);
+			else if (k > 0)
+				unlink(name);
+			shown_n--;
 			continue;
 		}
+		if (execd && st.samples == 0 && k > 0) {
+			unlink(name);
+			shown_n--;
+			continue;
+		}
+		if (shown_n > 1 || k > 0)
+			snprintf(who, sizeof(who), "pid %u (%s): ", traces[k].pid, traces[k].exe);
 		if (quiet && !st.bad)
 			continue;
-		fprintf(stderr, "collect-timer: %" PRIu64 " sample%s (%.2f s of CPU), %" PRIu64
+		fprintf(stderr, "collect-timer: %s%" PRIu64 " sample%s (%.2f s of %s), %" PRIu64
 			" thread%s, %" PRIu64 " lost, written to '%s'%s%s\n",
-			st.samples, st.samples == 1 ? "" : "s", (double)st.weight_ns / 1e9,
+			who, st.samples, st.samples == 1 ? "" : "s", (double)st.weight_ns / 1e9,
+			st.clock == RAW_CLOCK_WALL ? "wall-clock time" : "CPU",
 			st.threads, st.threads == 1 ? "" : "s", st.lost, name,
-			st.ended ? "" : "; the program ended without running its exit handlers, "
-					"the trace stops at its last complete record",
+			st.ended ? "" : execd ? "; then the process ran another program"
+				     : "; the program ended without running its exit handlers, "
+				       "the trace stops at its last complete record",
 			st.bad ? "; unreadable data after the last good record" : "");
+	}
+}
+
+static volatile pid_t collect_child_pid;  /* the program, until reaped */
+static volatile sig_atomic_t collect_forward_sig;
+
+/* SIGTERM and SIGHUP from a process are for the program.  A SIGHUP from the
+ * kernel (the terminal hung up) reached the program already. */
+static void collect_on_signal(int sig, siginfo_t *si, void *uc)
+{
+	pid_t child = collect_child_pid;
+
+	(void)uc;
+	if (si->si_code > 0)
+		return;
+	collect_forward_sig = sig;
+	if (child > 0)
+		kill(child, sig);
+}
+
+/* Passes sig on to every child of ours (the program's descendants that
+ * lost their parent). */
+static void collect_forward_children(int sig)
+{
+	char path[64], buf[4096], *p, *e;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	for (p = buf;; p = e) {
+		long c = strtol(p, &e, 10);
+
+		if (e == p)
+			break;
+		if (c > 0)
+			kill((pid_t)c, sig);
+	}
+}
+
+/* Waits for the descendants left when the program has ended. */
+static void collect_wait_rest(void)
+{
+	for (;;) {
+		int sig = collect_forward_sig;
+
+		if (sig != 0) {
+			collect_forward_sig = 0;
+			collect_forward_children(sig);
+		}
+		if (waitpid(-1, NULL, 0) < 0 && errno != EINTR)
+			break;
 	}
 }
 
@@ -632,6 +930,8 @@ int main(int argc, char **argv)
 	char prog[PATH_MAX], lib[PATH_MAX], shown[PATH_MAX + 2];
 	ssize_t n, got = 0;
 	int rc, pipefd[2], status;
+	struct sigaction sa;
+	struct timespec t0;
 	pid_t pid;
 
 	rc = collect_parse(argc, argv, &o);
@@ -646,6 +946,15 @@ int main(int argc, char **argv)
 		collect_msg("cannot create a pipe: %s", strerror(errno));
 		return COLLECT_EXIT_FAIL;
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* Descendants whose parent ends become ours, so that we can wait
+	 * for them (and their traces). */
+	if (!o.no_inherit)
+		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = collect_on_signal;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
@@ -660,6 +969,9 @@ int main(int argc, char **argv)
 	/* Like time(1): a ^C or ^\ is for the program. */
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
+	collect_child_pid = pid;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	while (got < (ssize_t)sizeof(shown) - 1 &&
 	       ((n = read(pipefd[0], shown + got, sizeof(shown) - 1 - (size_t)got)) > 0 ||
 		(n < 0 && errno == EINTR)))
@@ -672,11 +984,16 @@ int main(int argc, char **argv)
 			return COLLECT_EXIT_FAIL;
 		}
 	}
+	collect_child_pid = 0;
+	if (!o.no_inherit)
+		collect_wait_rest();
 	if (got > 0 && (size_t)got > strlen(shown) + 1) {
 		/* exec failed: the child said why; no trace to speak of */
 		unlink(shown);
 	} else if (got > 0) {
-		collect_report(shown, pid, o.quiet);
+		collect_report(shown, pid,
+			       (uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec,
+			       !o.no_inherit, o.quiet);
 	}
 	if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);

@@ -371,6 +371,16 @@ out:
 	return count;
 }
 
+void mappings_atfork(int phase)
+{
+	if (phase == 0)
+		pthread_mutex_lock(&mappings.lock);
+	else if (phase == 1)
+		pthread_mutex_unlock(&mappings.lock);
+	else
+		pthread_mutex_init(&mappings.lock, NULL);
+}
+
 void mappings_refresh(void)
 {
 	unsigned long long adds = 0, last;

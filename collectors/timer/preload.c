@@ -1,9 +1,26 @@
 /* preload.c - libprofview-timer.so: per-thread CPU-time sampling by SIGPROF
  *
  * Loaded with LD_PRELOAD by collect-timer, which sets PROFVIEW_OUTPUT,
- * PROFVIEW_FREQUENCY, PROFVIEW_UNWIND, PROFVIEW_STACK_SIZE and PROFVIEW_PID.
- * Only the process whose pid is PROFVIEW_PID profiles; any other process
- * that inherited the environment does nothing at all.
+ * PROFVIEW_FREQUENCY, PROFVIEW_UNWIND, PROFVIEW_STACK_SIZE, PROFVIEW_PID,
+ * PROFVIEW_INHERIT and PROFVIEW_STOP_NS.  The process whose pid is
+ * PROFVIEW_PID writes PROFVIEW_OUTPUT (the file the launcher created).
+ * Every other process image writes a trace of its own (writer_open names
+ * it after its pid): the child of a fork starts one in the atfork child
+ * handler, a program it execs (or any program that inherited the
+ * environment) in our constructor; with PROFVIEW_INHERIT=0 they do
+ * nothing at all.  PROFVIEW_STOP_NS (CLOCK_MONOTONIC) is when profiling
+ * stops: a thread of ours sleeps until then and finishes the trace while
+ * the program runs on.
+ *
+ * Termination: a program that ends by a signal whose action is the default
+ * (SIGINT from the terminal, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE) would leave
+ * an unfinished trace, so for those signals, when the program has not set
+ * an action of its own at start, a handler of ours writes the end of the
+ * trace without taking locks, restores SIG_DFL and raises the signal
+ * again: the program ends exactly as it would have.  sigaction() reports
+ * SIG_DFL for them as long as our handler is there; a handler the program
+ * installs replaces ours.  Crashes (SIGSEGV, SIGABRT...) and SIGKILL leave
+ * the trace unfinished, with every record stored before.
  *
  * Two ways to record a stack.  fp: the handler walks the frame pointers and
  * stores the addresses (RAW_SAMPLE, deduplicated by stacktab.c).  dwarf (the
@@ -41,10 +58,13 @@
  * spent blocked goes to the first sample after it unblocks.
  *
  * If the program already uses SIGPROF (a handler, or ITIMER_PROF running) at
- * start, profiling is disabled with one line on stderr.  If it installs a
- * SIGPROF handler later, sigaction() and signal() are answered as if it had
- * been installed, ours stays in place, and SIGPROFs that are not from our
- * timers (kill, setitimer) are passed on to the program's handler.
+ * start, the profiler uses a free real-time signal instead (the highest
+ * one with the default action that the thread does not block), with one
+ * line on stderr, and leaves SIGPROF to the program.  If the program
+ * installs a handler for the profiler's signal later, sigaction() and
+ * signal() are answered as if it had been installed, ours stays in place,
+ * and the signals that are not from our timers (kill, setitimer) are
+ * passed on to the program's handler.
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -92,8 +112,10 @@ enum preload_state {
 /* One entry per thread with a timer; guarded by registry_lock. */
 struct preload_entry {
 	pid_t tid;            /* 0: free */
-	timer_t timer;
+	struct engine_timer timer;
 	char name[16];        /* as written in its RAW_THREAD record */
+	uintptr_t stack_lo, stack_hi; /* 0, 0 when unknown */
+	uint64_t since_ns;    /* when it was registered */
 };
 
 /* A thread that existed before we started.  Filled at init, before any of
@@ -122,6 +144,10 @@ static struct {
 	_Atomic int state;
 	_Atomic int inflight;           /* handlers between entry and exit */
 	int hooked;                     /* our SIGPROF handler is installed */
+	int signo;                      /* the profiling signal: SIGPROF or SIGRTMIN+n */
+	int inherit;                    /* profile the processes the program starts */
+	uint64_t stop_ns;               /* CLOCK_MONOTONIC end of profiling, or 0 */
+	_Atomic int ending;             /* the trace is being ended by a signal */
 	uint64_t period_ns;
 	int unwind;                     /* enum raw_unwind */
 	uint32_t stack_size;            /* bytes of stack copied, dwarf mode */
@@ -153,6 +179,9 @@ static struct {
 };
 
 static pthread_once_t preload_once = PTHREAD_ONCE_INIT;
+/* --clock=wall: off-CPU samples from wall.c too; the samples it wrote */
+static int preload_wall;
+static uint64_t preload_wall_samples;
 
 uint64_t preload_now(void)
 {
@@ -419,6 +448,13 @@ static uint32_t preload_read_self(void *dst, uintptr_t addr, uint32_t len)
 				      (uintptr_t)got * PRELOAD_PAGE) - addr);
 }
 
+uint32_t preload_read_memory(void *dst, uintptr_t addr, uint32_t len)
+{
+	uint32_t ok = preload_read_self(NULL, addr, len);
+
+	return ok > 0 ? preload_read_self(dst, addr, ok) : 0;
+}
+
 /* dwarf mode: a RAW_SAMPLE_REGS record with the registers and a copy of
  * the stack from the stack pointer up.  Signal-safe. */
 static void preload_sample_regs(struct preload_tls *t, const ucontext_t *uc, int64_t cpu)
@@ -506,7 +542,7 @@ static void preload_sample(const siginfo_t *si, const ucontext_t *uc)
 	if (!t->active && !preload_adopt(t, uc))
 		return;
 	atomic_fetch_add_explicit(&preload.signals, 1, memory_order_relaxed);
-	if (si->si_overrun > 0)
+	if (si->si_code == SI_TIMER && si->si_overrun > 0)
 		atomic_fetch_add_explicit(&preload.overruns, (uint64_t)si->si_overrun,
 					  memory_order_relaxed);
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
@@ -564,7 +600,7 @@ static void preload_on_sigprof(int sig, siginfo_t *si, void *uc)
 {
 	int saved_errno = errno;
 
-	if (si->si_code != SI_TIMER || si->si_value.sival_ptr != (void *)&preload) {
+	if (!engine_signal(si)) {
 		preload_forward(sig, si, uc);
 	} else {
 		atomic_fetch_add(&preload.inflight, 1);
@@ -577,30 +613,38 @@ static void preload_on_sigprof(int sig, siginfo_t *si, void *uc)
 
 /* ---- threads ---- */
 
-/* Creates a timer delivering SIGPROF to tid when its CPU clock advances. */
-static int preload_timer_create(clockid_t clock, pid_t tid, timer_t *timer)
+/* Creates a timer delivering SIGPROF to tid when its CPU clock advances
+ * (engine.c). */
+static int preload_timer_create(clockid_t clock, pid_t tid, struct engine_timer *timer)
 {
-	struct sigevent sev;
-
-	memset(&sev, 0, sizeof(sev));
-	sev.sigev_notify = SIGEV_THREAD_ID;
-	sev.sigev_signo = SIGPROF;
-	sev.sigev_value.sival_ptr = &preload;
-	sev.sigev_notify_thread_id = tid;
-	return timer_create(clock, &sev, timer);
+	return engine_create(clock, tid, timer);
 }
 
 /* Arms a timer: the first expiry after first_ns (random within one period),
  * then every period. */
-static void preload_timer_arm(timer_t timer, uint64_t first_ns)
+static void preload_timer_arm(struct engine_timer *timer, uint64_t first_ns)
 {
-	struct itimerspec its;
+	engine_arm(timer, first_ns);
+}
 
-	its.it_value.tv_sec = (time_t)(first_ns / 1000000000ull);
-	its.it_value.tv_nsec = (long)(first_ns % 1000000000ull);
-	its.it_interval.tv_sec = (time_t)(preload.period_ns / 1000000000ull);
-	its.it_interval.tv_nsec = (long)(preload.period_ns % 1000000000ull);
-	timer_settime(timer, 0, &its, NULL);
+size_t preload_threads(struct preload_thread_view *v, size_t cap)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&preload.registry_lock);
+	for (size_t i = 0; i < preload.nentries && n < cap; i++) {
+		const struct preload_entry *e = &preload.entries[i];
+
+		if (e->tid == 0)
+			continue;
+		v[n].tid = e->tid;
+		v[n].stack_lo = e->stack_lo;
+		v[n].stack_hi = e->stack_hi;
+		v[n].since_ns = e->since_ns;
+		n++;
+	}
+	pthread_mutex_unlock(&preload.registry_lock);
+	return n;
 }
 
 /* Adds a registry entry; returns its index or (size_t)-1.  Lock held. */
@@ -625,6 +669,8 @@ static size_t preload_entry_add(pid_t tid, const char name[16])
 	}
 	preload.entries[i].tid = tid;
 	memcpy(preload.entries[i].name, name, 16);
+	preload.entries[i].stack_lo = preload.entries[i].stack_hi = 0;
+	preload.entries[i].since_ns = preload_now();
 	return i;
 }
 
@@ -655,7 +701,7 @@ static void preload_thread_register(void)
 						    : NULL;
 	prctl(PR_GET_NAME, name, 0, 0, 0);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	first = preload_random(preload.period_ns);
+	first = engine_first(preload_random(preload.period_ns));
 	/* As if the previous sample had been one period before the first
 	 * expiry, so a thread that ends before its first sample is not
 	 * under-weighted on average. */
@@ -673,10 +719,12 @@ static void preload_thread_register(void)
 		goto fail;
 	}
 	preload_write_thread(t->tid, name);
+	preload.entries[idx].stack_lo = t->stack_lo;
+	preload.entries[idx].stack_hi = t->stack_hi;
 	t->entry = idx;
 	t->active = 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	preload_timer_arm(preload.entries[idx].timer, first);
+	preload_timer_arm(&preload.entries[idx].timer, first);
 	pthread_mutex_unlock(&preload.registry_lock);
 	pthread_setspecific(preload.key, (void *)1);
 	return;
@@ -699,12 +747,12 @@ static void preload_thread_exit(void *unused)
 	if (!t->active || t->foreign)
 		return;
 	sigemptyset(&block);
-	sigaddset(&block, SIGPROF);
+	sigaddset(&block, preload.signo);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	pthread_mutex_lock(&preload.registry_lock);
 	if (atomic_load(&preload.state) == PRELOAD_RUNNING) {
 		e = &preload.entries[t->entry];
-		timer_delete(e->timer);
+		engine_delete(&e->timer);
 		e->tid = 0;
 		prctl(PR_GET_NAME, name, 0, 0, 0);
 		if (strncmp(name, e->name, 16) != 0)
@@ -756,7 +804,7 @@ static void preload_adopt_existing(void)
 			preload.nranges = mappings_ranges(preload.ranges, PRELOAD_RANGES_MAX, 0);
 		if (clock_gettime(preload_thread_clock(tid), &ts) != 0)
 			continue;
-		first = preload_random(preload.period_ns);
+		first = engine_first(preload_random(preload.period_ns));
 		f->tid = tid;
 		f->last_cpu = preload_ts_ns(&ts) + (int64_t)first - (int64_t)preload.period_ns;
 		atomic_store(&f->seen_cpu, preload_ts_ns(&ts));
@@ -770,7 +818,7 @@ static void preload_adopt_existing(void)
 						 &preload.entries[idx].timer) == 0) {
 				preload.nforeign++;
 				preload_write_thread(tid, name);
-				preload_timer_arm(preload.entries[idx].timer, first);
+				preload_timer_arm(&preload.entries[idx].timer, first);
 			} else {
 				preload.entries[idx].tid = 0;
 			}
@@ -785,23 +833,61 @@ static void preload_adopt_existing(void)
 static void preload_atfork_prepare(void)
 {
 	pthread_mutex_lock(&preload.registry_lock);
+	mappings_atfork(0);
 }
 
 static void preload_atfork_parent(void)
 {
+	mappings_atfork(1);
 	pthread_mutex_unlock(&preload.registry_lock);
 }
 
+static int preload_start_trace(const char *out, int root);
+static void preload_start_threads(void);
+static void preload_fini(void);
+
 /* The child never writes into the parent's trace: POSIX timers are not
- * inherited, and the trace mapping is dropped. */
+ * inherited, and the trace mapping is dropped.  Unless told not to, the
+ * child starts a trace of its own, with the forking thread (the only one
+ * it has) as its first thread. */
 static void preload_atfork_child(void)
 {
+	struct preload_tls *t = &preload_tls;
+
 	pthread_mutex_init(&preload.registry_lock, NULL);
+	mappings_atfork(2);
 	if (atomic_load(&preload.state) != PRELOAD_RUNNING)
 		return;
 	atomic_store(&preload.state, PRELOAD_STOPPED);
-	preload_tls.active = 0;
+	t->active = 0;
 	writer_forget();
+	engine_forget();
+	if (!preload.inherit || (preload.stop_ns != 0 && preload_now() >= preload.stop_ns))
+		return;
+	/* Nothing of the parent's threads is valid here: they do not exist. */
+	preload.nentries = 0;
+	for (int i = 0; i < preload.nforeign; i++)
+		free(preload.foreign[i].frames);
+	preload.nforeign = 0;
+	preload.nranges = 0;
+	free(t->frames);
+	t->frames = NULL;
+	atomic_store(&preload.inflight, 0);
+	atomic_store(&preload.ending, 0);
+	atomic_store(&preload.samples, 0);
+	atomic_store(&preload.lost, 0);
+	atomic_store(&preload.lost_pending, 0);
+	atomic_store(&preload.signals, 0);
+	atomic_store(&preload.overruns, 0);
+	preload.pid = getpid();
+	atomic_store(&preload.rng, preload_now() ^ (uint64_t)getpid() << 32);
+	if (preload.unwind == RAW_UNWIND_FP)
+		stacktab_reset();
+	if (preload_start_trace(getenv("PROFVIEW_OUTPUT"), 0) != 0)
+		return;
+	atomic_store(&preload.state, PRELOAD_RUNNING);
+	preload_thread_register();
+	preload_start_threads();
 }
 
 static int preload_sigprof_in_use(const char **why)
@@ -824,6 +910,166 @@ static int preload_sigprof_in_use(const char **why)
 	return 0;
 }
 
+/* The signal to sample with: SIGPROF, or when the program uses it, the
+ * highest real-time signal whose action is the default and that this
+ * thread does not block.  Returns 0 when there is none. */
+static int preload_pick_signal(void)
+{
+	struct sigaction old;
+	sigset_t mask;
+	const char *why;
+
+	if (!preload_sigprof_in_use(&why))
+		return SIGPROF;
+	pthread_sigmask(SIG_BLOCK, NULL, &mask);
+	for (int sig = SIGRTMAX; sig >= SIGRTMIN; sig--) {
+		if (sigismember(&mask, sig) == 1 || preload.real_sigaction(sig, NULL, &old) != 0 ||
+		    (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
+			continue;
+		preload.app_action[0] = old;
+		preload_warn("%s: sampling with signal %d (SIGRTMIN+%d) instead of SIGPROF",
+			     why, sig, sig - SIGRTMIN);
+		return sig;
+	}
+	preload_warn("profiling disabled: %s and no real-time signal is free", why);
+	return 0;
+}
+
+int preload_signal(void)
+{
+	return preload.signo != 0 ? preload.signo : SIGPROF;
+}
+
+/* ---- the end of the trace from a signal handler ---- */
+
+static const int preload_term_signals[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE };
+/* Which of them carry our handler (bit per signal number). */
+static _Atomic unsigned long preload_term_hooked;
+
+/* Writes the end of the trace without locks: samples stop, handlers still
+ * running get a moment to finish, then the lost count and the end record
+ * go into the space kept for them.  The file is not cut to size (a thread
+ * could still be writing a record): the reader ignores the zeros after the
+ * end, and collect-timer cuts them.  Signal-safe. */
+static void preload_end_from_signal(void)
+{
+	struct timespec ms = { 0, 1000000 };
+	struct raw_end *end;
+	int expected = PRELOAD_RUNNING;
+
+	if (atomic_exchange(&preload.ending, 1))
+		return;
+	if (!atomic_compare_exchange_strong(&preload.state, &expected, PRELOAD_STOPPED))
+		return;
+	for (int i = 0; i < 200 && atomic_load(&preload.inflight) != 0; i++)
+		nanosleep(&ms, NULL);
+	preload_write_lost(WRITER_FINAL);
+	end = writer_reserve(sizeof(*end), WRITER_FINAL);
+	if (end != NULL) {
+		end->time_ns = preload_now();
+		end->samples = atomic_load(&preload.samples);
+		end->lost = atomic_load(&preload.lost);
+		end->signals = atomic_load(&preload.signals);
+		end->overruns = atomic_load(&preload.overruns);
+		writer_publish(end, RAW_END, sizeof(*end));
+	}
+}
+
+static void preload_on_term(int sig)
+{
+	struct sigaction dfl;
+	int saved_errno = errno;
+
+	if (atomic_load(&preload.state) == PRELOAD_RUNNING)
+		preload_end_from_signal();
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	atomic_fetch_and(&preload_term_hooked, ~(1ul << sig));
+	preload.real_sigaction(sig, &dfl, NULL);
+	/* Pending until this handler returns (the signal is blocked in it),
+	 * then the default action. */
+	syscall(SYS_tgkill, (long)getpid(), (long)preload_gettid(), (long)sig);
+	errno = saved_errno;
+}
+
+/* Our handler for each termination signal whose action is the default. */
+static void preload_hook_term(void)
+{
+	struct sigaction sa, old;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = preload_on_term;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, preload.signo);
+	for (size_t i = 0; i < sizeof(preload_term_signals) / sizeof(preload_term_signals[0]); i++) {
+		int sig = preload_term_signals[i];
+
+		if (preload.real_sigaction(sig, NULL, &old) != 0)
+			continue;
+		if (old.sa_handler == preload_on_term && !(old.sa_flags & SA_SIGINFO)) {
+			/* inherited through fork */
+			atomic_fetch_or(&preload_term_hooked, 1ul << sig);
+			continue;
+		}
+		if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
+			continue;
+		if (preload.real_sigaction(sig, &sa, NULL) == 0)
+			atomic_fetch_or(&preload_term_hooked, 1ul << sig);
+	}
+}
+
+/* Is our termination handler the action of sig? */
+static int preload_term_is_ours(int sig)
+{
+	return sig > 0 && sig < 64 && (atomic_load(&preload_term_hooked) >> sig & 1);
+}
+
+/* ---- --duration ---- */
+
+static void *preload_stopper(void *unused)
+{
+	struct timespec ts;
+
+	(void)unused;
+	ts.tv_sec = (time_t)(preload.stop_ns / 1000000000ull);
+	ts.tv_nsec = (long)(preload.stop_ns % 1000000000ull);
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+	preload_fini();
+	return NULL;
+}
+
+/* Starts the thread that ends profiling at stop_ns: not registered, every
+ * signal blocked, a small stack. */
+static void preload_start_stopper(void)
+{
+	pthread_attr_t attr;
+	pthread_t thread;
+	sigset_t all, old;
+
+	if (preload.stop_ns == 0)
+		return;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 << 10);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (preload.real_pthread_create(&thread, &attr, preload_stopper, NULL) != 0)
+		preload_warn("--duration ignored: cannot start a thread");
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* The helper threads of a process that starts profiling. */
+static void preload_start_threads(void)
+{
+	preload_start_stopper();
+	if (preload_wall && wall_start(preload.period_ns, preload.stack_size) != 0)
+		preload_warn("no off-CPU samples: cannot start the wall-clock sampler thread");
+}
+
 /* Fills the header; returns the exe path in exe (NUL-terminated). */
 static void preload_header(struct raw_header *h, char *exe, size_t cap)
 {
@@ -838,7 +1084,7 @@ static void preload_header(struct raw_header *h, char *exe, size_t cap)
 	h->version = RAW_VERSION;
 	h->exe_len = (uint32_t)strlen(exe) + 1;
 	h->header_size = (uint32_t)sizeof(*h) + raw_pad(h->exe_len);
-	h->clock = RAW_CLOCK_CPU;
+	h->clock = preload_wall ? RAW_CLOCK_WALL : RAW_CLOCK_CPU;
 	h->unwind = (uint32_t)preload.unwind;
 	h->pid = (uint32_t)getpid();
 	h->ppid = (uint32_t)getppid();
@@ -854,14 +1100,20 @@ static void preload_init(void)
 	const char *freq_env = getenv("PROFVIEW_FREQUENCY");
 	const char *unwind_env = getenv("PROFVIEW_UNWIND");
 	const char *stack_env = getenv("PROFVIEW_STACK_SIZE");
-	struct raw_header header;
+	const char *inherit_env = getenv("PROFVIEW_INHERIT");
+	const char *stop_env = getenv("PROFVIEW_STOP_NS");
 	struct sigaction sa;
-	char exe[PATH_MAX];
-	const char *why;
 	long freq, stack;
-	int fd;
+	int root;
 
-	if (pid_env == NULL || out == NULL || atol(pid_env) != (long)getpid())
+	if (pid_env == NULL || out == NULL || out[0] != '/')
+		return;
+	root = atol(pid_env) == (long)getpid();
+	preload.inherit = inherit_env == NULL || strcmp(inherit_env, "0") != 0;
+	if (!root && !preload.inherit)
+		return;
+	preload.stop_ns = stop_env != NULL ? strtoull(stop_env, NULL, 10) : 0;
+	if (preload.stop_ns != 0 && preload_now() >= preload.stop_ns)
 		return;
 	preload.real_pthread_create = dlsym(RTLD_NEXT, "pthread_create");
 	preload.real_sigaction = dlsym(RTLD_NEXT, "sigaction");
@@ -877,23 +1129,14 @@ static void preload_init(void)
 	if (stack < PRELOAD_STACK_MIN || stack > PRELOAD_STACK_MAX || stack % 8 != 0)
 		stack = PRELOAD_STACK_DEFAULT;
 	preload.stack_size = (uint32_t)stack;
+	preload_wall = getenv("PROFVIEW_CLOCK") != NULL && strcmp(getenv("PROFVIEW_CLOCK"), "wall") == 0;
 	preload.pid = getpid();
 	atomic_store(&preload.rng, preload_now() ^ (uint64_t)getpid() << 32);
-	if (preload_sigprof_in_use(&why)) {
-		preload_warn("profiling disabled: %s", why);
+	preload.signo = preload_pick_signal();
+	if (preload.signo == 0)
 		return;
-	}
-	fd = writer_open(out);
-	if (fd < 0) {
-		preload_warn("profiling disabled: cannot create '%s': %s", out, strerror(errno));
+	if (preload_start_trace(out, root) != 0)
 		return;
-	}
-	preload_header(&header, exe, sizeof(exe));
-	if (writer_init(fd, &header, exe) != 0) {
-		preload_warn("profiling disabled: cannot map '%s': %s", out, strerror(errno));
-		close(fd);
-		return;
-	}
 	if (preload.unwind == RAW_UNWIND_FP)
 		stacktab_init(); /* without it every stack is written inline */
 	if (pthread_key_create(&preload.key, preload_thread_exit) != 0 ||
@@ -902,19 +1145,47 @@ static void preload_init(void)
 		writer_forget();
 		return;
 	}
-	mappings_write(0);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = preload_on_sigprof;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	if (preload.real_sigaction(SIGPROF, &sa, NULL) != 0) {
+	/* so that the end of the trace never interrupts a sample */
+	for (size_t i = 0; i < sizeof(preload_term_signals) / sizeof(preload_term_signals[0]); i++)
+		sigaddset(&sa.sa_mask, preload_term_signals[i]);
+	if (preload.real_sigaction(preload.signo, &sa, NULL) != 0) {
 		writer_forget();
 		return;
 	}
+	engine_init(getenv("PROFVIEW_ENGINE") != NULL && strcmp(getenv("PROFVIEW_ENGINE"), "perf") == 0
+			    ? ENGINE_PERF : ENGINE_POSIX, preload.period_ns, &preload);
 	preload.hooked = 1;
 	atomic_store(&preload.state, PRELOAD_RUNNING);
 	preload_thread_register();
 	preload_adopt_existing();
+	preload_hook_term();
+	preload_start_threads();
+}
+
+/* Opens this process image's trace (see writer_open), writes its header
+ * and every executable mapping.  Returns 0, or -1 with a line on stderr. */
+static int preload_start_trace(const char *out, int root)
+{
+	struct raw_header header;
+	char exe[PATH_MAX];
+
+	if (out == NULL || writer_open(out, root) != 0) {
+		preload_warn("profiling disabled: cannot create a trace next to '%s': %s",
+			     out != NULL ? out : "", strerror(errno));
+		return -1;
+	}
+	preload_header(&header, exe, sizeof(exe));
+	if (writer_init(&header, exe) != 0) {
+		preload_warn("profiling disabled: cannot map '%s': %s", writer_path(),
+			     strerror(errno));
+		return -1;
+	}
+	mappings_write(0);
+	return 0;
 }
 
 static void preload_init_once(void)
@@ -950,10 +1221,21 @@ __attribute__((destructor)) static void preload_fini(void)
 
 	if (atomic_load(&preload.state) != PRELOAD_RUNNING)
 		return;
+	/* once: the --duration thread and the exit may race, or a signal */
+	if (atomic_exchange(&preload.ending, 1))
+		return;
+	if (preload_wall)
+		preload_wall_samples = wall_stop();
 	sigemptyset(&block);
-	sigaddset(&block, SIGPROF);
+	sigaddset(&block, preload.signo);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	pthread_mutex_lock(&preload.registry_lock);
+	if (atomic_load(&preload.state) != PRELOAD_RUNNING) {
+		/* stopped meanwhile (--duration, a signal) */
+		pthread_mutex_unlock(&preload.registry_lock);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		return;
+	}
 	atomic_store(&preload.state, PRELOAD_STOPPED);
 	for (size_t i = 0; i < preload.nentries; i++) {
 		struct preload_entry *e = &preload.entries[i];
@@ -962,7 +1244,7 @@ __attribute__((destructor)) static void preload_fini(void)
 
 		if (e->tid == 0)
 			continue;
-		timer_delete(e->timer);
+		engine_delete(&e->timer);
 		if (clock_gettime(preload_thread_clock(e->tid), &ts) == 0)
 			cpu = preload_ts_ns(&ts);
 		for (int f = 0; f < preload.nforeign && cpu < 0; f++)
@@ -976,11 +1258,11 @@ __attribute__((destructor)) static void preload_fini(void)
 	}
 	quiet = preload_quiesce() == 0;
 	mappings_write(0);
-	preload_write_lost(1);
-	end = writer_reserve(sizeof(*end), 1);
+	preload_write_lost(WRITER_WAIT);
+	end = writer_reserve(sizeof(*end), WRITER_WAIT);
 	if (end != NULL) {
 		end->time_ns = preload_now();
-		end->samples = atomic_load(&preload.samples);
+		end->samples = atomic_load(&preload.samples) + preload_wall_samples;
 		end->lost = atomic_load(&preload.lost);
 		end->signals = atomic_load(&preload.signals);
 		end->overruns = atomic_load(&preload.overruns);
@@ -1040,11 +1322,25 @@ static int preload_real_sigaction(int sig, const struct sigaction *act, struct s
  * racing to set SIGPROF actions may see each other's old action. */
 PRELOAD_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	static const char note[] = PRELOAD_PREFIX "the program installed its own SIGPROF "
-		"handler while profiled: it gets only the SIGPROFs the profiler did not send\n";
+	static const char note[] = PRELOAD_PREFIX "the program installed its own handler "
+		"for the profiler's signal while profiled: it gets only the signals the "
+		"profiler did not send\n";
 	int cur;
 
-	if (sig != SIGPROF || !preload.hooked)
+	if (preload_term_is_ours(sig)) {
+		int rc = preload_real_sigaction(sig, act, old);
+
+		if (rc == 0 && old != NULL && !(old->sa_flags & SA_SIGINFO) &&
+		    old->sa_handler == preload_on_term) {
+			old->sa_handler = SIG_DFL;
+			old->sa_flags = 0;
+			sigemptyset(&old->sa_mask);
+		}
+		if (rc == 0 && act != NULL)
+			atomic_fetch_and(&preload_term_hooked, ~(1ul << sig));
+		return rc;
+	}
+	if (sig != preload.signo || !preload.hooked)
 		return preload_real_sigaction(sig, act, old);
 	cur = atomic_load(&preload.app_current);
 	if (old != NULL)
@@ -1068,7 +1364,7 @@ PRELOAD_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 	static sighandler_t (*real_signal)(int, sighandler_t);
 	struct sigaction act, old;
 
-	if (sig == SIGPROF && preload.hooked) {
+	if ((sig == preload.signo && preload.hooked) || preload_term_is_ours(sig)) {
 		memset(&act, 0, sizeof(act));
 		act.sa_handler = handler;
 		act.sa_flags = SA_RESTART;

@@ -9,7 +9,10 @@
 #define PROFVIEW_TIMER_PRELOAD_H
 
 #include <stddef.h>
+#include <signal.h>
 #include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
 
 #include "raw.h"
 
@@ -25,25 +28,39 @@ void preload_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* writer.c - the trace file, written through a growing MAP_SHARED mapping */
 
-/* Opens the trace at path: the file when it is empty (the launcher creates
- * it), else the first free "<path>.<n>" created with O_EXCL.  Returns the fd
- * or -1 with errno set. */
-int writer_open(const char *path);
-/* Reserves address space, maps the first chunk of fd and writes the header
- * and exe path.  Returns 0 or -1 (errno set); on failure nothing is left. */
-int writer_init(int fd, const struct raw_header *header, const char *exe);
+/* How writer_reserve may get space: a signal handler's sample never waits
+ * and never takes the tail kept for the end of the trace; WRITER_WAIT grows
+ * the file as needed (not signal-safe); WRITER_FINAL may take the tail but
+ * never grows the file or waits (signal-safe: the end of the trace written
+ * from a signal handler). */
+enum { WRITER_NOWAIT = 0, WRITER_WAIT = 1, WRITER_FINAL = 2 };
+
+/* Opens (creates) this process image's trace.  path is absolute.  With
+ * use_given, path itself when it is an empty regular file (the launcher
+ * creates it); else, or when it is not empty, the first free name of
+ * "<stem>.<pid>.raw", "<stem>.<pid>.1.raw", "<stem>.<pid>.2.raw"... created
+ * with O_EXCL, where stem is path without a final ".raw".  Returns 0 or -1
+ * (errno set).  The file stays open until writer_init. */
+int writer_open(const char *path, int use_given);
+/* The name writer_open chose.  Valid until the next writer_open. */
+const char *writer_path(void);
+/* Reserves address space, maps the first chunk of the file and writes the
+ * header and exe path, then closes the file: later growth reopens it by
+ * path and checks it is the same file.  Returns 0 or -1 (errno set); on
+ * failure nothing is left (a file writer_open created is removed). */
+int writer_init(const struct raw_header *header, const char *exe);
 /* Reserves size bytes (a multiple of 8) for one record and returns where to
- * write it, or NULL when there is no space.  With wait = 0 it never blocks
- * and is signal-safe (it may grow the file, but only when no other thread is
- * growing it); with wait != 0 it grows the file itself as needed. */
+ * write it, or NULL when there is no space; wait is one of WRITER_NOWAIT
+ * (signal-safe; may grow the file, but only when no other thread is growing
+ * it), WRITER_WAIT and WRITER_FINAL (see above). */
 void *writer_reserve(uint32_t size, int wait);
 /* Makes a record written at rec valid: stores its type and size word last,
  * with release order.  Signal-safe. */
 void writer_publish(void *rec, uint32_t type, uint32_t size);
 /* Truncates the file to the bytes used.  Call only when no other writer can
- * run any more.  Returns 0 or -1. */
+ * run any more.  Signal-safe.  Returns 0 or -1. */
 int writer_finish(void);
-/* Drops the mapping and the fd without touching the file (fork child). */
+/* Drops the mapping without touching the file (fork child). */
 void writer_forget(void);
 
 /* stacktab.c - stack deduplication */
@@ -55,6 +72,9 @@ int stacktab_init(void);
  * arena full, slot being filled by another thread, no trace space): the
  * caller then writes the frames inline.  Signal-safe. */
 uint32_t stacktab_intern(const uint64_t *frames, uint32_t n);
+/* Forgets every stack (a fork child starts a new trace).  Call only when no
+ * handler can run. */
+void stacktab_reset(void);
 
 /* preload.c, for the other files */
 
@@ -64,6 +84,9 @@ uint32_t stacktab_intern(const uint64_t *frames, uint32_t n);
 int preload_handlers_idle(void);
 /* Is this process being profiled right now? */
 int preload_running(void);
+/* The signal the timers send: SIGPROF, or a real-time signal when the
+ * program uses SIGPROF.  Signal-safe. */
+int preload_signal(void);
 
 /* mappings.c - RAW_MAPPING records and the table of executable ranges */
 
@@ -74,6 +97,10 @@ int preload_running(void);
  * serialized by its own lock.  Returns the number of records written or
  * -1. */
 int mappings_write(int only_new);
+/* Around fork: phase 0 (prepare) takes the lock, 1 (parent) releases it,
+ * 2 (child) makes a fresh one, so a fork while another thread writes
+ * mappings cannot leave the child's lock held forever. */
+void mappings_atfork(int phase);
 /* Calls mappings_write(1) if the dynamic loader has loaded an object since
  * the last mappings_write.  Not signal-safe. */
 void mappings_refresh(void);
@@ -84,5 +111,62 @@ int mappings_is_code(uintptr_t v);
  * ranges, in address order: the executable ones when executable is set,
  * else the writable private ones.  Returns how many. */
 int mappings_ranges(uintptr_t (*ranges)[2], int cap, int executable);
+
+/* engine.c - the timers that send each thread its SIGPROF */
+
+enum engine_kind { ENGINE_POSIX = 0, ENGINE_PERF = 1 };
+
+/* A thread's sampling timer: a perf event when fd >= 0, else a POSIX
+ * timer. */
+struct engine_timer {
+	timer_t timer;
+	int fd;
+	uint64_t id;          /* PERF_EVENT_IOC_ID of the event */
+};
+
+/* Chooses the engine: ENGINE_PERF when want is ENGINE_PERF and the calling
+ * thread may open a task-clock perf event, else ENGINE_POSIX (with one line
+ * on stderr when perf was wanted).  cookie is the sival_ptr of the POSIX
+ * timers.  Returns the engine in use. */
+int engine_init(int want, uint64_t period_ns, void *cookie);
+/* The CPU time before a new timer's first signal: random_ns for POSIX
+ * timers, one period for perf events (armed at a whole period). */
+uint64_t engine_first(uint64_t random_ns);
+/* Creates a disarmed timer for thread tid of this process; clock is its
+ * CPU clock, for the POSIX engine (also used when a perf event cannot be
+ * opened for that thread).  Returns 0 or -1. */
+int engine_create(clockid_t clock, pid_t tid, struct engine_timer *t);
+/* Arms it: the first signal after first_ns of CPU time, then every
+ * period. */
+void engine_arm(struct engine_timer *t, uint64_t first_ns);
+/* Stops and frees it (an fd the program closed is left alone). */
+void engine_delete(struct engine_timer *t);
+/* Closes every perf event fd without touching the events' owners (the
+ * child of a fork). */
+void engine_forget(void);
+/* In the handler: is this SIGPROF one of ours?  Returns 0 if not, else
+ * the engine + 1; re-arms a perf event.  Signal-safe. */
+int engine_signal(const siginfo_t *si);
+
+/* wall.c - off-CPU samples for --clock=wall */
+
+/* Starts the thread that samples the registered threads that are off CPU
+ * every period of wall-clock time.  Returns 0 or -1. */
+int wall_start(uint64_t period_ns, uint32_t stack_size);
+/* Stops it and waits for it.  Returns the samples it wrote. */
+uint64_t wall_stop(void);
+
+/* preload.c, for wall.c */
+
+struct preload_thread_view {
+	pid_t tid;
+	uintptr_t stack_lo, stack_hi; /* 0, 0 when unknown */
+	uint64_t since_ns;    /* monotonic time it was registered */
+};
+/* Copies up to cap registered threads into v; returns how many. */
+size_t preload_threads(struct preload_thread_view *v, size_t cap);
+/* Reads len bytes at addr of our own memory without faulting (see
+ * preload.c); returns the bytes read.  Signal-safe. */
+uint32_t preload_read_memory(void *dst, uintptr_t addr, uint32_t len);
 
 #endif

@@ -57,6 +57,18 @@ int stacktab_init(void)
 	return 0;
 }
 
+void stacktab_reset(void)
+{
+	if (stacktab.slots == NULL)
+		return;
+	munmap(stacktab.slots, STACKTAB_SLOTS * sizeof(struct stacktab_slot));
+	munmap(stacktab.arena, STACKTAB_ARENA_WORDS * sizeof(uint64_t));
+	stacktab.slots = NULL;
+	stacktab.arena = NULL;
+	atomic_store(&stacktab.arena_used, 0);
+	stacktab_init();
+}
+
 static uint64_t stacktab_hash(const uint64_t *frames, uint32_t n)
 {
 	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;

@@ -8,8 +8,16 @@
  * what is mapped, so there are no holes.  Growth is done ahead of need by
  * the one thread that wins the `growing` flag; a signal handler never waits
  * for it: when there is no room it gets NULL and the caller counts a loss.
- * The last WRITER_TAIL bytes mapped are kept for writers that may wait (the
- * end of the trace), so a full disk still gets a finished trace.
+ * The last WRITER_TAIL bytes mapped are kept for the final records, so a
+ * full disk or a file size limit still gets a finished trace.
+ *
+ * No file descriptor is kept open while the program runs: the program may
+ * close every descriptor (closefrom) or reuse the number for a file of its
+ * own (dup2), and growing or truncating that file would corrupt it.  Each
+ * growth opens the trace by its absolute path, checks with fstat that it is
+ * still the same file (device and inode), and closes it again; the system
+ * calls are made directly so that an open() interposed by the program is
+ * not involved.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +28,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <sched.h>
 
@@ -28,13 +37,19 @@
 #define WRITER_CHUNK ((uint64_t)2 << 20)       /* file growth step */
 #define WRITER_AHEAD ((uint64_t)1 << 20)       /* grow when less is left */
 #define WRITER_TAIL ((uint64_t)256 << 10)     /* kept for the final records */
+#define WRITER_MIN_LIMIT (2 * WRITER_TAIL)     /* smaller file size limit: no trace */
+#define WRITER_PAGE ((uint64_t)4096)
 #define WRITER_RESERVE_MAX ((uint64_t)64 << 30) /* address space to reserve */
 #define WRITER_RESERVE_MIN ((uint64_t)64 << 20)
 #define WRITER_RETRY_NS 1000000000ull           /* after a failed growth */
 #define WRITER_ZERO_BLOCK (64 << 10)
 
 static struct {
-	int fd;
+	int fd;                     /* open only between writer_open and writer_init */
+	char path[PATH_MAX];        /* absolute path of the trace */
+	dev_t dev;                  /* identity of the trace file */
+	ino_t ino;
+	int created;                /* the file was created here (not the launcher's) */
 	char *base;                 /* start of the reserved range */
 	uint64_t reserved;          /* bytes of address space reserved */
 	uint64_t limit;             /* largest file size we may create */
@@ -50,38 +65,112 @@ static struct {
  * never written, so it costs no memory. */
 static char writer_zeros[WRITER_ZERO_BLOCK];
 
-int writer_open(const char *path)
+static int writer_sys_open(const char *path, int flags)
 {
-	char name[PATH_MAX];
-	struct stat st;
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	return (int)syscall(SYS_openat, AT_FDCWD, path, flags | O_CLOEXEC, 0644);
+}
 
-	if (fd >= 0) {
-		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
-			return fd;
-		close(fd);
-	} else if (errno != EEXIST && errno != ELOOP) {
+static void writer_sys_close(int fd)
+{
+	syscall(SYS_close, fd);
+}
+
+/* Opens the trace file by its path and checks that it is still ours.
+ * Returns the fd or -1.  Signal-safe. */
+static int writer_reopen(void)
+{
+	struct stat st;
+	int fd = writer_sys_open(writer.path, O_RDWR | O_NOFOLLOW);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) != 0 || st.st_dev != writer.dev || st.st_ino != writer.ino) {
+		/* replaced or renamed over: never write into another file */
+		writer_sys_close(fd);
+		errno = ESTALE;
 		return -1;
 	}
-	for (int n = 1; n < 10000; n++) {
-		if (snprintf(name, sizeof(name), "%s.%d", path, n) >= (int)sizeof(name)) {
-			errno = ENAMETOOLONG;
-			return -1;
-		}
-		fd = open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		if (fd >= 0 || errno != EEXIST)
-			return fd;
-	}
+	return fd;
+}
+
+/* Opens path itself if it is an empty regular file; returns the fd, -1 with
+ * errno EEXIST if it is not empty, or -1. */
+static int writer_open_given(const char *path)
+{
+	struct stat st;
+	int fd = writer_sys_open(path, O_RDWR | O_CREAT | O_NOFOLLOW);
+
+	if (fd < 0)
+		return errno == ELOOP ? (errno = EEXIST, -1) : -1;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
+		return fd;
+	writer_sys_close(fd);
 	errno = EEXIST;
 	return -1;
 }
 
+int writer_open(const char *path, int use_given)
+{
+	size_t len = strlen(path);
+	int stem = len > 4 && strcmp(path + len - 4, ".raw") == 0 ? (int)len - 4 : (int)len;
+	struct stat st;
+	int fd = -1;
+
+	if (path[0] != '/') {
+		errno = EINVAL;
+		return -1;
+	}
+	writer.created = 0;
+	if (use_given) {
+		fd = writer_open_given(path);
+		if (fd >= 0)
+			snprintf(writer.path, sizeof(writer.path), "%s", path);
+		else if (errno != EEXIST)
+			return -1;
+	}
+	for (int n = 0; fd < 0 && n < 10000; n++) {
+		int w;
+
+		if (n == 0)
+			w = snprintf(writer.path, sizeof(writer.path), "%.*s.%d.raw", stem, path,
+				     (int)getpid());
+		else
+			w = snprintf(writer.path, sizeof(writer.path), "%.*s.%d.%d.raw", stem, path,
+				     (int)getpid(), n);
+		if (w >= (int)sizeof(writer.path)) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		fd = writer_sys_open(writer.path, O_RDWR | O_CREAT | O_EXCL);
+		if (fd < 0 && errno != EEXIST)
+			return -1;
+		writer.created = fd >= 0;
+	}
+	if (fd < 0) {
+		errno = EEXIST;
+		return -1;
+	}
+	if (fstat(fd, &st) != 0) {
+		writer_sys_close(fd);
+		return -1;
+	}
+	writer.dev = st.st_dev;
+	writer.ino = st.st_ino;
+	writer.fd = fd;
+	return 0;
+}
+
+const char *writer_path(void)
+{
+	return writer.path;
+}
+
 /* Extends the file by zeros from `from` to `to` without fallocate. */
-static int writer_zero_fill(uint64_t from, uint64_t to)
+static int writer_zero_fill(int fd, uint64_t from, uint64_t to)
 {
 	while (from < to) {
 		size_t n = to - from < WRITER_ZERO_BLOCK ? to - from : WRITER_ZERO_BLOCK;
-		ssize_t w = pwrite(writer.fd, writer_zeros, n, (off_t)from);
+		ssize_t w = pwrite(fd, writer_zeros, n, (off_t)from);
 
 		if (w <= 0) {
 			if (w < 0 && errno == EINTR)
@@ -93,37 +182,50 @@ static int writer_zero_fill(uint64_t from, uint64_t to)
 	return 0;
 }
 
-/* Adds one chunk.  The caller holds the `growing` flag.  Signal-safe: only
- * system calls. */
+/* Adds one chunk (smaller near the file size limit).  The caller holds the
+ * `growing` flag.  Signal-safe: only system calls. */
 static int writer_grow_locked(void)
 {
 	uint64_t m = atomic_load_explicit(&writer.mapped, memory_order_relaxed);
+	uint64_t chunk = WRITER_CHUNK;
 	void *p;
-	int rc;
+	int rc, fd, err;
 
-	if (atomic_load(&writer.broken) || m + WRITER_CHUNK > writer.limit) {
+	if (m + chunk > writer.limit)
+		chunk = writer.limit > m ? (writer.limit - m) / WRITER_PAGE * WRITER_PAGE : 0;
+	if (atomic_load(&writer.broken) || chunk == 0) {
 		errno = EFBIG;
 		return -1;
 	}
-	do
-		rc = fallocate(writer.fd, 0, (off_t)m, (off_t)WRITER_CHUNK);
-	while (rc != 0 && errno == EINTR);
-	if (rc != 0) {
-		if (errno != EOPNOTSUPP && errno != ENOSYS)
-			return -1;
-		if (writer_zero_fill(m, m + WRITER_CHUNK) != 0)
-			return -1;
+	fd = writer.fd >= 0 ? writer.fd : writer_reopen();
+	if (fd < 0) {
+		if (errno == ESTALE)
+			atomic_store(&writer.broken, 1);
+		return -1;
 	}
-	p = mmap(writer.base + m, WRITER_CHUNK, PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_FIXED, writer.fd, (off_t)m);
+	do
+		rc = fallocate(fd, 0, (off_t)m, (off_t)chunk);
+	while (rc != 0 && errno == EINTR);
+	if (rc != 0 && (errno == EOPNOTSUPP || errno == ENOSYS))
+		rc = writer_zero_fill(fd, m, m + chunk);
+	if (rc != 0)
+		goto out;
+	p = mmap(writer.base + m, chunk, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED, fd, (off_t)m);
 	if (p == MAP_FAILED) {
 		/* A failed MAP_FIXED may have unmapped our reservation there:
 		 * never map into that range again. */
 		atomic_store(&writer.broken, 1);
-		return -1;
+		rc = -1;
+		goto out;
 	}
-	atomic_store_explicit(&writer.mapped, m + WRITER_CHUNK, memory_order_release);
-	return 0;
+	atomic_store_explicit(&writer.mapped, m + chunk, memory_order_release);
+out:
+	err = errno;
+	if (fd != writer.fd)
+		writer_sys_close(fd);
+	errno = err;
+	return rc;
 }
 
 /* Grows the file by one chunk unless another thread is at it or the last
@@ -170,9 +272,10 @@ void *writer_reserve(uint32_t size, int wait)
 		m = atomic_load_explicit(&writer.mapped, memory_order_acquire);
 		/* Samples never take the last WRITER_TAIL bytes: if the file
 		 * cannot grow any more, the end records still fit. */
-		if (cur + size > m || (!wait && cur + size + WRITER_TAIL > m)) {
-			if (!wait) {
-				writer_try_grow();
+		if (cur + size > m || (wait == WRITER_NOWAIT && cur + size + WRITER_TAIL > m)) {
+			if (wait != WRITER_WAIT) {
+				if (wait == WRITER_NOWAIT)
+					writer_try_grow();
 				return NULL;
 			}
 			if (writer_grow_wait() != 0)
@@ -185,7 +288,7 @@ void *writer_reserve(uint32_t size, int wait)
 							  memory_order_relaxed))
 			break;
 	}
-	if (cur + size + WRITER_AHEAD > m)
+	if (wait != WRITER_FINAL && cur + size + WRITER_AHEAD > m)
 		writer_try_grow();
 	return writer.base + cur;
 }
@@ -198,13 +301,20 @@ void writer_publish(void *rec, uint32_t type, uint32_t size)
 	__atomic_store_n((uint64_t *)rec, word, __ATOMIC_RELEASE);
 }
 
-int writer_init(int fd, const struct raw_header *header, const char *exe)
+int writer_init(const struct raw_header *header, const char *exe)
 {
 	struct rlimit rl;
 	uint64_t size;
 	char *rec;
+	int err;
 
-	writer.fd = fd;
+	atomic_store(&writer.cursor, 0);
+	atomic_store(&writer.mapped, 0);
+	atomic_store(&writer.growing, 0);
+	atomic_store(&writer.broken, 0);
+	atomic_store(&writer.closed, 0);
+	atomic_store(&writer.retry_ns, 0);
+	writer.base = NULL;
 	for (size = WRITER_RESERVE_MAX; size >= WRITER_RESERVE_MIN; size /= 2) {
 		void *p = mmap(NULL, size, PROT_NONE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -220,36 +330,53 @@ int writer_init(int fd, const struct raw_header *header, const char *exe)
 	/* Growing past RLIMIT_FSIZE would raise SIGXFSZ in the program. */
 	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
 	    rl.rlim_cur < writer.limit)
-		writer.limit = rl.rlim_cur / WRITER_CHUNK * WRITER_CHUNK;
+		writer.limit = rl.rlim_cur / WRITER_PAGE * WRITER_PAGE;
+	if (writer.limit < WRITER_MIN_LIMIT) {
+		errno = EFBIG;
+		goto fail;
+	}
 	if (writer_grow_wait() != 0)
 		goto fail;
-	rec = writer_reserve(header->header_size, 1);
+	rec = writer_reserve(header->header_size, WRITER_WAIT);
 	if (rec == NULL)
 		goto fail;
 	memcpy(rec, header, sizeof(*header));
 	memcpy(rec + sizeof(*header), exe, header->exe_len);
+	writer_sys_close(writer.fd);
+	writer.fd = -1;
 	return 0;
 fail:
+	err = errno;
 	if (writer.base != NULL)
 		munmap(writer.base, writer.reserved);
 	writer.base = NULL;
+	if (writer.fd >= 0)
+		writer_sys_close(writer.fd);
 	writer.fd = -1;
+	/* nothing was recorded: leave no file behind but the launcher's */
+	if (writer.created)
+		unlink(writer.path);
+	errno = err;
 	return -1;
 }
 
 int writer_finish(void)
 {
 	uint64_t used = atomic_load(&writer.cursor);
-	int rc;
+	int rc, fd;
 
 	if (writer.base == NULL)
 		return -1;
 	/* Nothing may be written past `used` once the file is cut there. */
 	atomic_store(&writer.closed, 1);
 	atomic_store(&writer.broken, 1);
+	fd = writer_reopen();
+	if (fd < 0)
+		return -1;
 	do
-		rc = ftruncate(writer.fd, (off_t)used);
+		rc = ftruncate(fd, (off_t)used);
 	while (rc != 0 && errno == EINTR);
+	writer_sys_close(fd);
 	return rc;
 }
 
@@ -259,7 +386,7 @@ void writer_forget(void)
 		munmap(writer.base, writer.reserved);
 	writer.base = NULL;
 	if (writer.fd >= 0)
-		close(writer.fd);
+		writer_sys_close(writer.fd);
 	writer.fd = -1;
 	atomic_store(&writer.mapped, 0);
 	atomic_store(&writer.cursor, 0);

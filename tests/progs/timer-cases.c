@@ -17,10 +17,33 @@
  *   rename        a thread renames itself "worker-1" and spins
  *   blocked       a thread that blocks SIGPROF spins beside one that does not
  *   crash         spins, then dereferences NULL
+ *   abort         spins, then calls abort()
+ *   forever       prints its pid, then spins in spin_forever until killed
+ *   forktree PROG [ARGS]  forks two children: one execs PROG ARGS, the other
+ *                 spins in child_work and forks a grandchild that spins in
+ *                 grandchild_work; the parent spins in parent_work and
+ *                 waits for them; each prints "pid ROLE PID"
+ *   fdclobber F S closes every descriptor from 3 up (closefrom), opens its
+ *                 own file F, writes 4 KiB to it, duplicates it onto every
+ *                 descriptor from 3 to 255, spins S seconds, then checks
+ *                 that F still holds exactly its 4 KiB
+ *   chdir DIR     changes to DIR, forks a child that spins, spins too
+ *   eintr S       for S seconds one thread spins while two threads pass
+ *                 bytes through a pipe with blocking read and write, doing
+ *                 some work between them; prints how many calls failed
+ *                 with EINTR
+ *   sigint-own    installs a SIGINT handler, prints its pid, spins until
+ *                 the signal comes, then exits with status 42
+ *   churn-rss N   N short threads like churn; prints the growth of the
+ *                 anonymous memory (RssAnon, kB) from the first quarter of
+ *                 the threads to the end
+ *   killcpu PID   reads the CPU clock of process PID, sends it SIGKILL at
+ *                 once, prints the CPU time in ns
  *   spin S        spins about S seconds (default 0.3)
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -78,11 +101,11 @@ static void *churn_thread(void *arg)
 	return NULL;
 }
 
-static int mode_churn(int n)
+static int churn_range(int from, int n)
 {
 	pthread_t t[8];
 
-	for (int i = 0; i < n; i += 8) {
+	for (int i = from; i < n; i += 8) {
 		for (int j = 0; j < 8; j++) {
 			if (pthread_create(&t[j], NULL, churn_thread, (void *)(long)(i + j)) != 0) {
 				fprintf(stderr, "pthread_create: failed at %d\n", i + j);
@@ -94,9 +117,233 @@ static int mode_churn(int n)
 		for (int j = 0; j < 7; j++)
 			pthread_join(t[j], NULL);
 	}
+	return 0;
+}
+
+static int mode_churn(int n)
+{
+	if (churn_range(0, n) != 0)
+		return 1;
 	usleep(100000); /* let the detached ones finish */
 	printf("timers left: %d\n", count_timers());
 	return 0;
+}
+
+static long rss_anon_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = -1;
+
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "RssAnon: %ld", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+static int mode_churn_rss(int n)
+{
+	long before, after;
+
+	if (churn_range(0, n / 4) != 0)
+		return 1;
+	usleep(50000);
+	before = rss_anon_kb();
+	if (churn_range(n / 4, n) != 0)
+		return 1;
+	usleep(100000);
+	after = rss_anon_kb();
+	printf("rss growth: %ld kB (%ld to %ld)\n", after - before, before, after);
+	return 0;
+}
+
+/* Distinct functions for the processes of forktree: no tail calls, so each
+ * stays on the stack above spin. */
+__attribute__((noinline)) static void parent_work(double s)
+{
+	spin(s);
+	sink++;
+}
+
+__attribute__((noinline)) static void child_work(double s)
+{
+	spin(s);
+	sink++;
+}
+
+__attribute__((noinline)) static void grandchild_work(double s)
+{
+	spin(s);
+	sink++;
+}
+
+__attribute__((noinline)) static void spin_forever(void)
+{
+	for (;;)
+		spin(1.0);
+}
+
+static int mode_forktree(char **prog)
+{
+	pid_t a, b;
+	int st, rc = 0;
+
+	fflush(stdout);
+	a = fork();
+	if (a == 0) {
+		printf("pid exec %d\n", (int)getpid());
+		fflush(stdout);
+		execv(prog[0], prog);
+		perror("execv");
+		_exit(1);
+	}
+	b = fork();
+	if (b == 0) {
+		pid_t g;
+
+		printf("pid child %d\n", (int)getpid());
+		fflush(stdout);
+		g = fork();
+		if (g == 0) {
+			printf("pid grandchild %d\n", (int)getpid());
+			fflush(stdout);
+			grandchild_work(0.3);
+			exit(0);
+		}
+		child_work(0.3);
+		waitpid(g, &st, 0);
+		exit(WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1);
+	}
+	printf("pid parent %d\n", (int)getpid());
+	fflush(stdout);
+	parent_work(0.3);
+	if (a < 0 || b < 0)
+		return 1;
+	waitpid(a, &st, 0);
+	rc |= !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	waitpid(b, &st, 0);
+	rc |= !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	return rc;
+}
+
+static int mode_fdclobber(const char *file, double seconds)
+{
+	static char block[4096], back[4096 + 1]; /* not on the stack: the copy reaches main */
+	int fd;
+	ssize_t n;
+
+	for (size_t i = 0; i < sizeof(block); i++)
+		block[i] = (char)('a' + i % 26);
+	closefrom(3);
+	fd = open(file, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || write(fd, block, sizeof(block)) != (ssize_t)sizeof(block)) {
+		perror(file);
+		return 1;
+	}
+	for (int i = 3; i < 256; i++)
+		if (i != fd && dup2(fd, i) < 0) {
+			perror("dup2");
+			return 1;
+		}
+	spin(seconds);
+	n = pread(fd, back, sizeof(back), 0);
+	if (n != (ssize_t)sizeof(block) || memcmp(back, block, sizeof(block)) != 0) {
+		printf("own file changed: %zd bytes\n", n);
+		return 1;
+	}
+	printf("own file intact\n");
+	return 0;
+}
+
+static int mode_chdir(const char *dir)
+{
+	pid_t pid;
+	int st;
+
+	if (chdir(dir) != 0) {
+		perror(dir);
+		return 1;
+	}
+	pid = fork();
+	spin(0.2);
+	if (pid == 0)
+		exit(0);
+	waitpid(pid, &st, 0);
+	return 0;
+}
+
+static int pipefd[2];
+static volatile int eintr_done;
+static volatile long eintr_count, eintr_bytes;
+
+__attribute__((noinline)) static void little_work(void)
+{
+	uint64_t x = sink;
+
+	for (int i = 0; i < 20000; i++)
+		x = x * 6364136223846793005ull + 1;
+	sink = x;
+}
+
+static void *eintr_writer(void *arg)
+{
+	char c = 'x';
+
+	(void)arg;
+	while (!eintr_done) {
+		little_work();
+		if (write(pipefd[1], &c, 1) < 0 && errno == EINTR)
+			__atomic_fetch_add(&eintr_count, 1, __ATOMIC_RELAXED);
+	}
+	close(pipefd[1]);
+	return NULL;
+}
+
+static void *eintr_reader(void *arg)
+{
+	char buf[64];
+	ssize_t n;
+
+	(void)arg;
+	for (;;) {
+		n = read(pipefd[0], buf, sizeof(buf));
+		if (n < 0 && errno == EINTR) {
+			__atomic_fetch_add(&eintr_count, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		if (n <= 0)
+			break;
+		eintr_bytes += n;
+		little_work();
+	}
+	return NULL;
+}
+
+static int mode_eintr(double seconds)
+{
+	pthread_t w, r;
+
+	if (pipe(pipefd) != 0)
+		return 1;
+	pthread_create(&r, NULL, eintr_reader, NULL);
+	pthread_create(&w, NULL, eintr_writer, NULL);
+	spin(seconds);
+	eintr_done = 1;
+	pthread_join(w, NULL);
+	pthread_join(r, NULL);
+	printf("EINTR: %ld (%ld bytes)\n", eintr_count, eintr_bytes);
+	return 0;
+}
+
+static volatile sig_atomic_t got_sigint;
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	got_sigint = 1;
 }
 
 static void own_handler(int sig)
@@ -186,6 +433,51 @@ int main(int argc, char **argv)
 
 	if (strcmp(mode, "churn") == 0)
 		return mode_churn(argc > 2 ? atoi(argv[2]) : 2000);
+	if (strcmp(mode, "churn-rss") == 0)
+		return mode_churn_rss(argc > 2 ? atoi(argv[2]) : 20000);
+	if (strcmp(mode, "forktree") == 0 && argc > 2)
+		return mode_forktree(argv + 2);
+	if (strcmp(mode, "fdclobber") == 0 && argc > 2)
+		return mode_fdclobber(argv[2], argc > 3 ? atof(argv[3]) : 1.0);
+	if (strcmp(mode, "chdir") == 0 && argc > 2)
+		return mode_chdir(argv[2]);
+	if (strcmp(mode, "eintr") == 0)
+		return mode_eintr(argc > 2 ? atof(argv[2]) : 1.0);
+	if (strcmp(mode, "forever") == 0) {
+		printf("pid %d\n", (int)getpid());
+		fflush(stdout);
+		spin_forever();
+	}
+	if (strcmp(mode, "sigint-own") == 0) {
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_sigint;
+		sigaction(SIGINT, &sa, NULL);
+		printf("pid %d\n", (int)getpid());
+		fflush(stdout);
+		while (!got_sigint)
+			spin(0.01);
+		printf("got SIGINT\n");
+		return 42;
+	}
+	if (strcmp(mode, "killcpu") == 0 && argc > 2) {
+		pid_t pid = (pid_t)atoi(argv[2]);
+		struct timespec ts;
+		clockid_t clock;
+
+		if (clock_getcpuclockid(pid, &clock) != 0 || clock_gettime(clock, &ts) != 0 ||
+		    kill(pid, SIGKILL) != 0) {
+			perror("killcpu");
+			return 1;
+		}
+		printf("%lld\n", (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec);
+		return 0;
+	}
+	if (strcmp(mode, "abort") == 0) {
+		spin(0.2);
+		abort();
+	}
 	if (strcmp(mode, "sigprof-late") == 0 || strcmp(mode, "sigprof-early") == 0) {
 		if (early) {
 			spin(0.5);

@@ -1,0 +1,218 @@
+/* engine.c - what sends each thread its sampling signal
+ *
+ * Two engines, both delivering SIGPROF to the thread whose CPU time ran
+ * out, every period of that thread's CPU time:
+ *
+ * posix  a POSIX timer on the thread's CPU clock (SIGEV_THREAD_ID).  The
+ *        kernel checks CPU timers on the scheduler tick, so a thread gets
+ *        at most CONFIG_HZ signals a second; the rest become overruns.
+ *
+ * perf   a perf_event_open task-clock software event of the thread,
+ *        overflowing every period (task-clock counts nanoseconds); user
+ *        and system time where allowed, else user time only (an overflow
+ *        that falls in the kernel is then skipped).  The event's fd is set to O_ASYNC with F_SETSIG
+ *        SIGPROF and F_SETOWN_EX to the thread, and armed with
+ *        PERF_EVENT_IOC_REFRESH 1: at each overflow the kernel disables it
+ *        and sends the signal (si_code POLL_HUP, si_fd the event), and the
+ *        handler re-arms it.  The overflow is checked on the high-resolution
+ *        timer that drives task-clock, not on the tick.
+ *
+ * The handler tells our signals from others: SI_TIMER with our cookie as
+ * sival_ptr (posix), or POLL_IN/POLL_HUP with an si_fd marked in a lock-free
+ * bitmap of our event fds (perf).  A program that closes one of our fds
+ * (closefrom) ends that thread's sampling; engine_stop checks with
+ * PERF_EVENT_IOC_ID that the fd is still our event before closing it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "preload.h"
+
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+#ifndef PERF_FLAG_FD_CLOEXEC
+#define PERF_FLAG_FD_CLOEXEC (1UL << 3)
+#endif
+
+#define ENGINE_MAX_FD 65536
+
+static struct {
+	int kind;                 /* enum engine_kind in use */
+	uint64_t period_ns;
+	int user_only;            /* exclude_kernel: system time not counted */
+	void *cookie;             /* sival_ptr of the posix timers */
+	_Atomic uint64_t fds[ENGINE_MAX_FD / 64]; /* our perf event fds */
+} engine;
+
+static void engine_mark(int fd, int on)
+{
+	uint64_t bit = 1ull << (fd % 64);
+
+	if (on)
+		atomic_fetch_or(&engine.fds[fd / 64], bit);
+	else
+		atomic_fetch_and(&engine.fds[fd / 64], ~bit);
+}
+
+static int engine_marked(int fd)
+{
+	return fd >= 0 && fd < ENGINE_MAX_FD &&
+	       (atomic_load_explicit(&engine.fds[fd / 64], memory_order_relaxed) >> (fd % 64) & 1);
+}
+
+/* Opens a disabled task-clock event of thread tid that signals that thread.
+ * Returns the fd, or -1 with errno set. */
+static int engine_perf_open(pid_t tid, uint64_t *id)
+{
+	struct perf_event_attr attr;
+	struct f_owner_ex owner = { F_OWNER_TID, tid };
+	int fd, fl;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_TASK_CLOCK;
+	attr.sample_period = engine.period_ns;
+	attr.disabled = 1;
+	attr.exclude_kernel = (uint64_t)engine.user_only;
+	attr.exclude_hv = 1;
+	fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fd >= ENGINE_MAX_FD) {
+		close(fd);
+		errno = EMFILE;
+		return -1;
+	}
+	if (fcntl(fd, F_SETSIG, preload_signal()) != 0 || fcntl(fd, F_SETOWN_EX, &owner) != 0 ||
+	    (fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl | O_ASYNC) != 0 ||
+	    ioctl(fd, PERF_EVENT_IOC_ID, id) != 0) {
+		int err = errno;
+
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	return fd;
+}
+
+int engine_init(int want, uint64_t period_ns, void *cookie)
+{
+	engine.kind = ENGINE_POSIX;
+	engine.period_ns = period_ns;
+	engine.cookie = cookie;
+	if (want == ENGINE_PERF) {
+		uint64_t id;
+		int fd = engine_perf_open((pid_t)syscall(SYS_gettid), &id);
+
+		/* Counting system time too, as CPU timers do, needs
+		 * perf_event_paranoid <= 1 or CAP_PERFMON; without it an
+		 * overflow in the kernel is skipped and the time goes to the
+		 * next sample's weight. */
+		if (fd < 0 && (errno == EACCES || errno == EPERM)) {
+			engine.user_only = 1;
+			fd = engine_perf_open((pid_t)syscall(SYS_gettid), &id);
+		}
+
+		if (fd >= 0) {
+			close(fd);
+			engine.kind = ENGINE_PERF;
+		} else {
+			preload_warn("perf events are not permitted here (%s; see "
+				     "/proc/sys/kernel/perf_event_paranoid): using POSIX CPU "
+				     "timers, at most one signal per scheduler tick", strerror(errno));
+		}
+	}
+	return engine.kind;
+}
+
+uint64_t engine_first(uint64_t random_ns)
+{
+	return engine.kind == ENGINE_PERF ? engine.period_ns : random_ns;
+}
+
+int engine_create(clockid_t clock, pid_t tid, struct engine_timer *t)
+{
+	struct sigevent sev;
+
+	t->fd = -1;
+	t->id = 0;
+	if (engine.kind == ENGINE_PERF) {
+		t->fd = engine_perf_open(tid, &t->id);
+		if (t->fd >= 0) {
+			engine_mark(t->fd, 1);
+			return 0;
+		}
+		/* no more fds, or refused for this thread: a POSIX timer */
+	}
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = preload_signal();
+	sev.sigev_value.sival_ptr = engine.cookie;
+	sev.sigev_notify_thread_id = tid;
+	return timer_create(clock, &sev, &t->timer);
+}
+
+void engine_arm(struct engine_timer *t, uint64_t first_ns)
+{
+	struct itimerspec its;
+
+	if (t->fd >= 0) {
+		ioctl(t->fd, PERF_EVENT_IOC_REFRESH, 1);
+		return;
+	}
+	its.it_value.tv_sec = (time_t)(first_ns / 1000000000ull);
+	its.it_value.tv_nsec = (long)(first_ns % 1000000000ull);
+	its.it_interval.tv_sec = (time_t)(engine.period_ns / 1000000000ull);
+	its.it_interval.tv_nsec = (long)(engine.period_ns % 1000000000ull);
+	timer_settime(t->timer, 0, &its, NULL);
+}
+
+void engine_delete(struct engine_timer *t)
+{
+	uint64_t id = 0;
+
+	if (t->fd < 0) {
+		timer_delete(t->timer);
+		return;
+	}
+	engine_mark(t->fd, 0);
+	/* The program may have closed it and reused the number. */
+	if (ioctl(t->fd, PERF_EVENT_IOC_ID, &id) == 0 && id == t->id) {
+		ioctl(t->fd, PERF_EVENT_IOC_DISABLE, 0);
+		close(t->fd);
+	}
+	t->fd = -1;
+}
+
+void engine_forget(void)
+{
+	for (int w = 0; w < ENGINE_MAX_FD / 64; w++) {
+		uint64_t bits = atomic_exchange(&engine.fds[w], 0);
+
+		for (int b = 0; bits != 0; b++, bits >>= 1)
+			if (bits & 1)
+				close(w * 64 + b);
+	}
+}
+
+int engine_signal(const siginfo_t *si)
+{
+	if (si->si_code == SI_TIMER)
+		return si->si_value.sival_ptr == engine.cookie ? ENGINE_POSIX + 1 : 0;
+	if ((si->si_code == POLL_HUP || si->si_code == POLL_IN) && engine_marked(si->si_fd)) {
+		ioctl(si->si_fd, PERF_EVENT_IOC_REFRESH, 1);
+		return ENGINE_PERF + 1;
+	}
+	return 0;
+}

@@ -1,0 +1,277 @@
+/* wall.c - off-CPU samples for --clock=wall
+ *
+ * The CPU engines sample a thread only while it runs.  For wall-clock
+ * profiles a sampler thread of our own wakes every period of wall-clock
+ * time and looks at every registered thread without interrupting it:
+ * /proc/self/task/TID/syscall says "running" for a thread on a CPU (the
+ * CPU timers sample it), and for any other thread the user stack pointer
+ * and program counter where it stopped, in a system call (blocked,
+ * sleeping) or not (waiting for a CPU).  For those the sampler writes a
+ * RAW_SAMPLE_REGS record without RAW_SAMPLE_RUNNING: the two registers, a
+ * copy of the stack from the stack pointer up (read with process_vm_readv,
+ * so an unmapped page ends the copy instead of faulting), and as weight
+ * the wall time since the sampler last looked at that thread.
+ *
+ * No signal is sent to a thread that is off CPU, so a sleeping or blocked
+ * system call is never interrupted: a program sees no more EINTR than
+ * without --clock=wall.  The price is that only rsp and rip are known for
+ * such samples: the unwinder recovers callers from call frame information
+ * as far as no frame needs a register that was not saved on the stack (a
+ * function that keeps its frame in rbp, built with frame pointers, ends
+ * the stack unless a callee saved rbp).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "preload.h"
+
+struct wall_seen {
+	pid_t tid;
+	uint64_t since_ns;    /* registration time: tells a reused tid apart */
+	uint64_t last_ns;     /* when the sampler last looked at it */
+};
+
+static struct {
+	pthread_t thread;
+	_Atomic int started;
+	_Atomic int stop;
+	uint64_t period_ns;
+	uint32_t stack_size;
+	_Atomic uint64_t samples;
+	struct preload_thread_view *view;
+	size_t capview;
+	struct wall_seen *seen, *next;
+	size_t nseen, capseen;
+} wall;
+
+static int wall_by_tid(const void *a, const void *b)
+{
+	const struct preload_thread_view *x = a, *y = b;
+
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/* Parses /proc/self/task/TID/syscall.  Returns 1 with sp and pc for a
+ * thread that is off CPU, 0 for one that is running or gone. */
+static int wall_where(pid_t tid, uint64_t *sp, uint64_t *pc)
+{
+	char path[64], buf[256], *p, *end;
+	unsigned long long v[9];
+	ssize_t n;
+	int fd, k = 0;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if (strncmp(buf, "running", 7) == 0)
+		return 0;
+	/* "NR ARG1..ARG6 SP PC" in a system call, "-1 SP PC" out of one */
+	for (p = buf; k < 9; p = end) {
+		errno = 0;
+		v[k] = k == 0 ? (unsigned long long)strtoll(p, &end, 10) : strtoull(p, &end, 0);
+		if (end == p || errno != 0)
+			break;
+		k++;
+	}
+	if (k != 3 && k != 9)
+		return 0;
+	*sp = v[k - 2];
+	*pc = v[k - 1];
+	return *pc != 0;
+}
+
+static int64_t wall_cpu(pid_t tid)
+{
+	struct timespec ts;
+	clockid_t clock = (clockid_t)((~(unsigned)tid << 3) | 6); /* CPUCLOCK_SCHED | PERTHREAD */
+
+	if (clock_gettime(clock, &ts) != 0)
+		return -1;
+	return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+/* Writes one off-CPU sample of thread v. */
+static void wall_sample(const struct preload_thread_view *v, uint64_t now, uint64_t weight,
+			uint64_t sp, uint64_t pc)
+{
+	struct raw_sample_regs *rec;
+	uint32_t len = wall.stack_size, size, got, flags = 0;
+	uint64_t *regs;
+	int64_t cpu0, cpu1;
+
+	if (sp >= v->stack_lo && sp < v->stack_hi) {
+		if (v->stack_hi - sp < len)
+			len = (uint32_t)(v->stack_hi - sp);
+		else
+			flags |= RAW_SAMPLE_STACK_PARTIAL;
+	}
+	size = (uint32_t)sizeof(*rec) + RAW_NREGS * 8 + raw_pad(len);
+	rec = writer_reserve(size, 1);
+	if (rec == NULL)
+		return;
+	regs = (uint64_t *)(rec + 1);
+	memset(regs, 0, RAW_NREGS * 8);
+	regs[RAW_REG_RSP] = sp;
+	regs[RAW_REG_RIP] = pc;
+	cpu0 = wall_cpu(v->tid);
+	got = preload_read_memory(regs + RAW_NREGS, (uintptr_t)sp, len);
+	cpu1 = wall_cpu(v->tid);
+	/* A thread that ran meanwhile may have changed its stack under the
+	 * copy: keep only the program counter. */
+	if (cpu0 < 0 || cpu1 != cpu0)
+		got = 0;
+	if (got < len) {
+		flags |= RAW_SAMPLE_STACK_PARTIAL;
+		len = got;
+	}
+	memset((unsigned char *)(regs + RAW_NREGS) + len, 0,
+	       size - sizeof(*rec) - RAW_NREGS * 8 - len);
+	rec->tid = (uint32_t)v->tid;
+	rec->flags = flags;
+	rec->time_ns = now;
+	rec->weight_ns = weight;
+	rec->nregs = RAW_NREGS;
+	rec->stack_len = len;
+	writer_publish(rec, RAW_SAMPLE_REGS, size);
+	atomic_fetch_add_explicit(&wall.samples, 1, memory_order_relaxed);
+}
+
+/* One look at every registered thread. */
+static void wall_tick(void)
+{
+	size_t n, i, j = 0, k = 0;
+	uint64_t now;
+
+	for (;;) {
+		n = preload_threads(wall.view, wall.capview);
+		if (n < wall.capview)
+			break;
+		{
+			size_t cap = wall.capview ? wall.capview * 2 : 64;
+			void *p = realloc(wall.view, cap * sizeof(*wall.view));
+
+			if (p == NULL)
+				break;
+			wall.view = p;
+			wall.capview = cap;
+		}
+	}
+	if (n > wall.capseen) {
+		void *a = realloc(wall.seen, n * sizeof(*wall.seen));
+		void *b = a != NULL ? realloc(wall.next, n * sizeof(*wall.next)) : NULL;
+
+		if (a != NULL)
+			wall.seen = a;
+		if (b == NULL)
+			return;
+		wall.next = b;
+		wall.capseen = n;
+	}
+	qsort(wall.view, n, sizeof(*wall.view), wall_by_tid);
+	now = preload_now();
+	for (i = 0; i < n; i++) {
+		const struct preload_thread_view *v = &wall.view[i];
+		uint64_t last = v->since_ns, sp, pc;
+
+		while (j < wall.nseen && wall.seen[j].tid < v->tid)
+			j++;
+		if (j < wall.nseen && wall.seen[j].tid == v->tid &&
+		    wall.seen[j].since_ns == v->since_ns)
+			last = wall.seen[j].last_ns;
+		wall.next[k++] = (struct wall_seen){ v->tid, v->since_ns, now };
+		if (now > last && wall_where(v->tid, &sp, &pc) && preload_running())
+			wall_sample(v, now, now - last, sp, pc);
+	}
+	{
+		struct wall_seen *t = wall.seen;
+
+		wall.seen = wall.next;
+		wall.next = t;
+		wall.nseen = k;
+	}
+}
+
+static void *wall_main(void *unused)
+{
+	struct timespec next;
+	uint64_t t;
+
+	(void)unused;
+	t = preload_now() + wall.period_ns;
+	while (!atomic_load(&wall.stop)) {
+		next.tv_sec = (time_t)(t / 1000000000ull);
+		next.tv_nsec = (long)(t % 1000000000ull);
+		if (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
+			continue;
+		if (atomic_load(&wall.stop))
+			break;
+		/* not after the end of the trace (--duration, a signal) */
+		if (preload_running())
+			wall_tick();
+		t += wall.period_ns;
+		if (t < preload_now()) /* fell behind: skip, do not catch up */
+			t = preload_now() + wall.period_ns;
+	}
+	return NULL;
+}
+
+int wall_start(uint64_t period_ns, uint32_t stack_size)
+{
+	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
+		(int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))
+			dlsym(RTLD_NEXT, "pthread_create");
+	sigset_t all, old;
+	int rc;
+
+	if (create == NULL)
+		return -1;
+	/* Also in the child of a fork, where the parent's sampler thread
+	 * does not exist: start afresh. */
+	atomic_store(&wall.started, 0);
+	atomic_store(&wall.stop, 0);
+	atomic_store(&wall.samples, 0);
+	wall.nseen = 0;
+	wall.period_ns = period_ns;
+	wall.stack_size = stack_size;
+	/* It inherits a mask with every signal blocked: the program's signals
+	 * and ours go to its own threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = create(&wall.thread, NULL, wall_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		return -1;
+	pthread_setname_np(wall.thread, "profview-wall");
+	atomic_store(&wall.started, 1);
+	return 0;
+}
+
+uint64_t wall_stop(void)
+{
+	if (atomic_exchange(&wall.started, 0)) {
+		atomic_store(&wall.stop, 1);
+		pthread_join(wall.thread, NULL);
+		free(wall.view);
+		free(wall.seen);
+		free(wall.next);
+		wall.view = NULL;
+		wall.seen = wall.next = NULL;
+		wall.capview = wall.capseen = wall.nseen = 0;
+	}
+	return atomic_load(&wall.samples);
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# A program that dies keeps its samples: SIGKILL at a random moment (sent to
+# the program, not to collect-timer), abort(), and a trace that cannot grow
+# (file size limit): the samples that could not be stored are counted.
+. "$(dirname "$0")/lib.sh"
+e2e_init "$@"
+cd "$WORK"
+
+"$CC" -O2 -g -pthread -o tcases "$SRCDIR/tests/progs/timer-cases.c" || fail "cannot build timer-cases"
+
+# cpu_ms FILE: the CPU time of a --flat report's header, in ms
+cpu_ms() {
+	awk '/^profile:/ { for (i = 1; i <= NF; i++) if ($i == "CPU") {
+		v = $(i + 1); u = $(i + 2); sub(/,$/, "", u); print (u == "s" ? v * 1000 : v); exit } }' "$1"
+}
+
+# SIGKILL: the trace holds the samples up to the kill.  The check is on CPU
+# time, which a loaded machine does not stretch: the CPU time of the trace
+# against the program's CPU clock read just before the kill.
+for round in 1 2 3; do
+	rm -f k.raw out.txt
+	"$COLLECT_TIMER" -q -o k.raw ./tcases forever >out.txt 2>k.err &
+	launcher=$!
+	for _ in $(seq 200); do [ -s out.txt ] && break; sleep 0.05; done
+	app=$(awk '/^pid/ { print $2 }' out.txt)
+	[ -n "$app" ] || fail "the program did not start"
+	sleep "0.$((RANDOM % 7 + 2))"
+	kill_rt=$(date +%s%N)
+	kill_cpu=$(./tcases killcpu "$app") || fail "cannot kill the program"
+	set +e
+	wait $launcher
+	st=$?
+	set -e
+	[ "$st" -eq 137 ] || fail "SIGKILL gave status $st, not 137"
+	"$PROFVIEW" --flat k.raw >k.txt 2>k.perr || fail "profview on the killed trace"
+	grep -q 'not finished' k.perr || fail "the killed trace is not reported as unfinished: $(cat k.perr)"
+	trace_cpu=$(cpu_ms k.txt)
+	period_ms=4
+	note "round $round: CPU at the kill $(awk -v c="$kill_cpu" 'BEGIN { printf "%.1f", c / 1e6 }') ms, in the trace $trace_cpu ms"
+	awk -v c="$kill_cpu" -v t="$trace_cpu" -v p=$period_ms 'BEGIN {
+		d = c / 1e6 - t; if (d < 0) d = -d; exit !(d <= 2 * p + 10) }' ||
+		fail "the killed trace has $trace_cpu ms of CPU, the program had used $((kill_cpu / 1000000)) ms"
+	# The same in wall-clock time, for information only (a loaded machine
+	# may not run the program just before the kill).
+	start_rt=$(od -An -t u8 -j 40 -N 8 k.raw | tr -d ' ')
+	upto=$(sed -n 's/.* up to \([0-9.]*\) s$/\1/p' k.perr)
+	note "round $round: last sample $(awk -v k="$kill_rt" -v s="$start_rt" -v u="$upto" 'BEGIN { printf "%.1f", (k - s) / 1e6 - u * 1000 }') ms before the kill"
+done
+
+# abort(): SIGABRT's status, the samples before it, an unfinished trace.
+set +e
+"$COLLECT_TIMER" -q -o ab.raw ./tcases abort >/dev/null 2>&1
+st=$?
+set -e
+[ "$st" -eq 134 ] || fail "abort() gave status $st, not 134"
+"$PROFVIEW" --flat ab.raw >ab.txt 2>ab.err || fail "profview on the abort trace"
+grep -q 'not finished' ab.err || fail "abort: the trace is not reported as unfinished"
+[ "$(cpu_ms ab.txt | cut -d. -f1)" -ge 150 ] || fail "abort: only $(cpu_ms ab.txt) ms of the 200 ms spin kept"
+
+# A trace that cannot grow: a file size limit (1 MiB, then 640 KiB).  The
+# program runs as usual and keeps its status, the trace is finished and
+# says how many samples it could not keep.
+set +e
+(ulimit -f 1024 && exec "$COLLECT_TIMER" -o lim.raw ./tcases exit 5 >/dev/null 2>lim.err)
+st=$?
+(ulimit -f 640 && exec "$COLLECT_TIMER" -q -o big.raw ./tcases spin 1.5) >/dev/null 2>big.err
+bst=$?
+set -e
+[ "$st" -eq 5 ] || fail "under a file size limit the program's status was $st, not 5"
+[ "$bst" -eq 0 ] || fail "under a file size limit a long run gave status $bst: $(cat big.err)"
+size=$(stat -c %s big.raw)
+[ "$size" -le 655360 ] || fail "the trace grew to $size bytes past the 640 KiB limit"
+"$PROFVIEW" --flat big.raw >big.txt 2>big.perr || fail "profview on the limited trace"
+grep -q 'not finished' big.perr big.txt && fail "the limited trace is not finished: $(cat big.perr)"
+lost=$(sed -n 's/^warning: \([0-9]*\) samples lost.*/\1/p' big.txt)
+[ "${lost:-0}" -ge 50 ] || fail "the limited trace reports ${lost:-no} lost samples: $(head -3 big.txt)"
+samples=$(awk '/^profile:/ { for (i = 1; i <= NF; i++) if ($i == "samples") print $(i - 1) }' big.txt)
+[ "${samples:-0}" -ge 50 ] || fail "the limited trace kept only ${samples:-0} samples"
+note "640 KiB limit: $samples samples kept, $lost lost"
+exit 0

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Signals: ^C (SIGINT to the process group) ends the program as usual and
+# the trace is finished; a program's own SIGINT handler keeps working; a
+# SIGTERM sent to collect-timer goes to the program; --duration stops
+# profiling but not the program; a program that uses SIGPROF from the
+# start gets it, the profiler another signal.
+. "$(dirname "$0")/lib.sh"
+e2e_init "$@"
+cd "$WORK"
+
+"$CC" -O2 -g -pthread -o tcases "$SRCDIR/tests/progs/timer-cases.c" || fail "cannot build timer-cases"
+
+samples_of() {
+	awk '/^profile:/ { for (i = 1; i <= NF; i++) if ($i == "samples") print $(i - 1) }' "$1"
+}
+
+cpu_ms() {
+	awk '/^profile:/ { for (i = 1; i <= NF; i++) if ($i == "CPU") {
+		v = $(i + 1); u = $(i + 2); sub(/,$/, "", u); print (u == "s" ? v * 1000 : v); exit } }' "$1"
+}
+
+# finished TRACE MIN: the trace reads without a warning, is finished, has
+# at least MIN samples
+finished() {
+	"$PROFVIEW" --flat "$1" >"$1.txt" 2>"$1.err" || fail "profview on $1"
+	[ ! -s "$1.err" ] || fail "$1: $(cat "$1.err")"
+	grep -q 'not finished' "$1.txt" && fail "$1 is not finished"
+	[ "$(samples_of "$1.txt")" -ge "$2" ] || fail "$1: only $(samples_of "$1.txt") samples"
+}
+
+# wait_pid FILE: the pid the program printed
+wait_pid() {
+	for _ in $(seq 200); do
+		grep -q '^pid' "$1" 2>/dev/null && break
+		sleep 0.05
+	done
+	awk '/^pid/ { print $2 }' "$1"
+}
+
+# Job control, so that each background job is a process group of its own
+# and does not ignore SIGINT.
+set -m
+
+# ^C: SIGINT to the whole group (collect-timer and the program).
+"$COLLECT_TIMER" -q -o int.raw ./tcases forever >int.out 2>int.err &
+job=$!
+[ -n "$(wait_pid int.out)" ] || fail "the program did not start"
+sleep 0.4
+kill -INT -- -"$job"
+set +e
+wait "$job"
+st=$?
+set -e
+[ "$st" -eq 130 ] || fail "SIGINT to the group gave status $st, not 130"
+finished int.raw 20
+
+# A program with its own SIGINT handler: it exits with its own status.
+"$COLLECT_TIMER" -q -o own.raw ./tcases sigint-own >own.out 2>own.err &
+job=$!
+[ -n "$(wait_pid own.out)" ] || fail "the program did not start"
+sleep 0.4
+kill -INT -- -"$job"
+set +e
+wait "$job"
+st=$?
+set -e
+[ "$st" -eq 42 ] || fail "a program with its own SIGINT handler gave status $st, not its 42"
+[ "$(grep -c 'got SIGINT' own.out)" -eq 1 ] || fail "the program's handler: $(cat own.out)"
+finished own.raw 20
+
+# SIGTERM to collect-timer alone is passed on to the program.
+"$COLLECT_TIMER" -q -o term.raw ./tcases forever >term.out 2>term.err &
+job=$!
+app=$(wait_pid term.out)
+[ -n "$app" ] || fail "the program did not start"
+sleep 0.4
+kill -TERM "$job"
+set +e
+wait "$job"
+st=$?
+set -e
+set +m
+[ "$st" -eq 143 ] || fail "SIGTERM to collect-timer gave status $st, not 143"
+kill -0 "$app" 2>/dev/null && fail "the program still runs after SIGTERM to collect-timer"
+finished term.raw 20
+
+# --duration: the first 0.3 s are profiled, the program runs its 1.2 s.
+set +e
+"$COLLECT_TIMER" -q --duration=0.1 -o dur.raw ./tcases exit 7 >/dev/null 2>dur.err
+st=$?
+set -e
+[ "$st" -eq 7 ] || fail "--duration: status $st, not the program's 7"
+"$COLLECT_TIMER" -q --duration=0.3 -o dur.raw ./tcases spin 1.2 >/dev/null 2>dur.err ||
+	fail "--duration: the program failed: $(cat dur.err)"
+finished dur.raw 5
+d=$(cpu_ms dur.raw.txt)
+note "--duration=0.3: $d ms of CPU in the trace of a 1200 ms run"
+awk -v d="$d" 'BEGIN { exit !(d <= 300 + 8 + 20) }' || fail "--duration=0.3: $d ms of CPU profiled"
+for bad in 0 -1 abc 1x; do
+	set +e
+	"$COLLECT_TIMER" --duration=$bad ./tcases spin 0.01 >/dev/null 2>bad.err
+	st=$?
+	set -e
+	[ "$st" -eq 2 ] || fail "--duration=$bad gave status $st, not 2"
+	grep -q "invalid duration '$bad'" bad.err || fail "--duration=$bad: $(cat bad.err)"
+done
+
+# SIGPROF in use from the start (ITIMER_PROF inherited through exec): the
+# profiler takes a real-time signal and says so; the program gets its own
+# SIGPROFs; the trace has samples.
+alone=$(TIMER_CASES_EARLY=1 ./tcases sigprof-early | awk '{ print $NF }')
+"$COLLECT_TIMER" -o sp.raw ./tcases sigprof-exec >sp.out 2>sp.err || fail "sigprof-exec failed: $(cat sp.err)"
+got=$(awk '{ print $NF }' sp.out)
+note "own SIGPROFs: $alone alone, $got profiled"
+awk -v a="$alone" -v b="$got" 'BEGIN { exit !(b >= 0.8 * a && b > 0) }' ||
+	fail "the program got $got of its own SIGPROFs under the profiler, $alone without"
+grep -q 'ITIMER_PROF timer: sampling with signal [0-9]* (SIGRTMIN+[0-9]*) instead of SIGPROF' sp.err ||
+	fail "no line about the signal used instead of SIGPROF: $(cat sp.err)"
+trace=$(sed -n "s/.*written to '\\(sp[^']*\\)'\$/\\1/p" sp.err | tail -1)
+[ -n "$trace" ] || fail "no trace reported: $(cat sp.err)"
+finished "$trace" 50
+
+# The same handler installed after profiling started (from a constructor).
+TIMER_CASES_EARLY=1 "$COLLECT_TIMER" -q -o early.raw ./tcases sigprof-early >early.out 2>/dev/null ||
+	fail "sigprof-early failed"
+got=$(awk '{ print $NF }' early.out)
+awk -v a="$alone" -v b="$got" 'BEGIN { exit !(b >= 0.8 * a && b > 0) }' ||
+	fail "sigprof-early: the program got $got of its own SIGPROFs, $alone without"
+finished early.raw 50
+exit 0

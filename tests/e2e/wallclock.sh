@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# --clock=wall: a thread that sleeps about half of the time (nanosleep and
+# poll in turn) has its off-CPU share of wall-clock time right within 3
+# sigma (of the time it ran or blocked), its off-CPU samples end in "[off-cpu]" under the blocking call, an
+# always-running thread is on CPU as much as it says, and the program sees
+# no EINTR it would not see without the profiler.
+. "$(dirname "$0")/lib.sh"
+e2e_init "$@"
+
+"$CC" -O2 -g -o "$WORK/sleeper" "$SRCDIR/tests/progs/sleeper.c" -lpthread || fail "cannot compile sleeper.c"
+cd "$WORK"
+./sleeper 1.5 >bare.txt || fail "sleeper failed"
+"$COLLECT_TIMER" --clock=wall -o wall.raw ./sleeper 1.5 >truth.txt 2>err.txt || fail "collect-timer --clock=wall failed"
+cat truth.txt err.txt
+grep -q 'wall-clock time' err.txt || fail "the summary does not speak of wall-clock time"
+[ "$(grep eintr truth.txt)" = "$(grep eintr bare.txt)" ] ||
+	fail "the program saw EINTR differently: '$(grep eintr truth.txt)' profiled, '$(grep eintr bare.txt)' alone"
+"$PROFVIEW" --threads wall.raw >tree.txt || fail "profview failed"
+"$PROFVIEW" --threads --folded wall.raw >folded.txt || fail "profview --folded failed"
+head -3 tree.txt
+# Per thread: wall ms in all, and in [off-cpu] leaves (column 4 of the tree).
+share() {
+	awk -v n="\"$1\"]" '/\[thread / { in_t = ($NF == n); if (in_t) { total = $4; count = $1 }; next }
+		in_t && $5 == "[off-cpu]" { off += $4 } END { if (total > 0) print off / total, total, count }' tree.txt
+}
+for t in napper spinner; do
+	read -r got total n < <(share $t) || fail "no $t thread in the profile"
+	read -r cpu wall runq < <(awk -v t=$t '$1 == "thread" && $2 == t { print $4, $6, $10 }' truth.txt)
+	# Off CPU is the time blocked: neither running nor runnable (a thread
+	# waiting for a processor is "running" to the kernel, and not counted).
+	expect=$(awk -v c="$cpu" -v w="$wall" -v q="$runq" 'BEGIN { b = w - c - q; if (b < 0) b = 0; print b / (c + b) }')
+	# the share is estimated from the thread's samples (n of them)
+	note "$t: off-CPU share $got of $total ms in the profile, true $expect"
+	awk -v g="$got" -v p="$expect" -v n="$n" 'BEGIN { d = g - p; if (d < 0) d = -d;
+		s = sqrt((p < 0.02 ? 0.02 : p) * (1 - p) / n); exit !(d <= 3 * s + 0.01) }' ||
+		fail "$t: off-CPU share $got is not $expect within 3 sigma"
+done
+# The napper's off-CPU samples wait in the calls it makes.
+off=$(grep '"napper"\]' folded.txt | grep ';\[off-cpu\] ' | awk '{ s += $NF } END { print s + 0 }')
+ns=$(grep '"napper"\]' folded.txt | grep -E ';nap_nanosleep;.*(nanosleep|clock_nanosleep);\[off-cpu\] ' | awk '{ s += $NF } END { print s + 0 }')
+pl=$(grep '"napper"\]' folded.txt | grep -E ';nap_poll;.*poll;\[off-cpu\] ' | awk '{ s += $NF } END { print s + 0 }')
+note "napper off-CPU samples: $off, in nanosleep $ns, in poll $pl"
+[ "$ns" -gt 0 ] && [ "$pl" -gt 0 ] || fail "the blocking calls are not under the off-CPU samples"
+at_least $((ns + pl)) "$off" 0.8 || fail "only $((ns + pl)) of $off off-CPU samples under nanosleep or poll"
+# The main thread waits in pthread_join the whole time.
+grep -E '"sleeper"\];.*main;.*pthread.*join.*;\[off-cpu\] ' folded.txt >/dev/null ||
+	fail "the main thread's wait in pthread_join is not shown"
+exit 0
