@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# collect-gdb and the gdb trace reader on a real multi-threaded program
+# (tests/progs/gdbtarget.c: "alpha" spins in alpha_hot, "beta" in beta_hot,
+# "waiter" waits on a condition variable), in each dumper mode: each hot
+# function must show under its own thread and only there, the waiting
+# thread must end in [blocked]; every report must work on the traces and on
+# the checked-in dumps (tests/data/gdb/); and the error paths: no such
+# pid, gdb missing, another tracer, permission denied, a gdb that hangs.
+. "$(dirname "$0")/lib.sh"
+e2e_init "$@"
+COLLECT_GDB=${COLLECT_GDB:-$(cd "$(dirname "$PROFVIEW")/../collectors/gdb" && pwd)/collect-gdb}
+[ -x "$COLLECT_GDB" ] || fail "no collect-gdb at '$COLLECT_GDB'"
+command -v gdb >/dev/null || { echo "gdb is not installed: skipped"; exit 77; }
+
+build gdbtarget
+cd "$WORK"
+./gdbtarget 60 2>target.err &
+TARGET=$!
+trap 'kill $TARGET 2>/dev/null; rm -rf "$WORK"' EXIT
+sleep 0.3
+
+# tid_of TRACE NAME: the tid profview shows for the thread named NAME
+tid_of() {
+	"$PROFVIEW" --threads --maxdepth=0 "$1" | awk -v n="\"$2\"]" '$NF == n { sub(/\[thread /, "", $(NF-1)); print $(NF-1); exit }'
+}
+# share TRACE TID FUNCTION: "k n", samples of TID with FUNCTION on the stack, of all of TID's
+share() {
+	"$PROFVIEW" --folded --tid="$2" "$1" | awk -v f="$3" '{
+		n += $NF; k0 = split($0, a, ";"); line = $0; sub(/ [0-9]+$/, "", line)
+		m = split(line, fr, ";"); for (i = 1; i <= m; i++) if (fr[i] == f) { k += $NF; break }
+	} END { print k + 0, n + 0 }'
+}
+state_of() { awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null; }
+
+check_trace() {
+	local trace=$1 min=$2 t k n
+	"$PROFVIEW" --threads --maxdepth=1 "$trace" >"$trace.threads" || fail "$trace: profview --threads failed"
+	for pair in alpha:alpha_hot beta:beta_hot; do
+		local thread=${pair%%:*} fn=${pair##*:} other
+		t=$(tid_of "$trace" "$thread")
+		[ -n "$t" ] || fail "$trace: no thread '$thread'"
+		read -r k n < <(share "$trace" "$t" "$fn")
+		note "$trace: $fn in $k of $n samples of thread $thread ($t)"
+		[ "$n" -ge "$min" ] || fail "$trace: only $n samples of thread $thread"
+		# a spinning thread is inside its hot function nearly always
+		at_least "$k" "$n" 0.8 || fail "$trace: $fn in only $k of $n samples of '$thread'"
+		other=$([ "$thread" = alpha ] && echo beta_hot || echo alpha_hot)
+		read -r k n < <(share "$trace" "$t" "$other")
+		[ "$k" -eq 0 ] || fail "$trace: $other appears in thread '$thread'"
+	done
+	t=$(tid_of "$trace" waiter)
+	[ -n "$t" ] || fail "$trace: no thread 'waiter'"
+	"$PROFVIEW" --folded --tid="$t" "$trace" >"$trace.waiter"
+	read -r k n < <(share "$trace" "$t" "[blocked]")
+	at_least "$k" "$n" 1 || fail "$trace: the waiting thread is not all [blocked] ($k of $n)"
+	grep -q 'pthread_cond_wait' "$trace.waiter" || fail "$trace: pthread_cond_wait not in the waiter's stacks"
+	for r in --tree --flat --folded --lines --files --addresses; do
+		"$PROFVIEW" "$r" "$trace" >/dev/null || fail "$trace: profview $r failed"
+	done
+}
+
+# 1. Each mode on the running target; the target must run on afterwards.
+"$COLLECT_GDB" -p "$TARGET" -i 0.02 -n 25 -o persistent.gdb 2>persistent.log || { cat persistent.log; fail "persistent mode failed"; }
+cat persistent.log
+grep -c '^# snapshot:' persistent.gdb | grep -qx 25 || fail "persistent: not 25 snapshots"
+grep -q '^# end: .* count$' persistent.gdb || fail "persistent: no end line"
+check_trace persistent.gdb 25
+
+"$COLLECT_GDB" --batch -p "$TARGET" -i 0.01 -n 3 -o batch.gdb 2>batch.log || { cat batch.log; fail "batch mode failed"; }
+cat batch.log
+check_trace batch.gdb 3
+
+if command -v eu-stack >/dev/null; then
+	"$COLLECT_GDB" --mode=eu-stack -p "$TARGET" -i 0.02 -n 10 -o eu.gdb 2>eu.log || { cat eu.log; fail "eu-stack mode failed"; }
+	cat eu.log
+	check_trace eu.gdb 10
+else
+	note "eu-stack is not installed: its mode is not tested"
+fi
+"$COLLECT_GDB" -q --readnever -p "$TARGET" -i 0.02 -n 5 -o readnever.gdb || fail "--readnever failed"
+[ "$("$PROFVIEW" --flat readnever.gdb | awk '$6 == "alpha_hot"' | wc -l)" -eq 1 ] || fail "--readnever: no alpha_hot"
+st=$(state_of "$TARGET")
+[ "$st" = R ] || [ "$st" = S ] || fail "the target was left in state '$st' after sampling"
+grep -q '^TracerPid:[[:space:]]*0$' "/proc/$TARGET/status" || fail "the target is still traced"
+
+# 2. Start the program; it ends by itself: a normal end, its status returned.
+rc=0
+"$COLLECT_GDB" -i 0.05 -d 30 -o run.gdb -- ./gdbtarget 2.5 2>run.log || rc=$?
+cat run.log
+[ "$rc" -eq 0 ] || fail "collect-gdb -- ./gdbtarget exited $rc"
+grep -q '^# end: .* exited$' run.gdb || fail "program run: the end is not 'exited'"
+[ "$(grep -c '^# snapshot:' run.gdb)" -ge 2 ] || fail "program run: too few snapshots"
+"$PROFVIEW" --threads run.gdb >/dev/null || fail "profview cannot read the run's trace"
+rc=0
+"$COLLECT_GDB" -q -n 2 -o /dev/null -- ./no-such-program 2>/dev/null || rc=$?
+[ "$rc" -eq 127 ] || fail "a missing program is not 127 but $rc"
+
+# 3. SIGINT ends sampling normally, the trace is complete, the target runs on.
+"$COLLECT_GDB" -q -p "$TARGET" -i 0.02 -o int.gdb &
+cg=$!
+sleep 1.5
+kill -INT $cg
+rc=0
+wait $cg || rc=$?
+[ "$rc" -eq 0 ] || fail "collect-gdb interrupted by SIGINT exited $rc"
+grep -q '^# end: .* interrupted$' int.gdb || fail "SIGINT: no end line"
+"$PROFVIEW" int.gdb >/dev/null || fail "SIGINT: trace unreadable"
+sleep 0.2
+st=$(state_of "$TARGET")
+[ "$st" = R ] || [ "$st" = S ] || fail "the target was left in state '$st' after SIGINT"
+
+# 4. Errors: one line, nonzero exit.
+one_error() { # NAME EXPECTED-TEXT LOG
+	[ "$(grep -c '^collect-gdb: ' "$3")" -ge 1 ] || fail "$1: no message"
+	grep -q "$2" "$3" || { cat "$3"; fail "$1: message does not say '$2'"; }
+}
+sh -c 'exit 0' & gone=$!; wait $gone
+if ! kill -0 "$gone" 2>/dev/null; then
+	"$COLLECT_GDB" -p "$gone" -o e1.gdb 2>e1.log && fail "no such pid: exit 0"
+	one_error "no such pid" "no process with pid $gone" e1.log
+fi
+PATH=/nonexistent "$COLLECT_GDB" -p "$TARGET" -o e2.gdb 2>e2.log && fail "gdb missing: exit 0"
+one_error "gdb missing" "gdb is not installed" e2.log
+"$COLLECT_GDB" --gdb=/nonexistent/gdb -p "$TARGET" -o e2.gdb 2>e2.log && fail "--gdb missing: exit 0"
+one_error "--gdb missing" "cannot run gdb '/nonexistent/gdb'" e2.log
+
+if command -v strace >/dev/null; then
+	strace -o /dev/null -p "$TARGET" 2>/dev/null &
+	tracer=$!
+	for _ in $(seq 50); do grep -q "^TracerPid:[[:space:]]*$tracer" "/proc/$TARGET/status" && break; sleep 0.1; done
+	"$COLLECT_GDB" -p "$TARGET" -o e3.gdb 2>e3.log && fail "another tracer: exit 0"
+	one_error "another tracer" "already traced by process $tracer" e3.log
+	kill $tracer; wait $tracer 2>/dev/null || true
+else
+	note "strace is not installed: the other-tracer case is not tested"
+fi
+
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null &&
+	setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$COLLECT_GDB"; then
+	for m in persistent batch; do
+		setpriv --reuid=65534 --regid=65534 --clear-groups \
+			"$COLLECT_GDB" --mode=$m -p "$TARGET" -o - >/dev/null 2>e4.log && fail "$m: permission denied: exit 0"
+		one_error "$m: permission denied" "permission denied" e4.log
+	done
+else
+	note "not root (or no setpriv): the permission case is not tested"
+fi
+
+# A gdb whose output stops once the target is stopped: the snapshot times
+# out, gdb is ended, and the target must run on.
+cat >hanging-gdb <<'EOF'
+#!/bin/sh
+gdb "$@" | while IFS= read -r l; do
+	printf '%s\n' "$l"
+	case $l in *'*stopped'*|*'[New LWP'*) exec sleep 20 ;; esac
+done
+EOF
+chmod +x hanging-gdb
+for m in persistent batch; do
+	"$COLLECT_GDB" --mode=$m --gdb=./hanging-gdb --timeout=1 -p "$TARGET" -o e5.gdb 2>e5.log && fail "$m: hanging gdb: exit 0"
+	one_error "$m: hanging gdb" "within 1 s" e5.log
+	sleep 0.3
+	st=$(state_of "$TARGET")
+	[ "$st" = R ] || [ "$st" = S ] || fail "$m: the target was left in state '$st' after a gdb timeout"
+	grep -q '^TracerPid:[[:space:]]*0$' "/proc/$TARGET/status" || fail "$m: the target is still traced after a timeout"
+done
+"$COLLECT_GDB" -p "$TARGET" 2>/dev/null -i 0 && fail "interval 0 accepted"
+rc=0
+"$COLLECT_GDB" 2>/dev/null || rc=$?
+[ "$rc" -eq 2 ] || fail "no target is not a usage error"
+
+# The man page documents exactly the options --help lists.
+help_opts=$("$COLLECT_GDB" --help | grep -oE -- '--[a-z][a-z-]*' | sort -u)
+man_opts=$(sed -n '/^\.SH OPTIONS/,/^\.SH /p' "$SRCDIR/man/collect-gdb.1.in" | grep -oE -- '\\-\\-[a-z][a-z\\-]*' |
+	sed 's/\\//g' | sort -u)
+[ "$help_opts" = "$man_opts" ] || fail "collect-gdb --help and collect-gdb.1 differ: $(diff <(echo "$help_opts") <(echo "$man_opts") | tr '\n' ' ')"
+"$COLLECT_GDB" --version | grep -q '[0-9]\.[0-9]' || fail "collect-gdb --version"
+
+# 5. Checked-in dumps: real gdb 13 output and hand-made edge cases.
+data=$SRCDIR/tests/data/gdb
+for f in "$data"/*; do
+	for r in --tree --flat --folded --threads; do
+		"$PROFVIEW" -q "$r" "$f" >/dev/null || fail "profview $r $(basename "$f") failed"
+	done
+done
+"$PROFVIEW" --folded --threads "$data/gdb13-batch-4threads.txt" >b.folded
+grep -qx '\[thread 14936 "worker-a"\];clone3;start_thread;ta;spin_a 1' b.folded || fail "gdb13 dump: worker-a"
+grep -qx '\[thread 14934 "mt"\];main;__libc_pause;\[blocked\] 1' b.folded || fail "gdb13 dump: main"
+"$PROFVIEW" --folded --threads "$data/edge-cases.txt" >edge.folded 2>edge.err
+cat edge.folded edge.err
+grep -q 'cut off' edge.err || fail "edge cases: the cut is not reported"
+grep -qx '\[thread 1233 "server"\];main;hash_block;mix_round;mix_step 1' edge.folded || fail "edge cases: inlined frames"
+grep -qx '\[thread 1235 ""\];clone3;start_thread;event_loop;epoll_wait;\[blocked\] 1' edge.folded ||
+	grep -qx '\[thread 1235\];clone3;start_thread;event_loop;epoll_wait;\[blocked\] 1' edge.folded || fail "edge cases: epoll_wait thread"
+grep -q '^\[thread 1236 "cut"\];worker;crunch 1$' edge.folded || fail "edge cases: the cut thread"
+grep -q 'Functor<int>::operator();std::vector<.*>::push_back;<signal handler called>;__GI_raise;__GI___pthread_kill;__pthread_kill_internal;__pthread_kill_implementation 1$' edge.folded ||
+	fail "edge cases: C++ and signal frames"
+"$PROFVIEW" "$data/gdb13-persistent.gdb" | grep -q 'gdb backtraces' || fail "the persistent trace's header"
+exit 0

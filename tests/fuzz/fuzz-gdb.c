@@ -1,0 +1,25 @@
+/* fuzz-gdb.c - libFuzzer target for the gdb backtrace reader: any bytes
+ * must give a valid profile or a clean error, never a crash or a leak. */
+#include "error.h"
+#include "gdb-read.h"
+
+#include <stdlib.h>
+
+static void quiet(enum pv_level level, const char *msg)
+{
+	(void)level;
+	(void)msg;
+}
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
+{
+	struct pv_profile *p;
+
+	pv_error_set_sink(quiet);
+	(void)gdb_detect(data, size);
+	p = gdb_read(data, size, "fuzz");
+	if (p && pv_profile_validate(p, "fuzz") != 0)
+		abort();
+	pv_profile_free(p);
+	return 0;
+}
