@@ -4,12 +4,15 @@
 #include "read.h"
 #include "report-text.h"
 #include "leaf.h"
+#include "merge.h"
 #include "modules.h"
+#include "pprof-write.h"
 #include "symbolize.h"
 #include "symbolize-bfd.h"
 #include "unwind-dwarf.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -19,18 +22,19 @@
 #include <string.h>
 #include <unistd.h>
 
-enum report_kind { REPORT_TREE, REPORT_FLAT, REPORT_FOLDED };
+enum report_kind { REPORT_TREE, REPORT_FLAT, REPORT_FOLDED, REPORT_PPROF };
 
 enum {
 	OPT_TREE = 256, OPT_FLAT, OPT_FOLDED, OPT_SORT, OPT_NOISEFLOOR, OPT_MINCOUNT, OPT_MAXDEPTH,
 	OPT_THREADS, OPT_TID, OPT_FUNCTIONS, OPT_LINES, OPT_FILES, OPT_ADDRESSES, OPT_COLOR,
-	OPT_SYMBOLIZER, OPT_NO_DEMANGLE, OPT_DUMP_LOCATIONS,
+	OPT_SYMBOLIZER, OPT_NO_DEMANGLE, OPT_DUMP_LOCATIONS, OPT_PPROF,
 };
 
 static const struct option long_options[] = {
 	{ "tree", no_argument, NULL, OPT_TREE },
 	{ "flat", no_argument, NULL, OPT_FLAT },
 	{ "folded", no_argument, NULL, OPT_FOLDED },
+	{ "pprof", no_argument, NULL, OPT_PPROF },
 	{ "sort", required_argument, NULL, OPT_SORT },
 	{ "noisefloor", required_argument, NULL, OPT_NOISEFLOOR },
 	{ "mincount", required_argument, NULL, OPT_MINCOUNT },
@@ -57,13 +61,17 @@ static const struct option long_options[] = {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: profview [OPTION]... TRACE\n"
-		"Show where the time went in a profile recorded by collect-timer.\n"
+		"Usage: profview [OPTION]... [PROGRAM] PROFILE...\n"
+		"Show where the time went in a profile: a collect-timer trace, a pprof\n"
+		"profile.proto, a gperftools CPU profile, folded stacks or gdb backtraces,\n"
+		"told apart by their content.  Several profiles are merged into one.  An\n"
+		"executable before them is the program to read symbols from.\n"
 		"\n"
 		"Reports (one of):\n"
 		"      --tree             call tree from the root down (default)\n"
 		"      --flat             one row per function: self and cumulative\n"
 		"      --folded           folded stacks (\"main;f;g 42\"), FlameGraph's input\n"
+		"      --pprof            the whole profile as gzipped pprof profile.proto\n"
 		"\n"
 		"Granularity:\n"
 		"      --functions        a node per function (default)\n"
@@ -91,7 +99,7 @@ static void usage(FILE *out)
 		"  -V, --version          show the version and exit\n"
 		"\n"
 		"Exit status: 0 on success, 1 when the input cannot be read, 2 on a usage error.\n"
-		"See profview(1) and profview-raw(5).\n");
+		"See profview(1), profview-raw(5) and profview-formats(5).\n");
 }
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -193,6 +201,72 @@ static int dump_locations(FILE *out, struct pv_profile *p, struct pv_modules *mo
 	return 0;
 }
 
+/* Does path name an ELF file (the program given before the profiles)? */
+static bool is_executable(const char *path)
+{
+	unsigned char magic[4];
+	int fd = strcmp(path, "-") == 0 ? -1 : open(path, O_RDONLY | O_CLOEXEC);
+	bool elf;
+
+	if (fd < 0)
+		return false;
+	elf = read(fd, magic, sizeof magic) == (ssize_t)sizeof magic &&
+	      memcmp(magic, "\177ELF", 4) == 0;
+	close(fd);
+	return elf;
+}
+
+/* Read every profile and merge them into the first. */
+static struct pv_profile *read_all(char **paths, size_t n, const struct pv_read_options *ropts)
+{
+	struct pv_profile *p = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		if (is_executable(paths[i])) {
+			pv_error("'%s' is a program, not a profile: give it first, before the profiles",
+				 paths[i]);
+			pv_profile_free(p);
+			return NULL;
+		}
+		struct pv_profile *q = pv_read_file(paths[i], ropts);
+		if (!q) {
+			pv_profile_free(p);
+			return NULL;
+		}
+		if (!p) {
+			p = q;
+			continue;
+		}
+		int r = pv_merge(p, q, strcmp(paths[i], "-") == 0 ? "standard input" : paths[i]);
+		pv_profile_free(q);
+		if (r < 0) {
+			pv_profile_free(p);
+			return NULL;
+		}
+	}
+	return p;
+}
+
+/* --pprof: the whole profile, gzipped, to FILE or standard output (not a
+ * terminal). */
+static int write_pprof(struct pv_profile *p, const char *output)
+{
+	const char *name = output ? output : "standard output";
+	FILE *f = stdout;
+	int ret;
+
+	if (!output && isatty(STDOUT_FILENO))
+		return pv_error("not writing a binary profile to a terminal: give -o FILE or redirect the output");
+	if (output && !(f = fopen(output, "wb")))
+		return pv_error("cannot write '%s': %s", output, strerror(errno));
+	ret = pprof_write(f, name, p, NULL);
+	if (fflush(f) != 0 || ferror(f))
+		ret = pv_error("cannot write '%s': %s", name, strerror(errno));
+	if (f != stdout && fclose(f) != 0 && ret == 0)
+		ret = pv_error("cannot write '%s': %s", name, strerror(errno));
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	enum report_kind kind = REPORT_TREE;
@@ -204,7 +278,7 @@ int main(int argc, char **argv)
 	struct pv_read_options ropts = { 0 };
 	bool quiet = false, bfd = false, dump = false;
 	struct pv_symbolize_options sopt = { 0 };
-	const char *output = NULL, *color = "auto";
+	const char *output = NULL, *color = "auto", *program = NULL;
 	uint32_t *tids = NULL;
 	size_t ntids = 0;
 	struct pv_profile *p = NULL;
@@ -219,6 +293,7 @@ int main(int argc, char **argv)
 		case OPT_TREE: kind = REPORT_TREE; break;
 		case OPT_FLAT: kind = REPORT_FLAT; break;
 		case OPT_FOLDED: kind = REPORT_FOLDED; break;
+		case OPT_PPROF: kind = REPORT_PPROF; break;
 		case OPT_SORT:
 			if (strcmp(optarg, "count") == 0 || strcmp(optarg, "self") == 0)
 				ropt.sort = SORT_COUNT;
@@ -277,8 +352,14 @@ int main(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return usage_error("%s", "no trace given");
-	if (argc - optind > 1)
-		return usage_error("one trace at a time ('%s' is one too many)", argv[optind + 1]);
+	/* "profview ./app prof.out", as pprof takes it: an executable first is
+	 * the program whose symbols the profile's addresses are read with. */
+	if (is_executable(argv[optind])) {
+		if (argc - optind == 1)
+			return usage_error("'%s' is a program, not a profile: give its profile after it",
+					   argv[optind]);
+		program = argv[optind++];
+	}
 	copt.tids = tids;
 	copt.ntids = ntids;
 
@@ -289,15 +370,27 @@ int main(int argc, char **argv)
 		goto out;
 	unwinder_interface(unwinder, &uw);
 	ropts.unwinder = &uw;
-	p = pv_read_file(argv[optind], &ropts);
+	p = read_all(argv + optind, (size_t)(argc - optind), &ropts);
 	if (!p)
 		goto out;
+	if (program) {
+		int n = pv_use_program(p, program);
+		if (n < 0)
+			goto out;
+		if (n == 0 && p->nmappings)
+			pv_warn("the profile maps no file that could be '%s'; its symbols are not used",
+				program);
+	}
 	mods = modules_new(p, quiet);
 	if (!mods || pv_settle_leaf_candidates(p, mods) < 0 ||
 	    (bfd ? pv_symbolize_bfd(p, mods, &sopt) : pv_symbolize(p, mods, &sopt)) < 0)
 		goto out;
 	if (dump) {
 		ret = dump_locations(stdout, p, mods) < 0 || fflush(stdout) != 0;
+		goto out;
+	}
+	if (kind == REPORT_PPROF) {
+		ret = write_pprof(p, output) < 0;
 		goto out;
 	}
 	t = calltree_build(p, &copt);

@@ -166,12 +166,13 @@ int64_t pv_total(const struct pv_profile *p, uint32_t v);
 
 static inline const uint32_t *pv_sample_locs(const struct pv_profile *p, const struct pv_sample *s)
 {
-	return p->stack_locs + s->loc_off;
+	/* No arithmetic on a NULL array (a profile with only empty stacks). */
+	return p->stack_locs ? p->stack_locs + s->loc_off : NULL;
 }
 static inline const struct pv_line *pv_location_lines(const struct pv_profile *p,
 						      const struct pv_location *l)
 {
-	return p->lines + l->line_off;
+	return p->lines ? p->lines + l->line_off : NULL;
 }
 
 /* Check internal consistency (indices in range); 0, or -1 with an error. */

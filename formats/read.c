@@ -2,6 +2,11 @@
 #include "read.h"
 #include "error.h"
 #include "raw-read.h"
+#include "gdb-read.h"
+#include "folded-read.h"
+#include "gperf-read.h"
+#include "gunzip.h"
+#include "pprof-read.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -82,6 +87,31 @@ static void unload(struct input *in)
 		free(in->buf);
 }
 
+/* Compressed input: gzip around a profile.proto (as pprof writes it), or
+ * around any of the other binary and text formats. */
+static struct pv_profile *read_gzip(const unsigned char *buf, size_t len, const char *name)
+{
+	unsigned char *d;
+	size_t n;
+	struct pv_profile *p = NULL;
+
+	if (pv_gunzip(buf, len, name, (size_t)1 << 32, &d, &n) < 0)
+		return NULL;
+	if (n == 0)
+		pv_error("'%s' is empty once decompressed: not a profile", name);
+	else if (gperf_detect(d, n))
+		p = gperf_read(d, n, name);
+	else if (folded_detect(d, n))
+		p = folded_read(d, n, name);
+	else if (pprof_detect(d, n))
+		p = pprof_read(d, n, name, true);
+	else
+		pv_error("'%s' is gzip-compressed, but what it holds is not a profile profview can read",
+			 name);
+	free(d);
+	return p;
+}
+
 struct pv_profile *pv_read_file(const char *path, const struct pv_read_options *opt)
 {
 	struct input in = { 0 };
@@ -96,8 +126,18 @@ struct pv_profile *pv_read_file(const char *path, const struct pv_read_options *
 	}
 	if (raw_detect(in.buf, in.len))
 		p = raw_read(in.buf, in.len, name, opt ? opt->unwinder : NULL);
+	else if (gdb_detect(in.buf, in.len))
+		p = gdb_read(in.buf, in.len, name);
+	else if (pv_gzip_detect(in.buf, in.len))
+		p = read_gzip(in.buf, in.len, name);
+	else if (gperf_detect(in.buf, in.len))
+		p = gperf_read(in.buf, in.len, name);
+	else if (folded_detect(in.buf, in.len))
+		p = folded_read(in.buf, in.len, name);
+	else if (pprof_detect(in.buf, in.len))
+		p = pprof_read(in.buf, in.len, name, false);
 	else
-		pv_error("'%s' is not a profile profview can read (it reads profview raw traces, see profview-raw(5))",
+		pv_error("'%s' is not a profile profview can read (see profview-formats(5) for those it reads)",
 			 name);
 	if (p && pv_profile_validate(p, name) < 0) {
 		pv_profile_free(p);

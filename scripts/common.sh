@@ -2,9 +2,15 @@
 # missing, then configure and build.  Sourced, not run.
 
 # Debian packages the build and the tests need.
-# binutils-dev: libbfd (second symbolizer, C++ demangler); g++ and binutils
+# binutils-dev: libbfd (second symbolizer, C++ demangler); protobuf-c: pprof's
+# profile.proto; g++ and binutils
 # (addr2line) for the symbolizer cross-check test.
-PROFVIEW_PACKAGES="meson ninja-build gcc g++ libc6-dev pkg-config libdw-dev libelf-dev zlib1g-dev binutils binutils-dev groff-base libc6-dbg"
+PROFVIEW_PACKAGES="meson ninja-build gcc g++ libc6-dev pkg-config libdw-dev libelf-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler binutils binutils-dev groff-base libc6-dbg"
+# The Go pprof, built offline from Debian's sources by scripts/install-pprof.
+PROFVIEW_PPROF_PACKAGES="golang-go golang-github-google-pprof-dev golang-github-ianlancetaylor-demangle-dev golang-github-chzyer-readline-dev"
+# Only the tests need these: the peers whose files and output they compare
+# against (gperftools' libprofiler.so and google-pprof, the Go pprof).
+PROFVIEW_TEST_PACKAGES="google-perftools libgoogle-perftools-dev $PROFVIEW_PPROF_PACKAGES"
 
 missing_packages() {
 	local p missing=""

@@ -1,0 +1,167 @@
+/* folded-read.c - read folded stacks ("main;f;g 42") into the profile model */
+#include "folded-read.h"
+#include "error.h"
+#include "merge.h"
+#include "util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FOLDED_MAX_DEPTH 65536
+
+static bool is_text(const unsigned char *buf, size_t len)
+{
+	size_t n = len < 65536 ? len : 65536;
+
+	for (size_t i = 0; i < n; i++)
+		if (buf[i] < 0x20 && buf[i] != '\t' && buf[i] != '\n' && buf[i] != '\r')
+			return false;
+	return true;
+}
+
+/* The count at the end of line [s, e): its start, or NULL. */
+static const unsigned char *count_start(const unsigned char *s, const unsigned char *e)
+{
+	const unsigned char *c = e;
+
+	while (c > s && c[-1] >= '0' && c[-1] <= '9')
+		c--;
+	if (c == e || c == s || (c[-1] != ' ' && c[-1] != '\t'))
+		return NULL;
+	return c;
+}
+
+static const unsigned char *trim_end(const unsigned char *s, const unsigned char *e)
+{
+	while (e > s && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
+		e--;
+	return e;
+}
+
+bool folded_detect(const unsigned char *buf, size_t len)
+{
+	const unsigned char *s = buf, *end = buf + (len < 65536 ? len : 65536);
+
+	if (!is_text(buf, len))
+		return false;
+	while (s < end) {
+		const unsigned char *nl = memchr(s, '\n', (size_t)(end - s));
+		const unsigned char *e = trim_end(s, nl ? nl : end);
+		if (e > s)
+			return count_start(s, e) != NULL || !nl;
+		if (!nl)
+			break;
+		s = nl + 1;
+	}
+	return false;
+}
+
+struct freader {
+	struct pv_profile *p;
+	uint32_t *locs;
+	size_t cap_locs;
+};
+
+/* The location standing for the frame named [s, e). */
+static uint32_t frame_location(struct freader *r, const unsigned char *s, const unsigned char *e)
+{
+	struct pv_profile *p = r->p;
+	uint32_t name = pv_intern(p, (const char *)s, (size_t)(e - s));
+
+	if (name == PV_NONE)
+		return PV_NONE;
+	uint32_t fn = pv_get_function(p, name, name, 0, 0);
+	if (fn == PV_NONE)
+		return PV_NONE;
+	struct pv_line line = { fn, 0 };
+	/* A frame has no address: each function gets its own made-up one. */
+	return pv_location_with_lines(p, (uint64_t)fn + 1, PV_NONE, &line, 1);
+}
+
+static int read_line(struct freader *r, const char *name, size_t lineno, const unsigned char *s,
+		     const unsigned char *e)
+{
+	struct pv_profile *p = r->p;
+	const unsigned char *c = count_start(s, e);
+	struct pv_sample ps = { .thread = PV_NONE };
+	char num[32];
+	uint32_t n = 0;
+
+	if (!c)
+		return pv_error("'%s': line %zu: no count after the stack (folded stacks are \"frame;frame;... COUNT\")",
+				name, lineno);
+	if ((size_t)(e - c) >= sizeof num)
+		return pv_error("'%s': line %zu: count is too large", name, lineno);
+	memcpy(num, c, (size_t)(e - c));
+	num[e - c] = '\0';
+	errno = 0;
+	unsigned long long count = strtoull(num, NULL, 10);
+	if (errno || count > INT64_MAX)
+		return pv_error("'%s': line %zu: count %s is too large", name, lineno, num);
+	const unsigned char *stack_end = trim_end(s, c);
+	/* Frames, outermost first in the text; the model wants the leaf first. */
+	for (const unsigned char *f = s; f < stack_end;) {
+		const unsigned char *semi = memchr(f, ';', (size_t)(stack_end - f));
+		const unsigned char *fe = semi ? semi : stack_end;
+		if (fe > f) {
+			if (n >= FOLDED_MAX_DEPTH)
+				return pv_error("'%s': line %zu: more than %d frames", name, lineno,
+						FOLDED_MAX_DEPTH);
+			if (pv_grow(&r->locs, &r->cap_locs, n + 1, sizeof *r->locs) < 0)
+				return -1;
+			if ((r->locs[n++] = frame_location(r, f, fe)) == PV_NONE)
+				return -1;
+		}
+		f = semi ? semi + 1 : stack_end;
+	}
+	if (n == 0)
+		return pv_error("'%s': line %zu: a count with no stack", name, lineno);
+	for (uint32_t i = 0; i < n / 2; i++) {
+		uint32_t t = r->locs[i];
+		r->locs[i] = r->locs[n - 1 - i];
+		r->locs[n - 1 - i] = t;
+	}
+	if (count == 0)
+		return 0;
+	ps.nlocs = n;
+	ps.loc_off = pv_add_stack(p, r->locs, n);
+	ps.values[0] = (int64_t)count;
+	if (ps.loc_off == UINT32_MAX)
+		return -1;
+	return pv_add_sample(p, &ps);
+}
+
+struct pv_profile *folded_read(const unsigned char *buf, size_t len, const char *name)
+{
+	struct freader r = { 0 };
+	const unsigned char *s = buf, *end = buf + len;
+	size_t lineno = 0;
+
+	r.p = pv_profile_new();
+	if (!r.p)
+		return NULL;
+	if (pv_add_value_type(r.p, "samples", "count") == PV_NONE ||
+	    (r.p->source_format = pv_intern_str(r.p, "folded stacks")) == PV_NONE)
+		goto fail;
+	while (s < end) {
+		const unsigned char *nl = memchr(s, '\n', (size_t)(end - s));
+		const unsigned char *e = trim_end(s, nl ? nl : end);
+		lineno++;
+		if (e > s && memchr(s, '\0', (size_t)(e - s))) {
+			pv_error("'%s': line %zu: a NUL byte: not text", name, lineno);
+			goto fail;
+		}
+		if (e > s && read_line(&r, name, lineno, s, e) < 0)
+			goto fail;
+		s = nl ? nl + 1 : end;
+	}
+	r.p->finished = true;
+	free(r.locs);
+	return r.p;
+fail:
+	free(r.locs);
+	pv_profile_free(r.p);
+	return NULL;
+}

@@ -1,0 +1,101 @@
+/* gunzip.c - gzip input, decompressed in memory with zlib */
+#include "gunzip.h"
+#include "error.h"
+
+#include <stdlib.h>
+#include <zlib.h>
+
+bool pv_gzip_detect(const unsigned char *buf, size_t len)
+{
+	return len >= 2 && buf[0] == 0x1f && buf[1] == 0x8b;
+}
+
+int pv_gunzip(const unsigned char *buf, size_t len, const char *name, size_t limit,
+	      unsigned char **out, size_t *outlen)
+{
+	z_stream zs = { 0 };
+	unsigned char *o = NULL;
+	size_t cap = len < (1u << 20) ? (1u << 16) : len * 4, n = 0;
+	int zr = Z_OK, ret = -1;
+
+	*out = NULL;
+	*outlen = 0;
+	if (cap > limit)
+		cap = limit ? limit : 1;
+	/* 15 + 32: a gzip (or zlib) header, detected by zlib. */
+	if (inflateInit2(&zs, 15 + 32) != Z_OK)
+		return pv_oom();
+	o = malloc(cap);
+	if (!o) {
+		pv_oom();
+		goto out;
+	}
+	zs.next_in = (unsigned char *)buf;
+	for (;;) {
+		/* zlib counts input in uInt: feed large inputs in pieces. */
+		size_t done_in = (size_t)(zs.next_in - buf);
+		if (zs.avail_in == 0 && done_in < len)
+			zs.avail_in = (uInt)(len - done_in > (1u << 30) ? (1u << 30) : len - done_in);
+		if (n == cap) {
+			size_t ncap = cap * 2 > limit ? limit : cap * 2;
+			if (ncap <= cap) {
+				pv_error("'%s': decompressed data is larger than %zu MiB", name, limit >> 20);
+				goto out;
+			}
+			unsigned char *q = realloc(o, ncap);
+			if (!q) {
+				pv_oom();
+				goto out;
+			}
+			o = q;
+			cap = ncap;
+		}
+		zs.next_out = o + n;
+		zs.avail_out = (uInt)(cap - n > (1u << 30) ? (1u << 30) : cap - n);
+		size_t before = zs.avail_out;
+		zr = inflate(&zs, Z_NO_FLUSH);
+		n += before - zs.avail_out;
+		if (zr == Z_STREAM_END) {
+			/* Another member may follow (as gzip itself allows). */
+			size_t at = (size_t)(zs.next_in - buf);
+			if (at >= len)
+				break;
+			if (at < len && buf[at] == 0x1f && at + 1 < len && buf[at + 1] == 0x8b) {
+				if (inflateReset(&zs) != Z_OK) {
+					pv_oom();
+					goto out;
+				}
+				continue;
+			}
+			/* Trailing bytes that are not gzip: zeros are padding. */
+			for (size_t i = at; i < len; i++)
+				if (buf[i]) {
+					pv_error("'%s': data after the end of the gzip stream at byte %zu",
+						 name, at);
+					goto out;
+				}
+			break;
+		}
+		if (zr == Z_BUF_ERROR && zs.avail_in == 0 && (size_t)(zs.next_in - buf) >= len) {
+			pv_error("'%s': gzip data ends early at byte %zu (the file is cut off)", name, len);
+			goto out;
+		}
+		if (zr == Z_BUF_ERROR && n < cap) {
+			pv_error("'%s': gzip data is damaged at byte %zu", name, (size_t)(zs.next_in - buf));
+			goto out;
+		}
+		if (zr != Z_OK && zr != Z_BUF_ERROR) {
+			pv_error("'%s': gzip data is damaged at byte %zu: %s", name,
+				 (size_t)(zs.next_in - buf), zs.msg ? zs.msg : "inflate failed");
+			goto out;
+		}
+	}
+	*out = o;
+	*outlen = n;
+	o = NULL;
+	ret = 0;
+out:
+	inflateEnd(&zs);
+	free(o);
+	return ret;
+}

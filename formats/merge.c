@@ -1,0 +1,276 @@
+/* merge.c - merge profiles, name the program, shared reader helpers */
+#include "merge.h"
+#include "error.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+uint8_t pv_mapping_kind_of(const char *path)
+{
+	if (strcmp(path, "[vdso]") == 0)
+		return PV_MAP_VDSO;
+	if (path[0] == '\0' || strncmp(path, "//anon", 6) == 0 || strncmp(path, "[anon", 5) == 0)
+		return PV_MAP_ANON;
+	if (path[0] == '[')
+		return PV_MAP_SPECIAL;
+	return PV_MAP_FILE;
+}
+
+static bool same_lines(const struct pv_profile *p, const struct pv_location *l,
+		       const struct pv_line *lines, uint32_t n)
+{
+	const struct pv_line *have = pv_location_lines(p, l);
+
+	if (l->nlines != n)
+		return false;
+	for (uint32_t i = 0; i < n; i++)
+		if (have[i].function != lines[i].function || have[i].line != lines[i].line)
+			return false;
+	return true;
+}
+
+uint32_t pv_location_with_lines(struct pv_profile *p, uint64_t address, uint32_t mapping,
+				const struct pv_line *lines, uint32_t n)
+{
+	uint64_t synthetic = (1ULL << 63) | ((uint64_t)p->nlocations << 16);
+
+	for (unsigned tries = 0;; tries++) {
+		size_t before = p->nlocations;
+		uint32_t li = pv_get_location(p, address, mapping);
+
+		if (li == PV_NONE)
+			return PV_NONE;
+		if (p->nlocations != before || p->locations[li].nlines == 0) {
+			/* New, or known by address only: these are its lines. */
+			if (n && pv_set_lines(p, li, lines, n) < 0)
+				return PV_NONE;
+			return li;
+		}
+		if (same_lines(p, &p->locations[li], lines, n))
+			return li;
+		if (tries > 1000) {
+			pv_error("internal error: no free synthetic location address");
+			return PV_NONE;
+		}
+		address = synthetic + tries;
+		mapping = PV_NONE;
+	}
+}
+
+/* Merging */
+
+struct merger {
+	struct pv_profile *d;
+	const struct pv_profile *s;
+	uint32_t *str, *map, *fn, *loc, *thr;
+	struct pv_line *lines;
+	uint32_t *locs;
+	size_t cap_lines, cap_locs;
+};
+
+static uint32_t mstr(struct merger *m, uint32_t i)
+{
+	if (i >= m->s->strings.n)
+		return 0;
+	if (m->str[i] == PV_NONE)
+		m->str[i] = pv_intern_str(m->d, m->s->strings.strs[i]);
+	return m->str[i];
+}
+
+static int check_types(const struct pv_profile *d, const struct pv_profile *s, const char *name)
+{
+	bool same = d->nvalues == s->nvalues;
+
+	for (uint32_t i = 0; same && i < d->nvalues; i++)
+		same = strcmp(pv_str(d, d->sample_types[i].type), pv_str(s, s->sample_types[i].type)) == 0 &&
+		       strcmp(pv_str(d, d->sample_types[i].unit), pv_str(s, s->sample_types[i].unit)) == 0;
+	if (same)
+		return 0;
+	char a[256] = "", b[256] = "";
+	for (uint32_t i = 0; i < d->nvalues; i++)
+		snprintf(a + strlen(a), sizeof a - strlen(a), "%s%s/%s", i ? ", " : "",
+			 pv_str(d, d->sample_types[i].type), pv_str(d, d->sample_types[i].unit));
+	for (uint32_t i = 0; i < s->nvalues; i++)
+		snprintf(b + strlen(b), sizeof b - strlen(b), "%s%s/%s", i ? ", " : "",
+			 pv_str(s, s->sample_types[i].type), pv_str(s, s->sample_types[i].unit));
+	return pv_error("cannot merge '%s': its samples count %s, the profiles before it %s",
+			name, b[0] ? b : "nothing", a[0] ? a : "nothing");
+}
+
+static int merge_mappings(struct merger *m)
+{
+	struct pv_profile *d = m->d;
+	const struct pv_profile *s = m->s;
+
+	for (size_t i = 0; i < s->nmappings; i++) {
+		struct pv_mapping pm = s->mappings[i];
+		pm.file = mstr(m, pm.file);
+		pm.build_id = mstr(m, pm.build_id);
+		if (pm.file == PV_NONE || pm.build_id == PV_NONE)
+			return -1;
+		m->map[i] = PV_NONE;
+		for (size_t j = 0; j < d->nmappings; j++) {
+			const struct pv_mapping *o = &d->mappings[j];
+			if (o->start == pm.start && o->limit == pm.limit && o->offset == pm.offset &&
+			    o->file == pm.file && o->build_id == pm.build_id) {
+				m->map[i] = (uint32_t)j;
+				d->mappings[j].has_functions |= pm.has_functions;
+				d->mappings[j].has_filenames |= pm.has_filenames;
+				d->mappings[j].has_line_numbers |= pm.has_line_numbers;
+				break;
+			}
+		}
+		if (m->map[i] == PV_NONE && (m->map[i] = pv_add_mapping(d, &pm)) == PV_NONE)
+			return -1;
+	}
+	return 0;
+}
+
+static int merge_locations(struct merger *m)
+{
+	struct pv_profile *d = m->d;
+	const struct pv_profile *s = m->s;
+
+	for (size_t i = 0; i < s->nfunctions; i++) {
+		const struct pv_function *f = &s->functions[i];
+		uint32_t nm = mstr(m, f->name), sn = mstr(m, f->system_name), fi = mstr(m, f->filename);
+		if (nm == PV_NONE || sn == PV_NONE || fi == PV_NONE)
+			return -1;
+		if ((m->fn[i] = pv_get_function(d, nm, sn, fi, f->start_line)) == PV_NONE)
+			return -1;
+	}
+	for (size_t i = 0; i < s->nlocations; i++) {
+		const struct pv_location *l = &s->locations[i];
+		const struct pv_line *src = pv_location_lines(s, l);
+		uint32_t mi = l->mapping == PV_NONE ? PV_NONE : m->map[l->mapping];
+
+		if (pv_grow(&m->lines, &m->cap_lines, l->nlines + 1, sizeof *m->lines) < 0)
+			return -1;
+		for (uint32_t j = 0; j < l->nlines; j++)
+			m->lines[j] = (struct pv_line){ m->fn[src[j].function], src[j].line };
+		if ((m->loc[i] = pv_location_with_lines(d, l->address, mi, m->lines, l->nlines)) == PV_NONE)
+			return -1;
+	}
+	return 0;
+}
+
+static int merge_samples(struct merger *m)
+{
+	struct pv_profile *d = m->d;
+	const struct pv_profile *s = m->s;
+
+	for (size_t i = 0; i < s->nthreads; i++) {
+		const struct pv_thread *t = &s->threads[i];
+		uint32_t name = mstr(m, t->name);
+		if (name == PV_NONE || (m->thr[i] = pv_get_thread(d, t->tid, name)) == PV_NONE)
+			return -1;
+		struct pv_thread *dt = &d->threads[m->thr[i]];
+		if (t->cpu_ns >= 0)
+			dt->cpu_ns = dt->cpu_ns >= 0 ? dt->cpu_ns + t->cpu_ns : t->cpu_ns;
+	}
+	for (size_t i = 0; i < s->nsamples; i++) {
+		struct pv_sample ps = s->samples[i];
+		const uint32_t *sl = pv_sample_locs(s, &s->samples[i]);
+
+		if (pv_grow(&m->locs, &m->cap_locs, ps.nlocs + 1, sizeof *m->locs) < 0)
+			return -1;
+		for (uint32_t j = 0; j < ps.nlocs; j++)
+			m->locs[j] = m->loc[sl[j]];
+		ps.loc_off = pv_add_stack(d, m->locs, ps.nlocs);
+		if (ps.loc_off == UINT32_MAX)
+			return -1;
+		ps.thread = ps.thread == PV_NONE ? PV_NONE : m->thr[ps.thread];
+		/* pv_add_sample counts truncated samples: the source's count is
+		 * added below instead. */
+		uint64_t trunc = d->truncated;
+		if (pv_add_sample(d, &ps) < 0)
+			return -1;
+		d->truncated = trunc;
+	}
+	return 0;
+}
+
+int pv_merge(struct pv_profile *d, const struct pv_profile *s, const char *src_name)
+{
+	struct merger m = { .d = d, .s = s };
+	int ret = -1;
+
+	if (check_types(d, s, src_name) < 0)
+		return -1;
+	m.str = malloc((s->strings.n + 1) * sizeof *m.str);
+	m.map = malloc((s->nmappings + 1) * sizeof *m.map);
+	m.fn = malloc((s->nfunctions + 1) * sizeof *m.fn);
+	m.loc = malloc((s->nlocations + 1) * sizeof *m.loc);
+	m.thr = malloc((s->nthreads + 1) * sizeof *m.thr);
+	if (!m.str || !m.map || !m.fn || !m.loc || !m.thr) {
+		pv_oom();
+		goto out;
+	}
+	memset(m.str, 0xff, s->strings.n * sizeof *m.str);
+	if (merge_mappings(&m) < 0 || merge_locations(&m) < 0 || merge_samples(&m) < 0)
+		goto out;
+	if (s->time_ns && (!d->time_ns || s->time_ns < d->time_ns))
+		d->time_ns = s->time_ns;
+	d->duration_ns += s->duration_ns;
+	if (s->period > d->period) {
+		d->period = s->period;
+		d->period_type.type = mstr(&m, s->period_type.type);
+		d->period_type.unit = mstr(&m, s->period_type.unit);
+	}
+	if (!d->program && s->program)
+		d->program = mstr(&m, s->program);
+	if (d->pid != s->pid)
+		d->pid = 0;
+	d->lost += s->lost;
+	d->truncated += s->truncated;
+	d->dropped_bytes += s->dropped_bytes;
+	d->finished = d->finished && s->finished;
+	if (s->source_format != 0 && strcmp(pv_str(d, d->source_format), pv_str(s, s->source_format)))
+		d->source_format = pv_intern_str(d, "several formats");
+	ret = 0;
+out:
+	free(m.str);
+	free(m.map);
+	free(m.fn);
+	free(m.loc);
+	free(m.thr);
+	free(m.lines);
+	free(m.locs);
+	return ret;
+}
+
+/* Naming the program */
+
+int pv_use_program(struct pv_profile *p, const char *path)
+{
+	const char *base = pv_base_name(path);
+	uint32_t want = PV_NONE, file = pv_intern_str(p, path);
+	int n = 0;
+
+	if (file == PV_NONE)
+		return -1;
+	/* Which file stands for the program: the one the profile names... */
+	for (size_t i = 0; want == PV_NONE && p->program && i < p->nmappings; i++)
+		if (p->mappings[i].file == p->program)
+			want = p->program;
+	/* ...else one with the same base name... */
+	for (size_t i = 0; want == PV_NONE && i < p->nmappings; i++)
+		if (p->mappings[i].kind == PV_MAP_FILE &&
+		    strcmp(pv_base_name(pv_str(p, p->mappings[i].file)), base) == 0)
+			want = p->mappings[i].file;
+	/* ...else the first file mapped, where loaders put the program. */
+	for (size_t i = 0; want == PV_NONE && i < p->nmappings; i++)
+		if (p->mappings[i].kind == PV_MAP_FILE)
+			want = p->mappings[i].file;
+	for (size_t i = 0; want != PV_NONE && i < p->nmappings; i++) {
+		struct pv_mapping *m = &p->mappings[i];
+		if (m->file != want)
+			continue;
+		m->file = file;
+		n++;
+	}
+	p->program = file;
+	return n;
+}

@@ -1,0 +1,36 @@
+/* merge.h - operations on whole profiles: merging inputs, naming the
+ * program, and the helpers readers share to build one */
+#ifndef PROFVIEW_MERGE_H
+#define PROFVIEW_MERGE_H
+
+#include "profile.h"
+
+/* Add everything of src to dst: strings, mappings, functions, locations
+ * (with their lines), threads and samples are interned into dst, so the
+ * same program run several times becomes one profile.  Both must have the
+ * same sample types, by name and unit, in the same order (else an error
+ * naming src_name).  The earlier start time, the sum of the durations, the
+ * larger period.  0, or -1 after reporting an error (dst is then
+ * unchanged in what its samples say, but may hold unused objects). */
+int pv_merge(struct pv_profile *dst, const struct pv_profile *src, const char *src_name);
+
+/* Make the main program's mappings point at the file path (the program
+ * named on a command line, as pprof takes it): the mappings of the file
+ * the profile names as its program, else those whose file has path's base
+ * name, else the first mapping of a file.  Their build-id is kept: the
+ * symbolizer warns when path's differs.  Sets p->program.  Returns
+ * how many mappings now point at path, or -1 when out of memory. */
+int pv_use_program(struct pv_profile *p, const char *path);
+
+/* A location at address in mapping (PV_NONE: none) that has exactly these
+ * lines: an existing one when one has them, else a new one.  When another
+ * location already holds the address with other lines (a producer that
+ * leaves addresses 0), the new one gets a synthetic address with no
+ * mapping.  Its index, or PV_NONE when out of memory. */
+uint32_t pv_location_with_lines(struct pv_profile *p, uint64_t address, uint32_t mapping,
+				const struct pv_line *lines, uint32_t n);
+
+/* The mapping kind a path stands for ("[vdso]", "" or "//anon", ...). */
+uint8_t pv_mapping_kind_of(const char *path);
+
+#endif

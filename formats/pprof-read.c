@@ -1,0 +1,528 @@
+/* pprof-read.c - read pprof's profile.proto into the profile model
+ *
+ * Two steps: a walk over the wire format that checks every tag, varint and
+ * length against the schema and says at which byte the data goes wrong (a
+ * cut or damaged file gets one precise message), then protobuf-c decodes
+ * it and the messages are turned into the model, checking that every
+ * index and id refers to something.
+ */
+#include "pprof-read.h"
+#include "error.h"
+#include "merge.h"
+#include "util.h"
+#include "profile.pb-c.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The schema, as far as the wire check needs it. */
+enum msg { M_PROFILE, M_VALUE_TYPE, M_SAMPLE, M_LABEL, M_MAPPING, M_LOCATION, M_LINE, M_FUNCTION };
+enum kind { K_ANY, K_VARINT, K_PACKED, K_BYTES, K_MSG };
+
+struct field {
+	uint8_t kind;
+	uint8_t msg;           /* K_MSG: its type */
+};
+
+static const char *const msg_names[] = {
+	"profile", "value type", "sample", "label", "mapping", "location", "line", "function",
+};
+
+#define MAX_FIELD 15
+static const struct field schema[][MAX_FIELD + 1] = {
+	[M_PROFILE] = {
+		[1] = { K_MSG, M_VALUE_TYPE }, [2] = { K_MSG, M_SAMPLE }, [3] = { K_MSG, M_MAPPING },
+		[4] = { K_MSG, M_LOCATION }, [5] = { K_MSG, M_FUNCTION }, [6] = { K_BYTES, 0 },
+		[7] = { K_VARINT, 0 }, [8] = { K_VARINT, 0 }, [9] = { K_VARINT, 0 },
+		[10] = { K_VARINT, 0 }, [11] = { K_MSG, M_VALUE_TYPE }, [12] = { K_VARINT, 0 },
+		[13] = { K_PACKED, 0 }, [14] = { K_VARINT, 0 }, [15] = { K_BYTES, 0 },
+	},
+	[M_VALUE_TYPE] = { [1] = { K_VARINT, 0 }, [2] = { K_VARINT, 0 } },
+	[M_SAMPLE] = { [1] = { K_PACKED, 0 }, [2] = { K_PACKED, 0 }, [3] = { K_MSG, M_LABEL } },
+	[M_LABEL] = { [1] = { K_VARINT, 0 }, [2] = { K_VARINT, 0 }, [3] = { K_VARINT, 0 },
+		      [4] = { K_VARINT, 0 } },
+	[M_MAPPING] = { [1] = { K_VARINT, 0 }, [2] = { K_VARINT, 0 }, [3] = { K_VARINT, 0 },
+			[4] = { K_VARINT, 0 }, [5] = { K_VARINT, 0 }, [6] = { K_VARINT, 0 },
+			[7] = { K_VARINT, 0 }, [8] = { K_VARINT, 0 }, [9] = { K_VARINT, 0 },
+			[10] = { K_VARINT, 0 } },
+	[M_LOCATION] = { [1] = { K_VARINT, 0 }, [2] = { K_VARINT, 0 }, [3] = { K_VARINT, 0 },
+			 [4] = { K_MSG, M_LINE }, [5] = { K_VARINT, 0 } },
+	[M_LINE] = { [1] = { K_VARINT, 0 }, [2] = { K_VARINT, 0 }, [3] = { K_VARINT, 0 } },
+	[M_FUNCTION] = { [1] = { K_VARINT, 0 }, [2] = { K_VARINT, 0 }, [3] = { K_VARINT, 0 },
+			 [4] = { K_VARINT, 0 }, [5] = { K_VARINT, 0 } },
+};
+
+bool pprof_detect(const unsigned char *buf, size_t len)
+{
+	unsigned field, wire;
+
+	if (len == 0)
+		return false;
+	/* Printable text is not taken for a protobuf: a real one has length
+	 * and varint bytes outside that range within its first bytes. */
+	bool text = true;
+	for (size_t i = 0; text && i < len && i < 65536; i++)
+		text = (buf[i] >= 0x20 && buf[i] < 0x7f) || buf[i] == '\t' || buf[i] == '\n' ||
+		       buf[i] == '\r';
+	if (text)
+		return false;
+	field = buf[0] >> 3;
+	wire = buf[0] & 7;
+	if (field < 1 || field > MAX_FIELD || !schema[M_PROFILE][field].kind)
+		return false;
+	switch (schema[M_PROFILE][field].kind) {
+	case K_VARINT: return wire == 0;
+	case K_PACKED: return wire == 0 || wire == 2;
+	default: return wire == 2;
+	}
+}
+
+struct wire {
+	const unsigned char *buf;
+	size_t len;
+	const char *name;
+	bool gunzipped;
+};
+
+static int wire_error(const struct wire *w, size_t at, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int wire_error(const struct wire *w, size_t at, const char *fmt, ...)
+{
+	char what[300];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	return pv_error("'%s': corrupt profile.proto at byte %zu%s: %s", w->name, at,
+			w->gunzipped ? " of the decompressed data" : "", what);
+}
+
+/* A varint at *at, below end. */
+static int get_varint(const struct wire *w, size_t *at, size_t end, uint64_t *v, const char *what)
+{
+	uint64_t x = 0;
+	size_t start = *at;
+
+	for (unsigned shift = 0; shift < 70; shift += 7) {
+		if (*at >= end) {
+			if (end == w->len)
+				return wire_error(w, start, "the data ends inside %s (the file is cut off)", what);
+			return wire_error(w, start, "%s runs past the end of its message", what);
+		}
+		unsigned char b = w->buf[(*at)++];
+		if (shift == 63 && b > 1)
+			break;
+		x |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = x;
+			return 0;
+		}
+	}
+	return wire_error(w, start, "%s is longer than 10 bytes", what);
+}
+
+/* Check a message of type msg in [at, end). */
+static int check_msg(const struct wire *w, size_t at, size_t end, enum msg msg, unsigned depth)
+{
+	if (depth > 4)
+		return wire_error(w, at, "messages nested too deep");
+	while (at < end) {
+		size_t tag_at = at;
+		uint64_t tag, v, len;
+		char what[96];
+
+		if (get_varint(w, &at, end, &tag, "a field tag") < 0)
+			return -1;
+		uint64_t field = tag >> 3;
+		unsigned wt = tag & 7;
+		const struct field *f = field >= 1 && field <= MAX_FIELD ? &schema[msg][field] : NULL;
+		unsigned kind = f ? f->kind : K_ANY;
+
+		if (field == 0 || field > 536870911)
+			return wire_error(w, tag_at, "field number %" PRIu64 " in a %s is invalid", field,
+					  msg_names[msg]);
+		snprintf(what, sizeof what, "field %" PRIu64 " of a %s", field, msg_names[msg]);
+		if (kind == K_MSG)
+			snprintf(what, sizeof what, "a %s (field %" PRIu64 " of a %s)", msg_names[f->msg],
+				 field, msg_names[msg]);
+		bool ok = kind == K_ANY ? (wt == 0 || wt == 1 || wt == 2 || wt == 5) :
+			  kind == K_VARINT ? wt == 0 :
+			  kind == K_PACKED ? (wt == 0 || wt == 2) : wt == 2;
+		if (!ok)
+			return wire_error(w, tag_at, "%s has wire type %u, which it cannot have", what, wt);
+		switch (wt) {
+		case 0:
+			if (get_varint(w, &at, end, &v, what) < 0)
+				return -1;
+			break;
+		case 1:
+		case 5: {
+			size_t n = wt == 1 ? 8 : 4;
+			if (end - at < n)
+				return end == w->len ?
+					wire_error(w, tag_at, "the data ends inside %s (the file is cut off)", what) :
+					wire_error(w, tag_at, "%s runs past the end of its message", what);
+			at += n;
+			break;
+		}
+		case 2: {
+			size_t len_at = at;
+			if (get_varint(w, &at, end, &len, what) < 0)
+				return -1;
+			if (len > end - at) {
+				if (end == w->len)
+					return wire_error(w, tag_at,
+							  "%s needs %" PRIu64 " bytes, %zu are left (the file is cut off)",
+							  what, len, end - at);
+				return wire_error(w, len_at, "%s needs %" PRIu64 " bytes, its message has %zu left",
+						  what, len, end - at);
+			}
+			size_t sub_end = at + (size_t)len;
+			if (kind == K_MSG && check_msg(w, at, sub_end, f->msg, depth + 1) < 0)
+				return -1;
+			if (kind == K_PACKED)
+				for (size_t q = at; q < sub_end;)
+					if (get_varint(w, &q, sub_end, &v, what) < 0)
+						return -1;
+			at = sub_end;
+			break;
+		}
+		default:
+			return wire_error(w, tag_at, "%s has wire type %u (groups are not used here)", what, wt);
+		}
+	}
+	return 0;
+}
+
+/* Decoding into the model */
+
+struct idmap {
+	uint64_t id;
+	uint32_t idx;
+};
+
+static int cmp_id(const void *a, const void *b)
+{
+	const struct idmap *x = a, *y = b;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* A sorted id -> index table; error on a zero or repeated id. */
+static struct idmap *make_ids(const char *name, const char *what, size_t n,
+			      uint64_t (*id_of)(const void *arr, size_t i), const void *arr)
+{
+	struct idmap *m = malloc((n ? n : 1) * sizeof *m);
+
+	if (!m) {
+		pv_oom();
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		m[i].id = id_of(arr, i);
+		m[i].idx = (uint32_t)i;
+		if (m[i].id == 0) {
+			pv_error("'%s': %s %zu has id 0", name, what, i + 1);
+			free(m);
+			return NULL;
+		}
+	}
+	qsort(m, n, sizeof *m, cmp_id);
+	for (size_t i = 1; i < n; i++)
+		if (m[i].id == m[i - 1].id) {
+			pv_error("'%s': two %ss have id %" PRIu64, name, what, m[i].id);
+			free(m);
+			return NULL;
+		}
+	return m;
+}
+
+static uint32_t find_id(const struct idmap *m, size_t n, uint64_t id)
+{
+	struct idmap key = { id, 0 };
+	const struct idmap *r = n ? bsearch(&key, m, n, sizeof *m, cmp_id) : NULL;
+	return r ? r->idx : PV_NONE;
+}
+
+static uint64_t mapping_id(const void *arr, size_t i)
+{
+	return ((Perftools__Profiles__Mapping *const *)arr)[i]->id;
+}
+static uint64_t function_id(const void *arr, size_t i)
+{
+	return ((Perftools__Profiles__Function *const *)arr)[i]->id;
+}
+static uint64_t location_id(const void *arr, size_t i)
+{
+	return ((Perftools__Profiles__Location *const *)arr)[i]->id;
+}
+
+struct decoder {
+	const char *name;
+	const Perftools__Profiles__Profile *pb;
+	struct pv_profile *p;
+	uint32_t *str;           /* profile string index -> ours */
+	struct idmap *maps, *fns, *locs;
+	uint32_t *loc_index;     /* proto location -> ours */
+	uint32_t *fn_index;      /* proto function -> ours */
+	uint32_t *map_index;     /* proto mapping -> ours */
+	uint32_t *stack;
+	struct pv_line *lines;
+	size_t cap_stack, cap_lines;
+};
+
+/* Our index of string table entry i of the profile; PV_NONE after an
+ * error (what names the referrer). */
+static uint32_t dstr(struct decoder *d, int64_t i, const char *what, size_t which)
+{
+	const Perftools__Profiles__Profile *pb = d->pb;
+
+	if (i < 0 || (uint64_t)i >= pb->n_string_table) {
+		pv_error("'%s': %s %zu refers to string %" PRId64 ", the string table has %zu",
+			 d->name, what, which, i, pb->n_string_table);
+		return PV_NONE;
+	}
+	if (d->str[i] == PV_NONE) {
+		d->str[i] = pv_intern_str(d->p, pb->string_table[i]);
+		if (d->str[i] == PV_NONE)
+			return PV_NONE;
+	}
+	return d->str[i];
+}
+
+static int decode_header(struct decoder *d)
+{
+	const Perftools__Profiles__Profile *pb = d->pb;
+	struct pv_profile *p = d->p;
+
+	if (pb->n_string_table == 0 || pb->string_table[0][0] != '\0')
+		return pv_error("'%s': the string table does not start with the empty string, as profile.proto requires",
+				d->name);
+	if (pb->n_sample_type > PV_MAX_VALUES)
+		pv_warn("'%s': samples have %zu values; only the first %d are read", d->name,
+			pb->n_sample_type, PV_MAX_VALUES);
+	for (size_t i = 0; i < pb->n_sample_type && i < PV_MAX_VALUES; i++) {
+		uint32_t t = dstr(d, pb->sample_type[i]->type, "sample type", i + 1), u;
+		if (t == PV_NONE || (u = dstr(d, pb->sample_type[i]->unit, "sample type", i + 1)) == PV_NONE)
+			return -1;
+		if (pv_add_value_type(p, pv_str(p, t), pv_str(p, u)) == PV_NONE)
+			return -1;
+	}
+	if (pb->period_type) {
+		if ((p->period_type.type = dstr(d, pb->period_type->type, "period type", 1)) == PV_NONE ||
+		    (p->period_type.unit = dstr(d, pb->period_type->unit, "period type", 1)) == PV_NONE)
+			return -1;
+	}
+	p->period = pb->period;
+	p->time_ns = pb->time_nanos;
+	p->duration_ns = pb->duration_nanos;
+	p->finished = true;
+	p->source_format = pv_intern_str(p, "pprof profile");
+	return p->source_format == PV_NONE ? -1 : 0;
+}
+
+static int decode_mappings(struct decoder *d)
+{
+	const Perftools__Profiles__Profile *pb = d->pb;
+	struct pv_profile *p = d->p;
+
+	d->maps = make_ids(d->name, "mapping", pb->n_mapping, mapping_id, pb->mapping);
+	d->map_index = malloc((pb->n_mapping + 1) * sizeof *d->map_index);
+	if (!d->maps || !d->map_index)
+		return d->maps ? pv_oom() : -1;
+	for (size_t i = 0; i < pb->n_mapping; i++) {
+		const Perftools__Profiles__Mapping *m = pb->mapping[i];
+		struct pv_mapping pm = {
+			.start = m->memory_start, .limit = m->memory_limit, .offset = m->file_offset,
+			.has_functions = m->has_functions, .has_filenames = m->has_filenames,
+			.has_line_numbers = m->has_line_numbers,
+		};
+		if ((pm.file = dstr(d, m->filename, "mapping", i + 1)) == PV_NONE ||
+		    (pm.build_id = dstr(d, m->build_id, "mapping", i + 1)) == PV_NONE)
+			return -1;
+		pm.kind = pv_mapping_kind_of(pv_str(p, pm.file));
+		if ((d->map_index[i] = pv_add_mapping(p, &pm)) == PV_NONE)
+			return -1;
+	}
+	if (pb->n_mapping)
+		p->program = p->mappings[0].file;
+	return 0;
+}
+
+static int decode_functions(struct decoder *d)
+{
+	const Perftools__Profiles__Profile *pb = d->pb;
+
+	d->fns = make_ids(d->name, "function", pb->n_function, function_id, pb->function);
+	d->fn_index = malloc((pb->n_function + 1) * sizeof *d->fn_index);
+	if (!d->fns || !d->fn_index)
+		return d->fns ? pv_oom() : -1;
+	for (size_t i = 0; i < pb->n_function; i++) {
+		const Perftools__Profiles__Function *f = pb->function[i];
+		uint32_t nm, sn, fi;
+		if ((nm = dstr(d, f->name, "function", i + 1)) == PV_NONE ||
+		    (sn = dstr(d, f->system_name, "function", i + 1)) == PV_NONE ||
+		    (fi = dstr(d, f->filename, "function", i + 1)) == PV_NONE)
+			return -1;
+		/* A function known only by its system name is shown by it. */
+		if (!pv_str(d->p, nm)[0])
+			nm = sn;
+		if ((d->fn_index[i] = pv_get_function(d->p, nm, sn, fi, f->start_line)) == PV_NONE)
+			return -1;
+	}
+	return 0;
+}
+
+static int decode_locations(struct decoder *d)
+{
+	const Perftools__Profiles__Profile *pb = d->pb;
+
+	d->locs = make_ids(d->name, "location", pb->n_location, location_id, pb->location);
+	d->loc_index = malloc((pb->n_location + 1) * sizeof *d->loc_index);
+	if (!d->locs || !d->loc_index)
+		return d->locs ? pv_oom() : -1;
+	for (size_t i = 0; i < pb->n_location; i++) {
+		const Perftools__Profiles__Location *l = pb->location[i];
+		uint32_t mi = PV_NONE;
+
+		if (l->mapping_id) {
+			uint32_t k = find_id(d->maps, pb->n_mapping, l->mapping_id);
+			if (k == PV_NONE)
+				return pv_error("'%s': location %" PRIu64 " refers to mapping %" PRIu64 ", which is not in the profile",
+						d->name, l->id, l->mapping_id);
+			mi = d->map_index[k];
+		}
+		if (l->n_line > UINT32_MAX - 1 ||
+		    pv_grow(&d->lines, &d->cap_lines, l->n_line + 1, sizeof *d->lines) < 0)
+			return l->n_line > UINT32_MAX - 1 ? pv_oom() : -1;
+		for (size_t j = 0; j < l->n_line; j++) {
+			uint32_t k = find_id(d->fns, pb->n_function, l->line[j]->function_id);
+			if (k == PV_NONE)
+				return pv_error("'%s': location %" PRIu64 " refers to function %" PRIu64 ", which is not in the profile",
+						d->name, l->id, l->line[j]->function_id);
+			d->lines[j] = (struct pv_line){ d->fn_index[k], l->line[j]->line };
+		}
+		d->loc_index[i] = pv_location_with_lines(d->p, l->address, mi, d->lines, (uint32_t)l->n_line);
+		if (d->loc_index[i] == PV_NONE)
+			return -1;
+	}
+	return 0;
+}
+
+/* The thread a sample's labels name, PV_NONE when none does. */
+static int sample_thread(struct decoder *d, const Perftools__Profiles__Sample *s, size_t which,
+			 uint32_t *thread)
+{
+	int64_t tid = -1;
+	uint32_t name = PV_NONE;
+
+	*thread = PV_NONE;
+	for (size_t i = 0; i < s->n_label; i++) {
+		const Perftools__Profiles__Label *l = s->label[i];
+		uint32_t k = dstr(d, l->key, "label of sample", which);
+		if (k == PV_NONE)
+			return -1;
+		const char *key = pv_str(d->p, k);
+		if (strcmp(key, "thread") == 0 || strcmp(key, "tid") == 0 || strcmp(key, "thread_id") == 0) {
+			if (l->str) {
+				uint32_t v = dstr(d, l->str, "label of sample", which);
+				char *end;
+				if (v == PV_NONE)
+					return -1;
+				long long t = strtoll(pv_str(d->p, v), &end, 10);
+				if (end != pv_str(d->p, v) && !*end && t > 0 && t <= UINT32_MAX)
+					tid = t;
+			} else if (l->num > 0 && l->num <= UINT32_MAX) {
+				tid = l->num;
+			}
+		} else if (strcmp(key, "thread_name") == 0 && l->str) {
+			if ((name = dstr(d, l->str, "label of sample", which)) == PV_NONE)
+				return -1;
+		}
+	}
+	if (tid > 0 && (*thread = pv_get_thread(d->p, (uint32_t)tid, name)) == PV_NONE)
+		return -1;
+	return 0;
+}
+
+static int decode_samples(struct decoder *d)
+{
+	const Perftools__Profiles__Profile *pb = d->pb;
+	struct pv_profile *p = d->p;
+
+	for (size_t i = 0; i < pb->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = pb->sample[i];
+		struct pv_sample ps = { 0 };
+
+		if (s->n_value != pb->n_sample_type)
+			return pv_error("'%s': sample %zu has %zu values, the profile has %zu sample types",
+					d->name, i + 1, s->n_value, pb->n_sample_type);
+		if (s->n_location_id > UINT32_MAX - 1 ||
+		    pv_grow(&d->stack, &d->cap_stack, s->n_location_id + 1, sizeof *d->stack) < 0)
+			return s->n_location_id > UINT32_MAX - 1 ? pv_oom() : -1;
+		for (size_t j = 0; j < s->n_location_id; j++) {
+			uint32_t k = find_id(d->locs, pb->n_location, s->location_id[j]);
+			if (k == PV_NONE)
+				return pv_error("'%s': sample %zu refers to location %" PRIu64 ", which is not in the profile",
+						d->name, i + 1, s->location_id[j]);
+			d->stack[j] = d->loc_index[k];
+		}
+		ps.nlocs = (uint32_t)s->n_location_id;
+		ps.loc_off = pv_add_stack(p, d->stack, ps.nlocs);
+		if (ps.loc_off == UINT32_MAX || sample_thread(d, s, i + 1, &ps.thread) < 0)
+			return -1;
+		for (size_t v = 0; v < p->nvalues; v++)
+			ps.values[v] = s->value[v];
+		if (pv_add_sample(p, &ps) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+struct pv_profile *pprof_read(const unsigned char *buf, size_t len, const char *name,
+			      bool gunzipped)
+{
+	struct wire w = { buf, len, name, gunzipped };
+	struct decoder d = { .name = name };
+	Perftools__Profiles__Profile *pb = NULL;
+	struct pv_profile *p = NULL;
+
+	if (check_msg(&w, 0, len, M_PROFILE, 0) < 0)
+		return NULL;
+	pb = perftools__profiles__profile__unpack(NULL, len, buf);
+	if (!pb) {
+		pv_error("'%s': profile.proto cannot be decoded (a field holds a value of the wrong kind)",
+			 name);
+		return NULL;
+	}
+	d.pb = pb;
+	d.p = p = pv_profile_new();
+	d.str = malloc((pb->n_string_table + 1) * sizeof *d.str);
+	if (!p || !d.str) {
+		if (p)
+			pv_oom();
+		goto fail;
+	}
+	memset(d.str, 0xff, (pb->n_string_table + 1) * sizeof *d.str);
+	if (decode_header(&d) < 0 || decode_mappings(&d) < 0 || decode_functions(&d) < 0 ||
+	    decode_locations(&d) < 0 || decode_samples(&d) < 0)
+		goto fail;
+	goto out;
+fail:
+	pv_profile_free(p);
+	p = NULL;
+out:
+	free(d.str);
+	free(d.maps);
+	free(d.fns);
+	free(d.locs);
+	free(d.loc_index);
+	free(d.fn_index);
+	free(d.map_index);
+	free(d.stack);
+	free(d.lines);
+	perftools__profiles__profile__free_unpacked(pb, NULL);
+	return p;
+}

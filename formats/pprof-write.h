@@ -1,0 +1,23 @@
+/* pprof-write.h - write a profile as pprof's gzipped profile.proto */
+#ifndef PROFVIEW_PPROF_WRITE_H
+#define PROFVIEW_PPROF_WRITE_H
+
+#include "profile.h"
+
+#include <stdio.h>
+
+struct pprof_write_options {
+	bool uncompressed;     /* plain protobuf instead of gzip */
+};
+
+/* Write p to out (name for messages) as a profile.proto: its sample
+ * types, period, time, mappings (the program's first), locations with
+ * their lines (innermost first), functions, and samples with identical
+ * stacks and threads merged into one with summed values, each labelled
+ * with its thread ("thread": the id, "thread_name", both strings).
+ * Samples still flagged PV_SAMPLE_LEAF_CANDIDATE are refused.  May add
+ * strings to p.  opt may be NULL.  0, or -1 after reporting an error. */
+int pprof_write(FILE *out, const char *name, struct pv_profile *p,
+		const struct pprof_write_options *opt);
+
+#endif

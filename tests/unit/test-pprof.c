@@ -1,0 +1,413 @@
+/* test-pprof.c - the pprof codec (write, read back, every cut and damage),
+ * the gperftools reader in all four word layouts, the folded reader and
+ * merging, on hand-built inputs */
+#include "check.h"
+#include "error.h"
+#include "folded-read.h"
+#include "gperf-read.h"
+#include "gunzip.h"
+#include "merge.h"
+#include "pprof-read.h"
+#include "pprof-write.h"
+#include "read.h"
+
+#include <unistd.h>
+
+/* Messages go here, so a test can check that a bad input gives exactly
+ * one error line and what it says. */
+static char last_msg[1024];
+static int nerrors;
+
+static void sink(enum pv_level level, const char *msg)
+{
+	if (level != PV_LEVEL_ERROR)
+		return;
+	nerrors++;
+	snprintf(last_msg, sizeof last_msg, "%s", msg);
+}
+
+static uint32_t fn_main, fn_work, fn_inl, fn_libc;
+static uint32_t loc_main, loc_work, loc_inl, loc_libc;
+
+/* main -> work (with inl inlined into it) and main -> libc, two threads. */
+static struct pv_profile *make_profile(void)
+{
+	struct pv_profile *p = pv_profile_new();
+	struct pv_mapping lib = { .start = 0x7f0000, .limit = 0x7f8000, .offset = 0x1000,
+				  .file = pv_intern_str(p, "/lib/libc.so.6"),
+				  .build_id = pv_intern_str(p, "abcd") };
+	struct pv_mapping exe = { .start = 0x400000, .limit = 0x401000,
+				  .file = pv_intern_str(p, "/bin/app"),
+				  .build_id = pv_intern_str(p, "1234"),
+				  .has_functions = true, .has_filenames = true,
+				  .has_line_numbers = true };
+	uint32_t file = pv_intern_str(p, "app.c");
+
+	pv_add_value_type(p, "samples", "count");
+	pv_add_value_type(p, "cpu", "nanoseconds");
+	p->period_type.type = pv_intern_str(p, "cpu");
+	p->period_type.unit = pv_intern_str(p, "nanoseconds");
+	p->period = 4000000;
+	p->time_ns = 1700000000123456789LL;
+	p->duration_ns = 2500000000LL;
+	/* The library first: the writer must still put the program first. */
+	uint32_t mlib = pv_add_mapping(p, &lib);
+	uint32_t mexe = pv_add_mapping(p, &exe);
+	p->program = exe.file;
+	fn_main = pv_get_function(p, pv_intern_str(p, "main"), pv_intern_str(p, "main"), file, 40);
+	fn_work = pv_get_function(p, pv_intern_str(p, "ns::work(int)"),
+				  pv_intern_str(p, "_ZN2ns4workEi"), file, 20);
+	fn_inl = pv_get_function(p, pv_intern_str(p, "inl"), pv_intern_str(p, "inl"), file, 10);
+	fn_libc = pv_get_function(p, pv_intern_str(p, "libc+0x1234"), pv_intern_str(p, "libc+0x1234"), 0, 0);
+	loc_main = pv_get_location(p, 0x400100, mexe);
+	loc_work = pv_get_location(p, 0x400200, mexe);
+	loc_inl = pv_get_location(p, 0x400300, mexe);
+	loc_libc = pv_get_location(p, 0x7f0234, mlib);
+	struct pv_line l;
+	l = (struct pv_line){ fn_main, 45 };
+	pv_set_lines(p, loc_main, &l, 1);
+	l = (struct pv_line){ fn_work, 22 };
+	pv_set_lines(p, loc_work, &l, 1);
+	struct pv_line two[2] = { { fn_inl, 11 }, { fn_work, 23 } };
+	pv_set_lines(p, loc_inl, two, 2);
+	l = (struct pv_line){ fn_libc, 0 };
+	pv_set_lines(p, loc_libc, &l, 1);
+	uint32_t t1 = pv_get_thread(p, 101, pv_intern_str(p, "main"));
+	uint32_t t2 = pv_get_thread(p, 102, pv_intern_str(p, "worker"));
+
+	/* 3 x (main, work) on t1, 1 x (main, work) on t2, 2 x (main, inl) on
+	 * t1, 1 x (main, libc) on t2: four distinct stack+thread pairs. */
+	struct { uint32_t leaf, thread; int n; } s[] = {
+		{ loc_work, t1, 3 }, { loc_work, t2, 1 }, { loc_inl, t1, 2 }, { loc_libc, t2, 1 },
+	};
+	for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
+		for (int k = 0; k < s[i].n; k++) {
+			uint32_t st[2] = { s[i].leaf, loc_main };
+			struct pv_sample ps = { .nlocs = 2, .thread = s[i].thread };
+			ps.loc_off = pv_add_stack(p, st, 2);
+			ps.values[0] = 1;
+			ps.values[1] = 4000000 + k;
+			pv_add_sample(p, &ps);
+		}
+	return p;
+}
+
+static unsigned char *encode(struct pv_profile *p, bool plain, size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+	struct pprof_write_options o = { .uncompressed = plain };
+
+	CHECK(f != NULL);
+	CHECK_EQ(pprof_write(f, "mem", p, &o), 0);
+	fclose(f);
+	return (unsigned char *)buf;
+}
+
+static const char *fname(const struct pv_profile *p, const struct pv_location *l, uint32_t j)
+{
+	return pv_str(p, p->functions[pv_location_lines(p, l)[j].function].name);
+}
+
+static void test_round_trip(void)
+{
+	struct pv_profile *p = make_profile();
+	size_t len;
+	unsigned char *buf = encode(p, true, &len);
+	struct pv_profile *q;
+
+	CHECK(pprof_detect(buf, len));
+	q = pprof_read(buf, len, "mem", false);
+	CHECK(q != NULL);
+	if (!q)
+		goto out;
+	CHECK_EQ(pv_profile_validate(q, "mem"), 0);
+	CHECK_EQ(q->nvalues, 2);
+	CHECK_STR(pv_str(q, q->sample_types[0].type), "samples");
+	CHECK_STR(pv_str(q, q->sample_types[1].unit), "nanoseconds");
+	CHECK_STR(pv_str(q, q->period_type.type), "cpu");
+	CHECK_EQ(q->period, 4000000);
+	CHECK_EQ(q->time_ns, 1700000000123456789LL);
+	CHECK_EQ(q->duration_ns, 2500000000LL);
+	/* Identical stacks on one thread are one sample, values summed. */
+	CHECK_EQ(q->nsamples, 4);
+	CHECK_EQ(pv_total(q, 0), 7);
+	CHECK_EQ(pv_total(q, 1), pv_total(p, 1));
+	for (size_t i = 0; i < q->nsamples; i++) {
+		const struct pv_sample *s = &q->samples[i];
+		const struct pv_location *leaf = &q->locations[pv_sample_locs(q, s)[0]];
+		const struct pv_thread *t = &q->threads[s->thread];
+		CHECK(s->thread != PV_NONE);
+		if (leaf->address == 0x400200 && t->tid == 101) {
+			CHECK_EQ(s->values[0], 3);
+			CHECK_EQ(s->values[1], 3 * 4000000 + 0 + 1 + 2);
+			CHECK_STR(pv_str(q, t->name), "main");
+		}
+		if (leaf->address == 0x7f0234) {
+			CHECK_EQ(t->tid, 102);
+			CHECK_STR(pv_str(q, t->name), "worker");
+		}
+	}
+	/* The program's mapping comes first; flags and build-ids kept. */
+	CHECK_EQ(q->nmappings, 2);
+	CHECK_STR(pv_str(q, q->mappings[0].file), "/bin/app");
+	CHECK_STR(pv_str(q, q->program), "/bin/app");
+	CHECK(q->mappings[0].has_functions && q->mappings[0].has_line_numbers);
+	CHECK(!q->mappings[1].has_functions);
+	CHECK_STR(pv_str(q, q->mappings[1].build_id), "abcd");
+	CHECK_EQ(q->mappings[1].offset, 0x1000);
+	/* Inlined lines, innermost first, names and system names. */
+	bool seen_inl = false;
+	for (size_t i = 0; i < q->nlocations; i++) {
+		const struct pv_location *l = &q->locations[i];
+		if (l->address != 0x400300)
+			continue;
+		seen_inl = true;
+		CHECK_EQ(l->nlines, 2);
+		CHECK_STR(fname(q, l, 0), "inl");
+		CHECK_STR(fname(q, l, 1), "ns::work(int)");
+		CHECK_EQ(pv_location_lines(q, l)[1].line, 23);
+		CHECK_STR(pv_str(q, q->functions[pv_location_lines(q, l)[1].function].system_name),
+			  "_ZN2ns4workEi");
+		CHECK_EQ(q->functions[pv_location_lines(q, l)[1].function].start_line, 20);
+	}
+	CHECK(seen_inl);
+	pv_profile_free(q);
+
+	/* Gzipped, through the detection of pv_read_file. */
+	{
+		size_t glen;
+		unsigned char *gz = encode(p, false, &glen);
+		char path[] = "/tmp/test-pprof.XXXXXX";
+		int fd = mkstemp(path);
+		CHECK(fd >= 0);
+		CHECK(pv_gzip_detect(gz, glen));
+		CHECK_EQ(write(fd, gz, glen), (long long)glen);
+		close(fd);
+		q = pv_read_file(path, NULL);
+		CHECK(q != NULL);
+		if (q)
+			CHECK_EQ(pv_total(q, 0), 7);
+		pv_profile_free(q);
+		/* A gzip cut short: one error, saying so. */
+		CHECK_EQ(truncate(path, (off_t)glen - 9), 0);
+		nerrors = 0;
+		q = pv_read_file(path, NULL);
+		CHECK(q == NULL);
+		CHECK_EQ(nerrors, 1);
+		CHECK_CONTAINS(last_msg, "ends early");
+		unlink(path);
+		free(gz);
+	}
+out:
+	/* Every cut of the plain encoding is an error, never a crash; one
+	 * message each, naming a byte. */
+	for (size_t n = 1; n < len; n++) {
+		nerrors = 0;
+		q = pprof_read(buf, n, "mem", false);
+		if (q) {
+			/* A cut between two whole fields is a valid shorter profile. */
+			CHECK_EQ(pv_profile_validate(q, "mem"), 0);
+			pv_profile_free(q);
+			continue;
+		}
+		CHECK_EQ(nerrors, 1);
+		if (nerrors != 1)
+			fprintf(stderr, "cut at %zu: %d errors, last: %s\n", n, nerrors, last_msg);
+		CHECK_CONTAINS(last_msg, "'mem'");
+	}
+	/* A length that runs past the end is reported with its byte. */
+	nerrors = 0;
+	q = pprof_read(buf, len - 1, "mem", false);
+	if (!q) {
+		CHECK_CONTAINS(last_msg, "at byte");
+	}
+	pv_profile_free(q);
+	/* Every single-byte damage: a profile or one error. */
+	for (size_t i = 0; i < len; i++) {
+		unsigned char save = buf[i];
+		buf[i] ^= 0xa5;
+		nerrors = 0;
+		q = pprof_read(buf, len, "mem", false);
+		CHECK(q ? pv_profile_validate(q, "mem") == 0 : nerrors == 1);
+		if (!q && nerrors != 1)
+			fprintf(stderr, "damage at %zu: %d errors, last: %s\n", i, nerrors, last_msg);
+		pv_profile_free(q);
+		buf[i] = save;
+	}
+	free(buf);
+	pv_profile_free(p);
+}
+
+/* A gperftools CPU profile in a given layout. */
+static size_t put_word(unsigned char *b, uint64_t v, unsigned word, bool big)
+{
+	for (unsigned i = 0; i < word; i++) {
+		unsigned shift = 8 * (big ? word - 1 - i : i);
+		b[i] = (unsigned char)(v >> shift);
+	}
+	return word;
+}
+
+static const char gperf_maps[] =
+	"00400000-00401000 r-xp 00000000 08:01 1234 /bin/app\n"
+	"00600000-00601000 rw-p 00000000 08:01 1234 /bin/app\n"
+	"7f000000-7f010000 r-xp 00001000 08:01 99 /lib/libc.so.6\n";
+
+static size_t make_gperf(unsigned char *b, unsigned word, bool big, bool trailer)
+{
+	/* Three samples whose second frame is the same signal-handler
+	 * address (dropped), one with the leaf repeated as its caller. */
+	const uint64_t words[] = {
+		0, 3, 0, 10000, 0,
+		5, 4, 0x400100, 0x7f000500, 0x400201, 0x400301,
+		2, 4, 0x400150, 0x7f000500, 0x400150, 0x400301,
+		1, 3, 0x7f000100, 0x7f000500, 0x400301,
+		0, 1, 0,
+	};
+	size_t n = 0, nw = sizeof words / sizeof words[0] - (trailer ? 0 : 3);
+
+	for (size_t i = 0; i < nw; i++)
+		n += put_word(b + n, words[i], word, big);
+	memcpy(b + n, gperf_maps, sizeof gperf_maps - 1);
+	return n + sizeof gperf_maps - 1;
+}
+
+static void test_gperf(void)
+{
+	unsigned char b[1024];
+
+	for (int layout = 0; layout < 4; layout++) {
+		unsigned word = layout & 1 ? 4 : 8;
+		bool big = layout & 2;
+		size_t n = make_gperf(b, word, big, true);
+		struct pv_profile *p;
+
+		CHECK(gperf_detect(b, n));
+		nerrors = 0;
+		p = gperf_read(b, n, "g");
+		CHECK(p != NULL);
+		if (!p)
+			continue;
+		CHECK_EQ(pv_profile_validate(p, "g"), 0);
+		CHECK_EQ(p->period, 10000000);
+		CHECK_EQ(p->nsamples, 3);
+		CHECK_EQ(pv_total(p, 0), 8);
+		CHECK_EQ(pv_total(p, 1), 80000000);
+		CHECK_EQ(p->nmappings, 2); /* executable ones only */
+		CHECK_STR(pv_str(p, p->program), "/bin/app");
+		/* Sample 1: the handler frame dropped, callers stepped back. */
+		const struct pv_sample *s = &p->samples[0];
+		CHECK_EQ(s->nlocs, 3);
+		CHECK_EQ(p->locations[pv_sample_locs(p, s)[0]].address, 0x400100);
+		CHECK_EQ(p->locations[pv_sample_locs(p, s)[1]].address, 0x400200);
+		CHECK_EQ(p->locations[pv_sample_locs(p, s)[2]].address, 0x400300);
+		/* Sample 2: the repeated leaf dropped too. */
+		s = &p->samples[1];
+		CHECK_EQ(s->nlocs, 2);
+		CHECK_EQ(p->locations[pv_sample_locs(p, s)[1]].address, 0x400300);
+		/* Sample 3: in the library's mapping, at its file offset. */
+		s = &p->samples[2];
+		const struct pv_location *l = &p->locations[pv_sample_locs(p, s)[0]];
+		CHECK(l->mapping != PV_NONE);
+		if (l->mapping != PV_NONE)
+			CHECK_STR(pv_str(p, p->mappings[l->mapping].file), "/lib/libc.so.6");
+		pv_profile_free(p);
+
+		/* No trailer: cut off, said with the byte. */
+		n = make_gperf(b, word, big, false);
+		nerrors = 0;
+		p = gperf_read(b, 25 * word - 3 * word, "g");
+		CHECK(p == NULL);
+		CHECK_EQ(nerrors, 1);
+		CHECK_CONTAINS(last_msg, "cut off at byte");
+		/* Every cut of the samples: an error, never a crash. */
+		n = make_gperf(b, word, big, true);
+		for (size_t k = 4; k < 25 * word; k++) {
+			nerrors = 0;
+			p = gperf_read(b, k, "g");
+			CHECK(p == NULL && nerrors == 1);
+			pv_profile_free(p);
+		}
+	}
+	/* A wrong header: version 1 (Java), and a bad word count. */
+	size_t n = make_gperf(b, 8, false, true);
+	b[16] = 1;
+	nerrors = 0;
+	CHECK(gperf_read(b, n, "g") == NULL);
+	CHECK_EQ(nerrors, 1);
+	CHECK_CONTAINS(last_msg, "version 1");
+	CHECK_CONTAINS(last_msg, "byte 16");
+	b[16] = 0;
+	b[8] = 5;
+	nerrors = 0;
+	CHECK(gperf_read(b, n, "g") == NULL);
+	CHECK_CONTAINS(last_msg, "header should be");
+}
+
+static void test_folded(void)
+{
+	const char good[] = "main;work;hot 42\nmain;work;cold 7\r\n\nmain;other 1\nmain;work;hot 8\n";
+	const char bad[] = "main;work 3\nmain;work;hot\n";
+	struct pv_profile *p;
+
+	CHECK(folded_detect((const unsigned char *)good, sizeof good - 1));
+	CHECK(!pprof_detect((const unsigned char *)"\x0a\x04\x08\x01\x10\x02", 0));
+	p = folded_read((const unsigned char *)good, sizeof good - 1, "f");
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ(p->nsamples, 4);
+		CHECK_EQ(pv_total(p, 0), 58);
+		/* Leaf first in the model. */
+		const struct pv_sample *s = &p->samples[0];
+		CHECK_EQ(s->nlocs, 3);
+		CHECK_STR(fname(p, &p->locations[pv_sample_locs(p, s)[0]], 0), "hot");
+		CHECK_STR(fname(p, &p->locations[pv_sample_locs(p, s)[2]], 0), "main");
+		/* The same frame name is the same location. */
+		CHECK_EQ(pv_sample_locs(p, &p->samples[3])[0], pv_sample_locs(p, s)[0]);
+		pv_profile_free(p);
+	}
+	nerrors = 0;
+	p = folded_read((const unsigned char *)bad, sizeof bad - 1, "f");
+	CHECK(p == NULL);
+	CHECK_EQ(nerrors, 1);
+	CHECK_CONTAINS(last_msg, "line 2: no count");
+}
+
+static void test_merge(void)
+{
+	struct pv_profile *a = make_profile(), *b = make_profile();
+	const char fold[] = "main;work 3\n";
+	struct pv_profile *f = folded_read((const unsigned char *)fold, sizeof fold - 1, "f");
+	size_t nloc = a->nlocations, nfn = a->nfunctions;
+
+	/* The same program twice: samples add up, nothing is duplicated. */
+	CHECK_EQ(pv_merge(a, b, "b"), 0);
+	CHECK_EQ(pv_total(a, 0), 14);
+	CHECK_EQ(a->nlocations, nloc);
+	CHECK_EQ(a->nfunctions, nfn);
+	CHECK_EQ(a->nmappings, 2);
+	CHECK_EQ(pv_profile_validate(a, "a"), 0);
+	/* Different sample types: an error naming both. */
+	nerrors = 0;
+	CHECK_EQ(pv_merge(a, f, "f"), -1);
+	CHECK_EQ(nerrors, 1);
+	CHECK_CONTAINS(last_msg, "samples/count, cpu/nanoseconds");
+	/* The program named on a command line replaces the program's file. */
+	CHECK_EQ(pv_use_program(b, "/elsewhere/app"), 1);
+	CHECK_STR(pv_str(b, b->mappings[1].file), "/elsewhere/app");
+	CHECK_STR(pv_str(b, b->mappings[0].file), "/lib/libc.so.6");
+	pv_profile_free(a);
+	pv_profile_free(b);
+	pv_profile_free(f);
+}
+
+int main(void)
+{
+	pv_error_set_sink(sink);
+	test_round_trip();
+	test_gperf();
+	test_folded();
+	test_merge();
+	return check_done("pprof");
+}
