@@ -1,9 +1,10 @@
 /* preload.h - internals shared by the files of libprofview-timer.so
  *
  * Nothing here is exported from the library: it is built with
- * -fvisibility=hidden and only the interposed libc functions in preload.c
- * are visible.  Functions marked "signal-safe" may be called from the SIGPROF
- * handler: they take no locks, allocate nothing and never block.
+ * -fvisibility=hidden and only the interposed libc functions (threads.c,
+ * sigs.c, dlhook.c) are visible.  Functions marked "signal-safe" may be
+ * called from the SIGPROF handler: they take no locks, allocate nothing and
+ * never block.
  */
 #ifndef PROFVIEW_TIMER_PRELOAD_H
 #define PROFVIEW_TIMER_PRELOAD_H
@@ -18,10 +19,13 @@
 
 #define PRELOAD_PREFIX "collect-timer: "
 
-/* preload.c */
+/* sample.c */
 
 /* Monotonic time in nanoseconds.  Signal-safe. */
 uint64_t preload_now(void);
+
+/* preload.c */
+
 /* Writes one line to stderr, prefixed with PRELOAD_PREFIX.  Not signal-safe
  * (uses vsnprintf); used only outside the handler. */
 void preload_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -76,7 +80,7 @@ uint32_t stacktab_intern(const uint64_t *frames, uint32_t n);
  * handler can run. */
 void stacktab_reset(void);
 
-/* preload.c, for the other files */
+/* sample.c and sigs.c, for the other files */
 
 /* Is no SIGPROF handler of ours running right now?  A handler that starts
  * after this returned 1 sees every pointer published (seq_cst) before the
@@ -156,7 +160,7 @@ int wall_start(uint64_t period_ns, uint32_t stack_size);
 /* Stops it and waits for it.  Returns the samples it wrote. */
 uint64_t wall_stop(void);
 
-/* preload.c, for wall.c */
+/* threads.c and sample.c, for wall.c */
 
 struct preload_thread_view {
 	pid_t tid;
@@ -166,7 +170,7 @@ struct preload_thread_view {
 /* Copies up to cap registered threads into v; returns how many. */
 size_t preload_threads(struct preload_thread_view *v, size_t cap);
 /* Reads len bytes at addr of our own memory without faulting (see
- * preload.c); returns the bytes read.  Signal-safe. */
+ * sample.c); returns the bytes read.  Signal-safe. */
 uint32_t preload_read_memory(void *dst, uintptr_t addr, uint32_t len);
 
 #endif

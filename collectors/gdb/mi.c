@@ -1,0 +1,372 @@
+/* mi.c - the persistent gdb/MI session
+ *
+ * One gdb (--interpreter=mi3, mi-async) stays attached for the whole run.
+ * Attaching stops the target: that is the first snapshot.  Each snapshot
+ * then runs "thread apply all bt" through -interpreter-exec console and
+ * keeps the console stream (~"...") as the snapshot's text, continues the
+ * target (-exec-continue), waits for the next slot watching for its exit,
+ * and interrupts it (-exec-interrupt) again.  The program's own signals
+ * pass straight through ("handle all nostop noprint pass").  At the end the
+ * target is detached and left running; a gdb that stops answering is
+ * ended, and the target gets a SIGCONT.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collect-gdb.h"
+
+struct mi {
+	struct proc pr;
+	unsigned token;
+	struct strbuf console;  /* ~"..." text since the last command */
+	bool running, exited, stopped_seen;
+	bool hung;              /* a command timed out: no more talking */
+	char error[512];        /* of the last ^error */
+};
+
+/* Unescape an MI c-string starting after its opening quote. */
+static void mi_cstring(const char *s, const char *e, struct strbuf *out)
+{
+	char buf[1024];
+	size_t n = 0;
+
+	while (s < e && *s != '"') {
+		char c = *s++;
+		if (c == '\\' && s < e) {
+			c = *s++;
+			switch (c) {
+			case 'n': c = '\n'; break;
+			case 't': c = '\t'; break;
+			case 'r': c = '\r'; break;
+			case 'e': c = 27; break;
+			default:
+				if (c >= '0' && c <= '7') {
+					int v = c - '0';
+					for (int i = 0; i < 2 && s < e && *s >= '0' && *s <= '7'; i++)
+						v = v * 8 + (*s++ - '0');
+					c = (char)v;
+				}
+			}
+		}
+		buf[n++] = c;
+		if (n == sizeof buf) {
+			if (sb_add(out, buf, n) < 0)
+				cg_oom();
+			n = 0;
+		}
+	}
+	if (n && sb_add(out, buf, n) < 0)
+		cg_oom();
+}
+
+/* Handle one MI output line.  Returns 1 when it is the result record of
+ * token (class in *cls: 'd'one, 'r'unning, 'e'rror, 'c'onnected, 'x' exit). */
+static int mi_line(struct mi *m, const char *s, size_t n, unsigned token, char *cls)
+{
+	char tok[16];
+	size_t tl = 0;
+
+	while (tl < n && tl < 15 && isdigit((unsigned char)s[tl]))
+		tok[tl] = s[tl], tl++;
+	tok[tl] = '\0';
+	s += tl;
+	n -= tl;
+	if (n == 0)
+		return 0;
+	switch (s[0]) {
+	case '~':
+		if (n > 1 && s[1] == '"')
+			mi_cstring(s + 2, s + n, &m->console);
+		return 0;
+	case '*':
+		if (n >= 8 && memcmp(s, "*running", 8) == 0) {
+			m->running = true;
+		} else if (n >= 8 && memcmp(s, "*stopped", 8) == 0) {
+			m->running = false;
+			m->stopped_seen = true;
+			if (memmem(s, n, "reason=\"exited", 14))
+				m->exited = true;
+		}
+		return 0;
+	case '=':
+		if (n >= 20 && memcmp(s, "=thread-group-exited", 20) == 0)
+			m->exited = true;
+		return 0;
+	case '^':
+		if (tl == 0 || (unsigned)strtoul(tok, NULL, 10) != token)
+			return 0;
+		*cls = s[1] == 'd' ? 'd' : s[1] == 'r' ? 'r' : s[1] == 'c' ? 'c' : s[1] == 'e' && s[2] == 'r' ? 'e' : 'x';
+		if (*cls == 'r')
+			m->running = true;
+		if (*cls == 'e') {
+			const char *q = memmem(s, n, "msg=\"", 5);
+			struct strbuf b = { 0 };
+			if (q)
+				mi_cstring(q + 5, s + n, &b);
+			snprintf(m->error, sizeof m->error, "%s", b.s ? b.s : "unknown error");
+			free(b.s);
+		}
+		return 1;
+	}
+	return 0;
+}
+
+/* Process the lines gdb wrote so far.  Returns 1 if the result record of
+ * token came. */
+static int mi_scan(struct mi *m, unsigned token, char *cls)
+{
+	struct proc *pr = &m->pr;
+	int found = 0;
+
+	while (!found && pr->opos < pr->obuf.len) {
+		char *s = pr->obuf.s + pr->opos;
+		char *nl = memchr(s, '\n', pr->obuf.len - pr->opos);
+		size_t n;
+		if (!nl)
+			break;
+		n = (size_t)(nl - s);
+		pr->opos += n + 1;
+		if (n && s[n - 1] == '\r')
+			n--;
+		found = mi_line(m, s, n, token, cls);
+	}
+	if (pr->opos == pr->obuf.len) {
+		pr->obuf.len = pr->opos = 0;
+	} else if (pr->opos > (1u << 20)) {
+		memmove(pr->obuf.s, pr->obuf.s + pr->opos, pr->obuf.len - pr->opos);
+		pr->obuf.len -= pr->opos;
+		pr->opos = 0;
+	}
+	/* stderr: not MI; keep only the tail for messages */
+	if (pr->ebuf.len > 65536) {
+		memmove(pr->ebuf.s, pr->ebuf.s + pr->ebuf.len - 4096, 4096);
+		pr->ebuf.len = 4096;
+		pr->ebuf.s[4096] = '\0';
+	}
+	return found;
+}
+
+/* Send a command and wait for its result.  Returns the class letter, 't'
+ * on timeout, or 'x' when gdb went away. */
+static char mi_cmd(struct mi *m, const char *cmd, int64_t timeout)
+{
+	char line[512];
+	int64_t deadline = cg_now_ns(CLOCK_MONOTONIC) + timeout;
+	char cls = 0;
+	int len;
+
+	m->token++;
+	m->console.len = 0;
+	if (m->console.s)
+		m->console.s[0] = '\0';
+	m->error[0] = '\0';
+	len = snprintf(line, sizeof line, "%u%s\n", m->token, cmd);
+	if (write(m->pr.in, line, (size_t)len) != len)
+		return 'x';
+	for (;;) {
+		int r;
+		if (mi_scan(m, m->token, &cls))
+			return cls;
+		r = proc_pump(&m->pr, deadline);
+		if (r < 0)
+			return 'x';
+		if (r == 0 && cg_now_ns(CLOCK_MONOTONIC) >= deadline)
+			return 't';
+	}
+}
+
+/* Wait until gdb reports the target stopped (or exited). */
+static bool mi_wait_stopped(struct mi *m, int64_t deadline)
+{
+	char cls;
+
+	for (;;) {
+		int r;
+		mi_scan(m, 0, &cls);
+		if (!m->running || m->exited)
+			return true;
+		r = proc_pump(&m->pr, deadline);
+		if (r < 0)
+			return m->exited;
+		if (r == 0 && cg_now_ns(CLOCK_MONOTONIC) >= deadline)
+			return false;
+	}
+}
+
+static void mi_timeout(struct cg_state *st, struct mi *m, const char *what)
+{
+	if (!proc_target_alive(st)) {
+		st->end = END_EXITED;
+		return;
+	}
+	cg_msg("gdb did not answer within %.3g s while %s process %d; stopped it (the process was left running)",
+	       st->o.timeout_ns / 1e9, what, (int)st->pid);
+	st->end = END_ERROR;
+	m->hung = true;
+}
+
+void mi_persistent_loop(struct cg_state *st)
+{
+	struct mi m = { 0 };
+	char *argv[8], cmd[64], cls;
+	int k = 0;
+	int64_t next, t0;
+	bool attached = false;
+
+	argv[k++] = (char *)st->o.gdb;
+	argv[k++] = (char *)"--interpreter=mi3";
+	argv[k++] = (char *)"-nx";
+	argv[k++] = (char *)"-q";
+	if (st->o.readnever)
+		argv[k++] = (char *)"--readnever";
+	argv[k] = NULL;
+	if (proc_start(&m.pr, argv, true) < 0) {
+		cg_msg("cannot run '%s': %s", st->o.gdb, strerror(errno));
+		st->end = END_ERROR;
+		return;
+	}
+	static const char *const setup[] = {
+		"-gdb-set mi-async on",
+		"-gdb-set pagination off",
+		"-gdb-set width 0",
+		"-gdb-set confirm off",
+		"-gdb-set print thread-events off",
+		/* the program's own signals go straight through */
+		"-interpreter-exec console \"handle all nostop noprint pass\"",
+	};
+	for (size_t i = 0; i < sizeof setup / sizeof setup[0]; i++) {
+		cls = mi_cmd(&m, setup[i], st->o.timeout_ns);
+		if (cls == 'x' || cls == 't') {
+			struct strbuf *e = &m.pr.ebuf;
+			char line[512];
+			sb_last_line(e, line, sizeof line);
+			cg_msg("gdb ('%s') %s: %s", st->o.gdb, cls == 't' ? "does not answer" : "exited at start",
+			       line[0] ? line : "no message");
+			st->end = END_ERROR;
+			goto out;
+		}
+	}
+	snprintf(cmd, sizeof cmd, "-target-attach %d", (int)st->pid);
+	cls = mi_cmd(&m, cmd, st->o.timeout_ns);
+	if (cls == 't') {
+		mi_timeout(st, &m, "attaching to");
+		goto out;
+	}
+	if (cls != 'd') {
+		if (!proc_target_alive(st)) {
+			cg_msg("no process with pid %d", (int)st->pid);
+			st->end = END_ERROR;
+		} else if (strstr(m.error, "not permitted") || strstr(m.error, "ermission")) {
+			proc_permission_error(st);
+			st->end = END_ERROR;
+		} else {
+			cg_msg("gdb cannot attach to process %d: %s", (int)st->pid,
+			       m.error[0] ? m.error : "gdb exited");
+			st->end = END_ERROR;
+		}
+		goto out;
+	}
+	attached = true;
+	/* Attaching stops the target: this is the first snapshot's moment. */
+	if (!mi_wait_stopped(&m, cg_now_ns(CLOCK_MONOTONIC) + st->o.timeout_ns)) {
+		mi_timeout(st, &m, "attaching to");
+		goto out;
+	}
+	next = cg_now_ns(CLOCK_MONOTONIC);
+	t0 = next;
+	for (;;) {
+		int64_t t_real = cg_now_ns(CLOCK_REALTIME);
+
+		if (m.exited) {
+			st->end = END_EXITED;
+			break;
+		}
+		cls = mi_cmd(&m, "-interpreter-exec console \"thread apply all bt\"", st->o.timeout_ns);
+		if (cls == 't') {
+			mi_timeout(st, &m, "dumping");
+			break;
+		}
+		if (cls != 'd') {
+			if (m.exited || !proc_target_alive(st)) {
+				st->end = END_EXITED;
+			} else {
+				cg_msg("gdb failed to dump process %d: %s", (int)st->pid,
+				       m.error[0] ? m.error : "gdb exited");
+				st->end = END_ERROR;
+			}
+			break;
+		}
+		cg_write_snapshot(st, m.console.s ? m.console.s : "", m.console.len, t_real);
+		if (cg_should_stop(st))
+			break;
+		cls = mi_cmd(&m, "-exec-continue", st->o.timeout_ns);
+		if (cls != 'r') {
+			if (m.exited || !proc_target_alive(st))
+				st->end = END_EXITED;
+			else if (cls == 't')
+				mi_timeout(st, &m, "resuming");
+			else {
+				cg_msg("gdb cannot resume process %d: %s", (int)st->pid, m.error);
+				st->end = END_ERROR;
+			}
+			break;
+		}
+		cg_note_stop(st, cg_now_ns(CLOCK_MONOTONIC) - t0);
+		next = cg_next_slot(st, next);
+		/* Wait, watching for the target's exit. */
+		while (!cg_stop_signal && !m.exited) {
+			int64_t t = next;
+			if (st->o.duration_ns && t > st->t_begin + st->o.duration_ns)
+				t = st->t_begin + st->o.duration_ns;
+			if (cg_now_ns(CLOCK_MONOTONIC) >= t)
+				break;
+			if (proc_pump(&m.pr, t) < 0)
+				break;
+			mi_scan(&m, 0, &cls);
+		}
+		if (m.exited) {
+			st->end = END_EXITED;
+			break;
+		}
+		if (cg_should_stop(st))
+			break;
+		t0 = cg_now_ns(CLOCK_MONOTONIC);
+		if (m.running) {
+			cls = mi_cmd(&m, "-exec-interrupt", st->o.timeout_ns);
+			if (cls == 't') {
+				mi_timeout(st, &m, "interrupting");
+				break;
+			}
+			if (!mi_wait_stopped(&m, t0 + st->o.timeout_ns)) {
+				mi_timeout(st, &m, "interrupting");
+				break;
+			}
+		}
+	}
+	if (attached && !m.exited && st->end != END_ERROR) {
+		if (m.running) {
+			cls = mi_cmd(&m, "-exec-interrupt", st->o.timeout_ns);
+			mi_wait_stopped(&m, cg_now_ns(CLOCK_MONOTONIC) + st->o.timeout_ns);
+		}
+		if (!m.exited)
+			mi_cmd(&m, "-target-detach", st->o.timeout_ns);
+	}
+	if (!m.exited && !m.hung)
+		mi_cmd(&m, "-gdb-exit", 1000000000LL);
+out:
+	/* gdb detaches on SIGTERM; after a SIGKILL a pending SIGSTOP could
+	 * leave the target stopped, so it gets a SIGCONT. */
+	proc_finish(&m.pr, m.hung ? 0 : 2000000000LL);
+	if (attached && proc_target_alive(st))
+		kill(st->pid, SIGCONT);
+	proc_free(&m.pr);
+	free(m.console.s);
+}

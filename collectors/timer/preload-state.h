@@ -1,0 +1,164 @@
+/* preload-state.h - the profiler's state, shared by preload.c, sample.c,
+ * threads.c and sigs.c
+ *
+ * The other files of the library (writer.c, stacktab.c, mappings.c,
+ * engine.c, wall.c, dlhook.c) see only preload.h.  Everything declared here
+ * is hidden, so the handler reaches the state as directly as when it was
+ * static to one file; the TLS block stays initial-exec.
+ */
+#ifndef PROFVIEW_TIMER_PRELOAD_STATE_H
+#define PROFVIEW_TIMER_PRELOAD_STATE_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "preload.h"
+
+#define PRELOAD_EXPORT __attribute__((visibility("default")))
+#define PRELOAD_FOREIGN_MAX 64
+#define PRELOAD_RANGES_MAX 4096
+#define PRELOAD_STACK_MAX 65536
+
+enum preload_state {
+	PRELOAD_OFF = 0,      /* not started, or not for this process */
+	PRELOAD_RUNNING,
+	PRELOAD_STOPPED,      /* finished, or the child of a fork */
+};
+
+/* One entry per thread with a timer; guarded by registry_lock. */
+struct preload_entry {
+	pid_t tid;            /* 0: free */
+	struct engine_timer timer;
+	char name[16];        /* as written in its RAW_THREAD record */
+	uintptr_t stack_lo, stack_hi; /* 0, 0 when unknown */
+	uint64_t since_ns;    /* when it was registered */
+};
+
+/* A thread that existed before we started.  Filled at init, before any of
+ * their timers is armed; afterwards the handler reads it without locks. */
+struct preload_foreign {
+	pid_t tid;
+	int64_t last_cpu;
+	uint64_t *frames;
+	_Atomic int64_t seen_cpu;  /* CPU clock at its last sample */
+};
+
+struct preload_tls {
+	int active;
+	pid_t tid;
+	int64_t last_cpu;     /* CPU time of the previous sample (may be < 0) */
+	uintptr_t stack_lo, stack_hi;
+	uint64_t *frames;     /* RAW_MAX_FRAMES words, or NULL */
+	int foreign;          /* index + 1 into preload.foreign */
+	size_t entry;         /* index into preload.entries */
+};
+
+struct preload_global {
+	_Atomic int state;
+	_Atomic int inflight;           /* handlers between entry and exit */
+	int hooked;                     /* our SIGPROF handler is installed */
+	int signo;                      /* the profiling signal: SIGPROF or SIGRTMIN+n */
+	int inherit;                    /* profile the processes the program starts */
+	uint64_t stop_ns;               /* CLOCK_MONOTONIC end of profiling, or 0 */
+	_Atomic int ending;             /* the trace is being ended by a signal */
+	uint64_t period_ns;
+	int unwind;                     /* enum raw_unwind */
+	uint32_t stack_size;            /* bytes of stack copied, dwarf mode */
+	_Atomic int no_vm_readv;        /* process_vm_readv is refused */
+	pid_t pid;
+	pthread_key_t key;
+	_Atomic uint64_t rng;
+	_Atomic uint64_t samples, lost, lost_pending, signals, overruns;
+
+	pthread_mutex_t registry_lock;
+	struct preload_entry *entries;
+	size_t nentries, capentries;
+
+	struct preload_foreign foreign[PRELOAD_FOREIGN_MAX];
+	int nforeign;
+	uintptr_t ranges[PRELOAD_RANGES_MAX][2]; /* writable mappings at start */
+	int nranges;
+
+	/* The SIGPROF action the program believes it has installed. */
+	struct sigaction app_action[2];
+	_Atomic int app_current;
+	_Atomic int app_warned;
+
+	int (*real_pthread_create)(pthread_t *, const pthread_attr_t *,
+				   void *(*)(void *), void *);
+	int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
+};
+
+#pragma GCC visibility push(hidden)
+
+/* The state (preload.c). */
+extern struct preload_global preload;
+/* This thread's sampling state (sample.c). */
+extern __thread struct preload_tls preload_tls
+	__attribute__((tls_model("initial-exec")));
+
+static inline int64_t preload_ts_ns(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000000ll + ts->tv_nsec;
+}
+
+static inline pid_t preload_gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+/* The kernel's CPU clock of one thread of this process. */
+static inline clockid_t preload_thread_clock(pid_t tid)
+{
+	return (clockid_t)((~(unsigned)tid << 3) | 6); /* CPUCLOCK_SCHED | PERTHREAD */
+}
+
+/* preload.c */
+
+/* Runs the initialization once (from the constructor, or from the first
+ * pthread_create if that comes first). */
+void preload_init_once(void);
+
+/* sample.c */
+
+/* Writes the pending count of lost samples as a RAW_LOST record; wait as
+ * for writer_reserve.  Signal-safe unless wait is WRITER_WAIT. */
+void sample_write_lost(int wait);
+/* The handler of the profiler's signal. */
+void sample_on_sigprof(int sig, siginfo_t *si, void *uc);
+
+/* threads.c */
+
+/* Write a RAW_THREAD / RAW_THREAD_EXIT record (waiting for space). */
+void threads_write_thread(pid_t tid, const char name[16]);
+void threads_write_exit(pid_t tid, int64_t cpu_ns);
+/* The name of thread tid of this process, "" if unknown. */
+void threads_read_comm(pid_t tid, char name[16]);
+/* Registers the calling thread: stack bounds, frame buffer, RAW_THREAD
+ * record, timer, and the key whose destructor unregisters it. */
+void threads_register(void);
+/* The key destructor: runs when a registered thread exits. */
+void threads_exit(void *unused);
+/* Timers for the threads that were running before we started. */
+void threads_adopt_existing(void);
+
+/* sigs.c */
+
+#define SIGS_NTERM 5
+/* The termination signals whose default action ends the trace first. */
+extern const int sigs_term_signals[SIGS_NTERM];
+/* The signal to sample with (see sigs.c), or 0 when there is none. */
+int sigs_pick_signal(void);
+/* Our handler for each termination signal whose action is the default. */
+void sigs_hook_term(void);
+
+#pragma GCC visibility pop
+
+#endif

@@ -1,0 +1,383 @@
+/* sample.c - the SIGPROF handler: one sample per signal from our timers
+ *
+ * Two ways to record a stack.  fp: the handler walks the frame pointers and
+ * stores the addresses (RAW_SAMPLE, deduplicated by stacktab.c).  dwarf (the
+ * default): the handler stores the registers and a copy of the top of the
+ * stack (RAW_SAMPLE_REGS) and the analyzer unwinds it with the ELF files'
+ * CFI; the handler never reads DWARF.  The copy runs from the interrupted
+ * stack pointer up to the thread's stack top or --stack-size bytes.  It is
+ * a plain memcpy only where the bytes are known to be mapped: a thread we
+ * registered ourselves, whose stack pointer is inside the bounds
+ * pthread_getattr_np gave (a stack is mapped from any address in use up to
+ * its top, and the kernel has just written the signal frame below the stack
+ * pointer, so even the main thread's growable stack is mapped there).
+ * Elsewhere (a thread found at start, whose bounds are only the mapping
+ * that held its stack then; a stack pointer outside the bounds: sigaltstack,
+ * coroutines) the bytes are read with process_vm_readv on our own pid,
+ * which returns short instead of faulting; without it nothing is copied.
+ *
+ * A signal that is not from our timers (kill, setitimer) is passed on to
+ * the handler the program installed (see sigs.c).  Everything reached from
+ * the handler is signal-safe: no locks, no allocation, nothing that blocks;
+ * its helpers are in this file so that they inline into it.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "preload-state.h"
+
+#define PRELOAD_SMALL_FRAMES 64
+#define PRELOAD_PAGE 4096
+
+__thread struct preload_tls preload_tls
+	__attribute__((tls_model("initial-exec")));
+
+/* Here, next to the handler, so that it is inlined into it. */
+uint64_t preload_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- the signal handler ---- */
+
+int preload_handlers_idle(void)
+{
+	return atomic_load(&preload.inflight) == 0;
+}
+
+int preload_running(void)
+{
+	return atomic_load(&preload.state) == PRELOAD_RUNNING;
+}
+
+/* Writes the pending count of lost samples as a RAW_LOST record. */
+void sample_write_lost(int wait)
+{
+	uint64_t n = atomic_exchange(&preload.lost_pending, 0);
+	struct raw_lost *rec;
+
+	if (n == 0)
+		return;
+	rec = writer_reserve(sizeof(*rec), wait);
+	if (rec == NULL) {
+		atomic_fetch_add(&preload.lost_pending, n);
+		return;
+	}
+	rec->count = n;
+	writer_publish(rec, RAW_LOST, sizeof(*rec));
+}
+
+/* Walks the frame-pointer chain from the interrupted context.  Only frame
+ * pointers that are 8-aligned, inside [lo, hi) and strictly increasing are
+ * dereferenced.
+ *
+ * frames[1] is the word at the stack pointer when it points into code, else
+ * 0: a leaf function that has not set up a frame (gcc makes none in a leaf
+ * that uses no stack, and none exists at a function's first instruction)
+ * still has its return address there, and the frame-pointer chain skips
+ * its caller.  The analyzer keeps the word only where the leaf's call frame
+ * information says the return address is at the stack pointer. */
+static uint32_t preload_unwind(const ucontext_t *uc, uintptr_t lo, uintptr_t hi,
+			       uint64_t *frames, uint32_t cap, uint32_t *flags)
+{
+	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	uintptr_t fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+	uintptr_t prev;
+	uint32_t n = 0;
+
+	frames[n++] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	if (sp < lo || sp >= hi || hi - sp < 8 || (sp & 7) != 0) {
+		frames[n++] = 0;
+		return n;
+	}
+	{
+		uintptr_t top = *(const uintptr_t *)sp;
+		frames[n++] = mappings_is_code(top) ? top : 0;
+	}
+	prev = sp - 1;
+	while (fp > prev && (fp & 7) == 0 && fp >= sp && fp <= hi - 16) {
+		const uintptr_t *f = (const uintptr_t *)fp;
+		uintptr_t ret = f[1];
+
+		if (ret == 0)
+			break;
+		if (n == cap) {
+			*flags |= RAW_SAMPLE_TRUNCATED;
+			break;
+		}
+		frames[n++] = ret;
+		prev = fp;
+		fp = f[0];
+	}
+	return n;
+}
+
+/* Sets up the TLS state of a thread found in /proc/self/task at start, on
+ * its first signal.  Returns 0 when the thread is not one of ours. */
+static int preload_adopt(struct preload_tls *t, const ucontext_t *uc)
+{
+	pid_t tid = preload_gettid();
+	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+
+	for (int i = 0; i < preload.nforeign; i++) {
+		struct preload_foreign *f = &preload.foreign[i];
+
+		if (f->tid != tid)
+			continue;
+		t->tid = tid;
+		t->last_cpu = f->last_cpu;
+		t->frames = f->frames;
+		t->foreign = i + 1;
+		/* Its stack bounds are unknown: take the writable mapping
+		 * that holds its stack pointer, as seen at start. */
+		t->stack_lo = t->stack_hi = 0;
+		for (int r = 0; r < preload.nranges; r++) {
+			if (sp >= preload.ranges[r][0] && sp < preload.ranges[r][1]) {
+				t->stack_lo = preload.ranges[r][0];
+				t->stack_hi = preload.ranges[r][1];
+				break;
+			}
+		}
+		t->active = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* Counts a sample that could not be stored.  Its CPU time is lost with it,
+ * not moved to the next sample.  Signal-safe. */
+static void preload_sample_lost(struct preload_tls *t, int64_t cpu)
+{
+	t->last_cpu = cpu;
+	atomic_fetch_add_explicit(&preload.lost, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&preload.lost_pending, 1, memory_order_relaxed);
+}
+
+/* After a sample was published.  Signal-safe. */
+static void preload_sample_done(struct preload_tls *t, int64_t cpu)
+{
+	t->last_cpu = cpu;
+	atomic_fetch_add_explicit(&preload.samples, 1, memory_order_relaxed);
+	if (atomic_load_explicit(&preload.lost_pending, memory_order_relaxed) != 0)
+		sample_write_lost(0);
+}
+
+/* Reads len bytes at addr of our own memory into dst with process_vm_readv,
+ * which stops at the first unmapped byte instead of faulting.  With dst NULL
+ * it only probes: one byte of every page.  Returns the bytes readable from
+ * addr (page-granular when probing), 0 when the call is refused.
+ * Signal-safe. */
+static uint32_t preload_read_self(void *dst, uintptr_t addr, uint32_t len)
+{
+	struct iovec local, remote[PRELOAD_STACK_MAX / PRELOAD_PAGE + 2];
+	char probe[PRELOAD_STACK_MAX / PRELOAD_PAGE + 2];
+	uintptr_t page, end = addr + len;
+	unsigned long n = 0;
+	ssize_t got;
+
+	if (len == 0 || atomic_load_explicit(&preload.no_vm_readv, memory_order_relaxed))
+		return 0;
+	if (dst != NULL) {
+		local.iov_base = dst;
+		local.iov_len = len;
+		remote[0].iov_base = (void *)addr;
+		remote[0].iov_len = len;
+		n = 1;
+	} else {
+		for (page = addr; page < end; page = (page & ~(uintptr_t)(PRELOAD_PAGE - 1)) +
+						      PRELOAD_PAGE) {
+			remote[n].iov_base = (void *)page;
+			remote[n].iov_len = 1;
+			n++;
+		}
+		local.iov_base = probe;
+		local.iov_len = n;
+	}
+	got = syscall(SYS_process_vm_readv, (long)preload.pid, &local, 1UL, remote, n, 0UL);
+	if (got < 0) {
+		if (errno == ENOSYS || errno == EPERM)
+			atomic_store_explicit(&preload.no_vm_readv, 1, memory_order_relaxed);
+		return 0;
+	}
+	if (dst != NULL)
+		return (uint32_t)got;
+	if ((unsigned long)got == n)
+		return len;
+	/* got whole pages are readable, the first one starting at addr */
+	return got == 0 ? 0
+			: (uint32_t)(((addr & ~(uintptr_t)(PRELOAD_PAGE - 1)) +
+				      (uintptr_t)got * PRELOAD_PAGE) - addr);
+}
+
+uint32_t preload_read_memory(void *dst, uintptr_t addr, uint32_t len)
+{
+	uint32_t ok = preload_read_self(NULL, addr, len);
+
+	return ok > 0 ? preload_read_self(dst, addr, ok) : 0;
+}
+
+/* dwarf mode: a RAW_SAMPLE_REGS record with the registers and a copy of
+ * the stack from the stack pointer up.  Signal-safe. */
+static void preload_sample_regs(struct preload_tls *t, const ucontext_t *uc, int64_t cpu)
+{
+	/* DWARF x86-64 register numbers 0..16 in ucontext order */
+	static const int regs[RAW_NREGS] = {
+		REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI, REG_RBP, REG_RSP,
+		REG_R8, REG_R9, REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15,
+		REG_RIP,
+	};
+	const greg_t *g = uc->uc_mcontext.gregs;
+	uintptr_t sp = (uintptr_t)g[REG_RSP];
+	uint32_t len, size, flags = RAW_SAMPLE_RUNNING;
+	struct raw_sample_regs *rec;
+	uint64_t *words;
+	unsigned char *copy;
+	int safe;
+
+	if (sp >= t->stack_lo && sp < t->stack_hi) {
+		uintptr_t avail = t->stack_hi - sp;
+
+		len = avail < preload.stack_size ? (uint32_t)avail : preload.stack_size;
+		if (avail > preload.stack_size)
+			flags |= RAW_SAMPLE_STACK_PARTIAL;
+		/* A thread found at start: its bounds are the writable mapping
+		 * that held its stack pointer then, which may have changed. */
+		safe = !t->foreign;
+	} else {
+		/* Not on its known stack: where the stack ends is unknown. */
+		len = preload.stack_size;
+		flags |= RAW_SAMPLE_STACK_PARTIAL;
+		safe = 0;
+	}
+	if (!safe) {
+		uint32_t readable = preload_read_self(NULL, sp, len);
+
+		if (readable < len) {
+			len = readable;
+			flags |= RAW_SAMPLE_STACK_PARTIAL;
+		}
+	}
+	size = (uint32_t)sizeof(*rec) + RAW_NREGS * 8 + raw_pad(len);
+	rec = writer_reserve(size, 0);
+	if (rec == NULL) {
+		preload_sample_lost(t, cpu);
+		return;
+	}
+	rec->tid = (uint32_t)t->tid;
+	rec->time_ns = preload_now();
+	rec->weight_ns = cpu > t->last_cpu ? (uint64_t)(cpu - t->last_cpu) : 0;
+	rec->nregs = RAW_NREGS;
+	words = (uint64_t *)(rec + 1);
+	for (int i = 0; i < RAW_NREGS; i++)
+		words[i] = (uint64_t)g[regs[i]];
+	copy = (unsigned char *)(words + RAW_NREGS);
+	if (safe) {
+		memcpy(copy, (const void *)sp, len);
+	} else {
+		uint32_t got = preload_read_self(copy, sp, len);
+
+		if (got < len) {
+			/* unmapped since the probe: keep the bytes we have */
+			memset(copy + got, 0, len - got);
+			len = got;
+			flags |= RAW_SAMPLE_STACK_PARTIAL;
+		}
+	}
+	/* the file is zero-filled, but say so rather than rely on it */
+	memset(copy + len, 0, size - sizeof(*rec) - RAW_NREGS * 8 - len);
+	rec->stack_len = len;
+	rec->flags = flags;
+	writer_publish(rec, RAW_SAMPLE_REGS, size);
+	preload_sample_done(t, cpu);
+}
+
+static void preload_sample(const siginfo_t *si, const ucontext_t *uc)
+{
+	struct preload_tls *t = &preload_tls;
+	uint64_t small[PRELOAD_SMALL_FRAMES], *frames;
+	uint32_t n, cap, flags = RAW_SAMPLE_RUNNING, stack_id, size;
+	struct raw_sample *rec;
+	struct timespec ts;
+	int64_t cpu;
+
+	if (!t->active && !preload_adopt(t, uc))
+		return;
+	atomic_fetch_add_explicit(&preload.signals, 1, memory_order_relaxed);
+	if (si->si_code == SI_TIMER && si->si_overrun > 0)
+		atomic_fetch_add_explicit(&preload.overruns, (uint64_t)si->si_overrun,
+					  memory_order_relaxed);
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return;
+	cpu = preload_ts_ns(&ts);
+	if (t->foreign)
+		atomic_store_explicit(&preload.foreign[t->foreign - 1].seen_cpu, cpu,
+				      memory_order_relaxed);
+	if (preload.unwind == RAW_UNWIND_DWARF) {
+		preload_sample_regs(t, uc, cpu);
+		return;
+	}
+	frames = t->frames;
+	cap = RAW_MAX_FRAMES;
+	if (frames == NULL) {
+		frames = small;
+		cap = PRELOAD_SMALL_FRAMES;
+	}
+	n = preload_unwind(uc, t->stack_lo, t->stack_hi, frames, cap, &flags);
+	stack_id = stacktab_intern(frames, n);
+	size = (uint32_t)sizeof(*rec) + (stack_id ? 0 : n * 8);
+	rec = writer_reserve(size, 0);
+	if (rec == NULL) {
+		preload_sample_lost(t, cpu);
+		return;
+	}
+	rec->tid = (uint32_t)t->tid;
+	rec->stack_id = stack_id;
+	rec->time_ns = preload_now();
+	rec->weight_ns = cpu > t->last_cpu ? (uint64_t)(cpu - t->last_cpu) : 0;
+	rec->flags = flags;
+	rec->nframes = stack_id ? 0 : n;
+	if (!stack_id)
+		memcpy(rec + 1, frames, n * 8);
+	writer_publish(rec, RAW_SAMPLE, size);
+	preload_sample_done(t, cpu);
+}
+
+/* Passes a SIGPROF that is not from our timers to the program's handler. */
+static void preload_forward(int sig, siginfo_t *si, void *uc)
+{
+	const struct sigaction *act =
+		&preload.app_action[atomic_load_explicit(&preload.app_current, memory_order_acquire)];
+
+	if (act->sa_flags & SA_SIGINFO) {
+		if (act->sa_sigaction != NULL)
+			act->sa_sigaction(sig, si, uc);
+	} else if (act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN) {
+		act->sa_handler(sig);
+	}
+	/* SIG_DFL would end the process: we ignore instead. */
+}
+
+void sample_on_sigprof(int sig, siginfo_t *si, void *uc)
+{
+	int saved_errno = errno;
+
+	if (!engine_signal(si)) {
+		preload_forward(sig, si, uc);
+	} else {
+		atomic_fetch_add(&preload.inflight, 1);
+		if (atomic_load(&preload.state) == PRELOAD_RUNNING)
+			preload_sample(si, uc);
+		atomic_fetch_sub(&preload.inflight, 1);
+	}
+	errno = saved_errno;
+}

@@ -1,0 +1,251 @@
+/* sigs.c - the profiler's signal, the program's signal actions, and the
+ * end of the trace when a signal ends the program
+ *
+ * If the program already uses SIGPROF (a handler, or ITIMER_PROF running) at
+ * start, the profiler uses a free real-time signal instead (the highest
+ * one with the default action that the thread does not block), with one
+ * line on stderr, and leaves SIGPROF to the program.  If the program
+ * installs a handler for the profiler's signal later, sigaction() and
+ * signal() are answered as if it had been installed, ours stays in place,
+ * and the signals that are not from our timers (kill, setitimer) are
+ * passed on to the program's handler.
+ *
+ * Termination: a program that ends by a signal whose action is the default
+ * (SIGINT from the terminal, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE) would leave
+ * an unfinished trace, so for those signals, when the program has not set
+ * an action of its own at start, a handler of ours writes the end of the
+ * trace without taking locks, restores SIG_DFL and raises the signal
+ * again: the program ends exactly as it would have.  sigaction() reports
+ * SIG_DFL for them as long as our handler is there; a handler the program
+ * installs replaces ours.  Crashes (SIGSEGV, SIGABRT...) and SIGKILL leave
+ * the trace unfinished, with every record stored before.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "preload-state.h"
+
+/* ---- the profiler's signal ---- */
+
+static int preload_sigprof_in_use(const char **why)
+{
+	struct sigaction old;
+	struct itimerval it;
+
+	if (preload.real_sigaction(SIGPROF, NULL, &old) == 0 &&
+	    ((old.sa_flags & SA_SIGINFO) ||
+	     (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN))) {
+		*why = "the program already has a SIGPROF handler";
+		return 1;
+	}
+	if (getitimer(ITIMER_PROF, &it) == 0 &&
+	    (it.it_value.tv_sec || it.it_value.tv_usec)) {
+		*why = "the program already runs an ITIMER_PROF timer";
+		return 1;
+	}
+	preload.app_action[0] = old;
+	return 0;
+}
+
+/* The signal to sample with: SIGPROF, or when the program uses it, the
+ * highest real-time signal whose action is the default and that this
+ * thread does not block.  Returns 0 when there is none. */
+int sigs_pick_signal(void)
+{
+	struct sigaction old;
+	sigset_t mask;
+	const char *why;
+
+	if (!preload_sigprof_in_use(&why))
+		return SIGPROF;
+	pthread_sigmask(SIG_BLOCK, NULL, &mask);
+	for (int sig = SIGRTMAX; sig >= SIGRTMIN; sig--) {
+		if (sigismember(&mask, sig) == 1 || preload.real_sigaction(sig, NULL, &old) != 0 ||
+		    (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
+			continue;
+		preload.app_action[0] = old;
+		preload_warn("%s: sampling with signal %d (SIGRTMIN+%d) instead of SIGPROF",
+			     why, sig, sig - SIGRTMIN);
+		return sig;
+	}
+	preload_warn("profiling disabled: %s and no real-time signal is free", why);
+	return 0;
+}
+
+int preload_signal(void)
+{
+	return preload.signo != 0 ? preload.signo : SIGPROF;
+}
+
+/* ---- the end of the trace from a signal handler ---- */
+
+const int sigs_term_signals[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE };
+/* Which of them carry our handler (bit per signal number). */
+static _Atomic unsigned long preload_term_hooked;
+
+/* Writes the end of the trace without locks: samples stop, handlers still
+ * running get a moment to finish, then the lost count and the end record
+ * go into the space kept for them.  The file is not cut to size (a thread
+ * could still be writing a record): the reader ignores the zeros after the
+ * end, and collect-timer cuts them.  Signal-safe. */
+static void preload_end_from_signal(void)
+{
+	struct timespec ms = { 0, 1000000 };
+	struct raw_end *end;
+	int expected = PRELOAD_RUNNING;
+
+	if (atomic_exchange(&preload.ending, 1))
+		return;
+	if (!atomic_compare_exchange_strong(&preload.state, &expected, PRELOAD_STOPPED))
+		return;
+	for (int i = 0; i < 200 && atomic_load(&preload.inflight) != 0; i++)
+		nanosleep(&ms, NULL);
+	sample_write_lost(WRITER_FINAL);
+	end = writer_reserve(sizeof(*end), WRITER_FINAL);
+	if (end != NULL) {
+		end->time_ns = preload_now();
+		end->samples = atomic_load(&preload.samples);
+		end->lost = atomic_load(&preload.lost);
+		end->signals = atomic_load(&preload.signals);
+		end->overruns = atomic_load(&preload.overruns);
+		writer_publish(end, RAW_END, sizeof(*end));
+	}
+}
+
+static void preload_on_term(int sig)
+{
+	struct sigaction dfl;
+	int saved_errno = errno;
+
+	if (atomic_load(&preload.state) == PRELOAD_RUNNING)
+		preload_end_from_signal();
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	atomic_fetch_and(&preload_term_hooked, ~(1ul << sig));
+	preload.real_sigaction(sig, &dfl, NULL);
+	/* Pending until this handler returns (the signal is blocked in it),
+	 * then the default action. */
+	syscall(SYS_tgkill, (long)getpid(), (long)preload_gettid(), (long)sig);
+	errno = saved_errno;
+}
+
+/* Our handler for each termination signal whose action is the default. */
+void sigs_hook_term(void)
+{
+	struct sigaction sa, old;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = preload_on_term;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, preload.signo);
+	for (size_t i = 0; i < sizeof(sigs_term_signals) / sizeof(sigs_term_signals[0]); i++) {
+		int sig = sigs_term_signals[i];
+
+		if (preload.real_sigaction(sig, NULL, &old) != 0)
+			continue;
+		if (old.sa_handler == preload_on_term && !(old.sa_flags & SA_SIGINFO)) {
+			/* inherited through fork */
+			atomic_fetch_or(&preload_term_hooked, 1ul << sig);
+			continue;
+		}
+		if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
+			continue;
+		if (preload.real_sigaction(sig, &sa, NULL) == 0)
+			atomic_fetch_or(&preload_term_hooked, 1ul << sig);
+	}
+}
+
+/* Is our termination handler the action of sig? */
+static int preload_term_is_ours(int sig)
+{
+	return sig > 0 && sig < 64 && (atomic_load(&preload_term_hooked) >> sig & 1);
+}
+
+/* ---- interposed functions ---- */
+
+static int preload_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	if (preload.real_sigaction == NULL)
+		preload.real_sigaction = dlsym(RTLD_NEXT, "sigaction");
+	if (preload.real_sigaction == NULL) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return preload.real_sigaction(sig, act, old);
+}
+
+/* For SIGPROF while we profile: remembers the program's action instead of
+ * installing it (ours stays), and answers with the one it set last.  No
+ * lock, since sigaction may be called from a signal handler: two threads
+ * racing to set SIGPROF actions may see each other's old action. */
+PRELOAD_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	static const char note[] = PRELOAD_PREFIX "the program installed its own handler "
+		"for the profiler's signal while profiled: it gets only the signals the "
+		"profiler did not send\n";
+	int cur;
+
+	if (preload_term_is_ours(sig)) {
+		int rc = preload_real_sigaction(sig, act, old);
+
+		if (rc == 0 && old != NULL && !(old->sa_flags & SA_SIGINFO) &&
+		    old->sa_handler == preload_on_term) {
+			old->sa_handler = SIG_DFL;
+			old->sa_flags = 0;
+			sigemptyset(&old->sa_mask);
+		}
+		if (rc == 0 && act != NULL)
+			atomic_fetch_and(&preload_term_hooked, ~(1ul << sig));
+		return rc;
+	}
+	if (sig != preload.signo || !preload.hooked)
+		return preload_real_sigaction(sig, act, old);
+	cur = atomic_load(&preload.app_current);
+	if (old != NULL)
+		*old = preload.app_action[cur];
+	if (act != NULL) {
+		preload.app_action[!cur] = *act;
+		atomic_store_explicit(&preload.app_current, !cur, memory_order_release);
+		if ((act->sa_flags & SA_SIGINFO) ||
+		    (act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN)) {
+			if (!atomic_exchange(&preload.app_warned, 1) &&
+			    write(STDERR_FILENO, note, sizeof(note) - 1) < 0) {
+				/* nothing to be done */
+			}
+		}
+	}
+	return 0;
+}
+
+PRELOAD_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+	static sighandler_t (*real_signal)(int, sighandler_t);
+	struct sigaction act, old;
+
+	if ((sig == preload.signo && preload.hooked) || preload_term_is_ours(sig)) {
+		memset(&act, 0, sizeof(act));
+		act.sa_handler = handler;
+		act.sa_flags = SA_RESTART;
+		sigemptyset(&act.sa_mask);
+		sigaction(sig, &act, &old);
+		return (old.sa_flags & SA_SIGINFO) ? (sighandler_t)(void *)old.sa_sigaction
+						   : old.sa_handler;
+	}
+	if (real_signal == NULL)
+		real_signal = (sighandler_t(*)(int, sighandler_t))dlsym(RTLD_NEXT, "signal");
+	if (real_signal == NULL) {
+		errno = ENOSYS;
+		return SIG_ERR;
+	}
+	return real_signal(sig, handler);
+}

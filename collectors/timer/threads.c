@@ -1,0 +1,329 @@
+/* threads.c - the registry of sampled threads
+ *
+ * Every thread gets a POSIX timer on its own CPU clock, delivering SIGPROF
+ * to that thread (SIGEV_THREAD_ID).  Threads are registered three ways: the
+ * thread that runs our constructor; threads made by pthread_create, which is
+ * interposed so that the new thread registers itself before running its
+ * start routine; and "foreign" threads found in /proc/self/task at start,
+ * whose timers are created from outside and which adopt their state in the
+ * handler on their first signal (preload_adopt, sample.c).  A pthread key destructor deletes a
+ * thread's timer when it exits (return, pthread_exit, cancellation).
+ *
+ * The registry (preload.entries, guarded by preload.registry_lock) holds
+ * one entry per thread with a timer; wall.c reads it through
+ * preload_threads.  The RAW_THREAD and RAW_THREAD_EXIT records are written
+ * here, outside the handler.
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "preload-state.h"
+
+/* A pseudo-random number in [1, n]. */
+static uint64_t preload_random(uint64_t n)
+{
+	uint64_t z = atomic_fetch_add(&preload.rng, 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ z >> 30) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ z >> 27) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	return n > 0 ? z % n + 1 : 1;
+}
+
+/* ---- records written outside the handler ---- */
+
+void threads_write_thread(pid_t tid, const char name[16])
+{
+	struct raw_thread *rec = writer_reserve(sizeof(*rec), 1);
+
+	if (rec == NULL)
+		return;
+	rec->tid = (uint32_t)tid;
+	rec->time_ns = preload_now();
+	memcpy(rec->name, name, sizeof(rec->name));
+	writer_publish(rec, RAW_THREAD, sizeof(*rec));
+}
+
+void threads_write_exit(pid_t tid, int64_t cpu_ns)
+{
+	struct raw_thread_exit *rec = writer_reserve(sizeof(*rec), 1);
+
+	if (rec == NULL)
+		return;
+	rec->tid = (uint32_t)tid;
+	rec->time_ns = preload_now();
+	rec->cpu_ns = cpu_ns > 0 ? (uint64_t)cpu_ns : 0;
+	writer_publish(rec, RAW_THREAD_EXIT, sizeof(*rec));
+}
+
+void threads_read_comm(pid_t tid, char name[16])
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	memset(name, 0, 16);
+	snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, name, 15);
+	close(fd);
+	if (n > 0 && name[n - 1] == '\n')
+		name[n - 1] = '\0';
+}
+
+/* ---- threads ---- */
+
+/* Creates a timer delivering SIGPROF to tid when its CPU clock advances
+ * (engine.c). */
+static int preload_timer_create(clockid_t clock, pid_t tid, struct engine_timer *timer)
+{
+	return engine_create(clock, tid, timer);
+}
+
+/* Arms a timer: the first expiry after first_ns (random within one period),
+ * then every period. */
+static void preload_timer_arm(struct engine_timer *timer, uint64_t first_ns)
+{
+	engine_arm(timer, first_ns);
+}
+
+size_t preload_threads(struct preload_thread_view *v, size_t cap)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&preload.registry_lock);
+	for (size_t i = 0; i < preload.nentries && n < cap; i++) {
+		const struct preload_entry *e = &preload.entries[i];
+
+		if (e->tid == 0)
+			continue;
+		v[n].tid = e->tid;
+		v[n].stack_lo = e->stack_lo;
+		v[n].stack_hi = e->stack_hi;
+		v[n].since_ns = e->since_ns;
+		n++;
+	}
+	pthread_mutex_unlock(&preload.registry_lock);
+	return n;
+}
+
+/* Adds a registry entry; returns its index or (size_t)-1.  Lock held. */
+static size_t preload_entry_add(pid_t tid, const char name[16])
+{
+	size_t i;
+
+	for (i = 0; i < preload.nentries; i++)
+		if (preload.entries[i].tid == 0)
+			break;
+	if (i == preload.nentries) {
+		if (preload.nentries == preload.capentries) {
+			size_t cap = preload.capentries ? preload.capentries * 2 : 64;
+			struct preload_entry *v = realloc(preload.entries, cap * sizeof(*v));
+
+			if (v == NULL)
+				return (size_t)-1;
+			preload.entries = v;
+			preload.capentries = cap;
+		}
+		preload.nentries++;
+	}
+	preload.entries[i].tid = tid;
+	memcpy(preload.entries[i].name, name, 16);
+	preload.entries[i].stack_lo = preload.entries[i].stack_hi = 0;
+	preload.entries[i].since_ns = preload_now();
+	return i;
+}
+
+/* Registers the calling thread: stack bounds, frame buffer, RAW_THREAD
+ * record, timer, and the key whose destructor unregisters it. */
+void threads_register(void)
+{
+	struct preload_tls *t = &preload_tls;
+	pthread_attr_t attr;
+	struct timespec ts;
+	char name[16] = { 0 };
+	void *addr;
+	size_t size, idx;
+	uint64_t first;
+
+	if (atomic_load(&preload.state) != PRELOAD_RUNNING || t->active)
+		return;
+	t->tid = preload_gettid();
+	t->foreign = 0;
+	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+		if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+			t->stack_lo = (uintptr_t)addr;
+			t->stack_hi = (uintptr_t)addr + size;
+		}
+		pthread_attr_destroy(&attr);
+	}
+	t->frames = preload.unwind == RAW_UNWIND_FP ? malloc(RAW_MAX_FRAMES * sizeof(uint64_t))
+						    : NULL;
+	prctl(PR_GET_NAME, name, 0, 0, 0);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	first = engine_first(preload_random(preload.period_ns));
+	/* As if the previous sample had been one period before the first
+	 * expiry, so a thread that ends before its first sample is not
+	 * under-weighted on average. */
+	t->last_cpu = preload_ts_ns(&ts) + (int64_t)first - (int64_t)preload.period_ns;
+
+	pthread_mutex_lock(&preload.registry_lock);
+	if (atomic_load(&preload.state) != PRELOAD_RUNNING)
+		goto fail;
+	idx = preload_entry_add(t->tid, name);
+	if (idx == (size_t)-1)
+		goto fail;
+	if (preload_timer_create(CLOCK_THREAD_CPUTIME_ID, t->tid,
+				 &preload.entries[idx].timer) != 0) {
+		preload.entries[idx].tid = 0;
+		goto fail;
+	}
+	threads_write_thread(t->tid, name);
+	preload.entries[idx].stack_lo = t->stack_lo;
+	preload.entries[idx].stack_hi = t->stack_hi;
+	t->entry = idx;
+	t->active = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	preload_timer_arm(&preload.entries[idx].timer, first);
+	pthread_mutex_unlock(&preload.registry_lock);
+	pthread_setspecific(preload.key, (void *)1);
+	return;
+fail:
+	pthread_mutex_unlock(&preload.registry_lock);
+	free(t->frames);
+	t->frames = NULL;
+}
+
+/* The key destructor: runs when a registered thread exits. */
+void threads_exit(void *unused)
+{
+	struct preload_tls *t = &preload_tls;
+	struct preload_entry *e;
+	sigset_t block, old;
+	struct timespec ts;
+	char name[16] = { 0 };
+
+	(void)unused;
+	if (!t->active || t->foreign)
+		return;
+	sigemptyset(&block);
+	sigaddset(&block, preload.signo);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	pthread_mutex_lock(&preload.registry_lock);
+	if (atomic_load(&preload.state) == PRELOAD_RUNNING) {
+		e = &preload.entries[t->entry];
+		engine_delete(&e->timer);
+		e->tid = 0;
+		prctl(PR_GET_NAME, name, 0, 0, 0);
+		if (strncmp(name, e->name, 16) != 0)
+			threads_write_thread(t->tid, name);
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+		threads_write_exit(t->tid, preload_ts_ns(&ts));
+	}
+	t->active = 0;
+	pthread_mutex_unlock(&preload.registry_lock);
+	free(t->frames);
+	t->frames = NULL;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+struct preload_start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *preload_trampoline(void *p)
+{
+	struct preload_start s = *(struct preload_start *)p;
+
+	free(p);
+	threads_register();
+	return s.fn(s.arg);
+}
+
+/* Timers for the threads that were running before we started. */
+void threads_adopt_existing(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	pid_t self = preload_gettid();
+	struct dirent *de;
+
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL && preload.nforeign < PRELOAD_FOREIGN_MAX) {
+		pid_t tid = (pid_t)atoi(de->d_name);
+		struct preload_foreign *f = &preload.foreign[preload.nforeign];
+		struct timespec ts;
+		char name[16];
+		uint64_t first;
+		size_t idx;
+
+		if (tid <= 0 || tid == self)
+			continue;
+		if (preload.nforeign == 0 && preload.nranges == 0)
+			preload.nranges = mappings_ranges(preload.ranges, PRELOAD_RANGES_MAX, 0);
+		if (clock_gettime(preload_thread_clock(tid), &ts) != 0)
+			continue;
+		first = engine_first(preload_random(preload.period_ns));
+		f->tid = tid;
+		f->last_cpu = preload_ts_ns(&ts) + (int64_t)first - (int64_t)preload.period_ns;
+		atomic_store(&f->seen_cpu, preload_ts_ns(&ts));
+		f->frames = preload.unwind == RAW_UNWIND_FP
+				    ? malloc(RAW_MAX_FRAMES * sizeof(uint64_t)) : NULL;
+		threads_read_comm(tid, name);
+		pthread_mutex_lock(&preload.registry_lock);
+		idx = preload_entry_add(tid, name);
+		if (idx != (size_t)-1) {
+			if (preload_timer_create(preload_thread_clock(tid), tid,
+						 &preload.entries[idx].timer) == 0) {
+				preload.nforeign++;
+				threads_write_thread(tid, name);
+				preload_timer_arm(&preload.entries[idx].timer, first);
+			} else {
+				preload.entries[idx].tid = 0;
+			}
+		}
+		pthread_mutex_unlock(&preload.registry_lock);
+	}
+	closedir(d);
+}
+
+/* ---- interposed functions ---- */
+
+PRELOAD_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+				  void *(*fn)(void *), void *arg)
+{
+	struct preload_start *s;
+	int rc;
+
+	preload_init_once();
+	if (preload.real_pthread_create == NULL) {
+		preload.real_pthread_create = dlsym(RTLD_NEXT, "pthread_create");
+		if (preload.real_pthread_create == NULL)
+			return EAGAIN;
+	}
+	if (atomic_load(&preload.state) != PRELOAD_RUNNING ||
+	    (s = malloc(sizeof(*s))) == NULL)
+		return preload.real_pthread_create(thread, attr, fn, arg);
+	/* Catches objects loaded without our dlopen (libc's own, or a
+	 * dlopen that had to keep its caller). */
+	mappings_refresh();
+	s->fn = fn;
+	s->arg = arg;
+	rc = preload.real_pthread_create(thread, attr, preload_trampoline, s);
+	if (rc != 0)
+		free(s);
+	return rc;
+}
