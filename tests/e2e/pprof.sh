@@ -18,7 +18,9 @@ fi
 top_of() {
 	"$PPROF" -top -sample_index=samples -symbolize=none -nodecount=1000000 -nodefraction=0 \
 		-edgefraction=0 "$@" 2>/dev/null |
-		awk 'go { name = $6; for (i = 7; i <= NF; i++) name = name " " $i; print name, $1, $4 }
+		awk 'go { name = $6; for (i = 7; i <= NF; i++) name = name " " $i
+			  # pprof marks a function seen only as an inlined frame
+			  sub(/ \(inline\)$/, "", name); print name, $1, $4 }
 		     /^ *flat  flat%/ { go = 1 }' | sort
 }
 

@@ -40,7 +40,7 @@ expect_chain() {
 	chain=${chain# > }
 	read -r ok total < <(chain_share "$name.folded" "$how" "$@")
 	note "$name: $ok of $total samples of ${*: -1} have the chain $chain"
-	[ "$total" -ge 30 ] || fail "$name: only $total samples in ${*: -1}"
+	[ "$total" -ge 20 ] || fail "$name: only $total samples in ${*: -1}"
 	at_least "$ok" "$total" "$min" || {
 		sort -t' ' -k2 -nr "$name.folded" | head -n 5 >&2
 		fail "$name: $ok of $total samples of ${*: -1} have the chain $chain (want >= $min)"
@@ -90,8 +90,8 @@ read -r ok total < <(chain_share plugin-fp.folded SUBSEQ plugin_hot)
 # modes (names as demangled by libbfd, with parameter lists).
 "$CXX" -g -O2 -o cxx-nofp "$SRCDIR/tests/progs/cxxnames.cc" || fail "cannot build cxxnames"
 "$CXX" -g -O2 -fno-omit-frame-pointer -o cxx-fp "$SRCDIR/tests/progs/cxxnames.cc" || fail "cannot build cxxnames"
-profile cxx-dwarf dwarf ./cxx-nofp 0.8
-profile cxx-fp fp ./cxx-fp 0.8
+profile cxx-dwarf dwarf ./cxx-nofp 1.2
+profile cxx-fp fp ./cxx-fp 1.2
 spin='shapes::Accumulator<unsigned long>::spin\(int\)'
 step='shapes::Accumulator<unsigned long>::step\(unsigned long, int\)'
 for m in dwarf fp; do
