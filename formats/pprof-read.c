@@ -297,7 +297,11 @@ static int decode_header(struct decoder *d)
 	const Perftools__Profiles__Profile *pb = d->pb;
 	struct pv_profile *p = d->p;
 
-	if (pb->n_string_table == 0 || pb->string_table[0][0] != '\0')
+	/* profile.proto has no end marker: a file cut between two fields
+	 * parses, and typically loses its string table, written last. */
+	if (pb->n_string_table == 0)
+		return pv_error("'%s': the profile has no string table (is the file cut off?)", d->name);
+	if (pb->string_table[0][0] != '\0')
 		return pv_error("'%s': the string table does not start with the empty string, as profile.proto requires",
 				d->name);
 	if (pb->n_sample_type > PV_MAX_VALUES)
