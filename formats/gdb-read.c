@@ -242,20 +242,6 @@ static void new_snapshot(struct reader *rd, int64_t time_ns, bool marked)
 
 /* ---- frames and samples ---- */
 
-static bool same_lines(const struct pv_profile *p, uint32_t loc, const struct pv_line *lines,
-		       uint32_t n)
-{
-	const struct pv_location *l = &p->locations[loc];
-	const struct pv_line *have = pv_location_lines(p, l);
-
-	if (l->nlines != n)
-		return false;
-	for (uint32_t i = 0; i < n; i++)
-		if (have[i].function != lines[i].function || have[i].line != lines[i].line)
-			return false;
-	return true;
-}
-
 /* The location of frames [from, to) (one physical frame and its inlined
  * calls): the program counter gdb printed, or a hash of the frames when it
  * printed none or when that address already stands for other frames. */
@@ -283,7 +269,7 @@ static uint32_t run_location(struct reader *rd, size_t from, size_t to)
 			return PV_NONE;
 		if (p->locations[loc].nlines == 0)
 			return pv_set_lines(p, loc, rd->lines, n) < 0 ? PV_NONE : loc;
-		if (same_lines(p, loc, rd->lines, n))
+		if (pv_location_has_lines(p, loc, rd->lines, n))
 			return loc;
 		h = pv_mix64(h ^ pc);
 	}

@@ -7,30 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-uint8_t pv_mapping_kind_of(const char *path)
-{
-	if (strcmp(path, "[vdso]") == 0)
-		return PV_MAP_VDSO;
-	if (path[0] == '\0' || strncmp(path, "//anon", 6) == 0 || strncmp(path, "[anon", 5) == 0)
-		return PV_MAP_ANON;
-	if (path[0] == '[')
-		return PV_MAP_SPECIAL;
-	return PV_MAP_FILE;
-}
-
-static bool same_lines(const struct pv_profile *p, const struct pv_location *l,
-		       const struct pv_line *lines, uint32_t n)
-{
-	const struct pv_line *have = pv_location_lines(p, l);
-
-	if (l->nlines != n)
-		return false;
-	for (uint32_t i = 0; i < n; i++)
-		if (have[i].function != lines[i].function || have[i].line != lines[i].line)
-			return false;
-	return true;
-}
-
 uint32_t pv_location_with_lines(struct pv_profile *p, uint64_t address, uint32_t mapping,
 				const struct pv_line *lines, uint32_t n)
 {
@@ -48,7 +24,7 @@ uint32_t pv_location_with_lines(struct pv_profile *p, uint64_t address, uint32_t
 				return PV_NONE;
 			return li;
 		}
-		if (same_lines(p, &p->locations[li], lines, n))
+		if (pv_location_has_lines(p, li, lines, n))
 			return li;
 		if (tries > 1000) {
 			pv_error("internal error: no free synthetic location address");

@@ -30,7 +30,4 @@ int pv_use_program(struct pv_profile *p, const char *path);
 uint32_t pv_location_with_lines(struct pv_profile *p, uint64_t address, uint32_t mapping,
 				const struct pv_line *lines, uint32_t n);
 
-/* The mapping kind a path stands for ("[vdso]", "" or "//anon", ...). */
-uint8_t pv_mapping_kind_of(const char *path);
-
 #endif

@@ -200,6 +200,17 @@ uint32_t pv_add_mapping(struct pv_profile *p, const struct pv_mapping *m)
 	return (uint32_t)p->nmappings++;
 }
 
+uint8_t pv_mapping_kind_of(const char *path)
+{
+	if (strcmp(path, "[vdso]") == 0)
+		return PV_MAP_VDSO;
+	if (path[0] == '\0' || strncmp(path, "//anon", 6) == 0 || strncmp(path, "[anon", 5) == 0)
+		return PV_MAP_ANON;
+	if (path[0] == '[')
+		return PV_MAP_SPECIAL;
+	return PV_MAP_FILE;
+}
+
 uint32_t pv_find_mapping(const struct pv_profile *p, uint64_t addr)
 {
 	/* The newest mapping wins: a later record describes the address space
@@ -294,6 +305,20 @@ uint32_t pv_get_location(struct pv_profile *p, uint64_t address, uint32_t mappin
 	p->locations[p->nlocations] = (struct pv_location){ address, mapping, 0, 0 };
 	p->loc_slots[where] = (uint32_t)p->nlocations + 1;
 	return (uint32_t)p->nlocations++;
+}
+
+bool pv_location_has_lines(const struct pv_profile *p, uint32_t loc, const struct pv_line *lines,
+			   uint32_t n)
+{
+	const struct pv_location *l = &p->locations[loc];
+	const struct pv_line *have = pv_location_lines(p, l);
+
+	if (l->nlines != n)
+		return false;
+	for (uint32_t i = 0; i < n; i++)
+		if (have[i].function != lines[i].function || have[i].line != lines[i].line)
+			return false;
+	return true;
 }
 
 int pv_set_lines(struct pv_profile *p, uint32_t loc, const struct pv_line *lines, uint32_t n)

@@ -139,6 +139,8 @@ uint32_t pv_add_value_type(struct pv_profile *p, const char *type, const char *u
 uint32_t pv_find_value_type(const struct pv_profile *p, const char *type);
 
 uint32_t pv_add_mapping(struct pv_profile *p, const struct pv_mapping *m);
+/* The mapping kind a path stands for ("[vdso]", "" or "//anon", ...). */
+uint8_t pv_mapping_kind_of(const char *path);
 /* Mapping that contains addr, or PV_NONE. */
 uint32_t pv_find_mapping(const struct pv_profile *p, uint64_t addr);
 
@@ -148,6 +150,9 @@ uint32_t pv_get_function(struct pv_profile *p, uint32_t name, uint32_t system_na
 
 /* Location for address in mapping, added (with no lines) when new. */
 uint32_t pv_get_location(struct pv_profile *p, uint64_t address, uint32_t mapping);
+/* Does location loc have exactly these lines? */
+bool pv_location_has_lines(const struct pv_profile *p, uint32_t loc, const struct pv_line *lines,
+			   uint32_t n);
 /* Replace the lines of a location (innermost first). 0 or -1. */
 int pv_set_lines(struct pv_profile *p, uint32_t loc, const struct pv_line *lines, uint32_t n);
 

@@ -197,17 +197,6 @@ static void hex(char *out, const uint8_t *b, size_t n)
 	out[2 * n] = '\0';
 }
 
-static uint8_t mapping_kind(const char *path)
-{
-	if (strcmp(path, "[vdso]") == 0)
-		return PV_MAP_VDSO;
-	if (path[0] == '\0' || strncmp(path, "//anon", 6) == 0 || strncmp(path, "[anon", 5) == 0)
-		return PV_MAP_ANON;
-	if (path[0] == '[')
-		return PV_MAP_SPECIAL;
-	return PV_MAP_FILE;
-}
-
 static int add_mapping(struct reader *rd, const struct raw_mapping *m)
 {
 	struct pv_profile *p = rd->p;
@@ -224,7 +213,7 @@ static int add_mapping(struct reader *rd, const struct raw_mapping *m)
 	pm.build_id = pv_intern_str(p, id);
 	if (pm.file == PV_NONE || pm.build_id == PV_NONE)
 		return -1;
-	pm.kind = mapping_kind(pv_str(p, pm.file));
+	pm.kind = pv_mapping_kind_of(pv_str(p, pm.file));
 	if (pm.start >= pm.limit)
 		return 0; /* nothing to map */
 	/* The collector lists mappings at start and again at the end. */
