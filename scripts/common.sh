@@ -10,7 +10,7 @@ PROFVIEW_PACKAGES="meson ninja-build gcc g++ libc6-dev pkg-config libdw-dev libe
 PROFVIEW_PPROF_PACKAGES="golang-go golang-github-google-pprof-dev golang-github-ianlancetaylor-demangle-dev golang-github-chzyer-readline-dev"
 # Only the tests need these: the peers whose files and output they compare
 # against (gperftools' libprofiler.so and google-pprof, the Go pprof).
-PROFVIEW_TEST_PACKAGES="google-perftools libgoogle-perftools-dev $PROFVIEW_PPROF_PACKAGES"
+PROFVIEW_TEST_PACKAGES="gdb elfutils strace google-perftools libgoogle-perftools-dev $PROFVIEW_PPROF_PACKAGES"
 
 missing_packages() {
 	local p missing=""
