@@ -4,10 +4,13 @@
 #include "util.h"
 #include "vdso.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct module {
@@ -48,6 +51,21 @@ static void hex_build_id(char *out, size_t outsz, const unsigned char *id, int l
 	out[o] = '\0';
 }
 
+int modules_open_file(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	return fd;
+}
+
 static void module_open(struct pv_modules *ms, struct module *m, const struct pv_mapping *map)
 {
 	const char *path = pv_str(ms->p, m->file);
@@ -62,6 +80,14 @@ static void module_open(struct pv_modules *ms, struct module *m, const struct pv
 		fd = vdso_open(pv_str(ms->p, map->build_id), map->limit - map->start);
 		if (fd < 0)
 			return;
+	} else {
+		fd = modules_open_file(path);
+		if (fd < 0) {
+			if (!ms->quiet)
+				pv_warn("cannot read symbols of '%s': %s; its frames show as addresses",
+					path, errno == EINVAL ? "not a regular file" : strerror(errno));
+			return;
+		}
 	}
 	m->dwfl = dwfl_begin(&modules_offline_callbacks);
 	if (!m->dwfl)

@@ -20,6 +20,11 @@ struct pv_modules;
  * found the standard way; for every Dwfl the analyzer makes. */
 extern const Dwfl_Callbacks modules_offline_callbacks;
 
+/* Open path read-only if it is a regular file (a trace may name anything:
+ * a FIFO would block, a device be endless); the descriptor, or -1 with
+ * errno set (EINVAL for what is not a regular file). */
+int modules_open_file(const char *path);
+
 /* A cache over the mappings of p (which must outlive it).  quiet: no
  * warnings about files that cannot be read.  NULL when out of memory. */
 struct pv_modules *modules_new(struct pv_profile *p, bool quiet);

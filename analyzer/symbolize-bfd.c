@@ -43,10 +43,14 @@ struct bfd_symbolizer {
 /* An object file, or NULL (without a message: the caller says). */
 static bfd *open_object(const char *path)
 {
-	bfd *abfd = bfd_openr(path, NULL);
+	int fd = modules_open_file(path);
+	bfd *abfd = fd >= 0 ? bfd_fdopenr(path, NULL, fd) : NULL;
 
-	if (!abfd)
+	if (!abfd) {
+		if (fd >= 0)
+			close(fd);
 		return NULL;
+	}
 	/* Read compressed debug sections (SHF_COMPRESSED, as in Debian's
 	 * -dbg packages) too: without this libbfd finds no lines in them. */
 	abfd->flags |= BFD_DECOMPRESS;

@@ -141,7 +141,7 @@ static void report_mapping(struct pv_unwinder *u, const struct pv_profile *p,
 			return;
 		snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", fd);
 	} else if (m->kind == PV_MAP_FILE) {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = modules_open_file(path);
 		if (fd < 0)
 			return; /* the symbolizer warns about unreadable files */
 	} else {

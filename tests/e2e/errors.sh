@@ -55,6 +55,12 @@ grep -Eq "not finished|dropped" err.txt || fail "an unfinished trace is not repo
 cmp -s report.txt good.txt || fail "-o does not write what stdout gets"
 expect 1 "cannot write" "$PROFVIEW" -o /nonexistent-dir/x.txt good.raw
 
+# A trace that names a FIFO as its program: read it as addresses, never block.
+mkfifo fifo1
+perl -0777 -pe "s{\Q$WORK/split\E}{$WORK/fifo1}g" good.raw >fifo.raw
+timeout 20 "$PROFVIEW" --flat fifo.raw >/dev/null 2>err.txt || fail "profview on a trace naming a FIFO: $(cat err.txt)"
+grep -q "'$WORK/fifo1': not a regular file" err.txt || fail "no word about the FIFO: $(cat err.txt)"
+
 # collect-timer
 expect 127 "not found|No such file" "$COLLECT_TIMER" -q ./no-such-program
 cat >static.c <<'PROG'
