@@ -1,0 +1,285 @@
+/* graph.c - the call graph: nodes by frame, edges by call, pruned */
+#include "graph.h"
+#include "error.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Edges found through one hash of (from, to). */
+struct edge_map {
+	struct graph_edge *edges;
+	size_t nedges, cap;
+	uint32_t *slots;       /* edge index + 1, 0 empty */
+	size_t nslots;
+};
+
+static uint64_t edge_hash(uint32_t from, uint32_t to)
+{
+	return pv_mix64((uint64_t)from << 32 | to);
+}
+
+static int edge_rehash(struct edge_map *m)
+{
+	size_t n = m->nslots ? m->nslots * 2 : 256;
+	uint32_t *s = calloc(n, sizeof *s);
+
+	if (!s)
+		return pv_oom();
+	for (size_t i = 0; i < m->nedges; i++) {
+		size_t j = edge_hash(m->edges[i].from, m->edges[i].to) & (n - 1);
+		while (s[j])
+			j = (j + 1) & (n - 1);
+		s[j] = (uint32_t)i + 1;
+	}
+	free(m->slots);
+	m->slots = s;
+	m->nslots = n;
+	return 0;
+}
+
+static uint32_t edge_get(struct edge_map *m, uint32_t from, uint32_t to)
+{
+	size_t mask, i;
+
+	if ((m->nedges + 1) * 2 > m->nslots && edge_rehash(m) < 0)
+		return PV_NONE;
+	mask = m->nslots - 1;
+	for (i = edge_hash(from, to) & mask; m->slots[i]; i = (i + 1) & mask) {
+		struct graph_edge *e = &m->edges[m->slots[i] - 1];
+		if (e->from == from && e->to == to)
+			return m->slots[i] - 1;
+	}
+	if (pv_grow(&m->edges, &m->cap, m->nedges + 1, sizeof *m->edges) < 0)
+		return PV_NONE;
+	m->edges[m->nedges] = (struct graph_edge){ .from = from, .to = to };
+	m->slots[i] = (uint32_t)m->nedges + 1;
+	return (uint32_t)m->nedges++;
+}
+
+static const struct calltree *sort_t; /* qsort has no context argument */
+
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct ct_flat_row *x = a, *y = b;
+	int64_t cx = ct_cum_weight(sort_t, x), cy = ct_cum_weight(sort_t, y);
+	int64_t fx = ct_self_weight(sort_t, x), fy = ct_self_weight(sort_t, y);
+
+	if (cx != cy)
+		return cx > cy ? -1 : 1;
+	if (fx != fy)
+		return fx > fy ? -1 : 1;
+	return x->frame < y->frame ? -1 : x->frame > y->frame;
+}
+
+static int cmp_edges(const void *a, const void *b)
+{
+	const struct graph_edge *x = a, *y = b;
+	int64_t wx = sort_t->v_value != PV_NONE ? x->value : x->count;
+	int64_t wy = sort_t->v_value != PV_NONE ? y->value : y->count;
+
+	if (wx != wy)
+		return wx > wy ? -1 : 1;
+	if (x->from != y->from)
+		return x->from < y->from ? -1 : 1;
+	return x->to < y->to ? -1 : x->to > y->to;
+}
+
+/* Choose the nodes: rows sorted hottest first, the kept ones copied into
+ * g->nodes and node_of[frame] set to their index (PV_NONE: dropped). */
+static int select_nodes(struct graph *g, struct ct_flat_row *rows, size_t nrows,
+			const struct graph_options *o, uint32_t *node_of)
+{
+	const struct calltree *t = g->t;
+	int64_t total = ct_weight(t, &t->nodes[0]);
+	size_t used = 0;
+
+	g->node_cutoff = (int64_t)((double)total * o->nodefraction);
+	sort_t = t;
+	qsort(rows, nrows, sizeof *rows, cmp_rows);
+	g->nodes = calloc(nrows ? nrows : 1, sizeof *g->nodes);
+	if (!g->nodes)
+		return pv_oom();
+	for (size_t i = 0; i < nrows; i++) {
+		const struct ct_flat_row *r = &rows[i];
+		int64_t cum = ct_cum_weight(t, r);
+
+		node_of[r->frame] = PV_NONE;
+		if (r->cum_count == 0 && r->cum_value == 0)
+			continue; /* a frame of a thread --tid left out */
+		used++;
+		if (cum < g->node_cutoff || cum <= 0 || (o->nodecount && g->nnodes >= o->nodecount))
+			continue;
+		node_of[r->frame] = (uint32_t)g->nnodes;
+		g->nodes[g->nnodes++] = (struct graph_node){
+			.frame = r->frame,
+			.flat_count = r->self_count, .flat_value = r->self_value,
+			.cum_count = r->cum_count, .cum_value = r->cum_value,
+		};
+		g->kept_flat += ct_self_weight(t, r);
+	}
+	g->total_nodes = used;
+	g->dropped_nodes = used - g->nnodes;
+	return 0;
+}
+
+/* Edges between kept nodes: walk the tree depth first, each node knowing
+ * its nearest kept ancestor and whether dropped frames lie between. */
+static int build_edges(struct graph *g, const struct graph_options *o, const uint32_t *node_of)
+{
+	const struct calltree *t = g->t;
+	size_t nn = t->nnodes;
+	uint32_t *anc = malloc(nn * sizeof *anc);      /* graph node of the nearest kept ancestor-or-self */
+	uint32_t *edge_of = malloc(nn * sizeof *edge_of);
+	bool *skipped = malloc(nn * sizeof *skipped);  /* dropped frames since anc */
+	uint32_t *stack = malloc(nn * sizeof *stack);
+	uint32_t *onpath = NULL;                        /* per edge: occurrences on the path */
+	size_t cap_onpath = 0, nonpath = 0, sp = 0;
+	struct edge_map m = { 0 };
+	int64_t total = ct_weight(t, &t->nodes[0]);
+	int ret = -1;
+
+	if (!anc || !edge_of || !skipped || !stack) {
+		pv_oom();
+		goto out;
+	}
+	uint32_t node = t->nodes[0].first_child;
+	anc[0] = PV_NONE;
+	skipped[0] = false;
+	while (node != PV_NONE) {
+		const struct ct_node *nd = &t->nodes[node];
+		uint32_t up = nd->parent;
+
+		edge_of[node] = PV_NONE;
+		if (nd->kind != CT_FRAME) {
+			anc[node] = PV_NONE;
+			skipped[node] = false;
+		} else if (node_of[nd->frame] == PV_NONE) {
+			anc[node] = anc[up];
+			skipped[node] = true;
+		} else {
+			uint32_t to = node_of[nd->frame];
+			anc[node] = to;
+			skipped[node] = false;
+			if (anc[up] != PV_NONE) {
+				uint32_t e = edge_get(&m, anc[up], to);
+				if (e == PV_NONE)
+					goto out;
+				if (pv_grow(&onpath, &cap_onpath, m.nedges, sizeof *onpath) < 0)
+					goto out;
+				while (nonpath < m.nedges)
+					onpath[nonpath++] = 0;
+				if (onpath[e]++ == 0) {
+					m.edges[e].count += nd->count;
+					m.edges[e].value += nd->value;
+				}
+				if (skipped[up])
+					m.edges[e].residual = true;
+				edge_of[node] = e;
+			}
+		}
+		stack[sp++] = node;
+		if (nd->first_child != PV_NONE) {
+			node = nd->first_child;
+			continue;
+		}
+		node = PV_NONE;
+		while (sp) {
+			uint32_t u = stack[--sp];
+			if (edge_of[u] != PV_NONE)
+				onpath[edge_of[u]]--;
+			if (t->nodes[u].next_sibling != PV_NONE) {
+				node = t->nodes[u].next_sibling;
+				break;
+			}
+		}
+	}
+
+	/* Light edges go. */
+	g->edge_cutoff = (int64_t)((double)total * o->edgefraction);
+	size_t kept = 0;
+	for (size_t i = 0; i < m.nedges; i++) {
+		struct graph_edge *e = &m.edges[i];
+		int64_t w = graph_weight(g, e->count, e->value);
+		if (w < g->edge_cutoff || w <= 0)
+			continue;
+		m.edges[kept++] = *e;
+	}
+	sort_t = t;
+	qsort(m.edges, kept, sizeof *m.edges, cmp_edges);
+	/* dot's layout time grows fast with the edges: past GRAPH_EDGES_PER_NODE
+	 * per node only the heaviest edges stay, and each node's heaviest
+	 * incoming edge, so no node loses all its callers. */
+	if (o->nodecount && kept > GRAPH_EDGES_PER_NODE * g->nnodes) {
+		bool *has_in = calloc(g->nnodes ? g->nnodes : 1, sizeof *has_in);
+		size_t k2 = 0;
+		if (!has_in) {
+			pv_oom();
+			goto out;
+		}
+		for (size_t i = 0; i < kept; i++) {
+			struct graph_edge *e = &m.edges[i];
+			if (k2 < GRAPH_EDGES_PER_NODE * g->nnodes || !has_in[e->to]) {
+				has_in[e->to] = true;
+				m.edges[k2++] = *e;
+			}
+		}
+		free(has_in);
+		kept = k2;
+	}
+	g->dropped_edges = m.nedges - kept;
+	g->edges = m.edges;
+	g->nedges = kept;
+	m.edges = NULL;
+	ret = 0;
+out:
+	free(m.edges);
+	free(m.slots);
+	free(anc);
+	free(edge_of);
+	free(skipped);
+	free(stack);
+	free(onpath);
+	return ret;
+}
+
+struct graph *graph_build(struct calltree *t, const struct graph_options *o)
+{
+	struct graph *g = calloc(1, sizeof *g);
+	struct ct_flat_row *rows = NULL;
+	uint32_t *node_of = NULL;
+	size_t nrows;
+
+	if (!g) {
+		pv_oom();
+		return NULL;
+	}
+	g->t = t;
+	rows = calltree_flat(t, &nrows);
+	if (!rows)
+		goto fail;
+	node_of = malloc((t->nframes ? t->nframes : 1) * sizeof *node_of);
+	if (!node_of) {
+		pv_oom();
+		goto fail;
+	}
+	if (select_nodes(g, rows, nrows, o, node_of) < 0 || build_edges(g, o, node_of) < 0)
+		goto fail;
+	free(rows);
+	free(node_of);
+	return g;
+fail:
+	free(rows);
+	free(node_of);
+	graph_free(g);
+	return NULL;
+}
+
+void graph_free(struct graph *g)
+{
+	if (!g)
+		return;
+	free(g->nodes);
+	free(g->edges);
+	free(g);
+}

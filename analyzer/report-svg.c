@@ -1,0 +1,489 @@
+/* report-svg.c - the call graph laid out by dot and written as SVG */
+#include "report-svg.h"
+#include "error.h"
+#include "util.h"
+
+#include <graphviz/cgraph.h>
+#include <graphviz/gvc.h>
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NAME_BUF 4096
+#define LABEL_NAME_MAX 40 /* longer names are shortened in labels */
+
+/* A growing string. */
+struct sbuf {
+	char *s;
+	size_t len, cap;
+	bool failed;
+};
+
+static void sb_add(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_add(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->failed)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || pv_grow(&b->s, &b->cap, b->len + (size_t)n + 1, 1) < 0) {
+		b->failed = true;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+/* Text for a graphviz escString: a backslash must be doubled, or "\N",
+ * "\l" and the like would be read as escapes.  graphviz itself escapes
+ * '&', '<' and '>' when it writes the SVG. */
+static void sb_text(struct sbuf *b, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\')
+			sb_add(b, "\\\\");
+		else if (*s == '\n')
+			sb_add(b, " ");
+		else
+			sb_add(b, "%c", *s);
+	}
+}
+
+/* Is s[i] the '<' or '>' of an operator name ("operator<<", "operator->")? */
+static bool operator_char(const char *s, size_t i)
+{
+	size_t k = i;
+
+	while (k > 0 && (s[k - 1] == '<' || s[k - 1] == '>' || s[k - 1] == '-' || s[k - 1] == '='))
+		k--;
+	return k >= 8 && strncmp(s + k - 8, "operator", 8) == 0;
+}
+
+/* A name short enough for a label: template arguments become "<…>", a
+ * trailing parameter list "()", and what is still too long keeps its end
+ * (the function's own name) after "…".  The whole name goes in the
+ * tooltip. */
+static void shorten_name(const char *name, char *out, size_t n)
+{
+	char tmp[NAME_BUF];
+	size_t len = strlen(name), j = 0;
+	int depth = 0;
+
+	if (len <= LABEL_NAME_MAX) {
+		snprintf(out, n, "%s", name);
+		return;
+	}
+	for (size_t i = 0; name[i] && j + 8 < sizeof tmp; i++) {
+		char c = name[i];
+		if ((c == '<' || c == '>') && operator_char(name, i)) {
+			if (depth == 0)
+				tmp[j++] = c;
+			continue;
+		}
+		if (c == '<') {
+			if (depth++ == 0) {
+				memcpy(tmp + j, "<\xe2\x80\xa6", 4);
+				j += 4;
+			}
+			continue;
+		}
+		if (c == '>' && depth > 0) {
+			if (--depth == 0)
+				tmp[j++] = '>';
+			continue;
+		}
+		if (depth == 0)
+			tmp[j++] = c;
+	}
+	tmp[j] = '\0';
+	/* The parameter list at the end (after a " const" maybe). */
+	char *end = tmp + j;
+	if (j > 6 && strcmp(end - 6, " const") == 0)
+		end -= 6;
+	if (end > tmp && end[-1] == ')') {
+		int d = 0;
+		for (char *q = end - 1; q >= tmp; q--) {
+			if (*q == ')')
+				d++;
+			else if (*q == '(' && --d == 0) {
+				if (q > tmp) /* not a name that is all parentheses */
+					strcpy(q, "()");
+				break;
+			}
+		}
+	}
+	len = strlen(tmp);
+	if (len <= LABEL_NAME_MAX) {
+		snprintf(out, n, "%s", tmp);
+		return;
+	}
+	/* Keep the tail, starting at a character boundary. */
+	const char *tail = tmp + len - LABEL_NAME_MAX;
+	while (((unsigned char)*tail & 0xc0) == 0x80)
+		tail++;
+	snprintf(out, n, "\xe2\x80\xa6%s", tail);
+}
+
+static void fmt_time(char *buf, size_t n, int64_t ns)
+{
+	double a = fabs((double)ns);
+
+	if (a >= 1e9)
+		snprintf(buf, n, "%.2fs", ns / 1e9);
+	else if (a >= 1e6)
+		snprintf(buf, n, "%.2fms", ns / 1e6);
+	else if (a >= 1e3)
+		snprintf(buf, n, "%.2fus", ns / 1e3);
+	else
+		snprintf(buf, n, "%" PRId64 "ns", ns);
+}
+
+/* "1.23s (12.3%), n=308" or "308 (12.3%)" without a time value. */
+static void fmt_amount(const struct graph *g, char *buf, size_t n, int64_t count, int64_t value,
+		       int64_t total)
+{
+	int64_t w = graph_weight(g, count, value);
+	double share = total ? 100.0 * (double)w / (double)total : 0.0;
+
+	if (g->t->v_value != PV_NONE) {
+		char tm[32];
+		fmt_time(tm, sizeof tm, value);
+		snprintf(buf, n, "%s (%.1f%%), n=%" PRId64, tm, share, count);
+	} else {
+		snprintf(buf, n, "%" PRId64 " (%.1f%%)", count, share);
+	}
+}
+
+/* Colour for a share in [0, 1]: from grey to dark red, as the share grows;
+ * fill: a pale version. */
+static void share_color(char *buf, size_t n, double share, bool fill)
+{
+	double t = sqrt(share < 0 ? 0 : share > 1 ? 1 : share);
+	int r, gr, b;
+
+	if (fill) {
+		r = (int)(0xf6 + (0xff - 0xf6) * t);
+		gr = (int)(0xf6 + (0xc8 - 0xf6) * t);
+		b = (int)(0xf6 + (0xb8 - 0xf6) * t);
+	} else {
+		r = (int)(0x9a + (0xb2 - 0x9a) * t);
+		gr = (int)(0x9a + (0x10 - 0x9a) * t);
+		b = (int)(0x9a + (0x10 - 0x9a) * t);
+	}
+	snprintf(buf, n, "#%02x%02x%02x", r, gr, b);
+}
+
+/* Declared attributes, set with agxset. */
+struct attrs {
+	Agsym_t *n_label, *n_tooltip, *n_fontsize, *n_color, *n_fillcolor, *n_fontcolor, *n_style,
+		*n_shape, *n_id;
+	Agsym_t *e_label, *e_tooltip, *e_penwidth, *e_weight, *e_color, *e_style, *e_arrowsize;
+};
+
+static Agsym_t *decl(Agraph_t *gr, int kind, const char *name, const char *def)
+{
+	return agattr(gr, kind, (char *)name, (char *)def);
+}
+
+static int set(void *obj, Agsym_t *sym, const char *v)
+{
+	return agxset(obj, sym, (char *)v);
+}
+
+static void declare_attrs(Agraph_t *gr, struct attrs *a)
+{
+	decl(gr, AGRAPH, "nodesep", "0.3");
+	decl(gr, AGRAPH, "ranksep", "0.4");
+	decl(gr, AGRAPH, "fontname", "Helvetica");
+	decl(gr, AGNODE, "fontname", "Helvetica");
+	decl(gr, AGEDGE, "fontname", "Helvetica");
+	decl(gr, AGNODE, "margin", "0.08,0.04");
+	decl(gr, AGEDGE, "fontsize", "10");
+	a->n_label = decl(gr, AGNODE, "label", "\\N");
+	a->n_tooltip = decl(gr, AGNODE, "tooltip", "");
+	a->n_fontsize = decl(gr, AGNODE, "fontsize", "10");
+	a->n_color = decl(gr, AGNODE, "color", "black");
+	a->n_fillcolor = decl(gr, AGNODE, "fillcolor", "white");
+	a->n_fontcolor = decl(gr, AGNODE, "fontcolor", "black");
+	a->n_style = decl(gr, AGNODE, "style", "filled");
+	a->n_shape = decl(gr, AGNODE, "shape", "box");
+	a->n_id = decl(gr, AGNODE, "id", "");
+	a->e_label = decl(gr, AGEDGE, "label", "");
+	a->e_tooltip = decl(gr, AGEDGE, "tooltip", "");
+	a->e_penwidth = decl(gr, AGEDGE, "penwidth", "1");
+	a->e_weight = decl(gr, AGEDGE, "weight", "1");
+	a->e_color = decl(gr, AGEDGE, "color", "black");
+	a->e_style = decl(gr, AGEDGE, "style", "solid");
+	a->e_arrowsize = decl(gr, AGEDGE, "arrowsize", "1");
+}
+
+static const char *value_name(const struct calltree *t)
+{
+	const struct pv_profile *p = t->p;
+	const char *v;
+
+	if (t->v_value == PV_NONE)
+		return "samples";
+	v = pv_str(p, p->sample_types[t->v_value].type);
+	return strcmp(v, "cpu") == 0 ? "CPU time" : v;
+}
+
+/* The legend: a box of left-justified lines. */
+static int add_legend(Agraph_t *gr, const struct attrs *a, const struct graph *g,
+		      const struct svg_options *o, bool any_residual, bool any_noise)
+{
+	const struct calltree *t = g->t;
+	const struct pv_profile *p = t->p;
+	const char *prog = pv_str(p, p->program);
+	int64_t total = ct_weight(t, &t->nodes[0]);
+	char buf[128], cut[64];
+	struct sbuf l = { 0 }, tip = { 0 };
+	Agnode_t *n;
+
+	sb_add(&l, "File: ");
+	sb_text(&l, prog[0] ? pv_base_name(prog) : "(unknown)");
+	sb_add(&l, "\\lType: %s%s\\l", value_name(t), t->v_value != PV_NONE ? " (n: samples)" : "");
+	if (t->v_value != PV_NONE) {
+		fmt_time(buf, sizeof buf, total);
+		sb_add(&l, "Total: %s of %s in %" PRId64 " samples\\l", buf,
+		       strcmp(value_name(t), "CPU time") == 0 ? "CPU" : value_name(t), t->samples);
+	} else {
+		sb_add(&l, "Total: %" PRId64 " samples\\l", t->samples);
+	}
+	if (o->filters && o->filters[0]) {
+		sb_add(&l, "Filters: ");
+		sb_text(&l, o->filters);
+		sb_add(&l, "\\l");
+	}
+	if (t->v_value != PV_NONE) {
+		fmt_time(buf, sizeof buf, g->kept_flat);
+		sb_add(&l, "Showing nodes accounting for %s, %.2f%% of the total\\l", buf,
+		       total ? 100.0 * (double)g->kept_flat / (double)total : 0.0);
+	} else {
+		sb_add(&l, "Showing nodes accounting for %" PRId64 " samples, %.2f%% of the total\\l",
+		       g->kept_flat, total ? 100.0 * (double)g->kept_flat / (double)total : 0.0);
+	}
+	if (t->v_value != PV_NONE)
+		fmt_time(cut, sizeof cut, g->node_cutoff);
+	else
+		snprintf(cut, sizeof cut, "%" PRId64, g->node_cutoff);
+	if (g->dropped_nodes)
+		sb_add(&l, "Dropped %zu node%s (cum < %s or past the top %zu)\\l", g->dropped_nodes,
+		       g->dropped_nodes == 1 ? "" : "s", cut, o->graph.nodecount);
+	if (t->v_value != PV_NONE)
+		fmt_time(cut, sizeof cut, g->edge_cutoff);
+	else
+		snprintf(cut, sizeof cut, "%" PRId64, g->edge_cutoff);
+	if (g->dropped_edges)
+		sb_add(&l, "Dropped %zu edge%s (weight < %s)\\l", g->dropped_edges,
+		       g->dropped_edges == 1 ? "" : "s", cut);
+	sb_add(&l, "Showing %zu of %zu nodes, %zu edges\\l", g->nnodes, g->total_nodes, g->nedges);
+	if (any_residual)
+		sb_add(&l, "Dashed: calls through dropped frames\\l");
+	if (any_noise)
+		sb_add(&l, "Grey: at or below the noise floor, n <= %g sqrt(N), N all samples\\l",
+		       o->noisefloor);
+	sb_text(&tip, prog[0] ? prog : "(unknown)");
+	if (l.failed || tip.failed) {
+		free(l.s);
+		free(tip.s);
+		return pv_oom();
+	}
+	n = agnode(gr, "legend", 1);
+	set(n, a->n_label, l.s);
+	set(n, a->n_tooltip, tip.s);
+	set(n, a->n_fontsize, "16");
+	set(n, a->n_style, "solid");
+	set(n, a->n_shape, "box");
+	set(n, a->n_id, "legend");
+	free(l.s);
+	free(tip.s);
+	return 0;
+}
+
+static int add_nodes(Agraph_t *gr, const struct attrs *a, const struct graph *g,
+		     const struct svg_options *o, Agnode_t **gn, bool *any_noise)
+{
+	const struct calltree *t = g->t;
+	int64_t total = ct_weight(t, &t->nodes[0]);
+	int64_t max_flat = 1;
+	char name[NAME_BUF], where[NAME_BUF], shortn[NAME_BUF], amt[128], buf[64];
+	double floor_n = o->noisefloor > 0 ? o->noisefloor * sqrt((double)t->samples) : -1;
+
+	for (size_t i = 0; i < g->nnodes; i++) {
+		int64_t f = graph_weight(g, g->nodes[i].flat_count, g->nodes[i].flat_value);
+		if (f > max_flat)
+			max_flat = f;
+	}
+	for (size_t i = 0; i < g->nnodes; i++) {
+		const struct graph_node *nd = &g->nodes[i];
+		int64_t flat = graph_weight(g, nd->flat_count, nd->flat_value);
+		int64_t cum = graph_weight(g, nd->cum_count, nd->cum_value);
+		bool noise = (double)nd->cum_count <= floor_n;
+		struct sbuf l = { 0 }, tip = { 0 };
+		char id[32];
+
+		calltree_frame_name(t, nd->frame, name, sizeof name);
+		calltree_frame_where(t, nd->frame, where, sizeof where);
+		shorten_name(name[0] ? name : "??", shortn, sizeof shortn);
+		sb_text(&l, shortn);
+		if (flat == 0 && nd->flat_count == 0) {
+			fmt_amount(g, amt, sizeof amt, nd->cum_count, nd->cum_value, total);
+			sb_add(&l, "\\n0 of %s", amt);
+		} else {
+			fmt_amount(g, amt, sizeof amt, nd->flat_count, nd->flat_value, total);
+			sb_add(&l, "\\n%s", amt);
+			if (cum != flat) {
+				fmt_amount(g, amt, sizeof amt, nd->cum_count, nd->cum_value, total);
+				sb_add(&l, "\\nof %s", amt);
+			}
+		}
+		sb_text(&tip, name[0] ? name : "??");
+		if (where[0]) {
+			sb_add(&tip, " (");
+			sb_text(&tip, where);
+			sb_add(&tip, ")");
+		}
+		fmt_amount(g, amt, sizeof amt, nd->flat_count, nd->flat_value, total);
+		sb_add(&tip, " flat %s,", amt);
+		fmt_amount(g, amt, sizeof amt, nd->cum_count, nd->cum_value, total);
+		sb_add(&tip, " cum %s", amt);
+		if (noise)
+			sb_add(&tip, ", within the noise floor");
+		if (l.failed || tip.failed) {
+			free(l.s);
+			free(tip.s);
+			return pv_oom();
+		}
+		snprintf(id, sizeof id, "N%zu", i + 1);
+		gn[i] = agnode(gr, id, 1);
+		set(gn[i], a->n_label, l.s);
+		set(gn[i], a->n_tooltip, tip.s);
+		set(gn[i], a->n_id, id);
+		free(l.s);
+		free(tip.s);
+		snprintf(buf, sizeof buf, "%.1f", 10.0 + 30.0 * sqrt((double)flat / (double)max_flat));
+		set(gn[i], a->n_fontsize, buf);
+		if (noise) {
+			*any_noise = true;
+			set(gn[i], a->n_color, "#c8c8c8");
+			set(gn[i], a->n_fillcolor, "#f0f0f0");
+			set(gn[i], a->n_fontcolor, "#a0a0a0");
+			set(gn[i], a->n_style, "filled,dashed");
+		} else {
+			double share = total ? (double)cum / (double)total : 0;
+			share_color(buf, sizeof buf, share, false);
+			set(gn[i], a->n_color, buf);
+			share_color(buf, sizeof buf, share, true);
+			set(gn[i], a->n_fillcolor, buf);
+		}
+	}
+	return 0;
+}
+
+static int add_edges(Agraph_t *gr, const struct attrs *a, const struct graph *g, Agnode_t **gn,
+		     bool *any_residual)
+{
+	const struct calltree *t = g->t;
+	int64_t total = ct_weight(t, &t->nodes[0]);
+	char from[NAME_BUF], to[NAME_BUF], buf[64], amt[128];
+
+	for (size_t i = 0; i < g->nedges; i++) {
+		const struct graph_edge *e = &g->edges[i];
+		int64_t w = graph_weight(g, e->count, e->value);
+		double share = total ? (double)w / (double)total : 0;
+		struct sbuf tip = { 0 };
+		Agedge_t *ge = agedge(gr, gn[e->from], gn[e->to], NULL, 1);
+
+		if (!ge)
+			return pv_error("cannot add an edge to the call graph");
+		if (t->v_value != PV_NONE)
+			fmt_time(buf, sizeof buf, e->value);
+		else
+			snprintf(buf, sizeof buf, "%" PRId64, e->count);
+		set(ge, a->e_label, buf);
+		calltree_frame_name(t, g->nodes[e->from].frame, from, sizeof from);
+		calltree_frame_name(t, g->nodes[e->to].frame, to, sizeof to);
+		fmt_amount(g, amt, sizeof amt, e->count, e->value, total);
+		sb_text(&tip, from);
+		sb_add(&tip, " -> ");
+		sb_text(&tip, to);
+		sb_add(&tip, "%s (%s)", e->residual ? " (through dropped frames)" : "", amt);
+		if (tip.failed)
+			return pv_oom();
+		set(ge, a->e_tooltip, tip.s);
+		free(tip.s);
+		snprintf(buf, sizeof buf, "%.2f", 1.0 + 5.0 * share);
+		set(ge, a->e_penwidth, buf);
+		snprintf(buf, sizeof buf, "%.2f", 0.6 + 0.6 * sqrt(share));
+		set(ge, a->e_arrowsize, buf);
+		snprintf(buf, sizeof buf, "%d", 1 + (int)(100.0 * share));
+		set(ge, a->e_weight, buf);
+		share_color(buf, sizeof buf, share, false);
+		set(ge, a->e_color, buf);
+		if (e->residual) {
+			set(ge, a->e_style, "dashed");
+			*any_residual = true;
+		}
+	}
+	return 0;
+}
+
+int report_svg(FILE *out, struct calltree *t, const struct svg_options *o)
+{
+	struct graph *g = graph_build(t, &o->graph);
+	GVC_t *gvc = NULL;
+	Agraph_t *gr = NULL;
+	Agnode_t **gn = NULL;
+	struct attrs a;
+	bool any_residual = false, any_noise = false, laid_out = false;
+	int ret = -1;
+
+	if (!g)
+		return -1;
+	gn = calloc(g->nnodes ? g->nnodes : 1, sizeof *gn);
+	if (!gn) {
+		pv_oom();
+		goto out;
+	}
+	gvc = gvContext();
+	gr = gvc ? agopen("callgraph", Agdirected, NULL) : NULL;
+	if (!gr) {
+		pv_error("cannot start graphviz");
+		goto out;
+	}
+	declare_attrs(gr, &a);
+	if (add_nodes(gr, &a, g, o, gn, &any_noise) < 0 ||
+	    add_edges(gr, &a, g, gn, &any_residual) < 0 ||
+	    add_legend(gr, &a, g, o, any_residual, any_noise) < 0)
+		goto out;
+	if (gvLayout(gvc, gr, "dot") != 0) {
+		pv_error("graphviz cannot lay out the call graph with 'dot': is its dot layout plugin installed?");
+		goto out;
+	}
+	laid_out = true;
+	if (gvRender(gvc, gr, "svg", out) != 0) {
+		pv_error("graphviz cannot write SVG: is its core plugin installed?");
+		goto out;
+	}
+	ret = 0;
+out:
+	if (laid_out)
+		gvFreeLayout(gvc, gr);
+	if (gr)
+		agclose(gr);
+	if (gvc)
+		gvFreeContext(gvc);
+	free(gn);
+	graph_free(g);
+	return ret;
+}

@@ -1,0 +1,27 @@
+/* report-svg.h - the call graph drawn as SVG by graphviz, in process
+ *
+ * pprof's picture: a box per node labelled with its name, flat and
+ * cumulative values and shares, growing with its flat share; edges as
+ * thick and as red as their weight, dashed where the call skips dropped
+ * frames; a legend with the program, the totals, the filters and what was
+ * left out.  Laid out by graphviz's dot through libgvc and libcgraph.
+ */
+#ifndef PROFVIEW_REPORT_SVG_H
+#define PROFVIEW_REPORT_SVG_H
+
+#include "calltree.h"
+#include "graph.h"
+
+#include <stdio.h>
+
+struct svg_options {
+	struct graph_options graph;
+	double noisefloor;     /* grey nodes with cum n <= K * sqrt(total n); 0 off */
+	const char *filters;   /* what the samples were filtered by, for the legend; may be NULL */
+};
+
+/* Build the graph of t, lay it out and write it as SVG to out.  0, or -1
+ * after reporting the error. */
+int report_svg(FILE *out, struct calltree *t, const struct svg_options *o);
+
+#endif
