@@ -1,8 +1,11 @@
 /* profview.c - the analyzer command: read, symbolize, report */
 #include "calltree.h"
 #include "error.h"
+#include "filter.h"
 #include "read.h"
 #include "report-text.h"
+#include "report-svg.h"
+#include "report-flame.h"
 #include "leaf.h"
 #include "merge.h"
 #include "modules.h"
@@ -22,7 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum report_kind { REPORT_TREE, REPORT_FLAT, REPORT_FOLDED, REPORT_PPROF };
+enum report_kind { REPORT_TREE, REPORT_FLAT, REPORT_FOLDED, REPORT_PPROF, REPORT_SVG, REPORT_FLAME };
 
 enum {
 	OPT_TREE = 256, OPT_FLAT, OPT_FOLDED, OPT_SORT, OPT_NOISEFLOOR, OPT_MINCOUNT, OPT_MAXDEPTH,
@@ -30,11 +33,26 @@ enum {
 	OPT_SYMBOLIZER, OPT_NO_DEMANGLE, OPT_DUMP_LOCATIONS, OPT_PPROF,
 };
 
+/* The call graph (--svg) and its pruning. */
+enum { OPT_SVG = 0x500, OPT_NODECOUNT, OPT_NODEFRACTION, OPT_EDGEFRACTION };
+
+/* The filters: OPT_FILTER + enum pv_filter_kind. */
+enum { OPT_FILTER = 0x400 };
+
+/* The flame graph (--flame, --icicle). */
+enum { OPT_FLAME = 0x600, OPT_ICICLE };
+
 static const struct option long_options[] = {
 	{ "tree", no_argument, NULL, OPT_TREE },
 	{ "flat", no_argument, NULL, OPT_FLAT },
 	{ "folded", no_argument, NULL, OPT_FOLDED },
 	{ "pprof", no_argument, NULL, OPT_PPROF },
+	{ "svg", no_argument, NULL, OPT_SVG },
+	{ "flame", no_argument, NULL, OPT_FLAME },
+	{ "icicle", no_argument, NULL, OPT_ICICLE },
+	{ "nodecount", required_argument, NULL, OPT_NODECOUNT },
+	{ "nodefraction", required_argument, NULL, OPT_NODEFRACTION },
+	{ "edgefraction", required_argument, NULL, OPT_EDGEFRACTION },
 	{ "sort", required_argument, NULL, OPT_SORT },
 	{ "noisefloor", required_argument, NULL, OPT_NOISEFLOOR },
 	{ "mincount", required_argument, NULL, OPT_MINCOUNT },
@@ -48,6 +66,12 @@ static const struct option long_options[] = {
 	{ "color", required_argument, NULL, OPT_COLOR },
 	{ "symbolizer", required_argument, NULL, OPT_SYMBOLIZER },
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
+	{ "focus", required_argument, NULL, OPT_FILTER + PV_FILTER_FOCUS },
+	{ "ignore", required_argument, NULL, OPT_FILTER + PV_FILTER_IGNORE },
+	{ "hide", required_argument, NULL, OPT_FILTER + PV_FILTER_HIDE },
+	{ "show", required_argument, NULL, OPT_FILTER + PV_FILTER_SHOW },
+	{ "show-from", required_argument, NULL, OPT_FILTER + PV_FILTER_SHOW_FROM },
+	{ "prune-from", required_argument, NULL, OPT_FILTER + PV_FILTER_PRUNE_FROM },
 	/* Hidden, for tests/e2e/symbolizers.sh: every symbolized location with
 	 * the file and ELF address to give addr2line, tab-separated. */
 	{ "dump-locations", no_argument, NULL, OPT_DUMP_LOCATIONS },
@@ -72,6 +96,9 @@ static void usage(FILE *out)
 		"      --flat             one row per function: self and cumulative\n"
 		"      --folded           folded stacks (\"main;f;g 42\"), FlameGraph's input\n"
 		"      --pprof            the whole profile as gzipped pprof profile.proto\n"
+		"      --svg              call graph drawn by graphviz, as SVG\n"
+		"      --flame            flame graph, as SVG with hover, zoom and search\n"
+		"      --icicle           the flame graph upside down: the root on top\n"
 		"\n"
 		"Granularity:\n"
 		"      --functions        a node per function (default)\n"
@@ -86,6 +113,18 @@ static void usage(FILE *out)
 		"      --mincount=N       hide nodes with fewer than N samples\n"
 		"      --maxdepth=D       show the tree down to depth D\n"
 		"      --sort=ORDER       flat view order: count (self), cum, or name\n"
+		"      --nodecount=N      call graph: keep the N hottest nodes (default 80, 0 all)\n"
+		"      --nodefraction=F   call graph: drop nodes under F of the total (0.005)\n"
+		"      --edgefraction=F   call graph: drop edges under F of the total (0.001)\n"
+		"\n"
+		"Filters (regular expressions on function, source file and mapped file\n"
+		"names, as pprof's; several of one kind match any of them):\n"
+		"      --focus=RE         keep only the samples with a matching frame\n"
+		"      --ignore=RE        drop the samples with a matching frame\n"
+		"      --hide=RE          remove the matching frames from the stacks\n"
+		"      --show=RE          keep only the matching frames in the stacks\n"
+		"      --show-from=RE     cut the stacks above their outermost matching frame\n"
+		"      --prune-from=RE    cut the stacks below their innermost matching frame\n"
 		"\n"
 		"Symbols:\n"
 		"      --symbolizer=NAME  read debug info with dw (libdw, default) or bfd (libbfd)\n"
@@ -272,6 +311,9 @@ int main(int argc, char **argv)
 	enum report_kind kind = REPORT_TREE;
 	struct ct_options copt = { .granularity = CT_FUNCTIONS };
 	struct report_options ropt = { 0 };
+	struct flame_options flameopt = { 0 };
+	struct svg_options svgopt = { .graph = { GRAPH_DEFAULT_NODECOUNT, GRAPH_DEFAULT_NODEFRACTION,
+						  GRAPH_DEFAULT_EDGEFRACTION } };
 	struct pv_modules *mods = NULL;
 	struct pv_unwinder *unwinder = NULL;
 	struct raw_unwinder uw;
@@ -282,6 +324,9 @@ int main(int argc, char **argv)
 	uint32_t *tids = NULL;
 	size_t ntids = 0;
 	struct pv_profile *p = NULL;
+	struct pv_filters filters = { 0 };
+	struct pv_filter_stats fstats;
+	char fdesc[1024];
 	struct calltree *t = NULL;
 	FILE *out = stdout;
 	int c, ret = 1;
@@ -294,6 +339,23 @@ int main(int argc, char **argv)
 		case OPT_FLAT: kind = REPORT_FLAT; break;
 		case OPT_FOLDED: kind = REPORT_FOLDED; break;
 		case OPT_PPROF: kind = REPORT_PPROF; break;
+		case OPT_SVG: kind = REPORT_SVG; break;
+		case OPT_FLAME: kind = REPORT_FLAME; flameopt.icicle = false; break;
+		case OPT_ICICLE: kind = REPORT_FLAME; flameopt.icicle = true; break;
+		case OPT_NODECOUNT:
+			if (!parse_long(optarg, 0, INT_MAX, &v))
+				return usage_error("invalid --nodecount '%s' (a whole number >= 0)", optarg);
+			svgopt.graph.nodecount = (size_t)v;
+			break;
+		case OPT_NODEFRACTION:
+		case OPT_EDGEFRACTION: {
+			double f;
+			if (!parse_double(optarg, &f) || f > 1)
+				return usage_error("invalid --%s '%s' (a number from 0 to 1)",
+						   c == OPT_NODEFRACTION ? "nodefraction" : "edgefraction", optarg);
+			*(c == OPT_NODEFRACTION ? &svgopt.graph.nodefraction : &svgopt.graph.edgefraction) = f;
+			break;
+		}
 		case OPT_SORT:
 			if (strcmp(optarg, "count") == 0 || strcmp(optarg, "self") == 0)
 				ropt.sort = SORT_COUNT;
@@ -341,6 +403,19 @@ int main(int argc, char **argv)
 			break;
 		case OPT_NO_DEMANGLE: sopt.no_demangle = true; break;
 		case OPT_DUMP_LOCATIONS: dump = true; break;
+		case OPT_FILTER + PV_FILTER_FOCUS: case OPT_FILTER + PV_FILTER_IGNORE:
+		case OPT_FILTER + PV_FILTER_HIDE: case OPT_FILTER + PV_FILTER_SHOW:
+		case OPT_FILTER + PV_FILTER_SHOW_FROM: case OPT_FILTER + PV_FILTER_PRUNE_FROM: {
+			const char *err;
+			if (pv_filters_add(&filters, (enum pv_filter_kind)(c - OPT_FILTER), optarg, &err) < 0) {
+				pv_filters_free(&filters);
+				if (!err)
+					return pv_oom(), 1;
+				return usage_error("invalid --%s '%s': %s", pv_filter_name(c - OPT_FILTER),
+						   optarg, err);
+			}
+			break;
+		}
 		case 'o': output = optarg; break;
 		case 'q': quiet = true; break;
 		case 'h': usage(stdout); return 0;
@@ -389,6 +464,14 @@ int main(int argc, char **argv)
 		ret = dump_locations(stdout, p, mods) < 0 || fflush(stdout) != 0;
 		goto out;
 	}
+	if (pv_filters_any(&filters)) {
+		if (pv_filters_apply(p, &filters, &fstats) < 0)
+			goto out;
+		pv_filters_warn(&filters, &fstats);
+		ropt.filters = pv_filters_describe(&filters, fdesc, sizeof fdesc);
+		ropt.filter_total = fstats.before;
+		ropt.filter_kept = fstats.after;
+	}
 	if (kind == REPORT_PPROF) {
 		ret = write_pprof(p, output) < 0;
 		goto out;
@@ -413,7 +496,17 @@ int main(int argc, char **argv)
 	if (getenv("NO_COLOR") && getenv("NO_COLOR")[0])
 		ropt.color = false;
 
-	if (kind == REPORT_FOLDED) {
+	if (kind == REPORT_FLAME) {
+		flameopt.noisefloor = ropt.noisefloor;
+		flameopt.mincount = ropt.mincount;
+		flameopt.maxdepth = ropt.maxdepth;
+		flameopt.filters = ropt.filters;
+		ret = report_flame(out, t, &flameopt) < 0;
+	} else if (kind == REPORT_SVG) {
+		svgopt.noisefloor = ropt.noisefloor;
+		svgopt.filters = ropt.filters;
+		ret = report_svg(out, t, &svgopt) < 0;
+	} else if (kind == REPORT_FOLDED) {
 		ret = report_folded(out, t, &ropt) < 0;
 	} else {
 		report_header(out, t, &ropt);
@@ -433,6 +526,7 @@ out:
 	modules_free(mods);
 	unwinder_free(unwinder);
 	pv_profile_free(p);
+	pv_filters_free(&filters);
 	free(tids);
 	return ret;
 }

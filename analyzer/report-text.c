@@ -65,6 +65,10 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 	if (t->samples != (int64_t)p->nsamples && o->tid_filter)
 		fprintf(out, " (%s)", o->tid_filter);
 	fprintf(out, "\n");
+	if (o->filters && o->filters[0])
+		fprintf(out, "%sfilters:%s %s; kept %" PRId64 " of %" PRId64 " samples (%.1f%%)\n",
+			bold_on(o), attr_off(o), o->filters, o->filter_kept, o->filter_total,
+			pct(o->filter_kept, o->filter_total));
 	if (p->lost || p->truncated || p->dropped_bytes) {
 		fprintf(out, "%swarning:%s", bold_on(o), attr_off(o));
 		const char *sep = " ";

@@ -1,0 +1,532 @@
+/* report-flame.c - the flame graph: the call tree drawn as boxes, one SVG
+ *
+ * Each node is a box as wide as its share of the weight (CPU time when the
+ * profile has it, else samples), its children on the row above it (below
+ * it with icicle) from the left, in the tree's order (heaviest first).
+ * Boxes narrower than MIN_PX, and those --mincount or --maxdepth leave out,
+ * are summed per parent in one "[N more]" box.  The file carries its own
+ * style and script: a <title> per box for hover, click to zoom, a search
+ * that shows the share of the matching frames.  The script reads the tree
+ * back from the document order (pre-order) and the rows, so the boxes need
+ * no extra attributes.
+ */
+#include "report-flame.h"
+#include "error.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NAME_MAX_LEN 4096
+
+#define WIDTH 1200.0    /* image width, px */
+#define PAD 10.0        /* left and right margin */
+#define ROW 16.0        /* height of a row of boxes */
+#define TOP 56.0        /* room for the title and the buttons */
+#define BOTTOM 34.0     /* room for the details line */
+#define FONT 12.0       /* px, monospace */
+#define CHAR_W 7.3      /* width of one character at FONT, a little generous */
+#define MIN_PX 0.1      /* narrower boxes are summed per parent */
+
+struct flame {
+	FILE *out;                   /* NULL: only lay out (first pass) */
+	const struct calltree *t;
+	const struct flame_options *o;
+	bool by_value;               /* weigh by the profile's value, not counts */
+	double scale;                /* px per unit of weight */
+	int64_t total;               /* the root's weight */
+	uint32_t maxdepth;           /* deepest row drawn */
+	double *x;                   /* left edge of each node, px */
+	unsigned char *grey;         /* at or below the noise floor */
+	uint32_t *stack;
+	char name[NAME_MAX_LEN], where[NAME_MAX_LEN];
+};
+
+static int64_t weight(const struct flame *f, const struct ct_node *n)
+{
+	return f->by_value ? n->value : n->count;
+}
+
+/* Replace what XML cannot carry (control characters, malformed UTF-8,
+ * surrogates, U+FFFE/U+FFFF) by '?', in place; returns the number of
+ * characters. */
+static size_t sanitize(char *s)
+{
+	unsigned char *p = (unsigned char *)s;
+	size_t chars = 0;
+
+	while (*p) {
+		unsigned c = *p;
+		size_t len = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 :
+			     c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+		bool ok = len > 0;
+
+		for (size_t i = 1; ok && i < len; i++)
+			ok = (p[i] & 0xc0) == 0x80;
+		if (ok && len == 1 && c < 0x20)
+			ok = false;
+		if (ok && len == 3) {
+			unsigned cp = (c & 0x0f) << 12 | (p[1] & 0x3fu) << 6 | (p[2] & 0x3fu);
+			ok = cp >= 0x800 && !(cp >= 0xd800 && cp <= 0xdfff) && cp != 0xfffe && cp != 0xffff;
+		}
+		if (ok && len == 4) {
+			unsigned cp = (c & 0x07) << 18 | (p[1] & 0x3fu) << 12;
+			ok = cp >= 0x10000 && cp <= 0x10ffff;
+		}
+		if (!ok) {
+			*p++ = '?';
+		} else {
+			p += len;
+		}
+		chars++;
+	}
+	return chars;
+}
+
+/* Write the first nchars characters of a sanitized string, escaped. */
+static void put_escaped(FILE *out, const char *s, size_t nchars)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c & 0xc0) != 0x80 && nchars-- == 0)
+			break;
+		switch (c) {
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '&': fputs("&amp;", out); break;
+		case '"': fputs("&quot;", out); break;
+		case '\'': fputs("&apos;", out); break;
+		default: fputc(c, out);
+		}
+	}
+}
+
+/* A warm colour from the name, the same for the same name in every run. */
+static void warm_colour(const char *name, int rgb[3])
+{
+	uint32_t h = 2166136261u;
+
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+		h = (h ^ *c) * 16777619u;
+	rgb[0] = 205 + (int)(h % 51);
+	rgb[1] = (int)((h >> 8) % 231);
+	rgb[2] = (int)((h >> 20) % 56);
+}
+
+static void fmt_duration(char *buf, size_t n, int64_t ns)
+{
+	if (ns >= 10 * 1000000000LL)
+		snprintf(buf, n, "%.1f s", ns / 1e9);
+	else if (ns >= 1000000000LL)
+		snprintf(buf, n, "%.2f s", ns / 1e9);
+	else
+		snprintf(buf, n, "%.1f ms", ns / 1e6);
+}
+
+static const char *value_name(const struct calltree *t)
+{
+	const char *v;
+
+	if (t->v_value == PV_NONE)
+		return NULL;
+	v = pv_str(t->p, t->p->sample_types[t->v_value].type);
+	return strcmp(v, "cpu") == 0 ? "CPU" : v;
+}
+
+static void label(struct flame *f, const struct ct_node *nd)
+{
+	const struct pv_profile *p = f->t->p;
+
+	f->where[0] = '\0';
+	if (nd->kind == CT_ROOT) {
+		snprintf(f->name, sizeof f->name, "all");
+	} else if (nd->kind == CT_THREAD) {
+		if (nd->frame == PV_NONE) {
+			snprintf(f->name, sizeof f->name, "[unknown thread]");
+		} else {
+			const struct pv_thread *th = &p->threads[nd->frame];
+			const char *tn = pv_str(p, th->name);
+			if (tn[0])
+				snprintf(f->name, sizeof f->name, "[thread %u \"%s\"]", th->tid, tn);
+			else
+				snprintf(f->name, sizeof f->name, "[thread %u]", th->tid);
+		}
+	} else {
+		calltree_frame_name(f->t, nd->frame, f->name, sizeof f->name);
+		calltree_frame_where(f->t, nd->frame, f->where, sizeof f->where);
+		if (!f->name[0])
+			snprintf(f->name, sizeof f->name, "[unknown]");
+	}
+}
+
+static double row_y(const struct flame *f, uint32_t depth)
+{
+	return f->o->icicle ? TOP + depth * ROW : TOP + (double)(f->maxdepth - depth) * ROW;
+}
+
+/* One box: f->name holds its name (sanitized), f->where its location. */
+static void put_box(struct flame *f, const char *cls, double x, double w, uint32_t depth,
+		    int64_t count, int64_t wt, int64_t value, const char *fill, const char *note)
+{
+	FILE *out = f->out;
+	size_t nchars = sanitize(f->name);
+	double share = f->total > 0 ? 100.0 * (double)wt / (double)f->total : 0.0;
+	double y = row_y(f, depth);
+	const char *vname = value_name(f->t);
+	size_t fit = w > 6 ? (size_t)((w - 6) / CHAR_W) : 0;
+
+	fprintf(out, "<g class=\"%s\"><title>", cls);
+	put_escaped(out, f->name, nchars);
+	fprintf(out, "\n%" PRId64 " sample%s (\u00b1%.0f), %.2f%% (\u00b1%.2f%%)", count,
+		count == 1 ? "" : "s", sqrt((double)count), share,
+		count > 0 ? share / sqrt((double)count) : 0.0);
+	if (vname) {
+		char d[32];
+		fmt_duration(d, sizeof d, value);
+		fprintf(out, ", %s %s", vname, d);
+	}
+	if (f->where[0]) {
+		size_t wc = sanitize(f->where);
+		fputc('\n', out);
+		put_escaped(out, f->where, wc);
+	}
+	if (note)
+		fprintf(out, "\n%s", note);
+	fprintf(out, "</title><rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\"/>",
+		x, y, w, ROW - 1, fill);
+	if (fit >= 3) {
+		fprintf(out, "<text x=\"%.2f\" y=\"%.1f\">", x + 3, y + ROW - 4.5);
+		if (nchars <= fit) {
+			put_escaped(out, f->name, nchars);
+		} else {
+			put_escaped(out, f->name, fit - 2);
+			fputs("..", out);
+		}
+		fputs("</text>", out);
+	}
+	fputs("</g>\n", out);
+}
+
+static void put_node(struct flame *f, uint32_t id)
+{
+	const struct ct_node *nd = &f->t->nodes[id];
+	char fill[32];
+	const char *cls = "f", *note = NULL;
+
+	label(f, nd);
+	if (f->grey[id]) {
+		snprintf(fill, sizeof fill, "rgb(200,200,200)");
+		cls = "f nf";
+		note = "at or below the noise floor";
+	} else if (nd->kind == CT_ROOT) {
+		snprintf(fill, sizeof fill, "rgb(225,185,140)");
+	} else if (nd->kind == CT_THREAD) {
+		snprintf(fill, sizeof fill, "rgb(150,190,230)");
+	} else {
+		int rgb[3];
+		warm_colour(f->name, rgb);
+		snprintf(fill, sizeof fill, "rgb(%d,%d,%d)", rgb[0], rgb[1], rgb[2]);
+	}
+	put_box(f, cls, f->x[id], (double)weight(f, nd) * f->scale, nd->depth, nd->count,
+		weight(f, nd), nd->value, fill, note);
+}
+
+/* Is child c of nd drawn as a box of its own? */
+static bool drawn(const struct flame *f, const struct ct_node *c)
+{
+	if (f->o->mincount > 0 && c->count < f->o->mincount)
+		return false;
+	if (f->o->maxdepth > 0 && c->depth > (uint32_t)f->o->maxdepth)
+		return false;
+	return (double)weight(f, c) * f->scale >= MIN_PX;
+}
+
+/* Pre-order walk: lay out every drawn node's children as it is reached and,
+ * on the second pass, write it.  The "[N more]" box of a node comes after
+ * its subtree (a marker on the stack), where the script expects a child. */
+static void walk(struct flame *f)
+{
+	const struct ct_node *nodes = f->t->nodes;
+	size_t sp = 0;
+
+	f->x[0] = PAD;
+	f->grey[0] = 0;
+	f->stack[sp++] = 0;
+	while (sp) {
+		uint32_t id = f->stack[--sp];
+
+		if (id & 0x80000000u) {
+			const struct ct_node *par = &nodes[id & 0x7fffffffu];
+			int64_t hc = 0, hw = 0, hv = 0;
+			uint32_t hn = 0;
+			double x = f->x[id & 0x7fffffffu];
+
+			for (uint32_t c = par->first_child; c != PV_NONE; c = nodes[c].next_sibling) {
+				if (drawn(f, &nodes[c])) {
+					x += (double)weight(f, &nodes[c]) * f->scale;
+					continue;
+				}
+				hc += nodes[c].count;
+				hw += weight(f, &nodes[c]);
+				hv += nodes[c].value;
+				hn++;
+			}
+			if (f->out) {
+				char fill[32];
+				snprintf(fill, sizeof fill, "%s",
+					 f->grey[id & 0x7fffffffu] ? "rgb(215,215,215)" : "rgb(238,238,238)");
+				snprintf(f->name, sizeof f->name, "[%u more]", hn);
+				f->where[0] = '\0';
+				put_box(f, "f more", x, (double)hw * f->scale, par->depth + 1, hc, hw, hv, fill,
+					"frames too small to draw, or left out, summed");
+			} else if (par->depth + 1 > f->maxdepth) {
+				f->maxdepth = par->depth + 1;
+			}
+			continue;
+		}
+
+		const struct ct_node *nd = &nodes[id];
+		if (f->out)
+			put_node(f, id);
+		else if (nd->depth > f->maxdepth)
+			f->maxdepth = nd->depth;
+
+		/* Children from the left in the tree's order; those not drawn
+		 * are summed in one box after the drawn ones. */
+		double x = f->x[id];
+		int64_t hidden_w = 0;
+		size_t first = sp;
+		for (uint32_t c = nd->first_child; c != PV_NONE; c = nodes[c].next_sibling) {
+			const struct ct_node *cn = &nodes[c];
+			if (!drawn(f, cn)) {
+				hidden_w += weight(f, cn);
+				continue;
+			}
+			f->x[c] = x;
+			x += (double)weight(f, cn) * f->scale;
+			f->grey[c] = f->grey[id] ||
+				     (f->o->noisefloor > 0 &&
+				      (double)cn->count <= f->o->noisefloor * sqrt((double)nd->count));
+			f->stack[sp++] = c;
+		}
+		if ((double)hidden_w * f->scale >= MIN_PX) {
+			/* Below the drawn children on the stack: written last. */
+			memmove(f->stack + first + 1, f->stack + first, (sp - first) * sizeof *f->stack);
+			f->stack[first] = id | 0x80000000u;
+			sp++;
+		}
+		/* Pop the leftmost first. */
+		size_t lo = first + ((double)hidden_w * f->scale >= MIN_PX ? 1 : 0);
+		for (size_t i = lo, j = sp; j > i + 1; i++, j--) {
+			uint32_t tmp = f->stack[i];
+			f->stack[i] = f->stack[j - 1];
+			f->stack[j - 1] = tmp;
+		}
+	}
+}
+
+/* The script: reads the boxes back, zooms, searches.  Kept free of "]]>". */
+static const char script[] =
+	"(function () {\n"
+	"'use strict';\n"
+	"var NS = 'http://www.w3.org/2000/svg';\n"
+	"var fr = [], byEl = new Map();\n"
+	"var gs = document.querySelectorAll('#frames > g');\n"
+	"var stack = [];\n"
+	"for (var i = 0; i < gs.length; i++) {\n"
+	"  var g = gs[i], r = g.querySelector('rect');\n"
+	"  var y = +r.getAttribute('y');\n"
+	"  var d = Math.round(ICICLE ? (y - TOP) / ROW : MAXD - (y - TOP) / ROW);\n"
+	"  while (stack.length && fr[stack[stack.length - 1]].d >= d) fr[stack.pop()].end = i;\n"
+	"  var f = { g: g, r: r, t: g.querySelector('text'), x: +r.getAttribute('x'),\n"
+	"    w: +r.getAttribute('width'), d: d, fill: r.getAttribute('fill'),\n"
+	"    name: g.querySelector('title').textContent.split('\\n')[0],\n"
+	"    parent: stack.length ? stack[stack.length - 1] : -1, end: gs.length, i: i };\n"
+	"  fr.push(f); byEl.set(g, f); stack.push(i);\n"
+	"}\n"
+	"var details = document.getElementById('details');\n"
+	"var matched = document.getElementById('matched');\n"
+	"var reset = document.getElementById('reset');\n"
+	"var searchBtn = document.getElementById('search');\n"
+	"var total = fr.length ? fr[0].w : 1;\n"
+	"function label(f, x, w) {\n"
+	"  var n = Math.floor((w - 6) / CHAR_W), s = '';\n"
+	"  if (n >= 3) s = f.name.length <= n ? f.name : f.name.slice(0, n - 2) + '..';\n"
+	"  if (!f.t) {\n"
+	"    if (!s) return;\n"
+	"    f.t = document.createElementNS(NS, 'text');\n"
+	"    f.t.setAttribute('y', +f.r.getAttribute('y') + ROW - 4.5);\n"
+	"    f.g.appendChild(f.t);\n"
+	"  }\n"
+	"  f.t.setAttribute('x', (x + 3).toFixed(2));\n"
+	"  f.t.textContent = s;\n"
+	"}\n"
+	"function place(f, x, w, faded) {\n"
+	"  f.g.style.display = '';\n"
+	"  f.r.setAttribute('x', x.toFixed(2));\n"
+	"  f.r.setAttribute('width', w.toFixed(2));\n"
+	"  f.g.classList.toggle('faded', faded);\n"
+	"  label(f, x, w);\n"
+	"}\n"
+	"function zoom(z) {\n"
+	"  var s = (WIDTH - 2 * PAD) / z.w, inside = new Set();\n"
+	"  for (var a = z.parent; a >= 0; a = fr[a].parent) inside.add(a);\n"
+	"  for (var i = 0; i < fr.length; i++) {\n"
+	"    var f = fr[i];\n"
+	"    if (i >= z.i && i < z.end) place(f, PAD + (f.x - z.x) * s, f.w * s, false);\n"
+	"    else if (inside.has(i)) place(f, PAD, WIDTH - 2 * PAD, true);\n"
+	"    else f.g.style.display = 'none';\n"
+	"  }\n"
+	"  reset.style.display = z.i ? '' : 'none';\n"
+	"}\n"
+	"function unzoom() { if (fr.length) zoom(fr[0]); }\n"
+	"var query = null;\n"
+	"function search(q) {\n"
+	"  var re = null;\n"
+	"  query = q;\n"
+	"  if (q) {\n"
+	"    try { re = new RegExp(q); }\n"
+	"    catch (e) { re = new RegExp(q.replace(/[.*+?^${}()|[\\]\\\\]/g, '\\\\$&')); }\n"
+	"  }\n"
+	"  var sum = 0, hit = new Uint8Array(fr.length);\n"
+	"  for (var i = 0; i < fr.length; i++) {\n"
+	"    var f = fr[i], m = re !== null && re.test(f.name);\n"
+	"    f.r.setAttribute('fill', m ? 'rgb(230,0,230)' : f.fill);\n"
+	"    var under = f.parent >= 0 && hit[f.parent];\n"
+	"    hit[i] = m || under ? 1 : 0;\n"
+	"    if (m && !under) sum += f.w;\n"
+	"  }\n"
+	"  matched.textContent = re ? 'Matched: ' + (100 * sum / total).toFixed(1) + '% of the total' : '';\n"
+	"  searchBtn.textContent = re ? 'Reset search' : 'Search';\n"
+	"}\n"
+	"function ask() {\n"
+	"  var q = window.prompt('Search for (a regular expression):', query || '');\n"
+	"  if (q !== null) search(q);\n"
+	"}\n"
+	"document.documentElement.addEventListener('click', function (e) {\n"
+	"  var t = e.target;\n"
+	"  if (t === reset) { unzoom(); return; }\n"
+	"  if (t === searchBtn) { if (query) search(''); else ask(); return; }\n"
+	"  var g = t.closest && t.closest('#frames > g');\n"
+	"  if (g) zoom(byEl.get(g));\n"
+	"});\n"
+	"document.documentElement.addEventListener('mouseover', function (e) {\n"
+	"  var g = e.target.closest && e.target.closest('#frames > g');\n"
+	"  details.textContent = g ? g.querySelector('title').textContent.split('\\n').join('  |  ') : '';\n"
+	"});\n"
+	"window.addEventListener('keydown', function (e) {\n"
+	"  if ((e.ctrlKey || e.metaKey) && (e.key === 'f' || e.key === 'F') || e.key === '/') {\n"
+	"    e.preventDefault(); ask();\n"
+	"  } else if (e.key === 'Escape') { search(''); unzoom(); }\n"
+	"});\n"
+	"reset.style.display = 'none';\n"
+	"/* file.svg#s=REGEX&z=NAME: search, zoom into the first frame called NAME */\n"
+	"location.hash.slice(1).split('&').forEach(function (kv) {\n"
+	"  var k = kv.slice(0, kv.indexOf('=')), v = decodeURIComponent(kv.slice(kv.indexOf('=') + 1));\n"
+	"  if (k === 's') search(v);\n"
+	"  if (k === 'z') for (var i = 0; i < fr.length; i++) if (fr[i].name === v) { zoom(fr[i]); break; }\n"
+	"});\n"
+	"})();\n";
+
+static void put_header(struct flame *f, double height)
+{
+	FILE *out = f->out;
+	const struct calltree *t = f->t;
+	const struct pv_profile *p = t->p;
+	const char *vname = value_name(t);
+	const char *prog = pv_str(p, p->program);
+	char d[32];
+
+	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%.0f\" height=\"%.0f\" "
+		"viewBox=\"0 0 %.0f %.0f\">\n", WIDTH, height, WIDTH, height);
+	fprintf(out, "<style>\n"
+		"text { font-family: monospace; font-size: %.0fpx; fill: #000; }\n"
+		"#frames text { pointer-events: none; }\n"
+		"#frames g { cursor: pointer; }\n"
+		"#frames rect { stroke: #fff; stroke-width: 0.5; }\n"
+		"#frames g:hover rect { stroke: #000; stroke-width: 1; }\n"
+		"#frames g.nf text { fill: #555; }\n"
+		"#frames g.more text { fill: #666; font-style: italic; }\n"
+		"#frames g.faded { opacity: 0.5; }\n"
+		".title { font-size: 17px; font-weight: bold; }\n"
+		".btn { fill: #1a5fb4; cursor: pointer; text-decoration: underline; }\n"
+		"</style>\n", FONT);
+	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#fbfaf7\"/>\n", WIDTH, height);
+	fprintf(out, "<text class=\"title\" x=\"%.0f\" y=\"22\" text-anchor=\"middle\">", WIDTH / 2);
+	snprintf(f->name, sizeof f->name, "%s", prog[0] ? prog : "profile");
+	put_escaped(out, f->name, sanitize(f->name));
+	fputs(f->o->icicle ? " \u2014 icicle graph" : " \u2014 flame graph", out);
+	fprintf(out, "</text>\n<text x=\"%.0f\" y=\"40\" text-anchor=\"middle\">%" PRId64 " samples",
+		WIDTH / 2, t->samples);
+	if (vname) {
+		fmt_duration(d, sizeof d, t->nodes[0].value);
+		fprintf(out, ", %s %s", vname, d);
+	}
+	fprintf(out, "; box widths are shares of %s", f->by_value ? vname : "samples");
+	if (f->o->filters && f->o->filters[0]) {
+		snprintf(f->name, sizeof f->name, "%s", f->o->filters);
+		fputs("; ", out);
+		put_escaped(out, f->name, sanitize(f->name));
+	}
+	if (f->o->noisefloor > 0)
+		fprintf(out, "; grey: at or below the noise floor (K=%g)", f->o->noisefloor);
+	fputs("</text>\n", out);
+	fprintf(out, "<text id=\"reset\" class=\"btn\" x=\"%.0f\" y=\"22\">Reset zoom</text>\n", PAD);
+	fprintf(out, "<text id=\"search\" class=\"btn\" x=\"%.0f\" y=\"22\" text-anchor=\"end\">Search</text>\n",
+		WIDTH - PAD);
+	fprintf(out, "<text id=\"matched\" x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\"></text>\n", WIDTH - PAD,
+		height - 12);
+	fprintf(out, "<text id=\"details\" x=\"%.0f\" y=\"%.0f\"></text>\n", PAD, height - 12);
+}
+
+int report_flame(FILE *out, const struct calltree *t, const struct flame_options *o)
+{
+	struct flame *f = calloc(1, sizeof *f);
+	size_t n = t->nnodes ? t->nnodes : 1;
+	int ret = -1;
+
+	if (!f)
+		return pv_oom();
+	f->t = t;
+	f->o = o;
+	f->by_value = t->v_value != PV_NONE && t->nodes[0].value > 0;
+	f->total = weight(f, &t->nodes[0]);
+	f->x = malloc(n * sizeof *f->x);
+	f->grey = malloc(n);
+	f->stack = malloc((n + 1) * sizeof *f->stack * 2);
+	if (!f->x || !f->grey || !f->stack) {
+		pv_oom();
+		goto out;
+	}
+	if (f->total <= 0) {
+		f->out = out;
+		f->maxdepth = 0;
+		put_header(f, TOP + BOTTOM + ROW);
+		fprintf(out, "<g id=\"frames\"/>\n<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">no samples</text>\n",
+			WIDTH / 2, TOP + ROW - 3);
+		fputs("</svg>\n", out);
+		ret = 0;
+		goto out;
+	}
+	f->scale = (WIDTH - 2 * PAD) / (double)f->total;
+	walk(f);
+	f->out = out;
+	put_header(f, TOP + (f->maxdepth + 1) * ROW + BOTTOM);
+	fputs("<g id=\"frames\">\n", out);
+	walk(f);
+	fputs("</g>\n<script><![CDATA[\n", out);
+	fprintf(out, "var WIDTH = %.0f, PAD = %.0f, ROW = %.0f, TOP = %.0f, CHAR_W = %.2f, MAXD = %u, ICICLE = %s;\n",
+		WIDTH, PAD, ROW, TOP, CHAR_W, f->maxdepth, o->icicle ? "true" : "false");
+	fputs(script, out);
+	fputs("]]></script>\n</svg>\n", out);
+	ret = 0;
+out:
+	free(f->x);
+	free(f->grey);
+	free(f->stack);
+	free(f);
+	return ret;
+}
