@@ -11,6 +11,7 @@
  * no extra attributes.
  */
 #include "report-flame.h"
+#include "report-text.h"
 #include "error.h"
 
 #include <inttypes.h>
@@ -115,16 +116,6 @@ static void warm_colour(const char *name, int rgb[3])
 	rgb[2] = (int)((h >> 20) % 56);
 }
 
-static void fmt_duration(char *buf, size_t n, int64_t ns)
-{
-	if (ns >= 10 * 1000000000LL)
-		snprintf(buf, n, "%.1f s", ns / 1e9);
-	else if (ns >= 1000000000LL)
-		snprintf(buf, n, "%.2f s", ns / 1e9);
-	else
-		snprintf(buf, n, "%.1f ms", ns / 1e6);
-}
-
 static const char *value_name(const struct calltree *t)
 {
 	const char *v;
@@ -184,7 +175,7 @@ static void put_box(struct flame *f, const char *cls, double x, double w, uint32
 		count > 0 ? share / sqrt((double)count) : 0.0);
 	if (vname) {
 		char d[32];
-		fmt_duration(d, sizeof d, value);
+		report_duration(d, sizeof d, value);
 		fprintf(out, ", %s %s", vname, d);
 	}
 	if (f->where[0]) {
@@ -462,7 +453,7 @@ static void put_header(struct flame *f, double height)
 	fprintf(out, "</text>\n<text x=\"%.0f\" y=\"40\" text-anchor=\"middle\">%" PRId64 " samples",
 		WIDTH / 2, t->samples);
 	if (vname) {
-		fmt_duration(d, sizeof d, t->nodes[0].value);
+		report_duration(d, sizeof d, t->nodes[0].value);
 		fprintf(out, ", %s %s", vname, d);
 	}
 	fprintf(out, "; box widths are shares of %s", f->by_value ? vname : "samples");

@@ -29,7 +29,7 @@ static double pct(int64_t part, int64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-static void fmt_duration(char *buf, size_t n, int64_t ns)
+void report_duration(char *buf, size_t n, int64_t ns)
 {
 	if (ns >= 10 * 1000000000LL)
 		snprintf(buf, n, "%.1f s", ns / 1e9);
@@ -52,10 +52,10 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 		fprintf(out, " (pid %u)", p->pid);
 	fprintf(out, ", %s%s\n", pv_str(p, p->source_format),
 		p->finished ? "" : ", not finished");
-	fmt_duration(dur, sizeof dur, p->duration_ns);
+	report_duration(dur, sizeof dur, p->duration_ns);
 	fprintf(out, "%sprofile:%s %s", bold_on(o), attr_off(o), dur);
 	if (vname) {
-		fmt_duration(cpu, sizeof cpu, total_value);
+		report_duration(cpu, sizeof cpu, total_value);
 		fprintf(out, ", %s %s", strcmp(vname, "cpu") == 0 ? "CPU" : vname, cpu);
 	}
 	fprintf(out, " in %" PRId64 " samples", t->samples);

@@ -20,6 +20,9 @@ struct report_options {
 	int64_t filter_total, filter_kept; /* samples before and after them */
 };
 
+/* A duration for people: "12.3 s", "1.23 s", "45.6 ms". */
+void report_duration(char *buf, size_t n, int64_t ns);
+
 void report_header(FILE *out, const struct calltree *t, const struct report_options *o);
 int report_tree(FILE *out, const struct calltree *t, const struct report_options *o);
 int report_flat(FILE *out, struct calltree *t, const struct report_options *o);
