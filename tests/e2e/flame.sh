@@ -63,12 +63,13 @@ main_y=$(xp icicle.svg "string($(boxes main)[1]/*[local-name()='rect']/@y)")
 hot_y=$(xp icicle.svg "string($(boxes hot_work)[1]/*[local-name()='rect']/@y)")
 [ -n "$main_y" ] && [ "${hot_y%.*}" -gt "${main_y%.*}" ] || fail "--icicle: hot_work ($hot_y) is not below main ($main_y)"
 
-# --noisefloor greys the few samples of cpu_seconds (a handful against
-# hundreds in main), not hot_work.
-"$PROFVIEW" --flame --noisefloor=2 -o floor.svg split.raw || fail "profview --flame --noisefloor failed"
+# --noisefloor=10 greys a node with n <= 10*sqrt(N), N its parent's count:
+# with main's ~500 samples, cold_work (~1/4 of them, ~125 <= 224) is grey
+# and hot_work (~3/4, ~375) is not.
+"$PROFVIEW" --flame --noisefloor=10 -o floor.svg split.raw || fail "profview --flame --noisefloor failed"
 xmllint --noout floor.svg || fail "--noisefloor output is not well-formed XML"
-[ "$(xp floor.svg "count(//*[local-name()='g'][@class='f nf'])")" -ge 1 ] || fail "--noisefloor=2 greys nothing"
-[ "$(xp floor.svg "count($(boxes hot_work)[@class='f nf'])")" = 0 ] || fail "--noisefloor=2 greys hot_work"
+[ "$(xp floor.svg "count($(boxes cold_work)[@class='f nf'])")" -ge 1 ] || fail "--noisefloor=10 does not grey cold_work"
+[ "$(xp floor.svg "count($(boxes hot_work)[@class='f nf'])")" = 0 ] || fail "--noisefloor=10 greys hot_work"
 
 # --threads: the thread is the second row, between the root and _start/main.
 "$PROFVIEW" --flame --threads -o threads.svg split.raw || fail "profview --flame --threads failed"

@@ -98,14 +98,17 @@ cutoff=0
 for i in $(seq 0 23); do
 	head -c $((size / 2 + i)) demo.pb >cut.pb
 	bad "'cut.pb': " cut.pb
-	grep -Eq "'cut.pb': corrupt profile.proto at byte [0-9]+: .*cut off" err.txt && cutoff=$((cutoff + 1))
+	if grep -Eq "'cut.pb': corrupt profile.proto at byte [0-9]+: .*cut off" err.txt; then
+		cutoff=$((cutoff + 1))
+		cp cut.pb midfield.pb
+	fi
 done
 [ "$cutoff" -ge 12 ] || fail "only $cutoff of 24 cut profiles were reported as cut off"
 { cat demo.pb; printf '\007'; } >junk.pb
 bad "'junk.pb': corrupt profile.proto at byte $size: field number 0" junk.pb
 head -c $(($(wc -c <demo.pb.gz) - 20)) demo.pb.gz >cut.pb.gz
 bad "'cut.pb.gz': gzip data ends early at byte [0-9]+" cut.pb.gz
-gzip -c cut.pb >inner-cut.pb.gz
+gzip -c midfield.pb >inner-cut.pb.gz
 bad "'inner-cut.pb.gz': corrupt profile.proto at byte [0-9]+ of the decompressed data" inner-cut.pb.gz
 printf 'main;f 3\nmain;g\n' >nocount.folded
 bad "'nocount.folded': line 2: no count after the stack" nocount.folded
