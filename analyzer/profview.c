@@ -6,6 +6,7 @@
 #include "report-text.h"
 #include "report-svg.h"
 #include "report-flame.h"
+#include "browser.h"
 #include "leaf.h"
 #include "merge.h"
 #include "modules.h"
@@ -42,6 +43,9 @@ enum { OPT_FILTER = 0x400 };
 /* The flame graph (--flame, --icicle). */
 enum { OPT_FLAME = 0x600, OPT_ICICLE };
 
+/* The interactive browser. */
+enum { OPT_TUI = 0x700 };
+
 static const struct option long_options[] = {
 	{ "tree", no_argument, NULL, OPT_TREE },
 	{ "flat", no_argument, NULL, OPT_FLAT },
@@ -50,6 +54,7 @@ static const struct option long_options[] = {
 	{ "svg", no_argument, NULL, OPT_SVG },
 	{ "flame", no_argument, NULL, OPT_FLAME },
 	{ "icicle", no_argument, NULL, OPT_ICICLE },
+	{ "tui", no_argument, NULL, OPT_TUI },
 	{ "nodecount", required_argument, NULL, OPT_NODECOUNT },
 	{ "nodefraction", required_argument, NULL, OPT_NODEFRACTION },
 	{ "edgefraction", required_argument, NULL, OPT_EDGEFRACTION },
@@ -99,6 +104,8 @@ static void usage(FILE *out)
 		"      --svg              call graph drawn by graphviz, as SVG\n"
 		"      --flame            flame graph, as SVG with hover, zoom and search\n"
 		"      --icicle           the flame graph upside down: the root on top\n"
+		"      --tui              browse the call tree interactively (the default when\n"
+		"                         standard output is a terminal and no report is named)\n"
 		"\n"
 		"Granularity:\n"
 		"      --functions        a node per function (default)\n"
@@ -309,6 +316,7 @@ static int write_pprof(struct pv_profile *p, const char *output)
 int main(int argc, char **argv)
 {
 	enum report_kind kind = REPORT_TREE;
+	bool kind_given = false, tui = false;
 	struct ct_options copt = { .granularity = CT_FUNCTIONS };
 	struct report_options ropt = { 0 };
 	struct flame_options flameopt = { 0 };
@@ -420,6 +428,7 @@ int main(int argc, char **argv)
 		case 'q': quiet = true; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("profview %s\n", PROFVIEW_VERSION); return 0;
+		case OPT_TUI: tui = true; break;
 		default:
 			fprintf(stderr, "Try 'profview --help' for more information.\n");
 			return 2;
@@ -427,6 +436,16 @@ int main(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return usage_error("%s", "no trace given");
+	/* Any report option, -o or a pipe give text; --tui forces the browser. */
+	for (int i = 1; i < optind; i++)
+		if (argv[i][0] == '-' && argv[i][1] == '-' &&
+		    (strcmp(argv[i], "--tree") == 0 || strcmp(argv[i], "--flat") == 0 ||
+		     strcmp(argv[i], "--folded") == 0 || strcmp(argv[i], "--pprof") == 0 ||
+		     strcmp(argv[i], "--svg") == 0 || strcmp(argv[i], "--flame") == 0 ||
+		     strcmp(argv[i], "--icicle") == 0))
+			kind_given = true;
+	if (!tui && !kind_given && !output && !dump && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO))
+		tui = true;
 	/* "profview ./app prof.out", as pprof takes it: an executable first is
 	 * the program whose symbols the profile's addresses are read with. */
 	if (is_executable(argv[optind])) {
@@ -472,8 +491,15 @@ int main(int argc, char **argv)
 		ropt.filter_total = fstats.before;
 		ropt.filter_kept = fstats.after;
 	}
-	if (kind == REPORT_PPROF) {
+	if (kind == REPORT_PPROF && !tui) {
 		ret = write_pprof(p, output) < 0;
+		goto out;
+	}
+	if (tui) {
+		struct browser_options bo = { .copt = copt, .noisefloor = ropt.noisefloor ? ropt.noisefloor : 1,
+					      .filters = ropt.filters,
+					      .color = strcmp(color, "never") != 0 && !getenv("NO_COLOR") };
+		ret = browser_run(p, &bo) < 0;
 		goto out;
 	}
 	t = calltree_build(p, &copt);

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# The interactive browser driven inside tmux: open a real trace of the demo
+# program, check the hottest path is expanded, zoom in and out, focus on a
+# function and read the header and counts, callers, search, the flat view,
+# help, export, resize, and quit with the terminal restored.
+. "$(dirname "$0")/lib.sh"
+e2e_init "$@"
+command -v tmux >/dev/null || { echo "tmux is not installed" >&2; exit 77; }
+cd "$WORK"
+
+build demo
+"$COLLECT_TIMER" -q -o demo.raw ./demo >/dev/null || fail "collect-timer failed"
+"$PROFVIEW" --folded demo.raw >all.txt
+total=$(awk '{ n += $NF } END { print n + 0 }' all.txt)
+through_checksum=$(awk '/(^|;)checksum( |;)/ { n += $NF } END { print n + 0 }' all.txt)
+[ "$through_checksum" -gt 20 ] || fail "too few checksum samples ($through_checksum)"
+
+export TMUX_TMPDIR=$WORK
+S=pvtui
+trap 'tmux kill-server 2>/dev/null; rm -rf "$WORK"' EXIT
+tmux new-session -d -s $S -x 120 -y 40 "env -u NO_COLOR TERM=xterm-256color bash --norc --noprofile"
+tmux send-keys -t $S "stty -g >stty.before; PS1='$ '" Enter
+
+screen() { tmux capture-pane -t $S -p; }
+# wait_for REGEX [SECONDS]: poll the screen until a line matches.
+wait_for() {
+	local i
+	for ((i = 0; i < ${2:-10} * 20; i++)); do
+		screen | grep -Eq -- "$1" && return 0
+		sleep 0.05
+	done
+	screen >last-screen.txt
+	cat last-screen.txt >&2
+	fail "the screen never showed /$1/"
+}
+keys() { tmux send-keys -t $S "$@"; }
+
+keys "$PROFVIEW demo.raw; echo EXIT=\$?; stty -g >stty.after" Enter
+# The tree opens with the hottest path expanded down to checksum.
+wait_for '^ *[0-9.]+% +[0-9.]+% +[0-9]+ ±[0-9]+ +- process_batch'
+wait_for '^ *[0-9.]+% +[0-9.]+% +[0-9]+ ±[0-9]+ +checksum '
+screen | grep -q 'zoom: \[all\]' || fail "the header has no breadcrumb"
+screen | grep -q 'no filters' || fail "the header does not say no filters are in force"
+# The count of checksum on screen is the trace's.
+n=$(screen | awk '$5 == "checksum" { print $3; exit }')
+[ "$n" -eq "$through_checksum" ] || fail "checksum shows $n samples, the trace has $through_checksum"
+
+# Zoom on process_batch: it becomes the root, the breadcrumb shows the path.
+row=$(screen | awk 'NR > 4 { if ($0 ~ / process_batch /) { print NR - 5; exit } }')
+keys Home
+for ((i = 0; i < row; i++)); do keys j; done
+wait_for '^process_batch  '
+keys z
+wait_for '^zoom: .*worker > process_batch$'
+screen | sed -n 5p | grep -q 'process_batch' || fail "after z the root row is not process_batch"
+screen | grep -q '_start' && fail "after z the main thread's tree is still shown"
+keys BSpace
+wait_for '^zoom: \[all\]'
+wait_for '_start'
+
+# Focus on checksum: the header lists it, the samples are those through it.
+keys /
+keys '^checksum$' Enter
+wait_for "search /\\^checksum\\$/: 1 matches"
+wait_for '^match 1 of 1'
+keys f
+wait_for '^in force: focus=checksum'
+screen | head -1 | grep -q " $through_checksum samples" || fail "focus: the header does not count $through_checksum samples"
+screen | grep -q '_start' && fail "focus kept the stacks of main"
+keys u
+wait_for '^in force: no filters'
+screen | head -1 | grep -q " $total samples" || fail "undoing the focus did not give back $total samples"
+
+# Callers of checksum: the inverted tree rooted at it.
+keys n
+wait_for '^match 1 of 1'
+keys F
+wait_for '^in force: callers=checksum'
+screen | sed -n 5p | grep -q -- '- checksum' || fail "callers: the root is not checksum"
+screen | sed -n 6p | grep -q 'process_batch' || fail "callers: process_batch is not checksum's caller"
+keys BSpace
+wait_for '^in force: no filters'
+
+# The flat view, sorted by self then by cumulative.
+keys t
+wait_for 'sorted by self'
+top=$("$PROFVIEW" --flat demo.raw | awk 'found { print $6; exit } $1 == "self" { found = 1 }')
+screen | sed -n 5p | grep -q " $top " || fail "flat view: $top is not the first by self"
+keys s
+wait_for 'sorted by cum'
+keys t
+wait_for '^ *[0-9.]+% +[0-9.]+% +[0-9]+ ±[0-9]+ +- __clone3|- _start'
+
+# Export.
+keys e
+wait_for "^wrote the flame graph to '.*\\.flame\\.svg'"
+f=$(screen | sed -n "s/^wrote the flame graph to '\\(.*\\)'.*/\\1/p")
+[ -s "$f" ] && grep -q '<svg' "$f" || fail "the export '$f' is not an SVG"
+
+# Help, resize (redrawn at the new width), quit.
+keys '?'
+wait_for 'any key to go back'
+keys x
+wait_for '^zoom: '
+tmux resize-window -t $S -x 80 -y 24 2>/dev/null || tmux resize-pane -t $S -x 80 -y 24
+wait_for '^ *[0-9.]+% .*checksum'
+[ "$(screen | wc -L)" -le 80 ] || fail "lines wider than the terminal after a resize"
+keys q
+wait_for '^EXIT=0'
+for ((i = 0; i < 100; i++)); do [ -s stty.after ] && break; sleep 0.05; done
+cmp -s stty.before stty.after || fail "the terminal settings were not restored"
+
+# Not a terminal: text as before.
+"$PROFVIEW" demo.raw | grep -q '^  samples ' || fail "a pipe does not get the text report"
+echo "ok"

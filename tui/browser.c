@@ -1,0 +1,1128 @@
+/* browser.c - the call tree browsed on a terminal */
+#include "browser.h"
+#include "tree-widget.h"
+
+#include "error.h"
+#include "filter.h"
+#include "merge.h"
+#include "report-flame.h"
+#include "report-svg.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <langinfo.h>
+#include <limits.h>
+#include <locale.h>
+#include <math.h>
+#include <ncurses.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* One entry of the stack Backspace unwinds. */
+enum action_kind { ACT_ZOOM, ACT_FOCUS, ACT_IGNORE, ACT_HIDE, ACT_CALLERS };
+
+struct action {
+	enum action_kind kind;
+	uint32_t node;         /* ACT_ZOOM: the new root, a node of the tree of its time */
+	char *name;            /* the filters: a function name */
+};
+
+enum { HEADER_LINES = 4 };
+
+struct browser {
+	const struct pv_profile *orig;
+	struct pv_profile *copy;       /* the filtered copy, or NULL */
+	struct calltree *t;
+	struct ct_options copt;
+	uint32_t tid;                  /* T: the one thread shown, 0 all */
+	const char *cmd_filters;
+	double floor;
+	bool color;
+	const char *ellipsis;
+
+	struct tree_widget *w;
+	uint32_t root;                 /* the view's root node */
+	struct action *acts; size_t nacts, cap_acts;
+
+	/* The flat view. */
+	bool flat;
+	bool flat_by_cum;
+	struct ct_flat_row *rows; size_t nrows, fcursor, ftop;
+
+	/* Search. */
+	bool have_re;
+	regex_t re;
+	char pattern[256];
+	uint32_t *order;               /* pre-order rank of each node */
+	uint32_t *matches; size_t nmatches;
+	int64_t match_weight;
+
+	char status[10000];
+	int exports;
+	bool help;
+};
+
+static double pct(int64_t part, int64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static const char *node_function(const struct browser *b, uint32_t node)
+{
+	const struct ct_node *nd = &b->t->nodes[node];
+	const struct ct_frame *fr;
+
+	if (nd->kind != CT_FRAME)
+		return "";
+	fr = &b->t->frames[nd->frame];
+	if (fr->function == PV_NONE)
+		return pv_str(b->t->p, fr->file);
+	return pv_str(b->t->p, b->t->p->functions[fr->function].name);
+}
+
+static const char *node_name(const struct browser *b, uint32_t node, char *buf, size_t n)
+{
+	const struct ct_node *nd = &b->t->nodes[node];
+
+	if (nd->kind == CT_ROOT)
+		return "[all]";
+	if (nd->kind == CT_THREAD) {
+		const struct pv_thread *th = &b->t->p->threads[nd->frame];
+		snprintf(buf, n, "[thread %" PRIu32 " \"%s\"]", th->tid, pv_str(b->t->p, th->name));
+		return buf;
+	}
+	return calltree_frame_name(b->t, nd->frame, buf, n);
+}
+
+/* ---- the model side: copies, filters, inversion ------------------------ */
+
+static struct pv_profile *copy_profile(const struct pv_profile *src)
+{
+	struct pv_profile *p = pv_profile_new();
+
+	if (!p)
+		return NULL;
+	for (uint32_t i = 0; i < src->nvalues; i++)
+		if (pv_add_value_type(p, pv_str(src, src->sample_types[i].type),
+				      pv_str(src, src->sample_types[i].unit)) == PV_NONE)
+			goto fail;
+	if (pv_merge(p, src, "the profile") < 0)
+		goto fail;
+	p->program = pv_intern_str(p, pv_str(src, src->program));
+	p->source_format = pv_intern_str(p, pv_str(src, src->source_format));
+	p->pid = src->pid;
+	p->time_ns = src->time_ns;
+	p->duration_ns = src->duration_ns;
+	p->period = src->period;
+	p->lost = src->lost;
+	p->truncated = src->truncated;
+	return p;
+fail:
+	pv_profile_free(p);
+	return NULL;
+}
+
+/* Turn every stack upside down: the leaf becomes the outermost frame (the
+ * inlined frames of a location too), so the tree shows callers. */
+static int invert_profile(struct pv_profile *p)
+{
+	uint32_t *stack = malloc((p->nstack_locs + 1) * sizeof *stack);
+	struct pv_line *buf = NULL;
+	size_t n = 0, cap = 0;
+
+	if (!stack)
+		return -1;
+	for (size_t i = 0; i < p->nsamples; i++) {
+		struct pv_sample *s = &p->samples[i];
+		const uint32_t *locs = pv_sample_locs(p, s);
+		uint32_t off = (uint32_t)n;
+		for (uint32_t j = s->nlocs; j-- > 0;)
+			stack[n++] = locs[j];
+		s->loc_off = off;
+	}
+	free(p->stack_locs);
+	p->stack_locs = stack;
+	p->nstack_locs = n;
+	p->cap_stack_locs = n + 1;
+	for (size_t li = 0; li < p->nlocations; li++) {
+		uint32_t k = p->locations[li].nlines;
+		if (k < 2)
+			continue;
+		if (k > cap) {
+			struct pv_line *nb = realloc(buf, k * sizeof *nb);
+			if (!nb)
+				goto fail;
+			buf = nb;
+			cap = k;
+		}
+		const struct pv_line *l = pv_location_lines(p, &p->locations[li]);
+		for (uint32_t j = 0; j < k; j++)
+			buf[j] = l[k - 1 - j];
+		if (pv_set_lines(p, (uint32_t)li, buf, k) < 0)
+			goto fail;
+	}
+	free(buf);
+	return 0;
+fail:
+	free(buf);
+	return -1;
+}
+
+/* "^name$" with the name's special characters escaped. */
+static char *exact_re(const char *name)
+{
+	size_t n = strlen(name);
+	char *re = malloc(2 * n + 3), *o = re;
+
+	if (!re)
+		return NULL;
+	*o++ = '^';
+	for (const char *c = name; *c; c++) {
+		if (strchr("\\^$.|?*+()[]{}", *c))
+			*o++ = '\\';
+		*o++ = *c;
+	}
+	*o++ = '$';
+	*o = 0;
+	return re;
+}
+
+static void expand_hot_path(struct browser *b)
+{
+	uint32_t n = b->root;
+	uint32_t path[4096];
+	size_t k = 0;
+
+	for (;;) {
+		if (k < sizeof path / sizeof *path)
+			path[k++] = n;
+		uint32_t c = b->t->nodes[n].first_child;
+		if (c == PV_NONE)
+			break;
+		n = c;
+	}
+	/* The real root is not a row: its children are. */
+	if (b->t->nodes[b->root].kind == CT_ROOT && k > 1)
+		tree_widget_reveal(b->w, path + 1, k - 1);
+	else
+		tree_widget_reveal(b->w, path, k);
+	b->w->cursor = 0;
+}
+
+static int set_view(struct browser *b)
+{
+	uint32_t roots_buf[1];
+	const struct ct_node *r = &b->t->nodes[b->root];
+
+	if (r->kind == CT_ROOT) {
+		size_t n = 0;
+		uint32_t *roots = malloc((r->nchildren + 1) * sizeof *roots);
+		if (!roots)
+			return -1;
+		for (uint32_t c = r->first_child; c != PV_NONE; c = b->t->nodes[c].next_sibling)
+			roots[n++] = c;
+		int ret = tree_widget_set_roots(b->w, roots, n);
+		free(roots);
+		if (ret < 0)
+			return -1;
+	} else {
+		roots_buf[0] = b->root;
+		if (tree_widget_set_roots(b->w, roots_buf, 1) < 0)
+			return -1;
+	}
+	expand_hot_path(b);
+	return 0;
+}
+
+static void clear_search(struct browser *b)
+{
+	free(b->matches);
+	free(b->order);
+	b->matches = NULL;
+	b->order = NULL;
+	b->nmatches = 0;
+	b->match_weight = 0;
+}
+
+static int compute_search(struct browser *b);
+
+/* Build the tree again from the profile, the filters on the stack and the
+ * thread and granularity in force; zoom entries above the last filter
+ * re-root the view. */
+static int rebuild(struct browser *b)
+{
+	struct pv_filters f = { 0 };
+	struct pv_profile *copy = NULL;
+	struct calltree *t;
+	char **res = calloc(b->nacts + 1, sizeof *res);
+	const char *callers = NULL;
+	bool any = false;
+	int ret = -1;
+
+	if (!res)
+		return -1;
+	for (size_t i = 0; i < b->nacts; i++) {
+		const struct action *a = &b->acts[i];
+		enum pv_filter_kind k;
+		if (a->kind == ACT_ZOOM)
+			continue;
+		if (a->kind == ACT_CALLERS) {
+			callers = a->name;
+			any = true;
+			continue;
+		}
+		k = a->kind == ACT_FOCUS ? PV_FILTER_FOCUS : a->kind == ACT_IGNORE ? PV_FILTER_IGNORE : PV_FILTER_HIDE;
+		const char *err;
+		if (!(res[i] = exact_re(a->name)) || pv_filters_add(&f, k, res[i], &err) < 0)
+			goto out;
+		any = true;
+	}
+	if (any) {
+		copy = copy_profile(b->orig);
+		if (!copy || (pv_filters_any(&f) && pv_filters_apply(copy, &f, NULL) < 0))
+			goto out;
+		if (callers) {
+			struct pv_filters g = { 0 };
+			char *re = exact_re(callers);
+			const char *err;
+			int r = !re || invert_profile(copy) < 0 ||
+				pv_filters_add(&g, PV_FILTER_SHOW_FROM, re, &err) < 0 ||
+				pv_filters_apply(copy, &g, NULL) < 0;
+			pv_filters_free(&g);
+			free(re);
+			if (r)
+				goto out;
+		}
+	}
+	b->copt.tids = b->tid ? &b->tid : NULL;
+	b->copt.ntids = b->tid ? 1 : 0;
+	t = calltree_build(copy ? copy : b->orig, &b->copt);
+	if (!t)
+		goto out;
+	calltree_free(b->t);
+	pv_profile_free(b->copy);
+	b->t = t;
+	b->copy = copy;
+	copy = NULL;
+	b->root = 0;
+	for (size_t i = 0; i < b->nacts; i++)
+		if (b->acts[i].kind == ACT_ZOOM && b->acts[i].node < t->nnodes)
+			b->root = b->acts[i].node;
+		else if (b->acts[i].kind != ACT_ZOOM)
+			b->root = 0;
+	free(b->rows);
+	b->rows = NULL;
+	b->nrows = b->fcursor = b->ftop = 0;
+	if (tree_widget_reset(b->w, t->nnodes) < 0 || set_view(b) < 0)
+		goto out;
+	clear_search(b);
+	if (b->have_re && compute_search(b) < 0)
+		goto out;
+	ret = 0;
+out:
+	for (size_t i = 0; i < b->nacts; i++)
+		free(res[i]);
+	free(res);
+	pv_filters_free(&f);
+	pv_profile_free(copy);
+	return ret;
+}
+
+static int push_action(struct browser *b, enum action_kind kind, uint32_t node, const char *name)
+{
+	if (b->nacts == b->cap_acts) {
+		size_t cap = b->cap_acts ? 2 * b->cap_acts : 16;
+		struct action *a = realloc(b->acts, cap * sizeof *a);
+		if (!a)
+			return -1;
+		b->acts = a;
+		b->cap_acts = cap;
+	}
+	char *s = name ? strdup(name) : NULL;
+	if (name && !s)
+		return -1;
+	b->acts[b->nacts++] = (struct action){ kind, node, s };
+	return 0;
+}
+
+/* Drop the zoom entries (after the tree's nodes changed meaning). */
+static void drop_zooms(struct browser *b)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < b->nacts; i++)
+		if (b->acts[i].kind != ACT_ZOOM)
+			b->acts[k++] = b->acts[i];
+	b->nacts = k;
+}
+
+/* ---- search ------------------------------------------------------------ */
+
+/* Pre-order walk of the view's subtree calling fn on each node. */
+static int walk(struct browser *b, int (*fn)(struct browser *, uint32_t, uint32_t), uint32_t *count)
+{
+	size_t cap = 256, n = 0;
+	uint32_t *stack = malloc(cap * sizeof *stack);
+	uint32_t rank = 0;
+
+	if (!stack)
+		return -1;
+	stack[n++] = b->root;
+	while (n) {
+		uint32_t x = stack[--n];
+		if (fn(b, x, rank++) < 0) {
+			free(stack);
+			return -1;
+		}
+		/* Push children in reverse so the first is visited first. */
+		size_t base = n;
+		for (uint32_t c = b->t->nodes[x].first_child; c != PV_NONE; c = b->t->nodes[c].next_sibling) {
+			if (n == cap) {
+				uint32_t *s = realloc(stack, 2 * cap * sizeof *s);
+				if (!s) {
+					free(stack);
+					return -1;
+				}
+				stack = s;
+				cap *= 2;
+			}
+			stack[n++] = c;
+		}
+		for (size_t i = base, j = n; i + 1 < j; i++, j--) {
+			uint32_t tmp = stack[i];
+			stack[i] = stack[j - 1];
+			stack[j - 1] = tmp;
+		}
+	}
+	free(stack);
+	if (count)
+		*count = rank;
+	return 0;
+}
+
+static int search_visit(struct browser *b, uint32_t node, uint32_t rank)
+{
+	b->order[node] = rank;
+	if (b->t->nodes[node].kind != CT_FRAME || regexec(&b->re, node_function(b, node), 0, NULL, 0) != 0)
+		return 0;
+	b->matches[b->nmatches++] = node;
+	/* Count the weight once: not under a matching ancestor. */
+	for (uint32_t a = b->t->nodes[node].parent; a != PV_NONE && a != b->t->nodes[b->root].parent;
+	     a = b->t->nodes[a].parent)
+		if (b->t->nodes[a].kind == CT_FRAME && regexec(&b->re, node_function(b, a), 0, NULL, 0) == 0)
+			return 0;
+	b->match_weight += ct_weight(b->t, &b->t->nodes[node]);
+	return 0;
+}
+
+static int compute_search(struct browser *b)
+{
+	clear_search(b);
+	b->order = malloc((b->t->nnodes + 1) * sizeof *b->order);
+	b->matches = malloc((b->t->nnodes + 1) * sizeof *b->matches);
+	if (!b->order || !b->matches)
+		return -1;
+	for (size_t i = 0; i < b->t->nnodes; i++)
+		b->order[i] = UINT32_MAX;
+	return walk(b, search_visit, NULL);
+}
+
+static void goto_match(struct browser *b, bool forward)
+{
+	uint32_t cur = tree_widget_current(b->w);
+	uint32_t rank = cur != TW_NONE ? b->order[cur] : 0;
+	uint32_t best = TW_NONE;
+	uint32_t path[4096];
+	size_t k = 0;
+
+	if (!b->nmatches) {
+		snprintf(b->status, sizeof b->status, "no match for /%s/", b->pattern);
+		return;
+	}
+	/* matches[] is in pre-order. */
+	if (forward) {
+		for (size_t i = 0; i < b->nmatches && best == TW_NONE; i++)
+			if (b->order[b->matches[i]] > rank || cur == TW_NONE)
+				best = b->matches[i];
+		if (best == TW_NONE)
+			best = b->matches[0];
+	} else {
+		for (size_t i = b->nmatches; i-- > 0 && best == TW_NONE;)
+			if (b->order[b->matches[i]] < rank)
+				best = b->matches[i];
+		if (best == TW_NONE)
+			best = b->matches[b->nmatches - 1];
+	}
+	for (uint32_t n = best; n != PV_NONE && k < sizeof path / sizeof *path; n = b->t->nodes[n].parent) {
+		if (b->t->nodes[n].kind == CT_ROOT)
+			break;
+		path[k++] = n;
+		if (n == b->root)
+			break;
+	}
+	for (size_t i = 0; i < k / 2; i++) {
+		uint32_t tmp = path[i];
+		path[i] = path[k - 1 - i];
+		path[k - 1 - i] = tmp;
+	}
+	tree_widget_reveal(b->w, path, k);
+	size_t idx = 0;
+	for (size_t i = 0; i < b->nmatches; i++)
+		if (b->matches[i] == best)
+			idx = i + 1;
+	snprintf(b->status, sizeof b->status, "match %zu of %zu for /%s/ (%.1f%% in all)", idx, b->nmatches,
+		 b->pattern, pct(b->match_weight, ct_weight(b->t, &b->t->nodes[0])));
+}
+
+/* ---- drawing ----------------------------------------------------------- */
+
+/* Print s in at most width columns, cut with an ellipsis. */
+static void put_cut(struct browser *b, const char *s, int width)
+{
+	int len = (int)strlen(s);
+
+	if (width <= 0)
+		return;
+	if (len <= width) {
+		addstr(s);
+		return;
+	}
+	int el = (int)strlen(b->ellipsis) > 1 ? 1 : 3;
+	if (width <= el) {
+		addnstr(s, width);
+		return;
+	}
+	addnstr(s, width - el);
+	addstr(b->ellipsis);
+}
+
+static bool below_floor(const struct browser *b, uint32_t node)
+{
+	const struct ct_node *nd = &b->t->nodes[node];
+	int64_t pn;
+
+	if (b->floor <= 0 || nd->parent == PV_NONE)
+		return false;
+	pn = b->t->nodes[nd->parent].count;
+	return (double)nd->count <= b->floor * sqrt((double)pn);
+}
+
+static uint32_t cb_first_child(void *ctx, uint32_t item)
+{
+	struct browser *b = ctx;
+	uint32_t c = b->t->nodes[item].first_child;
+	return c == PV_NONE ? TW_NONE : c;
+}
+
+static uint32_t cb_next_sibling(void *ctx, uint32_t item)
+{
+	struct browser *b = ctx;
+	uint32_t c = b->t->nodes[item].next_sibling;
+	return c == PV_NONE ? TW_NONE : c;
+}
+
+static void cb_draw(void *ctx, uint32_t item, int depth, bool expanded, bool kids, bool selected, int y,
+		    int width)
+{
+	struct browser *b = ctx;
+	const struct ct_node *nd = &b->t->nodes[item];
+	int64_t total = ct_weight(b->t, &b->t->nodes[0]);
+	int64_t selfw = b->t->v_value != PV_NONE ? nd->self_value : nd->self_count;
+	char line[128], nbuf[512], wbuf[512], text[1200];
+	attr_t attr = 0;
+
+	if (below_floor(b, item))
+		attr |= A_DIM;
+	if (selected)
+		attr |= A_REVERSE;
+	attrset(attr);
+	if (selected) {
+		move(y, 0);
+		for (int i = 0; i < width; i++)
+			addch(' ');
+	}
+	snprintf(line, sizeof line, "%6.1f%% %6.1f%% %8" PRId64 " ±%-5.0f ", pct(ct_weight(b->t, nd), total),
+		 pct(selfw, total), nd->count, sqrt((double)nd->count));
+	mvaddnstr(y, 0, line, width);
+	int x = (int)strlen(line) - 1; /* ± is two bytes, one column */
+	const char *name = node_name(b, item, nbuf, sizeof nbuf);
+	const char *where = nd->kind == CT_FRAME ? calltree_frame_where(b->t, nd->frame, wbuf, sizeof wbuf) : "";
+	int indent = 2 * depth;
+	if (indent > width / 2)
+		indent = width / 2;
+	snprintf(text, sizeof text, "%*s%s %s%s%s", indent, "", kids ? (expanded ? "-" : "+") : " ", name,
+		 *where ? "  " : "", where);
+	move(y, x);
+	put_cut(b, text, width - x);
+	attrset(A_NORMAL);
+}
+
+static void draw_flat(struct browser *b, int y0, int height, int width)
+{
+	int64_t total = ct_weight(b->t, &b->t->nodes[0]);
+
+	if (b->fcursor < b->ftop)
+		b->ftop = b->fcursor;
+	if (height > 0 && b->fcursor >= b->ftop + (size_t)height)
+		b->ftop = b->fcursor - (size_t)height + 1;
+	for (int y = 0; y < height; y++) {
+		size_t r = b->ftop + (size_t)y;
+		move(y0 + y, 0);
+		clrtoeol();
+		if (r >= b->nrows)
+			continue;
+		const struct ct_flat_row *row = &b->rows[r];
+		char line[1400], nbuf[512], wbuf[512];
+		snprintf(line, sizeof line, "%6.1f%% %6.1f%% %8" PRId64 " ±%-5.0f %s  %s",
+			 pct(ct_self_weight(b->t, row), total), pct(ct_cum_weight(b->t, row), total),
+			 row->self_count, sqrt((double)row->self_count),
+			 calltree_frame_name(b->t, row->frame, nbuf, sizeof nbuf),
+			 calltree_frame_where(b->t, row->frame, wbuf, sizeof wbuf));
+		if (r == b->fcursor) {
+			attrset(A_REVERSE);
+			for (int i = 0; i < width; i++)
+				addch(' ');
+			move(y0 + y, 0);
+		}
+		put_cut(b, line, width + 1);
+		attrset(A_NORMAL);
+	}
+}
+
+static const struct browser *sort_ctx;
+
+static int cmp_rows(const void *x, const void *y)
+{
+	const struct ct_flat_row *a = x, *c = y;
+	int64_t wa, wc;
+
+	if (sort_ctx->flat_by_cum) {
+		wa = ct_cum_weight(sort_ctx->t, a);
+		wc = ct_cum_weight(sort_ctx->t, c);
+	} else {
+		wa = ct_self_weight(sort_ctx->t, a);
+		wc = ct_self_weight(sort_ctx->t, c);
+	}
+	if (wa != wc)
+		return wa > wc ? -1 : 1;
+	return a->frame < c->frame ? -1 : a->frame > c->frame;
+}
+
+static int make_flat(struct browser *b)
+{
+	if (!b->rows && !(b->rows = calltree_flat(b->t, &b->nrows)))
+		return -1;
+	sort_ctx = b;
+	qsort(b->rows, b->nrows, sizeof *b->rows, cmp_rows);
+	return 0;
+}
+
+static const char *const help_lines[] = {
+	"profview: keys",
+	"",
+	"  Up, Down, j, k      move the cursor           PgUp, PgDn, Home, End   by pages, to the ends",
+	"  Enter, Space        expand or collapse the node under the cursor",
+	"  Right, Left         expand; collapse (or go to the parent)",
+	"  *                   expand the whole subtree  + / -   expand / collapse everything",
+	"  z                   zoom: the node becomes the root",
+	"  f                   focus on the function: only the samples through it",
+	"  F                   callers of the function: the inverted tree rooted at it",
+	"  i                   ignore the function: drop the samples through it",
+	"  h                   hide the function: remove its frames from the stacks",
+	"  Backspace, u        undo the last zoom or filter",
+	"  /                   search function names (extended regular expression)",
+	"  n, N                next, previous match",
+	"  < >                 lower, raise the noise floor (dimmed: n <= K*sqrt(parent n))",
+	"  t                   toggle the flat view      s   sort it by self or cumulative",
+	"  T                   next thread (then all)    g   functions or source lines",
+	"  e, E                export the view as a flame graph, as a call graph (SVG)",
+	"  ?                   this help                 q   quit",
+	"  mouse wheel         scroll",
+	"",
+	"press any key to go back",
+};
+
+static void draw(struct browser *b)
+{
+	int width = COLS, height = LINES;
+	char buf[2048], nbuf[512];
+	size_t off = 0;
+	int64_t total;
+
+	erase();
+	if (b->help) {
+		for (size_t i = 0; i < sizeof help_lines / sizeof *help_lines && (int)i < height; i++) {
+			move((int)i, 0);
+			put_cut(b, help_lines[i], width);
+		}
+		refresh();
+		return;
+	}
+	total = ct_weight(b->t, &b->t->nodes[0]);
+	/* Line 0: what is shown. */
+	snprintf(buf, sizeof buf, "profview: %s  %" PRId64 " samples  %s view, %s, %s%s  floor K=%g  (? for help)",
+		 *pv_str(b->orig, b->orig->program) ? pv_str(b->orig, b->orig->program) : "profile",
+		 b->t->samples, b->flat ? "flat" : "tree",
+		 b->copt.granularity == CT_LINES ? "lines" : b->copt.granularity == CT_FUNCTIONS ? "functions" :
+		 b->copt.granularity == CT_FILES ? "files" : "addresses",
+		 b->tid ? "thread " : "all threads", "", b->floor);
+	if (b->tid) {
+		char *p = strstr(buf, "thread ");
+		if (p) {
+			char rest[2048];
+			snprintf(rest, sizeof rest, "%s", p + 7);
+			snprintf(p, sizeof buf - (size_t)(p - buf), "thread %" PRIu32 "%s", b->tid, rest);
+		}
+	}
+	attrset(A_BOLD);
+	move(0, 0);
+	put_cut(b, buf, width);
+	attrset(A_NORMAL);
+	/* Line 1: the zoom breadcrumb. */
+	off = (size_t)snprintf(buf, sizeof buf, "zoom: ");
+	{
+		uint32_t path[64];
+		size_t k = 0;
+		for (uint32_t n = b->root; n != PV_NONE && b->t->nodes[n].kind != CT_ROOT && k < 64;
+		     n = b->t->nodes[n].parent)
+			path[k++] = n;
+		if (k == 0)
+			off += (size_t)snprintf(buf + off, sizeof buf - off, "[all]");
+		while (k-- > 0 && off < sizeof buf)
+			off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%s", node_name(b, path[k], nbuf, sizeof nbuf),
+						k ? " > " : "");
+	}
+	move(1, 0);
+	put_cut(b, buf, width);
+	/* Line 2: filters in force. */
+	off = (size_t)snprintf(buf, sizeof buf, "in force:");
+	if (b->cmd_filters && *b->cmd_filters)
+		off += (size_t)snprintf(buf + off, sizeof buf - off, " %s", b->cmd_filters);
+	size_t nf = 0;
+	for (size_t i = 0; i < b->nacts && off < sizeof buf; i++) {
+		static const char *const kn[] = { "zoom", "focus", "ignore", "hide", "callers" };
+		if (b->acts[i].kind == ACT_ZOOM)
+			continue;
+		off += (size_t)snprintf(buf + off, sizeof buf - off, " %s=%s", kn[b->acts[i].kind], b->acts[i].name);
+		nf++;
+	}
+	if (nf == 0 && !(b->cmd_filters && *b->cmd_filters) && off < sizeof buf)
+		off += (size_t)snprintf(buf + off, sizeof buf - off, " no filters");
+	if (b->have_re && off < sizeof buf)
+		snprintf(buf + off, sizeof buf - off, "   search /%s/: %zu matches, %.1f%%", b->pattern, b->nmatches,
+			 pct(b->match_weight, total));
+	move(2, 0);
+	put_cut(b, buf, width);
+	/* Line 3: columns. */
+	attrset(A_UNDERLINE);
+	move(3, 0);
+	if (b->flat)
+		put_cut(b, b->flat_by_cum ? "  self%    cum% samples  ±√n   function  location   (sorted by cum)"
+					  : "  self%    cum% samples  ±√n   function  location   (sorted by self)", width);
+	else
+		put_cut(b, "   cum%   self%  samples  ±√n   function  location", width);
+	attrset(A_NORMAL);
+
+	int body = height - HEADER_LINES - 1;
+	const char *full = "";
+	char where[512];
+	if (b->flat) {
+		draw_flat(b, HEADER_LINES, body, width);
+		if (b->fcursor < b->nrows) {
+			full = calltree_frame_name(b->t, b->rows[b->fcursor].frame, nbuf, sizeof nbuf);
+			calltree_frame_where(b->t, b->rows[b->fcursor].frame, where, sizeof where);
+		}
+	} else {
+		tree_widget_draw(b->w, HEADER_LINES, body, width);
+		uint32_t cur = tree_widget_current(b->w);
+		where[0] = 0;
+		if (cur != TW_NONE) {
+			full = node_name(b, cur, nbuf, sizeof nbuf);
+			if (b->t->nodes[cur].kind == CT_FRAME)
+				calltree_frame_where(b->t, b->t->nodes[cur].frame, where, sizeof where);
+		}
+	}
+	/* The status line: a message, else the whole name under the cursor. */
+	move(height - 1, 0);
+	clrtoeol();
+	attrset(A_BOLD);
+	if (b->status[0]) {
+		put_cut(b, b->status, width);
+	} else {
+		snprintf(buf, sizeof buf, "%s%s%s", full, *where ? "  " : "", where);
+		put_cut(b, buf, width);
+	}
+	attrset(A_NORMAL);
+	refresh();
+}
+
+/* ---- actions ----------------------------------------------------------- */
+
+/* The function under the cursor (tree or flat), or NULL. */
+static const char *current_function(struct browser *b)
+{
+	if (b->flat) {
+		if (b->fcursor >= b->nrows)
+			return NULL;
+		const struct ct_frame *fr = &b->t->frames[b->rows[b->fcursor].frame];
+		return fr->function == PV_NONE ? NULL : pv_str(b->t->p, b->t->p->functions[fr->function].name);
+	}
+	uint32_t cur = tree_widget_current(b->w);
+	if (cur == TW_NONE || b->t->nodes[cur].kind != CT_FRAME)
+		return NULL;
+	const char *f = node_function(b, cur);
+	return *f ? f : NULL;
+}
+
+static int filter_action(struct browser *b, enum action_kind kind)
+{
+	const char *fn = current_function(b);
+	static const char *const kn[] = { "zoom", "focus", "ignore", "hide", "callers" };
+
+	if (!fn) {
+		snprintf(b->status, sizeof b->status, "no function under the cursor");
+		return 0;
+	}
+	if (push_action(b, kind, 0, fn) < 0 || rebuild(b) < 0)
+		return -1;
+	b->flat = false;
+	snprintf(b->status, sizeof b->status, "%s=%s: %" PRId64 " samples", kn[kind], b->acts[b->nacts - 1].name,
+		 b->t->samples);
+	return 0;
+}
+
+/* The view's subtree as a tree of its own (a synthetic root above the
+ * zoomed node), for the exports. */
+static int export_view(struct browser *b, bool flame)
+{
+	struct calltree sub = *b->t;
+	struct ct_node *nodes = NULL;
+	uint32_t *map = NULL;
+	char path[256], cwd[PATH_MAX];
+	FILE *f;
+	int ret = -1;
+
+	if (b->root != 0) {
+		nodes = malloc((b->t->nnodes + 1) * sizeof *nodes);
+		map = malloc((b->t->nnodes + 1) * sizeof *map);
+		if (!nodes || !map)
+			goto out;
+		size_t n = 1;
+		nodes[0] = b->t->nodes[0];
+		const struct ct_node *r = &b->t->nodes[b->root];
+		nodes[0].count = r->count;
+		nodes[0].value = r->value;
+		nodes[0].self_count = nodes[0].self_value = 0;
+		nodes[0].nchildren = 1;
+		/* Copy the subtree in node order: a parent comes before its children. */
+		for (size_t i = 0; i < b->t->nnodes; i++)
+			map[i] = PV_NONE;
+		map[b->root] = 0; /* placeholder, set below */
+		for (size_t i = b->root; i < b->t->nnodes; i++) {
+			const struct ct_node *nd = &b->t->nodes[i];
+			if (i != b->root && (nd->parent == PV_NONE || map[nd->parent] == PV_NONE))
+				continue;
+			map[i] = (uint32_t)n;
+			nodes[n] = *nd;
+			nodes[n].parent = i == b->root ? 0 : map[nd->parent];
+			nodes[n].depth = i == b->root ? 1 : nodes[map[nd->parent]].depth + 1;
+			n++;
+		}
+		for (size_t i = 1; i < n; i++) {
+			nodes[i].first_child = nodes[i].first_child != PV_NONE ? map[nodes[i].first_child] : PV_NONE;
+			nodes[i].next_sibling = i == 1 ? PV_NONE :
+						nodes[i].next_sibling != PV_NONE ? map[nodes[i].next_sibling] : PV_NONE;
+		}
+		nodes[0].first_child = 1;
+		sub.nodes = nodes;
+		sub.nnodes = n;
+	}
+	do
+		snprintf(path, sizeof path, "profview-%ld-%d.%s", (long)getpid(), ++b->exports,
+			 flame ? "flame.svg" : "svg");
+	while (access(path, F_OK) == 0);
+	if (!(f = fopen(path, "w"))) {
+		snprintf(b->status, sizeof b->status, "cannot write '%s': %s", path, strerror(errno));
+		ret = 0;
+		goto out;
+	}
+	char desc[1024];
+	size_t off = (size_t)snprintf(desc, sizeof desc, "%s", b->cmd_filters ? b->cmd_filters : "");
+	for (size_t i = 0; i < b->nacts && off < sizeof desc; i++) {
+		static const char *const kn[] = { "zoom", "focus", "ignore", "hide", "callers" };
+		if (b->acts[i].kind != ACT_ZOOM)
+			off += (size_t)snprintf(desc + off, sizeof desc - off, "%s%s=%s", off ? " " : "",
+						kn[b->acts[i].kind], b->acts[i].name);
+	}
+	int r;
+	if (flame) {
+		struct flame_options fo = { .noisefloor = b->floor, .filters = off ? desc : NULL };
+		r = report_flame(f, &sub, &fo);
+	} else {
+		struct svg_options so = { .graph = { GRAPH_DEFAULT_NODECOUNT, GRAPH_DEFAULT_NODEFRACTION,
+						     GRAPH_DEFAULT_EDGEFRACTION },
+					  .noisefloor = b->floor, .filters = off ? desc : NULL };
+		r = report_svg(f, &sub, &so);
+	}
+	if (fclose(f) != 0 || r < 0) {
+		snprintf(b->status, sizeof b->status, "cannot write '%s'", path);
+	} else {
+		if (path[0] != '/' && getcwd(cwd, sizeof cwd)) {
+			char full[PATH_MAX + 300];
+			snprintf(full, sizeof full, "%s/%s", cwd, path);
+			snprintf(b->status, sizeof b->status, "wrote the %s to '%s'",
+				 flame ? "flame graph" : "call graph", full);
+		} else {
+			snprintf(b->status, sizeof b->status, "wrote '%s'", path);
+		}
+	}
+	ret = 0;
+out:
+	free(nodes);
+	free(map);
+	return ret;
+}
+
+static void prompt(const char *what, char *buf, size_t n)
+{
+	move(LINES - 1, 0);
+	clrtoeol();
+	addstr(what);
+	echo();
+	curs_set(1);
+	getnstr(buf, (int)n - 1);
+	noecho();
+	curs_set(0);
+}
+
+/* Next thread index in the profile after the one shown (0: all). */
+static void next_thread(struct browser *b)
+{
+	const struct pv_profile *p = b->orig;
+	size_t i = 0;
+
+	if (b->tid)
+		for (i = 0; i < p->nthreads && p->threads[i].tid != b->tid; i++)
+			;
+	else
+		i = (size_t)-1;
+	i++;
+	b->tid = i < p->nthreads ? p->threads[i].tid : 0;
+}
+
+static int handle_key(struct browser *b, int ch, bool *quit)
+{
+	int page = LINES - HEADER_LINES - 1;
+	uint32_t cur = tree_widget_current(b->w);
+
+	if (page < 1)
+		page = 1;
+	b->status[0] = 0;
+	if (b->help) {
+		b->help = false;
+		return 0;
+	}
+	switch (ch) {
+	case 'q': *quit = true; return 0;
+	case '?': b->help = true; return 0;
+	case KEY_RESIZE: return 0;
+	case KEY_MOUSE: {
+		MEVENT ev;
+		if (getmouse(&ev) == OK) {
+			if (ev.bstate & BUTTON4_PRESSED)
+				ch = KEY_UP;
+			else if (ev.bstate & BUTTON5_PRESSED)
+				ch = KEY_DOWN;
+			else
+				return 0;
+			for (int i = 0; i < 3; i++)
+				handle_key(b, ch, quit);
+		}
+		return 0;
+	}
+	case '<': b->floor = b->floor > 0.5 ? b->floor - 0.5 : 0; return 0;
+	case '>': b->floor += 0.5; return 0;
+	case 'e': case 'E': return export_view(b, ch == 'e');
+	case 't':
+		b->flat = !b->flat;
+		return b->flat ? make_flat(b) : 0;
+	case 's':
+		b->flat_by_cum = !b->flat_by_cum;
+		return b->flat ? make_flat(b) : 0;
+	case 'T': case 'g':
+		if (ch == 'T')
+			next_thread(b);
+		else
+			b->copt.granularity = b->copt.granularity == CT_LINES ? CT_FUNCTIONS : CT_LINES;
+		drop_zooms(b);
+		if (rebuild(b) < 0)
+			return -1;
+		return b->flat ? make_flat(b) : 0;
+	case 'f': return filter_action(b, ACT_FOCUS);
+	case 'F': return filter_action(b, ACT_CALLERS);
+	case 'i': return filter_action(b, ACT_IGNORE);
+	case 'h': return filter_action(b, ACT_HIDE);
+	case KEY_BACKSPACE: case 127: case 8: case 'u':
+		if (!b->nacts) {
+			snprintf(b->status, sizeof b->status, "nothing to undo");
+			return 0;
+		}
+		b->nacts--;
+		if (b->acts[b->nacts].kind == ACT_ZOOM) {
+			b->root = 0;
+			for (size_t i = 0; i < b->nacts; i++)
+				b->root = b->acts[i].kind == ACT_ZOOM ? b->acts[i].node : 0;
+			free(b->acts[b->nacts].name);
+			return set_view(b) < 0 ? -1 : b->have_re ? compute_search(b) : 0;
+		}
+		free(b->acts[b->nacts].name);
+		return rebuild(b);
+	case '/': {
+		char re[256];
+		prompt("/", re, sizeof re);
+		if (!re[0])
+			return 0;
+		regex_t r;
+		if (regcomp(&r, re, REG_EXTENDED | REG_NOSUB) != 0) {
+			snprintf(b->status, sizeof b->status, "invalid regular expression '%s'", re);
+			return 0;
+		}
+		if (b->have_re)
+			regfree(&b->re);
+		b->re = r;
+		b->have_re = true;
+		snprintf(b->pattern, sizeof b->pattern, "%s", re);
+		if (compute_search(b) < 0)
+			return -1;
+		b->flat = false;
+		goto_match(b, true);
+		return 0;
+	}
+	case 'n': case 'N':
+		if (!b->have_re) {
+			snprintf(b->status, sizeof b->status, "no search: / to search");
+			return 0;
+		}
+		b->flat = false;
+		goto_match(b, ch == 'n');
+		return 0;
+	}
+	if (b->flat) {
+		long d = 0;
+		switch (ch) {
+		case KEY_UP: case 'k': d = -1; break;
+		case KEY_DOWN: case 'j': d = 1; break;
+		case KEY_PPAGE: d = -page; break;
+		case KEY_NPAGE: d = page; break;
+		case KEY_HOME: d = -(long)b->nrows; break;
+		case KEY_END: d = (long)b->nrows; break;
+		}
+		long c = (long)b->fcursor + d;
+		if (c >= (long)b->nrows)
+			c = (long)b->nrows - 1;
+		b->fcursor = c < 0 ? 0 : (size_t)c;
+		return 0;
+	}
+	switch (ch) {
+	case KEY_UP: case 'k': tree_widget_move(b->w, -1); break;
+	case KEY_DOWN: case 'j': tree_widget_move(b->w, 1); break;
+	case KEY_PPAGE: tree_widget_move(b->w, -page); break;
+	case KEY_NPAGE: tree_widget_move(b->w, page); break;
+	case KEY_HOME: tree_widget_move(b->w, -(long)b->w->nrows); break;
+	case KEY_END: tree_widget_move(b->w, (long)b->w->nrows); break;
+	case '\n': case '\r': case KEY_ENTER: case ' ':
+		if (cur != TW_NONE)
+			return tree_widget_expand(b->w, cur, !tree_widget_is_expanded(b->w, cur), false);
+		break;
+	case KEY_RIGHT: case 'l':
+		if (cur != TW_NONE)
+			return tree_widget_expand(b->w, cur, true, false);
+		break;
+	case KEY_LEFT:
+		if (cur != TW_NONE && tree_widget_is_expanded(b->w, cur))
+			return tree_widget_expand(b->w, cur, false, false);
+		tree_widget_to_parent(b->w);
+		break;
+	case '*':
+		if (cur != TW_NONE)
+			return tree_widget_expand(b->w, cur, true, true);
+		break;
+	case '+': return tree_widget_expand_all(b->w, true);
+	case '-': return tree_widget_expand_all(b->w, false);
+	case 'z':
+		if (cur == TW_NONE || cur == b->root)
+			break;
+		if (push_action(b, ACT_ZOOM, cur, NULL) < 0)
+			return -1;
+		b->root = cur;
+		if (set_view(b) < 0)
+			return -1;
+		return b->have_re ? compute_search(b) : 0;
+	}
+	return 0;
+}
+
+int browser_run(const struct pv_profile *p, const struct browser_options *o)
+{
+	static const struct tw_callbacks cb = { cb_first_child, cb_next_sibling, cb_draw };
+	struct browser b = { .orig = p, .copt = o->copt, .floor = o->noisefloor, .cmd_filters = o->filters };
+	bool quit = false, ncurses_on = false;
+	int ret = -1;
+
+	if (o->copt.ntids == 1)
+		b.tid = o->copt.tids[0];
+	setlocale(LC_ALL, "");
+	b.ellipsis = strcmp(nl_langinfo(CODESET), "UTF-8") == 0 ? "\xe2\x80\xa6" : "...";
+	b.w = tree_widget_new(&cb, &b, 0);
+	if (!b.w || rebuild(&b) < 0) {
+		pv_oom();
+		goto out;
+	}
+	if (!initscr()) {
+		pv_error("cannot open the terminal: set TERM");
+		goto out;
+	}
+	ncurses_on = true;
+	cbreak();
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	curs_set(0);
+	set_escdelay(25);
+	mousemask(BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
+	b.color = o->color && has_colors() && !(getenv("NO_COLOR") && getenv("NO_COLOR")[0]);
+	if (b.color) {
+		start_color();
+		use_default_colors();
+	}
+	while (!quit) {
+		draw(&b);
+		int ch = getch();
+		if (ch == ERR)
+			continue;
+		if (handle_key(&b, ch, &quit) < 0) {
+			endwin();
+			ncurses_on = false;
+			pv_oom();
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	if (ncurses_on)
+		endwin();
+	tree_widget_free(b.w);
+	calltree_free(b.t);
+	pv_profile_free(b.copy);
+	for (size_t i = 0; i < b.nacts; i++)
+		free(b.acts[i].name);
+	free(b.acts);
+	free(b.rows);
+	clear_search(&b);
+	if (b.have_re)
+		regfree(&b.re);
+	return ret;
+}

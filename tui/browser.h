@@ -1,0 +1,29 @@
+/* browser.h - the call tree browsed on a terminal (profview's default on a
+ * terminal, and --tui)
+ *
+ * The view state (expanded nodes, cursor, zoom and filter stack, search)
+ * lives here; the profile and the call tree built from it stay the
+ * analyzer's.  Filters chosen in the browser (focus, ignore, hide,
+ * callers) are applied to a copy of the profile and the tree rebuilt;
+ * zooming only re-roots the view.
+ */
+#ifndef PROFVIEW_BROWSER_H
+#define PROFVIEW_BROWSER_H
+
+#include "calltree.h"
+
+#include <stdbool.h>
+
+struct browser_options {
+	struct ct_options copt;  /* granularity, threads (the browser changes its copy) */
+	double noisefloor;       /* dim nodes with n <= K * sqrt(parent n); 0 off */
+	const char *filters;     /* the command line's filters in force, or NULL */
+	bool color;              /* colours allowed (NO_COLOR and monochrome terminals: attributes only) */
+};
+
+/* Browse profile p (symbolized, the command line's filters applied; it
+ * must stay alive and unchanged) until the user quits.  0, or -1 after
+ * reporting an error with the terminal restored. */
+int browser_run(const struct pv_profile *p, const struct browser_options *o);
+
+#endif
