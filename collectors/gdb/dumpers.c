@@ -59,6 +59,38 @@ static enum cg_end dumper_failed(struct cg_state *st, const char *tool, const st
 	return END_ERROR;
 }
 
+/* Wait for the next slot and run the dumper once.  True with its output in
+ * *pr (and when it ran in *t_real and *t0); false when the loop ends, with
+ * st->end saying why. */
+static bool dump_once(struct cg_state *st, const char *tool, char *const argv[], int64_t next,
+		      struct proc *pr, int *status, int64_t *t_real, int64_t *t0)
+{
+	int r;
+
+	cg_sleep_until(st, next);
+	if (cg_should_stop(st))
+		return false;
+	if (!proc_target_alive(st)) {
+		st->end = END_EXITED;
+		return false;
+	}
+	*t_real = cg_now_ns(CLOCK_REALTIME);
+	*t0 = cg_now_ns(CLOCK_MONOTONIC);
+	r = run_dumper(st, argv, pr, status);
+	if (r == 0)
+		return true;
+	if (r > 0 && !proc_target_alive(st)) {
+		st->end = END_EXITED;
+	} else {
+		if (r > 0)
+			cg_msg("%s did not finish snapshot %lld of process %d within %.3g s; stopped it (the process was left running)",
+			       tool, st->snapshots + 1, (int)st->pid, st->o.timeout_ns / 1e9);
+		st->end = END_ERROR;
+	}
+	proc_free(pr);
+	return false;
+}
+
 void dumpers_batch_loop(struct cg_state *st)
 {
 	char pidbuf[32];
@@ -83,34 +115,11 @@ void dumpers_batch_loop(struct cg_state *st)
 	argv[k] = NULL;
 	while (!cg_should_stop(st)) {
 		struct proc pr;
-		int status = 0, r;
+		int status = 0;
 		int64_t t0, t_real;
 
-		cg_sleep_until(st, next);
-		if (cg_should_stop(st))
+		if (!dump_once(st, "gdb", argv, next, &pr, &status, &t_real, &t0))
 			break;
-		if (!proc_target_alive(st)) {
-			st->end = END_EXITED;
-			break;
-		}
-		t_real = cg_now_ns(CLOCK_REALTIME);
-		t0 = cg_now_ns(CLOCK_MONOTONIC);
-		r = run_dumper(st, argv, &pr, &status);
-		if (r < 0) {
-			st->end = END_ERROR;
-			break;
-		}
-		if (r > 0) {
-			if (!proc_target_alive(st)) {
-				st->end = END_EXITED;
-			} else {
-				cg_msg("gdb did not finish snapshot %lld of process %d within %.3g s; stopped it (the process was left running)",
-				       st->snapshots + 1, (int)st->pid, st->o.timeout_ns / 1e9);
-				st->end = END_ERROR;
-			}
-			proc_free(&pr);
-			break;
-		}
 		if (!pr.obuf.s || !strstr(pr.obuf.s, "\nThread ")) {
 			st->end = dumper_failed(st, "gdb", &pr.ebuf);
 			proc_free(&pr);
@@ -225,27 +234,11 @@ void dumpers_eustack_loop(struct cg_state *st, const char *eustack)
 	while (!cg_should_stop(st)) {
 		struct proc pr;
 		struct strbuf conv = { 0 };
-		int status = 0, r;
+		int status = 0;
 		int64_t t0, t_real;
 
-		cg_sleep_until(st, next);
-		if (cg_should_stop(st))
+		if (!dump_once(st, "eu-stack", argv, next, &pr, &status, &t_real, &t0))
 			break;
-		if (!proc_target_alive(st)) {
-			st->end = END_EXITED;
-			break;
-		}
-		t_real = cg_now_ns(CLOCK_REALTIME);
-		t0 = cg_now_ns(CLOCK_MONOTONIC);
-		r = run_dumper(st, argv, &pr, &status);
-		if (r != 0) {
-			if (r > 0 && proc_target_alive(st))
-				cg_msg("eu-stack did not finish snapshot %lld of process %d within %.3g s; stopped it",
-				       st->snapshots + 1, (int)st->pid, st->o.timeout_ns / 1e9);
-			st->end = r > 0 && !proc_target_alive(st) ? END_EXITED : END_ERROR;
-			proc_free(&pr);
-			break;
-		}
 		/* 0: all frames; 1: some frames missing; 2: nothing */
 		if (!WIFEXITED(status) || WEXITSTATUS(status) > 1 || !pr.obuf.s ||
 		    !strstr(pr.obuf.s, "TID ")) {
