@@ -217,6 +217,33 @@ out:
 	return ret;
 }
 
+struct pv_profile *pv_profile_copy(const struct pv_profile *src)
+{
+	struct pv_profile *p = pv_profile_new();
+
+	if (!p)
+		return NULL;
+	for (uint32_t i = 0; i < src->nvalues; i++)
+		if (pv_add_value_type(p, pv_str(src, src->sample_types[i].type),
+				      pv_str(src, src->sample_types[i].unit)) == PV_NONE)
+			goto fail;
+	if (pv_merge(p, src, "the profile") < 0)
+		goto fail;
+	/* What merging takes as "several profiles" is the source's own. */
+	p->program = pv_intern_str(p, pv_str(src, src->program));
+	p->source_format = pv_intern_str(p, pv_str(src, src->source_format));
+	p->pid = src->pid;
+	p->time_ns = src->time_ns;
+	p->duration_ns = src->duration_ns;
+	p->finished = src->finished;
+	if (p->program == PV_NONE || p->source_format == PV_NONE)
+		goto fail;
+	return p;
+fail:
+	pv_profile_free(p);
+	return NULL;
+}
+
 /* Naming the program */
 
 int pv_use_program(struct pv_profile *p, const char *path)

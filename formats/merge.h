@@ -14,6 +14,9 @@
  * unchanged in what its samples say, but may hold unused objects). */
 int pv_merge(struct pv_profile *dst, const struct pv_profile *src, const char *src_name);
 
+/* A copy of src that owns everything it holds; NULL after an error. */
+struct pv_profile *pv_profile_copy(const struct pv_profile *src);
+
 /* Make the main program's mappings point at the file path (the program
  * named on a command line, as pprof takes it): the mappings of the file
  * the profile names as its program, else those whose file has path's base

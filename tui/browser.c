@@ -99,32 +99,6 @@ static const char *node_name(const struct browser *b, uint32_t node, char *buf, 
 
 /* ---- the model side: copies, filters, inversion ------------------------ */
 
-static struct pv_profile *copy_profile(const struct pv_profile *src)
-{
-	struct pv_profile *p = pv_profile_new();
-
-	if (!p)
-		return NULL;
-	for (uint32_t i = 0; i < src->nvalues; i++)
-		if (pv_add_value_type(p, pv_str(src, src->sample_types[i].type),
-				      pv_str(src, src->sample_types[i].unit)) == PV_NONE)
-			goto fail;
-	if (pv_merge(p, src, "the profile") < 0)
-		goto fail;
-	p->program = pv_intern_str(p, pv_str(src, src->program));
-	p->source_format = pv_intern_str(p, pv_str(src, src->source_format));
-	p->pid = src->pid;
-	p->time_ns = src->time_ns;
-	p->duration_ns = src->duration_ns;
-	p->period = src->period;
-	p->lost = src->lost;
-	p->truncated = src->truncated;
-	return p;
-fail:
-	pv_profile_free(p);
-	return NULL;
-}
-
 /* Turn every stack upside down: the leaf becomes the outermost frame (the
  * inlined frames of a location too), so the tree shows callers. */
 static int invert_profile(struct pv_profile *p)
@@ -281,7 +255,7 @@ static int rebuild(struct browser *b)
 		any = true;
 	}
 	if (any) {
-		copy = copy_profile(b->orig);
+		copy = pv_profile_copy(b->orig);
 		if (!copy || (pv_filters_any(&f) && pv_filters_apply(copy, &f, NULL) < 0))
 			goto out;
 		if (callers) {

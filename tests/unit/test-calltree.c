@@ -3,6 +3,7 @@
 #include "calltree.h"
 #include "check.h"
 #include "error.h"
+#include "merge.h"
 #include "report-text.h"
 
 enum { F_MAIN, F_A, F_B, F_C, F_INL, NF };
@@ -310,6 +311,36 @@ static void test_model(void)
 	pv_profile_free(NULL);
 }
 
+/* A copy holds the same samples and says the same about its source. */
+static void test_copy(void)
+{
+	struct pv_profile *p = standard();
+	p->program = pv_intern_str(p, "/bin/prog");
+	p->source_format = pv_intern_str(p, "profview raw trace");
+	p->pid = 77;
+	p->finished = true;
+	p->duration_ns = 5;
+	struct pv_profile *c = pv_profile_copy(p);
+	CHECK(c != NULL);
+	if (c) {
+		CHECK_EQ(c->nsamples, p->nsamples);
+		CHECK_EQ(pv_total(c, 0), pv_total(p, 0));
+		CHECK_EQ(pv_total(c, 1), pv_total(p, 1));
+		CHECK_STR(pv_str(c, c->program), "/bin/prog");
+		CHECK_STR(pv_str(c, c->source_format), "profview raw trace");
+		CHECK_EQ(c->pid, 77);
+		CHECK(c->finished);
+		CHECK_EQ(c->duration_ns, 5);
+		CHECK(pv_profile_validate(c, "copy") == 0);
+		struct calltree *a = calltree_build(p, NULL), *b = calltree_build(c, NULL);
+		CHECK_EQ(a->nnodes, b->nnodes);
+		calltree_free(a);
+		calltree_free(b);
+	}
+	pv_profile_free(c);
+	pv_profile_free(p);
+}
+
 static void quiet_sink(enum pv_level level, const char *msg)
 {
 	(void)level;
@@ -324,5 +355,6 @@ int main(void)
 	test_threads_and_tids();
 	test_granularity();
 	test_reports();
+	test_copy();
 	return check_done("test-calltree");
 }
