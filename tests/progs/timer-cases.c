@@ -20,9 +20,11 @@
  *   abort         spins, then calls abort()
  *   forever       prints its pid, then spins in spin_forever until killed
  *   forktree PROG [ARGS]  forks two children: one execs PROG ARGS, the other
- *                 spins in child_work and forks a grandchild that spins in
- *                 grandchild_work; the parent spins in parent_work and
- *                 waits for them; each prints "pid ROLE PID"
+ *                 forks a grandchild that spins in grandchild_work, waits
+ *                 for it and spins in child_work; the parent waits for
+ *                 both and spins in parent_work; each prints "pid ROLE PID"
+ *                 (each spins with as few others running as can be: CPU
+ *                 timers under-sample a process that fights for a CPU)
  *   fdclobber F S closes every descriptor from 3 up (closefrom), opens its
  *                 own file F, writes 4 KiB to it, duplicates it onto every
  *                 descriptor from 3 to 255, spins S seconds, then checks
@@ -213,19 +215,19 @@ static int mode_forktree(char **prog)
 			grandchild_work(0.3);
 			exit(0);
 		}
-		child_work(0.3);
 		waitpid(g, &st, 0);
+		child_work(0.3);
 		exit(WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1);
 	}
 	printf("pid parent %d\n", (int)getpid());
 	fflush(stdout);
-	parent_work(0.3);
 	if (a < 0 || b < 0)
 		return 1;
 	waitpid(a, &st, 0);
 	rc |= !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	waitpid(b, &st, 0);
 	rc |= !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	parent_work(0.3);
 	return rc;
 }
 
