@@ -6,7 +6,8 @@
  * function and its line, then bfd_find_inliner_info() for each function it
  * was inlined into, with the line of the call site.  Without DWARF libbfd
  * answers from the symbols it is given (.symtab, else the dynamic symbols),
- * with no line.
+ * with no line; PLT stubs are named by libbfd's synthetic symbols
+ * ("strlen@plt").
  */
 #include "symbolize-bfd.h"
 #include "demangle.h"
@@ -28,6 +29,8 @@ struct bfd_file {
 	bfd *debug;           /* its separate debug file, or NULL */
 	bfd *lines;           /* the one lines come from: debug or abfd */
 	asymbol **syms;       /* of lines' file, or the mapped file's */
+	asymbol *synth;       /* the mapped file's synthetic symbols (PLT stubs) */
+	long nsynth;          /* how many; -1 before they are read */
 };
 
 struct bfd_symbolizer {
@@ -181,7 +184,7 @@ static struct bfd_file *file_for(struct bfd_symbolizer *sy, uint32_t mi)
 		sy->cap_files = cap;
 	}
 	f = &sy->files[sy->nfiles++];
-	*f = (struct bfd_file){ .path = path };
+	*f = (struct bfd_file){ .path = path, .nsynth = -1 };
 	file_open(f, sy->p, map);
 	return f;
 }
@@ -251,6 +254,56 @@ static int bfd_lines(struct bfd_symbolizer *sy, struct bfd_file *f, uint32_t mi,
 	return 0;
 }
 
+/* The synthetic symbols libbfd makes for the PLT stubs of f's file
+ * ("strlen@plt", from its dynamic relocations), read on first use. */
+static void read_synthetic(struct bfd_file *f)
+{
+	long size, ndyn = 0;
+	asymbol **dyn = NULL;
+
+	f->nsynth = 0;
+	size = bfd_get_dynamic_symtab_upper_bound(f->abfd);
+	if (size <= 0 || !(dyn = malloc((size_t)size)))
+		return;
+	ndyn = bfd_canonicalize_dynamic_symtab(f->abfd, dyn);
+	if (ndyn > 0) {
+		long n = bfd_get_synthetic_symtab(f->abfd, 0, NULL, ndyn, dyn, &f->synth);
+		f->nsynth = n > 0 ? n : 0;
+	}
+	/* The synthetic symbols keep their own copies of the names. */
+	free(dyn);
+}
+
+/* A PLT stub at vaddr of f's file: the nearest synthetic symbol at or
+ * below it in the same PLT section. */
+static int plt_stub(struct bfd_symbolizer *sy, struct bfd_file *f, uint64_t vaddr)
+{
+	asection *sec = section_of(f->abfd, vaddr);
+	const char *best = NULL;
+	uint64_t best_at = 0;
+
+	if (!sec || strncmp(bfd_section_name(sec), ".plt", 4) != 0)
+		return 0;
+	if (f->nsynth < 0)
+		read_synthetic(f);
+	for (long i = 0; i < f->nsynth; i++) {
+		asymbol *s = &f->synth[i];
+		uint64_t at = bfd_asymbol_value(s);
+		if (s->section == sec && at <= vaddr && (!best || at > best_at)) {
+			best = bfd_asymbol_name(s);
+			best_at = at;
+		}
+	}
+	if (!best)
+		return 0;
+	uint32_t nm = pv_intern_str(sy->p, best);
+	uint32_t fn = nm == PV_NONE ? PV_NONE : pv_get_function(sy->p, nm, nm, 0, 0);
+	if (fn == PV_NONE)
+		return -1;
+	sy->scratch[sy->nscratch++] = (struct pv_line){ fn, 0 };
+	return 0;
+}
+
 static int symbolize_location(struct bfd_symbolizer *sy, uint32_t li)
 {
 	struct pv_profile *p = sy->p;
@@ -266,6 +319,10 @@ static int symbolize_location(struct bfd_symbolizer *sy, uint32_t li)
 			return -1;
 		if (f->lines && bfd_lines(sy, f, loc->mapping, vaddr) < 0)
 			return -1;
+		if (sy->nscratch == 0 && f->abfd && plt_stub(sy, f, vaddr) < 0)
+			return -1;
+		if (sy->nscratch)
+			sy->p->mappings[loc->mapping].has_functions = true;
 	}
 	if (sy->nscratch == 0) {
 		uint32_t fn = pv_symbolize_unknown_function(p, loc);
@@ -296,6 +353,7 @@ int pv_symbolize_bfd(struct pv_profile *p, struct pv_modules *mods,
 out:
 	for (size_t i = 0; i < sy.nfiles; i++) {
 		free(sy.files[i].syms);
+		free(sy.files[i].synth);
 		if (sy.files[i].debug)
 			bfd_close(sy.files[i].debug);
 		if (sy.files[i].abfd)

@@ -2,14 +2,15 @@
  *
  * Functions come from DWARF (inlined calls as lines of their own, innermost
  * first, each with the line of its call site in the next) or, without
- * DWARF, from the symbol table; addresses no symbol covers get a
- * "module+0xoffset" function.  Each location is symbolized once.
+ * DWARF, from the symbol table; PLT stubs are "sym@plt" (plt.h); other
+ * addresses no symbol covers get a "module+0xoffset" function.  Each location is symbolized once.
  */
 #include "symbolize.h"
 #include "demangle.h"
 #include "error.h"
 #include "util.h"
 #include "modules.h"
+#include "plt.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -183,6 +184,19 @@ fail:
 	return -1;
 }
 
+/* A PLT stub of mod at module address a, named "sym@plt" (plt.h). */
+static int plt_stub(struct symbolizer *sy, Dwfl_Module *mod, GElf_Addr a)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	char buf[512];
+
+	if (!elf || !plt_name(elf, a - bias, buf, sizeof buf))
+		return 0;
+	uint32_t s = pv_intern_str(sy->p, buf);
+	return push_line(sy, s, s, 0, 0);
+}
+
 static int symbolize_location(struct symbolizer *sy, uint32_t li)
 {
 	struct pv_profile *p = sy->p;
@@ -212,6 +226,8 @@ static int symbolize_location(struct symbolizer *sy, uint32_t li)
 			if (push_line(sy, n, sn, file ? pv_intern_str(p, file) : 0, line) < 0)
 				return -1;
 		}
+		if (sy->nscratch == 0 && plt_stub(sy, mod, a) < 0)
+			return -1;
 		if (sy->nscratch) {
 			p->mappings[mi].has_functions = true;
 			if (file) {

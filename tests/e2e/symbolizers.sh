@@ -4,8 +4,9 @@
 # their parameter lists), inlined frames, file and line.
 #
 # Programs: tests/progs/inlines.c at -O2 (an always_inline helper inside a
-# static inline one inside a real function) and tests/progs/cxxnames.cc
-# (namespaces, a class template, overloads, an inlined member).
+# static inline one inside a real function), tests/progs/cxxnames.cc
+# (namespaces, a class template, overloads, an inlined member) and
+# tests/progs/pltcall.c (time spent in a PLT stub).
 #
 # What is compared, for every location of the program's own executable in
 # the trace: the list of frames, innermost first, as (ELF address, depth,
@@ -137,7 +138,8 @@ compare() {
 		}' "$2" "$3"
 }
 
-# check PROGRAM ARGS: profile, then compare the three.
+# check PROGRAM ARGS: profile, then compare the three (on MIN_ADDRS or
+# more addresses in the program, 5 unless set).
 check() {
 	local prog=$1 trace=$1.raw
 	shift
@@ -147,12 +149,17 @@ check() {
 	frames bfd "$trace" "$prog" >"$prog.bfd"
 	local addrs
 	addrs=$(cut -f1 "$prog.dw" | sort -u)
-	[ "$(wc -w <<<"$addrs")" -ge 5 ] || fail "$prog: only $(wc -w <<<"$addrs") addresses in the program"
+	[ "$(wc -w <<<"$addrs")" -ge "${MIN_ADDRS:-5}" ] || fail "$prog: only $(wc -w <<<"$addrs") addresses in the program"
 	# shellcheck disable=SC2086
 	addr2line_frames "$prog" $addrs >"$prog.a2l" || fail "$prog: cannot read addr2line's output"
 	note "$prog: $(wc -w <<<"$addrs") addresses, $(wc -l <"$prog.dw") frames"
-	# The libbfd symbolizer reads exactly what addr2line reads.
-	diff -u "$prog.bfd" "$prog.a2l" >&2 || fail "$prog: libbfd and addr2line disagree (- bfd, + addr2line)"
+	# The libbfd symbolizer reads exactly what addr2line reads, but for
+	# the names given where no symbol is: addr2line says "??" for a PLT
+	# stub ("labs@plt" here) and for an address outside any function
+	# ("inlines+0x1020").
+	awk -F'\t' -v OFS='\t' -v p="$prog" '$4 == "" && ($3 ~ /@plt$/ || index($3, p "+0x") == 1) { $3 = "??" } 1' \
+		"$prog.bfd" | diff -u - "$prog.a2l" >&2 ||
+		fail "$prog: libbfd and addr2line disagree (- bfd, + addr2line)"
 	local rc=0
 	compare "$prog" "$prog.dw" "$prog.bfd" "dw | bfd" || rc=$?
 	[ $rc -eq 0 ] || [ $rc -eq 3 ] || exit 1
@@ -206,6 +213,24 @@ for sym in dw bfd; do
 		fail "profview --no-demangle failed"
 	grep -q '_ZN6shapes6detail5churnEdi' nodem.txt || fail "--symbolizer=$sym --no-demangle: no mangled churn"
 	grep -q 'shapes::' nodem.txt && fail "--symbolizer=$sym --no-demangle: demangled names remain"
+done
+
+# PLT stubs are named after the function they jump to, by both
+# symbolizers, as objdump names them; labs() is so short that the stub's
+# jump takes a tenth of the loop or more.
+"$CC" -O2 -g -fno-builtin -fno-omit-frame-pointer -o "$WORK/pltcall" "$SRCDIR/tests/progs/pltcall.c" ||
+	fail "cannot compile pltcall.c"
+MIN_ADDRS=2 check pltcall 2
+objdump -d pltcall | grep -q '<labs@plt>:' || fail "pltcall: objdump shows no labs@plt stub"
+for sym in dw bfd; do
+	"$PROFVIEW" -q --symbolizer=$sym --folded pltcall.raw >plt-$sym.folded ||
+		fail "profview --symbolizer=$sym --folded pltcall.raw failed"
+	read -r ok _ < <(chain_share plt-$sym.folded EXACT main 'labs@plt')
+	all=$(awk '{ n += $NF } END { print n + 0 }' plt-$sym.folded)
+	note "pltcall ($sym): $ok of $all samples in main;labs@plt"
+	[ "$all" -ge 100 ] || fail "pltcall: only $all samples"
+	at_least "$ok" "$all" 0.02 ||
+		fail "pltcall ($sym): $ok of $all samples in main;labs@plt, expected 2% or more"
 done
 
 rc=0
