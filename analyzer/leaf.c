@@ -19,6 +19,83 @@
 
 enum { UNKNOWN = 0, KEEP, DROP };
 
+#define X86_64_RIP 16
+
+/* The value of the CFA expression ops with the stack pointer at sp and the
+ * program counter at pc, in *cfa; false for what this small evaluator does
+ * not know.  Enough for the expressions linkers write for PLT stubs
+ * ("rsp + 8 + ((rip & 15) >= 11) << 3": the stub's push moves the CFA). */
+static bool eval_cfa(const Dwarf_Op *ops, size_t nops, uint64_t sp, uint64_t pc, uint64_t *cfa)
+{
+	uint64_t st[16];
+	size_t n = 0;
+
+	for (size_t i = 0; i < nops; i++) {
+		uint8_t op = ops[i].atom;
+		uint64_t a, b;
+
+		if (op >= DW_OP_lit0 && op <= DW_OP_lit31) {
+			if (n == 16)
+				return false;
+			st[n++] = op - DW_OP_lit0;
+			continue;
+		}
+		if (op == DW_OP_breg7 || op == DW_OP_breg16 ||
+		    (op == DW_OP_bregx && (ops[i].number == X86_64_RSP || ops[i].number == X86_64_RIP))) {
+			bool rsp = op == DW_OP_breg7 || (op == DW_OP_bregx && ops[i].number == X86_64_RSP);
+			int64_t off = (int64_t)(op == DW_OP_bregx ? ops[i].number2 : ops[i].number);
+			if (n == 16)
+				return false;
+			st[n++] = (rsp ? sp : pc) + (uint64_t)off;
+			continue;
+		}
+		switch (op) {
+		case DW_OP_const1u: case DW_OP_const2u: case DW_OP_const4u: case DW_OP_const8u:
+		case DW_OP_const1s: case DW_OP_const2s: case DW_OP_const4s: case DW_OP_const8s:
+		case DW_OP_constu: case DW_OP_consts:
+			if (n == 16)
+				return false;
+			st[n++] = ops[i].number;
+			continue;
+		case DW_OP_plus_uconst:
+			if (n < 1)
+				return false;
+			st[n - 1] += ops[i].number;
+			continue;
+		case DW_OP_and: case DW_OP_or: case DW_OP_plus: case DW_OP_minus: case DW_OP_shl:
+		case DW_OP_shr: case DW_OP_ge: case DW_OP_gt: case DW_OP_le: case DW_OP_lt:
+		case DW_OP_eq: case DW_OP_ne:
+			if (n < 2)
+				return false;
+			b = st[--n];
+			a = st[n - 1];
+			switch (op) {
+			case DW_OP_and: a &= b; break;
+			case DW_OP_or: a |= b; break;
+			case DW_OP_plus: a += b; break;
+			case DW_OP_minus: a -= b; break;
+			case DW_OP_shl: a = b < 64 ? a << b : 0; break;
+			case DW_OP_shr: a = b < 64 ? a >> b : 0; break;
+			/* Comparisons are signed in DWARF. */
+			case DW_OP_ge: a = (int64_t)a >= (int64_t)b; break;
+			case DW_OP_gt: a = (int64_t)a > (int64_t)b; break;
+			case DW_OP_le: a = (int64_t)a <= (int64_t)b; break;
+			case DW_OP_lt: a = (int64_t)a < (int64_t)b; break;
+			case DW_OP_eq: a = a == b; break;
+			default: a = a != b; break;
+			}
+			st[n - 1] = a;
+			continue;
+		default:
+			return false;
+		}
+	}
+	if (n != 1)
+		return false;
+	*cfa = st[0];
+	return true;
+}
+
 /* Is the return address at the stack pointer when the program counter is
  * at module address a? */
 static bool ra_at_sp(Dwfl_Module *mod, GElf_Addr a)
@@ -35,9 +112,18 @@ static bool ra_at_sp(Dwfl_Module *mod, GElf_Addr a)
 		if (!cfi || dwarf_cfi_addrframe(cfi, a - bias, &frame) != 0)
 			return false;
 	}
-	if (dwarf_frame_cfa(frame, &ops, &nops) == 0 && nops == 1 && ops[0].atom == DW_OP_bregx &&
-	    ops[0].number == X86_64_RSP && ops[0].number2 == 8)
-		yes = true;
+	if (dwarf_frame_cfa(frame, &ops, &nops) == 0) {
+		if (nops == 1 && ops[0].atom == DW_OP_bregx && ops[0].number == X86_64_RSP &&
+		    ops[0].number2 == 8) {
+			yes = true;
+		} else {
+			/* An expression: the same answer for two stack
+			 * pointers, at the stub's own program counter. */
+			uint64_t c1, c2, sp1 = 0x7ff000000000, sp2 = 0x7ff000100000;
+			yes = eval_cfa(ops, nops, sp1, a - bias, &c1) &&
+			      eval_cfa(ops, nops, sp2, a - bias, &c2) && c1 == sp1 + 8 && c2 == sp2 + 8;
+		}
+	}
 	free(frame);
 	return yes;
 }
