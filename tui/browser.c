@@ -63,6 +63,17 @@ struct browser {
 	char status[10000];
 	int exports;
 	bool help;
+
+	/* T: the thread picker, a row per thread and one for all. */
+	bool picking;
+	struct thread_row *trows; size_t ntrows, tcursor, ttop;
+};
+
+struct thread_row {
+	uint32_t tid;          /* 0: all threads */
+	uint32_t name;         /* string index of the thread's name */
+	int64_t count, value;  /* its samples and their weight (as the tree's) */
+	int64_t cpu_ns;        /* the CPU time the collector measured, -1 unknown */
 };
 
 static double pct(int64_t part, int64_t whole)
@@ -611,13 +622,15 @@ static const char *const help_lines[] = {
 	"  n, N                next, previous match",
 	"  < >                 lower, raise the noise floor (dimmed: n <= K*sqrt(parent n))",
 	"  t                   toggle the flat view      s   sort it by self or cumulative",
-	"  T                   next thread (then all)    g   functions or source lines",
+	"  T                   pick a thread (or all)    g   functions or source lines",
 	"  e, E                export the view as a flame graph, as a call graph (SVG)",
 	"  ?                   this help                 q   quit",
 	"  mouse wheel         scroll",
 	"",
 	"press any key to go back",
 };
+
+static void draw_picker(struct browser *b, int y0, int height, int width);
 
 static void draw(struct browser *b)
 {
@@ -637,20 +650,21 @@ static void draw(struct browser *b)
 	}
 	total = ct_weight(b->t, &b->t->nodes[0]);
 	/* Line 0: what is shown. */
-	snprintf(buf, sizeof buf, "profview: %s  %" PRId64 " samples  %s view, %s, %s%s  floor K=%g  (? for help)",
+	char thread[600] = "all threads";
+	if (b->tid) {
+		const char *tname = "";
+		for (size_t i = 0; i < b->orig->nthreads; i++)
+			if (b->orig->threads[i].tid == b->tid)
+				tname = pv_str(b->orig, b->orig->threads[i].name);
+		snprintf(thread, sizeof thread, *tname ? "thread %" PRIu32 " \"%s\"" : "thread %" PRIu32 "%s",
+			 b->tid, tname);
+	}
+	snprintf(buf, sizeof buf, "profview: %s  %" PRId64 " samples  %s view, %s, %s  floor K=%g  (? for help)",
 		 *pv_str(b->orig, b->orig->program) ? pv_str(b->orig, b->orig->program) : "profile",
 		 b->t->samples, b->flat ? "flat" : "tree",
 		 b->copt.granularity == CT_LINES ? "lines" : b->copt.granularity == CT_FUNCTIONS ? "functions" :
 		 b->copt.granularity == CT_FILES ? "files" : "addresses",
-		 b->tid ? "thread " : "all threads", "", b->floor);
-	if (b->tid) {
-		char *p = strstr(buf, "thread ");
-		if (p) {
-			char rest[2048];
-			snprintf(rest, sizeof rest, "%s", p + 7);
-			snprintf(p, sizeof buf - (size_t)(p - buf), "thread %" PRIu32 "%s", b->tid, rest);
-		}
-	}
+		 thread, b->floor);
 	attrset(A_BOLD);
 	move(0, 0);
 	put_cut(b, buf, width);
@@ -703,6 +717,21 @@ static void draw(struct browser *b)
 	int body = height - HEADER_LINES - 1;
 	const char *full = "";
 	char where[512];
+	if (b->picking) {
+		attrset(A_UNDERLINE);
+		move(3, 0);
+		clrtoeol();
+		put_cut(b, "  share  samples    CPU time  tid       thread", width);
+		attrset(A_NORMAL);
+		draw_picker(b, HEADER_LINES, body, width);
+		move(height - 1, 0);
+		clrtoeol();
+		attrset(A_BOLD);
+		put_cut(b, b->status[0] ? b->status : "pick a thread: Enter shows it, Esc goes back", width);
+		attrset(A_NORMAL);
+		refresh();
+		return;
+	}
 	if (b->flat) {
 		draw_flat(b, HEADER_LINES, body, width);
 		if (b->fcursor < b->nrows) {
@@ -872,19 +901,134 @@ static void prompt(const char *what, char *buf, size_t n)
 	curs_set(0);
 }
 
-/* Next thread index in the profile after the one shown (0: all). */
-static void next_thread(struct browser *b)
+static int cmp_thread_rows(const void *x, const void *y)
+{
+	const struct thread_row *a = x, *c = y;
+
+	if (a->tid == 0 || c->tid == 0)
+		return a->tid == 0 ? -1 : c->tid == 0;
+	if (a->value != c->value)
+		return a->value > c->value ? -1 : 1;
+	if (a->count != c->count)
+		return a->count > c->count ? -1 : 1;
+	return a->tid < c->tid ? -1 : a->tid > c->tid;
+}
+
+/* Open the thread picker: every thread of the profile (before the
+ * browser's filters) with its samples, heaviest first, after a row for all
+ * of them; the cursor on the thread shown. */
+static int open_picker(struct browser *b)
 {
 	const struct pv_profile *p = b->orig;
-	size_t i = 0;
+	struct thread_row *rows = calloc(p->nthreads + 1, sizeof *rows);
+	int64_t *count_of, *value_of;
 
-	if (b->tid)
-		for (i = 0; i < p->nthreads && p->threads[i].tid != b->tid; i++)
-			;
-	else
-		i = (size_t)-1;
-	i++;
-	b->tid = i < p->nthreads ? p->threads[i].tid : 0;
+	if (!rows)
+		return -1;
+	count_of = calloc(2 * (p->nthreads + 1), sizeof *count_of);
+	if (!count_of) {
+		free(rows);
+		return -1;
+	}
+	value_of = count_of + p->nthreads + 1;
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct pv_sample *sm = &p->samples[i];
+		size_t k = sm->thread < p->nthreads ? sm->thread : p->nthreads;
+		int64_t c = b->t->v_count != PV_NONE ? sm->values[b->t->v_count] : 1;
+		count_of[k] += c;
+		value_of[k] += b->t->v_value != PV_NONE ? sm->values[b->t->v_value] : c;
+	}
+	rows[0] = (struct thread_row){ .tid = 0, .cpu_ns = -1 };
+	for (size_t k = 0; k <= p->nthreads; k++) {
+		rows[0].count += count_of[k];
+		rows[0].value += value_of[k];
+	}
+	size_t n = 1;
+	for (size_t k = 0; k < p->nthreads; k++) {
+		if (p->threads[k].tid == 0)
+			continue; /* no id to select it by */
+		rows[n++] = (struct thread_row){ p->threads[k].tid, p->threads[k].name, count_of[k], value_of[k],
+						 p->threads[k].cpu_ns };
+	}
+	free(count_of);
+	qsort(rows, n, sizeof *rows, cmp_thread_rows);
+	free(b->trows);
+	b->trows = rows;
+	b->ntrows = n;
+	b->tcursor = b->ttop = 0;
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].tid == b->tid)
+			b->tcursor = i;
+	b->picking = true;
+	return 0;
+}
+
+static void draw_picker(struct browser *b, int y0, int height, int width)
+{
+	int64_t total = b->ntrows ? b->trows[0].value : 0;
+
+	if (b->tcursor < b->ttop)
+		b->ttop = b->tcursor;
+	if (height > 0 && b->tcursor >= b->ttop + (size_t)height)
+		b->ttop = b->tcursor - (size_t)height + 1;
+	for (int y = 0; y < height; y++) {
+		size_t r = b->ttop + (size_t)y;
+		char line[1200], cpu[32] = "";
+		move(y0 + y, 0);
+		clrtoeol();
+		if (r >= b->ntrows)
+			continue;
+		const struct thread_row *tr = &b->trows[r];
+		if (tr->cpu_ns >= 0)
+			snprintf(cpu, sizeof cpu, "%.3f s", (double)tr->cpu_ns / 1e9);
+		if (tr->tid == 0)
+			snprintf(line, sizeof line, "%6.1f%% %8" PRId64 "  %10s  %-8s  [all threads]", 100.0, tr->count,
+				 cpu, "");
+		else
+			snprintf(line, sizeof line, "%6.1f%% %8" PRId64 "  %10s  %-8" PRIu32 "  %s",
+				 pct(tr->value, total), tr->count, cpu, tr->tid, pv_str(b->orig, tr->name));
+		if (r == b->tcursor) {
+			attrset(A_REVERSE);
+			for (int i = 0; i < width; i++)
+				addch(' ');
+			move(y0 + y, 0);
+		}
+		put_cut(b, line, width + 1);
+		attrset(A_NORMAL);
+	}
+}
+
+/* A key while the picker is open. */
+static int picker_key(struct browser *b, int ch)
+{
+	int page = LINES - HEADER_LINES - 1;
+	long d = 0;
+
+	switch (ch) {
+	case 27: case 'q': case 'T':
+		b->picking = false;
+		return 0;
+	case '\n': case '\r': case KEY_ENTER: case ' ':
+		b->picking = false;
+		if (b->tcursor >= b->ntrows || b->trows[b->tcursor].tid == b->tid)
+			return 0;
+		b->tid = b->trows[b->tcursor].tid;
+		drop_zooms(b);
+		if (rebuild(b) < 0)
+			return -1;
+		return b->flat ? make_flat(b) : 0;
+	case KEY_UP: case 'k': d = -1; break;
+	case KEY_DOWN: case 'j': d = 1; break;
+	case KEY_PPAGE: d = page > 1 ? -page : -1; break;
+	case KEY_NPAGE: d = page > 1 ? page : 1; break;
+	case KEY_HOME: d = -(long)b->ntrows; break;
+	case KEY_END: d = (long)b->ntrows; break;
+	}
+	long c = (long)b->tcursor + d;
+	if (c >= (long)b->ntrows)
+		c = (long)b->ntrows - 1;
+	b->tcursor = c < 0 ? 0 : (size_t)c;
+	return 0;
 }
 
 static int handle_key(struct browser *b, int ch, bool *quit)
@@ -899,6 +1043,8 @@ static int handle_key(struct browser *b, int ch, bool *quit)
 		b->help = false;
 		return 0;
 	}
+	if (b->picking && ch != KEY_RESIZE && ch != KEY_MOUSE)
+		return picker_key(b, ch);
 	switch (ch) {
 	case 'q': *quit = true; return 0;
 	case '?': b->help = true; return 0;
@@ -926,11 +1072,10 @@ static int handle_key(struct browser *b, int ch, bool *quit)
 	case 's':
 		b->flat_by_cum = !b->flat_by_cum;
 		return b->flat ? make_flat(b) : 0;
-	case 'T': case 'g':
-		if (ch == 'T')
-			next_thread(b);
-		else
-			b->copt.granularity = b->copt.granularity == CT_LINES ? CT_FUNCTIONS : CT_LINES;
+	case 'T':
+		return open_picker(b);
+	case 'g':
+		b->copt.granularity = b->copt.granularity == CT_LINES ? CT_FUNCTIONS : CT_LINES;
 		drop_zooms(b);
 		if (rebuild(b) < 0)
 			return -1;
@@ -1095,6 +1240,7 @@ out:
 		free(b.acts[i].name);
 	free(b.acts);
 	free(b.rows);
+	free(b.trows);
 	clear_search(&b);
 	if (b.have_re)
 		regfree(&b.re);

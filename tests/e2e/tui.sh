@@ -2,7 +2,8 @@
 # The interactive browser driven inside tmux: open a real trace of the demo
 # program, check the hottest path is expanded, zoom in and out, focus on a
 # function and read the header and counts, callers, search, the flat view,
-# help, export, resize, and quit with the terminal restored.
+# both exports, the thread picker, granularity, the noise floor, help,
+# resize, and quit with the terminal restored.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 command -v tmux >/dev/null || { echo "tmux is not installed" >&2; exit 77; }
@@ -18,7 +19,7 @@ through_checksum=$(awk '/(^|;)checksum( |;)/ { n += $NF } END { print n + 0 }' a
 export TMUX_TMPDIR=$WORK
 S=pvtui
 trap 'tmux kill-server 2>/dev/null; rm -rf "$WORK"' EXIT
-tmux new-session -d -s $S -x 120 -y 40 "env -u NO_COLOR TERM=xterm-256color bash --norc --noprofile"
+tmux new-session -d -s $S -x 120 -y 40 "env -u NO_COLOR TERM=tmux-256color bash --norc --noprofile"
 tmux send-keys -t $S "stty -g >stty.before; PS1='$ '" Enter
 
 screen() { tmux capture-pane -t $S -p; }
@@ -96,6 +97,52 @@ keys e
 wait_for "^wrote the flame graph to '.*\\.flame\\.svg'"
 f=$(screen | sed -n "s/^wrote the flame graph to '\\(.*\\)'.*/\\1/p")
 [ -s "$f" ] && grep -q '<svg' "$f" || fail "the export '$f' is not an SVG"
+
+# The call graph export.
+keys E
+wait_for "^wrote the call graph to '.*\\.svg'"
+f=$(screen | sed -n "s/^wrote the call graph to '\\(.*\\)'.*/\\1/p")
+[ -s "$f" ] && grep -q '<svg' "$f" && grep -q 'checksum' "$f" || fail "the call graph export '$f' is not an SVG with checksum"
+
+# The thread picker lists every thread with its samples, heaviest first
+# after [all threads]; picking one shows its samples alone.
+"$PROFVIEW" --threads --folded demo.raw |
+	sed -n 's/^\[thread \([0-9]*\) "\([^"]*\)"\];.* \([0-9]*\)$/\1 \2 \3/p' |
+	awk '{ n[$1] += $3; name[$1] = $2 } END { for (t in n) print t, name[t], n[t] }' >threads.txt
+[ "$(wc -l <threads.txt)" -ge 3 ] || fail "the demo trace has fewer than 3 threads"
+keys T
+wait_for '^pick a thread'
+wait_for '^ *100\.0% +[0-9]+ .*\[all threads\]'
+while read -r tid name n; do
+	screen | grep -Eq "^ *[0-9.]+% +$n .* $tid +$name\$" || { screen >&2; fail "the picker has no row '$tid $name' with $n samples"; }
+done <threads.txt
+read -r tid name n < <(grep ' worker-1 ' threads.txt)
+row=$(screen | awk -v t="$tid" 'NR > 4 && $(NF - 1) == t { print NR - 5; exit }')
+for ((i = 0; i < row; i++)); do keys j; done
+keys Enter
+wait_for "thread $tid \"worker-1\""
+screen | head -1 | grep -q " $n samples" || fail "thread $tid: the header does not count its $n samples"
+screen | grep -q '_start' && fail "thread $tid: main's stacks are still shown"
+keys T
+wait_for '^pick a thread'
+keys Escape
+wait_for "thread $tid \"worker-1\""
+keys T Home Enter
+wait_for 'all threads'
+screen | head -1 | grep -q " $total samples" || fail "all threads again: the header does not count $total samples"
+
+# Granularity: source lines, then functions again.
+keys g
+wait_for '^profview: .* tree view, lines,'
+wait_for ' (parse_record|checksum|process_batch):[0-9]+ '
+keys g
+wait_for '^profview: .* tree view, functions,'
+
+# The noise floor moves with > and <.
+keys '>'
+wait_for 'floor K=1\.5 '
+keys '<' '<'
+wait_for 'floor K=0\.5 '
 
 # Help, resize (redrawn at the new width), quit.
 keys '?'
