@@ -39,6 +39,16 @@ void report_duration(char *buf, size_t n, int64_t ns)
 		snprintf(buf, n, "%.1f ms", ns / 1e6);
 }
 
+bool report_unsampled(const struct pv_profile *p)
+{
+	/* After its last sample a thread's time is in no sample, so a little
+	 * is always missing: much is over a tenth and over five periods, of
+	 * one thread's or of all. */
+	return p->undersampled_threads > 0 ||
+	       (p->threads_cpu_ns > 0 && p->unsampled_cpu_ns * 10 > p->threads_cpu_ns &&
+		p->unsampled_cpu_ns > 5 * (p->period > 0 ? p->period : 0));
+}
+
 void report_header(FILE *out, const struct calltree *t, const struct report_options *o)
 {
 	const struct pv_profile *p = t->p;
@@ -85,6 +95,17 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 		if (p->dropped_bytes)
 			fprintf(out, "%s%" PRIu64 " bytes of damaged input dropped", sep, p->dropped_bytes);
 		fprintf(out, "\n");
+	}
+	if (report_unsampled(p)) {
+		char used[32];
+		report_duration(cpu, sizeof cpu, p->threads_cpu_ns - p->unsampled_cpu_ns);
+		report_duration(used, sizeof used, p->threads_cpu_ns);
+		fprintf(out, "%swarning:%s the samples carry %s of the %s of CPU time the threads used "
+			"(%.0f%%), and less than 90%% of it for %" PRIu64 " of %zu threads: the timers "
+			"missed CPU time (see LIMITS in collect-timer(1))\n",
+			bold_on(o), attr_off(o), cpu, used,
+			pct(p->threads_cpu_ns - p->unsampled_cpu_ns, p->threads_cpu_ns),
+			p->undersampled_threads, p->nthreads);
 	}
 	fprintf(out, "\n");
 }

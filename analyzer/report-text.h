@@ -23,6 +23,10 @@ struct report_options {
 /* A duration for people: "12.3 s", "1.23 s", "45.6 ms". */
 void report_duration(char *buf, size_t n, int64_t ns);
 
+/* Did the timers miss much of the CPU time the threads used (the
+ * collector's exit records say how much)? */
+bool report_unsampled(const struct pv_profile *p);
+
 void report_header(FILE *out, const struct calltree *t, const struct report_options *o);
 int report_tree(FILE *out, const struct calltree *t, const struct report_options *o);
 int report_flat(FILE *out, struct calltree *t, const struct report_options *o);

@@ -601,6 +601,35 @@ static int read_header(struct reader *rd)
 	return 0;
 }
 
+/* The CPU time of the threads that have an exit record, and how much of it
+ * their samples do not carry: the time after a thread's last sample, and
+ * all of it when the timer missed the thread (collect-timer(1), LIMITS). */
+static int unsampled_cpu(struct pv_profile *p, uint32_t v_cpu)
+{
+	int64_t *carried = calloc(p->nthreads + 1, sizeof *carried);
+
+	if (!carried)
+		return -1;
+	for (size_t i = 0; i < p->nsamples; i++)
+		if (p->samples[i].thread < p->nthreads)
+			carried[p->samples[i].thread] += p->samples[i].values[v_cpu];
+	for (size_t i = 0; i < p->nthreads; i++) {
+		if (p->threads[i].cpu_ns < 0)
+			continue;
+		int64_t missing = p->threads[i].cpu_ns - carried[i];
+		p->threads_cpu_ns += p->threads[i].cpu_ns;
+		if (missing <= 0)
+			continue;
+		p->unsampled_cpu_ns += missing;
+		/* After its last sample a thread's time is in no sample, so a
+		 * little is always missing. */
+		if (missing * 10 > p->threads[i].cpu_ns && missing > 5 * p->period)
+			p->undersampled_threads++;
+	}
+	free(carried);
+	return 0;
+}
+
 struct pv_profile *raw_read(const unsigned char *buf, size_t len, const char *name,
 			   const struct raw_unwinder *uw)
 {
@@ -624,6 +653,10 @@ struct pv_profile *raw_read(const unsigned char *buf, size_t len, const char *na
 	if (stack_pass(&rd) < 0 || sample_pass(&rd) < 0)
 		goto fail;
 
+	if (!rd.wall && unsampled_cpu(p, rd.v_cpu) < 0) {
+		pv_oom();
+		goto fail;
+	}
 	p->finished = rd.have_end;
 	p->lost = rd.have_end ? rd.lost_end : rd.lost_records;
 	if (rd.lost_records > p->lost)

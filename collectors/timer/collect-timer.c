@@ -84,6 +84,8 @@ struct collect_opts {
 
 struct collect_stats {
 	uint64_t samples, lost, lost_records, weight_ns, threads;
+	uint64_t exit_cpu_ns;  /* CPU time of the threads, from their exit records */
+	uint64_t period_ns;    /* of the header */
 	int ended;            /* RAW_END seen */
 	int cut;              /* trailing zeros were cut */
 	int bad;              /* unreadable data after the last record */
@@ -598,6 +600,7 @@ static int collect_scan(const char *path, struct collect_stats *st)
 	}
 	st->pid = h->pid;
 	st->clock = h->clock;
+	st->period_ns = h->period_ns;
 	for (off = h->header_size; off + sizeof(struct raw_rec) <= size;) {
 		struct raw_rec r;
 
@@ -631,6 +634,7 @@ static int collect_scan(const char *path, struct collect_stats *st)
 
 			memcpy(&t, p + off, sizeof(t));
 			collect_tid_gone(&tids, t.tid);
+			st->exit_cpu_ns += t.cpu_ns;
 		} else if (r.type == RAW_LOST && r.size >= sizeof(struct raw_lost)) {
 			struct raw_lost l;
 
@@ -819,6 +823,20 @@ static size_t collect_find_traces(const char *shown, pid_t pid, uint64_t t0, int
 /* Prints one summary line per trace of the run (see collect_find_traces);
  * removes the empty ones, and those of a process image that ran another
  * program before its first sample. */
+/* Did the samples miss much of the CPU time the threads used (by their
+ * exit records)?  A thread's time after its last sample is in no sample, so
+ * a little is always missing: much is more than a tenth and more than five
+ * periods. */
+static int collect_unsampled(const struct collect_stats *st)
+{
+	uint64_t missing;
+
+	if (st->clock != RAW_CLOCK_CPU || st->exit_cpu_ns <= st->weight_ns)
+		return 0;
+	missing = st->exit_cpu_ns - st->weight_ns;
+	return missing * 10 > st->exit_cpu_ns && missing > 5 * st->period_ns;
+}
+
 static void collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int quiet)
 {
 	struct collect_trace traces[1024];
@@ -864,6 +882,11 @@ static void collect_report(const char *shown, pid_t pid, uint64_t t0, int inheri
 				     : "; the program ended without running its exit handlers, "
 				       "the trace stops at its last complete record",
 			st.bad ? "; unreadable data after the last good record" : "");
+		if (collect_unsampled(&st))
+			fprintf(stderr, "collect-timer: %sthe samples carry %.2f s of the %.2f s of CPU its "
+				"threads used: the timers missed CPU time (see LIMITS in collect-timer(1); "
+				"--engine=perf does not miss it)\n",
+				who, (double)st.weight_ns / 1e9, (double)st.exit_cpu_ns / 1e9);
 	}
 }
 

@@ -132,6 +132,18 @@ static void rb_sample_regs(struct rawbuf *r, uint32_t tid, const uint64_t *regs,
 	rb_zero(r, raw_pad(stack_len) - stack_len);
 }
 
+static void rb_thread_exit(struct rawbuf *r, uint32_t tid, uint64_t time_ns, uint64_t cpu_ns)
+{
+	struct raw_thread_exit t = { 0 };
+
+	t.h.type = RAW_THREAD_EXIT;
+	t.h.size = sizeof t;
+	t.tid = tid;
+	t.time_ns = time_ns;
+	t.cpu_ns = cpu_ns;
+	rb_put(r, &t, sizeof t);
+}
+
 static void rb_lost(struct rawbuf *r, uint64_t count)
 {
 	struct raw_lost l = { { RAW_LOST, sizeof l }, count };

@@ -3,6 +3,7 @@
 #include "error.h"
 #include "rawbuild.h"
 #include "raw-read.h"
+#include "report-text.h"
 
 static int nerrors, nwarnings;
 static char last_msg[1024];
@@ -66,6 +67,47 @@ static size_t build(struct rawbuf *r, size_t *record_ends, size_t *nrec, bool fi
 	}
 	*nrec = n;
 	return samples;
+}
+
+/* The exit records give each thread's CPU time: the reader says how much
+ * of it no sample carries, and which threads the timers missed. */
+static void test_unsampled(void)
+{
+	struct rawbuf r = { 0 };
+	size_t ends[64], nrec;
+	struct pv_profile *p;
+
+	build(&r, ends, &nrec, false);
+	/* main's samples carry 70 ms, worker's 32 ms (period 10 ms) */
+	rb_thread_exit(&r, 100, 1090000000, 75000000);  /* 5 ms after its last sample */
+	rb_thread_exit(&r, 101, 1090000000, 200000000); /* missed: 168 ms */
+	rb_end(&r, 1100000000, 10, 3);
+	reset_msgs();
+	p = raw_read(r.b, r.len, "t.raw", NULL);
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ(p->threads[0].cpu_ns, 75000000);
+		CHECK_EQ(p->threads_cpu_ns, 275000000);
+		CHECK_EQ(p->unsampled_cpu_ns, 5000000 + 168000000);
+		CHECK_EQ(p->undersampled_threads, 1);
+		CHECK(report_unsampled(p));
+		pv_profile_free(p);
+	}
+	free(r.b);
+
+	/* Without exit records nothing is known. */
+	r = (struct rawbuf){ 0 };
+	build(&r, ends, &nrec, true);
+	p = raw_read(r.b, r.len, "t.raw", NULL);
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ(p->threads_cpu_ns, 0);
+		CHECK_EQ(p->unsampled_cpu_ns, 0);
+		CHECK_EQ(p->undersampled_threads, 0);
+		CHECK(!report_unsampled(p));
+		pv_profile_free(p);
+	}
+	free(r.b);
 }
 
 static void test_round_trip(void)
@@ -405,6 +447,7 @@ int main(void)
 {
 	pv_error_set_sink(sink);
 	test_round_trip();
+	test_unsampled();
 	test_truncation();
 	test_unfinished();
 	test_garbage();
