@@ -19,7 +19,8 @@
  *
  * The handler tells our signals from others: SI_TIMER with our cookie as
  * sival_ptr (posix), or POLL_IN/POLL_HUP with an si_fd marked in a lock-free
- * bitmap of our event fds (perf).  A program that closes one of our fds
+ * bitmap of our event fds (perf), or SI_QUEUE from our own process with the
+ * request cookie (a sample the sweeper asks for, sweep.c).  A program that closes one of our fds
  * (closefrom) ends that thread's sampling; engine_stop checks with
  * PERF_EVENT_IOC_ID that the fd is still our event before closing it.
  */
@@ -51,6 +52,7 @@ static struct {
 	uint64_t period_ns;
 	int user_only;            /* exclude_kernel: system time not counted */
 	void *cookie;             /* sival_ptr of the posix timers */
+	char request;             /* its address: sival_ptr of a requested sample */
 	_Atomic uint64_t fds[ENGINE_MAX_FD / 64]; /* our perf event fds */
 } engine;
 
@@ -206,10 +208,25 @@ void engine_forget(void)
 	}
 }
 
+int engine_request(pid_t pid, pid_t tid)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	si.si_signo = preload_signal();
+	si.si_code = SI_QUEUE;
+	si.si_pid = pid;
+	si.si_uid = getuid();
+	si.si_value.sival_ptr = &engine.request;
+	return (int)syscall(SYS_rt_tgsigqueueinfo, (long)pid, (long)tid, (long)si.si_signo, &si);
+}
+
 int engine_signal(const siginfo_t *si)
 {
 	if (si->si_code == SI_TIMER)
 		return si->si_value.sival_ptr == engine.cookie ? ENGINE_POSIX + 1 : 0;
+	if (si->si_code == SI_QUEUE && si->si_value.sival_ptr == &engine.request && si->si_pid == getpid())
+		return ENGINE_POSIX + 1;
 	if ((si->si_code == POLL_HUP || si->si_code == POLL_IN) && engine_marked(si->si_fd)) {
 		ioctl(si->si_fd, PERF_EVENT_IOC_REFRESH, 1);
 		return ENGINE_PERF + 1;

@@ -39,6 +39,7 @@ struct preload_entry {
 	char name[16];        /* as written in its RAW_THREAD record */
 	uintptr_t stack_lo, stack_hi; /* 0, 0 when unknown */
 	uint64_t since_ns;    /* when it was registered */
+	_Atomic int64_t *seen; /* its CPU clock at its last signal (sweep.c) */
 };
 
 /* A thread that existed before we started.  Filled at init, before any of
@@ -58,6 +59,8 @@ struct preload_tls {
 	uint64_t *frames;     /* RAW_MAX_FRAMES words, or NULL */
 	int foreign;          /* index + 1 into preload.foreign */
 	size_t entry;         /* index into preload.entries */
+	_Atomic int64_t *seen; /* the registry's copy of the CPU clock at the
+				* last signal, or NULL; written by the handler */
 };
 
 struct preload_global {

@@ -55,6 +55,7 @@ static pthread_once_t preload_once = PTHREAD_ONCE_INIT;
 /* --clock=wall: off-CPU samples from wall.c too; the samples it wrote */
 static int preload_wall;
 static uint64_t preload_wall_samples;
+static int preload_engine;      /* enum engine_kind in use */
 
 void preload_warn(const char *fmt, ...)
 {
@@ -176,6 +177,9 @@ static void preload_start_threads(void)
 	preload_start_stopper();
 	if (preload_wall && wall_start(preload.period_ns, preload.stack_size) != 0)
 		preload_warn("no off-CPU samples: cannot start the wall-clock sampler thread");
+	/* CPU timers fire on the tick and can miss a thread (sweep.c). */
+	if (!preload_wall && preload_engine == ENGINE_POSIX && sweep_start(preload.period_ns) != 0)
+		preload_warn("cannot start the sweeper thread: threads the CPU timers miss stay unsampled");
 }
 
 /* Fills the header; returns the exe path in exe (NUL-terminated). */
@@ -264,7 +268,7 @@ static void preload_init(void)
 		writer_forget();
 		return;
 	}
-	engine_init(getenv("PROFVIEW_ENGINE") != NULL && strcmp(getenv("PROFVIEW_ENGINE"), "perf") == 0
+	preload_engine = engine_init(getenv("PROFVIEW_ENGINE") != NULL && strcmp(getenv("PROFVIEW_ENGINE"), "perf") == 0
 			    ? ENGINE_PERF : ENGINE_POSIX, preload.period_ns, &preload);
 	preload.hooked = 1;
 	atomic_store(&preload.state, PRELOAD_RUNNING);
@@ -334,6 +338,8 @@ __attribute__((destructor)) static void preload_fini(void)
 		return;
 	if (preload_wall)
 		preload_wall_samples = wall_stop();
+	else
+		sweep_stop();
 	sigemptyset(&block);
 	sigaddset(&block, preload.signo);
 	pthread_sigmask(SIG_BLOCK, &block, &old);

@@ -148,6 +148,9 @@ void engine_delete(struct engine_timer *t);
 /* Closes every perf event fd without touching the events' owners (the
  * child of a fork). */
 void engine_forget(void);
+/* Asks thread tid of process pid (ours) for a sample now: our signal,
+ * queued with the request cookie.  Returns 0 or -1. */
+int engine_request(pid_t pid, pid_t tid);
 /* In the handler: is this SIGPROF one of ours?  Returns 0 if not, else
  * the engine + 1; re-arms a perf event.  Signal-safe. */
 int engine_signal(const siginfo_t *si);
@@ -159,6 +162,20 @@ int engine_signal(const siginfo_t *si);
 int wall_start(uint64_t period_ns, uint32_t stack_size);
 /* Stops it and waits for it.  Returns the samples it wrote. */
 uint64_t wall_stop(void);
+
+/* sweep.c - samples for threads the CPU timers miss */
+
+/* Starts the thread that asks for a sample of every registered thread
+ * whose CPU clock ran on for long without one (POSIX engine).  Returns 0
+ * or -1. */
+int sweep_start(uint64_t period_ns);
+/* Stops it and waits for it.  Returns the samples it asked for. */
+uint64_t sweep_stop(void);
+/* One pass over the registry: asks for a sample of each thread that is
+ * running or ready to run and used more than threshold_ns of CPU time
+ * since its last signal.  Returns how many were asked for; the registered
+ * threads in *nthreads. */
+size_t threads_sweep(uint64_t threshold_ns, size_t *nthreads);
 
 /* threads.c and sample.c, for wall.c */
 

@@ -322,6 +322,8 @@ static void preload_sample(const siginfo_t *si, const ucontext_t *uc)
 	if (t->foreign)
 		atomic_store_explicit(&preload.foreign[t->foreign - 1].seen_cpu, cpu,
 				      memory_order_relaxed);
+	else if (t->seen != NULL)
+		atomic_store_explicit(t->seen, cpu, memory_order_relaxed);
 	if (preload.unwind == RAW_UNWIND_DWARF) {
 		preload_sample_regs(t, uc, cpu);
 		return;

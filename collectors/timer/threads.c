@@ -179,12 +179,17 @@ void threads_register(void)
 	 * under-weighted on average. */
 	t->last_cpu = preload_ts_ns(&ts) + (int64_t)first - (int64_t)preload.period_ns;
 
+	t->seen = malloc(sizeof(*t->seen));
+	if (t->seen != NULL)
+		atomic_store(t->seen, preload_ts_ns(&ts));
+
 	pthread_mutex_lock(&preload.registry_lock);
 	if (atomic_load(&preload.state) != PRELOAD_RUNNING)
 		goto fail;
 	idx = preload_entry_add(t->tid, name);
 	if (idx == (size_t)-1)
 		goto fail;
+	preload.entries[idx].seen = t->seen;
 	if (preload_timer_create(CLOCK_THREAD_CPUTIME_ID, t->tid,
 				 &preload.entries[idx].timer) != 0) {
 		preload.entries[idx].tid = 0;
@@ -204,6 +209,8 @@ fail:
 	pthread_mutex_unlock(&preload.registry_lock);
 	free(t->frames);
 	t->frames = NULL;
+	free(t->seen);
+	t->seen = NULL;
 }
 
 /* The key destructor: runs when a registered thread exits. */
@@ -226,6 +233,7 @@ void threads_exit(void *unused)
 		e = &preload.entries[t->entry];
 		engine_delete(&e->timer);
 		e->tid = 0;
+		e->seen = NULL;
 		prctl(PR_GET_NAME, name, 0, 0, 0);
 		if (strncmp(name, e->name, 16) != 0)
 			threads_write_thread(t->tid, name);
@@ -236,6 +244,10 @@ void threads_exit(void *unused)
 	pthread_mutex_unlock(&preload.registry_lock);
 	free(t->frames);
 	t->frames = NULL;
+	/* The sweeper reads it under the lock, through an entry with a tid:
+	 * ours is cleared above, or by the end of the trace. */
+	free(t->seen);
+	t->seen = NULL;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
@@ -286,6 +298,7 @@ void threads_adopt_existing(void)
 		pthread_mutex_lock(&preload.registry_lock);
 		idx = preload_entry_add(tid, name);
 		if (idx != (size_t)-1) {
+			preload.entries[idx].seen = &f->seen_cpu;
 			if (preload_timer_create(preload_thread_clock(tid), tid,
 						 &preload.entries[idx].timer) == 0) {
 				preload.nforeign++;
@@ -326,4 +339,62 @@ PRELOAD_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	if (rc != 0)
 		free(s);
 	return rc;
+}
+
+/* ---- the sweeper's pass (sweep.c) ---- */
+
+/* Is thread tid running or ready to run ("R" in /proc), so that a signal
+ * reaches it in user code, not in a system call it would interrupt? */
+static int threads_runnable(pid_t tid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* "tid (comm) S ...": comm may hold anything, the state follows the
+	 * last ')'. */
+	p = strrchr(buf, ')');
+	return p != NULL && p[1] == ' ' && p[2] == 'R';
+}
+
+size_t threads_sweep(uint64_t threshold_ns, size_t *nthreads)
+{
+	size_t asked = 0, n = 0;
+
+	pthread_mutex_lock(&preload.registry_lock);
+	for (size_t i = 0; i < preload.nentries && atomic_load(&preload.state) == PRELOAD_RUNNING;
+	     i++) {
+		struct preload_entry *e = &preload.entries[i];
+		struct timespec ts;
+		int64_t last;
+
+		if (e->tid == 0)
+			continue;
+		n++;
+		/* perf events sample on a high-resolution timer: not missed */
+		if (e->seen == NULL || e->timer.fd >= 0)
+			continue;
+		if (clock_gettime(preload_thread_clock(e->tid), &ts) != 0)
+			continue;
+		last = atomic_load_explicit(e->seen, memory_order_relaxed);
+		if (preload_ts_ns(&ts) - last <= (int64_t)threshold_ns || !threads_runnable(e->tid))
+			continue;
+		/* Counted as seen now, so that it is asked once until the
+		 * sample (or another threshold of CPU time) comes. */
+		atomic_store_explicit(e->seen, preload_ts_ns(&ts), memory_order_relaxed);
+		if (engine_request(preload.pid, e->tid) == 0)
+			asked++;
+	}
+	pthread_mutex_unlock(&preload.registry_lock);
+	*nthreads = n;
+	return asked;
 }

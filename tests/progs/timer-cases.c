@@ -42,6 +42,10 @@
  *   killcpu PID   reads the CPU clock of process PID, sends it SIGKILL at
  *                 once, prints the CPU time in ns
  *   spin S        spins about S seconds (default 0.3)
+ *   crowd N S     N processes (this one and N-1 children) spin S CPU seconds
+ *                 each at the same time: the even ones read their CPU clock
+ *                 every microsecond or so (spin), the odd ones only compute
+ *                 (crunch); each prints "pid spin|crunch PID"
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -186,6 +190,52 @@ __attribute__((noinline)) static void spin_forever(void)
 {
 	for (;;)
 		spin(1.0);
+}
+
+/* Pure computation for about s seconds of CPU: no system call until the
+ * end (the work was timed once, before). */
+__attribute__((noinline)) static void crunch(double s, double per_unit)
+{
+	uint64_t x = 1;
+	long units = (long)(s / per_unit);
+
+	for (long u = 0; u < units; u++)
+		for (int i = 0; i < 1000; i++)
+			x = x * 6364136223846793005ull + 1;
+	sink = x;
+}
+
+static int mode_crowd(int n, double s)
+{
+	/* How long 1000 steps take, from a short run (before any fork). */
+	double t0 = cpu_now();
+	crunch(0.02, 0.02 / 20000);
+	double per_unit = (cpu_now() - t0) / 20000;
+	int rc = 0, k;
+
+	if (per_unit <= 0)
+		per_unit = 1e-6;
+	fflush(stdout);
+	for (k = 1; k < n; k++) {
+		pid_t c = fork();
+		if (c == 0)
+			break;
+		if (c < 0)
+			return 1;
+	}
+	if (k == n)
+		k = 0;
+	printf("pid %s %d\n", k % 2 == 0 ? "spin" : "crunch", (int)getpid());
+	fflush(stdout);
+	if (k % 2 == 0)
+		spin(s);
+	else
+		crunch(s, per_unit);
+	if (k != 0)
+		exit(0);
+	for (int st; wait(&st) > 0;)
+		rc |= !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	return rc;
 }
 
 static int mode_forktree(char **prog)
@@ -439,6 +489,8 @@ int main(int argc, char **argv)
 		return mode_churn_rss(argc > 2 ? atoi(argv[2]) : 20000);
 	if (strcmp(mode, "forktree") == 0 && argc > 2)
 		return mode_forktree(argv + 2);
+	if (strcmp(mode, "crowd") == 0)
+		return mode_crowd(argc > 2 ? atoi(argv[2]) : 4, argc > 3 ? atof(argv[3]) : 0.3);
 	if (strcmp(mode, "fdclobber") == 0 && argc > 2)
 		return mode_fdclobber(argv[2], argc > 3 ? atof(argv[3]) : 1.0);
 	if (strcmp(mode, "chdir") == 0 && argc > 2)

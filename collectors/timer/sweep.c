@@ -1,0 +1,129 @@
+/* sweep.c - samples for the threads the CPU timers miss
+ *
+ * The kernel checks a thread's CPU timers only at the scheduler tick, and
+ * only if the thread is the one running then.  When busy threads outnumber
+ * CPUs, the scheduler can preempt a thread between ticks again and again
+ * (on a 6.x kernel a thread that makes system calls is preempted at the
+ * end of its slice, one that only computes at the tick): that thread runs
+ * but is never current at a tick, and its timer never fires.  Its samples
+ * would then carry only a part of its CPU time, or none.
+ *
+ * So, with the POSIX engine, a thread of our own wakes every few periods
+ * and reads the CPU clock of every registered thread.  A thread that used
+ * more than two periods (or ticks) of CPU time since its last signal and
+ * is running or ready to run gets its sampling signal sent directly
+ * (engine_request): it samples itself where it is, and the sample weighs
+ * all the CPU time since its previous one, as any other.  A thread blocked
+ * in a system call is never signalled: that would interrupt the call.
+ *
+ * The pass reads one clock per thread; with many threads it runs less
+ * often (every 100 microseconds per thread at least).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <time.h>
+
+#include "preload.h"
+
+static struct {
+	pthread_t thread;
+	_Atomic int started;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;  /* on CLOCK_MONOTONIC */
+	int stop;             /* under lock */
+	uint64_t threshold_ns;
+	_Atomic uint64_t asked;
+} sweep;
+
+static void *sweep_main(void *unused)
+{
+	uint64_t t, interval = sweep.threshold_ns;
+	struct timespec next;
+	size_t n = 0;
+
+	(void)unused;
+	t = preload_now() + interval;
+	pthread_mutex_lock(&sweep.lock);
+	while (!sweep.stop) {
+		next.tv_sec = (time_t)(t / 1000000000ull);
+		next.tv_nsec = (long)(t % 1000000000ull);
+		if (pthread_cond_timedwait(&sweep.wake, &sweep.lock, &next) != ETIMEDOUT)
+			continue;
+		pthread_mutex_unlock(&sweep.lock);
+		if (preload_running())
+			atomic_fetch_add(&sweep.asked, threads_sweep(sweep.threshold_ns, &n));
+		/* A clock read costs under a microsecond: with many threads
+		 * the pass runs less often, at most about half a percent of
+		 * a CPU. */
+		interval = sweep.threshold_ns;
+		if (n * 100000ull > interval)
+			interval = n * 100000ull;
+		t += interval;
+		if (t < preload_now()) /* fell behind: skip, do not catch up */
+			t = preload_now() + interval;
+		pthread_mutex_lock(&sweep.lock);
+	}
+	pthread_mutex_unlock(&sweep.lock);
+	return NULL;
+}
+
+int sweep_start(uint64_t period_ns)
+{
+	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
+		(int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))
+			dlsym(RTLD_NEXT, "pthread_create");
+	struct timespec res;
+	uint64_t tick = 0;
+	pthread_attr_t attr;
+	pthread_condattr_t cattr;
+	sigset_t all, old;
+	int rc;
+
+	if (create == NULL)
+		return -1;
+	/* The coarse clocks advance once a tick. */
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0)
+		tick = (uint64_t)res.tv_sec * 1000000000ull + (uint64_t)res.tv_nsec;
+	if (tick == 0 || tick > 100000000ull)
+		tick = 10000000ull;
+	/* Also in the child of a fork, where the parent's thread does not
+	 * exist: start afresh. */
+	atomic_store(&sweep.started, 0);
+	atomic_store(&sweep.asked, 0);
+	sweep.stop = 0;
+	pthread_mutex_init(&sweep.lock, NULL);
+	pthread_condattr_init(&cattr);
+	pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
+	pthread_cond_init(&sweep.wake, &cattr);
+	pthread_condattr_destroy(&cattr);
+	sweep.threshold_ns = 2 * (period_ns > tick ? period_ns : tick);
+	/* Every signal blocked: the program's signals and ours go to its own
+	 * threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 << 10);
+	rc = create(&sweep.thread, &attr, sweep_main, NULL);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		return -1;
+	pthread_setname_np(sweep.thread, "profview-sweep");
+	atomic_store(&sweep.started, 1);
+	return 0;
+}
+
+uint64_t sweep_stop(void)
+{
+	if (atomic_exchange(&sweep.started, 0)) {
+		pthread_mutex_lock(&sweep.lock);
+		sweep.stop = 1;
+		pthread_cond_signal(&sweep.wake);
+		pthread_mutex_unlock(&sweep.lock);
+		pthread_join(sweep.thread, NULL);
+	}
+	return atomic_load(&sweep.asked);
+}
