@@ -45,8 +45,8 @@ bool report_unsampled(const struct pv_profile *p)
 	 * is always missing: much is over a tenth and over five periods, of
 	 * one thread's or of all. */
 	return p->undersampled_threads > 0 ||
-	       (p->threads_cpu_ns > 0 && p->unsampled_cpu_ns * 10 > p->threads_cpu_ns &&
-		p->unsampled_cpu_ns > 5 * (p->period > 0 ? p->period : 0));
+	       (p->threads_cpu_ns > 0 && (double)p->unsampled_cpu_ns * 10 > (double)p->threads_cpu_ns &&
+		(double)p->unsampled_cpu_ns > 5.0 * (double)(p->period > 0 ? p->period : 0));
 }
 
 void report_header(FILE *out, const struct calltree *t, const struct report_options *o)

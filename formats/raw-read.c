@@ -610,20 +610,27 @@ static int unsampled_cpu(struct pv_profile *p, uint32_t v_cpu)
 
 	if (!carried)
 		return -1;
-	for (size_t i = 0; i < p->nsamples; i++)
-		if (p->samples[i].thread < p->nthreads)
-			carried[p->samples[i].thread] += p->samples[i].values[v_cpu];
+	/* A damaged trace may hold any numbers: sums saturate. */
+	for (size_t i = 0; i < p->nsamples; i++) {
+		uint32_t t = p->samples[i].thread;
+		int64_t v = p->samples[i].values[v_cpu];
+		if (t < p->nthreads && v > 0 && __builtin_add_overflow(carried[t], v, &carried[t]))
+			carried[t] = INT64_MAX;
+	}
 	for (size_t i = 0; i < p->nthreads; i++) {
-		if (p->threads[i].cpu_ns < 0)
+		int64_t cpu = p->threads[i].cpu_ns;
+		if (cpu < 0)
 			continue;
-		int64_t missing = p->threads[i].cpu_ns - carried[i];
-		p->threads_cpu_ns += p->threads[i].cpu_ns;
-		if (missing <= 0)
+		if (__builtin_add_overflow(p->threads_cpu_ns, cpu, &p->threads_cpu_ns))
+			p->threads_cpu_ns = INT64_MAX;
+		if (cpu <= carried[i])
 			continue;
-		p->unsampled_cpu_ns += missing;
+		int64_t missing = cpu - carried[i]; /* both >= 0: no overflow */
+		if (__builtin_add_overflow(p->unsampled_cpu_ns, missing, &p->unsampled_cpu_ns))
+			p->unsampled_cpu_ns = INT64_MAX;
 		/* After its last sample a thread's time is in no sample, so a
 		 * little is always missing. */
-		if (missing * 10 > p->threads[i].cpu_ns && missing > 5 * p->period)
+		if ((double)missing * 10 > (double)cpu && (double)missing > 5.0 * (double)p->period)
 			p->undersampled_threads++;
 	}
 	free(carried);

@@ -834,7 +834,8 @@ static int collect_unsampled(const struct collect_stats *st)
 	if (st->clock != RAW_CLOCK_CPU || st->exit_cpu_ns <= st->weight_ns)
 		return 0;
 	missing = st->exit_cpu_ns - st->weight_ns;
-	return missing * 10 > st->exit_cpu_ns && missing > 5 * st->period_ns;
+	return (double)missing * 10 > (double)st->exit_cpu_ns &&
+	       (double)missing > 5.0 * (double)st->period_ns;
 }
 
 static void collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int quiet)
