@@ -23,13 +23,19 @@ fi
 "$PROFVIEW" --threads --maxdepth=1 duty.raw >threads.txt || fail "profview failed"
 cat threads.txt
 row() { awk -v n="\"$1\"]" '$NF == n { print $1, $4 }' threads.txt; }
+# Without root and with perf_event_paranoid above 1 the events count user
+# time only, and an overflow in a system call is skipped (about half of
+# them here, where the threads read their clocks often): still above the
+# tick's rate, not near the one asked.
+min_rate=600
+[ "$(id -u)" -ne 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 2)" -gt 1 ] && min_rate=300
 for t in spinner halfduty; do
 	read -r n ms < <(row $t) || fail "no $t thread in the profile"
 	ns=$(awk -v t=$t '/^cpu_ns/ { for (i = 2; i < NF; i++) if ($i == t) print $(i + 1) }' truth.txt)
 	rate=$(awk -v n="$n" -v ns="$ns" 'BEGIN { printf "%.0f", n / (ns / 1e9) }')
 	note "$t: $n samples, $ms ms charged, $((ns / 1000000)) ms measured: $rate samples per CPU second"
 	# 1000 asked; a tick-driven timer could give at most 250.
-	[ "$rate" -gt 600 ] || fail "$t: $rate samples per CPU second at 1000 Hz with perf events"
+	[ "$rate" -gt $min_rate ] || fail "$t: $rate samples per CPU second at 1000 Hz with perf events"
 	awk -v ms="$ms" -v ns="$ns" 'BEGIN { d = ms - ns / 1e6; if (d < 0) d = -d; exit !(d <= 0.02 * ns / 1e6 + 5) }' ||
 		fail "$t: profile charges $ms ms, the thread measured $((ns / 1000000)) ms"
 done
