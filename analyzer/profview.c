@@ -44,7 +44,7 @@ enum { OPT_FILTER = 0x400 };
 enum { OPT_FLAME = 0x600, OPT_ICICLE };
 
 /* The interactive browser. */
-enum { OPT_TUI = 0x700 };
+enum { OPT_TUI = 0x700, OPT_REVERSE };
 
 static const struct option long_options[] = {
 	{ "tree", no_argument, NULL, OPT_TREE },
@@ -55,6 +55,7 @@ static const struct option long_options[] = {
 	{ "flame", no_argument, NULL, OPT_FLAME },
 	{ "icicle", no_argument, NULL, OPT_ICICLE },
 	{ "tui", no_argument, NULL, OPT_TUI },
+	{ "reverse", no_argument, NULL, OPT_REVERSE },
 	{ "nodecount", required_argument, NULL, OPT_NODECOUNT },
 	{ "nodefraction", required_argument, NULL, OPT_NODEFRACTION },
 	{ "edgefraction", required_argument, NULL, OPT_EDGEFRACTION },
@@ -132,6 +133,9 @@ static void usage(FILE *out)
 		"      --show=RE          keep only the matching frames in the stacks\n"
 		"      --show-from=RE     cut the stacks above their outermost matching frame\n"
 		"      --prune-from=RE    cut the stacks below their innermost matching frame\n"
+		"      --reverse          turn the stacks upside down (after the filters): the\n"
+		"                         tree starts from where the time was spent and goes\n"
+		"                         out to the callers\n"
 		"\n"
 		"Symbols:\n"
 		"      --symbolizer=NAME  read debug info with dw (libdw, default) or bfd (libbfd)\n"
@@ -326,7 +330,7 @@ int main(int argc, char **argv)
 	struct pv_unwinder *unwinder = NULL;
 	struct raw_unwinder uw;
 	struct pv_read_options ropts = { 0 };
-	bool quiet = false, bfd = false, dump = false;
+	bool quiet = false, bfd = false, dump = false, reverse = false;
 	struct pv_symbolize_options sopt = { 0 };
 	const char *output = NULL, *color = "auto", *program = NULL;
 	uint32_t *tids = NULL;
@@ -334,7 +338,7 @@ int main(int argc, char **argv)
 	struct pv_profile *p = NULL;
 	struct pv_filters filters = { 0 };
 	struct pv_filter_stats fstats;
-	char fdesc[1024];
+	char fdesc[1024] = "";
 	struct calltree *t = NULL;
 	FILE *out = stdout;
 	int c, ret = 1;
@@ -429,6 +433,7 @@ int main(int argc, char **argv)
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("profview %s\n", PROFVIEW_VERSION); return 0;
 		case OPT_TUI: tui = true; break;
+		case OPT_REVERSE: reverse = true; break;
 		default:
 			fprintf(stderr, "Try 'profview --help' for more information.\n");
 			return 2;
@@ -490,6 +495,20 @@ int main(int argc, char **argv)
 		ropt.filters = pv_filters_describe(&filters, fdesc, sizeof fdesc);
 		ropt.filter_total = fstats.before;
 		ropt.filter_kept = fstats.after;
+	}
+	if (reverse) {
+		if (pv_reverse_stacks(p) < 0)
+			goto out;
+		size_t len = strlen(fdesc);
+		if (!ropt.filters) {
+			int64_t n = 0;
+			uint32_t vi = pv_find_value_type(p, "samples");
+			for (size_t i = 0; i < p->nsamples; i++)
+				n += vi != PV_NONE ? p->samples[i].values[vi] : 1;
+			ropt.filter_total = ropt.filter_kept = n;
+		}
+		snprintf(fdesc + len, sizeof fdesc - len, "%sreverse", len ? " " : "");
+		ropt.filters = fdesc;
 	}
 	if (kind == REPORT_PPROF && !tui) {
 		ret = write_pprof(p, output) < 0;

@@ -282,3 +282,64 @@ int pv_use_program(struct pv_profile *p, const char *path)
 	p->program = file;
 	return n;
 }
+
+int pv_reverse_stacks(struct pv_profile *p)
+{
+	size_t cap = p->nstack_locs + 1, n = 0, cap_lines = 0;
+	uint32_t *stack = malloc(cap * sizeof *stack);
+	/* by old offset: the new offset and the length reversed there */
+	uint32_t *moved = malloc(2 * cap * sizeof *moved);
+	struct pv_line *lines = NULL;
+
+	if (!stack || !moved) {
+		pv_oom();
+		goto fail;
+	}
+	for (size_t i = 0; i < cap; i++)
+		moved[2 * i] = PV_NONE;
+	for (size_t i = 0; i < p->nsamples; i++) {
+		struct pv_sample *s = &p->samples[i];
+		uint32_t *m = &moved[2 * (size_t)s->loc_off];
+		if (m[0] != PV_NONE && m[1] == s->nlocs) {
+			s->loc_off = m[0];
+			continue;
+		}
+		if (pv_grow(&stack, &cap, n + s->nlocs, sizeof *stack) < 0)
+			goto fail;
+		const uint32_t *locs = pv_sample_locs(p, s);
+		uint32_t off = (uint32_t)n;
+		for (uint32_t j = s->nlocs; j-- > 0;)
+			stack[n++] = locs[j];
+		if (m[0] == PV_NONE) {
+			m[0] = off;
+			m[1] = s->nlocs;
+		}
+		s->loc_off = off;
+	}
+	free(p->stack_locs);
+	p->stack_locs = stack;
+	p->nstack_locs = n;
+	p->cap_stack_locs = cap;
+	stack = NULL;
+	free(moved);
+	moved = NULL;
+	for (size_t li = 0; li < p->nlocations; li++) {
+		uint32_t k = p->locations[li].nlines;
+		if (k < 2)
+			continue;
+		if (pv_grow(&lines, &cap_lines, k, sizeof *lines) < 0)
+			goto fail;
+		const struct pv_line *l = pv_location_lines(p, &p->locations[li]);
+		for (uint32_t j = 0; j < k; j++)
+			lines[j] = l[k - 1 - j];
+		if (pv_set_lines(p, (uint32_t)li, lines, k) < 0)
+			goto fail;
+	}
+	free(lines);
+	return 0;
+fail: /* reported */
+	free(stack);
+	free(moved);
+	free(lines);
+	return -1;
+}

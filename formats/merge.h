@@ -17,6 +17,13 @@ int pv_merge(struct pv_profile *dst, const struct pv_profile *src, const char *s
 /* A copy of src that owns everything it holds; NULL after an error. */
 struct pv_profile *pv_profile_copy(const struct pv_profile *src);
 
+/* Turn every stack upside down, the inlined frames of each location too:
+ * the outermost frame becomes the leaf, so a tree of p starts from where
+ * the time was spent and goes out to the callers.  Each distinct stack is
+ * reversed once.  0, or -1 when out of memory (p is then unchanged in
+ * what its samples say, but some locations may be reversed: discard it). */
+int pv_reverse_stacks(struct pv_profile *p);
+
 /* Make the main program's mappings point at the file path (the program
  * named on a command line, as pprof takes it): the mappings of the file
  * the profile names as its program, else those whose file has path's base

@@ -110,51 +110,6 @@ static const char *node_name(const struct browser *b, uint32_t node, char *buf, 
 
 /* ---- the model side: copies, filters, inversion ------------------------ */
 
-/* Turn every stack upside down: the leaf becomes the outermost frame (the
- * inlined frames of a location too), so the tree shows callers. */
-static int invert_profile(struct pv_profile *p)
-{
-	uint32_t *stack = malloc((p->nstack_locs + 1) * sizeof *stack);
-	struct pv_line *buf = NULL;
-	size_t n = 0, cap = 0;
-
-	if (!stack)
-		return -1;
-	for (size_t i = 0; i < p->nsamples; i++) {
-		struct pv_sample *s = &p->samples[i];
-		const uint32_t *locs = pv_sample_locs(p, s);
-		uint32_t off = (uint32_t)n;
-		for (uint32_t j = s->nlocs; j-- > 0;)
-			stack[n++] = locs[j];
-		s->loc_off = off;
-	}
-	free(p->stack_locs);
-	p->stack_locs = stack;
-	p->nstack_locs = n;
-	p->cap_stack_locs = n + 1;
-	for (size_t li = 0; li < p->nlocations; li++) {
-		uint32_t k = p->locations[li].nlines;
-		if (k < 2)
-			continue;
-		if (k > cap) {
-			struct pv_line *nb = realloc(buf, k * sizeof *nb);
-			if (!nb)
-				goto fail;
-			buf = nb;
-			cap = k;
-		}
-		const struct pv_line *l = pv_location_lines(p, &p->locations[li]);
-		for (uint32_t j = 0; j < k; j++)
-			buf[j] = l[k - 1 - j];
-		if (pv_set_lines(p, (uint32_t)li, buf, k) < 0)
-			goto fail;
-	}
-	free(buf);
-	return 0;
-fail:
-	free(buf);
-	return -1;
-}
 
 /* "^name$" with the name's special characters escaped. */
 static char *exact_re(const char *name)
@@ -273,7 +228,7 @@ static int rebuild(struct browser *b)
 			struct pv_filters g = { 0 };
 			char *re = exact_re(callers);
 			const char *err;
-			int r = !re || invert_profile(copy) < 0 ||
+			int r = !re || pv_reverse_stacks(copy) < 0 ||
 				pv_filters_add(&g, PV_FILTER_SHOW_FROM, re, &err) < 0 ||
 				pv_filters_apply(copy, &g, NULL) < 0;
 			pv_filters_free(&g);

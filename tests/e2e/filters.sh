@@ -91,6 +91,24 @@ st=0
 [ "$st" -eq 2 ] || fail "a bad expression exited $st"
 grep -q "invalid --show-from '(': " err.txt || fail "bad expression message: $(cat err.txt)"
 
+# --reverse: every stack upside down, after the filters; with --focus and
+# --prune-from on one function, its callers under it.
+reversed_all() { awk '{ c = $NF; s = $0; sub(/ [0-9]+$/, "", s); n = split(s, f, ";")
+	r = f[n]; for (i = n - 1; i >= 1; i--) r = r ";" f[i]; print r, c }' "$@" | sort; }
+folded --reverse >rev.txt
+reversed_all all.txt >want.txt
+cmp -s rev.txt want.txt || { diff want.txt rev.txt | head >&2; fail "--reverse is not the folded stacks reversed"; }
+folded --hide=^process_batch$ --reverse >rev.txt
+folded --hide=^process_batch$ | reversed_all >want.txt
+cmp -s rev.txt want.txt || fail "--hide then --reverse is not the hidden stacks reversed"
+folded --focus=^process_batch$ --prune-from=^process_batch$ --reverse >callers.txt
+awk '{ split($1, f, ";"); if (f[1] != "process_batch" || f[2] != "worker") bad = 1 }
+	END { exit bad || NR == 0 }' callers.txt || fail "callers of process_batch: $(head -3 callers.txt)"
+through=$(awk '/(^|;)process_batch(;| )/ { n += $NF } END { print n + 0 }' all.txt)
+[ "$(count callers.txt)" -eq "$through" ] || fail "callers of process_batch: $(count callers.txt) samples, $through through it"
+"$PROFVIEW" --reverse --tree demo.raw | grep -q "^filters: reverse; kept $total of $total" ||
+	fail "the header does not say --reverse"
+
 # The same against the Go pprof (built offline from Debian's sources).
 if ! command -v go >/dev/null || [ ! -d /usr/share/gocode/src/github.com/google/pprof ]; then
 	echo "filters: no Go toolchain: pprof comparisons skipped" >&2
