@@ -500,14 +500,55 @@ static void cb_draw(void *ctx, uint32_t item, int depth, bool expanded, bool kid
 	attrset(A_NORMAL);
 }
 
+/* ---- flat lists: the flat view and the thread picker ---------------- */
+
+/* Scroll *top so that row cursor is among the height rows shown. */
+static void list_scroll(size_t cursor, size_t *top, int height)
+{
+	if (cursor < *top)
+		*top = cursor;
+	if (height > 0 && cursor >= *top + (size_t)height)
+		*top = cursor - (size_t)height + 1;
+}
+
+/* Draw one row of a list at line y, across the width when selected. */
+static void list_row(struct browser *b, int y, const char *line, int width, bool selected)
+{
+	if (selected) {
+		attrset(A_REVERSE);
+		for (int i = 0; i < width; i++)
+			addch(' ');
+		move(y, 0);
+	}
+	put_cut(b, line, width + 1);
+	attrset(A_NORMAL);
+}
+
+/* The cursor of a list of n rows after a movement key (unchanged for any
+ * other key). */
+static size_t list_move(size_t cursor, size_t n, int ch, int page)
+{
+	long d = 0, c;
+
+	switch (ch) {
+	case KEY_UP: case 'k': d = -1; break;
+	case KEY_DOWN: case 'j': d = 1; break;
+	case KEY_PPAGE: d = -page; break;
+	case KEY_NPAGE: d = page; break;
+	case KEY_HOME: d = -(long)n; break;
+	case KEY_END: d = (long)n; break;
+	}
+	c = (long)cursor + d;
+	if (c >= (long)n)
+		c = (long)n - 1;
+	return c < 0 ? 0 : (size_t)c;
+}
+
 static void draw_flat(struct browser *b, int y0, int height, int width)
 {
 	int64_t total = ct_weight(b->t, &b->t->nodes[0]);
 
-	if (b->fcursor < b->ftop)
-		b->ftop = b->fcursor;
-	if (height > 0 && b->fcursor >= b->ftop + (size_t)height)
-		b->ftop = b->fcursor - (size_t)height + 1;
+	list_scroll(b->fcursor, &b->ftop, height);
 	for (int y = 0; y < height; y++) {
 		size_t r = b->ftop + (size_t)y;
 		move(y0 + y, 0);
@@ -521,14 +562,7 @@ static void draw_flat(struct browser *b, int y0, int height, int width)
 			 row->self_count, sqrt((double)row->self_count),
 			 calltree_frame_name(b->t, row->frame, nbuf, sizeof nbuf),
 			 calltree_frame_where(b->t, row->frame, wbuf, sizeof wbuf));
-		if (r == b->fcursor) {
-			attrset(A_REVERSE);
-			for (int i = 0; i < width; i++)
-				addch(' ');
-			move(y0 + y, 0);
-		}
-		put_cut(b, line, width + 1);
-		attrset(A_NORMAL);
+		list_row(b, y0 + y, line, width, r == b->fcursor);
 	}
 }
 
@@ -922,10 +956,7 @@ static void draw_picker(struct browser *b, int y0, int height, int width)
 {
 	int64_t total = b->ntrows ? b->trows[0].value : 0;
 
-	if (b->tcursor < b->ttop)
-		b->ttop = b->tcursor;
-	if (height > 0 && b->tcursor >= b->ttop + (size_t)height)
-		b->ttop = b->tcursor - (size_t)height + 1;
+	list_scroll(b->tcursor, &b->ttop, height);
 	for (int y = 0; y < height; y++) {
 		size_t r = b->ttop + (size_t)y;
 		char line[1200], cpu[32] = "";
@@ -942,14 +973,7 @@ static void draw_picker(struct browser *b, int y0, int height, int width)
 		else
 			snprintf(line, sizeof line, "%6.1f%% %8" PRId64 "  %10s  %-8" PRIu32 "  %s",
 				 pct(tr->value, total), tr->count, cpu, tr->tid, pv_str(b->orig, tr->name));
-		if (r == b->tcursor) {
-			attrset(A_REVERSE);
-			for (int i = 0; i < width; i++)
-				addch(' ');
-			move(y0 + y, 0);
-		}
-		put_cut(b, line, width + 1);
-		attrset(A_NORMAL);
+		list_row(b, y0 + y, line, width, r == b->tcursor);
 	}
 }
 
@@ -957,7 +981,6 @@ static void draw_picker(struct browser *b, int y0, int height, int width)
 static int picker_key(struct browser *b, int ch)
 {
 	int page = LINES - HEADER_LINES - 1;
-	long d = 0;
 
 	switch (ch) {
 	case 27: case 'q': case 'T':
@@ -972,17 +995,8 @@ static int picker_key(struct browser *b, int ch)
 		if (rebuild(b) < 0)
 			return -1;
 		return b->flat ? make_flat(b) : 0;
-	case KEY_UP: case 'k': d = -1; break;
-	case KEY_DOWN: case 'j': d = 1; break;
-	case KEY_PPAGE: d = page > 1 ? -page : -1; break;
-	case KEY_NPAGE: d = page > 1 ? page : 1; break;
-	case KEY_HOME: d = -(long)b->ntrows; break;
-	case KEY_END: d = (long)b->ntrows; break;
 	}
-	long c = (long)b->tcursor + d;
-	if (c >= (long)b->ntrows)
-		c = (long)b->ntrows - 1;
-	b->tcursor = c < 0 ? 0 : (size_t)c;
+	b->tcursor = list_move(b->tcursor, b->ntrows, ch, page > 1 ? page : 1);
 	return 0;
 }
 
@@ -1085,19 +1099,7 @@ static int handle_key(struct browser *b, int ch, bool *quit)
 		return 0;
 	}
 	if (b->flat) {
-		long d = 0;
-		switch (ch) {
-		case KEY_UP: case 'k': d = -1; break;
-		case KEY_DOWN: case 'j': d = 1; break;
-		case KEY_PPAGE: d = -page; break;
-		case KEY_NPAGE: d = page; break;
-		case KEY_HOME: d = -(long)b->nrows; break;
-		case KEY_END: d = (long)b->nrows; break;
-		}
-		long c = (long)b->fcursor + d;
-		if (c >= (long)b->nrows)
-			c = (long)b->nrows - 1;
-		b->fcursor = c < 0 ? 0 : (size_t)c;
+		b->fcursor = list_move(b->fcursor, b->nrows, ch, page);
 		return 0;
 	}
 	switch (ch) {

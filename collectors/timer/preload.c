@@ -154,21 +154,12 @@ static void *preload_stopper(void *unused)
  * signal blocked, a small stack. */
 static void preload_start_stopper(void)
 {
-	pthread_attr_t attr;
 	pthread_t thread;
-	sigset_t all, old;
 
 	if (preload.stop_ns == 0)
 		return;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 64 << 10);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (preload.real_pthread_create(&thread, &attr, preload_stopper, NULL) != 0)
+	if (threads_start_helper(&thread, preload_stopper, "profview-stop", 64 << 10, 1) != 0)
 		preload_warn("--duration ignored: cannot start a thread");
-	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* The helper threads of a process that starts profiling. */

@@ -9,6 +9,7 @@
 #ifndef PROFVIEW_TIMER_PRELOAD_H
 #define PROFVIEW_TIMER_PRELOAD_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <signal.h>
 #include <stdint.h>
@@ -178,6 +179,15 @@ uint64_t sweep_stop(void);
 size_t threads_sweep(uint64_t threshold_ns, size_t *nthreads);
 
 /* threads.c and sample.c, for wall.c */
+
+/* Starts a thread of the library's own: not registered (no timer, no
+ * samples), every signal blocked, named name; stack 0 for the default
+ * size.  Returns 0 or -1. */
+int threads_start_helper(pthread_t *thread, void *(*fn)(void *), const char *name, size_t stack,
+			 int detached);
+/* Reads /proc/self/task/TID/FILE into buf (NUL-terminated, at most size
+ * - 1 bytes); returns the bytes read, or -1. */
+ssize_t threads_read_task_file(pid_t tid, const char *file, char *buf, size_t size);
 
 struct preload_thread_view {
 	pid_t tid;

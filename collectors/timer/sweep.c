@@ -19,10 +19,8 @@
  * The pass reads one clock per thread; with many threads it runs less
  * often (every 100 microseconds per thread at least).
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <time.h>
 
@@ -72,18 +70,10 @@ static void *sweep_main(void *unused)
 
 int sweep_start(uint64_t period_ns)
 {
-	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
-		(int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))
-			dlsym(RTLD_NEXT, "pthread_create");
 	struct timespec res;
 	uint64_t tick = 0;
-	pthread_attr_t attr;
 	pthread_condattr_t cattr;
-	sigset_t all, old;
-	int rc;
 
-	if (create == NULL)
-		return -1;
 	/* The coarse clocks advance once a tick. */
 	if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0)
 		tick = (uint64_t)res.tv_sec * 1000000000ull + (uint64_t)res.tv_nsec;
@@ -100,18 +90,8 @@ int sweep_start(uint64_t period_ns)
 	pthread_cond_init(&sweep.wake, &cattr);
 	pthread_condattr_destroy(&cattr);
 	sweep.threshold_ns = 2 * (period_ns > tick ? period_ns : tick);
-	/* Every signal blocked: the program's signals and ours go to its own
-	 * threads. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 64 << 10);
-	rc = create(&sweep.thread, &attr, sweep_main, NULL);
-	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0)
+	if (threads_start_helper(&sweep.thread, sweep_main, "profview-sweep", 64 << 10, 0) != 0)
 		return -1;
-	pthread_setname_np(sweep.thread, "profview-sweep");
 	atomic_store(&sweep.started, 1);
 	return 0;
 }

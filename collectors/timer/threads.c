@@ -66,19 +66,28 @@ void threads_write_exit(pid_t tid, int64_t cpu_ns)
 	writer_publish(rec, RAW_THREAD_EXIT, sizeof(*rec));
 }
 
-void threads_read_comm(pid_t tid, char name[16])
+ssize_t threads_read_task_file(pid_t tid, const char *file, char *buf, size_t size)
 {
 	char path[64];
 	ssize_t n;
 	int fd;
 
-	memset(name, 0, 16);
-	snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
+	snprintf(path, sizeof(path), "/proc/self/task/%d/%s", (int)tid, file);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return;
-	n = read(fd, name, 15);
+		return -1;
+	n = read(fd, buf, size - 1);
 	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return n;
+}
+
+void threads_read_comm(pid_t tid, char name[16])
+{
+	ssize_t n;
+
+	memset(name, 0, 16);
+	n = threads_read_task_file(tid, "comm", name, 16);
 	if (n > 0 && name[n - 1] == '\n')
 		name[n - 1] = '\0';
 }
@@ -347,19 +356,10 @@ PRELOAD_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
  * reaches it in user code, not in a system call it would interrupt? */
 static int threads_runnable(pid_t tid)
 {
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
+	char buf[512], *p;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (threads_read_task_file(tid, "stat", buf, sizeof(buf)) <= 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	/* "tid (comm) S ...": comm may hold anything, the state follows the
 	 * last ')'. */
 	p = strrchr(buf, ')');
@@ -397,4 +397,35 @@ size_t threads_sweep(uint64_t threshold_ns, size_t *nthreads)
 	pthread_mutex_unlock(&preload.registry_lock);
 	*nthreads = n;
 	return asked;
+}
+
+/* ---- the library's own threads ---- */
+
+int threads_start_helper(pthread_t *thread, void *(*fn)(void *), const char *name, size_t stack,
+			 int detached)
+{
+	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
+		(int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))
+			dlsym(RTLD_NEXT, "pthread_create");
+	pthread_attr_t attr;
+	sigset_t all, old;
+	int rc;
+
+	if (create == NULL || pthread_attr_init(&attr) != 0)
+		return -1;
+	if (stack != 0)
+		pthread_attr_setstacksize(&attr, stack);
+	if (detached)
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/* It inherits a mask with every signal blocked: the program's signals
+	 * and ours go to the program's threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = create(thread, &attr, fn, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (rc != 0)
+		return -1;
+	pthread_setname_np(*thread, name);
+	return 0;
 }

@@ -24,7 +24,6 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
-#include <dlfcn.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,20 +63,12 @@ static int wall_by_tid(const void *a, const void *b)
  * thread that is off CPU, 0 for one that is running or gone. */
 static int wall_where(pid_t tid, uint64_t *sp, uint64_t *pc)
 {
-	char path[64], buf[256], *p, *end;
+	char buf[256], *p, *end;
 	unsigned long long v[9];
-	ssize_t n;
-	int fd, k = 0;
+	int k = 0;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (threads_read_task_file(tid, "syscall", buf, sizeof(buf)) <= 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	if (strncmp(buf, "running", 7) == 0)
 		return 0;
 	/* "NR ARG1..ARG6 SP PC" in a system call, "-1 SP PC" out of one */
@@ -232,14 +223,6 @@ static void *wall_main(void *unused)
 
 int wall_start(uint64_t period_ns, uint32_t stack_size)
 {
-	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
-		(int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))
-			dlsym(RTLD_NEXT, "pthread_create");
-	sigset_t all, old;
-	int rc;
-
-	if (create == NULL)
-		return -1;
 	/* Also in the child of a fork, where the parent's sampler thread
 	 * does not exist: start afresh. */
 	atomic_store(&wall.started, 0);
@@ -248,15 +231,8 @@ int wall_start(uint64_t period_ns, uint32_t stack_size)
 	wall.nseen = 0;
 	wall.period_ns = period_ns;
 	wall.stack_size = stack_size;
-	/* It inherits a mask with every signal blocked: the program's signals
-	 * and ours go to its own threads. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = create(&wall.thread, NULL, wall_main, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0)
+	if (threads_start_helper(&wall.thread, wall_main, "profview-wall", 0, 0) != 0)
 		return -1;
-	pthread_setname_np(wall.thread, "profview-wall");
 	atomic_store(&wall.started, 1);
 	return 0;
 }

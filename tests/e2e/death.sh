@@ -59,11 +59,15 @@ grep -q 'not finished' ab.err || fail "abort: the trace is not reported as unfin
 
 # A trace that cannot grow: a file size limit (1 MiB, then 640 KiB).  The
 # program runs as usual and keeps its status, the trace is finished and
-# says how many samples it could not keep.
+# says how many samples it could not keep.  A DWARF-mode sample of the main
+# thread is 1.2 to 8.3 KiB (the stack from the stack pointer to its top,
+# which ASLR moves by up to 8 KiB; 8 KiB at most are copied), so the trace
+# (about 390 KiB of it, here) holds some 45 to 330 of them: 3 s at 250 Hz
+# are 750.
 set +e
 (ulimit -f 1024 && exec "$COLLECT_TIMER" -o lim.raw ./tcases exit 5 >/dev/null 2>lim.err)
 st=$?
-(ulimit -f 640 && exec "$COLLECT_TIMER" -q -o big.raw ./tcases spin 1.5) >/dev/null 2>big.err
+(ulimit -f 640 && exec "$COLLECT_TIMER" -q -o big.raw ./tcases spin 3) >/dev/null 2>big.err
 bst=$?
 set -e
 [ "$st" -eq 5 ] || fail "under a file size limit the program's status was $st, not 5"
@@ -75,6 +79,6 @@ grep -q 'not finished' big.perr big.txt && fail "the limited trace is not finish
 lost=$(sed -n 's/^warning: \([0-9]*\) samples lost.*/\1/p' big.txt)
 [ "${lost:-0}" -ge 50 ] || fail "the limited trace reports ${lost:-no} lost samples: $(head -3 big.txt)"
 samples=$(awk '/^profile:/ { for (i = 1; i <= NF; i++) if ($i == "samples") print $(i - 1) }' big.txt)
-[ "${samples:-0}" -ge 50 ] || fail "the limited trace kept only ${samples:-0} samples"
+[ "${samples:-0}" -ge 30 ] || fail "the limited trace kept only ${samples:-0} samples"
 note "640 KiB limit: $samples samples kept, $lost lost"
 exit 0

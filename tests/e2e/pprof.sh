@@ -30,10 +30,18 @@ flat_of() {
 	"$PROFVIEW" --flat "$@" | awk 'go && NF >= 6 { print $6, $1, $3 } /^ +self / { go = 1 }' | sort
 }
 
-# folded_of_traces FILE: pprof -traces as folded stacks, summed.
+# folded_of_traces FILE: pprof -traces as folded stacks, summed.  pprof
+# marks some inlined frames " (inline)" (a function inlined into another of
+# the same name); profview's folded stacks do not.
 folded_of_traces() {
 	"$PPROF" -traces -sample_index=samples -symbolize=none "$1" 2>/dev/null | awk '
-	function flush() { if (n) { s = f[n]; for (i = n - 1; i >= 1; i--) s = s ";" f[i]; sum[s] += v }; n = 0 }
+	function flush() {
+		if (n) {
+			for (i = 1; i <= n; i++) sub(/ \(inline\)$/, "", f[i])
+			s = f[n]; for (i = n - 1; i >= 1; i--) s = s ";" f[i]; sum[s] += v
+		}
+		n = 0
+	}
 	/^-+\+-+$/ { flush(); go = 1; next }
 	!go { next }
 	/^ *[0-9]+   / { flush(); v = $1; sub(/^ *[0-9]+   /, ""); f[++n] = $0; next }
