@@ -7,6 +7,7 @@
 #include "merge.h"
 #include "report-flame.h"
 #include "report-svg.h"
+#include "report-text.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -1141,6 +1142,35 @@ static int handle_key(struct browser *b, int ch, bool *quit)
 	return 0;
 }
 
+/* What the text reports' header warns about, for the status line at start
+ * (the messages on stderr are hidden by the screen). */
+static void startup_warnings(struct browser *b)
+{
+	const struct pv_profile *p = b->orig;
+	size_t off = 0, n = sizeof b->status;
+
+	b->status[0] = '\0';
+#define ADD(...)                                                                        \
+	do {                                                                             \
+		if (off < n)                                                             \
+			off += (size_t)snprintf(b->status + off, n - off, "%s", off ? "; " : "warning: "); \
+		if (off < n)                                                             \
+			off += (size_t)snprintf(b->status + off, n - off, __VA_ARGS__); \
+	} while (0)
+	if (!p->finished)
+		ADD("the trace was not finished");
+	if (p->lost)
+		ADD("%" PRIu64 " samples lost", p->lost);
+	if (p->truncated)
+		ADD("%" PRIu64 " samples with incomplete stacks", p->truncated);
+	if (p->dropped_bytes)
+		ADD("%" PRIu64 " bytes of damaged input dropped", p->dropped_bytes);
+	if (report_unsampled(p))
+		ADD("the samples carry %.0f%% of the CPU time the threads used (collect-timer(1), LIMITS)",
+		    pct(p->threads_cpu_ns - p->unsampled_cpu_ns, p->threads_cpu_ns));
+#undef ADD
+}
+
 int browser_run(const struct pv_profile *p, const struct browser_options *o)
 {
 	static const struct tw_callbacks cb = { cb_first_child, cb_next_sibling, cb_draw };
@@ -1174,6 +1204,7 @@ int browser_run(const struct pv_profile *p, const struct browser_options *o)
 		start_color();
 		use_default_colors();
 	}
+	startup_warnings(&b);
 	while (!quit) {
 		draw(&b);
 		int ch = getch();

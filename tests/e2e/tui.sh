@@ -157,6 +157,17 @@ wait_for '^EXIT=0'
 for ((i = 0; i < 100; i++)); do [ -s stty.after ] && break; sleep 0.05; done
 cmp -s stty.before stty.after || fail "the terminal settings were not restored"
 
+# What the text header warns about shows on the status line at start: a
+# trace cut short (its stderr message is hidden by the screen).
+head -c $(($(stat -c %s demo.raw) * 3 / 4)) demo.raw >cut.raw
+keys clear Enter "$PROFVIEW cut.raw 2>/dev/null; echo EXIT2=\$?" Enter
+wait_for '^warning: the trace was not finished'
+keys j
+wait_for '^zoom: '
+screen | grep -q '^warning: ' && fail "the warning stays after a key"
+keys q
+wait_for '^EXIT2=0'
+
 # Not a terminal: text as before.
 "$PROFVIEW" demo.raw | grep -q '^  samples ' || fail "a pipe does not get the text report"
 echo "ok"
