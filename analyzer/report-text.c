@@ -101,8 +101,8 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 		report_duration(cpu, sizeof cpu, p->threads_cpu_ns - p->unsampled_cpu_ns);
 		report_duration(used, sizeof used, p->threads_cpu_ns);
 		fprintf(out, "%swarning:%s the samples carry %s of the %s of CPU time the threads used "
-			"(%.0f%%), and less than 90%% of it for %" PRIu64 " of %zu threads: the timers "
-			"missed CPU time (see LIMITS in collect-timer(1))\n",
+			"(%.0f%%), and less than 90%% of it for %" PRIu64 " of %zu threads: a thread blocked "
+			"the profiling signal, or the timers missed it (see LIMITS in collect-timer(1))\n",
 			bold_on(o), attr_off(o), cpu, used,
 			pct(p->threads_cpu_ns - p->unsampled_cpu_ns, p->threads_cpu_ns),
 			p->undersampled_threads, p->nthreads);

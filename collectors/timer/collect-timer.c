@@ -885,8 +885,8 @@ static void collect_report(const char *shown, pid_t pid, uint64_t t0, int inheri
 			st.bad ? "; unreadable data after the last good record" : "");
 		if (collect_unsampled(&st))
 			fprintf(stderr, "collect-timer: %sthe samples carry %.2f s of the %.2f s of CPU its "
-				"threads used: the timers missed CPU time (see LIMITS in collect-timer(1); "
-				"--engine=perf does not miss it)\n",
+				"threads used: a thread blocked the profiling signal to the end, or the "
+				"timers missed it (see LIMITS in collect-timer(1))\n",
 				who, (double)st.weight_ns / 1e9, (double)st.exit_cpu_ns / 1e9);
 	}
 }

@@ -14,7 +14,9 @@
  * is running or ready to run gets its sampling signal sent directly
  * (engine_request): it samples itself where it is, and the sample weighs
  * all the CPU time since its previous one, as any other.  A thread blocked
- * in a system call is never signalled: that would interrupt the call.
+ * in a system call is never signalled: that would interrupt the call; nor
+ * one that blocks the signal or has it pending (a real-time signal, used
+ * when the program has SIGPROF, would queue up).
  *
  * The pass reads one clock per thread; with many threads it runs less
  * often (every 100 microseconds per thread at least).

@@ -149,6 +149,7 @@ static size_t preload_entry_add(pid_t tid, const char name[16])
 		preload.nentries++;
 	}
 	preload.entries[i].tid = tid;
+	preload.entries[i].seen = NULL;
 	memcpy(preload.entries[i].name, name, 16);
 	preload.entries[i].stack_lo = preload.entries[i].stack_hi = 0;
 	preload.entries[i].since_ns = preload_now();
@@ -352,18 +353,34 @@ PRELOAD_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 
 /* ---- the sweeper's pass (sweep.c) ---- */
 
-/* Is thread tid running or ready to run ("R" in /proc), so that a signal
- * reaches it in user code, not in a system call it would interrupt? */
-static int threads_runnable(pid_t tid)
+/* The hexadecimal signal mask on the line of /proc's status that starts
+ * with key, or 0. */
+static uint64_t threads_status_mask(const char *status, const char *key)
 {
-	char buf[512], *p;
+	const char *p = strstr(status, key);
 
-	if (threads_read_task_file(tid, "stat", buf, sizeof(buf)) <= 0)
+	return p != NULL ? strtoull(p + strlen(key), NULL, 16) : 0;
+}
+
+/* May thread tid be asked for a sample now?  Only if it is running or
+ * ready to run ("R" in /proc), so that the signal reaches it in user code
+ * and not in a system call it would interrupt, and if the signal is
+ * neither blocked nor already pending there: a real-time signal would
+ * queue up. */
+static int threads_may_ask(pid_t tid, int signo)
+{
+	char buf[4096];
+	const char *state;
+	uint64_t bit = 1ull << (signo - 1);
+
+	if (threads_read_task_file(tid, "status", buf, sizeof(buf)) <= 0)
 		return 0;
-	/* "tid (comm) S ...": comm may hold anything, the state follows the
-	 * last ')'. */
-	p = strrchr(buf, ')');
-	return p != NULL && p[1] == ' ' && p[2] == 'R';
+	state = strstr(buf, "\nState:\t");
+	if (state == NULL || state[8] != 'R')
+		return 0;
+	return !(threads_status_mask(buf, "\nSigBlk:\t") & bit) &&
+	       !(threads_status_mask(buf, "\nSigPnd:\t") & bit) &&
+	       !(threads_status_mask(buf, "\nShdPnd:\t") & bit);
 }
 
 size_t threads_sweep(uint64_t threshold_ns, size_t *nthreads)
@@ -386,7 +403,8 @@ size_t threads_sweep(uint64_t threshold_ns, size_t *nthreads)
 		if (clock_gettime(preload_thread_clock(e->tid), &ts) != 0)
 			continue;
 		last = atomic_load_explicit(e->seen, memory_order_relaxed);
-		if (preload_ts_ns(&ts) - last <= (int64_t)threshold_ns || !threads_runnable(e->tid))
+		if (preload_ts_ns(&ts) - last <= (int64_t)threshold_ns ||
+		    !threads_may_ask(e->tid, preload.signo))
 			continue;
 		/* Counted as seen now, so that it is asked once until the
 		 * sample (or another threshold of CPU time) comes. */

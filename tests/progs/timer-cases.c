@@ -16,6 +16,8 @@
  *                 short spin at the bottom: many distinct deep stacks
  *   rename        a thread renames itself "worker-1" and spins
  *   blocked       a thread that blocks SIGPROF spins beside one that does not
+ *                 (0.3 s each), then unblocks it and spins 10 ms more
+ *   blocked-end   the same, but the thread ends with SIGPROF blocked
  *   crash         spins, then dereferences NULL
  *   abort         spins, then calls abort()
  *   forever       prints its pid, then spins in spin_forever until killed
@@ -468,11 +470,12 @@ static void *blocked_thread(void *arg)
 {
 	sigset_t s;
 
-	(void)arg;
 	sigemptyset(&s);
 	sigaddset(&s, SIGPROF);
 	pthread_sigmask(SIG_BLOCK, &s, NULL);
 	spin(0.3);
+	if (arg != NULL)
+		return NULL; /* blocked to the end */
 	pthread_sigmask(SIG_UNBLOCK, &s, NULL);
 	spin(0.01);
 	return NULL;
@@ -585,8 +588,8 @@ int main(int argc, char **argv)
 		pthread_join(t, NULL);
 		return 0;
 	}
-	if (strcmp(mode, "blocked") == 0) {
-		pthread_create(&t, NULL, blocked_thread, NULL);
+	if (strcmp(mode, "blocked") == 0 || strcmp(mode, "blocked-end") == 0) {
+		pthread_create(&t, NULL, blocked_thread, strcmp(mode, "blocked") == 0 ? NULL : (void *)1);
 		spin(0.3);
 		pthread_join(t, NULL);
 		return 0;
