@@ -168,8 +168,9 @@ static void preload_start_threads(void)
 	preload_start_stopper();
 	if (preload_wall && wall_start(preload.period_ns, preload.stack_size) != 0)
 		preload_warn("no off-CPU samples: cannot start the wall-clock sampler thread");
-	/* CPU timers fire on the tick and can miss a thread (sweep.c). */
-	if (!preload_wall && preload_engine == ENGINE_POSIX && sweep_start(preload.period_ns) != 0)
+	/* CPU timers fire on the tick and can miss a running thread
+	 * (sweep.c), with either clock. */
+	if (preload_engine == ENGINE_POSIX && sweep_start(preload.period_ns) != 0)
 		preload_warn("cannot start the sweeper thread: threads the CPU timers miss stay unsampled");
 }
 
@@ -329,8 +330,7 @@ __attribute__((destructor)) static void preload_fini(void)
 		return;
 	if (preload_wall)
 		preload_wall_samples = wall_stop();
-	else
-		sweep_stop();
+	sweep_stop();
 	sigemptyset(&block);
 	sigaddset(&block, preload.signo);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
