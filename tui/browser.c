@@ -17,6 +17,7 @@
 #include <math.h>
 #include <ncurses.h>
 #include <regex.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1142,33 +1143,40 @@ static int handle_key(struct browser *b, int ch, bool *quit)
 	return 0;
 }
 
+/* Append one warning to the status line: "warning: a; b; c". */
+__attribute__((format(printf, 2, 3))) static void status_add(struct browser *b, const char *fmt, ...)
+{
+	size_t off = strlen(b->status), n = sizeof b->status;
+	va_list ap;
+
+	if (off + 1 >= n)
+		return;
+	off += (size_t)snprintf(b->status + off, n - off, "%s", off ? "; " : "warning: ");
+	if (off + 1 >= n)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->status + off, n - off, fmt, ap);
+	va_end(ap);
+}
+
 /* What the text reports' header warns about, for the status line at start
  * (the messages on stderr are hidden by the screen). */
 static void startup_warnings(struct browser *b)
 {
 	const struct pv_profile *p = b->orig;
-	size_t off = 0, n = sizeof b->status;
 
 	b->status[0] = '\0';
-#define ADD(...)                                                                        \
-	do {                                                                             \
-		if (off < n)                                                             \
-			off += (size_t)snprintf(b->status + off, n - off, "%s", off ? "; " : "warning: "); \
-		if (off < n)                                                             \
-			off += (size_t)snprintf(b->status + off, n - off, __VA_ARGS__); \
-	} while (0)
 	if (!p->finished)
-		ADD("the trace was not finished");
+		status_add(b, "the trace was not finished");
 	if (p->lost)
-		ADD("%" PRIu64 " samples lost", p->lost);
+		status_add(b, "%" PRIu64 " samples lost", p->lost);
 	if (p->truncated)
-		ADD("%" PRIu64 " samples with incomplete stacks", p->truncated);
+		status_add(b, "%" PRIu64 " samples with incomplete stacks", p->truncated);
 	if (p->dropped_bytes)
-		ADD("%" PRIu64 " bytes of damaged input dropped", p->dropped_bytes);
+		status_add(b, "%" PRIu64 " bytes of damaged input dropped", p->dropped_bytes);
 	if (report_unsampled(p))
-		ADD("the samples carry %.0f%% of the CPU time the threads used (collect-timer(1), LIMITS)",
-		    pct(p->threads_cpu_ns - p->unsampled_cpu_ns, p->threads_cpu_ns));
-#undef ADD
+		status_add(b, "the samples carry %.0f%% of the CPU time the threads used (collect-timer(1), LIMITS)",
+			   pct(p->threads_cpu_ns - p->unsampled_cpu_ns, p->threads_cpu_ns));
 }
 
 int browser_run(const struct pv_profile *p, const struct browser_options *o)
