@@ -417,3 +417,18 @@ char *pv_filters_describe(const struct pv_filters *f, char *buf, size_t n)
 		}
 	return buf;
 }
+
+void pv_keep_threads(struct pv_profile *p, const uint32_t *tids, size_t ntids)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < p->nsamples; i++) {
+		uint32_t th = p->samples[i].thread;
+		bool keep = false;
+		for (size_t j = 0; j < ntids && th < p->nthreads && !keep; j++)
+			keep = p->threads[th].tid == tids[j];
+		if (keep)
+			p->samples[k++] = p->samples[i];
+	}
+	p->nsamples = k;
+}

@@ -78,6 +78,10 @@ void pv_filters_free(struct pv_filters *f);
  * of memory). */
 int pv_filters_apply(struct pv_profile *p, const struct pv_filters *f, struct pv_filter_stats *st);
 
+/* Keep only the samples of the threads whose ids are in tids (--tid),
+ * before the filters, so that their counts are of those threads. */
+void pv_keep_threads(struct pv_profile *p, const uint32_t *tids, size_t ntids);
+
 /* Warn (pv_warn) about every kind in force that matched nothing. */
 void pv_filters_warn(const struct pv_filters *f, const struct pv_filter_stats *st);
 

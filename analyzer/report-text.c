@@ -72,7 +72,7 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 	if (p->period > 0)
 		fprintf(out, " (period %.3g ms, %.0f Hz)", p->period / 1e6, 1e9 / (double)p->period);
 	fprintf(out, ", %zu thread%s", p->nthreads, p->nthreads == 1 ? "" : "s");
-	if (t->samples != (int64_t)p->nsamples && o->tid_filter)
+	if (o->tid_filter)
 		fprintf(out, " (%s)", o->tid_filter);
 	fprintf(out, "\n");
 	if (o->filters && o->filters[0])

@@ -91,6 +91,17 @@ st=0
 [ "$st" -eq 2 ] || fail "a bad expression exited $st"
 grep -q "invalid --show-from '(': " err.txt || fail "bad expression message: $(cat err.txt)"
 
+# --tid selects the threads before the filters: their share is of that
+# thread's samples.
+"$PROFVIEW" --threads --folded demo.raw >threads.txt
+read -r wtid wn < <(sed -n 's/^\[thread \([0-9]*\) "worker-1"\];.* \([0-9]*\)$/\1 \2/p' threads.txt |
+	awk '{ t = $1; n += $2 } END { print t, n }')
+[ -n "$wtid" ] || fail "no worker-1 thread in the trace"
+wk=$(awk -v t="$wtid" 'index($0, "[thread " t " ") == 1 && / checksum;|;checksum[; ]/ { n += $NF } END { print n + 0 }' threads.txt)
+"$PROFVIEW" --tid="$wtid" --focus=^checksum$ demo.raw >tid.txt || fail "--tid with --focus failed"
+grep -q "^filters: focus=\^checksum\$; kept $wk of $wn samples" tid.txt ||
+	fail "--tid=$wtid --focus: want kept $wk of $wn: $(grep '^filters:' tid.txt)"
+
 # --reverse: every stack upside down, after the filters; with --focus and
 # --prune-from on one function, its callers under it.
 reversed_all() { awk '{ c = $NF; s = $0; sub(/ [0-9]+$/, "", s); n = split(s, f, ";")
