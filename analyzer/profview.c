@@ -488,7 +488,8 @@ int main(int argc, char **argv)
 		ret = dump_locations(stdout, p, mods) < 0 || fflush(stdout) != 0;
 		goto out;
 	}
-	if (ntids)
+	/* The browser starts on the thread and keeps the others for T. */
+	if (ntids && !tui)
 		pv_keep_threads(p, tids, ntids);
 	if (pv_filters_any(&filters)) {
 		if (pv_filters_apply(p, &filters, &fstats) < 0)
