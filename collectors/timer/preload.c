@@ -55,7 +55,6 @@ static pthread_once_t preload_once = PTHREAD_ONCE_INIT;
 /* --clock=wall: off-CPU samples from wall.c too; the samples it wrote */
 static int preload_wall;
 static uint64_t preload_wall_samples;
-static int preload_engine;      /* enum engine_kind in use */
 
 void preload_warn(const char *fmt, ...)
 {
@@ -169,8 +168,9 @@ static void preload_start_threads(void)
 	if (preload_wall && wall_start(preload.period_ns, preload.stack_size) != 0)
 		preload_warn("no off-CPU samples: cannot start the wall-clock sampler thread");
 	/* CPU timers fire on the tick and can miss a running thread
-	 * (sweep.c), with either clock. */
-	if (preload_engine == ENGINE_POSIX && sweep_start(preload.period_ns) != 0)
+	 * (sweep.c), with either clock; with --engine=perf, a thread that
+	 * could not get a perf event has one. */
+	if (sweep_start(preload.period_ns) != 0)
 		preload_warn("cannot start the sweeper thread: threads the CPU timers miss stay unsampled");
 }
 
@@ -260,7 +260,7 @@ static void preload_init(void)
 		writer_forget();
 		return;
 	}
-	preload_engine = engine_init(getenv("PROFVIEW_ENGINE") != NULL && strcmp(getenv("PROFVIEW_ENGINE"), "perf") == 0
+	engine_init(getenv("PROFVIEW_ENGINE") != NULL && strcmp(getenv("PROFVIEW_ENGINE"), "perf") == 0
 			    ? ENGINE_PERF : ENGINE_POSIX, preload.period_ns, &preload);
 	preload.hooked = 1;
 	atomic_store(&preload.state, PRELOAD_RUNNING);

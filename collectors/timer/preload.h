@@ -167,7 +167,7 @@ uint64_t wall_stop(void);
 /* sweep.c - samples for threads the CPU timers miss */
 
 /* Starts the thread that asks for a sample of every registered thread
- * whose CPU clock ran on for long without one (POSIX engine).  Returns 0
+ * whose CPU clock ran on for long without one (POSIX timers only).  Returns 0
  * or -1. */
 int sweep_start(uint64_t period_ns);
 /* Stops it and waits for it.  Returns the samples it asked for. */

@@ -8,8 +8,9 @@
  * but is never current at a tick, and its timer never fires.  Its samples
  * would then carry only a part of its CPU time, or none.
  *
- * So, with the POSIX engine, a thread of our own wakes every few periods
- * and reads the CPU clock of every registered thread.  A thread that used
+ * So a thread of our own wakes every few periods and reads the CPU clock
+ * of every registered thread that has a POSIX timer (perf events sample on
+ * a high-resolution timer, not at the tick).  A thread that used
  * more than two periods (or ticks) of CPU time since its last signal and
  * is running or ready to run gets its sampling signal sent directly
  * (engine_request): it samples itself where it is, and the sample weighs
