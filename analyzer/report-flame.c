@@ -13,6 +13,8 @@
 #include "report-flame.h"
 #include "report-text.h"
 #include "error.h"
+#include "raw-cpu.h"
+#include "units.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -175,7 +177,7 @@ static void put_box(struct flame *f, const char *cls, double x, double w, uint32
 		count > 0 ? share / sqrt((double)count) : 0.0);
 	if (vname) {
 		char d[32];
-		report_duration(d, sizeof d, value);
+		pv_format_duration(d, sizeof d, value);
 		fprintf(out, ", %s %s", vname, d);
 	}
 	if (f->where[0]) {
@@ -453,7 +455,7 @@ static void put_header(struct flame *f, double height)
 	fprintf(out, "</text>\n<text x=\"%.0f\" y=\"40\" text-anchor=\"middle\">%" PRId64 " samples",
 		WIDTH / 2, t->samples);
 	if (vname) {
-		report_duration(d, sizeof d, t->nodes[0].value);
+		pv_format_duration(d, sizeof d, t->nodes[0].value);
 		fprintf(out, ", %s %s", vname, d);
 	}
 	fprintf(out, "; box widths are shares of %s", f->by_value ? vname : "samples");

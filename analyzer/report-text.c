@@ -1,6 +1,8 @@
 /* report-text.c - the text reports: header, call tree and flat profile */
 #include "report-text.h"
 #include "error.h"
+#include "raw-cpu.h"
+#include "units.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -29,24 +31,11 @@ static double pct(int64_t part, int64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-void report_duration(char *buf, size_t n, int64_t ns)
+bool report_unsampled(const struct pv_profile *p, char *buf, size_t n)
 {
-	if (ns >= 10 * 1000000000LL)
-		snprintf(buf, n, "%.1f s", ns / 1e9);
-	else if (ns >= 1000000000LL)
-		snprintf(buf, n, "%.2f s", ns / 1e9);
-	else
-		snprintf(buf, n, "%.1f ms", ns / 1e6);
-}
-
-bool report_unsampled(const struct pv_profile *p)
-{
-	/* After its last sample a thread's time is in no sample, so a little
-	 * is always missing: much is over a tenth and over five periods, of
-	 * one thread's or of all. */
-	return p->undersampled_threads > 0 ||
-	       (p->threads_cpu_ns > 0 && (double)p->unsampled_cpu_ns * 10 > (double)p->threads_cpu_ns &&
-		(double)p->unsampled_cpu_ns > 5.0 * (double)(p->period > 0 ? p->period : 0));
+	return p->threads_cpu_ns > 0 && p->unsampled_cpu_ns > 0 &&
+	       raw_cpu_unsampled_say(buf, n, (uint64_t)p->unsampled_cpu_ns, (uint64_t)p->threads_cpu_ns,
+				     p->unsampled_threads, p->nthreads);
 }
 
 void report_header(FILE *out, const struct calltree *t, const struct report_options *o)
@@ -62,10 +51,10 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 		fprintf(out, " (pid %u)", p->pid);
 	fprintf(out, ", %s%s\n", pv_str(p, p->source_format),
 		p->finished ? "" : ", not finished");
-	report_duration(dur, sizeof dur, p->duration_ns);
+	pv_format_duration(dur, sizeof dur, p->duration_ns);
 	fprintf(out, "%sprofile:%s %s", bold_on(o), attr_off(o), dur);
 	if (vname) {
-		report_duration(cpu, sizeof cpu, total_value);
+		pv_format_duration(cpu, sizeof cpu, total_value);
 		fprintf(out, ", %s %s", strcmp(vname, "cpu") == 0 ? "CPU" : vname, cpu);
 	}
 	fprintf(out, " in %" PRId64 " samples", t->samples);
@@ -96,16 +85,10 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 			fprintf(out, "%s%" PRIu64 " bytes of damaged input dropped", sep, p->dropped_bytes);
 		fprintf(out, "\n");
 	}
-	if (report_unsampled(p)) {
-		char used[32];
-		report_duration(cpu, sizeof cpu, p->threads_cpu_ns - p->unsampled_cpu_ns);
-		report_duration(used, sizeof used, p->threads_cpu_ns);
-		fprintf(out, "%swarning:%s the samples carry %s of the %s of CPU time the threads used "
-			"(%.0f%%), and less than 90%% of it for %" PRIu64 " of %zu threads: a thread blocked "
-			"the profiling signal, or the timers missed it (see LIMITS in collect-timer(1))\n",
-			bold_on(o), attr_off(o), cpu, used,
-			pct(p->threads_cpu_ns - p->unsampled_cpu_ns, p->threads_cpu_ns),
-			p->undersampled_threads, p->nthreads);
+	{
+		char say[512];
+		if (report_unsampled(p, say, sizeof say))
+			fprintf(out, "%swarning:%s %s\n", bold_on(o), attr_off(o), say);
 	}
 	fprintf(out, "\n");
 }

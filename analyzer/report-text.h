@@ -20,12 +20,10 @@ struct report_options {
 	int64_t filter_total, filter_kept; /* samples before and after them */
 };
 
-/* A duration for people: "12.3 s", "1.23 s", "45.6 ms". */
-void report_duration(char *buf, size_t n, int64_t ns);
-
-/* Did the timers miss much of the CPU time the threads used (the
- * collector's exit records say how much)? */
-bool report_unsampled(const struct pv_profile *p);
+/* Is more than a hundredth of the CPU time the threads used (by the
+ * collector's own count) in no sample?  Then the sentence that says so,
+ * the same for every front end, into buf. */
+bool report_unsampled(const struct pv_profile *p, char *buf, size_t n);
 
 void report_header(FILE *out, const struct calltree *t, const struct report_options *o);
 int report_tree(FILE *out, const struct calltree *t, const struct report_options *o);

@@ -206,7 +206,7 @@ int pv_merge(struct pv_profile *d, const struct pv_profile *s, const char *src_n
 		d->threads_cpu_ns = INT64_MAX;
 	if (__builtin_add_overflow(d->unsampled_cpu_ns, s->unsampled_cpu_ns, &d->unsampled_cpu_ns))
 		d->unsampled_cpu_ns = INT64_MAX;
-	d->undersampled_threads += s->undersampled_threads;
+	d->unsampled_threads += s->unsampled_threads;
 	d->finished = d->finished && s->finished;
 	if (s->source_format != 0 && strcmp(pv_str(d, d->source_format), pv_str(s, s->source_format)))
 		d->source_format = pv_intern_str(d, "several formats");

@@ -114,12 +114,12 @@ struct pv_profile {
 	uint64_t truncated;    /* samples whose stack is known to be incomplete */
 	uint64_t dropped_bytes; /* bytes of a damaged input that were not read */
 	/* CPU time the threads used by the source's own count (a collector's
-	 * thread exit records) and how much of it no sample carries; 0 when
-	 * the source does not say. */
+	 * thread and exit records) and how much of it is in no sample (that
+	 * of threads that were never sampled); 0 when the source does not
+	 * say. */
 	int64_t threads_cpu_ns, unsampled_cpu_ns;
-	/* Threads whose samples carry less than nine tenths of their CPU time
-	 * (and miss more than five periods of it). */
-	uint64_t undersampled_threads;
+	/* Threads that used CPU time but were never sampled. */
+	uint64_t unsampled_threads;
 	bool finished;         /* the source says it was completed cleanly */
 
 	/* Private lookup tables. */

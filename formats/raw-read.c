@@ -8,7 +8,9 @@
  */
 #include "raw-read.h"
 #include "error.h"
+#include "raw-cpu.h"
 #include "raw.h"
+#include "util.h"
 
 #include <endian.h>
 #include <inttypes.h>
@@ -63,7 +65,13 @@ struct reader {
 	uint64_t lost_records, lost_end;
 	bool have_end;
 	uint64_t unresolved;          /* samples whose stack never came */
+	uint32_t short_us;            /* the header's short_thread_us */
 	char cut[160];                /* why reading stopped before the end */
+	/* What each sample's CPU time is (raw-cpu.h): its handle there, by
+	 * sample index; wall-clock traces keep their recorded weights. */
+	struct raw_cpu *cpu;
+	int64_t *handles;
+	size_t cap_handles;
 };
 
 static const char *type_name(uint32_t t)
@@ -94,7 +102,7 @@ static size_t min_size(uint32_t type)
 {
 	switch (type) {
 	case RAW_MAPPING: return sizeof(struct raw_mapping);
-	case RAW_THREAD: return sizeof(struct raw_thread);
+	case RAW_THREAD: return RAW_THREAD_MIN_SIZE;
 	case RAW_STACK: return sizeof(struct raw_stack);
 	case RAW_SAMPLE: return sizeof(struct raw_sample);
 	case RAW_LOST: return sizeof(struct raw_lost);
@@ -476,7 +484,14 @@ static int add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uin
 	if (raw_flags & RAW_SAMPLE_TRUNCATED)
 		ps->flags |= PV_SAMPLE_TRUNCATED;
 	ps->values[rd->v_count] = 1;
-	ps->values[rd->v_cpu] = (int64_t)weight_ns;
+	ps->values[rd->v_cpu] = weight_ns > INT64_MAX ? INT64_MAX : (int64_t)weight_ns;
+	if (rd->cpu) {
+		int64_t handle = raw_cpu_sample(rd->cpu, tid, weight_ns);
+		if (handle < 0 || pv_grow(&rd->handles, &rd->cap_handles, rd->p->nsamples + 1,
+					  sizeof *rd->handles) < 0)
+			return pv_oom();
+		rd->handles[rd->p->nsamples] = handle;
+	}
 	if (pv_add_sample(rd->p, ps) < 0)
 		return -1;
 	if (time_ns > rd->last_time)
@@ -541,6 +556,18 @@ static int fp_sample(struct reader *rd, const struct raw_sample *s)
 	return add_sample(rd, &ps, s->tid, s->flags, s->weight_ns, s->time_ns);
 }
 
+/* A thread record, for the CPU time accounting: the thread's CPU time
+ * before profiling started for it, where the record says. */
+static int thread_record(struct reader *rd, const unsigned char *r, uint32_t size)
+{
+	struct raw_thread t = { 0 };
+
+	memcpy(&t, r, size < sizeof t ? size : sizeof t);
+	if (raw_cpu_thread(rd->cpu, t.tid, size >= sizeof t, t.cpu_ns) < 0)
+		return pv_oom();
+	return 0;
+}
+
 static int sample_pass(struct reader *rd)
 {
 	for (size_t off = rd->data_start; off < rd->data_end;) {
@@ -553,6 +580,11 @@ static int sample_pass(struct reader *rd)
 			ret = regs_sample(rd, (const void *)r);
 		else if (h.type == RAW_SAMPLE)
 			ret = fp_sample(rd, (const void *)r);
+		else if (h.type == RAW_THREAD && rd->cpu)
+			ret = thread_record(rd, r, h.size);
+		else if (h.type == RAW_THREAD_EXIT && rd->cpu)
+			ret = raw_cpu_exit(rd->cpu, ((const struct raw_thread_exit *)r)->tid,
+					   ((const struct raw_thread_exit *)r)->cpu_ns) < 0 ? pv_oom() : 0;
 		if (ret < 0)
 			return -1;
 		off += h.size;
@@ -589,6 +621,7 @@ static int read_header(struct reader *rd)
 	p->pid = hd.pid;
 	p->time_ns = (int64_t)hd.start_realtime_ns;
 	p->period = (int64_t)hd.period_ns;
+	rd->short_us = hd.short_thread_us;
 	rd->start_mono = hd.start_monotonic_ns;
 	rd->fp_candidate = hd.unwind == RAW_UNWIND_FP;
 	rd->wall = hd.clock == RAW_CLOCK_WALL;
@@ -601,39 +634,48 @@ static int read_header(struct reader *rd)
 	return 0;
 }
 
-/* The CPU time of the threads that have an exit record, and how much of it
- * their samples do not carry: the time after a thread's last sample, and
- * all of it when the timer missed the thread (collect-timer(1), LIMITS). */
-static int unsampled_cpu(struct pv_profile *p, uint32_t v_cpu)
+/* Gives every sample the CPU time it stands for (raw-cpu.h) and the
+ * profile the CPU time its threads used and how much of it is in no
+ * sample. */
+static int settle_cpu(struct reader *rd)
 {
-	int64_t *carried = calloc(p->nthreads + 1, sizeof *carried);
+	struct pv_profile *p = rd->p;
+	struct raw_cpu_summary s;
 
-	if (!carried)
-		return -1;
-	/* A damaged trace may hold any numbers: sums saturate. */
+	raw_cpu_settle(rd->cpu, &s);
 	for (size_t i = 0; i < p->nsamples; i++) {
-		uint32_t t = p->samples[i].thread;
-		int64_t v = p->samples[i].values[v_cpu];
-		if (t < p->nthreads && v > 0 && __builtin_add_overflow(carried[t], v, &carried[t]))
-			carried[t] = INT64_MAX;
+		int64_t *v = &p->samples[i].values[rd->v_cpu];
+		uint64_t w = raw_cpu_weight(rd->cpu, rd->handles[i], (uint64_t)*v);
+		*v = w > INT64_MAX ? INT64_MAX : (int64_t)w;
 	}
-	for (size_t i = 0; i < p->nthreads; i++) {
-		int64_t cpu = p->threads[i].cpu_ns;
+	/* The threads' CPU time, by id (a reused id sums its threads). */
+	for (size_t i = 0; i < p->nthreads; i++)
+		p->threads[i].cpu_ns = -1;
+	for (uint64_t i = 0; i < s.threads; i++) {
+		uint32_t tid, th;
+		int64_t cpu;
+
+		raw_cpu_thread_at(rd->cpu, i, &tid, &cpu);
 		if (cpu < 0)
 			continue;
-		if (__builtin_add_overflow(p->threads_cpu_ns, cpu, &p->threads_cpu_ns))
-			p->threads_cpu_ns = INT64_MAX;
-		if (cpu <= carried[i])
-			continue;
-		int64_t missing = cpu - carried[i]; /* both >= 0: no overflow */
-		if (__builtin_add_overflow(p->unsampled_cpu_ns, missing, &p->unsampled_cpu_ns))
-			p->unsampled_cpu_ns = INT64_MAX;
-		/* After its last sample a thread's time is in no sample, so a
-		 * little is always missing. */
-		if ((double)missing * 10 > (double)cpu && (double)missing > 5.0 * (double)p->period)
-			p->undersampled_threads++;
+		th = thread_index(rd, tid);
+		if (th == PV_NONE)
+			return -1;
+		if (p->threads[th].cpu_ns < 0)
+			p->threads[th].cpu_ns = cpu;
+		else if (__builtin_add_overflow(p->threads[th].cpu_ns, cpu, &p->threads[th].cpu_ns))
+			p->threads[th].cpu_ns = INT64_MAX;
 	}
-	free(carried);
+	p->threads_cpu_ns = s.cpu_ns > INT64_MAX ? INT64_MAX : (int64_t)s.cpu_ns;
+	p->unsampled_cpu_ns = s.unsampled_cpu_ns > INT64_MAX ? INT64_MAX : (int64_t)s.unsampled_cpu_ns;
+	p->unsampled_threads = s.unsampled_threads;
+	/* An older collector's samples miss the time after each thread's
+	 * last sample: only much more than that is worth a word. */
+	if (s.legacy && !((double)s.unsampled_cpu_ns * 10 > (double)s.cpu_ns &&
+			  (double)s.unsampled_cpu_ns > 5.0 * (double)p->period)) {
+		p->unsampled_cpu_ns = 0;
+		p->unsampled_threads = 0;
+	}
 	return 0;
 }
 
@@ -657,13 +699,14 @@ struct pv_profile *raw_read(const unsigned char *buf, size_t len, const char *na
 		goto fail;
 	if (uw && uw->prepare && uw->prepare(uw->ctx, p) < 0)
 		goto fail;
-	if (stack_pass(&rd) < 0 || sample_pass(&rd) < 0)
-		goto fail;
-
-	if (!rd.wall && unsampled_cpu(p, rd.v_cpu) < 0) {
+	if (!rd.wall && !(rd.cpu = raw_cpu_new(rd.short_us))) {
 		pv_oom();
 		goto fail;
 	}
+	if (stack_pass(&rd) < 0 || sample_pass(&rd) < 0)
+		goto fail;
+	if (rd.cpu && settle_cpu(&rd) < 0)
+		goto fail;
 	p->finished = rd.have_end;
 	p->lost = rd.have_end ? rd.lost_end : rd.lost_records;
 	if (rd.lost_records > p->lost)
@@ -690,12 +733,16 @@ struct pv_profile *raw_read(const unsigned char *buf, size_t len, const char *na
 	free(rd.unwound);
 	free(rd.stacks);
 	free(rd.dedup);
+	free(rd.handles);
+	raw_cpu_free(rd.cpu);
 	return p;
 fail:
 	free(rd.locs);
 	free(rd.unwound);
 	free(rd.stacks);
 	free(rd.dedup);
+	free(rd.handles);
+	raw_cpu_free(rd.cpu);
 	pv_profile_free(p);
 	return NULL;
 }

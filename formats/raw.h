@@ -55,7 +55,10 @@ struct raw_header {
 	uint64_t start_realtime_ns; /* CLOCK_REALTIME at start */
 	uint64_t start_monotonic_ns; /* CLOCK_MONOTONIC at start */
 	uint32_t exe_len;      /* bytes of exe path that follow, NUL included */
-	uint32_t reserved;
+	/* Threads that used less CPU time than this while profiled, in
+	 * microseconds, are measured together (see "CPU time" below); 0 in
+	 * traces of collectors that predate it. */
+	uint32_t short_thread_us;
 };
 _Static_assert(sizeof(struct raw_header) == 64, "raw_header is 64 bytes");
 
@@ -92,17 +95,27 @@ struct raw_mapping {
 };
 _Static_assert(sizeof(struct raw_mapping) == 80, "raw_mapping is 80 bytes");
 
-/* A thread seen by the collector (at start or when it was created). */
+/* A thread seen by the collector (at start or when it was created).  A
+ * later record for the same thread, before its exit record, gives a newer
+ * name; after its exit record, the thread id was reused by a new thread. */
 struct raw_thread {
 	struct raw_rec h;
 	uint32_t tid;
 	uint32_t reserved;
 	uint64_t time_ns;
 	char name[16];         /* comm, NUL-padded */
+	/* The thread's CPU clock when profiling started for it (its timer
+	 * was armed); the CPU time before is not profiled.  Absent from the
+	 * 40-byte records of older collectors. */
+	uint64_t cpu_ns;
 };
-_Static_assert(sizeof(struct raw_thread) == 40, "raw_thread is 40 bytes");
+_Static_assert(sizeof(struct raw_thread) == 48, "raw_thread is 48 bytes");
+#define RAW_THREAD_MIN_SIZE 40 /* the record without cpu_ns */
 
-/* A thread that ended, with the CPU time it had used in all. */
+/* A thread that ended, or that was still running when the trace ended,
+ * with the CPU time its clock showed then (in all, including any it used
+ * before profiling started for it; for a thread that ended, read before
+ * the collector's own work at its end). */
 struct raw_thread_exit {
 	struct raw_rec h;
 	uint32_t tid;
@@ -121,6 +134,15 @@ struct raw_stack {
 };
 _Static_assert(sizeof(struct raw_stack) == 16, "raw_stack is 16 bytes");
 
+/* CPU time.  A sample's weight is the CPU time its thread used since its
+ * previous sample (since profiling started for it, for its first sample),
+ * timer overruns included.  The thread and exit records say how much CPU
+ * time each thread used while profiled in all.  raw-cpu.h turns the two
+ * into the CPU time each sample stands for: a thread's samples share its
+ * CPU time in proportion to their weights, and the threads that used less
+ * than the header's short_thread_us, too short to be measured one by one,
+ * share theirs equally over all their samples. */
+
 enum raw_sample_flags {
 	RAW_SAMPLE_TRUNCATED = 1u << 0, /* the walk stopped at RAW_MAX_FRAMES */
 	RAW_SAMPLE_RUNNING = 1u << 1,   /* the thread was on a CPU */
@@ -136,7 +158,7 @@ struct raw_sample {
 	uint32_t tid;
 	uint32_t stack_id;
 	uint64_t time_ns;      /* monotonic */
-	uint64_t weight_ns;    /* the thread's CPU time since its last sample */
+	uint64_t weight_ns;    /* CPU time since the thread's last sample */
 	uint32_t flags;        /* enum raw_sample_flags */
 	uint32_t nframes;      /* inline frames, 0 when stack_id != 0 */
 };

@@ -1174,9 +1174,11 @@ static void startup_warnings(struct browser *b)
 		status_add(b, "%" PRIu64 " samples with incomplete stacks", p->truncated);
 	if (p->dropped_bytes)
 		status_add(b, "%" PRIu64 " bytes of damaged input dropped", p->dropped_bytes);
-	if (report_unsampled(p))
-		status_add(b, "the samples carry %.0f%% of the CPU time the threads used (collect-timer(1), LIMITS)",
-			   pct(p->threads_cpu_ns - p->unsampled_cpu_ns, p->threads_cpu_ns));
+	{
+		char say[512];
+		if (report_unsampled(p, say, sizeof say))
+			status_add(b, "%s", say);
+	}
 }
 
 int browser_run(const struct pv_profile *p, const struct browser_options *o)

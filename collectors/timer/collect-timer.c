@@ -46,7 +46,9 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "raw-cpu.h"
 #include "raw.h"
+#include "units.h"
 
 #ifndef PROFVIEW_VERSION
 #define PROFVIEW_VERSION "unknown"
@@ -83,9 +85,10 @@ struct collect_opts {
 };
 
 struct collect_stats {
-	uint64_t samples, lost, lost_records, weight_ns, threads;
-	uint64_t exit_cpu_ns;  /* CPU time of the threads, from their exit records */
-	uint64_t period_ns;    /* of the header */
+	uint64_t samples, lost, lost_records, threads;
+	/* what the samples stand for and the threads used (raw-cpu.h) */
+	struct raw_cpu_summary cpu;
+	uint64_t wall_weight_ns; /* a wall-clock trace: the samples' weights */
 	int ended;            /* RAW_END seen */
 	int cut;              /* trailing zeros were cut */
 	int bad;              /* unreadable data after the last record */
@@ -529,46 +532,12 @@ static void collect_child(const struct collect_opts *o, const char *prog, const 
 
 /* ---- reading the trace back ---- */
 
-/* Counts distinct live threads: a tid seen again before its exit record is
- * the same thread (renamed), not a new one. */
-struct collect_tids {
-	uint32_t *v;
-	size_t n, cap;
-};
-
-static void collect_tid_seen(struct collect_tids *t, uint32_t tid, struct collect_stats *st)
-{
-	for (size_t i = 0; i < t->n; i++)
-		if (t->v[i] == tid)
-			return;
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-		uint32_t *v = realloc(t->v, cap * sizeof(*v));
-
-		if (v == NULL)
-			return;
-		t->v = v;
-		t->cap = cap;
-	}
-	t->v[t->n++] = tid;
-	st->threads++;
-}
-
-static void collect_tid_gone(struct collect_tids *t, uint32_t tid)
-{
-	for (size_t i = 0; i < t->n; i++) {
-		if (t->v[i] == tid) {
-			t->v[i] = t->v[--t->n];
-			return;
-		}
-	}
-}
-
 /* Reads the trace at path: counts, and cuts the zeros after the last
  * record of an unfinished trace.  Returns 0, or -1 if it cannot be read. */
 static int collect_scan(const char *path, struct collect_stats *st)
 {
-	struct collect_tids tids = { 0 };
+	struct raw_cpu *acct = NULL;
+	int oom = 0;
 	const struct raw_header *h;
 	const unsigned char *p;
 	struct stat sb;
@@ -600,7 +569,8 @@ static int collect_scan(const char *path, struct collect_stats *st)
 	}
 	st->pid = h->pid;
 	st->clock = h->clock;
-	st->period_ns = h->period_ns;
+	acct = raw_cpu_new(h->short_thread_us);
+	oom = acct == NULL;
 	for (off = h->header_size; off + sizeof(struct raw_rec) <= size;) {
 		struct raw_rec r;
 
@@ -617,24 +587,26 @@ static int collect_scan(const char *path, struct collect_stats *st)
 
 			memcpy(&s, p + off, sizeof(s));
 			st->samples++;
-			st->weight_ns += s.weight_ns;
+			st->wall_weight_ns += s.weight_ns;
+			oom |= acct != NULL && raw_cpu_sample(acct, s.tid, s.weight_ns) < 0;
 		} else if (r.type == RAW_SAMPLE_REGS && r.size >= sizeof(struct raw_sample_regs)) {
 			struct raw_sample_regs s;
 
 			memcpy(&s, p + off, sizeof(s));
 			st->samples++;
-			st->weight_ns += s.weight_ns;
-		} else if (r.type == RAW_THREAD && r.size >= sizeof(struct raw_thread)) {
-			struct raw_thread t;
+			st->wall_weight_ns += s.weight_ns;
+			oom |= acct != NULL && raw_cpu_sample(acct, s.tid, s.weight_ns) < 0;
+		} else if (r.type == RAW_THREAD && r.size >= RAW_THREAD_MIN_SIZE) {
+			struct raw_thread t = { 0 };
 
-			memcpy(&t, p + off, sizeof(t));
-			collect_tid_seen(&tids, t.tid, st);
+			memcpy(&t, p + off, r.size < sizeof(t) ? r.size : sizeof(t));
+			oom |= acct != NULL &&
+			       raw_cpu_thread(acct, t.tid, r.size >= sizeof(t), t.cpu_ns) < 0;
 		} else if (r.type == RAW_THREAD_EXIT && r.size >= sizeof(struct raw_thread_exit)) {
 			struct raw_thread_exit t;
 
 			memcpy(&t, p + off, sizeof(t));
-			collect_tid_gone(&tids, t.tid);
-			st->exit_cpu_ns += t.cpu_ns;
+			oom |= acct != NULL && raw_cpu_exit(acct, t.tid, t.cpu_ns) < 0;
 		} else if (r.type == RAW_LOST && r.size >= sizeof(struct raw_lost)) {
 			struct raw_lost l;
 
@@ -674,8 +646,12 @@ static int collect_scan(const char *path, struct collect_stats *st)
 			st->bad = 1;
 		}
 	}
+	if (acct != NULL && !oom) {
+		raw_cpu_settle(acct, &st->cpu);
+		st->threads = st->cpu.threads;
+	}
 out:
-	free(tids.v);
+	raw_cpu_free(acct);
 	munmap((void *)p, size);
 	close(fd);
 	return 0;
@@ -823,21 +799,6 @@ static size_t collect_find_traces(const char *shown, pid_t pid, uint64_t t0, int
 /* Prints one summary line per trace of the run (see collect_find_traces);
  * removes the empty ones, and those of a process image that ran another
  * program before its first sample. */
-/* Did the samples miss much of the CPU time the threads used (by their
- * exit records)?  A thread's time after its last sample is in no sample, so
- * a little is always missing: much is more than a tenth and more than five
- * periods. */
-static int collect_unsampled(const struct collect_stats *st)
-{
-	uint64_t missing;
-
-	if (st->clock != RAW_CLOCK_CPU || st->exit_cpu_ns <= st->weight_ns)
-		return 0;
-	missing = st->exit_cpu_ns - st->weight_ns;
-	return (double)missing * 10 > (double)st->exit_cpu_ns &&
-	       (double)missing > 5.0 * (double)st->period_ns;
-}
-
 static void collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int quiet)
 {
 	struct collect_trace traces[1024];
@@ -846,7 +807,7 @@ static void collect_report(const char *shown, pid_t pid, uint64_t t0, int inheri
 
 	for (size_t k = 0; k < n; k++) {
 		const char *name = traces[k].name;
-		char who[128] = "";
+		char who[128] = "", weight[32], say[512];
 		int execd = 0;
 
 		for (size_t j = 0; j < n; j++)
@@ -874,20 +835,22 @@ static void collect_report(const char *shown, pid_t pid, uint64_t t0, int inheri
 			snprintf(who, sizeof(who), "pid %u (%s): ", traces[k].pid, traces[k].exe);
 		if (quiet && !st.bad)
 			continue;
-		fprintf(stderr, "collect-timer: %s%" PRIu64 " sample%s (%.2f s of %s), %" PRIu64
+		pv_format_duration(weight, sizeof(weight),
+				   (int64_t)(st.clock == RAW_CLOCK_WALL ? st.wall_weight_ns
+									: st.cpu.weight_ns));
+		fprintf(stderr, "collect-timer: %s%" PRIu64 " sample%s (%s of %s), %" PRIu64
 			" thread%s, %" PRIu64 " lost, written to '%s'%s%s\n",
-			who, st.samples, st.samples == 1 ? "" : "s", (double)st.weight_ns / 1e9,
+			who, st.samples, st.samples == 1 ? "" : "s", weight,
 			st.clock == RAW_CLOCK_WALL ? "wall-clock time" : "CPU",
 			st.threads, st.threads == 1 ? "" : "s", st.lost, name,
 			st.ended ? "" : execd ? "; then the process ran another program"
 				     : "; the program ended without running its exit handlers, "
 				       "the trace stops at its last complete record",
 			st.bad ? "; unreadable data after the last good record" : "");
-		if (collect_unsampled(&st))
-			fprintf(stderr, "collect-timer: %sthe samples carry %.2f s of the %.2f s of CPU its "
-				"threads used: a thread blocked the profiling signal to the end, or the "
-				"timers missed it (see LIMITS in collect-timer(1))\n",
-				who, (double)st.weight_ns / 1e9, (double)st.exit_cpu_ns / 1e9);
+		if (st.clock == RAW_CLOCK_CPU &&
+		    raw_cpu_unsampled_say(say, sizeof(say), st.cpu.unsampled_cpu_ns, st.cpu.cpu_ns,
+					  st.cpu.unsampled_threads, st.cpu.threads))
+			fprintf(stderr, "collect-timer: %s%s\n", who, say);
 	}
 }
 

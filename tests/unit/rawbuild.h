@@ -34,7 +34,9 @@ static void rb_zero(struct rawbuf *r, size_t n)
 	}
 }
 
-static void rb_header(struct rawbuf *r, const char *exe, uint64_t period_ns)
+/* A header; short_us is the short-thread threshold (0: an older trace). */
+static void rb_header_short(struct rawbuf *r, const char *exe, uint64_t period_ns,
+			    uint32_t short_us)
 {
 	struct raw_header h = { 0 };
 	uint32_t elen = (uint32_t)strlen(exe) + 1;
@@ -50,9 +52,15 @@ static void rb_header(struct rawbuf *r, const char *exe, uint64_t period_ns)
 	h.start_realtime_ns = 1700000000000000000ULL;
 	h.start_monotonic_ns = 1000000000ULL;
 	h.exe_len = elen;
+	h.short_thread_us = short_us;
 	rb_put(r, &h, sizeof h);
 	rb_put(r, exe, elen);
 	rb_zero(r, raw_pad(elen) - elen);
+}
+
+static void rb_header(struct rawbuf *r, const char *exe, uint64_t period_ns)
+{
+	rb_header_short(r, exe, period_ns, 0);
 }
 
 static void rb_mapping(struct rawbuf *r, uint64_t start, uint64_t end, uint64_t pgoff,
@@ -72,7 +80,10 @@ static void rb_mapping(struct rawbuf *r, uint64_t start, uint64_t end, uint64_t 
 	rb_zero(r, raw_pad(plen) - plen);
 }
 
-static void rb_thread(struct rawbuf *r, uint32_t tid, const char *name)
+/* A thread record; cpu_ns is the CPU time the thread had used before
+ * profiling started for it.  rb_thread_v1 writes the 40-byte record of
+ * older collectors, without it. */
+static void rb_thread_cpu(struct rawbuf *r, uint32_t tid, const char *name, uint64_t cpu_ns)
 {
 	struct raw_thread t = { 0 };
 
@@ -80,7 +91,24 @@ static void rb_thread(struct rawbuf *r, uint32_t tid, const char *name)
 	t.h.size = sizeof t;
 	t.tid = tid;
 	memcpy(t.name, name, strnlen(name, sizeof t.name));
+	t.cpu_ns = cpu_ns;
 	rb_put(r, &t, sizeof t);
+}
+
+static void rb_thread(struct rawbuf *r, uint32_t tid, const char *name)
+{
+	rb_thread_cpu(r, tid, name, 0);
+}
+
+static void rb_thread_v1(struct rawbuf *r, uint32_t tid, const char *name)
+{
+	struct raw_thread t = { 0 };
+
+	t.h.type = RAW_THREAD;
+	t.h.size = RAW_THREAD_MIN_SIZE;
+	t.tid = tid;
+	memcpy(t.name, name, strnlen(name, sizeof t.name));
+	rb_put(r, &t, RAW_THREAD_MIN_SIZE);
 }
 
 static void rb_stack(struct rawbuf *r, uint32_t id, const uint64_t *frames, uint32_t n)

@@ -69,13 +69,14 @@ static size_t build(struct rawbuf *r, size_t *record_ends, size_t *nrec, bool fi
 	return samples;
 }
 
-/* The exit records give each thread's CPU time: the reader says how much
- * of it no sample carries, and which threads the timers missed. */
-static void test_unsampled(void)
+/* An older trace (no short-thread threshold): the samples keep their
+ * recorded weights, and the exit records only say how much they miss. */
+static void test_unsampled_legacy(void)
 {
 	struct rawbuf r = { 0 };
 	size_t ends[64], nrec;
 	struct pv_profile *p;
+	char say[512];
 
 	build(&r, ends, &nrec, false);
 	/* main's samples carry 70 ms, worker's 32 ms (period 10 ms) */
@@ -89,8 +90,8 @@ static void test_unsampled(void)
 		CHECK_EQ(p->threads[0].cpu_ns, 75000000);
 		CHECK_EQ(p->threads_cpu_ns, 275000000);
 		CHECK_EQ(p->unsampled_cpu_ns, 5000000 + 168000000);
-		CHECK_EQ(p->undersampled_threads, 1);
-		CHECK(report_unsampled(p));
+		CHECK_EQ(pv_total(p, 1), 102000000);
+		CHECK(report_unsampled(p, say, sizeof say));
 		pv_profile_free(p);
 	}
 	free(r.b);
@@ -103,8 +104,149 @@ static void test_unsampled(void)
 	if (p) {
 		CHECK_EQ(p->threads_cpu_ns, 0);
 		CHECK_EQ(p->unsampled_cpu_ns, 0);
-		CHECK_EQ(p->undersampled_threads, 0);
-		CHECK(!report_unsampled(p));
+		CHECK_EQ(p->unsampled_threads, 0);
+		CHECK(!report_unsampled(p, say, sizeof say));
+		pv_profile_free(p);
+	}
+	free(r.b);
+}
+
+/* The sum of the CPU time of thread index th's samples. */
+static int64_t thread_cpu(const struct pv_profile *p, uint32_t th)
+{
+	int64_t sum = 0;
+
+	for (size_t i = 0; i < p->nsamples; i++)
+		if (p->samples[i].thread == th)
+			sum += p->samples[i].values[1];
+	return sum;
+}
+
+/* What each sample stands for (raw-cpu.h): a long thread's samples share
+ * its CPU time by their weights, exactly; short threads share theirs
+ * equally; a thread never sampled is said to be. */
+static void test_cpu_shares(void)
+{
+	static const uint64_t st[] = { MAIN_LEAF, ROOT_RET };
+	struct rawbuf r = { 0 };
+	struct pv_profile *p;
+	uint64_t short_cpu = 0;
+	char say[512];
+
+	/* period 4 ms; threads under 16 ms of CPU time are short */
+	rb_header_short(&r, "/nonexistent/app", 4000000, 16000);
+	rb_mapping(&r, 0x400000, 0x500000, 0, "/nonexistent/app");
+	/* main: 2 ms before profiling, samples of 4 + 4 + 2 ms, 13 ms at
+	 * its end: its 11 ms of profiled time... is short */
+	rb_thread_cpu(&r, 100, "main", 2000000);
+	/* long: 100 ms, samples weighing 30, 30 and 20 ms */
+	rb_thread(&r, 101, "long");
+	rb_sample(&r, 101, 0, st, 2, 1100000000, 30000000);
+	rb_sample(&r, 101, 0, st, 2, 1200000000, 30000000);
+	rb_sample(&r, 101, 0, st, 2, 1300000000, 20000000);
+	rb_thread_exit(&r, 101, 1400000000, 100000000);
+	/* 30 short threads of 1..3 ms, every third one sampled once, with
+	 * whatever weight: their 60 ms go equally to their 10 samples; the
+	 * first is also a reused id */
+	for (uint32_t i = 0; i < 30; i++) {
+		uint32_t tid = i == 0 ? 101 : 200 + i;
+		uint64_t cpu = 1000000 + (i % 3) * 1000000;
+		rb_thread(&r, tid, "task");
+		if (i % 3 == 0)
+			rb_sample(&r, tid, 0, st, 2, 1500000000 + i, 777 + i);
+		rb_thread_exit(&r, tid, 1500000000 + i, cpu);
+		short_cpu += cpu;
+	}
+	/* a long thread that blocked the signal: 50 ms, never sampled */
+	rb_thread(&r, 300, "blocked");
+	rb_thread_exit(&r, 300, 1600000000, 50000000);
+	/* main's samples and its end */
+	rb_sample(&r, 100, 0, st, 2, 1700000000, 4000000);
+	rb_sample(&r, 100, 0, st, 2, 1700000001, 4000000);
+	rb_thread_exit(&r, 100, 1800000000, 13000000);
+	rb_end(&r, 1900000000, 15, 0);
+
+	reset_msgs();
+	p = raw_read(r.b, r.len, "t.raw", NULL);
+	CHECK(p != NULL);
+	if (!p) {
+		free(r.b);
+		return;
+	}
+	CHECK_EQ(nerrors, 0);
+	CHECK_EQ(p->nsamples, 15);
+	CHECK_EQ(short_cpu, 60000000);
+	/* the first long thread: 30 + 30 + 20 scaled to 100 ms exactly */
+	CHECK_EQ(p->samples[0].values[1], 37500000);
+	CHECK_EQ(p->samples[1].values[1], 37500000);
+	CHECK_EQ(p->samples[2].values[1], 25000000);
+	/* the short ones, main (11 ms) among them: 71 ms in 12 samples */
+	{
+		int64_t sum = 0;
+		for (size_t i = 3; i < 15; i++) {
+			CHECK(p->samples[i].values[1] >= 71000000 / 12 - 1 &&
+			      p->samples[i].values[1] <= 71000000 / 12 + 1);
+			sum += p->samples[i].values[1];
+		}
+		CHECK_EQ(sum, 71000000);
+	}
+	CHECK_EQ(pv_total(p, 1), 171000000);
+	CHECK_EQ(p->threads_cpu_ns, 221000000);
+	CHECK_EQ(p->unsampled_cpu_ns, 50000000);
+	CHECK_EQ(p->unsampled_threads, 1);
+	CHECK(report_unsampled(p, say, sizeof say));
+	CHECK(strstr(say, "1 of 32 threads were never sampled") != NULL);
+	/* thread 101 is two threads: 100 ms and a 1 ms task */
+	{
+		uint32_t th = PV_NONE;
+		for (size_t i = 0; i < p->nthreads; i++)
+			if (p->threads[i].tid == 101)
+				th = (uint32_t)i;
+		CHECK(th != PV_NONE);
+		if (th != PV_NONE) {
+			CHECK_EQ(p->threads[th].cpu_ns, 101000000);
+			CHECK(thread_cpu(p, th) > 100000000);
+		}
+	}
+	pv_profile_free(p);
+	free(r.b);
+
+	/* No short thread sampled at all: their time is in no sample. */
+	r = (struct rawbuf){ 0 };
+	rb_header_short(&r, "/nonexistent/app", 4000000, 16000);
+	rb_thread(&r, 100, "main");
+	rb_sample(&r, 100, 0, st, 2, 1100000000, 40000000);
+	rb_thread_exit(&r, 100, 1200000000, 40000000);
+	for (uint32_t i = 0; i < 5; i++) {
+		rb_thread(&r, 200 + i, "task");
+		rb_thread_exit(&r, 200 + i, 1300000000, 1000000);
+	}
+	p = raw_read(r.b, r.len, "t.raw", NULL);
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ(pv_total(p, 1), 40000000);
+		CHECK_EQ(p->unsampled_cpu_ns, 5000000);
+		CHECK_EQ(p->unsampled_threads, 5);
+		/* 5 ms of 45: more than a hundredth */
+		CHECK(report_unsampled(p, say, sizeof say));
+		pv_profile_free(p);
+	}
+	free(r.b);
+
+	/* A 40-byte thread record of an older collector is still read. */
+	r = (struct rawbuf){ 0 };
+	rb_header(&r, "/nonexistent/app", 4000000);
+	rb_thread_v1(&r, 100, "old");
+	rb_sample(&r, 100, 0, st, 2, 1100000000, 4000000);
+	rb_end(&r, 1200000000, 1, 0);
+	reset_msgs();
+	p = raw_read(r.b, r.len, "t.raw", NULL);
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ(nwarnings, 0);
+		CHECK_EQ(p->nthreads, 1);
+		CHECK(strcmp(pv_str(p, p->threads[0].name), "old") == 0);
+		CHECK_EQ(pv_total(p, 1), 4000000);
 		pv_profile_free(p);
 	}
 	free(r.b);
@@ -447,7 +589,8 @@ int main(void)
 {
 	pv_error_set_sink(sink);
 	test_round_trip();
-	test_unsampled();
+	test_unsampled_legacy();
+	test_cpu_shares();
 	test_truncation();
 	test_unfinished();
 	test_garbage();

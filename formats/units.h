@@ -1,0 +1,12 @@
+/* units.h - numbers for people, the same in every tool (libc only: the
+ * collectors use it too) */
+#ifndef PROFVIEW_UNITS_H
+#define PROFVIEW_UNITS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A duration: "12.3 s", "1.23 s", "45.6 ms", "0.8 ms".  Returns buf. */
+char *pv_format_duration(char *buf, size_t n, int64_t ns);
+
+#endif
