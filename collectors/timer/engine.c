@@ -4,8 +4,17 @@
  * out, every period of that thread's CPU time:
  *
  * posix  a POSIX timer on the thread's CPU clock (SIGEV_THREAD_ID).  The
- *        kernel checks CPU timers on the scheduler tick, so a thread gets
- *        at most CONFIG_HZ signals a second; the rest become overruns.
+ *        kernel checks CPU timers on the scheduler tick, and only for the
+ *        thread running then, so a thread gets at most CONFIG_HZ signals a
+ *        second (the rest become overruns), and a thread that ends within
+ *        a few ticks mostly ends before its timer is ever checked after it
+ *        expired.  So a young thread's timer starts in tick mode: it
+ *        expires every microsecond of CPU time, and fires at every tick
+ *        that finds the thread running, which is a sample of the thread at
+ *        a rate in proportion to the CPU time it uses, whatever its life.
+ *        Once the thread is no longer young (preload.short_ns of CPU
+ *        time), the handler turns it to one expiry a period, from a random
+ *        phase (engine_mature).
  *
  * perf   a perf_event_open task-clock software event of the thread,
  *        overflowing every period (task-clock counts nanoseconds); user
@@ -15,7 +24,10 @@
  *        PERF_EVENT_IOC_REFRESH 1: at each overflow the kernel disables it
  *        and sends the signal (si_code POLL_HUP, si_fd the event), and the
  *        handler re-arms it.  The overflow is checked on the high-resolution
- *        timer that drives task-clock, not on the tick.
+ *        timer that drives task-clock, not on the tick.  The first period
+ *        is a random part of one, so that a thread that lives less than a
+ *        period still gets a sample with the right probability; the
+ *        handler sets the whole period after the first overflow.
  *
  * The handler tells our signals from others: SI_TIMER with our cookie as
  * sival_ptr (posix), or POLL_IN/POLL_HUP with an si_fd marked in a lock-free
@@ -46,6 +58,9 @@
 #endif
 
 #define ENGINE_MAX_FD 65536
+/* A young thread's POSIX timer: expires every microsecond of CPU time,
+ * so it fires at every tick that finds the thread running. */
+#define ENGINE_TICK_MODE_NS 1000
 
 static struct {
 	int kind;                 /* enum engine_kind in use */
@@ -72,9 +87,9 @@ static int engine_marked(int fd)
 	       (atomic_load_explicit(&engine.fds[fd / 64], memory_order_relaxed) >> (fd % 64) & 1);
 }
 
-/* Opens a disabled task-clock event of thread tid that signals that thread.
- * Returns the fd, or -1 with errno set. */
-static int engine_perf_open(pid_t tid, uint64_t *id)
+/* Opens a disabled task-clock event of thread tid that signals that
+ * thread, first after first_ns.  Returns the fd, or -1 with errno set. */
+static int engine_perf_open(pid_t tid, uint64_t first_ns, uint64_t *id)
 {
 	struct perf_event_attr attr;
 	struct f_owner_ex owner = { F_OWNER_TID, tid };
@@ -84,7 +99,7 @@ static int engine_perf_open(pid_t tid, uint64_t *id)
 	attr.size = sizeof(attr);
 	attr.type = PERF_TYPE_SOFTWARE;
 	attr.config = PERF_COUNT_SW_TASK_CLOCK;
-	attr.sample_period = engine.period_ns;
+	attr.sample_period = first_ns > 0 && first_ns <= engine.period_ns ? first_ns : engine.period_ns;
 	attr.disabled = 1;
 	attr.exclude_kernel = (uint64_t)engine.user_only;
 	attr.exclude_hv = 1;
@@ -115,7 +130,7 @@ int engine_init(int want, uint64_t period_ns, void *cookie)
 	engine.cookie = cookie;
 	if (want == ENGINE_PERF) {
 		uint64_t id;
-		int fd = engine_perf_open((pid_t)syscall(SYS_gettid), &id);
+		int fd = engine_perf_open((pid_t)syscall(SYS_gettid), period_ns, &id);
 
 		/* Counting system time too, as CPU timers do, needs
 		 * perf_event_paranoid <= 1 or CAP_PERFMON; without it an
@@ -123,7 +138,7 @@ int engine_init(int want, uint64_t period_ns, void *cookie)
 		 * next sample's weight. */
 		if (fd < 0 && (errno == EACCES || errno == EPERM)) {
 			engine.user_only = 1;
-			fd = engine_perf_open((pid_t)syscall(SYS_gettid), &id);
+			fd = engine_perf_open((pid_t)syscall(SYS_gettid), period_ns, &id);
 		}
 
 		if (fd >= 0) {
@@ -138,19 +153,14 @@ int engine_init(int want, uint64_t period_ns, void *cookie)
 	return engine.kind;
 }
 
-uint64_t engine_first(uint64_t random_ns)
-{
-	return engine.kind == ENGINE_PERF ? engine.period_ns : random_ns;
-}
-
-int engine_create(clockid_t clock, pid_t tid, struct engine_timer *t)
+int engine_create(clockid_t clock, pid_t tid, uint64_t first_ns, struct engine_timer *t)
 {
 	struct sigevent sev;
 
 	t->fd = -1;
 	t->id = 0;
 	if (engine.kind == ENGINE_PERF) {
-		t->fd = engine_perf_open(tid, &t->id);
+		t->fd = engine_perf_open(tid, first_ns, &t->id);
 		if (t->fd >= 0) {
 			engine_mark(t->fd, 1);
 			return 0;
@@ -165,7 +175,7 @@ int engine_create(clockid_t clock, pid_t tid, struct engine_timer *t)
 	return timer_create(clock, &sev, &t->timer);
 }
 
-void engine_arm(struct engine_timer *t, uint64_t first_ns)
+void engine_arm(struct engine_timer *t)
 {
 	struct itimerspec its;
 
@@ -173,6 +183,17 @@ void engine_arm(struct engine_timer *t, uint64_t first_ns)
 		ioctl(t->fd, PERF_EVENT_IOC_REFRESH, 1);
 		return;
 	}
+	its.it_value.tv_sec = its.it_interval.tv_sec = 0;
+	its.it_value.tv_nsec = its.it_interval.tv_nsec = ENGINE_TICK_MODE_NS;
+	timer_settime(t->timer, 0, &its, NULL);
+}
+
+void engine_mature(struct engine_timer *t, uint64_t first_ns)
+{
+	struct itimerspec its;
+
+	if (t->fd >= 0)
+		return;
 	its.it_value.tv_sec = (time_t)(first_ns / 1000000000ull);
 	its.it_value.tv_nsec = (long)(first_ns % 1000000000ull);
 	its.it_interval.tv_sec = (time_t)(engine.period_ns / 1000000000ull);
@@ -221,13 +242,18 @@ int engine_request(pid_t pid, pid_t tid)
 	return (int)syscall(SYS_rt_tgsigqueueinfo, (long)pid, (long)tid, (long)si.si_signo, &si);
 }
 
-int engine_signal(const siginfo_t *si)
+int engine_signal(const siginfo_t *si, int first)
 {
 	if (si->si_code == SI_TIMER)
 		return si->si_value.sival_ptr == engine.cookie ? ENGINE_POSIX + 1 : 0;
 	if (si->si_code == SI_QUEUE && si->si_value.sival_ptr == &engine.request && si->si_pid == getpid())
 		return ENGINE_POSIX + 1;
 	if ((si->si_code == POLL_HUP || si->si_code == POLL_IN) && engine_marked(si->si_fd)) {
+		if (first) {
+			uint64_t period = engine.period_ns;
+
+			ioctl(si->si_fd, PERF_EVENT_IOC_PERIOD, &period);
+		}
 		ioctl(si->si_fd, PERF_EVENT_IOC_REFRESH, 1);
 		return ENGINE_PERF + 1;
 	}

@@ -37,6 +37,7 @@ struct preload_entry {
 	pid_t tid;            /* 0: free */
 	struct engine_timer timer;
 	char name[16];        /* as written in its RAW_THREAD record */
+	int64_t cpu_base;     /* its CPU time when profiling started for it */
 	uintptr_t stack_lo, stack_hi; /* 0, 0 when unknown */
 	uint64_t since_ns;    /* when it was registered */
 	_Atomic int64_t *seen; /* its CPU clock at its last signal (sweep.c) */
@@ -46,7 +47,9 @@ struct preload_entry {
  * their timers is armed; afterwards the handler reads it without locks. */
 struct preload_foreign {
 	pid_t tid;
-	int64_t last_cpu;
+	int64_t cpu_base;     /* its CPU clock when its timer was made */
+	int young;            /* its POSIX timer is in tick mode */
+	struct engine_timer timer; /* a copy, for the handler */
 	uint64_t *frames;
 	_Atomic int64_t seen_cpu;  /* CPU clock at its last sample */
 };
@@ -54,7 +57,13 @@ struct preload_foreign {
 struct preload_tls {
 	int active;
 	pid_t tid;
-	int64_t last_cpu;     /* CPU time of the previous sample (may be < 0) */
+	int64_t last_cpu;     /* CPU time of the previous sample */
+	int64_t cpu_base;     /* CPU time when its timer was armed */
+	/* Its POSIX timer is still in tick mode (engine.c): switched by the
+	 * handler once the thread used preload.short_ns. */
+	int young;
+	int perf_started;     /* its perf event has had its first signal */
+	struct engine_timer timer; /* a copy of its timer, for the handler */
 	uintptr_t stack_lo, stack_hi;
 	uint64_t *frames;     /* RAW_MAX_FRAMES words, or NULL */
 	int foreign;          /* index + 1 into preload.foreign */
@@ -72,6 +81,9 @@ struct preload_global {
 	uint64_t stop_ns;               /* CLOCK_MONOTONIC end of profiling, or 0 */
 	_Atomic int ending;             /* the trace is being ended by a signal */
 	uint64_t period_ns;
+	/* Threads younger than this (CPU time) are sampled at every tick;
+	 * those that end younger are measured together (raw-cpu.h). */
+	uint64_t short_ns;
 	int unwind;                     /* enum raw_unwind */
 	uint32_t stack_size;            /* bytes of stack copied, dwarf mode */
 	_Atomic int no_vm_readv;        /* process_vm_readv is refused */
@@ -131,6 +143,8 @@ void preload_init_once(void);
 
 /* sample.c */
 
+/* A pseudo-random number in [1, n].  Signal-safe. */
+uint64_t preload_random(uint64_t n);
 /* Writes the pending count of lost samples as a RAW_LOST record; wait as
  * for writer_reserve.  Signal-safe unless wait is WRITER_WAIT. */
 void sample_write_lost(int wait);
@@ -139,8 +153,9 @@ void sample_on_sigprof(int sig, siginfo_t *si, void *uc);
 
 /* threads.c */
 
-/* Write a RAW_THREAD / RAW_THREAD_EXIT record (waiting for space). */
-void threads_write_thread(pid_t tid, const char name[16]);
+/* Write a RAW_THREAD / RAW_THREAD_EXIT record (waiting for space);
+ * cpu_base is the thread's CPU time when profiling started for it. */
+void threads_write_thread(pid_t tid, const char name[16], int64_t cpu_base);
 void threads_write_exit(pid_t tid, int64_t cpu_ns);
 /* The name of thread tid of this process, "" if unknown. */
 void threads_read_comm(pid_t tid, char name[16]);

@@ -174,6 +174,23 @@ static void preload_start_threads(void)
 		preload_warn("cannot start the sweeper thread: threads the CPU timers miss stay unsampled");
 }
 
+/* How much CPU time makes a thread no longer young (raw-cpu.h, engine.c):
+ * two periods, and four scheduler ticks, so that a thread that reaches it
+ * has been found running at a tick a few times in tick mode. */
+static uint64_t preload_short_ns(uint64_t period_ns)
+{
+	struct timespec res;
+	uint64_t tick = 4000000, ns = 2 * period_ns;
+
+	/* the coarse clocks advance once a tick */
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0 && res.tv_sec == 0 && res.tv_nsec > 0)
+		tick = (uint64_t)res.tv_nsec;
+	if (ns < 4 * tick)
+		ns = 4 * tick;
+	/* the header holds it in microseconds, 32 bits */
+	return ns > 4000000000000ull ? 4000000000000ull : ns;
+}
+
 /* Fills the header; returns the exe path in exe (NUL-terminated). */
 static void preload_header(struct raw_header *h, char *exe, size_t cap)
 {
@@ -193,6 +210,7 @@ static void preload_header(struct raw_header *h, char *exe, size_t cap)
 	h->pid = (uint32_t)getpid();
 	h->ppid = (uint32_t)getppid();
 	h->period_ns = preload.period_ns;
+	h->short_thread_us = (uint32_t)(preload.short_ns / 1000);
 	h->start_realtime_ns = (uint64_t)preload_ts_ns(&rt);
 	h->start_monotonic_ns = (uint64_t)preload_ts_ns(&mono);
 }
@@ -227,6 +245,7 @@ static void preload_init(void)
 	if (freq <= 0 || freq > 1000000)
 		freq = 250;
 	preload.period_ns = 1000000000ull / (uint64_t)freq;
+	preload.short_ns = preload_short_ns(preload.period_ns);
 	preload.unwind = unwind_env != NULL && strcmp(unwind_env, "fp") == 0 ? RAW_UNWIND_FP
 									    : RAW_UNWIND_DWARF;
 	stack = stack_env != NULL ? atol(stack_env) : 0;
@@ -357,7 +376,7 @@ __attribute__((destructor)) static void preload_fini(void)
 				cpu = atomic_load(&preload.foreign[f].seen_cpu);
 		threads_read_comm(e->tid, name);
 		if (name[0] != '\0' && strncmp(name, e->name, 16) != 0)
-			threads_write_thread(e->tid, name);
+			threads_write_thread(e->tid, name, e->cpu_base);
 		threads_write_exit(e->tid, cpu);
 		e->tid = 0;
 	}

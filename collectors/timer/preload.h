@@ -134,16 +134,19 @@ struct engine_timer {
  * on stderr when perf was wanted).  cookie is the sival_ptr of the POSIX
  * timers.  Returns the engine in use. */
 int engine_init(int want, uint64_t period_ns, void *cookie);
-/* The CPU time before a new timer's first signal: random_ns for POSIX
- * timers, one period for perf events (armed at a whole period). */
-uint64_t engine_first(uint64_t random_ns);
 /* Creates a disarmed timer for thread tid of this process; clock is its
  * CPU clock, for the POSIX engine (also used when a perf event cannot be
- * opened for that thread).  Returns 0 or -1. */
-int engine_create(clockid_t clock, pid_t tid, struct engine_timer *t);
-/* Arms it: the first signal after first_ns of CPU time, then every
- * period. */
-void engine_arm(struct engine_timer *t, uint64_t first_ns);
+ * opened for that thread).  A perf event's first period is first_ns (a
+ * random part of one period).  Returns 0 or -1. */
+int engine_create(clockid_t clock, pid_t tid, uint64_t first_ns, struct engine_timer *t);
+/* Arms it: a perf event for its first period, then every period; a POSIX
+ * timer in tick mode, for a young thread (a signal at every tick that
+ * finds the thread running). */
+void engine_arm(struct engine_timer *t);
+/* Turns a POSIX timer from tick mode to a signal every period of CPU
+ * time, the first after first_ns (nothing for a perf event).
+ * Signal-safe. */
+void engine_mature(struct engine_timer *t, uint64_t first_ns);
 /* Stops and frees it (an fd the program closed is left alone). */
 void engine_delete(struct engine_timer *t);
 /* Closes every perf event fd without touching the events' owners (the
@@ -153,8 +156,9 @@ void engine_forget(void);
  * queued with the request cookie.  Returns 0 or -1. */
 int engine_request(pid_t pid, pid_t tid);
 /* In the handler: is this SIGPROF one of ours?  Returns 0 if not, else
- * the engine + 1; re-arms a perf event.  Signal-safe. */
-int engine_signal(const siginfo_t *si);
+ * the engine + 1; re-arms a perf event, with the whole period when first
+ * (the thread's first perf signal).  Signal-safe. */
+int engine_signal(const siginfo_t *si, int first);
 
 /* wall.c - off-CPU samples for --clock=wall */
 

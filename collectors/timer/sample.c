@@ -48,6 +48,16 @@ uint64_t preload_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t preload_random(uint64_t n)
+{
+	uint64_t z = atomic_fetch_add(&preload.rng, 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ z >> 30) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ z >> 27) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	return n > 0 ? z % n + 1 : 1;
+}
+
 /* ---- the signal handler ---- */
 
 int preload_handlers_idle(void)
@@ -135,7 +145,9 @@ static int preload_adopt(struct preload_tls *t, const ucontext_t *uc)
 		if (f->tid != tid)
 			continue;
 		t->tid = tid;
-		t->last_cpu = f->last_cpu;
+		t->cpu_base = t->last_cpu = f->cpu_base;
+		t->timer = f->timer;
+		t->young = f->young;
 		t->frames = f->frames;
 		t->foreign = i + 1;
 		/* Its stack bounds are unknown: take the writable mapping
@@ -313,7 +325,8 @@ static void preload_sample(const siginfo_t *si, const ucontext_t *uc)
 	if (!t->active && !preload_adopt(t, uc))
 		return;
 	atomic_fetch_add_explicit(&preload.signals, 1, memory_order_relaxed);
-	if (si->si_code == SI_TIMER && si->si_overrun > 0)
+	/* (in tick mode every tick is an overrun of the microsecond timer) */
+	if (si->si_code == SI_TIMER && si->si_overrun > 0 && !t->young)
 		atomic_fetch_add_explicit(&preload.overruns, (uint64_t)si->si_overrun,
 					  memory_order_relaxed);
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
@@ -324,6 +337,12 @@ static void preload_sample(const siginfo_t *si, const ucontext_t *uc)
 				      memory_order_relaxed);
 	else if (t->seen != NULL)
 		atomic_store_explicit(t->seen, cpu, memory_order_relaxed);
+	/* A thread no longer young: from tick mode to a period, from a
+	 * random phase (engine.c). */
+	if (t->young && cpu - t->cpu_base >= (int64_t)preload.short_ns) {
+		t->young = 0;
+		engine_mature(&t->timer, preload_random(preload.period_ns));
+	}
 	if (preload.unwind == RAW_UNWIND_DWARF) {
 		preload_sample_regs(t, uc, cpu);
 		return;
@@ -372,8 +391,11 @@ static void preload_forward(int sig, siginfo_t *si, void *uc)
 void sample_on_sigprof(int sig, siginfo_t *si, void *uc)
 {
 	int saved_errno = errno;
+	int engine = engine_signal(si, !preload_tls.perf_started);
 
-	if (!engine_signal(si)) {
+	if (engine == ENGINE_PERF + 1)
+		preload_tls.perf_started = 1;
+	if (!engine) {
 		preload_forward(sig, si, uc);
 	} else {
 		atomic_fetch_add(&preload.inflight, 1);

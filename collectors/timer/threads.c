@@ -29,20 +29,9 @@
 
 #include "preload-state.h"
 
-/* A pseudo-random number in [1, n]. */
-static uint64_t preload_random(uint64_t n)
-{
-	uint64_t z = atomic_fetch_add(&preload.rng, 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ z >> 30) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ z >> 27) * 0x94d049bb133111ebull;
-	z ^= z >> 31;
-	return n > 0 ? z % n + 1 : 1;
-}
-
 /* ---- records written outside the handler ---- */
 
-void threads_write_thread(pid_t tid, const char name[16])
+void threads_write_thread(pid_t tid, const char name[16], int64_t cpu_base)
 {
 	struct raw_thread *rec = writer_reserve(sizeof(*rec), 1);
 
@@ -51,6 +40,7 @@ void threads_write_thread(pid_t tid, const char name[16])
 	rec->tid = (uint32_t)tid;
 	rec->time_ns = preload_now();
 	memcpy(rec->name, name, sizeof(rec->name));
+	rec->cpu_ns = cpu_base > 0 ? (uint64_t)cpu_base : 0;
 	writer_publish(rec, RAW_THREAD, sizeof(*rec));
 }
 
@@ -94,20 +84,6 @@ void threads_read_comm(pid_t tid, char name[16])
 
 /* ---- threads ---- */
 
-/* Creates a timer delivering SIGPROF to tid when its CPU clock advances
- * (engine.c). */
-static int preload_timer_create(clockid_t clock, pid_t tid, struct engine_timer *timer)
-{
-	return engine_create(clock, tid, timer);
-}
-
-/* Arms a timer: the first expiry after first_ns (random within one period),
- * then every period. */
-static void preload_timer_arm(struct engine_timer *timer, uint64_t first_ns)
-{
-	engine_arm(timer, first_ns);
-}
-
 size_t preload_threads(struct preload_thread_view *v, size_t cap)
 {
 	size_t n = 0;
@@ -150,6 +126,7 @@ static size_t preload_entry_add(pid_t tid, const char name[16])
 	}
 	preload.entries[i].tid = tid;
 	preload.entries[i].seen = NULL;
+	preload.entries[i].cpu_base = 0;
 	memcpy(preload.entries[i].name, name, 16);
 	preload.entries[i].stack_lo = preload.entries[i].stack_hi = 0;
 	preload.entries[i].since_ns = preload_now();
@@ -157,7 +134,12 @@ static size_t preload_entry_add(pid_t tid, const char name[16])
 }
 
 /* Registers the calling thread: stack bounds, frame buffer, RAW_THREAD
- * record, timer, and the key whose destructor unregisters it. */
+ * record, timer, and the key whose destructor unregisters it.
+ *
+ * Each sample weighs the CPU time since the thread's previous one, the
+ * first the time since profiling started for the thread: from just before
+ * its timer is armed (the CPU time this function spent before is the
+ * profiler's, not the program's). */
 void threads_register(void)
 {
 	struct preload_tls *t = &preload_tls;
@@ -166,7 +148,6 @@ void threads_register(void)
 	char name[16] = { 0 };
 	void *addr;
 	size_t size, idx;
-	uint64_t first;
 
 	if (atomic_load(&preload.state) != PRELOAD_RUNNING || t->active)
 		return;
@@ -182,16 +163,8 @@ void threads_register(void)
 	t->frames = preload.unwind == RAW_UNWIND_FP ? malloc(RAW_MAX_FRAMES * sizeof(uint64_t))
 						    : NULL;
 	prctl(PR_GET_NAME, name, 0, 0, 0);
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	first = engine_first(preload_random(preload.period_ns));
-	/* As if the previous sample had been one period before the first
-	 * expiry, so a thread that ends before its first sample is not
-	 * under-weighted on average. */
-	t->last_cpu = preload_ts_ns(&ts) + (int64_t)first - (int64_t)preload.period_ns;
-
+	t->perf_started = 0;
 	t->seen = malloc(sizeof(*t->seen));
-	if (t->seen != NULL)
-		atomic_store(t->seen, preload_ts_ns(&ts));
 
 	pthread_mutex_lock(&preload.registry_lock);
 	if (atomic_load(&preload.state) != PRELOAD_RUNNING)
@@ -199,19 +172,26 @@ void threads_register(void)
 	idx = preload_entry_add(t->tid, name);
 	if (idx == (size_t)-1)
 		goto fail;
-	preload.entries[idx].seen = t->seen;
-	if (preload_timer_create(CLOCK_THREAD_CPUTIME_ID, t->tid,
-				 &preload.entries[idx].timer) != 0) {
+	if (engine_create(CLOCK_THREAD_CPUTIME_ID, t->tid, preload_random(preload.period_ns),
+			  &preload.entries[idx].timer) != 0) {
 		preload.entries[idx].tid = 0;
 		goto fail;
 	}
-	threads_write_thread(t->tid, name);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	t->cpu_base = t->last_cpu = preload_ts_ns(&ts);
+	if (t->seen != NULL)
+		atomic_store(t->seen, t->cpu_base);
+	preload.entries[idx].seen = t->seen;
+	preload.entries[idx].cpu_base = t->cpu_base;
+	threads_write_thread(t->tid, name, t->cpu_base);
 	preload.entries[idx].stack_lo = t->stack_lo;
 	preload.entries[idx].stack_hi = t->stack_hi;
 	t->entry = idx;
+	t->timer = preload.entries[idx].timer;
+	t->young = t->timer.fd < 0;
 	t->active = 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	preload_timer_arm(&preload.entries[idx].timer, first);
+	engine_arm(&preload.entries[idx].timer);
 	pthread_mutex_unlock(&preload.registry_lock);
 	pthread_setspecific(preload.key, (void *)1);
 	return;
@@ -235,6 +215,8 @@ void threads_exit(void *unused)
 	(void)unused;
 	if (!t->active || t->foreign)
 		return;
+	/* the CPU time it used, before the profiler's own work here */
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	sigemptyset(&block);
 	sigaddset(&block, preload.signo);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
@@ -246,8 +228,7 @@ void threads_exit(void *unused)
 		e->seen = NULL;
 		prctl(PR_GET_NAME, name, 0, 0, 0);
 		if (strncmp(name, e->name, 16) != 0)
-			threads_write_thread(t->tid, name);
-		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+			threads_write_thread(t->tid, name, e->cpu_base);
 		threads_write_exit(t->tid, preload_ts_ns(&ts));
 	}
 	t->active = 0;
@@ -289,7 +270,6 @@ void threads_adopt_existing(void)
 		struct preload_foreign *f = &preload.foreign[preload.nforeign];
 		struct timespec ts;
 		char name[16];
-		uint64_t first;
 		size_t idx;
 
 		if (tid <= 0 || tid == self)
@@ -298,9 +278,8 @@ void threads_adopt_existing(void)
 			preload.nranges = mappings_ranges(preload.ranges, PRELOAD_RANGES_MAX, 0);
 		if (clock_gettime(preload_thread_clock(tid), &ts) != 0)
 			continue;
-		first = engine_first(preload_random(preload.period_ns));
 		f->tid = tid;
-		f->last_cpu = preload_ts_ns(&ts) + (int64_t)first - (int64_t)preload.period_ns;
+		f->cpu_base = preload_ts_ns(&ts);
 		atomic_store(&f->seen_cpu, preload_ts_ns(&ts));
 		f->frames = preload.unwind == RAW_UNWIND_FP
 				    ? malloc(RAW_MAX_FRAMES * sizeof(uint64_t)) : NULL;
@@ -309,11 +288,15 @@ void threads_adopt_existing(void)
 		idx = preload_entry_add(tid, name);
 		if (idx != (size_t)-1) {
 			preload.entries[idx].seen = &f->seen_cpu;
-			if (preload_timer_create(preload_thread_clock(tid), tid,
-						 &preload.entries[idx].timer) == 0) {
+			preload.entries[idx].cpu_base = f->cpu_base;
+			if (engine_create(preload_thread_clock(tid), tid,
+					  preload_random(preload.period_ns),
+					  &preload.entries[idx].timer) == 0) {
+				f->timer = preload.entries[idx].timer;
+				f->young = f->timer.fd < 0;
 				preload.nforeign++;
-				threads_write_thread(tid, name);
-				preload_timer_arm(&preload.entries[idx].timer, first);
+				threads_write_thread(tid, name, f->cpu_base);
+				engine_arm(&preload.entries[idx].timer);
 			} else {
 				preload.entries[idx].tid = 0;
 			}

@@ -589,7 +589,15 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(mode, "blocked") == 0 || strcmp(mode, "blocked-end") == 0) {
+		sigset_t s, old;
+
+		/* The thread starts with SIGPROF blocked (it inherits the
+		 * mask): no sample can come before it blocks it itself. */
+		sigemptyset(&s);
+		sigaddset(&s, SIGPROF);
+		pthread_sigmask(SIG_BLOCK, &s, &old);
 		pthread_create(&t, NULL, blocked_thread, strcmp(mode, "blocked") == 0 ? NULL : (void *)1);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		spin(0.3);
 		pthread_join(t, NULL);
 		return 0;
