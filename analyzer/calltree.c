@@ -223,6 +223,59 @@ static void add_to(struct ct_node *n, int64_t count, int64_t value)
 	n->value += value;
 }
 
+/* The sample types of the profile, "samples, cpu", into buf. */
+static const char *type_list(const struct pv_profile *p, char *buf, size_t n)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (uint32_t i = 0; i < p->nvalues && len < n; i++)
+		len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "",
+					pv_str(p, p->sample_types[i].type));
+	return p->nvalues ? buf : "none";
+}
+
+/* --sample-index: a type's name or index; a count type weighs by count, a
+ * time type by its value.  0, or -1 with an error. */
+static int choose_value(struct calltree *t, const char *want)
+{
+	const struct pv_profile *p = t->p;
+	uint32_t idx = PV_NONE;
+	char *end, list[256];
+	unsigned long v = strtoul(want, &end, 10);
+	const char *unit;
+
+	if (*want && !*end && v < p->nvalues)
+		idx = (uint32_t)v;
+	for (uint32_t i = 0; i < p->nvalues && idx == PV_NONE; i++)
+		if (strcmp(pv_str(p, p->sample_types[i].type), want) == 0)
+			idx = i;
+	/* every profile has sample counts, named or not */
+	if (idx == PV_NONE && strcmp(want, "samples") == 0) {
+		t->v_value = PV_NONE;
+		return 0;
+	}
+	if (idx == PV_NONE)
+		return pv_error("the profile has no sample type '%s' (it has: %s)", want,
+				type_list(p, list, sizeof list));
+	unit = pv_str(p, p->sample_types[idx].unit);
+	if (strcmp(unit, "nanoseconds") == 0) {
+		t->v_value = idx;
+	} else if (strcmp(unit, "count") == 0 || idx == t->v_count) {
+		t->v_count = idx;
+		t->v_value = PV_NONE;
+	} else {
+		return pv_error("sample type '%s' is in %s: profview weighs by counts or times", want,
+				unit[0] ? unit : "an unknown unit");
+	}
+	return 0;
+}
+
+const char *calltree_weight_name(const struct calltree *t)
+{
+	return t->v_value != PV_NONE ? pv_str(t->p, t->p->sample_types[t->v_value].type) : "samples";
+}
+
 struct calltree *calltree_build(const struct pv_profile *p, const struct ct_options *opt)
 {
 	struct calltree *t = calloc(1, sizeof *t);
@@ -245,6 +298,8 @@ struct calltree *calltree_build(const struct pv_profile *p, const struct ct_opti
 			t->v_value = i;
 			break;
 		}
+	if (opt->sample_index && choose_value(t, opt->sample_index) < 0)
+		goto fail;
 	if (pv_grow(&t->nodes, &t->cap_nodes, 1, sizeof *t->nodes) < 0)
 		goto fail;
 	t->nodes[0] = (struct ct_node){ .kind = CT_ROOT, .parent = PV_NONE,

@@ -36,6 +36,11 @@ struct ct_node {
 
 struct ct_options {
 	enum ct_granularity granularity;
+	/* What the tree weighs nodes by, as pprof's -sample_index: a sample
+	 * type's name ("cpu", "samples"...) or its index; NULL for the
+	 * profile's time value when it has one (CPU time for a collect-timer
+	 * trace), else the sample count. */
+	const char *sample_index;
 	bool by_thread;        /* a level of thread nodes under the root */
 	const uint32_t *tids;  /* keep only these threads (NULL: all) */
 	size_t ntids;
@@ -55,16 +60,21 @@ struct calltree {
 	uint32_t *scratch; size_t cap_scratch;
 };
 
-/* What shares and order are measured in: the profile's time value when it
- * has one (a sample's CPU time since the thread's previous sample is right
- * even where the kernel's timer ticks under-sample a thread that runs in
- * short bursts), else the sample count. */
+/* What shares and order are measured in, the same in every report: the
+ * time value (v_value) when the tree has one, else the sample count.  A
+ * sample's CPU time is right even where the timers under-sample a thread
+ * (raw-cpu.h), so it is the default. */
 static inline int64_t ct_weight(const struct calltree *t, const struct ct_node *n)
 {
 	return t->v_value != PV_NONE ? n->value : n->count;
 }
 
-/* Build the tree; NULL after an error.  The profile must stay alive and
+/* The name of what the tree weighs nodes by: the time value's type
+ * ("cpu", "wall") or "samples". */
+const char *calltree_weight_name(const struct calltree *t);
+
+/* Build the tree; NULL after an error (an unknown sample_index among
+ * them).  The profile must stay alive and
  * unchanged while the tree is used. */
 struct calltree *calltree_build(const struct pv_profile *p, const struct ct_options *opt);
 void calltree_free(struct calltree *t);

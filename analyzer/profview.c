@@ -46,6 +46,9 @@ enum { OPT_FLAME = 0x600, OPT_ICICLE };
 /* The interactive browser. */
 enum { OPT_TUI = 0x700, OPT_REVERSE };
 
+/* What reports weigh by. */
+enum { OPT_SAMPLE_INDEX = 0x800 };
+
 static const struct option long_options[] = {
 	{ "tree", no_argument, NULL, OPT_TREE },
 	{ "flat", no_argument, NULL, OPT_FLAT },
@@ -56,6 +59,8 @@ static const struct option long_options[] = {
 	{ "icicle", no_argument, NULL, OPT_ICICLE },
 	{ "tui", no_argument, NULL, OPT_TUI },
 	{ "reverse", no_argument, NULL, OPT_REVERSE },
+	{ "sample-index", required_argument, NULL, OPT_SAMPLE_INDEX },
+	{ "sample_index", required_argument, NULL, OPT_SAMPLE_INDEX },
 	{ "nodecount", required_argument, NULL, OPT_NODECOUNT },
 	{ "nodefraction", required_argument, NULL, OPT_NODEFRACTION },
 	{ "edgefraction", required_argument, NULL, OPT_EDGEFRACTION },
@@ -113,6 +118,12 @@ static void usage(FILE *out)
 		"      --lines            a node per function and source line\n"
 		"      --files            a node per source file\n"
 		"      --addresses        a node per instruction address\n"
+		"\n"
+		"Value (the same in every report):\n"
+		"      --sample-index=TYPE  what shares and sizes are measured in: cpu (the\n"
+		"                         default for a collect-timer trace: CPU time), wall,\n"
+		"                         samples (sample counts), or any sample type of a\n"
+		"                         pprof profile, by name or index\n"
 		"\n"
 		"Selection and pruning:\n"
 		"      --threads          split the tree by thread\n"
@@ -299,17 +310,29 @@ static struct pv_profile *read_all(char **paths, size_t n, const struct pv_read_
 
 /* --pprof: the whole profile, gzipped, to FILE or standard output (not a
  * terminal). */
-static int write_pprof(struct pv_profile *p, const char *output)
+static int write_pprof(struct pv_profile *p, const char *output, const char *sample_index)
 {
 	const char *name = output ? output : "standard output";
+	struct pprof_write_options wo = { 0 };
 	FILE *f = stdout;
 	int ret;
 
+	if (sample_index) {
+		/* pprof's default sample type, checked as the reports do */
+		struct ct_options co = { .sample_index = sample_index };
+		struct calltree *t = calltree_build(p, &co);
+		if (!t)
+			return -1;
+		wo.default_sample_type = calltree_weight_name(t);
+		if (pv_find_value_type(p, wo.default_sample_type) == PV_NONE)
+			wo.default_sample_type = NULL;
+		calltree_free(t);
+	}
 	if (!output && isatty(STDOUT_FILENO))
 		return pv_error("not writing a binary profile to a terminal: give -o FILE or redirect the output");
 	if (output && !(f = fopen(output, "wb")))
 		return pv_error("cannot write '%s': %s", output, strerror(errno));
-	ret = pprof_write(f, name, p, NULL);
+	ret = pprof_write(f, name, p, &wo);
 	if (fflush(f) != 0 || ferror(f))
 		ret = pv_error("cannot write '%s': %s", name, strerror(errno));
 	if (f != stdout && fclose(f) != 0 && ret == 0)
@@ -434,6 +457,11 @@ int main(int argc, char **argv)
 		case 'V': printf("profview %s\n", PROFVIEW_VERSION); return 0;
 		case OPT_TUI: tui = true; break;
 		case OPT_REVERSE: reverse = true; break;
+		case OPT_SAMPLE_INDEX:
+			if (!optarg[0])
+				return usage_error("%s", "empty --sample-index");
+			copt.sample_index = optarg;
+			break;
 		default:
 			fprintf(stderr, "Try 'profview --help' for more information.\n");
 			return 2;
@@ -514,7 +542,7 @@ int main(int argc, char **argv)
 		ropt.filters = fdesc;
 	}
 	if (kind == REPORT_PPROF && !tui) {
-		ret = write_pprof(p, output) < 0;
+		ret = write_pprof(p, output, copt.sample_index) < 0;
 		goto out;
 	}
 	if (tui) {

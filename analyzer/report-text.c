@@ -294,15 +294,18 @@ int report_flat(FILE *out, struct calltree *t, const struct report_options *o)
 	return 0;
 }
 
-/* Folded stacks: "outer;...;leaf COUNT", one line per distinct stack (a
+/* Folded stacks: "outer;...;leaf WEIGHT", one line per distinct stack (a
  * node with samples of its own), outermost frame first, as FlameGraph's
  * flamegraph.pl reads them.  With the tree split by thread the thread is
- * the first frame. */
+ * the first frame.  The weight is what every report weighs by: the time
+ * value in whole microseconds (rounded so that the lines add up to the
+ * total), or the sample count. */
 int report_folded(FILE *out, const struct calltree *t, const struct report_options *o)
 {
 	const struct ct_node *nodes = t->nodes;
 	uint32_t *path = malloc((t->nnodes ? t->nnodes : 1) * sizeof *path);
 	char name[NAME_MAX_LEN], where[NAME_MAX_LEN];
+	int64_t sum_ns = 0, written_us = 0;
 
 	(void)o;
 	if (!path)
@@ -311,8 +314,21 @@ int report_folded(FILE *out, const struct calltree *t, const struct report_optio
 		const struct ct_node *nd = &nodes[i];
 		size_t n = 0;
 
+		int64_t weight = nd->self_count;
+
 		if (nd->self_count <= 0)
 			continue;
+		if (t->v_value != PV_NONE) {
+			int64_t upto;
+			if (nd->self_value <= 0 ||
+			    __builtin_add_overflow(sum_ns, nd->self_value, &sum_ns))
+				continue;
+			upto = sum_ns / 1000 + (sum_ns % 1000 >= 500);
+			weight = upto - written_us;
+			if (weight <= 0)
+				continue; /* under half a microsecond so far */
+			written_us = upto;
+		}
 		for (uint32_t k = (uint32_t)i; k != 0 && k != PV_NONE; k = nodes[k].parent)
 			path[n++] = k;
 		while (n--) {
@@ -326,7 +342,7 @@ int report_folded(FILE *out, const struct calltree *t, const struct report_optio
 			if (n)
 				fputc(';', out);
 		}
-		fprintf(out, " %" PRId64 "\n", nd->self_count);
+		fprintf(out, " %" PRId64 "\n", weight);
 	}
 	free(path);
 	return 0;

@@ -31,6 +31,7 @@ struct group {
 
 struct writer {
 	struct pv_profile *p;
+	const char *default_type; /* pprof_write_options.default_sample_type */
 	struct group *groups;
 	size_t ngroups;
 	uint32_t *slots;       /* group index + 1 */
@@ -182,6 +183,16 @@ static int build(struct writer *w, PbProfile *pb)
 	if (p->period_type.type || p->period_type.unit)
 		pb->period_type = &w->period_type;
 	pb->period = p->period;
+	{
+		/* what every report of profview weighs by, pprof's too */
+		const char *want = w->default_type;
+		for (uint32_t i = 0; i < p->nvalues && !want; i++)
+			if (strcmp(pv_str(p, p->sample_types[i].unit), "nanoseconds") == 0)
+				want = pv_str(p, p->sample_types[i].type);
+		for (uint32_t i = 0; i < p->nvalues && want; i++)
+			if (strcmp(pv_str(p, p->sample_types[i].type), want) == 0)
+				pb->default_sample_type = p->sample_types[i].type;
+	}
 	pb->time_nanos = p->time_ns;
 	pb->duration_nanos = p->duration_ns;
 
@@ -361,7 +372,7 @@ static int write_gzip(FILE *out, const char *name, const unsigned char *data, si
 int pprof_write(FILE *out, const char *name, struct pv_profile *p,
 		const struct pprof_write_options *opt)
 {
-	struct writer w = { .p = p };
+	struct writer w = { .p = p, .default_type = opt ? opt->default_sample_type : NULL };
 	PbProfile pb;
 	unsigned char *data = NULL;
 	int ret = -1;

@@ -8,13 +8,18 @@
 
 struct pprof_write_options {
 	bool uncompressed;     /* plain protobuf instead of gzip */
+	/* The sample type pprof shows unless told otherwise
+	 * (default_sample_type): NULL for the profile's time value when it
+	 * has one ("cpu"), the sample count otherwise. */
+	const char *default_sample_type;
 };
 
 /* Write p to out (name for messages) as a profile.proto: its sample
  * types, period, time, mappings (the program's first), locations with
  * their lines (innermost first), functions, and samples with identical
  * stacks and threads merged into one with summed values, each labelled
- * with its thread ("thread": the id, "thread_name", both strings).
+ * with its thread ("thread": the id, "thread_name", both strings), and
+ * the default sample type set.
  * Samples still flagged PV_SAMPLE_LEAF_CANDIDATE are refused.  May add
  * strings to p.  opt may be NULL.  0, or -1 after reporting an error. */
 int pprof_write(FILE *out, const char *name, struct pv_profile *p,

@@ -251,25 +251,52 @@ static void test_reports(void)
 	char *beta = strstr(s, "beta");
 	CHECK(alpha && beta && main_ && alpha < beta);
 	free(s);
-	/* Folded: one line per distinct stack, outermost first, self counts;
-	 * they add up to all samples. */
+	/* Folded: one line per distinct stack, outermost first, weighed as
+	 * every report is: CPU time, in microseconds (1 ms a sample here). */
 	s = render(t, &o, R_FOLDED);
-	CHECK_CONTAINS(s, "main;alpha 60\n");
-	CHECK_CONTAINS(s, "main;alpha;alpha 6\n");
-	CHECK_CONTAINS(s, "main;beta;gamma 20\n");
-	CHECK_CONTAINS(s, "main;beta;inlined_helper 1\n");
-	CHECK_CONTAINS(s, "main 4\n");
-	long sum = 0;
-	for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n"))
-		sum += strtol(strrchr(line, ' ') + 1, NULL, 10);
-	CHECK_EQ(sum, 100);
+	CHECK_CONTAINS(s, "main;alpha 60000\n");
+	CHECK_CONTAINS(s, "main;alpha;alpha 6000\n");
+	CHECK_CONTAINS(s, "main;beta;gamma 20000\n");
+	CHECK_CONTAINS(s, "main;beta;inlined_helper 1000\n");
+	CHECK_CONTAINS(s, "main 4000\n");
 	free(s);
 	calltree_free(t);
+	/* --sample-index=samples: sample counts, adding up to all samples. */
+	{
+		struct ct_options by_n = { .sample_index = "samples" };
+		t = calltree_build(p, &by_n);
+		CHECK(t != NULL);
+		CHECK_EQ(t->v_value, PV_NONE);
+		CHECK(strcmp(calltree_weight_name(t), "samples") == 0);
+		s = render(t, &o, R_FOLDED);
+		CHECK_CONTAINS(s, "main;alpha 60\n");
+		CHECK_CONTAINS(s, "main;alpha;alpha 6\n");
+		CHECK_CONTAINS(s, "main 4\n");
+		long sum = 0;
+		for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n"))
+			sum += strtol(strrchr(line, ' ') + 1, NULL, 10);
+		CHECK_EQ(sum, 100);
+		free(s);
+		calltree_free(t);
+		/* by name or index, as pprof's -sample_index; an unknown type
+		 * is an error */
+		by_n.sample_index = "cpu";
+		t = calltree_build(p, &by_n);
+		CHECK(t != NULL && t->v_value != PV_NONE);
+		calltree_free(t);
+		by_n.sample_index = "0";
+		t = calltree_build(p, &by_n);
+		CHECK(t != NULL && t->v_value == PV_NONE);
+		calltree_free(t);
+		by_n.sample_index = "alloc_space";
+		t = calltree_build(p, &by_n);
+		CHECK(t == NULL);
+	}
 	/* With threads, the thread is the first frame. */
 	struct ct_options byt = { .by_thread = true };
 	t = calltree_build(p, &byt);
 	s = render(t, &o, R_FOLDED);
-	CHECK_CONTAINS(s, "[thread 2 \"worker\"];main;alpha;alpha 6\n");
+	CHECK_CONTAINS(s, "[thread 2 \"worker\"];main;alpha;alpha 6000\n");
 	free(s);
 	calltree_free(t);
 	pv_profile_free(p);
