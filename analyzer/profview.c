@@ -10,6 +10,7 @@
 #include "leaf.h"
 #include "merge.h"
 #include "modules.h"
+#include "outfile.h"
 #include "pprof-write.h"
 #include "symbolize.h"
 #include "symbolize-bfd.h"
@@ -308,6 +309,26 @@ static struct pv_profile *read_all(char **paths, size_t n, const struct pv_read_
 	return p;
 }
 
+/* -o FILE: opens the report's file, never through a link nor over a file
+ * that is not one's own regular file (pv_outfile_open).  NULL after saying
+ * why. */
+static FILE *open_output(const char *output)
+{
+	char why[256];
+	int fd = pv_outfile_open(output, PV_OUTFILE_REPORT_MODE, 0, why, sizeof why);
+	FILE *f;
+
+	if (fd < 0) {
+		pv_error("cannot write '%s': %s", output, why);
+		return NULL;
+	}
+	if (!(f = fdopen(fd, "w"))) {
+		pv_error("cannot write '%s': %s", output, strerror(errno));
+		close(fd);
+	}
+	return f;
+}
+
 /* --pprof: the whole profile, gzipped, to FILE or standard output (not a
  * terminal). */
 static int write_pprof(struct pv_profile *p, const char *output, const char *sample_index)
@@ -330,8 +351,8 @@ static int write_pprof(struct pv_profile *p, const char *output, const char *sam
 	}
 	if (!output && isatty(STDOUT_FILENO))
 		return pv_error("not writing a binary profile to a terminal: give -o FILE or redirect the output");
-	if (output && !(f = fopen(output, "wb")))
-		return pv_error("cannot write '%s': %s", output, strerror(errno));
+	if (output && !(f = open_output(output)))
+		return -1;
 	ret = pprof_write(f, name, p, &wo);
 	if (fflush(f) != 0 || ferror(f))
 		ret = pv_error("cannot write '%s': %s", name, strerror(errno));
@@ -557,9 +578,8 @@ int main(int argc, char **argv)
 		goto out;
 
 	if (output) {
-		out = fopen(output, "w");
+		out = open_output(output);
 		if (!out) {
-			pv_error("cannot write '%s': %s", output, strerror(errno));
 			out = stdout;
 			goto out;
 		}

@@ -5,6 +5,7 @@
 #include "error.h"
 #include "filter.h"
 #include "merge.h"
+#include "outfile.h"
 #include "report-flame.h"
 #include "report-svg.h"
 #include "report-text.h"
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* One entry of the stack Backspace unwinds. */
@@ -795,9 +797,10 @@ static int export_view(struct browser *b, bool flame)
 	struct calltree sub = *b->t;
 	struct ct_node *nodes = NULL;
 	uint32_t *map = NULL;
-	char path[256], cwd[PATH_MAX];
-	FILE *f;
-	int ret = -1;
+	char path[256], cwd[PATH_MAX], why[256];
+	struct stat st;
+	FILE *f = NULL;
+	int fd, ret = -1;
 
 	if (b->root != 0) {
 		nodes = malloc((b->t->nnodes + 1) * sizeof *nodes);
@@ -834,12 +837,17 @@ static int export_view(struct browser *b, bool flame)
 		sub.nodes = nodes;
 		sub.nnodes = n;
 	}
+	/* A name not taken: whatever is there, a dangling link too, is skipped. */
 	do
 		snprintf(path, sizeof path, "profview-%ld-%d.%s", (long)getpid(), ++b->exports,
 			 flame ? "flame.svg" : "svg");
-	while (access(path, F_OK) == 0);
-	if (!(f = fopen(path, "w"))) {
-		snprintf(b->status, sizeof b->status, "cannot write '%s': %s", path, strerror(errno));
+	while (lstat(path, &st) == 0);
+	fd = pv_outfile_open(path, PV_OUTFILE_REPORT_MODE, 0, why, sizeof why);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		snprintf(b->status, sizeof b->status, "cannot write '%s': %s", path,
+			 fd < 0 ? why : strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		ret = 0;
 		goto out;
 	}

@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "collect-gdb.h"
+#include "outfile.h"
 
 #ifndef PROFVIEW_VERSION
 #define PROFVIEW_VERSION "unknown"
@@ -421,9 +422,18 @@ static int open_output(struct cg_state *st)
 			snprintf(st->outname, sizeof st->outname, "profview-%s-%d.gdb",
 				 comm[0] ? comm : "process", (int)st->pid);
 		}
-		st->out = fopen(st->outname, "w");
+		/* A new file that only its owner reads: the trace holds the
+		 * arguments gdb prints, strings included. */
+		char why[256];
+		int fd = pv_outfile_open(st->outname, PV_OUTFILE_TRACE_MODE, PV_OUTFILE_NEW, why, sizeof why);
+		if (fd < 0) {
+			cg_msg("cannot write '%s': %s", st->outname, why);
+			return -1;
+		}
+		st->out = fdopen(fd, "w");
 		if (!st->out) {
 			cg_msg("cannot write '%s': %s", st->outname, strerror(errno));
+			close(fd);
 			return -1;
 		}
 	}

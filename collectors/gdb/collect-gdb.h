@@ -7,7 +7,8 @@
  * dumpers.c      dumpers that run once per snapshot: batch gdb, eu-stack
  * mi.c           the persistent gdb/MI session
  *
- * Internal to the collect-gdb program; it links nothing of profview's own.
+ * Internal to the collect-gdb program; it links nothing of profview's own
+ * (formats/outfile.c, libc only, is compiled in to open the trace).
  */
 #ifndef PROFVIEW_COLLECT_GDB_H
 #define PROFVIEW_COLLECT_GDB_H

@@ -46,6 +46,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "outfile.h"
 #include "raw-cpu.h"
 #include "raw.h"
 #include "units.h"
@@ -425,34 +426,33 @@ static int collect_create_output(const struct collect_opts *o, char *shown, char
 				 size_t cap)
 {
 	const char *base = strrchr(o->argv[0], '/');
-	struct stat st;
+	char why[256];
 	int fd = -1;
 
 	base = base != NULL ? base + 1 : o->argv[0];
 	if (o->output != NULL) {
+		/* A new file, even in place of an old trace, that only its
+		 * owner reads. */
 		snprintf(shown, cap, "%s", o->output);
-		if (lstat(o->output, &st) == 0) {
-			if (!S_ISREG(st.st_mode)) {
-				collect_msg("output '%s' exists and is not a regular file", o->output);
-				return -1;
-			}
-			unlink(o->output);
+		fd = pv_outfile_open(o->output, PV_OUTFILE_TRACE_MODE, PV_OUTFILE_NEW, why, sizeof(why));
+		if (fd < 0) {
+			collect_msg("cannot write '%s': %s", shown, why);
+			return -1;
 		}
-		fd = open(o->output, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	} else {
 		for (int n = 0; n < 1000; n++) {
 			if (n == 0)
 				snprintf(shown, cap, "profview-%s-%d.raw", base, (int)getpid());
 			else
 				snprintf(shown, cap, "profview-%s-%d-%d.raw", base, (int)getpid(), n);
-			fd = open(shown, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+			fd = open(shown, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, PV_OUTFILE_TRACE_MODE);
 			if (fd >= 0 || errno != EEXIST)
 				break;
 		}
-	}
-	if (fd < 0) {
-		collect_msg("cannot create '%s': %s", shown, strerror(errno));
-		return -1;
+		if (fd < 0) {
+			collect_msg("cannot create '%s': %s", shown, strerror(errno));
+			return -1;
+		}
 	}
 	close(fd);
 	if (collect_absolute(shown, abs, cap) != 0) {

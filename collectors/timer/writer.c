@@ -65,9 +65,11 @@ static struct {
  * never written, so it costs no memory. */
 static char writer_zeros[WRITER_ZERO_BLOCK];
 
+/* A trace this library creates is readable by its owner only: it holds
+ * stack bytes. */
 static int writer_sys_open(const char *path, int flags)
 {
-	return (int)syscall(SYS_openat, AT_FDCWD, path, flags | O_CLOEXEC, 0644);
+	return (int)syscall(SYS_openat, AT_FDCWD, path, flags | O_CLOEXEC, 0600);
 }
 
 static void writer_sys_close(int fd)
@@ -93,8 +95,8 @@ static int writer_reopen(void)
 	return fd;
 }
 
-/* Opens path itself if it is an empty regular file; returns the fd, -1 with
- * errno EEXIST if it is not empty, or -1. */
+/* Opens path itself if it is an empty regular file of ours (the launcher's);
+ * returns the fd, -1 with errno EEXIST if it is not, or -1. */
 static int writer_open_given(const char *path)
 {
 	struct stat st;
@@ -102,7 +104,7 @@ static int writer_open_given(const char *path)
 
 	if (fd < 0)
 		return errno == ELOOP ? (errno = EEXIST, -1) : -1;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0 && st.st_uid == geteuid())
 		return fd;
 	writer_sys_close(fd);
 	errno = EEXIST;

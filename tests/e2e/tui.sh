@@ -2,8 +2,9 @@
 # The interactive browser driven inside tmux: open a real trace of the demo
 # program, check the hottest path is expanded, zoom in and out, focus on a
 # function and read the header and counts, callers, search, the flat view,
-# both exports, the thread picker, granularity, the noise floor, help,
-# resize, and quit with the terminal restored.
+# both exports (never through a planted link), the thread picker,
+# granularity, the noise floor, help, resize, and quit with the terminal
+# restored.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 command -v tmux >/dev/null || { echo "tmux is not installed" >&2; exit 77; }
@@ -92,11 +93,19 @@ wait_for 'sorted by cum'
 keys t
 wait_for '^ *[0-9.]+% +[0-9.]+% +[0-9]+ ±[0-9]+ +- __clone3|- _start'
 
-# Export.
+# Export.  A dangling link planted at the first name is skipped, not
+# followed.
+pv=$(pgrep -x -P "$(tmux display -p -t $S '#{pane_pid}')" profview) || fail "no profview under the shell"
+ln -s "$WORK/planted" "profview-$pv-1.flame.svg"
 keys e
 wait_for "^wrote the flame graph to '.*\\.flame\\.svg'"
 f=$(screen | sed -n "s/^wrote the flame graph to '\\(.*\\)'.*/\\1/p")
 [ -s "$f" ] && grep -q '<svg' "$f" || fail "the export '$f' is not an SVG"
+[ ! -e planted ] || fail "the export wrote through a link planted at its name"
+case "$f" in
+*/profview-$pv-2.flame.svg) ;;
+*) fail "the export did not skip the planted link: '$f'" ;;
+esac
 
 # The call graph export.
 keys E

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Output files.  Traces are created mode 0600 (collect-timer's, with -o and
+# by default, a forked child's, collect-gdb's); profview's reports, -o with
+# every kind, collect-timer -o and collect-gdb -o never write through a
+# symbolic link (dangling or not), into a FIFO (without hanging), over a
+# second hard link or over another user's file, each refused in one line;
+# one's own file is written over, with no stale tail.
+. "$(dirname "$0")/lib.sh"
+e2e_init "$@"
+COLLECT_GDB=${COLLECT_GDB:-$(cd "$(dirname "$PROFVIEW")/../collectors/gdb" && pwd)/collect-gdb}
+[ -x "$COLLECT_GDB" ] || fail "no collect-gdb at '$COLLECT_GDB'"
+cd "$WORK"
+# A umask that leaves group and others their read bit: 0644 would show.
+umask 022
+
+mode_of() { stat -c %a "$1"; }
+
+# refused WHAT REGEX COMMAND...: COMMAND fails in time (not killed by the
+# timeout) with one line of error that matches REGEX.
+refused() {
+	local what=$1 re=$2 rc=0
+	shift 2
+	timeout 20 "$@" >refused.out 2>refused.err || rc=$?
+	[ "$rc" -ne 124 ] || fail "$what: hangs"
+	[ "$rc" -ne 0 ] || fail "$what: exit 0 ($(cat refused.err))"
+	[ "$(wc -l <refused.err)" -eq 1 ] || fail "$what: not one line of error: $(cat refused.err)"
+	grep -Eq -- "$re" refused.err || fail "$what: the message does not match /$re/: $(cat refused.err)"
+}
+
+# plant: a file to protect, links to it and to nothing, a FIFO, a second
+# name of the file, another user's file (root only).
+plant() {
+	rm -rf p && mkdir p
+	echo secret >p/victim
+	ln -s victim p/link
+	ln -s absent p/dangling
+	mkfifo p/fifo
+	echo mine >p/mine
+	ln p/mine p/hard
+	if [ "$(id -u)" -eq 0 ]; then
+		echo theirs >p/theirs
+		chown 65534 p/theirs
+	fi
+}
+
+# check_refusals WHAT COMMAND...: COMMAND with each planted path in place of
+# its argument OUT.
+check_refusals() {
+	local what=$1
+	shift
+	plant
+	refused "$what -o LINK" "cannot write 'p/link': it is a symbolic link; not following it" \
+		"${@/#OUT/p/link}"
+	[ "$(cat p/victim)" = secret ] || fail "$what -o LINK wrote into the link's target"
+	refused "$what -o DANGLING" "cannot write 'p/dangling': it is a symbolic link" "${@/#OUT/p/dangling}"
+	[ ! -e p/absent ] || fail "$what -o DANGLING created the link's target"
+	refused "$what -o FIFO" "cannot write 'p/fifo': it is not a regular file" "${@/#OUT/p/fifo}"
+	refused "$what -o HARDLINK" "cannot write 'p/hard': it has other hard links" "${@/#OUT/p/hard}"
+	[ "$(cat p/mine)" = mine ] || fail "$what -o HARDLINK wrote into the file"
+	if [ -e p/theirs ]; then
+		refused "$what -o THEIRS" \
+			"cannot write 'p/theirs': it belongs to another user \\(uid 65534\\); not overwriting it" \
+			"${@/#OUT/p/theirs}"
+		[ "$(cat p/theirs)" = theirs ] || fail "$what -o THEIRS wrote over another user's file"
+	fi
+}
+
+# profview: every kind of report.
+printf 'main;parse;checksum 30\nmain;parse 12\nmain;index 7\n' >in.folded
+[ "$(id -u)" -eq 0 ] || note "not root: another user's file not tried"
+for kind in --tree --flat --folded --svg --flame --pprof; do
+	check_refusals "profview $kind" "$PROFVIEW" "$kind" -o OUT in.folded
+	# One's own file is written over, all of it, as standard output would be.
+	"$PROFVIEW" "$kind" in.folded >ref.out || fail "profview $kind failed"
+	seq 1 200000 >own.out
+	"$PROFVIEW" "$kind" in.folded -o own.out || fail "profview $kind -o OWN failed"
+	cmp -s own.out ref.out || fail "profview $kind -o OWN: not what standard output gets (a stale tail?)"
+	[ "$(mode_of own.out)" = 644 ] || fail "profview $kind -o OWN changed its mode to $(mode_of own.out)"
+	rm -f new.out
+	"$PROFVIEW" "$kind" in.folded -o new.out || fail "profview $kind -o NEW failed"
+	[ "$(mode_of new.out)" = 644 ] || fail "profview $kind -o NEW: mode $(mode_of new.out)"
+done
+
+# collect-timer: the trace, by default and with -o, and a forked child's
+# are 0600, also in place of an old 0644 trace; then the refusals.
+mkdir ct
+(cd ct && "$COLLECT_TIMER" -q /bin/true) || fail "collect-timer /bin/true failed"
+for t in ct/profview-true-*.raw; do
+	[ -f "$t" ] || fail "collect-timer wrote no trace by its default name"
+	[ "$(mode_of "$t")" = 600 ] || fail "collect-timer's default trace '$t' has mode $(mode_of "$t")"
+done
+mkdir fork
+echo "an old trace" >fork/t.raw
+chmod 644 fork/t.raw
+"$COLLECT_TIMER" -q -o fork/t.raw /bin/sh -c '/bin/true; /bin/true' || fail "collect-timer sh -c failed"
+[ "$(find fork -name '*.raw' | wc -l)" -ge 2 ] || fail "no trace of a forked child: $(ls fork)"
+for t in fork/*.raw; do
+	[ "$(mode_of "$t")" = 600 ] || fail "collect-timer's trace '$t' has mode $(mode_of "$t")"
+done
+"$PROFVIEW" -q --flat fork/t.raw >/dev/null || fail "profview cannot read the trace written in place of an old one"
+check_refusals "collect-timer" "$COLLECT_TIMER" -q -o OUT /bin/true
+
+# collect-gdb: the trace, with -o and by default, is 0600, also in place of
+# an old 0644 trace; then the refusals.
+if command -v gdb >/dev/null; then
+	sleep 60 &
+	target=$!
+	trap 'kill $target 2>/dev/null || true; rm -rf "$WORK"' EXIT
+	echo "an old trace" >g.gdb
+	chmod 644 g.gdb
+	"$COLLECT_GDB" -q -p $target -n 1 -o g.gdb || fail "collect-gdb -o failed"
+	grep -q '^# snapshot:' g.gdb || fail "collect-gdb -o wrote no snapshot in place of the old trace"
+	[ "$(mode_of g.gdb)" = 600 ] || fail "collect-gdb -o: mode $(mode_of g.gdb)"
+	mkdir cg
+	(cd cg && "$COLLECT_GDB" -q -p $target -n 1) || fail "collect-gdb without -o failed"
+	[ -f "cg/profview-sleep-$target.gdb" ] || fail "collect-gdb wrote no 'profview-sleep-$target.gdb': $(ls cg)"
+	[ "$(mode_of "cg/profview-sleep-$target.gdb")" = 600 ] ||
+		fail "collect-gdb's default trace has mode $(mode_of "cg/profview-sleep-$target.gdb")"
+	check_refusals "collect-gdb" "$COLLECT_GDB" -q -p $target -n 1 -o OUT
+else
+	note "gdb is not installed: collect-gdb not tried"
+fi
+exit 0
