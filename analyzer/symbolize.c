@@ -6,6 +6,7 @@
  * addresses no symbol covers get a "module+0xoffset" function.  Each location is symbolized once.
  */
 #include "symbolize.h"
+#include "cxxname.h"
 #include "demangle.h"
 #include "error.h"
 #include "util.h"
@@ -27,6 +28,7 @@ struct symbolizer {
 	struct pv_line *scratch;
 	size_t nscratch;
 	bool demangle;
+	struct cxxname_cache *cxx;
 };
 
 static int push_line(struct symbolizer *sy, uint32_t name, uint32_t sysname, uint32_t file,
@@ -97,6 +99,30 @@ static const char *die_name(Dwarf_Die *die, bool linkage)
 	return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
 }
 
+/* A function of a C++ unit with no linkage name that is not external:
+ * one with internal linkage (static, or in an anonymous namespace).  An
+ * external one without a linkage name has C linkage. */
+static bool internal_cxx(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	bool external = false;
+
+	dwarf_formflag(dwarf_attr_integrate(die, DW_AT_external, &attr), &external);
+	return !external && cxxname_is_cxx(die);
+}
+
+/* A symbol demangled as a function's name: without the clone suffix gcc
+ * adds to a part or copy of it (" [clone .cold]"), NULL when it is not a
+ * mangled name. */
+static char *demangle_function(const char *sym)
+{
+	char *d = demangle_symbol(sym), *clone;
+
+	while (d && (clone = strstr(d, " [clone ")) != NULL)
+		*clone = '\0';
+	return d;
+}
+
 static int64_t die_decl_line(Dwarf_Die *die)
 {
 	int line = 0;
@@ -139,6 +165,20 @@ static int dwarf_lines(struct symbolizer *sy, Dwfl_Module *mod, GElf_Addr a, con
 			name = shown_symbol(sy, link, &dem);
 		if (!name || (name == link && sy->demangle))
 			name = die_name(s, false);
+		if (!link && sy->demangle && internal_cxx(s)) {
+			/* No linkage name: a C++ function with internal
+			 * linkage.  Named as its symbol demangles, with
+			 * its parameter list, as libbfd and addr2line name
+			 * it: from the symbol when this is the function
+			 * the address is in, else from its DWARF. */
+			const char *cx = NULL;
+			if (tag == DW_TAG_subprogram && symname)
+				cx = dem = demangle_function(symname);
+			if (!cx)
+				cx = cxxname_cached(sy->cxx, s);
+			if (cx)
+				name = cx;
+		}
 		if (tag == DW_TAG_subprogram && symname)
 			sys = symname;
 		if (!name && sys)
@@ -249,7 +289,8 @@ int pv_symbolize(struct pv_profile *p, struct pv_modules *mods,
 	int ret = -1;
 
 	sy.scratch = malloc(64 * sizeof *sy.scratch);
-	if (!sy.scratch) {
+	sy.cxx = cxxname_cache_new();
+	if (!sy.scratch || !sy.cxx) {
 		pv_oom();
 		goto out;
 	}
@@ -262,5 +303,6 @@ int pv_symbolize(struct pv_profile *p, struct pv_modules *mods,
 	ret = 0;
 out:
 	free(sy.scratch);
+	cxxname_cache_free(sy.cxx);
 	return ret;
 }

@@ -12,7 +12,7 @@ struct rawbuf {
 	size_t len, cap;
 };
 
-static void rb_put(struct rawbuf *r, const void *d, size_t n)
+static inline void rb_put(struct rawbuf *r, const void *d, size_t n)
 {
 	if (r->len + n > r->cap) {
 		r->cap = (r->len + n) * 2 + 256;
@@ -24,7 +24,7 @@ static void rb_put(struct rawbuf *r, const void *d, size_t n)
 	r->len += n;
 }
 
-static void rb_zero(struct rawbuf *r, size_t n)
+static inline void rb_zero(struct rawbuf *r, size_t n)
 {
 	static const unsigned char z[64];
 	while (n) {
@@ -35,7 +35,7 @@ static void rb_zero(struct rawbuf *r, size_t n)
 }
 
 /* A header; short_us is the short-thread threshold (0: an older trace). */
-static void rb_header_short(struct rawbuf *r, const char *exe, uint64_t period_ns,
+static inline void rb_header_short(struct rawbuf *r, const char *exe, uint64_t period_ns,
 			    uint32_t short_us)
 {
 	struct raw_header h = { 0 };
@@ -58,12 +58,12 @@ static void rb_header_short(struct rawbuf *r, const char *exe, uint64_t period_n
 	rb_zero(r, raw_pad(elen) - elen);
 }
 
-static void rb_header(struct rawbuf *r, const char *exe, uint64_t period_ns)
+static inline void rb_header(struct rawbuf *r, const char *exe, uint64_t period_ns)
 {
 	rb_header_short(r, exe, period_ns, 0);
 }
 
-static void rb_mapping(struct rawbuf *r, uint64_t start, uint64_t end, uint64_t pgoff,
+static inline void rb_mapping(struct rawbuf *r, uint64_t start, uint64_t end, uint64_t pgoff,
 		       const char *path)
 {
 	struct raw_mapping m = { 0 };
@@ -83,7 +83,7 @@ static void rb_mapping(struct rawbuf *r, uint64_t start, uint64_t end, uint64_t 
 /* A thread record; cpu_ns is the CPU time the thread had used before
  * profiling started for it.  rb_thread_v1 writes the 40-byte record of
  * older collectors, without it. */
-static void rb_thread_cpu(struct rawbuf *r, uint32_t tid, const char *name, uint64_t cpu_ns)
+static inline void rb_thread_cpu(struct rawbuf *r, uint32_t tid, const char *name, uint64_t cpu_ns)
 {
 	struct raw_thread t = { 0 };
 
@@ -95,12 +95,12 @@ static void rb_thread_cpu(struct rawbuf *r, uint32_t tid, const char *name, uint
 	rb_put(r, &t, sizeof t);
 }
 
-static void rb_thread(struct rawbuf *r, uint32_t tid, const char *name)
+static inline void rb_thread(struct rawbuf *r, uint32_t tid, const char *name)
 {
 	rb_thread_cpu(r, tid, name, 0);
 }
 
-static void rb_thread_v1(struct rawbuf *r, uint32_t tid, const char *name)
+static inline void rb_thread_v1(struct rawbuf *r, uint32_t tid, const char *name)
 {
 	struct raw_thread t = { 0 };
 
@@ -111,7 +111,7 @@ static void rb_thread_v1(struct rawbuf *r, uint32_t tid, const char *name)
 	rb_put(r, &t, RAW_THREAD_MIN_SIZE);
 }
 
-static void rb_stack(struct rawbuf *r, uint32_t id, const uint64_t *frames, uint32_t n)
+static inline void rb_stack(struct rawbuf *r, uint32_t id, const uint64_t *frames, uint32_t n)
 {
 	struct raw_stack s = { 0 };
 
@@ -123,7 +123,7 @@ static void rb_stack(struct rawbuf *r, uint32_t id, const uint64_t *frames, uint
 	rb_put(r, frames, 8 * n);
 }
 
-static void rb_sample(struct rawbuf *r, uint32_t tid, uint32_t stack_id, const uint64_t *frames,
+static inline void rb_sample(struct rawbuf *r, uint32_t tid, uint32_t stack_id, const uint64_t *frames,
 		      uint32_t n, uint64_t time_ns, uint64_t weight_ns)
 {
 	struct raw_sample s = { 0 };
@@ -141,7 +141,7 @@ static void rb_sample(struct rawbuf *r, uint32_t tid, uint32_t stack_id, const u
 		rb_put(r, frames, 8 * n);
 }
 
-static void rb_sample_regs(struct rawbuf *r, uint32_t tid, const uint64_t *regs,
+static inline void rb_sample_regs(struct rawbuf *r, uint32_t tid, const uint64_t *regs,
 			   const unsigned char *stack, uint32_t stack_len, uint64_t weight_ns)
 {
 	struct raw_sample_regs s = { 0 };
@@ -160,7 +160,7 @@ static void rb_sample_regs(struct rawbuf *r, uint32_t tid, const uint64_t *regs,
 	rb_zero(r, raw_pad(stack_len) - stack_len);
 }
 
-static void rb_thread_exit(struct rawbuf *r, uint32_t tid, uint64_t time_ns, uint64_t cpu_ns)
+static inline void rb_thread_exit(struct rawbuf *r, uint32_t tid, uint64_t time_ns, uint64_t cpu_ns)
 {
 	struct raw_thread_exit t = { 0 };
 
@@ -172,13 +172,13 @@ static void rb_thread_exit(struct rawbuf *r, uint32_t tid, uint64_t time_ns, uin
 	rb_put(r, &t, sizeof t);
 }
 
-static void rb_lost(struct rawbuf *r, uint64_t count)
+static inline void rb_lost(struct rawbuf *r, uint64_t count)
 {
 	struct raw_lost l = { { RAW_LOST, sizeof l }, count };
 	rb_put(r, &l, sizeof l);
 }
 
-static void rb_end(struct rawbuf *r, uint64_t time_ns, uint64_t samples, uint64_t lost)
+static inline void rb_end(struct rawbuf *r, uint64_t time_ns, uint64_t samples, uint64_t lost)
 {
 	struct raw_end e = { 0 };
 
