@@ -177,18 +177,36 @@ static void preload_start_threads(void)
 /* How much CPU time makes a thread no longer young (raw-cpu.h, engine.c):
  * two periods, and four scheduler ticks, so that a thread that reaches it
  * has been found running at a tick a few times in tick mode. */
-static uint64_t preload_short_ns(uint64_t period_ns)
+static uint64_t preload_tick_ns(void)
 {
 	struct timespec res;
-	uint64_t tick = 4000000, ns = 2 * period_ns;
 
 	/* the coarse clocks advance once a tick */
 	if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0 && res.tv_sec == 0 && res.tv_nsec > 0)
-		tick = (uint64_t)res.tv_nsec;
+		return (uint64_t)res.tv_nsec;
+	return 4000000;
+}
+
+static uint64_t preload_short_ns(uint64_t period_ns)
+{
+	uint64_t tick = preload_tick_ns(), ns = 2 * period_ns;
+
 	if (ns < 4 * tick)
 		ns = 4 * tick;
 	/* the header holds it in microseconds, 32 bits */
 	return ns > 4000000000000ull ? 4000000000000ull : ns;
+}
+
+/* The engine to ask for: perf events when told so, or when told "auto"
+ * and the period is shorter than the scheduler tick, which POSIX timers
+ * cannot beat. */
+static int preload_engine(const char *want)
+{
+	if (want != NULL && strcmp(want, "perf") == 0)
+		return ENGINE_PERF;
+	if (want != NULL && strcmp(want, "auto") == 0 && preload.period_ns < preload_tick_ns())
+		return ENGINE_PERF;
+	return ENGINE_POSIX;
 }
 
 /* Fills the header; returns the exe path in exe (NUL-terminated). */
@@ -279,8 +297,7 @@ static void preload_init(void)
 		writer_forget();
 		return;
 	}
-	engine_init(getenv("PROFVIEW_ENGINE") != NULL && strcmp(getenv("PROFVIEW_ENGINE"), "perf") == 0
-			    ? ENGINE_PERF : ENGINE_POSIX, preload.period_ns, &preload);
+	engine_init(preload_engine(getenv("PROFVIEW_ENGINE")), preload.period_ns, &preload);
 	preload.hooked = 1;
 	atomic_store(&preload.state, PRELOAD_RUNNING);
 	threads_register();

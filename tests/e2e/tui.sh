@@ -12,7 +12,7 @@ cd "$WORK"
 
 build demo
 "$COLLECT_TIMER" -q -o demo.raw ./demo >/dev/null || fail "collect-timer failed"
-"$PROFVIEW" --folded demo.raw >all.txt
+"$PROFVIEW" --folded --sample-index=samples demo.raw >all.txt
 total=$(awk '{ n += $NF } END { print n + 0 }' all.txt)
 through_checksum=$(awk '/(^|;)checksum( |;)/ { n += $NF } END { print n + 0 }' all.txt)
 [ "$through_checksum" -gt 20 ] || fail "too few checksum samples ($through_checksum)"
@@ -115,7 +115,7 @@ f=$(screen | sed -n "s/^wrote the call graph to '\\(.*\\)'.*/\\1/p")
 
 # The thread picker lists every thread with its samples, heaviest first
 # after [all threads]; picking one shows its samples alone.
-"$PROFVIEW" --threads --folded demo.raw |
+"$PROFVIEW" --threads --folded --sample-index=samples demo.raw |
 	sed -n 's/^\[thread \([0-9]*\) "\([^"]*\)"\];.* \([0-9]*\)$/\1 \2 \3/p' |
 	awk '{ n[$1] += $3; name[$1] = $2 } END { for (t in n) print t, name[t], n[t] }' >threads.txt
 [ "$(wc -l <threads.txt)" -ge 3 ] || fail "the demo trace has fewer than 3 threads"
