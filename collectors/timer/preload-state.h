@@ -41,6 +41,9 @@ struct preload_entry {
 	uintptr_t stack_lo, stack_hi; /* 0, 0 when unknown */
 	uint64_t since_ns;    /* when it was registered */
 	_Atomic int64_t *seen; /* its CPU clock at its last signal (sweep.c) */
+	/* the sweeper's last look at it: the pass, and the thread's
+	 * voluntary context switches then */
+	uint64_t sweep_pass, sweep_vcsw;
 };
 
 /* A thread that existed before we started.  Filled at init, before any of

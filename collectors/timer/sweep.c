@@ -17,7 +17,12 @@
  * all the CPU time since its previous one, as any other.  A thread blocked
  * in a system call is never signalled: that would interrupt the call; nor
  * one that blocks the signal or has it pending (a real-time signal, used
- * when the program has SIGPROF, would queue up).
+ * when the program has SIGPROF, would queue up); nor one that blocked of
+ * its own will since the sweeper's previous look (threads_may_ask): a
+ * signal that comes as a thread enters a sleeping call interrupts it with
+ * EINTR, and a thread that runs in bursts between sleeps is found running
+ * by the tick anyway.  (Without that rule a thread alternating 5 ms of
+ * work and 5 ms of nanosleep saw an EINTR in one run of five.)
  *
  * The pass reads one clock per thread; with many threads it runs less
  * often (every 100 microseconds per thread at least).

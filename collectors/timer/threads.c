@@ -127,6 +127,7 @@ static size_t preload_entry_add(pid_t tid, const char name[16])
 	preload.entries[i].tid = tid;
 	preload.entries[i].seen = NULL;
 	preload.entries[i].cpu_base = 0;
+	preload.entries[i].sweep_pass = 0;
 	memcpy(preload.entries[i].name, name, 16);
 	preload.entries[i].stack_lo = preload.entries[i].stack_hi = 0;
 	preload.entries[i].since_ns = preload_now();
@@ -345,21 +346,34 @@ static uint64_t threads_status_mask(const char *status, const char *key)
 	return p != NULL ? strtoull(p + strlen(key), NULL, 16) : 0;
 }
 
-/* May thread tid be asked for a sample now?  Only if it is running or
- * ready to run ("R" in /proc), so that the signal reaches it in user code
- * and not in a system call it would interrupt, and if the signal is
- * neither blocked nor already pending there: a real-time signal would
- * queue up. */
-static int threads_may_ask(pid_t tid, int signo)
+/* May thread e be asked for a sample now?  Only if it is running or ready
+ * to run ("R" in /proc), so that the signal reaches it in user code and
+ * not in a system call it would interrupt; if the signal is neither
+ * blocked nor already pending there (a real-time signal would queue up);
+ * and if it has not blocked in a system call of its own will since the
+ * previous pass (its voluntary context switches did not change): a signal
+ * sent as a thread enters a sleeping call (nanosleep, poll...) interrupts
+ * it, and a thread that sleeps often enough to risk that is one the tick
+ * finds running anyway.  The first pass that looks at a thread only notes
+ * its count. */
+static int threads_may_ask(struct preload_entry *e, int signo, uint64_t pass)
 {
 	char buf[4096];
-	const char *state;
-	uint64_t bit = 1ull << (signo - 1);
+	const char *state, *vol;
+	uint64_t bit = 1ull << (signo - 1), vcsw;
+	int again;
 
-	if (threads_read_task_file(tid, "status", buf, sizeof(buf)) <= 0)
+	if (threads_read_task_file(e->tid, "status", buf, sizeof(buf)) <= 0)
 		return 0;
+	vol = strstr(buf, "\nvoluntary_ctxt_switches:\t");
+	if (vol == NULL)
+		return 0;
+	vcsw = strtoull(vol + 26, NULL, 10);
+	again = e->sweep_pass + 1 == pass && e->sweep_vcsw == vcsw;
+	e->sweep_pass = pass;
+	e->sweep_vcsw = vcsw;
 	state = strstr(buf, "\nState:\t");
-	if (state == NULL || state[8] != 'R')
+	if (!again || state == NULL || state[8] != 'R')
 		return 0;
 	return !(threads_status_mask(buf, "\nSigBlk:\t") & bit) &&
 	       !(threads_status_mask(buf, "\nSigPnd:\t") & bit) &&
@@ -368,8 +382,10 @@ static int threads_may_ask(pid_t tid, int signo)
 
 size_t threads_sweep(uint64_t threshold_ns, size_t *nthreads)
 {
+	static uint64_t pass; /* only the sweeper's thread calls this */
 	size_t asked = 0, n = 0;
 
+	pass++;
 	pthread_mutex_lock(&preload.registry_lock);
 	for (size_t i = 0; i < preload.nentries && atomic_load(&preload.state) == PRELOAD_RUNNING;
 	     i++) {
@@ -387,7 +403,7 @@ size_t threads_sweep(uint64_t threshold_ns, size_t *nthreads)
 			continue;
 		last = atomic_load_explicit(e->seen, memory_order_relaxed);
 		if (preload_ts_ns(&ts) - last <= (int64_t)threshold_ns ||
-		    !threads_may_ask(e->tid, preload.signo))
+		    !threads_may_ask(e, preload.signo, pass))
 			continue;
 		/* Counted as seen now, so that it is asked once until the
 		 * sample (or another threshold of CPU time) comes. */
