@@ -10,13 +10,13 @@ cd "$WORK"
 
 build demo
 "$COLLECT_TIMER" -q -o demo.raw ./demo >/dev/null || fail "collect-timer failed"
-"$PROFVIEW" --folded demo.raw | sort >all.txt
+"$PROFVIEW" --folded --sample-index=samples demo.raw | sort >all.txt
 total=$(awk '{ n += $NF } END { print n + 0 }' all.txt)
 [ "$total" -gt 100 ] || fail "too few samples ($total) to test filters"
 
 # folded OPTIONS...: the filtered folded stacks, sorted.
 folded() {
-	"$PROFVIEW" --folded "$@" demo.raw 2>err.txt | sort || fail "profview --folded $* failed"
+	"$PROFVIEW" --folded --sample-index=samples "$@" demo.raw 2>err.txt | sort || fail "profview --folded --sample-index=samples $* failed"
 }
 # sum_where AWK_CONDITION: samples of the unfiltered stacks for which the
 # condition on the frames f[1..n] (outermost first) holds.
@@ -81,7 +81,7 @@ grep -qF "filters: focus=^checksum$ hide=clone; kept $want of $total samples ($p
 "$PROFVIEW" --flat --ignore=zzz_nowhere demo.raw >flat.txt 2>err.txt || fail "--flat with --ignore failed"
 grep -q "kept $total of $total samples (100.0%)" flat.txt || fail "flat header: $(grep filters: flat.txt)"
 grep -q "ignore.*matched no" err.txt || fail "no warning for an --ignore that matched nothing: $(cat err.txt)"
-"$PROFVIEW" --folded --focus=zzz_nowhere demo.raw >none.txt 2>err.txt || fail "a focus that keeps nothing failed"
+"$PROFVIEW" --folded --sample-index=samples --focus=zzz_nowhere demo.raw >none.txt 2>err.txt || fail "a focus that keeps nothing failed"
 [ ! -s none.txt ] || fail "a focus that matched nothing kept stacks"
 grep -q "focus.*matched no" err.txt || fail "no warning for a --focus that matched nothing"
 
@@ -93,7 +93,7 @@ grep -q "invalid --show-from '(': " err.txt || fail "bad expression message: $(c
 
 # --tid selects the threads before the filters: their share is of that
 # thread's samples.
-"$PROFVIEW" --threads --folded demo.raw >threads.txt
+"$PROFVIEW" --threads --folded --sample-index=samples demo.raw >threads.txt
 read -r wtid wn < <(sed -n 's/^\[thread \([0-9]*\) "worker-1"\];.* \([0-9]*\)$/\1 \2/p' threads.txt |
 	awk '{ t = $1; n += $2 } END { print t, n }')
 [ -n "$wtid" ] || fail "no worker-1 thread in the trace"
@@ -148,7 +148,7 @@ diff all.txt traces-all.txt >/dev/null || fail "pprof -traces and profview disag
 compare() {
 	local ours theirs
 	# shellcheck disable=SC2086
-	"$PROFVIEW" --folded $1 demo.pb.gz 2>/dev/null | sort >ours.txt
+	"$PROFVIEW" --folded --sample-index=samples $1 demo.pb.gz 2>/dev/null | sort >ours.txt
 	# shellcheck disable=SC2086
 	traces demo.pb.gz $2 >theirs.txt
 	diff ours.txt theirs.txt >diff.txt || { head -20 diff.txt; fail "'$1' differs from pprof's '$2'"; }

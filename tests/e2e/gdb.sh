@@ -25,7 +25,7 @@ tid_of() {
 }
 # share TRACE TID FUNCTION: "k n", samples of TID with FUNCTION on the stack, of all of TID's
 share() {
-	"$PROFVIEW" --folded --tid="$2" "$1" | awk -v f="$3" '{
+	"$PROFVIEW" --folded --sample-index=samples --tid="$2" "$1" | awk -v f="$3" '{
 		n += $NF; k0 = split($0, a, ";"); line = $0; sub(/ [0-9]+$/, "", line)
 		m = split(line, fr, ";"); for (i = 1; i <= m; i++) if (fr[i] == f) { k += $NF; break }
 	} END { print k + 0, n + 0 }'
@@ -50,11 +50,11 @@ check_trace() {
 	done
 	t=$(tid_of "$trace" waiter)
 	[ -n "$t" ] || fail "$trace: no thread 'waiter'"
-	"$PROFVIEW" --folded --tid="$t" "$trace" >"$trace.waiter"
+	"$PROFVIEW" --folded --sample-index=samples --tid="$t" "$trace" >"$trace.waiter"
 	read -r k n < <(share "$trace" "$t" "[blocked]")
 	at_least "$k" "$n" 1 || fail "$trace: the waiting thread is not all [blocked] ($k of $n)"
 	grep -q 'pthread_cond_wait' "$trace.waiter" || fail "$trace: pthread_cond_wait not in the waiter's stacks"
-	for r in --tree --flat --folded --lines --files --addresses; do
+	for r in --tree --flat --folded --sample-index=samples --lines --files --addresses; do
 		"$PROFVIEW" "$r" "$trace" >/dev/null || fail "$trace: profview $r failed"
 	done
 }
@@ -179,14 +179,14 @@ man_opts=$(sed -n '/^\.SH OPTIONS/,/^\.SH /p' "$SRCDIR/man/collect-gdb.1.in" | g
 # 5. Checked-in dumps: real gdb 13 output and hand-made edge cases.
 data=$SRCDIR/tests/data/gdb
 for f in "$data"/*; do
-	for r in --tree --flat --folded --threads; do
+	for r in --tree --flat --folded --sample-index=samples --threads; do
 		"$PROFVIEW" -q "$r" "$f" >/dev/null || fail "profview $r $(basename "$f") failed"
 	done
 done
-"$PROFVIEW" --folded --threads "$data/gdb13-batch-4threads.txt" >b.folded
+"$PROFVIEW" --folded --sample-index=samples --threads "$data/gdb13-batch-4threads.txt" >b.folded
 grep -qx '\[thread 14936 "worker-a"\];clone3;start_thread;ta;spin_a 1' b.folded || fail "gdb13 dump: worker-a"
 grep -qx '\[thread 14934 "mt"\];main;__libc_pause;\[blocked\] 1' b.folded || fail "gdb13 dump: main"
-"$PROFVIEW" --folded --threads "$data/edge-cases.txt" >edge.folded 2>edge.err
+"$PROFVIEW" --folded --sample-index=samples --threads "$data/edge-cases.txt" >edge.folded 2>edge.err
 cat edge.folded edge.err
 grep -q 'cut off' edge.err || fail "edge cases: the cut is not reported"
 grep -qx '\[thread 1233 "server"\];main;hash_block;mix_round;mix_step 1' edge.folded || fail "edge cases: inlined frames"

@@ -68,7 +68,7 @@ check_refusals() {
 # profview: every kind of report.
 printf 'main;parse;checksum 30\nmain;parse 12\nmain;index 7\n' >in.folded
 [ "$(id -u)" -eq 0 ] || note "not root: another user's file not tried"
-for kind in --tree --flat --folded --svg --flame --pprof; do
+for kind in --tree --flat --folded --sample-index=samples --svg --flame --pprof; do
 	check_refusals "profview $kind" "$PROFVIEW" "$kind" -o OUT in.folded
 	# One's own file is written over, all of it, as standard output would be.
 	"$PROFVIEW" "$kind" in.folded >ref.out || fail "profview $kind failed"

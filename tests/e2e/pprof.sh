@@ -74,12 +74,12 @@ cmp -s demo.pb.gz stdout.pb.gz || fail "--pprof output differs between -o and st
 "$PROFVIEW" --flat demo.raw | sed 1,2d >flat-raw.txt
 "$PROFVIEW" --flat demo.pb.gz | sed 1,2d >flat-pb.txt
 diff flat-raw.txt flat-pb.txt || fail "profview reads its pprof output differently from the trace"
-"$PROFVIEW" --folded demo.raw | sort >folded.txt
-"$PROFVIEW" --folded demo.pb.gz | sort >folded-pb.txt
+"$PROFVIEW" --folded --sample-index=samples demo.raw | sort >folded.txt
+"$PROFVIEW" --folded --sample-index=samples demo.pb.gz | sort >folded-pb.txt
 diff folded.txt folded-pb.txt || fail "the tree of the pprof output differs from the trace's"
 
 # Several inputs are one profile: each stack counted twice.
-"$PROFVIEW" --folded demo.raw demo.pb.gz | sort >twice.txt
+"$PROFVIEW" --folded --sample-index=samples demo.raw demo.pb.gz | sort >twice.txt
 awk '{ n = $NF; sub(/ [0-9]+$/, ""); print $0, 2 * n }' folded.txt | sort >twice-want.txt
 diff twice-want.txt twice.txt || fail "two inputs are not merged into one profile"
 
@@ -162,7 +162,7 @@ grep -q '^main.hotWork ' go-flat.txt || fail "main.hotWork is not in the Go prof
 top_of go2.pb.gz >go2-top.txt
 diff go-top.txt go2-top.txt || fail "pprof reads profview's copy of the Go profile differently"
 folded_of_traces go.prof >go-traces.txt
-"$PROFVIEW" --folded go.prof | sort >go-folded.txt
+"$PROFVIEW" --folded --sample-index=samples go.prof | sort >go-folded.txt
 diff go-traces.txt go-folded.txt || fail "pprof -traces and profview's tree differ on the Go profile"
 
 # pprof's own -proto output of our file reads the same.

@@ -28,7 +28,7 @@ profile() {
 	shift 2
 	"$COLLECT_TIMER" -q --unwind="$unwind" -o "$name.raw" "$@" >/dev/null ||
 		fail "collect-timer --unwind=$unwind $* failed"
-	"$PROFVIEW" --folded "$name.raw" >"$name.folded" 2>"$name.err" || fail "profview on $name failed"
+	"$PROFVIEW" --folded --sample-index=samples "$name.raw" >"$name.folded" 2>"$name.err" || fail "profview on $name failed"
 }
 
 # expect_chain NAME HOW MIN FRAME...: at least MIN of the leaf's samples
@@ -87,7 +87,9 @@ read -r ok total < <(chain_share plugin-fp.folded SUBSEQ plugin_hot)
 [ "$total" -ge 50 ] || fail "fp mode: plugin_hot not symbolized: $(sort -t' ' -k2 -nr plugin-fp.folded | head -3)"
 
 # C++: namespaces, templates, overloads and an inlined member, in both
-# modes (names as demangled by libbfd, with parameter lists).
+# modes (names as demangled by libbfd, with parameter lists).  That the
+# inlined member is named and placed right, whichever instruction a sample
+# falls on, is symbolizers.sh's to check, with a sample at every one.
 "$CXX" -g -O2 -o cxx-nofp "$SRCDIR/tests/progs/cxxnames.cc" || fail "cannot build cxxnames"
 "$CXX" -g -O2 -fno-omit-frame-pointer -o cxx-fp "$SRCDIR/tests/progs/cxxnames.cc" || fail "cannot build cxxnames"
 profile cxx-dwarf dwarf ./cxx-nofp 1.2
@@ -97,9 +99,13 @@ step='shapes::Accumulator<unsigned long>::step\(unsigned long, int\)'
 for m in dwarf fp; do
 	expect_chain "cxx-$m" EXACT 0.95 main 'shapes::detail::churn\(double, int\)'
 	expect_chain "cxx-$m" EXACT 0.95 main 'shapes::detail::churn\(unsigned long, int\)'
-	read -r ok total < <(chain_share "cxx-$m.folded" EXACT main "$spin" "$step")
-	note "cxx-$m: $ok of $total samples of the inlined step have main > spin > step"
-	[ "$total" -ge 10 ] && at_least "$ok" "$total" 0.95 || fail "cxx-$m: inlined step: $ok of $total"
+	# Samples in spin, or in step inlined into it (how many land on
+	# step's few instructions is chance): their chain up to main.
+	read -r ok1 total1 < <(chain_share "cxx-$m.folded" EXACT main "$spin")
+	read -r ok2 total2 < <(chain_share "cxx-$m.folded" EXACT main "$spin" "$step")
+	ok=$((ok1 + ok2)) total=$((total1 + total2))
+	note "cxx-$m: $ok of $total samples in spin (and the inlined step) have main > spin"
+	[ "$total" -ge 20 ] && at_least "$ok" "$total" 0.95 || fail "cxx-$m: spin: $ok of $total"
 done
 
 # Walks that stop early are counted in the header, not hidden: a 512-byte

@@ -16,7 +16,7 @@ grep -q 'wall-clock time' err.txt || fail "the summary does not speak of wall-cl
 [ "$(grep eintr truth.txt)" = "$(grep eintr bare.txt)" ] ||
 	fail "the program saw EINTR differently: '$(grep eintr truth.txt)' profiled, '$(grep eintr bare.txt)' alone"
 "$PROFVIEW" --threads wall.raw >tree.txt || fail "profview failed"
-"$PROFVIEW" --threads --folded wall.raw >folded.txt || fail "profview --folded failed"
+"$PROFVIEW" --threads --folded --sample-index=samples wall.raw >folded.txt || fail "profview --folded --sample-index=samples failed"
 head -3 tree.txt
 # Per thread: wall ms in all, and in [off-cpu] leaves (column 4 of the tree).
 share() {
