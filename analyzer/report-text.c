@@ -1,6 +1,7 @@
 /* report-text.c - the text reports: header, call tree and flat profile */
 #include "report-text.h"
 #include "error.h"
+#include "escape.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -52,15 +53,15 @@ bool report_unsampled(const struct pv_profile *p)
 void report_header(FILE *out, const struct calltree *t, const struct report_options *o)
 {
 	const struct pv_profile *p = t->p;
-	char dur[32], cpu[32];
+	char dur[32], cpu[32], text[NAME_MAX_LEN];
 	const char *vname = t->v_value != PV_NONE ? pv_str(p, p->sample_types[t->v_value].type) : NULL;
 	int64_t total_value = t->nodes[0].value;
 
 	fprintf(out, "%sprogram:%s %s", bold_on(o), attr_off(o),
-		pv_str(p, p->program)[0] ? pv_str(p, p->program) : "(unknown)");
+		pv_str(p, p->program)[0] ? pv_escape(text, sizeof text, pv_str(p, p->program)) : "(unknown)");
 	if (p->pid)
 		fprintf(out, " (pid %u)", p->pid);
-	fprintf(out, ", %s%s\n", pv_str(p, p->source_format),
+	fprintf(out, ", %s%s\n", pv_escape(text, sizeof text, pv_str(p, p->source_format)),
 		p->finished ? "" : ", not finished");
 	report_duration(dur, sizeof dur, p->duration_ns);
 	fprintf(out, "%sprofile:%s %s", bold_on(o), attr_off(o), dur);
@@ -73,11 +74,12 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 		fprintf(out, " (period %.3g ms, %.0f Hz)", p->period / 1e6, 1e9 / (double)p->period);
 	fprintf(out, ", %zu thread%s", p->nthreads, p->nthreads == 1 ? "" : "s");
 	if (o->tid_filter)
-		fprintf(out, " (%s)", o->tid_filter);
+		fprintf(out, " (%s)", pv_escape(text, sizeof text, o->tid_filter));
 	fprintf(out, "\n");
 	if (o->filters && o->filters[0])
 		fprintf(out, "%sfilters:%s %s; kept %" PRId64 " of %" PRId64 " samples (%.1f%%)\n",
-			bold_on(o), attr_off(o), o->filters, o->filter_kept, o->filter_total,
+			bold_on(o), attr_off(o), pv_escape(text, sizeof text, o->filters), o->filter_kept,
+			o->filter_total,
 			pct(o->filter_kept, o->filter_total));
 	if (p->lost || p->truncated || p->dropped_bytes) {
 		fprintf(out, "%swarning:%s", bold_on(o), attr_off(o));
@@ -110,10 +112,21 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 	fprintf(out, "\n");
 }
 
+/* Names come from the input: every one is written through pv_escape. */
+static void frame_label(const struct calltree *t, uint32_t frame, char *name, size_t nn, char *where,
+			size_t nw)
+{
+	char raw[NAME_MAX_LEN];
+
+	pv_escape(name, nn, calltree_frame_name(t, frame, raw, sizeof raw));
+	pv_escape(where, nw, calltree_frame_where(t, frame, raw, sizeof raw));
+}
+
 static void node_label(const struct calltree *t, const struct ct_node *nd, char *name, size_t nn,
 		       char *where, size_t nw)
 {
 	const struct pv_profile *p = t->p;
+	char raw[NAME_MAX_LEN];
 
 	where[0] = '\0';
 	if (nd->kind == CT_THREAD) {
@@ -123,13 +136,13 @@ static void node_label(const struct calltree *t, const struct ct_node *nd, char 
 			const struct pv_thread *th = &p->threads[nd->frame];
 			const char *tn = pv_str(p, th->name);
 			if (tn[0])
-				snprintf(name, nn, "[thread %u \"%s\"]", th->tid, tn);
+				snprintf(name, nn, "[thread %u \"%s\"]", th->tid,
+					 pv_escape(raw, sizeof raw, tn));
 			else
 				snprintf(name, nn, "[thread %u]", th->tid);
 		}
 	} else {
-		calltree_frame_name(t, nd->frame, name, nn);
-		calltree_frame_where(t, nd->frame, where, nw);
+		frame_label(t, nd->frame, name, nn, where, nw);
 	}
 }
 
@@ -298,8 +311,7 @@ int report_flat(FILE *out, struct calltree *t, const struct report_options *o)
 			continue;
 		if (o->mincount > 0 && r->cum_count < o->mincount)
 			continue;
-		calltree_frame_name(t, r->frame, name, sizeof name);
-		calltree_frame_where(t, r->frame, where, sizeof where);
+		frame_label(t, r->frame, name, sizeof name, where, sizeof where);
 		fprintf(out, "%9" PRId64 " %5.1f%% %8" PRId64 " %5.1f%% %s%6.0f%s  %s", r->self_count,
 			pct(ct_self_weight(t, r), total), r->cum_count, pct(ct_cum_weight(t, r), total), dim_on(o),
 			sqrt((double)r->self_count), attr_off(o), name);
@@ -334,10 +346,12 @@ int report_folded(FILE *out, const struct calltree *t, const struct report_optio
 			path[n++] = k;
 		while (n--) {
 			node_label(t, &nodes[path[n]], name, sizeof name, where, sizeof where);
-			/* ';' separates frames and the count follows the last
-			 * space: keep names from breaking either. */
+			/* ';' separates frames, as in FlameGraph's own
+			 * stackcollapse scripts: one in a name becomes ':'.  A
+			 * newline was escaped (^J) and cannot end the line; the
+			 * count is after the last space, so spaces may stay. */
 			for (char *c = name; *c; c++)
-				if (*c == ';' || *c == '\n')
+				if (*c == ';')
 					*c = ':';
 			fputs(name, out);
 			if (n)

@@ -10,16 +10,7 @@
 #include <string.h>
 
 #define FOLDED_MAX_DEPTH 65536
-
-static bool is_text(const unsigned char *buf, size_t len)
-{
-	size_t n = len < 65536 ? len : 65536;
-
-	for (size_t i = 0; i < n; i++)
-		if (buf[i] < 0x20 && buf[i] != '\t' && buf[i] != '\n' && buf[i] != '\r')
-			return false;
-	return true;
-}
+#define FOLDED_DETECT_SPAN 65536 /* bytes looked at to recognise the format */
 
 /* The count at the end of line [s, e): its start, or NULL. */
 static const unsigned char *count_start(const unsigned char *s, const unsigned char *e)
@@ -40,22 +31,38 @@ static const unsigned char *trim_end(const unsigned char *s, const unsigned char
 	return e;
 }
 
+/* Text with a count at the end of its first line.  A frame name may hold
+ * any byte but NUL (a symbol can be renamed to anything), so control
+ * characters other than tab, CR and LF are allowed too, but then every
+ * complete line looked at must be a stack with its count: binary data
+ * that happens to have no NUL does not pass for folded stacks. */
 bool folded_detect(const unsigned char *buf, size_t len)
 {
-	const unsigned char *s = buf, *end = buf + (len < 65536 ? len : 65536);
+	size_t span = len < FOLDED_DETECT_SPAN ? len : FOLDED_DETECT_SPAN;
+	const unsigned char *s = buf, *end = buf + span;
+	bool controls = false, any = false;
 
-	if (!is_text(buf, len))
+	if (memchr(buf, '\0', span))
 		return false;
+	for (size_t i = 0; i < span && !controls; i++)
+		controls = buf[i] < 0x20 && buf[i] != '\t' && buf[i] != '\n' && buf[i] != '\r';
 	while (s < end) {
 		const unsigned char *nl = memchr(s, '\n', (size_t)(end - s));
 		const unsigned char *e = trim_end(s, nl ? nl : end);
-		if (e > s)
-			return count_start(s, e) != NULL || !nl;
+		if (e > s) {
+			bool counted = count_start(s, e) != NULL;
+			if (!controls)
+				return counted || !nl;
+			/* A line cut by the end of the span cannot be judged. */
+			if (!counted && (nl || span == len))
+				return false;
+			any = true;
+		}
 		if (!nl)
 			break;
 		s = nl + 1;
 	}
-	return false;
+	return any;
 }
 
 struct freader {

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Profiles written to attack the viewer: names holding terminal escape
+# sequences and bytes XML forbids, stacks tens of thousands of frames
+# deep, inputs without end.  No control character reaches a text report,
+# a message or a picture; every report stays a small multiple of its
+# input and finishes quickly; reading stops at a limit.
+. "$(dirname "$0")/lib.sh"
+e2e_init "$@"
+cd "$WORK"
+
+# no_controls FILE WHAT: FILE holds no control character but newlines (a
+# C0, DEL, or a C1 as UTF-8) and is valid UTF-8.
+no_controls() {
+	if LC_ALL=C grep -q '[[:cntrl:]]' "$1"; then
+		LC_ALL=C grep -m 3 '[[:cntrl:]]' "$1" | od -c | head -n 8 >&2
+		fail "$2: a control character reached the output"
+	fi
+	if LC_ALL=C grep -q $'\xc2[\x80-\x9f]' "$1"; then
+		fail "$2: a C1 control character reached the output"
+	fi
+	iconv -f UTF-8 -t UTF-8 "$1" >/dev/null 2>&1 || fail "$2: the output is not valid UTF-8"
+}
+
+# Folded stacks can carry any byte but NUL and newline in a name: a
+# window-title and clear-screen sequence, BEL, DEL, a C1 CSI (as UTF-8 and
+# as a lone byte), a tab, and valid UTF-8 that must stay as it is.
+printf 'main;\033]0;pwned\007\033[2Jevil 5\nmain;ctl\001\177\302\233\233x\tcaf\303\251 3\nmain;\346\227\245\346\234\254 2\n' >names.folded
+for report in tree flat folded; do
+	"$PROFVIEW" --$report names.folded >esc.$report 2>esc.err || fail "profview --$report on escape sequences: $(cat esc.err)"
+	no_controls esc.$report "--$report"
+	no_controls esc.err "--$report (stderr)"
+done
+grep -qF '^[]0' esc.tree || fail "--tree: the escape sequence is not shown as ^[: $(cat esc.tree)"
+grep -qF 'pwned^G^[[2Jevil' esc.flat || fail "--flat: BEL is not shown as ^G: $(cat esc.flat)"
+grep -qF 'ctl^A^?\xc2\x9b\x9bx^Icafé' esc.flat || fail "--flat: $(grep ctl esc.flat)"
+grep -qF '日本' esc.tree || fail "--tree: UTF-8 names are not kept as they are"
+# Folded: one line per stack (in folded input the ';' of the sequence
+# separates frames: only a name from elsewhere can hold one, below).
+[ "$(wc -l <esc.folded)" -eq 3 ] || fail "--folded: not 3 lines"
+grep -qxF 'main;^[]0;pwned^G^[[2Jevil 5' esc.folded || fail "--folded: $(cat esc.folded)"
+"$PROFVIEW" --color=always --tree names.folded >esc.color || fail "--color=always failed"
+sed 's/\x1b\[[0-9]*m//g' esc.color >esc.plain
+no_controls esc.plain "--tree --color=always (once its attributes are removed)"
+note "folded names with escape sequences: shown as ^[, ^G, \\xHH in every text report"
+
+# A real program: its symbols renamed (one with a ';', a newline and a C1
+# CSI), its file name and a thread's name holding escape sequences.
+"$CC" -O1 -fno-omit-frame-pointer -pthread -o names "$SRCDIR/tests/progs/hostile-names.c" ||
+	fail "cannot compile hostile-names.c"
+prog=$'prog\e[2J'
+objcopy --redefine-sym hot=$'\e]0;pwned\a\e[2J'hot --redefine-sym warm=$'line\nbreak;semi colon\xc2\x9b' \
+	names "$prog" || fail "objcopy --redefine-sym failed"
+"$COLLECT_TIMER" -q -o names.raw "./$prog" 0.3 >/dev/null || fail "collect-timer on the renamed program failed"
+for report in tree flat folded "tree --threads" "folded --threads" "flat --lines" "tree --addresses"; do
+	# shellcheck disable=SC2086
+	"$PROFVIEW" --$report names.raw >t.out 2>t.err || fail "profview --$report on the trace: $(cat t.err)"
+	no_controls t.out "--$report (trace)"
+	no_controls t.err "--$report (trace, stderr)"
+done
+"$PROFVIEW" --tree --threads names.raw >t.tree
+grep -qF "program: $PWD/prog^[[2J (pid" t.tree || fail "--tree: the program name is not escaped: $(head -n 1 t.tree)"
+grep -qF '"^[]0;t^G^[[2J"]' t.tree || fail "--tree --threads: the thread name is not escaped: $(grep thread t.tree)"
+"$PROFVIEW" --flat names.raw >t.flat
+grep -qF '^[]0;pwned^G^[[2Jhot' t.flat || fail "--flat: no escaped hot: $(cat t.flat)"
+grep -qF 'line^Jbreak;semi colon\xc2\x9b' t.flat || fail "--flat: no escaped warm: $(cat t.flat)"
+# Folded: every line is a stack and its count, whatever the names held.
+"$PROFVIEW" --folded --threads names.raw >t.folded
+awk '!/;/ || !/ [0-9]+$/ { bad = 1 } END { exit bad }' t.folded || fail "--folded: a line is not a stack: $(cat t.folded)"
+grep -qF ';line^Jbreak:semi colon\xc2\x9b' t.folded || fail "--folded: the ';' in a name is not ':': $(cat t.folded)"
+[ "$(awk '{ n += $NF } END { print n }' t.folded)" = "$(awk '/samples/ { for (i = 1; i <= NF; i++) if ($i == "samples") print $(i - 1) }' t.flat)" ] ||
+	fail "--folded: the counts do not add up to the samples"
+"$PROFVIEW" --flat t.folded >t.again 2>t.err || fail "--folded output does not read back: $(cat t.err)"
+# A message quoting a name from the trace: the program is gone.
+mv "$prog" gone
+"$PROFVIEW" --flat names.raw >/dev/null 2>t.err || fail "profview without the program failed: $(cat t.err)"
+no_controls t.err "the warning about a missing program"
+grep -qF "'$PWD/prog^[[2J'" t.err || fail "the warning does not name the program, escaped: $(cat t.err)"
+note "renamed symbols, program and thread names: escaped in reports and messages"
