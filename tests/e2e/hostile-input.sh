@@ -43,13 +43,15 @@ sed 's/\x1b\[[0-9]*m//g' esc.color >esc.plain
 no_controls esc.plain "--tree --color=always (once its attributes are removed)"
 note "folded names with escape sequences: shown as ^[, ^G, \\xHH in every text report"
 
-# A real program: its symbols renamed (one with a ';', a newline and a C1
-# CSI), its file name and a thread's name holding escape sequences.
+# A real program: its symbols renamed (one with a ';', a newline, a C1
+# CSI, a character reference, a backslash, quotes and angle brackets), its
+# file name and a thread's name holding escape sequences.
 "$CC" -O1 -fno-omit-frame-pointer -pthread -o names "$SRCDIR/tests/progs/hostile-names.c" ||
 	fail "cannot compile hostile-names.c"
 prog=$'prog\e[2J'
-objcopy --redefine-sym hot=$'\e]0;pwned\a\e[2J'hot --redefine-sym warm=$'line\nbreak;semi colon\xc2\x9b' \
-	names "$prog" || fail "objcopy --redefine-sym failed"
+warm=$'line\nbreak;semi colon\xc2\x9b&#27;&amp;\\N"\'<>'
+objcopy --redefine-sym hot=$'\e]0;pwned\a\e[2J'hot --redefine-sym warm="$warm" names "$prog" ||
+	fail "objcopy --redefine-sym failed"
 "$COLLECT_TIMER" -q -o names.raw "./$prog" 0.3 >/dev/null || fail "collect-timer on the renamed program failed"
 for report in tree flat folded "tree --threads" "folded --threads" "flat --lines" "tree --addresses"; do
 	# shellcheck disable=SC2086
@@ -62,11 +64,11 @@ grep -qF "program: $PWD/prog^[[2J (pid" t.tree || fail "--tree: the program name
 grep -qF '"^[]0;t^G^[[2J"]' t.tree || fail "--tree --threads: the thread name is not escaped: $(grep thread t.tree)"
 "$PROFVIEW" --flat names.raw >t.flat
 grep -qF '^[]0;pwned^G^[[2Jhot' t.flat || fail "--flat: no escaped hot: $(cat t.flat)"
-grep -qF 'line^Jbreak;semi colon\xc2\x9b' t.flat || fail "--flat: no escaped warm: $(cat t.flat)"
+grep -qF 'line^Jbreak;semi colon\xc2\x9b&#27;&amp;\N"'"'"'<>' t.flat || fail "--flat: no escaped warm: $(cat t.flat)"
 # Folded: every line is a stack and its count, whatever the names held.
 "$PROFVIEW" --folded --threads names.raw >t.folded
 awk '!/;/ || !/ [0-9]+$/ { bad = 1 } END { exit bad }' t.folded || fail "--folded: a line is not a stack: $(cat t.folded)"
-grep -qF ';line^Jbreak:semi colon\xc2\x9b' t.folded || fail "--folded: the ';' in a name is not ':': $(cat t.folded)"
+grep -qF ';line^Jbreak:semi colon\xc2\x9b&#27:&amp:\N' t.folded || fail "--folded: the ';' in a name is not ':': $(cat t.folded)"
 [ "$(awk '{ n += $NF } END { print n }' t.folded)" = "$(awk '/samples/ { for (i = 1; i <= NF; i++) if ($i == "samples") print $(i - 1) }' t.flat)" ] ||
 	fail "--folded: the counts do not add up to the samples"
 "$PROFVIEW" --flat t.folded >t.again 2>t.err || fail "--folded output does not read back: $(cat t.err)"
@@ -75,4 +77,38 @@ mv "$prog" gone
 "$PROFVIEW" --flat names.raw >/dev/null 2>t.err || fail "profview without the program failed: $(cat t.err)"
 no_controls t.err "the warning about a missing program"
 grep -qF "'$PWD/prog^[[2J'" t.err || fail "the warning does not name the program, escaped: $(cat t.err)"
+mv gone "$prog"
 note "renamed symbols, program and thread names: escaped in reports and messages"
+
+# The pictures: well-formed XML (1.0 forbids most C0 characters even as
+# character references, and graphviz decodes "&#27;" from its input),
+# the names in their titles as the text reports show them.
+command -v xmllint >/dev/null || fail "xmllint is missing (Debian libxml2-utils; scripts/test installs it)"
+shown_warm='line^Jbreak;semi colon\xc2\x9b&#27;&amp;\N"'"'"'<>'
+for pic in svg flame icicle; do
+	"$PROFVIEW" --$pic -o names.$pic.svg names.raw 2>t.err || fail "profview --$pic on the trace: $(cat t.err)"
+	xmllint --noout names.$pic.svg || fail "--$pic: names with control characters make malformed XML"
+	no_controls names.$pic.svg "--$pic"
+	"$PROFVIEW" --$pic -o folded.$pic.svg names.folded 2>t.err || fail "profview --$pic on folded names: $(cat t.err)"
+	xmllint --noout folded.$pic.svg || fail "--$pic: folded names with control characters make malformed XML"
+	no_controls folded.$pic.svg "--$pic (folded)"
+done
+# title PICTURE PREFIX: the first title (a tooltip in the call graph, a
+# box's <title> in the flame graph) that starts with PREFIX, parsed.
+title() {
+	xmllint --xpath "string((//*[local-name()='a']/@*[local-name()='title'] | //*[local-name()='title'])[starts-with(., '$2')][1])" \
+		"$1" 2>/dev/null || true
+}
+case "$(title names.svg.svg 'line^J')" in
+"$shown_warm flat "*) ;;
+*) fail "--svg: the tooltip does not show the name as it is: $(title names.svg.svg 'line^J')" ;;
+esac
+case "$(title names.svg.svg '^[]0')" in
+'^[]0;pwned^G^[[2Jhot flat '*) ;;
+*) fail "--svg: no escaped hot in the tooltips" ;;
+esac
+case "$(title names.flame.svg 'line^J')" in
+"$shown_warm"$'\n'*) ;;
+*) fail "--flame: the title does not show the name as it is: $(title names.flame.svg 'line^J')" ;;
+esac
+note "the call graph and the flame graph: well-formed, the names escaped"
