@@ -3,8 +3,9 @@
  * Each node is a box as wide as its share of the weight (CPU time when the
  * profile has it, else samples), its children on the row above it (below
  * it with icicle) from the left, in the tree's order (heaviest first).
- * Boxes narrower than MIN_PX, and those --mincount or --maxdepth leave out,
- * are summed per parent in one "[N more]" box.  The file carries its own
+ * Boxes narrower than MIN_PX, those --mincount or --maxdepth leave out, and
+ * those deeper than FLAME_MAX_DEPTH are summed per parent in one "[N more]"
+ * box.  The file carries its own
  * style and script: a <title> per box for hover, click to zoom, a search
  * that shows the share of the matching frames.  The script reads the tree
  * back from the document order (pre-order) and the rows, so the boxes need
@@ -30,6 +31,10 @@
 #define FONT 12.0       /* px, monospace */
 #define CHAR_W 7.3      /* width of one character at FONT, a little generous */
 #define MIN_PX 0.1      /* narrower boxes are summed per parent */
+/* Rows drawn at most: a stack tens of thousands of frames deep would make
+ * a picture a million pixels high, and a file that grows with its depth
+ * times the boxes' text; deeper frames are summed in "[N more]" boxes. */
+#define FLAME_MAX_DEPTH 1024
 
 struct flame {
 	FILE *out;                   /* NULL: only lay out (first pass) */
@@ -39,6 +44,7 @@ struct flame {
 	double scale;                /* px per unit of weight */
 	int64_t total;               /* the root's weight */
 	uint32_t maxdepth;           /* deepest row drawn */
+	bool cut;                    /* the tree is deeper than FLAME_MAX_DEPTH */
 	double *x;                   /* left edge of each node, px */
 	unsigned char *grey;         /* at or below the noise floor */
 	uint32_t *stack;
@@ -209,6 +215,8 @@ static bool drawn(const struct flame *f, const struct ct_node *c)
 	if (f->o->mincount > 0 && c->count < f->o->mincount)
 		return false;
 	if (f->o->maxdepth > 0 && c->depth > (uint32_t)f->o->maxdepth)
+		return false;
+	if (c->depth > FLAME_MAX_DEPTH)
 		return false;
 	return (double)weight(f, c) * f->scale >= MIN_PX;
 }
@@ -443,6 +451,8 @@ static void put_header(struct flame *f, double height)
 	}
 	if (f->o->noisefloor > 0)
 		fprintf(out, "; grey: at or below the noise floor (K=%g)", f->o->noisefloor);
+	if (f->cut)
+		fprintf(out, "; frames deeper than %d are summed in [N more] boxes", FLAME_MAX_DEPTH);
 	fputs("</text>\n", out);
 	fprintf(out, "<text id=\"reset\" class=\"btn\" x=\"%.0f\" y=\"22\">Reset zoom</text>\n", PAD);
 	fprintf(out, "<text id=\"search\" class=\"btn\" x=\"%.0f\" y=\"22\" text-anchor=\"end\">Search</text>\n",
@@ -482,6 +492,8 @@ int report_flame(FILE *out, const struct calltree *t, const struct flame_options
 		goto out;
 	}
 	f->scale = (WIDTH - 2 * PAD) / (double)f->total;
+	for (size_t i = 0; i < t->nnodes && !f->cut; i++)
+		f->cut = t->nodes[i].depth > FLAME_MAX_DEPTH;
 	walk(f);
 	f->out = out;
 	put_header(f, TOP + (f->maxdepth + 1) * ROW + BOTTOM);

@@ -158,18 +158,73 @@ static bool visible(const struct report_options *o, const struct ct_node *nd, in
 	return true;
 }
 
+/* The indentation of a line at depth (1: the outermost frames) and, past
+ * REPORT_INDENT_MAX, where it stops growing, the depth as a number. */
+static void tree_indent(FILE *out, uint32_t depth)
+{
+	if (depth <= REPORT_INDENT_MAX)
+		fprintf(out, "%*s", 2 * (int)(depth - 1), "");
+	else
+		fprintf(out, "%*s[+%" PRIu32 "] ", 2 * REPORT_INDENT_MAX, "", depth);
+}
+
 static void tree_line(FILE *out, const struct calltree *t, const struct ct_node *nd,
-		      int indent, const struct report_options *o)
+		      const struct report_options *o)
 {
 	char name[NAME_MAX_LEN], where[NAME_MAX_LEN];
 	int64_t total = ct_weight(t, &t->nodes[0]);
 
 	node_label(t, nd, name, sizeof name, where, sizeof where);
-	fprintf(out, "%9" PRId64 " %6.1f%% %s%6.0f%s %9.1f  %*s%s", nd->count, pct(ct_weight(t, nd), total),
-		dim_on(o), sqrt((double)nd->count), attr_off(o), nd->value / 1e6, 2 * indent, "", name);
+	fprintf(out, "%9" PRId64 " %6.1f%% %s%6.0f%s %9.1f  ", nd->count, pct(ct_weight(t, nd), total),
+		dim_on(o), sqrt((double)nd->count), attr_off(o), nd->value / 1e6);
+	tree_indent(out, nd->depth);
+	fputs(name, out);
 	if (where[0])
 		fprintf(out, "  %s%s%s", dim_on(o), where, attr_off(o));
 	fputc('\n', out);
+}
+
+/* How many nodes below id form one call chain: each the only child of
+ * the one above it, and shown. */
+static uint32_t chain_length(const struct calltree *t, const struct report_options *o, uint32_t id)
+{
+	const struct ct_node *nodes = t->nodes;
+	uint32_t n = 0;
+
+	while (nodes[id].nchildren == 1 && visible(o, &nodes[nodes[id].first_child], nodes[id].count)) {
+		id = nodes[id].first_child;
+		n++;
+	}
+	return n;
+}
+
+/* Below REPORT_INDENT_MAX, a chain longer than twice REPORT_CHAIN_ENDS
+ * frames (deep recursion, a stack tens of thousands of frames deep) is
+ * shown by its first and last REPORT_CHAIN_ENDS frames and one line for
+ * the rest: what is printed grows with the branches of the tree, never
+ * with the depth of a chain.  id was printed; returns the node whose
+ * children come next, id itself when nothing was left out. */
+static uint32_t tree_chain(FILE *out, const struct calltree *t, uint32_t id, const struct report_options *o)
+{
+	const struct ct_node *nodes = t->nodes;
+	uint32_t n, skip, from;
+
+	if (nodes[id].depth < REPORT_INDENT_MAX)
+		return id;
+	n = chain_length(t, o, id);
+	if (n <= 2 * REPORT_CHAIN_ENDS)
+		return id;
+	for (uint32_t k = 0; k < REPORT_CHAIN_ENDS; k++) {
+		id = nodes[id].first_child;
+		tree_line(out, t, &nodes[id], o);
+	}
+	skip = n - 2 * REPORT_CHAIN_ENDS;
+	from = nodes[id].depth + 1;
+	for (uint32_t k = 0; k < skip; k++)
+		id = nodes[id].first_child;
+	fprintf(out, "%s%36s%*s[%" PRIu32 " frames of one call chain not shown: depth %" PRIu32 " to %" PRIu32
+		"]%s\n", dim_on(o), "", 2 * REPORT_INDENT_MAX, "", skip, from, nodes[id].depth, attr_off(o));
+	return id;
 }
 
 int report_tree(FILE *out, const struct calltree *t, const struct report_options *o)
@@ -213,17 +268,19 @@ int report_tree(FILE *out, const struct calltree *t, const struct report_options
 						hw += ct_weight(t, &nodes[c]);
 						hn++;
 					}
-				int indent = (int)par->depth;
-				fprintf(out, "%s%9" PRId64 " %6.1f%% %6.0f %9.1f  %*s[%u more below the %s]%s\n",
-					dim_on(o), hc, pct(hw, ct_weight(t, &nodes[0])), sqrt((double)hc), hv / 1e6,
-					2 * indent, "", hn,
+				fprintf(out, "%s%9" PRId64 " %6.1f%% %6.0f %9.1f  ", dim_on(o), hc,
+					pct(hw, ct_weight(t, &nodes[0])), sqrt((double)hc), hv / 1e6);
+				tree_indent(out, par->depth + 1);
+				fprintf(out, "[%u more below the %s]%s\n", hn,
 					o->maxdepth > 0 && par->depth + 1 > (uint32_t)o->maxdepth ? "depth limit" :
 					"floor", attr_off(o));
 				continue;
 			}
+			if (id != 0) {
+				tree_line(out, t, &nodes[id], o);
+				id = tree_chain(out, t, id, o);
+			}
 			const struct ct_node *nd = &nodes[id];
-			if (id != 0)
-				tree_line(out, t, nd, (int)nd->depth - 1, o);
 			size_t nk = 0;
 			bool hidden = false;
 			for (uint32_t c = nd->first_child; c != PV_NONE; c = nodes[c].next_sibling) {

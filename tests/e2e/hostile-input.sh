@@ -112,3 +112,44 @@ case "$(title names.flame.svg 'line^J')" in
 *) fail "--flame: the title does not show the name as it is: $(title names.flame.svg 'line^J')" ;;
 esac
 note "the call graph and the flame graph: well-formed, the names escaped"
+
+# Deep stacks: 65,536 frames of distinct functions, and as many of one
+# recursive function.  The tree's indentation grew with the depth (4.3 GB
+# of text for half a megabyte): every report must now stay within a small
+# multiple of its input, and finish quickly.
+awk 'BEGIN {
+	printf "main"; for (i = 1; i < 65536; i++) printf ";f%d", i; print " 7"
+	printf "main"; for (i = 1; i < 65536; i++) printf ";rec"; print " 5"
+}' >deep.folded
+"$PROFVIEW" --pprof -o deep.pb.gz deep.folded || fail "--pprof of the deep stacks failed"
+for input in deep.folded deep.pb.gz; do
+	insize=$(stat -c %s $input)
+	for report in tree flat folded svg flame icicle pprof; do
+		start=$(date +%s%N)
+		# A file size limit keeps a regression from filling the disk.
+		(ulimit -f $((50 * insize / 1024)) && timeout 20 "$PROFVIEW" --$report -o deep.out $input) 2>deep.err ||
+			fail "--$report on $input: failed, took more than 20 s or wrote more than 50 times its input: $(cat deep.err)"
+		ms=$((($(date +%s%N) - start) / 1000000))
+		size=$(stat -c %s deep.out)
+		[ "$size" -lt $((50 * insize)) ] || fail "--$report on $input: $size bytes of output for $insize of input"
+		note "--$report on $input ($insize bytes): $size bytes in $ms ms"
+	done
+done
+"$PROFVIEW" --tree deep.folded >deep.tree
+grep -qF '[+65] f64' deep.tree || fail "--tree: no depth shown past the indentation limit: $(sed -n 66p deep.tree)"
+grep -qE '^ {164}\[65440 frames of one call chain not shown: depth 81 to 65520\]$' deep.tree ||
+	fail "--tree: the deep chain is not elided: $(grep 'not shown' deep.tree)"
+grep -qF '[+65536] f65535' deep.tree || fail "--tree: the leaf of the deep chain is not shown"
+grep -qF '[+65536] rec' deep.tree || fail "--tree: the leaf of the deep recursion is not shown"
+"$PROFVIEW" --folded deep.folded | cmp -s - deep.folded || fail "--folded does not give back the deep stacks"
+"$PROFVIEW" --flame -o deep.svg deep.folded
+xmllint --noout deep.svg || fail "--flame of the deep stacks is not well-formed"
+grep -qF 'frames deeper than 1024 are summed' deep.svg || fail "--flame does not say that it left deep frames out"
+
+# Deeper than the folded reader keeps: cut to the innermost frames, said.
+awk 'BEGIN { printf "main"; for (i = 1; i < 70000; i++) printf ";f%d", i; print " 3"; print "main;g 1" }' >deeper.folded
+"$PROFVIEW" --flat deeper.folded >deeper.flat 2>deeper.err || fail "a stack of 70,000 frames: $(cat deeper.err)"
+grep -qF "'deeper.folded': 1 stack deeper than 65536 frames (the first at line 1) cut to its innermost 65536" deeper.err ||
+	fail "no warning about the cut stack: $(cat deeper.err)"
+grep -q '^warning: 1 samples .* with incomplete stacks' deeper.flat || fail "the cut stack is not counted as incomplete"
+grep -q ' f69999$' deeper.flat || fail "the cut stack lost its leaf"
