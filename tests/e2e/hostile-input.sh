@@ -153,3 +153,72 @@ grep -qF "'deeper.folded': 1 stack deeper than 65536 frames (the first at line 1
 	fail "no warning about the cut stack: $(cat deeper.err)"
 grep -q '^warning: 1 samples .* with incomplete stacks' deeper.flat || fail "the cut stack is not counted as incomplete"
 grep -q ' f69999$' deeper.flat || fail "the cut stack lost its leaf"
+
+# Inputs without end.  /dev/zero and a pipe of zeros are no profile: said
+# after their first bytes, not after gigabytes.
+
+# bounded CMD...: CMD with 20 s and 4 GiB of address space at most, so
+# that a regression fails the test, not the machine.
+bounded() {
+	(ulimit -v 4194304 && timeout 20 "$@")
+}
+for src in /dev/zero -; do
+	start=$(date +%s)
+	set +e
+	head -c 1G /dev/zero | bounded "$PROFVIEW" --flat $src >/dev/null 2>zero.err
+	st=$?
+	set -e
+	[ $st -eq 1 ] || fail "profview $src exited $st: $(cat zero.err)"
+	grep -qE "^profview: '(/dev/zero|standard input)' is not a profile profview can read" zero.err ||
+		fail "profview $src: $(cat zero.err)"
+	[ $(($(date +%s) - start)) -le 5 ] || fail "profview $src took $(($(date +%s) - start)) s to say it is no profile"
+done
+# An endless pipe of what looks like folded stacks stops at --max-input.
+set +e
+yes 'main;f 1' | bounded "$PROFVIEW" --flat --max-input=1M - >/dev/null 2>yes.err
+st=$?
+set -e
+[ $st -eq 1 ] || fail "an endless pipe with --max-input=1M exited $st: $(cat yes.err)"
+grep -qxF "profview: 'standard input': input is larger than 1 MiB; stopped reading (raise the limit with --max-input)" yes.err ||
+	fail "an endless pipe: $(cat yes.err)"
+yes 'main;f 1' | head -n 200000 | "$PROFVIEW" --flat --max-input=2M - >yes.flat 2>yes.err ||
+	fail "1.8 MB on a pipe with --max-input=2M: $(cat yes.err)"
+[ "$(flat_self yes.flat f)" = 200000 ] || fail "1.8 MB on a pipe: $(cat yes.flat)"
+"$PROFVIEW" --flat --max-input=1K deep.folded >/dev/null || fail "--max-input limits a regular file"
+
+# gzip bombs.  2 GiB of zeros in 256 gzip members: no profile, said after
+# the first decompressed bytes.  16 MiB of folded stacks (less 64 bytes):
+# stopped at the limit, read whole under a higher one.
+head -c 8M /dev/zero | gzip -c >zero8.gz
+for i in $(seq 256); do cat zero8.gz; done >zero.gz
+start=$(date +%s)
+set +e
+bounded "$PROFVIEW" --flat zero.gz >/dev/null 2>bomb.err
+st=$?
+set -e
+[ $st -eq 1 ] || fail "a gzip bomb of zeros exited $st: $(cat bomb.err)"
+grep -qxF "profview: 'zero.gz' is gzip-compressed, but what it holds is not a profile profview can read" bomb.err ||
+	fail "a gzip bomb of zeros: $(cat bomb.err)"
+[ $(($(date +%s) - start)) -le 5 ] || fail "a gzip bomb of zeros took $(($(date +%s) - start)) s"
+yes 'main;f 1' | head -n 116508 | gzip -c >folded1.gz
+for i in $(seq 16); do cat folded1.gz; done >folded.gz
+set +e
+bounded "$PROFVIEW" --flat --max-input=4M folded.gz >/dev/null 2>bomb.err
+st=$?
+set -e
+[ $st -eq 1 ] || fail "16 MiB of gzip-compressed folded stacks with --max-input=4M exited $st"
+grep -qxF "profview: 'folded.gz': decompressed data is larger than 4 MiB; stopped decompressing (raise the limit with --max-input)" bomb.err ||
+	fail "a gzip bomb of folded stacks: $(cat bomb.err)"
+"$PROFVIEW" --flat --max-input=16M folded.gz >bomb.flat || fail "16 MiB with --max-input=16M"
+[ "$(flat_self bomb.flat f)" = $((16 * 116508)) ] || fail "16 MiB of gzip-compressed folded stacks: $(cat bomb.flat)"
+
+# The option itself.
+for bad in abc 1X -1 12KB7; do
+	set +e
+	"$PROFVIEW" --max-input=$bad deep.folded >/dev/null 2>opt.err
+	st=$?
+	set -e
+	[ $st -eq 2 ] && grep -q "invalid --max-input '$bad'" opt.err || fail "--max-input=$bad: exit $st, $(cat opt.err)"
+done
+note "/dev/zero, endless pipes and gzip bombs stop early, with --max-input named"
+exit 0
