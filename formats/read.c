@@ -47,13 +47,13 @@ static int not_a_profile(const char *name)
 			name);
 }
 
-static int too_large(const char *name, const char *what, size_t limit)
+/* what: "input", doing: "reading", or the like. */
+static int too_large(const char *name, const char *what, const char *doing, size_t limit)
 {
 	char sz[32];
 
 	return pv_error("'%s': %s is larger than %s; stopped %s (raise the limit with --max-input)", name,
-			what, pv_size_str(sz, sizeof sz, limit),
-			strcmp(what, "input") == 0 ? "reading" : "decompressing");
+			what, pv_size_str(sz, sizeof sz, limit), doing);
 }
 
 struct input {
@@ -64,8 +64,8 @@ struct input {
 
 /* Read a stream (standard input, a pipe, a device) into memory.  Its
  * first bytes are judged before the rest is read, so that what is no
- * profile (/dev/zero, /dev/urandom) is refused at once, and reading stops
- * past limit bytes (an endless pipe). */
+ * profile at all (/dev/zero) is refused at once, and reading stops past
+ * limit bytes (an endless pipe). */
 static int slurp(int fd, struct input *in, const char *name, size_t limit)
 {
 	size_t cap = 1 << 16, room = limit < SIZE_MAX ? limit + 1 : SIZE_MAX;
@@ -82,7 +82,7 @@ static int slurp(int fd, struct input *in, const char *name, size_t limit)
 			judged = true;
 		}
 		if (in->len >= room)
-			return too_large(name, "input", limit);
+			return too_large(name, "input", "reading", limit);
 		if (in->len == cap) {
 			size_t ncap = cap > room / 2 ? room : cap * 2;
 			unsigned char *q = realloc(in->buf, ncap);
@@ -144,7 +144,7 @@ static void unload(struct input *in)
 
 /* Compressed input: gzip around a profile.proto (as pprof writes it), or
  * around any of the other binary and text formats.  The start is
- * decompressed and judged first, so that a gzip bomb of zeros or noise
+ * decompressed and judged first, so that a gzip bomb of what is no profile
  * stops there; the rest stops past limit bytes. */
 static struct pv_profile *read_gzip(const unsigned char *buf, size_t len, const char *name, size_t limit)
 {
@@ -171,7 +171,7 @@ static struct pv_profile *read_gzip(const unsigned char *buf, size_t len, const 
 		if (pv_gunzip(buf, len, name, limit, &more, &d, &n) < 0)
 			return NULL;
 		if (more) {
-			too_large(name, "decompressed data", limit);
+			too_large(name, "decompressed data", "decompressing", limit);
 			goto out;
 		}
 	}
