@@ -69,8 +69,7 @@ grep -qF 'line^Jbreak;semi colon\xc2\x9b&#27;&amp;\N"'"'"'<>' t.flat || fail "--
 "$PROFVIEW" --folded --threads names.raw >t.folded
 awk '!/;/ || !/ [0-9]+$/ { bad = 1 } END { exit bad }' t.folded || fail "--folded: a line is not a stack: $(cat t.folded)"
 grep -qF ';line^Jbreak:semi colon\xc2\x9b&#27:&amp:\N' t.folded || fail "--folded: the ';' in a name is not ':': $(cat t.folded)"
-[ "$(awk '{ n += $NF } END { print n }' t.folded)" = "$(awk '/samples/ { for (i = 1; i <= NF; i++) if ($i == "samples") print $(i - 1) }' t.flat)" ] ||
-	fail "--folded: the counts do not add up to the samples"
+grep -q '^break' t.folded && fail "--folded: a newline in a name started a line: $(cat t.folded)"
 "$PROFVIEW" --flat t.folded >t.again 2>t.err || fail "--folded output does not read back: $(cat t.err)"
 # A message quoting a name from the trace: the program is gone.
 mv "$prog" gone
