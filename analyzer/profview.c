@@ -32,7 +32,7 @@ enum report_kind { REPORT_TREE, REPORT_FLAT, REPORT_FOLDED, REPORT_PPROF, REPORT
 enum {
 	OPT_TREE = 256, OPT_FLAT, OPT_FOLDED, OPT_SORT, OPT_NOISEFLOOR, OPT_MINCOUNT, OPT_MAXDEPTH,
 	OPT_THREADS, OPT_TID, OPT_FUNCTIONS, OPT_LINES, OPT_FILES, OPT_ADDRESSES, OPT_COLOR,
-	OPT_SYMBOLIZER, OPT_NO_DEMANGLE, OPT_DUMP_LOCATIONS, OPT_PPROF,
+	OPT_SYMBOLIZER, OPT_NO_DEMANGLE, OPT_DUMP_LOCATIONS, OPT_PPROF, OPT_MAX_INPUT,
 };
 
 /* The call graph (--svg) and its pruning. */
@@ -78,6 +78,7 @@ static const struct option long_options[] = {
 	{ "color", required_argument, NULL, OPT_COLOR },
 	{ "symbolizer", required_argument, NULL, OPT_SYMBOLIZER },
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
+	{ "max-input", required_argument, NULL, OPT_MAX_INPUT },
 	{ "focus", required_argument, NULL, OPT_FILTER + PV_FILTER_FOCUS },
 	{ "ignore", required_argument, NULL, OPT_FILTER + PV_FILTER_IGNORE },
 	{ "hide", required_argument, NULL, OPT_FILTER + PV_FILTER_HIDE },
@@ -153,6 +154,11 @@ static void usage(FILE *out)
 		"      --symbolizer=NAME  read debug info with dw (libdw, default) or bfd (libbfd)\n"
 		"      --no-demangle      show C++ functions by their mangled names\n"
 		"\n"
+		"Input:\n"
+		"      --max-input=SIZE   read at most SIZE bytes of a pipe or device, and\n"
+		"                         decompress at most SIZE bytes (default 1G; K, M, G\n"
+		"                         and T are KiB to TiB; 0: no limit)\n"
+		"\n"
 		"Output:\n"
 		"  -o, --output=FILE      write the report to FILE instead of standard output\n"
 		"      --color=WHEN       auto (default), always or never; NO_COLOR turns it off\n"
@@ -200,6 +206,38 @@ static bool parse_double(const char *s, double *out)
 	if (errno || end == s || *end || !(v >= 0) || v > 1e9)
 		return false;
 	*out = v;
+	return true;
+}
+
+/* "1G", "64M", "4096" -> bytes (K, M, G, T: powers of 1024, "KiB" or "K");
+ * "0" -> SIZE_MAX, no limit.  False when malformed. */
+static bool parse_size(const char *s, size_t *out)
+{
+	static const char units[] = "KMGT";
+	char *end;
+	unsigned long long v;
+	unsigned shift = 0;
+
+	errno = 0;
+	if (*s < '0' || *s > '9')
+		return false;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return false;
+	if (*end) {
+		const char *u = strchr(units, end[0] & ~0x20);
+		if (!u || !*u)
+			return false;
+		shift = 10 * (unsigned)(u - units + 1);
+		end++;
+		if (strcmp(end, "iB") == 0 || strcmp(end, "B") == 0)
+			end += strlen(end);
+		if (*end)
+			return false;
+	}
+	if (v > (SIZE_MAX >> shift))
+		return false;
+	*out = v ? (size_t)v << shift : SIZE_MAX;
 	return true;
 }
 
@@ -458,6 +496,11 @@ int main(int argc, char **argv)
 			bfd = strcmp(optarg, "bfd") == 0;
 			break;
 		case OPT_NO_DEMANGLE: sopt.no_demangle = true; break;
+		case OPT_MAX_INPUT:
+			if (!parse_size(optarg, &ropts.max_input))
+				return usage_error("invalid --max-input '%s' (a size such as 512M or 2G; 0 for no limit)",
+						   optarg);
+			break;
 		case OPT_DUMP_LOCATIONS: dump = true; break;
 		case OPT_FILTER + PV_FILTER_FOCUS: case OPT_FILTER + PV_FILTER_IGNORE:
 		case OPT_FILTER + PV_FILTER_HIDE: case OPT_FILTER + PV_FILTER_SHOW:

@@ -3,8 +3,9 @@
  * Each node is a box as wide as its share of the weight (CPU time when the
  * profile has it, else samples), its children on the row above it (below
  * it with icicle) from the left, in the tree's order (heaviest first).
- * Boxes narrower than MIN_PX, and those --mincount or --maxdepth leave out,
- * are summed per parent in one "[N more]" box.  The file carries its own
+ * Boxes narrower than MIN_PX, those --mincount or --maxdepth leave out, and
+ * those deeper than FLAME_MAX_DEPTH are summed per parent in one "[N more]"
+ * box.  The file carries its own
  * style and script: a <title> per box for hover, click to zoom, a search
  * that shows the share of the matching frames.  The script reads the tree
  * back from the document order (pre-order) and the rows, so the boxes need
@@ -13,6 +14,7 @@
 #include "report-flame.h"
 #include "report-text.h"
 #include "error.h"
+#include "escape.h"
 #include "raw-cpu.h"
 #include "units.h"
 
@@ -31,6 +33,10 @@
 #define FONT 12.0       /* px, monospace */
 #define CHAR_W 7.3      /* width of one character at FONT, a little generous */
 #define MIN_PX 0.1      /* narrower boxes are summed per parent */
+/* Rows drawn at most: a stack tens of thousands of frames deep would make
+ * a picture a million pixels high, and a file that grows with its depth
+ * times the boxes' text; deeper frames are summed in "[N more]" boxes. */
+#define FLAME_MAX_DEPTH 1024
 
 struct flame {
 	FILE *out;                   /* NULL: only lay out (first pass) */
@@ -40,10 +46,11 @@ struct flame {
 	double scale;                /* px per unit of weight */
 	int64_t total;               /* the root's weight */
 	uint32_t maxdepth;           /* deepest row drawn */
+	bool cut;                    /* the tree is deeper than FLAME_MAX_DEPTH */
 	double *x;                   /* left edge of each node, px */
 	unsigned char *grey;         /* at or below the noise floor */
 	uint32_t *stack;
-	char name[NAME_MAX_LEN], where[NAME_MAX_LEN];
+	char name[NAME_MAX_LEN], where[NAME_MAX_LEN], scratch[NAME_MAX_LEN];
 };
 
 static int64_t weight(const struct flame *f, const struct ct_node *n)
@@ -51,43 +58,21 @@ static int64_t weight(const struct flame *f, const struct ct_node *n)
 	return f->by_value ? n->value : n->count;
 }
 
-/* Replace what XML cannot carry (control characters, malformed UTF-8,
- * surrogates, U+FFFE/U+FFFF) by '?', in place; returns the number of
- * characters. */
-static size_t sanitize(char *s)
+/* Write the name in buf (NAME_MAX_LEN bytes) visibly, in place, with
+ * pv_escape: what is left is valid UTF-8 without a character XML forbids.
+ * Returns its number of characters. */
+static size_t escape_name(struct flame *f, char *buf)
 {
-	unsigned char *p = (unsigned char *)s;
 	size_t chars = 0;
 
-	while (*p) {
-		unsigned c = *p;
-		size_t len = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 :
-			     c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-		bool ok = len > 0;
-
-		for (size_t i = 1; ok && i < len; i++)
-			ok = (p[i] & 0xc0) == 0x80;
-		if (ok && len == 1 && c < 0x20)
-			ok = false;
-		if (ok && len == 3) {
-			unsigned cp = (c & 0x0f) << 12 | (p[1] & 0x3fu) << 6 | (p[2] & 0x3fu);
-			ok = cp >= 0x800 && !(cp >= 0xd800 && cp <= 0xdfff) && cp != 0xfffe && cp != 0xffff;
-		}
-		if (ok && len == 4) {
-			unsigned cp = (c & 0x07) << 18 | (p[1] & 0x3fu) << 12;
-			ok = cp >= 0x10000 && cp <= 0x10ffff;
-		}
-		if (!ok) {
-			*p++ = '?';
-		} else {
-			p += len;
-		}
-		chars++;
-	}
+	pv_escape(f->scratch, sizeof f->scratch, buf);
+	memcpy(buf, f->scratch, strlen(f->scratch) + 1);
+	for (const unsigned char *c = (const unsigned char *)buf; *c; c++)
+		chars += (*c & 0xc0) != 0x80;
 	return chars;
 }
 
-/* Write the first nchars characters of a sanitized string, escaped. */
+/* Write the first nchars characters of an escaped name, as XML text. */
 static void put_escaped(FILE *out, const char *s, size_t nchars)
 {
 	for (; *s; s++) {
@@ -159,12 +144,12 @@ static double row_y(const struct flame *f, uint32_t depth)
 	return f->o->icicle ? TOP + depth * ROW : TOP + (double)(f->maxdepth - depth) * ROW;
 }
 
-/* One box: f->name holds its name (sanitized), f->where its location. */
+/* One box: f->name holds its name, f->where its location (both escaped here). */
 static void put_box(struct flame *f, const char *cls, double x, double w, uint32_t depth,
 		    int64_t count, int64_t wt, int64_t value, const char *fill, const char *note)
 {
 	FILE *out = f->out;
-	size_t nchars = sanitize(f->name);
+	size_t nchars = escape_name(f, f->name);
 	double share = f->total > 0 ? 100.0 * (double)wt / (double)f->total : 0.0;
 	double y = row_y(f, depth);
 	const char *vname = value_name(f->t);
@@ -181,7 +166,7 @@ static void put_box(struct flame *f, const char *cls, double x, double w, uint32
 		fprintf(out, ", %s %s", vname, d);
 	}
 	if (f->where[0]) {
-		size_t wc = sanitize(f->where);
+		size_t wc = escape_name(f, f->where);
 		fputc('\n', out);
 		put_escaped(out, f->where, wc);
 	}
@@ -232,6 +217,8 @@ static bool drawn(const struct flame *f, const struct ct_node *c)
 	if (f->o->mincount > 0 && c->count < f->o->mincount)
 		return false;
 	if (f->o->maxdepth > 0 && c->depth > (uint32_t)f->o->maxdepth)
+		return false;
+	if (c->depth > FLAME_MAX_DEPTH)
 		return false;
 	return (double)weight(f, c) * f->scale >= MIN_PX;
 }
@@ -450,7 +437,7 @@ static void put_header(struct flame *f, double height)
 	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#fbfaf7\"/>\n", WIDTH, height);
 	fprintf(out, "<text class=\"title\" x=\"%.0f\" y=\"22\" text-anchor=\"middle\">", WIDTH / 2);
 	snprintf(f->name, sizeof f->name, "%s", prog[0] ? prog : "profile");
-	put_escaped(out, f->name, sanitize(f->name));
+	put_escaped(out, f->name, escape_name(f, f->name));
 	fputs(f->o->icicle ? " \u2014 icicle graph" : " \u2014 flame graph", out);
 	fprintf(out, "</text>\n<text x=\"%.0f\" y=\"40\" text-anchor=\"middle\">%" PRId64 " samples",
 		WIDTH / 2, t->samples);
@@ -462,10 +449,12 @@ static void put_header(struct flame *f, double height)
 	if (f->o->filters && f->o->filters[0]) {
 		snprintf(f->name, sizeof f->name, "%s", f->o->filters);
 		fputs("; ", out);
-		put_escaped(out, f->name, sanitize(f->name));
+		put_escaped(out, f->name, escape_name(f, f->name));
 	}
 	if (f->o->noisefloor > 0)
 		fprintf(out, "; grey: at or below the noise floor (K=%g)", f->o->noisefloor);
+	if (f->cut)
+		fprintf(out, "; frames deeper than %d are summed in [N more] boxes", FLAME_MAX_DEPTH);
 	fputs("</text>\n", out);
 	fprintf(out, "<text id=\"reset\" class=\"btn\" x=\"%.0f\" y=\"22\">Reset zoom</text>\n", PAD);
 	fprintf(out, "<text id=\"search\" class=\"btn\" x=\"%.0f\" y=\"22\" text-anchor=\"end\">Search</text>\n",
@@ -505,6 +494,8 @@ int report_flame(FILE *out, const struct calltree *t, const struct flame_options
 		goto out;
 	}
 	f->scale = (WIDTH - 2 * PAD) / (double)f->total;
+	for (size_t i = 0; i < t->nnodes && !f->cut; i++)
+		f->cut = t->nodes[i].depth > FLAME_MAX_DEPTH;
 	walk(f);
 	f->out = out;
 	put_header(f, TOP + (f->maxdepth + 1) * ROW + BOTTOM);

@@ -1,6 +1,7 @@
 /* report-svg.c - the call graph laid out by dot and written as SVG */
 #include "report-svg.h"
 #include "error.h"
+#include "escape.h"
 #include "util.h"
 
 #include <graphviz/cgraph.h>
@@ -43,18 +44,28 @@ static void sb_add(struct sbuf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
-/* Text for a graphviz escString: a backslash must be doubled, or "\N",
- * "\l" and the like would be read as escapes.  graphviz itself escapes
- * '&', '<' and '>' when it writes the SVG. */
-static void sb_text(struct sbuf *b, const char *s)
+/* Where a string goes: graphviz unescapes a label's backslashes once and
+ * a tooltip's twice. */
+enum gv_field { GV_LABEL, GV_TOOLTIP };
+
+/* A name from the profile for a graphviz escString.  It is escaped first
+ * (pv_escape: no control character, valid UTF-8), then kept from meaning
+ * anything to graphviz: a backslash is doubled for a label and doubled
+ * twice for a tooltip, or "\N", "\l" and the like would be read as
+ * escapes; '&' goes in as "&amp;", since graphviz decodes character
+ * references ("&#27;" would become ESC) before it writes the SVG, where
+ * it escapes '&', '<', '>' and quotes itself. */
+static void sb_text(struct sbuf *b, const char *s, enum gv_field f)
 {
-	for (; *s; s++) {
-		if (*s == '\\')
-			sb_add(b, "\\\\");
-		else if (*s == '\n')
-			sb_add(b, " ");
+	char shown[NAME_BUF];
+
+	for (const char *c = pv_escape(shown, sizeof shown, s); *c; c++) {
+		if (*c == '\\')
+			sb_add(b, "%s", f == GV_TOOLTIP ? "\\\\\\\\" : "\\\\");
+		else if (*c == '&')
+			sb_add(b, "&amp;");
 		else
-			sb_add(b, "%c", *s);
+			sb_add(b, "%c", *c);
 	}
 }
 
@@ -250,7 +261,7 @@ static int add_legend(Agraph_t *gr, const struct attrs *a, const struct graph *g
 	Agnode_t *n;
 
 	sb_add(&l, "File: ");
-	sb_text(&l, prog[0] ? pv_base_name(prog) : "(unknown)");
+	sb_text(&l, prog[0] ? pv_base_name(prog) : "(unknown)", GV_LABEL);
 	sb_add(&l, "\\lType: %s%s\\l", value_name(t), t->v_value != PV_NONE ? " (n: samples)" : "");
 	if (t->v_value != PV_NONE) {
 		fmt_time(buf, sizeof buf, total);
@@ -261,7 +272,7 @@ static int add_legend(Agraph_t *gr, const struct attrs *a, const struct graph *g
 	}
 	if (o->filters && o->filters[0]) {
 		sb_add(&l, "Filters: ");
-		sb_text(&l, o->filters);
+		sb_text(&l, o->filters, GV_LABEL);
 		sb_add(&l, "\\l");
 	}
 	if (t->v_value != PV_NONE) {
@@ -292,7 +303,7 @@ static int add_legend(Agraph_t *gr, const struct attrs *a, const struct graph *g
 	if (any_noise)
 		sb_add(&l, "Grey: at or below the noise floor, n <= %g sqrt(N), N all samples\\l",
 		       o->noisefloor);
-	sb_text(&tip, prog[0] ? prog : "(unknown)");
+	sb_text(&tip, prog[0] ? prog : "(unknown)", GV_TOOLTIP);
 	if (l.failed || tip.failed) {
 		free(l.s);
 		free(tip.s);
@@ -335,7 +346,7 @@ static int add_nodes(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 		calltree_frame_name(t, nd->frame, name, sizeof name);
 		calltree_frame_where(t, nd->frame, where, sizeof where);
 		shorten_name(name[0] ? name : "??", shortn, sizeof shortn);
-		sb_text(&l, shortn);
+		sb_text(&l, shortn, GV_LABEL);
 		if (flat == 0 && nd->flat_count == 0) {
 			fmt_amount(g, amt, sizeof amt, nd->cum_count, nd->cum_value, total);
 			sb_add(&l, "\\n0 of %s", amt);
@@ -347,10 +358,10 @@ static int add_nodes(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 				sb_add(&l, "\\nof %s", amt);
 			}
 		}
-		sb_text(&tip, name[0] ? name : "??");
+		sb_text(&tip, name[0] ? name : "??", GV_TOOLTIP);
 		if (where[0]) {
 			sb_add(&tip, " (");
-			sb_text(&tip, where);
+			sb_text(&tip, where, GV_TOOLTIP);
 			sb_add(&tip, ")");
 		}
 		fmt_amount(g, amt, sizeof amt, nd->flat_count, nd->flat_value, total);
@@ -414,9 +425,9 @@ static int add_edges(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 		calltree_frame_name(t, g->nodes[e->from].frame, from, sizeof from);
 		calltree_frame_name(t, g->nodes[e->to].frame, to, sizeof to);
 		fmt_amount(g, amt, sizeof amt, e->count, e->value, total);
-		sb_text(&tip, from);
+		sb_text(&tip, from, GV_TOOLTIP);
 		sb_add(&tip, " -> ");
-		sb_text(&tip, to);
+		sb_text(&tip, to, GV_TOOLTIP);
 		sb_add(&tip, "%s (%s)", e->residual ? " (through dropped frames)" : "", amt);
 		if (tip.failed)
 			return pv_oom();

@@ -1,6 +1,7 @@
 /* report-text.c - the text reports: header, call tree and flat profile */
 #include "report-text.h"
 #include "error.h"
+#include "escape.h"
 #include "raw-cpu.h"
 #include "units.h"
 
@@ -41,15 +42,15 @@ bool report_unsampled(const struct pv_profile *p, char *buf, size_t n)
 void report_header(FILE *out, const struct calltree *t, const struct report_options *o)
 {
 	const struct pv_profile *p = t->p;
-	char dur[32], cpu[32];
+	char dur[32], cpu[32], text[NAME_MAX_LEN];
 	const char *vname = t->v_value != PV_NONE ? pv_str(p, p->sample_types[t->v_value].type) : NULL;
 	int64_t total_value = t->nodes[0].value;
 
 	fprintf(out, "%sprogram:%s %s", bold_on(o), attr_off(o),
-		pv_str(p, p->program)[0] ? pv_str(p, p->program) : "(unknown)");
+		pv_str(p, p->program)[0] ? pv_escape(text, sizeof text, pv_str(p, p->program)) : "(unknown)");
 	if (p->pid)
 		fprintf(out, " (pid %u)", p->pid);
-	fprintf(out, ", %s%s\n", pv_str(p, p->source_format),
+	fprintf(out, ", %s%s\n", pv_escape(text, sizeof text, pv_str(p, p->source_format)),
 		p->finished ? "" : ", not finished");
 	pv_format_duration(dur, sizeof dur, p->duration_ns);
 	fprintf(out, "%sprofile:%s %s", bold_on(o), attr_off(o), dur);
@@ -62,11 +63,12 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 		fprintf(out, " (period %.3g ms, %.0f Hz)", p->period / 1e6, 1e9 / (double)p->period);
 	fprintf(out, ", %zu thread%s", p->nthreads, p->nthreads == 1 ? "" : "s");
 	if (o->tid_filter)
-		fprintf(out, " (%s)", o->tid_filter);
+		fprintf(out, " (%s)", pv_escape(text, sizeof text, o->tid_filter));
 	fprintf(out, "\n");
 	if (o->filters && o->filters[0])
 		fprintf(out, "%sfilters:%s %s; kept %" PRId64 " of %" PRId64 " samples (%.1f%%)\n",
-			bold_on(o), attr_off(o), o->filters, o->filter_kept, o->filter_total,
+			bold_on(o), attr_off(o), pv_escape(text, sizeof text, o->filters), o->filter_kept,
+			o->filter_total,
 			pct(o->filter_kept, o->filter_total));
 	if (p->lost || p->truncated || p->dropped_bytes) {
 		fprintf(out, "%swarning:%s", bold_on(o), attr_off(o));
@@ -93,10 +95,21 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 	fprintf(out, "\n");
 }
 
+/* Names come from the input: every one is written through pv_escape. */
+static void frame_label(const struct calltree *t, uint32_t frame, char *name, size_t nn, char *where,
+			size_t nw)
+{
+	char raw[NAME_MAX_LEN];
+
+	pv_escape(name, nn, calltree_frame_name(t, frame, raw, sizeof raw));
+	pv_escape(where, nw, calltree_frame_where(t, frame, raw, sizeof raw));
+}
+
 static void node_label(const struct calltree *t, const struct ct_node *nd, char *name, size_t nn,
 		       char *where, size_t nw)
 {
 	const struct pv_profile *p = t->p;
+	char raw[NAME_MAX_LEN];
 
 	where[0] = '\0';
 	if (nd->kind == CT_THREAD) {
@@ -106,13 +119,13 @@ static void node_label(const struct calltree *t, const struct ct_node *nd, char 
 			const struct pv_thread *th = &p->threads[nd->frame];
 			const char *tn = pv_str(p, th->name);
 			if (tn[0])
-				snprintf(name, nn, "[thread %u \"%s\"]", th->tid, tn);
+				snprintf(name, nn, "[thread %u \"%s\"]", th->tid,
+					 pv_escape(raw, sizeof raw, tn));
 			else
 				snprintf(name, nn, "[thread %u]", th->tid);
 		}
 	} else {
-		calltree_frame_name(t, nd->frame, name, nn);
-		calltree_frame_where(t, nd->frame, where, nw);
+		frame_label(t, nd->frame, name, nn, where, nw);
 	}
 }
 
@@ -128,18 +141,73 @@ static bool visible(const struct report_options *o, const struct ct_node *nd, in
 	return true;
 }
 
+/* The indentation of a line at depth (1: the outermost frames) and, past
+ * REPORT_INDENT_MAX, where it stops growing, the depth as a number. */
+static void tree_indent(FILE *out, uint32_t depth)
+{
+	if (depth <= REPORT_INDENT_MAX)
+		fprintf(out, "%*s", 2 * (int)(depth - 1), "");
+	else
+		fprintf(out, "%*s[+%" PRIu32 "] ", 2 * REPORT_INDENT_MAX, "", depth);
+}
+
 static void tree_line(FILE *out, const struct calltree *t, const struct ct_node *nd,
-		      int indent, const struct report_options *o)
+		      const struct report_options *o)
 {
 	char name[NAME_MAX_LEN], where[NAME_MAX_LEN];
 	int64_t total = ct_weight(t, &t->nodes[0]);
 
 	node_label(t, nd, name, sizeof name, where, sizeof where);
-	fprintf(out, "%9" PRId64 " %6.1f%% %s%6.0f%s %9.1f  %*s%s", nd->count, pct(ct_weight(t, nd), total),
-		dim_on(o), sqrt((double)nd->count), attr_off(o), nd->value / 1e6, 2 * indent, "", name);
+	fprintf(out, "%9" PRId64 " %6.1f%% %s%6.0f%s %9.1f  ", nd->count, pct(ct_weight(t, nd), total),
+		dim_on(o), sqrt((double)nd->count), attr_off(o), nd->value / 1e6);
+	tree_indent(out, nd->depth);
+	fputs(name, out);
 	if (where[0])
 		fprintf(out, "  %s%s%s", dim_on(o), where, attr_off(o));
 	fputc('\n', out);
+}
+
+/* How many nodes below id form one call chain: each the only child of
+ * the one above it, and shown. */
+static uint32_t chain_length(const struct calltree *t, const struct report_options *o, uint32_t id)
+{
+	const struct ct_node *nodes = t->nodes;
+	uint32_t n = 0;
+
+	while (nodes[id].nchildren == 1 && visible(o, &nodes[nodes[id].first_child], nodes[id].count)) {
+		id = nodes[id].first_child;
+		n++;
+	}
+	return n;
+}
+
+/* Below REPORT_INDENT_MAX, a chain longer than twice REPORT_CHAIN_ENDS
+ * frames (deep recursion, a stack tens of thousands of frames deep) is
+ * shown by its first and last REPORT_CHAIN_ENDS frames and one line for
+ * the rest: what is printed grows with the branches of the tree, never
+ * with the depth of a chain.  id was printed; returns the node whose
+ * children come next, id itself when nothing was left out. */
+static uint32_t tree_chain(FILE *out, const struct calltree *t, uint32_t id, const struct report_options *o)
+{
+	const struct ct_node *nodes = t->nodes;
+	uint32_t n, skip, from;
+
+	if (nodes[id].depth < REPORT_INDENT_MAX)
+		return id;
+	n = chain_length(t, o, id);
+	if (n <= 2 * REPORT_CHAIN_ENDS)
+		return id;
+	for (uint32_t k = 0; k < REPORT_CHAIN_ENDS; k++) {
+		id = nodes[id].first_child;
+		tree_line(out, t, &nodes[id], o);
+	}
+	skip = n - 2 * REPORT_CHAIN_ENDS;
+	from = nodes[id].depth + 1;
+	for (uint32_t k = 0; k < skip; k++)
+		id = nodes[id].first_child;
+	fprintf(out, "%s%36s%*s[%" PRIu32 " frames of one call chain not shown: depth %" PRIu32 " to %" PRIu32
+		"]%s\n", dim_on(o), "", 2 * REPORT_INDENT_MAX, "", skip, from, nodes[id].depth, attr_off(o));
+	return id;
 }
 
 int report_tree(FILE *out, const struct calltree *t, const struct report_options *o)
@@ -183,17 +251,19 @@ int report_tree(FILE *out, const struct calltree *t, const struct report_options
 						hw += ct_weight(t, &nodes[c]);
 						hn++;
 					}
-				int indent = (int)par->depth;
-				fprintf(out, "%s%9" PRId64 " %6.1f%% %6.0f %9.1f  %*s[%u more below the %s]%s\n",
-					dim_on(o), hc, pct(hw, ct_weight(t, &nodes[0])), sqrt((double)hc), hv / 1e6,
-					2 * indent, "", hn,
+				fprintf(out, "%s%9" PRId64 " %6.1f%% %6.0f %9.1f  ", dim_on(o), hc,
+					pct(hw, ct_weight(t, &nodes[0])), sqrt((double)hc), hv / 1e6);
+				tree_indent(out, par->depth + 1);
+				fprintf(out, "[%u more below the %s]%s\n", hn,
 					o->maxdepth > 0 && par->depth + 1 > (uint32_t)o->maxdepth ? "depth limit" :
 					"floor", attr_off(o));
 				continue;
 			}
+			if (id != 0) {
+				tree_line(out, t, &nodes[id], o);
+				id = tree_chain(out, t, id, o);
+			}
 			const struct ct_node *nd = &nodes[id];
-			if (id != 0)
-				tree_line(out, t, nd, (int)nd->depth - 1, o);
 			size_t nk = 0;
 			bool hidden = false;
 			for (uint32_t c = nd->first_child; c != PV_NONE; c = nodes[c].next_sibling) {
@@ -281,8 +351,7 @@ int report_flat(FILE *out, struct calltree *t, const struct report_options *o)
 			continue;
 		if (o->mincount > 0 && r->cum_count < o->mincount)
 			continue;
-		calltree_frame_name(t, r->frame, name, sizeof name);
-		calltree_frame_where(t, r->frame, where, sizeof where);
+		frame_label(t, r->frame, name, sizeof name, where, sizeof where);
 		fprintf(out, "%9" PRId64 " %5.1f%% %8" PRId64 " %5.1f%% %s%6.0f%s  %s", r->self_count,
 			pct(ct_self_weight(t, r), total), r->cum_count, pct(ct_cum_weight(t, r), total), dim_on(o),
 			sqrt((double)r->self_count), attr_off(o), name);
@@ -333,10 +402,12 @@ int report_folded(FILE *out, const struct calltree *t, const struct report_optio
 			path[n++] = k;
 		while (n--) {
 			node_label(t, &nodes[path[n]], name, sizeof name, where, sizeof where);
-			/* ';' separates frames and the count follows the last
-			 * space: keep names from breaking either. */
+			/* ';' separates frames, as in FlameGraph's own
+			 * stackcollapse scripts: one in a name becomes ':'.  A
+			 * newline was escaped (^J) and cannot end the line; the
+			 * count is after the last space, so spaces may stay. */
 			for (char *c = name; *c; c++)
-				if (*c == ';' || *c == '\n')
+				if (*c == ';')
 					*c = ':';
 			fputs(name, out);
 			if (n)

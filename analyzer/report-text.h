@@ -8,6 +8,15 @@
 
 enum report_sort { SORT_COUNT, SORT_CUM, SORT_NAME };
 
+/* The tree's indentation grows down to this depth; a deeper line is
+ * indented one step more and starts with its depth ("[+70] name").  Past
+ * it, a call chain without branches is shown by its first and last
+ * REPORT_CHAIN_ENDS frames and one line for the frames between: a stack
+ * tens of thousands of frames deep prints a few dozen lines, not a number
+ * of bytes that grows with the square of its depth. */
+#define REPORT_INDENT_MAX 64
+#define REPORT_CHAIN_ENDS 16
+
 struct report_options {
 	double noisefloor;     /* hide nodes with n <= K * sqrt(parent n); 0 off */
 	int64_t mincount;      /* hide nodes with fewer samples; 0 off */

@@ -1,5 +1,6 @@
 /* error.c - the one place messages are formatted and printed */
 #include "error.h"
+#include "escape.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -28,13 +29,16 @@ void pv_error_set_sink(pv_error_sink s)
 	sink = s;
 }
 
+/* Messages quote names from the input (files a trace maps, functions):
+ * they are escaped like every report's names. */
 static void emit(enum pv_level level, const char *fmt, va_list ap)
 {
-	char msg[1024];
+	char raw[1024], msg[1024];
 
 	if (quiet && level != PV_LEVEL_ERROR)
 		return;
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	vsnprintf(raw, sizeof raw, fmt, ap);
+	pv_escape(msg, sizeof msg, raw);
 	if (sink) {
 		sink(level, msg);
 		return;

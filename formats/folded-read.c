@@ -9,17 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Frames kept of a stack: a deeper one keeps its innermost frames (the
+ * leaf's side, as a collector whose walk stops), and the sample counts as
+ * truncated. */
 #define FOLDED_MAX_DEPTH 65536
-
-static bool is_text(const unsigned char *buf, size_t len)
-{
-	size_t n = len < 65536 ? len : 65536;
-
-	for (size_t i = 0; i < n; i++)
-		if (buf[i] < 0x20 && buf[i] != '\t' && buf[i] != '\n' && buf[i] != '\r')
-			return false;
-	return true;
-}
+#define FOLDED_DETECT_SPAN 65536 /* bytes looked at to recognise the format */
 
 /* The count at the end of line [s, e): its start, or NULL. */
 static const unsigned char *count_start(const unsigned char *s, const unsigned char *e)
@@ -40,28 +34,45 @@ static const unsigned char *trim_end(const unsigned char *s, const unsigned char
 	return e;
 }
 
+/* Text with a count at the end of its first line.  A frame name may hold
+ * any byte but NUL (a symbol can be renamed to anything), so control
+ * characters other than tab, CR and LF are allowed too, but then every
+ * complete line looked at must be a stack with its count: binary data
+ * that happens to have no NUL does not pass for folded stacks. */
 bool folded_detect(const unsigned char *buf, size_t len)
 {
-	const unsigned char *s = buf, *end = buf + (len < 65536 ? len : 65536);
+	size_t span = len < FOLDED_DETECT_SPAN ? len : FOLDED_DETECT_SPAN;
+	const unsigned char *s = buf, *end = buf + span;
+	bool controls = false, any = false;
 
-	if (!is_text(buf, len))
+	if (memchr(buf, '\0', span))
 		return false;
+	for (size_t i = 0; i < span && !controls; i++)
+		controls = buf[i] < 0x20 && buf[i] != '\t' && buf[i] != '\n' && buf[i] != '\r';
 	while (s < end) {
 		const unsigned char *nl = memchr(s, '\n', (size_t)(end - s));
 		const unsigned char *e = trim_end(s, nl ? nl : end);
-		if (e > s)
-			return count_start(s, e) != NULL || !nl;
+		if (e > s) {
+			bool counted = count_start(s, e) != NULL;
+			if (!controls)
+				return counted || !nl;
+			/* A line cut by the end of the span cannot be judged. */
+			if (!counted && (nl || span == len))
+				return false;
+			any = true;
+		}
 		if (!nl)
 			break;
 		s = nl + 1;
 	}
-	return false;
+	return any;
 }
 
 struct freader {
 	struct pv_profile *p;
 	uint32_t *locs;
 	size_t cap_locs;
+	size_t cut, first_cut;  /* stacks cut to FOLDED_MAX_DEPTH frames, the first's line */
 };
 
 /* The location standing for the frame named [s, e). */
@@ -101,14 +112,22 @@ static int read_line(struct freader *r, const char *name, size_t lineno, const u
 	if (errno || count > INT64_MAX)
 		return pv_error("'%s': line %zu: count %s is too large", name, lineno, num);
 	const unsigned char *stack_end = trim_end(s, c);
-	/* Frames, outermost first in the text; the model wants the leaf first. */
+	/* Frames, outermost first in the text; the model wants the leaf first.
+	 * Past FOLDED_MAX_DEPTH the outermost are skipped. */
+	size_t depth = 0, skip;
 	for (const unsigned char *f = s; f < stack_end;) {
 		const unsigned char *semi = memchr(f, ';', (size_t)(stack_end - f));
 		const unsigned char *fe = semi ? semi : stack_end;
-		if (fe > f) {
-			if (n >= FOLDED_MAX_DEPTH)
-				return pv_error("'%s': line %zu: more than %d frames", name, lineno,
-						FOLDED_MAX_DEPTH);
+		depth += fe > f;
+		f = semi ? semi + 1 : stack_end;
+	}
+	skip = depth > FOLDED_MAX_DEPTH ? depth - FOLDED_MAX_DEPTH : 0;
+	for (const unsigned char *f = s; f < stack_end;) {
+		const unsigned char *semi = memchr(f, ';', (size_t)(stack_end - f));
+		const unsigned char *fe = semi ? semi : stack_end;
+		if (fe > f && skip) {
+			skip--;
+		} else if (fe > f) {
 			if (pv_grow(&r->locs, &r->cap_locs, n + 1, sizeof *r->locs) < 0)
 				return -1;
 			if ((r->locs[n++] = frame_location(r, f, fe)) == PV_NONE)
@@ -125,6 +144,11 @@ static int read_line(struct freader *r, const char *name, size_t lineno, const u
 	}
 	if (count == 0)
 		return 0;
+	if (depth > FOLDED_MAX_DEPTH) {
+		if (r->cut++ == 0)
+			r->first_cut = lineno;
+		p->truncated++;
+	}
 	ps.nlocs = n;
 	ps.loc_off = pv_add_stack(p, r->locs, n);
 	ps.values[0] = (int64_t)count;
@@ -157,6 +181,10 @@ struct pv_profile *folded_read(const unsigned char *buf, size_t len, const char 
 			goto fail;
 		s = nl ? nl + 1 : end;
 	}
+	if (r.cut)
+		pv_warn("'%s': %zu stack%s deeper than %d frames (the first at line %zu) cut to %s innermost %d",
+			name, r.cut, r.cut == 1 ? "" : "s", FOLDED_MAX_DEPTH, r.first_cut,
+			r.cut == 1 ? "its" : "their", FOLDED_MAX_DEPTH);
 	r.p->finished = true;
 	free(r.locs);
 	return r.p;

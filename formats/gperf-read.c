@@ -18,11 +18,6 @@
 
 #define GPERF_MAX_DEPTH 4096
 
-bool gperf_detect(const unsigned char *buf, size_t len)
-{
-	return len >= 4 && buf[0] == 0 && buf[1] == 0 && buf[2] == 0 && buf[3] == 0;
-}
-
 struct greader {
 	const unsigned char *buf;
 	size_t len;
@@ -59,6 +54,15 @@ static bool find_layout(struct greader *g)
 			return true;
 	}
 	return false;
+}
+
+/* The header's first two words, 0 and 3, in one of the four layouts: four
+ * zero bytes alone would take /dev/zero for a profile. */
+bool gperf_detect(const unsigned char *buf, size_t len)
+{
+	struct greader g = { .buf = buf, .len = len };
+
+	return find_layout(&g);
 }
 
 static int header(struct greader *g, size_t *off)

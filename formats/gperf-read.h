@@ -8,9 +8,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Does buf start with a zero word, as a gperftools CPU profile does (and no
- * other input profview reads)?  The header itself is checked by gperf_read,
- * so that a damaged one gets a precise message. */
+/* Does buf start with the words 0 and 3 (of 32 or 64 bits, in either byte
+ * order), as a gperftools CPU profile's header does?  The rest of the
+ * header is checked by gperf_read, so that a damaged one gets a precise
+ * message. */
 bool gperf_detect(const unsigned char *buf, size_t len);
 
 /* Read a gperftools CPU profile from memory: the header (words 0, 3, 0,

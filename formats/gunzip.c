@@ -1,6 +1,7 @@
 /* gunzip.c - gzip input, decompressed in memory with zlib */
 #include "gunzip.h"
 #include "error.h"
+#include "util.h"
 
 #include <stdlib.h>
 #include <zlib.h>
@@ -10,18 +11,22 @@ bool pv_gzip_detect(const unsigned char *buf, size_t len)
 	return len >= 2 && buf[0] == 0x1f && buf[1] == 0x8b;
 }
 
-int pv_gunzip(const unsigned char *buf, size_t len, const char *name, size_t limit,
+int pv_gunzip(const unsigned char *buf, size_t len, const char *name, size_t limit, bool *more,
 	      unsigned char **out, size_t *outlen)
 {
 	z_stream zs = { 0 };
 	unsigned char *o = NULL;
+	/* One byte past the limit tells whether there is more. */
+	size_t room = limit < SIZE_MAX ? limit + 1 : SIZE_MAX;
 	size_t cap = len < (1u << 20) ? (1u << 16) : len * 4, n = 0;
 	int zr = Z_OK, ret = -1;
 
 	*out = NULL;
 	*outlen = 0;
-	if (cap > limit)
-		cap = limit ? limit : 1;
+	if (more)
+		*more = false;
+	if (cap > room)
+		cap = room;
 	/* 15 + 32: a gzip (or zlib) header, detected by zlib. */
 	if (inflateInit2(&zs, 15 + 32) != Z_OK)
 		return pv_oom();
@@ -36,12 +41,18 @@ int pv_gunzip(const unsigned char *buf, size_t len, const char *name, size_t lim
 		size_t done_in = (size_t)(zs.next_in - buf);
 		if (zs.avail_in == 0 && done_in < len)
 			zs.avail_in = (uInt)(len - done_in > (1u << 30) ? (1u << 30) : len - done_in);
-		if (n == cap) {
-			size_t ncap = cap * 2 > limit ? limit : cap * 2;
-			if (ncap <= cap) {
-				pv_error("'%s': decompressed data is larger than %zu MiB", name, limit >> 20);
-				goto out;
+		if (n == room) {
+			char sz[32];
+			n = limit;
+			if (more) {
+				*more = true;
+				break;
 			}
+			pv_error("'%s': decompressed data is larger than %s", name, pv_size_str(sz, sizeof sz, limit));
+			goto out;
+		}
+		if (n == cap) {
+			size_t ncap = cap > room / 2 ? room : cap * 2;
 			unsigned char *q = realloc(o, ncap);
 			if (!q) {
 				pv_oom();

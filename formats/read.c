@@ -7,14 +7,54 @@
 #include "gperf-read.h"
 #include "gunzip.h"
 #include "pprof-read.h"
+#include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* The detectors look at this many bytes at most: a stream is judged on
+ * its first ones, before the rest is read. */
+#define DETECT_SPAN 65536
+
+enum format { FORMAT_NONE, FORMAT_RAW, FORMAT_GDB, FORMAT_GZIP, FORMAT_GPERF, FORMAT_FOLDED, FORMAT_PPROF };
+
+static enum format detect(const unsigned char *buf, size_t len)
+{
+	if (raw_detect(buf, len))
+		return FORMAT_RAW;
+	if (gdb_detect(buf, len))
+		return FORMAT_GDB;
+	if (pv_gzip_detect(buf, len))
+		return FORMAT_GZIP;
+	if (gperf_detect(buf, len))
+		return FORMAT_GPERF;
+	if (folded_detect(buf, len))
+		return FORMAT_FOLDED;
+	if (pprof_detect(buf, len))
+		return FORMAT_PPROF;
+	return FORMAT_NONE;
+}
+
+static int not_a_profile(const char *name)
+{
+	return pv_error("'%s' is not a profile profview can read (see profview-formats(5) for those it reads)",
+			name);
+}
+
+/* what: "input", doing: "reading", or the like. */
+static int too_large(const char *name, const char *what, const char *doing, size_t limit)
+{
+	char sz[32];
+
+	return pv_error("'%s': %s is larger than %s; stopped %s (raise the limit with --max-input)", name,
+			what, pv_size_str(sz, sizeof sz, limit), doing);
+}
 
 struct input {
 	unsigned char *buf;
@@ -22,21 +62,34 @@ struct input {
 	bool mapped;
 };
 
-static int slurp(int fd, struct input *in, const char *name)
+/* Read a stream (standard input, a pipe, a device) into memory.  Its
+ * first bytes are judged before the rest is read, so that what is no
+ * profile at all (/dev/zero) is refused at once, and reading stops past
+ * limit bytes (an endless pipe). */
+static int slurp(int fd, struct input *in, const char *name, size_t limit)
 {
-	size_t cap = 1 << 16;
+	size_t cap = 1 << 16, room = limit < SIZE_MAX ? limit + 1 : SIZE_MAX;
+	bool judged = false;
 
 	in->buf = malloc(cap);
 	if (!in->buf)
 		return pv_oom();
 	for (;;) {
 		ssize_t n;
+		if (!judged && in->len > DETECT_SPAN) {
+			if (detect(in->buf, in->len) == FORMAT_NONE)
+				return not_a_profile(name);
+			judged = true;
+		}
+		if (in->len >= room)
+			return too_large(name, "input", "reading", limit);
 		if (in->len == cap) {
-			unsigned char *q = realloc(in->buf, cap * 2);
+			size_t ncap = cap > room / 2 ? room : cap * 2;
+			unsigned char *q = realloc(in->buf, ncap);
 			if (!q)
 				return pv_oom();
 			in->buf = q;
-			cap *= 2;
+			cap = ncap;
 		}
 		n = read(fd, in->buf + in->len, cap - in->len);
 		if (n < 0 && errno == EINTR)
@@ -49,13 +102,15 @@ static int slurp(int fd, struct input *in, const char *name)
 	}
 }
 
-static int load(const char *path, struct input *in)
+/* A regular file is mapped, whatever its size; anything else is read,
+ * at most limit bytes. */
+static int load(const char *path, struct input *in, size_t limit)
 {
 	struct stat st;
 	int fd, ret = 0;
 
 	if (strcmp(path, "-") == 0)
-		return slurp(STDIN_FILENO, in, "standard input");
+		return slurp(STDIN_FILENO, in, "standard input", limit);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return pv_error("cannot open '%s': %s", path, strerror(errno));
@@ -66,14 +121,14 @@ static int load(const char *path, struct input *in)
 	} else if (S_ISREG(st.st_mode) && st.st_size > 0) {
 		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (m == MAP_FAILED) {
-			ret = slurp(fd, in, path);
+			ret = slurp(fd, in, path, SIZE_MAX);
 		} else {
 			in->buf = m;
 			in->len = (size_t)st.st_size;
 			in->mapped = true;
 		}
 	} else {
-		ret = slurp(fd, in, path);
+		ret = slurp(fd, in, path, limit);
 	}
 	close(fd);
 	return ret;
@@ -88,26 +143,45 @@ static void unload(struct input *in)
 }
 
 /* Compressed input: gzip around a profile.proto (as pprof writes it), or
- * around any of the other binary and text formats. */
-static struct pv_profile *read_gzip(const unsigned char *buf, size_t len, const char *name)
+ * around any of the other binary and text formats.  The start is
+ * decompressed and judged first, so that a gzip bomb of what is no profile
+ * stops there; the rest stops past limit bytes. */
+static struct pv_profile *read_gzip(const unsigned char *buf, size_t len, const char *name, size_t limit)
 {
 	unsigned char *d;
 	size_t n;
+	bool more;
+	enum format f;
 	struct pv_profile *p = NULL;
 
-	if (pv_gunzip(buf, len, name, (size_t)1 << 32, &d, &n) < 0)
+	if (pv_gunzip(buf, len, name, DETECT_SPAN + 1, &more, &d, &n) < 0)
 		return NULL;
-	if (n == 0)
+	if (n == 0) {
 		pv_error("'%s' is empty once decompressed: not a profile", name);
-	else if (gperf_detect(d, n))
-		p = gperf_read(d, n, name);
-	else if (folded_detect(d, n))
-		p = folded_read(d, n, name);
-	else if (pprof_detect(d, n))
-		p = pprof_read(d, n, name, true);
-	else
+		goto out;
+	}
+	f = detect(d, n);
+	if (f != FORMAT_GPERF && f != FORMAT_FOLDED && f != FORMAT_PPROF) {
 		pv_error("'%s' is gzip-compressed, but what it holds is not a profile profview can read",
 			 name);
+		goto out;
+	}
+	if (more) {
+		free(d);
+		if (pv_gunzip(buf, len, name, limit, &more, &d, &n) < 0)
+			return NULL;
+		if (more) {
+			too_large(name, "decompressed data", "decompressing", limit);
+			goto out;
+		}
+	}
+	if (f == FORMAT_GPERF)
+		p = gperf_read(d, n, name);
+	else if (f == FORMAT_FOLDED)
+		p = folded_read(d, n, name);
+	else
+		p = pprof_read(d, n, name, true);
+out:
 	free(d);
 	return p;
 }
@@ -117,28 +191,36 @@ struct pv_profile *pv_read_file(const char *path, const struct pv_read_options *
 	struct input in = { 0 };
 	struct pv_profile *p = NULL;
 	const char *name = strcmp(path, "-") == 0 ? "standard input" : path;
+	size_t limit = opt && opt->max_input ? opt->max_input : PV_READ_MAX_INPUT;
 
-	if (load(path, &in) < 0)
+	if (load(path, &in, limit) < 0)
 		goto out;
 	if (in.len == 0) {
 		pv_error("'%s' is empty: not a profile", name);
 		goto out;
 	}
-	if (raw_detect(in.buf, in.len))
+	switch (detect(in.buf, in.len)) {
+	case FORMAT_RAW:
 		p = raw_read(in.buf, in.len, name, opt ? opt->unwinder : NULL);
-	else if (gdb_detect(in.buf, in.len))
+		break;
+	case FORMAT_GDB:
 		p = gdb_read(in.buf, in.len, name);
-	else if (pv_gzip_detect(in.buf, in.len))
-		p = read_gzip(in.buf, in.len, name);
-	else if (gperf_detect(in.buf, in.len))
+		break;
+	case FORMAT_GZIP:
+		p = read_gzip(in.buf, in.len, name, limit);
+		break;
+	case FORMAT_GPERF:
 		p = gperf_read(in.buf, in.len, name);
-	else if (folded_detect(in.buf, in.len))
+		break;
+	case FORMAT_FOLDED:
 		p = folded_read(in.buf, in.len, name);
-	else if (pprof_detect(in.buf, in.len))
+		break;
+	case FORMAT_PPROF:
 		p = pprof_read(in.buf, in.len, name, false);
-	else
-		pv_error("'%s' is not a profile profview can read (see profview-formats(5) for those it reads)",
-			 name);
+		break;
+	default:
+		not_a_profile(name);
+	}
 	if (p && pv_profile_validate(p, name) < 0) {
 		pv_profile_free(p);
 		p = NULL;

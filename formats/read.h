@@ -5,13 +5,21 @@
 #include "profile.h"
 #include "raw-read.h"
 
+/* What is read of standard input, a pipe or a device, and what a
+ * gzip-compressed input may decompress to, by default.  A regular file is
+ * mapped, not read, whatever its size. */
+#define PV_READ_MAX_INPUT ((size_t)1 << 30)
+
 struct pv_read_options {
 	const struct raw_unwinder *unwinder; /* for DWARF-mode traces, may be NULL */
+	size_t max_input;      /* bytes, see PV_READ_MAX_INPUT; 0: that; SIZE_MAX: no limit */
 };
 
 /* Read path ("-" for standard input) into a new profile.  The format is
- * detected from the bytes, never from the name.  NULL after an error was
- * reported. */
+ * detected from the bytes, never from the name: a stream that does not
+ * start as a profile is refused after its first 64 KiB, and one longer
+ * than max_input bytes (or gzip data that decompresses to more) stops
+ * there.  NULL after an error was reported. */
 struct pv_profile *pv_read_file(const char *path, const struct pv_read_options *opt);
 
 #endif

@@ -2,6 +2,8 @@
 #include "util.h"
 #include "error.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 int pv_grow(void *arrp, size_t *cap, size_t need, size_t elem)
@@ -23,4 +25,17 @@ int pv_grow(void *arrp, size_t *cap, size_t need, size_t elem)
 	*arr = q;
 	*cap = n;
 	return 0;
+}
+
+const char *pv_size_str(char *buf, size_t n, uint64_t bytes)
+{
+	static const char *const units[] = { "bytes", "KiB", "MiB", "GiB", "TiB" };
+	size_t u = 0;
+
+	while (bytes && bytes % 1024 == 0 && u + 1 < sizeof units / sizeof units[0]) {
+		bytes /= 1024;
+		u++;
+	}
+	snprintf(buf, n, "%" PRIu64 " %s", bytes, units[u]);
+	return buf;
 }

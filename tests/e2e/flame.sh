@@ -104,7 +104,7 @@ grep -q 'Accumulator&lt;' cxx.svg || fail "no escaped template name (Accumulator
 	fail "the parsed titles do not hold 'shapes::Accumulator<...'"
 
 # Folded stacks with hostile names: quotes, ampersands, angle brackets and
-# bytes that are not UTF-8 (shown as '?') still make well-formed XML.
+# bytes that are not UTF-8 (shown as \xHH) still make well-formed XML.
 printf 'main;a<b>&"c'"'"'d;\377x\300 5\nmain;plain 7\n' >hostile.folded
 "$PROFVIEW" --flame -o hostile.svg hostile.folded || fail "profview --flame failed on hostile names"
 xmllint --noout hostile.svg || fail "hostile names make malformed XML"

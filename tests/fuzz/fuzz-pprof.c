@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 
 	pv_error_set_sink(quiet);
 	if (pv_gzip_detect(data, size)) {
-		if (pv_gunzip(data, size, "fuzz", 1 << 24, &plain, &plen) < 0)
+		if (pv_gunzip(data, size, "fuzz", 1 << 24, NULL, &plain, &plen) < 0)
 			return 0;
 		data = plain;
 	}

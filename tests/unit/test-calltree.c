@@ -3,6 +3,7 @@
 #include "calltree.h"
 #include "check.h"
 #include "error.h"
+#include "folded-read.h"
 #include "merge.h"
 #include "report-text.h"
 
@@ -374,6 +375,106 @@ static void quiet_sink(enum pv_level level, const char *msg)
 	(void)msg;
 }
 
+static struct pv_profile *folded(const char *text)
+{
+	return folded_read((const unsigned char *)text, strlen(text), "t.folded");
+}
+
+/* Names from the input are written escaped in every text report and the
+ * header. */
+static void test_escaped_names(void)
+{
+	struct pv_profile *p = folded("main;\033]0;t\007\033[2Jx;tab\there 3\nmain;semi\302\233 1\n");
+	struct report_options o = { .filters = "focus=\033[2J" };
+	struct calltree *t;
+	char *s, *h = NULL;
+	size_t hl = 0;
+
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	p->program = pv_intern_str(p, "/tmp/\033[2Japp");
+	t = calltree_build(p, NULL);
+	for (int k = R_TREE; k <= R_FOLDED; k++) {
+		s = render(t, &o, (enum render_kind)k);
+		CHECK(strchr(s, '\033') == NULL && strchr(s, '\007') == NULL);
+		CHECK(strstr(s, "\302\233") == NULL);
+		CHECK_CONTAINS(s, k == R_FOLDED ? "main;^[]0;t^G^[[2Jx;tab^Ihere 3\n" : "t^G^[[2Jx");
+		CHECK_CONTAINS(s, "semi\\xc2\\x9b");
+		free(s);
+	}
+	FILE *f = open_memstream(&h, &hl);
+	report_header(f, t, &o);
+	fclose(f);
+	CHECK_CONTAINS(h, "program: /tmp/^[[2Japp, folded stacks\n");
+	CHECK_CONTAINS(h, "filters: focus=^[[2J;");
+	CHECK(strchr(h, '\033') == NULL);
+	free(h);
+	calltree_free(t);
+	pv_profile_free(p);
+}
+
+/* Deep stacks: the indentation stops at REPORT_INDENT_MAX, long chains
+ * below it are shown by their ends. */
+static void test_deep_tree(void)
+{
+	/* main, f1 .. f199 (depth 200), with g beside f150 under f149. */
+	char text[4096], *at = text;
+	at += sprintf(at, "main");
+	for (int i = 1; i < 200; i++)
+		at += sprintf(at, ";f%d", i);
+	at += sprintf(at, " 3\nmain");
+	for (int i = 1; i < 150; i++)
+		at += sprintf(at, ";f%d", i);
+	sprintf(at, ";g 2\n");
+
+	struct pv_profile *p = folded(text);
+	struct report_options o = { 0 };
+	struct calltree *t;
+	char *s;
+
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	t = calltree_build(p, NULL);
+	s = render(t, &o, R_TREE);
+	CHECK_CONTAINS(s, "  f63\n");
+	CHECK_CONTAINS(s, "  [+65] f64\n");
+	CHECK(strstr(s, "  f64\n") == NULL);
+	/* f64 .. f79 shown, f80 .. f133 not, f134 .. f149 shown. */
+	CHECK_CONTAINS(s, "[+80] f79\n");
+	CHECK_CONTAINS(s, "[54 frames of one call chain not shown: depth 81 to 134]\n");
+	CHECK(strstr(s, " f80\n") == NULL && strstr(s, " f133\n") == NULL);
+	CHECK_CONTAINS(s, "[+135] f134\n");
+	/* The branch, both its children, then f150's chain by its ends. */
+	CHECK_CONTAINS(s, "[+150] f149\n");
+	CHECK_CONTAINS(s, "[+151] f150\n");
+	CHECK_CONTAINS(s, "[+151] g\n");
+	CHECK_CONTAINS(s, "[17 frames of one call chain not shown: depth 168 to 184]\n");
+	CHECK_CONTAINS(s, "[+200] f199\n");
+	size_t lines = 0, longest = 0;
+	for (const char *l = s; *l;) {
+		const char *nl = strchr(l, '\n');
+		size_t n = nl ? (size_t)(nl - l) : strlen(l);
+		longest = n > longest ? n : longest;
+		lines++;
+		l += n + (nl != NULL);
+	}
+	CHECK_EQ(lines, 1 + 64 + 16 + 1 + 16 + 1 + 1 + 16 + 1 + 16);
+	CHECK(longest < 36 + 2 * REPORT_INDENT_MAX + 64);
+	free(s);
+
+	/* With --maxdepth the chain ends at the limit. */
+	o.maxdepth = 100;
+	s = render(t, &o, R_TREE);
+	CHECK_CONTAINS(s, "[4 frames of one call chain not shown: depth 81 to 84]\n");
+	CHECK_CONTAINS(s, "[+100] f99\n");
+	CHECK_CONTAINS(s, "[1 more below the depth limit]");
+	free(s);
+	calltree_free(t);
+	pv_profile_free(p);
+}
+
 int main(void)
 {
 	pv_error_set_sink(quiet_sink);
@@ -382,6 +483,8 @@ int main(void)
 	test_threads_and_tids();
 	test_granularity();
 	test_reports();
+	test_escaped_names();
+	test_deep_tree();
 	test_copy();
 	return check_done("test-calltree");
 }

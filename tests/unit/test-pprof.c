@@ -284,6 +284,9 @@ static void test_gperf(void)
 		struct pv_profile *p;
 
 		CHECK(gperf_detect(b, n));
+		/* The first word alone is not enough: zeros are no profile. */
+		CHECK(!gperf_detect((const unsigned char[64]){ 0 }, 64));
+		CHECK(!gperf_detect(b, word));
 		nerrors = 0;
 		p = gperf_read(b, n, "g");
 		CHECK(p != NULL);

@@ -1,0 +1,71 @@
+/* escape.c - write names visibly: no control character gets through */
+#include "escape.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The length of the printable UTF-8 character at p, or 0 when p does not
+ * start one (a control character, a byte that is not UTF-8, a C1 control,
+ * an overlong form, a surrogate, U+FFFE or U+FFFF). */
+static size_t printable_len(const unsigned char *p)
+{
+	unsigned c = p[0], cp;
+
+	if (c >= 0x20 && c < 0x7f)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		if ((p[1] & 0xc0) != 0x80)
+			return 0;
+		cp = (c & 0x1fu) << 6 | (p[1] & 0x3fu);
+		return cp >= 0xa0 ? 2 : 0;
+	}
+	if (c >= 0xe0 && c <= 0xef) {
+		if ((p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80)
+			return 0;
+		cp = (c & 0x0fu) << 12 | (p[1] & 0x3fu) << 6 | (p[2] & 0x3fu);
+		return cp >= 0x800 && !(cp >= 0xd800 && cp <= 0xdfff) && cp != 0xfffe && cp != 0xffff ? 3 : 0;
+	}
+	if (c >= 0xf0 && c <= 0xf4) {
+		if ((p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 || (p[3] & 0xc0) != 0x80)
+			return 0;
+		cp = (c & 0x07u) << 18 | (p[1] & 0x3fu) << 12 | (p[2] & 0x3fu) << 6 | (p[3] & 0x3fu);
+		return cp >= 0x10000 && cp <= 0x10ffff ? 4 : 0;
+	}
+	return 0;
+}
+
+char *pv_escape(char *buf, size_t n, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t o = 0;
+
+	while (*p) {
+		char esc[PV_ESCAPE_GROWTH + 1];
+		const char *piece = esc;
+		size_t len, in;
+
+		/* A NUL ends the string, so a sequence cut by it is malformed:
+		 * printable_len() reads no further than the NUL. */
+		if (*p < 0x20 || *p == 0x7f) {
+			esc[0] = '^';
+			esc[1] = (char)(*p ^ 0x40);
+			len = 2;
+			in = 1;
+		} else if ((in = printable_len(p)) > 0) {
+			piece = (const char *)p;
+			len = in;
+		} else {
+			snprintf(esc, sizeof esc, "\\x%02x", *p);
+			len = 4;
+			in = 1;
+		}
+		if (o + len >= n)
+			break;
+		memcpy(buf + o, piece, len);
+		o += len;
+		p += in;
+	}
+	buf[o] = '\0';
+	return buf;
+}

@@ -1,0 +1,31 @@
+/* escape.h - names from profiles written so that they cannot act as
+ * control sequences
+ *
+ * Function, file, thread and program names come from the input: a symbol
+ * may be renamed to hold ESC ] 0 ; ... BEL, which a terminal runs as a
+ * command, or bytes that XML 1.0 forbids.  Every report writes such names
+ * through pv_escape(), which keeps printable UTF-8 (C++ names, non-ASCII
+ * file names) as it is and writes everything else visibly:
+ *
+ *   C0 controls and DEL   caret notation, as ncurses and the browser show
+ *                         them: ESC is "^[", BEL "^G", LF "^J", DEL "^?"
+ *   any other byte that   "\xHH": C1 controls (U+0080-U+009F, "\xc2\x9b"
+ *   is not part of a      for U+009B), malformed or overlong UTF-8,
+ *   printable character   surrogates, U+FFFE and U+FFFF
+ *
+ * The result is valid UTF-8 without control characters: safe on a
+ * terminal and, once '&', '<', '>' and quotes are escaped, in XML.
+ */
+#ifndef PROFVIEW_ESCAPE_H
+#define PROFVIEW_ESCAPE_H
+
+#include <stddef.h>
+
+/* The longest a byte of input can become ("\xHH"). */
+#define PV_ESCAPE_GROWTH 4
+
+/* Write s escaped into buf (n > 0 bytes), always terminated; what does not
+ * fit is cut at a character, never inside an escape.  Returns buf. */
+char *pv_escape(char *buf, size_t n, const char *s);
+
+#endif

@@ -1,0 +1,69 @@
+/* test-escape.c - names written visibly: control characters, C1 controls
+ * and bytes that are not UTF-8 escaped, printable UTF-8 kept, cuts at
+ * character boundaries */
+#include "check.h"
+#include "escape.h"
+
+static const char *esc(const char *s)
+{
+	static char buf[1024];
+	return pv_escape(buf, sizeof buf, s);
+}
+
+static void test_controls(void)
+{
+	/* The window title and clear-screen sequences, visible. */
+	CHECK_STR(esc("\033]0;pwned\007\033[2Jhot"), "^[]0;pwned^G^[[2Jhot");
+	CHECK_STR(esc("a\nb\rc\td"), "a^Jb^Mc^Id");
+	CHECK_STR(esc("\001\037\177"), "^A^_^?");
+	CHECK_STR(esc("plain_name"), "plain_name");
+	CHECK_STR(esc(""), "");
+}
+
+static void test_utf8(void)
+{
+	/* Printable UTF-8 stays: accents, CJK, an emoji (4 bytes), U+00A0. */
+	CHECK_STR(esc("caf\xc3\xa9.c"), "caf\xc3\xa9.c");
+	CHECK_STR(esc("\xe5\x87\xbd\xe6\x95\xb0"), "\xe5\x87\xbd\xe6\x95\xb0");
+	CHECK_STR(esc("f\xf0\x9f\x94\xa5"), "f\xf0\x9f\x94\xa5");
+	CHECK_STR(esc("\xc2\xa0"), "\xc2\xa0");
+	CHECK_STR(esc("ns::Acc<unsigned long>::spin(int) const&"), "ns::Acc<unsigned long>::spin(int) const&");
+	/* C1 controls as UTF-8 (U+009B is CSI), and as lone bytes. */
+	CHECK_STR(esc("\xc2\x9b" "2J"), "\\xc2\\x9b2J");
+	CHECK_STR(esc("\x9b" "2J"), "\\x9b2J");
+	CHECK_STR(esc("\xc2\x85"), "\\xc2\\x85");
+	/* Malformed: lone and cut sequences, overlong forms, surrogates,
+	 * past U+10FFFF, the noncharacters XML forbids. */
+	CHECK_STR(esc("\xff" "x\xc0\x80"), "\\xffx\\xc0\\x80");
+	CHECK_STR(esc("\xe2\x82"), "\\xe2\\x82");
+	CHECK_STR(esc("\xe0\x80\xaf"), "\\xe0\\x80\\xaf");
+	CHECK_STR(esc("\xed\xa0\x80"), "\\xed\\xa0\\x80");
+	CHECK_STR(esc("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");
+	CHECK_STR(esc("\xef\xbf\xbe\xef\xbf\xbd"), "\\xef\\xbf\\xbe\xef\xbf\xbd");
+	/* A sequence cut by the end of the string reads nothing past it. */
+	CHECK_STR(esc("a\xf0\x9f"), "a\\xf0\\x9f");
+}
+
+static void test_cut(void)
+{
+	char small[6];
+
+	/* Never half an escape or half a character. */
+	CHECK_STR(pv_escape(small, sizeof small, "abcd\033"), "abcd");
+	CHECK_STR(pv_escape(small, sizeof small, "abc\033d"), "abc^[");
+	CHECK_STR(pv_escape(small, sizeof small, "abc\xc3\xa9" "d"), "abc\xc3\xa9");
+	CHECK_STR(pv_escape(small, sizeof small, "abcd\xc3\xa9"), "abcd");
+	CHECK_STR(pv_escape(small, sizeof small, "a\xff" "b"), "a\\xff");
+	CHECK_STR(pv_escape(small, 1, "abc"), "");
+	/* The worst growth is PV_ESCAPE_GROWTH times. */
+	char big[3 * PV_ESCAPE_GROWTH + 1];
+	CHECK_STR(pv_escape(big, sizeof big, "\xff\xfe\x80"), "\\xff\\xfe\\x80");
+}
+
+int main(void)
+{
+	test_controls();
+	test_utf8();
+	test_cut();
+	return check_done("test-escape");
+}
