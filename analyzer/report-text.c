@@ -151,15 +151,30 @@ static void tree_indent(FILE *out, uint32_t depth)
 		fprintf(out, "%*s[+%" PRIu32 "] ", 2 * REPORT_INDENT_MAX, "", depth);
 }
 
+/* The tree's columns before the name: samples, share, noise and, when
+ * the tree weighs by a time, that time in milliseconds. */
+static void tree_columns(FILE *out, const struct calltree *t, int64_t count, int64_t weight,
+			 int64_t value, const char *dim, const char *off)
+{
+	fprintf(out, "%9" PRId64 " %6.1f%% %s%6.0f%s", count, pct(weight, ct_weight(t, &t->nodes[0])),
+		dim, sqrt((double)count), off);
+	if (t->v_value != PV_NONE)
+		fprintf(out, " %9.1f", value / 1e6);
+	fputs("  ", out);
+}
+
+static int tree_columns_width(const struct calltree *t)
+{
+	return t->v_value != PV_NONE ? 36 : 26;
+}
+
 static void tree_line(FILE *out, const struct calltree *t, const struct ct_node *nd,
 		      const struct report_options *o)
 {
 	char name[NAME_MAX_LEN], where[NAME_MAX_LEN];
-	int64_t total = ct_weight(t, &t->nodes[0]);
 
 	node_label(t, nd, name, sizeof name, where, sizeof where);
-	fprintf(out, "%9" PRId64 " %6.1f%% %s%6.0f%s %9.1f  ", nd->count, pct(ct_weight(t, nd), total),
-		dim_on(o), sqrt((double)nd->count), attr_off(o), nd->value / 1e6);
+	tree_columns(out, t, nd->count, ct_weight(t, nd), nd->value, dim_on(o), attr_off(o));
 	tree_indent(out, nd->depth);
 	fputs(name, out);
 	if (where[0])
@@ -205,8 +220,9 @@ static uint32_t tree_chain(FILE *out, const struct calltree *t, uint32_t id, con
 	from = nodes[id].depth + 1;
 	for (uint32_t k = 0; k < skip; k++)
 		id = nodes[id].first_child;
-	fprintf(out, "%s%36s%*s[%" PRIu32 " frames of one call chain not shown: depth %" PRIu32 " to %" PRIu32
-		"]%s\n", dim_on(o), "", 2 * REPORT_INDENT_MAX, "", skip, from, nodes[id].depth, attr_off(o));
+	fprintf(out, "%s%*s%*s[%" PRIu32 " frames of one call chain not shown: depth %" PRIu32 " to %" PRIu32
+		"]%s\n", dim_on(o), tree_columns_width(t), "", 2 * REPORT_INDENT_MAX, "", skip, from,
+		nodes[id].depth, attr_off(o));
 	return id;
 }
 
@@ -224,8 +240,11 @@ int report_tree(FILE *out, const struct calltree *t, const struct report_options
 	stack = malloc(t->nnodes * sizeof *stack);
 	if (!stack)
 		return pv_oom();
-	fprintf(out, "%s  samples %6s%%    ±√n %6s ms  function  location%s\n", bold_on(o),
-		vname[0] ? vname : "total", strcmp(vname, "cpu") == 0 ? "CPU" : vname, attr_off(o));
+	if (vname[0])
+		fprintf(out, "%s  samples %6s%%    ±√n %6s ms  function  location%s\n", bold_on(o),
+			vname, strcmp(vname, "cpu") == 0 ? "CPU" : vname, attr_off(o));
+	else
+		fprintf(out, "%s  samples  share%%    ±√n  function  location%s\n", bold_on(o), attr_off(o));
 
 	/* Pre-order with an explicit stack, children pushed in reverse so the
 	 * hottest is printed first.  Hidden children of a node are summed in
@@ -251,8 +270,8 @@ int report_tree(FILE *out, const struct calltree *t, const struct report_options
 						hw += ct_weight(t, &nodes[c]);
 						hn++;
 					}
-				fprintf(out, "%s%9" PRId64 " %6.1f%% %6.0f %9.1f  ", dim_on(o), hc,
-					pct(hw, ct_weight(t, &nodes[0])), sqrt((double)hc), hv / 1e6);
+				fputs(dim_on(o), out);
+				tree_columns(out, t, hc, hw, hv, "", "");
 				tree_indent(out, par->depth + 1);
 				fprintf(out, "[%u more below the %s]%s\n", hn,
 					o->maxdepth > 0 && par->depth + 1 > (uint32_t)o->maxdepth ? "depth limit" :
