@@ -36,7 +36,7 @@ bool report_unsampled(const struct pv_profile *p, char *buf, size_t n)
 {
 	return p->threads_cpu_ns > 0 && p->unsampled_cpu_ns > 0 &&
 	       raw_cpu_unsampled_say(buf, n, (uint64_t)p->unsampled_cpu_ns, (uint64_t)p->threads_cpu_ns,
-				     p->unsampled_threads, p->nthreads);
+				     p->unsampled_threads, p->nthreads, p->lost);
 }
 
 void report_header(FILE *out, const struct calltree *t, const struct report_options *o)
@@ -76,6 +76,8 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 		if (p->lost) {
 			fprintf(out, "%s%" PRIu64 " samples lost (%.1f%%)", sep, p->lost,
 				pct((int64_t)p->lost, (int64_t)(p->lost + p->nsamples)));
+			if (pv_str(p, p->lost_cause)[0])
+				fprintf(out, ": the trace could not grow: %s", pv_str(p, p->lost_cause));
 			sep = ", ";
 		}
 		if (p->truncated) {

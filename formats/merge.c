@@ -200,6 +200,8 @@ int pv_merge(struct pv_profile *d, const struct pv_profile *s, const char *src_n
 	if (d->pid != s->pid)
 		d->pid = 0;
 	d->lost += s->lost;
+	if (!d->lost_cause && s->lost_cause)
+		d->lost_cause = mstr(&m, s->lost_cause);
 	d->truncated += s->truncated;
 	d->dropped_bytes += s->dropped_bytes;
 	if (__builtin_add_overflow(d->threads_cpu_ns, s->threads_cpu_ns, &d->threads_cpu_ns))

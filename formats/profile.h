@@ -111,6 +111,7 @@ struct pv_profile {
 	uint32_t source_format; /* string index, e.g. "profview raw trace" */
 	uint32_t pid;
 	uint64_t lost;         /* samples the collector could not store */
+	uint32_t lost_cause;   /* string index: why they were lost, "" unknown */
 	uint64_t truncated;    /* samples whose stack is known to be incomplete */
 	uint64_t dropped_bytes; /* bytes of a damaged input that were not read */
 	/* CPU time the threads used by the source's own count (a collector's

@@ -3,6 +3,7 @@
 #include "raw-cpu.h"
 #include "units.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -266,18 +267,43 @@ void raw_cpu_thread_at(const struct raw_cpu *c, uint64_t i, uint32_t *tid, int64
 }
 
 int raw_cpu_unsampled_say(char *buf, size_t n, uint64_t unsampled_ns, uint64_t cpu_ns,
-			  uint64_t unsampled_threads, uint64_t threads)
+			  uint64_t unsampled_threads, uint64_t threads, uint64_t lost)
 {
-	char lost[32], used[32];
+	char amount[32], used[32];
 
 	if (cpu_ns == 0 || unsampled_ns == 0 || (double)unsampled_ns * 100 <= (double)cpu_ns)
 		return 0;
-	pv_format_duration(lost, sizeof lost, unsampled_ns > INT64_MAX ? INT64_MAX : (int64_t)unsampled_ns);
+	pv_format_duration(amount, sizeof amount, unsampled_ns > INT64_MAX ? INT64_MAX : (int64_t)unsampled_ns);
 	pv_format_duration(used, sizeof used, cpu_ns > INT64_MAX ? INT64_MAX : (int64_t)cpu_ns);
 	snprintf(buf, n,
 		 "%s of the %s of CPU time the threads used (%.1f%%) is in no sample: %" PRIu64
-		 " of %" PRIu64 " threads were never sampled (they blocked the profiling signal, or "
+		 " of %" PRIu64 " threads were never sampled (%sthey blocked the profiling signal, or "
 		 "the timers missed them; see ACCURACY in collect-timer(1))",
-		 lost, used, 100.0 * (double)unsampled_ns / (double)cpu_ns, unsampled_threads, threads);
+		 amount, used, 100.0 * (double)unsampled_ns / (double)cpu_ns, unsampled_threads, threads,
+		 lost ? "their samples were lost, or " : "");
 	return 1;
+}
+
+const char *raw_lost_cause(uint32_t error)
+{
+	switch (error) {
+	case 0:
+		return NULL;
+	case ENOSPC:
+		return "the disk was full";
+	case EDQUOT:
+		return "the disk quota was reached";
+	case EFBIG:
+		return "it reached the file size limit (ulimit -f)";
+	case EACCES:
+	case EPERM:
+		return "the program changed its user id and could not open it any more";
+	case ESTALE:
+	case ENOENT:
+		return "the file was removed or replaced while it was written";
+	case ENOMEM:
+		return "no address space was left to map it";
+	default:
+		return strerror((int)error);
+	}
 }

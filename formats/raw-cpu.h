@@ -1,4 +1,5 @@
-/* raw-cpu.h - the CPU time each sample of a raw trace stands for
+/* raw-cpu.h - the CPU time each sample of a raw trace stands for, and the
+ * words for what no sample carries
  *
  * A sample's recorded weight is the CPU time its thread used since its
  * previous sample.  Summed over a thread's samples, that misses the time
@@ -75,9 +76,16 @@ uint64_t raw_cpu_weight(struct raw_cpu *c, int64_t handle, uint64_t weight_ns);
 
 /* Is the CPU time in no sample worth a word: more than a hundredth of the
  * threads' (within the noise of a short run otherwise)?  Then the one
- * sentence every tool says it with, into buf. */
+ * sentence every tool says it with, into buf; lost is the samples the
+ * collector could not store, one cause of it. */
 int raw_cpu_unsampled_say(char *buf, size_t n, uint64_t unsampled_ns, uint64_t cpu_ns,
-			  uint64_t unsampled_threads, uint64_t threads);
+			  uint64_t unsampled_threads, uint64_t threads, uint64_t lost);
+
+/* Why a collector could not store samples, from the error of its last
+ * failed attempt to grow the trace (a lost record's error), to follow
+ * "the trace could not grow: ": "the disk was full", "it reached the file
+ * size limit (ulimit -f)"...; NULL when the error is 0 (not known). */
+const char *raw_lost_cause(uint32_t error);
 
 /* The threads, in the order they were seen: for i < summary.threads, its
  * id, and its CPU time while profiled (-1 when not known). */

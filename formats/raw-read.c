@@ -105,7 +105,7 @@ static size_t min_size(uint32_t type)
 	case RAW_THREAD: return RAW_THREAD_MIN_SIZE;
 	case RAW_STACK: return sizeof(struct raw_stack);
 	case RAW_SAMPLE: return sizeof(struct raw_sample);
-	case RAW_LOST: return sizeof(struct raw_lost);
+	case RAW_LOST: return RAW_LOST_MIN_SIZE;
 	case RAW_THREAD_EXIT: return sizeof(struct raw_thread_exit);
 	case RAW_END: return sizeof(struct raw_end);
 	case RAW_SAMPLE_REGS: return sizeof(struct raw_sample_regs);
@@ -272,9 +272,15 @@ static int first_pass(struct reader *rd)
 			p->threads[i].cpu_ns = (int64_t)t->cpu_ns;
 			break;
 		}
-		case RAW_LOST:
-			rd->lost_records += ((const struct raw_lost *)r)->count;
+		case RAW_LOST: {
+			struct raw_lost l = { 0 };
+			memcpy(&l, r, h.size < sizeof l ? h.size : sizeof l);
+			rd->lost_records += l.count;
+			if (l.error && raw_lost_cause(l.error) &&
+			    (p->lost_cause = pv_intern_str(p, raw_lost_cause(l.error))) == PV_NONE)
+				return -1;
 			break;
+		}
 		case RAW_END: {
 			const struct raw_end *e = (const void *)r;
 			rd->end_time = e->time_ns;

@@ -185,12 +185,17 @@ struct raw_sample_regs {
 };
 _Static_assert(sizeof(struct raw_sample_regs) == 40, "raw_sample_regs is 40 bytes");
 
-/* Samples the collector could not store. */
+/* Samples the collector could not store, and why: the error (a Linux
+ * errno) of its last failed attempt to grow the trace, 0 when unknown.
+ * Older collectors wrote the 16 bytes without it. */
 struct raw_lost {
 	struct raw_rec h;
 	uint64_t count;
+	uint32_t error;
+	uint32_t reserved;
 };
-_Static_assert(sizeof(struct raw_lost) == 16, "raw_lost is 16 bytes");
+_Static_assert(sizeof(struct raw_lost) == 24, "raw_lost is 24 bytes");
+#define RAW_LOST_MIN_SIZE 16
 
 /* The last record of a cleanly finished trace. */
 struct raw_end {

@@ -1177,7 +1177,9 @@ static void startup_warnings(struct browser *b)
 	if (!p->finished)
 		status_add(b, "the trace was not finished");
 	if (p->lost)
-		status_add(b, "%" PRIu64 " samples lost", p->lost);
+		status_add(b, "%" PRIu64 " samples lost%s%s", p->lost,
+			   pv_str(p, p->lost_cause)[0] ? ": the trace could not grow: " : "",
+			   pv_str(p, p->lost_cause));
 	if (p->truncated)
 		status_add(b, "%" PRIu64 " samples with incomplete stacks", p->truncated);
 	if (p->dropped_bytes)

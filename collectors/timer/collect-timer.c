@@ -87,6 +87,7 @@ struct collect_opts {
 
 struct collect_stats {
 	uint64_t samples, lost, lost_records, threads;
+	uint32_t lost_error;   /* why samples were lost (raw_lost_cause) */
 	/* what the samples stand for and the threads used (raw-cpu.h) */
 	struct raw_cpu_summary cpu;
 	uint64_t wall_weight_ns; /* a wall-clock trace: the samples' weights */
@@ -611,11 +612,13 @@ static int collect_scan(const char *path, struct collect_stats *st)
 
 			memcpy(&t, p + off, sizeof(t));
 			oom |= acct != NULL && raw_cpu_exit(acct, t.tid, t.cpu_ns) < 0;
-		} else if (r.type == RAW_LOST && r.size >= sizeof(struct raw_lost)) {
-			struct raw_lost l;
+		} else if (r.type == RAW_LOST && r.size >= RAW_LOST_MIN_SIZE) {
+			struct raw_lost l = { 0 };
 
-			memcpy(&l, p + off, sizeof(l));
+			memcpy(&l, p + off, r.size < sizeof(l) ? r.size : sizeof(l));
 			st->lost_records += l.count;
+			if (l.error)
+				st->lost_error = l.error;
 		} else if (r.type == RAW_END && r.size >= sizeof(struct raw_end)) {
 			struct raw_end e;
 
@@ -811,7 +814,7 @@ static void collect_report(const char *shown, pid_t pid, uint64_t t0, int inheri
 
 	for (size_t k = 0; k < n; k++) {
 		const char *name = traces[k].name;
-		char who[128] = "", weight[32], say[512];
+		char who[128] = "", weight[32], say[512], cause[160];
 		int execd = 0;
 
 		for (size_t j = 0; j < n; j++)
@@ -842,18 +845,23 @@ static void collect_report(const char *shown, pid_t pid, uint64_t t0, int inheri
 		pv_format_duration(weight, sizeof(weight),
 				   (int64_t)(st.clock == RAW_CLOCK_WALL ? st.wall_weight_ns
 									: st.cpu.weight_ns));
+		if (st.lost && raw_lost_cause(st.lost_error))
+			snprintf(cause, sizeof(cause), " (the trace could not grow: %s)",
+				 raw_lost_cause(st.lost_error));
+		else
+			cause[0] = '\0';
 		fprintf(stderr, "collect-timer: %s%" PRIu64 " sample%s (%s of %s), %" PRIu64
-			" thread%s, %" PRIu64 " lost, written to '%s'%s%s\n",
+			" thread%s, %" PRIu64 " lost%s, written to '%s'%s%s\n",
 			who, st.samples, st.samples == 1 ? "" : "s", weight,
 			st.clock == RAW_CLOCK_WALL ? "wall-clock time" : "CPU",
-			st.threads, st.threads == 1 ? "" : "s", st.lost, name,
+			st.threads, st.threads == 1 ? "" : "s", st.lost, cause, name,
 			st.ended ? "" : execd ? "; then the process ran another program"
 				     : "; the program ended without running its exit handlers, "
 				       "the trace stops at its last complete record",
 			st.bad ? "; unreadable data after the last good record" : "");
 		if (st.clock == RAW_CLOCK_CPU &&
 		    raw_cpu_unsampled_say(say, sizeof(say), st.cpu.unsampled_cpu_ns, st.cpu.cpu_ns,
-					  st.cpu.unsampled_threads, st.cpu.threads))
+					  st.cpu.unsampled_threads, st.cpu.threads, st.lost))
 			fprintf(stderr, "collect-timer: %s%s\n", who, say);
 	}
 }

@@ -67,6 +67,13 @@ void writer_publish(void *rec, uint32_t type, uint32_t size);
 int writer_finish(void);
 /* Drops the mapping without touching the file (fork child). */
 void writer_forget(void);
+/* Keeps the trace open from now on: the program is about to change its
+ * user id, after which it may not open the file any more.  Not
+ * signal-safe. */
+void writer_keep(void);
+/* The errno of the last failed attempt to grow the trace, 0 if none.
+ * Signal-safe. */
+int writer_error(void);
 
 /* stacktab.c - stack deduplication */
 

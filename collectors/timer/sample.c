@@ -84,6 +84,8 @@ void sample_write_lost(int wait)
 		return;
 	}
 	rec->count = n;
+	rec->error = (uint32_t)writer_error();
+	rec->reserved = 0;
 	writer_publish(rec, RAW_LOST, sizeof(*rec));
 }
 

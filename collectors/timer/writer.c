@@ -17,7 +17,10 @@
  * growth opens the trace by its absolute path, checks with fstat that it is
  * still the same file (device and inode), and closes it again; the system
  * calls are made directly so that an open() interposed by the program is
- * not involved.
+ * not involved.  A program that changes its user id could not open its
+ * trace again: before it does, the trace is opened once and the descriptor
+ * kept (writer_keep), checked with fstat before every use and forgotten
+ * (not closed) when it is no longer the trace.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -59,6 +62,8 @@ static struct {
 	_Atomic int broken;         /* growth can never succeed again */
 	_Atomic int closed;         /* the file was cut to its final size */
 	_Atomic uint64_t retry_ns;  /* no growth attempt before this time */
+	_Atomic int error;          /* errno of the last failed growth */
+	int kept;                   /* fd is kept open (writer_keep) */
 } writer = { .fd = -1 };
 
 /* Zeros to extend the file with where fallocate is not supported.  In .bss:
@@ -184,6 +189,57 @@ static int writer_zero_fill(int fd, uint64_t from, uint64_t to)
 	return 0;
 }
 
+/* The descriptor kept by writer_keep, when it is still our trace (the
+ * program may have closed it, and opened another file under its number);
+ * -1 otherwise, then forgotten.  Signal-safe. */
+static int writer_kept_fd(void)
+{
+	struct stat st;
+
+	if (writer.fd < 0 || !writer.kept)
+		return writer.fd;
+	if (fstat(writer.fd, &st) != 0 || st.st_dev != writer.dev || st.st_ino != writer.ino) {
+		writer.fd = -1; /* not ours any more: never touch it */
+		writer.kept = 0;
+	}
+	return writer.fd;
+}
+
+void writer_keep(void)
+{
+	int fd;
+
+	if (writer.base == NULL || writer.fd >= 0 || atomic_load(&writer.closed))
+		return;
+	/* Between growers: the flag keeps writer.fd from changing under one. */
+	while (atomic_exchange_explicit(&writer.growing, 1, memory_order_acquire))
+		sched_yield();
+	fd = writer_reopen();
+	if (fd >= 0) {
+		writer.fd = fd;
+		writer.kept = 1;
+	}
+	atomic_store_explicit(&writer.growing, 0, memory_order_release);
+}
+
+int writer_error(void)
+{
+	return atomic_load_explicit(&writer.error, memory_order_relaxed);
+}
+
+static int writer_grow_locked(void);
+
+/* Adds one chunk, and notes why it could not.  The caller holds the
+ * `growing` flag. */
+static int writer_grow_noted(void)
+{
+	int rc = writer_grow_locked();
+
+	if (rc != 0)
+		atomic_store_explicit(&writer.error, errno, memory_order_relaxed);
+	return rc;
+}
+
 /* Adds one chunk (smaller near the file size limit).  The caller holds the
  * `growing` flag.  Signal-safe: only system calls. */
 static int writer_grow_locked(void)
@@ -195,11 +251,19 @@ static int writer_grow_locked(void)
 
 	if (m + chunk > writer.limit)
 		chunk = writer.limit > m ? (writer.limit - m) / WRITER_PAGE * WRITER_PAGE : 0;
-	if (atomic_load(&writer.broken) || chunk == 0) {
-		errno = EFBIG;
+	if (atomic_load(&writer.broken)) {
+		/* as when it broke */
+		errno = atomic_load_explicit(&writer.error, memory_order_relaxed);
+		if (errno == 0)
+			errno = EIO;
 		return -1;
 	}
-	fd = writer.fd >= 0 ? writer.fd : writer_reopen();
+	if (chunk == 0) {
+		/* the file size limit, or the address space reserved */
+		errno = writer.limit < writer.reserved ? EFBIG : ENOMEM;
+		return -1;
+	}
+	fd = writer_kept_fd() >= 0 ? writer.fd : writer_reopen();
 	if (fd < 0) {
 		if (errno == ESTALE)
 			atomic_store(&writer.broken, 1);
@@ -243,7 +307,7 @@ static void writer_try_grow(void)
 		return;
 	if (atomic_exchange_explicit(&writer.growing, 1, memory_order_acquire))
 		return;
-	if (writer_grow_locked() != 0)
+	if (writer_grow_noted() != 0)
 		atomic_store_explicit(&writer.retry_ns, now + WRITER_RETRY_NS, memory_order_relaxed);
 	atomic_store_explicit(&writer.growing, 0, memory_order_release);
 }
@@ -258,7 +322,7 @@ static int writer_grow_wait(void)
 	while (atomic_exchange_explicit(&writer.growing, 1, memory_order_acquire))
 		sched_yield();
 	/* Another thread may have grown it meanwhile. */
-	rc = atomic_load(&writer.mapped) != before ? 0 : writer_grow_locked();
+	rc = atomic_load(&writer.mapped) != before ? 0 : writer_grow_noted();
 	atomic_store_explicit(&writer.growing, 0, memory_order_release);
 	return rc;
 }
@@ -316,6 +380,8 @@ int writer_init(const struct raw_header *header, const char *exe)
 	atomic_store(&writer.broken, 0);
 	atomic_store(&writer.closed, 0);
 	atomic_store(&writer.retry_ns, 0);
+	atomic_store(&writer.error, 0);
+	writer.kept = 0;
 	writer.base = NULL;
 	for (size = WRITER_RESERVE_MAX; size >= WRITER_RESERVE_MIN; size /= 2) {
 		void *p = mmap(NULL, size, PROT_NONE,
@@ -372,13 +438,14 @@ int writer_finish(void)
 	/* Nothing may be written past `used` once the file is cut there. */
 	atomic_store(&writer.closed, 1);
 	atomic_store(&writer.broken, 1);
-	fd = writer_reopen();
+	fd = writer_kept_fd() >= 0 ? writer.fd : writer_reopen();
 	if (fd < 0)
 		return -1;
 	do
 		rc = ftruncate(fd, (off_t)used);
 	while (rc != 0 && errno == EINTR);
-	writer_sys_close(fd);
+	if (fd != writer.fd)
+		writer_sys_close(fd);
 	return rc;
 }
 
@@ -387,9 +454,12 @@ void writer_forget(void)
 	if (writer.base != NULL)
 		munmap(writer.base, writer.reserved);
 	writer.base = NULL;
-	if (writer.fd >= 0)
+	/* a kept descriptor is the child's copy: ours to close, if it is
+	 * still the trace */
+	if (writer_kept_fd() >= 0)
 		writer_sys_close(writer.fd);
 	writer.fd = -1;
+	writer.kept = 0;
 	atomic_store(&writer.mapped, 0);
 	atomic_store(&writer.cursor, 0);
 }

@@ -43,6 +43,9 @@
  *                 the threads to the end
  *   killcpu PID   reads the CPU clock of process PID, sends it SIGKILL at
  *                 once, prints the CPU time in ns
+ *   setuid S      becomes user 65534 (nobody) with setuid(), then spins S
+ *                 seconds; run as root
+ *   setuid-raw S  the same with the system call itself, not libc's
  *   spin S        spins about S seconds (default 0.3)
  *   crowd N S     N processes (this one and N-1 children) spin S CPU seconds
  *                 each at the same time: the even ones read their CPU clock
@@ -58,6 +61,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -600,6 +604,17 @@ int main(int argc, char **argv)
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		spin(0.3);
 		pthread_join(t, NULL);
+		return 0;
+	}
+	if (strcmp(mode, "setuid") == 0 || strcmp(mode, "setuid-raw") == 0) {
+		int rc = strcmp(mode, "setuid") == 0 ? setuid(65534)
+						     : (int)syscall(SYS_setresuid, 65534, 65534, 65534);
+
+		if (rc != 0) {
+			perror("setuid");
+			return 1;
+		}
+		spin(argc > 2 ? atof(argv[2]) : 0.3);
 		return 0;
 	}
 	if (strcmp(mode, "crash") == 0) {
