@@ -480,6 +480,8 @@ int main(int argc, char **argv)
 			proc_permission_error(&st);
 			return CG_EXIT_FAIL;
 		}
+		/* Stopped by SIGSTOP or ^Z: it is left stopped. */
+		st.was_stopped = proc_state(st.pid) == 'T';
 	}
 
 	sa.sa_handler = on_signal;
@@ -529,10 +531,15 @@ int main(int argc, char **argv)
 			qsort(st.stops, st.nstops, sizeof *st.stops, cmp_i64);
 			med = st.stops[st.nstops / 2] / 1e6;
 		}
+		char stopped[96];
+		if (st.was_stopped)
+			snprintf(stopped, sizeof stopped, "the target was stopped before and is left stopped");
+		else
+			snprintf(stopped, sizeof stopped, "the target stopped %.1f ms per snapshot (median)", med);
 		fprintf(stderr,
-			"collect-gdb: %lld snapshots (%s mode) of up to %u threads in %.2f s, %.1f/s, the target stopped %.1f ms per snapshot (median); %s; written to '%s'\n",
+			"collect-gdb: %lld snapshots (%s mode) of up to %u threads in %.2f s, %.1f/s, %s; %s; written to '%s'\n",
 			st.snapshots, mode_names[st.o.mode], st.max_threads, secs,
-			secs > 0 ? st.snapshots / secs : 0.0, med,
+			secs > 0 ? st.snapshots / secs : 0.0, stopped,
 			st.end == END_EXITED ? "the process exited" :
 			st.end == END_SIGNAL ? "interrupted" :
 			st.end == END_ERROR ? "stopped by an error" : "done",

@@ -9,6 +9,14 @@
  * pass straight through ("handle all nostop noprint pass").  At the end the
  * target is detached and left running; a gdb that stops answering is
  * ended, and the target gets a SIGCONT.
+ *
+ * A target that was stopped (SIGSTOP, ^Z) when we came stays stopped: it
+ * is never continued, each snapshot dumps it as it stands, and after the
+ * detach it is stopped again.  Attaching does not end a job-control stop
+ * (gdb takes the SIGSTOP it sends itself; the kernel keeps the stop and
+ * restores it when gdb detaches), but a SIGCONT from someone else does: it
+ * waits in the pending signals, and from then on the target is sampled
+ * like a running one.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -207,8 +215,8 @@ static void mi_timeout(struct cg_state *st, struct mi *m, const char *what)
 		st->end = END_EXITED;
 		return;
 	}
-	cg_msg("gdb did not answer within %.3g s while %s process %d; stopped it (the process was left running)",
-	       st->o.timeout_ns / 1e9, what, (int)st->pid);
+	cg_msg("gdb did not answer within %.3g s while %s process %d; stopped it (%s)",
+	       st->o.timeout_ns / 1e9, what, (int)st->pid, proc_left_as(st));
 	st->end = END_ERROR;
 	m->hung = true;
 }
@@ -219,7 +227,7 @@ void mi_persistent_loop(struct cg_state *st)
 	char *argv[8], cmd[64], cls;
 	int k = 0;
 	int64_t next, t0;
-	bool attached = false;
+	bool attached = false, detached = false;
 
 	argv[k++] = (char *)st->o.gdb;
 	argv[k++] = (char *)"--interpreter=mi3";
@@ -307,19 +315,21 @@ void mi_persistent_loop(struct cg_state *st)
 		cg_write_snapshot(st, m.console.s ? m.console.s : "", m.console.len, t_real);
 		if (cg_should_stop(st))
 			break;
-		cls = mi_cmd(&m, "-exec-continue", st->o.timeout_ns);
-		if (cls != 'r') {
-			if (m.exited || !proc_target_alive(st))
-				st->end = END_EXITED;
-			else if (cls == 't')
-				mi_timeout(st, &m, "resuming");
-			else {
-				cg_msg("gdb cannot resume process %d: %s", (int)st->pid, m.error);
-				st->end = END_ERROR;
+		if (!st->was_stopped) {
+			cls = mi_cmd(&m, "-exec-continue", st->o.timeout_ns);
+			if (cls != 'r') {
+				if (m.exited || !proc_target_alive(st))
+					st->end = END_EXITED;
+				else if (cls == 't')
+					mi_timeout(st, &m, "resuming");
+				else {
+					cg_msg("gdb cannot resume process %d: %s", (int)st->pid, m.error);
+					st->end = END_ERROR;
+				}
+				break;
 			}
-			break;
+			cg_note_stop(st, cg_now_ns(CLOCK_MONOTONIC) - t0);
 		}
-		cg_note_stop(st, cg_now_ns(CLOCK_MONOTONIC) - t0);
 		next = cg_next_slot(st, next);
 		/* Wait, watching for the target's exit. */
 		while (!cg_stop_signal && !m.exited) {
@@ -338,6 +348,10 @@ void mi_persistent_loop(struct cg_state *st)
 		}
 		if (cg_should_stop(st))
 			break;
+		/* Someone resumed the stopped target: let it run from now on
+		 * (the next -exec-continue hands it the SIGCONT). */
+		if (st->was_stopped && proc_sigcont_pending(st->pid))
+			st->was_stopped = false;
 		t0 = cg_now_ns(CLOCK_MONOTONIC);
 		if (m.running) {
 			cls = mi_cmd(&m, "-exec-interrupt", st->o.timeout_ns);
@@ -356,17 +370,19 @@ void mi_persistent_loop(struct cg_state *st)
 			cls = mi_cmd(&m, "-exec-interrupt", st->o.timeout_ns);
 			mi_wait_stopped(&m, cg_now_ns(CLOCK_MONOTONIC) + st->o.timeout_ns);
 		}
+		if (st->was_stopped && proc_sigcont_pending(st->pid))
+			st->was_stopped = false;
 		if (!m.exited)
-			mi_cmd(&m, "-target-detach", st->o.timeout_ns);
+			detached = mi_cmd(&m, "-target-detach", st->o.timeout_ns) == 'd';
 	}
 	if (!m.exited && !m.hung)
 		mi_cmd(&m, "-gdb-exit", 1000000000LL);
 out:
 	/* gdb detaches on SIGTERM; after a SIGKILL a pending SIGSTOP could
-	 * leave the target stopped, so it gets a SIGCONT. */
+	 * leave a running target stopped, so it gets a SIGCONT. */
 	proc_finish(&m.pr, m.hung ? 0 : 2000000000LL);
-	if (attached && proc_target_alive(st))
-		kill(st->pid, SIGCONT);
+	if (attached)
+		proc_leave_target(st, detached);
 	proc_free(&m.pr);
 	free(m.console.s);
 }

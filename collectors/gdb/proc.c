@@ -46,12 +46,29 @@ bool proc_find_command(const char *cmd, char *full, size_t n)
 	return false;
 }
 
-/* 1 alive, 0 gone (or a zombie). */
-int proc_target_alive(struct cg_state *st)
+/* The state letter of /proc/PID/stat, or 0 when there is no such process. */
+char proc_state(pid_t pid)
 {
 	char path[64], buf[512];
 	FILE *f;
 	char *rp;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (!fgets(buf, sizeof buf, f))
+		buf[0] = '\0';
+	fclose(f);
+	/* "PID (COMM) S ...": the name may hold spaces and parentheses */
+	rp = strrchr(buf, ')');
+	return rp && rp[1] == ' ' && rp[2] ? rp[2] : '?';
+}
+
+/* 1 alive, 0 gone (or a zombie). */
+int proc_target_alive(struct cg_state *st)
+{
+	char state;
 
 	if (st->child) {
 		if (!st->child_reaped) {
@@ -63,17 +80,49 @@ int proc_target_alive(struct cg_state *st)
 	}
 	if (kill(st->pid, 0) < 0 && errno == ESRCH)
 		return 0;
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)st->pid);
+	state = proc_state(st->pid);
+	return state != 0 && state != 'Z' && state != 'X';
+}
+
+/* A SIGCONT sent to a traced process waits in its pending sets (a tracer
+ * sees every signal) and has already ended the job-control stop. */
+bool proc_sigcont_pending(pid_t pid)
+{
+	char path[64], line[256];
+	unsigned long long mask, bit = 1ULL << (SIGCONT - 1);
+	bool pending = false;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
 	f = fopen(path, "r");
 	if (!f)
-		return 0;
-	if (!fgets(buf, sizeof buf, f))
-		buf[0] = '\0';
+		return false;
+	while (fgets(line, sizeof line, f))
+		if ((sscanf(line, "SigPnd: %llx", &mask) == 1 || sscanf(line, "ShdPnd: %llx", &mask) == 1) &&
+		    (mask & bit))
+			pending = true;
 	fclose(f);
-	rp = strrchr(buf, ')');
-	if (rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'))
-		return 0;
-	return 1;
+	return pending;
+}
+
+/* After the dumper has let go of the target, or was ended: a target that
+ * was stopped before is stopped again (the kernel restores a job-control
+ * stop when the tracer detaches or dies; this makes sure of it), any other
+ * gets a SIGCONT in case a stop meant for the dumper was left pending. */
+void proc_leave_target(struct cg_state *st, bool clean)
+{
+	if (!proc_target_alive(st))
+		return;
+	if (st->was_stopped)
+		kill(st->pid, SIGSTOP);
+	else if (!clean)
+		kill(st->pid, SIGCONT);
+}
+
+/* How the target is left, for messages. */
+const char *proc_left_as(const struct cg_state *st)
+{
+	return st->was_stopped ? "the process was left stopped, as it was" : "the process was left running";
 }
 
 /* "TracerPid:" of a process, 0 if none or unknown. */

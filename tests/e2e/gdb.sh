@@ -4,8 +4,9 @@
 # "waiter" waits on a condition variable), in each dumper mode: each hot
 # function must show under its own thread and only there, the waiting
 # thread must end in [blocked]; every report must work on the traces and on
-# the checked-in dumps (tests/data/gdb/); and the error paths: no such
-# pid, gdb missing, another tracer, permission denied, a gdb that hangs.
+# the checked-in dumps (tests/data/gdb/); a target stopped with SIGSTOP
+# must be left stopped, in every mode; and the error paths: no such pid,
+# gdb missing, another tracer, permission denied, a gdb that hangs.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 COLLECT_GDB=${COLLECT_GDB:-$(cd "$(dirname "$PROFVIEW")/../collectors/gdb" && pwd)/collect-gdb}
@@ -16,7 +17,7 @@ build gdbtarget
 cd "$WORK"
 ./gdbtarget 60 2>target.err &
 TARGET=$!
-trap 'kill $TARGET 2>/dev/null; rm -rf "$WORK"' EXIT
+trap 'kill $TARGET 2>/dev/null; kill -CONT $TARGET 2>/dev/null; rm -rf "$WORK"' EXIT
 sleep 0.3
 
 # tid_of TRACE NAME: the tid profview shows for the thread named NAME
@@ -31,6 +32,18 @@ share() {
 	} END { print k + 0, n + 0 }'
 }
 state_of() { awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null; }
+# CPU time in clock ticks, user and system
+cpu_of() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# wait_state PID STATES: wait up to 3 s for one of STATES ("RS", "T")
+wait_state() {
+	local st
+	for _ in $(seq 30); do
+		st=$(state_of "$1")
+		case $2 in *"$st"*) return 0 ;; esac
+		sleep 0.1
+	done
+	return 1
+}
 
 check_trace() {
 	local trace=$1 min=$2 t k n
@@ -82,6 +95,33 @@ fi
 st=$(state_of "$TARGET")
 [ "$st" = R ] || [ "$st" = S ] || fail "the target was left in state '$st' after sampling"
 grep -q '^TracerPid:[[:space:]]*0$' "/proc/$TARGET/status" || fail "the target is still traced"
+
+# 1b. A target stopped with SIGSTOP (or ^Z) is left as found: stopped after
+# sampling, and not running between snapshots either (no CPU time).
+kill -STOP "$TARGET"
+wait_state "$TARGET" T || fail "the target does not stop on SIGSTOP"
+modes="persistent batch"
+command -v eu-stack >/dev/null && modes="$modes eu-stack"
+for m in $modes; do
+	c0=$(cpu_of "$TARGET")
+	"$COLLECT_GDB" -q --mode=$m -p "$TARGET" -i 0.05 -n 6 -o stopped-$m.gdb || fail "$m: sampling a stopped target failed"
+	[ "$(grep -c '^# snapshot:' stopped-$m.gdb)" -eq 6 ] || fail "$m: not 6 snapshots of the stopped target"
+	sleep 0.3
+	st=$(state_of "$TARGET")
+	[ "$st" = T ] || fail "$m: a target stopped before sampling was left in state '$st'"
+	grep -q '^TracerPid:[[:space:]]*0$' "/proc/$TARGET/status" || fail "$m: the stopped target is still traced"
+	c1=$(cpu_of "$TARGET")
+	note "$m: the stopped target used $((c1 - c0)) ticks of CPU while sampled"
+	[ $((c1 - c0)) -le 2 ] || fail "$m: the stopped target ran while sampled ($((c1 - c0)) ticks of CPU)"
+done
+# Someone sends a SIGCONT while it is sampled: it runs on, and is left running.
+"$COLLECT_GDB" -q -p "$TARGET" -i 0.05 -d 1.5 -o resumed.gdb &
+cg=$!
+sleep 0.6
+kill -CONT "$TARGET"
+wait $cg || fail "collect-gdb failed on a target resumed while sampled"
+wait_state "$TARGET" RS || fail "a target resumed while sampled was left in state '$(state_of "$TARGET")'"
+"$PROFVIEW" --flat resumed.gdb >/dev/null || fail "the trace of the resumed target is unreadable"
 
 # 2. Start the program; it ends by itself: a normal end, its status returned.
 rc=0
