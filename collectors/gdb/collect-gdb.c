@@ -49,6 +49,7 @@
 
 #define CG_DEFAULT_INTERVAL_NS 100000000LL   /* 0.1 s */
 #define CG_DEFAULT_TIMEOUT_NS 10000000000LL  /* 10 s per snapshot */
+#define CG_DEFAULT_ATTACH_TIMEOUT_NS 60000000000LL /* 60 s to attach */
 
 static const char *const mode_names[] = { "persistent", "batch", "eu-stack" };
 static const char *const end_names[] = { "", "count", "duration", "interrupted", "exited", "error" };
@@ -139,6 +140,10 @@ static void usage(FILE *f)
 		"      --readnever       do not read debug info: function names only, no\n"
 		"                        file:line, but a faster start (and faster eu-stack)\n"
 		"      --timeout=SEC     give up on a snapshot after SEC seconds (default 10)\n"
+		"      --attach-timeout=SEC\n"
+		"                        give up attaching after SEC seconds (persistent mode:\n"
+		"                        starting gdb, reading the debug info, stopping every\n"
+		"                        thread; default 60, or --timeout if longer)\n"
 		"      --gdb=PATH        the gdb to run (default: gdb from PATH)\n"
 		"  -q, --quiet           print nothing but errors\n"
 		"  -h, --help            show this help\n"
@@ -178,7 +183,8 @@ static int usage_error(const char *fmt, ...)
 /* -1 to go on, else an exit status. */
 static int parse_opts(int argc, char **argv, struct cg_opts *o)
 {
-	enum { OPT_MODE = 256, OPT_PERSISTENT, OPT_BATCH, OPT_READNEVER, OPT_TIMEOUT, OPT_GDB };
+	enum { OPT_MODE = 256, OPT_PERSISTENT, OPT_BATCH, OPT_READNEVER, OPT_TIMEOUT, OPT_ATTACH_TIMEOUT,
+	       OPT_GDB };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "interval", required_argument, NULL, 'i' },
@@ -190,6 +196,7 @@ static int parse_opts(int argc, char **argv, struct cg_opts *o)
 		{ "batch", no_argument, NULL, OPT_BATCH },
 		{ "readnever", no_argument, NULL, OPT_READNEVER },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "attach-timeout", required_argument, NULL, OPT_ATTACH_TIMEOUT },
 		{ "gdb", required_argument, NULL, OPT_GDB },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -236,6 +243,11 @@ static int parse_opts(int argc, char **argv, struct cg_opts *o)
 				return usage_error("invalid timeout '%s': expected seconds, at least 0.01",
 						   optarg);
 			break;
+		case OPT_ATTACH_TIMEOUT:
+			if (!parse_seconds(optarg, 0.01, &o->attach_timeout_ns))
+				return usage_error("invalid attach timeout '%s': expected seconds, at least 0.01",
+						   optarg);
+			break;
 		case 'o':
 			if (!optarg[0])
 				return usage_error("empty output file name");
@@ -270,6 +282,9 @@ static int parse_opts(int argc, char **argv, struct cg_opts *o)
 			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	if (!o->attach_timeout_ns)
+		o->attach_timeout_ns = o->timeout_ns > CG_DEFAULT_ATTACH_TIMEOUT_NS ? o->timeout_ns
+										 : CG_DEFAULT_ATTACH_TIMEOUT_NS;
 	if (optind < argc)
 		o->argv = argv + optind;
 	if (o->pid && o->argv)

@@ -34,7 +34,9 @@ enum cg_end { END_NONE, END_COUNT, END_DURATION, END_SIGNAL, END_EXITED, END_ERR
 struct cg_opts {
 	pid_t pid;
 	char **argv;            /* program to start, or NULL */
-	int64_t interval_ns, duration_ns, timeout_ns;
+	int64_t interval_ns, duration_ns;
+	int64_t timeout_ns;        /* for a snapshot */
+	int64_t attach_timeout_ns; /* persistent mode: from gdb's start to the first stop */
 	long long count;        /* 0: no limit */
 	const char *output;
 	const char *gdb;        /* gdb command */
@@ -108,6 +110,8 @@ bool proc_find_command(const char *cmd, char *full, size_t n);
 char proc_state(pid_t pid);
 /* 1 alive, 0 gone (or a zombie); reaps the target when we started it. */
 int proc_target_alive(struct cg_state *st);
+/* How many threads the process has, 0 if unknown. */
+unsigned proc_count_threads(pid_t pid);
 /* Has someone sent a SIGCONT that waits for the (traced) process? */
 bool proc_sigcont_pending(pid_t pid);
 /* Leaves the target as it was found once the dumper has let go of it (or

@@ -86,9 +86,14 @@ static bool dump_once(struct cg_state *st, const char *tool, char *const argv[],
 	if (r > 0 && !proc_target_alive(st)) {
 		st->end = END_EXITED;
 	} else {
-		if (r > 0)
-			cg_msg("%s did not finish snapshot %lld of process %d within %.3g s; stopped it (%s)",
-			       tool, st->snapshots + 1, (int)st->pid, st->o.timeout_ns / 1e9, proc_left_as(st));
+		if (r > 0) {
+			unsigned threads = proc_count_threads(st->pid);
+			cg_msg("%s did not finish snapshot %lld of process %d (%u thread%s) within %.3g s: give a longer --timeout%s; %s",
+			       tool, st->snapshots + 1, (int)st->pid, threads, threads == 1 ? "" : "s",
+			       st->o.timeout_ns / 1e9,
+			       st->o.mode == MODE_BATCH ? " (in batch mode every snapshot attaches and reads the debug information anew)" : "",
+			       proc_left_as(st));
+		}
 		st->end = END_ERROR;
 	}
 	proc_free(pr);

@@ -7,6 +7,7 @@
  * does not finish.  Also what /proc says about the target: whether it is
  * alive, who traces it, its threads' names, and why attaching was refused.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -82,6 +83,26 @@ int proc_target_alive(struct cg_state *st)
 		return 0;
 	state = proc_state(st->pid);
 	return state != 0 && state != 'Z' && state != 'X';
+}
+
+/* How many threads the process has (entries of /proc/PID/task), 0 if
+ * unknown. */
+unsigned proc_count_threads(pid_t pid)
+{
+	char path[64];
+	struct dirent *d;
+	unsigned n = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while ((d = readdir(dir)) != NULL)
+		if (d->d_name[0] != '.')
+			n++;
+	closedir(dir);
+	return n;
 }
 
 /* A SIGCONT sent to a traced process waits in its pending sets (a tracer

@@ -6,7 +6,9 @@
 # thread must end in [blocked]; every report must work on the traces and on
 # the checked-in dumps (tests/data/gdb/); a target stopped with SIGSTOP
 # must be left stopped, in every mode; and the error paths: no such pid,
-# gdb missing, another tracer, permission denied, a gdb that hangs.
+# gdb (or eu-stack) missing, a gdb that does not start, another tracer,
+# permission denied, a gdb that hangs, an attach slower than its allowance
+# (a 200-thread process).
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 COLLECT_GDB=${COLLECT_GDB:-$(cd "$(dirname "$PROFVIEW")/../collectors/gdb" && pwd)/collect-gdb}
@@ -17,7 +19,8 @@ build gdbtarget
 cd "$WORK"
 ./gdbtarget 60 2>target.err &
 TARGET=$!
-trap 'kill $TARGET 2>/dev/null; kill -CONT $TARGET 2>/dev/null; rm -rf "$WORK"' EXIT
+many=
+trap 'kill $TARGET $many 2>/dev/null; kill -CONT $TARGET 2>/dev/null; rm -rf "$WORK"' EXIT
 sleep 0.3
 
 # tid_of TRACE NAME: the tid profview shows for the thread named NAME
@@ -149,10 +152,14 @@ sleep 0.2
 st=$(state_of "$TARGET")
 [ "$st" = R ] || [ "$st" = S ] || fail "the target was left in state '$st' after SIGINT"
 
-# 4. Errors: one line, nonzero exit.
+# 4. Errors: one line, nonzero exit.  (The summary line that says no
+# snapshot was taken may follow; -q leaves it out.)
 one_error() { # NAME EXPECTED-TEXT LOG
-	[ "$(grep -c '^collect-gdb: ' "$3")" -ge 1 ] || fail "$1: no message"
-	grep -q "$2" "$3" || { cat "$3"; fail "$1: message does not say '$2'"; }
+	local n
+	n=$(grep -v '^collect-gdb: no snapshot taken; ' "$3" | wc -l)
+	[ "$n" -eq 1 ] || { cat "$3"; fail "$1: $n lines, not one"; }
+	grep -q '^collect-gdb: ' "$3" || { cat "$3"; fail "$1: no message"; }
+	grep -q -- "$2" "$3" || { cat "$3"; fail "$1: message does not say '$2'"; }
 }
 sh -c 'exit 0' & gone=$!; wait $gone
 if ! kill -0 "$gone" 2>/dev/null; then
@@ -163,6 +170,16 @@ PATH=/nonexistent "$COLLECT_GDB" -p "$TARGET" -o e2.gdb 2>e2.log && fail "gdb mi
 one_error "gdb missing" "gdb is not installed" e2.log
 "$COLLECT_GDB" --gdb=/nonexistent/gdb -p "$TARGET" -o e2.gdb 2>e2.log && fail "--gdb missing: exit 0"
 one_error "--gdb missing" "cannot run gdb '/nonexistent/gdb'" e2.log
+PATH=/nonexistent "$COLLECT_GDB" --mode=eu-stack -p "$TARGET" -o e2.gdb 2>e2.log && fail "eu-stack missing: exit 0"
+one_error "eu-stack missing" "eu-stack is not installed" e2.log
+# A "gdb" that never answers, and one that exits at once without a word.
+printf '#!/bin/sh\nexec sleep 30\n' >mute-gdb
+printf '#!/bin/sh\nexit 3\n' >false-gdb
+chmod +x mute-gdb false-gdb
+"$COLLECT_GDB" --gdb=./mute-gdb --attach-timeout=1 -p "$TARGET" -o e2.gdb 2>e2.log && fail "mute gdb: exit 0"
+one_error "mute gdb" "gdb ('./mute-gdb') did not answer its first commands within 1 s of starting" e2.log
+"$COLLECT_GDB" --gdb=./false-gdb -p "$TARGET" -o e2.gdb 2>e2.log && fail "false gdb: exit 0"
+one_error "false gdb" "gdb ('./false-gdb') exited at start with status 3" e2.log
 
 if command -v strace >/dev/null; then
 	strace -o /dev/null -p "$TARGET" 2>/dev/null &
@@ -198,7 +215,7 @@ EOF
 chmod +x hanging-gdb
 for m in persistent batch; do
 	"$COLLECT_GDB" --mode=$m --gdb=./hanging-gdb --timeout=1 -p "$TARGET" -o e5.gdb 2>e5.log && fail "$m: hanging gdb: exit 0"
-	one_error "$m: hanging gdb" "within 1 s" e5.log
+	one_error "$m: hanging gdb" "did not finish snapshot 1 of process $TARGET (5 threads) within 1 s: give a longer --timeout" e5.log
 	sleep 0.3
 	st=$(state_of "$TARGET")
 	[ "$st" = R ] || [ "$st" = S ] || fail "$m: the target was left in state '$st' after a gdb timeout"
@@ -216,7 +233,35 @@ man_opts=$(sed -n '/^\.SH OPTIONS/,/^\.SH /p' "$SRCDIR/man/collect-gdb.1.in" | g
 [ "$help_opts" = "$man_opts" ] || fail "collect-gdb --help and collect-gdb.1 differ: $(diff <(echo "$help_opts") <(echo "$man_opts") | tr '\n' ' ')"
 "$COLLECT_GDB" --version | grep -q '[0-9]\.[0-9]' || fail "collect-gdb --version"
 
-# 5. Checked-in dumps: real gdb 13 output and hand-made edge cases.
+# 5. A process of 200 threads: attaching stops and reads every one.  It
+# gets its own allowance, --attach-timeout; when attaching takes longer
+# (here a gdb that waits 3 s before it attaches), the message says so.
+build manythreads
+./manythreads 200 60 >many.out &
+many=$!
+for _ in $(seq 50); do grep -q ready many.out && break; sleep 0.1; done
+"$COLLECT_GDB" -p "$many" -i 0.05 -n 3 -o many.gdb 2>many.log || { cat many.log; fail "200 threads: sampling failed"; }
+cat many.log
+[ "$(awk '/^# snapshot: 1 /{ on = 1; next } /^# snapshot:/{ on = 0 } on && /^Thread /' many.gdb | wc -l)" -eq 201 ] ||
+	fail "200 threads: snapshot 1 does not hold 201 threads"
+cat >slow-attach-gdb <<'EOF'
+#!/bin/sh
+while IFS= read -r l; do
+	case $l in *-target-attach*) sleep 3 ;; esac
+	printf '%s\n' "$l"
+done | gdb "$@"
+EOF
+chmod +x slow-attach-gdb
+"$COLLECT_GDB" --gdb=./slow-attach-gdb --attach-timeout=1 -p "$many" -n 2 -o e6.gdb 2>e6.log && fail "slow attach: exit 0"
+one_error "slow attach" "attaching to process $many (201 threads) took longer than 1 s: give a longer --attach-timeout" e6.log
+wait_state "$many" S || fail "slow attach: the target was left in state '$(state_of "$many")'"
+grep -q '^TracerPid:[[:space:]]*0$' "/proc/$many/status" || fail "slow attach: the target is still traced"
+# A short --timeout is for the snapshots: the attach still has its own.
+"$COLLECT_GDB" -q --gdb=./slow-attach-gdb --timeout=1 -p "$many" -n 2 -o e6.gdb || fail "slow attach with --timeout=1 failed"
+kill $many
+wait $many 2>/dev/null || true
+
+# 6. Checked-in dumps: real gdb 13 output and hand-made edge cases.
 data=$SRCDIR/tests/data/gdb
 for f in "$data"/*; do
 	for r in --tree --flat --folded --threads; do
