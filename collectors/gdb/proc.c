@@ -182,14 +182,34 @@ void proc_read_comm(pid_t pid, pid_t tid, char *buf, size_t n)
 	fclose(f);
 }
 
-/* One line on why attaching was refused, with what to check. */
+/* The real uid of a process from /proc/PID/status; -1 if unknown.  (The
+ * files of /proc/PID belong to root when the process is not dumpable.) */
+static long proc_uid_of(pid_t pid)
+{
+	char path[64], line[256];
+	long uid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "Uid: %ld", &uid) == 1)
+			break;
+	fclose(f);
+	return uid;
+}
+
+/* One line on why attaching was refused, with what to do. */
 void proc_permission_error(struct cg_state *st)
 {
-	long tracer = proc_tracer_of(st->pid);
-	char scope[16] = "", comm[64];
+	long tracer = proc_tracer_of(st->pid), uid = proc_uid_of(st->pid);
+	char scope[16] = "", comm[64], path[64];
 	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+	uid_t me = geteuid();
+	int pid = (int)st->pid;
 	struct stat sb;
-	char path[64];
 
 	if (f) {
 		if (fgets(scope, sizeof scope, f))
@@ -199,17 +219,38 @@ void proc_permission_error(struct cg_state *st)
 	if (tracer) {
 		proc_read_comm((pid_t)tracer, 0, comm, sizeof comm);
 		cg_msg("cannot attach to process %d: it is already traced by process %ld ('%s'); only one tracer at a time",
-		       (int)st->pid, tracer, comm);
+		       pid, tracer, comm);
 		return;
 	}
-	snprintf(path, sizeof path, "/proc/%d", (int)st->pid);
-	if (stat(path, &sb) == 0 && sb.st_uid != geteuid() && geteuid() != 0) {
-		cg_msg("cannot attach to process %d: permission denied (it belongs to uid %u, you are uid %u: run as that user or with CAP_SYS_PTRACE)",
-		       (int)st->pid, (unsigned)sb.st_uid, (unsigned)geteuid());
+	if (strcmp(scope, "3") == 0) {
+		cg_msg("cannot attach to process %d: ptrace is disabled until the next boot (/proc/sys/kernel/yama/ptrace_scope is 3)",
+		       pid);
 		return;
 	}
-	cg_msg("cannot attach to process %d: permission denied (check /proc/sys/kernel/yama/ptrace_scope%s%s%s, CAP_SYS_PTRACE, and that no other debugger is attached)",
-	       (int)st->pid, scope[0] ? " = " : "", scope, scope[0] && strcmp(scope, "0") ? ": 0 lets a user trace its own processes" : "");
+	if (me != 0 && uid >= 0 && (uid_t)uid != me) {
+		cg_msg("cannot attach to process %d: permission denied (it belongs to uid %ld, you are uid %u): run as that user or as root",
+		       pid, uid, (unsigned)me);
+		return;
+	}
+	if (strcmp(scope, "2") == 0) {
+		cg_msg("cannot attach to process %d: only root may attach (/proc/sys/kernel/yama/ptrace_scope is 2): run as root",
+		       pid);
+		return;
+	}
+	/* the files of /proc/PID (not the directory) belong to root then */
+	snprintf(path, sizeof path, "/proc/%d/stat", pid);
+	if (me != 0 && stat(path, &sb) == 0 && sb.st_uid == 0 && uid != 0) {
+		cg_msg("cannot attach to process %d: permission denied (it is not dumpable: a setuid or file-capability program, or it called prctl(PR_SET_DUMPABLE, 0)): run as root",
+		       pid);
+		return;
+	}
+	if (strcmp(scope, "1") == 0) {
+		cg_msg("cannot attach to process %d: permission denied (/proc/sys/kernel/yama/ptrace_scope is 1: only a parent may trace): run as root, let collect-gdb start the program (collect-gdb -- PROGRAM), or allow it with 'echo 0 > /proc/sys/kernel/yama/ptrace_scope' as root",
+		       pid);
+		return;
+	}
+	cg_msg("cannot attach to process %d: permission denied: run as the same user or as root (in a container, ptrace may need CAP_SYS_PTRACE and a seccomp profile that allows it)",
+	       pid);
 }
 
 /* Start the program to sample.  Returns an exit status on failure, else -1. */

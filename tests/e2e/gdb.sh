@@ -7,8 +7,8 @@
 # the checked-in dumps (tests/data/gdb/); a target stopped with SIGSTOP
 # must be left stopped, in every mode; and the error paths: no such pid,
 # gdb (or eu-stack) missing, a gdb that does not start, another tracer,
-# permission denied, a gdb that hangs, an attach slower than its allowance
-# (a 200-thread process).
+# permission denied (another user, a process that is not dumpable), a gdb
+# that hangs, an attach slower than its allowance (a 200-thread process).
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 COLLECT_GDB=${COLLECT_GDB:-$(cd "$(dirname "$PROFVIEW")/../collectors/gdb" && pwd)/collect-gdb}
@@ -19,8 +19,8 @@ build gdbtarget
 cd "$WORK"
 ./gdbtarget 60 2>target.err &
 TARGET=$!
-many=
-trap 'kill $TARGET $many 2>/dev/null; kill -CONT $TARGET 2>/dev/null; rm -rf "$WORK"' EXIT
+many= nodump=
+trap 'kill $TARGET $many $nodump 2>/dev/null; kill -CONT $TARGET 2>/dev/null; rm -rf "$WORK"' EXIT
 sleep 0.3
 
 # tid_of TRACE NAME: the tid profview shows for the thread named NAME
@@ -194,11 +194,27 @@ fi
 
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null &&
 	setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$COLLECT_GDB"; then
-	for m in persistent batch; do
+	# A process of another user; one of the same user that is not dumpable.
+	chmod 755 "$WORK"
+	cat >nodump.c <<'PROG'
+#include <sys/prctl.h>
+#include <unistd.h>
+int main(void) { prctl(PR_SET_DUMPABLE, 0); for (;;) pause(); }
+PROG
+	"$CC" -o nodump nodump.c
+	setpriv --reuid=65534 --regid=65534 --clear-groups ./nodump &
+	nodump=$!
+	sleep 0.3
+	for m in $modes; do
 		setpriv --reuid=65534 --regid=65534 --clear-groups \
 			"$COLLECT_GDB" --mode=$m -p "$TARGET" -o - >/dev/null 2>e4.log && fail "$m: permission denied: exit 0"
-		one_error "$m: permission denied" "permission denied" e4.log
+		one_error "$m: permission denied" "permission denied (it belongs to uid 0, you are uid 65534): run as that user or as root" e4.log
+		setpriv --reuid=65534 --regid=65534 --clear-groups \
+			"$COLLECT_GDB" --mode=$m -p "$nodump" -o - >/dev/null 2>e4.log && fail "$m: not dumpable: exit 0"
+		one_error "$m: not dumpable" "it is not dumpable.*run as root" e4.log
 	done
+	kill $nodump
+	wait $nodump 2>/dev/null || true
 else
 	note "not root (or no setpriv): the permission case is not tested"
 fi
