@@ -51,6 +51,7 @@ bool proc_find_command(const char *cmd, char *full, size_t n)
 char proc_state(pid_t pid)
 {
 	char path[64], buf[512];
+	size_t n;
 	FILE *f;
 	char *rp;
 
@@ -58,10 +59,11 @@ char proc_state(pid_t pid)
 	f = fopen(path, "r");
 	if (!f)
 		return 0;
-	if (!fgets(buf, sizeof buf, f))
-		buf[0] = '\0';
+	n = fread(buf, 1, sizeof buf - 1, f);
+	buf[n] = '\0';
 	fclose(f);
-	/* "PID (COMM) S ...": the name may hold spaces and parentheses */
+	/* "PID (COMM) S ...": the name may hold spaces, parentheses, even a
+	 * newline */
 	rp = strrchr(buf, ')');
 	return rp && rp[1] == ' ' && rp[2] ? rp[2] : '?';
 }
