@@ -339,7 +339,8 @@ unsigned cg_write_snapshot(struct cg_state *st, const char *text, size_t len, in
 		fwrite(s, 1, n, st->out);
 		fputc('\n', st->out);
 	}
-	fflush(st->out);
+	if (fflush(st->out) != 0 && !st->out_errno)
+		st->out_errno = errno;
 	if (threads > st->max_threads)
 		st->max_threads = threads;
 	return threads;
@@ -363,6 +364,10 @@ void cg_note_stop(struct cg_state *st, int64_t ns)
 /* Should sampling stop now?  Sets st->end. */
 bool cg_should_stop(struct cg_state *st)
 {
+	if (st->out_errno) {
+		st->end = END_ERROR;
+		return true;
+	}
 	if (cg_stop_signal) {
 		st->end = END_SIGNAL;
 		return true;
@@ -450,7 +455,8 @@ static int open_output(struct cg_state *st)
 	fprintf(st->out, "# start: ");
 	write_time(st->out, cg_now_ns(CLOCK_REALTIME));
 	fputc('\n', st->out);
-	fflush(st->out);
+	if (fflush(st->out) != 0)
+		st->out_errno = errno;
 	return 0;
 }
 
@@ -530,8 +536,15 @@ int main(int argc, char **argv)
 	fprintf(st.out, "# end: ");
 	write_time(st.out, cg_now_ns(CLOCK_REALTIME));
 	fprintf(st.out, " %s\n", end_names[st.end]);
-	if (fflush(st.out) != 0 || ferror(st.out) || (st.out != stdout && fclose(st.out) != 0)) {
-		cg_msg("cannot write '%s': %s", st.outname, strerror(errno));
+	/* The first error is the one to report: errno is long stale by now. */
+	if (fflush(st.out) != 0 && !st.out_errno)
+		st.out_errno = errno;
+	if (ferror(st.out) && !st.out_errno)
+		st.out_errno = EIO;
+	if (st.out != stdout && fclose(st.out) != 0 && !st.out_errno)
+		st.out_errno = errno;
+	if (st.out_errno) {
+		cg_msg("cannot write '%s': %s", st.outname, strerror(st.out_errno));
 		st.end = END_ERROR;
 	}
 

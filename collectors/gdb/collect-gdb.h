@@ -53,6 +53,7 @@ struct cg_state {
 	struct cg_opts o;
 	FILE *out;
 	char outname[PATH_MAX];
+	int out_errno;          /* the first error writing the trace, or 0 */
 	pid_t pid;
 	bool child;             /* we started the target */
 	bool was_stopped;       /* it was stopped (SIGSTOP, ^Z) before we came */

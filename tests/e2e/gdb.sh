@@ -172,6 +172,14 @@ one_error "gdb missing" "gdb is not installed" e2.log
 one_error "--gdb missing" "cannot run gdb '/nonexistent/gdb'" e2.log
 PATH=/nonexistent "$COLLECT_GDB" --mode=eu-stack -p "$TARGET" -o e2.gdb 2>e2.log && fail "eu-stack missing: exit 0"
 one_error "eu-stack missing" "eu-stack is not installed" e2.log
+# A full disk: the write error ends the sampling at once and is the one
+# reported (the errno of the write, not whatever came last).
+for m in $modes; do
+	rc=0
+	timeout 10 "$COLLECT_GDB" -q --mode=$m -p "$TARGET" -i 0.02 -n 1000 -o - >/dev/full 2>e2.log || rc=$?
+	[ "$rc" -eq 1 ] || { cat e2.log; fail "$m: full disk: exit $rc, not 1"; }
+	one_error "$m: full disk" "cannot write 'standard output': No space left on device" e2.log
+done
 # A "gdb" that never answers, and one that exits at once without a word.
 printf '#!/bin/sh\nexec sleep 30\n' >mute-gdb
 printf '#!/bin/sh\nexit 3\n' >false-gdb
