@@ -23,6 +23,10 @@
 #define GDB_DETECT_SPAN (64 * 1024)
 #define GDB_MAX_FRAMES 4096
 #define SYNTH_BIT (1ULL << 63)
+/* The longest interval collect-gdb takes (10^6 s): a header that says more
+ * is damaged.  A time is at most 9 * 10^18 ns (parse_time), so a time plus
+ * an interval stays below INT64_MAX. */
+#define GDB_MAX_INTERVAL_NS 1000000000000000LL
 
 struct gframe {
 	uint64_t pc;
@@ -36,6 +40,7 @@ struct reader {
 	const char *name;
 	struct pv_profile *p;
 	size_t lineno;
+	bool prescan;          /* reading the header ahead: no warnings */
 
 	/* From the header. */
 	bool traced;           /* a collect-gdb header was seen */
@@ -45,6 +50,7 @@ struct reader {
 	/* The current snapshot. */
 	uint64_t snap_gen;     /* bumped at every snapshot */
 	int64_t snap_time, prev_time, snap_weight;
+	int64_t wall_left;     /* wall time the samples may still add up to */
 	bool explicit_snap;    /* opened by a "# snapshot:" line */
 	uint64_t nsnapshots;
 
@@ -58,7 +64,7 @@ struct reader {
 	uint32_t tid;
 	struct gframe *frames; size_t nframes, cap_frames;
 	bool truncated;
-	int64_t last_frame_no;
+	uint64_t last_frame_no; /* UINT64_MAX before the first frame */
 
 	/* A frame line that may continue on the next lines. */
 	char *pending; size_t npending, cap_pending;
@@ -101,14 +107,17 @@ static void trim(const char **s, size_t *len)
 		(*len)--;
 }
 
-/* Parse an unsigned decimal; false if none. */
+/* Parse an unsigned decimal, all its digits; false if none.  A number
+ * too large for 64 bits gives UINT64_MAX. */
 static bool parse_u64(const char *s, size_t len, const char **end, uint64_t *out)
 {
 	uint64_t v = 0;
 	size_t i = 0;
 
-	while (i < len && isdigit((unsigned char)s[i]) && i < 19)
-		v = v * 10 + (uint64_t)(s[i++] - '0');
+	while (i < len && isdigit((unsigned char)s[i])) {
+		unsigned d = (unsigned)(s[i++] - '0');
+		v = v > (UINT64_MAX - d) / 10 ? UINT64_MAX : v * 10 + d;
+	}
 	if (i == 0)
 		return false;
 	*end = s + i;
@@ -349,8 +358,16 @@ static int end_thread(struct reader *rd)
 	if (rd->truncated)
 		s.flags |= PV_SAMPLE_TRUNCATED; /* counted by pv_add_sample */
 	s.values[rd->v_count] = 1;
-	if (rd->v_wall != PV_NONE)
-		s.values[rd->v_wall] = rd->snap_weight > 0 ? rd->snap_weight : 0;
+	if (rd->v_wall != PV_NONE) {
+		/* Every thread of a snapshot gets its weight: the sum over all
+		 * samples could pass INT64_MAX in a damaged trace, so it stops
+		 * growing there. */
+		int64_t w = rd->snap_weight > 0 ? rd->snap_weight : 0;
+		if (w > rd->wall_left)
+			w = rd->wall_left;
+		rd->wall_left -= w;
+		s.values[rd->v_wall] = w;
+	}
 	rd->nframes = 0;
 	return pv_add_sample(p, &s);
 }
@@ -378,7 +395,7 @@ static int begin_thread(struct reader *rd, uint32_t tid, uint32_t name)
 	rd->in_thread = true;
 	rd->truncated = false;
 	rd->nframes = 0;
-	rd->last_frame_no = -1;
+	rd->last_frame_no = UINT64_MAX;
 	return 0;
 }
 
@@ -474,9 +491,9 @@ static int frame_line(struct reader *rd, const char *s, size_t len, bool cut)
 		if (begin_thread(rd, tid, PV_NONE) < 0)
 			return -1;
 	}
-	if ((int64_t)no != rd->last_frame_no + 1)
+	if (no != rd->last_frame_no + 1) /* UINT64_MAX + 1 == 0: the first frame */
 		rd->truncated = rd->truncated || no > 0;
-	rd->last_frame_no = (int64_t)no;
+	rd->last_frame_no = no;
 	if (cut)
 		rd->truncated = true;
 	while (q < e && *q == ' ')
@@ -623,8 +640,11 @@ static int meta_line(struct reader *rd, const char *s, size_t len, bool *handled
 		if ((p->program = pv_intern(p, v, vlen)) == PV_NONE)
 			return -1;
 	} else if (KEY("interval-ns")) {
-		if (parse_u64(v, vlen, &q, &u) && u < INT64_MAX / 2)
+		if (parse_u64(v, vlen, &q, &u) && u <= GDB_MAX_INTERVAL_NS)
 			rd->interval_ns = (int64_t)u;
+		else if (!rd->prescan)
+			pv_warn("'%s': line %zu: interval-ns '%.*s' is not a number of nanoseconds from 0 to 10^15 (10^6 s); ignored",
+				rd->name, rd->lineno, (int)(vlen > 40 ? 40 : vlen), v);
 	} else if (KEY("start")) {
 		if (parse_time(v, vlen, &t))
 			rd->start_ns = t;
@@ -745,7 +765,7 @@ struct pv_profile *gdb_read(const unsigned char *buf, size_t len, const char *na
 {
 	struct reader rd = {
 		.name = name, .interval_ns = 0, .start_ns = -1, .end_ns = -1, .prev_time = -1,
-		.snap_time = -1, .v_wall = PV_NONE, .blocked_loc = PV_NONE,
+		.snap_time = -1, .v_wall = PV_NONE, .blocked_loc = PV_NONE, .wall_left = INT64_MAX,
 	};
 	const char *s = (const char *)buf;
 	struct pv_profile *p = pv_profile_new();
@@ -761,6 +781,7 @@ struct pv_profile *gdb_read(const unsigned char *buf, size_t len, const char *na
 
 	/* The header comes first: it says whether samples carry wall time. */
 	if (starts(s, len, GDB_MAGIC)) {
+		rd.prescan = true;
 		for (size_t off = 0; off < len;) {
 			const char *nl = memchr(s + off, '\n', len - off);
 			size_t l = (nl ? (size_t)(nl - s) : len) - off;
@@ -774,6 +795,7 @@ struct pv_profile *gdb_read(const unsigned char *buf, size_t len, const char *na
 			off = (size_t)(nl - s) + 1;
 		}
 		p->finished = false;
+		rd.prescan = false;
 	}
 	if (rd.interval_ns > 0) {
 		rd.v_wall = pv_add_value_type(p, "wall", "nanoseconds");
@@ -804,13 +826,18 @@ struct pv_profile *gdb_read(const unsigned char *buf, size_t len, const char *na
 			 name);
 		goto fail;
 	}
+	/* A time plus the interval cannot overflow (GDB_MAX_INTERVAL_NS); the
+	 * interval times many snapshots can. */
 	if (rd.start_ns >= 0) {
 		int64_t end = rd.end_ns >= 0 ? rd.end_ns
 					     : rd.prev_time >= 0 ? rd.prev_time + rd.interval_ns : -1;
 		p->time_ns = rd.start_ns;
 		p->duration_ns = end > rd.start_ns ? end - rd.start_ns : 0;
 	} else if (rd.interval_ns > 0) {
-		p->duration_ns = (int64_t)rd.nsnapshots * rd.interval_ns;
+		if (rd.nsnapshots > (uint64_t)(INT64_MAX / rd.interval_ns))
+			p->duration_ns = INT64_MAX;
+		else
+			p->duration_ns = (int64_t)rd.nsnapshots * rd.interval_ns;
 	}
 	if (!rd.traced)
 		p->finished = !rd.cut;

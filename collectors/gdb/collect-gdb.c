@@ -50,6 +50,7 @@
 
 #define CG_DEFAULT_INTERVAL_NS 100000000LL   /* 0.1 s */
 #define CG_DEFAULT_TIMEOUT_NS 10000000000LL  /* 10 s per snapshot */
+#define CG_DEFAULT_ATTACH_TIMEOUT_NS 60000000000LL /* 60 s to attach */
 
 static const char *const mode_names[] = { "persistent", "batch", "eu-stack" };
 static const char *const end_names[] = { "", "count", "duration", "interrupted", "exited", "error" };
@@ -140,6 +141,10 @@ static void usage(FILE *f)
 		"      --readnever       do not read debug info: function names only, no\n"
 		"                        file:line, but a faster start (and faster eu-stack)\n"
 		"      --timeout=SEC     give up on a snapshot after SEC seconds (default 10)\n"
+		"      --attach-timeout=SEC\n"
+		"                        give up attaching after SEC seconds (persistent mode:\n"
+		"                        starting gdb, reading the debug info, stopping every\n"
+		"                        thread; default 60, or --timeout if longer)\n"
 		"      --gdb=PATH        the gdb to run (default: gdb from PATH)\n"
 		"  -q, --quiet           print nothing but errors\n"
 		"  -h, --help            show this help\n"
@@ -179,7 +184,8 @@ static int usage_error(const char *fmt, ...)
 /* -1 to go on, else an exit status. */
 static int parse_opts(int argc, char **argv, struct cg_opts *o)
 {
-	enum { OPT_MODE = 256, OPT_PERSISTENT, OPT_BATCH, OPT_READNEVER, OPT_TIMEOUT, OPT_GDB };
+	enum { OPT_MODE = 256, OPT_PERSISTENT, OPT_BATCH, OPT_READNEVER, OPT_TIMEOUT, OPT_ATTACH_TIMEOUT,
+	       OPT_GDB };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "interval", required_argument, NULL, 'i' },
@@ -191,6 +197,7 @@ static int parse_opts(int argc, char **argv, struct cg_opts *o)
 		{ "batch", no_argument, NULL, OPT_BATCH },
 		{ "readnever", no_argument, NULL, OPT_READNEVER },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "attach-timeout", required_argument, NULL, OPT_ATTACH_TIMEOUT },
 		{ "gdb", required_argument, NULL, OPT_GDB },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -237,6 +244,11 @@ static int parse_opts(int argc, char **argv, struct cg_opts *o)
 				return usage_error("invalid timeout '%s': expected seconds, at least 0.01",
 						   optarg);
 			break;
+		case OPT_ATTACH_TIMEOUT:
+			if (!parse_seconds(optarg, 0.01, &o->attach_timeout_ns))
+				return usage_error("invalid attach timeout '%s': expected seconds, at least 0.01",
+						   optarg);
+			break;
 		case 'o':
 			if (!optarg[0])
 				return usage_error("empty output file name");
@@ -271,6 +283,9 @@ static int parse_opts(int argc, char **argv, struct cg_opts *o)
 			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	if (!o->attach_timeout_ns)
+		o->attach_timeout_ns = o->timeout_ns > CG_DEFAULT_ATTACH_TIMEOUT_NS ? o->timeout_ns
+										 : CG_DEFAULT_ATTACH_TIMEOUT_NS;
 	if (optind < argc)
 		o->argv = argv + optind;
 	if (o->pid && o->argv)
@@ -325,7 +340,8 @@ unsigned cg_write_snapshot(struct cg_state *st, const char *text, size_t len, in
 		fwrite(s, 1, n, st->out);
 		fputc('\n', st->out);
 	}
-	fflush(st->out);
+	if (fflush(st->out) != 0 && !st->out_errno)
+		st->out_errno = errno;
 	if (threads > st->max_threads)
 		st->max_threads = threads;
 	return threads;
@@ -349,6 +365,10 @@ void cg_note_stop(struct cg_state *st, int64_t ns)
 /* Should sampling stop now?  Sets st->end. */
 bool cg_should_stop(struct cg_state *st)
 {
+	if (st->out_errno) {
+		st->end = END_ERROR;
+		return true;
+	}
 	if (cg_stop_signal) {
 		st->end = END_SIGNAL;
 		return true;
@@ -445,7 +465,8 @@ static int open_output(struct cg_state *st)
 	fprintf(st->out, "# start: ");
 	write_time(st->out, cg_now_ns(CLOCK_REALTIME));
 	fputc('\n', st->out);
-	fflush(st->out);
+	if (fflush(st->out) != 0)
+		st->out_errno = errno;
 	return 0;
 }
 
@@ -490,6 +511,8 @@ int main(int argc, char **argv)
 			proc_permission_error(&st);
 			return CG_EXIT_FAIL;
 		}
+		/* Stopped by SIGSTOP or ^Z: it is left stopped. */
+		st.was_stopped = proc_state(st.pid) == 'T';
 	}
 
 	sa.sa_handler = on_signal;
@@ -523,8 +546,15 @@ int main(int argc, char **argv)
 	fprintf(st.out, "# end: ");
 	write_time(st.out, cg_now_ns(CLOCK_REALTIME));
 	fprintf(st.out, " %s\n", end_names[st.end]);
-	if (fflush(st.out) != 0 || ferror(st.out) || (st.out != stdout && fclose(st.out) != 0)) {
-		cg_msg("cannot write '%s': %s", st.outname, strerror(errno));
+	/* The first error is the one to report: errno is long stale by now. */
+	if (fflush(st.out) != 0 && !st.out_errno)
+		st.out_errno = errno;
+	if (ferror(st.out) && !st.out_errno)
+		st.out_errno = EIO;
+	if (st.out != stdout && fclose(st.out) != 0 && !st.out_errno)
+		st.out_errno = errno;
+	if (st.out_errno) {
+		cg_msg("cannot write '%s': %s", st.outname, strerror(st.out_errno));
 		st.end = END_ERROR;
 	}
 
@@ -539,10 +569,15 @@ int main(int argc, char **argv)
 			qsort(st.stops, st.nstops, sizeof *st.stops, cmp_i64);
 			med = st.stops[st.nstops / 2] / 1e6;
 		}
+		char stopped[96];
+		if (st.was_stopped)
+			snprintf(stopped, sizeof stopped, "the target was stopped before and is left stopped");
+		else
+			snprintf(stopped, sizeof stopped, "the target stopped %.1f ms per snapshot (median)", med);
 		fprintf(stderr,
-			"collect-gdb: %lld snapshots (%s mode) of up to %u threads in %.2f s, %.1f/s, the target stopped %.1f ms per snapshot (median); %s; written to '%s'\n",
+			"collect-gdb: %lld snapshots (%s mode) of up to %u threads in %.2f s, %.1f/s, %s; %s; written to '%s'\n",
 			st.snapshots, mode_names[st.o.mode], st.max_threads, secs,
-			secs > 0 ? st.snapshots / secs : 0.0, med,
+			secs > 0 ? st.snapshots / secs : 0.0, stopped,
 			st.end == END_EXITED ? "the process exited" :
 			st.end == END_SIGNAL ? "interrupted" :
 			st.end == END_ERROR ? "stopped by an error" : "done",

@@ -35,7 +35,9 @@ enum cg_end { END_NONE, END_COUNT, END_DURATION, END_SIGNAL, END_EXITED, END_ERR
 struct cg_opts {
 	pid_t pid;
 	char **argv;            /* program to start, or NULL */
-	int64_t interval_ns, duration_ns, timeout_ns;
+	int64_t interval_ns, duration_ns;
+	int64_t timeout_ns;        /* for a snapshot */
+	int64_t attach_timeout_ns; /* persistent mode: from gdb's start to the first stop */
 	long long count;        /* 0: no limit */
 	const char *output;
 	const char *gdb;        /* gdb command */
@@ -52,8 +54,10 @@ struct cg_state {
 	struct cg_opts o;
 	FILE *out;
 	char outname[PATH_MAX];
+	int out_errno;          /* the first error writing the trace, or 0 */
 	pid_t pid;
 	bool child;             /* we started the target */
+	bool was_stopped;       /* it was stopped (SIGSTOP, ^Z) before we came */
 	int child_status;
 	bool child_reaped;
 	long long snapshots;
@@ -103,8 +107,21 @@ int64_t cg_next_slot(struct cg_state *st, int64_t prev);
 
 /* Is cmd runnable (a path, or found in PATH)?  full gets the path. */
 bool proc_find_command(const char *cmd, char *full, size_t n);
+/* The state letter of /proc/PID/stat ('R', 'S', 'T' for stopped, ...), 0
+ * when there is no such process. */
+char proc_state(pid_t pid);
 /* 1 alive, 0 gone (or a zombie); reaps the target when we started it. */
 int proc_target_alive(struct cg_state *st);
+/* How many threads the process has, 0 if unknown. */
+unsigned proc_count_threads(pid_t pid);
+/* Has someone sent a SIGCONT that waits for the (traced) process? */
+bool proc_sigcont_pending(pid_t pid);
+/* Leaves the target as it was found once the dumper has let go of it (or
+ * was ended, clean false): SIGSTOP when it was stopped before, else, when
+ * not clean, SIGCONT. */
+void proc_leave_target(struct cg_state *st, bool clean);
+/* "the process was left running" or "... stopped, as it was". */
+const char *proc_left_as(const struct cg_state *st);
 /* "TracerPid:" of a process, 0 if none or unknown. */
 long proc_tracer_of(pid_t pid);
 /* The comm of process pid, or of its thread tid when tid != 0; "" if

@@ -3,7 +3,10 @@
  * batch: a new "gdb -batch -p PID ... -ex 'thread apply all bt'" per
  * snapshot.  eu-stack: elfutils' eu-stack per snapshot, its output
  * rewritten in gdb's form (eustack_to_gdb).  Each dumper runs to completion
- * or until --timeout, then is ended and the target given a SIGCONT.
+ * or until --timeout, then is ended and the target given a SIGCONT (or, if
+ * it was stopped before, a SIGSTOP).  A stopped target stays stopped
+ * between snapshots: the kernel restores its job-control stop when the
+ * dumper detaches.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -32,9 +35,10 @@ static int run_dumper(struct cg_state *st, char *const argv[], struct proc *pr, 
 		if (r == 0 && cg_stop_signal && cg_now_ns(CLOCK_MONOTONIC) >= deadline)
 			break;
 	if (r == 0) {
-		/* Timed out: gdb detaches on SIGTERM; make sure the target runs. */
+		/* Timed out: gdb detaches on SIGTERM; make sure the target is
+		 * left as it was, running or stopped. */
 		*status = proc_finish(pr, 0);
-		kill(st->pid, SIGCONT);
+		proc_leave_target(st, false);
 		return 1;
 	}
 	*status = proc_finish(pr, 2000000000LL);
@@ -82,9 +86,14 @@ static bool dump_once(struct cg_state *st, const char *tool, char *const argv[],
 	if (r > 0 && !proc_target_alive(st)) {
 		st->end = END_EXITED;
 	} else {
-		if (r > 0)
-			cg_msg("%s did not finish snapshot %lld of process %d within %.3g s; stopped it (the process was left running)",
-			       tool, st->snapshots + 1, (int)st->pid, st->o.timeout_ns / 1e9);
+		if (r > 0) {
+			unsigned threads = proc_count_threads(st->pid);
+			cg_msg("%s did not finish snapshot %lld of process %d (%u thread%s) within %.3g s: give a longer --timeout%s; %s",
+			       tool, st->snapshots + 1, (int)st->pid, threads, threads == 1 ? "" : "s",
+			       st->o.timeout_ns / 1e9,
+			       st->o.mode == MODE_BATCH ? " (in batch mode every snapshot attaches and reads the debug information anew)" : "",
+			       proc_left_as(st));
+		}
 		st->end = END_ERROR;
 	}
 	proc_free(pr);

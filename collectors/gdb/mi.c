@@ -1,7 +1,9 @@
 /* mi.c - the persistent gdb/MI session
  *
  * One gdb (--interpreter=mi3, mi-async) stays attached for the whole run.
- * Attaching stops the target: that is the first snapshot.  Each snapshot
+ * Attaching stops the target: that is the first snapshot.  Attaching, from
+ * gdb's start to that first stop, has its own allowance (--attach-timeout):
+ * gdb reads the debug information and stops every thread then.  Each snapshot
  * then runs "thread apply all bt" through -interpreter-exec console and
  * keeps the console stream (~"...") as the snapshot's text, continues the
  * target (-exec-continue), waits for the next slot watching for its exit,
@@ -9,6 +11,14 @@
  * pass straight through ("handle all nostop noprint pass").  At the end the
  * target is detached and left running; a gdb that stops answering is
  * ended, and the target gets a SIGCONT.
+ *
+ * A target that was stopped (SIGSTOP, ^Z) when we came stays stopped: it
+ * is never continued, each snapshot dumps it as it stands, and after the
+ * detach it is stopped again.  Attaching does not end a job-control stop
+ * (gdb takes the SIGSTOP it sends itself; the kernel keeps the stop and
+ * restores it when gdb detaches), but a SIGCONT from someone else does: it
+ * waits in the pending signals, and from then on the target is sampled
+ * like a running one.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -18,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -154,12 +165,11 @@ static int mi_scan(struct mi *m, unsigned token, char *cls)
 	return found;
 }
 
-/* Send a command and wait for its result.  Returns the class letter, 't'
- * on timeout, or 'x' when gdb went away. */
-static char mi_cmd(struct mi *m, const char *cmd, int64_t timeout)
+/* Send a command and wait for its result until deadline (monotonic ns).
+ * Returns the class letter, 't' on timeout, or 'x' when gdb went away. */
+static char mi_cmd_by(struct mi *m, const char *cmd, int64_t deadline)
 {
 	char line[512];
-	int64_t deadline = cg_now_ns(CLOCK_MONOTONIC) + timeout;
 	char cls = 0;
 	int len;
 
@@ -183,6 +193,12 @@ static char mi_cmd(struct mi *m, const char *cmd, int64_t timeout)
 	}
 }
 
+/* The same, waiting timeout ns at most. */
+static char mi_cmd(struct mi *m, const char *cmd, int64_t timeout)
+{
+	return mi_cmd_by(m, cmd, cg_now_ns(CLOCK_MONOTONIC) + timeout);
+}
+
 /* Wait until gdb reports the target stopped (or exited). */
 static bool mi_wait_stopped(struct mi *m, int64_t deadline)
 {
@@ -201,16 +217,40 @@ static bool mi_wait_stopped(struct mi *m, int64_t deadline)
 	}
 }
 
-static void mi_timeout(struct cg_state *st, struct mi *m, const char *what)
+/* The steps gdb may not finish in time. */
+enum mi_step { STEP_ATTACH, STEP_DUMP, STEP_RESUME, STEP_STOP };
+
+/* gdb did not answer in time: says which step it was, with what to do,
+ * and ends the sampling; gdb is ended afterwards. */
+static void mi_timeout(struct cg_state *st, struct mi *m, enum mi_step step)
 {
+	unsigned threads;
+
+	m->hung = true;
 	if (!proc_target_alive(st)) {
 		st->end = END_EXITED;
 		return;
 	}
-	cg_msg("gdb did not answer within %.3g s while %s process %d; stopped it (the process was left running)",
-	       st->o.timeout_ns / 1e9, what, (int)st->pid);
 	st->end = END_ERROR;
-	m->hung = true;
+	threads = proc_count_threads(st->pid);
+	switch (step) {
+	case STEP_ATTACH:
+		cg_msg("attaching to process %d (%u thread%s) took longer than %.3g s: give a longer --attach-timeout (or --readnever, to read no debug information); %s",
+		       (int)st->pid, threads, threads == 1 ? "" : "s", st->o.attach_timeout_ns / 1e9,
+		       proc_left_as(st));
+		break;
+	case STEP_DUMP:
+		cg_msg("gdb did not finish snapshot %lld of process %d (%u thread%s) within %.3g s: give a longer --timeout; %s",
+		       st->snapshots + 1, (int)st->pid, threads, threads == 1 ? "" : "s",
+		       st->o.timeout_ns / 1e9, proc_left_as(st));
+		break;
+	case STEP_RESUME:
+	case STEP_STOP:
+		cg_msg("gdb did not %s process %d within %.3g s (--timeout); %s",
+		       step == STEP_RESUME ? "resume" : "stop", (int)st->pid, st->o.timeout_ns / 1e9,
+		       proc_left_as(st));
+		break;
+	}
 }
 
 void mi_persistent_loop(struct cg_state *st)
@@ -218,8 +258,8 @@ void mi_persistent_loop(struct cg_state *st)
 	struct mi m = { 0 };
 	char *argv[8], cmd[64], cls;
 	int k = 0;
-	int64_t next, t0;
-	bool attached = false;
+	int64_t next, t0, attach_by;
+	bool attached = false, detached = false;
 
 	argv[k++] = (char *)st->o.gdb;
 	argv[k++] = (char *)"--interpreter=mi3";
@@ -228,6 +268,10 @@ void mi_persistent_loop(struct cg_state *st)
 	if (st->o.readnever)
 		argv[k++] = (char *)"--readnever";
 	argv[k] = NULL;
+	/* Attaching, from gdb's start to the target's first stop, has an
+	 * allowance of its own: reading the debug information and stopping
+	 * every thread may take much longer than a snapshot. */
+	attach_by = cg_now_ns(CLOCK_MONOTONIC) + st->o.attach_timeout_ns;
 	if (proc_start(&m.pr, argv, true) < 0) {
 		cg_msg("cannot run '%s': %s", st->o.gdb, strerror(errno));
 		st->end = END_ERROR;
@@ -243,21 +287,38 @@ void mi_persistent_loop(struct cg_state *st)
 		"-interpreter-exec console \"handle all nostop noprint pass\"",
 	};
 	for (size_t i = 0; i < sizeof setup / sizeof setup[0]; i++) {
-		cls = mi_cmd(&m, setup[i], st->o.timeout_ns);
-		if (cls == 'x' || cls == 't') {
-			struct strbuf *e = &m.pr.ebuf;
-			char line[512];
-			sb_last_line(e, line, sizeof line);
-			cg_msg("gdb ('%s') %s: %s", st->o.gdb, cls == 't' ? "does not answer" : "exited at start",
-			       line[0] ? line : "no message");
+		char line[512];
+		cls = mi_cmd_by(&m, setup[i], attach_by);
+		if (cls == 't') {
+			cg_msg("gdb ('%s') did not answer its first commands within %.3g s of starting: check that '%s --interpreter=mi3' runs, or give a longer --attach-timeout",
+			       st->o.gdb, st->o.attach_timeout_ns / 1e9, st->o.gdb);
+			m.hung = true;
 			st->end = END_ERROR;
 			goto out;
 		}
+		if (cls != 'x')
+			continue;
+		sb_last_line(&m.pr.ebuf, line, sizeof line);
+		if (line[0]) {
+			cg_msg("gdb ('%s') exited at start: %s", st->o.gdb, line);
+		} else {
+			int status = proc_finish(&m.pr, 1000000000LL);
+			if (WIFEXITED(status))
+				cg_msg("gdb ('%s') exited at start with status %d, saying nothing: check that '%s --interpreter=mi3' runs",
+				       st->o.gdb, WEXITSTATUS(status), st->o.gdb);
+			else
+				cg_msg("gdb ('%s') ended at start by signal %d: check that '%s --interpreter=mi3' runs",
+				       st->o.gdb, WIFSIGNALED(status) ? WTERMSIG(status) : 0, st->o.gdb);
+		}
+		st->end = END_ERROR;
+		goto out;
 	}
 	snprintf(cmd, sizeof cmd, "-target-attach %d", (int)st->pid);
-	cls = mi_cmd(&m, cmd, st->o.timeout_ns);
+	cls = mi_cmd_by(&m, cmd, attach_by);
 	if (cls == 't') {
-		mi_timeout(st, &m, "attaching to");
+		/* It may have attached some threads: leave them as found. */
+		attached = true;
+		mi_timeout(st, &m, STEP_ATTACH);
 		goto out;
 	}
 	if (cls != 'd') {
@@ -276,8 +337,8 @@ void mi_persistent_loop(struct cg_state *st)
 	}
 	attached = true;
 	/* Attaching stops the target: this is the first snapshot's moment. */
-	if (!mi_wait_stopped(&m, cg_now_ns(CLOCK_MONOTONIC) + st->o.timeout_ns)) {
-		mi_timeout(st, &m, "attaching to");
+	if (!mi_wait_stopped(&m, attach_by)) {
+		mi_timeout(st, &m, STEP_ATTACH);
 		goto out;
 	}
 	next = cg_now_ns(CLOCK_MONOTONIC);
@@ -291,7 +352,7 @@ void mi_persistent_loop(struct cg_state *st)
 		}
 		cls = mi_cmd(&m, "-interpreter-exec console \"thread apply all bt\"", st->o.timeout_ns);
 		if (cls == 't') {
-			mi_timeout(st, &m, "dumping");
+			mi_timeout(st, &m, STEP_DUMP);
 			break;
 		}
 		if (cls != 'd') {
@@ -307,19 +368,21 @@ void mi_persistent_loop(struct cg_state *st)
 		cg_write_snapshot(st, m.console.s ? m.console.s : "", m.console.len, t_real);
 		if (cg_should_stop(st))
 			break;
-		cls = mi_cmd(&m, "-exec-continue", st->o.timeout_ns);
-		if (cls != 'r') {
-			if (m.exited || !proc_target_alive(st))
-				st->end = END_EXITED;
-			else if (cls == 't')
-				mi_timeout(st, &m, "resuming");
-			else {
-				cg_msg("gdb cannot resume process %d: %s", (int)st->pid, m.error);
-				st->end = END_ERROR;
+		if (!st->was_stopped) {
+			cls = mi_cmd(&m, "-exec-continue", st->o.timeout_ns);
+			if (cls != 'r') {
+				if (m.exited || !proc_target_alive(st))
+					st->end = END_EXITED;
+				else if (cls == 't')
+					mi_timeout(st, &m, STEP_RESUME);
+				else {
+					cg_msg("gdb cannot resume process %d: %s", (int)st->pid, m.error);
+					st->end = END_ERROR;
+				}
+				break;
 			}
-			break;
+			cg_note_stop(st, cg_now_ns(CLOCK_MONOTONIC) - t0);
 		}
-		cg_note_stop(st, cg_now_ns(CLOCK_MONOTONIC) - t0);
 		next = cg_next_slot(st, next);
 		/* Wait, watching for the target's exit. */
 		while (!cg_stop_signal && !m.exited) {
@@ -338,15 +401,19 @@ void mi_persistent_loop(struct cg_state *st)
 		}
 		if (cg_should_stop(st))
 			break;
+		/* Someone resumed the stopped target: let it run from now on
+		 * (the next -exec-continue hands it the SIGCONT). */
+		if (st->was_stopped && proc_sigcont_pending(st->pid))
+			st->was_stopped = false;
 		t0 = cg_now_ns(CLOCK_MONOTONIC);
 		if (m.running) {
 			cls = mi_cmd(&m, "-exec-interrupt", st->o.timeout_ns);
 			if (cls == 't') {
-				mi_timeout(st, &m, "interrupting");
+				mi_timeout(st, &m, STEP_STOP);
 				break;
 			}
 			if (!mi_wait_stopped(&m, t0 + st->o.timeout_ns)) {
-				mi_timeout(st, &m, "interrupting");
+				mi_timeout(st, &m, STEP_STOP);
 				break;
 			}
 		}
@@ -356,17 +423,19 @@ void mi_persistent_loop(struct cg_state *st)
 			cls = mi_cmd(&m, "-exec-interrupt", st->o.timeout_ns);
 			mi_wait_stopped(&m, cg_now_ns(CLOCK_MONOTONIC) + st->o.timeout_ns);
 		}
+		if (st->was_stopped && proc_sigcont_pending(st->pid))
+			st->was_stopped = false;
 		if (!m.exited)
-			mi_cmd(&m, "-target-detach", st->o.timeout_ns);
+			detached = mi_cmd(&m, "-target-detach", st->o.timeout_ns) == 'd';
 	}
 	if (!m.exited && !m.hung)
 		mi_cmd(&m, "-gdb-exit", 1000000000LL);
 out:
 	/* gdb detaches on SIGTERM; after a SIGKILL a pending SIGSTOP could
-	 * leave the target stopped, so it gets a SIGCONT. */
+	 * leave a running target stopped, so it gets a SIGCONT. */
 	proc_finish(&m.pr, m.hung ? 0 : 2000000000LL);
-	if (attached && proc_target_alive(st))
-		kill(st->pid, SIGCONT);
+	if (attached)
+		proc_leave_target(st, detached);
 	proc_free(&m.pr);
 	free(m.console.s);
 }

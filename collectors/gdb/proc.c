@@ -7,6 +7,7 @@
  * does not finish.  Also what /proc says about the target: whether it is
  * alive, who traces it, its threads' names, and why attaching was refused.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -46,12 +47,31 @@ bool proc_find_command(const char *cmd, char *full, size_t n)
 	return false;
 }
 
+/* The state letter of /proc/PID/stat, or 0 when there is no such process. */
+char proc_state(pid_t pid)
+{
+	char path[64], buf[512];
+	size_t n;
+	FILE *f;
+	char *rp;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof buf - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	/* "PID (COMM) S ...": the name may hold spaces, parentheses, even a
+	 * newline */
+	rp = strrchr(buf, ')');
+	return rp && rp[1] == ' ' && rp[2] ? rp[2] : '?';
+}
+
 /* 1 alive, 0 gone (or a zombie). */
 int proc_target_alive(struct cg_state *st)
 {
-	char path[64], buf[512];
-	FILE *f;
-	char *rp;
+	char state;
 
 	if (st->child) {
 		if (!st->child_reaped) {
@@ -63,17 +83,69 @@ int proc_target_alive(struct cg_state *st)
 	}
 	if (kill(st->pid, 0) < 0 && errno == ESRCH)
 		return 0;
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)st->pid);
+	state = proc_state(st->pid);
+	return state != 0 && state != 'Z' && state != 'X';
+}
+
+/* How many threads the process has (entries of /proc/PID/task), 0 if
+ * unknown. */
+unsigned proc_count_threads(pid_t pid)
+{
+	char path[64];
+	struct dirent *d;
+	unsigned n = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while ((d = readdir(dir)) != NULL)
+		if (d->d_name[0] != '.')
+			n++;
+	closedir(dir);
+	return n;
+}
+
+/* A SIGCONT sent to a traced process waits in its pending sets (a tracer
+ * sees every signal) and has already ended the job-control stop. */
+bool proc_sigcont_pending(pid_t pid)
+{
+	char path[64], line[256];
+	unsigned long long mask, bit = 1ULL << (SIGCONT - 1);
+	bool pending = false;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
 	f = fopen(path, "r");
 	if (!f)
-		return 0;
-	if (!fgets(buf, sizeof buf, f))
-		buf[0] = '\0';
+		return false;
+	while (fgets(line, sizeof line, f))
+		if ((sscanf(line, "SigPnd: %llx", &mask) == 1 || sscanf(line, "ShdPnd: %llx", &mask) == 1) &&
+		    (mask & bit))
+			pending = true;
 	fclose(f);
-	rp = strrchr(buf, ')');
-	if (rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'))
-		return 0;
-	return 1;
+	return pending;
+}
+
+/* After the dumper has let go of the target, or was ended: a target that
+ * was stopped before is stopped again (the kernel restores a job-control
+ * stop when the tracer detaches or dies; this makes sure of it), any other
+ * gets a SIGCONT in case a stop meant for the dumper was left pending. */
+void proc_leave_target(struct cg_state *st, bool clean)
+{
+	if (!proc_target_alive(st))
+		return;
+	if (st->was_stopped)
+		kill(st->pid, SIGSTOP);
+	else if (!clean)
+		kill(st->pid, SIGCONT);
+}
+
+/* How the target is left, for messages. */
+const char *proc_left_as(const struct cg_state *st)
+{
+	return st->was_stopped ? "the process was left stopped, as it was" : "the process was left running";
 }
 
 /* "TracerPid:" of a process, 0 if none or unknown. */
@@ -112,14 +184,34 @@ void proc_read_comm(pid_t pid, pid_t tid, char *buf, size_t n)
 	fclose(f);
 }
 
-/* One line on why attaching was refused, with what to check. */
+/* The real uid of a process from /proc/PID/status; -1 if unknown.  (The
+ * files of /proc/PID belong to root when the process is not dumpable.) */
+static long proc_uid_of(pid_t pid)
+{
+	char path[64], line[256];
+	long uid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "Uid: %ld", &uid) == 1)
+			break;
+	fclose(f);
+	return uid;
+}
+
+/* One line on why attaching was refused, with what to do. */
 void proc_permission_error(struct cg_state *st)
 {
-	long tracer = proc_tracer_of(st->pid);
-	char scope[16] = "", comm[64];
+	long tracer = proc_tracer_of(st->pid), uid = proc_uid_of(st->pid);
+	char scope[16] = "", comm[64], path[64];
 	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+	uid_t me = geteuid();
+	int pid = (int)st->pid;
 	struct stat sb;
-	char path[64];
 
 	if (f) {
 		if (fgets(scope, sizeof scope, f))
@@ -129,17 +221,38 @@ void proc_permission_error(struct cg_state *st)
 	if (tracer) {
 		proc_read_comm((pid_t)tracer, 0, comm, sizeof comm);
 		cg_msg("cannot attach to process %d: it is already traced by process %ld ('%s'); only one tracer at a time",
-		       (int)st->pid, tracer, comm);
+		       pid, tracer, comm);
 		return;
 	}
-	snprintf(path, sizeof path, "/proc/%d", (int)st->pid);
-	if (stat(path, &sb) == 0 && sb.st_uid != geteuid() && geteuid() != 0) {
-		cg_msg("cannot attach to process %d: permission denied (it belongs to uid %u, you are uid %u: run as that user or with CAP_SYS_PTRACE)",
-		       (int)st->pid, (unsigned)sb.st_uid, (unsigned)geteuid());
+	if (strcmp(scope, "3") == 0) {
+		cg_msg("cannot attach to process %d: ptrace is disabled until the next boot (/proc/sys/kernel/yama/ptrace_scope is 3)",
+		       pid);
 		return;
 	}
-	cg_msg("cannot attach to process %d: permission denied (check /proc/sys/kernel/yama/ptrace_scope%s%s%s, CAP_SYS_PTRACE, and that no other debugger is attached)",
-	       (int)st->pid, scope[0] ? " = " : "", scope, scope[0] && strcmp(scope, "0") ? ": 0 lets a user trace its own processes" : "");
+	if (me != 0 && uid >= 0 && (uid_t)uid != me) {
+		cg_msg("cannot attach to process %d: permission denied (it belongs to uid %ld, you are uid %u): run as that user or as root",
+		       pid, uid, (unsigned)me);
+		return;
+	}
+	if (strcmp(scope, "2") == 0) {
+		cg_msg("cannot attach to process %d: only root may attach (/proc/sys/kernel/yama/ptrace_scope is 2): run as root",
+		       pid);
+		return;
+	}
+	/* the files of /proc/PID (not the directory) belong to root then */
+	snprintf(path, sizeof path, "/proc/%d/stat", pid);
+	if (me != 0 && stat(path, &sb) == 0 && sb.st_uid == 0 && uid != 0) {
+		cg_msg("cannot attach to process %d: permission denied (it is not dumpable: a setuid or file-capability program, or it called prctl(PR_SET_DUMPABLE, 0)): run as root",
+		       pid);
+		return;
+	}
+	if (strcmp(scope, "1") == 0) {
+		cg_msg("cannot attach to process %d: permission denied (/proc/sys/kernel/yama/ptrace_scope is 1: only a parent may trace): run as root, let collect-gdb start the program (collect-gdb -- PROGRAM), or allow it with 'echo 0 > /proc/sys/kernel/yama/ptrace_scope' as root",
+		       pid);
+		return;
+	}
+	cg_msg("cannot attach to process %d: permission denied: run as the same user or as root (in a container, ptrace may need CAP_SYS_PTRACE and a seccomp profile that allows it)",
+	       pid);
 }
 
 /* Start the program to sample.  Returns an exit status on failure, else -1. */

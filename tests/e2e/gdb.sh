@@ -4,8 +4,11 @@
 # "waiter" waits on a condition variable), in each dumper mode: each hot
 # function must show under its own thread and only there, the waiting
 # thread must end in [blocked]; every report must work on the traces and on
-# the checked-in dumps (tests/data/gdb/); and the error paths: no such
-# pid, gdb missing, another tracer, permission denied, a gdb that hangs.
+# the checked-in dumps (tests/data/gdb/); a target stopped with SIGSTOP
+# must be left stopped, in every mode; and the error paths: no such pid,
+# gdb (or eu-stack) missing, a gdb that does not start, another tracer,
+# permission denied (another user, a process that is not dumpable), a gdb
+# that hangs, an attach slower than its allowance (a 200-thread process).
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 COLLECT_GDB=${COLLECT_GDB:-$(cd "$(dirname "$PROFVIEW")/../collectors/gdb" && pwd)/collect-gdb}
@@ -16,7 +19,8 @@ build gdbtarget
 cd "$WORK"
 ./gdbtarget 60 2>target.err &
 TARGET=$!
-trap 'kill $TARGET 2>/dev/null; rm -rf "$WORK"' EXIT
+many= nodump=
+trap 'kill $TARGET $many $nodump 2>/dev/null; kill -CONT $TARGET 2>/dev/null; rm -rf "$WORK"' EXIT
 sleep 0.3
 
 # tid_of TRACE NAME: the tid profview shows for the thread named NAME
@@ -31,6 +35,18 @@ share() {
 	} END { print k + 0, n + 0 }'
 }
 state_of() { awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null; }
+# CPU time in clock ticks, user and system
+cpu_of() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# wait_state PID STATES: wait up to 3 s for one of STATES ("RS", "T")
+wait_state() {
+	local st
+	for _ in $(seq 30); do
+		st=$(state_of "$1")
+		case $2 in *"$st"*) return 0 ;; esac
+		sleep 0.1
+	done
+	return 1
+}
 
 check_trace() {
 	local trace=$1 min=$2 t k n
@@ -83,6 +99,33 @@ st=$(state_of "$TARGET")
 [ "$st" = R ] || [ "$st" = S ] || fail "the target was left in state '$st' after sampling"
 grep -q '^TracerPid:[[:space:]]*0$' "/proc/$TARGET/status" || fail "the target is still traced"
 
+# 1b. A target stopped with SIGSTOP (or ^Z) is left as found: stopped after
+# sampling, and not running between snapshots either (no CPU time).
+kill -STOP "$TARGET"
+wait_state "$TARGET" T || fail "the target does not stop on SIGSTOP"
+modes="persistent batch"
+command -v eu-stack >/dev/null && modes="$modes eu-stack"
+for m in $modes; do
+	c0=$(cpu_of "$TARGET")
+	"$COLLECT_GDB" -q --mode=$m -p "$TARGET" -i 0.05 -n 6 -o stopped-$m.gdb || fail "$m: sampling a stopped target failed"
+	[ "$(grep -c '^# snapshot:' stopped-$m.gdb)" -eq 6 ] || fail "$m: not 6 snapshots of the stopped target"
+	sleep 0.3
+	st=$(state_of "$TARGET")
+	[ "$st" = T ] || fail "$m: a target stopped before sampling was left in state '$st'"
+	grep -q '^TracerPid:[[:space:]]*0$' "/proc/$TARGET/status" || fail "$m: the stopped target is still traced"
+	c1=$(cpu_of "$TARGET")
+	note "$m: the stopped target used $((c1 - c0)) ticks of CPU while sampled"
+	[ $((c1 - c0)) -le 2 ] || fail "$m: the stopped target ran while sampled ($((c1 - c0)) ticks of CPU)"
+done
+# Someone sends a SIGCONT while it is sampled: it runs on, and is left running.
+"$COLLECT_GDB" -q -p "$TARGET" -i 0.05 -d 1.5 -o resumed.gdb &
+cg=$!
+sleep 0.6
+kill -CONT "$TARGET"
+wait $cg || fail "collect-gdb failed on a target resumed while sampled"
+wait_state "$TARGET" RS || fail "a target resumed while sampled was left in state '$(state_of "$TARGET")'"
+"$PROFVIEW" --flat resumed.gdb >/dev/null || fail "the trace of the resumed target is unreadable"
+
 # 2. Start the program; it ends by itself: a normal end, its status returned.
 rc=0
 "$COLLECT_GDB" -i 0.05 -d 30 -o run.gdb -- ./gdbtarget 2.5 2>run.log || rc=$?
@@ -109,10 +152,14 @@ sleep 0.2
 st=$(state_of "$TARGET")
 [ "$st" = R ] || [ "$st" = S ] || fail "the target was left in state '$st' after SIGINT"
 
-# 4. Errors: one line, nonzero exit.
+# 4. Errors: one line, nonzero exit.  (The summary line that says no
+# snapshot was taken may follow; -q leaves it out.)
 one_error() { # NAME EXPECTED-TEXT LOG
-	[ "$(grep -c '^collect-gdb: ' "$3")" -ge 1 ] || fail "$1: no message"
-	grep -q "$2" "$3" || { cat "$3"; fail "$1: message does not say '$2'"; }
+	local n
+	n=$(grep -v '^collect-gdb: no snapshot taken; ' "$3" | wc -l)
+	[ "$n" -eq 1 ] || { cat "$3"; fail "$1: $n lines, not one"; }
+	grep -q '^collect-gdb: ' "$3" || { cat "$3"; fail "$1: no message"; }
+	grep -q -- "$2" "$3" || { cat "$3"; fail "$1: message does not say '$2'"; }
 }
 sh -c 'exit 0' & gone=$!; wait $gone
 if ! kill -0 "$gone" 2>/dev/null; then
@@ -123,6 +170,24 @@ PATH=/nonexistent "$COLLECT_GDB" -p "$TARGET" -o e2.gdb 2>e2.log && fail "gdb mi
 one_error "gdb missing" "gdb is not installed" e2.log
 "$COLLECT_GDB" --gdb=/nonexistent/gdb -p "$TARGET" -o e2.gdb 2>e2.log && fail "--gdb missing: exit 0"
 one_error "--gdb missing" "cannot run gdb '/nonexistent/gdb'" e2.log
+PATH=/nonexistent "$COLLECT_GDB" --mode=eu-stack -p "$TARGET" -o e2.gdb 2>e2.log && fail "eu-stack missing: exit 0"
+one_error "eu-stack missing" "eu-stack is not installed" e2.log
+# A full disk: the write error ends the sampling at once and is the one
+# reported (the errno of the write, not whatever came last).
+for m in $modes; do
+	rc=0
+	timeout 10 "$COLLECT_GDB" -q --mode=$m -p "$TARGET" -i 0.02 -n 1000 -o - >/dev/full 2>e2.log || rc=$?
+	[ "$rc" -eq 1 ] || { cat e2.log; fail "$m: full disk: exit $rc, not 1"; }
+	one_error "$m: full disk" "cannot write 'standard output': No space left on device" e2.log
+done
+# A "gdb" that never answers, and one that exits at once without a word.
+printf '#!/bin/sh\nexec sleep 30\n' >mute-gdb
+printf '#!/bin/sh\nexit 3\n' >false-gdb
+chmod +x mute-gdb false-gdb
+"$COLLECT_GDB" --gdb=./mute-gdb --attach-timeout=1 -p "$TARGET" -o e2.gdb 2>e2.log && fail "mute gdb: exit 0"
+one_error "mute gdb" "gdb ('./mute-gdb') did not answer its first commands within 1 s of starting" e2.log
+"$COLLECT_GDB" --gdb=./false-gdb -p "$TARGET" -o e2.gdb 2>e2.log && fail "false gdb: exit 0"
+one_error "false gdb" "gdb ('./false-gdb') exited at start with status 3" e2.log
 
 if command -v strace >/dev/null; then
 	strace -o /dev/null -p "$TARGET" 2>/dev/null &
@@ -137,11 +202,27 @@ fi
 
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null &&
 	setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$COLLECT_GDB"; then
-	for m in persistent batch; do
+	# A process of another user; one of the same user that is not dumpable.
+	chmod 755 "$WORK"
+	cat >nodump.c <<'PROG'
+#include <sys/prctl.h>
+#include <unistd.h>
+int main(void) { prctl(PR_SET_DUMPABLE, 0); for (;;) pause(); }
+PROG
+	"$CC" -o nodump nodump.c
+	setpriv --reuid=65534 --regid=65534 --clear-groups ./nodump &
+	nodump=$!
+	sleep 0.3
+	for m in $modes; do
 		setpriv --reuid=65534 --regid=65534 --clear-groups \
 			"$COLLECT_GDB" --mode=$m -p "$TARGET" -o - >/dev/null 2>e4.log && fail "$m: permission denied: exit 0"
-		one_error "$m: permission denied" "permission denied" e4.log
+		one_error "$m: permission denied" "permission denied (it belongs to uid 0, you are uid 65534): run as that user or as root" e4.log
+		setpriv --reuid=65534 --regid=65534 --clear-groups \
+			"$COLLECT_GDB" --mode=$m -p "$nodump" -o - >/dev/null 2>e4.log && fail "$m: not dumpable: exit 0"
+		one_error "$m: not dumpable" "it is not dumpable.*run as root" e4.log
 	done
+	kill $nodump
+	wait $nodump 2>/dev/null || true
 else
 	note "not root (or no setpriv): the permission case is not tested"
 fi
@@ -158,7 +239,7 @@ EOF
 chmod +x hanging-gdb
 for m in persistent batch; do
 	"$COLLECT_GDB" --mode=$m --gdb=./hanging-gdb --timeout=1 -p "$TARGET" -o e5.gdb 2>e5.log && fail "$m: hanging gdb: exit 0"
-	one_error "$m: hanging gdb" "within 1 s" e5.log
+	one_error "$m: hanging gdb" "did not finish snapshot 1 of process $TARGET (5 threads) within 1 s: give a longer --timeout" e5.log
 	sleep 0.3
 	st=$(state_of "$TARGET")
 	[ "$st" = R ] || [ "$st" = S ] || fail "$m: the target was left in state '$st' after a gdb timeout"
@@ -176,7 +257,35 @@ man_opts=$(sed -n '/^\.SH OPTIONS/,/^\.SH /p' "$SRCDIR/man/collect-gdb.1.in" | g
 [ "$help_opts" = "$man_opts" ] || fail "collect-gdb --help and collect-gdb.1 differ: $(diff <(echo "$help_opts") <(echo "$man_opts") | tr '\n' ' ')"
 "$COLLECT_GDB" --version | grep -q '[0-9]\.[0-9]' || fail "collect-gdb --version"
 
-# 5. Checked-in dumps: real gdb 13 output and hand-made edge cases.
+# 5. A process of 200 threads: attaching stops and reads every one.  It
+# gets its own allowance, --attach-timeout; when attaching takes longer
+# (here a gdb that waits 3 s before it attaches), the message says so.
+build manythreads
+./manythreads 200 60 >many.out &
+many=$!
+for _ in $(seq 50); do grep -q ready many.out && break; sleep 0.1; done
+"$COLLECT_GDB" -p "$many" -i 0.05 -n 3 -o many.gdb 2>many.log || { cat many.log; fail "200 threads: sampling failed"; }
+cat many.log
+[ "$(awk '/^# snapshot: 1 /{ on = 1; next } /^# snapshot:/{ on = 0 } on && /^Thread /' many.gdb | wc -l)" -eq 201 ] ||
+	fail "200 threads: snapshot 1 does not hold 201 threads"
+cat >slow-attach-gdb <<'EOF'
+#!/bin/sh
+while IFS= read -r l; do
+	case $l in *-target-attach*) sleep 3 ;; esac
+	printf '%s\n' "$l"
+done | gdb "$@"
+EOF
+chmod +x slow-attach-gdb
+"$COLLECT_GDB" --gdb=./slow-attach-gdb --attach-timeout=1 -p "$many" -n 2 -o e6.gdb 2>e6.log && fail "slow attach: exit 0"
+one_error "slow attach" "attaching to process $many (201 threads) took longer than 1 s: give a longer --attach-timeout" e6.log
+wait_state "$many" S || fail "slow attach: the target was left in state '$(state_of "$many")'"
+grep -q '^TracerPid:[[:space:]]*0$' "/proc/$many/status" || fail "slow attach: the target is still traced"
+# A short --timeout is for the snapshots: the attach still has its own.
+"$COLLECT_GDB" -q --gdb=./slow-attach-gdb --timeout=1 -p "$many" -n 2 -o e6.gdb || fail "slow attach with --timeout=1 failed"
+kill $many
+wait $many 2>/dev/null || true
+
+# 6. Checked-in dumps: real gdb 13 output and hand-made edge cases.
 data=$SRCDIR/tests/data/gdb
 for f in "$data"/*; do
 	for r in --tree --flat --folded --sample-index=samples --threads; do

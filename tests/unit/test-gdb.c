@@ -433,6 +433,90 @@ static void test_trace(void)
 	}
 }
 
+/* Numbers of a damaged header: no overflow, no negative time. */
+static void test_header_numbers(void)
+{
+	static const char snap[] = "Thread 1 (LWP 5 \"a\"):\n#0  main () at a.c:1\n";
+	size_t n = 10000, len = 0, cap = 256 + n * sizeof snap;
+	char *text = malloc(cap);
+	struct pv_profile *p;
+	uint32_t wall;
+
+	if (!text)
+		return;
+	/* An interval of 31 years: ignored, with a warning. */
+	len = (size_t)snprintf(text, cap, "# profview-gdb 1\n# interval-ns: 999999999999999999\n");
+	for (int i = 0; i < 12; i++)
+		len += (size_t)snprintf(text + len, cap - len, "%s", snap);
+	p = rd(text);
+	CHECK(p != NULL);
+	if (p) {
+		CHECK(p->duration_ns >= 0);
+		CHECK_EQ(p->nsamples, 12);
+		CHECK_EQ(nwarnings, 2); /* the interval, and no end line */
+		CHECK(pv_find_value_type(p, "wall") == PV_NONE);
+		pv_profile_free(p);
+	}
+	p = rd("# profview-gdb 1\n# interval-ns: 99999999999999999999999\n# end: 1.0 count\n");
+	CHECK(p != NULL);
+	CHECK_EQ(nwarnings, 1);
+	CHECK_CONTAINS(last_msg, "line 2: interval-ns '99999999999999999999999'");
+	pv_profile_free(p);
+
+	/* The longest interval there can be, times 10000 snapshots: more
+	 * than INT64_MAX nanoseconds, so the duration stops there. */
+	len = (size_t)snprintf(text, cap, "# profview-gdb 1\n# interval-ns: 1000000000000000\n");
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(text + len, cap - len, "%s", snap);
+	p = rd(text);
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ(p->nsamples, n);
+		CHECK_EQ(p->duration_ns, INT64_MAX);
+		wall = pv_find_value_type(p, "wall");
+		CHECK(wall != PV_NONE);
+		if (wall != PV_NONE)
+			CHECK(pv_total(p, wall) > 0);
+		pv_profile_free(p);
+	}
+	free(text);
+
+	/* Snapshots 250 years apart, two threads each: the wall times add up
+	 * to more than INT64_MAX, so the last ones are cut to fit. */
+	p = rd("# profview-gdb 1\n# interval-ns: 1000\n# start: 1.0\n"
+	       "# snapshot: 1 1.0\n"
+	       "Thread 1 (LWP 5):\n#0  main () at a.c:1\nThread 2 (LWP 6):\n#0  main () at a.c:1\n"
+	       "# snapshot: 2 8000000000.0\n"
+	       "Thread 1 (LWP 5):\n#0  main () at a.c:1\nThread 2 (LWP 6):\n#0  main () at a.c:1\n"
+	       "# end: 8000000001.0 count\n");
+	CHECK(p != NULL);
+	if (p) {
+		wall = pv_find_value_type(p, "wall");
+		CHECK_EQ(nwarnings + nerrors, 0);
+		CHECK_EQ(p->nsamples, 4);
+		CHECK_EQ(p->duration_ns, 8000000000000000000LL);
+		CHECK(wall != PV_NONE);
+		if (wall != PV_NONE) {
+			CHECK_EQ(p->samples[2].values[wall], 7999999999000000000LL);
+			CHECK(p->samples[3].values[wall] >= 0);
+			CHECK(pv_total(p, wall) > 0);
+		}
+		pv_profile_free(p);
+	}
+
+	/* Frame numbers and lines past 64 bits. */
+	p = rd("Thread 1 (LWP 5):\n"
+	       "#9223372036854775807 0x1000 in inner () at a.c:99999999999999999999\n"
+	       "#9223372036854775808 0x2000 in middle () at a.c:2\n"
+	       "#99999999999999999999 0x3000 in outer () at a.c:3\n");
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ(p->nsamples, 1);
+		CHECK_STR(stack_of(p, 0, true), "outer@3;middle@2;inner");
+		pv_profile_free(p);
+	}
+}
+
 static void test_detect_and_errors(void)
 {
 	struct pv_profile *p;
@@ -480,6 +564,7 @@ int main(void)
 	test_cut();
 	test_concatenated();
 	test_trace();
+	test_header_numbers();
 	test_detect_and_errors();
 	test_blocking_names();
 	return check_done("test-gdb");
