@@ -51,7 +51,7 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 	if (p->pid)
 		fprintf(out, " (pid %u)", p->pid);
 	fprintf(out, ", %s%s\n", pv_escape(text, sizeof text, pv_str(p, p->source_format)),
-		p->finished ? "" : ", not finished");
+		p->finished ? "" : p->live ? ", still running" : ", not finished");
 	pv_format_duration(dur, sizeof dur, p->duration_ns);
 	fprintf(out, "%sprofile:%s %s", bold_on(o), attr_off(o), dur);
 	if (vname) {

@@ -122,6 +122,7 @@ struct pv_profile {
 	/* Threads that used CPU time but were never sampled. */
 	uint64_t unsampled_threads;
 	bool finished;         /* the source says it was completed cleanly */
+	bool live;             /* not finished: its program is still running */
 
 	/* Private lookup tables. */
 	uint32_t *loc_slots; size_t nloc_slots;    /* address+mapping -> location */

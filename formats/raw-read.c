@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #if __BYTE_ORDER != __LITTLE_ENDIAN
 #error "the raw reader assumes a little-endian host"
@@ -685,6 +686,46 @@ static int settle_cpu(struct reader *rd)
 	return 0;
 }
 
+/* Is the process that writes an unfinished trace still running: process
+ * pid runs program exe, and started before the trace did (start_mono,
+ * CLOCK_MONOTONIC; a pid used again since would have started later)? */
+static bool still_running(uint32_t pid, const char *exe, uint64_t start_mono)
+{
+	char path[64], link[4096], stat[1024], *end;
+	unsigned long long started = 0;
+	long ticks = sysconf(_SC_CLK_TCK);
+	ssize_t n;
+	FILE *f;
+
+	if (pid == 0 || !exe[0] || ticks <= 0)
+		return false;
+	snprintf(path, sizeof path, "/proc/%u/exe", pid);
+	n = readlink(path, link, sizeof link - 1);
+	if (n <= 0)
+		return false;
+	link[n] = '\0';
+	if (strcmp(link, exe) != 0)
+		return false;
+	snprintf(path, sizeof path, "/proc/%u/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	n = (ssize_t)fread(stat, 1, sizeof stat - 1, f);
+	fclose(f);
+	stat[n > 0 ? n : 0] = '\0';
+	/* the name may hold anything: the fields start after its ')' */
+	end = strrchr(stat, ')');
+	if (!end)
+		return false;
+	for (int field = 3; field < 22 && end; field++)
+		end = strchr(end + 1, ' ');
+	if (!end || sscanf(end + 1, "%llu", &started) != 1)
+		return false;
+	/* (the boot clock runs ahead of CLOCK_MONOTONIC after a suspend:
+	 * then a running process may be taken for gone, never the reverse) */
+	return (double)started * 1e9 / (double)ticks <= (double)start_mono + 1e9;
+}
+
 struct pv_profile *raw_read(const unsigned char *buf, size_t len, const char *name,
 			   const struct raw_unwinder *uw)
 {
@@ -732,6 +773,9 @@ struct pv_profile *raw_read(const unsigned char *buf, size_t len, const char *na
 	if (p->dropped_bytes)
 		pv_warn("'%s': %s: read %" PRIu64 " whole records (%zu samples), dropped %" PRIu64 " bytes",
 			name, rd.cut, rd.nrecords, p->nsamples, p->dropped_bytes);
+	else if (!rd.have_end && (p->live = still_running(p->pid, pv_str(p, p->program), rd.start_mono)))
+		pv_warn("'%s': the program is still running (pid %u): read %zu samples up to %.3f s; read the trace again for what came since",
+			name, p->pid, p->nsamples, p->duration_ns / 1e9);
 	else if (!rd.have_end)
 		pv_warn("'%s': trace was not finished (the program was killed or left without running its exit handlers); read %zu samples up to %.3f s",
 			name, p->nsamples, p->duration_ns / 1e9);

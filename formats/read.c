@@ -14,7 +14,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -59,16 +58,15 @@ static int too_large(const char *name, const char *what, const char *doing, size
 struct input {
 	unsigned char *buf;
 	size_t len;
-	bool mapped;
 };
 
 /* Read a stream (standard input, a pipe, a device) into memory.  Its
  * first bytes are judged before the rest is read, so that what is no
  * profile at all (/dev/zero) is refused at once, and reading stops past
  * limit bytes (an endless pipe). */
-static int slurp(int fd, struct input *in, const char *name, size_t limit)
+static int slurp(int fd, struct input *in, const char *name, size_t limit, size_t hint)
 {
-	size_t cap = 1 << 16, room = limit < SIZE_MAX ? limit + 1 : SIZE_MAX;
+	size_t cap = hint > (1 << 16) ? hint : 1 << 16, room = limit < SIZE_MAX ? limit + 1 : SIZE_MAX;
 	bool judged = false;
 
 	in->buf = malloc(cap);
@@ -102,15 +100,18 @@ static int slurp(int fd, struct input *in, const char *name, size_t limit)
 	}
 }
 
-/* A regular file is mapped, whatever its size; anything else is read,
- * at most limit bytes. */
+/* A regular file is read whole, whatever its size; anything else at most
+ * limit bytes.  Not mapped: a trace can be read while its program runs
+ * (or finishes), and the collector cuts the file to its end when the
+ * program exits, which would turn a read of a mapped page past the new
+ * end into SIGBUS. */
 static int load(const char *path, struct input *in, size_t limit)
 {
 	struct stat st;
 	int fd, ret = 0;
 
 	if (strcmp(path, "-") == 0)
-		return slurp(STDIN_FILENO, in, "standard input", limit);
+		return slurp(STDIN_FILENO, in, "standard input", limit, 0);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return pv_error("cannot open '%s': %s", path, strerror(errno));
@@ -118,17 +119,12 @@ static int load(const char *path, struct input *in, size_t limit)
 		ret = pv_error("cannot stat '%s': %s", path, strerror(errno));
 	} else if (S_ISDIR(st.st_mode)) {
 		ret = pv_error("'%s' is a directory, not a profile", path);
-	} else if (S_ISREG(st.st_mode) && st.st_size > 0) {
-		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (m == MAP_FAILED) {
-			ret = slurp(fd, in, path, SIZE_MAX);
-		} else {
-			in->buf = m;
-			in->len = (size_t)st.st_size;
-			in->mapped = true;
-		}
+	} else if (S_ISREG(st.st_mode)) {
+		/* one more byte than its size, to see the end at once */
+		ret = slurp(fd, in, path, SIZE_MAX,
+			    (uint64_t)st.st_size < SIZE_MAX - 1 ? (size_t)st.st_size + 1 : SIZE_MAX);
 	} else {
-		ret = slurp(fd, in, path, limit);
+		ret = slurp(fd, in, path, limit, 0);
 	}
 	close(fd);
 	return ret;
@@ -136,10 +132,7 @@ static int load(const char *path, struct input *in, size_t limit)
 
 static void unload(struct input *in)
 {
-	if (in->mapped)
-		munmap(in->buf, in->len);
-	else
-		free(in->buf);
+	free(in->buf);
 }
 
 /* Compressed input: gzip around a profile.proto (as pprof writes it), or

@@ -1175,7 +1175,8 @@ static void startup_warnings(struct browser *b)
 
 	b->status[0] = '\0';
 	if (!p->finished)
-		status_add(b, "the trace was not finished");
+		status_add(b, p->live ? "the program is still running: the trace holds what came so far"
+				      : "the trace was not finished");
 	if (p->lost)
 		status_add(b, "%" PRIu64 " samples lost%s%s", p->lost,
 			   pv_str(p, p->lost_cause)[0] ? ": the trace could not grow: " : "",

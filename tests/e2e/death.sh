@@ -47,6 +47,29 @@ for round in 1 2 3; do
 	note "round $round: last sample $(awk -v k="$kill_rt" -v s="$start_rt" -v u="$upto" 'BEGIN { printf "%.1f", (k - s) / 1e6 - u * 1000 }') ms before the kill"
 done
 
+# A trace read while its program runs: what came so far, said to be of a
+# running program; read again and again as the program ends (when the
+# collector cuts the file to its end): never a crash.
+"$COLLECT_TIMER" -q -o live.raw ./tcases spin 1.5 >/dev/null 2>&1 &
+launcher=$!
+for _ in $(seq 100); do [ -s live.raw ] && break; sleep 0.05; done
+sleep 0.3
+"$PROFVIEW" --flat live.raw >live.txt 2>live.err || fail "profview on a live trace failed: $(cat live.err)"
+grep -q "live.raw': the program is still running (pid [0-9]*): read [0-9]* samples up to" live.err ||
+	fail "a live trace is not said to be of a running program: $(cat live.err)"
+grep -q '^program: .*, still running$' live.txt || fail "the header does not say still running: $(head -1 live.txt)"
+reads=0
+while kill -0 $launcher 2>/dev/null; do
+	st=0
+	"$PROFVIEW" -q --flat live.raw >/dev/null 2>&1 || st=$?
+	[ "$st" -lt 128 ] || fail "profview died of signal $((st - 128)) reading a trace as its program ended"
+	reads=$((reads + 1))
+done
+wait $launcher || fail "the live run failed"
+note "a live trace read $reads times as its program ran and ended"
+"$PROFVIEW" --flat live.raw >live2.txt 2>live2.err || fail "profview on the finished trace"
+grep -q 'still running\|not finished' live2.err live2.txt && fail "the finished trace: $(cat live2.err)"
+
 # abort(): SIGABRT's status, the samples before it, an unfinished trace.
 set +e
 "$COLLECT_TIMER" -q -o ab.raw ./tcases abort >/dev/null 2>&1
