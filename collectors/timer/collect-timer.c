@@ -78,7 +78,7 @@ struct collect_opts {
 	int quiet;
 	int unwind;           /* enum raw_unwind */
 	long stack_size;      /* bytes of stack copied per sample, dwarf */
-	const char *engine;   /* "auto", "posix" or "perf" */
+	const char *engine;   /* "posix" or "perf" */
 	const char *clock;    /* "cpu" or "wall" */
 	int no_inherit;       /* profile the program's process only */
 	double duration;      /* seconds to profile, 0: all of the run */
@@ -128,11 +128,9 @@ static void collect_usage(FILE *f)
 		"                      the binaries' CFI; fp walks frame pointers\n"
 		"      --stack-size=BYTES  bytes of stack copied per sample in dwarf mode,\n"
 		"                      %d to %d, a multiple of 8, k for KiB (default %d)\n"
-		"      --engine=ENGINE what sends the sampling signals: posix CPU timers, at\n"
-		"                      most one per scheduler tick; perf events, any rate\n"
-		"                      (POSIX timers if perf events are not allowed); auto\n"
-		"                      (default): perf events when the rate is above the\n"
-		"                      tick's, else POSIX timers\n"
+		"      --engine=ENGINE what sends the sampling signals: posix (default) CPU\n"
+		"                      timers, at most one per scheduler tick; perf events,\n"
+		"                      any rate (POSIX timers if perf events are not allowed)\n"
 		"      --clock=CLOCK   cpu (default) samples threads on CPU; wall samples\n"
 		"                      threads off CPU too (blocked, sleeping)\n"
 		"      --no-inherit    profile the program's process only, not the processes\n"
@@ -168,7 +166,7 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 	o->frequency = COLLECT_DEFAULT_HZ;
 	o->unwind = RAW_UNWIND_DWARF;
 	o->stack_size = COLLECT_DEFAULT_STACK;
-	o->engine = "auto";
+	o->engine = "posix";
 	o->clock = "cpu";
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:F:o:qhV", longopts, NULL)) != -1) {
@@ -218,10 +216,8 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 			}
 			break;
 		case 'E':
-			if (strcmp(optarg, "posix") != 0 && strcmp(optarg, "perf") != 0 &&
-			    strcmp(optarg, "auto") != 0) {
-				collect_msg("invalid engine '%s': expected 'auto', 'posix' or 'perf'",
-					    optarg);
+			if (strcmp(optarg, "posix") != 0 && strcmp(optarg, "perf") != 0) {
+				collect_msg("invalid engine '%s': expected 'posix' or 'perf'", optarg);
 				return COLLECT_EXIT_USAGE;
 			}
 			o->engine = optarg;
@@ -267,6 +263,17 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 			fputs("Try 'collect-timer --help' for more information.\n", stderr);
 			return COLLECT_EXIT_USAGE;
 		}
+	}
+	if (!o->quiet && strcmp(o->engine, "posix") == 0) {
+		struct timespec res;
+
+		/* the coarse clocks advance once a tick */
+		if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0 && res.tv_sec == 0 &&
+		    res.tv_nsec > 0 && o->frequency > 1000000000L / res.tv_nsec)
+			collect_msg("-F %ld is above the scheduler tick (%ld Hz): CPU timers deliver at "
+				    "most %ld samples a second per thread, each weighing the time since "
+				    "the last; --engine=perf takes %ld", o->frequency,
+				    1000000000L / res.tv_nsec, 1000000000L / res.tv_nsec, o->frequency);
 	}
 	if (optind >= argc) {
 		collect_msg("no program to run");

@@ -197,18 +197,6 @@ static uint64_t preload_short_ns(uint64_t period_ns)
 	return ns > 4000000000000ull ? 4000000000000ull : ns;
 }
 
-/* The engine to ask for: perf events when told so, or when told "auto"
- * and the period is shorter than the scheduler tick, which POSIX timers
- * cannot beat. */
-static int preload_engine(const char *want)
-{
-	if (want != NULL && strcmp(want, "perf") == 0)
-		return ENGINE_PERF;
-	if (want != NULL && strcmp(want, "auto") == 0 && preload.period_ns < preload_tick_ns())
-		return ENGINE_PERF;
-	return ENGINE_POSIX;
-}
-
 /* Fills the header; returns the exe path in exe (NUL-terminated). */
 static void preload_header(struct raw_header *h, char *exe, size_t cap)
 {
@@ -297,7 +285,8 @@ static void preload_init(void)
 		writer_forget();
 		return;
 	}
-	engine_init(preload_engine(getenv("PROFVIEW_ENGINE")), preload.period_ns, &preload);
+	engine_init(getenv("PROFVIEW_ENGINE") != NULL && strcmp(getenv("PROFVIEW_ENGINE"), "perf") == 0
+			    ? ENGINE_PERF : ENGINE_POSIX, preload.period_ns, &preload);
 	preload.hooked = 1;
 	atomic_store(&preload.state, PRELOAD_RUNNING);
 	threads_register();
