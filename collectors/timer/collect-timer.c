@@ -64,6 +64,7 @@
 #define COLLECT_DEFAULT_STACK 8192
 #define COLLECT_MIN_STACK 512
 #define COLLECT_MAX_STACK 65536
+#define COLLECT_MAX_TRACES 1024   /* traces of one run listed at the end */
 
 enum {
 	COLLECT_EXIT_USAGE = 2,
@@ -815,9 +816,17 @@ static size_t collect_find_traces(const char *shown, pid_t pid, uint64_t t0, int
  * program before its first sample. */
 static void collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int quiet)
 {
-	struct collect_trace traces[1024];
-	size_t n = collect_find_traces(shown, pid, t0, inherit, traces, 1024), shown_n = n;
+	/* on the heap: some 4 MiB, more than a small stack limit allows */
+	struct collect_trace *traces = calloc(COLLECT_MAX_TRACES, sizeof(*traces));
+	size_t n, shown_n;
 	struct collect_stats st;
+
+	if (traces == NULL) {
+		collect_msg("cannot list the traces of the run: out of memory; the trace is '%s'",
+			    shown);
+		return;
+	}
+	n = shown_n = collect_find_traces(shown, pid, t0, inherit, traces, COLLECT_MAX_TRACES);
 
 	for (size_t k = 0; k < n; k++) {
 		const char *name = traces[k].name;
@@ -871,6 +880,7 @@ static void collect_report(const char *shown, pid_t pid, uint64_t t0, int inheri
 					  st.cpu.unsampled_threads, st.cpu.threads, st.lost))
 			fprintf(stderr, "collect-timer: %s%s\n", who, say);
 	}
+	free(traces);
 }
 
 static volatile pid_t collect_child_pid;  /* the program, until reaped */

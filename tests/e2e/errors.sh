@@ -84,4 +84,10 @@ set +e
 [ $? -eq 143 ] || fail "a program killed by SIGTERM should give 128+15"
 set -e
 expect 2 "unrecognized option|unknown option|invalid" "$COLLECT_TIMER" --no-such-option ./split
+# A small stack limit (it is inherited by the program too): collect-timer
+# still runs the program and reports the trace.
+st=0
+(ulimit -s 1024 && exec "$COLLECT_TIMER" -o small.raw ./status 3) >/dev/null 2>small.err || st=$?
+[ "$st" -eq 3 ] || fail "under ulimit -s 1024 collect-timer exited $st: $(cat small.err)"
+grep -q "written to 'small.raw'" small.err || fail "under ulimit -s 1024 no summary: $(cat small.err)"
 exit 0
