@@ -429,13 +429,14 @@ int main(int argc, char **argv)
 	pv_error_set_progname("profview");
 	while ((c = getopt_long(argc, argv, "o:qhV", long_options, NULL)) != -1) {
 		switch (c) {
-		case OPT_TREE: kind = REPORT_TREE; break;
-		case OPT_FLAT: kind = REPORT_FLAT; break;
-		case OPT_FOLDED: kind = REPORT_FOLDED; break;
-		case OPT_PPROF: kind = REPORT_PPROF; break;
-		case OPT_SVG: kind = REPORT_SVG; break;
-		case OPT_FLAME: kind = REPORT_FLAME; flameopt.icicle = false; break;
-		case OPT_ICICLE: kind = REPORT_FLAME; flameopt.icicle = true; break;
+		/* Any report option gives text, however abbreviated. */
+		case OPT_TREE: kind = REPORT_TREE; kind_given = true; break;
+		case OPT_FLAT: kind = REPORT_FLAT; kind_given = true; break;
+		case OPT_FOLDED: kind = REPORT_FOLDED; kind_given = true; break;
+		case OPT_PPROF: kind = REPORT_PPROF; kind_given = true; break;
+		case OPT_SVG: kind = REPORT_SVG; kind_given = true; break;
+		case OPT_FLAME: kind = REPORT_FLAME; kind_given = true; flameopt.icicle = false; break;
+		case OPT_ICICLE: kind = REPORT_FLAME; kind_given = true; flameopt.icicle = true; break;
 		case OPT_NODECOUNT:
 			if (!parse_long(optarg, 0, INT_MAX, &v))
 				return usage_error("invalid --nodecount '%s' (a whole number >= 0)", optarg);
@@ -534,13 +535,6 @@ int main(int argc, char **argv)
 	if (optind >= argc)
 		return usage_error("%s", "no trace given");
 	/* Any report option, -o or a pipe give text; --tui forces the browser. */
-	for (int i = 1; i < optind; i++)
-		if (argv[i][0] == '-' && argv[i][1] == '-' &&
-		    (strcmp(argv[i], "--tree") == 0 || strcmp(argv[i], "--flat") == 0 ||
-		     strcmp(argv[i], "--folded") == 0 || strcmp(argv[i], "--pprof") == 0 ||
-		     strcmp(argv[i], "--svg") == 0 || strcmp(argv[i], "--flame") == 0 ||
-		     strcmp(argv[i], "--icicle") == 0))
-			kind_given = true;
 	if (!tui && !kind_given && !output && !dump && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO))
 		tui = true;
 	/* "profview ./app prof.out", as pprof takes it: an executable first is

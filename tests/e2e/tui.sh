@@ -177,6 +177,14 @@ screen | grep -q '^warning: ' && fail "the warning stays after a key"
 keys q
 wait_for '^EXIT2=0'
 
+# A report option, however abbreviated (getopt takes --fold for --folded),
+# prints the report on the terminal: no browser.
+keys clear Enter "$PROFVIEW --fold demo.raw | tail -n 1 >fold.txt; $PROFVIEW --tre demo.raw; echo EXIT3=\$?" Enter
+wait_for '^EXIT3=0'
+screen | grep -q '(? for help)' && fail "--tre opened the browser"
+screen | grep -q '^  samples ' || fail "--tre did not print the tree"
+grep -q ';.* [0-9]*$' fold.txt || fail "--fold did not print folded stacks: $(cat fold.txt)"
+
 # Not a terminal: text as before.
 "$PROFVIEW" demo.raw | grep -q '^  samples ' || fail "a pipe does not get the text report"
 echo "ok"
