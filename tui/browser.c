@@ -105,7 +105,11 @@ static const char *node_name(const struct browser *b, uint32_t node, char *buf, 
 	if (nd->kind == CT_ROOT)
 		return "[all]";
 	if (nd->kind == CT_THREAD) {
-		const struct pv_thread *th = &b->t->p->threads[nd->frame];
+		const struct pv_thread *th;
+		/* samples with no thread (folded stacks, gperftools) */
+		if (nd->frame >= b->t->p->nthreads)
+			return "[unknown thread]";
+		th = &b->t->p->threads[nd->frame];
 		snprintf(buf, n, "[thread %" PRIu32 " \"%s\"]", th->tid, pv_str(b->t->p, th->name));
 		return buf;
 	}

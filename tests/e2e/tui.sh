@@ -185,6 +185,14 @@ screen | grep -q '(? for help)' && fail "--tre opened the browser"
 screen | grep -q '^  samples ' || fail "--tre did not print the tree"
 grep -q ';.* [0-9]*$' fold.txt || fail "--fold did not print folded stacks: $(cat fold.txt)"
 
+# Split by thread, a profile whose samples have no thread (folded stacks):
+# one "[unknown thread]" node, and the terminal given back.
+printf 'main;work 30\nmain;idle 10\n' >nothreads.folded
+keys clear Enter "$PROFVIEW --tui --threads nothreads.folded; echo EXIT4=\$?" Enter
+wait_for '\[unknown thread\]'
+keys q
+wait_for '^EXIT4=0'
+
 # Not a terminal: text as before.
 "$PROFVIEW" demo.raw | grep -q '^  samples ' || fail "a pipe does not get the text report"
 echo "ok"
