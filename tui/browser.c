@@ -42,6 +42,10 @@ struct browser {
 	struct calltree *t;
 	struct ct_options copt;
 	uint32_t tid;                  /* T: the one thread shown, 0 all */
+	/* --tid with several threads: the browser starts on them, and T
+	 * offers them again (THREADS_CMD in the picker) */
+	const uint32_t *cmd_tids; size_t ncmd_tids;
+	bool on_cmd_tids;
 	const char *cmd_filters;
 	double floor;
 	bool color;
@@ -73,8 +77,11 @@ struct browser {
 	struct thread_row *trows; size_t ntrows, tcursor, ttop;
 };
 
+/* The picker's row for the command line's threads (--tid=A,B). */
+#define THREADS_CMD UINT32_MAX
+
 struct thread_row {
-	uint32_t tid;          /* 0: all threads */
+	uint32_t tid;          /* 0: all threads; THREADS_CMD: those of --tid */
 	uint32_t name;         /* string index of the thread's name */
 	int64_t count, value;  /* its samples and their weight (as the tree's) */
 	int64_t cpu_ns;        /* the CPU time the collector measured, -1 unknown */
@@ -245,8 +252,13 @@ static int rebuild(struct browser *b)
 				goto out;
 		}
 	}
-	b->copt.tids = b->tid ? &b->tid : NULL;
-	b->copt.ntids = b->tid ? 1 : 0;
+	if (b->on_cmd_tids) {
+		b->copt.tids = b->cmd_tids;
+		b->copt.ntids = b->ncmd_tids;
+	} else {
+		b->copt.tids = b->tid ? &b->tid : NULL;
+		b->copt.ntids = b->tid ? 1 : 0;
+	}
 	t = calltree_build(copy ? copy : b->orig, &b->copt);
 	if (!t)
 		goto out;
@@ -648,7 +660,12 @@ static void draw(struct browser *b)
 	total = ct_weight(b->t, &b->t->nodes[0]);
 	/* Line 0: what is shown. */
 	char thread[600] = "all threads";
-	if (b->tid) {
+	if (b->on_cmd_tids) {
+		size_t len = (size_t)snprintf(thread, sizeof thread, "threads ");
+		for (size_t i = 0; i < b->ncmd_tids && len < sizeof thread - 16; i++)
+			len += (size_t)snprintf(thread + len, sizeof thread - len, "%s%" PRIu32, i ? "," : "",
+						b->cmd_tids[i]);
+	} else if (b->tid) {
 		const char *tname = "";
 		for (size_t i = 0; i < b->orig->nthreads; i++)
 			if (b->orig->threads[i].tid == b->tid)
@@ -910,6 +927,8 @@ static int cmp_thread_rows(const void *x, const void *y)
 
 	if (a->tid == 0 || c->tid == 0)
 		return a->tid == 0 ? -1 : c->tid == 0;
+	if (a->tid == THREADS_CMD || c->tid == THREADS_CMD)
+		return a->tid == THREADS_CMD ? -1 : c->tid == THREADS_CMD;
 	if (a->value != c->value)
 		return a->value > c->value ? -1 : 1;
 	if (a->count != c->count)
@@ -923,7 +942,7 @@ static int cmp_thread_rows(const void *x, const void *y)
 static int open_picker(struct browser *b)
 {
 	const struct pv_profile *p = b->orig;
-	struct thread_row *rows = calloc(p->nthreads + 1, sizeof *rows);
+	struct thread_row *rows = calloc(p->nthreads + 2, sizeof *rows);
 	int64_t *count_of, *value_of;
 
 	if (!rows)
@@ -947,6 +966,16 @@ static int open_picker(struct browser *b)
 		rows[0].value += value_of[k];
 	}
 	size_t n = 1;
+	if (b->ncmd_tids > 1) {
+		rows[n] = (struct thread_row){ .tid = THREADS_CMD, .cpu_ns = -1 };
+		for (size_t k = 0; k < p->nthreads; k++)
+			for (size_t j = 0; j < b->ncmd_tids; j++)
+				if (p->threads[k].tid == b->cmd_tids[j]) {
+					rows[n].count += count_of[k];
+					rows[n].value += value_of[k];
+				}
+		n++;
+	}
 	for (size_t k = 0; k < p->nthreads; k++) {
 		if (p->threads[k].tid == 0)
 			continue; /* no id to select it by */
@@ -960,7 +989,7 @@ static int open_picker(struct browser *b)
 	b->ntrows = n;
 	b->tcursor = b->ttop = 0;
 	for (size_t i = 0; i < n; i++)
-		if (rows[i].tid == b->tid)
+		if (b->on_cmd_tids ? rows[i].tid == THREADS_CMD : rows[i].tid == b->tid)
 			b->tcursor = i;
 	b->picking = true;
 	return 0;
@@ -984,6 +1013,9 @@ static void draw_picker(struct browser *b, int y0, int height, int width)
 		if (tr->tid == 0)
 			snprintf(line, sizeof line, "%6.1f%% %8" PRId64 "  %10s  %-8s  [all threads]", 100.0, tr->count,
 				 cpu, "");
+		else if (tr->tid == THREADS_CMD)
+			snprintf(line, sizeof line, "%6.1f%% %8" PRId64 "  %10s  %-8s  [the threads of --tid]",
+				 pct(tr->value, total), tr->count, cpu, "");
 		else
 			snprintf(line, sizeof line, "%6.1f%% %8" PRId64 "  %10s  %-8" PRIu32 "  %s",
 				 pct(tr->value, total), tr->count, cpu, tr->tid, pv_str(b->orig, tr->name));
@@ -1002,9 +1034,19 @@ static int picker_key(struct browser *b, int ch)
 		return 0;
 	case '\n': case '\r': case KEY_ENTER: case ' ':
 		b->picking = false;
-		if (b->tcursor >= b->ntrows || b->trows[b->tcursor].tid == b->tid)
+		if (b->tcursor >= b->ntrows)
 			return 0;
-		b->tid = b->trows[b->tcursor].tid;
+		if (b->trows[b->tcursor].tid == THREADS_CMD) {
+			if (b->on_cmd_tids)
+				return 0;
+			b->on_cmd_tids = true;
+			b->tid = 0;
+		} else {
+			if (!b->on_cmd_tids && b->trows[b->tcursor].tid == b->tid)
+				return 0;
+			b->on_cmd_tids = false;
+			b->tid = b->trows[b->tcursor].tid;
+		}
 		drop_zooms(b);
 		if (rebuild(b) < 0)
 			return -1;
@@ -1205,6 +1247,11 @@ int browser_run(const struct pv_profile *p, const struct browser_options *o)
 
 	if (o->copt.ntids == 1)
 		b.tid = o->copt.tids[0];
+	else if (o->copt.ntids > 1) {
+		b.cmd_tids = o->copt.tids;
+		b.ncmd_tids = o->copt.ntids;
+		b.on_cmd_tids = true;
+	}
 	setlocale(LC_ALL, "");
 	b.ellipsis = strcmp(nl_langinfo(CODESET), "UTF-8") == 0 ? "\xe2\x80\xa6" : "...";
 	b.w = tree_widget_new(&cb, &b, 0);

@@ -185,6 +185,26 @@ screen | grep -q '(? for help)' && fail "--tre opened the browser"
 screen | grep -q '^  samples ' || fail "--tre did not print the tree"
 grep -q ';.* [0-9]*$' fold.txt || fail "--fold did not print folded stacks: $(cat fold.txt)"
 
+# --tid with two threads: the browser starts on both, and the picker
+# offers them again beside the others.
+read -r t1 _ n1 < <(grep ' worker-1 ' threads.txt)
+read -r t2 _ n2 < <(grep ' worker-2 ' threads.txt)
+tmux resize-window -t $S -x 160 -y 40 2>/dev/null || tmux resize-pane -t $S -x 160 -y 40
+keys clear Enter "$PROFVIEW --tid=$t1,$t2 demo.raw; echo EXIT5=\$?" Enter
+wait_for "threads $t1,$t2 "
+screen | head -1 | grep -q " $((n1 + n2)) samples" || fail "--tid=$t1,$t2: the header does not count $((n1 + n2)) samples"
+screen | grep -q '_start' && fail "--tid=$t1,$t2: main's stacks are shown"
+keys T
+wait_for '\[the threads of --tid\]'
+keys Home Enter
+wait_for 'all threads'
+keys T
+wait_for '\[the threads of --tid\]'
+keys j Enter
+wait_for "threads $t1,$t2 "
+keys q
+wait_for '^EXIT5=0'
+
 # Split by thread, a profile whose samples have no thread (folded stacks):
 # one "[unknown thread]" node, and the terminal given back.
 printf 'main;work 30\nmain;idle 10\n' >nothreads.folded
