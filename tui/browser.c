@@ -204,17 +204,36 @@ static void clear_search(struct browser *b)
 
 static int compute_search(struct browser *b);
 
+/* Applies the filters gathered in *f to the copy (made at the first
+ * need), and empties *f.  0 or -1. */
+static int apply_pending(struct browser *b, struct pv_profile **copy, struct pv_filters *f)
+{
+	int r = 0;
+
+	if (!pv_filters_any(f))
+		return 0;
+	if (!*copy && !(*copy = pv_profile_copy(b->orig)))
+		r = -1;
+	if (r == 0 && pv_filters_apply(*copy, f, NULL) < 0)
+		r = -1;
+	pv_filters_free(f);
+	*f = (struct pv_filters){ 0 };
+	return r;
+}
+
 /* Build the tree again from the profile, the filters on the stack and the
  * thread and granularity in force; zoom entries above the last filter
- * re-root the view. */
+ * re-root the view.  The filters apply in the order they were given: F
+ * (the callers of a function) turns the stacks upside down, once, and
+ * re-roots them at that function; a later F re-roots them at another
+ * caller, f, g giving the callers of g on the paths to f. */
 static int rebuild(struct browser *b)
 {
 	struct pv_filters f = { 0 };
 	struct pv_profile *copy = NULL;
 	struct calltree *t;
 	char **res = calloc(b->nacts + 1, sizeof *res);
-	const char *callers = NULL;
-	bool any = false;
+	bool reversed = false;
 	int ret = -1;
 
 	if (!res)
@@ -222,36 +241,31 @@ static int rebuild(struct browser *b)
 	for (size_t i = 0; i < b->nacts; i++) {
 		const struct action *a = &b->acts[i];
 		enum pv_filter_kind k;
+		const char *err;
 		if (a->kind == ACT_ZOOM)
 			continue;
+		if (!(res[i] = exact_re(a->name)))
+			goto out;
 		if (a->kind == ACT_CALLERS) {
-			callers = a->name;
-			any = true;
-			continue;
-		}
-		k = a->kind == ACT_FOCUS ? PV_FILTER_FOCUS : a->kind == ACT_IGNORE ? PV_FILTER_IGNORE : PV_FILTER_HIDE;
-		const char *err;
-		if (!(res[i] = exact_re(a->name)) || pv_filters_add(&f, k, res[i], &err) < 0)
-			goto out;
-		any = true;
-	}
-	if (any) {
-		copy = pv_profile_copy(b->orig);
-		if (!copy || (pv_filters_any(&f) && pv_filters_apply(copy, &f, NULL) < 0))
-			goto out;
-		if (callers) {
-			struct pv_filters g = { 0 };
-			char *re = exact_re(callers);
-			const char *err;
-			int r = !re || pv_reverse_stacks(copy) < 0 ||
-				pv_filters_add(&g, PV_FILTER_SHOW_FROM, re, &err) < 0 ||
-				pv_filters_apply(copy, &g, NULL) < 0;
-			pv_filters_free(&g);
-			free(re);
-			if (r)
+			if (apply_pending(b, &copy, &f) < 0)
 				goto out;
+			if (!copy && !(copy = pv_profile_copy(b->orig)))
+				goto out;
+			if (!reversed && pv_reverse_stacks(copy) < 0)
+				goto out;
+			reversed = true;
+			k = PV_FILTER_SHOW_FROM;
+		} else {
+			k = a->kind == ACT_FOCUS ? PV_FILTER_FOCUS
+			    : a->kind == ACT_IGNORE ? PV_FILTER_IGNORE : PV_FILTER_HIDE;
 		}
+		if (pv_filters_add(&f, k, res[i], &err) < 0)
+			goto out;
+		if (a->kind == ACT_CALLERS && apply_pending(b, &copy, &f) < 0)
+			goto out;
 	}
+	if (apply_pending(b, &copy, &f) < 0)
+		goto out;
 	if (b->on_cmd_tids) {
 		b->copt.tids = b->cmd_tids;
 		b->copt.ntids = b->ncmd_tids;

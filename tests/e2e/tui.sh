@@ -80,6 +80,20 @@ keys F
 wait_for '^in force: callers=checksum'
 screen | sed -n 5p | grep -q -- '- checksum' || fail "callers: the root is not checksum"
 screen | sed -n 6p | grep -q 'process_batch' || fail "callers: process_batch is not checksum's caller"
+# F again, on a caller: the callers of worker on the paths to checksum,
+# both in force as the header says.
+row=$(screen | awk 'NR > 4 && / worker / { print NR - 5; exit }')
+[ -n "$row" ] || fail "callers: no worker row under checksum"
+for ((i = 0; i < row; i++)); do keys j; done
+wait_for '^worker  '
+keys F
+wait_for '^in force: callers=checksum callers=worker'
+screen | sed -n 5p | grep -q -- '- worker' || fail "callers twice: the root is not worker: $(screen | sed -n 5p)"
+screen | sed -n 6p | grep -q 'start_thread' || fail "callers twice: start_thread is not worker's caller"
+screen | head -1 | grep -q " $through_checksum samples" || fail "callers twice: not the $through_checksum samples through checksum"
+keys BSpace
+wait_for '^in force: callers=checksum( |$)'
+screen | grep -q 'callers=worker' && fail "callers: undoing the second F left it in force"
 keys BSpace
 wait_for '^in force: no filters'
 
