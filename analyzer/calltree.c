@@ -473,3 +473,67 @@ struct ct_flat_row *calltree_flat(struct calltree *t, size_t *nrows)
 	*nrows = t->nframes;
 	return rows;
 }
+
+struct calltree *calltree_subtree(const struct calltree *t, uint32_t node)
+{
+	struct calltree *sub;
+	uint32_t *map;
+	size_t n = 1;
+
+	if (node >= t->nnodes)
+		return NULL;
+	sub = calloc(1, sizeof *sub);
+	map = malloc(t->nnodes * sizeof *map);
+	if (!sub || !map)
+		goto fail;
+	sub->p = t->p;
+	sub->granularity = t->granularity;
+	sub->v_count = t->v_count;
+	sub->v_value = t->v_value;
+	sub->frames = malloc((t->nframes ? t->nframes : 1) * sizeof *sub->frames);
+	sub->nodes = malloc((t->nnodes + 1) * sizeof *sub->nodes);
+	if (!sub->frames || !sub->nodes)
+		goto fail;
+	memcpy(sub->frames, t->frames, t->nframes * sizeof *t->frames);
+	sub->nframes = sub->cap_frames = t->nframes;
+	sub->cap_nodes = t->nnodes + 1;
+	/* The root: the node's totals, nothing of its own. */
+	sub->nodes[0] = (struct ct_node){ .kind = CT_ROOT, .parent = PV_NONE, .first_child = 1,
+					  .next_sibling = PV_NONE, .nchildren = 1,
+					  .count = t->nodes[node].count, .value = t->nodes[node].value };
+	if (node == 0) {
+		/* the whole tree */
+		memcpy(sub->nodes, t->nodes, t->nnodes * sizeof *t->nodes);
+		n = t->nnodes;
+		goto done;
+	}
+	for (size_t i = 0; i < t->nnodes; i++)
+		map[i] = PV_NONE;
+	/* Nodes come after their parent: one pass in node order copies the
+	 * subtree, parents first. */
+	for (size_t i = node; i < t->nnodes; i++) {
+		const struct ct_node *nd = &t->nodes[i];
+		if (i != node && (nd->parent == PV_NONE || map[nd->parent] == PV_NONE))
+			continue;
+		map[i] = (uint32_t)n;
+		sub->nodes[n] = *nd;
+		sub->nodes[n].parent = i == node ? 0 : map[nd->parent];
+		sub->nodes[n].depth = i == node ? 1 : sub->nodes[map[nd->parent]].depth + 1;
+		n++;
+	}
+	for (size_t i = 1; i < n; i++) {
+		struct ct_node *nd = &sub->nodes[i];
+		nd->first_child = nd->first_child != PV_NONE ? map[nd->first_child] : PV_NONE;
+		nd->next_sibling = i == 1 || nd->next_sibling == PV_NONE ? PV_NONE : map[nd->next_sibling];
+	}
+done:
+	sub->nnodes = n;
+	sub->samples = sub->nodes[0].count;
+	free(map);
+	return sub;
+fail:
+	free(map);
+	calltree_free(sub);
+	pv_oom();
+	return NULL;
+}

@@ -79,6 +79,12 @@ const char *calltree_weight_name(const struct calltree *t);
 struct calltree *calltree_build(const struct pv_profile *p, const struct ct_options *opt);
 void calltree_free(struct calltree *t);
 
+/* A new tree of node's subtree: the node and all below it, under a root
+ * with the node's totals (and sample count), as if the profile held only
+ * the samples through it; the frames are copied, the profile shared.
+ * calltree_free() frees it.  NULL after an error. */
+struct calltree *calltree_subtree(const struct calltree *t, uint32_t node);
+
 /* Frames of sample s, outermost first, into *out (owned by the tree, valid
  * until the next call); returns how many, or -1 when out of memory. */
 int calltree_expand(struct calltree *t, const struct pv_sample *s, const uint32_t **out);

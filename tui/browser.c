@@ -829,49 +829,16 @@ static int filter_action(struct browser *b, enum action_kind kind)
  * zoomed node), for the exports. */
 static int export_view(struct browser *b, bool flame)
 {
-	struct calltree sub = *b->t;
-	struct ct_node *nodes = NULL;
-	uint32_t *map = NULL;
+	/* What is shown: the zoomed subtree, as if the profile held only its
+	 * samples (its totals, its noise floors). */
+	struct calltree *sub = calltree_subtree(b->t, b->root);
 	char path[256], cwd[PATH_MAX], why[256];
 	struct stat st;
 	FILE *f = NULL;
 	int fd, ret = -1;
 
-	if (b->root != 0) {
-		nodes = malloc((b->t->nnodes + 1) * sizeof *nodes);
-		map = malloc((b->t->nnodes + 1) * sizeof *map);
-		if (!nodes || !map)
-			goto out;
-		size_t n = 1;
-		nodes[0] = b->t->nodes[0];
-		const struct ct_node *r = &b->t->nodes[b->root];
-		nodes[0].count = r->count;
-		nodes[0].value = r->value;
-		nodes[0].self_count = nodes[0].self_value = 0;
-		nodes[0].nchildren = 1;
-		/* Copy the subtree in node order: a parent comes before its children. */
-		for (size_t i = 0; i < b->t->nnodes; i++)
-			map[i] = PV_NONE;
-		map[b->root] = 0; /* placeholder, set below */
-		for (size_t i = b->root; i < b->t->nnodes; i++) {
-			const struct ct_node *nd = &b->t->nodes[i];
-			if (i != b->root && (nd->parent == PV_NONE || map[nd->parent] == PV_NONE))
-				continue;
-			map[i] = (uint32_t)n;
-			nodes[n] = *nd;
-			nodes[n].parent = i == b->root ? 0 : map[nd->parent];
-			nodes[n].depth = i == b->root ? 1 : nodes[map[nd->parent]].depth + 1;
-			n++;
-		}
-		for (size_t i = 1; i < n; i++) {
-			nodes[i].first_child = nodes[i].first_child != PV_NONE ? map[nodes[i].first_child] : PV_NONE;
-			nodes[i].next_sibling = i == 1 ? PV_NONE :
-						nodes[i].next_sibling != PV_NONE ? map[nodes[i].next_sibling] : PV_NONE;
-		}
-		nodes[0].first_child = 1;
-		sub.nodes = nodes;
-		sub.nnodes = n;
-	}
+	if (!sub)
+		goto out;
 	/* A name not taken: whatever is there, a dangling link too, is skipped. */
 	do
 		snprintf(path, sizeof path, "profview-%ld-%d.%s", (long)getpid(), ++b->exports,
@@ -897,12 +864,12 @@ static int export_view(struct browser *b, bool flame)
 	int r;
 	if (flame) {
 		struct flame_options fo = { .noisefloor = b->floor, .filters = off ? desc : NULL };
-		r = report_flame(f, &sub, &fo);
+		r = report_flame(f, sub, &fo);
 	} else {
 		struct svg_options so = { .graph = { GRAPH_DEFAULT_NODECOUNT, GRAPH_DEFAULT_NODEFRACTION,
 						     GRAPH_DEFAULT_EDGEFRACTION },
 					  .noisefloor = b->floor, .filters = off ? desc : NULL };
-		r = report_svg(f, &sub, &so);
+		r = report_svg(f, sub, &so);
 	}
 	if (fclose(f) != 0 || r < 0) {
 		snprintf(b->status, sizeof b->status, "cannot write '%s'", path);
@@ -918,8 +885,7 @@ static int export_view(struct browser *b, bool flame)
 	}
 	ret = 0;
 out:
-	free(nodes);
-	free(map);
+	calltree_free(sub);
 	return ret;
 }
 

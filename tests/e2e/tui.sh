@@ -56,6 +56,12 @@ keys z
 wait_for '^zoom: .*worker > process_batch$'
 screen | sed -n 5p | grep -q 'process_batch' || fail "after z the root row is not process_batch"
 screen | grep -q '_start' && fail "after z the main thread's tree is still shown"
+# Exported zoomed, the call graph's totals are the subtree's.
+nz=$(screen | sed -n 5p | awk '{ print $3 }')
+keys E
+wait_for "^wrote the call graph to '.*\\.svg'"
+f=$(screen | sed -n "s/^wrote the call graph to '\\(.*\\)'.*/\\1/p")
+grep -q "in $nz samples" "$f" || fail "the zoomed export does not count the subtree's $nz samples: $(grep -o 'in [0-9]* samples' "$f")"
 keys BSpace
 wait_for '^zoom: \[all\]'
 wait_for '_start'

@@ -475,11 +475,64 @@ static void test_deep_tree(void)
 	pv_profile_free(p);
 }
 
+/* A subtree: its node under a root of its own, with its totals; the flat
+ * view and the reports see only its samples. */
+static void test_subtree(void)
+{
+	struct pv_profile *p = standard();
+	struct calltree *t = calltree_build(p, NULL);
+	uint32_t m = child_named(t, 0, "main"), b = child_named(t, m, "beta");
+	struct calltree *sub = calltree_subtree(t, b);
+	size_t n;
+
+	CHECK(sub != NULL);
+	if (!sub)
+		return;
+	CHECK_EQ(sub->samples, 30);
+	CHECK_EQ(sub->nodes[0].count, 30);
+	CHECK_EQ(sub->nodes[0].value, 30 * 1000000LL);
+	CHECK_EQ(sub->nodes[0].self_count, 0);
+	uint32_t sb = child_named(sub, 0, "beta");
+	CHECK_EQ(sb, 1);
+	CHECK_EQ(sub->nodes[sb].depth, 1);
+	CHECK_EQ(sub->nodes[sb].next_sibling, PV_NONE);
+	uint32_t g = child_named(sub, sb, "gamma");
+	CHECK(g != PV_NONE);
+	CHECK_EQ(sub->nodes[g].count, 20);
+	CHECK_EQ(sub->nodes[g].parent, sb);
+	CHECK_EQ(sub->nodes[g].depth, 2);
+	CHECK(child_named(sub, 0, "main") == PV_NONE);
+	/* 1 root, beta, gamma, the inlined helper */
+	CHECK_EQ(sub->nnodes, 4);
+	struct ct_flat_row *rows = calltree_flat(sub, &n);
+	CHECK(rows != NULL);
+	int64_t cum_beta = -1, cum_main = 0;
+	char buf[64];
+	for (size_t i = 0; rows && i < n; i++) {
+		const char *name = calltree_frame_name(sub, rows[i].frame, buf, sizeof buf);
+		if (strcmp(name, "beta") == 0)
+			cum_beta = rows[i].cum_count;
+		if (strcmp(name, "main") == 0)
+			cum_main = rows[i].cum_count;
+	}
+	CHECK_EQ(cum_beta, 30);
+	CHECK_EQ(cum_main, 0);
+	free(rows);
+	calltree_free(sub);
+	/* the root's subtree is the tree */
+	sub = calltree_subtree(t, 0);
+	CHECK(sub != NULL && sub->nnodes == t->nnodes && sub->samples == 100);
+	calltree_free(sub);
+	calltree_free(t);
+	pv_profile_free(p);
+}
+
 int main(void)
 {
 	pv_error_set_sink(quiet_sink);
 	test_model();
 	test_tree();
+	test_subtree();
 	test_threads_and_tids();
 	test_granularity();
 	test_reports();
