@@ -69,6 +69,7 @@ struct browser {
 	int64_t match_weight;
 
 	char status[10000];
+	char last_error[512];          /* the last error said while browsing */
 	int exports;
 	bool help;
 
@@ -86,6 +87,21 @@ struct thread_row {
 	int64_t count, value;  /* its samples and their weight (as the tree's) */
 	int64_t cpu_ns;        /* the CPU time the collector measured, -1 unknown */
 };
+
+/* The browser whose status line the messages go to while the screen is
+ * its (one at a time). */
+static struct browser *sink_browser;
+
+static void status_sink(enum pv_level level, const char *msg)
+{
+	struct browser *b = sink_browser;
+
+	if (!b || level == PV_LEVEL_NOTE)
+		return;
+	snprintf(b->status, sizeof b->status, "%s%s", level == PV_LEVEL_ERROR ? "" : "warning: ", msg);
+	if (level == PV_LEVEL_ERROR)
+		snprintf(b->last_error, sizeof b->last_error, "%s", msg);
+}
 
 static double pct(int64_t part, int64_t whole)
 {
@@ -817,8 +833,19 @@ static int filter_action(struct browser *b, enum action_kind kind)
 		snprintf(b->status, sizeof b->status, "no function under the cursor");
 		return 0;
 	}
-	if (push_action(b, kind, 0, fn) < 0 || rebuild(b) < 0)
+	if (push_action(b, kind, 0, fn) < 0)
 		return -1;
+	if (rebuild(b) < 0) {
+		/* take the action back, and leave the message on the status
+		 * line */
+		char said[sizeof b->status];
+		snprintf(said, sizeof said, "%s", b->status);
+		free(b->acts[--b->nacts].name);
+		if (rebuild(b) < 0)
+			return -1;
+		snprintf(b->status, sizeof b->status, "%s", said);
+		return 0;
+	}
 	b->flat = false;
 	snprintf(b->status, sizeof b->status, "%s=%s: %" PRId64 " samples", kn[kind], b->acts[b->nacts - 1].name,
 		 b->t->samples);
@@ -1235,15 +1262,20 @@ int browser_run(const struct pv_profile *p, const struct browser_options *o)
 	setlocale(LC_ALL, "");
 	b.ellipsis = strcmp(nl_langinfo(CODESET), "UTF-8") == 0 ? "\xe2\x80\xa6" : "...";
 	b.w = tree_widget_new(&cb, &b, 0);
-	if (!b.w || rebuild(&b) < 0) {
+	if (!b.w) {
 		pv_oom();
 		goto out;
 	}
+	if (rebuild(&b) < 0)
+		goto out; /* said why */
 	if (!initscr()) {
 		pv_error("cannot open the terminal: set TERM");
 		goto out;
 	}
 	ncurses_on = true;
+	/* While the screen is ours, messages go to the status line. */
+	sink_browser = &b;
+	pv_error_set_sink(status_sink);
 	cbreak();
 	noecho();
 	nonl();
@@ -1265,7 +1297,11 @@ int browser_run(const struct pv_profile *p, const struct browser_options *o)
 		if (handle_key(&b, ch, &quit) < 0) {
 			endwin();
 			ncurses_on = false;
-			pv_oom();
+			pv_error_set_sink(NULL);
+			sink_browser = NULL;
+			/* what went wrong, said on the status line, once more
+			 * where it stays */
+			pv_error("%s", b.last_error[0] ? b.last_error : "out of memory");
 			goto out;
 		}
 	}
@@ -1273,6 +1309,8 @@ int browser_run(const struct pv_profile *p, const struct browser_options *o)
 out:
 	if (ncurses_on)
 		endwin();
+	pv_error_set_sink(NULL);
+	sink_browser = NULL;
 	tree_widget_free(b.w);
 	calltree_free(b.t);
 	pv_profile_free(b.copy);

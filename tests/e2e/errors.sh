@@ -27,6 +27,11 @@ expect 2 "unrecognized option|unknown option" "$PROFVIEW" --no-such-option x
 expect 2 "invalid --noisefloor" "$PROFVIEW" --noisefloor=abc x
 expect 2 "invalid --tid" "$PROFVIEW" --tid=1,x x
 expect 2 "no trace given" "$PROFVIEW"
+printf 'main;f 3\n' >f.folded
+expect 1 "no sample type 'nosuch' \\(it has: samples\\)" "$PROFVIEW" --flat --sample-index=nosuch f.folded
+# The browser says the same, and nothing else.
+expect 1 "no sample type 'nosuch'" "$PROFVIEW" --tui --sample-index=nosuch f.folded
+[ "$(wc -l <err.txt)" -eq 1 ] || fail "the browser's error is not one line: $(cat err.txt)"
 "$PROFVIEW" --help | grep -q -- '--noisefloor' || fail "profview --help"
 [ "$(wc -l <err.txt)" -le 2 ] || fail "too much said for a usage error"
 
