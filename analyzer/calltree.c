@@ -409,7 +409,7 @@ const char *calltree_frame_where(const struct calltree *t, uint32_t frame, char 
 struct ct_flat_row *calltree_flat(struct calltree *t, size_t *nrows)
 {
 	struct ct_flat_row *rows = NULL;
-	uint64_t *seen = NULL;  /* per frame: last sample it was counted in, + 1 */
+	uint64_t *seen = NULL;  /* per frame: how many nodes of the current path are it */
 	size_t cap_seen = 0;
 
 	*nrows = 0;

@@ -66,7 +66,8 @@ int tree_widget_reveal(struct tree_widget *w, const uint32_t *path, size_t n);
 uint32_t tree_widget_current(const struct tree_widget *w);
 /* Its depth among the rows. */
 uint32_t tree_widget_current_depth(const struct tree_widget *w);
-/* Move the cursor by delta rows (clamped); height is the page height. */
+/* Move the cursor by delta rows, clamped to the first and last row (a page
+ * is the caller's delta). */
 void tree_widget_move(struct tree_widget *w, long delta);
 /* Move the cursor to the parent row of the current one. */
 void tree_widget_to_parent(struct tree_widget *w);

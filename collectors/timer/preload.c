@@ -1,8 +1,8 @@
 /* preload.c - libprofview-timer.so: per-thread CPU-time sampling by SIGPROF
  *
  * Loaded with LD_PRELOAD by collect-timer, which sets PROFVIEW_OUTPUT,
- * PROFVIEW_FREQUENCY, PROFVIEW_UNWIND, PROFVIEW_STACK_SIZE, PROFVIEW_PID,
- * PROFVIEW_INHERIT and PROFVIEW_STOP_NS.  The process whose pid is
+ * PROFVIEW_FREQUENCY, PROFVIEW_UNWIND, PROFVIEW_STACK_SIZE, PROFVIEW_ENGINE,
+ * PROFVIEW_CLOCK, PROFVIEW_PID, PROFVIEW_INHERIT and PROFVIEW_STOP_NS.  The process whose pid is
  * PROFVIEW_PID writes PROFVIEW_OUTPUT (the file the launcher created).
  * Every other process image writes a trace of its own (writer_open names
  * it after its pid): the child of a fork starts one in the atfork child
