@@ -10,6 +10,7 @@
 #include "leaf.h"
 #include "merge.h"
 #include "modules.h"
+#include "pipeline.h"
 #include "outfile.h"
 #include "pprof-write.h"
 #include "symbolize.h"
@@ -419,8 +420,10 @@ int main(int argc, char **argv)
 	size_t ntids = 0;
 	struct pv_profile *p = NULL;
 	struct pv_filters filters = { 0 };
-	struct pv_filter_stats fstats;
-	char fdesc[1024] = "";
+	struct pv_step steps[2];
+	size_t nsteps = 0;
+	struct pv_view view;
+	struct pv_result res = { 0 };
 	struct calltree *t = NULL;
 	FILE *out = stdout;
 	int c, ret = 1;
@@ -574,46 +577,33 @@ int main(int argc, char **argv)
 		ret = dump_locations(stdout, p, mods) < 0 || fflush(stdout) != 0;
 		goto out;
 	}
-	/* The browser starts on the thread and keeps the others for T. */
-	if (ntids && !tui)
-		pv_keep_threads(p, tids, ntids);
-	if (pv_filters_any(&filters)) {
-		if (pv_filters_apply(p, &filters, &fstats) < 0)
-			goto out;
-		pv_filters_warn(&filters, &fstats);
-		ropt.filters = pv_filters_describe(&filters, fdesc, sizeof fdesc);
-		ropt.filter_total = fstats.before;
-		ropt.filter_kept = fstats.after;
-	}
-	if (reverse) {
-		if (pv_reverse_stacks(p) < 0)
-			goto out;
-		size_t len = strlen(fdesc);
-		if (!ropt.filters) {
-			int64_t n = 0;
-			uint32_t vi = pv_find_value_type(p, "samples");
-			for (size_t i = 0; i < p->nsamples; i++)
-				n += vi != PV_NONE ? p->samples[i].values[vi] : 1;
-			ropt.filter_total = ropt.filter_kept = n;
-		}
-		snprintf(fdesc + len, sizeof fdesc - len, "%sreverse", len ? " " : "");
-		ropt.filters = fdesc;
-	}
-	if (kind == REPORT_PPROF && !tui) {
-		ret = write_pprof(p, output, copt.sample_index) < 0;
-		goto out;
-	}
+	/* The view the options ask for: the threads, the filters, the
+	 * reverse, in that order (pipeline.h). */
+	if (pv_filters_any(&filters))
+		steps[nsteps++] = (struct pv_step){ .kind = PV_STEP_FILTERS, .filters = &filters, .warn = true };
+	if (reverse)
+		steps[nsteps++] = (struct pv_step){ .kind = PV_STEP_REVERSE };
+	view = (struct pv_view){ .tids = tids, .ntids = ntids, .steps = steps, .nsteps = nsteps,
+				 .granularity = copt.granularity, .by_thread = copt.by_thread,
+				 .sample_index = copt.sample_index };
 	if (tui) {
-		struct browser_options bo = { .copt = copt, .noisefloor = ropt.noisefloor ? ropt.noisefloor : 1,
-					      .filters = ropt.filters,
+		struct browser_options bo = { .view = view, .noisefloor = ropt.noisefloor ? ropt.noisefloor : 1,
 					      .color = strcmp(color, "never") != 0 && !getenv("NO_COLOR") };
 		ret = browser_run(p, &bo) < 0;
 		goto out;
 	}
-	t = calltree_build(p, &copt);
-	if (!t)
+	if (pv_view_run(p, &view, kind != REPORT_PPROF, &res) < 0)
 		goto out;
-
+	if (res.steps[0]) {
+		ropt.filters = res.steps;
+		ropt.filter_total = res.before;
+		ropt.filter_kept = res.after;
+	}
+	if (kind == REPORT_PPROF) {
+		ret = write_pprof(p, output, copt.sample_index) < 0;
+		goto out;
+	}
+	t = res.t;
 	if (output) {
 		out = open_output(output);
 		if (!out) {
@@ -655,7 +645,7 @@ int main(int argc, char **argv)
 out:
 	if (out != stdout && fclose(out) != 0 && ret == 0)
 		ret = pv_error("cannot write '%s': %s", output, strerror(errno)) ? 1 : 1;
-	calltree_free(t);
+	pv_result_free(&res);
 	modules_free(mods);
 	unwinder_free(unwinder);
 	pv_profile_free(p);

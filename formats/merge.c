@@ -243,6 +243,7 @@ struct pv_profile *pv_profile_copy(const struct pv_profile *src)
 	p->time_ns = src->time_ns;
 	p->duration_ns = src->duration_ns;
 	p->finished = src->finished;
+	p->live = src->live;
 	if (p->program == PV_NONE || p->source_format == PV_NONE)
 		goto fail;
 	return p;

@@ -6,6 +6,7 @@
 #include "filter.h"
 #include "merge.h"
 #include "outfile.h"
+#include "pipeline.h"
 #include "report-flame.h"
 #include "report-svg.h"
 #include "report-text.h"
@@ -37,16 +38,16 @@ struct action {
 enum { HEADER_LINES = 4 };
 
 struct browser {
-	const struct pv_profile *orig;
-	struct pv_profile *copy;       /* the filtered copy, or NULL */
-	struct calltree *t;
-	struct ct_options copt;
+	const struct pv_profile *orig; /* as read, before any view */
+	struct pv_view base;           /* the command line's view (pipeline.h) */
+	struct pv_result res;          /* the view shown: its profile and tree */
+	struct calltree *t;            /* res.t */
+	struct ct_options copt;        /* granularity and value in force */
 	uint32_t tid;                  /* T: the one thread shown, 0 all */
 	/* --tid with several threads: the browser starts on them, and T
 	 * offers them again (THREADS_CMD in the picker) */
 	const uint32_t *cmd_tids; size_t ncmd_tids;
 	bool on_cmd_tids;
-	const char *cmd_filters;
 	double floor;
 	bool color;
 	const char *ellipsis;
@@ -220,104 +221,87 @@ static void clear_search(struct browser *b)
 
 static int compute_search(struct browser *b);
 
-/* Applies the filters gathered in *f to the copy (made at the first
- * need), and empties *f.  0 or -1. */
-static int apply_pending(struct browser *b, struct pv_profile **copy, struct pv_filters *f)
-{
-	int r = 0;
-
-	if (!pv_filters_any(f))
-		return 0;
-	if (!*copy && !(*copy = pv_profile_copy(b->orig)))
-		r = -1;
-	if (r == 0 && pv_filters_apply(*copy, f, NULL) < 0)
-		r = -1;
-	pv_filters_free(f);
-	*f = (struct pv_filters){ 0 };
-	return r;
-}
-
-/* Build the tree again from the profile, the filters on the stack and the
- * thread and granularity in force; zoom entries above the last filter
- * re-root the view.  The filters apply in the order they were given: F
- * (the callers of a function) turns the stacks upside down, once, and
- * re-roots them at that function; a later F re-roots them at another
- * caller, f, g giving the callers of g on the paths to f. */
+/* Build the tree again: the command line's view with the thread, the
+ * granularity and value in force, and the browser's actions after its
+ * steps, in order (pipeline.h: F turns the stacks upside down once and
+ * re-roots them at its function, a later F at a caller, f then g giving
+ * the callers of g on the paths to f); zoom entries above the last filter
+ * re-root the view. */
 static int rebuild(struct browser *b)
 {
-	struct pv_filters f = { 0 };
-	struct pv_profile *copy = NULL;
-	struct calltree *t;
-	char **res = calloc(b->nacts + 1, sizeof *res);
-	bool reversed = false;
+	size_t n = b->base.nsteps;
+	struct pv_step *steps = calloc(n + b->nacts + 1, sizeof *steps);
+	struct pv_filters *groups = calloc(b->nacts + 1, sizeof *groups);
+	char **res = calloc(b->nacts + 1, sizeof *res), **labels = calloc(b->nacts + 1, sizeof *labels);
+	struct pv_view view = b->base;
+	struct pv_result r;
 	int ret = -1;
 
-	if (!res)
-		return -1;
+	if (!steps || !groups || !res || !labels)
+		goto out;
+	memcpy(steps, b->base.steps, n * sizeof *steps);
 	for (size_t i = 0; i < b->nacts; i++) {
+		static const char *const kn[] = { "zoom", "focus", "ignore", "hide", "callers" };
 		const struct action *a = &b->acts[i];
-		enum pv_filter_kind k;
 		const char *err;
 		if (a->kind == ACT_ZOOM)
 			continue;
-		if (!(res[i] = exact_re(a->name)))
+		if (!(res[i] = exact_re(a->name)) || asprintf(&labels[i], "%s=%s", kn[a->kind], a->name) < 0) {
+			labels[i] = NULL;
 			goto out;
-		if (a->kind == ACT_CALLERS) {
-			if (apply_pending(b, &copy, &f) < 0)
-				goto out;
-			if (!copy && !(copy = pv_profile_copy(b->orig)))
-				goto out;
-			if (!reversed && pv_reverse_stacks(copy) < 0)
-				goto out;
-			reversed = true;
-			k = PV_FILTER_SHOW_FROM;
-		} else {
-			k = a->kind == ACT_FOCUS ? PV_FILTER_FOCUS
-			    : a->kind == ACT_IGNORE ? PV_FILTER_IGNORE : PV_FILTER_HIDE;
 		}
-		if (pv_filters_add(&f, k, res[i], &err) < 0)
+		if (a->kind == ACT_CALLERS) {
+			steps[n++] = (struct pv_step){ .kind = PV_STEP_CALLERS, .re = res[i], .label = labels[i] };
+			continue;
+		}
+		if (pv_filters_add(&groups[i], a->kind == ACT_FOCUS ? PV_FILTER_FOCUS
+					       : a->kind == ACT_IGNORE ? PV_FILTER_IGNORE : PV_FILTER_HIDE,
+				   res[i], &err) < 0)
 			goto out;
-		if (a->kind == ACT_CALLERS && apply_pending(b, &copy, &f) < 0)
-			goto out;
+		steps[n++] = (struct pv_step){ .kind = PV_STEP_FILTERS, .filters = &groups[i], .label = labels[i] };
 	}
-	if (apply_pending(b, &copy, &f) < 0)
-		goto out;
+	view.steps = steps;
+	view.nsteps = n;
 	if (b->on_cmd_tids) {
-		b->copt.tids = b->cmd_tids;
-		b->copt.ntids = b->ncmd_tids;
+		view.tids = b->cmd_tids;
+		view.ntids = b->ncmd_tids;
 	} else {
-		b->copt.tids = b->tid ? &b->tid : NULL;
-		b->copt.ntids = b->tid ? 1 : 0;
+		view.tids = b->tid ? &b->tid : NULL;
+		view.ntids = b->tid ? 1 : 0;
 	}
-	t = calltree_build(copy ? copy : b->orig, &b->copt);
-	if (!t)
+	view.granularity = b->copt.granularity;
+	view.by_thread = b->copt.by_thread;
+	view.sample_index = b->copt.sample_index;
+	if (pv_view_run_copy(b->orig, &view, true, &r) < 0)
 		goto out;
-	calltree_free(b->t);
-	pv_profile_free(b->copy);
-	b->t = t;
-	b->copy = copy;
-	copy = NULL;
+	pv_result_free(&b->res);
+	b->res = r;
+	b->t = r.t;
 	b->root = 0;
 	for (size_t i = 0; i < b->nacts; i++)
-		if (b->acts[i].kind == ACT_ZOOM && b->acts[i].node < t->nnodes)
+		if (b->acts[i].kind == ACT_ZOOM && b->acts[i].node < b->t->nnodes)
 			b->root = b->acts[i].node;
 		else if (b->acts[i].kind != ACT_ZOOM)
 			b->root = 0;
 	free(b->rows);
 	b->rows = NULL;
 	b->nrows = b->fcursor = b->ftop = 0;
-	if (tree_widget_reset(b->w, t->nnodes) < 0 || set_view(b) < 0)
+	if (tree_widget_reset(b->w, b->t->nnodes) < 0 || set_view(b) < 0)
 		goto out;
 	clear_search(b);
 	if (b->have_re && compute_search(b) < 0)
 		goto out;
 	ret = 0;
 out:
-	for (size_t i = 0; i < b->nacts; i++)
+	for (size_t i = 0; res && labels && groups && i < b->nacts; i++) {
 		free(res[i]);
+		free(labels[i]);
+		pv_filters_free(&groups[i]);
+	}
 	free(res);
-	pv_filters_free(&f);
-	pv_profile_free(copy);
+	free(labels);
+	free(groups);
+	free(steps);
 	return ret;
 }
 
@@ -730,19 +714,7 @@ static void draw(struct browser *b)
 	move(1, 0);
 	put_cut(b, buf, width);
 	/* Line 2: filters in force. */
-	off = (size_t)snprintf(buf, sizeof buf, "in force:");
-	if (b->cmd_filters && *b->cmd_filters)
-		off += (size_t)snprintf(buf + off, sizeof buf - off, " %s", b->cmd_filters);
-	size_t nf = 0;
-	for (size_t i = 0; i < b->nacts && off < sizeof buf; i++) {
-		static const char *const kn[] = { "zoom", "focus", "ignore", "hide", "callers" };
-		if (b->acts[i].kind == ACT_ZOOM)
-			continue;
-		off += (size_t)snprintf(buf + off, sizeof buf - off, " %s=%s", kn[b->acts[i].kind], b->acts[i].name);
-		nf++;
-	}
-	if (nf == 0 && !(b->cmd_filters && *b->cmd_filters) && off < sizeof buf)
-		off += (size_t)snprintf(buf + off, sizeof buf - off, " no filters");
+	off = (size_t)snprintf(buf, sizeof buf, "in force: %s", b->res.steps[0] ? b->res.steps : "no filters");
 	if (b->have_re && off < sizeof buf)
 		snprintf(buf + off, sizeof buf - off, "   search /%s/: %zu matches, %.1f%%", b->pattern, b->nmatches,
 			 pct(b->match_weight, total));
@@ -880,22 +852,15 @@ static int export_view(struct browser *b, bool flame)
 		ret = 0;
 		goto out;
 	}
-	char desc[1024];
-	size_t off = (size_t)snprintf(desc, sizeof desc, "%s", b->cmd_filters ? b->cmd_filters : "");
-	for (size_t i = 0; i < b->nacts && off < sizeof desc; i++) {
-		static const char *const kn[] = { "zoom", "focus", "ignore", "hide", "callers" };
-		if (b->acts[i].kind != ACT_ZOOM)
-			off += (size_t)snprintf(desc + off, sizeof desc - off, "%s%s=%s", off ? " " : "",
-						kn[b->acts[i].kind], b->acts[i].name);
-	}
+	const char *desc = b->res.steps[0] ? b->res.steps : NULL;
 	int r;
 	if (flame) {
-		struct flame_options fo = { .noisefloor = b->floor, .filters = off ? desc : NULL };
+		struct flame_options fo = { .noisefloor = b->floor, .filters = desc };
 		r = report_flame(f, sub, &fo);
 	} else {
 		struct svg_options so = { .graph = { GRAPH_DEFAULT_NODECOUNT, GRAPH_DEFAULT_NODEFRACTION,
 						     GRAPH_DEFAULT_EDGEFRACTION },
-					  .noisefloor = b->floor, .filters = off ? desc : NULL };
+					  .noisefloor = b->floor, .filters = desc };
 		r = report_svg(f, sub, &so);
 	}
 	if (fclose(f) != 0 || r < 0) {
@@ -1248,15 +1213,18 @@ static void startup_warnings(struct browser *b)
 int browser_run(const struct pv_profile *p, const struct browser_options *o)
 {
 	static const struct tw_callbacks cb = { cb_first_child, cb_next_sibling, cb_draw };
-	struct browser b = { .orig = p, .copt = o->copt, .floor = o->noisefloor, .cmd_filters = o->filters };
+	struct browser b = { .orig = p, .base = o->view, .floor = o->noisefloor };
 	bool quit = false, ncurses_on = false;
 	int ret = -1;
 
-	if (o->copt.ntids == 1)
-		b.tid = o->copt.tids[0];
-	else if (o->copt.ntids > 1) {
-		b.cmd_tids = o->copt.tids;
-		b.ncmd_tids = o->copt.ntids;
+	b.copt.granularity = o->view.granularity;
+	b.copt.by_thread = o->view.by_thread;
+	b.copt.sample_index = o->view.sample_index;
+	if (o->view.ntids == 1)
+		b.tid = o->view.tids[0];
+	else if (o->view.ntids > 1) {
+		b.cmd_tids = o->view.tids;
+		b.ncmd_tids = o->view.ntids;
 		b.on_cmd_tids = true;
 	}
 	setlocale(LC_ALL, "");
@@ -1312,8 +1280,7 @@ out:
 	pv_error_set_sink(NULL);
 	sink_browser = NULL;
 	tree_widget_free(b.w);
-	calltree_free(b.t);
-	pv_profile_free(b.copy);
+	pv_result_free(&b.res);
 	for (size_t i = 0; i < b.nacts; i++)
 		free(b.acts[i].name);
 	free(b.acts);

@@ -11,19 +11,22 @@
 #define PROFVIEW_BROWSER_H
 
 #include "calltree.h"
+#include "pipeline.h"
 
 #include <stdbool.h>
 
 struct browser_options {
-	struct ct_options copt;  /* granularity, threads (the browser changes its copy) */
+	/* The command line's view (pipeline.h): the threads to start on, the
+	 * steps the browser's own come after, the granularity and value to
+	 * start with.  Borrowed for the whole run. */
+	struct pv_view view;
 	double noisefloor;       /* dim nodes with n <= K * sqrt(parent n); 0 off */
-	const char *filters;     /* the command line's filters in force, or NULL */
 	bool color;              /* colours allowed (NO_COLOR and monochrome terminals: attributes only) */
 };
 
-/* Browse profile p (symbolized, the command line's filters applied; it
- * must stay alive and unchanged) until the user quits.  0, or -1 after
- * reporting an error with the terminal restored. */
+/* Browse profile p (symbolized, no view applied; it must stay alive and
+ * unchanged) until the user quits.  0, or -1 after reporting an error
+ * with the terminal restored. */
 int browser_run(const struct pv_profile *p, const struct browser_options *o);
 
 #endif

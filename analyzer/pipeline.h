@@ -1,0 +1,87 @@
+/* pipeline.h - from a symbolized profile to what a report shows
+ *
+ * Every front end takes the same steps, in the same order, through this
+ * one function, as pprof's driver serves its command line, shell and web
+ * interface from one report generator:
+ *
+ *   threads   keep the samples of the threads asked for (--tid, T);
+ *   steps     filters and callers, in the order given: a filter group
+ *             (several expressions of one kind act as their alternation,
+ *             as pprof's options), "callers of f" (the stacks turned upside
+ *             down once and re-rooted at f), the whole profile reversed;
+ *   aggregate the call tree at the view's granularity, by thread or not,
+ *             weighed by the view's value (--sample-index).
+ *
+ * The reading, unwinding and symbolizing before (cmd/profview.c) give the
+ * source profile; the text reports, the pictures, --pprof and the browser
+ * all start from a pv_view.
+ */
+#ifndef PROFVIEW_PIPELINE_H
+#define PROFVIEW_PIPELINE_H
+
+#include "calltree.h"
+#include "filter.h"
+#include "profile.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum pv_step_kind {
+	PV_STEP_FILTERS,       /* a group of filters (filter.h) */
+	PV_STEP_CALLERS,       /* the callers of the functions matching re */
+	PV_STEP_REVERSE,       /* every stack upside down */
+};
+
+struct pv_step {
+	enum pv_step_kind kind;
+	const struct pv_filters *filters; /* PV_STEP_FILTERS: compiled, borrowed */
+	const char *re;        /* PV_STEP_CALLERS: an extended regular expression */
+	/* How the step reads in a report's header ("focus=f", "callers=g");
+	 * NULL: from the filters, or the kind. */
+	const char *label;
+	/* Say which of the group's filters matched nothing (pv_filters_warn):
+	 * for the command line's, not for what the browser does. */
+	bool warn;
+};
+
+/* What to show. */
+struct pv_view {
+	const uint32_t *tids;  /* only these threads (NULL: all) */
+	size_t ntids;
+	const struct pv_step *steps; /* applied in order */
+	size_t nsteps;
+	enum ct_granularity granularity;
+	bool by_thread;        /* a level of thread nodes under the root */
+	const char *sample_index; /* what nodes are weighed by (calltree.h) */
+};
+
+struct pv_result {
+	/* The view's profile: the one run in place, or the source when no
+	 * step changed it (borrowed: not to be changed), or a copy (owned). */
+	struct pv_profile *p;
+	bool owned;
+	struct calltree *t;    /* the call tree, when asked for */
+	/* Samples of the threads kept, before and after the steps, counted as
+	 * the reports count them; and the steps in force, "focus=a callers=g
+	 * reverse" ("" none). */
+	int64_t before, after;
+	char steps[1024];
+};
+
+/* Runs view v on profile p, changing it in place (a command that shows one
+ * view): r->p is p.  tree: build the call tree too.  0, or -1 after
+ * reporting the error (an unknown sample_index, an invalid expression, out
+ * of memory); r is then empty, and p may be half filtered. */
+int pv_view_run(struct pv_profile *p, const struct pv_view *v, bool tree, struct pv_result *r);
+/* The same on a copy of source, which is left as it is (a front end that
+ * shows many views of one profile); no copy when the view changes
+ * nothing. */
+int pv_view_run_copy(const struct pv_profile *source, const struct pv_view *v, bool tree,
+		     struct pv_result *r);
+void pv_result_free(struct pv_result *r);
+
+/* The samples of p, counted as the reports count them (its "samples"
+ * value, else its first, else one a sample). */
+int64_t pv_count_samples(const struct pv_profile *p);
+
+#endif
