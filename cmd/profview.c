@@ -1,4 +1,5 @@
-/* profview.c - the analyzer command: read, symbolize, report */
+/* profview.c - the profview command: read, symbolize, then one view of the
+ * profile as a report or in the browser (pipeline.h) */
 #include "calltree.h"
 #include "error.h"
 #include "filter.h"
