@@ -4,6 +4,7 @@
 #include "util.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,14 +180,13 @@ bool calltree_thread_selected(const struct pv_profile *p, const struct ct_option
 	return false;
 }
 
-static const struct calltree *sort_tree; /* qsort has no context argument */
-
-static int cmp_nodes(const void *a, const void *b)
+static int cmp_nodes(const void *a, const void *b, void *ctx)
 {
-	const struct ct_node *x = &sort_tree->nodes[*(const uint32_t *)a];
-	const struct ct_node *y = &sort_tree->nodes[*(const uint32_t *)b];
+	const struct calltree *t = ctx;
+	const struct ct_node *x = &t->nodes[*(const uint32_t *)a];
+	const struct ct_node *y = &t->nodes[*(const uint32_t *)b];
 
-	int64_t wx = ct_weight(sort_tree, x), wy = ct_weight(sort_tree, y);
+	int64_t wx = ct_weight(t, x), wy = ct_weight(t, y);
 
 	if (wx != wy)
 		return wx > wy ? -1 : 1;
@@ -204,8 +204,7 @@ static int link_children(struct calltree *t)
 		return pv_oom();
 	for (size_t i = 0; i < t->nnodes; i++)
 		order[i] = (uint32_t)i;
-	sort_tree = t;
-	qsort(order + 1, t->nnodes - 1, sizeof *order, cmp_nodes);
+	qsort_r(order + 1, t->nnodes - 1, sizeof *order, cmp_nodes, t);
 	/* Visit in reverse order, pushing to the front: hottest ends first. */
 	for (size_t i = t->nnodes; i-- > 1;) {
 		struct ct_node *c = &t->nodes[order[i]];
@@ -536,4 +535,35 @@ fail:
 	calltree_free(sub);
 	pv_oom();
 	return NULL;
+}
+
+bool ct_below_floor(int64_t n, int64_t parent_n, double k)
+{
+	return k > 0 && (double)n <= k * sqrt((double)parent_n);
+}
+
+const char *calltree_node_name(const struct calltree *t, uint32_t node, char *buf, size_t n)
+{
+	const struct ct_node *nd = &t->nodes[node];
+	const struct pv_thread *th;
+
+	switch (nd->kind) {
+	case CT_ROOT:
+		snprintf(buf, n, "[all]");
+		return buf;
+	case CT_THREAD:
+		/* samples with no thread (folded stacks, gperftools) */
+		if (nd->frame >= t->p->nthreads) {
+			snprintf(buf, n, "[unknown thread]");
+			return buf;
+		}
+		th = &t->p->threads[nd->frame];
+		if (pv_str(t->p, th->name)[0])
+			snprintf(buf, n, "[thread %" PRIu32 " \"%s\"]", th->tid, pv_str(t->p, th->name));
+		else
+			snprintf(buf, n, "[thread %" PRIu32 "]", th->tid);
+		return buf;
+	default:
+		return calltree_frame_name(t, nd->frame, buf, n);
+	}
 }

@@ -64,10 +64,24 @@ struct calltree {
  * time value (v_value) when the tree has one, else the sample count.  A
  * sample's CPU time is right even where the timers under-sample a thread
  * (raw-cpu.h), so it is the default. */
+static inline int64_t ct_pick(const struct calltree *t, int64_t count, int64_t value)
+{
+	return t->v_value != PV_NONE ? value : count;
+}
 static inline int64_t ct_weight(const struct calltree *t, const struct ct_node *n)
 {
-	return t->v_value != PV_NONE ? n->value : n->count;
+	return ct_pick(t, n->count, n->value);
 }
+
+/* The noise floor every report dims or hides by: is a node of n samples
+ * within the noise of its parent's parent_n, n <= k * sqrt(parent_n)?
+ * Never when k <= 0. */
+bool ct_below_floor(int64_t n, int64_t parent_n, double k);
+
+/* The name of a node, the same in every report: a frame's
+ * (calltree_frame_name), "[thread TID "name"]" (or "[thread TID]",
+ * "[unknown thread]" for samples with none), "[all]" for the root. */
+const char *calltree_node_name(const struct calltree *t, uint32_t node, char *buf, size_t n);
 
 /* The name of what the tree weighs nodes by: the time value's type
  * ("cpu", "wall") or "samples". */
@@ -103,11 +117,11 @@ struct ct_flat_row {
 struct ct_flat_row *calltree_flat(struct calltree *t, size_t *n);
 static inline int64_t ct_self_weight(const struct calltree *t, const struct ct_flat_row *r)
 {
-	return t->v_value != PV_NONE ? r->self_value : r->self_count;
+	return ct_pick(t, r->self_count, r->self_value);
 }
 static inline int64_t ct_cum_weight(const struct calltree *t, const struct ct_flat_row *r)
 {
-	return t->v_value != PV_NONE ? r->cum_value : r->cum_count;
+	return ct_pick(t, r->cum_count, r->cum_value);
 }
 
 /* Is thread index th selected by the options? */

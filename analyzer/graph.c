@@ -57,10 +57,9 @@ static uint32_t edge_get(struct edge_map *m, uint32_t from, uint32_t to)
 	return (uint32_t)m->nedges++;
 }
 
-static const struct calltree *sort_t; /* qsort has no context argument */
-
-static int cmp_rows(const void *a, const void *b)
+static int cmp_rows(const void *a, const void *b, void *ctx)
 {
+	const struct calltree *sort_t = ctx;
 	const struct ct_flat_row *x = a, *y = b;
 	int64_t cx = ct_cum_weight(sort_t, x), cy = ct_cum_weight(sort_t, y);
 	int64_t fx = ct_self_weight(sort_t, x), fy = ct_self_weight(sort_t, y);
@@ -72,11 +71,12 @@ static int cmp_rows(const void *a, const void *b)
 	return x->frame < y->frame ? -1 : x->frame > y->frame;
 }
 
-static int cmp_edges(const void *a, const void *b)
+static int cmp_edges(const void *a, const void *b, void *ctx)
 {
+	const struct calltree *sort_t = ctx;
 	const struct graph_edge *x = a, *y = b;
-	int64_t wx = sort_t->v_value != PV_NONE ? x->value : x->count;
-	int64_t wy = sort_t->v_value != PV_NONE ? y->value : y->count;
+	int64_t wx = ct_pick(sort_t, x->count, x->value);
+	int64_t wy = ct_pick(sort_t, y->count, y->value);
 
 	if (wx != wy)
 		return wx > wy ? -1 : 1;
@@ -95,8 +95,7 @@ static int select_nodes(struct graph *g, struct ct_flat_row *rows, size_t nrows,
 	size_t used = 0;
 
 	g->node_cutoff = (int64_t)((double)total * o->nodefraction);
-	sort_t = t;
-	qsort(rows, nrows, sizeof *rows, cmp_rows);
+	qsort_r(rows, nrows, sizeof *rows, cmp_rows, (void *)t);
 	g->nodes = calloc(nrows ? nrows : 1, sizeof *g->nodes);
 	if (!g->nodes)
 		return pv_oom();
@@ -205,8 +204,7 @@ static int build_edges(struct graph *g, const struct graph_options *o, const uin
 			continue;
 		m.edges[kept++] = *e;
 	}
-	sort_t = t;
-	qsort(m.edges, kept, sizeof *m.edges, cmp_edges);
+	qsort_r(m.edges, kept, sizeof *m.edges, cmp_edges, (void *)t);
 	/* dot's layout time grows fast with the edges: past GRAPH_EDGES_PER_NODE
 	 * per node only the heaviest edges stay, and each node's heaviest
 	 * incoming edge, so no node loses all its callers. */

@@ -115,22 +115,12 @@ static const char *value_name(const struct calltree *t)
 
 static void label(struct flame *f, const struct ct_node *nd)
 {
-	const struct pv_profile *p = f->t->p;
-
 	f->where[0] = '\0';
 	if (nd->kind == CT_ROOT) {
+		/* FlameGraph's name for the root */
 		snprintf(f->name, sizeof f->name, "all");
 	} else if (nd->kind == CT_THREAD) {
-		if (nd->frame == PV_NONE) {
-			snprintf(f->name, sizeof f->name, "[unknown thread]");
-		} else {
-			const struct pv_thread *th = &p->threads[nd->frame];
-			const char *tn = pv_str(p, th->name);
-			if (tn[0])
-				snprintf(f->name, sizeof f->name, "[thread %u \"%s\"]", th->tid, tn);
-			else
-				snprintf(f->name, sizeof f->name, "[thread %u]", th->tid);
-		}
+		calltree_node_name(f->t, (uint32_t)(nd - f->t->nodes), f->name, sizeof f->name);
 	} else {
 		calltree_frame_name(f->t, nd->frame, f->name, sizeof f->name);
 		calltree_frame_where(f->t, nd->frame, f->where, sizeof f->where);
@@ -287,8 +277,7 @@ static void walk(struct flame *f)
 			f->x[c] = x;
 			x += (double)weight(f, cn) * f->scale;
 			f->grey[c] = f->grey[id] ||
-				     (f->o->noisefloor > 0 &&
-				      (double)cn->count <= f->o->noisefloor * sqrt((double)nd->count));
+				     ct_below_floor(cn->count, nd->count, f->o->noisefloor);
 			f->stack[sp++] = c;
 		}
 		if ((double)hidden_w * f->scale >= MIN_PX) {

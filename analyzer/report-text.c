@@ -110,25 +110,13 @@ static void frame_label(const struct calltree *t, uint32_t frame, char *name, si
 static void node_label(const struct calltree *t, const struct ct_node *nd, char *name, size_t nn,
 		       char *where, size_t nw)
 {
-	const struct pv_profile *p = t->p;
 	char raw[NAME_MAX_LEN];
 
 	where[0] = '\0';
-	if (nd->kind == CT_THREAD) {
-		if (nd->frame == PV_NONE) {
-			snprintf(name, nn, "[unknown thread]");
-		} else {
-			const struct pv_thread *th = &p->threads[nd->frame];
-			const char *tn = pv_str(p, th->name);
-			if (tn[0])
-				snprintf(name, nn, "[thread %u \"%s\"]", th->tid,
-					 pv_escape(raw, sizeof raw, tn));
-			else
-				snprintf(name, nn, "[thread %u]", th->tid);
-		}
-	} else {
+	if (nd->kind == CT_THREAD)
+		pv_escape(name, nn, calltree_node_name(t, (uint32_t)(nd - t->nodes), raw, sizeof raw));
+	else
 		frame_label(t, nd->frame, name, nn, where, nw);
-	}
 }
 
 /* Should child (with count n) of a parent with count parent_n be shown? */
@@ -138,7 +126,7 @@ static bool visible(const struct report_options *o, const struct ct_node *nd, in
 		return false;
 	if (o->maxdepth > 0 && nd->depth > (uint32_t)o->maxdepth)
 		return false;
-	if (o->noisefloor > 0 && (double)nd->count <= o->noisefloor * sqrt((double)parent_n))
+	if (ct_below_floor(nd->count, parent_n, o->noisefloor))
 		return false;
 	return true;
 }
@@ -304,11 +292,15 @@ int report_tree(FILE *out, const struct calltree *t, const struct report_options
 	return 0;
 }
 
-static const struct calltree *flat_tree;
-static enum report_sort flat_sort;
+struct flat_order {
+	const struct calltree *t;
+	enum report_sort sort;
+};
 
-static int cmp_rows(const void *a, const void *b)
+static int cmp_rows(const void *a, const void *b, void *ctx)
 {
+	const struct calltree *flat_tree = ((const struct flat_order *)ctx)->t;
+	enum report_sort flat_sort = ((const struct flat_order *)ctx)->sort;
 	const struct ct_flat_row *x = a, *y = b;
 	char nx[NAME_MAX_LEN], ny[NAME_MAX_LEN];
 	int c;
@@ -358,9 +350,8 @@ int report_flat(FILE *out, struct calltree *t, const struct report_options *o)
 		free(rows);
 		return 0;
 	}
-	flat_tree = t;
-	flat_sort = o->sort;
-	qsort(rows, n, sizeof *rows, cmp_rows);
+	struct flat_order order = { t, o->sort };
+	qsort_r(rows, n, sizeof *rows, cmp_rows, &order);
 	const char *vname = t->v_value != PV_NONE ? pv_str(t->p, t->p->sample_types[t->v_value].type) : "";
 	fprintf(out, "%s     self %5s%%      cum %5s%%    ±√n  function  location%s\n", bold_on(o),
 		vname[0] ? vname : "self", vname[0] ? vname : "cum", attr_off(o));
