@@ -1,11 +1,11 @@
 /* browser.h - the call tree browsed on a terminal (profview's default on a
  * terminal, and --tui)
  *
- * The view state (expanded nodes, cursor, zoom and filter stack, search)
- * lives here; the profile and the call tree built from it stay the
- * analyzer's.  Filters chosen in the browser (focus, ignore, hide,
- * callers) are applied to a copy of the profile and the tree rebuilt;
- * zooming only re-roots the view.
+ * The screen and the keys; the state they show and change (the view, the
+ * expanded rows, the cursor, the zoom and filter stack, the search) is
+ * browse.h's, without the screen.  Filters chosen in the browser (focus,
+ * ignore, hide, callers) are steps of the view, run by the pipeline on a
+ * copy of the profile; zooming only re-roots the view.
  */
 #ifndef PROFVIEW_BROWSER_H
 #define PROFVIEW_BROWSER_H

@@ -131,6 +131,17 @@ static int rebuild(struct tree_widget *w)
 	return 0;
 }
 
+void tree_widget_mark(struct tree_widget *w, uint32_t item, bool on)
+{
+	if (item < w->nitems)
+		w->expanded[item] = on;
+}
+
+int tree_widget_update(struct tree_widget *w)
+{
+	return rebuild(w);
+}
+
 int tree_widget_set_roots(struct tree_widget *w, const uint32_t *roots, size_t n)
 {
 	uint32_t *r = malloc((n + 1) * sizeof *r);

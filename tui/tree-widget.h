@@ -58,6 +58,11 @@ bool tree_widget_is_expanded(const struct tree_widget *w, uint32_t item);
 int tree_widget_expand(struct tree_widget *w, uint32_t item, bool on, bool subtree);
 /* Every item at once. */
 int tree_widget_expand_all(struct tree_widget *w, bool on);
+/* Set one item's flag without rebuilding the rows (many at once: then
+ * tree_widget_update). */
+void tree_widget_mark(struct tree_widget *w, uint32_t item, bool on);
+/* Rebuild the rows after tree_widget_mark.  0, or -1 when out of memory. */
+int tree_widget_update(struct tree_widget *w);
 /* Make item visible (expand its ancestors: path lists them, outermost
  * first, ending with item) and put the cursor on it. */
 int tree_widget_reveal(struct tree_widget *w, const uint32_t *path, size_t n);

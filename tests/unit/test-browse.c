@@ -1,0 +1,313 @@
+/* test-browse.c - the browser's state without a screen: actions, undo,
+ * rows kept across a rebuild, threads, search, the flat view, export */
+#include "browse.h"
+#include "check.h"
+#include "error.h"
+#include "profbuild.h"
+
+#include <unistd.h>
+
+static char last_error[512];
+
+static void sink(enum pv_level level, const char *msg)
+{
+	if (level == PV_LEVEL_ERROR)
+		snprintf(last_error, sizeof last_error, "%s", msg);
+}
+
+static const struct pv_view all_of = { .granularity = CT_FUNCTIONS };
+
+/* The row of the node named name, shown now, or -1. */
+static long row_of(const struct browse *b, const char *name)
+{
+	char buf[256];
+
+	for (size_t r = 0; r < b->w->nrows; r++)
+		if (strcmp(calltree_node_name(b->t, b->w->rows[r].item, buf, sizeof buf), name) == 0)
+			return (long)r;
+	return -1;
+}
+
+static const char *current(const struct browse *b, char *buf, size_t n)
+{
+	uint32_t cur = tree_widget_current(b->w);
+	return cur == TW_NONE ? "" : calltree_node_name(b->t, cur, buf, n);
+}
+
+/* Put the cursor on the row of name. */
+static void go_to(struct browse *b, const char *name)
+{
+	long r = row_of(b, name);
+	CHECK(r >= 0);
+	if (r >= 0)
+		b->w->cursor = (size_t)r;
+}
+
+static void test_start(void)
+{
+	struct pv_profile *p = standard();
+	struct browse *b = browse_new(p, &all_of, 1, NULL);
+	char buf[256];
+
+	CHECK(b != NULL);
+	if (!b)
+		return;
+	CHECK_EQ(b->t->samples, 100);
+	/* the hottest path is open: main > alpha > alpha */
+	CHECK(row_of(b, "main") == 0);
+	CHECK(row_of(b, "alpha") == 1);
+	CHECK(row_of(b, "beta") >= 0);
+	CHECK(tree_widget_is_expanded(b->w, b->w->rows[1].item));
+	CHECK_STR(current(b, buf, sizeof buf), "main");
+	CHECK_STR(b->res.steps, "");
+	CHECK_STR(browse_threads_shown(b, buf, sizeof buf), "all threads");
+	browse_free(b);
+	pv_profile_free(p);
+}
+
+/* A filter keeps the rows that are still there open, and the cursor where
+ * it was; undo gives the whole profile back. */
+static void test_filters_keep_rows(void)
+{
+	struct pv_profile *p = standard();
+	struct browse *b = browse_new(p, &all_of, 1, NULL);
+	char buf[256];
+
+	if (!b)
+		return;
+	/* open beta, put the cursor on gamma */
+	go_to(b, "beta");
+	CHECK_EQ(tree_widget_expand(b->w, tree_widget_current(b->w), true, false), 0);
+	go_to(b, "gamma");
+	/* ignore alpha: beta stays open, the cursor on gamma */
+	go_to(b, "alpha");
+	CHECK_EQ(browse_filter(b, BROWSE_IGNORE), 0);
+	CHECK_EQ(b->t->samples, 34);
+	CHECK_STR(b->res.steps, "ignore=alpha");
+	CHECK(row_of(b, "alpha") < 0);
+	CHECK(row_of(b, "gamma") >= 0);
+	/* the cursor was on alpha, which is gone: where the view starts */
+	go_to(b, "gamma");
+	CHECK_EQ(browse_filter(b, BROWSE_HIDE), 0);
+	CHECK_STR(b->res.steps, "ignore=alpha hide=gamma");
+	CHECK(row_of(b, "gamma") < 0);
+	CHECK_EQ(browse_undo(b), 0);
+	/* gamma came back where it was: beta is still open */
+	CHECK(row_of(b, "gamma") >= 0);
+	/* the cursor stays on a node the new tree still has */
+	go_to(b, "gamma");
+	CHECK_EQ(browse_list_threads(b), 0);
+	CHECK_EQ(b->threads[1].tid, 1);
+	CHECK_EQ(browse_pick_thread(b, 1), 0);
+	CHECK_EQ(b->t->samples, 33);
+	CHECK_STR(current(b, buf, sizeof buf), "gamma");
+	CHECK_EQ(browse_pick_thread(b, 0), 0);
+	CHECK_STR(current(b, buf, sizeof buf), "gamma");
+	CHECK_EQ(browse_undo(b), 0);
+	CHECK_EQ(b->t->samples, 100);
+	CHECK_STR(b->res.steps, "");
+	CHECK(row_of(b, "gamma") >= 0);
+	CHECK_EQ(browse_undo(b), 0);
+	CHECK_STR(b->status, "nothing to undo");
+	browse_free(b);
+	pv_profile_free(p);
+}
+
+/* Focus narrows: two focuses keep the samples through both. */
+static void test_focus_narrows(void)
+{
+	struct pv_profile *p = standard();
+	struct browse *b = browse_new(p, &all_of, 1, NULL);
+
+	if (!b)
+		return;
+	go_to(b, "beta");
+	CHECK_EQ(browse_filter(b, BROWSE_FOCUS), 0);
+	CHECK_EQ(b->t->samples, 30);
+	/* main stays open as it was; beta was closed */
+	CHECK(row_of(b, "beta") >= 0 && row_of(b, "gamma") < 0);
+	CHECK_EQ(tree_widget_expand(b->w, b->w->rows[row_of(b, "beta")].item, true, false), 0);
+	go_to(b, "gamma");
+	CHECK_EQ(browse_filter(b, BROWSE_FOCUS), 0);
+	CHECK_EQ(b->t->samples, 20);
+	CHECK_STR(b->res.steps, "focus=beta focus=gamma");
+	browse_free(b);
+	pv_profile_free(p);
+}
+
+/* Callers: the stacks upside down, rooted at the function. */
+static void test_callers(void)
+{
+	struct pv_profile *p = standard();
+	struct browse *b = browse_new(p, &all_of, 1, NULL);
+
+	if (!b)
+		return;
+	go_to(b, "alpha");
+	CHECK_EQ(browse_filter(b, BROWSE_CALLERS), 0);
+	CHECK_EQ(b->t->samples, 66);
+	CHECK(row_of(b, "alpha") == 0);
+	CHECK(row_of(b, "main") > 0);
+	CHECK_STR(b->res.steps, "callers=alpha");
+	browse_free(b);
+	pv_profile_free(p);
+}
+
+/* Zoom re-roots the view; a rebuild (another granularity) drops it, an
+ * undo gives the root back. */
+static void test_zoom(void)
+{
+	struct pv_profile *p = standard();
+	struct browse *b = browse_new(p, &all_of, 1, NULL);
+	char buf[256];
+
+	if (!b)
+		return;
+	go_to(b, "beta");
+	CHECK_EQ(browse_zoom(b), 0);
+	CHECK_STR(calltree_node_name(b->t, b->root, buf, sizeof buf), "beta");
+	CHECK(row_of(b, "main") < 0 && row_of(b, "beta") == 0);
+	/* a filter after a zoom: the whole tree again */
+	go_to(b, "gamma");
+	if (row_of(b, "gamma") >= 0) {
+		CHECK_EQ(browse_filter(b, BROWSE_HIDE), 0);
+		CHECK_EQ(b->root, 0);
+		CHECK_EQ(browse_undo(b), 0);
+	}
+	/* undoing the filter gives the zoom back, by its path */
+	CHECK_STR(calltree_node_name(b->t, b->root, buf, sizeof buf), "beta");
+	CHECK_EQ(browse_undo(b), 0);
+	CHECK_EQ(b->root, 0);
+	browse_free(b);
+	pv_profile_free(p);
+}
+
+static void test_threads(void)
+{
+	struct pv_profile *p = standard();
+	uint32_t two[] = { 1, 2 };
+	struct pv_view v = { .tids = two, .ntids = 2, .granularity = CT_FUNCTIONS };
+	struct browse *b = browse_new(p, &v, 1, NULL);
+	char buf[256];
+
+	if (!b)
+		return;
+	CHECK(b->on_cmd_tids);
+	CHECK_STR(browse_threads_shown(b, buf, sizeof buf), "threads 1,2");
+	CHECK_EQ(b->t->samples, 100);
+	CHECK_EQ(browse_list_threads(b), 0);
+	/* all, the --tid ones, then each, heaviest first */
+	CHECK_EQ(b->nthreads, 4);
+	CHECK_EQ(b->threads[0].tid, BROWSE_ALL_THREADS);
+	CHECK_EQ(b->threads[1].tid, BROWSE_CMD_THREADS);
+	CHECK_EQ(b->threads[2].tid, 1);
+	CHECK_EQ(b->threads[2].count, 93);
+	CHECK_EQ(b->threads[3].tid, 2);
+	CHECK_EQ(b->threads[3].count, 7);
+	CHECK_EQ(b->tcursor, 1);
+	CHECK_EQ(browse_pick_thread(b, 3), 0);
+	CHECK_EQ(b->t->samples, 7);
+	CHECK_STR(browse_threads_shown(b, buf, sizeof buf), "thread 2 \"worker\"");
+	CHECK_EQ(browse_pick_thread(b, 0), 0);
+	CHECK_EQ(b->t->samples, 100);
+	CHECK_STR(browse_threads_shown(b, buf, sizeof buf), "all threads");
+	browse_free(b);
+	pv_profile_free(p);
+}
+
+static void test_search_and_flat(void)
+{
+	struct pv_profile *p = standard();
+	struct browse *b = browse_new(p, &all_of, 1, NULL);
+	char buf[256];
+
+	if (!b)
+		return;
+	CHECK_EQ(browse_search(b, "^(alpha|gamma)$"), 0);
+	/* alpha twice (once under itself, counted once) and gamma */
+	CHECK_EQ(b->nmatches, 3);
+	CHECK_EQ(b->match_weight, 86 * 1000000LL);
+	CHECK_STR(current(b, buf, sizeof buf), "alpha");
+	browse_next_match(b, true);
+	browse_next_match(b, true);
+	CHECK_STR(current(b, buf, sizeof buf), "gamma");
+	CHECK(strstr(b->status, "match 3 of 3") != NULL);
+	CHECK_EQ(browse_search(b, "("), 0);
+	CHECK(strstr(b->status, "invalid regular expression") != NULL);
+	CHECK_EQ(browse_set_flat(b, true, false), 0);
+	CHECK(b->nrows >= 5);
+	CHECK_STR(calltree_frame_name(b->t, b->rows[0].frame, buf, sizeof buf), "alpha");
+	CHECK_STR(browse_current_function(b), "alpha");
+	CHECK_EQ(browse_set_flat(b, true, true), 0);
+	CHECK_STR(calltree_frame_name(b->t, b->rows[0].frame, buf, sizeof buf), "main");
+	browse_free(b);
+	pv_profile_free(p);
+}
+
+/* An export of a zoomed view holds the subtree, with its totals. */
+static void test_export(void)
+{
+	struct pv_profile *p = standard();
+	struct browse *b = browse_new(p, &all_of, 1, NULL);
+	char dir[] = "/tmp/profview-test-browse.XXXXXX", old[4096], *svg = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!b || !mkdtemp(dir) || !getcwd(old, sizeof old) || chdir(dir) != 0) {
+		CHECK(0);
+		return;
+	}
+	go_to(b, "beta");
+	CHECK_EQ(browse_zoom(b), 0);
+	CHECK_EQ(browse_export(b, false), 0);
+	CHECK(strstr(b->status, "wrote the call graph to") != NULL);
+	char name[256];
+	/* "wrote the call graph to '/dir/profview-PID-1.svg'" */
+	snprintf(name, sizeof name, "%s", strrchr(b->status, '/') + 1);
+	if (strchr(name, '\''))
+		*strchr(name, '\'') = '\0';
+	f = fopen(name, "r");
+	CHECK(f != NULL);
+	if (f) {
+		svg = malloc(1 << 20);
+		len = fread(svg, 1, (1 << 20) - 1, f);
+		svg[len] = 0;
+		fclose(f);
+		CHECK(strstr(svg, "in 30 samples") != NULL);
+		CHECK(strstr(svg, "alpha") == NULL);
+		free(svg);
+	}
+	CHECK(system("rm -f profview-*.svg") == 0);
+	CHECK(chdir(old) == 0);
+	CHECK(rmdir(dir) == 0);
+	browse_free(b);
+	pv_profile_free(p);
+}
+
+/* An unknown value, before anything is shown: the session is refused
+ * with the reason. */
+static void test_errors(void)
+{
+	struct pv_profile *p = standard();
+	struct pv_view v = { .granularity = CT_FUNCTIONS, .sample_index = "alloc_space" };
+	struct browse *b = browse_new(p, &v, 1, NULL);
+
+	CHECK(b == NULL);
+	CHECK(strstr(last_error, "no sample type 'alloc_space'") != NULL);
+	pv_profile_free(p);
+}
+
+int main(void)
+{
+	pv_error_set_sink(sink);
+	test_start();
+	test_filters_keep_rows();
+	test_focus_narrows();
+	test_callers();
+	test_zoom();
+	test_threads();
+	test_search_and_flat();
+	test_export();
+	test_errors();
+	return check_done("test-browse");
+}

@@ -1,0 +1,929 @@
+/* browse.c - what the browser shows, without the screen (see browse.h) */
+#include "browse.h"
+
+#include "error.h"
+#include "outfile.h"
+#include "report-flame.h"
+#include "report-svg.h"
+#include "report-text.h"
+#include "util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *const act_names[] = { "zoom", "focus", "ignore", "hide", "callers" };
+
+static double pct(int64_t part, int64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* ---- nodes and their paths --------------------------------------------- */
+
+/* The function a node stands for ("" for the root and threads). */
+static const char *node_function(const struct browse *b, uint32_t node)
+{
+	const struct ct_node *nd = &b->t->nodes[node];
+	const struct ct_frame *fr;
+
+	if (nd->kind != CT_FRAME)
+		return "";
+	fr = &b->t->frames[nd->frame];
+	if (fr->function == PV_NONE)
+		return pv_str(b->t->p, fr->file);
+	return pv_str(b->t->p, b->t->p->functions[fr->function].name);
+}
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 0x100000001b3ull;
+	return pv_mix64(h ^ 0xff);
+}
+
+/* The path of every node of tree t, as a hash of what the nodes from the
+ * root down stand for (names, not indices, which differ between two trees
+ * of a profile), into h[0..nnodes). */
+static void node_paths(const struct calltree *t, uint64_t *h)
+{
+	h[0] = 0x9e3779b97f4a7c15ull;
+	/* a node comes after its parent */
+	for (size_t i = 1; i < t->nnodes; i++) {
+		const struct ct_node *nd = &t->nodes[i];
+		uint64_t k = h[nd->parent] * 31 + nd->kind;
+
+		if (nd->kind == CT_THREAD) {
+			k = pv_mix64(k ^ (nd->frame < t->p->nthreads ? t->p->threads[nd->frame].tid : 0));
+		} else {
+			const struct ct_frame *fr = &t->frames[nd->frame];
+			k = hash_str(k, fr->function != PV_NONE ? pv_str(t->p, t->p->functions[fr->function].name)
+								 : "");
+			k = hash_str(k, pv_str(t->p, fr->file));
+			k = pv_mix64(k ^ (uint64_t)fr->line ^ fr->address << 1);
+		}
+		h[i] = k;
+	}
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool have_path(const uint64_t *set, size_t n, uint64_t k)
+{
+	return bsearch(&k, set, n, sizeof *set, cmp_u64) != NULL;
+}
+
+/* The node of path k in the current tree, or PV_NONE. */
+static uint32_t find_path(const struct browse *b, const uint64_t *h, uint64_t k)
+{
+	for (size_t i = 0; i < b->t->nnodes; i++)
+		if (h[i] == k)
+			return (uint32_t)i;
+	return PV_NONE;
+}
+
+/* ---- the view ---------------------------------------------------------- */
+
+/* "^name$" with the name's special characters escaped. */
+static char *exact_re(const char *name)
+{
+	size_t n = strlen(name);
+	char *re = malloc(2 * n + 3), *o = re;
+
+	if (!re)
+		return NULL;
+	*o++ = '^';
+	for (const char *c = name; *c; c++) {
+		if (strchr("\\^$.|?*+()[]{}", *c))
+			*o++ = '\\';
+		*o++ = *c;
+	}
+	*o++ = '$';
+	*o = 0;
+	return re;
+}
+
+/* Reveal node: expand its ancestors under the view's root and put the
+ * cursor on it. */
+static int reveal(struct browse *b, uint32_t node)
+{
+	uint32_t path[4096];
+	size_t k = 0;
+
+	for (uint32_t n = node; n != PV_NONE && k < sizeof path / sizeof *path; n = b->t->nodes[n].parent) {
+		if (b->t->nodes[n].kind == CT_ROOT)
+			break;
+		path[k++] = n;
+		if (n == b->root)
+			break;
+	}
+	for (size_t i = 0; i < k / 2; i++) {
+		uint32_t tmp = path[i];
+		path[i] = path[k - 1 - i];
+		path[k - 1 - i] = tmp;
+	}
+	return tree_widget_reveal(b->w, path, k);
+}
+
+static int expand_hot_path(struct browse *b)
+{
+	uint32_t n = b->root;
+
+	while (b->t->nodes[n].first_child != PV_NONE)
+		n = b->t->nodes[n].first_child;
+	if (reveal(b, n) < 0)
+		return -1;
+	b->w->cursor = 0;
+	return 0;
+}
+
+/* The rows' roots: the view's root, or the real root's children. */
+static int set_roots(struct browse *b)
+{
+	const struct ct_node *r = &b->t->nodes[b->root];
+	uint32_t *roots = malloc((r->nchildren + 2) * sizeof *roots);
+	size_t n = 0;
+	int ret;
+
+	if (!roots)
+		return pv_oom();
+	if (r->kind == CT_ROOT) {
+		for (uint32_t c = r->first_child; c != PV_NONE; c = b->t->nodes[c].next_sibling)
+			roots[n++] = c;
+	} else {
+		roots[n++] = b->root;
+	}
+	ret = tree_widget_set_roots(b->w, roots, n);
+	free(roots);
+	return ret < 0 ? pv_oom() : 0;
+}
+
+/* A fresh view of the tree from root: the hottest path expanded. */
+static int set_view(struct browse *b)
+{
+	return set_roots(b) < 0 ? -1 : expand_hot_path(b);
+}
+
+static void clear_search(struct browse *b)
+{
+	free(b->matches);
+	free(b->order);
+	b->matches = NULL;
+	b->order = NULL;
+	b->nmatches = 0;
+	b->match_weight = 0;
+}
+
+static int compute_search(struct browse *b);
+
+/* The steps of the view in force: the command line's, then an action
+ * each; their expressions and labels in res and labels, their filter
+ * groups in groups (all nacts long, freed by the caller). */
+static int view_steps(struct browse *b, struct pv_step *steps, size_t *nsteps, struct pv_filters *groups,
+		      char **res, char **labels)
+{
+	size_t n = b->base.nsteps;
+
+	memcpy(steps, b->base.steps, n * sizeof *steps);
+	for (size_t i = 0; i < b->nacts; i++) {
+		const struct browse_action *a = &b->acts[i];
+		const char *err;
+		if (a->kind == BROWSE_ZOOM)
+			continue;
+		if (!(res[i] = exact_re(a->name)) || asprintf(&labels[i], "%s=%s", act_names[a->kind], a->name) < 0) {
+			labels[i] = NULL;
+			return pv_oom();
+		}
+		if (a->kind == BROWSE_CALLERS) {
+			steps[n++] = (struct pv_step){ .kind = PV_STEP_CALLERS, .re = res[i], .label = labels[i] };
+			continue;
+		}
+		if (pv_filters_add(&groups[i], a->kind == BROWSE_FOCUS ? PV_FILTER_FOCUS
+					       : a->kind == BROWSE_IGNORE ? PV_FILTER_IGNORE : PV_FILTER_HIDE,
+				   res[i], &err) < 0)
+			return err ? pv_error("invalid expression '%s': %s", res[i], err) : pv_oom();
+		steps[n++] = (struct pv_step){ .kind = PV_STEP_FILTERS, .filters = &groups[i], .label = labels[i] };
+	}
+	*nsteps = n;
+	return 0;
+}
+
+/* What the old tree showed, by path: the expanded rows (sorted), the
+ * cursor's and the zooms'. */
+struct kept {
+	uint64_t *expanded;
+	size_t nexpanded;
+	uint64_t cursor;
+	bool have_cursor;
+};
+
+static int keep_view(struct browse *b, struct kept *k)
+{
+	uint64_t *h;
+
+	memset(k, 0, sizeof *k);
+	if (!b->t)
+		return 0;
+	h = malloc(b->t->nnodes * sizeof *h);
+	k->expanded = malloc((b->t->nnodes + 1) * sizeof *k->expanded);
+	if (!h || !k->expanded) {
+		free(h);
+		free(k->expanded);
+		k->expanded = NULL;
+		return pv_oom();
+	}
+	node_paths(b->t, h);
+	for (size_t i = 0; i < b->t->nnodes; i++)
+		if (tree_widget_is_expanded(b->w, (uint32_t)i))
+			k->expanded[k->nexpanded++] = h[i];
+	qsort(k->expanded, k->nexpanded, sizeof *k->expanded, cmp_u64);
+	if (!b->flat && tree_widget_current(b->w) != TW_NONE) {
+		k->cursor = h[tree_widget_current(b->w)];
+		k->have_cursor = true;
+	}
+	free(h);
+	return 0;
+}
+
+/* After a rebuild: the zooms, the expanded rows and the cursor that the
+ * new tree still has; the hottest path when none of the rows is left. */
+static int restore_view(struct browse *b, const struct kept *k)
+{
+	uint64_t *h = malloc((b->t->nnodes + 1) * sizeof *h);
+	size_t marked = 0;
+	int ret = -1;
+
+	if (!h)
+		return pv_oom();
+	node_paths(b->t, h);
+	b->root = 0;
+	for (size_t i = 0; i < b->nacts; i++) {
+		if (b->acts[i].kind == BROWSE_ZOOM) {
+			uint32_t n = find_path(b, h, b->acts[i].path);
+			if (n != PV_NONE)
+				b->root = n;
+		} else {
+			b->root = 0; /* a filter after the zoom */
+		}
+	}
+	if (set_roots(b) < 0)
+		goto out;
+	for (size_t i = 0; i < b->t->nnodes && k->nexpanded; i++)
+		if (have_path(k->expanded, k->nexpanded, h[i])) {
+			tree_widget_mark(b->w, (uint32_t)i, true);
+			marked++;
+		}
+	if (!marked) {
+		ret = expand_hot_path(b);
+		goto out;
+	}
+	if (tree_widget_update(b->w) < 0) {
+		pv_oom();
+		goto out;
+	}
+	if (k->have_cursor) {
+		uint32_t n = find_path(b, h, k->cursor);
+		if (n != PV_NONE && reveal(b, n) < 0)
+			goto out;
+	}
+	ret = 0;
+out:
+	free(h);
+	return ret;
+}
+
+int browse_rebuild(struct browse *b)
+{
+	size_t n = b->base.nsteps + b->nacts + 1;
+	struct pv_step *steps = calloc(n, sizeof *steps);
+	struct pv_filters *groups = calloc(b->nacts + 1, sizeof *groups);
+	char **res = calloc(b->nacts + 1, sizeof *res), **labels = calloc(b->nacts + 1, sizeof *labels);
+	struct pv_view view = b->base;
+	struct pv_result r;
+	struct kept k = { 0 };
+	int ret = -1;
+
+	if (!steps || !groups || !res || !labels) {
+		pv_oom();
+		goto out;
+	}
+	if (view_steps(b, steps, &view.nsteps, groups, res, labels) < 0 || keep_view(b, &k) < 0)
+		goto out;
+	view.steps = steps;
+	if (b->on_cmd_tids) {
+		view.tids = b->cmd_tids;
+		view.ntids = b->ncmd_tids;
+	} else {
+		view.tids = b->tid ? &b->tid : NULL;
+		view.ntids = b->tid ? 1 : 0;
+	}
+	view.granularity = b->copt.granularity;
+	view.by_thread = b->copt.by_thread;
+	view.sample_index = b->copt.sample_index;
+	if (pv_view_run_copy(b->orig, &view, true, &r) < 0)
+		goto out;
+	pv_result_free(&b->res);
+	b->res = r;
+	b->t = r.t;
+	free(b->rows);
+	b->rows = NULL;
+	b->nrows = b->fcursor = b->ftop = 0;
+	if (tree_widget_reset(b->w, b->t->nnodes) < 0) {
+		pv_oom();
+		goto out;
+	}
+	if (restore_view(b, &k) < 0)
+		goto out;
+	clear_search(b);
+	if (b->have_re && compute_search(b) < 0)
+		goto out;
+	if (b->flat && browse_set_flat(b, true, b->flat_by_cum) < 0)
+		goto out;
+	ret = 0;
+out:
+	for (size_t i = 0; res && labels && groups && i < b->nacts; i++) {
+		free(res[i]);
+		free(labels[i]);
+		pv_filters_free(&groups[i]);
+	}
+	free(res);
+	free(labels);
+	free(groups);
+	free(steps);
+	free(k.expanded);
+	return ret;
+}
+
+static uint32_t cb_first_child(void *ctx, uint32_t item)
+{
+	struct browse *b = ctx;
+	uint32_t c = b->t->nodes[item].first_child;
+	return c == PV_NONE ? TW_NONE : c;
+}
+
+static uint32_t cb_next_sibling(void *ctx, uint32_t item)
+{
+	struct browse *b = ctx;
+	uint32_t c = b->t->nodes[item].next_sibling;
+	return c == PV_NONE ? TW_NONE : c;
+}
+
+struct browse *browse_new(const struct pv_profile *p, const struct pv_view *base, double floor,
+			  void (*draw)(void *ctx, uint32_t item, int depth, bool expanded,
+				       bool has_children, bool selected, int y, int width))
+{
+	struct tw_callbacks cb = { cb_first_child, cb_next_sibling, draw };
+	struct browse *b = calloc(1, sizeof *b);
+
+	if (!b) {
+		pv_oom();
+		return NULL;
+	}
+	b->orig = p;
+	b->base = *base;
+	b->floor = floor;
+	b->copt.granularity = base->granularity;
+	b->copt.by_thread = base->by_thread;
+	b->copt.sample_index = base->sample_index;
+	if (base->ntids == 1) {
+		b->tid = base->tids[0];
+	} else if (base->ntids > 1) {
+		b->cmd_tids = base->tids;
+		b->ncmd_tids = base->ntids;
+		b->on_cmd_tids = true;
+	}
+	b->w = tree_widget_new(&cb, b, 0);
+	if (!b->w) {
+		pv_oom();
+		goto fail;
+	}
+	if (browse_rebuild(b) < 0)
+		goto fail;
+	return b;
+fail:
+	browse_free(b);
+	return NULL;
+}
+
+void browse_free(struct browse *b)
+{
+	if (!b)
+		return;
+	tree_widget_free(b->w);
+	pv_result_free(&b->res);
+	for (size_t i = 0; i < b->nacts; i++)
+		free(b->acts[i].name);
+	free(b->acts);
+	free(b->rows);
+	free(b->threads);
+	clear_search(b);
+	if (b->have_re)
+		regfree(&b->re);
+	free(b);
+}
+
+static int push_action(struct browse *b, enum browse_act kind, uint64_t path, const char *name)
+{
+	char *s = NULL;
+
+	if (pv_grow(&b->acts, &b->cap_acts, b->nacts + 1, sizeof *b->acts) < 0)
+		return -1;
+	if (name && !(s = strdup(name)))
+		return pv_oom();
+	b->acts[b->nacts++] = (struct browse_action){ kind, path, s };
+	return 0;
+}
+
+/* Drop the zoom entries (the tree's nodes change meaning). */
+static void drop_zooms(struct browse *b)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < b->nacts; i++)
+		if (b->acts[i].kind != BROWSE_ZOOM)
+			b->acts[k++] = b->acts[i];
+	b->nacts = k;
+}
+
+/* ---- search ------------------------------------------------------------ */
+
+/* Pre-order walk of the view's subtree calling fn on each node. */
+static int walk(struct browse *b, int (*fn)(struct browse *, uint32_t, uint32_t))
+{
+	size_t cap = 256, n = 0;
+	uint32_t *stack = malloc(cap * sizeof *stack);
+	uint32_t rank = 0;
+
+	if (!stack)
+		return pv_oom();
+	stack[n++] = b->root;
+	while (n) {
+		uint32_t x = stack[--n];
+		if (fn(b, x, rank++) < 0) {
+			free(stack);
+			return -1;
+		}
+		/* Push children in reverse so the first is visited first. */
+		size_t base = n;
+		for (uint32_t c = b->t->nodes[x].first_child; c != PV_NONE; c = b->t->nodes[c].next_sibling) {
+			if (n == cap) {
+				uint32_t *s = realloc(stack, 2 * cap * sizeof *s);
+				if (!s) {
+					free(stack);
+					return pv_oom();
+				}
+				stack = s;
+				cap *= 2;
+			}
+			stack[n++] = c;
+		}
+		for (size_t i = base, j = n; i + 1 < j; i++, j--) {
+			uint32_t tmp = stack[i];
+			stack[i] = stack[j - 1];
+			stack[j - 1] = tmp;
+		}
+	}
+	free(stack);
+	return 0;
+}
+
+static int search_visit(struct browse *b, uint32_t node, uint32_t rank)
+{
+	b->order[node] = rank;
+	if (b->t->nodes[node].kind != CT_FRAME || regexec(&b->re, node_function(b, node), 0, NULL, 0) != 0)
+		return 0;
+	b->matches[b->nmatches++] = node;
+	/* Count the weight once: not under a matching ancestor. */
+	for (uint32_t a = b->t->nodes[node].parent; a != PV_NONE && a != b->t->nodes[b->root].parent;
+	     a = b->t->nodes[a].parent)
+		if (b->t->nodes[a].kind == CT_FRAME && regexec(&b->re, node_function(b, a), 0, NULL, 0) == 0)
+			return 0;
+	b->match_weight += ct_weight(b->t, &b->t->nodes[node]);
+	return 0;
+}
+
+static int compute_search(struct browse *b)
+{
+	clear_search(b);
+	b->order = malloc((b->t->nnodes + 1) * sizeof *b->order);
+	b->matches = malloc((b->t->nnodes + 1) * sizeof *b->matches);
+	if (!b->order || !b->matches)
+		return pv_oom();
+	for (size_t i = 0; i < b->t->nnodes; i++)
+		b->order[i] = UINT32_MAX;
+	return walk(b, search_visit);
+}
+
+void browse_next_match(struct browse *b, bool forward)
+{
+	uint32_t cur = tree_widget_current(b->w);
+	uint32_t rank = cur != TW_NONE ? b->order[cur] : 0;
+	uint32_t best = TW_NONE;
+	size_t idx = 0;
+
+	if (!b->have_re) {
+		snprintf(b->status, sizeof b->status, "no search: / to search");
+		return;
+	}
+	b->flat = false;
+	if (!b->nmatches) {
+		snprintf(b->status, sizeof b->status, "no match for /%s/", b->pattern);
+		return;
+	}
+	/* matches[] is in pre-order. */
+	if (forward) {
+		for (size_t i = 0; i < b->nmatches && best == TW_NONE; i++)
+			if (b->order[b->matches[i]] > rank || cur == TW_NONE)
+				best = b->matches[i];
+		if (best == TW_NONE)
+			best = b->matches[0];
+	} else {
+		for (size_t i = b->nmatches; i-- > 0 && best == TW_NONE;)
+			if (b->order[b->matches[i]] < rank)
+				best = b->matches[i];
+		if (best == TW_NONE)
+			best = b->matches[b->nmatches - 1];
+	}
+	reveal(b, best);
+	for (size_t i = 0; i < b->nmatches; i++)
+		if (b->matches[i] == best)
+			idx = i + 1;
+	snprintf(b->status, sizeof b->status, "match %zu of %zu for /%s/ (%.1f%% in all)", idx, b->nmatches,
+		 b->pattern, pct(b->match_weight, ct_weight(b->t, &b->t->nodes[0])));
+}
+
+int browse_search(struct browse *b, const char *pattern)
+{
+	regex_t r;
+
+	if (regcomp(&r, pattern, REG_EXTENDED | REG_NOSUB) != 0) {
+		snprintf(b->status, sizeof b->status, "invalid regular expression '%s'", pattern);
+		return 0;
+	}
+	if (b->have_re)
+		regfree(&b->re);
+	b->re = r;
+	b->have_re = true;
+	snprintf(b->pattern, sizeof b->pattern, "%s", pattern);
+	if (compute_search(b) < 0)
+		return -1;
+	browse_next_match(b, true);
+	return 0;
+}
+
+/* ---- the flat view ----------------------------------------------------- */
+
+static int cmp_rows(const void *x, const void *y, void *ctx)
+{
+	const struct browse *b = ctx;
+	const struct ct_flat_row *a = x, *c = y;
+	int64_t wa, wc;
+
+	if (b->flat_by_cum) {
+		wa = ct_cum_weight(b->t, a);
+		wc = ct_cum_weight(b->t, c);
+	} else {
+		wa = ct_self_weight(b->t, a);
+		wc = ct_self_weight(b->t, c);
+	}
+	if (wa != wc)
+		return wa > wc ? -1 : 1;
+	return a->frame < c->frame ? -1 : a->frame > c->frame;
+}
+
+int browse_set_flat(struct browse *b, bool on, bool by_cum)
+{
+	b->flat = on;
+	b->flat_by_cum = by_cum;
+	if (!on)
+		return 0;
+	if (!b->rows && !(b->rows = calltree_flat(b->t, &b->nrows)))
+		return -1;
+	qsort_r(b->rows, b->nrows, sizeof *b->rows, cmp_rows, b);
+	if (b->fcursor >= b->nrows)
+		b->fcursor = b->nrows ? b->nrows - 1 : 0;
+	return 0;
+}
+
+/* ---- actions ----------------------------------------------------------- */
+
+const char *browse_current_function(const struct browse *b)
+{
+	if (b->flat) {
+		if (b->fcursor >= b->nrows)
+			return NULL;
+		const struct ct_frame *fr = &b->t->frames[b->rows[b->fcursor].frame];
+		return fr->function == PV_NONE ? NULL : pv_str(b->t->p, b->t->p->functions[fr->function].name);
+	}
+	uint32_t cur = tree_widget_current(b->w);
+	if (cur == TW_NONE || b->t->nodes[cur].kind != CT_FRAME)
+		return NULL;
+	const char *f = node_function(b, cur);
+	return *f ? f : NULL;
+}
+
+int browse_filter(struct browse *b, enum browse_act kind)
+{
+	const char *fn = browse_current_function(b);
+
+	if (!fn) {
+		snprintf(b->status, sizeof b->status, "no function under the cursor");
+		return 0;
+	}
+	if (push_action(b, kind, 0, fn) < 0)
+		return -1;
+	if (browse_rebuild(b) < 0) {
+		/* take the action back, and leave the message on the status
+		 * line */
+		char said[sizeof b->status];
+		snprintf(said, sizeof said, "%s", b->status);
+		free(b->acts[--b->nacts].name);
+		if (browse_rebuild(b) < 0)
+			return -1;
+		snprintf(b->status, sizeof b->status, "%s", said);
+		return 0;
+	}
+	b->flat = false;
+	snprintf(b->status, sizeof b->status, "%s=%s: %" PRId64 " samples", act_names[kind],
+		 b->acts[b->nacts - 1].name, b->t->samples);
+	return 0;
+}
+
+int browse_zoom(struct browse *b)
+{
+	uint32_t cur = tree_widget_current(b->w);
+	uint64_t *h;
+
+	if (b->flat || cur == TW_NONE || cur == b->root)
+		return 0;
+	h = malloc((b->t->nnodes + 1) * sizeof *h);
+	if (!h)
+		return pv_oom();
+	node_paths(b->t, h);
+	if (push_action(b, BROWSE_ZOOM, h[cur], NULL) < 0) {
+		free(h);
+		return -1;
+	}
+	free(h);
+	b->root = cur;
+	if (set_view(b) < 0)
+		return -1;
+	return b->have_re ? compute_search(b) : 0;
+}
+
+int browse_undo(struct browse *b)
+{
+	if (!b->nacts) {
+		snprintf(b->status, sizeof b->status, "nothing to undo");
+		return 0;
+	}
+	b->nacts--;
+	free(b->acts[b->nacts].name);
+	if (b->acts[b->nacts].kind == BROWSE_ZOOM) {
+		/* only the root changes: the tree is the same */
+		uint64_t *h = malloc((b->t->nnodes + 1) * sizeof *h);
+		if (!h)
+			return pv_oom();
+		node_paths(b->t, h);
+		b->root = 0;
+		for (size_t i = 0; i < b->nacts; i++) {
+			uint32_t n = b->acts[i].kind == BROWSE_ZOOM ? find_path(b, h, b->acts[i].path) : 0;
+			b->root = n != PV_NONE ? n : 0;
+		}
+		free(h);
+		if (set_view(b) < 0)
+			return -1;
+		return b->have_re ? compute_search(b) : 0;
+	}
+	return browse_rebuild(b);
+}
+
+int browse_toggle_lines(struct browse *b)
+{
+	b->copt.granularity = b->copt.granularity == CT_LINES ? CT_FUNCTIONS : CT_LINES;
+	drop_zooms(b);
+	return browse_rebuild(b);
+}
+
+/* ---- threads ----------------------------------------------------------- */
+
+static int cmp_threads(const void *x, const void *y)
+{
+	const struct browse_thread *a = x, *c = y;
+
+	if (a->tid == BROWSE_ALL_THREADS || c->tid == BROWSE_ALL_THREADS)
+		return a->tid == BROWSE_ALL_THREADS ? -1 : c->tid == BROWSE_ALL_THREADS;
+	if (a->tid == BROWSE_CMD_THREADS || c->tid == BROWSE_CMD_THREADS)
+		return a->tid == BROWSE_CMD_THREADS ? -1 : c->tid == BROWSE_CMD_THREADS;
+	if (a->value != c->value)
+		return a->value > c->value ? -1 : 1;
+	if (a->count != c->count)
+		return a->count > c->count ? -1 : 1;
+	return a->tid < c->tid ? -1 : a->tid > c->tid;
+}
+
+int browse_list_threads(struct browse *b)
+{
+	const struct pv_profile *p = b->orig;
+	struct browse_thread *rows = calloc(p->nthreads + 2, sizeof *rows);
+	int64_t *count_of = calloc(2 * (p->nthreads + 1), sizeof *count_of), *value_of;
+	size_t n = 1;
+
+	if (!rows || !count_of) {
+		free(rows);
+		free(count_of);
+		return pv_oom();
+	}
+	value_of = count_of + p->nthreads + 1;
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct pv_sample *sm = &p->samples[i];
+		size_t k = sm->thread < p->nthreads ? sm->thread : p->nthreads;
+		int64_t c = b->t->v_count != PV_NONE ? sm->values[b->t->v_count] : 1;
+		count_of[k] += c;
+		value_of[k] += ct_pick(b->t, c, b->t->v_value != PV_NONE ? sm->values[b->t->v_value] : 0);
+	}
+	rows[0] = (struct browse_thread){ .tid = BROWSE_ALL_THREADS, .cpu_ns = -1 };
+	for (size_t k = 0; k <= p->nthreads; k++) {
+		rows[0].count += count_of[k];
+		rows[0].value += value_of[k];
+	}
+	if (b->ncmd_tids > 1) {
+		rows[n] = (struct browse_thread){ .tid = BROWSE_CMD_THREADS, .cpu_ns = -1 };
+		for (size_t k = 0; k < p->nthreads; k++)
+			for (size_t j = 0; j < b->ncmd_tids; j++)
+				if (p->threads[k].tid == b->cmd_tids[j]) {
+					rows[n].count += count_of[k];
+					rows[n].value += value_of[k];
+				}
+		n++;
+	}
+	for (size_t k = 0; k < p->nthreads; k++) {
+		if (p->threads[k].tid == 0 || p->threads[k].tid == BROWSE_CMD_THREADS)
+			continue; /* no id to select it by */
+		rows[n++] = (struct browse_thread){ p->threads[k].tid, p->threads[k].name, count_of[k], value_of[k],
+						    p->threads[k].cpu_ns };
+	}
+	free(count_of);
+	qsort(rows, n, sizeof *rows, cmp_threads);
+	free(b->threads);
+	b->threads = rows;
+	b->nthreads = n;
+	b->tcursor = b->ttop = 0;
+	for (size_t i = 0; i < n; i++)
+		if (b->on_cmd_tids ? rows[i].tid == BROWSE_CMD_THREADS : rows[i].tid == b->tid)
+			b->tcursor = i;
+	return 0;
+}
+
+int browse_pick_thread(struct browse *b, size_t i)
+{
+	uint32_t tid;
+
+	if (i >= b->nthreads)
+		return 0;
+	tid = b->threads[i].tid;
+	if (tid == BROWSE_CMD_THREADS) {
+		if (b->on_cmd_tids)
+			return 0;
+		b->on_cmd_tids = true;
+		b->tid = 0;
+	} else {
+		if (!b->on_cmd_tids && tid == b->tid)
+			return 0;
+		b->on_cmd_tids = false;
+		b->tid = tid;
+	}
+	drop_zooms(b);
+	return browse_rebuild(b);
+}
+
+const char *browse_threads_shown(const struct browse *b, char *buf, size_t n)
+{
+	if (b->on_cmd_tids) {
+		size_t len = (size_t)snprintf(buf, n, "threads ");
+		for (size_t i = 0; i < b->ncmd_tids && len + 16 < n; i++)
+			len += (size_t)snprintf(buf + len, n - len, "%s%" PRIu32, i ? "," : "", b->cmd_tids[i]);
+	} else if (b->tid) {
+		const char *tname = "";
+		for (size_t i = 0; i < b->orig->nthreads; i++)
+			if (b->orig->threads[i].tid == b->tid)
+				tname = pv_str(b->orig, b->orig->threads[i].name);
+		if (*tname)
+			snprintf(buf, n, "thread %" PRIu32 " \"%s\"", b->tid, tname);
+		else
+			snprintf(buf, n, "thread %" PRIu32, b->tid);
+	} else {
+		snprintf(buf, n, "all threads");
+	}
+	return buf;
+}
+
+bool browse_below_floor(const struct browse *b, uint32_t node)
+{
+	const struct ct_node *nd = &b->t->nodes[node];
+
+	return nd->parent != PV_NONE && ct_below_floor(nd->count, b->t->nodes[nd->parent].count, b->floor);
+}
+
+/* ---- export ------------------------------------------------------------ */
+
+int browse_export(struct browse *b, bool flame)
+{
+	/* What is shown: the zoomed subtree, as if the profile held only its
+	 * samples (its totals, its noise floors). */
+	struct calltree *sub = calltree_subtree(b->t, b->root);
+	const char *steps = b->res.steps[0] ? b->res.steps : NULL;
+	char path[256], cwd[PATH_MAX], why[256];
+	struct stat st;
+	FILE *f = NULL;
+	int fd, r, ret = -1;
+
+	if (!sub)
+		return -1;
+	/* A name not taken: whatever is there, a dangling link too, is skipped. */
+	do
+		snprintf(path, sizeof path, "profview-%ld-%d.%s", (long)getpid(), ++b->exports,
+			 flame ? "flame.svg" : "svg");
+	while (lstat(path, &st) == 0);
+	fd = pv_outfile_open(path, PV_OUTFILE_REPORT_MODE, 0, why, sizeof why);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		snprintf(b->status, sizeof b->status, "cannot write '%s': %s", path,
+			 fd < 0 ? why : strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		ret = 0;
+		goto out;
+	}
+	if (flame) {
+		struct flame_options fo = { .noisefloor = b->floor, .filters = steps };
+		r = report_flame(f, sub, &fo);
+	} else {
+		struct svg_options so = { .graph = { GRAPH_DEFAULT_NODECOUNT, GRAPH_DEFAULT_NODEFRACTION,
+						     GRAPH_DEFAULT_EDGEFRACTION },
+					  .noisefloor = b->floor, .filters = steps };
+		r = report_svg(f, sub, &so);
+	}
+	if (fclose(f) != 0 || r < 0) {
+		snprintf(b->status, sizeof b->status, "cannot write '%s'", path);
+	} else {
+		const char *what = flame ? "flame graph" : "call graph";
+		if (path[0] != '/' && getcwd(cwd, sizeof cwd))
+			snprintf(b->status, sizeof b->status, "wrote the %s to '%s/%s'", what, cwd, path);
+		else
+			snprintf(b->status, sizeof b->status, "wrote the %s to '%s'", what, path);
+	}
+	ret = 0;
+out:
+	calltree_free(sub);
+	return ret;
+}
+
+/* ---- the status line --------------------------------------------------- */
+
+/* Append one warning to the status line: "warning: a; b; c". */
+__attribute__((format(printf, 2, 3))) static void status_add(struct browse *b, const char *fmt, ...)
+{
+	size_t off = strlen(b->status), n = sizeof b->status;
+	va_list ap;
+
+	if (off + 1 >= n)
+		return;
+	off += (size_t)snprintf(b->status + off, n - off, "%s", off ? "; " : "warning: ");
+	if (off + 1 >= n)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->status + off, n - off, fmt, ap);
+	va_end(ap);
+}
+
+void browse_startup_warnings(struct browse *b)
+{
+	const struct pv_profile *p = b->orig;
+	char say[512];
+
+	b->status[0] = '\0';
+	if (!p->finished)
+		status_add(b, p->live ? "the program is still running: the trace holds what came so far"
+				      : "the trace was not finished");
+	if (p->lost)
+		status_add(b, "%" PRIu64 " samples lost%s%s", p->lost,
+			   pv_str(p, p->lost_cause)[0] ? ": the trace could not grow: " : "",
+			   pv_str(p, p->lost_cause));
+	if (p->truncated)
+		status_add(b, "%" PRIu64 " samples with incomplete stacks", p->truncated);
+	if (p->dropped_bytes)
+		status_add(b, "%" PRIu64 " bytes of damaged input dropped", p->dropped_bytes);
+	if (report_unsampled(p, say, sizeof say))
+		status_add(b, "%s", say);
+}

@@ -1,0 +1,138 @@
+/* browse.h - what the browser shows, without the screen
+ *
+ * The state of one browsing session over a profile: the view (the command
+ * line's, plus the actions taken: filters, callers, zooms), the call tree
+ * the pipeline built for it, which rows are expanded and where the cursor
+ * is, the flat view, the search and the thread picker's rows.  Every
+ * action is a function here, so that they are tested without a terminal;
+ * browser.c draws the state and turns keys into these calls.
+ *
+ * Expanded rows, the cursor and zooms are kept across a rebuild (a
+ * filter, an undo, another thread or granularity) by a node's path: the
+ * frames from the root down to it, as tmux's mode tree keeps its rows by
+ * tag.  A path the new tree does not have is dropped; when none is left,
+ * the hottest path is expanded.
+ */
+#ifndef PROFVIEW_BROWSE_H
+#define PROFVIEW_BROWSE_H
+
+#include "calltree.h"
+#include "pipeline.h"
+#include "tree-widget.h"
+
+#include <regex.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+enum browse_act { BROWSE_ZOOM, BROWSE_FOCUS, BROWSE_IGNORE, BROWSE_HIDE, BROWSE_CALLERS };
+
+/* One entry of the stack an undo unwinds. */
+struct browse_action {
+	enum browse_act kind;
+	uint64_t path;         /* BROWSE_ZOOM: the new root's path (a hash) */
+	char *name;            /* the filters: a function name */
+};
+
+/* The thread picker's rows. */
+#define BROWSE_ALL_THREADS 0
+#define BROWSE_CMD_THREADS UINT32_MAX /* the threads of --tid=A,B */
+struct browse_thread {
+	uint32_t tid;          /* or one of the two above */
+	uint32_t name;         /* string index of the thread's name */
+	int64_t count, value;  /* its samples and their weight (as the tree's) */
+	int64_t cpu_ns;        /* the CPU time the collector measured, -1 unknown */
+};
+
+struct browse {
+	const struct pv_profile *orig; /* as read, before any view */
+	struct pv_view base;           /* the command line's view (pipeline.h) */
+	struct pv_result res;          /* the view shown: its profile and tree */
+	struct calltree *t;            /* res.t */
+	struct ct_options copt;        /* granularity and value in force */
+	uint32_t tid;                  /* the one thread shown, 0 all */
+	const uint32_t *cmd_tids;      /* --tid with several: shown together */
+	size_t ncmd_tids;
+	bool on_cmd_tids;
+	double floor;                  /* dim nodes with n <= floor * sqrt(parent n) */
+
+	struct tree_widget *w;         /* rows, expanded nodes, cursor */
+	uint32_t root;                 /* the view's root node */
+	struct browse_action *acts;
+	size_t nacts, cap_acts;
+
+	/* The flat view. */
+	bool flat, flat_by_cum;
+	struct ct_flat_row *rows;
+	size_t nrows, fcursor, ftop;
+
+	/* Search. */
+	bool have_re;
+	regex_t re;
+	char pattern[256];
+	uint32_t *order;               /* pre-order rank of each node */
+	uint32_t *matches;
+	size_t nmatches;
+	int64_t match_weight;
+
+	/* The thread picker. */
+	struct browse_thread *threads;
+	size_t nthreads, tcursor, ttop;
+
+	char status[10000];            /* the message for the status line */
+	char last_error[512];          /* the last error said */
+	int exports;
+	void *ui;                      /* the front end's own */
+};
+
+/* A session over profile p (symbolized, no view applied; it must stay
+ * alive and unchanged) starting from the command line's view base
+ * (borrowed for the session) and noise floor; draw draws a row of the
+ * tree (tree-widget.h; NULL without a screen), called with the session as
+ * its context.  The tree is built.  NULL after reporting an error. */
+struct browse *browse_new(const struct pv_profile *p, const struct pv_view *base, double floor,
+			  void (*draw)(void *ctx, uint32_t item, int depth, bool expanded,
+				       bool has_children, bool selected, int y, int width));
+void browse_free(struct browse *b);
+
+/* Builds the tree again for the view in force, keeping the expanded rows,
+ * the cursor and the zooms whose paths the new tree has.  0, or -1 after
+ * reporting an error (the tree shown is then the one before). */
+int browse_rebuild(struct browse *b);
+
+/* The actions: 0, or -1 after an error that leaves the session unusable
+ * (out of memory).  One that cannot be done says why on the status line
+ * and returns 0. */
+/* Focus, ignore, hide or callers on the function under the cursor. */
+int browse_filter(struct browse *b, enum browse_act kind);
+/* The node under the cursor becomes the view's root. */
+int browse_zoom(struct browse *b);
+/* Take back the last zoom or filter. */
+int browse_undo(struct browse *b);
+/* Functions or source lines. */
+int browse_toggle_lines(struct browse *b);
+/* The flat view on or off, sorted by self or cumulative weight. */
+int browse_set_flat(struct browse *b, bool on, bool by_cum);
+/* Search function names (extended regular expression) and go to the
+ * first match. */
+int browse_search(struct browse *b, const char *re);
+/* The next or previous match. */
+void browse_next_match(struct browse *b, bool forward);
+/* The thread picker's rows, the one in force under the cursor. */
+int browse_list_threads(struct browse *b);
+/* Show the picker's row i. */
+int browse_pick_thread(struct browse *b, size_t i);
+/* Writes what is shown (the zoomed subtree) as a flame graph or a call
+ * graph, profview-PID-N.svg in the current directory; says where. */
+int browse_export(struct browse *b, bool flame);
+/* What the text reports' header warns about, on the status line. */
+void browse_startup_warnings(struct browse *b);
+
+/* Reading the state. */
+/* The function under the cursor (tree or flat view), or NULL. */
+const char *browse_current_function(const struct browse *b);
+/* Is node within the noise of its parent (dimmed)? */
+bool browse_below_floor(const struct browse *b, uint32_t node);
+/* "all threads", "thread 12 "name"", "threads 12,13": what is shown. */
+const char *browse_threads_shown(const struct browse *b, char *buf, size_t n);
+
+#endif
