@@ -61,7 +61,7 @@ struct graph {
 /* The measure shares and order use, as in the text reports (ct_weight). */
 static inline int64_t graph_weight(const struct graph *g, int64_t count, int64_t value)
 {
-	return g->t->v_value != PV_NONE ? value : count;
+	return ct_pick(g->t, count, value);
 }
 
 /* Build and prune the call graph of t; NULL after an error (reported).  The

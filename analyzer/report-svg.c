@@ -1,6 +1,7 @@
 /* report-svg.c - the call graph laid out by dot and written as SVG */
 #include "report-svg.h"
 #include "error.h"
+#include "units.h"
 #include "escape.h"
 #include "util.h"
 
@@ -144,19 +145,6 @@ static void shorten_name(const char *name, char *out, size_t n)
 	snprintf(out, n, "\xe2\x80\xa6%s", tail);
 }
 
-static void fmt_time(char *buf, size_t n, int64_t ns)
-{
-	double a = fabs((double)ns);
-
-	if (a >= 1e9)
-		snprintf(buf, n, "%.2fs", ns / 1e9);
-	else if (a >= 1e6)
-		snprintf(buf, n, "%.2fms", ns / 1e6);
-	else if (a >= 1e3)
-		snprintf(buf, n, "%.2fus", ns / 1e3);
-	else
-		snprintf(buf, n, "%" PRId64 "ns", ns);
-}
 
 /* "1.23s (12.3%), n=308" or "308 (12.3%)" without a time value. */
 static void fmt_amount(const struct graph *g, char *buf, size_t n, int64_t count, int64_t value,
@@ -167,7 +155,7 @@ static void fmt_amount(const struct graph *g, char *buf, size_t n, int64_t count
 
 	if (g->t->v_value != PV_NONE) {
 		char tm[32];
-		fmt_time(tm, sizeof tm, value);
+		pv_format_duration_compact(tm, sizeof tm, value);
 		snprintf(buf, n, "%s (%.1f%%), n=%" PRId64, tm, share, count);
 	} else {
 		snprintf(buf, n, "%" PRId64 " (%.1f%%)", count, share);
@@ -264,7 +252,7 @@ static int add_legend(Agraph_t *gr, const struct attrs *a, const struct graph *g
 	sb_text(&l, prog[0] ? pv_base_name(prog) : "(unknown)", GV_LABEL);
 	sb_add(&l, "\\lType: %s%s\\l", value_name(t), t->v_value != PV_NONE ? " (n: samples)" : "");
 	if (t->v_value != PV_NONE) {
-		fmt_time(buf, sizeof buf, total);
+		pv_format_duration_compact(buf, sizeof buf, total);
 		sb_add(&l, "Total: %s of %s in %" PRId64 " samples\\l", buf,
 		       strcmp(value_name(t), "CPU time") == 0 ? "CPU" : value_name(t), t->samples);
 	} else {
@@ -276,7 +264,7 @@ static int add_legend(Agraph_t *gr, const struct attrs *a, const struct graph *g
 		sb_add(&l, "\\l");
 	}
 	if (t->v_value != PV_NONE) {
-		fmt_time(buf, sizeof buf, g->kept_flat);
+		pv_format_duration_compact(buf, sizeof buf, g->kept_flat);
 		sb_add(&l, "Showing nodes accounting for %s, %.2f%% of the total\\l", buf,
 		       total ? 100.0 * (double)g->kept_flat / (double)total : 0.0);
 	} else {
@@ -284,14 +272,14 @@ static int add_legend(Agraph_t *gr, const struct attrs *a, const struct graph *g
 		       g->kept_flat, total ? 100.0 * (double)g->kept_flat / (double)total : 0.0);
 	}
 	if (t->v_value != PV_NONE)
-		fmt_time(cut, sizeof cut, g->node_cutoff);
+		pv_format_duration_compact(cut, sizeof cut, g->node_cutoff);
 	else
 		snprintf(cut, sizeof cut, "%" PRId64, g->node_cutoff);
 	if (g->dropped_nodes)
 		sb_add(&l, "Dropped %zu node%s (cum < %s or past the top %zu)\\l", g->dropped_nodes,
 		       g->dropped_nodes == 1 ? "" : "s", cut, o->graph.nodecount);
 	if (t->v_value != PV_NONE)
-		fmt_time(cut, sizeof cut, g->edge_cutoff);
+		pv_format_duration_compact(cut, sizeof cut, g->edge_cutoff);
 	else
 		snprintf(cut, sizeof cut, "%" PRId64, g->edge_cutoff);
 	if (g->dropped_edges)
@@ -328,7 +316,6 @@ static int add_nodes(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 	int64_t total = ct_weight(t, &t->nodes[0]);
 	int64_t max_flat = 1;
 	char name[NAME_BUF], where[NAME_BUF], shortn[NAME_BUF], amt[128], buf[64];
-	double floor_n = o->noisefloor > 0 ? o->noisefloor * sqrt((double)t->samples) : -1;
 
 	for (size_t i = 0; i < g->nnodes; i++) {
 		int64_t f = graph_weight(g, g->nodes[i].flat_count, g->nodes[i].flat_value);
@@ -339,7 +326,8 @@ static int add_nodes(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 		const struct graph_node *nd = &g->nodes[i];
 		int64_t flat = graph_weight(g, nd->flat_count, nd->flat_value);
 		int64_t cum = graph_weight(g, nd->cum_count, nd->cum_value);
-		bool noise = (double)nd->cum_count <= floor_n;
+		/* the noise floor against all samples: the graph has no parents */
+		bool noise = ct_below_floor(nd->cum_count, t->samples, o->noisefloor);
 		struct sbuf l = { 0 }, tip = { 0 };
 		char id[32];
 
@@ -418,7 +406,7 @@ static int add_edges(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 		if (!ge)
 			return pv_error("cannot add an edge to the call graph");
 		if (t->v_value != PV_NONE)
-			fmt_time(buf, sizeof buf, e->value);
+			pv_format_duration_compact(buf, sizeof buf, e->value);
 		else
 			snprintf(buf, sizeof buf, "%" PRId64, e->count);
 		set(ge, a->e_label, buf);

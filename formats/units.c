@@ -13,3 +13,18 @@ char *pv_format_duration(char *buf, size_t n, int64_t ns)
 		snprintf(buf, n, "%.1f ms", (double)ns / 1e6);
 	return buf;
 }
+
+char *pv_format_duration_compact(char *buf, size_t n, int64_t ns)
+{
+	double a = ns < 0 ? -(double)ns : (double)ns;
+
+	if (a >= 1e9)
+		snprintf(buf, n, "%.2fs", (double)ns / 1e9);
+	else if (a >= 1e6)
+		snprintf(buf, n, "%.2fms", (double)ns / 1e6);
+	else if (a >= 1e3)
+		snprintf(buf, n, "%.2fus", (double)ns / 1e3);
+	else
+		snprintf(buf, n, "%lldns", (long long)ns);
+	return buf;
+}

@@ -8,5 +8,8 @@
 
 /* A duration: "12.3 s", "1.23 s", "45.6 ms", "0.8 ms".  Returns buf. */
 char *pv_format_duration(char *buf, size_t n, int64_t ns);
+/* A duration as pprof writes it in its graphs: "1.23s", "45.60ms",
+ * "7.20us", "80ns".  Returns buf. */
+char *pv_format_duration_compact(char *buf, size_t n, int64_t ns);
 
 #endif

@@ -5,6 +5,7 @@
 #include "tree-widget.h"
 
 #include "error.h"
+#include "units.h"
 
 #include <inttypes.h>
 #include <langinfo.h>
@@ -189,7 +190,7 @@ static void draw_picker(struct screen *sc, int y0, int height, int width)
 			continue;
 		const struct browse_thread *tr = &b->threads[r];
 		if (tr->cpu_ns >= 0)
-			snprintf(cpu, sizeof cpu, "%.3f s", (double)tr->cpu_ns / 1e9);
+			pv_format_duration(cpu, sizeof cpu, tr->cpu_ns);
 		if (tr->tid == BROWSE_ALL_THREADS)
 			snprintf(line, sizeof line, "%6.1f%% %8" PRId64 "  %10s  %-8s  [all threads]", 100.0, tr->count,
 				 cpu, "");
