@@ -169,6 +169,7 @@ _Static_assert(sizeof(struct raw_sample) == 40, "raw_sample is 40 bytes");
 #define RAW_REG_RSP 7
 #define RAW_REG_RIP 16
 #define RAW_NREGS 17
+#define RAW_MAX_REGS 64        /* the most a record may hold */
 
 /* A sample to be unwound offline: followed by nregs uint64 registers
  * (RAW_NREGS, DWARF numbering) and stack_len bytes copied from the stack

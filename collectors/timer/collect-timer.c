@@ -48,6 +48,7 @@
 
 #include "outfile.h"
 #include "raw-cpu.h"
+#include "raw-iter.h"
 #include "raw.h"
 #include "units.h"
 
@@ -553,6 +554,9 @@ static int collect_scan(const char *path, struct collect_stats *st)
 	int oom = 0;
 	const struct raw_header *h;
 	const unsigned char *p;
+	struct raw_iter it;
+	struct raw_record rec;
+	enum raw_next next;
 	struct stat sb;
 	uint64_t off, size;
 	int fd = open(path, O_RDWR | O_CLOEXEC);
@@ -584,60 +588,54 @@ static int collect_scan(const char *path, struct collect_stats *st)
 	st->clock = h->clock;
 	acct = raw_cpu_new(h->short_thread_us);
 	oom = acct == NULL;
-	for (off = h->header_size; off + sizeof(struct raw_rec) <= size;) {
-		struct raw_rec r;
-
-		memcpy(&r, p + off, sizeof(r));
-		if (r.type == 0)
-			break;
-		if (r.size < sizeof(r) || r.size % RAW_ALIGN != 0 || r.size > RAW_MAX_RECORD ||
-		    r.size > size - off) {
-			st->bad = 1;
-			break;
-		}
-		if (r.type == RAW_SAMPLE && r.size >= sizeof(struct raw_sample)) {
+	raw_iter_init(&it, p, size, h->header_size, RAW_NREGS);
+	while ((next = raw_iter_next(&it, &rec)) == RAW_NEXT_RECORD) {
+		/* whole records, each as long as its type needs (raw-iter.h) */
+		if (rec.type == RAW_SAMPLE) {
 			struct raw_sample s;
 
-			memcpy(&s, p + off, sizeof(s));
+			memcpy(&s, rec.data, sizeof(s));
 			st->samples++;
 			st->wall_weight_ns += s.weight_ns;
 			oom |= acct != NULL && raw_cpu_sample(acct, s.tid, s.weight_ns) < 0;
-		} else if (r.type == RAW_SAMPLE_REGS && r.size >= sizeof(struct raw_sample_regs)) {
+		} else if (rec.type == RAW_SAMPLE_REGS) {
 			struct raw_sample_regs s;
 
-			memcpy(&s, p + off, sizeof(s));
+			memcpy(&s, rec.data, sizeof(s));
 			st->samples++;
 			st->wall_weight_ns += s.weight_ns;
 			oom |= acct != NULL && raw_cpu_sample(acct, s.tid, s.weight_ns) < 0;
-		} else if (r.type == RAW_THREAD && r.size >= RAW_THREAD_MIN_SIZE) {
+		} else if (rec.type == RAW_THREAD) {
 			struct raw_thread t = { 0 };
 
-			memcpy(&t, p + off, r.size < sizeof(t) ? r.size : sizeof(t));
+			memcpy(&t, rec.data, rec.size < sizeof(t) ? rec.size : sizeof(t));
 			oom |= acct != NULL &&
-			       raw_cpu_thread(acct, t.tid, r.size >= sizeof(t), t.cpu_ns) < 0;
-		} else if (r.type == RAW_THREAD_EXIT && r.size >= sizeof(struct raw_thread_exit)) {
+			       raw_cpu_thread(acct, t.tid, rec.size >= sizeof(t), t.cpu_ns) < 0;
+		} else if (rec.type == RAW_THREAD_EXIT) {
 			struct raw_thread_exit t;
 
-			memcpy(&t, p + off, sizeof(t));
+			memcpy(&t, rec.data, sizeof(t));
 			oom |= acct != NULL && raw_cpu_exit(acct, t.tid, t.cpu_ns) < 0;
-		} else if (r.type == RAW_LOST && r.size >= RAW_LOST_MIN_SIZE) {
+		} else if (rec.type == RAW_LOST) {
 			struct raw_lost l = { 0 };
 
-			memcpy(&l, p + off, r.size < sizeof(l) ? r.size : sizeof(l));
+			memcpy(&l, rec.data, rec.size < sizeof(l) ? rec.size : sizeof(l));
 			st->lost_records += l.count;
 			if (l.error)
 				st->lost_error = l.error;
-		} else if (r.type == RAW_END && r.size >= sizeof(struct raw_end)) {
+		} else if (rec.type == RAW_END) {
 			struct raw_end e;
 
-			memcpy(&e, p + off, sizeof(e));
+			memcpy(&e, rec.data, sizeof(e));
 			st->ended = 1;
 			st->lost = e.lost;
 		}
-		off += r.size;
-		if (st->ended)
-			break;
 	}
+	/* a record that is not whole: what follows is unreadable, and the
+	 * file is left as it is */
+	if (next == RAW_NEXT_BAD_SIZE || next == RAW_NEXT_CUT || next == RAW_NEXT_MALFORMED)
+		st->bad = 1;
+	off = it.off;
 	if (st->ended && off < size) {
 		uint64_t i;
 
