@@ -1,8 +1,73 @@
-/* raw-iter.c - walk the records of a raw trace (see raw-iter.h) */
+/* raw-iter.c - read a raw trace's header and walk its records (see
+ * raw-iter.h) */
 #include "raw-iter.h"
 #include "raw.h"
 
+#include <elf.h>
+#include <stdio.h>
 #include <string.h>
+
+_Static_assert(RAW_MACHINE_X86_64 == EM_X86_64, "raw.h's machine is ELF's");
+
+enum raw_head_status raw_iter_head(const unsigned char *buf, size_t len, struct raw_head *head)
+{
+	struct raw_header *h = &head->h;
+
+	memset(head, 0, sizeof *head);
+	head->fixed_size = sizeof *h;
+	if (len < RAW_MAGIC_LEN || memcmp(buf, RAW_MAGIC, RAW_MAGIC_LEN) != 0)
+		return RAW_HEAD_NOT_RAW;
+	if (len < sizeof *h)
+		return RAW_HEAD_SHORT;
+	memcpy(h, buf, sizeof *h);
+	if (h->version < RAW_VERSION_MIN || h->version > RAW_VERSION)
+		return RAW_HEAD_VERSION;
+	head->fixed_size = raw_header_fixed_size(h->version);
+	if (len < head->fixed_size)
+		return RAW_HEAD_SHORT;
+	if (h->version == 1)
+		head->arch = (struct raw_arch){ RAW_MACHINE_X86_64, RAW_REGS_DWARF, RAW_NREGS, 0 };
+	else
+		memcpy(&head->arch, buf + sizeof *h, sizeof head->arch);
+	if (head->arch.machine != RAW_MACHINE_X86_64)
+		return RAW_HEAD_MACHINE;
+	if (head->arch.regs != RAW_REGS_DWARF || head->arch.nregs < RAW_NREGS ||
+	    head->arch.nregs > RAW_MAX_REGS)
+		return RAW_HEAD_REGS;
+	if (h->header_size < head->fixed_size || h->header_size % RAW_ALIGN != 0 ||
+	    h->exe_len > h->header_size - head->fixed_size)
+		return RAW_HEAD_CORRUPT;
+	if (h->header_size > len)
+		return RAW_HEAD_CUT;
+	return RAW_HEAD_OK;
+}
+
+const char *raw_iter_machine_say(char *buf, size_t n, uint32_t machine)
+{
+	/* the usual machines, with the article their name takes */
+	static const struct {
+		uint32_t machine;
+		const char *name;
+	} names[] = {
+		{ EM_386, "an i386" },       { EM_MIPS, "a MIPS" },
+		{ EM_PPC, "a ppc" },         { EM_PPC64, "a ppc64" },
+		{ EM_S390, "an s390" },      { EM_ARM, "an ARM" },
+		{ EM_X86_64, "an x86-64" },  { EM_AARCH64, "an aarch64" },
+		{ EM_RISCV, "a RISC-V" },    { EM_LOONGARCH, "a LoongArch" },
+	};
+	const char *name = NULL;
+
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (names[i].machine == machine)
+			name = names[i].name;
+	if (name)
+		snprintf(buf, n, "a trace of %s program (ELF machine %u): this profview reads x86-64 traces",
+			 name, machine);
+	else
+		snprintf(buf, n, "a trace of a program of ELF machine %u: this profview reads x86-64 traces",
+			 machine);
+	return buf;
+}
 
 /* The least size of each known record type; any record has its header. */
 static uint32_t raw_iter_min_size(uint32_t type)

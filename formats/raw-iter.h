@@ -1,8 +1,14 @@
-/* raw-iter.h - walk the records of a raw trace, one whole record at a time
+/* raw-iter.h - read a raw trace's header, and walk its records one whole
+ * record at a time
  *
- * The framing rules of raw.h in one place, for every reader of raw traces
+ * The rules of raw.h in one place, for every reader of raw traces
  * (profview's reader, collect-timer's summary and cutting):
  *
+ * - the header starts with the magic; versions RAW_VERSION_MIN to
+ *   RAW_VERSION are read; version 1 is of an x86-64 program, version 2 says
+ *   its architecture and register set (struct raw_arch), and only x86-64
+ *   traces with DWARF-numbered registers are read; the header's size holds
+ *   the exe path and is a multiple of 8;
  * - a record starts with a raw_rec {type, size}; size counts the whole
  *   record, is a multiple of 8, at least 8 and at most RAW_MAX_RECORD, and
  *   the record fits in what is left of the buffer;
@@ -23,8 +29,40 @@
 #ifndef PROFVIEW_RAW_ITER_H
 #define PROFVIEW_RAW_ITER_H
 
+#include "raw.h"
+
 #include <stddef.h>
 #include <stdint.h>
+
+/* What a trace's header says, whatever its version. */
+struct raw_head {
+	struct raw_header h;   /* the fields of every version */
+	struct raw_arch arch;  /* version 1: x86-64, RAW_NREGS DWARF registers */
+	uint32_t fixed_size;   /* the bytes before the exe path */
+};
+
+/* Is the header one this code reads? */
+enum raw_head_status {
+	RAW_HEAD_OK = 0,
+	RAW_HEAD_NOT_RAW,  /* no magic: not a raw trace at all */
+	RAW_HEAD_SHORT,    /* cut off before fixed_size bytes */
+	RAW_HEAD_VERSION,  /* a version this code does not read: h.version */
+	RAW_HEAD_MACHINE,  /* a trace of another architecture: arch.machine */
+	RAW_HEAD_REGS,     /* a register set it does not read: arch.regs, arch.nregs */
+	RAW_HEAD_CORRUPT,  /* header size and path length do not hold together */
+	RAW_HEAD_CUT,      /* cut off before its h.header_size bytes */
+};
+
+/* Reads the header at the start of buf[0..len) into *head, as far as it
+ * goes (the fields a status names are set).  The records start at
+ * head->h.header_size; the exe path, head->h.exe_len bytes, at
+ * head->fixed_size. */
+enum raw_head_status raw_iter_head(const unsigned char *buf, size_t len, struct raw_head *head);
+
+/* What to say of a trace of ELF machine machine (RAW_HEAD_MACHINE), after
+ * its name: "a trace of an aarch64 program (ELF machine 183): this profview
+ * reads x86-64 traces".  Returns buf. */
+const char *raw_iter_machine_say(char *buf, size_t n, uint32_t machine);
 
 /* One record, or the header of the record that stopped the walk. */
 struct raw_record {

@@ -46,6 +46,7 @@ struct reader {
 	size_t len;
 	const char *name;
 	struct pv_profile *p;
+	struct raw_head head;         /* what the header says */
 	size_t data_start;            /* the first record */
 	uint64_t nrecords;            /* the records that are whole */
 
@@ -103,7 +104,7 @@ static bool all_zero(const unsigned char *b, size_t n)
 /* Starts a walk over the trace's records (raw-iter.h). */
 static void records(const struct reader *rd, struct raw_iter *it)
 {
-	raw_iter_init(it, rd->buf, rd->len, rd->data_start, RAW_NREGS);
+	raw_iter_init(it, rd->buf, rd->len, rd->data_start, rd->head.arch.nregs);
 }
 
 /* Walk the framing; counts the whole records, says in cut why reading
@@ -561,40 +562,52 @@ static int sample_pass(struct reader *rd)
 
 static int read_header(struct reader *rd)
 {
-	struct raw_header hd;
+	const struct raw_header *h = &rd->head.h;
+	const struct raw_arch *a = &rd->head.arch;
 	struct pv_profile *p = rd->p;
+	char say[160];
 
-	if (!raw_detect(rd->buf, rd->len))
+	switch (raw_iter_head(rd->buf, rd->len, &rd->head)) {
+	case RAW_HEAD_OK:
+		break;
+	case RAW_HEAD_NOT_RAW:
 		return pv_error("'%s': not a profview raw trace (bad magic)", rd->name);
-	if (rd->len < sizeof hd)
-		return pv_error("'%s': trace is cut off inside its %zu-byte header (%zu bytes)",
-				rd->name, sizeof hd, rd->len);
-	memcpy(&hd, rd->buf, sizeof hd);
-	if (hd.version != RAW_VERSION)
-		return pv_error("'%s': raw trace format version %u is not supported (this profview reads version %d)%s",
-				rd->name, hd.version, RAW_VERSION,
-				hd.version > RAW_VERSION ? "; use a newer profview" : "");
-	if (hd.header_size < sizeof hd || hd.header_size % RAW_ALIGN ||
-	    hd.exe_len > hd.header_size - sizeof hd)
+	case RAW_HEAD_SHORT:
+		return pv_error("'%s': trace is cut off inside its %u-byte header (%zu bytes)",
+				rd->name, rd->head.fixed_size, rd->len);
+	case RAW_HEAD_VERSION:
+		return pv_error("'%s': raw trace format version %u is not supported (this profview reads versions %d to %d)%s",
+				rd->name, h->version, RAW_VERSION_MIN, RAW_VERSION,
+				h->version > RAW_VERSION ? "; use a newer profview" : "");
+	case RAW_HEAD_MACHINE:
+		return pv_error("'%s': %s", rd->name, raw_iter_machine_say(say, sizeof say, a->machine));
+	case RAW_HEAD_REGS:
+		if (a->regs != RAW_REGS_DWARF)
+			return pv_error("'%s': registers in a numbering this profview does not know (%u); use a newer profview",
+					rd->name, a->regs);
+		return pv_error("'%s': corrupt header (%u registers a sample, expected %d to %d)", rd->name,
+				a->nregs, RAW_NREGS, RAW_MAX_REGS);
+	case RAW_HEAD_CORRUPT:
 		return pv_error("'%s': corrupt header (header size %u, path length %u)", rd->name,
-				hd.header_size, hd.exe_len);
-	if (hd.header_size > rd->len)
+				h->header_size, h->exe_len);
+	case RAW_HEAD_CUT:
 		return pv_error("'%s': trace is cut off inside its header (%zu of %u bytes)", rd->name,
-				rd->len, hd.header_size);
-	rd->data_start = hd.header_size;
-	p->program = pv_intern(p, (const char *)rd->buf + sizeof hd,
-			       strnlen((const char *)rd->buf + sizeof hd, hd.exe_len));
+				rd->len, h->header_size);
+	}
+	rd->data_start = h->header_size;
+	p->program = pv_intern(p, (const char *)rd->buf + rd->head.fixed_size,
+			       strnlen((const char *)rd->buf + rd->head.fixed_size, h->exe_len));
 	p->source_format = pv_intern_str(p, "profview raw trace");
-	p->pid = hd.pid;
-	p->time_ns = (int64_t)hd.start_realtime_ns;
-	p->period = (int64_t)hd.period_ns;
-	rd->short_us = hd.short_thread_us;
-	rd->start_mono = hd.start_monotonic_ns;
-	rd->fp_candidate = hd.unwind == RAW_UNWIND_FP;
-	rd->wall = hd.clock == RAW_CLOCK_WALL;
+	p->pid = h->pid;
+	p->time_ns = (int64_t)h->start_realtime_ns;
+	p->period = (int64_t)h->period_ns;
+	rd->short_us = h->short_thread_us;
+	rd->start_mono = h->start_monotonic_ns;
+	rd->fp_candidate = h->unwind == RAW_UNWIND_FP;
+	rd->wall = h->clock == RAW_CLOCK_WALL;
 	rd->v_count = pv_add_value_type(p, "samples", "count");
-	rd->v_cpu = pv_add_value_type(p, hd.clock == RAW_CLOCK_WALL ? "wall" : "cpu", "nanoseconds");
-	p->period_type.type = pv_intern_str(p, hd.clock == RAW_CLOCK_WALL ? "wall" : "cpu");
+	rd->v_cpu = pv_add_value_type(p, h->clock == RAW_CLOCK_WALL ? "wall" : "cpu", "nanoseconds");
+	p->period_type.type = pv_intern_str(p, h->clock == RAW_CLOCK_WALL ? "wall" : "cpu");
 	p->period_type.unit = pv_intern_str(p, "nanoseconds");
 	if (p->program == PV_NONE || rd->v_count == PV_NONE || rd->v_cpu == PV_NONE)
 		return -1;

@@ -97,6 +97,8 @@ struct collect_stats {
 	int cut;              /* trailing zeros were cut */
 	int bad;              /* unreadable data after the last record */
 	int empty;            /* no header at all */
+	int foreign;          /* a trace of another architecture: */
+	uint32_t machine;     /* its ELF machine */
 	int tail_cut;         /* zeros after the end record were cut */
 	uint32_t pid;         /* of the header */
 	uint32_t clock;       /* of the header */
@@ -554,6 +556,8 @@ static int collect_scan(const char *path, struct collect_stats *st)
 	int oom = 0;
 	const struct raw_header *h;
 	const unsigned char *p;
+	struct raw_head head;
+	enum raw_head_status hs;
 	struct raw_iter it;
 	struct raw_record rec;
 	enum raw_next next;
@@ -578,9 +582,15 @@ static int collect_scan(const char *path, struct collect_stats *st)
 		close(fd);
 		return -1;
 	}
-	h = (const struct raw_header *)p;
-	if (memcmp(h->magic, RAW_MAGIC, RAW_MAGIC_LEN) != 0 || h->version != RAW_VERSION ||
-	    h->header_size < sizeof(*h) || h->header_size > size || h->header_size % 8 != 0) {
+	h = &head.h;
+	hs = raw_iter_head(p, size, &head);
+	if (hs == RAW_HEAD_MACHINE) {
+		/* not ours to count or cut, nor to remove */
+		st->foreign = 1;
+		st->machine = head.arch.machine;
+		goto out;
+	}
+	if (hs != RAW_HEAD_OK) {
 		st->empty = 1;
 		goto out;
 	}
@@ -588,7 +598,7 @@ static int collect_scan(const char *path, struct collect_stats *st)
 	st->clock = h->clock;
 	acct = raw_cpu_new(h->short_thread_us);
 	oom = acct == NULL;
-	raw_iter_init(&it, p, size, h->header_size, RAW_NREGS);
+	raw_iter_init(&it, p, size, h->header_size, head.arch.nregs);
 	while ((next = raw_iter_next(&it, &rec)) == RAW_NEXT_RECORD) {
 		/* whole records, each as long as its type needs (raw-iter.h) */
 		if (rec.type == RAW_SAMPLE) {
@@ -694,7 +704,9 @@ static int collect_header(const char *path, struct collect_trace *t)
 		close(fd);
 		return -1;
 	}
-	n = pread(fd, exe, sizeof(exe) - 1, sizeof(h));
+	n = raw_header_fixed_size(h.version) > 0
+		    ? pread(fd, exe, sizeof(exe) - 1, raw_header_fixed_size(h.version))
+		    : 0;
 	close(fd);
 	exe[n > 0 ? n : 0] = '\0';
 	base = strrchr(exe, '/');
@@ -837,6 +849,10 @@ static void collect_report(const char *shown, pid_t pid, uint64_t t0, int inheri
 		if (collect_scan(name, &st) != 0) {
 			if (k == 0)
 				collect_msg("cannot read '%s': %s", name, strerror(errno));
+			continue;
+		}
+		if (st.foreign) {
+			collect_msg("'%s': %s", name, raw_iter_machine_say(say, sizeof(say), st.machine));
 			continue;
 		}
 		if (st.empty) {

@@ -197,8 +197,12 @@ static uint64_t preload_short_ns(uint64_t period_ns)
 	return ns > 4000000000000ull ? 4000000000000ull : ns;
 }
 
-/* Fills the header; returns the exe path in exe (NUL-terminated). */
-static void preload_header(struct raw_header *h, char *exe, size_t cap)
+_Static_assert(RAW_VERSION == 2, "preload_header writes a version 2 header");
+
+/* Fills the header and what follows it in version 2, the program's
+ * architecture and the registers of its samples (sample.c, wall.c);
+ * returns the exe path in exe (NUL-terminated). */
+static void preload_header(struct raw_header *h, struct raw_arch *arch, char *exe, size_t cap)
 {
 	struct timespec rt, mono;
 	ssize_t n = readlink("/proc/self/exe", exe, cap - 1);
@@ -210,7 +214,7 @@ static void preload_header(struct raw_header *h, char *exe, size_t cap)
 	memcpy(h->magic, RAW_MAGIC, RAW_MAGIC_LEN);
 	h->version = RAW_VERSION;
 	h->exe_len = (uint32_t)strlen(exe) + 1;
-	h->header_size = (uint32_t)sizeof(*h) + raw_pad(h->exe_len);
+	h->header_size = raw_header_fixed_size(RAW_VERSION) + raw_pad(h->exe_len);
 	h->clock = preload_wall ? RAW_CLOCK_WALL : RAW_CLOCK_CPU;
 	h->unwind = (uint32_t)preload.unwind;
 	h->pid = (uint32_t)getpid();
@@ -219,6 +223,10 @@ static void preload_header(struct raw_header *h, char *exe, size_t cap)
 	h->short_thread_us = (uint32_t)(preload.short_ns / 1000);
 	h->start_realtime_ns = (uint64_t)preload_ts_ns(&rt);
 	h->start_monotonic_ns = (uint64_t)preload_ts_ns(&mono);
+	memset(arch, 0, sizeof(*arch));
+	arch->machine = RAW_MACHINE_X86_64;
+	arch->regs = RAW_REGS_DWARF;
+	arch->nregs = RAW_NREGS;
 }
 
 static void preload_init(void)
@@ -300,6 +308,7 @@ static void preload_init(void)
 static int preload_start_trace(const char *out, int root)
 {
 	struct raw_header header;
+	struct raw_arch arch;
 	char exe[PATH_MAX];
 
 	if (out == NULL || writer_open(out, root) != 0) {
@@ -307,8 +316,8 @@ static int preload_start_trace(const char *out, int root)
 			     out != NULL ? out : "", strerror(errno));
 		return -1;
 	}
-	preload_header(&header, exe, sizeof(exe));
-	if (writer_init(&header, exe) != 0) {
+	preload_header(&header, &arch, exe, sizeof(exe));
+	if (writer_init(&header, &arch, exe) != 0) {
 		preload_warn("profiling disabled: cannot map '%s': %s", writer_path(),
 			     strerror(errno));
 		return -1;

@@ -1,5 +1,6 @@
-/* test-raw-iter.c - the walk over a raw trace's records: every record of a
- * good trace, and each reason to stop, at the right byte */
+/* test-raw-iter.c - a raw trace's header, of either version, and the walk
+ * over its records: every record of a good trace, and each reason to stop,
+ * at the right byte */
 #include "check.h"
 #include "rawbuild.h"
 #include "raw-iter.h"
@@ -273,8 +274,122 @@ static void test_start(void)
 	CHECK_EQ(it.off, sizeof buf);
 }
 
+/* The header of each version, and what is wrong with a header. */
+static void test_head(void)
+{
+	struct rawbuf r = { 0 };
+	struct raw_head head;
+	struct raw_header h;
+	struct raw_arch a = { RAW_MACHINE_X86_64, RAW_REGS_DWARF, 20, 0 };
+	char say[160];
+
+	/* version 1: x86-64, 17 DWARF registers; the path at 64 */
+	rb_header(&r, "/bin/x", 1000000);
+	CHECK_EQ(raw_iter_head(r.b, r.len, &head), RAW_HEAD_OK);
+	CHECK_EQ(head.h.version, 1);
+	CHECK_EQ(head.fixed_size, 64);
+	CHECK_EQ(head.h.header_size, 72);
+	CHECK_EQ(head.arch.machine, RAW_MACHINE_X86_64);
+	CHECK_EQ(head.arch.regs, RAW_REGS_DWARF);
+	CHECK_EQ(head.arch.nregs, RAW_NREGS);
+	CHECK_STR((const char *)r.b + head.fixed_size, "/bin/x");
+	free(r.b);
+
+	/* version 2: what it says, the path at 80 */
+	r = (struct rawbuf){ 0 };
+	rb_header_arch(&r, &a, "/bin/x", 1000000, 0);
+	CHECK_EQ(raw_iter_head(r.b, r.len, &head), RAW_HEAD_OK);
+	CHECK_EQ(head.h.version, 2);
+	CHECK_EQ(head.fixed_size, 80);
+	CHECK_EQ(head.h.header_size, 88);
+	CHECK_EQ(head.arch.nregs, 20);
+	CHECK_STR((const char *)r.b + head.fixed_size, "/bin/x");
+	/* cut anywhere: short before the fixed part, cut inside the path */
+	for (size_t len = 0; len < r.len; len++) {
+		enum raw_head_status want = len < RAW_MAGIC_LEN ? RAW_HEAD_NOT_RAW
+					    : len < 80 ? RAW_HEAD_SHORT : RAW_HEAD_CUT;
+		CHECK_EQ(raw_iter_head(r.b, len, &head), want);
+	}
+	CHECK_EQ(raw_iter_head(r.b, 70, &head), RAW_HEAD_SHORT);
+	CHECK_EQ(head.fixed_size, 80);
+	CHECK_EQ(raw_iter_head(r.b, 30, &head), RAW_HEAD_SHORT);
+	CHECK_EQ(head.fixed_size, 64);
+
+	memcpy(&h, r.b, sizeof h);
+	h.version = 3;
+	memcpy(r.b, &h, sizeof h);
+	CHECK_EQ(raw_iter_head(r.b, r.len, &head), RAW_HEAD_VERSION);
+	CHECK_EQ(head.h.version, 3);
+	h.version = 0;
+	memcpy(r.b, &h, sizeof h);
+	CHECK_EQ(raw_iter_head(r.b, r.len, &head), RAW_HEAD_VERSION);
+	h.version = 2;
+	h.header_size = 84;
+	memcpy(r.b, &h, sizeof h);
+	CHECK_EQ(raw_iter_head(r.b, r.len, &head), RAW_HEAD_CORRUPT);
+	h.header_size = 88;
+	h.exe_len = 9;
+	memcpy(r.b, &h, sizeof h);
+	CHECK_EQ(raw_iter_head(r.b, r.len, &head), RAW_HEAD_CORRUPT);
+	h.exe_len = 7;
+	memcpy(r.b, &h, sizeof h);
+	CHECK_EQ(raw_iter_head(r.b, r.len, &head), RAW_HEAD_OK);
+
+	/* another machine, another numbering, a register set too small or
+	 * too large */
+	a.machine = 183;
+	memcpy(r.b + sizeof h, &a, sizeof a);
+	CHECK_EQ(raw_iter_head(r.b, r.len, &head), RAW_HEAD_MACHINE);
+	CHECK_EQ(head.arch.machine, 183);
+	a.machine = RAW_MACHINE_X86_64;
+	a.regs = 2;
+	memcpy(r.b + sizeof h, &a, sizeof a);
+	CHECK_EQ(raw_iter_head(r.b, r.len, &head), RAW_HEAD_REGS);
+	a.regs = RAW_REGS_DWARF;
+	a.nregs = RAW_NREGS - 1;
+	memcpy(r.b + sizeof h, &a, sizeof a);
+	CHECK_EQ(raw_iter_head(r.b, r.len, &head), RAW_HEAD_REGS);
+	a.nregs = RAW_MAX_REGS + 1;
+	memcpy(r.b + sizeof h, &a, sizeof a);
+	CHECK_EQ(raw_iter_head(r.b, r.len, &head), RAW_HEAD_REGS);
+	r.b[0] = 'X';
+	CHECK_EQ(raw_iter_head(r.b, r.len, &head), RAW_HEAD_NOT_RAW);
+	free(r.b);
+
+	CHECK_STR(raw_iter_machine_say(say, sizeof say, 183),
+		  "a trace of an aarch64 program (ELF machine 183): this profview reads x86-64 traces");
+	CHECK_STR(raw_iter_machine_say(say, sizeof say, 243),
+		  "a trace of a RISC-V program (ELF machine 243): this profview reads x86-64 traces");
+	CHECK_STR(raw_iter_machine_say(say, sizeof say, 4242),
+		  "a trace of a program of ELF machine 4242: this profview reads x86-64 traces");
+}
+
+/* A version 2 trace walks the same, from its longer header; its register
+ * set is the least a sample-regs record holds. */
+static void test_v2_walk(void)
+{
+	struct rawbuf r = { 0 };
+	struct raw_head head;
+	struct raw_iter it;
+	struct raw_record rec;
+	uint64_t regs[20] = { 0 };
+
+	rb_header_v2(&r, "/bin/x", 1000000, 0, RAW_MACHINE_X86_64, 20);
+	rb_sample_nregs(&r, 1, regs, 20, (const unsigned char *)regs, 0, 1);
+	rb_sample_nregs(&r, 1, regs, RAW_NREGS, (const unsigned char *)regs, 0, 1);
+	CHECK_EQ(raw_iter_head(r.b, r.len, &head), RAW_HEAD_OK);
+	raw_iter_init(&it, r.b, r.len, head.h.header_size, head.arch.nregs);
+	CHECK_EQ(raw_iter_next(&it, &rec), RAW_NEXT_RECORD);
+	CHECK_EQ(rec.off, 88);
+	CHECK_EQ(raw_iter_next(&it, &rec), RAW_NEXT_MALFORMED);
+	CHECK_EQ(rec.off, 88 + sizeof(struct raw_sample_regs) + 8 * 20);
+	free(r.b);
+}
+
 int main(void)
 {
+	test_head();
+	test_v2_walk();
 	test_whole();
 	test_cuts();
 	test_zeros();
