@@ -46,6 +46,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "collect-env.h"
 #include "outfile.h"
 #include "raw-cpu.h"
 #include "raw-iter.h"
@@ -60,11 +61,6 @@
 #endif
 
 #define COLLECT_LIB "libprofview-timer.so"
-#define COLLECT_DEFAULT_HZ 250
-#define COLLECT_MAX_HZ 100000
-#define COLLECT_DEFAULT_STACK 8192
-#define COLLECT_MIN_STACK 512
-#define COLLECT_MAX_STACK 65536
 #define COLLECT_MAX_TRACES 1024   /* traces of one run listed at the end */
 
 enum {
@@ -144,7 +140,7 @@ static void collect_usage(FILE *f)
 		"  -q, --quiet         print nothing but errors\n"
 		"  -h, --help          show this help\n"
 		"  -V, --version       show the version\n",
-		COLLECT_DEFAULT_HZ, COLLECT_MIN_STACK, COLLECT_MAX_STACK, COLLECT_DEFAULT_STACK);
+		COLLECT_HZ_DEFAULT, COLLECT_STACK_MIN, COLLECT_STACK_MAX, COLLECT_STACK_DEFAULT);
 }
 
 /* Parses the command line.  Returns -1 to go on, else an exit status. */
@@ -167,9 +163,9 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 	char *end;
 	int c;
 
-	o->frequency = COLLECT_DEFAULT_HZ;
+	o->frequency = COLLECT_HZ_DEFAULT;
 	o->unwind = RAW_UNWIND_DWARF;
-	o->stack_size = COLLECT_DEFAULT_STACK;
+	o->stack_size = COLLECT_STACK_DEFAULT;
 	o->engine = "posix";
 	o->clock = "cpu";
 	opterr = 0;
@@ -178,10 +174,10 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 		case 'F':
 			errno = 0;
 			o->frequency = strtol(optarg, &end, 10);
-			if (errno != 0 || end == optarg || *end != '\0' || o->frequency < 1 ||
-			    o->frequency > COLLECT_MAX_HZ) {
+			if (errno != 0 || end == optarg || *end != '\0' ||
+			    !collect_env_frequency_ok(o->frequency)) {
 				collect_msg("invalid frequency '%s': expected 1 to %d Hz", optarg,
-					    COLLECT_MAX_HZ);
+					    COLLECT_HZ_MAX);
 				return COLLECT_EXIT_USAGE;
 			}
 			break;
@@ -206,16 +202,15 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 			errno = 0;
 			o->stack_size = strtol(optarg, &end, 10);
 			if (errno == 0 && end != optarg && (*end == 'k' || *end == 'K') &&
-			    o->stack_size <= COLLECT_MAX_STACK) {
+			    o->stack_size <= COLLECT_STACK_MAX) {
 				o->stack_size *= 1024;
 				end++;
 			}
 			if (errno != 0 || end == optarg || *end != '\0' ||
-			    o->stack_size < COLLECT_MIN_STACK || o->stack_size > COLLECT_MAX_STACK ||
-			    o->stack_size % 8 != 0) {
+			    !collect_env_stack_size_ok(o->stack_size)) {
 				collect_msg("invalid stack size '%s': expected %d to %d bytes (or 1k "
-					    "to 64k), a multiple of 8", optarg, COLLECT_MIN_STACK,
-					    COLLECT_MAX_STACK);
+					    "to %dk), a multiple of 8", optarg, COLLECT_STACK_MIN,
+					    COLLECT_STACK_MAX, COLLECT_STACK_MAX / 1024);
 				return COLLECT_EXIT_USAGE;
 			}
 			break;
@@ -497,16 +492,16 @@ static int collect_setenv(const struct collect_opts *o, const char *lib, const c
 	rc = setenv("LD_PRELOAD", preload, 1);
 	free(preload);
 	snprintf(num, sizeof(num), "%ld", o->frequency);
-	rc |= setenv("PROFVIEW_FREQUENCY", num, 1);
-	rc |= setenv("PROFVIEW_OUTPUT", abs, 1);
-	rc |= setenv("PROFVIEW_UNWIND", o->unwind == RAW_UNWIND_FP ? "fp" : "dwarf", 1);
+	rc |= setenv(COLLECT_ENV_FREQUENCY, num, 1);
+	rc |= setenv(COLLECT_ENV_OUTPUT, abs, 1);
+	rc |= setenv(COLLECT_ENV_UNWIND, o->unwind == RAW_UNWIND_FP ? "fp" : "dwarf", 1);
 	snprintf(num, sizeof(num), "%ld", o->stack_size);
-	rc |= setenv("PROFVIEW_STACK_SIZE", num, 1);
-	rc |= setenv("PROFVIEW_ENGINE", o->engine, 1);
-	rc |= setenv("PROFVIEW_CLOCK", o->clock, 1);
+	rc |= setenv(COLLECT_ENV_STACK_SIZE, num, 1);
+	rc |= setenv(COLLECT_ENV_ENGINE, o->engine, 1);
+	rc |= setenv(COLLECT_ENV_CLOCK, o->clock, 1);
 	snprintf(num, sizeof(num), "%d", (int)getpid());
-	rc |= setenv("PROFVIEW_PID", num, 1);
-	rc |= setenv("PROFVIEW_INHERIT", o->no_inherit ? "0" : "1", 1);
+	rc |= setenv(COLLECT_ENV_PID, num, 1);
+	rc |= setenv(COLLECT_ENV_INHERIT, o->no_inherit ? "0" : "1", 1);
 	if (o->duration > 0) {
 		struct timespec ts;
 
@@ -514,9 +509,9 @@ static int collect_setenv(const struct collect_opts *o, const char *lib, const c
 		snprintf(num, sizeof(num), "%llu",
 			 (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec +
 				 (unsigned long long)(o->duration * 1e9));
-		rc |= setenv("PROFVIEW_STOP_NS", num, 1);
+		rc |= setenv(COLLECT_ENV_STOP_NS, num, 1);
 	} else {
-		unsetenv("PROFVIEW_STOP_NS");
+		unsetenv(COLLECT_ENV_STOP_NS);
 	}
 	return rc;
 }
