@@ -1,14 +1,16 @@
 /* raw-read.c - read a profview raw trace into the profile model
  *
- * The trace is read in three passes over the records: the first checks the
- * framing and collects mappings, threads and the end record; the second
- * stores the stack table; the third turns samples into profile samples (a
- * sample may refer to a stack that was written after it).  Reading stops at
- * the first record that does not fit; everything before it is kept.
+ * The framing is checked first (raw-iter.h), then the trace is read in
+ * three passes over the records: the first collects mappings, threads and
+ * the end record; the second stores the stack table; the third turns
+ * samples into profile samples (a sample may refer to a stack that was
+ * written after it).  Every walk stops at the first record that does not
+ * fit; everything before it is kept.
  */
 #include "raw-read.h"
 #include "error.h"
 #include "raw-cpu.h"
+#include "raw-iter.h"
 #include "raw.h"
 #include "util.h"
 
@@ -44,8 +46,9 @@ struct reader {
 	size_t len;
 	const char *name;
 	struct pv_profile *p;
-	size_t data_start, data_end;  /* the records that are whole */
-	uint64_t nrecords;
+	struct raw_head head;         /* what the header says */
+	size_t data_start;            /* the first record */
+	uint64_t nrecords;            /* the records that are whole */
 
 	struct stack_ref *stacks;     /* open addressing by id, id 0 = empty */
 	size_t nstacks_slots, nstacks;
@@ -98,100 +101,55 @@ static bool all_zero(const unsigned char *b, size_t n)
 	return true;
 }
 
-/* Minimum size of each known record type. */
-static size_t min_size(uint32_t type)
+/* Starts a walk over the trace's records (raw-iter.h). */
+static void records(const struct reader *rd, struct raw_iter *it)
 {
-	switch (type) {
-	case RAW_MAPPING: return sizeof(struct raw_mapping);
-	case RAW_THREAD: return RAW_THREAD_MIN_SIZE;
-	case RAW_STACK: return sizeof(struct raw_stack);
-	case RAW_SAMPLE: return sizeof(struct raw_sample);
-	case RAW_LOST: return RAW_LOST_MIN_SIZE;
-	case RAW_THREAD_EXIT: return sizeof(struct raw_thread_exit);
-	case RAW_END: return sizeof(struct raw_end);
-	case RAW_SAMPLE_REGS: return sizeof(struct raw_sample_regs);
-	default: return sizeof(struct raw_rec);
-	}
+	raw_iter_init(it, rd->buf, rd->len, rd->data_start, rd->head.arch.nregs);
 }
 
-/* Check that a record's variable part fits in it. */
-static bool record_fits(const unsigned char *r, uint32_t type, uint32_t size)
-{
-	if (size < min_size(type))
-		return false;
-	switch (type) {
-	case RAW_MAPPING: {
-		const struct raw_mapping *m = (const void *)r;
-		return m->path_len <= size - sizeof *m && m->build_id_len <= sizeof m->build_id;
-	}
-	case RAW_STACK: {
-		const struct raw_stack *s = (const void *)r;
-		return s->nframes <= RAW_MAX_FRAMES &&
-		       (uint64_t)s->nframes * 8 <= size - sizeof *s;
-	}
-	case RAW_SAMPLE: {
-		const struct raw_sample *s = (const void *)r;
-		return s->nframes <= RAW_MAX_FRAMES &&
-		       (uint64_t)s->nframes * 8 <= size - sizeof *s;
-	}
-	case RAW_SAMPLE_REGS: {
-		const struct raw_sample_regs *s = (const void *)r;
-		return s->nregs >= RAW_NREGS && s->nregs <= 64 &&
-		       (uint64_t)s->nregs * 8 + s->stack_len <= size - sizeof *s;
-	}
-	default:
-		return true;
-	}
-}
-
-/* Walk the framing; sets data_end to the end of the last whole record and
- * says in cut why reading stopped early, if it did. */
+/* Walk the framing; counts the whole records, says in cut why reading
+ * stopped early, if it did, and how many bytes that drops. */
 static int check_framing(struct reader *rd)
 {
-	size_t off = rd->data_start;
+	struct raw_iter it;
+	struct raw_record r;
+	enum raw_next next;
 
-	while (off < rd->len) {
-		const unsigned char *r = rd->buf + off;
-		struct raw_rec h;
-		size_t left = rd->len - off;
-
-		if (left < sizeof h) {
-			snprintf(rd->cut, sizeof rd->cut, "cut off at byte %zu inside a record header", off);
-			break;
-		}
-		memcpy(&h, r, sizeof h);
-		if (h.type == 0) {
-			/* End of the written data of a trace that was not
-			 * finished, or a record reserved but never published. */
-			snprintf(rd->cut, sizeof rd->cut, "unpublished record at byte %zu", off);
-			break;
-		}
-		if (h.size < sizeof h || h.size % RAW_ALIGN || h.size > RAW_MAX_RECORD) {
-			snprintf(rd->cut, sizeof rd->cut, "record %" PRIu64 " at byte %zu has a bad size (%u)",
-				 rd->nrecords + 1, off, h.size);
-			break;
-		}
-		if (h.size > left) {
-			snprintf(rd->cut, sizeof rd->cut,
-				 "cut off at byte %zu: record %" PRIu64 " (%s) needs %u bytes, %zu are left",
-				 off, rd->nrecords + 1, type_name(h.type), h.size, left);
-			break;
-		}
-		if (!record_fits(r, h.type, h.size)) {
-			snprintf(rd->cut, sizeof rd->cut, "record %" PRIu64 " (%s) at byte %zu is malformed",
-				 rd->nrecords + 1, type_name(h.type), off);
-			break;
-		}
-		rd->nrecords++;
-		off += h.size;
-		if (h.type == RAW_END) {
-			rd->have_end = true;
-			snprintf(rd->cut, sizeof rd->cut, "data after the end record at byte %zu", off);
-			break;
-		}
+	records(rd, &it);
+	while ((next = raw_iter_next(&it, &r)) == RAW_NEXT_RECORD)
+		;
+	rd->nrecords = it.nrecords;
+	switch (next) {
+	case RAW_NEXT_RECORD:
+	case RAW_NEXT_DONE:
+		break;
+	case RAW_NEXT_CUT_HEADER:
+		snprintf(rd->cut, sizeof rd->cut, "cut off at byte %zu inside a record header", r.off);
+		break;
+	case RAW_NEXT_ZEROS:
+		/* End of the written data of a trace that was not finished,
+		 * or a record reserved but never published. */
+		snprintf(rd->cut, sizeof rd->cut, "unpublished record at byte %zu", r.off);
+		break;
+	case RAW_NEXT_BAD_SIZE:
+		snprintf(rd->cut, sizeof rd->cut, "record %" PRIu64 " at byte %zu has a bad size (%u)",
+			 rd->nrecords + 1, r.off, r.size);
+		break;
+	case RAW_NEXT_CUT:
+		snprintf(rd->cut, sizeof rd->cut,
+			 "cut off at byte %zu: record %" PRIu64 " (%s) needs %u bytes, %zu are left",
+			 r.off, rd->nrecords + 1, type_name(r.type), r.size, rd->len - r.off);
+		break;
+	case RAW_NEXT_MALFORMED:
+		snprintf(rd->cut, sizeof rd->cut, "record %" PRIu64 " (%s) at byte %zu is malformed",
+			 rd->nrecords + 1, type_name(r.type), r.off);
+		break;
+	case RAW_NEXT_ENDED:
+		rd->have_end = true;
+		snprintf(rd->cut, sizeof rd->cut, "data after the end record at byte %zu", r.off);
+		break;
 	}
-	rd->data_end = off;
-	rd->p->dropped_bytes = all_zero(rd->buf + off, rd->len - off) ? 0 : rd->len - off;
+	rd->p->dropped_bytes = all_zero(rd->buf + it.off, rd->len - it.off) ? 0 : rd->len - it.off;
 	return 0;
 }
 
@@ -247,13 +205,14 @@ static uint32_t thread_index(struct reader *rd, uint32_t tid)
 static int first_pass(struct reader *rd)
 {
 	struct pv_profile *p = rd->p;
+	struct raw_iter it;
+	struct raw_record rec;
 
-	for (size_t off = rd->data_start; off < rd->data_end;) {
-		const unsigned char *r = rd->buf + off;
-		struct raw_rec h;
+	records(rd, &it);
+	while (raw_iter_next(&it, &rec) == RAW_NEXT_RECORD) {
+		const unsigned char *r = rec.data;
 
-		memcpy(&h, r, sizeof h);
-		switch (h.type) {
+		switch (rec.type) {
 		case RAW_MAPPING:
 			if (add_mapping(rd, (const void *)r) < 0)
 				return -1;
@@ -275,7 +234,7 @@ static int first_pass(struct reader *rd)
 		}
 		case RAW_LOST: {
 			struct raw_lost l = { 0 };
-			memcpy(&l, r, h.size < sizeof l ? h.size : sizeof l);
+			memcpy(&l, r, rec.size < sizeof l ? rec.size : sizeof l);
 			rd->lost_records += l.count;
 			if (l.error && raw_lost_cause(l.error) &&
 			    (p->lost_cause = pv_intern_str(p, raw_lost_cause(l.error))) == PV_NONE)
@@ -291,7 +250,6 @@ static int first_pass(struct reader *rd)
 		default:
 			break;
 		}
-		off += h.size;
 	}
 	return 0;
 }
@@ -409,12 +367,15 @@ static uint32_t store_frames(struct reader *rd, const unsigned char *frames, uin
 
 static int stack_pass(struct reader *rd)
 {
-	for (size_t off = rd->data_start; off < rd->data_end;) {
-		const unsigned char *r = rd->buf + off;
-		struct raw_rec h;
+	struct raw_iter it;
+	struct raw_record rec;
 
-		memcpy(&h, r, sizeof h);
-		if (h.type == RAW_STACK) {
+	records(rd, &it);
+	while (raw_iter_next(&it, &rec) == RAW_NEXT_RECORD) {
+		const unsigned char *r = rec.data;
+		size_t off = rec.off;
+
+		if (rec.type == RAW_STACK) {
 			const struct raw_stack *s = (const void *)r;
 			struct stack_ref *slot;
 			uint32_t at;
@@ -438,7 +399,6 @@ static int stack_pass(struct reader *rd)
 				}
 			}
 		}
-		off += h.size;
 	}
 	return 0;
 }
@@ -577,64 +537,77 @@ static int thread_record(struct reader *rd, const unsigned char *r, uint32_t siz
 
 static int sample_pass(struct reader *rd)
 {
-	for (size_t off = rd->data_start; off < rd->data_end;) {
-		const unsigned char *r = rd->buf + off;
-		struct raw_rec h;
+	struct raw_iter it;
+	struct raw_record rec;
+
+	records(rd, &it);
+	while (raw_iter_next(&it, &rec) == RAW_NEXT_RECORD) {
+		const unsigned char *r = rec.data;
 		int ret = 0;
 
-		memcpy(&h, r, sizeof h);
-		if (h.type == RAW_SAMPLE_REGS)
+		if (rec.type == RAW_SAMPLE_REGS)
 			ret = regs_sample(rd, (const void *)r);
-		else if (h.type == RAW_SAMPLE)
+		else if (rec.type == RAW_SAMPLE)
 			ret = fp_sample(rd, (const void *)r);
-		else if (h.type == RAW_THREAD && rd->cpu)
-			ret = thread_record(rd, r, h.size);
-		else if (h.type == RAW_THREAD_EXIT && rd->cpu)
+		else if (rec.type == RAW_THREAD && rd->cpu)
+			ret = thread_record(rd, r, rec.size);
+		else if (rec.type == RAW_THREAD_EXIT && rd->cpu)
 			ret = raw_cpu_exit(rd->cpu, ((const struct raw_thread_exit *)r)->tid,
 					   ((const struct raw_thread_exit *)r)->cpu_ns) < 0 ? pv_oom() : 0;
 		if (ret < 0)
 			return -1;
-		off += h.size;
 	}
 	return 0;
 }
 
 static int read_header(struct reader *rd)
 {
-	struct raw_header hd;
+	const struct raw_header *h = &rd->head.h;
+	const struct raw_arch *a = &rd->head.arch;
 	struct pv_profile *p = rd->p;
+	char say[160];
 
-	if (!raw_detect(rd->buf, rd->len))
+	switch (raw_iter_head(rd->buf, rd->len, &rd->head)) {
+	case RAW_HEAD_OK:
+		break;
+	case RAW_HEAD_NOT_RAW:
 		return pv_error("'%s': not a profview raw trace (bad magic)", rd->name);
-	if (rd->len < sizeof hd)
-		return pv_error("'%s': trace is cut off inside its %zu-byte header (%zu bytes)",
-				rd->name, sizeof hd, rd->len);
-	memcpy(&hd, rd->buf, sizeof hd);
-	if (hd.version != RAW_VERSION)
-		return pv_error("'%s': raw trace format version %u is not supported (this profview reads version %d)%s",
-				rd->name, hd.version, RAW_VERSION,
-				hd.version > RAW_VERSION ? "; use a newer profview" : "");
-	if (hd.header_size < sizeof hd || hd.header_size % RAW_ALIGN ||
-	    hd.exe_len > hd.header_size - sizeof hd)
+	case RAW_HEAD_SHORT:
+		return pv_error("'%s': trace is cut off inside its %u-byte header (%zu bytes)",
+				rd->name, rd->head.fixed_size, rd->len);
+	case RAW_HEAD_VERSION:
+		return pv_error("'%s': raw trace format version %u is not supported (this profview reads versions %d to %d)%s",
+				rd->name, h->version, RAW_VERSION_MIN, RAW_VERSION,
+				h->version > RAW_VERSION ? "; use a newer profview" : "");
+	case RAW_HEAD_MACHINE:
+		return pv_error("'%s': %s", rd->name, raw_iter_machine_say(say, sizeof say, a->machine));
+	case RAW_HEAD_REGS:
+		if (a->regs != RAW_REGS_DWARF)
+			return pv_error("'%s': registers in a numbering this profview does not know (%u); use a newer profview",
+					rd->name, a->regs);
+		return pv_error("'%s': corrupt header (%u registers a sample, expected %d to %d)", rd->name,
+				a->nregs, RAW_NREGS, RAW_MAX_REGS);
+	case RAW_HEAD_CORRUPT:
 		return pv_error("'%s': corrupt header (header size %u, path length %u)", rd->name,
-				hd.header_size, hd.exe_len);
-	if (hd.header_size > rd->len)
+				h->header_size, h->exe_len);
+	case RAW_HEAD_CUT:
 		return pv_error("'%s': trace is cut off inside its header (%zu of %u bytes)", rd->name,
-				rd->len, hd.header_size);
-	rd->data_start = hd.header_size;
-	p->program = pv_intern(p, (const char *)rd->buf + sizeof hd,
-			       strnlen((const char *)rd->buf + sizeof hd, hd.exe_len));
+				rd->len, h->header_size);
+	}
+	rd->data_start = h->header_size;
+	p->program = pv_intern(p, (const char *)rd->buf + rd->head.fixed_size,
+			       strnlen((const char *)rd->buf + rd->head.fixed_size, h->exe_len));
 	p->source_format = pv_intern_str(p, "profview raw trace");
-	p->pid = hd.pid;
-	p->time_ns = (int64_t)hd.start_realtime_ns;
-	p->period = (int64_t)hd.period_ns;
-	rd->short_us = hd.short_thread_us;
-	rd->start_mono = hd.start_monotonic_ns;
-	rd->fp_candidate = hd.unwind == RAW_UNWIND_FP;
-	rd->wall = hd.clock == RAW_CLOCK_WALL;
+	p->pid = h->pid;
+	p->time_ns = (int64_t)h->start_realtime_ns;
+	p->period = (int64_t)h->period_ns;
+	rd->short_us = h->short_thread_us;
+	rd->start_mono = h->start_monotonic_ns;
+	rd->fp_candidate = h->unwind == RAW_UNWIND_FP;
+	rd->wall = h->clock == RAW_CLOCK_WALL;
 	rd->v_count = pv_add_value_type(p, "samples", "count");
-	rd->v_cpu = pv_add_value_type(p, hd.clock == RAW_CLOCK_WALL ? "wall" : "cpu", "nanoseconds");
-	p->period_type.type = pv_intern_str(p, hd.clock == RAW_CLOCK_WALL ? "wall" : "cpu");
+	rd->v_cpu = pv_add_value_type(p, h->clock == RAW_CLOCK_WALL ? "wall" : "cpu", "nanoseconds");
+	p->period_type.type = pv_intern_str(p, h->clock == RAW_CLOCK_WALL ? "wall" : "cpu");
 	p->period_type.unit = pv_intern_str(p, "nanoseconds");
 	if (p->program == PV_NONE || rd->v_count == PV_NONE || rd->v_cpu == PV_NONE)
 		return -1;

@@ -4,14 +4,16 @@
  * depends on nothing but <stdint.h> and describes the bytes on disk; see
  * profview-raw(5) for the prose version.
  *
- * Layout: a raw_header, then the executable path (header.exe_len bytes,
- * NUL-terminated, padded with zeros to a multiple of 8), then records.  Every
- * record starts with a raw_rec (type, size); size counts the whole record,
- * header included, and is a multiple of 8, so a reader can skip record types
- * it does not know.  All integers are little-endian.  A record whose type word
- * is zero marks the end of the written data (the collector writes into a
- * pre-sized file, so a process killed mid-run leaves zeros after its last
- * record).  A trace that was finished cleanly ends with a RAW_END record.
+ * Layout: a raw_header, then (from version 2) a raw_arch, then the
+ * executable path (header.exe_len bytes, NUL-terminated, padded with zeros
+ * to a multiple of 8), then records.  Every record starts with a raw_rec
+ * (type, size); size counts the whole record, header included, and is a
+ * multiple of 8, so a reader can skip record types it does not know.  All
+ * integers are little-endian.  A record whose type word is zero marks the
+ * end of the written data (the collector writes into a pre-sized file, so a
+ * process killed mid-run leaves zeros after its last record).  A trace that
+ * was finished cleanly ends with a RAW_END record.  raw-iter.h walks the
+ * header and records by these rules.
  */
 #ifndef PROFVIEW_RAW_H
 #define PROFVIEW_RAW_H
@@ -20,7 +22,11 @@
 
 #define RAW_MAGIC "PVTRACE\n"
 #define RAW_MAGIC_LEN 8
-#define RAW_VERSION 1
+/* The version collectors write, and the oldest one readers still read.
+ * Version 1 is the header alone, of an x86-64 program; version 2 adds a
+ * raw_arch after it: the program's architecture and its register set. */
+#define RAW_VERSION 2
+#define RAW_VERSION_MIN 1
 #define RAW_ALIGN 8
 /* Largest record a reader accepts; anything bigger is corruption. */
 #define RAW_MAX_RECORD (1u << 24)
@@ -46,7 +52,7 @@ enum raw_unwind {
 struct raw_header {
 	char magic[RAW_MAGIC_LEN];
 	uint32_t version;
-	uint32_t header_size;  /* this struct + exe path + padding */
+	uint32_t header_size;  /* this struct, raw_arch (version 2), exe path, padding */
 	uint32_t clock;        /* enum raw_clock */
 	uint32_t unwind;       /* enum raw_unwind */
 	uint32_t pid;
@@ -61,6 +67,39 @@ struct raw_header {
 	uint32_t short_thread_us;
 };
 _Static_assert(sizeof(struct raw_header) == 64, "raw_header is 64 bytes");
+
+/* ELF machines (e_machine, as in <elf.h>). */
+#define RAW_MACHINE_X86_64 62
+
+/* How the registers of RAW_SAMPLE_REGS records are numbered. */
+enum raw_regs {
+	/* Register i is DWARF register i of the machine (for x86-64, see
+	 * RAW_REG_RSP and RAW_REG_RIP below). */
+	RAW_REGS_DWARF = 1,
+};
+
+/* From version 2, what follows the raw_header, before the exe path: the
+ * program's architecture and the registers its samples carry.  A version
+ * 1 trace is of an x86-64 program, with RAW_NREGS registers in DWARF
+ * numbering. */
+struct raw_arch {
+	uint32_t machine;      /* the program's ELF e_machine: RAW_MACHINE_X86_64 */
+	uint32_t regs;         /* enum raw_regs */
+	uint32_t nregs;        /* registers in every RAW_SAMPLE_REGS record */
+	uint32_t reserved;     /* 0 */
+};
+_Static_assert(sizeof(struct raw_arch) == 16, "raw_arch is 16 bytes");
+
+/* Where the exe path starts in a trace of this version: the bytes of the
+ * header before it; 0 for a version this header does not describe. */
+static inline uint32_t raw_header_fixed_size(uint32_t version)
+{
+	if (version == 1)
+		return (uint32_t)sizeof(struct raw_header);
+	if (version == 2)
+		return (uint32_t)(sizeof(struct raw_header) + sizeof(struct raw_arch));
+	return 0;
+}
 
 enum raw_type {
 	RAW_MAPPING = 1,
@@ -165,13 +204,17 @@ struct raw_sample {
 _Static_assert(sizeof(struct raw_sample) == 40, "raw_sample is 40 bytes");
 
 /* x86-64 registers in DWARF numbering: rax rdx rcx rbx rsi rdi rbp rsp
- * r8-r15, then the return address column (rip). */
+ * r8-r15, then the return address column (rip).  RAW_NREGS is the register
+ * set of x86-64 traces (every version 1 trace), RAW_MAX_REGS the most a
+ * record may hold. */
 #define RAW_REG_RSP 7
 #define RAW_REG_RIP 16
 #define RAW_NREGS 17
+#define RAW_MAX_REGS 64
 
-/* A sample to be unwound offline: followed by nregs uint64 registers
- * (RAW_NREGS, DWARF numbering) and stack_len bytes copied from the stack
+/* A sample to be unwound offline: followed by nregs uint64 registers (at
+ * least the header's raw_arch.nregs, RAW_NREGS in version 1, numbered as
+ * its raw_arch.regs says) and stack_len bytes copied from the stack
  * pointer upwards, padded to 8.  The copy stops at the thread's stack top
  * or at the collector's --stack-size, whichever comes first. */
 struct raw_sample_regs {

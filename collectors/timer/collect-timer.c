@@ -46,8 +46,10 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "collect-env.h"
 #include "outfile.h"
 #include "raw-cpu.h"
+#include "raw-iter.h"
 #include "raw.h"
 #include "units.h"
 
@@ -59,11 +61,6 @@
 #endif
 
 #define COLLECT_LIB "libprofview-timer.so"
-#define COLLECT_DEFAULT_HZ 250
-#define COLLECT_MAX_HZ 100000
-#define COLLECT_DEFAULT_STACK 8192
-#define COLLECT_MIN_STACK 512
-#define COLLECT_MAX_STACK 65536
 #define COLLECT_MAX_TRACES 1024   /* traces of one run listed at the end */
 
 enum {
@@ -96,6 +93,8 @@ struct collect_stats {
 	int cut;              /* trailing zeros were cut */
 	int bad;              /* unreadable data after the last record */
 	int empty;            /* no header at all */
+	int foreign;          /* a trace of another architecture: */
+	uint32_t machine;     /* its ELF machine */
 	int tail_cut;         /* zeros after the end record were cut */
 	uint32_t pid;         /* of the header */
 	uint32_t clock;       /* of the header */
@@ -141,7 +140,7 @@ static void collect_usage(FILE *f)
 		"  -q, --quiet         print nothing but errors\n"
 		"  -h, --help          show this help\n"
 		"  -V, --version       show the version\n",
-		COLLECT_DEFAULT_HZ, COLLECT_MIN_STACK, COLLECT_MAX_STACK, COLLECT_DEFAULT_STACK);
+		COLLECT_HZ_DEFAULT, COLLECT_STACK_MIN, COLLECT_STACK_MAX, COLLECT_STACK_DEFAULT);
 }
 
 /* Parses the command line.  Returns -1 to go on, else an exit status. */
@@ -164,9 +163,9 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 	char *end;
 	int c;
 
-	o->frequency = COLLECT_DEFAULT_HZ;
+	o->frequency = COLLECT_HZ_DEFAULT;
 	o->unwind = RAW_UNWIND_DWARF;
-	o->stack_size = COLLECT_DEFAULT_STACK;
+	o->stack_size = COLLECT_STACK_DEFAULT;
 	o->engine = "posix";
 	o->clock = "cpu";
 	opterr = 0;
@@ -175,10 +174,10 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 		case 'F':
 			errno = 0;
 			o->frequency = strtol(optarg, &end, 10);
-			if (errno != 0 || end == optarg || *end != '\0' || o->frequency < 1 ||
-			    o->frequency > COLLECT_MAX_HZ) {
+			if (errno != 0 || end == optarg || *end != '\0' ||
+			    !collect_env_frequency_ok(o->frequency)) {
 				collect_msg("invalid frequency '%s': expected 1 to %d Hz", optarg,
-					    COLLECT_MAX_HZ);
+					    COLLECT_HZ_MAX);
 				return COLLECT_EXIT_USAGE;
 			}
 			break;
@@ -203,16 +202,15 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 			errno = 0;
 			o->stack_size = strtol(optarg, &end, 10);
 			if (errno == 0 && end != optarg && (*end == 'k' || *end == 'K') &&
-			    o->stack_size <= COLLECT_MAX_STACK) {
+			    o->stack_size <= COLLECT_STACK_MAX) {
 				o->stack_size *= 1024;
 				end++;
 			}
 			if (errno != 0 || end == optarg || *end != '\0' ||
-			    o->stack_size < COLLECT_MIN_STACK || o->stack_size > COLLECT_MAX_STACK ||
-			    o->stack_size % 8 != 0) {
+			    !collect_env_stack_size_ok(o->stack_size)) {
 				collect_msg("invalid stack size '%s': expected %d to %d bytes (or 1k "
-					    "to 64k), a multiple of 8", optarg, COLLECT_MIN_STACK,
-					    COLLECT_MAX_STACK);
+					    "to %dk), a multiple of 8", optarg, COLLECT_STACK_MIN,
+					    COLLECT_STACK_MAX, COLLECT_STACK_MAX / 1024);
 				return COLLECT_EXIT_USAGE;
 			}
 			break;
@@ -494,16 +492,16 @@ static int collect_setenv(const struct collect_opts *o, const char *lib, const c
 	rc = setenv("LD_PRELOAD", preload, 1);
 	free(preload);
 	snprintf(num, sizeof(num), "%ld", o->frequency);
-	rc |= setenv("PROFVIEW_FREQUENCY", num, 1);
-	rc |= setenv("PROFVIEW_OUTPUT", abs, 1);
-	rc |= setenv("PROFVIEW_UNWIND", o->unwind == RAW_UNWIND_FP ? "fp" : "dwarf", 1);
+	rc |= setenv(COLLECT_ENV_FREQUENCY, num, 1);
+	rc |= setenv(COLLECT_ENV_OUTPUT, abs, 1);
+	rc |= setenv(COLLECT_ENV_UNWIND, o->unwind == RAW_UNWIND_FP ? "fp" : "dwarf", 1);
 	snprintf(num, sizeof(num), "%ld", o->stack_size);
-	rc |= setenv("PROFVIEW_STACK_SIZE", num, 1);
-	rc |= setenv("PROFVIEW_ENGINE", o->engine, 1);
-	rc |= setenv("PROFVIEW_CLOCK", o->clock, 1);
+	rc |= setenv(COLLECT_ENV_STACK_SIZE, num, 1);
+	rc |= setenv(COLLECT_ENV_ENGINE, o->engine, 1);
+	rc |= setenv(COLLECT_ENV_CLOCK, o->clock, 1);
 	snprintf(num, sizeof(num), "%d", (int)getpid());
-	rc |= setenv("PROFVIEW_PID", num, 1);
-	rc |= setenv("PROFVIEW_INHERIT", o->no_inherit ? "0" : "1", 1);
+	rc |= setenv(COLLECT_ENV_PID, num, 1);
+	rc |= setenv(COLLECT_ENV_INHERIT, o->no_inherit ? "0" : "1", 1);
 	if (o->duration > 0) {
 		struct timespec ts;
 
@@ -511,9 +509,9 @@ static int collect_setenv(const struct collect_opts *o, const char *lib, const c
 		snprintf(num, sizeof(num), "%llu",
 			 (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec +
 				 (unsigned long long)(o->duration * 1e9));
-		rc |= setenv("PROFVIEW_STOP_NS", num, 1);
+		rc |= setenv(COLLECT_ENV_STOP_NS, num, 1);
 	} else {
-		unsetenv("PROFVIEW_STOP_NS");
+		unsetenv(COLLECT_ENV_STOP_NS);
 	}
 	return rc;
 }
@@ -553,6 +551,11 @@ static int collect_scan(const char *path, struct collect_stats *st)
 	int oom = 0;
 	const struct raw_header *h;
 	const unsigned char *p;
+	struct raw_head head;
+	enum raw_head_status hs;
+	struct raw_iter it;
+	struct raw_record rec;
+	enum raw_next next;
 	struct stat sb;
 	uint64_t off, size;
 	int fd = open(path, O_RDWR | O_CLOEXEC);
@@ -574,9 +577,15 @@ static int collect_scan(const char *path, struct collect_stats *st)
 		close(fd);
 		return -1;
 	}
-	h = (const struct raw_header *)p;
-	if (memcmp(h->magic, RAW_MAGIC, RAW_MAGIC_LEN) != 0 || h->version != RAW_VERSION ||
-	    h->header_size < sizeof(*h) || h->header_size > size || h->header_size % 8 != 0) {
+	h = &head.h;
+	hs = raw_iter_head(p, size, &head);
+	if (hs == RAW_HEAD_MACHINE) {
+		/* not ours to count or cut, nor to remove */
+		st->foreign = 1;
+		st->machine = head.arch.machine;
+		goto out;
+	}
+	if (hs != RAW_HEAD_OK) {
 		st->empty = 1;
 		goto out;
 	}
@@ -584,60 +593,54 @@ static int collect_scan(const char *path, struct collect_stats *st)
 	st->clock = h->clock;
 	acct = raw_cpu_new(h->short_thread_us);
 	oom = acct == NULL;
-	for (off = h->header_size; off + sizeof(struct raw_rec) <= size;) {
-		struct raw_rec r;
-
-		memcpy(&r, p + off, sizeof(r));
-		if (r.type == 0)
-			break;
-		if (r.size < sizeof(r) || r.size % RAW_ALIGN != 0 || r.size > RAW_MAX_RECORD ||
-		    r.size > size - off) {
-			st->bad = 1;
-			break;
-		}
-		if (r.type == RAW_SAMPLE && r.size >= sizeof(struct raw_sample)) {
+	raw_iter_init(&it, p, size, h->header_size, head.arch.nregs);
+	while ((next = raw_iter_next(&it, &rec)) == RAW_NEXT_RECORD) {
+		/* whole records, each as long as its type needs (raw-iter.h) */
+		if (rec.type == RAW_SAMPLE) {
 			struct raw_sample s;
 
-			memcpy(&s, p + off, sizeof(s));
+			memcpy(&s, rec.data, sizeof(s));
 			st->samples++;
 			st->wall_weight_ns += s.weight_ns;
 			oom |= acct != NULL && raw_cpu_sample(acct, s.tid, s.weight_ns) < 0;
-		} else if (r.type == RAW_SAMPLE_REGS && r.size >= sizeof(struct raw_sample_regs)) {
+		} else if (rec.type == RAW_SAMPLE_REGS) {
 			struct raw_sample_regs s;
 
-			memcpy(&s, p + off, sizeof(s));
+			memcpy(&s, rec.data, sizeof(s));
 			st->samples++;
 			st->wall_weight_ns += s.weight_ns;
 			oom |= acct != NULL && raw_cpu_sample(acct, s.tid, s.weight_ns) < 0;
-		} else if (r.type == RAW_THREAD && r.size >= RAW_THREAD_MIN_SIZE) {
+		} else if (rec.type == RAW_THREAD) {
 			struct raw_thread t = { 0 };
 
-			memcpy(&t, p + off, r.size < sizeof(t) ? r.size : sizeof(t));
+			memcpy(&t, rec.data, rec.size < sizeof(t) ? rec.size : sizeof(t));
 			oom |= acct != NULL &&
-			       raw_cpu_thread(acct, t.tid, r.size >= sizeof(t), t.cpu_ns) < 0;
-		} else if (r.type == RAW_THREAD_EXIT && r.size >= sizeof(struct raw_thread_exit)) {
+			       raw_cpu_thread(acct, t.tid, rec.size >= sizeof(t), t.cpu_ns) < 0;
+		} else if (rec.type == RAW_THREAD_EXIT) {
 			struct raw_thread_exit t;
 
-			memcpy(&t, p + off, sizeof(t));
+			memcpy(&t, rec.data, sizeof(t));
 			oom |= acct != NULL && raw_cpu_exit(acct, t.tid, t.cpu_ns) < 0;
-		} else if (r.type == RAW_LOST && r.size >= RAW_LOST_MIN_SIZE) {
+		} else if (rec.type == RAW_LOST) {
 			struct raw_lost l = { 0 };
 
-			memcpy(&l, p + off, r.size < sizeof(l) ? r.size : sizeof(l));
+			memcpy(&l, rec.data, rec.size < sizeof(l) ? rec.size : sizeof(l));
 			st->lost_records += l.count;
 			if (l.error)
 				st->lost_error = l.error;
-		} else if (r.type == RAW_END && r.size >= sizeof(struct raw_end)) {
+		} else if (rec.type == RAW_END) {
 			struct raw_end e;
 
-			memcpy(&e, p + off, sizeof(e));
+			memcpy(&e, rec.data, sizeof(e));
 			st->ended = 1;
 			st->lost = e.lost;
 		}
-		off += r.size;
-		if (st->ended)
-			break;
 	}
+	/* a record that is not whole: what follows is unreadable, and the
+	 * file is left as it is */
+	if (next == RAW_NEXT_BAD_SIZE || next == RAW_NEXT_CUT || next == RAW_NEXT_MALFORMED)
+		st->bad = 1;
+	off = it.off;
 	if (st->ended && off < size) {
 		uint64_t i;
 
@@ -696,7 +699,9 @@ static int collect_header(const char *path, struct collect_trace *t)
 		close(fd);
 		return -1;
 	}
-	n = pread(fd, exe, sizeof(exe) - 1, sizeof(h));
+	n = raw_header_fixed_size(h.version) > 0
+		    ? pread(fd, exe, sizeof(exe) - 1, raw_header_fixed_size(h.version))
+		    : 0;
 	close(fd);
 	exe[n > 0 ? n : 0] = '\0';
 	base = strrchr(exe, '/');
@@ -839,6 +844,10 @@ static void collect_report(const char *shown, pid_t pid, uint64_t t0, int inheri
 		if (collect_scan(name, &st) != 0) {
 			if (k == 0)
 				collect_msg("cannot read '%s': %s", name, strerror(errno));
+			continue;
+		}
+		if (st.foreign) {
+			collect_msg("'%s': %s", name, raw_iter_machine_say(say, sizeof(say), st.machine));
 			continue;
 		}
 		if (st.empty) {

@@ -19,12 +19,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "collect-env.h"
 #include "preload.h"
 
 #define PRELOAD_EXPORT __attribute__((visibility("default")))
 #define PRELOAD_FOREIGN_MAX 64
 #define PRELOAD_RANGES_MAX 4096
-#define PRELOAD_STACK_MAX 65536
 
 enum preload_state {
 	PRELOAD_OFF = 0,      /* not started, or not for this process */

@@ -10,7 +10,9 @@
  * environment) in our constructor; with PROFVIEW_INHERIT=0 they do
  * nothing at all.  PROFVIEW_STOP_NS (CLOCK_MONOTONIC) is when profiling
  * stops: a thread of ours sleeps until then and finishes the trace while
- * the program runs on.
+ * the program runs on.  collect-env.h names them all, with the defaults
+ * and limits the launcher checks too: a value out of them is taken as the
+ * default.
  *
  * dlopen, dlmopen and dlclose are interposed (dlhook.c) so that the
  * mappings of a library loaded later are written while it is mapped, even
@@ -41,10 +43,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "collect-env.h"
 #include "preload-state.h"
 
-#define PRELOAD_STACK_DEFAULT 8192
-#define PRELOAD_STACK_MIN 512
 #define PRELOAD_QUIESCE_NS 2000000000ull
 
 struct preload_global preload = {
@@ -127,7 +128,7 @@ static void preload_atfork_child(void)
 	atomic_store(&preload.rng, preload_now() ^ (uint64_t)getpid() << 32);
 	if (preload.unwind == RAW_UNWIND_FP)
 		stacktab_reset();
-	if (preload_start_trace(getenv("PROFVIEW_OUTPUT"), 0) != 0)
+	if (preload_start_trace(getenv(COLLECT_ENV_OUTPUT), 0) != 0)
 		return;
 	atomic_store(&preload.state, PRELOAD_RUNNING);
 	threads_register();
@@ -197,8 +198,12 @@ static uint64_t preload_short_ns(uint64_t period_ns)
 	return ns > 4000000000000ull ? 4000000000000ull : ns;
 }
 
-/* Fills the header; returns the exe path in exe (NUL-terminated). */
-static void preload_header(struct raw_header *h, char *exe, size_t cap)
+_Static_assert(RAW_VERSION == 2, "preload_header writes a version 2 header");
+
+/* Fills the header and what follows it in version 2, the program's
+ * architecture and the registers of its samples (sample.c, wall.c);
+ * returns the exe path in exe (NUL-terminated). */
+static void preload_header(struct raw_header *h, struct raw_arch *arch, char *exe, size_t cap)
 {
 	struct timespec rt, mono;
 	ssize_t n = readlink("/proc/self/exe", exe, cap - 1);
@@ -210,7 +215,7 @@ static void preload_header(struct raw_header *h, char *exe, size_t cap)
 	memcpy(h->magic, RAW_MAGIC, RAW_MAGIC_LEN);
 	h->version = RAW_VERSION;
 	h->exe_len = (uint32_t)strlen(exe) + 1;
-	h->header_size = (uint32_t)sizeof(*h) + raw_pad(h->exe_len);
+	h->header_size = raw_header_fixed_size(RAW_VERSION) + raw_pad(h->exe_len);
 	h->clock = preload_wall ? RAW_CLOCK_WALL : RAW_CLOCK_CPU;
 	h->unwind = (uint32_t)preload.unwind;
 	h->pid = (uint32_t)getpid();
@@ -219,17 +224,21 @@ static void preload_header(struct raw_header *h, char *exe, size_t cap)
 	h->short_thread_us = (uint32_t)(preload.short_ns / 1000);
 	h->start_realtime_ns = (uint64_t)preload_ts_ns(&rt);
 	h->start_monotonic_ns = (uint64_t)preload_ts_ns(&mono);
+	memset(arch, 0, sizeof(*arch));
+	arch->machine = RAW_MACHINE_X86_64;
+	arch->regs = RAW_REGS_DWARF;
+	arch->nregs = RAW_NREGS;
 }
 
 static void preload_init(void)
 {
-	const char *pid_env = getenv("PROFVIEW_PID");
-	const char *out = getenv("PROFVIEW_OUTPUT");
-	const char *freq_env = getenv("PROFVIEW_FREQUENCY");
-	const char *unwind_env = getenv("PROFVIEW_UNWIND");
-	const char *stack_env = getenv("PROFVIEW_STACK_SIZE");
-	const char *inherit_env = getenv("PROFVIEW_INHERIT");
-	const char *stop_env = getenv("PROFVIEW_STOP_NS");
+	const char *pid_env = getenv(COLLECT_ENV_PID);
+	const char *out = getenv(COLLECT_ENV_OUTPUT);
+	const char *freq_env = getenv(COLLECT_ENV_FREQUENCY);
+	const char *unwind_env = getenv(COLLECT_ENV_UNWIND);
+	const char *stack_env = getenv(COLLECT_ENV_STACK_SIZE);
+	const char *inherit_env = getenv(COLLECT_ENV_INHERIT);
+	const char *stop_env = getenv(COLLECT_ENV_STOP_NS);
 	struct sigaction sa;
 	long freq, stack;
 	int root;
@@ -248,17 +257,17 @@ static void preload_init(void)
 	if (preload.real_pthread_create == NULL || preload.real_sigaction == NULL)
 		return;
 	freq = freq_env != NULL ? atol(freq_env) : 0;
-	if (freq <= 0 || freq > 1000000)
-		freq = 250;
+	if (!collect_env_frequency_ok(freq))
+		freq = COLLECT_HZ_DEFAULT;
 	preload.period_ns = 1000000000ull / (uint64_t)freq;
 	preload.short_ns = preload_short_ns(preload.period_ns);
 	preload.unwind = unwind_env != NULL && strcmp(unwind_env, "fp") == 0 ? RAW_UNWIND_FP
 									    : RAW_UNWIND_DWARF;
 	stack = stack_env != NULL ? atol(stack_env) : 0;
-	if (stack < PRELOAD_STACK_MIN || stack > PRELOAD_STACK_MAX || stack % 8 != 0)
-		stack = PRELOAD_STACK_DEFAULT;
+	if (!collect_env_stack_size_ok(stack))
+		stack = COLLECT_STACK_DEFAULT;
 	preload.stack_size = (uint32_t)stack;
-	preload_wall = getenv("PROFVIEW_CLOCK") != NULL && strcmp(getenv("PROFVIEW_CLOCK"), "wall") == 0;
+	preload_wall = getenv(COLLECT_ENV_CLOCK) != NULL && strcmp(getenv(COLLECT_ENV_CLOCK), "wall") == 0;
 	preload.pid = getpid();
 	atomic_store(&preload.rng, preload_now() ^ (uint64_t)getpid() << 32);
 	preload.signo = sigs_pick_signal();
@@ -285,7 +294,7 @@ static void preload_init(void)
 		writer_forget();
 		return;
 	}
-	engine_init(getenv("PROFVIEW_ENGINE") != NULL && strcmp(getenv("PROFVIEW_ENGINE"), "perf") == 0
+	engine_init(getenv(COLLECT_ENV_ENGINE) != NULL && strcmp(getenv(COLLECT_ENV_ENGINE), "perf") == 0
 			    ? ENGINE_PERF : ENGINE_POSIX, preload.period_ns, &preload);
 	preload.hooked = 1;
 	atomic_store(&preload.state, PRELOAD_RUNNING);
@@ -300,6 +309,7 @@ static void preload_init(void)
 static int preload_start_trace(const char *out, int root)
 {
 	struct raw_header header;
+	struct raw_arch arch;
 	char exe[PATH_MAX];
 
 	if (out == NULL || writer_open(out, root) != 0) {
@@ -307,8 +317,8 @@ static int preload_start_trace(const char *out, int root)
 			     out != NULL ? out : "", strerror(errno));
 		return -1;
 	}
-	preload_header(&header, exe, sizeof(exe));
-	if (writer_init(&header, exe) != 0) {
+	preload_header(&header, &arch, exe, sizeof(exe));
+	if (writer_init(&header, &arch, exe) != 0) {
 		preload_warn("profiling disabled: cannot map '%s': %s", writer_path(),
 			     strerror(errno));
 		return -1;

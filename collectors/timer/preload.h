@@ -50,10 +50,11 @@ int writer_open(const char *path, int use_given);
 /* The name writer_open chose.  Valid until the next writer_open. */
 const char *writer_path(void);
 /* Reserves address space, maps the first chunk of the file and writes the
- * header and exe path, then closes the file: later growth reopens it by
- * path and checks it is the same file.  Returns 0 or -1 (errno set); on
- * failure nothing is left (a file writer_open created is removed). */
-int writer_init(const struct raw_header *header, const char *exe);
+ * header, the architecture after it (a version 2 header) and the exe path,
+ * then closes the file: later growth reopens it by path and checks it is
+ * the same file.  Returns 0 or -1 (errno set); on failure nothing is left
+ * (a file writer_open created is removed). */
+int writer_init(const struct raw_header *header, const struct raw_arch *arch, const char *exe);
 /* Reserves size bytes (a multiple of 8) for one record and returns where to
  * write it, or NULL when there is no space; wait is one of WRITER_NOWAIT
  * (signal-safe; may grow the file, but only when no other thread is growing

@@ -193,8 +193,8 @@ static void preload_sample_done(struct preload_tls *t, int64_t cpu)
  * Signal-safe. */
 static uint32_t preload_read_self(void *dst, uintptr_t addr, uint32_t len)
 {
-	struct iovec local, remote[PRELOAD_STACK_MAX / PRELOAD_PAGE + 2];
-	char probe[PRELOAD_STACK_MAX / PRELOAD_PAGE + 2];
+	struct iovec local, remote[COLLECT_STACK_MAX / PRELOAD_PAGE + 2];
+	char probe[COLLECT_STACK_MAX / PRELOAD_PAGE + 2];
 	uintptr_t page, end = addr + len;
 	unsigned long n = 0;
 	ssize_t got;

@@ -367,7 +367,7 @@ void writer_publish(void *rec, uint32_t type, uint32_t size)
 	__atomic_store_n((uint64_t *)rec, word, __ATOMIC_RELEASE);
 }
 
-int writer_init(const struct raw_header *header, const char *exe)
+int writer_init(const struct raw_header *header, const struct raw_arch *arch, const char *exe)
 {
 	struct rlimit rl;
 	uint64_t size;
@@ -409,7 +409,8 @@ int writer_init(const struct raw_header *header, const char *exe)
 	if (rec == NULL)
 		goto fail;
 	memcpy(rec, header, sizeof(*header));
-	memcpy(rec + sizeof(*header), exe, header->exe_len);
+	memcpy(rec + sizeof(*header), arch, sizeof(*arch));
+	memcpy(rec + raw_header_fixed_size(header->version), exe, header->exe_len);
 	writer_sys_close(writer.fd);
 	writer.fd = -1;
 	return 0;

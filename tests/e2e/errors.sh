@@ -47,6 +47,12 @@ expect 0 "dropped [0-9]+ bytes" "$PROFVIEW" --flat cut.raw
 grep -q 'hot_work' out.txt || fail "the cut trace lost its samples"
 head -c 40 good.raw >header.raw
 expect 1 "cut off inside its" "$PROFVIEW" header.raw
+# The header says the program's architecture (ELF machine, offset 64): a
+# trace of another one is refused, saying what it is.
+[ "$(od -An -t u4 -j 64 -N 4 good.raw | tr -d ' ')" = 62 ] || fail "the trace does not say x86-64"
+cp good.raw arm.raw
+printf '\267\000\000\000' | dd of=arm.raw bs=1 seek=64 conv=notrunc 2>/dev/null
+expect 1 "^profview: 'arm.raw': a trace of an aarch64 program \\(ELF machine 183\\): this profview reads x86-64 traces$" "$PROFVIEW" arm.raw
 # A trace whose writer died: zeros where the end should be.
 head -c $((size / 2)) good.raw >half.raw
 head -c 65536 /dev/zero >>half.raw

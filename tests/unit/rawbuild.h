@@ -34,16 +34,18 @@ static inline void rb_zero(struct rawbuf *r, size_t n)
 	}
 }
 
-/* A header; short_us is the short-thread threshold (0: an older trace). */
-static inline void rb_header_short(struct rawbuf *r, const char *exe, uint64_t period_ns,
-			    uint32_t short_us)
+/* A header of version 1, or of version 2 when arch is not NULL (what
+ * follows the header there); short_us is the short-thread threshold (0: an
+ * older trace). */
+static inline void rb_header_arch(struct rawbuf *r, const struct raw_arch *arch, const char *exe,
+				  uint64_t period_ns, uint32_t short_us)
 {
 	struct raw_header h = { 0 };
 	uint32_t elen = (uint32_t)strlen(exe) + 1;
 
 	memcpy(h.magic, RAW_MAGIC, RAW_MAGIC_LEN);
-	h.version = RAW_VERSION;
-	h.header_size = (uint32_t)sizeof h + raw_pad(elen);
+	h.version = arch ? 2 : 1;
+	h.header_size = raw_header_fixed_size(h.version) + raw_pad(elen);
 	h.clock = RAW_CLOCK_CPU;
 	h.unwind = RAW_UNWIND_FP;
 	h.pid = 4242;
@@ -54,13 +56,42 @@ static inline void rb_header_short(struct rawbuf *r, const char *exe, uint64_t p
 	h.exe_len = elen;
 	h.short_thread_us = short_us;
 	rb_put(r, &h, sizeof h);
+	if (arch)
+		rb_put(r, arch, sizeof *arch);
 	rb_put(r, exe, elen);
 	rb_zero(r, raw_pad(elen) - elen);
+}
+
+/* Version 1 headers: an x86-64 program. */
+static inline void rb_header_short(struct rawbuf *r, const char *exe, uint64_t period_ns,
+				   uint32_t short_us)
+{
+	rb_header_arch(r, NULL, exe, period_ns, short_us);
 }
 
 static inline void rb_header(struct rawbuf *r, const char *exe, uint64_t period_ns)
 {
 	rb_header_short(r, exe, period_ns, 0);
+}
+
+/* A version 2 header: a program of ELF machine machine, nregs registers
+ * in DWARF numbering in each sample-regs record. */
+static inline void rb_header_v2(struct rawbuf *r, const char *exe, uint64_t period_ns,
+				uint32_t short_us, uint32_t machine, uint32_t nregs)
+{
+	struct raw_arch a = { machine, RAW_REGS_DWARF, nregs, 0 };
+
+	rb_header_arch(r, &a, exe, period_ns, short_us);
+}
+
+/* Sets the unwinding mode of the header at the start of r. */
+static inline void rb_set_unwind(struct rawbuf *r, uint32_t unwind)
+{
+	struct raw_header h;
+
+	memcpy(&h, r->b, sizeof h);
+	h.unwind = unwind;
+	memcpy(r->b, &h, sizeof h);
 }
 
 static inline void rb_mapping(struct rawbuf *r, uint64_t start, uint64_t end, uint64_t pgoff,
@@ -141,23 +172,31 @@ static inline void rb_sample(struct rawbuf *r, uint32_t tid, uint32_t stack_id, 
 		rb_put(r, frames, 8 * n);
 }
 
-static inline void rb_sample_regs(struct rawbuf *r, uint32_t tid, const uint64_t *regs,
-			   const unsigned char *stack, uint32_t stack_len, uint64_t weight_ns)
+/* A sample with nregs registers and a stack copy. */
+static inline void rb_sample_nregs(struct rawbuf *r, uint32_t tid, const uint64_t *regs,
+				   uint32_t nregs, const unsigned char *stack, uint32_t stack_len,
+				   uint64_t weight_ns)
 {
 	struct raw_sample_regs s = { 0 };
 
 	s.h.type = RAW_SAMPLE_REGS;
-	s.h.size = (uint32_t)sizeof s + 8 * RAW_NREGS + raw_pad(stack_len);
+	s.h.size = (uint32_t)sizeof s + 8 * nregs + raw_pad(stack_len);
 	s.tid = tid;
 	s.flags = RAW_SAMPLE_RUNNING;
 	s.time_ns = 1;
 	s.weight_ns = weight_ns;
-	s.nregs = RAW_NREGS;
+	s.nregs = nregs;
 	s.stack_len = stack_len;
 	rb_put(r, &s, sizeof s);
-	rb_put(r, regs, 8 * RAW_NREGS);
+	rb_put(r, regs, 8 * (size_t)nregs);
 	rb_put(r, stack, stack_len);
 	rb_zero(r, raw_pad(stack_len) - stack_len);
+}
+
+static inline void rb_sample_regs(struct rawbuf *r, uint32_t tid, const uint64_t *regs,
+				  const unsigned char *stack, uint32_t stack_len, uint64_t weight_ns)
+{
+	rb_sample_nregs(r, tid, regs, RAW_NREGS, stack, stack_len, weight_ns);
 }
 
 static inline void rb_thread_exit(struct rawbuf *r, uint32_t tid, uint64_t time_ns, uint64_t cpu_ns)

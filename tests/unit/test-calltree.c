@@ -471,6 +471,42 @@ static void test_subtree(void)
 	pv_profile_free(p);
 }
 
+/* The CPU time in no sample (a raw trace's reader measures it): said in
+ * the report's header when it is more than a hundredth of the threads' CPU
+ * time, counting the profile's threads; never when the profile does not
+ * know its threads' CPU time. */
+static void test_unsampled(void)
+{
+	struct pv_profile *p = standard();
+	struct report_options o = { 0 };
+	struct calltree *t;
+	char say[512], *s;
+
+	CHECK(!report_unsampled(p, say, sizeof say));
+	p->unsampled_cpu_ns = 50000000;
+	p->unsampled_threads = 1;
+	CHECK(!report_unsampled(p, say, sizeof say));
+	p->threads_cpu_ns = 10000000000;
+	CHECK(!report_unsampled(p, say, sizeof say));
+	p->threads_cpu_ns = 1000000000;
+	CHECK(report_unsampled(p, say, sizeof say));
+	CHECK_CONTAINS(say, "50.0 ms of the 1.00 s of CPU time the threads used (5.0%) is in no sample: 1 of 2 threads were never sampled (they blocked");
+	p->lost = 3;
+	CHECK(report_unsampled(p, say, sizeof say));
+	CHECK_CONTAINS(say, "(their samples were lost, or they blocked");
+	t = calltree_build(p, NULL);
+	{
+		size_t len = 0;
+		FILE *f = open_memstream(&s, &len);
+		report_header(f, t, &o);
+		fclose(f);
+	}
+	CHECK_CONTAINS(s, "\nwarning: 50.0 ms of the 1.00 s of CPU time");
+	free(s);
+	calltree_free(t);
+	pv_profile_free(p);
+}
+
 int main(void)
 {
 	pv_error_set_sink(quiet_sink);
@@ -480,6 +516,7 @@ int main(void)
 	test_threads_and_tids();
 	test_granularity();
 	test_reports();
+	test_unsampled();
 	test_escaped_names();
 	test_deep_tree();
 	test_copy();

@@ -2,8 +2,8 @@
 #include "check.h"
 #include "error.h"
 #include "rawbuild.h"
+#include "raw-cpu.h"
 #include "raw-read.h"
-#include "report-text.h"
 
 static int nerrors, nwarnings;
 static char last_msg[1024];
@@ -23,18 +23,32 @@ static void reset_msgs(void)
 	last_msg[0] = '\0';
 }
 
+/* Is the CPU time the reader found in no sample worth a word (raw-cpu.h)?
+ * The words themselves into say.  (The reports say it when the profile
+ * knows its threads' CPU time: analyzer's report_unsampled.) */
+static bool unsampled_said(const struct pv_profile *p, char *say, size_t n)
+{
+	return raw_cpu_unsampled_say(say, n, (uint64_t)p->unsampled_cpu_ns, (uint64_t)p->threads_cpu_ns,
+				     p->unsampled_threads, p->nthreads, p->lost);
+}
+
 #define MAIN_LEAF 0x401010
 #define MID_RET 0x402021
 #define ROOT_RET 0x403031
 
-/* The reference trace; record_ends[] gets the end offset of every record. */
-static size_t build(struct rawbuf *r, size_t *record_ends, size_t *nrec, bool finish)
+/* The reference trace, with a header of the given version;
+ * record_ends[] gets the end offset of every record. */
+static size_t build_version(struct rawbuf *r, size_t *record_ends, size_t *nrec, bool finish,
+			    uint32_t version)
 {
 	static const uint64_t st1[] = { MAIN_LEAF, MID_RET, ROOT_RET };
 	static const uint64_t st2[] = { 0x401500, ROOT_RET };
 	size_t n = 0, samples = 0;
 
-	rb_header(r, "/nonexistent/app", 10000000);
+	if (version == 1)
+		rb_header(r, "/nonexistent/app", 10000000);
+	else
+		rb_header_v2(r, "/nonexistent/app", 10000000, 0, RAW_MACHINE_X86_64, RAW_NREGS);
 	rb_mapping(r, 0x400000, 0x500000, 0, "/nonexistent/app");
 	record_ends[n++] = r->len;
 	rb_mapping(r, 0x7f0000000000, 0x7f0000001000, 0, "[vdso]");
@@ -69,6 +83,11 @@ static size_t build(struct rawbuf *r, size_t *record_ends, size_t *nrec, bool fi
 	return samples;
 }
 
+static size_t build(struct rawbuf *r, size_t *record_ends, size_t *nrec, bool finish)
+{
+	return build_version(r, record_ends, nrec, finish, 1);
+}
+
 /* An older trace (no short-thread threshold): the samples keep their
  * recorded weights, and the exit records only say how much they miss. */
 static void test_unsampled_legacy(void)
@@ -91,7 +110,7 @@ static void test_unsampled_legacy(void)
 		CHECK_EQ(p->threads_cpu_ns, 275000000);
 		CHECK_EQ(p->unsampled_cpu_ns, 5000000 + 168000000);
 		CHECK_EQ(pv_total(p, 1), 102000000);
-		CHECK(report_unsampled(p, say, sizeof say));
+		CHECK(unsampled_said(p, say, sizeof say));
 		pv_profile_free(p);
 	}
 	free(r.b);
@@ -105,7 +124,7 @@ static void test_unsampled_legacy(void)
 		CHECK_EQ(p->threads_cpu_ns, 0);
 		CHECK_EQ(p->unsampled_cpu_ns, 0);
 		CHECK_EQ(p->unsampled_threads, 0);
-		CHECK(!report_unsampled(p, say, sizeof say));
+		CHECK(!unsampled_said(p, say, sizeof say));
 		pv_profile_free(p);
 	}
 	free(r.b);
@@ -194,7 +213,7 @@ static void test_cpu_shares(void)
 	CHECK_EQ(p->threads_cpu_ns, 221000000);
 	CHECK_EQ(p->unsampled_cpu_ns, 50000000);
 	CHECK_EQ(p->unsampled_threads, 1);
-	CHECK(report_unsampled(p, say, sizeof say));
+	CHECK(unsampled_said(p, say, sizeof say));
 	CHECK(strstr(say, "1 of 32 threads were never sampled") != NULL);
 	/* thread 101 is two threads: 100 ms and a 1 ms task */
 	{
@@ -228,7 +247,7 @@ static void test_cpu_shares(void)
 		CHECK_EQ(p->unsampled_cpu_ns, 5000000);
 		CHECK_EQ(p->unsampled_threads, 5);
 		/* 5 ms of 45: more than a hundredth */
-		CHECK(report_unsampled(p, say, sizeof say));
+		CHECK(unsampled_said(p, say, sizeof say));
 		pv_profile_free(p);
 	}
 	free(r.b);
@@ -252,11 +271,11 @@ static void test_cpu_shares(void)
 	free(r.b);
 }
 
-static void test_round_trip(void)
+static void test_round_trip(uint32_t version)
 {
 	struct rawbuf r = { 0 };
 	size_t ends[64], nrec;
-	size_t nsamples = build(&r, ends, &nrec, true);
+	size_t nsamples = build_version(&r, ends, &nrec, true, version);
 	struct pv_profile *p;
 
 	reset_msgs();
@@ -309,11 +328,11 @@ static void test_round_trip(void)
 
 /* Cut the trace at every byte: the reader keeps every whole record before
  * the cut, reports what it dropped, and never fails past the header. */
-static void test_truncation(void)
+static void test_truncation(uint32_t version)
 {
 	struct rawbuf r = { 0 };
 	size_t ends[64], nrec;
-	build(&r, ends, &nrec, true);
+	build_version(&r, ends, &nrec, true, version);
 	size_t header = ends[0] - (sizeof(struct raw_mapping) + raw_pad(strlen("/nonexistent/app") + 1));
 	int bad = 0;
 
@@ -422,14 +441,138 @@ static void test_garbage(void)
 		free(g.b);
 	}
 
-	/* A version from the future is refused with a hint. */
+	/* A version from the future is refused with a hint, one from
+	 * before the first without. */
 	struct raw_header h;
 	memcpy(&h, r.b, sizeof h);
 	h.version = RAW_VERSION + 1;
 	memcpy(r.b, &h, sizeof h);
 	reset_msgs();
 	CHECK(raw_read(r.b, r.len, "new.raw", NULL) == NULL);
-	CHECK_CONTAINS(last_msg, "newer profview");
+	CHECK_EQ(nerrors, 1);
+	CHECK_CONTAINS(last_msg, "'new.raw': raw trace format version 3 is not supported (this profview reads versions 1 to 2); use a newer profview");
+	h.version = 0;
+	memcpy(r.b, &h, sizeof h);
+	reset_msgs();
+	CHECK(raw_read(r.b, r.len, "old.raw", NULL) == NULL);
+	CHECK_CONTAINS(last_msg, "version 0 is not supported");
+	CHECK(strstr(last_msg, "newer") == NULL);
+	free(r.b);
+}
+
+/* Reads a version 2 trace of ELF machine machine with nregs registers a
+ * sample; NULL and one error when it is refused. */
+static struct pv_profile *read_v2(uint32_t machine, uint32_t regs, uint32_t nregs)
+{
+	static const uint64_t st[] = { MAIN_LEAF, ROOT_RET };
+	struct rawbuf r = { 0 };
+	struct raw_arch a = { machine, regs, nregs, 0 };
+	struct pv_profile *p;
+
+	rb_header_arch(&r, &a, "/nonexistent/app", 1000000, 0);
+	rb_sample(&r, 1, 0, st, 2, 1, 1);
+	rb_end(&r, 2, 1, 0);
+	reset_msgs();
+	p = raw_read(r.b, r.len, "t.raw", NULL);
+	CHECK_EQ(nerrors, p ? 0 : 1);
+	free(r.b);
+	return p;
+}
+
+/* A version 2 header says the architecture and the register set: only
+ * x86-64 with DWARF-numbered registers is read, the others are refused
+ * saying what they are. */
+static void test_arch(void)
+{
+	struct pv_profile *p;
+
+	p = read_v2(RAW_MACHINE_X86_64, RAW_REGS_DWARF, RAW_NREGS);
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ(p->nsamples, 1);
+		CHECK_STR(pv_str(p, p->program), "/nonexistent/app");
+	}
+	pv_profile_free(p);
+
+	CHECK(read_v2(183, RAW_REGS_DWARF, 33) == NULL);
+	CHECK_STR(last_msg, "'t.raw': a trace of an aarch64 program (ELF machine 183): this profview reads x86-64 traces");
+	CHECK(read_v2(0, RAW_REGS_DWARF, RAW_NREGS) == NULL);
+	CHECK_STR(last_msg, "'t.raw': a trace of a program of ELF machine 0: this profview reads x86-64 traces");
+	CHECK(read_v2(RAW_MACHINE_X86_64, 7, RAW_NREGS) == NULL);
+	CHECK_CONTAINS(last_msg, "registers in a numbering this profview does not know (7)");
+	CHECK(read_v2(RAW_MACHINE_X86_64, RAW_REGS_DWARF, RAW_NREGS - 1) == NULL);
+	CHECK_STR(last_msg, "'t.raw': corrupt header (16 registers a sample, expected 17 to 64)");
+	CHECK(read_v2(RAW_MACHINE_X86_64, RAW_REGS_DWARF, RAW_MAX_REGS + 1) == NULL);
+	CHECK_CONTAINS(last_msg, "corrupt header (65 registers a sample");
+
+	/* cut inside the part version 2 adds */
+	{
+		struct rawbuf r = { 0 };
+		rb_header_v2(&r, "/x", 1000000, 0, RAW_MACHINE_X86_64, RAW_NREGS);
+		reset_msgs();
+		CHECK(raw_read(r.b, 70, "cut.raw", NULL) == NULL);
+		CHECK_STR(last_msg, "'cut.raw': trace is cut off inside its 80-byte header (70 bytes)");
+		CHECK(raw_read(r.b, 80, "cut.raw", NULL) == NULL);
+		CHECK_STR(last_msg, "'cut.raw': trace is cut off inside its header (80 of 88 bytes)");
+		/* a header size that leaves no room for the architecture */
+		struct raw_header h;
+		memcpy(&h, r.b, sizeof h);
+		h.header_size = 72;
+		h.exe_len = 0;
+		memcpy(r.b, &h, sizeof h);
+		CHECK(raw_read(r.b, r.len, "bad.raw", NULL) == NULL);
+		CHECK_STR(last_msg, "'bad.raw': corrupt header (header size 72, path length 0)");
+		free(r.b);
+	}
+}
+
+/* A register set larger than x86-64's 17: every record carries at least
+ * that many, the unwinder gets them all and the stack copy after them; a
+ * record with fewer ends the reading. */
+static int wide_nregs;
+
+static int wide_unwind(void *ctx, const uint64_t *regs, uint32_t nregs, const unsigned char *stack,
+		       uint32_t stack_len, uint64_t *frames, uint32_t cap, bool *complete)
+{
+	(void)ctx;
+	(void)cap;
+	wide_nregs = (int)nregs;
+	frames[0] = regs[RAW_REG_RIP];
+	memcpy(frames + 1, stack, stack_len);
+	*complete = regs[19] == 19;
+	return 1 + (int)(stack_len / 8);
+}
+
+static void test_wide_regs(void)
+{
+	struct rawbuf r = { 0 };
+	uint64_t regs[20] = { 0 };
+	const uint64_t rets[1] = { 0x402001 };
+	struct raw_unwinder uw = { NULL, NULL, wide_unwind };
+	struct pv_profile *p;
+
+	rb_header_v2(&r, "/bin/x", 1000000, 0, RAW_MACHINE_X86_64, 20);
+	rb_set_unwind(&r, RAW_UNWIND_DWARF);
+	regs[RAW_REG_RIP] = 0x401000;
+	regs[19] = 19;
+	rb_sample_nregs(&r, 7, regs, 20, (const unsigned char *)rets, sizeof rets, 5000);
+	rb_sample_nregs(&r, 7, regs, RAW_NREGS, (const unsigned char *)rets, sizeof rets, 5000);
+	rb_end(&r, 2, 2, 0);
+	reset_msgs();
+	p = raw_read(r.b, r.len, "wide.raw", &uw);
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ(wide_nregs, 20);
+		CHECK_EQ(p->nsamples, 1);
+		CHECK(!(p->samples[0].flags & PV_SAMPLE_TRUNCATED));
+		CHECK_EQ(p->samples[0].nlocs, 2);
+		CHECK_EQ(p->locations[pv_sample_locs(p, &p->samples[0])[1]].address, 0x402000);
+		CHECK(!p->finished);
+		CHECK_EQ(nwarnings, 1);
+		CHECK_CONTAINS(last_msg, "record 2 (sample-regs) at byte");
+		CHECK_CONTAINS(last_msg, "is malformed");
+	}
+	pv_profile_free(p);
 	free(r.b);
 }
 
@@ -588,15 +731,19 @@ static void test_regs_samples(void)
 int main(void)
 {
 	pv_error_set_sink(sink);
-	test_round_trip();
+	test_round_trip(1);
+	test_round_trip(2);
 	test_unsampled_legacy();
 	test_cpu_shares();
-	test_truncation();
+	test_truncation(1);
+	test_truncation(2);
 	test_unfinished();
 	test_garbage();
 	test_unknown_record();
 	test_missing_stack();
 	test_leaf_candidate();
 	test_regs_samples();
+	test_arch();
+	test_wide_regs();
 	return check_done("test-raw");
 }

@@ -1,0 +1,47 @@
+/* collect-env.h - what collect-timer tells the preload library, and the
+ * limits both hold to
+ *
+ * collect-timer (collect-timer.c) checks its options, then passes them to
+ * the library (preload.c) in the environment of the program it runs; the
+ * library reads them back in every process that inherits them.  Both take
+ * the names, the defaults and the limits from here, so the two cannot
+ * disagree.  Macros and inline functions only: the library links nothing
+ * of the launcher's.
+ */
+#ifndef PROFVIEW_TIMER_COLLECT_ENV_H
+#define PROFVIEW_TIMER_COLLECT_ENV_H
+
+#include <stdbool.h>
+
+/* The variables, and what they hold. */
+#define COLLECT_ENV_OUTPUT "PROFVIEW_OUTPUT"       /* absolute path of the trace */
+#define COLLECT_ENV_FREQUENCY "PROFVIEW_FREQUENCY" /* samples a second, in Hz */
+#define COLLECT_ENV_UNWIND "PROFVIEW_UNWIND"       /* "dwarf" or "fp" */
+#define COLLECT_ENV_STACK_SIZE "PROFVIEW_STACK_SIZE" /* bytes of stack a sample, dwarf */
+#define COLLECT_ENV_ENGINE "PROFVIEW_ENGINE"       /* "posix" or "perf" */
+#define COLLECT_ENV_CLOCK "PROFVIEW_CLOCK"         /* "cpu" or "wall" */
+#define COLLECT_ENV_PID "PROFVIEW_PID"             /* the process that writes OUTPUT */
+#define COLLECT_ENV_INHERIT "PROFVIEW_INHERIT"     /* "0": the other processes do nothing */
+#define COLLECT_ENV_STOP_NS "PROFVIEW_STOP_NS"     /* CLOCK_MONOTONIC ns to stop at */
+
+/* Sampling frequency: the default and the largest (samples a second). */
+#define COLLECT_HZ_DEFAULT 250
+#define COLLECT_HZ_MAX 100000
+
+/* Bytes of stack copied per sample in dwarf mode: the default and the
+ * range (a multiple of 8 within it). */
+#define COLLECT_STACK_DEFAULT 8192
+#define COLLECT_STACK_MIN 512
+#define COLLECT_STACK_MAX 65536
+
+static inline bool collect_env_frequency_ok(long hz)
+{
+	return hz >= 1 && hz <= COLLECT_HZ_MAX;
+}
+
+static inline bool collect_env_stack_size_ok(long bytes)
+{
+	return bytes >= COLLECT_STACK_MIN && bytes <= COLLECT_STACK_MAX && bytes % 8 == 0;
+}
+
+#endif

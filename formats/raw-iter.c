@@ -1,0 +1,168 @@
+/* raw-iter.c - read a raw trace's header and walk its records (see
+ * raw-iter.h) */
+#include "raw-iter.h"
+#include "raw.h"
+
+#include <elf.h>
+#include <stdio.h>
+#include <string.h>
+
+_Static_assert(RAW_MACHINE_X86_64 == EM_X86_64, "raw.h's machine is ELF's");
+
+enum raw_head_status raw_iter_head(const unsigned char *buf, size_t len, struct raw_head *head)
+{
+	struct raw_header *h = &head->h;
+
+	memset(head, 0, sizeof *head);
+	head->fixed_size = sizeof *h;
+	if (len < RAW_MAGIC_LEN || memcmp(buf, RAW_MAGIC, RAW_MAGIC_LEN) != 0)
+		return RAW_HEAD_NOT_RAW;
+	if (len < sizeof *h)
+		return RAW_HEAD_SHORT;
+	memcpy(h, buf, sizeof *h);
+	if (h->version < RAW_VERSION_MIN || h->version > RAW_VERSION)
+		return RAW_HEAD_VERSION;
+	head->fixed_size = raw_header_fixed_size(h->version);
+	if (len < head->fixed_size)
+		return RAW_HEAD_SHORT;
+	if (h->version == 1)
+		head->arch = (struct raw_arch){ RAW_MACHINE_X86_64, RAW_REGS_DWARF, RAW_NREGS, 0 };
+	else
+		memcpy(&head->arch, buf + sizeof *h, sizeof head->arch);
+	if (head->arch.machine != RAW_MACHINE_X86_64)
+		return RAW_HEAD_MACHINE;
+	if (head->arch.regs != RAW_REGS_DWARF || head->arch.nregs < RAW_NREGS ||
+	    head->arch.nregs > RAW_MAX_REGS)
+		return RAW_HEAD_REGS;
+	if (h->header_size < head->fixed_size || h->header_size % RAW_ALIGN != 0 ||
+	    h->exe_len > h->header_size - head->fixed_size)
+		return RAW_HEAD_CORRUPT;
+	if (h->header_size > len)
+		return RAW_HEAD_CUT;
+	return RAW_HEAD_OK;
+}
+
+const char *raw_iter_machine_say(char *buf, size_t n, uint32_t machine)
+{
+	/* the usual machines, with the article their name takes */
+	static const struct {
+		uint32_t machine;
+		const char *name;
+	} names[] = {
+		{ EM_386, "an i386" },       { EM_MIPS, "a MIPS" },
+		{ EM_PPC, "a ppc" },         { EM_PPC64, "a ppc64" },
+		{ EM_S390, "an s390" },      { EM_ARM, "an ARM" },
+		{ EM_X86_64, "an x86-64" },  { EM_AARCH64, "an aarch64" },
+		{ EM_RISCV, "a RISC-V" },    { EM_LOONGARCH, "a LoongArch" },
+	};
+	const char *name = NULL;
+
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (names[i].machine == machine)
+			name = names[i].name;
+	if (name)
+		snprintf(buf, n, "a trace of %s program (ELF machine %u): this profview reads x86-64 traces",
+			 name, machine);
+	else
+		snprintf(buf, n, "a trace of a program of ELF machine %u: this profview reads x86-64 traces",
+			 machine);
+	return buf;
+}
+
+/* The least size of each known record type; any record has its header. */
+static uint32_t raw_iter_min_size(uint32_t type)
+{
+	switch (type) {
+	case RAW_MAPPING: return sizeof(struct raw_mapping);
+	case RAW_THREAD: return RAW_THREAD_MIN_SIZE;
+	case RAW_STACK: return sizeof(struct raw_stack);
+	case RAW_SAMPLE: return sizeof(struct raw_sample);
+	case RAW_LOST: return RAW_LOST_MIN_SIZE;
+	case RAW_THREAD_EXIT: return sizeof(struct raw_thread_exit);
+	case RAW_END: return sizeof(struct raw_end);
+	case RAW_SAMPLE_REGS: return sizeof(struct raw_sample_regs);
+	default: return sizeof(struct raw_rec);
+	}
+}
+
+/* Does the record at r, of a size already checked against the buffer, hold
+ * what its type needs: its fixed part, and the variable part its counts
+ * say? */
+static int raw_iter_fits(const struct raw_iter *it, const unsigned char *r, uint32_t type,
+			 uint32_t size)
+{
+	if (size < raw_iter_min_size(type))
+		return 0;
+	switch (type) {
+	case RAW_MAPPING: {
+		struct raw_mapping m;
+
+		memcpy(&m, r, sizeof m);
+		return m.path_len <= size - sizeof m && m.build_id_len <= sizeof m.build_id;
+	}
+	case RAW_STACK: {
+		struct raw_stack s;
+
+		memcpy(&s, r, sizeof s);
+		return s.nframes <= RAW_MAX_FRAMES && (uint64_t)s.nframes * 8 <= size - sizeof s;
+	}
+	case RAW_SAMPLE: {
+		struct raw_sample s;
+
+		memcpy(&s, r, sizeof s);
+		return s.nframes <= RAW_MAX_FRAMES && (uint64_t)s.nframes * 8 <= size - sizeof s;
+	}
+	case RAW_SAMPLE_REGS: {
+		struct raw_sample_regs s;
+
+		memcpy(&s, r, sizeof s);
+		return s.nregs >= it->min_regs && s.nregs <= RAW_MAX_REGS &&
+		       (uint64_t)s.nregs * 8 + s.stack_len <= size - sizeof s;
+	}
+	default:
+		return 1;
+	}
+}
+
+void raw_iter_init(struct raw_iter *it, const unsigned char *buf, size_t len, size_t start,
+		   uint32_t min_regs)
+{
+	memset(it, 0, sizeof *it);
+	it->buf = buf;
+	it->len = len;
+	it->off = start < len ? start : len;
+	it->min_regs = min_regs;
+}
+
+enum raw_next raw_iter_next(struct raw_iter *it, struct raw_record *rec)
+{
+	struct raw_rec h;
+	size_t left = it->len - it->off;
+
+	rec->data = it->buf + it->off;
+	rec->off = it->off;
+	rec->type = rec->size = 0;
+	if (it->ended)
+		return RAW_NEXT_ENDED;
+	if (left == 0)
+		return RAW_NEXT_DONE;
+	if (left < sizeof h)
+		return RAW_NEXT_CUT_HEADER;
+	memcpy(&h, rec->data, sizeof h);
+	rec->type = h.type;
+	rec->size = h.size;
+	/* End of the written data of a trace that was not finished, or a
+	 * record reserved but never published. */
+	if (h.type == 0)
+		return RAW_NEXT_ZEROS;
+	if (h.size < sizeof h || h.size % RAW_ALIGN != 0 || h.size > RAW_MAX_RECORD)
+		return RAW_NEXT_BAD_SIZE;
+	if (h.size > left)
+		return RAW_NEXT_CUT;
+	if (!raw_iter_fits(it, rec->data, h.type, h.size))
+		return RAW_NEXT_MALFORMED;
+	it->off += h.size;
+	it->nrecords++;
+	it->ended = h.type == RAW_END;
+	return RAW_NEXT_RECORD;
+}
