@@ -1,11 +1,22 @@
-/* modules.h - the ELF files a profile maps, opened once with libdwfl
+/* modules.h - the ELF files a profile maps, each opened once, in one Dwfl
  *
- * A runtime address becomes a file offset through the recorded mapping,
- * and the file offset an address in the module (the ELF's virtual address
- * plus the module's bias) through the file's PT_LOAD headers, so PIE, ASLR
- * and libraries mapped anywhere are all the same case.  Separate debug
- * info is found the standard way (build-id under /usr/lib/debug/.build-id/,
- * .gnu_debuglink).
+ * One table for a run of the analyzer: one libdwfl session holding every
+ * mapped file as a module, placed where its process had it, for the
+ * symbolizers and the unwinder alike.
+ *
+ * Where a mapping puts its file: the mapping's file offset lies in one
+ * PT_LOAD segment (counting from the page the segment starts in), and the
+ * process mapped that at the mapping's start, so the file's load bias is
+ * start - offset + p_offset - p_vaddr (an ET_EXEC file sits at its own
+ * addresses).  Where an address is in it: a runtime address of a mapping
+ * is at file offset address - start + offset, which the PT_LOAD segment
+ * holding that byte of the file gives an ELF virtual address, and adding
+ * the module's bias gives the address in the module.  PIE, ASLR and
+ * libraries mapped anywhere are all the same case; for the mapping that
+ * placed the file, the address in the module is the runtime address.
+ *
+ * Separate debug info is found the standard way (build-id under
+ * /usr/lib/debug/.build-id/, .gnu_debuglink).
  */
 #ifndef PROFVIEW_MODULES_H
 #define PROFVIEW_MODULES_H
@@ -25,21 +36,32 @@ extern const Dwfl_Callbacks modules_offline_callbacks;
  * errno set (EINVAL for what is not a regular file). */
 int modules_open_file(const char *path);
 
-/* A cache over the mappings of p (which must outlive it).  quiet: no
- * warnings about files that cannot be read.  NULL when out of memory. */
-struct pv_modules *modules_new(struct pv_profile *p, bool quiet);
-void modules_free(struct pv_modules *m);
+/* An empty table.  quiet: no warnings about files that cannot be read.
+ * NULL after an error was reported (out of memory, libdwfl cannot
+ * start). */
+struct pv_modules *modules_new(bool quiet);
+/* Ends the Dwfl and frees every module: nothing the table gave out is
+ * valid after it. */
+void modules_free(struct pv_modules *ms);
+
+/* From now on the mapping indices given to modules_find and
+ * modules_file_vaddr are those of p, which must outlive that use (until
+ * modules_free or the next call).  0, or -1 after an error was reported
+ * (out of memory). */
+int modules_use_profile(struct pv_modules *ms, struct pv_profile *p);
 
 /* The module holding runtime address addr of mapping mi, and the address
- * in the module's terms in *maddr; NULL when the mapping is not a file or
- * the file cannot be read (warned about once).  Valid until modules_free. */
-Dwfl_Module *modules_find(struct pv_modules *m, uint32_t mi, uint64_t addr, GElf_Addr *maddr);
+ * in the module's terms in *maddr; NULL when the mapping is not a file,
+ * the file cannot be read (warned about once) or addr is in none of its
+ * PT_LOAD segments.  A file no profile placed yet is opened now and placed
+ * where mapping mi put it.  Valid until modules_free. */
+Dwfl_Module *modules_find(struct pv_modules *ms, uint32_t mi, uint64_t addr, GElf_Addr *maddr);
 
 /* The path of the file mapping mi maps and the ELF virtual address (as in
  * its program and section headers, no load bias) of runtime address addr;
  * false when the mapping is not a readable ELF file or addr is in no
  * PT_LOAD segment.  *path is valid until modules_free. */
-bool modules_file_vaddr(struct pv_modules *m, uint32_t mi, uint64_t addr, const char **path,
+bool modules_file_vaddr(struct pv_modules *ms, uint32_t mi, uint64_t addr, const char **path,
 			uint64_t *vaddr);
 
 #endif
