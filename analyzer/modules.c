@@ -31,6 +31,8 @@ struct module {
 	int err;               /* MODULE_FAILED: errno of the open, or 0 */
 	char *why;             /* MODULE_FAILED: what libdwfl said, or NULL */
 	bool checked;          /* its warnings were given */
+	bool fresh;            /* reported: its bias is to be asked for */
+	unsigned round;        /* the modules_place call that last saw it */
 };
 
 struct pv_modules {
@@ -38,6 +40,7 @@ struct pv_modules {
 	bool quiet;
 	struct module **mods;
 	size_t nmods, cap_mods;
+	unsigned round;        /* modules_place calls so far */
 	/* The profile whose mapping indices modules_find is given. */
 	struct pv_profile *p;
 	uint32_t *mod_of_mapping; /* mapping index -> module index or PV_NONE */
@@ -45,7 +48,7 @@ struct pv_modules {
 };
 
 static char *debuginfo_path;
-const Dwfl_Callbacks modules_offline_callbacks = {
+static const Dwfl_Callbacks offline_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
 	.find_debuginfo = dwfl_standard_find_debuginfo,
 	.section_address = dwfl_offline_section_address,
@@ -265,6 +268,81 @@ static void module_check(struct pv_modules *ms, struct module *m, const struct p
 	}
 }
 
+/* dwfl_report_end's word that mod left the Dwfl. */
+static int module_dropped(Dwfl_Module *mod, void *userdata, const char *name, Dwarf_Addr base,
+			  void *arg)
+{
+	struct pv_modules *ms = arg;
+
+	(void)userdata;
+	(void)name;
+	(void)base;
+	for (size_t i = 0; i < ms->nmods; i++)
+		if (ms->mods[i]->mod == mod)
+			ms->mods[i]->mod = NULL;
+	return 0;
+}
+
+int modules_place(struct pv_modules *ms, const struct pv_profile *p)
+{
+	int placed = 0;
+	bool oom = false;
+
+	ms->round++;
+	dwfl_report_begin(ms->dwfl);
+	/* Newest first: later mapping records describe the process later. */
+	for (size_t i = p->nmappings; i-- > 0;) {
+		const struct pv_mapping *map = &p->mappings[i];
+		struct module *m;
+		GElf_Addr bias;
+		uint32_t mi;
+
+		if (map->kind != PV_MAP_FILE && map->kind != PV_MAP_VDSO)
+			continue;
+		mi = module_index(ms, pv_str(p, map->file));
+		if (mi == PV_NONE) {
+			oom = true;
+			break;
+		}
+		m = ms->mods[mi];
+		if (m->round == ms->round)
+			continue; /* placed by a newer mapping, or not at all */
+		m->round = ms->round;
+		if (!module_read(m, p, map) || !mapping_bias(m, map, &bias))
+			continue;
+		if (m->mod && m->bias == bias) {
+			/* Already there: reported with the same name and
+			 * addresses, libdwfl keeps it. */
+			Dwarf_Addr lo, hi;
+			dwfl_module_info(m->mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL);
+			if (dwfl_report_module(ms->dwfl, m->path, lo, hi) == m->mod)
+				placed++;
+		} else if (module_report(ms, m, p, map, bias)) {
+			m->fresh = true;
+			placed++;
+		} else if (m->why && !ms->quiet) {
+			pv_warn("cannot use the call frame information of '%s': %s; stacks through it stop there",
+				m->path, m->why);
+		}
+	}
+	dwfl_report_end(ms->dwfl, module_dropped, ms);
+	for (size_t i = 0; i < ms->nmods; i++) {
+		struct module *m = ms->mods[i];
+		if (!m->fresh)
+			continue;
+		m->fresh = false;
+		module_settle(m);
+		if (!m->mod)
+			placed--;
+	}
+	return oom ? -1 : placed;
+}
+
+Dwfl *modules_dwfl(struct pv_modules *ms)
+{
+	return ms->dwfl;
+}
+
 struct pv_modules *modules_new(bool quiet)
 {
 	struct pv_modules *ms = calloc(1, sizeof *ms);
@@ -274,7 +352,7 @@ struct pv_modules *modules_new(bool quiet)
 		return NULL;
 	}
 	ms->quiet = quiet;
-	ms->dwfl = dwfl_begin(&modules_offline_callbacks);
+	ms->dwfl = dwfl_begin(&offline_callbacks);
 	if (!ms->dwfl) {
 		pv_error("cannot start libdwfl: %s", dwfl_errmsg(-1));
 		free(ms);

@@ -553,7 +553,7 @@ int main(int argc, char **argv)
 	mods = modules_new(quiet);
 	if (!mods)
 		goto out;
-	unwinder = unwinder_new(quiet);
+	unwinder = unwinder_new(mods, quiet);
 	if (!unwinder)
 		goto out;
 	unwinder_interface(unwinder, &uw);
