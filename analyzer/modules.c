@@ -1,4 +1,4 @@
-/* modules.c - open each mapped ELF file once and place addresses in it */
+/* modules.c - open each mapped ELF file once, place it, find addresses in it */
 #include "modules.h"
 #include "error.h"
 #include "util.h"
@@ -13,26 +13,42 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+enum module_state {
+	MODULE_UNREAD,         /* not opened yet */
+	MODULE_READ,           /* an ELF file whose headers were read */
+	MODULE_FAILED,         /* cannot be used: err or why says why */
+};
+
 struct module {
-	uint32_t file;        /* string index of the path */
-	Dwfl *dwfl;           /* NULL when the file could not be opened */
-	Dwfl_Module *mod;
-	GElf_Addr bias;
-	GElf_Phdr *loads;     /* PT_LOAD headers */
+	char *path;            /* as the profile names it ("[vdso]" for the vDSO) */
+	enum module_state state;
+	int fd;                /* opened and read, not yet handed to libdwfl; or -1 */
+	bool is_exec;          /* ET_EXEC: sits at its own addresses */
+	GElf_Phdr *loads;      /* its PT_LOAD headers */
 	size_t nloads;
+	Dwfl_Module *mod;      /* its place in the Dwfl, NULL when it has none */
+	GElf_Addr bias;        /* mod's load bias */
+	int err;               /* MODULE_FAILED: errno of the open, or 0 */
+	char *why;             /* MODULE_FAILED: what libdwfl said, or NULL */
+	bool checked;          /* its warnings were given */
+	bool fresh;            /* reported: its bias is to be asked for */
+	unsigned round;        /* the modules_place call that last saw it */
 };
 
 struct pv_modules {
-	struct pv_profile *p;
+	Dwfl *dwfl;
 	bool quiet;
-	struct module *mods;
-	size_t nmods;
+	struct module **mods;
+	size_t nmods, cap_mods;
+	unsigned round;        /* modules_place calls so far */
+	/* The profile whose mapping indices modules_find is given. */
+	struct pv_profile *p;
 	uint32_t *mod_of_mapping; /* mapping index -> module index or PV_NONE */
 	size_t nmappings;
 };
 
 static char *debuginfo_path;
-const Dwfl_Callbacks modules_offline_callbacks = {
+static const Dwfl_Callbacks offline_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
 	.find_debuginfo = dwfl_standard_find_debuginfo,
 	.section_address = dwfl_offline_section_address,
@@ -66,130 +82,343 @@ int modules_open_file(const char *path)
 	return fd;
 }
 
-static void module_open(struct pv_modules *ms, struct module *m, const struct pv_mapping *map)
+/* The index of the module of path, added (unread) when new; PV_NONE when
+ * out of memory (reported). */
+static uint32_t module_index(struct pv_modules *ms, const char *path)
 {
-	const char *path = pv_str(ms->p, m->file);
-	const unsigned char *id;
-	GElf_Addr vaddr;
-	Elf *elf;
-	size_t nph;
-	int len, fd = -1;
+	struct module *m;
+
+	for (size_t i = 0; i < ms->nmods; i++)
+		if (strcmp(ms->mods[i]->path, path) == 0)
+			return (uint32_t)i;
+	if (pv_grow(&ms->mods, &ms->cap_mods, ms->nmods + 1, sizeof *ms->mods) < 0)
+		return PV_NONE;
+	m = calloc(1, sizeof *m);
+	if (!m || !(m->path = strdup(path))) {
+		free(m);
+		pv_oom();
+		return PV_NONE;
+	}
+	m->fd = -1;
+	ms->mods[ms->nmods] = m;
+	return (uint32_t)ms->nmods++;
+}
+
+static void module_fail(struct module *m, int err, const char *why)
+{
+	m->state = MODULE_FAILED;
+	m->err = err;
+	free(m->why);
+	m->why = why ? strdup(why) : NULL;
+	if (why && !m->why)
+		m->err = ENOMEM;
+}
+
+/* A descriptor of m's file: the vDSO is this process's copy when map's is
+ * the same, and another kernel's is not ours to read (its frames show as
+ * addresses, without a word).  -1 after marking m failed. */
+static int module_open_fd(struct module *m, const struct pv_profile *p,
+			  const struct pv_mapping *map)
+{
+	int fd;
 
 	if (map->kind == PV_MAP_VDSO) {
-		/* Another kernel's vDSO is not ours to read: addresses then. */
-		fd = vdso_open(pv_str(ms->p, map->build_id), map->limit - map->start);
+		fd = vdso_open(pv_str(p, map->build_id), map->limit - map->start);
 		if (fd < 0)
-			return;
-	} else {
-		fd = modules_open_file(path);
-		if (fd < 0) {
-			if (!ms->quiet)
-				pv_warn("cannot read symbols of '%s': %s; its frames show as addresses",
-					path, errno == EINVAL ? "not a regular file" : strerror(errno));
-			return;
-		}
+			module_fail(m, 0, NULL);
+		return fd;
 	}
-	m->dwfl = dwfl_begin(&modules_offline_callbacks);
-	if (!m->dwfl)
+	fd = modules_open_file(m->path);
+	if (fd < 0)
+		module_fail(m, errno, NULL);
+	return fd;
+}
+
+/* Open m's file and read its type and PT_LOAD headers, once; the
+ * descriptor stays open for libdwfl.  Is it a usable ELF file? */
+static bool module_read(struct module *m, const struct pv_profile *p, const struct pv_mapping *map)
+{
+	GElf_Ehdr eh;
+	size_t nph;
+	Elf *elf;
+	int fd;
+
+	if (m->state != MODULE_UNREAD)
+		return m->state == MODULE_READ;
+	fd = module_open_fd(m, p, map);
+	if (fd < 0)
+		return false;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
+	    elf_getphdrnum(elf, &nph) != 0) {
+		module_fail(m, 0, "not a valid ELF file");
 		goto fail;
-	dwfl_report_begin(m->dwfl);
-	m->mod = dwfl_report_elf(m->dwfl, pv_base_name(path), path, fd, 0, false);
-	dwfl_report_end(m->dwfl, NULL, NULL);
-	if (!m->mod)
-		goto fail;
-	fd = -1; /* libdwfl owns it now */
-	elf = dwfl_module_getelf(m->mod, &m->bias);
-	if (!elf || elf_getphdrnum(elf, &nph) < 0)
-		goto fail;
+	}
 	m->loads = calloc(nph ? nph : 1, sizeof *m->loads);
-	if (!m->loads)
+	if (!m->loads) {
+		module_fail(m, ENOMEM, NULL);
 		goto fail;
+	}
 	for (size_t i = 0; i < nph; i++) {
 		GElf_Phdr ph;
 		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
 			m->loads[m->nloads++] = ph;
 	}
-	/* A file that changed since the trace was taken gives wrong names. */
-	len = dwfl_module_build_id(m->mod, &id, &vaddr);
+	m->is_exec = eh.e_type == ET_EXEC;
+	elf_end(elf);
+	m->fd = fd;
+	m->state = MODULE_READ;
+	return true;
+fail:
+	elf_end(elf);
+	close(fd);
+	return false;
+}
+
+/* Where mapping map puts m's file: its load bias (see modules.h).  false
+ * when the mapping's offset is in no PT_LOAD segment. */
+static bool mapping_bias(const struct module *m, const struct pv_mapping *map, GElf_Addr *bias)
+{
+	for (size_t i = 0; i < m->nloads; i++) {
+		const GElf_Phdr *ph = &m->loads[i];
+		uint64_t first = ph->p_offset & ~(uint64_t)4095;
+		if (map->offset >= first && map->offset < ph->p_offset + ph->p_filesz) {
+			*bias = m->is_exec ? 0
+					   : map->start - map->offset + ph->p_offset - ph->p_vaddr;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Report m's file to the Dwfl at load bias bias (inside dwfl_report_begin
+ * and dwfl_report_end); libdwfl takes the descriptor.  A file placed
+ * before and dropped since is opened again.  false after marking m
+ * failed. */
+static bool module_report(struct pv_modules *ms, struct module *m, const struct pv_profile *p,
+			  const struct pv_mapping *map, GElf_Addr bias)
+{
+	int fd = m->fd >= 0 ? m->fd : module_open_fd(m, p, map);
+
+	m->fd = -1;
+	if (fd < 0)
+		return false;
+	/* Named by the whole path: libdwfl takes a module reported again
+	 * with the same name and addresses for the same one. */
+	m->mod = dwfl_report_elf(ms->dwfl, m->path, m->path, fd, bias, true);
+	if (!m->mod) {
+		module_fail(m, 0, dwfl_errmsg(-1));
+		close(fd);
+		return false;
+	}
+	return true;
+}
+
+/* After dwfl_report_end: the bias libdwfl gave m's new module. */
+static void module_settle(struct module *m)
+{
+	if (m->mod && !dwfl_module_getelf(m->mod, &m->bias)) {
+		module_fail(m, 0, dwfl_errmsg(-1));
+		m->mod = NULL;
+	}
+}
+
+/* Place m's file for a symbolizer where map put it (or, when map's offset
+ * is in no segment, at its own addresses: the symbolizers only need a
+ * bias). */
+static void module_place_for(struct pv_modules *ms, struct module *m, const struct pv_mapping *map)
+{
+	GElf_Addr bias = 0;
+
+	if (!module_read(m, ms->p, map))
+		return;
+	mapping_bias(m, map, &bias);
+	dwfl_report_begin_add(ms->dwfl);
+	module_report(ms, m, ms->p, map, bias);
+	dwfl_report_end(ms->dwfl, NULL, NULL);
+	module_settle(m);
+}
+
+/* The warnings about m, once: a file that cannot be read, a file that
+ * changed since the trace was taken (it gives wrong names). */
+static void module_check(struct pv_modules *ms, struct module *m, const struct pv_mapping *map)
+{
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	int len;
+
+	m->checked = true;
+	if (ms->quiet)
+		return;
+	if (m->state == MODULE_FAILED) {
+		const char *why = m->why ? m->why
+				 : m->err == EINVAL ? "not a regular file" : strerror(m->err);
+		if (m->err || m->why)
+			pv_warn("cannot read symbols of '%s': %s; its frames show as addresses", m->path,
+				why);
+		return;
+	}
+	len = m->mod ? dwfl_module_build_id(m->mod, &id, &vaddr) : 0;
 	if (len > 0 && pv_str(ms->p, map->build_id)[0]) {
 		char hex[2 * 64 + 1];
 		hex_build_id(hex, sizeof hex, id, len);
-		if (strcmp(hex, pv_str(ms->p, map->build_id)) != 0 && !ms->quiet)
+		if (strcmp(hex, pv_str(ms->p, map->build_id)) != 0)
 			pv_warn("'%s' is not the file that was profiled (its build-id differs); its names may be wrong",
-				path);
+				m->path);
 	}
-	return;
-fail:
-	if (fd >= 0)
-		close(fd);
-	if (!ms->quiet)
-		pv_warn("cannot read symbols of '%s': %s; its frames show as addresses", path,
-			dwfl_errmsg(-1));
-	if (m->dwfl)
-		dwfl_end(m->dwfl);
-	free(m->loads);
-	m->loads = NULL;
-	m->nloads = 0;
-	m->dwfl = NULL;
-	m->mod = NULL;
 }
 
-struct pv_modules *modules_new(struct pv_profile *p, bool quiet)
+/* dwfl_report_end's word that mod left the Dwfl. */
+static int module_dropped(Dwfl_Module *mod, void *userdata, const char *name, Dwarf_Addr base,
+			  void *arg)
+{
+	struct pv_modules *ms = arg;
+
+	(void)userdata;
+	(void)name;
+	(void)base;
+	for (size_t i = 0; i < ms->nmods; i++)
+		if (ms->mods[i]->mod == mod)
+			ms->mods[i]->mod = NULL;
+	return 0;
+}
+
+int modules_place(struct pv_modules *ms, const struct pv_profile *p)
+{
+	int placed = 0;
+	bool oom = false;
+
+	ms->round++;
+	dwfl_report_begin(ms->dwfl);
+	/* Newest first: later mapping records describe the process later. */
+	for (size_t i = p->nmappings; i-- > 0;) {
+		const struct pv_mapping *map = &p->mappings[i];
+		struct module *m;
+		GElf_Addr bias;
+		uint32_t mi;
+
+		if (map->kind != PV_MAP_FILE && map->kind != PV_MAP_VDSO)
+			continue;
+		mi = module_index(ms, pv_str(p, map->file));
+		if (mi == PV_NONE) {
+			oom = true;
+			break;
+		}
+		m = ms->mods[mi];
+		if (m->round == ms->round)
+			continue; /* placed by a newer mapping, or not at all */
+		m->round = ms->round;
+		if (!module_read(m, p, map) || !mapping_bias(m, map, &bias))
+			continue;
+		if (m->mod && m->bias == bias) {
+			/* Already there: reported with the same name and
+			 * addresses, libdwfl keeps it. */
+			Dwarf_Addr lo, hi;
+			dwfl_module_info(m->mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL);
+			if (dwfl_report_module(ms->dwfl, m->path, lo, hi) == m->mod)
+				placed++;
+		} else if (module_report(ms, m, p, map, bias)) {
+			m->fresh = true;
+			placed++;
+		} else if (m->why && !ms->quiet) {
+			pv_warn("cannot use the call frame information of '%s': %s; stacks through it stop there",
+				m->path, m->why);
+		}
+	}
+	dwfl_report_end(ms->dwfl, module_dropped, ms);
+	for (size_t i = 0; i < ms->nmods; i++) {
+		struct module *m = ms->mods[i];
+		if (!m->fresh)
+			continue;
+		m->fresh = false;
+		module_settle(m);
+		if (!m->mod)
+			placed--;
+	}
+	return oom ? -1 : placed;
+}
+
+Dwfl *modules_dwfl(struct pv_modules *ms)
+{
+	return ms->dwfl;
+}
+
+struct pv_modules *modules_new(bool quiet)
 {
 	struct pv_modules *ms = calloc(1, sizeof *ms);
-	size_t n = p->nmappings ? p->nmappings : 1;
 
-	if (!ms)
-		goto oom;
-	ms->p = p;
+	if (!ms) {
+		pv_oom();
+		return NULL;
+	}
 	ms->quiet = quiet;
-	ms->nmappings = p->nmappings;
-	ms->mods = calloc(n, sizeof *ms->mods);
-	ms->mod_of_mapping = malloc(n * sizeof *ms->mod_of_mapping);
-	if (!ms->mods || !ms->mod_of_mapping)
-		goto oom;
-	for (size_t i = 0; i < p->nmappings; i++)
-		ms->mod_of_mapping[i] = PV_NONE;
+	ms->dwfl = dwfl_begin(&offline_callbacks);
+	if (!ms->dwfl) {
+		pv_error("cannot start libdwfl: %s", dwfl_errmsg(-1));
+		free(ms);
+		return NULL;
+	}
 	return ms;
-oom:
-	modules_free(ms);
-	pv_oom();
-	return NULL;
 }
 
 void modules_free(struct pv_modules *ms)
 {
 	if (!ms)
 		return;
+	dwfl_end(ms->dwfl);
 	for (size_t i = 0; i < ms->nmods; i++) {
-		if (ms->mods[i].dwfl)
-			dwfl_end(ms->mods[i].dwfl);
-		free(ms->mods[i].loads);
+		struct module *m = ms->mods[i];
+		if (m->fd >= 0)
+			close(m->fd);
+		free(m->loads);
+		free(m->why);
+		free(m->path);
+		free(m);
 	}
 	free(ms->mods);
 	free(ms->mod_of_mapping);
 	free(ms);
 }
 
+int modules_use_profile(struct pv_modules *ms, struct pv_profile *p)
+{
+	uint32_t *of = malloc((p->nmappings ? p->nmappings : 1) * sizeof *of);
+
+	if (!of)
+		return pv_oom();
+	for (size_t i = 0; i < p->nmappings; i++) {
+		const struct pv_mapping *map = &p->mappings[i];
+		of[i] = PV_NONE;
+		if (map->kind != PV_MAP_FILE && map->kind != PV_MAP_VDSO)
+			continue;
+		of[i] = module_index(ms, pv_str(p, map->file));
+		if (of[i] == PV_NONE) {
+			free(of);
+			return -1;
+		}
+	}
+	free(ms->mod_of_mapping);
+	ms->mod_of_mapping = of;
+	ms->nmappings = p->nmappings;
+	ms->p = p;
+	return 0;
+}
+
+/* The module of mapping mi, placed and checked; NULL when it has none. */
 static struct module *module_for_mapping(struct pv_modules *ms, uint32_t mi)
 {
-	const struct pv_mapping *map = &ms->p->mappings[mi];
+	const struct pv_mapping *map;
 	struct module *m;
 
-	if (ms->mod_of_mapping[mi] != PV_NONE)
-		return &ms->mods[ms->mod_of_mapping[mi]];
-	if (map->kind != PV_MAP_FILE && map->kind != PV_MAP_VDSO)
+	if (mi == PV_NONE || mi >= ms->nmappings || ms->mod_of_mapping[mi] == PV_NONE)
 		return NULL;
-	for (size_t i = 0; i < ms->nmods; i++)
-		if (ms->mods[i].file == map->file) {
-			ms->mod_of_mapping[mi] = (uint32_t)i;
-			return &ms->mods[i];
-		}
-	m = &ms->mods[ms->nmods];
-	*m = (struct module){ .file = map->file };
-	module_open(ms, m, map);
-	ms->mod_of_mapping[mi] = (uint32_t)ms->nmods++;
-	return m;
+	m = ms->mods[ms->mod_of_mapping[mi]];
+	map = &ms->p->mappings[mi];
+	if (!m->mod && m->state != MODULE_FAILED)
+		module_place_for(ms, m, map);
+	if (!m->checked)
+		module_check(ms, m, map);
+	return m->mod ? m : NULL;
 }
 
 /* The PT_LOAD segment holding runtime address addr of mapping mi. */
@@ -197,12 +426,9 @@ static const GElf_Phdr *segment_of(struct pv_modules *ms, uint32_t mi, uint64_t 
 				   struct module **mp, uint64_t *off)
 {
 	const struct pv_mapping *map;
-	struct module *m;
+	struct module *m = module_for_mapping(ms, mi);
 
-	if (mi == PV_NONE || mi >= ms->nmappings)
-		return NULL;
-	m = module_for_mapping(ms, mi);
-	if (!m || !m->mod)
+	if (!m)
 		return NULL;
 	map = &ms->p->mappings[mi];
 	*off = addr - map->start + map->offset;
@@ -237,6 +463,6 @@ bool modules_file_vaddr(struct pv_modules *ms, uint32_t mi, uint64_t addr, const
 	if (!ph)
 		return false;
 	*vaddr = off - ph->p_offset + ph->p_vaddr;
-	*path = pv_str(ms->p, m->file);
+	*path = m->path;
 	return true;
 }

@@ -1,34 +1,31 @@
 /* unwind-dwarf.c - unwind DWARF-mode samples offline with libdwfl
  *
  * The collector saved each sample's registers and the top of its stack.
- * Here one Dwfl holds every ELF file the process had mapped, placed where
- * it was, and is attached once to a pretend process whose single thread
- * is "the current sample": the thread callbacks hand libdwfl the saved
- * registers and read memory from the saved stack.  libdwfl then walks the
- * frames with the files' CFI (.eh_frame, or .debug_frame from separate
- * debug info).  The Dwfl and its parsed CFI live for the whole trace.
+ * Here the Dwfl of the module table (modules.h), every ELF file the
+ * process had mapped placed where it was, is attached once to a pretend
+ * process whose single thread is "the current sample": the thread
+ * callbacks hand libdwfl the saved registers and read memory from the
+ * saved stack.  libdwfl then walks the frames with the files' CFI
+ * (.eh_frame, or .debug_frame from separate debug info).  The files and
+ * their parsed CFI are the table's: the symbolizers use the same ones.
  */
 #include "unwind-dwarf.h"
 #include "error.h"
-#include "modules.h"
-#include "util.h"
 #include "raw.h"
-#include "vdso.h"
 
 #include <dwarf.h>
+#include <elf.h>
 #include <elfutils/libdwfl.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <gelf.h>
-#include <stdio.h>
+#include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define FAKE_TID 1
 
 struct pv_unwinder {
-	Dwfl *dwfl;
+	struct pv_modules *mods; /* the files, and the Dwfl attached to u */
+	Elf64_Ehdr machine_header;
+	Elf *machine;         /* an ELF of that header alone */
 	bool quiet;
 	bool attached;
 	/* The sample being unwound. */
@@ -93,95 +90,21 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 	.set_initial_registers = cb_set_initial_registers,
 };
 
-/* Load bias of a file mapped at start from file offset pgoff. */
-static bool mapping_bias(int fd, uint64_t start, uint64_t pgoff, uint64_t *bias, bool *is_exec)
-{
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	GElf_Ehdr eh;
-	size_t nph;
-	bool ok = false;
-
-	if (!elf)
-		return false;
-	if (gelf_getehdr(elf, &eh) && elf_getphdrnum(elf, &nph) == 0) {
-		*is_exec = eh.e_type == ET_EXEC;
-		for (size_t i = 0; i < nph && !ok; i++) {
-			GElf_Phdr ph;
-			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-				continue;
-			uint64_t first = ph.p_offset & ~(uint64_t)4095;
-			if (pgoff >= first && pgoff < ph.p_offset + ph.p_filesz) {
-				*bias = start - pgoff + ph.p_offset - ph.p_vaddr;
-				ok = true;
-			}
-		}
-	}
-	elf_end(elf);
-	return ok;
-}
-
-/* Report the file of mapping m at its place; files already placed are
- * skipped (a second placement of the same file cannot be in one Dwfl). */
-static void report_mapping(struct pv_unwinder *u, const struct pv_profile *p,
-			   const struct pv_mapping *m, char **seen, size_t *nseen)
-{
-	const char *path = pv_str(p, m->file);
-	char fdpath[64];
-	uint64_t bias;
-	bool is_exec = false;
-	int fd;
-
-	for (size_t i = 0; i < *nseen; i++)
-		if (strcmp(seen[i], path) == 0)
-			return;
-	seen[(*nseen)++] = (char *)path;
-	if (m->kind == PV_MAP_VDSO) {
-		fd = vdso_open(pv_str(p, m->build_id), m->limit - m->start);
-		if (fd < 0)
-			return;
-		snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", fd);
-	} else if (m->kind == PV_MAP_FILE) {
-		fd = modules_open_file(path);
-		if (fd < 0)
-			return; /* the symbolizer warns about unreadable files */
-	} else {
-		return;
-	}
-	if (!mapping_bias(fd, m->start, m->offset, &bias, &is_exec)) {
-		close(fd);
-		return;
-	}
-	/* libdwfl takes the descriptor; ET_EXEC files sit where they say. */
-	if (!dwfl_report_elf(u->dwfl, pv_base_name(path), m->kind == PV_MAP_VDSO ? fdpath : path, fd,
-			     is_exec ? 0 : bias, true) && !u->quiet)
-		pv_warn("cannot use the call frame information of '%s': %s; stacks through it stop there",
-			path, dwfl_errmsg(-1));
-}
-
 static int prepare(void *ctx, struct pv_profile *p)
 {
 	struct pv_unwinder *u = ctx;
-	char **seen = calloc(p->nmappings ? p->nmappings : 1, sizeof *seen);
-	size_t nseen = 0;
+	int placed = modules_place(u->mods, p);
 
-	if (!seen)
-		return pv_oom();
-	if (u->dwfl)
-		dwfl_end(u->dwfl);
-	u->attached = false;
-	u->dwfl = dwfl_begin(&modules_offline_callbacks);
-	if (!u->dwfl) {
-		free(seen);
-		return pv_error("cannot start libdwfl: %s", dwfl_errmsg(-1));
-	}
-	dwfl_report_begin(u->dwfl);
-	/* Newest first: later mapping records describe the process later. */
-	for (size_t i = p->nmappings; i-- > 0;)
-		report_mapping(u, p, &p->mappings[i], seen, &nseen);
-	dwfl_report_end(u->dwfl, NULL, NULL);
-	free(seen);
-	u->attached = dwfl_attach_state(u->dwfl, NULL, p->pid ? (pid_t)p->pid : 1,
-					&thread_callbacks, u);
+	if (placed < 0)
+		return -1;
+	if (u->attached)
+		return 0;
+	/* Given no ELF, libdwfl takes the machine from a module of the Dwfl,
+	 * which a later trace may drop: the machine comes from the header of
+	 * the registers' own instead, once some file is there to unwind
+	 * through (with none, libdwfl says why it cannot unwind). */
+	u->attached = dwfl_attach_state(modules_dwfl(u->mods), placed ? u->machine : NULL,
+					p->pid ? (pid_t)p->pid : 1, &thread_callbacks, u);
 	if (!u->attached && !u->quiet)
 		pv_warn("cannot unwind stacks: %s; samples show their leaf only", dwfl_errmsg(-1));
 	return 0;
@@ -225,12 +148,12 @@ static int unwind(void *ctx, const uint64_t *regs, uint32_t nregs, const unsigne
 	u->n = 0;
 	u->overflow = false;
 	u->read_failed = false;
-	ret = dwfl_getthread_frames(u->dwfl, FAKE_TID, frame_cb, u);
+	ret = dwfl_getthread_frames(modules_dwfl(u->mods), FAKE_TID, frame_cb, u);
 	*complete = ret == 0 && !u->overflow && !u->read_failed;
 	return (int)u->n;
 }
 
-struct pv_unwinder *unwinder_new(bool quiet)
+struct pv_unwinder *unwinder_new(struct pv_modules *mods, bool quiet)
 {
 	struct pv_unwinder *u = calloc(1, sizeof *u);
 
@@ -238,7 +161,24 @@ struct pv_unwinder *unwinder_new(bool quiet)
 		pv_oom();
 		return NULL;
 	}
+	u->mods = mods;
 	u->quiet = quiet;
+	/* x86-64, as raw.h's registers: libdwfl picks its backend by it. */
+	u->machine_header = (Elf64_Ehdr){
+		.e_ident = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64, ELFDATA2LSB,
+			     EV_CURRENT },
+		.e_type = ET_EXEC,
+		.e_machine = EM_X86_64,
+		.e_version = EV_CURRENT,
+		.e_ehsize = sizeof u->machine_header,
+	};
+	elf_version(EV_CURRENT);
+	u->machine = elf_memory((char *)&u->machine_header, sizeof u->machine_header);
+	if (!u->machine) {
+		pv_error("cannot describe the machine to libelf: %s", elf_errmsg(-1));
+		free(u);
+		return NULL;
+	}
 	return u;
 }
 
@@ -246,8 +186,7 @@ void unwinder_free(struct pv_unwinder *u)
 {
 	if (!u)
 		return;
-	if (u->dwfl)
-		dwfl_end(u->dwfl);
+	elf_end(u->machine);
 	free(u);
 }
 

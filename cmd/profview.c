@@ -554,7 +554,10 @@ int main(int argc, char **argv)
 
 	pv_error_set_quiet(quiet);
 
-	unwinder = unwinder_new(quiet);
+	mods = modules_new(quiet);
+	if (!mods)
+		goto out;
+	unwinder = unwinder_new(mods, quiet);
 	if (!unwinder)
 		goto out;
 	unwinder_interface(unwinder, &uw);
@@ -570,8 +573,7 @@ int main(int argc, char **argv)
 			pv_warn("the profile maps no file that could be '%s'; its symbols are not used",
 				program);
 	}
-	mods = modules_new(p, quiet);
-	if (!mods || pv_settle_leaf_candidates(p, mods) < 0 ||
+	if (modules_use_profile(mods, p) < 0 || pv_settle_leaf_candidates(p, mods) < 0 ||
 	    (bfd ? pv_symbolize_bfd(p, mods, &sopt) : pv_symbolize(p, mods, &sopt)) < 0)
 		goto out;
 	if (dump) {
