@@ -12,7 +12,7 @@
  *   aggregate the call tree at the view's granularity, by thread or not,
  *             weighed by the view's value (--sample-index).
  *
- * The reading, unwinding and symbolizing before (cmd/profview.c) give the
+ * The reading, unwinding and symbolizing before (source.h) give the
  * source profile; the text reports, the pictures, --pprof and the browser
  * all start from a pv_view.
  */

@@ -3,23 +3,17 @@
 #include "calltree.h"
 #include "error.h"
 #include "filter.h"
-#include "read.h"
 #include "report-text.h"
 #include "report-svg.h"
 #include "report-flame.h"
 #include "browser.h"
-#include "leaf.h"
-#include "merge.h"
 #include "modules.h"
 #include "pipeline.h"
+#include "source.h"
 #include "outfile.h"
 #include "pprof-write.h"
-#include "symbolize.h"
-#include "symbolize-bfd.h"
-#include "unwind-dwarf.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -303,52 +297,6 @@ static int dump_locations(FILE *out, struct pv_profile *p, struct pv_modules *mo
 	return 0;
 }
 
-/* Does path name an ELF file (the program given before the profiles)? */
-static bool is_executable(const char *path)
-{
-	unsigned char magic[4];
-	int fd = strcmp(path, "-") == 0 ? -1 : open(path, O_RDONLY | O_CLOEXEC);
-	bool elf;
-
-	if (fd < 0)
-		return false;
-	elf = read(fd, magic, sizeof magic) == (ssize_t)sizeof magic &&
-	      memcmp(magic, "\177ELF", 4) == 0;
-	close(fd);
-	return elf;
-}
-
-/* Read every profile and merge them into the first. */
-static struct pv_profile *read_all(char **paths, size_t n, const struct pv_read_options *ropts)
-{
-	struct pv_profile *p = NULL;
-
-	for (size_t i = 0; i < n; i++) {
-		if (is_executable(paths[i])) {
-			pv_error("'%s' is a program, not a profile: give it first, before the profiles",
-				 paths[i]);
-			pv_profile_free(p);
-			return NULL;
-		}
-		struct pv_profile *q = pv_read_file(paths[i], ropts);
-		if (!q) {
-			pv_profile_free(p);
-			return NULL;
-		}
-		if (!p) {
-			p = q;
-			continue;
-		}
-		int r = pv_merge(p, q, strcmp(paths[i], "-") == 0 ? "standard input" : paths[i]);
-		pv_profile_free(q);
-		if (r < 0) {
-			pv_profile_free(p);
-			return NULL;
-		}
-	}
-	return p;
-}
-
 /* -o FILE: opens the report's file, never through a link nor over a file
  * that is not one's own regular file (pv_outfile_open).  NULL after saying
  * why. */
@@ -410,16 +358,13 @@ int main(int argc, char **argv)
 	struct flame_options flameopt = { 0 };
 	struct svg_options svgopt = { .graph = { GRAPH_DEFAULT_NODECOUNT, GRAPH_DEFAULT_NODEFRACTION,
 						  GRAPH_DEFAULT_EDGEFRACTION } };
-	struct pv_modules *mods = NULL;
-	struct pv_unwinder *unwinder = NULL;
-	struct raw_unwinder uw;
-	struct pv_read_options ropts = { 0 };
-	bool quiet = false, bfd = false, dump = false, reverse = false;
-	struct pv_symbolize_options sopt = { 0 };
-	const char *output = NULL, *color = "auto", *program = NULL;
+	struct pv_source_options sopt = { 0 };
+	struct pv_source src = { 0 };
+	bool dump = false, reverse = false;
+	const char *output = NULL, *color = "auto";
 	uint32_t *tids = NULL;
 	size_t ntids = 0;
-	struct pv_profile *p = NULL;
+	struct pv_profile *p;
 	struct pv_filters filters = { 0 };
 	struct pv_step steps[2];
 	size_t nsteps = 0;
@@ -498,11 +443,11 @@ int main(int argc, char **argv)
 		case OPT_SYMBOLIZER:
 			if (strcmp(optarg, "dw") && strcmp(optarg, "bfd"))
 				return usage_error("invalid --symbolizer '%s' (dw or bfd)", optarg);
-			bfd = strcmp(optarg, "bfd") == 0;
+			sopt.bfd = strcmp(optarg, "bfd") == 0;
 			break;
-		case OPT_NO_DEMANGLE: sopt.no_demangle = true; break;
+		case OPT_NO_DEMANGLE: sopt.symbolize.no_demangle = true; break;
 		case OPT_MAX_INPUT:
-			if (!parse_size(optarg, &ropts.max_input))
+			if (!parse_size(optarg, &sopt.max_input))
 				return usage_error("invalid --max-input '%s' (a size such as 512M or 2G; 0 for no limit)",
 						   optarg);
 			break;
@@ -521,7 +466,7 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'o': output = optarg; break;
-		case 'q': quiet = true; break;
+		case 'q': sopt.quiet = true; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("profview %s\n", PROFVIEW_VERSION); return 0;
 		case OPT_TUI: tui = true; break;
@@ -543,41 +488,21 @@ int main(int argc, char **argv)
 		tui = true;
 	/* "profview ./app prof.out", as pprof takes it: an executable first is
 	 * the program whose symbols the profile's addresses are read with. */
-	if (is_executable(argv[optind])) {
+	if (pv_is_elf(argv[optind])) {
 		if (argc - optind == 1)
 			return usage_error("'%s' is a program, not a profile: give its profile after it",
 					   argv[optind]);
-		program = argv[optind++];
+		sopt.program = argv[optind++];
 	}
 	copt.tids = tids;
 	copt.ntids = ntids;
 
-	pv_error_set_quiet(quiet);
-
-	mods = modules_new(quiet);
-	if (!mods)
+	pv_error_set_quiet(sopt.quiet);
+	if (pv_source_open(argv + optind, (size_t)(argc - optind), &sopt, &src) < 0)
 		goto out;
-	unwinder = unwinder_new(mods, quiet);
-	if (!unwinder)
-		goto out;
-	unwinder_interface(unwinder, &uw);
-	ropts.unwinder = &uw;
-	p = read_all(argv + optind, (size_t)(argc - optind), &ropts);
-	if (!p)
-		goto out;
-	if (program) {
-		int n = pv_use_program(p, program);
-		if (n < 0)
-			goto out;
-		if (n == 0 && p->nmappings)
-			pv_warn("the profile maps no file that could be '%s'; its symbols are not used",
-				program);
-	}
-	if (modules_use_profile(mods, p) < 0 || pv_settle_leaf_candidates(p, mods) < 0 ||
-	    (bfd ? pv_symbolize_bfd(p, mods, &sopt) : pv_symbolize(p, mods, &sopt)) < 0)
-		goto out;
+	p = src.p;
 	if (dump) {
-		ret = dump_locations(stdout, p, mods) < 0 || fflush(stdout) != 0;
+		ret = dump_locations(stdout, p, src.mods) < 0 || fflush(stdout) != 0;
 		goto out;
 	}
 	/* The view the options ask for: the threads, the filters, the
@@ -649,9 +574,7 @@ out:
 	if (out != stdout && fclose(out) != 0 && ret == 0)
 		ret = pv_error("cannot write '%s': %s", output, strerror(errno)) ? 1 : 1;
 	pv_result_free(&res);
-	modules_free(mods);
-	unwinder_free(unwinder);
-	pv_profile_free(p);
+	pv_source_close(&src);
 	pv_filters_free(&filters);
 	free(tids);
 	return ret;

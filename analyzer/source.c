@@ -1,0 +1,107 @@
+/* source.c - read, place, symbolize: the profile every view starts from */
+#include "source.h"
+
+#include "error.h"
+#include "leaf.h"
+#include "merge.h"
+#include "read.h"
+#include "symbolize-bfd.h"
+#include "unwind-dwarf.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+bool pv_is_elf(const char *path)
+{
+	unsigned char magic[4];
+	int fd = strcmp(path, "-") == 0 ? -1 : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	bool elf;
+
+	if (fd < 0)
+		return false;
+	/* Only a regular file: a pipe's first bytes belong to its reader. */
+	elf = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	      read(fd, magic, sizeof magic) == (ssize_t)sizeof magic &&
+	      memcmp(magic, "\177ELF", 4) == 0;
+	close(fd);
+	return elf;
+}
+
+/* Every profile, merged into the first. */
+static struct pv_profile *read_all(char *const *paths, size_t n, const struct pv_read_options *ropts)
+{
+	struct pv_profile *p = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		if (pv_is_elf(paths[i])) {
+			pv_error("'%s' is a program, not a profile: give it first, before the profiles",
+				 paths[i]);
+			pv_profile_free(p);
+			return NULL;
+		}
+		struct pv_profile *q = pv_read_file(paths[i], ropts);
+		if (!q) {
+			pv_profile_free(p);
+			return NULL;
+		}
+		if (!p) {
+			p = q;
+			continue;
+		}
+		int r = pv_merge(p, q, strcmp(paths[i], "-") == 0 ? "standard input" : paths[i]);
+		pv_profile_free(q);
+		if (r < 0) {
+			pv_profile_free(p);
+			return NULL;
+		}
+	}
+	return p;
+}
+
+int pv_source_open(char *const *paths, size_t n, const struct pv_source_options *o,
+		   struct pv_source *s)
+{
+	struct raw_unwinder uw;
+	struct pv_read_options ropts = { .max_input = o->max_input };
+
+	*s = (struct pv_source){ 0 };
+	s->mods = modules_new(o->quiet);
+	if (!s->mods)
+		goto fail;
+	s->unwinder = unwinder_new(s->mods, o->quiet);
+	if (!s->unwinder)
+		goto fail;
+	unwinder_interface(s->unwinder, &uw);
+	ropts.unwinder = &uw;
+	s->p = read_all(paths, n, &ropts);
+	if (!s->p)
+		goto fail;
+	if (o->program) {
+		int k = pv_use_program(s->p, o->program);
+		if (k < 0)
+			goto fail;
+		if (k == 0 && s->p->nmappings)
+			pv_warn("the profile maps no file that could be '%s'; its symbols are not used",
+				o->program);
+	}
+	if (modules_use_profile(s->mods, s->p) < 0 || pv_settle_leaf_candidates(s->p, s->mods) < 0)
+		goto fail;
+	if ((o->bfd ? pv_symbolize_bfd(s->p, s->mods, &o->symbolize)
+		    : pv_symbolize(s->p, s->mods, &o->symbolize)) < 0)
+		goto fail;
+	return 0;
+fail:
+	pv_source_close(s);
+	return -1;
+}
+
+void pv_source_close(struct pv_source *s)
+{
+	pv_profile_free(s->p);
+	modules_free(s->mods);
+	unwinder_free(s->unwinder);
+	*s = (struct pv_source){ 0 };
+}
