@@ -9,6 +9,11 @@ e2e_init() {
 	SRCDIR=$3
 	WORK=$(mktemp -d "${TMPDIR:-/tmp}/profview-e2e.XXXXXX")
 	trap 'rm -rf "$WORK"' EXIT
+	# A command that fails outside a test ends the script (set -e): say
+	# where, or a failure that happens once in a while leaves no trace.
+	# (Not under set +e, where a test looks at the status itself.  The trap
+	# sets no variable: a test's own would be overwritten.)
+	trap 'case $- in *e*) echo "FAIL: ${0##*/}: line $LINENO: a command failed (status $?)" >&2 ;; esac' ERR
 	CC=${CC:-cc}
 	CXX=${CXX:-c++}
 }
