@@ -12,7 +12,10 @@ build demo
 "$COLLECT_TIMER" -q -o demo.raw ./demo >/dev/null || fail "collect-timer failed"
 "$PROFVIEW" --folded --sample-index=samples demo.raw | sort >all.txt
 total=$(awk '{ n += $NF } END { print n + 0 }' all.txt)
-[ "$total" -gt 100 ] || fail "too few samples ($total) to test filters"
+# 460 expected, 300 or so on a loaded machine, where the sweeper paces
+# the samples of threads that read their CPU clock (ACCURACY in
+# collect-timer(1)); every check below compares exact counts.
+[ "$total" -gt 50 ] || fail "too few samples ($total) to test filters"
 
 # folded OPTIONS...: the filtered folded stacks, sorted.
 folded() {
@@ -33,6 +36,7 @@ sum_where() {
 count() { awk '{ n += $NF } END { print n + 0 }' "$1"; }
 
 want=$(sum_where has_checksum)
+# checksum has 11% of the samples: none of 300 is 2e-15 likely
 [ "$want" -gt 0 ] || fail "the trace has no checksum samples"
 
 # --focus: only the stacks through checksum, all of them.
