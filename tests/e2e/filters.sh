@@ -133,11 +133,21 @@ PPROF=$("$SRCDIR/scripts/install-pprof" "$WORK/tools") || fail "cannot build ppr
 "$PROFVIEW" --pprof -o demo.pb.gz demo.raw || fail "profview --pprof failed"
 
 # traces FILE [PPROF OPTIONS...]: pprof -traces as sorted folded stacks.
+# pprof marks some inlined frames " (inline)" (a function inlined into
+# another of the same name: glibc's __futex_abstimed_wait_common64, where a
+# sample now and then lands at the program's exit); profview's folded
+# stacks do not (as in pprof.sh).
 traces() {
 	local file=$1
 	shift
 	"$PPROF" -traces -sample_index=samples -symbolize=none "$@" "$file" 2>/dev/null | awk '
-	function flush() { if (n) { s = f[n]; for (i = n - 1; i >= 1; i--) s = s ";" f[i]; sum[s] += v }; n = 0 }
+	function flush() {
+		if (n) {
+			for (i = 1; i <= n; i++) sub(/ \(inline\)$/, "", f[i])
+			s = f[n]; for (i = n - 1; i >= 1; i--) s = s ";" f[i]; sum[s] += v
+		}
+		n = 0
+	}
 	/^-+\+-+$/ { flush(); go = 1; next }
 	!go { next }
 	/^ *[0-9]+   / { flush(); v = $1; sub(/^ *[0-9]+   /, ""); f[++n] = $0; next }
