@@ -4,8 +4,8 @@
 # system calls in its loop, sharing a CPU with one that only computes, can
 # be preempted between ticks every time and never get its timer signal.
 # collect-timer's sweeper asks such threads for their samples, so in every
-# run every process's samples carry nearly all the CPU time it used, and
-# profview does not warn that the timers missed any.
+# run every process gets samples all along its run, and profview does not
+# warn that the timers missed any.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 cd "$WORK"
@@ -19,6 +19,23 @@ cpu_ms() {
 		sub(/,$/, "", u)
 		print (u == "s" ? v * 1000 : v) + 0; exit
 	}' "$1"
+}
+
+# recorded_ms TRACE: the CPU time the samples of a raw trace carry as the
+# collector recorded them (the sum of their weights, formats/raw.h), in
+# ms: what profview shows before it shares a thread's measured CPU time
+# out over its samples.  That share hides a timer that missed the thread
+# for most of its run; the recorded weights show it.
+recorded_ms() {
+	perl -e 'local $/; open(my $f, "<", $ARGV[0]) or die; my $d = <$f>;
+		my $off = unpack("V", substr($d, 12, 4)); my $w = 0;
+		while ($off + 8 <= length($d)) {
+			my ($type, $size) = unpack("VV", substr($d, $off, 8));
+			last if $size < 8 || $off + $size > length($d) || $type == 7;
+			$w += unpack("Q<", substr($d, $off + 24, 8)) if ($type == 4 || $type == 8) && $size >= 32;
+			$off += $size;
+		}
+		printf "%.1f\n", $w / 1e6' "$1"
 }
 
 runs=10
@@ -36,12 +53,19 @@ for ((run = 1; run <= runs; run++)); do
 		"$PROFVIEW" -q --flat "$f" >rep.txt || fail "run $run: profview $f failed"
 		grep -q 'the timers missed' rep.txt && fail "run $run: $role process $pid: $(grep '^warning' rep.txt)"
 		ms=$(cpu_ms rep.txt)
-		line+=" $role=${ms}ms"
-		# A spinning process spins 300 ms of its own CPU time; its samples
-		# miss only what it used before the first and after the last one.
+		rec=$(recorded_ms "$f")
+		line+=" $role=${ms}ms/$rec"
+		# A spinning process spins 300 ms of its own CPU time (the first
+		# one 20 ms more), and its samples share exactly what its exit
+		# record counts: 300.1 ms, every time.  As recorded, they carry
+		# all of it but what came after the last sample: 96% or more
+		# with the sweeper, loaded or not; 0 to 83% in 9 runs of 20
+		# without (collect-timer(1), ACCURACY).
 		if [ "$role" = spin ]; then
-			awk -v m="$ms" 'BEGIN { exit !(m >= 255) }' ||
+			awk -v m="$ms" 'BEGIN { exit !(m >= 295) }' ||
 				fail "run $run: the spinning process $pid used 300 ms of CPU, its samples carry $ms ms"
+			awk -v m="$rec" 'BEGIN { exit !(m >= 255) }' ||
+				fail "run $run: the spinning process $pid used 300 ms of CPU, its samples recorded $rec ms"
 		fi
 	done <crowd.out
 	note "run $run:$line"

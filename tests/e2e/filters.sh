@@ -12,7 +12,10 @@ build demo
 "$COLLECT_TIMER" -q -o demo.raw ./demo >/dev/null || fail "collect-timer failed"
 "$PROFVIEW" --folded --sample-index=samples demo.raw | sort >all.txt
 total=$(awk '{ n += $NF } END { print n + 0 }' all.txt)
-[ "$total" -gt 100 ] || fail "too few samples ($total) to test filters"
+# 460 expected, 300 or so on a loaded machine, where the sweeper paces
+# the samples of threads that read their CPU clock (ACCURACY in
+# collect-timer(1)); every check below compares exact counts.
+[ "$total" -gt 50 ] || fail "too few samples ($total) to test filters"
 
 # folded OPTIONS...: the filtered folded stacks, sorted.
 folded() {
@@ -33,6 +36,7 @@ sum_where() {
 count() { awk '{ n += $NF } END { print n + 0 }' "$1"; }
 
 want=$(sum_where has_checksum)
+# checksum has 11% of the samples: none of 300 is 2e-15 likely
 [ "$want" -gt 0 ] || fail "the trace has no checksum samples"
 
 # --focus: only the stacks through checksum, all of them.
@@ -129,11 +133,21 @@ PPROF=$("$SRCDIR/scripts/install-pprof" "$WORK/tools") || fail "cannot build ppr
 "$PROFVIEW" --pprof -o demo.pb.gz demo.raw || fail "profview --pprof failed"
 
 # traces FILE [PPROF OPTIONS...]: pprof -traces as sorted folded stacks.
+# pprof marks some inlined frames " (inline)" (a function inlined into
+# another of the same name: glibc's __futex_abstimed_wait_common64, where a
+# sample now and then lands at the program's exit); profview's folded
+# stacks do not (as in pprof.sh).
 traces() {
 	local file=$1
 	shift
 	"$PPROF" -traces -sample_index=samples -symbolize=none "$@" "$file" 2>/dev/null | awk '
-	function flush() { if (n) { s = f[n]; for (i = n - 1; i >= 1; i--) s = s ";" f[i]; sum[s] += v }; n = 0 }
+	function flush() {
+		if (n) {
+			for (i = 1; i <= n; i++) sub(/ \(inline\)$/, "", f[i])
+			s = f[n]; for (i = n - 1; i >= 1; i--) s = s ";" f[i]; sum[s] += v
+		}
+		n = 0
+	}
 	/^-+\+-+$/ { flush(); go = 1; next }
 	!go { next }
 	/^ *[0-9]+   / { flush(); v = $1; sub(/^ *[0-9]+   /, ""); f[++n] = $0; next }

@@ -34,9 +34,11 @@ share() {
 		m = split(line, fr, ";"); for (i = 1; i <= m; i++) if (fr[i] == f) { k += $NF; break }
 	} END { print k + 0, n + 0 }'
 }
-state_of() { awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null; }
+# (a process that is gone is in state "gone", and has no CPU time: a
+# failing command substitution would end the test without a word)
+state_of() { awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null || echo gone; }
 # CPU time in clock ticks, user and system
-cpu_of() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+cpu_of() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || fail "process $1 is gone"; }
 # wait_state PID STATES: wait up to 3 s for one of STATES ("RS", "T")
 wait_state() {
 	local st
@@ -58,8 +60,14 @@ check_trace() {
 		read -r k n < <(share "$trace" "$t" "$fn")
 		note "$trace: $fn in $k of $n samples of thread $thread ($t)"
 		[ "$n" -ge "$min" ] || fail "$trace: only $n samples of thread $thread"
-		# a spinning thread is inside its hot function nearly always
-		at_least "$k" "$n" 0.8 || fail "$trace: $fn in only $k of $n samples of '$thread'"
+		# A spinning thread is inside its hot function nearly always: a
+		# few instructions of its loop are outside, some 3e-5 of its time
+		# (20,000 steps of a loop-carried add in each call).  The rest
+		# would be a wrong stack.  One snapshot in five may miss it, and
+		# one at least: with the 3 snapshots of --batch, 0.8 would have
+		# wanted all three (one run in 5,000 would have missed one).
+		local out=$((n / 5 > 1 ? n / 5 : 1))
+		[ $((n - k)) -le "$out" ] || fail "$trace: $fn in only $k of $n samples of '$thread'"
 		other=$([ "$thread" = alpha ] && echo beta_hot || echo alpha_hot)
 		read -r k n < <(share "$trace" "$t" "$other")
 		[ "$k" -eq 0 ] || fail "$trace: $other appears in thread '$thread'"
@@ -101,7 +109,7 @@ grep -q '^TracerPid:[[:space:]]*0$' "/proc/$TARGET/status" || fail "the target i
 
 # 1b. A target stopped with SIGSTOP (or ^Z) is left as found: stopped after
 # sampling, and not running between snapshots either (no CPU time).
-kill -STOP "$TARGET"
+kill -STOP "$TARGET" || fail "the target is gone"
 wait_state "$TARGET" T || fail "the target does not stop on SIGSTOP"
 modes="persistent batch"
 command -v eu-stack >/dev/null && modes="$modes eu-stack"
@@ -121,7 +129,7 @@ done
 "$COLLECT_GDB" -q -p "$TARGET" -i 0.05 -d 1.5 -o resumed.gdb &
 cg=$!
 sleep 0.6
-kill -CONT "$TARGET"
+kill -CONT "$TARGET" || fail "the target is gone"
 wait $cg || fail "collect-gdb failed on a target resumed while sampled"
 wait_state "$TARGET" RS || fail "a target resumed while sampled was left in state '$(state_of "$TARGET")'"
 "$PROFVIEW" --flat resumed.gdb >/dev/null || fail "the trace of the resumed target is unreadable"
@@ -142,7 +150,7 @@ rc=0
 "$COLLECT_GDB" -q -p "$TARGET" -i 0.02 -o int.gdb &
 cg=$!
 sleep 1.5
-kill -INT $cg
+kill -INT $cg || fail "collect-gdb ended before its SIGINT"
 rc=0
 wait $cg || rc=$?
 [ "$rc" -eq 0 ] || fail "collect-gdb interrupted by SIGINT exited $rc"
@@ -195,7 +203,8 @@ if command -v strace >/dev/null; then
 	for _ in $(seq 50); do grep -q "^TracerPid:[[:space:]]*$tracer" "/proc/$TARGET/status" && break; sleep 0.1; done
 	"$COLLECT_GDB" -p "$TARGET" -o e3.gdb 2>e3.log && fail "another tracer: exit 0"
 	one_error "another tracer" "already traced by process $tracer" e3.log
-	kill $tracer; wait $tracer 2>/dev/null || true
+	kill $tracer 2>/dev/null || true
+	wait $tracer 2>/dev/null || true
 else
 	note "strace is not installed: the other-tracer case is not tested"
 fi
@@ -221,7 +230,7 @@ PROG
 			"$COLLECT_GDB" --mode=$m -p "$nodump" -o - >/dev/null 2>e4.log && fail "$m: not dumpable: exit 0"
 		one_error "$m: not dumpable" "it is not dumpable.*run as root" e4.log
 	done
-	kill $nodump
+	kill $nodump 2>/dev/null || fail "the process that is not dumpable ended while sampled"
 	wait $nodump 2>/dev/null || true
 else
 	note "not root (or no setpriv): the permission case is not tested"
@@ -282,7 +291,7 @@ wait_state "$many" S || fail "slow attach: the target was left in state '$(state
 grep -q '^TracerPid:[[:space:]]*0$' "/proc/$many/status" || fail "slow attach: the target is still traced"
 # A short --timeout is for the snapshots: the attach still has its own.
 "$COLLECT_GDB" -q --gdb=./slow-attach-gdb --timeout=1 -p "$many" -n 2 -o e6.gdb || fail "slow attach with --timeout=1 failed"
-kill $many
+kill $many 2>/dev/null || fail "the 200-thread process ended while sampled: $(cat many.out)"
 wait $many 2>/dev/null || true
 
 # 6. Checked-in dumps: real gdb 13 output and hand-made edge cases.

@@ -9,6 +9,11 @@ e2e_init() {
 	SRCDIR=$3
 	WORK=$(mktemp -d "${TMPDIR:-/tmp}/profview-e2e.XXXXXX")
 	trap 'rm -rf "$WORK"' EXIT
+	# A command that fails outside a test ends the script (set -e): say
+	# where, or a failure that happens once in a while leaves no trace.
+	# (Not under set +e, where a test looks at the status itself.  The trap
+	# sets no variable: a test's own would be overwritten.)
+	trap 'case $- in *e*) echo "FAIL: ${0##*/}: line $LINENO: a command failed (status $?)" >&2 ;; esac' ERR
 	CC=${CC:-cc}
 	CXX=${CXX:-c++}
 }
@@ -40,14 +45,16 @@ flat_cum() {
 	awk -v f="$2" '$6 == f { print $3; found = 1; exit } END { if (!found) print 0 }' "$1"
 }
 
-# within_sigma OBSERVED_K N EXPECTED_P K: is k/n within K binomial sigmas
-# (plus 0.01 for the rounding of the program's own split) of p?
+# within_sigma OBSERVED_K N EXPECTED_P K [MARGIN]: is k/n within K binomial
+# sigmas, plus MARGIN (0.01 unless given) for how far the program's own
+# split may be from p, of p?  Two-sided, the chance that a binomial k/n
+# falls outside K sigmas: 2.7e-3 at K=3, 6.3e-5 at 4, 5.7e-7 at 5.
 within_sigma() {
-	awk -v k="$1" -v n="$2" -v p="$3" -v z="$4" 'BEGIN {
+	awk -v k="$1" -v n="$2" -v p="$3" -v z="$4" -v m="${5:-0.01}" 'BEGIN {
 		if (n <= 0) exit 1
 		s = sqrt(p * (1 - p) / n)
 		d = k / n - p; if (d < 0) d = -d
-		exit !(d <= z * s + 0.01)
+		exit !(d <= z * s + m)
 	}'
 }
 

@@ -23,7 +23,12 @@ for mode in deep small many signals magic "dlopen ./regs-plugin.so"; do
 		"$PROFVIEW" --flat s.raw >s.txt 2>s.err || fail "profview failed on regs-stress $mode"
 		grep -v 'incomplete stacks' s.err | grep -q . && fail "regs-stress $mode ($unwind): $(cat s.err)"
 		samples=$(awk '/^profile:/ { for (i = 1; i <= NF; i++) if ($i == "samples") print $(i - 1) }' s.txt)
-		[ "${samples:-0}" -ge 20 ] || fail "regs-stress $mode ($unwind): only ${samples:-0} samples"
+		note "regs-stress $mode ($unwind): ${samples:-0} samples"
+		# 75 to 250 expected, a third of that or less on a loaded machine,
+		# where the sweeper paces the samples of a thread that reads its
+		# CPU clock in its loop (ACCURACY in collect-timer(1)); none if
+		# the profiler did not work
+		[ "${samples:-0}" -ge 8 ] || fail "regs-stress $mode ($unwind): only ${samples:-0} samples"
 		rm -f s.raw*
 	done
 done
@@ -36,11 +41,13 @@ left=$("$COLLECT_TIMER" -q -o churn.raw ./tcases churn 2000 | awk '/timers left/
 [ "$left" = 1 ] || fail "$left POSIX timers left after 2000 threads (want main's only)"
 "$PROFVIEW" --flat churn.raw >/dev/null 2>churn.err || fail "profview on the churn trace"
 
-# A program with its own SIGPROF handler still gets its signals.
-own=$(./tcases sigprof-late | awk '{ print $NF }')
-prof=$("$COLLECT_TIMER" -q -o sp.raw ./tcases sigprof-late 2>/dev/null | awk '{ print $NF }')
+# A program with its own SIGPROF handler still gets its signals: some 50
+# in 0.5 s of CPU time, in a loop without system calls (TIMER_CASES_CRUNCH:
+# see signals.sh), alone or profiled; at least 0.7 of them.
+own=$(TIMER_CASES_CRUNCH=1 ./tcases sigprof-late | awk '{ print $NF }')
+prof=$(TIMER_CASES_CRUNCH=1 "$COLLECT_TIMER" -q -o sp.raw ./tcases sigprof-late 2>/dev/null | awk '{ print $NF }')
 note "own SIGPROF signals: $own alone, $prof profiled"
-awk -v a="$own" -v b="$prof" 'BEGIN { exit !(b >= 0.8 * a && b > 0) }' ||
+awk -v a="$own" -v b="$prof" 'BEGIN { exit !(b >= 0.7 * a && b > 0) }' ||
 	fail "the program got $prof of its own SIGPROFs under the profiler, $own without"
 
 # _exit and a crash: the exit status passes through, the samples are kept.
@@ -57,7 +64,10 @@ for t in ex cr; do
 	grep -q 'not finished' $t.err || fail "$t: an unfinished trace is not reported as such"
 	grep -q 'not finished' $t.txt || fail "$t: the header does not say the trace is unfinished"
 	samples=$(awk '/^profile:/ { for (i = 1; i <= NF; i++) if ($i == "samples") print $(i - 1) }' $t.txt)
-	[ "${samples:-0}" -ge 30 ] || fail "$t: only ${samples:-0} samples kept of ~0.2 s"
+	note "$t: $samples samples"
+	# 50 expected in 0.2 s of CPU time, a third of that or less on a
+	# loaded machine (as above)
+	[ "${samples:-0}" -ge 8 ] || fail "$t: only ${samples:-0} samples kept of ~0.2 s"
 done
 
 # fork: the child never writes into the parent's trace.

@@ -22,11 +22,17 @@ cpu_ms() {
 }
 
 # finished TRACE MIN: the trace reads without a warning, is finished, has
-# at least MIN samples
+# at least MIN samples.  The programs below spin for a given CPU time, or a
+# given wall-clock time before they get their signal, and read their CPU
+# clock as they do: on a loaded machine they get less CPU time, and the
+# tick can miss them, when the sweeper paces their samples at one every 3
+# to 4 periods (ACCURACY in collect-timer(1)).  Each MIN is a quarter or
+# less of what comes so beside a 2-thread CPU hog.
 finished() {
 	"$PROFVIEW" --flat "$1" >"$1.txt" 2>"$1.err" || fail "profview on $1"
 	[ ! -s "$1.err" ] || fail "$1: $(cat "$1.err")"
 	grep -q 'not finished' "$1.txt" && fail "$1 is not finished"
+	note "$1: $(samples_of "$1.txt") samples, CPU $(cpu_ms "$1.txt") ms"
 	[ "$(samples_of "$1.txt")" -ge "$2" ] || fail "$1: only $(samples_of "$1.txt") samples"
 }
 
@@ -54,7 +60,8 @@ wait "$job"
 st=$?
 set -e
 [ "$st" -eq 130 ] || fail "SIGINT to the group gave status $st, not 130"
-finished int.raw 20
+# 0.4 s: some 100 samples, 53 seen beside a CPU hog
+finished int.raw 10
 
 # A program with its own SIGINT handler: it exits with its own status.
 "$COLLECT_TIMER" -q -o own.raw ./tcases sigint-own >own.out 2>own.err &
@@ -68,7 +75,7 @@ st=$?
 set -e
 [ "$st" -eq 42 ] || fail "a program with its own SIGINT handler gave status $st, not its 42"
 [ "$(grep -c 'got SIGINT' own.out)" -eq 1 ] || fail "the program's handler: $(cat own.out)"
-finished own.raw 20
+finished own.raw 10
 
 # SIGTERM to collect-timer alone is passed on to the program.
 "$COLLECT_TIMER" -q -o term.raw ./tcases forever >term.out 2>term.err &
@@ -84,7 +91,7 @@ set -e
 set +m
 [ "$st" -eq 143 ] || fail "SIGTERM to collect-timer gave status $st, not 143"
 kill -0 "$app" 2>/dev/null && fail "the program still runs after SIGTERM to collect-timer"
-finished term.raw 20
+finished term.raw 10
 
 # --duration: the first 0.3 s are profiled, the program runs its 1.2 s.
 set +e
@@ -94,6 +101,7 @@ set -e
 [ "$st" -eq 7 ] || fail "--duration: status $st, not the program's 7"
 "$COLLECT_TIMER" -q --duration=0.3 -o dur.raw ./tcases spin 1.2 >/dev/null 2>dur.err ||
 	fail "--duration: the program failed: $(cat dur.err)"
+# 0.3 s: 75 samples, 24 seen beside a CPU hog
 finished dur.raw 5
 d=$(cpu_ms dur.raw.txt)
 note "--duration=0.3: $d ms of CPU in the trace of a 1200 ms run"
@@ -109,26 +117,36 @@ done
 
 # SIGPROF in use from the start (ITIMER_PROF inherited through exec): the
 # profiler takes a real-time signal and says so; the program gets its own
-# SIGPROFs; the trace has samples.
+# SIGPROFs; the trace has samples.  The program computes without a system
+# call in its loop (TIMER_CASES_CRUNCH): one that read its CPU clock would
+# lose most of its ITIMER_PROF signals to the kernel on a loaded machine,
+# profiled or not (5 to 24 of 50 beside a 2-thread CPU hog).  So it gets
+# some 50 in its 0.5 s of CPU time, alone or profiled (48 to 50 seen, also
+# beside the hog); a profiler that took them would leave it none, or half:
+# at least 0.7 of what it gets alone.
+export TIMER_CASES_CRUNCH=1
 alone=$(TIMER_CASES_EARLY=1 ./tcases sigprof-early | awk '{ print $NF }')
 "$COLLECT_TIMER" -o sp.raw ./tcases sigprof-exec >sp.out 2>sp.err || fail "sigprof-exec failed: $(cat sp.err)"
 got=$(awk '{ print $NF }' sp.out)
 note "own SIGPROFs: $alone alone, $got profiled"
-awk -v a="$alone" -v b="$got" 'BEGIN { exit !(b >= 0.8 * a && b > 0) }' ||
+awk -v a="$alone" -v b="$got" 'BEGIN { exit !(b >= 0.7 * a && b > 0) }' ||
 	fail "the program got $got of its own SIGPROFs under the profiler, $alone without"
 grep -q 'ITIMER_PROF timer: sampling with signal [0-9]* (SIGRTMIN+[0-9]*) instead of SIGPROF' sp.err ||
 	fail "no line about the signal used instead of SIGPROF: $(cat sp.err)"
 trace=$(sed -n "s/.*written to '\\(sp[^']*\\)'\$/\\1/p" sp.err | tail -1)
 [ -n "$trace" ] || fail "no trace reported: $(cat sp.err)"
+# 0.5 s of CPU time in a loop without system calls: 125 samples
 finished "$trace" 50
 
 # The same handler installed after profiling started (from a constructor).
 TIMER_CASES_EARLY=1 "$COLLECT_TIMER" -q -o early.raw ./tcases sigprof-early >early.out 2>/dev/null ||
 	fail "sigprof-early failed"
 got=$(awk '{ print $NF }' early.out)
-awk -v a="$alone" -v b="$got" 'BEGIN { exit !(b >= 0.8 * a && b > 0) }' ||
+note "sigprof-early: $got own SIGPROFs profiled"
+awk -v a="$alone" -v b="$got" 'BEGIN { exit !(b >= 0.7 * a && b > 0) }' ||
 	fail "sigprof-early: the program got $got of its own SIGPROFs, $alone without"
 finished early.raw 50
+unset TIMER_CASES_CRUNCH
 
 # A thread that blocks SIGPROF from its start for 0.3 s of CPU, then
 # unblocks it: its samples after carry that time (the trace's CPU is all of
@@ -136,7 +154,9 @@ finished early.raw 50
 # sampled: collect-timer and profview say so, in the same words.
 "$COLLECT_TIMER" -o blk.raw ./tcases blocked 2>blk.err || fail "blocked failed under collect-timer"
 grep -q 'in no sample' blk.err && fail "blocked: a warning though the thread unblocked: $(cat blk.err)"
-finished blk.raw 50
+# the main thread's 0.3 s: 75 samples (28 seen beside a CPU hog), and
+# the blocked thread's one or two
+finished blk.raw 10
 ms=$(cpu_ms blk.raw.txt)
 awk -v m="$ms" 'BEGIN { exit !(m >= 0.9 * 610) }' || fail "blocked: $ms ms of CPU in the trace, 610 used"
 grep -q 'in no sample' blk.raw.txt && fail "blocked: profview warns: $(grep 'in no sample' blk.raw.txt)"
@@ -147,6 +167,8 @@ grep -q "^collect-timer: $said" blkend.err ||
 "$PROFVIEW" --flat blkend.raw >blkend.txt || fail "profview on blkend.raw"
 grep -q "^warning: $said" blkend.txt ||
 	fail "blocked-end: no warning from profview: $(head -4 blkend.txt)"
-[ "$(sed -n 's/^collect-timer: \(.*is in no sample.*\)$/\1/p' blkend.err)" = "$(sed -n 's/^warning: //p' blkend.txt)" ] ||
+# (the report may have another warning line, about incomplete stacks: a
+# sample where the unwinder stops short)
+[ "$(sed -n 's/^collect-timer: \(.*is in no sample.*\)$/\1/p' blkend.err)" = "$(sed -n 's/^warning: \(.*is in no sample.*\)$/\1/p' blkend.txt)" ] ||
 	fail "blocked-end: collect-timer and profview say it differently"
 exit 0

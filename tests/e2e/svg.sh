@@ -72,15 +72,17 @@ for f in hot_work cold_work; do
 	[ -n "$got" ] || { cat split.nodes; fail "$f: no node in the graph"; }
 	[ "$got" = "$want" ] || fail "$f: $got flat samples in the graph, $want in --flat"
 done
+# (Whether they make the program's 3:1 is split.sh's to check: here it
+# would only add the chance of the samples.)
 hot=$(flat_n split.nodes hot_work)
-within_sigma "$hot" "$total" 0.75 4 || fail "hot_work: $hot of $total samples, expected 3/4"
 note "hot_work: $hot of $total samples in the graph, as in --flat"
 grep -q '^main -> hot_work (' split.edges || { cat split.edges; fail "no edge main -> hot_work"; }
 grep -q '^main -> cold_work (' split.edges || fail "no edge main -> cold_work"
 grep -q '^Total: .* in '"$total"' samples' split.legend || { cat split.legend; fail "legend: no total"; }
 grep -q '^File: split$' split.legend || fail "legend: no program name"
 
-# The biggest flat share has the biggest font.
+# The biggest flat share has the biggest font (hot_work has about three
+# times cold_work's samples: as many is more than 10 sigma away).
 big=$(xp split.svg 'string((//*[@class="node"][.//*[local-name()="text"][starts-with(., "hot_work")]]//*[local-name()="text"])[1]/@font-size)')
 small=$(xp split.svg 'string((//*[@class="node"][.//*[local-name()="text"][starts-with(., "cold_work")]]//*[local-name()="text"])[1]/@font-size)')
 awk -v b="$big" -v s="$small" 'BEGIN { exit !(b > s && s > 0) }' ||

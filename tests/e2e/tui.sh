@@ -15,7 +15,11 @@ build demo
 "$PROFVIEW" --folded --sample-index=samples demo.raw >all.txt
 total=$(awk '{ n += $NF } END { print n + 0 }' all.txt)
 through_checksum=$(awk '/(^|;)checksum( |;)/ { n += $NF } END { print n + 0 }' all.txt)
-[ "$through_checksum" -gt 20 ] || fail "too few checksum samples ($through_checksum)"
+# checksum has some 11% of the samples of this -O1 build: 50 of 460, 30
+# or so on a loaded machine (where "more than 20" failed one run in 80).
+# The test compares what the screen shows with the trace, and needs
+# checksum in the tree, nothing more.
+[ "$through_checksum" -ge 1 ] || fail "no checksum samples"
 
 export TMUX_TMPDIR=$WORK
 S=pvtui

@@ -32,7 +32,12 @@ profile() {
 }
 
 # expect_chain NAME HOW MIN FRAME...: at least MIN of the leaf's samples
-# have the chain.
+# have the chain.  Which chain a sample has is not chance: a wrong one is a
+# wrong unwind (none seen in thousands), and MIN (0.95) leaves room for the
+# odd instruction where the unwind info is known to fall short.  The leaf
+# must have 20 samples: 50 to 150 are expected, fewer on a loaded machine
+# (37 seen for the least, beside a 2-thread CPU hog), none if they were
+# lost.
 expect_chain() {
 	local name=$1 how=$2 min=$3 ok total chain
 	shift 3
@@ -68,11 +73,13 @@ done
 profile qsort-O2fp-fp fp ./chains-O2fp qsort 0.6
 read -r ok total < <(chain_share qsort-O2fp-fp.folded SUBSEQ $qsort_chain)
 note "frame pointers through libc: $ok of $total comparator samples reach sort_work (known limit)"
-[ "$total" -ge 50 ] || fail "fp mode lost the comparator's samples"
+# 120 expected, 80 or more on a loaded machine
+[ "$total" -ge 20 ] || fail "fp mode lost the comparator's samples"
 profile inline-O2nofp-fp fp ./chains-O2nofp inline 0.6
 read -r ok total < <(chain_share inline-O2nofp-fp.folded EXACT $inline_chain)
 note "frame pointers on a build without them: $ok of $total samples have the chain (not guaranteed there)"
-[ "$total" -ge 50 ] || fail "fp mode lost the leaf's samples"
+# 150 expected, 60 or more on a loaded machine
+[ "$total" -ge 20 ] || fail "fp mode lost the leaf's samples"
 
 # Deep recursion: 61 frames of descend between main and the leaf.
 profile deep-dwarf dwarf ./chains-O2fp deep 0.6
@@ -84,7 +91,7 @@ profile plugin-dwarf dwarf ./plugin-host ./plugin.so 0.6
 expect_chain plugin-dwarf EXACT 0.95 main run_plugin plugin_entry plugin_hot
 profile plugin-fp fp ./plugin-host ./plugin.so 0.6
 read -r ok total < <(chain_share plugin-fp.folded SUBSEQ plugin_hot)
-[ "$total" -ge 50 ] || fail "fp mode: plugin_hot not symbolized: $(sort -t' ' -k2 -nr plugin-fp.folded | head -3)"
+[ "$total" -ge 20 ] || fail "fp mode: plugin_hot not symbolized: $(sort -t' ' -k2 -nr plugin-fp.folded | head -3)"
 
 # C++: namespaces, templates, overloads and an inlined member, in both
 # modes (names as demangled by libbfd, with parameter lists).  That the
@@ -92,8 +99,10 @@ read -r ok total < <(chain_share plugin-fp.folded SUBSEQ plugin_hot)
 # falls on, is symbolizers.sh's to check, with a sample at every one.
 "$CXX" -g -O2 -o cxx-nofp "$SRCDIR/tests/progs/cxxnames.cc" || fail "cannot build cxxnames"
 "$CXX" -g -O2 -fno-omit-frame-pointer -o cxx-fp "$SRCDIR/tests/progs/cxxnames.cc" || fail "cannot build cxxnames"
-profile cxx-dwarf dwarf ./cxx-nofp 1.2
-profile cxx-fp fp ./cxx-fp 1.2
+# 2 s: 500 samples, of which some 85 in the least of the functions checked
+# (churn(double, int)), 60 in spin, half that on a loaded machine.
+profile cxx-dwarf dwarf ./cxx-nofp 2.0
+profile cxx-fp fp ./cxx-fp 2.0
 spin='shapes::Accumulator<unsigned long>::spin\(int\)'
 step='shapes::Accumulator<unsigned long>::step\(unsigned long, int\)'
 for m in dwarf fp; do
@@ -109,11 +118,25 @@ for m in dwarf fp; do
 done
 
 # Walks that stop early are counted in the header, not hidden: a 512-byte
-# stack copy cannot reach main from 61 frames down.
+# stack copy cannot reach main from 61 frames down.  How many samples are
+# that deep is chance (2 to 5% are in main's clock read, whose stack is
+# whole), so the count is checked against the stacks themselves: at least
+# every sample in deep_leaf, at most those whose stack does not reach
+# _start.
 "$COLLECT_TIMER" -q --stack-size=512 -o cut.raw ./chains-O2fp deep 0.4 >/dev/null || fail "collect-timer --stack-size=512 failed"
 "$PROFVIEW" --flat cut.raw >cut.txt || fail "profview on cut.raw"
-grep -Eq '^warning: .*[0-9]+ samples \((9[0-9]|100)\.[0-9]%\) with incomplete stacks' cut.txt ||
-	fail "the cut stacks are not reported: $(head -3 cut.txt)"
+"$PROFVIEW" --folded --sample-index=samples cut.raw >cut.folded || fail "profview --folded on cut.raw"
+said=$(sed -n 's/^warning:.* \([0-9][0-9]*\) samples ([0-9.]*%) with incomplete stacks.*/\1/p' cut.txt)
+read -r short leaf < <(awk '{ c = $NF; s = $0; sub(/ [0-9]+$/, "", s); n = split(s, f, ";")
+	if (f[1] != "_start") short += c; if (f[n] == "deep_leaf") leaf += c }
+	END { print short + 0, leaf + 0 }' cut.folded)
+note "512-byte stacks: ${said:-no} samples said to be incomplete, $short not reaching _start, $leaf in deep_leaf"
+[ -n "$said" ] || fail "the cut stacks are not reported: $(head -3 cut.txt)"
+[ "$said" -ge "$leaf" ] && [ "$said" -le "$short" ] ||
+	fail "$said samples said to be incomplete: not between the $leaf in deep_leaf and the $short not reaching _start"
+# deep_leaf has some 95% of 100 samples (40 or more on a loaded machine):
+# fewer than 10 would be lost samples.
+[ "$leaf" -ge 10 ] || fail "only $leaf samples in deep_leaf"
 # and a full trace has (almost) none: at most 2%.
 "$PROFVIEW" --flat deep-dwarf.raw >full.txt
 pct=$(sed -n 's/.* samples (\([0-9.]*\)%) with incomplete stacks.*/\1/p' full.txt)

@@ -5,7 +5,7 @@
  * waited on a run queue (from /proc/thread-self/schedstat), the truth a
  * wall-clock profile must match; and how
  * many times a sleep or poll failed with EINTR (which a profiler must not
- * change). */
+ * change), then how many it made ("naps N"). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
@@ -52,7 +52,7 @@ static double runq_wait(void)
 
 struct result {
 	double cpu, wall, blocked, runq;
-	int eintr;
+	int eintr, naps;
 };
 
 __attribute__((noinline)) void nap_nanosleep(double seconds, int *eintr)
@@ -85,6 +85,7 @@ static void *sleeper(void *arg)
 			nap_poll(unit, &r->eintr);
 		else
 			nap_nanosleep(unit, &r->eintr);
+		r->naps++;
 		r->blocked += now(CLOCK_MONOTONIC) - t0;
 	}
 	r->cpu = now(CLOCK_THREAD_CPUTIME_ID);
@@ -124,5 +125,6 @@ int main(int argc, char **argv)
 	printf("thread spinner cpu %.6f wall %.6f blocked %.6f runq %.6f\n", rb.cpu, rb.wall,
 	       rb.blocked, rb.runq);
 	printf("eintr %d\n", ra.eintr);
+	printf("naps %d\n", ra.naps);
 	return 0;
 }

@@ -47,6 +47,10 @@
  *                 seconds; run as root
  *   setuid-raw S  the same with the system call itself, not libc's
  *   spin S        spins about S seconds (default 0.3)
+ *
+ * With TIMER_CASES_CRUNCH set in the environment, the modes spin, forever
+ * and sigprof-* compute without a system call in their loop instead of
+ * reading their CPU clock as they go (see busy()).
  *   crowd N S     N processes (this one and N-1 children) spin S CPU seconds
  *                 each at the same time: the even ones read their CPU clock
  *                 every microsecond or so (spin), the odd ones only compute
@@ -192,8 +196,17 @@ __attribute__((noinline)) static void grandchild_work(double s)
 	sink++;
 }
 
+static void crunch(double s, double per_unit);
+static double crunch_calibrate(void);
+
 __attribute__((noinline)) static void spin_forever(void)
 {
+	if (getenv("TIMER_CASES_CRUNCH") != NULL) {
+		double per_unit = crunch_calibrate();
+
+		for (;;)
+			crunch(1.0, per_unit);
+	}
 	for (;;)
 		spin(1.0);
 }
@@ -209,6 +222,16 @@ __attribute__((noinline)) static void crunch(double s, double per_unit)
 		for (int i = 0; i < 1000; i++)
 			x = x * 6364136223846793005ull + 1;
 	sink = x;
+}
+
+/* The CPU time of one unit of crunch(), from a 20 ms run of it. */
+static double crunch_calibrate(void)
+{
+	double t0 = cpu_now(), per_unit;
+
+	crunch(0.02, 0.02 / 20000);
+	per_unit = (cpu_now() - t0) / 20000;
+	return per_unit > 0 ? per_unit : 1e-6;
 }
 
 static int mode_crowd(int n, double s)
@@ -410,6 +433,29 @@ static void own_handler(int sig)
 	own_signals++;
 }
 
+/* s seconds of CPU time for the modes spin, forever and sigprof-*:
+ * spin(), or with TIMER_CASES_CRUNCH set crunch(), whose loop makes no
+ * system call.  A thread that reads its CPU clock in its loop can be
+ * preempted between two ticks again and again on a busy machine, and the
+ * kernel, which checks CPU timers at the tick for the thread then running,
+ * misses it: most of its ITIMER_PROF signals are dropped (5 to 24 of 50
+ * beside a 2-thread CPU hog), and the profiler's samples come from its
+ * sweeper, 3 to 4 periods apart.  One that only computes is preempted at
+ * the tick and missed by neither. */
+static void busy(double s)
+{
+	double t0, per_unit;
+
+	if (getenv("TIMER_CASES_CRUNCH") == NULL) {
+		spin(s);
+		return;
+	}
+	t0 = cpu_now();
+	per_unit = crunch_calibrate();
+	if (s > cpu_now() - t0)
+		crunch(s - (cpu_now() - t0), per_unit);
+}
+
 static int mode_sigprof(void)
 {
 	struct itimerval it = { { 0, 10000 }, { 0, 10000 } };
@@ -418,7 +464,7 @@ static int mode_sigprof(void)
 		perror("sigprof");
 		return 1;
 	}
-	spin(0.5);
+	busy(0.5);
 	printf("own SIGPROF signals: %d\n", own_signals);
 	return 0;
 }
@@ -541,7 +587,7 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(mode, "sigprof-late") == 0 || strcmp(mode, "sigprof-early") == 0) {
 		if (early) {
-			spin(0.5);
+			busy(0.5);
 			printf("own SIGPROF signals: %d\n", own_signals);
 			return 0;
 		}
@@ -622,6 +668,6 @@ int main(int argc, char **argv)
 		*(volatile int *)(uintptr_t)argc = 0;
 		return 0;
 	}
-	spin(argc > 2 ? atof(argv[2]) : 0.3);
+	busy(argc > 2 ? atof(argv[2]) : 0.3);
 	return 0;
 }

@@ -9,6 +9,12 @@
  * standard input, one per line, when none is given) whose only frame is
  * that address, each weighing a millisecond.  PROGRAM is read with libc
  * alone (elf.h).
+ *
+ * A line of standard input may also give a whole frame-pointer sample, as
+ * the collector records it: "PC CANDIDATE RETURN...", the interrupted
+ * address, the leaf candidate (the word at the stack pointer when it points
+ * into code, else 0; see raw.h) and the return addresses the frame-pointer
+ * walk found, all ELF virtual addresses of PROGRAM (0 stays 0).
  */
 #include <elf.h>
 #include <errno.h>
@@ -22,6 +28,7 @@
 #include "rawbuild.h"
 
 #define PIE_BASE 0x555555554000ull
+#define MAX_FRAMES 64
 
 static void die(const char *what)
 {
@@ -60,7 +67,7 @@ int main(int argc, char **argv)
 	struct rawbuf r = { 0 };
 	unsigned char id[31];
 	size_t idlen = 0, nsamples = 0;
-	char exe[PATH_MAX], line[64];
+	char exe[PATH_MAX], line[1024];
 	Elf64_Ehdr eh;
 	uint64_t base;
 	FILE *out;
@@ -109,7 +116,8 @@ int main(int argc, char **argv)
 	rb_thread(&r, 4242, "synth");
 	for (int i = 3;; i++) {
 		const char *s;
-		uint64_t frames[2];
+		uint64_t frames[MAX_FRAMES];
+		uint32_t n = 0;
 		char *end;
 
 		if (argc > 3) {
@@ -121,12 +129,29 @@ int main(int argc, char **argv)
 				break;
 			s = line;
 		}
-		errno = 0;
-		frames[0] = base + strtoull(s, &end, 16);
-		if (errno || end == s)
-			die(s);
-		frames[1] = 0; /* no leaf candidate */
-		rb_sample(&r, 4242, 0, frames, 2, 1000000000ull + nsamples, 1000000);
+		for (;;) {
+			uint64_t v;
+
+			while (*s == ' ' || *s == '\t')
+				s++;
+			if (*s == '\0' || *s == '\n')
+				break;
+			if (n == MAX_FRAMES)
+				die("too many frames on a line");
+			errno = 0;
+			v = strtoull(s, &end, 16);
+			if (errno || end == s)
+				die(s);
+			/* the leaf candidate 0 is "none", not an address */
+			frames[n] = v == 0 && n == 1 ? 0 : base + v;
+			n++;
+			s = end;
+		}
+		if (n == 0)
+			die("an empty line");
+		if (n == 1)
+			frames[n++] = 0; /* no leaf candidate */
+		rb_sample(&r, 4242, 0, frames, n, 1000000000ull + nsamples, 1000000);
 		nsamples++;
 	}
 	rb_end(&r, 2000000000ull, nsamples, 0);
