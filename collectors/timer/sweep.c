@@ -12,10 +12,12 @@
  * of every registered thread that has a POSIX timer (perf events sample on
  * a high-resolution timer, not at the tick).  A thread that used
  * more than two periods (or ticks) of CPU time since its last signal and
- * is running or ready to run gets its sampling signal sent directly
+ * is on a CPU as the sweeper looks gets its sampling signal sent directly
  * (engine_request): it samples itself where it is, and the sample weighs
  * all the CPU time since its previous one, as any other.  A thread blocked
  * in a system call is never signalled: that would interrupt the call; nor
+ * one ready to run but preempted, which would take the sample where it
+ * resumes, not where it computes (threads_sweep); nor
  * one that blocks the signal or has it pending (a real-time signal, used
  * when the program has SIGPROF, would queue up); nor one that blocked of
  * its own will since the sweeper's previous look (threads_may_ask): a
@@ -24,7 +26,8 @@
  * by the tick anyway.  (Without that rule a thread alternating 5 ms of
  * work and 5 ms of nanosleep saw an EINTR in one run of five.)
  *
- * The pass reads one clock per thread; with many threads it runs less
+ * The pass reads one clock per thread (two, and its /proc status, for one
+ * that may be asked); with many threads it runs less
  * often (every 100 microseconds per thread at least).
  */
 #include <errno.h>

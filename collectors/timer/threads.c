@@ -391,7 +391,8 @@ size_t threads_sweep(uint64_t threshold_ns, size_t *nthreads)
 	     i++) {
 		struct preload_entry *e = &preload.entries[i];
 		struct timespec ts;
-		int64_t last;
+		int64_t last, cpu0;
+		uint64_t wall0, wall1;
 
 		if (e->tid == 0)
 			continue;
@@ -399,11 +400,25 @@ size_t threads_sweep(uint64_t threshold_ns, size_t *nthreads)
 		/* perf events sample on a high-resolution timer: not missed */
 		if (e->seen == NULL || e->timer.fd >= 0)
 			continue;
-		if (clock_gettime(preload_thread_clock(e->tid), &ts) != 0)
+		clockid_t clock = preload_thread_clock(e->tid);
+		if (clock_gettime(clock, &ts) != 0)
 			continue;
 		last = atomic_load_explicit(e->seen, memory_order_relaxed);
-		if (preload_ts_ns(&ts) - last <= (int64_t)threshold_ns ||
-		    !threads_may_ask(e, preload.signo, pass))
+		cpu0 = preload_ts_ns(&ts);
+		wall0 = preload_now();
+		if (cpu0 - last <= (int64_t)threshold_ns || !threads_may_ask(e, preload.signo, pass))
+			continue;
+		/* Only a thread on a CPU now: its clock ran for most of the
+		 * time /proc took to read.  A thread that is ready to run but
+		 * preempted would take the signal where it resumes, which
+		 * for a thread that reads its own CPU clock is that system
+		 * call (the read ends its slice): every such sample would
+		 * land there, weighing all the time since the last.  Asked on
+		 * a CPU, the signal interrupts it wherever it computes. */
+		if (clock_gettime(clock, &ts) != 0)
+			continue;
+		wall1 = preload_now();
+		if (wall1 <= wall0 || (uint64_t)(preload_ts_ns(&ts) - cpu0) * 2 < wall1 - wall0)
 			continue;
 		/* Counted as seen now, so that it is asked once until the
 		 * sample (or another threshold of CPU time) comes. */
