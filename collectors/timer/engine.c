@@ -68,6 +68,7 @@ static struct {
 	int user_only;            /* exclude_kernel: system time not counted */
 	void *cookie;             /* sival_ptr of the posix timers */
 	char request;             /* its address: sival_ptr of a requested sample */
+	char nudge;               /* its address: sival_ptr of the nudge timers */
 	_Atomic uint64_t fds[ENGINE_MAX_FD / 64]; /* our perf event fds */
 } engine;
 
@@ -242,10 +243,41 @@ int engine_request(pid_t pid, pid_t tid)
 	return (int)syscall(SYS_rt_tgsigqueueinfo, (long)pid, (long)tid, (long)si.si_signo, &si);
 }
 
+int engine_nudge_create(pid_t tid, timer_t *timer)
+{
+	struct sigevent sev;
+
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = preload_signal();
+	sev.sigev_value.sival_ptr = &engine.nudge;
+	sev.sigev_notify_thread_id = tid;
+	return timer_create(CLOCK_MONOTONIC, &sev, timer);
+}
+
+void engine_nudge(timer_t timer, uint64_t delay_ns)
+{
+	struct itimerspec its;
+
+	memset(&its, 0, sizeof(its));
+	its.it_value.tv_sec = (time_t)(delay_ns / 1000000000ull);
+	its.it_value.tv_nsec = (long)(delay_ns % 1000000000ull);
+	if (delay_ns == 0)
+		its.it_value.tv_nsec = 1;
+	timer_settime(timer, 0, &its, NULL);
+}
+
+int engine_is_nudge(const siginfo_t *si)
+{
+	return si->si_code == SI_TIMER && si->si_value.sival_ptr == &engine.nudge;
+}
+
 int engine_signal(const siginfo_t *si, int first)
 {
 	if (si->si_code == SI_TIMER)
-		return si->si_value.sival_ptr == engine.cookie ? ENGINE_POSIX + 1 : 0;
+		return si->si_value.sival_ptr == engine.cookie || si->si_value.sival_ptr == &engine.nudge
+			       ? ENGINE_POSIX + 1
+			       : 0;
 	if (si->si_code == SI_QUEUE && si->si_value.sival_ptr == &engine.request && si->si_pid == getpid())
 		return ENGINE_POSIX + 1;
 	if ((si->si_code == POLL_HUP || si->si_code == POLL_IN) && engine_marked(si->si_fd)) {

@@ -24,12 +24,26 @@
 
 #define PRELOAD_EXPORT __attribute__((visibility("default")))
 #define PRELOAD_FOREIGN_MAX 64
+/* A nudge (sweep.c) whose signal comes more than this after it was due
+ * found its thread waiting for a CPU; the handler turns down so many in a
+ * row before it takes one wherever it comes. */
+#define PRELOAD_SWEEP_LATE_NS 100000
+#define PRELOAD_SWEEP_DECLINE 3
 #define PRELOAD_RANGES_MAX 4096
 
 enum preload_state {
 	PRELOAD_OFF = 0,      /* not started, or not for this process */
 	PRELOAD_RUNNING,
 	PRELOAD_STOPPED,      /* finished, or the child of a fork */
+};
+
+/* What the sweeper (sweep.c) and a thread's handler share about it. */
+struct preload_seen {
+	_Atomic int64_t cpu;       /* its CPU clock at its last signal */
+	/* CLOCK_MONOTONIC when its nudge timer is due, or 0 */
+	_Atomic uint64_t due_ns;
+	timer_t nudge;             /* made by the sweeper when first needed */
+	_Atomic int has_nudge;
 };
 
 /* One entry per thread with a timer; guarded by registry_lock. */
@@ -40,7 +54,7 @@ struct preload_entry {
 	int64_t cpu_base;     /* its CPU time when profiling started for it */
 	uintptr_t stack_lo, stack_hi; /* 0, 0 when unknown */
 	uint64_t since_ns;    /* when it was registered */
-	_Atomic int64_t *seen; /* its CPU clock at its last signal (sweep.c) */
+	struct preload_seen *seen; /* shared with its handler (sweep.c) */
 	/* the sweeper's last look at it: the pass, and the thread's
 	 * voluntary context switches then */
 	uint64_t sweep_pass, sweep_vcsw;
@@ -54,7 +68,7 @@ struct preload_foreign {
 	int young;            /* its POSIX timer is in tick mode */
 	struct engine_timer timer; /* a copy, for the handler */
 	uint64_t *frames;
-	_Atomic int64_t seen_cpu;  /* CPU clock at its last sample */
+	struct preload_seen seen;
 };
 
 struct preload_tls {
@@ -71,8 +85,9 @@ struct preload_tls {
 	uint64_t *frames;     /* RAW_MAX_FRAMES words, or NULL */
 	int foreign;          /* index + 1 into preload.foreign */
 	size_t entry;         /* index into preload.entries */
-	_Atomic int64_t *seen; /* the registry's copy of the CPU clock at the
-				* last signal, or NULL; written by the handler */
+	struct preload_seen *seen; /* shared with the sweeper, or NULL */
+	/* requests it turned down in a row: they came late (sweep.c) */
+	int declined;
 };
 
 struct preload_global {

@@ -385,11 +385,13 @@ __attribute__((destructor)) static void preload_fini(void)
 		if (e->tid == 0)
 			continue;
 		engine_delete(&e->timer);
+		if (e->seen != NULL && atomic_exchange(&e->seen->has_nudge, 0))
+			timer_delete(e->seen->nudge);
 		if (clock_gettime(preload_thread_clock(e->tid), &ts) == 0)
 			cpu = preload_ts_ns(&ts);
 		for (int f = 0; f < preload.nforeign && cpu < 0; f++)
 			if (preload.foreign[f].tid == e->tid)
-				cpu = atomic_load(&preload.foreign[f].seen_cpu);
+				cpu = atomic_load(&preload.foreign[f].seen.cpu);
 		threads_read_comm(e->tid, name);
 		if (name[0] != '\0' && strncmp(name, e->name, 16) != 0)
 			threads_write_thread(e->tid, name, e->cpu_base);

@@ -163,6 +163,14 @@ void engine_forget(void);
 /* Asks thread tid of process pid (ours) for a sample now: our signal,
  * queued with the request cookie.  Returns 0 or -1. */
 int engine_request(pid_t pid, pid_t tid);
+/* A one-shot POSIX timer on CLOCK_MONOTONIC that sends thread tid our
+ * signal with the nudge cookie: a sample asked for at a set moment
+ * (sweep.c).  Returns 0 or -1. */
+int engine_nudge_create(pid_t tid, timer_t *timer);
+/* Sets it to fire once, delay_ns from now.  Signal-safe. */
+void engine_nudge(timer_t timer, uint64_t delay_ns);
+/* In the handler, of one of our signals: did a nudge timer send it? */
+int engine_is_nudge(const siginfo_t *si);
 /* In the handler: is this SIGPROF one of ours?  Returns 0 if not, else
  * the engine + 1; re-arms a perf event, with the whole period when first
  * (the thread's first perf signal).  Signal-safe. */

@@ -152,6 +152,8 @@ static int preload_adopt(struct preload_tls *t, const ucontext_t *uc)
 		t->young = f->young;
 		t->frames = f->frames;
 		t->foreign = i + 1;
+		t->seen = &f->seen;
+		t->declined = 0;
 		/* Its stack bounds are unknown: take the writable mapping
 		 * that holds its stack pointer, as seen at start. */
 		t->stack_lo = t->stack_hi = 0;
@@ -334,11 +336,31 @@ static void preload_sample(const siginfo_t *si, const ucontext_t *uc)
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
 		return;
 	cpu = preload_ts_ns(&ts);
-	if (t->foreign)
-		atomic_store_explicit(&preload.foreign[t->foreign - 1].seen_cpu, cpu,
-				      memory_order_relaxed);
-	else if (t->seen != NULL)
-		atomic_store_explicit(t->seen, cpu, memory_order_relaxed);
+	if (t->seen != NULL) {
+		/* The sweeper's nudge (sweep.c) found the thread on a CPU if
+		 * its signal came at once.  One that comes late found it
+		 * waiting for a CPU: the thread takes it where it resumes,
+		 * which for a thread preempted at the end of its slice is a
+		 * system call.  So it is turned down, and the nudge set again
+		 * at another random moment, a few times in a row. */
+		uint64_t due = engine_is_nudge(si) ? atomic_exchange_explicit(
+							    &t->seen->due_ns, 0, memory_order_relaxed)
+						    : 0;
+
+		if (due != 0 && preload_now() > due + PRELOAD_SWEEP_LATE_NS &&
+		    t->declined < PRELOAD_SWEEP_DECLINE &&
+		    atomic_load_explicit(&t->seen->has_nudge, memory_order_acquire)) {
+			uint64_t delay = preload_random(preload.period_ns);
+
+			t->declined++;
+			atomic_store_explicit(&t->seen->due_ns, preload_now() + delay,
+					      memory_order_relaxed);
+			engine_nudge(t->seen->nudge, delay);
+			return;
+		}
+		t->declined = 0;
+		atomic_store_explicit(&t->seen->cpu, cpu, memory_order_relaxed);
+	}
 	/* A thread no longer young: from tick mode to a period, from a
 	 * random phase (engine.c). */
 	if (t->young && cpu - t->cpu_base >= (int64_t)preload.short_ns) {

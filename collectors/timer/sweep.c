@@ -14,10 +14,17 @@
  * more than two periods (or ticks) of CPU time since its last signal and
  * is on a CPU as the sweeper looks gets its sampling signal sent directly
  * (engine_request): it samples itself where it is, and the sample weighs
- * all the CPU time since its previous one, as any other.  A thread blocked
+ * all the CPU time since its previous one, as any other.  One that is
+ * ready to run but preempted would take a signal where it resumes, not
+ * where it computes (threads_sweep): it gets a nudge, a one-shot timer on
+ * the monotonic clock that sends it the signal at a random moment within
+ * a period.  A nudge that comes more than 100 microseconds late found the
+ * thread waiting for a CPU again; the handler turns it down and sets it
+ * again, three times in a row at most (sample.c).  (Asking only threads
+ * found on a CPU lost up to three quarters of a thread's samples when the
+ * sweeper kept sharing its CPU: the sweeper then only ever ran while the
+ * thread waited.)  A thread blocked
  * in a system call is never signalled: that would interrupt the call; nor
- * one ready to run but preempted, which would take the sample where it
- * resumes, not where it computes (threads_sweep); nor
  * one that blocks the signal or has it pending (a real-time signal, used
  * when the program has SIGPROF, would queue up); nor one that blocked of
  * its own will since the sweeper's previous look (threads_may_ask): a

@@ -165,7 +165,8 @@ void threads_register(void)
 						    : NULL;
 	prctl(PR_GET_NAME, name, 0, 0, 0);
 	t->perf_started = 0;
-	t->seen = malloc(sizeof(*t->seen));
+	t->seen = calloc(1, sizeof(*t->seen));
+	t->declined = 0;
 
 	pthread_mutex_lock(&preload.registry_lock);
 	if (atomic_load(&preload.state) != PRELOAD_RUNNING)
@@ -181,7 +182,7 @@ void threads_register(void)
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	t->cpu_base = t->last_cpu = preload_ts_ns(&ts);
 	if (t->seen != NULL)
-		atomic_store(t->seen, t->cpu_base);
+		atomic_store(&t->seen->cpu, t->cpu_base);
 	preload.entries[idx].seen = t->seen;
 	preload.entries[idx].cpu_base = t->cpu_base;
 	threads_write_thread(t->tid, name, t->cpu_base);
@@ -225,6 +226,8 @@ void threads_exit(void *unused)
 	if (atomic_load(&preload.state) == PRELOAD_RUNNING) {
 		e = &preload.entries[t->entry];
 		engine_delete(&e->timer);
+		if (t->seen != NULL && atomic_load(&t->seen->has_nudge))
+			timer_delete(t->seen->nudge);
 		e->tid = 0;
 		e->seen = NULL;
 		prctl(PR_GET_NAME, name, 0, 0, 0);
@@ -281,14 +284,14 @@ void threads_adopt_existing(void)
 			continue;
 		f->tid = tid;
 		f->cpu_base = preload_ts_ns(&ts);
-		atomic_store(&f->seen_cpu, preload_ts_ns(&ts));
+		atomic_store(&f->seen.cpu, preload_ts_ns(&ts));
 		f->frames = preload.unwind == RAW_UNWIND_FP
 				    ? malloc(RAW_MAX_FRAMES * sizeof(uint64_t)) : NULL;
 		threads_read_comm(tid, name);
 		pthread_mutex_lock(&preload.registry_lock);
 		idx = preload_entry_add(tid, name);
 		if (idx != (size_t)-1) {
-			preload.entries[idx].seen = &f->seen_cpu;
+			preload.entries[idx].seen = &f->seen;
 			preload.entries[idx].cpu_base = f->cpu_base;
 			if (engine_create(preload_thread_clock(tid), tid,
 					  preload_random(preload.period_ns),
@@ -393,6 +396,7 @@ size_t threads_sweep(uint64_t threshold_ns, size_t *nthreads)
 		struct timespec ts;
 		int64_t last, cpu0;
 		uint64_t wall0, wall1;
+		int running;
 
 		if (e->tid == 0)
 			continue;
@@ -403,28 +407,44 @@ size_t threads_sweep(uint64_t threshold_ns, size_t *nthreads)
 		clockid_t clock = preload_thread_clock(e->tid);
 		if (clock_gettime(clock, &ts) != 0)
 			continue;
-		last = atomic_load_explicit(e->seen, memory_order_relaxed);
+		last = atomic_load_explicit(&e->seen->cpu, memory_order_relaxed);
 		cpu0 = preload_ts_ns(&ts);
 		wall0 = preload_now();
 		if (cpu0 - last <= (int64_t)threshold_ns || !threads_may_ask(e, preload.signo, pass))
 			continue;
-		/* Only a thread on a CPU now: its clock ran for most of the
-		 * time /proc took to read.  A thread that is ready to run but
-		 * preempted would take the signal where it resumes, which
-		 * for a thread that reads its own CPU clock is that system
-		 * call (the read ends its slice): every such sample would
-		 * land there, weighing all the time since the last.  Asked on
-		 * a CPU, the signal interrupts it wherever it computes. */
+		/* A thread on a CPU now (its clock ran for most of the time
+		 * /proc took to read) is asked at once: the signal interrupts
+		 * it wherever it computes.  One that is ready to run but
+		 * preempted would take a signal where it resumes, which for a
+		 * thread that reads its own CPU clock is that system call
+		 * (the read ends its slice): every such sample would land
+		 * there, weighing all the time since the last.  It gets a
+		 * nudge instead, a timer that fires at a random moment within
+		 * a period, which its handler takes only if it comes on time,
+		 * when the thread is on a CPU (sample.c). */
 		if (clock_gettime(clock, &ts) != 0)
 			continue;
 		wall1 = preload_now();
-		if (wall1 <= wall0 || (uint64_t)(preload_ts_ns(&ts) - cpu0) * 2 < wall1 - wall0)
-			continue;
+		running = wall1 > wall0 && (uint64_t)(preload_ts_ns(&ts) - cpu0) * 2 >= wall1 - wall0;
+		if (!running && !atomic_load(&e->seen->has_nudge)) {
+			if (engine_nudge_create(e->tid, &e->seen->nudge) != 0)
+				continue;
+			atomic_store_explicit(&e->seen->has_nudge, 1, memory_order_release);
+		}
 		/* Counted as seen now, so that it is asked once until the
 		 * sample (or another threshold of CPU time) comes. */
-		atomic_store_explicit(e->seen, preload_ts_ns(&ts), memory_order_relaxed);
-		if (engine_request(preload.pid, e->tid) == 0)
+		atomic_store_explicit(&e->seen->cpu, preload_ts_ns(&ts), memory_order_relaxed);
+		if (running) {
+			if (engine_request(preload.pid, e->tid) == 0)
+				asked++;
+		} else {
+			uint64_t delay = preload_random(preload.period_ns);
+
+			atomic_store_explicit(&e->seen->due_ns, preload_now() + delay,
+					      memory_order_relaxed);
+			engine_nudge(e->seen->nudge, delay);
 			asked++;
+		}
 	}
 	pthread_mutex_unlock(&preload.registry_lock);
 	*nthreads = n;
