@@ -23,7 +23,7 @@ through_checksum=$(awk '/(^|;)checksum( |;)/ { n += $NF } END { print n + 0 }' a
 
 export TMUX_TMPDIR=$WORK
 S=pvtui
-trap 'tmux kill-server 2>/dev/null; rm -rf "$WORK"' EXIT
+trap 'tmux kill-server 2>/dev/null || true; rm -rf "$WORK"' EXIT
 tmux new-session -d -s $S -x 120 -y 40 "env -u NO_COLOR TERM=tmux-256color bash --norc --noprofile"
 tmux send-keys -t $S "stty -g >stty.before; PS1='$ '" Enter
 
