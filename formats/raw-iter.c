@@ -81,6 +81,7 @@ static uint32_t raw_iter_min_size(uint32_t type)
 	case RAW_THREAD_EXIT: return sizeof(struct raw_thread_exit);
 	case RAW_END: return sizeof(struct raw_end);
 	case RAW_SAMPLE_REGS: return sizeof(struct raw_sample_regs);
+	case RAW_CHECK_FRAMES: return sizeof(struct raw_unwind_check);
 	default: return sizeof(struct raw_rec);
 	}
 }
@@ -118,6 +119,12 @@ static int raw_iter_fits(const struct raw_iter *it, const unsigned char *r, uint
 		memcpy(&s, r, sizeof s);
 		return s.nregs >= it->min_regs && s.nregs <= RAW_MAX_REGS &&
 		       (uint64_t)s.nregs * 8 + s.stack_len <= size - sizeof s;
+	}
+	case RAW_CHECK_FRAMES: {
+		struct raw_unwind_check c;
+
+		memcpy(&c, r, sizeof c);
+		return c.nframes <= RAW_MAX_FRAMES && (uint64_t)c.nframes * 8 <= size - sizeof c;
 	}
 	default:
 		return 1;

@@ -59,6 +59,16 @@ struct reader {
 	const struct raw_unwinder *uw;
 	uint64_t *unwound;            /* scratch for unwound frames */
 	uint64_t not_unwound;         /* register samples read without an unwinder */
+	/* A RAW_UNWIND_CHECK trace: the last register sample's unwinding,
+	 * waiting for the collector's frames in the record after it. */
+	struct {
+		bool pending, complete;
+		uint32_t tid, n;
+		uint64_t time_ns;
+		uint64_t samples, agree, differ, unpaired;
+		uint64_t failed[RAW_CHECK_NOT_TRIED + 1];
+		char first[3][512];   /* the first differences, described */
+	} check;
 	struct stack_key *dedup;      /* stored stacks by content */
 	size_t ndedup_slots, ndedup;
 	uint32_t v_count, v_cpu;
@@ -488,6 +498,11 @@ static int regs_sample(struct reader *rd, const struct raw_sample_regs *s)
 		n = 1;
 		complete = false;
 	}
+	rd->check.pending = true;
+	rd->check.tid = s->tid;
+	rd->check.time_ns = s->time_ns;
+	rd->check.n = (uint32_t)n;
+	rd->check.complete = complete;
 	ps.loc_off = store_frames(rd, (const unsigned char *)rd->unwound, (uint32_t)n, &cand);
 	if (ps.loc_off == UINT32_MAX)
 		return -1;
@@ -535,6 +550,84 @@ static int thread_record(struct reader *rd, const unsigned char *r, uint32_t siz
 	return 0;
 }
 
+/* Describes frames[0..n) in hex into buf (at most 12 of them). */
+static void describe_frames(char *buf, size_t size, const uint64_t *frames, uint32_t n)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (uint32_t i = 0; i < n && i < 12 && used < size; i++) {
+		int w = snprintf(buf + used, size - used, "%s%" PRIx64, i ? " " : "", frames[i]);
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+	if (n > 12 && used < size)
+		snprintf(buf + used, size - used, " ... (%u)", n);
+}
+
+/* The collector's frames for the register sample just read: do they agree
+ * with the unwinding of its stack copy?  Where that unwinding stopped
+ * short (the copy ends before the stack does) the collector's must start
+ * with its frames; where the collector stopped at its frame limit, its
+ * frames must start the other's. */
+static void check_record(struct reader *rd, const struct raw_unwind_check *c)
+{
+	const uint64_t *frames = (const void *)(c + 1), *off = rd->unwound;
+	uint32_t n = c->nframes, on = rd->check.n;
+	bool agree;
+
+	if (!rd->check.pending || c->tid != rd->check.tid || c->time_ns != rd->check.time_ns) {
+		rd->check.unpaired++;
+		return;
+	}
+	rd->check.pending = false;
+	rd->check.samples++;
+	if (c->result == RAW_CHECK_FAILED) {
+		rd->check.failed[c->reason <= RAW_CHECK_NOT_TRIED ? c->reason : 0]++;
+		return;
+	}
+	if (c->result == RAW_CHECK_COMPLETE && rd->check.complete)
+		agree = n == on && memcmp(frames, off, (size_t)n * 8) == 0;
+	else if (!rd->check.complete)
+		agree = on <= n && memcmp(frames, off, (size_t)on * 8) == 0;
+	else
+		agree = n <= on && memcmp(frames, off, (size_t)n * 8) == 0;
+	if (agree) {
+		rd->check.agree++;
+		return;
+	}
+	if (rd->check.differ < 3) {
+		char a[200], b[200];
+
+		describe_frames(a, sizeof a, frames, n);
+		describe_frames(b, sizeof b, off, on);
+		snprintf(rd->check.first[rd->check.differ], sizeof rd->check.first[0],
+			 "thread %u at %" PRIu64 " ns: collector [%s]%s, stack copy [%s]%s", c->tid,
+			 c->time_ns, a, c->result == RAW_CHECK_COMPLETE ? "" : " (cut)", b,
+			 rd->check.complete ? "" : " (cut)");
+	}
+	rd->check.differ++;
+}
+
+/* The check's verdict, one line, and the first differences. */
+static void check_report(struct reader *rd)
+{
+	const uint64_t *f = rd->check.failed;
+
+	if (rd->check.samples == 0 && rd->check.unpaired == 0)
+		return;
+	pv_warn("'%s': unwind check: %" PRIu64 " samples: %" PRIu64 " agree with the stack copy, %" PRIu64
+		" differ, %" PRIu64 " not unwound in the collector (no object %" PRIu64 ", no CFI %" PRIu64
+		", rule %" PRIu64 ", stack %" PRIu64 ", stack unknown %" PRIu64 "), %" PRIu64 " unpaired",
+		rd->name, rd->check.samples, rd->check.agree, rd->check.differ,
+		rd->check.samples - rd->check.agree - rd->check.differ, f[RAW_CHECK_NO_OBJECT],
+		f[RAW_CHECK_NO_ROW], f[RAW_CHECK_RULE], f[RAW_CHECK_STACK], f[RAW_CHECK_NOT_TRIED],
+		rd->check.unpaired);
+	for (uint64_t i = 0; i < rd->check.differ && i < 3; i++)
+		pv_warn("'%s': unwind check: %s", rd->name, rd->check.first[i]);
+}
+
 static int sample_pass(struct reader *rd)
 {
 	struct raw_iter it;
@@ -549,6 +642,8 @@ static int sample_pass(struct reader *rd)
 			ret = regs_sample(rd, (const void *)r);
 		else if (rec.type == RAW_SAMPLE)
 			ret = fp_sample(rd, (const void *)r);
+		else if (rec.type == RAW_CHECK_FRAMES)
+			check_record(rd, (const void *)r);
 		else if (rec.type == RAW_THREAD && rd->cpu)
 			ret = thread_record(rd, r, rec.size);
 		else if (rec.type == RAW_THREAD_EXIT && rd->cpu)
@@ -735,6 +830,7 @@ struct pv_profile *raw_read(const unsigned char *buf, size_t len, const char *na
 		uint64_t end = rd.have_end ? rd.end_time : rd.last_time;
 		p->duration_ns = end > rd.start_mono ? (int64_t)(end - rd.start_mono) : 0;
 	}
+	check_report(&rd);
 	if (rd.not_unwound)
 		pv_warn("'%s': %" PRIu64 " samples need DWARF unwinding, which this reader cannot do; only their leaf is shown",
 			name, rd.not_unwound);

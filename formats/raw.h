@@ -47,6 +47,14 @@ enum raw_unwind {
 	/* Samples carry registers and a copy of the top of the stack
 	 * (RAW_SAMPLE_REGS), unwound offline with the ELF files' CFI. */
 	RAW_UNWIND_DWARF = 2,
+	/* Frames unwound in the collector with the objects' CFI (RAW_SAMPLE,
+	 * every frame a real one: no candidate as in RAW_UNWIND_FP).  A
+	 * sample the collector could not unwind is a RAW_SAMPLE_REGS,
+	 * unwound offline as in RAW_UNWIND_DWARF. */
+	RAW_UNWIND_CFI = 3,
+	/* For checking the collector's unwinder: every sample is a
+	 * RAW_SAMPLE_REGS followed by a RAW_CHECK_FRAMES. */
+	RAW_UNWIND_CHECK = 4,
 };
 
 struct raw_header {
@@ -110,6 +118,7 @@ enum raw_type {
 	RAW_THREAD_EXIT = 6,
 	RAW_END = 7,
 	RAW_SAMPLE_REGS = 8,
+	RAW_CHECK_FRAMES = 9,
 };
 
 struct raw_rec {
@@ -227,6 +236,32 @@ struct raw_sample_regs {
 	uint32_t stack_len;
 };
 _Static_assert(sizeof(struct raw_sample_regs) == 40, "raw_sample_regs is 40 bytes");
+
+/* A RAW_CHECK_FRAMES record, in a RAW_UNWIND_CHECK trace, comes right
+ * after the RAW_SAMPLE_REGS record of the same sample: the frames the collector's own unwinder found for it,
+ * so that a reader can compare them with its unwinding of the stack copy.
+ * Followed by nframes uint64 addresses, as in a RAW_SAMPLE. */
+enum raw_check_result {
+	RAW_CHECK_COMPLETE = 0,  /* reached the outermost frame */
+	RAW_CHECK_TRUNCATED = 1, /* stopped at RAW_MAX_FRAMES */
+	RAW_CHECK_FAILED = 2,    /* could not go on: reason says why */
+};
+enum raw_check_reason {
+	RAW_CHECK_NO_OBJECT = 1, /* an address in no loaded object */
+	RAW_CHECK_NO_ROW = 2,    /* an object without CFI there */
+	RAW_CHECK_RULE = 3,      /* a rule the collector does not follow */
+	RAW_CHECK_STACK = 4,     /* a read outside the stack */
+	RAW_CHECK_NOT_TRIED = 5, /* the thread's stack bounds are unknown */
+};
+struct raw_unwind_check {
+	struct raw_rec h;
+	uint32_t tid;
+	uint32_t result;       /* enum raw_check_result */
+	uint64_t time_ns;      /* the sample's */
+	uint32_t nframes;
+	uint32_t reason;       /* enum raw_check_reason, 0 unless failed */
+};
+_Static_assert(sizeof(struct raw_unwind_check) == 32, "raw_unwind_check is 32 bytes");
 
 /* Samples the collector could not store, and why: the error (a Linux
  * errno) of its last failed attempt to grow the trace, 0 when unknown.

@@ -16,13 +16,14 @@
 /* The variables, and what they hold. */
 #define COLLECT_ENV_OUTPUT "PROFVIEW_OUTPUT"       /* absolute path of the trace */
 #define COLLECT_ENV_FREQUENCY "PROFVIEW_FREQUENCY" /* samples a second, in Hz */
-#define COLLECT_ENV_UNWIND "PROFVIEW_UNWIND"       /* "dwarf" or "fp" */
+#define COLLECT_ENV_UNWIND "PROFVIEW_UNWIND"       /* "cfi", "dwarf", "fp" or "check" */
 #define COLLECT_ENV_STACK_SIZE "PROFVIEW_STACK_SIZE" /* bytes of stack a sample, dwarf */
 #define COLLECT_ENV_ENGINE "PROFVIEW_ENGINE"       /* "posix" or "perf" */
 #define COLLECT_ENV_CLOCK "PROFVIEW_CLOCK"         /* "cpu" or "wall" */
 #define COLLECT_ENV_PID "PROFVIEW_PID"             /* the process that writes OUTPUT */
 #define COLLECT_ENV_INHERIT "PROFVIEW_INHERIT"     /* "0": the other processes do nothing */
 #define COLLECT_ENV_STOP_NS "PROFVIEW_STOP_NS"     /* CLOCK_MONOTONIC ns to stop at */
+#define COLLECT_ENV_STATS "PROFVIEW_STATS"         /* "1": the handler's figures at exit */
 
 /* Sampling frequency: the default and the largest (samples a second). */
 #define COLLECT_HZ_DEFAULT 250

@@ -80,6 +80,7 @@ struct collect_opts {
 	const char *clock;    /* "cpu" or "wall" */
 	int no_inherit;       /* profile the program's process only */
 	double duration;      /* seconds to profile, 0: all of the run */
+	int stats;            /* --stats */
 	char **argv;          /* the program and its arguments */
 };
 
@@ -123,9 +124,11 @@ static void collect_usage(FILE *f)
 		"  -F, --frequency=HZ  samples per second of CPU time per thread (default %d)\n"
 		"  -o, --output=FILE   write the trace to FILE (replaced if it exists);\n"
 		"                      default profview-PROGRAM-PID.raw in the current directory\n"
-		"      --unwind=MODE   how stacks are recorded: dwarf (default) copies the\n"
-		"                      registers and the top of the stack, unwound later with\n"
-		"                      the binaries' CFI; fp walks frame pointers\n"
+		"      --unwind=MODE   how stacks are recorded: cfi (default) unwinds in the\n"
+		"                      program with tables made of the binaries' CFI (a\n"
+		"                      stack copy where it cannot); dwarf copies the registers\n"
+		"                      and the top of the stack, unwound later; fp walks frame\n"
+		"                      pointers; check records cfi and dwarf side by side\n"
 		"      --stack-size=BYTES  bytes of stack copied per sample in dwarf mode,\n"
 		"                      %d to %d, a multiple of 8, k for KiB (default %d)\n"
 		"      --engine=ENGINE what sends the sampling signals: posix (default) CPU\n"
@@ -137,6 +140,8 @@ static void collect_usage(FILE *f)
 		"                      it starts (by default each writes its own trace)\n"
 		"      --duration=SECONDS  profile the first SECONDS of the run, then let\n"
 		"                      the program run on unprofiled\n"
+		"      --stats         at the end, print the handler's time per sample and how\n"
+		"                      the samples were unwound\n"
 		"  -q, --quiet         print nothing but errors\n"
 		"  -h, --help          show this help\n"
 		"  -V, --version       show the version\n",
@@ -155,6 +160,7 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 		{ "clock", required_argument, NULL, 'C' },
 		{ "no-inherit", no_argument, NULL, 'I' },
 		{ "duration", required_argument, NULL, 'D' },
+		{ "stats", no_argument, NULL, 'T' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -164,7 +170,7 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 	int c;
 
 	o->frequency = COLLECT_HZ_DEFAULT;
-	o->unwind = RAW_UNWIND_DWARF;
+	o->unwind = RAW_UNWIND_CFI;
 	o->stack_size = COLLECT_STACK_DEFAULT;
 	o->engine = "posix";
 	o->clock = "cpu";
@@ -189,12 +195,17 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 			o->output = optarg;
 			break;
 		case 'U':
-			if (strcmp(optarg, "dwarf") == 0) {
+			if (strcmp(optarg, "cfi") == 0) {
+				o->unwind = RAW_UNWIND_CFI;
+			} else if (strcmp(optarg, "dwarf") == 0) {
 				o->unwind = RAW_UNWIND_DWARF;
 			} else if (strcmp(optarg, "fp") == 0) {
 				o->unwind = RAW_UNWIND_FP;
+			} else if (strcmp(optarg, "check") == 0) {
+				o->unwind = RAW_UNWIND_CHECK;
 			} else {
-				collect_msg("invalid unwind mode '%s': expected 'dwarf' or 'fp'", optarg);
+				collect_msg("invalid unwind mode '%s': expected 'cfi', 'dwarf', 'fp' or 'check'",
+					    optarg);
 				return COLLECT_EXIT_USAGE;
 			}
 			break;
@@ -240,6 +251,9 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 					    "greater than 0", optarg);
 				return COLLECT_EXIT_USAGE;
 			}
+			break;
+		case 'T':
+			o->stats = 1;
 			break;
 		case 'q':
 			o->quiet = 1;
@@ -474,6 +488,17 @@ static int collect_create_output(const struct collect_opts *o, char *shown, char
 	return 0;
 }
 
+/* The PROFVIEW_UNWIND name of a mode. */
+static const char *collect_unwind_name(int unwind)
+{
+	switch (unwind) {
+	case RAW_UNWIND_FP: return "fp";
+	case RAW_UNWIND_DWARF: return "dwarf";
+	case RAW_UNWIND_CHECK: return "check";
+	default: return "cfi";
+	}
+}
+
 /* Sets the environment of the program.  Returns 0 or -1. */
 static int collect_setenv(const struct collect_opts *o, const char *lib, const char *abs)
 {
@@ -494,7 +519,11 @@ static int collect_setenv(const struct collect_opts *o, const char *lib, const c
 	snprintf(num, sizeof(num), "%ld", o->frequency);
 	rc |= setenv(COLLECT_ENV_FREQUENCY, num, 1);
 	rc |= setenv(COLLECT_ENV_OUTPUT, abs, 1);
-	rc |= setenv(COLLECT_ENV_UNWIND, o->unwind == RAW_UNWIND_FP ? "fp" : "dwarf", 1);
+	rc |= setenv(COLLECT_ENV_UNWIND, collect_unwind_name(o->unwind), 1);
+	if (o->stats)
+		rc |= setenv(COLLECT_ENV_STATS, "1", 1);
+	else
+		unsetenv(COLLECT_ENV_STATS);
 	snprintf(num, sizeof(num), "%ld", o->stack_size);
 	rc |= setenv(COLLECT_ENV_STACK_SIZE, num, 1);
 	rc |= setenv(COLLECT_ENV_ENGINE, o->engine, 1);

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cfi.h"
 #include "preload.h"
 
 #define MAPPINGS_MAX_OBJECTS 1024
@@ -53,6 +54,7 @@ static struct {
 	uint64_t *seen;                  /* hashes of the lines written, sorted */
 	size_t nseen;
 	unsigned long long adds;         /* dlpi_adds at the last write */
+	int cfi;                         /* keep the unwind tables too */
 	struct mappings_code *_Atomic code;
 	struct mappings_code *retired[MAPPINGS_RETIRED_MAX];
 	size_t nretired;
@@ -362,6 +364,8 @@ int mappings_write(int only_new)
 		code = NULL;
 	}
 	mappings.adds = adds;
+	if (mappings.cfi)
+		cfi_refresh(preload_handlers_idle);
 out:
 	pthread_mutex_unlock(&mappings.lock);
 	free(seen);
@@ -369,6 +373,13 @@ out:
 	free(objs.v);
 	free(maps);
 	return count;
+}
+
+void mappings_use_cfi(void)
+{
+	pthread_mutex_lock(&mappings.lock);
+	mappings.cfi = 1;
+	pthread_mutex_unlock(&mappings.lock);
 }
 
 void mappings_atfork(int phase)

@@ -30,6 +30,9 @@
 #define PRELOAD_SWEEP_LATE_NS 100000
 #define PRELOAD_SWEEP_DECLINE 3
 #define PRELOAD_RANGES_MAX 4096
+#define PRELOAD_CFI_REASONS 5
+#define PRELOAD_HIST_NS 25
+#define PRELOAD_HIST_BUCKETS 800 /* 20 us; the last bucket holds the rest */
 
 enum preload_state {
 	PRELOAD_OFF = 0,      /* not started, or not for this process */
@@ -109,6 +112,13 @@ struct preload_global {
 	pthread_key_t key;
 	_Atomic uint64_t rng;
 	_Atomic uint64_t samples, lost, lost_pending, signals, overruns;
+	/* cfi mode: samples unwound in the handler, and those written as a
+	 * stack copy instead, by reason (enum cfi_failure; 0: the thread's
+	 * stack bounds are unknown) */
+	_Atomic uint64_t cfi_unwound, cfi_copied[PRELOAD_CFI_REASONS];
+	/* --stats: how long the handler took, in PRELOAD_HIST_NS buckets */
+	int stats;
+	_Atomic uint64_t hist[PRELOAD_HIST_BUCKETS];
 
 	pthread_mutex_t registry_lock;
 	struct preload_entry *entries;

@@ -2,7 +2,8 @@
  *
  * Loaded with LD_PRELOAD by collect-timer, which sets PROFVIEW_OUTPUT,
  * PROFVIEW_FREQUENCY, PROFVIEW_UNWIND, PROFVIEW_STACK_SIZE, PROFVIEW_ENGINE,
- * PROFVIEW_CLOCK, PROFVIEW_PID, PROFVIEW_INHERIT and PROFVIEW_STOP_NS.  The process whose pid is
+ * PROFVIEW_CLOCK, PROFVIEW_PID, PROFVIEW_INHERIT, PROFVIEW_STOP_NS and
+ * PROFVIEW_STATS.  The process whose pid is
  * PROFVIEW_PID writes PROFVIEW_OUTPUT (the file the launcher created).
  * Every other process image writes a trace of its own (writer_open names
  * it after its pid): the child of a fork starts one in the atfork child
@@ -43,6 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cfi.h"
 #include "collect-env.h"
 #include "preload-state.h"
 
@@ -126,7 +128,7 @@ static void preload_atfork_child(void)
 	atomic_store(&preload.overruns, 0);
 	preload.pid = getpid();
 	atomic_store(&preload.rng, preload_now() ^ (uint64_t)getpid() << 32);
-	if (preload.unwind == RAW_UNWIND_FP)
+	if (preload.unwind != RAW_UNWIND_DWARF)
 		stacktab_reset();
 	if (preload_start_trace(getenv(COLLECT_ENV_OUTPUT), 0) != 0)
 		return;
@@ -230,6 +232,18 @@ static void preload_header(struct raw_header *h, struct raw_arch *arch, char *ex
 	arch->nregs = RAW_NREGS;
 }
 
+/* The unwind mode PROFVIEW_UNWIND names: cfi unless another is named. */
+static int preload_unwind_mode(const char *name)
+{
+	if (name != NULL && strcmp(name, "fp") == 0)
+		return RAW_UNWIND_FP;
+	if (name != NULL && strcmp(name, "dwarf") == 0)
+		return RAW_UNWIND_DWARF;
+	if (name != NULL && strcmp(name, "check") == 0)
+		return RAW_UNWIND_CHECK;
+	return RAW_UNWIND_CFI;
+}
+
 static void preload_init(void)
 {
 	const char *pid_env = getenv(COLLECT_ENV_PID);
@@ -261,8 +275,8 @@ static void preload_init(void)
 		freq = COLLECT_HZ_DEFAULT;
 	preload.period_ns = 1000000000ull / (uint64_t)freq;
 	preload.short_ns = preload_short_ns(preload.period_ns);
-	preload.unwind = unwind_env != NULL && strcmp(unwind_env, "fp") == 0 ? RAW_UNWIND_FP
-									    : RAW_UNWIND_DWARF;
+	preload.unwind = preload_unwind_mode(unwind_env);
+	preload.stats = getenv(COLLECT_ENV_STATS) != NULL && strcmp(getenv(COLLECT_ENV_STATS), "1") == 0;
 	stack = stack_env != NULL ? atol(stack_env) : 0;
 	if (!collect_env_stack_size_ok(stack))
 		stack = COLLECT_STACK_DEFAULT;
@@ -273,9 +287,14 @@ static void preload_init(void)
 	preload.signo = sigs_pick_signal();
 	if (preload.signo == 0)
 		return;
+	if (preload.unwind == RAW_UNWIND_CFI || preload.unwind == RAW_UNWIND_CHECK) {
+		/* the tables are made with the mappings, from here on */
+		cfi_set_code_check(mappings_is_code);
+		mappings_use_cfi();
+	}
 	if (preload_start_trace(out, root) != 0)
 		return;
-	if (preload.unwind == RAW_UNWIND_FP)
+	if (preload.unwind != RAW_UNWIND_DWARF)
 		stacktab_init(); /* without it every stack is written inline */
 	if (pthread_key_create(&preload.key, threads_exit) != 0 ||
 	    pthread_atfork(preload_atfork_prepare, preload_atfork_parent,
@@ -335,6 +354,36 @@ void preload_init_once(void)
 __attribute__((constructor)) static void preload_constructor(void)
 {
 	preload_init_once();
+}
+
+/* --stats: one line with the handler's time per sample (the middle of
+ * its bucket) and, in cfi mode, how the samples were unwound. */
+static void preload_print_stats(void)
+{
+	uint64_t total = 0, seen = 0, at[3] = { 0, 0, 0 }, copied = 0;
+	const double q[3] = { 0.5, 0.9, 0.99 };
+	int k = 0;
+
+	for (int b = 0; b < PRELOAD_HIST_BUCKETS; b++)
+		total += atomic_load(&preload.hist[b]);
+	for (int b = 0; b < PRELOAD_HIST_BUCKETS && k < 3; b++) {
+		seen += atomic_load(&preload.hist[b]);
+		while (k < 3 && total > 0 && (double)seen >= q[k] * (double)total)
+			at[k++] = (uint64_t)b * PRELOAD_HIST_NS + PRELOAD_HIST_NS / 2;
+	}
+	for (int r = 0; r < PRELOAD_CFI_REASONS; r++)
+		copied += atomic_load(&preload.cfi_copied[r]);
+	if (preload.unwind == RAW_UNWIND_CFI)
+		preload_warn("handler: %llu samples, median %llu ns, p90 %llu ns, p99 %llu ns; "
+			     "cfi unwound %llu, fell back to the stack copy %llu",
+			     (unsigned long long)total, (unsigned long long)at[0],
+			     (unsigned long long)at[1], (unsigned long long)at[2],
+			     (unsigned long long)atomic_load(&preload.cfi_unwound),
+			     (unsigned long long)copied);
+	else
+		preload_warn("handler: %llu samples, median %llu ns, p90 %llu ns, p99 %llu ns",
+			     (unsigned long long)total, (unsigned long long)at[0],
+			     (unsigned long long)at[1], (unsigned long long)at[2]);
 }
 
 /* Waits for handlers that are still between entry and exit. */
@@ -414,6 +463,8 @@ __attribute__((destructor)) static void preload_fini(void)
 	 * leave the file at its mapped size (zeros after the last record). */
 	if (quiet)
 		writer_finish();
+	if (preload.stats)
+		preload_print_stats();
 	preload_tls.active = 0;
 	pthread_mutex_unlock(&preload.registry_lock);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

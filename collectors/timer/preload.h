@@ -117,6 +117,9 @@ void mappings_atfork(int phase);
 /* Calls mappings_write(1) if the dynamic loader has loaded an object since
  * the last mappings_write.  Not signal-safe. */
 void mappings_refresh(void);
+/* From now on every mappings_write also brings the unwind tables (cfi.h)
+ * up to date, under the same lock. */
+void mappings_use_cfi(void);
 /* Does v point into an executable mapping, as of the last mappings_write?
  * Lock-free; signal-safe. */
 int mappings_is_code(uintptr_t v);

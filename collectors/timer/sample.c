@@ -1,11 +1,15 @@
 /* sample.c - the SIGPROF handler: one sample per signal from our timers
  *
- * Two ways to record a stack.  fp: the handler walks the frame pointers and
- * stores the addresses (RAW_SAMPLE, deduplicated by stacktab.c).  dwarf (the
- * default): the handler stores the registers and a copy of the top of the
- * stack (RAW_SAMPLE_REGS) and the analyzer unwinds it with the ELF files'
- * CFI; the handler never reads DWARF.  The copy runs from the interrupted
- * stack pointer up to the thread's stack top or --stack-size bytes.  It is
+ * Three ways to record a stack.  cfi (the default): the handler walks the
+ * stack with the unwind tables cfi.c made of the objects' .eh_frame and
+ * stores the addresses (RAW_SAMPLE, each distinct stack written once by
+ * stacktab.c); a sample it cannot walk (an object without CFI, a rule the
+ * tables do not express, a thread whose stack bounds are unknown) is
+ * written as in dwarf mode instead, and counted.  fp: the handler walks
+ * the frame pointers.  dwarf: the handler stores the registers and a copy
+ * of the top of the stack (RAW_SAMPLE_REGS) and the analyzer unwinds it
+ * with the ELF files' CFI.  The copy runs from the interrupted stack
+ * pointer up to the thread's stack top or --stack-size bytes.  It is
  * a plain memcpy only where the bytes are known to be mapped: a thread we
  * registered ourselves, whose stack pointer is inside the bounds
  * pthread_getattr_np gave (a stack is mapped from any address in use up to
@@ -15,6 +19,9 @@
  * that held its stack then; a stack pointer outside the bounds: sigaltstack,
  * coroutines) the bytes are read with process_vm_readv on our own pid,
  * which returns short instead of faulting; without it nothing is copied.
+ * The cfi walk reads the stack only where a memcpy would.  check mode
+ * writes both, the copy and what the walk found, for the analyzer to
+ * compare.
  *
  * A signal that is not from our timers (kill, setitimer) is passed on to
  * the handler the program installed (see sigs.c).  Everything reached from
@@ -31,6 +38,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "cfi.h"
 #include "preload-state.h"
 
 #define PRELOAD_SMALL_FRAMES 64
@@ -242,9 +250,18 @@ uint32_t preload_read_memory(void *dst, uintptr_t addr, uint32_t len)
 	return ok > 0 ? preload_read_self(dst, addr, ok) : 0;
 }
 
+/* What the cfi walk found, for check mode. */
+struct preload_check {
+	const uint64_t *frames;
+	uint32_t n;
+	uint32_t result, reason;
+};
+
 /* dwarf mode: a RAW_SAMPLE_REGS record with the registers and a copy of
- * the stack from the stack pointer up.  Signal-safe. */
-static void preload_sample_regs(struct preload_tls *t, const ucontext_t *uc, int64_t cpu)
+ * the stack from the stack pointer up; with check, a RAW_CHECK_FRAMES
+ * record right after it.  Signal-safe. */
+static void preload_sample_regs(struct preload_tls *t, const ucontext_t *uc, int64_t cpu,
+				const struct preload_check *check)
 {
 	/* DWARF x86-64 register numbers 0..16 in ucontext order */
 	static const int regs[RAW_NREGS] = {
@@ -256,6 +273,8 @@ static void preload_sample_regs(struct preload_tls *t, const ucontext_t *uc, int
 	uintptr_t sp = (uintptr_t)g[REG_RSP];
 	uint32_t len, size, flags = RAW_SAMPLE_RUNNING;
 	struct raw_sample_regs *rec;
+	struct raw_unwind_check *chk = NULL;
+	uint32_t chk_size = 0;
 	uint64_t *words;
 	unsigned char *copy;
 	int safe;
@@ -284,7 +303,9 @@ static void preload_sample_regs(struct preload_tls *t, const ucontext_t *uc, int
 		}
 	}
 	size = (uint32_t)sizeof(*rec) + RAW_NREGS * 8 + raw_pad(len);
-	rec = writer_reserve(size, 0);
+	if (check != NULL)
+		chk_size = (uint32_t)sizeof(*chk) + check->n * 8;
+	rec = writer_reserve(size + chk_size, 0);
 	if (rec == NULL) {
 		preload_sample_lost(t, cpu);
 		return;
@@ -313,16 +334,87 @@ static void preload_sample_regs(struct preload_tls *t, const ucontext_t *uc, int
 	memset(copy + len, 0, size - sizeof(*rec) - RAW_NREGS * 8 - len);
 	rec->stack_len = len;
 	rec->flags = flags;
+	if (check != NULL) {
+		/* published first: a reader that sees the sample sees it */
+		chk = (struct raw_unwind_check *)((char *)rec + size);
+		chk->tid = rec->tid;
+		chk->result = check->result;
+		chk->time_ns = rec->time_ns;
+		chk->nframes = check->n;
+		chk->reason = check->reason;
+		memcpy(chk + 1, check->frames, check->n * 8);
+		writer_publish(chk, RAW_CHECK_FRAMES, chk_size);
+	}
 	writer_publish(rec, RAW_SAMPLE_REGS, size);
 	preload_sample_done(t, cpu);
+}
+
+/* A RAW_SAMPLE record of frames[0..n), its stack stored once.
+ * Signal-safe. */
+static void preload_sample_frames(struct preload_tls *t, const uint64_t *frames, uint32_t n,
+				  uint32_t flags, int64_t cpu)
+{
+	uint32_t stack_id = stacktab_intern(frames, n), size;
+	struct raw_sample *rec;
+
+	size = (uint32_t)sizeof(*rec) + (stack_id ? 0 : n * 8);
+	rec = writer_reserve(size, 0);
+	if (rec == NULL) {
+		preload_sample_lost(t, cpu);
+		return;
+	}
+	rec->tid = (uint32_t)t->tid;
+	rec->stack_id = stack_id;
+	rec->time_ns = preload_now();
+	rec->weight_ns = cpu > t->last_cpu ? (uint64_t)(cpu - t->last_cpu) : 0;
+	rec->flags = flags;
+	rec->nframes = stack_id ? 0 : n;
+	if (!stack_id)
+		memcpy(rec + 1, frames, n * 8);
+	writer_publish(rec, RAW_SAMPLE, size);
+	preload_sample_done(t, cpu);
+}
+
+/* cfi and check modes: the walk over the unwind tables, else (or also,
+ * checking) the stack copy.  Signal-safe. */
+static void preload_sample_cfi(struct preload_tls *t, const ucontext_t *uc, int64_t cpu,
+			       uint64_t *frames, uint32_t cap)
+{
+	enum cfi_failure why = CFI_FAIL_NONE;
+	enum cfi_result r = CFI_FAILED;
+	uint32_t n = 0;
+
+	/* A thread found at start has no known stack bounds: the copy reads
+	 * its stack with process_vm_readv, the walk cannot. */
+	if (!t->foreign && t->stack_hi != 0)
+		r = cfi_unwind(uc, t->stack_lo, t->stack_hi, frames, cap, &n, &why);
+	if (preload.unwind == RAW_UNWIND_CHECK) {
+		struct preload_check c = {
+			frames, n,
+			r == CFI_COMPLETE ? RAW_CHECK_COMPLETE
+			: r == CFI_TRUNCATED ? RAW_CHECK_TRUNCATED : RAW_CHECK_FAILED,
+			r != CFI_FAILED ? 0 : why != CFI_FAIL_NONE ? (uint32_t)why : RAW_CHECK_NOT_TRIED,
+		};
+
+		preload_sample_regs(t, uc, cpu, &c);
+		return;
+	}
+	if (r == CFI_FAILED) {
+		atomic_fetch_add_explicit(&preload.cfi_copied[why < PRELOAD_CFI_REASONS ? why : 0], 1,
+					  memory_order_relaxed);
+		preload_sample_regs(t, uc, cpu, NULL);
+		return;
+	}
+	atomic_fetch_add_explicit(&preload.cfi_unwound, 1, memory_order_relaxed);
+	preload_sample_frames(t, frames, n,
+			      RAW_SAMPLE_RUNNING | (r == CFI_TRUNCATED ? RAW_SAMPLE_TRUNCATED : 0), cpu);
 }
 
 static void preload_sample(const siginfo_t *si, const ucontext_t *uc)
 {
 	struct preload_tls *t = &preload_tls;
 	uint64_t small[PRELOAD_SMALL_FRAMES], *frames;
-	uint32_t n, cap, flags = RAW_SAMPLE_RUNNING, stack_id, size;
-	struct raw_sample *rec;
+	uint32_t n, cap, flags = RAW_SAMPLE_RUNNING;
 	struct timespec ts;
 	int64_t cpu;
 
@@ -368,7 +460,7 @@ static void preload_sample(const siginfo_t *si, const ucontext_t *uc)
 		engine_mature(&t->timer, preload_random(preload.period_ns));
 	}
 	if (preload.unwind == RAW_UNWIND_DWARF) {
-		preload_sample_regs(t, uc, cpu);
+		preload_sample_regs(t, uc, cpu, NULL);
 		return;
 	}
 	frames = t->frames;
@@ -377,24 +469,21 @@ static void preload_sample(const siginfo_t *si, const ucontext_t *uc)
 		frames = small;
 		cap = PRELOAD_SMALL_FRAMES;
 	}
-	n = preload_unwind(uc, t->stack_lo, t->stack_hi, frames, cap, &flags);
-	stack_id = stacktab_intern(frames, n);
-	size = (uint32_t)sizeof(*rec) + (stack_id ? 0 : n * 8);
-	rec = writer_reserve(size, 0);
-	if (rec == NULL) {
-		preload_sample_lost(t, cpu);
+	if (preload.unwind != RAW_UNWIND_FP) {
+		preload_sample_cfi(t, uc, cpu, frames, cap);
 		return;
 	}
-	rec->tid = (uint32_t)t->tid;
-	rec->stack_id = stack_id;
-	rec->time_ns = preload_now();
-	rec->weight_ns = cpu > t->last_cpu ? (uint64_t)(cpu - t->last_cpu) : 0;
-	rec->flags = flags;
-	rec->nframes = stack_id ? 0 : n;
-	if (!stack_id)
-		memcpy(rec + 1, frames, n * 8);
-	writer_publish(rec, RAW_SAMPLE, size);
-	preload_sample_done(t, cpu);
+	n = preload_unwind(uc, t->stack_lo, t->stack_hi, frames, cap, &flags);
+	preload_sample_frames(t, frames, n, flags, cpu);
+}
+
+/* --stats: the time one handler took, into its bucket.  Signal-safe. */
+static void preload_time_handler(uint64_t start)
+{
+	uint64_t d = preload_now() - start, b = d / PRELOAD_HIST_NS;
+
+	atomic_fetch_add_explicit(&preload.hist[b < PRELOAD_HIST_BUCKETS ? b : PRELOAD_HIST_BUCKETS - 1],
+				  1, memory_order_relaxed);
 }
 
 /* Passes a SIGPROF that is not from our timers to the program's handler. */
@@ -422,10 +511,14 @@ void sample_on_sigprof(int sig, siginfo_t *si, void *uc)
 	if (!engine) {
 		preload_forward(sig, si, uc);
 	} else {
+		uint64_t start = preload.stats ? preload_now() : 0;
+
 		atomic_fetch_add(&preload.inflight, 1);
 		if (atomic_load(&preload.state) == PRELOAD_RUNNING)
 			preload_sample(si, uc);
 		atomic_fetch_sub(&preload.inflight, 1);
+		if (start != 0)
+			preload_time_handler(start);
 	}
 	errno = saved_errno;
 }

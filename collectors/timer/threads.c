@@ -161,7 +161,7 @@ void threads_register(void)
 		}
 		pthread_attr_destroy(&attr);
 	}
-	t->frames = preload.unwind == RAW_UNWIND_FP ? malloc(RAW_MAX_FRAMES * sizeof(uint64_t))
+	t->frames = preload.unwind != RAW_UNWIND_DWARF ? malloc(RAW_MAX_FRAMES * sizeof(uint64_t))
 						    : NULL;
 	prctl(PR_GET_NAME, name, 0, 0, 0);
 	t->perf_started = 0;
@@ -285,7 +285,7 @@ void threads_adopt_existing(void)
 		f->tid = tid;
 		f->cpu_base = preload_ts_ns(&ts);
 		atomic_store(&f->seen.cpu, preload_ts_ns(&ts));
-		f->frames = preload.unwind == RAW_UNWIND_FP
+		f->frames = preload.unwind != RAW_UNWIND_DWARF
 				    ? malloc(RAW_MAX_FRAMES * sizeof(uint64_t)) : NULL;
 		threads_read_comm(tid, name);
 		pthread_mutex_lock(&preload.registry_lock);

@@ -88,7 +88,7 @@ grep -q 'not finished' ab.err || fail "abort: the trace is not reported as unfin
 
 # A trace that cannot grow: a file size limit (1 MiB, then 640 KiB).  The
 # program runs as usual and keeps its status, the trace is finished and
-# says how many samples it could not keep.  A DWARF-mode sample of the main
+# says how many samples it could not keep.  In dwarf mode a sample of the main
 # thread is 1.2 to 8.3 KiB (the stack from the stack pointer to its top,
 # which ASLR moves by up to 8 KiB; 8 KiB at most are copied), so the trace
 # (about 390 KiB of it, here) holds some 45 to 330 of them: 3 s at 250 Hz
@@ -98,7 +98,7 @@ grep -q 'not finished' ab.err || fail "abort: the trace is not reported as unfin
 set +e
 (ulimit -f 1024 && exec "$COLLECT_TIMER" -o lim.raw ./tcases exit 5 >/dev/null 2>lim.err)
 st=$?
-(ulimit -f 640 && TIMER_CASES_CRUNCH=1 exec "$COLLECT_TIMER" -o big.raw ./tcases spin 3) >/dev/null 2>big.err
+(ulimit -f 640 && TIMER_CASES_CRUNCH=1 exec "$COLLECT_TIMER" --unwind=dwarf -o big.raw ./tcases spin 3) >/dev/null 2>big.err
 bst=$?
 set -e
 [ "$st" -eq 5 ] || fail "under a file size limit the program's status was $st, not 5"

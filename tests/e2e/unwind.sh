@@ -123,7 +123,7 @@ done
 # whole), so the count is checked against the stacks themselves: at least
 # every sample in deep_leaf, at most those whose stack does not reach
 # _start.
-"$COLLECT_TIMER" -q --stack-size=512 -o cut.raw ./chains-O2fp deep 0.4 >/dev/null || fail "collect-timer --stack-size=512 failed"
+"$COLLECT_TIMER" -q --unwind=dwarf --stack-size=512 -o cut.raw ./chains-O2fp deep 0.4 >/dev/null || fail "collect-timer --stack-size=512 failed"
 "$PROFVIEW" --flat cut.raw >cut.txt || fail "profview on cut.raw"
 "$PROFVIEW" --folded --sample-index=samples cut.raw >cut.folded || fail "profview --folded on cut.raw"
 said=$(sed -n 's/^warning:.* \([0-9][0-9]*\) samples ([0-9.]*%) with incomplete stacks.*/\1/p' cut.txt)

@@ -1,0 +1,79 @@
+/* cfi.h - unwinding in the signal handler from tables made of .eh_frame
+ *
+ * Outside the handler (at start, after each dlopen), cfi_refresh turns the
+ * call frame information of every object the dynamic loader has loaded
+ * (the program, its libraries, dlopen'ed ones, the vDSO) into one sorted
+ * table of rows per object: for a range of addresses, how to find the
+ * canonical frame address (CFA), where the caller's frame pointer was
+ * saved, and whether the frame is a signal trampoline or the outermost
+ * one.  The .eh_frame sections are read where the loader mapped them: no
+ * file is opened.  In the handler, cfi_unwind walks the stack with table
+ * lookups and reads of the thread's own stack only.
+ *
+ * x86-64 only; elsewhere cfi_refresh makes no tables and every walk fails
+ * (the caller then records a stack copy).  The file depends on libc alone,
+ * so that a test can link it by itself.
+ */
+#ifndef PROFVIEW_TIMER_CFI_H
+#define PROFVIEW_TIMER_CFI_H
+
+#include <stdint.h>
+#include <ucontext.h>
+
+/* What a walk ended with. */
+enum cfi_result {
+	CFI_COMPLETE = 0,   /* reached the outermost frame */
+	CFI_TRUNCATED,      /* stopped at cap frames */
+	CFI_FAILED,         /* a frame the tables cannot unwind: use a copy */
+};
+
+/* Why a walk failed, for the statistics. */
+enum cfi_failure {
+	CFI_FAIL_NONE = 0,
+	CFI_FAIL_NO_OBJECT,  /* an address in no object and no code mapping */
+	CFI_FAIL_NO_ROW,     /* an object without CFI for the address */
+	CFI_FAIL_RULE,       /* a rule the table cannot express */
+	CFI_FAIL_STACK,      /* a read outside the stack, or no progress */
+	CFI_FAIL_COUNT
+};
+
+/* Optional: tells the walk whether an address outside every object is
+ * executable code (JIT, anonymous mappings); such frames are stepped over
+ * with the frame pointer.  Signal-safe.  Set once before any walk. */
+void cfi_set_code_check(int (*is_code)(uintptr_t pc));
+
+/* Makes tables for the objects loaded since the last call and drops those
+ * of unloaded ones; the first call makes them all.  Not signal-safe; calls
+ * must be serialized by the caller.  Replaced tables are freed only when
+ * idle() says no walk can be using them (it may be NULL: never free).
+ * Returns the number of objects with tables, or -1 when out of memory. */
+int cfi_refresh(int (*idle)(void));
+
+/* Walks the stack of the interrupted context uc.  Every read is of
+ * [lo, hi), the thread's stack, and above the interrupted stack pointer
+ * (which must be inside it).  frames[0] is the interrupted program
+ * counter, then return addresses; a frame resumed from a signal frame
+ * (not a return address) is stored plus one, so that every caller frame
+ * can be stepped back into its call.  *n is set to the frames stored
+ * (also when the walk failed).  Signal-safe. */
+enum cfi_result cfi_unwind(const ucontext_t *uc, uintptr_t lo, uintptr_t hi, uint64_t *frames,
+			   uint32_t cap, uint32_t *n, enum cfi_failure *why);
+
+/* What the current tables say about the instruction at pc: one of
+ * CFI_ROW_* (for tests and diagnostics).  Signal-safe. */
+enum cfi_row_kind {
+	CFI_ROW_NO_OBJECT = -1, /* in no object */
+	CFI_ROW_NONE = 0,       /* no CFI */
+	CFI_ROW_REG,            /* CFA = register + offset */
+	CFI_ROW_DEREF,          /* CFA = *(register + offset) */
+	CFI_ROW_PLT,            /* a PLT stub */
+	CFI_ROW_SIGNAL,         /* a signal trampoline */
+	CFI_ROW_END,            /* the outermost frame */
+	CFI_ROW_BAD,            /* a rule not expressed */
+};
+int cfi_row_kind(uintptr_t pc);
+
+/* Table statistics: objects and rows in the current tables. */
+void cfi_table_size(uint64_t *objects, uint64_t *rows);
+
+#endif

@@ -1,0 +1,444 @@
+/* test-cfi.c - the collector's table unwinder (collectors/timer/cfi.c),
+ * checked at every instruction
+ *
+ * The functions under test are run one instruction at a time (the trap
+ * flag: a SIGTRAP after each instruction) and the stack is unwound from
+ * every one of them: through prologues and epilogues with and without
+ * frame pointers, a realigned stack, a PLT stub, a library loaded after
+ * the tables were made, and a signal handler's frame.  Each walk must be
+ * complete and pass through the expected callers, in order, up to main.
+ * Then a 200-deep recursion, and walks from garbage registers over a
+ * garbage stack, which must end without reading outside it.
+ *
+ * Usage: test-cfi PLUGIN.so
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include "cfi.h"
+#include "cfi/targets.h"
+#include "check.h"
+
+#define MAX_STEPS 200000
+#define DEPTH 64
+#define TRAP_FLAG 0x100
+
+struct step {
+	uint64_t pc;
+	int result, why;
+	uint32_t n;
+	uint64_t frames[DEPTH];
+};
+
+static struct step *steps;
+static volatile size_t nsteps;
+static volatile sig_atomic_t stepping;
+static uintptr_t stack_lo, stack_hi;
+
+static void on_trap(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	struct step *s;
+	enum cfi_failure why;
+
+	(void)sig;
+	(void)si;
+	if (!stepping || nsteps == MAX_STEPS) {
+		uc->uc_mcontext.gregs[REG_EFL] &= ~TRAP_FLAG;
+		return;
+	}
+	s = &steps[nsteps++];
+	s->pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	s->result = cfi_unwind(uc, stack_lo, stack_hi, s->frames, DEPTH, &s->n, &why);
+	s->why = why;
+}
+
+/* Sets the trap flag in the interrupted context: stepping starts where
+ * the signal returns to. */
+static void on_start(int sig, siginfo_t *si, void *ucv)
+{
+	(void)sig;
+	(void)si;
+	((ucontext_t *)ucv)->uc_mcontext.gregs[REG_EFL] |= TRAP_FLAG;
+}
+
+static void step_begin(void)
+{
+	nsteps = 0;
+	stepping = 1;
+	raise(SIGUSR1);
+}
+
+static void step_end(void)
+{
+	stepping = 0;
+	__asm__ volatile("" ::: "memory");
+}
+
+/* Where addr is: its object and offset there. */
+static void where(uint64_t addr, char *buf, size_t size)
+{
+	Dl_info info;
+
+	if (dladdr((void *)(uintptr_t)addr, &info) && info.dli_fname != NULL)
+		snprintf(buf, size, "%s+%#lx", info.dli_fname,
+			 (unsigned long)(addr - (uintptr_t)info.dli_fbase));
+	else
+		snprintf(buf, size, "?");
+}
+
+/* The name of the function holding addr, "" if unknown. */
+static const char *name_of(uint64_t addr)
+{
+	Dl_info info;
+
+	if (dladdr((void *)(uintptr_t)addr, &info) && info.dli_sname != NULL)
+		return info.dli_sname;
+	return "";
+}
+
+/* Are names[] found in order among the frames of step s? */
+static int has_callers(const struct step *s, const char *const *names)
+{
+	uint32_t i = 0;
+
+	for (; *names != NULL; names++) {
+		while (i < s->n && strcmp(name_of(s->frames[i] - (i > 0)), *names) != 0)
+			i++;
+		if (i == s->n)
+			return 0;
+		i++;
+	}
+	return 1;
+}
+
+/* Every step recorded must be a complete walk through callers; returns
+ * how many steps had their leaf in function leaf. */
+static size_t check_steps(const char *what, const char *const *callers, const char *leaf)
+{
+	size_t bad = 0, in_leaf = 0;
+
+	for (size_t i = 0; i < nsteps; i++) {
+		const struct step *s = &steps[i];
+
+		if (strcmp(name_of(s->pc), leaf) == 0)
+			in_leaf++;
+		if (s->result == CFI_COMPLETE && has_callers(s, callers))
+			continue;
+		if (bad++ < 5) {
+			char at[256];
+
+			where(s->pc, at, sizeof at);
+			fprintf(stderr, "%s: step %zu at %s (%s, row %d): result %d (why %d), %u frames:",
+				what, i, at, name_of(s->pc), cfi_row_kind(s->pc), s->result, s->why, s->n);
+			for (uint32_t f = 0; f < s->n && f < 12; f++)
+				fprintf(stderr, " %s", name_of(s->frames[f] - (f > 0)));
+			fputc('\n', stderr);
+		}
+	}
+	printf("%s: %zu instructions stepped, %zu in %s, %zu not unwound right\n", what,
+	       (size_t)nsteps, in_leaf, leaf, bad);
+	CHECK(nsteps > 0 && nsteps < MAX_STEPS);
+	CHECK_EQ(bad, 0);
+	return in_leaf;
+}
+
+/* Did the steps execute the instruction at addr? */
+static int stepped_at(uintptr_t addr)
+{
+	for (size_t i = 0; i < nsteps; i++)
+		if (steps[i].pc == addr)
+			return 1;
+	return 0;
+}
+
+/* Did the steps execute a return (0xc3) inside [lo, lo + len)? */
+static int stepped_ret(uintptr_t lo, size_t len)
+{
+	for (size_t i = 0; i < nsteps; i++)
+		if (steps[i].pc >= lo && steps[i].pc < lo + len &&
+		    *(const unsigned char *)(uintptr_t)steps[i].pc == 0xc3)
+			return 1;
+	return 0;
+}
+
+static volatile long sink;
+
+__attribute__((noinline)) void run_fp(void)
+{
+	step_begin();
+	sink = cfi_fp_target(6);
+	step_end();
+}
+
+__attribute__((noinline)) void run_nofp(void)
+{
+	step_begin();
+	sink = cfi_nofp_target(9);
+	sink = cfi_nofp_aligned(3);
+	sink = cfi_nofp_drap(5);
+	step_end();
+}
+
+__attribute__((noinline)) void run_lib(void)
+{
+	step_begin();
+	sink = cfi_lib_work(4);
+	step_end();
+}
+
+__attribute__((noinline)) void run_plugin(int (*fn)(int))
+{
+	step_begin();
+	sink = fn(5);
+	step_end();
+}
+
+void on_usr2(int sig);
+void on_usr2(int sig)
+{
+	(void)sig;
+	/* stepping from here to the end of the handler: the trap flag of
+	 * the interrupted code was clear, so it stops at sigreturn */
+	nsteps = 0;
+	stepping = 1;
+	raise(SIGUSR1);
+	sink = cfi_fp_target(3);
+}
+
+__attribute__((noinline)) void run_signal(void)
+{
+	raise(SIGUSR2);
+	step_end();
+}
+
+static void test_prologues(void)
+{
+	static const char *const callers[] = { "run_fp", "main", NULL };
+	static const char *const callers_nofp[] = { "run_nofp", "main", NULL };
+	size_t n;
+
+	run_fp();
+	n = check_steps("frame pointers", callers, "cfi_fp_target");
+	CHECK(n > 10);
+	CHECK(stepped_at((uintptr_t)cfi_fp_target));
+	CHECK(stepped_at((uintptr_t)cfi_fp_inner));
+	CHECK(stepped_ret((uintptr_t)cfi_fp_target, 256));
+	CHECK_EQ(cfi_row_kind((uintptr_t)cfi_fp_target + 1), CFI_ROW_REG);
+
+	run_nofp();
+	n = check_steps("no frame pointers", callers_nofp, "cfi_nofp_target");
+	CHECK(n > 10);
+	CHECK(stepped_at((uintptr_t)cfi_nofp_target));
+	CHECK(stepped_at((uintptr_t)cfi_nofp_aligned));
+	CHECK(stepped_ret((uintptr_t)cfi_nofp_target, 512));
+	CHECK(stepped_ret((uintptr_t)cfi_nofp_aligned, 256));
+	CHECK(stepped_ret((uintptr_t)cfi_nofp_drap, 512));
+	{
+		size_t deref = 0;
+
+		for (size_t i = 0; i < nsteps; i++)
+			deref += cfi_row_kind(steps[i].pc) == CFI_ROW_DEREF;
+		printf("no frame pointers: %zu instructions with the CFA behind a pointer\n", deref);
+		CHECK(deref > 5);
+	}
+}
+
+/* The call goes through the program's PLT: its stub has a CFA expression
+ * of its own. */
+static void test_plt(void)
+{
+	static const char *const callers[] = { "run_lib", "main", NULL };
+	size_t plt = 0;
+
+	run_lib();
+	CHECK(check_steps("plt", callers, "cfi_lib_work") > 5);
+	for (size_t i = 0; i < nsteps; i++)
+		if (cfi_row_kind(steps[i].pc) == CFI_ROW_PLT)
+			plt++;
+	printf("plt: %zu instructions in a PLT stub\n", plt);
+	CHECK(plt > 0);
+}
+
+/* A library loaded after the tables were made has none until the next
+ * refresh (the collector's happens in its dlopen hook); dlclose takes
+ * them away. */
+static void test_dlopen(const char *path)
+{
+	static const char *const callers[] = { "run_plugin", "main", NULL };
+	void *h = dlopen(path, RTLD_NOW);
+	int (*fn)(int);
+
+	CHECK(h != NULL);
+	if (h == NULL) {
+		fprintf(stderr, "dlopen %s: %s\n", path, dlerror());
+		return;
+	}
+	*(void **)&fn = dlsym(h, "cfi_plugin_work");
+	CHECK(fn != NULL);
+	if (fn == NULL)
+		return;
+	CHECK_EQ(cfi_row_kind((uintptr_t)fn), CFI_ROW_NO_OBJECT);
+	CHECK(cfi_refresh(NULL) > 0);
+	CHECK_EQ(cfi_row_kind((uintptr_t)fn), CFI_ROW_REG);
+	run_plugin(fn);
+	CHECK(check_steps("dlopen", callers, "cfi_plugin_work") > 5);
+	dlclose(h);
+	CHECK(cfi_refresh(NULL) > 0);
+	CHECK_EQ(cfi_row_kind((uintptr_t)fn), CFI_ROW_NO_OBJECT);
+}
+
+/* Stepping inside a signal handler: every walk passes the signal frame
+ * (rt_sigreturn's trampoline) to the code the signal interrupted. */
+static void test_signal(void)
+{
+	static const char *const callers[] = { "on_usr2", "run_signal", "main", NULL };
+	static const char *const callers_after[] = { "run_signal", "main", NULL };
+	size_t through = 0, trampoline = 0, bad = 0;
+
+	run_signal();
+	for (size_t i = 0; i < nsteps; i++) {
+		const struct step *s = &steps[i];
+		int in_handler = strcmp(name_of(s->pc), "on_usr2") == 0 || has_callers(s, callers);
+		int sig = cfi_row_kind(s->pc) == CFI_ROW_SIGNAL;
+
+		for (uint32_t f = 1; f < s->n; f++)
+			if (cfi_row_kind(s->frames[f] - 1) == CFI_ROW_SIGNAL)
+				sig = 1;
+		through += sig && in_handler;
+		trampoline += cfi_row_kind(s->pc) == CFI_ROW_SIGNAL;
+		if (s->result != CFI_COMPLETE || !sig || !has_callers(s, callers_after)) {
+			if (bad++ < 5)
+				fprintf(stderr, "signal: step %zu at %#lx (%s): result %d (why %d), %u frames\n",
+					i, (unsigned long)s->pc, name_of(s->pc), s->result, s->why, s->n);
+		}
+	}
+	printf("signal: %zu instructions stepped, %zu in the handler's calls, %zu in the trampoline, %zu not unwound right\n",
+	       (size_t)nsteps, through, trampoline, bad);
+	CHECK(nsteps > 20);
+	CHECK(through > 10);
+	CHECK(trampoline > 0);
+	CHECK_EQ(bad, 0);
+}
+
+__attribute__((noinline)) int recurse(int depth, uint64_t *frames, uint32_t *n, int *result)
+{
+	int r;
+
+	if (depth == 0) {
+		ucontext_t uc;
+		enum cfi_failure why;
+
+		getcontext(&uc);
+		*result = cfi_unwind(&uc, stack_lo, stack_hi, frames, 1024, n, &why);
+		return 1;
+	}
+	r = recurse(depth - 1, frames, n, result);
+	sink += r; /* not a tail call */
+	return r + 1;
+}
+
+static void test_recursion(void)
+{
+	static uint64_t frames[1024];
+	uint32_t n = 0, deep = 0;
+	int result = -1;
+
+	recurse(200, frames, &n, &result);
+	for (uint32_t i = 1; i < n; i++)
+		deep += strcmp(name_of(frames[i] - 1), "recurse") == 0;
+	printf("recursion: %u frames, %u of them recurse\n", n, deep);
+	CHECK_EQ(result, CFI_COMPLETE);
+	CHECK_EQ(deep, 200);
+	CHECK_STR(name_of(frames[n - 1] - 1), "_start");
+}
+
+/* Garbage registers over a garbage stack: every walk ends, having read
+ * nothing outside the stack it was given (a read outside would fault or
+ * be caught by the sanitizers). */
+static void test_garbage(void)
+{
+	enum { WORDS = 4096 };
+	static uint64_t stack[WORDS];
+	uintptr_t lo = (uintptr_t)stack, hi = lo + sizeof stack;
+	uintptr_t code = (uintptr_t)cfi_nofp_target;
+	uint64_t x = 0x9e3779b97f4a7c15ull, frames[DEPTH];
+	size_t ends[3] = { 0, 0, 0 };
+
+	for (int round = 0; round < 20000; round++) {
+		ucontext_t uc;
+		uint32_t n;
+		enum cfi_failure why;
+		int r;
+
+		for (int i = 0; i < WORDS; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			switch (x % 4) {
+			case 0: stack[i] = lo + x % sizeof stack; break;
+			case 1: stack[i] = code - 4096 + x % 8192; break;
+			case 2: stack[i] = (uintptr_t)&printf + x % 4096; break;
+			default: stack[i] = x; break;
+			}
+		}
+		memset(&uc, 0, sizeof uc);
+		uc.uc_mcontext.gregs[REG_RSP] = (greg_t)(lo + (x >> 8) % (sizeof stack - 8));
+		uc.uc_mcontext.gregs[REG_RBP] = (greg_t)stack[(x >> 20) % WORDS];
+		uc.uc_mcontext.gregs[REG_RIP] = (greg_t)stack[(x >> 30) % WORDS];
+		r = cfi_unwind(&uc, lo, hi, frames, DEPTH, &n, &why);
+		CHECK(n <= DEPTH);
+		ends[r]++;
+	}
+	printf("garbage: %zu complete, %zu at the frame limit, %zu failed\n", ends[0], ends[1],
+	       ends[2]);
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa;
+	pthread_attr_t attr;
+	void *addr;
+	size_t size;
+	uint64_t objects, rows;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: test-cfi PLUGIN.so\n");
+		return 2;
+	}
+	steps = calloc(MAX_STEPS, sizeof *steps);
+	CHECK(steps != NULL);
+	if (steps == NULL)
+		return check_done("cfi");
+	pthread_getattr_np(pthread_self(), &attr);
+	pthread_attr_getstack(&attr, &addr, &size);
+	pthread_attr_destroy(&attr);
+	stack_lo = (uintptr_t)addr;
+	stack_hi = stack_lo + size;
+
+	CHECK(cfi_refresh(NULL) >= 3); /* the program, libc, ld.so, the vDSO... */
+	cfi_table_size(&objects, &rows);
+	printf("tables: %lu ranges, %lu rows\n", (unsigned long)objects, (unsigned long)rows);
+	CHECK(rows > 1000);
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_flags = SA_SIGINFO;
+	sa.sa_sigaction = on_trap;
+	sigaction(SIGTRAP, &sa, NULL);
+	sa.sa_sigaction = on_start;
+	sigaction(SIGUSR1, &sa, NULL);
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_usr2;
+	sigaction(SIGUSR2, &sa, NULL);
+
+	test_prologues();
+	test_plt();
+	test_dlopen(argv[1]);
+	test_signal();
+	test_recursion();
+	test_garbage();
+	free(steps);
+	return check_done("cfi");
+}
