@@ -583,8 +583,13 @@ static void check_record(struct reader *rd, const struct raw_unwind_check *c)
 	}
 	rd->check.pending = false;
 	rd->check.samples++;
+	if (c->result > RAW_CHECK_FAILED || (c->result == RAW_CHECK_FAILED &&
+					     (c->reason == 0 || c->reason > RAW_CHECK_NOT_TRIED))) {
+		rd->check.failed[0]++; /* a result or reason this reader does not know */
+		return;
+	}
 	if (c->result == RAW_CHECK_FAILED) {
-		rd->check.failed[c->reason <= RAW_CHECK_NOT_TRIED ? c->reason : 0]++;
+		rd->check.failed[c->reason]++;
 		return;
 	}
 	if (c->result == RAW_CHECK_COMPLETE && rd->check.complete)
@@ -619,10 +624,11 @@ static void check_report(struct reader *rd)
 		return;
 	pv_warn("'%s': unwind check: %" PRIu64 " samples: %" PRIu64 " agree with the stack copy, %" PRIu64
 		" differ, %" PRIu64 " not unwound in the collector (no object %" PRIu64 ", no CFI %" PRIu64
-		", rule %" PRIu64 ", stack %" PRIu64 ", stack unknown %" PRIu64 "), %" PRIu64 " unpaired",
+		", rule %" PRIu64 ", stack %" PRIu64 ", stack unknown %" PRIu64 ", other %" PRIu64
+		"), %" PRIu64 " unpaired",
 		rd->name, rd->check.samples, rd->check.agree, rd->check.differ,
 		rd->check.samples - rd->check.agree - rd->check.differ, f[RAW_CHECK_NO_OBJECT],
-		f[RAW_CHECK_NO_ROW], f[RAW_CHECK_RULE], f[RAW_CHECK_STACK], f[RAW_CHECK_NOT_TRIED],
+		f[RAW_CHECK_NO_ROW], f[RAW_CHECK_RULE], f[RAW_CHECK_STACK], f[RAW_CHECK_NOT_TRIED], f[0],
 		rd->check.unpaired);
 	for (uint64_t i = 0; i < rd->check.differ && i < 3; i++)
 		pv_warn("'%s': unwind check: %s", rd->name, rd->check.first[i]);

@@ -1025,11 +1025,11 @@ enum cfi_result cfi_unwind(const ucontext_t *uc, uintptr_t lo, uintptr_t hi, uin
 		}
 		r = range_find(t, look);
 		if (r == NULL) {
-			/* code outside every object: JIT, frame pointers */
-			if (cfi.is_code == NULL || !cfi.is_code(look) || !fp_known || fp < sp ||
-			    (fp & 7) != 0) {
-				*why = cfi.is_code != NULL && cfi.is_code(look) ? CFI_FAIL_STACK
-										 : CFI_FAIL_NO_OBJECT;
+			/* code outside every object (JIT, or an address that is
+			 * no code at all): frame pointers, where they are sane */
+			if (!fp_known || fp < sp || (fp & 7) != 0 ||
+			    (cfi.is_code != NULL && !cfi.is_code(look))) {
+				*why = CFI_FAIL_NO_OBJECT;
 				break;
 			}
 			frames[k] = k > 0 && exact ? pc + 1 : pc;

@@ -37,9 +37,10 @@ enum cfi_failure {
 	CFI_FAIL_COUNT
 };
 
-/* Optional: tells the walk whether an address outside every object is
- * executable code (JIT, anonymous mappings); such frames are stepped over
- * with the frame pointer.  Signal-safe.  Set once before any walk. */
+/* A frame whose address is in no object the loader knows (JIT code,
+ * anonymous mappings) is stepped over with the frame pointer.  Optional:
+ * is_code says whether such an address is code at all (a false one ends
+ * the walk as failed); it must be signal-safe.  Set once before any walk. */
 void cfi_set_code_check(int (*is_code)(uintptr_t pc));
 
 /* Makes tables for the objects loaded since the last call and drops those

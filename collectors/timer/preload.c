@@ -44,7 +44,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cfi.h"
 #include "collect-env.h"
 #include "preload-state.h"
 
@@ -289,7 +288,6 @@ static void preload_init(void)
 		return;
 	if (preload.unwind == RAW_UNWIND_CFI || preload.unwind == RAW_UNWIND_CHECK) {
 		/* the tables are made with the mappings, from here on */
-		cfi_set_code_check(mappings_is_code);
 		mappings_use_cfi();
 	}
 	if (preload_start_trace(out, root) != 0)

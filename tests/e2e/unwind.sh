@@ -2,7 +2,8 @@
 # Stacks must be right on real binaries: with and without frame pointers,
 # at -O0 and -O2, through inlined calls, through libc calling back into the
 # program (qsort), deep recursion, and a library loaded with dlopen.
-# DWARF mode must get them all; frame-pointer mode must get what frame
+# The cfi mode (in the collector) and DWARF mode (offline) must get them
+# all; frame-pointer mode must get what frame
 # pointers allow, and its known limits are checked as such.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
@@ -57,10 +58,12 @@ inline_chain="main compute_block mix_round rotate_mix"
 qsort_chain="main sort_work (__)?qsort(_r)? cmp_values"
 
 for b in O0fp O2fp O2nofp; do
-	profile "inline-$b-dwarf" dwarf "./chains-$b" inline 0.6
-	expect_chain "inline-$b-dwarf" EXACT 0.95 $inline_chain
-	profile "qsort-$b-dwarf" dwarf "./chains-$b" qsort 0.6
-	expect_chain "qsort-$b-dwarf" SUBSEQ 0.95 $qsort_chain
+	for m in cfi dwarf; do
+		profile "inline-$b-$m" $m "./chains-$b" inline 0.6
+		expect_chain "inline-$b-$m" EXACT 0.95 $inline_chain
+		profile "qsort-$b-$m" $m "./chains-$b" qsort 0.6
+		expect_chain "qsort-$b-$m" SUBSEQ 0.95 $qsort_chain
+	done
 done
 for b in O0fp O2fp; do
 	profile "inline-$b-fp" fp "./chains-$b" inline 0.6
@@ -82,13 +85,17 @@ note "frame pointers on a build without them: $ok of $total samples have the cha
 [ "$total" -ge 20 ] || fail "fp mode lost the leaf's samples"
 
 # Deep recursion: 61 frames of descend between main and the leaf.
-profile deep-dwarf dwarf ./chains-O2fp deep 0.6
 deep=$(printf 'descend %.0s' $(seq 61))
-expect_chain deep-dwarf EXACT 0.95 main $deep deep_leaf
+for m in cfi dwarf; do
+	profile deep-$m $m ./chains-O2fp deep 0.6
+	expect_chain deep-$m EXACT 0.95 main $deep deep_leaf
+done
 
 # A library loaded with dlopen after the start, and closed before the end.
-profile plugin-dwarf dwarf ./plugin-host ./plugin.so 0.6
-expect_chain plugin-dwarf EXACT 0.95 main run_plugin plugin_entry plugin_hot
+for m in cfi dwarf; do
+	profile plugin-$m $m ./plugin-host ./plugin.so 0.6
+	expect_chain plugin-$m EXACT 0.95 main run_plugin plugin_entry plugin_hot
+done
 profile plugin-fp fp ./plugin-host ./plugin.so 0.6
 read -r ok total < <(chain_share plugin-fp.folded SUBSEQ plugin_hot)
 [ "$total" -ge 20 ] || fail "fp mode: plugin_hot not symbolized: $(sort -t' ' -k2 -nr plugin-fp.folded | head -3)"
@@ -101,11 +108,12 @@ read -r ok total < <(chain_share plugin-fp.folded SUBSEQ plugin_hot)
 "$CXX" -g -O2 -fno-omit-frame-pointer -o cxx-fp "$SRCDIR/tests/progs/cxxnames.cc" || fail "cannot build cxxnames"
 # 2 s: 500 samples, of which some 85 in the least of the functions checked
 # (churn(double, int)), 60 in spin, half that on a loaded machine.
+profile cxx-cfi cfi ./cxx-nofp 2.0
 profile cxx-dwarf dwarf ./cxx-nofp 2.0
 profile cxx-fp fp ./cxx-fp 2.0
 spin='shapes::Accumulator<unsigned long>::spin\(int\)'
 step='shapes::Accumulator<unsigned long>::step\(unsigned long, int\)'
-for m in dwarf fp; do
+for m in cfi dwarf fp; do
 	expect_chain "cxx-$m" EXACT 0.95 main 'shapes::detail::churn\(double, int\)'
 	expect_chain "cxx-$m" EXACT 0.95 main 'shapes::detail::churn\(unsigned long, int\)'
 	# Samples in spin, or in step inlined into it (how many land on

@@ -1,5 +1,8 @@
 /* jit.c - runs machine code it wrote into an anonymous executable mapping,
- * as a JIT compiler does: most of its CPU time is in that code. */
+ * as a JIT compiler does: most of its CPU time is in that code.
+ *
+ * usage: jit [SECONDS [frames]]: with "frames" the code sets up a frame
+ * pointer, as the code of most JIT compilers does. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,14 +21,21 @@ int main(int argc, char **argv)
 {
 	/* mov ecx, 2000000; 1: dec ecx; jnz 1b; ret */
 	static const unsigned char code[] = { 0xb9, 0x80, 0x84, 0x1e, 0x00, 0xff, 0xc9, 0x75, 0xfc, 0xc3 };
+	/* push rbp; mov rbp, rsp; the same; pop rbp; ret */
+	static const unsigned char framed[] = { 0x55, 0x48, 0x89, 0xe5, 0xb9, 0x80, 0x84, 0x1e, 0x00,
+						0xff, 0xc9, 0x75, 0xfc, 0x5d, 0xc3 };
 	double seconds = argc > 1 ? atof(argv[1]) : 1.0;
+	int frames = argc > 2 && strcmp(argv[2], "frames") == 0;
 	void *mem = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (mem == MAP_FAILED) {
 		perror("mmap");
 		return 1;
 	}
-	memcpy(mem, code, sizeof code);
+	if (frames)
+		memcpy(mem, framed, sizeof framed);
+	else
+		memcpy(mem, code, sizeof code);
 	void (*fn)(void) = (void (*)(void))mem;
 	while (cpu_seconds() < seconds)
 		fn();
