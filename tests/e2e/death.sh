@@ -123,15 +123,15 @@ note "640 KiB limit: $samples samples kept, $lost lost"
 # trace is kept open and nothing is lost; with the bare system call the
 # loss is said to be the user change.  The library maps 2 MiB at first and
 # grows the file when less than 1 MiB is left; the last 256 KiB are kept
-# for the end.  3 s at 1 kHz are some 3,000 samples of 1 KiB or more: the
-# trace must grow, and cannot hold them without.
+# for the end.  3 s at 1 kHz are some 3,000 dwarf-mode samples of 1 KiB or
+# more: the trace must grow, and cannot hold them without.
 if [ "$(id -u)" -eq 0 ]; then
-	"$COLLECT_TIMER" -F 1000 --engine=perf -o su.raw ./tcases setuid 3 >/dev/null 2>su.err || fail "setuid case failed: $(cat su.err)"
+	"$COLLECT_TIMER" -F 1000 --engine=perf --unwind=dwarf -o su.raw ./tcases setuid 3 >/dev/null 2>su.err || fail "setuid case failed: $(cat su.err)"
 	grep -q ' 0 lost, written' su.err || fail "setuid: samples were lost: $(cat su.err)"
 	[ "$(stat -c %s su.raw)" -gt $((3 << 19)) ] || fail "setuid: the trace did not need to grow ($(stat -c %s su.raw) bytes)"
 	"$PROFVIEW" --flat su.raw >su.txt 2>&1 || fail "profview on the setuid trace"
 	grep -q 'samples lost' su.txt && fail "setuid: $(grep 'samples lost' su.txt)"
-	"$COLLECT_TIMER" -F 1000 --engine=perf -o sur.raw ./tcases setuid-raw 3 >/dev/null 2>sur.err || fail "setuid-raw case failed: $(cat sur.err)"
+	"$COLLECT_TIMER" -F 1000 --engine=perf --unwind=dwarf -o sur.raw ./tcases setuid-raw 3 >/dev/null 2>sur.err || fail "setuid-raw case failed: $(cat sur.err)"
 	grep -q ' [1-9][0-9]* lost (the trace could not grow: the program changed its user id and could not open it any more)' sur.err ||
 		fail "setuid-raw: the loss is not put down to the user change: $(cat sur.err)"
 else
