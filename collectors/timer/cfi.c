@@ -80,6 +80,11 @@ struct cfi_range {
 	uintptr_t bias;
 	const struct cfi_row *rows;
 	uint32_t nrows;
+	/* pages[k]: the row in force at the start of the k-th 4 KiB page from
+	 * page_base (offset >> CFI_PAGE_SHIFT), so that a lookup searches one
+	 * page's rows, a few cache lines, not the whole table */
+	uint32_t page_base, npages;
+	const uint32_t *pages;
 };
 
 struct cfi_tables {
@@ -92,14 +97,17 @@ struct cfi_tables {
 struct cfi_object {
 	uintptr_t bias;
 	const void *phdr;      /* with bias, identifies the loaded object */
-	struct cfi_row *rows;
+	struct cfi_row *rows;  /* then the page index, in one allocation */
 	uint32_t nrows;
+	uint32_t page_base, npages;
+	const uint32_t *pages;
 	int alive;
 	uintptr_t seg[4][2];   /* its executable segments */
 	int nseg;
 };
 
 #define CFI_RETIRED_MAX 256
+#define CFI_PAGE_SHIFT 12
 #define CFI_RED_ZONE 128       /* bytes below the stack pointer, x86-64 ABI */
 #define CFI_STATE_DEPTH 16
 
@@ -802,6 +810,32 @@ static struct cfi_object *object_find(uintptr_t bias, const void *phdr)
 	return NULL;
 }
 
+/* Appends the page index to the rows' allocation. */
+static int page_index(struct rowbuf *b, struct cfi_object *o)
+{
+	uint32_t base = b->v[0].pc >> CFI_PAGE_SHIFT;
+	uint32_t npages = (b->v[b->n - 1].pc >> CFI_PAGE_SHIFT) - base + 1;
+	size_t bytes = b->n * sizeof *b->v + (size_t)npages * sizeof(uint32_t);
+	struct cfi_row *v = realloc(b->v, bytes);
+	uint32_t *pages, r = 0;
+
+	if (v == NULL)
+		return -1;
+	b->v = v;
+	pages = (uint32_t *)(v + b->n);
+	for (uint32_t k = 0; k < npages; k++) {
+		uint64_t start = (uint64_t)(base + k) << CFI_PAGE_SHIFT;
+
+		while (r + 1 < b->n && v[r + 1].pc <= start)
+			r++;
+		pages[k] = r;
+	}
+	o->page_base = base;
+	o->npages = npages;
+	o->pages = pages;
+	return 0;
+}
+
 static int refresh_object(struct dl_phdr_info *info, size_t size, void *data)
 {
 	struct refresh *rf = data;
@@ -841,6 +875,12 @@ static int refresh_object(struct dl_phdr_info *info, size_t size, void *data)
 	if (CFI_SUPPORTED)
 		object_rows(info, &b);
 	if (b.oom) {
+		free(b.v);
+		b.v = NULL;
+		b.n = 0;
+		rf->oom = 1;
+	}
+	if (b.n > 0 && page_index(&b, o) < 0) {
 		free(b.v);
 		b.v = NULL;
 		b.n = 0;
@@ -901,7 +941,8 @@ int cfi_refresh(int (*idle)(void))
 
 		for (int s = 0; s < o->nseg; s++)
 			t->r[t->n++] = (struct cfi_range){ o->seg[s][0], o->seg[s][1], o->bias,
-							   o->rows, o->nrows };
+							   o->rows, o->nrows, o->page_base,
+							   o->npages, o->pages };
 		rows += o->nrows;
 	}
 	t->rows = rows;
@@ -951,11 +992,25 @@ static inline const struct cfi_range *range_find(const struct cfi_tables *t, uin
 /* The row that applies at pc, or NULL. */
 static inline const struct cfi_row *row_find(const struct cfi_range *r, uintptr_t pc)
 {
-	uint64_t off = pc - r->bias;
+	uint64_t off = pc - r->bias, page;
 	size_t lo = 0, hi = r->nrows;
 
-	if (pc < r->bias || off > UINT32_MAX)
+	if (pc < r->bias || off > UINT32_MAX || r->nrows == 0)
 		return NULL;
+	page = (off >> CFI_PAGE_SHIFT) - r->page_base;
+	if ((off >> CFI_PAGE_SHIFT) < r->page_base) {
+		hi = 0;
+	} else if (page < r->npages) {
+		/* the rows from the one in force at the page's start to the
+		 * one in force at the next page's */
+		lo = r->pages[page];
+		hi = page + 1 < r->npages ? (size_t)r->pages[page + 1] + 1 : r->nrows;
+		if (r->rows[lo].pc > off)
+			return NULL; /* before the first row */
+		lo++;
+	} else {
+		lo = r->pages[r->npages - 1];
+	}
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 

@@ -7,7 +7,10 @@
  * written).  A lookup compares the frames themselves on a hash match.  A
  * thread that meets a CLAIMED slot on its probe path, or finds no free slot
  * within STACKTAB_PROBES, gets 0 and writes its frames inline: nobody ever
- * waits.  Ids start at 1.
+ * waits.  Ids start at 1.  The table (3 MiB) is populated when it is made:
+ * new stacks land on random slots, and a first touch of each page in the
+ * handler would cost a page fault (a p90 of 10 us instead of 2 us, on a
+ * program whose samples keep finding new stacks).
  */
 #include <stdatomic.h>
 #include <string.h>
@@ -41,7 +44,7 @@ int stacktab_init(void)
 	void *p;
 
 	p = mmap(NULL, STACKTAB_SLOTS * sizeof(struct stacktab_slot), PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_POPULATE, -1, 0);
 	if (p == MAP_FAILED)
 		return -1;
 	stacktab.slots = p;
