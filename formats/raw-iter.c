@@ -76,7 +76,7 @@ static uint32_t raw_iter_min_size(uint32_t type)
 	case RAW_MAPPING: return sizeof(struct raw_mapping);
 	case RAW_THREAD: return RAW_THREAD_MIN_SIZE;
 	case RAW_STACK: return sizeof(struct raw_stack);
-	case RAW_SAMPLE: return sizeof(struct raw_sample);
+	case RAW_SAMPLE: return RAW_SAMPLE_SHORT_SIZE;
 	case RAW_LOST: return RAW_LOST_MIN_SIZE;
 	case RAW_THREAD_EXIT: return sizeof(struct raw_thread_exit);
 	case RAW_END: return sizeof(struct raw_end);
@@ -110,6 +110,10 @@ static int raw_iter_fits(const struct raw_iter *it, const unsigned char *r, uint
 	case RAW_SAMPLE: {
 		struct raw_sample s;
 
+		if (size < sizeof s) { /* the short form: a stack by id */
+			memcpy(&s, r, RAW_SAMPLE_SHORT_SIZE);
+			return s.stack_id != 0;
+		}
 		memcpy(&s, r, sizeof s);
 		return s.nframes <= RAW_MAX_FRAMES && (uint64_t)s.nframes * 8 <= size - sizeof s;
 	}

@@ -513,11 +513,14 @@ static int regs_sample(struct reader *rd, const struct raw_sample_regs *s)
 }
 
 /* A frame-pointer sample: its stack stored by id, or inline. */
-static int fp_sample(struct reader *rd, const struct raw_sample *s)
+static int fp_sample(struct reader *rd, const unsigned char *r, uint32_t size)
 {
 	struct pv_sample ps = { 0 };
 	bool cand = false;
+	struct raw_sample sample;
+	const struct raw_sample *s = &sample;
 
+	raw_sample_get(r, size, &sample);
 	if (s->stack_id) {
 		const struct stack_ref *ref = rd->nstacks_slots ? stack_slot(rd, s->stack_id) : NULL;
 		if (!ref || !ref->id) {
@@ -528,7 +531,7 @@ static int fp_sample(struct reader *rd, const struct raw_sample *s)
 		ps.nlocs = ref->n;
 		cand = ref->candidate;
 	} else {
-		ps.loc_off = store_frames(rd, (const unsigned char *)(s + 1), s->nframes, &cand);
+		ps.loc_off = store_frames(rd, r + sizeof *s, s->nframes, &cand);
 		if (ps.loc_off == UINT32_MAX)
 			return -1;
 		ps.nlocs = rd->nlocs;
@@ -647,7 +650,7 @@ static int sample_pass(struct reader *rd)
 		if (rec.type == RAW_SAMPLE_REGS)
 			ret = regs_sample(rd, (const void *)r);
 		else if (rec.type == RAW_SAMPLE)
-			ret = fp_sample(rd, (const void *)r);
+			ret = fp_sample(rd, r, rec.size);
 		else if (rec.type == RAW_CHECK_FRAMES)
 			check_record(rd, (const void *)r);
 		else if (rec.type == RAW_THREAD && rd->cpu)

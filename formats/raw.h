@@ -24,8 +24,9 @@
 #define RAW_MAGIC_LEN 8
 /* The version collectors write, and the oldest one readers still read.
  * Version 1 is the header alone, of an x86-64 program; version 2 adds a
- * raw_arch after it: the program's architecture and its register set. */
-#define RAW_VERSION 2
+ * raw_arch after it: the program's architecture and its register set;
+ * version 3 allows the short form of RAW_SAMPLE (RAW_SAMPLE_SHORT_SIZE). */
+#define RAW_VERSION 3
 #define RAW_VERSION_MIN 1
 #define RAW_ALIGN 8
 /* Largest record a reader accepts; anything bigger is corruption. */
@@ -104,7 +105,7 @@ static inline uint32_t raw_header_fixed_size(uint32_t version)
 {
 	if (version == 1)
 		return (uint32_t)sizeof(struct raw_header);
-	if (version == 2)
+	if (version == 2 || version == 3)
 		return (uint32_t)(sizeof(struct raw_header) + sizeof(struct raw_arch));
 	return 0;
 }
@@ -211,6 +212,25 @@ struct raw_sample {
 	uint32_t nframes;      /* inline frames, 0 when stack_id != 0 */
 };
 _Static_assert(sizeof(struct raw_sample) == 40, "raw_sample is 40 bytes");
+
+/* From version 3, the sample of a running thread whose stack is stored by
+ * id may be written without its last 8 bytes: a record of this size, its
+ * flags RAW_SAMPLE_RUNNING and no inline frames.  (Most samples are such,
+ * and the trace is a fifth smaller.) */
+#define RAW_SAMPLE_SHORT_SIZE 32
+
+/* Reads the sample record at rec, of size bytes (whole, as raw-iter.h
+ * checks), in either form. */
+static inline void raw_sample_get(const void *rec, uint32_t size, struct raw_sample *s)
+{
+	if (size >= sizeof(*s)) {
+		__builtin_memcpy(s, rec, sizeof(*s));
+	} else {
+		__builtin_memcpy(s, rec, RAW_SAMPLE_SHORT_SIZE);
+		s->flags = RAW_SAMPLE_RUNNING;
+		s->nframes = 0;
+	}
+}
 
 /* x86-64 registers in DWARF numbering: rax rdx rcx rbx rsi rdi rbp rsp
  * r8-r15, then the return address column (rip).  RAW_NREGS is the register

@@ -628,7 +628,7 @@ static int collect_scan(const char *path, struct collect_stats *st)
 		if (rec.type == RAW_SAMPLE) {
 			struct raw_sample s;
 
-			memcpy(&s, rec.data, sizeof(s));
+			raw_sample_get(rec.data, rec.size, &s);
 			st->samples++;
 			st->wall_weight_ns += s.weight_ns;
 			oom |= acct != NULL && raw_cpu_sample(acct, s.tid, s.weight_ns) < 0;

@@ -199,7 +199,7 @@ static uint64_t preload_short_ns(uint64_t period_ns)
 	return ns > 4000000000000ull ? 4000000000000ull : ns;
 }
 
-_Static_assert(RAW_VERSION == 2, "preload_header writes a version 2 header");
+_Static_assert(RAW_VERSION == 3, "preload_header writes a version 3 header");
 
 /* Fills the header and what follows it in version 2, the program's
  * architecture and the registers of its samples (sample.c, wall.c);

@@ -357,7 +357,11 @@ static void preload_sample_frames(struct preload_tls *t, const uint64_t *frames,
 	uint32_t stack_id = stacktab_intern(frames, n), size;
 	struct raw_sample *rec;
 
-	size = (uint32_t)sizeof(*rec) + (stack_id ? 0 : n * 8);
+	/* the short form where it says all (raw.h) */
+	if (stack_id != 0 && flags == RAW_SAMPLE_RUNNING)
+		size = RAW_SAMPLE_SHORT_SIZE;
+	else
+		size = (uint32_t)sizeof(*rec) + (stack_id ? 0 : n * 8);
 	rec = writer_reserve(size, 0);
 	if (rec == NULL) {
 		preload_sample_lost(t, cpu);
@@ -367,10 +371,12 @@ static void preload_sample_frames(struct preload_tls *t, const uint64_t *frames,
 	rec->stack_id = stack_id;
 	rec->time_ns = preload_now();
 	rec->weight_ns = cpu > t->last_cpu ? (uint64_t)(cpu - t->last_cpu) : 0;
-	rec->flags = flags;
-	rec->nframes = stack_id ? 0 : n;
-	if (!stack_id)
-		memcpy(rec + 1, frames, n * 8);
+	if (size > RAW_SAMPLE_SHORT_SIZE) {
+		rec->flags = flags;
+		rec->nframes = stack_id ? 0 : n;
+		if (!stack_id)
+			memcpy(rec + 1, frames, n * 8);
+	}
 	writer_publish(rec, RAW_SAMPLE, size);
 	preload_sample_done(t, cpu);
 }

@@ -172,6 +172,22 @@ static inline void rb_sample(struct rawbuf *r, uint32_t tid, uint32_t stack_id, 
 		rb_put(r, frames, 8 * n);
 }
 
+/* A sample in the short form of version 3 (raw.h): running, its stack by
+ * id. */
+static inline void rb_sample_short(struct rawbuf *r, uint32_t tid, uint32_t stack_id,
+				   uint64_t time_ns, uint64_t weight_ns)
+{
+	struct raw_sample s = { 0 };
+
+	s.h.type = RAW_SAMPLE;
+	s.h.size = RAW_SAMPLE_SHORT_SIZE;
+	s.tid = tid;
+	s.stack_id = stack_id;
+	s.time_ns = time_ns;
+	s.weight_ns = weight_ns;
+	rb_put(r, &s, RAW_SAMPLE_SHORT_SIZE);
+}
+
 /* A sample with nregs registers and a stack copy. */
 static inline void rb_sample_nregs(struct rawbuf *r, uint32_t tid, const uint64_t *regs,
 				   uint32_t nregs, const unsigned char *stack, uint32_t stack_len,

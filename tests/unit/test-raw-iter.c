@@ -204,7 +204,14 @@ static void test_sizes(void)
 	CHECK_EQ(one(RAW_MAPPING, sizeof(struct raw_mapping), NULL, 0), RAW_NEXT_RECORD);
 	CHECK_EQ(one(RAW_MAPPING, sizeof(struct raw_mapping) - 8, NULL, 0), RAW_NEXT_MALFORMED);
 	CHECK_EQ(one(RAW_STACK, sizeof(struct raw_stack) - 8, NULL, 0), RAW_NEXT_MALFORMED);
-	CHECK_EQ(one(RAW_SAMPLE, sizeof(struct raw_sample) - 8, NULL, 0), RAW_NEXT_MALFORMED);
+	/* the short form of a sample has its stack by id (raw.h) */
+	CHECK_EQ(one(RAW_SAMPLE, RAW_SAMPLE_SHORT_SIZE, NULL, 0), RAW_NEXT_MALFORMED);
+	{
+		uint32_t ids[2] = { 5, 9 }; /* tid, stack id */
+
+		CHECK_EQ(one(RAW_SAMPLE, RAW_SAMPLE_SHORT_SIZE, ids, sizeof ids), RAW_NEXT_RECORD);
+	}
+	CHECK_EQ(one(RAW_SAMPLE, RAW_SAMPLE_SHORT_SIZE - 8, NULL, 0), RAW_NEXT_MALFORMED);
 	CHECK_EQ(one(RAW_THREAD_EXIT, sizeof(struct raw_thread_exit) - 8, NULL, 0), RAW_NEXT_MALFORMED);
 	CHECK_EQ(one(RAW_END, sizeof(struct raw_end) - 8, NULL, 0), RAW_NEXT_MALFORMED);
 	CHECK_EQ(one(RAW_SAMPLE_REGS, sizeof(struct raw_sample_regs), NULL, 0), RAW_NEXT_MALFORMED);
@@ -316,10 +323,10 @@ static void test_head(void)
 	CHECK_EQ(head.fixed_size, 64);
 
 	memcpy(&h, r.b, sizeof h);
-	h.version = 3;
+	h.version = RAW_VERSION + 1;
 	memcpy(r.b, &h, sizeof h);
 	CHECK_EQ(raw_iter_head(r.b, r.len, &head), RAW_HEAD_VERSION);
-	CHECK_EQ(head.h.version, 3);
+	CHECK_EQ(head.h.version, RAW_VERSION + 1);
 	h.version = 0;
 	memcpy(r.b, &h, sizeof h);
 	CHECK_EQ(raw_iter_head(r.b, r.len, &head), RAW_HEAD_VERSION);

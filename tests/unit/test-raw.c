@@ -49,6 +49,8 @@ static size_t build_version(struct rawbuf *r, size_t *record_ends, size_t *nrec,
 		rb_header(r, "/nonexistent/app", 10000000);
 	else
 		rb_header_v2(r, "/nonexistent/app", 10000000, 0, RAW_MACHINE_X86_64, RAW_NREGS);
+	if (version == 3) /* the same header; its samples may be short */
+		memcpy(r->b + offsetof(struct raw_header, version), &version, sizeof version);
 	rb_mapping(r, 0x400000, 0x500000, 0, "/nonexistent/app");
 	record_ends[n++] = r->len;
 	rb_mapping(r, 0x7f0000000000, 0x7f0000001000, 0, "[vdso]");
@@ -64,7 +66,10 @@ static size_t build_version(struct rawbuf *r, size_t *record_ends, size_t *nrec,
 	rb_stack(r, 7, st1, 3);
 	record_ends[n++] = r->len;
 	for (int i = 0; i < 5; i++) {
-		rb_sample(r, 100, 7, NULL, 0, 1020000000 + i * 10000000ULL, 12000000);
+		if (version >= 3)
+			rb_sample_short(r, 100, 7, 1020000000 + i * 10000000ULL, 12000000);
+		else
+			rb_sample(r, 100, 7, NULL, 0, 1020000000 + i * 10000000ULL, 12000000);
 		record_ends[n++] = r->len;
 		samples++;
 	}
@@ -450,7 +455,7 @@ static void test_garbage(void)
 	reset_msgs();
 	CHECK(raw_read(r.b, r.len, "new.raw", NULL) == NULL);
 	CHECK_EQ(nerrors, 1);
-	CHECK_CONTAINS(last_msg, "'new.raw': raw trace format version 3 is not supported (this profview reads versions 1 to 2); use a newer profview");
+	CHECK_CONTAINS(last_msg, "'new.raw': raw trace format version 4 is not supported (this profview reads versions 1 to 3); use a newer profview");
 	h.version = 0;
 	memcpy(r.b, &h, sizeof h);
 	reset_msgs();
@@ -733,10 +738,12 @@ int main(void)
 	pv_error_set_sink(sink);
 	test_round_trip(1);
 	test_round_trip(2);
+	test_round_trip(3);
 	test_unsampled_legacy();
 	test_cpu_shares();
 	test_truncation(1);
 	test_truncation(2);
+	test_truncation(3);
 	test_unfinished();
 	test_garbage();
 	test_unknown_record();
