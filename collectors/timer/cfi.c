@@ -438,6 +438,18 @@ static void set_rule(struct rules *r, uint64_t reg, int kind, int64_t off)
 	}
 }
 
+/* DW_CFA_restore: register reg's rule back to the CIE's. */
+static void restore_rule(struct rules *r, const struct rules *init, uint64_t reg)
+{
+	if (reg == DW_RBP) {
+		r->fp_rule = init->fp_rule;
+		r->fp_off = init->fp_off;
+	} else if (reg == DW_RA) {
+		r->ra_undefined = init->ra_undefined;
+		r->ra_ok = init->ra_ok;
+	}
+}
+
 /* Runs a CFA program from loc, emitting a row at each advance (emit
  * NULL: the CIE's initial instructions, which must not advance).
  * Returns the location reached, or 0 on an instruction we cannot read. */
@@ -466,13 +478,7 @@ static int run_program(const unsigned char *p, const unsigned char *end, const s
 		case 3: /* DW_CFA_restore */
 			if (init == NULL)
 				return -1;
-			if (low == DW_RBP) {
-				r->fp_rule = init->fp_rule;
-				r->fp_off = init->fp_off;
-			} else if (low == DW_RA) {
-				r->ra_undefined = init->ra_undefined;
-				r->ra_ok = init->ra_ok;
-			}
+			restore_rule(r, init, low);
 			break;
 		default:
 			switch (op) {
@@ -497,13 +503,7 @@ static int run_program(const unsigned char *p, const unsigned char *end, const s
 				reg = cur_uleb(&c);
 				if (init == NULL)
 					return -1;
-				if (reg == DW_RBP) {
-					r->fp_rule = init->fp_rule;
-					r->fp_off = init->fp_off;
-				} else if (reg == DW_RA) {
-					r->ra_undefined = init->ra_undefined;
-					r->ra_ok = init->ra_ok;
-				}
+				restore_rule(r, init, reg);
 				break;
 			case 0x07: set_rule(r, cur_uleb(&c), 0, 0); break;     /* undefined */
 			case 0x08: set_rule(r, cur_uleb(&c), 1, 0); break;     /* same_value */
