@@ -42,6 +42,7 @@ struct raw_cpu;
 
 struct raw_cpu_summary {
 	uint64_t threads;           /* threads seen (a reused id counts again) */
+	uint64_t tids;              /* distinct thread ids among them */
 	uint64_t measured_threads;  /* with a known CPU time */
 	uint64_t cpu_ns;            /* their CPU time while profiled */
 	uint64_t short_threads;     /* measured threads under the threshold */

@@ -50,6 +50,7 @@
 #include "outfile.h"
 #include "raw-cpu.h"
 #include "raw-iter.h"
+#include "raw-tail.h"
 #include "raw.h"
 #include "units.h"
 
@@ -543,21 +544,43 @@ static void collect_child(const struct collect_opts *o, const char *prog, const 
 
 /* ---- reading the trace back ---- */
 
-/* Reads the trace at path: counts, and cuts the zeros after the last
+/* Are bytes [from, to) of fd all zero?  -1 when they cannot be read. */
+static int collect_zeros(int fd, uint64_t from, uint64_t to)
+{
+	unsigned char buf[65536];
+
+	while (from < to) {
+		size_t n = to - from < sizeof(buf) ? (size_t)(to - from) : sizeof(buf);
+		ssize_t got = pread(fd, buf, n, (off_t)from);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return -1;
+		for (ssize_t i = 0; i < got; i++)
+			if (buf[i] != 0)
+				return 0;
+		from += (uint64_t)got;
+	}
+	return 1;
+}
+
+/* Reads the trace at path, a piece at a time (raw-tail.h, so that memory
+ * stays flat whatever its size): counts, and cuts the zeros after the last
  * record of an unfinished trace.  Returns 0, or -1 if it cannot be read. */
 static int collect_scan(const char *path, struct collect_stats *st)
 {
+	unsigned char head_buf[16384];
 	struct raw_cpu *acct = NULL;
-	int oom = 0;
+	int oom = 0, next;
 	const struct raw_header *h;
-	const unsigned char *p;
 	struct raw_head head;
 	enum raw_head_status hs;
-	struct raw_iter it;
+	struct raw_tail tail;
 	struct raw_record rec;
-	enum raw_next next;
 	struct stat sb;
 	uint64_t off, size;
+	ssize_t got;
 	int fd = open(path, O_RDWR | O_CLOEXEC);
 
 	memset(st, 0, sizeof(*st));
@@ -567,34 +590,35 @@ static int collect_scan(const char *path, struct collect_stats *st)
 		return -1;
 	}
 	size = (uint64_t)sb.st_size;
-	if (size < sizeof(*h)) {
+	got = pread(fd, head_buf, sizeof(head_buf), 0);
+	if (got < (ssize_t)sizeof(*h)) {
 		st->empty = 1;
 		close(fd);
 		return 0;
 	}
-	p = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED) {
-		close(fd);
-		return -1;
-	}
 	h = &head.h;
-	hs = raw_iter_head(p, size, &head);
+	hs = raw_iter_head(head_buf, (size_t)got, &head);
 	if (hs == RAW_HEAD_MACHINE) {
 		/* not ours to count or cut, nor to remove */
 		st->foreign = 1;
 		st->machine = head.arch.machine;
-		goto out;
+		close(fd);
+		return 0;
 	}
 	if (hs != RAW_HEAD_OK) {
 		st->empty = 1;
-		goto out;
+		close(fd);
+		return 0;
 	}
 	st->pid = h->pid;
 	st->clock = h->clock;
+	if (raw_tail_init(&tail, fd, h->header_size, head.arch.nregs, 0) != 0) {
+		close(fd);
+		return -1;
+	}
 	acct = raw_cpu_new(h->short_thread_us);
 	oom = acct == NULL;
-	raw_iter_init(&it, p, size, h->header_size, head.arch.nregs);
-	while ((next = raw_iter_next(&it, &rec)) == RAW_NEXT_RECORD) {
+	while ((next = raw_tail_next(&tail, &rec)) == RAW_NEXT_RECORD) {
 		/* whole records, each as long as its type needs (raw-iter.h) */
 		if (rec.type == RAW_SAMPLE) {
 			struct raw_sample s;
@@ -638,39 +662,30 @@ static int collect_scan(const char *path, struct collect_stats *st)
 	}
 	/* a record that is not whole: what follows is unreadable, and the
 	 * file is left as it is */
-	if (next == RAW_NEXT_BAD_SIZE || next == RAW_NEXT_CUT || next == RAW_NEXT_MALFORMED)
+	if (next < 0 || next == RAW_NEXT_BAD_SIZE || next == RAW_NEXT_CUT ||
+	    next == RAW_NEXT_MALFORMED)
 		st->bad = 1;
-	off = it.off;
-	if (st->ended && off < size) {
-		uint64_t i;
-
-		/* ended from a signal handler: the file was left at its mapped
-		 * size */
-		for (i = off; i < size && p[i] == 0; i++)
-			;
-		if (i == size && ftruncate(fd, (off_t)off) == 0)
-			st->tail_cut = 1;
-	}
+	off = raw_tail_offset(&tail);
+	/* ended from a signal handler: the file was left at its mapped size */
+	if (st->ended && off < size && collect_zeros(fd, off, size) == 1 &&
+	    ftruncate(fd, (off_t)off) == 0)
+		st->tail_cut = 1;
 	if (!st->ended) {
-		uint64_t i;
+		int zeros = off < size ? collect_zeros(fd, off, size) : 0;
 
 		st->lost = st->lost_records;
-		for (i = off; i < size && p[i] == 0; i++)
-			;
-		if (i == size && off < size) {
-			if (ftruncate(fd, (off_t)off) == 0)
-				st->cut = 1;
-		} else if (i < size) {
+		if (zeros == 1 && ftruncate(fd, (off_t)off) == 0)
+			st->cut = 1;
+		else if (off < size && zeros != 1)
 			st->bad = 1;
-		}
 	}
 	if (acct != NULL && !oom) {
 		raw_cpu_settle(acct, &st->cpu);
-		st->threads = st->cpu.threads;
+		/* a thread paused and resumed is one thread */
+		st->threads = st->cpu.tids;
 	}
-out:
 	raw_cpu_free(acct);
-	munmap((void *)p, size);
+	raw_tail_free(&tail);
 	close(fd);
 	return 0;
 }
