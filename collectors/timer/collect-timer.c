@@ -80,6 +80,8 @@ struct collect_opts {
 	const char *engine;   /* "posix" or "perf" */
 	const char *clock;    /* "cpu" or "wall" */
 	int no_inherit;       /* profile the program's process only */
+	double delay;         /* seconds before sampling starts, 0: at once */
+	int control;          /* the signal that pauses and resumes, 0: none */
 	double duration;      /* seconds to profile, 0: all of the run */
 	char **argv;          /* the program and its arguments */
 };
@@ -136,12 +138,67 @@ static void collect_usage(FILE *f)
 		"                      threads off CPU too (blocked, sleeping)\n"
 		"      --no-inherit    profile the program's process only, not the processes\n"
 		"                      it starts (by default each writes its own trace)\n"
+		"      --delay=SECONDS  start sampling SECONDS after the program starts;\n"
+		"                      --duration counts from then\n"
+		"      --control-signal=SIG  the signal that pauses sampling and resumes it:\n"
+		"                      a name or number (default USR2), or none\n"
 		"      --duration=SECONDS  profile the first SECONDS of the run, then let\n"
 		"                      the program run on unprofiled\n"
 		"  -q, --quiet         print nothing but errors\n"
 		"  -h, --help          show this help\n"
 		"  -V, --version       show the version\n",
 		COLLECT_HZ_DEFAULT, COLLECT_STACK_MIN, COLLECT_STACK_MAX, COLLECT_STACK_DEFAULT);
+}
+
+/* A number of seconds, greater than 0 (or than or equal, with zero_ok), at
+ * most some four months.  Returns 0 or -1. */
+static int collect_seconds(const char *arg, int zero_ok, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno != 0 || end == arg || *end != '\0' || !(zero_ok ? v >= 0 : v > 0) || v > 1e7)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* The control signal: "none", a number, or a name with or without SIG
+ * ("USR2", "sigusr2").  Returns 0, or -1 with a message. */
+static int collect_signal(const char *arg, int *out)
+{
+	const char *name = arg;
+	char *end;
+	long n;
+
+	if (strcmp(arg, "none") == 0) {
+		*out = 0;
+		return 0;
+	}
+	errno = 0;
+	n = strtol(arg, &end, 10);
+	if (errno != 0 || end == arg || *end != '\0') {
+		n = 0;
+		if (strncasecmp(name, "SIG", 3) == 0)
+			name += 3;
+		for (int sig = 1; sig < NSIG && n == 0; sig++)
+			if (sigabbrev_np(sig) != NULL && strcasecmp(sigabbrev_np(sig), name) == 0)
+				n = sig;
+		if (n == 0) {
+			collect_msg("invalid control signal '%s': expected a signal name such as USR2, "
+				    "a number, or 'none'", arg);
+			return -1;
+		}
+	}
+	if (!collect_env_control_ok((int)n)) {
+		collect_msg("signal '%s' cannot be the control signal: it cannot be caught, is the "
+			    "profiler's, or reports a fault; try USR1 or USR2", arg);
+		return -1;
+	}
+	*out = (int)n;
+	return 0;
 }
 
 /* Parses the command line.  Returns -1 to go on, else an exit status. */
@@ -155,6 +212,8 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 		{ "engine", required_argument, NULL, 'E' },
 		{ "clock", required_argument, NULL, 'C' },
 		{ "no-inherit", no_argument, NULL, 'I' },
+		{ "delay", required_argument, NULL, 'Y' },
+		{ "control-signal", required_argument, NULL, 'K' },
 		{ "duration", required_argument, NULL, 'D' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -169,6 +228,7 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 	o->stack_size = COLLECT_STACK_DEFAULT;
 	o->engine = "posix";
 	o->clock = "cpu";
+	o->control = COLLECT_CONTROL_DEFAULT;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:F:o:qhV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -231,6 +291,16 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 			break;
 		case 'I':
 			o->no_inherit = 1;
+			break;
+		case 'Y':
+			if (collect_seconds(optarg, 0, &o->delay) != 0) {
+				collect_msg("invalid delay '%s': expected a number of seconds", optarg);
+				return COLLECT_EXIT_USAGE;
+			}
+			break;
+		case 'K':
+			if (collect_signal(optarg, &o->control) != 0)
+				return COLLECT_EXIT_USAGE;
 			break;
 		case 'D':
 			errno = 0;
@@ -479,6 +549,8 @@ static int collect_create_output(const struct collect_opts *o, char *shown, char
 static int collect_setenv(const struct collect_opts *o, const char *lib, const char *abs)
 {
 	const char *old = getenv("LD_PRELOAD");
+	unsigned long long now;
+	struct timespec ts;
 	char num[32], *preload;
 	size_t len = strlen(lib) + (old != NULL ? strlen(old) + 2 : 1);
 	int rc;
@@ -503,17 +575,24 @@ static int collect_setenv(const struct collect_opts *o, const char *lib, const c
 	snprintf(num, sizeof(num), "%d", (int)getpid());
 	rc |= setenv(COLLECT_ENV_PID, num, 1);
 	rc |= setenv(COLLECT_ENV_INHERIT, o->no_inherit ? "0" : "1", 1);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+	/* --duration counts from the end of --delay */
 	if (o->duration > 0) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
 		snprintf(num, sizeof(num), "%llu",
-			 (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec +
-				 (unsigned long long)(o->duration * 1e9));
+			 now + (unsigned long long)((o->delay + o->duration) * 1e9));
 		rc |= setenv(COLLECT_ENV_STOP_NS, num, 1);
 	} else {
 		unsetenv(COLLECT_ENV_STOP_NS);
 	}
+	if (o->delay > 0) {
+		snprintf(num, sizeof(num), "%llu", now + (unsigned long long)(o->delay * 1e9));
+		rc |= setenv(COLLECT_ENV_START_NS, num, 1);
+	} else {
+		unsetenv(COLLECT_ENV_START_NS);
+	}
+	snprintf(num, sizeof(num), "%d", o->control);
+	rc |= setenv(COLLECT_ENV_CONTROL, num, 1);
 	return rc;
 }
 
@@ -910,8 +989,9 @@ static void collect_report(const char *shown, pid_t pid, uint64_t t0, int inheri
 static volatile pid_t collect_child_pid;  /* the program, until reaped */
 static volatile sig_atomic_t collect_forward_sig;
 
-/* SIGTERM and SIGHUP from a process are for the program.  A SIGHUP from the
- * kernel (the terminal hung up) reached the program already. */
+/* SIGTERM, SIGHUP and the control signal from a process are for the
+ * program.  A SIGHUP from the kernel (the terminal hung up) reached the
+ * program already. */
 static void collect_on_signal(int sig, siginfo_t *si, void *uc)
 {
 	pid_t child = collect_child_pid;
@@ -1012,6 +1092,9 @@ int main(int argc, char **argv)
 	collect_child_pid = pid;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	/* so that it can be sent to collect-timer too */
+	if (o.control != 0 && o.control != SIGINT && o.control != SIGQUIT)
+		sigaction(o.control, &sa, NULL);
 	while (got < (ssize_t)sizeof(shown) - 1 &&
 	       ((n = read(pipefd[0], shown + got, sizeof(shown) - 1 - (size_t)got)) > 0 ||
 		(n < 0 && errno == EINTR)))
