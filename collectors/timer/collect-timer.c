@@ -52,6 +52,7 @@
 #include "raw-iter.h"
 #include "raw-tail.h"
 #include "raw.h"
+#include "segments.h"
 #include "units.h"
 
 #ifndef PROFVIEW_VERSION
@@ -63,6 +64,8 @@
 
 #define COLLECT_LIB "libprofview-timer.so"
 #define COLLECT_MAX_TRACES 1024   /* traces of one run listed at the end */
+#define COLLECT_SPLIT_MIN 0.1     /* shortest --split, seconds */
+#define COLLECT_POLL_NS 100000000 /* how often the trace is read, with --split */
 
 enum {
 	COLLECT_EXIT_USAGE = 2,
@@ -81,6 +84,8 @@ struct collect_opts {
 	const char *clock;    /* "cpu" or "wall" */
 	int no_inherit;       /* profile the program's process only */
 	double delay;         /* seconds before sampling starts, 0: at once */
+	double split;         /* seconds of the run per segment, 0: one trace */
+	long keep;            /* segments kept on disk, 0: all */
 	int control;          /* the signal that pauses and resumes, 0: none */
 	double duration;      /* seconds to profile, 0: all of the run */
 	char **argv;          /* the program and its arguments */
@@ -142,6 +147,9 @@ static void collect_usage(FILE *f)
 		"                      --duration counts from then\n"
 		"      --control-signal=SIG  the signal that pauses sampling and resumes it:\n"
 		"                      a name or number (default USR2), or none\n"
+		"      --split=SECONDS  also cut the trace, as it is written, into traces\n"
+		"                      of SECONDS each: FILE without .raw, .seg0001.raw...\n"
+		"      --keep-segments=N  with --split, keep only the last N segments\n"
 		"      --duration=SECONDS  profile the first SECONDS of the run, then let\n"
 		"                      the program run on unprofiled\n"
 		"  -q, --quiet         print nothing but errors\n"
@@ -214,6 +222,8 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 		{ "no-inherit", no_argument, NULL, 'I' },
 		{ "delay", required_argument, NULL, 'Y' },
 		{ "control-signal", required_argument, NULL, 'K' },
+		{ "split", required_argument, NULL, 'P' },
+		{ "keep-segments", required_argument, NULL, 'N' },
 		{ "duration", required_argument, NULL, 'D' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -302,6 +312,22 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 			if (collect_signal(optarg, &o->control) != 0)
 				return COLLECT_EXIT_USAGE;
 			break;
+		case 'P':
+			if (collect_seconds(optarg, 0, &o->split) != 0 || o->split < COLLECT_SPLIT_MIN) {
+				collect_msg("invalid split '%s': expected a number of seconds, at least %g",
+					    optarg, COLLECT_SPLIT_MIN);
+				return COLLECT_EXIT_USAGE;
+			}
+			break;
+		case 'N':
+			errno = 0;
+			o->keep = strtol(optarg, &end, 10);
+			if (errno != 0 || end == optarg || *end != '\0' || o->keep < 1 ||
+			    o->keep > 1000000) {
+				collect_msg("invalid number of segments '%s': expected 1 or more", optarg);
+				return COLLECT_EXIT_USAGE;
+			}
+			break;
 		case 'D':
 			errno = 0;
 			o->duration = strtod(optarg, &end);
@@ -344,6 +370,10 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 				    "most %ld samples a second per thread, each weighing the time since "
 				    "the last; --engine=perf takes %ld", o->frequency,
 				    1000000000L / res.tv_nsec, 1000000000L / res.tv_nsec, o->frequency);
+	}
+	if (o->keep != 0 && o->split == 0) {
+		collect_msg("--keep-segments needs --split");
+		return COLLECT_EXIT_USAGE;
 	}
 	if (optind >= argc) {
 		collect_msg("no program to run");
@@ -593,6 +623,10 @@ static int collect_setenv(const struct collect_opts *o, const char *lib, const c
 	}
 	snprintf(num, sizeof(num), "%d", o->control);
 	rc |= setenv(COLLECT_ENV_CONTROL, num, 1);
+	if (o->split > 0)
+		rc |= setenv(COLLECT_ENV_SPLIT, "1", 1);
+	else
+		unsetenv(COLLECT_ENV_SPLIT);
 	return rc;
 }
 
@@ -910,10 +944,58 @@ static size_t collect_find_traces(const char *shown, pid_t pid, uint64_t t0, int
 	return n;
 }
 
+/* The summary line of a trace cut into segments (--split). */
+static void collect_report_segments(const struct seg *seg, const char *who, int quiet)
+{
+	char weight[32], say[512], cause[160], first[PATH_MAX + 32], last[PATH_MAX + 32];
+	char where[3 * PATH_MAX], failed[96] = "";
+	struct seg_summary s;
+
+	seg_summary(seg, &s);
+	if (quiet && !s.bad && !s.failed)
+		return;
+	pv_format_duration(weight, sizeof(weight), (int64_t)s.weight_ns);
+	if (s.lost && raw_lost_cause(s.lost_error))
+		snprintf(cause, sizeof(cause), " (the trace could not grow: %s)",
+			 raw_lost_cause(s.lost_error));
+	else
+		cause[0] = '\0';
+	seg_name(seg, s.first, first, sizeof(first));
+	seg_name(seg, s.last, last, sizeof(last));
+	if (s.segments == 0)
+		snprintf(where, sizeof(where), "no segment could be written");
+	else if (s.first == s.last)
+		snprintf(where, sizeof(where), "written to %" PRIu64 " segment%s, '%s'%s", s.segments,
+			 s.segments == 1 ? "" : "s", last, s.segments > 1 ? ", the last, kept" : "");
+	else if (s.last - s.first + 1 < s.segments)
+		snprintf(where, sizeof(where), "written to %" PRIu64 " segments, the last %" PRIu64
+			 " kept: '%s' to '%s'", s.segments, s.last - s.first + 1, first, last);
+	else
+		snprintf(where, sizeof(where), "written to %" PRIu64 " segments, '%s' to '%s'",
+			 s.segments, first, last);
+	if (s.failed)
+		snprintf(failed, sizeof(failed), "; %" PRIu64 " segment%s could not be written",
+			 s.failed, s.failed == 1 ? "" : "s");
+	fprintf(stderr, "collect-timer: %s%" PRIu64 " sample%s (%s of %s), %" PRIu64
+		" thread%s, %" PRIu64 " lost%s, %s%s%s%s\n",
+		who, s.samples, s.samples == 1 ? "" : "s", weight,
+		s.clock == RAW_CLOCK_WALL ? "wall-clock time" : "CPU", s.threads,
+		s.threads == 1 ? "" : "s", s.lost, cause, where, failed,
+		s.finished ? "" : "; the program ended without running its exit handlers, "
+				  "the last segment stops at its last complete record",
+		s.bad ? "; unreadable data after the last good record" : "");
+	if (s.clock == RAW_CLOCK_CPU &&
+	    raw_cpu_unsampled_say(say, sizeof(say), s.unsampled_ns, s.cpu_ns, s.unsampled_threads,
+				  s.stretches, s.lost))
+		fprintf(stderr, "collect-timer: %s%s\n", who, say);
+}
+
 /* Prints one summary line per trace of the run (see collect_find_traces);
  * removes the empty ones, and those of a process image that ran another
- * program before its first sample. */
-static void collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int quiet)
+ * program before its first sample.  seg: the program's trace was cut into
+ * segments (--split), which seg says. */
+static void collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int quiet,
+			   const struct seg *seg)
 {
 	/* on the heap: some 4 MiB, more than a small stack limit allows */
 	struct collect_trace *traces = calloc(COLLECT_MAX_TRACES, sizeof(*traces));
@@ -935,6 +1017,12 @@ static void collect_report(const char *shown, pid_t pid, uint64_t t0, int inheri
 		for (size_t j = 0; j < n; j++)
 			execd |= j != k && traces[j].pid == traces[k].pid &&
 				 traces[j].start_mono > traces[k].start_mono;
+		if (k == 0 && seg != NULL) {
+			if (shown_n > 1)
+				snprintf(who, sizeof(who), "pid %u (%s): ", traces[k].pid, traces[k].exe);
+			collect_report_segments(seg, who, quiet);
+			continue;
+		}
 		if (collect_scan(name, &st) != 0) {
 			if (k == 0)
 				collect_msg("cannot read '%s': %s", name, strerror(errno));
@@ -1029,6 +1117,38 @@ static void collect_forward_children(int sig)
 	}
 }
 
+static uint64_t collect_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Waits for the program; with seg, reads its trace into segments
+ * meanwhile, every COLLECT_POLL_NS.  Returns 0, or -1 with a message. */
+static int collect_wait_program(pid_t pid, struct seg *seg, int *status)
+{
+	int ended = seg == NULL;
+
+	for (;;) {
+		pid_t w = waitpid(pid, status, ended ? 0 : WNOHANG);
+		struct timespec ts = { 0, COLLECT_POLL_NS };
+
+		if (w == pid)
+			return 0;
+		if (w < 0 && errno != EINTR) {
+			collect_msg("cannot wait for the program: %s", strerror(errno));
+			return -1;
+		}
+		if (w == 0) {
+			ended = seg_poll(seg, collect_now());
+			if (!ended)
+				nanosleep(&ts, NULL);
+		}
+	}
+}
+
 /* Waits for the descendants left when the program has ended. */
 static void collect_wait_rest(void)
 {
@@ -1047,6 +1167,8 @@ static void collect_wait_rest(void)
 int main(int argc, char **argv)
 {
 	struct collect_opts o = { 0 };
+	struct seg *seg = NULL;
+	struct seg_summary sum;
 	char prog[PATH_MAX], lib[PATH_MAX], shown[PATH_MAX + 2];
 	ssize_t n, got = 0;
 	int rc, pipefd[2], status;
@@ -1101,13 +1223,26 @@ int main(int argc, char **argv)
 		got += n > 0 ? n : 0;
 	close(pipefd[0]);
 	shown[got] = '\0';
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			collect_msg("cannot wait for the program: %s", strerror(errno));
-			return COLLECT_EXIT_FAIL;
+	if (o.split > 0 && got > 0 && (size_t)got == strlen(shown) + 1) {
+		seg = seg_new(shown, (uint64_t)(o.split * 1e9), (unsigned)o.keep, collect_msg);
+		if (seg != NULL)
+			seg_clear_old(seg);
+		else
+			collect_msg("cannot cut the trace into segments: out of memory; it is written "
+				    "whole to '%s'", shown);
+	}
+	if (collect_wait_program(pid, seg, &status) != 0)
+		return COLLECT_EXIT_FAIL;
+	collect_child_pid = 0;
+	if (seg != NULL) {
+		seg_finish(seg);
+		seg_summary(seg, &sum);
+		if (!sum.started) {
+			/* no trace was written at all: said as without --split */
+			seg_free(seg);
+			seg = NULL;
 		}
 	}
-	collect_child_pid = 0;
 	if (!o.no_inherit)
 		collect_wait_rest();
 	if (got > 0 && (size_t)got > strlen(shown) + 1) {
@@ -1116,7 +1251,12 @@ int main(int argc, char **argv)
 	} else if (got > 0) {
 		collect_report(shown, pid,
 			       (uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec,
-			       !o.no_inherit, o.quiet);
+			       !o.no_inherit, o.quiet, seg);
+	}
+	if (seg != NULL) {
+		/* all of it is in the segments now */
+		unlink(shown);
+		seg_free(seg);
 	}
 	if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);
