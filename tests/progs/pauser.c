@@ -12,6 +12,9 @@
  * pauser window SECONDS: spins SECONDS of wall-clock time in phase_a(),
  *   then prints the environment's start and stop times ("start NS",
  *   "stop NS").
+ * pauser until FILE: the main thread spins in phase_a() and a worker in
+ *   background() until FILE exists (at most a minute), then each prints
+ *   the CPU time it used in all ("cpu main|worker NS").
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -26,6 +29,7 @@
 static volatile uint64_t sink;
 static volatile sig_atomic_t caught;
 static volatile int done;
+static double worker_cpu;
 
 static double now(clockid_t c)
 {
@@ -67,6 +71,7 @@ static void *worker(void *unused)
 {
 	(void)unused;
 	background();
+	worker_cpu = now(CLOCK_THREAD_CPUTIME_ID);
 	return NULL;
 }
 
@@ -138,6 +143,17 @@ int main(int argc, char **argv)
 			phase_a(0.001);
 		printf("start %s\nstop %s\n", getenv("PROFVIEW_START_NS") ? getenv("PROFVIEW_START_NS") : "0",
 		       getenv("PROFVIEW_STOP_NS") ? getenv("PROFVIEW_STOP_NS") : "0");
+	} else if (strcmp(mode, "until") == 0 && argc > 2) {
+		pthread_t w;
+
+		pthread_create(&w, NULL, worker, NULL);
+		t0 = now(CLOCK_MONOTONIC);
+		while (access(argv[2], F_OK) != 0 && now(CLOCK_MONOTONIC) < t0 + 60)
+			phase_a(0.01);
+		done = 1;
+		pthread_join(w, NULL);
+		printf("cpu main %.0f\ncpu worker %.0f\n", now(CLOCK_THREAD_CPUTIME_ID) * 1e9,
+		       worker_cpu * 1e9);
 	} else {
 		fprintf(stderr, "pauser: unknown mode '%s'\n", mode);
 		return 2;
