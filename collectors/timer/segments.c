@@ -22,6 +22,8 @@
 
 #define SEG_OUT_BUF ((size_t)1 << 20)
 #define SEG_PAGE ((uint64_t)4096)
+/* Holes end on this boundary (see seg_punch). */
+#define SEG_PUNCH_ALIGN ((uint64_t)2 << 20)
 /* A window is cut this long after its end once nothing more has come: a
  * record reserved before the end and published after lands in the next. */
 #define SEG_GRACE_NS 200000000ull
@@ -623,10 +625,15 @@ static int seg_begin(struct seg *s)
 	return 1;
 }
 
-/* Gives back the disk space of what was copied (whole pages). */
+/* Gives back the disk space of what was copied.  The hole ends on a 2 MiB
+ * boundary, not at the last page copied: the page cache holds a file in
+ * folios of up to 2 MiB, and a hole that ends inside a folio the program
+ * is still writing leaves that folio in place; the program's next write
+ * to it allocates its punched blocks again, zeros, a few pages left on
+ * disk at every hole (measured: 14 MB in ten minutes). */
 static void seg_punch(struct seg *s)
 {
-	uint64_t to = raw_tail_offset(&s->tail) / SEG_PAGE * SEG_PAGE;
+	uint64_t to = raw_tail_offset(&s->tail) / SEG_PUNCH_ALIGN * SEG_PUNCH_ALIGN;
 
 	if (to <= s->punched || s->punch_failed)
 		return;
