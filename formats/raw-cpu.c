@@ -167,6 +167,7 @@ void raw_cpu_settle(struct raw_cpu *c, struct raw_cpu_summary *s)
 	memset(s, 0, sizeof *s);
 	s->legacy = c->legacy;
 	s->threads = c->n;
+	s->tids = c->used;
 	c->pool_ns = c->pool_n = c->pool_k = c->pool_given = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		struct thread *t = &c->threads[i];

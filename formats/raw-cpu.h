@@ -26,7 +26,11 @@
  *
  * Traces of older collectors (short_thread_us 0) keep their recorded
  * weights.  Thread ids are reused: a thread record that comes after the
- * exit record of the same id starts a new thread.
+ * exit record of the same id starts a new thread.  So does one that comes
+ * after sampling was paused (the collector ends every thread's record when
+ * it pauses and starts it again when it resumes, so that the CPU time used
+ * while paused is in no thread's total): to this accounting, each stretch
+ * between a thread record and its exit record is a thread of its own.
  *
  * Only libc: the analyzer's raw reader and collect-timer's summary both use
  * it.  Feed the thread, exit and sample records in file order, settle, then
@@ -42,6 +46,7 @@ struct raw_cpu;
 
 struct raw_cpu_summary {
 	uint64_t threads;           /* threads seen (a reused id counts again) */
+	uint64_t tids;              /* distinct thread ids among them */
 	uint64_t measured_threads;  /* with a known CPU time */
 	uint64_t cpu_ns;            /* their CPU time while profiled */
 	uint64_t short_threads;     /* measured threads under the threshold */

@@ -146,7 +146,8 @@ _Static_assert(sizeof(struct raw_mapping) == 80, "raw_mapping is 80 bytes");
 
 /* A thread seen by the collector (at start or when it was created).  A
  * later record for the same thread, before its exit record, gives a newer
- * name; after its exit record, the thread id was reused by a new thread. */
+ * name; after its exit record, the thread id was reused by a new thread,
+ * or the same thread is sampled again after a pause (profview-raw(5)). */
 struct raw_thread {
 	struct raw_rec h;
 	uint32_t tid;

@@ -11,6 +11,7 @@
 #ifndef PROFVIEW_TIMER_COLLECT_ENV_H
 #define PROFVIEW_TIMER_COLLECT_ENV_H
 
+#include <signal.h>
 #include <stdbool.h>
 
 /* The variables, and what they hold. */
@@ -20,6 +21,16 @@
 #define COLLECT_ENV_STACK_SIZE "PROFVIEW_STACK_SIZE" /* bytes of stack a sample, dwarf */
 #define COLLECT_ENV_ENGINE "PROFVIEW_ENGINE"       /* "posix" or "perf" */
 #define COLLECT_ENV_CLOCK "PROFVIEW_CLOCK"         /* "cpu" or "wall" */
+/* The signal number that pauses and resumes sampling, "0" for none; unset,
+ * COLLECT_CONTROL_DEFAULT. */
+#define COLLECT_ENV_CONTROL "PROFVIEW_CONTROL_SIGNAL"
+#define COLLECT_ENV_START_NS "PROFVIEW_START_NS"   /* CLOCK_MONOTONIC ns to start at */
+/* "1": collect-timer cuts the trace into segments as it is written, and
+ * frees what it has read of it */
+#define COLLECT_ENV_SPLIT "PROFVIEW_SPLIT"
+/* For tests: the most address space a trace is written through, in bytes
+ * (a power of two from 16 MiB), so that a short run goes round it */
+#define COLLECT_ENV_TEST_RING "PROFVIEW_TEST_RING"
 #define COLLECT_ENV_PID "PROFVIEW_PID"             /* the process that writes OUTPUT */
 #define COLLECT_ENV_INHERIT "PROFVIEW_INHERIT"     /* "0": the other processes do nothing */
 #define COLLECT_ENV_STOP_NS "PROFVIEW_STOP_NS"     /* CLOCK_MONOTONIC ns to stop at */
@@ -34,6 +45,18 @@
 #define COLLECT_STACK_DEFAULT 8192
 #define COLLECT_STACK_MIN 512
 #define COLLECT_STACK_MAX 65536
+
+/* The control signal unless told otherwise. */
+#define COLLECT_CONTROL_DEFAULT SIGUSR2
+
+/* May sig be the control signal?  Not one that cannot be caught, nor the
+ * profiler's own, nor one the kernel sends for a fault. */
+static inline bool collect_env_control_ok(int sig)
+{
+	return sig > 0 && sig < NSIG && sig != SIGKILL && sig != SIGSTOP && sig != SIGPROF &&
+	       sig != SIGSEGV && sig != SIGBUS && sig != SIGILL && sig != SIGFPE && sig != SIGTRAP &&
+	       sig != SIGSYS;
+}
 
 static inline bool collect_env_frequency_ok(long hz)
 {

@@ -50,7 +50,9 @@
 #include "outfile.h"
 #include "raw-cpu.h"
 #include "raw-iter.h"
+#include "raw-tail.h"
 #include "raw.h"
+#include "segments.h"
 #include "units.h"
 
 #ifndef PROFVIEW_VERSION
@@ -62,6 +64,8 @@
 
 #define COLLECT_LIB "libprofview-timer.so"
 #define COLLECT_MAX_TRACES 1024   /* traces of one run listed at the end */
+#define COLLECT_SPLIT_MIN 0.1     /* shortest --split, seconds */
+#define COLLECT_POLL_NS 100000000 /* how often the trace is read, with --split */
 
 enum {
 	COLLECT_EXIT_USAGE = 2,
@@ -79,6 +83,10 @@ struct collect_opts {
 	const char *engine;   /* "posix" or "perf" */
 	const char *clock;    /* "cpu" or "wall" */
 	int no_inherit;       /* profile the program's process only */
+	double delay;         /* seconds before sampling starts, 0: at once */
+	double split;         /* seconds of the run per segment, 0: one trace */
+	long keep;            /* segments kept on disk, 0: all */
+	int control;          /* the signal that pauses and resumes, 0: none */
 	double duration;      /* seconds to profile, 0: all of the run */
 	int stats;            /* --stats */
 	char **argv;          /* the program and its arguments */
@@ -138,6 +146,13 @@ static void collect_usage(FILE *f)
 		"                      threads off CPU too (blocked, sleeping)\n"
 		"      --no-inherit    profile the program's process only, not the processes\n"
 		"                      it starts (by default each writes its own trace)\n"
+		"      --delay=SECONDS  start sampling SECONDS after the program starts;\n"
+		"                      --duration counts from then\n"
+		"      --control-signal=SIG  the signal that pauses sampling and resumes it:\n"
+		"                      a name or number (default USR2), or none\n"
+		"      --split=SECONDS  cut the trace, while the program runs, into traces of\n"
+		"                      SECONDS each: FILE without .raw, then .seg0001.raw...\n"
+		"      --keep-segments=N  with --split, keep only the last N segments\n"
 		"      --duration=SECONDS  profile the first SECONDS of the run, then let\n"
 		"                      the program run on unprofiled\n"
 		"      --stats         at the end, print the handler's time per sample and how\n"
@@ -146,6 +161,57 @@ static void collect_usage(FILE *f)
 		"  -h, --help          show this help\n"
 		"  -V, --version       show the version\n",
 		COLLECT_HZ_DEFAULT, COLLECT_STACK_MIN, COLLECT_STACK_MAX, COLLECT_STACK_DEFAULT);
+}
+
+/* A number of seconds, greater than 0 (or than or equal, with zero_ok), at
+ * most some four months.  Returns 0 or -1. */
+static int collect_seconds(const char *arg, int zero_ok, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno != 0 || end == arg || *end != '\0' || !(zero_ok ? v >= 0 : v > 0) || v > 1e7)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* The control signal: "none", a number, or a name with or without SIG
+ * ("USR2", "sigusr2").  Returns 0, or -1 with a message. */
+static int collect_signal(const char *arg, int *out)
+{
+	const char *name = arg;
+	char *end;
+	long n;
+
+	if (strcmp(arg, "none") == 0) {
+		*out = 0;
+		return 0;
+	}
+	errno = 0;
+	n = strtol(arg, &end, 10);
+	if (errno != 0 || end == arg || *end != '\0') {
+		n = 0;
+		if (strncasecmp(name, "SIG", 3) == 0)
+			name += 3;
+		for (int sig = 1; sig < NSIG && n == 0; sig++)
+			if (sigabbrev_np(sig) != NULL && strcasecmp(sigabbrev_np(sig), name) == 0)
+				n = sig;
+		if (n == 0) {
+			collect_msg("invalid control signal '%s': expected a signal name such as USR2, "
+				    "a number, or 'none'", arg);
+			return -1;
+		}
+	}
+	if (!collect_env_control_ok((int)n)) {
+		collect_msg("signal '%s' cannot be the control signal: it cannot be caught, is the "
+			    "profiler's, or reports a fault; try USR1 or USR2", arg);
+		return -1;
+	}
+	*out = (int)n;
+	return 0;
 }
 
 /* Parses the command line.  Returns -1 to go on, else an exit status. */
@@ -159,6 +225,10 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 		{ "engine", required_argument, NULL, 'E' },
 		{ "clock", required_argument, NULL, 'C' },
 		{ "no-inherit", no_argument, NULL, 'I' },
+		{ "delay", required_argument, NULL, 'Y' },
+		{ "control-signal", required_argument, NULL, 'K' },
+		{ "split", required_argument, NULL, 'P' },
+		{ "keep-segments", required_argument, NULL, 'N' },
 		{ "duration", required_argument, NULL, 'D' },
 		{ "stats", no_argument, NULL, 'T' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -174,6 +244,7 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 	o->stack_size = COLLECT_STACK_DEFAULT;
 	o->engine = "posix";
 	o->clock = "cpu";
+	o->control = COLLECT_CONTROL_DEFAULT;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:F:o:qhV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -242,6 +313,32 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 		case 'I':
 			o->no_inherit = 1;
 			break;
+		case 'Y':
+			if (collect_seconds(optarg, 0, &o->delay) != 0) {
+				collect_msg("invalid delay '%s': expected a number of seconds", optarg);
+				return COLLECT_EXIT_USAGE;
+			}
+			break;
+		case 'K':
+			if (collect_signal(optarg, &o->control) != 0)
+				return COLLECT_EXIT_USAGE;
+			break;
+		case 'P':
+			if (collect_seconds(optarg, 0, &o->split) != 0 || o->split < COLLECT_SPLIT_MIN) {
+				collect_msg("invalid split '%s': expected a number of seconds, at least %g",
+					    optarg, COLLECT_SPLIT_MIN);
+				return COLLECT_EXIT_USAGE;
+			}
+			break;
+		case 'N':
+			errno = 0;
+			o->keep = strtol(optarg, &end, 10);
+			if (errno != 0 || end == optarg || *end != '\0' || o->keep < 1 ||
+			    o->keep > 1000000) {
+				collect_msg("invalid number of segments '%s': expected 1 or more", optarg);
+				return COLLECT_EXIT_USAGE;
+			}
+			break;
 		case 'D':
 			errno = 0;
 			o->duration = strtod(optarg, &end);
@@ -287,6 +384,10 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 				    "most %ld samples a second per thread, each weighing the time since "
 				    "the last; --engine=perf takes %ld", o->frequency,
 				    1000000000L / res.tv_nsec, 1000000000L / res.tv_nsec, o->frequency);
+	}
+	if (o->keep != 0 && o->split == 0) {
+		collect_msg("--keep-segments needs --split");
+		return COLLECT_EXIT_USAGE;
 	}
 	if (optind >= argc) {
 		collect_msg("no program to run");
@@ -503,6 +604,8 @@ static const char *collect_unwind_name(int unwind)
 static int collect_setenv(const struct collect_opts *o, const char *lib, const char *abs)
 {
 	const char *old = getenv("LD_PRELOAD");
+	unsigned long long now;
+	struct timespec ts;
 	char num[32], *preload;
 	size_t len = strlen(lib) + (old != NULL ? strlen(old) + 2 : 1);
 	int rc;
@@ -531,17 +634,28 @@ static int collect_setenv(const struct collect_opts *o, const char *lib, const c
 	snprintf(num, sizeof(num), "%d", (int)getpid());
 	rc |= setenv(COLLECT_ENV_PID, num, 1);
 	rc |= setenv(COLLECT_ENV_INHERIT, o->no_inherit ? "0" : "1", 1);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+	/* --duration counts from the end of --delay */
 	if (o->duration > 0) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
 		snprintf(num, sizeof(num), "%llu",
-			 (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec +
-				 (unsigned long long)(o->duration * 1e9));
+			 now + (unsigned long long)((o->delay + o->duration) * 1e9));
 		rc |= setenv(COLLECT_ENV_STOP_NS, num, 1);
 	} else {
 		unsetenv(COLLECT_ENV_STOP_NS);
 	}
+	if (o->delay > 0) {
+		snprintf(num, sizeof(num), "%llu", now + (unsigned long long)(o->delay * 1e9));
+		rc |= setenv(COLLECT_ENV_START_NS, num, 1);
+	} else {
+		unsetenv(COLLECT_ENV_START_NS);
+	}
+	snprintf(num, sizeof(num), "%d", o->control);
+	rc |= setenv(COLLECT_ENV_CONTROL, num, 1);
+	if (o->split > 0)
+		rc |= setenv(COLLECT_ENV_SPLIT, "1", 1);
+	else
+		unsetenv(COLLECT_ENV_SPLIT);
 	return rc;
 }
 
@@ -572,21 +686,43 @@ static void collect_child(const struct collect_opts *o, const char *prog, const 
 
 /* ---- reading the trace back ---- */
 
-/* Reads the trace at path: counts, and cuts the zeros after the last
+/* Are bytes [from, to) of fd all zero?  -1 when they cannot be read. */
+static int collect_zeros(int fd, uint64_t from, uint64_t to)
+{
+	unsigned char buf[65536];
+
+	while (from < to) {
+		size_t n = to - from < sizeof(buf) ? (size_t)(to - from) : sizeof(buf);
+		ssize_t got = pread(fd, buf, n, (off_t)from);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return -1;
+		for (ssize_t i = 0; i < got; i++)
+			if (buf[i] != 0)
+				return 0;
+		from += (uint64_t)got;
+	}
+	return 1;
+}
+
+/* Reads the trace at path, a piece at a time (raw-tail.h, so that memory
+ * stays flat whatever its size): counts, and cuts the zeros after the last
  * record of an unfinished trace.  Returns 0, or -1 if it cannot be read. */
 static int collect_scan(const char *path, struct collect_stats *st)
 {
+	unsigned char head_buf[16384];
 	struct raw_cpu *acct = NULL;
-	int oom = 0;
+	int oom = 0, next;
 	const struct raw_header *h;
-	const unsigned char *p;
 	struct raw_head head;
 	enum raw_head_status hs;
-	struct raw_iter it;
+	struct raw_tail tail;
 	struct raw_record rec;
-	enum raw_next next;
 	struct stat sb;
 	uint64_t off, size;
+	ssize_t got;
 	int fd = open(path, O_RDWR | O_CLOEXEC);
 
 	memset(st, 0, sizeof(*st));
@@ -596,34 +732,35 @@ static int collect_scan(const char *path, struct collect_stats *st)
 		return -1;
 	}
 	size = (uint64_t)sb.st_size;
-	if (size < sizeof(*h)) {
+	got = pread(fd, head_buf, sizeof(head_buf), 0);
+	if (got < (ssize_t)sizeof(*h)) {
 		st->empty = 1;
 		close(fd);
 		return 0;
 	}
-	p = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED) {
-		close(fd);
-		return -1;
-	}
 	h = &head.h;
-	hs = raw_iter_head(p, size, &head);
+	hs = raw_iter_head(head_buf, (size_t)got, &head);
 	if (hs == RAW_HEAD_MACHINE) {
 		/* not ours to count or cut, nor to remove */
 		st->foreign = 1;
 		st->machine = head.arch.machine;
-		goto out;
+		close(fd);
+		return 0;
 	}
 	if (hs != RAW_HEAD_OK) {
 		st->empty = 1;
-		goto out;
+		close(fd);
+		return 0;
 	}
 	st->pid = h->pid;
 	st->clock = h->clock;
+	if (raw_tail_init(&tail, fd, h->header_size, head.arch.nregs, 0) != 0) {
+		close(fd);
+		return -1;
+	}
 	acct = raw_cpu_new(h->short_thread_us);
 	oom = acct == NULL;
-	raw_iter_init(&it, p, size, h->header_size, head.arch.nregs);
-	while ((next = raw_iter_next(&it, &rec)) == RAW_NEXT_RECORD) {
+	while ((next = raw_tail_next(&tail, &rec)) == RAW_NEXT_RECORD) {
 		/* whole records, each as long as its type needs (raw-iter.h) */
 		if (rec.type == RAW_SAMPLE) {
 			struct raw_sample s;
@@ -667,39 +804,30 @@ static int collect_scan(const char *path, struct collect_stats *st)
 	}
 	/* a record that is not whole: what follows is unreadable, and the
 	 * file is left as it is */
-	if (next == RAW_NEXT_BAD_SIZE || next == RAW_NEXT_CUT || next == RAW_NEXT_MALFORMED)
+	if (next < 0 || next == RAW_NEXT_BAD_SIZE || next == RAW_NEXT_CUT ||
+	    next == RAW_NEXT_MALFORMED)
 		st->bad = 1;
-	off = it.off;
-	if (st->ended && off < size) {
-		uint64_t i;
-
-		/* ended from a signal handler: the file was left at its mapped
-		 * size */
-		for (i = off; i < size && p[i] == 0; i++)
-			;
-		if (i == size && ftruncate(fd, (off_t)off) == 0)
-			st->tail_cut = 1;
-	}
+	off = raw_tail_offset(&tail);
+	/* ended from a signal handler: the file was left at its mapped size */
+	if (st->ended && off < size && collect_zeros(fd, off, size) == 1 &&
+	    ftruncate(fd, (off_t)off) == 0)
+		st->tail_cut = 1;
 	if (!st->ended) {
-		uint64_t i;
+		int zeros = off < size ? collect_zeros(fd, off, size) : 0;
 
 		st->lost = st->lost_records;
-		for (i = off; i < size && p[i] == 0; i++)
-			;
-		if (i == size && off < size) {
-			if (ftruncate(fd, (off_t)off) == 0)
-				st->cut = 1;
-		} else if (i < size) {
+		if (zeros == 1 && ftruncate(fd, (off_t)off) == 0)
+			st->cut = 1;
+		else if (off < size && zeros != 1)
 			st->bad = 1;
-		}
 	}
 	if (acct != NULL && !oom) {
 		raw_cpu_settle(acct, &st->cpu);
-		st->threads = st->cpu.threads;
+		/* a thread paused and resumed is one thread */
+		st->threads = st->cpu.tids;
 	}
-out:
 	raw_cpu_free(acct);
-	munmap((void *)p, size);
+	raw_tail_free(&tail);
 	close(fd);
 	return 0;
 }
@@ -845,10 +973,58 @@ static size_t collect_find_traces(const char *shown, pid_t pid, uint64_t t0, int
 	return n;
 }
 
+/* The summary line of a trace cut into segments (--split). */
+static void collect_report_segments(const struct seg *seg, const char *who, int quiet)
+{
+	char weight[32], say[512], cause[160], first[PATH_MAX + 32], last[PATH_MAX + 32];
+	char where[3 * PATH_MAX], failed[96] = "";
+	struct seg_summary s;
+
+	seg_summary(seg, &s);
+	if (quiet && !s.bad && !s.failed)
+		return;
+	pv_format_duration(weight, sizeof(weight), (int64_t)s.weight_ns);
+	if (s.lost && raw_lost_cause(s.lost_error))
+		snprintf(cause, sizeof(cause), " (the trace could not grow: %s)",
+			 raw_lost_cause(s.lost_error));
+	else
+		cause[0] = '\0';
+	seg_name(seg, s.first, first, sizeof(first));
+	seg_name(seg, s.last, last, sizeof(last));
+	if (s.segments == 0)
+		snprintf(where, sizeof(where), "no segment could be written");
+	else if (s.first == s.last)
+		snprintf(where, sizeof(where), "written to %" PRIu64 " segment%s, '%s'%s", s.segments,
+			 s.segments == 1 ? "" : "s", last, s.segments > 1 ? ", the last, kept" : "");
+	else if (s.last - s.first + 1 < s.segments)
+		snprintf(where, sizeof(where), "written to %" PRIu64 " segments, the last %" PRIu64
+			 " kept: '%s' to '%s'", s.segments, s.last - s.first + 1, first, last);
+	else
+		snprintf(where, sizeof(where), "written to %" PRIu64 " segments, '%s' to '%s'",
+			 s.segments, first, last);
+	if (s.failed)
+		snprintf(failed, sizeof(failed), "; %" PRIu64 " segment%s could not be written",
+			 s.failed, s.failed == 1 ? "" : "s");
+	fprintf(stderr, "collect-timer: %s%" PRIu64 " sample%s (%s of %s), %" PRIu64
+		" thread%s, %" PRIu64 " lost%s, %s%s%s%s\n",
+		who, s.samples, s.samples == 1 ? "" : "s", weight,
+		s.clock == RAW_CLOCK_WALL ? "wall-clock time" : "CPU", s.threads,
+		s.threads == 1 ? "" : "s", s.lost, cause, where, failed,
+		s.finished ? "" : "; the program ended without running its exit handlers, "
+				  "the last segment stops at its last complete record",
+		s.bad ? "; unreadable data after the last good record" : "");
+	if (s.clock == RAW_CLOCK_CPU &&
+	    raw_cpu_unsampled_say(say, sizeof(say), s.unsampled_ns, s.cpu_ns, s.unsampled_threads,
+				  s.stretches, s.lost))
+		fprintf(stderr, "collect-timer: %s%s\n", who, say);
+}
+
 /* Prints one summary line per trace of the run (see collect_find_traces);
  * removes the empty ones, and those of a process image that ran another
- * program before its first sample. */
-static void collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int quiet)
+ * program before its first sample.  seg: the program's trace was cut into
+ * segments (--split), which seg says. */
+static void collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int quiet,
+			   const struct seg *seg)
 {
 	/* on the heap: some 4 MiB, more than a small stack limit allows */
 	struct collect_trace *traces = calloc(COLLECT_MAX_TRACES, sizeof(*traces));
@@ -870,6 +1046,12 @@ static void collect_report(const char *shown, pid_t pid, uint64_t t0, int inheri
 		for (size_t j = 0; j < n; j++)
 			execd |= j != k && traces[j].pid == traces[k].pid &&
 				 traces[j].start_mono > traces[k].start_mono;
+		if (k == 0 && seg != NULL) {
+			if (shown_n > 1)
+				snprintf(who, sizeof(who), "pid %u (%s): ", traces[k].pid, traces[k].exe);
+			collect_report_segments(seg, who, quiet);
+			continue;
+		}
 		if (collect_scan(name, &st) != 0) {
 			if (k == 0)
 				collect_msg("cannot read '%s': %s", name, strerror(errno));
@@ -924,8 +1106,9 @@ static void collect_report(const char *shown, pid_t pid, uint64_t t0, int inheri
 static volatile pid_t collect_child_pid;  /* the program, until reaped */
 static volatile sig_atomic_t collect_forward_sig;
 
-/* SIGTERM and SIGHUP from a process are for the program.  A SIGHUP from the
- * kernel (the terminal hung up) reached the program already. */
+/* SIGTERM, SIGHUP and the control signal from a process are for the
+ * program.  A SIGHUP from the kernel (the terminal hung up) reached the
+ * program already. */
 static void collect_on_signal(int sig, siginfo_t *si, void *uc)
 {
 	pid_t child = collect_child_pid;
@@ -963,6 +1146,38 @@ static void collect_forward_children(int sig)
 	}
 }
 
+static uint64_t collect_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Waits for the program; with seg, reads its trace into segments
+ * meanwhile, every COLLECT_POLL_NS.  Returns 0, or -1 with a message. */
+static int collect_wait_program(pid_t pid, struct seg *seg, int *status)
+{
+	int ended = seg == NULL;
+
+	for (;;) {
+		pid_t w = waitpid(pid, status, ended ? 0 : WNOHANG);
+		struct timespec ts = { 0, COLLECT_POLL_NS };
+
+		if (w == pid)
+			return 0;
+		if (w < 0 && errno != EINTR) {
+			collect_msg("cannot wait for the program: %s", strerror(errno));
+			return -1;
+		}
+		if (w == 0) {
+			ended = seg_poll(seg, collect_now());
+			if (!ended)
+				nanosleep(&ts, NULL);
+		}
+	}
+}
+
 /* Waits for the descendants left when the program has ended. */
 static void collect_wait_rest(void)
 {
@@ -981,6 +1196,8 @@ static void collect_wait_rest(void)
 int main(int argc, char **argv)
 {
 	struct collect_opts o = { 0 };
+	struct seg *seg = NULL;
+	struct seg_summary sum;
 	char prog[PATH_MAX], lib[PATH_MAX], shown[PATH_MAX + 2];
 	ssize_t n, got = 0;
 	int rc, pipefd[2], status;
@@ -1026,19 +1243,35 @@ int main(int argc, char **argv)
 	collect_child_pid = pid;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	/* so that it can be sent to collect-timer too */
+	if (o.control != 0 && o.control != SIGINT && o.control != SIGQUIT)
+		sigaction(o.control, &sa, NULL);
 	while (got < (ssize_t)sizeof(shown) - 1 &&
 	       ((n = read(pipefd[0], shown + got, sizeof(shown) - 1 - (size_t)got)) > 0 ||
 		(n < 0 && errno == EINTR)))
 		got += n > 0 ? n : 0;
 	close(pipefd[0]);
 	shown[got] = '\0';
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			collect_msg("cannot wait for the program: %s", strerror(errno));
-			return COLLECT_EXIT_FAIL;
+	if (o.split > 0 && got > 0 && (size_t)got == strlen(shown) + 1) {
+		seg = seg_new(shown, (uint64_t)(o.split * 1e9), (unsigned)o.keep, collect_msg);
+		if (seg != NULL)
+			seg_clear_old(seg);
+		else
+			collect_msg("cannot cut the trace into segments: out of memory; it is written "
+				    "whole to '%s'", shown);
+	}
+	if (collect_wait_program(pid, seg, &status) != 0)
+		return COLLECT_EXIT_FAIL;
+	collect_child_pid = 0;
+	if (seg != NULL) {
+		seg_finish(seg);
+		seg_summary(seg, &sum);
+		if (!sum.started) {
+			/* no trace was written at all: said as without --split */
+			seg_free(seg);
+			seg = NULL;
 		}
 	}
-	collect_child_pid = 0;
 	if (!o.no_inherit)
 		collect_wait_rest();
 	if (got > 0 && (size_t)got > strlen(shown) + 1) {
@@ -1047,7 +1280,12 @@ int main(int argc, char **argv)
 	} else if (got > 0) {
 		collect_report(shown, pid,
 			       (uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec,
-			       !o.no_inherit, o.quiet);
+			       !o.no_inherit, o.quiet, seg);
+	}
+	if (seg != NULL) {
+		/* all of it is in the segments now */
+		unlink(shown);
+		seg_free(seg);
 	}
 	if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);

@@ -32,7 +32,9 @@
  * The handler tells our signals from others: SI_TIMER with our cookie as
  * sival_ptr (posix), or POLL_IN/POLL_HUP with an si_fd marked in a lock-free
  * bitmap of our event fds (perf), or SI_QUEUE from our own process with the
- * request cookie (a sample the sweeper asks for, sweep.c).  A program that closes one of our fds
+ * request cookie (a sample the sweeper asks for, sweep.c).  While sampling
+ * is paused (control.c) the timers are disarmed, and the handler does not
+ * re-arm a perf event.  A program that closes one of our fds
  * (closefrom) ends that thread's sampling; engine_stop checks with
  * PERF_EVENT_IOC_ID that the fd is still our event before closing it.
  */
@@ -219,6 +221,40 @@ void engine_delete(struct engine_timer *t)
 	t->fd = -1;
 }
 
+/* Is fd still our event t (the program may have closed it and reused
+ * the number)? */
+static int engine_still_ours(const struct engine_timer *t)
+{
+	uint64_t id = 0;
+
+	return ioctl(t->fd, PERF_EVENT_IOC_ID, &id) == 0 && id == t->id;
+}
+
+void engine_disarm(struct engine_timer *t)
+{
+	struct itimerspec its;
+
+	if (t->fd >= 0) {
+		if (engine_still_ours(t))
+			ioctl(t->fd, PERF_EVENT_IOC_DISABLE, 0);
+		return;
+	}
+	memset(&its, 0, sizeof(its));
+	timer_settime(t->timer, 0, &its, NULL);
+}
+
+void engine_rearm(struct engine_timer *t, int young, uint64_t first_ns)
+{
+	if (t->fd >= 0) {
+		if (engine_still_ours(t))
+			ioctl(t->fd, PERF_EVENT_IOC_REFRESH, 1);
+	} else if (young) {
+		engine_arm(t);
+	} else {
+		engine_mature(t, first_ns);
+	}
+}
+
 void engine_forget(void)
 {
 	for (int w = 0; w < ENGINE_MAX_FD / 64; w++) {
@@ -286,7 +322,9 @@ int engine_signal(const siginfo_t *si, int first)
 
 			ioctl(si->si_fd, PERF_EVENT_IOC_PERIOD, &period);
 		}
-		ioctl(si->si_fd, PERF_EVENT_IOC_REFRESH, 1);
+		/* paused: the event stays off until the resume arms it */
+		if (!control_paused())
+			ioctl(si->si_fd, PERF_EVENT_IOC_REFRESH, 1);
 		return ENGINE_PERF + 1;
 	}
 	return 0;

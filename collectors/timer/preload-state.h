@@ -47,6 +47,8 @@ struct preload_seen {
 	_Atomic uint64_t due_ns;
 	timer_t nudge;             /* made by the sweeper when first needed */
 	_Atomic int has_nudge;
+	/* its CPU clock when sampling last resumed after a pause (control.c) */
+	_Atomic int64_t resumed_cpu;
 };
 
 /* One entry per thread with a timer; guarded by registry_lock. */
@@ -91,6 +93,8 @@ struct preload_tls {
 	struct preload_seen *seen; /* shared with the sweeper, or NULL */
 	/* requests it turned down in a row: they came late (sweep.c) */
 	int declined;
+	/* control_gen when its handler last looked (control.h) */
+	uint64_t control_gen;
 };
 
 struct preload_global {

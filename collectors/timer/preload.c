@@ -11,7 +11,10 @@
  * environment) in our constructor; with PROFVIEW_INHERIT=0 they do
  * nothing at all.  PROFVIEW_STOP_NS (CLOCK_MONOTONIC) is when profiling
  * stops: a thread of ours sleeps until then and finishes the trace while
- * the program runs on.  collect-env.h names them all, with the defaults
+ * the program runs on.  PROFVIEW_START_NS (--delay) and
+ * PROFVIEW_CONTROL_SIGNAL are control.c's (pausing and resuming sampling);
+ * PROFVIEW_SPLIT tells the writer that collect-timer reads the trace as it
+ * is written.  collect-env.h names them all, with the defaults
  * and limits the launcher checks too: a value out of them is taken as the
  * default.
  *
@@ -57,6 +60,8 @@ static pthread_once_t preload_once = PTHREAD_ONCE_INIT;
 /* --clock=wall: off-CPU samples from wall.c too; the samples it wrote */
 static int preload_wall;
 static uint64_t preload_wall_samples;
+/* collect-timer --split reads the trace as it is written */
+static int preload_tailed;
 
 void preload_warn(const char *fmt, ...)
 {
@@ -167,6 +172,10 @@ static void preload_start_stopper(void)
 static void preload_start_threads(void)
 {
 	preload_start_stopper();
+	/* also what keeps the program's memory from growing with its trace */
+	if (control_start() != 0)
+		preload_warn("cannot start the control thread: the control signal and --delay do "
+			     "nothing, and the trace is kept in memory");
 	if (preload_wall && wall_start(preload.period_ns, preload.stack_size) != 0)
 		preload_warn("no off-CPU samples: cannot start the wall-clock sampler thread");
 	/* CPU timers fire on the tick and can miss a running thread
@@ -265,6 +274,7 @@ static void preload_init(void)
 	preload.stop_ns = stop_env != NULL ? strtoull(stop_env, NULL, 10) : 0;
 	if (preload.stop_ns != 0 && preload_now() >= preload.stop_ns)
 		return;
+	preload_tailed = getenv(COLLECT_ENV_SPLIT) != NULL && strcmp(getenv(COLLECT_ENV_SPLIT), "1") == 0;
 	preload.real_pthread_create = dlsym(RTLD_NEXT, "pthread_create");
 	preload.real_sigaction = dlsym(RTLD_NEXT, "sigaction");
 	if (preload.real_pthread_create == NULL || preload.real_sigaction == NULL)
@@ -311,6 +321,7 @@ static void preload_init(void)
 		writer_forget();
 		return;
 	}
+	control_init();
 	engine_init(getenv(COLLECT_ENV_ENGINE) != NULL && strcmp(getenv(COLLECT_ENV_ENGINE), "perf") == 0
 			    ? ENGINE_PERF : ENGINE_POSIX, preload.period_ns, &preload);
 	preload.hooked = 1;
@@ -335,7 +346,7 @@ static int preload_start_trace(const char *out, int root)
 		return -1;
 	}
 	preload_header(&header, &arch, exe, sizeof(exe));
-	if (writer_init(&header, &arch, exe) != 0) {
+	if (writer_init(&header, &arch, exe, preload_tailed) != 0) {
 		preload_warn("profiling disabled: cannot map '%s': %s", writer_path(),
 			     strerror(errno));
 		return -1;
@@ -413,6 +424,7 @@ __attribute__((destructor)) static void preload_fini(void)
 	if (preload_wall)
 		preload_wall_samples = wall_stop();
 	sweep_stop();
+	control_stop();
 	sigemptyset(&block);
 	sigaddset(&block, preload.signo);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
@@ -440,9 +452,11 @@ __attribute__((destructor)) static void preload_fini(void)
 			if (preload.foreign[f].tid == e->tid)
 				cpu = atomic_load(&preload.foreign[f].seen.cpu);
 		threads_read_comm(e->tid, name);
-		if (name[0] != '\0' && strncmp(name, e->name, 16) != 0)
+		/* paused: every thread's record ended with the pause */
+		if (!control_paused() && name[0] != '\0' && strncmp(name, e->name, 16) != 0)
 			threads_write_thread(e->tid, name, e->cpu_base);
-		threads_write_exit(e->tid, cpu);
+		if (!control_paused())
+			threads_write_exit(e->tid, cpu);
 		e->tid = 0;
 	}
 	quiet = preload_quiesce() == 0;

@@ -10,6 +10,7 @@
 #define PROFVIEW_TIMER_PRELOAD_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <signal.h>
 #include <stdint.h>
@@ -52,17 +53,28 @@ const char *writer_path(void);
 /* Reserves address space, maps the first chunk of the file and writes the
  * header, the architecture after it (a version 2 header) and the exe path,
  * then closes the file: later growth reopens it by path and checks it is
- * the same file.  Returns 0 or -1 (errno set); on failure nothing is left
- * (a file writer_open created is removed). */
-int writer_init(const struct raw_header *header, const struct raw_arch *arch, const char *exe);
-/* Reserves size bytes (a multiple of 8) for one record and returns where to
- * write it, or NULL when there is no space; wait is one of WRITER_NOWAIT
- * (signal-safe; may grow the file, but only when no other thread is growing
- * it), WRITER_WAIT and WRITER_FINAL (see above). */
+ * the same file.  tailed: collect-timer reads the launcher's file as it is
+ * written and frees the page cache of what it has read (writer_release
+ * then leaves that to it).  Returns 0 or -1 (errno set); on failure
+ * nothing is left (a file writer_open created is removed). */
+int writer_init(const struct raw_header *header, const struct raw_arch *arch, const char *exe,
+		int tailed);
+/* Reserves size bytes (a multiple of 8, at most 1 MiB) for records and
+ * returns where to write them, or NULL when there is no space; wait is one
+ * of WRITER_NOWAIT (signal-safe; may grow the file, but only when no other
+ * thread is growing it), WRITER_WAIT and WRITER_FINAL (see above).  Every
+ * byte reserved must be published, as one record or several: until then
+ * the memory of the trace from there on cannot be released. */
 void *writer_reserve(uint32_t size, int wait);
 /* Makes a record written at rec valid: stores its type and size word last,
- * with release order.  Signal-safe. */
+ * with release order.  The record is not touched again.  Signal-safe. */
 void writer_publish(void *rec, uint32_t type, uint32_t size);
+/* Drops the pages of the trace that are written (every record in them
+ * published) from the mapping, so that the program's memory does not grow
+ * with its trace, and (unless tailed) from the page cache once written
+ * back; their place in the address space can then be used again.  Call it
+ * a few times a second.  Not signal-safe; never blocks for long. */
+void writer_release(void);
 /* Truncates the file to the bytes used.  Call only when no other writer can
  * run any more.  Signal-safe.  Returns 0 or -1. */
 int writer_finish(void);
@@ -160,6 +172,11 @@ void engine_arm(struct engine_timer *t);
 void engine_mature(struct engine_timer *t, uint64_t first_ns);
 /* Stops and frees it (an fd the program closed is left alone). */
 void engine_delete(struct engine_timer *t);
+/* Stops it without freeing it (sampling is paused), and arms it again, in
+ * tick mode for a young thread, else from a random phase (first_ns) of a
+ * period.  An fd the program closed is left alone. */
+void engine_disarm(struct engine_timer *t);
+void engine_rearm(struct engine_timer *t, int young, uint64_t first_ns);
 /* Closes every perf event fd without touching the events' owners (the
  * child of a fork). */
 void engine_forget(void);
@@ -200,6 +217,39 @@ uint64_t sweep_stop(void);
  * since its last signal.  Returns how many were asked for; the registered
  * threads in *nthreads. */
 size_t threads_sweep(uint64_t threshold_ns, size_t *nthreads);
+
+/* control.c - pausing and resuming sampling: the control signal, the
+ * start after --delay, and the thread that also releases the trace's
+ * memory (writer_release) */
+
+/* Odd while sampling is paused (see control.h). */
+extern _Atomic uint64_t control_gen;
+
+/* Is sampling paused?  Signal-safe. */
+static inline int control_paused(void)
+{
+	return (int)(atomic_load(&control_gen) & 1);
+}
+
+/* Reads the control signal and the start time from the environment
+ * (collect-env.h), starts paused when the start is still to come, and
+ * takes the control signal when the program has left it at its default.
+ * Call before the first thread is registered. */
+void control_init(void);
+/* Starts the library's thread "profview-ctl": it toggles sampling when the
+ * signal comes, resumes at the start time, and releases the trace's
+ * memory a few times a second.  Also in the child of a fork.  Returns 0
+ * or -1. */
+int control_start(void);
+/* Stops that thread and waits for it. */
+void control_stop(void);
+/* For the interposed sigaction (sigs.c): is sig the control signal, whose
+ * action the library holds?  Then control_sigaction answers in its place:
+ * SIG_DFL or SIG_IGN are noted as the program's and ours stays; a handler
+ * of the program's own is installed, and the signal no longer toggles
+ * sampling (one line on stderr says so). */
+int control_owns(int sig);
+int control_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 
 /* threads.c and sample.c, for wall.c */
 

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "cfi.h"
+#include "control.h"
 #include "preload-state.h"
 
 #define PRELOAD_SMALL_FRAMES 64
@@ -434,6 +435,8 @@ static void preload_sample(const siginfo_t *si, const ucontext_t *uc)
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
 		return;
 	cpu = preload_ts_ns(&ts);
+	if (!control_sample_ok(t, cpu))
+		return;
 	if (t->seen != NULL) {
 		/* The sweeper's nudge (sweep.c) found the thread on a CPU if
 		 * its signal came at once.  One that comes late found it

@@ -208,6 +208,8 @@ PRELOAD_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigact
 			atomic_fetch_and(&preload_term_hooked, ~(1ul << sig));
 		return rc;
 	}
+	if (control_owns(sig))
+		return control_sigaction(sig, act, old);
 	if (sig != preload.signo || !preload.hooked)
 		return preload_real_sigaction(sig, act, old);
 	cur = atomic_load(&preload.app_current);
@@ -232,7 +234,7 @@ PRELOAD_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 	static sighandler_t (*real_signal)(int, sighandler_t);
 	struct sigaction act, old;
 
-	if ((sig == preload.signo && preload.hooked) || preload_term_is_ours(sig)) {
+	if ((sig == preload.signo && preload.hooked) || preload_term_is_ours(sig) || control_owns(sig)) {
 		memset(&act, 0, sizeof(act));
 		act.sa_handler = handler;
 		act.sa_flags = SA_RESTART;

@@ -69,7 +69,7 @@ static void *sweep_main(void *unused)
 		if (pthread_cond_timedwait(&sweep.wake, &sweep.lock, &next) != ETIMEDOUT)
 			continue;
 		pthread_mutex_unlock(&sweep.lock);
-		if (preload_running())
+		if (preload_running() && !control_paused())
 			atomic_fetch_add(&sweep.asked, threads_sweep(sweep.threshold_ns, &n));
 		/* A clock read costs under a microsecond: with many threads
 		 * the pass runs less often, at most about half a percent of

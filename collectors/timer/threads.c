@@ -185,7 +185,10 @@ void threads_register(void)
 		atomic_store(&t->seen->cpu, t->cpu_base);
 	preload.entries[idx].seen = t->seen;
 	preload.entries[idx].cpu_base = t->cpu_base;
-	threads_write_thread(t->tid, name, t->cpu_base);
+	/* while sampling is paused, the resume writes its record (control.c) */
+	t->control_gen = atomic_load(&control_gen);
+	if (!control_paused())
+		threads_write_thread(t->tid, name, t->cpu_base);
 	preload.entries[idx].stack_lo = t->stack_lo;
 	preload.entries[idx].stack_hi = t->stack_hi;
 	t->entry = idx;
@@ -193,7 +196,8 @@ void threads_register(void)
 	t->young = t->timer.fd < 0;
 	t->active = 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	engine_arm(&preload.entries[idx].timer);
+	if (!control_paused())
+		engine_arm(&preload.entries[idx].timer);
 	pthread_mutex_unlock(&preload.registry_lock);
 	pthread_setspecific(preload.key, (void *)1);
 	return;
@@ -231,9 +235,11 @@ void threads_exit(void *unused)
 		e->tid = 0;
 		e->seen = NULL;
 		prctl(PR_GET_NAME, name, 0, 0, 0);
-		if (strncmp(name, e->name, 16) != 0)
+		/* paused: its record ended with the pause (control.c) */
+		if (!control_paused() && strncmp(name, e->name, 16) != 0)
 			threads_write_thread(t->tid, name, e->cpu_base);
-		threads_write_exit(t->tid, preload_ts_ns(&ts));
+		if (!control_paused())
+			threads_write_exit(t->tid, preload_ts_ns(&ts));
 	}
 	t->active = 0;
 	pthread_mutex_unlock(&preload.registry_lock);
@@ -299,8 +305,10 @@ void threads_adopt_existing(void)
 				f->timer = preload.entries[idx].timer;
 				f->young = f->timer.fd < 0;
 				preload.nforeign++;
-				threads_write_thread(tid, name, f->cpu_base);
-				engine_arm(&preload.entries[idx].timer);
+				if (!control_paused()) {
+					threads_write_thread(tid, name, f->cpu_base);
+					engine_arm(&preload.entries[idx].timer);
+				}
 			} else {
 				preload.entries[idx].tid = 0;
 			}

@@ -185,7 +185,10 @@ static void wall_tick(void)
 		    wall.seen[j].since_ns == v->since_ns)
 			last = wall.seen[j].last_ns;
 		wall.next[k++] = (struct wall_seen){ v->tid, v->since_ns, now };
-		if (now > last && wall_where(v->tid, &sp, &pc) && preload_running())
+		/* paused: looked at, not sampled, so that no weight holds the
+		 * time paused */
+		if (now > last && wall_where(v->tid, &sp, &pc) && preload_running() &&
+		    !control_paused())
 			wall_sample(v, now, now - last, sp, pc);
 	}
 	{

@@ -1,15 +1,36 @@
-/* writer.c - the trace file, written through a growing MAP_SHARED mapping
+/* writer.c - the trace file, written through a shared mapping of it
  *
- * A large range of address space is reserved once (PROT_NONE).  The file is
- * grown in chunks with fallocate and each chunk is mapped MAP_FIXED|MAP_SHARED
- * in place, so the records are contiguous in memory and in the file, and
- * whatever a thread stored is in the page cache even if the process dies the
- * next instant.  Writers claim space with a CAS on the cursor, never past
- * what is mapped, so there are no holes.  Growth is done ahead of need by
- * the one thread that wins the `growing` flag; a signal handler never waits
+ * A range of address space is reserved once (PROT_NONE).  The file is grown
+ * in chunks with fallocate and each chunk is mapped MAP_FIXED|MAP_SHARED
+ * in place, so the records are contiguous in the file and whatever a
+ * thread stored is in the page cache even if the process dies the next
+ * instant.  Writers claim space with a CAS on the cursor, never past what
+ * is mapped, so there are no holes.  Growth is done ahead of need by the
+ * one thread that wins the `growing` flag; a signal handler never waits
  * for it: when there is no room it gets NULL and the caller counts a loss.
  * The last WRITER_TAIL bytes mapped are kept for the final records, so a
  * full disk or a file size limit still gets a finished trace.
+ *
+ * Memory stays flat however long the program runs.  Every writer counts
+ * the bytes it reserved in `pending` before it claims them and takes them
+ * off once it has published its record, so when `pending` is 0 right
+ * after the cursor was read, every byte below that cursor is published and
+ * no writer will store there again.  A thread of the library calls
+ * writer_release a few times a second: it drops the whole pages below
+ * that point from the mapping (MADV_DONTNEED: on a shared file mapping the
+ * pages stay in the page cache, dirty if they were, so nothing written is
+ * lost), starts their writeback and, a round later, drops them from the
+ * page cache too (posix_fadvise), unless collect-timer reads the trace as
+ * it is written and frees what it has read itself (--split).  Were the
+ * reasoning about `pending` ever wrong, a writer touching a dropped page
+ * would only fault it back in from the page cache.
+ *
+ * The address space is a ring: file offset x is at base + x % ring.  A
+ * chunk is mapped over the one a ring's length before it only once that
+ * one is released, so no writer can still be inside it.  A record that
+ * runs over the end of the ring goes on in a mirror of the ring's first
+ * chunk, mapped right after the ring (the same file pages, mapped twice).
+ * So the trace can grow past the address space it is written through.
  *
  * No file descriptor is kept open while the program runs: the program may
  * close every descriptor (closefrom) or reuse the number for a file of its
@@ -27,6 +48,7 @@
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -34,7 +56,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <sched.h>
+#include <time.h>
 
+#include "collect-env.h"
 #include "preload.h"
 
 #define WRITER_CHUNK ((uint64_t)2 << 20)       /* file growth step */
@@ -42,10 +66,19 @@
 #define WRITER_TAIL ((uint64_t)256 << 10)     /* kept for the final records */
 #define WRITER_MIN_LIMIT (2 * WRITER_TAIL)     /* smaller file size limit: no trace */
 #define WRITER_PAGE ((uint64_t)4096)
-#define WRITER_RESERVE_MAX ((uint64_t)64 << 30) /* address space to reserve */
-#define WRITER_RESERVE_MIN ((uint64_t)64 << 20)
+/* The ring of address space (a power of two, a multiple of the chunk),
+ * and after it the mirror of its first chunk; a record is at most half a
+ * chunk. */
+#define WRITER_RING_MAX ((uint64_t)1 << 30)
+#define WRITER_RING_MIN ((uint64_t)16 << 20)
+#define WRITER_MIRROR WRITER_CHUNK
+#define WRITER_RECORD_MAX (WRITER_CHUNK / 2)
+#define WRITER_NO_LIMIT ((uint64_t)1 << 62)
 #define WRITER_RETRY_NS 1000000000ull           /* after a failed growth */
+#define WRITER_RETRY_RING_NS 5000000ull         /* after one that waits for a release */
 #define WRITER_ZERO_BLOCK (64 << 10)
+#define WRITER_RELEASE_TRIES 64
+#define WRITER_WAIT_TRIES 100
 
 static struct {
 	int fd;                     /* open only between writer_open and writer_init */
@@ -53,11 +86,16 @@ static struct {
 	dev_t dev;                  /* identity of the trace file */
 	ino_t ino;
 	int created;                /* the file was created here (not the launcher's) */
+	int tailed;                 /* collect-timer frees what it has read of it */
 	char *base;                 /* start of the reserved range */
-	uint64_t reserved;          /* bytes of address space reserved */
+	uint64_t ring;              /* bytes of it the file cycles through */
 	uint64_t limit;             /* largest file size we may create */
 	_Atomic uint64_t cursor;    /* next free byte */
-	_Atomic uint64_t mapped;    /* bytes of file mapped at base */
+	_Atomic uint64_t mapped;    /* bytes of file mapped */
+	_Atomic uint64_t pending;   /* bytes reserved and not yet published */
+	_Atomic uint64_t released;  /* below: published, and dropped from the mapping */
+	uint64_t advised;           /* below: dropped from the page cache too */
+	_Atomic int releasing;      /* a thread is in writer_release */
 	_Atomic int growing;        /* a thread is growing the file */
 	_Atomic int broken;         /* growth can never succeed again */
 	_Atomic int closed;         /* the file was cut to its final size */
@@ -65,7 +103,6 @@ static struct {
 	_Atomic int error;          /* errno of the last failed growth */
 	int kept;                   /* fd is kept open (writer_keep) */
 } writer = { .fd = -1 };
-
 /* Zeros to extend the file with where fallocate is not supported.  In .bss:
  * never written, so it costs no memory. */
 static char writer_zeros[WRITER_ZERO_BLOCK];
@@ -240,17 +277,36 @@ static int writer_grow_noted(void)
 	return rc;
 }
 
+/* Where file offset off is written: its place in the ring. */
+static inline char *writer_at(uint64_t off)
+{
+	return writer.base + (off & (writer.ring - 1));
+}
+
+/* Maps file bytes [off, off + len) of fd at addr.  Returns 0, or -1 with
+ * the trace broken: a failed MAP_FIXED may have unmapped our reservation
+ * there, so that range is never mapped again. */
+static int writer_map(char *addr, uint64_t len, int fd, uint64_t off)
+{
+	if (mmap(addr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, (off_t)off) !=
+	    MAP_FAILED)
+		return 0;
+	atomic_store(&writer.broken, 1);
+	return -1;
+}
+
 /* Adds one chunk (smaller near the file size limit).  The caller holds the
  * `growing` flag.  Signal-safe: only system calls. */
 static int writer_grow_locked(void)
 {
 	uint64_t m = atomic_load_explicit(&writer.mapped, memory_order_relaxed);
-	uint64_t chunk = WRITER_CHUNK;
-	void *p;
+	uint64_t chunk = WRITER_CHUNK, at = m & (writer.ring - 1);
 	int rc, fd, err;
 
 	if (m + chunk > writer.limit)
 		chunk = writer.limit > m ? (writer.limit - m) / WRITER_PAGE * WRITER_PAGE : 0;
+	if (at + chunk > writer.ring)
+		chunk = writer.ring - at;
 	if (atomic_load(&writer.broken)) {
 		/* as when it broke */
 		errno = atomic_load_explicit(&writer.error, memory_order_relaxed);
@@ -259,8 +315,14 @@ static int writer_grow_locked(void)
 		return -1;
 	}
 	if (chunk == 0) {
-		/* the file size limit, or the address space reserved */
-		errno = writer.limit < writer.reserved ? EFBIG : ENOMEM;
+		errno = EFBIG; /* the file size limit */
+		return -1;
+	}
+	/* Where the chunk goes, the file a ring's length before it is mapped:
+	 * only once no writer can be there any more. */
+	if (m >= writer.ring &&
+	    m - writer.ring + chunk > atomic_load_explicit(&writer.released, memory_order_acquire)) {
+		errno = EAGAIN;
 		return -1;
 	}
 	fd = writer_kept_fd() >= 0 ? writer.fd : writer_reopen();
@@ -276,16 +338,13 @@ static int writer_grow_locked(void)
 		rc = writer_zero_fill(fd, m, m + chunk);
 	if (rc != 0)
 		goto out;
-	p = mmap(writer.base + m, chunk, PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_FIXED, fd, (off_t)m);
-	if (p == MAP_FAILED) {
-		/* A failed MAP_FIXED may have unmapped our reservation there:
-		 * never map into that range again. */
-		atomic_store(&writer.broken, 1);
-		rc = -1;
-		goto out;
-	}
-	atomic_store_explicit(&writer.mapped, m + chunk, memory_order_release);
+	rc = writer_map(writer_at(m), chunk, fd, m);
+	/* the start of a lap once more after the ring's end, for a record
+	 * that runs over it */
+	if (rc == 0 && at == 0 && m > 0)
+		rc = writer_map(writer.base + writer.ring, chunk, fd, m);
+	if (rc == 0)
+		atomic_store_explicit(&writer.mapped, m + chunk, memory_order_release);
 out:
 	err = errno;
 	if (fd != writer.fd)
@@ -308,30 +367,41 @@ static void writer_try_grow(void)
 	if (atomic_exchange_explicit(&writer.growing, 1, memory_order_acquire))
 		return;
 	if (writer_grow_noted() != 0)
-		atomic_store_explicit(&writer.retry_ns, now + WRITER_RETRY_NS, memory_order_relaxed);
+		atomic_store_explicit(&writer.retry_ns,
+				      now + (errno == EAGAIN ? WRITER_RETRY_RING_NS : WRITER_RETRY_NS),
+				      memory_order_relaxed);
 	atomic_store_explicit(&writer.growing, 0, memory_order_release);
 }
 
-/* Grows the file by one chunk, waiting for another grower.  Not for the
+/* Grows the file by one chunk, waiting for another grower (and, when the
+ * chunk waits for its place in the ring, for a release).  Not for the
  * signal handler.  Returns 0 or -1. */
 static int writer_grow_wait(void)
 {
 	uint64_t before = atomic_load(&writer.mapped);
 	int rc;
 
-	while (atomic_exchange_explicit(&writer.growing, 1, memory_order_acquire))
-		sched_yield();
-	/* Another thread may have grown it meanwhile. */
-	rc = atomic_load(&writer.mapped) != before ? 0 : writer_grow_noted();
-	atomic_store_explicit(&writer.growing, 0, memory_order_release);
-	return rc;
+	for (int tries = 0;; tries++) {
+		struct timespec ms = { 0, 1000000 };
+
+		while (atomic_exchange_explicit(&writer.growing, 1, memory_order_acquire))
+			sched_yield();
+		/* Another thread may have grown it meanwhile. */
+		rc = atomic_load(&writer.mapped) != before ? 0 : writer_grow_noted();
+		atomic_store_explicit(&writer.growing, 0, memory_order_release);
+		if (rc == 0 || errno != EAGAIN || tries == WRITER_WAIT_TRIES)
+			return rc;
+		writer_release();
+		nanosleep(&ms, NULL);
+	}
 }
 
 void *writer_reserve(uint32_t size, int wait)
 {
 	uint64_t cur, m;
 
-	if (writer.base == NULL || atomic_load_explicit(&writer.closed, memory_order_relaxed))
+	if (writer.base == NULL || atomic_load_explicit(&writer.closed, memory_order_relaxed) ||
+	    size > WRITER_RECORD_MAX)
 		return NULL;
 	cur = atomic_load_explicit(&writer.cursor, memory_order_relaxed);
 	for (;;) {
@@ -349,14 +419,15 @@ void *writer_reserve(uint32_t size, int wait)
 			cur = atomic_load_explicit(&writer.cursor, memory_order_relaxed);
 			continue;
 		}
-		if (atomic_compare_exchange_weak_explicit(&writer.cursor, &cur, cur + size,
-							  memory_order_relaxed,
-							  memory_order_relaxed))
+		/* counted before it is claimed (see writer_release) */
+		atomic_fetch_add(&writer.pending, size);
+		if (atomic_compare_exchange_weak(&writer.cursor, &cur, cur + size))
 			break;
+		atomic_fetch_sub(&writer.pending, size);
 	}
 	if (wait != WRITER_FINAL && cur + size + WRITER_AHEAD > m)
 		writer_try_grow();
-	return writer.base + cur;
+	return writer_at(cur);
 }
 
 void writer_publish(void *rec, uint32_t type, uint32_t size)
@@ -365,36 +436,106 @@ void writer_publish(void *rec, uint32_t type, uint32_t size)
 	uint64_t word = (uint64_t)type | (uint64_t)size << 32;
 
 	__atomic_store_n((uint64_t *)rec, word, __ATOMIC_RELEASE);
+	atomic_fetch_sub(&writer.pending, size);
 }
 
-int writer_init(const struct raw_header *header, const struct raw_arch *arch, const char *exe)
+/* Drops file bytes [from, to) (whole pages) from the mapping: the ring,
+ * and the mirror after it where they are the start of a lap. */
+static void writer_drop(uint64_t from, uint64_t to)
+{
+	while (from < to) {
+		uint64_t at = from & (writer.ring - 1);
+		uint64_t n = to - from < writer.ring - at ? to - from : writer.ring - at;
+
+		madvise(writer.base + at, n, MADV_DONTNEED);
+		if (from >= writer.ring && at < WRITER_MIRROR)
+			madvise(writer.base + writer.ring + at,
+				n < WRITER_MIRROR - at ? n : WRITER_MIRROR - at, MADV_DONTNEED);
+		from += n;
+	}
+}
+
+void writer_release(void)
+{
+	uint64_t safe = 0, lo, hi;
+	int found = 0, fd;
+
+	if (writer.base == NULL || atomic_load(&writer.closed) ||
+	    atomic_exchange_explicit(&writer.releasing, 1, memory_order_acquire))
+		return;
+	/* Nothing pending right after the cursor was read: every byte below
+	 * it is published.  (A writer counts its bytes before it claims
+	 * them and uncounts them after it published: seq_cst all through.)
+	 * The window with nothing pending is most of the time; a few tries. */
+	for (int i = 0; i < WRITER_RELEASE_TRIES && !found; i++) {
+		safe = atomic_load(&writer.cursor);
+		found = atomic_load(&writer.pending) == 0;
+		if (!found)
+			sched_yield();
+	}
+	lo = atomic_load_explicit(&writer.released, memory_order_relaxed);
+	hi = safe / WRITER_PAGE * WRITER_PAGE;
+	if (!found || hi <= lo)
+		goto out;
+	writer_drop(lo, hi);
+	if (!writer.tailed && (fd = writer_reopen()) >= 0) {
+		/* written back now, out of the page cache once clean: the
+		 * range of the previous round */
+		sync_file_range(fd, (off_t)lo, (off_t)(hi - lo), SYNC_FILE_RANGE_WRITE);
+		if (lo > writer.advised)
+			posix_fadvise(fd, (off_t)writer.advised, (off_t)(lo - writer.advised),
+				      POSIX_FADV_DONTNEED);
+		writer.advised = lo;
+		writer_sys_close(fd);
+	}
+	atomic_store_explicit(&writer.released, hi, memory_order_release);
+out:
+	atomic_store_explicit(&writer.releasing, 0, memory_order_release);
+}
+
+int writer_init(const struct raw_header *header, const struct raw_arch *arch, const char *exe,
+		int tailed)
 {
 	struct rlimit rl;
-	uint64_t size;
+	uint64_t ring;
 	char *rec;
 	int err;
 
 	atomic_store(&writer.cursor, 0);
 	atomic_store(&writer.mapped, 0);
+	atomic_store(&writer.pending, 0);
+	atomic_store(&writer.released, 0);
+	atomic_store(&writer.releasing, 0);
 	atomic_store(&writer.growing, 0);
 	atomic_store(&writer.broken, 0);
 	atomic_store(&writer.closed, 0);
 	atomic_store(&writer.retry_ns, 0);
 	atomic_store(&writer.error, 0);
+	writer.advised = 0;
 	writer.kept = 0;
+	/* only the launcher's own file is read as it is written */
+	writer.tailed = tailed && !writer.created;
 	writer.base = NULL;
-	for (size = WRITER_RESERVE_MAX; size >= WRITER_RESERVE_MIN; size /= 2) {
-		void *p = mmap(NULL, size, PROT_NONE,
+	ring = WRITER_RING_MAX;
+	/* tests make it small, to go round it in a short run */
+	if (getenv(COLLECT_ENV_TEST_RING) != NULL) {
+		uint64_t want = strtoull(getenv(COLLECT_ENV_TEST_RING), NULL, 10);
+
+		while (ring > want && ring > WRITER_RING_MIN)
+			ring /= 2;
+	}
+	for (; ring >= WRITER_RING_MIN; ring /= 2) {
+		void *p = mmap(NULL, ring + WRITER_MIRROR, PROT_NONE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (p != MAP_FAILED) {
 			writer.base = p;
-			writer.reserved = size;
+			writer.ring = ring;
 			break;
 		}
 	}
 	if (writer.base == NULL)
 		goto fail;
-	writer.limit = writer.reserved;
+	writer.limit = WRITER_NO_LIMIT;
 	/* Growing past RLIMIT_FSIZE would raise SIGXFSZ in the program. */
 	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
 	    rl.rlim_cur < writer.limit)
@@ -411,13 +552,15 @@ int writer_init(const struct raw_header *header, const struct raw_arch *arch, co
 	memcpy(rec, header, sizeof(*header));
 	memcpy(rec + sizeof(*header), arch, sizeof(*arch));
 	memcpy(rec + raw_header_fixed_size(header->version), exe, header->exe_len);
+	/* the header is not a record: nothing publishes it */
+	atomic_fetch_sub(&writer.pending, header->header_size);
 	writer_sys_close(writer.fd);
 	writer.fd = -1;
 	return 0;
 fail:
 	err = errno;
 	if (writer.base != NULL)
-		munmap(writer.base, writer.reserved);
+		munmap(writer.base, writer.ring + WRITER_MIRROR);
 	writer.base = NULL;
 	if (writer.fd >= 0)
 		writer_sys_close(writer.fd);
@@ -453,7 +596,7 @@ int writer_finish(void)
 void writer_forget(void)
 {
 	if (writer.base != NULL)
-		munmap(writer.base, writer.reserved);
+		munmap(writer.base, writer.ring + WRITER_MIRROR);
 	writer.base = NULL;
 	/* a kept descriptor is the child's copy: ours to close, if it is
 	 * still the trace */
@@ -463,4 +606,6 @@ void writer_forget(void)
 	writer.kept = 0;
 	atomic_store(&writer.mapped, 0);
 	atomic_store(&writer.cursor, 0);
+	atomic_store(&writer.pending, 0);
+	atomic_store(&writer.released, 0);
 }

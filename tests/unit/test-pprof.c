@@ -9,6 +9,8 @@
 #include "merge.h"
 #include "pprof-read.h"
 #include "pprof-write.h"
+#include "raw-read.h"
+#include "rawbuild.h"
 #include "read.h"
 
 #include <unistd.h>
@@ -273,6 +275,49 @@ static size_t make_gperf(unsigned char *b, unsigned word, bool big, bool trailer
 	return n + sizeof gperf_maps - 1;
 }
 
+/* A raw trace as collect-timer --split writes a segment: its header's
+ * start times are the segment's, its end record ends it.  The pprof
+ * profile of it starts then (time_nanos) and lasts as long
+ * (duration_nanos). */
+static void test_segment_times(void)
+{
+	static const uint64_t frames[] = { 0x400100 };
+	const uint64_t start = 61000000000ULL, real = 1700000060123456789ULL;
+	struct rawbuf r = { 0 };
+	struct raw_header h;
+	struct pv_profile *p, *q;
+	unsigned char *buf;
+	size_t len;
+
+	rb_header_short(&r, "/nonexistent/app", 4000000, 16000);
+	memcpy(&h, r.b, sizeof h);
+	h.start_monotonic_ns = start;
+	h.start_realtime_ns = real;
+	memcpy(r.b, &h, sizeof h);
+	rb_thread_cpu(&r, 7, "main", 0);
+	rb_sample(&r, 7, 0, frames, 1, start + 100000000, 4000000);
+	rb_thread_exit(&r, 7, start + 1500000000, 4000000);
+	rb_end(&r, start + 1500000000, 1, 0);
+	p = raw_read(r.b, r.len, "t.seg0002.raw", NULL);
+	CHECK(p != NULL);
+	if (!p)
+		goto out;
+	CHECK_EQ(p->time_ns, (int64_t)real);
+	CHECK_EQ(p->duration_ns, 1500000000);
+	buf = encode(p, true, &len);
+	q = pprof_read(buf, len, "mem", false);
+	CHECK(q != NULL);
+	if (q) {
+		CHECK_EQ(q->time_ns, (int64_t)real);
+		CHECK_EQ(q->duration_ns, 1500000000);
+	}
+	pv_profile_free(q);
+	free(buf);
+out:
+	pv_profile_free(p);
+	free(r.b);
+}
+
 static void test_gperf(void)
 {
 	unsigned char b[1024];
@@ -409,6 +454,7 @@ int main(void)
 {
 	pv_error_set_sink(sink);
 	test_round_trip();
+	test_segment_times();
 	test_gperf();
 	test_folded();
 	test_merge();

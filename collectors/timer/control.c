@@ -1,0 +1,305 @@
+/* control.c - pausing and resuming sampling, and the library's thread that
+ * does it
+ *
+ * A signal (SIGUSR2 unless collect-timer says otherwise) pauses sampling,
+ * the next resumes it, as gperftools' CPUPROFILESIGNAL does.  The handler
+ * only posts a semaphore; the library's thread "profview-ctl" does the
+ * work, under the registry lock, so that it is serialized with threads
+ * starting and ending:
+ *
+ * - pause: the generation count (control_gen) becomes odd, so a handler
+ *   that starts from now on writes nothing (control.h); the handlers
+ *   already running are waited for; every thread's timer is disarmed and
+ *   an exit record written with its CPU clock.  Each thread's profiled
+ *   stretch ends there, as far as the trace is concerned: raw-cpu.h shares
+ *   out the CPU time between its thread record and that exit record, and
+ *   the CPU time used while paused is in no thread's total.
+ * - resume: each thread gets a thread record with its CPU clock now (its
+ *   CPU time before is not profiled), which its handler also takes as its
+ *   previous sample, so its next sample weighs only the time since; the
+ *   generation becomes even, and the timers are armed again.
+ *
+ * A thread that starts while sampling is paused gets its thread record and
+ * its timer at the resume; one that ends while paused, nothing (its stretch
+ * ended at the pause).  --delay starts the process paused, with a resume
+ * due at PROFVIEW_START_NS.
+ *
+ * The control signal is taken only if the program has left it at its
+ * default action (or ignores it); the program is told that action by
+ * sigaction() and signal() (sigs.c), as if ours were not there.  A program
+ * that installs a handler of its own for it gets the signal: ours steps
+ * aside, and the signal no longer pauses sampling.
+ *
+ * The same thread releases the memory of the trace a few times a second
+ * (writer_release), so the program's resident memory does not grow with
+ * its trace.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collect-env.h"
+#include "preload-state.h"
+
+#define CONTROL_RELEASE_NS 250000000ull   /* how often the trace's memory is released */
+#define CONTROL_QUIESCE_NS 100000000ull   /* longest wait for handlers in flight */
+
+_Atomic uint64_t control_gen;
+
+static struct {
+	int signo;                /* the control signal, 0 for none */
+	_Atomic int active;       /* our handler is its action */
+	struct sigaction app;     /* the action the program believes it has */
+	uint64_t start_ns;        /* sampling resumes then (--delay), or 0 */
+	pthread_t thread;
+	_Atomic int started;
+	_Atomic int stop;
+	_Atomic unsigned requests; /* signals not yet acted on */
+	sem_t wake;
+} control;
+
+/* ---- pause and resume ---- */
+
+static int64_t control_thread_cpu(pid_t tid)
+{
+	struct timespec ts;
+
+	if (clock_gettime(preload_thread_clock(tid), &ts) != 0)
+		return -1;
+	return preload_ts_ns(&ts);
+}
+
+/* Waits (a little) for the handlers that started before the pause: those
+ * that start after it see it and write nothing. */
+static void control_quiesce(void)
+{
+	uint64_t deadline = preload_now() + CONTROL_QUIESCE_NS;
+	struct timespec us = { 0, 50000 };
+
+	while (atomic_load(&preload.inflight) != 0 && preload_now() < deadline)
+		nanosleep(&us, NULL);
+}
+
+/* Pauses (pause 1) or resumes (0) sampling, if it is not so already.
+ * Returns 1 if it changed. */
+static int control_set(int pause)
+{
+	int changed = 0;
+
+	pthread_mutex_lock(&preload.registry_lock);
+	if (atomic_load(&preload.state) != PRELOAD_RUNNING || control_paused() == pause)
+		goto out;
+	if (pause) {
+		atomic_fetch_add(&control_gen, 1);
+		control_quiesce();
+	}
+	for (size_t i = 0; i < preload.nentries; i++) {
+		struct preload_entry *e = &preload.entries[i];
+		char name[16];
+		int64_t cpu;
+
+		if (e->tid == 0)
+			continue;
+		if (pause)
+			engine_disarm(&e->timer);
+		cpu = control_thread_cpu(e->tid);
+		threads_read_comm(e->tid, name);
+		if (name[0] != '\0' && strncmp(name, e->name, 16) != 0) {
+			if (pause)
+				threads_write_thread(e->tid, name, e->cpu_base); /* the new name */
+			memcpy(e->name, name, 16);
+		}
+		if (pause) {
+			threads_write_exit(e->tid, cpu);
+			continue;
+		}
+		if (e->seen != NULL && cpu >= 0) {
+			atomic_store_explicit(&e->seen->resumed_cpu, cpu, memory_order_relaxed);
+			atomic_store_explicit(&e->seen->cpu, cpu, memory_order_relaxed);
+		}
+		threads_write_thread(e->tid, e->name, cpu);
+	}
+	if (!pause) {
+		/* the threads' new starts are stored before the handlers can
+		 * see the change (control.h) */
+		atomic_fetch_add(&control_gen, 1);
+		for (size_t i = 0; i < preload.nentries; i++) {
+			struct preload_entry *e = &preload.entries[i];
+			int64_t cpu = control_thread_cpu(e->tid);
+
+			if (e->tid != 0)
+				engine_rearm(&e->timer, cpu >= 0 && cpu - e->cpu_base < (int64_t)preload.short_ns,
+					     preload_random(preload.period_ns));
+		}
+	}
+	changed = 1;
+out:
+	pthread_mutex_unlock(&preload.registry_lock);
+	return changed;
+}
+
+/* ---- the thread ---- */
+
+static void *control_main(void *unused)
+{
+	uint64_t next = preload_now() + CONTROL_RELEASE_NS;
+
+	(void)unused;
+	while (!atomic_load(&control.stop)) {
+		uint64_t due = next, now;
+		struct timespec ts;
+		unsigned n;
+
+		if (control.start_ns != 0 && control.start_ns < due)
+			due = control.start_ns;
+		ts.tv_sec = (time_t)(due / 1000000000ull);
+		ts.tv_nsec = (long)(due % 1000000000ull);
+		if (sem_clockwait(&control.wake, CLOCK_MONOTONIC, &ts) != 0 && errno != ETIMEDOUT &&
+		    errno != EINTR)
+			break;
+		if (atomic_load(&control.stop))
+			break;
+		now = preload_now();
+		if (control.start_ns != 0 && now >= control.start_ns) {
+			control.start_ns = 0;
+			control_set(0);
+		}
+		/* two signals before we looked cancel out */
+		n = atomic_exchange(&control.requests, 0);
+		if (n % 2 == 1) {
+			int pause = !control_paused();
+
+			if (control_set(pause))
+				preload_warn("pid %d: sampling %s (signal %d); the same signal %s it",
+					     (int)getpid(), pause ? "paused" : "resumed", control.signo,
+					     pause ? "resumes" : "pauses");
+		}
+		if (now >= next) {
+			writer_release();
+			next = now + CONTROL_RELEASE_NS;
+		}
+	}
+	return NULL;
+}
+
+int control_start(void)
+{
+	/* also in the child of a fork, where the parent's thread does not
+	 * exist */
+	atomic_store(&control.started, 0);
+	atomic_store(&control.stop, 0);
+	atomic_store(&control.requests, 0);
+	if (sem_init(&control.wake, 0, 0) != 0)
+		return -1;
+	if (threads_start_helper(&control.thread, control_main, "profview-ctl", 64 << 10, 0) != 0)
+		return -1;
+	atomic_store(&control.started, 1);
+	return 0;
+}
+
+void control_stop(void)
+{
+	if (!atomic_exchange(&control.started, 0))
+		return;
+	atomic_store(&control.stop, 1);
+	sem_post(&control.wake);
+	pthread_join(control.thread, NULL);
+}
+
+/* ---- the signal ---- */
+
+static void control_on_signal(int sig, siginfo_t *si, void *uc)
+{
+	int saved_errno = errno;
+
+	(void)sig;
+	(void)si;
+	(void)uc;
+	if (atomic_load(&control.active) && atomic_load(&control.started)) {
+		atomic_fetch_add(&control.requests, 1);
+		sem_post(&control.wake);
+	}
+	errno = saved_errno;
+}
+
+/* Is act a handler of the program's own (not the default, not ignore)? */
+static int control_is_handler(const struct sigaction *act)
+{
+	return (act->sa_flags & SA_SIGINFO) ||
+	       (act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN);
+}
+
+void control_init(void)
+{
+	const char *env = getenv(COLLECT_ENV_CONTROL);
+	const char *start = getenv(COLLECT_ENV_START_NS);
+	struct sigaction sa, old;
+	long sig = env != NULL ? atol(env) : COLLECT_CONTROL_DEFAULT;
+
+	control.start_ns = start != NULL ? strtoull(start, NULL, 10) : 0;
+	if (control.start_ns != 0 && preload_now() >= control.start_ns)
+		control.start_ns = 0;
+	/* paused until the start; a fork child keeps its parent's state */
+	if (control.start_ns != 0 && !control_paused())
+		atomic_fetch_add(&control_gen, 1);
+	control.signo = 0;
+	atomic_store(&control.active, 0);
+	if (sig == 0 || !collect_env_control_ok((int)sig) || sig == preload.signo)
+		return;
+	if (preload.real_sigaction((int)sig, NULL, &old) != 0)
+		return;
+	if (control_is_handler(&old)) {
+		preload_warn("the program handles signal %ld (%s) itself: it does not pause sampling",
+			     sig, strsignal((int)sig));
+		return;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = control_on_signal;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (preload.real_sigaction((int)sig, &sa, NULL) != 0)
+		return;
+	control.app = old;
+	control.signo = (int)sig;
+	atomic_store(&control.active, 1);
+}
+
+int control_owns(int sig)
+{
+	return sig != 0 && sig == control.signo && atomic_load(&control.active);
+}
+
+int control_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	static const char note[] = PRELOAD_PREFIX "the program installed its own handler for "
+		"the control signal: it gets that signal, which no longer pauses sampling\n";
+	struct sigaction prev = control.app;
+	int rc;
+
+	if (act == NULL || !control_is_handler(act)) {
+		if (act != NULL)
+			control.app = *act;
+		if (old != NULL)
+			*old = prev;
+		return 0;
+	}
+	/* No lock: sigaction may be called from a signal handler. */
+	atomic_store(&control.active, 0);
+	rc = preload.real_sigaction(sig, act, NULL);
+	if (rc != 0) {
+		atomic_store(&control.active, 1);
+		return rc;
+	}
+	if (old != NULL)
+		*old = prev;
+	if (write(STDERR_FILENO, note, sizeof(note) - 1) < 0) {
+		/* nothing to be done */
+	}
+	return 0;
+}

@@ -1,0 +1,90 @@
+/* segments.h - collect-timer --split: the program's trace cut into
+ * self-contained segments while it is written
+ *
+ * collect-timer waits for the program anyway; with --split it also reads
+ * the trace the program writes (its -o file) as it grows (raw-tail.h), and
+ * copies its records into one segment per SECONDS of the run,
+ * "<stem>.seg0001.raw", "<stem>.seg0002.raw"..., where stem is the trace's
+ * name without ".raw".  Segment n holds the records written between
+ * t0 + (n - 1) * SECONDS and t0 + n * SECONDS, t0 being the trace's start
+ * (a record written late, with an earlier time, lands in the next one).
+ * Each is a trace of its own that profview reads alone:
+ *
+ * - the trace's header, its start times those of the segment;
+ * - every mapping seen so far (each once), so every address resolves;
+ * - a thread record for every thread then alive, with the CPU time its
+ *   samples before the segment stand for (its CPU clock at its last sample
+ *   before, or when it was last started), then the records of the window:
+ *   samples, and the stack records the frame-pointer samples refer to
+ *   (each once in a segment, before the first sample that needs it);
+ * - an exit record for every thread still alive at the end, with its
+ *   CPU clock at its last sample in the segment, then an end record with
+ *   the segment's end time, samples and samples lost.
+ *
+ * So the CPU time between a thread's last sample in a segment and its
+ * first in the next is charged to the next one, whose first sample weighs
+ * it; each segment's samples keep their recorded weights (raw-cpu.h shares
+ * out a thread's time in a segment exactly as its samples weigh), the time
+ * a thread used after its last sample before it ended or sampling was
+ * paused goes to the segment where that happened, and the segments'
+ * CPU times add up to the whole run's.  A segment is written as
+ * "<name>.part" and renamed when it is complete, so a reader never sees
+ * half of one.
+ *
+ * Disk and memory stay bounded: the part of the trace already copied is
+ * given back to the file system (fallocate PUNCH_HOLE), which also takes
+ * its pages out of the program's page cache; the library leaves that to
+ * collect-timer (PROFVIEW_SPLIT).  collect-timer keeps the mappings, the
+ * stack records (as many as the library's stack table holds at most) and
+ * the threads alive, and reads the trace through a buffer of a megabyte.
+ * Only the program's own trace is cut; the traces of the processes it
+ * starts are whole, as without --split.
+ */
+#ifndef PROFVIEW_TIMER_SEGMENTS_H
+#define PROFVIEW_TIMER_SEGMENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct seg;
+
+/* What collect-timer says of the run at its end. */
+struct seg_summary {
+	int started;               /* the trace had a header */
+	int ended;                 /* no more records will come */
+	int finished;              /* the trace's own end record was read */
+	uint32_t clock;            /* the header's (enum raw_clock) */
+	uint64_t segments;         /* written */
+	uint64_t failed;           /* that could not be written */
+	uint64_t first, last;      /* the numbers of the first and last on disk */
+	uint64_t samples, lost;
+	uint32_t lost_error;       /* why samples were lost (raw_lost_cause) */
+	uint64_t threads;          /* distinct thread ids */
+	uint64_t cpu_ns;           /* the threads' CPU time while sampled */
+	uint64_t weight_ns;        /* what the samples stand for */
+	uint64_t unsampled_ns, unsampled_threads, stretches;
+	int bad;                   /* unreadable data in the trace */
+};
+
+/* Starts cutting the trace at path live (collect-timer's -o file, which
+ * the program fills) into segments of split_ns of the run, keeping only
+ * the last keep on disk (0: all).  say prints one line of collect-timer's.
+ * NULL when out of memory. */
+struct seg *seg_new(const char *live, uint64_t split_ns, unsigned keep,
+		    void (*say)(const char *fmt, ...));
+/* Reads what the program wrote since the last call, writes the segments
+ * that are over (now: CLOCK_MONOTONIC) and frees the disk space of what was
+ * copied.  Returns 1 once the trace has ended, else 0. */
+int seg_poll(struct seg *s, uint64_t now);
+/* The program ended: reads the rest and writes the last segment (ended
+ * by collect-timer at the last record if the trace was not finished). */
+void seg_finish(struct seg *s);
+void seg_summary(const struct seg *s, struct seg_summary *out);
+/* Removes the segments of an earlier run by the same name (regular files
+ * of the user's own), so that they are not taken for this run's. */
+void seg_clear_old(const struct seg *s);
+/* The name of segment n, into buf. */
+const char *seg_name(const struct seg *s, uint64_t n, char *buf, size_t len);
+void seg_free(struct seg *s);
+
+#endif

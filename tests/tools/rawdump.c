@@ -1,0 +1,147 @@
+/* rawdump.c - the records of a raw trace, one line each, for tests that
+ * check what the collector wrote rather than what a report makes of it
+ *
+ * usage: rawdump TRACE
+ *
+ * Lines (times are CLOCK_MONOTONIC nanoseconds, as in the trace):
+ *   header PID START_MONO START_REALTIME PERIOD SHORT_US
+ *   mapping TIME START END PATH
+ *   thread TID TIME CPU NAME
+ *   exit TID TIME CPU
+ *   stack ID NFRAMES
+ *   sample TID TIME WEIGHT STACK_ID       (frame-pointer and cfi samples)
+ *   regs TID TIME WEIGHT FLAGS             (register samples)
+ *   lost COUNT
+ *   end TIME SAMPLES LOST
+ *   record TYPE SIZE                       (a type this tool does not know)
+ *   stop REASON OFFSET                     (why the walk stopped, if not at the end)
+ * Exit status 0, or 1 when the file is not a raw trace it reads.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "raw-iter.h"
+#include "raw.h"
+
+static unsigned char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char *b = NULL;
+	size_t cap = 0, n = 0, got;
+
+	if (f == NULL)
+		return NULL;
+	do {
+		if (n == cap) {
+			cap = cap ? cap * 2 : 1 << 20;
+			b = realloc(b, cap);
+			if (b == NULL)
+				abort();
+		}
+		got = fread(b + n, 1, cap - n, f);
+		n += got;
+	} while (got > 0);
+	fclose(f);
+	*len = n;
+	return b;
+}
+
+int main(int argc, char **argv)
+{
+	static const char *why[] = { "record", "done", "zeros", "ended", "cut-header", "cut",
+				     "bad-size", "malformed" };
+	struct raw_head head;
+	struct raw_iter it;
+	struct raw_record r;
+	enum raw_next next;
+	unsigned char *b;
+	size_t len;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: rawdump TRACE\n");
+		return 2;
+	}
+	b = slurp(argv[1], &len);
+	if (b == NULL || raw_iter_head(b, len, &head) != RAW_HEAD_OK) {
+		fprintf(stderr, "rawdump: '%s' is not a raw trace it reads\n", argv[1]);
+		return 1;
+	}
+	printf("header %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %u\n", head.h.pid,
+	       head.h.start_monotonic_ns, head.h.start_realtime_ns, head.h.period_ns,
+	       head.h.short_thread_us);
+	raw_iter_init(&it, b, len, head.h.header_size, head.arch.nregs);
+	while ((next = raw_iter_next(&it, &r)) == RAW_NEXT_RECORD) {
+		switch (r.type) {
+		case RAW_MAPPING: {
+			struct raw_mapping m;
+
+			memcpy(&m, r.data, sizeof m);
+			printf("mapping %" PRIu64 " %" PRIx64 " %" PRIx64 " %.*s\n", m.time_ns, m.start,
+			       m.end, (int)strnlen((const char *)r.data + sizeof m, m.path_len),
+			       (const char *)r.data + sizeof m);
+			break;
+		}
+		case RAW_THREAD: {
+			struct raw_thread t = { 0 };
+
+			memcpy(&t, r.data, r.size < sizeof t ? r.size : sizeof t);
+			printf("thread %u %" PRIu64 " %" PRIu64 " %.16s\n", t.tid, t.time_ns, t.cpu_ns,
+			       t.name[0] ? t.name : "-");
+			break;
+		}
+		case RAW_THREAD_EXIT: {
+			struct raw_thread_exit t;
+
+			memcpy(&t, r.data, sizeof t);
+			printf("exit %u %" PRIu64 " %" PRIu64 "\n", t.tid, t.time_ns, t.cpu_ns);
+			break;
+		}
+		case RAW_STACK: {
+			struct raw_stack s;
+
+			memcpy(&s, r.data, sizeof s);
+			printf("stack %u %u\n", s.id, s.nframes);
+			break;
+		}
+		case RAW_SAMPLE: {
+			struct raw_sample s;
+
+			memcpy(&s, r.data, sizeof s);
+			printf("sample %u %" PRIu64 " %" PRIu64 " %u\n", s.tid, s.time_ns, s.weight_ns,
+			       s.stack_id);
+			break;
+		}
+		case RAW_SAMPLE_REGS: {
+			struct raw_sample_regs s;
+
+			memcpy(&s, r.data, sizeof s);
+			printf("regs %u %" PRIu64 " %" PRIu64 " %u\n", s.tid, s.time_ns, s.weight_ns,
+			       s.flags);
+			break;
+		}
+		case RAW_LOST: {
+			struct raw_lost l = { 0 };
+
+			memcpy(&l, r.data, r.size < sizeof l ? r.size : sizeof l);
+			printf("lost %" PRIu64 "\n", l.count);
+			break;
+		}
+		case RAW_END: {
+			struct raw_end e;
+
+			memcpy(&e, r.data, sizeof e);
+			printf("end %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", e.time_ns, e.samples, e.lost);
+			break;
+		}
+		default:
+			printf("record %u %u\n", r.type, r.size);
+			break;
+		}
+	}
+	if (next != RAW_NEXT_DONE && next != RAW_NEXT_ENDED)
+		printf("stop %s %zu\n", why[next], r.off);
+	free(b);
+	return 0;
+}
