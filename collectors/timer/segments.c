@@ -552,7 +552,7 @@ static void seg_record(struct seg *s, const struct raw_record *r)
 		struct raw_sample rec;
 		struct seg_stack *st;
 
-		memcpy(&rec, r->data, sizeof(rec));
+		raw_sample_get(r->data, r->size, &rec);
 		st = rec.stack_id ? seg_stack_find(s, rec.stack_id) : NULL;
 		if (st != NULL && st->seg != s->n) {
 			seg_put(s, s->arena + st->off, st->size);

@@ -108,7 +108,7 @@ int main(int argc, char **argv)
 		case RAW_SAMPLE: {
 			struct raw_sample s;
 
-			memcpy(&s, r.data, sizeof s);
+			raw_sample_get(r.data, r.size, &s);
 			printf("sample %u %" PRIu64 " %" PRIu64 " %u\n", s.tid, s.time_ns, s.weight_ns,
 			       s.stack_id);
 			break;
