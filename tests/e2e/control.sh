@@ -81,7 +81,7 @@ for how in handler signal; do
 		fail "$how: want one line saying the program took the signal: $(cat h.err)"
 	! grep -q 'sampling paused' h.err || fail "$how: the program's signal paused sampling"
 	"$RAWDUMP" h.raw >h.dump
-	[ "$(grep -c '^exit' h.dump)" = 1 ] || fail "$how: sampling stopped somewhere: $(grep -v '^regs' h.dump)"
+	[ "$(grep -c '^exit' h.dump)" = 1 ] || fail "$how: sampling stopped somewhere: $(grep -Ev '^(regs|sample) ' h.dump)"
 done
 
 # 3. --delay=0.4 --duration=0.4 on a program that runs 1.2 s: every sample
@@ -94,10 +94,10 @@ intervals w.dump >w.iv || fail "$(grep '^bad' w.iv)"
 start=$(awk '$1 == "start" { print $2 }' w.out)
 stop=$(awk '$1 == "stop" { print $2 }' w.out)
 awk -v a="$start" -v z="$stop" '
-	$1 == "regs" && $3 < a { print "a sample at " $3 " before the start at " a; bad = 1 }
+	($1 == "regs" || $1 == "sample") && $3 < a { print "a sample at " $3 " before the start at " a; bad = 1 }
 	$1 == "thread" && $3 < a { print "a thread record at " $3 " before the start at " a; bad = 1 }
 	$1 == "end" { if ($2 < z) { print "the trace ended at " $2 ", before the stop at " z; bad = 1 } end = $2 }
-	$1 == "regs" { n++; if ($3 > last) last = $3 }
+	$1 == "regs" || $1 == "sample" { n++; if ($3 > last) last = $3 }
 	END { if (!n) { print "no sample"; bad = 1 } if (last > end) { print "a sample after the end"; bad = 1 } exit bad }' w.dump >w.bad ||
 	fail "--delay/--duration: $(cat w.bad)"
 cpu=$(awk '{ print $3 }' w.iv)
