@@ -31,8 +31,8 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "control.h"
 #include "preload-state.h"
+#include "control.h"
 
 #define PRELOAD_SMALL_FRAMES 64
 #define PRELOAD_PAGE 4096
