@@ -986,9 +986,11 @@ static void collect_report_segments(const struct seg *seg, const char *who, int 
 		s.finished ? "" : "; the program ended without running its exit handlers, "
 				  "the last segment stops at its last complete record",
 		s.bad ? "; unreadable data after the last good record" : "");
+	/* (counted by segment: a thread alive in ten segments is ten there) */
 	if (s.clock == RAW_CLOCK_CPU &&
-	    raw_cpu_unsampled_say(say, sizeof(say), s.unsampled_ns, s.cpu_ns, s.unsampled_threads,
-				  s.stretches, s.lost))
+	    raw_cpu_unsampled_say(say, sizeof(say), s.unsampled_ns, s.cpu_ns,
+				  s.unsampled_threads < s.threads ? s.unsampled_threads : s.threads,
+				  s.threads, s.lost))
 		fprintf(stderr, "collect-timer: %s%s\n", who, say);
 }
 
