@@ -993,9 +993,11 @@ static void collect_report_segments(const struct seg *seg, const char *who, int 
 	seg_name(seg, s.last, last, sizeof(last));
 	if (s.segments == 0)
 		snprintf(where, sizeof(where), "no segment could be written");
+	else if (s.segments == 1)
+		snprintf(where, sizeof(where), "written to 1 segment, '%s'", last);
 	else if (s.first == s.last)
-		snprintf(where, sizeof(where), "written to %" PRIu64 " segment%s, '%s'%s", s.segments,
-			 s.segments == 1 ? "" : "s", last, s.segments > 1 ? ", the last, kept" : "");
+		snprintf(where, sizeof(where), "written to %" PRIu64 " segments, the last kept: '%s'",
+			 s.segments, last);
 	else if (s.last - s.first + 1 < s.segments)
 		snprintf(where, sizeof(where), "written to %" PRIu64 " segments, the last %" PRIu64
 			 " kept: '%s' to '%s'", s.segments, s.last - s.first + 1, first, last);
@@ -1013,9 +1015,11 @@ static void collect_report_segments(const struct seg *seg, const char *who, int 
 		s.finished ? "" : "; the program ended without running its exit handlers, "
 				  "the last segment stops at its last complete record",
 		s.bad ? "; unreadable data after the last good record" : "");
+	/* (counted by segment: a thread alive in ten segments is ten there) */
 	if (s.clock == RAW_CLOCK_CPU &&
-	    raw_cpu_unsampled_say(say, sizeof(say), s.unsampled_ns, s.cpu_ns, s.unsampled_threads,
-				  s.stretches, s.lost))
+	    raw_cpu_unsampled_say(say, sizeof(say), s.unsampled_ns, s.cpu_ns,
+				  s.unsampled_threads < s.threads ? s.unsampled_threads : s.threads,
+				  s.threads, s.lost))
 		fprintf(stderr, "collect-timer: %s%s\n", who, say);
 }
 

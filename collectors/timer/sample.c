@@ -39,8 +39,8 @@
 #include <unistd.h>
 
 #include "cfi.h"
-#include "control.h"
 #include "preload-state.h"
+#include "control.h"
 
 #define PRELOAD_SMALL_FRAMES 64
 #define PRELOAD_PAGE 4096

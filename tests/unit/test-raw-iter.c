@@ -1,9 +1,14 @@
 /* test-raw-iter.c - a raw trace's header, of either version, and the walk
  * over its records: every record of a good trace, and each reason to stop,
- * at the right byte */
+ * at the right byte; and the same walk of a file a piece at a time
+ * (raw-tail.h), also of one still being written */
 #include "check.h"
 #include "rawbuild.h"
 #include "raw-iter.h"
+#include "raw-tail.h"
+
+#include <fcntl.h>
+#include <unistd.h>
 
 /* A whole trace of every record type; ends[] gets each record's end. */
 static size_t build_all(struct rawbuf *r, size_t *ends)
@@ -393,8 +398,123 @@ static void test_v2_walk(void)
 	free(r.b);
 }
 
+/* A file holding buf[0..len).  Returns its descriptor. */
+static int tail_file(const unsigned char *buf, size_t len)
+{
+	char name[] = "/tmp/profview-raw-tail.XXXXXX";
+	int fd = mkstemp(name);
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return -1;
+	unlink(name);
+	CHECK_EQ(pwrite(fd, buf, len, 0), (ssize_t)len);
+	return fd;
+}
+
+/* Walks the file from start with raw-tail: how it stopped, *n the records,
+ * their offsets checked against the walk of the buffer. */
+static int tail_walk(int fd, size_t start, int live, uint64_t *n, struct raw_record *last)
+{
+	struct raw_tail t;
+	int next;
+
+	*n = 0;
+	if (raw_tail_init(&t, fd, start, RAW_NREGS, live) != 0)
+		return -1;
+	while ((next = raw_tail_next(&t, last)) == RAW_NEXT_RECORD)
+		(*n)++;
+	raw_tail_free(&t);
+	return next;
+}
+
+/* The file at every cut stops where, and as, the buffer does. */
+static void test_tail_cuts(void)
+{
+	struct rawbuf r = { 0 };
+	size_t ends[16], start;
+	int bad = 0, fd;
+
+	build_all(&r, ends);
+	start = header_size(&r);
+	fd = tail_file(r.b, r.len);
+	/* downwards: each cut keeps what the next one needs */
+	for (size_t cut = r.len; cut >= start && fd >= 0; cut--) {
+		struct raw_record a, b;
+		uint64_t na, nb;
+		enum raw_next want = walk(r.b, cut, start, &na, &a);
+		int next;
+
+		CHECK_EQ(ftruncate(fd, (off_t)cut), 0);
+		next = tail_walk(fd, start, 0, &nb, &b);
+		if (next != (int)want || na != nb || a.off != b.off) {
+			if (bad++ < 5)
+				fprintf(stderr, "tail, cut %zu: stop %d (want %d), %" PRIu64 " records (want %" PRIu64 ") at %zu (want %zu)\n",
+					cut, next, (int)want, nb, na, b.off, a.off);
+		}
+	}
+	CHECK_EQ(bad, 0);
+	if (fd >= 0)
+		close(fd);
+	free(r.b);
+}
+
+/* Records larger than the buffer, one after the other, and a file still
+ * being written: zeros after the last record stop the walk for now, and it
+ * goes on from there once more is published. */
+static void test_tail_live(void)
+{
+	struct rawbuf r = { 0 };
+	struct raw_record rec;
+	struct raw_tail t;
+	size_t start, first;
+	uint64_t n;
+	int fd;
+
+	rb_header(&r, "/bin/x", 1000000);
+	start = r.len;
+	rb_thread(&r, 1, "main");
+	for (int k = 0; k < 3; k++) {
+		struct raw_rec h = { 77, (3u << 20) + 8 * (uint32_t)k };
+
+		rb_put(&r, &h, sizeof h);
+		rb_zero(&r, h.size - sizeof h);
+	}
+	first = r.len;
+	rb_thread_exit(&r, 1, 7, 10);
+	rb_end(&r, 8, 0, 0);
+	fd = tail_file(r.b, first);
+	if (fd < 0)
+		return;
+	CHECK_EQ(ftruncate(fd, (off_t)(first + (1 << 20))), 0);
+	CHECK_EQ(raw_tail_init(&t, fd, start, RAW_NREGS, 1), 0);
+	for (n = 0; raw_tail_next(&t, &rec) == RAW_NEXT_RECORD; n++)
+		CHECK(n == 0 || rec.size == (3u << 20) + 8 * (n - 1));
+	CHECK_EQ(n, 4);
+	CHECK_EQ(raw_tail_next(&t, &rec), RAW_NEXT_ZEROS);
+	CHECK_EQ(rec.off, first);
+	CHECK_EQ(raw_tail_offset(&t), first);
+	/* published since */
+	CHECK_EQ(pwrite(fd, r.b + first, r.len - first, (off_t)first), (ssize_t)(r.len - first));
+	CHECK_EQ(raw_tail_next(&t, &rec), RAW_NEXT_RECORD);
+	CHECK_EQ(rec.type, RAW_THREAD_EXIT);
+	CHECK_EQ(rec.off, first);
+	CHECK_EQ(raw_tail_next(&t, &rec), RAW_NEXT_RECORD);
+	CHECK_EQ(rec.type, RAW_END);
+	CHECK_EQ(raw_tail_next(&t, &rec), RAW_NEXT_ENDED);
+	CHECK_EQ(raw_tail_offset(&t), r.len);
+	raw_tail_free(&t);
+	/* the same, not live: as the buffer walk says */
+	CHECK_EQ(tail_walk(fd, start, 0, &n, &rec), RAW_NEXT_ENDED);
+	CHECK_EQ(n, 6);
+	close(fd);
+	free(r.b);
+}
+
 int main(void)
 {
+	test_tail_cuts();
+	test_tail_live();
 	test_head();
 	test_v2_walk();
 	test_whole();
