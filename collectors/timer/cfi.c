@@ -113,17 +113,11 @@ struct cfi_object {
 
 static struct {
 	struct cfi_tables *_Atomic current;
-	int (*is_code)(uintptr_t);
 	struct cfi_object *objs;
 	size_t nobjs, capobjs;
 	void *retired[CFI_RETIRED_MAX];
 	size_t nretired;
 } cfi;
-
-void cfi_set_code_check(int (*is_code)(uintptr_t pc))
-{
-	cfi.is_code = is_code;
-}
 
 /* ---- reading the sections ---- */
 
@@ -1082,8 +1076,7 @@ enum cfi_result cfi_unwind(const ucontext_t *uc, uintptr_t lo, uintptr_t hi, uin
 		if (r == NULL) {
 			/* code outside every object (JIT, or an address that is
 			 * no code at all): frame pointers, where they are sane */
-			if (!fp_known || fp < sp || (fp & 7) != 0 ||
-			    (cfi.is_code != NULL && !cfi.is_code(look))) {
+			if (!fp_known || fp < sp || (fp & 7) != 0) {
 				*why = CFI_FAIL_NO_OBJECT;
 				break;
 			}

@@ -8,7 +8,9 @@
  * saved, and whether the frame is a signal trampoline or the outermost
  * one.  The .eh_frame sections are read where the loader mapped them: no
  * file is opened.  In the handler, cfi_unwind walks the stack with table
- * lookups and reads of the thread's own stack only.
+ * lookups and reads of the thread's own stack only; a frame whose address
+ * is in no object the loader knows (JIT code, anonymous mappings) is
+ * stepped over with its frame pointer.
  *
  * x86-64 only; elsewhere cfi_refresh makes no tables and every walk fails
  * (the caller then records a stack copy).  The file depends on libc alone,
@@ -36,12 +38,6 @@ enum cfi_failure {
 	CFI_FAIL_STACK,      /* a read outside the stack, or no progress */
 	CFI_FAIL_COUNT
 };
-
-/* A frame whose address is in no object the loader knows (JIT code,
- * anonymous mappings) is stepped over with the frame pointer.  Optional:
- * is_code says whether such an address is code at all (a false one ends
- * the walk as failed); it must be signal-safe.  Set once before any walk. */
-void cfi_set_code_check(int (*is_code)(uintptr_t pc));
 
 /* Makes tables for the objects loaded since the last call and drops those
  * of unloaded ones; the first call makes them all.  Not signal-safe; calls
