@@ -140,28 +140,8 @@ static uint64_t cur_fixed(struct cur *c, size_t n)
 	return v;
 }
 
-static uint64_t cur_uleb(struct cur *c)
-{
-	uint64_t v = 0;
-	unsigned shift = 0;
-
-	for (;;) {
-		unsigned char b;
-
-		if (c->bad || c->p >= c->end) {
-			c->bad = 1;
-			return 0;
-		}
-		b = *c->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			return v;
-	}
-}
-
-static int64_t cur_sleb(struct cur *c)
+/* A LEB128 number, sign-extended when sign is set. */
+static uint64_t cur_leb(struct cur *c, int sign)
 {
 	uint64_t v = 0;
 	unsigned shift = 0;
@@ -177,9 +157,19 @@ static int64_t cur_sleb(struct cur *c)
 			v |= (uint64_t)(b & 0x7f) << shift;
 		shift += 7;
 	} while (b & 0x80);
-	if (shift < 64 && (b & 0x40))
+	if (sign && shift < 64 && (b & 0x40))
 		v |= ~(uint64_t)0 << shift;
-	return (int64_t)v;
+	return v;
+}
+
+static uint64_t cur_uleb(struct cur *c)
+{
+	return cur_leb(c, 0);
+}
+
+static int64_t cur_sleb(struct cur *c)
+{
+	return (int64_t)cur_leb(c, 1);
 }
 
 /* DW_EH_PE_* pointer encodings */
