@@ -1051,8 +1051,12 @@ static void collect_report(const char *shown, pid_t pid, uint64_t t0, int inheri
 			execd |= j != k && traces[j].pid == traces[k].pid &&
 				 traces[j].start_mono > traces[k].start_mono;
 		if (k == 0 && seg != NULL) {
+			const char *exe = strrchr(seg_program(seg), '/');
+
+			/* (the trace itself may be gone already) */
 			if (shown_n > 1)
-				snprintf(who, sizeof(who), "pid %u (%s): ", traces[k].pid, traces[k].exe);
+				snprintf(who, sizeof(who), "pid %u (%.63s): ", traces[k].pid,
+					 exe != NULL ? exe + 1 : seg_program(seg));
 			collect_report_segments(seg, who, quiet);
 			continue;
 		}
@@ -1158,9 +1162,11 @@ static uint64_t collect_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Waits for the program; with seg, reads its trace into segments
- * meanwhile, every COLLECT_POLL_NS.  Returns 0, or -1 with a message. */
-static int collect_wait_program(pid_t pid, struct seg *seg, int *status)
+/* Waits for the program; with seg, reads its trace (at live) into
+ * segments meanwhile, every COLLECT_POLL_NS, and removes it once it has
+ * ended (--duration), all of it in the segments, while the program runs
+ * on.  Returns 0, or -1 with a message. */
+static int collect_wait_program(pid_t pid, struct seg *seg, const char *live, int *status)
 {
 	int ended = seg == NULL;
 
@@ -1176,7 +1182,9 @@ static int collect_wait_program(pid_t pid, struct seg *seg, int *status)
 		}
 		if (w == 0) {
 			ended = seg_poll(seg, collect_now());
-			if (!ended)
+			if (ended)
+				unlink(live);
+			else
 				nanosleep(&ts, NULL);
 		}
 	}
@@ -1264,7 +1272,7 @@ int main(int argc, char **argv)
 			collect_msg("cannot cut the trace into segments: out of memory; it is written "
 				    "whole to '%s'", shown);
 	}
-	if (collect_wait_program(pid, seg, &status) != 0)
+	if (collect_wait_program(pid, seg, shown, &status) != 0)
 		return COLLECT_EXIT_FAIL;
 	collect_child_pid = 0;
 	if (seg != NULL) {

@@ -736,6 +736,11 @@ void seg_clear_old(const struct seg *s)
 	closedir(d);
 }
 
+const char *seg_program(const struct seg *s)
+{
+	return s->header != NULL ? (const char *)s->header + s->head.fixed_size : "";
+}
+
 void seg_summary(const struct seg *s, struct seg_summary *out)
 {
 	*out = s->sum;

@@ -83,6 +83,9 @@ void seg_summary(const struct seg *s, struct seg_summary *out);
 /* Removes the segments of an earlier run by the same name (regular files
  * of the user's own), so that they are not taken for this run's. */
 void seg_clear_old(const struct seg *s);
+/* The program's path, as the trace's header says ("" before it has
+ * one).  Valid until seg_free. */
+const char *seg_program(const struct seg *s);
 /* The name of segment n, into buf. */
 const char *seg_name(const struct seg *s, uint64_t n, char *buf, size_t len);
 void seg_free(struct seg *s);

@@ -137,4 +137,22 @@ grep -q "the last 2 kept: 'k" k.err || fail "--keep-segments: the summary does n
 for f in k.seg*.raw; do
 	"$PROFVIEW" --flat "$f" >/dev/null 2>f.err && [ ! -s f.err ] || fail "profview on $f: $(cat f.err)"
 done
+
+# 3. --duration ends the profile, not the program: the last segment is
+# written, and the program's trace removed, while the program runs on;
+# no segment comes after.
+"$COLLECT_TIMER" --split=0.3 --duration=0.7 -o d.raw ./pauser until stop3 >/dev/null 2>d.err &
+launcher=$!
+for _ in $(seq 300); do
+	[ -e d.seg0001.raw ] && [ ! -e d.raw ] && break
+	sleep 0.1
+done
+[ -e d.seg0001.raw ] && [ ! -e d.raw ] || fail "--duration: the trace is left, or no segment: $(ls d.*)"
+n=$(ls d.seg*.raw | wc -l)
+sleep 0.6
+pgrep -P $launcher >/dev/null || fail "--duration: the program did not run on"
+[ "$(ls d.seg*.raw | wc -l)" = "$n" ] || fail "--duration: a segment after the end of the profile: $(ls d.*)"
+touch stop3
+wait $launcher || fail "collect-timer --split --duration failed: $(cat d.err)"
+grep -q "written to $n segments" d.err || fail "--duration: not $n segments: $(cat d.err)"
 exit 0
