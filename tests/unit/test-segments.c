@@ -35,6 +35,8 @@ static void sink(enum pv_level level, const char *msg)
 	fprintf(stderr, "message: %s\n", msg);
 }
 
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 static void say(const char *fmt, ...)
 {
 	va_list ap;
