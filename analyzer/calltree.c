@@ -88,84 +88,68 @@ static struct ct_frame frame_key(const struct calltree *t, const struct pv_locat
 	return f;
 }
 
-int calltree_expand(struct calltree *t, const struct pv_sample *s, const uint32_t **out)
+/* The frames of location li, outermost first (its lines reversed), from
+ * the tree's cache: each location is expanded once.  NULL when out of
+ * memory; *n gets how many. */
+static const uint32_t *location_frames(struct calltree *t, uint32_t li, uint32_t *n)
 {
 	const struct pv_profile *p = t->p;
-	const uint32_t *locs = pv_sample_locs(p, s);
-	size_t n = 0;
+	const struct pv_location *loc = &p->locations[li];
+	const struct pv_line *lines = pv_location_lines(p, loc);
+	uint32_t off;
 
-	for (uint32_t i = s->nlocs; i-- > 0;) {
-		const struct pv_location *loc = &p->locations[locs[i]];
-		const struct pv_line *lines = pv_location_lines(p, loc);
+	if (t->loc_frames[li] != PV_NONE) {
+		*n = loc->nlines;
+		return t->lf + t->loc_frames[li];
+	}
+	if (t->nlf + loc->nlines >= UINT32_MAX ||
+	    pv_grow(&t->lf, &t->cap_lf, t->nlf + loc->nlines + 1, sizeof *t->lf) < 0)
+		return NULL;
+	off = (uint32_t)t->nlf;
+	/* Lines are innermost first: the outermost call comes first here. */
+	for (uint32_t j = loc->nlines; j-- > 0;) {
+		struct ct_frame f = frame_key(t, loc, &lines[j]);
+		uint32_t fi = frame_get(t, &f);
+		if (fi == PV_NONE)
+			return NULL;
+		t->lf[t->nlf++] = fi;
+	}
+	t->loc_frames[li] = off;
+	*n = loc->nlines;
+	return t->lf + off;
+}
 
-		if (pv_grow(&t->scratch, &t->cap_scratch, n + loc->nlines + 1, sizeof *t->scratch) < 0)
+/* The frames of a stack of locations (leaf first), outermost first, into
+ * t->scratch from position at; returns the new end, or -1. */
+static ssize_t expand_into(struct calltree *t, const uint32_t *locs, uint32_t nlocs, size_t at)
+{
+	size_t n = at;
+
+	for (uint32_t i = nlocs; i-- > 0;) {
+		uint32_t nf;
+		const uint32_t *fr = location_frames(t, locs[i], &nf);
+		if (!fr)
 			return -1;
-		/* Lines are innermost first: the outermost call comes first here. */
-		for (uint32_t j = loc->nlines; j-- > 0;) {
-			struct ct_frame f = frame_key(t, loc, &lines[j]);
-			uint32_t fi = frame_get(t, &f);
-			if (fi == PV_NONE)
-				return -1;
+		if (pv_grow(&t->scratch, &t->cap_scratch, n + nf + 1, sizeof *t->scratch) < 0)
+			return -1;
+		for (uint32_t j = 0; j < nf; j++) {
 			/* At file granularity consecutive frames of one file merge. */
-			if (t->granularity == CT_FILES && n && t->scratch[n - 1] == fi)
+			if (t->granularity == CT_FILES && n > at && t->scratch[n - 1] == fr[j])
 				continue;
-			t->scratch[n++] = fi;
+			t->scratch[n++] = fr[j];
 		}
 	}
+	return (ssize_t)n;
+}
+
+int calltree_expand(struct calltree *t, const struct pv_sample *s, const uint32_t **out)
+{
+	ssize_t n = expand_into(t, pv_sample_locs(t->p, s), s->nlocs, 0);
+
+	if (n < 0)
+		return -1;
 	*out = t->scratch;
 	return (int)n;
-}
-
-/* Nodes: children found through one hash of (parent, kind, frame). */
-
-static uint64_t child_hash(uint32_t parent, uint32_t kind, uint32_t frame)
-{
-	return pv_mix64((uint64_t)parent << 32 ^ (uint64_t)kind << 30 ^ frame);
-}
-
-static int child_rehash(struct calltree *t)
-{
-	size_t n = t->nchild_slots ? t->nchild_slots * 2 : 1024;
-	uint32_t *s = calloc(n, sizeof *s);
-
-	if (!s)
-		return pv_oom();
-	for (size_t i = 1; i < t->nnodes; i++) {
-		const struct ct_node *c = &t->nodes[i];
-		size_t j = child_hash(c->parent, c->kind, c->frame) & (n - 1);
-		while (s[j])
-			j = (j + 1) & (n - 1);
-		s[j] = (uint32_t)i + 1;
-	}
-	free(t->child_slots);
-	t->child_slots = s;
-	t->nchild_slots = n;
-	return 0;
-}
-
-static uint32_t child_get(struct calltree *t, uint32_t parent, uint32_t kind, uint32_t frame)
-{
-	size_t mask, i;
-	struct ct_node *c;
-
-	if ((t->nnodes + 1) * 2 > t->nchild_slots && child_rehash(t) < 0)
-		return PV_NONE;
-	mask = t->nchild_slots - 1;
-	for (i = child_hash(parent, kind, frame) & mask; t->child_slots[i]; i = (i + 1) & mask) {
-		c = &t->nodes[t->child_slots[i] - 1];
-		if (c->parent == parent && c->kind == kind && c->frame == frame)
-			return t->child_slots[i] - 1;
-	}
-	if (t->nnodes >= UINT32_MAX - 1 ||
-	    pv_grow(&t->nodes, &t->cap_nodes, t->nnodes + 1, sizeof *t->nodes) < 0)
-		return PV_NONE;
-	c = &t->nodes[t->nnodes];
-	*c = (struct ct_node){ .kind = kind, .frame = frame, .parent = parent,
-			       .first_child = PV_NONE, .next_sibling = PV_NONE,
-			       .depth = t->nodes[parent].depth + 1 };
-	t->nodes[parent].nchildren++;
-	t->child_slots[i] = (uint32_t)t->nnodes + 1;
-	return (uint32_t)t->nnodes++;
 }
 
 bool calltree_thread_selected(const struct pv_profile *p, const struct ct_options *opt, uint32_t th)
@@ -195,31 +179,236 @@ static int cmp_nodes(const void *a, const void *b, void *ctx)
 	return x->frame < y->frame ? -1 : x->frame > y->frame;
 }
 
-/* Link every node's children in order of weight, hottest first. */
+/* Link every node's children in order of weight, hottest first: the
+ * nodes grouped by parent (a counting sort), each group sorted on its own. */
 static int link_children(struct calltree *t)
 {
-	uint32_t *order = malloc((t->nnodes ? t->nnodes : 1) * sizeof *order);
+	size_t n = t->nnodes;
+	uint32_t *start = calloc(n + 1, sizeof *start);
+	uint32_t *order = malloc((n ? n : 1) * sizeof *order);
 
-	if (!order)
+	if (!start || !order) {
+		free(start);
+		free(order);
 		return pv_oom();
-	for (size_t i = 0; i < t->nnodes; i++)
-		order[i] = (uint32_t)i;
-	qsort_r(order + 1, t->nnodes - 1, sizeof *order, cmp_nodes, t);
-	/* Visit in reverse order, pushing to the front: hottest ends first. */
-	for (size_t i = t->nnodes; i-- > 1;) {
-		struct ct_node *c = &t->nodes[order[i]];
-		struct ct_node *par = &t->nodes[c->parent];
-		c->next_sibling = par->first_child;
-		par->first_child = order[i];
 	}
+	for (size_t i = 1; i < n; i++)
+		start[t->nodes[i].parent + 1]++;
+	for (size_t i = 0; i < n; i++)
+		start[i + 1] += start[i];
+	for (size_t i = 1; i < n; i++)
+		order[start[t->nodes[i].parent]++] = (uint32_t)i;
+	/* start[p] is now the end of p's group, start[p - 1] its beginning */
+	for (size_t par = 0; par < n; par++) {
+		uint32_t from = par ? start[par - 1] : 0, to = start[par];
+		struct ct_node *pn = &t->nodes[par];
+		if (to - from > 1)
+			qsort_r(order + from, to - from, sizeof *order, cmp_nodes, t);
+		pn->nchildren = to - from;
+		pn->first_child = to > from ? order[from] : PV_NONE;
+		for (uint32_t k = from; k < to; k++)
+			t->nodes[order[k]].next_sibling = k + 1 < to ? order[k + 1] : PV_NONE;
+	}
+	free(start);
 	free(order);
 	return 0;
 }
 
-static void add_to(struct ct_node *n, int64_t count, int64_t value)
+/* Building the tree.  Samples are counted once per stored stack (and
+ * thread, when the tree is by thread): a group.  Each group's stack is
+ * expanded to frames once, from a cache of each location's frames; the
+ * paths are sorted, and one sweep over them in order makes the nodes, a
+ * path sharing its prefix with the one before it: the tree comes out in
+ * pre-order, every node after its parent, with no lookups.  Each path's
+ * end gets its samples as self; the cumulative counts are summed from the
+ * last node to the first. */
+
+struct ct_group {
+	uint32_t loc_off, nlocs, thread;
+	uint32_t path_len;
+	size_t path_off;       /* into t->scratch */
+	int64_t count, value;
+};
+
+struct build {
+	struct calltree *t;
+	struct ct_group *groups; size_t ngroups, cap_groups;
+	uint32_t *slots; size_t nslots;
+	bool by_thread;
+};
+
+static uint64_t group_hash(uint32_t loc_off, uint32_t nlocs, uint32_t thread)
 {
-	n->count += count;
-	n->value += value;
+	return pv_mix64((uint64_t)loc_off << 32 ^ (uint64_t)nlocs << 20 ^ thread);
+}
+
+static int group_rehash(struct build *b)
+{
+	size_t n = b->nslots ? b->nslots * 2 : 1024;
+	uint32_t *s = calloc(n, sizeof *s);
+
+	if (!s)
+		return pv_oom();
+	for (size_t i = 0; i < b->ngroups; i++) {
+		const struct ct_group *g = &b->groups[i];
+		size_t j = group_hash(g->loc_off, g->nlocs, g->thread) & (n - 1);
+		while (s[j])
+			j = (j + 1) & (n - 1);
+		s[j] = (uint32_t)i + 1;
+	}
+	free(b->slots);
+	b->slots = s;
+	b->nslots = n;
+	return 0;
+}
+
+/* The group of sample s, made (and its path expanded) when new; NULL when
+ * out of memory. */
+static struct ct_group *group_of(struct build *b, const struct pv_sample *s)
+{
+	struct calltree *t = b->t;
+	uint32_t thread = b->by_thread ? s->thread : 0;
+	struct ct_group *g;
+	size_t mask, i;
+	ssize_t end;
+
+	if ((b->ngroups + 1) * 2 > b->nslots && group_rehash(b) < 0)
+		return NULL;
+	mask = b->nslots - 1;
+	for (i = group_hash(s->loc_off, s->nlocs, thread) & mask; b->slots[i]; i = (i + 1) & mask) {
+		g = &b->groups[b->slots[i] - 1];
+		if (g->loc_off == s->loc_off && g->nlocs == s->nlocs && g->thread == thread)
+			return g;
+	}
+	if (b->ngroups >= UINT32_MAX - 1 ||
+	    pv_grow(&b->groups, &b->cap_groups, b->ngroups + 1, sizeof *b->groups) < 0)
+		return NULL;
+	end = expand_into(t, pv_sample_locs(t->p, s), s->nlocs, t->nscratch);
+	if (end < 0)
+		return NULL;
+	if ((size_t)end - t->nscratch >= UINT32_MAX) {
+		pv_oom();
+		return NULL;
+	}
+	g = &b->groups[b->ngroups];
+	*g = (struct ct_group){ .loc_off = s->loc_off, .nlocs = s->nlocs, .thread = thread,
+				.path_off = t->nscratch, .path_len = (uint32_t)((size_t)end - t->nscratch) };
+	t->nscratch = (size_t)end;
+	b->slots[i] = (uint32_t)b->ngroups + 1;
+	b->ngroups++;
+	return g;
+}
+
+static int cmp_paths(const void *a, const void *b, void *ctx)
+{
+	const struct build *bd = ctx;
+	const struct ct_group *x = &bd->groups[*(const uint32_t *)a];
+	const struct ct_group *y = &bd->groups[*(const uint32_t *)b];
+	const uint32_t *px = bd->t->scratch + x->path_off, *py = bd->t->scratch + y->path_off;
+	uint32_t n = x->path_len < y->path_len ? x->path_len : y->path_len;
+
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	for (uint32_t i = 0; i < n; i++)
+		if (px[i] != py[i])
+			return px[i] < py[i] ? -1 : 1;
+	return x->path_len < y->path_len ? -1 : x->path_len > y->path_len;
+}
+
+static uint32_t new_node(struct calltree *t, uint32_t parent, uint32_t kind, uint32_t frame)
+{
+	struct ct_node *c;
+
+	if (t->nnodes >= UINT32_MAX - 1 ||
+	    pv_grow(&t->nodes, &t->cap_nodes, t->nnodes + 1, sizeof *t->nodes) < 0)
+		return PV_NONE;
+	c = &t->nodes[t->nnodes];
+	*c = (struct ct_node){ .kind = kind, .frame = frame, .parent = parent,
+			       .first_child = PV_NONE, .next_sibling = PV_NONE,
+			       .depth = t->nodes[parent].depth + 1 };
+	return (uint32_t)t->nnodes++;
+}
+
+/* The groups, then the nodes from their sorted paths.  0 or -1. */
+static int build_tree(struct calltree *t, const struct ct_options *opt)
+{
+	const struct pv_profile *p = t->p;
+	struct build b = { .t = t, .by_thread = opt->by_thread };
+	uint32_t *order = NULL, *path_nodes = NULL;
+	size_t cap_path_nodes = 0;
+	const struct ct_group *prev = NULL;
+	uint32_t thread_node = 0;
+	int ret = -1;
+
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct pv_sample *s = &p->samples[i];
+		struct ct_group *g;
+
+		if (!calltree_thread_selected(p, opt, s->thread))
+			continue;
+		if (!(g = group_of(&b, s)))
+			goto out;
+		g->count += t->v_count != PV_NONE ? s->values[t->v_count] : 1;
+		g->value += t->v_value != PV_NONE ? s->values[t->v_value] : 0;
+	}
+	order = malloc((b.ngroups ? b.ngroups : 1) * sizeof *order);
+	if (!order) {
+		pv_oom();
+		goto out;
+	}
+	for (size_t i = 0; i < b.ngroups; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, b.ngroups, sizeof *order, cmp_paths, &b);
+
+	for (size_t k = 0; k < b.ngroups; k++) {
+		const struct ct_group *g = &b.groups[order[k]];
+		const uint32_t *path = t->scratch + g->path_off;
+		uint32_t lcp = 0, node;
+
+		if (b.by_thread && (!prev || prev->thread != g->thread)) {
+			thread_node = new_node(t, 0, CT_THREAD, g->thread);
+			if (thread_node == PV_NONE)
+				goto out;
+			prev = NULL;
+		}
+		if (prev) {
+			const uint32_t *pp = t->scratch + prev->path_off;
+			uint32_t n = prev->path_len < g->path_len ? prev->path_len : g->path_len;
+			while (lcp < n && pp[lcp] == path[lcp])
+				lcp++;
+		}
+		if (pv_grow(&path_nodes, &cap_path_nodes, (size_t)g->path_len + 1, sizeof *path_nodes) < 0)
+			goto out;
+		node = lcp ? path_nodes[lcp - 1] : thread_node;
+		for (uint32_t j = lcp; j < g->path_len; j++) {
+			node = new_node(t, node, CT_FRAME, path[j]);
+			if (node == PV_NONE)
+				goto out;
+			path_nodes[j] = node;
+		}
+		t->nodes[node].self_count += g->count;
+		t->nodes[node].self_value += g->value;
+		prev = g;
+	}
+	/* Cumulative: every node comes after its parent. */
+	for (size_t i = 0; i < t->nnodes; i++) {
+		t->nodes[i].count = t->nodes[i].self_count;
+		t->nodes[i].value = t->nodes[i].self_value;
+	}
+	for (size_t i = t->nnodes; i-- > 1;) {
+		struct ct_node *par = &t->nodes[t->nodes[i].parent];
+		par->count += t->nodes[i].count;
+		par->value += t->nodes[i].value;
+	}
+	t->samples = t->nodes[0].count;
+	ret = 0;
+out:
+	free(order);
+	free(path_nodes);
+	free(b.groups);
+	free(b.slots);
+	t->nscratch = 0; /* the paths are not needed any more */
+	return ret;
 }
 
 /* The sample types of the profile, "samples, cpu", into buf. */
@@ -299,42 +488,16 @@ struct calltree *calltree_build(const struct pv_profile *p, const struct ct_opti
 		}
 	if (opt->sample_index && choose_value(t, opt->sample_index) < 0)
 		goto fail;
-	if (pv_grow(&t->nodes, &t->cap_nodes, 1, sizeof *t->nodes) < 0)
+	t->loc_frames = malloc((p->nlocations ? p->nlocations : 1) * sizeof *t->loc_frames);
+	if (!t->loc_frames || pv_grow(&t->nodes, &t->cap_nodes, 1, sizeof *t->nodes) < 0)
 		goto fail;
+	memset(t->loc_frames, 0xff, p->nlocations * sizeof *t->loc_frames);
 	t->nodes[0] = (struct ct_node){ .kind = CT_ROOT, .parent = PV_NONE,
 					.first_child = PV_NONE, .next_sibling = PV_NONE };
 	t->nnodes = 1;
 
-	for (size_t i = 0; i < p->nsamples; i++) {
-		const struct pv_sample *s = &p->samples[i];
-		int64_t c = t->v_count != PV_NONE ? s->values[t->v_count] : 1;
-		int64_t v = t->v_value != PV_NONE ? s->values[t->v_value] : 0;
-		const uint32_t *frames;
-		uint32_t node = 0;
-		int n;
-
-		if (!calltree_thread_selected(p, opt, s->thread))
-			continue;
-		n = calltree_expand(t, s, &frames);
-		if (n < 0)
-			goto fail;
-		t->samples += c;
-		add_to(&t->nodes[0], c, v);
-		if (opt->by_thread) {
-			node = child_get(t, node, CT_THREAD, s->thread);
-			if (node == PV_NONE)
-				goto fail;
-			add_to(&t->nodes[node], c, v);
-		}
-		for (int j = 0; j < n; j++) {
-			node = child_get(t, node, CT_FRAME, frames[j]);
-			if (node == PV_NONE)
-				goto fail;
-			add_to(&t->nodes[node], c, v);
-		}
-		t->nodes[node].self_count += c;
-		t->nodes[node].self_value += v;
-	}
+	if (build_tree(t, opt) < 0)
+		goto fail;
 	if (link_children(t) < 0)
 		goto fail;
 	return t;
@@ -350,8 +513,9 @@ void calltree_free(struct calltree *t)
 	free(t->frames);
 	free(t->nodes);
 	free(t->frame_slots);
-	free(t->child_slots);
 	free(t->scratch);
+	free(t->loc_frames);
+	free(t->lf);
 	free(t);
 }
 

@@ -56,8 +56,9 @@ struct calltree {
 
 	/* private */
 	uint32_t *frame_slots; size_t nframe_slots;
-	uint32_t *child_slots; size_t nchild_slots;
-	uint32_t *scratch; size_t cap_scratch;
+	uint32_t *loc_frames;  /* per location: offset of its frames in lf, or PV_NONE */
+	uint32_t *lf; size_t nlf, cap_lf;
+	uint32_t *scratch; size_t nscratch, cap_scratch;
 };
 
 /* What shares and order are measured in, the same in every report: the
