@@ -4,6 +4,7 @@
 #include "escape.h"
 #include "raw-cpu.h"
 #include "units.h"
+#include "util.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -97,26 +98,143 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 	fprintf(out, "\n");
 }
 
-/* Names come from the input: every one is written through pv_escape. */
-static void frame_label(const struct calltree *t, uint32_t frame, char *name, size_t nn, char *where,
-			size_t nw)
-{
-	char raw[NAME_MAX_LEN];
+/* Names come from the input: every one is written through pv_escape.  A
+ * report escapes each frame's name and location once, into a cache, and
+ * copies them from there into every line that shows the frame. */
+struct labels {
+	const struct calltree *t;
+	uint32_t *off;         /* per frame: its "name\0where\0" in text, or PV_NONE */
+	uint16_t *name_len, *where_len;
+	char *text; size_t n, cap;
+};
 
-	pv_escape(name, nn, calltree_frame_name(t, frame, raw, sizeof raw));
-	pv_escape(where, nw, calltree_frame_where(t, frame, raw, sizeof raw));
+static int labels_init(struct labels *l, const struct calltree *t)
+{
+	size_t n = t->nframes ? t->nframes : 1;
+
+	memset(l, 0, sizeof *l);
+	l->t = t;
+	l->off = malloc(n * sizeof *l->off);
+	l->name_len = malloc(n * sizeof *l->name_len);
+	l->where_len = malloc(n * sizeof *l->where_len);
+	if (!l->off || !l->name_len || !l->where_len) {
+		free(l->off);
+		free(l->name_len);
+		free(l->where_len);
+		return pv_oom();
+	}
+	memset(l->off, 0xff, n * sizeof *l->off);
+	return 0;
 }
 
-static void node_label(const struct calltree *t, const struct ct_node *nd, char *name, size_t nn,
-		       char *where, size_t nw)
+static void labels_free(struct labels *l)
 {
-	char raw[NAME_MAX_LEN];
+	free(l->off);
+	free(l->name_len);
+	free(l->where_len);
+	free(l->text);
+}
 
-	where[0] = '\0';
-	if (nd->kind == CT_THREAD)
-		pv_escape(name, nn, calltree_node_name(t, (uint32_t)(nd - t->nodes), raw, sizeof raw));
-	else
-		frame_label(t, nd->frame, name, nn, where, nw);
+/* The escaped name and location of frame f; NULL when out of memory. */
+static const char *frame_label(struct labels *l, uint32_t f, size_t *name_len, const char **where,
+			       size_t *where_len)
+{
+	if (l->off[f] == PV_NONE) {
+		char raw[NAME_MAX_LEN], name[NAME_MAX_LEN], w[NAME_MAX_LEN];
+		size_t nl, wl;
+
+		pv_escape(name, sizeof name, calltree_frame_name(l->t, f, raw, sizeof raw));
+		pv_escape(w, sizeof w, calltree_frame_where(l->t, f, raw, sizeof raw));
+		nl = strlen(name);
+		wl = strlen(w);
+		if (l->n + nl + wl + 2 >= UINT32_MAX || pv_grow(&l->text, &l->cap, l->n + nl + wl + 2, 1) < 0)
+			return NULL;
+		l->off[f] = (uint32_t)l->n;
+		memcpy(l->text + l->n, name, nl + 1);
+		memcpy(l->text + l->n + nl + 1, w, wl + 1);
+		l->n += nl + wl + 2;
+		l->name_len[f] = (uint16_t)nl;
+		l->where_len[f] = (uint16_t)wl;
+	}
+	*name_len = l->name_len[f];
+	*where_len = l->where_len[f];
+	*where = l->text + l->off[f] + *name_len + 1;
+	return l->text + l->off[f];
+}
+
+/* Lines are put together in a buffer and written whole. */
+#define LINE_MAX_LEN (2 * NAME_MAX_LEN + 512)
+
+static char *put_str(char *p, const char *s, size_t n)
+{
+	memcpy(p, s, n);
+	return p + n;
+}
+
+static char *put_cstr(char *p, const char *s)
+{
+	return put_str(p, s, strlen(s));
+}
+
+static char *put_spaces(char *p, int n)
+{
+	if (n <= 0)
+		return p;
+	memset(p, ' ', (size_t)n);
+	return p + n;
+}
+
+/* v right-aligned in width columns, as "%*" PRId64. */
+static char *put_int(char *p, int64_t v, int width)
+{
+	char d[24];
+	int n = 0;
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+
+	do {
+		d[sizeof d - 1 - n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		d[sizeof d - 1 - n++] = '-';
+	p = put_spaces(p, width - n);
+	return put_str(p, d + sizeof d - n, (size_t)n);
+}
+
+/* x right-aligned in width columns with decimals (0 or 1) digits after the
+ * point, exactly as printf's "%*.*f": where the product that rounds could
+ * be a hair off a tie, or the number is not small and positive, printf
+ * itself does it. */
+static char *put_fixed(char *p, double x, int width, int decimals)
+{
+	double sc = decimals ? x * 10 : x;
+	uint64_t r = sc >= 0 && sc < 4294967296.0 ? (uint64_t)sc : 0;
+	double fr = sc - (double)r;
+
+	if (!(sc >= 0 && sc < 4294967296.0) || fabs(fr - 0.5) < 1e-5) {
+		char buf[64];
+		int n = snprintf(buf, sizeof buf, "%*.*f", width, decimals, x);
+		return put_str(p, buf, n > 0 ? (size_t)n : 0);
+	}
+	r += fr > 0.5;
+	char d[32];
+	int n = 0;
+	if (decimals) {
+		d[sizeof d - 1 - n++] = (char)('0' + r % 10);
+		d[sizeof d - 1 - n++] = '.';
+		r /= 10;
+	}
+	do {
+		d[sizeof d - 1 - n++] = (char)('0' + r % 10);
+		r /= 10;
+	} while (r);
+	p = put_spaces(p, width - n);
+	return put_str(p, d + sizeof d - n, (size_t)n);
+}
+
+static void put_line(FILE *out, const char *line, char *end)
+{
+	fwrite_unlocked(line, 1, (size_t)(end - line), out);
 }
 
 /* Should child (with count n) of a parent with count parent_n be shown? */
@@ -133,24 +251,33 @@ static bool visible(const struct report_options *o, const struct ct_node *nd, in
 
 /* The indentation of a line at depth (1: the outermost frames) and, past
  * REPORT_INDENT_MAX, where it stops growing, the depth as a number. */
-static void tree_indent(FILE *out, uint32_t depth)
+static char *tree_indent(char *p, uint32_t depth)
 {
 	if (depth <= REPORT_INDENT_MAX)
-		fprintf(out, "%*s", 2 * (int)(depth - 1), "");
-	else
-		fprintf(out, "%*s[+%" PRIu32 "] ", 2 * REPORT_INDENT_MAX, "", depth);
+		return put_spaces(p, 2 * (int)(depth - 1));
+	p = put_spaces(p, 2 * REPORT_INDENT_MAX);
+	p = put_cstr(p, "[+");
+	p = put_int(p, depth, 0);
+	return put_cstr(p, "] ");
 }
 
 /* The tree's columns before the name: samples, share, noise and, when
  * the tree weighs by a time, that time in milliseconds. */
-static void tree_columns(FILE *out, const struct calltree *t, int64_t count, int64_t weight,
-			 int64_t value, const char *dim, const char *off)
+static char *tree_columns(char *p, const struct calltree *t, int64_t count, int64_t weight, int64_t value,
+			  const char *dim, const char *off)
 {
-	fprintf(out, "%9" PRId64 " %6.1f%% %s%6.0f%s", count, pct(weight, ct_weight(t, &t->nodes[0])),
-		dim, sqrt((double)count), off);
-	if (t->v_value != PV_NONE)
-		fprintf(out, " %9.1f", value / 1e6);
-	fputs("  ", out);
+	p = put_int(p, count, 9);
+	*p++ = ' ';
+	p = put_fixed(p, pct(weight, ct_weight(t, &t->nodes[0])), 6, 1);
+	p = put_cstr(p, "% ");
+	p = put_cstr(p, dim);
+	p = put_fixed(p, sqrt((double)count), 6, 0);
+	p = put_cstr(p, off);
+	if (t->v_value != PV_NONE) {
+		*p++ = ' ';
+		p = put_fixed(p, (double)value / 1e6, 9, 1);
+	}
+	return put_cstr(p, "  ");
 }
 
 static int tree_columns_width(const struct calltree *t)
@@ -158,18 +285,34 @@ static int tree_columns_width(const struct calltree *t)
 	return t->v_value != PV_NONE ? 36 : 26;
 }
 
-static void tree_line(FILE *out, const struct calltree *t, const struct ct_node *nd,
-		      const struct report_options *o)
+/* One line of the tree; -1 when out of memory. */
+static int tree_line(FILE *out, struct labels *l, const struct ct_node *nd, const struct report_options *o)
 {
-	char name[NAME_MAX_LEN], where[NAME_MAX_LEN];
+	const struct calltree *t = l->t;
+	char line[LINE_MAX_LEN], *p = line;
 
-	node_label(t, nd, name, sizeof name, where, sizeof where);
-	tree_columns(out, t, nd->count, ct_weight(t, nd), nd->value, dim_on(o), attr_off(o));
-	tree_indent(out, nd->depth);
-	fputs(name, out);
-	if (where[0])
-		fprintf(out, "  %s%s%s", dim_on(o), where, attr_off(o));
-	fputc('\n', out);
+	p = tree_columns(p, t, nd->count, ct_weight(t, nd), nd->value, dim_on(o), attr_off(o));
+	p = tree_indent(p, nd->depth);
+	if (nd->kind == CT_THREAD) {
+		char raw[NAME_MAX_LEN];
+		pv_escape(p, NAME_MAX_LEN, calltree_node_name(t, (uint32_t)(nd - t->nodes), raw, sizeof raw));
+		p += strlen(p);
+	} else {
+		size_t nl, wl;
+		const char *where, *name = frame_label(l, nd->frame, &nl, &where, &wl);
+		if (!name)
+			return -1;
+		p = put_str(p, name, nl);
+		if (wl) {
+			p = put_cstr(p, "  ");
+			p = put_cstr(p, dim_on(o));
+			p = put_str(p, where, wl);
+			p = put_cstr(p, attr_off(o));
+		}
+	}
+	*p++ = '\n';
+	put_line(out, line, p);
+	return 0;
 }
 
 /* How many nodes below id form one call chain: each the only child of
@@ -192,8 +335,9 @@ static uint32_t chain_length(const struct calltree *t, const struct report_optio
  * the rest: what is printed grows with the branches of the tree, never
  * with the depth of a chain.  id was printed; returns the node whose
  * children come next, id itself when nothing was left out. */
-static uint32_t tree_chain(FILE *out, const struct calltree *t, uint32_t id, const struct report_options *o)
+static uint32_t tree_chain(FILE *out, struct labels *l, uint32_t id, const struct report_options *o)
 {
+	const struct calltree *t = l->t;
 	const struct ct_node *nodes = t->nodes;
 	uint32_t n, skip, from;
 
@@ -204,7 +348,7 @@ static uint32_t tree_chain(FILE *out, const struct calltree *t, uint32_t id, con
 		return id;
 	for (uint32_t k = 0; k < REPORT_CHAIN_ENDS; k++) {
 		id = nodes[id].first_child;
-		tree_line(out, t, &nodes[id], o);
+		tree_line(out, l, &nodes[id], o);
 	}
 	skip = n - 2 * REPORT_CHAIN_ENDS;
 	from = nodes[id].depth + 1;
@@ -222,14 +366,20 @@ int report_tree(FILE *out, const struct calltree *t, const struct report_options
 	uint32_t *stack;
 	size_t sp = 0;
 	const char *vname = t->v_value != PV_NONE ? pv_str(t->p, t->p->sample_types[t->v_value].type) : "";
+	struct labels l;
+	int ret = 0;
 
 	if (nodes[0].count == 0) {
 		fprintf(out, "no samples%s\n", o->tid_filter ? " in the selected threads" : "");
 		return 0;
 	}
+	if (labels_init(&l, t) < 0)
+		return -1;
 	stack = malloc(t->nnodes * sizeof *stack);
-	if (!stack)
+	if (!stack) {
+		labels_free(&l);
 		return pv_oom();
+	}
 	if (vname[0])
 		fprintf(out, "%s  samples %6s%%    ±√n %6s ms  function  location%s\n", bold_on(o),
 			vname, strcmp(vname, "cpu") == 0 ? "CPU" : vname, attr_off(o));
@@ -243,6 +393,7 @@ int report_tree(FILE *out, const struct calltree *t, const struct report_options
 		uint32_t *kids = malloc(t->nnodes * sizeof *kids);
 		if (!kids) {
 			free(stack);
+			labels_free(&l);
 			return pv_oom();
 		}
 		/* Entries >= 0x80000000 are "hidden summary" markers for a parent. */
@@ -260,17 +411,25 @@ int report_tree(FILE *out, const struct calltree *t, const struct report_options
 						hw += ct_weight(t, &nodes[c]);
 						hn++;
 					}
-				fputs(dim_on(o), out);
-				tree_columns(out, t, hc, hw, hv, "", "");
-				tree_indent(out, par->depth + 1);
-				fprintf(out, "[%u more below the %s]%s\n", hn,
-					o->maxdepth > 0 && par->depth + 1 > (uint32_t)o->maxdepth ? "depth limit" :
-					"floor", attr_off(o));
+				char line[LINE_MAX_LEN], *q = line;
+				q = put_cstr(q, dim_on(o));
+				q = tree_columns(q, t, hc, hw, hv, "", "");
+				q = tree_indent(q, par->depth + 1);
+				q = put_cstr(q, "[");
+				q = put_int(q, hn, 0);
+				q = put_cstr(q, o->maxdepth > 0 && par->depth + 1 > (uint32_t)o->maxdepth ?
+						" more below the depth limit]" : " more below the floor]");
+				q = put_cstr(q, attr_off(o));
+				*q++ = '\n';
+				put_line(out, line, q);
 				continue;
 			}
 			if (id != 0) {
-				tree_line(out, t, &nodes[id], o);
-				id = tree_chain(out, t, id, o);
+				if (tree_line(out, &l, &nodes[id], o) < 0) {
+					ret = -1;
+					break;
+				}
+				id = tree_chain(out, &l, id, o);
 			}
 			const struct ct_node *nd = &nodes[id];
 			size_t nk = 0;
@@ -289,7 +448,8 @@ int report_tree(FILE *out, const struct calltree *t, const struct report_options
 		free(kids);
 	}
 	free(stack);
-	return 0;
+	labels_free(&l);
+	return ret;
 }
 
 struct flat_order {
@@ -342,6 +502,8 @@ int report_flat(FILE *out, struct calltree *t, const struct report_options *o)
 	size_t n;
 	struct ct_flat_row *rows = calltree_flat(t, &n);
 	int64_t total = ct_weight(t, &t->nodes[0]);
+	struct labels l;
+	int ret = 0;
 
 	if (!rows)
 		return -1;
@@ -350,6 +512,10 @@ int report_flat(FILE *out, struct calltree *t, const struct report_options *o)
 		free(rows);
 		return 0;
 	}
+	if (labels_init(&l, t) < 0) {
+		free(rows);
+		return -1;
+	}
 	struct flat_order order = { t, o->sort };
 	qsort_r(rows, n, sizeof *rows, cmp_rows, &order);
 	const char *vname = t->v_value != PV_NONE ? pv_str(t->p, t->p->sample_types[t->v_value].type) : "";
@@ -357,76 +523,143 @@ int report_flat(FILE *out, struct calltree *t, const struct report_options *o)
 		vname[0] ? vname : "self", vname[0] ? vname : "cum", attr_off(o));
 	for (size_t i = 0; i < n; i++) {
 		const struct ct_flat_row *r = &rows[i];
-		char name[NAME_MAX_LEN], where[NAME_MAX_LEN];
+		char line[LINE_MAX_LEN], *q = line;
+		const char *name, *where;
+		size_t nl, wl;
 
 		if (r->cum_count == 0)
 			continue;
 		if (o->mincount > 0 && r->cum_count < o->mincount)
 			continue;
-		frame_label(t, r->frame, name, sizeof name, where, sizeof where);
-		fprintf(out, "%9" PRId64 " %5.1f%% %8" PRId64 " %5.1f%% %s%6.0f%s  %s", r->self_count,
-			pct(ct_self_weight(t, r), total), r->cum_count, pct(ct_cum_weight(t, r), total), dim_on(o),
-			sqrt((double)r->self_count), attr_off(o), name);
-		if (where[0])
-			fprintf(out, "  %s%s%s", dim_on(o), where, attr_off(o));
-		fputc('\n', out);
+		if (!(name = frame_label(&l, r->frame, &nl, &where, &wl))) {
+			ret = -1;
+			break;
+		}
+		q = put_int(q, r->self_count, 9);
+		*q++ = ' ';
+		q = put_fixed(q, pct(ct_self_weight(t, r), total), 5, 1);
+		q = put_cstr(q, "% ");
+		q = put_int(q, r->cum_count, 8);
+		*q++ = ' ';
+		q = put_fixed(q, pct(ct_cum_weight(t, r), total), 5, 1);
+		q = put_cstr(q, "% ");
+		q = put_cstr(q, dim_on(o));
+		q = put_fixed(q, sqrt((double)r->self_count), 6, 0);
+		q = put_cstr(q, attr_off(o));
+		q = put_cstr(q, "  ");
+		q = put_str(q, name, nl);
+		if (wl) {
+			q = put_cstr(q, "  ");
+			q = put_cstr(q, dim_on(o));
+			q = put_str(q, where, wl);
+			q = put_cstr(q, attr_off(o));
+		}
+		*q++ = '\n';
+		put_line(out, line, q);
 	}
+	labels_free(&l);
 	free(rows);
-	return 0;
+	return ret;
 }
 
 /* Folded stacks: "outer;...;leaf WEIGHT", one line per distinct stack (a
  * node with samples of its own), outermost frame first, as FlameGraph's
- * flamegraph.pl reads them.  With the tree split by thread the thread is
- * the first frame.  The weight is what every report weighs by: the time
- * value in whole microseconds (rounded so that the lines add up to the
- * total), or the sample count. */
+ * flamegraph.pl reads them, in the order of the tree (hottest first,
+ * depth first).  With the tree split by thread the thread is the first
+ * frame.  The weight is what every report weighs by: the time value in
+ * whole microseconds (rounded so that the lines add up to the total), or
+ * the sample count. */
 int report_folded(FILE *out, const struct calltree *t, const struct report_options *o)
 {
 	const struct ct_node *nodes = t->nodes;
-	uint32_t *path = malloc((t->nnodes ? t->nnodes : 1) * sizeof *path);
-	char name[NAME_MAX_LEN], where[NAME_MAX_LEN];
+	uint32_t *stack = malloc((t->nnodes ? t->nnodes : 1) * sizeof *stack);
+	size_t *len_at = malloc((t->nnodes ? t->nnodes : 1) * sizeof *len_at);
+	char *path = NULL;
+	size_t cap = 0, sp = 0;
 	int64_t sum_ns = 0, written_us = 0;
+	struct labels l;
+	int ret = -1;
 
 	(void)o;
-	if (!path)
+	if (!stack || !len_at || labels_init(&l, t) < 0) {
+		free(stack);
+		free(len_at);
 		return pv_oom();
-	for (size_t i = 1; i < t->nnodes; i++) {
-		const struct ct_node *nd = &nodes[i];
-		size_t n = 0;
-
-		int64_t weight = nd->self_count;
-
-		if (nd->self_count <= 0)
-			continue;
-		if (t->v_value != PV_NONE) {
-			int64_t upto;
-			if (nd->self_value <= 0 ||
-			    __builtin_add_overflow(sum_ns, nd->self_value, &sum_ns))
-				continue;
-			upto = sum_ns / 1000 + (sum_ns % 1000 >= 500);
-			weight = upto - written_us;
-			if (weight <= 0)
-				continue; /* under half a microsecond so far */
-			written_us = upto;
-		}
-		for (uint32_t k = (uint32_t)i; k != 0 && k != PV_NONE; k = nodes[k].parent)
-			path[n++] = k;
-		while (n--) {
-			node_label(t, &nodes[path[n]], name, sizeof name, where, sizeof where);
-			/* ';' separates frames, as in FlameGraph's own
-			 * stackcollapse scripts: one in a name becomes ':'.  A
-			 * newline was escaped (^J) and cannot end the line; the
-			 * count is after the last space, so spaces may stay. */
-			for (char *c = name; *c; c++)
-				if (*c == ';')
-					*c = ':';
-			fputs(name, out);
-			if (n)
-				fputc(';', out);
-		}
-		fprintf(out, " %" PRId64 "\n", weight);
 	}
+	/* Depth first; len_at[k] is the length of the path of stack[k]'s
+	 * parent, where its own name starts. */
+	sp = nodes[0].nchildren;
+	{
+		size_t k = sp;
+		for (uint32_t c = nodes[0].first_child; c != PV_NONE; c = nodes[c].next_sibling) {
+			stack[--k] = c;
+			len_at[k] = 0;
+		}
+	}
+	while (sp) {
+		uint32_t id = stack[--sp];
+		size_t len = len_at[sp];
+		const struct ct_node *nd = &nodes[id];
+		char thread[NAME_MAX_LEN];
+		const char *name, *where;
+		size_t nl, wl;
+
+		if (nd->kind == CT_THREAD) {
+			char raw[NAME_MAX_LEN];
+			name = pv_escape(thread, sizeof thread, calltree_node_name(t, id, raw, sizeof raw));
+			nl = strlen(name);
+		} else if (!(name = frame_label(&l, nd->frame, &nl, &where, &wl))) {
+			goto out;
+		}
+		if (pv_grow(&path, &cap, len + nl + 32, 1) < 0)
+			goto out;
+		if (len)
+			path[len++] = ';';
+		/* ';' separates frames, as in FlameGraph's own stackcollapse
+		 * scripts: one in a name becomes ':'.  A newline was escaped
+		 * (^J) and cannot end the line; the count is after the last
+		 * space, so spaces may stay. */
+		memcpy(path + len, name, nl);
+		for (char *c = memchr(path + len, ';', nl); c; c = memchr(c, ';', (size_t)(path + len + nl - c)))
+			*c = ':';
+		len += nl;
+		if (nd->self_count > 0) {
+			int64_t weight = nd->self_count;
+			bool show = true;
+			if (t->v_value != PV_NONE) {
+				int64_t upto;
+				if (nd->self_value <= 0 || __builtin_add_overflow(sum_ns, nd->self_value, &sum_ns)) {
+					show = false;
+				} else {
+					upto = sum_ns / 1000 + (sum_ns % 1000 >= 500);
+					weight = upto - written_us;
+					/* under half a microsecond so far: nothing */
+					show = weight > 0;
+					if (show)
+						written_us = upto;
+				}
+			}
+			if (show) {
+				char *q = path + len;
+				*q++ = ' ';
+				q = put_int(q, weight, 0);
+				*q++ = '\n';
+				put_line(out, path, q);
+			}
+		}
+		/* children, the hottest on top of the stack */
+		sp += nd->nchildren;
+		size_t j = sp;
+		for (uint32_t c = nd->first_child; c != PV_NONE; c = nodes[c].next_sibling) {
+			stack[--j] = c;
+			len_at[j] = len;
+		}
+	}
+	ret = 0;
+out:
+	free(stack);
+	free(len_at);
 	free(path);
-	return 0;
+	labels_free(&l);
+	return ret;
 }
