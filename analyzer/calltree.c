@@ -359,6 +359,11 @@ static int build_tree(struct calltree *t, const struct ct_options *opt)
 	for (size_t i = 0; i < b.ngroups; i++)
 		order[i] = (uint32_t)i;
 	qsort_r(order, b.ngroups, sizeof *order, cmp_paths, &b);
+	/* At most a node per frame of every path and a thread node each:
+	 * room for them at once, not by doubling and copying. */
+	if (pv_grow(&t->nodes, &t->cap_nodes, 1 + t->nscratch + (b.by_thread ? b.ngroups : 0),
+		    sizeof *t->nodes) < 0)
+		goto out;
 
 	for (size_t k = 0; k < b.ngroups; k++) {
 		const struct ct_group *g = &b.groups[order[k]];

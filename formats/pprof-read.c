@@ -100,8 +100,8 @@ static int wire_error(const struct wire *w, size_t at, const char *fmt, ...)
 			w->gunzipped ? " of the decompressed data" : "", what);
 }
 
-/* A varint at *at, below end. */
-static int get_varint(const struct wire *w, size_t *at, size_t end, uint64_t *v, const char *what)
+/* A varint at *at, below end; what names it in an error message. */
+static int get_varint_slow(const struct wire *w, size_t *at, size_t end, uint64_t *v, const char *what)
 {
 	uint64_t x = 0;
 	size_t start = *at;
@@ -124,6 +124,46 @@ static int get_varint(const struct wire *w, size_t *at, size_t end, uint64_t *v,
 	return wire_error(w, start, "%s is longer than 10 bytes", what);
 }
 
+/* What a field is, for an error message: made only when one is. */
+struct what {
+	const char *fixed;     /* or: */
+	uint64_t field;
+	enum msg msg;
+	const struct field *f;
+	char buf[96];
+};
+
+static const char *what_str(struct what *x)
+{
+	if (x->fixed)
+		return x->fixed;
+	if (x->f && x->f->kind == K_MSG)
+		snprintf(x->buf, sizeof x->buf, "a %s (field %" PRIu64 " of a %s)", msg_names[x->f->msg],
+			 x->field, msg_names[x->msg]);
+	else
+		snprintf(x->buf, sizeof x->buf, "field %" PRIu64 " of a %s", x->field, msg_names[x->msg]);
+	return x->buf;
+}
+
+/* The common case inline (a whole varint of up to 9 bytes inside the
+ * message); anything else, errors included, the careful way. */
+static inline int get_varint(const struct wire *w, size_t *at, size_t end, uint64_t *v, struct what *what)
+{
+	uint64_t x = 0;
+	size_t i = *at;
+
+	for (unsigned shift = 0; shift < 63 && i < end; shift += 7) {
+		unsigned char b = w->buf[i++];
+		x |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = x;
+			*at = i;
+			return 0;
+		}
+	}
+	return get_varint_slow(w, at, end, v, what_str(what));
+}
+
 /* Check a message of type msg in [at, end). */
 static int check_msg(const struct wire *w, size_t at, size_t end, enum msg msg, unsigned depth)
 {
@@ -131,10 +171,10 @@ static int check_msg(const struct wire *w, size_t at, size_t end, enum msg msg, 
 		return wire_error(w, at, "messages nested too deep");
 	while (at < end) {
 		size_t tag_at = at;
-		uint64_t tag, v, len;
-		char what[96];
+		uint64_t tag = 0, v = 0, len = 0;
+		struct what tag_what = { .fixed = "a field tag" };
 
-		if (get_varint(w, &at, end, &tag, "a field tag") < 0)
+		if (get_varint(w, &at, end, &tag, &tag_what) < 0)
 			return -1;
 		uint64_t field = tag >> 3;
 		unsigned wt = tag & 7;
@@ -144,18 +184,16 @@ static int check_msg(const struct wire *w, size_t at, size_t end, enum msg msg, 
 		if (field == 0 || field > 536870911)
 			return wire_error(w, tag_at, "field number %" PRIu64 " in a %s is invalid", field,
 					  msg_names[msg]);
-		snprintf(what, sizeof what, "field %" PRIu64 " of a %s", field, msg_names[msg]);
-		if (kind == K_MSG)
-			snprintf(what, sizeof what, "a %s (field %" PRIu64 " of a %s)", msg_names[f->msg],
-				 field, msg_names[msg]);
+		struct what what = { .field = field, .msg = msg, .f = f };
 		bool ok = kind == K_ANY ? (wt == 0 || wt == 1 || wt == 2 || wt == 5) :
 			  kind == K_VARINT ? wt == 0 :
 			  kind == K_PACKED ? (wt == 0 || wt == 2) : wt == 2;
 		if (!ok)
-			return wire_error(w, tag_at, "%s has wire type %u, which it cannot have", what, wt);
+			return wire_error(w, tag_at, "%s has wire type %u, which it cannot have", what_str(&what),
+					  wt);
 		switch (wt) {
 		case 0:
-			if (get_varint(w, &at, end, &v, what) < 0)
+			if (get_varint(w, &at, end, &v, &what) < 0)
 				return -1;
 			break;
 		case 1:
@@ -163,35 +201,37 @@ static int check_msg(const struct wire *w, size_t at, size_t end, enum msg msg, 
 			size_t n = wt == 1 ? 8 : 4;
 			if (end - at < n)
 				return end == w->len ?
-					wire_error(w, tag_at, "the data ends inside %s (the file is cut off)", what) :
-					wire_error(w, tag_at, "%s runs past the end of its message", what);
+					wire_error(w, tag_at, "the data ends inside %s (the file is cut off)",
+						   what_str(&what)) :
+					wire_error(w, tag_at, "%s runs past the end of its message", what_str(&what));
 			at += n;
 			break;
 		}
 		case 2: {
 			size_t len_at = at;
-			if (get_varint(w, &at, end, &len, what) < 0)
+			if (get_varint(w, &at, end, &len, &what) < 0)
 				return -1;
 			if (len > end - at) {
 				if (end == w->len)
 					return wire_error(w, tag_at,
 							  "%s needs %" PRIu64 " bytes, %zu are left (the file is cut off)",
-							  what, len, end - at);
+							  what_str(&what), len, end - at);
 				return wire_error(w, len_at, "%s needs %" PRIu64 " bytes, its message has %zu left",
-						  what, len, end - at);
+						  what_str(&what), len, end - at);
 			}
 			size_t sub_end = at + (size_t)len;
 			if (kind == K_MSG && check_msg(w, at, sub_end, f->msg, depth + 1) < 0)
 				return -1;
 			if (kind == K_PACKED)
 				for (size_t q = at; q < sub_end;)
-					if (get_varint(w, &q, sub_end, &v, what) < 0)
+					if (get_varint(w, &q, sub_end, &v, &what) < 0)
 						return -1;
 			at = sub_end;
 			break;
 		}
 		default:
-			return wire_error(w, tag_at, "%s has wire type %u (groups are not used here)", what, wt);
+			return wire_error(w, tag_at, "%s has wire type %u (groups are not used here)",
+					  what_str(&what), wt);
 		}
 	}
 	return 0;
@@ -239,8 +279,12 @@ static struct idmap *make_ids(const char *name, const char *what, size_t n,
 	return m;
 }
 
+/* Ids are most often 1..n in order (every writer we know numbers them so):
+ * then the table is indexed directly. */
 static uint32_t find_id(const struct idmap *m, size_t n, uint64_t id)
 {
+	if (id - 1 < n && m[id - 1].id == id)
+		return m[id - 1].idx;
 	struct idmap key = { id, 0 };
 	const struct idmap *r = n ? bsearch(&key, m, n, sizeof *m, cmp_id) : NULL;
 	return r ? r->idx : PV_NONE;
