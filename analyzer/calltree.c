@@ -334,7 +334,7 @@ static int build_tree(struct calltree *t, const struct ct_options *opt)
 {
 	const struct pv_profile *p = t->p;
 	struct build b = { .t = t, .by_thread = opt->by_thread };
-	uint32_t *order = NULL, *path_nodes = NULL;
+	uint32_t *order = NULL, *path_nodes = NULL, *lcps = NULL;
 	size_t cap_path_nodes = 0;
 	const struct ct_group *prev = NULL;
 	uint32_t thread_node = 0;
@@ -359,11 +359,43 @@ static int build_tree(struct calltree *t, const struct ct_options *opt)
 	for (size_t i = 0; i < b.ngroups; i++)
 		order[i] = (uint32_t)i;
 	qsort_r(order, b.ngroups, sizeof *order, cmp_paths, &b);
-	/* At most a node per frame of every path and a thread node each:
-	 * room for them at once, not by doubling and copying. */
-	if (pv_grow(&t->nodes, &t->cap_nodes, 1 + t->nscratch + (b.by_thread ? b.ngroups : 0),
-		    sizeof *t->nodes) < 0)
+	/* How many nodes the sweep makes: each path's frames past the prefix
+	 * it shares with the one before, and a node per thread.  Room for
+	 * them at once, mapped in at once. */
+	lcps = malloc((b.ngroups ? b.ngroups : 1) * sizeof *lcps);
+	if (!lcps) {
+		pv_oom();
 		goto out;
+	}
+	size_t need = 1;
+	for (size_t k = 0; k < b.ngroups; k++) {
+		const struct ct_group *g = &b.groups[order[k]], *pg = k ? &b.groups[order[k - 1]] : NULL;
+		uint32_t lcp = 0;
+		if (pg && pg->thread == g->thread) {
+			const uint32_t *pp = t->scratch + pg->path_off, *path = t->scratch + g->path_off;
+			uint32_t n = pg->path_len < g->path_len ? pg->path_len : g->path_len;
+			while (lcp < n && pp[lcp] == path[lcp])
+				lcp++;
+		} else if (b.by_thread) {
+			need++;
+		}
+		lcps[k] = lcp;
+		need += g->path_len - lcp;
+	}
+	if (need >= UINT32_MAX) {
+		pv_oom();
+		goto out;
+	}
+	if (need > t->cap_nodes) {
+		struct ct_node *nn = realloc(t->nodes, need * sizeof *nn);
+		if (!nn) {
+			pv_oom();
+			goto out;
+		}
+		t->nodes = nn;
+		t->cap_nodes = need;
+	}
+	pv_prefault(t->nodes + t->nnodes, (need - t->nnodes) * sizeof *t->nodes);
 
 	for (size_t k = 0; k < b.ngroups; k++) {
 		const struct ct_group *g = &b.groups[order[k]];
@@ -376,12 +408,8 @@ static int build_tree(struct calltree *t, const struct ct_options *opt)
 				goto out;
 			prev = NULL;
 		}
-		if (prev) {
-			const uint32_t *pp = t->scratch + prev->path_off;
-			uint32_t n = prev->path_len < g->path_len ? prev->path_len : g->path_len;
-			while (lcp < n && pp[lcp] == path[lcp])
-				lcp++;
-		}
+		if (prev)
+			lcp = lcps[k];
 		if (pv_grow(&path_nodes, &cap_path_nodes, (size_t)g->path_len + 1, sizeof *path_nodes) < 0)
 			goto out;
 		node = lcp ? path_nodes[lcp - 1] : thread_node;
@@ -409,6 +437,7 @@ static int build_tree(struct calltree *t, const struct ct_options *opt)
 	ret = 0;
 out:
 	free(order);
+	free(lcps);
 	free(path_nodes);
 	free(b.groups);
 	free(b.slots);

@@ -1,5 +1,8 @@
 /* util.c - shared helpers */
 #include "util.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
 #include "error.h"
 
 #include <inttypes.h>
@@ -25,6 +28,21 @@ int pv_grow(void *arrp, size_t *cap, size_t need, size_t elem)
 	*arr = q;
 	*cap = n;
 	return 0;
+}
+
+void pv_prefault(void *p, size_t n)
+{
+#ifdef MADV_POPULATE_WRITE
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1), hi = ((uintptr_t)p + n) & ~(page - 1);
+
+	/* small arrays fault in quickly enough */
+	if (n >= (1u << 20) && hi > lo)
+		madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+#else
+	(void)p;
+	(void)n;
+#endif
 }
 
 const char *pv_size_str(char *buf, size_t n, uint64_t bytes)

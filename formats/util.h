@@ -11,6 +11,11 @@
  * reporting that memory ran out. */
 int pv_grow(void *arrp, size_t *cap, size_t need, size_t elem);
 
+/* Map in the pages of a big array that is about to be written whole, in
+ * one call instead of a page fault each (a hint: nothing happens where the
+ * kernel cannot). */
+void pv_prefault(void *p, size_t n);
+
 /* A size for a message: "1024 MiB", "64 KiB", "1000 bytes", in the largest
  * unit that divides it exactly.  Returns buf. */
 const char *pv_size_str(char *buf, size_t n, uint64_t bytes);

@@ -162,12 +162,14 @@ int main(int argc, char **argv)
 			memcpy(&h, r, sizeof h);
 			memcpy(&t, r + offsetof(struct raw_sample, time_ns), sizeof t);
 			t += c * span;
-			/* Header and time patched, the rest (registers, stack) as is. */
+			/* Header and time patched, the rest (registers, stack) as
+			 * is; a short sample is all header. */
 			unsigned char first[sizeof(struct raw_sample)];
-			memcpy(first, r, sizeof first);
+			size_t nfirst = h.size < sizeof first ? h.size : sizeof first;
+			memcpy(first, r, nfirst);
 			memcpy(first + offsetof(struct raw_sample, time_ns), &t, sizeof t);
-			put(out, first, sizeof first);
-			put(out, r + sizeof first, h.size - sizeof first);
+			put(out, first, nfirst);
+			put(out, r + nfirst, h.size - nfirst);
 		}
 	for (size_t i = 0; i < tail.n; i++) {
 		unsigned char *r = buf + tail.off[i];
