@@ -223,16 +223,9 @@ static int link_children(struct calltree *t)
  * end gets its samples as self; the cumulative counts are summed from the
  * last node to the first. */
 
-struct ct_group {
-	uint32_t loc_off, nlocs, thread;
-	uint32_t path_len;
-	size_t path_off;       /* into t->scratch */
-	int64_t count, value;
-};
-
 struct build {
 	struct calltree *t;
-	struct ct_group *groups; size_t ngroups, cap_groups;
+	struct ct_path *groups; size_t ngroups, cap_groups;
 	uint32_t *slots; size_t nslots;
 	bool by_thread;
 };
@@ -250,7 +243,7 @@ static int group_rehash(struct build *b)
 	if (!s)
 		return pv_oom();
 	for (size_t i = 0; i < b->ngroups; i++) {
-		const struct ct_group *g = &b->groups[i];
+		const struct ct_path *g = &b->groups[i];
 		size_t j = group_hash(g->loc_off, g->nlocs, g->thread) & (n - 1);
 		while (s[j])
 			j = (j + 1) & (n - 1);
@@ -264,11 +257,11 @@ static int group_rehash(struct build *b)
 
 /* The group of sample s, made (and its path expanded) when new; NULL when
  * out of memory. */
-static struct ct_group *group_of(struct build *b, const struct pv_sample *s)
+static struct ct_path *group_of(struct build *b, const struct pv_sample *s)
 {
 	struct calltree *t = b->t;
 	uint32_t thread = b->by_thread ? s->thread : 0;
-	struct ct_group *g;
+	struct ct_path *g;
 	size_t mask, i;
 	ssize_t end;
 
@@ -291,8 +284,8 @@ static struct ct_group *group_of(struct build *b, const struct pv_sample *s)
 		return NULL;
 	}
 	g = &b->groups[b->ngroups];
-	*g = (struct ct_group){ .loc_off = s->loc_off, .nlocs = s->nlocs, .thread = thread,
-				.path_off = t->nscratch, .path_len = (uint32_t)((size_t)end - t->nscratch) };
+	*g = (struct ct_path){ .loc_off = s->loc_off, .nlocs = s->nlocs, .thread = thread,
+			       .off = t->nscratch, .len = (uint32_t)((size_t)end - t->nscratch) };
 	t->nscratch = (size_t)end;
 	b->slots[i] = (uint32_t)b->ngroups + 1;
 	b->ngroups++;
@@ -302,17 +295,17 @@ static struct ct_group *group_of(struct build *b, const struct pv_sample *s)
 static int cmp_paths(const void *a, const void *b, void *ctx)
 {
 	const struct build *bd = ctx;
-	const struct ct_group *x = &bd->groups[*(const uint32_t *)a];
-	const struct ct_group *y = &bd->groups[*(const uint32_t *)b];
-	const uint32_t *px = bd->t->scratch + x->path_off, *py = bd->t->scratch + y->path_off;
-	uint32_t n = x->path_len < y->path_len ? x->path_len : y->path_len;
+	const struct ct_path *x = &bd->groups[*(const uint32_t *)a];
+	const struct ct_path *y = &bd->groups[*(const uint32_t *)b];
+	const uint32_t *px = bd->t->scratch + x->off, *py = bd->t->scratch + y->off;
+	uint32_t n = x->len < y->len ? x->len : y->len;
 
 	if (x->thread != y->thread)
 		return x->thread < y->thread ? -1 : 1;
 	for (uint32_t i = 0; i < n; i++)
 		if (px[i] != py[i])
 			return px[i] < py[i] ? -1 : 1;
-	return x->path_len < y->path_len ? -1 : x->path_len > y->path_len;
+	return x->len < y->len ? -1 : x->len > y->len;
 }
 
 static uint32_t new_node(struct calltree *t, uint32_t parent, uint32_t kind, uint32_t frame)
@@ -336,13 +329,13 @@ static int build_tree(struct calltree *t, const struct ct_options *opt)
 	struct build b = { .t = t, .by_thread = opt->by_thread };
 	uint32_t *order = NULL, *path_nodes = NULL, *lcps = NULL;
 	size_t cap_path_nodes = 0;
-	const struct ct_group *prev = NULL;
+	const struct ct_path *prev = NULL;
 	uint32_t thread_node = 0;
 	int ret = -1;
 
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct pv_sample *s = &p->samples[i];
-		struct ct_group *g;
+		struct ct_path *g;
 
 		if (!calltree_thread_selected(p, opt, s->thread))
 			continue;
@@ -350,6 +343,26 @@ static int build_tree(struct calltree *t, const struct ct_options *opt)
 			goto out;
 		g->count += t->v_count != PV_NONE ? s->values[t->v_count] : 1;
 		g->value += t->v_value != PV_NONE ? s->values[t->v_value] : 0;
+	}
+	if (t->paths_only) {
+		/* the stacks as they are, and the root's totals */
+		for (size_t i = 0; i < b.ngroups; i++) {
+			t->nodes[0].count += b.groups[i].count;
+			t->nodes[0].value += b.groups[i].value;
+			if (!b.groups[i].len) {
+				t->nodes[0].self_count += b.groups[i].count;
+				t->nodes[0].self_value += b.groups[i].value;
+			}
+		}
+		t->samples = t->nodes[0].count;
+		t->paths = b.groups;
+		t->npaths = b.ngroups;
+		t->path_frames = t->scratch;
+		b.groups = NULL;
+		t->scratch = NULL;
+		t->cap_scratch = 0;
+		ret = 0;
+		goto out;
 	}
 	order = malloc((b.ngroups ? b.ngroups : 1) * sizeof *order);
 	if (!order) {
@@ -369,18 +382,18 @@ static int build_tree(struct calltree *t, const struct ct_options *opt)
 	}
 	size_t need = 1;
 	for (size_t k = 0; k < b.ngroups; k++) {
-		const struct ct_group *g = &b.groups[order[k]], *pg = k ? &b.groups[order[k - 1]] : NULL;
+		const struct ct_path *g = &b.groups[order[k]], *pg = k ? &b.groups[order[k - 1]] : NULL;
 		uint32_t lcp = 0;
 		if (pg && pg->thread == g->thread) {
-			const uint32_t *pp = t->scratch + pg->path_off, *path = t->scratch + g->path_off;
-			uint32_t n = pg->path_len < g->path_len ? pg->path_len : g->path_len;
+			const uint32_t *pp = t->scratch + pg->off, *path = t->scratch + g->off;
+			uint32_t n = pg->len < g->len ? pg->len : g->len;
 			while (lcp < n && pp[lcp] == path[lcp])
 				lcp++;
 		} else if (b.by_thread) {
 			need++;
 		}
 		lcps[k] = lcp;
-		need += g->path_len - lcp;
+		need += g->len - lcp;
 	}
 	if (need >= UINT32_MAX) {
 		pv_oom();
@@ -398,8 +411,8 @@ static int build_tree(struct calltree *t, const struct ct_options *opt)
 	pv_prefault(t->nodes + t->nnodes, (need - t->nnodes) * sizeof *t->nodes);
 
 	for (size_t k = 0; k < b.ngroups; k++) {
-		const struct ct_group *g = &b.groups[order[k]];
-		const uint32_t *path = t->scratch + g->path_off;
+		const struct ct_path *g = &b.groups[order[k]];
+		const uint32_t *path = t->scratch + g->off;
 		uint32_t lcp = 0, node;
 
 		if (b.by_thread && (!prev || prev->thread != g->thread)) {
@@ -410,10 +423,10 @@ static int build_tree(struct calltree *t, const struct ct_options *opt)
 		}
 		if (prev)
 			lcp = lcps[k];
-		if (pv_grow(&path_nodes, &cap_path_nodes, (size_t)g->path_len + 1, sizeof *path_nodes) < 0)
+		if (pv_grow(&path_nodes, &cap_path_nodes, (size_t)g->len + 1, sizeof *path_nodes) < 0)
 			goto out;
 		node = lcp ? path_nodes[lcp - 1] : thread_node;
-		for (uint32_t j = lcp; j < g->path_len; j++) {
+		for (uint32_t j = lcp; j < g->len; j++) {
 			node = new_node(t, node, CT_FRAME, path[j]);
 			if (node == PV_NONE)
 				goto out;
@@ -530,9 +543,10 @@ struct calltree *calltree_build(const struct pv_profile *p, const struct ct_opti
 					.first_child = PV_NONE, .next_sibling = PV_NONE };
 	t->nnodes = 1;
 
+	t->paths_only = opt->paths_only;
 	if (build_tree(t, opt) < 0)
 		goto fail;
-	if (link_children(t) < 0)
+	if (!t->paths_only && link_children(t) < 0)
 		goto fail;
 	return t;
 fail:
@@ -550,6 +564,8 @@ void calltree_free(struct calltree *t)
 	free(t->scratch);
 	free(t->loc_frames);
 	free(t->lf);
+	free(t->paths);
+	free(t->path_frames);
 	free(t);
 }
 
@@ -603,6 +619,43 @@ const char *calltree_frame_where(const struct calltree *t, uint32_t frame, char 
 	return buf;
 }
 
+/* The flat rows from the distinct stacks: self to the last frame of each,
+ * cumulative once to each frame on it. */
+static struct ct_flat_row *flat_of_paths(struct calltree *t, size_t *nrows)
+{
+	struct ct_flat_row *rows = calloc(t->nframes ? t->nframes : 1, sizeof *rows);
+	uint32_t *stamp = malloc((t->nframes ? t->nframes : 1) * sizeof *stamp);
+
+	if (!rows || !stamp) {
+		free(rows);
+		free(stamp);
+		pv_oom();
+		return NULL;
+	}
+	memset(stamp, 0xff, (t->nframes ? t->nframes : 1) * sizeof *stamp);
+	for (size_t i = 0; i < t->nframes; i++)
+		rows[i].frame = (uint32_t)i;
+	for (size_t k = 0; k < t->npaths; k++) {
+		const struct ct_path *g = &t->paths[k];
+		const uint32_t *f = t->path_frames + g->off;
+		for (uint32_t j = 0; j < g->len; j++) {
+			struct ct_flat_row *r = &rows[f[j]];
+			if (stamp[f[j]] != (uint32_t)k) {
+				stamp[f[j]] = (uint32_t)k;
+				r->cum_count += g->count;
+				r->cum_value += g->value;
+			}
+		}
+		if (g->len) {
+			rows[f[g->len - 1]].self_count += g->count;
+			rows[f[g->len - 1]].self_value += g->value;
+		}
+	}
+	free(stamp);
+	*nrows = t->nframes;
+	return rows;
+}
+
 struct ct_flat_row *calltree_flat(struct calltree *t, size_t *nrows)
 {
 	struct ct_flat_row *rows = NULL;
@@ -610,6 +663,8 @@ struct ct_flat_row *calltree_flat(struct calltree *t, size_t *nrows)
 	size_t cap_seen = 0;
 
 	*nrows = 0;
+	if (t->paths_only)
+		return flat_of_paths(t, nrows);
 	/* Walk the tree instead of the samples: every root-to-node path is one
 	 * stack prefix, so a frame's cumulative share is the sum over nodes
 	 * that are its outermost occurrence on their path. */
@@ -677,7 +732,7 @@ struct calltree *calltree_subtree(const struct calltree *t, uint32_t node)
 	uint32_t *map;
 	size_t n = 1;
 
-	if (node >= t->nnodes)
+	if (node >= t->nnodes || t->paths_only)
 		return NULL;
 	sub = calloc(1, sizeof *sub);
 	map = malloc(t->nnodes * sizeof *map);

@@ -44,6 +44,19 @@ struct ct_options {
 	bool by_thread;        /* a level of thread nodes under the root */
 	const uint32_t *tids;  /* keep only these threads (NULL: all) */
 	size_t ntids;
+	/* Only the distinct stacks and the root's totals, no nodes below the
+	 * root: enough for calltree_flat() and the call graph (graph.h),
+	 * which then work from the stacks. */
+	bool paths_only;
+};
+
+/* A distinct stack of the tree's samples, as frames outermost first: the
+ * samples of one stored stack (and thread, by thread), counted once. */
+struct ct_path {
+	uint32_t loc_off, nlocs, thread;
+	uint32_t len;          /* frames */
+	size_t off;            /* into calltree.path_frames */
+	int64_t count, value;
 };
 
 struct calltree {
@@ -53,6 +66,10 @@ struct calltree {
 	struct ct_node *nodes; size_t nnodes, cap_nodes;
 	uint32_t v_count, v_value; /* value indices in the profile, PV_NONE if absent */
 	int64_t samples;       /* samples in the tree (after --tid) */
+	/* With paths_only: the distinct stacks, and nodes holds the root alone. */
+	bool paths_only;
+	struct ct_path *paths; size_t npaths;
+	uint32_t *path_frames;
 
 	/* private */
 	uint32_t *frame_slots; size_t nframe_slots;

@@ -124,7 +124,7 @@ static int select_nodes(struct graph *g, struct ct_flat_row *rows, size_t nrows,
 
 /* Edges between kept nodes: walk the tree depth first, each node knowing
  * its nearest kept ancestor and whether dropped frames lie between. */
-static int build_edges(struct graph *g, const struct graph_options *o, const uint32_t *node_of)
+static int edges_of_tree(struct graph *g, const uint32_t *node_of, struct edge_map *m)
 {
 	const struct calltree *t = g->t;
 	size_t nn = t->nnodes;
@@ -134,8 +134,6 @@ static int build_edges(struct graph *g, const struct graph_options *o, const uin
 	uint32_t *stack = malloc(nn * sizeof *stack);
 	uint32_t *onpath = NULL;                        /* per edge: occurrences on the path */
 	size_t cap_onpath = 0, nonpath = 0, sp = 0;
-	struct edge_map m = { 0 };
-	int64_t total = ct_weight(t, &t->nodes[0]);
 	int ret = -1;
 
 	if (!anc || !edge_of || !skipped || !stack) {
@@ -161,19 +159,19 @@ static int build_edges(struct graph *g, const struct graph_options *o, const uin
 			anc[node] = to;
 			skipped[node] = false;
 			if (anc[up] != PV_NONE) {
-				uint32_t e = edge_get(&m, anc[up], to);
+				uint32_t e = edge_get(m, anc[up], to);
 				if (e == PV_NONE)
 					goto out;
-				if (pv_grow(&onpath, &cap_onpath, m.nedges, sizeof *onpath) < 0)
+				if (pv_grow(&onpath, &cap_onpath, m->nedges, sizeof *onpath) < 0)
 					goto out;
-				while (nonpath < m.nedges)
+				while (nonpath < m->nedges)
 					onpath[nonpath++] = 0;
 				if (onpath[e]++ == 0) {
-					m.edges[e].count += nd->count;
-					m.edges[e].value += nd->value;
+					m->edges[e].count += nd->count;
+					m->edges[e].value += nd->value;
 				}
 				if (skipped[up])
-					m.edges[e].residual = true;
+					m->edges[e].residual = true;
 				edge_of[node] = e;
 			}
 		}
@@ -193,6 +191,71 @@ static int build_edges(struct graph *g, const struct graph_options *o, const uin
 			}
 		}
 	}
+	ret = 0;
+out:
+	free(anc);
+	free(edge_of);
+	free(skipped);
+	free(stack);
+	free(onpath);
+	return ret;
+}
+
+/* The same from a tree of distinct stacks only (calltree.h's paths_only):
+ * each stack adds its samples once to every edge on it, which is what the
+ * tree walk adds at each edge's outermost node. */
+static int edges_of_paths(struct graph *g, const uint32_t *node_of, struct edge_map *m)
+{
+	const struct calltree *t = g->t;
+	uint32_t *stamp = NULL;                         /* per edge: the last stack it was on */
+	size_t cap_stamp = 0, nstamp = 0;
+
+	for (size_t k = 0; k < t->npaths; k++) {
+		const struct ct_path *pa = &t->paths[k];
+		const uint32_t *f = t->path_frames + pa->off;
+		uint32_t anc = PV_NONE;
+		bool skipped = false;
+
+		for (uint32_t j = 0; j < pa->len; j++) {
+			uint32_t to = node_of[f[j]];
+			if (to == PV_NONE) {
+				skipped = true;
+				continue;
+			}
+			if (anc != PV_NONE) {
+				uint32_t e = edge_get(m, anc, to);
+				if (e == PV_NONE || pv_grow(&stamp, &cap_stamp, m->nedges, sizeof *stamp) < 0) {
+					free(stamp);
+					return -1;
+				}
+				while (nstamp < m->nedges)
+					stamp[nstamp++] = PV_NONE;
+				if (stamp[e] != (uint32_t)k) {
+					stamp[e] = (uint32_t)k;
+					m->edges[e].count += pa->count;
+					m->edges[e].value += pa->value;
+				}
+				if (skipped)
+					m->edges[e].residual = true;
+			}
+			anc = to;
+			skipped = false;
+		}
+	}
+	free(stamp);
+	return 0;
+}
+
+/* The edges, then the light ones dropped. */
+static int build_edges(struct graph *g, const struct graph_options *o, const uint32_t *node_of)
+{
+	const struct calltree *t = g->t;
+	struct edge_map m = { 0 };
+	int64_t total = ct_weight(t, &t->nodes[0]);
+	int ret = -1;
+
+	if ((t->paths_only ? edges_of_paths(g, node_of, &m) : edges_of_tree(g, node_of, &m)) < 0)
+		goto out;
 
 	/* Light edges go. */
 	g->edge_cutoff = (int64_t)((double)total * o->edgefraction);
@@ -233,11 +296,6 @@ static int build_edges(struct graph *g, const struct graph_options *o, const uin
 out:
 	free(m.edges);
 	free(m.slots);
-	free(anc);
-	free(edge_of);
-	free(skipped);
-	free(stack);
-	free(onpath);
 	return ret;
 }
 

@@ -105,7 +105,7 @@ static int run(struct pv_profile *p, const struct pv_view *v, bool tree, struct 
 	r->after = pv_count_samples(p);
 	if (tree) {
 		struct ct_options co = { .granularity = v->granularity, .by_thread = v->by_thread,
-					 .sample_index = v->sample_index };
+					 .sample_index = v->sample_index, .paths_only = v->paths_only };
 		r->t = calltree_build(p, &co);
 		if (!r->t)
 			goto fail;

@@ -53,6 +53,9 @@ struct pv_view {
 	enum ct_granularity granularity;
 	bool by_thread;        /* a level of thread nodes under the root */
 	const char *sample_index; /* what nodes are weighed by (calltree.h) */
+	/* The report needs the flat rows or the call graph only: the tree
+	 * keeps the distinct stacks, no nodes (calltree.h, paths_only). */
+	bool paths_only;
 };
 
 struct pv_result {

@@ -513,7 +513,8 @@ int main(int argc, char **argv)
 		steps[nsteps++] = (struct pv_step){ .kind = PV_STEP_REVERSE };
 	view = (struct pv_view){ .tids = tids, .ntids = ntids, .steps = steps, .nsteps = nsteps,
 				 .granularity = copt.granularity, .by_thread = copt.by_thread,
-				 .sample_index = copt.sample_index };
+				 .sample_index = copt.sample_index,
+				 .paths_only = !tui && (kind == REPORT_FLAT || kind == REPORT_SVG) };
 	if (tui) {
 		struct browser_options bo = { .view = view, .noisefloor = ropt.noisefloor ? ropt.noisefloor : 1,
 					      .color = strcmp(color, "never") != 0 && !getenv("NO_COLOR") };
