@@ -486,7 +486,10 @@ static int regs_sample(struct reader *rd, const struct raw_sample_regs *s)
 	bool complete = false, cand;
 	int n = 0;
 
-	if (rd->uw)
+	if (rd->uw && rd->uw->walk)
+		n = rd->uw->walk(rd->uw->ctx, regs, s->nregs, stack, s->stack_len, rd->unwound,
+				 RAW_MAX_FRAMES, &complete);
+	if (rd->uw && n == 0)
 		n = rd->uw->unwind(rd->uw->ctx, regs, s->nregs, stack, s->stack_len, rd->unwound,
 				   RAW_MAX_FRAMES, &complete);
 	if (n < 0)

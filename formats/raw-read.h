@@ -24,6 +24,11 @@ struct raw_unwinder {
 	 * or -1 when out of memory. */
 	int (*unwind)(void *ctx, const uint64_t *regs, uint32_t nregs, const unsigned char *stack,
 		      uint32_t stack_len, uint64_t *frames, uint32_t cap, bool *complete);
+	/* May be NULL.  As unwind, giving the same frames, but fast, pure and
+	 * safe to call from several threads at once: returns 0 for a sample
+	 * it cannot do, which the reader then gives to unwind. */
+	int (*walk)(void *ctx, const uint64_t *regs, uint32_t nregs, const unsigned char *stack,
+		    uint32_t stack_len, uint64_t *frames, uint32_t cap, bool *complete);
 };
 
 /* Read a raw trace from memory.  name is used in messages.  A damaged or
