@@ -40,4 +40,11 @@ struct raw_unwinder {
 struct pv_profile *raw_read(const unsigned char *buf, size_t len, const char *name,
 			   const struct raw_unwinder *uw);
 
+/* As raw_read, of buf mapped (page-aligned, MAP_PRIVATE) from a file that
+ * nothing writes or cuts any more: the pages read are given back
+ * (MADV_DONTNEED) as the reader goes, so that memory stays bounded
+ * however large the trace.  buf's contents are the file's still. */
+struct pv_profile *raw_read_mapped(const unsigned char *buf, size_t len, const char *name,
+				   const struct raw_unwinder *uw);
+
 #endif
