@@ -399,6 +399,15 @@ static void rows_push(struct ehcfi_rows *b, uintptr_t pc, uintptr_t bias, const 
 	b->v[b->n++] = row;
 }
 
+/* v * align, or INT64_MIN (an offset no row takes) when that overflows:
+ * the numbers come from the file. */
+static int64_t scaled(int64_t v, int64_t align)
+{
+	int64_t r;
+
+	return __builtin_mul_overflow(v, align, &r) ? INT64_MIN : r;
+}
+
 /* Applies one register rule to the ones we track. */
 static void set_rule(struct rules *r, uint64_t reg, int kind, int64_t off)
 {
@@ -456,7 +465,7 @@ static int run_program(const unsigned char *p, const unsigned char *end, const s
 			advance = 1;
 			break;
 		case 2: /* DW_CFA_offset */
-			set_rule(r, low, 2, (int64_t)cur_uleb(&c) * cie->data_align);
+			set_rule(r, low, 2, scaled((int64_t)cur_uleb(&c), cie->data_align));
 			break;
 		case 3: /* DW_CFA_restore */
 			if (init == NULL)
@@ -480,7 +489,7 @@ static int run_program(const unsigned char *p, const unsigned char *end, const s
 			case 0x04: delta = cur_fixed(&c, 4) * cie->code_align; advance = 1; break;
 			case 0x05: /* offset_extended */
 				reg = cur_uleb(&c);
-				set_rule(r, reg, 2, (int64_t)cur_uleb(&c) * cie->data_align);
+				set_rule(r, reg, 2, scaled((int64_t)cur_uleb(&c), cie->data_align));
 				break;
 			case 0x06: /* restore_extended */
 				reg = cur_uleb(&c);
@@ -556,17 +565,17 @@ static int run_program(const unsigned char *p, const unsigned char *end, const s
 			}
 			case 0x11: /* offset_extended_sf */
 				reg = cur_uleb(&c);
-				set_rule(r, reg, 2, cur_sleb(&c) * cie->data_align);
+				set_rule(r, reg, 2, scaled(cur_sleb(&c), cie->data_align));
 				break;
 			case 0x12: /* def_cfa_sf */
 				r->kind = KIND_REG;
 				r->cfa_reg = (uint8_t)(reg = cur_uleb(&c));
 				if (reg >= DW_NREGS)
 					r->kind = KIND_BAD;
-				r->cfa_off = cur_sleb(&c) * cie->data_align;
+				r->cfa_off = scaled(cur_sleb(&c), cie->data_align);
 				break;
 			case 0x13: /* def_cfa_offset_sf */
-				r->cfa_off = cur_sleb(&c) * cie->data_align;
+				r->cfa_off = scaled(cur_sleb(&c), cie->data_align);
 				if (r->kind != KIND_REG)
 					r->kind = KIND_BAD;
 				break;
@@ -594,7 +603,8 @@ static int run_program(const unsigned char *p, const unsigned char *end, const s
 			case 0x2e: cur_uleb(&c); break; /* GNU_args_size */
 			case 0x2f: /* GNU_negative_offset_extended */
 				reg = cur_uleb(&c);
-				off = -(int64_t)cur_uleb(&c) * cie->data_align;
+				off = scaled((int64_t)cur_uleb(&c), cie->data_align);
+				off = off == INT64_MIN ? off : -off;
 				set_rule(r, reg, 2, off);
 				break;
 			default:
@@ -682,6 +692,8 @@ static void rows_finish(struct ehcfi_rows *b)
 {
 	size_t w = 0;
 
+	if (b->n == 0)
+		return;
 	qsort(b->v, b->n, sizeof *b->v, row_cmp);
 	for (size_t i = 0; i < b->n; i++) {
 		if (w > 0 && b->v[w - 1].pc == b->v[i].pc)
