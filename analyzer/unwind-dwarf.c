@@ -8,10 +8,25 @@
  * saved stack.  libdwfl then walks the frames with the files' CFI
  * (.eh_frame, or .debug_frame from separate debug info).  The files and
  * their parsed CFI are the table's: the symbolizers use the same ones.
+ *
+ * That is the slow way, kept for the samples the fast one cannot do: each
+ * trace's prepare also makes tables of the modules' .eh_frame
+ * (unwind-cfi.h), and the walk callback, pure and safe in any number of
+ * threads, unwinds with them what it can, exactly as libdwfl would; the
+ * reader asks unwind (libdwfl) for the others.
+ *
+ * PROFVIEW_UNWIND=libdwfl in the environment leaves the tables unused (to
+ * compare the two ways); PROFVIEW_UNWIND=stats says on standard error, at
+ * the end, how many samples each way unwound.
  */
 #include "unwind-dwarf.h"
 #include "error.h"
 #include "raw.h"
+#include "unwind-cfi.h"
+
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
 
 #include <dwarf.h>
 #include <elf.h>
@@ -28,6 +43,11 @@ struct pv_unwinder {
 	Elf *machine;         /* an ELF of that header alone */
 	bool quiet;
 	bool attached;
+	struct unwind_cfi *tables; /* of the current trace's modules, or NULL */
+	bool libdwfl_only;    /* PROFVIEW_UNWIND=libdwfl */
+	bool stats;           /* PROFVIEW_UNWIND=stats */
+	_Atomic uint64_t walked; /* samples the tables unwound */
+	uint64_t slow;        /* samples libdwfl unwound */
 	/* The sample being unwound. */
 	const uint64_t *regs;
 	const unsigned char *stack;
@@ -90,6 +110,18 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 	.set_initial_registers = cb_set_initial_registers,
 };
 
+/* The tables of the modules just placed, where libdwfl can unwind at
+ * all (else neither way does). */
+static int tables(struct pv_unwinder *u)
+{
+	unwind_cfi_free(u->tables);
+	u->tables = NULL;
+	if (!u->attached || u->libdwfl_only)
+		return 0;
+	u->tables = unwind_cfi_new(modules_dwfl(u->mods));
+	return u->tables ? 0 : -1;
+}
+
 static int prepare(void *ctx, struct pv_profile *p)
 {
 	struct pv_unwinder *u = ctx;
@@ -98,7 +130,7 @@ static int prepare(void *ctx, struct pv_profile *p)
 	if (placed < 0)
 		return -1;
 	if (u->attached)
-		return 0;
+		return tables(u);
 	/* Given no ELF, libdwfl takes the machine from a module of the Dwfl,
 	 * which a later trace may drop: the machine comes from the header of
 	 * the registers' own instead, once some file is there to unwind
@@ -107,7 +139,7 @@ static int prepare(void *ctx, struct pv_profile *p)
 					p->pid ? (pid_t)p->pid : 1, &thread_callbacks, u);
 	if (!u->attached && !u->quiet)
 		pv_warn("cannot unwind stacks: %s; samples show their leaf only", dwfl_errmsg(-1));
-	return 0;
+	return tables(u);
 }
 
 static int frame_cb(Dwfl_Frame *state, void *arg)
@@ -148,13 +180,27 @@ static int unwind(void *ctx, const uint64_t *regs, uint32_t nregs, const unsigne
 	u->n = 0;
 	u->overflow = false;
 	u->read_failed = false;
+	u->slow++;
 	ret = dwfl_getthread_frames(modules_dwfl(u->mods), FAKE_TID, frame_cb, u);
 	*complete = ret == 0 && !u->overflow && !u->read_failed;
 	return (int)u->n;
 }
 
+static int walk(void *ctx, const uint64_t *regs, uint32_t nregs, const unsigned char *stack,
+		uint32_t stack_len, uint64_t *frames, uint32_t cap, bool *complete)
+{
+	struct pv_unwinder *u = ctx;
+	int n = unwind_cfi_walk(u->tables, regs, nregs, stack, stack_len, frames, cap, complete);
+
+	if (n > 0 && u->stats)
+		atomic_fetch_add_explicit(&u->walked, 1, memory_order_relaxed);
+	return n;
+}
+
 struct pv_unwinder *unwinder_new(struct pv_modules *mods, bool quiet)
 {
+	const char *how = getenv("PROFVIEW_UNWIND");
+
 	struct pv_unwinder *u = calloc(1, sizeof *u);
 
 	if (!u) {
@@ -163,6 +209,8 @@ struct pv_unwinder *unwinder_new(struct pv_modules *mods, bool quiet)
 	}
 	u->mods = mods;
 	u->quiet = quiet;
+	u->libdwfl_only = how && strcmp(how, "libdwfl") == 0;
+	u->stats = how && strcmp(how, "stats") == 0;
 	/* x86-64, as raw.h's registers: libdwfl picks its backend by it. */
 	u->machine_header = (Elf64_Ehdr){
 		.e_ident = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64, ELFDATA2LSB,
@@ -186,6 +234,10 @@ void unwinder_free(struct pv_unwinder *u)
 {
 	if (!u)
 		return;
+	if (u->stats)
+		fprintf(stderr, "profview: unwound %" PRIu64 " samples with the tables, %" PRIu64 " with libdwfl\n",
+			atomic_load(&u->walked), u->slow);
+	unwind_cfi_free(u->tables);
 	elf_end(u->machine);
 	free(u);
 }
@@ -195,4 +247,5 @@ void unwinder_interface(struct pv_unwinder *u, struct raw_unwinder *out)
 	out->ctx = u;
 	out->prepare = prepare;
 	out->unwind = unwind;
+	out->walk = walk;
 }

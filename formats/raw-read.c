@@ -1,11 +1,23 @@
 /* raw-read.c - read a profview raw trace into the profile model
  *
- * The framing is checked first (raw-iter.h), then the trace is read in
- * three passes over the records: the first collects mappings, threads and
- * the end record; the second stores the stack table; the third turns
- * samples into profile samples (a sample may refer to a stack that was
- * written after it).  Every walk stops at the first record that does not
- * fit; everything before it is kept.
+ * The trace is read in up to three passes over the records (raw-iter.h):
+ * the first checks the framing and collects mappings, threads and the end
+ * record; the second, in a trace that has them, stores the stack table;
+ * the third turns samples into profile samples (a sample may refer to a
+ * stack that was written after it).  Every walk stops at the first record
+ * that does not fit; everything before it is kept.
+ *
+ * Register samples (DWARF mode) are unwound by the analyzer's unwinder.
+ * Its walk, pure, takes them a batch at a time ahead of the third pass, in
+ * as many threads as there are CPUs (up to WALK_THREADS), each over a fixed
+ * share of the batch, into frames of its own; the pass then takes each
+ * sample's frames in order, and asks the unwinder's unwind, in this
+ * thread, for the samples the walk could not do.  So what a sample gets
+ * does not depend on the threads.
+ *
+ * A trace mapped from a finished file (raw_read_mapped) gives its pages
+ * back as each pass goes (MADV_DONTNEED, a window at a time): memory
+ * stays bounded however large the trace.
  */
 #include "raw-read.h"
 #include "error.h"
@@ -16,9 +28,11 @@
 
 #include <endian.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #if __BYTE_ORDER != __LITTLE_ENDIAN
@@ -41,9 +55,42 @@ struct stack_key {
 	uint32_t off, n;
 };
 
+/* A batch of register samples walked ahead of the sample pass. */
+#define WALK_BATCH 4096
+#define WALK_THREADS 8
+#define WALK_MIN_SHARE 256     /* fewer samples a thread are walked in one */
+
+struct walk_pool {
+	uint64_t *v;
+	size_t n, cap;
+	int oom;
+};
+
+struct walk_result {
+	uint32_t pool, n;          /* n 0: not walked, ask unwind */
+	size_t off;
+	bool complete;
+};
+
+struct walk_batch {
+	const struct raw_unwinder *uw;
+	const struct raw_sample_regs *recs[WALK_BATCH];
+	struct walk_result res[WALK_BATCH];
+	size_t n, next;            /* samples in the batch, the next one to take */
+	struct walk_pool pools[WALK_THREADS];
+	unsigned threads;
+};
+
+/* Releasing the pages of a mapped trace: a window at a time. */
+#define RELEASE_WINDOW ((size_t)64 << 20)
+
 struct reader {
 	const unsigned char *buf;
 	size_t len;
+	bool mapped;                  /* buf is a mapping: release what was read */
+	size_t released;              /* bytes of buf handed back */
+	struct walk_batch *batch;     /* when the unwinder can walk */
+	uint64_t nstack_records;
 	const char *name;
 	struct pv_profile *p;
 	struct raw_head head;         /* what the header says */
@@ -117,8 +164,30 @@ static void records(const struct reader *rd, struct raw_iter *it)
 	raw_iter_init(it, rd->buf, rd->len, rd->data_start, rd->head.arch.nregs);
 }
 
+/* A pass over a mapped trace has read up to byte off: the whole windows
+ * before it go back (all of it when off is the end).  A pass starts at
+ * the start again: released pages come back from the file when read. */
+static void release(struct reader *rd, size_t off)
+{
+	size_t page = 4096, to;
+
+	if (!rd->mapped)
+		return;
+	if (off < rd->released)
+		rd->released = 0; /* a new pass */
+	to = off >= rd->len ? rd->len : off & ~(RELEASE_WINDOW - 1);
+	to &= ~(page - 1);
+	if (to <= rd->released + (off >= rd->len ? 0 : RELEASE_WINDOW - 1))
+		return;
+	madvise((void *)(rd->buf + rd->released), to - rd->released, MADV_DONTNEED);
+	rd->released = to;
+}
+
+static int first_record(struct reader *rd, const struct raw_record *rec);
+
 /* Walk the framing; counts the whole records, says in cut why reading
- * stopped early, if it did, and how many bytes that drops. */
+ * stopped early, if it did, and how many bytes that drops.  Each whole
+ * record is one of the first pass too (first_record). */
 static int check_framing(struct reader *rd)
 {
 	struct raw_iter it;
@@ -126,8 +195,13 @@ static int check_framing(struct reader *rd)
 	enum raw_next next;
 
 	records(rd, &it);
-	while ((next = raw_iter_next(&it, &r)) == RAW_NEXT_RECORD)
-		;
+	while ((next = raw_iter_next(&it, &r)) == RAW_NEXT_RECORD) {
+		if (first_record(rd, &r) < 0)
+			return -1;
+		if ((it.nrecords & 4095) == 0)
+			release(rd, it.off);
+	}
+	release(rd, rd->len);
 	rd->nrecords = it.nrecords;
 	switch (next) {
 	case RAW_NEXT_RECORD:
@@ -212,54 +286,53 @@ static uint32_t thread_index(struct reader *rd, uint32_t tid)
 	return rd->last_thread;
 }
 
-static int first_pass(struct reader *rd)
+/* The first pass's look at one record. */
+static int first_record(struct reader *rd, const struct raw_record *recp)
 {
 	struct pv_profile *p = rd->p;
-	struct raw_iter it;
-	struct raw_record rec;
+	const struct raw_record rec = *recp;
+	const unsigned char *r = rec.data;
 
-	records(rd, &it);
-	while (raw_iter_next(&it, &rec) == RAW_NEXT_RECORD) {
-		const unsigned char *r = rec.data;
-
-		switch (rec.type) {
-		case RAW_MAPPING:
-			if (add_mapping(rd, (const void *)r) < 0)
-				return -1;
-			break;
-		case RAW_THREAD: {
-			const struct raw_thread *t = (const void *)r;
-			uint32_t name = pv_intern(p, t->name, strnlen(t->name, sizeof t->name));
-			if (name == PV_NONE || pv_get_thread(p, t->tid, name) == PV_NONE)
-				return -1;
-			break;
-		}
-		case RAW_THREAD_EXIT: {
-			const struct raw_thread_exit *t = (const void *)r;
-			uint32_t i = thread_index(rd, t->tid);
-			if (i == PV_NONE)
-				return -1;
-			p->threads[i].cpu_ns = (int64_t)t->cpu_ns;
-			break;
-		}
-		case RAW_LOST: {
-			struct raw_lost l = { 0 };
-			memcpy(&l, r, rec.size < sizeof l ? rec.size : sizeof l);
-			rd->lost_records += l.count;
-			if (l.error && raw_lost_cause(l.error) &&
-			    (p->lost_cause = pv_intern_str(p, raw_lost_cause(l.error))) == PV_NONE)
-				return -1;
-			break;
-		}
-		case RAW_END: {
-			const struct raw_end *e = (const void *)r;
-			rd->end_time = e->time_ns;
-			rd->lost_end = e->lost;
-			break;
-		}
-		default:
-			break;
-		}
+	switch (rec.type) {
+	case RAW_STACK:
+		rd->nstack_records++;
+		break;
+	case RAW_MAPPING:
+		if (add_mapping(rd, (const void *)r) < 0)
+			return -1;
+		break;
+	case RAW_THREAD: {
+		const struct raw_thread *t = (const void *)r;
+		uint32_t name = pv_intern(p, t->name, strnlen(t->name, sizeof t->name));
+		if (name == PV_NONE || pv_get_thread(p, t->tid, name) == PV_NONE)
+			return -1;
+		break;
+	}
+	case RAW_THREAD_EXIT: {
+		const struct raw_thread_exit *t = (const void *)r;
+		uint32_t i = thread_index(rd, t->tid);
+		if (i == PV_NONE)
+			return -1;
+		p->threads[i].cpu_ns = (int64_t)t->cpu_ns;
+		break;
+	}
+	case RAW_LOST: {
+		struct raw_lost l = { 0 };
+		memcpy(&l, r, rec.size < sizeof l ? rec.size : sizeof l);
+		rd->lost_records += l.count;
+		if (l.error && raw_lost_cause(l.error) &&
+		    (p->lost_cause = pv_intern_str(p, raw_lost_cause(l.error))) == PV_NONE)
+			return -1;
+		break;
+	}
+	case RAW_END: {
+		const struct raw_end *e = (const void *)r;
+		rd->end_time = e->time_ns;
+		rd->lost_end = e->lost;
+		break;
+	}
+	default:
+		break;
 	}
 	return 0;
 }
@@ -380,10 +453,15 @@ static int stack_pass(struct reader *rd)
 	struct raw_iter it;
 	struct raw_record rec;
 
+	if (rd->nstack_records == 0)
+		return 0;
 	records(rd, &it);
 	while (raw_iter_next(&it, &rec) == RAW_NEXT_RECORD) {
 		const unsigned char *r = rec.data;
 		size_t off = rec.off;
+
+		if ((it.nrecords & 4095) == 0)
+			release(rd, it.off);
 
 		if (rec.type == RAW_STACK) {
 			const struct raw_stack *s = (const void *)r;
@@ -410,6 +488,7 @@ static int stack_pass(struct reader *rd)
 			}
 		}
 	}
+	release(rd, rd->len);
 	return 0;
 }
 
@@ -476,9 +555,118 @@ static int add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uin
 	return 0;
 }
 
+/* Walks samples [lo, hi) of the batch into pool k. */
+static void walk_share(struct walk_batch *b, unsigned k, size_t lo, size_t hi)
+{
+	struct walk_pool *pool = &b->pools[k];
+	uint64_t frames[RAW_MAX_FRAMES];
+
+	pool->n = 0;
+	for (size_t i = lo; i < hi; i++) {
+		const struct raw_sample_regs *s = b->recs[i];
+		const uint64_t *regs = (const void *)(s + 1);
+		const unsigned char *stack = (const unsigned char *)(regs + s->nregs);
+		struct walk_result *res = &b->res[i];
+		int n = pool->oom ? 0
+				  : b->uw->walk(b->uw->ctx, regs, s->nregs, stack, s->stack_len, frames,
+						RAW_MAX_FRAMES, &res->complete);
+
+		res->n = 0;
+		if (n <= 0)
+			continue;
+		if (pool->n + (size_t)n > pool->cap) {
+			size_t cap = pool->cap ? pool->cap : 1 << 14;
+			uint64_t *v;
+
+			while (cap < pool->n + (size_t)n)
+				cap *= 2;
+			v = realloc(pool->v, cap * sizeof *v);
+			if (!v) {
+				pool->oom = 1; /* the rest go to unwind */
+				continue;
+			}
+			pool->v = v;
+			pool->cap = cap;
+		}
+		memcpy(pool->v + pool->n, frames, (size_t)n * sizeof *frames);
+		*res = (struct walk_result){ k, (uint32_t)n, pool->n, res->complete };
+		pool->n += (size_t)n;
+	}
+}
+
+struct walk_job {
+	struct walk_batch *b;
+	unsigned k;
+	size_t lo, hi;
+};
+
+static void *walk_thread(void *arg)
+{
+	struct walk_job *j = arg;
+
+	walk_share(j->b, j->k, j->lo, j->hi);
+	return NULL;
+}
+
+/* Fills the batch with the register samples from rec on (it: the walk
+ * just past rec) and walks them, a fixed share a thread. */
+static void walk_fill(struct reader *rd, const struct raw_iter *it, const struct raw_record *rec)
+{
+	struct walk_batch *b = rd->batch;
+	struct raw_iter ahead = *it;
+	struct raw_record r;
+	struct walk_job jobs[WALK_THREADS];
+	pthread_t tids[WALK_THREADS];
+	bool started[WALK_THREADS] = { false };
+	unsigned threads;
+
+	b->n = 0;
+	b->next = 0;
+	b->recs[b->n++] = (const void *)rec->data;
+	while (b->n < WALK_BATCH && raw_iter_next(&ahead, &r) == RAW_NEXT_RECORD)
+		if (r.type == RAW_SAMPLE_REGS)
+			b->recs[b->n++] = (const void *)r.data;
+	threads = (unsigned)((b->n + WALK_MIN_SHARE - 1) / WALK_MIN_SHARE);
+	if (threads > b->threads)
+		threads = b->threads;
+	if (threads < 1)
+		threads = 1;
+	for (unsigned k = 0; k < threads; k++)
+		jobs[k] = (struct walk_job){ b, k, b->n * k / threads, b->n * (k + 1) / threads };
+	for (unsigned k = 1; k < threads; k++)
+		started[k] = pthread_create(&tids[k], NULL, walk_thread, &jobs[k]) == 0;
+	walk_share(b, 0, jobs[0].lo, jobs[0].hi);
+	for (unsigned k = 1; k < threads; k++) {
+		if (started[k])
+			pthread_join(tids[k], NULL);
+		else
+			walk_share(b, k, jobs[k].lo, jobs[k].hi); /* no thread: here */
+	}
+}
+
+/* The walked frames of the register sample s, the next one of the batch,
+ * into rd->unwound: how many, 0 when the walk could not do it. */
+static int walk_take(struct reader *rd, const struct raw_iter *it, const struct raw_record *rec,
+		     bool *complete)
+{
+	struct walk_batch *b = rd->batch;
+	const struct walk_result *res;
+
+	if (b->next == b->n)
+		walk_fill(rd, it, rec);
+	res = &b->res[b->next++];
+	if (res->n == 0)
+		return 0;
+	memcpy(rd->unwound, b->pools[res->pool].v + res->off, (size_t)res->n * sizeof *rd->unwound);
+	*complete = res->complete;
+	return (int)res->n;
+}
+
 /* A sample with registers and a stack copy: unwound by the analyzer's
- * unwinder, or, without one, its program counter alone (truncated). */
-static int regs_sample(struct reader *rd, const struct raw_sample_regs *s)
+ * unwinder (walked ahead when it can: walk_take), or, without one, its
+ * program counter alone (truncated). */
+static int regs_sample(struct reader *rd, const struct raw_sample_regs *s, const struct raw_iter *it,
+		       const struct raw_record *rec)
 {
 	const uint64_t *regs = (const void *)(s + 1);
 	const unsigned char *stack = (const unsigned char *)(regs + s->nregs);
@@ -486,7 +674,9 @@ static int regs_sample(struct reader *rd, const struct raw_sample_regs *s)
 	bool complete = false, cand;
 	int n = 0;
 
-	if (rd->uw)
+	if (rd->batch)
+		n = walk_take(rd, it, rec, &complete);
+	if (rd->uw && n == 0)
 		n = rd->uw->unwind(rd->uw->ctx, regs, s->nregs, stack, s->stack_len, rd->unwound,
 				   RAW_MAX_FRAMES, &complete);
 	if (n < 0)
@@ -647,8 +837,12 @@ static int sample_pass(struct reader *rd)
 		const unsigned char *r = rec.data;
 		int ret = 0;
 
+		/* behind the walks ahead (walk_fill), which read up to a
+		 * batch further */
+		if ((it.nrecords & 4095) == 0)
+			release(rd, rec.off > RELEASE_WINDOW ? rec.off - RELEASE_WINDOW : 0);
 		if (rec.type == RAW_SAMPLE_REGS)
-			ret = regs_sample(rd, (const void *)r);
+			ret = regs_sample(rd, (const void *)r, &it, &rec);
 		else if (rec.type == RAW_SAMPLE)
 			ret = fp_sample(rd, r, rec.size);
 		else if (rec.type == RAW_CHECK_FRAMES)
@@ -661,6 +855,7 @@ static int sample_pass(struct reader *rd)
 		if (ret < 0)
 			return -1;
 	}
+	release(rd, rd->len);
 	return 0;
 }
 
@@ -803,11 +998,35 @@ static bool still_running(uint32_t pid, const char *exe, uint64_t start_mono)
 	return (double)started * 1e9 / (double)ticks <= (double)start_mono + 1e9;
 }
 
-struct pv_profile *raw_read(const unsigned char *buf, size_t len, const char *name,
-			   const struct raw_unwinder *uw)
+/* The walks ahead, when the unwinder can walk: NULL, or -1 (reported). */
+static int batch_new(struct reader *rd)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (!rd->uw || !rd->uw->walk)
+		return 0;
+	rd->batch = calloc(1, sizeof *rd->batch);
+	if (!rd->batch)
+		return pv_oom();
+	rd->batch->uw = rd->uw;
+	rd->batch->threads = cpus < 1 ? 1 : cpus > WALK_THREADS ? WALK_THREADS : (unsigned)cpus;
+	return 0;
+}
+
+static void batch_free(struct walk_batch *b)
+{
+	if (!b)
+		return;
+	for (unsigned k = 0; k < WALK_THREADS; k++)
+		free(b->pools[k].v);
+	free(b);
+}
+
+static struct pv_profile *read_trace(const unsigned char *buf, size_t len, const char *name,
+				     const struct raw_unwinder *uw, bool mapped)
 {
 	struct reader rd = { .buf = buf, .len = len, .name = name, .last_thread = PV_NONE, .uw = uw,
-			     .offcpu_loc = PV_NONE };
+			     .offcpu_loc = PV_NONE, .mapped = mapped };
 	struct pv_profile *p = pv_profile_new();
 
 	if (!p)
@@ -819,7 +1038,7 @@ struct pv_profile *raw_read(const unsigned char *buf, size_t len, const char *na
 		pv_oom();
 		goto fail;
 	}
-	if (read_header(&rd) < 0 || check_framing(&rd) < 0 || first_pass(&rd) < 0)
+	if (read_header(&rd) < 0 || check_framing(&rd) < 0)
 		goto fail;
 	if (uw && uw->prepare && uw->prepare(uw->ctx, p) < 0)
 		goto fail;
@@ -827,7 +1046,7 @@ struct pv_profile *raw_read(const unsigned char *buf, size_t len, const char *na
 		pv_oom();
 		goto fail;
 	}
-	if (stack_pass(&rd) < 0 || sample_pass(&rd) < 0)
+	if (batch_new(&rd) < 0 || stack_pass(&rd) < 0 || sample_pass(&rd) < 0)
 		goto fail;
 	if (rd.cpu && settle_cpu(&rd) < 0)
 		goto fail;
@@ -863,6 +1082,7 @@ struct pv_profile *raw_read(const unsigned char *buf, size_t len, const char *na
 	free(rd.dedup);
 	free(rd.handles);
 	raw_cpu_free(rd.cpu);
+	batch_free(rd.batch);
 	return p;
 fail:
 	free(rd.locs);
@@ -871,6 +1091,19 @@ fail:
 	free(rd.dedup);
 	free(rd.handles);
 	raw_cpu_free(rd.cpu);
+	batch_free(rd.batch);
 	pv_profile_free(p);
 	return NULL;
+}
+
+struct pv_profile *raw_read(const unsigned char *buf, size_t len, const char *name,
+			   const struct raw_unwinder *uw)
+{
+	return read_trace(buf, len, name, uw, false);
+}
+
+struct pv_profile *raw_read_mapped(const unsigned char *buf, size_t len, const char *name,
+				   const struct raw_unwinder *uw)
+{
+	return read_trace(buf, len, name, uw, true);
 }

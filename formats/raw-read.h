@@ -24,6 +24,11 @@ struct raw_unwinder {
 	 * or -1 when out of memory. */
 	int (*unwind)(void *ctx, const uint64_t *regs, uint32_t nregs, const unsigned char *stack,
 		      uint32_t stack_len, uint64_t *frames, uint32_t cap, bool *complete);
+	/* May be NULL.  As unwind, giving the same frames, but fast, pure and
+	 * safe to call from several threads at once: returns 0 for a sample
+	 * it cannot do, which the reader then gives to unwind. */
+	int (*walk)(void *ctx, const uint64_t *regs, uint32_t nregs, const unsigned char *stack,
+		    uint32_t stack_len, uint64_t *frames, uint32_t cap, bool *complete);
 };
 
 /* Read a raw trace from memory.  name is used in messages.  A damaged or
@@ -34,5 +39,12 @@ struct raw_unwinder {
  * count as truncated. */
 struct pv_profile *raw_read(const unsigned char *buf, size_t len, const char *name,
 			   const struct raw_unwinder *uw);
+
+/* As raw_read, of buf mapped (page-aligned, MAP_PRIVATE) from a file that
+ * nothing writes or cuts any more: the pages read are given back
+ * (MADV_DONTNEED) as the reader goes, so that memory stays bounded
+ * however large the trace.  buf's contents are the file's still. */
+struct pv_profile *raw_read_mapped(const unsigned char *buf, size_t len, const char *name,
+				   const struct raw_unwinder *uw);
 
 #endif

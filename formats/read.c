@@ -7,6 +7,7 @@
 #include "gperf-read.h"
 #include "gunzip.h"
 #include "pprof-read.h"
+#include "raw.h"
 #include "util.h"
 
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -58,7 +60,11 @@ static int too_large(const char *name, const char *what, const char *doing, size
 struct input {
 	unsigned char *buf;
 	size_t len;
+	bool mapped;           /* buf is a mapping of the file, not malloc'ed */
 };
+
+/* Files smaller than this are read: a mapping saves nothing there. */
+#define MAP_MIN ((off_t)8 << 20)
 
 /* Read a stream (standard input, a pipe, a device) into memory.  Its
  * first bytes are judged before the rest is read, so that what is no
@@ -100,11 +106,30 @@ static int slurp(int fd, struct input *in, const char *name, size_t limit, size_
 	}
 }
 
+/* Is the regular file fd of size bytes a raw trace that nothing will
+ * write or cut any more: one that starts as a raw trace and whose last
+ * bytes are its end record?  The collector writes the end record last
+ * and cuts a trace only where zeros follow its records (raw.h), so such
+ * a file keeps its size. */
+static bool finished_trace(int fd, off_t size)
+{
+	unsigned char magic[RAW_MAGIC_LEN];
+	struct raw_rec tail;
+
+	if (size < MAP_MIN ||
+	    pread(fd, magic, sizeof magic, 0) != (ssize_t)sizeof magic ||
+	    !raw_detect(magic, sizeof magic) ||
+	    pread(fd, &tail, sizeof tail, size - (off_t)sizeof(struct raw_end)) != (ssize_t)sizeof tail)
+		return false;
+	return tail.type == RAW_END && tail.size == sizeof(struct raw_end);
+}
+
 /* A regular file is read whole, whatever its size; anything else at most
- * limit bytes.  Not mapped: a trace can be read while its program runs
- * (or finishes), and the collector cuts the file to its end when the
- * program exits, which would turn a read of a mapped page past the new
- * end into SIGBUS. */
+ * limit bytes.  A finished raw trace is mapped instead (finished_trace),
+ * anything else not: a trace can be read while its program runs (or
+ * finishes), and the collector cuts the file to its end when the program
+ * exits, which would turn a read of a mapped page past the new end into
+ * SIGBUS. */
 static int load(const char *path, struct input *in, size_t limit)
 {
 	struct stat st;
@@ -119,7 +144,14 @@ static int load(const char *path, struct input *in, size_t limit)
 		ret = pv_error("cannot stat '%s': %s", path, strerror(errno));
 	} else if (S_ISDIR(st.st_mode)) {
 		ret = pv_error("'%s' is a directory, not a profile", path);
+	} else if (S_ISREG(st.st_mode) && (uint64_t)st.st_size < SIZE_MAX &&
+		   finished_trace(fd, st.st_size) &&
+		   (in->buf = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) !=
+			   MAP_FAILED) {
+		in->len = (size_t)st.st_size;
+		in->mapped = true;
 	} else if (S_ISREG(st.st_mode)) {
+		in->buf = NULL;
 		/* one more byte than its size, to see the end at once */
 		ret = slurp(fd, in, path, SIZE_MAX,
 			    (uint64_t)st.st_size < SIZE_MAX - 1 ? (size_t)st.st_size + 1 : SIZE_MAX);
@@ -132,7 +164,10 @@ static int load(const char *path, struct input *in, size_t limit)
 
 static void unload(struct input *in)
 {
-	free(in->buf);
+	if (in->mapped)
+		munmap(in->buf, in->len);
+	else
+		free(in->buf);
 }
 
 /* Compressed input: gzip around a profile.proto (as pprof writes it), or
@@ -194,7 +229,8 @@ struct pv_profile *pv_read_file(const char *path, const struct pv_read_options *
 	}
 	switch (detect(in.buf, in.len)) {
 	case FORMAT_RAW:
-		p = raw_read(in.buf, in.len, name, opt ? opt->unwinder : NULL);
+		p = (in.mapped ? raw_read_mapped : raw_read)(in.buf, in.len, name,
+							    opt ? opt->unwinder : NULL);
 		break;
 	case FORMAT_GDB:
 		p = gdb_read(in.buf, in.len, name);

@@ -1,0 +1,152 @@
+/* ehcfi.h - unwind tables made of .eh_frame, and a walk of a stack over them
+ *
+ * The call frame information of an object (its .eh_frame, found through
+ * its .eh_frame_hdr) is run once into a sorted table of rows: for a range
+ * of addresses, how to find the canonical frame address (CFA), where the
+ * caller's frame pointer was saved, which stack slots hold saved
+ * registers, and whether the frame is a signal trampoline or the
+ * outermost one.  A walk then unwinds a stack with table lookups and
+ * reads of the stack alone.
+ *
+ * Two users: the collector's signal handler (collectors/timer/cfi.c),
+ * which makes tables of the objects loaded in its own process and walks
+ * the live stack, and the analyzer (analyzer/unwind-cfi.c), which makes
+ * them of the files a trace maps and walks the stack copies of DWARF-mode
+ * samples.  The object's bytes are wherever the caller has them: an
+ * ehcfi_image says where its addresses are in memory.  The walk reads a
+ * stack through an ehcfi_stack, which may be the stack itself or a copy of
+ * part of it.
+ *
+ * An offline walk (EHCFI_EXACT) must give what libdwfl gives for the same
+ * stack copy, or nothing: it takes no frame-pointer steps through code no
+ * table covers, and fails wherever libdwfl would read memory the walk does
+ * not read itself (a saved register outside the copy, a rule of a register
+ * the walk does not follow), so that its caller can ask libdwfl instead.
+ *
+ * x86-64 only (elsewhere no rows are made and every walk fails).  Only
+ * libc, nothing allocated by the walk, which is signal-safe and may run in
+ * many threads at once over the same tables: the collector and its
+ * preload library compile this in.
+ */
+#ifndef PROFVIEW_EHCFI_H
+#define PROFVIEW_EHCFI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* DWARF registers of x86-64 the walk starts from: rax, rdx, rcx, rbx, rsi,
+ * rdi, rbp, rsp, r8-r15, then the return address column (rip), as raw.h
+ * numbers them. */
+#define EHCFI_NREGS 17
+
+/* What a row says (struct ehcfi_row's kind). */
+enum ehcfi_kind {
+	EHCFI_NONE = 0,    /* no CFI for these addresses */
+	EHCFI_REG,         /* CFA = register + offset */
+	EHCFI_DEREF,       /* CFA = *(register + offset): a stack realigned by the prologue */
+	EHCFI_PLT,         /* a PLT stub: CFA = rsp + off (+ 8 in an entry's second half) */
+	EHCFI_SIGNAL,      /* a signal trampoline: a ucontext at the stack pointer */
+	EHCFI_END,         /* the outermost frame: return address undefined */
+	EHCFI_BAD,         /* a rule not expressed */
+};
+
+/* One row: from pc (an offset from the object's load bias) to the next
+ * row's. */
+struct ehcfi_row {
+	uint32_t pc;
+	int32_t off;       /* CFA offset */
+	int16_t fp_off;    /* rbp saved at CFA (or rbp) + fp_off; EHCFI_PLT: the threshold */
+	int16_t save_lo;   /* the registers saved at CFA + n have n in [save_lo, save_hi] */
+	int16_t save_hi;   /* (save_lo > save_hi: none) */
+	uint8_t kind;      /* enum ehcfi_kind */
+	uint8_t reg;       /* CFA register (bits 0-4), rbp's rule (5-6), EHCFI_ROW_OPAQUE */
+};
+
+/* reg bit 7: a register is restored by a rule that may read memory the
+ * walk does not read (an expression), or saved where a row cannot say */
+#define EHCFI_ROW_OPAQUE 0x80
+
+/* Rows being made, then the table of one object: rows sorted by pc, and a
+ * page index (pages[k]: the row in force at the start of the k-th 4 KiB
+ * page from page_base) in the same allocation. */
+struct ehcfi_rows {
+	struct ehcfi_row *v;
+	size_t n, cap;
+	int oom;
+	uint32_t page_base, npages;
+	const uint32_t *pages;
+};
+
+/* Where an object's bytes are: address a of the object (as its program
+ * headers number them, from its load bias) is at bias + a in memory, and
+ * only the memory of seg[0..nseg) is read ([lo, hi) in memory). */
+#define EHCFI_MAX_SEGS 8
+struct ehcfi_image {
+	uintptr_t bias;
+	uintptr_t eh_frame_hdr;  /* memory address of its .eh_frame_hdr */
+	uintptr_t seg[EHCFI_MAX_SEGS][2];
+	int nseg;
+};
+
+/* Makes the rows of the object img describes, sorted and indexed, into
+ * *b (zeroed by the caller): none when it has no CFI we read; b->oom when
+ * memory ran out (b then holds nothing).  Reads nothing outside img's
+ * segments, whatever their bytes.  Free b->v with free(). */
+void ehcfi_build(const struct ehcfi_image *img, struct ehcfi_rows *b);
+
+/* An address range of a walk's tables: [lo, hi), whose object's load bias
+ * is bias, and the object's rows. */
+struct ehcfi_range {
+	uintptr_t lo, hi;
+	uintptr_t bias;
+	const struct ehcfi_row *rows;
+	uint32_t nrows;
+	uint32_t page_base, npages;
+	const uint32_t *pages;
+};
+
+/* The range of r[0..n) (sorted by lo, not overlapping) holding pc, or
+ * NULL; the row in force at pc in a range, or NULL. */
+const struct ehcfi_range *ehcfi_range_find(const struct ehcfi_range *r, size_t n, uintptr_t pc);
+const struct ehcfi_row *ehcfi_row_find(const struct ehcfi_range *r, uintptr_t pc);
+
+/* The stack a walk reads: addresses [lo, hi), at mem + (a - lo) in
+ * memory (the stack itself: mem = lo). */
+struct ehcfi_stack {
+	uintptr_t lo, hi;
+	const unsigned char *mem;
+};
+
+enum ehcfi_result {
+	EHCFI_COMPLETE = 0, /* reached the outermost frame */
+	EHCFI_TRUNCATED,    /* stopped at cap frames */
+	EHCFI_FAILED,       /* a frame the tables cannot unwind */
+	EHCFI_CUT,          /* a return address outside the stack read: frames up to there */
+};
+
+enum ehcfi_failure {
+	EHCFI_FAIL_NONE = 0,
+	EHCFI_FAIL_NO_OBJECT,  /* an address in no range */
+	EHCFI_FAIL_NO_ROW,     /* a range without CFI for the address */
+	EHCFI_FAIL_RULE,       /* a rule the table cannot express */
+	EHCFI_FAIL_STACK,      /* a read outside the stack, or no progress */
+	EHCFI_FAIL_COUNT
+};
+
+/* Walk flags. */
+#define EHCFI_EXACT 1u     /* as libdwfl or fail (see above) */
+
+/* Walks the stack st from the registers regs (DWARF numbering, the
+ * program counter at EHCFI_NREGS - 1) over the ranges r[0..nr).  frames[0]
+ * is the program counter, then return addresses; a frame resumed from a
+ * signal frame (not a return address) is stored plus one, so that every
+ * caller frame can be stepped back into its call.  *n is set to the frames
+ * stored, also when the walk failed.  Without EHCFI_EXACT, a frame in no
+ * range is stepped over with its frame pointer, and a return address
+ * outside the stack fails the walk (EHCFI_FAIL_STACK) rather than cut it.
+ * Reads nothing but the tables and st. */
+enum ehcfi_result ehcfi_walk(const struct ehcfi_range *r, size_t nr, const uint64_t *regs,
+			     const struct ehcfi_stack *st, unsigned flags, uint64_t *frames,
+			     uint32_t cap, uint32_t *n, enum ehcfi_failure *why);
+
+#endif
