@@ -12,6 +12,7 @@
 #include "util.h"
 #include "modules.h"
 #include "plt.h"
+#include "symcache.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -29,6 +30,7 @@ struct symbolizer {
 	size_t nscratch;
 	bool demangle;
 	struct cxxname_cache *cxx;
+	struct pv_symcache *syms;
 };
 
 static int push_line(struct symbolizer *sy, uint32_t name, uint32_t sysname, uint32_t file,
@@ -247,9 +249,7 @@ static int symbolize_location(struct symbolizer *sy, uint32_t li)
 
 	sy->nscratch = 0;
 	if (mod) {
-		GElf_Off off;
-		GElf_Sym sym;
-		const char *name = dwfl_module_addrinfo(mod, a, &off, &sym, NULL, NULL, NULL);
+		const char *name = pv_symcache_lookup(sy->syms, mod, a);
 		const char *file = NULL;
 		int line = 0;
 		Dwfl_Line *l = dwfl_module_getsrc(mod, a);
@@ -290,7 +290,8 @@ int pv_symbolize(struct pv_profile *p, struct pv_modules *mods,
 
 	sy.scratch = malloc(64 * sizeof *sy.scratch);
 	sy.cxx = cxxname_cache_new();
-	if (!sy.scratch || !sy.cxx) {
+	sy.syms = pv_symcache_new();
+	if (!sy.scratch || !sy.cxx || !sy.syms) {
 		pv_oom();
 		goto out;
 	}
@@ -304,5 +305,6 @@ int pv_symbolize(struct pv_profile *p, struct pv_modules *mods,
 out:
 	free(sy.scratch);
 	cxxname_cache_free(sy.cxx);
+	pv_symcache_free(sy.syms);
 	return ret;
 }
