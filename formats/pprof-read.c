@@ -529,6 +529,146 @@ static int decode_samples(struct decoder *d)
 	return 0;
 }
 
+/* Samples without labels, the bulk of a big profile, are decoded from the
+ * wire here instead of being unpacked by protobuf-c into a message each:
+ * the rest of the profile is unpacked without them.  The data was checked
+ * (check_msg) before. */
+
+struct span {
+	size_t at, end;
+};
+
+/* The top-level fields of the profile at buf, the samples apart: their
+ * spans into *samples, everything else copied to *rest.  *labels is set
+ * when a sample has a label (then the caller unpacks it all).  0 or -1. */
+static int split_samples(const struct wire *w, struct span **samples, size_t *nsamples,
+			 unsigned char **rest, size_t *rest_len, bool *labels)
+{
+	size_t at = 0, cap = 0, n = 0, rn = 0;
+	struct what what = { .fixed = "a field of a Profile" };
+
+	*labels = false;
+	*samples = NULL;
+	*rest = malloc(w->len ? w->len : 1);
+	if (!*rest)
+		return pv_oom();
+	while (at < w->len) {
+		size_t tag_at = at;
+		uint64_t tag = 0, len = 0, v = 0;
+		if (get_varint(w, &at, w->len, &tag, &what) < 0)
+			return -1;
+		switch (tag & 7) {
+		case 0:
+			if (get_varint(w, &at, w->len, &v, &what) < 0)
+				return -1;
+			break;
+		case 1: at += 8; break;
+		case 5: at += 4; break;
+		case 2:
+			if (get_varint(w, &at, w->len, &len, &what) < 0)
+				return -1;
+			if (tag >> 3 == 2) {
+				/* a Sample: any label in it? */
+				for (size_t q = at; q < at + len;) {
+					uint64_t st = 0, sv = 0, sl = 0;
+					if (get_varint(w, &q, at + len, &st, &what) < 0)
+						return -1;
+					if (st >> 3 == 3)
+						*labels = true;
+					if ((st & 7) == 0)
+						get_varint(w, &q, at + len, &sv, &what);
+					else if ((st & 7) == 1)
+						q += 8;
+					else if ((st & 7) == 5)
+						q += 4;
+					else if (get_varint(w, &q, at + len, &sl, &what) == 0)
+						q += sl;
+					else
+						return -1;
+				}
+				if (pv_grow(samples, &cap, n + 1, sizeof **samples) < 0)
+					return -1;
+				(*samples)[n++] = (struct span){ at, at + len };
+				at += len;
+				continue;
+			}
+			at += len;
+			break;
+		}
+		memcpy(*rest + rn, w->buf + tag_at, at - tag_at);
+		rn += at - tag_at;
+	}
+	*nsamples = n;
+	*rest_len = rn;
+	return 0;
+}
+
+/* Sample which (1-based) from the wire, at [at, end). */
+static int decode_sample_wire(struct decoder *d, const struct wire *w, size_t at, size_t end,
+			      size_t which)
+{
+	const Perftools__Profiles__Profile *pb = d->pb;
+	struct pv_profile *p = d->p;
+	struct pv_sample ps = { .thread = PV_NONE };
+	struct what what = { .fixed = "a field of a Sample" };
+	size_t nlocs = 0, nvalues = 0;
+
+	while (at < end) {
+		uint64_t tag = 0, v = 0, len = 0;
+		if (get_varint(w, &at, end, &tag, &what) < 0)
+			return -1;
+		unsigned field = (unsigned)(tag >> 3), wt = tag & 7;
+		size_t from = at, to = at;
+		if (wt == 1 || wt == 5) {
+			at += wt == 1 ? 8 : 4;
+			continue;
+		}
+		if (wt == 2) {
+			if (get_varint(w, &at, end, &len, &what) < 0)
+				return -1;
+			from = at;
+			to = at = at + len;
+		}
+		if (field != 1 && field != 2) {
+			if (wt == 0 && get_varint(w, &at, end, &v, &what) < 0)
+				return -1;
+			continue;
+		}
+		/* one value (wire type 0) or packed values */
+		for (size_t q = wt == 0 ? at : from; wt == 0 ? q == at : q < to;) {
+			if (get_varint(w, &q, wt == 0 ? end : to, &v, &what) < 0)
+				return -1;
+			if (field == 1) {
+				if (nlocs >= UINT32_MAX - 1)
+					return pv_oom();
+				uint32_t k = find_id(d->locs, pb->n_location, v);
+				if (k == PV_NONE)
+					return pv_error("'%s': sample %zu refers to location %" PRIu64
+							", which is not in the profile", d->name, which, v);
+				if (pv_grow(&d->stack, &d->cap_stack, nlocs + 1, sizeof *d->stack) < 0)
+					return -1;
+				d->stack[nlocs++] = d->loc_index[k];
+			} else {
+				if (nvalues < PV_MAX_VALUES)
+					ps.values[nvalues] = (int64_t)v;
+				nvalues++;
+			}
+			if (wt == 0) {
+				at = q;
+				break;
+			}
+		}
+	}
+	if (nvalues != pb->n_sample_type)
+		return pv_error("'%s': sample %zu has %zu values, the profile has %zu sample types",
+				d->name, which, nvalues, pb->n_sample_type);
+	ps.nlocs = (uint32_t)nlocs;
+	ps.loc_off = pv_add_stack(p, d->stack, ps.nlocs);
+	if (ps.loc_off == UINT32_MAX)
+		return -1;
+	return pv_add_sample(p, &ps);
+}
+
 struct pv_profile *pprof_read(const unsigned char *buf, size_t len, const char *name,
 			      bool gunzipped)
 {
@@ -537,9 +677,27 @@ struct pv_profile *pprof_read(const unsigned char *buf, size_t len, const char *
 	Perftools__Profiles__Profile *pb = NULL;
 	struct pv_profile *p = NULL;
 
+	struct span *spans = NULL;
+	size_t nspans = 0, rest_len = 0;
+	unsigned char *rest = NULL;
+	bool labels;
+
 	if (check_msg(&w, 0, len, M_PROFILE, 0) < 0)
 		return NULL;
-	pb = perftools__profiles__profile__unpack(NULL, len, buf);
+	if (split_samples(&w, &spans, &nspans, &rest, &rest_len, &labels) < 0) {
+		free(spans);
+		free(rest);
+		return NULL;
+	}
+	if (labels) {
+		free(spans);
+		spans = NULL;
+		nspans = 0;
+		pb = perftools__profiles__profile__unpack(NULL, len, buf);
+	} else {
+		pb = perftools__profiles__profile__unpack(NULL, rest_len, rest);
+	}
+	free(rest);
 	if (!pb) {
 		pv_error("'%s': profile.proto cannot be decoded (a field holds a value of the wrong kind)",
 			 name);
@@ -557,6 +715,9 @@ struct pv_profile *pprof_read(const unsigned char *buf, size_t len, const char *
 	if (decode_header(&d) < 0 || decode_mappings(&d) < 0 || decode_functions(&d) < 0 ||
 	    decode_locations(&d) < 0 || decode_samples(&d) < 0)
 		goto fail;
+	for (size_t i = 0; i < nspans; i++)
+		if (decode_sample_wire(&d, &w, spans[i].at, spans[i].end, i + 1) < 0)
+			goto fail;
 	goto out;
 fail:
 	pv_profile_free(p);
@@ -571,6 +732,7 @@ out:
 	free(d.map_index);
 	free(d.stack);
 	free(d.lines);
+	free(spans);
 	perftools__profiles__profile__free_unpacked(pb, NULL);
 	return p;
 }
