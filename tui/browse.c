@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *const act_names[] = { "zoom", "focus", "ignore", "hide", "callers" };
@@ -48,40 +49,94 @@ static uint64_t hash_str(uint64_t h, const char *s)
 	return pv_mix64(h ^ 0xff);
 }
 
+/* What a frame stands for, as a hash of its names, line and address (not
+ * its index, which differs between two trees of a profile). */
+static uint64_t frame_key(const struct calltree *t, uint32_t frame)
+{
+	const struct ct_frame *fr = &t->frames[frame];
+	uint64_t k = 0xcbf29ce484222325ull;
+
+	k = hash_str(k, fr->function != PV_NONE ? pv_str(t->p, t->p->functions[fr->function].name) : "");
+	k = hash_str(k, pv_str(t->p, fr->file));
+	return pv_mix64(k ^ (uint64_t)fr->line ^ fr->address << 1);
+}
+
+#define ROOT_PATH 0x9e3779b97f4a7c15ull
+
+/* The path of node nd under a parent of path parent; fkeys the frames'
+ * keys (frame_key), or NULL to hash the names here. */
+static uint64_t node_key(const struct calltree *t, uint64_t parent, const struct ct_node *nd,
+			 const uint64_t *fkeys)
+{
+	uint64_t k = parent * 31 + nd->kind;
+
+	if (nd->kind == CT_THREAD)
+		return pv_mix64(k ^ (nd->frame < t->p->nthreads ? t->p->threads[nd->frame].tid : 0));
+	return pv_mix64(k ^ (fkeys ? fkeys[nd->frame] : frame_key(t, nd->frame)));
+}
+
 /* The path of every node of tree t, as a hash of what the nodes from the
- * root down stand for (names, not indices, which differ between two trees
- * of a profile), into h[0..nnodes). */
-static void node_paths(const struct calltree *t, uint64_t *h)
+ * root down stand for, into h[0..nnodes): the frames hashed once each,
+ * the nodes mixed from their parents'.  0, or -1 out of memory. */
+static int node_paths(const struct calltree *t, uint64_t *h)
 {
-	h[0] = 0x9e3779b97f4a7c15ull;
+	uint64_t *fkeys = malloc((t->nframes + 1) * sizeof *fkeys);
+
+	if (!fkeys)
+		return pv_oom();
+	for (size_t f = 0; f < t->nframes; f++)
+		fkeys[f] = frame_key(t, (uint32_t)f);
+	h[0] = ROOT_PATH;
 	/* a node comes after its parent */
-	for (size_t i = 1; i < t->nnodes; i++) {
-		const struct ct_node *nd = &t->nodes[i];
-		uint64_t k = h[nd->parent] * 31 + nd->kind;
-
-		if (nd->kind == CT_THREAD) {
-			k = pv_mix64(k ^ (nd->frame < t->p->nthreads ? t->p->threads[nd->frame].tid : 0));
-		} else {
-			const struct ct_frame *fr = &t->frames[nd->frame];
-			k = hash_str(k, fr->function != PV_NONE ? pv_str(t->p, t->p->functions[fr->function].name)
-								 : "");
-			k = hash_str(k, pv_str(t->p, fr->file));
-			k = pv_mix64(k ^ (uint64_t)fr->line ^ fr->address << 1);
-		}
-		h[i] = k;
-	}
+	for (size_t i = 1; i < t->nnodes; i++)
+		h[i] = node_key(t, h[t->nodes[i].parent], &t->nodes[i], fkeys);
+	free(fkeys);
+	return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
+/* The path of one node, from its ancestors alone. */
+static uint64_t node_path(const struct calltree *t, uint32_t node)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
+	if (node == 0 || node == PV_NONE)
+		return ROOT_PATH;
+	return node_key(t, node_path(t, t->nodes[node].parent), &t->nodes[node], NULL);
 }
 
-static bool have_path(const uint64_t *set, size_t n, uint64_t k)
+/* A set of paths: open addressing, 0 the empty slot (a path of 0 is
+ * taken as 1). */
+struct pathset {
+	uint64_t *slot;
+	size_t mask;
+};
+
+static int pathset_init(struct pathset *s, size_t n)
 {
-	return bsearch(&k, set, n, sizeof *set, cmp_u64) != NULL;
+	size_t cap = 64;
+
+	while (cap < 2 * n)
+		cap *= 2;
+	s->slot = calloc(cap, sizeof *s->slot);
+	s->mask = cap - 1;
+	return s->slot ? 0 : pv_oom();
+}
+
+static void pathset_add(struct pathset *s, uint64_t k)
+{
+	size_t i;
+
+	k = k ? k : 1;
+	for (i = k & s->mask; s->slot[i] && s->slot[i] != k; i = (i + 1) & s->mask)
+		;
+	s->slot[i] = k;
+}
+
+static bool pathset_has(const struct pathset *s, uint64_t k)
+{
+	k = k ? k : 1;
+	for (size_t i = k & s->mask; s->slot[i]; i = (i + 1) & s->mask)
+		if (s->slot[i] == k)
+			return true;
+	return false;
 }
 
 /* The node of path k in the current tree, or PV_NONE. */
@@ -179,8 +234,11 @@ static void clear_search(struct browse *b)
 {
 	free(b->matches);
 	free(b->order);
+	free(b->in_match);
+	free(b->frame_match);
 	b->matches = NULL;
 	b->order = NULL;
+	b->in_match = b->frame_match = NULL;
 	b->nmatches = 0;
 	b->match_weight = 0;
 }
@@ -219,10 +277,9 @@ static int view_steps(struct browse *b, struct pv_step *steps, size_t *nsteps, s
 	return 0;
 }
 
-/* What the old tree showed, by path: the expanded rows (sorted), the
- * cursor's and the zooms'. */
+/* What the old tree showed, by path: the expanded rows, the cursor's. */
 struct kept {
-	uint64_t *expanded;
+	struct pathset expanded;
 	size_t nexpanded;
 	uint64_t cursor;
 	bool have_cursor;
@@ -231,46 +288,54 @@ struct kept {
 static int keep_view(struct browse *b, struct kept *k)
 {
 	uint64_t *h;
+	int ret = -1;
 
 	memset(k, 0, sizeof *k);
 	if (!b->t)
 		return 0;
-	h = malloc(b->t->nnodes * sizeof *h);
-	k->expanded = malloc((b->t->nnodes + 1) * sizeof *k->expanded);
-	if (!h || !k->expanded) {
-		free(h);
-		free(k->expanded);
-		k->expanded = NULL;
+	h = malloc((b->t->nnodes + 1) * sizeof *h);
+	if (!h)
 		return pv_oom();
-	}
-	node_paths(b->t, h);
+	if (node_paths(b->t, h) < 0)
+		goto out;
+	for (size_t i = 0; i < b->t->nnodes; i++)
+		k->nexpanded += tree_widget_is_expanded(b->w, (uint32_t)i);
+	if (pathset_init(&k->expanded, k->nexpanded) < 0)
+		goto out;
 	for (size_t i = 0; i < b->t->nnodes; i++)
 		if (tree_widget_is_expanded(b->w, (uint32_t)i))
-			k->expanded[k->nexpanded++] = h[i];
-	qsort(k->expanded, k->nexpanded, sizeof *k->expanded, cmp_u64);
+			pathset_add(&k->expanded, h[i]);
 	if (!b->flat && tree_widget_current(b->w) != TW_NONE) {
 		k->cursor = h[tree_widget_current(b->w)];
 		k->have_cursor = true;
 	}
+	ret = 0;
+out:
 	free(h);
-	return 0;
+	return ret;
 }
 
 /* After a rebuild: the zooms, the expanded rows and the cursor that the
  * new tree still has; the hottest path when none of the rows is left. */
 static int restore_view(struct browse *b, const struct kept *k)
 {
-	uint64_t *h = malloc((b->t->nnodes + 1) * sizeof *h);
+	uint64_t *h = NULL;
 	size_t marked = 0;
+	bool zooms = false;
 	int ret = -1;
 
-	if (!h)
-		return pv_oom();
-	node_paths(b->t, h);
+	for (size_t i = 0; i < b->nacts; i++)
+		zooms |= b->acts[i].kind == BROWSE_ZOOM;
 	b->root = 0;
+	if (!zooms && !k->nexpanded && !k->have_cursor)
+		return set_view(b); /* nothing to find again: no paths */
+	if (!(h = malloc((b->t->nnodes + 1) * sizeof *h)))
+		return pv_oom();
+	if (node_paths(b->t, h) < 0)
+		goto out;
 	for (size_t i = 0; i < b->nacts; i++) {
 		if (b->acts[i].kind == BROWSE_ZOOM) {
-			uint32_t n = find_path(b, h, b->acts[i].path);
+			uint32_t n = b->acts[i].node = find_path(b, h, b->acts[i].path);
 			if (n != PV_NONE)
 				b->root = n;
 		} else {
@@ -280,7 +345,7 @@ static int restore_view(struct browse *b, const struct kept *k)
 	if (set_roots(b) < 0)
 		goto out;
 	for (size_t i = 0; i < b->t->nnodes && k->nexpanded; i++)
-		if (have_path(k->expanded, k->nexpanded, h[i])) {
+		if (pathset_has(&k->expanded, h[i])) {
 			tree_widget_mark(b->w, (uint32_t)i, true);
 			marked++;
 		}
@@ -303,22 +368,68 @@ out:
 	return ret;
 }
 
-int browse_rebuild(struct browse *b)
+/* What the pipeline's result depends on besides the profile: the thread
+ * shown, the granularity, the filters (not the zooms).  A string to
+ * compare, malloc'ed; NULL out of memory. */
+static char *view_key(const struct browse *b)
+{
+	char *key = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&key, &len);
+
+	if (!f)
+		return NULL;
+	fprintf(f, "%d %d %d %" PRIu32 "\n", (int)b->copt.granularity, (int)b->copt.by_thread,
+		(int)b->on_cmd_tids, b->tid);
+	for (size_t i = 0; i < b->nacts; i++)
+		if (b->acts[i].kind != BROWSE_ZOOM)
+			fprintf(f, "%d %s\n", (int)b->acts[i].kind, b->acts[i].name);
+	if (fclose(f) != 0) {
+		free(key);
+		return NULL;
+	}
+	return key;
+}
+
+static double now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* The result of the view in force into *r: the one shown or the one before
+ * when it is that view (an undo, a granularity toggled back), else built
+ * by the pipeline.  0, or -1 after reporting an error. */
+static int run_view(struct browse *b, const char *key, struct pv_result *r)
 {
 	size_t n = b->base.nsteps + b->nacts + 1;
 	struct pv_step *steps = calloc(n, sizeof *steps);
 	struct pv_filters *groups = calloc(b->nacts + 1, sizeof *groups);
 	char **res = calloc(b->nacts + 1, sizeof *res), **labels = calloc(b->nacts + 1, sizeof *labels);
 	struct pv_view view = b->base;
-	struct pv_result r;
-	struct kept k = { 0 };
+	double t0 = now_ms();
 	int ret = -1;
 
+	if (b->key && strcmp(key, b->key) == 0) {
+		*r = b->res;
+		ret = 0;
+		goto out;
+	}
+	if (b->prev_key && strcmp(key, b->prev_key) == 0) {
+		*r = b->prev;
+		memset(&b->prev, 0, sizeof b->prev);
+		free(b->prev_key);
+		b->prev_key = NULL;
+		ret = 0;
+		goto out;
+	}
 	if (!steps || !groups || !res || !labels) {
 		pv_oom();
 		goto out;
 	}
-	if (view_steps(b, steps, &view.nsteps, groups, res, labels) < 0 || keep_view(b, &k) < 0)
+	if (view_steps(b, steps, &view.nsteps, groups, res, labels) < 0)
 		goto out;
 	view.steps = steps;
 	if (b->on_cmd_tids) {
@@ -331,11 +442,47 @@ int browse_rebuild(struct browse *b)
 	view.granularity = b->copt.granularity;
 	view.by_thread = b->copt.by_thread;
 	view.sample_index = b->copt.sample_index;
-	if (pv_view_run_copy(b->orig, &view, true, &r) < 0)
+	if (pv_view_run_copy(b->orig, &view, true, r) < 0)
 		goto out;
-	pv_result_free(&b->res);
-	b->res = r;
-	b->t = r.t;
+	b->build_ms = now_ms() - t0;
+	ret = 0;
+out:
+	for (size_t i = 0; res && labels && groups && i < b->nacts; i++) {
+		free(res[i]);
+		free(labels[i]);
+		pv_filters_free(&groups[i]);
+	}
+	free(res);
+	free(labels);
+	free(groups);
+	free(steps);
+	return ret;
+}
+
+int browse_rebuild(struct browse *b)
+{
+	char *key = view_key(b);
+	struct pv_result r;
+	struct kept k = { 0 };
+	int ret = -1;
+
+	if (!key) {
+		pv_oom();
+		goto out;
+	}
+	if (keep_view(b, &k) < 0 || run_view(b, key, &r) < 0)
+		goto out;
+	if (r.t != b->t) {
+		/* the view shown is kept for an undo */
+		pv_result_free(&b->prev);
+		free(b->prev_key);
+		b->prev = b->res;
+		b->prev_key = b->key;
+		b->res = r;
+		b->key = key;
+		key = NULL;
+	}
+	b->t = b->res.t;
 	free(b->rows);
 	b->rows = NULL;
 	b->nrows = b->fcursor = b->ftop = 0;
@@ -352,16 +499,8 @@ int browse_rebuild(struct browse *b)
 		goto out;
 	ret = 0;
 out:
-	for (size_t i = 0; res && labels && groups && i < b->nacts; i++) {
-		free(res[i]);
-		free(labels[i]);
-		pv_filters_free(&groups[i]);
-	}
-	free(res);
-	free(labels);
-	free(groups);
-	free(steps);
-	free(k.expanded);
+	free(key);
+	free(k.expanded.slot);
 	return ret;
 }
 
@@ -422,6 +561,9 @@ void browse_free(struct browse *b)
 		return;
 	tree_widget_free(b->w);
 	pv_result_free(&b->res);
+	pv_result_free(&b->prev);
+	free(b->key);
+	free(b->prev_key);
 	for (size_t i = 0; i < b->nacts; i++)
 		free(b->acts[i].name);
 	free(b->acts);
@@ -441,7 +583,7 @@ static int push_action(struct browse *b, enum browse_act kind, uint64_t path, co
 		return -1;
 	if (name && !(s = strdup(name)))
 		return pv_oom();
-	b->acts[b->nacts++] = (struct browse_action){ kind, path, s };
+	b->acts[b->nacts++] = (struct browse_action){ kind, path, PV_NONE, s };
 	return 0;
 }
 
@@ -498,18 +640,35 @@ static int walk(struct browse *b, int (*fn)(struct browse *, uint32_t, uint32_t)
 	return 0;
 }
 
+/* Does node match the search?  Each frame's name is matched once and the
+ * answer kept in b->frame_match (0 not yet, 1 yes, 2 no). */
+static bool node_matches(struct browse *b, uint32_t node)
+{
+	const struct ct_node *nd = &b->t->nodes[node];
+	uint8_t *m;
+
+	if (nd->kind != CT_FRAME)
+		return false;
+	m = &b->frame_match[nd->frame];
+	if (!*m)
+		*m = regexec(&b->re, node_function(b, node), 0, NULL, 0) == 0 ? 1 : 2;
+	return *m == 1;
+}
+
 static int search_visit(struct browse *b, uint32_t node, uint32_t rank)
 {
+	uint32_t parent = b->t->nodes[node].parent;
+	/* under a match: a node's weight counts once, at the outermost */
+	bool under = node != b->root && parent != PV_NONE && b->in_match[parent];
+
 	b->order[node] = rank;
-	if (b->t->nodes[node].kind != CT_FRAME || regexec(&b->re, node_function(b, node), 0, NULL, 0) != 0)
+	b->in_match[node] = under;
+	if (!node_matches(b, node))
 		return 0;
+	b->in_match[node] = 1;
 	b->matches[b->nmatches++] = node;
-	/* Count the weight once: not under a matching ancestor. */
-	for (uint32_t a = b->t->nodes[node].parent; a != PV_NONE && a != b->t->nodes[b->root].parent;
-	     a = b->t->nodes[a].parent)
-		if (b->t->nodes[a].kind == CT_FRAME && regexec(&b->re, node_function(b, a), 0, NULL, 0) == 0)
-			return 0;
-	b->match_weight += ct_weight(b->t, &b->t->nodes[node]);
+	if (!under)
+		b->match_weight += ct_weight(b->t, &b->t->nodes[node]);
 	return 0;
 }
 
@@ -518,7 +677,9 @@ static int compute_search(struct browse *b)
 	clear_search(b);
 	b->order = malloc((b->t->nnodes + 1) * sizeof *b->order);
 	b->matches = malloc((b->t->nnodes + 1) * sizeof *b->matches);
-	if (!b->order || !b->matches)
+	b->in_match = malloc(b->t->nnodes + 1);
+	b->frame_match = calloc(b->t->nframes + 1, 1);
+	if (!b->order || !b->matches || !b->in_match || !b->frame_match)
 		return pv_oom();
 	for (size_t i = 0; i < b->t->nnodes; i++)
 		b->order[i] = UINT32_MAX;
@@ -663,19 +824,12 @@ int browse_filter(struct browse *b, enum browse_act kind)
 int browse_zoom(struct browse *b)
 {
 	uint32_t cur = tree_widget_current(b->w);
-	uint64_t *h;
 
 	if (b->flat || cur == TW_NONE || cur == b->root)
 		return 0;
-	h = malloc((b->t->nnodes + 1) * sizeof *h);
-	if (!h)
-		return pv_oom();
-	node_paths(b->t, h);
-	if (push_action(b, BROWSE_ZOOM, h[cur], NULL) < 0) {
-		free(h);
+	if (push_action(b, BROWSE_ZOOM, node_path(b->t, cur), NULL) < 0)
 		return -1;
-	}
-	free(h);
+	b->acts[b->nacts - 1].node = cur;
 	b->root = cur;
 	if (set_view(b) < 0)
 		return -1;
@@ -691,17 +845,13 @@ int browse_undo(struct browse *b)
 	b->nacts--;
 	free(b->acts[b->nacts].name);
 	if (b->acts[b->nacts].kind == BROWSE_ZOOM) {
-		/* only the root changes: the tree is the same */
-		uint64_t *h = malloc((b->t->nnodes + 1) * sizeof *h);
-		if (!h)
-			return pv_oom();
-		node_paths(b->t, h);
+		/* only the root changes: the tree is the same, and the
+		 * zooms' nodes are its */
 		b->root = 0;
 		for (size_t i = 0; i < b->nacts; i++) {
-			uint32_t n = b->acts[i].kind == BROWSE_ZOOM ? find_path(b, h, b->acts[i].path) : 0;
+			uint32_t n = b->acts[i].kind == BROWSE_ZOOM ? b->acts[i].node : 0;
 			b->root = n != PV_NONE ? n : 0;
 		}
-		free(h);
 		if (set_view(b) < 0)
 			return -1;
 		return b->have_re ? compute_search(b) : 0;

@@ -12,6 +12,9 @@
  * frames from the root down to it, as tmux's mode tree keeps its rows by
  * tag.  A path the new tree does not have is dropped; when none is left,
  * the hottest path is expanded.
+ *
+ * The tree shown before the last rebuild is kept: an undo or a toggle back
+ * (granularity, thread) shows it again without building it.
  */
 #ifndef PROFVIEW_BROWSE_H
 #define PROFVIEW_BROWSE_H
@@ -30,6 +33,7 @@ enum browse_act { BROWSE_ZOOM, BROWSE_FOCUS, BROWSE_IGNORE, BROWSE_HIDE, BROWSE_
 struct browse_action {
 	enum browse_act kind;
 	uint64_t path;         /* BROWSE_ZOOM: the new root's path (a hash) */
+	uint32_t node;         /* BROWSE_ZOOM: that node in the tree shown, PV_NONE if none */
 	char *name;            /* the filters: a function name */
 };
 
@@ -48,6 +52,10 @@ struct browse {
 	struct pv_view base;           /* the command line's view (pipeline.h) */
 	struct pv_result res;          /* the view shown: its profile and tree */
 	struct calltree *t;            /* res.t */
+	char *key;                     /* what res depends on (browse.c) */
+	struct pv_result prev;         /* the view shown before, kept for an undo */
+	char *prev_key;
+	double build_ms;               /* the time the last tree built took, ms */
 	struct ct_options copt;        /* granularity and value in force */
 	uint32_t tid;                  /* the one thread shown, 0 all */
 	const uint32_t *cmd_tids;      /* --tid with several: shown together */
@@ -72,6 +80,8 @@ struct browse {
 	uint32_t *order;               /* pre-order rank of each node */
 	uint32_t *matches;
 	size_t nmatches;
+	uint8_t *in_match;             /* per node: it or an ancestor under the root matches */
+	uint8_t *frame_match;          /* per frame: 0 not matched yet, 1 matches, 2 not */
 	int64_t match_weight;
 
 	/* The thread picker. */
@@ -94,9 +104,10 @@ struct browse *browse_new(const struct pv_profile *p, const struct pv_view *base
 				       bool has_children, bool selected, int y, int width));
 void browse_free(struct browse *b);
 
-/* Builds the tree again for the view in force, keeping the expanded rows,
- * the cursor and the zooms whose paths the new tree has.  0, or -1 after
- * reporting an error (the tree shown is then the one before). */
+/* Builds the tree again for the view in force (or takes the one shown
+ * before when it is that view's), keeping the expanded rows, the cursor
+ * and the zooms whose paths the new tree has.  0, or -1 after reporting an
+ * error (the tree shown is then the one before). */
 int browse_rebuild(struct browse *b);
 
 /* The actions: 0, or -1 after an error that leaves the session unusable

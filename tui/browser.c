@@ -348,7 +348,8 @@ static void draw(struct screen *sc)
 /* PROFVIEW_TIMING=FILE, a debugging aid: a line per key appended to FILE,
  * the key and the milliseconds from reading it to the screen updated
  * (refresh done: the terminal has the bytes), and first the time from
- * entering the browser (the profile read) to the first screen. */
+ * entering the browser (the profile read) to the first screen; "build MS"
+ * after it when the key built a tree (the pipeline's share). */
 static double ms_since(const struct timespec *t0)
 {
 	struct timespec t;
@@ -372,8 +373,12 @@ static void timing_log(struct screen *sc, const char *what)
 {
 	if (!sc->timing)
 		return;
-	fprintf(sc->timing, "%s %.3f\n", what, ms_since(&sc->t_key));
+	fprintf(sc->timing, "%s %.3f", what, ms_since(&sc->t_key));
+	if (sc->b->build_ms >= 0)
+		fprintf(sc->timing, " build %.3f", sc->b->build_ms);
+	fputc('\n', sc->timing);
 	fflush(sc->timing);
+	sc->b->build_ms = -1;
 }
 
 /* ---- keys -------------------------------------------------------------- */

@@ -5,8 +5,9 @@
  * the caller's callbacks (children, drawing, matching).  The widget keeps
  * only view state: which items are expanded, the rows now visible, the
  * cursor and the scroll offset.  Moving the cursor redraws; expanding or
- * collapsing rebuilds the list of visible rows (proportional to what is
- * visible, never to the whole tree).
+ * collapsing an item replaces the rows of its subtree alone (the rows
+ * after it only move), so that a key costs what it shows or hides, never
+ * the whole tree.
  */
 #ifndef PROFVIEW_TREE_WIDGET_H
 #define PROFVIEW_TREE_WIDGET_H
@@ -39,6 +40,9 @@ struct tree_widget {
 	uint32_t *roots; size_t nroots;
 	struct tw_row *rows; size_t nrows, cap_rows;
 	size_t cursor, top;
+	/* private */
+	struct tw_row *scratch; size_t nscratch, cap_scratch;
+	uint32_t *path; size_t cap_path;
 };
 
 /* A widget for items 0..nitems-1; NULL when out of memory. */
