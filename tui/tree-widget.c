@@ -69,8 +69,9 @@ static bool expanded(const struct tree_widget *w, uint32_t item)
 
 /* Append to w->scratch the visible rows below item (at depth), in
  * pre-order: a walk down the expanded items with the path from item kept
- * in w->path, so that going back up costs nothing. */
-static int collect_below(struct tree_widget *w, uint32_t item, uint32_t depth)
+ * in w->path, so that going back up costs nothing.  all: expand every
+ * item below on the way (the whole subtree in one walk). */
+static int collect_below(struct tree_widget *w, uint32_t item, uint32_t depth, bool all)
 {
 	size_t level = 0;
 	uint32_t c;
@@ -88,6 +89,8 @@ static int collect_below(struct tree_widget *w, uint32_t item, uint32_t depth)
 		if (reserve(&w->scratch, &w->cap_scratch, w->nscratch, 1) < 0)
 			return -1;
 		w->scratch[w->nscratch++] = (struct tw_row){ c, depth + 1 + (uint32_t)level };
+		if (all && c < w->nitems)
+			w->expanded[c] = 1;
 		uint32_t fc = expanded(w, c) ? w->cb.first_child(w->ctx, c) : TW_NONE;
 		if (fc == TW_NONE) {
 			c = w->cb.next_sibling(w->ctx, c);
@@ -118,7 +121,7 @@ static int rebuild(struct tree_widget *w)
 		if (reserve(&w->scratch, &w->cap_scratch, w->nscratch, 1) < 0)
 			return -1;
 		w->scratch[w->nscratch++] = (struct tw_row){ w->roots[i], 0 };
-		if (collect_below(w, w->roots[i], 0) < 0)
+		if (collect_below(w, w->roots[i], 0, false) < 0)
 			return -1;
 	}
 	/* the new rows become the rows, the old ones the scratch */
@@ -159,7 +162,7 @@ static int rebuild(struct tree_widget *w)
  * expanded or collapsed: the rows of its subtree are replaced, the others
  * only move.  The cursor stays on its item, or goes to row r when its
  * item is no longer shown. */
-static int resplice(struct tree_widget *w, size_t r)
+static int resplice(struct tree_widget *w, size_t r, bool all)
 {
 	uint32_t depth = w->rows[r].depth, keep = tree_widget_current(w);
 	size_t end = r + 1, old, new;
@@ -168,7 +171,7 @@ static int resplice(struct tree_widget *w, size_t r)
 		end++;
 	old = end - (r + 1);
 	w->nscratch = 0;
-	if (collect_below(w, w->rows[r].item, depth) < 0)
+	if (collect_below(w, w->rows[r].item, depth, all) < 0)
 		return -1;
 	new = w->nscratch;
 	if (new > old && reserve(&w->rows, &w->cap_rows, w->nrows, new - old) < 0)
@@ -264,12 +267,20 @@ int tree_widget_expand(struct tree_widget *w, uint32_t item, bool on, bool subtr
 {
 	if (item >= w->nitems)
 		return 0;
-	if (subtree)
-		set_subtree(w, item, on);
-	else
-		w->expanded[item] = on;
 	size_t r = row_of(w, item, 0);
-	return r < w->nrows ? resplice(w, r) : 0;
+
+	w->expanded[item] = on;
+	if (r == w->nrows) {
+		/* not shown: the flags alone */
+		if (subtree)
+			set_subtree(w, item, on);
+		return 0;
+	}
+	if (subtree && !on)
+		set_subtree(w, item, on);
+	/* expanding a subtree: its rows are walked and its items
+	 * expanded in one go */
+	return resplice(w, r, subtree && on);
 }
 
 int tree_widget_expand_all(struct tree_widget *w, bool on)
@@ -291,7 +302,7 @@ int tree_widget_reveal(struct tree_widget *w, const uint32_t *path, size_t n)
 			if (first == n)
 				first = i;
 		}
-	if (first < n && (from = row_of(w, path[first], 0)) < w->nrows && resplice(w, from) < 0)
+	if (first < n && (from = row_of(w, path[first], 0)) < w->nrows && resplice(w, from, false) < 0)
 		return -1;
 	if (from >= w->nrows)
 		from = 0;

@@ -297,6 +297,126 @@ static void test_errors(void)
 	pv_profile_free(p);
 }
 
+/* ---- the tree widget's rows, changed in place --------------------------- */
+
+/* A random tree of items 0..n-1 in child-sibling links: the roots 0 and
+ * 1, every other item a child of one before it. */
+enum { W_ITEMS = 400 };
+static uint32_t w_kid[W_ITEMS], w_sib[W_ITEMS], w_parent[W_ITEMS];
+
+static uint32_t w_first_child(void *ctx, uint32_t item)
+{
+	(void)ctx;
+	return w_kid[item];
+}
+
+static uint32_t w_next_sibling(void *ctx, uint32_t item)
+{
+	(void)ctx;
+	return w_sib[item];
+}
+
+/* Are item and everything below it expanded? */
+static bool all_expanded(const struct tree_widget *w, uint32_t item)
+{
+	if (w_kid[item] == TW_NONE)
+		return true;
+	if (!tree_widget_is_expanded(w, item))
+		return false;
+	for (uint32_t c = w_kid[item]; c != TW_NONE; c = w_sib[c])
+		if (!all_expanded(w, c))
+			return false;
+	return true;
+}
+
+/* After each change, the rows are the ones built from nothing and the
+ * cursor is on the same item. */
+static bool rows_as_rebuilt(struct tree_widget *w)
+{
+	size_t n = w->nrows;
+	struct tw_row *rows = malloc((n + 1) * sizeof *rows);
+	uint32_t cur = tree_widget_current(w);
+	bool same;
+
+	memcpy(rows, w->rows, n * sizeof *rows);
+	tree_widget_update(w);
+	same = w->nrows == n && memcmp(rows, w->rows, n * sizeof *rows) == 0 &&
+	       tree_widget_current(w) == cur;
+	free(rows);
+	return same;
+}
+
+static void test_widget_splices(void)
+{
+	struct tw_callbacks cb = { w_first_child, w_next_sibling, NULL };
+	struct tree_widget *w = tree_widget_new(&cb, NULL, W_ITEMS);
+	uint32_t roots[] = { 0, 1 }, last[W_ITEMS];
+	unsigned seed = 12345;
+	int bad = 0;
+
+	CHECK(w != NULL);
+	if (!w)
+		return;
+	for (uint32_t i = 0; i < W_ITEMS; i++) {
+		w_kid[i] = w_sib[i] = last[i] = TW_NONE;
+		w_parent[i] = TW_NONE;
+	}
+	for (uint32_t i = 2; i < W_ITEMS; i++) {
+		/* mostly a recent item, so that the tree is deep */
+		uint32_t p = (uint32_t)(rand_r(&seed) % 3 ? i - 1 - rand_r(&seed) % (i < 8 ? i : 8) : rand_r(&seed) % i);
+		w_parent[i] = p;
+		if (last[p] == TW_NONE)
+			w_kid[p] = i;
+		else
+			w_sib[last[p]] = i;
+		last[p] = i;
+	}
+	CHECK(tree_widget_set_roots(w, roots, 2) == 0);
+	for (int step = 0; step < 3000 && bad < 5; step++) {
+		int op = rand_r(&seed) % 10;
+		if (w->nrows)
+			w->cursor = (size_t)rand_r(&seed) % w->nrows;
+		uint32_t cur = tree_widget_current(w);
+		if (op < 4) {
+			tree_widget_expand(w, cur, !tree_widget_is_expanded(w, cur), false);
+		} else if (op < 5) {
+			bool on = rand_r(&seed) % 2;
+			tree_widget_expand(w, cur, on, true);
+			if (on && !all_expanded(w, cur)) {
+				fprintf(stderr, "step %d: item %u's subtree is not all expanded\n", step, cur);
+				bad++;
+			}
+		} else if (op < 6) {
+			/* an item maybe not shown, expanded or not */
+			tree_widget_expand(w, (uint32_t)rand_r(&seed) % W_ITEMS, rand_r(&seed) % 2, rand_r(&seed) % 2);
+		} else if (op < 8) {
+			uint32_t path[W_ITEMS], k = 0;
+			for (uint32_t x = (uint32_t)rand_r(&seed) % W_ITEMS; x != TW_NONE; x = w_parent[x])
+				path[k++] = x;
+			for (uint32_t i = 0; i < k / 2; i++) {
+				uint32_t t = path[i];
+				path[i] = path[k - 1 - i];
+				path[k - 1 - i] = t;
+			}
+			tree_widget_reveal(w, path, k);
+			if (tree_widget_current(w) != path[k - 1]) {
+				fprintf(stderr, "step %d: reveal did not put the cursor on item %u\n", step, path[k - 1]);
+				bad++;
+			}
+		} else if (op < 9) {
+			tree_widget_expand_all(w, rand_r(&seed) % 4 == 0);
+		} else {
+			tree_widget_to_parent(w);
+		}
+		if (!rows_as_rebuilt(w)) {
+			fprintf(stderr, "step %d (op %d): the rows differ from the rows built again\n", step, op);
+			bad++;
+		}
+	}
+	CHECK_EQ(bad, 0);
+	tree_widget_free(w);
+}
+
 int main(void)
 {
 	pv_error_set_sink(sink);
@@ -309,5 +429,6 @@ int main(void)
 	test_search_and_flat();
 	test_export();
 	test_errors();
+	test_widget_splices();
 	return check_done("test-browse");
 }
