@@ -368,6 +368,25 @@ out:
 	return ret;
 }
 
+/* The tree's links, 8 bytes a node where a node is 56: a walk over many
+ * nodes (everything expanded, a subtree, the search) stays within the
+ * caches where the nodes do not. */
+static int set_links(struct browse *b)
+{
+	struct browse_link *l = malloc((b->t->nnodes + 1) * sizeof *l);
+
+	if (!l)
+		return pv_oom();
+	for (size_t i = 0; i < b->t->nnodes; i++) {
+		const struct ct_node *nd = &b->t->nodes[i];
+		l[i].first_child = nd->first_child == PV_NONE ? TW_NONE : nd->first_child;
+		l[i].next_sibling = nd->next_sibling == PV_NONE ? TW_NONE : nd->next_sibling;
+	}
+	free(b->links);
+	b->links = l;
+	return 0;
+}
+
 /* What the pipeline's result depends on besides the profile: the thread
  * shown, the granularity, the filters (not the zooms).  A string to
  * compare, malloc'ed; NULL out of memory. */
@@ -483,6 +502,8 @@ int browse_rebuild(struct browse *b)
 		key = NULL;
 	}
 	b->t = b->res.t;
+	if (set_links(b) < 0)
+		goto out;
 	free(b->rows);
 	b->rows = NULL;
 	b->nrows = b->fcursor = b->ftop = 0;
@@ -506,16 +527,14 @@ out:
 
 static uint32_t cb_first_child(void *ctx, uint32_t item)
 {
-	struct browse *b = ctx;
-	uint32_t c = b->t->nodes[item].first_child;
-	return c == PV_NONE ? TW_NONE : c;
+	const struct browse *b = ctx;
+	return b->links[item].first_child;
 }
 
 static uint32_t cb_next_sibling(void *ctx, uint32_t item)
 {
-	struct browse *b = ctx;
-	uint32_t c = b->t->nodes[item].next_sibling;
-	return c == PV_NONE ? TW_NONE : c;
+	const struct browse *b = ctx;
+	return b->links[item].next_sibling;
 }
 
 struct browse *browse_new(const struct pv_profile *p, const struct pv_view *base, double floor,
@@ -564,6 +583,7 @@ void browse_free(struct browse *b)
 	pv_result_free(&b->prev);
 	free(b->key);
 	free(b->prev_key);
+	free(b->links);
 	for (size_t i = 0; i < b->nacts; i++)
 		free(b->acts[i].name);
 	free(b->acts);

@@ -47,6 +47,11 @@ struct browse_thread {
 	int64_t cpu_ns;        /* the CPU time the collector measured, -1 unknown */
 };
 
+/* A node's links, as the tree's (calltree.h) with TW_NONE for PV_NONE. */
+struct browse_link {
+	uint32_t first_child, next_sibling;
+};
+
 struct browse {
 	const struct pv_profile *orig; /* as read, before any view */
 	struct pv_view base;           /* the command line's view (pipeline.h) */
@@ -63,6 +68,7 @@ struct browse {
 	bool on_cmd_tids;
 	double floor;                  /* dim nodes with n <= floor * sqrt(parent n) */
 
+	struct browse_link *links;     /* per node of t, what the widget walks */
 	struct tree_widget *w;         /* rows, expanded nodes, cursor */
 	uint32_t root;                 /* the view's root node */
 	struct browse_action *acts;
