@@ -94,6 +94,25 @@ static int node_paths(const struct calltree *t, uint64_t *h)
 	return 0;
 }
 
+/* The paths of the tree shown (node_paths), computed once for it; NULL
+ * out of memory. */
+static const uint64_t *tree_paths(struct browse *b)
+{
+	if (!b->paths) {
+		uint64_t *h = malloc((b->t->nnodes + 1) * sizeof *h);
+		if (!h) {
+			pv_oom();
+			return NULL;
+		}
+		if (node_paths(b->t, h) < 0) {
+			free(h);
+			return NULL;
+		}
+		b->paths = h;
+	}
+	return b->paths;
+}
+
 /* The path of one node, from its ancestors alone. */
 static uint64_t node_path(const struct calltree *t, uint32_t node)
 {
@@ -234,11 +253,10 @@ static void clear_search(struct browse *b)
 {
 	free(b->matches);
 	free(b->order);
-	free(b->in_match);
 	free(b->frame_match);
 	b->matches = NULL;
 	b->order = NULL;
-	b->in_match = b->frame_match = NULL;
+	b->frame_match = NULL;
 	b->nmatches = 0;
 	b->match_weight = 0;
 }
@@ -287,21 +305,17 @@ struct kept {
 
 static int keep_view(struct browse *b, struct kept *k)
 {
-	uint64_t *h;
-	int ret = -1;
+	const uint64_t *h;
 
 	memset(k, 0, sizeof *k);
 	if (!b->t)
 		return 0;
-	h = malloc((b->t->nnodes + 1) * sizeof *h);
-	if (!h)
-		return pv_oom();
-	if (node_paths(b->t, h) < 0)
-		goto out;
+	if (!(h = tree_paths(b)))
+		return -1;
 	for (size_t i = 0; i < b->t->nnodes; i++)
 		k->nexpanded += tree_widget_is_expanded(b->w, (uint32_t)i);
 	if (pathset_init(&k->expanded, k->nexpanded) < 0)
-		goto out;
+		return -1;
 	for (size_t i = 0; i < b->t->nnodes; i++)
 		if (tree_widget_is_expanded(b->w, (uint32_t)i))
 			pathset_add(&k->expanded, h[i]);
@@ -309,30 +323,24 @@ static int keep_view(struct browse *b, struct kept *k)
 		k->cursor = h[tree_widget_current(b->w)];
 		k->have_cursor = true;
 	}
-	ret = 0;
-out:
-	free(h);
-	return ret;
+	return 0;
 }
 
 /* After a rebuild: the zooms, the expanded rows and the cursor that the
  * new tree still has; the hottest path when none of the rows is left. */
 static int restore_view(struct browse *b, const struct kept *k)
 {
-	uint64_t *h = NULL;
+	const uint64_t *h;
 	size_t marked = 0;
 	bool zooms = false;
-	int ret = -1;
 
 	for (size_t i = 0; i < b->nacts; i++)
 		zooms |= b->acts[i].kind == BROWSE_ZOOM;
 	b->root = 0;
 	if (!zooms && !k->nexpanded && !k->have_cursor)
 		return set_view(b); /* nothing to find again: no paths */
-	if (!(h = malloc((b->t->nnodes + 1) * sizeof *h)))
-		return pv_oom();
-	if (node_paths(b->t, h) < 0)
-		goto out;
+	if (!(h = tree_paths(b)))
+		return -1;
 	for (size_t i = 0; i < b->nacts; i++) {
 		if (b->acts[i].kind == BROWSE_ZOOM) {
 			uint32_t n = b->acts[i].node = find_path(b, h, b->acts[i].path);
@@ -343,48 +351,63 @@ static int restore_view(struct browse *b, const struct kept *k)
 		}
 	}
 	if (set_roots(b) < 0)
-		goto out;
+		return -1;
 	for (size_t i = 0; i < b->t->nnodes && k->nexpanded; i++)
 		if (pathset_has(&k->expanded, h[i])) {
 			tree_widget_mark(b->w, (uint32_t)i, true);
 			marked++;
 		}
-	if (!marked) {
-		ret = expand_hot_path(b);
-		goto out;
-	}
-	if (tree_widget_update(b->w) < 0) {
-		pv_oom();
-		goto out;
-	}
+	if (!marked)
+		return expand_hot_path(b);
+	if (tree_widget_update(b->w) < 0)
+		return pv_oom();
 	if (k->have_cursor) {
 		uint32_t n = find_path(b, h, k->cursor);
 		if (n != PV_NONE && reveal(b, n) < 0)
-			goto out;
+			return -1;
 	}
-	ret = 0;
-out:
-	free(h);
-	return ret;
+	return 0;
 }
 
-/* The tree's links, 8 bytes a node where a node is 56: a walk over many
+/* The tree's links, 12 bytes a node where a node is 56: a walk over many
  * nodes (everything expanded, a subtree, the search) stays within the
- * caches where the nodes do not. */
-static int set_links(struct browse *b)
+ * caches where the nodes do not.  NULL out of memory. */
+static struct browse_link *tree_links(const struct calltree *t)
 {
-	struct browse_link *l = malloc((b->t->nnodes + 1) * sizeof *l);
+	struct browse_link *l = malloc((t->nnodes + 1) * sizeof *l);
 
-	if (!l)
-		return pv_oom();
-	for (size_t i = 0; i < b->t->nnodes; i++) {
-		const struct ct_node *nd = &b->t->nodes[i];
+	if (!l) {
+		pv_oom();
+		return NULL;
+	}
+	for (size_t i = 0; i < t->nnodes; i++) {
+		const struct ct_node *nd = &t->nodes[i];
 		l[i].first_child = nd->first_child == PV_NONE ? TW_NONE : nd->first_child;
 		l[i].next_sibling = nd->next_sibling == PV_NONE ? TW_NONE : nd->next_sibling;
+		l[i].frame = nd->kind == CT_FRAME ? nd->frame : PV_NONE;
 	}
-	free(b->links);
-	b->links = l;
-	return 0;
+	return l;
+}
+
+static void tree_free(struct browse_tree *bt)
+{
+	pv_result_free(&bt->res);
+	free(bt->key);
+	free(bt->links);
+	free(bt->paths);
+	memset(bt, 0, sizeof *bt);
+}
+
+/* The tree shown and the one kept change places. */
+static void swap_prev(struct browse *b)
+{
+	struct browse_tree cur = { b->res, b->key, b->links, b->paths };
+
+	b->res = b->prev.res;
+	b->key = b->prev.key;
+	b->links = b->prev.links;
+	b->paths = b->prev.paths;
+	b->prev = cur;
 }
 
 /* What the pipeline's result depends on besides the profile: the thread
@@ -418,10 +441,9 @@ static double now_ms(void)
 	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-/* The result of the view in force into *r: the one shown or the one before
- * when it is that view (an undo, a granularity toggled back), else built
- * by the pipeline.  0, or -1 after reporting an error. */
-static int run_view(struct browse *b, const char *key, struct pv_result *r)
+/* The pipeline run for the view in force into *r.  0, or -1 after
+ * reporting an error. */
+static int run_view(struct browse *b, struct pv_result *r)
 {
 	size_t n = b->base.nsteps + b->nacts + 1;
 	struct pv_step *steps = calloc(n, sizeof *steps);
@@ -431,19 +453,6 @@ static int run_view(struct browse *b, const char *key, struct pv_result *r)
 	double t0 = now_ms();
 	int ret = -1;
 
-	if (b->key && strcmp(key, b->key) == 0) {
-		*r = b->res;
-		ret = 0;
-		goto out;
-	}
-	if (b->prev_key && strcmp(key, b->prev_key) == 0) {
-		*r = b->prev;
-		memset(&b->prev, 0, sizeof b->prev);
-		free(b->prev_key);
-		b->prev_key = NULL;
-		ret = 0;
-		goto out;
-	}
 	if (!steps || !groups || !res || !labels) {
 		pv_oom();
 		goto out;
@@ -489,21 +498,31 @@ int browse_rebuild(struct browse *b)
 		pv_oom();
 		goto out;
 	}
-	if (keep_view(b, &k) < 0 || run_view(b, key, &r) < 0)
+	if (keep_view(b, &k) < 0)
 		goto out;
-	if (r.t != b->t) {
+	if (b->key && strcmp(key, b->key) == 0) {
+		/* the same view: the same tree */
+	} else if (b->prev.key && strcmp(key, b->prev.key) == 0) {
+		/* the one before (an undo, a toggle back) */
+		swap_prev(b);
+	} else {
+		struct browse_link *links;
+		if (run_view(b, &r) < 0)
+			goto out;
+		if (!(links = tree_links(r.t))) {
+			pv_result_free(&r);
+			goto out;
+		}
 		/* the view shown is kept for an undo */
-		pv_result_free(&b->prev);
-		free(b->prev_key);
-		b->prev = b->res;
-		b->prev_key = b->key;
+		tree_free(&b->prev);
+		swap_prev(b);
 		b->res = r;
 		b->key = key;
+		b->links = links;
+		b->paths = NULL;
 		key = NULL;
 	}
 	b->t = b->res.t;
-	if (set_links(b) < 0)
-		goto out;
 	free(b->rows);
 	b->rows = NULL;
 	b->nrows = b->fcursor = b->ftop = 0;
@@ -580,10 +599,10 @@ void browse_free(struct browse *b)
 		return;
 	tree_widget_free(b->w);
 	pv_result_free(&b->res);
-	pv_result_free(&b->prev);
 	free(b->key);
-	free(b->prev_key);
 	free(b->links);
+	free(b->paths);
+	tree_free(&b->prev);
 	for (size_t i = 0; i < b->nacts; i++)
 		free(b->acts[i].name);
 	free(b->acts);
@@ -620,25 +639,57 @@ static void drop_zooms(struct browse *b)
 
 /* ---- search ------------------------------------------------------------ */
 
-/* Pre-order walk of the view's subtree calling fn on each node. */
-static int walk(struct browse *b, int (*fn)(struct browse *, uint32_t, uint32_t))
+/* Does a node of frame f match the search?  Each frame's name is matched
+ * once and the answer kept in b->frame_match (0 not yet, 1 yes, 2 no). */
+static bool frame_matches(struct browse *b, uint32_t f)
+{
+	uint8_t *m;
+
+	if (f == PV_NONE)
+		return false;
+	m = &b->frame_match[f];
+	if (!*m) {
+		const struct ct_frame *fr = &b->t->frames[f];
+		const char *name = fr->function == PV_NONE ? pv_str(b->t->p, fr->file)
+							   : pv_str(b->t->p, b->t->p->functions[fr->function].name);
+		*m = regexec(&b->re, name, 0, NULL, 0) == 0 ? 1 : 2;
+	}
+	return *m == 1;
+}
+
+/* The matches under the view's root, in pre-order, each node's rank in
+ * it, and the weight of the matches counted once (a match under a match
+ * is in its weight): a walk over the links, the stack holding whether a
+ * node is under a match. */
+static int compute_search(struct browse *b)
 {
 	size_t cap = 256, n = 0;
-	uint32_t *stack = malloc(cap * sizeof *stack);
-	uint32_t rank = 0;
+	uint32_t *stack, rank = 0;
 
-	if (!stack)
+	clear_search(b);
+	b->order = malloc((b->t->nnodes + 1) * sizeof *b->order);
+	b->matches = malloc((b->t->nnodes + 1) * sizeof *b->matches);
+	b->frame_match = calloc(b->t->nframes + 1, 1);
+	stack = malloc(cap * sizeof *stack);
+	if (!b->order || !b->matches || !b->frame_match || !stack) {
+		free(stack);
 		return pv_oom();
+	}
+	memset(b->order, 0xff, b->t->nnodes * sizeof *b->order);
+	/* an entry: the node, its top bit set when it is under a match */
 	stack[n++] = b->root;
 	while (n) {
-		uint32_t x = stack[--n];
-		if (fn(b, x, rank++) < 0) {
-			free(stack);
-			return -1;
+		uint32_t x = stack[--n] & 0x7fffffff, under = stack[n] & 0x80000000;
+		b->order[x] = rank++;
+		if (frame_matches(b, b->links[x].frame)) {
+			b->matches[b->nmatches++] = x;
+			if (!under)
+				b->match_weight += ct_weight(b->t, &b->t->nodes[x]);
+			under = 0x80000000;
 		}
-		/* Push children in reverse so the first is visited first. */
+		/* the children, the first on top */
 		size_t base = n;
-		for (uint32_t c = b->t->nodes[x].first_child; c != PV_NONE; c = b->t->nodes[c].next_sibling) {
+		for (uint32_t c = b->links[x].first_child; c != TW_NONE; c = b->links[c].next_sibling) {
 			if (n == cap) {
 				uint32_t *s = realloc(stack, 2 * cap * sizeof *s);
 				if (!s) {
@@ -648,7 +699,7 @@ static int walk(struct browse *b, int (*fn)(struct browse *, uint32_t, uint32_t)
 				stack = s;
 				cap *= 2;
 			}
-			stack[n++] = c;
+			stack[n++] = c | under;
 		}
 		for (size_t i = base, j = n; i + 1 < j; i++, j--) {
 			uint32_t tmp = stack[i];
@@ -658,52 +709,6 @@ static int walk(struct browse *b, int (*fn)(struct browse *, uint32_t, uint32_t)
 	}
 	free(stack);
 	return 0;
-}
-
-/* Does node match the search?  Each frame's name is matched once and the
- * answer kept in b->frame_match (0 not yet, 1 yes, 2 no). */
-static bool node_matches(struct browse *b, uint32_t node)
-{
-	const struct ct_node *nd = &b->t->nodes[node];
-	uint8_t *m;
-
-	if (nd->kind != CT_FRAME)
-		return false;
-	m = &b->frame_match[nd->frame];
-	if (!*m)
-		*m = regexec(&b->re, node_function(b, node), 0, NULL, 0) == 0 ? 1 : 2;
-	return *m == 1;
-}
-
-static int search_visit(struct browse *b, uint32_t node, uint32_t rank)
-{
-	uint32_t parent = b->t->nodes[node].parent;
-	/* under a match: a node's weight counts once, at the outermost */
-	bool under = node != b->root && parent != PV_NONE && b->in_match[parent];
-
-	b->order[node] = rank;
-	b->in_match[node] = under;
-	if (!node_matches(b, node))
-		return 0;
-	b->in_match[node] = 1;
-	b->matches[b->nmatches++] = node;
-	if (!under)
-		b->match_weight += ct_weight(b->t, &b->t->nodes[node]);
-	return 0;
-}
-
-static int compute_search(struct browse *b)
-{
-	clear_search(b);
-	b->order = malloc((b->t->nnodes + 1) * sizeof *b->order);
-	b->matches = malloc((b->t->nnodes + 1) * sizeof *b->matches);
-	b->in_match = malloc(b->t->nnodes + 1);
-	b->frame_match = calloc(b->t->nframes + 1, 1);
-	if (!b->order || !b->matches || !b->in_match || !b->frame_match)
-		return pv_oom();
-	for (size_t i = 0; i < b->t->nnodes; i++)
-		b->order[i] = UINT32_MAX;
-	return walk(b, search_visit);
 }
 
 void browse_next_match(struct browse *b, bool forward)

@@ -47,9 +47,19 @@ struct browse_thread {
 	int64_t cpu_ns;        /* the CPU time the collector measured, -1 unknown */
 };
 
-/* A node's links, as the tree's (calltree.h) with TW_NONE for PV_NONE. */
+/* A node's links, as the tree's (calltree.h) with TW_NONE for PV_NONE,
+ * and its frame (PV_NONE for the root and threads). */
 struct browse_link {
 	uint32_t first_child, next_sibling;
+	uint32_t frame;
+};
+
+/* A tree built for a view, with what the session keeps beside it. */
+struct browse_tree {
+	struct pv_result res;          /* its profile and tree */
+	char *key;                     /* the view it is of (browse.c) */
+	struct browse_link *links;     /* per node */
+	uint64_t *paths;               /* per node, its path; NULL until needed */
 };
 
 struct browse {
@@ -57,9 +67,10 @@ struct browse {
 	struct pv_view base;           /* the command line's view (pipeline.h) */
 	struct pv_result res;          /* the view shown: its profile and tree */
 	struct calltree *t;            /* res.t */
-	char *key;                     /* what res depends on (browse.c) */
-	struct pv_result prev;         /* the view shown before, kept for an undo */
-	char *prev_key;
+	char *key;                     /* the rest of the tree shown's browse_tree */
+	struct browse_link *links;     /* what the widget and the search walk */
+	uint64_t *paths;
+	struct browse_tree prev;       /* the tree shown before, kept for an undo */
 	double build_ms;               /* the time the last tree built took, ms */
 	struct ct_options copt;        /* granularity and value in force */
 	uint32_t tid;                  /* the one thread shown, 0 all */
@@ -68,7 +79,6 @@ struct browse {
 	bool on_cmd_tids;
 	double floor;                  /* dim nodes with n <= floor * sqrt(parent n) */
 
-	struct browse_link *links;     /* per node of t, what the widget walks */
 	struct tree_widget *w;         /* rows, expanded nodes, cursor */
 	uint32_t root;                 /* the view's root node */
 	struct browse_action *acts;
@@ -86,7 +96,6 @@ struct browse {
 	uint32_t *order;               /* pre-order rank of each node */
 	uint32_t *matches;
 	size_t nmatches;
-	uint8_t *in_match;             /* per node: it or an ancestor under the root matches */
 	uint8_t *frame_match;          /* per frame: 0 not matched yet, 1 matches, 2 not */
 	int64_t match_weight;
 
