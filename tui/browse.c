@@ -252,7 +252,6 @@ static int set_view(struct browse *b)
 static void clear_search(struct browse *b)
 {
 	free(b->matches);
-	free(b->order);
 	free(b->frame_match);
 	b->matches = NULL;
 	b->order = NULL;
@@ -389,24 +388,37 @@ static struct browse_link *tree_links(const struct calltree *t)
 	return l;
 }
 
+static void preorder_free(struct browse_preorder *pre)
+{
+	if (!pre)
+		return;
+	free(pre->node);
+	free(pre->frame);
+	free(pre->rank);
+	free(pre->end);
+	free(pre);
+}
+
 static void tree_free(struct browse_tree *bt)
 {
 	pv_result_free(&bt->res);
 	free(bt->key);
 	free(bt->links);
 	free(bt->paths);
+	preorder_free(bt->pre);
 	memset(bt, 0, sizeof *bt);
 }
 
 /* The tree shown and the one kept change places. */
 static void swap_prev(struct browse *b)
 {
-	struct browse_tree cur = { b->res, b->key, b->links, b->paths };
+	struct browse_tree cur = { b->res, b->key, b->links, b->paths, b->pre };
 
 	b->res = b->prev.res;
 	b->key = b->prev.key;
 	b->links = b->prev.links;
 	b->paths = b->prev.paths;
+	b->pre = b->prev.pre;
 	b->prev = cur;
 }
 
@@ -520,6 +532,7 @@ int browse_rebuild(struct browse *b)
 		b->key = key;
 		b->links = links;
 		b->paths = NULL;
+		b->pre = NULL;
 		key = NULL;
 	}
 	b->t = b->res.t;
@@ -602,6 +615,7 @@ void browse_free(struct browse *b)
 	free(b->key);
 	free(b->links);
 	free(b->paths);
+	preorder_free(b->pre);
 	tree_free(&b->prev);
 	for (size_t i = 0; i < b->nacts; i++)
 		free(b->acts[i].name);
@@ -657,57 +671,94 @@ static bool frame_matches(struct browse *b, uint32_t f)
 	return *m == 1;
 }
 
-/* The matches under the view's root, in pre-order, each node's rank in
- * it, and the weight of the matches counted once (a match under a match
- * is in its weight): a walk over the links, the stack holding whether a
- * node is under a match. */
-static int compute_search(struct browse *b)
+/* The tree shown in pre-order, computed once for it: a walk over the
+ * links with the path from the root on a stack, a node's subtree ending
+ * where the walk leaves it.  NULL out of memory. */
+static const struct browse_preorder *tree_preorder(struct browse *b)
 {
-	size_t cap = 256, n = 0;
-	uint32_t *stack, rank = 0;
+	struct browse_preorder *pre;
+	size_t n = b->t->nnodes, depth = 0, cap = 64;
+	uint32_t *path = malloc(cap * sizeof *path), r = 0, x = 0;
 
-	clear_search(b);
-	b->order = malloc((b->t->nnodes + 1) * sizeof *b->order);
-	b->matches = malloc((b->t->nnodes + 1) * sizeof *b->matches);
-	b->frame_match = calloc(b->t->nframes + 1, 1);
-	stack = malloc(cap * sizeof *stack);
-	if (!b->order || !b->matches || !b->frame_match || !stack) {
-		free(stack);
-		return pv_oom();
+	if (b->pre) {
+		free(path);
+		return b->pre;
 	}
-	memset(b->order, 0xff, b->t->nnodes * sizeof *b->order);
-	/* an entry: the node, its top bit set when it is under a match */
-	stack[n++] = b->root;
-	while (n) {
-		uint32_t x = stack[--n] & 0x7fffffff, under = stack[n] & 0x80000000;
-		b->order[x] = rank++;
-		if (frame_matches(b, b->links[x].frame)) {
-			b->matches[b->nmatches++] = x;
-			if (!under)
-				b->match_weight += ct_weight(b->t, &b->t->nodes[x]);
-			under = 0x80000000;
-		}
-		/* the children, the first on top */
-		size_t base = n;
-		for (uint32_t c = b->links[x].first_child; c != TW_NONE; c = b->links[c].next_sibling) {
-			if (n == cap) {
-				uint32_t *s = realloc(stack, 2 * cap * sizeof *s);
-				if (!s) {
-					free(stack);
-					return pv_oom();
-				}
-				stack = s;
+	pre = calloc(1, sizeof *pre);
+	if (!path || !pre || !(pre->node = malloc((n + 1) * sizeof *pre->node)) ||
+	    !(pre->frame = malloc((n + 1) * sizeof *pre->frame)) ||
+	    !(pre->rank = malloc((n + 1) * sizeof *pre->rank)) || !(pre->end = malloc((n + 1) * sizeof *pre->end)))
+		goto oom;
+#define VISIT(x) (pre->node[r] = (x), pre->frame[r] = b->links[x].frame, pre->rank[x] = r++)
+	VISIT(x);
+	for (;;) {
+		uint32_t c = b->links[x].first_child;
+		if (c != TW_NONE) {
+			if (depth == cap) {
+				uint32_t *p = realloc(path, 2 * cap * sizeof *p);
+				if (!p)
+					goto oom;
+				path = p;
 				cap *= 2;
 			}
-			stack[n++] = c | under;
+			path[depth++] = x;
+			x = c;
+			VISIT(x);
+			continue;
 		}
-		for (size_t i = base, j = n; i + 1 < j; i++, j--) {
-			uint32_t tmp = stack[i];
-			stack[i] = stack[j - 1];
-			stack[j - 1] = tmp;
+		/* up to the next sibling of x or of an ancestor */
+		for (;;) {
+			pre->end[x] = r;
+			uint32_t s = b->links[x].next_sibling;
+			if (s != TW_NONE) {
+				x = s;
+				VISIT(x);
+				break;
+			}
+			if (depth == 0)
+				goto done;
+			x = path[--depth];
 		}
 	}
-	free(stack);
+#undef VISIT
+done:
+	free(path);
+	b->pre = pre;
+	return pre;
+oom:
+	free(path);
+	preorder_free(pre);
+	pv_oom();
+	return NULL;
+}
+
+/* The matches under the view's root, in pre-order, and their weight
+ * counted once (a match under a match is in its weight): the root's
+ * subtree is a run of the tree's pre-order. */
+static int compute_search(struct browse *b)
+{
+	const struct browse_preorder *pre;
+	uint32_t end = 0;
+
+	clear_search(b);
+	if (!(pre = tree_preorder(b)))
+		return -1;
+	b->order = pre->rank;
+	b->matches = malloc((b->t->nnodes + 1) * sizeof *b->matches);
+	b->frame_match = calloc(b->t->nframes + 1, 1);
+	if (!b->matches || !b->frame_match)
+		return pv_oom();
+	for (uint32_t i = pre->rank[b->root]; i < pre->end[b->root]; i++) {
+		if (!frame_matches(b, pre->frame[i]))
+			continue;
+		uint32_t x = pre->node[i];
+		b->matches[b->nmatches++] = x;
+		if (i >= end) {
+			/* not under a match */
+			b->match_weight += ct_weight(b->t, &b->t->nodes[x]);
+			end = pre->end[x];
+		}
+	}
 	return 0;
 }
 

@@ -54,12 +54,21 @@ struct browse_link {
 	uint32_t frame;
 };
 
+/* A tree in pre-order (its rows with everything expanded). */
+struct browse_preorder {
+	uint32_t *node;                /* by rank: the node */
+	uint32_t *frame;               /* by rank: its frame (browse_link's) */
+	uint32_t *rank;                /* by node: its rank */
+	uint32_t *end;                 /* by node: the rank after its subtree */
+};
+
 /* A tree built for a view, with what the session keeps beside it. */
 struct browse_tree {
 	struct pv_result res;          /* its profile and tree */
 	char *key;                     /* the view it is of (browse.c) */
 	struct browse_link *links;     /* per node */
 	uint64_t *paths;               /* per node, its path; NULL until needed */
+	struct browse_preorder *pre;   /* NULL until a search needs it */
 };
 
 struct browse {
@@ -70,6 +79,7 @@ struct browse {
 	char *key;                     /* the rest of the tree shown's browse_tree */
 	struct browse_link *links;     /* what the widget and the search walk */
 	uint64_t *paths;
+	struct browse_preorder *pre;
 	struct browse_tree prev;       /* the tree shown before, kept for an undo */
 	double build_ms;               /* the time the last tree built took, ms */
 	struct ct_options copt;        /* granularity and value in force */
@@ -93,7 +103,7 @@ struct browse {
 	bool have_re;
 	regex_t re;
 	char pattern[256];
-	uint32_t *order;               /* pre-order rank of each node */
+	const uint32_t *order;         /* pre-order rank of each node (pre->rank) */
 	uint32_t *matches;
 	size_t nmatches;
 	uint8_t *frame_match;          /* per frame: 0 not matched yet, 1 matches, 2 not */
