@@ -192,8 +192,8 @@ static int resplice(struct tree_widget *w, size_t r, bool all)
 	return 0;
 }
 
-/* The row of item, looked for from row from on (and around the cursor
- * first); the number of rows when it is not shown. */
+/* The row of item: the cursor's if it is there, else looked for from row
+ * from on; the number of rows when it is not shown. */
 static size_t row_of(const struct tree_widget *w, uint32_t item, size_t from)
 {
 	if (w->cursor < w->nrows && w->cursor >= from && w->rows[w->cursor].item == item)

@@ -290,8 +290,17 @@ row 0 | grep -Eq "$row_re- _start " || fail "big: Home did not go back to _start
 # Collapse a row in the open tree and open it again: the same rows
 # around it as before.
 for ((i = 0; i < 30; i++)); do press NPage; done
+# The cursor is on the last row of the tree now (line 39 of 40); up from
+# there to a row with rows under it.
+line=39
+while ! screen | sed -n "${line}p" | grep -Eq "$row_re *- "; do
+	press k
+	line=$((line - 1))
+	[ $line -gt 5 ] || fail "big: no open row on the screen"
+done
 before=$(screen | tail -n +5)
 press Enter
+screen | sed -n "${line}p" | grep -Eq "$row_re *\+ " || fail "big: Enter did not close the row under the cursor: $(screen | sed -n "${line}p")"
 screen | tail -n +5 | grep -Eq "$row_re *\+ " || fail "big: Enter in the open tree closed nothing"
 press Enter
 [ "$(screen | tail -n +5)" = "$before" ] || fail "big: closing and opening a row changed the rows"
