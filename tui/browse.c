@@ -406,19 +406,22 @@ static void tree_free(struct browse_tree *bt)
 	free(bt->links);
 	free(bt->paths);
 	preorder_free(bt->pre);
+	free(bt->rows);
 	memset(bt, 0, sizeof *bt);
 }
 
 /* The tree shown and the one kept change places. */
 static void swap_prev(struct browse *b)
 {
-	struct browse_tree cur = { b->res, b->key, b->links, b->paths, b->pre };
+	struct browse_tree cur = { b->res, b->key, b->links, b->paths, b->pre, b->rows, b->nrows };
 
 	b->res = b->prev.res;
 	b->key = b->prev.key;
 	b->links = b->prev.links;
 	b->paths = b->prev.paths;
 	b->pre = b->prev.pre;
+	b->rows = b->prev.rows;
+	b->nrows = b->prev.nrows;
 	b->prev = cur;
 }
 
@@ -533,12 +536,12 @@ int browse_rebuild(struct browse *b)
 		b->links = links;
 		b->paths = NULL;
 		b->pre = NULL;
+		b->rows = NULL;
+		b->nrows = 0;
 		key = NULL;
 	}
 	b->t = b->res.t;
-	free(b->rows);
-	b->rows = NULL;
-	b->nrows = b->fcursor = b->ftop = 0;
+	b->fcursor = b->ftop = 0;
 	if (tree_widget_reset(b->w, b->t->nnodes) < 0) {
 		pv_oom();
 		goto out;

@@ -69,6 +69,8 @@ struct browse_tree {
 	struct browse_link *links;     /* per node */
 	uint64_t *paths;               /* per node, its path; NULL until needed */
 	struct browse_preorder *pre;   /* NULL until a search needs it */
+	struct ct_flat_row *rows;      /* the flat view's, NULL until shown */
+	size_t nrows;
 };
 
 struct browse {
