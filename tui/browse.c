@@ -767,10 +767,8 @@ static int compute_search(struct browse *b)
 
 void browse_next_match(struct browse *b, bool forward)
 {
-	uint32_t cur = tree_widget_current(b->w);
-	uint32_t rank = cur != TW_NONE ? b->order[cur] : 0;
-	uint32_t best = TW_NONE;
-	size_t idx = 0;
+	uint32_t cur = tree_widget_current(b->w), rank, best;
+	size_t lo = 0, hi, idx;
 
 	if (!b->have_re) {
 		snprintf(b->status, sizeof b->status, "no search: / to search");
@@ -781,25 +779,27 @@ void browse_next_match(struct browse *b, bool forward)
 		snprintf(b->status, sizeof b->status, "no match for /%s/", b->pattern);
 		return;
 	}
-	/* matches[] is in pre-order. */
-	if (forward) {
-		for (size_t i = 0; i < b->nmatches && best == TW_NONE; i++)
-			if (b->order[b->matches[i]] > rank || cur == TW_NONE)
-				best = b->matches[i];
-		if (best == TW_NONE)
-			best = b->matches[0];
-	} else {
-		for (size_t i = b->nmatches; i-- > 0 && best == TW_NONE;)
-			if (b->order[b->matches[i]] < rank)
-				best = b->matches[i];
-		if (best == TW_NONE)
-			best = b->matches[b->nmatches - 1];
+	/* matches[] is in pre-order: the first match after the cursor's
+	 * rank (or at it) is found by bisection */
+	rank = cur != TW_NONE ? b->order[cur] : 0;
+	hi = b->nmatches;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (b->order[b->matches[mid]] < rank)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
+	if (forward) {
+		if (cur != TW_NONE && lo < b->nmatches && b->order[b->matches[lo]] == rank)
+			lo++; /* the cursor's own */
+		idx = cur == TW_NONE ? 0 : lo < b->nmatches ? lo : 0;
+	} else {
+		idx = lo > 0 ? lo - 1 : b->nmatches - 1;
+	}
+	best = b->matches[idx];
 	reveal(b, best);
-	for (size_t i = 0; i < b->nmatches; i++)
-		if (b->matches[i] == best)
-			idx = i + 1;
-	snprintf(b->status, sizeof b->status, "match %zu of %zu for /%s/ (%.1f%% in all)", idx, b->nmatches,
+	snprintf(b->status, sizeof b->status, "match %zu of %zu for /%s/ (%.1f%% in all)", idx + 1, b->nmatches,
 		 b->pattern, pct(b->match_weight, ct_weight(b->t, &b->t->nodes[0])));
 }
 

@@ -316,7 +316,10 @@ press '*'
 press End
 screen | tail -n +5 | head -n -1 | grep -Eq "$row_re *\+ " && fail "big: * left a row closed"
 press -
-# Search: the matches counted, n and N go through them.
+# Search: n before any says there is none; the matches counted, n and N
+# go through them.
+press n
+wait_for '^no search: / to search'
 press / 'encode_249' Enter
 wait_for 'search /encode_249/: [0-9]+ matches'
 nm=$(screen | sed -n 's/.*search \/encode_249\/: \([0-9]*\) matches.*/\1/p')

@@ -223,6 +223,9 @@ static void test_search_and_flat(void)
 
 	if (!b)
 		return;
+	/* n before any search says so */
+	browse_next_match(b, true);
+	CHECK_STR(b->status, "no search: / to search");
 	CHECK_EQ(browse_search(b, "^(alpha|gamma)$"), 0);
 	/* alpha twice (once under itself, counted once) and gamma */
 	CHECK_EQ(b->nmatches, 3);
@@ -232,6 +235,15 @@ static void test_search_and_flat(void)
 	browse_next_match(b, true);
 	CHECK_STR(current(b, buf, sizeof buf), "gamma");
 	CHECK(strstr(b->status, "match 3 of 3") != NULL);
+	/* round the end and back */
+	browse_next_match(b, true);
+	CHECK(strstr(b->status, "match 1 of 3") != NULL);
+	browse_next_match(b, false);
+	CHECK(strstr(b->status, "match 3 of 3") != NULL);
+	CHECK_STR(current(b, buf, sizeof buf), "gamma");
+	browse_next_match(b, false);
+	CHECK(strstr(b->status, "match 2 of 3") != NULL);
+	CHECK_STR(current(b, buf, sizeof buf), "alpha");
 	CHECK_EQ(browse_search(b, "("), 0);
 	CHECK(strstr(b->status, "invalid regular expression") != NULL);
 	CHECK_EQ(browse_set_flat(b, true, false), 0);
