@@ -75,42 +75,43 @@ static uint64_t node_key(const struct calltree *t, uint64_t parent, const struct
 	return pv_mix64(k ^ (fkeys ? fkeys[nd->frame] : frame_key(t, nd->frame)));
 }
 
-/* The path of every node of tree t, as a hash of what the nodes from the
- * root down stand for, into h[0..nnodes): the frames hashed once each,
- * the nodes mixed from their parents'.  0, or -1 out of memory. */
-static int node_paths(const struct calltree *t, uint64_t *h)
+/* The keys of the frames of the tree shown (frame_key), computed once for
+ * it; NULL out of memory. */
+static const uint64_t *tree_fkeys(struct browse *b)
 {
-	uint64_t *fkeys = malloc((t->nframes + 1) * sizeof *fkeys);
-
-	if (!fkeys)
-		return pv_oom();
-	for (size_t f = 0; f < t->nframes; f++)
-		fkeys[f] = frame_key(t, (uint32_t)f);
-	h[0] = ROOT_PATH;
-	/* a node comes after its parent */
-	for (size_t i = 1; i < t->nnodes; i++)
-		h[i] = node_key(t, h[t->nodes[i].parent], &t->nodes[i], fkeys);
-	free(fkeys);
-	return 0;
-}
-
-/* The paths of the tree shown (node_paths), computed once for it; NULL
- * out of memory. */
-static const uint64_t *tree_paths(struct browse *b)
-{
-	if (!b->paths) {
-		uint64_t *h = malloc((b->t->nnodes + 1) * sizeof *h);
-		if (!h) {
+	if (!b->fkeys) {
+		uint64_t *k = malloc((b->t->nframes + 1) * sizeof *k);
+		if (!k) {
 			pv_oom();
 			return NULL;
 		}
-		if (node_paths(b->t, h) < 0) {
-			free(h);
-			return NULL;
-		}
-		b->paths = h;
+		for (size_t f = 0; f < b->t->nframes; f++)
+			k[f] = frame_key(b->t, (uint32_t)f);
+		b->fkeys = k;
 	}
-	return b->paths;
+	return b->fkeys;
+}
+
+/* The path of every node of the tree shown, as a hash of what the nodes
+ * from the root down stand for, computed once for it: the frames hashed
+ * once each, the nodes mixed from their parents'.  NULL out of memory. */
+static const uint64_t *tree_paths(struct browse *b)
+{
+	const uint64_t *fkeys = tree_fkeys(b);
+	uint64_t *h;
+
+	if (b->paths || !fkeys)
+		return b->paths;
+	if (!(h = malloc((b->t->nnodes + 1) * sizeof *h))) {
+		pv_oom();
+		return NULL;
+	}
+	h[0] = ROOT_PATH;
+	/* a node comes after its parent */
+	for (size_t i = 1; i < b->t->nnodes; i++)
+		h[i] = node_key(b->t, h[b->t->nodes[i].parent], &b->t->nodes[i], fkeys);
+	b->paths = h;
+	return h;
 }
 
 /* The path of one node, from its ancestors alone. */
@@ -122,10 +123,10 @@ static uint64_t node_path(const struct calltree *t, uint32_t node)
 }
 
 /* A set of paths: open addressing, 0 the empty slot (a path of 0 is
- * taken as 1). */
+ * taken as 1), at most half full. */
 struct pathset {
 	uint64_t *slot;
-	size_t mask;
+	size_t mask, n;
 };
 
 static int pathset_init(struct pathset *s, size_t n)
@@ -136,17 +137,33 @@ static int pathset_init(struct pathset *s, size_t n)
 		cap *= 2;
 	s->slot = calloc(cap, sizeof *s->slot);
 	s->mask = cap - 1;
+	s->n = 0;
 	return s->slot ? 0 : pv_oom();
 }
 
-static void pathset_add(struct pathset *s, uint64_t k)
+static bool pathset_has(const struct pathset *s, uint64_t k);
+
+/* 0, or -1 out of memory (said). */
+static int pathset_add(struct pathset *s, uint64_t k)
 {
 	size_t i;
 
 	k = k ? k : 1;
+	if (2 * (s->n + 1) > s->mask + 1) {
+		struct pathset big;
+		if (pathset_init(&big, 2 * (s->n + 1)) < 0)
+			return -1;
+		for (i = 0; i <= s->mask; i++)
+			if (s->slot[i])
+				pathset_add(&big, s->slot[i]);
+		free(s->slot);
+		*s = big;
+	}
 	for (i = k & s->mask; s->slot[i] && s->slot[i] != k; i = (i + 1) & s->mask)
 		;
+	s->n += !s->slot[i];
 	s->slot[i] = k;
+	return 0;
 }
 
 static bool pathset_has(const struct pathset *s, uint64_t k)
@@ -294,78 +311,177 @@ static int view_steps(struct browse *b, struct pv_step *steps, size_t *nsteps, s
 	return 0;
 }
 
-/* What the old tree showed, by path: the expanded rows, the cursor's. */
+/* What the old tree showed, by path: the expanded rows, the cursor's;
+ * and the paths of those and the zooms with all their ancestors', the
+ * nodes of the new tree to look under for them. */
 struct kept {
-	struct pathset expanded;
+	struct pathset expanded, chains;
 	size_t nexpanded;
 	uint64_t cursor;
 	bool have_cursor;
+	bool lost_zoom;        /* a zoom the old tree did not have */
 };
+
+/* The path of node x of the tree shown, into the chains with its
+ * ancestors'; h the tree's paths or NULL (then hashed up from the root).
+ * 0, or -1 out of memory. */
+static int add_chain(struct browse *b, const uint64_t *fkeys, const uint64_t *h, uint32_t x, struct pathset *chains,
+		     uint64_t *path)
+{
+	const struct ct_node *nd = &b->t->nodes[x];
+	uint64_t parent;
+
+	if (h) {
+		*path = h[x];
+		/* up to an ancestor already there */
+		for (uint32_t a = x; !pathset_has(chains, h[a]); a = b->t->nodes[a].parent) {
+			if (pathset_add(chains, h[a]) < 0)
+				return -1;
+			if (a == 0)
+				break;
+		}
+		return 0;
+	}
+	if (x == 0 || nd->parent == PV_NONE) {
+		*path = ROOT_PATH;
+		return pathset_add(chains, *path);
+	}
+	if (add_chain(b, fkeys, NULL, nd->parent, chains, &parent) < 0)
+		return -1;
+	*path = node_key(b->t, parent, nd, fkeys);
+	return pathset_add(chains, *path);
+}
 
 static int keep_view(struct browse *b, struct kept *k)
 {
-	const uint64_t *h;
+	const uint64_t *h = NULL, *fkeys;
+	const uint8_t *e = b->w->expanded;
+	size_t n;
+	uint64_t path;
 
 	memset(k, 0, sizeof *k);
 	if (!b->t)
 		return 0;
-	if (!(h = tree_paths(b)))
+	n = b->t->nnodes < b->w->nitems ? b->t->nnodes : b->w->nitems;
+	for (size_t i = 0; i < n; i++)
+		k->nexpanded += e[i] != 0;
+	/* Few rows open: their paths hashed up from the root, each; many:
+	 * every node's at once. */
+	if (!(fkeys = tree_fkeys(b)) || ((b->paths || k->nexpanded > n / 64) && !(h = tree_paths(b))))
 		return -1;
-	for (size_t i = 0; i < b->t->nnodes; i++)
-		k->nexpanded += tree_widget_is_expanded(b->w, (uint32_t)i);
-	if (pathset_init(&k->expanded, k->nexpanded) < 0)
+	if (pathset_init(&k->expanded, k->nexpanded) < 0 || pathset_init(&k->chains, 4 * k->nexpanded + 16) < 0)
 		return -1;
-	for (size_t i = 0; i < b->t->nnodes; i++)
-		if (tree_widget_is_expanded(b->w, (uint32_t)i))
-			pathset_add(&k->expanded, h[i]);
+	for (size_t i = 0; i < n; i++)
+		if (e[i] && (add_chain(b, fkeys, h, (uint32_t)i, &k->chains, &path) < 0 ||
+			     pathset_add(&k->expanded, path) < 0))
+			return -1;
 	if (!b->flat && tree_widget_current(b->w) != TW_NONE) {
-		k->cursor = h[tree_widget_current(b->w)];
+		if (add_chain(b, fkeys, h, tree_widget_current(b->w), &k->chains, &k->cursor) < 0)
+			return -1;
 		k->have_cursor = true;
+	}
+	for (size_t i = 0; i < b->nacts; i++) {
+		if (b->acts[i].kind != BROWSE_ZOOM)
+			continue;
+		if (b->acts[i].node == PV_NONE)
+			k->lost_zoom = true;
+		else if (add_chain(b, fkeys, h, b->acts[i].node, &k->chains, &path) < 0)
+			return -1;
 	}
 	return 0;
 }
 
 /* After a rebuild: the zooms, the expanded rows and the cursor that the
- * new tree still has; the hottest path when none of the rows is left. */
+ * new tree still has; the hottest path when none of the rows is left.
+ * The new tree is walked down from the root through the nodes whose paths
+ * are in the chains: what was open is found without hashing the whole
+ * tree (unless a zoom was lost, which may be anywhere). */
 static int restore_view(struct browse *b, const struct kept *k)
 {
-	const uint64_t *h;
-	size_t marked = 0;
+	const uint64_t *fkeys, *h = NULL;
+	size_t marked = 0, n = 0, cap = 64;
+	uint32_t cursor = PV_NONE, *stack = NULL;
+	uint64_t *paths = NULL;
 	bool zooms = false;
+	int ret = -1;
 
 	for (size_t i = 0; i < b->nacts; i++)
-		zooms |= b->acts[i].kind == BROWSE_ZOOM;
+		if (b->acts[i].kind == BROWSE_ZOOM) {
+			zooms = true;
+			b->acts[i].node = PV_NONE;
+		}
 	b->root = 0;
 	if (!zooms && !k->nexpanded && !k->have_cursor)
-		return set_view(b); /* nothing to find again: no paths */
-	if (!(h = tree_paths(b)))
+		return set_view(b); /* nothing to find again */
+	if (!(fkeys = tree_fkeys(b)) || (k->lost_zoom && !(h = tree_paths(b))))
 		return -1;
+	stack = malloc(cap * sizeof *stack);
+	paths = malloc(cap * sizeof *paths);
+	if (!stack || !paths) {
+		pv_oom();
+		goto out;
+	}
+	stack[n] = 0;
+	paths[n++] = ROOT_PATH;
+	while (n) {
+		uint32_t x = stack[--n];
+		uint64_t p = paths[n];
+		if (pathset_has(&k->expanded, p)) {
+			tree_widget_mark(b->w, x, true);
+			marked++;
+		}
+		if (k->have_cursor && p == k->cursor)
+			cursor = x;
+		for (size_t i = 0; i < b->nacts; i++)
+			if (b->acts[i].kind == BROWSE_ZOOM && b->acts[i].path == p)
+				b->acts[i].node = x;
+		for (uint32_t c = b->links[x].first_child; c != TW_NONE; c = b->links[c].next_sibling) {
+			uint64_t pc = node_key(b->t, p, &b->t->nodes[c], fkeys);
+			if (!pathset_has(&k->chains, pc))
+				continue;
+			if (n == cap) {
+				uint32_t *s2 = realloc(stack, 2 * cap * sizeof *s2);
+				uint64_t *p2 = s2 ? realloc(paths, 2 * cap * sizeof *p2) : NULL;
+				if (s2)
+					stack = s2;
+				if (!p2) {
+					pv_oom();
+					goto out;
+				}
+				paths = p2;
+				cap *= 2;
+			}
+			stack[n] = c;
+			paths[n++] = pc;
+		}
+	}
 	for (size_t i = 0; i < b->nacts; i++) {
 		if (b->acts[i].kind == BROWSE_ZOOM) {
-			uint32_t n = b->acts[i].node = find_path(b, h, b->acts[i].path);
-			if (n != PV_NONE)
-				b->root = n;
+			if (b->acts[i].node == PV_NONE && h)
+				b->acts[i].node = find_path(b, h, b->acts[i].path);
+			if (b->acts[i].node != PV_NONE)
+				b->root = b->acts[i].node;
 		} else {
 			b->root = 0; /* a filter after the zoom */
 		}
 	}
 	if (set_roots(b) < 0)
-		return -1;
-	for (size_t i = 0; i < b->t->nnodes && k->nexpanded; i++)
-		if (pathset_has(&k->expanded, h[i])) {
-			tree_widget_mark(b->w, (uint32_t)i, true);
-			marked++;
-		}
-	if (!marked)
-		return expand_hot_path(b);
-	if (tree_widget_update(b->w) < 0)
-		return pv_oom();
-	if (k->have_cursor) {
-		uint32_t n = find_path(b, h, k->cursor);
-		if (n != PV_NONE && reveal(b, n) < 0)
-			return -1;
+		goto out;
+	if (!marked) {
+		ret = expand_hot_path(b);
+		goto out;
 	}
-	return 0;
+	if (tree_widget_update(b->w) < 0) {
+		pv_oom();
+		goto out;
+	}
+	if (cursor != PV_NONE && reveal(b, cursor) < 0)
+		goto out;
+	ret = 0;
+out:
+	free(stack);
+	free(paths);
+	return ret;
 }
 
 /* The tree's links, 12 bytes a node where a node is 56: a walk over many
@@ -404,6 +520,7 @@ static void tree_free(struct browse_tree *bt)
 	pv_result_free(&bt->res);
 	free(bt->key);
 	free(bt->links);
+	free(bt->fkeys);
 	free(bt->paths);
 	preorder_free(bt->pre);
 	free(bt->rows);
@@ -413,11 +530,12 @@ static void tree_free(struct browse_tree *bt)
 /* The tree shown and the one kept change places. */
 static void swap_prev(struct browse *b)
 {
-	struct browse_tree cur = { b->res, b->key, b->links, b->paths, b->pre, b->rows, b->nrows };
+	struct browse_tree cur = { b->res, b->key, b->links, b->fkeys, b->paths, b->pre, b->rows, b->nrows };
 
 	b->res = b->prev.res;
 	b->key = b->prev.key;
 	b->links = b->prev.links;
+	b->fkeys = b->prev.fkeys;
 	b->paths = b->prev.paths;
 	b->pre = b->prev.pre;
 	b->rows = b->prev.rows;
@@ -534,6 +652,7 @@ int browse_rebuild(struct browse *b)
 		b->res = r;
 		b->key = key;
 		b->links = links;
+		b->fkeys = NULL;
 		b->paths = NULL;
 		b->pre = NULL;
 		b->rows = NULL;
@@ -557,6 +676,7 @@ int browse_rebuild(struct browse *b)
 out:
 	free(key);
 	free(k.expanded.slot);
+	free(k.chains.slot);
 	return ret;
 }
 
@@ -617,6 +737,7 @@ void browse_free(struct browse *b)
 	pv_result_free(&b->res);
 	free(b->key);
 	free(b->links);
+	free(b->fkeys);
 	free(b->paths);
 	preorder_free(b->pre);
 	tree_free(&b->prev);

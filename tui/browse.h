@@ -67,6 +67,7 @@ struct browse_tree {
 	struct pv_result res;          /* its profile and tree */
 	char *key;                     /* the view it is of (browse.c) */
 	struct browse_link *links;     /* per node */
+	uint64_t *fkeys;               /* per frame, what it stands for (a hash); NULL until needed */
 	uint64_t *paths;               /* per node, its path; NULL until needed */
 	struct browse_preorder *pre;   /* NULL until a search needs it */
 	struct ct_flat_row *rows;      /* the flat view's, NULL until shown */
@@ -80,7 +81,7 @@ struct browse {
 	struct calltree *t;            /* res.t */
 	char *key;                     /* the rest of the tree shown's browse_tree */
 	struct browse_link *links;     /* what the widget and the search walk */
-	uint64_t *paths;
+	uint64_t *fkeys, *paths;
 	struct browse_preorder *pre;
 	struct browse_tree prev;       /* the tree shown before, kept for an undo */
 	double build_ms;               /* the time the last tree built took, ms */

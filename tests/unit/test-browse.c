@@ -309,6 +309,69 @@ static void test_errors(void)
 	pv_profile_free(p);
 }
 
+/* A tree built again for the same view keeps every open row and the
+ * cursor: a few rows open (their paths hashed one by one) and many (the
+ * whole tree's at once); a zoom lost to a filter comes back with its
+ * undo. */
+static void test_rows_kept(void)
+{
+	struct pv_profile *p = make_profile();
+	unsigned seed = 7;
+	struct browse *b;
+	uint8_t *before;
+	char buf[256];
+
+	/* 600 random stacks up to 12 deep: a tree of some thousands of nodes */
+	for (int i = 0; i < 600; i++) {
+		int frames[12], n = 1 + rand_r(&seed) % 12;
+		frames[0] = F_MAIN;
+		for (int j = 1; j < n; j++)
+			frames[j] = F_A + rand_r(&seed) % 3;
+		add(p, 1 + rand_r(&seed) % 2, 1 + rand_r(&seed) % 5, n, frames);
+	}
+	b = browse_new(p, &all_of, 1, NULL);
+	CHECK(b != NULL);
+	if (!b)
+		return;
+	CHECK(b->t->nnodes > 64 * 8);
+	before = malloc(b->t->nnodes);
+	for (int round = 0; round < 2; round++) {
+		if (round == 0) {
+			/* a few: the rows on screen opened one by one */
+			for (int i = 0; i < 6 && i < (int)b->w->nrows; i++) {
+				b->w->cursor = (size_t)rand_r(&seed) % b->w->nrows;
+				tree_widget_expand(b->w, tree_widget_current(b->w), true, false);
+			}
+		} else {
+			tree_widget_expand_all(b->w, true);
+		}
+		b->w->cursor = b->w->nrows / 2;
+		uint32_t cur = tree_widget_current(b->w);
+		size_t n = b->t->nnodes, nrows = b->w->nrows;
+		memcpy(before, b->w->expanded, n);
+		CHECK_EQ(browse_rebuild(b), 0);
+		CHECK_EQ(b->t->nnodes, n);
+		CHECK(memcmp(before, b->w->expanded, n) == 0);
+		CHECK_EQ(b->w->nrows, nrows);
+		CHECK_EQ(tree_widget_current(b->w), cur);
+	}
+	free(before);
+	/* zoom on beta, ignore beta (the zoom has no node), undo: the zoom
+	 * is back */
+	tree_widget_expand_all(b->w, false);
+	CHECK_EQ(browse_search(b, "^beta$"), 0);
+	CHECK_STR(current(b, buf, sizeof buf), "beta");
+	CHECK_EQ(browse_zoom(b), 0);
+	CHECK_STR(calltree_node_name(b->t, b->root, buf, sizeof buf), "beta");
+	CHECK_EQ(browse_filter(b, BROWSE_IGNORE), 0);
+	CHECK_EQ(b->root, 0);
+	CHECK(row_of(b, "beta") < 0);
+	CHECK_EQ(browse_undo(b), 0);
+	CHECK_STR(calltree_node_name(b->t, b->root, buf, sizeof buf), "beta");
+	browse_free(b);
+	pv_profile_free(p);
+}
+
 /* ---- the tree widget's rows, changed in place --------------------------- */
 
 /* A random tree of items 0..n-1 in child-sibling links: the roots 0 and
@@ -441,6 +504,7 @@ int main(void)
 	test_search_and_flat();
 	test_export();
 	test_errors();
+	test_rows_kept();
 	test_widget_splices();
 	return check_done("test-browse");
 }
