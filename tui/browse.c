@@ -312,8 +312,9 @@ static int view_steps(struct browse *b, struct pv_step *steps, size_t *nsteps, s
 }
 
 /* What the old tree showed, by path: the expanded rows, the cursor's;
- * and the paths of those and the zooms with all their ancestors', the
- * nodes of the new tree to look under for them. */
+ * and in the chains, with the expanded rows, the paths of those, the
+ * cursor's and the zooms' ancestors: the nodes of the new tree to look
+ * under for them. */
 struct kept {
 	struct pathset expanded, chains;
 	size_t nexpanded;
@@ -322,10 +323,11 @@ struct kept {
 	bool lost_zoom;        /* a zoom the old tree did not have */
 };
 
-/* The path of node x of the tree shown, into the chains with its
- * ancestors'; h the tree's paths or NULL (then hashed up from the root).
- * 0, or -1 out of memory. */
-static int add_chain(struct browse *b, const uint64_t *fkeys, const uint64_t *h, uint32_t x, struct pathset *chains,
+/* The path of node x of the tree shown, into *path, and its ancestors'
+ * into the chains.  h: the tree's paths, and the ancestors up to one
+ * expanded (in the expanded set) or in the chains already; NULL: hashed up
+ * from the root, every ancestor.  0, or -1 out of memory. */
+static int add_chain(struct browse *b, const uint64_t *fkeys, const uint64_t *h, uint32_t x, struct kept *k,
 		     uint64_t *path)
 {
 	const struct ct_node *nd = &b->t->nodes[x];
@@ -333,23 +335,22 @@ static int add_chain(struct browse *b, const uint64_t *fkeys, const uint64_t *h,
 
 	if (h) {
 		*path = h[x];
-		/* up to an ancestor already there */
-		for (uint32_t a = x; !pathset_has(chains, h[a]); a = b->t->nodes[a].parent) {
-			if (pathset_add(chains, h[a]) < 0)
-				return -1;
-			if (a == 0)
+		for (uint32_t a = x; a != PV_NONE; a = b->t->nodes[a].parent) {
+			if ((a != x && tree_widget_is_expanded(b->w, a)) || pathset_has(&k->chains, h[a]))
 				break;
+			if (pathset_add(&k->chains, h[a]) < 0)
+				return -1;
 		}
 		return 0;
 	}
 	if (x == 0 || nd->parent == PV_NONE) {
 		*path = ROOT_PATH;
-		return pathset_add(chains, *path);
+		return pathset_add(&k->chains, *path);
 	}
-	if (add_chain(b, fkeys, NULL, nd->parent, chains, &parent) < 0)
+	if (add_chain(b, fkeys, NULL, nd->parent, k, &parent) < 0)
 		return -1;
 	*path = node_key(b->t, parent, nd, fkeys);
-	return pathset_add(chains, *path);
+	return pathset_add(&k->chains, *path);
 }
 
 static int keep_view(struct browse *b, struct kept *k)
@@ -369,14 +370,26 @@ static int keep_view(struct browse *b, struct kept *k)
 	 * every node's at once. */
 	if (!(fkeys = tree_fkeys(b)) || ((b->paths || k->nexpanded > n / 64) && !(h = tree_paths(b))))
 		return -1;
-	if (pathset_init(&k->expanded, k->nexpanded) < 0 || pathset_init(&k->chains, 4 * k->nexpanded + 16) < 0)
+	if (pathset_init(&k->expanded, k->nexpanded) < 0 || pathset_init(&k->chains, 64) < 0)
 		return -1;
-	for (size_t i = 0; i < n; i++)
-		if (e[i] && (add_chain(b, fkeys, h, (uint32_t)i, &k->chains, &path) < 0 ||
-			     pathset_add(&k->expanded, path) < 0))
-			return -1;
+	if (h) {
+		/* the expanded set first: the chains stop at it */
+		for (size_t i = 0; i < n; i++)
+			if (e[i] && pathset_add(&k->expanded, h[i]) < 0)
+				return -1;
+		for (size_t i = 0; i < n; i++) {
+			uint32_t a = b->t->nodes[i].parent;
+			if (e[i] && a != PV_NONE && !e[a] && add_chain(b, fkeys, h, a, k, &path) < 0)
+				return -1;
+		}
+	} else {
+		for (size_t i = 0; i < n; i++)
+			if (e[i] && (add_chain(b, fkeys, NULL, (uint32_t)i, k, &path) < 0 ||
+				     pathset_add(&k->expanded, path) < 0))
+				return -1;
+	}
 	if (!b->flat && tree_widget_current(b->w) != TW_NONE) {
-		if (add_chain(b, fkeys, h, tree_widget_current(b->w), &k->chains, &k->cursor) < 0)
+		if (add_chain(b, fkeys, h, tree_widget_current(b->w), k, &k->cursor) < 0)
 			return -1;
 		k->have_cursor = true;
 	}
@@ -385,7 +398,7 @@ static int keep_view(struct browse *b, struct kept *k)
 			continue;
 		if (b->acts[i].node == PV_NONE)
 			k->lost_zoom = true;
-		else if (add_chain(b, fkeys, h, b->acts[i].node, &k->chains, &path) < 0)
+		else if (add_chain(b, fkeys, h, b->acts[i].node, k, &path) < 0)
 			return -1;
 	}
 	return 0;
@@ -437,7 +450,7 @@ static int restore_view(struct browse *b, const struct kept *k)
 				b->acts[i].node = x;
 		for (uint32_t c = b->links[x].first_child; c != TW_NONE; c = b->links[c].next_sibling) {
 			uint64_t pc = node_key(b->t, p, &b->t->nodes[c], fkeys);
-			if (!pathset_has(&k->chains, pc))
+			if (!pathset_has(&k->expanded, pc) && !pathset_has(&k->chains, pc))
 				continue;
 			if (n == cap) {
 				uint32_t *s2 = realloc(stack, 2 * cap * sizeof *s2);
