@@ -1,5 +1,6 @@
 /* browse.c - what the browser shows, without the screen (see browse.h) */
 #include "browse.h"
+#include "browse-tree.h"
 
 #include "error.h"
 #include "outfile.h"
@@ -40,148 +41,6 @@ static const char *node_function(const struct browse *b, uint32_t node)
 	if (fr->function == PV_NONE)
 		return pv_str(b->t->p, fr->file);
 	return pv_str(b->t->p, b->t->p->functions[fr->function].name);
-}
-
-static uint64_t hash_str(uint64_t h, const char *s)
-{
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 0x100000001b3ull;
-	return pv_mix64(h ^ 0xff);
-}
-
-/* What a frame stands for, as a hash of its names, line and address (not
- * its index, which differs between two trees of a profile). */
-static uint64_t frame_key(const struct calltree *t, uint32_t frame)
-{
-	const struct ct_frame *fr = &t->frames[frame];
-	uint64_t k = 0xcbf29ce484222325ull;
-
-	k = hash_str(k, fr->function != PV_NONE ? pv_str(t->p, t->p->functions[fr->function].name) : "");
-	k = hash_str(k, pv_str(t->p, fr->file));
-	return pv_mix64(k ^ (uint64_t)fr->line ^ fr->address << 1);
-}
-
-#define ROOT_PATH 0x9e3779b97f4a7c15ull
-
-/* The path of node nd under a parent of path parent; fkeys the frames'
- * keys (frame_key), or NULL to hash the names here. */
-static uint64_t node_key(const struct calltree *t, uint64_t parent, const struct ct_node *nd,
-			 const uint64_t *fkeys)
-{
-	uint64_t k = parent * 31 + nd->kind;
-
-	if (nd->kind == CT_THREAD)
-		return pv_mix64(k ^ (nd->frame < t->p->nthreads ? t->p->threads[nd->frame].tid : 0));
-	return pv_mix64(k ^ (fkeys ? fkeys[nd->frame] : frame_key(t, nd->frame)));
-}
-
-/* The keys of the frames of the tree shown (frame_key), computed once for
- * it; NULL out of memory. */
-static const uint64_t *tree_fkeys(struct browse *b)
-{
-	if (!b->fkeys) {
-		uint64_t *k = malloc((b->t->nframes + 1) * sizeof *k);
-		if (!k) {
-			pv_oom();
-			return NULL;
-		}
-		for (size_t f = 0; f < b->t->nframes; f++)
-			k[f] = frame_key(b->t, (uint32_t)f);
-		b->fkeys = k;
-	}
-	return b->fkeys;
-}
-
-/* The path of every node of the tree shown, as a hash of what the nodes
- * from the root down stand for, computed once for it: the frames hashed
- * once each, the nodes mixed from their parents'.  NULL out of memory. */
-static const uint64_t *tree_paths(struct browse *b)
-{
-	const uint64_t *fkeys = tree_fkeys(b);
-	uint64_t *h;
-
-	if (b->paths || !fkeys)
-		return b->paths;
-	if (!(h = malloc((b->t->nnodes + 1) * sizeof *h))) {
-		pv_oom();
-		return NULL;
-	}
-	h[0] = ROOT_PATH;
-	/* a node comes after its parent */
-	for (size_t i = 1; i < b->t->nnodes; i++)
-		h[i] = node_key(b->t, h[b->t->nodes[i].parent], &b->t->nodes[i], fkeys);
-	b->paths = h;
-	return h;
-}
-
-/* The path of one node, from its ancestors alone. */
-static uint64_t node_path(const struct calltree *t, uint32_t node)
-{
-	if (node == 0 || node == PV_NONE)
-		return ROOT_PATH;
-	return node_key(t, node_path(t, t->nodes[node].parent), &t->nodes[node], NULL);
-}
-
-/* A set of paths: open addressing, 0 the empty slot (a path of 0 is
- * taken as 1), at most half full. */
-struct pathset {
-	uint64_t *slot;
-	size_t mask, n;
-};
-
-static int pathset_init(struct pathset *s, size_t n)
-{
-	size_t cap = 64;
-
-	while (cap < 2 * n)
-		cap *= 2;
-	s->slot = calloc(cap, sizeof *s->slot);
-	s->mask = cap - 1;
-	s->n = 0;
-	return s->slot ? 0 : pv_oom();
-}
-
-static bool pathset_has(const struct pathset *s, uint64_t k);
-
-/* 0, or -1 out of memory (said). */
-static int pathset_add(struct pathset *s, uint64_t k)
-{
-	size_t i;
-
-	k = k ? k : 1;
-	if (2 * (s->n + 1) > s->mask + 1) {
-		struct pathset big;
-		if (pathset_init(&big, 2 * (s->n + 1)) < 0)
-			return -1;
-		for (i = 0; i <= s->mask; i++)
-			if (s->slot[i])
-				pathset_add(&big, s->slot[i]);
-		free(s->slot);
-		*s = big;
-	}
-	for (i = k & s->mask; s->slot[i] && s->slot[i] != k; i = (i + 1) & s->mask)
-		;
-	s->n += !s->slot[i];
-	s->slot[i] = k;
-	return 0;
-}
-
-static bool pathset_has(const struct pathset *s, uint64_t k)
-{
-	k = k ? k : 1;
-	for (size_t i = k & s->mask; s->slot[i]; i = (i + 1) & s->mask)
-		if (s->slot[i] == k)
-			return true;
-	return false;
-}
-
-/* The node of path k in the current tree, or PV_NONE. */
-static uint32_t find_path(const struct browse *b, const uint64_t *h, uint64_t k)
-{
-	for (size_t i = 0; i < b->t->nnodes; i++)
-		if (h[i] == k)
-			return (uint32_t)i;
-	return PV_NONE;
 }
 
 /* ---- the view ---------------------------------------------------------- */
@@ -311,249 +170,33 @@ static int view_steps(struct browse *b, struct pv_step *steps, size_t *nsteps, s
 	return 0;
 }
 
-/* What the old tree showed, by path: the expanded rows, the cursor's;
- * and in the chains, with the expanded rows, the paths of those, the
- * cursor's and the zooms' ancestors: the nodes of the new tree to look
- * under for them. */
-struct kept {
-	struct pathset expanded, chains;
-	size_t nexpanded;
-	uint64_t cursor;
-	bool have_cursor;
-	bool lost_zoom;        /* a zoom the old tree did not have */
-};
-
-/* The path of node x of the tree shown, into *path, and its ancestors'
- * into the chains.  h: the tree's paths, and the ancestors up to one
- * expanded (in the expanded set) or in the chains already; NULL: hashed up
- * from the root, every ancestor.  0, or -1 out of memory. */
-static int add_chain(struct browse *b, const uint64_t *fkeys, const uint64_t *h, uint32_t x, struct kept *k,
-		     uint64_t *path)
-{
-	const struct ct_node *nd = &b->t->nodes[x];
-	uint64_t parent;
-
-	if (h) {
-		*path = h[x];
-		for (uint32_t a = x; a != PV_NONE; a = b->t->nodes[a].parent) {
-			if ((a != x && tree_widget_is_expanded(b->w, a)) || pathset_has(&k->chains, h[a]))
-				break;
-			if (pathset_add(&k->chains, h[a]) < 0)
-				return -1;
-		}
-		return 0;
-	}
-	if (x == 0 || nd->parent == PV_NONE) {
-		*path = ROOT_PATH;
-		return pathset_add(&k->chains, *path);
-	}
-	if (add_chain(b, fkeys, NULL, nd->parent, k, &parent) < 0)
-		return -1;
-	*path = node_key(b->t, parent, nd, fkeys);
-	return pathset_add(&k->chains, *path);
-}
-
-static int keep_view(struct browse *b, struct kept *k)
-{
-	const uint64_t *h = NULL, *fkeys;
-	const uint8_t *e = b->w->expanded;
-	size_t n;
-	uint64_t path;
-
-	memset(k, 0, sizeof *k);
-	if (!b->t)
-		return 0;
-	n = b->t->nnodes < b->w->nitems ? b->t->nnodes : b->w->nitems;
-	for (size_t i = 0; i < n; i++)
-		k->nexpanded += e[i] != 0;
-	/* Few rows open: their paths hashed up from the root, each; many:
-	 * every node's at once. */
-	if (!(fkeys = tree_fkeys(b)) || ((b->paths || k->nexpanded > n / 64) && !(h = tree_paths(b))))
-		return -1;
-	if (pathset_init(&k->expanded, k->nexpanded) < 0 || pathset_init(&k->chains, 64) < 0)
-		return -1;
-	if (h) {
-		/* the expanded set first: the chains stop at it */
-		for (size_t i = 0; i < n; i++)
-			if (e[i] && pathset_add(&k->expanded, h[i]) < 0)
-				return -1;
-		for (size_t i = 0; i < n; i++) {
-			uint32_t a = b->t->nodes[i].parent;
-			if (e[i] && a != PV_NONE && !e[a] && add_chain(b, fkeys, h, a, k, &path) < 0)
-				return -1;
-		}
-	} else {
-		for (size_t i = 0; i < n; i++)
-			if (e[i] && (add_chain(b, fkeys, NULL, (uint32_t)i, k, &path) < 0 ||
-				     pathset_add(&k->expanded, path) < 0))
-				return -1;
-	}
-	if (!b->flat && tree_widget_current(b->w) != TW_NONE) {
-		if (add_chain(b, fkeys, h, tree_widget_current(b->w), k, &k->cursor) < 0)
-			return -1;
-		k->have_cursor = true;
-	}
-	for (size_t i = 0; i < b->nacts; i++) {
-		if (b->acts[i].kind != BROWSE_ZOOM)
-			continue;
-		if (b->acts[i].node == PV_NONE)
-			k->lost_zoom = true;
-		else if (add_chain(b, fkeys, h, b->acts[i].node, k, &path) < 0)
-			return -1;
-	}
-	return 0;
-}
-
 /* After a rebuild: the zooms, the expanded rows and the cursor that the
- * new tree still has; the hottest path when none of the rows is left.
- * The new tree is walked down from the root through the nodes whose paths
- * are in the chains: what was open is found without hashing the whole
- * tree (unless a zoom was lost, which may be anywhere). */
-static int restore_view(struct browse *b, const struct kept *k)
+ * new tree still has; the hottest path when none of the rows is left. */
+static int restore_view(struct browse *b, const struct browse_kept *k)
 {
-	const uint64_t *fkeys, *h = NULL;
-	size_t marked = 0, n = 0, cap = 64;
-	uint32_t cursor = PV_NONE, *stack = NULL;
-	uint64_t *paths = NULL;
+	size_t marked;
+	uint32_t cursor;
 	bool zooms = false;
-	int ret = -1;
 
 	for (size_t i = 0; i < b->nacts; i++)
-		if (b->acts[i].kind == BROWSE_ZOOM) {
-			zooms = true;
-			b->acts[i].node = PV_NONE;
-		}
+		zooms |= b->acts[i].kind == BROWSE_ZOOM;
 	b->root = 0;
 	if (!zooms && !k->nexpanded && !k->have_cursor)
 		return set_view(b); /* nothing to find again */
-	if (!(fkeys = tree_fkeys(b)) || (k->lost_zoom && !(h = tree_paths(b))))
+	if (browse_tree_find(b, k, &marked, &cursor) < 0)
 		return -1;
-	stack = malloc(cap * sizeof *stack);
-	paths = malloc(cap * sizeof *paths);
-	if (!stack || !paths) {
-		pv_oom();
-		goto out;
-	}
-	stack[n] = 0;
-	paths[n++] = ROOT_PATH;
-	while (n) {
-		uint32_t x = stack[--n];
-		uint64_t p = paths[n];
-		if (pathset_has(&k->expanded, p)) {
-			tree_widget_mark(b->w, x, true);
-			marked++;
-		}
-		if (k->have_cursor && p == k->cursor)
-			cursor = x;
-		for (size_t i = 0; i < b->nacts; i++)
-			if (b->acts[i].kind == BROWSE_ZOOM && b->acts[i].path == p)
-				b->acts[i].node = x;
-		for (uint32_t c = b->links[x].first_child; c != TW_NONE; c = b->links[c].next_sibling) {
-			uint64_t pc = node_key(b->t, p, &b->t->nodes[c], fkeys);
-			if (!pathset_has(&k->expanded, pc) && !pathset_has(&k->chains, pc))
-				continue;
-			if (n == cap) {
-				uint32_t *s2 = realloc(stack, 2 * cap * sizeof *s2);
-				uint64_t *p2 = s2 ? realloc(paths, 2 * cap * sizeof *p2) : NULL;
-				if (s2)
-					stack = s2;
-				if (!p2) {
-					pv_oom();
-					goto out;
-				}
-				paths = p2;
-				cap *= 2;
-			}
-			stack[n] = c;
-			paths[n++] = pc;
-		}
-	}
 	for (size_t i = 0; i < b->nacts; i++) {
-		if (b->acts[i].kind == BROWSE_ZOOM) {
-			if (b->acts[i].node == PV_NONE && h)
-				b->acts[i].node = find_path(b, h, b->acts[i].path);
-			if (b->acts[i].node != PV_NONE)
-				b->root = b->acts[i].node;
-		} else {
+		if (b->acts[i].kind != BROWSE_ZOOM)
 			b->root = 0; /* a filter after the zoom */
-		}
+		else if (b->acts[i].node != PV_NONE)
+			b->root = b->acts[i].node;
 	}
+	/* the rows of what was marked open */
 	if (set_roots(b) < 0)
-		goto out;
-	if (!marked) {
-		ret = expand_hot_path(b);
-		goto out;
-	}
-	if (tree_widget_update(b->w) < 0) {
-		pv_oom();
-		goto out;
-	}
-	if (cursor != PV_NONE && reveal(b, cursor) < 0)
-		goto out;
-	ret = 0;
-out:
-	free(stack);
-	free(paths);
-	return ret;
-}
-
-/* The tree's links, 12 bytes a node where a node is 56: a walk over many
- * nodes (everything expanded, a subtree, the search) stays within the
- * caches where the nodes do not.  NULL out of memory. */
-static struct browse_link *tree_links(const struct calltree *t)
-{
-	struct browse_link *l = malloc((t->nnodes + 1) * sizeof *l);
-
-	if (!l) {
-		pv_oom();
-		return NULL;
-	}
-	for (size_t i = 0; i < t->nnodes; i++) {
-		const struct ct_node *nd = &t->nodes[i];
-		l[i].first_child = nd->first_child == PV_NONE ? TW_NONE : nd->first_child;
-		l[i].next_sibling = nd->next_sibling == PV_NONE ? TW_NONE : nd->next_sibling;
-		l[i].frame = nd->kind == CT_FRAME ? nd->frame : PV_NONE;
-	}
-	return l;
-}
-
-static void preorder_free(struct browse_preorder *pre)
-{
-	if (!pre)
-		return;
-	free(pre->node);
-	free(pre->frame);
-	free(pre->rank);
-	free(pre->end);
-	free(pre);
-}
-
-static void tree_free(struct browse_tree *bt)
-{
-	pv_result_free(&bt->res);
-	free(bt->key);
-	free(bt->links);
-	free(bt->fkeys);
-	free(bt->paths);
-	preorder_free(bt->pre);
-	free(bt->rows);
-	memset(bt, 0, sizeof *bt);
-}
-
-/* The tree shown and the one kept change places. */
-static void swap_prev(struct browse *b)
-{
-	struct browse_tree cur = { b->res, b->key, b->links, b->fkeys, b->paths, b->pre, b->rows, b->nrows };
-
-	b->res = b->prev.res;
-	b->key = b->prev.key;
-	b->links = b->prev.links;
-	b->fkeys = b->prev.fkeys;
-	b->paths = b->prev.paths;
-	b->pre = b->prev.pre;
-	b->rows = b->prev.rows;
-	b->nrows = b->prev.nrows;
-	b->prev = cur;
+		return -1;
+	if (!marked)
+		return expand_hot_path(b);
+	return cursor != PV_NONE ? reveal(b, cursor) : 0;
 }
 
 /* What the pipeline's result depends on besides the profile: the thread
@@ -637,31 +280,31 @@ int browse_rebuild(struct browse *b)
 {
 	char *key = view_key(b);
 	struct pv_result r;
-	struct kept k = { 0 };
+	struct browse_kept k = { 0 };
 	int ret = -1;
 
 	if (!key) {
 		pv_oom();
 		goto out;
 	}
-	if (keep_view(b, &k) < 0)
+	if (browse_tree_keep(b, &k) < 0)
 		goto out;
 	if (b->key && strcmp(key, b->key) == 0) {
 		/* the same view: the same tree */
 	} else if (b->prev.key && strcmp(key, b->prev.key) == 0) {
 		/* the one before (an undo, a toggle back) */
-		swap_prev(b);
+		browse_tree_swap(b);
 	} else {
 		struct browse_link *links;
 		if (run_view(b, &r) < 0)
 			goto out;
-		if (!(links = tree_links(r.t))) {
+		if (!(links = browse_tree_links(r.t))) {
 			pv_result_free(&r);
 			goto out;
 		}
 		/* the view shown is kept for an undo */
-		tree_free(&b->prev);
-		swap_prev(b);
+		browse_tree_free(&b->prev);
+		browse_tree_swap(b);
 		b->res = r;
 		b->key = key;
 		b->links = links;
@@ -688,8 +331,7 @@ int browse_rebuild(struct browse *b)
 	ret = 0;
 out:
 	free(key);
-	free(k.expanded.slot);
-	free(k.chains.slot);
+	browse_kept_free(&k);
 	return ret;
 }
 
@@ -752,8 +394,8 @@ void browse_free(struct browse *b)
 	free(b->links);
 	free(b->fkeys);
 	free(b->paths);
-	preorder_free(b->pre);
-	tree_free(&b->prev);
+	browse_preorder_free(b->pre);
+	browse_tree_free(&b->prev);
 	for (size_t i = 0; i < b->nacts; i++)
 		free(b->acts[i].name);
 	free(b->acts);
@@ -808,67 +450,6 @@ static bool frame_matches(struct browse *b, uint32_t f)
 	return *m == 1;
 }
 
-/* The tree shown in pre-order, computed once for it: a walk over the
- * links with the path from the root on a stack, a node's subtree ending
- * where the walk leaves it.  NULL out of memory. */
-static const struct browse_preorder *tree_preorder(struct browse *b)
-{
-	struct browse_preorder *pre;
-	size_t n = b->t->nnodes, depth = 0, cap = 64;
-	uint32_t *path = malloc(cap * sizeof *path), r = 0, x = 0;
-
-	if (b->pre) {
-		free(path);
-		return b->pre;
-	}
-	pre = calloc(1, sizeof *pre);
-	if (!path || !pre || !(pre->node = malloc((n + 1) * sizeof *pre->node)) ||
-	    !(pre->frame = malloc((n + 1) * sizeof *pre->frame)) ||
-	    !(pre->rank = malloc((n + 1) * sizeof *pre->rank)) || !(pre->end = malloc((n + 1) * sizeof *pre->end)))
-		goto oom;
-#define VISIT(x) (pre->node[r] = (x), pre->frame[r] = b->links[x].frame, pre->rank[x] = r++)
-	VISIT(x);
-	for (;;) {
-		uint32_t c = b->links[x].first_child;
-		if (c != TW_NONE) {
-			if (depth == cap) {
-				uint32_t *p = realloc(path, 2 * cap * sizeof *p);
-				if (!p)
-					goto oom;
-				path = p;
-				cap *= 2;
-			}
-			path[depth++] = x;
-			x = c;
-			VISIT(x);
-			continue;
-		}
-		/* up to the next sibling of x or of an ancestor */
-		for (;;) {
-			pre->end[x] = r;
-			uint32_t s = b->links[x].next_sibling;
-			if (s != TW_NONE) {
-				x = s;
-				VISIT(x);
-				break;
-			}
-			if (depth == 0)
-				goto done;
-			x = path[--depth];
-		}
-	}
-#undef VISIT
-done:
-	free(path);
-	b->pre = pre;
-	return pre;
-oom:
-	free(path);
-	preorder_free(pre);
-	pv_oom();
-	return NULL;
-}
-
 /* The matches under the view's root, in pre-order, and their weight
  * counted once (a match under a match is in its weight): the root's
  * subtree is a run of the tree's pre-order. */
@@ -878,7 +459,7 @@ static int compute_search(struct browse *b)
 	uint32_t end = 0;
 
 	clear_search(b);
-	if (!(pre = tree_preorder(b)))
+	if (!(pre = browse_tree_preorder(b)))
 		return -1;
 	b->order = pre->rank;
 	b->matches = malloc((b->t->nnodes + 1) * sizeof *b->matches);
@@ -1040,7 +621,7 @@ int browse_zoom(struct browse *b)
 
 	if (b->flat || cur == TW_NONE || cur == b->root)
 		return 0;
-	if (push_action(b, BROWSE_ZOOM, node_path(b->t, cur), NULL) < 0)
+	if (push_action(b, BROWSE_ZOOM, browse_node_path(b->t, cur), NULL) < 0)
 		return -1;
 	b->acts[b->nacts - 1].node = cur;
 	b->root = cur;
