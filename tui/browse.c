@@ -1,5 +1,6 @@
 /* browse.c - what the browser shows, without the screen (see browse.h) */
 #include "browse.h"
+#include "browse-tree.h"
 
 #include "error.h"
 #include "outfile.h"
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *const act_names[] = { "zoom", "focus", "ignore", "hide", "callers" };
@@ -39,58 +41,6 @@ static const char *node_function(const struct browse *b, uint32_t node)
 	if (fr->function == PV_NONE)
 		return pv_str(b->t->p, fr->file);
 	return pv_str(b->t->p, b->t->p->functions[fr->function].name);
-}
-
-static uint64_t hash_str(uint64_t h, const char *s)
-{
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 0x100000001b3ull;
-	return pv_mix64(h ^ 0xff);
-}
-
-/* The path of every node of tree t, as a hash of what the nodes from the
- * root down stand for (names, not indices, which differ between two trees
- * of a profile), into h[0..nnodes). */
-static void node_paths(const struct calltree *t, uint64_t *h)
-{
-	h[0] = 0x9e3779b97f4a7c15ull;
-	/* a node comes after its parent */
-	for (size_t i = 1; i < t->nnodes; i++) {
-		const struct ct_node *nd = &t->nodes[i];
-		uint64_t k = h[nd->parent] * 31 + nd->kind;
-
-		if (nd->kind == CT_THREAD) {
-			k = pv_mix64(k ^ (nd->frame < t->p->nthreads ? t->p->threads[nd->frame].tid : 0));
-		} else {
-			const struct ct_frame *fr = &t->frames[nd->frame];
-			k = hash_str(k, fr->function != PV_NONE ? pv_str(t->p, t->p->functions[fr->function].name)
-								 : "");
-			k = hash_str(k, pv_str(t->p, fr->file));
-			k = pv_mix64(k ^ (uint64_t)fr->line ^ fr->address << 1);
-		}
-		h[i] = k;
-	}
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static bool have_path(const uint64_t *set, size_t n, uint64_t k)
-{
-	return bsearch(&k, set, n, sizeof *set, cmp_u64) != NULL;
-}
-
-/* The node of path k in the current tree, or PV_NONE. */
-static uint32_t find_path(const struct browse *b, const uint64_t *h, uint64_t k)
-{
-	for (size_t i = 0; i < b->t->nnodes; i++)
-		if (h[i] == k)
-			return (uint32_t)i;
-	return PV_NONE;
 }
 
 /* ---- the view ---------------------------------------------------------- */
@@ -178,9 +128,10 @@ static int set_view(struct browse *b)
 static void clear_search(struct browse *b)
 {
 	free(b->matches);
-	free(b->order);
+	free(b->frame_match);
 	b->matches = NULL;
 	b->order = NULL;
+	b->frame_match = NULL;
 	b->nmatches = 0;
 	b->match_weight = 0;
 }
@@ -219,106 +170,83 @@ static int view_steps(struct browse *b, struct pv_step *steps, size_t *nsteps, s
 	return 0;
 }
 
-/* What the old tree showed, by path: the expanded rows (sorted), the
- * cursor's and the zooms'. */
-struct kept {
-	uint64_t *expanded;
-	size_t nexpanded;
-	uint64_t cursor;
-	bool have_cursor;
-};
-
-static int keep_view(struct browse *b, struct kept *k)
-{
-	uint64_t *h;
-
-	memset(k, 0, sizeof *k);
-	if (!b->t)
-		return 0;
-	h = malloc(b->t->nnodes * sizeof *h);
-	k->expanded = malloc((b->t->nnodes + 1) * sizeof *k->expanded);
-	if (!h || !k->expanded) {
-		free(h);
-		free(k->expanded);
-		k->expanded = NULL;
-		return pv_oom();
-	}
-	node_paths(b->t, h);
-	for (size_t i = 0; i < b->t->nnodes; i++)
-		if (tree_widget_is_expanded(b->w, (uint32_t)i))
-			k->expanded[k->nexpanded++] = h[i];
-	qsort(k->expanded, k->nexpanded, sizeof *k->expanded, cmp_u64);
-	if (!b->flat && tree_widget_current(b->w) != TW_NONE) {
-		k->cursor = h[tree_widget_current(b->w)];
-		k->have_cursor = true;
-	}
-	free(h);
-	return 0;
-}
-
 /* After a rebuild: the zooms, the expanded rows and the cursor that the
  * new tree still has; the hottest path when none of the rows is left. */
-static int restore_view(struct browse *b, const struct kept *k)
+static int restore_view(struct browse *b, const struct browse_kept *k)
 {
-	uint64_t *h = malloc((b->t->nnodes + 1) * sizeof *h);
-	size_t marked = 0;
-	int ret = -1;
+	size_t marked;
+	uint32_t cursor;
+	bool zooms = false;
 
-	if (!h)
-		return pv_oom();
-	node_paths(b->t, h);
+	for (size_t i = 0; i < b->nacts; i++)
+		zooms |= b->acts[i].kind == BROWSE_ZOOM;
 	b->root = 0;
+	if (!zooms && !k->nexpanded && !k->have_cursor)
+		return set_view(b); /* nothing to find again */
+	if (browse_tree_find(b, k, &marked, &cursor) < 0)
+		return -1;
 	for (size_t i = 0; i < b->nacts; i++) {
-		if (b->acts[i].kind == BROWSE_ZOOM) {
-			uint32_t n = find_path(b, h, b->acts[i].path);
-			if (n != PV_NONE)
-				b->root = n;
-		} else {
+		if (b->acts[i].kind != BROWSE_ZOOM)
 			b->root = 0; /* a filter after the zoom */
-		}
+		else if (b->acts[i].node != PV_NONE)
+			b->root = b->acts[i].node;
 	}
+	/* the rows of what was marked open */
 	if (set_roots(b) < 0)
-		goto out;
-	for (size_t i = 0; i < b->t->nnodes && k->nexpanded; i++)
-		if (have_path(k->expanded, k->nexpanded, h[i])) {
-			tree_widget_mark(b->w, (uint32_t)i, true);
-			marked++;
-		}
-	if (!marked) {
-		ret = expand_hot_path(b);
-		goto out;
-	}
-	if (tree_widget_update(b->w) < 0) {
-		pv_oom();
-		goto out;
-	}
-	if (k->have_cursor) {
-		uint32_t n = find_path(b, h, k->cursor);
-		if (n != PV_NONE && reveal(b, n) < 0)
-			goto out;
-	}
-	ret = 0;
-out:
-	free(h);
-	return ret;
+		return -1;
+	if (!marked)
+		return expand_hot_path(b);
+	return cursor != PV_NONE ? reveal(b, cursor) : 0;
 }
 
-int browse_rebuild(struct browse *b)
+/* What the pipeline's result depends on besides the profile: the thread
+ * shown, the granularity, the filters (not the zooms).  A string to
+ * compare, malloc'ed; NULL out of memory. */
+static char *view_key(const struct browse *b)
+{
+	char *key = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&key, &len);
+
+	if (!f)
+		return NULL;
+	fprintf(f, "%d %d %d %" PRIu32 "\n", (int)b->copt.granularity, (int)b->copt.by_thread,
+		(int)b->on_cmd_tids, b->tid);
+	for (size_t i = 0; i < b->nacts; i++)
+		if (b->acts[i].kind != BROWSE_ZOOM)
+			fprintf(f, "%d %s\n", (int)b->acts[i].kind, b->acts[i].name);
+	if (fclose(f) != 0) {
+		free(key);
+		return NULL;
+	}
+	return key;
+}
+
+static double now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* The pipeline run for the view in force into *r.  0, or -1 after
+ * reporting an error. */
+static int run_view(struct browse *b, struct pv_result *r)
 {
 	size_t n = b->base.nsteps + b->nacts + 1;
 	struct pv_step *steps = calloc(n, sizeof *steps);
 	struct pv_filters *groups = calloc(b->nacts + 1, sizeof *groups);
 	char **res = calloc(b->nacts + 1, sizeof *res), **labels = calloc(b->nacts + 1, sizeof *labels);
 	struct pv_view view = b->base;
-	struct pv_result r;
-	struct kept k = { 0 };
+	double t0 = now_ms();
 	int ret = -1;
 
 	if (!steps || !groups || !res || !labels) {
 		pv_oom();
 		goto out;
 	}
-	if (view_steps(b, steps, &view.nsteps, groups, res, labels) < 0 || keep_view(b, &k) < 0)
+	if (view_steps(b, steps, &view.nsteps, groups, res, labels) < 0)
 		goto out;
 	view.steps = steps;
 	if (b->on_cmd_tids) {
@@ -331,14 +259,64 @@ int browse_rebuild(struct browse *b)
 	view.granularity = b->copt.granularity;
 	view.by_thread = b->copt.by_thread;
 	view.sample_index = b->copt.sample_index;
-	if (pv_view_run_copy(b->orig, &view, true, &r) < 0)
+	if (pv_view_run_copy(b->orig, &view, true, r) < 0)
 		goto out;
-	pv_result_free(&b->res);
-	b->res = r;
-	b->t = r.t;
-	free(b->rows);
-	b->rows = NULL;
-	b->nrows = b->fcursor = b->ftop = 0;
+	b->build_ms = now_ms() - t0;
+	ret = 0;
+out:
+	for (size_t i = 0; res && labels && groups && i < b->nacts; i++) {
+		free(res[i]);
+		free(labels[i]);
+		pv_filters_free(&groups[i]);
+	}
+	free(res);
+	free(labels);
+	free(groups);
+	free(steps);
+	return ret;
+}
+
+int browse_rebuild(struct browse *b)
+{
+	char *key = view_key(b);
+	struct pv_result r;
+	struct browse_kept k = { 0 };
+	int ret = -1;
+
+	if (!key) {
+		pv_oom();
+		goto out;
+	}
+	if (browse_tree_keep(b, &k) < 0)
+		goto out;
+	if (b->key && strcmp(key, b->key) == 0) {
+		/* the same view: the same tree */
+	} else if (b->prev.key && strcmp(key, b->prev.key) == 0) {
+		/* the one before (an undo, a toggle back) */
+		browse_tree_swap(b);
+	} else {
+		struct browse_link *links;
+		if (run_view(b, &r) < 0)
+			goto out;
+		if (!(links = browse_tree_links(r.t))) {
+			pv_result_free(&r);
+			goto out;
+		}
+		/* the view shown is kept for an undo */
+		browse_tree_free(&b->prev);
+		browse_tree_swap(b);
+		b->res = r;
+		b->key = key;
+		b->links = links;
+		b->fkeys = NULL;
+		b->paths = NULL;
+		b->pre = NULL;
+		b->rows = NULL;
+		b->nrows = 0;
+		key = NULL;
+	}
+	b->t = b->res.t;
+	b->fcursor = b->ftop = 0;
 	if (tree_widget_reset(b->w, b->t->nnodes) < 0) {
 		pv_oom();
 		goto out;
@@ -352,31 +330,21 @@ int browse_rebuild(struct browse *b)
 		goto out;
 	ret = 0;
 out:
-	for (size_t i = 0; res && labels && groups && i < b->nacts; i++) {
-		free(res[i]);
-		free(labels[i]);
-		pv_filters_free(&groups[i]);
-	}
-	free(res);
-	free(labels);
-	free(groups);
-	free(steps);
-	free(k.expanded);
+	free(key);
+	browse_kept_free(&k);
 	return ret;
 }
 
 static uint32_t cb_first_child(void *ctx, uint32_t item)
 {
-	struct browse *b = ctx;
-	uint32_t c = b->t->nodes[item].first_child;
-	return c == PV_NONE ? TW_NONE : c;
+	const struct browse *b = ctx;
+	return b->links[item].first_child;
 }
 
 static uint32_t cb_next_sibling(void *ctx, uint32_t item)
 {
-	struct browse *b = ctx;
-	uint32_t c = b->t->nodes[item].next_sibling;
-	return c == PV_NONE ? TW_NONE : c;
+	const struct browse *b = ctx;
+	return b->links[item].next_sibling;
 }
 
 struct browse *browse_new(const struct pv_profile *p, const struct pv_view *base, double floor,
@@ -422,6 +390,12 @@ void browse_free(struct browse *b)
 		return;
 	tree_widget_free(b->w);
 	pv_result_free(&b->res);
+	free(b->key);
+	free(b->links);
+	free(b->fkeys);
+	free(b->paths);
+	browse_preorder_free(b->pre);
+	browse_tree_free(&b->prev);
 	for (size_t i = 0; i < b->nacts; i++)
 		free(b->acts[i].name);
 	free(b->acts);
@@ -441,7 +415,7 @@ static int push_action(struct browse *b, enum browse_act kind, uint64_t path, co
 		return -1;
 	if (name && !(s = strdup(name)))
 		return pv_oom();
-	b->acts[b->nacts++] = (struct browse_action){ kind, path, s };
+	b->acts[b->nacts++] = (struct browse_action){ kind, path, PV_NONE, s };
 	return 0;
 }
 
@@ -458,79 +432,58 @@ static void drop_zooms(struct browse *b)
 
 /* ---- search ------------------------------------------------------------ */
 
-/* Pre-order walk of the view's subtree calling fn on each node. */
-static int walk(struct browse *b, int (*fn)(struct browse *, uint32_t, uint32_t))
+/* Does a node of frame f match the search?  Each frame's name is matched
+ * once and the answer kept in b->frame_match (0 not yet, 1 yes, 2 no). */
+static bool frame_matches(struct browse *b, uint32_t f)
 {
-	size_t cap = 256, n = 0;
-	uint32_t *stack = malloc(cap * sizeof *stack);
-	uint32_t rank = 0;
+	uint8_t *m;
 
-	if (!stack)
-		return pv_oom();
-	stack[n++] = b->root;
-	while (n) {
-		uint32_t x = stack[--n];
-		if (fn(b, x, rank++) < 0) {
-			free(stack);
-			return -1;
-		}
-		/* Push children in reverse so the first is visited first. */
-		size_t base = n;
-		for (uint32_t c = b->t->nodes[x].first_child; c != PV_NONE; c = b->t->nodes[c].next_sibling) {
-			if (n == cap) {
-				uint32_t *s = realloc(stack, 2 * cap * sizeof *s);
-				if (!s) {
-					free(stack);
-					return pv_oom();
-				}
-				stack = s;
-				cap *= 2;
-			}
-			stack[n++] = c;
-		}
-		for (size_t i = base, j = n; i + 1 < j; i++, j--) {
-			uint32_t tmp = stack[i];
-			stack[i] = stack[j - 1];
-			stack[j - 1] = tmp;
-		}
+	if (f == PV_NONE)
+		return false;
+	m = &b->frame_match[f];
+	if (!*m) {
+		const struct ct_frame *fr = &b->t->frames[f];
+		const char *name = fr->function == PV_NONE ? pv_str(b->t->p, fr->file)
+							   : pv_str(b->t->p, b->t->p->functions[fr->function].name);
+		*m = regexec(&b->re, name, 0, NULL, 0) == 0 ? 1 : 2;
 	}
-	free(stack);
-	return 0;
+	return *m == 1;
 }
 
-static int search_visit(struct browse *b, uint32_t node, uint32_t rank)
-{
-	b->order[node] = rank;
-	if (b->t->nodes[node].kind != CT_FRAME || regexec(&b->re, node_function(b, node), 0, NULL, 0) != 0)
-		return 0;
-	b->matches[b->nmatches++] = node;
-	/* Count the weight once: not under a matching ancestor. */
-	for (uint32_t a = b->t->nodes[node].parent; a != PV_NONE && a != b->t->nodes[b->root].parent;
-	     a = b->t->nodes[a].parent)
-		if (b->t->nodes[a].kind == CT_FRAME && regexec(&b->re, node_function(b, a), 0, NULL, 0) == 0)
-			return 0;
-	b->match_weight += ct_weight(b->t, &b->t->nodes[node]);
-	return 0;
-}
-
+/* The matches under the view's root, in pre-order, and their weight
+ * counted once (a match under a match is in its weight): the root's
+ * subtree is a run of the tree's pre-order. */
 static int compute_search(struct browse *b)
 {
+	const struct browse_preorder *pre;
+	uint32_t end = 0;
+
 	clear_search(b);
-	b->order = malloc((b->t->nnodes + 1) * sizeof *b->order);
+	if (!(pre = browse_tree_preorder(b)))
+		return -1;
+	b->order = pre->rank;
 	b->matches = malloc((b->t->nnodes + 1) * sizeof *b->matches);
-	if (!b->order || !b->matches)
+	b->frame_match = calloc(b->t->nframes + 1, 1);
+	if (!b->matches || !b->frame_match)
 		return pv_oom();
-	for (size_t i = 0; i < b->t->nnodes; i++)
-		b->order[i] = UINT32_MAX;
-	return walk(b, search_visit);
+	for (uint32_t i = pre->rank[b->root]; i < pre->end[b->root]; i++) {
+		if (!frame_matches(b, pre->frame[i]))
+			continue;
+		uint32_t x = pre->node[i];
+		b->matches[b->nmatches++] = x;
+		if (i >= end) {
+			/* not under a match */
+			b->match_weight += ct_weight(b->t, &b->t->nodes[x]);
+			end = pre->end[x];
+		}
+	}
+	return 0;
 }
 
 void browse_next_match(struct browse *b, bool forward)
 {
-	uint32_t cur = tree_widget_current(b->w);
-	uint32_t rank = cur != TW_NONE ? b->order[cur] : 0;
-	uint32_t best = TW_NONE;
-	size_t idx = 0;
+	uint32_t cur = tree_widget_current(b->w), rank, best;
+	size_t lo = 0, hi, idx;
 
 	if (!b->have_re) {
 		snprintf(b->status, sizeof b->status, "no search: / to search");
@@ -541,25 +494,27 @@ void browse_next_match(struct browse *b, bool forward)
 		snprintf(b->status, sizeof b->status, "no match for /%s/", b->pattern);
 		return;
 	}
-	/* matches[] is in pre-order. */
-	if (forward) {
-		for (size_t i = 0; i < b->nmatches && best == TW_NONE; i++)
-			if (b->order[b->matches[i]] > rank || cur == TW_NONE)
-				best = b->matches[i];
-		if (best == TW_NONE)
-			best = b->matches[0];
-	} else {
-		for (size_t i = b->nmatches; i-- > 0 && best == TW_NONE;)
-			if (b->order[b->matches[i]] < rank)
-				best = b->matches[i];
-		if (best == TW_NONE)
-			best = b->matches[b->nmatches - 1];
+	/* matches[] is in pre-order: the first match after the cursor's
+	 * rank (or at it) is found by bisection */
+	rank = cur != TW_NONE ? b->order[cur] : 0;
+	hi = b->nmatches;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (b->order[b->matches[mid]] < rank)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
+	if (forward) {
+		if (cur != TW_NONE && lo < b->nmatches && b->order[b->matches[lo]] == rank)
+			lo++; /* the cursor's own */
+		idx = cur == TW_NONE ? 0 : lo < b->nmatches ? lo : 0;
+	} else {
+		idx = lo > 0 ? lo - 1 : b->nmatches - 1;
+	}
+	best = b->matches[idx];
 	reveal(b, best);
-	for (size_t i = 0; i < b->nmatches; i++)
-		if (b->matches[i] == best)
-			idx = i + 1;
-	snprintf(b->status, sizeof b->status, "match %zu of %zu for /%s/ (%.1f%% in all)", idx, b->nmatches,
+	snprintf(b->status, sizeof b->status, "match %zu of %zu for /%s/ (%.1f%% in all)", idx + 1, b->nmatches,
 		 b->pattern, pct(b->match_weight, ct_weight(b->t, &b->t->nodes[0])));
 }
 
@@ -663,19 +618,12 @@ int browse_filter(struct browse *b, enum browse_act kind)
 int browse_zoom(struct browse *b)
 {
 	uint32_t cur = tree_widget_current(b->w);
-	uint64_t *h;
 
 	if (b->flat || cur == TW_NONE || cur == b->root)
 		return 0;
-	h = malloc((b->t->nnodes + 1) * sizeof *h);
-	if (!h)
-		return pv_oom();
-	node_paths(b->t, h);
-	if (push_action(b, BROWSE_ZOOM, h[cur], NULL) < 0) {
-		free(h);
+	if (push_action(b, BROWSE_ZOOM, browse_node_path(b->t, cur), NULL) < 0)
 		return -1;
-	}
-	free(h);
+	b->acts[b->nacts - 1].node = cur;
 	b->root = cur;
 	if (set_view(b) < 0)
 		return -1;
@@ -691,17 +639,13 @@ int browse_undo(struct browse *b)
 	b->nacts--;
 	free(b->acts[b->nacts].name);
 	if (b->acts[b->nacts].kind == BROWSE_ZOOM) {
-		/* only the root changes: the tree is the same */
-		uint64_t *h = malloc((b->t->nnodes + 1) * sizeof *h);
-		if (!h)
-			return pv_oom();
-		node_paths(b->t, h);
+		/* only the root changes: the tree is the same, and the
+		 * zooms' nodes are its */
 		b->root = 0;
 		for (size_t i = 0; i < b->nacts; i++) {
-			uint32_t n = b->acts[i].kind == BROWSE_ZOOM ? find_path(b, h, b->acts[i].path) : 0;
+			uint32_t n = b->acts[i].kind == BROWSE_ZOOM ? b->acts[i].node : 0;
 			b->root = n != PV_NONE ? n : 0;
 		}
-		free(h);
 		if (set_view(b) < 0)
 			return -1;
 		return b->have_re ? compute_search(b) : 0;

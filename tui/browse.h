@@ -12,6 +12,9 @@
  * frames from the root down to it, as tmux's mode tree keeps its rows by
  * tag.  A path the new tree does not have is dropped; when none is left,
  * the hottest path is expanded.
+ *
+ * The tree shown before the last rebuild is kept: an undo or a toggle back
+ * (granularity, thread) shows it again without building it.
  */
 #ifndef PROFVIEW_BROWSE_H
 #define PROFVIEW_BROWSE_H
@@ -30,6 +33,7 @@ enum browse_act { BROWSE_ZOOM, BROWSE_FOCUS, BROWSE_IGNORE, BROWSE_HIDE, BROWSE_
 struct browse_action {
 	enum browse_act kind;
 	uint64_t path;         /* BROWSE_ZOOM: the new root's path (a hash) */
+	uint32_t node;         /* BROWSE_ZOOM: that node in the tree shown, PV_NONE if none */
 	char *name;            /* the filters: a function name */
 };
 
@@ -43,11 +47,44 @@ struct browse_thread {
 	int64_t cpu_ns;        /* the CPU time the collector measured, -1 unknown */
 };
 
+/* A node's links, as the tree's (calltree.h) with TW_NONE for PV_NONE,
+ * and its frame (PV_NONE for the root and threads). */
+struct browse_link {
+	uint32_t first_child, next_sibling;
+	uint32_t frame;
+};
+
+/* A tree in pre-order (its rows with everything expanded). */
+struct browse_preorder {
+	uint32_t *node;                /* by rank: the node */
+	uint32_t *frame;               /* by rank: its frame (browse_link's) */
+	uint32_t *rank;                /* by node: its rank */
+	uint32_t *end;                 /* by node: the rank after its subtree */
+};
+
+/* A tree built for a view, with what the session keeps beside it. */
+struct browse_tree {
+	struct pv_result res;          /* its profile and tree */
+	char *key;                     /* the view it is of (browse.c) */
+	struct browse_link *links;     /* per node */
+	uint64_t *fkeys;               /* per frame, what it stands for (a hash); NULL until needed */
+	uint64_t *paths;               /* per node, its path; NULL until needed */
+	struct browse_preorder *pre;   /* NULL until a search needs it */
+	struct ct_flat_row *rows;      /* the flat view's, NULL until shown */
+	size_t nrows;
+};
+
 struct browse {
 	const struct pv_profile *orig; /* as read, before any view */
 	struct pv_view base;           /* the command line's view (pipeline.h) */
 	struct pv_result res;          /* the view shown: its profile and tree */
 	struct calltree *t;            /* res.t */
+	char *key;                     /* the rest of the tree shown's browse_tree */
+	struct browse_link *links;     /* what the widget and the search walk */
+	uint64_t *fkeys, *paths;
+	struct browse_preorder *pre;
+	struct browse_tree prev;       /* the tree shown before, kept for an undo */
+	double build_ms;               /* the time the last tree built took, ms */
 	struct ct_options copt;        /* granularity and value in force */
 	uint32_t tid;                  /* the one thread shown, 0 all */
 	const uint32_t *cmd_tids;      /* --tid with several: shown together */
@@ -69,9 +106,10 @@ struct browse {
 	bool have_re;
 	regex_t re;
 	char pattern[256];
-	uint32_t *order;               /* pre-order rank of each node */
+	const uint32_t *order;         /* pre-order rank of each node (pre->rank) */
 	uint32_t *matches;
 	size_t nmatches;
+	uint8_t *frame_match;          /* per frame: 0 not matched yet, 1 matches, 2 not */
 	int64_t match_weight;
 
 	/* The thread picker. */
@@ -94,9 +132,10 @@ struct browse *browse_new(const struct pv_profile *p, const struct pv_view *base
 				       bool has_children, bool selected, int y, int width));
 void browse_free(struct browse *b);
 
-/* Builds the tree again for the view in force, keeping the expanded rows,
- * the cursor and the zooms whose paths the new tree has.  0, or -1 after
- * reporting an error (the tree shown is then the one before). */
+/* Builds the tree again for the view in force (or takes the one shown
+ * before when it is that view's), keeping the expanded rows, the cursor
+ * and the zooms whose paths the new tree has.  0, or -1 after reporting an
+ * error (the tree shown is then the one before). */
 int browse_rebuild(struct browse *b);
 
 /* The actions: 0, or -1 after an error that leaves the session unusable

@@ -7,6 +7,7 @@
 #include "error.h"
 #include "units.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <langinfo.h>
 #include <locale.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 enum { HEADER_LINES = 4 };
 
@@ -25,6 +27,8 @@ struct screen {
 	bool color;
 	bool help;
 	bool picking;          /* the thread picker is open */
+	FILE *timing;          /* PROFVIEW_TIMING's file, or NULL */
+	struct timespec t_key; /* when the key being handled was read */
 };
 
 static double pct(int64_t part, int64_t whole)
@@ -339,6 +343,44 @@ static void draw(struct screen *sc)
 	refresh();
 }
 
+/* ---- timing ------------------------------------------------------------ */
+
+/* PROFVIEW_TIMING=FILE, a debugging aid: a line per key appended to FILE,
+ * the key and the milliseconds from reading it to the screen updated
+ * (refresh done: the terminal has the bytes), and first the time from
+ * entering the browser (the profile read) to the first screen; "build MS"
+ * after it when the key built a tree (the pipeline's share). */
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+static void timing_open(struct screen *sc)
+{
+	const char *path = getenv("PROFVIEW_TIMING");
+
+	if (!path || !*path)
+		return;
+	sc->timing = fopen(path, "a");
+	if (!sc->timing)
+		pv_warn("cannot open '%s' (PROFVIEW_TIMING): %s", path, strerror(errno));
+}
+
+static void timing_log(struct screen *sc, const char *what)
+{
+	if (!sc->timing)
+		return;
+	fprintf(sc->timing, "%s %.3f", what, ms_since(&sc->t_key));
+	if (sc->b->build_ms >= 0)
+		fprintf(sc->timing, " build %.3f", sc->b->build_ms);
+	fputc('\n', sc->timing);
+	fflush(sc->timing);
+	sc->b->build_ms = -1;
+}
+
 /* ---- keys -------------------------------------------------------------- */
 
 static void prompt(const char *what, char *buf, size_t n)
@@ -423,6 +465,7 @@ static int handle_key(struct screen *sc, int ch, bool *quit)
 	case '/': {
 		char re[256];
 		prompt("/", re, sizeof re);
+		clock_gettime(CLOCK_MONOTONIC, &sc->t_key); /* not the typing */
 		return re[0] ? browse_search(b, re) : 0;
 	}
 	case 'n': case 'N':
@@ -470,6 +513,8 @@ int browser_run(const struct pv_profile *p, const struct browser_options *o)
 	bool quit = false, ncurses_on = false;
 	int ret = -1;
 
+	clock_gettime(CLOCK_MONOTONIC, &sc.t_key);
+	timing_open(&sc);
 	sc.b = browse_new(p, &o->view, o->noisefloor, cb_draw);
 	if (!sc.b)
 		return -1; /* said why */
@@ -497,11 +542,13 @@ int browser_run(const struct pv_profile *p, const struct browser_options *o)
 		use_default_colors();
 	}
 	browse_startup_warnings(sc.b);
+	draw(&sc);
+	timing_log(&sc, "first-screen");
 	while (!quit) {
-		draw(&sc);
 		int ch = getch();
 		if (ch == ERR)
 			continue;
+		clock_gettime(CLOCK_MONOTONIC, &sc.t_key);
 		if (handle_key(&sc, ch, &quit) < 0) {
 			endwin();
 			ncurses_on = false;
@@ -512,6 +559,10 @@ int browser_run(const struct pv_profile *p, const struct browser_options *o)
 			pv_error("%s", sc.b->last_error[0] ? sc.b->last_error : "out of memory");
 			goto out;
 		}
+		if (!quit) {
+			draw(&sc);
+			timing_log(&sc, ch == ' ' ? "Space" : keyname(ch));
+		}
 	}
 	ret = 0;
 out:
@@ -520,5 +571,7 @@ out:
 	pv_error_set_sink(NULL);
 	sink_browse = NULL;
 	browse_free(sc.b);
+	if (sc.timing)
+		fclose(sc.timing);
 	return ret;
 }

@@ -27,6 +27,8 @@ void tree_widget_free(struct tree_widget *w)
 	free(w->expanded);
 	free(w->roots);
 	free(w->rows);
+	free(w->scratch);
+	free(w->path);
 	free(w);
 }
 
@@ -44,68 +46,93 @@ int tree_widget_reset(struct tree_widget *w, size_t nitems)
 	return 0;
 }
 
-static int push_row(struct tree_widget *w, uint32_t item, uint32_t depth)
+/* Room for n more rows in *rows (of *cap). */
+static int reserve(struct tw_row **rows, size_t *cap, size_t used, size_t n)
 {
-	if (w->nrows == w->cap_rows) {
-		size_t cap = w->cap_rows ? 2 * w->cap_rows : 256;
-		struct tw_row *r = realloc(w->rows, cap * sizeof *r);
-		if (!r)
-			return -1;
-		w->rows = r;
-		w->cap_rows = cap;
-	}
-	w->rows[w->nrows++] = (struct tw_row){ item, depth };
+	if (used + n <= *cap)
+		return 0;
+	size_t c = *cap ? *cap : 256;
+	while (c < used + n)
+		c *= 2;
+	struct tw_row *r = realloc(*rows, c * sizeof *r);
+	if (!r)
+		return -1;
+	*rows = r;
+	*cap = c;
 	return 0;
 }
 
-/* Walk the visible items in pre-order without recursion: the rows pushed
- * so far are the stack. */
-static int add_visible(struct tree_widget *w, uint32_t item, uint32_t depth)
+static bool expanded(const struct tree_widget *w, uint32_t item)
 {
-	size_t base = w->nrows;
+	return item < w->nitems && w->expanded[item];
+}
 
-	if (push_row(w, item, depth) < 0)
-		return -1;
-	/* Explicit depth-first walk. */
-	uint32_t cur = item;
-	uint32_t d = depth;
+/* Append to w->scratch the visible rows below item (at depth), in
+ * pre-order: a walk down the expanded items with the path from item kept
+ * in w->path, so that going back up costs nothing.  all: expand every
+ * item below on the way (the whole subtree in one walk). */
+static int collect_below(struct tree_widget *w, uint32_t item, uint32_t depth, bool all)
+{
+	size_t level = 0;
+	uint32_t c;
+
+	if (!expanded(w, item))
+		return 0;
+	c = w->cb.first_child(w->ctx, item);
 	for (;;) {
-		uint32_t next = TW_NONE;
-		if (cur < w->nitems && w->expanded[cur])
-			next = w->cb.first_child(w->ctx, cur);
-		if (next != TW_NONE) {
-			d++;
-		} else {
-			/* Up until a sibling is found, not past item. */
-			while (cur != item) {
-				next = w->cb.next_sibling(w->ctx, cur);
-				if (next != TW_NONE)
-					break;
-				/* The parent is the last row at depth d-1. */
-				size_t r = w->nrows;
-				while (r > base && w->rows[r - 1].depth >= d)
-					r--;
-				cur = w->rows[r - 1].item;
-				d--;
-			}
-			if (cur == item)
+		if (c == TW_NONE) {
+			if (level == 0)
 				return 0;
+			c = w->cb.next_sibling(w->ctx, w->path[--level]);
+			continue;
 		}
-		if (push_row(w, next, d) < 0)
+		if (reserve(&w->scratch, &w->cap_scratch, w->nscratch, 1) < 0)
 			return -1;
-		cur = next;
+		w->scratch[w->nscratch++] = (struct tw_row){ c, depth + 1 + (uint32_t)level };
+		if (all && c < w->nitems)
+			w->expanded[c] = 1;
+		uint32_t fc = expanded(w, c) ? w->cb.first_child(w->ctx, c) : TW_NONE;
+		if (fc == TW_NONE) {
+			c = w->cb.next_sibling(w->ctx, c);
+			continue;
+		}
+		if (level == w->cap_path) {
+			size_t cap = w->cap_path ? 2 * w->cap_path : 64;
+			uint32_t *p = realloc(w->path, cap * sizeof *p);
+			if (!p)
+				return -1;
+			w->path = p;
+			w->cap_path = cap;
+		}
+		w->path[level++] = c;
+		c = fc;
 	}
 }
 
+/* Every row again, from the roots; the cursor stays on its item when it
+ * is still shown. */
 static int rebuild(struct tree_widget *w)
 {
 	uint32_t keep = tree_widget_current(w);
 	size_t old = w->cursor;
 
-	w->nrows = 0;
-	for (size_t i = 0; i < w->nroots; i++)
-		if (add_visible(w, w->roots[i], 0) < 0)
+	w->nscratch = 0;
+	for (size_t i = 0; i < w->nroots; i++) {
+		if (reserve(&w->scratch, &w->cap_scratch, w->nscratch, 1) < 0)
 			return -1;
+		w->scratch[w->nscratch++] = (struct tw_row){ w->roots[i], 0 };
+		if (collect_below(w, w->roots[i], 0, false) < 0)
+			return -1;
+	}
+	/* the new rows become the rows, the old ones the scratch */
+	struct tw_row *r = w->rows;
+	size_t cap = w->cap_rows;
+	w->rows = w->scratch;
+	w->cap_rows = w->cap_scratch;
+	w->nrows = w->nscratch;
+	w->scratch = r;
+	w->cap_scratch = cap;
+	w->nscratch = 0;
 	w->cursor = 0;
 	if (keep != TW_NONE) {
 		/* Usually the same row or close: look around it first. */
@@ -129,6 +156,52 @@ static int rebuild(struct tree_widget *w)
 	if (w->cursor >= w->nrows)
 		w->cursor = w->nrows ? w->nrows - 1 : 0;
 	return 0;
+}
+
+/* The rows below row r again, after its item or some below it were
+ * expanded or collapsed: the rows of its subtree are replaced, the others
+ * only move.  The cursor stays on its item, or goes to row r when its
+ * item is no longer shown. */
+static int resplice(struct tree_widget *w, size_t r, bool all)
+{
+	uint32_t depth = w->rows[r].depth, keep = tree_widget_current(w);
+	size_t end = r + 1, old, new;
+
+	while (end < w->nrows && w->rows[end].depth > depth)
+		end++;
+	old = end - (r + 1);
+	w->nscratch = 0;
+	if (collect_below(w, w->rows[r].item, depth, all) < 0)
+		return -1;
+	new = w->nscratch;
+	if (new > old && reserve(&w->rows, &w->cap_rows, w->nrows, new - old) < 0)
+		return -1;
+	memmove(w->rows + r + 1 + new, w->rows + end, (w->nrows - end) * sizeof *w->rows);
+	memcpy(w->rows + r + 1, w->scratch, new * sizeof *w->rows);
+	w->nrows = w->nrows - old + new;
+	if (w->cursor >= end) {
+		w->cursor = w->cursor - old + new;
+	} else if (w->cursor > r) {
+		w->cursor = r;
+		for (size_t i = 0; i < new; i++)
+			if (w->scratch[i].item == keep) {
+				w->cursor = r + 1 + i;
+				break;
+			}
+	}
+	return 0;
+}
+
+/* The row of item: the cursor's if it is there, else looked for from row
+ * from on; the number of rows when it is not shown. */
+static size_t row_of(const struct tree_widget *w, uint32_t item, size_t from)
+{
+	if (w->cursor < w->nrows && w->cursor >= from && w->rows[w->cursor].item == item)
+		return w->cursor;
+	for (size_t r = from; r < w->nrows; r++)
+		if (w->rows[r].item == item)
+			return r;
+	return w->nrows;
 }
 
 void tree_widget_mark(struct tree_widget *w, uint32_t item, bool on)
@@ -194,11 +267,20 @@ int tree_widget_expand(struct tree_widget *w, uint32_t item, bool on, bool subtr
 {
 	if (item >= w->nitems)
 		return 0;
-	if (subtree)
+	size_t r = row_of(w, item, 0);
+
+	w->expanded[item] = on;
+	if (r == w->nrows) {
+		/* not shown: the flags alone */
+		if (subtree)
+			set_subtree(w, item, on);
+		return 0;
+	}
+	if (subtree && !on)
 		set_subtree(w, item, on);
-	else
-		w->expanded[item] = on;
-	return rebuild(w);
+	/* expanding a subtree: its rows are walked and its items
+	 * expanded in one go */
+	return resplice(w, r, subtree && on);
 }
 
 int tree_widget_expand_all(struct tree_widget *w, bool on)
@@ -209,18 +291,24 @@ int tree_widget_expand_all(struct tree_widget *w, bool on)
 
 int tree_widget_reveal(struct tree_widget *w, const uint32_t *path, size_t n)
 {
+	size_t first = n, from = 0, r;
+
 	if (n == 0)
 		return 0;
+	/* Only the rows below the outermost collapsed item change. */
 	for (size_t i = 0; i + 1 < n; i++)
-		if (path[i] < w->nitems)
+		if (path[i] < w->nitems && !w->expanded[path[i]]) {
 			w->expanded[path[i]] = 1;
-	if (rebuild(w) < 0)
-		return -1;
-	for (size_t r = 0; r < w->nrows; r++)
-		if (w->rows[r].item == path[n - 1]) {
-			w->cursor = r;
-			break;
+			if (first == n)
+				first = i;
 		}
+	if (first < n && (from = row_of(w, path[first], 0)) < w->nrows && resplice(w, from, false) < 0)
+		return -1;
+	if (from >= w->nrows)
+		from = 0;
+	r = row_of(w, path[n - 1], from);
+	if (r < w->nrows)
+		w->cursor = r;
 	return 0;
 }
 

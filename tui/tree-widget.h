@@ -5,8 +5,9 @@
  * the caller's callbacks (children, drawing, matching).  The widget keeps
  * only view state: which items are expanded, the rows now visible, the
  * cursor and the scroll offset.  Moving the cursor redraws; expanding or
- * collapsing rebuilds the list of visible rows (proportional to what is
- * visible, never to the whole tree).
+ * collapsing an item replaces the rows of its subtree alone (the rows
+ * after it only move), so that a key costs what it shows or hides, never
+ * the whole tree.
  */
 #ifndef PROFVIEW_TREE_WIDGET_H
 #define PROFVIEW_TREE_WIDGET_H
@@ -39,6 +40,9 @@ struct tree_widget {
 	uint32_t *roots; size_t nroots;
 	struct tw_row *rows; size_t nrows, cap_rows;
 	size_t cursor, top;
+	/* private */
+	struct tw_row *scratch; size_t nscratch, cap_scratch;
+	uint32_t *path; size_t cap_path;
 };
 
 /* A widget for items 0..nitems-1; NULL when out of memory. */
@@ -53,18 +57,20 @@ int tree_widget_set_roots(struct tree_widget *w, const uint32_t *roots, size_t n
 
 bool tree_widget_is_expanded(const struct tree_widget *w, uint32_t item);
 /* Set one item's flag, or its whole subtree's (every descendant), then
- * rebuild the rows keeping the cursor on the same item when it is still
- * visible. */
+ * replace the rows below the item's (when it is shown), keeping the cursor
+ * on the same item when it is still visible, else on the item's row: the
+ * cost of the rows shown or hidden, never of the whole tree. */
 int tree_widget_expand(struct tree_widget *w, uint32_t item, bool on, bool subtree);
-/* Every item at once. */
+/* Every item at once (the rows built again). */
 int tree_widget_expand_all(struct tree_widget *w, bool on);
 /* Set one item's flag without rebuilding the rows (many at once: then
  * tree_widget_update). */
 void tree_widget_mark(struct tree_widget *w, uint32_t item, bool on);
-/* Rebuild the rows after tree_widget_mark.  0, or -1 when out of memory. */
+/* Rebuild every row after tree_widget_mark.  0, or -1 when out of memory. */
 int tree_widget_update(struct tree_widget *w);
 /* Make item visible (expand its ancestors: path lists them, outermost
- * first, ending with item) and put the cursor on it. */
+ * first, ending with item) and put the cursor on it; only the rows below
+ * the outermost ancestor that was collapsed change. */
 int tree_widget_reveal(struct tree_widget *w, const uint32_t *path, size_t n);
 
 /* The item under the cursor, or TW_NONE when there are no rows. */

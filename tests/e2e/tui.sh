@@ -237,6 +237,130 @@ wait_for '\[unknown thread\]'
 keys q
 wait_for '^EXIT4=0'
 
+# A big tree: some 100,000 nodes (bigprof, a synthetic pprof profile of
+# a server).  Every key is checked by what the screen shows after it; the
+# time each took, from reading the key to the screen updated, is what
+# PROFVIEW_TIMING logs, printed here for the log and never checked (a
+# loaded machine must not fail the test).
+"$CC" -O2 -o bigprof "$SRCDIR/scripts/bench/bigprof.c" -lz || fail "cannot compile bigprof.c"
+./bigprof -S 5500 -N 40000 big.pb.gz 2>/dev/null
+nodes=$("$PROFVIEW" --tree big.pb.gz | awk 'p { n++ } /^ *samples / { p = 1 } END { print n + 0 }')
+[ "$nodes" -ge 90000 ] || fail "the big profile has $nodes nodes, not some 100,000"
+tmux resize-window -t $S -x 160 -y 40 2>/dev/null || tmux resize-pane -t $S -x 160 -y 40
+: >keys.log
+# press KEY...: one key for the browser, and wait until it has drawn the
+# screen after it (its line in the log).
+press() {
+	local n i
+	n=$(wc -l <keys.log)
+	keys "$@"
+	for ((i = 0; i < 600; i++)); do
+		[ "$(wc -l <keys.log)" -gt "$n" ] && return 0
+		sleep 0.05
+	done
+	screen >&2
+	fail "no answer to the key $*"
+}
+row() { screen | sed -n "$(($1 + 5))p"; }
+row_re='^ *[0-9.]+% +[0-9.]+% +[0-9]+ ±[0-9]+ +'
+keys clear Enter "PROFVIEW_TIMING=$WORK/keys.log $PROFVIEW --tui big.pb.gz; echo EXIT6=\$?" Enter
+wait_for ' 40000 samples .*tree view'
+for ((i = 0; i < 200; i++)); do [ -s keys.log ] && break; sleep 0.05; done
+grep -q '^first-screen [0-9.]* build [0-9.]*$' keys.log || fail "no first screen in the timing log: $(cat keys.log)"
+row 0 | grep -Eq "$row_re- _start " || fail "big: the first row is not _start, open: $(row 0)"
+# Enter collapses the row under the cursor and opens it again.
+press Home
+press j
+row 1 | grep -Eq "$row_re  - __libc_start_main " || fail "big: row 1 is not __libc_start_main, open: $(row 1)"
+press Enter
+row 1 | grep -Eq "$row_re  \+ __libc_start_main " || fail "big: Enter did not collapse the row: $(row 1)"
+row 2 | grep -Eq "$row_re\S" && fail "big: a row is left under the collapsed one: $(row 2)"
+press Enter
+row 2 | grep -Eq "$row_re    - main " || fail "big: Enter did not open the row again: $(row 2)"
+# Everything open: no row shows a + (a closed node), wherever one goes.
+press +
+for k in End NPage PPage PPage Home; do
+	press $k
+	screen | tail -n +5 | head -n -1 | grep -Eq "$row_re *\+ " && fail "big: after + and $k a row is still closed: $(screen | grep -E "$row_re *\+ " | head -1)"
+done
+press End
+last=$(screen | tail -n 2 | head -n 1)
+press Home
+row 0 | grep -Eq "$row_re- _start " || fail "big: Home did not go back to _start: $(row 0)"
+# Collapse a row in the open tree and open it again: the same rows
+# around it as before.
+for ((i = 0; i < 30; i++)); do press NPage; done
+# The cursor is on the last row of the tree now (line 39 of 40); up from
+# there to a row with rows under it.
+line=39
+while ! screen | sed -n "${line}p" | grep -Eq "$row_re *- "; do
+	press k
+	line=$((line - 1))
+	[ $line -gt 5 ] || fail "big: no open row on the screen"
+done
+before=$(screen | tail -n +5)
+press Enter
+screen | sed -n "${line}p" | grep -Eq "$row_re *\+ " || fail "big: Enter did not close the row under the cursor: $(screen | sed -n "${line}p")"
+screen | tail -n +5 | grep -Eq "$row_re *\+ " || fail "big: Enter in the open tree closed nothing"
+press Enter
+[ "$(screen | tail -n +5)" = "$before" ] || fail "big: closing and opening a row changed the rows"
+press End
+[ "$(screen | tail -n 2 | head -n 1)" = "$last" ] || fail "big: the last row changed after closing and opening a row"
+# Everything closed: the root alone.
+press -
+row 0 | grep -Eq "$row_re\+ _start " || fail "big: - left the root open: $(row 0)"
+row 1 | grep -Eq "$row_re\S" && fail "big: - left rows under the root: $(row 1)"
+# * opens the subtree under the cursor: every row under it open.
+press Home
+press '*'
+press End
+screen | tail -n +5 | head -n -1 | grep -Eq "$row_re *\+ " && fail "big: * left a row closed"
+press -
+# Search: n before any says there is none; the matches counted, n and N
+# go through them.
+press n
+wait_for '^no search: / to search'
+press / 'encode_249' Enter
+wait_for 'search /encode_249/: [0-9]+ matches'
+nm=$(screen | sed -n 's/.*search \/encode_249\/: \([0-9]*\) matches.*/\1/p')
+[ "$nm" -ge 10 ] || fail "big: the search found $nm matches"
+screen | tail -n 1 | grep -q "^match 1 of $nm " || fail "big: the search is not on its first match: $(screen | tail -n 1)"
+press n
+screen | tail -n 1 | grep -q "^match 2 of $nm " || fail "big: n did not go to the second match: $(screen | tail -n 1)"
+press N
+screen | tail -n 1 | grep -q "^match 1 of $nm " || fail "big: N did not go back to the first match: $(screen | tail -n 1)"
+screen | grep -q 'encode_249' || fail "big: the match is not on the screen"
+# Zoom on the match and back.
+press z
+wait_for '^zoom: _start > '
+row 0 | grep -Eq "$row_re- bigserver::encode_249[0-9] " || fail "big: the zoom's root is not the match: $(row 0)"
+press u
+wait_for '^zoom: \[all\]'
+# Focus on a match and back, the flat view, the granularity there and
+# back.
+press n
+press f
+wait_for '^in force: focus=bigserver::encode_249'
+press u
+wait_for '^in force: no filters'
+screen | head -1 | grep -q ' 40000 samples' || fail "big: undoing the focus did not give back 40000 samples"
+press t
+wait_for 'sorted by self'
+press t
+press g
+wait_for '^profview: .* tree view, lines,'
+press g
+wait_for '^profview: .* tree view, functions,'
+keys q
+wait_for '^EXIT6=0'
+# The times, for the log.
+note "keys on a tree of $nodes nodes: the milliseconds from reading a key to the screen updated"
+note "$(head -n 1 keys.log)"
+tail -n +2 keys.log | awk '{ print $1 }' | sort -u | while read -r k; do
+	awk -v k="$k" '$1 == k { print $2 }' keys.log | sort -n |
+		awk -v k="$k" '{ v[NR] = $1 } END { printf "%-10s %3d presses, median %8.3f ms, max %8.3f ms\n", k, NR, v[int((NR + 1) / 2)], v[NR] }'
+done | while read -r line; do note "$line"; done
+
 # Not a terminal: text as before.
 "$PROFVIEW" demo.raw | grep -q '^  samples ' || fail "a pipe does not get the text report"
 echo "ok"

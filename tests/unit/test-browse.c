@@ -223,6 +223,9 @@ static void test_search_and_flat(void)
 
 	if (!b)
 		return;
+	/* n before any search says so */
+	browse_next_match(b, true);
+	CHECK_STR(b->status, "no search: / to search");
 	CHECK_EQ(browse_search(b, "^(alpha|gamma)$"), 0);
 	/* alpha twice (once under itself, counted once) and gamma */
 	CHECK_EQ(b->nmatches, 3);
@@ -232,6 +235,15 @@ static void test_search_and_flat(void)
 	browse_next_match(b, true);
 	CHECK_STR(current(b, buf, sizeof buf), "gamma");
 	CHECK(strstr(b->status, "match 3 of 3") != NULL);
+	/* round the end and back */
+	browse_next_match(b, true);
+	CHECK(strstr(b->status, "match 1 of 3") != NULL);
+	browse_next_match(b, false);
+	CHECK(strstr(b->status, "match 3 of 3") != NULL);
+	CHECK_STR(current(b, buf, sizeof buf), "gamma");
+	browse_next_match(b, false);
+	CHECK(strstr(b->status, "match 2 of 3") != NULL);
+	CHECK_STR(current(b, buf, sizeof buf), "alpha");
 	CHECK_EQ(browse_search(b, "("), 0);
 	CHECK(strstr(b->status, "invalid regular expression") != NULL);
 	CHECK_EQ(browse_set_flat(b, true, false), 0);
@@ -297,6 +309,189 @@ static void test_errors(void)
 	pv_profile_free(p);
 }
 
+/* A tree built again for the same view keeps every open row and the
+ * cursor: a few rows open (their paths hashed one by one) and many (the
+ * whole tree's at once); a zoom lost to a filter comes back with its
+ * undo. */
+static void test_rows_kept(void)
+{
+	struct pv_profile *p = make_profile();
+	unsigned seed = 7;
+	struct browse *b;
+	uint8_t *before;
+	char buf[256];
+
+	/* 600 random stacks up to 12 deep: a tree of some thousands of nodes */
+	for (int i = 0; i < 600; i++) {
+		int frames[12], n = 1 + rand_r(&seed) % 12;
+		frames[0] = F_MAIN;
+		for (int j = 1; j < n; j++)
+			frames[j] = F_A + rand_r(&seed) % 3;
+		add(p, 1 + rand_r(&seed) % 2, 1 + rand_r(&seed) % 5, n, frames);
+	}
+	b = browse_new(p, &all_of, 1, NULL);
+	CHECK(b != NULL);
+	if (!b)
+		return;
+	CHECK(b->t->nnodes > 64 * 8);
+	before = malloc(b->t->nnodes);
+	for (int round = 0; round < 2; round++) {
+		if (round == 0) {
+			/* a few: the rows on screen opened one by one */
+			for (int i = 0; i < 6 && i < (int)b->w->nrows; i++) {
+				b->w->cursor = (size_t)rand_r(&seed) % b->w->nrows;
+				tree_widget_expand(b->w, tree_widget_current(b->w), true, false);
+			}
+		} else {
+			tree_widget_expand_all(b->w, true);
+		}
+		b->w->cursor = b->w->nrows / 2;
+		uint32_t cur = tree_widget_current(b->w);
+		size_t n = b->t->nnodes, nrows = b->w->nrows;
+		memcpy(before, b->w->expanded, n);
+		CHECK_EQ(browse_rebuild(b), 0);
+		CHECK_EQ(b->t->nnodes, n);
+		CHECK(memcmp(before, b->w->expanded, n) == 0);
+		CHECK_EQ(b->w->nrows, nrows);
+		CHECK_EQ(tree_widget_current(b->w), cur);
+	}
+	free(before);
+	/* zoom on beta, ignore beta (the zoom has no node), undo: the zoom
+	 * is back */
+	tree_widget_expand_all(b->w, false);
+	CHECK_EQ(browse_search(b, "^beta$"), 0);
+	CHECK_STR(current(b, buf, sizeof buf), "beta");
+	CHECK_EQ(browse_zoom(b), 0);
+	CHECK_STR(calltree_node_name(b->t, b->root, buf, sizeof buf), "beta");
+	CHECK_EQ(browse_filter(b, BROWSE_IGNORE), 0);
+	CHECK_EQ(b->root, 0);
+	CHECK(row_of(b, "beta") < 0);
+	CHECK_EQ(browse_undo(b), 0);
+	CHECK_STR(calltree_node_name(b->t, b->root, buf, sizeof buf), "beta");
+	browse_free(b);
+	pv_profile_free(p);
+}
+
+/* ---- the tree widget's rows, changed in place --------------------------- */
+
+/* A random tree of items 0..n-1 in child-sibling links: the roots 0 and
+ * 1, every other item a child of one before it. */
+enum { W_ITEMS = 400 };
+static uint32_t w_kid[W_ITEMS], w_sib[W_ITEMS], w_parent[W_ITEMS];
+
+static uint32_t w_first_child(void *ctx, uint32_t item)
+{
+	(void)ctx;
+	return w_kid[item];
+}
+
+static uint32_t w_next_sibling(void *ctx, uint32_t item)
+{
+	(void)ctx;
+	return w_sib[item];
+}
+
+/* Are item and everything below it expanded? */
+static bool all_expanded(const struct tree_widget *w, uint32_t item)
+{
+	if (w_kid[item] == TW_NONE)
+		return true;
+	if (!tree_widget_is_expanded(w, item))
+		return false;
+	for (uint32_t c = w_kid[item]; c != TW_NONE; c = w_sib[c])
+		if (!all_expanded(w, c))
+			return false;
+	return true;
+}
+
+/* After each change, the rows are the ones built from nothing and the
+ * cursor is on the same item. */
+static bool rows_as_rebuilt(struct tree_widget *w)
+{
+	size_t n = w->nrows;
+	struct tw_row *rows = malloc((n + 1) * sizeof *rows);
+	uint32_t cur = tree_widget_current(w);
+	bool same;
+
+	memcpy(rows, w->rows, n * sizeof *rows);
+	tree_widget_update(w);
+	same = w->nrows == n && memcmp(rows, w->rows, n * sizeof *rows) == 0 &&
+	       tree_widget_current(w) == cur;
+	free(rows);
+	return same;
+}
+
+static void test_widget_splices(void)
+{
+	struct tw_callbacks cb = { w_first_child, w_next_sibling, NULL };
+	struct tree_widget *w = tree_widget_new(&cb, NULL, W_ITEMS);
+	uint32_t roots[] = { 0, 1 }, last[W_ITEMS];
+	unsigned seed = 12345;
+	int bad = 0;
+
+	CHECK(w != NULL);
+	if (!w)
+		return;
+	for (uint32_t i = 0; i < W_ITEMS; i++) {
+		w_kid[i] = w_sib[i] = last[i] = TW_NONE;
+		w_parent[i] = TW_NONE;
+	}
+	for (uint32_t i = 2; i < W_ITEMS; i++) {
+		/* mostly a recent item, so that the tree is deep */
+		uint32_t p = (uint32_t)(rand_r(&seed) % 3 ? i - 1 - rand_r(&seed) % (i < 8 ? i : 8) : rand_r(&seed) % i);
+		w_parent[i] = p;
+		if (last[p] == TW_NONE)
+			w_kid[p] = i;
+		else
+			w_sib[last[p]] = i;
+		last[p] = i;
+	}
+	CHECK(tree_widget_set_roots(w, roots, 2) == 0);
+	for (int step = 0; step < 3000 && bad < 5; step++) {
+		int op = rand_r(&seed) % 10;
+		if (w->nrows)
+			w->cursor = (size_t)rand_r(&seed) % w->nrows;
+		uint32_t cur = tree_widget_current(w);
+		if (op < 4) {
+			tree_widget_expand(w, cur, !tree_widget_is_expanded(w, cur), false);
+		} else if (op < 5) {
+			bool on = rand_r(&seed) % 2;
+			tree_widget_expand(w, cur, on, true);
+			if (on && !all_expanded(w, cur)) {
+				fprintf(stderr, "step %d: item %u's subtree is not all expanded\n", step, cur);
+				bad++;
+			}
+		} else if (op < 6) {
+			/* an item maybe not shown, expanded or not */
+			tree_widget_expand(w, (uint32_t)rand_r(&seed) % W_ITEMS, rand_r(&seed) % 2, rand_r(&seed) % 2);
+		} else if (op < 8) {
+			uint32_t path[W_ITEMS], k = 0;
+			for (uint32_t x = (uint32_t)rand_r(&seed) % W_ITEMS; x != TW_NONE; x = w_parent[x])
+				path[k++] = x;
+			for (uint32_t i = 0; i < k / 2; i++) {
+				uint32_t t = path[i];
+				path[i] = path[k - 1 - i];
+				path[k - 1 - i] = t;
+			}
+			tree_widget_reveal(w, path, k);
+			if (tree_widget_current(w) != path[k - 1]) {
+				fprintf(stderr, "step %d: reveal did not put the cursor on item %u\n", step, path[k - 1]);
+				bad++;
+			}
+		} else if (op < 9) {
+			tree_widget_expand_all(w, rand_r(&seed) % 4 == 0);
+		} else {
+			tree_widget_to_parent(w);
+		}
+		if (!rows_as_rebuilt(w)) {
+			fprintf(stderr, "step %d (op %d): the rows differ from the rows built again\n", step, op);
+			bad++;
+		}
+	}
+	CHECK_EQ(bad, 0);
+	tree_widget_free(w);
+}
+
 int main(void)
 {
 	pv_error_set_sink(sink);
@@ -309,5 +504,7 @@ int main(void)
 	test_search_and_flat();
 	test_export();
 	test_errors();
+	test_rows_kept();
+	test_widget_splices();
 	return check_done("test-browse");
 }
