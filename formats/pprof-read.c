@@ -701,6 +701,7 @@ struct pv_profile *pprof_read(const unsigned char *buf, size_t len, const char *
 	if (!pb) {
 		pv_error("'%s': profile.proto cannot be decoded (a field holds a value of the wrong kind)",
 			 name);
+		free(spans);
 		return NULL;
 	}
 	d.pb = pb;
