@@ -450,10 +450,143 @@ static void test_merge(void)
 	pv_profile_free(f);
 }
 
+/* A hand-made profile.proto, for encodings our writer does not use. */
+struct pb {
+	unsigned char b[4096];
+	size_t n;
+};
+
+static void pb_varint(struct pb *o, uint64_t v)
+{
+	while (v >= 0x80) {
+		o->b[o->n++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	o->b[o->n++] = (unsigned char)v;
+}
+
+static void pb_uint(struct pb *o, unsigned field, uint64_t v)
+{
+	pb_varint(o, (uint64_t)field << 3);
+	pb_varint(o, v);
+}
+
+static void pb_bytes(struct pb *o, unsigned field, const void *d, size_t n)
+{
+	pb_varint(o, (uint64_t)field << 3 | 2);
+	pb_varint(o, n);
+	memcpy(o->b + o->n, d, n);
+	o->n += n;
+}
+
+static void pb_msg(struct pb *o, unsigned field, struct pb *m)
+{
+	pb_bytes(o, field, m->b, m->n);
+	m->n = 0;
+}
+
+/* The profile: two functions at locations 10 and 20, two sample types;
+ * samples given by the caller as encoded Sample messages. */
+static size_t wire_profile(unsigned char *out, const struct pb *samples, size_t nsamples)
+{
+	static const char *const strs[] = { "", "samples", "count", "cpu", "nanoseconds", "f", "g" };
+	struct pb o = { .n = 0 }, m = { .n = 0 }, l = { .n = 0 };
+
+	pb_uint(&m, 1, 1), pb_uint(&m, 2, 2), pb_msg(&o, 1, &m);
+	pb_uint(&m, 1, 3), pb_uint(&m, 2, 4), pb_msg(&o, 1, &m);
+	for (size_t i = 0; i < nsamples; i++)
+		pb_bytes(&o, 2, samples[i].b, samples[i].n);
+	for (unsigned f = 1; f <= 2; f++) {
+		pb_uint(&m, 1, f), pb_uint(&m, 2, 4 + f), pb_msg(&o, 5, &m);
+		pb_uint(&m, 1, 10 * f), pb_uint(&m, 3, 0x1000 * f);
+		pb_uint(&l, 1, f), pb_uint(&l, 2, 7), pb_msg(&m, 4, &l);
+		pb_msg(&o, 4, &m);
+	}
+	for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
+		pb_bytes(&o, 6, strs[i], strlen(strs[i]));
+	memcpy(out, o.b, o.n);
+	return o.n;
+}
+
+/* Samples decoded from the wire: packed and unpacked repeated fields,
+ * unknown fields skipped, ids looked up, and the same as protobuf-c's
+ * unpacking gives (a label makes the reader unpack everything). */
+static void test_wire_samples(void)
+{
+	struct pb s[3] = { { .n = 0 } };
+	unsigned char buf[8192];
+	size_t n;
+
+	/* g <- f, locations one by one, values packed, unknown fields */
+	pb_uint(&s[0], 1, 20), pb_uint(&s[0], 1, 10);
+	{
+		struct pb v = { .n = 0 };
+		pb_varint(&v, 3), pb_varint(&v, 300);
+		pb_bytes(&s[0], 2, v.b, v.n);
+	}
+	pb_uint(&s[0], 9, 77);
+	s[0].b[s[0].n++] = 10 << 3 | 5, memset(s[0].b + s[0].n, 0, 4), s[0].n += 4;
+	/* f alone, locations packed, values one by one */
+	{
+		struct pb v = { .n = 0 };
+		pb_varint(&v, 10);
+		pb_bytes(&s[1], 1, v.b, v.n);
+	}
+	pb_uint(&s[1], 2, 1), pb_uint(&s[1], 2, 100);
+
+	for (int labelled = 0; labelled < 2; labelled++) {
+		size_t ns = 2;
+		if (labelled) {
+			/* a third sample with a label: protobuf-c unpacks it all */
+			struct pb lab = { .n = 0 };
+			s[2] = s[1];
+			pb_uint(&lab, 1, 5), pb_uint(&lab, 3, 1);
+			pb_msg(&s[2], 3, &lab);
+			ns = 3;
+		}
+		n = wire_profile(buf, s, ns);
+		struct pv_profile *p = pprof_read(buf, n, "wire", false);
+		CHECK(p != NULL);
+		if (!p)
+			continue;
+		CHECK_EQ(p->nsamples, ns);
+		const struct pv_sample *a = &p->samples[0], *b = &p->samples[1];
+		CHECK_EQ(a->nlocs, 2);
+		CHECK_EQ(a->values[0], 3);
+		CHECK_EQ(a->values[1], 300);
+		CHECK_STR(fname(p, &p->locations[pv_sample_locs(p, a)[0]], 0), "g");
+		CHECK_STR(fname(p, &p->locations[pv_sample_locs(p, a)[1]], 0), "f");
+		CHECK_EQ(b->nlocs, 1);
+		CHECK_STR(fname(p, &p->locations[pv_sample_locs(p, b)[0]], 0), "f");
+		CHECK_EQ(b->values[0], 1);
+		CHECK_EQ(b->values[1], 100);
+		CHECK_EQ(b->thread, PV_NONE);
+		pv_profile_free(p);
+	}
+
+	/* one value for two sample types; a location that is not there */
+	struct pb bad = { .n = 0 };
+	pb_uint(&bad, 1, 10), pb_uint(&bad, 2, 5);
+	n = wire_profile(buf, &bad, 1);
+	nerrors = 0;
+	CHECK(pprof_read(buf, n, "wire", false) == NULL);
+	CHECK_EQ(nerrors, 1);
+	CHECK(strstr(last_msg, "sample 1 has 1 values, the profile has 2 sample types") != NULL);
+	bad.n = 0;
+	pb_uint(&bad, 1, 10), pb_uint(&bad, 1, 99), pb_uint(&bad, 2, 5), pb_uint(&bad, 2, 6);
+	struct pb two[2] = { s[1], bad };
+	n = wire_profile(buf, two, 2);
+	nerrors = 0;
+	CHECK(pprof_read(buf, n, "wire", false) == NULL);
+	CHECK_EQ(nerrors, 1);
+	CHECK(strstr(last_msg, "sample 2 refers to location 99, which is not in the profile") != NULL);
+}
+
 int main(void)
 {
 	pv_error_set_sink(sink);
 	test_round_trip();
+	test_wire_samples();
 	test_segment_times();
 	test_gperf();
 	test_folded();
