@@ -77,6 +77,7 @@ int pv_source_open(char *const *paths, size_t n, const struct pv_source_options 
 	unwinder_interface(s->unwinder, &uw);
 	ropts.unwinder = &uw;
 	s->p = read_all(paths, n, &ropts);
+	unwinder_settle(s->unwinder);
 	if (!s->p)
 		goto fail;
 	if (o->program) {

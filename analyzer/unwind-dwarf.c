@@ -25,6 +25,7 @@
 #include "unwind-cfi.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 
@@ -39,6 +40,10 @@
 
 struct pv_unwinder {
 	struct pv_modules *mods; /* the files, and the Dwfl attached to u */
+	/* Reading the modules' DWARF ahead, while the samples are walked. */
+	pthread_t loader;
+	bool loading;
+	atomic_bool stop_loading;
 	Elf64_Ehdr machine_header;
 	Elf *machine;         /* an ELF of that header alone */
 	bool quiet;
@@ -122,10 +127,50 @@ static int tables(struct pv_unwinder *u)
 	return u->tables ? 0 : -1;
 }
 
+/* The DWARF of the modules is read (and decompressed) the first time a
+ * symbolizer asks for it; most of it is needed once the samples are read.
+ * While the walks over a DWARF-mode trace's samples run, a thread reads it
+ * ahead, module by module, until the Dwfl is needed for anything else:
+ * nothing else uses the Dwfl meanwhile (the walks use their own tables),
+ * and settling stops it after the module it is reading. */
+static int load_one(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start, void *arg)
+{
+	struct pv_unwinder *u = arg;
+	Dwarf_Addr bias;
+
+	(void)userdata;
+	(void)name;
+	(void)start;
+	if (atomic_load_explicit(&u->stop_loading, memory_order_relaxed))
+		return DWARF_CB_ABORT;
+	dwfl_module_getdwarf(mod, &bias);
+	return DWARF_CB_OK;
+}
+
+static void *loader(void *arg)
+{
+	struct pv_unwinder *u = arg;
+
+	dwfl_getmodules(modules_dwfl(u->mods), load_one, u, 0);
+	return NULL;
+}
+
+void unwinder_settle(struct pv_unwinder *u)
+{
+	if (!u || !u->loading)
+		return;
+	atomic_store(&u->stop_loading, true);
+	pthread_join(u->loader, NULL);
+	u->loading = false;
+}
+
 static int prepare(void *ctx, struct pv_profile *p)
 {
 	struct pv_unwinder *u = ctx;
-	int placed = modules_place(u->mods, p);
+	int placed;
+
+	unwinder_settle(u);
+	placed = modules_place(u->mods, p);
 
 	if (placed < 0)
 		return -1;
@@ -140,6 +185,16 @@ static int prepare(void *ctx, struct pv_profile *p)
 	if (!u->attached && !u->quiet)
 		pv_warn("cannot unwind stacks: %s; samples show their leaf only", dwfl_errmsg(-1));
 	return tables(u);
+}
+
+static void ahead(void *ctx)
+{
+	struct pv_unwinder *u = ctx;
+
+	if (u->loading || !u->tables)
+		return;
+	atomic_store(&u->stop_loading, false);
+	u->loading = pthread_create(&u->loader, NULL, loader, u) == 0;
 }
 
 static int frame_cb(Dwfl_Frame *state, void *arg)
@@ -171,6 +226,7 @@ static int unwind(void *ctx, const uint64_t *regs, uint32_t nregs, const unsigne
 	*complete = false;
 	if (!u->attached || nregs < RAW_NREGS)
 		return 0;
+	unwinder_settle(u);
 	u->regs = regs;
 	u->stack = stack;
 	u->stack_lo = regs[RAW_REG_RSP];
@@ -234,6 +290,7 @@ void unwinder_free(struct pv_unwinder *u)
 {
 	if (!u)
 		return;
+	unwinder_settle(u);
 	if (u->stats)
 		fprintf(stderr, "profview: unwound %" PRIu64 " samples with the tables, %" PRIu64 " with libdwfl\n",
 			atomic_load(&u->walked), u->slow);
@@ -246,6 +303,7 @@ void unwinder_interface(struct pv_unwinder *u, struct raw_unwinder *out)
 {
 	out->ctx = u;
 	out->prepare = prepare;
+	out->ahead = ahead;
 	out->unwind = unwind;
 	out->walk = walk;
 }

@@ -15,6 +15,10 @@ struct pv_unwinder;
  * error was reported. */
 struct pv_unwinder *unwinder_new(struct pv_modules *mods, bool quiet);
 void unwinder_free(struct pv_unwinder *u);
+/* Wait until the unwinder uses the modules' Dwfl no more (it may read
+ * their DWARF ahead while a trace is read): before anything else uses
+ * them.  u may be NULL. */
+void unwinder_settle(struct pv_unwinder *u);
 /* Fill out with the callbacks raw_read() calls; valid while u lives. */
 void unwinder_interface(struct pv_unwinder *u, struct raw_unwinder *out);
 

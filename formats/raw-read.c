@@ -91,6 +91,7 @@ struct reader {
 	size_t released;              /* bytes of buf handed back */
 	struct walk_batch *batch;     /* when the unwinder can walk */
 	uint64_t nstack_records;
+	uint64_t regs_samples;        /* RAW_SAMPLE_REGS records in the first pass */
 	const char *name;
 	struct pv_profile *p;
 	struct raw_head head;         /* what the header says */
@@ -294,6 +295,9 @@ static int first_record(struct reader *rd, const struct raw_record *recp)
 	const unsigned char *r = rec.data;
 
 	switch (rec.type) {
+	case RAW_SAMPLE_REGS:
+		rd->regs_samples++;
+		break;
 	case RAW_STACK:
 		rd->nstack_records++;
 		break;
@@ -1046,6 +1050,8 @@ static struct pv_profile *read_trace(const unsigned char *buf, size_t len, const
 		pv_oom();
 		goto fail;
 	}
+	if (uw && uw->ahead && rd.regs_samples)
+		uw->ahead(uw->ctx);
 	if (batch_new(&rd) < 0 || stack_pass(&rd) < 0 || sample_pass(&rd) < 0)
 		goto fail;
 	if (rd.cpu && settle_cpu(&rd) < 0)
