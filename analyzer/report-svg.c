@@ -9,6 +9,7 @@
 #include <graphviz/gvc.h>
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -437,6 +438,49 @@ static int add_edges(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 	return 0;
 }
 
+/* graphviz's start (its plugins loaded, its fonts found by the first
+ * label measured) is a fixed cost of every call graph; report_svg_ready
+ * pays it in a thread of its own while the profile is read.  graphviz is
+ * used by one thread at a time: report_svg joins that one first. */
+static struct {
+	pthread_t thread;
+	bool started;
+	GVC_t *gvc;
+} ready;
+
+static void *get_ready(void *arg)
+{
+	GVC_t *gvc = gvContext();
+	Agraph_t *gr = gvc ? agopen("ready", Agdirected, NULL) : NULL;
+
+	(void)arg;
+	if (gr) {
+		Agnode_t *n = agnode(gr, "ready", 1);
+		agattr(gr, AGNODE, "fontname", "Helvetica");
+		agattr(gr, AGNODE, "shape", "box");
+		if (n && gvLayout(gvc, gr, "dot") == 0)
+			gvFreeLayout(gvc, gr);
+		agclose(gr);
+	}
+	ready.gvc = gvc;
+	return NULL;
+}
+
+void report_svg_ready(void)
+{
+	if (!ready.started)
+		ready.started = pthread_create(&ready.thread, NULL, get_ready, NULL) == 0;
+}
+
+static GVC_t *take_gvc(void)
+{
+	if (!ready.started)
+		return gvContext();
+	pthread_join(ready.thread, NULL);
+	ready.started = false;
+	return ready.gvc ? ready.gvc : gvContext();
+}
+
 int report_svg(FILE *out, struct calltree *t, const struct svg_options *o)
 {
 	struct graph *g = graph_build(t, &o->graph);
@@ -454,7 +498,7 @@ int report_svg(FILE *out, struct calltree *t, const struct svg_options *o)
 		pv_oom();
 		goto out;
 	}
-	gvc = gvContext();
+	gvc = take_gvc();
 	gr = gvc ? agopen("callgraph", Agdirected, NULL) : NULL;
 	if (!gr) {
 		pv_error("cannot start graphviz");

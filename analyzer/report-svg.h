@@ -23,5 +23,8 @@ struct svg_options {
 /* Build the graph of t, lay it out and write it as SVG to out.  0, or -1
  * after reporting the error. */
 int report_svg(FILE *out, struct calltree *t, const struct svg_options *o);
+/* Start graphviz in the background (plugins, fonts) before the profile is
+ * read, for a report_svg to come; optional. */
+void report_svg_ready(void);
 
 #endif

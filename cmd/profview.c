@@ -498,6 +498,8 @@ int main(int argc, char **argv)
 	copt.ntids = ntids;
 
 	pv_error_set_quiet(sopt.quiet);
+	if (kind == REPORT_SVG && !tui && !dump)
+		report_svg_ready();
 	if (pv_source_open(argv + optind, (size_t)(argc - optind), &sopt, &src) < 0)
 		goto out;
 	p = src.p;
