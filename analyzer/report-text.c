@@ -8,6 +8,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -285,34 +286,106 @@ static int tree_columns_width(const struct calltree *t)
 	return t->v_value != PV_NONE ? 36 : 26;
 }
 
-/* One line of the tree; -1 when out of memory. */
-static int tree_line(FILE *out, struct labels *l, const struct ct_node *nd, const struct report_options *o)
+/* The tree report is made in two steps: a plan, the list of its lines in
+ * order (a node, the summary of a node's hidden children, a long chain
+ * left out), made by one walk that also escapes every name shown; then the
+ * lines themselves, put together from the plan, which needs no more
+ * decisions: a big tree's lines are made by two threads, each a chunk of
+ * lines at a time, and written in order. */
+
+enum tree_item_kind { ITEM_NODE, ITEM_HIDDEN, ITEM_CHAIN };
+
+struct tree_item {
+	uint32_t kind;         /* enum tree_item_kind */
+	uint32_t id;           /* the node; for ITEM_HIDDEN its parent */
+	uint32_t skip, to;     /* ITEM_CHAIN: frames left out, the last one's depth */
+};
+
+struct tree_plan {
+	struct tree_item *items;
+	size_t n, cap;
+};
+
+static int plan_add(struct tree_plan *pl, uint32_t kind, uint32_t id, uint32_t skip, uint32_t to)
+{
+	if (pl->n == pl->cap && pv_grow(&pl->items, &pl->cap, pl->n + 1, sizeof *pl->items) < 0)
+		return -1;
+	pl->items[pl->n++] = (struct tree_item){ kind, id, skip, to };
+	return 0;
+}
+
+/* A node's line in the plan, its name escaped now. */
+static int plan_node(struct tree_plan *pl, struct labels *l, uint32_t id)
+{
+	const struct ct_node *nd = &l->t->nodes[id];
+	const char *where;
+	size_t nl, wl;
+
+	if (nd->kind == CT_FRAME && !frame_label(l, nd->frame, &nl, &where, &wl))
+		return -1;
+	return plan_add(pl, ITEM_NODE, id, 0, 0);
+}
+
+/* One line of the tree at p (room for LINE_MAX_LEN); returns its end. */
+static char *tree_line(char *p, const struct labels *l, const struct tree_item *it,
+		       const struct report_options *o)
 {
 	const struct calltree *t = l->t;
-	char line[LINE_MAX_LEN], *p = line;
+	const struct ct_node *nodes = t->nodes;
 
-	p = tree_columns(p, t, nd->count, ct_weight(t, nd), nd->value, dim_on(o), attr_off(o));
-	p = tree_indent(p, nd->depth);
-	if (nd->kind == CT_THREAD) {
-		char raw[NAME_MAX_LEN];
-		pv_escape(p, NAME_MAX_LEN, calltree_node_name(t, (uint32_t)(nd - t->nodes), raw, sizeof raw));
-		p += strlen(p);
+	if (it->kind == ITEM_HIDDEN) {
+		const struct ct_node *par = &nodes[it->id];
+		int64_t hc = 0, hv = 0, hw = 0;
+		uint32_t hn = 0;
+		for (uint32_t c = par->first_child; c != PV_NONE; c = nodes[c].next_sibling)
+			if (!visible(o, &nodes[c], par->count)) {
+				hc += nodes[c].count;
+				hv += nodes[c].value;
+				hw += ct_weight(t, &nodes[c]);
+				hn++;
+			}
+		p = put_cstr(p, dim_on(o));
+		p = tree_columns(p, t, hc, hw, hv, "", "");
+		p = tree_indent(p, par->depth + 1);
+		p = put_cstr(p, "[");
+		p = put_int(p, hn, 0);
+		p = put_cstr(p, o->maxdepth > 0 && par->depth + 1 > (uint32_t)o->maxdepth ?
+				" more below the depth limit]" : " more below the floor]");
+		p = put_cstr(p, attr_off(o));
+	} else if (it->kind == ITEM_CHAIN) {
+		p = put_cstr(p, dim_on(o));
+		p = put_spaces(p, tree_columns_width(t) + 2 * REPORT_INDENT_MAX);
+		p = put_cstr(p, "[");
+		p = put_int(p, it->skip, 0);
+		p = put_cstr(p, " frames of one call chain not shown: depth ");
+		p = put_int(p, nodes[it->id].depth + 1, 0);
+		p = put_cstr(p, " to ");
+		p = put_int(p, it->to, 0);
+		p = put_cstr(p, "]");
+		p = put_cstr(p, attr_off(o));
 	} else {
-		size_t nl, wl;
-		const char *where, *name = frame_label(l, nd->frame, &nl, &where, &wl);
-		if (!name)
-			return -1;
-		p = put_str(p, name, nl);
-		if (wl) {
-			p = put_cstr(p, "  ");
-			p = put_cstr(p, dim_on(o));
-			p = put_str(p, where, wl);
-			p = put_cstr(p, attr_off(o));
+		const struct ct_node *nd = &nodes[it->id];
+		p = tree_columns(p, t, nd->count, ct_weight(t, nd), nd->value, dim_on(o), attr_off(o));
+		p = tree_indent(p, nd->depth);
+		if (nd->kind == CT_THREAD) {
+			char raw[NAME_MAX_LEN];
+			pv_escape(p, NAME_MAX_LEN, calltree_node_name(t, it->id, raw, sizeof raw));
+			p += strlen(p);
+		} else {
+			/* made in the plan */
+			uint32_t f = nd->frame;
+			const char *name = l->text + l->off[f];
+			p = put_str(p, name, l->name_len[f]);
+			if (l->where_len[f]) {
+				p = put_cstr(p, "  ");
+				p = put_cstr(p, dim_on(o));
+				p = put_str(p, name + l->name_len[f] + 1, l->where_len[f]);
+				p = put_cstr(p, attr_off(o));
+			}
 		}
 	}
 	*p++ = '\n';
-	put_line(out, line, p);
-	return 0;
+	return p;
 }
 
 /* How many nodes below id form one call chain: each the only child of
@@ -333,41 +406,106 @@ static uint32_t chain_length(const struct calltree *t, const struct report_optio
  * frames (deep recursion, a stack tens of thousands of frames deep) is
  * shown by its first and last REPORT_CHAIN_ENDS frames and one line for
  * the rest: what is printed grows with the branches of the tree, never
- * with the depth of a chain.  id was printed; returns the node whose
- * children come next, id itself when nothing was left out. */
-static uint32_t tree_chain(FILE *out, struct labels *l, uint32_t id, const struct report_options *o)
+ * with the depth of a chain.  id is in the plan; *next gets the node
+ * whose children come next, id itself when nothing was left out. */
+static int tree_chain(struct tree_plan *pl, struct labels *l, uint32_t id, const struct report_options *o,
+		      uint32_t *next)
 {
-	const struct calltree *t = l->t;
-	const struct ct_node *nodes = t->nodes;
+	const struct ct_node *nodes = l->t->nodes;
 	uint32_t n, skip, from;
 
+	*next = id;
 	if (nodes[id].depth < REPORT_INDENT_MAX)
-		return id;
-	n = chain_length(t, o, id);
+		return 0;
+	n = chain_length(l->t, o, id);
 	if (n <= 2 * REPORT_CHAIN_ENDS)
-		return id;
+		return 0;
 	for (uint32_t k = 0; k < REPORT_CHAIN_ENDS; k++) {
 		id = nodes[id].first_child;
-		tree_line(out, l, &nodes[id], o);
+		if (plan_node(pl, l, id) < 0)
+			return -1;
 	}
 	skip = n - 2 * REPORT_CHAIN_ENDS;
-	from = nodes[id].depth + 1;
+	from = id;
 	for (uint32_t k = 0; k < skip; k++)
 		id = nodes[id].first_child;
-	fprintf(out, "%s%*s%*s[%" PRIu32 " frames of one call chain not shown: depth %" PRIu32 " to %" PRIu32
-		"]%s\n", dim_on(o), tree_columns_width(t), "", 2 * REPORT_INDENT_MAX, "", skip, from,
-		nodes[id].depth, attr_off(o));
-	return id;
+	*next = id;
+	return plan_add(pl, ITEM_CHAIN, from, skip, nodes[id].depth);
+}
+
+/* The lines of plan items [lo, hi) into a buffer. */
+struct tree_chunk {
+	const struct labels *l;
+	const struct tree_plan *pl;
+	const struct report_options *o;
+	size_t lo, hi;
+	char *buf;
+	size_t n, cap;
+	bool oom;
+};
+
+static void *make_chunk(void *arg)
+{
+	struct tree_chunk *c = arg;
+
+	c->n = 0;
+	c->oom = false;
+	for (size_t i = c->lo; i < c->hi; i++) {
+		if (c->cap - c->n < LINE_MAX_LEN && pv_grow(&c->buf, &c->cap, c->n + LINE_MAX_LEN, 1) < 0) {
+			c->oom = true;
+			break;
+		}
+		c->n = (size_t)(tree_line(c->buf + c->n, c->l, &c->pl->items[i], c->o) - c->buf);
+	}
+	return NULL;
+}
+
+/* Lines a chunk; a plan of fewer than two is made by one thread. */
+#define TREE_CHUNK_LINES 32768
+
+static int write_plan(FILE *out, const struct labels *l, const struct tree_plan *pl,
+		      const struct report_options *o)
+{
+	struct tree_chunk c[2] = { { .l = l, .pl = pl, .o = o }, { .l = l, .pl = pl, .o = o } };
+	int ret = 0;
+
+	for (size_t at = 0; at < pl->n && ret == 0;) {
+		pthread_t th;
+		bool two;
+
+		c[0].lo = at;
+		c[0].hi = at + TREE_CHUNK_LINES < pl->n ? at + TREE_CHUNK_LINES : pl->n;
+		c[1].lo = c[0].hi;
+		c[1].hi = c[1].lo + TREE_CHUNK_LINES < pl->n ? c[1].lo + TREE_CHUNK_LINES : pl->n;
+		two = c[1].hi > c[1].lo && pthread_create(&th, NULL, make_chunk, &c[1]) == 0;
+		make_chunk(&c[0]);
+		if (!two)
+			c[1].hi = c[1].lo; /* made next time round */
+		else
+			pthread_join(th, NULL);
+		for (int k = 0; k < (two ? 2 : 1); k++) {
+			if (c[k].oom) {
+				ret = -1;
+				break;
+			}
+			fwrite_unlocked(c[k].buf, 1, c[k].n, out);
+		}
+		at = two ? c[1].hi : c[0].hi;
+	}
+	free(c[0].buf);
+	free(c[1].buf);
+	return ret;
 }
 
 int report_tree(FILE *out, const struct calltree *t, const struct report_options *o)
 {
 	const struct ct_node *nodes = t->nodes;
-	uint32_t *stack;
+	uint32_t *stack, *kids;
 	size_t sp = 0;
 	const char *vname = t->v_value != PV_NONE ? pv_str(t->p, t->p->sample_types[t->v_value].type) : "";
 	struct labels l;
-	int ret = 0;
+	struct tree_plan pl = { 0 };
+	int ret = -1;
 
 	if (nodes[0].count == 0) {
 		fprintf(out, "no samples%s\n", o->tid_filter ? " in the selected threads" : "");
@@ -376,9 +514,10 @@ int report_tree(FILE *out, const struct calltree *t, const struct report_options
 	if (labels_init(&l, t) < 0)
 		return -1;
 	stack = malloc(t->nnodes * sizeof *stack);
-	if (!stack) {
-		labels_free(&l);
-		return pv_oom();
+	kids = malloc(t->nnodes * sizeof *kids);
+	if (!stack || !kids) {
+		pv_oom();
+		goto out;
 	}
 	if (vname[0])
 		fprintf(out, "%s  samples %6s%%    ±√n %6s ms  function  location%s\n", bold_on(o),
@@ -388,66 +527,40 @@ int report_tree(FILE *out, const struct calltree *t, const struct report_options
 
 	/* Pre-order with an explicit stack, children pushed in reverse so the
 	 * hottest is printed first.  Hidden children of a node are summed in
-	 * one line, so nothing disappears without a trace. */
-	{
-		uint32_t *kids = malloc(t->nnodes * sizeof *kids);
-		if (!kids) {
-			free(stack);
-			labels_free(&l);
-			return pv_oom();
+	 * one line, so nothing disappears without a trace.  Entries >=
+	 * 0x80000000 are "hidden summary" markers for a parent. */
+	stack[sp++] = 0;
+	while (sp) {
+		uint32_t id = stack[--sp];
+		if (id & 0x80000000u) {
+			if (plan_add(&pl, ITEM_HIDDEN, id & 0x7fffffffu, 0, 0) < 0)
+				goto out;
+			continue;
 		}
-		/* Entries >= 0x80000000 are "hidden summary" markers for a parent. */
-		stack[sp++] = 0;
-		while (sp) {
-			uint32_t id = stack[--sp];
-			if (id & 0x80000000u) {
-				const struct ct_node *par = &nodes[id & 0x7fffffffu];
-				int64_t hc = 0, hv = 0, hw = 0;
-				uint32_t hn = 0;
-				for (uint32_t c = par->first_child; c != PV_NONE; c = nodes[c].next_sibling)
-					if (!visible(o, &nodes[c], par->count)) {
-						hc += nodes[c].count;
-						hv += nodes[c].value;
-						hw += ct_weight(t, &nodes[c]);
-						hn++;
-					}
-				char line[LINE_MAX_LEN], *q = line;
-				q = put_cstr(q, dim_on(o));
-				q = tree_columns(q, t, hc, hw, hv, "", "");
-				q = tree_indent(q, par->depth + 1);
-				q = put_cstr(q, "[");
-				q = put_int(q, hn, 0);
-				q = put_cstr(q, o->maxdepth > 0 && par->depth + 1 > (uint32_t)o->maxdepth ?
-						" more below the depth limit]" : " more below the floor]");
-				q = put_cstr(q, attr_off(o));
-				*q++ = '\n';
-				put_line(out, line, q);
-				continue;
-			}
-			if (id != 0) {
-				if (tree_line(out, &l, &nodes[id], o) < 0) {
-					ret = -1;
-					break;
-				}
-				id = tree_chain(out, &l, id, o);
-			}
-			const struct ct_node *nd = &nodes[id];
-			size_t nk = 0;
-			bool hidden = false;
-			for (uint32_t c = nd->first_child; c != PV_NONE; c = nodes[c].next_sibling) {
-				if (visible(o, &nodes[c], nd->count))
-					kids[nk++] = c;
-				else
-					hidden = true;
-			}
-			if (hidden && !o->quiet_hidden)
-				stack[sp++] = id | 0x80000000u;
-			while (nk)
-				stack[sp++] = kids[--nk];
+		if (id != 0 && (plan_node(&pl, &l, id) < 0 || tree_chain(&pl, &l, id, o, &id) < 0))
+			goto out;
+		const struct ct_node *nd = &nodes[id];
+		size_t nk = 0;
+		bool hidden = false;
+		for (uint32_t c = nd->first_child; c != PV_NONE; c = nodes[c].next_sibling) {
+			if (visible(o, &nodes[c], nd->count))
+				kids[nk++] = c;
+			else
+				hidden = true;
 		}
-		free(kids);
+		if (hidden && !o->quiet_hidden)
+			stack[sp++] = id | 0x80000000u;
+		while (nk)
+			stack[sp++] = kids[--nk];
 	}
 	free(stack);
+	free(kids);
+	stack = kids = NULL;
+	ret = write_plan(out, &l, &pl, o);
+out:
+	free(stack);
+	free(kids);
+	free(pl.items);
 	labels_free(&l);
 	return ret;
 }
