@@ -472,6 +472,17 @@ void report_svg_ready(void)
 		ready.started = pthread_create(&ready.thread, NULL, get_ready, NULL) == 0;
 }
 
+void report_svg_unready(void)
+{
+	if (!ready.started)
+		return;
+	pthread_join(ready.thread, NULL);
+	ready.started = false;
+	if (ready.gvc)
+		gvFreeContext(ready.gvc);
+	ready.gvc = NULL;
+}
+
 static GVC_t *take_gvc(void)
 {
 	if (!ready.started)

@@ -26,5 +26,8 @@ int report_svg(FILE *out, struct calltree *t, const struct svg_options *o);
 /* Start graphviz in the background (plugins, fonts) before the profile is
  * read, for a report_svg to come; optional. */
 void report_svg_ready(void);
+/* Undo report_svg_ready when no call graph is made after all (an error):
+ * graphviz is not left running while the program exits. */
+void report_svg_unready(void);
 
 #endif

@@ -574,6 +574,7 @@ int main(int argc, char **argv)
 		ret = 1;
 	}
 out:
+	report_svg_unready();
 	if (out != stdout && fclose(out) != 0 && ret == 0)
 		ret = pv_error("cannot write '%s': %s", output, strerror(errno)) ? 1 : 1;
 	pv_result_free(&res);
