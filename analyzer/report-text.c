@@ -204,15 +204,15 @@ static char *put_int(char *p, int64_t v, int width)
 
 /* x right-aligned in width columns with decimals (0 or 1) digits after the
  * point, exactly as printf's "%*.*f": where the product that rounds could
- * be a hair off a tie, or the number is not small and positive, printf
- * itself does it. */
+ * be a hair off a tie, or the number is not small and positive (-0.0
+ * included), printf itself does it. */
 static char *put_fixed(char *p, double x, int width, int decimals)
 {
 	double sc = decimals ? x * 10 : x;
 	uint64_t r = sc >= 0 && sc < 4294967296.0 ? (uint64_t)sc : 0;
 	double fr = sc - (double)r;
 
-	if (!(sc >= 0 && sc < 4294967296.0) || fabs(fr - 0.5) < 1e-5) {
+	if (!(sc >= 0 && sc < 4294967296.0) || signbit(sc) || fabs(fr - 0.5) < 1e-5) {
 		char buf[64];
 		int n = snprintf(buf, sizeof buf, "%*.*f", width, decimals, x);
 		return put_str(p, buf, n > 0 ? (size_t)n : 0);
