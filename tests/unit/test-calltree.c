@@ -8,6 +8,8 @@
 #include "merge.h"
 #include "report-text.h"
 
+#include <math.h>
+
 static uint32_t child_named(const struct calltree *t, uint32_t node, const char *name)
 {
 	char buf[256];
@@ -507,6 +509,62 @@ static void test_unsampled(void)
 	pv_profile_free(p);
 }
 
+/* The reports' numbers are formatted by hand: each must read as printf's
+ * "%9lld %6.1f%% %6.0f %9.1f" (tree) and "%9lld %5.1f%% %8lld %5.1f%% %6.0f"
+ * (flat) would write it, ties of the rounding included (0.125 -> 0.1,
+ * 0.75 -> 0.8, 2.5 -> 2). */
+static void test_number_format(void)
+{
+	struct pv_profile *p = pv_profile_new();
+	uint32_t file = pv_intern_str(p, "n.c"), mainfn, mainloc;
+	uint64_t rng = 12345;
+	int64_t counts[300], values[300], total_v = 0, total_c = 0;
+	char name[32], want[256];
+
+	pv_add_value_type(p, "samples", "count");
+	pv_add_value_type(p, "cpu", "nanoseconds");
+	mainfn = pv_get_function(p, pv_intern_str(p, "main"), pv_intern_str(p, "main"), file, 1);
+	mainloc = pv_get_location(p, 0x100, PV_NONE);
+	pv_set_lines(p, mainloc, &(struct pv_line){ mainfn, 1 }, 1);
+	for (int i = 0; i < 300; i++) {
+		rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+		/* small counts and halves of a millisecond: ties in every column */
+		counts[i] = i < 20 ? (int64_t[]){ 1, 2, 4, 12, 6, 30, 42, 56, 72, 90 }[i % 10] :
+				     1 + (int64_t)(rng >> 40) % 5000;
+		values[i] = i % 3 ? counts[i] * 1250000 : counts[i] * 1000000 + (int64_t)(rng >> 50);
+		snprintf(name, sizeof name, "f_%d", i);
+		uint32_t n = pv_intern_str(p, name);
+		uint32_t fi = pv_get_function(p, n, n, file, 10 + i);
+		uint32_t li = pv_get_location(p, 0x1000 + 16 * (uint64_t)i, PV_NONE);
+		pv_set_lines(p, li, &(struct pv_line){ fi, 10 + i }, 1);
+		uint32_t locs[2] = { li, mainloc };
+		uint32_t off = pv_add_stack(p, locs, 2);
+		pv_add_sample(p, &(struct pv_sample){ off, 2, PV_NONE, 0, { counts[i], values[i] } });
+		total_c += counts[i];
+		total_v += values[i];
+	}
+	struct calltree *t = calltree_build(p, NULL);
+	struct report_options o = { 0 };
+	char *tree = render(t, &o, R_TREE), *flat = render(t, &o, R_FLAT);
+	for (int i = 0; i < 300; i++) {
+		snprintf(want, sizeof want, "%9" PRId64 " %6.1f%% %6.0f %9.1f    f_%d  n.c:%d\n", counts[i],
+			 100.0 * (double)values[i] / (double)total_v, sqrt((double)counts[i]),
+			 (double)values[i] / 1e6, i, 10 + i);
+		CHECK_CONTAINS(tree, want);
+		snprintf(want, sizeof want, "%9" PRId64 " %5.1f%% %8" PRId64 " %5.1f%% %6.0f  f_%d  n.c:%d\n",
+			 counts[i], 100.0 * (double)values[i] / (double)total_v, counts[i],
+			 100.0 * (double)values[i] / (double)total_v, sqrt((double)counts[i]), i, 10 + i);
+		CHECK_CONTAINS(flat, want);
+	}
+	snprintf(want, sizeof want, "%9" PRId64 " %6.1f%% %6.0f %9.1f  main", total_c, 100.0,
+		 sqrt((double)total_c), (double)total_v / 1e6);
+	CHECK_CONTAINS(tree, want);
+	free(tree);
+	free(flat);
+	calltree_free(t);
+	pv_profile_free(p);
+}
+
 int main(void)
 {
 	pv_error_set_sink(quiet_sink);
@@ -516,6 +574,7 @@ int main(void)
 	test_threads_and_tids();
 	test_granularity();
 	test_reports();
+	test_number_format();
 	test_unsampled();
 	test_escaped_names();
 	test_deep_tree();
