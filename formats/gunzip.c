@@ -21,6 +21,16 @@ int pv_gunzip(const unsigned char *buf, size_t len, const char *name, size_t lim
 	size_t cap = len < (1u << 20) ? (1u << 16) : len * 4, n = 0;
 	int zr = Z_OK, ret = -1;
 
+	/* A gzip member ends with its data's size modulo 2^32: room for that
+	 * at once when it is plausible (one member, no more than zlib's best
+	 * ratio); a wrong guess only costs growing as usual. */
+	if (len >= 18 && buf[0] == 0x1f && buf[1] == 0x8b) {
+		size_t isize = (size_t)buf[len - 4] | (size_t)buf[len - 3] << 8 |
+			       (size_t)buf[len - 2] << 16 | (size_t)buf[len - 1] << 24;
+		if (isize >= cap && isize / 1032 <= len)
+			cap = isize + 1;
+	}
+
 	*out = NULL;
 	*outlen = 0;
 	if (more)

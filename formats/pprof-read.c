@@ -645,7 +645,8 @@ static int decode_sample_wire(struct decoder *d, const struct wire *w, size_t at
 				if (k == PV_NONE)
 					return pv_error("'%s': sample %zu refers to location %" PRIu64
 							", which is not in the profile", d->name, which, v);
-				if (pv_grow(&d->stack, &d->cap_stack, nlocs + 1, sizeof *d->stack) < 0)
+				if (nlocs >= d->cap_stack &&
+				    pv_grow(&d->stack, &d->cap_stack, nlocs + 1, sizeof *d->stack) < 0)
 					return -1;
 				d->stack[nlocs++] = d->loc_index[k];
 			} else {
