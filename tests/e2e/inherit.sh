@@ -33,19 +33,27 @@ child=$(awk '$2 == "child" { print $3 }' tree.out)
 grandchild=$(awk '$2 == "grandchild" { print $3 }' tree.out)
 execd=$(awk '$2 == "exec" { print $3 }' tree.out)
 ls tree >tree.ls
-[ "$(wc -l <tree.ls)" -eq 4 ] || fail "want 4 traces, got: $(tr '\n' ' ' <tree.ls)"
-[ "$(grep -c 'written to' tree.err)" -eq 4 ] || fail "collect-timer does not list 4 traces: $(cat tree.err)"
+# The child that execs has its image before the exec traced too, and that
+# trace removed when it holds no sample; but its timer's first expiry
+# falls anywhere in the first period, so once in a while (~1 in 40 runs)
+# the moment between its fork and its exec is sampled: then that trace
+# stays, and collect-timer lists it.
+want=4
+grep -q "^collect-timer: pid $execd (tcases): .* written to 'tree/t.$execd.raw'; then the process ran another program" tree.err &&
+	want=5
+[ "$(wc -l <tree.ls)" -eq "$want" ] || fail "want $want traces, got: $(tr '\n' ' ' <tree.ls)"
+[ "$(grep -c 'written to' tree.err)" -eq "$want" ] ||
+	fail "collect-timer does not list $want traces: $(cat tree.err)"
 for pid in "$child" "$grandchild"; do
 	[ -f "tree/t.$pid.raw" ] || fail "no trace t.$pid.raw: $(tr '\n' ' ' <tree.ls)"
 	grep -q "^collect-timer: pid $pid (tcases): .* written to 'tree/t.$pid.raw'" tree.err ||
 		fail "collect-timer does not report t.$pid.raw: $(cat tree.err)"
 done
 # The exec'd program: its own trace in the same pid, the fork's image
-# before the exec (no samples) removed.
-exec_trace=$(grep -l bspin tree/t."$execd".*raw 2>/dev/null | head -1)
-[ -n "$exec_trace" ] || fail "no trace of the exec'd program (pid $execd): $(tr '\n' ' ' <tree.ls)"
-grep -q "^collect-timer: pid $execd (bspin): .* written to '$exec_trace'" tree.err ||
-	fail "collect-timer does not report the exec'd program's trace: $(cat tree.err)"
+# before the exec removed unless it was sampled (above).
+exec_trace=$(sed -n "s|^collect-timer: pid $execd (bspin): .* written to '\(tree/t\.$execd\.[0-9.]*raw\)'.*|\1|p" tree.err)
+[ -n "$exec_trace" ] || fail "collect-timer does not report the exec'd program's trace: $(cat tree.err)"
+[ -f "$exec_trace" ] || fail "no trace of the exec'd program (pid $execd): $(tr '\n' ' ' <tree.ls)"
 
 check() { # TRACE PID PPID FUNCTION
 	"$PROFVIEW" --flat "$1" >p.txt 2>p.err || fail "profview on $1"
