@@ -172,6 +172,14 @@ static int cmp_nodes(const void *a, const void *b, void *ctx)
 
 	int64_t wx = ct_weight(t, x), wy = ct_weight(t, y);
 
+	if (t->dn) {
+		/* a comparison: by the larger side, so what went away is seen */
+		int64_t bx = ct_base_weight(t, *(const uint32_t *)a);
+		int64_t by = ct_base_weight(t, *(const uint32_t *)b);
+		wx = bx > wx ? bx : wx;
+		wy = by > wy ? by : wy;
+	}
+
 	if (wx != wy)
 		return wx > wy ? -1 : 1;
 	if (x->count != y->count)
@@ -230,9 +238,9 @@ struct build {
 	bool by_thread;
 };
 
-static uint64_t group_hash(uint32_t loc_off, uint32_t nlocs, uint32_t thread)
+static uint64_t group_hash(uint32_t loc_off, uint32_t nlocs, uint32_t thread, bool base)
 {
-	return pv_mix64((uint64_t)loc_off << 32 ^ (uint64_t)nlocs << 20 ^ thread);
+	return pv_mix64((uint64_t)loc_off << 32 ^ (uint64_t)nlocs << 20 ^ thread ^ (uint64_t)base << 63);
 }
 
 static int group_rehash(struct build *b)
@@ -244,7 +252,7 @@ static int group_rehash(struct build *b)
 		return pv_oom();
 	for (size_t i = 0; i < b->ngroups; i++) {
 		const struct ct_path *g = &b->groups[i];
-		size_t j = group_hash(g->loc_off, g->nlocs, g->thread) & (n - 1);
+		size_t j = group_hash(g->loc_off, g->nlocs, g->thread, g->base) & (n - 1);
 		while (s[j])
 			j = (j + 1) & (n - 1);
 		s[j] = (uint32_t)i + 1;
@@ -261,6 +269,7 @@ static struct ct_path *group_of(struct build *b, const struct pv_sample *s)
 {
 	struct calltree *t = b->t;
 	uint32_t thread = b->by_thread ? s->thread : 0;
+	bool base = (s->flags & PV_SAMPLE_BASE) && t->dn;
 	struct ct_path *g;
 	size_t mask, i;
 	ssize_t end;
@@ -268,9 +277,10 @@ static struct ct_path *group_of(struct build *b, const struct pv_sample *s)
 	if ((b->ngroups + 1) * 2 > b->nslots && group_rehash(b) < 0)
 		return NULL;
 	mask = b->nslots - 1;
-	for (i = group_hash(s->loc_off, s->nlocs, thread) & mask; b->slots[i]; i = (i + 1) & mask) {
+	for (i = group_hash(s->loc_off, s->nlocs, thread, base) & mask; b->slots[i]; i = (i + 1) & mask) {
 		g = &b->groups[b->slots[i] - 1];
-		if (g->loc_off == s->loc_off && g->nlocs == s->nlocs && g->thread == thread)
+		if (g->loc_off == s->loc_off && g->nlocs == s->nlocs && g->thread == thread &&
+		    g->base == base)
 			return g;
 	}
 	if (b->ngroups >= UINT32_MAX - 1 ||
@@ -285,7 +295,7 @@ static struct ct_path *group_of(struct build *b, const struct pv_sample *s)
 	}
 	g = &b->groups[b->ngroups];
 	*g = (struct ct_path){ .loc_off = s->loc_off, .nlocs = s->nlocs, .thread = thread,
-			       .off = t->nscratch, .len = (uint32_t)((size_t)end - t->nscratch) };
+			       .base = base, .off = t->nscratch, .len = (uint32_t)((size_t)end - t->nscratch) };
 	t->nscratch = (size_t)end;
 	b->slots[i] = (uint32_t)b->ngroups + 1;
 	b->ngroups++;
@@ -305,7 +315,9 @@ static int cmp_paths(const void *a, const void *b, void *ctx)
 	for (uint32_t i = 0; i < n; i++)
 		if (px[i] != py[i])
 			return px[i] < py[i] ? -1 : 1;
-	return x->len < y->len ? -1 : x->len > y->len;
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	return (int)x->base - (int)y->base;
 }
 
 static uint32_t new_node(struct calltree *t, uint32_t parent, uint32_t kind, uint32_t frame)
@@ -341,17 +353,40 @@ static int build_tree(struct calltree *t, const struct ct_options *opt)
 			continue;
 		if (!(g = group_of(&b, s)))
 			goto out;
-		g->count += t->v_count != PV_NONE ? s->values[t->v_count] : 1;
-		g->value += t->v_value != PV_NONE ? s->values[t->v_value] : 0;
+		int64_t c = t->v_count != PV_NONE ? s->values[t->v_count] : 1;
+		int64_t v = t->v_value != PV_NONE ? s->values[t->v_value] : 0;
+		g->count += c;
+		g->value += v;
+		if (t->dn) {
+			/* c samples of equal weight, w each: c w^2 */
+			double w = (double)ct_pick(t, c, v);
+			g->sq += c > 1 ? w * w / (double)c : w * w;
+		}
 	}
 	if (t->paths_only) {
 		/* the stacks as they are, and the root's totals */
 		for (size_t i = 0; i < b.ngroups; i++) {
-			t->nodes[0].count += b.groups[i].count;
-			t->nodes[0].value += b.groups[i].value;
-			if (!b.groups[i].len) {
-				t->nodes[0].self_count += b.groups[i].count;
-				t->nodes[0].self_value += b.groups[i].value;
+			const struct ct_path *g = &b.groups[i];
+			if (g->base) {
+				t->dn[0].count += g->count;
+				t->dn[0].value += g->value;
+				t->dn[0].base_sq += g->sq;
+				if (!g->len) {
+					t->dn[0].self_count += g->count;
+					t->dn[0].self_value += g->value;
+					t->dn[0].base_self_sq += g->sq;
+				}
+				continue;
+			}
+			t->nodes[0].count += g->count;
+			t->nodes[0].value += g->value;
+			if (t->dn)
+				t->dn[0].sq += g->sq;
+			if (!g->len) {
+				t->nodes[0].self_count += g->count;
+				t->nodes[0].self_value += g->value;
+				if (t->dn)
+					t->dn[0].self_sq += g->sq;
 			}
 		}
 		t->samples = t->nodes[0].count;
@@ -409,6 +444,15 @@ static int build_tree(struct calltree *t, const struct ct_options *opt)
 		t->cap_nodes = need;
 	}
 	pv_prefault(t->nodes + t->nnodes, (need - t->nnodes) * sizeof *t->nodes);
+	if (t->dn) {
+		struct ct_diff_node *d = realloc(t->dn, need * sizeof *d);
+		if (!d) {
+			pv_oom();
+			goto out;
+		}
+		memset(d, 0, need * sizeof *d);
+		t->dn = d;
+	}
 
 	for (size_t k = 0; k < b.ngroups; k++) {
 		const struct ct_path *g = &b.groups[order[k]];
@@ -417,6 +461,7 @@ static int build_tree(struct calltree *t, const struct ct_options *opt)
 
 		if (b.by_thread && (!prev || prev->thread != g->thread)) {
 			thread_node = new_node(t, 0, CT_THREAD, g->thread);
+			/* (t->dn has room for every node: need counted them) */
 			if (thread_node == PV_NONE)
 				goto out;
 			prev = NULL;
@@ -432,8 +477,16 @@ static int build_tree(struct calltree *t, const struct ct_options *opt)
 				goto out;
 			path_nodes[j] = node;
 		}
-		t->nodes[node].self_count += g->count;
-		t->nodes[node].self_value += g->value;
+		if (g->base) {
+			t->dn[node].self_count += g->count;
+			t->dn[node].self_value += g->value;
+			t->dn[node].base_self_sq += g->sq;
+		} else {
+			t->nodes[node].self_count += g->count;
+			t->nodes[node].self_value += g->value;
+			if (t->dn)
+				t->dn[node].self_sq += g->sq;
+		}
 		prev = g;
 	}
 	/* Cumulative: every node comes after its parent. */
@@ -445,6 +498,22 @@ static int build_tree(struct calltree *t, const struct ct_options *opt)
 		struct ct_node *par = &t->nodes[t->nodes[i].parent];
 		par->count += t->nodes[i].count;
 		par->value += t->nodes[i].value;
+	}
+	if (t->dn) {
+		for (size_t i = 0; i < t->nnodes; i++) {
+			struct ct_diff_node *d = &t->dn[i];
+			d->count = d->self_count;
+			d->value = d->self_value;
+			d->sq = d->self_sq;
+			d->base_sq = d->base_self_sq;
+		}
+		for (size_t i = t->nnodes; i-- > 1;) {
+			struct ct_diff_node *d = &t->dn[i], *par = &t->dn[t->nodes[i].parent];
+			par->count += d->count;
+			par->value += d->value;
+			par->sq += d->sq;
+			par->base_sq += d->base_sq;
+		}
 	}
 	t->samples = t->nodes[0].count;
 	ret = 0;
@@ -538,6 +607,10 @@ struct calltree *calltree_build(const struct pv_profile *p, const struct ct_opti
 	t->loc_frames = malloc((p->nlocations ? p->nlocations : 1) * sizeof *t->loc_frames);
 	if (!t->loc_frames || pv_grow(&t->nodes, &t->cap_nodes, 1, sizeof *t->nodes) < 0)
 		goto fail;
+	if (p->diff && !(t->dn = calloc(1, sizeof *t->dn))) {
+		pv_oom();
+		goto fail;
+	}
 	memset(t->loc_frames, 0xff, p->nlocations * sizeof *t->loc_frames);
 	t->nodes[0] = (struct ct_node){ .kind = CT_ROOT, .parent = PV_NONE,
 					.first_child = PV_NONE, .next_sibling = PV_NONE };
@@ -566,6 +639,7 @@ void calltree_free(struct calltree *t)
 	free(t->lf);
 	free(t->paths);
 	free(t->path_frames);
+	free(t->dn);
 	free(t);
 }
 
@@ -642,13 +716,28 @@ static struct ct_flat_row *flat_of_paths(struct calltree *t, size_t *nrows)
 			struct ct_flat_row *r = &rows[f[j]];
 			if (stamp[f[j]] != (uint32_t)k) {
 				stamp[f[j]] = (uint32_t)k;
-				r->cum_count += g->count;
-				r->cum_value += g->value;
+				if (g->base) {
+					r->base_cum_count += g->count;
+					r->base_cum_value += g->value;
+					r->base_cum_sq += g->sq;
+				} else {
+					r->cum_count += g->count;
+					r->cum_value += g->value;
+					r->cum_sq += g->sq;
+				}
 			}
 		}
 		if (g->len) {
-			rows[f[g->len - 1]].self_count += g->count;
-			rows[f[g->len - 1]].self_value += g->value;
+			struct ct_flat_row *r = &rows[f[g->len - 1]];
+			if (g->base) {
+				r->base_self_count += g->count;
+				r->base_self_value += g->value;
+				r->base_self_sq += g->sq;
+			} else {
+				r->self_count += g->count;
+				r->self_value += g->value;
+				r->self_sq += g->sq;
+			}
 		}
 	}
 	free(stamp);
@@ -695,12 +784,26 @@ struct ct_flat_row *calltree_flat(struct calltree *t, size_t *nrows)
 	while (node != PV_NONE) {
 		struct ct_node *nd = &t->nodes[node];
 		if (nd->kind == CT_FRAME) {
+			struct ct_flat_row *r = &rows[nd->frame];
+			const struct ct_diff_node *d = t->dn ? &t->dn[node] : NULL;
 			if (seen[nd->frame]++ == 0) {
-				rows[nd->frame].cum_count += nd->count;
-				rows[nd->frame].cum_value += nd->value;
+				r->cum_count += nd->count;
+				r->cum_value += nd->value;
+				if (d) {
+					r->base_cum_count += d->count;
+					r->base_cum_value += d->value;
+					r->cum_sq += d->sq;
+					r->base_cum_sq += d->base_sq;
+				}
 			}
-			rows[nd->frame].self_count += nd->self_count;
-			rows[nd->frame].self_value += nd->self_value;
+			r->self_count += nd->self_count;
+			r->self_value += nd->self_value;
+			if (d) {
+				r->base_self_count += d->self_count;
+				r->base_self_value += d->self_value;
+				r->self_sq += d->self_sq;
+				r->base_self_sq += d->base_self_sq;
+			}
 		}
 		stack[sp++] = node;
 		if (nd->first_child != PV_NONE) {
@@ -746,6 +849,8 @@ struct calltree *calltree_subtree(const struct calltree *t, uint32_t node)
 	sub->nodes = malloc((t->nnodes + 1) * sizeof *sub->nodes);
 	if (!sub->frames || !sub->nodes)
 		goto fail;
+	if (t->dn && !(sub->dn = calloc(t->nnodes + 1, sizeof *sub->dn)))
+		goto fail;
 	memcpy(sub->frames, t->frames, t->nframes * sizeof *t->frames);
 	sub->nframes = sub->cap_frames = t->nframes;
 	sub->cap_nodes = t->nnodes + 1;
@@ -753,9 +858,16 @@ struct calltree *calltree_subtree(const struct calltree *t, uint32_t node)
 	sub->nodes[0] = (struct ct_node){ .kind = CT_ROOT, .parent = PV_NONE, .first_child = 1,
 					  .next_sibling = PV_NONE, .nchildren = 1,
 					  .count = t->nodes[node].count, .value = t->nodes[node].value };
+	if (sub->dn) {
+		sub->dn[0] = t->dn[node];
+		sub->dn[0].self_count = sub->dn[0].self_value = 0;
+		sub->dn[0].self_sq = sub->dn[0].base_self_sq = 0;
+	}
 	if (node == 0) {
 		/* the whole tree */
 		memcpy(sub->nodes, t->nodes, t->nnodes * sizeof *t->nodes);
+		if (sub->dn)
+			memcpy(sub->dn, t->dn, t->nnodes * sizeof *t->dn);
 		n = t->nnodes;
 		goto done;
 	}
@@ -769,6 +881,8 @@ struct calltree *calltree_subtree(const struct calltree *t, uint32_t node)
 			continue;
 		map[i] = (uint32_t)n;
 		sub->nodes[n] = *nd;
+		if (sub->dn)
+			sub->dn[n] = t->dn[i];
 		sub->nodes[n].parent = i == node ? 0 : map[nd->parent];
 		sub->nodes[n].depth = i == node ? 1 : sub->nodes[map[nd->parent]].depth + 1;
 		n++;

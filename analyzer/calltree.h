@@ -34,6 +34,16 @@ struct ct_node {
 	int64_t self_count, self_value;
 };
 
+/* A comparison (pv_profile.diff): a node's base side, and what the
+ * significance test needs (diff.h), the sums of the squared weights of
+ * the samples (a sample of pprof's that stands for c samples of equal
+ * weight counts as c).  The node itself holds the new side. */
+struct ct_diff_node {
+	int64_t count, value, self_count, self_value; /* the base's */
+	double sq, self_sq;            /* the new side's */
+	double base_sq, base_self_sq;  /* the base's */
+};
+
 struct ct_options {
 	enum ct_granularity granularity;
 	/* What the tree weighs nodes by, as pprof's -sample_index: a sample
@@ -55,8 +65,10 @@ struct ct_options {
 struct ct_path {
 	uint32_t loc_off, nlocs, thread;
 	uint32_t len;          /* frames */
+	bool base;             /* a comparison's base samples */
 	size_t off;            /* into calltree.path_frames */
 	int64_t count, value;
+	double sq;             /* sum of squared weights (ct_diff_node) */
 };
 
 struct calltree {
@@ -70,6 +82,9 @@ struct calltree {
 	bool paths_only;
 	struct ct_path *paths; size_t npaths;
 	uint32_t *path_frames;
+	/* A comparison: per node, the base and the test's sums (NULL when the
+	 * profile is not one). */
+	struct ct_diff_node *dn;
 
 	/* private */
 	uint32_t *frame_slots; size_t nframe_slots;
@@ -89,6 +104,11 @@ static inline int64_t ct_pick(const struct calltree *t, int64_t count, int64_t v
 static inline int64_t ct_weight(const struct calltree *t, const struct ct_node *n)
 {
 	return ct_pick(t, n->count, n->value);
+}
+/* A comparison's base weight of node i (0 when the tree is not one). */
+static inline int64_t ct_base_weight(const struct calltree *t, uint32_t i)
+{
+	return t->dn ? ct_pick(t, t->dn[i].count, t->dn[i].value) : 0;
 }
 
 /* The noise floor every report dims or hides by: is a node of n samples
@@ -130,9 +150,20 @@ const char *calltree_frame_where(const struct calltree *t, uint32_t frame, char 
 struct ct_flat_row {
 	uint32_t frame;
 	int64_t self_count, self_value, cum_count, cum_value;
+	/* a comparison's base, and the test's sums (ct_diff_node) */
+	int64_t base_self_count, base_self_value, base_cum_count, base_cum_value;
+	double self_sq, cum_sq, base_self_sq, base_cum_sq;
 };
 /* Rows of every frame seen, unsorted; *n gets how many.  NULL on error. */
 struct ct_flat_row *calltree_flat(struct calltree *t, size_t *n);
+static inline int64_t ct_base_self_weight(const struct calltree *t, const struct ct_flat_row *r)
+{
+	return ct_pick(t, r->base_self_count, r->base_self_value);
+}
+static inline int64_t ct_base_cum_weight(const struct calltree *t, const struct ct_flat_row *r)
+{
+	return ct_pick(t, r->base_cum_count, r->base_cum_value);
+}
 static inline int64_t ct_self_weight(const struct calltree *t, const struct ct_flat_row *r)
 {
 	return ct_pick(t, r->self_count, r->self_value);

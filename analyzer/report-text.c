@@ -67,6 +67,26 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 	if (o->tid_filter)
 		fprintf(out, " (%s)", pv_escape(text, sizeof text, o->tid_filter));
 	fprintf(out, "\n");
+	if (t->dn && o->diff) {
+		struct pv_diff_scale sc;
+		char b[32];
+		pv_diff_scale_of(t, o->diff, &sc);
+		fprintf(out, "%sbase:%s ", bold_on(o), attr_off(o));
+		pv_format_duration(dur, sizeof dur, p->diff_base_duration_ns);
+		fprintf(out, "%s", dur);
+		if (vname) {
+			pv_format_duration(b, sizeof b, t->dn[0].value);
+			fprintf(out, ", %s %s", strcmp(vname, "cpu") == 0 ? "CPU" : vname, b);
+		}
+		fprintf(out, " in %" PRId64 " samples, %u profile%s; new: %u profile%s\n", t->dn[0].count,
+			p->diff_base_runs, p->diff_base_runs == 1 ? "" : "s", p->diff_new_runs,
+			p->diff_new_runs == 1 ? "" : "s");
+		fprintf(out, "%sdiff:%s values per run", bold_on(o), attr_off(o));
+		if (o->diff->normalize)
+			fprintf(out, ", the base scaled by %.4g to the new total", sc.base * p->diff_base_runs);
+		fprintf(out, "; worse/better: q <= %g (false discovery rate, Poisson sampling noise)\n",
+			sc.fdr);
+	}
 	if (o->filters && o->filters[0])
 		fprintf(out, "%sfilters:%s %s; kept %" PRId64 " of %" PRId64 " samples (%.1f%%)\n",
 			bold_on(o), attr_off(o), pv_escape(text, sizeof text, o->filters), o->filter_kept,

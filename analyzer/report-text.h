@@ -3,6 +3,7 @@
 #define PROFVIEW_REPORT_TEXT_H
 
 #include "calltree.h"
+#include "diff.h"
 
 #include <stdio.h>
 
@@ -27,6 +28,13 @@ struct report_options {
 	const char *tid_filter; /* the --tid text, for the header */
 	const char *filters;   /* the filters in force ("focus=a hide=b"), or NULL */
 	int64_t filter_total, filter_kept; /* samples before and after them */
+	/* A table with this field separator and no padding (report_table_*),
+	 * or NULL. */
+	const char *field_sep;
+	/* A comparison's options (the tree has a base: t->dn); show only the
+	 * significant rows (and, in the tree, the nodes above them). */
+	const struct pv_diff_options *diff;
+	bool significant;
 };
 
 /* Is more than a hundredth of the CPU time the threads used (by the
@@ -37,6 +45,10 @@ bool report_unsampled(const struct pv_profile *p, char *buf, size_t n);
 void report_header(FILE *out, const struct calltree *t, const struct report_options *o);
 int report_tree(FILE *out, const struct calltree *t, const struct report_options *o);
 int report_flat(FILE *out, struct calltree *t, const struct report_options *o);
+/* The flat and tree reports as tables (report-table.c): what a comparison
+ * and --field-separator show. */
+int report_table_flat(FILE *out, struct calltree *t, const struct report_options *o);
+int report_table_tree(FILE *out, const struct calltree *t, const struct report_options *o);
 int report_folded(FILE *out, const struct calltree *t, const struct report_options *o);
 
 #endif

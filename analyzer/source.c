@@ -99,6 +99,42 @@ fail:
 	return -1;
 }
 
+int pv_source_open_diff(char *const *base, size_t nb, char *const *paths, size_t n,
+			const struct pv_source_options *o, struct pv_source *s)
+{
+	struct pv_source b;
+	struct pv_profile *p;
+	int64_t duration;
+
+	if (pv_source_open(base, nb, o, &b) < 0)
+		return -1;
+	if (pv_source_open(paths, n, o, s) < 0) {
+		pv_source_close(&b);
+		return -1;
+	}
+	p = s->p;
+	if (p->diff || b.p->diff) {
+		pv_source_close(&b);
+		pv_source_close(s);
+		return pv_error("a profile given is a comparison already: compare plain profiles");
+	}
+	for (size_t i = 0; i < b.p->nsamples; i++)
+		b.p->samples[i].flags |= PV_SAMPLE_BASE;
+	duration = p->duration_ns;
+	if (pv_merge(p, b.p, nb == 1 && strcmp(base[0], "-") ? base[0] : "the base profiles") < 0) {
+		pv_source_close(&b);
+		pv_source_close(s);
+		return -1;
+	}
+	p->duration_ns = duration;
+	p->diff = true;
+	p->diff_base_runs = (uint32_t)nb;
+	p->diff_new_runs = (uint32_t)n;
+	p->diff_base_duration_ns = b.p->duration_ns;
+	pv_source_close(&b);
+	return 0;
+}
+
 void pv_source_close(struct pv_source *s)
 {
 	pv_profile_free(s->p);

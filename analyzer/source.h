@@ -45,6 +45,13 @@ struct pv_source {
  * the wrong place, out of memory); s is then empty. */
 int pv_source_open(char *const *paths, size_t n, const struct pv_source_options *o,
 		   struct pv_source *s);
+/* A comparison: the base profiles base[0..nb) and the new ones
+ * paths[0..n), each side read and symbolized as pv_source_open does, then
+ * the base merged into the new side with its samples flagged
+ * PV_SAMPLE_BASE (profile.h: the profile's diff fields say how many runs
+ * each side holds).  0, or -1 after the error was reported. */
+int pv_source_open_diff(char *const *base, size_t nb, char *const *paths, size_t n,
+			const struct pv_source_options *o, struct pv_source *s);
 void pv_source_close(struct pv_source *s);
 
 /* Does path name an ELF file?  How a program on the command line is told

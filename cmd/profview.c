@@ -46,6 +46,9 @@ enum { OPT_TUI = 0x700, OPT_REVERSE };
 /* What reports weigh by. */
 enum { OPT_SAMPLE_INDEX = 0x800 };
 
+/* Comparisons and tables. */
+enum { OPT_DIFF_BASE = 0x900, OPT_NORMALIZE, OPT_FDR, OPT_SIGNIFICANT, OPT_FIELD_SEP };
+
 static const struct option long_options[] = {
 	{ "tree", no_argument, NULL, OPT_TREE },
 	{ "flat", no_argument, NULL, OPT_FLAT },
@@ -58,6 +61,12 @@ static const struct option long_options[] = {
 	{ "reverse", no_argument, NULL, OPT_REVERSE },
 	{ "sample-index", required_argument, NULL, OPT_SAMPLE_INDEX },
 	{ "sample_index", required_argument, NULL, OPT_SAMPLE_INDEX },
+	{ "diff-base", required_argument, NULL, OPT_DIFF_BASE },
+	{ "diff_base", required_argument, NULL, OPT_DIFF_BASE },
+	{ "normalize", no_argument, NULL, OPT_NORMALIZE },
+	{ "fdr", required_argument, NULL, OPT_FDR },
+	{ "significant", no_argument, NULL, OPT_SIGNIFICANT },
+	{ "field-separator", required_argument, NULL, 't' },
 	{ "nodecount", required_argument, NULL, OPT_NODECOUNT },
 	{ "nodefraction", required_argument, NULL, OPT_NODEFRACTION },
 	{ "edgefraction", required_argument, NULL, OPT_EDGEFRACTION },
@@ -123,6 +132,16 @@ static void usage(FILE *out)
 		"                         samples (sample counts), or any sample type of a\n"
 		"                         pprof profile, by name or index\n"
 		"\n"
+		"Comparison (the change from BASE to the PROFILEs, and whether it is more\n"
+		"than the sampling noise; see profview(1)):\n"
+		"      --diff-base=BASE   compare with BASE (given again: several merged)\n"
+		"      --normalize        scale the base to the new total (else compare the\n"
+		"                         values per run as they are)\n"
+		"      --fdr=Q            call changes with a q-value <= Q worse or better: the\n"
+		"                         false discovery rate (default 0.05)\n"
+		"      --significant      flat and tree: only the changes called, and their\n"
+		"                         callers\n"
+		"\n"
 		"Selection and pruning:\n"
 		"      --threads          split the tree by thread\n"
 		"      --tid=LIST         only these thread ids (comma-separated)\n"
@@ -157,6 +176,8 @@ static void usage(FILE *out)
 		"\n"
 		"Output:\n"
 		"  -o, --output=FILE      write the report to FILE instead of standard output\n"
+		"  -t, --field-separator=SEP  flat and tree: a table with a header row, fields\n"
+		"                         separated by SEP, no padding\n"
 		"      --color=WHEN       auto (default), always or never; NO_COLOR turns it off\n"
 		"  -q, --quiet            no warnings about the input\n"
 		"  -h, --help             show this help and exit\n"
@@ -360,6 +381,9 @@ int main(int argc, char **argv)
 						  GRAPH_DEFAULT_EDGEFRACTION } };
 	struct pv_source_options sopt = { 0 };
 	struct pv_source src = { 0 };
+	struct pv_diff_options dopt = { .fdr = PV_DIFF_DEFAULT_FDR };
+	char **bases = NULL;
+	size_t nbases = 0;
 	bool dump = false, reverse = false;
 	const char *output = NULL, *color = "auto";
 	uint32_t *tids = NULL;
@@ -376,7 +400,9 @@ int main(int argc, char **argv)
 	long long v;
 
 	pv_error_set_progname("profview");
-	while ((c = getopt_long(argc, argv, "o:qhV", long_options, NULL)) != -1) {
+	if (!(bases = calloc((size_t)argc + 1, sizeof *bases)))
+		return pv_oom(), 1;
+	while ((c = getopt_long(argc, argv, "o:t:qhV", long_options, NULL)) != -1) {
 		switch (c) {
 		/* Any report option gives text, however abbreviated. */
 		case OPT_TREE: kind = REPORT_TREE; kind_given = true; break;
@@ -466,6 +492,18 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'o': output = optarg; break;
+		case 't':
+			if (!optarg[0])
+				return usage_error("%s", "empty --field-separator");
+			ropt.field_sep = optarg;
+			break;
+		case OPT_DIFF_BASE: bases[nbases++] = optarg; break;
+		case OPT_NORMALIZE: dopt.normalize = true; break;
+		case OPT_SIGNIFICANT: ropt.significant = true; break;
+		case OPT_FDR:
+			if (!parse_double(optarg, &dopt.fdr) || !(dopt.fdr > 0) || !(dopt.fdr < 1))
+				return usage_error("invalid --fdr '%s' (a number between 0 and 1)", optarg);
+			break;
 		case 'q': sopt.quiet = true; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("profview %s\n", PROFVIEW_VERSION); return 0;
@@ -500,8 +538,15 @@ int main(int argc, char **argv)
 	pv_error_set_quiet(sopt.quiet);
 	if (kind == REPORT_SVG && !tui && !dump)
 		report_svg_ready();
-	if (pv_source_open(argv + optind, (size_t)(argc - optind), &sopt, &src) < 0)
+	if ((dopt.normalize || ropt.significant) && !nbases)
+		return usage_error("--%s compares: give the base profile with --diff-base",
+				   dopt.normalize ? "normalize" : "significant");
+	if (nbases ? pv_source_open_diff(bases, nbases, argv + optind, (size_t)(argc - optind), &sopt,
+					 &src) < 0
+		   : pv_source_open(argv + optind, (size_t)(argc - optind), &sopt, &src) < 0)
 		goto out;
+	if (src.p->diff)
+		ropt.diff = &dopt;
 	p = src.p;
 	if (dump) {
 		ret = dump_locations(stdout, p, src.mods) < 0 || fflush(stdout) != 0;
@@ -562,6 +607,13 @@ int main(int argc, char **argv)
 		ret = report_svg(out, t, &svgopt) < 0;
 	} else if (kind == REPORT_FOLDED) {
 		ret = report_folded(out, t, &ropt) < 0;
+	} else if (ropt.field_sep || t->dn) {
+		if (!ropt.field_sep)
+			report_header(out, t, &ropt);
+		if (kind == REPORT_FLAT)
+			ret = report_table_flat(out, t, &ropt) < 0;
+		else
+			ret = report_table_tree(out, t, &ropt) < 0;
 	} else {
 		report_header(out, t, &ropt);
 		if (kind == REPORT_FLAT)
@@ -581,5 +633,6 @@ out:
 	pv_source_close(&src);
 	pv_filters_free(&filters);
 	free(tids);
+	free(bases);
 	return ret;
 }

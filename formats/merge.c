@@ -244,6 +244,10 @@ struct pv_profile *pv_profile_copy(const struct pv_profile *src)
 	p->duration_ns = src->duration_ns;
 	p->finished = src->finished;
 	p->live = src->live;
+	p->diff = src->diff;
+	p->diff_base_runs = src->diff_base_runs;
+	p->diff_new_runs = src->diff_new_runs;
+	p->diff_base_duration_ns = src->diff_base_duration_ns;
 	if (p->program == PV_NONE || p->source_format == PV_NONE)
 		goto fail;
 	return p;

@@ -65,6 +65,9 @@ enum pv_sample_flags {
 	 * leaf's call frame information can confirm (see raw.h); reports must
 	 * not see a sample with this flag. */
 	PV_SAMPLE_LEAF_CANDIDATE = 1u << 1,
+	/* The sample belongs to the base of a comparison (profview
+	 * --diff-base): reports show it apart from the others, the new ones. */
+	PV_SAMPLE_BASE = 1u << 2,
 };
 
 struct pv_sample {
@@ -121,6 +124,12 @@ struct pv_profile {
 	int64_t threads_cpu_ns, unsampled_cpu_ns;
 	/* Threads that used CPU time but were never sampled. */
 	uint64_t unsampled_threads;
+	/* A comparison: the base profiles' samples are flagged PV_SAMPLE_BASE.
+	 * How many runs (profiles) each side merges, and the base's own
+	 * duration (duration_ns is the new side's). */
+	bool diff;
+	uint32_t diff_base_runs, diff_new_runs;
+	int64_t diff_base_duration_ns;
 	bool finished;         /* the source says it was completed cleanly */
 	bool live;             /* not finished: its program is still running */
 

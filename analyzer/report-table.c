@@ -1,0 +1,500 @@
+/* report-table.c - the flat and tree reports as tables: a comparison's
+ * columns (diff.h), and --field-separator's machine-readable form of
+ * every flat and tree report
+ *
+ * A table is a header row of column names and one row per function (flat)
+ * or per node shown (tree).  Aligned for people, the text reports' way;
+ * with a separator, no padding, no header lines above the table, no
+ * summary rows, and every occurrence of the separator inside a field
+ * replaced by '.' (as perf report's -t does), so a row always splits into
+ * the same number of fields.
+ */
+#include "report-text.h"
+#include "diff.h"
+#include "error.h"
+#include "escape.h"
+#include "util.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NAME_MAX_LEN 4096
+
+struct table {
+	FILE *out;
+	const struct report_options *o;
+	const struct calltree *t;
+	const char *sep;       /* NULL: aligned */
+	bool first;            /* no separator before the next field */
+	struct sbuf_line { char *s; size_t n, cap; bool failed; } line;
+};
+
+static void put(struct table *tb, const char *s, size_t n)
+{
+	struct sbuf_line *l = &tb->line;
+
+	if (l->failed)
+		return;
+	if (pv_grow(&l->s, &l->cap, l->n + n + 1, 1) < 0) {
+		l->failed = true;
+		return;
+	}
+	memcpy(l->s + l->n, s, n);
+	l->n += n;
+	l->s[l->n] = '\0';
+}
+
+/* A field: right-aligned to width when aligned (negative: left, no
+ * padding after the last), separated when not; the separator inside it
+ * becomes '.'. */
+static void field(struct table *tb, int width, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (tb->sep) {
+		size_t k = strlen(tb->sep);
+		if (!tb->first)
+			put(tb, tb->sep, k);
+		tb->first = false;
+		while (*s) {
+			if (k && strncmp(s, tb->sep, k) == 0) {
+				put(tb, ".", 1);
+				s += k;
+			} else {
+				put(tb, s++, 1);
+			}
+		}
+		return;
+	}
+	if (!tb->first)
+		put(tb, "  ", 2);
+	tb->first = false;
+	for (int i = (int)n; i < width; i++)
+		put(tb, " ", 1);
+	put(tb, s, n);
+	for (int i = (int)n; i < -width; i++)
+		put(tb, " ", 1);
+}
+
+static int end_row(struct table *tb)
+{
+	struct sbuf_line *l = &tb->line;
+
+	if (l->failed)
+		return pv_oom();
+	/* no trailing blanks from a padded last column */
+	while (l->n && l->s[l->n - 1] == ' ')
+		l->n--;
+	put(tb, "\n", 1);
+	if (l->failed)
+		return pv_oom();
+	fwrite(l->s, 1, l->n, tb->out);
+	l->n = 0;
+	tb->first = true;
+	return 0;
+}
+
+static const char *color_of(const struct table *tb, enum pv_verdict v)
+{
+	if (!tb->o->color || tb->sep)
+		return "";
+	return v == PV_VERDICT_WORSE ? "\033[31m" : v == PV_VERDICT_BETTER ? "\033[34m" : "";
+}
+
+static const char *vname_of(const struct calltree *t)
+{
+	return t->v_value != PV_NONE ? pv_str(t->p, t->p->sample_types[t->v_value].type) : NULL;
+}
+
+/* A value in the tree's weight as shown: milliseconds for a time, else
+ * samples (with a decimal when a scale made it fractional). */
+static void fmt_weight(const struct calltree *t, char *buf, size_t n, double v)
+{
+	v += 0.0; /* no "-0" */
+	if (fabs(v) < (t->v_value != PV_NONE ? 5e4 : 0.05))
+		v = 0;
+	if (t->v_value != PV_NONE)
+		snprintf(buf, n, "%.1f", v / 1e6);
+	else if (v == floor(v) && fabs(v) < 1e15)
+		snprintf(buf, n, "%.0f", v);
+	else
+		snprintf(buf, n, "%.1f", v);
+}
+
+static void fmt_pct(char *buf, size_t n, double pct)
+{
+	if (isinf(pct))
+		snprintf(buf, n, "%s", pct > 0 ? "inf" : "-inf");
+	else
+		snprintf(buf, n, "%+.1f", pct);
+}
+
+static void fmt_q(char *buf, size_t n, double q)
+{
+	if (q < 1e-9)
+		snprintf(buf, n, "<1e-9");
+	else
+		snprintf(buf, n, "%.2g", q);
+}
+
+/* The comparison's columns of one cell. */
+static void diff_fields(struct table *tb, const struct pv_diff_cell *c)
+{
+	char buf[64];
+	const char *col = color_of(tb, c->verdict);
+
+	fmt_weight(tb->t, buf, sizeof buf, c->base);
+	field(tb, 10, buf);
+	fmt_weight(tb->t, buf, sizeof buf, c->new_);
+	field(tb, 10, buf);
+	fmt_weight(tb->t, buf, sizeof buf, c->delta);
+	if (c->delta > 0 && !tb->sep) {
+		memmove(buf + 1, buf, strlen(buf) + 1);
+		buf[0] = '+';
+	}
+	field(tb, 10, buf);
+	fmt_pct(buf, sizeof buf, c->pct);
+	field(tb, 7, buf);
+	fmt_q(buf, sizeof buf, c->q);
+	field(tb, 7, buf);
+	if (tb->sep) {
+		field(tb, 0, pv_verdict_name(c->verdict));
+	} else {
+		char v[64];
+		snprintf(v, sizeof v, "%s%s%s", col, pv_verdict_name(c->verdict), col[0] ? "\033[0m" : "");
+		/* the escapes take no room on the screen */
+		field(tb, -7 - (int)(strlen(v) - strlen(pv_verdict_name(c->verdict))), v);
+	}
+}
+
+static void diff_header(struct table *tb)
+{
+	const char *vn = vname_of(tb->t);
+	char b[64], n[64], d[64];
+
+	if (tb->sep || !vn) {
+		field(tb, 10, "base");
+		field(tb, 10, "new");
+		field(tb, 10, "delta");
+	} else {
+		/* the unit for people: "base ms" */
+		snprintf(b, sizeof b, "base ms");
+		snprintf(n, sizeof n, "new ms");
+		snprintf(d, sizeof d, "delta ms");
+		field(tb, 10, b);
+		field(tb, 10, n);
+		field(tb, 10, d);
+	}
+	field(tb, 7, tb->sep ? "delta_pct" : "delta%");
+	field(tb, 7, "q");
+	field(tb, -7, "verdict");
+}
+
+/* The name and location of a frame (or a node that is no frame), escaped. */
+static void name_fields(struct table *tb, uint32_t node, int64_t frame)
+{
+	char raw[NAME_MAX_LEN], esc[NAME_MAX_LEN];
+
+	if (frame >= 0)
+		calltree_frame_name(tb->t, (uint32_t)frame, raw, sizeof raw);
+	else
+		calltree_node_name(tb->t, node, raw, sizeof raw);
+	field(tb, 0, pv_escape(esc, sizeof esc, raw));
+	if (frame >= 0)
+		calltree_frame_where(tb->t, (uint32_t)frame, raw, sizeof raw);
+	else
+		raw[0] = '\0';
+	if (tb->sep || raw[0])
+		field(tb, 0, pv_escape(esc, sizeof esc, raw));
+}
+
+static double share(int64_t part, int64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* The flat report. */
+
+struct flat_sort {
+	const struct calltree *t;
+	const struct ct_flat_row *rows;
+	const struct pv_diff_cell *cells; /* the comparison's tested cells, or NULL */
+	enum report_sort sort;
+};
+
+static int cmp_flat(const void *a, const void *b, void *ctx)
+{
+	const struct flat_sort *fs = ctx;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	const struct ct_flat_row *x = &fs->rows[i], *y = &fs->rows[j];
+	char nx[NAME_MAX_LEN], ny[NAME_MAX_LEN];
+	int c;
+
+	if (fs->sort != SORT_NAME) {
+		if (fs->cells) {
+			double dx = fabs(fs->cells[i].delta), dy = fabs(fs->cells[j].delta);
+			if (dx != dy)
+				return dx > dy ? -1 : 1;
+			if (fs->cells[i].delta != fs->cells[j].delta)
+				return fs->cells[i].delta > fs->cells[j].delta ? -1 : 1;
+		} else {
+			int64_t sx = ct_self_weight(fs->t, x), sy = ct_self_weight(fs->t, y);
+			int64_t cx = ct_cum_weight(fs->t, x), cy = ct_cum_weight(fs->t, y);
+			if (fs->sort == SORT_COUNT && sx != sy)
+				return sx > sy ? -1 : 1;
+			if (cx != cy)
+				return cx > cy ? -1 : 1;
+		}
+	} else {
+		calltree_frame_where(fs->t, x->frame, nx, sizeof nx);
+		calltree_frame_where(fs->t, y->frame, ny, sizeof ny);
+		if ((c = strcmp(nx, ny)))
+			return c;
+	}
+	calltree_frame_name(fs->t, x->frame, nx, sizeof nx);
+	calltree_frame_name(fs->t, y->frame, ny, sizeof ny);
+	if ((c = strcmp(nx, ny)))
+		return c;
+	return x->frame < y->frame ? -1 : x->frame > y->frame;
+}
+
+int report_table_flat(FILE *out, struct calltree *t, const struct report_options *o)
+{
+	struct table tb = { .out = out, .o = o, .t = t, .sep = o->field_sep, .first = true };
+	size_t n;
+	struct ct_flat_row *rows = calltree_flat(t, &n);
+	struct pv_diff_cell *self = NULL, *cum = NULL, *cells = NULL;
+	uint32_t *order = NULL;
+	const char *vn = vname_of(t);
+	int64_t total = ct_weight(t, &t->nodes[0]);
+	int ret = -1;
+	char buf[64];
+
+	if (!rows)
+		return -1;
+	if (t->dn) {
+		if (pv_diff_flat(t, rows, n, o->diff, &self, &cum) < 0)
+			goto out;
+		/* the flat view tests what it is sorted by: self, or cum */
+		cells = o->sort == SORT_CUM ? cum : self;
+	}
+	if (!(order = malloc((n ? n : 1) * sizeof *order))) {
+		pv_oom();
+		goto out;
+	}
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct ct_flat_row *r = &rows[i];
+		int64_t c = r->cum_count > r->base_cum_count ? r->cum_count : r->base_cum_count;
+		if (c == 0 || (o->mincount > 0 && c < o->mincount))
+			continue;
+		if (o->significant && cells && cells[i].verdict == PV_VERDICT_NONE)
+			continue;
+		order[m++] = (uint32_t)i;
+	}
+	struct flat_sort fs = { t, rows, cells, o->sort };
+	qsort_r(order, m, sizeof *order, cmp_flat, &fs);
+
+	if (cells) {
+		diff_header(&tb);
+	} else {
+		char a[64], c[64];
+		field(&tb, 9, tb.sep ? "self_samples" : "self");
+		field(&tb, 6, tb.sep ? "self_pct" : "self%");
+		field(&tb, 8, tb.sep ? "cum_samples" : "cum");
+		field(&tb, 6, tb.sep ? "cum_pct" : "cum%");
+		field(&tb, 6, tb.sep ? "noise" : "±√n");
+		if (vn) {
+			snprintf(a, sizeof a, tb.sep ? "self_%s_ms" : "self ms", vn);
+			snprintf(c, sizeof c, tb.sep ? "cum_%s_ms" : "cum ms", vn);
+			field(&tb, 10, a);
+			field(&tb, 10, c);
+		}
+	}
+	field(&tb, 0, "function");
+	field(&tb, 0, "location");
+	if (end_row(&tb) < 0)
+		goto out;
+	for (size_t k = 0; k < m; k++) {
+		const struct ct_flat_row *r = &rows[order[k]];
+		if (cells) {
+			diff_fields(&tb, &cells[order[k]]);
+		} else {
+			snprintf(buf, sizeof buf, "%" PRId64, r->self_count);
+			field(&tb, 9, buf);
+			snprintf(buf, sizeof buf, "%.1f", share(ct_self_weight(t, r), total));
+			field(&tb, 6, buf);
+			snprintf(buf, sizeof buf, "%" PRId64, r->cum_count);
+			field(&tb, 8, buf);
+			snprintf(buf, sizeof buf, "%.1f", share(ct_cum_weight(t, r), total));
+			field(&tb, 6, buf);
+			snprintf(buf, sizeof buf, "%.0f", sqrt((double)r->self_count));
+			field(&tb, 6, buf);
+			if (vn) {
+				snprintf(buf, sizeof buf, "%.3f", (double)r->self_value / 1e6);
+				field(&tb, 10, buf);
+				snprintf(buf, sizeof buf, "%.3f", (double)r->cum_value / 1e6);
+				field(&tb, 10, buf);
+			}
+		}
+		name_fields(&tb, 0, r->frame);
+		if (end_row(&tb) < 0)
+			goto out;
+	}
+	ret = 0;
+out:
+	free(tb.line.s);
+	free(order);
+	free(self);
+	free(cum);
+	free(rows);
+	return ret;
+}
+
+/* The tree report: pre-order, the pruning of the text tree (a node shown
+ * when its count, the larger side's in a comparison, passes --mincount,
+ * --maxdepth and the noise floor against its parent's), no summary rows. */
+
+static int64_t node_n(const struct calltree *t, uint32_t i)
+{
+	int64_t n = t->nodes[i].count;
+
+	if (t->dn && t->dn[i].count > n)
+		n = t->dn[i].count;
+	return n;
+}
+
+static bool shown(const struct calltree *t, const struct report_options *o, uint32_t i, int64_t parent_n)
+{
+	int64_t n = node_n(t, i);
+
+	if (o->mincount > 0 && n < o->mincount)
+		return false;
+	if (o->maxdepth > 0 && t->nodes[i].depth > (uint32_t)o->maxdepth)
+		return false;
+	return !ct_below_floor(n, parent_n, o->noisefloor);
+}
+
+/* Has node i, or a node below it, a verdict? (--significant) */
+static bool *significant_below(const struct calltree *t, const struct pv_diff_cell *cells)
+{
+	bool *s = calloc(t->nnodes ? t->nnodes : 1, sizeof *s);
+
+	if (!s) {
+		pv_oom();
+		return NULL;
+	}
+	/* children come after their parents */
+	for (size_t i = t->nnodes; i-- > 0;) {
+		if (cells[i].verdict != PV_VERDICT_NONE)
+			s[i] = true;
+		if (s[i] && i > 0)
+			s[t->nodes[i].parent] = true;
+	}
+	return s;
+}
+
+int report_table_tree(FILE *out, const struct calltree *t, const struct report_options *o)
+{
+	struct table tb = { .out = out, .o = o, .t = t, .sep = o->field_sep, .first = true };
+	struct pv_diff_cell *cells = NULL;
+	bool *keep = NULL;
+	uint32_t *stack = NULL, *kids = NULL;
+	size_t sp = 0;
+	const char *vn = vname_of(t);
+	int64_t total = ct_weight(t, &t->nodes[0]);
+	int ret = -1;
+	char buf[64];
+
+	if (t->dn) {
+		if (!(cells = pv_diff_tree(t, o->diff)))
+			return -1;
+		if (o->significant && !(keep = significant_below(t, cells)))
+			goto out;
+	}
+	stack = malloc((t->nnodes + 1) * sizeof *stack);
+	kids = malloc((t->nnodes + 1) * sizeof *kids);
+	if (!stack || !kids) {
+		pv_oom();
+		goto out;
+	}
+	if (tb.sep) {
+		field(&tb, 0, "id");
+		field(&tb, 0, "parent");
+		field(&tb, 0, "depth");
+	}
+	if (cells) {
+		diff_header(&tb);
+	} else {
+		field(&tb, 9, "samples");
+		field(&tb, 6, tb.sep ? "pct" : "share%");
+		field(&tb, 6, tb.sep ? "noise" : "±√n");
+		if (vn) {
+			char a[64];
+			snprintf(a, sizeof a, tb.sep ? "%s_ms" : "%s ms", vn);
+			field(&tb, 10, a);
+		}
+	}
+	field(&tb, 0, "function");
+	field(&tb, 0, "location");
+	if (end_row(&tb) < 0)
+		goto out;
+
+	stack[sp++] = 0;
+	while (sp) {
+		uint32_t id = stack[--sp];
+		const struct ct_node *nd = &t->nodes[id];
+		size_t nk = 0;
+
+		if (id != 0) {
+			if (tb.sep) {
+				snprintf(buf, sizeof buf, "%" PRIu32, id);
+				field(&tb, 0, buf);
+				snprintf(buf, sizeof buf, "%" PRIu32, nd->parent);
+				field(&tb, 0, buf);
+				snprintf(buf, sizeof buf, "%" PRIu32, nd->depth);
+				field(&tb, 0, buf);
+			}
+			if (cells) {
+				diff_fields(&tb, &cells[id]);
+			} else {
+				snprintf(buf, sizeof buf, "%" PRId64, nd->count);
+				field(&tb, 9, buf);
+				snprintf(buf, sizeof buf, "%.1f", share(ct_weight(t, nd), total));
+				field(&tb, 6, buf);
+				snprintf(buf, sizeof buf, "%.0f", sqrt((double)nd->count));
+				field(&tb, 6, buf);
+				if (vn) {
+					snprintf(buf, sizeof buf, tb.sep ? "%.3f" : "%.1f", (double)nd->value / 1e6);
+					field(&tb, 10, buf);
+				}
+			}
+			if (!tb.sep) {
+				/* the name indented by depth */
+				uint32_t d = nd->depth > REPORT_INDENT_MAX ? REPORT_INDENT_MAX : nd->depth;
+				put(&tb, "  ", 2);
+				for (uint32_t k = 1; k < d; k++)
+					put(&tb, "  ", 2);
+				tb.first = true;
+			}
+			name_fields(&tb, id, nd->kind == CT_FRAME ? (int64_t)nd->frame : -1);
+			if (end_row(&tb) < 0)
+				goto out;
+		}
+		for (uint32_t c = nd->first_child; c != PV_NONE; c = t->nodes[c].next_sibling)
+			if (shown(t, o, c, node_n(t, id)) && (!keep || keep[c]))
+				kids[nk++] = c;
+		while (nk)
+			stack[sp++] = kids[--nk];
+	}
+	ret = 0;
+out:
+	free(tb.line.s);
+	free(stack);
+	free(kids);
+	free(keep);
+	free(cells);
+	return ret;
+}
