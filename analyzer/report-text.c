@@ -71,16 +71,23 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 		struct pv_diff_scale sc;
 		char b[32];
 		pv_diff_scale_of(t, o->diff, &sc);
+		unsigned rb = p->diff_base_runs ? p->diff_base_runs : 1;
+		unsigned rn = p->diff_new_runs ? p->diff_new_runs : 1;
+		const char *sep = "";
 		fprintf(out, "%sbase:%s ", bold_on(o), attr_off(o));
-		pv_format_duration(dur, sizeof dur, p->diff_base_duration_ns);
-		fprintf(out, "%s", dur);
+		if (p->diff_base_duration_ns > 0) {
+			pv_format_duration(dur, sizeof dur, p->diff_base_duration_ns);
+			fprintf(out, "%s", dur);
+			sep = ", ";
+		}
 		if (vname) {
 			pv_format_duration(b, sizeof b, t->dn[0].value);
-			fprintf(out, ", %s %s", strcmp(vname, "cpu") == 0 ? "CPU" : vname, b);
+			fprintf(out, "%s%s %s", sep, strcmp(vname, "cpu") == 0 ? "CPU" : vname, b);
 		}
-		fprintf(out, " in %" PRId64 " samples, %u profile%s; new: %u profile%s\n", t->dn[0].count,
-			p->diff_base_runs, p->diff_base_runs == 1 ? "" : "s", p->diff_new_runs,
-			p->diff_new_runs == 1 ? "" : "s");
+		fprintf(out, " in %" PRId64 " samples", t->dn[0].count);
+		if (rb > 1 || rn > 1)
+			fprintf(out, ", %u profile%s against %u new", rb, rb == 1 ? "" : "s", rn);
+		fprintf(out, "\n");
 		fprintf(out, "%sdiff:%s values per run", bold_on(o), attr_off(o));
 		if (o->diff->normalize)
 			fprintf(out, ", the base scaled by %.4g to the new total", sc.base * p->diff_base_runs);
@@ -713,7 +720,10 @@ int report_folded(FILE *out, const struct calltree *t, const struct report_optio
 	struct labels l;
 	int ret = -1;
 
-	(void)o;
+	struct pv_diff_scale sc = { 0 };
+
+	if (t->dn && o->diff)
+		pv_diff_scale_of(t, o->diff, &sc);
 	if (!stack || !len_at || labels_init(&l, t) < 0) {
 		free(stack);
 		free(len_at);
@@ -744,7 +754,7 @@ int report_folded(FILE *out, const struct calltree *t, const struct report_optio
 		} else if (!(name = frame_label(&l, nd->frame, &nl, &where, &wl))) {
 			goto out;
 		}
-		if (pv_grow(&path, &cap, len + nl + 32, 1) < 0)
+		if (pv_grow(&path, &cap, len + nl + 64, 1) < 0)
 			goto out;
 		if (len)
 			path[len++] = ';';
@@ -756,7 +766,23 @@ int report_folded(FILE *out, const struct calltree *t, const struct report_optio
 		for (char *c = memchr(path + len, ';', nl); c; c = memchr(c, ';', (size_t)(path + len + nl - c)))
 			*c = ':';
 		len += nl;
-		if (nd->self_count > 0) {
+		if (t->dn && o->diff) {
+			/* a comparison: "stack BASE NEW", both as the reports show
+			 * them (microseconds or samples), FlameGraph's
+			 * difffolded.pl format */
+			const struct ct_diff_node *d = &t->dn[id];
+			if (nd->self_count > 0 || d->self_count > 0) {
+				double b = (double)ct_pick(t, d->self_count, d->self_value) * sc.base;
+				double n = (double)ct_pick(t, nd->self_count, nd->self_value) * sc.new_;
+				if (t->v_value != PV_NONE) {
+					b /= 1000;
+					n /= 1000;
+				}
+				char *q = path + len;
+				q += sprintf(q, " %.0f %.0f\n", b, n);
+				put_line(out, path, q);
+			}
+		} else if (nd->self_count > 0) {
 			int64_t weight = nd->self_count;
 			bool show = true;
 			if (t->v_value != PV_NONE) {

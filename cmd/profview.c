@@ -1,6 +1,7 @@
 /* profview.c - the profview command: read, symbolize, then one view of the
  * profile as a report or in the browser (pipeline.h) */
 #include "calltree.h"
+#include "diff.h"
 #include "error.h"
 #include "filter.h"
 #include "report-text.h"
@@ -340,12 +341,26 @@ static FILE *open_output(const char *output)
 
 /* --pprof: the whole profile, gzipped, to FILE or standard output (not a
  * terminal). */
-static int write_pprof(struct pv_profile *p, const char *output, const char *sample_index)
+static int write_pprof(struct pv_profile *p, const char *output, const char *sample_index,
+		       const struct pv_diff_options *diff)
 {
 	const char *name = output ? output : "standard output";
 	struct pprof_write_options wo = { 0 };
 	FILE *f = stdout;
 	int ret;
+
+	if (p->diff && diff) {
+		/* the scales every report shows a comparison with */
+		struct ct_options co = { .sample_index = sample_index, .paths_only = true };
+		struct calltree *t = calltree_build(p, &co);
+		struct pv_diff_scale sc;
+		if (!t)
+			return -1;
+		pv_diff_scale_of(t, diff, &sc);
+		wo.base_scale = sc.base;
+		wo.new_scale = sc.new_;
+		calltree_free(t);
+	}
 
 	if (sample_index) {
 		/* pprof's default sample type, checked as the reports do */
@@ -576,7 +591,7 @@ int main(int argc, char **argv)
 		ropt.filter_kept = res.after;
 	}
 	if (kind == REPORT_PPROF) {
-		ret = write_pprof(p, output, copt.sample_index) < 0;
+		ret = write_pprof(p, output, copt.sample_index, ropt.diff) < 0;
 		goto out;
 	}
 	t = res.t;

@@ -210,6 +210,7 @@ int pv_merge(struct pv_profile *d, const struct pv_profile *s, const char *src_n
 		d->unsampled_cpu_ns = INT64_MAX;
 	d->unsampled_threads += s->unsampled_threads;
 	d->finished = d->finished && s->finished;
+	d->diff = d->diff || s->diff;
 	if (s->source_format != 0 && strcmp(pv_str(d, d->source_format), pv_str(s, s->source_format)))
 		d->source_format = pv_intern_str(d, "several formats");
 	ret = 0;

@@ -461,12 +461,13 @@ static int decode_locations(struct decoder *d)
 
 /* The thread a sample's labels name, PV_NONE when none does. */
 static int sample_thread(struct decoder *d, const Perftools__Profiles__Sample *s, size_t which,
-			 uint32_t *thread)
+			 uint32_t *thread, bool *base)
 {
 	int64_t tid = -1;
 	uint32_t name = PV_NONE;
 
 	*thread = PV_NONE;
+	*base = false;
 	for (size_t i = 0; i < s->n_label; i++) {
 		const Perftools__Profiles__Label *l = s->label[i];
 		uint32_t k = dstr(d, l->key, "label of sample", which);
@@ -485,6 +486,9 @@ static int sample_thread(struct decoder *d, const Perftools__Profiles__Sample *s
 			} else if (l->num > 0 && l->num <= UINT32_MAX) {
 				tid = l->num;
 			}
+		} else if (strcmp(key, "pprof::base") == 0) {
+			/* pprof -diff_base's base sample: negated, marked */
+			*base = true;
 		} else if (strcmp(key, "thread_name") == 0 && l->str) {
 			if ((name = dstr(d, l->str, "label of sample", which)) == PV_NONE)
 				return -1;
@@ -519,10 +523,18 @@ static int decode_samples(struct decoder *d)
 		}
 		ps.nlocs = (uint32_t)s->n_location_id;
 		ps.loc_off = pv_add_stack(p, d->stack, ps.nlocs);
-		if (ps.loc_off == UINT32_MAX || sample_thread(d, s, i + 1, &ps.thread) < 0)
+		bool base;
+		if (ps.loc_off == UINT32_MAX || sample_thread(d, s, i + 1, &ps.thread, &base) < 0)
 			return -1;
 		for (size_t v = 0; v < p->nvalues; v++)
 			ps.values[v] = s->value[v];
+		if (base) {
+			/* back to the base's own values */
+			ps.flags |= PV_SAMPLE_BASE;
+			for (size_t v = 0; v < p->nvalues; v++)
+				ps.values[v] = (int64_t)(0 - (uint64_t)ps.values[v]);
+			p->diff = true;
+		}
 		if (pv_add_sample(p, &ps) < 0)
 			return -1;
 	}

@@ -32,6 +32,7 @@ struct group {
 struct writer {
 	struct pv_profile *p;
 	const char *default_type; /* pprof_write_options.default_sample_type */
+	double base_scale, new_scale; /* a comparison's (pprof_write_options) */
 	struct group *groups;
 	size_t ngroups;
 	uint32_t *slots;       /* group index + 1 */
@@ -62,7 +63,8 @@ struct writer {
 static uint64_t group_hash(const struct pv_profile *p, const struct pv_sample *s)
 {
 	const uint32_t *l = pv_sample_locs(p, s);
-	uint64_t h = pv_mix64(((uint64_t)s->thread << 32) ^ s->nlocs);
+	uint64_t h = pv_mix64(((uint64_t)s->thread << 32) ^ s->nlocs ^
+			      (uint64_t)(s->flags & PV_SAMPLE_BASE) << 40);
 
 	for (uint32_t i = 0; i < s->nlocs; i++)
 		h = pv_mix64(h ^ l[i]);
@@ -72,6 +74,7 @@ static uint64_t group_hash(const struct pv_profile *p, const struct pv_sample *s
 static bool group_eq(const struct pv_profile *p, const struct pv_sample *a, const struct pv_sample *b)
 {
 	return a->thread == b->thread && a->nlocs == b->nlocs &&
+	       (a->flags & PV_SAMPLE_BASE) == (b->flags & PV_SAMPLE_BASE) &&
 	       (a->loc_off == b->loc_off ||
 		memcmp(pv_sample_locs(p, a), pv_sample_locs(p, b), a->nlocs * sizeof(uint32_t)) == 0);
 }
@@ -103,6 +106,20 @@ static int group_samples(struct writer *w)
 		struct group *g = &w->groups[w->slots[k] - 1];
 		for (uint32_t v = 0; v < p->nvalues; v++) /* wraps, as pprof's int64 sums do */
 			g->values[v] = (int64_t)((uint64_t)g->values[v] + (uint64_t)s->values[v]);
+	}
+	/* A comparison as pprof -diff_base writes one: the base's values
+	 * scaled (per run, normalized) and negated, the new side's scaled. */
+	for (size_t i = 0; i < w->ngroups && p->diff; i++) {
+		struct group *g = &w->groups[i];
+		bool base = p->samples[g->sample].flags & PV_SAMPLE_BASE;
+		double f = base ? -w->base_scale : w->new_scale;
+		if (f == 1)
+			continue;
+		for (uint32_t v = 0; v < p->nvalues; v++)
+		{
+			double x = (double)g->values[v] * f;
+			g->values[v] = (int64_t)(x < 0 ? x - 0.5 : x + 0.5);
+		}
 	}
 	return 0;
 }
@@ -147,11 +164,12 @@ static int build(struct writer *w, PbProfile *pb)
 	struct pv_profile *p = w->p;
 	uint32_t k_thread = pv_intern_str(p, "thread");
 	uint32_t k_tname = pv_intern_str(p, "thread_name");
+	uint32_t k_base = pv_intern_str(p, "pprof::base"), v_true = pv_intern_str(p, "true");
 	uint32_t *tid_str = NULL;
 	size_t nlabels = 0;
 	int ret = -1;
 
-	if (k_thread == PV_NONE || k_tname == PV_NONE)
+	if (k_thread == PV_NONE || k_tname == PV_NONE || k_base == PV_NONE || v_true == PV_NONE)
 		return -1;
 	/* The tids as strings, interned before the table is copied. */
 	tid_str = xcalloc(p->nthreads, sizeof *tid_str);
@@ -198,7 +216,7 @@ static int build(struct writer *w, PbProfile *pb)
 
 	/* Samples. */
 	for (size_t g = 0; g < w->ngroups; g++)
-		nlabels += p->samples[w->groups[g].sample].thread != PV_NONE ? 2 : 0;
+		nlabels += 3;
 	w->samples = xcalloc(w->ngroups, sizeof *w->samples);
 	w->sample_ptrs = xcalloc(w->ngroups, sizeof *w->sample_ptrs);
 	w->labels = xcalloc(nlabels, sizeof *w->labels);
@@ -221,6 +239,16 @@ static int build(struct writer *w, PbProfile *pb)
 		ps->n_value = p->nvalues;
 		ps->value = w->values + g * p->nvalues;
 		memcpy(ps->value, w->groups[g].values, p->nvalues * sizeof *ps->value);
+		ps->label = &w->label_ptrs[lab];
+		if (s->flags & PV_SAMPLE_BASE) {
+			/* pprof's mark of a comparison's base sample */
+			PbLabel *l = &w->labels[lab];
+			perftools__profiles__label__init(l);
+			l->key = k_base;
+			l->str = v_true;
+			w->label_ptrs[lab++] = l;
+			ps->n_label++;
+		}
 		if (s->thread != PV_NONE) {
 			const struct pv_thread *t = &p->threads[s->thread];
 			PbLabel *l = &w->labels[lab];
@@ -232,9 +260,8 @@ static int build(struct writer *w, PbProfile *pb)
 			l[1].key = k_tname;
 			l[1].str = t->name;
 			w->label_ptrs[lab + 1] = &l[1];
-			ps->n_label = t->name ? 2 : 1;
-			ps->label = &w->label_ptrs[lab];
-			lab += 2;
+			ps->n_label += t->name ? 2 : 1;
+			lab += t->name ? 2 : 1;
 		}
 		w->sample_ptrs[g] = ps;
 	}
@@ -372,7 +399,9 @@ static int write_gzip(FILE *out, const char *name, const unsigned char *data, si
 int pprof_write(FILE *out, const char *name, struct pv_profile *p,
 		const struct pprof_write_options *opt)
 {
-	struct writer w = { .p = p, .default_type = opt ? opt->default_sample_type : NULL };
+	struct writer w = { .p = p, .default_type = opt ? opt->default_sample_type : NULL,
+			    .base_scale = opt && opt->base_scale > 0 ? opt->base_scale : 1,
+			    .new_scale = opt && opt->new_scale > 0 ? opt->new_scale : 1 };
 	PbProfile pb;
 	unsigned char *data = NULL;
 	int ret = -1;

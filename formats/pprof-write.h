@@ -12,6 +12,11 @@ struct pprof_write_options {
 	 * (default_sample_type): NULL for the profile's time value when it
 	 * has one ("cpu"), the sample count otherwise. */
 	const char *default_sample_type;
+	/* A comparison (pv_profile.diff) is written as pprof -diff_base
+	 * writes one: the base's samples labelled "pprof::base" = "true" with
+	 * their values negated.  Before that, the base's values are multiplied
+	 * by base_scale and the new side's by new_scale (0: 1). */
+	double base_scale, new_scale;
 };
 
 /* Write p to out (name for messages) as a profile.proto: its sample
