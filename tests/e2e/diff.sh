@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# profview --diff-base: comparisons with a known truth.  tests/progs/
+# diffwork.c burns exact CPU milliseconds in alpha, beta and gamma_ (by its
+# thread's CPU clock), and collect-timer's CPU-time timers sample them:
+#   - alpha doing 30% more work is called worse, beta and gamma_ are not;
+#   - two runs of the same program (A/A), 20 pairs: the share of pairs
+#     with any call stays within what the false discovery rate promises;
+#   - a profile against itself: every delta 0, nothing called;
+#   - --normalize, several base runs (values per run), --fdr;
+#   - the tables of --field-separator, the folded "stack base new" lines,
+#     pprof's -diff_base convention (the real pprof reads the same deltas),
+#     a pprof comparison read back;
+#   - usage errors.
+. "$(dirname "$0")/lib.sh"
+e2e_init "$@"
+
+command -v xmllint >/dev/null || true
+build diffwork -O2
+cd "$WORK"
+
+# run OUT MS_ALPHA MS_BETA MS_GAMMA
+run() {
+	"$COLLECT_TIMER" -q -o "$1" ./diffwork "$2" "$3" "$4" >/dev/null 2>&1 ||
+		fail "collect-timer ./diffwork $2 $3 $4 failed"
+}
+# col FILE FUNCTION COLUMN: a column of FUNCTION's row in a table written
+# with -t ';' (the header row names the columns)
+col() {
+	awk -F';' -v f="$2" -v c="$3" '
+		NR == 1 { for (i = 1; i <= NF; i++) idx[$i] = i; if (!(c in idx)) exit 2; next }
+		$idx["function"] == f { print $idx[c]; found = 1; exit }
+		END { if (!found) print "MISSING" }' "$1"
+}
+
+# 1. A 30% regression in one function.  At 250 samples a second alpha has
+# 375 samples against 488: z = 3.8 for the binomial split, a p-value of
+# about 1e-4 before the adjustment; beta and gamma_ use exactly the same
+# CPU time in both runs.
+run base.raw 1500 1000 1000 &
+run new.raw 1950 1000 1000 &
+wait
+"$PROFVIEW" --flat --diff-base=base.raw new.raw >flat.txt || fail "profview --flat --diff-base failed"
+cat flat.txt
+grep -q '^base: ' flat.txt || fail "the header does not describe the base"
+"$PROFVIEW" --flat -t ';' --diff-base=base.raw new.raw >flat.csv || fail "profview --flat -t failed"
+head -1 flat.csv | grep -qx 'base;new;delta;delta_pct;q;verdict;function;location' ||
+	fail "the flat table's header row is $(head -1 flat.csv)"
+[ "$(col flat.csv alpha verdict)" = worse ] || fail "alpha, 30% more work, is not called worse"
+for f in beta gamma_; do
+	[ -z "$(col flat.csv "$f" verdict)" ] || fail "$f, unchanged, is called $(col flat.csv "$f" verdict)"
+done
+# the values are CPU milliseconds per run: alpha's within its samples' noise
+awk -v b="$(col flat.csv alpha base)" -v n="$(col flat.csv alpha new)" 'BEGIN {
+	exit !(b > 1300 && b < 1550 && n > 1750 && n < 2000) }' ||
+	fail "alpha's base/new ms are $(col flat.csv alpha base)/$(col flat.csv alpha new), not about 1500/1950"
+# every row has the header's number of fields
+awk -F';' 'NR == 1 { n = NF } NF != n { exit 1 }' flat.csv || fail "the flat table's rows differ in fields"
+
+# the tree: main -> alpha is worse, main -> beta is not; the root's path
+# (main) is worse too, since it holds alpha
+"$PROFVIEW" --tree -t ';' --diff-base=base.raw new.raw >tree.csv || fail "profview --tree -t failed"
+head -1 tree.csv | grep -qx 'id;parent;depth;base;new;delta;delta_pct;q;verdict;function;location' ||
+	fail "the tree table's header row is $(head -1 tree.csv)"
+[ "$(col tree.csv alpha verdict)" = worse ] || fail "the tree's alpha node is not worse"
+[ -z "$(col tree.csv beta verdict)" ] || fail "the tree's beta node is called"
+[ "$(col tree.csv main verdict)" = worse ] || fail "main, holding alpha, is not worse in the tree"
+"$PROFVIEW" --tree --diff-base=base.raw new.raw | grep -Eq '^ .*worse +alpha' || fail "the text tree shows no worse alpha"
+# --significant: only the calls and their callers
+"$PROFVIEW" --tree -t ';' --significant --diff-base=base.raw new.raw >sig.csv
+[ "$(col sig.csv beta verdict)" = MISSING ] || fail "--significant still shows beta"
+[ "$(col sig.csv alpha verdict)" = worse ] || fail "--significant lost alpha"
+
+# 2. The same program twice, 20 pairs.  Benjamini-Hochberg at 5% keeps the
+# chance of any call in a pair where nothing changed at 5% or less (the
+# CPU-time timers sample more evenly than Poisson: less).  6 pairs of 20
+# or more would happen by chance once in 3,000 runs at exactly 5%; 7 (the
+# bound) once in 30,000.
+for i in $(seq 0 20); do
+	run "aa$i.raw" 300 300 300 &
+	[ $((i % 2)) = 1 ] && wait
+done
+wait
+flagged=0
+for i in $(seq 1 20); do
+	"$PROFVIEW" --flat -t ';' --diff-base="aa$((i - 1)).raw" "aa$i.raw" >aa.csv || fail "A/A flat failed"
+	"$PROFVIEW" --tree -t ';' --diff-base="aa$((i - 1)).raw" "aa$i.raw" >aat.csv || fail "A/A tree failed"
+	if awk -F';' 'NR > 1 && ($6 == "worse" || $6 == "better") { bad = 1 } END { exit !bad }' aa.csv ||
+		awk -F';' 'NR > 1 && ($9 == "worse" || $9 == "better") { bad = 1 } END { exit !bad }' aat.csv; then
+		flagged=$((flagged + 1))
+		note "A/A pair $i: a call: $(grep -E 'worse|better' aa.csv aat.csv | head -3 | tr '\n' ' ')"
+	fi
+done
+note "A/A: $flagged of 20 pairs with a call"
+[ "$flagged" -le 6 ] || fail "$flagged of 20 A/A pairs have a call: more than a 5% false discovery rate allows"
+
+# 3. Against itself: every delta exactly 0, q 1, no verdict.
+"$PROFVIEW" --tree -t ';' --diff-base=base.raw base.raw >self.csv
+awk -F';' 'NR > 1 && ($6 != 0 || $9 != "" || $8 != 1) { print; bad = 1 } END { exit bad }' self.csv ||
+	fail "a profile against itself has a non-zero delta or a call"
+[ "$(wc -l <self.csv)" -gt 5 ] || fail "the self-comparison's tree is empty"
+
+# 4. --normalize scales the base to the new total: the outermost frame's
+# two sides are equal; several base runs are averaged (values per run).
+"$PROFVIEW" --tree -t ';' --normalize --diff-base=base.raw new.raw >norm.csv
+awk -F';' 'NR == 2 { d = $4 - $5; if (d < 0) d = -d; exit !(d < 0.01) }' norm.csv ||
+	fail "--normalize: the root's base and new differ: $(sed -n 2p norm.csv)"
+"$PROFVIEW" --flat -t ';' --diff-base=base.raw --diff-base=base.raw new.raw >two.csv
+[ "$(col two.csv alpha base)" = "$(col flat.csv alpha base)" ] ||
+	fail "two copies of the base are not shown per run: $(col two.csv alpha base) vs $(col flat.csv alpha base)"
+# a stricter rate calls no less rarely: q does not change, the verdict can
+"$PROFVIEW" --flat -t ';' --fdr=1e-30 --diff-base=base.raw new.raw >strict.csv
+[ "$(col strict.csv alpha q)" = "$(col flat.csv alpha q)" ] || fail "--fdr changed a q-value"
+[ -z "$(col strict.csv alpha verdict)" ] || fail "--fdr=1e-30 still calls alpha"
+
+# 5. Folded: "stack base new", in microseconds, summing to the totals.
+"$PROFVIEW" --folded --diff-base=base.raw new.raw >diff.folded
+awk 'NF < 3 || $(NF-1) !~ /^[0-9]+$/ || $NF !~ /^[0-9]+$/ { exit 1 }' diff.folded ||
+	fail "--folded of a comparison is not 'stack base new'"
+awk -v b="$(col flat.csv alpha base)" '/;alpha /{ s += $(NF-1) } END { d = s / 1000 - b; if (d < 0) d = -d; exit !(d < 1) }' diff.folded ||
+	fail "the folded base of alpha does not add up to the flat report's"
+
+# 6. Field separators in names become '.', and plain reports get tables.
+printf 'main;f,g 3\nmain;h 1\n' >comma.folded
+"$PROFVIEW" --flat -t , comma.folded >comma.csv
+grep -q '^3,75.0,3,75.0,2,f.g,$' comma.csv || fail "a name holding the separator: $(cat comma.csv)"
+awk -F, 'NR == 1 { n = NF } NF != n { exit 1 }' comma.csv || fail "the plain flat table's rows differ in fields"
+
+# 7. pprof: --pprof of a comparison is pprof's -diff_base convention; the
+# real pprof shows the same deltas; read back, it is the same comparison.
+"$PROFVIEW" --pprof -o diff.pb.gz --diff-base=base.raw new.raw || fail "--pprof of a comparison failed"
+"$PROFVIEW" --flat -t ';' diff.pb.gz >back.csv || fail "cannot read the comparison back"
+# (q may move a little: a pprof sample sums equal stacks, so the spread of
+# their weights is estimated, not known)
+diff <(cut -d';' -f1-4,6,7 flat.csv) <(cut -d';' -f1-4,6,7 back.csv) >/dev/null ||
+	fail "the comparison read back from pprof differs: $(diff flat.csv back.csv | head -5)"
+PPROF=
+if command -v go >/dev/null && [ -d /usr/share/gocode/src/github.com/google/pprof ]; then
+	PPROF=$("$SRCDIR/scripts/install-pprof" "$WORK/tools") || fail "cannot build pprof"
+fi
+if [ -n "$PPROF" ]; then
+	# pprof -top's flat column of alpha, in ms, is profview's delta
+	pd=$("$PPROF" -top -unit=ms -symbolize=none diff.pb.gz 2>/dev/null | awk '$6 == "alpha" { sub(/ms$/, "", $1); print $1 }')
+	note "pprof -top: alpha $pd ms; profview: $(col flat.csv alpha delta) ms"
+	awk -v a="$pd" -v b="$(col flat.csv alpha delta)" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && d < 0.1) }' ||
+		fail "pprof reads alpha's delta as '$pd' ms, profview shows $(col flat.csv alpha delta)"
+	# and pprof's own -diff_base of the two profiles, read by profview
+	"$PROFVIEW" --pprof -o base.pb.gz base.raw
+	"$PROFVIEW" --pprof -o new.pb.gz new.raw
+	"$PPROF" -proto -diff_base=base.pb.gz -symbolize=none new.pb.gz >pp.pb.gz 2>/dev/null || fail "pprof -diff_base failed"
+	"$PROFVIEW" --flat -t ';' pp.pb.gz >pp.csv
+	diff <(cut -d';' -f1-4,6,7 flat.csv) <(cut -d';' -f1-4,6,7 pp.csv) >/dev/null ||
+		fail "pprof -diff_base's profile reads differently: $(diff flat.csv pp.csv | head -5)"
+else
+	note "pprof: no Go toolchain: pprof's reading not checked"
+fi
+
+# 8. Usage errors: one line, exit 2; a missing base: exit 1.
+set +e
+"$PROFVIEW" --flat --normalize new.raw >/dev/null 2>err.txt; st=$?
+[ $st = 2 ] && grep -q 'diff-base' err.txt || fail "--normalize without a base: status $st, $(cat err.txt)"
+"$PROFVIEW" --flat --fdr=2 --diff-base=base.raw new.raw >/dev/null 2>err.txt; st=$?
+[ $st = 2 ] || fail "--fdr=2: status $st"
+"$PROFVIEW" --flat --diff-base=nosuch.raw new.raw >/dev/null 2>err.txt; st=$?
+[ $st = 1 ] && grep -q 'nosuch.raw' err.txt || fail "a missing base: status $st, $(cat err.txt)"
+"$PROFVIEW" --flat --diff-base=diff.pb.gz new.raw >/dev/null 2>err.txt; st=$?
+[ $st = 1 ] && grep -q 'comparison already' err.txt || fail "a comparison as a base: status $st, $(cat err.txt)"
+set -e
+echo "diff: ok"
