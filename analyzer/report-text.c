@@ -84,7 +84,7 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 			pv_format_duration(b, sizeof b, t->dn[0].value);
 			fprintf(out, "%s%s %s", sep, strcmp(vname, "cpu") == 0 ? "CPU" : vname, b);
 		}
-		fprintf(out, " in %" PRId64 " samples", t->dn[0].count);
+		fprintf(out, "%sin %" PRId64 " samples", sep[0] || vname ? " " : "", t->dn[0].count);
 		if (rb > 1 || rn > 1)
 			fprintf(out, ", %u profile%s against %u new", rb, rb == 1 ? "" : "s", rn);
 		fprintf(out, "\n");
@@ -767,17 +767,14 @@ int report_folded(FILE *out, const struct calltree *t, const struct report_optio
 			*c = ':';
 		len += nl;
 		if (t->dn && o->diff) {
-			/* a comparison: "stack BASE NEW", both as the reports show
-			 * them (microseconds or samples), FlameGraph's
-			 * difffolded.pl format */
+			/* a comparison: "stack BASE NEW", FlameGraph's
+			 * difffolded.pl format, in samples (per run, the base
+			 * normalized when asked): what a test needs to be
+			 * made again from these lines */
 			const struct ct_diff_node *d = &t->dn[id];
 			if (nd->self_count > 0 || d->self_count > 0) {
-				double b = (double)ct_pick(t, d->self_count, d->self_value) * sc.base;
-				double n = (double)ct_pick(t, nd->self_count, nd->self_value) * sc.new_;
-				if (t->v_value != PV_NONE) {
-					b /= 1000;
-					n /= 1000;
-				}
+				double b = (double)d->self_count * sc.base;
+				double n = (double)nd->self_count * sc.new_;
 				char *q = path + len;
 				q += sprintf(q, " %.0f %.0f\n", b, n);
 				put_line(out, path, q);

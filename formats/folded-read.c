@@ -73,6 +73,7 @@ struct freader {
 	uint32_t *locs;
 	size_t cap_locs;
 	size_t cut, first_cut;  /* stacks cut to FOLDED_MAX_DEPTH frames, the first's line */
+	bool diff;             /* every line has two counts: base and new */
 };
 
 /* The location standing for the frame named [s, e). */
@@ -91,27 +92,56 @@ static uint32_t frame_location(struct freader *r, const unsigned char *s, const 
 	return pv_location_with_lines(p, (uint64_t)fn + 1, PV_NONE, &line, 1);
 }
 
+/* Does the line [s, e) end with two counts ("stack BASE NEW")? */
+static bool two_counts(const unsigned char *s, const unsigned char *e)
+{
+	const unsigned char *c = count_start(s, e);
+
+	return c && count_start(s, trim_end(s, c)) != NULL;
+}
+
+/* The count at [c, e) into *out; -1 after an error naming the line. */
+static int parse_count(const char *name, size_t lineno, const unsigned char *c, const unsigned char *e,
+		       unsigned long long *out)
+{
+	char num[32];
+
+	if ((size_t)(e - c) >= sizeof num)
+		return pv_error("'%s': line %zu: count is too large", name, lineno);
+	memcpy(num, c, (size_t)(e - c));
+	num[e - c] = '\0';
+	errno = 0;
+	*out = strtoull(num, NULL, 10);
+	if (errno || *out > INT64_MAX)
+		return pv_error("'%s': line %zu: count %s is too large", name, lineno, num);
+	return 0;
+}
+
 static int read_line(struct freader *r, const char *name, size_t lineno, const unsigned char *s,
 		     const unsigned char *e)
 {
 	struct pv_profile *p = r->p;
 	const unsigned char *c = count_start(s, e);
 	struct pv_sample ps = { .thread = PV_NONE };
-	char num[32];
+	unsigned long long count, base = 0;
 	uint32_t n = 0;
 
 	if (!c)
 		return pv_error("'%s': line %zu: no count after the stack (folded stacks are \"frame;frame;... COUNT\")",
 				name, lineno);
-	if ((size_t)(e - c) >= sizeof num)
-		return pv_error("'%s': line %zu: count is too large", name, lineno);
-	memcpy(num, c, (size_t)(e - c));
-	num[e - c] = '\0';
-	errno = 0;
-	unsigned long long count = strtoull(num, NULL, 10);
-	if (errno || count > INT64_MAX)
-		return pv_error("'%s': line %zu: count %s is too large", name, lineno, num);
+	if (parse_count(name, lineno, c, e, &count) < 0)
+		return -1;
 	const unsigned char *stack_end = trim_end(s, c);
+	if (r->diff) {
+		/* "stack BASE NEW": the base's count before the new one's */
+		const unsigned char *b = count_start(s, stack_end);
+		if (!b)
+			return pv_error("'%s': line %zu: one count where every other line has two (base and new)",
+					name, lineno);
+		if (parse_count(name, lineno, b, stack_end, &base) < 0)
+			return -1;
+		stack_end = trim_end(s, b);
+	}
 	/* Frames, outermost first in the text; the model wants the leaf first.
 	 * Past FOLDED_MAX_DEPTH the outermost are skipped. */
 	size_t depth = 0, skip;
@@ -142,7 +172,7 @@ static int read_line(struct freader *r, const char *name, size_t lineno, const u
 		r->locs[i] = r->locs[n - 1 - i];
 		r->locs[n - 1 - i] = t;
 	}
-	if (count == 0)
+	if (count == 0 && base == 0)
 		return 0;
 	if (depth > FOLDED_MAX_DEPTH) {
 		if (r->cut++ == 0)
@@ -151,9 +181,18 @@ static int read_line(struct freader *r, const char *name, size_t lineno, const u
 	}
 	ps.nlocs = n;
 	ps.loc_off = pv_add_stack(p, r->locs, n);
-	ps.values[0] = (int64_t)count;
 	if (ps.loc_off == UINT32_MAX)
 		return -1;
+	if (base) {
+		struct pv_sample bs = ps;
+		bs.values[0] = (int64_t)base;
+		bs.flags |= PV_SAMPLE_BASE;
+		if (pv_add_sample(p, &bs) < 0)
+			return -1;
+	}
+	if (count == 0)
+		return 0;
+	ps.values[0] = (int64_t)count;
 	return pv_add_sample(p, &ps);
 }
 
@@ -169,6 +208,17 @@ struct pv_profile *folded_read(const unsigned char *buf, size_t len, const char 
 	if (pv_add_value_type(r.p, "samples", "count") == PV_NONE ||
 	    (r.p->source_format = pv_intern_str(r.p, "folded stacks")) == PV_NONE)
 		goto fail;
+	/* Two counts on every line: a comparison, as FlameGraph's
+	 * difffolded.pl writes one ("stack BASE NEW"). */
+	r.diff = len > 0;
+	for (const unsigned char *t = s; t < end && r.diff;) {
+		const unsigned char *nl = memchr(t, '\n', (size_t)(end - t));
+		const unsigned char *e = trim_end(t, nl ? nl : end);
+		if (e > t && !two_counts(t, e))
+			r.diff = false;
+		t = nl ? nl + 1 : end;
+	}
+	r.p->diff = r.diff;
 	while (s < end) {
 		const unsigned char *nl = memchr(s, '\n', (size_t)(end - s));
 		const unsigned char *e = trim_end(s, nl ? nl : end);
