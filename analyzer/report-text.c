@@ -63,7 +63,21 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 	fprintf(out, " in %" PRId64 " samples", t->samples);
 	if (p->period > 0)
 		fprintf(out, " (period %.3g ms, %.0f Hz)", p->period / 1e6, 1e9 / (double)p->period);
-	fprintf(out, ", %zu thread%s", p->nthreads, p->nthreads == 1 ? "" : "s");
+	size_t nthreads = p->nthreads;
+	if (p->diff) {
+		/* the new side's threads: the base's are other runs' */
+		bool *seen = calloc(p->nthreads + 1, sizeof *seen);
+		nthreads = 0;
+		for (size_t i = 0; seen && i < p->nsamples; i++) {
+			const struct pv_sample *s = &p->samples[i];
+			if (!(s->flags & PV_SAMPLE_BASE) && s->thread < p->nthreads && !seen[s->thread]) {
+				seen[s->thread] = true;
+				nthreads++;
+			}
+		}
+		free(seen);
+	}
+	fprintf(out, ", %zu thread%s", nthreads, nthreads == 1 ? "" : "s");
 	if (o->tid_filter)
 		fprintf(out, " (%s)", pv_escape(text, sizeof text, o->tid_filter));
 	fprintf(out, "\n");
