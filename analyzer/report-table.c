@@ -37,13 +37,23 @@ static void put(struct table *tb, const char *s, size_t n)
 
 	if (l->failed)
 		return;
-	if (pv_grow(&l->s, &l->cap, l->n + n + 1, 1) < 0) {
+	if (l->n + n + 1 > l->cap && pv_grow(&l->s, &l->cap, l->n + n + 1, 1) < 0) {
 		l->failed = true;
 		return;
 	}
 	memcpy(l->s + l->n, s, n);
 	l->n += n;
-	l->s[l->n] = '\0';
+}
+
+static void put_blanks(struct table *tb, int n)
+{
+	static const char blanks[] = "                                ";
+
+	while (n > 0) {
+		int k = n < (int)sizeof blanks - 1 ? n : (int)sizeof blanks - 1;
+		put(tb, blanks, (size_t)k);
+		n -= k;
+	}
 }
 
 /* A field: right-aligned to width when aligned (negative: left, no
@@ -55,27 +65,24 @@ static void field(struct table *tb, int width, const char *s)
 
 	if (tb->sep) {
 		size_t k = strlen(tb->sep);
+		const char *hit;
 		if (!tb->first)
 			put(tb, tb->sep, k);
 		tb->first = false;
-		while (*s) {
-			if (k && strncmp(s, tb->sep, k) == 0) {
-				put(tb, ".", 1);
-				s += k;
-			} else {
-				put(tb, s++, 1);
-			}
+		while ((hit = strstr(s, tb->sep))) {
+			put(tb, s, (size_t)(hit - s));
+			put(tb, ".", 1);
+			s = hit + k;
 		}
+		put(tb, s, strlen(s));
 		return;
 	}
 	if (!tb->first)
 		put(tb, "  ", 2);
 	tb->first = false;
-	for (int i = (int)n; i < width; i++)
-		put(tb, " ", 1);
+	put_blanks(tb, width - (int)n);
 	put(tb, s, n);
-	for (int i = (int)n; i < -width; i++)
-		put(tb, " ", 1);
+	put_blanks(tb, -width - (int)n);
 }
 
 static int end_row(struct table *tb)
@@ -94,6 +101,46 @@ static int end_row(struct table *tb)
 	l->n = 0;
 	tb->first = true;
 	return 0;
+}
+
+/* Numbers without printf, which is most of a big table's time: v with
+ * dec decimals, rounded half away from zero ("-0.0" shows as "0.0");
+ * plus: a '+' before a positive number.  buf has room for 48 bytes. */
+static const char *fixed(char *buf, double v, int dec, bool plus)
+{
+	static const double scale[] = { 1, 10, 100, 1000 };
+	char tmp[32], *p = tmp + sizeof tmp, *o = buf;
+	int64_t r;
+
+	if (!(fabs(v) < 1e15) || dec < 0 || dec > 3) {
+		snprintf(buf, 48, plus ? "%+.*f" : "%.*f", dec, v);
+		return buf;
+	}
+	double x = v * scale[dec];
+	r = (int64_t)(x < 0 ? x - 0.5 : x + 0.5);
+	if (r < 0)
+		*o++ = '-';
+	else if (plus && r > 0)
+		*o++ = '+';
+	uint64_t u = r < 0 ? (uint64_t)0 - (uint64_t)r : (uint64_t)r;
+	for (int i = 0; i < dec; i++) {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	}
+	if (dec)
+		*--p = '.';
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	memcpy(o, p, (size_t)(tmp + sizeof tmp - p));
+	o[tmp + sizeof tmp - p] = '\0';
+	return buf;
+}
+
+static const char *integer(char *buf, int64_t v)
+{
+	return fixed(buf, (double)v, 0, false);
 }
 
 static const char *color_of(const struct table *tb, enum pv_verdict v)
@@ -115,12 +162,13 @@ static void fmt_weight(const struct calltree *t, char *buf, size_t n, double v)
 	v += 0.0; /* no "-0" */
 	if (fabs(v) < (t->v_value != PV_NONE ? 5e4 : 0.05))
 		v = 0;
+	(void)n;
 	if (t->v_value != PV_NONE)
-		snprintf(buf, n, "%.1f", v / 1e6);
-	else if (v == floor(v) && fabs(v) < 1e15)
-		snprintf(buf, n, "%.0f", v);
+		fixed(buf, v / 1e6, 1, false);
+	else if (v == floor(v))
+		fixed(buf, v, 0, false);
 	else
-		snprintf(buf, n, "%.1f", v);
+		fixed(buf, v, 1, false);
 }
 
 static void fmt_pct(char *buf, size_t n, double pct)
@@ -128,7 +176,7 @@ static void fmt_pct(char *buf, size_t n, double pct)
 	if (isinf(pct))
 		snprintf(buf, n, "%s", pct > 0 ? "inf" : "-inf");
 	else
-		snprintf(buf, n, "%+.1f", pct);
+		fixed(buf, pct, 1, true);
 }
 
 static void fmt_q(char *buf, size_t n, double q)
@@ -149,12 +197,13 @@ static void diff_fields(struct table *tb, const struct pv_diff_cell *c)
 	field(tb, 10, buf);
 	fmt_weight(tb->t, buf, sizeof buf, c->new_);
 	field(tb, 10, buf);
-	fmt_weight(tb->t, buf, sizeof buf, c->delta);
-	if (c->delta > 0 && !tb->sep) {
-		memmove(buf + 1, buf, strlen(buf) + 1);
+	fmt_weight(tb->t, buf + 1, sizeof buf - 1, c->delta);
+	if (buf[1] != '-' && strcmp(buf + 1, "0") && strcmp(buf + 1, "0.0") && !tb->sep) {
 		buf[0] = '+';
+		field(tb, 10, buf);
+	} else {
+		field(tb, 10, buf + 1);
 	}
-	field(tb, 10, buf);
 	fmt_pct(buf, sizeof buf, c->pct);
 	field(tb, 7, buf);
 	fmt_q(buf, sizeof buf, c->q);
@@ -322,20 +371,20 @@ int report_table_flat(FILE *out, struct calltree *t, const struct report_options
 		if (cells) {
 			diff_fields(&tb, &cells[order[k]]);
 		} else {
-			snprintf(buf, sizeof buf, "%" PRId64, r->self_count);
+			integer(buf, r->self_count);
 			field(&tb, 9, buf);
-			snprintf(buf, sizeof buf, "%.1f", share(ct_self_weight(t, r), total));
+			fixed(buf, share(ct_self_weight(t, r), total), 1, false);
 			field(&tb, 6, buf);
-			snprintf(buf, sizeof buf, "%" PRId64, r->cum_count);
+			integer(buf, r->cum_count);
 			field(&tb, 8, buf);
-			snprintf(buf, sizeof buf, "%.1f", share(ct_cum_weight(t, r), total));
+			fixed(buf, share(ct_cum_weight(t, r), total), 1, false);
 			field(&tb, 6, buf);
-			snprintf(buf, sizeof buf, "%.0f", sqrt((double)r->self_count));
+			fixed(buf, sqrt((double)r->self_count), 0, false);
 			field(&tb, 6, buf);
 			if (vn) {
-				snprintf(buf, sizeof buf, "%.3f", (double)r->self_value / 1e6);
+				fixed(buf, (double)r->self_value / 1e6, 3, false);
 				field(&tb, 10, buf);
-				snprintf(buf, sizeof buf, "%.3f", (double)r->cum_value / 1e6);
+				fixed(buf, (double)r->cum_value / 1e6, 3, false);
 				field(&tb, 10, buf);
 			}
 		}
@@ -450,33 +499,31 @@ int report_table_tree(FILE *out, const struct calltree *t, const struct report_o
 
 		if (id != 0) {
 			if (tb.sep) {
-				snprintf(buf, sizeof buf, "%" PRIu32, id);
+				integer(buf, id);
 				field(&tb, 0, buf);
-				snprintf(buf, sizeof buf, "%" PRIu32, nd->parent);
+				integer(buf, nd->parent);
 				field(&tb, 0, buf);
-				snprintf(buf, sizeof buf, "%" PRIu32, nd->depth);
+				integer(buf, nd->depth);
 				field(&tb, 0, buf);
 			}
 			if (cells) {
 				diff_fields(&tb, &cells[id]);
 			} else {
-				snprintf(buf, sizeof buf, "%" PRId64, nd->count);
+				integer(buf, nd->count);
 				field(&tb, 9, buf);
-				snprintf(buf, sizeof buf, "%.1f", share(ct_weight(t, nd), total));
+				fixed(buf, share(ct_weight(t, nd), total), 1, false);
 				field(&tb, 6, buf);
-				snprintf(buf, sizeof buf, "%.0f", sqrt((double)nd->count));
+				fixed(buf, sqrt((double)nd->count), 0, false);
 				field(&tb, 6, buf);
 				if (vn) {
-					snprintf(buf, sizeof buf, tb.sep ? "%.3f" : "%.1f", (double)nd->value / 1e6);
+					fixed(buf, (double)nd->value / 1e6, tb.sep ? 3 : 1, false);
 					field(&tb, 10, buf);
 				}
 			}
 			if (!tb.sep) {
 				/* the name indented by depth */
 				uint32_t d = nd->depth > REPORT_INDENT_MAX ? REPORT_INDENT_MAX : nd->depth;
-				put(&tb, "  ", 2);
-				for (uint32_t k = 1; k < d; k++)
-					put(&tb, "  ", 2);
+				put_blanks(&tb, 2 * (int)d);
 				tb.first = true;
 			}
 			name_fields(&tb, id, nd->kind == CT_FRAME ? (int64_t)nd->frame : -1);
