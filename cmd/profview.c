@@ -579,7 +579,8 @@ int main(int argc, char **argv)
 				 .paths_only = !tui && (kind == REPORT_FLAT || kind == REPORT_SVG) };
 	if (tui) {
 		struct browser_options bo = { .view = view, .noisefloor = ropt.noisefloor ? ropt.noisefloor : 1,
-					      .color = strcmp(color, "never") != 0 && !getenv("NO_COLOR") };
+					      .color = strcmp(color, "never") != 0 && !getenv("NO_COLOR"),
+					      .diff = src.p->diff ? &dopt : NULL, .significant = ropt.significant };
 		ret = browser_run(p, &bo) < 0;
 		goto out;
 	}

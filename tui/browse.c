@@ -1,6 +1,7 @@
 /* browse.c - what the browser shows, without the screen (see browse.h) */
 #include "browse.h"
 #include "browse-tree.h"
+#include "diff.h"
 
 #include "error.h"
 #include "outfile.h"
@@ -12,6 +13,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +45,20 @@ static const char *node_function(const struct browse *b, uint32_t node)
 	return pv_str(b->t->p, b->t->p->functions[fr->function].name);
 }
 
+/* Is node shown: not hidden by the filter of significant nodes? */
+static bool shown(const struct browse *b, uint32_t node)
+{
+	return !b->significant || !b->sig || b->sig[node];
+}
+
+/* The first of node c and its next siblings that is shown, or PV_NONE. */
+static uint32_t next_shown(const struct browse *b, uint32_t c)
+{
+	while (c != PV_NONE && !shown(b, c))
+		c = b->links[c].next_sibling;
+	return c;
+}
+
 /* ---- the view ---------------------------------------------------------- */
 
 /* "^name$" with the name's special characters escaped. */
@@ -71,6 +87,9 @@ static int reveal(struct browse *b, uint32_t node)
 	uint32_t path[4096];
 	size_t k = 0;
 
+	/* a node the filter hides: the nearest one above it that is shown */
+	while (node != b->root && node != PV_NONE && !shown(b, node))
+		node = b->t->nodes[node].parent;
 	for (uint32_t n = node; n != PV_NONE && k < sizeof path / sizeof *path; n = b->t->nodes[n].parent) {
 		if (b->t->nodes[n].kind == CT_ROOT)
 			break;
@@ -88,10 +107,10 @@ static int reveal(struct browse *b, uint32_t node)
 
 static int expand_hot_path(struct browse *b)
 {
-	uint32_t n = b->root;
+	uint32_t n = b->root, c;
 
-	while (b->t->nodes[n].first_child != PV_NONE)
-		n = b->t->nodes[n].first_child;
+	while ((c = next_shown(b, b->t->nodes[n].first_child)) != PV_NONE)
+		n = c;
 	if (reveal(b, n) < 0)
 		return -1;
 	b->w->cursor = 0;
@@ -109,7 +128,8 @@ static int set_roots(struct browse *b)
 	if (!roots)
 		return pv_oom();
 	if (r->kind == CT_ROOT) {
-		for (uint32_t c = r->first_child; c != PV_NONE; c = b->t->nodes[c].next_sibling)
+		for (uint32_t c = next_shown(b, r->first_child); c != PV_NONE;
+		     c = next_shown(b, b->t->nodes[c].next_sibling))
 			roots[n++] = c;
 	} else {
 		roots[n++] = b->root;
@@ -119,10 +139,80 @@ static int set_roots(struct browse *b)
 	return ret < 0 ? pv_oom() : 0;
 }
 
+/* A comparison's cells of the tree (and what the filter shows) dropped:
+ * the tree or its root changed. */
+static void diff_clear(struct browse *b)
+{
+	free(b->cells);
+	free(b->sig);
+	b->cells = NULL;
+	b->sig = NULL;
+	b->nsig = 0;
+}
+
+/* A comparison's cells of the tree shown, the nodes under the root one
+ * family: the whole tree's, or those of the root's subtree as
+ * calltree_subtree() copies it (its root, then the node and the nodes
+ * below it in the order of their indices), put back at the nodes' own
+ * indices.  0, or -1 after an error (said). */
+static int diff_cells(struct browse *b)
+{
+	const struct calltree *t = b->t;
+	struct pv_diff_cell *cells = NULL;
+
+	diff_clear(b);
+	if (!b->dopt || !t->dn)
+		return 0;
+	if (b->root == 0) {
+		if (!(cells = pv_diff_tree(t, b->dopt)))
+			return -1;
+	} else {
+		struct calltree *sub = calltree_subtree(t, b->root);
+		struct pv_diff_cell *sc = sub ? pv_diff_tree(sub, b->dopt) : NULL;
+		uint8_t *in = calloc(t->nnodes + 1, 1);
+		size_t n = 1;
+		cells = calloc(t->nnodes + 1, sizeof *cells);
+		if (!sc || !in || !cells) {
+			if (sub && sc)
+				pv_oom();
+			calltree_free(sub);
+			free(sc);
+			free(in);
+			free(cells);
+			return -1;
+		}
+		for (size_t i = b->root; i < t->nnodes && n < sub->nnodes; i++) {
+			uint32_t a = t->nodes[i].parent;
+			if (i != b->root && (a == PV_NONE || !in[a]))
+				continue;
+			in[i] = 1;
+			cells[i] = sc[n++];
+		}
+		calltree_free(sub);
+		free(sc);
+		free(in);
+	}
+	if (!(b->sig = calloc(t->nnodes + 1, 1))) {
+		free(cells);
+		return pv_oom();
+	}
+	/* children come after their parents */
+	for (size_t i = t->nnodes; i-- > 1;) {
+		if (cells[i].verdict != PV_VERDICT_NONE) {
+			b->sig[i] = 1;
+			b->nsig++;
+		}
+		if (b->sig[i])
+			b->sig[t->nodes[i].parent] = 1;
+	}
+	b->cells = cells;
+	return 0;
+}
+
 /* A fresh view of the tree from root: the hottest path expanded. */
 static int set_view(struct browse *b)
 {
-	return set_roots(b) < 0 ? -1 : expand_hot_path(b);
+	return diff_cells(b) < 0 || set_roots(b) < 0 ? -1 : expand_hot_path(b);
 }
 
 static void clear_search(struct browse *b)
@@ -192,7 +282,7 @@ static int restore_view(struct browse *b, const struct browse_kept *k)
 			b->root = b->acts[i].node;
 	}
 	/* the rows of what was marked open */
-	if (set_roots(b) < 0)
+	if (diff_cells(b) < 0 || set_roots(b) < 0)
 		return -1;
 	if (!marked)
 		return expand_hot_path(b);
@@ -316,6 +406,9 @@ int browse_rebuild(struct browse *b)
 		key = NULL;
 	}
 	b->t = b->res.t;
+	diff_clear(b);
+	free(b->fcells);
+	b->fcells = NULL;
 	b->fcursor = b->ftop = 0;
 	if (tree_widget_reset(b->w, b->t->nnodes) < 0) {
 		pv_oom();
@@ -338,13 +431,13 @@ out:
 static uint32_t cb_first_child(void *ctx, uint32_t item)
 {
 	const struct browse *b = ctx;
-	return b->links[item].first_child;
+	return next_shown(b, b->links[item].first_child);
 }
 
 static uint32_t cb_next_sibling(void *ctx, uint32_t item)
 {
 	const struct browse *b = ctx;
-	return b->links[item].next_sibling;
+	return next_shown(b, b->links[item].next_sibling);
 }
 
 struct browse *browse_new(const struct pv_profile *p, const struct pv_view *base, double floor,
@@ -401,6 +494,8 @@ void browse_free(struct browse *b)
 	free(b->acts);
 	free(b->rows);
 	free(b->threads);
+	diff_clear(b);
+	free(b->fcells);
 	clear_search(b);
 	if (b->have_re)
 		regfree(&b->re);
@@ -467,7 +562,7 @@ static int compute_search(struct browse *b)
 	if (!b->matches || !b->frame_match)
 		return pv_oom();
 	for (uint32_t i = pre->rank[b->root]; i < pre->end[b->root]; i++) {
-		if (!frame_matches(b, pre->frame[i]))
+		if (!frame_matches(b, pre->frame[i]) || !shown(b, pre->node[i]))
 			continue;
 		uint32_t x = pre->node[i];
 		b->matches[b->nmatches++] = x;
@@ -557,6 +652,62 @@ static int cmp_rows(const void *x, const void *y, void *ctx)
 	return a->frame < c->frame ? -1 : a->frame > c->frame;
 }
 
+/* A comparison's flat row with its cell. */
+struct diff_row {
+	struct ct_flat_row row;
+	struct pv_diff_cell cell;
+};
+
+/* With the filter, the rows with a verdict first; then the larger change
+ * first (as the text report), the larger weight, the frame. */
+static int cmp_diff_rows(const void *x, const void *y, void *ctx)
+{
+	const struct browse *b = ctx;
+	const struct diff_row *a = x, *c = y;
+	double da = fabs(a->cell.delta), dc = fabs(c->cell.delta);
+
+	if (b->significant && (a->cell.verdict != PV_VERDICT_NONE) != (c->cell.verdict != PV_VERDICT_NONE))
+		return a->cell.verdict != PV_VERDICT_NONE ? -1 : 1;
+	if (da != dc)
+		return da > dc ? -1 : 1;
+	if (a->cell.delta != c->cell.delta)
+		return a->cell.delta > c->cell.delta ? -1 : 1;
+	return cmp_rows(&a->row, &c->row, ctx);
+}
+
+/* A comparison's flat rows: each tested (self or cumulative, as sorted:
+ * pv_diff_flat's families), sorted by the change, the cells beside them
+ * in b->fcells.  0, or -1 after an error (said). */
+static int sort_diff_rows(struct browse *b)
+{
+	struct pv_diff_cell *self, *cum, *c;
+	struct diff_row *dr;
+
+	free(b->fcells);
+	b->fcells = NULL;
+	if (pv_diff_flat(b->t, b->rows, b->nrows, b->dopt, &self, &cum) < 0)
+		return -1;
+	c = b->flat_by_cum ? cum : self;
+	free(b->flat_by_cum ? self : cum);
+	if (!(dr = malloc((b->nrows + 1) * sizeof *dr))) {
+		free(c);
+		return pv_oom();
+	}
+	for (size_t i = 0; i < b->nrows; i++)
+		dr[i] = (struct diff_row){ b->rows[i], c[i] };
+	qsort_r(dr, b->nrows, sizeof *dr, cmp_diff_rows, b);
+	b->nflat = b->significant ? 0 : b->nrows;
+	for (size_t i = 0; i < b->nrows; i++) {
+		b->rows[i] = dr[i].row;
+		c[i] = dr[i].cell;
+		if (b->significant && c[i].verdict != PV_VERDICT_NONE)
+			b->nflat++;
+	}
+	free(dr);
+	b->fcells = c;
+	return 0;
+}
+
 int browse_set_flat(struct browse *b, bool on, bool by_cum)
 {
 	b->flat = on;
@@ -565,9 +716,15 @@ int browse_set_flat(struct browse *b, bool on, bool by_cum)
 		return 0;
 	if (!b->rows && !(b->rows = calltree_flat(b->t, &b->nrows)))
 		return -1;
-	qsort_r(b->rows, b->nrows, sizeof *b->rows, cmp_rows, b);
-	if (b->fcursor >= b->nrows)
-		b->fcursor = b->nrows ? b->nrows - 1 : 0;
+	if (b->cells) {
+		if (sort_diff_rows(b) < 0)
+			return -1;
+	} else {
+		qsort_r(b->rows, b->nrows, sizeof *b->rows, cmp_rows, b);
+		b->nflat = b->nrows;
+	}
+	if (b->fcursor >= b->nflat)
+		b->fcursor = b->nflat ? b->nflat - 1 : 0;
 	return 0;
 }
 
@@ -576,7 +733,7 @@ int browse_set_flat(struct browse *b, bool on, bool by_cum)
 const char *browse_current_function(const struct browse *b)
 {
 	if (b->flat) {
-		if (b->fcursor >= b->nrows)
+		if (b->fcursor >= b->nflat)
 			return NULL;
 		const struct ct_frame *fr = &b->t->frames[b->rows[b->fcursor].frame];
 		return fr->function == PV_NONE ? NULL : pv_str(b->t->p, b->t->p->functions[fr->function].name);
@@ -773,11 +930,151 @@ const char *browse_threads_shown(const struct browse *b, char *buf, size_t n)
 	return buf;
 }
 
+/* A node's count, in a comparison the larger side's. */
+static int64_t node_n(const struct calltree *t, uint32_t i)
+{
+	int64_t n = t->nodes[i].count;
+
+	if (t->dn && t->dn[i].count > n)
+		n = t->dn[i].count;
+	return n;
+}
+
 bool browse_below_floor(const struct browse *b, uint32_t node)
 {
 	const struct ct_node *nd = &b->t->nodes[node];
 
-	return nd->parent != PV_NONE && ct_below_floor(nd->count, b->t->nodes[nd->parent].count, b->floor);
+	return nd->parent != PV_NONE && ct_below_floor(node_n(b->t, node), node_n(b->t, nd->parent), b->floor);
+}
+
+/* ---- comparisons ------------------------------------------------------- */
+
+static double fdr_of(const struct browse *b)
+{
+	double q = b->dopt ? b->dopt->fdr : 0;
+	return q > 0 && q < 1 ? q : PV_DIFF_DEFAULT_FDR;
+}
+
+int browse_set_diff(struct browse *b, const struct pv_diff_options *o, bool significant)
+{
+	uint32_t cur = tree_widget_current(b->w);
+
+	if (!o || !b->t->dn)
+		return 0;
+	b->dopt = o;
+	b->significant = significant;
+	if (diff_cells(b) < 0 || set_roots(b) < 0)
+		return -1;
+	if (significant || cur == TW_NONE)
+		return expand_hot_path(b);
+	return reveal(b, cur);
+}
+
+int browse_toggle_significant(struct browse *b)
+{
+	uint32_t cur = tree_widget_current(b->w);
+
+	if (!b->cells) {
+		snprintf(b->status, sizeof b->status, "not a comparison: give the base profile with --diff-base");
+		return 0;
+	}
+	b->significant = !b->significant;
+	if (set_roots(b) < 0)
+		return -1;
+	/* the cursor's node, or the nearest one above it shown */
+	if (cur != TW_NONE && reveal(b, cur) < 0)
+		return -1;
+	if (b->have_re && compute_search(b) < 0)
+		return -1;
+	if (b->flat && browse_set_flat(b, true, b->flat_by_cum) < 0)
+		return -1;
+	if (b->significant && b->flat)
+		snprintf(b->status, sizeof b->status, "significant only: %zu rows worse or better (q <= %g)",
+			 b->nflat, fdr_of(b));
+	else if (b->significant)
+		snprintf(b->status, sizeof b->status,
+			 "significant only: %zu nodes worse or better (q <= %g) and the nodes above them", b->nsig,
+			 fdr_of(b));
+	else
+		snprintf(b->status, sizeof b->status, "all nodes shown");
+	return 0;
+}
+
+/* Say which verdict the cursor is on: "alpha: worse, 2 of 5 with a
+ * verdict (q <= 0.05): +50.6%, q 9.5e-06". */
+static void say_verdict(struct browse *b, const char *name, const struct pv_diff_cell *c, size_t k, size_t n)
+{
+	char pct[32];
+
+	if (isinf(c->pct))
+		snprintf(pct, sizeof pct, "%s", c->pct > 0 ? "inf" : "-inf");
+	else
+		snprintf(pct, sizeof pct, "%+.1f%%", c->pct + 0.0);
+	snprintf(b->status, sizeof b->status, "%s: %s, %zu of %zu with a verdict (q <= %g): %s, q %.2g", name,
+		 pv_verdict_name(c->verdict), k, n, fdr_of(b), pct, c->q);
+}
+
+int browse_next_verdict(struct browse *b, bool forward)
+{
+	const struct browse_preorder *pre;
+	uint32_t cur, lo, hi, rc, pick = PV_NONE;
+	size_t n = 0, k = 0;
+	char name[512];
+
+	if (!b->cells) {
+		snprintf(b->status, sizeof b->status, "not a comparison: give the base profile with --diff-base");
+		return 0;
+	}
+	if (b->flat) {
+		size_t first = SIZE_MAX, last = SIZE_MAX, at = SIZE_MAX;
+		for (size_t i = 0; b->fcells && i < b->nflat; i++) {
+			if (b->fcells[i].verdict == PV_VERDICT_NONE)
+				continue;
+			n++;
+			if (first == SIZE_MAX)
+				first = i;
+			last = i;
+			if (forward ? i > b->fcursor && at == SIZE_MAX : i < b->fcursor)
+				at = i;
+		}
+		if (!n) {
+			snprintf(b->status, sizeof b->status, "no row is worse or better (q <= %g)", fdr_of(b));
+			return 0;
+		}
+		b->fcursor = at != SIZE_MAX ? at : forward ? first : last;
+		for (size_t i = 0; i <= b->fcursor; i++)
+			k += b->fcells[i].verdict != PV_VERDICT_NONE;
+		say_verdict(b, calltree_frame_name(b->t, b->rows[b->fcursor].frame, name, sizeof name),
+			    &b->fcells[b->fcursor], k, n);
+		return 0;
+	}
+	if (!(pre = browse_tree_preorder(b)))
+		return -1;
+	cur = tree_widget_current(b->w);
+	lo = pre->rank[b->root];
+	hi = pre->end[b->root];
+	rc = cur != TW_NONE ? pre->rank[cur] : lo;
+	/* the first after the cursor (or the last before it), else round the
+	 * end; the root of the whole tree is no row */
+	for (uint32_t r = lo; r < hi; r++) {
+		uint32_t x = pre->node[r];
+		if (x == 0 || b->cells[x].verdict == PV_VERDICT_NONE)
+			continue;
+		n++;
+		if (forward ? (r > rc && (pick == PV_NONE || pre->rank[pick] <= rc)) || pick == PV_NONE
+			    : r < rc || pick == PV_NONE || pre->rank[pick] >= rc)
+			pick = x;
+	}
+	if (pick == PV_NONE) {
+		snprintf(b->status, sizeof b->status, "no node is worse or better (q <= %g)", fdr_of(b));
+		return 0;
+	}
+	if (reveal(b, pick) < 0)
+		return -1;
+	for (uint32_t r = lo; r <= pre->rank[pick]; r++)
+		k += pre->node[r] != 0 && b->cells[pre->node[r]].verdict != PV_VERDICT_NONE;
+	say_verdict(b, calltree_node_name(b->t, pick, name, sizeof name), &b->cells[pick], k, n);
+	return 0;
 }
 
 /* ---- export ------------------------------------------------------------ */

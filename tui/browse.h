@@ -15,11 +15,18 @@
  *
  * The tree shown before the last rebuild is kept: an undo or a toggle back
  * (granularity, thread) shows it again without building it.
+ *
+ * A comparison (diff.h) tests the nodes under the view's root as one
+ * family: whenever the tree or the root changes (a rebuild, a zoom, an
+ * undo) the cells are computed again, for the zoomed subtree as
+ * calltree_subtree() makes it.  The filter of significant nodes shows the
+ * nodes with a verdict and the nodes above them alone.
  */
 #ifndef PROFVIEW_BROWSE_H
 #define PROFVIEW_BROWSE_H
 
 #include "calltree.h"
+#include "diff.h"
 #include "pipeline.h"
 #include "tree-widget.h"
 
@@ -112,6 +119,21 @@ struct browse {
 	uint8_t *frame_match;          /* per frame: 0 not matched yet, 1 matches, 2 not */
 	int64_t match_weight;
 
+	/* A comparison: the test's options (NULL: not shown as one); per node
+	 * of the tree shown, its cell (NULL when not a comparison; zeroed
+	 * outside the root's subtree); per node, whether it has a verdict or
+	 * a node below it has (the filter shows those alone); how many nodes
+	 * under the root have a verdict; the filter on.  The flat view's
+	 * cells, per row (self or cumulative, as it is sorted), and how many
+	 * of its rows are shown (those with a verdict first, when filtered). */
+	const struct pv_diff_options *dopt;
+	struct pv_diff_cell *cells;
+	uint8_t *sig;
+	size_t nsig;
+	bool significant;
+	struct pv_diff_cell *fcells;
+	size_t nflat;
+
 	/* The thread picker. */
 	struct browse_thread *threads;
 	size_t nthreads, tcursor, ttop;
@@ -165,11 +187,21 @@ int browse_pick_thread(struct browse *b, size_t i);
 int browse_export(struct browse *b, bool flame);
 /* What the text reports' header warns about, on the status line. */
 void browse_startup_warnings(struct browse *b);
+/* Show a comparison's profile as one, tested with options o (borrowed for
+ * the session), and start with the filter of significant nodes on or off;
+ * nothing when the profile is not a comparison. */
+int browse_set_diff(struct browse *b, const struct pv_diff_options *o, bool significant);
+/* The filter of significant nodes on or off (the flat view: the rows
+ * with a verdict alone). */
+int browse_toggle_significant(struct browse *b);
+/* Go to the next or previous node (flat row) with a verdict. */
+int browse_next_verdict(struct browse *b, bool forward);
 
 /* Reading the state. */
 /* The function under the cursor (tree or flat view), or NULL. */
 const char *browse_current_function(const struct browse *b);
-/* Is node within the noise of its parent (dimmed)? */
+/* Is node within the noise of its parent (dimmed)?  In a comparison the
+ * larger side's counts. */
 bool browse_below_floor(const struct browse *b, uint32_t node);
 /* "all threads", "thread 12 "name"", "threads 12,13": what is shown. */
 const char *browse_threads_shown(const struct browse *b, char *buf, size_t n);

@@ -19,6 +19,8 @@
 #include <time.h>
 
 enum { HEADER_LINES = 4 };
+/* The colour pairs of a comparison's verdicts. */
+enum { PAIR_WORSE = 1, PAIR_BETTER };
 
 /* What the screen keeps beside the browsing state. */
 struct screen {
@@ -75,6 +77,63 @@ static void put_cut(const struct screen *sc, const char *s, int width)
 	addstr(sc->ellipsis);
 }
 
+/* ---- a comparison's columns -------------------------------------------- */
+
+/* A value in the tree's weight as the text reports show it: milliseconds
+ * for a time, else samples (a decimal when a scale made it fractional);
+ * with sign, a + before a positive one. */
+static void fmt_weight(const struct calltree *t, char *buf, size_t n, double v, bool sign)
+{
+	const char *plus = sign && v > 0 ? "+" : "";
+
+	v += 0.0; /* no "-0" */
+	if (fabs(v) < (t->v_value != PV_NONE ? 5e4 : 0.05))
+		v = 0, plus = "";
+	if (t->v_value != PV_NONE)
+		snprintf(buf, n, "%s%.1f", plus, v / 1e6);
+	else if (v == floor(v) && fabs(v) < 1e15)
+		snprintf(buf, n, "%s%.0f", plus, v);
+	else
+		snprintf(buf, n, "%s%.1f", plus, v);
+}
+
+/* base, new, delta, delta% of a cell, in the columns of diff_columns(). */
+static void diff_line(const struct calltree *t, const struct pv_diff_cell *c, char *line, size_t n)
+{
+	char base[32], new_[32], delta[32], pct[32];
+
+	fmt_weight(t, base, sizeof base, c->base, false);
+	fmt_weight(t, new_, sizeof new_, c->new_, false);
+	fmt_weight(t, delta, sizeof delta, c->delta, true);
+	if (isinf(c->pct))
+		snprintf(pct, sizeof pct, "%s", c->pct > 0 ? "inf" : "-inf");
+	else
+		snprintf(pct, sizeof pct, "%+.1f", c->pct + 0.0);
+	snprintf(line, n, "%9s %9s %9s %7s ", base, new_, delta, pct);
+}
+
+/* The column names of a comparison, ending where its rows' names start. */
+static const char *diff_columns(const struct calltree *t)
+{
+	return t->v_value != PV_NONE ? "  base ms    new ms  delta ms  delta% verdict"
+				     : "     base       new     delta  delta% verdict";
+}
+
+/* The verdict, coloured when colours are allowed, in a 7 column field
+ * from the cursor; attr the row's attributes. */
+static void put_verdict(const struct screen *sc, enum pv_verdict v, attr_t attr, int room)
+{
+	char word[16];
+
+	if (room <= 0)
+		return;
+	snprintf(word, sizeof word, "%-7s", pv_verdict_name(v));
+	if (sc->color && v != PV_VERDICT_NONE)
+		attrset(attr | COLOR_PAIR(v == PV_VERDICT_WORSE ? PAIR_WORSE : PAIR_BETTER));
+	addnstr(word, room);
+	attrset(attr);
+}
+
 static void cb_draw(void *ctx, uint32_t item, int depth, bool expanded, bool kids, bool selected, int y,
 		    int width)
 {
@@ -96,10 +155,19 @@ static void cb_draw(void *ctx, uint32_t item, int depth, bool expanded, bool kid
 		for (int i = 0; i < width; i++)
 			addch(' ');
 	}
-	snprintf(line, sizeof line, "%6.1f%% %6.1f%% %8" PRId64 " ±%-5.0f ", pct(ct_weight(b->t, nd), total),
-		 pct(selfw, total), nd->count, sqrt((double)nd->count));
-	mvaddnstr(y, 0, line, width);
-	int x = (int)strlen(line) - 1; /* ± is two bytes, one column */
+	int x;
+	if (b->cells) {
+		diff_line(b->t, &b->cells[item], line, sizeof line);
+		mvaddnstr(y, 0, line, width);
+		x = (int)strlen(line);
+		put_verdict(sc, b->cells[item].verdict, attr, width - x);
+		x += 8;
+	} else {
+		snprintf(line, sizeof line, "%6.1f%% %6.1f%% %8" PRId64 " ±%-5.0f ", pct(ct_weight(b->t, nd), total),
+			 pct(selfw, total), nd->count, sqrt((double)nd->count));
+		mvaddnstr(y, 0, line, width);
+		x = (int)strlen(line) - 1; /* ± is two bytes, one column */
+	}
 	const char *name = calltree_node_name(b->t, item, nbuf, sizeof nbuf);
 	const char *where = nd->kind == CT_FRAME ? calltree_frame_where(b->t, nd->frame, wbuf, sizeof wbuf) : "";
 	int indent = 2 * depth;
@@ -166,10 +234,32 @@ static void draw_flat(struct screen *sc, int y0, int height, int width)
 		size_t r = b->ftop + (size_t)y;
 		move(y0 + y, 0);
 		clrtoeol();
-		if (r >= b->nrows)
+		if (r >= b->nflat)
 			continue;
 		const struct ct_flat_row *row = &b->rows[r];
 		char line[1400], nbuf[512], wbuf[512];
+		if (b->fcells) {
+			attr_t attr = r == b->fcursor ? A_REVERSE : 0;
+			int x;
+			move(y0 + y, 0);
+			attrset(attr);
+			if (attr)
+				for (int i = 0; i < width; i++)
+					addch(' ');
+			diff_line(b->t, &b->fcells[r], line, sizeof line);
+			mvaddnstr(y0 + y, 0, line, width);
+			x = (int)strlen(line);
+			put_verdict(sc, b->fcells[r].verdict, attr, width - x);
+			x += 8;
+			snprintf(line, sizeof line, "%s  %s", calltree_frame_name(b->t, row->frame, nbuf, sizeof nbuf),
+				 calltree_frame_where(b->t, row->frame, wbuf, sizeof wbuf));
+			if (x < width) {
+				move(y0 + y, x);
+				put_cut(sc, line, width - x);
+			}
+			attrset(A_NORMAL);
+			continue;
+		}
 		snprintf(line, sizeof line, "%6.1f%% %6.1f%% %8" PRId64 " ±%-5.0f %s  %s",
 			 pct(ct_self_weight(b->t, row), total), pct(ct_cum_weight(b->t, row), total),
 			 row->self_count, sqrt((double)row->self_count),
@@ -227,6 +317,8 @@ static const char *const help_lines[] = {
 	"  t                   toggle the flat view      s   sort it by self or cumulative",
 	"  T                   pick a thread (or all)    g   functions or source lines",
 	"  e, E                export the view as a flame graph, as a call graph (SVG)",
+	"  d                   a comparison: only the significant nodes and the paths to them, or all",
+	"  v, V                a comparison: next, previous node that is worse or better",
 	"  ?                   this help                 q   quit",
 	"  mouse wheel         scroll",
 	"",
@@ -288,11 +380,18 @@ static void draw(struct screen *sc)
 	/* Line 3: columns. */
 	attrset(A_UNDERLINE);
 	move(3, 0);
-	if (b->flat)
+	if (b->cells) {
+		snprintf(buf, sizeof buf, "%s%s", diff_columns(b->t),
+			 !b->flat ? "   function  location"
+			 : b->flat_by_cum ? " function  location   (cumulative, sorted by change)"
+					  : " function  location   (self, sorted by change)");
+		put_cut(sc, buf, width);
+	} else if (b->flat) {
 		put_cut(sc, b->flat_by_cum ? "  self%    cum% samples  ±√n   function  location   (sorted by cum)"
 					   : "  self%    cum% samples  ±√n   function  location   (sorted by self)", width);
-	else
+	} else {
 		put_cut(sc, "   cum%   self%  samples  ±√n   function  location", width);
+	}
 	attrset(A_NORMAL);
 
 	int body = height - HEADER_LINES - 1;
@@ -316,7 +415,7 @@ static void draw(struct screen *sc)
 	where[0] = 0;
 	if (b->flat) {
 		draw_flat(sc, HEADER_LINES, body, width);
-		if (b->fcursor < b->nrows) {
+		if (b->fcursor < b->nflat) {
 			full = calltree_frame_name(b->t, b->rows[b->fcursor].frame, nbuf, sizeof nbuf);
 			calltree_frame_where(b->t, b->rows[b->fcursor].frame, where, sizeof where);
 		}
@@ -329,14 +428,27 @@ static void draw(struct screen *sc)
 				calltree_frame_where(b->t, b->t->nodes[cur].frame, where, sizeof where);
 		}
 	}
-	/* The status line: a message, else the whole name under the cursor. */
+	/* The status line: a message, else the whole name under the cursor
+	 * (in a comparison with its q-value, after whether the filter of
+	 * significant nodes is on). */
 	move(height - 1, 0);
 	clrtoeol();
 	attrset(A_BOLD);
 	if (b->status[0]) {
 		put_cut(sc, b->status, width);
 	} else {
-		snprintf(buf, sizeof buf, "%s%s%s", full, *where ? "  " : "", where);
+		const struct pv_diff_cell *c = NULL;
+		char q[64] = "";
+		if (b->flat && b->fcells && b->fcursor < b->nflat)
+			c = &b->fcells[b->fcursor];
+		else if (!b->flat && b->cells && tree_widget_current(b->w) != TW_NONE)
+			c = &b->cells[tree_widget_current(b->w)];
+		if (c && c->q < 1e-9)
+			snprintf(q, sizeof q, "   q <1e-9");
+		else if (c)
+			snprintf(q, sizeof q, "   q %.2g", c->q);
+		snprintf(buf, sizeof buf, "%s%s%s%s%s", b->significant && b->cells ? "[significant only] " : "",
+			 full, *where ? "  " : "", where, q);
 		put_cut(sc, buf, width);
 	}
 	attrset(A_NORMAL);
@@ -471,9 +583,11 @@ static int handle_key(struct screen *sc, int ch, bool *quit)
 	case 'n': case 'N':
 		browse_next_match(b, ch == 'n');
 		return 0;
+	case 'd': return browse_toggle_significant(b);
+	case 'v': case 'V': return browse_next_verdict(b, ch == 'v');
 	}
 	if (b->flat) {
-		b->fcursor = list_move(b->fcursor, b->nrows, ch, page);
+		b->fcursor = list_move(b->fcursor, b->nflat, ch, page);
 		return 0;
 	}
 	switch (ch) {
@@ -519,6 +633,8 @@ int browser_run(const struct pv_profile *p, const struct browser_options *o)
 	if (!sc.b)
 		return -1; /* said why */
 	sc.b->ui = &sc;
+	if (browse_set_diff(sc.b, o->diff, o->significant) < 0)
+		goto out;
 	setlocale(LC_ALL, "");
 	sc.ellipsis = strcmp(nl_langinfo(CODESET), "UTF-8") == 0 ? "\xe2\x80\xa6" : "...";
 	if (!initscr()) {
@@ -538,8 +654,12 @@ int browser_run(const struct pv_profile *p, const struct browser_options *o)
 	mousemask(BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
 	sc.color = o->color && has_colors() && !(getenv("NO_COLOR") && getenv("NO_COLOR")[0]);
 	if (sc.color) {
+		short bg = -1;
 		start_color();
-		use_default_colors();
+		if (use_default_colors() != OK)
+			bg = COLOR_BLACK;
+		init_pair(PAIR_WORSE, COLOR_RED, bg);
+		init_pair(PAIR_BETTER, COLOR_BLUE, bg);
 	}
 	browse_startup_warnings(sc.b);
 	draw(&sc);

@@ -11,6 +11,7 @@
 #define PROFVIEW_BROWSER_H
 
 #include "calltree.h"
+#include "diff.h"
 #include "pipeline.h"
 
 #include <stdbool.h>
@@ -22,6 +23,10 @@ struct browser_options {
 	struct pv_view view;
 	double noisefloor;       /* dim nodes with n <= K * sqrt(parent n); 0 off */
 	bool color;              /* colours allowed (NO_COLOR and monochrome terminals: attributes only) */
+	/* A comparison's test (diff.h), NULL when the profile is not one;
+	 * borrowed.  significant: start with only the significant nodes. */
+	const struct pv_diff_options *diff;
+	bool significant;
 };
 
 /* Browse profile p (symbolized, no view applied; it must stay alive and

@@ -4,7 +4,8 @@
 # function and read the header and counts, callers, search, the flat view,
 # both exports (never through a planted link), the thread picker,
 # granularity, the noise floor, help, resize, and quit with the terminal
-# restored.
+# restored; a comparison's columns, verdicts and filter of significant
+# nodes.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 command -v tmux >/dev/null || { echo "tmux is not installed" >&2; exit 77; }
@@ -236,6 +237,59 @@ keys clear Enter "$PROFVIEW --tui --threads nothreads.folded; echo EXIT4=\$?" En
 wait_for '\[unknown thread\]'
 keys q
 wait_for '^EXIT4=0'
+
+# A comparison (--diff-base): two runs of diffwork where alpha burns 1000
+# then 1500 ms of CPU time, beta and gamma_ 1000 in both (CPU-time timers:
+# the counts hardly vary).  The columns are the two sides, the change and
+# the verdict; alpha is worse, beta and gamma_ have no verdict; d shows
+# alpha and its callers alone, and everything again.
+build diffwork
+"$COLLECT_TIMER" -q -o base.raw ./diffwork 1000 1000 1000 >/dev/null || fail "collect-timer diffwork (base) failed"
+"$COLLECT_TIMER" -q -o new.raw ./diffwork 1500 1000 1000 >/dev/null || fail "collect-timer diffwork (new) failed"
+# no verdict: a row of the function without worse or better
+no_verdict() {
+	local line
+	line=$(screen | grep -E " [-+ ] $1  ") || { screen >&2; fail "diff: no row of $1"; }
+	grep -Eq 'worse|better' <<<"$line" && fail "diff: $1 has a verdict: $line"
+	return 0
+}
+keys clear Enter "$PROFVIEW --tui --diff-base=base.raw new.raw; echo EXIT7=\$?" Enter
+wait_for '^ +base ms +new ms +delta ms +delta% +verdict +function +location$'
+wait_for '^ *[0-9.]+ +[0-9.]+ +\+[0-9.]+ +\+[0-9.]+ worse +[-+ ] alpha  '
+no_verdict beta
+no_verdict gamma_
+# The verdict in red.
+tmux capture-pane -e -t $S -p | grep -a ' alpha  ' | grep -aq $'\e\[31mworse' ||
+	fail "diff: alpha's verdict is not red: $(tmux capture-pane -e -t $S -p | grep -a ' alpha  ' | cat -v)"
+keys d
+wait_for '^significant only: [0-9]+ nodes worse or better'
+wait_for ' alpha  '
+screen | grep -Eq ' (beta|gamma_)  ' && fail "diff: d left beta or gamma_ shown"
+for f in _start main; do
+	screen | grep -Eq " [-+ ] $f( |\$)" || fail "diff: d hid $f, a caller of alpha"
+done
+keys j
+wait_for '^\[significant only\] '
+keys d
+wait_for '^all nodes shown'
+no_verdict beta
+no_verdict gamma_
+# V from the first row: round the end to the last node with a verdict,
+# alpha (nothing under it changed beyond the noise).
+keys Home V
+wait_for '^alpha: worse, [0-9]+ of [0-9]+ with a verdict'
+# The flat view: the larger change first.
+keys t
+wait_for '\(self, sorted by change\)'
+screen | sed -n 5p | grep -Eq ' worse +alpha  ' || fail "diff: the flat view does not start with alpha: $(screen | sed -n 5p)"
+keys q
+wait_for '^EXIT7=0'
+# NO_COLOR: the words alone.
+keys clear Enter "NO_COLOR=1 $PROFVIEW --tui --diff-base=base.raw new.raw; echo EXIT8=\$?" Enter
+wait_for ' worse +[-+ ] alpha  '
+tmux capture-pane -e -t $S -p | grep -a ' alpha  ' | grep -aq $'\e\[3[0-9]m' && fail "diff: NO_COLOR, yet alpha's row is coloured"
+keys q
+wait_for '^EXIT8=0'
 
 # A big tree: some 100,000 nodes (bigprof, a synthetic pprof profile of
 # a server).  Every key is checked by what the screen shows after it; the

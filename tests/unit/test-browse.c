@@ -1,5 +1,6 @@
 /* test-browse.c - the browser's state without a screen: actions, undo,
- * rows kept across a rebuild, threads, search, the flat view, export */
+ * rows kept across a rebuild, threads, search, the flat view, export, a
+ * comparison's cells and its filter of significant nodes */
 #include "browse.h"
 #include "check.h"
 #include "error.h"
@@ -309,6 +310,178 @@ static void test_errors(void)
 	pv_profile_free(p);
 }
 
+/* A comparison: alpha doubles from the base's 100 samples to 200, beta
+ * (50 of its own) and gamma under it (50) stay. */
+static struct pv_profile *compared(void)
+{
+	struct pv_profile *p = make_profile();
+	size_t nb;
+
+	add(p, 1, 100, 2, (int[]){ F_MAIN, F_A });
+	add(p, 1, 50, 2, (int[]){ F_MAIN, F_B });
+	add(p, 1, 50, 3, (int[]){ F_MAIN, F_B, F_C });
+	nb = p->nsamples;
+	for (size_t i = 0; i < nb; i++)
+		p->samples[i].flags |= PV_SAMPLE_BASE;
+	add(p, 1, 200, 2, (int[]){ F_MAIN, F_A });
+	add(p, 1, 50, 2, (int[]){ F_MAIN, F_B });
+	add(p, 1, 50, 3, (int[]){ F_MAIN, F_B, F_C });
+	p->diff = true;
+	p->diff_base_runs = p->diff_new_runs = 1;
+	return p;
+}
+
+/* The node of the tree shown named name (the first), or PV_NONE. */
+static uint32_t node_named(const struct browse *b, const char *name)
+{
+	char buf[256];
+
+	for (uint32_t i = 1; i < b->t->nnodes; i++)
+		if (strcmp(calltree_node_name(b->t, i, buf, sizeof buf), name) == 0)
+			return i;
+	return PV_NONE;
+}
+
+static enum pv_verdict verdict_of(const struct browse *b, const char *name)
+{
+	uint32_t n = node_named(b, name);
+	return n != PV_NONE && b->cells ? b->cells[n].verdict : (enum pv_verdict)-1;
+}
+
+static bool cell_eq(const struct pv_diff_cell *x, const struct pv_diff_cell *y)
+{
+	return x->base == y->base && x->new_ == y->new_ && x->delta == y->delta && x->p == y->p && x->q == y->q &&
+	       x->verdict == y->verdict;
+}
+
+static void test_comparison(void)
+{
+	struct pv_profile *p = compared();
+	struct pv_diff_options o = { .fdr = 0.05 };
+	struct browse *b = browse_new(p, &all_of, 1, NULL);
+	struct pv_diff_cell *whole;
+	struct calltree *sub;
+	uint32_t beta;
+	char buf[256];
+
+	if (!b)
+		return;
+	CHECK(b->cells == NULL);
+	CHECK_EQ(browse_set_diff(b, &o, false), 0);
+	CHECK(b->cells != NULL);
+	if (!b->cells) {
+		browse_free(b);
+		pv_profile_free(p);
+		return;
+	}
+	/* the cells are the text reports' (pv_diff_tree of the tree shown) */
+	whole = pv_diff_tree(b->t, &o);
+	for (size_t i = 0; whole && i < b->t->nnodes; i++)
+		CHECK(cell_eq(&whole[i], &b->cells[i]));
+	free(whole);
+	CHECK_EQ(verdict_of(b, "alpha"), PV_VERDICT_WORSE);
+	CHECK_EQ(verdict_of(b, "main"), PV_VERDICT_WORSE);
+	CHECK_EQ(verdict_of(b, "beta"), PV_VERDICT_NONE);
+	CHECK_EQ(verdict_of(b, "gamma"), PV_VERDICT_NONE);
+	CHECK_EQ(b->nsig, 2);
+	CHECK(row_of(b, "beta") >= 0);
+	/* the filter: main and alpha alone, and back */
+	CHECK_EQ(browse_toggle_significant(b), 0);
+	CHECK(b->significant);
+	CHECK(strstr(b->status, "significant only: 2 nodes") != NULL);
+	CHECK(row_of(b, "main") == 0 && row_of(b, "alpha") == 1);
+	CHECK(row_of(b, "beta") < 0 && row_of(b, "gamma") < 0);
+	CHECK_EQ(b->w->nrows, 2);
+	CHECK_EQ(browse_toggle_significant(b), 0);
+	CHECK(!b->significant);
+	CHECK(row_of(b, "beta") >= 0);
+	/* the next and previous verdicts, round the end */
+	CHECK_EQ(browse_next_verdict(b, true), 0);
+	CHECK_STR(current(b, buf, sizeof buf), "alpha");
+	CHECK(strstr(b->status, "alpha: worse, 2 of 2") != NULL);
+	CHECK_EQ(browse_next_verdict(b, true), 0);
+	CHECK_STR(current(b, buf, sizeof buf), "main");
+	CHECK_EQ(browse_next_verdict(b, false), 0);
+	CHECK_STR(current(b, buf, sizeof buf), "alpha");
+	/* a zoom tests the subtree's nodes as one family: beta's cells are
+	 * those of calltree_subtree's tree, at the nodes' own indices */
+	go_to(b, "beta");
+	beta = tree_widget_current(b->w);
+	CHECK_EQ(browse_zoom(b), 0);
+	sub = calltree_subtree(b->t, beta);
+	whole = sub ? pv_diff_tree(sub, &o) : NULL;
+	CHECK(whole != NULL);
+	if (whole && sub) {
+		CHECK(cell_eq(&whole[1], &b->cells[beta]));
+		CHECK(cell_eq(&whole[2], &b->cells[node_named(b, "gamma")]));
+		CHECK(b->cells[node_named(b, "alpha")].base == 0);
+	}
+	free(whole);
+	calltree_free(sub);
+	/* the zoom undone from the flat view: its rows keep their cells */
+	CHECK_EQ(browse_set_flat(b, true, false), 0);
+	CHECK_EQ(browse_undo(b), 0);
+	CHECK(b->fcells != NULL);
+	CHECK_EQ(browse_next_verdict(b, true), 0);
+	CHECK(strstr(b->status, "alpha: worse, 1 of 1") != NULL);
+	CHECK_EQ(browse_set_flat(b, false, false), 0);
+	CHECK_EQ(verdict_of(b, "alpha"), PV_VERDICT_WORSE);
+	/* the filter stays on through a rebuild, the cells the new tree's */
+	CHECK_EQ(browse_toggle_significant(b), 0);
+	CHECK_EQ(browse_toggle_lines(b), 0);
+	CHECK(b->cells != NULL && b->significant);
+	CHECK_EQ(b->w->nrows, 2);
+	CHECK_EQ(browse_toggle_lines(b), 0);
+	CHECK_EQ(b->w->nrows, 2);
+	/* the flat view: the rows with a verdict alone, the largest change
+	 * first; all of them again without the filter */
+	CHECK_EQ(browse_set_flat(b, true, false), 0);
+	CHECK_EQ(b->nflat, 1);
+	CHECK_STR(calltree_frame_name(b->t, b->rows[0].frame, buf, sizeof buf), "alpha");
+	CHECK(b->fcells && b->fcells[0].verdict == PV_VERDICT_WORSE);
+	CHECK_EQ(browse_toggle_significant(b), 0);
+	CHECK_EQ(b->nflat, b->nrows);
+	CHECK_EQ(browse_set_flat(b, false, false), 0);
+	browse_free(b);
+	pv_profile_free(p);
+
+	/* not a comparison: nothing changes, d and v say so */
+	p = standard();
+	b = browse_new(p, &all_of, 1, NULL);
+	if (!b)
+		return;
+	CHECK_EQ(browse_set_diff(b, &o, true), 0);
+	CHECK(b->cells == NULL);
+	CHECK_EQ(browse_toggle_significant(b), 0);
+	CHECK(strstr(b->status, "not a comparison") != NULL);
+	CHECK(!b->significant);
+	CHECK_EQ(browse_next_verdict(b, true), 0);
+	CHECK(strstr(b->status, "not a comparison") != NULL);
+	browse_free(b);
+	pv_profile_free(p);
+}
+
+/* A comparison started with the filter on (--significant). */
+static void test_comparison_start_filtered(void)
+{
+	struct pv_profile *p = compared();
+	struct pv_diff_options o = { 0 };
+	struct browse *b = browse_new(p, &all_of, 1, NULL);
+	char buf[256];
+
+	if (!b)
+		return;
+	CHECK_EQ(browse_set_diff(b, &o, true), 0);
+	CHECK(b->significant);
+	CHECK(row_of(b, "main") == 0 && row_of(b, "alpha") == 1 && row_of(b, "beta") < 0);
+	CHECK_STR(current(b, buf, sizeof buf), "main");
+	/* a search finds what is shown */
+	CHECK_EQ(browse_search(b, "^(alpha|beta)$"), 0);
+	CHECK_EQ(b->nmatches, 1);
+	browse_free(b);
+	pv_profile_free(p);
+}
+
 /* A tree built again for the same view keeps every open row and the
  * cursor: a few rows open (their paths hashed one by one) and many (the
  * whole tree's at once); a zoom lost to a filter comes back with its
@@ -505,6 +678,8 @@ int main(void)
 	test_export();
 	test_errors();
 	test_rows_kept();
+	test_comparison();
+	test_comparison_start_filtered();
 	test_widget_splices();
 	return check_done("test-browse");
 }
