@@ -4,6 +4,7 @@
 #include "error.h"
 #include "merge.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,15 +59,105 @@ static int callers_of(struct pv_profile *p, const char *re, bool *reversed)
 	return r;
 }
 
+static bool parse_end(const char *s, size_t n, double *v, bool *pct, bool *has)
+{
+	char buf[64], *end;
+
+	*has = n > 0;
+	*pct = false;
+	*v = 0;
+	if (!n)
+		return true;
+	if (n >= sizeof buf)
+		return false;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	if (buf[n - 1] == '%') {
+		*pct = true;
+		buf[--n] = '\0';
+	}
+	if (!n)
+		return false;
+	errno = 0;
+	*v = strtod(buf, &end);
+	return !errno && *end == '\0' && *v >= 0 && *v < 1e9 && (!*pct || *v <= 100);
+}
+
+bool pv_span_parse(const char *s, struct pv_span *out, const char **why)
+{
+	const char *comma = strchr(s, ',');
+
+	*why = "FROM,TO: seconds from the start (1.5,3) or shares of the run (10%,20%); either may be left out";
+	if (!comma || strchr(comma + 1, ','))
+		return false;
+	if (!parse_end(s, (size_t)(comma - s), &out->from, &out->from_pct, &out->has_from) ||
+	    !parse_end(comma + 1, strlen(comma + 1), &out->to, &out->to_pct, &out->has_to))
+		return false;
+	return true;
+}
+
+/* The run's length: the profile's duration, or its last sample's time. */
+static int64_t run_length(const struct pv_profile *p)
+{
+	int64_t end = p->duration_ns > 0 ? p->duration_ns : 0;
+
+	for (size_t i = 0; i < p->nsamples; i++)
+		if (p->samples[i].time_ns > end)
+			end = p->samples[i].time_ns;
+	return end;
+}
+
+/* Keep the samples taken in any of the spans; 0, or -1 with an error. */
+static int keep_spans(struct pv_profile *p, const struct pv_view *v, struct pv_result *r)
+{
+	int64_t len = run_length(p), (*ends)[2];
+	size_t kept = 0, used = 0;
+
+	if (!p->timed)
+		return pv_error("--time: this profile does not say when its samples were taken (only collect-timer and collect-gdb traces do)");
+	if (!(ends = calloc(v->nspans, sizeof *ends)))
+		return pv_oom();
+	for (size_t k = 0; k < v->nspans; k++) {
+		const struct pv_span *s = &v->spans[k];
+		double a = !s->has_from ? 0 : s->from_pct ? s->from / 100 * (double)len : s->from * 1e9;
+		double b = !s->has_to ? (double)INT64_MAX : s->to_pct ? s->to / 100 * (double)len : s->to * 1e9;
+		ends[k][0] = (int64_t)a;
+		ends[k][1] = b >= (double)INT64_MAX ? INT64_MAX : (int64_t)b;
+		if (used < sizeof r->spans - 1)
+			used += (size_t)snprintf(r->spans + used, sizeof r->spans - used, "%s%.3f-%.3f s",
+						 k ? ", " : "", (double)ends[k][0] / 1e9,
+						 (double)(ends[k][1] < len ? ends[k][1] : len) / 1e9);
+	}
+	if (used < sizeof r->spans - 1)
+		snprintf(r->spans + used, sizeof r->spans - used, " of %.3f s", (double)len / 1e9);
+	for (size_t i = 0; i < p->nsamples; i++) {
+		int64_t t = p->samples[i].time_ns;
+		bool in = false;
+		for (size_t k = 0; k < v->nspans && !in; k++)
+			in = t >= ends[k][0] && t < ends[k][1];
+		/* a span up to the end takes the last sample at the end too */
+		for (size_t k = 0; k < v->nspans && !in; k++)
+			in = t == ends[k][1] && ends[k][1] >= len;
+		if (in)
+			p->samples[kept++] = p->samples[i];
+	}
+	p->nsamples = kept;
+	free(ends);
+	return 0;
+}
+
 /* The view on p, which r->p already is. */
 static int run(struct pv_profile *p, const struct pv_view *v, bool tree, struct pv_result *r)
 {
 	bool reversed = false;
 	char buf[512];
 
+	if (v->nspans && keep_spans(p, v, r) < 0)
+		goto fail;
 	if (v->ntids)
 		pv_keep_threads(p, v->tids, v->ntids);
 	r->before = pv_count_samples(p);
+	r->in_spans = v->nspans ? r->before : 0;
 	for (size_t i = 0; i < v->nsteps; i++) {
 		const struct pv_step *s = &v->steps[i];
 		const char *label = s->label;
@@ -127,7 +218,7 @@ int pv_view_run_copy(const struct pv_profile *source, const struct pv_view *v, b
 		     struct pv_result *r)
 {
 	memset(r, 0, sizeof *r);
-	if (!v->ntids && !v->nsteps) {
+	if (!v->ntids && !v->nsteps && !v->nspans) {
 		/* nothing changes it: the source itself, read only */
 		r->p = (struct pv_profile *)source;
 		return run(r->p, v, tree, r);

@@ -44,10 +44,26 @@ struct pv_step {
 	bool warn;
 };
 
+/* A span of the run (--time=FROM,TO): its ends in seconds from the
+ * profile's start, or as a share of the run when pct; an end not given is
+ * the run's start or end. */
+struct pv_span {
+	double from, to;
+	bool from_pct, to_pct, has_from, has_to;
+};
+
+/* "1.5,3", "10%,20%", ",2", "5," -> *out; false when malformed (then *why
+ * says how). */
+bool pv_span_parse(const char *s, struct pv_span *out, const char **why);
+
 /* What to show. */
 struct pv_view {
 	const uint32_t *tids;  /* only these threads (NULL: all) */
 	size_t ntids;
+	/* only the samples taken in these spans of the run (any of them; an
+	 * untimed profile cannot be cut: an error) */
+	const struct pv_span *spans;
+	size_t nspans;
 	const struct pv_step *steps; /* applied in order */
 	size_t nsteps;
 	enum ct_granularity granularity;
@@ -69,6 +85,10 @@ struct pv_result {
 	 * reverse" ("" none). */
 	int64_t before, after;
 	char steps[1024];
+	/* The spans, resolved ("1.000-2.000 s of 6.700 s"), and the samples
+	 * of the threads kept that are in them ("" and 0 without spans). */
+	char spans[256];
+	int64_t in_spans;
 };
 
 /* Runs view v on profile p, changing it in place (a command that shows one

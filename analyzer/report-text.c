@@ -108,6 +108,9 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 		fprintf(out, "; worse/better: q <= %g (false discovery rate, Poisson sampling noise)\n",
 			sc.fdr);
 	}
+	if (o->time_spans && o->time_spans[0])
+		fprintf(out, "%stime:%s %s; %" PRId64 " samples in %s\n", bold_on(o), attr_off(o),
+			o->time_spans, o->time_samples, strchr(o->time_spans, ',') ? "them" : "it");
 	if (o->filters && o->filters[0])
 		fprintf(out, "%sfilters:%s %s; kept %" PRId64 " of %" PRId64 " samples (%.1f%%)\n",
 			bold_on(o), attr_off(o), pv_escape(text, sizeof text, o->filters), o->filter_kept,

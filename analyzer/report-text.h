@@ -31,6 +31,9 @@ struct report_options {
 	/* A table with this field separator and no padding (report_table_*),
 	 * or NULL. */
 	const char *field_sep;
+	/* --time: the spans shown, resolved, and the samples in them */
+	const char *time_spans;
+	int64_t time_samples;
 	/* A comparison's options (the tree has a base: t->dn); show only the
 	 * significant rows (and, in the tree, the nodes above them). */
 	const struct pv_diff_options *diff;

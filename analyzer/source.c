@@ -120,6 +120,8 @@ int pv_source_open_diff(char *const *base, size_t nb, char *const *paths, size_t
 	}
 	for (size_t i = 0; i < b.p->nsamples; i++)
 		b.p->samples[i].flags |= PV_SAMPLE_BASE;
+	/* each side's times from its own start */
+	b.p->time_ns = p->time_ns;
 	duration = p->duration_ns;
 	if (pv_merge(p, b.p, nb == 1 && strcmp(base[0], "-") ? base[0] : "the base profiles") < 0) {
 		pv_source_close(&b);

@@ -50,6 +50,9 @@ enum { OPT_SAMPLE_INDEX = 0x800 };
 /* Comparisons and tables. */
 enum { OPT_DIFF_BASE = 0x900, OPT_NORMALIZE, OPT_FDR, OPT_SIGNIFICANT, OPT_FIELD_SEP };
 
+/* Time. */
+enum { OPT_TIME = 0xa00 };
+
 static const struct option long_options[] = {
 	{ "tree", no_argument, NULL, OPT_TREE },
 	{ "flat", no_argument, NULL, OPT_FLAT },
@@ -77,6 +80,7 @@ static const struct option long_options[] = {
 	{ "maxdepth", required_argument, NULL, OPT_MAXDEPTH },
 	{ "threads", no_argument, NULL, OPT_THREADS },
 	{ "tid", required_argument, NULL, OPT_TID },
+	{ "time", required_argument, NULL, OPT_TIME },
 	{ "functions", no_argument, NULL, OPT_FUNCTIONS },
 	{ "lines", no_argument, NULL, OPT_LINES },
 	{ "files", no_argument, NULL, OPT_FILES },
@@ -146,6 +150,9 @@ static void usage(FILE *out)
 		"Selection and pruning:\n"
 		"      --threads          split the tree by thread\n"
 		"      --tid=LIST         only these thread ids (comma-separated)\n"
+		"      --time=FROM,TO     only the samples taken from FROM to TO seconds after\n"
+		"                         the start (10%%,20%%: shares of the run; either end\n"
+		"                         may be left out; given again: any of the spans)\n"
 		"      --noisefloor=K     hide nodes with n <= K*sqrt(N), N the parent's count\n"
 		"      --mincount=N       hide nodes with fewer than N samples\n"
 		"      --maxdepth=D       show the tree down to depth D\n"
@@ -399,6 +406,8 @@ int main(int argc, char **argv)
 	struct pv_diff_options dopt = { .fdr = PV_DIFF_DEFAULT_FDR };
 	char **bases = NULL;
 	size_t nbases = 0;
+	struct pv_span *spans = NULL;
+	size_t nspans = 0;
 	bool dump = false, reverse = false;
 	const char *output = NULL, *color = "auto";
 	uint32_t *tids = NULL;
@@ -415,7 +424,8 @@ int main(int argc, char **argv)
 	long long v;
 
 	pv_error_set_progname("profview");
-	if (!(bases = calloc((size_t)argc + 1, sizeof *bases)))
+	if (!(bases = calloc((size_t)argc + 1, sizeof *bases)) ||
+	    !(spans = calloc((size_t)argc + 1, sizeof *spans)))
 		return pv_oom(), 1;
 	while ((c = getopt_long(argc, argv, "o:t:qhV", long_options, NULL)) != -1) {
 		switch (c) {
@@ -513,6 +523,13 @@ int main(int argc, char **argv)
 			ropt.field_sep = optarg;
 			break;
 		case OPT_DIFF_BASE: bases[nbases++] = optarg; break;
+		case OPT_TIME: {
+			const char *why;
+			if (!pv_span_parse(optarg, &spans[nspans], &why))
+				return usage_error("invalid --time '%s' (%s)", optarg, why);
+			nspans++;
+			break;
+		}
 		case OPT_NORMALIZE: dopt.normalize = true; break;
 		case OPT_SIGNIFICANT: ropt.significant = true; break;
 		case OPT_FDR:
@@ -573,7 +590,8 @@ int main(int argc, char **argv)
 		steps[nsteps++] = (struct pv_step){ .kind = PV_STEP_FILTERS, .filters = &filters, .warn = true };
 	if (reverse)
 		steps[nsteps++] = (struct pv_step){ .kind = PV_STEP_REVERSE };
-	view = (struct pv_view){ .tids = tids, .ntids = ntids, .steps = steps, .nsteps = nsteps,
+	view = (struct pv_view){ .tids = tids, .ntids = ntids, .spans = spans, .nspans = nspans,
+				 .steps = steps, .nsteps = nsteps,
 				 .granularity = copt.granularity, .by_thread = copt.by_thread,
 				 .sample_index = copt.sample_index,
 				 .paths_only = !tui && (kind == REPORT_FLAT || kind == REPORT_SVG) };
@@ -586,6 +604,10 @@ int main(int argc, char **argv)
 	}
 	if (pv_view_run(p, &view, kind != REPORT_PPROF, &res) < 0)
 		goto out;
+	if (res.spans[0]) {
+		ropt.time_spans = res.spans;
+		ropt.time_samples = res.in_spans;
+	}
 	if (res.steps[0]) {
 		ropt.filters = res.steps;
 		ropt.filter_total = res.before;
@@ -650,5 +672,6 @@ out:
 	pv_filters_free(&filters);
 	free(tids);
 	free(bases);
+	free(spans);
 	return ret;
 }

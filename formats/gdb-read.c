@@ -50,6 +50,7 @@ struct reader {
 	/* The current snapshot. */
 	uint64_t snap_gen;     /* bumped at every snapshot */
 	int64_t snap_time, prev_time, snap_weight;
+	int64_t first_snap;    /* the first snapshot's time, -1 none */
 	int64_t wall_left;     /* wall time the samples may still add up to */
 	bool explicit_snap;    /* opened by a "# snapshot:" line */
 	uint64_t nsnapshots;
@@ -247,6 +248,8 @@ static void new_snapshot(struct reader *rd, int64_t time_ns, bool marked)
 		rd->prev_time = time_ns;
 	}
 	rd->snap_time = time_ns;
+	if (rd->first_snap < 0 && time_ns >= 0)
+		rd->first_snap = time_ns;
 }
 
 /* ---- frames and samples ---- */
@@ -334,6 +337,7 @@ static int end_thread(struct reader *rd)
 			return -1;
 		rd->locs[n++] = b;
 		rd->blocked++;
+		s.flags |= PV_SAMPLE_OFFCPU;
 	}
 	while (from < rd->nframes) {
 		size_t to = from + 1;
@@ -358,6 +362,13 @@ static int end_thread(struct reader *rd)
 	if (rd->truncated)
 		s.flags |= PV_SAMPLE_TRUNCATED; /* counted by pv_add_sample */
 	s.values[rd->v_count] = 1;
+	/* when: from the first snapshot's time, else by the interval */
+	int64_t t0 = rd->start_ns >= 0 ? rd->start_ns : rd->first_snap;
+	if (rd->snap_time >= 0 && t0 >= 0)
+		s.time_ns = rd->snap_time > t0 ? rd->snap_time - t0 : 0;
+	else if (rd->interval_ns > 0 && rd->nsnapshots > 0 &&
+		 rd->nsnapshots - 1 <= (uint64_t)(INT64_MAX / rd->interval_ns))
+		s.time_ns = (int64_t)(rd->nsnapshots - 1) * rd->interval_ns;
 	if (rd->v_wall != PV_NONE) {
 		/* Every thread of a snapshot gets its weight: the sum over all
 		 * samples could pass INT64_MAX in a damaged trace, so it stops
@@ -765,7 +776,7 @@ struct pv_profile *gdb_read(const unsigned char *buf, size_t len, const char *na
 {
 	struct reader rd = {
 		.name = name, .interval_ns = 0, .start_ns = -1, .end_ns = -1, .prev_time = -1,
-		.snap_time = -1, .v_wall = PV_NONE, .blocked_loc = PV_NONE, .wall_left = INT64_MAX,
+		.snap_time = -1, .first_snap = -1, .v_wall = PV_NONE, .blocked_loc = PV_NONE, .wall_left = INT64_MAX,
 	};
 	const char *s = (const char *)buf;
 	struct pv_profile *p = pv_profile_new();
@@ -828,6 +839,8 @@ struct pv_profile *gdb_read(const unsigned char *buf, size_t len, const char *na
 	}
 	/* A time plus the interval cannot overflow (GDB_MAX_INTERVAL_NS); the
 	 * interval times many snapshots can. */
+	/* timed: snapshots with times, or several at a known interval */
+	p->timed = rd.start_ns >= 0 || rd.first_snap >= 0 || (rd.interval_ns > 0 && rd.nsnapshots > 1);
 	if (rd.start_ns >= 0) {
 		int64_t end = rd.end_ns >= 0 ? rd.end_ns
 					     : rd.prev_time >= 0 ? rd.prev_time + rd.interval_ns : -1;

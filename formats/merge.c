@@ -44,6 +44,7 @@ struct merger {
 	struct pv_line *lines;
 	uint32_t *locs;
 	size_t cap_lines, cap_locs;
+	int64_t time_shift;    /* added to the source's sample times */
 };
 
 static uint32_t mstr(struct merger *m, uint32_t i)
@@ -158,6 +159,7 @@ static int merge_samples(struct merger *m)
 		if (ps.loc_off == UINT32_MAX)
 			return -1;
 		ps.thread = ps.thread == PV_NONE ? PV_NONE : m->thr[ps.thread];
+		ps.time_ns += m->time_shift;
 		/* pv_add_sample counts truncated samples: the source's count is
 		 * added below instead. */
 		uint64_t trunc = d->truncated;
@@ -185,10 +187,20 @@ int pv_merge(struct pv_profile *d, const struct pv_profile *s, const char *src_n
 		goto out;
 	}
 	memset(m.str, 0xff, s->strings.n * sizeof *m.str);
+	/* Sample times count from the earlier start of the two. */
+	bool empty = d->nsamples == 0 && !d->timed;
+	int64_t start = d->time_ns;
+	if (s->time_ns && (!start || s->time_ns < start))
+		start = s->time_ns;
+	size_t old_n = d->nsamples;
+	m.time_shift = s->time_ns && start && s->time_ns > start ? s->time_ns - start : 0;
 	if (merge_mappings(&m) < 0 || merge_locations(&m) < 0 || merge_samples(&m) < 0)
 		goto out;
-	if (s->time_ns && (!d->time_ns || s->time_ns < d->time_ns))
-		d->time_ns = s->time_ns;
+	if (!empty && d->time_ns && start < d->time_ns)
+		for (size_t i = 0; i < old_n; i++)
+			d->samples[i].time_ns += d->time_ns - start;
+	d->timed = empty ? s->timed : d->timed && s->timed;
+	d->time_ns = start;
 	d->duration_ns += s->duration_ns;
 	if (s->period > d->period) {
 		d->period = s->period;

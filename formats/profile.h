@@ -68,6 +68,10 @@ enum pv_sample_flags {
 	/* The sample belongs to the base of a comparison (profview
 	 * --diff-base): reports show it apart from the others, the new ones. */
 	PV_SAMPLE_BASE = 1u << 2,
+	/* The thread was not running: blocked or waiting (wall-clock and gdb
+	 * traces, whose stacks then end in a made-up "off-CPU" or "blocked"
+	 * frame). */
+	PV_SAMPLE_OFFCPU = 1u << 3,
 };
 
 struct pv_sample {
@@ -76,6 +80,9 @@ struct pv_sample {
 	uint32_t thread;       /* thread index or PV_NONE */
 	uint32_t flags;        /* enum pv_sample_flags */
 	int64_t values[PV_MAX_VALUES];
+	/* When it was taken, in ns from the profile's start (time_ns), when
+	 * the profile is timed; else 0. */
+	int64_t time_ns;
 };
 
 struct pv_thread {
@@ -129,6 +136,9 @@ struct pv_profile {
 	 * duration (duration_ns is the new side's). */
 	bool diff;
 	uint32_t diff_base_runs, diff_new_runs;
+	/* The samples say when they were taken (pv_sample.time_ns): those of
+	 * collect-timer and collect-gdb. */
+	bool timed;
 	int64_t diff_base_duration_ns;
 	bool finished;         /* the source says it was completed cleanly */
 	bool live;             /* not finished: its program is still running */

@@ -539,8 +539,12 @@ static int add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uin
 	ps->thread = thread_index(rd, tid);
 	if (ps->thread == PV_NONE)
 		return -1;
-	if (rd->wall && !(raw_flags & RAW_SAMPLE_RUNNING) && offcpu_leaf(rd, ps) < 0)
-		return -1;
+	if (rd->wall && !(raw_flags & RAW_SAMPLE_RUNNING)) {
+		if (offcpu_leaf(rd, ps) < 0)
+			return -1;
+		ps->flags |= PV_SAMPLE_OFFCPU;
+	}
+	ps->time_ns = time_ns > rd->start_mono ? (int64_t)(time_ns - rd->start_mono) : 0;
 	if (raw_flags & RAW_SAMPLE_TRUNCATED)
 		ps->flags |= PV_SAMPLE_TRUNCATED;
 	ps->values[rd->v_count] = 1;
@@ -903,6 +907,7 @@ static int read_header(struct reader *rd)
 	p->source_format = pv_intern_str(p, "profview raw trace");
 	p->pid = h->pid;
 	p->time_ns = (int64_t)h->start_realtime_ns;
+	p->timed = true;
 	p->period = (int64_t)h->period_ns;
 	rd->short_us = h->short_thread_us;
 	rd->start_mono = h->start_monotonic_ns;

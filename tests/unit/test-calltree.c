@@ -565,6 +565,36 @@ static void test_number_format(void)
 	pv_profile_free(p);
 }
 
+/* Sample times count from the earlier start of merged profiles; a copy
+ * keeps them; an untimed profile makes the merge untimed. */
+static void test_merged_times(void)
+{
+	struct pv_profile *a = standard(), *b = standard(), *c;
+
+	a->timed = b->timed = true;
+	a->time_ns = 1000000;
+	b->time_ns = 400000;
+	for (size_t i = 0; i < a->nsamples; i++)
+		a->samples[i].time_ns = 10 + (int64_t)i;
+	for (size_t i = 0; i < b->nsamples; i++)
+		b->samples[i].time_ns = 20;
+	size_t na = a->nsamples;
+	CHECK(pv_merge(a, b, "b") == 0);
+	CHECK(a->timed);
+	CHECK_EQ(a->time_ns, 400000);
+	CHECK_EQ(a->samples[0].time_ns, 600010);
+	CHECK_EQ(a->samples[na - 1].time_ns, 600000 + 10 + (int64_t)na - 1);
+	CHECK_EQ(a->samples[na].time_ns, 20);
+	c = pv_profile_copy(a);
+	CHECK(c && c->timed && c->time_ns == 400000 && c->samples[0].time_ns == 600010);
+	pv_profile_free(c);
+	b->timed = false;
+	CHECK(pv_merge(a, b, "b") == 0);
+	CHECK(!a->timed);
+	pv_profile_free(a);
+	pv_profile_free(b);
+}
+
 int main(void)
 {
 	pv_error_set_sink(quiet_sink);
@@ -579,5 +609,6 @@ int main(void)
 	test_escaped_names();
 	test_deep_tree();
 	test_copy();
+	test_merged_times();
 	return check_done("test-calltree");
 }

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# profview --time=FROM,TO: only the samples of a span of the run.
+# tests/progs/phases.c computes in phase_one for a second of CPU time, then
+# in phase_two, then in both at once (two threads, a second each), and
+# prints when each phase began and ended; the trace's start is in its
+# header (rawdump), so the spans are the phases' whatever the load.
+#   - each one-function phase's span holds that function at >= 97%;
+#   - the two-thread phase's holds both at 50% each, within the samples'
+#     noise (CPU time per sample makes it closer still);
+#   - percentages, open ends, several spans, an empty span, the header;
+#   - an untimed profile and a malformed span are clear errors.
+. "$(dirname "$0")/lib.sh"
+e2e_init "$@"
+
+[ -n "${RAWDUMP:-}" ] || fail "RAWDUMP is not set"
+build phases
+cd "$WORK"
+"$COLLECT_TIMER" -q -o ph.raw ./phases >ph.txt || fail "collect-timer ./phases failed"
+start=$("$RAWDUMP" ph.raw | awk '$1 == "header" { print $3; exit }')
+[ -n "$start" ] || fail "no header in the trace"
+# span PHASE: "FROM,TO" in seconds from the trace's start
+span() {
+	awk -v s="$start" -v p="$1" '$1 == p { printf "%.6f,%.6f", ($2 - s) / 1e9, ($3 - s) / 1e9 }' ph.txt
+}
+# cum_pct TABLE FUNCTION: the cumulative share of FUNCTION in a -t ';' flat table
+cum_pct() {
+	awk -F';' -v f="$2" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+		$c["function"] == f { print $c["cum_pct"]; found = 1 } END { if (!found) print 0 }' "$1"
+}
+# samples TEXT_REPORT: the samples the header's time line says the spans hold
+samples() {
+	sed -n 's/^time: .*; \([0-9]*\) samples in.*/\1/p' "$1"
+}
+
+for ph in one two; do
+	[ -n "$(span $ph)" ] || fail "phases printed no '$ph' phase: $(cat ph.txt)"
+	"$PROFVIEW" --flat -t ';' --time="$(span $ph)" ph.raw >$ph.csv || fail "profview --time=$(span $ph) failed"
+	fn=phase_$ph
+	other=phase_two
+	[ $ph = two ] && other=phase_one
+	note "phase $ph ($(span $ph) s): $fn $(cum_pct $ph.csv $fn)%, $other $(cum_pct $ph.csv $other)%"
+	awk -v s="$(cum_pct $ph.csv $fn)" 'BEGIN { exit !(s >= 97) }' ||
+		fail "the span of phase $ph holds $fn at $(cum_pct $ph.csv $fn)%, not >= 97%"
+done
+
+"$PROFVIEW" --flat --time="$(span both)" ph.raw >both.txt
+"$PROFVIEW" --flat -t ';' --time="$(span both)" ph.raw >both.csv
+n=$(samples both.txt)
+a=$(cum_pct both.csv phase_one)
+b=$(cum_pct both.csv phase_two)
+note "both ($(span both) s, $n samples): phase_one $a%, phase_two $b%"
+# 5 sigma of a binomial share of n samples, and a point for the rounding
+awk -v a="$a" -v b="$b" -v n="$n" 'BEGIN {
+	if (n < 100) exit 1
+	tol = 100 * 5 * sqrt(0.25 / n) + 1
+	da = a - 50; if (da < 0) da = -da; db = b - 50; if (db < 0) db = -db
+	exit !(da <= tol && db <= tol)
+}' || fail "the two-thread phase is $a% / $b% in $n samples, not 50/50"
+
+# the whole run as a share, open ends, several spans
+"$PROFVIEW" --flat ph.raw >all.txt
+"$PROFVIEW" --flat --time=0%,100% ph.raw >pct.txt
+all=$(sed -n 's/^profile: .* in \([0-9]*\) samples.*/\1/p' all.txt)
+[ "$(samples pct.txt)" = "$all" ] || fail "--time=0%,100% holds $(samples pct.txt) samples, the run $all"
+"$PROFVIEW" --flat --time=, ph.raw >open.txt
+[ "$(samples open.txt)" = "$all" ] || fail "--time=, holds $(samples open.txt) samples, the run $all"
+"$PROFVIEW" --flat --time="$(span one)" ph.raw >one.txt
+"$PROFVIEW" --flat --time="$(span two)" ph.raw >two.txt
+"$PROFVIEW" --flat --time="$(span one)" --time="$(span two)" ph.raw >onetwo.txt
+[ "$(samples onetwo.txt)" = $(($(samples one.txt) + $(samples two.txt))) ] ||
+	fail "two spans hold $(samples onetwo.txt) samples, not $(samples one.txt) + $(samples two.txt)"
+grep -q '^time: .*, .* of ' onetwo.txt || fail "the header does not list both spans: $(grep '^time' onetwo.txt)"
+# the pause between phases one and two holds no sample
+gap=$(awk -v s="$start" '$1 == "one" { e = $3 } $1 == "two" { printf "%.6f,%.6f", (e - s) / 1e9 + 0.02, ($2 - s) / 1e9 - 0.02 }' ph.txt)
+"$PROFVIEW" --tree --time="$gap" ph.raw >gap.txt
+[ "$(samples gap.txt)" = 0 ] && grep -q '^no samples' gap.txt || fail "the pause ($gap s) holds samples: $(cat gap.txt)"
+# spans apply to every report: the pictures and --pprof hold the span's samples
+"$PROFVIEW" --pprof -o one.pb.gz --time="$(span one)" ph.raw
+"$PROFVIEW" --flat one.pb.gz >back.txt
+[ "$(sed -n 's/^profile: .* in \([0-9]*\) samples.*/\1/p' back.txt)" = "$(samples one.txt)" ] ||
+	fail "--pprof --time wrote another number of samples than the span holds"
+
+# errors
+set +e
+printf 'main;f 3\n' >x.folded
+"$PROFVIEW" --flat --time=1,2 x.folded >/dev/null 2>err.txt; st=$?
+[ $st = 1 ] && grep -q 'does not say when' err.txt || fail "--time on folded stacks: status $st, $(cat err.txt)"
+for bad in 1 1,2,3 a,b 5%%,1 -1,2 200%,; do
+	"$PROFVIEW" --flat --time="$bad" ph.raw >/dev/null 2>err.txt; st=$?
+	[ $st = 2 ] && grep -q 'invalid --time' err.txt || fail "--time=$bad: status $st, $(cat err.txt)"
+done
+set -e
+echo "timespan: ok"
