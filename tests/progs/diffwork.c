@@ -1,6 +1,6 @@
 /* diffwork - three functions that use given amounts of CPU time, in
- * turns of a few milliseconds, so that a comparison of two runs has a
- * known truth: diffwork MS_ALPHA MS_BETA MS_GAMMA
+ * turns of 50 ms, so that a comparison of two runs has a known truth:
+ * diffwork MS_ALPHA MS_BETA MS_GAMMA
  *
  * Each function computes until its thread has used its share of CPU time
  * (by the thread's CPU clock, read every few microseconds), so the CPU
@@ -40,7 +40,10 @@ __attribute__((noinline)) void gamma_(int64_t ns) { BURN(ns); }
 int main(int argc, char **argv)
 {
 	int64_t want[3], done[3] = { 0, 0, 0 };
-	const int64_t slice = 4000000; /* 4 ms turns */
+	/* 50 ms turns: long against a sample's period (a sample's CPU time
+	 * since the last one may begin in the turn before), short against
+	 * the run, so that the machine's load falls on all three alike */
+	const int64_t slice = 50000000;
 	void (*fn[3])(int64_t) = { alpha, beta, gamma_ };
 
 	if (argc != 4) {
