@@ -216,6 +216,8 @@ static int edges_of_paths(struct graph *g, const uint32_t *node_of, struct edge_
 		uint32_t anc = PV_NONE;
 		bool skipped = false;
 
+		if (pa->base)
+			continue; /* a comparison's base: the edges are the new side's */
 		for (uint32_t j = 0; j < pa->len; j++) {
 			uint32_t to = node_of[f[j]];
 			if (to == PV_NONE) {

@@ -10,6 +10,12 @@
  * that shows the share of the matching frames.  The script reads the tree
  * back from the document order (pre-order) and the rows, so the boxes need
  * no extra attributes.
+ *
+ * A comparison (t->dn) is drawn as FlameGraph draws its differences: the
+ * boxes as wide as the new side's values, their colours the verdicts of
+ * diff.h's test of each node, red worse, blue better, stronger for a
+ * larger change, grey where the change is not significant; the titles
+ * give both sides, the change and its q-value.
  */
 #include "report-flame.h"
 #include "report-text.h"
@@ -29,6 +35,7 @@
 #define PAD 10.0        /* left and right margin */
 #define ROW 16.0        /* height of a row of boxes */
 #define TOP 56.0        /* room for the title and the buttons */
+#define DIFF_LINE 16.0  /* and for a comparison's legend */
 #define BOTTOM 34.0     /* room for the details line */
 #define FONT 12.0       /* px, monospace */
 #define CHAR_W 7.3      /* width of one character at FONT, a little generous */
@@ -49,6 +56,10 @@ struct flame {
 	bool cut;                    /* the tree is deeper than FLAME_MAX_DEPTH */
 	double *x;                   /* left edge of each node, px */
 	unsigned char *grey;         /* at or below the noise floor */
+	double top;                  /* y of the top row: TOP, more for a comparison */
+	struct pv_diff_cell *cells;  /* a comparison's, per node; NULL if none */
+	double fdr;                  /* ... and the false discovery rate it used */
+	char note[512];
 	uint32_t *stack;
 	char name[NAME_MAX_LEN], where[NAME_MAX_LEN], scratch[NAME_MAX_LEN];
 };
@@ -131,7 +142,7 @@ static void label(struct flame *f, const struct ct_node *nd)
 
 static double row_y(const struct flame *f, uint32_t depth)
 {
-	return f->o->icicle ? TOP + depth * ROW : TOP + (double)(f->maxdepth - depth) * ROW;
+	return f->o->icicle ? f->top + depth * ROW : f->top + (double)(f->maxdepth - depth) * ROW;
 }
 
 /* One box: f->name holds its name, f->where its location (both escaped here). */
@@ -160,8 +171,10 @@ static void put_box(struct flame *f, const char *cls, double x, double w, uint32
 		fputc('\n', out);
 		put_escaped(out, f->where, wc);
 	}
-	if (note)
-		fprintf(out, "\n%s", note);
+	if (note) {
+		fputc('\n', out);
+		put_escaped(out, note, (size_t)-1);
+	}
 	fprintf(out, "</title><rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\"/>",
 		x, y, w, ROW - 1, fill);
 	if (fit >= 3) {
@@ -177,6 +190,77 @@ static void put_box(struct flame *f, const char *cls, double x, double w, uint32
 	fputs("</g>\n", out);
 }
 
+/* A comparison's amount in the tree's weight, as the titles give amounts:
+ * a duration, or samples (with a decimal when a side was scaled); with
+ * sign, a "+" before an increase. */
+static void diff_amount(const struct calltree *t, char *buf, size_t n, double v, bool sign)
+{
+	double a = fabs(v);
+
+	if (t->v_value != PV_NONE) {
+		char d[32];
+		int64_t ns = (int64_t)llround(a);
+		pv_format_duration(d, sizeof d, ns);
+		snprintf(buf, n, "%s%s", ns == 0 ? "" : v < 0 ? "-" : sign ? "+" : "", d);
+	} else if (a == floor(a) && a < 1e15) {
+		snprintf(buf, n, "%s%.0f sample%s", a == 0 ? "" : v < 0 ? "-" : sign ? "+" : "", a,
+			 a == 1 ? "" : "s");
+	} else {
+		snprintf(buf, n, "%s%.1f samples", a < 0.05 ? "" : v < 0 ? "-" : sign ? "+" : "", a);
+	}
+}
+
+/* A q-value as the comparison's tables write it. */
+static void diff_q(char *buf, size_t n, double q)
+{
+	if (q < 1e-9)
+		snprintf(buf, n, "<1e-9");
+	else
+		snprintf(buf, n, "%.2g", q);
+}
+
+/* A node's comparison, for its title, into f->note. */
+static void diff_note(struct flame *f, const struct pv_diff_cell *c)
+{
+	char b[64], n[64], d[64], pct[32], q[32];
+
+	diff_amount(f->t, b, sizeof b, c->base, false);
+	diff_amount(f->t, n, sizeof n, c->new_, false);
+	diff_amount(f->t, d, sizeof d, c->delta, true);
+	if (isinf(c->pct))
+		snprintf(pct, sizeof pct, "not in the base");
+	else
+		snprintf(pct, sizeof pct, "%+.1f%%", c->pct + 0.0);
+	diff_q(q, sizeof q, c->q);
+	snprintf(f->note, sizeof f->note, "base %s, new %s, delta %s (%s), q %s, %s", b, n, d, pct, q,
+		 c->verdict == PV_VERDICT_NONE ? "not significant" : pv_verdict_name(c->verdict));
+}
+
+/* A comparison's colour: red for worse, blue for better, from pale for a
+ * small change to full for a doubling or a halving and beyond (|effect|
+ * 0.5; effect is delta / max(base, new), so a vanishing is 1); grey when
+ * the change is not significant. */
+static void diff_colour(const struct pv_diff_cell *c, char *fill, size_t n)
+{
+	static const int pale_red[3] = { 250, 205, 195 }, red[3] = { 225, 45, 35 };
+	static const int pale_blue[3] = { 205, 218, 250 }, blue[3] = { 70, 120, 235 };
+	const int *from = pale_red, *to = red;
+	double s = fmin(1.0, 2.0 * fabs(c->effect));
+	int rgb[3];
+
+	if (c->verdict == PV_VERDICT_NONE) {
+		snprintf(fill, n, "rgb(221,221,221)");
+		return;
+	}
+	if (c->verdict == PV_VERDICT_BETTER) {
+		from = pale_blue;
+		to = blue;
+	}
+	for (int k = 0; k < 3; k++)
+		rgb[k] = (int)lround(from[k] + (to[k] - from[k]) * s);
+	snprintf(fill, n, "rgb(%d,%d,%d)", rgb[0], rgb[1], rgb[2]);
+}
+
 static void put_node(struct flame *f, uint32_t id)
 {
 	const struct ct_node *nd = &f->t->nodes[id];
@@ -184,10 +268,23 @@ static void put_node(struct flame *f, uint32_t id)
 	const char *cls = "f", *note = NULL;
 
 	label(f, nd);
+	if (f->cells) {
+		diff_note(f, &f->cells[id]);
+		note = f->note;
+	}
 	if (f->grey[id]) {
 		snprintf(fill, sizeof fill, "rgb(200,200,200)");
 		cls = "f nf";
-		note = "at or below the noise floor";
+		if (note)
+			snprintf(f->note + strlen(f->note), sizeof f->note - strlen(f->note),
+				 "\nat or below the noise floor");
+		else
+			note = "at or below the noise floor";
+	} else if (f->cells) {
+		const struct pv_diff_cell *c = &f->cells[id];
+		diff_colour(c, fill, sizeof fill);
+		cls = c->verdict == PV_VERDICT_WORSE ? "f worse" :
+		      c->verdict == PV_VERDICT_BETTER ? "f better" : "f insignificant";
 	} else if (nd->kind == CT_ROOT) {
 		snprintf(fill, sizeof fill, "rgb(225,185,140)");
 	} else if (nd->kind == CT_THREAD) {
@@ -238,6 +335,9 @@ static void walk(struct flame *f)
 					x += (double)weight(f, &nodes[c]) * f->scale;
 					continue;
 				}
+				/* a comparison's node of the base alone is in no box */
+				if (f->cells && nodes[c].count == 0 && nodes[c].value == 0)
+					continue;
 				hc += nodes[c].count;
 				hw += weight(f, &nodes[c]);
 				hv += nodes[c].value;
@@ -399,6 +499,34 @@ static const char script[] =
 	"});\n"
 	"})();\n";
 
+/* A comparison's line under the subtitle: what the widths and the colours
+ * mean, and how much of the base is in no box (in frames the new side
+ * never reached). */
+static void put_diff_legend(struct flame *f)
+{
+	const struct calltree *t = f->t;
+	double gone = 0;
+	char g[64];
+
+	for (size_t i = 1; i < t->nnodes; i++) {
+		const struct ct_node *nd = &t->nodes[i];
+		if (nd->count == 0 && nd->value == 0 && t->nodes[nd->parent].count > 0)
+			gone += f->cells[i].base;
+	}
+	snprintf(f->note, sizeof f->note,
+		 "Comparison with the base (widths: the new profile): red worse, blue better, "
+		 "stronger for larger changes; grey not significant (false discovery rate %g)", f->fdr);
+	if (gone > 0) {
+		diff_amount(t, g, sizeof g, gone, false);
+		snprintf(f->note + strlen(f->note), sizeof f->note - strlen(f->note),
+			 "; base in no box: %s", g);
+	}
+	fprintf(f->out, "<text id=\"comparison\" x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">", WIDTH / 2,
+		40 + DIFF_LINE);
+	put_escaped(f->out, f->note, (size_t)-1);
+	fputs("</text>\n", f->out);
+}
+
 static void put_header(struct flame *f, double height)
 {
 	FILE *out = f->out;
@@ -445,6 +573,8 @@ static void put_header(struct flame *f, double height)
 	if (f->cut)
 		fprintf(out, "; frames deeper than %d are summed in [N more] boxes", FLAME_MAX_DEPTH);
 	fputs("</text>\n", out);
+	if (f->cells)
+		put_diff_legend(f);
 	fprintf(out, "<text id=\"reset\" class=\"btn\" x=\"%.0f\" y=\"22\">Reset zoom</text>\n", PAD);
 	fprintf(out, "<text id=\"search\" class=\"btn\" x=\"%.0f\" y=\"22\" text-anchor=\"end\">Search</text>\n",
 		WIDTH - PAD);
@@ -463,6 +593,18 @@ int report_flame(FILE *out, const struct calltree *t, const struct flame_options
 		return pv_oom();
 	f->t = t;
 	f->o = o;
+	f->top = TOP;
+	if (t->dn) {
+		static const struct pv_diff_options defaults = { .fdr = PV_DIFF_DEFAULT_FDR };
+		const struct pv_diff_options *d = o->diff ? o->diff : &defaults;
+		struct pv_diff_scale sc;
+
+		if (!(f->cells = pv_diff_tree(t, d)))
+			goto out;
+		pv_diff_scale_of(t, d, &sc);
+		f->fdr = sc.fdr;
+		f->top = TOP + DIFF_LINE;
+	}
 	f->by_value = t->v_value != PV_NONE && t->nodes[0].value > 0;
 	f->total = weight(f, &t->nodes[0]);
 	f->x = malloc(n * sizeof *f->x);
@@ -475,9 +617,9 @@ int report_flame(FILE *out, const struct calltree *t, const struct flame_options
 	if (f->total <= 0) {
 		f->out = out;
 		f->maxdepth = 0;
-		put_header(f, TOP + BOTTOM + ROW);
+		put_header(f, f->top + BOTTOM + ROW);
 		fprintf(out, "<g id=\"frames\"/>\n<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">no samples</text>\n",
-			WIDTH / 2, TOP + ROW - 3);
+			WIDTH / 2, f->top + ROW - 3);
 		fputs("</svg>\n", out);
 		ret = 0;
 		goto out;
@@ -487,12 +629,12 @@ int report_flame(FILE *out, const struct calltree *t, const struct flame_options
 		f->cut = t->nodes[i].depth > FLAME_MAX_DEPTH;
 	walk(f);
 	f->out = out;
-	put_header(f, TOP + (f->maxdepth + 1) * ROW + BOTTOM);
+	put_header(f, f->top + (f->maxdepth + 1) * ROW + BOTTOM);
 	fputs("<g id=\"frames\">\n", out);
 	walk(f);
 	fputs("</g>\n<script><![CDATA[\n", out);
 	fprintf(out, "var WIDTH = %.0f, PAD = %.0f, ROW = %.0f, TOP = %.0f, CHAR_W = %.2f, MAXD = %u, ICICLE = %s;\n",
-		WIDTH, PAD, ROW, TOP, CHAR_W, f->maxdepth, o->icicle ? "true" : "false");
+		WIDTH, PAD, ROW, f->top, CHAR_W, f->maxdepth, o->icicle ? "true" : "false");
 	fputs(script, out);
 	fputs("]]></script>\n</svg>\n", out);
 	ret = 0;
@@ -500,6 +642,7 @@ out:
 	free(f->x);
 	free(f->grey);
 	free(f->stack);
+	free(f->cells);
 	free(f);
 	return ret;
 }

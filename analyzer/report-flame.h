@@ -4,6 +4,7 @@
 #define PROFVIEW_REPORT_FLAME_H
 
 #include "calltree.h"
+#include "diff.h"
 
 #include <stdio.h>
 
@@ -14,6 +15,9 @@ struct flame_options {
 	int maxdepth;          /* leave out nodes deeper than this; 0 off */
 	bool icicle;           /* root on top, callees below */
 	const char *filters;   /* the filters in force, for the subtitle, or NULL */
+	/* A comparison's (t->dn) test: widths stay the new side's, colours
+	 * show the verdicts; NULL: the defaults. */
+	const struct pv_diff_options *diff;
 };
 
 /* Write the flame graph of t to out (stdio-buffered; the caller checks

@@ -182,10 +182,123 @@ static void share_color(char *buf, size_t n, double share, bool fill)
 	snprintf(buf, n, "#%02x%02x%02x", r, gr, b);
 }
 
+/* A comparison: each graph node's frame's test of its cumulative value. */
+struct diff_marks {
+	struct pv_diff_cell *cum;      /* per flat row */
+	uint32_t *row_of;              /* per frame: its row, PV_NONE if none */
+	double fdr;
+};
+
+/* A comparison's amount in the tree's weight, as the graph writes amounts
+ * ("1.23s", or samples, with a decimal when a side was scaled); with
+ * sign, a "+" before an increase. */
+static void diff_amount(const struct calltree *t, char *buf, size_t n, double v, bool sign)
+{
+	if (t->v_value != PV_NONE) {
+		char d[32];
+		int64_t ns = (int64_t)llround(v);
+		pv_format_duration_compact(d, sizeof d, ns);
+		snprintf(buf, n, "%s%s", sign && ns > 0 ? "+" : "", d);
+	} else if (v == floor(v) && fabs(v) < 1e15) {
+		snprintf(buf, n, "%s%.0f", sign && v > 0 ? "+" : "", v + 0.0);
+	} else {
+		snprintf(buf, n, "%+.1f", v);
+		if (!sign && v >= 0)
+			memmove(buf, buf + 1, strlen(buf));
+	}
+}
+
+/* A q-value as the comparison's tables write it. */
+static void diff_q(char *buf, size_t n, double q)
+{
+	if (q < 1e-9)
+		snprintf(buf, n, "<1e-9");
+	else
+		snprintf(buf, n, "%.2g", q);
+}
+
+/* The change in percent, as the tables write it ("+31.0%"), or what it is
+ * when the base has none. */
+static void diff_pct(char *buf, size_t n, const struct pv_diff_cell *c)
+{
+	if (isinf(c->pct))
+		snprintf(buf, n, "not in the base");
+	else
+		snprintf(buf, n, "%+.1f%%", c->pct);
+}
+
+/* A comparison's colours: red for worse, blue for better, from pale for a
+ * small change to full for a doubling or a halving and beyond (|effect|
+ * 0.5; effect is delta / max(base, new)); grey when the change is not
+ * significant.  fill: the box's, else its border's. */
+static void diff_color(char *buf, size_t n, const struct pv_diff_cell *c, bool fill)
+{
+	static const int worse[2][2][3] = {
+		{ { 205, 150, 145 }, { 190, 20, 20 } },   /* border: pale, full */
+		{ { 252, 232, 228 }, { 240, 130, 120 } }, /* fill */
+	};
+	static const int better[2][2][3] = {
+		{ { 150, 165, 205 }, { 20, 60, 190 } },
+		{ { 228, 236, 252 }, { 130, 160, 240 } },
+	};
+	const int (*ramp)[3] = c->verdict == PV_VERDICT_WORSE ? worse[fill] : better[fill];
+	double s = fmin(1.0, 2.0 * fabs(c->effect));
+	int rgb[3];
+
+	if (c->verdict == PV_VERDICT_NONE) {
+		snprintf(buf, n, "%s", fill ? "#ececec" : "#9a9a9a");
+		return;
+	}
+	for (int k = 0; k < 3; k++)
+		rgb[k] = (int)lround(ramp[0][k] + (ramp[1][k] - ramp[0][k]) * s);
+	snprintf(buf, n, "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
+}
+
+/* Test every frame's cumulative value, as the flat table does; 0 or -1. */
+static int diff_marks_of(struct calltree *t, const struct svg_options *o, struct diff_marks *m)
+{
+	static const struct pv_diff_options defaults = { .fdr = PV_DIFF_DEFAULT_FDR };
+	const struct pv_diff_options *d = o->diff ? o->diff : &defaults;
+	struct pv_diff_cell *self = NULL;
+	struct pv_diff_scale sc;
+	size_t n;
+	struct ct_flat_row *rows = calltree_flat(t, &n);
+	int ret = -1;
+
+	if (!rows)
+		return -1;
+	if (pv_diff_flat(t, rows, n, d, &self, &m->cum) < 0)
+		goto out;
+	if (!(m->row_of = malloc((t->nframes ? t->nframes : 1) * sizeof *m->row_of))) {
+		pv_oom();
+		goto out;
+	}
+	for (size_t i = 0; i < t->nframes; i++)
+		m->row_of[i] = PV_NONE;
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].frame < t->nframes)
+			m->row_of[rows[i].frame] = (uint32_t)i;
+	pv_diff_scale_of(t, d, &sc);
+	m->fdr = sc.fdr;
+	ret = 0;
+out:
+	free(self);
+	free(rows);
+	return ret;
+}
+
+/* The cell of a graph node's frame, or NULL. */
+static const struct pv_diff_cell *diff_mark(const struct diff_marks *m, uint32_t frame)
+{
+	if (!m || !m->cum || !m->row_of || m->row_of[frame] == PV_NONE)
+		return NULL;
+	return &m->cum[m->row_of[frame]];
+}
+
 /* Declared attributes, set with agxset. */
 struct attrs {
 	Agsym_t *n_label, *n_tooltip, *n_fontsize, *n_color, *n_fillcolor, *n_fontcolor, *n_style,
-		*n_shape, *n_id;
+		*n_shape, *n_id, *n_class;
 	Agsym_t *e_label, *e_tooltip, *e_penwidth, *e_weight, *e_color, *e_style, *e_arrowsize;
 };
 
@@ -239,7 +352,8 @@ static const char *value_name(const struct calltree *t)
 
 /* The legend: a box of left-justified lines. */
 static int add_legend(Agraph_t *gr, const struct attrs *a, const struct graph *g,
-		      const struct svg_options *o, bool any_residual, bool any_noise)
+		      const struct svg_options *o, const struct diff_marks *dm, bool any_residual,
+		      bool any_noise)
 {
 	const struct calltree *t = g->t;
 	const struct pv_profile *p = t->p;
@@ -292,6 +406,11 @@ static int add_legend(Agraph_t *gr, const struct attrs *a, const struct graph *g
 	if (any_noise)
 		sb_add(&l, "Grey: at or below the noise floor, n <= %g sqrt(N), N all samples\\l",
 		       o->noisefloor);
+	if (dm) {
+		sb_add(&l, "Comparison with the base: boxes, edges and shares are the new profile's\\l");
+		sb_add(&l, "Colours: the change of cum, red worse, blue better, stronger for larger changes\\l");
+		sb_add(&l, "Grey: no significant change (false discovery rate %g)\\l", dm->fdr);
+	}
 	sb_text(&tip, prog[0] ? prog : "(unknown)", GV_TOOLTIP);
 	if (l.failed || tip.failed) {
 		free(l.s);
@@ -299,6 +418,8 @@ static int add_legend(Agraph_t *gr, const struct attrs *a, const struct graph *g
 		return pv_oom();
 	}
 	n = agnode(gr, "legend", 1);
+	if (a->n_class)
+		set(n, a->n_class, "legend");
 	set(n, a->n_label, l.s);
 	set(n, a->n_tooltip, tip.s);
 	set(n, a->n_fontsize, "16");
@@ -311,7 +432,8 @@ static int add_legend(Agraph_t *gr, const struct attrs *a, const struct graph *g
 }
 
 static int add_nodes(Agraph_t *gr, const struct attrs *a, const struct graph *g,
-		     const struct svg_options *o, Agnode_t **gn, bool *any_noise)
+		     const struct svg_options *o, const struct diff_marks *dm, Agnode_t **gn,
+		     bool *any_noise)
 {
 	const struct calltree *t = g->t;
 	int64_t total = ct_weight(t, &t->nodes[0]);
@@ -329,6 +451,7 @@ static int add_nodes(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 		int64_t cum = graph_weight(g, nd->cum_count, nd->cum_value);
 		/* the noise floor against all samples: the graph has no parents */
 		bool noise = ct_below_floor(nd->cum_count, t->samples, o->noisefloor);
+		const struct pv_diff_cell *dc = diff_mark(dm, nd->frame);
 		struct sbuf l = { 0 }, tip = { 0 };
 		char id[32];
 
@@ -359,6 +482,22 @@ static int add_nodes(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 		sb_add(&tip, " cum %s", amt);
 		if (noise)
 			sb_add(&tip, ", within the noise floor");
+		if (dc) {
+			char b[64], nw[64], d[64], pct[32], q[32], line[512];
+			diff_amount(t, b, sizeof b, dc->base, false);
+			diff_amount(t, nw, sizeof nw, dc->new_, false);
+			diff_amount(t, d, sizeof d, dc->delta, true);
+			diff_pct(pct, sizeof pct, dc);
+			diff_q(q, sizeof q, dc->q);
+			snprintf(line, sizeof line, "%s (q %s)%s%s", pct, q,
+				 dc->verdict != PV_VERDICT_NONE ? " " : "", pv_verdict_name(dc->verdict));
+			sb_add(&l, "\\n");
+			sb_text(&l, line, GV_LABEL);
+			snprintf(line, sizeof line, "; cum base %s, new %s, delta %s (%s), q %s, %s", b, nw, d,
+				 pct, q,
+				 dc->verdict != PV_VERDICT_NONE ? pv_verdict_name(dc->verdict) : "not significant");
+			sb_text(&tip, line, GV_TOOLTIP);
+		}
 		if (l.failed || tip.failed) {
 			free(l.s);
 			free(tip.s);
@@ -366,6 +505,10 @@ static int add_nodes(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 		}
 		snprintf(id, sizeof id, "N%zu", i + 1);
 		gn[i] = agnode(gr, id, 1);
+		if (dc && a->n_class)
+			set(gn[i], a->n_class, noise ? "noise" :
+			    dc->verdict == PV_VERDICT_WORSE ? "worse" :
+			    dc->verdict == PV_VERDICT_BETTER ? "better" : "insignificant");
 		set(gn[i], a->n_label, l.s);
 		set(gn[i], a->n_tooltip, tip.s);
 		set(gn[i], a->n_id, id);
@@ -379,6 +522,11 @@ static int add_nodes(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 			set(gn[i], a->n_fillcolor, "#f0f0f0");
 			set(gn[i], a->n_fontcolor, "#a0a0a0");
 			set(gn[i], a->n_style, "filled,dashed");
+		} else if (dc) {
+			diff_color(buf, sizeof buf, dc, false);
+			set(gn[i], a->n_color, buf);
+			diff_color(buf, sizeof buf, dc, true);
+			set(gn[i], a->n_fillcolor, buf);
 		} else {
 			double share = total ? (double)cum / (double)total : 0;
 			share_color(buf, sizeof buf, share, false);
@@ -499,6 +647,7 @@ int report_svg(FILE *out, struct calltree *t, const struct svg_options *o)
 	Agraph_t *gr = NULL;
 	Agnode_t **gn = NULL;
 	struct attrs a;
+	struct diff_marks marks = { 0 }, *dm = NULL;
 	bool any_residual = false, any_noise = false, laid_out = false;
 	int ret = -1;
 
@@ -509,6 +658,11 @@ int report_svg(FILE *out, struct calltree *t, const struct svg_options *o)
 		pv_oom();
 		goto out;
 	}
+	if (t->dn) {
+		if (diff_marks_of(t, o, &marks) < 0)
+			goto out;
+		dm = &marks;
+	}
 	gvc = take_gvc();
 	gr = gvc ? agopen("callgraph", Agdirected, NULL) : NULL;
 	if (!gr) {
@@ -516,9 +670,11 @@ int report_svg(FILE *out, struct calltree *t, const struct svg_options *o)
 		goto out;
 	}
 	declare_attrs(gr, &a);
-	if (add_nodes(gr, &a, g, o, gn, &any_noise) < 0 ||
+	/* (declared for a comparison alone: other graphs stay as they were) */
+	a.n_class = dm ? decl(gr, AGNODE, "class", "") : NULL;
+	if (add_nodes(gr, &a, g, o, dm, gn, &any_noise) < 0 ||
 	    add_edges(gr, &a, g, gn, &any_residual) < 0 ||
-	    add_legend(gr, &a, g, o, any_residual, any_noise) < 0)
+	    add_legend(gr, &a, g, o, dm, any_residual, any_noise) < 0)
 		goto out;
 	if (gvLayout(gvc, gr, "dot") != 0) {
 		pv_error("graphviz cannot lay out the call graph with 'dot': is its dot layout plugin installed?");
@@ -538,6 +694,8 @@ out:
 	if (gvc)
 		gvFreeContext(gvc);
 	free(gn);
+	free(marks.cum);
+	free(marks.row_of);
 	graph_free(g);
 	return ret;
 }

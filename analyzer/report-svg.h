@@ -5,11 +5,17 @@
  * thick and as red as their weight, dashed where the call skips dropped
  * frames; a legend with the program, the totals, the filters and what was
  * left out.  Laid out by graphviz's dot through libgvc and libcgraph.
+ *
+ * A comparison (t->dn) keeps the new side's boxes and edges and marks
+ * each box with the test of its frame's cumulative value (diff.h, as the
+ * flat table sorted by cum tests it): red worse, blue better, stronger
+ * for a larger change, grey where the change is not significant.
  */
 #ifndef PROFVIEW_REPORT_SVG_H
 #define PROFVIEW_REPORT_SVG_H
 
 #include "calltree.h"
+#include "diff.h"
 #include "graph.h"
 
 #include <stdio.h>
@@ -18,6 +24,7 @@ struct svg_options {
 	struct graph_options graph;
 	double noisefloor;     /* grey nodes with cum n <= K * sqrt(total n); 0 off */
 	const char *filters;   /* what the samples were filtered by, for the legend; may be NULL */
+	const struct pv_diff_options *diff; /* a comparison's test; NULL: the defaults */
 };
 
 /* Build the graph of t, lay it out and write it as SVG to out.  0, or -1

@@ -638,10 +638,12 @@ int main(int argc, char **argv)
 		flameopt.mincount = ropt.mincount;
 		flameopt.maxdepth = ropt.maxdepth;
 		flameopt.filters = ropt.filters;
+		flameopt.diff = ropt.diff;
 		ret = report_flame(out, t, &flameopt) < 0;
 	} else if (kind == REPORT_SVG) {
 		svgopt.noisefloor = ropt.noisefloor;
 		svgopt.filters = ropt.filters;
+		svgopt.diff = ropt.diff;
 		ret = report_svg(out, t, &svgopt) < 0;
 	} else if (kind == REPORT_FOLDED) {
 		ret = report_folded(out, t, &ropt) < 0;
