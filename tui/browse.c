@@ -1107,12 +1107,12 @@ int browse_export(struct browse *b, bool flame)
 		goto out;
 	}
 	if (flame) {
-		struct flame_options fo = { .noisefloor = b->floor, .filters = steps };
+		struct flame_options fo = { .noisefloor = b->floor, .filters = steps, .diff = b->dopt };
 		r = report_flame(f, sub, &fo);
 	} else {
 		struct svg_options so = { .graph = { GRAPH_DEFAULT_NODECOUNT, GRAPH_DEFAULT_NODEFRACTION,
 						     GRAPH_DEFAULT_EDGEFRACTION },
-					  .noisefloor = b->floor, .filters = steps };
+					  .noisefloor = b->floor, .filters = steps, .diff = b->dopt };
 		r = report_svg(f, sub, &so);
 	}
 	if (fclose(f) != 0 || r < 0) {
