@@ -514,12 +514,12 @@ static void put_diff_legend(struct flame *f)
 			gone += f->cells[i].base;
 	}
 	snprintf(f->note, sizeof f->note,
-		 "Comparison with the base (widths: the new profile): red worse, blue better, "
-		 "stronger for larger changes; grey not significant (false discovery rate %g)", f->fdr);
+		 "Against the base: red slower, blue faster (deeper: larger), "
+		 "grey not significant (FDR %g); widths: new", f->fdr);
 	if (gone > 0) {
 		diff_amount(t, g, sizeof g, gone, false);
 		snprintf(f->note + strlen(f->note), sizeof f->note - strlen(f->note),
-			 "; base in no box: %s", g);
+			 "; base in no box %s", g);
 	}
 	fprintf(f->out, "<text id=\"comparison\" x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">", WIDTH / 2,
 		40 + DIFF_LINE);

@@ -120,15 +120,15 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 		fprintf(out, "%swarning:%s", bold_on(o), attr_off(o));
 		const char *sep = " ";
 		if (p->lost) {
-			fprintf(out, "%s%" PRIu64 " samples lost (%.1f%%)", sep, p->lost,
+			fprintf(out, "%s%" PRIu64 " sample%s lost (%.1f%%)", sep, p->lost, p->lost == 1 ? "" : "s",
 				pct((int64_t)p->lost, (int64_t)(p->lost + p->nsamples)));
 			if (pv_str(p, p->lost_cause)[0])
 				fprintf(out, ": the trace could not grow: %s", pv_str(p, p->lost_cause));
 			sep = ", ";
 		}
 		if (p->truncated) {
-			fprintf(out, "%s%" PRIu64 " samples (%.1f%%) with incomplete stacks", sep,
-				p->truncated, pct((int64_t)p->truncated, (int64_t)p->nsamples));
+			fprintf(out, "%s%" PRIu64 " sample%s (%.1f%%) with incomplete stacks", sep,
+				p->truncated, p->truncated == 1 ? "" : "s", pct((int64_t)p->truncated, (int64_t)p->nsamples));
 			sep = ", ";
 		}
 		if (p->dropped_bytes)

@@ -110,7 +110,7 @@ grep -q 'not finished' big.perr big.txt && fail "the limited trace is not finish
 lost=$(sed -n 's/^warning: \([0-9]*\) samples lost.*/\1/p' big.txt)
 [ "${lost:-0}" -ge 50 ] || fail "the limited trace reports ${lost:-no} lost samples: $(head -3 big.txt)"
 # and why, in both tools
-grep -q "^warning: $lost samples lost ([0-9.]*%): the trace could not grow: it reached the file size limit (ulimit -f)" big.txt ||
+grep -q "^warning: $lost samples\? lost ([0-9.]*%): the trace could not grow: it reached the file size limit (ulimit -f)" big.txt ||
 	fail "profview does not say why samples were lost: $(grep '^warning' big.txt)"
 grep -q "lost (the trace could not grow: it reached the file size limit (ulimit -f))" big.err ||
 	fail "collect-timer does not say why samples were lost: $(cat big.err)"

@@ -86,7 +86,7 @@ xmllint --noout flame.svg || fail "the comparison's flame graph is not well-form
 "$PROFVIEW" --tree -t ';' --diff-base=a.raw b.raw >tree.csv || fail "profview --tree -t ';' --diff-base failed"
 head -1 tree.csv | grep -q '^id;parent;depth;base;new;delta;delta_pct;q;verdict;function;location$' ||
 	fail "--tree -t ';': unexpected columns: $(head -1 tree.csv)"
-xp flame.svg "string(//*[@id='comparison'])" | grep -q '^Comparison with the base.*false discovery rate 0.05' ||
+xp flame.svg "string(//*[@id='comparison'])" | grep -q '^Against the base.*FDR 0.05' ||
 	fail "the flame graph does not say it is a comparison: $(xp flame.svg "string(//*[@id='comparison'])")"
 for f in alpha beta gamma_; do
 	[ "$(awk -F';' -v f="$f" '$10 == f' tree.csv | wc -l)" = 1 ] || fail "$f: not one node in the tree"

@@ -150,7 +150,7 @@ awk 'BEGIN { printf "main"; for (i = 1; i < 70000; i++) printf ";f%d", i; print 
 "$PROFVIEW" --flat deeper.folded >deeper.flat 2>deeper.err || fail "a stack of 70,000 frames: $(cat deeper.err)"
 grep -qF "'deeper.folded': 1 stack deeper than 65536 frames (the first at line 1) cut to its innermost 65536" deeper.err ||
 	fail "no warning about the cut stack: $(cat deeper.err)"
-grep -q '^warning: 1 samples .* with incomplete stacks' deeper.flat || fail "the cut stack is not counted as incomplete"
+grep -q '^warning: 1 sample .* with incomplete stacks' deeper.flat || fail "the cut stack is not counted as incomplete"
 grep -q ' f69999$' deeper.flat || fail "the cut stack lost its leaf"
 
 # Inputs without end.  /dev/zero and a pipe of zeros are no profile: said

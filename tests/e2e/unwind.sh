@@ -134,7 +134,7 @@ done
 "$COLLECT_TIMER" -q --unwind=dwarf --stack-size=512 -o cut.raw ./chains-O2fp deep 0.4 >/dev/null || fail "collect-timer --stack-size=512 failed"
 "$PROFVIEW" --flat cut.raw >cut.txt || fail "profview on cut.raw"
 "$PROFVIEW" --folded --sample-index=samples cut.raw >cut.folded || fail "profview --folded on cut.raw"
-said=$(sed -n 's/^warning:.* \([0-9][0-9]*\) samples ([0-9.]*%) with incomplete stacks.*/\1/p' cut.txt)
+said=$(sed -n 's/^warning:.* \([0-9][0-9]*\) samples\? ([0-9.]*%) with incomplete stacks.*/\1/p' cut.txt)
 read -r short leaf < <(awk '{ c = $NF; s = $0; sub(/ [0-9]+$/, "", s); n = split(s, f, ";")
 	if (f[1] != "_start") short += c; if (f[n] == "deep_leaf") leaf += c }
 	END { print short + 0, leaf + 0 }' cut.folded)
@@ -147,6 +147,6 @@ note "512-byte stacks: ${said:-no} samples said to be incomplete, $short not rea
 [ "$leaf" -ge 10 ] || fail "only $leaf samples in deep_leaf"
 # and a full trace has (almost) none: at most 2%.
 "$PROFVIEW" --flat deep-dwarf.raw >full.txt
-pct=$(sed -n 's/.* samples (\([0-9.]*\)%) with incomplete stacks.*/\1/p' full.txt)
+pct=$(sed -n 's/.* samples\? (\([0-9.]*\)%) with incomplete stacks.*/\1/p' full.txt)
 awk -v p="${pct:-0}" 'BEGIN { exit !(p <= 2) }' || fail "$pct% of the deep trace's samples are incomplete"
 exit 0
