@@ -3,6 +3,7 @@
 #include "error.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,6 +87,33 @@ const char *pv_verdict_name(enum pv_verdict v)
 	case PV_VERDICT_BETTER: return "better";
 	default: return "";
 	}
+}
+
+const char *pv_diff_pct_text(char *buf, size_t n, double pct)
+{
+	if (isinf(pct)) {
+		snprintf(buf, n, "%s", pct > 0 ? "inf" : "-inf");
+		return buf;
+	}
+	if (!(fabs(pct) < 1e15)) {
+		snprintf(buf, n, "%+.1f", pct);
+		return buf;
+	}
+	/* tenths, rounded half away from zero */
+	double x = pct * 10;
+	long long r = (long long)(x < 0 ? x - 0.5 : x + 0.5);
+	unsigned long long u = r < 0 ? 0ULL - (unsigned long long)r : (unsigned long long)r;
+	snprintf(buf, n, "%s%llu.%llu", r < 0 ? "-" : r > 0 ? "+" : "", u / 10, u % 10);
+	return buf;
+}
+
+const char *pv_diff_q_text(char *buf, size_t n, double q)
+{
+	if (q < 1e-9)
+		snprintf(buf, n, "<1e-9");
+	else
+		snprintf(buf, n, "%.2g", q);
+	return buf;
 }
 
 void pv_diff_scale_of(const struct calltree *t, const struct pv_diff_options *o,

@@ -213,16 +213,13 @@ static void diff_amount(const struct calltree *t, char *buf, size_t n, double v,
 /* A q-value as the comparison's tables write it. */
 static void diff_q(char *buf, size_t n, double q)
 {
-	if (q < 1e-9)
-		snprintf(buf, n, "<1e-9");
-	else
-		snprintf(buf, n, "%.2g", q);
+	pv_diff_q_text(buf, n, q);
 }
 
 /* A node's comparison, for its title, into f->note. */
 static void diff_note(struct flame *f, const struct pv_diff_cell *c)
 {
-	char b[64], n[64], d[64], pct[32], q[32];
+	char b[64], n[64], d[64], pct[32], q[32], t[32];
 
 	diff_amount(f->t, b, sizeof b, c->base, false);
 	diff_amount(f->t, n, sizeof n, c->new_, false);
@@ -230,7 +227,7 @@ static void diff_note(struct flame *f, const struct pv_diff_cell *c)
 	if (isinf(c->pct))
 		snprintf(pct, sizeof pct, "not in the base");
 	else
-		snprintf(pct, sizeof pct, "%+.1f%%", c->pct + 0.0);
+		snprintf(pct, sizeof pct, "%s%%", pv_diff_pct_text(t, sizeof t, c->pct));
 	diff_q(q, sizeof q, c->q);
 	snprintf(f->note, sizeof f->note, "base %s, new %s, delta %s (%s), q %s, %s", b, n, d, pct, q,
 		 c->verdict == PV_VERDICT_NONE ? "not significant" : pv_verdict_name(c->verdict));

@@ -211,10 +211,7 @@ static void diff_amount(const struct calltree *t, char *buf, size_t n, double v,
 /* A q-value as the comparison's tables write it. */
 static void diff_q(char *buf, size_t n, double q)
 {
-	if (q < 1e-9)
-		snprintf(buf, n, "<1e-9");
-	else
-		snprintf(buf, n, "%.2g", q);
+	pv_diff_q_text(buf, n, q);
 }
 
 /* The change in percent, as the tables write it ("+31.0%"), or what it is
@@ -223,8 +220,10 @@ static void diff_pct(char *buf, size_t n, const struct pv_diff_cell *c)
 {
 	if (isinf(c->pct))
 		snprintf(buf, n, "not in the base");
-	else
-		snprintf(buf, n, "%+.1f%%", c->pct);
+	else {
+		char t[32];
+		snprintf(buf, n, "%s%%", pv_diff_pct_text(t, sizeof t, c->pct));
+	}
 }
 
 /* A comparison's colours: red for worse, blue for better, from pale for a

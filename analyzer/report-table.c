@@ -173,18 +173,12 @@ static void fmt_weight(const struct calltree *t, char *buf, size_t n, double v)
 
 static void fmt_pct(char *buf, size_t n, double pct)
 {
-	if (isinf(pct))
-		snprintf(buf, n, "%s", pct > 0 ? "inf" : "-inf");
-	else
-		fixed(buf, pct, 1, true);
+	pv_diff_pct_text(buf, n, pct);
 }
 
 static void fmt_q(char *buf, size_t n, double q)
 {
-	if (q < 1e-9)
-		snprintf(buf, n, "<1e-9");
-	else
-		snprintf(buf, n, "%.2g", q);
+	pv_diff_q_text(buf, n, q);
 }
 
 /* The comparison's columns of one cell. */

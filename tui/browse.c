@@ -1004,14 +1004,12 @@ int browse_toggle_significant(struct browse *b)
  * verdict (q <= 0.05): +50.6%, q 9.5e-06". */
 static void say_verdict(struct browse *b, const char *name, const struct pv_diff_cell *c, size_t k, size_t n)
 {
-	char pct[32];
+	char pct[32], q[32];
 
-	if (isinf(c->pct))
-		snprintf(pct, sizeof pct, "%s", c->pct > 0 ? "inf" : "-inf");
-	else
-		snprintf(pct, sizeof pct, "%+.1f%%", c->pct + 0.0);
-	snprintf(b->status, sizeof b->status, "%s: %s, %zu of %zu with a verdict (q <= %g): %s, q %.2g", name,
-		 pv_verdict_name(c->verdict), k, n, fdr_of(b), pct, c->q);
+	pv_diff_pct_text(pct, sizeof pct, c->pct);
+	pv_diff_q_text(q, sizeof q, c->q);
+	snprintf(b->status, sizeof b->status, "%s: %s, %zu of %zu with a verdict (q <= %g): %s%s, q %s", name,
+		 pv_verdict_name(c->verdict), k, n, fdr_of(b), pct, isinf(c->pct) ? "" : "%", q);
 }
 
 int browse_next_verdict(struct browse *b, bool forward)

@@ -105,10 +105,7 @@ static void diff_line(const struct calltree *t, const struct pv_diff_cell *c, ch
 	fmt_weight(t, base, sizeof base, c->base, false);
 	fmt_weight(t, new_, sizeof new_, c->new_, false);
 	fmt_weight(t, delta, sizeof delta, c->delta, true);
-	if (isinf(c->pct))
-		snprintf(pct, sizeof pct, "%s", c->pct > 0 ? "inf" : "-inf");
-	else
-		snprintf(pct, sizeof pct, "%+.1f", c->pct + 0.0);
+	pv_diff_pct_text(pct, sizeof pct, c->pct);
 	snprintf(line, n, "%9s %9s %9s %7s ", base, new_, delta, pct);
 }
 
@@ -443,10 +440,10 @@ static void draw(struct screen *sc)
 			c = &b->fcells[b->fcursor];
 		else if (!b->flat && b->cells && tree_widget_current(b->w) != TW_NONE)
 			c = &b->cells[tree_widget_current(b->w)];
-		if (c && c->q < 1e-9)
-			snprintf(q, sizeof q, "   q <1e-9");
-		else if (c)
-			snprintf(q, sizeof q, "   q %.2g", c->q);
+		if (c) {
+			char t[32];
+			snprintf(q, sizeof q, "   q %s", pv_diff_q_text(t, sizeof t, c->q));
+		}
 		snprintf(buf, sizeof buf, "%s%s%s%s%s", b->significant && b->cells ? "[significant only] " : "",
 			 full, *where ? "  " : "", where, q);
 		put_cut(sc, buf, width);
