@@ -96,8 +96,7 @@ bool pv_span_parse(const char *s, struct pv_span *out, const char **why)
 	return true;
 }
 
-/* The run's length: the profile's duration, or its last sample's time. */
-static int64_t run_length(const struct pv_profile *p)
+int64_t pv_run_length(const struct pv_profile *p)
 {
 	int64_t end = p->duration_ns > 0 ? p->duration_ns : 0;
 
@@ -110,7 +109,7 @@ static int64_t run_length(const struct pv_profile *p)
 /* Keep the samples taken in any of the spans; 0, or -1 with an error. */
 static int keep_spans(struct pv_profile *p, const struct pv_view *v, struct pv_result *r)
 {
-	int64_t len = run_length(p), (*ends)[2];
+	int64_t len = pv_run_length(p), (*ends)[2];
 	size_t kept = 0, used = 0;
 
 	if (!p->timed)
@@ -123,6 +122,10 @@ static int keep_spans(struct pv_profile *p, const struct pv_view *v, struct pv_r
 		double b = !s->has_to ? (double)INT64_MAX : s->to_pct ? s->to / 100 * (double)len : s->to * 1e9;
 		ends[k][0] = (int64_t)a;
 		ends[k][1] = b >= (double)INT64_MAX ? INT64_MAX : (int64_t)b;
+		if (k == 0 || ends[k][0] < r->span_from)
+			r->span_from = ends[k][0];
+		if (k == 0 || (ends[k][1] < len ? ends[k][1] : len) > r->span_to)
+			r->span_to = ends[k][1] < len ? ends[k][1] : len;
 		if (used < sizeof r->spans - 1)
 			used += (size_t)snprintf(r->spans + used, sizeof r->spans - used, "%s%.3f-%.3f s",
 						 k ? ", " : "", (double)ends[k][0] / 1e9,

@@ -89,6 +89,10 @@ struct pv_result {
 	 * of the threads kept that are in them ("" and 0 without spans). */
 	char spans[256];
 	int64_t in_spans;
+	/* The spans' extent in ns from the profile's start: the earliest
+	 * start and the latest end, cut at the run's end (0 and 0 without
+	 * spans). */
+	int64_t span_from, span_to;
 };
 
 /* Runs view v on profile p, changing it in place (a command that shows one
@@ -102,6 +106,10 @@ int pv_view_run(struct pv_profile *p, const struct pv_view *v, bool tree, struct
 int pv_view_run_copy(const struct pv_profile *source, const struct pv_view *v, bool tree,
 		     struct pv_result *r);
 void pv_result_free(struct pv_result *r);
+
+/* The run's length in ns: the profile's duration, or its last sample's
+ * time when that is later. */
+int64_t pv_run_length(const struct pv_profile *p);
 
 /* The samples of p, counted as the reports count them (its "samples"
  * value, else its first, else one a sample). */

@@ -7,6 +7,7 @@
 #include "report-text.h"
 #include "report-svg.h"
 #include "report-flame.h"
+#include "report-timeline.h"
 #include "browser.h"
 #include "modules.h"
 #include "pipeline.h"
@@ -18,13 +19,15 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-enum report_kind { REPORT_TREE, REPORT_FLAT, REPORT_FOLDED, REPORT_PPROF, REPORT_SVG, REPORT_FLAME };
+enum report_kind { REPORT_TREE, REPORT_FLAT, REPORT_FOLDED, REPORT_PPROF, REPORT_SVG, REPORT_FLAME,
+		   REPORT_TIMELINE };
 
 enum {
 	OPT_TREE = 256, OPT_FLAT, OPT_FOLDED, OPT_SORT, OPT_NOISEFLOOR, OPT_MINCOUNT, OPT_MAXDEPTH,
@@ -53,6 +56,9 @@ enum { OPT_DIFF_BASE = 0x900, OPT_NORMALIZE, OPT_FDR, OPT_SIGNIFICANT, OPT_FIELD
 /* Time. */
 enum { OPT_TIME = 0xa00 };
 
+/* The timeline (--timeline, --highlight). */
+enum { OPT_TIMELINE = 0xb00, OPT_HIGHLIGHT };
+
 static const struct option long_options[] = {
 	{ "tree", no_argument, NULL, OPT_TREE },
 	{ "flat", no_argument, NULL, OPT_FLAT },
@@ -61,6 +67,8 @@ static const struct option long_options[] = {
 	{ "svg", no_argument, NULL, OPT_SVG },
 	{ "flame", no_argument, NULL, OPT_FLAME },
 	{ "icicle", no_argument, NULL, OPT_ICICLE },
+	{ "timeline", no_argument, NULL, OPT_TIMELINE },
+	{ "highlight", required_argument, NULL, OPT_HIGHLIGHT },
 	{ "tui", no_argument, NULL, OPT_TUI },
 	{ "reverse", no_argument, NULL, OPT_REVERSE },
 	{ "sample-index", required_argument, NULL, OPT_SAMPLE_INDEX },
@@ -122,6 +130,10 @@ static void usage(FILE *out)
 		"      --svg              call graph drawn by graphviz, as SVG\n"
 		"      --flame            flame graph, as SVG with hover, zoom and search\n"
 		"      --icicle           the flame graph upside down: the root on top\n"
+		"      --timeline         the samples along the run, a row per thread, as SVG;\n"
+		"                         dragging across it draws the span's flame graph\n"
+		"      --highlight=RE     timeline: colour the samples with a frame matching\n"
+		"                         RE, grey the others\n"
 		"      --tui              browse the call tree interactively (the default when\n"
 		"                         standard output is a terminal and no report is named)\n"
 		"\n"
@@ -399,6 +411,8 @@ int main(int argc, char **argv)
 	struct ct_options copt = { .granularity = CT_FUNCTIONS };
 	struct report_options ropt = { 0 };
 	struct flame_options flameopt = { 0 };
+	struct timeline_options tlopt = { 0 };
+	regex_t highlight;
 	struct svg_options svgopt = { .graph = { GRAPH_DEFAULT_NODECOUNT, GRAPH_DEFAULT_NODEFRACTION,
 						  GRAPH_DEFAULT_EDGEFRACTION } };
 	struct pv_source_options sopt = { 0 };
@@ -437,6 +451,21 @@ int main(int argc, char **argv)
 		case OPT_SVG: kind = REPORT_SVG; kind_given = true; break;
 		case OPT_FLAME: kind = REPORT_FLAME; kind_given = true; flameopt.icicle = false; break;
 		case OPT_ICICLE: kind = REPORT_FLAME; kind_given = true; flameopt.icicle = true; break;
+		case OPT_TIMELINE: kind = REPORT_TIMELINE; kind_given = true; break;
+		case OPT_HIGHLIGHT: {
+			int rc;
+			char why[256];
+			if (tlopt.highlight)
+				regfree(&highlight);
+			tlopt.highlight = NULL;
+			if ((rc = regcomp(&highlight, optarg, REG_EXTENDED | REG_NOSUB)) != 0) {
+				regerror(rc, &highlight, why, sizeof why);
+				return usage_error("invalid --highlight '%s': %s", optarg, why);
+			}
+			tlopt.highlight = &highlight;
+			tlopt.highlight_text = optarg;
+			break;
+		}
 		case OPT_NODECOUNT:
 			if (!parse_long(optarg, 0, INT_MAX, &v))
 				return usage_error("invalid --nodecount '%s' (a whole number >= 0)", optarg);
@@ -570,6 +599,10 @@ int main(int argc, char **argv)
 	pv_error_set_quiet(sopt.quiet);
 	if (kind == REPORT_SVG && !tui && !dump)
 		report_svg_ready();
+	if (tlopt.highlight && kind != REPORT_TIMELINE)
+		return usage_error("%s", "--highlight colours the timeline: give --timeline");
+	if (kind == REPORT_TIMELINE && nbases)
+		return usage_error("%s", "--timeline shows one profile, not a comparison: leave out --diff-base");
 	if ((dopt.normalize || ropt.significant) && !nbases)
 		return usage_error("--%s compares: give the base profile with --diff-base",
 				   dopt.normalize ? "normalize" : "significant");
@@ -594,7 +627,8 @@ int main(int argc, char **argv)
 				 .steps = steps, .nsteps = nsteps,
 				 .granularity = copt.granularity, .by_thread = copt.by_thread,
 				 .sample_index = copt.sample_index,
-				 .paths_only = !tui && (kind == REPORT_FLAT || kind == REPORT_SVG) };
+				 .paths_only = !tui && (kind == REPORT_FLAT || kind == REPORT_SVG ||
+							      kind == REPORT_TIMELINE) };
 	if (tui) {
 		struct browser_options bo = { .view = view, .noisefloor = ropt.noisefloor ? ropt.noisefloor : 1,
 					      .color = strcmp(color, "never") != 0 && !getenv("NO_COLOR"),
@@ -633,7 +667,14 @@ int main(int argc, char **argv)
 	if (getenv("NO_COLOR") && getenv("NO_COLOR")[0])
 		ropt.color = false;
 
-	if (kind == REPORT_FLAME) {
+	if (kind == REPORT_TIMELINE) {
+		tlopt.from_ns = res.span_from;
+		tlopt.to_ns = res.span_to;
+		tlopt.by_thread = copt.by_thread;
+		tlopt.filters = ropt.filters;
+		tlopt.spans = ropt.time_spans;
+		ret = report_timeline(out, t, &tlopt) < 0;
+	} else if (kind == REPORT_FLAME) {
 		flameopt.noisefloor = ropt.noisefloor;
 		flameopt.mincount = ropt.mincount;
 		flameopt.maxdepth = ropt.maxdepth;
@@ -675,5 +716,7 @@ out:
 	free(tids);
 	free(bases);
 	free(spans);
+	if (tlopt.highlight)
+		regfree(&highlight);
 	return ret;
 }

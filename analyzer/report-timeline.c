@@ -1,0 +1,1266 @@
+/* report-timeline.c - the samples along the run, a row per thread, with
+ * the flame graph of a span dragged across it (see report-timeline.h)
+ *
+ * The time axis is cut into TIMELINE_COLUMNS columns of a pixel.  Each
+ * sample goes to a cell: its thread's row, the column of its time and its
+ * stack, which is one of the distinct stacks of the view (the frames at the
+ * tree's granularity, outermost first, and whether the thread was off the
+ * CPU).  A cell holds the samples and the weight of its stack there.
+ *
+ * The picture draws each column of a row as up to four stacked parts, in
+ * proportion to their weight: on-CPU and off-CPU samples, and, with
+ * --highlight, those without a matching frame (grey).  A part is coloured
+ * by the function that weighs most in it; consecutive columns drawn alike
+ * are one rectangle.  A column without samples between two close ones (at
+ * most twice the row's usual distance apart) shows the one before, so
+ * that a thread sampled less often than once a column is not drawn as
+ * thin stripes; the script's hover follows the same rule.
+ *
+ * The script gets the frames, the stacks and the cells (per row, in
+ * column order: column, number of stacks, then stack, samples[, weight]
+ * for each), and computes everything else from them: the hover, the
+ * selection's flame graph and its totals, timelineSelect().
+ */
+#include "report-timeline.h"
+#include "error.h"
+#include "escape.h"
+#include "pipeline.h"
+#include "units.h"
+#include "util.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NCOL TIMELINE_COLUMNS
+#define NAME_LEN 4096
+
+/* Layout, px. */
+#define LEFT 190          /* room for the rows' labels */
+#define RIGHT 10
+#define WIDTH (LEFT + NCOL + RIGHT)
+#define ROWS_TOP 52       /* below the title and the subtitle */
+#define ROW 18            /* height of a thread's row */
+#define ROW_STEP 21       /* from one row to the next */
+#define AXIS 30           /* the ticks and their labels */
+#define LEGEND_COLS 4
+#define LEGEND_W 350
+#define LEGEND_ROW 17
+#define LEGEND_MAX 16     /* functions in the legend */
+#define FLAME_ROW 16
+#define BOTTOM 30         /* the details line */
+#define FONT 12
+#define CHAR_W 7.3        /* width of a character at FONT, a little generous */
+#define LABEL_CHARS 24    /* of a row's label */
+
+/* What a part of a column shows, bottom up. */
+enum { PART_ON, PART_OFF, PART_ON_GREY, PART_OFF_GREY, NPARTS };
+
+/* Fills that are no function's. */
+#define FILL_GREY 0xc4c4c4u     /* not matching --highlight */
+#define FILL_NONE 0x9a9a9au     /* a stack without frames */
+#define NO_COLOUR PV_NONE
+#define GREY_COLOUR (PV_NONE - 1)
+
+struct tl_frame {
+	uint32_t id;           /* the tree's frame */
+	char *name;            /* shown name, escaped (pv_escape) */
+	uint32_t rgb;
+	bool matched;          /* by --highlight */
+	int64_t weight;        /* of the coloured samples it colours */
+};
+
+struct tl_stack {
+	uint32_t off, len;     /* frames in tl.sframes, outermost first */
+	uint32_t colour;       /* the frame its samples are coloured by, or NO_COLOUR */
+	bool off_cpu, matched;
+	uint64_t hash;
+};
+
+/* A stored stack of the profile (and its off-CPU flag) -> its tl_stack. */
+struct tl_lkey {
+	uint32_t loc_off, nlocs, stack;
+	bool off_cpu;
+	uint64_t hash;
+};
+
+struct tl_cell {
+	uint32_t row, col, stack;
+	int64_t count, weight;
+	uint64_t hash;
+};
+
+/* How one column of a row is drawn. */
+struct tl_mark {
+	uint32_t colour[NPARTS];
+	uint8_t y[NPARTS], h[NPARTS]; /* from the row's top; h 0: no such part */
+};
+
+struct tl_row {
+	uint32_t thread;       /* thread index, p->nthreads for samples with none */
+	int64_t first;         /* its first sample's time */
+	uint32_t hold, usual, last; /* columns: see hold_columns() */
+};
+
+struct tl {
+	FILE *out;
+	struct calltree *t;
+	const struct pv_profile *p;
+	const struct timeline_options *o;
+	int64_t from, len;     /* the axis, ns */
+	bool any_off, any_grey;
+
+	struct tl_row *rows; size_t nrows;
+	uint32_t *row_of;      /* thread index (p->nthreads: none) -> row */
+
+	struct tl_frame *frames; size_t nframes, cap_frames;
+	uint32_t *frame_map; size_t cap_frame_map; /* tree frame -> tl frame + 1 */
+
+	struct tl_stack *stacks; size_t nstacks, cap_stacks;
+	uint32_t *sframes; size_t nsframes, cap_sframes;
+	uint32_t *stack_slots; size_t nstack_slots;
+
+	struct tl_lkey *lkeys; size_t nlkeys, cap_lkeys;
+	uint32_t *lkey_slots; size_t nlkey_slots;
+
+	struct tl_cell *cells; size_t ncells, cap_cells;
+	uint32_t *cell_slots; size_t ncell_slots;
+
+	struct tl_mark *marks; /* NCOL, one row at a time */
+	int64_t *acc;          /* NPARTS * nframes, one column at a time */
+	uint32_t *touched; size_t ntouched, cap_touched;
+
+	char name[NAME_LEN], esc[NAME_LEN];
+};
+
+/* Hash tables: open addressing over the index + 1 of an array's
+ * elements, which keep their own hash; doubled at half full. */
+
+typedef uint64_t (*tl_hash_of)(const struct tl *tl, size_t i);
+
+static uint64_t stack_hash(const struct tl *tl, size_t i) { return tl->stacks[i].hash; }
+static uint64_t lkey_hash(const struct tl *tl, size_t i) { return tl->lkeys[i].hash; }
+static uint64_t cell_hash(const struct tl *tl, size_t i) { return tl->cells[i].hash; }
+
+/* Room for one more of n elements in the table; 0 or -1. */
+static int table_room(struct tl *tl, uint32_t **slots, size_t *nslots, size_t n, tl_hash_of hash)
+{
+	size_t cap;
+	uint32_t *s;
+
+	if ((n + 1) * 2 <= *nslots)
+		return 0;
+	if (n >= UINT32_MAX - 1)
+		return pv_oom();
+	cap = *nslots ? *nslots * 2 : 1024;
+	if (!(s = calloc(cap, sizeof *s)))
+		return pv_oom();
+	for (size_t i = 0; i < n; i++) {
+		size_t j = hash(tl, i) & (cap - 1);
+		while (s[j])
+			j = (j + 1) & (cap - 1);
+		s[j] = (uint32_t)i + 1;
+	}
+	free(*slots);
+	*slots = s;
+	*nslots = cap;
+	return 0;
+}
+
+/* Names. */
+
+/* The escaped name in tl->esc: valid UTF-8 without control characters. */
+static const char *escaped(struct tl *tl, const char *s)
+{
+	return pv_escape(tl->esc, sizeof tl->esc, s);
+}
+
+/* Write the first nchars characters of an escaped name as XML text, with
+ * ".." in place of the rest when it is longer. */
+static void put_xml(FILE *out, const char *s, size_t nchars)
+{
+	size_t chars = 0;
+
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+		chars += (*c & 0xc0) != 0x80;
+	if (chars > nchars && nchars >= 3)
+		nchars -= 2;
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c & 0xc0) != 0x80 && nchars-- == 0) {
+			fputs("..", out);
+			break;
+		}
+		switch (c) {
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '&': fputs("&amp;", out); break;
+		case '"': fputs("&quot;", out); break;
+		case '\'': fputs("&apos;", out); break;
+		default: fputc(c, out);
+		}
+	}
+}
+
+/* Write an escaped name as a JSON string that is safe inside the script's
+ * CDATA section, and in HTML: no '<', '>' or '&' (nor "]]>", "</script"),
+ * no line separators. */
+static void put_json(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			fprintf(out, "\\%c", *c);
+		else if (*c < 0x20 || *c == '<' || *c == '>' || *c == '&')
+			fprintf(out, "\\u%04x", *c);
+		else if (c[0] == 0xe2 && c[1] == 0x80 && (c[2] == 0xa8 || c[2] == 0xa9))
+			fprintf(out, "\\u%04x", 0x2000 | c[2]), c += 2;
+		else
+			fputc(*c, out);
+	}
+	fputc('"', out);
+}
+
+/* A colour from the name, the same for the same name in every picture:
+ * any hue, saturated enough to be told from the greys. */
+static uint32_t colour_of(const char *name)
+{
+	uint32_t h = 2166136261u;
+	double hue, s, l, c, x, m, r = 0, g = 0, b = 0;
+
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	/* names that differ in a letter get unrelated colours */
+	h = (uint32_t)pv_mix64(h);
+	hue = (double)(h % 360);
+	s = 0.55 + (double)((h >> 9) % 30) / 100;
+	l = 0.48 + (double)((h >> 17) % 16) / 100;
+	c = (1 - fabs(2 * l - 1)) * s;
+	x = c * (1 - fabs(fmod(hue / 60, 2) - 1));
+	m = l - c / 2;
+	switch ((int)(hue / 60)) {
+	case 0: r = c; g = x; break;
+	case 1: r = x; g = c; break;
+	case 2: g = c; b = x; break;
+	case 3: g = x; b = c; break;
+	case 4: r = x; b = c; break;
+	default: r = c; b = x; break;
+	}
+	return (uint32_t)lround((r + m) * 255) << 16 | (uint32_t)lround((g + m) * 255) << 8 |
+	       (uint32_t)lround((b + m) * 255);
+}
+
+/* Frames and stacks. */
+
+/* The timeline's frame of tree frame id, made when new; PV_NONE when out
+ * of memory. */
+static uint32_t frame_of(struct tl *tl, uint32_t id)
+{
+	struct tl_frame *f;
+
+	if (id >= tl->cap_frame_map) {
+		size_t old = tl->cap_frame_map;
+		if (pv_grow(&tl->frame_map, &tl->cap_frame_map, (size_t)id + 1, sizeof *tl->frame_map) < 0)
+			return PV_NONE;
+		memset(tl->frame_map + old, 0, (tl->cap_frame_map - old) * sizeof *tl->frame_map);
+	}
+	if (tl->frame_map[id])
+		return tl->frame_map[id] - 1;
+	if (pv_grow(&tl->frames, &tl->cap_frames, tl->nframes + 1, sizeof *tl->frames) < 0)
+		return PV_NONE;
+	f = &tl->frames[tl->nframes];
+	calltree_frame_name(tl->t, id, tl->name, sizeof tl->name);
+	if (!tl->name[0])
+		snprintf(tl->name, sizeof tl->name, "[unknown]");
+	*f = (struct tl_frame){ .id = id,
+				.matched = !tl->o->highlight || regexec(tl->o->highlight, tl->name, 0, NULL, 0) == 0 };
+	if (!(f->name = strdup(escaped(tl, tl->name)))) {
+		pv_oom();
+		return PV_NONE;
+	}
+	f->rgb = colour_of(f->name);
+	tl->frame_map[id] = (uint32_t)tl->nframes + 1;
+	return (uint32_t)tl->nframes++;
+}
+
+/* Is the leaf of sample s the frame a reader made up for an off-CPU
+ * sample ("[off-cpu]", "[blocked]": no mapping, one line, a bracketed
+ * name)?  Then it is coloured by the frame it waited in. */
+static bool made_up_leaf(const struct pv_profile *p, const struct pv_sample *s)
+{
+	const struct pv_location *loc;
+
+	if (!(s->flags & PV_SAMPLE_OFFCPU) || !s->nlocs)
+		return false;
+	loc = &p->locations[pv_sample_locs(p, s)[0]];
+	return loc->mapping == PV_NONE && loc->nlines == 1 &&
+	       pv_str(p, p->functions[pv_location_lines(p, loc)[0].function].name)[0] == '[';
+}
+
+/* The stack of sample s, made when new; PV_NONE when out of memory. */
+static uint32_t stack_of(struct tl *tl, const struct pv_sample *s)
+{
+	bool off = s->flags & PV_SAMPLE_OFFCPU;
+	uint64_t h = pv_mix64((uint64_t)s->loc_off << 32 ^ (uint64_t)s->nlocs << 1 ^ off);
+	size_t mask, i;
+	const uint32_t *fr;
+	struct tl_stack st = { .off_cpu = off, .colour = NO_COLOUR };
+	int n;
+
+	if (table_room(tl, &tl->lkey_slots, &tl->nlkey_slots, tl->nlkeys, lkey_hash) < 0)
+		return PV_NONE;
+	mask = tl->nlkey_slots - 1;
+	for (i = h & mask; tl->lkey_slots[i]; i = (i + 1) & mask) {
+		const struct tl_lkey *k = &tl->lkeys[tl->lkey_slots[i] - 1];
+		if (k->loc_off == s->loc_off && k->nlocs == s->nlocs && k->off_cpu == off)
+			return k->stack;
+	}
+	if (pv_grow(&tl->lkeys, &tl->cap_lkeys, tl->nlkeys + 1, sizeof *tl->lkeys) < 0)
+		return PV_NONE;
+	tl->lkeys[tl->nlkeys] = (struct tl_lkey){ .loc_off = s->loc_off, .nlocs = s->nlocs,
+						  .off_cpu = off, .hash = h, .stack = PV_NONE };
+	tl->lkey_slots[i] = (uint32_t)tl->nlkeys + 1;
+	struct tl_lkey *key = &tl->lkeys[tl->nlkeys++];
+
+	/* Its frames, as the timeline's, at the end of sframes: kept if the
+	 * stack is new. */
+	if ((n = calltree_expand(tl->t, s, &fr)) < 0 ||
+	    pv_grow(&tl->sframes, &tl->cap_sframes, tl->nsframes + (size_t)n + 1, sizeof *tl->sframes) < 0)
+		return PV_NONE;
+	st.off = (uint32_t)tl->nsframes;
+	st.len = (uint32_t)n;
+	st.hash = pv_mix64(off ? 0x6f6666 : 0x6f6e);
+	for (int j = 0; j < n; j++) {
+		uint32_t f = frame_of(tl, fr[j]);
+		if (f == PV_NONE)
+			return PV_NONE;
+		tl->sframes[tl->nsframes + (size_t)j] = f;
+		st.hash = pv_mix64(st.hash ^ f);
+		st.matched |= tl->frames[f].matched;
+	}
+	if (n > 0)
+		st.colour = tl->sframes[st.off + (uint32_t)n - 1];
+	if (n > 1 && made_up_leaf(tl->p, s))
+		st.colour = tl->sframes[st.off + (uint32_t)n - 2];
+
+	if (table_room(tl, &tl->stack_slots, &tl->nstack_slots, tl->nstacks, stack_hash) < 0)
+		return PV_NONE;
+	mask = tl->nstack_slots - 1;
+	for (i = st.hash & mask; tl->stack_slots[i]; i = (i + 1) & mask) {
+		const struct tl_stack *o = &tl->stacks[tl->stack_slots[i] - 1];
+		if (o->hash == st.hash && o->len == st.len && o->off_cpu == st.off_cpu &&
+		    memcmp(tl->sframes + o->off, tl->sframes + st.off, st.len * sizeof *tl->sframes) == 0)
+			return key->stack = tl->stack_slots[i] - 1;
+	}
+	if (pv_grow(&tl->stacks, &tl->cap_stacks, tl->nstacks + 1, sizeof *tl->stacks) < 0)
+		return PV_NONE;
+	tl->stacks[tl->nstacks] = st;
+	tl->stack_slots[i] = (uint32_t)tl->nstacks + 1;
+	tl->nsframes += st.len;
+	return key->stack = (uint32_t)tl->nstacks++;
+}
+
+/* The column of time t (ns from the start): column c holds the times from
+ * from + ceil(c * len / NCOL) on; the end of the axis is in the last. */
+static uint32_t column_of(const struct tl *tl, int64_t t)
+{
+	__int128 c;
+
+	if (t <= tl->from)
+		return 0;
+	c = (__int128)(t - tl->from) * NCOL / tl->len;
+	return c >= NCOL ? NCOL - 1 : (uint32_t)c;
+}
+
+/* Add a sample to its cell.  0 or -1. */
+static int add_sample(struct tl *tl, uint32_t row, uint32_t col, uint32_t stack, int64_t count,
+		      int64_t weight)
+{
+	uint64_t h = pv_mix64((uint64_t)row << 40 ^ (uint64_t)col << 28 ^ stack ^ (uint64_t)stack << 52);
+	size_t mask, i;
+
+	if (table_room(tl, &tl->cell_slots, &tl->ncell_slots, tl->ncells, cell_hash) < 0)
+		return -1;
+	mask = tl->ncell_slots - 1;
+	for (i = h & mask; tl->cell_slots[i]; i = (i + 1) & mask) {
+		struct tl_cell *c = &tl->cells[tl->cell_slots[i] - 1];
+		if (c->row == row && c->col == col && c->stack == stack) {
+			c->count += count;
+			c->weight += weight;
+			return 0;
+		}
+	}
+	if (pv_grow(&tl->cells, &tl->cap_cells, tl->ncells + 1, sizeof *tl->cells) < 0)
+		return -1;
+	tl->cells[tl->ncells] = (struct tl_cell){ .row = row, .col = col, .stack = stack,
+						  .count = count, .weight = weight, .hash = h };
+	tl->cell_slots[i] = (uint32_t)tl->ncells + 1;
+	tl->ncells++;
+	return 0;
+}
+
+static int cmp_rows(const void *a, const void *b, void *ctx)
+{
+	const struct tl_row *x = a, *y = b;
+	const struct pv_profile *p = ctx;
+	uint32_t tx = x->thread < p->nthreads ? p->threads[x->thread].tid : UINT32_MAX;
+	uint32_t ty = y->thread < p->nthreads ? p->threads[y->thread].tid : UINT32_MAX;
+
+	if (x->first != y->first)
+		return x->first < y->first ? -1 : 1;
+	return tx < ty ? -1 : tx > ty;
+}
+
+static int cmp_cells(const void *a, const void *b)
+{
+	const struct tl_cell *x = a, *y = b;
+
+	if (x->row != y->row)
+		return x->row < y->row ? -1 : 1;
+	if (x->col != y->col)
+		return x->col < y->col ? -1 : 1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* The rows (threads with samples, by their first sample's time), then
+ * every sample in its cell, the cells sorted.  0 or -1. */
+static int gather(struct tl *tl)
+{
+	const struct pv_profile *p = tl->p;
+	const struct calltree *t = tl->t;
+	int64_t *first = malloc((p->nthreads + 1) * sizeof *first);
+	int ret = -1;
+
+	tl->row_of = malloc((p->nthreads + 1) * sizeof *tl->row_of);
+	tl->rows = malloc((p->nthreads + 1) * sizeof *tl->rows);
+	if (!first || !tl->row_of || !tl->rows) {
+		pv_oom();
+		goto out;
+	}
+	for (size_t i = 0; i <= p->nthreads; i++)
+		first[i] = INT64_MAX;
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct pv_sample *s = &p->samples[i];
+		size_t th = s->thread < p->nthreads ? s->thread : p->nthreads;
+		if (s->time_ns < first[th])
+			first[th] = s->time_ns;
+	}
+	for (size_t i = 0; i <= p->nthreads; i++)
+		if (first[i] != INT64_MAX)
+			tl->rows[tl->nrows++] = (struct tl_row){ .thread = (uint32_t)i, .first = first[i] };
+	qsort_r(tl->rows, tl->nrows, sizeof *tl->rows, cmp_rows, (void *)p);
+	for (size_t r = 0; r < tl->nrows; r++)
+		tl->row_of[tl->rows[r].thread] = (uint32_t)r;
+
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct pv_sample *s = &p->samples[i];
+		uint32_t th = s->thread < p->nthreads ? s->thread : (uint32_t)p->nthreads;
+		uint32_t stack = stack_of(tl, s);
+		int64_t c = t->v_count != PV_NONE ? s->values[t->v_count] : 1;
+		int64_t v = t->v_value != PV_NONE ? s->values[t->v_value] : 0;
+		int64_t w = ct_pick(t, c, v);
+
+		if (stack == PV_NONE ||
+		    add_sample(tl, tl->row_of[th], column_of(tl, s->time_ns), stack, c, w) < 0)
+			goto out;
+		if (tl->stacks[stack].off_cpu)
+			tl->any_off = true;
+		if (!tl->stacks[stack].matched)
+			tl->any_grey = true;
+		else if (tl->stacks[stack].colour != NO_COLOUR)
+			tl->frames[tl->stacks[stack].colour].weight += w;
+	}
+	qsort(tl->cells, tl->ncells, sizeof *tl->cells, cmp_cells);
+	ret = 0;
+out:
+	free(first);
+	return ret;
+}
+
+/* Drawing. */
+
+/* The marks of one column: cells [i, j) of one row and column. */
+static void mark_column(struct tl *tl, size_t i, size_t j, struct tl_mark *m)
+{
+	int64_t w[NPARTS] = { 0 }, n[NPARTS] = { 0 }, best[NPARTS] = { 0 }, sum = 0, nsum = 0, cum = 0;
+	size_t nf = tl->nframes;
+	int bottom = 0;
+
+	for (int k = 0; k < NPARTS; k++)
+		m->colour[k] = NO_COLOUR;
+	tl->ntouched = 0;
+	for (size_t c = i; c < j; c++) {
+		const struct tl_cell *cell = &tl->cells[c];
+		const struct tl_stack *st = &tl->stacks[cell->stack];
+		int k = (st->off_cpu ? PART_OFF : PART_ON) + (st->matched ? 0 : PART_ON_GREY);
+		w[k] += cell->weight;
+		n[k] += cell->count;
+		if (k >= PART_ON_GREY) {
+			m->colour[k] = GREY_COLOUR;
+			continue;
+		}
+		if (st->colour == NO_COLOUR)
+			continue;
+		size_t a = (size_t)k * nf + st->colour;
+		if (!tl->acc[a])
+			tl->touched[tl->ntouched++] = (uint32_t)a;
+		/* weights of 0 (a profile whose values are): the samples decide */
+		tl->acc[a] += cell->weight > 0 ? cell->weight : 1;
+	}
+	for (size_t x = 0; x < tl->ntouched; x++) {
+		uint32_t a = tl->touched[x], k = a / (uint32_t)nf, f = a % (uint32_t)nf;
+		if (tl->acc[a] > best[k] || (tl->acc[a] == best[k] && f < m->colour[k])) {
+			best[k] = tl->acc[a];
+			m->colour[k] = f;
+		}
+		tl->acc[a] = 0;
+	}
+	for (int k = 0; k < NPARTS; k++) {
+		sum += w[k];
+		nsum += n[k];
+	}
+	/* each part as high as its share of the weight (of the samples when
+	 * the weights are 0), the bounds rounded: the parts fill the row */
+	for (int k = 0; k < NPARTS; k++) {
+		int top;
+		cum += sum > 0 ? w[k] : n[k];
+		top = (int)lround((double)ROW * (double)cum / (double)(sum > 0 ? sum : nsum > 0 ? nsum : 1));
+		m->h[k] = (uint8_t)(top - bottom);
+		m->y[k] = (uint8_t)(ROW - top);
+		bottom = top;
+	}
+	if (bottom == 0) { /* a cell of no weight and no count: shown as on-CPU */
+		m->h[PART_ON] = ROW;
+		m->y[PART_ON] = 0;
+	}
+}
+
+/* The columns a row's marks are held over: from the distances between
+ * its sampled columns, the usual one (the median); a gap up to twice that
+ * is filled, and after the last sampled column, the usual distance less
+ * one.  The script gets these (hold, usual, last) for its hover. */
+static void hold_columns(struct tl_row *row, const bool *sampled)
+{
+	uint32_t count[NCOL + 1] = { 0 }, ngaps = 0, prev = PV_NONE, seen = 0;
+
+	row->last = PV_NONE;
+	for (uint32_t c = 0; c < NCOL; c++) {
+		if (!sampled[c])
+			continue;
+		if (prev != PV_NONE) {
+			count[c - prev]++;
+			ngaps++;
+		}
+		prev = row->last = c;
+	}
+	row->usual = 1;
+	for (uint32_t g = 1; g <= NCOL && ngaps; g++) {
+		seen += count[g];
+		if (seen * 2 >= ngaps) {
+			row->usual = g;
+			break;
+		}
+	}
+	row->hold = 2 * row->usual;
+}
+
+static bool same_part(const struct tl_mark *a, const struct tl_mark *b, int k)
+{
+	if (!a->h[k] || !b->h[k])
+		return !a->h[k] && !b->h[k];
+	return a->colour[k] == b->colour[k] && a->y[k] == b->y[k] && a->h[k] == b->h[k];
+}
+
+static uint32_t fill_of(const struct tl *tl, uint32_t colour)
+{
+	return colour == GREY_COLOUR ? FILL_GREY : colour == NO_COLOUR ? FILL_NONE : tl->frames[colour].rgb;
+}
+
+/* Rectangles for part k of the row's columns, one per run of columns
+ * drawn alike. */
+static void put_runs(struct tl *tl, int k)
+{
+	const struct tl_mark *m = tl->marks;
+
+	for (uint32_t c = 0; c < NCOL;) {
+		uint32_t e = c + 1;
+		if (!m[c].h[k]) {
+			c++;
+			continue;
+		}
+		while (e < NCOL && same_part(&m[c], &m[e], k))
+			e++;
+		fprintf(tl->out, "<rect x=\"%u\" y=\"%u\" width=\"%u\" height=\"%u\" fill=\"#%06x\"/>\n",
+			LEFT + c, m[c].y[k], e - c, m[c].h[k], fill_of(tl, m[c].colour[k]));
+		c = e;
+	}
+}
+
+/* A row's label: "TID name", the name cut to fit. */
+static void put_label(struct tl *tl, const struct tl_row *row, double y)
+{
+	const struct pv_profile *p = tl->p;
+	FILE *out = tl->out;
+
+	if (row->thread >= p->nthreads) {
+		snprintf(tl->name, sizeof tl->name, "[unknown thread]");
+	} else {
+		const struct pv_thread *th = &p->threads[row->thread];
+		const char *name = pv_str(p, th->name);
+		snprintf(tl->name, sizeof tl->name, "%" PRIu32 "%s%s", th->tid, name[0] ? " " : "", name);
+	}
+	escaped(tl, tl->name);
+	fputs("<title>", out);
+	put_xml(out, tl->esc, SIZE_MAX);
+	fprintf(out, "</title><text class=\"label\" x=\"6\" y=\"%.0f\">", y);
+	put_xml(out, tl->esc, LABEL_CHARS);
+	fputs("</text>\n", out);
+}
+
+/* Every row: its label, its on-CPU marks, its off-CPU ones (hatched). */
+static void put_rows(struct tl *tl)
+{
+	FILE *out = tl->out;
+	bool sampled[NCOL];
+	size_t i = 0;
+
+	fputs("<g id=\"rows\">\n", out);
+	for (size_t r = 0; r < tl->nrows; r++) {
+		struct tl_row *row = &tl->rows[r];
+		double y = ROWS_TOP + (double)r * ROW_STEP;
+
+		memset(tl->marks, 0, NCOL * sizeof *tl->marks);
+		memset(sampled, 0, sizeof sampled);
+		while (i < tl->ncells && tl->cells[i].row == r) {
+			size_t j = i;
+			while (j < tl->ncells && tl->cells[j].row == r && tl->cells[j].col == tl->cells[i].col)
+				j++;
+			mark_column(tl, i, j, &tl->marks[tl->cells[i].col]);
+			sampled[tl->cells[i].col] = true;
+			i = j;
+		}
+		hold_columns(row, sampled);
+		for (uint32_t c = 0, prev = PV_NONE; c < NCOL; c++) {
+			if (!sampled[c])
+				continue;
+			if (prev != PV_NONE && c - prev <= row->hold)
+				for (uint32_t x = prev + 1; x < c; x++)
+					tl->marks[x] = tl->marks[prev];
+			prev = c;
+		}
+		for (uint32_t x = row->last + 1; row->last != PV_NONE && x < NCOL && x - row->last < row->usual; x++)
+			tl->marks[x] = tl->marks[row->last];
+		if (row->thread < tl->p->nthreads)
+			fprintf(out, "<g class=\"row\" id=\"t%" PRIu32 "\" transform=\"translate(0,%.0f)\">",
+				tl->p->threads[row->thread].tid, y);
+		else
+			fprintf(out, "<g class=\"row\" id=\"t-none\" transform=\"translate(0,%.0f)\">", y);
+		put_label(tl, row, ROW - 5);
+		fprintf(out, "<rect class=\"bg\" x=\"%d\" y=\"0\" width=\"%d\" height=\"%d\"/>\n", LEFT, NCOL, ROW);
+		fputs("<g class=\"on\">\n", out);
+		put_runs(tl, PART_ON);
+		put_runs(tl, PART_ON_GREY);
+		fputs("</g><g class=\"off\" mask=\"url(#hatched)\">\n", out);
+		put_runs(tl, PART_OFF);
+		put_runs(tl, PART_OFF_GREY);
+		fputs("</g></g>\n", out);
+	}
+	fputs("</g>\n", out);
+}
+
+/* The time axis under the rows: ticks at 1, 2 or 5 times a power of ten
+ * seconds, at least 90 px apart, labelled in seconds from the start. */
+static void put_axis(struct tl *tl, double y)
+{
+	FILE *out = tl->out;
+	double from = (double)tl->from / 1e9, len = (double)tl->len / 1e9;
+	double min = len * 90 / NCOL, step = pow(10, floor(log10(min > 0 ? min : 1e-9)));
+	int decimals;
+
+	if (step < min)
+		step *= step * 2 >= min ? 2 : step * 5 >= min ? 5 : 10;
+	decimals = step >= 1 ? 0 : (int)ceil(-log10(step) - 1e-9);
+	fprintf(out, "<g id=\"axis\">\n<line x1=\"%d\" y1=\"%.0f\" x2=\"%d\" y2=\"%.0f\"/>\n", LEFT, y,
+		LEFT + NCOL, y);
+	for (double k = ceil(from / step - 1e-9);; k++) {
+		double v = k == 0 ? 0 : k * step, x = LEFT + (v - from) / len * NCOL;
+		if (x > LEFT + NCOL + 0.5)
+			break;
+		fprintf(out, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\"/>"
+			"<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%.*f</text>\n",
+			x, y, x, y + 5, x, y + 17, decimals, v);
+	}
+	fprintf(out, "<text x=\"%d\" y=\"%.0f\" text-anchor=\"end\">s from the start</text>\n</g>\n",
+		LEFT - 24, y + 17);
+}
+
+static int cmp_legend(const void *a, const void *b, void *ctx)
+{
+	const struct tl *tl = ctx;
+	const struct tl_frame *x = &tl->frames[*(const uint32_t *)a], *y = &tl->frames[*(const uint32_t *)b];
+
+	if (x->weight != y->weight)
+		return x->weight > y->weight ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* The legend: the colours of the functions that colour the most, then
+ * what hatched and grey marks are.  Returns its height. */
+static int put_legend(struct tl *tl, double y)
+{
+	FILE *out = tl->out;
+	uint32_t *order = malloc((tl->nframes ? tl->nframes : 1) * sizeof *order);
+	size_t n = 0, item = 0;
+	size_t fit = (size_t)((LEGEND_W - 24) / CHAR_W);
+
+	if (!order)
+		return pv_oom();
+	for (size_t f = 0; f < tl->nframes; f++)
+		if (tl->frames[f].weight > 0)
+			order[n++] = (uint32_t)f;
+	qsort_r(order, n, sizeof *order, cmp_legend, tl);
+	if (n > LEGEND_MAX)
+		n = LEGEND_MAX;
+	fputs("<g id=\"legend\">\n", out);
+	for (; item < n + tl->any_off + tl->any_grey; item++) {
+		double x = LEFT + (double)(item % LEGEND_COLS) * LEGEND_W;
+		double iy = y + (double)(item / LEGEND_COLS) * LEGEND_ROW;
+		const char *what;
+
+		if (item < n) {
+			const struct tl_frame *f = &tl->frames[order[item]];
+			fprintf(out, "<g class=\"item\"><rect x=\"%.0f\" y=\"%.0f\" width=\"14\" height=\"12\" fill=\"#%06x\"/>"
+				"<text x=\"%.0f\" y=\"%.0f\">", x, iy, f->rgb, x + 20, iy + 10);
+			put_xml(out, f->name, fit);
+			fputs("</text><title>", out);
+			put_xml(out, f->name, SIZE_MAX);
+			fputs("</title></g>\n", out);
+			continue;
+		}
+		if (item == n && tl->any_off) {
+			what = "off-CPU: blocked or waiting, in the colour of where it waited";
+			fprintf(out, "<g class=\"item off-key\"><g mask=\"url(#hatched)\"><rect x=\"%.0f\" y=\"%.0f\" "
+				"width=\"14\" height=\"12\" fill=\"#606060\"/></g>", x, iy);
+		} else {
+			what = "no frame matches --highlight";
+			fprintf(out, "<g class=\"item grey-key\"><rect x=\"%.0f\" y=\"%.0f\" width=\"14\" height=\"12\" "
+				"fill=\"#%06x\"/>", x, iy, FILL_GREY);
+		}
+		fprintf(out, "<text x=\"%.0f\" y=\"%.0f\">%s</text></g>\n", x + 20, iy + 10, what);
+	}
+	fputs("</g>\n", out);
+	free(order);
+	return (int)((item + LEGEND_COLS - 1) / LEGEND_COLS) * LEGEND_ROW;
+}
+
+static const char *value_label(const struct calltree *t)
+{
+	const char *v = calltree_weight_name(t);
+
+	return strcmp(v, "cpu") == 0 ? "CPU" : v;
+}
+
+static void put_head(struct tl *tl, double height)
+{
+	FILE *out = tl->out;
+	const struct calltree *t = tl->t;
+	const char *prog = pv_str(tl->p, tl->p->program);
+	char d[32];
+
+	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" id=\"timeline\" width=\"%d\" "
+		"height=\"%.0f\" viewBox=\"0 0 %d %.0f\">\n", WIDTH, height, WIDTH, height);
+	fprintf(out, "<style>\n"
+		"#timeline text { font-family: monospace; font-size: %dpx; fill: #000; }\n"
+		"#timeline .title { font-size: 17px; font-weight: bold; }\n"
+		"#timeline .bg { fill: #f0eee8; }\n"
+		"#timeline .row rect, #legend rect { shape-rendering: crispEdges; }\n"
+		"#axis line { stroke: #555; }\n"
+		"#sel-box { fill: #3584e4; fill-opacity: 0.18; stroke: #1a5fb4; pointer-events: none; }\n"
+		"#rows { cursor: crosshair; }\n"
+		"#flame text { pointer-events: none; }\n"
+		"#flame rect { stroke: #fff; stroke-width: 0.5; }\n"
+		"#flame g:hover rect { stroke: #000; stroke-width: 1; }\n"
+		"#flame g.hl rect { stroke: #000; stroke-width: 1.5; }\n"
+		"#tip { pointer-events: none; }\n"
+		"#tip rect { fill: #fffff0; stroke: #777; }\n"
+		"</style>\n", FONT);
+	/* Off-CPU marks are seen through stripes: pale, hatched. */
+	fputs("<defs><pattern id=\"stripes\" width=\"5\" height=\"5\" patternUnits=\"userSpaceOnUse\" "
+	      "patternTransform=\"rotate(45)\"><rect width=\"5\" height=\"5\" fill=\"#5a5a5a\"/>"
+	      "<rect width=\"2\" height=\"5\" fill=\"#fff\"/></pattern>"
+	      "<mask id=\"hatched\" maskUnits=\"userSpaceOnUse\" x=\"-10\" y=\"-100000\" width=\"100000\" "
+	      "height=\"200000\"><rect x=\"-10\" y=\"-100000\" width=\"100000\" height=\"200000\" "
+	      "fill=\"url(#stripes)\"/></mask></defs>\n", out);
+	fprintf(out, "<rect id=\"background\" x=\"0\" y=\"0\" width=\"%d\" height=\"%.0f\" fill=\"#fbfaf7\"/>\n",
+		WIDTH, height);
+	fprintf(out, "<text class=\"title\" x=\"%d\" y=\"22\" text-anchor=\"middle\">", WIDTH / 2);
+	put_xml(out, escaped(tl, prog[0] ? prog : "profile"), SIZE_MAX);
+	fprintf(out, " \u2014 timeline</text>\n<text x=\"%d\" y=\"40\" text-anchor=\"middle\">%" PRId64 " samples",
+		WIDTH / 2, t->samples);
+	if (t->v_value != PV_NONE) {
+		pv_format_duration(d, sizeof d, t->nodes[0].value);
+		fprintf(out, ", %s %s", value_label(t), d);
+	}
+	fprintf(out, ", %zu thread%s; columns of ", tl->nrows, tl->nrows == 1 ? "" : "s");
+	if (tl->len >= NCOL * 1000)
+		fputs(pv_format_duration(d, sizeof d, tl->len / NCOL), out);
+	else
+		fprintf(out, "%.3g us", (double)tl->len / NCOL / 1e3);
+	if (tl->o->spans && tl->o->spans[0]) {
+		fputs("; time ", out);
+		put_xml(out, escaped(tl, tl->o->spans), SIZE_MAX);
+	}
+	if (tl->o->filters && tl->o->filters[0]) {
+		fputs("; ", out);
+		put_xml(out, escaped(tl, tl->o->filters), SIZE_MAX);
+	}
+	if (tl->o->highlight_text) {
+		fputs("; highlight=", out);
+		put_xml(out, escaped(tl, tl->o->highlight_text), SIZE_MAX);
+	}
+	fputs("</text>\n", out);
+}
+
+/* The data of the script.  Frames and stacks as lists, the cells per row
+ * as flat lists of numbers. */
+static void put_data(struct tl *tl, double flame_top)
+{
+	FILE *out = tl->out;
+	const struct calltree *t = tl->t;
+	bool weighed = t->v_value != PV_NONE;
+	size_t i = 0;
+
+	fprintf(out, "var TL = {\"a\":%" PRId64 ",\"l\":%" PRId64 ",\"n\":%d,\"x0\":%d,\"y0\":%d,\"step\":%d,"
+		"\"row\":%d,\"w\":%d,\"ft\":%.0f,\"fr\":%d,\"cw\":%.2f,\"wc\":%d,\"time\":%s,\"value\":",
+		tl->from, tl->len, NCOL, LEFT, ROWS_TOP, ROW_STEP, ROW, WIDTH, flame_top, FLAME_ROW, CHAR_W,
+		weighed ? 3 : 2, weighed && strcmp(pv_str(tl->p, tl->p->sample_types[t->v_value].unit),
+						   "nanoseconds") == 0 ? "true" : "false");
+	put_json(out, value_label(t));
+	fprintf(out, ",\"byThread\":%s,\"hl\":%s,\n\"th\":[", tl->o->by_thread ? "true" : "false",
+		tl->o->highlight ? "true" : "false");
+	for (size_t r = 0; r < tl->nrows; r++) {
+		const struct tl_row *row = &tl->rows[r];
+		bool known = row->thread < tl->p->nthreads;
+		fprintf(out, "%s[%" PRIu32 ",", r ? "," : "", known ? tl->p->threads[row->thread].tid : 0);
+		put_json(out, escaped(tl, known ? pv_str(tl->p, tl->p->threads[row->thread].name) : "[unknown thread]"));
+		fprintf(out, ",%u,%u,%d]", row->hold, row->usual, row->last == PV_NONE ? -1 : (int)row->last);
+	}
+	fputs("],\n\"f\":[", out);
+	for (size_t f = 0; f < tl->nframes; f++) {
+		if (f)
+			fputc(',', out);
+		put_json(out, tl->frames[f].name);
+	}
+	fputs("],\n\"fc\":\"", out);
+	for (size_t f = 0; f < tl->nframes; f++)
+		fprintf(out, "%06x", tl->frames[f].rgb);
+	fputs("\",\n\"fm\":\"", out);
+	for (size_t f = 0; f < tl->nframes; f++)
+		fputc(tl->frames[f].matched ? '1' : '0', out);
+	fputs("\",\n\"s\":[", out);
+	for (size_t s = 0; s < tl->nstacks; s++) {
+		const struct tl_stack *st = &tl->stacks[s];
+		fputs(s ? ",[" : "[", out);
+		for (uint32_t j = 0; j < st->len; j++)
+			fprintf(out, "%s%" PRIu32, j ? "," : "", tl->sframes[st->off + j]);
+		fputc(']', out);
+	}
+	fputs("],\n\"so\":\"", out);
+	for (size_t s = 0; s < tl->nstacks; s++)
+		fputc(tl->stacks[s].off_cpu ? '1' : '0', out);
+	fputs("\",\n\"c\":[", out);
+	for (size_t r = 0; r < tl->nrows; r++) {
+		bool first = true;
+		fputs(r ? ",\n[" : "[", out);
+		while (i < tl->ncells && tl->cells[i].row == r) {
+			size_t j = i;
+			while (j < tl->ncells && tl->cells[j].row == r && tl->cells[j].col == tl->cells[i].col)
+				j++;
+			fprintf(out, "%s%" PRIu32 ",%zu", first ? "" : ",", tl->cells[i].col, j - i);
+			for (; i < j; i++) {
+				const struct tl_cell *c = &tl->cells[i];
+				fprintf(out, ",%" PRIu32 ",%" PRId64, c->stack, c->count);
+				if (weighed)
+					fprintf(out, ",%" PRId64, c->weight);
+			}
+			first = false;
+		}
+		fputc(']', out);
+	}
+	fputs("]};\n", out);
+}
+
+/* The script: the hover, the selection and its flame graph.  Kept free of
+ * "]]>" (it is in a CDATA section) and of "</" (for inline use in HTML). */
+static const char script[] =
+	"(function () {\n"
+	"'use strict';\n"
+	"var NS = 'http://www.w3.org/2000/svg', D = TL, N = D.n, W = D.wc, NST = D.s.length;\n"
+	"var svg = document.getElementById('timeline');\n"
+	"var flameG = document.getElementById('flame'), selBox = document.getElementById('sel-box');\n"
+	"var selText = document.getElementById('selection'), details = document.getElementById('details');\n"
+	"var tip = document.getElementById('tip'), tipBox = tip.querySelector('rect');\n"
+	"var tipText = tip.querySelector('text'), bg = document.getElementById('background');\n"
+	"var rowsEnd = D.y0 + D.th.length * D.step, axisEnd = rowsEnd + 24;\n"
+	"/* per row, per column: where its cell starts in D.c[row] (none: the next one) */\n"
+	"var at = D.c.map(function (c) {\n"
+	"  var a = new Int32Array(N + 1), col = 0, i = 0;\n"
+	"  while (i < c.length) {\n"
+	"    while (col <= c[i]) a[col++] = i;\n"
+	"    i += 2 + c[i + 1] * W;\n"
+	"  }\n"
+	"  while (col <= N) a[col++] = i;\n"
+	"  return a;\n"
+	"});\n"
+	"function cellAt(r, col) { return at[r][col] < at[r][col + 1] ? at[r][col] : -1; }\n"
+	"/* where column c starts, ns from the start of the run */\n"
+	"function edge(c) { return D.a + Math.ceil(c * D.l / N); }\n"
+	"function fmt(v) {\n"
+	"  if (!D.time) return v + (D.value === 'samples' ? ' samples' : ' ' + D.value);\n"
+	"  var s = v >= 1e9 ? (v / 1e9).toFixed(2) + ' s' : v >= 1e6 ? (v / 1e6).toFixed(1) + ' ms'\n"
+	"    : (v / 1e3).toFixed(0) + ' us';\n"
+	"  return D.value + ' ' + s;\n"
+	"}\n"
+	"/* the samples of columns [c0, c1): per stack (per row and stack by thread) */\n"
+	"function gather(c0, c1) {\n"
+	"  var m = new Map(), total = 0, samples = 0, off = 0;\n"
+	"  for (var r = 0; r < D.c.length; r++) {\n"
+	"    var c = D.c[r], i = at[r][c0], end = at[r][c1];\n"
+	"    while (i < end) {\n"
+	"      var k = c[i + 1];\n"
+	"      i += 2;\n"
+	"      for (var j = 0; j < k; j++, i += W) {\n"
+	"        var key = D.byThread ? r * NST + c[i] : c[i], n = c[i + 1], w = W === 3 ? c[i + 2] : n;\n"
+	"        var e = m.get(key);\n"
+	"        if (!e) m.set(key, e = { n: 0, w: 0 });\n"
+	"        e.n += n; e.w += w; total += w; samples += n;\n"
+	"        if (D.so.charCodeAt(c[i]) === 49) off += n;\n"
+	"      }\n"
+	"    }\n"
+	"  }\n"
+	"  return { m: m, total: total, samples: samples, off: off };\n"
+	"}\n"
+	"/* self and cumulative weight per function, as profview --flat counts them */\n"
+	"function functions(g) {\n"
+	"  var nf = D.f.length, self = new Float64Array(nf), cum = new Float64Array(nf);\n"
+	"  var stamp = new Int32Array(nf).fill(-1), serial = 0, out = {};\n"
+	"  g.m.forEach(function (e, key) {\n"
+	"    var fr = D.s[key % NST];\n"
+	"    serial++;\n"
+	"    if (fr.length) self[fr[fr.length - 1]] += e.w;\n"
+	"    for (var i = 0; i < fr.length; i++)\n"
+	"      if (stamp[fr[i]] !== serial) { stamp[fr[i]] = serial; cum[fr[i]] += e.w; }\n"
+	"  });\n"
+	"  for (var f = 0; f < nf; f++) {\n"
+	"    if (stamp[f] < 0) continue;\n"
+	"    var o = out[D.f[f]] || (out[D.f[f]] = { self: 0, cum: 0 });\n"
+	"    o.self += self[f]; o.cum += cum[f];\n"
+	"  }\n"
+	"  return out;\n"
+	"}\n"
+	"function el(name, attrs, parent) {\n"
+	"  var e = document.createElementNS(NS, name);\n"
+	"  for (var a in attrs) e.setAttribute(a, attrs[a]);\n"
+	"  if (parent) parent.appendChild(e);\n"
+	"  return e;\n"
+	"}\n"
+	"function resize(h) {\n"
+	"  svg.setAttribute('height', h);\n"
+	"  svg.setAttribute('viewBox', '0 0 ' + D.w + ' ' + h);\n"
+	"  bg.setAttribute('height', h);\n"
+	"  details.setAttribute('y', h - 10);\n"
+	"}\n"
+	"/* The flame graph of the selection, root on top, drawn anew */\n"
+	"var boxes = [], MAXD = 256;\n"
+	"function flame(g) {\n"
+	"  var root = { name: 'all', fill: '#e1b98c', w: 0, k: null, f: -1 };\n"
+	"  function child(node, id, name, fill) {\n"
+	"    if (!node.k) node.k = new Map();\n"
+	"    var c = node.k.get(id);\n"
+	"    if (!c) node.k.set(id, c = { name: name, fill: fill, w: 0, k: null, f: id });\n"
+	"    return c;\n"
+	"  }\n"
+	"  g.m.forEach(function (e, key) {\n"
+	"    var node = root, fr = D.s[key % NST];\n"
+	"    root.w += e.w;\n"
+	"    if (D.byThread) {\n"
+	"      var th = D.th[Math.floor(key / NST)];\n"
+	"      node = child(node, -1 - Math.floor(key / NST), '[thread ' + th[0] + (th[1] ? ' \"' + th[1] + '\"' : '') + ']', '#96bee6');\n"
+	"      node.w += e.w;\n"
+	"    }\n"
+	"    for (var i = 0; i < fr.length; i++) {\n"
+	"      node = child(node, fr[i], D.f[fr[i]], '#' + D.fc.substr(fr[i] * 6, 6));\n"
+	"      node.w += e.w;\n"
+	"    }\n"
+	"  });\n"
+	"  var frag = document.createDocumentFragment(), scale = root.w > 0 ? (D.w - 20) / root.w : 0, deepest = 0;\n"
+	"  boxes = [];\n"
+	"  function draw(node, x, d) {\n"
+	"    var w = node.w * scale, y = D.ft + d * D.fr;\n"
+	"    var b = el('g', { 'data-i': boxes.length }, frag);\n"
+	"    if (node.f >= 0 && D.hl && D.fm.charCodeAt(node.f) === 49) b.setAttribute('class', 'hl');\n"
+	"    el('rect', { x: x.toFixed(2), y: y, width: w.toFixed(2), height: D.fr - 1, fill: node.fill }, b);\n"
+	"    var n = Math.floor((w - 6) / D.cw);\n"
+	"    if (n >= 3) {\n"
+	"      var t = el('text', { x: (x + 3).toFixed(2), y: y + D.fr - 4.5 }, b);\n"
+	"      t.textContent = node.name.length <= n ? node.name : node.name.slice(0, n - 2) + '..';\n"
+	"    }\n"
+	"    boxes.push(node);\n"
+	"    if (d > deepest) deepest = d;\n"
+	"    if (!node.k || d >= MAXD) return;\n"
+	"    var kids = Array.from(node.k.values()).sort(function (a, b) { return b.w - a.w; });\n"
+	"    for (var i = 0; i < kids.length; i++) {\n"
+	"      if (kids[i].w * scale >= 0.3) draw(kids[i], x, d + 1);\n"
+	"      x += kids[i].w * scale;\n"
+	"    }\n"
+	"  }\n"
+	"  while (flameG.firstChild) flameG.removeChild(flameG.firstChild);\n"
+	"  if (root.w > 0) draw(root, 10, 0);\n"
+	"  else el('text', { x: D.w / 2, y: D.ft + 12, 'text-anchor': 'middle' }, frag).textContent = 'no samples in the selection';\n"
+	"  flameG.appendChild(frag);\n"
+	"  flameG.total = root.w;\n"
+	"  resize(D.ft + (deepest + 1) * D.fr + 40);\n"
+	"}\n"
+	"var sel = null;\n"
+	"function show() {\n"
+	"  var c0 = sel ? sel[0] : 0, c1 = sel ? sel[1] : N, g = gather(c0, c1);\n"
+	"  var from = edge(c0) / 1e9, to = edge(c1) / 1e9;\n"
+	"  if (sel) {\n"
+	"    selBox.setAttribute('x', D.x0 + c0);\n"
+	"    selBox.setAttribute('width', c1 - c0);\n"
+	"    selBox.style.display = '';\n"
+	"  } else {\n"
+	"    selBox.style.display = 'none';\n"
+	"  }\n"
+	"  selText.textContent = (sel ? 'selection ' + from.toFixed(4) + '-' + to.toFixed(4) + ' s' : 'the whole timeline') +\n"
+	"    ': ' + g.samples + ' samples' + (g.off ? ' (' + g.off + ' off-CPU)' : '') + (D.time ? ', ' + fmt(g.total) : '') +\n"
+	"    (sel ? '; click to see the whole timeline' : '; drag across the rows to choose a span');\n"
+	"  selText.setAttribute('data-from', from);\n"
+	"  selText.setAttribute('data-to', to);\n"
+	"  selText.setAttribute('data-total', g.total);\n"
+	"  selText.setAttribute('data-samples', g.samples);\n"
+	"  flame(g);\n"
+	"  return g;\n"
+	"}\n"
+	"function clampCol(c) { return Math.max(0, Math.min(N, c)); }\n"
+	"/* Select the columns nearest to FROM-TO seconds (or the whole timeline\n"
+	"   without arguments); the selection's bounds, totals and functions. */\n"
+	"window.timelineSelect = function (from, to) {\n"
+	"  if (from === undefined) {\n"
+	"    sel = null;\n"
+	"  } else {\n"
+	"    var c0 = clampCol(Math.round((from * 1e9 - D.a) * N / D.l)), c1 = clampCol(Math.round((to * 1e9 - D.a) * N / D.l));\n"
+	"    if (c1 <= c0) { c1 = Math.min(N, c0 + 1); c0 = c1 - 1; }\n"
+	"    sel = [c0, c1];\n"
+	"  }\n"
+	"  var g = show();\n"
+	"  return { from: edge(sel ? sel[0] : 0) / 1e9, to: edge(sel ? sel[1] : N) / 1e9, total: g.total,\n"
+	"    samples: g.samples, offcpu: g.off, functions: functions(g) };\n"
+	"};\n"
+	"function pt(e) {\n"
+	"  var p = svg.createSVGPoint();\n"
+	"  p.x = e.clientX; p.y = e.clientY;\n"
+	"  return p.matrixTransform(svg.getScreenCTM().inverse());\n"
+	"}\n"
+	"function colAt(x) { return Math.max(0, Math.min(N - 1, Math.floor(x - D.x0))); }\n"
+	"/* the column whose marks column col of row r shows (held over a gap), or -1 */\n"
+	"function shown(r, col) {\n"
+	"  if (cellAt(r, col) >= 0) return col;\n"
+	"  var th = D.th[r], hold = th[2], usual = th[3], last = th[4], prev = -1, c;\n"
+	"  for (c = col - 1; c >= 0 && col - c <= hold; c--) if (cellAt(r, c) >= 0) { prev = c; break; }\n"
+	"  if (prev < 0) return -1;\n"
+	"  if (prev === last) return col - prev < usual ? prev : -1;\n"
+	"  for (c = col + 1; c < N && c - prev <= hold; c++) if (cellAt(r, c) >= 0) return prev;\n"
+	"  return -1;\n"
+	"}\n"
+	"function hideTip() { tip.setAttribute('display', 'none'); }\n"
+	"function cut(s) { return s.length > 150 ? s.slice(0, 148) + '..' : s; }\n"
+	"function hover(p) {\n"
+	"  var r = Math.floor((p.y - D.y0) / D.step);\n"
+	"  if (p.x < D.x0 || p.x >= D.x0 + N || p.y < D.y0 || r >= D.th.length || p.y - D.y0 - r * D.step >= D.row) {\n"
+	"    hideTip();\n"
+	"    return;\n"
+	"  }\n"
+	"  var col = colAt(p.x), s = shown(r, col), th = D.th[r], lines = [];\n"
+	"  lines.push(th[0] ? 'thread ' + th[0] + (th[1] ? ' \"' + th[1] + '\"' : '') : th[1]);\n"
+	"  lines.push((edge(col) / 1e9).toFixed(4) + '-' + (edge(col + 1) / 1e9).toFixed(4) + ' s' +\n"
+	"    (s >= 0 && s !== col ? '  (no samples: shown, the column at ' + (edge(s) / 1e9).toFixed(4) + ' s)' : ''));\n"
+	"  if (s < 0) {\n"
+	"    lines.push('no samples');\n"
+	"  } else {\n"
+	"    var c = D.c[r], i = cellAt(r, s), k = c[i + 1], n = 0, w = 0, off = 0, top = -1, topN = -1;\n"
+	"    for (var j = 0, x = i + 2; j < k; j++, x += W) {\n"
+	"      n += c[x + 1]; w += W === 3 ? c[x + 2] : c[x + 1];\n"
+	"      if (D.so.charCodeAt(c[x]) === 49) off += c[x + 1];\n"
+	"      if (c[x + 1] > topN) { topN = c[x + 1]; top = c[x]; }\n"
+	"    }\n"
+	"    lines.push(n + ' sample' + (n === 1 ? '' : 's') + (off ? ', ' + off + ' off-CPU' : '') + (D.time ? ', ' + fmt(w) : ''));\n"
+	"    lines.push('most frequent stack (' + topN + ' of ' + n + ')' + (D.so.charCodeAt(top) === 49 ? ', off-CPU' : '') + ':');\n"
+	"    var fr = D.s[top], names = [];\n"
+	"    for (j = 0; j < fr.length; j++) names.push('  ' + cut(D.f[fr[j]]));\n"
+	"    if (!fr.length) names.push('  (no frames)');\n"
+	"    if (names.length > 24) names.splice(8, names.length - 23, '  ... ' + (names.length - 23) + ' frames ...');\n"
+	"    lines = lines.concat(names);\n"
+	"    if (k > 1) lines.push('and ' + (k - 1) + ' other stack' + (k > 2 ? 's' : ''));\n"
+	"  }\n"
+	"  while (tipText.firstChild) tipText.removeChild(tipText.firstChild);\n"
+	"  var wide = 0;\n"
+	"  lines.forEach(function (l, i) {\n"
+	"    el('tspan', { x: 8, dy: i ? 15 : 16 }, tipText).textContent = l;\n"
+	"    wide = Math.max(wide, l.length);\n"
+	"  });\n"
+	"  var w = wide * D.cw + 16, h = lines.length * 15 + 10, height = +svg.getAttribute('height');\n"
+	"  var x = p.x + 16 + w > D.w ? Math.max(0, p.x - 16 - w) : p.x + 16;\n"
+	"  var y = p.y + 16 + h > height ? Math.max(0, p.y - 16 - h) : p.y + 16;\n"
+	"  tipBox.setAttribute('width', w);\n"
+	"  tipBox.setAttribute('height', h);\n"
+	"  tip.setAttribute('transform', 'translate(' + x.toFixed(0) + ',' + y.toFixed(0) + ')');\n"
+	"  tip.removeAttribute('display');\n"
+	"}\n"
+	"var drag = null, pending = false;\n"
+	"function later() {\n"
+	"  if (pending) return;\n"
+	"  pending = true;\n"
+	"  requestAnimationFrame(function () { pending = false; show(); });\n"
+	"}\n"
+	"svg.addEventListener('mousedown', function (e) {\n"
+	"  var p = pt(e);\n"
+	"  if (p.x < D.x0 || p.x >= D.x0 + N || p.y < D.y0 || p.y >= axisEnd) return;\n"
+	"  drag = { c: colAt(p.x), moved: false };\n"
+	"  e.preventDefault();\n"
+	"});\n"
+	"window.addEventListener('mousemove', function (e) {\n"
+	"  var p = pt(e);\n"
+	"  if (!drag) {\n"
+	"    hover(p);\n"
+	"    var b = e.target.closest && e.target.closest('#flame > g');\n"
+	"    if (b) {\n"
+	"      var nd = boxes[+b.getAttribute('data-i')];\n"
+	"      details.textContent = nd.name + '  |  ' + fmt(nd.w) + ', ' + (100 * nd.w / flameG.total).toFixed(2) + '% of the selection';\n"
+	"    }\n"
+	"    return;\n"
+	"  }\n"
+	"  var c = colAt(p.x);\n"
+	"  if (c !== drag.c) drag.moved = true;\n"
+	"  sel = [Math.min(c, drag.c), Math.max(c, drag.c) + 1];\n"
+	"  hideTip();\n"
+	"  later();\n"
+	"});\n"
+	"window.addEventListener('mouseup', function () {\n"
+	"  if (!drag) return;\n"
+	"  if (!drag.moved) sel = null;\n"
+	"  drag = null;\n"
+	"  show();\n"
+	"});\n"
+	"window.addEventListener('keydown', function (e) { if (e.key === 'Escape') { sel = null; show(); } });\n"
+	"/* file.svg#sel=FROM,TO: opened with that span selected (seconds) */\n"
+	"var h = /sel=([0-9.e+-]+),([0-9.e+-]+)/.exec(decodeURIComponent(location.hash));\n"
+	"if (h) window.timelineSelect(+h[1], +h[2]); else show();\n"
+	"})();\n";
+
+static void put_tail(struct tl *tl, double sel_y, double flame_top, double height)
+{
+	FILE *out = tl->out;
+
+	fprintf(out, "<rect id=\"sel-box\" x=\"%d\" y=\"%d\" width=\"0\" height=\"%.0f\" style=\"display: none\"/>\n",
+		LEFT, ROWS_TOP - 2, (double)tl->nrows * ROW_STEP + 4);
+	fprintf(out, "<text id=\"selection\" x=\"10\" y=\"%.0f\">the whole timeline</text>\n", sel_y);
+	fprintf(out, "<g id=\"flame\" transform=\"translate(0,0)\"></g>\n");
+	fprintf(out, "<text id=\"details\" x=\"10\" y=\"%.0f\"></text>\n", height - 10);
+	fputs("<g id=\"tip\" display=\"none\"><rect x=\"0\" y=\"0\" width=\"0\" height=\"0\" rx=\"3\"/><text></text></g>\n",
+	      out);
+	fputs("<script><![CDATA[\n", out);
+	put_data(tl, flame_top);
+	fputs(script, out);
+	fputs("]]></script>\n</svg>\n", out);
+}
+
+static void tl_free(struct tl *tl)
+{
+	for (size_t f = 0; f < tl->nframes; f++)
+		free(tl->frames[f].name);
+	free(tl->frames);
+	free(tl->frame_map);
+	free(tl->stacks);
+	free(tl->sframes);
+	free(tl->stack_slots);
+	free(tl->lkeys);
+	free(tl->lkey_slots);
+	free(tl->cells);
+	free(tl->cell_slots);
+	free(tl->rows);
+	free(tl->row_of);
+	free(tl->marks);
+	free(tl->acc);
+	free(tl->touched);
+	free(tl);
+}
+
+int report_timeline(FILE *out, struct calltree *t, const struct timeline_options *o)
+{
+	const struct pv_profile *p = t->p;
+	struct tl *tl;
+	int ret = -1, legend_h;
+	double axis_y, sel_y, flame_top, height;
+
+	if (!p->timed)
+		return pv_error("--timeline: this profile does not say when its samples were taken "
+				"(only collect-timer and collect-gdb traces do)");
+	if (p->diff)
+		return pv_error("--timeline shows one profile, not a comparison: leave out --diff-base");
+	if (!(tl = calloc(1, sizeof *tl)))
+		return pv_oom();
+	tl->out = out;
+	tl->t = t;
+	tl->p = p;
+	tl->o = o;
+	if (o->to_ns > o->from_ns) {
+		tl->from = o->from_ns;
+		tl->len = o->to_ns - o->from_ns;
+	} else {
+		tl->len = pv_run_length(p);
+	}
+	if (tl->len <= 0)
+		tl->len = 1;
+	if (gather(tl) < 0)
+		goto out;
+	tl->marks = malloc(NCOL * sizeof *tl->marks);
+	tl->acc = calloc((size_t)NPARTS * (tl->nframes ? tl->nframes : 1), sizeof *tl->acc);
+	tl->touched = malloc((size_t)NPARTS * (tl->nframes ? tl->nframes : 1) * sizeof *tl->touched);
+	if (!tl->marks || !tl->acc || !tl->touched) {
+		pv_oom();
+		goto out;
+	}
+
+	axis_y = ROWS_TOP + (double)tl->nrows * ROW_STEP + 2;
+	/* the legend's height, before it is written: as many items as it has */
+	{
+		size_t items = 0;
+		for (size_t f = 0; f < tl->nframes && items < LEGEND_MAX; f++)
+			items += tl->frames[f].weight > 0;
+		items += tl->any_off + tl->any_grey;
+		legend_h = (int)((items + LEGEND_COLS - 1) / LEGEND_COLS) * LEGEND_ROW;
+	}
+	sel_y = axis_y + AXIS + legend_h + 16;
+	flame_top = sel_y + 10;
+	height = flame_top + 2 * FLAME_ROW + BOTTOM;
+	put_head(tl, height);
+	if (!tl->nrows) {
+		fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">no samples</text>\n</svg>\n",
+			WIDTH / 2, ROWS_TOP + 14);
+		ret = 0;
+		goto out;
+	}
+	put_rows(tl);
+	put_axis(tl, axis_y);
+	if (put_legend(tl, axis_y + AXIS) < 0)
+		goto out;
+	put_tail(tl, sel_y, flame_top, height);
+	ret = 0;
+out:
+	tl_free(tl);
+	return ret;
+}
