@@ -404,6 +404,20 @@ static int write_pprof(struct pv_profile *p, const char *output, const char *sam
 	return ret;
 }
 
+/* What the pictures' legends say is in force: the time spans and the
+ * filters ("time 1.000-2.000 s of 6.700 s, 412 samples; focus=f"), or
+ * NULL for nothing. */
+static const char *picture_label(char *buf, size_t n, const struct report_options *o)
+{
+	bool spans = o->time_spans && o->time_spans[0], filters = o->filters && o->filters[0];
+
+	if (!spans)
+		return o->filters;
+	snprintf(buf, n, "time %s, %" PRId64 " samples%s%s", o->time_spans, o->time_samples,
+		 filters ? "; " : "", filters ? o->filters : "");
+	return buf;
+}
+
 int main(int argc, char **argv)
 {
 	enum report_kind kind = REPORT_TREE;
@@ -418,6 +432,7 @@ int main(int argc, char **argv)
 	struct pv_source_options sopt = { 0 };
 	struct pv_source src = { 0 };
 	struct pv_diff_options dopt = { .fdr = PV_DIFF_DEFAULT_FDR };
+	char label[1536];
 	char **bases = NULL;
 	size_t nbases = 0;
 	struct pv_span *spans = NULL;
@@ -678,12 +693,12 @@ int main(int argc, char **argv)
 		flameopt.noisefloor = ropt.noisefloor;
 		flameopt.mincount = ropt.mincount;
 		flameopt.maxdepth = ropt.maxdepth;
-		flameopt.filters = ropt.filters;
+		flameopt.filters = picture_label(label, sizeof label, &ropt);
 		flameopt.diff = ropt.diff;
 		ret = report_flame(out, t, &flameopt) < 0;
 	} else if (kind == REPORT_SVG) {
 		svgopt.noisefloor = ropt.noisefloor;
-		svgopt.filters = ropt.filters;
+		svgopt.filters = picture_label(label, sizeof label, &ropt);
 		svgopt.diff = ropt.diff;
 		ret = report_svg(out, t, &svgopt) < 0;
 	} else if (kind == REPORT_FOLDED) {
