@@ -80,6 +80,11 @@ gap=$(awk -v s="$start" '$1 == "one" { e = $3 } $1 == "two" { printf "%.6f,%.6f"
 [ "$(sed -n 's/^profile: .* in \([0-9]*\) samples.*/\1/p' back.txt)" = "$(samples one.txt)" ] ||
 	fail "--pprof --time wrote another number of samples than the span holds"
 
+# the pictures' legends say which span they show
+"$PROFVIEW" --flame --time="$(span one)" -o one.svg ph.raw
+grep -q "time [0-9.]*-[0-9.]* s of [0-9.]* s, $(samples one.txt) samples" one.svg ||
+	fail "the flame graph does not say which span it shows"
+
 # errors
 set +e
 printf 'main;f 3\n' >x.folded
