@@ -105,6 +105,16 @@ static inline int64_t ct_weight(const struct calltree *t, const struct ct_node *
 {
 	return ct_pick(t, n->count, n->value);
 }
+/* Node i's sample count, in a comparison the larger side's: what the
+ * reports prune by. */
+static inline int64_t ct_node_n(const struct calltree *t, uint32_t i)
+{
+	int64_t n = t->nodes[i].count;
+
+	if (t->dn && t->dn[i].count > n)
+		n = t->dn[i].count;
+	return n;
+}
 /* A comparison's base weight of node i (0 when the tree is not one). */
 static inline int64_t ct_base_weight(const struct calltree *t, uint32_t i)
 {

@@ -86,20 +86,7 @@ static size_t escape_name(struct flame *f, char *buf)
 /* Write the first nchars characters of an escaped name, as XML text. */
 static void put_escaped(FILE *out, const char *s, size_t nchars)
 {
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if ((c & 0xc0) != 0x80 && nchars-- == 0)
-			break;
-		switch (c) {
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '&': fputs("&amp;", out); break;
-		case '"': fputs("&quot;", out); break;
-		case '\'': fputs("&apos;", out); break;
-		default: fputc(c, out);
-		}
-	}
+	pv_xml_put(out, s, nchars, false);
 }
 
 /* A warm colour from the name, the same for the same name in every run. */

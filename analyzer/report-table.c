@@ -400,18 +400,9 @@ out:
  * when its count, the larger side's in a comparison, passes --mincount,
  * --maxdepth and the noise floor against its parent's), no summary rows. */
 
-static int64_t node_n(const struct calltree *t, uint32_t i)
-{
-	int64_t n = t->nodes[i].count;
-
-	if (t->dn && t->dn[i].count > n)
-		n = t->dn[i].count;
-	return n;
-}
-
 static bool shown(const struct calltree *t, const struct report_options *o, uint32_t i, int64_t parent_n)
 {
-	int64_t n = node_n(t, i);
+	int64_t n = ct_node_n(t, i);
 
 	if (o->mincount > 0 && n < o->mincount)
 		return false;
@@ -525,7 +516,7 @@ int report_table_tree(FILE *out, const struct calltree *t, const struct report_o
 				goto out;
 		}
 		for (uint32_t c = nd->first_child; c != PV_NONE; c = t->nodes[c].next_sibling)
-			if (shown(t, o, c, node_n(t, id)) && (!keep || keep[c]))
+			if (shown(t, o, c, ct_node_n(t, id)) && (!keep || keep[c]))
 				kids[nk++] = c;
 		while (nk)
 			stack[sp++] = kids[--nk];

@@ -180,28 +180,7 @@ static const char *escaped(struct tl *tl, const char *s)
  * ".." in place of the rest when it is longer. */
 static void put_xml(FILE *out, const char *s, size_t nchars)
 {
-	size_t chars = 0;
-
-	for (const unsigned char *c = (const unsigned char *)s; *c; c++)
-		chars += (*c & 0xc0) != 0x80;
-	if (chars > nchars && nchars >= 3)
-		nchars -= 2;
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if ((c & 0xc0) != 0x80 && nchars-- == 0) {
-			fputs("..", out);
-			break;
-		}
-		switch (c) {
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '&': fputs("&amp;", out); break;
-		case '"': fputs("&quot;", out); break;
-		case '\'': fputs("&apos;", out); break;
-		default: fputc(c, out);
-		}
-	}
+	pv_xml_put(out, s, nchars, true);
 }
 
 /* Write an escaped name as a JSON string that is safe inside the script's

@@ -69,3 +69,33 @@ char *pv_escape(char *buf, size_t n, const char *s)
 	buf[o] = '\0';
 	return buf;
 }
+
+void pv_xml_put(FILE *out, const char *s, size_t nchars, bool ellipsis)
+{
+	if (ellipsis) {
+		size_t chars = 0;
+		for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+			chars += (*c & 0xc0) != 0x80;
+		if (chars > nchars && nchars >= 3)
+			nchars -= 2;
+		else
+			ellipsis = false;
+	}
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c & 0xc0) != 0x80 && nchars-- == 0) {
+			if (ellipsis)
+				fputs("..", out);
+			break;
+		}
+		switch (c) {
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '&': fputs("&amp;", out); break;
+		case '"': fputs("&quot;", out); break;
+		case '\'': fputs("&apos;", out); break;
+		default: fputc(c, out);
+		}
+	}
+}

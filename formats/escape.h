@@ -19,7 +19,9 @@
 #ifndef PROFVIEW_ESCAPE_H
 #define PROFVIEW_ESCAPE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* The longest a byte of input can become ("\xHH"). */
 #define PV_ESCAPE_GROWTH 4
@@ -27,5 +29,10 @@
 /* Write s escaped into buf (n > 0 bytes), always terminated; what does not
  * fit is cut at a character, never inside an escape.  Returns buf. */
 char *pv_escape(char *buf, size_t n, const char *s);
+
+/* Write the first nchars characters of s, a name pv_escape made, as XML
+ * text or attribute value (&, <, >, quotes as entities); with ellipsis,
+ * a name longer than that ends in ".." within the nchars. */
+void pv_xml_put(FILE *out, const char *s, size_t nchars, bool ellipsis);
 
 #endif

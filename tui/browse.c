@@ -930,21 +930,12 @@ const char *browse_threads_shown(const struct browse *b, char *buf, size_t n)
 	return buf;
 }
 
-/* A node's count, in a comparison the larger side's. */
-static int64_t node_n(const struct calltree *t, uint32_t i)
-{
-	int64_t n = t->nodes[i].count;
-
-	if (t->dn && t->dn[i].count > n)
-		n = t->dn[i].count;
-	return n;
-}
 
 bool browse_below_floor(const struct browse *b, uint32_t node)
 {
 	const struct ct_node *nd = &b->t->nodes[node];
 
-	return nd->parent != PV_NONE && ct_below_floor(node_n(b->t, node), node_n(b->t, nd->parent), b->floor);
+	return nd->parent != PV_NONE && ct_below_floor(ct_node_n(b->t, node), ct_node_n(b->t, nd->parent), b->floor);
 }
 
 /* ---- comparisons ------------------------------------------------------- */
