@@ -7,12 +7,14 @@
 #include "report-text.h"
 #include "report-svg.h"
 #include "report-flame.h"
+#include "report-speedscope.h"
 #include "browser.h"
 #include "modules.h"
 #include "pipeline.h"
 #include "source.h"
 #include "outfile.h"
 #include "pprof-write.h"
+#include "util.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -24,7 +26,8 @@
 #include <string.h>
 #include <unistd.h>
 
-enum report_kind { REPORT_TREE, REPORT_FLAT, REPORT_FOLDED, REPORT_PPROF, REPORT_SVG, REPORT_FLAME };
+enum report_kind { REPORT_TREE, REPORT_FLAT, REPORT_FOLDED, REPORT_PPROF, REPORT_SVG, REPORT_FLAME,
+		   REPORT_SPEEDSCOPE };
 
 enum {
 	OPT_TREE = 256, OPT_FLAT, OPT_FOLDED, OPT_SORT, OPT_NOISEFLOOR, OPT_MINCOUNT, OPT_MAXDEPTH,
@@ -53,6 +56,9 @@ enum { OPT_DIFF_BASE = 0x900, OPT_NORMALIZE, OPT_FDR, OPT_SIGNIFICANT, OPT_FIELD
 /* Time. */
 enum { OPT_TIME = 0xa00 };
 
+/* The samples in time order, for speedscope. */
+enum { OPT_SPEEDSCOPE = 0xb00 };
+
 static const struct option long_options[] = {
 	{ "tree", no_argument, NULL, OPT_TREE },
 	{ "flat", no_argument, NULL, OPT_FLAT },
@@ -61,6 +67,7 @@ static const struct option long_options[] = {
 	{ "svg", no_argument, NULL, OPT_SVG },
 	{ "flame", no_argument, NULL, OPT_FLAME },
 	{ "icicle", no_argument, NULL, OPT_ICICLE },
+	{ "speedscope", no_argument, NULL, OPT_SPEEDSCOPE },
 	{ "tui", no_argument, NULL, OPT_TUI },
 	{ "reverse", no_argument, NULL, OPT_REVERSE },
 	{ "sample-index", required_argument, NULL, OPT_SAMPLE_INDEX },
@@ -122,6 +129,8 @@ static void usage(FILE *out)
 		"      --svg              call graph drawn by graphviz, as SVG\n"
 		"      --flame            flame graph, as SVG with hover, zoom and search\n"
 		"      --icicle           the flame graph upside down: the root on top\n"
+		"      --speedscope       the samples for speedscope, as JSON: a profile per\n"
+		"                         thread, in the order they were taken\n"
 		"      --tui              browse the call tree interactively (the default when\n"
 		"                         standard output is a terminal and no report is named)\n"
 		"\n"
@@ -392,6 +401,21 @@ static int write_pprof(struct pv_profile *p, const char *output, const char *sam
 	return ret;
 }
 
+/* --speedscope: the file's title, the program's name (else the first
+ * profile's) and the spans and filters that chose the samples. */
+static const char *speedscope_title(char *buf, size_t n, const struct pv_profile *p, const char *first,
+				    const struct report_options *r)
+{
+	const char *prog = pv_str(p, p->program);
+	int len = snprintf(buf, n, "%s", pv_base_name(prog[0] ? prog : first));
+
+	if ((r->time_spans || r->filters) && len >= 0 && (size_t)len < n)
+		snprintf(buf + len, n - (size_t)len, " (%s%s%s%s)", r->time_spans ? "time " : "",
+			 r->time_spans ? r->time_spans : "", r->time_spans && r->filters ? ", " : "",
+			 r->filters ? r->filters : "");
+	return buf;
+}
+
 int main(int argc, char **argv)
 {
 	enum report_kind kind = REPORT_TREE;
@@ -437,6 +461,7 @@ int main(int argc, char **argv)
 		case OPT_SVG: kind = REPORT_SVG; kind_given = true; break;
 		case OPT_FLAME: kind = REPORT_FLAME; kind_given = true; flameopt.icicle = false; break;
 		case OPT_ICICLE: kind = REPORT_FLAME; kind_given = true; flameopt.icicle = true; break;
+		case OPT_SPEEDSCOPE: kind = REPORT_SPEEDSCOPE; kind_given = true; break;
 		case OPT_NODECOUNT:
 			if (!parse_long(optarg, 0, INT_MAX, &v))
 				return usage_error("invalid --nodecount '%s' (a whole number >= 0)", optarg);
@@ -570,6 +595,8 @@ int main(int argc, char **argv)
 	pv_error_set_quiet(sopt.quiet);
 	if (kind == REPORT_SVG && !tui && !dump)
 		report_svg_ready();
+	if (kind == REPORT_SPEEDSCOPE && nbases && !tui)
+		return usage_error("%s", "--speedscope shows the samples of one profile: it cannot compare (--diff-base)");
 	if ((dopt.normalize || ropt.significant) && !nbases)
 		return usage_error("--%s compares: give the base profile with --diff-base",
 				   dopt.normalize ? "normalize" : "significant");
@@ -594,7 +621,8 @@ int main(int argc, char **argv)
 				 .steps = steps, .nsteps = nsteps,
 				 .granularity = copt.granularity, .by_thread = copt.by_thread,
 				 .sample_index = copt.sample_index,
-				 .paths_only = !tui && (kind == REPORT_FLAT || kind == REPORT_SVG) };
+				 .paths_only = !tui && (kind == REPORT_FLAT || kind == REPORT_SVG ||
+							kind == REPORT_SPEEDSCOPE) };
 	if (tui) {
 		struct browser_options bo = { .view = view, .noisefloor = ropt.noisefloor ? ropt.noisefloor : 1,
 					      .color = strcmp(color, "never") != 0 && !getenv("NO_COLOR"),
@@ -643,6 +671,11 @@ int main(int argc, char **argv)
 		svgopt.noisefloor = ropt.noisefloor;
 		svgopt.filters = ropt.filters;
 		ret = report_svg(out, t, &svgopt) < 0;
+	} else if (kind == REPORT_SPEEDSCOPE) {
+		char title[1024];
+		struct speedscope_options so = {
+			.name = speedscope_title(title, sizeof title, p, argv[optind], &ropt) };
+		ret = report_speedscope(out, t, &so) < 0;
 	} else if (kind == REPORT_FOLDED) {
 		ret = report_folded(out, t, &ropt) < 0;
 	} else if (ropt.field_sep || t->dn) {
