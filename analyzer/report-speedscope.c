@@ -1,11 +1,11 @@
 /* report-speedscope.c - the samples as a speedscope file (report-speedscope.h)
  *
  * Three steps: the samples kept are grouped by profile (thread) and put in
- * time order; a first pass expands them, numbers the frames in the order
- * they are first used and gathers runs of one stack; the second writes
- * the frames, then each profile's runs.  Numbers and strings go through a
- * buffer of the report's own: a million samples are tens of millions of
- * small numbers.
+ * time order; a first pass writes each stored stack they use once, as
+ * text, numbering the frames in the order they are first used, and gathers
+ * runs of samples of one stack; the second writes the frames, then each
+ * profile's runs.  Output goes through a buffer of the report's own: a
+ * million samples are tens of megabytes of small numbers.
  */
 #include "report-speedscope.h"
 #include "error.h"
@@ -63,19 +63,27 @@ static void jw_char(struct jw *w, char c)
 	w->n++;
 }
 
-/* A whole number, in decimal. */
-static void jw_int(struct jw *w, int64_t v)
+/* A whole number, in decimal, at q; returns its end. */
+static char *put_int(char *q, int64_t v)
 {
-	char tmp[24], *q = tmp + sizeof tmp;
+	char tmp[24], *e = tmp + sizeof tmp, *d = e;
 	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
 
 	do {
-		*--q = (char)('0' + u % 10);
+		*--d = (char)('0' + u % 10);
 		u /= 10;
 	} while (u);
 	if (v < 0)
-		*--q = '-';
-	jw_raw(w, q, (size_t)(tmp + sizeof tmp - q));
+		*--d = '-';
+	memcpy(q, d, (size_t)(e - d));
+	return q + (e - d);
+}
+
+static void jw_int(struct jw *w, int64_t v)
+{
+	char *q = jw_room(w, 24);
+
+	w->n += (size_t)(put_int(q, v) - q);
 }
 
 /* A JSON string of s: first made printable UTF-8 (pv_escape: control
@@ -106,8 +114,19 @@ static void jw_string(struct jw *w, const char *s)
 
 /* A run: consecutive samples of one profile with the same stack. */
 struct run {
-	size_t sample;         /* the first one's index */
+	size_t text;           /* the stack as written, in sp.text */
+	uint32_t len;
 	int64_t weight;        /* all of theirs */
+};
+
+/* A stored stack of the profile (pv_sample.loc_off, nlocs) as written:
+ * "[0,4,7]" in sp.text.  Samples share stored stacks, and a million
+ * samples may have a few thousand: each is expanded and written once. */
+struct stack_text {
+	uint32_t loc_off, nlocs;
+	size_t text;
+	uint32_t len;
+	bool used;
 };
 
 /* A profile: its runs (into the runs array) and its total weight. */
@@ -127,7 +146,8 @@ struct sp {
 	struct group *groups;
 	uint32_t *map; size_t cap_map; /* tree frame -> frame written, PV_NONE unused */
 	uint32_t *used; size_t nused, cap_used; /* frames written, in order */
-	uint32_t *prev; size_t nprev, cap_prev; /* the previous stack's frames */
+	struct stack_text *stacks; size_t nstacks, nslots; /* open addressing */
+	char *text; size_t ntext, cap_text;
 };
 
 static int64_t sample_weight(const struct calltree *t, const struct pv_sample *s)
@@ -229,6 +249,55 @@ static int use_frames(struct sp *sp, const uint32_t *fr, int n)
 	return 0;
 }
 
+/* The stored stack of sample s as written; NULL after an error (reported). */
+static const struct stack_text *stack_of(struct sp *sp, const struct pv_sample *s)
+{
+	struct stack_text *st;
+	const uint32_t *fr;
+	size_t mask, i;
+	int n;
+
+	if ((sp->nstacks + 1) * 2 > sp->nslots) {
+		size_t nn = sp->nslots ? sp->nslots * 2 : 1024;
+		struct stack_text *ns = calloc(nn, sizeof *ns);
+		if (!ns)
+			return pv_oom(), NULL;
+		for (size_t k = 0; k < sp->nslots; k++) {
+			if (!sp->stacks[k].used)
+				continue;
+			for (i = pv_mix64(sp->stacks[k].loc_off) & (nn - 1); ns[i].used; i = (i + 1) & (nn - 1))
+				;
+			ns[i] = sp->stacks[k];
+		}
+		free(sp->stacks);
+		sp->stacks = ns;
+		sp->nslots = nn;
+	}
+	mask = sp->nslots - 1;
+	for (i = pv_mix64(s->loc_off) & mask; sp->stacks[i].used; i = (i + 1) & mask)
+		if (sp->stacks[i].loc_off == s->loc_off && sp->stacks[i].nlocs == s->nlocs)
+			return &sp->stacks[i];
+	if ((n = calltree_expand(sp->t, s, &fr)) < 0 || use_frames(sp, fr, n) < 0 ||
+	    pv_grow(&sp->text, &sp->cap_text, sp->ntext + 12 * (size_t)n + 2, 1) < 0)
+		return NULL;
+	st = &sp->stacks[i];
+	*st = (struct stack_text){ s->loc_off, s->nlocs, sp->ntext, 0, true };
+	{
+		char *q = sp->text + sp->ntext;
+		*q++ = '[';
+		for (int k = 0; k < n; k++) {
+			if (k)
+				*q++ = ',';
+			q = put_int(q, sp->map[fr[k]]);
+		}
+		*q++ = ']';
+		st->len = (uint32_t)(q - (sp->text + sp->ntext));
+		sp->ntext += st->len;
+	}
+	sp->nstacks++;
+	return st;
+}
+
 /* The first pass: the runs of each group, its total, the frames used.
  * 0 or -1 (reported). */
 static int gather(struct sp *sp)
@@ -241,38 +310,23 @@ static int gather(struct sp *sp)
 	if (!sp->runs || !sp->groups)
 		return pv_oom();
 	for (size_t g = 0; g < sp->ngroups; g++) {
-		const struct pv_sample *last = NULL;
+		struct run *last = NULL;
 		sp->groups[g].first = sp->nruns;
 		for (size_t k = sp->group_at[g]; k < sp->group_at[g + 1]; k++) {
 			const struct pv_sample *s = &p->samples[sp->order[k]];
+			const struct stack_text *st = stack_of(sp, s);
 			int64_t w = sample_weight(sp->t, s);
-			const uint32_t *fr;
-			bool same;
-			int n;
 
-			if (last && s->loc_off == last->loc_off && s->nlocs == last->nlocs) {
-				same = true; /* one stored stack */
-			} else {
-				if ((n = calltree_expand(sp->t, s, &fr)) < 0 || use_frames(sp, fr, n) < 0)
-					return -1;
-				same = last && (size_t)n == sp->nprev &&
-				       memcmp(fr, sp->prev, (size_t)n * sizeof *fr) == 0;
-				if (!same) {
-					if (pv_grow(&sp->prev, &sp->cap_prev, (size_t)n + 1, sizeof *sp->prev) < 0)
-						return -1;
-					memcpy(sp->prev, fr, (size_t)n * sizeof *fr);
-					sp->nprev = (size_t)n;
-				}
-			}
-			last = s;
-			/* weights past 2^53 would lose precision in JavaScript; a
-			 * run that would overflow is cut instead */
-			if (same && !__builtin_add_overflow(sp->runs[sp->nruns - 1].weight, w,
-							    &(int64_t){ 0 })) {
-				sp->runs[sp->nruns - 1].weight += w;
-			} else {
-				sp->runs[sp->nruns++] = (struct run){ sp->order[k], w };
-			}
+			if (!st)
+				return -1;
+			/* the same frames, from the same stored stack or not; a
+			 * run whose weight would overflow is cut */
+			if (last && last->len == st->len &&
+			    (last->text == st->text || memcmp(sp->text + last->text, sp->text + st->text, st->len) == 0) &&
+			    !__builtin_add_overflow(last->weight, w, &last->weight))
+				;
+			else
+				*(last = &sp->runs[sp->nruns++]) = (struct run){ st->text, st->len, w };
 			if (__builtin_add_overflow(sp->groups[g].total, w, &sp->groups[g].total))
 				sp->groups[g].total = INT64_MAX;
 		}
@@ -328,7 +382,7 @@ static void write_profile_name(struct jw *w, const struct sp *sp, size_t g)
 	jw_string(w, buf);
 }
 
-static int write_profile(struct jw *w, struct sp *sp, size_t g)
+static void write_profile(struct jw *w, struct sp *sp, size_t g)
 {
 	const struct group *gr = &sp->groups[g];
 
@@ -340,17 +394,8 @@ static int write_profile(struct jw *w, struct sp *sp, size_t g)
 	jw_int(w, gr->total);
 	jw_str(w, ",\n\"samples\":[");
 	for (size_t r = gr->first; r < gr->first + gr->nruns; r++) {
-		const uint32_t *fr;
-		int n = calltree_expand(sp->t, &sp->p->samples[sp->runs[r].sample], &fr);
-		if (n < 0)
-			return -1;
-		jw_str(w, r > gr->first ? ",\n[" : "\n[");
-		for (int k = 0; k < n; k++) {
-			if (k)
-				jw_char(w, ',');
-			jw_int(w, sp->map[fr[k]]);
-		}
-		jw_char(w, ']');
+		jw_str(w, r > gr->first ? ",\n" : "\n");
+		jw_raw(w, sp->text + sp->runs[r].text, sp->runs[r].len);
 	}
 	jw_str(w, "],\n\"weights\":[");
 	for (size_t r = gr->first; r < gr->first + gr->nruns; r++) {
@@ -359,7 +404,6 @@ static int write_profile(struct jw *w, struct sp *sp, size_t g)
 		jw_int(w, sp->runs[r].weight);
 	}
 	jw_str(w, "]}");
-	return 0;
 }
 
 int report_speedscope(FILE *out, struct calltree *t, const struct speedscope_options *o)
@@ -387,8 +431,7 @@ int report_speedscope(FILE *out, struct calltree *t, const struct speedscope_opt
 			continue;
 		if (written++)
 			jw_str(w, ",\n");
-		if (write_profile(w, &sp, g) < 0)
-			goto out;
+		write_profile(w, &sp, g);
 	}
 	/* no samples at all: an empty profile, so that the file still opens */
 	if (!written)
@@ -405,6 +448,7 @@ out:
 	free(sp.groups);
 	free(sp.map);
 	free(sp.used);
-	free(sp.prev);
+	free(sp.stacks);
+	free(sp.text);
 	return ret;
 }
