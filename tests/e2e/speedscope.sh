@@ -6,7 +6,8 @@
 #     tree shows, each weighing what the tree says the thread does;
 #   - the main thread's samples go phase_one, phase_two, phase_one, each
 #     phase a second of CPU time: they are in the order they were taken;
-#   - --time, an untimed profile (pprof), hostile names, --diff-base;
+#   - --time, a wall-clock trace (the pauses there, [off-cpu]), an
+#     untimed profile (pprof), hostile names, --diff-base;
 #   - gdb backtraces of the program: --time=0%,50% and 50%,100% split the
 #     samples, and each thread's profile has them in the order of the
 #     trace's snapshots;
@@ -130,6 +131,31 @@ span1=$(awk -v s="$("$RAWDUMP" ph.raw | awk '$1 == "header" { print $3; exit }')
 python3 check.py one.json one.tree "main=phase_one second=" cpu >check.out || fail "one.json: $(cat check.out)"
 grep -q '"name":"phases (time ' one.json || fail "the title of one.json does not name its span"
 
+# Wall-clock: the main thread's pause between the first two phases (a
+# 100 ms usleep) is there, as its [off-cpu] leaf, weighing its wall time.
+"$COLLECT_TIMER" -q --clock=wall -o wall.raw ./phases 0.3 >/dev/null || fail "collect-timer --clock=wall failed"
+"$PROFVIEW" --speedscope -o wall.json wall.raw || fail "profview --speedscope failed on a wall-clock trace"
+python3 - wall.json <<'EOF' >check.out || fail "wall.json: $(cat check.out)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+frames = d['shared']['frames']
+for p in d['profiles']:
+    labels = []
+    for s, w in zip(p['samples'], p['weights']):
+        names = [frames[i]['name'] for i in s]
+        lab = [x for x in names if x.startswith('phase_') or x == '[off-cpu]']
+        labels.append((lab[-1] if lab else None, w))
+    if 'phase_two' not in [l for l, _ in labels] or any(frames[i]['name'] == 'second_thread' for s in p['samples'] for i in s):
+        continue
+    first_two = [l for l, _ in labels].index('phase_two')
+    last_one = max(i for i, (l, _) in enumerate(labels[:first_two]) if l == 'phase_one')
+    pause = sum(w for l, w in labels[last_one:first_two] if l == '[off-cpu]')
+    print('%s: %.0f ms off CPU between phase_one and phase_two' % (p['name'], pause / 1e6))
+    sys.exit(0 if 80e6 <= pause <= 1e9 else 1)
+sys.exit('no main thread with phase_two')
+EOF
+sed 's/^/# wall: /' check.out
+
 # Untimed: a pprof profile gives one profile, in the order it holds its
 # samples, weighing what the tree does.
 "$PROFVIEW" --pprof -o ph.pb.gz ph.raw
@@ -234,7 +260,8 @@ page=
 if [ -n "${SPEEDSCOPE_DIR:-}" ] && [ -f "$SPEEDSCOPE_DIR/node_modules/speedscope/dist/release/index.html" ]; then
 	page=$SPEEDSCOPE_DIR/node_modules/speedscope/dist/release/index.html
 elif command -v npm >/dev/null; then
-	if timeout 90 npm install --prefix "$WORK/npm" --no-audit --no-fund --prefer-offline speedscope@1 \
+	if timeout 60 npm install --prefix "$WORK/npm" --no-audit --no-fund --prefer-offline \
+		--fetch-retries=1 --fetch-timeout=20000 speedscope@1 \
 		>npm.log 2>&1; then
 		page=$WORK/npm/node_modules/speedscope/dist/release/index.html
 	else
