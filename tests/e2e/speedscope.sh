@@ -93,22 +93,30 @@ for p in profiles:
     elif p['unit'] != 'none' or sum(w) != n:
         fail('profile %s: %d in %s, the tree says %d samples' % (p['name'], sum(w), p['unit'], n))
 
-# the order: each thread's runs of one phase, the weight of each run
+# the order: each thread's runs of one phase, the weight of each run; by
+# line (--lines: "main:56"), the line main is at, which never goes back
+# (main has no loop)
+def fn(name):
+    return re.sub(r':\d+$', '', name)
 for p in profiles:
-    labels = []
+    labels, lines = [], []
     for s, w in zip(p['samples'], p['weights']):
         names_ = [frames[i]['name'] for i in s]
-        ph = [x for x in names_ if x.startswith('phase_')]
+        ph = [fn(x) for x in names_ if fn(x).startswith('phase_')]
+        lines += [int(x[5:]) for x in names_ if re.match(r'main:\d+$', x)][:1]
         if ph:
             if labels and labels[-1][0] == ph[-1]:
                 labels[-1][1] += w
             else:
                 labels.append([ph[-1], w])
-    who = 'second' if any(frames[i]['name'] == 'second_thread' for s in p['samples'] for i in s) else 'main'
+    who = 'second' if any(fn(frames[i]['name']) == 'second_thread' for s in p['samples'] for i in s) else 'main'
     seq = ','.join(l for l, _ in labels)
-    print('%s (%s): %s; %s' % (p['name'], who, seq, ' '.join('%.3f' % (w / 1e9) for _, w in labels)))
+    print('%s (%s): %s; %s%s' % (p['name'], who, seq, ' '.join('%.3f' % (w / 1e9) for _, w in labels),
+                                 '; main at lines %d..%d' % (lines[0], lines[-1]) if lines else ''))
     if who in order and seq != order[who]:
         fail('profile %s: its samples go %s, not %s' % (p['name'], seq, order[who]))
+    if lines != sorted(lines):
+        fail('profile %s: main goes back from one line to an earlier one: %s' % (p['name'], lines))
     if who in order and cpu:
         # each phase is a second of the thread's CPU time
         for l, w in labels:
@@ -116,9 +124,14 @@ for p in profiles:
                 fail('profile %s: a run of %s weighs %.3f s, not about 1 s' % (p['name'], l, w / 1e9))
 EOF
 
-python3 check.py ph.json ph.tree "main=phase_one,phase_two,phase_one second=phase_two" cpu >check.out ||
+python3 check.py ph.json ph.tree "main=phase_one,phase_two,phase_one second=phase_two" cpu >check.out 2>&1 ||
 	fail "ph.json: $(cat check.out)"
 sed 's/^/# /' check.out
+# (the phases' order is the same backwards: main's lines are not)
+"$PROFVIEW" --speedscope --lines -o lines.json ph.raw || fail "profview --speedscope --lines failed"
+python3 check.py lines.json ph.tree "main=phase_one,phase_two,phase_one second=phase_two" cpu >check.out 2>&1 ||
+	fail "lines.json: $(cat check.out)"
+sed 's/^/# lines: /' check.out
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["name"] == "phases", d["name"]' ph.json ||
 	fail "the file's name is not the program's"
 
@@ -128,14 +141,14 @@ span1=$(awk -v s="$("$RAWDUMP" ph.raw | awk '$1 == "header" { print $3; exit }')
 [ -n "$span1" ] || fail "no span of phase one"
 "$PROFVIEW" --speedscope --time="$span1" -o one.json ph.raw || fail "profview --speedscope --time failed"
 "$PROFVIEW" --tree --threads -t ';' --time="$span1" ph.raw >one.tree
-python3 check.py one.json one.tree "main=phase_one second=" cpu >check.out || fail "one.json: $(cat check.out)"
+python3 check.py one.json one.tree "main=phase_one second=" cpu >check.out 2>&1 || fail "one.json: $(cat check.out)"
 grep -q '"name":"phases (time ' one.json || fail "the title of one.json does not name its span"
 
 # Wall-clock: the main thread's pause between the first two phases (a
 # 100 ms usleep) is there, as its [off-cpu] leaf, weighing its wall time.
 "$COLLECT_TIMER" -q --clock=wall -o wall.raw ./phases 0.3 >/dev/null || fail "collect-timer --clock=wall failed"
 "$PROFVIEW" --speedscope -o wall.json wall.raw || fail "profview --speedscope failed on a wall-clock trace"
-python3 - wall.json <<'EOF' >check.out || fail "wall.json: $(cat check.out)"
+python3 - wall.json <<'EOF' >check.out 2>&1 || fail "wall.json: $(cat check.out)"
 import json, sys
 d = json.load(open(sys.argv[1]))
 frames = d['shared']['frames']
@@ -209,12 +222,16 @@ if command -v gdb >/dev/null && [ -x "$COLLECT_GDB" ]; then
 		fail "gdb: the halves hold $first and $second samples of $all"
 	"$PROFVIEW" --speedscope -o gdb.json ph.gdb || fail "profview --speedscope failed on gdb backtraces"
 	"$PROFVIEW" --tree --threads -t ';' ph.gdb >gdb.tree
-	python3 check.py gdb.json gdb.tree "main=phase_one,phase_two,phase_one second=phase_two" >check.out ||
-		fail "gdb.json: $(cat check.out)"
-	sed 's/^/# gdb: /' check.out
+	"$PROFVIEW" --speedscope --lines -o gdblines.json ph.gdb || fail "profview --speedscope --lines failed on gdb backtraces"
+	for f in gdb gdblines; do
+		python3 check.py $f.json gdb.tree "main=phase_one,phase_two,phase_one second=phase_two" >check.out 2>&1 ||
+			fail "$f.json: $(cat check.out)"
+		sed "s/^/# $f: /" check.out
+	done
 	# each thread's samples in the order of the snapshots: the innermost
-	# phase of each of its stacks, runs of one merged, read from the trace
-	python3 - ph.gdb gdb.json <<'EOF' || fail "gdb.json: a thread's samples are not in the order of the snapshots"
+	# phase of each of its stacks and the line main is at, runs of one
+	# merged, read from the trace
+	python3 - ph.gdb gdblines.json <<'EOF' >check.out 2>&1 ||
 import json, re, sys
 seqs = {}
 tid = None
@@ -222,28 +239,38 @@ for line in open(sys.argv[1], errors='replace'):
     m = re.match(r'Thread \d+ .*\(LWP (\d+)\)', line)
     if m:
         tid = m.group(1)
-        seqs.setdefault(tid, []).append(None)
+        seqs.setdefault(tid, []).append([None, None])
     elif line.startswith('# snapshot'):
         tid = None
-    elif tid and seqs[tid][-1] is None:
+    elif tid:
         m = re.match(r'#\d+ .*\b(phase_one|phase_two) \(', line)
+        if m and not seqs[tid][-1][0]:
+            seqs[tid][-1][0] = m.group(1)
+        m = re.match(r'#\d+ .*\bmain \(.*\) at \S+:(\d+)\s*$', line)
         if m:
-            seqs[tid][-1] = m.group(1)
+            seqs[tid][-1][1] = int(m.group(1))
 def runs(xs):
     out = []
-    for x in xs:
-        if x and (not out or out[-1] != x):
+    for x in map(tuple, xs):
+        if x != (None, None) and (not out or out[-1] != x):
             out.append(x)
     return out
 d = json.load(open(sys.argv[2]))
 frames = d['shared']['frames']
 for p in d['profiles']:
     tid = re.search(r'\((\d+)\)$', p['name']).group(1)
-    got = [next((frames[i]['name'] for i in reversed(s) if frames[i]['name'].startswith('phase_')), None)
-           for s in p['samples']]
+    got = []
+    for s in p['samples']:
+        names = [frames[i]['name'] for i in s]
+        ph = [re.sub(r':\d+$', '', n) for n in names if n.startswith('phase_')]
+        ml = [int(n[5:]) for n in names if re.match(r'main:\d+$', n)]
+        got.append([ph[-1] if ph else None, ml[0] if ml else None])
     if runs(got) != runs(seqs[tid]):
         sys.exit('thread %s: %s in the file, %s in the trace' % (tid, runs(got), runs(seqs[tid])))
+    print('thread %s: %d runs as in the trace' % (tid, len(runs(got))))
 EOF
+		fail "gdblines.json: a thread's samples are not in the order of the snapshots: $(cat check.out)"
+	sed 's/^/# gdb order: /' check.out
 else
 	echo "SKIP: gdb or collect-gdb is missing: gdb backtraces not tested"
 fi
