@@ -668,28 +668,39 @@ const char *calltree_frame_name(const struct calltree *t, uint32_t frame, char *
 	return buf;
 }
 
-const char *calltree_frame_where(const struct calltree *t, uint32_t frame, char *buf, size_t n)
+const char *calltree_frame_file(const struct calltree *t, uint32_t frame, int64_t *line)
 {
 	const struct pv_profile *p = t->p;
 	const struct ct_frame *f = &t->frames[frame];
 	uint32_t file = f->file;
 
-	if (t->granularity == CT_FILES) {
-		buf[0] = '\0';
-		return buf;
-	}
-	int64_t line = f->line;
+	*line = 0;
+	if (t->granularity == CT_FILES)
+		return "";
+	*line = f->line;
 	if (f->function != PV_NONE && !file) {
 		/* A function stands at the line where it starts. */
 		file = p->functions[f->function].filename;
-		line = p->functions[f->function].start_line;
+		*line = p->functions[f->function].start_line;
 	}
 	if (!file)
+		*line = 0;
+	if (*line < 0)
+		*line = 0;
+	return pv_str(p, file);
+}
+
+const char *calltree_frame_where(const struct calltree *t, uint32_t frame, char *buf, size_t n)
+{
+	int64_t line;
+	const char *file = calltree_frame_file(t, frame, &line);
+
+	if (!file[0])
 		buf[0] = '\0';
 	else if (line > 0)
-		snprintf(buf, n, "%s:%" PRId64, pv_str(p, file), line);
+		snprintf(buf, n, "%s:%" PRId64, file, line);
 	else
-		snprintf(buf, n, "%s", pv_str(p, file));
+		snprintf(buf, n, "%s", file);
 	return buf;
 }
 

@@ -155,6 +155,9 @@ int calltree_expand(struct calltree *t, const struct pv_sample *s, const uint32_
  * ("demo.c:42", may be "") into buf. */
 const char *calltree_frame_name(const struct calltree *t, uint32_t frame, char *buf, size_t n);
 const char *calltree_frame_where(const struct calltree *t, uint32_t frame, char *buf, size_t n);
+/* The same location in parts: the source file ("" when unknown; borrowed
+ * from the profile) and its line in *line (0 when unknown). */
+const char *calltree_frame_file(const struct calltree *t, uint32_t frame, int64_t *line);
 
 /* One row per frame for the flat view. */
 struct ct_flat_row {

@@ -8,12 +8,14 @@
 #include "report-svg.h"
 #include "report-flame.h"
 #include "report-timeline.h"
+#include "report-speedscope.h"
 #include "browser.h"
 #include "modules.h"
 #include "pipeline.h"
 #include "source.h"
 #include "outfile.h"
 #include "pprof-write.h"
+#include "util.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -27,7 +29,7 @@
 #include <unistd.h>
 
 enum report_kind { REPORT_TREE, REPORT_FLAT, REPORT_FOLDED, REPORT_PPROF, REPORT_SVG, REPORT_FLAME,
-		   REPORT_TIMELINE };
+		   REPORT_TIMELINE, REPORT_SPEEDSCOPE };
 
 enum {
 	OPT_TREE = 256, OPT_FLAT, OPT_FOLDED, OPT_SORT, OPT_NOISEFLOOR, OPT_MINCOUNT, OPT_MAXDEPTH,
@@ -58,6 +60,8 @@ enum { OPT_TIME = 0xa00 };
 
 /* The timeline (--timeline, --highlight). */
 enum { OPT_TIMELINE = 0xb00, OPT_HIGHLIGHT };
+/* The samples in time order, for speedscope. */
+enum { OPT_SPEEDSCOPE = 0xc00 };
 
 static const struct option long_options[] = {
 	{ "tree", no_argument, NULL, OPT_TREE },
@@ -69,6 +73,7 @@ static const struct option long_options[] = {
 	{ "icicle", no_argument, NULL, OPT_ICICLE },
 	{ "timeline", no_argument, NULL, OPT_TIMELINE },
 	{ "highlight", required_argument, NULL, OPT_HIGHLIGHT },
+	{ "speedscope", no_argument, NULL, OPT_SPEEDSCOPE },
 	{ "tui", no_argument, NULL, OPT_TUI },
 	{ "reverse", no_argument, NULL, OPT_REVERSE },
 	{ "sample-index", required_argument, NULL, OPT_SAMPLE_INDEX },
@@ -134,6 +139,8 @@ static void usage(FILE *out)
 		"                         dragging across it draws the span's flame graph\n"
 		"      --highlight=RE     timeline: colour the samples with a frame matching\n"
 		"                         RE, grey the others\n"
+		"      --speedscope       the samples for speedscope, as JSON: a profile per\n"
+		"                         thread, in the order they were taken\n"
 		"      --tui              browse the call tree interactively (the default when\n"
 		"                         standard output is a terminal and no report is named)\n"
 		"\n"
@@ -418,6 +425,21 @@ static const char *picture_label(char *buf, size_t n, const struct report_option
 	return buf;
 }
 
+/* --speedscope: the file's title, the program's name (else the first
+ * profile's) and the spans and filters that chose the samples. */
+static const char *speedscope_title(char *buf, size_t n, const struct pv_profile *p, const char *first,
+				    const struct report_options *r)
+{
+	const char *prog = pv_str(p, p->program);
+	int len = snprintf(buf, n, "%s", pv_base_name(prog[0] ? prog : first));
+
+	if ((r->time_spans || r->filters) && len >= 0 && (size_t)len < n)
+		snprintf(buf + len, n - (size_t)len, " (%s%s%s%s)", r->time_spans ? "time " : "",
+			 r->time_spans ? r->time_spans : "", r->time_spans && r->filters ? ", " : "",
+			 r->filters ? r->filters : "");
+	return buf;
+}
+
 int main(int argc, char **argv)
 {
 	enum report_kind kind = REPORT_TREE;
@@ -481,6 +503,7 @@ int main(int argc, char **argv)
 			tlopt.highlight_text = optarg;
 			break;
 		}
+		case OPT_SPEEDSCOPE: kind = REPORT_SPEEDSCOPE; kind_given = true; break;
 		case OPT_NODECOUNT:
 			if (!parse_long(optarg, 0, INT_MAX, &v))
 				return usage_error("invalid --nodecount '%s' (a whole number >= 0)", optarg);
@@ -618,6 +641,8 @@ int main(int argc, char **argv)
 		return usage_error("%s", "--highlight colours the timeline: give --timeline");
 	if (kind == REPORT_TIMELINE && nbases)
 		return usage_error("%s", "--timeline shows one profile, not a comparison: leave out --diff-base");
+	if (kind == REPORT_SPEEDSCOPE && nbases && !tui)
+		return usage_error("%s", "--speedscope shows the samples of one profile: it cannot compare (--diff-base)");
 	if ((dopt.normalize || ropt.significant) && !nbases)
 		return usage_error("--%s compares: give the base profile with --diff-base",
 				   dopt.normalize ? "normalize" : "significant");
@@ -643,7 +668,8 @@ int main(int argc, char **argv)
 				 .granularity = copt.granularity, .by_thread = copt.by_thread,
 				 .sample_index = copt.sample_index,
 				 .paths_only = !tui && (kind == REPORT_FLAT || kind == REPORT_SVG ||
-							      kind == REPORT_TIMELINE) };
+							      kind == REPORT_TIMELINE ||
+							      kind == REPORT_SPEEDSCOPE) };
 	if (tui) {
 		struct browser_options bo = { .view = view, .noisefloor = ropt.noisefloor ? ropt.noisefloor : 1,
 					      .color = strcmp(color, "never") != 0 && !getenv("NO_COLOR"),
@@ -701,6 +727,11 @@ int main(int argc, char **argv)
 		svgopt.filters = picture_label(label, sizeof label, &ropt);
 		svgopt.diff = ropt.diff;
 		ret = report_svg(out, t, &svgopt) < 0;
+	} else if (kind == REPORT_SPEEDSCOPE) {
+		char title[1024];
+		struct speedscope_options so = {
+			.name = speedscope_title(title, sizeof title, p, argv[optind], &ropt) };
+		ret = report_speedscope(out, t, &so) < 0;
 	} else if (kind == REPORT_FOLDED) {
 		ret = report_folded(out, t, &ropt) < 0;
 	} else if (ropt.field_sep || t->dn) {
