@@ -271,8 +271,10 @@ const struct pv_span *browse_time_view(const struct browse *b, struct pv_span *o
 		*n = b->base.nspans;
 		return b->base.spans;
 	}
+	/* in seconds, half a nanosecond over: the pipeline's nanoseconds,
+	 * truncated, are the action's */
 	*n = a->from >= 0;
-	*one = (struct pv_span){ .from = (double)a->from / 1e9, .to = (double)a->to / 1e9,
+	*one = (struct pv_span){ .from = ((double)a->from + 0.5) / 1e9, .to = ((double)a->to + 0.5) / 1e9,
 				 .has_from = a->from > 0, .has_to = a->to != INT64_MAX };
 	return one;
 }

@@ -746,6 +746,41 @@ static void test_time_span(void)
 	pv_profile_free(p);
 }
 
+/* A span chosen on the strip holds the samples of its columns exactly:
+ * 17 columns of 3 s, the 13th starting at 2117647059 ns (in seconds,
+ * 2.117647059, times 1e9 is a hair under). */
+static void test_time_column_ends(void)
+{
+	struct pv_profile *p = make_profile();
+	uint32_t a = pv_add_stack(p, &loc_of[F_A], 1), c = pv_add_stack(p, &loc_of[F_C], 1);
+	struct pv_sample before = { a, 1, pv_get_thread(p, 1, PV_NONE), 0, { 1, 1 }, 2117647058 };
+	struct pv_sample at = { c, 1, pv_get_thread(p, 1, PV_NONE), 0, { 1, 1 }, 2117647059 };
+	struct browse *b;
+	int64_t from, to;
+
+	pv_add_sample(p, &before);
+	pv_add_sample(p, &at);
+	p->timed = true;
+	p->duration_ns = 3000000000;
+	b = browse_new(p, &all_of, 1, NULL);
+	if (!b)
+		return;
+	CHECK_EQ(browse_time_strip(b, 17, 8), 0);
+	browse_time_column(b, 12, &from, &to);
+	CHECK_EQ(from, 2117647059);
+	browse_time_move(b, 12);
+	CHECK_EQ(browse_time_mark(b, false), 0);
+	CHECK_EQ(b->t->samples, 1);
+	CHECK(shows(b, "gamma") && !shows(b, "alpha"));
+	browse_time_move(b, -1);
+	CHECK_EQ(browse_time_clear(b), 0);
+	CHECK_EQ(browse_time_mark(b, true), 0);
+	CHECK_EQ(b->t->samples, 1);
+	CHECK(shows(b, "alpha") && !shows(b, "gamma"));
+	browse_free(b);
+	pv_profile_free(p);
+}
+
 /* The command line's span is the one in force at the start; one chosen
  * takes its place. */
 static void test_time_from_command_line(void)
@@ -941,6 +976,7 @@ int main(void)
 	test_time_untimed();
 	test_time_strip();
 	test_time_span();
+	test_time_column_ends();
 	test_time_from_command_line();
 	return check_done("test-browse");
 }
