@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *const act_names[] = { "zoom", "focus", "ignore", "hide", "callers" };
+static const char *const act_names[] = { "zoom", "focus", "ignore", "hide", "callers", "time" };
 
 static double pct(int64_t part, int64_t whole)
 {
@@ -240,7 +240,7 @@ static int view_steps(struct browse *b, struct pv_step *steps, size_t *nsteps, s
 	for (size_t i = 0; i < b->nacts; i++) {
 		const struct browse_action *a = &b->acts[i];
 		const char *err;
-		if (a->kind == BROWSE_ZOOM)
+		if (a->kind == BROWSE_ZOOM || a->kind == BROWSE_TIME)
 			continue;
 		if (!(res[i] = exact_re(a->name)) || asprintf(&labels[i], "%s=%s", act_names[a->kind], a->name) < 0) {
 			labels[i] = NULL;
@@ -276,6 +276,8 @@ static int restore_view(struct browse *b, const struct browse_kept *k)
 	if (browse_tree_find(b, k, &marked, &cursor) < 0)
 		return -1;
 	for (size_t i = 0; i < b->nacts; i++) {
+		if (b->acts[i].kind == BROWSE_TIME)
+			continue; /* another span keeps the zoom */
 		if (b->acts[i].kind != BROWSE_ZOOM)
 			b->root = 0; /* a filter after the zoom */
 		else if (b->acts[i].node != PV_NONE)
@@ -290,20 +292,25 @@ static int restore_view(struct browse *b, const struct browse_kept *k)
 }
 
 /* What the pipeline's result depends on besides the profile: the thread
- * shown, the granularity, the filters (not the zooms).  A string to
- * compare, malloc'ed; NULL out of memory. */
+ * shown, the granularity, the span, the filters (not the zooms).  A
+ * string to compare, malloc'ed; NULL out of memory. */
 static char *view_key(const struct browse *b)
 {
 	char *key = NULL;
-	size_t len = 0;
+	size_t len = 0, nspans;
 	FILE *f = open_memstream(&key, &len);
+	struct pv_span one;
+	const struct pv_span *spans = browse_time_view(b, &one, &nspans);
 
 	if (!f)
 		return NULL;
 	fprintf(f, "%d %d %d %" PRIu32 "\n", (int)b->copt.granularity, (int)b->copt.by_thread,
 		(int)b->on_cmd_tids, b->tid);
+	for (size_t i = 0; i < nspans; i++)
+		fprintf(f, "time %a %a %d %d %d %d\n", spans[i].from, spans[i].to, spans[i].from_pct,
+			spans[i].to_pct, spans[i].has_from, spans[i].has_to);
 	for (size_t i = 0; i < b->nacts; i++)
-		if (b->acts[i].kind != BROWSE_ZOOM)
+		if (b->acts[i].kind != BROWSE_ZOOM && b->acts[i].kind != BROWSE_TIME)
 			fprintf(f, "%d %s\n", (int)b->acts[i].kind, b->acts[i].name);
 	if (fclose(f) != 0) {
 		free(key);
@@ -329,6 +336,7 @@ static int run_view(struct browse *b, struct pv_result *r)
 	struct pv_filters *groups = calloc(b->nacts + 1, sizeof *groups);
 	char **res = calloc(b->nacts + 1, sizeof *res), **labels = calloc(b->nacts + 1, sizeof *labels);
 	struct pv_view view = b->base;
+	struct pv_span one;
 	double t0 = now_ms();
 	int ret = -1;
 
@@ -339,6 +347,7 @@ static int run_view(struct browse *b, struct pv_result *r)
 	if (view_steps(b, steps, &view.nsteps, groups, res, labels) < 0)
 		goto out;
 	view.steps = steps;
+	view.spans = browse_time_view(b, &one, &view.nspans);
 	if (b->on_cmd_tids) {
 		view.tids = b->cmd_tids;
 		view.ntids = b->ncmd_tids;
@@ -494,6 +503,7 @@ void browse_free(struct browse *b)
 	free(b->acts);
 	free(b->rows);
 	free(b->threads);
+	browse_time_free(b);
 	diff_clear(b);
 	free(b->fcells);
 	clear_search(b);
@@ -801,7 +811,8 @@ int browse_undo(struct browse *b)
 		b->root = 0;
 		for (size_t i = 0; i < b->nacts; i++) {
 			uint32_t n = b->acts[i].kind == BROWSE_ZOOM ? b->acts[i].node : 0;
-			b->root = n != PV_NONE ? n : 0;
+			if (b->acts[i].kind != BROWSE_TIME)
+				b->root = n != PV_NONE ? n : 0;
 		}
 		if (set_view(b) < 0)
 			return -1;

@@ -1,9 +1,10 @@
 /* browse.h - what the browser shows, without the screen
  *
  * The state of one browsing session over a profile: the view (the command
- * line's, plus the actions taken: filters, callers, zooms), the call tree
- * the pipeline built for it, which rows are expanded and where the cursor
- * is, the flat view, the search and the thread picker's rows.  Every
+ * line's, plus the actions taken: filters, callers, zooms, time spans),
+ * the call tree the pipeline built for it, which rows are expanded and
+ * where the cursor is, the flat view, the search, the thread picker's
+ * rows and the time strip's.  Every
  * action is a function here, so that they are tested without a terminal;
  * browser.c draws the state and turns keys into these calls.
  *
@@ -15,6 +16,12 @@
  *
  * The tree shown before the last rebuild is kept: an undo or a toggle back
  * (granularity, thread) shows it again without building it.
+ *
+ * A timed profile (pv_profile.timed) has a time strip (browse-time.c): the
+ * run cut into columns, and for each thread the samples of each column,
+ * on and off CPU; a time cursor on a column; and the span of the run the
+ * tree is of.  The span starts as the command line's (--time) and a span
+ * chosen here takes its place, as an action an undo takes back.
  *
  * A comparison (diff.h) tests the nodes under the view's root as one
  * family: whenever the tree or the root changes (a rebuild, a zoom, an
@@ -34,7 +41,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum browse_act { BROWSE_ZOOM, BROWSE_FOCUS, BROWSE_IGNORE, BROWSE_HIDE, BROWSE_CALLERS };
+enum browse_act { BROWSE_ZOOM, BROWSE_FOCUS, BROWSE_IGNORE, BROWSE_HIDE, BROWSE_CALLERS, BROWSE_TIME };
 
 /* One entry of the stack an undo unwinds. */
 struct browse_action {
@@ -42,6 +49,29 @@ struct browse_action {
 	uint64_t path;         /* BROWSE_ZOOM: the new root's path (a hash) */
 	uint32_t node;         /* BROWSE_ZOOM: that node in the tree shown, PV_NONE if none */
 	char *name;            /* the filters: a function name */
+	/* BROWSE_TIME: the span from then on, in ns from the profile's start
+	 * (to: INT64_MAX up to the end); from < 0: none, the whole run. */
+	int64_t from, to;
+};
+
+/* The time strip: a row a thread (or the rest of them), a cell a column
+ * of the run, each column 1/ncols of it.  Samples are counted by the
+ * profile's "samples" value (else one each), off CPU apart. */
+struct browse_strip_row {
+	uint32_t tid;          /* the thread's id (0: no thread, or the rest) */
+	uint32_t name;         /* its name, a string index of the profile */
+	size_t nthreads;       /* > 1: the rest of the threads */
+	int64_t samples;
+	uint32_t *on, *off;    /* per column: samples on CPU, off CPU */
+};
+
+struct browse_strip {
+	size_t ncols, maxrows; /* what it was computed for (0: not yet) */
+	int64_t len;           /* the run's length, ns (at least 1) */
+	struct browse_strip_row *rows;
+	size_t nrows;
+	uint32_t max;          /* the fullest cell's samples, on and off CPU */
+	bool offcpu;           /* a sample is off CPU */
 };
 
 /* The thread picker's rows. */
@@ -138,6 +168,11 @@ struct browse {
 	struct browse_thread *threads;
 	size_t nthreads, tcursor, ttop;
 
+	/* The time strip (computed when first shown) and the time cursor: a
+	 * time in ns from the start, the column holding it is the cursor's. */
+	struct browse_strip strip;
+	int64_t time_at;
+
 	char status[10000];            /* the message for the status line */
 	char last_error[512];          /* the last error said */
 	int exports;
@@ -167,7 +202,7 @@ int browse_rebuild(struct browse *b);
 int browse_filter(struct browse *b, enum browse_act kind);
 /* The node under the cursor becomes the view's root. */
 int browse_zoom(struct browse *b);
-/* Take back the last zoom or filter. */
+/* Take back the last zoom, filter or time span. */
 int browse_undo(struct browse *b);
 /* Functions or source lines. */
 int browse_toggle_lines(struct browse *b);
@@ -196,6 +231,33 @@ int browse_set_diff(struct browse *b, const struct pv_diff_options *o, bool sign
 int browse_toggle_significant(struct browse *b);
 /* Go to the next or previous node (flat row) with a verdict. */
 int browse_next_verdict(struct browse *b, bool forward);
+
+/* The time strip (browse-time.c).  In a profile without sample times
+ * each of these says so on the status line and changes nothing. */
+/* The strip for ncols columns and at most maxrows rows (the heaviest
+ * threads, the last row the rest of them when there are more), computed
+ * again when either changed.  0, or -1 out of memory (said). */
+int browse_time_strip(struct browse *b, size_t ncols, size_t maxrows);
+/* Move the time cursor by delta columns, within the run. */
+void browse_time_move(struct browse *b, long delta);
+/* The span starts at the time cursor's column (end: ends after it); the
+ * other end is kept when it is on the right side, else is the run's. */
+int browse_time_mark(struct browse *b, bool end);
+/* The whole run again (the command line's span too). */
+int browse_time_clear(struct browse *b);
+/* The times column col covers, [*from, *to) in ns, of the strip's. */
+void browse_time_column(const struct browse *b, size_t col, int64_t *from, int64_t *to);
+/* The time cursor's column. */
+size_t browse_time_cursor(const struct browse *b);
+/* The spans in force, resolved to [from, to) in ns (to INT64_MAX: to the
+ * end): up to max of them in ends; how many there are (0: the whole
+ * run). */
+size_t browse_time_spans(struct browse *b, int64_t (*ends)[2], size_t max);
+/* (browse.c's) The spans of the view in force, for pipeline.h: the
+ * command line's, or the one chosen here put in *one; *n of them. */
+const struct pv_span *browse_time_view(const struct browse *b, struct pv_span *one, size_t *n);
+/* (browse.c's) Frees the strip. */
+void browse_time_free(struct browse *b);
 
 /* Reading the state. */
 /* The function under the cursor (tree or flat view), or NULL. */

@@ -19,6 +19,10 @@
 #include <time.h>
 
 enum { HEADER_LINES = 4 };
+/* The time strip: a thread's label, then a column of time a character;
+ * at most so many rows of threads, and a third of the lines under the
+ * header at most for the whole strip. */
+enum { STRIP_LABEL = 15, STRIP_MAX_ROWS = 8 };
 /* The colour pairs of a comparison's verdicts. */
 enum { PAIR_WORSE = 1, PAIR_BETTER };
 
@@ -29,6 +33,9 @@ struct screen {
 	bool color;
 	bool help;
 	bool picking;          /* the thread picker is open */
+	bool strip;            /* the time strip is shown */
+	bool utf8;             /* the locale's characters are UTF-8 */
+	int top;               /* the first line of the rows (under the header and the strip) */
 	FILE *timing;          /* PROFVIEW_TIMING's file, or NULL */
 	struct timespec t_key; /* when the key being handled was read */
 };
@@ -295,6 +302,113 @@ static void draw_picker(struct screen *sc, int y0, int height, int width)
 	}
 }
 
+/* ---- the time strip ---------------------------------------------------- */
+
+/* A cell's glyph by its samples: a bar as high as its samples on CPU are
+ * of the fullest cell's, or the off-CPU glyph when most of them are off
+ * CPU. */
+static const char *const bars_utf8[] = { " ", "\u2581", "\u2582", "\u2583", "\u2584",
+					 "\u2585", "\u2586", "\u2587", "\u2588" };
+static const char *const bars_ascii[] = { " ", ".", ":", "-", "=", "+", "*", "#", "%", "@" };
+
+static const char *cell_glyph(const struct screen *sc, uint32_t on, uint32_t off, uint32_t max)
+{
+	const char *const *bars = sc->utf8 ? bars_utf8 : bars_ascii;
+	uint64_t levels = sc->utf8 ? 8 : 9, k;
+
+	if (on == 0 && off == 0)
+		return " ";
+	if (off > on)
+		return sc->utf8 ? "\u2591" : "_";
+	k = (levels * on + max - 1) / (max ? max : 1);
+	return bars[k < 1 ? 1 : k > levels ? levels : k];
+}
+
+/* The columns and rows of threads the strip has room for. */
+static void strip_room(size_t *ncols, size_t *maxrows)
+{
+	int rows = (LINES - HEADER_LINES - 1) / 3 - 1;
+
+	*ncols = COLS > STRIP_LABEL + 1 ? (size_t)(COLS - STRIP_LABEL) : 1;
+	*maxrows = rows < 1 ? 1 : rows > STRIP_MAX_ROWS ? STRIP_MAX_ROWS : (size_t)rows;
+}
+
+/* Open the strip (computed for the screen) and say which keys it has; in
+ * a profile without sample times it stays closed, and the status line
+ * says why. */
+static int strip_open(struct screen *sc)
+{
+	struct browse *b = sc->b;
+	size_t ncols, maxrows;
+
+	strip_room(&ncols, &maxrows);
+	if (browse_time_strip(b, ncols, maxrows) < 0)
+		return -1;
+	sc->strip = b->strip.ncols > 0;
+	if (sc->strip)
+		snprintf(b->status, sizeof b->status,
+			 "time strip: , . move the time cursor, [ ] start and end the span there, \\ the whole run%s%s",
+			 b->strip.offcpu ? "; off CPU: " : "", b->strip.offcpu ? cell_glyph(sc, 0, 1, 1) : "");
+	return 0;
+}
+
+/* Draw the strip from line y0: its rows of threads, then a line with the
+ * span in force (=) and the time cursor (^).  The lines it took. */
+static int draw_strip(struct screen *sc, int y0)
+{
+	struct browse *b = sc->b;
+	const struct browse_strip *st = &b->strip;
+	int64_t ends[16][2], c0, c1;
+	size_t nspans, cursor, ncols, maxrows;
+	char label[STRIP_LABEL + 64];
+	uint8_t *in;
+	int y = y0;
+
+	strip_room(&ncols, &maxrows);
+	if (browse_time_strip(b, ncols, maxrows) < 0 || !st->ncols || !(in = calloc(st->ncols, 1))) {
+		sc->strip = false;
+		return 0;
+	}
+	nspans = browse_time_spans(b, ends, sizeof ends / sizeof *ends);
+	if (nspans > sizeof ends / sizeof *ends)
+		nspans = sizeof ends / sizeof *ends;
+	for (size_t c = 0; c < st->ncols; c++) {
+		browse_time_column(b, c, &c0, &c1);
+		for (size_t k = 0; k < nspans && !in[c]; k++)
+			in[c] = c0 < ends[k][1] && c1 > ends[k][0];
+	}
+	cursor = browse_time_cursor(b);
+	for (size_t r = 0; r < st->nrows && y < LINES - 1; r++, y++) {
+		const struct browse_strip_row *row = &st->rows[r];
+		if (row->nthreads > 1)
+			snprintf(label, sizeof label, "+%zu threads", row->nthreads);
+		else if (row->tid == 0 && row->name == 0)
+			snprintf(label, sizeof label, "no thread");
+		else
+			snprintf(label, sizeof label, "%" PRIu32 " %s", row->tid, pv_str(b->orig, row->name));
+		move(y, 0);
+		clrtoeol();
+		addnstr(label, STRIP_LABEL - 1);
+		move(y, STRIP_LABEL);
+		for (size_t c = 0; c < st->ncols && STRIP_LABEL + (int)c < COLS; c++) {
+			attrset(nspans && !in[c] ? A_DIM : A_NORMAL);
+			addstr(cell_glyph(sc, row->on[c], row->off[c], st->max));
+		}
+		attrset(A_NORMAL);
+	}
+	if (y < LINES - 1) {
+		move(y, 0);
+		clrtoeol();
+		addnstr(nspans ? "time span" : "time", STRIP_LABEL - 1);
+		move(y, STRIP_LABEL);
+		for (size_t c = 0; c < st->ncols && STRIP_LABEL + (int)c < COLS; c++)
+			addch(c == cursor ? '^' : in[c] ? '=' : ' ');
+		y++;
+	}
+	free(in);
+	return y - y0;
+}
+
 static const char *const help_lines[] = {
 	"profview: keys",
 	"",
@@ -307,17 +421,17 @@ static const char *const help_lines[] = {
 	"  F                   callers of the function: the inverted tree rooted at it",
 	"  i                   ignore the function: drop the samples through it",
 	"  h                   hide the function: remove its frames from the stacks",
-	"  Backspace, u        undo the last zoom or filter",
-	"  /                   search function names (extended regular expression)",
-	"  n, N                next, previous match",
+	"  Backspace, u        undo the last zoom, filter or time span",
+	"  /, n, N             search function names (extended regular expression); next, previous match",
 	"  < >                 lower, raise the noise floor (dimmed: n <= K*sqrt(parent n))",
 	"  t                   toggle the flat view      s   sort it by self or cumulative",
 	"  T                   pick a thread (or all)    g   functions or source lines",
 	"  e, E                export the view as a flame graph, as a call graph (SVG)",
 	"  d                   a comparison: only the significant nodes and the paths to them, or all",
 	"  v, V                a comparison: next, previous node that is worse or better",
-	"  ?                   this help                 q   quit",
-	"  mouse wheel         scroll",
+	"  w                   the time strip: when each thread ran, and the span shown",
+	"  , .  [ ]  \\         time cursor left, right; span start, end there; whole run",
+	"  ?, q                this help, quit           mouse wheel   scroll",
 	"",
 	"press any key to go back",
 };
@@ -367,16 +481,26 @@ static void draw(struct screen *sc)
 	}
 	move(1, 0);
 	put_cut(sc, buf, width);
-	/* Line 2: filters in force. */
-	off = (size_t)snprintf(buf, sizeof buf, "in force: %s", b->res.steps[0] ? b->res.steps : "no filters");
+	/* Line 2: the span and filters in force. */
+	if (b->res.spans[0])
+		off = (size_t)snprintf(buf, sizeof buf, "in force: time: %s; %" PRId64 " samples%s%s", b->res.spans,
+				       b->res.in_spans, b->res.steps[0] ? "   " : "", b->res.steps);
+	else
+		off = (size_t)snprintf(buf, sizeof buf, "in force: %s",
+				       b->res.steps[0] ? b->res.steps : "no filters");
+	if (off >= sizeof buf)
+		off = sizeof buf - 1;
 	if (b->have_re && off < sizeof buf)
 		snprintf(buf + off, sizeof buf - off, "   search /%s/: %zu matches, %.1f%%", b->pattern, b->nmatches,
 			 pct(b->match_weight, total));
 	move(2, 0);
 	put_cut(sc, buf, width);
-	/* Line 3: columns. */
+	/* The time strip, then the columns. */
+	sc->top = HEADER_LINES;
+	if (sc->strip)
+		sc->top += draw_strip(sc, 3);
 	attrset(A_UNDERLINE);
-	move(3, 0);
+	move(sc->top - 1, 0);
 	if (b->cells) {
 		snprintf(buf, sizeof buf, "%s%s", diff_columns(b->t),
 			 !b->flat ? "   function  location"
@@ -391,16 +515,16 @@ static void draw(struct screen *sc)
 	}
 	attrset(A_NORMAL);
 
-	int body = height - HEADER_LINES - 1;
+	int body = height - sc->top - 1;
 	const char *full = "";
 	char where[512];
 	if (sc->picking) {
 		attrset(A_UNDERLINE);
-		move(3, 0);
+		move(sc->top - 1, 0);
 		clrtoeol();
 		put_cut(sc, "  share  samples    CPU time  tid       thread", width);
 		attrset(A_NORMAL);
-		draw_picker(sc, HEADER_LINES, body, width);
+		draw_picker(sc, sc->top, body, width);
 		move(height - 1, 0);
 		clrtoeol();
 		attrset(A_BOLD);
@@ -411,13 +535,13 @@ static void draw(struct screen *sc)
 	}
 	where[0] = 0;
 	if (b->flat) {
-		draw_flat(sc, HEADER_LINES, body, width);
+		draw_flat(sc, sc->top, body, width);
 		if (b->fcursor < b->nflat) {
 			full = calltree_frame_name(b->t, b->rows[b->fcursor].frame, nbuf, sizeof nbuf);
 			calltree_frame_where(b->t, b->rows[b->fcursor].frame, where, sizeof where);
 		}
 	} else {
-		tree_widget_draw(b->w, HEADER_LINES, body, width);
+		tree_widget_draw(b->w, sc->top, body, width);
 		uint32_t cur = tree_widget_current(b->w);
 		if (cur != TW_NONE) {
 			full = calltree_node_name(b->t, cur, nbuf, sizeof nbuf);
@@ -427,7 +551,8 @@ static void draw(struct screen *sc)
 	}
 	/* The status line: a message, else the whole name under the cursor
 	 * (in a comparison with its q-value, after whether the filter of
-	 * significant nodes is on). */
+	 * significant nodes is on), after the time cursor's column when the
+	 * strip is shown. */
 	move(height - 1, 0);
 	clrtoeol();
 	attrset(A_BOLD);
@@ -444,7 +569,14 @@ static void draw(struct screen *sc)
 			char t[32];
 			snprintf(q, sizeof q, "   q %s", pv_diff_q_text(t, sizeof t, c->q));
 		}
-		snprintf(buf, sizeof buf, "%s%s%s%s%s", b->significant && b->cells ? "[significant only] " : "",
+		char at[128] = "";
+		if (sc->strip) {
+			int64_t c0, c1;
+			browse_time_column(b, browse_time_cursor(b), &c0, &c1);
+			snprintf(at, sizeof at, "time cursor %.3f-%.3f s of %.3f s   ", (double)c0 / 1e9,
+				 (double)c1 / 1e9, (double)b->strip.len / 1e9);
+		}
+		snprintf(buf, sizeof buf, "%s%s%s%s%s%s", at, b->significant && b->cells ? "[significant only] " : "",
 			 full, *where ? "  " : "", where, q);
 		put_cut(sc, buf, width);
 	}
@@ -508,7 +640,7 @@ static void prompt(const char *what, char *buf, size_t n)
 static int picker_key(struct screen *sc, int ch)
 {
 	struct browse *b = sc->b;
-	int page = LINES - HEADER_LINES - 1;
+	int page = LINES - sc->top - 1;
 
 	switch (ch) {
 	case 27: case 'q': case 'T':
@@ -525,7 +657,7 @@ static int picker_key(struct screen *sc, int ch)
 static int handle_key(struct screen *sc, int ch, bool *quit)
 {
 	struct browse *b = sc->b;
-	int page = LINES - HEADER_LINES - 1;
+	int page = LINES - sc->top - 1;
 	uint32_t cur = tree_widget_current(b->w);
 
 	if (page < 1)
@@ -580,6 +712,23 @@ static int handle_key(struct screen *sc, int ch, bool *quit)
 	case 'n': case 'N':
 		browse_next_match(b, ch == 'n');
 		return 0;
+	case 'w':
+		if (sc->strip) {
+			sc->strip = false;
+			return 0;
+		}
+		return strip_open(sc);
+	case ',': case '.': case '[': case ']':
+		if (!sc->strip) {
+			/* first the strip, to see where the cursor is */
+			return strip_open(sc);
+		}
+		if (ch == ',' || ch == '.') {
+			browse_time_move(b, ch == ',' ? -1 : 1);
+			return 0;
+		}
+		return browse_time_mark(b, ch == ']');
+	case '\\': return browse_time_clear(b);
 	case 'd': return browse_toggle_significant(b);
 	case 'v': case 'V': return browse_next_verdict(b, ch == 'v');
 	}
@@ -633,7 +782,9 @@ int browser_run(const struct pv_profile *p, const struct browser_options *o)
 	if (browse_set_diff(sc.b, o->diff, o->significant) < 0)
 		goto out;
 	setlocale(LC_ALL, "");
-	sc.ellipsis = strcmp(nl_langinfo(CODESET), "UTF-8") == 0 ? "\xe2\x80\xa6" : "...";
+	sc.utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+	sc.ellipsis = sc.utf8 ? "\xe2\x80\xa6" : "...";
+	sc.top = HEADER_LINES;
 	if (!initscr()) {
 		pv_error("cannot open the terminal: set TERM");
 		goto out;

@@ -5,7 +5,7 @@
 # both exports (never through a planted link), the thread picker,
 # granularity, the noise floor, help, resize, and quit with the terminal
 # restored; a comparison's columns, verdicts and filter of significant
-# nodes.
+# nodes; the time strip and a span of the run chosen on it.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 command -v tmux >/dev/null || { echo "tmux is not installed" >&2; exit 77; }
@@ -52,6 +52,19 @@ wait_gone() {
 	return 1
 }
 keys() { tmux send-keys -t $S "$@"; }
+# press KEY...: one key for a browser run with PROFVIEW_TIMING=$WORK/keys.log,
+# and wait until it has drawn the screen after it (its line in the log).
+press() {
+	local n i
+	n=$(wc -l <keys.log)
+	keys "$@"
+	for ((i = 0; i < 600; i++)); do
+		[ "$(wc -l <keys.log)" -gt "$n" ] && return 0
+		sleep 0.05
+	done
+	screen >&2
+	fail "no answer to the key $*"
+}
 
 keys "$PROFVIEW demo.raw; echo EXIT=\$?; stty -g >stty.after" Enter
 # The tree opens with the hottest path expanded down to checksum.
@@ -301,6 +314,156 @@ tmux capture-pane -e -t $S -p | grep -a ' alpha  ' | grep -aq $'\e\[3[0-9]m' && 
 keys q
 wait_for '^EXIT8=0'
 
+# Time: a trace of phases, phase_one for half a second of CPU time, then
+# phase_two, then both at once in two threads, each phase's bounds
+# printed (timespan.sh).  w shows the strip: a row for each thread with
+# its samples.  The time cursor moves a column at a time and the status
+# line says which times its column covers, so the keys find phase one's
+# bounds: [ inside them, ] before their end, and the tree holds phase_one
+# and not phase_two; \ gives the whole run back, Backspace the span.
+# Nothing is timed: each key waits for the screen it drew.
+[ -n "${RAWDUMP:-}" ] || fail "RAWDUMP is not set"
+build phases
+"$COLLECT_TIMER" -q -o ph.raw ./phases 0.5 >ph.txt || fail "collect-timer ./phases failed"
+start=$("$RAWDUMP" ph.raw | awk '$1 == "header" { print $3; exit }')
+[ -n "$start" ] || fail "no header in the phases trace"
+# span PHASE: "FROM TO" in seconds from the trace's start
+span() {
+	awk -v s="$start" -v p="$1" '$1 == p { printf "%.6f %.6f\n", ($2 - s) / 1e9, ($3 - s) / 1e9 }' ph.txt
+}
+read -r one_from one_to < <(span one)
+[ -n "$one_to" ] || fail "phases printed no phase one: $(cat ph.txt)"
+# ge A B: is A >= B (seconds)?
+ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
+# cursor: the time cursor's column, "FROM TO" in seconds, from the status line
+cursor() {
+	screen | tail -n 1 | sed -n 's/^time cursor \([0-9.]*\)-\([0-9.]*\) s of .*/\1 \2/p'
+}
+# flat_has FUNCTION: is FUNCTION a row of the flat view (t)?
+flat_has() {
+	press t
+	wait_for 'sorted by self'
+	local found=1
+	screen | tail -n +5 | head -n -1 | grep -q " $1  " && found=0
+	press t
+	return $found
+}
+mapfile -t tids < <("$PROFVIEW" --threads --folded --sample-index=samples ph.raw |
+	sed -n 's/^\[thread \([0-9]*\) .*/\1/p' | sort -un)
+[ ${#tids[@]} = 2 ] || fail "the phases trace has ${#tids[@]} threads, not 2"
+tmux resize-window -t $S -x 120 -y 40 2>/dev/null || tmux resize-pane -t $S -x 120 -y 40
+: >keys.log
+keys clear Enter "LC_ALL=C.UTF-8 PROFVIEW_TIMING=$WORK/keys.log $PROFVIEW --tui ph.raw; echo EXIT9=\$?" Enter
+wait_for ' tree view, functions'
+for ((i = 0; i < 200; i++)); do [ -s keys.log ] && break; sleep 0.05; done
+screen | grep -q '^time' && fail "time: a strip before w"
+press w
+wait_for '^time strip: , \. move the time cursor'
+wait_for '^time +\^'
+for t in "${tids[@]}"; do
+	screen | grep "^$t phases " | cut -c 16- | grep -q '[▁▂▃▄▅▆▇█]' ||
+		fail "time: no row of thread $t with samples: $(screen | grep "^$t ")"
+done
+press .
+read -r c0 c1 < <(cursor)
+[ -n "$c1" ] || fail "time: the status line does not say where the time cursor is: $(screen | tail -n 1)"
+note "time: phase one $one_from-$one_to s, a column $c0-$c1 s"
+# [ at the first column that starts inside phase one
+for ((i = 0; ; i++)); do
+	read -r c0 c1 < <(cursor)
+	ge "$c0" "$one_from" && break
+	[ $i -lt 400 ] || fail "time: the cursor never reached phase one ($one_from s): $(screen | tail -n 1)"
+	press .
+done
+press '['
+wait_for "^time: [0-9.]+-[0-9.]+ s of [0-9.]+ s; [0-9]+ samples"
+wait_for '^in force: time: '
+screen | grep -Eq '^time span +\^=+ *$' || fail "time: the span does not start at the cursor: $(screen | grep '^time')"
+# ] at the last column that ends inside phase one
+press .
+for ((i = 0; ; i++)); do
+	read -r c0 c1 < <(cursor)
+	ge "$(awk -v a="$c1" -v b="$c0" 'BEGIN { print 2 * a - b }')" "$one_to" && break
+	[ $i -lt 400 ] || fail "time: the cursor never reached the end of phase one ($one_to s)"
+	press .
+done
+ge "$one_to" "$c1" || fail "time: the cursor's column $c0-$c1 s is not within phase one"
+press ']'
+wait_for "^time: [0-9.]+-[0-9.]+ s of [0-9.]+ s; [0-9]+ samples"
+n=$(screen | tail -n 1 | sed -n 's/.*; \([0-9]*\) samples$/\1/p')
+note "time: $(screen | tail -n 1)"
+[ "$n" -ge 10 ] || fail "time: the span of phase one holds $n samples"
+screen | grep -q '^in force: time: .*; '"$n"' samples' || fail "time: the header does not say the span: $(screen | sed -n 3p)"
+screen | head -1 | grep -q " $n samples " || fail "time: the tree is not of the span's $n samples"
+screen | grep -q ' phase_one ' || fail "time: the span of phase one has no phase_one"
+screen | grep -q 'phase_two' && fail "time: the span of phase one shows phase_two"
+flat_has phase_one || fail "time: the flat view of phase one has no phase_one"
+flat_has phase_two && fail "time: the flat view of phase one has phase_two"
+# \: the whole run; Backspace: the span again, then the spans before it
+press '\'
+wait_for '^time: the whole run; [0-9]+ samples'
+wait_for '^in force: no filters'
+flat_has phase_one && flat_has phase_two || fail "time: the whole run again has not both phases"
+press BSpace
+wait_for '^in force: time: .*; '"$n"' samples'
+press BSpace
+wait_for '^in force: time: '
+press BSpace
+wait_for '^in force: no filters'
+# The strip on a terminal of 80x24: the tree keeps most of the lines.
+tmux resize-window -t $S -x 80 -y 24 2>/dev/null || tmux resize-pane -t $S -x 80 -y 24
+wait_for '^time +\^'
+screen | grep -q ' phase_one ' || fail "time: no tree under the strip at 80x24"
+[ "$(screen | LC_ALL=C.UTF-8 wc -L)" -le 80 ] || fail "time: lines wider than the terminal at 80x24"
+[ "$(screen | grep -En '^ +cum%' | cut -d: -f1)" -le 9 ] || fail "time: the strip takes more than 5 lines at 80x24"
+press w
+wait_for '^ +cum%'
+screen | grep -q '^time ' && fail "time: w did not close the strip"
+keys q
+wait_for '^EXIT9=0'
+
+# A span given with --time is the one shown at the start; ASCII glyphs
+# without UTF-8.
+read -r two_from two_to < <(span two)
+tmux resize-window -t $S -x 120 -y 40 2>/dev/null || tmux resize-pane -t $S -x 120 -y 40
+: >keys.log
+keys clear Enter "LC_ALL=C PROFVIEW_TIMING=$WORK/keys.log $PROFVIEW --tui --time=$two_from,$two_to ph.raw; echo EXIT10=\$?" Enter
+wait_for '^in force: time: [0-9.]+-[0-9.]+ s of [0-9.]+ s; [0-9]+ samples'
+for ((i = 0; i < 200; i++)); do [ -s keys.log ] && break; sleep 0.05; done
+press w
+wait_for '^time span +\^? *=+ *$'
+screen | grep "^${tids[0]} phases " | cut -c 16- | grep -q '[.:=+*#%@-]' ||
+	fail "time: no ASCII glyphs in the C locale: $(screen | grep "^${tids[0]} ")"
+screen | grep -q 'phase_one' && fail "time: --time of phase two shows phase_one"
+keys q
+wait_for '^EXIT10=0'
+
+# A wall-clock trace: the main thread's sleep between phases is off CPU.
+"$COLLECT_TIMER" -q --clock=wall -o phw.raw ./phases 0.3 >/dev/null || fail "collect-timer --clock=wall ./phases failed"
+: >keys.log
+keys clear Enter "LC_ALL=C.UTF-8 PROFVIEW_TIMING=$WORK/keys.log $PROFVIEW --tui phw.raw; echo EXIT11=\$?" Enter
+wait_for ' tree view, functions'
+for ((i = 0; i < 200; i++)); do [ -s keys.log ] && break; sleep 0.05; done
+press w
+wait_for '^time strip: .*; off CPU: ░'
+screen | grep -E '^[0-9]+ phases ' | cut -c 16- | grep -q '░' ||
+	fail "time: no off-CPU cell in a wall-clock trace: $(screen | head -8)"
+keys q
+wait_for '^EXIT11=0'
+
+# A profile without sample times: w says so, nothing else changes.
+keys clear Enter "$PROFVIEW --tui nothreads.folded; echo EXIT12=\$?" Enter
+wait_for '^ +[0-9.]+% .* main'
+before=$(screen | head -n -1)
+keys w
+wait_for '^this profile has no sample times'
+[ "$(screen | head -n -1)" = "$before" ] || fail "time: w on folded stacks changed the screen"
+keys '[' '\'
+wait_for '^this profile has no sample times'
+[ "$(screen | head -n -1)" = "$before" ] || fail "time: [ and \\ on folded stacks changed the screen"
+keys q
+wait_for '^EXIT12=0'
+
 # A big tree: some 100,000 nodes (bigprof, a synthetic pprof profile of
 # a server).  Every key is checked by what the screen shows after it; the
 # time each took, from reading the key to the screen updated, is what
@@ -312,19 +475,6 @@ nodes=$("$PROFVIEW" --tree big.pb.gz | awk 'p { n++ } /^ *samples / { p = 1 } EN
 [ "$nodes" -ge 90000 ] || fail "the big profile has $nodes nodes, not some 100,000"
 tmux resize-window -t $S -x 160 -y 40 2>/dev/null || tmux resize-pane -t $S -x 160 -y 40
 : >keys.log
-# press KEY...: one key for the browser, and wait until it has drawn the
-# screen after it (its line in the log).
-press() {
-	local n i
-	n=$(wc -l <keys.log)
-	keys "$@"
-	for ((i = 0; i < 600; i++)); do
-		[ "$(wc -l <keys.log)" -gt "$n" ] && return 0
-		sleep 0.05
-	done
-	screen >&2
-	fail "no answer to the key $*"
-}
 row() { screen | sed -n "$(($1 + 5))p"; }
 row_re='^ *[0-9.]+% +[0-9.]+% +[0-9]+ ±[0-9]+ +'
 keys clear Enter "PROFVIEW_TIMING=$WORK/keys.log $PROFVIEW --tui big.pb.gz; echo EXIT6=\$?" Enter
