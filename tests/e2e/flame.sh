@@ -130,11 +130,6 @@ if ! command -v chromium >/dev/null; then
 	echo "SKIP: chromium is not installed (the Debian package 'chromium'; scripts/test installs it): not rendering" >&2
 	exit 77
 fi
-chrome() {
-	timeout 120 chromium --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking \
-		--disable-component-update --disable-sync --user-data-dir="$(mktemp -d "$WORK/chrome.XXXXXX")" "$@" \
-		2>>"$WORK/chrome.log"
-}
 for pic in split icicle; do
 	chrome --screenshot="$WORK/$pic.png" --window-size=1200,400 "file://$WORK/$pic.svg" >/dev/null ||
 		{ cat chrome.log >&2; fail "chromium could not render $pic.svg"; }

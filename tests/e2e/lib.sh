@@ -27,6 +27,15 @@ note() {
 	echo "# $*"
 }
 
+# chrome ARGS...: headless Chromium (Debian's chromium) with a profile of
+# its own under $WORK and its messages in $WORK/chrome.log, for at most
+# TIMEOUT seconds (120 unless given in the environment).
+chrome() {
+	timeout "${CHROME_TIMEOUT:-120}" chromium --headless --no-sandbox --disable-gpu --no-first-run \
+		--disable-background-networking --disable-component-update --disable-sync \
+		--user-data-dir="$(mktemp -d "$WORK/chrome.XXXXXX")" "$@" 2>>"$WORK/chrome.log"
+}
+
 # build NAME [extra cflags...]: compile tests/progs/NAME.c into $WORK/NAME
 build() {
 	local name=$1

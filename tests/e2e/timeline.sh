@@ -157,11 +157,7 @@ if ! command -v chromium >/dev/null; then
 	echo "SKIP: chromium is not installed (the Debian package 'chromium'; scripts/test installs it): the script is not run" >&2
 	exit 77
 fi
-chrome() {
-	timeout 60 chromium --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking \
-		--disable-component-update --disable-sync --user-data-dir="$(mktemp -d "$WORK/chrome.XXXXXX")" "$@" \
-		2>>"$WORK/chrome.log"
-}
+CHROME_TIMEOUT=60
 # span PHASE: "FROM TO" in seconds from the trace's start
 span() {
 	awk -v s="$start" -v p="$1" '$1 == p { printf "%.6f %.6f", ($2 - s) / 1e9, ($3 - s) / 1e9 }' ph.txt
