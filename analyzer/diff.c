@@ -119,12 +119,17 @@ const char *pv_diff_q_text(char *buf, size_t n, double q)
 void pv_diff_scale_of(const struct calltree *t, const struct pv_diff_options *o,
 		      struct pv_diff_scale *sc)
 {
+	static const struct pv_diff_options defaults = { PV_DIFF_DEFAULT_FDR, false };
+
 	const struct pv_profile *p = t->p;
 	double runs_b = p->diff_base_runs ? p->diff_base_runs : 1;
 	double runs_n = p->diff_new_runs ? p->diff_new_runs : 1;
 	double tb = t->dn ? (double)ct_base_weight(t, 0) : 0;
 	double tn = (double)ct_weight(t, &t->nodes[0]);
 	double qb = t->dn ? t->dn[0].base_sq : 0, qn = t->dn ? t->dn[0].sq : 0;
+
+	if (!o)
+		o = &defaults;
 
 	sc->new_ = 1 / runs_n;
 	sc->base = 1 / runs_b;

@@ -59,7 +59,8 @@ struct pv_diff_cell {
 	enum pv_verdict verdict;
 };
 
-/* The scale of tree t (its root's totals, its profile's runs). */
+/* The scale of tree t (its root's totals, its profile's runs); o NULL:
+ * the defaults. */
 void pv_diff_scale_of(const struct calltree *t, const struct pv_diff_options *o,
 		      struct pv_diff_scale *sc);
 
