@@ -207,7 +207,9 @@ rc=0
 # gdb backtraces have times too.
 COLLECT_GDB=$(cd "$(dirname "$PROFVIEW")/../collectors/gdb" && pwd)/collect-gdb
 if command -v gdb >/dev/null && [ -x "$COLLECT_GDB" ]; then
-	./phases 1 >gph.txt &
+	# (phases of 2 s: gdb takes a while to attach on a loaded machine,
+	# and the first phase must still be running when it does)
+	./phases 2 >gph.txt &
 	target=$!
 	"$COLLECT_GDB" -q -p "$target" -i 0.05 -o ph.gdb || fail "collect-gdb -p failed"
 	wait "$target" || fail "phases failed under collect-gdb"
