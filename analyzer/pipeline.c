@@ -93,7 +93,20 @@ bool pv_span_parse(const char *s, struct pv_span *out, const char **why)
 	if (!parse_end(s, (size_t)(comma - s), &out->from, &out->from_pct, &out->has_from) ||
 	    !parse_end(comma + 1, strlen(comma + 1), &out->to, &out->to_pct, &out->has_to))
 		return false;
+	if (out->has_from && out->has_to && out->from_pct == out->to_pct && out->from >= out->to) {
+		*why = "FROM must be before TO";
+		return false;
+	}
 	return true;
+}
+
+void pv_span_resolve(const struct pv_span *s, int64_t len, int64_t *from, int64_t *to)
+{
+	double a = !s->has_from ? 0 : s->from_pct ? s->from / 100 * (double)len : s->from * 1e9;
+	double b = !s->has_to ? (double)INT64_MAX : s->to_pct ? s->to / 100 * (double)len : s->to * 1e9;
+
+	*from = (int64_t)a;
+	*to = b >= (double)INT64_MAX ? INT64_MAX : (int64_t)b;
 }
 
 int64_t pv_run_length(const struct pv_profile *p)
@@ -117,11 +130,13 @@ static int keep_spans(struct pv_profile *p, const struct pv_view *v, struct pv_r
 	if (!(ends = calloc(v->nspans, sizeof *ends)))
 		return pv_oom();
 	for (size_t k = 0; k < v->nspans; k++) {
-		const struct pv_span *s = &v->spans[k];
-		double a = !s->has_from ? 0 : s->from_pct ? s->from / 100 * (double)len : s->from * 1e9;
-		double b = !s->has_to ? (double)INT64_MAX : s->to_pct ? s->to / 100 * (double)len : s->to * 1e9;
-		ends[k][0] = (int64_t)a;
-		ends[k][1] = b >= (double)INT64_MAX ? INT64_MAX : (int64_t)b;
+		pv_span_resolve(&v->spans[k], len, &ends[k][0], &ends[k][1]);
+		if (ends[k][0] >= ends[k][1]) {
+			double a = (double)ends[k][0] / 1e9, b = (double)ends[k][1] / 1e9;
+			free(ends);
+			return pv_error("--time: the span %.3f-%.3f s of this %.3f s run is empty: FROM must be before TO",
+					a, b, (double)len / 1e9);
+		}
 		if (k == 0 || ends[k][0] < r->span_from)
 			r->span_from = ends[k][0];
 		if (k == 0 || (ends[k][1] < len ? ends[k][1] : len) > r->span_to)

@@ -111,6 +111,10 @@ void pv_result_free(struct pv_result *r);
  * time when that is later. */
 int64_t pv_run_length(const struct pv_profile *p);
 
+/* Span s of a run len ns long, as ns from its start: [*from, *to), *to
+ * INT64_MAX when open. */
+void pv_span_resolve(const struct pv_span *s, int64_t len, int64_t *from, int64_t *to);
+
 /* The samples of p, counted as the reports count them (its "samples"
  * value, else its first, else one a sample). */
 int64_t pv_count_samples(const struct pv_profile *p);

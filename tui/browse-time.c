@@ -24,15 +24,11 @@ static bool untimed(struct browse *b)
  * the strip, at least 1 ns. */
 static int64_t run_len(struct browse *b)
 {
-	const struct pv_profile *p = b->orig;
 	int64_t end;
 
 	if (b->strip.len > 0)
 		return b->strip.len;
-	end = p->duration_ns > 0 ? p->duration_ns : 0;
-	for (size_t i = 0; i < p->nsamples; i++)
-		if (p->samples[i].time_ns > end)
-			end = p->samples[i].time_ns;
+	end = pv_run_length(b->orig);
 	b->strip.len = end > 0 ? end : 1;
 	return b->strip.len;
 }
@@ -250,13 +246,8 @@ size_t browse_time_spans(struct browse *b, int64_t (*ends)[2], size_t max)
 		return 0;
 	len = run_len(b);
 	for (size_t k = 0; k < b->base.nspans; k++, n++) {
-		const struct pv_span *s = &b->base.spans[k];
-		double from = !s->has_from ? 0 : s->from_pct ? s->from / 100 * (double)len : s->from * 1e9;
-		double to = !s->has_to ? (double)INT64_MAX : s->to_pct ? s->to / 100 * (double)len : s->to * 1e9;
-		if (n < max) {
-			ends[n][0] = (int64_t)from;
-			ends[n][1] = to >= (double)INT64_MAX ? INT64_MAX : (int64_t)to;
-		}
+		if (n < max)
+			pv_span_resolve(&b->base.spans[k], len, &ends[n][0], &ends[n][1]);
 	}
 	return n;
 }

@@ -90,9 +90,12 @@ set +e
 printf 'main;f 3\n' >x.folded
 "$PROFVIEW" --flat --time=1,2 x.folded >/dev/null 2>err.txt; st=$?
 [ $st = 1 ] && grep -q 'does not say when' err.txt || fail "--time on folded stacks: status $st, $(cat err.txt)"
-for bad in 1 1,2,3 a,b 5%%,1 -1,2 200%,; do
+for bad in 1 1,2,3 a,b 5%%,1 -1,2 200%, 3,1 20%,10% 2,2; do
 	"$PROFVIEW" --flat --time="$bad" ph.raw >/dev/null 2>err.txt; st=$?
 	[ $st = 2 ] && grep -q 'invalid --time' err.txt || fail "--time=$bad: status $st, $(cat err.txt)"
 done
+# a span that is empty only once its share is resolved: one line, exit 1
+"$PROFVIEW" --flat --time=90%,0.001 ph.raw >/dev/null 2>err.txt; st=$?
+[ $st = 1 ] && grep -q 'is empty' err.txt && [ "$(wc -l <err.txt)" = 1 ] || fail "--time=90%,0.001: status $st, $(cat err.txt)"
 set -e
 echo "timespan: ok"
