@@ -118,6 +118,14 @@ int pv_source_open_diff(char *const *base, size_t nb, char *const *paths, size_t
 		pv_source_close(s);
 		return pv_error("a profile given is a comparison already: compare plain profiles");
 	}
+	if (!pv_same_types(p, b.p)) {
+		char x[256], y[256];
+		pv_error("cannot compare: the base's samples count %s, the new profiles' %s: compare profiles recorded the same way",
+			 pv_type_list(b.p, x, sizeof x), pv_type_list(p, y, sizeof y));
+		pv_source_close(&b);
+		pv_source_close(s);
+		return -1;
+	}
 	for (size_t i = 0; i < b.p->nsamples; i++)
 		b.p->samples[i].flags |= PV_SAMPLE_BASE;
 	/* each side's times from its own start */

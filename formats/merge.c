@@ -56,24 +56,33 @@ static uint32_t mstr(struct merger *m, uint32_t i)
 	return m->str[i];
 }
 
-static int check_types(const struct pv_profile *d, const struct pv_profile *s, const char *name)
+bool pv_same_types(const struct pv_profile *d, const struct pv_profile *s)
 {
 	bool same = d->nvalues == s->nvalues;
 
 	for (uint32_t i = 0; same && i < d->nvalues; i++)
 		same = strcmp(pv_str(d, d->sample_types[i].type), pv_str(s, s->sample_types[i].type)) == 0 &&
 		       strcmp(pv_str(d, d->sample_types[i].unit), pv_str(s, s->sample_types[i].unit)) == 0;
-	if (same)
+	return same;
+}
+
+const char *pv_type_list(const struct pv_profile *p, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	for (uint32_t i = 0; i < p->nvalues; i++)
+		snprintf(buf + strlen(buf), n - strlen(buf), "%s%s/%s", i ? ", " : "",
+			 pv_str(p, p->sample_types[i].type), pv_str(p, p->sample_types[i].unit));
+	return buf[0] ? buf : "nothing";
+}
+
+static int check_types(const struct pv_profile *d, const struct pv_profile *s, const char *name)
+{
+	char a[256], b[256];
+
+	if (pv_same_types(d, s))
 		return 0;
-	char a[256] = "", b[256] = "";
-	for (uint32_t i = 0; i < d->nvalues; i++)
-		snprintf(a + strlen(a), sizeof a - strlen(a), "%s%s/%s", i ? ", " : "",
-			 pv_str(d, d->sample_types[i].type), pv_str(d, d->sample_types[i].unit));
-	for (uint32_t i = 0; i < s->nvalues; i++)
-		snprintf(b + strlen(b), sizeof b - strlen(b), "%s%s/%s", i ? ", " : "",
-			 pv_str(s, s->sample_types[i].type), pv_str(s, s->sample_types[i].unit));
 	return pv_error("cannot merge '%s': its samples count %s, the profiles before it %s",
-			name, b[0] ? b : "nothing", a[0] ? a : "nothing");
+			name, pv_type_list(s, b, sizeof b), pv_type_list(d, a, sizeof a));
 }
 
 static int merge_mappings(struct merger *m)

@@ -14,6 +14,12 @@
  * unchanged in what its samples say, but may hold unused objects). */
 int pv_merge(struct pv_profile *dst, const struct pv_profile *src, const char *src_name);
 
+/* Do a and b have the same sample types, by name and unit, in order? */
+bool pv_same_types(const struct pv_profile *a, const struct pv_profile *b);
+/* p's sample types, "samples/count, cpu/nanoseconds" ("nothing" for
+ * none), into buf; returns what to print. */
+const char *pv_type_list(const struct pv_profile *p, char *buf, size_t n);
+
 /* A copy of src that owns everything it holds; NULL after an error. */
 struct pv_profile *pv_profile_copy(const struct pv_profile *src);
 

@@ -176,5 +176,9 @@ set +e
 [ $st = 1 ] && grep -q 'nosuch.raw' err.txt || fail "a missing base: status $st, $(cat err.txt)"
 "$PROFVIEW" --flat --diff-base=diff.pb.gz new.raw >/dev/null 2>err.txt; st=$?
 [ $st = 1 ] && grep -q 'comparison already' err.txt || fail "a comparison as a base: status $st, $(cat err.txt)"
+printf 'main;alpha 3\n' >counts.folded
+"$PROFVIEW" --flat --diff-base=counts.folded new.raw >/dev/null 2>err.txt; st=$?
+[ $st = 1 ] && grep -q '^profview: cannot compare: ' err.txt && [ "$(wc -l <err.txt)" = 1 ] ||
+	fail "a base of other sample types: status $st, $(cat err.txt)"
 set -e
 echo "diff: ok"
