@@ -353,13 +353,13 @@ static int build_tree(struct calltree *t, const struct ct_options *opt)
 			continue;
 		if (!(g = group_of(&b, s)))
 			goto out;
-		int64_t c = t->v_count != PV_NONE ? s->values[t->v_count] : 1;
+		int64_t c = ct_sample_count(t, s);
 		int64_t v = t->v_value != PV_NONE ? s->values[t->v_value] : 0;
 		g->count += c;
 		g->value += v;
 		if (t->dn) {
 			/* c samples of equal weight, w each: c w^2 */
-			double w = (double)ct_pick(t, c, v);
+			double w = (double)ct_sample_weight(t, s);
 			g->sq += c > 1 ? w * w / (double)c : w * w;
 		}
 	}

@@ -105,6 +105,16 @@ static inline int64_t ct_weight(const struct calltree *t, const struct ct_node *
 {
 	return ct_pick(t, n->count, n->value);
 }
+/* Sample s's count (its "samples" value, else 1) and what it weighs in
+ * the tree (ct_pick). */
+static inline int64_t ct_sample_count(const struct calltree *t, const struct pv_sample *s)
+{
+	return t->v_count != PV_NONE ? s->values[t->v_count] : 1;
+}
+static inline int64_t ct_sample_weight(const struct calltree *t, const struct pv_sample *s)
+{
+	return ct_pick(t, ct_sample_count(t, s), t->v_value != PV_NONE ? s->values[t->v_value] : 0);
+}
 /* Node i's sample count, in a comparison the larger side's: what the
  * reports prune by. */
 static inline int64_t ct_node_n(const struct calltree *t, uint32_t i)

@@ -150,20 +150,12 @@ struct sp {
 	char *text; size_t ntext, cap_text;
 };
 
-static int64_t sample_weight(const struct calltree *t, const struct pv_sample *s)
-{
-	int64_t c = t->v_count != PV_NONE ? s->values[t->v_count] : 1;
-	int64_t v = t->v_value != PV_NONE ? s->values[t->v_value] : 0;
-
-	return ct_pick(t, c, v);
-}
-
 /* The profile sample i goes to, or SIZE_MAX when it is left out. */
 static size_t group_of(const struct sp *sp, size_t i)
 {
 	const struct pv_sample *s = &sp->p->samples[i];
 
-	if ((s->flags & PV_SAMPLE_BASE) || sample_weight(sp->t, s) <= 0)
+	if ((s->flags & PV_SAMPLE_BASE) || ct_sample_weight(sp->t, s) <= 0)
 		return SIZE_MAX;
 	if (!sp->timed)
 		return 0;
@@ -315,7 +307,7 @@ static int gather(struct sp *sp)
 		for (size_t k = sp->group_at[g]; k < sp->group_at[g + 1]; k++) {
 			const struct pv_sample *s = &p->samples[sp->order[k]];
 			const struct stack_text *st = stack_of(sp, s);
-			int64_t w = sample_weight(sp->t, s);
+			int64_t w = ct_sample_weight(sp->t, s);
 
 			if (!st)
 				return -1;

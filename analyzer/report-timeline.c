@@ -437,9 +437,7 @@ static int gather(struct tl *tl)
 		const struct pv_sample *s = &p->samples[i];
 		uint32_t th = s->thread < p->nthreads ? s->thread : (uint32_t)p->nthreads;
 		uint32_t stack = stack_of(tl, s);
-		int64_t c = t->v_count != PV_NONE ? s->values[t->v_count] : 1;
-		int64_t v = t->v_value != PV_NONE ? s->values[t->v_value] : 0;
-		int64_t w = ct_pick(t, c, v);
+		int64_t c = ct_sample_count(t, s), w = ct_sample_weight(t, s);
 
 		if (stack == PV_NONE ||
 		    add_sample(tl, tl->row_of[th], column_of(tl, s->time_ns), stack, c, w) < 0)

@@ -861,9 +861,8 @@ int browse_list_threads(struct browse *b)
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct pv_sample *sm = &p->samples[i];
 		size_t k = sm->thread < p->nthreads ? sm->thread : p->nthreads;
-		int64_t c = b->t->v_count != PV_NONE ? sm->values[b->t->v_count] : 1;
-		count_of[k] += c;
-		value_of[k] += ct_pick(b->t, c, b->t->v_value != PV_NONE ? sm->values[b->t->v_value] : 0);
+		count_of[k] += ct_sample_count(b->t, sm);
+		value_of[k] += ct_sample_weight(b->t, sm);
 	}
 	rows[0] = (struct browse_thread){ .tid = BROWSE_ALL_THREADS, .cpu_ns = -1 };
 	for (size_t k = 0; k <= p->nthreads; k++) {
