@@ -637,6 +637,10 @@ int main(int argc, char **argv)
 	pv_error_set_quiet(sopt.quiet);
 	if (kind == REPORT_SVG && !tui && !dump)
 		report_svg_ready();
+	if (ropt.field_sep && (tui || (kind != REPORT_TREE && kind != REPORT_FLAT)))
+		return usage_error("%s", "--field-separator makes tables of the flat and tree reports: give --flat or --tree");
+	if (ropt.significant && kind != REPORT_TREE && kind != REPORT_FLAT && !tui)
+		return usage_error("%s", "--significant filters the flat and tree reports and the browser: the pictures colour what is significant");
 	if (tlopt.highlight && kind != REPORT_TIMELINE)
 		return usage_error("%s", "--highlight colours the timeline: give --timeline");
 	if (kind == REPORT_TIMELINE && nbases)

@@ -176,6 +176,10 @@ set +e
 [ $st = 1 ] && grep -q 'nosuch.raw' err.txt || fail "a missing base: status $st, $(cat err.txt)"
 "$PROFVIEW" --flat --diff-base=diff.pb.gz new.raw >/dev/null 2>err.txt; st=$?
 [ $st = 1 ] && grep -q 'comparison already' err.txt || fail "a comparison as a base: status $st, $(cat err.txt)"
+for args in "--folded -t ," "--flame --significant --diff-base=base.raw"; do
+	"$PROFVIEW" $args new.raw >/dev/null 2>err.txt; st=$?
+	[ $st = 2 ] || fail "profview $args: status $st, $(cat err.txt)"
+done
 printf 'main;alpha 3\n' >counts.folded
 "$PROFVIEW" --flat --diff-base=counts.folded new.raw >/dev/null 2>err.txt; st=$?
 [ $st = 1 ] && grep -q '^profview: cannot compare: ' err.txt && [ "$(wc -l <err.txt)" = 1 ] ||
