@@ -7,6 +7,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* One step of the modified Lentz method: the next partial numerator num
+ * folded into c and d; returns the factor the fraction changes by. */
+static double lentz_step(double *c, double *d, double num)
+{
+	const double tiny = 1e-300;
+
+	*d = 1 + num * *d;
+	*c = 1 + num / *c;
+	if (fabs(*d) < tiny)
+		*d = tiny;
+	if (fabs(*c) < tiny)
+		*c = tiny;
+	*d = 1 / *d;
+	return *d * *c;
+}
+
 /* The continued fraction of the incomplete beta function (evaluated by the
  * modified Lentz method), valid where x < (a + 1) / (a + b + 2). */
 static double incbeta_cf(double x, double a, double b)
@@ -19,28 +35,11 @@ static double incbeta_cf(double x, double a, double b)
 	d = 1 / d;
 	h = d;
 	for (int m = 1; m <= 100000; m++) {
-		double m2 = 2.0 * m, num, del;
+		double m2 = 2.0 * m, del;
 
-		/* the even step */
-		num = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
-		d = 1 + num * d;
-		c = 1 + num / c;
-		if (fabs(d) < tiny)
-			d = tiny;
-		if (fabs(c) < tiny)
-			c = tiny;
-		d = 1 / d;
-		h *= d * c;
-		/* the odd step */
-		num = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
-		d = 1 + num * d;
-		c = 1 + num / c;
-		if (fabs(d) < tiny)
-			d = tiny;
-		if (fabs(c) < tiny)
-			c = tiny;
-		d = 1 / d;
-		del = d * c;
+		/* the even term, then the odd one */
+		h *= lentz_step(&c, &d, m * (b - m) * x / ((a + m2 - 1) * (a + m2)));
+		del = lentz_step(&c, &d, -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1)));
 		h *= del;
 		if (fabs(del - 1) < eps)
 			break;
