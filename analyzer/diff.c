@@ -2,6 +2,7 @@
 #include "diff.h"
 #include "error.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,17 +116,18 @@ const char *pv_diff_q_text(char *buf, size_t n, double q)
 	return buf;
 }
 
-void pv_diff_scale_of(const struct calltree *t, const struct pv_diff_options *o,
-		      struct pv_diff_scale *sc)
+/* The scale of the subtree of node root, which stands for the whole. */
+static void scale_at(const struct calltree *t, uint32_t root, const struct pv_diff_options *o,
+		     struct pv_diff_scale *sc)
 {
 	static const struct pv_diff_options defaults = { PV_DIFF_DEFAULT_FDR, false };
 
 	const struct pv_profile *p = t->p;
 	double runs_b = p->diff_base_runs ? p->diff_base_runs : 1;
 	double runs_n = p->diff_new_runs ? p->diff_new_runs : 1;
-	double tb = t->dn ? (double)ct_base_weight(t, 0) : 0;
-	double tn = (double)ct_weight(t, &t->nodes[0]);
-	double qb = t->dn ? t->dn[0].base_sq : 0, qn = t->dn ? t->dn[0].sq : 0;
+	double tb = t->dn ? (double)ct_base_weight(t, root) : 0;
+	double tn = (double)ct_weight(t, &t->nodes[root]);
+	double qb = t->dn ? t->dn[root].base_sq : 0, qn = t->dn ? t->dn[root].sq : 0;
 
 	if (!o)
 		o = &defaults;
@@ -142,6 +144,12 @@ void pv_diff_scale_of(const struct calltree *t, const struct pv_diff_options *o,
 	if (!(sc->new_unit > 0))
 		sc->new_unit = sc->base_unit;
 	sc->fdr = o->fdr > 0 && o->fdr < 1 ? o->fdr : PV_DIFF_DEFAULT_FDR;
+}
+
+void pv_diff_scale_of(const struct calltree *t, const struct pv_diff_options *o,
+		      struct pv_diff_scale *sc)
+{
+	scale_at(t, 0, o, sc);
 }
 
 void pv_diff_cell_of(const struct pv_diff_scale *sc, int64_t sb, double qb, int64_t sn, double qn,
@@ -218,29 +226,53 @@ int pv_diff_adjust(const struct pv_diff_scale *sc, struct pv_diff_cell *cells, s
 	return 0;
 }
 
-struct pv_diff_cell *pv_diff_tree(const struct calltree *t, const struct pv_diff_options *o)
+struct pv_diff_cell *pv_diff_tree_at(const struct calltree *t, uint32_t root,
+				     const struct pv_diff_options *o)
 {
 	struct pv_diff_scale sc;
 	struct pv_diff_cell *c;
+	uint8_t *in;
 
 	if (!t->dn) {
 		pv_error("not a comparison: give a base profile with --diff-base");
 		return NULL;
 	}
 	c = calloc(t->nnodes ? t->nnodes : 1, sizeof *c);
-	if (!c) {
-		pv_oom();
+	in = calloc(t->nnodes ? t->nnodes : 1, 1);
+	if (!c || !in || root >= t->nnodes) {
+		free(c);
+		free(in);
+		if (root >= t->nnodes)
+			pv_error("internal error: no node %" PRIu32 " to compare under", root);
+		else
+			pv_oom();
 		return NULL;
 	}
-	pv_diff_scale_of(t, o, &sc);
-	for (size_t i = 0; i < t->nnodes; i++)
+	scale_at(t, root, o, &sc);
+	/* the subtree: every node comes after its parent */
+	in[root] = 1;
+	for (size_t i = root; i < t->nnodes; i++) {
+		if (i != root && !(t->nodes[i].parent != PV_NONE && in[t->nodes[i].parent]))
+			continue;
+		in[i] = 1;
 		pv_diff_cell_of(&sc, ct_base_weight(t, (uint32_t)i), t->dn[i].base_sq,
 				ct_weight(t, &t->nodes[i]), t->dn[i].sq, &c[i]);
+	}
+	/* the nodes outside it hold nothing: not in the family */
+	for (size_t i = 0; i < t->nnodes; i++)
+		if (!in[i])
+			c[i] = (struct pv_diff_cell){ .p = 1, .q = 1 };
+	free(in);
 	if (pv_diff_adjust(&sc, c, t->nnodes) < 0) {
 		free(c);
 		return NULL;
 	}
 	return c;
+}
+
+struct pv_diff_cell *pv_diff_tree(const struct calltree *t, const struct pv_diff_options *o)
+{
+	return pv_diff_tree_at(t, 0, o);
 }
 
 int pv_diff_flat(const struct calltree *t, const struct ct_flat_row *rows, size_t n,

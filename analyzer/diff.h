@@ -79,6 +79,12 @@ int pv_diff_adjust(const struct pv_diff_scale *sc, struct pv_diff_cell *cells, s
  * after an error. */
 struct pv_diff_cell *pv_diff_tree(const struct calltree *t, const struct pv_diff_options *o);
 
+/* The same for the subtree of node root alone (a zoomed view), scaled by
+ * root's totals as if they were the whole; the cells of the other nodes
+ * are empty. */
+struct pv_diff_cell *pv_diff_tree_at(const struct calltree *t, uint32_t root,
+				     const struct pv_diff_options *o);
+
 /* Every flat row, self and cumulative, each a family of its own; 0 or -1. */
 int pv_diff_flat(const struct calltree *t, const struct ct_flat_row *rows, size_t n,
 		 const struct pv_diff_options *o, struct pv_diff_cell **self,

@@ -151,10 +151,7 @@ static void diff_clear(struct browse *b)
 }
 
 /* A comparison's cells of the tree shown, the nodes under the root one
- * family: the whole tree's, or those of the root's subtree as
- * calltree_subtree() copies it (its root, then the node and the nodes
- * below it in the order of their indices), put back at the nodes' own
- * indices.  0, or -1 after an error (said). */
+ * family (pv_diff_tree_at).  0, or -1 after an error (said). */
 static int diff_cells(struct browse *b)
 {
 	const struct calltree *t = b->t;
@@ -163,35 +160,8 @@ static int diff_cells(struct browse *b)
 	diff_clear(b);
 	if (!b->dopt || !t->dn)
 		return 0;
-	if (b->root == 0) {
-		if (!(cells = pv_diff_tree(t, b->dopt)))
-			return -1;
-	} else {
-		struct calltree *sub = calltree_subtree(t, b->root);
-		struct pv_diff_cell *sc = sub ? pv_diff_tree(sub, b->dopt) : NULL;
-		uint8_t *in = calloc(t->nnodes + 1, 1);
-		size_t n = 1;
-		cells = calloc(t->nnodes + 1, sizeof *cells);
-		if (!sc || !in || !cells) {
-			if (sub && sc)
-				pv_oom();
-			calltree_free(sub);
-			free(sc);
-			free(in);
-			free(cells);
-			return -1;
-		}
-		for (size_t i = b->root; i < t->nnodes && n < sub->nnodes; i++) {
-			uint32_t a = t->nodes[i].parent;
-			if (i != b->root && (a == PV_NONE || !in[a]))
-				continue;
-			in[i] = 1;
-			cells[i] = sc[n++];
-		}
-		calltree_free(sub);
-		free(sc);
-		free(in);
-	}
+	if (!(cells = pv_diff_tree_at(t, b->root, b->dopt)))
+		return -1;
 	if (!(b->sig = calloc(t->nnodes + 1, 1))) {
 		free(cells);
 		return pv_oom();
