@@ -106,4 +106,12 @@ const char *pv_verdict_name(enum pv_verdict v);
 const char *pv_diff_pct_text(char *buf, size_t n, double pct);
 const char *pv_diff_q_text(char *buf, size_t n, double q);
 
+/* How strongly the pictures colour a change: from 0 (none) to 1 at a
+ * doubling or a halving and beyond (|effect| 0.5; a vanishing is 1). */
+static inline double pv_diff_strength(const struct pv_diff_cell *c)
+{
+	double s = 2.0 * (c->effect < 0 ? -c->effect : c->effect);
+	return s < 1 ? s : 1;
+}
+
 #endif

@@ -229,7 +229,7 @@ static void diff_colour(const struct pv_diff_cell *c, char *fill, size_t n)
 	static const int pale_red[3] = { 250, 205, 195 }, red[3] = { 225, 45, 35 };
 	static const int pale_blue[3] = { 205, 218, 250 }, blue[3] = { 70, 120, 235 };
 	const int *from = pale_red, *to = red;
-	double s = fmin(1.0, 2.0 * fabs(c->effect));
+	double s = pv_diff_strength(c);
 	int rgb[3];
 
 	if (c->verdict == PV_VERDICT_NONE) {
@@ -579,8 +579,7 @@ int report_flame(FILE *out, const struct calltree *t, const struct flame_options
 	f->o = o;
 	f->top = TOP;
 	if (t->dn) {
-		static const struct pv_diff_options defaults = { .fdr = PV_DIFF_DEFAULT_FDR };
-		const struct pv_diff_options *d = o->diff ? o->diff : &defaults;
+		const struct pv_diff_options *d = o->diff; /* NULL: the defaults */
 		struct pv_diff_scale sc;
 
 		if (!(f->cells = pv_diff_tree(t, d)))

@@ -241,7 +241,7 @@ static void diff_color(char *buf, size_t n, const struct pv_diff_cell *c, bool f
 		{ { 228, 236, 252 }, { 130, 160, 240 } },
 	};
 	const int (*ramp)[3] = c->verdict == PV_VERDICT_WORSE ? worse[fill] : better[fill];
-	double s = fmin(1.0, 2.0 * fabs(c->effect));
+	double s = pv_diff_strength(c);
 	int rgb[3];
 
 	if (c->verdict == PV_VERDICT_NONE) {
@@ -256,8 +256,7 @@ static void diff_color(char *buf, size_t n, const struct pv_diff_cell *c, bool f
 /* Test every frame's cumulative value, as the flat table does; 0 or -1. */
 static int diff_marks_of(struct calltree *t, const struct svg_options *o, struct diff_marks *m)
 {
-	static const struct pv_diff_options defaults = { .fdr = PV_DIFF_DEFAULT_FDR };
-	const struct pv_diff_options *d = o->diff ? o->diff : &defaults;
+	const struct pv_diff_options *d = o->diff; /* NULL: the defaults */
 	struct pv_diff_cell *self = NULL;
 	struct pv_diff_scale sc;
 	size_t n;
