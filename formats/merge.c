@@ -230,6 +230,11 @@ int pv_merge(struct pv_profile *d, const struct pv_profile *s, const char *src_n
 	if (__builtin_add_overflow(d->unsampled_cpu_ns, s->unsampled_cpu_ns, &d->unsampled_cpu_ns))
 		d->unsampled_cpu_ns = INT64_MAX;
 	d->unsampled_threads += s->unsampled_threads;
+	if (s->system_cpu_ns >= 0) {
+		int64_t have = d->system_cpu_ns > 0 ? d->system_cpu_ns : 0;
+		if (__builtin_add_overflow(have, s->system_cpu_ns, &d->system_cpu_ns))
+			d->system_cpu_ns = INT64_MAX;
+	}
 	d->finished = d->finished && s->finished;
 	d->diff = d->diff || s->diff;
 	if (s->source_format != 0 && strcmp(pv_str(d, d->source_format), pv_str(s, s->source_format)))

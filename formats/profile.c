@@ -139,6 +139,7 @@ struct pv_profile *pv_profile_new(void)
 	}
 	p->program = 0;
 	p->source_format = 0;
+	p->system_cpu_ns = -1;
 	return p;
 }
 
@@ -204,6 +205,8 @@ uint8_t pv_mapping_kind_of(const char *path)
 {
 	if (strcmp(path, "[vdso]") == 0)
 		return PV_MAP_VDSO;
+	if (strcmp(path, PV_KERNEL_MAPPING_NAME) == 0 || strncmp(path, "[kernel", 7) == 0)
+		return PV_MAP_KERNEL;
 	if (path[0] == '\0' || strncmp(path, "//anon", 6) == 0 || strncmp(path, "[anon", 5) == 0)
 		return PV_MAP_ANON;
 	if (path[0] == '[')

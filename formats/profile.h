@@ -28,7 +28,15 @@ enum pv_mapping_kind {
 	PV_MAP_VDSO,           /* [vdso] */
 	PV_MAP_ANON,           /* anonymous memory (JIT code) */
 	PV_MAP_SPECIAL,        /* other bracketed names: [heap], [stack] */
+	/* The kernel ("[kernel.kallsyms]", as perf names it): its locations
+	 * are kernel frames, beneath the user frame that entered the kernel.
+	 * A location at address 0 stands for kernel code whose functions are
+	 * not known (one frame "[kernel]"). */
+	PV_MAP_KERNEL,
 };
+
+#define PV_KERNEL_MAPPING_NAME "[kernel.kallsyms]"
+#define PV_KERNEL_FRAME_NAME "[kernel]"
 
 struct pv_mapping {
 	uint64_t start, limit, offset;
@@ -72,6 +80,9 @@ enum pv_sample_flags {
 	 * traces, whose stacks then end in a made-up "off-CPU" or "blocked"
 	 * frame). */
 	PV_SAMPLE_OFFCPU = 1u << 3,
+	/* The sample's CPU time was spent in the kernel (system time): its
+	 * innermost locations are in a PV_MAP_KERNEL mapping. */
+	PV_SAMPLE_KERNEL = 1u << 4,
 };
 
 struct pv_sample {
@@ -129,6 +140,10 @@ struct pv_profile {
 	 * of threads that were never sampled); 0 when the source does not
 	 * say. */
 	int64_t threads_cpu_ns, unsampled_cpu_ns;
+	/* Of the samples' CPU time, how much the kernel accounted as system
+	 * time (in the kernel on the program's behalf: system calls, page
+	 * faults); -1 when the source does not say. */
+	int64_t system_cpu_ns;
 	/* Threads that used CPU time but were never sampled. */
 	uint64_t unsampled_threads;
 	/* A comparison: the base profiles' samples are flagged PV_SAMPLE_BASE.
@@ -206,6 +221,13 @@ static inline const struct pv_line *pv_location_lines(const struct pv_profile *p
 						      const struct pv_location *l)
 {
 	return p->lines ? p->lines + l->line_off : NULL;
+}
+
+/* Is location loc a kernel frame? */
+static inline bool pv_location_is_kernel(const struct pv_profile *p, uint32_t loc)
+{
+	uint32_t m = loc < p->nlocations ? p->locations[loc].mapping : PV_NONE;
+	return m < p->nmappings && p->mappings[m].kind == PV_MAP_KERNEL;
 }
 
 /* Check internal consistency (indices in range); 0, or -1 with an error. */
