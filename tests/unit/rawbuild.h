@@ -224,6 +224,7 @@ static inline void rb_thread_exit(struct rawbuf *r, uint32_t tid, uint64_t time_
 	t.tid = tid;
 	t.time_ns = time_ns;
 	t.cpu_ns = cpu_ns;
+	t.system_ns = RAW_UNKNOWN;
 	rb_put(r, &t, sizeof t);
 }
 
