@@ -1267,7 +1267,7 @@ static struct pv_profile *read_trace(const unsigned char *buf, size_t len, const
 	if (rd.cpu && settle_cpu(&rd) < 0)
 		goto fail;
 	kernel_range(&rd);
-	if (rd.system_known) {
+	if (rd.system_known || rd.nkernel) {
 		p->system_cpu_ns = 0;
 		for (size_t i = 0; i < p->nsamples; i++)
 			if (p->samples[i].flags & PV_SAMPLE_KERNEL)
