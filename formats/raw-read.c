@@ -722,6 +722,9 @@ static int add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uin
 		if (push_sample(rd, &kp, count_kernel, sys, handle,
 				&(struct split){ weight_ns, sys, PART_KERNEL }) < 0)
 			return -1;
+		/* one sample with an incomplete stack, in two parts */
+		if ((ps->flags & PV_SAMPLE_TRUNCATED) && (user > 0 || !count_kernel))
+			rd->p->truncated--;
 	}
 	if (time_ns > rd->last_time)
 		rd->last_time = time_ns;
