@@ -12,6 +12,7 @@
 #include "pprof-write.h"
 #include "report-flame.h"
 #include "report-text.h"
+#include "report-timeline.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -369,6 +370,53 @@ static void test_flame(void)
 	pv_profile_free(q);
 }
 
+/* The timeline names kernel frames [k], darker than the others, and
+ * --highlight sees their names bare. */
+static void test_timeline(void)
+{
+	struct pv_profile *p = kernel_profile(false);
+	struct calltree *t;
+	struct timeline_options to = { 0 };
+	regex_t re;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	p->timed = true;
+	p->duration_ns = 1000000000;
+	for (size_t i = 0; i < p->nsamples; i++)
+		p->samples[i].time_ns = (int64_t)i * 10000000;
+	t = calltree_build(p, &(struct ct_options){ .paths_only = true });
+	regcomp(&re, "^sys_read$", REG_EXTENDED | REG_NOSUB);
+	to.highlight = &re;
+	to.highlight_text = "^sys_read$";
+	f = open_memstream(&text, &len);
+	CHECK_EQ(report_timeline(f, t, &to), 0);
+	fclose(f);
+	CHECK_CONTAINS(text, "\"[k] sys_read\"");
+	CHECK_CONTAINS(text, "\"[k] do_syscall_64\"");
+	/* the frames' names, then whether each matched: the kernel's
+	 * sys_read matches ^sys_read$, do_syscall_64 does not */
+	const char *list = text ? strstr(text, "\"f\":[") : NULL;
+	const char *at = list ? strstr(list, "\"[k] sys_read\"") : NULL;
+	const char *other = list ? strstr(list, "\"[k] do_syscall_64\"") : NULL;
+	const char *fm = list ? strstr(list, "\"fm\":\"") : NULL;
+	CHECK(at && other && fm);
+	if (at && other && fm) {
+		size_t k = 0, j = 0;
+		for (const char *c = list; c < at; c++)
+			k += *c == ',';
+		for (const char *c = list; c < other; c++)
+			j += *c == ',';
+		CHECK_EQ(fm[6 + k], '1');
+		CHECK_EQ(fm[6 + j], '0');
+	}
+	free(text);
+	regfree(&re);
+	calltree_free(t);
+	pv_profile_free(p);
+}
+
 /* A kernel frame's name is data like any other. */
 static void test_hostile(void)
 {
@@ -402,6 +450,7 @@ int main(void)
 	test_folded();
 	test_pprof();
 	test_flame();
+	test_timeline();
 	test_hostile();
 	return check_done("test-kernel");
 }
