@@ -2,6 +2,7 @@
 #include "source.h"
 
 #include "error.h"
+#include "kallsyms.h"
 #include "leaf.h"
 #include "merge.h"
 #include "read.h"
@@ -89,6 +90,8 @@ int pv_source_open(char *const *paths, size_t n, const struct pv_source_options 
 				o->program);
 	}
 	if (modules_use_profile(s->mods, s->p) < 0 || pv_settle_leaf_candidates(s->p, s->mods) < 0)
+		goto fail;
+	if (pv_symbolize_kernel(s->p, NULL, NULL, o->quiet) < 0)
 		goto fail;
 	if ((o->bfd ? pv_symbolize_bfd(s->p, s->mods, &o->symbolize)
 		    : pv_symbolize(s->p, s->mods, &o->symbolize)) < 0)
