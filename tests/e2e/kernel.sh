@@ -14,7 +14,8 @@ cd "$WORK"
 
 # kernel_share FOLDED THREADFUNC: "KERNEL TOTAL" of the folded stacks
 # through THREADFUNC, by value; a kernel frame is one at a kernel address
-# (--addresses: " @0xffff...") or the "[kernel]" frame at address 0.
+# (--addresses: " @0xffff...") or the "[kernel]" frame at address 0 (its
+# name marked "_[k]", as --folded marks kernel frames).
 kernel_share() {
 	awk -v f="$2" '
 	{
@@ -24,7 +25,7 @@ kernel_share() {
 		for (i = 1; i <= k; i++) if (fr[i] ~ "^" f " @") through = 1
 		if (!through) next
 		total += v
-		if (fr[k] ~ / @0xffff[89a-f]/ || fr[k] ~ /^\[kernel\] @0x0$/) kern += v
+		if (fr[k] ~ / @0xffff[89a-f]/ || fr[k] ~ /^\[kernel\] @0x0_\[k\]$/) kern += v
 	}
 	END { print kern + 0, total + 0 }' "$1"
 }
@@ -76,7 +77,7 @@ check() {
 
 check posix
 # posix: no kernel chain, one "[kernel]" frame on top of the faulting function
-grep -q 'touch_pages @0x[0-9a-f]*;\[kernel\] @0x0 ' posix.folded ||
+grep -q 'touch_pages @0x[0-9a-f]*;\[kernel\] @0x0_\[k\] ' posix.folded ||
 	fail "posix: no [kernel] frame on top of touch_pages"
 
 "$COLLECT_TIMER" --engine=perf -o probe.raw true 2>probe.err || true
