@@ -288,7 +288,9 @@ static int build(struct writer *w, PbProfile *pb)
 		if (m->kind == PV_MAP_KERNEL &&
 		    (pm->filename = pv_intern_str(p, PV_KERNEL_MAPPING_NAME)) == PV_NONE)
 			goto out;
-		pm->build_id = m->build_id;
+		/* a kernel mapping's build_id is the boot id of the machine
+		 * the trace was taken on (profile.h), no build id */
+		pm->build_id = m->kind == PV_MAP_KERNEL ? 0 : m->build_id;
 		pm->has_functions = m->has_functions;
 		pm->has_filenames = m->has_filenames;
 		pm->has_line_numbers = m->has_line_numbers;

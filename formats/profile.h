@@ -31,7 +31,10 @@ enum pv_mapping_kind {
 	/* The kernel ("[kernel.kallsyms]", as perf names it): its locations
 	 * are kernel frames, beneath the user frame that entered the kernel.
 	 * A location at address 0 stands for kernel code whose functions are
-	 * not known (one frame "[kernel]"). */
+	 * not known (one frame "[kernel]").  Its build_id is the boot id
+	 * (/proc/sys/kernel/random/boot_id) of the machine the profile was
+	 * taken on, when known: its addresses are named from /proc/kallsyms
+	 * only on that boot. */
 	PV_MAP_KERNEL,
 };
 
