@@ -815,8 +815,15 @@ bool perf_detect(const unsigned char *buf, size_t len)
 		return false;
 	if ((h.fields & F_EVENT) && span_starts(h.event, "PERF_RECORD_"))
 		return true;
-	if (h.fields & F_IP)
-		return (h.fields & (F_TIME | F_EVENT)) != 0;
+	if ((h.fields & F_IP) && (h.fields & (F_TIME | F_EVENT)))
+		return true;
+	if (h.fields & F_IP) {
+		/* a command, a tid and a frame (-F comm,tid,ip,sym): the next
+		 * line must be one too, with the same fields */
+		struct header h2;
+		return next_line(s, span, len, &off, &next) && parse_header(next, h.fields, &h2) &&
+		       h2.fields == h.fields;
+	}
 	/* a header alone: its call chain must follow */
 	return !h.tail.n && next_line(s, span, len, &off, &next) && detect_frame(next);
 }
@@ -914,9 +921,11 @@ struct pv_profile *perf_read(const unsigned char *buf, size_t len, const char *n
 		if (r.no_frames)
 			pv_error("'%s': no sample has an address or a symbol: give perf script the fields ip and sym (-F ...,ip,sym,dso)",
 				 name);
+		else if (cut)
+			pv_error("'%s': no whole sample: the input is cut off in the sample at line %zu (perf script ends each call chain with a blank line)",
+				 name, r.start_line);
 		else
-			pv_error("'%s': no sample in the perf script output%s", name,
-				 cut ? " before it is cut off" : "");
+			pv_error("'%s': no sample in the perf script output", name);
 		goto fail;
 	}
 	finish(&r, cut, dropped_from, len);

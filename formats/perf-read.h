@@ -25,9 +25,11 @@
 #define PERF_MAX_EVENTS 3
 
 /* Is buf perf script text?  Its first line that is not empty or a '#'
- * comment must be a sample header followed by a call chain line, or a
- * header with a time or an event and an address after it, or a call
- * chain line (fields without a header). */
+ * comment must be a sample header followed by a call chain line; or a
+ * header with a time or an event and an address after it; or one with an
+ * address but neither, followed by another of the same fields; or a call
+ * chain line followed by another or a blank line (fields without a
+ * header). */
 bool perf_detect(const unsigned char *buf, size_t len);
 
 /* Read perf script output; name is used in messages.  Input cut off

@@ -291,7 +291,20 @@ static void test_no_callchain(void)
 		"            demo 18883   391.944958:     250000 cpu-clock:      7ff6c0264c84 _dl_important_hwcaps+0x6b4 (/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2)\n"
 		"     tmux: server  1234 [001]   391.945207:     250000 cpu-clock:  ffffffff8162a93e find_mergeable_anon_vma+0x7e ([kernel.kallsyms])\n"
 		"         4 2 6 8  4242   391.945457:     250000 cpu-clock:      55d1c0001234 [unknown] ([unknown])\n";
+	static const char tid_ip[] =
+		"            demo 18883      7ff6c0264c84 _dl_important_hwcaps (/usr/lib/ld.so)\n"
+		"            demo 18883      7ff6c025a3aa _dl_relocate_object (/usr/lib/ld.so)\n";
 	struct pv_profile *p;
+
+	/* command, tid and frame alone: two lines of the same fields */
+	CHECK(detect(tid_ip));
+	CHECK(!detect("            demo 18883      7ff6c0264c84 _dl_important_hwcaps (/usr/lib/ld.so)\n"
+		      "something else\n"));
+	p = rd(tid_ip);
+	CHECK(p && p->nsamples == 2 && !p->timed);
+	if (p)
+		CHECK_STR(stack_of(p, 1), "_dl_relocate_object");
+	pv_profile_free(p);
 
 	CHECK(detect(text));
 	p = rd(text);
@@ -566,6 +579,9 @@ static void test_garbage(void)
 	p = rd("garbage\n\n");
 	CHECK(p == NULL && nerrors == 1);
 	CHECK_CONTAINS(last_msg, "no sample");
+	p = rd("a 1   1.000000:          1 cpu-clock: \n\t  1000 f (/x)\n");
+	CHECK(p == NULL && nerrors == 1);
+	CHECK_CONTAINS(last_msg, "cut off in the sample at line 1");
 	static const char nul[] = "a 1   1.000000:          1 cpu-clock: \n\t  1000 f\0 (/x)\n\n";
 	p = rd_n(nul, sizeof nul - 1);
 	CHECK(p == NULL && nerrors == 1);
