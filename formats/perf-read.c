@@ -598,7 +598,10 @@ static int event_of(struct preader *r, const struct header *h)
 		if (e->col == PV_NONE)
 			return -1;
 		r->left[e->col] = INT64_MAX;
-		if (r->nevents == 0 && r->periods) {
+		/* the sampling period, when it is a time (reports take
+		 * the profile's period for one) */
+		if (r->nevents == 0 && r->periods &&
+		    strcmp(pv_str(p, p->sample_types[e->col].unit), "nanoseconds") == 0) {
 			p->period_type = p->sample_types[e->col];
 			p->period = h->period <= INT64_MAX ? (int64_t)h->period : 0;
 		}

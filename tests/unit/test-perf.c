@@ -366,6 +366,7 @@ static void test_events(void)
 	CHECK_EQ(pv_total(p, 2), 150000);
 	CHECK_EQ(pv_total(p, 3), 42);
 	CHECK_EQ(p->samples[1].values[0], 0);
+	CHECK_EQ(p->period, 0); /* counts, not a time */
 	CHECK_EQ(p->samples[1].values[1], 0);
 	/* a fourth event has no room: left out, with a warning */
 	CHECK_EQ(p->nsamples, 4);
