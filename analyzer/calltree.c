@@ -14,13 +14,13 @@
 static uint64_t frame_hash(const struct ct_frame *f)
 {
 	return pv_mix64(((uint64_t)f->function << 32 | f->file) ^ pv_mix64((uint64_t)f->line) ^
-		     pv_mix64(f->address + 0x9e3779b97f4a7c15ULL));
+		     pv_mix64(f->address + 0x9e3779b97f4a7c15ULL)) ^ (uint64_t)f->kernel;
 }
 
 static bool frame_eq(const struct ct_frame *a, const struct ct_frame *b)
 {
 	return a->function == b->function && a->file == b->file && a->line == b->line &&
-	       a->address == b->address;
+	       a->address == b->address && a->kernel == b->kernel;
 }
 
 static int frame_rehash(struct calltree *t)
@@ -61,10 +61,10 @@ static uint32_t frame_get(struct calltree *t, const struct ct_frame *f)
 }
 
 static struct ct_frame frame_key(const struct calltree *t, const struct pv_location *loc,
-				 const struct pv_line *ln)
+				 const struct pv_line *ln, bool kernel)
 {
 	const struct pv_profile *p = t->p;
-	struct ct_frame f = { PV_NONE, 0, 0, 0 };
+	struct ct_frame f = { PV_NONE, 0, 0, 0, kernel };
 
 	switch (t->granularity) {
 	case CT_FUNCTIONS:
@@ -106,9 +106,11 @@ static const uint32_t *location_frames(struct calltree *t, uint32_t li, uint32_t
 	    pv_grow(&t->lf, &t->cap_lf, t->nlf + loc->nlines + 1, sizeof *t->lf) < 0)
 		return NULL;
 	off = (uint32_t)t->nlf;
+	bool kernel = pv_location_is_kernel(p, li);
+	t->kernel_frames |= kernel && loc->nlines;
 	/* Lines are innermost first: the outermost call comes first here. */
 	for (uint32_t j = loc->nlines; j-- > 0;) {
-		struct ct_frame f = frame_key(t, loc, &lines[j]);
+		struct ct_frame f = frame_key(t, loc, &lines[j], kernel);
 		uint32_t fi = frame_get(t, &f);
 		if (fi == PV_NONE)
 			return NULL;
@@ -864,6 +866,7 @@ struct calltree *calltree_subtree(const struct calltree *t, uint32_t node)
 		goto fail;
 	memcpy(sub->frames, t->frames, t->nframes * sizeof *t->frames);
 	sub->nframes = sub->cap_frames = t->nframes;
+	sub->kernel_frames = t->kernel_frames;
 	sub->cap_nodes = t->nnodes + 1;
 	/* The root: the node's totals, nothing of its own. */
 	sub->nodes[0] = (struct ct_node){ .kind = CT_ROOT, .parent = PV_NONE, .first_child = 1,

@@ -19,7 +19,15 @@ struct ct_frame {
 	uint32_t file;         /* string index */
 	int64_t line;          /* CT_LINES */
 	uint64_t address;      /* CT_ADDRESSES */
+	/* A kernel frame (pv_location_is_kernel): kept apart from a user
+	 * frame of the same name at every granularity. */
+	bool kernel;
 };
+
+/* How the text reports and the browser mark a kernel frame: before its
+ * name, as perf report's "[k]". */
+#define CT_KERNEL_MARK "[k] "
+#define CT_KERNEL_MARK_LEN 4
 
 enum ct_node_kind { CT_ROOT, CT_THREAD, CT_FRAME };
 
@@ -85,6 +93,8 @@ struct calltree {
 	/* A comparison: per node, the base and the test's sums (NULL when the
 	 * profile is not one). */
 	struct ct_diff_node *dn;
+	/* Has the tree a kernel frame (ct_frame.kernel)? */
+	bool kernel_frames;
 
 	/* private */
 	uint32_t *frame_slots; size_t nframe_slots;
@@ -168,6 +178,16 @@ const char *calltree_frame_where(const struct calltree *t, uint32_t frame, char 
 /* The same location in parts: the source file ("" when unknown; borrowed
  * from the profile) and its line in *line (0 when unknown). */
 const char *calltree_frame_file(const struct calltree *t, uint32_t frame, int64_t *line);
+
+/* Is frame a kernel frame?  Is node one (a CT_FRAME node of one)? */
+static inline bool calltree_frame_is_kernel(const struct calltree *t, uint32_t frame)
+{
+	return frame < t->nframes && t->frames[frame].kernel;
+}
+static inline bool calltree_node_is_kernel(const struct calltree *t, uint32_t node)
+{
+	return t->nodes[node].kind == CT_FRAME && calltree_frame_is_kernel(t, t->nodes[node].frame);
+}
 
 /* One row per frame for the flat view. */
 struct ct_flat_row {

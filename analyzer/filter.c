@@ -432,3 +432,68 @@ void pv_keep_threads(struct pv_profile *p, const uint32_t *tids, size_t ntids)
 	}
 	p->nsamples = k;
 }
+
+/* Has p a kernel mapping? */
+static bool has_kernel(const struct pv_profile *p)
+{
+	for (size_t i = 0; i < p->nmappings; i++)
+		if (p->mappings[i].kind == PV_MAP_KERNEL)
+			return true;
+	return false;
+}
+
+int64_t pv_hide_kernel(struct pv_profile *p)
+{
+	uint32_t *tmp = NULL;
+	size_t cap_tmp = 0;
+	int64_t changed = 0;
+	/* the last stack made anew, for the samples that share its old one */
+	uint32_t was_off = UINT32_MAX, was_n = 0, made_off = 0, made_n = 0;
+
+	if (!has_kernel(p))
+		return 0;
+	for (size_t i = 0; i < p->nsamples; i++) {
+		struct pv_sample *s = &p->samples[i];
+		const uint32_t *locs = pv_sample_locs(p, s);
+		uint32_t lead = 0, k = 0;
+
+		s->flags &= ~(uint32_t)PV_SAMPLE_KERNEL;
+		while (lead < s->nlocs && pv_location_is_kernel(p, locs[lead]))
+			lead++;
+		/* The kernel frames are the innermost ones: the stack goes on
+		 * where they end.  Elsewhere too, the stack is made anew. */
+		for (uint32_t j = lead; j < s->nlocs; j++)
+			k += !pv_location_is_kernel(p, locs[j]);
+		if (k == s->nlocs)
+			continue;
+		changed++;
+		if (k == s->nlocs - lead) {
+			s->loc_off += lead;
+			s->nlocs -= lead;
+			continue;
+		}
+		if (s->loc_off == was_off && s->nlocs == was_n) {
+			s->loc_off = made_off;
+			s->nlocs = made_n;
+			continue;
+		}
+		if (pv_grow(&tmp, &cap_tmp, s->nlocs + 1, sizeof *tmp) < 0)
+			goto fail;
+		k = 0;
+		for (uint32_t j = lead; j < s->nlocs; j++)
+			if (!pv_location_is_kernel(p, locs[j]))
+				tmp[k++] = locs[j];
+		uint32_t off = pv_add_stack(p, tmp, k);
+		if (off == UINT32_MAX)
+			goto fail;
+		was_off = s->loc_off;
+		was_n = s->nlocs;
+		s->loc_off = made_off = off;
+		s->nlocs = made_n = k;
+	}
+	free(tmp);
+	return changed;
+fail:
+	free(tmp);
+	return -1;
+}

@@ -82,6 +82,14 @@ int pv_filters_apply(struct pv_profile *p, const struct pv_filters *f, struct pv
  * before the filters, so that their counts are of those threads. */
 void pv_keep_threads(struct pv_profile *p, const uint32_t *tids, size_t ntids);
 
+/* Remove the kernel frames (pv_location_is_kernel) from every stack: the
+ * time spent in the kernel becomes the own time of the user frame that
+ * entered it, as in a profile taken without kernel frames; a stack of
+ * kernel frames alone is left empty (its time the whole profile's own).
+ * The samples lose their PV_SAMPLE_KERNEL flag.  How many samples had
+ * kernel frames, or -1 after reporting an error (out of memory). */
+int64_t pv_hide_kernel(struct pv_profile *p);
+
 /* Warn (pv_warn) about every kind in force that matched nothing. */
 void pv_filters_warn(const struct pv_filters *f, const struct pv_filter_stats *st);
 

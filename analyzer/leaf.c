@@ -154,15 +154,18 @@ int pv_settle_leaf_candidates(struct pv_profile *p, struct pv_modules *mods)
 	for (size_t i = 0; i < p->nsamples; i++) {
 		struct pv_sample *s = &p->samples[i];
 		const uint32_t *locs;
-		uint32_t leaf;
+		uint32_t leaf, k = 0;
 
 		if (!(s->flags & PV_SAMPLE_LEAF_CANDIDATE))
 			continue;
 		s->flags &= ~(uint32_t)PV_SAMPLE_LEAF_CANDIDATE;
-		if (s->nlocs < 2)
-			continue;
 		locs = pv_sample_locs(p, s);
-		leaf = locs[0];
+		/* a kernel part: its user leaf is under the kernel frames */
+		while (k < s->nlocs && pv_location_is_kernel(p, locs[k]))
+			k++;
+		if (s->nlocs - k < 2)
+			continue;
+		leaf = locs[k];
 		if (decision[leaf] == UNKNOWN) {
 			const struct pv_location *l = &p->locations[leaf];
 			GElf_Addr a;
@@ -185,9 +188,9 @@ int pv_settle_leaf_candidates(struct pv_profile *p, struct pv_modules *mods)
 					goto out;
 				}
 			}
-			buf[0] = locs[0];
-			for (uint32_t j = 2; j < s->nlocs; j++)
-				buf[j - 1] = locs[j];
+			for (uint32_t j = 0, o = 0; j < s->nlocs; j++)
+				if (j != k + 1)
+					buf[o++] = locs[j];
 			uint32_t off = pv_add_stack(p, buf, s->nlocs - 1);
 			if (off == UINT32_MAX)
 				goto out;

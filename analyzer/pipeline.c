@@ -164,12 +164,53 @@ static int keep_spans(struct pv_profile *p, const struct pv_view *v, struct pv_r
 	return 0;
 }
 
+/* The CPU time of the samples of p (not a comparison's base), all and of
+ * those in the kernel (PV_SAMPLE_KERNEL), in its "cpu" value (else its
+ * first in nanoseconds, else in samples). */
+static void cpu_weights(const struct pv_profile *p, double *all, double *kernel)
+{
+	uint32_t v = pv_find_value_type(p, "cpu");
+
+	for (uint32_t i = 0; i < p->nvalues && v == PV_NONE; i++)
+		if (strcmp(pv_str(p, p->sample_types[i].unit), "nanoseconds") == 0)
+			v = i;
+	if (v == PV_NONE)
+		v = pv_find_value_type(p, "samples");
+	*all = *kernel = 0;
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct pv_sample *s = &p->samples[i];
+		double w = v != PV_NONE ? (double)s->values[v] : 1;
+		if (s->flags & PV_SAMPLE_BASE)
+			continue;
+		*all += w;
+		if (s->flags & PV_SAMPLE_KERNEL)
+			*kernel += w;
+	}
+}
+
+/* The system time of the samples kept, from the CPU time of all and of
+ * the kernel's before (all0, kernel0) and after. */
+static void keep_system_time(struct pv_profile *p, double all0, double kernel0)
+{
+	double all, kernel, f;
+
+	if (p->system_cpu_ns <= 0)
+		return;
+	cpu_weights(p, &all, &kernel);
+	if (all == all0 && kernel == kernel0)
+		return;
+	f = kernel0 > 0 ? kernel / kernel0 : all0 > 0 ? all / all0 : 0;
+	p->system_cpu_ns = (int64_t)((double)p->system_cpu_ns * (f < 1 ? f : 1) + 0.5);
+}
+
 /* The view on p, which r->p already is. */
 static int run(struct pv_profile *p, const struct pv_view *v, bool tree, struct pv_result *r)
 {
 	bool reversed = false;
 	char buf[512];
+	double all0, kernel0;
 
+	cpu_weights(p, &all0, &kernel0);
 	if (v->nspans && keep_spans(p, v, r) < 0)
 		goto fail;
 	if (v->ntids)
@@ -211,6 +252,12 @@ static int run(struct pv_profile *p, const struct pv_view *v, bool tree, struct 
 		}
 		describe(r, label);
 	}
+	keep_system_time(p, all0, kernel0);
+	if (v->hide_kernel) {
+		if (pv_hide_kernel(p) < 0)
+			goto fail;
+		describe(r, "hide-kernel");
+	}
 	r->after = pv_count_samples(p);
 	if (tree) {
 		struct ct_options co = { .granularity = v->granularity, .by_thread = v->by_thread,
@@ -236,7 +283,7 @@ int pv_view_run_copy(const struct pv_profile *source, const struct pv_view *v, b
 		     struct pv_result *r)
 {
 	memset(r, 0, sizeof *r);
-	if (!v->ntids && !v->nsteps && !v->nspans) {
+	if (!v->ntids && !v->nsteps && !v->nspans && !v->hide_kernel) {
 		/* nothing changes it: the source itself, read only */
 		r->p = (struct pv_profile *)source;
 		return run(r->p, v, tree, r);

@@ -9,6 +9,8 @@
  *             (several expressions of one kind act as their alternation,
  *             as pprof's options), "callers of f" (the stacks turned upside
  *             down once and re-rooted at f), the whole profile reversed;
+ *   kernel    the kernel frames removed, when asked (--hide-kernel, K):
+ *             their time goes to the user frames that entered the kernel;
  *   aggregate the call tree at the view's granularity, by thread or not,
  *             weighed by the view's value (--sample-index).
  *
@@ -69,6 +71,10 @@ struct pv_view {
 	enum ct_granularity granularity;
 	bool by_thread;        /* a level of thread nodes under the root */
 	const char *sample_index; /* what nodes are weighed by (calltree.h) */
+	/* Remove the kernel frames from the stacks, after the steps
+	 * (pv_hide_kernel, as pprof's hide comes after its focus and
+	 * ignore): their time becomes the user frames' own. */
+	bool hide_kernel;
 	/* The report needs the flat rows or the call graph only: the tree
 	 * keeps the distinct stacks, no nodes (calltree.h, paths_only). */
 	bool paths_only;
@@ -94,6 +100,10 @@ struct pv_result {
 	 * spans). */
 	int64_t span_from, span_to;
 };
+
+/* The profile's system CPU time (pv_profile.system_cpu_ns) is kept to the
+ * samples the view shows: when samples are left out, to the share of the
+ * kernel's samples kept (else of all the samples). */
 
 /* Runs view v on profile p, changing it in place (a command that shows one
  * view): r->p is p.  tree: build the call tree too.  0, or -1 after

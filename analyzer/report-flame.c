@@ -101,6 +101,20 @@ static void warm_colour(const char *name, int rgb[3])
 	rgb[2] = (int)((h >> 20) % 56);
 }
 
+/* A kernel frame's colour: a cool one, from a band of teal and blue no
+ * user frame's warm colour comes near (FlameGraph, too, gives the kernel
+ * frames a hue of their own). */
+static void kernel_colour(const char *name, int rgb[3])
+{
+	uint32_t h = 2166136261u;
+
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+		h = (h ^ *c) * 16777619u;
+	rgb[0] = 40 + (int)(h % 60);
+	rgb[1] = 150 + (int)((h >> 8) % 56);
+	rgb[2] = 170 + (int)((h >> 20) % 71);
+}
+
 static const char *value_name(const struct calltree *t)
 {
 	const char *v;
@@ -120,10 +134,13 @@ static void label(struct flame *f, const struct ct_node *nd)
 	} else if (nd->kind == CT_THREAD) {
 		calltree_node_name(f->t, (uint32_t)(nd - f->t->nodes), f->name, sizeof f->name);
 	} else {
-		calltree_frame_name(f->t, nd->frame, f->name, sizeof f->name);
+		bool kernel = calltree_frame_is_kernel(f->t, nd->frame);
+		size_t at = kernel ? CT_KERNEL_MARK_LEN : 0;
+		memcpy(f->name, CT_KERNEL_MARK, at);
+		calltree_frame_name(f->t, nd->frame, f->name + at, sizeof f->name - at);
 		calltree_frame_where(f->t, nd->frame, f->where, sizeof f->where);
-		if (!f->name[0])
-			snprintf(f->name, sizeof f->name, "[unknown]");
+		if (!f->name[at])
+			snprintf(f->name + at, sizeof f->name - at, "[unknown]");
 	}
 }
 
@@ -273,6 +290,11 @@ static void put_node(struct flame *f, uint32_t id)
 		snprintf(fill, sizeof fill, "rgb(225,185,140)");
 	} else if (nd->kind == CT_THREAD) {
 		snprintf(fill, sizeof fill, "rgb(150,190,230)");
+	} else if (calltree_node_is_kernel(f->t, id)) {
+		int rgb[3];
+		kernel_colour(f->name, rgb);
+		snprintf(fill, sizeof fill, "rgb(%d,%d,%d)", rgb[0], rgb[1], rgb[2]);
+		cls = "f k";
 	} else {
 		int rgb[3];
 		warm_colour(f->name, rgb);
@@ -552,6 +574,8 @@ static void put_header(struct flame *f, double height)
 		fputs("; ", out);
 		put_escaped(out, f->name, escape_name(f, f->name));
 	}
+	if (t->kernel_frames)
+		fputs(f->cells ? "; [k]: kernel frames" : "; [k]: kernel frames, in blues", out);
 	if (f->o->noisefloor > 0)
 		fprintf(out, "; grey: at or below the noise floor (K=%g)", f->o->noisefloor);
 	if (f->cut)

@@ -338,9 +338,18 @@ static void write_frames(struct jw *w, struct sp *sp)
 
 		if (k)
 			jw_char(w, ',');
+		bool kernel = calltree_frame_is_kernel(sp->t, sp->used[k]);
+		size_t at = kernel ? CT_KERNEL_MARK_LEN : 0;
+
+		/* a kernel frame marked as the text reports mark it, and its
+		 * file, when none is known, the kernel's (as perf names it) */
+		memcpy(raw, CT_KERNEL_MARK, at);
+		calltree_frame_name(sp->t, sp->used[k], raw + at, sizeof raw - at);
 		jw_str(w, "\n{\"name\":");
-		jw_string(w, calltree_frame_name(sp->t, sp->used[k], raw, sizeof raw));
+		jw_string(w, raw);
 		file = calltree_frame_file(sp->t, sp->used[k], &line);
+		if (kernel && !file[0])
+			file = PV_KERNEL_MAPPING_NAME;
 		if (file[0]) {
 			jw_str(w, ",\"file\":");
 			jw_string(w, file);

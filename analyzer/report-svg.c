@@ -182,6 +182,25 @@ static void share_color(char *buf, size_t n, double share, bool fill)
 	snprintf(buf, n, "#%02x%02x%02x", r, gr, b);
 }
 
+/* A kernel frame's colour by its share: the blues of the kernel, from pale
+ * to deep, where the others go from pale to red. */
+static void kernel_color(char *buf, size_t n, double share, bool fill)
+{
+	double t = sqrt(share < 0 ? 0 : share > 1 ? 1 : share);
+	int r, gr, b;
+
+	if (fill) {
+		r = (int)(0xee + (0xa8 - 0xee) * t);
+		gr = (int)(0xf4 + (0xd8 - 0xf4) * t);
+		b = (int)(0xf8 + (0xf0 - 0xf8) * t);
+	} else {
+		r = (int)(0x7a + (0x10 - 0x7a) * t);
+		gr = (int)(0x9a + (0x60 - 0x9a) * t);
+		b = (int)(0xaa + (0xa0 - 0xaa) * t);
+	}
+	snprintf(buf, n, "#%02x%02x%02x", r, gr, b);
+}
+
 /* A comparison: each graph node's frame's test of its cumulative value. */
 struct diff_marks {
 	struct pv_diff_cell *cum;      /* per flat row */
@@ -351,7 +370,7 @@ static const char *value_name(const struct calltree *t)
 /* The legend: a box of left-justified lines. */
 static int add_legend(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 		      const struct svg_options *o, const struct diff_marks *dm, bool any_residual,
-		      bool any_noise)
+		      bool any_noise, bool any_kernel)
 {
 	const struct calltree *t = g->t;
 	const struct pv_profile *p = t->p;
@@ -401,6 +420,8 @@ static int add_legend(Agraph_t *gr, const struct attrs *a, const struct graph *g
 	sb_add(&l, "Showing %zu of %zu nodes, %zu edges\\l", g->nnodes, g->total_nodes, g->nedges);
 	if (any_residual)
 		sb_add(&l, "Dashed: calls through dropped frames\\l");
+	if (any_kernel)
+		sb_add(&l, dm ? "[k], rounded: kernel frames\\l" : "[k], rounded, blue: kernel frames\\l");
 	if (any_noise)
 		sb_add(&l, "Grey: at or below the noise floor, n <= %g sqrt(N), N all samples\\l",
 		       o->noisefloor);
@@ -431,7 +452,7 @@ static int add_legend(Agraph_t *gr, const struct attrs *a, const struct graph *g
 
 static int add_nodes(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 		     const struct svg_options *o, const struct diff_marks *dm, Agnode_t **gn,
-		     bool *any_noise)
+		     bool *any_noise, bool *any_kernel)
 {
 	const struct calltree *t = g->t;
 	int64_t total = ct_weight(t, &t->nodes[0]);
@@ -453,10 +474,18 @@ static int add_nodes(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 		struct sbuf l = { 0 }, tip = { 0 };
 		char id[32];
 
-		calltree_frame_name(t, nd->frame, name, sizeof name);
+		bool kernel = calltree_frame_is_kernel(t, nd->frame);
+		size_t at = kernel ? CT_KERNEL_MARK_LEN : 0;
+
+		memcpy(name, CT_KERNEL_MARK, at);
+		calltree_frame_name(t, nd->frame, name + at, sizeof name - at);
+		if (!name[at])
+			snprintf(name + at, sizeof name - at, "??");
 		calltree_frame_where(t, nd->frame, where, sizeof where);
-		shorten_name(name[0] ? name : "??", shortn, sizeof shortn);
+		memcpy(shortn, CT_KERNEL_MARK, at);
+		shorten_name(name + at, shortn + at, sizeof shortn - at);
 		sb_text(&l, shortn, GV_LABEL);
+		*any_kernel |= kernel;
 		if (flat == 0 && nd->flat_count == 0) {
 			fmt_amount(g, amt, sizeof amt, nd->cum_count, nd->cum_value, total);
 			sb_add(&l, "\\n0 of %s", amt);
@@ -468,7 +497,7 @@ static int add_nodes(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 				sb_add(&l, "\\nof %s", amt);
 			}
 		}
-		sb_text(&tip, name[0] ? name : "??", GV_TOOLTIP);
+		sb_text(&tip, name, GV_TOOLTIP);
 		if (where[0]) {
 			sb_add(&tip, " (");
 			sb_text(&tip, where, GV_TOOLTIP);
@@ -504,9 +533,14 @@ static int add_nodes(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 		snprintf(id, sizeof id, "N%zu", i + 1);
 		gn[i] = agnode(gr, id, 1);
 		if (dc && a->n_class)
-			set(gn[i], a->n_class, noise ? "noise" :
-			    dc->verdict == PV_VERDICT_WORSE ? "worse" :
-			    dc->verdict == PV_VERDICT_BETTER ? "better" : "insignificant");
+			set(gn[i], a->n_class, noise ? (kernel ? "noise kernel" : "noise") :
+			    dc->verdict == PV_VERDICT_WORSE ? (kernel ? "worse kernel" : "worse") :
+			    dc->verdict == PV_VERDICT_BETTER ? (kernel ? "better kernel" : "better") :
+			    kernel ? "insignificant kernel" : "insignificant");
+		else if (kernel && a->n_class)
+			set(gn[i], a->n_class, "kernel");
+		if (kernel)
+			set(gn[i], a->n_style, "filled,rounded");
 		set(gn[i], a->n_label, l.s);
 		set(gn[i], a->n_tooltip, tip.s);
 		set(gn[i], a->n_id, id);
@@ -519,7 +553,7 @@ static int add_nodes(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 			set(gn[i], a->n_color, "#c8c8c8");
 			set(gn[i], a->n_fillcolor, "#f0f0f0");
 			set(gn[i], a->n_fontcolor, "#a0a0a0");
-			set(gn[i], a->n_style, "filled,dashed");
+			set(gn[i], a->n_style, kernel ? "filled,rounded,dashed" : "filled,dashed");
 		} else if (dc) {
 			diff_color(buf, sizeof buf, dc, false);
 			set(gn[i], a->n_color, buf);
@@ -527,9 +561,9 @@ static int add_nodes(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 			set(gn[i], a->n_fillcolor, buf);
 		} else {
 			double share = total ? (double)cum / (double)total : 0;
-			share_color(buf, sizeof buf, share, false);
+			(kernel ? kernel_color : share_color)(buf, sizeof buf, share, false);
 			set(gn[i], a->n_color, buf);
-			share_color(buf, sizeof buf, share, true);
+			(kernel ? kernel_color : share_color)(buf, sizeof buf, share, true);
 			set(gn[i], a->n_fillcolor, buf);
 		}
 	}
@@ -646,7 +680,7 @@ int report_svg(FILE *out, struct calltree *t, const struct svg_options *o)
 	Agnode_t **gn = NULL;
 	struct attrs a;
 	struct diff_marks marks = { 0 }, *dm = NULL;
-	bool any_residual = false, any_noise = false, laid_out = false;
+	bool any_residual = false, any_noise = false, any_kernel = false, laid_out = false;
 	int ret = -1;
 
 	if (!g)
@@ -668,11 +702,12 @@ int report_svg(FILE *out, struct calltree *t, const struct svg_options *o)
 		goto out;
 	}
 	declare_attrs(gr, &a);
-	/* (declared for a comparison alone: other graphs stay as they were) */
-	a.n_class = dm ? decl(gr, AGNODE, "class", "") : NULL;
-	if (add_nodes(gr, &a, g, o, dm, gn, &any_noise) < 0 ||
+	/* (declared for a comparison and kernel frames alone: other graphs
+	 * stay as they were) */
+	a.n_class = dm || t->kernel_frames ? decl(gr, AGNODE, "class", "") : NULL;
+	if (add_nodes(gr, &a, g, o, dm, gn, &any_noise, &any_kernel) < 0 ||
 	    add_edges(gr, &a, g, gn, &any_residual) < 0 ||
-	    add_legend(gr, &a, g, o, dm, any_residual, any_noise) < 0)
+	    add_legend(gr, &a, g, o, dm, any_residual, any_noise, any_kernel) < 0)
 		goto out;
 	if (gvLayout(gvc, gr, "dot") != 0) {
 		pv_error("graphviz cannot lay out the call graph with 'dot': is its dot layout plugin installed?");

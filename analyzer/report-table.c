@@ -235,16 +235,22 @@ static void diff_header(struct table *tb)
 	field(tb, -7, "verdict");
 }
 
-/* The name and location of a frame (or a node that is no frame), escaped. */
-static void name_fields(struct table *tb, uint32_t node, int64_t frame)
+/* The name and location of a frame (or a node that is no frame), escaped;
+ * a kernel frame's name after CT_KERNEL_MARK.  pad: the other names of an
+ * aligned column that has kernel frames in it start where theirs do. */
+static void name_fields(struct table *tb, uint32_t node, int64_t frame, bool pad)
 {
 	char raw[NAME_MAX_LEN], esc[NAME_MAX_LEN];
+	bool kernel = frame >= 0 && calltree_frame_is_kernel(tb->t, (uint32_t)frame);
+	size_t at = kernel || (pad && !tb->sep && tb->t->kernel_frames) ? CT_KERNEL_MARK_LEN : 0;
 
 	if (frame >= 0)
 		calltree_frame_name(tb->t, (uint32_t)frame, raw, sizeof raw);
 	else
 		calltree_node_name(tb->t, node, raw, sizeof raw);
-	field(tb, 0, pv_escape(esc, sizeof esc, raw));
+	memcpy(esc, kernel ? CT_KERNEL_MARK : "    ", at);
+	pv_escape(esc + at, sizeof esc - at, raw);
+	field(tb, 0, esc);
 	if (frame >= 0)
 		calltree_frame_where(tb->t, (uint32_t)frame, raw, sizeof raw);
 	else
@@ -382,7 +388,7 @@ int report_table_flat(FILE *out, struct calltree *t, const struct report_options
 				field(&tb, 10, buf);
 			}
 		}
-		name_fields(&tb, 0, r->frame);
+		name_fields(&tb, 0, r->frame, true);
 		if (end_row(&tb) < 0)
 			goto out;
 	}
@@ -511,7 +517,7 @@ int report_table_tree(FILE *out, const struct calltree *t, const struct report_o
 				put_blanks(&tb, 2 * (int)d);
 				tb.first = true;
 			}
-			name_fields(&tb, id, nd->kind == CT_FRAME ? (int64_t)nd->frame : -1);
+			name_fields(&tb, id, nd->kind == CT_FRAME ? (int64_t)nd->frame : -1, false);
 			if (end_row(&tb) < 0)
 				goto out;
 		}

@@ -2,6 +2,7 @@
 #include "report-text.h"
 #include "error.h"
 #include "escape.h"
+#include "folded-read.h"
 #include "raw-cpu.h"
 #include "units.h"
 #include "util.h"
@@ -41,6 +42,23 @@ bool report_unsampled(const struct pv_profile *p, char *buf, size_t n)
 				     p->unsampled_threads, p->nthreads, p->lost);
 }
 
+/* " (user 1.06 s, system 3.95 s)": how the CPU time cpu_ns of the
+ * samples divides, when the profile says how much of it was the kernel's
+ * (pv_profile.system_cpu_ns, kept to the samples shown by the view). */
+static void put_system_time(FILE *out, const struct pv_profile *p, int64_t cpu_ns)
+{
+	char user[32], sys[32];
+	int64_t s = p->system_cpu_ns;
+
+	if (s < 0 || cpu_ns <= 0)
+		return;
+	if (s > cpu_ns)
+		s = cpu_ns;
+	pv_format_duration(user, sizeof user, cpu_ns - s);
+	pv_format_duration(sys, sizeof sys, s);
+	fprintf(out, " (user %s, system %s)", user, sys);
+}
+
 void report_header(FILE *out, const struct calltree *t, const struct report_options *o)
 {
 	const struct pv_profile *p = t->p;
@@ -59,6 +77,8 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 	if (vname) {
 		pv_format_duration(cpu, sizeof cpu, total_value);
 		fprintf(out, ", %s %s", strcmp(vname, "cpu") == 0 ? "CPU" : vname, cpu);
+		if (strcmp(vname, "cpu") == 0)
+			put_system_time(out, p, total_value);
 	}
 	fprintf(out, " in %" PRId64 " samples", t->samples);
 	if (p->period > 0)
@@ -146,19 +166,26 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 /* Names come from the input: every one is written through pv_escape.  A
  * report escapes each frame's name and location once, into a cache, and
  * copies them from there into every line that shows the frame. */
+enum label_style {
+	LABEL_MARK,            /* a kernel frame's name after CT_KERNEL_MARK */
+	LABEL_FOLDED,          /* after it FOLDED_KERNEL_SUFFIX (FlameGraph's) */
+};
+
 struct labels {
 	const struct calltree *t;
+	enum label_style style;
 	uint32_t *off;         /* per frame: its "name\0where\0" in text, or PV_NONE */
 	uint16_t *name_len, *where_len;
 	char *text; size_t n, cap;
 };
 
-static int labels_init(struct labels *l, const struct calltree *t)
+static int labels_init(struct labels *l, const struct calltree *t, enum label_style style)
 {
 	size_t n = t->nframes ? t->nframes : 1;
 
 	memset(l, 0, sizeof *l);
 	l->t = t;
+	l->style = style;
 	l->off = malloc(n * sizeof *l->off);
 	l->name_len = malloc(n * sizeof *l->name_len);
 	l->where_len = malloc(n * sizeof *l->where_len);
@@ -188,7 +215,15 @@ static const char *frame_label(struct labels *l, uint32_t f, size_t *name_len, c
 		char raw[NAME_MAX_LEN], name[NAME_MAX_LEN], w[NAME_MAX_LEN];
 		size_t nl, wl;
 
-		pv_escape(name, sizeof name, calltree_frame_name(l->t, f, raw, sizeof raw));
+		bool kernel = calltree_frame_is_kernel(l->t, f);
+		size_t at = kernel && l->style == LABEL_MARK ? CT_KERNEL_MARK_LEN : 0;
+
+		/* the mark and the suffix are ours: they are not escaped */
+		memcpy(name, CT_KERNEL_MARK, at);
+		pv_escape(name + at, sizeof name - at - sizeof FOLDED_KERNEL_SUFFIX,
+			  calltree_frame_name(l->t, f, raw, sizeof raw));
+		if (kernel && l->style == LABEL_FOLDED)
+			strcat(name, FOLDED_KERNEL_SUFFIX);
 		pv_escape(w, sizeof w, calltree_frame_where(l->t, f, raw, sizeof raw));
 		nl = strlen(name);
 		wl = strlen(w);
@@ -555,7 +590,7 @@ int report_tree(FILE *out, const struct calltree *t, const struct report_options
 		fprintf(out, "no samples%s\n", o->tid_filter ? " in the selected threads" : "");
 		return 0;
 	}
-	if (labels_init(&l, t) < 0)
+	if (labels_init(&l, t, LABEL_MARK) < 0)
 		return -1;
 	stack = malloc(t->nnodes * sizeof *stack);
 	kids = malloc(t->nnodes * sizeof *kids);
@@ -669,7 +704,7 @@ int report_flat(FILE *out, struct calltree *t, const struct report_options *o)
 		free(rows);
 		return 0;
 	}
-	if (labels_init(&l, t) < 0) {
+	if (labels_init(&l, t, LABEL_MARK) < 0) {
 		free(rows);
 		return -1;
 	}
@@ -704,6 +739,9 @@ int report_flat(FILE *out, struct calltree *t, const struct report_options *o)
 		q = put_fixed(q, sqrt((double)r->self_count), 6, 0);
 		q = put_cstr(q, attr_off(o));
 		q = put_cstr(q, "  ");
+		/* with kernel frames about, the names start in one column */
+		if (t->kernel_frames && !calltree_frame_is_kernel(t, r->frame))
+			q = put_spaces(q, CT_KERNEL_MARK_LEN);
 		q = put_str(q, name, nl);
 		if (wl) {
 			q = put_cstr(q, "  ");
@@ -741,7 +779,7 @@ int report_folded(FILE *out, const struct calltree *t, const struct report_optio
 
 	if (t->dn && o->diff)
 		pv_diff_scale_of(t, o->diff, &sc);
-	if (!stack || !len_at || labels_init(&l, t) < 0) {
+	if (!stack || !len_at || labels_init(&l, t, LABEL_FOLDED) < 0) {
 		free(stack);
 		free(len_at);
 		return pv_oom();

@@ -203,8 +203,9 @@ static void put_json(FILE *out, const char *s)
 }
 
 /* A colour from the name, the same for the same name in every picture:
- * any hue, saturated enough to be told from the greys. */
-static uint32_t colour_of(const char *name)
+ * any hue, saturated enough to be told from the greys; a kernel frame's
+ * darker than any other's, so the time in the kernel stands apart. */
+static uint32_t colour_of(const char *name, bool kernel)
 {
 	uint32_t h = 2166136261u;
 	double hue, s, l, c, x, m, r = 0, g = 0, b = 0;
@@ -215,7 +216,7 @@ static uint32_t colour_of(const char *name)
 	h = (uint32_t)pv_mix64(h);
 	hue = (double)(h % 360);
 	s = 0.55 + (double)((h >> 9) % 30) / 100;
-	l = 0.48 + (double)((h >> 17) % 16) / 100;
+	l = (kernel ? 0.25 : 0.48) + (double)((h >> 17) % 16) / 100;
 	c = (1 - fabs(2 * l - 1)) * s;
 	x = c * (1 - fabs(fmod(hue / 60, 2) - 1));
 	m = l - c / 2;
@@ -250,16 +251,21 @@ static uint32_t frame_of(struct tl *tl, uint32_t id)
 	if (pv_grow(&tl->frames, &tl->cap_frames, tl->nframes + 1, sizeof *tl->frames) < 0)
 		return PV_NONE;
 	f = &tl->frames[tl->nframes];
-	calltree_frame_name(tl->t, id, tl->name, sizeof tl->name);
-	if (!tl->name[0])
-		snprintf(tl->name, sizeof tl->name, "[unknown]");
+	bool kernel = calltree_frame_is_kernel(tl->t, id);
+	size_t at = kernel ? CT_KERNEL_MARK_LEN : 0;
+	/* the name shown, a kernel frame's marked; --highlight sees it bare */
+	memcpy(tl->name, CT_KERNEL_MARK, at);
+	calltree_frame_name(tl->t, id, tl->name + at, sizeof tl->name - at);
+	if (!tl->name[at])
+		snprintf(tl->name + at, sizeof tl->name - at, "[unknown]");
 	*f = (struct tl_frame){ .id = id,
-				.matched = !tl->o->highlight || regexec(tl->o->highlight, tl->name, 0, NULL, 0) == 0 };
+				.matched = !tl->o->highlight ||
+					   regexec(tl->o->highlight, tl->name + at, 0, NULL, 0) == 0 };
 	if (!(f->name = strdup(escaped(tl, tl->name)))) {
 		pv_oom();
 		return PV_NONE;
 	}
-	f->rgb = colour_of(f->name);
+	f->rgb = colour_of(f->name + at, kernel);
 	tl->frame_map[id] = (uint32_t)tl->nframes + 1;
 	return (uint32_t)tl->nframes++;
 }

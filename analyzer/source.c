@@ -2,6 +2,7 @@
 #include "source.h"
 
 #include "error.h"
+#include "kallsyms.h"
 #include "leaf.h"
 #include "merge.h"
 #include "read.h"
@@ -90,6 +91,8 @@ int pv_source_open(char *const *paths, size_t n, const struct pv_source_options 
 	}
 	if (modules_use_profile(s->mods, s->p) < 0 || pv_settle_leaf_candidates(s->p, s->mods) < 0)
 		goto fail;
+	if (pv_symbolize_kernel(s->p, NULL, NULL, o->quiet) < 0)
+		goto fail;
 	if ((o->bfd ? pv_symbolize_bfd(s->p, s->mods, &o->symbolize)
 		    : pv_symbolize(s->p, s->mods, &o->symbolize)) < 0)
 		goto fail;
@@ -104,7 +107,7 @@ int pv_source_open_diff(char *const *base, size_t nb, char *const *paths, size_t
 {
 	struct pv_source b;
 	struct pv_profile *p;
-	int64_t duration;
+	int64_t duration, system;
 
 	if (pv_source_open(base, nb, o, &b) < 0)
 		return -1;
@@ -131,12 +134,15 @@ int pv_source_open_diff(char *const *base, size_t nb, char *const *paths, size_t
 	/* each side's times from its own start */
 	b.p->time_ns = p->time_ns;
 	duration = p->duration_ns;
+	/* the header speaks of the new side's CPU time */
+	system = p->system_cpu_ns;
 	if (pv_merge(p, b.p, nb == 1 && strcmp(base[0], "-") ? base[0] : "the base profiles") < 0) {
 		pv_source_close(&b);
 		pv_source_close(s);
 		return -1;
 	}
 	p->duration_ns = duration;
+	p->system_cpu_ns = system;
 	p->diff = true;
 	p->diff_base_runs = (uint32_t)nb;
 	p->diff_new_runs = (uint32_t)n;

@@ -46,8 +46,8 @@ enum { OPT_FILTER = 0x400 };
 /* The flame graph (--flame, --icicle). */
 enum { OPT_FLAME = 0x600, OPT_ICICLE };
 
-/* The interactive browser. */
-enum { OPT_TUI = 0x700, OPT_REVERSE };
+/* The interactive browser, and views every front end has. */
+enum { OPT_TUI = 0x700, OPT_REVERSE, OPT_HIDE_KERNEL };
 
 /* What reports weigh by. */
 enum { OPT_SAMPLE_INDEX = 0x800 };
@@ -76,6 +76,7 @@ static const struct option long_options[] = {
 	{ "speedscope", no_argument, NULL, OPT_SPEEDSCOPE },
 	{ "tui", no_argument, NULL, OPT_TUI },
 	{ "reverse", no_argument, NULL, OPT_REVERSE },
+	{ "hide-kernel", no_argument, NULL, OPT_HIDE_KERNEL },
 	{ "sample-index", required_argument, NULL, OPT_SAMPLE_INDEX },
 	{ "sample_index", required_argument, NULL, OPT_SAMPLE_INDEX },
 	{ "diff-base", required_argument, NULL, OPT_DIFF_BASE },
@@ -191,6 +192,9 @@ static void usage(FILE *out)
 		"      --reverse          turn the stacks upside down (after the filters): the\n"
 		"                         tree starts from where the time was spent and goes\n"
 		"                         out to the callers\n"
+		"      --hide-kernel      remove the kernel frames ([k]) from the stacks (after\n"
+		"                         the filters): the time in the kernel becomes the own\n"
+		"                         time of the function that entered it\n"
 		"\n"
 		"Symbols:\n"
 		"      --symbolizer=NAME  read debug info with dw (libdw, default) or bfd (libbfd)\n"
@@ -459,7 +463,7 @@ int main(int argc, char **argv)
 	size_t nbases = 0;
 	struct pv_span *spans = NULL;
 	size_t nspans = 0;
-	bool dump = false, reverse = false;
+	bool dump = false, reverse = false, hide_kernel = false;
 	const char *output = NULL, *color = "auto";
 	uint32_t *tids = NULL;
 	size_t ntids = 0;
@@ -608,6 +612,7 @@ int main(int argc, char **argv)
 		case 'V': printf("profview %s\n", PROFVIEW_VERSION); return 0;
 		case OPT_TUI: tui = true; break;
 		case OPT_REVERSE: reverse = true; break;
+		case OPT_HIDE_KERNEL: hide_kernel = true; break;
 		case OPT_SAMPLE_INDEX:
 			if (!optarg[0])
 				return usage_error("%s", "empty --sample-index");
@@ -668,7 +673,7 @@ int main(int argc, char **argv)
 	if (reverse)
 		steps[nsteps++] = (struct pv_step){ .kind = PV_STEP_REVERSE };
 	view = (struct pv_view){ .tids = tids, .ntids = ntids, .spans = spans, .nspans = nspans,
-				 .steps = steps, .nsteps = nsteps,
+				 .steps = steps, .nsteps = nsteps, .hide_kernel = hide_kernel,
 				 .granularity = copt.granularity, .by_thread = copt.by_thread,
 				 .sample_index = copt.sample_index,
 				 .paths_only = !tui && (kind == REPORT_FLAT || kind == REPORT_SVG ||

@@ -76,20 +76,31 @@ struct freader {
 	bool diff;             /* every line has two counts: base and new */
 };
 
-/* The location standing for the frame named [s, e). */
+/* The location standing for the frame named [s, e): a kernel frame when
+ * the name ends in FOLDED_KERNEL_SUFFIX after something. */
 static uint32_t frame_location(struct freader *r, const unsigned char *s, const unsigned char *e)
 {
 	struct pv_profile *p = r->p;
-	uint32_t name = pv_intern(p, (const char *)s, (size_t)(e - s));
+	size_t klen = sizeof FOLDED_KERNEL_SUFFIX - 1;
+	bool kernel = (size_t)(e - s) > klen && memcmp(e - klen, FOLDED_KERNEL_SUFFIX, klen) == 0;
+	uint32_t mapping = PV_NONE;
 
+	if (kernel) {
+		e -= klen;
+		if ((mapping = pv_kernel_mapping(p)) == PV_NONE)
+			return PV_NONE;
+	}
+	uint32_t name = pv_intern(p, (const char *)s, (size_t)(e - s));
 	if (name == PV_NONE)
 		return PV_NONE;
 	uint32_t fn = pv_get_function(p, name, name, 0, 0);
 	if (fn == PV_NONE)
 		return PV_NONE;
 	struct pv_line line = { fn, 0 };
-	/* A frame has no address: each function gets its own made-up one. */
-	return pv_location_with_lines(p, (uint64_t)fn + 1, PV_NONE, &line, 1);
+	/* A frame has no address: each function gets its own made-up one;
+	 * the kernel's unknown code its own, 0 (profile.h). */
+	uint64_t address = kernel && strcmp(pv_str(p, name), PV_KERNEL_FRAME_NAME) == 0 ? 0 : (uint64_t)fn + 1;
+	return pv_location_with_lines(p, address, mapping, &line, 1);
 }
 
 /* Does the line [s, e) end with two counts ("stack BASE NEW")? */
@@ -235,6 +246,7 @@ struct pv_profile *folded_read(const unsigned char *buf, size_t len, const char 
 		pv_warn("'%s': %zu stack%s deeper than %d frames (the first at line %zu) cut to %s innermost %d",
 			name, r.cut, r.cut == 1 ? "" : "s", FOLDED_MAX_DEPTH, r.first_cut,
 			r.cut == 1 ? "its" : "their", FOLDED_MAX_DEPTH);
+	pv_flag_kernel_samples(r.p);
 	r.p->finished = true;
 	free(r.locs);
 	return r.p;

@@ -35,6 +35,27 @@ uint32_t pv_location_with_lines(struct pv_profile *p, uint64_t address, uint32_t
 	}
 }
 
+uint32_t pv_kernel_mapping(struct pv_profile *p)
+{
+	struct pv_mapping m = { .kind = PV_MAP_KERNEL, .has_functions = true };
+
+	for (size_t i = 0; i < p->nmappings; i++)
+		if (p->mappings[i].kind == PV_MAP_KERNEL)
+			return (uint32_t)i;
+	if ((m.file = pv_intern_str(p, PV_KERNEL_MAPPING_NAME)) == PV_NONE)
+		return PV_NONE;
+	return pv_add_mapping(p, &m);
+}
+
+void pv_flag_kernel_samples(struct pv_profile *p)
+{
+	for (size_t i = 0; i < p->nsamples; i++) {
+		struct pv_sample *s = &p->samples[i];
+		if (s->nlocs && pv_location_is_kernel(p, pv_sample_locs(p, s)[0]))
+			s->flags |= PV_SAMPLE_KERNEL;
+	}
+}
+
 /* Merging */
 
 struct merger {

@@ -46,4 +46,13 @@ int pv_use_program(struct pv_profile *p, const char *path);
 uint32_t pv_location_with_lines(struct pv_profile *p, uint64_t address, uint32_t mapping,
 				const struct pv_line *lines, uint32_t n);
 
+/* The profile's kernel mapping (PV_KERNEL_MAPPING_NAME), added when it
+ * has none: where a reader puts the kernel frames it reads.  Its index, or
+ * PV_NONE when out of memory. */
+uint32_t pv_kernel_mapping(struct pv_profile *p);
+
+/* Flag PV_SAMPLE_KERNEL every sample whose leaf is a kernel frame: for
+ * the readers of formats that say so by the frames alone. */
+void pv_flag_kernel_samples(struct pv_profile *p);
+
 #endif

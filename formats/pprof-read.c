@@ -7,11 +7,13 @@
  * index and id refers to something.
  */
 #include "pprof-read.h"
+#include "pprof-write.h"
 #include "error.h"
 #include "merge.h"
 #include "util.h"
 #include "profile.pb-c.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -367,6 +369,20 @@ static int decode_header(struct decoder *d)
 	p->time_ns = pb->time_nanos;
 	p->duration_ns = pb->duration_nanos;
 	p->finished = true;
+	/* profview's own comment on the system CPU time */
+	for (size_t i = 0; i < pb->n_comment; i++) {
+		const char *c = pb->comment[i] >= 0 && (uint64_t)pb->comment[i] < pb->n_string_table ?
+				pb->string_table[pb->comment[i]] : "";
+		size_t k = sizeof PPROF_SYSTEM_COMMENT - 1;
+		char *end;
+		long long v;
+		if (strncmp(c, PPROF_SYSTEM_COMMENT, k) || c[k] < '0' || c[k] > '9')
+			continue;
+		errno = 0;
+		v = strtoll(c + k, &end, 10);
+		if (!errno && !*end)
+			p->system_cpu_ns = v;
+	}
 	p->source_format = pv_intern_str(p, "pprof profile");
 	return p->source_format == PV_NONE ? -1 : 0;
 }
@@ -394,8 +410,10 @@ static int decode_mappings(struct decoder *d)
 		if ((d->map_index[i] = pv_add_mapping(p, &pm)) == PV_NONE)
 			return -1;
 	}
-	if (pb->n_mapping)
-		p->program = p->mappings[0].file;
+	/* the first mapping is the program's, unless it is the kernel's */
+	for (size_t i = 0; i < p->nmappings && !p->program; i++)
+		if (p->mappings[i].kind != PV_MAP_KERNEL)
+			p->program = p->mappings[i].file;
 	return 0;
 }
 
@@ -732,6 +750,7 @@ struct pv_profile *pprof_read(const unsigned char *buf, size_t len, const char *
 	for (size_t i = 0; i < nspans; i++)
 		if (decode_sample_wire(&d, &w, spans[i].at, spans[i].end, i + 1) < 0)
 			goto fail;
+	pv_flag_kernel_samples(p);
 	goto out;
 fail:
 	pv_profile_free(p);

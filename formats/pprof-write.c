@@ -6,6 +6,7 @@
 #include "profile.pb-c.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -125,7 +126,8 @@ static int group_samples(struct writer *w)
 }
 
 /* Mapping ids: the program's mappings first, as pprof takes the first
- * mapping for the main binary. */
+ * mapping for the main binary, and the kernel's last, never taken for
+ * it. */
 static int number_mappings(struct writer *w)
 {
 	const struct pv_profile *p = w->p;
@@ -134,10 +136,11 @@ static int number_mappings(struct writer *w)
 	w->map_id = calloc(p->nmappings + 1, sizeof *w->map_id);
 	if (!w->map_id)
 		return pv_oom();
-	for (int pass = 0; pass < 2; pass++)
+	for (int pass = 0; pass < 3; pass++)
 		for (size_t i = 0; i < p->nmappings; i++) {
 			bool prog = p->program && p->mappings[i].file == p->program;
-			if (!w->map_id[i] && (pass == 1 || prog))
+			bool kernel = p->mappings[i].kind == PV_MAP_KERNEL;
+			if (!w->map_id[i] && (pass == 2 || (!kernel && (pass == 1 || prog))))
 				w->map_id[i] = next++;
 		}
 	return 0;
@@ -282,6 +285,9 @@ static int build(struct writer *w, PbProfile *pb)
 		pm->memory_limit = m->limit;
 		pm->file_offset = m->offset;
 		pm->filename = m->file;
+		if (m->kind == PV_MAP_KERNEL &&
+		    (pm->filename = pv_intern_str(p, PV_KERNEL_MAPPING_NAME)) == PV_NONE)
+			goto out;
 		pm->build_id = m->build_id;
 		pm->has_functions = m->has_functions;
 		pm->has_filenames = m->has_filenames;
@@ -339,16 +345,21 @@ static int build(struct writer *w, PbProfile *pb)
 	pb->function = w->fn_ptrs;
 
 	/* A comment saying where it came from; then the strings, index 0 "". */
-	w->comments = xcalloc(1, sizeof *w->comments);
+	w->comments = xcalloc(2, sizeof *w->comments);
 	if (!w->comments)
 		goto out;
+	pb->comment = w->comments;
 	if (p->source_format) {
 		char b[256];
 		snprintf(b, sizeof b, "profview %s from a %s", PROFVIEW_VERSION, pv_str(p, p->source_format));
-		if ((w->comments[0] = pv_intern_str(p, b)) == PV_NONE)
+		if ((w->comments[pb->n_comment++] = pv_intern_str(p, b)) == PV_NONE)
 			goto out;
-		pb->n_comment = 1;
-		pb->comment = w->comments;
+	}
+	if (p->system_cpu_ns >= 0) {
+		char b[96];
+		snprintf(b, sizeof b, PPROF_SYSTEM_COMMENT "%" PRId64, p->system_cpu_ns);
+		if ((w->comments[pb->n_comment++] = pv_intern_str(p, b)) == PV_NONE)
+			goto out;
 	}
 	pb->n_string_table = p->strings.n;
 	pb->string_table = p->strings.strs;

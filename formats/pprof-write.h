@@ -19,8 +19,14 @@ struct pprof_write_options {
 	double base_scale, new_scale;
 };
 
+/* The comment that carries the profile's system CPU time
+ * (pv_profile.system_cpu_ns), followed by it in nanoseconds: pprof shows
+ * it (-comments), profview reads it back. */
+#define PPROF_SYSTEM_COMMENT "system CPU time of the samples, ns: "
+
 /* Write p to out (name for messages) as a profile.proto: its sample
- * types, period, time, mappings (the program's first), locations with
+ * types, period, time, mappings (the program's first, the kernel's last,
+ * named PV_KERNEL_MAPPING_NAME as perf's converters name it), locations with
  * their lines (innermost first), functions, and samples with identical
  * stacks and threads merged into one with summed values, each labelled
  * with its thread ("thread": the id, "thread_name", both strings), and

@@ -78,10 +78,12 @@ static uint32_t raw_iter_min_size(uint32_t type)
 	case RAW_STACK: return sizeof(struct raw_stack);
 	case RAW_SAMPLE: return RAW_SAMPLE_SHORT_SIZE;
 	case RAW_LOST: return RAW_LOST_MIN_SIZE;
-	case RAW_THREAD_EXIT: return sizeof(struct raw_thread_exit);
+	case RAW_THREAD_EXIT: return RAW_THREAD_EXIT_MIN_SIZE;
 	case RAW_END: return sizeof(struct raw_end);
 	case RAW_SAMPLE_REGS: return sizeof(struct raw_sample_regs);
 	case RAW_CHECK_FRAMES: return sizeof(struct raw_unwind_check);
+	case RAW_SAMPLE_KERNEL: return sizeof(struct raw_sample_kernel);
+	case RAW_KERNEL: return sizeof(struct raw_kernel);
 	default: return sizeof(struct raw_rec);
 	}
 }
@@ -123,6 +125,12 @@ static int raw_iter_fits(const struct raw_iter *it, const unsigned char *r, uint
 		memcpy(&s, r, sizeof s);
 		return s.nregs >= it->min_regs && s.nregs <= RAW_MAX_REGS &&
 		       (uint64_t)s.nregs * 8 + s.stack_len <= size - sizeof s;
+	}
+	case RAW_SAMPLE_KERNEL: {
+		struct raw_sample_kernel k;
+
+		memcpy(&k, r, sizeof k);
+		return k.nframes <= RAW_MAX_FRAMES && (uint64_t)k.nframes * 8 <= size - sizeof k;
 	}
 	case RAW_CHECK_FRAMES: {
 		struct raw_unwind_check c;

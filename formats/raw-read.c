@@ -15,6 +15,17 @@
  * thread, for the samples the walk could not do.  So what a sample gets
  * does not depend on the threads.
  *
+ * A sample followed by a RAW_SAMPLE_KERNEL record (raw.h) had system time:
+ * it becomes two samples, the user part (its own stack, the weight less
+ * the system time) and the kernel part (the system time; the kernel
+ * frames, or one "[kernel]" frame when they are not known, on top of the
+ * user stack, flagged PV_SAMPLE_KERNEL).  The sample count goes whole to
+ * the part with more time (the user part on a tie), so counts stay whole
+ * and a perf engine's sample, all in one mode, keeps its count where its
+ * time is; a part with neither is left out.  The CPU time accounting
+ * (raw-cpu.h) sees the record's whole weight once; the time it settles on
+ * is split between the two parts in the proportion the record says.
+ *
  * A trace mapped from a finished file (raw_read_mapped) gives its pages
  * back as each pass goes (MADV_DONTNEED, a window at a time): memory
  * stays bounded however large the trace.
@@ -81,6 +92,15 @@ struct walk_batch {
 	unsigned threads;
 };
 
+/* How a sample's CPU time is settled (settle_cpu), in a trace with
+ * kernel records: the record's weight w and system part s, and which part
+ * the profile sample is. */
+enum { PART_WHOLE = 0, PART_USER, PART_KERNEL };
+struct split {
+	uint64_t w, s;
+	uint8_t part;
+};
+
 /* Releasing the pages of a mapped trace: a window at a time. */
 #define RELEASE_WINDOW ((size_t)64 << 20)
 
@@ -134,6 +154,17 @@ struct reader {
 	struct raw_cpu *cpu;
 	int64_t *handles;
 	size_t cap_handles;
+	/* Kernel time: the trace says (a RAW_KERNEL record), the boot id of
+	 * its machine, its sample kernel records; the kernel mapping (or
+	 * PV_NONE until needed) and the "[kernel]" location; each sample's
+	 * split, when the trace has kernel records. */
+	bool system_known;
+	char boot_id[41];
+	uint64_t nkernel;
+	uint32_t kernel_map, kernel_loc;
+	uint64_t kernel_lo, kernel_hi;
+	struct split *splits;
+	size_t cap_splits;
 };
 
 static const char *type_name(uint32_t t)
@@ -147,6 +178,9 @@ static const char *type_name(uint32_t t)
 	case RAW_THREAD_EXIT: return "thread-exit";
 	case RAW_END: return "end";
 	case RAW_SAMPLE_REGS: return "sample-regs";
+	case RAW_CHECK_FRAMES: return "check-frames";
+	case RAW_SAMPLE_KERNEL: return "sample-kernel";
+	case RAW_KERNEL: return "kernel";
 	default: return "unknown";
 	}
 }
@@ -301,6 +335,16 @@ static int first_record(struct reader *rd, const struct raw_record *recp)
 	case RAW_STACK:
 		rd->nstack_records++;
 		break;
+	case RAW_SAMPLE_KERNEL:
+		rd->nkernel++;
+		break;
+	case RAW_KERNEL: {
+		const struct raw_kernel *k = (const void *)r;
+		rd->system_known = true;
+		memcpy(rd->boot_id, k->boot_id, sizeof k->boot_id);
+		rd->boot_id[sizeof k->boot_id] = '\0';
+		break;
+	}
 	case RAW_MAPPING:
 		if (add_mapping(rd, (const void *)r) < 0)
 			return -1;
@@ -531,11 +575,122 @@ static int offcpu_leaf(struct reader *rd, struct pv_sample *ps)
 	return ps->loc_off == UINT32_MAX ? -1 : 0;
 }
 
-/* Finish and add a sample whose stack is stored: the parts every sample
- * record has in common. */
-static int add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uint32_t raw_flags,
-		      uint64_t weight_ns, uint64_t time_ns)
+/* The kernel mapping, made when first needed: "[kernel.kallsyms]", its
+ * build id the boot id of the trace's machine (the analyzer symbolizes
+ * its addresses only on that boot).  Its range is set once all its
+ * addresses are known (kernel_range).  PV_NONE when out of memory. */
+static uint32_t kernel_mapping(struct reader *rd)
 {
+	struct pv_profile *p = rd->p;
+	struct pv_mapping m = { 0 };
+
+	if (rd->kernel_map != PV_NONE)
+		return rd->kernel_map;
+	m.file = pv_intern_str(p, PV_KERNEL_MAPPING_NAME);
+	m.build_id = pv_intern_str(p, rd->boot_id);
+	m.kind = PV_MAP_KERNEL;
+	if (m.file == PV_NONE || m.build_id == PV_NONE)
+		return PV_NONE;
+	rd->kernel_lo = UINT64_MAX;
+	rd->kernel_map = pv_add_mapping(p, &m);
+	return rd->kernel_map;
+}
+
+/* The kernel mapping covers the kernel addresses seen, from the lowest
+ * (its offset: an address in it is its own offset). */
+static void kernel_range(struct reader *rd)
+{
+	struct pv_mapping *m;
+
+	if (rd->kernel_map == PV_NONE || rd->kernel_lo > rd->kernel_hi)
+		return;
+	m = &rd->p->mappings[rd->kernel_map];
+	m->start = m->offset = rd->kernel_lo;
+	m->limit = rd->kernel_hi + 1;
+}
+
+/* Kernel frames on top of the user stack of ps: the record's addresses,
+ * or the "[kernel]" location at address 0 when it has none. */
+static int kernel_stack(struct reader *rd, const struct pv_sample *user,
+			const struct raw_sample_kernel *k, struct pv_sample *ps)
+{
+	struct pv_profile *p = rd->p;
+	const unsigned char *frames = (const unsigned char *)(k + 1);
+	uint32_t map = kernel_mapping(rd), n = 0;
+
+	if (map == PV_NONE)
+		return -1;
+	for (uint32_t i = 0; i < k->nframes && n < RAW_MAX_FRAMES; i++) {
+		uint64_t a;
+		memcpy(&a, frames + 8 * (size_t)i, 8);
+		if (a == 0)
+			continue;
+		/* return addresses: step back into the call */
+		if (i > 0)
+			a--;
+		if (a < rd->kernel_lo)
+			rd->kernel_lo = a;
+		if (a > rd->kernel_hi)
+			rd->kernel_hi = a;
+		if ((rd->locs[n++] = pv_get_location(p, a, map)) == PV_NONE)
+			return -1;
+	}
+	if (n == 0) {
+		if (rd->kernel_loc == PV_NONE) {
+			uint32_t name = pv_intern_str(p, PV_KERNEL_FRAME_NAME);
+			struct pv_line line = { 0 };
+
+			if (name == PV_NONE)
+				return -1;
+			line.function = pv_get_function(p, name, name, 0, 0);
+			if (line.function == PV_NONE)
+				return -1;
+			rd->kernel_loc = pv_get_location(p, 0, map);
+			if (rd->kernel_loc == PV_NONE ||
+			    pv_set_lines(p, rd->kernel_loc, &line, 1) < 0)
+				return -1;
+		}
+		rd->locs[n++] = rd->kernel_loc;
+	}
+	for (uint32_t i = 0; i < user->nlocs && n < RAW_MAX_FRAMES; i++)
+		rd->locs[n++] = p->stack_locs[user->loc_off + i];
+	*ps = *user;
+	ps->flags |= PV_SAMPLE_KERNEL;
+	ps->loc_off = dedup_stack(rd, rd->locs, n);
+	ps->nlocs = n;
+	return ps->loc_off == UINT32_MAX ? -1 : 0;
+}
+
+/* Adds ps with count and CPU time; its accounting handle, and its split
+ * in a trace with kernel records. */
+static int push_sample(struct reader *rd, struct pv_sample *ps, int64_t count, uint64_t cpu,
+		       int64_t handle, const struct split *sp)
+{
+	size_t i = rd->p->nsamples;
+
+	ps->values[rd->v_count] = count;
+	ps->values[rd->v_cpu] = cpu > INT64_MAX ? INT64_MAX : (int64_t)cpu;
+	if (rd->cpu) {
+		if (pv_grow(&rd->handles, &rd->cap_handles, i + 1, sizeof *rd->handles) < 0)
+			return pv_oom();
+		rd->handles[i] = handle;
+	}
+	if (rd->nkernel) {
+		if (pv_grow(&rd->splits, &rd->cap_splits, i + 1, sizeof *rd->splits) < 0)
+			return pv_oom();
+		rd->splits[i] = *sp;
+	}
+	return pv_add_sample(rd->p, ps);
+}
+
+/* Finish and add a sample whose stack is stored: the parts every sample
+ * record has in common.  k: its kernel record, or NULL. */
+static int add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uint32_t raw_flags,
+		      uint64_t weight_ns, uint64_t time_ns, const struct raw_sample_kernel *k)
+{
+	uint64_t sys = k ? (k->system_ns < weight_ns ? k->system_ns : weight_ns) : 0;
+	int64_t handle = 0;
+
 	ps->thread = thread_index(rd, tid);
 	if (ps->thread == PV_NONE)
 		return -1;
@@ -547,17 +702,30 @@ static int add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uin
 	ps->time_ns = time_ns > rd->start_mono ? (int64_t)(time_ns - rd->start_mono) : 0;
 	if (raw_flags & RAW_SAMPLE_TRUNCATED)
 		ps->flags |= PV_SAMPLE_TRUNCATED;
-	ps->values[rd->v_count] = 1;
-	ps->values[rd->v_cpu] = weight_ns > INT64_MAX ? INT64_MAX : (int64_t)weight_ns;
-	if (rd->cpu) {
-		int64_t handle = raw_cpu_sample(rd->cpu, tid, weight_ns);
-		if (handle < 0 || pv_grow(&rd->handles, &rd->cap_handles, rd->p->nsamples + 1,
-					  sizeof *rd->handles) < 0)
-			return pv_oom();
-		rd->handles[rd->p->nsamples] = handle;
+	if (rd->cpu && (handle = raw_cpu_sample(rd->cpu, tid, weight_ns)) < 0)
+		return pv_oom();
+	if (sys == 0) {
+		if (push_sample(rd, ps, 1, weight_ns, handle,
+				&(struct split){ weight_ns, 0, PART_WHOLE }) < 0)
+			return -1;
+	} else {
+		struct pv_sample kp;
+		uint64_t user = weight_ns - sys;
+		bool count_kernel = sys > user;
+
+		if (kernel_stack(rd, ps, k, &kp) < 0)
+			return -1;
+		if ((user > 0 || !count_kernel) &&
+		    push_sample(rd, ps, !count_kernel, user, handle,
+				&(struct split){ weight_ns, sys, PART_USER }) < 0)
+			return -1;
+		if (push_sample(rd, &kp, count_kernel, sys, handle,
+				&(struct split){ weight_ns, sys, PART_KERNEL }) < 0)
+			return -1;
+		/* one sample with an incomplete stack, in two parts */
+		if ((ps->flags & PV_SAMPLE_TRUNCATED) && (user > 0 || !count_kernel))
+			rd->p->truncated--;
 	}
-	if (pv_add_sample(rd->p, ps) < 0)
-		return -1;
 	if (time_ns > rd->last_time)
 		rd->last_time = time_ns;
 	return 0;
@@ -674,7 +842,7 @@ static int walk_take(struct reader *rd, const struct raw_iter *it, const struct 
  * unwinder (walked ahead when it can: walk_take), or, without one, its
  * program counter alone (truncated). */
 static int regs_sample(struct reader *rd, const struct raw_sample_regs *s, const struct raw_iter *it,
-		       const struct raw_record *rec)
+		       const struct raw_record *rec, const struct raw_sample_kernel *k)
 {
 	const uint64_t *regs = (const void *)(s + 1);
 	const unsigned char *stack = (const unsigned char *)(regs + s->nregs);
@@ -707,11 +875,12 @@ static int regs_sample(struct reader *rd, const struct raw_sample_regs *s, const
 	ps.nlocs = rd->nlocs;
 	if (!complete)
 		ps.flags |= PV_SAMPLE_TRUNCATED;
-	return add_sample(rd, &ps, s->tid, s->flags, s->weight_ns, s->time_ns);
+	return add_sample(rd, &ps, s->tid, s->flags, s->weight_ns, s->time_ns, k);
 }
 
 /* A frame-pointer sample: its stack stored by id, or inline. */
-static int fp_sample(struct reader *rd, const unsigned char *r, uint32_t size)
+static int fp_sample(struct reader *rd, const unsigned char *r, uint32_t size,
+		     const struct raw_sample_kernel *k)
 {
 	struct pv_sample ps = { 0 };
 	bool cand = false;
@@ -736,7 +905,7 @@ static int fp_sample(struct reader *rd, const unsigned char *r, uint32_t size)
 	}
 	if (cand)
 		ps.flags |= PV_SAMPLE_LEAF_CANDIDATE;
-	return add_sample(rd, &ps, s->tid, s->flags, s->weight_ns, s->time_ns);
+	return add_sample(rd, &ps, s->tid, s->flags, s->weight_ns, s->time_ns, k);
 }
 
 /* A thread record, for the CPU time accounting: the thread's CPU time
@@ -835,6 +1004,23 @@ static void check_report(struct reader *rd)
 		pv_warn("'%s': unwind check: %s", rd->name, rd->check.first[i]);
 }
 
+/* The kernel record of the sample of thread tid at time that it has just
+ * read (the record right after it: raw.h), or NULL. */
+static const struct raw_sample_kernel *kernel_record(const struct reader *rd,
+						     const struct raw_iter *it, uint32_t tid,
+						     uint64_t time)
+{
+	struct raw_iter ahead = *it;
+	struct raw_record next;
+	struct raw_sample_kernel k;
+
+	if (rd->nkernel == 0 || raw_iter_next(&ahead, &next) != RAW_NEXT_RECORD ||
+	    next.type != RAW_SAMPLE_KERNEL)
+		return NULL;
+	memcpy(&k, next.data, sizeof k);
+	return k.tid == tid && k.time_ns == time ? (const void *)next.data : NULL;
+}
+
 static int sample_pass(struct reader *rd)
 {
 	struct raw_iter it;
@@ -849,10 +1035,14 @@ static int sample_pass(struct reader *rd)
 		 * batch further */
 		if ((it.nrecords & 4095) == 0)
 			release(rd, rec.off > RELEASE_WINDOW ? rec.off - RELEASE_WINDOW : 0);
-		if (rec.type == RAW_SAMPLE_REGS)
-			ret = regs_sample(rd, (const void *)r, &it, &rec);
-		else if (rec.type == RAW_SAMPLE)
-			ret = fp_sample(rd, r, rec.size);
+		if (rec.type == RAW_SAMPLE_REGS) {
+			const struct raw_sample_regs *s = (const void *)r;
+			ret = regs_sample(rd, s, &it, &rec, kernel_record(rd, &it, s->tid, s->time_ns));
+		} else if (rec.type == RAW_SAMPLE) {
+			struct raw_sample s;
+			raw_sample_get(r, rec.size, &s);
+			ret = fp_sample(rd, r, rec.size, kernel_record(rd, &it, s.tid, s.time_ns));
+		}
 		else if (rec.type == RAW_CHECK_FRAMES)
 			check_record(rd, (const void *)r);
 		else if (rec.type == RAW_THREAD && rd->cpu)
@@ -933,8 +1123,25 @@ static int settle_cpu(struct reader *rd)
 	raw_cpu_settle(rd->cpu, &s);
 	for (size_t i = 0; i < p->nsamples; i++) {
 		int64_t *v = &p->samples[i].values[rd->v_cpu];
-		uint64_t w = raw_cpu_weight(rd->cpu, rd->handles[i], (uint64_t)*v);
-		*v = w > INT64_MAX ? INT64_MAX : (int64_t)w;
+		const struct split *sp = rd->splits ? &rd->splits[i] : NULL;
+		uint64_t w, k;
+
+		if (!sp || sp->part == PART_WHOLE) {
+			w = raw_cpu_weight(rd->cpu, rd->handles[i], (uint64_t)*v);
+			*v = w > INT64_MAX ? INT64_MAX : (int64_t)w;
+			continue;
+		}
+		/* the record's settled time, split as it says: the kernel
+		 * part alone, or the user part and the kernel part after it */
+		w = raw_cpu_weight(rd->cpu, rd->handles[i], sp->w);
+		k = sp->s >= sp->w ? w : (uint64_t)((long double)w * sp->s / sp->w + 0.5L);
+		if (k > w)
+			k = w;
+		if (sp->part == PART_USER && i + 1 < p->nsamples) {
+			*v = w - k > INT64_MAX ? INT64_MAX : (int64_t)(w - k);
+			v = &p->samples[++i].values[rd->v_cpu];
+		}
+		*v = k > INT64_MAX ? INT64_MAX : (int64_t)k;
 	}
 	/* The threads' CPU time, by id (a reused id sums its threads). */
 	for (size_t i = 0; i < p->nthreads; i++)
@@ -1035,7 +1242,8 @@ static struct pv_profile *read_trace(const unsigned char *buf, size_t len, const
 				     const struct raw_unwinder *uw, bool mapped)
 {
 	struct reader rd = { .buf = buf, .len = len, .name = name, .last_thread = PV_NONE, .uw = uw,
-			     .offcpu_loc = PV_NONE, .mapped = mapped };
+			     .offcpu_loc = PV_NONE, .mapped = mapped, .kernel_map = PV_NONE,
+			     .kernel_loc = PV_NONE };
 	struct pv_profile *p = pv_profile_new();
 
 	if (!p)
@@ -1061,6 +1269,13 @@ static struct pv_profile *read_trace(const unsigned char *buf, size_t len, const
 		goto fail;
 	if (rd.cpu && settle_cpu(&rd) < 0)
 		goto fail;
+	kernel_range(&rd);
+	if (rd.system_known || rd.nkernel) {
+		p->system_cpu_ns = 0;
+		for (size_t i = 0; i < p->nsamples; i++)
+			if (p->samples[i].flags & PV_SAMPLE_KERNEL)
+				p->system_cpu_ns += p->samples[i].values[rd.v_cpu];
+	}
 	p->finished = rd.have_end;
 	p->lost = rd.have_end ? rd.lost_end : rd.lost_records;
 	if (rd.lost_records > p->lost)
@@ -1092,6 +1307,7 @@ static struct pv_profile *read_trace(const unsigned char *buf, size_t len, const
 	free(rd.stacks);
 	free(rd.dedup);
 	free(rd.handles);
+	free(rd.splits);
 	raw_cpu_free(rd.cpu);
 	batch_free(rd.batch);
 	return p;
@@ -1101,6 +1317,7 @@ fail:
 	free(rd.stacks);
 	free(rd.dedup);
 	free(rd.handles);
+	free(rd.splits);
 	raw_cpu_free(rd.cpu);
 	batch_free(rd.batch);
 	pv_profile_free(p);

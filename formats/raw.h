@@ -120,6 +120,8 @@ enum raw_type {
 	RAW_END = 7,
 	RAW_SAMPLE_REGS = 8,
 	RAW_CHECK_FRAMES = 9,
+	RAW_SAMPLE_KERNEL = 10,
+	RAW_KERNEL = 11,
 };
 
 struct raw_rec {
@@ -172,8 +174,14 @@ struct raw_thread_exit {
 	uint32_t reserved;
 	uint64_t time_ns;
 	uint64_t cpu_ns;
+	/* Of cpu_ns, the system time (in the kernel on the thread's
+	 * behalf), as the kernel accounts it (getrusage); RAW_UNKNOWN when
+	 * not known.  Absent from the 32-byte records of older collectors. */
+	uint64_t system_ns;
 };
-_Static_assert(sizeof(struct raw_thread_exit) == 32, "raw_thread_exit is 32 bytes");
+_Static_assert(sizeof(struct raw_thread_exit) == 40, "raw_thread_exit is 40 bytes");
+#define RAW_THREAD_EXIT_MIN_SIZE 32 /* the record without system_ns */
+#define RAW_UNKNOWN UINT64_MAX
 
 /* A call stack, stored once and referred to by samples.  Followed by
  * nframes uint64 addresses, leaf first. */
@@ -283,6 +291,55 @@ struct raw_unwind_check {
 	uint32_t reason;       /* enum raw_check_reason, 0 unless failed */
 };
 _Static_assert(sizeof(struct raw_unwind_check) == 32, "raw_unwind_check is 32 bytes");
+
+/* Kernel (system) time.  A RAW_KERNEL record, once near the start of the
+ * trace, says that its samples say how much of their weight was system
+ * time: a sample with some is followed right away by a RAW_SAMPLE_KERNEL
+ * record (same tid and time_ns), a sample without has none.  A trace
+ * without a RAW_KERNEL record does not say (older collectors).  Readers
+ * that do not know these records skip them, and see each sample's whole
+ * weight as before. */
+
+enum raw_system_source {
+	/* The thread's system time (getrusage RUSAGE_THREAD, which the
+	 * kernel scales from its tick samples to the thread's runtime)
+	 * since its previous sample: the part of the weight the ticks in
+	 * between found in the kernel.  No kernel call chains. */
+	RAW_SYSTEM_RUSAGE = 1,
+	/* A perf event that counts user and system time: each sample is
+	 * taken in one mode (all system or all user) and a system one
+	 * carries its kernel call chain.  A sample whose perf record was
+	 * missing falls back to RAW_SYSTEM_RUSAGE. */
+	RAW_SYSTEM_PERF = 2,
+};
+
+struct raw_kernel {
+	struct raw_rec h;
+	uint32_t source;       /* enum raw_system_source */
+	uint32_t reserved;
+	/* /proc/sys/kernel/random/boot_id of the machine the trace was
+	 * taken on ("xxxxxxxx-xxxx-...", 36 characters), NUL-padded; all
+	 * zeros when unknown.  The addresses of kernel frames are those of
+	 * that boot: a reader symbolizes them with /proc/kallsyms only on
+	 * the same boot. */
+	char boot_id[40];
+};
+_Static_assert(sizeof(struct raw_kernel) == 56, "raw_kernel is 56 bytes");
+
+/* Right after the sample record (RAW_SAMPLE or RAW_SAMPLE_REGS, and before
+ * a RAW_CHECK_FRAMES) whose weight had system time: how much, and where
+ * in the kernel when known.  Followed by nframes uint64 kernel addresses,
+ * leaf first (the interrupted kernel program counter, then return
+ * addresses); nframes 0 when the kernel stack is not known.  The sample's
+ * own frames are the user stack that entered the kernel. */
+struct raw_sample_kernel {
+	struct raw_rec h;
+	uint32_t tid;          /* the sample's */
+	uint32_t nframes;
+	uint64_t time_ns;      /* the sample's */
+	uint64_t system_ns;    /* of its weight_ns, at most all of it */
+};
+_Static_assert(sizeof(struct raw_sample_kernel) == 32, "raw_sample_kernel is 32 bytes");
 
 /* Samples the collector could not store, and why: the error (a Linux
  * errno) of its last failed attempt to grow the trace, 0 when unknown.

@@ -274,8 +274,8 @@ static char *view_key(const struct browse *b)
 
 	if (!f)
 		return NULL;
-	fprintf(f, "%d %d %d %" PRIu32 "\n", (int)b->copt.granularity, (int)b->copt.by_thread,
-		(int)b->on_cmd_tids, b->tid);
+	fprintf(f, "%d %d %d %" PRIu32 " %d\n", (int)b->copt.granularity, (int)b->copt.by_thread,
+		(int)b->on_cmd_tids, b->tid, (int)b->base.hide_kernel);
 	for (size_t i = 0; i < nspans; i++)
 		fprintf(f, "time %a %a %d %d %d %d\n", spans[i].from, spans[i].to, spans[i].from_pct,
 			spans[i].to_pct, spans[i].has_from, spans[i].has_to);
@@ -796,6 +796,24 @@ int browse_toggle_lines(struct browse *b)
 	b->copt.granularity = b->copt.granularity == CT_LINES ? CT_FUNCTIONS : CT_LINES;
 	drop_zooms(b);
 	return browse_rebuild(b);
+}
+
+int browse_toggle_kernel(struct browse *b)
+{
+	int r;
+
+	b->base.hide_kernel = !b->base.hide_kernel;
+	if ((r = browse_rebuild(b)) < 0) {
+		b->base.hide_kernel = !b->base.hide_kernel;
+		return r;
+	}
+	if (!b->t->kernel_frames && !b->base.hide_kernel)
+		snprintf(b->status, sizeof b->status, "the profile has no kernel frames");
+	else
+		snprintf(b->status, sizeof b->status, b->base.hide_kernel ?
+			 "kernel frames hidden: their time is the own of the function that entered the kernel" :
+			 "kernel frames shown, marked [k]");
+	return 0;
 }
 
 /* ---- threads ----------------------------------------------------------- */

@@ -177,14 +177,24 @@ static void cb_draw(void *ctx, uint32_t item, int depth, bool expanded, bool kid
 	int indent = 2 * depth;
 	if (indent > width / 2)
 		indent = width / 2;
-	snprintf(text, sizeof text, "%*s%s %s%s%s", indent, "", kids ? (expanded ? "-" : "+") : " ", name,
-		 *where ? "  " : "", where);
+	snprintf(text, sizeof text, "%*s%s %s%s%s%s", indent, "", kids ? (expanded ? "-" : "+") : " ",
+		 calltree_node_is_kernel(b->t, item) ? CT_KERNEL_MARK : "", name, *where ? "  " : "", where);
 	move(y, x);
 	put_cut(sc, text, width - x);
 	attrset(A_NORMAL);
 }
 
 /* ---- flat lists: the flat view and the thread picker ---------------- */
+
+/* Before a flat row's name: CT_KERNEL_MARK for a kernel frame, as many
+ * blanks for the others when there are kernel frames (the names in one
+ * column). */
+static const char *kernel_mark(const struct calltree *t, uint32_t frame)
+{
+	if (calltree_frame_is_kernel(t, frame))
+		return CT_KERNEL_MARK;
+	return t->kernel_frames ? "    " : "";
+}
 
 /* Scroll *top so that row cursor is among the height rows shown. */
 static void list_scroll(size_t cursor, size_t *top, int height)
@@ -255,7 +265,8 @@ static void draw_flat(struct screen *sc, int y0, int height, int width)
 			x = (int)strlen(line);
 			put_verdict(sc, b->fcells[r].verdict, attr, width - x);
 			x += 8;
-			snprintf(line, sizeof line, "%s  %s", calltree_frame_name(b->t, row->frame, nbuf, sizeof nbuf),
+			snprintf(line, sizeof line, "%s%s  %s", kernel_mark(b->t, row->frame),
+				 calltree_frame_name(b->t, row->frame, nbuf, sizeof nbuf),
 				 calltree_frame_where(b->t, row->frame, wbuf, sizeof wbuf));
 			if (x < width) {
 				move(y0 + y, x);
@@ -264,9 +275,9 @@ static void draw_flat(struct screen *sc, int y0, int height, int width)
 			attrset(A_NORMAL);
 			continue;
 		}
-		snprintf(line, sizeof line, "%6.1f%% %6.1f%% %8" PRId64 " ±%-5.0f %s  %s",
+		snprintf(line, sizeof line, "%6.1f%% %6.1f%% %8" PRId64 " ±%-5.0f %s%s  %s",
 			 pct(ct_self_weight(b->t, row), total), pct(ct_cum_weight(b->t, row), total),
-			 row->self_count, sqrt((double)row->self_count),
+			 row->self_count, sqrt((double)row->self_count), kernel_mark(b->t, row->frame),
 			 calltree_frame_name(b->t, row->frame, nbuf, sizeof nbuf),
 			 calltree_frame_where(b->t, row->frame, wbuf, sizeof wbuf));
 		list_row(sc, y0 + y, line, width, r == b->fcursor);
@@ -426,6 +437,7 @@ static const char *const help_lines[] = {
 	"  < >                 lower, raise the noise floor (dimmed: n <= K*sqrt(parent n))",
 	"  t                   toggle the flat view      s   sort it by self or cumulative",
 	"  T                   pick a thread (or all)    g   functions or source lines",
+	"  K                   hide the kernel frames ([k]): their time to the function that entered it",
 	"  e, E                export the view as a flame graph, as a call graph (SVG)",
 	"  d                   a comparison: only the significant nodes and the paths to them, or all",
 	"  v, V                a comparison: next, previous node that is worse or better",
@@ -698,6 +710,7 @@ static int handle_key(struct screen *sc, int ch, bool *quit)
 		sc->picking = true;
 		return 0;
 	case 'g': return browse_toggle_lines(b);
+	case 'K': return browse_toggle_kernel(b);
 	case 'f': return browse_filter(b, BROWSE_FOCUS);
 	case 'F': return browse_filter(b, BROWSE_CALLERS);
 	case 'i': return browse_filter(b, BROWSE_IGNORE);

@@ -793,9 +793,9 @@ static int collect_scan(const char *path, struct collect_stats *st)
 			oom |= acct != NULL &&
 			       raw_cpu_thread(acct, t.tid, rec.size >= sizeof(t), t.cpu_ns) < 0;
 		} else if (rec.type == RAW_THREAD_EXIT) {
-			struct raw_thread_exit t;
+			struct raw_thread_exit t = { 0 };
 
-			memcpy(&t, rec.data, sizeof(t));
+			memcpy(&t, rec.data, rec.size < sizeof(t) ? rec.size : sizeof(t));
 			oom |= acct != NULL && raw_cpu_exit(acct, t.tid, t.cpu_ns) < 0;
 		} else if (rec.type == RAW_LOST) {
 			struct raw_lost l = { 0 };

@@ -28,6 +28,13 @@
  *        is a random part of one, so that a thread that lives less than a
  *        period still gets a sample with the right probability; the
  *        handler sets the whole period after the first overflow.
+ *        Where system time is counted, each event also has a small ring
+ *        buffer (one record an overflow: its mode, from the sample's
+ *        program counter, and its kernel call chain, the user part
+ *        excluded), which the handler reads and empties: a sample is
+ *        then all system time, with its kernel frames, or all user time.
+ *        Elsewhere the handler splits each sample's weight with
+ *        getrusage, as with posix timers (sample.c).
  *
  * The handler tells our signals from others: SI_TIMER with our cookie as
  * sival_ptr (posix), or POLL_IN/POLL_HUP with an si_fd marked in a lock-free
@@ -46,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -63,11 +71,18 @@
 /* A young thread's POSIX timer: expires every microsecond of CPU time,
  * so it fires at every tick that finds the thread running. */
 #define ENGINE_TICK_MODE_NS 1000
+/* A perf event's ring buffer: the control page and two data pages (the
+ * handler empties it at every overflow; one sample with the longest
+ * kernel call chain the kernel writes, 127 frames, is about 1 KiB). */
+#define ENGINE_PAGE 4096
+#define ENGINE_RING_DATA (2 * ENGINE_PAGE)
+#define ENGINE_RING_SIZE (ENGINE_PAGE + ENGINE_RING_DATA)
 
 static struct {
 	int kind;                 /* enum engine_kind in use */
 	uint64_t period_ns;
 	int user_only;            /* exclude_kernel: system time not counted */
+	int chains;               /* each event has a ring buffer (see above) */
 	void *cookie;             /* sival_ptr of the posix timers */
 	char request;             /* its address: sival_ptr of a requested sample */
 	char nudge;               /* its address: sival_ptr of the nudge timers */
@@ -106,6 +121,10 @@ static int engine_perf_open(pid_t tid, uint64_t first_ns, uint64_t *id)
 	attr.disabled = 1;
 	attr.exclude_kernel = (uint64_t)engine.user_only;
 	attr.exclude_hv = 1;
+	if (engine.chains) {
+		attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN;
+		attr.exclude_callchain_user = 1;
+	}
 	fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -126,6 +145,30 @@ static int engine_perf_open(pid_t tid, uint64_t first_ns, uint64_t *id)
 	return fd;
 }
 
+/* An event that counts system time: does its ring buffer map?  Else the
+ * events go without one (the getrusage split).  Closes fd; returns an fd
+ * of the engine's events, or -1. */
+static int engine_check_chains(int fd, uint64_t period_ns, uint64_t *id)
+{
+	void *ring;
+
+	if (fd < 0 || !engine.chains)
+		return fd;
+	ring = mmap(NULL, ENGINE_RING_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (ring != MAP_FAILED) {
+		munmap(ring, ENGINE_RING_SIZE);
+		return fd;
+	}
+	close(fd);
+	engine.chains = 0;
+	return engine_perf_open((pid_t)syscall(SYS_gettid), period_ns, id);
+}
+
+int engine_system_source(void)
+{
+	return engine.kind == ENGINE_PERF && engine.chains ? RAW_SYSTEM_PERF : RAW_SYSTEM_RUSAGE;
+}
+
 int engine_init(int want, uint64_t period_ns, void *cookie)
 {
 	engine.kind = ENGINE_POSIX;
@@ -139,14 +182,22 @@ int engine_init(int want, uint64_t period_ns, void *cookie)
 		 * perf_event_paranoid <= 1 or CAP_PERFMON; without it an
 		 * overflow in the kernel is skipped and the time goes to the
 		 * next sample's weight. */
+		engine.chains = 1;
 		if (fd < 0 && (errno == EACCES || errno == EPERM)) {
 			engine.user_only = 1;
+			engine.chains = 0;
 			fd = engine_perf_open((pid_t)syscall(SYS_gettid), period_ns, &id);
 		}
+		fd = engine_check_chains(fd, period_ns, &id);
 
 		if (fd >= 0) {
 			close(fd);
 			engine.kind = ENGINE_PERF;
+			if (engine.user_only)
+				preload_warn("perf events may not count system time here (see "
+					     "/proc/sys/kernel/perf_event_paranoid): kernel time is "
+					     "split from each thread's getrusage, without kernel "
+					     "frames");
 		} else {
 			preload_warn("perf events are not permitted here (%s; see "
 				     "/proc/sys/kernel/perf_event_paranoid): using POSIX CPU "
@@ -162,9 +213,17 @@ int engine_create(clockid_t clock, pid_t tid, uint64_t first_ns, struct engine_t
 
 	t->fd = -1;
 	t->id = 0;
+	t->ring = NULL;
 	if (engine.kind == ENGINE_PERF) {
 		t->fd = engine_perf_open(tid, first_ns, &t->id);
 		if (t->fd >= 0) {
+			if (engine.chains) {
+				void *ring = mmap(NULL, ENGINE_RING_SIZE, PROT_READ | PROT_WRITE,
+						  MAP_SHARED, t->fd, 0);
+
+				/* without it: the getrusage split */
+				t->ring = ring != MAP_FAILED ? ring : NULL;
+			}
 			engine_mark(t->fd, 1);
 			return 0;
 		}
@@ -219,6 +278,12 @@ void engine_delete(struct engine_timer *t)
 		close(t->fd);
 	}
 	t->fd = -1;
+}
+
+void engine_unmap(void *ring)
+{
+	if (ring != NULL)
+		munmap(ring, ENGINE_RING_SIZE);
 }
 
 /* Is fd still our event t (the program may have closed it and reused
@@ -328,4 +393,61 @@ int engine_signal(const siginfo_t *si, int first)
 		return ENGINE_PERF + 1;
 	}
 	return 0;
+}
+
+/* Copies n bytes at position pos of the ring's data area (which wraps). */
+static void engine_ring_copy(void *dst, const unsigned char *data, uint64_t pos, size_t n)
+{
+	size_t at = (size_t)(pos % ENGINE_RING_DATA), first = ENGINE_RING_DATA - at;
+
+	if (first >= n) {
+		memcpy(dst, data + at, n);
+	} else {
+		memcpy(dst, data + at, first);
+		memcpy((unsigned char *)dst + first, data, n - first);
+	}
+}
+
+int engine_perf_sample(const struct engine_timer *t, uint64_t *frames, uint32_t cap, uint32_t *n)
+{
+	struct perf_event_mmap_page *pg = t->ring;
+	const unsigned char *data = (const unsigned char *)t->ring + ENGINE_PAGE;
+	uint64_t head, tail;
+	int mode = -1;
+
+	*n = 0;
+	if (pg == NULL)
+		return -1;
+	head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	tail = pg->data_tail;
+	while (head - tail >= sizeof(struct perf_event_header)) {
+		struct perf_event_header h;
+		uint64_t ip, nr;
+
+		engine_ring_copy(&h, data, tail, sizeof(h));
+		if (h.size < sizeof(h) || h.size > head - tail)
+			break;
+		/* a sample: header, ip, nr, nr addresses */
+		if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof(h) + 16) {
+			engine_ring_copy(&ip, data, tail + sizeof(h), 8);
+			engine_ring_copy(&nr, data, tail + sizeof(h) + 8, 8);
+			mode = (h.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+			*n = 0;
+			for (uint64_t i = 0; mode && i < nr && sizeof(h) + 16 + 8 * (i + 1) <= h.size; i++) {
+				uint64_t a;
+
+				engine_ring_copy(&a, data, tail + sizeof(h) + 16 + 8 * i, 8);
+				/* the chain's context markers (PERF_CONTEXT_KERNEL...) */
+				if (a >= (uint64_t)PERF_CONTEXT_MAX)
+					continue;
+				if (*n < cap)
+					frames[(*n)++] = a;
+			}
+			if (mode && *n == 0 && cap > 0)
+				frames[(*n)++] = ip;
+		}
+		tail += h.size;
+	}
+	__atomic_store_n(&pg->data_tail, head, __ATOMIC_RELEASE);
+	return mode;
 }

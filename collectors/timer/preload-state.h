@@ -95,6 +95,13 @@ struct preload_tls {
 	int declined;
 	/* control_gen when its handler last looked (control.h) */
 	uint64_t control_gen;
+	/* The system part of its samples' weights (sample.c): its user and
+	 * system time (getrusage) at the last reading, and the system time
+	 * given to samples so far; stale when the next split cannot go on
+	 * from sys_done (a pause, a thread found at start, a sample whose
+	 * split came from its perf record), and is made in proportion. */
+	int64_t user_read, sys_read, sys_done;
+	int sys_stale;
 };
 
 struct preload_global {
@@ -186,9 +193,15 @@ void sample_on_sigprof(int sig, siginfo_t *si, void *uc);
 /* threads.c */
 
 /* Write a RAW_THREAD / RAW_THREAD_EXIT record (waiting for space);
- * cpu_base is the thread's CPU time when profiling started for it. */
+ * cpu_base is the thread's CPU time when profiling started for it.  The
+ * exit record's system time is read then (getrusage for the calling
+ * thread, /proc for another). */
 void threads_write_thread(pid_t tid, const char name[16], int64_t cpu_base);
 void threads_write_exit(pid_t tid, int64_t cpu_ns);
+/* The calling thread's user and system time, as getrusage(RUSAGE_THREAD)
+ * gives them (the kernel scales its tick samples of either to the
+ * thread's runtime), in nanoseconds.  Returns 0 or -1.  Signal-safe. */
+int threads_rusage(int64_t *user_ns, int64_t *sys_ns);
 /* The name of thread tid of this process, "" if unknown. */
 void threads_read_comm(pid_t tid, char name[16]);
 /* Registers the calling thread: stack bounds, frame buffer, RAW_THREAD

@@ -36,6 +36,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -95,6 +96,7 @@ static void preload_atfork_parent(void)
 
 static int preload_start_trace(const char *out, int root);
 static void preload_start_threads(void);
+static void preload_write_kernel(void);
 static void preload_fini(void);
 
 /* The child never writes into the parent's trace: POSIX timers are not
@@ -324,12 +326,39 @@ static void preload_init(void)
 	control_init();
 	engine_init(getenv(COLLECT_ENV_ENGINE) != NULL && strcmp(getenv(COLLECT_ENV_ENGINE), "perf") == 0
 			    ? ENGINE_PERF : ENGINE_POSIX, preload.period_ns, &preload);
+	preload_write_kernel();
 	preload.hooked = 1;
 	atomic_store(&preload.state, PRELOAD_RUNNING);
 	threads_register();
 	threads_adopt_existing();
 	sigs_hook_term();
 	preload_start_threads();
+}
+
+/* The RAW_KERNEL record: how the samples' system time is measured, and
+ * the boot their kernel addresses belong to. */
+static void preload_write_kernel(void)
+{
+	struct raw_kernel *rec = writer_reserve(sizeof(*rec), WRITER_WAIT);
+	char id[64] = "";
+	size_t n;
+	int fd;
+
+	if (rec == NULL)
+		return;
+	fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t got = read(fd, id, sizeof(id) - 1);
+
+		id[got > 0 ? got : 0] = '\0';
+		close(fd);
+	}
+	n = strcspn(id, "\n");
+	memset(rec->boot_id, 0, sizeof(rec->boot_id));
+	memcpy(rec->boot_id, id, n < sizeof(rec->boot_id) - 1 ? n : sizeof(rec->boot_id) - 1);
+	rec->source = (uint32_t)engine_system_source();
+	rec->reserved = 0;
+	writer_publish(rec, RAW_KERNEL, sizeof(*rec));
 }
 
 /* Opens this process image's trace (see writer_open), writes its header

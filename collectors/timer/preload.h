@@ -150,6 +150,9 @@ struct engine_timer {
 	timer_t timer;
 	int fd;
 	uint64_t id;          /* PERF_EVENT_IOC_ID of the event */
+	/* The event's ring buffer, where the kernel writes each overflow's
+	 * mode and kernel call chain; NULL when it has none. */
+	void *ring;
 };
 
 /* Chooses the engine: ENGINE_PERF when want is ENGINE_PERF and the calling
@@ -170,8 +173,13 @@ void engine_arm(struct engine_timer *t);
  * time, the first after first_ns (nothing for a perf event).
  * Signal-safe. */
 void engine_mature(struct engine_timer *t, uint64_t first_ns);
-/* Stops and frees it (an fd the program closed is left alone). */
+/* Stops and frees it (an fd the program closed is left alone).  Its ring
+ * buffer stays mapped: a handler may still read it. */
 void engine_delete(struct engine_timer *t);
+/* Unmaps a deleted timer's ring buffer (NULL: nothing), once no handler
+ * can read it: its own thread, with our signal blocked, after its last
+ * sample. */
+void engine_unmap(void *ring);
 /* Stops it without freeing it (sampling is paused), and arms it again, in
  * tick mode for a young thread, else from a random phase (first_ns) of a
  * period.  An fd the program closed is left alone. */
@@ -191,6 +199,17 @@ int engine_nudge_create(pid_t tid, timer_t *timer);
 void engine_nudge(timer_t timer, uint64_t delay_ns);
 /* In the handler, of one of our signals: did a nudge timer send it? */
 int engine_is_nudge(const siginfo_t *si);
+/* How the samples' system time is measured (enum raw_system_source):
+ * RAW_SYSTEM_PERF when the perf events count system time and tell each
+ * sample's mode, else RAW_SYSTEM_RUSAGE. */
+int engine_system_source(void);
+/* In the handler of a perf signal of timer t: the sample the event's
+ * overflow wrote.  Returns 1 when it was taken in the kernel (its kernel
+ * call chain, leaf first, in frames[0..*n), at most cap), 0 in user mode,
+ * -1 when there is no record (no ring buffer, or none since the last
+ * call).  Consumes what the ring holds.  Signal-safe. */
+int engine_perf_sample(const struct engine_timer *t, uint64_t *frames, uint32_t cap, uint32_t *n);
+
 /* In the handler: is this SIGPROF one of ours?  Returns 0 if not, else
  * the engine + 1; re-arms a perf event, with the whole period when first
  * (the thread's first perf signal).  Signal-safe. */

@@ -23,6 +23,22 @@
  * writes both, the copy and what the walk found, for the analyzer to
  * compare.
  *
+ * Each sample also says how much of its weight was system time (time in
+ * the kernel on the thread's behalf: system calls, page faults), in a
+ * RAW_SAMPLE_KERNEL record right after it when there was some.  From a
+ * perf event that counts system time, the overflow's own record says in
+ * which mode it came, with its kernel call chain (engine.c): the whole
+ * weight is then one or the other.  Otherwise getrusage(RUSAGE_THREAD)
+ * says: the system time the kernel accounted to the thread since its
+ * previous sample.  The kernel takes its user/system samples on the
+ * scheduler tick and scales them to the thread's precise runtime, which
+ * is the CPU clock the weights come from; a POSIX CPU timer fires on that
+ * same tick, so the tick that brought the sample is in its split.  The
+ * system time is given out as it comes (at most a sample's weight; the
+ * rest goes to the next), so a thread's samples carry the system time it
+ * had by its last one.  The interrupted user stack is where the thread
+ * entered the kernel: the signal is delivered on the way back.
+ *
  * A signal that is not from our timers (kill, setitimer) is passed on to
  * the handler the program installed (see sigs.c).  Everything reached from
  * the handler is signal-safe: no locks, no allocation, nothing that blocks;
@@ -44,6 +60,8 @@
 
 #define PRELOAD_SMALL_FRAMES 64
 #define PRELOAD_PAGE 4096
+/* Kernel frames kept of a sample (the kernel's own limit is 127). */
+#define PRELOAD_KERNEL_FRAMES 128
 
 __thread struct preload_tls preload_tls
 	__attribute__((tls_model("initial-exec")));
@@ -163,6 +181,10 @@ static int preload_adopt(struct preload_tls *t, const ucontext_t *uc)
 		t->foreign = i + 1;
 		t->seen = &f->seen;
 		t->declined = 0;
+		/* its system time before its timer is not known: the first
+		 * split is in proportion to its whole life's */
+		t->user_read = t->sys_read = 0;
+		t->sys_stale = 1;
 		/* Its stack bounds are unknown: take the writable mapping
 		 * that holds its stack pointer, as seen at start. */
 		t->stack_lo = t->stack_hi = 0;
@@ -251,6 +273,79 @@ uint32_t preload_read_memory(void *dst, uintptr_t addr, uint32_t len)
 	return ok > 0 ? preload_read_self(dst, addr, ok) : 0;
 }
 
+/* The system part of a sample's weight, and its kernel frames. */
+struct preload_kernel {
+	uint64_t system_ns;    /* 0: no RAW_SAMPLE_KERNEL record */
+	uint32_t n;
+	uint64_t *frames;
+};
+
+/* The bytes of the RAW_SAMPLE_KERNEL record of k, 0 when it has none. */
+static uint32_t preload_kernel_size(const struct preload_kernel *k)
+{
+	return k->system_ns ? (uint32_t)sizeof(struct raw_sample_kernel) + k->n * 8 : 0;
+}
+
+/* Writes k's record at rec (preload_kernel_size bytes) for the sample of
+ * thread tid at time and publishes it.  Signal-safe. */
+static void preload_kernel_write(void *rec, const struct preload_kernel *k, uint32_t tid,
+				 uint64_t time)
+{
+	struct raw_sample_kernel *r = rec;
+
+	r->tid = tid;
+	r->nframes = k->n;
+	r->time_ns = time;
+	r->system_ns = k->system_ns;
+	memcpy(r + 1, k->frames, k->n * 8);
+	writer_publish(r, RAW_SAMPLE_KERNEL, preload_kernel_size(k));
+}
+
+/* The system part of weight w from getrusage: the system time since the
+ * part given out so far, at most w; stale (see preload-state.h), w in
+ * proportion to the system share since the last reading.  Signal-safe. */
+static uint64_t preload_rusage_part(struct preload_tls *t, uint64_t w)
+{
+	int64_t user, sys, du, ds, owed;
+	uint64_t s;
+
+	if (threads_rusage(&user, &sys) != 0)
+		return 0;
+	if (t->sys_stale) {
+		du = user - t->user_read;
+		ds = sys - t->sys_read;
+		s = ds > 0 && du >= 0 ? (uint64_t)((double)w * (double)ds / (double)(du + ds)) : 0;
+		t->sys_done = sys;
+		t->sys_stale = 0;
+	} else {
+		owed = sys - t->sys_done;
+		s = owed <= 0 ? 0 : (uint64_t)owed > w ? w : (uint64_t)owed;
+		t->sys_done += (int64_t)s;
+		/* not more than a period owed: a reading that ran ahead of
+		 * the CPU clock is not carried on for long */
+		if (sys - t->sys_done > (int64_t)preload.period_ns)
+			t->sys_done = sys - (int64_t)preload.period_ns;
+	}
+	t->user_read = user;
+	t->sys_read = sys;
+	return s > w ? w : s;
+}
+
+/* Fills k for the sample of weight w: from the perf event's record of a
+ * perf signal when there is one, else from getrusage.  Signal-safe. */
+static void preload_system(struct preload_tls *t, int perf, uint64_t w, struct preload_kernel *k)
+{
+	int mode = perf ? engine_perf_sample(&t->timer, k->frames, PRELOAD_KERNEL_FRAMES, &k->n) : -1;
+
+	if (mode >= 0) {
+		k->system_ns = mode ? w : 0;
+		t->sys_stale = 1;
+		return;
+	}
+	k->n = 0;
+	k->system_ns = preload_rusage_part(t, w);
+}
+
 /* What the cfi walk found, for check mode. */
 struct preload_check {
 	const uint64_t *frames;
@@ -262,7 +357,7 @@ struct preload_check {
  * the stack from the stack pointer up; with check, a RAW_CHECK_FRAMES
  * record right after it.  Signal-safe. */
 static void preload_sample_regs(struct preload_tls *t, const ucontext_t *uc, int64_t cpu,
-				const struct preload_check *check)
+				const struct preload_check *check, const struct preload_kernel *k)
 {
 	/* DWARF x86-64 register numbers 0..16 in ucontext order */
 	static const int regs[RAW_NREGS] = {
@@ -306,7 +401,7 @@ static void preload_sample_regs(struct preload_tls *t, const ucontext_t *uc, int
 	size = (uint32_t)sizeof(*rec) + RAW_NREGS * 8 + raw_pad(len);
 	if (check != NULL)
 		chk_size = (uint32_t)sizeof(*chk) + check->n * 8;
-	rec = writer_reserve(size + chk_size, 0);
+	rec = writer_reserve(size + preload_kernel_size(k) + chk_size, 0);
 	if (rec == NULL) {
 		preload_sample_lost(t, cpu);
 		return;
@@ -335,9 +430,12 @@ static void preload_sample_regs(struct preload_tls *t, const ucontext_t *uc, int
 	memset(copy + len, 0, size - sizeof(*rec) - RAW_NREGS * 8 - len);
 	rec->stack_len = len;
 	rec->flags = flags;
+	/* the records after the sample are published first: a reader that
+	 * sees the sample sees them */
+	if (k->system_ns)
+		preload_kernel_write((char *)rec + size, k, rec->tid, rec->time_ns);
 	if (check != NULL) {
-		/* published first: a reader that sees the sample sees it */
-		chk = (struct raw_unwind_check *)((char *)rec + size);
+		chk = (struct raw_unwind_check *)((char *)rec + size + preload_kernel_size(k));
 		chk->tid = rec->tid;
 		chk->result = check->result;
 		chk->time_ns = rec->time_ns;
@@ -353,7 +451,7 @@ static void preload_sample_regs(struct preload_tls *t, const ucontext_t *uc, int
 /* A RAW_SAMPLE record of frames[0..n), its stack stored once.
  * Signal-safe. */
 static void preload_sample_frames(struct preload_tls *t, const uint64_t *frames, uint32_t n,
-				  uint32_t flags, int64_t cpu)
+				  uint32_t flags, int64_t cpu, const struct preload_kernel *k)
 {
 	uint32_t stack_id = stacktab_intern(frames, n), size;
 	struct raw_sample *rec;
@@ -363,7 +461,7 @@ static void preload_sample_frames(struct preload_tls *t, const uint64_t *frames,
 		size = RAW_SAMPLE_SHORT_SIZE;
 	else
 		size = (uint32_t)sizeof(*rec) + (stack_id ? 0 : n * 8);
-	rec = writer_reserve(size, 0);
+	rec = writer_reserve(size + preload_kernel_size(k), 0);
 	if (rec == NULL) {
 		preload_sample_lost(t, cpu);
 		return;
@@ -378,6 +476,8 @@ static void preload_sample_frames(struct preload_tls *t, const uint64_t *frames,
 		if (!stack_id)
 			memcpy(rec + 1, frames, n * 8);
 	}
+	if (k->system_ns) /* first: see preload_sample_regs */
+		preload_kernel_write((char *)rec + size, k, rec->tid, rec->time_ns);
 	writer_publish(rec, RAW_SAMPLE, size);
 	preload_sample_done(t, cpu);
 }
@@ -385,7 +485,7 @@ static void preload_sample_frames(struct preload_tls *t, const uint64_t *frames,
 /* cfi and check modes: the walk over the unwind tables, else (or also,
  * checking) the stack copy.  Signal-safe. */
 static void preload_sample_cfi(struct preload_tls *t, const ucontext_t *uc, int64_t cpu,
-			       uint64_t *frames, uint32_t cap)
+			       uint64_t *frames, uint32_t cap, const struct preload_kernel *k)
 {
 	enum cfi_failure why = CFI_FAIL_NONE;
 	enum cfi_result r = CFI_FAILED;
@@ -403,24 +503,25 @@ static void preload_sample_cfi(struct preload_tls *t, const ucontext_t *uc, int6
 			r != CFI_FAILED ? 0 : why != CFI_FAIL_NONE ? (uint32_t)why : RAW_CHECK_NOT_TRIED,
 		};
 
-		preload_sample_regs(t, uc, cpu, &c);
+		preload_sample_regs(t, uc, cpu, &c, k);
 		return;
 	}
 	if (r == CFI_FAILED) {
 		atomic_fetch_add_explicit(&preload.cfi_copied[why < PRELOAD_CFI_REASONS ? why : 0], 1,
 					  memory_order_relaxed);
-		preload_sample_regs(t, uc, cpu, NULL);
+		preload_sample_regs(t, uc, cpu, NULL, k);
 		return;
 	}
 	atomic_fetch_add_explicit(&preload.cfi_unwound, 1, memory_order_relaxed);
 	preload_sample_frames(t, frames, n,
-			      RAW_SAMPLE_RUNNING | (r == CFI_TRUNCATED ? RAW_SAMPLE_TRUNCATED : 0), cpu);
+			      RAW_SAMPLE_RUNNING | (r == CFI_TRUNCATED ? RAW_SAMPLE_TRUNCATED : 0), cpu, k);
 }
 
-static void preload_sample(const siginfo_t *si, const ucontext_t *uc)
+static void preload_sample(const siginfo_t *si, const ucontext_t *uc, int perf)
 {
 	struct preload_tls *t = &preload_tls;
-	uint64_t small[PRELOAD_SMALL_FRAMES], *frames;
+	uint64_t small[PRELOAD_SMALL_FRAMES], *frames, kframes[PRELOAD_KERNEL_FRAMES];
+	struct preload_kernel k = { 0, 0, kframes };
 	uint32_t n, cap, flags = RAW_SAMPLE_RUNNING;
 	struct timespec ts;
 	int64_t cpu;
@@ -435,8 +536,12 @@ static void preload_sample(const siginfo_t *si, const ucontext_t *uc)
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
 		return;
 	cpu = preload_ts_ns(&ts);
-	if (!control_sample_ok(t, cpu))
+	if (!control_sample_ok(t, cpu)) {
+		t->sys_stale = 1;
+		if (perf) /* its record: of a time in no sample */
+			engine_perf_sample(&t->timer, kframes, PRELOAD_KERNEL_FRAMES, &k.n);
 		return;
+	}
 	if (t->seen != NULL) {
 		/* The sweeper's nudge (sweep.c) found the thread on a CPU if
 		 * its signal came at once.  One that comes late found it
@@ -468,8 +573,9 @@ static void preload_sample(const siginfo_t *si, const ucontext_t *uc)
 		t->young = 0;
 		engine_mature(&t->timer, preload_random(preload.period_ns));
 	}
+	preload_system(t, perf, cpu > t->last_cpu ? (uint64_t)(cpu - t->last_cpu) : 0, &k);
 	if (preload.unwind == RAW_UNWIND_DWARF) {
-		preload_sample_regs(t, uc, cpu, NULL);
+		preload_sample_regs(t, uc, cpu, NULL, &k);
 		return;
 	}
 	frames = t->frames;
@@ -479,11 +585,11 @@ static void preload_sample(const siginfo_t *si, const ucontext_t *uc)
 		cap = PRELOAD_SMALL_FRAMES;
 	}
 	if (preload.unwind != RAW_UNWIND_FP) {
-		preload_sample_cfi(t, uc, cpu, frames, cap);
+		preload_sample_cfi(t, uc, cpu, frames, cap, &k);
 		return;
 	}
 	n = preload_unwind(uc, t->stack_lo, t->stack_hi, frames, cap, &flags);
-	preload_sample_frames(t, frames, n, flags, cpu);
+	preload_sample_frames(t, frames, n, flags, cpu, &k);
 }
 
 /* --stats: the time one handler took, into its bucket.  Signal-safe. */
@@ -524,7 +630,7 @@ void sample_on_sigprof(int sig, siginfo_t *si, void *uc)
 
 		atomic_fetch_add(&preload.inflight, 1);
 		if (atomic_load(&preload.state) == PRELOAD_RUNNING)
-			preload_sample(si, uc);
+			preload_sample(si, uc, engine == ENGINE_PERF + 1);
 		atomic_fetch_sub(&preload.inflight, 1);
 		if (start != 0)
 			preload_time_handler(start);

@@ -241,6 +241,10 @@ static int seg_mapping_known(const struct seg *s, const struct raw_record *r)
 		struct raw_rec h;
 
 		memcpy(&h, s->maps + off, sizeof(h));
+		if (h.type != RAW_MAPPING) { /* the RAW_KERNEL record */
+			off += h.size;
+			continue;
+		}
 		memcpy(&k, s->maps + off, sizeof(k));
 		if (k.start == m.start && k.end == m.end && k.pgoff == m.pgoff &&
 		    k.path_len == m.path_len && k.build_id_len == m.build_id_len &&
@@ -354,6 +358,7 @@ static void seg_put_exit(struct seg *s, const struct seg_thread *t, uint64_t tim
 	r.tid = t->tid;
 	r.time_ns = time;
 	r.cpu_ns = t->cpu;
+	r.system_ns = RAW_UNKNOWN;
 	seg_put(s, &r, sizeof(r));
 	seg_account(s, RAW_THREAD_EXIT, &r);
 }
@@ -473,6 +478,7 @@ static int seg_record_time(const struct raw_record *r, uint64_t *t)
 	case RAW_THREAD_EXIT: off = offsetof(struct raw_thread_exit, time_ns); break;
 	case RAW_SAMPLE: off = offsetof(struct raw_sample, time_ns); break;
 	case RAW_SAMPLE_REGS: off = offsetof(struct raw_sample_regs, time_ns); break;
+	case RAW_SAMPLE_KERNEL: off = offsetof(struct raw_sample_kernel, time_ns); break;
 	case RAW_END: off = offsetof(struct raw_end, time_ns); break;
 	default: return 0;
 	}
@@ -515,6 +521,10 @@ static void seg_record(struct seg *s, const struct raw_record *r)
 			return;
 		seg_append(&s->maps, &s->maps_len, &s->maps_cap, r->data, r->size);
 		break;
+	case RAW_KERNEL:
+		/* every segment says how its system time was measured */
+		seg_append(&s->maps, &s->maps_len, &s->maps_cap, r->data, r->size);
+		break;
 	case RAW_THREAD: {
 		struct raw_thread rec = { 0 };
 		struct seg_thread *t;
@@ -531,10 +541,10 @@ static void seg_record(struct seg *s, const struct raw_record *r)
 		break;
 	}
 	case RAW_THREAD_EXIT: {
-		struct raw_thread_exit rec;
+		struct raw_thread_exit rec = { 0 };
 		struct seg_thread *t;
 
-		memcpy(&rec, r->data, sizeof(rec));
+		memcpy(&rec, r->data, r->size < sizeof(rec) ? r->size : sizeof(rec));
 		t = seg_thread_find(s, rec.tid);
 		if (t != NULL)
 			seg_thread_remove(s, t);

@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,8 +46,45 @@ void threads_write_thread(pid_t tid, const char name[16], int64_t cpu_base)
 	writer_publish(rec, RAW_THREAD, sizeof(*rec));
 }
 
+int threads_rusage(int64_t *user_ns, int64_t *sys_ns)
+{
+	struct rusage ru;
+
+	/* the system call itself: glibc's wrapper is one too, but is not
+	 * listed as async-signal-safe */
+	if (syscall(SYS_getrusage, RUSAGE_THREAD, &ru) != 0)
+		return -1;
+	*user_ns = (int64_t)ru.ru_utime.tv_sec * 1000000000ll + (int64_t)ru.ru_utime.tv_usec * 1000;
+	*sys_ns = (int64_t)ru.ru_stime.tv_sec * 1000000000ll + (int64_t)ru.ru_stime.tv_usec * 1000;
+	return 0;
+}
+
+/* The system time of thread tid of this process in nanoseconds (to the
+ * clock tick for another thread: /proc's stat), or RAW_UNKNOWN. */
+static uint64_t threads_system_ns(pid_t tid)
+{
+	char buf[1024], *at;
+	unsigned long long stime;
+	long hz = sysconf(_SC_CLK_TCK);
+	int64_t user, sys;
+
+	if (tid == preload_gettid())
+		return threads_rusage(&user, &sys) == 0 && sys >= 0 ? (uint64_t)sys : RAW_UNKNOWN;
+	if (hz <= 0 || threads_read_task_file(tid, "stat", buf, sizeof(buf)) <= 0)
+		return RAW_UNKNOWN;
+	/* the name may hold anything: the fields start after its ')';
+	 * stime is field 15, the 13th after it */
+	at = strrchr(buf, ')');
+	for (int field = 3; field <= 14 && at != NULL; field++)
+		at = strchr(at + 1, ' ');
+	if (at == NULL || sscanf(at + 1, "%llu", &stime) != 1)
+		return RAW_UNKNOWN;
+	return (uint64_t)stime * (1000000000ull / (uint64_t)hz);
+}
+
 void threads_write_exit(pid_t tid, int64_t cpu_ns)
 {
+	uint64_t system = threads_system_ns(tid);
 	struct raw_thread_exit *rec = writer_reserve(sizeof(*rec), 1);
 
 	if (rec == NULL)
@@ -53,6 +92,7 @@ void threads_write_exit(pid_t tid, int64_t cpu_ns)
 	rec->tid = (uint32_t)tid;
 	rec->time_ns = preload_now();
 	rec->cpu_ns = cpu_ns > 0 ? (uint64_t)cpu_ns : 0;
+	rec->system_ns = system;
 	writer_publish(rec, RAW_THREAD_EXIT, sizeof(*rec));
 }
 
@@ -181,6 +221,8 @@ void threads_register(void)
 	}
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	t->cpu_base = t->last_cpu = preload_ts_ns(&ts);
+	t->sys_stale = threads_rusage(&t->user_read, &t->sys_read) != 0;
+	t->sys_done = t->sys_read;
 	if (t->seen != NULL)
 		atomic_store(&t->seen->cpu, t->cpu_base);
 	preload.entries[idx].seen = t->seen;
@@ -230,6 +272,8 @@ void threads_exit(void *unused)
 	if (atomic_load(&preload.state) == PRELOAD_RUNNING) {
 		e = &preload.entries[t->entry];
 		engine_delete(&e->timer);
+		engine_unmap(e->timer.ring);
+		e->timer.ring = t->timer.ring = NULL;
 		if (t->seen != NULL && atomic_load(&t->seen->has_nudge))
 			timer_delete(t->seen->nudge);
 		e->tid = 0;

@@ -175,13 +175,16 @@ int main(int argc, char **argv)
 		unsigned char *r = buf + tail.off[i];
 		struct raw_rec h;
 		memcpy(&h, r, sizeof h);
-		if (h.type == RAW_THREAD_EXIT && h.size >= sizeof(struct raw_thread_exit)) {
+		if (h.type == RAW_THREAD_EXIT && h.size >= RAW_THREAD_EXIT_MIN_SIZE) {
 			struct raw_thread_exit e;
-			memcpy(&e, r, sizeof e);
+			size_t n = h.size < sizeof e ? h.size : sizeof e;
+			memcpy(&e, r, n);
 			e.time_ns += shift;
 			e.cpu_ns *= k;
-			put(out, &e, sizeof e);
-			put(out, r + sizeof e, h.size - sizeof e);
+			if (n == sizeof e && e.system_ns != RAW_UNKNOWN)
+				e.system_ns *= k;
+			put(out, &e, n);
+			put(out, r + n, h.size - n);
 		} else if (h.type == RAW_LOST && h.size >= sizeof(struct raw_lost)) {
 			struct raw_lost l;
 			memcpy(&l, r, sizeof l);

@@ -19,8 +19,11 @@ waitfor() {
 	fail "no $1 after 30 s: $(ls)"
 }
 
-# 1. A program that runs until told to stop, cut every half second.
-"$COLLECT_TIMER" --split=0.5 --engine=perf -F 1000 -o s.raw ./pauser until stop >s.out 2>s.err &
+# 1. A program that runs until told to stop, cut every half second; with
+# stack copies (--unwind=dwarf), megabytes a second, so that the trace's
+# disk space is seen given back within seconds, well inside the program's
+# minute, also on a slow machine.
+"$COLLECT_TIMER" --split=0.5 --engine=perf -F 1000 --unwind=dwarf -o s.raw ./pauser until stop >s.out 2>s.err &
 launcher=$!
 waitfor s.seg0002.raw
 kill -0 $launcher 2>/dev/null || fail "collect-timer ended before it was told: $(cat s.err)"

@@ -92,10 +92,13 @@ int main(int argc, char **argv)
 			break;
 		}
 		case RAW_THREAD_EXIT: {
-			struct raw_thread_exit t;
+			struct raw_thread_exit t = { .system_ns = RAW_UNKNOWN };
 
-			memcpy(&t, r.data, sizeof t);
-			printf("exit %u %" PRIu64 " %" PRIu64 "\n", t.tid, t.time_ns, t.cpu_ns);
+			memcpy(&t, r.data, r.size < sizeof t ? r.size : sizeof t);
+			printf("exit %u %" PRIu64 " %" PRIu64, t.tid, t.time_ns, t.cpu_ns);
+			if (t.system_ns != RAW_UNKNOWN)
+				printf(" system %" PRIu64, t.system_ns);
+			printf("\n");
 			break;
 		}
 		case RAW_STACK: {
@@ -119,6 +122,21 @@ int main(int argc, char **argv)
 			memcpy(&s, r.data, sizeof s);
 			printf("regs %u %" PRIu64 " %" PRIu64 " %u\n", s.tid, s.time_ns, s.weight_ns,
 			       s.flags);
+			break;
+		}
+		case RAW_SAMPLE_KERNEL: {
+			struct raw_sample_kernel k;
+
+			memcpy(&k, r.data, sizeof k);
+			printf("kernel %u %" PRIu64 " %" PRIu64 " %u\n", k.tid, k.time_ns, k.system_ns,
+			       k.nframes);
+			break;
+		}
+		case RAW_KERNEL: {
+			struct raw_kernel k;
+
+			memcpy(&k, r.data, sizeof k);
+			printf("system-source %u %.40s\n", k.source, k.boot_id[0] ? k.boot_id : "-");
 			break;
 		}
 		case RAW_LOST: {

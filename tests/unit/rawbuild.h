@@ -224,7 +224,36 @@ static inline void rb_thread_exit(struct rawbuf *r, uint32_t tid, uint64_t time_
 	t.tid = tid;
 	t.time_ns = time_ns;
 	t.cpu_ns = cpu_ns;
+	t.system_ns = RAW_UNKNOWN;
 	rb_put(r, &t, sizeof t);
+}
+
+/* The trace says how its system time was measured, on boot boot_id. */
+static inline void rb_kernel_info(struct rawbuf *r, uint32_t source, const char *boot_id)
+{
+	struct raw_kernel k = { 0 };
+
+	k.h.type = RAW_KERNEL;
+	k.h.size = sizeof k;
+	k.source = source;
+	memcpy(k.boot_id, boot_id, strnlen(boot_id, sizeof k.boot_id - 1));
+	rb_put(r, &k, sizeof k);
+}
+
+/* The system part of the sample of tid at time_ns, with n kernel frames. */
+static inline void rb_sample_kernel(struct rawbuf *r, uint32_t tid, uint64_t time_ns,
+				    uint64_t system_ns, const uint64_t *frames, uint32_t n)
+{
+	struct raw_sample_kernel k = { 0 };
+
+	k.h.type = RAW_SAMPLE_KERNEL;
+	k.h.size = (uint32_t)(sizeof k + 8 * n);
+	k.tid = tid;
+	k.nframes = n;
+	k.time_ns = time_ns;
+	k.system_ns = system_ns;
+	rb_put(r, &k, sizeof k);
+	rb_put(r, frames, 8 * n);
 }
 
 static inline void rb_lost(struct rawbuf *r, uint64_t count)

@@ -6,6 +6,7 @@
 #include "check.h"
 #include "error.h"
 #include "profbuild.h"
+#include "merge.h"
 
 #include <unistd.h>
 
@@ -957,10 +958,49 @@ static void test_widget_splices(void)
 	tree_widget_free(w);
 }
 
+/* K: the kernel frames hidden, their time alpha's own; the rows open
+ * stay open; K again shows them. */
+static void test_kernel_toggle(void)
+{
+	struct pv_profile *p = standard();
+	uint32_t n = pv_intern_str(p, "sys_read");
+	struct pv_line l = { pv_get_function(p, n, n, 0, 0), 0 };
+	uint32_t kl = pv_get_location(p, 0xffffffff81000000ull, pv_kernel_mapping(p));
+	char buf[256];
+
+	pv_set_lines(p, kl, &l, 1);
+	uint32_t locs[3] = { kl, loc_of[F_A], loc_of[F_MAIN] };
+	struct pv_sample smp = { pv_add_stack(p, locs, 3), 3, pv_get_thread(p, 1, PV_NONE), PV_SAMPLE_KERNEL,
+				 { 10, 10000000 } };
+	pv_add_sample(p, &smp);
+	struct browse *b = browse_new(p, &all_of, 1, NULL);
+	CHECK(b != NULL);
+	if (!b)
+		return;
+	CHECK(b->t->kernel_frames);
+	go_to(b, "alpha");
+	CHECK_EQ(browse_toggle_kernel(b), 0);
+	CHECK(!b->t->kernel_frames);
+	CHECK_STR(b->res.steps, "hide-kernel");
+	CHECK_CONTAINS(b->status, "kernel frames hidden");
+	CHECK_STR(current(b, buf, sizeof buf), "alpha");
+	long r = row_of(b, "alpha");
+	CHECK(r >= 0);
+	if (r >= 0)
+		CHECK_EQ(b->t->nodes[b->w->rows[r].item].self_count, 70);
+	CHECK_EQ(row_of(b, "sys_read"), -1);
+	CHECK_EQ(browse_toggle_kernel(b), 0);
+	CHECK(b->t->kernel_frames);
+	CHECK_STR(b->res.steps, "");
+	browse_free(b);
+	pv_profile_free(p);
+}
+
 int main(void)
 {
 	pv_error_set_sink(sink);
 	test_start();
+	test_kernel_toggle();
 	test_filters_keep_rows();
 	test_focus_narrows();
 	test_callers();

@@ -217,7 +217,7 @@ static void test_sizes(void)
 		CHECK_EQ(one(RAW_SAMPLE, RAW_SAMPLE_SHORT_SIZE, ids, sizeof ids), RAW_NEXT_RECORD);
 	}
 	CHECK_EQ(one(RAW_SAMPLE, RAW_SAMPLE_SHORT_SIZE - 8, NULL, 0), RAW_NEXT_MALFORMED);
-	CHECK_EQ(one(RAW_THREAD_EXIT, sizeof(struct raw_thread_exit) - 8, NULL, 0), RAW_NEXT_MALFORMED);
+	CHECK_EQ(one(RAW_THREAD_EXIT, RAW_THREAD_EXIT_MIN_SIZE - 8, NULL, 0), RAW_NEXT_MALFORMED);
 	CHECK_EQ(one(RAW_END, sizeof(struct raw_end) - 8, NULL, 0), RAW_NEXT_MALFORMED);
 	CHECK_EQ(one(RAW_SAMPLE_REGS, sizeof(struct raw_sample_regs), NULL, 0), RAW_NEXT_MALFORMED);
 }

@@ -733,6 +733,167 @@ static void test_regs_samples(void)
 	free(r.b);
 }
 
+#define KADDR1 0xffffffff81000100ull
+#define KADDR2 0xffffffff81000201ull
+
+/* A trace with system time: samples A-E of thread 101, 10 ms each, with
+ * 3 ms (no kernel frames), 8 ms (two), all, a record of another sample,
+ * none; the thread's exit says 100 ms, so every time doubles.  cut: the
+ * buffer ends inside C's kernel record. */
+static size_t build_kernel(struct rawbuf *r, bool with_info, size_t *cut)
+{
+	static const uint64_t st[] = { MAIN_LEAF, ROOT_RET };
+	static const uint64_t kf[] = { KADDR1, KADDR2 };
+
+	rb_header_short(r, "/nonexistent/app", 4000000, 16000);
+	rb_mapping(r, 0x400000, 0x500000, 0, "/nonexistent/app");
+	if (with_info)
+		rb_kernel_info(r, RAW_SYSTEM_PERF, "a-boot-of-another-machine");
+	rb_thread(r, 101, "worker");
+	rb_sample(r, 101, 0, st, 2, 1100000000, 10000000);
+	rb_sample_kernel(r, 101, 1100000000, 3000000, NULL, 0);
+	rb_sample(r, 101, 0, st, 2, 1200000000, 10000000);
+	rb_sample_kernel(r, 101, 1200000000, 8000000, kf, 2);
+	rb_sample(r, 101, 0, st, 2, 1300000000, 10000000);
+	*cut = r->len + 20;
+	rb_sample_kernel(r, 101, 1300000000, 10000000, kf, 1);
+	rb_sample(r, 101, 0, st, 2, 1400000000, 10000000);
+	rb_sample_kernel(r, 101, 1399999999, 5000000, NULL, 0);
+	rb_sample(r, 101, 0, st, 2, 1500000000, 10000000);
+	rb_thread_exit(r, 101, 1600000000, 100000000);
+	rb_end(r, 1700000000, 5, 0);
+	return r->len;
+}
+
+static int64_t cpu_of(const struct pv_profile *p, size_t i)
+{
+	return p->samples[i].values[1];
+}
+
+static int64_t count_of(const struct pv_profile *p, size_t i)
+{
+	return p->samples[i].values[0];
+}
+
+static bool is_kernel(const struct pv_profile *p, size_t i)
+{
+	return (p->samples[i].flags & PV_SAMPLE_KERNEL) != 0;
+}
+
+/* Samples with system time become a user and a kernel part. */
+static void test_kernel_split(void)
+{
+	struct rawbuf r = { 0 };
+	struct pv_profile *p;
+	size_t cut;
+	int64_t count = 0;
+
+	build_kernel(&r, true, &cut);
+	reset_msgs();
+	p = raw_read(r.b, r.len, "k.raw", NULL);
+	CHECK(p != NULL);
+	if (!p) {
+		free(r.b);
+		return;
+	}
+	CHECK_EQ(nerrors, 0);
+	CHECK_EQ(p->nsamples, 7);
+	if (p->nsamples == 7) {
+		const uint32_t *locs;
+
+		/* A: 14 ms user with its count, 6 ms kernel under "[kernel]" */
+		CHECK(!is_kernel(p, 0));
+		CHECK_EQ(cpu_of(p, 0), 14000000);
+		CHECK_EQ(count_of(p, 0), 1);
+		CHECK(is_kernel(p, 1));
+		CHECK_EQ(cpu_of(p, 1), 6000000);
+		CHECK_EQ(count_of(p, 1), 0);
+		CHECK_EQ(p->samples[1].nlocs, 3);
+		locs = pv_sample_locs(p, &p->samples[1]);
+		CHECK(pv_location_is_kernel(p, locs[0]));
+		CHECK_EQ(p->locations[locs[0]].address, 0);
+		CHECK_EQ(p->locations[locs[0]].nlines, 1);
+		CHECK_STR(pv_str(p, p->functions[pv_location_lines(p, &p->locations[locs[0]])[0].function].name),
+			  PV_KERNEL_FRAME_NAME);
+		CHECK(!pv_location_is_kernel(p, locs[1]));
+		CHECK_EQ(p->locations[locs[1]].address, MAIN_LEAF);
+		/* B: the count goes with the larger part, the kernel's; its
+		 * frames leaf first, a return address stepped back */
+		CHECK(!is_kernel(p, 2));
+		CHECK_EQ(cpu_of(p, 2), 4000000);
+		CHECK_EQ(count_of(p, 2), 0);
+		CHECK(is_kernel(p, 3));
+		CHECK_EQ(cpu_of(p, 3), 16000000);
+		CHECK_EQ(count_of(p, 3), 1);
+		CHECK_EQ(p->samples[3].nlocs, 4);
+		locs = pv_sample_locs(p, &p->samples[3]);
+		CHECK_EQ(p->locations[locs[0]].address, KADDR1);
+		CHECK_EQ(p->locations[locs[1]].address, KADDR2 - 1);
+		CHECK(pv_location_is_kernel(p, locs[1]));
+		CHECK_EQ(p->locations[locs[2]].address, MAIN_LEAF);
+		{
+			const struct pv_mapping *m = &p->mappings[p->locations[locs[0]].mapping];
+			CHECK_EQ(m->kind, PV_MAP_KERNEL);
+			CHECK_STR(pv_str(p, m->file), PV_KERNEL_MAPPING_NAME);
+			CHECK_STR(pv_str(p, m->build_id), "a-boot-of-another-machine");
+			CHECK(m->start <= KADDR2 - 1 && KADDR1 < m->limit);
+		}
+		/* C: all kernel, no user part */
+		CHECK(is_kernel(p, 4));
+		CHECK_EQ(cpu_of(p, 4), 20000000);
+		CHECK_EQ(count_of(p, 4), 1);
+		/* D: the record after it is another sample's; E: none */
+		CHECK(!is_kernel(p, 5) && !is_kernel(p, 6));
+		CHECK_EQ(cpu_of(p, 5), 20000000);
+		CHECK_EQ(cpu_of(p, 6), 20000000);
+	}
+	for (size_t i = 0; i < p->nsamples; i++)
+		count += count_of(p, i);
+	CHECK_EQ(count, 5);
+	CHECK_EQ(p->system_cpu_ns, 42000000);
+	CHECK_EQ(p->threads_cpu_ns, 100000000);
+	pv_profile_free(p);
+
+	/* cut inside C's kernel record: A and B as above, C whole user */
+	reset_msgs();
+	p = raw_read(r.b, cut, "k.raw", NULL);
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ(nerrors, 0);
+		CHECK(nwarnings > 0);
+		CHECK_EQ(p->nsamples, 5);
+		if (p->nsamples == 5) {
+			CHECK(is_kernel(p, 3));
+			CHECK(!is_kernel(p, 4));
+			CHECK_EQ(count_of(p, 4), 1);
+		}
+		pv_profile_free(p);
+	}
+	free(r.b);
+
+	/* an older trace: no system time said, no kernel mapping */
+	memset(&r, 0, sizeof r);
+	{
+		static const uint64_t st[] = { MAIN_LEAF, ROOT_RET };
+		rb_header_short(&r, "/nonexistent/app", 4000000, 16000);
+		rb_mapping(&r, 0x400000, 0x500000, 0, "/nonexistent/app");
+		rb_thread(&r, 101, "worker");
+		rb_sample(&r, 101, 0, st, 2, 1100000000, 10000000);
+		rb_thread_exit(&r, 101, 1600000000, 10000000);
+		rb_end(&r, 1700000000, 1, 0);
+	}
+	reset_msgs();
+	p = raw_read(r.b, r.len, "old.raw", NULL);
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ(p->nsamples, 1);
+		CHECK_EQ(p->system_cpu_ns, -1);
+		CHECK_EQ(p->nmappings, 1);
+		pv_profile_free(p);
+	}
+	free(r.b);
+}
+
 int main(void)
 {
 	pv_error_set_sink(sink);
@@ -752,5 +913,6 @@ int main(void)
 	test_regs_samples();
 	test_arch();
 	test_wide_regs();
+	test_kernel_split();
 	return check_done("test-raw");
 }
