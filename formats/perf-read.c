@@ -855,6 +855,15 @@ static void finish(struct preader *r, bool cut, size_t dropped_from, size_t len)
 		for (size_t i = 0; i < p->nsamples; i++)
 			p->samples[i].time_ns = 0;
 	}
+	/* A clock's sample in the kernel is the kernel's CPU time: system
+	 * time, when the capture shows kernel frames at all. */
+	uint32_t cpu = pv_find_value_type(p, "cpu");
+	if (cpu != PV_NONE && r->kernel_map != PV_NONE) {
+		p->system_cpu_ns = 0;
+		for (size_t i = 0; i < p->nsamples; i++)
+			if (p->samples[i].flags & PV_SAMPLE_KERNEL)
+				p->system_cpu_ns += p->samples[i].values[cpu];
+	}
 	if (r->one_pid)
 		p->pid = (uint32_t)r->pid;
 	p->finished = !cut;

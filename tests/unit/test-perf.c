@@ -148,6 +148,7 @@ static void test_default_fields(void)
 	}
 	CHECK(p->samples[1].flags & PV_SAMPLE_KERNEL);
 	CHECK(!(p->samples[0].flags & PV_SAMPLE_KERNEL));
+	CHECK_EQ(p->system_cpu_ns, 250000);
 	CHECK_STR(pv_str(p, leaf_mapping(p, 0)->file), "/tmp/ps/demo");
 	/* an unknown symbol in a known DSO keeps the address */
 	CHECK_STR(stack_of(p, 2), "libc.so.6+0x7567b;parse_record");
@@ -235,8 +236,10 @@ static void test_missing_fields(void)
 	CHECK(detect(no_time));
 	p = rd(no_time);
 	CHECK(p && p->nsamples == 2 && !p->timed);
-	if (p)
+	if (p) {
 		CHECK_EQ(p->samples[1].time_ns, 0);
+		CHECK_EQ(p->system_cpu_ns, -1); /* no kernel frames: not known */
+	}
 	pv_profile_free(p);
 
 	CHECK(detect(no_period));
