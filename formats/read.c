@@ -4,6 +4,7 @@
 #include "raw-read.h"
 #include "gdb-read.h"
 #include "folded-read.h"
+#include "perf-read.h"
 #include "gperf-read.h"
 #include "gunzip.h"
 #include "pprof-read.h"
@@ -23,7 +24,10 @@
  * its first ones, before the rest is read. */
 #define DETECT_SPAN 65536
 
-enum format { FORMAT_NONE, FORMAT_RAW, FORMAT_GDB, FORMAT_GZIP, FORMAT_GPERF, FORMAT_FOLDED, FORMAT_PPROF };
+enum format {
+	FORMAT_NONE, FORMAT_RAW, FORMAT_GDB, FORMAT_GZIP, FORMAT_GPERF, FORMAT_PERF, FORMAT_FOLDED,
+	FORMAT_PPROF, FORMAT_PERF_DATA,
+};
 
 static enum format detect(const unsigned char *buf, size_t len)
 {
@@ -35,6 +39,11 @@ static enum format detect(const unsigned char *buf, size_t len)
 		return FORMAT_GZIP;
 	if (gperf_detect(buf, len))
 		return FORMAT_GPERF;
+	if (perf_data_detect(buf, len))
+		return FORMAT_PERF_DATA;
+	/* before folded stacks: a header of a few fields ends in a number */
+	if (perf_detect(buf, len))
+		return FORMAT_PERF;
 	if (folded_detect(buf, len))
 		return FORMAT_FOLDED;
 	if (pprof_detect(buf, len))
@@ -189,7 +198,7 @@ static struct pv_profile *read_gzip(const unsigned char *buf, size_t len, const 
 		goto out;
 	}
 	f = detect(d, n);
-	if (f != FORMAT_GPERF && f != FORMAT_FOLDED && f != FORMAT_PPROF) {
+	if (f != FORMAT_GPERF && f != FORMAT_PERF && f != FORMAT_FOLDED && f != FORMAT_PPROF) {
 		pv_error("'%s' is gzip-compressed, but what it holds is not a profile profview can read",
 			 name);
 		goto out;
@@ -205,6 +214,8 @@ static struct pv_profile *read_gzip(const unsigned char *buf, size_t len, const 
 	}
 	if (f == FORMAT_GPERF)
 		p = gperf_read(d, n, name);
+	else if (f == FORMAT_PERF)
+		p = perf_read(d, n, name);
 	else if (f == FORMAT_FOLDED)
 		p = folded_read(d, n, name);
 	else
@@ -241,8 +252,15 @@ struct pv_profile *pv_read_file(const char *path, const struct pv_read_options *
 	case FORMAT_GPERF:
 		p = gperf_read(in.buf, in.len, name);
 		break;
+	case FORMAT_PERF:
+		p = perf_read(in.buf, in.len, name);
+		break;
 	case FORMAT_FOLDED:
 		p = folded_read(in.buf, in.len, name);
+		break;
+	case FORMAT_PERF_DATA:
+		pv_error("'%s' is a perf.data file: give profview its text, perf script -i %s | profview -",
+			 name, strcmp(path, "-") == 0 ? "FILE" : path);
 		break;
 	case FORMAT_PPROF:
 		p = pprof_read(in.buf, in.len, name, false);

@@ -10,11 +10,11 @@ PROFVIEW_PACKAGES="meson ninja-build gcc g++ libc6-dev pkg-config libdw-dev libe
 # The Go pprof, built offline from Debian's sources by scripts/install-pprof.
 PROFVIEW_PPROF_PACKAGES="golang-go golang-github-google-pprof-dev golang-github-ianlancetaylor-demangle-dev golang-github-chzyer-readline-dev"
 # Only the tests need these: the peers whose files and output they compare
-# against (gperftools' libprofiler.so and google-pprof, the Go pprof);
+# against (gperftools' libprofiler.so and google-pprof, the Go pprof, perf);
 # xmllint and headless Chromium check and render the SVG reports; clang
 # builds the fuzz targets (scripts/fuzz), and libclang-rt-14-dev, which
 # clang only recommends, holds libFuzzer and the ASan and UBSan runtimes.
-PROFVIEW_TEST_PACKAGES="gdb elfutils strace google-perftools libgoogle-perftools-dev libxml2-utils chromium tmux clang libclang-rt-14-dev $PROFVIEW_PPROF_PACKAGES"
+PROFVIEW_TEST_PACKAGES="gdb elfutils strace linux-perf google-perftools libgoogle-perftools-dev libxml2-utils chromium tmux clang libclang-rt-14-dev $PROFVIEW_PPROF_PACKAGES"
 
 missing_packages() {
 	local p missing=""

@@ -62,6 +62,9 @@
 #define PROFVIEW_PKGLIBDIR "/usr/local/lib/profview"
 #endif
 
+#ifndef PROFVIEW_PKGLIBDIR_FROM_BIN
+#define PROFVIEW_PKGLIBDIR_FROM_BIN ""
+#endif
 #define COLLECT_LIB "libprofview-timer.so"
 #define COLLECT_MAX_TRACES 1024   /* traces of one run listed at the end */
 #define COLLECT_SPLIT_MIN 0.1     /* shortest --split, seconds */
@@ -499,8 +502,10 @@ out:
 	return rc;
 }
 
-/* Finds the preload library: $PROFVIEW_PRELOAD, next to this executable, or
- * the install directory.  Returns 0 or -1 (message printed). */
+/* Finds the preload library: $PROFVIEW_PRELOAD, next to this executable (a
+ * build tree), where the install puts it relative to this executable (an
+ * installed tree, moved or not), or the install directory.  Returns 0 or -1
+ * (message printed). */
 static int collect_find_preload(char *out, size_t cap)
 {
 	const char *env = getenv("PROFVIEW_PRELOAD");
@@ -522,6 +527,11 @@ static int collect_find_preload(char *out, size_t cap)
 		if (slash != NULL) {
 			*slash = '\0';
 			if (snprintf(out, cap, "%s/%s", self, COLLECT_LIB) < (int)cap &&
+			    access(out, R_OK) == 0)
+				return 0;
+			if (PROFVIEW_PKGLIBDIR_FROM_BIN[0] &&
+			    snprintf(out, cap, "%s/%s/%s", self, PROFVIEW_PKGLIBDIR_FROM_BIN, COLLECT_LIB) <
+				    (int)cap &&
 			    access(out, R_OK) == 0)
 				return 0;
 		}

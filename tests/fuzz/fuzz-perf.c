@@ -1,0 +1,24 @@
+/* fuzz-perf.c - libFuzzer target for the perf script reader: any bytes
+ * give a valid profile or one clean error, never a crash. */
+#include "error.h"
+#include "perf-read.h"
+
+#include <stdlib.h>
+
+static void quiet(enum pv_level level, const char *msg)
+{
+	(void)level;
+	(void)msg;
+}
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
+{
+	struct pv_profile *p;
+
+	pv_error_set_sink(quiet);
+	p = perf_read(data, size, "fuzz");
+	if (p && pv_profile_validate(p, "fuzz") != 0)
+		abort();
+	pv_profile_free(p);
+	return 0;
+}
