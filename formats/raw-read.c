@@ -133,6 +133,9 @@ struct reader {
 	 * sample index; wall-clock traces keep their recorded weights. */
 	struct raw_cpu *cpu;
 	int64_t *handles;
+	/* The samples of the collector's own work (RAW_SAMPLE_COLLECTOR), by
+	 * index: taken out once their CPU time is known. */
+	size_t *own; size_t nown, cap_own;
 	size_t cap_handles;
 };
 
@@ -556,6 +559,11 @@ static int add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uin
 			return pv_oom();
 		rd->handles[rd->p->nsamples] = handle;
 	}
+	if (raw_flags & RAW_SAMPLE_COLLECTOR) {
+		if (pv_grow(&rd->own, &rd->cap_own, rd->nown + 1, sizeof *rd->own) < 0)
+			return -1;
+		rd->own[rd->nown++] = rd->p->nsamples;
+	}
 	if (pv_add_sample(rd->p, ps) < 0)
 		return -1;
 	if (time_ns > rd->last_time)
@@ -967,6 +975,30 @@ static int settle_cpu(struct reader *rd)
 	return 0;
 }
 
+/* Takes the samples of the collector's own work out of the profile, with
+ * the time they stand for (their CPU time, once settle_cpu has given it)
+ * in p->collector_ns: that work is not the program's. */
+static void drop_own_samples(struct reader *rd)
+{
+	struct pv_profile *p = rd->p;
+	size_t k = 0, o = 0;
+
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct pv_sample *s = &p->samples[i];
+		if (o < rd->nown && rd->own[o] == i) {
+			o++;
+			p->collector_samples++;
+			if (__builtin_add_overflow(p->collector_ns, s->values[rd->v_cpu], &p->collector_ns))
+				p->collector_ns = INT64_MAX;
+			if (s->flags & PV_SAMPLE_TRUNCATED)
+				p->truncated--;
+			continue;
+		}
+		p->samples[k++] = *s;
+	}
+	p->nsamples = k;
+}
+
 /* Is the process that writes an unfinished trace still running: process
  * pid runs program exe, and started before the trace did (start_mono,
  * CLOCK_MONOTONIC; a pid used again since would have started later)? */
@@ -1061,6 +1093,8 @@ static struct pv_profile *read_trace(const unsigned char *buf, size_t len, const
 		goto fail;
 	if (rd.cpu && settle_cpu(&rd) < 0)
 		goto fail;
+	if (rd.nown)
+		drop_own_samples(&rd);
 	p->finished = rd.have_end;
 	p->lost = rd.have_end ? rd.lost_end : rd.lost_records;
 	if (rd.lost_records > p->lost)
@@ -1092,6 +1126,7 @@ static struct pv_profile *read_trace(const unsigned char *buf, size_t len, const
 	free(rd.stacks);
 	free(rd.dedup);
 	free(rd.handles);
+	free(rd.own);
 	raw_cpu_free(rd.cpu);
 	batch_free(rd.batch);
 	return p;
@@ -1101,6 +1136,7 @@ fail:
 	free(rd.stacks);
 	free(rd.dedup);
 	free(rd.handles);
+	free(rd.own);
 	raw_cpu_free(rd.cpu);
 	batch_free(rd.batch);
 	pv_profile_free(p);
