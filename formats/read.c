@@ -23,10 +23,18 @@
  * its first ones, before the rest is read. */
 #define DETECT_SPAN 65536
 
-enum format { FORMAT_NONE, FORMAT_RAW, FORMAT_GDB, FORMAT_GZIP, FORMAT_GPERF, FORMAT_FOLDED, FORMAT_PPROF };
+enum format {
+	FORMAT_NONE, FORMAT_RAW, FORMAT_GDB, FORMAT_GZIP, FORMAT_GPERF, FORMAT_FOLDED, FORMAT_PPROF,
+	FORMAT_PERF, /* known, not read: perf record's perf.data */
+};
+
+/* perf.data starts with this magic (the perf tool's file header, version 2). */
+#define PERF_DATA_MAGIC "PERFILE2"
 
 static enum format detect(const unsigned char *buf, size_t len)
 {
+	if (len >= 8 && memcmp(buf, PERF_DATA_MAGIC, 8) == 0)
+		return FORMAT_PERF;
 	if (raw_detect(buf, len))
 		return FORMAT_RAW;
 	if (gdb_detect(buf, len))
@@ -246,6 +254,10 @@ struct pv_profile *pv_read_file(const char *path, const struct pv_read_options *
 		break;
 	case FORMAT_PPROF:
 		p = pprof_read(in.buf, in.len, name, false);
+		break;
+	case FORMAT_PERF:
+		pv_error("'%s' is a perf.data file (perf record), which profview does not read: turn it into folded stacks with 'perf script -i FILE | stackcollapse-perf.pl | profview -' (FlameGraph's script)",
+			 name);
 		break;
 	default:
 		not_a_profile(name);
