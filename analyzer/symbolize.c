@@ -189,6 +189,35 @@ static bool inlined_into_itself(Dwarf_Die *s, Dwarf_Die *outer, int nouter)
 	return false;
 }
 
+bool pv_symbolize_self_inlined(Dwfl_Module *mod, GElf_Addr a)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, a, &bias);
+	Dwarf_Die *scopes = NULL;
+	bool found = false;
+	int n;
+
+	if (!cu || (n = dwarf_getscopes(cu, a - bias, &scopes)) <= 0)
+		return false;
+	/* The instances from the innermost out, as dwarf_lines walks them. */
+	for (int i = 0; i < n && !found; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		if (tag == DW_TAG_subprogram)
+			break;
+		if (tag != DW_TAG_inlined_subroutine)
+			continue;
+		Dwarf_Die inst = scopes[i], *outer = NULL;
+		int nouter = dwarf_getscopes_die(&inst, &outer);
+		found = nouter > 0 && inlined_into_itself(&inst, outer, nouter);
+		free(scopes);
+		scopes = outer;
+		n = nouter;
+		i = 0;
+	}
+	free(scopes);
+	return found;
+}
+
 /* Lines of an address from DWARF, innermost inlined call first, ending with
  * the function they were inlined into.  0 lines when there is no DWARF. */
 static int dwarf_lines(struct symbolizer *sy, Dwfl_Module *mod, GElf_Addr a, const char *file,

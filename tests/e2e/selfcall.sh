@@ -6,7 +6,7 @@
 # information then says the function is inlined into itself, called from
 # its own declaration, which is no call.  Checked at every instruction of
 # the function (a trace by tests/tools/rawsynth: no sample placement
-# involved) and on a real profile of the program blocked in pread most of
+# involved; with both symbolizers) and on a real profile of the program blocked in pread most of
 # the time, which puts glibc's wrapper (with libc6-dbg) on every stack.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
@@ -51,10 +51,12 @@ repeats() {
 }
 
 "$RAWSYNTH" synth.raw ./selfinline <addrs || fail "rawsynth failed"
-"$PROFVIEW" --folded --addresses synth.raw >synth.folded || fail "profview failed"
-[ -s synth.folded ] || fail "no stacks from the synthetic trace"
-rep=$(repeats synth.folded)
-[ -z "$rep" ] || fail "a frame its own caller at one address: $rep"
+for s in dw bfd; do
+	"$PROFVIEW" --symbolizer=$s --folded --addresses synth.raw >synth.folded || fail "profview failed"
+	[ -s synth.folded ] || fail "no stacks from the synthetic trace"
+	rep=$(repeats synth.folded)
+	[ -z "$rep" ] || fail "--symbolizer=$s: a frame its own caller at one address: $rep"
+done
 "$PROFVIEW" --folded synth.raw >synth-fn.folded || fail "profview failed"
 grep -q 'pv_pread;pv_pread' synth-fn.folded && fail "pv_pread its own caller: $(grep 'pv_pread;pv_pread' synth-fn.folded)"
 grep -q 'pv_pread' synth-fn.folded || fail "no pv_pread in the synthetic trace: $(cat synth-fn.folded)"
