@@ -59,6 +59,20 @@ static void put_system_time(FILE *out, const struct pv_profile *p, int64_t cpu_n
 	fprintf(out, " (user %s, system %s)", user, sys);
 }
 
+bool report_collector(const struct pv_profile *p, char *buf, size_t n)
+{
+	char t[32];
+	const char *what = p->nvalues > 1 && strcmp(pv_str(p, p->sample_types[1].type), "wall") == 0
+				   ? "wall time" : "CPU";
+
+	if (!p->collector_samples)
+		return false;
+	pv_format_duration(t, sizeof t, p->collector_ns);
+	snprintf(buf, n, "%s of %s in %" PRIu64 " sample%s of the collector's own work (recording what the program loaded), not in the profile",
+		 t, what, p->collector_samples, p->collector_samples == 1 ? "" : "s");
+	return true;
+}
+
 void report_header(FILE *out, const struct calltree *t, const struct report_options *o)
 {
 	const struct pv_profile *p = t->p;
@@ -159,6 +173,8 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 		char say[512];
 		if (report_unsampled(p, say, sizeof say))
 			fprintf(out, "%swarning:%s %s\n", bold_on(o), attr_off(o), say);
+		if (report_collector(p, say, sizeof say))
+			fprintf(out, "%scollector:%s %s\n", bold_on(o), attr_off(o), say);
 	}
 	fprintf(out, "\n");
 }

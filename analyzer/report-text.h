@@ -44,6 +44,9 @@ struct report_options {
  * collector's own count) in no sample?  Then the sentence that says so,
  * the same for every front end, into buf. */
 bool report_unsampled(const struct pv_profile *p, char *buf, size_t n);
+/* One line on the collector's own work left out of the profile
+ * (pv_profile.collector_samples) into buf; false when there was none. */
+bool report_collector(const struct pv_profile *p, char *buf, size_t n);
 
 void report_header(FILE *out, const struct calltree *t, const struct report_options *o);
 int report_tree(FILE *out, const struct calltree *t, const struct report_options *o);

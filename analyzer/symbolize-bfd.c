@@ -254,6 +254,32 @@ static int bfd_lines(struct bfd_symbolizer *sy, struct bfd_file *f, uint32_t mi,
 	return 0;
 }
 
+/* A function gcc split and inlined into itself is one frame, as the
+ * default symbolizer makes it (pv_symbolize_self_inlined): where libdw
+ * says the address is in such an instance, a frame of the same function
+ * and file as the one it is inlined into goes, its line kept. */
+static void merge_self_inlined(struct bfd_symbolizer *sy, uint32_t mi, uint64_t address)
+{
+	const struct pv_profile *p = sy->p;
+	GElf_Addr a;
+	Dwfl_Module *mod;
+	size_t k = 0;
+
+	if (sy->nscratch < 2)
+		return;
+	for (size_t i = 0; i + 1 < sy->nscratch && !k; i++) {
+		const struct pv_function *in = &p->functions[sy->scratch[i].function];
+		const struct pv_function *out = &p->functions[sy->scratch[i + 1].function];
+		k = in->name == out->name && in->filename == out->filename ? i + 1 : 0;
+	}
+	if (!k || !(mod = modules_find(sy->mods, mi, address, &a)) || !pv_symbolize_self_inlined(mod, a))
+		return;
+	/* frame k-1 into k: the outer's function, the inner's line */
+	sy->scratch[k].line = sy->scratch[k - 1].line;
+	memmove(&sy->scratch[k - 1], &sy->scratch[k], (sy->nscratch - k) * sizeof *sy->scratch);
+	sy->nscratch--;
+}
+
 /* The synthetic symbols libbfd makes for the PLT stubs of f's file
  * ("strlen@plt", from its dynamic relocations), read on first use. */
 static void read_synthetic(struct bfd_file *f)
@@ -319,6 +345,7 @@ static int symbolize_location(struct bfd_symbolizer *sy, uint32_t li)
 			return -1;
 		if (f->lines && bfd_lines(sy, f, loc->mapping, vaddr) < 0)
 			return -1;
+		merge_self_inlined(sy, loc->mapping, loc->address);
 		if (sy->nscratch == 0 && f->abfd && plt_stub(sy, f, vaddr) < 0)
 			return -1;
 		if (sy->nscratch)

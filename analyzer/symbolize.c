@@ -131,6 +131,93 @@ static int64_t die_decl_line(Dwarf_Die *die)
 	return dwarf_decl_line(die, &line) == 0 ? line : 0;
 }
 
+/* The function a subprogram or inlined instance is of: its abstract
+ * origin, or the die itself when it has none.  False when that cannot be
+ * read. */
+static bool die_origin(Dwarf_Die *die, Dwarf_Die *origin)
+{
+	Dwarf_Attribute attr;
+
+	if (dwarf_attr(die, DW_AT_abstract_origin, &attr))
+		return dwarf_formref_die(&attr, origin) != NULL;
+	*origin = *die;
+	return true;
+}
+
+/* Is the inlined instance s a piece of the function it is inlined into,
+ * not a call?  gcc splits a function (its "foo.part.0" clones) and inlines
+ * the piece back, or merges identical tails; the piece is then described
+ * as the function inlined into itself, "called" from the function's own
+ * declaration (the same file, line and column), where no call can be
+ * written.  A real recursive call inlined into itself is called from a
+ * line of the body.  outer[0..nouter) are the scopes that hold s, s first. */
+static bool inlined_into_itself(Dwarf_Die *s, Dwarf_Die *outer, int nouter)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word cl = 0, cc = 0;
+	int dl = 0, dc = 0;
+	Dwarf_Die so, fo;
+	const char *cf, *df;
+
+	if (dwarf_formudata(dwarf_attr(s, DW_AT_call_line, &attr), &cl) != 0 ||
+	    dwarf_decl_line(s, &dl) != 0 || cl != (Dwarf_Word)dl)
+		return false;
+	/* The column and the file, where the producer gives them. */
+	if (dwarf_formudata(dwarf_attr(s, DW_AT_call_column, &attr), &cc) == 0 &&
+	    dwarf_decl_column(s, &dc) == 0 && cc != (Dwarf_Word)dc)
+		return false;
+	if (!die_origin(s, &so))
+		return false;
+	for (int i = 1; i < nouter; i++) {
+		int tag = dwarf_tag(&outer[i]);
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+			continue;
+		if (!die_origin(&outer[i], &fo) || dwarf_dieoffset(&fo) != dwarf_dieoffset(&so))
+			return false;
+		/* The call's file against the declaration's: both as
+		 * the unit's file table names them. */
+		Dwarf_Files *files = NULL;
+		Dwarf_Word fi = 0;
+		Dwarf_Die cu;
+		if (dwarf_formudata(dwarf_attr(s, DW_AT_call_file, &attr), &fi) != 0 ||
+		    !dwarf_diecu(s, &cu, NULL, NULL) || dwarf_getsrcfiles(&cu, &files, NULL) != 0)
+			return true;
+		cf = dwarf_filesrc(files, fi, NULL, NULL);
+		df = dwarf_decl_file(s);
+		return !cf || !df || strcmp(cf, df) == 0;
+	}
+	return false;
+}
+
+bool pv_symbolize_self_inlined(Dwfl_Module *mod, GElf_Addr a)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, a, &bias);
+	Dwarf_Die *scopes = NULL;
+	bool found = false;
+	int n;
+
+	if (!cu || (n = dwarf_getscopes(cu, a - bias, &scopes)) <= 0)
+		return false;
+	/* The instances from the innermost out, as dwarf_lines walks them. */
+	for (int i = 0; i < n && !found; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		if (tag == DW_TAG_subprogram)
+			break;
+		if (tag != DW_TAG_inlined_subroutine)
+			continue;
+		Dwarf_Die inst = scopes[i], *outer = NULL;
+		int nouter = dwarf_getscopes_die(&inst, &outer);
+		found = nouter > 0 && inlined_into_itself(&inst, outer, nouter);
+		free(scopes);
+		scopes = outer;
+		n = nouter;
+		i = 0;
+	}
+	free(scopes);
+	return found;
+}
+
 /* Lines of an address from DWARF, innermost inlined call first, ending with
  * the function they were inlined into.  0 lines when there is no DWARF. */
 static int dwarf_lines(struct symbolizer *sy, Dwfl_Module *mod, GElf_Addr a, const char *file,
@@ -196,13 +283,16 @@ static int dwarf_lines(struct symbolizer *sy, Dwfl_Module *mod, GElf_Addr a, con
 		uint32_t fn = pv_get_function(p, nm, sn, fi, die_decl_line(s));
 		if (fn == PV_NONE)
 			goto fail;
-		if (sy->nscratch < 64)
+		bool pushed = sy->nscratch < 64;
+		if (pushed)
 			sy->scratch[sy->nscratch++] = (struct pv_line){ fn, line };
 		if (tag == DW_TAG_subprogram)
 			break;
 		/* The caller's line is where this instance was inlined. */
 		Dwarf_Attribute attr;
 		Dwarf_Word cf = 0, cl = 0;
+		const char *own_file = file;
+		int own_line = line;
 		if (dwarf_formudata(dwarf_attr(s, DW_AT_call_file, &attr), &cf) == 0 && files)
 			file = dwarf_filesrc(files, cf, NULL, NULL);
 		else
@@ -214,6 +304,14 @@ static int dwarf_lines(struct symbolizer *sy, Dwfl_Module *mod, GElf_Addr a, con
 		 * dwarf_getscopes_die lists from the instance itself. */
 		Dwarf_Die *outer = NULL;
 		int nouter = dwarf_getscopes_die(s, &outer);
+		if (nouter > 0 && inlined_into_itself(s, outer, nouter)) {
+			/* One frame, the function's, at this instance's
+			 * line: its call site is the declaration. */
+			if (pushed)
+				sy->nscratch--;
+			file = own_file;
+			line = own_line;
+		}
 		free(scopes);
 		scopes = outer;
 		n = nouter;

@@ -25,4 +25,10 @@ int pv_symbolize(struct pv_profile *p, struct pv_modules *mods,
  * index, or PV_NONE when out of memory.  Shared by the symbolizers. */
 uint32_t pv_symbolize_unknown_function(struct pv_profile *p, const struct pv_location *loc);
 
+/* Is a function at module address a of mod inlined into itself, "called"
+ * from its own declaration?  gcc describes so the piece of a function it
+ * split off and inlined back, which is no call: the symbolizers show one
+ * frame for the two. */
+bool pv_symbolize_self_inlined(Dwfl_Module *mod, GElf_Addr a);
+
 #endif

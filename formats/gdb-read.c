@@ -252,17 +252,100 @@ static void new_snapshot(struct reader *rd, int64_t time_ns, bool marked)
 		rd->first_snap = time_ns;
 }
 
+/* ---- mappings ---- */
+
+/* "# map: START-END OFFSET PATH" (hexadecimal; the path as
+ * /proc/PID/maps gives it, empty for anonymous memory): a mapping of the
+ * profile, in the order given, so that a later one over the same
+ * addresses is the newer (pv_find_mapping). */
+static int map_line(struct reader *rd, const char *v, size_t vlen)
+{
+	struct pv_profile *p = rd->p;
+	char buf[64];
+	const char *e = v + vlen, *sp;
+	unsigned long long start, end, off;
+	int at = 0;
+
+	sp = memchr(v, ' ', vlen);
+	sp = sp ? memchr(sp + 1, ' ', (size_t)(e - sp - 1)) : NULL;
+	if (!sp)
+		sp = e;
+	if ((size_t)(sp - v) >= sizeof buf)
+		return 0;
+	memcpy(buf, v, (size_t)(sp - v));
+	buf[sp - v] = '\0';
+	if (sscanf(buf, "%llx-%llx %llx%n", &start, &end, &off, &at) != 3 || (size_t)at != strlen(buf) ||
+	    end <= start) {
+		if (!rd->prescan)
+			pv_warn("'%s': line %zu: a map line that is not 'START-END OFFSET PATH'; ignored",
+				rd->name, rd->lineno);
+		return 0;
+	}
+	const char *path = sp < e ? sp + 1 : e;
+	struct pv_mapping m = { .start = start, .limit = end, .offset = off };
+	m.file = pv_intern(p, path, (size_t)(e - path));
+	if (m.file == PV_NONE)
+		return -1;
+	m.kind = pv_mapping_kind_of(pv_str(p, m.file));
+	/* The newest mapping again is not new. */
+	uint32_t last = pv_find_mapping(p, start);
+	if (last != PV_NONE) {
+		const struct pv_mapping *o = &p->mappings[last];
+		if (o->start == m.start && o->limit == m.limit && o->offset == m.offset && o->file == m.file)
+			return 0;
+	}
+	return pv_add_mapping(p, &m) == PV_NONE ? -1 : 0;
+}
+
 /* ---- frames and samples ---- */
+
+/* Is this the name of a frame whose function is not known: gdb's "??",
+ * or an older collect-gdb's rendering of eu-stack's "- MODULE"? */
+static bool unknown_name(const char *name)
+{
+	return strcmp(name, "??") == 0 || (name[0] == '-' && (name[1] == '\0' || name[1] == ' '));
+}
+
+/* The location of an address without a function name: module+offset when
+ * a mapping holds it, the symbolizer's work (it may find a symbol the
+ * dumper did not); else the address itself, in the library the dumper
+ * named (its source file).  caller: the address is a return address. */
+static uint32_t unknown_location(struct reader *rd, const struct gframe *f, bool caller)
+{
+	struct pv_profile *p = rd->p;
+	uint64_t a = f->pc - (caller && f->pc > 0 ? 1 : 0);
+	uint32_t mi = pv_find_mapping(p, a), loc, fn, nm;
+	char buf[32];
+
+	loc = pv_get_location(p, a, mi);
+	if (loc == PV_NONE || mi != PV_NONE || p->locations[loc].nlines)
+		return loc;
+	snprintf(buf, sizeof buf, "0x%" PRIx64, a);
+	nm = pv_intern_str(p, buf);
+	if (nm == PV_NONE)
+		return PV_NONE;
+	fn = pv_get_function(p, nm, nm, p->functions[f->function].filename, 0);
+	if (fn == PV_NONE)
+		return PV_NONE;
+	struct pv_line line = { fn, 0 };
+	return pv_set_lines(p, loc, &line, 1) < 0 ? PV_NONE : loc;
+}
 
 /* The location of frames [from, to) (one physical frame and its inlined
  * calls): the program counter gdb printed, or a hash of the frames when it
  * printed none or when that address already stands for other frames. */
-static uint32_t run_location(struct reader *rd, size_t from, size_t to)
+static uint32_t run_location(struct reader *rd, size_t from, size_t to, bool caller)
 {
 	struct pv_profile *p = rd->p;
 	uint32_t n = (uint32_t)(to - from), loc;
 	uint64_t pc = 0, h = 0x9e3779b97f4a7c15ULL;
 	bool has_pc = false;
+
+	/* (address 0 is where a broken stack ends, not code: "??" stays) */
+	if (n == 1 && rd->frames[from].has_pc && rd->frames[from].pc != 0 &&
+	    !(rd->frames[from].pc & SYNTH_BIT) &&
+	    unknown_name(pv_str(p, p->functions[rd->frames[from].function].name)))
+		return unknown_location(rd, &rd->frames[from], caller);
 
 	if (pv_grow(&rd->lines, &rd->cap_lines, n, sizeof *rd->lines) < 0)
 		return PV_NONE;
@@ -276,7 +359,11 @@ static uint32_t run_location(struct reader *rd, size_t from, size_t to)
 		h = pv_mix64(h ^ f->function) + (uint64_t)f->line;
 	}
 	if (has_pc && !(pc & SYNTH_BIT)) {
-		loc = pv_get_location(p, pc, PV_NONE);
+		/* A caller's address is where the call returns to: its
+		 * location is inside the call, as collect-timer's are. */
+		if (caller && pc > 0)
+			pc--;
+		loc = pv_get_location(p, pc, pv_find_mapping(p, pc));
 		if (loc == PV_NONE)
 			return PV_NONE;
 		if (p->locations[loc].nlines == 0)
@@ -348,7 +435,10 @@ static int end_thread(struct reader *rd)
 		while (to < rd->nframes && !rd->frames[from].alone && !rd->frames[to].alone &&
 		       (!rd->frames[to].has_pc || (has_pc && rd->frames[to].pc == pc)))
 			to++;
-		uint32_t loc = run_location(rd, from, to);
+		/* Every frame but the innermost, or one a signal
+		 * interrupted, is a call. */
+		bool caller = from > 0 && !rd->frames[from - 1].alone;
+		uint32_t loc = run_location(rd, from, to, caller);
 		if (loc == PV_NONE)
 			return -1;
 		rd->locs[n++] = loc;
@@ -674,6 +764,10 @@ static int meta_line(struct reader *rd, const char *s, size_t len, bool *handled
 		if (flush_pending(rd, false) < 0 || end_thread(rd) < 0)
 			return -1;
 		p->finished = true;
+	} else if (KEY("map")) {
+		/* read in the main pass, in order among the snapshots */
+		if (!rd->prescan && map_line(rd, v, vlen) < 0)
+			return -1;
 	} else if (KEY("gdb") || KEY("mode") || KEY("dumper") || KEY("note")) {
 		/* informative */
 	} else {

@@ -463,14 +463,24 @@ static int decode_locations(struct decoder *d)
 		if (l->n_line > UINT32_MAX - 1 ||
 		    pv_grow(&d->lines, &d->cap_lines, l->n_line + 1, sizeof *d->lines) < 0)
 			return l->n_line > UINT32_MAX - 1 ? pv_oom() : -1;
+		size_t nl = 0;
 		for (size_t j = 0; j < l->n_line; j++) {
+			/* Function id 0 is "none": a line that names no
+			 * function is no frame (a location left with none is
+			 * named by its address, as any unsymbolized one). */
+			if (l->line[j]->function_id == 0)
+				continue;
 			uint32_t k = find_id(d->fns, pb->n_function, l->line[j]->function_id);
 			if (k == PV_NONE)
 				return pv_error("'%s': location %" PRIu64 " refers to function %" PRIu64 ", which is not in the profile",
 						d->name, l->id, l->line[j]->function_id);
-			d->lines[j] = (struct pv_line){ d->fn_index[k], l->line[j]->line };
+			d->lines[nl++] = (struct pv_line){ d->fn_index[k], l->line[j]->line };
 		}
-		d->loc_index[i] = pv_location_with_lines(d->p, l->address, mi, d->lines, (uint32_t)l->n_line);
+		/* An address with neither function nor mapping: the
+		 * mapping that holds it, so that it is named in its module. */
+		if (nl == 0 && mi == PV_NONE)
+			mi = pv_find_mapping(d->p, l->address);
+		d->loc_index[i] = pv_location_with_lines(d->p, l->address, mi, d->lines, (uint32_t)nl);
 		if (d->loc_index[i] == PV_NONE)
 			return -1;
 	}

@@ -149,6 +149,12 @@ struct pv_profile {
 	int64_t system_cpu_ns;
 	/* Threads that used CPU time but were never sampled. */
 	uint64_t unsampled_threads;
+	/* Samples of the collector's own work in the program's threads
+	 * (collect-timer recording what a dlopen loaded), left out of the
+	 * samples, and the time they stood for (CPU, or wall time in a
+	 * wall-clock trace). */
+	uint64_t collector_samples;
+	int64_t collector_ns;
 	/* A comparison: the base profiles' samples are flagged PV_SAMPLE_BASE.
 	 * How many runs (profiles) each side merges, and the base's own
 	 * duration (duration_ns is the new side's). */

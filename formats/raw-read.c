@@ -153,6 +153,9 @@ struct reader {
 	 * sample index; wall-clock traces keep their recorded weights. */
 	struct raw_cpu *cpu;
 	int64_t *handles;
+	/* The samples of the collector's own work (RAW_SAMPLE_COLLECTOR), by
+	 * index: taken out once their CPU time is known. */
+	size_t *own; size_t nown, cap_own;
 	size_t cap_handles;
 	/* Kernel time: the trace says (a RAW_KERNEL record), the boot id of
 	 * its machine, its sample kernel records; the kernel mapping (or
@@ -690,6 +693,7 @@ static int add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uin
 {
 	uint64_t sys = k ? (k->system_ns < weight_ns ? k->system_ns : weight_ns) : 0;
 	int64_t handle = 0;
+	size_t first;
 
 	ps->thread = thread_index(rd, tid);
 	if (ps->thread == PV_NONE)
@@ -704,6 +708,7 @@ static int add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uin
 		ps->flags |= PV_SAMPLE_TRUNCATED;
 	if (rd->cpu && (handle = raw_cpu_sample(rd->cpu, tid, weight_ns)) < 0)
 		return pv_oom();
+	first = rd->p->nsamples;
 	if (sys == 0) {
 		if (push_sample(rd, ps, 1, weight_ns, handle,
 				&(struct split){ weight_ns, 0, PART_WHOLE }) < 0)
@@ -725,6 +730,12 @@ static int add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uin
 		/* one sample with an incomplete stack, in two parts */
 		if ((ps->flags & PV_SAMPLE_TRUNCATED) && (user > 0 || !count_kernel))
 			rd->p->truncated--;
+	}
+	/* the collector's own work: all its parts, dropped once settled */
+	for (size_t i = first; (raw_flags & RAW_SAMPLE_COLLECTOR) && i < rd->p->nsamples; i++) {
+		if (pv_grow(&rd->own, &rd->cap_own, rd->nown + 1, sizeof *rd->own) < 0)
+			return -1;
+		rd->own[rd->nown++] = i;
 	}
 	if (time_ns > rd->last_time)
 		rd->last_time = time_ns;
@@ -1174,6 +1185,34 @@ static int settle_cpu(struct reader *rd)
 	return 0;
 }
 
+/* Takes the samples of the collector's own work out of the profile, with
+ * the time they stand for (their CPU time, once settle_cpu has given it)
+ * in p->collector_ns: that work is not the program's. */
+static void drop_own_samples(struct reader *rd)
+{
+	struct pv_profile *p = rd->p;
+	size_t k = 0, o = 0;
+
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct pv_sample *s = &p->samples[i];
+		if (o < rd->nown && rd->own[o] == i) {
+			o++;
+			if (__builtin_add_overflow(p->collector_ns, s->values[rd->v_cpu], &p->collector_ns))
+				p->collector_ns = INT64_MAX;
+			/* a sample split in a user and a kernel part counts
+			 * once, in the part that has its count */
+			if (s->values[rd->v_count] <= 0)
+				continue;
+			p->collector_samples++;
+			if (s->flags & PV_SAMPLE_TRUNCATED)
+				p->truncated--;
+			continue;
+		}
+		p->samples[k++] = *s;
+	}
+	p->nsamples = k;
+}
+
 /* Is the process that writes an unfinished trace still running: process
  * pid runs program exe, and started before the trace did (start_mono,
  * CLOCK_MONOTONIC; a pid used again since would have started later)? */
@@ -1269,6 +1308,8 @@ static struct pv_profile *read_trace(const unsigned char *buf, size_t len, const
 		goto fail;
 	if (rd.cpu && settle_cpu(&rd) < 0)
 		goto fail;
+	if (rd.nown)
+		drop_own_samples(&rd);
 	kernel_range(&rd);
 	if (rd.system_known || rd.nkernel) {
 		p->system_cpu_ns = 0;
@@ -1308,6 +1349,7 @@ static struct pv_profile *read_trace(const unsigned char *buf, size_t len, const
 	free(rd.dedup);
 	free(rd.handles);
 	free(rd.splits);
+	free(rd.own);
 	raw_cpu_free(rd.cpu);
 	batch_free(rd.batch);
 	return p;
@@ -1318,6 +1360,7 @@ fail:
 	free(rd.dedup);
 	free(rd.handles);
 	free(rd.splits);
+	free(rd.own);
 	raw_cpu_free(rd.cpu);
 	batch_free(rd.batch);
 	pv_profile_free(p);

@@ -205,6 +205,11 @@ enum raw_sample_flags {
 	RAW_SAMPLE_TRUNCATED = 1u << 0, /* the walk stopped at RAW_MAX_FRAMES */
 	RAW_SAMPLE_RUNNING = 1u << 1,   /* the thread was on a CPU */
 	RAW_SAMPLE_STACK_PARTIAL = 1u << 2, /* the stack copy stops short of the stack top */
+	/* The thread was doing the collector's own work, not the program's:
+	 * recording the mappings of what a dlopen loaded (collect-timer(1)).
+	 * Readers keep such samples out of the profile and count their time
+	 * apart. */
+	RAW_SAMPLE_COLLECTOR = 1u << 3,
 };
 
 /* One sample.  stack_id refers to a RAW_STACK record (which may come later

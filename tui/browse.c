@@ -1154,4 +1154,6 @@ void browse_startup_warnings(struct browse *b)
 		status_add(b, "%" PRIu64 " bytes of damaged input dropped", p->dropped_bytes);
 	if (report_unsampled(p, say, sizeof say))
 		status_add(b, "%s", say);
+	if (report_collector(p, say, sizeof say))
+		status_add(b, "%s", say);
 }

@@ -322,6 +322,7 @@ unsigned cg_write_snapshot(struct cg_state *st, const char *text, size_t len, in
 	bool started = false;
 
 	st->snapshots++;
+	proc_write_maps(st);
 	fprintf(st->out, "# snapshot: %lld ", st->snapshots);
 	write_time(st->out, t_real);
 	fputc('\n', st->out);
@@ -584,6 +585,9 @@ int main(int argc, char **argv)
 			st.outname);
 	}
 	free(st.stops);
+	for (size_t i = 0; i < st.nmaps; i++)
+		free(st.maps[i]);
+	free(st.maps);
 
 	if (st.child) {
 		/* The program goes on to its end; a ^C during sampling was eaten

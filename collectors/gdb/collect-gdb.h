@@ -65,6 +65,8 @@ struct cg_state {
 	unsigned max_threads;
 	int64_t t_begin;
 	enum cg_end end;
+	/* The "# map:" lines written so far (proc_write_maps). */
+	char **maps; size_t nmaps, cap_maps;
 };
 
 /* A helper process with its stdout (and stderr) on pipes. */
@@ -127,6 +129,11 @@ long proc_tracer_of(pid_t pid);
 /* The comm of process pid, or of its thread tid when tid != 0; "" if
  * unknown. */
 void proc_read_comm(pid_t pid, pid_t tid, char *buf, size_t n);
+/* Writes a "# map:" line to the trace for every executable mapping of the
+ * target that no earlier line gave, from /proc/PID/maps: what addresses
+ * without a name are offsets in (profview-gdb(5)).  Nothing when the maps
+ * cannot be read. */
+void proc_write_maps(struct cg_state *st);
 /* One line on why attaching was refused, with what to check. */
 void proc_permission_error(struct cg_state *st);
 /* Starts the program to sample.  Returns an exit status on failure, else

@@ -176,8 +176,8 @@ static int eustack_to_gdb(struct cg_state *st, const char *text, size_t len, str
 			while (q < e && *q == ' ')
 				q++;
 			pc = strtoull(q, (char **)&q, 16);
-			while (q < e && *q == ' ')
-				q++;
+			/* " FUNC - MODULE", or " - MODULE" when the address has
+			 * no symbol: the function is then "??", as gdb says */
 			dash = NULL;
 			for (const char *c = q; c + 2 < e; c++)
 				if (c[0] == ' ' && c[1] == '-' && c[2] == ' ')
@@ -186,6 +186,8 @@ static int eustack_to_gdb(struct cg_state *st, const char *text, size_t len, str
 				snprintf(module, sizeof module, "%.*s", (int)(e - dash - 3), dash + 3);
 				e = dash;
 			}
+			while (q < e && *q == ' ')
+				q++;
 			if (e > q)
 				snprintf(func, sizeof func, "%.*s", (int)(e - q), q);
 			if (next_n > 4 && next[0] == ' ') {

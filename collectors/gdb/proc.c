@@ -184,6 +184,53 @@ void proc_read_comm(pid_t pid, pid_t tid, char *buf, size_t n)
 	fclose(f);
 }
 
+static bool maps_written(const struct cg_state *st, const char *line)
+{
+	for (size_t i = st->nmaps; i-- > 0;)
+		if (strcmp(st->maps[i], line) == 0)
+			return true;
+	return false;
+}
+
+void proc_write_maps(struct cg_state *st)
+{
+	char path[64], line[4096 + 128], out[4096 + 128];
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)st->pid);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof line, f)) {
+		unsigned long long start, end, off;
+		char perms[8];
+		int at = 0;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &off, &at) < 4 ||
+		    at == 0 || strlen(perms) < 3 || perms[2] != 'x')
+			continue;
+		/* "START-END OFFSET PATH": the path as the kernel wrote it
+		 * (empty for anonymous memory). */
+		snprintf(out, sizeof out, "%llx-%llx %llx %s", start, end, off, line + at);
+		if (maps_written(st, out))
+			continue;
+		if (st->nmaps == st->cap_maps) {
+			size_t cap = st->cap_maps ? st->cap_maps * 2 : 64;
+			char **q = realloc(st->maps, cap * sizeof *q);
+			if (!q)
+				cg_oom();
+			st->maps = q;
+			st->cap_maps = cap;
+		}
+		if (!(st->maps[st->nmaps] = strdup(out)))
+			cg_oom();
+		st->nmaps++;
+		fprintf(st->out, "# map: %s\n", out);
+	}
+	fclose(f);
+}
+
 /* The real uid of a process from /proc/PID/status; -1 if unknown.  (The
  * files of /proc/PID belong to root when the process is not dumpable.) */
 static long proc_uid_of(pid_t pid)

@@ -27,6 +27,7 @@
 
 #include "cfi.h"
 #include "preload.h"
+#include "preload-state.h"
 
 #define MAPPINGS_MAX_OBJECTS 1024
 #define MAPPINGS_BUILD_ID_MAX 31
@@ -396,12 +397,14 @@ void mappings_refresh(void)
 {
 	unsigned long long adds = 0, last;
 
+	preload_own_begin();
 	dl_iterate_phdr(mappings_read_adds, &adds);
 	pthread_mutex_lock(&mappings.lock);
 	last = mappings.adds;
 	pthread_mutex_unlock(&mappings.lock);
 	if (adds != last)
 		mappings_write(1);
+	preload_own_end();
 }
 
 int mappings_is_code(uintptr_t v)

@@ -102,6 +102,9 @@ struct preload_tls {
 	 * split came from its perf record), and is made in proportion. */
 	int64_t user_read, sys_read, sys_done;
 	int sys_stale;
+	/* > 0 while the thread does the collector's own work (preload_own_*):
+	 * its samples are flagged RAW_SAMPLE_COLLECTOR. */
+	int own;
 };
 
 struct preload_global {
@@ -172,6 +175,23 @@ static inline pid_t preload_gettid(void)
 static inline clockid_t preload_thread_clock(pid_t tid)
 {
 	return (clockid_t)((~(unsigned)tid << 3) | 6); /* CPUCLOCK_SCHED | PERTHREAD */
+}
+
+/* The collector's own work in one of the program's threads (recording
+ * new mappings after a dlopen) starts and ends: its samples are flagged
+ * as the collector's (RAW_SAMPLE_COLLECTOR), not charged to the program.
+ * The handler runs on the same thread: a signal fence orders the count
+ * against the work. */
+static inline void preload_own_begin(void)
+{
+	preload_tls.own++;
+	atomic_signal_fence(memory_order_seq_cst);
+}
+
+static inline void preload_own_end(void)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	preload_tls.own--;
 }
 
 /* preload.c */

@@ -127,7 +127,8 @@ int mappings_write(int only_new);
  * mappings cannot leave the child's lock held forever. */
 void mappings_atfork(int phase);
 /* Calls mappings_write(1) if the dynamic loader has loaded an object since
- * the last mappings_write.  Not signal-safe. */
+ * the last mappings_write.  The collector's own work (preload_own_begin):
+ * its samples are not the program's.  Not signal-safe. */
 void mappings_refresh(void);
 /* From now on every mappings_write also brings the unwind tables (cfi.h)
  * up to date, under the same lock. */

@@ -429,7 +429,7 @@ static void preload_sample_regs(struct preload_tls *t, const ucontext_t *uc, int
 	/* the file is zero-filled, but say so rather than rely on it */
 	memset(copy + len, 0, size - sizeof(*rec) - RAW_NREGS * 8 - len);
 	rec->stack_len = len;
-	rec->flags = flags;
+	rec->flags = flags | (t->own > 0 ? RAW_SAMPLE_COLLECTOR : 0);
 	/* the records after the sample are published first: a reader that
 	 * sees the sample sees them */
 	if (k->system_ns)
@@ -456,6 +456,8 @@ static void preload_sample_frames(struct preload_tls *t, const uint64_t *frames,
 	uint32_t stack_id = stacktab_intern(frames, n), size;
 	struct raw_sample *rec;
 
+	if (t->own > 0)
+		flags |= RAW_SAMPLE_COLLECTOR;
 	/* the short form where it says all (raw.h) */
 	if (stack_id != 0 && flags == RAW_SAMPLE_RUNNING)
 		size = RAW_SAMPLE_SHORT_SIZE;

@@ -23,6 +23,13 @@ expect 1 "'text.txt' is not a profile" "$PROFVIEW" text.txt
 : >empty.raw
 expect 1 "'empty.raw' is empty" "$PROFVIEW" empty.raw
 expect 1 "is a directory" "$PROFVIEW" .
+# perf record's perf.data (its magic, then what perf writes): said what it
+# is and how to read it, in one line, as a file and as standard input.
+{ printf 'PERFILE2'; head -c 4088 /dev/urandom; } >perf.data
+expect 1 "^profview: 'perf.data' is a perf.data file: give profview its text, perf script -i perf.data \\| profview -" "$PROFVIEW" perf.data
+[ "$(wc -l <err.txt)" -eq 1 ] || fail "perf.data should get one line: $(cat err.txt)"
+grep -q 'profile.proto' err.txt && fail "perf.data taken for a pprof profile: $(cat err.txt)"
+expect 1 "^profview: 'standard input' is a perf.data file" sh -c '"$1" - <perf.data' sh "$PROFVIEW"
 expect 2 "unrecognized option|unknown option" "$PROFVIEW" --no-such-option x
 expect 2 "invalid --noisefloor" "$PROFVIEW" --noisefloor=abc x
 expect 2 "invalid --tid" "$PROFVIEW" --tid=1,x x

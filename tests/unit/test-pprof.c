@@ -582,11 +582,57 @@ static void test_wire_samples(void)
 	CHECK(strstr(last_msg, "sample 2 refers to location 99, which is not in the profile") != NULL);
 }
 
+/* Locations that name no function (none of their lines does: no line, or
+ * function id 0) are read as unsymbolized, in their mapping, or in the one
+ * that holds their address when they give none. */
+static void test_wire_unnamed(void)
+{
+	static const char *const strs[] = { "", "samples", "count", "/opt/lib/libfoo.so.1" };
+	struct pb o = { .n = 0 }, m = { .n = 0 }, l = { .n = 0 };
+	static const uint64_t addr[3] = { 0x7f0000001234, 0x7f0000005678, 0x1000 };
+
+	pb_uint(&m, 1, 1), pb_uint(&m, 2, 2), pb_msg(&o, 1, &m);
+	for (unsigned i = 0; i < 3; i++) {
+		pb_uint(&m, 1, 10 * (i + 1)), pb_uint(&m, 2, 1), pb_msg(&o, 2, &m);
+		pb_uint(&m, 1, 10 * (i + 1));
+		if (i == 0)
+			pb_uint(&m, 2, 1);
+		pb_uint(&m, 3, addr[i]);
+		if (i == 1)
+			pb_uint(&l, 2, 7), pb_msg(&m, 4, &l); /* a line with function id 0 */
+		pb_msg(&o, 4, &m);
+	}
+	pb_uint(&m, 1, 1), pb_uint(&m, 2, 0x7f0000000000), pb_uint(&m, 3, 0x7f0000010000);
+	pb_uint(&m, 4, 0x2000), pb_uint(&m, 5, 3), pb_msg(&o, 3, &m);
+	for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
+		pb_bytes(&o, 6, strs[i], strlen(strs[i]));
+
+	struct pv_profile *p = pprof_read(o.b, o.n, "unnamed", false);
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	CHECK_EQ(p->nsamples, 3);
+	for (unsigned i = 0; i < 3 && i < p->nsamples; i++) {
+		const struct pv_location *loc = &p->locations[pv_sample_locs(p, &p->samples[i])[0]];
+		CHECK_EQ(loc->address, addr[i]);
+		CHECK_EQ(loc->nlines, 0);
+		if (i < 2) {
+			CHECK(loc->mapping < p->nmappings);
+			if (loc->mapping < p->nmappings)
+				CHECK_STR(pv_str(p, p->mappings[loc->mapping].file), "/opt/lib/libfoo.so.1");
+		} else {
+			CHECK_EQ(loc->mapping, PV_NONE);
+		}
+	}
+	pv_profile_free(p);
+}
+
 int main(void)
 {
 	pv_error_set_sink(sink);
 	test_round_trip();
 	test_wire_samples();
+	test_wire_unnamed();
 	test_segment_times();
 	test_gperf();
 	test_folded();

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# collect-timer's own work in the program's threads stays out of the
+# program's functions: a program that loads and closes a plugin over and
+# over (tests/progs/dlloop.c) makes the collector record the mappings of
+# every load (mappings_refresh, under its dlopen wrapper).  Those samples
+# are left out of the profile and their CPU time is said in the header;
+# none of the collector's mapping functions is in any stack, and no frame
+# is its own caller at one address.
+. "$(dirname "$0")/lib.sh"
+e2e_init "$@"
+cd "$WORK"
+
+"$CC" -O2 -g -fPIC -shared -o plugin.so "$SRCDIR/tests/progs/plugin.c" || fail "cannot build plugin.so"
+build dlloop -ldl
+"$COLLECT_TIMER" -q -o dl.raw ./dlloop ./plugin.so 1 >/dev/null || fail "collect-timer failed"
+"$PROFVIEW" --folded dl.raw >dl.folded || fail "profview failed"
+"$PROFVIEW" --flat dl.raw >dl.txt || fail "profview failed"
+grep -q 'dlopen' dl.folded || fail "no dlopen in the profile: $(head -20 dl.txt)"
+own=$(grep -E ';mappings_(refresh|write|read_maps|parse)( |;)' dl.folded || true)
+[ -z "$own" ] || fail "the collector's work charged to the program: $(echo "$own" | head -3)"
+# The collector's work is about half of this program's CPU time: with
+# some 200 samples, that none of them is the collector's is beyond chance.
+line=$(grep '^collector: ' dl.txt) || fail "no collector line in the header: $(head -6 dl.txt)"
+note "$line"
+echo "$line" | grep -Eq '^collector: [0-9.]+ [mµ]?s of CPU in [1-9][0-9]* samples? of the collector.s own work' ||
+	fail "the collector line does not say its CPU time and samples: $line"
+"$PROFVIEW" --folded --addresses dl.raw >dl-addr.folded || fail "profview failed"
+rep=$(awk '{ line = $0; sub(/ [0-9]+$/, "", line); n = split(line, f, ";")
+	for (i = 2; i <= n; i++) if (f[i] == f[i - 1]) { print; break } }' dl-addr.folded)
+[ -z "$rep" ] || fail "a frame its own caller at one address: $rep"
+exit 0
