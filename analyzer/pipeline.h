@@ -9,8 +9,9 @@
  *             (several expressions of one kind act as their alternation,
  *             as pprof's options), "callers of f" (the stacks turned upside
  *             down once and re-rooted at f), the whole profile reversed;
- *   aggregate the call tree at the view's granularity, by thread or not,
- *             weighed by the view's value (--sample-index).
+ *   aggregate the call tree at the view's granularity, with inlined calls
+ *             as frames or not (--noinlines), by thread or not, weighed
+ *             by the view's value (--sample-index).
  *
  * The reading, unwinding and symbolizing before (source.h) give the
  * source profile; the text reports, the pictures, --pprof and the browser
@@ -68,6 +69,8 @@ struct pv_view {
 	size_t nsteps;
 	enum ct_granularity granularity;
 	bool by_thread;        /* a level of thread nodes under the root */
+	bool noinlines;        /* inlined calls part of their caller (calltree.h) */
+	bool full_names;       /* functions named whole, not short (names.h) */
 	const char *sample_index; /* what nodes are weighed by (calltree.h) */
 	/* The report needs the flat rows or the call graph only: the tree
 	 * keeps the distinct stacks, no nodes (calltree.h, paths_only). */
