@@ -215,6 +215,7 @@ struct shortener {
 	const char *s;
 	enum names_form form;
 	bool has_params;       /* spaces at the outer level end a return type */
+	size_t own;            /* where the own parameter list opens in s */
 	struct sbuf out;
 	size_t mark;           /* where the name starts in out (after a prefix) */
 };
@@ -233,15 +234,18 @@ static bool at_name_start(const struct shortener *x)
 /* The operator's name at s[i] (op bytes), then its template arguments
  * ("operator< <int>") or, for a conversion operator, its type, up to the
  * parameter list.  Returns where it ends, 0 when it cannot be read. */
-static size_t scan_operator(struct shortener *x, size_t i, size_t to, size_t op)
+static size_t scan_operator(struct shortener *x, size_t i, size_t to, size_t op, bool outer)
 {
 	const char *s = x->s;
 
 	sb_putn(&x->out, s + i, op);
 	i += op;
 	if (op == 8 && i < to && s[i] == ' ') {
-		/* "operator unsigned long", "operator std::vector<int>" */
+		/* "operator unsigned long", "operator std::vector<int>",
+		 * "operator void (Klass::*)()": to the parameter list */
 		size_t k = i + 1;
+		if (outer && x->has_params && x->own > k && x->own <= to)
+			k = x->own;
 		while (k < to && s[k] != '(') {
 			size_t e = s[k] == '<' || s[k] == '[' || s[k] == '{' ? group_end(s, to, k) : k + 1;
 			if (!e)
@@ -276,7 +280,7 @@ static bool scan(struct shortener *x, size_t from, size_t to, bool outer)
 		size_t op = operator_len(s, to, i);
 
 		if (op) {
-			if (!(i = scan_operator(x, i, to, op)))
+			if (!(i = scan_operator(x, i, to, op, outer)))
 				return false;
 			continue;
 		}
@@ -408,6 +412,7 @@ char *names_shorten(const char *name, enum names_form form)
 		}
 	own = own_params(name + start, core - start);
 	x.has_params = own < core - start;
+	x.own = start + own;
 	/* Only what looks like C++: "::", or a parameter list right after a
 	 * name ("f(int)", not "f (file.py:3)" or Go's "main.(*T).M"). */
 	if (x.has_params ? own == 0 || name[start + own - 1] == ' ' || name[start + own - 1] == '.'

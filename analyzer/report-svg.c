@@ -436,7 +436,7 @@ static int add_nodes(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 	const struct calltree *t = g->t;
 	int64_t total = ct_weight(t, &t->nodes[0]);
 	int64_t max_flat = 1;
-	char name[NAME_BUF], where[NAME_BUF], shortn[NAME_BUF], amt[128], buf[64];
+	char name[NAME_BUF], full[NAME_BUF], where[NAME_BUF], shortn[NAME_BUF], amt[128], buf[64];
 
 	for (size_t i = 0; i < g->nnodes; i++) {
 		int64_t f = graph_weight(g, g->nodes[i].flat_count, g->nodes[i].flat_value);
@@ -454,6 +454,7 @@ static int add_nodes(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 		char id[32];
 
 		calltree_frame_name(t, nd->frame, name, sizeof name);
+		calltree_frame_full_name(t, nd->frame, full, sizeof full);
 		calltree_frame_where(t, nd->frame, where, sizeof where);
 		shorten_name(name[0] ? name : "??", shortn, sizeof shortn);
 		sb_text(&l, shortn, GV_LABEL);
@@ -468,7 +469,7 @@ static int add_nodes(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 				sb_add(&l, "\\nof %s", amt);
 			}
 		}
-		sb_text(&tip, name[0] ? name : "??", GV_TOOLTIP);
+		sb_text(&tip, full[0] ? full : "??", GV_TOOLTIP);
 		if (where[0]) {
 			sb_add(&tip, " (");
 			sb_text(&tip, where, GV_TOOLTIP);

@@ -206,6 +206,9 @@ int browse_zoom(struct browse *b);
 int browse_undo(struct browse *b);
 /* Functions or source lines. */
 int browse_toggle_lines(struct browse *b);
+/* Inlined calls as frames of their own, or part of the function they were
+ * inlined into (--noinlines), in turn; the zooms are dropped. */
+int browse_toggle_inlines(struct browse *b);
 /* The flat view on or off, sorted by self or cumulative weight. */
 int browse_set_flat(struct browse *b, bool on, bool by_cum);
 /* Search function names (extended regular expression) and go to the
