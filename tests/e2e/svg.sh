@@ -115,7 +115,9 @@ want=$(printf '%s\n' "$tips" | awk -v fl="$floor" 'NF { s = $0; sub(/.* cum [^,]
 printf '%s\n' "$tips" | grep '^hot_work ' | grep -q 'noise' && fail "hot_work marked as noise"
 note "--noisefloor=2: $grey nodes grey"
 
-# C++ names: escaped in the file, whole in tooltips, shortened in labels.
+# C++ names: escaped in the file, whole in tooltips, short in labels (the
+# two instantiations of spin apart by their template arguments); with
+# --full-names, a label too long is cut.
 "$CXX" -O2 -g -fno-omit-frame-pointer -o cxxnames "$SRCDIR/tests/progs/cxxnames.cc" ||
 	fail "cannot compile cxxnames.cc"
 "$COLLECT_TIMER" -q -o cxx.raw ./cxxnames 1 >/dev/null || fail "collect-timer failed on cxxnames"
@@ -125,8 +127,11 @@ node_tips cxx.svg >cxx.nodes
 grep -q '^shapes::Accumulator<unsigned long>::spin(int) ' cxx.nodes ||
 	{ cat cxx.nodes; fail "no tooltip with the whole name of Accumulator<unsigned long>::spin"; }
 grep -q 'Accumulator&lt;unsigned long&gt;::spin' cxx.svg || fail "'<' and '>' not escaped in the SVG"
-xp cxx.svg '//*[local-name()="text"]' | grep -q 'shapes::Accumulator&lt;…&gt;::spin()' ||
-	fail "the long template name is not shortened in its label"
+xp cxx.svg '//*[local-name()="text"]' | grep -q '>shapes::Accumulator&lt;unsigned long&gt;::spin<' ||
+	fail "the label of Accumulator<unsigned long>::spin is not its short name"
+"$PROFVIEW" --svg --full-names -o cxx-full.svg cxx.raw || fail "profview --svg --full-names failed on cxxnames"
+xp cxx-full.svg '//*[local-name()="text"]' | grep -q 'shapes::Accumulator&lt;…&gt;::spin()' ||
+	fail "--full-names: the long template name is not shortened in its label"
 
 # Filters, when profview has them: the focused function there, the ignored
 # one gone.
