@@ -98,18 +98,23 @@ static const uint32_t *location_frames(struct calltree *t, uint32_t li, uint32_t
 	const struct pv_line *lines = pv_location_lines(p, loc);
 	uint32_t off;
 
+	/* Lines are innermost first, the function they are inlined into
+	 * last (first in a reversed profile): without inlines, that one
+	 * alone. */
+	uint32_t nl = t->noinlines && loc->nlines > 1 ? 1 : loc->nlines;
+	uint32_t from = t->reversed ? 0 : loc->nlines - nl;
+
 	if (t->loc_frames[li] != PV_NONE) {
-		*n = loc->nlines;
+		*n = nl;
 		return t->lf + t->loc_frames[li];
 	}
-	if (t->nlf + loc->nlines >= UINT32_MAX ||
-	    pv_grow(&t->lf, &t->cap_lf, t->nlf + loc->nlines + 1, sizeof *t->lf) < 0)
+	if (t->nlf + nl >= UINT32_MAX || pv_grow(&t->lf, &t->cap_lf, t->nlf + nl + 1, sizeof *t->lf) < 0)
 		return NULL;
 	off = (uint32_t)t->nlf;
 	bool kernel = pv_location_is_kernel(p, li);
 	t->kernel_frames |= kernel && loc->nlines;
-	/* Lines are innermost first: the outermost call comes first here. */
-	for (uint32_t j = loc->nlines; j-- > 0;) {
+	/* The outermost call comes first here. */
+	for (uint32_t j = from + nl; j-- > from;) {
 		struct ct_frame f = frame_key(t, loc, &lines[j], kernel);
 		uint32_t fi = frame_get(t, &f);
 		if (fi == PV_NONE)
@@ -117,7 +122,7 @@ static const uint32_t *location_frames(struct calltree *t, uint32_t li, uint32_t
 		t->lf[t->nlf++] = fi;
 	}
 	t->loc_frames[li] = off;
-	*n = loc->nlines;
+	*n = nl;
 	return t->lf + off;
 }
 
@@ -595,6 +600,10 @@ struct calltree *calltree_build(const struct pv_profile *p, const struct ct_opti
 	}
 	t->p = p;
 	t->granularity = opt->granularity;
+	t->noinlines = opt->noinlines;
+	t->reversed = opt->reversed;
+	if (!opt->full_names && !(t->names = names_new(p)))
+		goto fail;
 	t->v_count = pv_find_value_type(p, "samples");
 	if (t->v_count == PV_NONE && p->nvalues)
 		t->v_count = 0;
@@ -642,14 +651,23 @@ void calltree_free(struct calltree *t)
 	free(t->paths);
 	free(t->path_frames);
 	free(t->dn);
+	names_free(t->names);
 	free(t);
 }
 
-const char *calltree_frame_name(const struct calltree *t, uint32_t frame, char *buf, size_t n)
+const char *calltree_function_name(const struct calltree *t, uint32_t function)
+{
+	if (function >= t->p->nfunctions)
+		return "";
+	return names_get(t->names, t->p, function);
+}
+
+/* Frame frame's name, its function named fn. */
+static const char *frame_name(const struct calltree *t, uint32_t frame, const char *fn, char *buf,
+			      size_t n)
 {
 	const struct pv_profile *p = t->p;
 	const struct ct_frame *f = &t->frames[frame];
-	const char *fn = f->function != PV_NONE ? pv_str(p, p->functions[f->function].name) : "";
 
 	switch (t->granularity) {
 	case CT_FILES:
@@ -668,6 +686,19 @@ const char *calltree_frame_name(const struct calltree *t, uint32_t frame, char *
 		snprintf(buf, n, "%s", fn);
 	}
 	return buf;
+}
+
+const char *calltree_frame_name(const struct calltree *t, uint32_t frame, char *buf, size_t n)
+{
+	return frame_name(t, frame, calltree_function_name(t, t->frames[frame].function), buf, n);
+}
+
+const char *calltree_frame_full_name(const struct calltree *t, uint32_t frame, char *buf, size_t n)
+{
+	uint32_t fn = t->frames[frame].function;
+
+	return frame_name(t, frame, fn < t->p->nfunctions ? pv_str(t->p, t->p->functions[fn].name) : "",
+			  buf, n);
 }
 
 const char *calltree_frame_file(const struct calltree *t, uint32_t frame, int64_t *line)
@@ -856,6 +887,10 @@ struct calltree *calltree_subtree(const struct calltree *t, uint32_t node)
 		goto fail;
 	sub->p = t->p;
 	sub->granularity = t->granularity;
+	sub->noinlines = t->noinlines;
+	sub->reversed = t->reversed;
+	if (t->names && !(sub->names = names_copy(t->names)))
+		goto fail;
 	sub->v_count = t->v_count;
 	sub->v_value = t->v_value;
 	sub->frames = malloc((t->nframes ? t->nframes : 1) * sizeof *sub->frames);

@@ -3,13 +3,15 @@
  * Frames are what a tree node stands for at the chosen granularity: a
  * function, a function at one source line, a source file or one address.
  * Every sample is expanded from its outermost frame to its leaf (inlined
- * calls are frames of their own) and added along the path.  The tree keeps
+ * calls are frames of their own, or with noinlines part of the function
+ * they were inlined into) and added along the path.  The tree keeps
  * sample counts and the profile's second value (CPU or wall nanoseconds)
  * per node, cumulative and self.  It holds no view state.
  */
 #ifndef PROFVIEW_CALLTREE_H
 #define PROFVIEW_CALLTREE_H
 
+#include "names.h"
 #include "profile.h"
 
 enum ct_granularity { CT_FUNCTIONS, CT_LINES, CT_FILES, CT_ADDRESSES };
@@ -60,6 +62,16 @@ struct ct_options {
 	 * trace), else the sample count. */
 	const char *sample_index;
 	bool by_thread;        /* a level of thread nodes under the root */
+	/* Inlined calls are not frames: a location is the function it is
+	 * in (its last line, at that line), as pprof's -noinlines and as
+	 * perf names a symbol. */
+	bool noinlines;
+	/* The profile's stacks are upside down (pv_reverse_stacks): a
+	 * location's lines are outermost first. */
+	bool reversed;
+	/* Functions are named whole ("ns::Klass<int>::method(int) const"),
+	 * not as names.h shortens them. */
+	bool full_names;
 	const uint32_t *tids;  /* keep only these threads (NULL: all) */
 	size_t ntids;
 	/* Only the distinct stacks and the root's totals, no nodes below the
@@ -82,6 +94,8 @@ struct ct_path {
 struct calltree {
 	const struct pv_profile *p;
 	enum ct_granularity granularity;
+	bool noinlines, reversed;
+	struct names *names;   /* the functions' names shown; NULL: whole */
 	struct ct_frame *frames; size_t nframes, cap_frames;
 	struct ct_node *nodes; size_t nnodes, cap_nodes;
 	uint32_t v_count, v_value; /* value indices in the profile, PV_NONE if absent */
@@ -172,8 +186,14 @@ struct calltree *calltree_subtree(const struct calltree *t, uint32_t node);
 int calltree_expand(struct calltree *t, const struct pv_sample *s, const uint32_t **out);
 
 /* Display name of a frame ("main", "main:42", "demo.c") and its location
- * ("demo.c:42", may be "") into buf. */
+ * ("demo.c:42", may be "") into buf.  A C++ function is named short
+ * (names.h) unless the tree has full_names; calltree_frame_full_name()
+ * names it whole in any case (for a tooltip). */
 const char *calltree_frame_name(const struct calltree *t, uint32_t frame, char *buf, size_t n);
+const char *calltree_frame_full_name(const struct calltree *t, uint32_t frame, char *buf, size_t n);
+/* The name of the function as a frame shows it, short or whole (""
+ * for none); borrowed from the tree or the profile. */
+const char *calltree_function_name(const struct calltree *t, uint32_t function);
 const char *calltree_frame_where(const struct calltree *t, uint32_t frame, char *buf, size_t n);
 /* The same location in parts: the source file ("" when unknown; borrowed
  * from the profile) and its line in *line (0 when unknown). */

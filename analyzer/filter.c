@@ -1,5 +1,6 @@
 /* filter.c - pprof-style filters over the profile model */
 #include "filter.h"
+#include "names.h"
 #include "error.h"
 #include "util.h"
 
@@ -124,9 +125,15 @@ static int match_functions(struct filterer *x)
 	for (size_t i = 0; i < p->nfunctions; i++) {
 		const char *name = pv_str(p, p->functions[i].name);
 		const char *file = pv_str(p, p->functions[i].filename);
+		/* the name as reports show it, too: "std::vector::push_back" */
+		char *shown = names_shorten(name, NAMES_SHORT);
+		if (!shown)
+			return -1;
 		for (int k = 0; k < PV_FILTER_PRUNE_FROM; k++)
-			if (f->n[k] && (match_any(f, k, name) || match_any(f, k, file)))
+			if (f->n[k] && (match_any(f, k, name) || match_any(f, k, file) ||
+					(strcmp(shown, name) != 0 && match_any(f, k, shown))))
 				x->fn_bits[i] |= BIT(k);
+		free(shown);
 		if (f->n[PV_FILTER_PRUNE_FROM] && name[0] &&
 		    match_any(f, PV_FILTER_PRUNE_FROM, simplify_name(name, simple, sizeof simple)))
 			x->fn_bits[i] |= BIT(PV_FILTER_PRUNE_FROM);

@@ -14,7 +14,8 @@
  *   prune-from drop the frames below (callees of) the innermost matching
  *              frame of a stack
  *
- * focus, ignore, hide, show and show-from match a frame's function name,
+ * focus, ignore, hide, show and show-from match a frame's function name
+ * (whole, or short as reports show it: "std::vector::push_back", names.h),
  * its source file name, or the file of the location's mapping; prune-from
  * matches the function name only, without its parameter list.  They apply
  * in pprof's order: focus and ignore (on the stacks as read), then hide and

@@ -259,8 +259,14 @@ static int run(struct pv_profile *p, const struct pv_view *v, bool tree, struct 
 		describe(r, "hide-kernel");
 	}
 	r->after = pv_count_samples(p);
+	/* Without inlines: the profile itself when it is what is shown
+	 * (--pprof), else the tree. */
+	if (v->noinlines && !tree)
+		pv_drop_inlines(p, reversed);
 	if (tree) {
 		struct ct_options co = { .granularity = v->granularity, .by_thread = v->by_thread,
+					 .noinlines = v->noinlines, .reversed = reversed,
+					 .full_names = v->full_names,
 					 .sample_index = v->sample_index, .paths_only = v->paths_only };
 		r->t = calltree_build(p, &co);
 		if (!r->t)
@@ -283,7 +289,7 @@ int pv_view_run_copy(const struct pv_profile *source, const struct pv_view *v, b
 		     struct pv_result *r)
 {
 	memset(r, 0, sizeof *r);
-	if (!v->ntids && !v->nsteps && !v->nspans && !v->hide_kernel) {
+	if (!v->ntids && !v->nsteps && !v->nspans && !v->hide_kernel && (tree || !v->noinlines)) {
 		/* nothing changes it: the source itself, read only */
 		r->p = (struct pv_profile *)source;
 		return run(r->p, v, tree, r);

@@ -11,8 +11,9 @@
  *             down once and re-rooted at f), the whole profile reversed;
  *   kernel    the kernel frames removed, when asked (--hide-kernel, K):
  *             their time goes to the user frames that entered the kernel;
- *   aggregate the call tree at the view's granularity, by thread or not,
- *             weighed by the view's value (--sample-index).
+ *   aggregate the call tree at the view's granularity, with inlined calls
+ *             as frames or not (--noinlines), by thread or not, weighed
+ *             by the view's value (--sample-index).
  *
  * The reading, unwinding and symbolizing before (source.h) give the
  * source profile; the text reports, the pictures, --pprof and the browser
@@ -70,6 +71,8 @@ struct pv_view {
 	size_t nsteps;
 	enum ct_granularity granularity;
 	bool by_thread;        /* a level of thread nodes under the root */
+	bool noinlines;        /* inlined calls part of their caller (calltree.h) */
+	bool full_names;       /* functions named whole, not short (names.h) */
 	const char *sample_index; /* what nodes are weighed by (calltree.h) */
 	/* Remove the kernel frames from the stacks, after the steps
 	 * (pv_hide_kernel, as pprof's hide comes after its focus and

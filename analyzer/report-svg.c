@@ -457,7 +457,7 @@ static int add_nodes(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 	const struct calltree *t = g->t;
 	int64_t total = ct_weight(t, &t->nodes[0]);
 	int64_t max_flat = 1;
-	char name[NAME_BUF], where[NAME_BUF], shortn[NAME_BUF], amt[128], buf[64];
+	char name[NAME_BUF], full[NAME_BUF], where[NAME_BUF], shortn[NAME_BUF], amt[128], buf[64];
 
 	for (size_t i = 0; i < g->nnodes; i++) {
 		int64_t f = graph_weight(g, g->nodes[i].flat_count, g->nodes[i].flat_value);
@@ -481,6 +481,10 @@ static int add_nodes(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 		calltree_frame_name(t, nd->frame, name + at, sizeof name - at);
 		if (!name[at])
 			snprintf(name + at, sizeof name - at, "??");
+		memcpy(full, CT_KERNEL_MARK, at);
+		calltree_frame_full_name(t, nd->frame, full + at, sizeof full - at);
+		if (!full[at])
+			snprintf(full + at, sizeof full - at, "??");
 		calltree_frame_where(t, nd->frame, where, sizeof where);
 		memcpy(shortn, CT_KERNEL_MARK, at);
 		shorten_name(name + at, shortn + at, sizeof shortn - at);
@@ -497,7 +501,7 @@ static int add_nodes(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 				sb_add(&l, "\\nof %s", amt);
 			}
 		}
-		sb_text(&tip, name, GV_TOOLTIP);
+		sb_text(&tip, full, GV_TOOLTIP);
 		if (where[0]) {
 			sb_add(&tip, " (");
 			sb_text(&tip, where, GV_TOOLTIP);

@@ -37,6 +37,9 @@ enum {
 	OPT_SYMBOLIZER, OPT_NO_DEMANGLE, OPT_DUMP_LOCATIONS, OPT_PPROF, OPT_MAX_INPUT,
 };
 
+/* Inlined calls and names. */
+enum { OPT_NOINLINES = 0xd00, OPT_FULL_NAMES };
+
 /* The call graph (--svg) and its pruning. */
 enum { OPT_SVG = 0x500, OPT_NODECOUNT, OPT_NODEFRACTION, OPT_EDGEFRACTION };
 
@@ -99,6 +102,8 @@ static const struct option long_options[] = {
 	{ "lines", no_argument, NULL, OPT_LINES },
 	{ "files", no_argument, NULL, OPT_FILES },
 	{ "addresses", no_argument, NULL, OPT_ADDRESSES },
+	{ "noinlines", no_argument, NULL, OPT_NOINLINES },
+	{ "full-names", no_argument, NULL, OPT_FULL_NAMES },
 	{ "color", required_argument, NULL, OPT_COLOR },
 	{ "symbolizer", required_argument, NULL, OPT_SYMBOLIZER },
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
@@ -150,6 +155,8 @@ static void usage(FILE *out)
 		"      --lines            a node per function and source line\n"
 		"      --files            a node per source file\n"
 		"      --addresses        a node per instruction address\n"
+		"      --noinlines        inlined calls are part of the function they were\n"
+		"                         inlined into (as perf's symbols), not frames\n"
 		"\n"
 		"Value (the same in every report):\n"
 		"      --sample-index=TYPE  what shares and sizes are measured in: cpu (the\n"
@@ -198,6 +205,8 @@ static void usage(FILE *out)
 		"\n"
 		"Symbols:\n"
 		"      --symbolizer=NAME  read debug info with dw (libdw, default) or bfd (libbfd)\n"
+		"      --full-names       C++ functions with their parameter lists and template\n"
+		"                         arguments (default: short, as \"std::vector::push_back\")\n"
 		"      --no-demangle      show C++ functions by their mangled names\n"
 		"\n"
 		"Input:\n"
@@ -557,6 +566,8 @@ int main(int argc, char **argv)
 		case OPT_LINES: copt.granularity = CT_LINES; break;
 		case OPT_FILES: copt.granularity = CT_FILES; break;
 		case OPT_ADDRESSES: copt.granularity = CT_ADDRESSES; break;
+		case OPT_NOINLINES: copt.noinlines = true; break;
+		case OPT_FULL_NAMES: copt.full_names = true; break;
 		case OPT_COLOR:
 			if (strcmp(optarg, "auto") && strcmp(optarg, "always") && strcmp(optarg, "never"))
 				return usage_error("invalid --color '%s' (auto, always or never)", optarg);
@@ -675,6 +686,7 @@ int main(int argc, char **argv)
 	view = (struct pv_view){ .tids = tids, .ntids = ntids, .spans = spans, .nspans = nspans,
 				 .steps = steps, .nsteps = nsteps, .hide_kernel = hide_kernel,
 				 .granularity = copt.granularity, .by_thread = copt.by_thread,
+				 .noinlines = copt.noinlines, .full_names = copt.full_names,
 				 .sample_index = copt.sample_index,
 				 .paths_only = !tui && (kind == REPORT_FLAT || kind == REPORT_SVG ||
 							      kind == REPORT_TIMELINE ||

@@ -401,3 +401,15 @@ fail: /* reported */
 	free(lines);
 	return -1;
 }
+
+void pv_drop_inlines(struct pv_profile *p, bool outermost_first)
+{
+	for (size_t li = 0; li < p->nlocations; li++) {
+		struct pv_location *l = &p->locations[li];
+		if (l->nlines < 2)
+			continue;
+		if (!outermost_first)
+			l->line_off += l->nlines - 1;
+		l->nlines = 1;
+	}
+}

@@ -30,6 +30,12 @@ struct pv_profile *pv_profile_copy(const struct pv_profile *src);
  * what its samples say, but some locations may be reversed: discard it). */
 int pv_reverse_stacks(struct pv_profile *p);
 
+/* Inlined calls made part of the function they were inlined into: each
+ * location keeps only that function's line, its last (its first when
+ * outermost_first: the stacks were reversed), as pprof's -noinlines.  In
+ * place; nothing is freed. */
+void pv_drop_inlines(struct pv_profile *p, bool outermost_first);
+
 /* Make the main program's mappings point at the file path (the program
  * named on a command line, as pprof takes it): the mappings of the file
  * the profile names as its program, else those whose file has path's base

@@ -274,8 +274,8 @@ static char *view_key(const struct browse *b)
 
 	if (!f)
 		return NULL;
-	fprintf(f, "%d %d %d %" PRIu32 " %d\n", (int)b->copt.granularity, (int)b->copt.by_thread,
-		(int)b->on_cmd_tids, b->tid, (int)b->base.hide_kernel);
+	fprintf(f, "%d %d %d %" PRIu32 " %d %d\n", (int)b->copt.granularity, (int)b->copt.by_thread,
+		(int)b->on_cmd_tids, b->tid, (int)b->base.hide_kernel, (int)b->copt.noinlines);
 	for (size_t i = 0; i < nspans; i++)
 		fprintf(f, "time %a %a %d %d %d %d\n", spans[i].from, spans[i].to, spans[i].from_pct,
 			spans[i].to_pct, spans[i].has_from, spans[i].has_to);
@@ -327,6 +327,7 @@ static int run_view(struct browse *b, struct pv_result *r)
 	}
 	view.granularity = b->copt.granularity;
 	view.by_thread = b->copt.by_thread;
+	view.noinlines = b->copt.noinlines;
 	view.sample_index = b->copt.sample_index;
 	if (pv_view_run_copy(b->orig, &view, true, r) < 0)
 		goto out;
@@ -435,6 +436,7 @@ struct browse *browse_new(const struct pv_profile *p, const struct pv_view *base
 	b->floor = floor;
 	b->copt.granularity = base->granularity;
 	b->copt.by_thread = base->by_thread;
+	b->copt.noinlines = base->noinlines;
 	b->copt.sample_index = base->sample_index;
 	if (base->ntids == 1) {
 		b->tid = base->tids[0];
@@ -520,7 +522,9 @@ static bool frame_matches(struct browse *b, uint32_t f)
 		const struct ct_frame *fr = &b->t->frames[f];
 		const char *name = fr->function == PV_NONE ? pv_str(b->t->p, fr->file)
 							   : pv_str(b->t->p, b->t->p->functions[fr->function].name);
-		*m = regexec(&b->re, name, 0, NULL, 0) == 0 ? 1 : 2;
+		/* the whole name or the one shown */
+		const char *shown = fr->function == PV_NONE ? name : calltree_function_name(b->t, fr->function);
+		*m = regexec(&b->re, name, 0, NULL, 0) == 0 || regexec(&b->re, shown, 0, NULL, 0) == 0 ? 1 : 2;
 	}
 	return *m == 1;
 }
@@ -814,6 +818,13 @@ int browse_toggle_kernel(struct browse *b)
 			 "kernel frames hidden: their time is the own of the function that entered the kernel" :
 			 "kernel frames shown, marked [k]");
 	return 0;
+}
+
+int browse_toggle_inlines(struct browse *b)
+{
+	b->copt.noinlines = !b->copt.noinlines;
+	drop_zooms(b);
+	return browse_rebuild(b);
 }
 
 /* ---- threads ----------------------------------------------------------- */

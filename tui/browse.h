@@ -209,6 +209,9 @@ int browse_toggle_lines(struct browse *b);
 /* The kernel frames shown or hidden (pipeline.h's hide_kernel), keeping
  * the zooms and the rows the new tree has. */
 int browse_toggle_kernel(struct browse *b);
+/* Inlined calls as frames of their own, or part of the function they were
+ * inlined into (--noinlines), in turn; the zooms are dropped. */
+int browse_toggle_inlines(struct browse *b);
 /* The flat view on or off, sorted by self or cumulative weight. */
 int browse_set_flat(struct browse *b, bool on, bool by_cum);
 /* Search function names (extended regular expression) and go to the

@@ -438,6 +438,7 @@ static const char *const help_lines[] = {
 	"  t                   toggle the flat view      s   sort it by self or cumulative",
 	"  T                   pick a thread (or all)    g   functions or source lines",
 	"  K                   hide the kernel frames ([k]): their time to the function that entered it",
+	"  I                   inlined calls as frames, or part of the function they are in",
 	"  e, E                export the view as a flame graph, as a call graph (SVG)",
 	"  d                   a comparison: only the significant nodes and the paths to them, or all",
 	"  v, V                a comparison: next, previous node that is worse or better",
@@ -467,11 +468,12 @@ static void draw(struct screen *sc)
 	}
 	total = ct_weight(b->t, &b->t->nodes[0]);
 	/* Line 0: what is shown. */
-	snprintf(buf, sizeof buf, "profview: %s  %" PRId64 " samples  %s view, %s, %s  floor K=%g  (? for help)",
+	snprintf(buf, sizeof buf, "profview: %s  %" PRId64 " samples  %s view, %s%s, %s  floor K=%g  (? for help)",
 		 *pv_str(b->orig, b->orig->program) ? pv_str(b->orig, b->orig->program) : "profile",
 		 b->t->samples, b->flat ? "flat" : "tree",
 		 b->copt.granularity == CT_LINES ? "lines" : b->copt.granularity == CT_FUNCTIONS ? "functions" :
 		 b->copt.granularity == CT_FILES ? "files" : "addresses",
+		 b->copt.noinlines ? " without inlines" : "",
 		 browse_threads_shown(b, thread, sizeof thread), b->floor);
 	attrset(A_BOLD);
 	move(0, 0);
@@ -549,7 +551,7 @@ static void draw(struct screen *sc)
 	if (b->flat) {
 		draw_flat(sc, sc->top, body, width);
 		if (b->fcursor < b->nflat) {
-			full = calltree_frame_name(b->t, b->rows[b->fcursor].frame, nbuf, sizeof nbuf);
+			full = calltree_frame_full_name(b->t, b->rows[b->fcursor].frame, nbuf, sizeof nbuf);
 			calltree_frame_where(b->t, b->rows[b->fcursor].frame, where, sizeof where);
 		}
 	} else {
@@ -557,8 +559,10 @@ static void draw(struct screen *sc)
 		uint32_t cur = tree_widget_current(b->w);
 		if (cur != TW_NONE) {
 			full = calltree_node_name(b->t, cur, nbuf, sizeof nbuf);
-			if (b->t->nodes[cur].kind == CT_FRAME)
+			if (b->t->nodes[cur].kind == CT_FRAME) {
+				full = calltree_frame_full_name(b->t, b->t->nodes[cur].frame, nbuf, sizeof nbuf);
 				calltree_frame_where(b->t, b->t->nodes[cur].frame, where, sizeof where);
+			}
 		}
 	}
 	/* The status line: a message, else the whole name under the cursor
@@ -711,6 +715,7 @@ static int handle_key(struct screen *sc, int ch, bool *quit)
 		return 0;
 	case 'g': return browse_toggle_lines(b);
 	case 'K': return browse_toggle_kernel(b);
+	case 'I': return browse_toggle_inlines(b);
 	case 'f': return browse_filter(b, BROWSE_FOCUS);
 	case 'F': return browse_filter(b, BROWSE_CALLERS);
 	case 'i': return browse_filter(b, BROWSE_IGNORE);

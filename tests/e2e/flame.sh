@@ -111,7 +111,7 @@ fi
 "$CXX" -O2 -g -fno-omit-frame-pointer -o cxxnames "$SRCDIR/tests/progs/cxxnames.cc" ||
 	fail "cannot compile cxxnames.cc"
 "$COLLECT_TIMER" -q -o cxx.raw ./cxxnames >/dev/null || fail "collect-timer failed on cxxnames"
-"$PROFVIEW" --flame -o cxx.svg cxx.raw || fail "profview --flame failed on cxxnames"
+"$PROFVIEW" --flame --full-names -o cxx.svg cxx.raw || fail "profview --flame failed on cxxnames"
 xmllint --noout cxx.svg || fail "the C++ flame graph is not well-formed XML"
 grep -q 'Accumulator&lt;' cxx.svg || fail "no escaped template name (Accumulator&lt;) in the SVG"
 [ "$(xp cxx.svg "count(//*[local-name()='title'][contains(., 'shapes::Accumulator<')])")" -ge 1 ] ||

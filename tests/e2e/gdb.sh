@@ -306,7 +306,7 @@ done
 "$PROFVIEW" --folded --sample-index=samples --threads "$data/gdb13-batch-4threads.txt" >b.folded
 grep -qx '\[thread 14936 "worker-a"\];clone3;start_thread;ta;spin_a 1' b.folded || fail "gdb13 dump: worker-a"
 grep -qx '\[thread 14934 "mt"\];main;__libc_pause;\[blocked\] 1' b.folded || fail "gdb13 dump: main"
-"$PROFVIEW" --folded --sample-index=samples --threads "$data/edge-cases.txt" >edge.folded 2>edge.err
+"$PROFVIEW" --folded --full-names --sample-index=samples --threads "$data/edge-cases.txt" >edge.folded 2>edge.err
 cat edge.folded edge.err
 grep -q 'cut off' edge.err || fail "edge cases: the cut is not reported"
 grep -qx '\[thread 1233 "server"\];main;hash_block;mix_round;mix_step 1' edge.folded || fail "edge cases: inlined frames"

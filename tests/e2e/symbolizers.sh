@@ -96,11 +96,12 @@ addr2line_frames() {
 }
 
 # report_rows SYMBOLIZER TRACE FUNCTIONS_FILE OPTIONS...: the report's rows
-# whose function is one of the program's, without the location column.
+# whose function is one of the program's (named whole, as the dump names
+# them), without the location column.
 report_rows() {
 	local sym=$1 trace=$2 names=$3
 	shift 3
-	"$PROFVIEW" -q --symbolizer="$sym" --color=never "$@" "$trace" |
+	"$PROFVIEW" -q --symbolizer="$sym" --color=never --full-names "$@" "$trace" |
 		awk -v names="$names" '
 		BEGIN { while ((getline n <names) > 0) want[n] = 1 }
 		/^ *[0-9]+ +[0-9.]+% / {

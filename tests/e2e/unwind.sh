@@ -29,7 +29,7 @@ profile() {
 	shift 2
 	"$COLLECT_TIMER" -q --unwind="$unwind" -o "$name.raw" "$@" >/dev/null ||
 		fail "collect-timer --unwind=$unwind $* failed"
-	"$PROFVIEW" --folded --sample-index=samples "$name.raw" >"$name.folded" 2>"$name.err" || fail "profview on $name failed"
+	"$PROFVIEW" --folded --full-names --sample-index=samples "$name.raw" >"$name.folded" 2>"$name.err" || fail "profview on $name failed"
 }
 
 # expect_chain NAME HOW MIN FRAME...: at least MIN of the leaf's samples

@@ -6,6 +6,7 @@
 #include "check.h"
 #include "error.h"
 #include "profbuild.h"
+#include "folded-read.h"
 #include "merge.h"
 
 #include <unistd.h>
@@ -255,6 +256,48 @@ static void test_search_and_flat(void)
 	CHECK_STR(browse_current_function(b), "alpha");
 	CHECK_EQ(browse_set_flat(b, true, true), 0);
 	CHECK_STR(calltree_frame_name(b->t, b->rows[0].frame, buf, sizeof buf), "main");
+	browse_free(b);
+	pv_profile_free(p);
+}
+
+/* I: the inlined helper's sample becomes beta's own and back; a search
+ * matches short names and whole ones. */
+static void test_inlines(void)
+{
+	struct pv_profile *p = standard();
+	struct browse *b = browse_new(p, &all_of, 1, NULL);
+	char buf[256];
+
+	if (!b)
+		return;
+	go_to(b, "beta");
+	CHECK_EQ(browse_toggle_inlines(b), 0);
+	CHECK(b->copt.noinlines);
+	CHECK_STR(current(b, buf, sizeof buf), "beta");
+	CHECK_EQ(b->t->nodes[tree_widget_current(b->w)].self_count, 10);
+	CHECK_EQ(browse_search(b, "inlined_helper"), 0);
+	CHECK_EQ(b->nmatches, 0);
+	CHECK_EQ(browse_set_flat(b, true, false), 0);
+	for (size_t i = 0; i < b->nrows; i++)
+		CHECK(strcmp(calltree_frame_name(b->t, b->rows[i].frame, buf, sizeof buf), "inlined_helper") != 0);
+	CHECK_EQ(browse_set_flat(b, false, false), 0);
+	CHECK_EQ(browse_toggle_inlines(b), 0);
+	CHECK(!b->copt.noinlines);
+	CHECK_EQ(browse_search(b, "inlined_helper"), 0);
+	CHECK_EQ(b->nmatches, 1);
+	browse_free(b);
+	pv_profile_free(p);
+
+	static const char text[] = "main;std::vector<int, std::allocator<int> >::push_back(int const&) 2\n";
+	p = folded_read((const unsigned char *)text, strlen(text), "t.folded");
+	CHECK(p != NULL);
+	if (!p || !(b = browse_new(p, &all_of, 1, NULL)))
+		return;
+	CHECK_EQ(browse_search(b, "^std::vector::push_back$"), 0);
+	CHECK_EQ(b->nmatches, 1);
+	CHECK_EQ(browse_search(b, "push_back\\(int const&\\)$"), 0);
+	CHECK_EQ(b->nmatches, 1);
+	CHECK_STR(current(b, buf, sizeof buf), "std::vector::push_back");
 	browse_free(b);
 	pv_profile_free(p);
 }
@@ -1007,6 +1050,7 @@ int main(void)
 	test_zoom();
 	test_threads();
 	test_search_and_flat();
+	test_inlines();
 	test_export();
 	test_errors();
 	test_rows_kept();

@@ -595,6 +595,114 @@ static void test_merged_times(void)
 	pv_profile_free(b);
 }
 
+/* The flat row of the frame named name, or NULL. */
+static const struct ct_flat_row *row_named(const struct calltree *t, const struct ct_flat_row *rows,
+					   size_t n, const char *name)
+{
+	char buf[256];
+
+	for (size_t i = 0; rows && i < n; i++)
+		if (strcmp(calltree_frame_name(t, rows[i].frame, buf, sizeof buf), name) == 0)
+			return &rows[i];
+	return NULL;
+}
+
+/* noinlines: beta's self holds the sample of its inlined helper, which is
+ * no frame; the same from pv_drop_inlines on the profile, and on a
+ * reversed profile, whose locations hold the caller first. */
+static void test_noinlines(void)
+{
+	struct pv_profile *p = standard(), *q;
+	struct ct_options o = { .noinlines = true };
+	struct calltree *t = calltree_build(p, &o);
+	struct ct_flat_row *rows;
+	const struct ct_flat_row *r;
+	size_t n;
+
+	uint32_t m = child_named(t, 0, "main"), b = child_named(t, m, "beta");
+	CHECK_EQ(t->nodes[b].self_count, 10);
+	CHECK_EQ(t->nodes[b].count, 30);
+	CHECK(child_named(t, b, "inlined_helper") == PV_NONE);
+	rows = calltree_flat(t, &n);
+	CHECK(row_named(t, rows, n, "inlined_helper") == NULL);
+	r = row_named(t, rows, n, "beta");
+	CHECK(r && r->self_count == 10 && r->cum_count == 30);
+	free(rows);
+	calltree_free(t);
+
+	/* by line: the helper's sample at the line of the call in beta */
+	o.granularity = CT_LINES;
+	t = calltree_build(p, &o);
+	m = child_named(t, 0, "main:10");
+	CHECK_EQ(t->nodes[child_named(t, m, "beta:25")].self_count, 1);
+	CHECK_EQ(t->nodes[child_named(t, m, "beta:25")].nchildren, 0);
+	calltree_free(t);
+
+	/* reversed: the roots are where the time went, the helper's in beta */
+	q = pv_profile_copy(p);
+	CHECK(q && pv_reverse_stacks(q) == 0);
+	o = (struct ct_options){ .noinlines = true, .reversed = true };
+	t = calltree_build(q, &o);
+	CHECK(child_named(t, 0, "inlined_helper") == PV_NONE);
+	b = child_named(t, 0, "beta");
+	CHECK(b != PV_NONE);
+	CHECK_EQ(t->nodes[b].count, 10);
+	CHECK_EQ(t->nodes[child_named(t, b, "main")].count, 10);
+	calltree_free(t);
+
+	/* the profile without inlines, with and without reversing */
+	pv_drop_inlines(q, true);
+	t = calltree_build(q, NULL);
+	CHECK(child_named(t, 0, "inlined_helper") == PV_NONE);
+	CHECK_EQ(t->nodes[child_named(t, 0, "beta")].count, 10);
+	calltree_free(t);
+	pv_profile_free(q);
+	pv_drop_inlines(p, false);
+	t = calltree_build(p, &(struct ct_options){ .paths_only = true });
+	rows = calltree_flat(t, &n);
+	CHECK(row_named(t, rows, n, "inlined_helper") == NULL);
+	r = row_named(t, rows, n, "beta");
+	CHECK(r && r->self_count == 10 && r->cum_count == 30);
+	free(rows);
+	calltree_free(t);
+	pv_profile_free(p);
+}
+
+/* C++ names: short unless full_names, instantiations and overloads apart,
+ * whole for a tooltip in any case, in the text reports too. */
+static void test_cxx_names(void)
+{
+	struct pv_profile *p = folded("main;std::vector<int, std::allocator<int> >::push_back(int const&) 3\n"
+				      "main;ns::f(int) 1\nmain;ns::f(double) 2\n"
+				      "main;Acc<int>::spin(int) 4\nmain;Acc<long>::spin(int) 5\n");
+	struct ct_options o = { 0 };
+	struct calltree *t = calltree_build(p, &o);
+	struct report_options ro = { 0 };
+	char buf[256], *text;
+	uint32_t m = child_named(t, 0, "main");
+
+	CHECK_EQ(t->nodes[child_named(t, m, "std::vector::push_back")].count, 3);
+	CHECK_EQ(t->nodes[child_named(t, m, "ns::f(int)")].count, 1);
+	CHECK_EQ(t->nodes[child_named(t, m, "ns::f(double)")].count, 2);
+	CHECK_EQ(t->nodes[child_named(t, m, "Acc<int>::spin")].count, 4);
+	CHECK_EQ(t->nodes[child_named(t, m, "Acc<long>::spin")].count, 5);
+	CHECK_STR(calltree_frame_full_name(t, t->nodes[child_named(t, m, "std::vector::push_back")].frame,
+					   buf, sizeof buf),
+		  "std::vector<int, std::allocator<int> >::push_back(int const&)");
+	text = render(t, &ro, R_FOLDED);
+	CHECK(text && strstr(text, "main;std::vector::push_back 3\n") != NULL);
+	free(text);
+	calltree_free(t);
+	o.full_names = true;
+	t = calltree_build(p, &o);
+	m = child_named(t, 0, "main");
+	CHECK_EQ(t->nodes[child_named(t, m, "std::vector<int, std::allocator<int> >::push_back(int const&)")].count, 3);
+	CHECK_EQ(t->nodes[child_named(t, m, "Acc<long>::spin(int)")].count, 5);
+	CHECK(child_named(t, m, "std::vector::push_back") == PV_NONE);
+	calltree_free(t);
+	pv_profile_free(p);
+}
+
 int main(void)
 {
 	pv_error_set_sink(quiet_sink);
@@ -610,5 +718,7 @@ int main(void)
 	test_deep_tree();
 	test_copy();
 	test_merged_times();
+	test_noinlines();
+	test_cxx_names();
 	return check_done("test-calltree");
 }
