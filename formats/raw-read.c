@@ -15,16 +15,17 @@
  * thread, for the samples the walk could not do.  So what a sample gets
  * does not depend on the threads.
  *
- * A sample followed by a RAW_SAMPLE_KERNEL record (raw.h) had system time:
- * it becomes two samples, the user part (its own stack, the weight less
- * the system time) and the kernel part (the system time; the kernel
- * frames, or one "[kernel]" frame when they are not known, on top of the
- * user stack, flagged PV_SAMPLE_KERNEL).  The sample count goes whole to
- * the part with more time (the user part on a tie), so counts stay whole
- * and a perf engine's sample, all in one mode, keeps its count where its
- * time is; a part with neither is left out.  The CPU time accounting
- * (raw-cpu.h) sees the record's whole weight once; the time it settles on
- * is split between the two parts in the proportion the record says.
+ * A sample followed by a RAW_SAMPLE_KERNEL record (raw.h) had system time.
+ * Each sample stays whole and in one mode, as a perf sample is: it is a
+ * kernel sample (flagged PV_SAMPLE_KERNEL; the kernel frames, or one
+ * "[kernel]" frame when they are not known, on top of its user stack) when
+ * its thread's system time owed to its samples is at least half its weight
+ * (one_mode), else a user sample.  So counts, times and their noise go
+ * together, and a thread's kernel samples add up to its system time within
+ * half a sample.  The code keeps the general form, a user and a kernel
+ * part of one record (the CPU time accounting, raw-cpu.h, sees the
+ * record's whole weight once and splits what it settles on in the
+ * record's proportion), of which one_mode leaves one.
  *
  * A trace mapped from a finished file (raw_read_mapped) gives its pages
  * back as each pass goes (MADV_DONTNEED, a window at a time): memory
@@ -168,6 +169,10 @@ struct reader {
 	uint64_t kernel_lo, kernel_hi;
 	struct split *splits;
 	size_t cap_splits;
+	/* Per thread (by index): the system time its samples are owed, the
+	 * kernel's split not yet given out as whole samples (one_mode). */
+	int64_t *owed;
+	size_t nowed;
 };
 
 static const char *type_name(uint32_t t)
@@ -618,12 +623,12 @@ static int kernel_stack(struct reader *rd, const struct pv_sample *user,
 			const struct raw_sample_kernel *k, struct pv_sample *ps)
 {
 	struct pv_profile *p = rd->p;
-	const unsigned char *frames = (const unsigned char *)(k + 1);
-	uint32_t map = kernel_mapping(rd), n = 0;
+	const unsigned char *frames = k ? (const unsigned char *)(k + 1) : NULL;
+	uint32_t map = kernel_mapping(rd), n = 0, nk = k ? k->nframes : 0;
 
 	if (map == PV_NONE)
 		return -1;
-	for (uint32_t i = 0; i < k->nframes && n < RAW_MAX_FRAMES; i++) {
+	for (uint32_t i = 0; i < nk && n < RAW_MAX_FRAMES; i++) {
 		uint64_t a;
 		memcpy(&a, frames + 8 * (size_t)i, 8);
 		if (a == 0)
@@ -686,6 +691,41 @@ static int push_sample(struct reader *rd, struct pv_sample *ps, int64_t count, u
 	return pv_add_sample(rd->p, ps);
 }
 
+/* The system part of a sample of weight w, of thread index th, in whole
+ * samples: w when it is a kernel sample, else 0.  A sample is in one mode,
+ * as a perf sample is, so that its count, its time and the noise of both
+ * go together (a part of a sample is no sample: a node made of slivers of
+ * system time would look far surer than it is).  The collector measures
+ * the system part of each sample's weight (getrusage); it is given out as
+ * it accrues: a thread's samples are owed their system time, and a sample
+ * is the kernel's when at least half its weight is owed.  A thread's kernel
+ * samples so add up to its system time within half a sample.  (A perf
+ * engine sample is already all one or the other.) */
+static int one_mode(struct reader *rd, uint32_t th, uint64_t sys, uint64_t w, uint64_t *part)
+{
+	int64_t *o;
+
+	*part = 0;
+	if (th >= rd->nowed) {
+		size_t n = rd->nowed;
+		if (sys == 0)
+			return 0;
+		if (pv_grow(&rd->owed, &n, (size_t)th + 1, sizeof *rd->owed) < 0)
+			return -1;
+		memset(rd->owed + rd->nowed, 0, (n - rd->nowed) * sizeof *rd->owed);
+		rd->nowed = n;
+	}
+	o = &rd->owed[th];
+	if (sys > (uint64_t)INT64_MAX - (uint64_t)(*o > 0 ? *o : 0) || w > INT64_MAX / 2)
+		return 0;
+	*o += (int64_t)sys;
+	if (w > 0 && *o > 0 && (uint64_t)*o * 2 >= w) {
+		*o -= (int64_t)w;
+		*part = w;
+	}
+	return 0;
+}
+
 /* Finish and add a sample whose stack is stored: the parts every sample
  * record has in common.  k: its kernel record, or NULL. */
 static int add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uint32_t raw_flags,
@@ -708,6 +748,8 @@ static int add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uin
 		ps->flags |= PV_SAMPLE_TRUNCATED;
 	if (rd->cpu && (handle = raw_cpu_sample(rd->cpu, tid, weight_ns)) < 0)
 		return pv_oom();
+	if (one_mode(rd, ps->thread, sys, weight_ns, &sys) < 0)
+		return -1;
 	first = rd->p->nsamples;
 	if (sys == 0) {
 		if (push_sample(rd, ps, 1, weight_ns, handle,
@@ -1350,6 +1392,7 @@ static struct pv_profile *read_trace(const unsigned char *buf, size_t len, const
 	free(rd.handles);
 	free(rd.splits);
 	free(rd.own);
+	free(rd.owed);
 	raw_cpu_free(rd.cpu);
 	batch_free(rd.batch);
 	return p;
@@ -1361,6 +1404,7 @@ fail:
 	free(rd.handles);
 	free(rd.splits);
 	free(rd.own);
+	free(rd.owed);
 	raw_cpu_free(rd.cpu);
 	batch_free(rd.batch);
 	pv_profile_free(p);

@@ -780,7 +780,10 @@ static bool is_kernel(const struct pv_profile *p, size_t i)
 	return (p->samples[i].flags & PV_SAMPLE_KERNEL) != 0;
 }
 
-/* Samples with system time become a user and a kernel part. */
+/* A sample is the kernel's when half its weight or more is owed to the
+ * kernel: A owes 3 of 10 ms (a user sample; 3 carried), B 8 + 3 (kernel,
+ * 1 carried, its frames), C 10 + 1 (kernel, 1 carried), D and E none
+ * (user).  Every sample is whole: its count and its time together. */
 static void test_kernel_split(void)
 {
 	struct rawbuf r = { 0 };
@@ -797,39 +800,26 @@ static void test_kernel_split(void)
 		return;
 	}
 	CHECK_EQ(nerrors, 0);
-	CHECK_EQ(p->nsamples, 7);
-	if (p->nsamples == 7) {
+	CHECK_EQ(p->nsamples, 5);
+	if (p->nsamples == 5) {
 		const uint32_t *locs;
 
-		/* A: 14 ms user with its count, 6 ms kernel under "[kernel]" */
+		/* A: a user sample, its 3 ms of system time owed on */
 		CHECK(!is_kernel(p, 0));
-		CHECK_EQ(cpu_of(p, 0), 14000000);
+		CHECK_EQ(cpu_of(p, 0), 20000000);
 		CHECK_EQ(count_of(p, 0), 1);
+		CHECK_EQ(p->samples[0].nlocs, 2);
+		/* B: the kernel's, its frames leaf first (a return address
+		 * stepped back) on top of the user stack */
 		CHECK(is_kernel(p, 1));
-		CHECK_EQ(cpu_of(p, 1), 6000000);
-		CHECK_EQ(count_of(p, 1), 0);
-		CHECK_EQ(p->samples[1].nlocs, 3);
+		CHECK_EQ(cpu_of(p, 1), 20000000);
+		CHECK_EQ(count_of(p, 1), 1);
+		CHECK_EQ(p->samples[1].nlocs, 4);
 		locs = pv_sample_locs(p, &p->samples[1]);
-		CHECK(pv_location_is_kernel(p, locs[0]));
-		CHECK_EQ(p->locations[locs[0]].address, 0);
-		CHECK_EQ(p->locations[locs[0]].nlines, 1);
-		CHECK_STR(pv_str(p, p->functions[pv_location_lines(p, &p->locations[locs[0]])[0].function].name),
-			  PV_KERNEL_FRAME_NAME);
-		CHECK(!pv_location_is_kernel(p, locs[1]));
-		CHECK_EQ(p->locations[locs[1]].address, MAIN_LEAF);
-		/* B: the count goes with the larger part, the kernel's; its
-		 * frames leaf first, a return address stepped back */
-		CHECK(!is_kernel(p, 2));
-		CHECK_EQ(cpu_of(p, 2), 4000000);
-		CHECK_EQ(count_of(p, 2), 0);
-		CHECK(is_kernel(p, 3));
-		CHECK_EQ(cpu_of(p, 3), 16000000);
-		CHECK_EQ(count_of(p, 3), 1);
-		CHECK_EQ(p->samples[3].nlocs, 4);
-		locs = pv_sample_locs(p, &p->samples[3]);
 		CHECK_EQ(p->locations[locs[0]].address, KADDR1);
 		CHECK_EQ(p->locations[locs[1]].address, KADDR2 - 1);
 		CHECK(pv_location_is_kernel(p, locs[1]));
+		CHECK(!pv_location_is_kernel(p, locs[2]));
 		CHECK_EQ(p->locations[locs[2]].address, MAIN_LEAF);
 		{
 			const struct pv_mapping *m = &p->mappings[p->locations[locs[0]].mapping];
@@ -838,34 +828,38 @@ static void test_kernel_split(void)
 			CHECK_STR(pv_str(p, m->build_id), "a-boot-of-another-machine");
 			CHECK(m->start <= KADDR2 - 1 && KADDR1 < m->limit);
 		}
-		/* C: all kernel, no user part */
-		CHECK(is_kernel(p, 4));
+		/* C: the kernel's, one kernel frame */
+		CHECK(is_kernel(p, 2));
+		CHECK_EQ(cpu_of(p, 2), 20000000);
+		CHECK_EQ(count_of(p, 2), 1);
+		CHECK_EQ(p->samples[2].nlocs, 3);
+		/* D: the record after it is another sample's; E: none; the
+		 * 1 ms owed is not half a sample */
+		CHECK(!is_kernel(p, 3) && !is_kernel(p, 4));
+		CHECK_EQ(cpu_of(p, 3), 20000000);
 		CHECK_EQ(cpu_of(p, 4), 20000000);
-		CHECK_EQ(count_of(p, 4), 1);
-		/* D: the record after it is another sample's; E: none */
-		CHECK(!is_kernel(p, 5) && !is_kernel(p, 6));
-		CHECK_EQ(cpu_of(p, 5), 20000000);
-		CHECK_EQ(cpu_of(p, 6), 20000000);
 	}
 	for (size_t i = 0; i < p->nsamples; i++)
 		count += count_of(p, i);
 	CHECK_EQ(count, 5);
-	CHECK_EQ(p->system_cpu_ns, 42000000);
+	CHECK_EQ(p->system_cpu_ns, 40000000);
 	CHECK_EQ(p->threads_cpu_ns, 100000000);
 	pv_profile_free(p);
 
-	/* cut inside C's kernel record: A and B as above, C whole user */
+	/* cut inside C's kernel record: A and B as above, C a user sample
+	 * (1 ms owed) */
 	reset_msgs();
 	p = raw_read(r.b, cut, "k.raw", NULL);
 	CHECK(p != NULL);
 	if (p) {
 		CHECK_EQ(nerrors, 0);
 		CHECK(nwarnings > 0);
-		CHECK_EQ(p->nsamples, 5);
-		if (p->nsamples == 5) {
-			CHECK(is_kernel(p, 3));
-			CHECK(!is_kernel(p, 4));
-			CHECK_EQ(count_of(p, 4), 1);
+		CHECK_EQ(p->nsamples, 3);
+		if (p->nsamples == 3) {
+			CHECK(!is_kernel(p, 0));
+			CHECK(is_kernel(p, 1));
+			CHECK(!is_kernel(p, 2));
+			CHECK_EQ(count_of(p, 2), 1);
 		}
 		pv_profile_free(p);
 	}
