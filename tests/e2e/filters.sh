@@ -152,12 +152,10 @@ traces() {
 	!go { next }
 	/^ *[0-9]+   / { flush(); v = $1; sub(/^ *[0-9]+   /, ""); f[++n] = $0; next }
 	/^             [^ ]/ && n { sub(/^ +/, ""); f[++n] = $0; next }
-	END { flush(); for (s in sum) if (sum[s]) print s, sum[s] }' | sort
+	END { flush(); for (s in sum) print s, sum[s] }' | sort
 }
 
-# pprof names kernel frames without folded stacks' _[k], and lists the
-# stacks of samples with no count (a kernel part that lost its count to
-# the larger user part): traces leaves those out.
+# pprof names kernel frames without folded stacks' _[k].
 traces demo.pb.gz >traces-all.txt
 sed 's/_\[k\]//g' all.txt | sort | diff - traces-all.txt >/dev/null || fail "pprof -traces and profview disagree before any filter"
 # compare "PROFVIEW OPTIONS" "PPROF OPTIONS": same stacks from both, and
