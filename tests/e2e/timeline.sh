@@ -231,14 +231,15 @@ for ph in one two both; do
 	flat "snap-$ph" "$from" "$to"
 	[ "$(in_span "snap-$ph.txt")" = "$samples" ] ||
 		fail "phase $ph: the selection $from-$to s holds $samples samples, --flat --time $(in_span "snap-$ph.txt")"
-	while read -r _ _ fn self cum; do
+	# (a name may hold spaces: a kernel frame's is "[k] NAME")
+	while IFS=$'\t' read -r fn self cum; do
 		for k in self cum; do
 			want=$(col_of "snap-$ph.csv" "$fn" "${k}_cpu_ms")
 			got=$([ $k = self ] && echo "$self" || echo "$cum")
 			awk -v w="$want" -v g="$got" 'BEGIN { d = w - g / 1e6; exit !(d < 0.0015 && d > -0.0015) }' ||
 				fail "phase $ph: $fn's $k time is $got ns in the selection, $want ms in --flat"
 		done
-	done < <(grep "^fn $ph " res.txt)
+	done < <(grep "^fn $ph " res.txt | awk '{ n = $3; for (i = 4; i <= NF - 2; i++) n = n " " $i; print n "\t" $(NF - 1) "\t" $NF }')
 	# 2. Against the phase's own span, not rounded to columns: the shares
 	# within a percentage point, plus what moving each end by up to half a
 	# column can change: two ends, two threads, half a column of CPU time
