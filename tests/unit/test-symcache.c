@@ -8,7 +8,9 @@
  *    random) and 3,000 random ones in its range.
  * 2. labels.so (symcache/labels.S: labels, nested symbols, aliases of
  *    each binding, a gap between sections, an absolute symbol), reported
- *    at its own addresses and 256 MB higher: every address of it.
+ *    at its own addresses and 256 MB higher: every address of it.  Then
+ *    the same library stripped, its local symbols in MiniDebugInfo
+ *    (symcache/minidebuginfo.sh): .dynsym and an auxiliary table.
  * 3. A big stripped program, when installed: gcc's cc1plus (tens of MB,
  *    only .dynsym), around 200 of its symbols and at 800 random places
  *    (libdwfl takes about a millisecond an address there).
@@ -150,6 +152,21 @@ static Dwfl *offline_dwfl(void)
 	return dwfl_begin(&cb);
 }
 
+/* Does mod's table have a symbol named name? */
+static bool has_symbol(Dwfl_Module *mod, const char *name)
+{
+	int n = dwfl_module_getsymtab(mod);
+
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr a;
+		const char *s = dwfl_module_getsym_info(mod, i, &sym, &a, NULL, NULL, NULL);
+		if (s && strcmp(s, name) == 0)
+			return true;
+	}
+	return false;
+}
+
 static void labels(const char *path)
 {
 	Dwfl *d = offline_dwfl();
@@ -159,9 +176,11 @@ static void labels(const char *path)
 	size_t before = total;
 
 	CHECK(at0 != NULL && high != NULL && sc != NULL);
+	/* a local symbol: from .symtab, or from .gnu_debugdata's table */
+	CHECK(at0 && has_symbol(at0, "loc_a"));
 	if (at0 && high) {
-		check_module(sc, at0, "labels.so", 1000, 0, true);
-		check_module(sc, high, "labels.so, 256 MB up", 1000, 0, true);
+		check_module(sc, at0, path, 1000, 0, true);
+		check_module(sc, high, "(256 MB up)", 1000, 0, true);
 	}
 	CHECK(total - before > 2 * 4096);
 	pv_symcache_free(sc);
@@ -196,10 +215,11 @@ static void big_stripped(void)
 
 int main(int argc, char **argv)
 {
-	CHECK_EQ(argc, 2); /* labels.so */
+	/* labels.so, then the same with MiniDebugInfo when it could be made */
+	CHECK(argc == 2 || argc == 3);
 	live_process();
-	if (argc == 2)
-		labels(argv[1]);
+	for (int i = 1; i < argc; i++)
+		labels(argv[i]);
 	big_stripped();
 	printf("%d checks, %d failed\n", check_count, check_failures);
 	return check_failures != 0;
