@@ -1,16 +1,19 @@
-/* scopes.c - the DWARF scopes holding an address, from a sorted index of
- * each unit's top-level entries (see scopes.h)
+/* scopes.c - the DWARF scopes holding an address, from sorted indexes of
+ * the children of the entries descended through (see scopes.h)
  *
  * What dwarf_getscopes finds (libdw 0.188, libdw_visit_scopes.c): it
- * visits the unit's children in order, flattening imported units (dwz's
+ * visits an entry's children in order, flattening imported units (dwz's
  * partial units) into the list, and descends into a child only when the
  * child holds pc (dwarf_haspc: one of its ranges does) and is of a kind
  * that may hold scopes (a function, an inlined instance, a lexical
  * block...); the innermost entry is the first one found that way with no
- * child holding pc.  The index gives the first top-level entry holding pc
- * (the lowest in the unit's order among those whose ranges hold it, from
- * an implicit interval tree over their ranges), the descent below it is
- * dwarf_getscopes' own: a function's children are few.
+ * child holding pc.  Here each entry descended through (the unit, a
+ * function, a block...) gets, the first time, an index of its children
+ * with code: their ranges sorted, in an implicit interval tree, each with
+ * the child's place among its siblings.  The child taken at each step is
+ * the first in that order whose range holds pc, as libdw's walk takes it;
+ * a big function with many sampled addresses (an interpreter's loop) is
+ * read once, not once per address.
  */
 #include "scopes.h"
 #include "error.h"
@@ -28,9 +31,9 @@ struct range {
 	uint32_t die;          /* index in dies */
 };
 
-struct unit_index {
-	const void *cu;        /* the unit's DIE address: the key */
-	Dwarf_Die *dies;       /* top-level entries with code */
+struct node_index {
+	const void *key;       /* the entry's DIE address */
+	Dwarf_Die *dies;       /* its children with code (ranges) */
 	size_t ndies, cap_dies;
 	struct range *ranges;  /* by lo */
 	uint64_t *treemax;     /* per node of the implicit tree over ranges */
@@ -38,9 +41,9 @@ struct unit_index {
 };
 
 struct pv_scopes {
-	struct unit_index *units;
+	struct node_index *nodes;
 	size_t n, cap;
-	size_t *slots;         /* open addressing: unit index + 1, 0 empty */
+	size_t *slots;         /* open addressing: node index + 1, 0 empty */
 	size_t nslots;
 	Dwarf_Die *path;
 	size_t cap_path;
@@ -77,7 +80,7 @@ static int cmp_range(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-static uint64_t build_tree(struct unit_index *u, size_t lo, size_t hi)
+static uint64_t build_tree(struct node_index *u, size_t lo, size_t hi)
 {
 	if (lo >= hi)
 		return 0;
@@ -93,8 +96,8 @@ static uint64_t build_tree(struct unit_index *u, size_t lo, size_t hi)
 	return m;
 }
 
-/* Add die, a top-level entry, with its ranges when it has code. */
-static int add_entry(struct unit_index *u, Dwarf_Die *die, uint32_t order)
+/* Add die, a child, with its ranges when it has code. */
+static int add_entry(struct node_index *u, Dwarf_Die *die, uint32_t order)
 {
 	Dwarf_Addr base, lo, hi;
 	ptrdiff_t off = 0;
@@ -118,7 +121,7 @@ static int add_entry(struct unit_index *u, Dwarf_Die *die, uint32_t order)
 
 /* The children of parent in dwarf_getscopes' order, imported units'
  * children in place of the import (depth bounds a cycle of imports). */
-static int add_children(struct unit_index *u, Dwarf_Die *parent, uint32_t *order, int depth)
+static int add_children(struct node_index *u, Dwarf_Die *parent, uint32_t *order, int depth)
 {
 	Dwarf_Die child;
 
@@ -140,13 +143,13 @@ static int add_children(struct unit_index *u, Dwarf_Die *parent, uint32_t *order
 	return 0;
 }
 
-static int unit_make(struct unit_index *u, Dwarf_Die *cu)
+static int node_make(struct node_index *u, Dwarf_Die *die)
 {
 	uint32_t order = 0;
 
 	memset(u, 0, sizeof *u);
-	u->cu = cu->addr;
-	if (add_children(u, cu, &order, 0) < 0)
+	u->key = die->addr;
+	if (add_children(u, die, &order, 0) < 0)
 		return -1;
 	if (!u->nranges)
 		return 0;
@@ -158,7 +161,7 @@ static int unit_make(struct unit_index *u, Dwarf_Die *cu)
 	return 0;
 }
 
-static void unit_free(struct unit_index *u)
+static void node_free(struct node_index *u)
 {
 	free(u->dies);
 	free(u->ranges);
@@ -179,8 +182,8 @@ void pv_scopes_free(struct pv_scopes *s)
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->n; i++)
-		unit_free(&s->units[i]);
-	free(s->units);
+		node_free(&s->nodes[i]);
+	free(s->nodes);
 	free(s->slots);
 	free(s->path);
 	free(s);
@@ -195,7 +198,7 @@ static size_t slot_of(const struct pv_scopes *s, const void *key)
 	return (size_t)(h >> 17) & (s->nslots - 1);
 }
 
-/* Room for one more unit in the hash table (load at most a half). */
+/* Room for one more node in the hash table (load at most a half). */
 static int rehash(struct pv_scopes *s)
 {
 	if (2 * (s->n + 1) <= s->nslots)
@@ -208,7 +211,7 @@ static int rehash(struct pv_scopes *s)
 	s->slots = slots;
 	s->nslots = n;
 	for (size_t i = 0; i < s->n; i++) {
-		size_t k = slot_of(s, s->units[i].cu);
+		size_t k = slot_of(s, s->nodes[i].key);
 		while (s->slots[k])
 			k = (k + 1) & (n - 1);
 		s->slots[k] = i + 1;
@@ -216,32 +219,33 @@ static int rehash(struct pv_scopes *s)
 	return 0;
 }
 
-/* The index of unit cu, made when first asked; NULL when out of memory. */
-static struct unit_index *unit_of(struct pv_scopes *s, Dwarf_Die *cu)
+/* The index of die's children, made when first asked; valid until the
+ * next call.  NULL when out of memory (reported). */
+static struct node_index *node_of(struct pv_scopes *s, Dwarf_Die *die)
 {
 	size_t k;
 
 	if (s->nslots) {
-		for (k = slot_of(s, cu->addr); s->slots[k]; k = (k + 1) & (s->nslots - 1))
-			if (s->units[s->slots[k] - 1].cu == cu->addr)
-				return &s->units[s->slots[k] - 1];
+		for (k = slot_of(s, die->addr); s->slots[k]; k = (k + 1) & (s->nslots - 1))
+			if (s->nodes[s->slots[k] - 1].key == die->addr)
+				return &s->nodes[s->slots[k] - 1];
 	}
-	if (rehash(s) < 0 || pv_grow(&s->units, &s->cap, s->n + 1, sizeof *s->units) < 0)
+	if (rehash(s) < 0 || pv_grow(&s->nodes, &s->cap, s->n + 1, sizeof *s->nodes) < 0)
 		return NULL;
-	struct unit_index *u = &s->units[s->n];
-	if (unit_make(u, cu) < 0) {
-		unit_free(u);
+	struct node_index *u = &s->nodes[s->n];
+	if (node_make(u, die) < 0) {
+		node_free(u);
 		return NULL;
 	}
-	for (k = slot_of(s, cu->addr); s->slots[k]; k = (k + 1) & (s->nslots - 1))
+	for (k = slot_of(s, die->addr); s->slots[k]; k = (k + 1) & (s->nslots - 1))
 		;
 	s->slots[k] = ++s->n;
 	return u;
 }
 
-/* The first top-level entry (lowest order) of u with a range holding pc
- * among ranges[lo..hi); *best is the order to beat. */
-static void stab(const struct unit_index *u, size_t lo, size_t hi, uint64_t pc,
+/* The first child (lowest order) of u with a range holding pc among
+ * ranges[lo..hi); *best is the one to beat. */
+static void stab(const struct node_index *u, size_t lo, size_t hi, uint64_t pc,
 		 const struct range **best)
 {
 	while (lo < hi) {
@@ -268,33 +272,24 @@ static int push(struct pv_scopes *s, size_t n, Dwarf_Die *die)
 
 int pv_scopes_at(struct pv_scopes *s, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **path)
 {
-	struct unit_index *u = unit_of(s, cu);
-	const struct range *top = NULL;
+	Dwarf_Die cur = *cu;
 	size_t n = 0;
 
-	if (!u)
-		return -1;
-	stab(u, 0, u->nranges, pc, &top);
-	if (!top)
-		return 0;
-	if (push(s, n++, &u->dies[top->die]) < 0)
-		return -1;
-	/* Down: the first child holding pc, while there is one. */
+	/* Down from the unit: the first child holding pc, while there is
+	 * one and it may hold scopes. */
 	for (;;) {
-		Dwarf_Die child, *cur = &s->path[n - 1];
-		bool found = false;
-		if (!may_have_scopes(cur) || dwarf_child(cur, &child) != 0)
-			break;
-		do {
-			if (dwarf_haspc(&child, pc) > 0) {
-				found = true;
-				break;
-			}
-		} while (dwarf_siblingof(&child, &child) == 0);
-		if (!found)
-			break;
-		if (push(s, n++, &child) < 0)
+		struct node_index *u = node_of(s, &cur);
+		const struct range *r = NULL;
+		if (!u)
 			return -1;
+		stab(u, 0, u->nranges, pc, &r);
+		if (!r)
+			break;
+		cur = u->dies[r->die];
+		if (push(s, n++, &cur) < 0)
+			return -1;
+		if (!may_have_scopes(&cur))
+			break;
 	}
 	/* innermost first */
 	for (size_t i = 0; i < n / 2; i++) {

@@ -5,11 +5,11 @@
  * variables, functions) for each address, and dwarf_getscopes_die, to find
  * what an inlined instance sits in, walks the unit again from its start:
  * both are linear in the unit per address, most of the time of a profile of
- * a big program with debug info.  This keeps, per unit asked about, its
- * top-level entries with code sorted by address (made once, in one pass
- * over the unit's top level) and descends from the one holding the address
- * as dwarf_getscopes does: into the first child holding it, while there is
- * one.
+ * a big program with debug info.  This keeps, per entry descended through
+ * (the unit, a function, a block), its children with code sorted by
+ * address, made once in one pass over them, and descends as
+ * dwarf_getscopes does: into the first child holding the address, while
+ * there is one.
  */
 #ifndef PROFVIEW_SCOPES_H
 #define PROFVIEW_SCOPES_H
