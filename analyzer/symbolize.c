@@ -12,6 +12,7 @@
 #include "util.h"
 #include "modules.h"
 #include "plt.h"
+#include "scopes.h"
 #include "symcache.h"
 
 #include <dwarf.h>
@@ -31,6 +32,7 @@ struct symbolizer {
 	bool demangle;
 	struct cxxname_cache *cxx;
 	struct pv_symcache *syms;
+	struct pv_scopes *scopes;
 };
 
 static int push_line(struct symbolizer *sy, uint32_t name, uint32_t sysname, uint32_t file,
@@ -232,9 +234,10 @@ static int dwarf_lines(struct symbolizer *sy, Dwfl_Module *mod, GElf_Addr a, con
 
 	if (!cu)
 		return 0;
-	n = dwarf_getscopes(cu, a - bias, &scopes);
+	/* The scopes holding a, innermost first, each in the next. */
+	n = pv_scopes_at(sy->scopes, cu, a - bias, &scopes);
 	if (n <= 0)
-		return 0;
+		return n;
 	dwarf_getsrcfiles(cu, &files, NULL);
 	for (int i = 0; i < n; i++) {
 		Dwarf_Die *s = &scopes[i];
@@ -279,10 +282,10 @@ static int dwarf_lines(struct symbolizer *sy, Dwfl_Module *mod, GElf_Addr a, con
 		free(dem);
 		uint32_t fi = file ? pv_intern_str(p, file) : 0;
 		if (nm == PV_NONE || sn == PV_NONE || fi == PV_NONE)
-			goto fail;
+			return -1;
 		uint32_t fn = pv_get_function(p, nm, sn, fi, die_decl_line(s));
 		if (fn == PV_NONE)
-			goto fail;
+			return -1;
 		bool pushed = sy->nscratch < 64;
 		if (pushed)
 			sy->scratch[sy->nscratch++] = (struct pv_line){ fn, line };
@@ -298,13 +301,8 @@ static int dwarf_lines(struct symbolizer *sy, Dwfl_Module *mod, GElf_Addr a, con
 		else
 			file = NULL;
 		line = dwarf_formudata(dwarf_attr(s, DW_AT_call_line, &attr), &cl) == 0 ? (int)cl : 0;
-		/* dwarf_getscopes goes on with the scopes of the inlined
-		 * function's own (abstract) definition, not of its caller: the
-		 * caller is among the scopes holding this instance, which
-		 * dwarf_getscopes_die lists from the instance itself. */
-		Dwarf_Die *outer = NULL;
-		int nouter = dwarf_getscopes_die(s, &outer);
-		if (nouter > 0 && inlined_into_itself(s, outer, nouter)) {
+		/* scopes[i..n) hold this instance, itself first. */
+		if (inlined_into_itself(s, &scopes[i], n - i)) {
 			/* One frame, the function's, at this instance's
 			 * line: its call site is the declaration. */
 			if (pushed)
@@ -312,16 +310,8 @@ static int dwarf_lines(struct symbolizer *sy, Dwfl_Module *mod, GElf_Addr a, con
 			file = own_file;
 			line = own_line;
 		}
-		free(scopes);
-		scopes = outer;
-		n = nouter;
-		i = 0; /* the loop skips outer[0], the instance itself */
 	}
-	free(scopes);
 	return 0;
-fail:
-	free(scopes);
-	return -1;
 }
 
 /* A PLT stub of mod at module address a, named "sym@plt" (plt.h). */
@@ -389,7 +379,8 @@ int pv_symbolize(struct pv_profile *p, struct pv_modules *mods,
 	sy.scratch = malloc(64 * sizeof *sy.scratch);
 	sy.cxx = cxxname_cache_new();
 	sy.syms = pv_symcache_new();
-	if (!sy.scratch || !sy.cxx || !sy.syms) {
+	sy.scopes = pv_scopes_new();
+	if (!sy.scratch || !sy.cxx || !sy.syms || !sy.scopes) {
 		pv_oom();
 		goto out;
 	}
@@ -404,5 +395,6 @@ out:
 	free(sy.scratch);
 	cxxname_cache_free(sy.cxx);
 	pv_symcache_free(sy.syms);
+	pv_scopes_free(sy.scopes);
 	return ret;
 }

@@ -694,7 +694,15 @@ static void rows_finish(struct ehcfi_rows *b)
 
 	if (b->n == 0)
 		return;
-	qsort(b->v, b->n, sizeof *b->v, row_cmp);
+	/* The rows of FDEs taken in .eh_frame_hdr's order come sorted: a
+	 * check is a pass, a sort of a big program's rows most of the
+	 * build.  Already in order, they are what a stable sort gives. */
+	for (size_t i = 1; i < b->n; i++) {
+		if (row_cmp(&b->v[i - 1], &b->v[i]) > 0) {
+			qsort(b->v, b->n, sizeof *b->v, row_cmp);
+			break;
+		}
+	}
 	for (size_t i = 0; i < b->n; i++) {
 		if (w > 0 && b->v[w - 1].pc == b->v[i].pc)
 			w--;
