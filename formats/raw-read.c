@@ -548,6 +548,26 @@ static int stack_pass(struct reader *rd)
 	return 0;
 }
 
+/* A location of a frame the trace stands for but no code is at: address
+ * in mapping, one line of a function named name; PV_NONE when out of
+ * memory. */
+static uint32_t made_up_location(struct pv_profile *p, const char *name, uint64_t address,
+				 uint32_t mapping)
+{
+	uint32_t n = pv_intern_str(p, name), loc;
+	struct pv_line line = { 0 };
+
+	if (n == PV_NONE)
+		return PV_NONE;
+	line.function = pv_get_function(p, n, n, 0, 0);
+	if (line.function == PV_NONE)
+		return PV_NONE;
+	loc = pv_get_location(p, address, mapping);
+	if (loc == PV_NONE || pv_set_lines(p, loc, &line, 1) < 0)
+		return PV_NONE;
+	return loc;
+}
+
 /* In a wall-clock trace, a sample of a thread that was off CPU gets a
  * synthetic leaf: a location with no mapping whose one line names the
  * function "[off-cpu]", under the frame where the thread waited.  A
@@ -559,16 +579,8 @@ static int offcpu_leaf(struct reader *rd, struct pv_sample *ps)
 	uint32_t k = 0;
 
 	if (rd->offcpu_loc == PV_NONE) {
-		uint32_t name = pv_intern_str(p, "[off-cpu]");
-		struct pv_line line = { 0 };
-
-		if (name == PV_NONE)
-			return -1;
-		line.function = pv_get_function(p, name, name, 0, 0);
-		if (line.function == PV_NONE)
-			return -1;
-		rd->offcpu_loc = pv_get_location(p, UINT64_MAX, PV_NONE);
-		if (rd->offcpu_loc == PV_NONE || pv_set_lines(p, rd->offcpu_loc, &line, 1) < 0)
+		rd->offcpu_loc = made_up_location(p, "[off-cpu]", UINT64_MAX, PV_NONE);
+		if (rd->offcpu_loc == PV_NONE)
 			return -1;
 	}
 	rd->locs[k++] = rd->offcpu_loc;
@@ -644,20 +656,9 @@ static int kernel_stack(struct reader *rd, const struct pv_sample *user,
 			return -1;
 	}
 	if (n == 0) {
-		if (rd->kernel_loc == PV_NONE) {
-			uint32_t name = pv_intern_str(p, PV_KERNEL_FRAME_NAME);
-			struct pv_line line = { 0 };
-
-			if (name == PV_NONE)
-				return -1;
-			line.function = pv_get_function(p, name, name, 0, 0);
-			if (line.function == PV_NONE)
-				return -1;
-			rd->kernel_loc = pv_get_location(p, 0, map);
-			if (rd->kernel_loc == PV_NONE ||
-			    pv_set_lines(p, rd->kernel_loc, &line, 1) < 0)
-				return -1;
-		}
+		if (rd->kernel_loc == PV_NONE &&
+		    (rd->kernel_loc = made_up_location(p, PV_KERNEL_FRAME_NAME, 0, map)) == PV_NONE)
+			return -1;
 		rd->locs[n++] = rd->kernel_loc;
 	}
 	for (uint32_t i = 0; i < user->nlocs && n < RAW_MAX_FRAMES; i++)
