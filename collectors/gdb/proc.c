@@ -265,6 +265,13 @@ void proc_permission_error(struct cg_state *st)
 			scope[strcspn(scope, "\n")] = '\0';
 		fclose(f);
 	}
+	/* a process that has ended (a zombie: our own child, not yet
+	 * reaped) refuses a tracer too: that is no permission problem */
+	if (proc_state(st->pid) == 'Z' || proc_state(st->pid) == 0) {
+		cg_msg("cannot attach to process %d: it ended before gdb could attach%s", pid,
+		       st->child ? " (a program shorter than gdb's start: give it more to do, or sample it with collect-timer)" : "");
+		return;
+	}
 	if (tracer) {
 		proc_read_comm((pid_t)tracer, 0, comm, sizeof comm);
 		cg_msg("cannot attach to process %d: it is already traced by process %ld ('%s'); only one tracer at a time",

@@ -17,7 +17,8 @@ command -v gdb >/dev/null || { echo "gdb is not installed: skipped"; exit 77; }
 
 build gdbtarget
 cd "$WORK"
-./gdbtarget 60 2>target.err &
+# (long enough for the whole test on a busy machine: it is killed at the end)
+./gdbtarget 300 2>target.err &
 TARGET=$!
 many= nodump=
 # (Each kill may find its process gone, reaped as it ended: under set -e a
@@ -130,15 +131,21 @@ done
 # Someone sends a SIGCONT while it is sampled: it runs on, and is left running.
 "$COLLECT_GDB" -q -p "$TARGET" -i 0.05 -d 1.5 -o resumed.gdb &
 cg=$!
-sleep 0.6
+# (once gdb is attached: a SIGCONT before it is a target found running)
+for _ in $(seq 200); do
+	! grep -q '^TracerPid:[[:space:]]*0$' "/proc/$TARGET/status" && break
+	sleep 0.05
+done
+sleep 0.2
 kill -CONT "$TARGET" || fail "the target is gone"
 wait $cg || fail "collect-gdb failed on a target resumed while sampled"
 wait_state "$TARGET" RS || fail "a target resumed while sampled was left in state '$(state_of "$TARGET")'"
 "$PROFVIEW" --flat resumed.gdb >/dev/null || fail "the trace of the resumed target is unreadable"
 
 # 2. Start the program; it ends by itself: a normal end, its status returned.
+# (It runs free while gdb starts, a second or more on a busy machine.)
 rc=0
-"$COLLECT_GDB" -i 0.05 -d 30 -o run.gdb -- ./gdbtarget 2.5 2>run.log || rc=$?
+"$COLLECT_GDB" -i 0.05 -d 30 -o run.gdb -- ./gdbtarget 5 2>run.log || rc=$?
 cat run.log
 [ "$rc" -eq 0 ] || fail "collect-gdb -- ./gdbtarget exited $rc"
 grep -q '^# end: .* exited$' run.gdb || fail "program run: the end is not 'exited'"
