@@ -1239,7 +1239,7 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 {
 	const struct collect_trace **kept = calloc(n, sizeof(*kept));
 	uint64_t samples = 0, lost = 0, weight = 0, cpu = 0, unsampled = 0, threads = 0;
-	uint64_t unsampled_threads = 0, killed = 0, silent = 0, silent_cpu = 0;
+	uint64_t unsampled_threads = 0, killed = 0, silent = 0, silent_cpu = 0, sthreads = 0;
 	size_t nkept = 0, nproc = 0, shown_n;
 	const char *cause = NULL;
 	char w[32], u[32], c[32], more[96] = "", lostsay[192] = "", killsay[160] = "";
@@ -1268,6 +1268,7 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 		}
 		unsampled += st->cpu.unsampled_cpu_ns;
 		unsampled_threads += st->cpu.unsampled_threads;
+		sthreads += st->cpu.threads;
 		if (!st->ended && !v[k].execd)
 			killed++;
 		if (v[k].keep)
@@ -1288,7 +1289,8 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 							   "complete record");
 	}
 	if (shown_n < nkept)
-		snprintf(more, sizeof(more), " (%zu not listed; -v lists every one)", nkept - shown_n);
+		snprintf(more, sizeof(more), " (%zu more not listed; -v lists every one)",
+			 nkept - shown_n);
 	if (lost)
 		snprintf(lostsay, sizeof(lostsay), ", %" PRIu64 " lost%s%s%s", lost,
 			 cause ? " (a trace could not grow: " : "", cause ? cause : "", cause ? ")" : "");
@@ -1296,19 +1298,28 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 		snprintf(killsay, sizeof(killsay), "; %" PRIu64 " were killed before their end",
 			 killed);
 	pv_format_duration(w, sizeof(w), (int64_t)weight);
-	fprintf(stderr, "collect-timer: %zu process%s with samples%s of %zu, %" PRIu64 " sample%s "
-		"(%s of %s)%s, %s '%s'%s\n", nkept, nkept == 1 ? "" : "es", more, nproc, samples,
+	fprintf(stderr, "collect-timer: %zu process%s, %zu with samples%s: %" PRIu64 " sample%s "
+		"(%s of %s)%s, %s '%s'%s\n", nproc, nproc == 1 ? "" : "es", nkept, more, samples,
 		samples == 1 ? "" : "s", w, wall ? "wall-clock time" : "CPU", lostsay,
 		joined ? "written to" : "the first in", shown, killsay);
 	unsampled += silent_cpu;
 	if (!wall && cpu > 0 && unsampled * 100 > cpu) {
 		pv_format_duration(u, sizeof(u), (int64_t)unsampled);
 		pv_format_duration(c, sizeof(c), (int64_t)cpu);
+		char said[320] = "";
+
+		if (silent > 0)
+			snprintf(said, sizeof(said), "%" PRIu64 " process%s that ended before %s first "
+				 "sample", silent, silent == 1 ? "" : "es", silent == 1 ? "its" : "their");
+		if (unsampled_threads > 0)
+			snprintf(said + strlen(said), sizeof(said) - strlen(said), "%s%" PRIu64 " of the %"
+				 PRIu64 " threads of the others, never sampled", silent ? ", and of " : "",
+				 unsampled_threads, sthreads);
+		pv_format_duration(u, sizeof(u), (int64_t)unsampled);
+		pv_format_duration(c, sizeof(c), (int64_t)cpu);
 		fprintf(stderr, "collect-timer: %s of the %s of CPU time the processes used (%.1f%%) "
-			"is in no sample: %" PRIu64 " process%s ran too briefly to be sampled, and "
-			"%" PRIu64 " of %" PRIu64 " threads of the others were never sampled (see "
-			"ACCURACY in collect-timer(1))\n", u, c, 100.0 * (double)unsampled / (double)cpu,
-			silent, silent == 1 ? "" : "es", unsampled_threads, threads);
+			"is in no sample: that of %s (see ACCURACY in collect-timer(1))\n", u, c,
+			100.0 * (double)unsampled / (double)cpu, said);
 	}
 	free(kept);
 }
