@@ -1226,13 +1226,13 @@ static int collect_weight_cmp(const void *a, const void *b)
 	uint64_t wx = x->st.cpu.weight_ns + x->st.wall_weight_ns * (x->st.clock == RAW_CLOCK_WALL);
 	uint64_t wy = y->st.cpu.weight_ns + y->st.wall_weight_ns * (y->st.clock == RAW_CLOCK_WALL);
 
-	if (x->st.samples != y->st.samples)
-		return x->st.samples < y->st.samples ? 1 : -1;
-	return wx < wy ? 1 : wx > wy;
+	if (wx != wy)
+		return wx < wy ? 1 : -1;
+	return x->st.samples < y->st.samples ? 1 : x->st.samples > y->st.samples ? -1 : 0;
 }
 
 /* The summary of a run of several processes: the processes with samples,
- * each one line (the COLLECT_SHOWN with the most when there are more),
+ * each one line (the COLLECT_SHOWN with the most time when there are more),
  * then the totals, what was lost and why, and the CPU time in no
  * sample. */
 static void collect_say_run(const char *shown, struct collect_trace *v, size_t n, int joined)
@@ -1394,6 +1394,10 @@ static int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit
 			snprintf(who, sizeof(who), "pid %u (%.63s): ", v[0].pid,
 				 exe != NULL ? exe + 1 : seg_program(seg));
 		collect_report_segments(seg, who, quiet);
+		if (n == 1) {
+			free(v);
+			return 0;
+		}
 	}
 	joined = collect_join(shown, v, n) == 0;
 	for (size_t k = 0; k < n && verbose; k++) {
