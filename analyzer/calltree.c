@@ -242,8 +242,23 @@ struct build {
 	struct calltree *t;
 	struct ct_path *groups; size_t ngroups, cap_groups;
 	uint32_t *slots; size_t nslots;
-	bool by_thread;
+	bool by_thread, by_process;
 };
+
+/* The process index of thread th, p->nprocesses when it has none. */
+static uint32_t process_of(const struct pv_profile *p, uint32_t th)
+{
+	uint32_t pr = th < p->nthreads ? p->threads[th].process : PV_NONE;
+	return pr < p->nprocesses ? pr : (uint32_t)p->nprocesses;
+}
+
+/* The group of a path under the root: its thread, its process, or 0. */
+static uint32_t group_key(const struct build *b, uint32_t thread)
+{
+	if (b->by_thread)
+		return thread;
+	return b->by_process ? process_of(b->t->p, thread) : 0;
+}
 
 static uint64_t group_hash(uint32_t loc_off, uint32_t nlocs, uint32_t thread, bool base)
 {
@@ -275,7 +290,7 @@ static int group_rehash(struct build *b)
 static struct ct_path *group_of(struct build *b, const struct pv_sample *s)
 {
 	struct calltree *t = b->t;
-	uint32_t thread = b->by_thread ? s->thread : 0;
+	uint32_t thread = group_key(b, s->thread);
 	bool base = (s->flags & PV_SAMPLE_BASE) && t->dn;
 	struct ct_path *g;
 	size_t mask, i;
@@ -317,6 +332,11 @@ static int cmp_paths(const void *a, const void *b, void *ctx)
 	const uint32_t *px = bd->t->scratch + x->off, *py = bd->t->scratch + y->off;
 	uint32_t n = x->len < y->len ? x->len : y->len;
 
+	if (bd->by_process && bd->by_thread && x->thread != y->thread) {
+		uint32_t qx = process_of(bd->t->p, x->thread), qy = process_of(bd->t->p, y->thread);
+		if (qx != qy)
+			return qx < qy ? -1 : 1;
+	}
 	if (x->thread != y->thread)
 		return x->thread < y->thread ? -1 : 1;
 	for (uint32_t i = 0; i < n; i++)
@@ -345,11 +365,11 @@ static uint32_t new_node(struct calltree *t, uint32_t parent, uint32_t kind, uin
 static int build_tree(struct calltree *t, const struct ct_options *opt)
 {
 	const struct pv_profile *p = t->p;
-	struct build b = { .t = t, .by_thread = opt->by_thread };
+	struct build b = { .t = t, .by_thread = opt->by_thread, .by_process = opt->by_process };
 	uint32_t *order = NULL, *path_nodes = NULL, *lcps = NULL;
 	size_t cap_path_nodes = 0;
 	const struct ct_path *prev = NULL;
-	uint32_t thread_node = 0;
+	uint32_t thread_node = 0, process_node = 0;
 	int ret = -1;
 
 	for (size_t i = 0; i < p->nsamples; i++) {
@@ -431,8 +451,8 @@ static int build_tree(struct calltree *t, const struct ct_options *opt)
 			uint32_t n = pg->len < g->len ? pg->len : g->len;
 			while (lcp < n && pp[lcp] == path[lcp])
 				lcp++;
-		} else if (b.by_thread) {
-			need++;
+		} else if (b.by_thread || b.by_process) {
+			need += 2;
 		}
 		lcps[k] = lcp;
 		need += g->len - lcp;
@@ -466,8 +486,17 @@ static int build_tree(struct calltree *t, const struct ct_options *opt)
 		const uint32_t *path = t->scratch + g->off;
 		uint32_t lcp = 0, node;
 
+		if (b.by_process && (!prev || prev->thread != g->thread)) {
+			uint32_t pr = b.by_thread ? process_of(p, g->thread) : g->thread;
+			if (thread_node == 0 || t->nodes[process_node].frame != pr) {
+				process_node = new_node(t, 0, CT_PROCESS, pr);
+				if (process_node == PV_NONE)
+					goto out;
+			}
+			thread_node = process_node;
+		}
 		if (b.by_thread && (!prev || prev->thread != g->thread)) {
-			thread_node = new_node(t, 0, CT_THREAD, g->thread);
+			thread_node = new_node(t, b.by_process ? process_node : 0, CT_THREAD, g->thread);
 			/* (t->dn has room for every node: need counted them) */
 			if (thread_node == PV_NONE)
 				goto out;
@@ -975,9 +1004,26 @@ const char *calltree_node_name(const struct calltree *t, uint32_t node, char *bu
 		}
 		th = &t->p->threads[nd->frame];
 		if (pv_str(t->p, th->name)[0])
-			snprintf(buf, n, "[thread %" PRIu32 " \"%s\"]", th->tid, pv_str(t->p, th->name));
+			snprintf(buf, n, "[thread %" PRIu32 " \"%s\"", th->tid, pv_str(t->p, th->name));
 		else
-			snprintf(buf, n, "[thread %" PRIu32 "]", th->tid);
+			snprintf(buf, n, "[thread %" PRIu32, th->tid);
+		/* which process, unless under its node */
+		if (th->process < t->p->nprocesses &&
+		    (nd->parent == PV_NONE || t->nodes[nd->parent].kind != CT_PROCESS)) {
+			char pr[256];
+			size_t at = strlen(buf);
+			snprintf(buf + at, n - at, " in %s",
+				 pv_thread_process_name(t->p, nd->frame, pr, sizeof pr));
+		}
+		snprintf(buf + strlen(buf), n - strlen(buf), "]");
+		return buf;
+	case CT_PROCESS:
+		if (nd->frame >= t->p->nprocesses) {
+			snprintf(buf, n, "[unknown process]");
+			return buf;
+		}
+		snprintf(buf, n, "[process %" PRIu32 " \"%s\"]", t->p->processes[nd->frame].pid,
+			 pv_str(t->p, t->p->processes[nd->frame].name));
 		return buf;
 	default:
 		return calltree_frame_name(t, nd->frame, buf, n);

@@ -31,11 +31,18 @@ struct ct_frame {
 #define CT_KERNEL_MARK "[k] "
 #define CT_KERNEL_MARK_LEN 4
 
-enum ct_node_kind { CT_ROOT, CT_THREAD, CT_FRAME };
+enum ct_node_kind { CT_ROOT, CT_THREAD, CT_FRAME, CT_PROCESS };
+
+/* A node that stands for a thread or a process, not a frame. */
+static inline bool ct_is_group(uint32_t kind)
+{
+	return kind == CT_THREAD || kind == CT_PROCESS;
+}
 
 struct ct_node {
 	uint32_t kind;         /* enum ct_node_kind */
-	uint32_t frame;        /* frame index (CT_FRAME), thread index (CT_THREAD) */
+	uint32_t frame;        /* frame index (CT_FRAME), thread index (CT_THREAD),
+				* process index (CT_PROCESS; nprocesses: none) */
 	uint32_t parent;       /* PV_NONE for the root */
 	uint32_t first_child, next_sibling; /* PV_NONE terminated, by count */
 	uint32_t nchildren;
@@ -62,6 +69,9 @@ struct ct_options {
 	 * trace), else the sample count. */
 	const char *sample_index;
 	bool by_thread;        /* a level of thread nodes under the root */
+	/* A level of process nodes under the root (over the threads' with
+	 * by_thread). */
+	bool by_process;
 	/* Inlined calls are not frames: a location is the function it is
 	 * in (its last line, at that line), as pprof's -noinlines and as
 	 * perf names a symbol. */

@@ -440,6 +440,23 @@ void pv_keep_threads(struct pv_profile *p, const uint32_t *tids, size_t ntids)
 	p->nsamples = k;
 }
 
+void pv_keep_processes(struct pv_profile *p, const uint32_t *pids, size_t npids)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < p->nsamples; i++) {
+		uint32_t th = p->samples[i].thread;
+		uint32_t pr = th < p->nthreads ? p->threads[th].process : PV_NONE;
+		uint32_t pid = p->nprocesses == 0 ? p->pid : pr < p->nprocesses ? p->processes[pr].pid : 0;
+		bool keep = false;
+		for (size_t j = 0; j < npids && pid && !keep; j++)
+			keep = pid == pids[j];
+		if (keep)
+			p->samples[k++] = p->samples[i];
+	}
+	p->nsamples = k;
+}
+
 /* Has p a kernel mapping? */
 static bool has_kernel(const struct pv_profile *p)
 {

@@ -82,6 +82,10 @@ int pv_filters_apply(struct pv_profile *p, const struct pv_filters *f, struct pv
 /* Keep only the samples of the threads whose ids are in tids (--tid),
  * before the filters, so that their counts are of those threads. */
 void pv_keep_threads(struct pv_profile *p, const uint32_t *tids, size_t ntids);
+/* Keep only the samples of the processes whose ids are in pids (--pid):
+ * those of a thread in such a process, or, in a profile without
+ * processes, all of them when its pid is one. */
+void pv_keep_processes(struct pv_profile *p, const uint32_t *pids, size_t npids);
 
 /* Remove the kernel frames (pv_location_is_kernel) from every stack: the
  * time spent in the kernel becomes the own time of the user frame that

@@ -215,6 +215,8 @@ static int run(struct pv_profile *p, const struct pv_view *v, bool tree, struct 
 		goto fail;
 	if (v->ntids)
 		pv_keep_threads(p, v->tids, v->ntids);
+	if (v->npids)
+		pv_keep_processes(p, v->pids, v->npids);
 	r->before = pv_count_samples(p);
 	r->in_spans = v->nspans ? r->before : 0;
 	for (size_t i = 0; i < v->nsteps; i++) {
@@ -265,7 +267,7 @@ static int run(struct pv_profile *p, const struct pv_view *v, bool tree, struct 
 		pv_drop_inlines(p, reversed);
 	if (tree) {
 		struct ct_options co = { .granularity = v->granularity, .by_thread = v->by_thread,
-					 .noinlines = v->noinlines, .reversed = reversed,
+					 .by_process = v->by_process, .noinlines = v->noinlines, .reversed = reversed,
 					 .full_names = v->full_names,
 					 .sample_index = v->sample_index, .paths_only = v->paths_only };
 		r->t = calltree_build(p, &co);
@@ -289,7 +291,7 @@ int pv_view_run_copy(const struct pv_profile *source, const struct pv_view *v, b
 		     struct pv_result *r)
 {
 	memset(r, 0, sizeof *r);
-	if (!v->ntids && !v->nsteps && !v->nspans && !v->hide_kernel && (tree || !v->noinlines)) {
+	if (!v->ntids && !v->npids && !v->nsteps && !v->nspans && !v->hide_kernel && (tree || !v->noinlines)) {
 		/* nothing changes it: the source itself, read only */
 		r->p = (struct pv_profile *)source;
 		return run(r->p, v, tree, r);

@@ -63,6 +63,8 @@ bool pv_span_parse(const char *s, struct pv_span *out, const char **why);
 struct pv_view {
 	const uint32_t *tids;  /* only these threads (NULL: all) */
 	size_t ntids;
+	const uint32_t *pids;  /* only these processes (NULL: all) */
+	size_t npids;
 	/* only the samples taken in these spans of the run (any of them; an
 	 * untimed profile cannot be cut: an error) */
 	const struct pv_span *spans;
@@ -71,6 +73,7 @@ struct pv_view {
 	size_t nsteps;
 	enum ct_granularity granularity;
 	bool by_thread;        /* a level of thread nodes under the root */
+	bool by_process;       /* a level of process nodes under the root */
 	bool noinlines;        /* inlined calls part of their caller (calltree.h) */
 	bool full_names;       /* functions named whole, not short (names.h) */
 	const char *sample_index; /* what nodes are weighed by (calltree.h) */

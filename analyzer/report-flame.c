@@ -131,7 +131,7 @@ static void label(struct flame *f, const struct ct_node *nd)
 	if (nd->kind == CT_ROOT) {
 		/* FlameGraph's name for the root */
 		snprintf(f->name, sizeof f->name, "all");
-	} else if (nd->kind == CT_THREAD) {
+	} else if (ct_is_group(nd->kind)) {
 		calltree_node_name(f->t, (uint32_t)(nd - f->t->nodes), f->name, sizeof f->name);
 	} else {
 		bool kernel = calltree_frame_is_kernel(f->t, nd->frame);
@@ -288,7 +288,7 @@ static void put_node(struct flame *f, uint32_t id)
 		      c->verdict == PV_VERDICT_BETTER ? "f better" : "f insignificant";
 	} else if (nd->kind == CT_ROOT) {
 		snprintf(fill, sizeof fill, "rgb(225,185,140)");
-	} else if (nd->kind == CT_THREAD) {
+	} else if (ct_is_group(nd->kind)) {
 		snprintf(fill, sizeof fill, "rgb(150,190,230)");
 	} else if (calltree_node_is_kernel(f->t, id)) {
 		int rgb[3];

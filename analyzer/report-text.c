@@ -111,7 +111,24 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 		}
 		free(seen);
 	}
+	if (p->nprocesses > 1) {
+		/* the processes of the threads counted */
+		bool *seen = calloc(p->nprocesses, sizeof *seen);
+		size_t nproc = 0;
+		for (size_t i = 0; seen && i < p->nsamples; i++) {
+			const struct pv_sample *s = &p->samples[i];
+			uint32_t pr = s->thread < p->nthreads ? p->threads[s->thread].process : PV_NONE;
+			if ((!p->diff || !(s->flags & PV_SAMPLE_BASE)) && pr < p->nprocesses && !seen[pr]) {
+				seen[pr] = true;
+				nproc++;
+			}
+		}
+		free(seen);
+		fprintf(out, ", %zu process%s", nproc, nproc == 1 ? "" : "es");
+	}
 	fprintf(out, ", %zu thread%s", nthreads, nthreads == 1 ? "" : "s");
+	if (o->pid_filter)
+		fprintf(out, " (pid %s)", pv_escape(text, sizeof text, o->pid_filter));
 	if (o->tid_filter)
 		fprintf(out, " (%s)", pv_escape(text, sizeof text, o->tid_filter));
 	fprintf(out, "\n");
@@ -462,7 +479,7 @@ static char *tree_line(char *p, const struct labels *l, const struct tree_item *
 		const struct ct_node *nd = &nodes[it->id];
 		p = tree_columns(p, t, nd->count, ct_weight(t, nd), nd->value, dim_on(o), attr_off(o));
 		p = tree_indent(p, nd->depth);
-		if (nd->kind == CT_THREAD) {
+		if (ct_is_group(nd->kind)) {
 			char raw[NAME_MAX_LEN];
 			pv_escape(p, NAME_MAX_LEN, calltree_node_name(t, it->id, raw, sizeof raw));
 			p += strlen(p);
@@ -818,7 +835,7 @@ int report_folded(FILE *out, const struct calltree *t, const struct report_optio
 		const char *name, *where;
 		size_t nl, wl;
 
-		if (nd->kind == CT_THREAD) {
+		if (ct_is_group(nd->kind)) {
 			char raw[NAME_MAX_LEN];
 			name = pv_escape(thread, sizeof thread, calltree_node_name(t, id, raw, sizeof raw));
 			nl = strlen(name);

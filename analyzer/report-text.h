@@ -26,6 +26,7 @@ struct report_options {
 	bool color;            /* ANSI attributes */
 	bool quiet_hidden;     /* no "[N more below ...]" lines */
 	const char *tid_filter; /* the --tid text, for the header */
+	const char *pid_filter; /* the --pid text, for the header */
 	const char *filters;   /* the filters in force ("focus=a hide=b"), or NULL */
 	int64_t filter_total, filter_kept; /* samples before and after them */
 	/* A table with this field separator and no padding (report_table_*),

@@ -581,6 +581,27 @@ static void put_runs(struct tl *tl, int k)
 	}
 }
 
+/* The name of a row's thread, "name", and in a run of several processes
+ * the process, "name in pid 123 (make)" (not for a process's main thread:
+ * its tid is the pid), into buf. */
+static const char *thread_label(const struct pv_profile *p, uint32_t thread, char *buf, size_t n)
+{
+	const struct pv_thread *th;
+	char pr[256];
+
+	if (thread >= p->nthreads) {
+		snprintf(buf, n, "[unknown thread]");
+		return buf;
+	}
+	th = &p->threads[thread];
+	if (th->process < p->nprocesses && p->processes[th->process].pid != th->tid)
+		snprintf(buf, n, "%s in %s", pv_str(p, th->name),
+			 pv_thread_process_name(p, thread, pr, sizeof pr));
+	else
+		snprintf(buf, n, "%s", pv_str(p, th->name));
+	return buf;
+}
+
 /* A row's label: "TID name", the name cut to fit. */
 static void put_label(struct tl *tl, const struct tl_row *row, double y)
 {
@@ -591,7 +612,8 @@ static void put_label(struct tl *tl, const struct tl_row *row, double y)
 		snprintf(tl->name, sizeof tl->name, "[unknown thread]");
 	} else {
 		const struct pv_thread *th = &p->threads[row->thread];
-		const char *name = pv_str(p, th->name);
+		char name[512];
+		thread_label(p, row->thread, name, sizeof name);
 		snprintf(tl->name, sizeof tl->name, "%" PRIu32 "%s%s", th->tid, name[0] ? " " : "", name);
 	}
 	escaped(tl, tl->name);
@@ -828,7 +850,8 @@ static void put_data(struct tl *tl, double flame_top)
 		const struct tl_row *row = &tl->rows[r];
 		bool known = row->thread < tl->p->nthreads;
 		fprintf(out, "%s[%" PRIu32 ",", r ? "," : "", known ? tl->p->threads[row->thread].tid : 0);
-		put_json(out, escaped(tl, known ? pv_str(tl->p, tl->p->threads[row->thread].name) : "[unknown thread]"));
+		char name[512];
+		put_json(out, escaped(tl, thread_label(tl->p, row->thread, name, sizeof name)));
 		fprintf(out, ",%u,%u,%d]", row->hold, row->usual, row->last == PV_NONE ? -1 : (int)row->last);
 	}
 	fputs("],\n\"f\":[", out);

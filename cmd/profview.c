@@ -33,7 +33,7 @@ enum report_kind { REPORT_TREE, REPORT_FLAT, REPORT_FOLDED, REPORT_PPROF, REPORT
 
 enum {
 	OPT_TREE = 256, OPT_FLAT, OPT_FOLDED, OPT_SORT, OPT_NOISEFLOOR, OPT_MINCOUNT, OPT_MAXDEPTH,
-	OPT_THREADS, OPT_TID, OPT_FUNCTIONS, OPT_LINES, OPT_FILES, OPT_ADDRESSES, OPT_COLOR,
+	OPT_THREADS, OPT_TID, OPT_PROCESSES, OPT_PID, OPT_FUNCTIONS, OPT_LINES, OPT_FILES, OPT_ADDRESSES, OPT_COLOR,
 	OPT_SYMBOLIZER, OPT_NO_DEMANGLE, OPT_DUMP_LOCATIONS, OPT_PPROF, OPT_MAX_INPUT,
 };
 
@@ -97,6 +97,8 @@ static const struct option long_options[] = {
 	{ "maxdepth", required_argument, NULL, OPT_MAXDEPTH },
 	{ "threads", no_argument, NULL, OPT_THREADS },
 	{ "tid", required_argument, NULL, OPT_TID },
+	{ "processes", no_argument, NULL, OPT_PROCESSES },
+	{ "pid", required_argument, NULL, OPT_PID },
 	{ "time", required_argument, NULL, OPT_TIME },
 	{ "functions", no_argument, NULL, OPT_FUNCTIONS },
 	{ "lines", no_argument, NULL, OPT_LINES },
@@ -177,6 +179,8 @@ static void usage(FILE *out)
 		"Selection and pruning:\n"
 		"      --threads          split the tree by thread\n"
 		"      --tid=LIST         only these thread ids (comma-separated)\n"
+		"      --processes        split the tree by process (a run of several)\n"
+		"      --pid=LIST         only these process ids (comma-separated)\n"
 		"      --time=FROM,TO     only the samples taken from FROM to TO seconds after\n"
 		"                         the start (10%%,20%%: shares of the run; either end\n"
 		"                         may be left out; given again: any of the spans)\n"
@@ -474,8 +478,8 @@ int main(int argc, char **argv)
 	size_t nspans = 0;
 	bool dump = false, reverse = false, hide_kernel = false;
 	const char *output = NULL, *color = "auto";
-	uint32_t *tids = NULL;
-	size_t ntids = 0;
+	uint32_t *tids = NULL, *pids = NULL;
+	size_t ntids = 0, npids = 0;
 	struct pv_profile *p;
 	struct pv_filters filters = { 0 };
 	struct pv_step steps[2];
@@ -556,6 +560,13 @@ int main(int argc, char **argv)
 			ropt.maxdepth = (int)v;
 			break;
 		case OPT_THREADS: copt.by_thread = true; break;
+		case OPT_PROCESSES: copt.by_process = true; break;
+		case OPT_PID:
+			free(pids);
+			if (!parse_tids(optarg, &pids, &npids))
+				return usage_error("invalid --pid '%s' (process ids separated by commas)", optarg);
+			ropt.pid_filter = optarg;
+			break;
 		case OPT_TID:
 			free(tids);
 			if (!parse_tids(optarg, &tids, &ntids))
@@ -683,10 +694,10 @@ int main(int argc, char **argv)
 		steps[nsteps++] = (struct pv_step){ .kind = PV_STEP_FILTERS, .filters = &filters, .warn = true };
 	if (reverse)
 		steps[nsteps++] = (struct pv_step){ .kind = PV_STEP_REVERSE };
-	view = (struct pv_view){ .tids = tids, .ntids = ntids, .spans = spans, .nspans = nspans,
+	view = (struct pv_view){ .tids = tids, .ntids = ntids, .pids = pids, .npids = npids, .spans = spans, .nspans = nspans,
 				 .steps = steps, .nsteps = nsteps, .hide_kernel = hide_kernel,
 				 .granularity = copt.granularity, .by_thread = copt.by_thread,
-				 .noinlines = copt.noinlines, .full_names = copt.full_names,
+				 .by_process = copt.by_process, .noinlines = copt.noinlines, .full_names = copt.full_names,
 				 .sample_index = copt.sample_index,
 				 .paths_only = !tui && (kind == REPORT_FLAT || kind == REPORT_SVG ||
 							      kind == REPORT_TIMELINE ||
@@ -781,6 +792,7 @@ out:
 	pv_source_close(&src);
 	pv_filters_free(&filters);
 	free(tids);
+	free(pids);
 	free(bases);
 	free(spans);
 	if (tlopt.highlight)

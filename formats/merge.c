@@ -61,7 +61,7 @@ void pv_flag_kernel_samples(struct pv_profile *p)
 struct merger {
 	struct pv_profile *d;
 	const struct pv_profile *s;
-	uint32_t *str, *map, *fn, *loc, *thr;
+	uint32_t *str, *map, *fn, *loc, *thr, *proc;
 	struct pv_line *lines;
 	uint32_t *locs;
 	size_t cap_lines, cap_locs;
@@ -163,6 +163,33 @@ static int merge_locations(struct merger *m)
 	return 0;
 }
 
+/* The source's processes: the same one (pid, program, start) is one. */
+static int merge_processes(struct merger *m)
+{
+	struct pv_profile *d = m->d;
+	const struct pv_profile *s = m->s;
+
+	for (size_t i = 0; i < s->nprocesses; i++) {
+		struct pv_process pr = s->processes[i];
+		pr.name = mstr(m, pr.name);
+		pr.program = mstr(m, pr.program);
+		if (pr.name == PV_NONE || pr.program == PV_NONE)
+			return -1;
+		pr.start_ns += m->time_shift;
+		pr.end_ns += m->time_shift;
+		m->proc[i] = PV_NONE;
+		for (size_t j = 0; j < d->nprocesses && m->proc[i] == PV_NONE; j++) {
+			const struct pv_process *o = &d->processes[j];
+			if (o->pid == pr.pid && o->name == pr.name && o->program == pr.program &&
+			    o->start_ns == pr.start_ns)
+				m->proc[i] = (uint32_t)j;
+		}
+		if (m->proc[i] == PV_NONE && (m->proc[i] = pv_add_process(d, &pr)) == PV_NONE)
+			return -1;
+	}
+	return 0;
+}
+
 static int merge_samples(struct merger *m)
 {
 	struct pv_profile *d = m->d;
@@ -171,7 +198,9 @@ static int merge_samples(struct merger *m)
 	for (size_t i = 0; i < s->nthreads; i++) {
 		const struct pv_thread *t = &s->threads[i];
 		uint32_t name = mstr(m, t->name);
-		if (name == PV_NONE || (m->thr[i] = pv_get_thread(d, t->tid, name)) == PV_NONE)
+		uint32_t pr = t->process < s->nprocesses ? m->proc[t->process] : PV_NONE;
+		if (name == PV_NONE ||
+		    (m->thr[i] = pv_get_process_thread(d, pr, t->tid, name)) == PV_NONE)
 			return -1;
 		struct pv_thread *dt = &d->threads[m->thr[i]];
 		if (t->cpu_ns >= 0)
@@ -212,7 +241,8 @@ int pv_merge(struct pv_profile *d, const struct pv_profile *s, const char *src_n
 	m.fn = malloc((s->nfunctions + 1) * sizeof *m.fn);
 	m.loc = malloc((s->nlocations + 1) * sizeof *m.loc);
 	m.thr = malloc((s->nthreads + 1) * sizeof *m.thr);
-	if (!m.str || !m.map || !m.fn || !m.loc || !m.thr) {
+	m.proc = malloc((s->nprocesses + 1) * sizeof *m.proc);
+	if (!m.str || !m.map || !m.fn || !m.loc || !m.thr || !m.proc) {
 		pv_oom();
 		goto out;
 	}
@@ -222,13 +252,19 @@ int pv_merge(struct pv_profile *d, const struct pv_profile *s, const char *src_n
 	int64_t start = d->time_ns;
 	if (s->time_ns && (!start || s->time_ns < start))
 		start = s->time_ns;
-	size_t old_n = d->nsamples;
+	size_t old_n = d->nsamples, old_np = d->nprocesses;
 	m.time_shift = s->time_ns && start && s->time_ns > start ? s->time_ns - start : 0;
-	if (merge_mappings(&m) < 0 || merge_locations(&m) < 0 || merge_samples(&m) < 0)
+	if (merge_mappings(&m) < 0 || merge_locations(&m) < 0 || merge_processes(&m) < 0 ||
+	    merge_samples(&m) < 0)
 		goto out;
-	if (!empty && d->time_ns && start < d->time_ns)
+	if (!empty && d->time_ns && start < d->time_ns) {
 		for (size_t i = 0; i < old_n; i++)
 			d->samples[i].time_ns += d->time_ns - start;
+		for (size_t i = 0; i < old_np; i++) {
+			d->processes[i].start_ns += d->time_ns - start;
+			d->processes[i].end_ns += d->time_ns - start;
+		}
+	}
 	d->timed = empty ? s->timed : d->timed && s->timed;
 	d->time_ns = start;
 	d->duration_ns += s->duration_ns;
@@ -270,6 +306,7 @@ out:
 	free(m.fn);
 	free(m.loc);
 	free(m.thr);
+	free(m.proc);
 	free(m.lines);
 	free(m.locs);
 	return ret;

@@ -168,11 +168,13 @@ static int build(struct writer *w, PbProfile *pb)
 	uint32_t k_thread = pv_intern_str(p, "thread");
 	uint32_t k_tname = pv_intern_str(p, "thread_name");
 	uint32_t k_base = pv_intern_str(p, "pprof::base"), v_true = pv_intern_str(p, "true");
-	uint32_t *tid_str = NULL;
+	uint32_t k_pid = pv_intern_str(p, "pid"), k_comm = pv_intern_str(p, "comm");
+	uint32_t *tid_str = NULL, *pid_str = NULL;
 	size_t nlabels = 0;
 	int ret = -1;
 
-	if (k_thread == PV_NONE || k_tname == PV_NONE || k_base == PV_NONE || v_true == PV_NONE)
+	if (k_thread == PV_NONE || k_tname == PV_NONE || k_base == PV_NONE || v_true == PV_NONE ||
+	    k_pid == PV_NONE || k_comm == PV_NONE)
 		return -1;
 	/* The tids as strings, interned before the table is copied. */
 	tid_str = xcalloc(p->nthreads, sizeof *tid_str);
@@ -182,6 +184,16 @@ static int build(struct writer *w, PbProfile *pb)
 		char b[16];
 		snprintf(b, sizeof b, "%u", p->threads[i].tid);
 		if ((tid_str[i] = pv_intern_str(p, b)) == PV_NONE)
+			goto out;
+	}
+	/* and the processes' pids, for the labels of a run's samples */
+	pid_str = xcalloc(p->nprocesses + 1, sizeof *pid_str);
+	if (!pid_str)
+		goto out;
+	for (size_t i = 0; i < p->nprocesses; i++) {
+		char b[16];
+		snprintf(b, sizeof b, "%u", p->processes[i].pid);
+		if ((pid_str[i] = pv_intern_str(p, b)) == PV_NONE)
 			goto out;
 	}
 
@@ -219,7 +231,7 @@ static int build(struct writer *w, PbProfile *pb)
 
 	/* Samples. */
 	for (size_t g = 0; g < w->ngroups; g++)
-		nlabels += 3;
+		nlabels += 5;
 	w->samples = xcalloc(w->ngroups, sizeof *w->samples);
 	w->sample_ptrs = xcalloc(w->ngroups, sizeof *w->sample_ptrs);
 	w->labels = xcalloc(nlabels, sizeof *w->labels);
@@ -265,6 +277,20 @@ static int build(struct writer *w, PbProfile *pb)
 			w->label_ptrs[lab + 1] = &l[1];
 			ps->n_label += t->name ? 2 : 1;
 			lab += t->name ? 2 : 1;
+			if (t->process < p->nprocesses) {
+				/* the process of a run's thread, as perf names it */
+				l = &w->labels[lab];
+				perftools__profiles__label__init(&l[0]);
+				l[0].key = k_pid;
+				l[0].str = pid_str[t->process];
+				perftools__profiles__label__init(&l[1]);
+				l[1].key = k_comm;
+				l[1].str = p->processes[t->process].name;
+				w->label_ptrs[lab] = &l[0];
+				w->label_ptrs[lab + 1] = &l[1];
+				ps->n_label += 2;
+				lab += 2;
+			}
 		}
 		w->sample_ptrs[g] = ps;
 	}
@@ -368,6 +394,7 @@ static int build(struct writer *w, PbProfile *pb)
 	ret = 0;
 out:
 	free(tid_str);
+	free(pid_str);
 	return ret;
 }
 

@@ -3,6 +3,8 @@
 #include "error.h"
 #include "util.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -158,6 +160,7 @@ void pv_profile_free(struct pv_profile *p)
 	free(p->samples);
 	free(p->stack_locs);
 	free(p->threads);
+	free(p->processes);
 	free(p->loc_slots);
 	free(p->fn_slots);
 	free(p->thr_slots);
@@ -370,24 +373,32 @@ int pv_add_sample(struct pv_profile *p, const struct pv_sample *s)
 	return 0;
 }
 
+static uint64_t thr_key(uint32_t process, uint32_t tid)
+{
+	return pv_mix64((uint64_t)process << 32 | tid);
+}
+
 static uint64_t thr_hash_idx(const struct pv_profile *p, uint32_t i)
 {
-	return pv_mix64(p->threads[i].tid);
+	return thr_key(p->threads[i].process, p->threads[i].tid);
 }
 
 static bool thr_eq(const struct pv_profile *p, uint32_t i, const void *key)
 {
-	return p->threads[i].tid == *(const uint32_t *)key;
+	const uint32_t *k = key;
+
+	return p->threads[i].tid == k[0] && p->threads[i].process == k[1];
 }
 
-uint32_t pv_get_thread(struct pv_profile *p, uint32_t tid, uint32_t name)
+uint32_t pv_get_process_thread(struct pv_profile *p, uint32_t process, uint32_t tid, uint32_t name)
 {
+	uint32_t key[2] = { tid, process };
 	size_t where;
 	uint32_t idx;
 
 	if (slot_rehash(p, &p->thr_slots, &p->nthr_slots, p->nthreads, thr_hash_idx) < 0)
 		return PV_NONE;
-	idx = slot_find(p, p->thr_slots, p->nthr_slots, pv_mix64(tid), thr_eq, &tid, &where);
+	idx = slot_find(p, p->thr_slots, p->nthr_slots, thr_key(process, tid), thr_eq, key, &where);
 	if (idx != PV_NONE) {
 		if (name != PV_NONE && name != 0)
 			p->threads[idx].name = name;
@@ -395,9 +406,46 @@ uint32_t pv_get_thread(struct pv_profile *p, uint32_t tid, uint32_t name)
 	}
 	if (pv_grow(&p->threads, &p->cap_threads, p->nthreads + 1, sizeof *p->threads) < 0)
 		return PV_NONE;
-	p->threads[p->nthreads] = (struct pv_thread){ tid, name == PV_NONE ? 0 : name, -1 };
+	p->threads[p->nthreads] = (struct pv_thread){ .tid = tid, .name = name == PV_NONE ? 0 : name,
+						      .cpu_ns = -1, .process = process };
 	p->thr_slots[where] = (uint32_t)p->nthreads + 1;
 	return (uint32_t)p->nthreads++;
+}
+
+uint32_t pv_get_thread(struct pv_profile *p, uint32_t tid, uint32_t name)
+{
+	return pv_get_process_thread(p, PV_NONE, tid, name);
+}
+
+void pv_threads_in_process(struct pv_profile *p, uint32_t process)
+{
+	for (size_t i = 0; i < p->nthreads; i++)
+		p->threads[i].process = process;
+	/* hashed by process too: made again at the next look-up */
+	free(p->thr_slots);
+	p->thr_slots = NULL;
+	p->nthr_slots = 0;
+}
+
+uint32_t pv_add_process(struct pv_profile *p, const struct pv_process *proc)
+{
+	if (p->nprocesses >= UINT32_MAX - 1 ||
+	    pv_grow(&p->processes, &p->cap_processes, p->nprocesses + 1, sizeof *p->processes) < 0)
+		return PV_NONE;
+	p->processes[p->nprocesses] = *proc;
+	return (uint32_t)p->nprocesses++;
+}
+
+const char *pv_thread_process_name(const struct pv_profile *p, uint32_t th, char *buf, size_t n)
+{
+	const struct pv_process *pr;
+
+	buf[0] = '\0';
+	if (th >= p->nthreads || p->threads[th].process >= p->nprocesses)
+		return buf;
+	pr = &p->processes[p->threads[th].process];
+	snprintf(buf, n, "pid %" PRIu32 " (%s)", pr->pid, pv_str(p, pr->name));
+	return buf;
 }
 
 int64_t pv_total(const struct pv_profile *p, uint32_t v)
@@ -423,6 +471,12 @@ int pv_profile_validate(const struct pv_profile *p, const char *what)
 		if (s->thread != PV_NONE && s->thread >= p->nthreads)
 			return pv_error("%s: sample %zu: thread out of range", what, i);
 	}
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (p->threads[i].process != PV_NONE && p->threads[i].process >= p->nprocesses)
+			return pv_error("%s: thread %zu: process out of range", what, i);
+	for (size_t i = 0; i < p->nprocesses; i++)
+		if (p->processes[i].name >= p->strings.n || p->processes[i].program >= p->strings.n)
+			return pv_error("%s: process %zu: string out of range", what, i);
 	for (size_t i = 0; i < p->nlocations; i++) {
 		const struct pv_location *l = &p->locations[i];
 		if (l->mapping != PV_NONE && l->mapping >= p->nmappings)

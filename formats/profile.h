@@ -103,6 +103,18 @@ struct pv_thread {
 	uint32_t tid;
 	uint32_t name;         /* string index */
 	int64_t cpu_ns;        /* CPU time the collector measured, -1 unknown */
+	uint32_t process;      /* process index, PV_NONE when the source has none */
+};
+
+/* A process of a run of several (collect-timer follows the processes a
+ * program starts): one process image, so a process that ran another
+ * program (exec) is two, with the same pid. */
+struct pv_process {
+	uint32_t pid;
+	uint32_t name;         /* string index: the command (the program's base name) */
+	uint32_t program;      /* string index: the program's path */
+	/* When it was profiled, in ns from the profile's start (time_ns). */
+	int64_t start_ns, end_ns;
 };
 
 struct pv_strtab {
@@ -129,6 +141,8 @@ struct pv_profile {
 	struct pv_sample *samples;     size_t nsamples, cap_samples;
 	uint32_t *stack_locs;          size_t nstack_locs, cap_stack_locs;
 	struct pv_thread *threads;     size_t nthreads, cap_threads;
+	/* Empty unless the source is a run of several processes. */
+	struct pv_process *processes;  size_t nprocesses, cap_processes;
 
 	/* What the source said about itself. */
 	uint32_t program;      /* string index: the profiled executable */
@@ -217,6 +231,16 @@ int pv_add_sample(struct pv_profile *p, const struct pv_sample *s);
 
 /* Thread with this tid, added when new (name may be PV_NONE). */
 uint32_t pv_get_thread(struct pv_profile *p, uint32_t tid, uint32_t name);
+/* Thread with this tid in process (an index, or PV_NONE as
+ * pv_get_thread), added when new. */
+uint32_t pv_get_process_thread(struct pv_profile *p, uint32_t process, uint32_t tid, uint32_t name);
+/* Put every thread in process (an index). */
+void pv_threads_in_process(struct pv_profile *p, uint32_t process);
+/* Add a process; its index, or PV_NONE when out of memory. */
+uint32_t pv_add_process(struct pv_profile *p, const struct pv_process *proc);
+/* "pid 123 (make)": the process of thread th, into buf; "" when it has
+ * none.  Returns buf. */
+const char *pv_thread_process_name(const struct pv_profile *p, uint32_t th, char *buf, size_t n);
 
 /* Sum of value v over all samples. */
 int64_t pv_total(const struct pv_profile *p, uint32_t v);

@@ -185,3 +185,34 @@ enum raw_next raw_iter_next(struct raw_iter *it, struct raw_record *rec)
 	it->ended = h.type == RAW_END;
 	return RAW_NEXT_RECORD;
 }
+
+long raw_run_index(const unsigned char *buf, size_t len, struct raw_run_footer *footer)
+{
+	struct raw_run_footer f;
+
+	if (len < RAW_RUN_FOOTER_SIZE)
+		return 0;
+	memcpy(&f, buf + len - RAW_RUN_FOOTER_SIZE, sizeof(f));
+	if (memcmp(f.magic, RAW_RUN_MAGIC, RAW_MAGIC_LEN) != 0)
+		return 0;
+	/* the index and the footer end the file, the parts come before */
+	if (f.nparts == 0 || f.nparts > RAW_RUN_MAX_PARTS || f.index_offset % 8 != 0 ||
+	    f.index_offset > len - RAW_RUN_FOOTER_SIZE ||
+	    (len - RAW_RUN_FOOTER_SIZE - f.index_offset) / sizeof(struct raw_run_part) != f.nparts ||
+	    (len - RAW_RUN_FOOTER_SIZE - f.index_offset) % sizeof(struct raw_run_part) != 0)
+		return -1;
+	*footer = f;
+	return (long)f.nparts;
+}
+
+int raw_run_part_get(const unsigned char *buf, size_t len, const struct raw_run_footer *footer,
+		     uint32_t i, struct raw_run_part *part)
+{
+	if (i >= footer->nparts || footer->index_offset > len)
+		return -1;
+	memcpy(part, buf + footer->index_offset + (size_t)i * sizeof(*part), sizeof(*part));
+	if (part->offset % RAW_RUN_ALIGN != 0 || part->offset > footer->index_offset ||
+	    part->length == 0 || part->length > footer->index_offset - part->offset)
+		return -1;
+	return 0;
+}

@@ -106,4 +106,15 @@ void raw_iter_init(struct raw_iter *it, const unsigned char *buf, size_t len, si
  * type and size 0 with off = it->off. */
 enum raw_next raw_iter_next(struct raw_iter *it, struct raw_record *rec);
 
+/* A run of several processes (raw.h): is buf[0..len) one, and are its
+ * index and parts whole?  Returns the number of parts and sets *footer,
+ * 0 when buf is not a run (one trace), or -1 when it ends in the footer's
+ * magic but its index is damaged. */
+long raw_run_index(const unsigned char *buf, size_t len, struct raw_run_footer *footer);
+
+/* Part i of a run raw_run_index found: 0, or -1 when the entry does not
+ * hold together (outside the parts, overlapping the index, misaligned). */
+int raw_run_part_get(const unsigned char *buf, size_t len, const struct raw_run_footer *footer,
+		     uint32_t i, struct raw_run_part *part);
+
 #endif

@@ -33,6 +33,7 @@
  */
 #include "raw-read.h"
 #include "error.h"
+#include "merge.h"
 #include "raw-cpu.h"
 #include "raw-iter.h"
 #include "raw.h"
@@ -1321,7 +1322,7 @@ static void batch_free(struct walk_batch *b)
 }
 
 static struct pv_profile *read_trace(const unsigned char *buf, size_t len, const char *name,
-				     const struct raw_unwinder *uw, bool mapped)
+				     const struct raw_unwinder *uw, bool mapped, bool execd)
 {
 	struct reader rd = { .buf = buf, .len = len, .name = name, .last_thread = PV_NONE, .uw = uw,
 			     .offcpu_loc = PV_NONE, .mapped = mapped, .kernel_map = PV_NONE,
@@ -1360,7 +1361,8 @@ static struct pv_profile *read_trace(const unsigned char *buf, size_t len, const
 			if (p->samples[i].flags & PV_SAMPLE_KERNEL)
 				p->system_cpu_ns += p->samples[i].values[rd.v_cpu];
 	}
-	p->finished = rd.have_end;
+	/* an image that ran another program ends without its end record */
+	p->finished = rd.have_end || execd;
 	p->lost = rd.have_end ? rd.lost_end : rd.lost_records;
 	if (rd.lost_records > p->lost)
 		p->lost = rd.lost_records;
@@ -1380,10 +1382,10 @@ static struct pv_profile *read_trace(const unsigned char *buf, size_t len, const
 	if (p->dropped_bytes)
 		pv_warn("'%s': %s: read %" PRIu64 " whole records (%zu samples), dropped %" PRIu64 " bytes",
 			name, rd.cut, rd.nrecords, p->nsamples, p->dropped_bytes);
-	else if (!rd.have_end && (p->live = still_running(p->pid, pv_str(p, p->program), rd.start_mono)))
+	else if (!rd.have_end && !execd && (p->live = still_running(p->pid, pv_str(p, p->program), rd.start_mono)))
 		pv_warn("'%s': the program is still running (pid %u): read %zu samples up to %.3f s; read the trace again for what came since",
 			name, p->pid, p->nsamples, p->duration_ns / 1e9);
-	else if (!rd.have_end)
+	else if (!rd.have_end && !execd)
 		pv_warn("'%s': trace was not finished (the program was killed or left without running its exit handlers); read %zu samples up to %.3f s",
 			name, p->nsamples, p->duration_ns / 1e9);
 	free(rd.locs);
@@ -1415,11 +1417,107 @@ fail:
 struct pv_profile *raw_read(const unsigned char *buf, size_t len, const char *name,
 			   const struct raw_unwinder *uw)
 {
-	return read_trace(buf, len, name, uw, false);
+	return read_trace(buf, len, name, uw, false, false);
 }
 
 struct pv_profile *raw_read_mapped(const unsigned char *buf, size_t len, const char *name,
 				   const struct raw_unwinder *uw)
 {
-	return read_trace(buf, len, name, uw, true);
+	return read_trace(buf, len, name, uw, true, false);
+}
+
+/* One process of a run: its part of the file, read as a trace. */
+static struct pv_profile *read_part(const unsigned char *buf, const char *name,
+				    const struct raw_unwinder *uw, bool mapped,
+				    const struct raw_run_part *part)
+{
+	char pname[512];
+	struct pv_profile *p;
+	struct pv_process pr = { .pid = part->pid };
+	const char *base;
+
+	snprintf(pname, sizeof pname, "%s, pid %" PRIu32, name, part->pid);
+	p = read_trace(buf + part->offset, (size_t)part->length, pname, uw, mapped,
+		       part->flags & RAW_RUN_EXECD);
+	if (!p)
+		return NULL;
+	base = strrchr(pv_str(p, p->program), '/');
+	pr.program = p->program;
+	pr.name = pv_intern_str(p, base ? base + 1 : pv_str(p, p->program));
+	pr.end_ns = p->duration_ns;
+	if (pr.name == PV_NONE || pv_add_process(p, &pr) == PV_NONE) {
+		pv_profile_free(p);
+		return NULL;
+	}
+	pv_threads_in_process(p, 0);
+	return p;
+}
+
+struct pv_profile *raw_read_run(const unsigned char *buf, size_t len, const char *name,
+				const struct raw_unwinder *uw, bool mapped)
+{
+	struct raw_run_footer f;
+	struct raw_run_part part;
+	struct pv_profile *d = NULL;
+	long n = raw_run_index(buf, len, &f);
+	int64_t first = INT64_MAX, last = INT64_MIN;
+	uint32_t pid = 0;
+	size_t nread = 0;
+
+	if (n == 0)
+		return read_trace(buf, len, name, uw, mapped, false);
+	if (n < 0) {
+		pv_warn("'%s': the index of the run's processes is damaged: only the first process is read",
+			name);
+		return read_trace(buf, len, name, uw, mapped, false);
+	}
+	for (uint32_t i = 0; i < (uint32_t)n; i++) {
+		struct pv_profile *p;
+
+		if (raw_run_part_get(buf, len, &f, i, &part) < 0) {
+			pv_warn("'%s': entry %" PRIu32 " of the run's index is damaged: that process is left out",
+				name, i);
+			continue;
+		}
+		p = read_part(buf, name, uw, mapped, &part);
+		if (!p)
+			continue; /* (said why) */
+		if (!d) {
+			d = pv_profile_new();
+			for (uint32_t v = 0; d && v < p->nvalues; v++)
+				if (pv_add_value_type(d, pv_str(p, p->sample_types[v].type),
+						      pv_str(p, p->sample_types[v].unit)) == PV_NONE) {
+					pv_profile_free(d);
+					d = NULL;
+				}
+			if (!d) {
+				pv_profile_free(p);
+				pv_oom();
+				return NULL;
+			}
+			pid = p->pid;
+			d->finished = true;
+			d->source_format = pv_intern_str(d, pv_str(p, p->source_format));
+		}
+		if (pv_merge(d, p, name) < 0) {
+			pv_profile_free(p);
+			pv_profile_free(d);
+			return NULL;
+		}
+		if (p->time_ns < first)
+			first = p->time_ns;
+		if (p->time_ns + p->duration_ns > last)
+			last = p->time_ns + p->duration_ns;
+		pv_profile_free(p);
+		nread++;
+	}
+	if (!d) {
+		pv_error("'%s': no process of the run could be read", name);
+		return NULL;
+	}
+	/* one run: its span, not the sum of its processes' */
+	d->duration_ns = last > first ? last - first : 0;
+	d->time_ns = first;
+	d->pid = pid;
+	return d;
 }

@@ -52,4 +52,11 @@ struct pv_profile *raw_read(const unsigned char *buf, size_t len, const char *na
 struct pv_profile *raw_read_mapped(const unsigned char *buf, size_t len, const char *name,
 				   const struct raw_unwinder *uw);
 
+/* A file collect-timer wrote, of one process or of a run of several
+ * (raw.h): each process read as raw_read does, and merged, its threads
+ * in a process of the profile's; the profile's duration is the run's
+ * span.  mapped as for raw_read_mapped. */
+struct pv_profile *raw_read_run(const unsigned char *buf, size_t len, const char *name,
+				const struct raw_unwinder *uw, bool mapped);
+
 #endif

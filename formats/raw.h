@@ -369,6 +369,46 @@ struct raw_end {
 };
 _Static_assert(sizeof(struct raw_end) == 48, "raw_end is 48 bytes");
 
+/* A run: the traces of every process of a command in one file.  When the
+ * program it ran has ended, collect-timer joins the traces of its
+ * processes (each process image, before and after an exec, is one) into
+ * the file the user named: the parts, each a whole trace as above
+ * starting at a multiple of RAW_RUN_ALIGN (zeros between them), then an
+ * index of them, nparts raw_run_part entries in the order the images
+ * started, then a raw_run_footer, the last RAW_RUN_FOOTER_SIZE bytes of
+ * the file.  A file that does not end in the footer's magic is one trace.
+ * The first part starts at byte 0, so that the file starts as a trace.
+ * Cut into segments (--split), each segment is a run of the processes that
+ * had records in its time window. */
+#define RAW_RUN_MAGIC "PVRUNIX\n"
+#define RAW_RUN_ALIGN 4096
+#define RAW_RUN_MAX_PARTS (1u << 20)
+
+enum raw_run_flags {
+	/* The image ran another program (exec): its trace ends there, whole,
+	 * without a RAW_END record. */
+	RAW_RUN_EXECD = 1u << 0,
+};
+
+struct raw_run_part {
+	uint64_t offset;       /* of its header, a multiple of RAW_RUN_ALIGN */
+	uint64_t length;       /* bytes of its trace */
+	uint32_t pid;          /* as its header says */
+	uint32_t flags;        /* enum raw_run_flags */
+	uint64_t reserved;     /* 0 */
+};
+_Static_assert(sizeof(struct raw_run_part) == 32, "raw_run_part is 32 bytes");
+
+struct raw_run_footer {
+	uint64_t index_offset; /* of the first raw_run_part, a multiple of 8 */
+	uint32_t nparts;       /* 1 to RAW_RUN_MAX_PARTS */
+	uint32_t reserved;     /* 0 */
+	uint64_t reserved2;    /* 0 */
+	char magic[RAW_MAGIC_LEN]; /* RAW_RUN_MAGIC */
+};
+_Static_assert(sizeof(struct raw_run_footer) == 32, "raw_run_footer is 32 bytes");
+#define RAW_RUN_FOOTER_SIZE 32
+
 static inline uint32_t raw_pad(uint32_t n)
 {
 	return (n + RAW_ALIGN - 1) & ~(uint32_t)(RAW_ALIGN - 1);

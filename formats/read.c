@@ -130,7 +130,11 @@ static bool finished_trace(int fd, off_t size)
 	    !raw_detect(magic, sizeof magic) ||
 	    pread(fd, &tail, sizeof tail, size - (off_t)sizeof(struct raw_end)) != (ssize_t)sizeof tail)
 		return false;
-	return tail.type == RAW_END && tail.size == sizeof(struct raw_end);
+	if (tail.type == RAW_END && tail.size == sizeof(struct raw_end))
+		return true;
+	/* a run of several processes ends in its index's footer (raw.h) */
+	return pread(fd, magic, sizeof magic, size - (off_t)sizeof magic) == (ssize_t)sizeof magic &&
+	       memcmp(magic, RAW_RUN_MAGIC, RAW_MAGIC_LEN) == 0;
 }
 
 /* A regular file is read whole, whatever its size; anything else at most
@@ -240,8 +244,7 @@ struct pv_profile *pv_read_file(const char *path, const struct pv_read_options *
 	}
 	switch (detect(in.buf, in.len)) {
 	case FORMAT_RAW:
-		p = (in.mapped ? raw_read_mapped : raw_read)(in.buf, in.len, name,
-							    opt ? opt->unwinder : NULL);
+		p = raw_read_run(in.buf, in.len, name, opt ? opt->unwinder : NULL, in.mapped);
 		break;
 	case FORMAT_GDB:
 		p = gdb_read(in.buf, in.len, name);

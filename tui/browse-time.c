@@ -167,9 +167,11 @@ int browse_time_strip(struct browse *b, size_t ncols, size_t maxrows)
 		if (row->nthreads > 1 || k == p->nthreads) {
 			row->tid = 0;
 			row->name = 0;
+			row->thread = PV_NONE;
 		} else {
 			row->tid = p->threads[k].tid;
 			row->name = p->threads[k].name;
+			row->thread = k;
 		}
 	}
 	for (size_t i = 0; i < p->nsamples; i++) {

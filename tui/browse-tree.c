@@ -101,6 +101,8 @@ static uint64_t node_key(const struct calltree *t, uint64_t parent, const struct
 
 	if (nd->kind == CT_THREAD)
 		return pv_mix64(k ^ (nd->frame < t->p->nthreads ? t->p->threads[nd->frame].tid : 0));
+	if (nd->kind == CT_PROCESS)
+		return pv_mix64(k ^ (nd->frame < t->p->nprocesses ? t->p->processes[nd->frame].pid : 0));
 	return pv_mix64(k ^ (fkeys ? fkeys[nd->frame] : frame_key(t, nd->frame)));
 }
 

@@ -882,7 +882,7 @@ int browse_list_threads(struct browse *b)
 		if (p->threads[k].tid == 0 || p->threads[k].tid == BROWSE_CMD_THREADS)
 			continue; /* no id to select it by */
 		rows[n++] = (struct browse_thread){ p->threads[k].tid, p->threads[k].name, count_of[k], value_of[k],
-						    p->threads[k].cpu_ns };
+						    p->threads[k].cpu_ns, (uint32_t)k };
 	}
 	free(count_of);
 	qsort(rows, n, sizeof *rows, cmp_threads);

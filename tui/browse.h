@@ -60,6 +60,7 @@ struct browse_action {
 struct browse_strip_row {
 	uint32_t tid;          /* the thread's id (0: no thread, or the rest) */
 	uint32_t name;         /* its name, a string index of the profile */
+	uint32_t thread;       /* its index in the profile (PV_NONE: none, or the rest) */
 	size_t nthreads;       /* > 1: the rest of the threads */
 	int64_t samples;
 	uint32_t *on, *off;    /* per column: samples on CPU, off CPU */
@@ -82,6 +83,7 @@ struct browse_thread {
 	uint32_t name;         /* string index of the thread's name */
 	int64_t count, value;  /* its samples and their weight (as the tree's) */
 	int64_t cpu_ns;        /* the CPU time the collector measured, -1 unknown */
+	uint32_t thread;       /* its index in the profile (for its process) */
 };
 
 /* A node's links, as the tree's (calltree.h) with TW_NONE for PV_NONE,

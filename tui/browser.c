@@ -306,9 +306,13 @@ static void draw_picker(struct screen *sc, int y0, int height, int width)
 		else if (tr->tid == BROWSE_CMD_THREADS)
 			snprintf(line, sizeof line, "%6.1f%% %8" PRId64 "  %10s  %-8s  [the threads of --tid]",
 				 pct(tr->value, total), tr->count, cpu, "");
-		else
-			snprintf(line, sizeof line, "%6.1f%% %8" PRId64 "  %10s  %-8" PRIu32 "  %s",
-				 pct(tr->value, total), tr->count, cpu, tr->tid, pv_str(b->orig, tr->name));
+		else {
+			char pr[256];
+			pv_thread_process_name(b->orig, tr->thread, pr, sizeof pr);
+			snprintf(line, sizeof line, "%6.1f%% %8" PRId64 "  %10s  %-8" PRIu32 "  %s%s%s",
+				 pct(tr->value, total), tr->count, cpu, tr->tid, pv_str(b->orig, tr->name),
+				 pr[0] ? " in " : "", pr);
+		}
 		list_row(sc, y0 + y, line, width, r == b->tcursor);
 	}
 }
@@ -395,8 +399,14 @@ static int draw_strip(struct screen *sc, int y0)
 			snprintf(label, sizeof label, "+%zu threads", row->nthreads);
 		else if (row->tid == 0 && row->name == 0)
 			snprintf(label, sizeof label, "no thread");
-		else
-			snprintf(label, sizeof label, "%" PRIu32 " %s", row->tid, pv_str(b->orig, row->name));
+		else {
+			char pr[256], whole[512];
+			pv_thread_process_name(b->orig, row->thread, pr, sizeof pr);
+			snprintf(whole, sizeof whole, "%" PRIu32 " %s%s%s", row->tid, pv_str(b->orig, row->name),
+				 pr[0] ? " in " : "", pr);
+			/* cut to the label's width */
+			snprintf(label, sizeof label, "%.*s", (int)sizeof label - 1, whole);
+		}
 		move(y, 0);
 		clrtoeol();
 		addnstr(label, STRIP_LABEL - 1);

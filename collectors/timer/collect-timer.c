@@ -66,7 +66,7 @@
 #define PROFVIEW_PKGLIBDIR_FROM_BIN ""
 #endif
 #define COLLECT_LIB "libprofview-timer.so"
-#define COLLECT_MAX_TRACES 1024   /* traces of one run listed at the end */
+#define COLLECT_SHOWN 3           /* processes of a run listed without -v */
 #define COLLECT_SPLIT_MIN 0.1     /* shortest --split, seconds */
 #define COLLECT_POLL_NS 100000000 /* how often the trace is read, with --split */
 
@@ -81,6 +81,7 @@ struct collect_opts {
 	long frequency;
 	const char *output;   /* as given, or NULL */
 	int quiet;
+	int verbose;          /* -v: every process of a run, each as it was */
 	int unwind;           /* enum raw_unwind */
 	long stack_size;      /* bytes of stack copied per sample, dwarf */
 	const char *engine;   /* "posix" or "perf" */
@@ -161,6 +162,9 @@ static void collect_usage(FILE *f)
 		"      --stats         at the end, print the handler's time per sample and how\n"
 		"                      the samples were unwound\n"
 		"  -q, --quiet         print nothing but errors\n"
+		"  -v, --verbose       at the end, a line for every process of the run, those\n"
+		"                      without samples too (by default: the processes with the\n"
+		"                      most samples and the run's totals)\n"
 		"  -h, --help          show this help\n"
 		"  -V, --version       show the version\n",
 		COLLECT_HZ_DEFAULT, COLLECT_STACK_MIN, COLLECT_STACK_MAX, COLLECT_STACK_DEFAULT);
@@ -235,6 +239,7 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 		{ "duration", required_argument, NULL, 'D' },
 		{ "stats", no_argument, NULL, 'T' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -249,7 +254,7 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 	o->clock = "cpu";
 	o->control = COLLECT_CONTROL_DEFAULT;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:F:o:qhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:F:o:qvhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'F':
 			errno = 0;
@@ -357,6 +362,9 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 			break;
 		case 'q':
 			o->quiet = 1;
+			break;
+		case 'v':
+			o->verbose = 1;
 			break;
 		case 'h':
 			collect_usage(stdout);
@@ -842,12 +850,18 @@ static int collect_scan(const char *path, struct collect_stats *st)
 	return 0;
 }
 
-/* One trace of the run, as found by collect_find_traces. */
+/* One trace of the run, as found by collect_find_traces, and what
+ * collect_report makes of it. */
 struct collect_trace {
 	char name[PATH_MAX];
 	char exe[64];         /* base name of the program */
 	uint32_t pid, ppid;
 	uint64_t start_mono;
+	struct collect_stats st;
+	int scanned;          /* st holds what collect_scan found */
+	int execd;            /* the image ran another program */
+	int keep;             /* a part of the run file */
+	uint64_t size;        /* bytes of the trace, once scanned */
 };
 
 /* Reads the header of a trace.  Returns 0 or -1 (not a trace). */
@@ -903,83 +917,120 @@ static int collect_trace_cmp(const void *a, const void *b)
 	return x->start_mono < y->start_mono ? -1 : x->start_mono > y->start_mono;
 }
 
-/* Finds the traces of the run: shown itself, then those next to it that
- * belong to the program's descendants, by start time.  Returns how many
- * (at most cap). */
-static size_t collect_find_traces(const char *shown, pid_t pid, uint64_t t0, int inherit,
-				  struct collect_trace *v, size_t cap)
+/* Adds t to the array *v of *n (capacity *cap).  Returns 0 or -1. */
+static int collect_trace_push(struct collect_trace **v, size_t *n, size_t *cap,
+			      const struct collect_trace *t)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 16;
+		struct collect_trace *nv = realloc(*v, c * sizeof(*nv));
+
+		if (nv == NULL)
+			return -1;
+		*v = nv;
+		*cap = c;
+	}
+	(*v)[(*n)++] = *t;
+	return 0;
+}
+
+/* The directory and the stem ("<name>" without ".raw") of the trace the
+ * launcher created, which the other processes' traces are named after. */
+static void collect_stem(const char *shown, char *dir, size_t dcap, char *stem, size_t scap)
+{
+	const char *slash = strrchr(shown, '/');
+
+	if (slash != NULL) {
+		snprintf(dir, dcap, "%.*s", (int)(slash - shown + (slash == shown)), shown);
+		snprintf(stem, scap, "%s", slash + 1);
+	} else {
+		snprintf(dir, dcap, ".");
+		snprintf(stem, scap, "%s", shown);
+	}
+	if (strlen(stem) > 4 && strcmp(stem + strlen(stem) - 4, ".raw") == 0)
+		stem[strlen(stem) - 4] = '\0';
+}
+
+/* The traces next to shown that processes of the run write or wrote:
+ * named after it, started after t0 (CLOCK_MONOTONIC), not yet in v[0..n).
+ * Appended to *v in the order they started, each once its parent is
+ * known: the program (pid) or the process of a trace already in v. */
+static void collect_find_more(const char *shown, pid_t pid, uint64_t t0, struct collect_trace **v,
+			      size_t *n, size_t *cap)
 {
 	char dir[PATH_MAX], stem[PATH_MAX];
-	struct collect_trace *cand = NULL;
-	size_t n = 0, ncand = 0, capcand = 0;
+	struct collect_trace *cand = NULL, t;
+	size_t ncand = 0, capcand = 0;
 	const char *slash = strrchr(shown, '/');
 	struct dirent *de;
 	int changed;
 	DIR *d;
 
-	snprintf(v[n].name, sizeof(v[n].name), "%s", shown);
-	if (collect_header(shown, &v[n]) != 0) {
-		v[n].pid = (uint32_t)pid;
-		v[n].start_mono = 0;
-		v[n].exe[0] = '\0';
-	}
-	n++;
-	if (!inherit)
-		return n;
-	if (slash != NULL) {
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - shown + (slash == shown)), shown);
-		snprintf(stem, sizeof(stem), "%s", slash + 1);
-	} else {
-		snprintf(dir, sizeof(dir), ".");
-		snprintf(stem, sizeof(stem), "%s", shown);
-	}
-	if (strlen(stem) > 4 && strcmp(stem + strlen(stem) - 4, ".raw") == 0)
-		stem[strlen(stem) - 4] = '\0';
+	collect_stem(shown, dir, sizeof(dir), stem, sizeof(stem));
 	d = opendir(dir);
 	if (d == NULL)
-		return n;
+		return;
 	while ((de = readdir(d)) != NULL) {
-		struct collect_trace t;
+		int known = 0;
 
 		if (!collect_is_child_name(de->d_name, stem))
 			continue;
+		memset(&t, 0, sizeof(t));
 		if (snprintf(t.name, sizeof(t.name), "%s%s%s", slash != NULL ? dir : "",
 			     slash != NULL && slash != shown ? "/" : "", de->d_name) >=
 		    (int)sizeof(t.name))
 			continue;
-		if (collect_header(t.name, &t) != 0 || t.start_mono < t0)
+		for (size_t j = 1; j < *n && !known; j++)
+			known = strcmp((*v)[j].name, t.name) == 0;
+		if (known || collect_header(t.name, &t) != 0 || t.start_mono < t0)
 			continue;
-		if (ncand == capcand) {
-			size_t c = capcand ? capcand * 2 : 16;
-			struct collect_trace *nv = realloc(cand, c * sizeof(*nv));
-
-			if (nv == NULL)
-				break;
-			cand = nv;
-			capcand = c;
-		}
-		cand[ncand++] = t;
+		if (collect_trace_push(&cand, &ncand, &capcand, &t) != 0)
+			break;
 	}
 	closedir(d);
-	/* the program's descendants, generation by generation */
+	/* parents start before their children: mostly one pass */
+	qsort(cand, ncand, sizeof(*cand), collect_trace_cmp);
 	do {
 		changed = 0;
-		for (size_t i = 0; i < ncand && n < cap; i++) {
-			int known = 0;
+		for (size_t i = 0; i < ncand; i++) {
+			int known = cand[i].ppid == (uint32_t)pid || cand[i].pid == (uint32_t)pid;
 
 			if (cand[i].pid == 0)
 				continue;
-			for (size_t j = 0; j < n && !known; j++)
-				known = cand[i].pid == v[j].pid || cand[i].ppid == v[j].pid;
+			for (size_t j = *n; j-- > 0 && !known;)
+				known = cand[i].pid == (*v)[j].pid || cand[i].ppid == (*v)[j].pid;
 			if (!known)
 				continue;
-			v[n++] = cand[i];
+			if (collect_trace_push(v, n, cap, &cand[i]) != 0)
+				break;
 			cand[i].pid = 0;
 			changed = 1;
 		}
 	} while (changed);
 	free(cand);
-	qsort(v + 1, n - 1, sizeof(*v), collect_trace_cmp);
+	qsort(*v + 1, *n - 1, sizeof(**v), collect_trace_cmp);
+}
+
+/* Finds the traces of the run: shown itself, then, unless !inherit, those
+ * next to it of the program's descendants, by start time.  Returns how
+ * many in *out (malloc'd), 0 when out of memory. */
+static size_t collect_find_traces(const char *shown, pid_t pid, uint64_t t0, int inherit,
+				  struct collect_trace **out)
+{
+	struct collect_trace *v = calloc(1, sizeof(*v));
+	size_t n = 1, cap = 1;
+
+	*out = v;
+	if (v == NULL)
+		return 0;
+	snprintf(v[0].name, sizeof(v[0].name), "%s", shown);
+	if (collect_header(shown, &v[0]) != 0) {
+		v[0].pid = (uint32_t)pid;
+		v[0].start_mono = 0;
+		v[0].exe[0] = '\0';
+	}
+	if (inherit)
+		collect_find_more(shown, pid, t0, out, &n, &cap);
 	return n;
 }
 
@@ -1033,92 +1084,345 @@ static void collect_report_segments(const struct seg *seg, const char *who, int 
 		fprintf(stderr, "collect-timer: %s%s\n", who, say);
 }
 
-/* Prints one summary line per trace of the run (see collect_find_traces);
- * removes the empty ones, and those of a process image that ran another
- * program before its first sample.  seg: the program's trace was cut into
- * segments (--split), which seg says. */
-static void collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int quiet,
-			   const struct seg *seg)
+/* The summary line of one trace, as it was before runs were joined: its
+ * samples, threads, losses and where it is; then the CPU time in no
+ * sample when there is much.  where: "written to 'NAME'" or the like. */
+static void collect_say_trace(const struct collect_trace *t, const char *who, const char *where)
 {
-	/* on the heap: some 4 MiB, more than a small stack limit allows */
-	struct collect_trace *traces = calloc(COLLECT_MAX_TRACES, sizeof(*traces));
-	size_t n, shown_n;
-	struct collect_stats st;
+	const struct collect_stats *st = &t->st;
+	char weight[32], say[512], cause[160];
 
-	if (traces == NULL) {
+	pv_format_duration(weight, sizeof(weight),
+			   (int64_t)(st->clock == RAW_CLOCK_WALL ? st->wall_weight_ns : st->cpu.weight_ns));
+	if (st->lost && raw_lost_cause(st->lost_error))
+		snprintf(cause, sizeof(cause), " (the trace could not grow: %s)",
+			 raw_lost_cause(st->lost_error));
+	else
+		cause[0] = '\0';
+	fprintf(stderr, "collect-timer: %s%" PRIu64 " sample%s (%s of %s), %" PRIu64
+		" thread%s, %" PRIu64 " lost%s, %s%s%s\n",
+		who, st->samples, st->samples == 1 ? "" : "s", weight,
+		st->clock == RAW_CLOCK_WALL ? "wall-clock time" : "CPU",
+		st->threads, st->threads == 1 ? "" : "s", st->lost, cause, where,
+		st->ended ? "" : t->execd ? "; then the process ran another program"
+			   : "; the program ended without running its exit handlers, "
+			     "the trace stops at its last complete record",
+		st->bad ? "; unreadable data after the last good record" : "");
+	if (st->clock == RAW_CLOCK_CPU &&
+	    raw_cpu_unsampled_say(say, sizeof(say), st->cpu.unsampled_cpu_ns, st->cpu.cpu_ns,
+				  st->cpu.unsampled_threads, st->cpu.threads, st->lost))
+		fprintf(stderr, "collect-timer: %s%s\n", who, say);
+}
+
+/* Copies the len bytes of the file at path into fd at offset off.
+ * Returns 0 or -1. */
+static int collect_copy(int fd, uint64_t off, const char *path, uint64_t len)
+{
+	int in = open(path, O_RDONLY | O_CLOEXEC);
+	loff_t from = 0, to = (loff_t)off;
+	char buf[65536];
+
+	if (in < 0)
+		return -1;
+	while ((uint64_t)from < len) {
+		size_t want = len - (uint64_t)from < (1u << 30) ? (size_t)(len - (uint64_t)from) : (1u << 30);
+		ssize_t n = copy_file_range(in, &from, fd, &to, want, 0);
+
+		if (n > 0)
+			continue;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0)
+			break; /* shorter than it was */
+		/* not between these file systems: by hand */
+		n = pread(in, buf, want < sizeof(buf) ? want : sizeof(buf), from);
+		if (n <= 0 || pwrite(fd, buf, (size_t)n, to) != n)
+			break;
+		from += n;
+		to += n;
+	}
+	close(in);
+	return (uint64_t)from == len ? 0 : -1;
+}
+
+/* Joins the kept traces of v into one run file at shown (raw.h): in place
+ * after the program's own trace when it is kept, else in a new file put
+ * in its place.  Nothing to do for one trace that ran no other program.
+ * Returns 0, or -1 with a message (the traces are then left as they are). */
+static int collect_join(const char *shown, const struct collect_trace *v, size_t n)
+{
+	struct raw_run_footer foot = { 0 };
+	struct raw_run_part *idx;
+	char tmp[PATH_MAX + 16];
+	size_t nkeep = 0, m = 0;
+	uint64_t off = 0;
+	int fd, inplace = v[0].keep, ok = 1;
+
+	for (size_t k = 0; k < n; k++)
+		nkeep += v[k].keep != 0;
+	if (nkeep == 0 || (nkeep == 1 && v[0].keep && !v[0].execd))
+		return 0;
+	idx = calloc(nkeep, sizeof(*idx));
+	if (idx == NULL) {
+		collect_msg("cannot join the traces of the run: out of memory");
+		return -1;
+	}
+	if (inplace) {
+		fd = open(shown, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	} else {
+		snprintf(tmp, sizeof(tmp), "%s.joining", shown);
+		unlink(tmp);
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, PV_OUTFILE_TRACE_MODE);
+	}
+	if (fd < 0) {
+		collect_msg("cannot join the traces of the run into '%s': %s", shown, strerror(errno));
+		free(idx);
+		return -1;
+	}
+	for (size_t k = 0; k < n && ok; k++) {
+		if (!v[k].keep)
+			continue;
+		off = (off + RAW_RUN_ALIGN - 1) / RAW_RUN_ALIGN * RAW_RUN_ALIGN;
+		if (!(inplace && k == 0))
+			ok = collect_copy(fd, off, v[k].name, v[k].size) == 0;
+		idx[m].offset = inplace && k == 0 ? 0 : off;
+		idx[m].length = v[k].size;
+		idx[m].pid = v[k].pid;
+		idx[m].flags = v[k].execd ? RAW_RUN_EXECD : 0;
+		off = idx[m].offset + v[k].size;
+		m++;
+	}
+	off = (off + 7) / 8 * 8;
+	foot.index_offset = off;
+	foot.nparts = (uint32_t)m;
+	memcpy(foot.magic, RAW_RUN_MAGIC, RAW_MAGIC_LEN);
+	if (ok)
+		ok = pwrite(fd, idx, m * sizeof(*idx), (off_t)off) == (ssize_t)(m * sizeof(*idx)) &&
+		     pwrite(fd, &foot, sizeof(foot), (off_t)(off + m * sizeof(*idx))) ==
+			     (ssize_t)sizeof(foot) &&
+		     ftruncate(fd, (off_t)(off + m * sizeof(*idx) + sizeof(foot))) == 0;
+	if (!ok) {
+		collect_msg("cannot join the traces of the run into '%s': %s; they are left apart",
+			    shown, strerror(errno));
+		if (inplace && ftruncate(fd, (off_t)v[0].size) != 0) {
+			/* the index is missing: the file reads as its first trace */
+		}
+	}
+	close(fd);
+	if (ok && !inplace && rename(tmp, shown) != 0) {
+		collect_msg("cannot put the run in place of '%s': %s", shown, strerror(errno));
+		ok = 0;
+	}
+	if (!ok && !inplace)
+		unlink(tmp);
+	free(idx);
+	return ok ? 0 : -1;
+}
+
+static int collect_weight_cmp(const void *a, const void *b)
+{
+	const struct collect_trace *x = *(const struct collect_trace *const *)a;
+	const struct collect_trace *y = *(const struct collect_trace *const *)b;
+	uint64_t wx = x->st.cpu.weight_ns + x->st.wall_weight_ns * (x->st.clock == RAW_CLOCK_WALL);
+	uint64_t wy = y->st.cpu.weight_ns + y->st.wall_weight_ns * (y->st.clock == RAW_CLOCK_WALL);
+
+	if (wx != wy)
+		return wx < wy ? 1 : -1;
+	return x->st.samples < y->st.samples ? 1 : x->st.samples > y->st.samples ? -1 : 0;
+}
+
+/* The summary of a run of several processes: the processes with samples,
+ * each one line (the COLLECT_SHOWN with the most time when there are more),
+ * then the totals, what was lost and why, and the CPU time in no
+ * sample. */
+static void collect_say_run(const char *shown, struct collect_trace *v, size_t n, int joined)
+{
+	const struct collect_trace **kept = calloc(n, sizeof(*kept));
+	uint64_t samples = 0, lost = 0, weight = 0, cpu = 0, unsampled = 0, threads = 0;
+	uint64_t unsampled_threads = 0, killed = 0, silent = 0, silent_cpu = 0, sthreads = 0;
+	size_t nkept = 0, nproc = 0, shown_n;
+	const char *cause = NULL;
+	char w[32], u[32], c[32], more[96] = "", lostsay[192] = "", killsay[160] = "";
+	int wall = 0;
+
+	if (kept == NULL)
+		return;
+	for (size_t k = 0; k < n; k++) {
+		const struct collect_stats *st = &v[k].st;
+
+		if (!v[k].scanned || st->empty || st->foreign)
+			continue;
+		nproc++;
+		wall |= st->clock == RAW_CLOCK_WALL;
+		samples += st->samples;
+		lost += st->lost;
+		if (st->lost && raw_lost_cause(st->lost_error) && cause == NULL)
+			cause = raw_lost_cause(st->lost_error);
+		weight += st->clock == RAW_CLOCK_WALL ? st->wall_weight_ns : st->cpu.weight_ns;
+		cpu += st->cpu.cpu_ns;
+		threads += st->cpu.threads;
+		if (st->samples == 0) {
+			silent++;
+			silent_cpu += st->cpu.cpu_ns;
+			continue;
+		}
+		unsampled += st->cpu.unsampled_cpu_ns;
+		unsampled_threads += st->cpu.unsampled_threads;
+		sthreads += st->cpu.threads;
+		if (!st->ended && !v[k].execd)
+			killed++;
+		if (v[k].keep)
+			kept[nkept++] = &v[k];
+	}
+	qsort(kept, nkept, sizeof(*kept), collect_weight_cmp);
+	shown_n = nkept <= COLLECT_SHOWN + 1 ? nkept : COLLECT_SHOWN;
+	for (size_t i = 0; i < shown_n; i++) {
+		const struct collect_stats *st = &kept[i]->st;
+
+		pv_format_duration(w, sizeof(w),
+				   (int64_t)(st->clock == RAW_CLOCK_WALL ? st->wall_weight_ns
+									: st->cpu.weight_ns));
+		fprintf(stderr, "collect-timer: pid %u (%s): %" PRIu64 " sample%s (%s), %" PRIu64
+			" thread%s%s\n", kept[i]->pid, kept[i]->exe, st->samples,
+			st->samples == 1 ? "" : "s", w, st->threads, st->threads == 1 ? "" : "s",
+			st->ended || kept[i]->execd ? "" : "; killed: its trace stops at its last "
+							   "complete record");
+	}
+	if (shown_n < nkept)
+		snprintf(more, sizeof(more), " (%zu more not listed; -v lists every one)",
+			 nkept - shown_n);
+	if (lost)
+		snprintf(lostsay, sizeof(lostsay), ", %" PRIu64 " lost%s%s%s", lost,
+			 cause ? " (a trace could not grow: " : "", cause ? cause : "", cause ? ")" : "");
+	if (killed > 1 || (killed == 1 && shown_n < nkept))
+		snprintf(killsay, sizeof(killsay), "; %" PRIu64 " were killed before their end",
+			 killed);
+	pv_format_duration(w, sizeof(w), (int64_t)weight);
+	fprintf(stderr, "collect-timer: %zu process%s, %zu with samples%s: %" PRIu64 " sample%s "
+		"(%s of %s)%s, %s '%s'%s\n", nproc, nproc == 1 ? "" : "es", nkept, more, samples,
+		samples == 1 ? "" : "s", w, wall ? "wall-clock time" : "CPU", lostsay,
+		joined ? "written to" : "the first in", shown, killsay);
+	unsampled += silent_cpu;
+	if (!wall && cpu > 0 && unsampled * 100 > cpu) {
+		pv_format_duration(u, sizeof(u), (int64_t)unsampled);
+		pv_format_duration(c, sizeof(c), (int64_t)cpu);
+		char said[320] = "";
+
+		if (silent > 0)
+			snprintf(said, sizeof(said), "%" PRIu64 " process%s that ended before %s first "
+				 "sample", silent, silent == 1 ? "" : "es", silent == 1 ? "its" : "their");
+		if (unsampled_threads > 0)
+			snprintf(said + strlen(said), sizeof(said) - strlen(said), "%s%" PRIu64 " of the %"
+				 PRIu64 " threads of the others, never sampled", silent ? ", and of " : "",
+				 unsampled_threads, sthreads);
+		pv_format_duration(u, sizeof(u), (int64_t)unsampled);
+		pv_format_duration(c, sizeof(c), (int64_t)cpu);
+		fprintf(stderr, "collect-timer: %s of the %s of CPU time the processes used (%.1f%%) "
+			"is in no sample: that of %s (see ACCURACY in collect-timer(1))\n", u, c,
+			100.0 * (double)unsampled / (double)cpu, said);
+	}
+	free(kept);
+}
+
+/* Reports the run (see collect_find_traces) and makes one file of it:
+ * the traces with samples joined into shown (collect_join), the others
+ * removed.  One trace alone is said as it is; a run of several in one
+ * summary (collect_say_run), each trace as it is with verbose.  seg: the
+ * program's trace was cut into segments (--split), which seg says; the
+ * other processes' traces are joined into shown then.  Returns 1 when
+ * shown holds them, else 0. */
+static int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int quiet,
+			  int verbose, const struct seg *seg)
+{
+	struct collect_trace *v;
+	size_t n = collect_find_traces(shown, pid, t0, inherit, &v);
+	size_t nkeep = 0;
+	int joined;
+
+	if (n == 0) {
 		collect_msg("cannot list the traces of the run: out of memory; the trace is '%s'",
 			    shown);
-		return;
+		free(v);
+		return 0;
 	}
-	n = shown_n = collect_find_traces(shown, pid, t0, inherit, traces, COLLECT_MAX_TRACES);
-
 	for (size_t k = 0; k < n; k++) {
-		const char *name = traces[k].name;
-		char who[128] = "", weight[32], say[512], cause[160];
-		int execd = 0;
+		struct collect_trace *t = &v[k];
+		struct stat sb;
 
 		for (size_t j = 0; j < n; j++)
-			execd |= j != k && traces[j].pid == traces[k].pid &&
-				 traces[j].start_mono > traces[k].start_mono;
-		if (k == 0 && seg != NULL) {
-			const char *exe = strrchr(seg_program(seg), '/');
-
-			/* (the trace itself may be gone already) */
-			if (shown_n > 1)
-				snprintf(who, sizeof(who), "pid %u (%.63s): ", traces[k].pid,
-					 exe != NULL ? exe + 1 : seg_program(seg));
-			collect_report_segments(seg, who, quiet);
+			t->execd |= j != k && v[j].pid == t->pid && v[j].start_mono > t->start_mono;
+		if (k == 0 && seg != NULL)
 			continue;
-		}
-		if (collect_scan(name, &st) != 0) {
+		if (collect_scan(t->name, &t->st) != 0) {
 			if (k == 0)
-				collect_msg("cannot read '%s': %s", name, strerror(errno));
+				collect_msg("cannot read '%s': %s", t->name, strerror(errno));
 			continue;
 		}
-		if (st.foreign) {
-			collect_msg("'%s': %s", name, raw_iter_machine_say(say, sizeof(say), st.machine));
+		t->scanned = 1;
+		if (t->st.foreign) {
+			char say[256];
+
+			collect_msg("'%s': %s", t->name, raw_iter_machine_say(say, sizeof(say),
+									     t->st.machine));
 			continue;
 		}
-		if (st.empty) {
-			if (k == 0 && unlink(name) == 0 && !quiet)
-				collect_msg("no profile was recorded; removed the empty '%s'", name);
-			else if (k > 0)
-				unlink(name);
-			shown_n--;
-			continue;
-		}
-		if (execd && st.samples == 0 && k > 0) {
-			unlink(name);
-			shown_n--;
-			continue;
-		}
-		if (shown_n > 1 || k > 0)
-			snprintf(who, sizeof(who), "pid %u (%s): ", traces[k].pid, traces[k].exe);
-		if (quiet && !st.bad)
-			continue;
-		pv_format_duration(weight, sizeof(weight),
-				   (int64_t)(st.clock == RAW_CLOCK_WALL ? st.wall_weight_ns
-									: st.cpu.weight_ns));
-		if (st.lost && raw_lost_cause(st.lost_error))
-			snprintf(cause, sizeof(cause), " (the trace could not grow: %s)",
-				 raw_lost_cause(st.lost_error));
-		else
-			cause[0] = '\0';
-		fprintf(stderr, "collect-timer: %s%" PRIu64 " sample%s (%s of %s), %" PRIu64
-			" thread%s, %" PRIu64 " lost%s, written to '%s'%s%s\n",
-			who, st.samples, st.samples == 1 ? "" : "s", weight,
-			st.clock == RAW_CLOCK_WALL ? "wall-clock time" : "CPU",
-			st.threads, st.threads == 1 ? "" : "s", st.lost, cause, name,
-			st.ended ? "" : execd ? "; then the process ran another program"
-				     : "; the program ended without running its exit handlers, "
-				       "the trace stops at its last complete record",
-			st.bad ? "; unreadable data after the last good record" : "");
-		if (st.clock == RAW_CLOCK_CPU &&
-		    raw_cpu_unsampled_say(say, sizeof(say), st.cpu.unsampled_cpu_ns, st.cpu.cpu_ns,
-					  st.cpu.unsampled_threads, st.cpu.threads, st.lost))
-			fprintf(stderr, "collect-timer: %s%s\n", who, say);
+		t->size = stat(t->name, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+		t->keep = !t->st.empty && t->st.samples > 0 && t->size > 0;
+		nkeep += t->keep != 0;
 	}
-	free(traces);
+	/* the run's entry: the program's trace, even without a sample */
+	if (nkeep == 0 && seg == NULL && v[0].scanned && !v[0].st.empty && !v[0].st.foreign)
+		v[0].keep = 1;
+	if (n == 1 && seg == NULL) {
+		if (v[0].scanned && v[0].st.empty) {
+			if (unlink(shown) == 0 && !quiet)
+				collect_msg("no profile was recorded; removed the empty '%s'", shown);
+		} else if (v[0].scanned && !v[0].st.foreign && (!quiet || v[0].st.bad)) {
+			char where[PATH_MAX + 16];
+
+			snprintf(where, sizeof(where), "written to '%s'", shown);
+			collect_say_trace(&v[0], "", where);
+		}
+		free(v);
+		return 0;
+	}
+	if (seg != NULL) {
+		const char *exe = strrchr(seg_program(seg), '/');
+		char who[128] = "";
+
+		if (n > 1)
+			snprintf(who, sizeof(who), "pid %u (%.63s): ", v[0].pid,
+				 exe != NULL ? exe + 1 : seg_program(seg));
+		collect_report_segments(seg, who, quiet);
+		if (n == 1) {
+			free(v);
+			return 0;
+		}
+	}
+	joined = collect_join(shown, v, n) == 0;
+	for (size_t k = 0; k < n && verbose; k++) {
+		char who[128], where[PATH_MAX + 64];
+
+		if (!v[k].scanned || v[k].st.foreign || (k == 0 && seg != NULL))
+			continue;
+		snprintf(who, sizeof(who), "pid %u (%s): ", v[k].pid, v[k].exe);
+		if (v[k].keep && joined)
+			snprintf(where, sizeof(where), "in '%s'", shown);
+		else if (v[k].keep)
+			snprintf(where, sizeof(where), "written to '%s'", v[k].name);
+		else
+			snprintf(where, sizeof(where), "not kept");
+		collect_say_trace(&v[k], who, where);
+	}
+	/* what is joined, or holds nothing, goes */
+	for (size_t k = 1; k < n; k++)
+		if (v[k].scanned && !v[k].st.foreign && (joined || !v[k].keep))
+			unlink(v[k].name);
+	if (!quiet)
+		collect_say_run(shown, v, n, joined);
+	joined = joined && nkeep > 0;
+	free(v);
+	return joined;
 }
 
 static volatile pid_t collect_child_pid;  /* the program, until reaped */
@@ -1222,7 +1526,7 @@ int main(int argc, char **argv)
 	struct seg_summary sum;
 	char prog[PATH_MAX], lib[PATH_MAX], shown[PATH_MAX + 2];
 	ssize_t n, got = 0;
-	int rc, pipefd[2], status;
+	int rc, pipefd[2], status, others = 0;
 	struct sigaction sa;
 	struct timespec t0;
 	pid_t pid;
@@ -1300,13 +1604,14 @@ int main(int argc, char **argv)
 		/* exec failed: the child said why; no trace to speak of */
 		unlink(shown);
 	} else if (got > 0) {
-		collect_report(shown, pid,
-			       (uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec,
-			       !o.no_inherit, o.quiet, seg);
+		others = collect_report(shown, pid,
+					(uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec,
+					!o.no_inherit, o.quiet, o.verbose, seg);
 	}
 	if (seg != NULL) {
-		/* all of it is in the segments now */
-		unlink(shown);
+		/* all of the program's is in the segments now */
+		if (!others)
+			unlink(shown);
 		seg_free(seg);
 	}
 	if (WIFSIGNALED(status)) {

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Whole runs: the file given to collect-timer holds every process of the
+# command.  A compiler-driver-like tree (fork+exec of a child, and one
+# through a shell that execs it, while the parent works) is one file whose
+# flat profile gives each process the share of the CPU time it measured
+# itself; --processes and --pid see the processes; the exec'd images
+# before their exec leave nothing and no warning; a shell script of 1,000
+# short commands leaves one trace and a few lines; a process that really
+# was cut short is still said to be.
+. "$(dirname "$0")/lib.sh"
+e2e_init "$@"
+cd "$WORK"
+
+build driver
+"$CC" -O1 -g -fno-omit-frame-pointer -pthread -o tcases "$SRCDIR/tests/progs/timer-cases.c" ||
+	fail "cannot build timer-cases"
+
+# cum_pct FILE FUNCTION: the cumulative share (percent) of FUNCTION in a --flat report
+cum_pct() {
+	awk -v f="$2" '$6 == f { sub(/%/, "", $4); print $4; found = 1; exit }
+		END { if (!found) print 0 }' "$1"
+}
+
+mkdir d
+"$COLLECT_TIMER" -o d/run.raw ./driver >d.out 2>d.err || fail "driver failed under collect-timer: $(cat d.err)"
+[ "$(ls d)" = run.raw ] || fail "the run left more than its file: $(ls d | tr '\n' ' ')"
+[ "$(wc -l <d.err)" -le 5 ] || fail "more than 5 lines on stderr: $(cat d.err)"
+grep -q "^collect-timer: [0-9]* processes, [3-9] with samples.*written to 'd/run.raw'" d.err ||
+	fail "no summary of the run: $(cat d.err)"
+"$PROFVIEW" --flat d/run.raw >d.txt 2>d.perr || fail "profview on the run: $(cat d.perr)"
+[ ! -s d.perr ] || fail "profview warns about the run: $(cat d.perr)"
+grep -q '^profile: .* [3-9] processes, [3-9] threads' d.txt || fail "header: $(sed -n 2p d.txt)"
+total=$(awk '$1 == "cpu" { t += $4 } END { print t }' d.out)
+for who in driver cc1 as; do
+	want=$(awk -v w="$who" -v t="$total" '$1 == "cpu" && $2 == w { print 100 * $4 / t }' d.out)
+	got=$(cum_pct d.txt "${who}_work")
+	note "${who}_work: $got% of the profile, $want% of the CPU time the processes measured"
+	awk -v a="$got" -v b="$want" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 5) }' ||
+		fail "${who}_work: $got% of the profile, not within 5 points of $want%"
+done
+# each process by itself
+"$PROFVIEW" --processes d/run.raw >dp.txt || fail "profview --processes"
+for who in driver cc1 as; do
+	pid=$(awk -v w="$who" '$1 == "cpu" && $2 == w { print $3 }' d.out)
+	grep -q "\[process $pid \"driver\"\]" dp.txt || fail "--processes: no node for pid $pid: $(cat dp.txt)"
+	"$PROFVIEW" --flat --pid="$pid" d/run.raw >dpid.txt || fail "profview --pid=$pid"
+	grep -q "^profile: .* 1 process, .*(pid $pid)" dpid.txt || fail "--pid=$pid: $(sed -n 2p dpid.txt)"
+	got=$(cum_pct dpid.txt "${who}_work")
+	awk -v s="$got" 'BEGIN { exit !(s >= 80) }' || fail "--pid=$pid: ${who}_work only $got%"
+	for other in driver cc1 as; do
+		[ "$other" = "$who" ] && continue
+		[ "$(cum_pct dpid.txt "${other}_work")" = 0 ] || fail "--pid=$pid: ${other}_work in it"
+	done
+done
+# a thread row says its process; pprof labels carry it
+"$PROFVIEW" --threads --maxdepth=1 d/run.raw >dt.txt || fail "profview --threads"
+grep -q '\[thread [0-9]* "driver" in pid [0-9]* (driver)\]' dt.txt || fail "--threads: $(cat dt.txt)"
+# -v: every process, those without samples too
+mkdir v
+"$COLLECT_TIMER" -v -o v/run.raw ./driver >v.out 2>v.err || fail "driver failed with -v"
+for pid in $(awk '$1 == "cpu" { print $3 }' v.out); do
+	grep -q "^collect-timer: pid $pid (driver): .* in 'v/run.raw'" v.err || fail "-v: pid $pid missing: $(cat v.err)"
+done
+grep -q "^collect-timer: pid [0-9]* (dash\|sh): .*not kept" v.err ||
+	grep -q "^collect-timer: pid [0-9]* (dash\|sh): .* in 'v/run.raw'; then the process ran another program" v.err ||
+	fail "-v: the shell's image is not listed: $(cat v.err)"
+
+# An exec chain through a shell, with short helpers, like a pyenv shim.
+cat >shim <<SHIM
+#!/bin/sh
+a=\$(basename /x/y/z)
+b=\$(dirname /x/y/z)
+c=\$(readlink -f /bin/sh)
+exec ./driver cc1 0.3
+SHIM
+chmod +x shim
+mkdir s
+"$COLLECT_TIMER" -o s/run.raw ./shim >s.out 2>s.err || fail "the shim failed: $(cat s.err)"
+[ "$(ls s)" = run.raw ] || fail "the shim left more than its file: $(ls s | tr '\n' ' ')"
+[ "$(wc -l <s.err)" -le 5 ] || fail "the shim: more than 5 lines on stderr: $(cat s.err)"
+"$PROFVIEW" --flat s/run.raw >s.txt 2>s.perr || fail "profview on the shim's run"
+[ ! -s s.perr ] || fail "profview warns about the shim's run: $(cat s.perr)"
+got=$(cum_pct s.txt cc1_work)
+awk -v s="$got" 'BEGIN { exit !(s >= 80) }' || fail "the shim: cc1_work only $got%: $(head -8 s.txt)"
+
+# A shell script of 1,000 short commands.
+printf 'i=0\nwhile [ $i -lt 1000 ]; do /bin/true; i=$((i+1)); done\n' >loop.sh
+mkdir l
+"$COLLECT_TIMER" -o l/run.raw sh loop.sh >/dev/null 2>l.err || fail "the loop failed: $(cat l.err)"
+[ "$(ls l)" = run.raw ] || fail "the loop left $(ls l | wc -l) files"
+[ "$(wc -l <l.err)" -le 5 ] || fail "the loop: $(wc -l <l.err) lines on stderr: $(cat l.err)"
+"$PROFVIEW" --flat l/run.raw >/dev/null 2>l.perr || fail "profview on the loop's run: $(cat l.perr)"
+
+# A child cut short (_exit, no exit handlers) is still said to be.
+mkdir k
+"$COLLECT_TIMER" -o k/run.raw sh -c './tcases exit 3; ./driver as 0.1' >/dev/null 2>k.err ||
+	fail "the cut-short case failed: $(cat k.err)"
+grep -q "(tcases): .*; killed" k.err || fail "collect-timer does not say the child was cut short: $(cat k.err)"
+"$PROFVIEW" --flat k/run.raw >/dev/null 2>k.perr || fail "profview on the cut-short run"
+grep -q "pid [0-9]*': trace was not finished" k.perr || fail "profview does not say the child was cut short: $(cat k.perr)"
+exit 0
