@@ -149,6 +149,15 @@ int legacy_hex_addresses(struct lreader *r, const char *s, const char *e, size_t
 	return 0;
 }
 
+/* Is mapping m an allocator that profiles itself, jemalloc or tcmalloc? */
+static bool allocator_mapping(const struct pv_profile *p, uint32_t m)
+{
+	if (m >= p->nmappings)
+		return false;
+	const char *b = pv_base_name(pv_str(p, p->mappings[m].file));
+	return strncmp(b, "libjemalloc", 11) == 0 || strncmp(b, "libtcmalloc", 11) == 0;
+}
+
 int legacy_add_sample(struct lreader *r, bool adjust_leaf, const int64_t *values, uint32_t nvalues)
 {
 	struct pv_profile *p = r->p;
@@ -158,6 +167,10 @@ int legacy_add_sample(struct lreader *r, bool adjust_leaf, const int64_t *values
 
 	for (size_t i = adjust_leaf ? 0 : 1; i < n; i++)
 		a[i] -= a[i] > 0;
+	while (r->drop_allocator && n > 1 && allocator_mapping(p, pv_find_mapping(p, a[0]))) {
+		a++;
+		n--;
+	}
 	for (size_t i = 0; i < n; i++)
 		if ((r->locs[i] = pv_get_location(p, a[i], pv_find_mapping(p, a[i]))) == PV_NONE)
 			return -1;
@@ -797,6 +810,15 @@ int java_samples(struct lreader *r, int (*add)(struct lreader *, int64_t, int64_
 	}
 }
 
+int legacy_java_locations(struct pv_profile *p, const unsigned char *buf, size_t len, const char *name)
+{
+	struct lreader r = { .buf = (const char *)buf, .len = len, .map_at = len, .name = name, .p = p };
+
+	if (memchr(buf, '\0', len))
+		return pv_error("'%s': the names after the samples hold a NUL byte: the file is damaged", name);
+	return java_locations(&r);
+}
+
 /* Java's contentionz: "DELAY COUNT @ ID ..." with the delay in the
  * resolution's unit, both scaled by the sampling period. */
 static int read_java_contention(struct lreader *r)
@@ -903,9 +925,11 @@ struct pv_profile *legacy_read(const unsigned char *buf, size_t len, const char 
 	}
 	switch (kind) {
 	case LK_HEAP:
+		r.drop_allocator = true;
 		ret = heap_read_legacy(&r, &first);
 		break;
 	case LK_JEMALLOC:
+		r.drop_allocator = true;
 		ret = heap_read_jemalloc(&r, &first);
 		break;
 	case LK_COUNT:

@@ -32,6 +32,9 @@ struct lreader {
 	uint64_t *addrs; size_t naddrs, cap_addrs;
 	uint32_t *locs;
 	struct heap_kind *heap; /* heap-read.c's, of the profile read */
+	/* Leave out the frames of the allocator at the leaf end (those of
+	 * its profiler, which took the stack): a heap profile's. */
+	bool drop_allocator;
 };
 
 /* The next line, trimmed; false at the end. */
