@@ -724,6 +724,30 @@ const char *calltree_value_str(const struct calltree *t, int64_t v, char *buf, s
 	return buf;
 }
 
+const char *calltree_value_compact(const struct calltree *t, int64_t v, char *buf, size_t n)
+{
+	double x = (double)v, a = fabs(x);
+
+	switch (calltree_value_unit(t)) {
+	case CT_UNIT_NS:
+		pv_format_duration_compact(buf, n, v);
+		break;
+	case CT_UNIT_BYTES:
+		if (a >= 1024.0 * 1024 * 1024)
+			snprintf(buf, n, "%.2fGiB", x / (1024.0 * 1024 * 1024));
+		else if (a >= 1024.0 * 1024)
+			snprintf(buf, n, "%.2fMiB", x / (1024.0 * 1024));
+		else if (a >= 1024)
+			snprintf(buf, n, "%.2fKiB", x / 1024);
+		else
+			snprintf(buf, n, "%" PRId64 "B", v);
+		break;
+	default:
+		snprintf(buf, n, "%" PRId64, v);
+	}
+	return buf;
+}
+
 enum ct_unit calltree_value_unit(const struct calltree *t)
 {
 	const char *u;

@@ -191,6 +191,9 @@ double ct_value_div(const struct calltree *t);
 const char *ct_value_col(const struct calltree *t);
 /* A value for people, in its unit: "12.5 ms", "3.2 MiB", "1234". */
 const char *calltree_value_str(const struct calltree *t, int64_t v, char *buf, size_t n);
+/* The same without spaces, as the call graph shows them: "12.50ms",
+ * "3.20MiB". */
+const char *calltree_value_compact(const struct calltree *t, int64_t v, char *buf, size_t n);
 
 /* Build the tree; NULL after an error (an unknown sample_index among
  * them).  The profile must stay alive and
