@@ -188,7 +188,7 @@ int heap_read_legacy(struct lreader *r, const struct lline *first)
 		if (!counts(&q, l.e, true, c) || !legacy_char(&q, l.e, '@'))
 			return legacy_error(r, l.no, "not a sample (\"N: BYTES [N: BYTES] @ 0xADDRESS ...\")");
 		if (heap_values(r, l.no, &k, c[0], c[1], c[2], c[3], v) < 0 ||
-		    legacy_hex_addresses(r, q, l.e, l.no) < 0 || legacy_add_sample(r, true, v, k.nvalues) < 0)
+		    legacy_hex_addresses(r, q, l.e, l.no) < 0 || legacy_add_sample(r, ADJUST_ALL, v, k.nvalues) < 0)
 			return -1;
 	}
 	return 0;
@@ -246,7 +246,7 @@ int heap_read_jemalloc(struct lreader *r, const struct lline *first)
 			k.alloc = c[2] != 0 || c[3] != 0;
 		} else if (pending && all) {
 			if (heap_values(r, l.no, &k, c[0], c[1], c[2], c[3], v) < 0 ||
-			    legacy_add_sample(r, true, v, k.nvalues) < 0)
+			    legacy_add_sample(r, ADJUST_ALL, v, k.nvalues) < 0)
 				return -1;
 			pending = false;
 		}
@@ -267,7 +267,7 @@ static int java_heap_add(struct lreader *r, int64_t bytes, int64_t objects, size
 	if (heap_values(r, no, r->heap, objects, bytes, 0, 0, v) < 0)
 		return -1;
 	/* ids, not return addresses */
-	return legacy_add_sample(r, false, v, r->heap->nvalues);
+	return legacy_add_sample(r, ADJUST_NONE, v, r->heap->nvalues);
 }
 
 int heap_read_java(struct lreader *r, const struct lline *unit)

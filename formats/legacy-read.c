@@ -158,14 +158,15 @@ static bool allocator_mapping(const struct pv_profile *p, uint32_t m)
 	return strncmp(b, "libjemalloc", 11) == 0 || strncmp(b, "libtcmalloc", 11) == 0;
 }
 
-int legacy_add_sample(struct lreader *r, bool adjust_leaf, const int64_t *values, uint32_t nvalues)
+int legacy_add_sample(struct lreader *r, enum legacy_adjust adjust, const int64_t *values,
+		      uint32_t nvalues)
 {
 	struct pv_profile *p = r->p;
 	struct pv_sample ps = { .thread = PV_NONE };
 	uint64_t *a = r->addrs;
 	size_t n = r->naddrs;
 
-	for (size_t i = adjust_leaf ? 0 : 1; i < n; i++)
+	for (size_t i = adjust == ADJUST_ALL ? 0 : 1; i < n && adjust != ADJUST_NONE; i++)
 		a[i] -= a[i] > 0;
 	while (r->drop_allocator && n > 1 && allocator_mapping(p, pv_find_mapping(p, a[0]))) {
 		a++;
@@ -489,7 +490,7 @@ static int read_count(struct lreader *r, const struct lline *first)
 			return -1;
 		if (r->naddrs == 0)
 			return legacy_error(r, l.no, "a sample with no addresses");
-		if (legacy_add_sample(r, true, &n, 1) < 0)
+		if (legacy_add_sample(r, ADJUST_ALL, &n, 1) < 0)
 			return -1;
 	}
 	return 0;
@@ -544,7 +545,7 @@ static int read_thread(struct lreader *r, const struct lline *first)
 			memmove(r->addrs + 1, r->addrs + 2, (r->naddrs - 2) * sizeof *r->addrs);
 			r->naddrs--;
 		}
-		if (legacy_add_sample(r, false, &one, 1) < 0)
+		if (legacy_add_sample(r, ADJUST_CALLERS, &one, 1) < 0)
 			return -1;
 	}
 	return 0;
@@ -619,7 +620,7 @@ static int read_contention(struct lreader *r, const struct lline *first, bool *j
 		}
 		v[0] = count;
 		v[1] = delay;
-		if (legacy_hex_addresses(r, q, l.e, l.no) < 0 || legacy_add_sample(r, true, v, 2) < 0)
+		if (legacy_hex_addresses(r, q, l.e, l.no) < 0 || legacy_add_sample(r, ADJUST_ALL, v, 2) < 0)
 			return -1;
 	}
 	return 0;
@@ -781,7 +782,7 @@ static int java_contention_add(struct lreader *r, int64_t a, int64_t b, size_t n
 		v[0] *= period;
 		v[1] *= period;
 	}
-	return legacy_add_sample(r, false, v, 2);
+	return legacy_add_sample(r, ADJUST_NONE, v, 2);
 }
 
 /* Java's samples: "A B @ ID ..." until the first line that is not one,

@@ -55,10 +55,15 @@ bool legacy_char(const char **p, const char *e, char c);
 /* Every "0x..." number in [s, e) appended to r->addrs; -1 after an error
  * (too many, too large) at line no. */
 int legacy_hex_addresses(struct lreader *r, const char *s, const char *e, size_t no);
-/* A sample of the addresses collected (r->addrs, leaf first), the callers
- * (all but the leaf unless adjust_leaf) moved back into their call
- * instruction by one; values as the profile's sample types. */
-int legacy_add_sample(struct lreader *r, bool adjust_leaf, const int64_t *values, uint32_t nvalues);
+/* Which addresses of a stack are return addresses, moved back into
+ * their call instruction by one: all (those of heap profiles, taken
+ * inside the allocator), the callers (a thread's, whose leaf is the
+ * program counter), or none (Java's ids). */
+enum legacy_adjust { ADJUST_ALL, ADJUST_CALLERS, ADJUST_NONE };
+/* A sample of the addresses collected (r->addrs, leaf first), values as
+ * the profile's sample types. */
+int legacy_add_sample(struct lreader *r, enum legacy_adjust adjust, const int64_t *values,
+		      uint32_t nvalues);
 /* The memory map after the line at r->map_at (mappings for the
  * addresses): /proc/PID/maps lines, and the short "START-END: FILE" ones
  * with "name=value" lines whose $name the following ones use. */
