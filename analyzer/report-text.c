@@ -88,6 +88,8 @@ static void period_note(FILE *out, const struct pv_profile *p)
 			fprintf(out, " (every allocation)");
 	} else if (!unit[0] || strcmp(unit, "nanoseconds") == 0) {
 		fprintf(out, " (period %.3g ms, %.0f Hz)", p->period / 1e6, 1e9 / (double)p->period);
+	} else if (p->period > 1 && strcmp(unit, "count") == 0) {
+		fprintf(out, " (one in %" PRId64 " sampled)", p->period);
 	} else if (p->period > 1) {
 		fprintf(out, " (period %" PRId64 " %s)", p->period, unit);
 	}
@@ -822,8 +824,8 @@ int report_flat(FILE *out, struct calltree *t, const struct report_options *o)
  * flamegraph.pl reads them, in the order of the tree (hottest first,
  * depth first).  With the tree split by thread the thread is the first
  * frame.  The weight is what every report weighs by: the time value in
- * whole microseconds (rounded so that the lines add up to the total), or
- * the sample count. */
+ * whole microseconds (rounded so that the lines add up to the total), a
+ * size in bytes or an estimated count as it is, or the sample count. */
 int report_folded(FILE *out, const struct calltree *t, const struct report_options *o)
 {
 	const struct ct_node *nodes = t->nodes;
@@ -902,7 +904,8 @@ int report_folded(FILE *out, const struct calltree *t, const struct report_optio
 				if (nd->self_value <= 0 || __builtin_add_overflow(sum_ns, nd->self_value, &sum_ns)) {
 					show = false;
 				} else {
-					upto = sum_ns / 1000 + (sum_ns % 1000 >= 500);
+					int64_t div = calltree_value_unit(t) == CT_UNIT_NS ? 1000 : 1;
+					upto = sum_ns / div + (div > 1 && sum_ns % div >= div / 2);
 					weight = upto - written_us;
 					/* under half a microsecond so far: nothing */
 					show = weight > 0;
