@@ -428,8 +428,14 @@ static enum legacy_kind kind_of(const struct lline *l)
 {
 	if (legacy_starts(l, "heap_v2/"))
 		return LK_JEMALLOC;
-	if (legacy_contains(l, "heap profile:"))
-		return LK_HEAP;
+	const char *h = find_in(l->s, l->e, "heap profile:");
+	if (h) {
+		/* its counts follow: a folded stack of a frame so named does not pass */
+		h += 13;
+		legacy_skip_blanks(&h, l->e);
+		if (h < l->e && *h >= '0' && *h <= '9')
+			return LK_HEAP;
+	}
 	if (legacy_starts(l, "--- threadz ") || legacy_starts(l, "--- Thread "))
 		return LK_THREAD;
 	if (legacy_starts(l, "--- contentionz ") || legacy_starts(l, "--- mutex:") ||

@@ -326,6 +326,7 @@ static void test_others(void)
 	/* not these formats */
 	CHECK(!legacy_detect((const unsigned char *)"main;f 1\n", 9));
 	CHECK(!legacy_detect((const unsigned char *)"x profile: total 7 more\n", 24));
+	CHECK(!legacy_detect((const unsigned char *)"main;heap profile: f 3\n", 23));
 	CHECK(legacy_detect((const unsigned char *)"\n# c\nheap_v2/1", 14));
 	/* a NUL byte, an attribute of no contention profile */
 	static const char nul[] = "heap_v2/1\n@ 0x1\0\n";
