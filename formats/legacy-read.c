@@ -21,7 +21,7 @@
 
 #define DETECT_SPAN 65536
 
-static bool blank_char(char c)
+bool legacy_blank_char(char c)
 {
 	return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
 }
@@ -35,9 +35,9 @@ bool legacy_next(struct lreader *r, struct lline *l)
 	const char *s = r->buf + r->off, *nl = memchr(s, '\n', end - r->off);
 	const char *e = nl ? nl : r->buf + end;
 	r->off = (size_t)(e - r->buf) + (nl != NULL);
-	while (s < e && blank_char(*s))
+	while (s < e && legacy_blank_char(*s))
 		s++;
-	while (e > s && blank_char(e[-1]))
+	while (e > s && legacy_blank_char(e[-1]))
 		e--;
 	l->s = s;
 	l->e = e;
@@ -50,7 +50,7 @@ bool legacy_blank(const struct lline *l)
 	return l->s == l->e || l->s[0] == '#';
 }
 
-static const char *find_in(const char *s, const char *e, const char *what)
+const char *legacy_find(const char *s, const char *e, const char *what)
 {
 	size_t n = strlen(what);
 
@@ -62,7 +62,7 @@ static const char *find_in(const char *s, const char *e, const char *what)
 
 bool legacy_contains(const struct lline *l, const char *s)
 {
-	return find_in(l->s, l->e, s) != NULL;
+	return legacy_find(l->s, l->e, s) != NULL;
 }
 
 bool legacy_starts(const struct lline *l, const char *s)
@@ -74,7 +74,7 @@ bool legacy_starts(const struct lline *l, const char *s)
 
 void legacy_skip_blanks(const char **p, const char *e)
 {
-	while (*p < e && blank_char(**p))
+	while (*p < e && legacy_blank_char(**p))
 		(*p)++;
 }
 
@@ -232,7 +232,7 @@ static char *substitute(const struct map_attrs *at, const char *s, const char *e
 	return o;
 }
 
-static bool hex_number(const char **p, const char *e, uint64_t *v)
+bool legacy_hex_number(const char **p, const char *e, uint64_t *v)
 {
 	const char *q = *p;
 	uint64_t x = 0;
@@ -259,7 +259,7 @@ static bool token(const char **p, const char *e, const char **ts, const char **t
 	if (*p >= e)
 		return false;
 	*ts = *p;
-	while (*p < e && !blank_char(**p))
+	while (*p < e && !legacy_blank_char(**p))
 		(*p)++;
 	*te = *p;
 	return true;
@@ -287,16 +287,16 @@ static int map_line(struct lreader *r, const char *s, const char *e)
 	bool exec = true;
 
 	legacy_skip_blanks(&q, e);
-	if (!hex_number(&q, e, &m.start))
+	if (!legacy_hex_number(&q, e, &m.start))
 		return 0;
-	if (q < e && (*q == '-' || blank_char(*q)))
+	if (q < e && (*q == '-' || legacy_blank_char(*q)))
 		q++;
 	legacy_skip_blanks(&q, e);
-	if (!hex_number(&q, e, &m.limit))
+	if (!legacy_hex_number(&q, e, &m.limit))
 		return 0;
 	if (q < e && *q == ':')
 		q++;
-	if (q < e && !blank_char(*q))
+	if (q < e && !legacy_blank_char(*q))
 		return 0;
 	const char *rest = q;
 	if (token(&q, e, &ts, &te) && all_of(ts, te, "-rwxps")) {
@@ -308,7 +308,7 @@ static int map_line(struct lreader *r, const char *s, const char *e)
 	if (token(&o, e, &os, &oe) && all_of(os, oe, "0123456789abcdefABCDEF") &&
 	    token(&o, e, &ds, &de) && memchr(ds, ':', (size_t)(de - ds)) &&
 	    token(&o, e, &is, &ie) && all_of(is, ie, "0123456789")) {
-		hex_number(&os, oe, &m.offset);
+		legacy_hex_number(&os, oe, &m.offset);
 		legacy_skip_blanks(&o, e);
 		file = o;
 		file_end = e;
@@ -317,7 +317,7 @@ static int map_line(struct lreader *r, const char *s, const char *e)
 		file_end = te;
 		if (token(&rest, e, &ts, &te) && te - ts > 3 && ts[0] == '(' && ts[1] == '@' && te[-1] == ')') {
 			const char *h = ts + 2;
-			hex_number(&h, te - 1, &m.offset);
+			legacy_hex_number(&h, te - 1, &m.offset);
 			token(&rest, e, &ts, &te) ? (void)0 : (void)(ts = te = NULL);
 		}
 		if (ts && ts != te && all_of(ts, te, "0123456789abcdefABCDEF")) {
@@ -377,13 +377,13 @@ int legacy_read_map(struct lreader *r)
 		char *eq = strchr(buf, '=');
 		if (eq && at->n < MAP_ATTRS && !(buf[0] >= '0' && buf[0] <= '9')) {
 			char *ns = buf, *ne = eq, *vs = eq + 1, *ve = end;
-			while (ns < ne && blank_char(*ns))
+			while (ns < ne && legacy_blank_char(*ns))
 				ns++;
-			while (ne > ns && blank_char(ne[-1]))
+			while (ne > ns && legacy_blank_char(ne[-1]))
 				ne--;
-			while (vs < ve && blank_char(*vs))
+			while (vs < ve && legacy_blank_char(*vs))
 				vs++;
-			while (ve > vs && blank_char(ve[-1]))
+			while (ve > vs && legacy_blank_char(ve[-1]))
 				ve--;
 			if (ne > ns && (size_t)(ne - ns) < sizeof at->name[0] &&
 			    (size_t)(ve - vs) < sizeof at->value[0]) {
@@ -411,7 +411,7 @@ static bool count_header(const struct lline *l)
 {
 	const char *q = l->s, *sp;
 
-	while (q < l->e && !blank_char(*q))
+	while (q < l->e && !legacy_blank_char(*q))
 		q++;
 	if (q == l->s)
 		return false;
@@ -428,7 +428,7 @@ static enum legacy_kind kind_of(const struct lline *l)
 {
 	if (legacy_starts(l, "heap_v2/"))
 		return LK_JEMALLOC;
-	const char *h = find_in(l->s, l->e, "heap profile:");
+	const char *h = legacy_find(l->s, l->e, "heap profile:");
 	if (h) {
 		/* its counts follow: a folded stack of a frame so named does not pass */
 		h += 13;
@@ -476,7 +476,7 @@ static int read_count(struct lreader *r, const struct lline *first)
 	const char *sp = first->s;
 	struct lline l;
 
-	while (sp < first->e && !blank_char(*sp))
+	while (sp < first->e && !legacy_blank_char(*sp))
 		sp++;
 	uint32_t type = pv_intern(p, first->s, (size_t)(sp - first->s));
 	if (type == PV_NONE || pv_add_value_type(p, pv_str(p, type), "count") == PV_NONE)
@@ -582,7 +582,7 @@ static int read_contention(struct lreader *r, const struct lline *first, bool *j
 		if (!eq)
 			break;
 		const char *ke = eq, *v = eq + 1;
-		while (ke > l.s && blank_char(ke[-1]))
+		while (ke > l.s && legacy_blank_char(ke[-1]))
 			ke--;
 		legacy_skip_blanks(&v, l.e);
 		size_t kl = (size_t)(ke - l.s);
@@ -632,247 +632,6 @@ static int read_contention(struct lreader *r, const struct lline *first, bool *j
 	return 0;
 }
 
-/* Java's profiles: "name = value" lines, samples "A B @ ID ...", then
- * what the ids are, " 0xID function (File.java:LINE)". */
-static int java_attributes(struct lreader *r, bool heap, int64_t *period, char *unit, size_t nunit)
-{
-	struct pv_profile *p = r->p;
-	struct lline l;
-	size_t back;
-
-	for (;;) {
-		back = r->off;
-		size_t backno = r->lineno;
-		if (!legacy_next(r, &l))
-			return 0;
-		if (l.s == l.e)
-			continue;
-		const char *eq = memchr(l.s, '=', (size_t)(l.e - l.s));
-		if (!eq) {
-			r->off = back;
-			r->lineno = backno;
-			return 0;
-		}
-		const char *ke = eq, *v = eq + 1;
-		while (ke > l.s && blank_char(ke[-1]))
-			ke--;
-		legacy_skip_blanks(&v, l.e);
-		size_t kl = (size_t)(ke - l.s), vl = (size_t)(l.e - v);
-		int64_t x;
-		const char *q = v;
-#define KEY(w) (kl == sizeof(w) - 1 && memcmp(l.s, w, kl) == 0)
-		if (KEY("format")) {
-			if (vl != 4 || memcmp(v, "java", 4) != 0)
-				return legacy_error(r, l.no, "a Java profile whose format is not java");
-		} else if (KEY("resolution")) {
-			if (vl == 0 || vl >= nunit)
-				return legacy_error(r, l.no, "a resolution that is no unit");
-			memcpy(unit, v, vl);
-			unit[vl] = '\0';
-		} else if (!heap && (KEY("sampling period") || KEY("ms since reset"))) {
-			if (!legacy_number(&q, l.e, false, &x) || q != l.e)
-				return legacy_error(r, l.no, "an attribute's value is not a number");
-			if (KEY("sampling period"))
-				*period = x;
-			else
-				p->duration_ns = x > INT64_MAX / 1000000 ? 0 : x * 1000000;
-		} else {
-			return legacy_error(r, l.no, "an attribute Java profiles do not have");
-		}
-#undef KEY
-	}
-}
-
-/* The function named in a Java location line's text [s, e). */
-static int java_location(struct lreader *r, uint64_t id, const char *s, const char *e)
-{
-	struct pv_profile *p = r->p;
-	const char *name = s, *name_end = e, *file = NULL, *file_end = NULL;
-	int64_t line = 0;
-
-	if (e > s && e[-1] == ')') {
-		const char *open = NULL;
-		for (const char *q = e - 1; q > s; q--)
-			if (*q == '(' && blank_char(q[-1])) {
-				open = q;
-				break;
-			}
-		if (open) {
-			const char *in = open + 1, *in_end = e - 1, *colon = NULL;
-			for (const char *q = in_end; q > in; q--)
-				if (q[-1] == ':') {
-					colon = q - 1;
-					break;
-				}
-			const char *num = colon ? colon + 1 : NULL;
-			int64_t ln;
-			bool neg = num && num < in_end && *num == '-';
-			if (colon && legacy_number(&num, in_end, true, &ln) && num == in_end) {
-				file = in;
-				file_end = colon;
-				line = ln > 0 && !neg ? ln : 0;
-			} else {
-				file = in;
-				file_end = in_end;
-				for (const char *q = in; q < in_end; q++)
-					if (*q == '/')
-						file = q + 1;
-			}
-			name_end = open;
-			while (name_end > name && blank_char(name_end[-1]))
-				name_end--;
-		}
-	}
-	if (!file && find_in(s, e, "generated stub/JIT")) {
-		name = "STUB";
-		name_end = name + 4;
-	}
-	uint32_t nm = pv_intern(p, name, (size_t)(name_end - name));
-	uint32_t fl = file ? pv_intern(p, file, (size_t)(file_end - file)) : 0;
-	if (nm == PV_NONE || fl == PV_NONE)
-		return -1;
-	uint32_t fn = pv_get_function(p, nm, nm, fl, 0);
-	uint32_t loc = pv_get_location(p, id, PV_NONE);
-	if (fn == PV_NONE || loc == PV_NONE)
-		return -1;
-	struct pv_line ln = { .function = fn, .line = line };
-	return pv_set_lines(p, loc, &ln, 1);
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static int java_locations(struct lreader *r)
-{
-	struct pv_profile *p = r->p;
-	size_t n = p->nlocations;
-	uint64_t *ids = malloc((n ? n : 1) * sizeof *ids);
-	struct lline l;
-	int ret = -1;
-
-	if (!ids)
-		return pv_oom();
-	/* only the ids the samples use are named */
-	for (size_t i = 0; i < n; i++)
-		ids[i] = p->locations[i].address;
-	qsort(ids, n, sizeof *ids, cmp_u64);
-	while (legacy_next(r, &l)) {
-		const char *q = l.s;
-		uint64_t id;
-		if (l.e - q < 3 || q[0] != '0' || q[1] != 'x' || !hex_number(&q, l.e, &id))
-			continue;
-		if (q < l.e && !blank_char(*q))
-			continue;
-		legacy_skip_blanks(&q, l.e);
-		if (bsearch(&id, ids, n, sizeof *ids, cmp_u64) && java_location(r, id, q, l.e) < 0)
-			goto out;
-	}
-	ret = 0;
-out:
-	free(ids);
-	return ret;
-}
-
-static int java_contention_add(struct lreader *r, int64_t a, int64_t b, size_t no)
-{
-	int64_t v[2] = { b, a };
-	int64_t period = r->p->period;
-
-	if (period > 0) {
-		if (v[0] > LEGACY_MAX_VALUE / period || v[1] > LEGACY_MAX_VALUE / period)
-			return legacy_error(r, no, "a count too large to be real");
-		v[0] *= period;
-		v[1] *= period;
-	}
-	return legacy_add_sample(r, ADJUST_NONE, v, 2);
-}
-
-/* Java's samples: "A B @ ID ..." until the first line that is not one,
- * each handed to add. */
-int java_samples(struct lreader *r, int (*add)(struct lreader *, int64_t, int64_t, size_t))
-{
-	struct lline l;
-
-	for (;;) {
-		size_t back = r->off, backno = r->lineno;
-		if (!legacy_next(r, &l))
-			return 0;
-		if (l.s == l.e)
-			continue;
-		const char *q = l.s;
-		int64_t a, b;
-		if (!legacy_number(&q, l.e, false, &a) || !(legacy_skip_blanks(&q, l.e), true) ||
-		    !legacy_number(&q, l.e, false, &b) || !legacy_char(&q, l.e, '@')) {
-			r->off = back;
-			r->lineno = backno;
-			return 0;
-		}
-		/* ids, not return addresses: none is moved */
-		if (legacy_hex_addresses(r, q, l.e, l.no) < 0 || add(r, a, b, l.no) < 0)
-			return -1;
-	}
-}
-
-int legacy_java_locations(struct pv_profile *p, const unsigned char *buf, size_t len, const char *name)
-{
-	struct lreader r = { .buf = (const char *)buf, .len = len, .map_at = len, .name = name, .p = p };
-
-	if (memchr(buf, '\0', len))
-		return pv_error("'%s': the names after the samples hold a NUL byte: the file is damaged", name);
-	return java_locations(&r);
-}
-
-/* Java's contentionz: "DELAY COUNT @ ID ..." with the delay in the
- * resolution's unit, both scaled by the sampling period. */
-static int read_java_contention(struct lreader *r)
-{
-	struct pv_profile *p = r->p;
-	char unit[64] = "";
-	int64_t period = 0;
-	int64_t mult = 1;
-
-	if (java_attributes(r, false, &period, unit, sizeof unit) < 0)
-		return -1;
-	if (strcmp(unit, "microseconds") == 0)
-		mult = 1000;
-	else if (strcmp(unit, "milliseconds") == 0)
-		mult = 1000000;
-	const char *types[] = { "contentions", "count", "delay",
-				mult > 1 || strcmp(unit, "nanoseconds") == 0 ? "nanoseconds" : unit };
-	if (legacy_types(p, types, 2) < 0)
-		return -1;
-	if (period) {
-		p->period_type = p->sample_types[0];
-		p->period = period;
-	}
-	size_t first = p->nsamples;
-	if (java_samples(r, java_contention_add) < 0)
-		return -1;
-	for (size_t i = first; i < p->nsamples; i++) {
-		if (p->samples[i].values[1] > LEGACY_MAX_VALUE / mult)
-			return pv_error("'%s': a delay too large to be real", r->name);
-		p->samples[i].values[1] *= mult;
-	}
-	return java_locations(r);
-}
-
-static int read_java_heap(struct lreader *r, const struct lline *first)
-{
-	char unit[64] = "bytes";
-	int64_t period = 0;
-
-	if (java_attributes(r, true, &period, unit, sizeof unit) < 0)
-		return -1;
-	struct lline u = { .s = unit, .e = unit + strlen(unit), .no = first->no };
-	if (heap_read_java(r, &u) < 0)
-		return -1;
-	return java_locations(r);
-}
-
 /* Where the memory map starts: the first line holding a sentinel. */
 static size_t find_map(const char *buf, size_t len)
 {
@@ -880,7 +639,7 @@ static size_t find_map(const char *buf, size_t len)
 	size_t best = len;
 
 	for (size_t i = 0; i < 2; i++) {
-		const char *s = find_in(buf, buf + len, sentinels[i]);
+		const char *s = legacy_find(buf, buf + len, sentinels[i]);
 		if (s && (size_t)(s - buf) < best) {
 			while (s > buf && s[-1] != '\n')
 				s--;
@@ -961,12 +720,12 @@ struct pv_profile *legacy_read(const unsigned char *buf, size_t len, const char 
 			r.lineno = no;
 			r.map_at = len;
 			r.naddrs = 0;
-			ret = read_java_contention(&r);
+			ret = java_read_contention(&r);
 		}
 		break;
 	}
 	case LK_JAVA_HEAP:
-		ret = read_java_heap(&r, &first);
+		ret = java_read_heap(&r, &first);
 		break;
 	default:
 		break;

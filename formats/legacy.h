@@ -37,6 +37,11 @@ struct lreader {
 	bool drop_allocator;
 };
 
+bool legacy_blank_char(char c);
+/* The first occurrence of what in [s, e), or NULL. */
+const char *legacy_find(const char *s, const char *e, const char *what);
+/* A hexadecimal number at *p ("0x" before it or not) of 64 bits at most. */
+bool legacy_hex_number(const char **p, const char *e, uint64_t *v);
 /* The next line, trimmed; false at the end. */
 bool legacy_next(struct lreader *r, struct lline *l);
 /* Is the line empty or a '#' comment? */
@@ -72,9 +77,12 @@ int legacy_read_map(struct lreader *r);
 int legacy_types(struct pv_profile *p, const char *const *types, uint32_t n);
 int legacy_error(const struct lreader *r, size_t no, const char *what);
 
-/* Java's samples: "A B @ ID ..." until the first line that is not one,
- * each handed to add with the addresses in r->addrs. */
+/* java-read.c: Java's samples ("A B @ ID ..." until the first line that
+ * is not one, each handed to add with the addresses in r->addrs), its
+ * contentionz and heapz profiles after their first line. */
 int java_samples(struct lreader *r, int (*add)(struct lreader *, int64_t, int64_t, size_t));
+int java_read_contention(struct lreader *r);
+int java_read_heap(struct lreader *r, const struct lline *first);
 
 /* heap-read.c: "heap profile:" and jemalloc's heap_v2 dumps. */
 int heap_read_legacy(struct lreader *r, const struct lline *first);
