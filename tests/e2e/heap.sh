@@ -188,6 +188,16 @@ if [ -e "$JEMALLOC" ]; then
 			[ -s out.x ] || fail "profview $r --sample-index=$idx wrote nothing"
 		done
 	done
+	# pprof cannot read jemalloc's dumps: it reads profview's pprof of them
+	if [ -n "$PPROF" ]; then
+		"$PROFVIEW" -q --pprof -o late.pb.gz ./heapgrow late.heap || fail "profview --pprof of late.heap failed"
+		want=$(awk '{ s += $NF } END { print s }' inuse.folded)
+		got=$("$PPROF" -top -unit=B -sample_index=inuse_space late.pb.gz 2>/dev/null |
+			sed -n 's/.* of \([0-9]*\)B total$/\1/p')
+		[ -n "$got" ] && [ "$got" = "$want" ] ||
+			fail "pprof reads $got bytes in use from profview's pprof of late.heap, profview $want"
+		note "pprof -sample_index=inuse_space of profview's conversion: $got bytes"
+	fi
 	# the final dump, found by its name as jemalloc writes it
 	"$PROFVIEW" -q --flat ./heapgrow jeprof.*.heap | grep -q ' growing ' || fail "the final dump has no growing"
 else
