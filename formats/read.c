@@ -238,6 +238,11 @@ struct pv_profile *pv_read_file(const char *path, const struct pv_read_options *
 		pv_error("'%s' is empty: not a profile", name);
 		goto out;
 	}
+	/* What the profile may take: as much as the limit, or the input's
+	 * size when larger (a regular file is not limited), and a little
+	 * more, so that no input costs more than its size allows. */
+	if (limit < SIZE_MAX)
+		pv_budget_set(name, (in.len > limit ? in.len : limit) + PV_READ_BUDGET_EXTRA);
 	switch (detect(in.buf, in.len)) {
 	case FORMAT_RAW:
 		p = (in.mapped ? raw_read_mapped : raw_read)(in.buf, in.len, name,
@@ -268,6 +273,7 @@ struct pv_profile *pv_read_file(const char *path, const struct pv_read_options *
 	default:
 		not_a_profile(name);
 	}
+	pv_budget_set(NULL, 0);
 	if (p && pv_profile_validate(p, name) < 0) {
 		pv_profile_free(p);
 		p = NULL;

@@ -10,6 +10,11 @@
  * mapped, not read, whatever its size. */
 #define PV_READ_MAX_INPUT ((size_t)1 << 30)
 
+/* The memory the profile read from an input may take: max_input bytes,
+ * or the input's size when larger, and this much more (pv_budget_set);
+ * an input whose profile would need more is refused. */
+#define PV_READ_BUDGET_EXTRA ((size_t)16 << 20)
+
 struct pv_read_options {
 	const struct raw_unwinder *unwinder; /* for DWARF-mode traces, may be NULL */
 	size_t max_input;      /* bytes, see PV_READ_MAX_INPUT; 0: that; SIZE_MAX: no limit */
