@@ -533,6 +533,23 @@ static int decode_locations(struct decoder *d)
 	return 0;
 }
 
+/* A sample's values, the base's back to their own sign: none may be
+ * negative.  pprof stores a comparison's base negated (-diff_base, its
+ * samples labelled pprof::base): only there has a negative value a
+ * meaning. */
+static int check_values(const struct decoder *d, size_t which, const struct pv_sample *ps)
+{
+	const struct pv_profile *p = d->p;
+
+	for (uint32_t v = 0; v < p->nvalues; v++)
+		if (ps->values[v] < 0)
+			return pv_error("'%s': sample %zu has a %s '%s' value%s: only the base of a comparison (labelled pprof::base) is stored negated",
+					d->name, which, ps->flags & PV_SAMPLE_BASE ? "positive" : "negative",
+					pv_str(p, p->sample_types[v].type),
+					ps->flags & PV_SAMPLE_BASE ? " in the base of a comparison" : "");
+	return 0;
+}
+
 /* The thread a sample's labels name, PV_NONE when none does. */
 static int sample_thread(struct decoder *d, const Perftools__Profiles__Sample *s, size_t which,
 			 uint32_t *thread, bool *base)
@@ -609,7 +626,7 @@ static int decode_samples(struct decoder *d)
 				ps.values[v] = (int64_t)(0 - (uint64_t)ps.values[v]);
 			p->diff = true;
 		}
-		if (pv_add_sample_merged(p, &ps) < 0)
+		if (check_values(d, i + 1, &ps) < 0 || pv_add_sample_merged(p, &ps) < 0)
 			return -1;
 	}
 	return 0;
@@ -800,6 +817,8 @@ static int decode_sample_wire(struct decoder *d, const struct wire *w, size_t at
 	ps.nlocs = (uint32_t)nlocs;
 	ps.loc_off = pv_add_stack(p, d->stack, ps.nlocs);
 	if (ps.loc_off == UINT32_MAX)
+		return -1;
+	if (check_values(d, which, &ps) < 0)
 		return -1;
 	return pv_add_sample_merged(p, &ps);
 }

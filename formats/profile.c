@@ -3,6 +3,7 @@
 #include "error.h"
 #include "util.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -497,6 +498,23 @@ int64_t pv_total(const struct pv_profile *p, uint32_t v)
 	return t;
 }
 
+int pv_profile_check_sums(const struct pv_profile *p, const char *what)
+{
+	for (uint32_t v = 0; v < p->nvalues; v++) {
+		int64_t sum = 0;
+		for (size_t i = 0; i < p->nsamples; i++) {
+			int64_t x = p->samples[i].values[v];
+			if (x < 0)
+				return pv_error("'%s': sample %zu has a negative '%s' value", what, i + 1,
+						pv_str(p, p->sample_types[v].type));
+			if (__builtin_add_overflow(sum, x, &sum))
+				return pv_error("'%s': the samples' '%s' values add up to more than %" PRId64 ", which profview cannot count",
+						what, pv_str(p, p->sample_types[v].type), INT64_MAX);
+		}
+	}
+	return 0;
+}
+
 int pv_profile_validate(const struct pv_profile *p, const char *what)
 {
 	for (size_t i = 0; i < p->nsamples; i++) {
@@ -525,5 +543,5 @@ int pv_profile_validate(const struct pv_profile *p, const char *what)
 		    f->filename >= p->strings.n)
 			return pv_error("%s: function %zu: string out of range", what, i);
 	}
-	return 0;
+	return pv_profile_check_sums(p, what);
 }

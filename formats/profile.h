@@ -255,7 +255,14 @@ int pv_budget_charge(size_t bytes);
 /* Did a charge not fit since pv_budget_set? */
 bool pv_budget_refused(void);
 
-/* Check internal consistency (indices in range); 0, or -1 with an error. */
+/* Is every value of every sample at least 0, and does each value type
+ * add up to no more than INT64_MAX over all samples (so that any sum of
+ * some of them, a report's totals and cumulative counts, can be
+ * computed)?  0, or -1 with an error naming what (an input) and the value
+ * type. */
+int pv_profile_check_sums(const struct pv_profile *p, const char *what);
+/* Check internal consistency (indices in range) and the sums
+ * (pv_profile_check_sums); 0, or -1 with an error. */
 int pv_profile_validate(const struct pv_profile *p, const char *what);
 
 #endif

@@ -185,6 +185,25 @@ yes 'main;f 1' | head -n 200000 | "$PROFVIEW" --flat --max-input=2M - >yes.flat 
 [ "$(flat_self yes.flat f)" = 200000 ] || fail "1.8 MB on a pipe: $(cat yes.flat)"
 "$PROFVIEW" --flat --max-input=1K deep.folded >/dev/null || fail "--max-input limits a regular file"
 
+# Counts whose sum profview cannot hold: refused, naming the value, not
+# shown as negative samples; a negative count is no count.
+printf 'main;a 4611686018427387904\nmain;b 4611686018427387904\n' >over.folded
+st=0
+"$PROFVIEW" --flat over.folded >over.out 2>over.err || st=$?
+[ $st -eq 1 ] || fail "counts that add up to 2^63 exited $st: $(cat over.out over.err)"
+grep -qxF "profview: 'over.folded': the samples' 'samples' values add up to more than 9223372036854775807, which profview cannot count" over.err ||
+	fail "counts that add up to 2^63: $(cat over.err)"
+printf 'main;a 4611686018427387904\nmain;b 4611686018427387903\n' >max.folded
+"$PROFVIEW" --flat max.folded >max.out || fail "counts that add up to 2^63 - 1 are refused"
+grep -q "in 9223372036854775807 samples" max.out || fail "counts that add up to 2^63 - 1: $(cat max.out)"
+grep -q -- '-[0-9]' max.out && fail "counts that add up to 2^63 - 1: a negative number: $(cat max.out)"
+# merged from two files, the same
+printf 'main;a 4611686018427387904\n' >half.folded
+st=0
+"$PROFVIEW" --flat half.folded half.folded >over.out 2>over.err || st=$?
+[ $st -eq 1 ] && grep -qF "values add up to more than" over.err ||
+	fail "two files whose counts add up to 2^63: $st $(cat over.out over.err)"
+
 # gzip bombs.  2 GiB of zeros in 256 gzip members: no profile, said after
 # the first decompressed bytes.  16 MiB of folded stacks (less 64 bytes):
 # stopped at the limit, read whole under a higher one.
