@@ -185,6 +185,24 @@ yes 'main;f 1' | head -n 200000 | "$PROFVIEW" --flat --max-input=2M - >yes.flat 
 [ "$(flat_self yes.flat f)" = 200000 ] || fail "1.8 MB on a pipe: $(cat yes.flat)"
 "$PROFVIEW" --flat --max-input=1K deep.folded >/dev/null || fail "--max-input limits a regular file"
 
+# Reports of nothing: a focus that matches no frame, a thread that is not
+# there.  Each is a picture of no sample (under the sanitizers: without
+# undefined behaviour on the empty arrays).
+printf 'main;f 3\nmain;g 2\n' >two.folded
+for report in --svg --flame --tree --flat --folded --speedscope; do
+	"$PROFVIEW" -q $report --focus=nomatch two.folded >nothing.out 2>nothing.err ||
+		fail "$report --focus=nomatch: $(cat nothing.err)"
+done
+"$CC" -O1 -g -o spinner "$SRCDIR/tests/progs/hostile-names.c" -pthread 2>/dev/null ||
+	fail "cannot compile hostile-names.c"
+"$RAWSYNTH" one.raw ./spinner "$(nm spinner | awk '$3 == "main" { print $1; exit }')" ||
+	fail "rawsynth failed"
+for report in "--timeline" "--svg" "--speedscope" "--flat"; do
+	# shellcheck disable=SC2086
+	"$PROFVIEW" -q $report --tid=999 one.raw >nothing.out 2>nothing.err ||
+		fail "$report --tid=999: $(cat nothing.err)"
+done
+
 # Counts whose sum profview cannot hold: refused, naming the value, not
 # shown as negative samples; a negative count is no count.
 printf 'main;a 4611686018427387904\nmain;b 4611686018427387904\n' >over.folded
