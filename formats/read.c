@@ -225,50 +225,49 @@ out:
 	return p;
 }
 
-struct pv_profile *pv_read_file(const char *path, const struct pv_read_options *opt)
+/* The profile of the input buf, read whole (path: as given, for a hint in
+ * a message). */
+static struct pv_profile *read_input(const struct input *in, const char *name, const char *path,
+				     const struct pv_read_options *opt)
 {
-	struct input in = { 0 };
-	struct pv_profile *p = NULL;
-	const char *name = strcmp(path, "-") == 0 ? "standard input" : path;
 	size_t limit = opt && opt->max_input ? opt->max_input : PV_READ_MAX_INPUT;
+	struct pv_profile *p = NULL;
 
-	if (load(path, &in, limit) < 0)
-		goto out;
-	if (in.len == 0) {
+	if (in->len == 0) {
 		pv_error("'%s' is empty: not a profile", name);
-		goto out;
+		return NULL;
 	}
 	/* What the profile may take: as much as the limit, or the input's
 	 * size when larger (a regular file is not limited), and a little
 	 * more, so that no input costs more than its size allows. */
 	if (limit < SIZE_MAX)
-		pv_budget_set(name, (in.len > limit ? in.len : limit) + PV_READ_BUDGET_EXTRA);
-	switch (detect(in.buf, in.len)) {
+		pv_budget_set(name, (in->len > limit ? in->len : limit) + PV_READ_BUDGET_EXTRA);
+	switch (detect(in->buf, in->len)) {
 	case FORMAT_RAW:
-		p = (in.mapped ? raw_read_mapped : raw_read)(in.buf, in.len, name,
-							    opt ? opt->unwinder : NULL);
+		p = (in->mapped ? raw_read_mapped : raw_read)(in->buf, in->len, name,
+							      opt ? opt->unwinder : NULL);
 		break;
 	case FORMAT_GDB:
-		p = gdb_read(in.buf, in.len, name);
+		p = gdb_read(in->buf, in->len, name);
 		break;
 	case FORMAT_GZIP:
-		p = read_gzip(in.buf, in.len, name, limit);
+		p = read_gzip(in->buf, in->len, name, limit);
 		break;
 	case FORMAT_GPERF:
-		p = gperf_read(in.buf, in.len, name);
+		p = gperf_read(in->buf, in->len, name);
 		break;
 	case FORMAT_PERF:
-		p = perf_read(in.buf, in.len, name);
+		p = perf_read(in->buf, in->len, name);
 		break;
 	case FORMAT_FOLDED:
-		p = folded_read(in.buf, in.len, name);
+		p = folded_read(in->buf, in->len, name);
 		break;
 	case FORMAT_PERF_DATA:
 		pv_error("'%s' is a perf.data file: give profview its text, perf script -i %s | profview -",
 			 name, strcmp(path, "-") == 0 ? "FILE" : path);
 		break;
 	case FORMAT_PPROF:
-		p = pprof_read(in.buf, in.len, name, false);
+		p = pprof_read(in->buf, in->len, name, false);
 		break;
 	default:
 		not_a_profile(name);
@@ -278,7 +277,26 @@ struct pv_profile *pv_read_file(const char *path, const struct pv_read_options *
 		pv_profile_free(p);
 		p = NULL;
 	}
-out:
+	return p;
+}
+
+struct pv_profile *pv_read_file(const char *path, const struct pv_read_options *opt)
+{
+	struct input in = { 0 };
+	struct pv_profile *p = NULL;
+	const char *name = strcmp(path, "-") == 0 ? "standard input" : path;
+	size_t limit = opt && opt->max_input ? opt->max_input : PV_READ_MAX_INPUT;
+
+	if (load(path, &in, limit) == 0)
+		p = read_input(&in, name, path, opt);
 	unload(&in);
 	return p;
+}
+
+struct pv_profile *pv_read_buffer(const unsigned char *buf, size_t len, const char *name,
+				  const struct pv_read_options *opt)
+{
+	struct input in = { (unsigned char *)buf, len, false };
+
+	return read_input(&in, name, name, opt);
 }

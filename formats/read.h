@@ -26,5 +26,9 @@ struct pv_read_options {
  * than max_input bytes (or gzip data that decompresses to more) stops
  * there.  NULL after an error was reported. */
 struct pv_profile *pv_read_file(const char *path, const struct pv_read_options *opt);
+/* The same for an input already in memory, len bytes at buf (not kept),
+ * named name in messages. */
+struct pv_profile *pv_read_buffer(const unsigned char *buf, size_t len, const char *name,
+				  const struct pv_read_options *opt);
 
 #endif
