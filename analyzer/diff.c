@@ -91,6 +91,10 @@ const char *pv_verdict_name(enum pv_verdict v)
 
 const char *pv_diff_pct_text(char *buf, size_t n, double pct)
 {
+	if (isnan(pct)) {
+		snprintf(buf, n, "-");
+		return buf;
+	}
 	if (isinf(pct)) {
 		snprintf(buf, n, "%s", pct > 0 ? "inf" : "-inf");
 		return buf;
@@ -144,6 +148,7 @@ static void scale_at(const struct calltree *t, uint32_t root, const struct pv_di
 	if (!(sc->new_unit > 0))
 		sc->new_unit = sc->base_unit;
 	sc->fdr = o->fdr > 0 && o->fdr < 1 ? o->fdr : PV_DIFF_DEFAULT_FDR;
+	sc->one_sided = !(tb > 0) || !(tn > 0);
 }
 
 void pv_diff_scale_of(const struct calltree *t, const struct pv_diff_options *o,
@@ -168,7 +173,9 @@ void pv_diff_cell_of(const struct pv_diff_scale *sc, int64_t sb, double qb, int6
 	big = c->base > c->new_ ? c->base : c->new_;
 	c->effect = big > 0 ? c->delta / big : 0;
 	c->verdict = PV_VERDICT_NONE;
-	if (b == 0 && n == 0) {
+	if ((b == 0 && n == 0) || sc->one_sided) {
+		if (sc->one_sided && (b > 0 || n > 0))
+			c->pct = NAN;
 		c->p = c->q = 1;
 		return;
 	}
@@ -219,7 +226,7 @@ int pv_diff_adjust(const struct pv_diff_scale *sc, struct pv_diff_cell *cells, s
 	for (size_t i = 0; i < n; i++) {
 		struct pv_diff_cell *c = &cells[i];
 		c->verdict = PV_VERDICT_NONE;
-		if ((c->base > 0 || c->new_ > 0) && c->q <= sc->fdr && c->delta != 0)
+		if ((c->base > 0 || c->new_ > 0) && c->q <= sc->fdr && c->delta != 0 && !sc->one_sided)
 			c->verdict = c->delta > 0 ? PV_VERDICT_WORSE : PV_VERDICT_BETTER;
 	}
 	free(v);

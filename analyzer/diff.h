@@ -47,12 +47,16 @@ struct pv_diff_scale {
 	double base, new_;
 	double base_unit, new_unit;
 	double fdr;
+	/* A side has no samples at all: there is nothing to compare, so no
+	 * cell gets a verdict, a q below 1 or a change in percent. */
+	bool one_sided;
 };
 
 /* One node's or row's comparison.  base and new_ are in the tree's weight
  * (ct_pick: nanoseconds or samples), scaled; delta = new_ - base; pct is
  * delta as a percentage of base (INFINITY when base is 0 and new_ not, 0
- * when both are); effect = delta / max(base, new_), in [-1, 1]. */
+ * when both are, NAN when a whole side has no samples); effect = delta /
+ * max(base, new_), in [-1, 1]. */
 struct pv_diff_cell {
 	double base, new_, delta, pct, effect;
 	double p, q;
@@ -100,7 +104,8 @@ double pv_incbeta(double x, double a, double b);
 const char *pv_verdict_name(enum pv_verdict v);
 
 /* How every report writes a change in percent ("+31.0", "-4.5", "0.0"
- * for what rounds to nothing, "inf" when the base had none) and a q-value
+ * for what rounds to nothing, "inf" when the base had none, "-" when a
+ * whole side had none) and a q-value
  * ("0.0064", "<1e-9"), so that tables and pictures agree to the digit.
  * Return buf. */
 const char *pv_diff_pct_text(char *buf, size_t n, double pct);

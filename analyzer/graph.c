@@ -269,7 +269,8 @@ static int build_edges(struct graph *g, const struct graph_options *o, const uin
 			continue;
 		m.edges[kept++] = *e;
 	}
-	qsort_r(m.edges, kept, sizeof *m.edges, cmp_edges, (void *)t);
+	if (kept > 1) /* none: no array at all */
+		qsort_r(m.edges, kept, sizeof *m.edges, cmp_edges, (void *)t);
 	/* dot's layout time grows fast with the edges: past GRAPH_EDGES_PER_NODE
 	 * per node only the heaviest edges stay, and each node's heaviest
 	 * incoming edge, so no node loses all its callers. */

@@ -632,8 +632,11 @@ struct names *names_copy(const struct names *src)
 	nm->pool = malloc(src->len ? src->len : 1);
 	if (!nm->off || !nm->pool)
 		goto oom;
-	memcpy(nm->off, src->off, src->n * sizeof *nm->off);
-	memcpy(nm->pool, src->pool, src->len);
+	/* (an empty table has no arrays) */
+	if (src->n)
+		memcpy(nm->off, src->off, src->n * sizeof *nm->off);
+	if (src->len)
+		memcpy(nm->pool, src->pool, src->len);
 	nm->len = nm->cap = src->len;
 	return nm;
 oom:

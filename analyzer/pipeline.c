@@ -137,6 +137,17 @@ static int keep_spans(struct pv_profile *p, const struct pv_view *v, struct pv_r
 			return pv_error("--time: the span %.3f-%.3f s of this %.3f s run is empty: FROM must be before TO",
 					a, b, (double)len / 1e9);
 		}
+		/* A span wholly after the end is as empty as one that ends
+		 * before it starts. */
+		if (ends[k][0] > len) {
+			double a = (double)ends[k][0] / 1e9, b = (double)ends[k][1] / 1e9;
+			free(ends);
+			if (!v->spans[k].has_to || b >= (double)INT64_MAX / 1e9)
+				return pv_error("--time: the span from %.3f s starts after this %.3f s run ends",
+						a, (double)len / 1e9);
+			return pv_error("--time: the span %.3f-%.3f s starts after this %.3f s run ends",
+					a, b, (double)len / 1e9);
+		}
 		if (k == 0 || ends[k][0] < r->span_from)
 			r->span_from = ends[k][0];
 		if (k == 0 || (ends[k][1] < len ? ends[k][1] : len) > r->span_to)

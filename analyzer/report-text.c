@@ -183,10 +183,14 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 			fprintf(out, ", %u profile%s against %u new", rb, rb == 1 ? "" : "s", rn);
 		fprintf(out, "\n");
 		fprintf(out, "%sdiff:%s values per run", bold_on(o), attr_off(o));
-		if (o->diff->normalize)
+		if (o->diff->normalize && !sc.one_sided)
 			fprintf(out, ", the base scaled by %.4g to the new total", sc.base * p->diff_base_runs);
-		fprintf(out, "; worse/better: q <= %g (false discovery rate, Poisson sampling noise)\n",
-			sc.fdr);
+		if (sc.one_sided)
+			fprintf(out, "; the %s side has no samples: no change can be judged\n",
+				t->dn[0].count > 0 ? "new" : "base");
+		else
+			fprintf(out, "; worse/better: q <= %g (false discovery rate, Poisson sampling noise)\n",
+				sc.fdr);
 	}
 	if (o->time_spans && o->time_spans[0])
 		fprintf(out, "%stime:%s %s; %" PRId64 " samples in %s\n", bold_on(o), attr_off(o),

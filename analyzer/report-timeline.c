@@ -435,7 +435,8 @@ static int gather(struct tl *tl)
 	for (size_t i = 0; i <= p->nthreads; i++)
 		if (first[i] != INT64_MAX)
 			tl->rows[tl->nrows++] = (struct tl_row){ .thread = (uint32_t)i, .first = first[i] };
-	qsort_r(tl->rows, tl->nrows, sizeof *tl->rows, cmp_rows, (void *)p);
+	if (tl->nrows > 1) /* none: no array at all */
+		qsort_r(tl->rows, tl->nrows, sizeof *tl->rows, cmp_rows, (void *)p);
 	for (size_t r = 0; r < tl->nrows; r++)
 		tl->row_of[tl->rows[r].thread] = (uint32_t)r;
 
@@ -455,7 +456,8 @@ static int gather(struct tl *tl)
 		else if (tl->stacks[stack].colour != NO_COLOUR)
 			tl->frames[tl->stacks[stack].colour].weight += w;
 	}
-	qsort(tl->cells, tl->ncells, sizeof *tl->cells, cmp_cells);
+	if (tl->ncells > 1)
+		qsort(tl->cells, tl->ncells, sizeof *tl->cells, cmp_cells);
 	ret = 0;
 out:
 	free(first);

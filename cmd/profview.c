@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 enum report_kind { REPORT_TREE, REPORT_FLAT, REPORT_FOLDED, REPORT_PPROF, REPORT_SVG, REPORT_FLAME,
@@ -216,9 +217,10 @@ static void usage(FILE *out)
 		"      --no-demangle      show C++ functions by their mangled names\n"
 		"\n"
 		"Input:\n"
-		"      --max-input=SIZE   read at most SIZE bytes of a pipe or device, and\n"
-		"                         decompress at most SIZE bytes (default 1G; K, M, G\n"
-		"                         and T are KiB to TiB; 0: no limit)\n"
+		"      --max-input=SIZE   read at most SIZE bytes of a pipe or device,\n"
+		"                         decompress at most SIZE bytes, and build a profile\n"
+		"                         in at most SIZE (or the input's size) and 16 MiB\n"
+		"                         (default 1G; K, M, G and T are KiB to TiB; 0: no limit)\n"
 		"\n"
 		"Output:\n"
 		"  -o, --output=FILE      write the report to FILE instead of standard output\n"
@@ -382,6 +384,22 @@ static FILE *open_output(const char *output)
 		close(fd);
 	}
 	return f;
+}
+
+/* Is output (when it is a regular file) the file of one of the n paths,
+ * by any name?  Writing the report there would destroy what it is made
+ * of: the path, or NULL. */
+static const char *output_is_input(const char *output, char *const *paths, size_t n)
+{
+	struct stat o, st;
+
+	if (!output || stat(output, &o) != 0 || !S_ISREG(o.st_mode))
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (paths[i] && strcmp(paths[i], "-") != 0 && stat(paths[i], &st) == 0 &&
+		    st.st_dev == o.st_dev && st.st_ino == o.st_ino)
+			return paths[i];
+	return NULL;
 }
 
 /* --pprof: the whole profile, gzipped, to FILE or standard output (not a
@@ -662,6 +680,18 @@ int main(int argc, char **argv)
 	}
 	copt.tids = tids;
 	copt.ntids = ntids;
+	{
+		const char *same = output_is_input(output, argv + optind, (size_t)(argc - optind));
+		if (!same)
+			same = output_is_input(output, bases, nbases);
+		if (!same && sopt.program)
+			same = output_is_input(output, (char *const *)&sopt.program, 1);
+		if (same) {
+			pv_error("cannot write '%s': it is the input '%s'; not writing the report over it",
+				 output, same);
+			return 2;
+		}
+	}
 
 	pv_error_set_quiet(sopt.quiet);
 	if (kind == REPORT_SVG && !tui && !dump)

@@ -204,7 +204,8 @@ static int read_line(struct freader *r, const char *name, size_t lineno, const u
 	if (count == 0)
 		return 0;
 	ps.values[0] = (int64_t)count;
-	return pv_add_sample(p, &ps);
+	/* a stack cut short stays a sample of its own: one truncated */
+	return depth > FOLDED_MAX_DEPTH ? pv_add_sample(p, &ps) : pv_add_sample_merged(p, &ps);
 }
 
 struct pv_profile *folded_read(const unsigned char *buf, size_t len, const char *name)

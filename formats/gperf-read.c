@@ -254,7 +254,7 @@ static int samples(struct greader *g, size_t *offp)
 			goto out;
 		ps.values[0] = (int64_t)ss[i].count;
 		ps.values[1] = (int64_t)ss[i].count * p->period;
-		if (pv_add_sample(p, &ps) < 0)
+		if (pv_add_sample_merged(p, &ps) < 0)
 			goto out;
 	}
 	*offp = off;

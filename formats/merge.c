@@ -299,7 +299,7 @@ int pv_merge(struct pv_profile *d, const struct pv_profile *s, const char *src_n
 	d->diff = d->diff || s->diff;
 	if (s->source_format != 0 && strcmp(pv_str(d, d->source_format), pv_str(s, s->source_format)))
 		d->source_format = pv_intern_str(d, "several formats");
-	ret = 0;
+	ret = pv_profile_check_sums(d, src_name);
 out:
 	free(m.str);
 	free(m.map);

@@ -55,6 +55,16 @@ int pv_outfile_open(const char *path, mode_t mode, int flags, char *why, size_t 
 			return outfile_open_failed(path, errno, why, whylen);
 		if (fstat(fd, &st) != 0)
 			goto fail_errno;
+		/* A character device (/dev/null, a terminal) is written to as
+		 * it is: only root makes one, so none was planted, and open()
+		 * already checked the permission.  A trace is never written
+		 * to one (it would be removed). */
+		if (S_ISCHR(st.st_mode) && !(flags & PV_OUTFILE_NEW)) {
+			int fl = fcntl(fd, F_GETFL);
+			if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0)
+				goto fail_errno;
+			return fd;
+		}
 		if (!S_ISREG(st.st_mode)) {
 			close(fd);
 			return outfile_fail(why, whylen, "it is not a regular file");

@@ -27,9 +27,10 @@
 /* Opens path for writing.  A file that does not exist is created with mode,
  * exclusively.  An existing one is written over (truncated to nothing, its
  * mode kept), or replaced with PV_OUTFILE_NEW, only if it is a regular file
- * of the effective user with no other hard link: a symbolic link (as the
- * last component), a FIFO, a device, a socket or another user's file is
- * refused, and the checks are made on the descriptor opened, without
+ * of the effective user with no other hard link; a character device
+ * (/dev/null) is written to as it is, except with PV_OUTFILE_NEW.  A
+ * symbolic link (as the last component), a FIFO, a block device, a socket
+ * or another user's file is refused, and the checks are made on the descriptor opened, without
  * following a link, blocking on a FIFO or taking a terminal.
  *
  * Returns the descriptor (close-on-exec, blocking), or -1 with why holding

@@ -692,7 +692,7 @@ static int end_sample(struct preader *r)
 		s.flags |= PV_SAMPLE_TRUNCATED; /* counted by pv_add_sample */
 	s.nlocs = (uint32_t)r->nlocs;
 	s.loc_off = pv_add_stack(p, r->locs, s.nlocs);
-	if (s.loc_off == UINT32_MAX || pv_add_sample(p, &s) < 0)
+	if (s.loc_off == UINT32_MAX || pv_add_sample_merged(p, &s) < 0)
 		return -1;
 	reset_sample(r);
 	return 0;

@@ -169,6 +169,9 @@ static inline int get_varint(const struct wire *w, size_t *at, size_t end, uint6
 /* Check a message of type msg in [at, end). */
 static int check_msg(const struct wire *w, size_t at, size_t end, enum msg msg, unsigned depth)
 {
+	size_t start = at;
+	bool has_id = false;
+
 	if (depth > 4)
 		return wire_error(w, at, "messages nested too deep");
 	while (at < end) {
@@ -197,6 +200,8 @@ static int check_msg(const struct wire *w, size_t at, size_t end, enum msg msg, 
 		case 0:
 			if (get_varint(w, &at, end, &v, &what) < 0)
 				return -1;
+			if (field == 1)
+				has_id = v != 0;
 			break;
 		case 1:
 		case 5: {
@@ -236,6 +241,10 @@ static int check_msg(const struct wire *w, size_t at, size_t end, enum msg msg, 
 					  what_str(&what), wt);
 		}
 	}
+	/* Said here, before anything is unpacked: a million empty ones
+	 * would take gigabytes first. */
+	if (!has_id && (msg == M_MAPPING || msg == M_LOCATION || msg == M_FUNCTION))
+		return wire_error(w, start, "a %s without an id (ids start at 1)", msg_names[msg]);
 	return 0;
 }
 
@@ -305,11 +314,22 @@ static uint64_t location_id(const void *arr, size_t i)
 	return ((Perftools__Profiles__Location *const *)arr)[i]->id;
 }
 
+/* The string table, read from the wire: a run of equal entries is one
+ * element (a table of a million empty strings is one). */
+struct strrun {
+	size_t first;            /* index of its first entry */
+	size_t at;               /* the bytes, in the data */
+	uint32_t len;
+	uint32_t idx;            /* ours, PV_NONE until needed */
+};
+
 struct decoder {
 	const char *name;
 	const Perftools__Profiles__Profile *pb;
 	struct pv_profile *p;
-	uint32_t *str;           /* profile string index -> ours */
+	const unsigned char *buf; /* the data */
+	struct strrun *strs;
+	size_t nruns, cap_runs, nstrings;
 	struct idmap *maps, *fns, *locs;
 	uint32_t *loc_index;     /* proto location -> ours */
 	uint32_t *fn_index;      /* proto function -> ours */
@@ -319,23 +339,46 @@ struct decoder {
 	size_t cap_stack, cap_lines;
 };
 
+/* Entry of the string table at [at, at + len) of the data. */
+static int add_string(struct decoder *d, size_t at, size_t len)
+{
+	struct strrun *last = d->nruns ? &d->strs[d->nruns - 1] : NULL;
+
+	if (len > UINT32_MAX)
+		return pv_error("'%s': a string of %zu bytes", d->name, len);
+	if (!last || last->len != len || memcmp(d->buf + last->at, d->buf + at, len)) {
+		if (pv_budget_charge(sizeof *d->strs) < 0 ||
+		    pv_grow(&d->strs, &d->cap_runs, d->nruns + 1, sizeof *d->strs) < 0)
+			return -1;
+		d->strs[d->nruns++] = (struct strrun){ d->nstrings, at, (uint32_t)len, PV_NONE };
+	}
+	d->nstrings++;
+	return 0;
+}
+
 /* Our index of string table entry i of the profile; PV_NONE after an
  * error (what names the referrer). */
 static uint32_t dstr(struct decoder *d, int64_t i, const char *what, size_t which)
 {
-	const Perftools__Profiles__Profile *pb = d->pb;
+	size_t lo = 0, hi = d->nruns;
 
-	if (i < 0 || (uint64_t)i >= pb->n_string_table) {
+	if (i < 0 || (uint64_t)i >= d->nstrings) {
 		pv_error("'%s': %s %zu refers to string %" PRId64 ", the string table has %zu",
-			 d->name, what, which, i, pb->n_string_table);
+			 d->name, what, which, i, d->nstrings);
 		return PV_NONE;
 	}
-	if (d->str[i] == PV_NONE) {
-		d->str[i] = pv_intern_str(d->p, pb->string_table[i]);
-		if (d->str[i] == PV_NONE)
-			return PV_NONE;
+	/* the last run that starts at or before i */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (d->strs[mid].first <= (uint64_t)i)
+			lo = mid;
+		else
+			hi = mid;
 	}
-	return d->str[i];
+	struct strrun *r = &d->strs[lo];
+	if (r->idx == PV_NONE)
+		r->idx = pv_intern(d->p, (const char *)d->buf + r->at, r->len);
+	return r->idx;
 }
 
 static int decode_header(struct decoder *d)
@@ -345,9 +388,9 @@ static int decode_header(struct decoder *d)
 
 	/* profile.proto has no end marker: a file cut between two fields
 	 * parses, and typically loses its string table, written last. */
-	if (pb->n_string_table == 0)
+	if (d->nstrings == 0)
 		return pv_error("'%s': the profile has no string table (is the file cut off?)", d->name);
-	if (pb->string_table[0][0] != '\0')
+	if (d->strs[0].len && d->buf[d->strs[0].at] != '\0')
 		return pv_error("'%s': the string table does not start with the empty string, as profile.proto requires",
 				d->name);
 	if (pb->n_sample_type > PV_MAX_VALUES)
@@ -371,8 +414,11 @@ static int decode_header(struct decoder *d)
 	p->finished = true;
 	/* profview's own comment on the system CPU time */
 	for (size_t i = 0; i < pb->n_comment; i++) {
-		const char *c = pb->comment[i] >= 0 && (uint64_t)pb->comment[i] < pb->n_string_table ?
-				pb->string_table[pb->comment[i]] : "";
+		uint32_t ci = pb->comment[i] >= 0 && (uint64_t)pb->comment[i] < d->nstrings ?
+			      dstr(d, pb->comment[i], "comment", i + 1) : 0;
+		if (ci == PV_NONE)
+			return -1;
+		const char *c = pv_str(p, ci);
 		size_t k = sizeof PPROF_SYSTEM_COMMENT - 1;
 		char *end;
 		long long v;
@@ -487,6 +533,23 @@ static int decode_locations(struct decoder *d)
 	return 0;
 }
 
+/* A sample's values, the base's back to their own sign: none may be
+ * negative.  pprof stores a comparison's base negated (-diff_base, its
+ * samples labelled pprof::base): only there has a negative value a
+ * meaning. */
+static int check_values(const struct decoder *d, size_t which, const struct pv_sample *ps)
+{
+	const struct pv_profile *p = d->p;
+
+	for (uint32_t v = 0; v < p->nvalues; v++)
+		if (ps->values[v] < 0)
+			return pv_error("'%s': sample %zu has a %s '%s' value%s: only the base of a comparison (labelled pprof::base) is stored negated",
+					d->name, which, ps->flags & PV_SAMPLE_BASE ? "positive" : "negative",
+					pv_str(p, p->sample_types[v].type),
+					ps->flags & PV_SAMPLE_BASE ? " in the base of a comparison" : "");
+	return 0;
+}
+
 /* The thread a sample's labels name, PV_NONE when none does. */
 static int sample_thread(struct decoder *d, const Perftools__Profiles__Sample *s, size_t which,
 			 uint32_t *thread, bool *base)
@@ -563,32 +626,28 @@ static int decode_samples(struct decoder *d)
 				ps.values[v] = (int64_t)(0 - (uint64_t)ps.values[v]);
 			p->diff = true;
 		}
-		if (pv_add_sample(p, &ps) < 0)
+		if (check_values(d, i + 1, &ps) < 0 || pv_add_sample_merged(p, &ps) < 0)
 			return -1;
 	}
 	return 0;
 }
 
 /* Samples without labels, the bulk of a big profile, are decoded from the
- * wire here instead of being unpacked by protobuf-c into a message each:
- * the rest of the profile is unpacked without them.  The data was checked
- * (check_msg) before. */
+ * wire here instead of being unpacked by protobuf-c into a message each,
+ * and so is the string table: protobuf-c unpacks the rest.  The data was
+ * checked (check_msg) before. */
 
-struct span {
-	size_t at, end;
-};
-
-/* The top-level fields of the profile at buf, the samples apart: their
- * spans into *samples, everything else copied to *rest.  *labels is set
- * when a sample has a label (then the caller unpacks it all).  0 or -1. */
-static int split_samples(const struct wire *w, struct span **samples, size_t *nsamples,
-			 unsigned char **rest, size_t *rest_len, bool *labels)
+/* The top-level fields of the profile at w: the string table into d's
+ * runs, the samples left out unless with_samples, everything else copied
+ * to *rest.  *labels is set when a sample has a label (then the caller
+ * unpacks the samples too).  0 or -1. */
+static int split(struct decoder *d, const struct wire *w, bool with_samples, unsigned char **rest,
+		 size_t *rest_len, bool *labels)
 {
-	size_t at = 0, cap = 0, n = 0, rn = 0;
+	size_t at = 0, rn = 0;
 	struct what what = { .fixed = "a field of a Profile" };
 
 	*labels = false;
-	*samples = NULL;
 	*rest = malloc(w->len ? w->len : 1);
 	if (!*rest)
 		return pv_oom();
@@ -607,6 +666,12 @@ static int split_samples(const struct wire *w, struct span **samples, size_t *ns
 		case 2:
 			if (get_varint(w, &at, w->len, &len, &what) < 0)
 				return -1;
+			if (tag >> 3 == 6) {
+				if (add_string(d, at, len) < 0)
+					return -1;
+				at += len;
+				continue;
+			}
 			if (tag >> 3 == 2) {
 				/* a Sample: any label in it? */
 				for (size_t q = at; q < at + len;) {
@@ -626,11 +691,10 @@ static int split_samples(const struct wire *w, struct span **samples, size_t *ns
 					else
 						return -1;
 				}
-				if (pv_grow(samples, &cap, n + 1, sizeof **samples) < 0)
-					return -1;
-				(*samples)[n++] = (struct span){ at, at + len };
-				at += len;
-				continue;
+				if (!with_samples) {
+					at += len;
+					continue;
+				}
 			}
 			at += len;
 			break;
@@ -638,10 +702,57 @@ static int split_samples(const struct wire *w, struct span **samples, size_t *ns
 		memcpy(*rest + rn, w->buf + tag_at, at - tag_at);
 		rn += at - tag_at;
 	}
-	*nsamples = n;
 	*rest_len = rn;
 	return 0;
 }
+
+static int decode_sample_wire(struct decoder *d, const struct wire *w, size_t at, size_t end,
+			      size_t which);
+
+/* The samples, from the wire. */
+static int decode_samples_wire(struct decoder *d, const struct wire *w)
+{
+	size_t at = 0, which = 0;
+	struct what what = { .fixed = "a field of a Profile" };
+
+	while (at < w->len) {
+		uint64_t tag = 0, len = 0, v = 0;
+		if (get_varint(w, &at, w->len, &tag, &what) < 0)
+			return -1;
+		switch (tag & 7) {
+		case 0:
+			if (get_varint(w, &at, w->len, &v, &what) < 0)
+				return -1;
+			break;
+		case 1: at += 8; break;
+		case 5: at += 4; break;
+		case 2:
+			if (get_varint(w, &at, w->len, &len, &what) < 0)
+				return -1;
+			if (tag >> 3 == 2 && decode_sample_wire(d, w, at, at + len, ++which) < 0)
+				return -1;
+			at += len;
+			break;
+		}
+	}
+	return 0;
+}
+
+/* protobuf-c's memory, charged to the profile's budget. */
+static void *pb_alloc(void *data, size_t size)
+{
+	(void)data;
+	/* malloc's own 16 bytes a block with it */
+	return pv_budget_charge(size + 16) < 0 ? NULL : malloc(size);
+}
+
+static void pb_free(void *data, void *ptr)
+{
+	(void)data;
+	free(ptr);
+}
+
+static ProtobufCAllocator pb_allocator = { pb_alloc, pb_free, NULL };
 
 /* Sample which (1-based) from the wire, at [at, end). */
 static int decode_sample_wire(struct decoder *d, const struct wire *w, size_t at, size_t end,
@@ -707,66 +818,57 @@ static int decode_sample_wire(struct decoder *d, const struct wire *w, size_t at
 	ps.loc_off = pv_add_stack(p, d->stack, ps.nlocs);
 	if (ps.loc_off == UINT32_MAX)
 		return -1;
-	return pv_add_sample(p, &ps);
+	if (check_values(d, which, &ps) < 0)
+		return -1;
+	return pv_add_sample_merged(p, &ps);
 }
 
 struct pv_profile *pprof_read(const unsigned char *buf, size_t len, const char *name,
 			      bool gunzipped)
 {
 	struct wire w = { buf, len, name, gunzipped };
-	struct decoder d = { .name = name };
+	struct decoder d = { .name = name, .buf = buf };
 	Perftools__Profiles__Profile *pb = NULL;
 	struct pv_profile *p = NULL;
-
-	struct span *spans = NULL;
-	size_t nspans = 0, rest_len = 0;
+	size_t rest_len = 0;
 	unsigned char *rest = NULL;
 	bool labels;
 
 	if (check_msg(&w, 0, len, M_PROFILE, 0) < 0)
 		return NULL;
-	if (split_samples(&w, &spans, &nspans, &rest, &rest_len, &labels) < 0) {
-		free(spans);
-		free(rest);
-		return NULL;
-	}
+	if (split(&d, &w, false, &rest, &rest_len, &labels) < 0)
+		goto fail;
 	if (labels) {
-		free(spans);
-		spans = NULL;
-		nspans = 0;
-		pb = perftools__profiles__profile__unpack(NULL, len, buf);
-	} else {
-		pb = perftools__profiles__profile__unpack(NULL, rest_len, rest);
+		free(rest);
+		d.nruns = d.nstrings = 0;
+		if (split(&d, &w, true, &rest, &rest_len, &labels) < 0)
+			goto fail;
 	}
+	pb = perftools__profiles__profile__unpack(&pb_allocator, rest_len, rest);
 	free(rest);
+	rest = NULL;
 	if (!pb) {
-		pv_error("'%s': profile.proto cannot be decoded (a field holds a value of the wrong kind)",
-			 name);
-		free(spans);
-		return NULL;
+		if (!pv_budget_refused())
+			pv_error("'%s': profile.proto cannot be decoded (a field holds a value of the wrong kind)",
+				 name);
+		goto fail;
 	}
 	d.pb = pb;
 	d.p = p = pv_profile_new();
-	d.str = malloc((pb->n_string_table + 1) * sizeof *d.str);
-	if (!p || !d.str) {
-		if (p)
-			pv_oom();
+	if (!p)
 		goto fail;
-	}
-	memset(d.str, 0xff, (pb->n_string_table + 1) * sizeof *d.str);
 	if (decode_header(&d) < 0 || decode_mappings(&d) < 0 || decode_functions(&d) < 0 ||
-	    decode_locations(&d) < 0 || decode_samples(&d) < 0)
+	    decode_locations(&d) < 0 || decode_samples(&d) < 0 ||
+	    (!labels && decode_samples_wire(&d, &w) < 0))
 		goto fail;
-	for (size_t i = 0; i < nspans; i++)
-		if (decode_sample_wire(&d, &w, spans[i].at, spans[i].end, i + 1) < 0)
-			goto fail;
 	pv_flag_kernel_samples(p);
 	goto out;
 fail:
 	pv_profile_free(p);
 	p = NULL;
 out:
-	free(d.str);
+	free(rest);
+	free(d.strs);
 	free(d.maps);
 	free(d.fns);
 	free(d.locs);
@@ -775,7 +877,6 @@ out:
 	free(d.map_index);
 	free(d.stack);
 	free(d.lines);
-	free(spans);
-	perftools__profiles__profile__free_unpacked(pb, NULL);
+	perftools__profiles__profile__free_unpacked(pb, &pb_allocator);
 	return p;
 }

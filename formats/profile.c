@@ -8,6 +8,53 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The memory budget of the profile being read (pv_budget_set). */
+static struct {
+	size_t limit, used;    /* bytes; limit 0: none */
+	const char *name;
+	bool refused;
+} budget;
+
+void pv_budget_set(const char *name, size_t limit)
+{
+	budget.limit = limit;
+	budget.used = 0;
+	budget.name = name;
+	budget.refused = false;
+}
+
+bool pv_budget_refused(void)
+{
+	return budget.refused;
+}
+
+int pv_budget_charge(size_t bytes)
+{
+	char sz[32];
+
+	if (!budget.limit)
+		return 0;
+	if (!budget.refused && bytes <= budget.limit - budget.used) {
+		budget.used += bytes;
+		return 0;
+	}
+	if (!budget.refused)
+		pv_error("'%s': the profile needs more than %s of memory; stopped reading (raise the limit with --max-input)",
+			 budget.name, pv_size_str(sz, sizeof sz, budget.limit));
+	budget.refused = true;
+	return -1;
+}
+
+/* pv_grow for the profile's tables: have elements become need, charged to
+ * the budget by what they hold (a doubled array's spare room is not
+ * touched, so it takes no memory). */
+static int grow(void *arrp, size_t *cap, size_t have, size_t need, size_t elem)
+{
+	if (need > have && pv_budget_charge((need - have) * elem) < 0)
+		return -1;
+	return pv_grow(arrp, cap, need, elem);
+}
+
 static uint64_t hash_bytes(const void *data, size_t len, uint64_t h)
 {
 	const unsigned char *s = data;
@@ -52,6 +99,8 @@ static int slot_rehash(struct pv_profile *p, uint32_t **slots, size_t *nslots, s
 		return 0;
 	while ((count + 1) * 2 > n)
 		n *= 2;
+	if (pv_budget_charge((n - *nslots) * sizeof *ns) < 0)
+		return -1;
 	ns = calloc(n, sizeof *ns);
 	if (!ns)
 		return pv_oom();
@@ -108,7 +157,10 @@ uint32_t pv_intern(struct pv_profile *p, const char *s, size_t len)
 	idx = slot_find(p, t->slots, t->nslots, h, str_eq, &key, &where);
 	if (idx != PV_NONE)
 		return idx;
-	if (t->n >= UINT32_MAX - 1 || pv_grow(&t->strs, &t->cap, t->n + 1, sizeof *t->strs) < 0)
+	if (t->n >= UINT32_MAX - 1 || grow(&t->strs, &t->cap, t->n, t->n + 1, sizeof *t->strs) < 0)
+		return PV_NONE;
+	/* malloc's own 16 bytes a block with it */
+	if (pv_budget_charge(len + 1 + 16) < 0)
 		return PV_NONE;
 	copy = malloc(len + 1);
 	if (!copy) {
@@ -198,7 +250,7 @@ uint32_t pv_find_value_type(const struct pv_profile *p, const char *type)
 
 uint32_t pv_add_mapping(struct pv_profile *p, const struct pv_mapping *m)
 {
-	if (pv_grow(&p->mappings, &p->cap_mappings, p->nmappings + 1, sizeof *m) < 0)
+	if (grow(&p->mappings, &p->cap_mappings, p->nmappings, p->nmappings + 1, sizeof *m) < 0)
 		return PV_NONE;
 	p->mappings[p->nmappings] = *m;
 	return (uint32_t)p->nmappings++;
@@ -264,7 +316,7 @@ uint32_t pv_get_function(struct pv_profile *p, uint32_t name, uint32_t system_na
 			fn_eq, &key, &where);
 	if (idx != PV_NONE)
 		return idx;
-	if (pv_grow(&p->functions, &p->cap_functions, p->nfunctions + 1, sizeof *p->functions) < 0)
+	if (grow(&p->functions, &p->cap_functions, p->nfunctions, p->nfunctions + 1, sizeof *p->functions) < 0)
 		return PV_NONE;
 	p->functions[p->nfunctions] = (struct pv_function){ name, system_name, filename, start_line };
 	p->fn_slots[where] = (uint32_t)p->nfunctions + 1;
@@ -306,7 +358,7 @@ uint32_t pv_get_location(struct pv_profile *p, uint64_t address, uint32_t mappin
 			&where);
 	if (idx != PV_NONE)
 		return idx;
-	if (pv_grow(&p->locations, &p->cap_locations, p->nlocations + 1, sizeof *p->locations) < 0)
+	if (grow(&p->locations, &p->cap_locations, p->nlocations, p->nlocations + 1, sizeof *p->locations) < 0)
 		return PV_NONE;
 	p->locations[p->nlocations] = (struct pv_location){ address, mapping, 0, 0 };
 	p->loc_slots[where] = (uint32_t)p->nlocations + 1;
@@ -335,7 +387,7 @@ int pv_set_lines(struct pv_profile *p, uint32_t loc, const struct pv_line *lines
 		return pv_error("internal error: location %u out of range", loc);
 	if (p->nlines + n > UINT32_MAX)
 		return pv_error("too many source lines in the profile");
-	if (pv_grow(&p->lines, &p->cap_lines, p->nlines + n, sizeof *p->lines) < 0)
+	if (grow(&p->lines, &p->cap_lines, p->nlines, p->nlines + n, sizeof *p->lines) < 0)
 		return -1;
 	l = &p->locations[loc];
 	memcpy(p->lines + p->nlines, lines, n * sizeof *lines);
@@ -355,7 +407,7 @@ uint32_t pv_add_stack(struct pv_profile *p, const uint32_t *locs, uint32_t n)
 		pv_error("too many stack frames in the profile");
 		return UINT32_MAX;
 	}
-	if (pv_grow(&p->stack_locs, &p->cap_stack_locs, off + n, sizeof *locs) < 0)
+	if (grow(&p->stack_locs, &p->cap_stack_locs, off, off + n, sizeof *locs) < 0)
 		return UINT32_MAX;
 	if (n)
 		memcpy(p->stack_locs + off, locs, n * sizeof *locs);
@@ -365,11 +417,45 @@ uint32_t pv_add_stack(struct pv_profile *p, const uint32_t *locs, uint32_t n)
 
 int pv_add_sample(struct pv_profile *p, const struct pv_sample *s)
 {
-	if (pv_grow(&p->samples, &p->cap_samples, p->nsamples + 1, sizeof *s) < 0)
+	if (grow(&p->samples, &p->cap_samples, p->nsamples, p->nsamples + 1, sizeof *s) < 0)
 		return -1;
 	p->samples[p->nsamples++] = *s;
 	if (s->flags & PV_SAMPLE_TRUNCATED)
 		p->truncated++;
+	return 0;
+}
+
+/* Is sample b the same as a in all but its values? */
+static bool same_but_values(const struct pv_profile *p, const struct pv_sample *a,
+			    const struct pv_sample *b)
+{
+	if (a->nlocs != b->nlocs || a->thread != b->thread || a->flags != b->flags ||
+	    a->time_ns != b->time_ns)
+		return false;
+	return a->loc_off == b->loc_off || a->nlocs == 0 ||
+	       memcmp(p->stack_locs + a->loc_off, p->stack_locs + b->loc_off,
+		      a->nlocs * sizeof *p->stack_locs) == 0;
+}
+
+int pv_add_sample_merged(struct pv_profile *p, const struct pv_sample *s)
+{
+	struct pv_sample *last = p->nsamples ? &p->samples[p->nsamples - 1] : NULL;
+	int64_t sum[PV_MAX_VALUES];
+
+	/* A sample counted as truncated stays one, so that the count of
+	 * those is one of samples. */
+	if (!last || (s->flags & (PV_SAMPLE_TRUNCATED | PV_SAMPLE_LEAF_CANDIDATE)) ||
+	    !same_but_values(p, last, s))
+		return pv_add_sample(p, s);
+	for (uint32_t v = 0; v < p->nvalues; v++)
+		if (__builtin_add_overflow(last->values[v], s->values[v], &sum[v]))
+			return pv_add_sample(p, s);
+	memcpy(last->values, sum, p->nvalues * sizeof *sum);
+	/* its stack back, when it was the last stored */
+	if (s->loc_off != last->loc_off && (size_t)s->loc_off + s->nlocs == p->nstack_locs) {
+		p->nstack_locs -= s->nlocs;
+		budget.used -= budget.limit ? s->nlocs * sizeof *p->stack_locs : 0;
+	}
 	return 0;
 }
 
@@ -404,7 +490,7 @@ uint32_t pv_get_process_thread(struct pv_profile *p, uint32_t process, uint32_t 
 			p->threads[idx].name = name;
 		return idx;
 	}
-	if (pv_grow(&p->threads, &p->cap_threads, p->nthreads + 1, sizeof *p->threads) < 0)
+	if (grow(&p->threads, &p->cap_threads, p->nthreads, p->nthreads + 1, sizeof *p->threads) < 0)
 		return PV_NONE;
 	p->threads[p->nthreads] = (struct pv_thread){ .tid = tid, .name = name == PV_NONE ? 0 : name,
 						      .cpu_ns = -1, .process = process };
@@ -459,6 +545,23 @@ int64_t pv_total(const struct pv_profile *p, uint32_t v)
 	return t;
 }
 
+int pv_profile_check_sums(const struct pv_profile *p, const char *what)
+{
+	for (uint32_t v = 0; v < p->nvalues; v++) {
+		int64_t sum = 0;
+		for (size_t i = 0; i < p->nsamples; i++) {
+			int64_t x = p->samples[i].values[v];
+			if (x < 0)
+				return pv_error("'%s': sample %zu has a negative '%s' value", what, i + 1,
+						pv_str(p, p->sample_types[v].type));
+			if (__builtin_add_overflow(sum, x, &sum))
+				return pv_error("'%s': the samples' '%s' values add up to more than %" PRId64 ", which profview cannot count",
+						what, pv_str(p, p->sample_types[v].type), INT64_MAX);
+		}
+	}
+	return 0;
+}
+
 int pv_profile_validate(const struct pv_profile *p, const char *what)
 {
 	for (size_t i = 0; i < p->nsamples; i++) {
@@ -493,5 +596,5 @@ int pv_profile_validate(const struct pv_profile *p, const char *what)
 		    f->filename >= p->strings.n)
 			return pv_error("%s: function %zu: string out of range", what, i);
 	}
-	return 0;
+	return pv_profile_check_sums(p, what);
 }

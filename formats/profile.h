@@ -230,6 +230,12 @@ int pv_set_lines(struct pv_profile *p, uint32_t loc, const struct pv_line *lines
 uint32_t pv_add_stack(struct pv_profile *p, const uint32_t *locs, uint32_t n);
 /* Add a sample; 0 or -1. */
 int pv_add_sample(struct pv_profile *p, const struct pv_sample *s);
+/* Add a sample, or, when it is the same as the last one in all but its
+ * values (stack, thread, flags and time), add its values to that one's, so
+ * that a run of repeated records costs one sample (its stack, when stored
+ * last, is given back).  For sources whose samples are counts, not events
+ * in time.  0 or -1. */
+int pv_add_sample_merged(struct pv_profile *p, const struct pv_sample *s);
 
 /* Thread with this tid, added when new (name may be PV_NONE). */
 uint32_t pv_get_thread(struct pv_profile *p, uint32_t tid, uint32_t name);
@@ -265,7 +271,24 @@ static inline bool pv_location_is_kernel(const struct pv_profile *p, uint32_t lo
 	return m < p->nmappings && p->mappings[m].kind == PV_MAP_KERNEL;
 }
 
-/* Check internal consistency (indices in range); 0, or -1 with an error. */
+/* The memory the profile being read may take: the tables of the profiles
+ * made from now on (strings, stacks, samples, ...) and what their reader
+ * charges itself, limit bytes in all (0: no limit).  Past it, the charge
+ * that does not fit reports, once, that the input named name needs more. */
+void pv_budget_set(const char *name, size_t limit);
+/* Charge bytes: 0, or -1 when they do not fit (reported). */
+int pv_budget_charge(size_t bytes);
+/* Did a charge not fit since pv_budget_set? */
+bool pv_budget_refused(void);
+
+/* Is every value of every sample at least 0, and does each value type
+ * add up to no more than INT64_MAX over all samples (so that any sum of
+ * some of them, a report's totals and cumulative counts, can be
+ * computed)?  0, or -1 with an error naming what (an input) and the value
+ * type. */
+int pv_profile_check_sums(const struct pv_profile *p, const char *what);
+/* Check internal consistency (indices in range) and the sums
+ * (pv_profile_check_sums); 0, or -1 with an error. */
 int pv_profile_validate(const struct pv_profile *p, const char *what);
 
 #endif

@@ -106,6 +106,10 @@ struct split {
 /* Releasing the pages of a mapped trace: a window at a time. */
 #define RELEASE_WINDOW ((size_t)64 << 20)
 
+/* How much a sample's weight may pass the time since profiling began
+ * (besides two periods): clocks read at slightly different moments. */
+#define RAW_WEIGHT_SLACK_NS 10000000ULL
+
 struct reader {
 	const unsigned char *buf;
 	size_t len;
@@ -148,6 +152,9 @@ struct reader {
 	uint64_t end_time, last_time, start_mono;
 	uint64_t lost_records, lost_end;
 	bool have_end;
+	uint64_t damaged;             /* samples that weigh more than the time allows */
+	uint64_t damaged_bytes;       /* their records */
+	uint32_t rec_size;            /* of the sample record being read */
 	uint64_t unresolved;          /* samples whose stack never came */
 	uint32_t short_us;            /* the header's short_thread_us */
 	char cut[160];                /* why reading stopped before the end */
@@ -748,6 +755,17 @@ static int add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uin
 	ps->time_ns = time_ns > rd->start_mono ? (int64_t)(time_ns - rd->start_mono) : 0;
 	if (raw_flags & RAW_SAMPLE_TRUNCATED)
 		ps->flags |= PV_SAMPLE_TRUNCATED;
+	/* A thread cannot have used more CPU time (nor a wall-clock sample
+	 * stand for more time) than passed since profiling began: a weight
+	 * past that is damage, not time, and would swamp every sum. */
+	if (time_ns > rd->start_mono &&
+	    (unsigned __int128)weight_ns > (unsigned __int128)(time_ns - rd->start_mono) +
+						   2 * (unsigned __int128)(uint64_t)rd->p->period +
+						   RAW_WEIGHT_SLACK_NS) {
+		rd->damaged++;
+		rd->damaged_bytes += rd->rec_size;
+		return 0;
+	}
 	if (rd->cpu && (handle = raw_cpu_sample(rd->cpu, tid, weight_ns)) < 0)
 		return pv_oom();
 	if (one_mode(rd, ps->thread, sys, weight_ns, &sys) < 0)
@@ -1090,6 +1108,7 @@ static int sample_pass(struct reader *rd)
 		 * batch further */
 		if ((it.nrecords & 4095) == 0)
 			release(rd, rec.off > RELEASE_WINDOW ? rec.off - RELEASE_WINDOW : 0);
+		rd->rec_size = rec.size;
 		if (rec.type == RAW_SAMPLE_REGS) {
 			const struct raw_sample_regs *s = (const void *)r;
 			ret = regs_sample(rd, s, &it, &rec, kernel_record(rd, &it, s->tid, s->time_ns));
@@ -1358,8 +1377,10 @@ static struct pv_profile *read_trace(const unsigned char *buf, size_t len, const
 	if (rd.system_known || rd.nkernel) {
 		p->system_cpu_ns = 0;
 		for (size_t i = 0; i < p->nsamples; i++)
-			if (p->samples[i].flags & PV_SAMPLE_KERNEL)
-				p->system_cpu_ns += p->samples[i].values[rd.v_cpu];
+			if ((p->samples[i].flags & PV_SAMPLE_KERNEL) &&
+			    __builtin_add_overflow(p->system_cpu_ns, p->samples[i].values[rd.v_cpu],
+						   &p->system_cpu_ns))
+				p->system_cpu_ns = INT64_MAX;
 	}
 	/* an image that ran another program ends without its end record */
 	p->finished = rd.have_end || execd;
@@ -1374,6 +1395,9 @@ static struct pv_profile *read_trace(const unsigned char *buf, size_t len, const
 	if (rd.not_unwound)
 		pv_warn("'%s': %" PRIu64 " samples need DWARF unwinding, which this reader cannot do; only their leaf is shown",
 			name, rd.not_unwound);
+	if (rd.damaged)
+		pv_warn("'%s': %" PRIu64 " sample%s weigh%s more than the time since profiling began (the trace is damaged); not counted",
+			name, rd.damaged, rd.damaged == 1 ? "" : "s", rd.damaged == 1 ? "s" : "");
 	if (rd.unresolved) {
 		pv_warn("'%s': %" PRIu64 " samples refer to stacks missing from the trace; they are not counted",
 			name, rd.unresolved);
@@ -1388,6 +1412,8 @@ static struct pv_profile *read_trace(const unsigned char *buf, size_t len, const
 	else if (!rd.have_end && !execd)
 		pv_warn("'%s': trace was not finished (the program was killed or left without running its exit handlers); read %zu samples up to %.3f s",
 			name, p->nsamples, p->duration_ns / 1e9);
+	/* said above; in the report with the rest of what was damaged */
+	p->dropped_bytes += rd.damaged_bytes;
 	free(rd.locs);
 	free(rd.unwound);
 	free(rd.stacks);

@@ -237,6 +237,63 @@ out:
 	return p;
 }
 
+/* The profile of the input buf, read whole (path: as given, for a hint in
+ * a message). */
+static struct pv_profile *read_input(const struct input *in, const char *name, const char *path,
+				     const struct pv_read_options *opt)
+{
+	size_t limit = opt && opt->max_input ? opt->max_input : PV_READ_MAX_INPUT;
+	struct pv_profile *p = NULL;
+
+	if (in->len == 0) {
+		pv_error("'%s' is empty: not a profile", name);
+		return NULL;
+	}
+	/* What the profile may take: as much as the limit, or the input's
+	 * size when larger (a regular file is not limited), and a little
+	 * more, so that no input costs more than its size allows. */
+	if (limit < SIZE_MAX)
+		pv_budget_set(name, (in->len > limit ? in->len : limit) + PV_READ_BUDGET_EXTRA);
+	switch (detect(in->buf, in->len)) {
+	case FORMAT_RAW:
+		p = raw_read_run(in->buf, in->len, name, opt ? opt->unwinder : NULL, in->mapped);
+		break;
+	case FORMAT_GDB:
+		p = gdb_read(in->buf, in->len, name);
+		break;
+	case FORMAT_GZIP:
+		p = read_gzip(in->buf, in->len, name, limit);
+		break;
+	case FORMAT_GPERF:
+		p = gperf_read(in->buf, in->len, name);
+		break;
+	case FORMAT_PERF:
+		p = perf_read(in->buf, in->len, name);
+		break;
+	case FORMAT_FOLDED:
+		p = folded_read(in->buf, in->len, name);
+		break;
+	case FORMAT_LEGACY:
+		p = legacy_read(in->buf, in->len, name);
+		break;
+	case FORMAT_PERF_DATA:
+		pv_error("'%s' is a perf.data file: give profview its text, perf script -i %s | profview -",
+			 name, strcmp(path, "-") == 0 ? "FILE" : path);
+		break;
+	case FORMAT_PPROF:
+		p = pprof_read(in->buf, in->len, name, false);
+		break;
+	default:
+		not_a_profile(name);
+	}
+	pv_budget_set(NULL, 0);
+	if (p && pv_profile_validate(p, name) < 0) {
+		pv_profile_free(p);
+		p = NULL;
+	}
+	return p;
+}
+
 struct pv_profile *pv_read_file(const char *path, const struct pv_read_options *opt)
 {
 	struct input in = { 0 };
@@ -244,49 +301,16 @@ struct pv_profile *pv_read_file(const char *path, const struct pv_read_options *
 	const char *name = strcmp(path, "-") == 0 ? "standard input" : path;
 	size_t limit = opt && opt->max_input ? opt->max_input : PV_READ_MAX_INPUT;
 
-	if (load(path, &in, limit) < 0)
-		goto out;
-	if (in.len == 0) {
-		pv_error("'%s' is empty: not a profile", name);
-		goto out;
-	}
-	switch (detect(in.buf, in.len)) {
-	case FORMAT_RAW:
-		p = raw_read_run(in.buf, in.len, name, opt ? opt->unwinder : NULL, in.mapped);
-		break;
-	case FORMAT_GDB:
-		p = gdb_read(in.buf, in.len, name);
-		break;
-	case FORMAT_GZIP:
-		p = read_gzip(in.buf, in.len, name, limit);
-		break;
-	case FORMAT_GPERF:
-		p = gperf_read(in.buf, in.len, name);
-		break;
-	case FORMAT_PERF:
-		p = perf_read(in.buf, in.len, name);
-		break;
-	case FORMAT_FOLDED:
-		p = folded_read(in.buf, in.len, name);
-		break;
-	case FORMAT_LEGACY:
-		p = legacy_read(in.buf, in.len, name);
-		break;
-	case FORMAT_PERF_DATA:
-		pv_error("'%s' is a perf.data file: give profview its text, perf script -i %s | profview -",
-			 name, strcmp(path, "-") == 0 ? "FILE" : path);
-		break;
-	case FORMAT_PPROF:
-		p = pprof_read(in.buf, in.len, name, false);
-		break;
-	default:
-		not_a_profile(name);
-	}
-	if (p && pv_profile_validate(p, name) < 0) {
-		pv_profile_free(p);
-		p = NULL;
-	}
-out:
+	if (load(path, &in, limit) == 0)
+		p = read_input(&in, name, path, opt);
 	unload(&in);
 	return p;
+}
+
+struct pv_profile *pv_read_buffer(const unsigned char *buf, size_t len, const char *name,
+				  const struct pv_read_options *opt)
+{
+	struct input in = { (unsigned char *)buf, len, false };
+
+	return read_input(&in, name, name, opt);
 }

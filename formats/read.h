@@ -10,6 +10,11 @@
  * mapped, not read, whatever its size. */
 #define PV_READ_MAX_INPUT ((size_t)1 << 30)
 
+/* The memory the profile read from an input may take: max_input bytes,
+ * or the input's size when larger, and this much more (pv_budget_set);
+ * an input whose profile would need more is refused. */
+#define PV_READ_BUDGET_EXTRA ((size_t)16 << 20)
+
 struct pv_read_options {
 	const struct raw_unwinder *unwinder; /* for DWARF-mode traces, may be NULL */
 	size_t max_input;      /* bytes, see PV_READ_MAX_INPUT; 0: that; SIZE_MAX: no limit */
@@ -21,5 +26,9 @@ struct pv_read_options {
  * than max_input bytes (or gzip data that decompresses to more) stops
  * there.  NULL after an error was reported. */
 struct pv_profile *pv_read_file(const char *path, const struct pv_read_options *opt);
+/* The same for an input already in memory, len bytes at buf (not kept),
+ * named name in messages. */
+struct pv_profile *pv_read_buffer(const unsigned char *buf, size_t len, const char *name,
+				  const struct pv_read_options *opt);
 
 #endif

@@ -206,7 +206,8 @@ static int view_steps(struct browse *b, struct pv_step *steps, size_t *nsteps, s
 {
 	size_t n = b->base.nsteps;
 
-	memcpy(steps, b->base.steps, n * sizeof *steps);
+	if (n)
+		memcpy(steps, b->base.steps, n * sizeof *steps);
 	for (size_t i = 0; i < b->nacts; i++) {
 		const struct browse_action *a = &b->acts[i];
 		const char *err;

@@ -322,7 +322,7 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 			o->no_inherit = 1;
 			break;
 		case 'Y':
-			if (collect_seconds(optarg, 0, &o->delay) != 0) {
+			if (collect_seconds(optarg, 1, &o->delay) != 0) {
 				collect_msg("invalid delay '%s': expected a number of seconds", optarg);
 				return COLLECT_EXIT_USAGE;
 			}
@@ -741,7 +741,8 @@ static int collect_scan(const char *path, struct collect_stats *st)
 	struct stat sb;
 	uint64_t off, size;
 	ssize_t got;
-	int fd = open(path, O_RDWR | O_CLOEXEC);
+	/* by name again: never through a link planted since */
+	int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 
 	memset(st, 0, sizeof(*st));
 	if (fd < 0 || fstat(fd, &sb) != 0) {

@@ -122,4 +122,14 @@ bad=$?
 set -e
 [ "$st" = $((128 + 12)) ] || fail "--control-signal=none: the program was not killed by its SIGUSR2 (status $st)"
 [ "$bad" = 2 ] && grep -q 'cannot be the control signal' bad.err || fail "--control-signal=KILL was not refused"
+
+# 6. --delay=0 is no delay, as perf record -D 0; a negative one is refused.
+"$COLLECT_TIMER" -q --delay=0 -o z.raw ./pauser window 0.2 >/dev/null 2>z.err ||
+	fail "--delay=0: $(cat z.err)"
+"$PROFVIEW" --flat z.raw >z.txt 2>&1 || fail "--delay=0: no trace: $(cat z.txt)"
+set +e
+"$COLLECT_TIMER" --delay=-1 true 2>neg.err
+st=$?
+set -e
+[ "$st" = 2 ] && grep -q "invalid delay '-1'" neg.err || fail "--delay=-1: status $st, $(cat neg.err)"
 exit 0

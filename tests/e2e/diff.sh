@@ -188,4 +188,23 @@ printf 'main;alpha 3\n' >counts.folded
 [ $st = 1 ] && grep -q '^profview: cannot compare: ' err.txt && [ "$(wc -l <err.txt)" = 1 ] ||
 	fail "a base of other sample types: status $st, $(cat err.txt)"
 set -e
+# A side with no samples at all: nothing to judge, no verdict, no inf.
+printf 'main;a 0\n' >none.folded
+printf 'main;a 100\nmain;b 50\n' >some.folded
+for pair in "none.folded some.folded" "some.folded none.folded"; do
+	set -- $pair
+	for report in "--flat" "--tree" "--flat -t ;" "--svg" "--flame"; do
+		# shellcheck disable=SC2086
+		"$PROFVIEW" $report --normalize --diff-base="$1" "$2" >one.out 2>err.txt ||
+			fail "--diff-base=$1 $2 $report: $(cat err.txt)"
+		grep -Eqi 'worse|better|inf' one.out && [ "$report" != "--svg" ] && [ "$report" != "--flame" ] &&
+			fail "--diff-base=$1 $2 $report: a verdict or inf for a side with no samples: $(cat one.out)"
+		case $report in --svg|--flame)
+			grep -qE '>(worse|better)<|[+-]?inf%' one.out &&
+				fail "--diff-base=$1 $2 $report: a verdict or inf% for a side with no samples" ;;
+		esac
+	done
+	"$PROFVIEW" --flat --normalize --diff-base="$1" "$2" | grep -q 'side has no samples: no change can be judged' ||
+		fail "--diff-base=$1 $2: nothing says a side has no samples"
+done
 echo "diff: ok"

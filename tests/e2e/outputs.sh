@@ -81,6 +81,26 @@ for kind in --tree --flat --folded --sample-index=samples --svg --flame --pprof;
 	[ "$(mode_of new.out)" = 644 ] || fail "profview $kind -o NEW: mode $(mode_of new.out)"
 done
 
+# A character device is written to (/dev/null); the report is never
+# written over one of its inputs, by any name; a trace never onto a device.
+printf 'main;f 3\n' >keep.folded
+cp keep.folded keep.ref
+ln -s keep.folded alias.folded
+for kind in --flat --svg --pprof; do
+	"$PROFVIEW" "$kind" -o /dev/null in.folded || fail "profview $kind -o /dev/null failed"
+	[ -c /dev/null ] || fail "profview $kind -o /dev/null: /dev/null is no longer a device"
+	refused "profview $kind -o INPUT" "cannot write 'keep.folded': it is the input 'keep.folded'; not writing the report over it" \
+		"$PROFVIEW" "$kind" -o keep.folded keep.folded
+	refused "profview $kind -o INPUT (another name)" "cannot write 'keep.folded': it is the input 'alias.folded'" \
+		"$PROFVIEW" "$kind" -o keep.folded in.folded alias.folded
+	refused "profview $kind -o BASE" "it is the input 'keep.folded'" \
+		"$PROFVIEW" "$kind" --diff-base=keep.folded -o keep.folded in.folded
+	cmp -s keep.folded keep.ref || fail "profview $kind -o INPUT wrote over the input"
+done
+st=0
+"$COLLECT_TIMER" -q -o /dev/null /bin/true 2>dev.err || st=$?
+[ $st -ne 0 ] && [ -c /dev/null ] || fail "collect-timer -o /dev/null: status $st, $(ls -l /dev/null)"
+
 # collect-timer: the trace, by default and with -o, and a forked child's
 # are 0600, also in place of an old 0644 trace; then the refusals.
 mkdir ct

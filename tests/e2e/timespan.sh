@@ -97,5 +97,11 @@ done
 # a span that is empty only once its share is resolved: one line, exit 1
 "$PROFVIEW" --flat --time=90%,0.001 ph.raw >/dev/null 2>err.txt; st=$?
 [ $st = 1 ] && grep -q 'is empty' err.txt && [ "$(wc -l <err.txt)" = 1 ] || fail "--time=90%,0.001: status $st, $(cat err.txt)"
+# a span that starts after the run ends: as empty, one line, exit 1
+for after in 1000,2000 1000, ; do
+	"$PROFVIEW" --flat --time=$after ph.raw >/dev/null 2>err.txt; st=$?
+	[ $st = 1 ] && grep -q 'starts after this [0-9.]* s run ends' err.txt && [ "$(wc -l <err.txt)" = 1 ] ||
+		fail "--time=$after: status $st, $(cat err.txt)"
+done
 set -e
 echo "timespan: ok"

@@ -20,7 +20,8 @@ static inline void rb_put(struct rawbuf *r, const void *d, size_t n)
 		if (!r->b)
 			abort();
 	}
-	memcpy(r->b + r->len, d, n);
+	if (n)
+		memcpy(r->b + r->len, d, n);
 	r->len += n;
 }
 

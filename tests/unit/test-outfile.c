@@ -147,6 +147,21 @@ static void test_refused(void)
 		unlink(at("target"));
 	}
 
+	/* A character device is written to as it is, but never replaced. */
+	{
+		char why2[256];
+		int fd = pv_outfile_open("/dev/null", 0666, 0, why2, sizeof why2);
+		CHECK(fd >= 0);
+		if (fd >= 0) {
+			CHECK_EQ(write(fd, "x", 1), 1);
+			close(fd);
+		}
+		CHECK_EQ(pv_outfile_open("/dev/null", 0600, PV_OUTFILE_NEW, why2, sizeof why2), -1);
+		CHECK_STR(why2, "it is not a regular file");
+		struct stat st;
+		CHECK(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode));
+	}
+
 	/* A directory on the way that does not exist: errno's text. */
 	CHECK_EQ(open_write("no/such", 0666, 0, "x"), -1);
 	CHECK_STR(why, strerror(ENOENT));

@@ -549,7 +549,9 @@ static void test_wire_samples(void)
 		CHECK(p != NULL);
 		if (!p)
 			continue;
-		CHECK_EQ(p->nsamples, ns);
+		/* the third is the second again (its label is no thread's):
+		 * one sample of twice the values */
+		CHECK_EQ(p->nsamples, 2);
 		const struct pv_sample *a = &p->samples[0], *b = &p->samples[1];
 		CHECK_EQ(a->nlocs, 2);
 		CHECK_EQ(a->values[0], 3);
@@ -558,8 +560,8 @@ static void test_wire_samples(void)
 		CHECK_STR(fname(p, &p->locations[pv_sample_locs(p, a)[1]], 0), "f");
 		CHECK_EQ(b->nlocs, 1);
 		CHECK_STR(fname(p, &p->locations[pv_sample_locs(p, b)[0]], 0), "f");
-		CHECK_EQ(b->values[0], 1);
-		CHECK_EQ(b->values[1], 100);
+		CHECK_EQ(b->values[0], (int64_t)ns - 1);
+		CHECK_EQ(b->values[1], 100 * ((int64_t)ns - 1));
 		CHECK_EQ(b->thread, PV_NONE);
 		pv_profile_free(p);
 	}
@@ -580,6 +582,42 @@ static void test_wire_samples(void)
 	CHECK(pprof_read(buf, n, "wire", false) == NULL);
 	CHECK_EQ(nerrors, 1);
 	CHECK(strstr(last_msg, "sample 2 refers to location 99, which is not in the profile") != NULL);
+
+	/* A negative value outside a comparison's base, from the wire and
+	 * unpacked (with a label): refused, naming the value. */
+	for (int labelled = 0; labelled < 2; labelled++) {
+		bad.n = 0;
+		pb_uint(&bad, 1, 10), pb_uint(&bad, 2, (uint64_t)-15), pb_uint(&bad, 2, 5);
+		if (labelled) {
+			struct pb lab = { .n = 0 };
+			pb_uint(&lab, 1, 5), pb_uint(&lab, 3, 1);
+			pb_msg(&bad, 3, &lab);
+		}
+		n = wire_profile(buf, &bad, 1);
+		nerrors = 0;
+		CHECK(pprof_read(buf, n, "wire", false) == NULL);
+		CHECK_EQ(nerrors, 1);
+		CHECK(strstr(last_msg, "sample 1 has a negative 'samples' value") != NULL);
+	}
+
+	/* 2^62 and 2^62 - 1 samples add up to INT64_MAX; 2^62 twice is
+	 * more than can be counted. */
+	for (int over = 0; over < 2; over++) {
+		struct pb big[2] = { { .n = 0 }, { .n = 0 } };
+		for (int i = 0; i < 2; i++)
+			pb_uint(&big[i], 1, 10 * (uint64_t)(i + 1)),
+				pb_uint(&big[i], 2, ((uint64_t)1 << 62) - (uint64_t)(i && !over)),
+				pb_uint(&big[i], 2, 1);
+		n = wire_profile(buf, big, 2);
+		struct pv_profile *p = pprof_read(buf, n, "wire", false);
+		CHECK(p != NULL);
+		nerrors = 0;
+		CHECK_EQ(pv_profile_check_sums(p, "wire"), over ? -1 : 0);
+		CHECK_EQ(nerrors, over);
+		if (over)
+			CHECK(strstr(last_msg, "the samples' 'samples' values add up to more than 9223372036854775807") != NULL);
+		pv_profile_free(p);
+	}
 }
 
 /* Locations that name no function (none of their lines does: no line, or

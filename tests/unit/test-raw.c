@@ -276,6 +276,38 @@ static void test_cpu_shares(void)
 	free(r.b);
 }
 
+/* A damaged sample weight (near INT64_MAX, more than the time since the
+ * start): the sample is dropped and its record counted as damaged, the
+ * others keep their time, and no sum goes negative. */
+static void test_damaged_weight(void)
+{
+	struct rawbuf r = { 0 };
+	uint64_t st[2] = { 0x401000, 0x402000 };
+	struct pv_profile *p;
+
+	rb_header(&r, "/nonexistent/app", 10000000);
+	rb_sample(&r, 100, 0, st, 2, 1100000000, 10000000);
+	rb_sample(&r, 100, 0, st, 2, 1200000000, INT64_MAX - 1000);
+	rb_sample(&r, 100, 0, st, 2, 1300000000, 10000000);
+	/* 0.35 s since the start: a weight of 0.3 s is time, 0.5 s is not */
+	rb_sample(&r, 100, 0, st, 2, 1350000000, 300000000);
+	rb_sample(&r, 100, 0, st, 2, 1350000001, 500000000);
+	rb_end(&r, 1400000000, 5, 0);
+	reset_msgs();
+	p = raw_read(r.b, r.len, "t.raw", NULL);
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ(p->nsamples, 3);
+		CHECK_EQ(pv_total(p, 0), 3);
+		CHECK_EQ(pv_total(p, 1), 320000000);
+		CHECK_EQ(p->dropped_bytes, 2 * (sizeof(struct raw_sample) + 16));
+		CHECK_EQ(nwarnings, 1);
+		CHECK_EQ(pv_profile_validate(p, "t.raw"), 0);
+		pv_profile_free(p);
+	}
+	free(r.b);
+}
+
 static void test_round_trip(uint32_t version)
 {
 	struct rawbuf r = { 0 };
@@ -908,5 +940,6 @@ int main(void)
 	test_arch();
 	test_wide_regs();
 	test_kernel_split();
+	test_damaged_weight();
 	return check_done("test-raw");
 }

@@ -1,0 +1,117 @@
+/* fuzz-pipeline.c - libFuzzer target for the whole way from bytes to
+ * reports: any input is read as profview reads a file (its format told by
+ * its bytes, gzip decompressed, within a memory budget), then every report
+ * is written of it into memory (tree, flat, tables, folded, flame graph,
+ * timeline, speedscope, pprof; of the call graph its nodes and edges, not
+ * graphviz's layout), as one profile and, when it is a comparison, as one.
+ * A crash, a leak or undefined behaviour between the readers and the
+ * reports ends the run. */
+#include "calltree.h"
+#include "diff.h"
+#include "error.h"
+#include "graph.h"
+#include "merge.h"
+#include "pipeline.h"
+#include "pprof-write.h"
+#include "read.h"
+#include "report-flame.h"
+#include "report-speedscope.h"
+#include "report-text.h"
+#include "report-timeline.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static void quiet(enum pv_level level, const char *msg)
+{
+	(void)level;
+	(void)msg;
+}
+
+/* The reports of the whole tree. */
+static void tree_reports(FILE *out, struct calltree *t, const struct pv_diff_options *diff)
+{
+	struct report_options ro = { .diff = diff, .noisefloor = 1 };
+	struct report_options table = { .diff = diff, .field_sep = ";" };
+	struct flame_options fo = { .diff = diff };
+
+	report_header(out, t, &ro);
+	report_tree(out, t, &ro);
+	report_table_tree(out, t, &table);
+	if (!t->dn)
+		report_folded(out, t, &ro);
+	report_flame(out, t, &fo);
+	fo.icicle = true;
+	fo.maxdepth = 3;
+	report_flame(out, t, &fo);
+}
+
+/* The reports of the distinct stacks (paths_only). */
+static void path_reports(FILE *out, struct calltree *t, const struct pv_diff_options *diff)
+{
+	struct report_options ro = { .diff = diff };
+	struct report_options table = { .diff = diff, .field_sep = "," };
+	struct graph_options go = { GRAPH_DEFAULT_NODECOUNT, GRAPH_DEFAULT_NODEFRACTION,
+				    GRAPH_DEFAULT_EDGEFRACTION };
+	struct timeline_options to = { 0 };
+	struct speedscope_options sp = { .name = "fuzz" };
+
+	if (!t->dn)
+		report_flat(out, t, &ro);
+	report_table_flat(out, t, &table);
+	/* The call graph without graphviz: its pango plugin reads a font
+	 * name of an earlier graph after that graph is freed (a fault of
+	 * graphviz 2.42's, in every process that lays out two graphs). */
+	graph_free(graph_build(t, &go));
+	if (t->p->timed && !t->dn)
+		report_timeline(out, t, &to);
+	if (!t->dn)
+		report_speedscope(out, t, &sp);
+}
+
+static void reports(const struct pv_profile *p)
+{
+	struct pv_diff_options dopt = { .fdr = PV_DIFF_DEFAULT_FDR, .normalize = true };
+	const struct pv_diff_options *diff = p->diff ? &dopt : NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+
+	if (!out)
+		return;
+	for (int paths = 0; paths < 2; paths++) {
+		struct pv_view v = { .paths_only = paths, .granularity = CT_FUNCTIONS };
+		struct pv_result r;
+		if (pv_view_run_copy(p, &v, true, &r) < 0)
+			continue;
+		if (paths)
+			path_reports(out, r.t, diff);
+		else
+			tree_reports(out, r.t, diff);
+		pv_result_free(&r);
+	}
+	/* pprof_write may add strings: a copy */
+	struct pv_profile *c = pv_profile_copy(p);
+	if (c) {
+		pprof_write(out, "fuzz", c, NULL);
+		pv_profile_free(c);
+	}
+	fclose(out);
+	free(buf);
+}
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
+{
+	struct pv_read_options ro = { .max_input = 16 << 20 };
+	struct pv_profile *p;
+
+	pv_error_set_sink(quiet);
+	p = pv_read_buffer(data, size, "fuzz", &ro);
+	if (!p)
+		return 0;
+	if (pv_profile_validate(p, "fuzz") != 0)
+		abort();
+	reports(p);
+	pv_profile_free(p);
+	return 0;
+}
