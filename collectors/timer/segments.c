@@ -294,7 +294,7 @@ static void seg_flush(struct seg *s)
 
 static void seg_put(struct seg *s, const void *p, size_t n)
 {
-	if (s->out < 0 || s->oerr)
+	if (s->out < 0 || s->oerr || n == 0)
 		return;
 	if (s->olen + n > SEG_OUT_BUF)
 		seg_flush(s);
