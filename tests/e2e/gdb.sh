@@ -299,8 +299,10 @@ chmod +x slow-attach-gdb
 one_error "slow attach" "attaching to process $many (201 threads) took longer than 3 s: give a longer --attach-timeout" e6.log
 wait_state "$many" S || fail "slow attach: the target was left in state '$(state_of "$many")'"
 grep -q '^TracerPid:[[:space:]]*0$' "/proc/$many/status" || fail "slow attach: the target is still traced"
-# A short --timeout is for the snapshots: the attach still has its own.
-"$COLLECT_GDB" -q --gdb=./slow-attach-gdb --timeout=1 -p "$many" -n 2 -o e6.gdb || fail "slow attach with --timeout=1 failed"
+# A --timeout shorter than the attach is for the snapshots: the attach
+# still has its own.  (3 s: a snapshot of 201 threads takes a second or
+# more on a busy machine.)
+"$COLLECT_GDB" -q --gdb=./slow-attach-gdb --timeout=3 -p "$many" -n 2 -o e6.gdb || fail "slow attach with --timeout=3 failed"
 kill $many 2>/dev/null || fail "the 200-thread process ended while sampled: $(cat many.out)"
 wait $many 2>/dev/null || true
 
