@@ -24,6 +24,11 @@
 /* The signal number that pauses and resumes sampling, "0" for none; unset,
  * COLLECT_CONTROL_DEFAULT. */
 #define COLLECT_ENV_CONTROL "PROFVIEW_CONTROL_SIGNAL"
+/* "1": the control signal was blocked from the program's start until the
+ * library's handler takes it (collect-timer blocks it before its fork, an
+ * exec in the run before the exec), so that it never meets its default
+ * action, which kills; the library's constructor unblocks it */
+#define COLLECT_ENV_HELD "PROFVIEW_CONTROL_HELD"
 #define COLLECT_ENV_START_NS "PROFVIEW_START_NS"   /* CLOCK_MONOTONIC ns to start at */
 /* "1": collect-timer cuts the trace into segments as it is written, and
  * frees what it has read of it */

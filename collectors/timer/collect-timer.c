@@ -91,6 +91,7 @@ struct collect_opts {
 	double split;         /* seconds of the run per segment, 0: one trace */
 	long keep;            /* segments kept on disk, 0: all */
 	int control;          /* the signal that pauses and resumes, 0: none */
+	int held;             /* it is blocked until the library takes it */
 	double duration;      /* seconds to profile, 0: all of the run */
 	int stats;            /* --stats */
 	char **argv;          /* the program and its arguments */
@@ -670,6 +671,10 @@ static int collect_setenv(const struct collect_opts *o, const char *lib, const c
 	}
 	snprintf(num, sizeof(num), "%d", o->control);
 	rc |= setenv(COLLECT_ENV_CONTROL, num, 1);
+	if (o->held)
+		rc |= setenv(COLLECT_ENV_HELD, "1", 1);
+	else
+		unsetenv(COLLECT_ENV_HELD);
 	if (o->split > 0)
 		rc |= setenv(COLLECT_ENV_SPLIT, "1", 1);
 	else
@@ -1529,6 +1534,7 @@ int main(int argc, char **argv)
 	int rc, pipefd[2], status, others = 0;
 	struct sigaction sa;
 	struct timespec t0;
+	sigset_t hold;
 	pid_t pid;
 
 	rc = collect_parse(argc, argv, &o);
@@ -1552,6 +1558,18 @@ int main(int argc, char **argv)
 	sa.sa_sigaction = collect_on_signal;
 	sa.sa_flags = SA_SIGINFO;
 	sigemptyset(&sa.sa_mask);
+	/* The control signal may come at any time, even before we or the
+	 * program's library have a handler for it: it waits, blocked, until
+	 * then (in the program, until the library's constructor unblocks it),
+	 * rather than meet its default action, which kills.  One the user
+	 * blocks already is left as it is. */
+	sigemptyset(&hold);
+	if (o.control != 0 && sigprocmask(SIG_BLOCK, NULL, &hold) == 0 &&
+	    sigismember(&hold, o.control) == 0) {
+		sigemptyset(&hold);
+		sigaddset(&hold, o.control);
+		o.held = sigprocmask(SIG_BLOCK, &hold, NULL) == 0;
+	}
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
@@ -1572,6 +1590,8 @@ int main(int argc, char **argv)
 	/* so that it can be sent to collect-timer too */
 	if (o.control != 0 && o.control != SIGINT && o.control != SIGQUIT)
 		sigaction(o.control, &sa, NULL);
+	if (o.held)
+		sigprocmask(SIG_UNBLOCK, &hold, NULL);
 	while (got < (ssize_t)sizeof(shown) - 1 &&
 	       ((n = read(pipefd[0], shown + got, sizeof(shown) - 1 - (size_t)got)) > 0 ||
 		(n < 0 && errno == EINTR)))

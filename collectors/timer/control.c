@@ -34,6 +34,7 @@
  * (writer_release), so the program's resident memory does not grow with
  * its trace.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -302,4 +303,129 @@ int control_sigaction(int sig, const struct sigaction *act, struct sigaction *ol
 		/* nothing to be done */
 	}
 	return 0;
+}
+
+/* ---- the signal across exec ----
+ *
+ * Between an exec and the new image's constructor the control signal has
+ * its default action, which ends the process.  So it is held (blocked)
+ * there: collect-timer holds it from before its fork, and an exec of the
+ * program's, while the library takes the signal, holds it across the exec
+ * with PROFVIEW_CONTROL_HELD=1 in the new image's environment; the new
+ * image's constructor (control_unhold) lets it through once the library's
+ * handler is there, and takes the variable out of the environment, so that
+ * the images started otherwise (posix_spawn, system) keep the mask they
+ * were given.  A signal that came meanwhile was pending, and is taken
+ * then. */
+
+void control_unhold(void)
+{
+	const char *held = getenv(COLLECT_ENV_HELD);
+	const char *env = getenv(COLLECT_ENV_CONTROL);
+	long sig = env != NULL ? atol(env) : COLLECT_CONTROL_DEFAULT;
+	sigset_t set;
+
+	if (held == NULL)
+		return;
+	if (strcmp(held, "1") == 0 && collect_env_control_ok((int)sig)) {
+		sigemptyset(&set);
+		sigaddset(&set, (int)sig);
+		pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	}
+	unsetenv(COLLECT_ENV_HELD);
+}
+
+/* Does env load this library (LD_PRELOAD names it)? */
+static int control_env_preloads(char *const env[])
+{
+	for (size_t i = 0; env != NULL && env[i] != NULL; i++)
+		if (strncmp(env[i], "LD_PRELOAD=", 11) == 0)
+			return strstr(env[i], "libprofview-timer") != NULL;
+	return 0;
+}
+
+/* Before an exec with environment env: when the library takes the control
+ * signal, the thread does not block it and the new image loads the library,
+ * blocks it and returns env with PROFVIEW_CONTROL_HELD=1 (malloc'd; *old
+ * gets the mask to restore if the exec fails).  Else returns env itself. */
+static char **control_exec_hold(char *const env[], sigset_t *old)
+{
+	static char held[] = COLLECT_ENV_HELD "=1";
+	size_t n = 0, k = 0, len = strlen(COLLECT_ENV_HELD);
+	sigset_t set;
+	char **v;
+
+	if (!control_owns(control.signo) || !control_env_preloads(env) ||
+	    pthread_sigmask(SIG_BLOCK, NULL, old) != 0 || sigismember(old, control.signo) != 0)
+		return (char **)env;
+	while (env[n] != NULL)
+		n++;
+	v = malloc((n + 2) * sizeof(*v));
+	if (v == NULL)
+		return (char **)env;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(env[i], COLLECT_ENV_HELD, len) != 0 || env[i][len] != '=')
+			v[k++] = env[i];
+	v[k++] = held;
+	v[k] = NULL;
+	sigemptyset(&set);
+	sigaddset(&set, control.signo);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	return v;
+}
+
+/* The exec failed: the mask as it was, and the copy freed. */
+static void control_exec_failed(char **v, char *const env[], const sigset_t *old)
+{
+	int saved_errno = errno;
+
+	if (v != (char **)env) {
+		pthread_sigmask(SIG_SETMASK, old, NULL);
+		free(v);
+	}
+	errno = saved_errno;
+}
+
+PRELOAD_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	int (*real)(const char *, char *const[], char *const[]) =
+		(int (*)(const char *, char *const[], char *const[]))dlsym(RTLD_NEXT, "execve");
+	sigset_t old;
+	char **v;
+
+	if (real == NULL) {
+		errno = ENOSYS;
+		return -1;
+	}
+	v = control_exec_hold(envp, &old);
+	real(path, argv, v);
+	control_exec_failed(v, envp, &old);
+	return -1;
+}
+
+PRELOAD_EXPORT int execv(const char *path, char *const argv[])
+{
+	return execve(path, argv, environ);
+}
+
+PRELOAD_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	int (*real)(const char *, char *const[], char *const[]) =
+		(int (*)(const char *, char *const[], char *const[]))dlsym(RTLD_NEXT, "execvpe");
+	sigset_t old;
+	char **v;
+
+	if (real == NULL) {
+		errno = ENOSYS;
+		return -1;
+	}
+	v = control_exec_hold(envp, &old);
+	real(file, argv, v);
+	control_exec_failed(v, envp, &old);
+	return -1;
+}
+
+PRELOAD_EXPORT int execvp(const char *file, char *const argv[])
+{
+	return execvpe(file, argv, environ);
 }

@@ -12,6 +12,10 @@
  * pauser window SECONDS: spins SECONDS of wall-clock time in phase_a(),
  *   then prints the environment's start and stop times ("start NS",
  *   "stop NS").
+ * pauser execkill N: N times, forks a child that execs this program
+ *   ("pauser window 0.02") and sends it SIGUSR2 at once, or after up to 2 ms
+ *   (the child is anywhere between the fork and its main then); prints
+ *   "killed K of N", K the children that a signal ended.
  * pauser until FILE: the main thread spins in phase_a() and a worker in
  *   background() until FILE exists (at most a minute), then each prints
  *   the CPU time it used in all ("cpu main|worker NS").
@@ -24,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static volatile uint64_t sink;
@@ -143,6 +148,25 @@ int main(int argc, char **argv)
 			phase_a(0.001);
 		printf("start %s\nstop %s\n", getenv("PROFVIEW_START_NS") ? getenv("PROFVIEW_START_NS") : "0",
 		       getenv("PROFVIEW_STOP_NS") ? getenv("PROFVIEW_STOP_NS") : "0");
+	} else if (strcmp(mode, "execkill") == 0) {
+		int n = argc > 2 ? atoi(argv[2]) : 10, killed = 0;
+
+		for (int i = 0; i < n; i++) {
+			char *args[] = { "pauser", "window", "0.02", NULL };
+			int status;
+			pid_t pid = fork();
+
+			if (pid == 0) {
+				execv("/proc/self/exe", args);
+				_exit(127);
+			}
+			if (i % 3 != 0)
+				usleep((useconds_t)(random() % 2000));
+			kill(pid, SIGUSR2);
+			if (waitpid(pid, &status, 0) == pid && WIFSIGNALED(status))
+				killed++;
+		}
+		printf("killed %d of %d\n", killed, n);
 	} else if (strcmp(mode, "until") == 0 && argc > 2) {
 		pthread_t w;
 
