@@ -38,7 +38,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -92,6 +94,7 @@ struct collect_opts {
 	long keep;            /* segments kept on disk, 0: all */
 	int control;          /* the signal that pauses and resumes, 0: none */
 	int held;             /* it is blocked until the library takes it */
+	char word[64];        /* the path of the run's control word, or "" */
 	double duration;      /* seconds to profile, 0: all of the run */
 	int stats;            /* --stats */
 	char **argv;          /* the program and its arguments */
@@ -671,6 +674,10 @@ static int collect_setenv(const struct collect_opts *o, const char *lib, const c
 	}
 	snprintf(num, sizeof(num), "%d", o->control);
 	rc |= setenv(COLLECT_ENV_CONTROL, num, 1);
+	if (o->word[0] != '\0')
+		rc |= setenv(COLLECT_ENV_CONTROL_WORD, o->word, 1);
+	else
+		unsetenv(COLLECT_ENV_CONTROL_WORD);
 	if (o->held)
 		rc |= setenv(COLLECT_ENV_HELD, "1", 1);
 	else
@@ -1432,6 +1439,30 @@ static int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit
 
 static volatile pid_t collect_child_pid;  /* the program, until reaped */
 static volatile sig_atomic_t collect_forward_sig;
+static struct collect_control *collect_word; /* the run's control word */
+static int collect_control_sig;
+
+/* Makes the run's control word (collect-env.h): memory of ours that every
+ * process of the run opens by its /proc path and maps.  path gets it, or
+ * "" when it cannot be made (then the control signal sent to us goes to
+ * the program alone). */
+static void collect_make_word(char *path, size_t cap)
+{
+	int fd = memfd_create("profview-control", MFD_CLOEXEC);
+	void *p = MAP_FAILED;
+
+	path[0] = '\0';
+	if (fd < 0)
+		return;
+	if (ftruncate(fd, COLLECT_CONTROL_SIZE) == 0)
+		p = mmap(NULL, COLLECT_CONTROL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		close(fd);
+		return;
+	}
+	collect_word = p;
+	snprintf(path, cap, "/proc/%d/fd/%d", (int)getpid(), fd);
+}
 
 /* SIGTERM, SIGHUP and the control signal from a process are for the
  * program.  A SIGHUP from the kernel (the terminal hung up) reached the
@@ -1443,6 +1474,12 @@ static void collect_on_signal(int sig, siginfo_t *si, void *uc)
 	(void)uc;
 	if (si->si_code > 0)
 		return;
+	if (sig == collect_control_sig && collect_word != NULL) {
+		/* a pause or resume for every process of the run */
+		atomic_fetch_add(&collect_word->requests, 1);
+		syscall(SYS_futex, (void *)&collect_word->requests, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+		return;
+	}
 	collect_forward_sig = sig;
 	if (child > 0)
 		kill(child, sig);
@@ -1570,6 +1607,9 @@ int main(int argc, char **argv)
 		sigaddset(&hold, o.control);
 		o.held = sigprocmask(SIG_BLOCK, &hold, NULL) == 0;
 	}
+	if (o.control != 0)
+		collect_make_word(o.word, sizeof(o.word));
+	collect_control_sig = o.control;
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {

@@ -36,12 +36,17 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
-#include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -61,9 +66,26 @@ static struct {
 	pthread_t thread;
 	_Atomic int started;
 	_Atomic int stop;
-	_Atomic unsigned requests; /* signals not yet acted on */
-	sem_t wake;
+	/* the run's control word (collect-env.h), or NULL: then requests
+	 * are this process's own, in local */
+	struct collect_control *run;
+	struct collect_control local;
+	char taken_note[256];     /* the line for a program's own handler */
+	size_t taken_len;
 } control;
+
+/* The requests word: the run's, or this process's. */
+static _Atomic uint32_t *control_word(void)
+{
+	return control.run != NULL ? &control.run->requests : &control.local.requests;
+}
+
+/* Wakes every thread waiting on the word (every process's, for the
+ * run's).  Signal-safe. */
+static void control_wake(void)
+{
+	syscall(SYS_futex, (void *)control_word(), FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
 
 /* ---- pause and resume ---- */
 
@@ -147,40 +169,55 @@ out:
 
 /* ---- the thread ---- */
 
+/* Should sampling be paused now: a pause asked for, or --delay's start
+ * still to come? */
+static int control_want_pause(uint64_t now)
+{
+	if (control.start_ns != 0 && now >= control.start_ns)
+		control.start_ns = 0;
+	return (atomic_load(control_word()) & 1) || control.start_ns != 0;
+}
+
 static void *control_main(void *unused)
 {
 	uint64_t next = preload_now() + CONTROL_RELEASE_NS;
+	uint32_t seen = atomic_load(control_word());
 
 	(void)unused;
+	/* a fork child, made before its parent acted on a request */
+	control_set(control_want_pause(preload_now()));
 	while (!atomic_load(&control.stop)) {
 		uint64_t due = next, now;
+		uint32_t req = atomic_load(control_word());
 		struct timespec ts;
-		unsigned n;
 
 		if (control.start_ns != 0 && control.start_ns < due)
 			due = control.start_ns;
 		ts.tv_sec = (time_t)(due / 1000000000ull);
 		ts.tv_nsec = (long)(due % 1000000000ull);
-		if (sem_clockwait(&control.wake, CLOCK_MONOTONIC, &ts) != 0 && errno != ETIMEDOUT &&
-		    errno != EINTR)
-			break;
+		/* until a request, the stop, the start or the next release */
+		if (req == seen)
+			syscall(SYS_futex, (void *)control_word(), FUTEX_WAIT_BITSET, req, &ts, NULL,
+				FUTEX_BITSET_MATCH_ANY);
 		if (atomic_load(&control.stop))
 			break;
 		now = preload_now();
-		if (control.start_ns != 0 && now >= control.start_ns) {
-			control.start_ns = 0;
-			control_set(0);
-		}
-		/* two signals before we looked cancel out */
-		n = atomic_exchange(&control.requests, 0);
-		if (n % 2 == 1) {
-			int pause = !control_paused();
+		req = atomic_load(control_word());
+		if (control_set(control_want_pause(now)) && req != seen) {
+			int pause = control_paused();
 
-			if (control_set(pause))
+			/* one line for the run, from the first process to act */
+			if (control.run == NULL)
 				preload_warn("pid %d: sampling %s (signal %d); the same signal %s it",
 					     (int)getpid(), pause ? "paused" : "resumed", control.signo,
 					     pause ? "resumes" : "pauses");
+			else if (atomic_exchange(&control.run->said, req) != req)
+				preload_warn("sampling %s (signal %d) in every process of the run; the "
+					     "same signal %s it", pause ? "paused" : "resumed",
+					     control.signo != 0 ? control.signo : COLLECT_CONTROL_DEFAULT,
+					     pause ? "resumes" : "pauses");
 		}
+		seen = req;
 		if (now >= next) {
 			writer_release();
 			next = now + CONTROL_RELEASE_NS;
@@ -195,9 +232,6 @@ int control_start(void)
 	 * exist */
 	atomic_store(&control.started, 0);
 	atomic_store(&control.stop, 0);
-	atomic_store(&control.requests, 0);
-	if (sem_init(&control.wake, 0, 0) != 0)
-		return -1;
 	if (threads_start_helper(&control.thread, control_main, "profview-ctl", 64 << 10, 0) != 0)
 		return -1;
 	atomic_store(&control.started, 1);
@@ -206,11 +240,24 @@ int control_start(void)
 
 void control_stop(void)
 {
+	struct timespec ts;
+
 	if (!atomic_exchange(&control.started, 0))
 		return;
 	atomic_store(&control.stop, 1);
-	sem_post(&control.wake);
-	pthread_join(control.thread, NULL);
+	/* woken until it has seen the stop: one wake may come just before it
+	 * waits */
+	for (;;) {
+		control_wake();
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 2000000;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		if (pthread_timedjoin_np(control.thread, NULL, &ts) != ETIMEDOUT)
+			break;
+	}
 }
 
 /* ---- the signal ---- */
@@ -222,9 +269,9 @@ static void control_on_signal(int sig, siginfo_t *si, void *uc)
 	(void)sig;
 	(void)si;
 	(void)uc;
-	if (atomic_load(&control.active) && atomic_load(&control.started)) {
-		atomic_fetch_add(&control.requests, 1);
-		sem_post(&control.wake);
+	if (atomic_load(&control.active)) {
+		atomic_fetch_add(control_word(), 1);
+		control_wake();
 	}
 	errno = saved_errno;
 }
@@ -236,6 +283,44 @@ static int control_is_handler(const struct sigaction *act)
 	       (act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN);
 }
 
+/* Maps the run's control word collect-timer names, if it does. */
+static void control_map_run(void)
+{
+	const char *path = getenv(COLLECT_ENV_CONTROL_WORD);
+	void *p;
+	int fd;
+
+	control.run = NULL;
+	if (path == NULL || (fd = open(path, O_RDWR | O_CLOEXEC)) < 0)
+		return;
+	p = mmap(NULL, COLLECT_CONTROL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p != MAP_FAILED)
+		control.run = p;
+}
+
+/* The line said when the program handles the control signal itself. */
+static void control_taken_note(int sig)
+{
+	int n = snprintf(control.taken_note, sizeof(control.taken_note), PRELOAD_PREFIX
+			 "pid %d: the program installed its own handler for the control signal "
+			 "(SIG%s): it gets that signal; sent to collect-timer, the signal still "
+			 "pauses and resumes sampling in every process; --control-signal chooses "
+			 "another\n", (int)getpid(), sigabbrev_np(sig) != NULL ? sigabbrev_np(sig) : "?");
+
+	control.taken_len = n > 0 && (size_t)n < sizeof(control.taken_note) ? (size_t)n : 0;
+}
+
+/* Says it, once for the run.  Signal-safe. */
+static void control_say_taken(void)
+{
+	if (control.run != NULL && atomic_exchange(&control.run->taken, 1))
+		return;
+	if (control.taken_len > 0 && write(STDERR_FILENO, control.taken_note, control.taken_len) < 0) {
+		/* nothing to be done */
+	}
+}
+
 void control_init(void)
 {
 	const char *env = getenv(COLLECT_ENV_CONTROL);
@@ -244,20 +329,20 @@ void control_init(void)
 	long sig = env != NULL ? atol(env) : COLLECT_CONTROL_DEFAULT;
 
 	control.start_ns = start != NULL ? strtoull(start, NULL, 10) : 0;
-	if (control.start_ns != 0 && preload_now() >= control.start_ns)
-		control.start_ns = 0;
-	/* paused until the start; a fork child keeps its parent's state */
-	if (control.start_ns != 0 && !control_paused())
+	control_map_run();
+	/* paused until the start, or while the run is; a fork child keeps
+	 * its parent's state */
+	if (control_want_pause(preload_now()) && !control_paused())
 		atomic_fetch_add(&control_gen, 1);
 	control.signo = 0;
 	atomic_store(&control.active, 0);
 	if (sig == 0 || !collect_env_control_ok((int)sig) || sig == preload.signo)
 		return;
+	control_taken_note((int)sig);
 	if (preload.real_sigaction((int)sig, NULL, &old) != 0)
 		return;
 	if (control_is_handler(&old)) {
-		preload_warn("the program handles signal %ld (%s) itself: it does not pause sampling",
-			     sig, strsignal((int)sig));
+		control_say_taken();
 		return;
 	}
 	memset(&sa, 0, sizeof(sa));
@@ -278,8 +363,6 @@ int control_owns(int sig)
 
 int control_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	static const char note[] = PRELOAD_PREFIX "the program installed its own handler for "
-		"the control signal: it gets that signal, which no longer pauses sampling\n";
 	struct sigaction prev = control.app;
 	int rc;
 
@@ -299,9 +382,7 @@ int control_sigaction(int sig, const struct sigaction *act, struct sigaction *ol
 	}
 	if (old != NULL)
 		*old = prev;
-	if (write(STDERR_FILENO, note, sizeof(note) - 1) < 0) {
-		/* nothing to be done */
-	}
+	control_say_taken();
 	return 0;
 }
 
