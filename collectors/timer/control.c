@@ -2,10 +2,13 @@
  * does it
  *
  * A signal (SIGUSR2 unless collect-timer says otherwise) pauses sampling,
- * the next resumes it, as gperftools' CPUPROFILESIGNAL does.  The handler
- * only posts a semaphore; the library's thread "profview-ctl" does the
- * work, under the registry lock, so that it is serialized with threads
- * starting and ending:
+ * the next resumes it, as gperftools' CPUPROFILESIGNAL does, in every
+ * process of the run: the handler (and collect-timer's, for the signal
+ * sent to it) only adds one to the run's control word (collect-env.h) and
+ * wakes the threads waiting on it; each process's thread "profview-ctl"
+ * pauses while the word is odd (or --delay's start is to come) and runs
+ * while it is even.  It does the work under the registry lock, so that it
+ * is serialized with threads starting and ending:
  *
  * - pause: the generation count (control_gen) becomes odd, so a handler
  *   that starts from now on writes nothing (control.h); the handlers
@@ -28,7 +31,8 @@
  * default action (or ignores it); the program is told that action by
  * sigaction() and signal() (sigs.c), as if ours were not there.  A program
  * that installs a handler of its own for it gets the signal: ours steps
- * aside, and the signal no longer pauses sampling.
+ * aside, and the signal sent to the program no longer pauses sampling
+ * (sent to collect-timer, it still does).
  *
  * The same thread releases the memory of the trace a few times a second
  * (writer_release), so the program's resident memory does not grow with
