@@ -116,4 +116,47 @@ start=$(awk -v l="$late" '$1 == l { print $3 }' s.iv)
 for f in phase_a phase_b phase_c; do
 	[ "$(flat_cum s.flat $f)" -gt 0 ] || fail "$f has no sample: $(head -12 s.flat)"
 done
+
+# --split: while the server runs, its segments hold the workers' samples
+# of their windows, the worker forked later's too; at the end the
+# segments hold every sample of every worker's whole trace, each once.
+# seg_with PID...: a segment on disk holds samples of every PID.
+seg_with() {
+	for f in p.seg*.raw; do
+		[ -e "$f" ] || continue
+		"$RAWDUMP" "$f" 2>/dev/null | awk -v want="$*" '
+			BEGIN { n = split(want, p, " ") }
+			$1 == "sample" || $1 == "regs" { got[$2] = 1 }
+			END { for (i = 1; i <= n; i++) if (!(p[i] in got)) exit 1 }' && return 0
+	done
+	return 1
+}
+mkdir e
+"$COLLECT_TIMER" --split=0.5 -o p.raw ./pauser prefork 2 e >p.out 2>p.err &
+launcher=$!
+wait_for '[ -e e/w0 ] && [ -e e/w1 ]'
+wait_for 'seg_with "$(cat e/w0)" "$(cat e/w1)"'
+[ ! -e e/stop ] && kill -0 "$(cat e/w0)" || fail "the workers ended before their segment"
+touch e/more
+wait_for '[ -e e/w2 ]'
+wait_for 'seg_with "$(cat e/w0)" "$(cat e/w1)" "$(cat e/w2)"'
+kill -0 "$(cat e/w2)" || fail "the late worker ended before its segment"
+touch e/stop
+wait $launcher || fail "the server failed under --split: $(cat p.err)"
+note "$(cat p.err)"
+ls p.seg*.raw >p.segs
+note "$(wc -l <p.segs) segments"
+! ls p.*.seg*.raw* 2>/dev/null | grep -q . || fail "segments left apart: $(ls p.*.seg*)"
+for w in 0 1 2; do
+	pid=$(cat e/w$w)
+	whole=$("$RAWDUMP" p.raw | awk -v p="$pid" '($1 == "sample" || $1 == "regs") && $2 == p { n++ } END { print n + 0 }')
+	cut=$(while read -r f; do "$RAWDUMP" "$f"; done <p.segs |
+		awk -v p="$pid" '($1 == "sample" || $1 == "regs") && $2 == p { n++ } END { print n + 0 }')
+	note "worker $w (pid $pid): $whole samples, $cut in the segments"
+	[ "$whole" -gt 0 ] && [ "$whole" = "$cut" ] || fail "worker $w: $whole samples in its trace, $cut in the segments"
+done
+while read -r f; do
+	"$PROFVIEW" --flat "$f" >seg.flat 2>seg.err || fail "profview cannot read $f: $(cat seg.err)"
+	[ ! -s seg.err ] || fail "$f: $(cat seg.err)"
+done <p.segs
 exit 0
