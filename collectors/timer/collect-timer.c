@@ -1773,18 +1773,27 @@ static int collect_wait_program(pid_t pid, struct seg *seg, struct collect_runse
 	}
 }
 
-/* Waits for the descendants left when the program has ended. */
-static void collect_wait_rest(void)
+/* Waits for the descendants left when the program has ended; with rs,
+ * cuts their traces into segments meanwhile. */
+static void collect_wait_rest(struct collect_runseg *rs)
 {
 	for (;;) {
 		int sig = collect_forward_sig;
+		pid_t w;
 
 		if (sig != 0) {
 			collect_forward_sig = 0;
 			collect_forward_children(sig);
 		}
-		if (waitpid(-1, NULL, 0) < 0 && errno != EINTR)
+		w = waitpid(-1, NULL, rs != NULL ? WNOHANG : 0);
+		if (w < 0 && errno != EINTR)
 			break;
+		if (w == 0) {
+			struct timespec ts = { 0, COLLECT_POLL_NS };
+
+			collect_runseg_poll(rs, collect_now());
+			nanosleep(&ts, NULL);
+		}
 	}
 }
 
@@ -1891,7 +1900,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!o.no_inherit)
-		collect_wait_rest();
+		collect_wait_rest(seg != NULL ? rs : NULL);
 	if (rs != NULL && seg != NULL)
 		collect_runseg_finish(rs);
 	collect_runseg_free(rs);
