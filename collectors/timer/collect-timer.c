@@ -1808,12 +1808,19 @@ int main(int argc, char **argv)
 	int rc, pipefd[2], status, others = 0;
 	struct sigaction sa;
 	struct timespec t0;
-	sigset_t hold;
+	sigset_t hold, entry, dfl;
 	pid_t pid;
 
+	/* The default control signal waits from the first thing we do (see
+	 * below); the one named is known after the options. */
+	sigemptyset(&dfl);
+	sigaddset(&dfl, COLLECT_CONTROL_DEFAULT);
+	sigprocmask(SIG_BLOCK, &dfl, &entry);
 	rc = collect_parse(argc, argv, &o);
 	if (rc >= 0)
 		return rc;
+	if (o.control != COLLECT_CONTROL_DEFAULT && sigismember(&entry, COLLECT_CONTROL_DEFAULT) == 0)
+		sigprocmask(SIG_UNBLOCK, &dfl, NULL);
 	rc = collect_resolve(o.argv[0], prog, sizeof(prog));
 	if (rc != 0)
 		return rc;
@@ -1837,9 +1844,7 @@ int main(int argc, char **argv)
 	 * then (in the program, until the library's constructor unblocks it),
 	 * rather than meet its default action, which kills.  One the user
 	 * blocks already is left as it is. */
-	sigemptyset(&hold);
-	if (o.control != 0 && sigprocmask(SIG_BLOCK, NULL, &hold) == 0 &&
-	    sigismember(&hold, o.control) == 0) {
+	if (o.control != 0 && sigismember(&entry, o.control) == 0) {
 		sigemptyset(&hold);
 		sigaddset(&hold, o.control);
 		o.held = sigprocmask(SIG_BLOCK, &hold, NULL) == 0;

@@ -50,6 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -290,14 +291,25 @@ static int control_is_handler(const struct sigaction *act)
 /* Maps the run's control word collect-timer names, if it does. */
 static void control_map_run(void)
 {
+	static const char memfd[] = "/memfd:profview-control";
 	const char *path = getenv(COLLECT_ENV_CONTROL_WORD);
-	void *p;
+	char target[64];
+	struct stat st;
+	void *p = MAP_FAILED;
+	ssize_t n;
 	int fd;
 
 	control.run = NULL;
-	if (path == NULL || (fd = open(path, O_RDWR | O_CLOEXEC)) < 0)
+	if (path == NULL)
 		return;
-	p = mmap(NULL, COLLECT_CONTROL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	/* collect-timer's, not a file of a process that has its pid now */
+	n = readlink(path, target, sizeof(target) - 1);
+	target[n > 0 ? n : 0] = '\0';
+	if (strncmp(target, memfd, sizeof(memfd) - 1) != 0 ||
+	    (fd = open(path, O_RDWR | O_CLOEXEC)) < 0)
+		return;
+	if (fstat(fd, &st) == 0 && st.st_size == COLLECT_CONTROL_SIZE)
+		p = mmap(NULL, COLLECT_CONTROL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	if (p != MAP_FAILED)
 		control.run = p;

@@ -9,11 +9,26 @@ e2e_init "$@"
 build pauser
 cd "$WORK"
 
-# 1. To collect-timer, 0 to 10 ms after it starts.
+# usr2_held PID: PID blocks or catches SIGUSR2 (bit 11 of its masks).
+usr2_held() {
+	local k v
+	while read -r k v; do
+		case $k in
+		SigBlk: | SigCgt:) (((16#$v >> 11) & 1)) && return 0 ;;
+		esac
+	done <"/proc/$1/status"
+	return 1
+}
+
+# 1. To collect-timer, 0 to 10 ms after it has begun (its main: before,
+# it is the shell's child exec'ing it, with the default action).
 bad=0
 for i in $(seq 30); do
 	"$COLLECT_TIMER" -q -o a.raw ./pauser window 0.05 >/dev/null 2>a.err &
 	launcher=$!
+	for _ in $(seq 20000); do
+		usr2_held "$launcher" 2>/dev/null && break
+	done
 	sleep "0.00$((RANDOM % 10))"
 	kill -USR2 "$launcher" 2>/dev/null || true
 	st=0
