@@ -179,6 +179,22 @@ const char *calltree_node_name(const struct calltree *t, uint32_t node, char *bu
  * ("cpu", "wall") or "samples". */
 const char *calltree_weight_name(const struct calltree *t);
 
+/* The unit of the value the tree weighs by: none (it weighs by sample
+ * counts), a time, a size, or a count that is no sample count (a heap
+ * profile's estimated objects). */
+enum ct_unit { CT_UNIT_SAMPLES, CT_UNIT_NS, CT_UNIT_BYTES, CT_UNIT_COUNT };
+enum ct_unit calltree_value_unit(const struct calltree *t);
+/* The reports' value columns: what a value is divided by (1e6 for
+ * nanoseconds in milliseconds, 1024 for bytes in KiB, 1) and the
+ * column's unit ("ms", "KiB", "n"). */
+double ct_value_div(const struct calltree *t);
+const char *ct_value_col(const struct calltree *t);
+/* A value for people, in its unit: "12.5 ms", "3.2 MiB", "1234". */
+const char *calltree_value_str(const struct calltree *t, int64_t v, char *buf, size_t n);
+/* The same without spaces, as the call graph shows them: "12.50ms",
+ * "3.20MiB". */
+const char *calltree_value_compact(const struct calltree *t, int64_t v, char *buf, size_t n);
+
 /* Build the tree; NULL after an error (an unknown sample_index among
  * them).  The profile must stay alive and
  * unchanged while the tree is used. */

@@ -167,7 +167,7 @@ static void put_box(struct flame *f, const char *cls, double x, double w, uint32
 		count > 0 ? share / sqrt((double)count) : 0.0);
 	if (vname) {
 		char d[32];
-		pv_format_duration(d, sizeof d, value);
+		calltree_value_str(f->t, value, d, sizeof d);
 		fprintf(out, ", %s %s", vname, d);
 	}
 	if (f->where[0]) {
@@ -204,7 +204,7 @@ static void diff_amount(const struct calltree *t, char *buf, size_t n, double v,
 	if (t->v_value != PV_NONE) {
 		char d[32];
 		int64_t ns = (int64_t)llround(a);
-		pv_format_duration(d, sizeof d, ns);
+		calltree_value_str(t, ns, d, sizeof d);
 		snprintf(buf, n, "%s%s", ns == 0 ? "" : v < 0 ? "-" : sign ? "+" : "", d);
 	} else if (a == floor(a) && a < 1e15) {
 		snprintf(buf, n, "%s%.0f sample%s", a == 0 ? "" : v < 0 ? "-" : sign ? "+" : "", a,
@@ -565,7 +565,7 @@ static void put_header(struct flame *f, double height)
 	fprintf(out, "</text>\n<text x=\"%.0f\" y=\"40\" text-anchor=\"middle\">%" PRId64 " samples",
 		WIDTH / 2, t->samples);
 	if (vname) {
-		pv_format_duration(d, sizeof d, t->nodes[0].value);
+		calltree_value_str(t, t->nodes[0].value, d, sizeof d);
 		fprintf(out, ", %s %s", vname, d);
 	}
 	fprintf(out, "; box widths are shares of %s", f->by_value ? vname : "samples");

@@ -390,7 +390,8 @@ static void write_profile(struct jw *w, struct sp *sp, size_t g)
 	jw_str(w, "{\"type\":\"sampled\",\"name\":");
 	write_profile_name(w, sp, g);
 	jw_str(w, ",\"unit\":");
-	jw_str(w, sp->t->v_value != PV_NONE ? "\"nanoseconds\"" : "\"none\"");
+	jw_str(w, calltree_value_unit(sp->t) == CT_UNIT_NS ? "\"nanoseconds\""
+		  : calltree_value_unit(sp->t) == CT_UNIT_BYTES ? "\"bytes\"" : "\"none\"");
 	jw_str(w, ",\"startValue\":0,\"endValue\":");
 	jw_int(w, gr->total);
 	jw_str(w, ",\n\"samples\":[");

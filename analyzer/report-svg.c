@@ -156,7 +156,7 @@ static void fmt_amount(const struct graph *g, char *buf, size_t n, int64_t count
 
 	if (g->t->v_value != PV_NONE) {
 		char tm[32];
-		pv_format_duration_compact(tm, sizeof tm, value);
+		calltree_value_compact(g->t, value, tm, sizeof tm);
 		snprintf(buf, n, "%s (%.1f%%), n=%" PRId64, tm, share, count);
 	} else {
 		snprintf(buf, n, "%" PRId64 " (%.1f%%)", count, share);
@@ -216,7 +216,7 @@ static void diff_amount(const struct calltree *t, char *buf, size_t n, double v,
 	if (t->v_value != PV_NONE) {
 		char d[32];
 		int64_t ns = (int64_t)llround(v);
-		pv_format_duration_compact(d, sizeof d, ns);
+		calltree_value_compact(t, ns, d, sizeof d);
 		snprintf(buf, n, "%s%s", sign && ns > 0 ? "+" : "", d);
 	} else if (v == floor(v) && fabs(v) < 1e15) {
 		snprintf(buf, n, "%s%.0f", sign && v > 0 ? "+" : "", v + 0.0);
@@ -384,7 +384,7 @@ static int add_legend(Agraph_t *gr, const struct attrs *a, const struct graph *g
 	sb_text(&l, prog[0] ? pv_base_name(prog) : "(unknown)", GV_LABEL);
 	sb_add(&l, "\\lType: %s%s\\l", value_name(t), t->v_value != PV_NONE ? " (n: samples)" : "");
 	if (t->v_value != PV_NONE) {
-		pv_format_duration_compact(buf, sizeof buf, total);
+		calltree_value_compact(t, total, buf, sizeof buf);
 		sb_add(&l, "Total: %s of %s in %" PRId64 " samples\\l", buf,
 		       strcmp(value_name(t), "CPU time") == 0 ? "CPU" : value_name(t), t->samples);
 	} else {
@@ -396,7 +396,7 @@ static int add_legend(Agraph_t *gr, const struct attrs *a, const struct graph *g
 		sb_add(&l, "\\l");
 	}
 	if (t->v_value != PV_NONE) {
-		pv_format_duration_compact(buf, sizeof buf, g->kept_flat);
+		calltree_value_compact(t, g->kept_flat, buf, sizeof buf);
 		sb_add(&l, "Showing nodes accounting for %s, %.2f%% of the total\\l", buf,
 		       total ? 100.0 * (double)g->kept_flat / (double)total : 0.0);
 	} else {
@@ -404,14 +404,14 @@ static int add_legend(Agraph_t *gr, const struct attrs *a, const struct graph *g
 		       g->kept_flat, total ? 100.0 * (double)g->kept_flat / (double)total : 0.0);
 	}
 	if (t->v_value != PV_NONE)
-		pv_format_duration_compact(cut, sizeof cut, g->node_cutoff);
+		calltree_value_compact(t, g->node_cutoff, cut, sizeof cut);
 	else
 		snprintf(cut, sizeof cut, "%" PRId64, g->node_cutoff);
 	if (g->dropped_nodes)
 		sb_add(&l, "Dropped %zu node%s (cum < %s or past the top %zu)\\l", g->dropped_nodes,
 		       g->dropped_nodes == 1 ? "" : "s", cut, o->graph.nodecount);
 	if (t->v_value != PV_NONE)
-		pv_format_duration_compact(cut, sizeof cut, g->edge_cutoff);
+		calltree_value_compact(t, g->edge_cutoff, cut, sizeof cut);
 	else
 		snprintf(cut, sizeof cut, "%" PRId64, g->edge_cutoff);
 	if (g->dropped_edges)
@@ -591,7 +591,7 @@ static int add_edges(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 		if (!ge)
 			return pv_error("cannot add an edge to the call graph");
 		if (t->v_value != PV_NONE)
-			pv_format_duration_compact(buf, sizeof buf, e->value);
+			calltree_value_compact(t, e->value, buf, sizeof buf);
 		else
 			snprintf(buf, sizeof buf, "%" PRId64, e->count);
 		set(ge, a->e_label, buf);

@@ -160,11 +160,11 @@ static const char *vname_of(const struct calltree *t)
 static void fmt_weight(const struct calltree *t, char *buf, size_t n, double v)
 {
 	v += 0.0; /* no "-0" */
-	if (fabs(v) < (t->v_value != PV_NONE ? 5e4 : 0.05))
+	if (fabs(v) < (t->v_value != PV_NONE ? ct_value_div(t) / 20 : 0.05))
 		v = 0;
 	(void)n;
 	if (t->v_value != PV_NONE)
-		fixed(buf, v / 1e6, 1, false);
+		fixed(buf, v / ct_value_div(t), 1, false);
 	else if (v == floor(v))
 		fixed(buf, v, 0, false);
 	else
@@ -223,9 +223,9 @@ static void diff_header(struct table *tb)
 		field(tb, 10, "delta");
 	} else {
 		/* the unit for people: "base ms" */
-		snprintf(b, sizeof b, "base ms");
-		snprintf(n, sizeof n, "new ms");
-		snprintf(d, sizeof d, "delta ms");
+		snprintf(b, sizeof b, "base %s", ct_value_col(tb->t));
+		snprintf(n, sizeof n, "new %s", ct_value_col(tb->t));
+		snprintf(d, sizeof d, "delta %s", ct_value_col(tb->t));
 		field(tb, 10, b);
 		field(tb, 10, n);
 		field(tb, 10, d);
@@ -356,8 +356,8 @@ int report_table_flat(FILE *out, struct calltree *t, const struct report_options
 		field(&tb, 6, tb.sep ? "cum_pct" : "cum%");
 		field(&tb, 6, tb.sep ? "noise" : "±√n");
 		if (vn) {
-			snprintf(a, sizeof a, tb.sep ? "self_%s_ms" : "self ms", vn);
-			snprintf(c, sizeof c, tb.sep ? "cum_%s_ms" : "cum ms", vn);
+			snprintf(a, sizeof a, tb.sep ? "self_%s_%s" : "self %.0s%s", vn, ct_value_col(t));
+			snprintf(c, sizeof c, tb.sep ? "cum_%s_%s" : "cum %.0s%s", vn, ct_value_col(t));
 			field(&tb, 10, a);
 			field(&tb, 10, c);
 		}
@@ -382,9 +382,9 @@ int report_table_flat(FILE *out, struct calltree *t, const struct report_options
 			fixed(buf, sqrt((double)r->self_count), 0, false);
 			field(&tb, 6, buf);
 			if (vn) {
-				fixed(buf, (double)r->self_value / 1e6, 3, false);
+				fixed(buf, (double)r->self_value / ct_value_div(t), 3, false);
 				field(&tb, 10, buf);
-				fixed(buf, (double)r->cum_value / 1e6, 3, false);
+				fixed(buf, (double)r->cum_value / ct_value_div(t), 3, false);
 				field(&tb, 10, buf);
 			}
 		}
@@ -473,7 +473,7 @@ int report_table_tree(FILE *out, const struct calltree *t, const struct report_o
 		field(&tb, 6, tb.sep ? "noise" : "±√n");
 		if (vn) {
 			char a[64];
-			snprintf(a, sizeof a, tb.sep ? "%s_ms" : "%s ms", vn);
+			snprintf(a, sizeof a, tb.sep ? "%s_%s" : "%s %s", vn, ct_value_col(t));
 			field(&tb, 10, a);
 		}
 	}
@@ -507,7 +507,7 @@ int report_table_tree(FILE *out, const struct calltree *t, const struct report_o
 				fixed(buf, sqrt((double)nd->count), 0, false);
 				field(&tb, 6, buf);
 				if (vn) {
-					fixed(buf, (double)nd->value / 1e6, tb.sep ? 3 : 1, false);
+					fixed(buf, (double)nd->value / ct_value_div(t), tb.sep ? 3 : 1, false);
 					field(&tb, 10, buf);
 				}
 			}

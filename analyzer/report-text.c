@@ -73,6 +73,28 @@ bool report_collector(const struct pv_profile *p, char *buf, size_t n)
 	return true;
 }
 
+/* The sampling period: a time (" (period 1 ms, 1000 Hz)") or, in a heap
+ * profile, the bytes between samples on average. */
+static void period_note(FILE *out, const struct pv_profile *p)
+{
+	const char *unit = pv_str(p, p->period_type.unit);
+
+	if (p->period <= 0)
+		return;
+	if (strcmp(unit, "bytes") == 0) {
+		if (p->period > 1)
+			fprintf(out, " (a sample every %" PRId64 " bytes on average)", p->period);
+		else
+			fprintf(out, " (every allocation)");
+	} else if (!unit[0] || strcmp(unit, "nanoseconds") == 0) {
+		fprintf(out, " (period %.3g ms, %.0f Hz)", p->period / 1e6, 1e9 / (double)p->period);
+	} else if (p->period > 1 && strcmp(unit, "count") == 0) {
+		fprintf(out, " (one in %" PRId64 " sampled)", p->period);
+	} else if (p->period > 1) {
+		fprintf(out, " (period %" PRId64 " %s)", p->period, unit);
+	}
+}
+
 void report_header(FILE *out, const struct calltree *t, const struct report_options *o)
 {
 	const struct pv_profile *p = t->p;
@@ -86,17 +108,23 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 		fprintf(out, " (pid %u)", p->pid);
 	fprintf(out, ", %s%s\n", pv_escape(text, sizeof text, pv_str(p, p->source_format)),
 		p->finished ? "" : p->live ? ", still running" : ", not finished");
-	pv_format_duration(dur, sizeof dur, p->duration_ns);
-	fprintf(out, "%sprofile:%s %s", bold_on(o), attr_off(o), dur);
+	/* What the source does not say (a gperftools or heap profile has no
+	 * duration, a heap profile no threads) is left out. */
+	const char *psep = " ";
+	fprintf(out, "%sprofile:%s", bold_on(o), attr_off(o));
+	if (p->duration_ns > 0 || p->timed) {
+		pv_format_duration(dur, sizeof dur, p->duration_ns);
+		fprintf(out, " %s", dur);
+		psep = ", ";
+	}
 	if (vname) {
-		pv_format_duration(cpu, sizeof cpu, total_value);
-		fprintf(out, ", %s %s", strcmp(vname, "cpu") == 0 ? "CPU" : vname, cpu);
+		calltree_value_str(t, total_value, cpu, sizeof cpu);
+		fprintf(out, "%s%s %s", psep, strcmp(vname, "cpu") == 0 ? "CPU" : vname, cpu);
 		if (strcmp(vname, "cpu") == 0)
 			put_system_time(out, p, total_value);
 	}
-	fprintf(out, " in %" PRId64 " samples", t->samples);
-	if (p->period > 0)
-		fprintf(out, " (period %.3g ms, %.0f Hz)", p->period / 1e6, 1e9 / (double)p->period);
+	fprintf(out, "%s%" PRId64 " samples", vname ? " in " : psep, t->samples);
+	period_note(out, p);
 	size_t nthreads = p->nthreads;
 	if (p->diff) {
 		/* the new side's threads: the base's are other runs' */
@@ -126,7 +154,8 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 		free(seen);
 		fprintf(out, ", %zu process%s", nproc, nproc == 1 ? "" : "es");
 	}
-	fprintf(out, ", %zu thread%s", nthreads, nthreads == 1 ? "" : "s");
+	if (nthreads || o->tid_filter || o->pid_filter)
+		fprintf(out, ", %zu thread%s", nthreads, nthreads == 1 ? "" : "s");
 	if (o->pid_filter)
 		fprintf(out, " (pid %s)", pv_escape(text, sizeof text, o->pid_filter));
 	if (o->tid_filter)
@@ -146,7 +175,7 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 			sep = ", ";
 		}
 		if (vname) {
-			pv_format_duration(b, sizeof b, t->dn[0].value);
+			calltree_value_str(t, t->dn[0].value, b, sizeof b);
 			fprintf(out, "%s%s %s", sep, strcmp(vname, "cpu") == 0 ? "CPU" : vname, b);
 		}
 		fprintf(out, "%sin %" PRId64 " samples", sep[0] || vname ? " " : "", t->dn[0].count);
@@ -388,7 +417,7 @@ static char *tree_columns(char *p, const struct calltree *t, int64_t count, int6
 	p = put_cstr(p, off);
 	if (t->v_value != PV_NONE) {
 		*p++ = ' ';
-		p = put_fixed(p, (double)value / 1e6, 9, 1);
+		p = put_fixed(p, (double)value / ct_value_div(t), 9, 1);
 	}
 	return put_cstr(p, "  ");
 }
@@ -632,8 +661,8 @@ int report_tree(FILE *out, const struct calltree *t, const struct report_options
 		goto out;
 	}
 	if (vname[0])
-		fprintf(out, "%s  samples %6s%%    ±√n %6s ms  function  location%s\n", bold_on(o),
-			vname, strcmp(vname, "cpu") == 0 ? "CPU" : vname, attr_off(o));
+		fprintf(out, "%s  samples %6s%%    ±√n %6s %s  function  location%s\n", bold_on(o),
+			vname, strcmp(vname, "cpu") == 0 ? "CPU" : vname, ct_value_col(t), attr_off(o));
 	else
 		fprintf(out, "%s  samples  share%%    ±√n  function  location%s\n", bold_on(o), attr_off(o));
 
@@ -795,8 +824,8 @@ int report_flat(FILE *out, struct calltree *t, const struct report_options *o)
  * flamegraph.pl reads them, in the order of the tree (hottest first,
  * depth first).  With the tree split by thread the thread is the first
  * frame.  The weight is what every report weighs by: the time value in
- * whole microseconds (rounded so that the lines add up to the total), or
- * the sample count. */
+ * whole microseconds (rounded so that the lines add up to the total), a
+ * size in bytes or an estimated count as it is, or the sample count. */
 int report_folded(FILE *out, const struct calltree *t, const struct report_options *o)
 {
 	const struct ct_node *nodes = t->nodes;
@@ -875,7 +904,8 @@ int report_folded(FILE *out, const struct calltree *t, const struct report_optio
 				if (nd->self_value <= 0 || __builtin_add_overflow(sum_ns, nd->self_value, &sum_ns)) {
 					show = false;
 				} else {
-					upto = sum_ns / 1000 + (sum_ns % 1000 >= 500);
+					int64_t div = calltree_value_unit(t) == CT_UNIT_NS ? 1000 : 1;
+					upto = sum_ns / div + (div > 1 && sum_ns % div >= div / 2);
 					weight = upto - written_us;
 					/* under half a microsecond so far: nothing */
 					show = weight > 0;

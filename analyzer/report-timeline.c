@@ -806,7 +806,7 @@ static void put_head(struct tl *tl, double height)
 	fprintf(out, " \u2014 timeline</text>\n<text x=\"%d\" y=\"40\" text-anchor=\"middle\">%" PRId64 " samples",
 		WIDTH / 2, t->samples);
 	if (t->v_value != PV_NONE) {
-		pv_format_duration(d, sizeof d, t->nodes[0].value);
+		calltree_value_str(t, t->nodes[0].value, d, sizeof d);
 		fprintf(out, ", %s %s", value_label(t), d);
 	}
 	fprintf(out, ", %zu thread%s; columns of ", tl->nrows, tl->nrows == 1 ? "" : "s");

@@ -8,6 +8,7 @@
  */
 #include "gperf-read.h"
 #include "error.h"
+#include "legacy-read.h"
 #include "merge.h"
 #include "util.h"
 
@@ -24,6 +25,9 @@ struct greader {
 	const char *name;
 	unsigned word;          /* 4 or 8 */
 	bool big;
+	/* Java's (format version 1): the addresses are ids, named by the
+	 * text after the samples. */
+	bool java;
 	struct pv_profile *p;
 	uint64_t *addrs;
 	uint32_t *locs;
@@ -82,8 +86,9 @@ static int header(struct greader *g, size_t *off)
 				g->name, 5 * g->word, g->len);
 	uint64_t version = word_at(g, 2 * g->word), period = word_at(g, 3 * g->word);
 	uint64_t pad = word_at(g, 4 * g->word);
-	if (version != 0)
-		return pv_error("'%s': gperftools profile header at byte %u: format version %" PRIu64 " is not supported (version 0 is)",
+	g->java = version == 1;
+	if (version > 1)
+		return pv_error("'%s': gperftools profile header at byte %u: format version %" PRIu64 " is not supported (versions 0 and 1, Java's, are)",
 				g->name, 2 * g->word, version);
 	if (period == 0 || period > 60ULL * 1000000)
 		return pv_error("'%s': gperftools profile header at byte %u: sampling period %" PRIu64 " microseconds is not plausible",
@@ -221,8 +226,8 @@ static int samples(struct greader *g, size_t *offp)
 		for (uint64_t i = 0; i < n; i++)
 			a[na + i] = word_at(g, off + i * g->word);
 		off += n * g->word;
-		/* Return addresses: step back into the call. */
-		for (uint64_t i = 1; i < n; i++)
+		/* Return addresses: step back into the call (Java's are ids). */
+		for (uint64_t i = 1; i < n && !g->java; i++)
 			a[na + i]--;
 		ss[ns++] = (struct raw_sample){ count, (uint32_t)na, (uint32_t)n };
 		na += n;
@@ -232,11 +237,12 @@ static int samples(struct greader *g, size_t *offp)
 			 g->name, off);
 		goto out;
 	}
-	drop_handler_frames(ss, ns, a);
+	if (!g->java)
+		drop_handler_frames(ss, ns, a);
 	for (size_t i = 0; i < ns; i++) {
 		struct pv_sample ps = { .thread = PV_NONE };
 		uint64_t *s = a + ss[i].off;
-		if (ss[i].n > 1 && s[0] == s[1] + 1) {
+		if (!g->java && ss[i].n > 1 && s[0] == s[1] + 1) {
 			memmove(&s[1], &s[2], (ss[i].n - 2) * sizeof *s);
 			ss[i].n--;
 		}
@@ -293,6 +299,8 @@ struct pv_profile *gperf_read(const unsigned char *buf, size_t len, const char *
 				break;
 			o += (2 + n) * g.word;
 			if (c == 0 && n == 1 && word_at(&g, o - g.word) == 0) {
+				if (g.java)
+					break;
 				if (read_maps(&g, o) < 0)
 					goto fail;
 				break;
@@ -301,8 +309,14 @@ struct pv_profile *gperf_read(const unsigned char *buf, size_t len, const char *
 	}
 	if (samples(&g, &off) < 0)
 		goto fail;
+	if (g.java) {
+		if (legacy_java_locations(p, buf + off, len - off, name) < 0)
+			goto fail;
+		if ((p->source_format = pv_intern_str(p, "Java CPU profile")) == PV_NONE)
+			goto fail;
+	}
 	p->finished = true;
-	if (p->nmappings == 0)
+	if (p->nmappings == 0 && !g.java)
 		pv_warn("'%s': gperftools profile has no memory map after its samples; frames show as addresses",
 			name);
 	free(g.locs);

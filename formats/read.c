@@ -6,6 +6,7 @@
 #include "folded-read.h"
 #include "perf-read.h"
 #include "gperf-read.h"
+#include "legacy-read.h"
 #include "gunzip.h"
 #include "pprof-read.h"
 #include "raw.h"
@@ -26,7 +27,7 @@
 
 enum format {
 	FORMAT_NONE, FORMAT_RAW, FORMAT_GDB, FORMAT_GZIP, FORMAT_GPERF, FORMAT_PERF, FORMAT_FOLDED,
-	FORMAT_PPROF, FORMAT_PERF_DATA,
+	FORMAT_PPROF, FORMAT_PERF_DATA, FORMAT_LEGACY,
 };
 
 static enum format detect(const unsigned char *buf, size_t len)
@@ -41,6 +42,10 @@ static enum format detect(const unsigned char *buf, size_t len)
 		return FORMAT_GPERF;
 	if (perf_data_detect(buf, len))
 		return FORMAT_PERF_DATA;
+	/* pprof's legacy text profiles, before what a line ending in a
+	 * number would pass for */
+	if (legacy_detect(buf, len))
+		return FORMAT_LEGACY;
 	/* before folded stacks: a header of a few fields ends in a number */
 	if (perf_detect(buf, len))
 		return FORMAT_PERF;
@@ -202,7 +207,8 @@ static struct pv_profile *read_gzip(const unsigned char *buf, size_t len, const 
 		goto out;
 	}
 	f = detect(d, n);
-	if (f != FORMAT_GPERF && f != FORMAT_PERF && f != FORMAT_FOLDED && f != FORMAT_PPROF) {
+	if (f != FORMAT_GPERF && f != FORMAT_PERF && f != FORMAT_FOLDED && f != FORMAT_PPROF &&
+	    f != FORMAT_LEGACY) {
 		pv_error("'%s' is gzip-compressed, but what it holds is not a profile profview can read",
 			 name);
 		goto out;
@@ -222,6 +228,8 @@ static struct pv_profile *read_gzip(const unsigned char *buf, size_t len, const 
 		p = perf_read(d, n, name);
 	else if (f == FORMAT_FOLDED)
 		p = folded_read(d, n, name);
+	else if (f == FORMAT_LEGACY)
+		p = legacy_read(d, n, name);
 	else
 		p = pprof_read(d, n, name, true);
 out:
@@ -260,6 +268,9 @@ struct pv_profile *pv_read_file(const char *path, const struct pv_read_options *
 		break;
 	case FORMAT_FOLDED:
 		p = folded_read(in.buf, in.len, name);
+		break;
+	case FORMAT_LEGACY:
+		p = legacy_read(in.buf, in.len, name);
 		break;
 	case FORMAT_PERF_DATA:
 		pv_error("'%s' is a perf.data file: give profview its text, perf script -i %s | profview -",

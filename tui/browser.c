@@ -94,10 +94,10 @@ static void fmt_weight(const struct calltree *t, char *buf, size_t n, double v, 
 	const char *plus = sign && v > 0 ? "+" : "";
 
 	v += 0.0; /* no "-0" */
-	if (fabs(v) < (t->v_value != PV_NONE ? 5e4 : 0.05))
+	if (fabs(v) < (t->v_value != PV_NONE ? ct_value_div(t) / 20 : 0.05))
 		v = 0, plus = "";
 	if (t->v_value != PV_NONE)
-		snprintf(buf, n, "%s%.1f", plus, v / 1e6);
+		snprintf(buf, n, "%s%.1f", plus, v / ct_value_div(t));
 	else if (v == floor(v) && fabs(v) < 1e15)
 		snprintf(buf, n, "%s%.0f", plus, v);
 	else
@@ -119,8 +119,11 @@ static void diff_line(const struct calltree *t, const struct pv_diff_cell *c, ch
 /* The column names of a comparison, ending where its rows' names start. */
 static const char *diff_columns(const struct calltree *t)
 {
-	return t->v_value != PV_NONE ? "  base ms    new ms  delta ms  delta% verdict"
-				     : "     base       new     delta  delta% verdict";
+	switch (calltree_value_unit(t)) {
+	case CT_UNIT_NS: return "  base ms    new ms  delta ms  delta% verdict";
+	case CT_UNIT_BYTES: return " base KiB   new KiB delta KiB  delta% verdict";
+	default: return "     base       new     delta  delta% verdict";
+	}
 }
 
 /* The verdict, coloured when colours are allowed, in a 7 column field

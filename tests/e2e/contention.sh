@@ -21,13 +21,24 @@ cpu_ms() {
 	}' "$1"
 }
 
-# recorded_ms TRACE: the CPU time the samples of a raw trace carry as the
-# collector recorded them (the sum of their weights, formats/raw.h), in
-# ms: what profview shows before it shares a thread's measured CPU time
-# out over its samples.  That share hides a timer that missed the thread
-# for most of its run; the recorded weights show it.
+# recorded_ms RUN PID: the CPU time the samples of process PID's trace in
+# a run file carry as the collector recorded them (the sum of their
+# weights, formats/raw.h), in ms: what profview shows before it shares a
+# thread's measured CPU time out over its samples.  That share hides a
+# timer that missed the thread for most of its run; the recorded weights
+# show it.  (A run file: the processes' traces, then an index of them and
+# a footer; formats/raw.h.)
 recorded_ms() {
-	perl -e 'local $/; open(my $f, "<", $ARGV[0]) or die; my $d = <$f>;
+	perl -e 'local $/; open(my $f, "<", $ARGV[0]) or die; my $d = <$f>; my $pid = $ARGV[1];
+		my ($from, $len) = (0, length($d));
+		if (length($d) >= 32 && substr($d, -8) eq "PVRUNIX\n") {
+			my ($ix, $n) = unpack("Q<V", substr($d, -32, 12));
+			for my $i (0 .. $n - 1) {
+				my ($o, $l, $p) = unpack("Q<Q<V", substr($d, $ix + 32 * $i, 20));
+				($from, $len) = ($o, $l) if $p == $pid;
+			}
+		}
+		$d = substr($d, $from, $len);
 		my $off = unpack("V", substr($d, 12, 4)); my $w = 0;
 		while ($off + 8 <= length($d)) {
 			my ($type, $size) = unpack("VV", substr($d, $off, 8));
@@ -35,7 +46,7 @@ recorded_ms() {
 			$w += unpack("Q<", substr($d, $off + 24, 8)) if ($type == 4 || $type == 8) && $size >= 32;
 			$off += $size;
 		}
-		printf "%.1f\n", $w / 1e6' "$1"
+		printf "%.1f\n", $w / 1e6' "$1" "$2"
 }
 
 runs=${CONTENTION_RUNS:-10}
@@ -44,16 +55,16 @@ for ((run = 1; run <= runs; run++)); do
 	mkdir crowd
 	"$COLLECT_TIMER" -q -o crowd/t.raw ./timer-cases crowd 4 0.3 >crowd.out ||
 		fail "run $run: timer-cases crowd failed under collect-timer"
-	[ "$(find crowd -name '*.raw' | wc -l)" -eq 4 ] || fail "run $run: want 4 traces, got $(ls crowd | tr '\n' ' ')"
+	[ "$(ls crowd)" = t.raw ] || fail "run $run: want the one file of the run, got $(ls crowd | tr '\n' ' ')"
+	f=crowd/t.raw
+	"$PROFVIEW" -q --flat "$f" >all.txt || fail "run $run: profview $f failed"
+	grep -q ', 4 processes, ' all.txt || fail "run $run: not 4 processes: $(grep '^profile:' all.txt)"
 	line=""
 	while read -r _ role pid; do
-		# the first process writes t.raw, the others t.PID.raw
-		f=crowd/t.$pid.raw
-		[ -f "$f" ] || f=crowd/t.raw
-		"$PROFVIEW" -q --flat "$f" >rep.txt || fail "run $run: profview $f failed"
+		"$PROFVIEW" -q --flat --pid="$pid" "$f" >rep.txt || fail "run $run: profview --pid=$pid $f failed"
 		grep -q 'the timers missed' rep.txt && fail "run $run: $role process $pid: $(grep '^warning' rep.txt)"
 		ms=$(cpu_ms rep.txt)
-		rec=$(recorded_ms "$f")
+		rec=$(recorded_ms "$f" "$pid")
 		line+=" $role=${ms}ms/$rec"
 		# A spinning process spins 300 ms of its own CPU time (the first
 		# one 20 ms more), and its samples share exactly what its exit

@@ -108,14 +108,14 @@ diff pv.txt pv-be.txt || fail "the big-endian copy of a.prof reads differently"
 
 # A wrong header: one line, with where.
 cp a.prof badver.prof
-printf '\001' | dd of=badver.prof bs=1 seek=16 conv=notrunc 2>/dev/null
+printf '\002' | dd of=badver.prof bs=1 seek=16 conv=notrunc 2>/dev/null
 set +e
 "$PROFVIEW" --flat ./split badver.prof >/dev/null 2>err.txt
 st=$?
 set -e
 [ "$st" -eq 1 ] || fail "a wrong gperftools header exited $st"
 [ "$(wc -l <err.txt)" -eq 1 ] || fail "a wrong gperftools header gave more than one line: $(cat err.txt)"
-grep -q "'badver.prof': gperftools profile header at byte 16: format version 1" err.txt ||
+grep -q "'badver.prof': gperftools profile header at byte 16: format version 2" err.txt ||
 	fail "wrong header message: $(cat err.txt)"
 note "$(cat err.txt)"
 head -c 100 a.prof >cut.prof

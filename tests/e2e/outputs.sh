@@ -92,11 +92,18 @@ done
 mkdir fork
 echo "an old trace" >fork/t.raw
 chmod 644 fork/t.raw
-"$COLLECT_TIMER" -q -o fork/t.raw /bin/sh -c '/bin/true; /bin/true' || fail "collect-timer sh -c failed"
+# While the child (sleep) runs, its own trace is beside the program's;
+# at the end the run's are joined into the one file and the rest removed.
+"$COLLECT_TIMER" -q -o fork/t.raw /bin/sh -c '/bin/true; sleep 2; /bin/true' &
+launcher=$!
+for _ in $(seq 150); do [ "$(find fork -name '*.raw' | wc -l)" -ge 2 ] && break; sleep 0.01; done
 [ "$(find fork -name '*.raw' | wc -l)" -ge 2 ] || fail "no trace of a forked child: $(ls fork)"
 for t in fork/*.raw; do
 	[ "$(mode_of "$t")" = 600 ] || fail "collect-timer's trace '$t' has mode $(mode_of "$t")"
 done
+wait $launcher || fail "collect-timer sh -c failed"
+[ "$(ls fork)" = t.raw ] || fail "the run left more than its one file: $(ls fork)"
+[ "$(mode_of fork/t.raw)" = 600 ] || fail "the run's file has mode $(mode_of fork/t.raw)"
 "$PROFVIEW" -q --flat fork/t.raw >/dev/null || fail "profview cannot read the trace written in place of an old one"
 check_refusals "collect-timer" "$COLLECT_TIMER" -q -o OUT /bin/true
 

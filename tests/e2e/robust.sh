@@ -70,11 +70,16 @@ for t in ex cr; do
 	[ "${samples:-0}" -ge 8 ] || fail "$t: only ${samples:-0} samples kept of ~0.2 s"
 done
 
-# fork: the child never writes into the parent's trace.
+# fork: the child never writes into the parent's trace: the run holds two
+# processes of a thread each; only the child, which ends with _exit (no
+# exit handlers), is unfinished.
 "$COLLECT_TIMER" -q -o fk.raw ./tcases fork >/dev/null || fail "fork case failed"
 "$PROFVIEW" --flat fk.raw >fk.txt 2>fk.err || fail "profview on the fork trace"
-[ ! -s fk.err ] || fail "fork trace: $(cat fk.err)"
-grep -q ', 1 thread$' fk.txt || fail "fork trace: another process's thread in it: $(head -2 fk.txt)"
+grep -q ', 2 processes, 2 threads$' fk.txt || fail "fork trace: not a process of one thread each: $(head -2 fk.txt)"
+parent=$(sed -n 's/^program: .* (pid \([0-9]*\)).*/\1/p' fk.txt)
+[ -n "$parent" ] || fail "fork trace: no pid in the header: $(head -1 fk.txt)"
+! grep -v "not finished" fk.err | grep -q . || fail "fork trace: $(cat fk.err)"
+! grep -q "pid $parent'" fk.err || fail "fork trace: the parent is unfinished: $(cat fk.err)"
 
 # A thread that renames itself shows under its new name.
 "$COLLECT_TIMER" -q -o rn.raw ./tcases rename >/dev/null || fail "rename case failed"

@@ -168,17 +168,17 @@ static void test_header(void)
 	char *s;
 
 	s = render_profile(p, NULL, &o, R_HEADER);
-	CHECK_CONTAINS(s, ", CPU 100.0 ms (user 70.0 ms, system 30.0 ms) in 100 samples");
+	CHECK_CONTAINS(s, "profile: CPU 100.0 ms (user 70.0 ms, system 30.0 ms) in 100 samples");
 	free(s);
 	p->system_cpu_ns = -1;
 	s = render_profile(p, NULL, &o, R_HEADER);
-	CHECK_CONTAINS(s, ", CPU 100.0 ms in 100 samples");
+	CHECK_CONTAINS(s, "profile: CPU 100.0 ms in 100 samples");
 	CHECK(!strstr(s, "user"));
 	free(s);
 	/* more system time than the samples': all of theirs */
 	p->system_cpu_ns = 500000000;
 	s = render_profile(p, NULL, &o, R_HEADER);
-	CHECK_CONTAINS(s, ", CPU 100.0 ms (user 0.0 ms, system 100.0 ms) in 100 samples");
+	CHECK_CONTAINS(s, "profile: CPU 100.0 ms (user 0.0 ms, system 100.0 ms) in 100 samples");
 	free(s);
 	/* weighed by samples: no CPU time, no split */
 	struct ct_options co = { .sample_index = "samples" };

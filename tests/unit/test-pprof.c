@@ -378,13 +378,13 @@ static void test_gperf(void)
 			pv_profile_free(p);
 		}
 	}
-	/* A wrong header: version 1 (Java), and a bad word count. */
+	/* A wrong header: version 2 (1 is Java's), and a bad word count. */
 	size_t n = make_gperf(b, 8, false, true);
-	b[16] = 1;
+	b[16] = 2;
 	nerrors = 0;
 	CHECK(gperf_read(b, n, "g") == NULL);
 	CHECK_EQ(nerrors, 1);
-	CHECK_CONTAINS(last_msg, "version 1");
+	CHECK_CONTAINS(last_msg, "version 2");
 	CHECK_CONTAINS(last_msg, "byte 16");
 	b[16] = 0;
 	b[8] = 5;

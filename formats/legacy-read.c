@@ -1,0 +1,751 @@
+/* legacy-read.c - read pprof's legacy text profiles into the profile model
+ *
+ * Each of them is lines of text: a first line that names the format, the
+ * samples, one a line ("COUNTS @ 0xADDR 0xADDR ...", the leaf first) or a
+ * block of lines (a thread's stack), and at the end the memory map of the
+ * process after a sentinel line ("MAPPED_LIBRARIES:", "--- Memory map:
+ * ---"), from which the addresses are symbolized.  The addresses are
+ * return addresses: each is moved back by one into its call instruction,
+ * as pprof and jeprof do.  What each format's values are, and their
+ * names, is pprof's.
+ */
+#include "legacy-read.h"
+#include "legacy.h"
+#include "error.h"
+#include "util.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DETECT_SPAN 65536
+
+bool legacy_blank_char(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+}
+
+bool legacy_next(struct lreader *r, struct lline *l)
+{
+	size_t end = r->map_at;
+
+	if (r->off >= end)
+		return false;
+	const char *s = r->buf + r->off, *nl = memchr(s, '\n', end - r->off);
+	const char *e = nl ? nl : r->buf + end;
+	r->off = (size_t)(e - r->buf) + (nl != NULL);
+	while (s < e && legacy_blank_char(*s))
+		s++;
+	while (e > s && legacy_blank_char(e[-1]))
+		e--;
+	l->s = s;
+	l->e = e;
+	l->no = ++r->lineno;
+	return true;
+}
+
+bool legacy_blank(const struct lline *l)
+{
+	return l->s == l->e || l->s[0] == '#';
+}
+
+const char *legacy_find(const char *s, const char *e, const char *what)
+{
+	size_t n = strlen(what);
+
+	for (; (size_t)(e - s) >= n; s++)
+		if (memcmp(s, what, n) == 0)
+			return s;
+	return NULL;
+}
+
+bool legacy_contains(const struct lline *l, const char *s)
+{
+	return legacy_find(l->s, l->e, s) != NULL;
+}
+
+bool legacy_starts(const struct lline *l, const char *s)
+{
+	size_t n = strlen(s);
+
+	return (size_t)(l->e - l->s) >= n && memcmp(l->s, s, n) == 0;
+}
+
+void legacy_skip_blanks(const char **p, const char *e)
+{
+	while (*p < e && legacy_blank_char(**p))
+		(*p)++;
+}
+
+bool legacy_number(const char **p, const char *e, bool negative, int64_t *v)
+{
+	const char *q = *p;
+	bool neg = false;
+	int64_t x = 0;
+
+	if (negative && q < e && *q == '-') {
+		neg = true;
+		q++;
+	}
+	if (q >= e || *q < '0' || *q > '9')
+		return false;
+	for (; q < e && *q >= '0' && *q <= '9'; q++) {
+		x = x * 10 + (*q - '0');
+		if (x > LEGACY_MAX_VALUE)
+			return false;
+	}
+	*v = neg ? -x : x;
+	*p = q;
+	return true;
+}
+
+bool legacy_char(const char **p, const char *e, char c)
+{
+	legacy_skip_blanks(p, e);
+	if (*p >= e || **p != c)
+		return false;
+	(*p)++;
+	return true;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int legacy_error(const struct lreader *r, size_t no, const char *what)
+{
+	return pv_error("'%s': line %zu: %s", r->name, no, what);
+}
+
+/* As pprof finds them: every "0x" and the lower-case hex digits after it. */
+int legacy_hex_addresses(struct lreader *r, const char *s, const char *e, size_t no)
+{
+	for (const char *q = s; q + 2 < e; q++) {
+		if (q[0] != '0' || q[1] != 'x' || hexval(q[2]) < 0 || (q[2] >= 'A' && q[2] <= 'F'))
+			continue;
+		uint64_t a = 0;
+		int digits = 0;
+		q += 2;
+		for (; q < e && ((*q >= '0' && *q <= '9') || (*q >= 'a' && *q <= 'f')); q++) {
+			if (++digits > 16 && a >> 60)
+				return legacy_error(r, no, "an address has more than 64 bits");
+			a = a << 4 | (uint64_t)hexval(*q);
+		}
+		if (r->naddrs >= LEGACY_MAX_DEPTH)
+			return legacy_error(r, no, "a stack of more than 4096 frames: the file is damaged");
+		if (pv_grow(&r->addrs, &r->cap_addrs, r->naddrs + 1, sizeof *r->addrs) < 0)
+			return -1;
+		r->addrs[r->naddrs++] = a;
+		q--;
+	}
+	return 0;
+}
+
+/* Is mapping m an allocator that profiles itself, jemalloc or tcmalloc? */
+static bool allocator_mapping(const struct pv_profile *p, uint32_t m)
+{
+	if (m >= p->nmappings)
+		return false;
+	const char *b = pv_base_name(pv_str(p, p->mappings[m].file));
+	return strncmp(b, "libjemalloc", 11) == 0 || strncmp(b, "libtcmalloc", 11) == 0;
+}
+
+int legacy_add_sample(struct lreader *r, enum legacy_adjust adjust, const int64_t *values,
+		      uint32_t nvalues)
+{
+	struct pv_profile *p = r->p;
+	struct pv_sample ps = { .thread = PV_NONE };
+	uint64_t *a = r->addrs;
+	size_t n = r->naddrs;
+
+	for (size_t i = adjust == ADJUST_ALL ? 0 : 1; i < n && adjust != ADJUST_NONE; i++)
+		a[i] -= a[i] > 0;
+	while (r->drop_allocator && n > 1 && allocator_mapping(p, pv_find_mapping(p, a[0]))) {
+		a++;
+		n--;
+	}
+	for (size_t i = 0; i < n; i++)
+		if ((r->locs[i] = pv_get_location(p, a[i], pv_find_mapping(p, a[i]))) == PV_NONE)
+			return -1;
+	ps.nlocs = (uint32_t)n;
+	if ((ps.loc_off = pv_add_stack(p, r->locs, ps.nlocs)) == UINT32_MAX)
+		return -1;
+	for (uint32_t i = 0; i < nvalues && i < PV_MAX_VALUES; i++)
+		ps.values[i] = values[i];
+	r->naddrs = 0;
+	return pv_add_sample(p, &ps);
+}
+
+int legacy_types(struct pv_profile *p, const char *const *types, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (pv_add_value_type(p, types[2 * i], types[2 * i + 1]) == PV_NONE)
+			return -1;
+	return 0;
+}
+
+/* The memory map: "name=value" lines define $name for the lines after. */
+#define MAP_ATTRS 16
+#define MAP_LINE_MAX 8192
+
+struct map_attrs {
+	char name[MAP_ATTRS][64], value[MAP_ATTRS][1024];
+	int n;
+};
+
+/* Line [s, e) with every $name replaced, into buf; its end, or NULL when
+ * too long. */
+static char *substitute(const struct map_attrs *at, const char *s, const char *e, char *buf)
+{
+	char *o = buf;
+
+	while (s < e) {
+		int k = -1;
+		if (*s == '$')
+			for (int i = 0; i < at->n && k < 0; i++) {
+				size_t nl = strlen(at->name[i]);
+				if ((size_t)(e - s - 1) >= nl && memcmp(s + 1, at->name[i], nl) == 0)
+					k = i;
+			}
+		if (k >= 0) {
+			size_t vl = strlen(at->value[k]);
+			if ((size_t)(o - buf) + vl >= MAP_LINE_MAX)
+				return NULL;
+			memcpy(o, at->value[k], vl);
+			o += vl;
+			s += 1 + strlen(at->name[k]);
+			continue;
+		}
+		if ((size_t)(o - buf) + 1 >= MAP_LINE_MAX)
+			return NULL;
+		*o++ = *s++;
+	}
+	*o = '\0';
+	return o;
+}
+
+bool legacy_hex_number(const char **p, const char *e, uint64_t *v)
+{
+	const char *q = *p;
+	uint64_t x = 0;
+
+	if (e - q > 2 && q[0] == '0' && (q[1] == 'x' || q[1] == 'X'))
+		q += 2;
+	const char *d = q;
+	for (; q < e && hexval(*q) >= 0; q++) {
+		if (x >> 60)
+			return false;
+		x = x << 4 | (uint64_t)hexval(*q);
+	}
+	if (q == d)
+		return false;
+	*v = x;
+	*p = q;
+	return true;
+}
+
+/* The next blank-separated token of [*p, e): its bounds. */
+static bool token(const char **p, const char *e, const char **ts, const char **te)
+{
+	legacy_skip_blanks(p, e);
+	if (*p >= e)
+		return false;
+	*ts = *p;
+	while (*p < e && !legacy_blank_char(**p))
+		(*p)++;
+	*te = *p;
+	return true;
+}
+
+static bool all_of(const char *s, const char *e, const char *set)
+{
+	if (s == e)
+		return false;
+	for (; s < e; s++)
+		if (!strchr(set, *s))
+			return false;
+	return true;
+}
+
+/* One line of the map: "START-END [PERMS] [OFFSET DEV INODE] [FILE]" as
+ * /proc/PID/maps has it, or "START-END: FILE [(@OFFSET)] [BUILDID]".  0
+ * when it is a mapping or not one (skipped, as pprof skips them), -1
+ * when out of memory. */
+static int map_line(struct lreader *r, const char *s, const char *e)
+{
+	struct pv_profile *p = r->p;
+	struct pv_mapping m = { 0 };
+	const char *q = s, *ts, *te, *file = NULL, *file_end = NULL, *build = NULL, *build_end = NULL;
+	bool exec = true;
+
+	legacy_skip_blanks(&q, e);
+	if (!legacy_hex_number(&q, e, &m.start))
+		return 0;
+	if (q < e && (*q == '-' || legacy_blank_char(*q)))
+		q++;
+	legacy_skip_blanks(&q, e);
+	if (!legacy_hex_number(&q, e, &m.limit))
+		return 0;
+	if (q < e && *q == ':')
+		q++;
+	if (q < e && !legacy_blank_char(*q))
+		return 0;
+	const char *rest = q;
+	if (token(&q, e, &ts, &te) && all_of(ts, te, "-rwxps")) {
+		exec = memchr(ts, 'x', (size_t)(te - ts)) != NULL;
+		rest = q;
+	}
+	/* /proc/PID/maps: offset, device, inode, then the path (spaces and all) */
+	const char *o = rest, *os, *oe, *ds, *de, *is, *ie;
+	if (token(&o, e, &os, &oe) && all_of(os, oe, "0123456789abcdefABCDEF") &&
+	    token(&o, e, &ds, &de) && memchr(ds, ':', (size_t)(de - ds)) &&
+	    token(&o, e, &is, &ie) && all_of(is, ie, "0123456789")) {
+		legacy_hex_number(&os, oe, &m.offset);
+		legacy_skip_blanks(&o, e);
+		file = o;
+		file_end = e;
+	} else if (token(&rest, e, &ts, &te)) {
+		file = ts;
+		file_end = te;
+		if (token(&rest, e, &ts, &te) && te - ts > 3 && ts[0] == '(' && ts[1] == '@' && te[-1] == ')') {
+			const char *h = ts + 2;
+			legacy_hex_number(&h, te - 1, &m.offset);
+			token(&rest, e, &ts, &te) ? (void)0 : (void)(ts = te = NULL);
+		}
+		if (ts && ts != te && all_of(ts, te, "0123456789abcdefABCDEF")) {
+			build = ts;
+			build_end = te;
+		}
+	}
+	if (!exec || m.start >= m.limit)
+		return 0;
+	m.file = file ? pv_intern(p, file, (size_t)(file_end - file)) : 0;
+	if (m.file == PV_NONE)
+		return -1;
+	if (build) {
+		char lower[256];
+		size_t n = (size_t)(build_end - build) < sizeof lower - 1 ? (size_t)(build_end - build)
+									 : sizeof lower - 1;
+		for (size_t i = 0; i < n; i++)
+			lower[i] = (char)(build[i] >= 'A' && build[i] <= 'F' ? build[i] - 'A' + 'a' : build[i]);
+		if ((m.build_id = pv_intern(p, lower, n)) == PV_NONE)
+			return -1;
+	}
+	m.kind = pv_mapping_kind_of(pv_str(p, m.file));
+	if (!p->program && m.kind == PV_MAP_FILE && m.file)
+		p->program = m.file;
+	return pv_add_mapping(p, &m) == PV_NONE ? -1 : 0;
+}
+
+int legacy_read_map(struct lreader *r)
+{
+	struct map_attrs *at = NULL;
+	char *buf = NULL;
+	size_t off = r->map_at;
+	int ret = -1;
+
+	if (off >= r->len)
+		return 0;
+	at = calloc(1, sizeof *at);
+	buf = malloc(MAP_LINE_MAX);
+	if (!at || !buf) {
+		pv_oom();
+		goto out;
+	}
+	/* the sentinel line itself */
+	const char *nl = memchr(r->buf + off, '\n', r->len - off);
+	off = nl ? (size_t)(nl - r->buf) + 1 : r->len;
+	while (off < r->len) {
+		const char *s = r->buf + off;
+		nl = memchr(s, '\n', r->len - off);
+		const char *e = nl ? nl : r->buf + r->len;
+		off = (size_t)(e - r->buf) + 1;
+		char *end = substitute(at, s, e, buf);
+		if (!end)
+			continue;
+		if (map_line(r, buf, end) < 0)
+			goto out;
+		/* "name = value": a value for $name */
+		char *eq = strchr(buf, '=');
+		if (eq && at->n < MAP_ATTRS && !(buf[0] >= '0' && buf[0] <= '9')) {
+			char *ns = buf, *ne = eq, *vs = eq + 1, *ve = end;
+			while (ns < ne && legacy_blank_char(*ns))
+				ns++;
+			while (ne > ns && legacy_blank_char(ne[-1]))
+				ne--;
+			while (vs < ve && legacy_blank_char(*vs))
+				vs++;
+			while (ve > vs && legacy_blank_char(ve[-1]))
+				ve--;
+			if (ne > ns && (size_t)(ne - ns) < sizeof at->name[0] &&
+			    (size_t)(ve - vs) < sizeof at->value[0]) {
+				memcpy(at->name[at->n], ns, (size_t)(ne - ns));
+				memcpy(at->value[at->n], vs, (size_t)(ve - vs));
+				at->n++;
+			}
+		}
+	}
+	ret = 0;
+out:
+	free(at);
+	free(buf);
+	return ret;
+}
+
+/* ---- the formats ---- */
+
+enum legacy_kind {
+	LK_NONE, LK_HEAP, LK_JEMALLOC, LK_COUNT, LK_THREAD, LK_CONTENTION, LK_JAVA_HEAP,
+};
+
+/* "TYPE profile: total N", the whole line */
+static bool count_header(const struct lline *l)
+{
+	const char *q = l->s, *sp;
+
+	while (q < l->e && !legacy_blank_char(*q))
+		q++;
+	if (q == l->s)
+		return false;
+	sp = q;
+	legacy_skip_blanks(&q, l->e);
+	if (q == sp || (size_t)(l->e - q) < 16 || memcmp(q, "profile: total ", 15) != 0)
+		return false;
+	q += 15;
+	int64_t n;
+	return legacy_number(&q, l->e, false, &n) && q == l->e;
+}
+
+static enum legacy_kind kind_of(const struct lline *l)
+{
+	if (legacy_starts(l, "heap_v2/"))
+		return LK_JEMALLOC;
+	const char *h = legacy_find(l->s, l->e, "heap profile:");
+	if (h) {
+		/* its counts follow: a folded stack of a frame so named does not pass */
+		h += 13;
+		legacy_skip_blanks(&h, l->e);
+		if (h < l->e && *h >= '0' && *h <= '9')
+			return LK_HEAP;
+	}
+	if (legacy_starts(l, "--- threadz ") || legacy_starts(l, "--- Thread "))
+		return LK_THREAD;
+	if (legacy_starts(l, "--- contentionz ") || legacy_starts(l, "--- mutex:") ||
+	    legacy_starts(l, "--- contention:"))
+		return LK_CONTENTION;
+	if (legacy_starts(l, "--- heapz 1 ---"))
+		return LK_JAVA_HEAP;
+	if (count_header(l))
+		return LK_COUNT;
+	return LK_NONE;
+}
+
+/* The first line that is not blank or a comment. */
+static bool first_line(struct lreader *r, struct lline *l)
+{
+	while (legacy_next(r, l))
+		if (!legacy_blank(l))
+			return true;
+	return false;
+}
+
+bool legacy_detect(const unsigned char *buf, size_t len)
+{
+	struct lreader r = { .buf = (const char *)buf, .len = len };
+	struct lline l;
+
+	r.map_at = len < DETECT_SPAN ? len : DETECT_SPAN;
+	if (memchr(buf, '\0', r.map_at))
+		return false;
+	/* a line cut by the span is judged as far as it goes */
+	return first_line(&r, &l) && kind_of(&l) != LK_NONE;
+}
+
+/* "N @ 0xADDR ...": the Go runtime's goroutine and threadcreate profiles. */
+static int read_count(struct lreader *r, const struct lline *first)
+{
+	struct pv_profile *p = r->p;
+	const char *sp = first->s;
+	struct lline l;
+
+	while (sp < first->e && !legacy_blank_char(*sp))
+		sp++;
+	uint32_t type = pv_intern(p, first->s, (size_t)(sp - first->s));
+	if (type == PV_NONE || pv_add_value_type(p, pv_str(p, type), "count") == PV_NONE)
+		return -1;
+	p->period_type = p->sample_types[0];
+	p->period = 1;
+	while (legacy_next(r, &l)) {
+		const char *q = l.s;
+		int64_t n;
+		if (legacy_blank(&l))
+			continue;
+		if (legacy_starts(&l, "---"))
+			break;
+		if (!legacy_number(&q, l.e, false, &n) || !legacy_char(&q, l.e, '@'))
+			return legacy_error(r, l.no, "not a sample (\"COUNT @ 0xADDRESS ...\")");
+		if (legacy_hex_addresses(r, q, l.e, l.no) < 0)
+			return -1;
+		if (r->naddrs == 0)
+			return legacy_error(r, l.no, "a sample with no addresses");
+		if (legacy_add_sample(r, ADJUST_ALL, &n, 1) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* "--- threadz N ---", then per thread "--- Thread ID (name: NAME/TID)
+ * stack: ---" and the lines of its stack (every 0x number in them, the
+ * program counter first); "same as previous thread" counts the thread
+ * with the stack before. */
+static int read_thread(struct lreader *r, const struct lline *first)
+{
+	static const char *const types[] = { "thread", "count" };
+	struct pv_profile *p = r->p;
+	struct lline l = *first;
+	bool more = true;
+
+	if (legacy_types(p, types, 1) < 0)
+		return -1;
+	p->period_type = p->sample_types[0];
+	p->period = 1;
+	if (legacy_starts(first, "--- threadz ")) {
+		while ((more = legacy_next(r, &l)) && !legacy_starts(&l, "-"))
+			;
+	}
+	while (more) {
+		bool same = false;
+		if (legacy_starts(&l, "---- no stack trace for"))
+			break;
+		if (!legacy_starts(&l, "--- Thread "))
+			return legacy_error(r, l.no, "not the start of a thread's stack (\"--- Thread ...\")");
+		while ((more = legacy_next(r, &l))) {
+			if (l.s == l.e)
+				continue;
+			if (legacy_starts(&l, "---"))
+				break;
+			if (legacy_contains(&l, "same as previous thread"))
+				same = true;
+			else if (legacy_hex_addresses(r, l.s, l.e, l.no) < 0)
+				return -1;
+		}
+		if (same || r->naddrs == 0) {
+			r->naddrs = 0;
+			if (p->nsamples)
+				p->samples[p->nsamples - 1].values[0]++;
+			continue;
+		}
+		/* the leaf twice, from the signal context and on the stack (its
+		 * caller, moved back by one, one before it): kept once, as pprof
+		 * does */
+		int64_t one = 1;
+		if (r->naddrs > 1 && r->addrs[0] == r->addrs[1]) {
+			memmove(r->addrs + 1, r->addrs + 2, (r->naddrs - 2) * sizeof *r->addrs);
+			r->naddrs--;
+		}
+		if (legacy_add_sample(r, ADJUST_CALLERS, &one, 1) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* "--- contentionz 1 ---" (or Go's "--- mutex:", "--- contention:"),
+ * "name = value" lines, then "DELAY COUNT @ 0xADDR ..." per stack: the
+ * delay in cycles, scaled to nanoseconds by cycles/second, both by the
+ * sampling period. */
+static int read_contention(struct lreader *r, const struct lline *first, bool *java)
+{
+	static const char *const types[] = { "contentions", "count", "delay", "nanoseconds" };
+	struct pv_profile *p = r->p;
+	struct lline l;
+	int64_t hz = 0, period = 1;
+	bool more;
+
+	(void)first;
+	if (legacy_types(p, types, 2) < 0)
+		return -1;
+	p->period_type = p->sample_types[0];
+	while ((more = legacy_next(r, &l))) {
+		if (legacy_blank(&l))
+			continue;
+		if (legacy_starts(&l, "---"))
+			break;
+		const char *eq = memchr(l.s, '=', (size_t)(l.e - l.s));
+		if (!eq)
+			break;
+		const char *ke = eq, *v = eq + 1;
+		while (ke > l.s && legacy_blank_char(ke[-1]))
+			ke--;
+		legacy_skip_blanks(&v, l.e);
+		size_t kl = (size_t)(ke - l.s);
+		int64_t x = 0;
+		const char *q = v;
+#define KEY(w) (kl == sizeof(w) - 1 && memcmp(l.s, w, kl) == 0)
+		if (KEY("format") || KEY("resolution")) {
+			*java = true;
+			return 0;
+		}
+		if (!KEY("discarded samples") &&
+		    (!legacy_number(&q, l.e, false, &x) || q != l.e))
+			return legacy_error(r, l.no, "an attribute's value is not a number");
+		if (KEY("cycles/second"))
+			hz = x;
+		else if (KEY("sampling period"))
+			period = x;
+		else if (KEY("ms since reset"))
+			p->duration_ns = x > INT64_MAX / 1000000 ? 0 : x * 1000000;
+		else if (!KEY("discarded samples"))
+			return legacy_error(r, l.no, "an attribute contention profiles do not have");
+#undef KEY
+	}
+	p->period = period;
+	for (; more; more = legacy_next(r, &l)) {
+		const char *q = l.s;
+		int64_t delay, count, v[2];
+		if (legacy_starts(&l, "---"))
+			break;
+		if (legacy_blank(&l))
+			continue;
+		if (!legacy_number(&q, l.e, false, &delay) || !(legacy_skip_blanks(&q, l.e), true) ||
+		    !legacy_number(&q, l.e, false, &count) || !legacy_char(&q, l.e, '@'))
+			return legacy_error(r, l.no, "not a sample (\"DELAY COUNT @ 0xADDRESS ...\")");
+		if (period > 0) {
+			double d = hz > 0 ? (double)delay * (double)period / ((double)hz / 1e9) : (double)delay;
+			if (!(d < (double)LEGACY_MAX_VALUE * 1024) || count > LEGACY_MAX_VALUE / (period > 1 ? period : 1))
+				return legacy_error(r, l.no, "a delay or count too large to be real");
+			delay = (int64_t)d;
+			count *= period;
+		}
+		v[0] = count;
+		v[1] = delay;
+		if (legacy_hex_addresses(r, q, l.e, l.no) < 0 || legacy_add_sample(r, ADJUST_ALL, v, 2) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Where the memory map starts: the first line holding a sentinel. */
+static size_t find_map(const char *buf, size_t len)
+{
+	static const char *const sentinels[] = { "MAPPED_LIBRARIES:", "--- Memory map: ---" };
+	size_t best = len;
+
+	for (size_t i = 0; i < 2; i++) {
+		const char *s = legacy_find(buf, buf + len, sentinels[i]);
+		if (s && (size_t)(s - buf) < best) {
+			while (s > buf && s[-1] != '\n')
+				s--;
+			best = (size_t)(s - buf);
+		}
+	}
+	return best;
+}
+
+struct pv_profile *legacy_read(const unsigned char *buf, size_t len, const char *name)
+{
+	struct lreader r = { .buf = (const char *)buf, .len = len, .name = name };
+	struct lline first;
+	enum legacy_kind kind;
+	int ret = -1;
+	static const char *const formats[] = {
+		[LK_HEAP] = "heap profile", [LK_JEMALLOC] = "jemalloc heap profile",
+		[LK_COUNT] = "Go count profile", [LK_THREAD] = "thread profile",
+		[LK_CONTENTION] = "contention profile", [LK_JAVA_HEAP] = "Java heap profile",
+	};
+
+	r.p = pv_profile_new();
+	r.locs = malloc(LEGACY_MAX_DEPTH * sizeof *r.locs);
+	if (!r.p || !r.locs) {
+		pv_oom();
+		goto out;
+	}
+	if (memchr(buf, '\0', len)) {
+		pv_error("'%s': a text profile with a NUL byte in it: the file is damaged", name);
+		goto out;
+	}
+	r.map_at = len;
+	if (!first_line(&r, &first) || (kind = kind_of(&first)) == LK_NONE) {
+		pv_error("'%s' is not a profile profview can read", name);
+		goto out;
+	}
+	bool java = kind == LK_JAVA_HEAP;
+	if (!java) {
+		size_t off = r.off, no = r.lineno;
+		r.map_at = find_map(r.buf, len);
+		if (r.map_at < off) {
+			pv_error("'%s': line %zu: the memory map starts on the first line", name, first.no);
+			goto out;
+		}
+		if (legacy_read_map(&r) < 0)
+			goto out;
+		r.off = off;
+		r.lineno = no;
+	}
+	switch (kind) {
+	case LK_HEAP:
+		r.drop_allocator = true;
+		ret = heap_read_legacy(&r, &first);
+		break;
+	case LK_JEMALLOC:
+		r.drop_allocator = true;
+		ret = heap_read_jemalloc(&r, &first);
+		break;
+	case LK_COUNT:
+		ret = read_count(&r, &first);
+		break;
+	case LK_THREAD:
+		ret = read_thread(&r, &first);
+		break;
+	case LK_CONTENTION: {
+		size_t off = r.off, no = r.lineno;
+		ret = read_contention(&r, &first, &java);
+		if (ret == 0 && java) {
+			/* Java's: read again, without the memory map */
+			struct pv_profile *q = pv_profile_new();
+			if (!q) {
+				ret = pv_oom();
+				break;
+			}
+			pv_profile_free(r.p);
+			r.p = q;
+			r.off = off;
+			r.lineno = no;
+			r.map_at = len;
+			r.naddrs = 0;
+			ret = java_read_contention(&r);
+		}
+		break;
+	}
+	case LK_JAVA_HEAP:
+		ret = java_read_heap(&r, &first);
+		break;
+	default:
+		break;
+	}
+	if (ret == 0) {
+		r.p->source_format = pv_intern_str(r.p, java ? (kind == LK_JAVA_HEAP ? "Java heap profile"
+										    : "Java contention profile")
+							     : formats[kind]);
+		ret = r.p->source_format == PV_NONE ? -1 : 0;
+	}
+	if (ret == 0 && r.p->nsamples == 0)
+		pv_warn("'%s': the profile has no samples", name);
+	if (ret == 0)
+		r.p->finished = true;
+out:
+	free(r.addrs);
+	free(r.locs);
+	if (ret < 0) {
+		pv_profile_free(r.p);
+		return NULL;
+	}
+	return r.p;
+}
