@@ -12,7 +12,9 @@
 #define PROFVIEW_TIMER_COLLECT_ENV_H
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 /* The variables, and what they hold. */
 #define COLLECT_ENV_OUTPUT "PROFVIEW_OUTPUT"       /* absolute path of the trace */
@@ -24,6 +26,14 @@
 /* The signal number that pauses and resumes sampling, "0" for none; unset,
  * COLLECT_CONTROL_DEFAULT. */
 #define COLLECT_ENV_CONTROL "PROFVIEW_CONTROL_SIGNAL"
+/* "1": the control signal was blocked from the program's start until the
+ * library's handler takes it (collect-timer blocks it before its fork, an
+ * exec in the run before the exec), so that it never meets its default
+ * action, which kills; the library's constructor unblocks it */
+#define COLLECT_ENV_HELD "PROFVIEW_CONTROL_HELD"
+/* The run's control word (struct collect_control): a path to open and map
+ * shared, "/proc/<collect-timer's pid>/fd/<n>" */
+#define COLLECT_ENV_CONTROL_WORD "PROFVIEW_CONTROL_WORD"
 #define COLLECT_ENV_START_NS "PROFVIEW_START_NS"   /* CLOCK_MONOTONIC ns to start at */
 /* "1": collect-timer cuts the trace into segments as it is written, and
  * frees what it has read of it */
@@ -48,6 +58,20 @@
 
 /* The control signal unless told otherwise. */
 #define COLLECT_CONTROL_DEFAULT SIGUSR2
+
+/* The control word: one for the run, in memory collect-timer shares with
+ * every process of it.  A pause or resume asked for, by the control signal
+ * sent to collect-timer or to any process of the run whose library takes
+ * it, adds one to requests and wakes (futex) every process's control
+ * thread, which pauses while requests is odd: so a request reaches the
+ * whole process tree, and a process that starts later starts as the run
+ * is.  said and taken make the lines about it one for the run. */
+struct collect_control {
+	_Atomic uint32_t requests; /* the futex word */
+	_Atomic uint32_t said;     /* the last request announced on stderr */
+	_Atomic uint32_t taken;    /* 1: a program's own handler was announced */
+};
+#define COLLECT_CONTROL_SIZE 4096
 
 /* May sig be the control signal?  Not one that cannot be caught, nor the
  * profiler's own, nor one the kernel sends for a fault. */

@@ -38,7 +38,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -91,6 +93,8 @@ struct collect_opts {
 	double split;         /* seconds of the run per segment, 0: one trace */
 	long keep;            /* segments kept on disk, 0: all */
 	int control;          /* the signal that pauses and resumes, 0: none */
+	int held;             /* it is blocked until the library takes it */
+	char word[64];        /* the path of the run's control word, or "" */
 	double duration;      /* seconds to profile, 0: all of the run */
 	int stats;            /* --stats */
 	char **argv;          /* the program and its arguments */
@@ -670,6 +674,14 @@ static int collect_setenv(const struct collect_opts *o, const char *lib, const c
 	}
 	snprintf(num, sizeof(num), "%d", o->control);
 	rc |= setenv(COLLECT_ENV_CONTROL, num, 1);
+	if (o->word[0] != '\0')
+		rc |= setenv(COLLECT_ENV_CONTROL_WORD, o->word, 1);
+	else
+		unsetenv(COLLECT_ENV_CONTROL_WORD);
+	if (o->held)
+		rc |= setenv(COLLECT_ENV_HELD, "1", 1);
+	else
+		unsetenv(COLLECT_ENV_HELD);
 	if (o->split > 0)
 		rc |= setenv(COLLECT_ENV_SPLIT, "1", 1);
 	else
@@ -1428,6 +1440,30 @@ static int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit
 
 static volatile pid_t collect_child_pid;  /* the program, until reaped */
 static volatile sig_atomic_t collect_forward_sig;
+static struct collect_control *collect_word; /* the run's control word */
+static int collect_control_sig;
+
+/* Makes the run's control word (collect-env.h): memory of ours that every
+ * process of the run opens by its /proc path and maps.  path gets it, or
+ * "" when it cannot be made (then the control signal sent to us goes to
+ * the program alone). */
+static void collect_make_word(char *path, size_t cap)
+{
+	int fd = memfd_create("profview-control", MFD_CLOEXEC);
+	void *p = MAP_FAILED;
+
+	path[0] = '\0';
+	if (fd < 0)
+		return;
+	if (ftruncate(fd, COLLECT_CONTROL_SIZE) == 0)
+		p = mmap(NULL, COLLECT_CONTROL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		close(fd);
+		return;
+	}
+	collect_word = p;
+	snprintf(path, cap, "/proc/%d/fd/%d", (int)getpid(), fd);
+}
 
 /* SIGTERM, SIGHUP and the control signal from a process are for the
  * program.  A SIGHUP from the kernel (the terminal hung up) reached the
@@ -1439,6 +1475,12 @@ static void collect_on_signal(int sig, siginfo_t *si, void *uc)
 	(void)uc;
 	if (si->si_code > 0)
 		return;
+	if (sig == collect_control_sig && collect_word != NULL) {
+		/* a pause or resume for every process of the run */
+		atomic_fetch_add(&collect_word->requests, 1);
+		syscall(SYS_futex, (void *)&collect_word->requests, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+		return;
+	}
 	collect_forward_sig = sig;
 	if (child > 0)
 		kill(child, sig);
@@ -1477,16 +1519,238 @@ static uint64_t collect_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* ---- --split for every process of the run ----
+ *
+ * The traces of the program's descendants are found as they appear (as
+ * collect_find_more finds them at the end), each cut by a seg of its own
+ * numbered after the program's start (segments.h), and once every
+ * process is past a window, the window's segments are joined into one run
+ * (raw.h) in place of the program's segment: a segment then holds every
+ * process's samples of its window while the processes run. */
+
+struct collect_kid {
+	char name[PATH_MAX];
+	struct seg *seg;
+	int ended;
+};
+
+struct collect_runseg {
+	struct seg *root;
+	const char *shown;
+	pid_t pid;
+	uint64_t t0;              /* collect-timer's start (collect_find_more) */
+	uint64_t split_ns;
+	unsigned keep;
+	struct collect_trace *found; /* [0] the program's, then the others' */
+	size_t nfound, capfound;
+	struct collect_kid *kids;
+	size_t nkids, capkids;
+	uint64_t joined;          /* segments 1..joined are joined */
+	int failed;               /* a join failed: said once */
+};
+
+static struct collect_runseg *collect_runseg_new(struct seg *root, const char *shown, pid_t pid,
+						 uint64_t t0, double split, long keep)
+{
+	struct collect_runseg *rs = calloc(1, sizeof(*rs));
+
+	if (rs == NULL)
+		return NULL;
+	rs->found = calloc(1, sizeof(*rs->found));
+	if (rs->found == NULL) {
+		free(rs);
+		return NULL;
+	}
+	rs->root = root;
+	rs->shown = shown;
+	rs->pid = pid;
+	rs->t0 = t0;
+	rs->split_ns = (uint64_t)(split * 1e9);
+	rs->keep = (unsigned)keep;
+	rs->nfound = rs->capfound = 1;
+	snprintf(rs->found[0].name, sizeof(rs->found[0].name), "%s", shown);
+	rs->found[0].pid = (uint32_t)pid;
+	return rs;
+}
+
+/* Starts a seg for every trace of the run that has none yet. */
+static void collect_runseg_scan(struct collect_runseg *rs)
+{
+	uint64_t t0, n;
+
+	if (!seg_where(rs->root, &t0, &n))
+		return; /* the program's trace comes first */
+	collect_find_more(rs->shown, rs->pid, rs->t0, &rs->found, &rs->nfound, &rs->capfound);
+	for (size_t k = 1; k < rs->nfound; k++) {
+		struct collect_kid *kid;
+		int known = 0;
+
+		for (size_t j = 0; j < rs->nkids && !known; j++)
+			known = strcmp(rs->kids[j].name, rs->found[k].name) == 0;
+		if (known)
+			continue;
+		if (rs->nkids == rs->capkids) {
+			size_t c = rs->capkids ? rs->capkids * 2 : 16;
+			struct collect_kid *v = realloc(rs->kids, c * sizeof(*v));
+
+			if (v == NULL)
+				return;
+			rs->kids = v;
+			rs->capkids = c;
+		}
+		kid = &rs->kids[rs->nkids];
+		memset(kid, 0, sizeof(*kid));
+		snprintf(kid->name, sizeof(kid->name), "%s", rs->found[k].name);
+		kid->seg = seg_new(kid->name, rs->split_ns, rs->keep, collect_msg);
+		if (kid->seg == NULL)
+			return;
+		/* the trace is joined whole into the run's file at the end */
+		seg_align(kid->seg, t0, rs->joined + 1, 0);
+		rs->nkids++;
+	}
+}
+
+/* Joins segment m of every process into the program's segment m.
+ * Returns 0, or -1 (the segments are left as they are). */
+static int collect_runseg_join(struct collect_runseg *rs, uint64_t m)
+{
+	char name[PATH_MAX + 32], tmp[PATH_MAX + 48], part[PATH_MAX + 32];
+	struct raw_run_part *idx;
+	struct raw_run_footer foot = { 0 };
+	size_t np = 0, cap = rs->nkids + 1;
+	uint64_t off = 0;
+	struct stat sb;
+	int fd, ok = 1;
+
+	seg_name(rs->root, m, name, sizeof(name));
+	for (size_t j = 0; j < rs->nkids; j++)
+		if (stat(seg_name(rs->kids[j].seg, m, part, sizeof(part)), &sb) == 0)
+			np++;
+	if (np == 0)
+		return 0; /* the program's alone: as it is */
+	idx = calloc(cap, sizeof(*idx));
+	if (idx == NULL)
+		return -1;
+	snprintf(tmp, sizeof(tmp), "%s.joining", name);
+	unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, PV_OUTFILE_TRACE_MODE);
+	if (fd < 0) {
+		free(idx);
+		return -1;
+	}
+	np = 0;
+	for (size_t j = 0; j <= rs->nkids && ok; j++) {
+		struct collect_trace t;
+
+		if (j == 0)
+			snprintf(part, sizeof(part), "%s", name);
+		else
+			seg_name(rs->kids[j - 1].seg, m, part, sizeof(part));
+		if (stat(part, &sb) != 0 || collect_header(part, &t) != 0)
+			continue;
+		off = (off + RAW_RUN_ALIGN - 1) / RAW_RUN_ALIGN * RAW_RUN_ALIGN;
+		ok = collect_copy(fd, off, part, (uint64_t)sb.st_size) == 0;
+		idx[np].offset = off;
+		idx[np].length = (uint64_t)sb.st_size;
+		idx[np].pid = t.pid;
+		np++;
+		off += (uint64_t)sb.st_size;
+	}
+	off = (off + 7) / 8 * 8;
+	foot.index_offset = off;
+	foot.nparts = (uint32_t)np;
+	memcpy(foot.magic, RAW_RUN_MAGIC, RAW_MAGIC_LEN);
+	ok = ok && np > 0 &&
+	     pwrite(fd, idx, np * sizeof(*idx), (off_t)off) == (ssize_t)(np * sizeof(*idx)) &&
+	     pwrite(fd, &foot, sizeof(foot), (off_t)(off + np * sizeof(*idx))) == (ssize_t)sizeof(foot);
+	ok = close(fd) == 0 && ok;
+	free(idx);
+	if (!ok || rename(tmp, name) != 0) {
+		unlink(tmp);
+		return -1;
+	}
+	for (size_t j = 0; j < rs->nkids; j++)
+		unlink(seg_name(rs->kids[j].seg, m, part, sizeof(part)));
+	return 0;
+}
+
+/* Joins the windows every process is past (all, with force). */
+static void collect_runseg_joins(struct collect_runseg *rs, uint64_t now, int force)
+{
+	struct seg_summary sum;
+	uint64_t t0, n, last = 0;
+
+	if (!seg_where(rs->root, &t0, &n))
+		return;
+	seg_summary(rs->root, &sum);
+	last = sum.ended ? sum.last : n - 1;
+	for (size_t j = 0; j < rs->nkids; j++) {
+		uint64_t kt0, kn;
+
+		if (!seg_where(rs->kids[j].seg, &kt0, &kn))
+			continue;
+		seg_summary(rs->kids[j].seg, &sum);
+		if (force || sum.ended) {
+			if (sum.last > last)
+				last = sum.last;
+		} else if (kn - 1 < last) {
+			last = kn - 1;
+		}
+	}
+	/* a process that started late in a window is found a poll or two
+	 * after its start */
+	while (rs->joined < last &&
+	       (force || now >= t0 + (rs->joined + 1) * rs->split_ns + 5 * COLLECT_POLL_NS)) {
+		if (collect_runseg_join(rs, rs->joined + 1) != 0 && !rs->failed) {
+			rs->failed = 1;
+			collect_msg("cannot join the processes' segments %" PRIu64 ": %s; they are "
+				    "left apart", rs->joined + 1, strerror(errno));
+		}
+		rs->joined++;
+	}
+}
+
+static void collect_runseg_poll(struct collect_runseg *rs, uint64_t now)
+{
+	collect_runseg_scan(rs);
+	for (size_t j = 0; j < rs->nkids; j++)
+		if (!rs->kids[j].ended)
+			rs->kids[j].ended = seg_poll(rs->kids[j].seg, now);
+	collect_runseg_joins(rs, now, 0);
+}
+
+/* Every process has ended: the rest of every trace, and every window. */
+static void collect_runseg_finish(struct collect_runseg *rs)
+{
+	collect_runseg_scan(rs);
+	for (size_t j = 0; j < rs->nkids; j++)
+		seg_finish(rs->kids[j].seg);
+	collect_runseg_joins(rs, 0, 1);
+}
+
+static void collect_runseg_free(struct collect_runseg *rs)
+{
+	if (rs == NULL)
+		return;
+	for (size_t j = 0; j < rs->nkids; j++)
+		seg_free(rs->kids[j].seg);
+	free(rs->kids);
+	free(rs->found);
+	free(rs);
+}
+
 /* Waits for the program; with seg, reads its trace (at live) into
  * segments meanwhile, every COLLECT_POLL_NS, and removes it once it has
  * ended (--duration), all of it in the segments, while the program runs
- * on.  Returns 0, or -1 with a message. */
-static int collect_wait_program(pid_t pid, struct seg *seg, const char *live, int *status)
+ * on; with rs, the other processes' traces too.  Returns 0, or -1 with a
+ * message. */
+static int collect_wait_program(pid_t pid, struct seg *seg, struct collect_runseg *rs,
+				const char *live, int *status)
 {
 	int ended = seg == NULL;
 
 	for (;;) {
-		pid_t w = waitpid(pid, status, ended ? 0 : WNOHANG);
+		pid_t w = waitpid(pid, status, ended && rs == NULL ? 0 : WNOHANG);
 		struct timespec ts = { 0, COLLECT_POLL_NS };
 
 		if (w == pid)
@@ -1496,27 +1760,41 @@ static int collect_wait_program(pid_t pid, struct seg *seg, const char *live, in
 			return -1;
 		}
 		if (w == 0) {
-			ended = seg_poll(seg, collect_now());
-			if (ended)
-				unlink(live);
-			else
-				nanosleep(&ts, NULL);
+			uint64_t now = collect_now();
+
+			if (!ended) {
+				ended = seg_poll(seg, now);
+				if (ended)
+					unlink(live);
+			}
+			if (rs != NULL)
+				collect_runseg_poll(rs, now);
+			nanosleep(&ts, NULL);
 		}
 	}
 }
 
-/* Waits for the descendants left when the program has ended. */
-static void collect_wait_rest(void)
+/* Waits for the descendants left when the program has ended; with rs,
+ * cuts their traces into segments meanwhile. */
+static void collect_wait_rest(struct collect_runseg *rs)
 {
 	for (;;) {
 		int sig = collect_forward_sig;
+		pid_t w;
 
 		if (sig != 0) {
 			collect_forward_sig = 0;
 			collect_forward_children(sig);
 		}
-		if (waitpid(-1, NULL, 0) < 0 && errno != EINTR)
+		w = waitpid(-1, NULL, rs != NULL ? WNOHANG : 0);
+		if (w < 0 && errno != EINTR)
 			break;
+		if (w == 0) {
+			struct timespec ts = { 0, COLLECT_POLL_NS };
+
+			collect_runseg_poll(rs, collect_now());
+			nanosleep(&ts, NULL);
+		}
 	}
 }
 
@@ -1524,17 +1802,26 @@ int main(int argc, char **argv)
 {
 	struct collect_opts o = { 0 };
 	struct seg *seg = NULL;
+	struct collect_runseg *rs = NULL;
 	struct seg_summary sum;
 	char prog[PATH_MAX], lib[PATH_MAX], shown[PATH_MAX + 2];
 	ssize_t n, got = 0;
 	int rc, pipefd[2], status, others = 0;
 	struct sigaction sa;
 	struct timespec t0;
+	sigset_t hold, entry, dfl;
 	pid_t pid;
 
+	/* The default control signal waits from the first thing we do (see
+	 * below); the one named is known after the options. */
+	sigemptyset(&dfl);
+	sigaddset(&dfl, COLLECT_CONTROL_DEFAULT);
+	sigprocmask(SIG_BLOCK, &dfl, &entry);
 	rc = collect_parse(argc, argv, &o);
 	if (rc >= 0)
 		return rc;
+	if (o.control != COLLECT_CONTROL_DEFAULT && sigismember(&entry, COLLECT_CONTROL_DEFAULT) == 0)
+		sigprocmask(SIG_UNBLOCK, &dfl, NULL);
 	rc = collect_resolve(o.argv[0], prog, sizeof(prog));
 	if (rc != 0)
 		return rc;
@@ -1553,6 +1840,19 @@ int main(int argc, char **argv)
 	sa.sa_sigaction = collect_on_signal;
 	sa.sa_flags = SA_SIGINFO;
 	sigemptyset(&sa.sa_mask);
+	/* The control signal may come at any time, even before we or the
+	 * program's library have a handler for it: it waits, blocked, until
+	 * then (in the program, until the library's constructor unblocks it),
+	 * rather than meet its default action, which kills.  One the user
+	 * blocks already is left as it is. */
+	if (o.control != 0 && sigismember(&entry, o.control) == 0) {
+		sigemptyset(&hold);
+		sigaddset(&hold, o.control);
+		o.held = sigprocmask(SIG_BLOCK, &hold, NULL) == 0;
+	}
+	if (o.control != 0)
+		collect_make_word(o.word, sizeof(o.word));
+	collect_control_sig = o.control;
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
@@ -1573,6 +1873,8 @@ int main(int argc, char **argv)
 	/* so that it can be sent to collect-timer too */
 	if (o.control != 0 && o.control != SIGINT && o.control != SIGQUIT)
 		sigaction(o.control, &sa, NULL);
+	if (o.held)
+		sigprocmask(SIG_UNBLOCK, &hold, NULL);
 	while (got < (ssize_t)sizeof(shown) - 1 &&
 	       ((n = read(pipefd[0], shown + got, sizeof(shown) - 1 - (size_t)got)) > 0 ||
 		(n < 0 && errno == EINTR)))
@@ -1587,7 +1889,11 @@ int main(int argc, char **argv)
 			collect_msg("cannot cut the trace into segments: out of memory; it is written "
 				    "whole to '%s'", shown);
 	}
-	if (collect_wait_program(pid, seg, shown, &status) != 0)
+	if (seg != NULL && !o.no_inherit)
+		rs = collect_runseg_new(seg, shown, pid,
+					(uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec,
+					o.split, o.keep);
+	if (collect_wait_program(pid, seg, rs, shown, &status) != 0)
 		return COLLECT_EXIT_FAIL;
 	collect_child_pid = 0;
 	if (seg != NULL) {
@@ -1600,7 +1906,10 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!o.no_inherit)
-		collect_wait_rest();
+		collect_wait_rest(seg != NULL ? rs : NULL);
+	if (rs != NULL && seg != NULL)
+		collect_runseg_finish(rs);
+	collect_runseg_free(rs);
 	if (got > 0 && (size_t)got > strlen(shown) + 1) {
 		/* exec failed: the child said why; no trace to speak of */
 		unlink(shown);

@@ -2,10 +2,13 @@
  * does it
  *
  * A signal (SIGUSR2 unless collect-timer says otherwise) pauses sampling,
- * the next resumes it, as gperftools' CPUPROFILESIGNAL does.  The handler
- * only posts a semaphore; the library's thread "profview-ctl" does the
- * work, under the registry lock, so that it is serialized with threads
- * starting and ending:
+ * the next resumes it, as gperftools' CPUPROFILESIGNAL does, in every
+ * process of the run: the handler (and collect-timer's, for the signal
+ * sent to it) only adds one to the run's control word (collect-env.h) and
+ * wakes the threads waiting on it; each process's thread "profview-ctl"
+ * pauses while the word is odd (or --delay's start is to come) and runs
+ * while it is even.  It does the work under the registry lock, so that it
+ * is serialized with threads starting and ending:
  *
  * - pause: the generation count (control_gen) becomes odd, so a handler
  *   that starts from now on writes nothing (control.h); the handlers
@@ -28,19 +31,27 @@
  * default action (or ignores it); the program is told that action by
  * sigaction() and signal() (sigs.c), as if ours were not there.  A program
  * that installs a handler of its own for it gets the signal: ours steps
- * aside, and the signal no longer pauses sampling.
+ * aside, and the signal sent to the program no longer pauses sampling
+ * (sent to collect-timer, it still does).
  *
  * The same thread releases the memory of the trace a few times a second
  * (writer_release), so the program's resident memory does not grow with
  * its trace.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
-#include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -60,9 +71,26 @@ static struct {
 	pthread_t thread;
 	_Atomic int started;
 	_Atomic int stop;
-	_Atomic unsigned requests; /* signals not yet acted on */
-	sem_t wake;
+	/* the run's control word (collect-env.h), or NULL: then requests
+	 * are this process's own, in local */
+	struct collect_control *run;
+	struct collect_control local;
+	char taken_note[256];     /* the line for a program's own handler */
+	size_t taken_len;
 } control;
+
+/* The requests word: the run's, or this process's. */
+static _Atomic uint32_t *control_word(void)
+{
+	return control.run != NULL ? &control.run->requests : &control.local.requests;
+}
+
+/* Wakes every thread waiting on the word (every process's, for the
+ * run's).  Signal-safe. */
+static void control_wake(void)
+{
+	syscall(SYS_futex, (void *)control_word(), FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
 
 /* ---- pause and resume ---- */
 
@@ -146,40 +174,55 @@ out:
 
 /* ---- the thread ---- */
 
+/* Should sampling be paused now: a pause asked for, or --delay's start
+ * still to come? */
+static int control_want_pause(uint64_t now)
+{
+	if (control.start_ns != 0 && now >= control.start_ns)
+		control.start_ns = 0;
+	return (atomic_load(control_word()) & 1) || control.start_ns != 0;
+}
+
 static void *control_main(void *unused)
 {
 	uint64_t next = preload_now() + CONTROL_RELEASE_NS;
+	uint32_t seen = atomic_load(control_word());
 
 	(void)unused;
+	/* a fork child, made before its parent acted on a request */
+	control_set(control_want_pause(preload_now()));
 	while (!atomic_load(&control.stop)) {
 		uint64_t due = next, now;
+		uint32_t req = atomic_load(control_word());
 		struct timespec ts;
-		unsigned n;
 
 		if (control.start_ns != 0 && control.start_ns < due)
 			due = control.start_ns;
 		ts.tv_sec = (time_t)(due / 1000000000ull);
 		ts.tv_nsec = (long)(due % 1000000000ull);
-		if (sem_clockwait(&control.wake, CLOCK_MONOTONIC, &ts) != 0 && errno != ETIMEDOUT &&
-		    errno != EINTR)
-			break;
+		/* until a request, the stop, the start or the next release */
+		if (req == seen)
+			syscall(SYS_futex, (void *)control_word(), FUTEX_WAIT_BITSET, req, &ts, NULL,
+				FUTEX_BITSET_MATCH_ANY);
 		if (atomic_load(&control.stop))
 			break;
 		now = preload_now();
-		if (control.start_ns != 0 && now >= control.start_ns) {
-			control.start_ns = 0;
-			control_set(0);
-		}
-		/* two signals before we looked cancel out */
-		n = atomic_exchange(&control.requests, 0);
-		if (n % 2 == 1) {
-			int pause = !control_paused();
+		req = atomic_load(control_word());
+		if (control_set(control_want_pause(now)) && req != seen) {
+			int pause = control_paused();
 
-			if (control_set(pause))
+			/* one line for the run, from the first process to act */
+			if (control.run == NULL)
 				preload_warn("pid %d: sampling %s (signal %d); the same signal %s it",
 					     (int)getpid(), pause ? "paused" : "resumed", control.signo,
 					     pause ? "resumes" : "pauses");
+			else if (atomic_exchange(&control.run->said, req) != req)
+				preload_warn("sampling %s (signal %d) in every process of the run; the "
+					     "same signal %s it", pause ? "paused" : "resumed",
+					     control.signo != 0 ? control.signo : COLLECT_CONTROL_DEFAULT,
+					     pause ? "resumes" : "pauses");
 		}
+		seen = req;
 		if (now >= next) {
 			writer_release();
 			next = now + CONTROL_RELEASE_NS;
@@ -194,9 +237,6 @@ int control_start(void)
 	 * exist */
 	atomic_store(&control.started, 0);
 	atomic_store(&control.stop, 0);
-	atomic_store(&control.requests, 0);
-	if (sem_init(&control.wake, 0, 0) != 0)
-		return -1;
 	if (threads_start_helper(&control.thread, control_main, "profview-ctl", 64 << 10, 0) != 0)
 		return -1;
 	atomic_store(&control.started, 1);
@@ -205,11 +245,24 @@ int control_start(void)
 
 void control_stop(void)
 {
+	struct timespec ts;
+
 	if (!atomic_exchange(&control.started, 0))
 		return;
 	atomic_store(&control.stop, 1);
-	sem_post(&control.wake);
-	pthread_join(control.thread, NULL);
+	/* woken until it has seen the stop: one wake may come just before it
+	 * waits */
+	for (;;) {
+		control_wake();
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 2000000;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		if (pthread_timedjoin_np(control.thread, NULL, &ts) != ETIMEDOUT)
+			break;
+	}
 }
 
 /* ---- the signal ---- */
@@ -221,9 +274,9 @@ static void control_on_signal(int sig, siginfo_t *si, void *uc)
 	(void)sig;
 	(void)si;
 	(void)uc;
-	if (atomic_load(&control.active) && atomic_load(&control.started)) {
-		atomic_fetch_add(&control.requests, 1);
-		sem_post(&control.wake);
+	if (atomic_load(&control.active)) {
+		atomic_fetch_add(control_word(), 1);
+		control_wake();
 	}
 	errno = saved_errno;
 }
@@ -235,6 +288,55 @@ static int control_is_handler(const struct sigaction *act)
 	       (act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN);
 }
 
+/* Maps the run's control word collect-timer names, if it does. */
+static void control_map_run(void)
+{
+	static const char memfd[] = "/memfd:profview-control";
+	const char *path = getenv(COLLECT_ENV_CONTROL_WORD);
+	char target[64];
+	struct stat st;
+	void *p = MAP_FAILED;
+	ssize_t n;
+	int fd;
+
+	control.run = NULL;
+	if (path == NULL)
+		return;
+	/* collect-timer's, not a file of a process that has its pid now */
+	n = readlink(path, target, sizeof(target) - 1);
+	target[n > 0 ? n : 0] = '\0';
+	if (strncmp(target, memfd, sizeof(memfd) - 1) != 0 ||
+	    (fd = open(path, O_RDWR | O_CLOEXEC)) < 0)
+		return;
+	if (fstat(fd, &st) == 0 && st.st_size == COLLECT_CONTROL_SIZE)
+		p = mmap(NULL, COLLECT_CONTROL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p != MAP_FAILED)
+		control.run = p;
+}
+
+/* The line said when the program handles the control signal itself. */
+static void control_taken_note(int sig)
+{
+	int n = snprintf(control.taken_note, sizeof(control.taken_note), PRELOAD_PREFIX
+			 "pid %d: the program installed its own handler for the control signal "
+			 "(SIG%s): it gets that signal; sent to collect-timer, the signal still "
+			 "pauses and resumes sampling in every process; --control-signal chooses "
+			 "another\n", (int)getpid(), sigabbrev_np(sig) != NULL ? sigabbrev_np(sig) : "?");
+
+	control.taken_len = n > 0 && (size_t)n < sizeof(control.taken_note) ? (size_t)n : 0;
+}
+
+/* Says it, once for the run.  Signal-safe. */
+static void control_say_taken(void)
+{
+	if (control.run != NULL && atomic_exchange(&control.run->taken, 1))
+		return;
+	if (control.taken_len > 0 && write(STDERR_FILENO, control.taken_note, control.taken_len) < 0) {
+		/* nothing to be done */
+	}
+}
+
 void control_init(void)
 {
 	const char *env = getenv(COLLECT_ENV_CONTROL);
@@ -243,20 +345,20 @@ void control_init(void)
 	long sig = env != NULL ? atol(env) : COLLECT_CONTROL_DEFAULT;
 
 	control.start_ns = start != NULL ? strtoull(start, NULL, 10) : 0;
-	if (control.start_ns != 0 && preload_now() >= control.start_ns)
-		control.start_ns = 0;
-	/* paused until the start; a fork child keeps its parent's state */
-	if (control.start_ns != 0 && !control_paused())
+	control_map_run();
+	/* paused until the start, or while the run is; a fork child keeps
+	 * its parent's state */
+	if (control_want_pause(preload_now()) && !control_paused())
 		atomic_fetch_add(&control_gen, 1);
 	control.signo = 0;
 	atomic_store(&control.active, 0);
 	if (sig == 0 || !collect_env_control_ok((int)sig) || sig == preload.signo)
 		return;
+	control_taken_note((int)sig);
 	if (preload.real_sigaction((int)sig, NULL, &old) != 0)
 		return;
 	if (control_is_handler(&old)) {
-		preload_warn("the program handles signal %ld (%s) itself: it does not pause sampling",
-			     sig, strsignal((int)sig));
+		control_say_taken();
 		return;
 	}
 	memset(&sa, 0, sizeof(sa));
@@ -277,8 +379,6 @@ int control_owns(int sig)
 
 int control_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	static const char note[] = PRELOAD_PREFIX "the program installed its own handler for "
-		"the control signal: it gets that signal, which no longer pauses sampling\n";
 	struct sigaction prev = control.app;
 	int rc;
 
@@ -298,8 +398,131 @@ int control_sigaction(int sig, const struct sigaction *act, struct sigaction *ol
 	}
 	if (old != NULL)
 		*old = prev;
-	if (write(STDERR_FILENO, note, sizeof(note) - 1) < 0) {
-		/* nothing to be done */
-	}
+	control_say_taken();
 	return 0;
+}
+
+/* ---- the signal across exec ----
+ *
+ * Between an exec and the new image's constructor the control signal has
+ * its default action, which ends the process.  So it is held (blocked)
+ * there: collect-timer holds it from before its fork, and an exec of the
+ * program's, while the library takes the signal, holds it across the exec
+ * with PROFVIEW_CONTROL_HELD=1 in the new image's environment; the new
+ * image's constructor (control_unhold) lets it through once the library's
+ * handler is there, and takes the variable out of the environment, so that
+ * the images started otherwise (posix_spawn, system) keep the mask they
+ * were given.  A signal that came meanwhile was pending, and is taken
+ * then. */
+
+void control_unhold(void)
+{
+	const char *held = getenv(COLLECT_ENV_HELD);
+	const char *env = getenv(COLLECT_ENV_CONTROL);
+	long sig = env != NULL ? atol(env) : COLLECT_CONTROL_DEFAULT;
+	sigset_t set;
+
+	if (held == NULL)
+		return;
+	if (strcmp(held, "1") == 0 && collect_env_control_ok((int)sig)) {
+		sigemptyset(&set);
+		sigaddset(&set, (int)sig);
+		pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	}
+	unsetenv(COLLECT_ENV_HELD);
+}
+
+/* Does env load this library (LD_PRELOAD names it)? */
+static int control_env_preloads(char *const env[])
+{
+	for (size_t i = 0; env != NULL && env[i] != NULL; i++)
+		if (strncmp(env[i], "LD_PRELOAD=", 11) == 0)
+			return strstr(env[i], "libprofview-timer") != NULL;
+	return 0;
+}
+
+/* Before an exec with environment env: when the library takes the control
+ * signal, the thread does not block it and the new image loads the library,
+ * blocks it and returns env with PROFVIEW_CONTROL_HELD=1 (malloc'd; *old
+ * gets the mask to restore if the exec fails).  Else returns env itself. */
+static char **control_exec_hold(char *const env[], sigset_t *old)
+{
+	static char held[] = COLLECT_ENV_HELD "=1";
+	size_t n = 0, k = 0, len = strlen(COLLECT_ENV_HELD);
+	sigset_t set;
+	char **v;
+
+	if (!control_owns(control.signo) || !control_env_preloads(env) ||
+	    pthread_sigmask(SIG_BLOCK, NULL, old) != 0 || sigismember(old, control.signo) != 0)
+		return (char **)env;
+	while (env[n] != NULL)
+		n++;
+	v = malloc((n + 2) * sizeof(*v));
+	if (v == NULL)
+		return (char **)env;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(env[i], COLLECT_ENV_HELD, len) != 0 || env[i][len] != '=')
+			v[k++] = env[i];
+	v[k++] = held;
+	v[k] = NULL;
+	sigemptyset(&set);
+	sigaddset(&set, control.signo);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	return v;
+}
+
+/* The exec failed: the mask as it was, and the copy freed. */
+static void control_exec_failed(char **v, char *const env[], const sigset_t *old)
+{
+	int saved_errno = errno;
+
+	if (v != (char **)env) {
+		pthread_sigmask(SIG_SETMASK, old, NULL);
+		free(v);
+	}
+	errno = saved_errno;
+}
+
+PRELOAD_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	int (*real)(const char *, char *const[], char *const[]) =
+		(int (*)(const char *, char *const[], char *const[]))dlsym(RTLD_NEXT, "execve");
+	sigset_t old;
+	char **v;
+
+	if (real == NULL) {
+		errno = ENOSYS;
+		return -1;
+	}
+	v = control_exec_hold(envp, &old);
+	real(path, argv, v);
+	control_exec_failed(v, envp, &old);
+	return -1;
+}
+
+PRELOAD_EXPORT int execv(const char *path, char *const argv[])
+{
+	return execve(path, argv, environ);
+}
+
+PRELOAD_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	int (*real)(const char *, char *const[], char *const[]) =
+		(int (*)(const char *, char *const[], char *const[]))dlsym(RTLD_NEXT, "execvpe");
+	sigset_t old;
+	char **v;
+
+	if (real == NULL) {
+		errno = ENOSYS;
+		return -1;
+	}
+	v = control_exec_hold(envp, &old);
+	real(file, argv, v);
+	control_exec_failed(v, envp, &old);
+	return -1;
+}
+
+PRELOAD_EXPORT int execvp(const char *file, char *const argv[])
+{
+	return execvpe(file, argv, environ);
 }

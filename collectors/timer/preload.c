@@ -392,6 +392,7 @@ void preload_init_once(void)
 __attribute__((constructor)) static void preload_constructor(void)
 {
 	preload_init_once();
+	control_unhold();
 }
 
 /* --stats: one line with the handler's time per sample (the middle of

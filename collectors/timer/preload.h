@@ -270,6 +270,9 @@ void control_stop(void);
  * sampling (one line on stderr says so). */
 int control_owns(int sig);
 int control_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+/* In the constructor, once the library has its handler: lets through the
+ * control signal collect-timer or an exec held (blocked) until then. */
+void control_unhold(void);
 
 /* threads.c and sample.c, for wall.c */
 

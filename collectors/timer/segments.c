@@ -81,6 +81,10 @@ struct seg {
 	unsigned char *arena;
 	size_t arena_len, arena_cap;
 
+	/* numbered after the run's start (seg_align), not the trace's */
+	uint64_t align_t0, min_n;
+	int no_punch;
+
 	struct seg_summary sum;
 	uint8_t *tids;             /* a bit per thread id seen */
 	uint64_t lost_written;     /* lost counts in the segments so far */
@@ -631,6 +635,14 @@ static int seg_begin(struct seg *s)
 	s->punched = (s->head.h.header_size + SEG_PAGE - 1) / SEG_PAGE * SEG_PAGE;
 	s->n = 1;
 	s->bound = s->head.h.start_monotonic_ns + s->split_ns;
+	if (s->align_t0 != 0) {
+		uint64_t start = s->head.h.start_monotonic_ns;
+
+		s->n = start > s->align_t0 ? (start - s->align_t0) / s->split_ns + 1 : 1;
+		if (s->n < s->min_n)
+			s->n = s->min_n;
+		s->bound = s->align_t0 + s->n * s->split_ns;
+	}
 	seg_open(s, s->head.h.start_monotonic_ns);
 	return 1;
 }
@@ -645,7 +657,7 @@ static void seg_punch(struct seg *s)
 {
 	uint64_t to = raw_tail_offset(&s->tail) / SEG_PUNCH_ALIGN * SEG_PUNCH_ALIGN;
 
-	if (to <= s->punched || s->punch_failed)
+	if (to <= s->punched || s->punch_failed || s->no_punch)
 		return;
 	if (fallocate(s->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)s->punched,
 		      (off_t)(to - s->punched)) != 0) {
@@ -744,6 +756,22 @@ void seg_clear_old(const struct seg *s)
 			unlink(path);
 	}
 	closedir(d);
+}
+
+void seg_align(struct seg *s, uint64_t t0, uint64_t min_n, int punch)
+{
+	s->align_t0 = t0;
+	s->min_n = min_n;
+	s->no_punch = !punch;
+}
+
+int seg_where(const struct seg *s, uint64_t *t0, uint64_t *n)
+{
+	if (!s->sum.started)
+		return 0;
+	*t0 = s->align_t0 != 0 ? s->align_t0 : s->head.h.start_monotonic_ns;
+	*n = s->n;
+	return 1;
 }
 
 const char *seg_program(const struct seg *s)

@@ -37,8 +37,11 @@
  * collect-timer (PROFVIEW_SPLIT).  collect-timer keeps the mappings, the
  * stack records (as many as the library's stack table holds at most) and
  * the threads alive, and reads the trace through a buffer of a megabyte.
- * Only the program's own trace is cut; the traces of the processes it
- * starts are whole, as without --split.
+ * The traces of the processes the program starts are cut too, each by a
+ * seg of its own numbered after the program's start (seg_align), and
+ * collect-timer joins the segments of a window into one run (raw.h), so
+ * that a segment holds every process's samples of its window; those
+ * traces stay whole (they are also joined into the -o file at the end).
  */
 #ifndef PROFVIEW_TIMER_SEGMENTS_H
 #define PROFVIEW_TIMER_SEGMENTS_H
@@ -83,6 +86,15 @@ void seg_summary(const struct seg *s, struct seg_summary *out);
 /* Removes the segments of an earlier run by the same name (regular files
  * of the user's own), so that they are not taken for this run's. */
 void seg_clear_old(const struct seg *s);
+/* Numbers the segments after the run's start t0 (CLOCK_MONOTONIC), the
+ * program's, rather than the trace's own, from min_n at least (the windows
+ * before are joined already); punch 0 leaves the trace whole.  Before the
+ * first seg_poll. */
+void seg_align(struct seg *s, uint64_t t0, uint64_t min_n, int punch);
+/* Once the trace has a header: 1, the start segments are numbered after
+ * in *t0 and the segment being written in *n (those before are on disk,
+ * or lost); else 0. */
+int seg_where(const struct seg *s, uint64_t *t0, uint64_t *n);
 /* The program's path, as the trace's header says ("" before it has
  * one).  Valid until seg_free. */
 const char *seg_program(const struct seg *s);

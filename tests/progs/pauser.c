@@ -12,6 +12,17 @@
  * pauser window SECONDS: spins SECONDS of wall-clock time in phase_a(),
  *   then prints the environment's start and stop times ("start NS",
  *   "stop NS").
+ * pauser execkill N: N times, forks a child that execs this program
+ *   ("pauser window 0.02") and sends it SIGUSR2 at once, or after up to 2 ms
+ *   (the child is anywhere between the fork and its main then); prints
+ *   "killed K of N", K the children that a signal ended.
+ * pauser prefork N DIR [handler]: a pre-fork server: forks N workers, each
+ *   of which writes DIR/wI (its pid) and spins in phase_a() until DIR/stop
+ *   exists; the parent spins in phase_c() meanwhile, and once DIR/more
+ *   exists forks one more worker, DIR/wN, that spins in phase_b().  With
+ *   "handler" the parent installs a SIGUSR2 handler of its own, and each
+ *   worker again after its fork.  Each worker prints "worker I PID caught
+ *   K", then the parent "caught K" (the SIGUSR2 its handler got).
  * pauser until FILE: the main thread spins in phase_a() and a worker in
  *   background() until FILE exists (at most a minute), then each prints
  *   the CPU time it used in all ("cpu main|worker NS").
@@ -24,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static volatile uint64_t sink;
@@ -79,6 +91,46 @@ static void on_usr2(int sig)
 {
 	(void)sig;
 	caught++;
+}
+
+static int exists(const char *dir, const char *name)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return access(path, F_OK) == 0;
+}
+
+/* A worker of "prefork": never returns (exits, so that its trace is
+ * finished). */
+static void prefork_worker(int i, const char *dir, int handler, void (*spin)(double))
+{
+	char path[4096];
+	FILE *f;
+
+	if (handler) {
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_usr2;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGUSR2, &sa, NULL);
+	}
+	caught = 0;
+	snprintf(path, sizeof(path), "%s/w%d.part", dir, i);
+	f = fopen(path, "w");
+	if (f != NULL) {
+		char done[4096];
+
+		fprintf(f, "%d\n", (int)getpid());
+		fclose(f);
+		snprintf(done, sizeof(done), "%s/w%d", dir, i);
+		rename(path, done);
+	}
+	while (!exists(dir, "stop"))
+		spin(0.01);
+	printf("worker %d %d caught %d\n", i, (int)getpid(), (int)caught);
+	exit(0);
 }
 
 static void nap(void)
@@ -143,6 +195,52 @@ int main(int argc, char **argv)
 			phase_a(0.001);
 		printf("start %s\nstop %s\n", getenv("PROFVIEW_START_NS") ? getenv("PROFVIEW_START_NS") : "0",
 		       getenv("PROFVIEW_STOP_NS") ? getenv("PROFVIEW_STOP_NS") : "0");
+	} else if (strcmp(mode, "prefork") == 0 && argc > 3) {
+		int n = atoi(argv[2]), handler = argc > 4 && strcmp(argv[4], "handler") == 0, more = 0;
+		const char *dir = argv[3];
+
+		if (handler) {
+			struct sigaction sa;
+
+			memset(&sa, 0, sizeof(sa));
+			sa.sa_handler = on_usr2;
+			sigemptyset(&sa.sa_mask);
+			sigaction(SIGUSR2, &sa, NULL);
+		}
+		fflush(stdout);
+		for (int i = 0; i < n; i++)
+			if (fork() == 0)
+				prefork_worker(i, dir, handler, phase_a);
+		while (!exists(dir, "stop")) {
+			phase_c(0.005);
+			if (!more && exists(dir, "more")) {
+				more = 1;
+				if (fork() == 0)
+					prefork_worker(n, dir, handler, phase_b);
+			}
+		}
+		while (wait(NULL) > 0)
+			;
+		printf("caught %d\n", (int)caught);
+	} else if (strcmp(mode, "execkill") == 0) {
+		int n = argc > 2 ? atoi(argv[2]) : 10, killed = 0;
+
+		for (int i = 0; i < n; i++) {
+			char *args[] = { "pauser", "window", "0.02", NULL };
+			int status;
+			pid_t pid = fork();
+
+			if (pid == 0) {
+				execv("/proc/self/exe", args);
+				_exit(127);
+			}
+			if (i % 3 != 0)
+				usleep((useconds_t)(random() % 2000));
+			kill(pid, SIGUSR2);
+			if (waitpid(pid, &status, 0) == pid && WIFSIGNALED(status))
+				killed++;
+		}
+		printf("killed %d of %d\n", killed, n);
 	} else if (strcmp(mode, "until") == 0 && argc > 2) {
 		pthread_t w;
 

@@ -15,6 +15,8 @@
  *   end TIME SAMPLES LOST
  *   record TYPE SIZE                       (a type this tool does not know)
  *   stop REASON OFFSET                     (why the walk stopped, if not at the end)
+ * A run of several processes (raw.h) is dumped part by part, each after a
+ * line "part PID FLAGS".
  * Exit status 0, or 1 when the file is not a raw trace it reads.
  */
 #include <inttypes.h>
@@ -48,7 +50,7 @@ static unsigned char *slurp(const char *path, size_t *len)
 	return b;
 }
 
-int main(int argc, char **argv)
+static int dump(const char *path, const unsigned char *b, size_t len)
 {
 	static const char *why[] = { "record", "done", "zeros", "ended", "cut-header", "cut",
 				     "bad-size", "malformed" };
@@ -56,16 +58,9 @@ int main(int argc, char **argv)
 	struct raw_iter it;
 	struct raw_record r;
 	enum raw_next next;
-	unsigned char *b;
-	size_t len;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: rawdump TRACE\n");
-		return 2;
-	}
-	b = slurp(argv[1], &len);
-	if (b == NULL || raw_iter_head(b, len, &head) != RAW_HEAD_OK) {
-		fprintf(stderr, "rawdump: '%s' is not a raw trace it reads\n", argv[1]);
+	if (raw_iter_head(b, len, &head) != RAW_HEAD_OK) {
+		fprintf(stderr, "rawdump: '%s' is not a raw trace it reads\n", path);
 		return 1;
 	}
 	printf("header %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %u\n", head.h.pid,
@@ -160,6 +155,45 @@ int main(int argc, char **argv)
 	}
 	if (next != RAW_NEXT_DONE && next != RAW_NEXT_ENDED)
 		printf("stop %s %zu\n", why[next], r.off);
-	free(b);
 	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct raw_run_footer foot;
+	unsigned char *b;
+	size_t len;
+	int rc = 0;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: rawdump TRACE\n");
+		return 2;
+	}
+	b = slurp(argv[1], &len);
+	if (b == NULL) {
+		fprintf(stderr, "rawdump: cannot read '%s'\n", argv[1]);
+		return 1;
+	}
+	if (len >= sizeof(foot))
+		memcpy(&foot, b + len - sizeof(foot), sizeof(foot));
+	if (len >= sizeof(foot) && memcmp(foot.magic, RAW_RUN_MAGIC, RAW_MAGIC_LEN) == 0 &&
+	    foot.index_offset <= len - sizeof(foot) &&
+	    (uint64_t)foot.nparts * sizeof(struct raw_run_part) <= len - sizeof(foot) - foot.index_offset) {
+		for (uint32_t i = 0; i < foot.nparts && rc == 0; i++) {
+			struct raw_run_part p;
+
+			memcpy(&p, b + foot.index_offset + i * sizeof(p), sizeof(p));
+			if (p.offset > len || p.length > len - p.offset) {
+				fprintf(stderr, "rawdump: '%s': part %u out of the file\n", argv[1], i);
+				rc = 1;
+				break;
+			}
+			printf("part %u %u\n", p.pid, p.flags);
+			rc = dump(argv[1], b + p.offset, p.length);
+		}
+	} else {
+		rc = dump(argv[1], b, len);
+	}
+	free(b);
+	return rc;
 }
