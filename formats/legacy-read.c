@@ -109,17 +109,6 @@ bool legacy_char(const char **p, const char *e, char c)
 	return true;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int legacy_error(const struct lreader *r, size_t no, const char *what)
 {
 	return pv_error("'%s': line %zu: %s", r->name, no, what);
@@ -129,7 +118,7 @@ int legacy_error(const struct lreader *r, size_t no, const char *what)
 int legacy_hex_addresses(struct lreader *r, const char *s, const char *e, size_t no)
 {
 	for (const char *q = s; q + 2 < e; q++) {
-		if (q[0] != '0' || q[1] != 'x' || hexval(q[2]) < 0 || (q[2] >= 'A' && q[2] <= 'F'))
+		if (q[0] != '0' || q[1] != 'x' || pv_hexval(q[2]) < 0 || (q[2] >= 'A' && q[2] <= 'F'))
 			continue;
 		uint64_t a = 0;
 		int digits = 0;
@@ -137,7 +126,7 @@ int legacy_hex_addresses(struct lreader *r, const char *s, const char *e, size_t
 		for (; q < e && ((*q >= '0' && *q <= '9') || (*q >= 'a' && *q <= 'f')); q++) {
 			if (++digits > 16 && a >> 60)
 				return legacy_error(r, no, "an address has more than 64 bits");
-			a = a << 4 | (uint64_t)hexval(*q);
+			a = a << 4 | (uint64_t)pv_hexval(*q);
 		}
 		if (r->naddrs >= LEGACY_MAX_DEPTH)
 			return legacy_error(r, no, "a stack of more than 4096 frames: the file is damaged");
@@ -240,10 +229,10 @@ bool legacy_hex_number(const char **p, const char *e, uint64_t *v)
 	if (e - q > 2 && q[0] == '0' && (q[1] == 'x' || q[1] == 'X'))
 		q += 2;
 	const char *d = q;
-	for (; q < e && hexval(*q) >= 0; q++) {
+	for (; q < e && pv_hexval(*q) >= 0; q++) {
 		if (x >> 60)
 			return false;
-		x = x << 4 | (uint64_t)hexval(*q);
+		x = x << 4 | (uint64_t)pv_hexval(*q);
 	}
 	if (q == d)
 		return false;

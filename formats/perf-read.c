@@ -109,17 +109,6 @@ static bool is_digit(char c)
 	return c >= '0' && c <= '9';
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static struct span trim(struct span t)
 {
 	while (t.n && is_space(t.s[0]))
@@ -163,7 +152,7 @@ static bool parse_hex(const char *s, size_t n, uint64_t *v)
 	if (n == 0 || n > 16)
 		return false;
 	for (size_t i = 0; i < n; i++) {
-		int d = hexval(s[i]);
+		int d = pv_hexval(s[i]);
 		if (d < 0)
 			return false;
 		*v = *v << 4 | (uint64_t)d;
@@ -377,7 +366,7 @@ static bool parse_frame(struct span t, struct frame *f)
 	}
 	/* "+0x1f" after the symbol: perf's offset into it */
 	for (size_t i = t.n; i-- > 0;) {
-		if (hexval(t.s[i]) >= 0)
+		if (pv_hexval(t.s[i]) >= 0)
 			continue;
 		if (t.s[i] == 'x' && i >= 2 && t.s[i - 1] == '0' && t.s[i - 2] == '+' && i + 1 < t.n)
 			t.n = i - 2;

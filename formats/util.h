@@ -31,6 +31,18 @@ static inline uint64_t pv_mix64(uint64_t x)
 	return x;
 }
 
+/* The value of hexadecimal digit c, or -1. */
+static inline int pv_hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 /* The last component of a path. */
 static inline const char *pv_base_name(const char *path)
 {

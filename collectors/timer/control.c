@@ -483,32 +483,12 @@ static void control_exec_failed(char **v, char *const env[], const sigset_t *old
 	errno = saved_errno;
 }
 
-PRELOAD_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+/* An exec by the libc function named name (execve or execvpe), the
+ * control signal held across it (control_exec_hold). */
+static int control_exec(const char *name, const char *file, char *const argv[], char *const envp[])
 {
 	int (*real)(const char *, char *const[], char *const[]) =
-		(int (*)(const char *, char *const[], char *const[]))dlsym(RTLD_NEXT, "execve");
-	sigset_t old;
-	char **v;
-
-	if (real == NULL) {
-		errno = ENOSYS;
-		return -1;
-	}
-	v = control_exec_hold(envp, &old);
-	real(path, argv, v);
-	control_exec_failed(v, envp, &old);
-	return -1;
-}
-
-PRELOAD_EXPORT int execv(const char *path, char *const argv[])
-{
-	return execve(path, argv, environ);
-}
-
-PRELOAD_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
-{
-	int (*real)(const char *, char *const[], char *const[]) =
-		(int (*)(const char *, char *const[], char *const[]))dlsym(RTLD_NEXT, "execvpe");
+		(int (*)(const char *, char *const[], char *const[]))dlsym(RTLD_NEXT, name);
 	sigset_t old;
 	char **v;
 
@@ -520,6 +500,21 @@ PRELOAD_EXPORT int execvpe(const char *file, char *const argv[], char *const env
 	real(file, argv, v);
 	control_exec_failed(v, envp, &old);
 	return -1;
+}
+
+PRELOAD_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	return control_exec("execve", path, argv, envp);
+}
+
+PRELOAD_EXPORT int execv(const char *path, char *const argv[])
+{
+	return execve(path, argv, environ);
+}
+
+PRELOAD_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	return control_exec("execvpe", file, argv, envp);
 }
 
 PRELOAD_EXPORT int execvp(const char *file, char *const argv[])
