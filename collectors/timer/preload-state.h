@@ -123,6 +123,11 @@ struct preload_global {
 	uint32_t stack_size;            /* bytes of stack copied, dwarf mode */
 	_Atomic int no_vm_readv;        /* process_vm_readv is refused */
 	pid_t pid;
+	/* The collector library's own code: a sample whose interrupted
+	 * program counter is in it is the collector's work, whatever the
+	 * thread was doing (its wrappers' first and last instructions are
+	 * outside preload_own_begin/end). */
+	uintptr_t own_lo, own_hi;
 	pthread_key_t key;
 	_Atomic uint64_t rng;
 	_Atomic uint64_t samples, lost, lost_pending, signals, overruns;

@@ -273,6 +273,13 @@ uint32_t preload_read_memory(void *dst, uintptr_t addr, uint32_t len)
 	return ok > 0 ? preload_read_self(dst, addr, ok) : 0;
 }
 
+/* Is a sample of thread t, interrupted at pc, the collector's own work:
+ * inside preload_own_begin/end, or in the library's code?  Signal-safe. */
+static int preload_own_work(const struct preload_tls *t, uint64_t pc)
+{
+	return t->own > 0 || (pc >= preload.own_lo && pc < preload.own_hi);
+}
+
 /* The system part of a sample's weight, and its kernel frames. */
 struct preload_kernel {
 	uint64_t system_ns;    /* 0: no RAW_SAMPLE_KERNEL record */
@@ -429,7 +436,7 @@ static void preload_sample_regs(struct preload_tls *t, const ucontext_t *uc, int
 	/* the file is zero-filled, but say so rather than rely on it */
 	memset(copy + len, 0, size - sizeof(*rec) - RAW_NREGS * 8 - len);
 	rec->stack_len = len;
-	rec->flags = flags | (t->own > 0 ? RAW_SAMPLE_COLLECTOR : 0);
+	rec->flags = flags | (preload_own_work(t, (uint64_t)uc->uc_mcontext.gregs[REG_RIP]) ? RAW_SAMPLE_COLLECTOR : 0);
 	/* the records after the sample are published first: a reader that
 	 * sees the sample sees them */
 	if (k->system_ns)
@@ -456,7 +463,7 @@ static void preload_sample_frames(struct preload_tls *t, const uint64_t *frames,
 	uint32_t stack_id = stacktab_intern(frames, n), size;
 	struct raw_sample *rec;
 
-	if (t->own > 0)
+	if (preload_own_work(t, n > 0 ? frames[0] : 0))
 		flags |= RAW_SAMPLE_COLLECTOR;
 	/* the short form where it says all (raw.h) */
 	if (stack_id != 0 && flags == RAW_SAMPLE_RUNNING)
