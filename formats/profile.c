@@ -562,7 +562,7 @@ int pv_profile_check_sums(const struct pv_profile *p, const char *what)
 	return 0;
 }
 
-int pv_profile_validate(const struct pv_profile *p, const char *what)
+int pv_profile_check_indices(const struct pv_profile *p, const char *what)
 {
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct pv_sample *s = &p->samples[i];
@@ -596,5 +596,12 @@ int pv_profile_validate(const struct pv_profile *p, const char *what)
 		    f->filename >= p->strings.n)
 			return pv_error("%s: function %zu: string out of range", what, i);
 	}
+	return 0;
+}
+
+int pv_profile_validate(const struct pv_profile *p, const char *what)
+{
+	if (pv_profile_check_indices(p, what) < 0)
+		return -1;
 	return pv_profile_check_sums(p, what);
 }

@@ -287,8 +287,12 @@ bool pv_budget_refused(void);
  * computed)?  0, or -1 with an error naming what (an input) and the value
  * type. */
 int pv_profile_check_sums(const struct pv_profile *p, const char *what);
-/* Check internal consistency (indices in range) and the sums
- * (pv_profile_check_sums); 0, or -1 with an error. */
+/* Is every index in range (internal consistency)?  0, or -1 with an
+ * error.  A reader's profile always is: what the fuzz targets check. */
+int pv_profile_check_indices(const struct pv_profile *p, const char *what);
+/* Check internal consistency (pv_profile_check_indices) and the sums
+ * (pv_profile_check_sums): an input whose values cannot be added up is
+ * refused here.  0, or -1 with an error. */
 int pv_profile_validate(const struct pv_profile *p, const char *what);
 
 #endif

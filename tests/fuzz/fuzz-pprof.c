@@ -39,7 +39,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		data = plain;
 	}
 	p = pprof_read(data, plen, "fuzz", plain != NULL);
-	if (p && pv_profile_validate(p, "fuzz") != 0)
+	if (p && pv_profile_check_indices(p, "fuzz") != 0)
 		abort();
 	if (p) {
 		/* Round trip through the writer, uncompressed. */
