@@ -484,7 +484,7 @@ static int build_tree(struct calltree *t, const struct ct_options *opt)
 
 	for (size_t k = 0; k < b.ngroups; k++) {
 		const struct ct_path *g = &b.groups[order[k]];
-		const uint32_t *path = t->scratch + g->off;
+		const uint32_t *path = t->scratch ? t->scratch + g->off : NULL; /* none when no stack has a frame */
 		uint32_t lcp = 0, node;
 
 		if (b.by_process && (!prev || prev->thread != g->thread)) {
