@@ -133,6 +133,10 @@ static ssize_t expand_into(struct calltree *t, const uint32_t *locs, uint32_t nl
 {
 	size_t n = at;
 
+	/* Never left NULL, even for a stack without frames: the paths point
+	 * into it by offset. */
+	if (pv_grow(&t->scratch, &t->cap_scratch, n + 1, sizeof *t->scratch) < 0)
+		return -1;
 	for (uint32_t i = nlocs; i-- > 0;) {
 		uint32_t nf;
 		const uint32_t *fr = location_frames(t, locs[i], &nf);
