@@ -59,6 +59,8 @@ static struct pv_profile *read_all(char *const *paths, size_t n, const struct pv
 			return NULL;
 		}
 	}
+	if (p && n > 1)
+		pv_warn_segment_gaps(p);
 	return p;
 }
 

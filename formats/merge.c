@@ -1,8 +1,10 @@
 /* merge.c - merge profiles, name the program, shared reader helpers */
 #include "merge.h"
 #include "error.h"
+#include "units.h"
 #include "util.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,6 +297,16 @@ int pv_merge(struct pv_profile *d, const struct pv_profile *s, const char *src_n
 		if (__builtin_add_overflow(have, s->system_cpu_ns, &d->system_cpu_ns))
 			d->system_cpu_ns = INT64_MAX;
 	}
+	for (size_t i = 0; i < s->nsegments; i++) {
+		struct pv_segment g = s->segments[i];
+		g.missing_cause = mstr(&m, g.missing_cause);
+		if (g.missing_cause == PV_NONE)
+			g.missing_cause = 0;
+		if (pv_add_segment(d, &g) < 0) {
+			pv_oom();
+			goto out;
+		}
+	}
 	d->finished = d->finished && s->finished;
 	d->diff = d->diff || s->diff;
 	if (s->source_format != 0 && strcmp(pv_str(d, d->source_format), pv_str(s, s->source_format)))
@@ -310,6 +322,73 @@ out:
 	free(m.lines);
 	free(m.locs);
 	return ret;
+}
+
+static int segment_order(const void *a, const void *b)
+{
+	const struct pv_segment *x = a, *y = b;
+
+	if (x->run_key != y->run_key)
+		return x->run_key < y->run_key ? -1 : 1;
+	if (x->split_ns != y->split_ns)
+		return x->split_ns < y->split_ns ? -1 : 1;
+	return x->number < y->number ? -1 : x->number > y->number;
+}
+
+/* The time from a run's start to the start of its segment n. */
+static char *segment_time(char *buf, size_t n, const struct pv_segment *g, uint64_t number)
+{
+	uint64_t ns;
+
+	if (__builtin_mul_overflow(number - 1, g->split_ns, &ns) || ns > INT64_MAX)
+		ns = INT64_MAX;
+	return pv_format_duration(buf, n, (int64_t)ns);
+}
+
+#define PV_SEGMENT_GAPS_SAID 5
+
+int pv_warn_segment_gaps(const struct pv_profile *p)
+{
+	struct pv_segment *g;
+	int gaps = 0;
+
+	if (p->nsegments < 2)
+		return 0;
+	g = malloc(p->nsegments * sizeof *g);
+	if (!g)
+		return 0; /* only a warning */
+	memcpy(g, p->segments, p->nsegments * sizeof *g);
+	qsort(g, p->nsegments, sizeof *g, segment_order);
+	for (size_t i = 1; i < p->nsegments; i++) {
+		const struct pv_segment *a = &g[i - 1], *b = &g[i];
+		char from[32], to[32], lost[256] = "";
+		uint64_t first = a->number + 1, last = b->number - 1;
+
+		if (a->run_key != b->run_key || a->split_ns != b->split_ns || b->number <= first)
+			continue;
+		if (++gaps > PV_SEGMENT_GAPS_SAID)
+			continue;
+		segment_time(from, sizeof from, b, first);
+		segment_time(to, sizeof to, b, last + 1);
+		if (b->missing >= last - first + 1)
+			snprintf(lost, sizeof lost, ": they could not be written%s%s%s, %" PRIu64
+				 " sample%s lost", b->missing_cause ? " (" : "",
+				 b->missing_cause ? pv_str(p, b->missing_cause) : "",
+				 b->missing_cause ? ")" : "", b->missing_samples,
+				 b->missing_samples == 1 ? "" : "s");
+		else
+			snprintf(lost, sizeof lost, ": they are not among the profiles given");
+		if (first == last)
+			pv_warn("the segments merged leave a gap: segment %" PRIu64 " of the run, %s to %s, is missing%s",
+				first, from, to, lost);
+		else
+			pv_warn("the segments merged leave a gap: segments %" PRIu64 " to %" PRIu64 " of the run, %s to %s, are missing%s",
+				first, last, from, to, lost);
+	}
+	if (gaps > PV_SEGMENT_GAPS_SAID)
+		pv_warn("and %d more gaps between the segments merged", gaps - PV_SEGMENT_GAPS_SAID);
+	free(g);
+	return gaps;
 }
 
 struct pv_profile *pv_profile_copy(const struct pv_profile *src)

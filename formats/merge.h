@@ -13,6 +13,11 @@
  * larger period.  0, or -1 after reporting an error (dst is then
  * unchanged in what its samples say, but may hold unused objects). */
 int pv_merge(struct pv_profile *dst, const struct pv_profile *src, const char *src_name);
+/* Warns (a line each, the first few) about the segments of a run cut by
+ * time that p lacks between two it holds, saying when they were and, where
+ * the later segment knows, that they could not be written and how many
+ * samples they held.  Returns the number of gaps. */
+int pv_warn_segment_gaps(const struct pv_profile *p);
 
 /* Do a and b have the same sample types, by name and unit, in order? */
 bool pv_same_types(const struct pv_profile *a, const struct pv_profile *b);

@@ -213,6 +213,7 @@ void pv_profile_free(struct pv_profile *p)
 	free(p->stack_locs);
 	free(p->threads);
 	free(p->processes);
+	free(p->segments);
 	free(p->loc_slots);
 	free(p->fn_slots);
 	free(p->thr_slots);
@@ -513,6 +514,29 @@ void pv_threads_in_process(struct pv_profile *p, uint32_t process)
 	p->nthr_slots = 0;
 }
 
+int pv_add_segment(struct pv_profile *p, const struct pv_segment *seg)
+{
+	for (size_t i = 0; i < p->nsegments; i++) {
+		struct pv_segment *g = &p->segments[i];
+		if (g->run_key == seg->run_key && g->split_ns == seg->split_ns &&
+		    g->number == seg->number) {
+			/* another process's part of the same window */
+			if (seg->missing > g->missing)
+				g->missing = seg->missing;
+			if (__builtin_add_overflow(g->missing_samples, seg->missing_samples,
+						   &g->missing_samples))
+				g->missing_samples = UINT64_MAX;
+			if (!g->missing_cause)
+				g->missing_cause = seg->missing_cause;
+			return 0;
+		}
+	}
+	if (pv_grow(&p->segments, &p->cap_segments, p->nsegments + 1, sizeof *p->segments) < 0)
+		return -1;
+	p->segments[p->nsegments++] = *seg;
+	return 0;
+}
+
 uint32_t pv_add_process(struct pv_profile *p, const struct pv_process *proc)
 {
 	if (p->nprocesses >= UINT32_MAX - 1 ||
@@ -574,6 +598,9 @@ int pv_profile_check_indices(const struct pv_profile *p, const char *what)
 		if (s->thread != PV_NONE && s->thread >= p->nthreads)
 			return pv_error("%s: sample %zu: thread out of range", what, i);
 	}
+	for (size_t i = 0; i < p->nsegments; i++)
+		if (p->segments[i].missing_cause >= p->strings.n)
+			return pv_error("%s: segment %zu: string out of range", what, i);
 	for (size_t i = 0; i < p->nthreads; i++)
 		if (p->threads[i].process != PV_NONE && p->threads[i].process >= p->nprocesses)
 			return pv_error("%s: thread %zu: process out of range", what, i);

@@ -126,6 +126,18 @@ struct pv_strtab {
 	size_t nslots;
 };
 
+/* A segment of a run that was cut by time (collect-timer --split): which
+ * one, and the segments just before it that could not be written.  The
+ * run is told by its key (its start and the segments' length). */
+struct pv_segment {
+	uint64_t run_key;      /* the same for every segment of one run */
+	uint64_t split_ns;     /* the length of a segment */
+	uint64_t number;       /* 1, 2, ... */
+	uint64_t missing;      /* segments number - missing .. number - 1 not written */
+	uint64_t missing_samples; /* the samples they held */
+	uint32_t missing_cause; /* string index: why they were not written, "" unknown */
+};
+
 struct pv_profile {
 	struct pv_strtab strings;
 
@@ -145,6 +157,8 @@ struct pv_profile {
 	struct pv_thread *threads;     size_t nthreads, cap_threads;
 	/* Empty unless the source is a run of several processes. */
 	struct pv_process *processes;  size_t nprocesses, cap_processes;
+	/* The segments of runs cut by time it holds, if any. */
+	struct pv_segment *segments;   size_t nsegments, cap_segments;
 
 	/* What the source said about itself. */
 	uint32_t program;      /* string index: the profiled executable */
@@ -246,6 +260,9 @@ uint32_t pv_get_process_thread(struct pv_profile *p, uint32_t process, uint32_t 
 void pv_threads_in_process(struct pv_profile *p, uint32_t process);
 /* Add a process; its index, or PV_NONE when out of memory. */
 uint32_t pv_add_process(struct pv_profile *p, const struct pv_process *proc);
+/* Notes that the profile holds segment seg (a copy); the missing segments
+ * and samples of one already there add up.  0 or -1 (out of memory). */
+int pv_add_segment(struct pv_profile *p, const struct pv_segment *seg);
 /* "pid 123 (make)": the process of thread th, into buf; "" when it has
  * none.  Returns buf. */
 const char *pv_thread_process_name(const struct pv_profile *p, uint32_t th, char *buf, size_t n);

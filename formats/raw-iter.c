@@ -84,6 +84,7 @@ static uint32_t raw_iter_min_size(uint32_t type)
 	case RAW_CHECK_FRAMES: return sizeof(struct raw_unwind_check);
 	case RAW_SAMPLE_KERNEL: return sizeof(struct raw_sample_kernel);
 	case RAW_KERNEL: return sizeof(struct raw_kernel);
+	case RAW_SEGMENT: return sizeof(struct raw_segment);
 	default: return sizeof(struct raw_rec);
 	}
 }

@@ -197,6 +197,7 @@ static const char *type_name(uint32_t t)
 	case RAW_CHECK_FRAMES: return "check-frames";
 	case RAW_SAMPLE_KERNEL: return "sample-kernel";
 	case RAW_KERNEL: return "kernel";
+	case RAW_SEGMENT: return "segment";
 	default: return "unknown";
 	}
 }
@@ -387,6 +388,22 @@ static int first_record(struct reader *rd, const struct raw_record *recp)
 		if (l.error && raw_lost_cause(l.error) &&
 		    (p->lost_cause = pv_intern_str(p, raw_lost_cause(l.error))) == PV_NONE)
 			return -1;
+		break;
+	}
+	case RAW_SEGMENT: {
+		const struct raw_segment *g = (const void *)r;
+		struct pv_segment seg = { .run_key = g->run_start_ns, .split_ns = g->split_ns,
+					  .number = g->number, .missing = g->missing,
+					  .missing_samples = g->missing_samples };
+		const char *why = raw_lost_cause(g->missing_error);
+		if (g->number == 0 || g->split_ns == 0 || g->missing >= g->number)
+			break; /* not a segment that can be placed: ignored */
+		if (why && (seg.missing_cause = pv_intern_str(p, why)) == PV_NONE)
+			return -1;
+		if (pv_add_segment(p, &seg) < 0) {
+			pv_oom();
+			return -1;
+		}
 		break;
 	}
 	case RAW_END: {

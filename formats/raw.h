@@ -122,6 +122,7 @@ enum raw_type {
 	RAW_CHECK_FRAMES = 9,
 	RAW_SAMPLE_KERNEL = 10,
 	RAW_KERNEL = 11,
+	RAW_SEGMENT = 12,
 };
 
 struct raw_rec {
@@ -345,6 +346,24 @@ struct raw_sample_kernel {
 	uint64_t system_ns;    /* of its weight_ns, at most all of it */
 };
 _Static_assert(sizeof(struct raw_sample_kernel) == 32, "raw_sample_kernel is 32 bytes");
+
+/* In a segment of a run cut by time (collect-timer --split), first after
+ * the header: which segment it is, and the segments just before it that
+ * could not be written (their samples are lost).  Segment n covers
+ * [run_start_ns + (n - 1) * split_ns, run_start_ns + n * split_ns) of
+ * CLOCK_MONOTONIC; run_start_ns and split_ns together tell one run's
+ * segments from another's. */
+struct raw_segment {
+	struct raw_rec h;
+	uint64_t number;       /* 1, 2, ... */
+	uint64_t split_ns;     /* the length of every segment */
+	uint64_t run_start_ns; /* CLOCK_MONOTONIC at the start of segment 1 */
+	uint64_t missing;      /* segments number - missing .. number - 1 were not written */
+	uint64_t missing_samples; /* the samples they held */
+	uint32_t missing_error; /* the error (a Linux errno) of the last of them */
+	uint32_t reserved;     /* 0 */
+};
+_Static_assert(sizeof(struct raw_segment) == 56, "raw_segment is 56 bytes");
 
 /* Samples the collector could not store, and why: the error (a Linux
  * errno) of its last failed attempt to grow the trace, 0 when unknown.

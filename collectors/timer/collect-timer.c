@@ -1050,19 +1050,36 @@ static size_t collect_find_traces(const char *shown, pid_t pid, uint64_t t0, int
 /* The summary line of a trace cut into segments (--split). */
 static void collect_report_segments(const struct seg *seg, const char *who, int quiet)
 {
-	char weight[32], say[512], cause[160], first[PATH_MAX + 32], last[PATH_MAX + 32];
-	char where[3 * PATH_MAX], failed[96] = "";
+	char weight[32], say[512], cause[512], first[PATH_MAX + 32], last[PATH_MAX + 32];
+	char where[3 * PATH_MAX], failed[96] = "", from[32], to[32];
 	struct seg_summary s;
+	size_t k = 0;
 
 	seg_summary(seg, &s);
 	if (quiet && !s.bad && !s.failed)
 		return;
 	pv_format_duration(weight, sizeof(weight), (int64_t)s.weight_ns);
-	if (s.lost && raw_lost_cause(s.lost_error))
-		snprintf(cause, sizeof(cause), " (the trace could not grow: %s)",
-			 raw_lost_cause(s.lost_error));
-	else
-		cause[0] = '\0';
+	cause[0] = '\0';
+	if (s.failed) {
+		const char *why = raw_lost_cause((uint32_t)s.failed_error);
+
+		pv_format_duration(from, sizeof(from), (int64_t)s.failed_from_ns);
+		pv_format_duration(to, sizeof(to), (int64_t)s.failed_to_ns);
+		if (s.failed_first == s.failed_last)
+			k = (size_t)snprintf(cause, sizeof(cause), " (%" PRIu64 " in segment %" PRIu64,
+					     s.failed_samples, s.failed_first);
+		else
+			k = (size_t)snprintf(cause, sizeof(cause), " (%" PRIu64 " in segments %" PRIu64
+					     " to %" PRIu64, s.failed_samples, s.failed_first,
+					     s.failed_last);
+		k += (size_t)snprintf(cause + k, sizeof(cause) - k, ", %s to %s of the run, that could "
+				      "not be written%s%s", from, to, why ? ": " : "", why ? why : "");
+	}
+	if (s.lost > s.failed_samples && raw_lost_cause(s.lost_error) && k < sizeof(cause))
+		k += (size_t)snprintf(cause + k, sizeof(cause) - k, "%sthe trace could not grow: %s",
+				      k ? "; " : " (", raw_lost_cause(s.lost_error));
+	if (k && k < sizeof(cause) - 1)
+		snprintf(cause + k, sizeof(cause) - k, ")");
 	seg_name(seg, s.first, first, sizeof(first));
 	seg_name(seg, s.last, last, sizeof(last));
 	if (s.segments == 0)

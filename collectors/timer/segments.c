@@ -88,6 +88,10 @@ struct seg {
 	struct seg_summary sum;
 	uint8_t *tids;             /* a bit per thread id seen */
 	uint64_t lost_written;     /* lost counts in the segments so far */
+	/* the segments that could not be written since the last one that
+	 * was: the next one's segment record says so */
+	uint64_t pend_missing, pend_samples;
+	int pend_error;
 };
 
 /* ---- tables ---- */
@@ -367,10 +371,39 @@ static void seg_put_exit(struct seg *s, const struct seg_thread *t, uint64_t tim
 	seg_account(s, RAW_THREAD_EXIT, &r);
 }
 
+/* The start of the run's segment 1 (CLOCK_MONOTONIC). */
+static uint64_t seg_t0(const struct seg *s)
+{
+	return s->align_t0 != 0 ? s->align_t0 : s->head.h.start_monotonic_ns;
+}
+
+/* Segment s->n, which ended at end, could not be written: its samples are
+ * lost, and the next segment says so. */
+static void seg_lost(struct seg *s, uint64_t end)
+{
+	uint64_t t0 = seg_t0(s);
+
+	s->sum.failed++;
+	s->sum.samples -= s->samples;
+	s->sum.lost += s->samples;
+	s->sum.failed_samples += s->samples;
+	if (s->sum.failed_first == 0) {
+		s->sum.failed_first = s->n;
+		s->sum.failed_from_ns = s->start > t0 ? s->start - t0 : 0;
+	}
+	s->sum.failed_last = s->n;
+	s->sum.failed_to_ns = end > t0 ? end - t0 : 0;
+	s->sum.failed_error = s->oerr;
+	s->pend_missing++;
+	s->pend_samples += s->samples;
+	s->pend_error = s->oerr;
+}
+
 /* Opens segment s->n, from start: its header, the mappings, the threads
  * alive. */
 static void seg_open(struct seg *s, uint64_t start)
 {
+	struct raw_segment g;
 	struct raw_header h;
 	char why[256], name[PATH_MAX + 32];
 
@@ -382,8 +415,8 @@ static void seg_open(struct seg *s, uint64_t start)
 	snprintf(s->part, sizeof(s->part), "%s.part", seg_name(s, s->n, name, sizeof(name)));
 	s->out = pv_outfile_open(s->part, PV_OUTFILE_TRACE_MODE, PV_OUTFILE_NEW, why, sizeof(why));
 	if (s->out < 0) {
+		s->oerr = errno != 0 ? errno : EIO;
 		s->say("cannot write '%s': %s; segment %" PRIu64 " is lost", s->part, why, s->n);
-		s->sum.failed++;
 		return;
 	}
 	memcpy(&h, s->header, sizeof(h));
@@ -391,6 +424,16 @@ static void seg_open(struct seg *s, uint64_t start)
 	h.start_monotonic_ns = start;
 	seg_put(s, &h, sizeof(h));
 	seg_put(s, s->header + sizeof(h), s->head.h.header_size - sizeof(h));
+	memset(&g, 0, sizeof(g));
+	g.h.type = RAW_SEGMENT;
+	g.h.size = sizeof(g);
+	g.number = s->n;
+	g.split_ns = s->split_ns;
+	g.run_start_ns = seg_t0(s);
+	g.missing = s->pend_missing;
+	g.missing_samples = s->pend_samples;
+	g.missing_error = (uint32_t)s->pend_error;
+	seg_put(s, &g, sizeof(g));
 	seg_put(s, s->maps, s->maps_len);
 	for (size_t i = 0; i < s->thread_slots; i++)
 		if (s->threads[i].tid != 0)
@@ -433,22 +476,26 @@ static void seg_close(struct seg *s, uint64_t end, uint64_t lost_end)
 	} else {
 		s->sum.weight_ns += s->wall_ns;
 	}
-	if (s->out < 0)
-		return;
-	seg_flush(s);
-	if (close(s->out) != 0 && !s->oerr)
-		s->oerr = errno;
-	s->out = -1;
-	seg_name(s, s->n, name, sizeof(name));
-	if (!s->oerr && rename(s->part, name) != 0)
-		s->oerr = errno;
+	if (s->out >= 0) {
+		seg_flush(s);
+		if (close(s->out) != 0 && !s->oerr)
+			s->oerr = errno;
+		s->out = -1;
+		seg_name(s, s->n, name, sizeof(name));
+		if (!s->oerr && rename(s->part, name) != 0)
+			s->oerr = errno;
+		if (s->oerr) {
+			s->say("cannot write '%s': %s; segment %" PRIu64 " is lost", name,
+			       strerror(s->oerr), s->n);
+			unlink(s->part);
+		}
+	}
 	if (s->oerr) {
-		s->say("cannot write '%s': %s; segment %" PRIu64 " is lost", name, strerror(s->oerr),
-		       s->n);
-		unlink(s->part);
-		s->sum.failed++;
+		seg_lost(s, end);
 		return;
 	}
+	s->pend_missing = s->pend_samples = 0;
+	s->pend_error = 0;
 	s->sum.segments++;
 	if (s->sum.first == 0)
 		s->sum.first = s->n;

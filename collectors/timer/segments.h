@@ -59,6 +59,13 @@ struct seg_summary {
 	uint32_t clock;            /* the header's (enum raw_clock) */
 	uint64_t segments;         /* written */
 	uint64_t failed;           /* that could not be written */
+	/* Of those: the samples they held (counted in lost, not in samples),
+	 * the first and last of them, the time from the run's start to the
+	 * start of the first and the end of the last, and the error of the
+	 * last (a Linux errno). */
+	uint64_t failed_samples, failed_first, failed_last;
+	uint64_t failed_from_ns, failed_to_ns;
+	int failed_error;
 	uint64_t first, last;      /* the numbers of the first and last on disk */
 	uint64_t samples, lost;
 	uint32_t lost_error;       /* why samples were lost (raw_lost_cause) */

@@ -158,4 +158,46 @@ pgrep -P $launcher >/dev/null || fail "--duration: the program did not run on"
 touch stop3
 wait $launcher || fail "collect-timer --split --duration failed: $(cat d.err)"
 grep -q "written to $n segments" d.err || fail "--duration: not $n segments: $(cat d.err)"
+
+# 4. Segments that cannot be written (here: a directory where segment 2's
+# part file and segment 3's name would go, as a full disk would fail them)
+# are lost, and said to be: their samples are counted in the summary's
+# "lost", with the segments and their time in the run; the others are
+# written, and profview, merging them, warns about the gap with the same
+# count.
+mkdir f.seg0002.raw.part
+mkdir -p f.seg0003.raw/busy
+"$COLLECT_TIMER" --split=0.4 -o f.raw ./pauser until stop4 >/dev/null 2>f.err &
+launcher=$!
+waitfor f.seg0005.raw
+touch stop4
+wait $launcher || fail "collect-timer --split with segments it cannot write failed: $(cat f.err)"
+cat f.err
+grep -q "cannot write 'f.seg0002.raw.part'.*segment 2 is lost" f.err || fail "segment 2's failure is not said"
+grep -q "cannot write 'f.seg0003.raw'.*segment 3 is lost" f.err || fail "segment 3's failure is not said"
+summary=$(grep 'samples (' f.err)
+re='^collect-timer: ([0-9]+) samples .* ([0-9]+) lost \(([0-9]+) in segments 2 to 3, 400\.0 ms to 1\.20 s of the run, that could not be written: Is a directory\)'
+[[ $summary =~ $re ]] || fail "the summary does not count the lost segments' samples as lost: $summary"
+total=${BASH_REMATCH[1]} lost=${BASH_REMATCH[2]} inlost=${BASH_REMATCH[3]}
+[ "$lost" -ge "$inlost" ] || fail "lost $lost, of which $inlost in the lost segments"
+grep -q '2 segments could not be written' <<<"$summary" || fail "the summary does not say 2 segments were not written"
+sum=0
+for f in f.seg*.raw; do
+	[ -f "$f" ] || continue
+	"$RAWDUMP" "$f" >f.dump
+	sum=$((sum + $(grep -cE '^(regs|sample) ' f.dump || true)))
+done
+[ "$sum" = "$total" ] || fail "the segments written hold $sum samples, the summary says $total"
+"$PROFVIEW" --flat f.seg0001.raw f.seg0004.raw f.seg0005.raw >/dev/null 2>g.err ||
+	fail "profview cannot merge the segments around the gap: $(cat g.err)"
+cat g.err
+grep -qx "profview: warning: the segments merged leave a gap: segments 2 to 3 of the run, 400\.0 ms to 1\.20 s, are missing: they could not be written (Is a directory), $inlost samples\? lost" g.err ||
+	fail "profview does not warn about the segments that could not be written: $(cat g.err)"
+# a segment left out by the user is a gap too, but not a lost one
+"$PROFVIEW" --flat f.seg0001.raw f.seg0005.raw >/dev/null 2>h.err || fail "profview: $(cat h.err)"
+grep -q "segments 2 to 4 of the run, 400\.0 ms to 1\.60 s, are missing: they are not among the profiles given" h.err ||
+	fail "profview does not warn about a segment left out: $(cat h.err)"
+# segments that follow each other: no word
+"$PROFVIEW" --flat f.seg0004.raw f.seg0005.raw >/dev/null 2>i.err && [ ! -s i.err ] ||
+	fail "profview warns about segments that follow each other: $(cat i.err)"
 exit 0
