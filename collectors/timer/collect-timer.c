@@ -1002,7 +1002,8 @@ static void collect_find_more(const char *shown, pid_t pid, uint64_t t0, struct 
 	}
 	closedir(d);
 	/* parents start before their children: mostly one pass */
-	qsort(cand, ncand, sizeof(*cand), collect_trace_cmp);
+	if (ncand > 1)
+		qsort(cand, ncand, sizeof(*cand), collect_trace_cmp);
 	do {
 		changed = 0;
 		for (size_t i = 0; i < ncand; i++) {
