@@ -12,7 +12,7 @@
 #include "browser.h"
 #include "modules.h"
 #include "pipeline.h"
-#include "source.h"
+#include "load.h"
 #include "outfile.h"
 #include "pprof-write.h"
 #include "util.h"

@@ -1,4 +1,4 @@
-/* source.h - the profile every view starts from
+/* load.h - the profile every view starts from: read, place, symbolize
  *
  * Reading the files, unwinding DWARF-mode traces, choosing the program's
  * symbols and symbolizing are one stage, the same for every front end:
@@ -14,8 +14,8 @@
  *
  * What comes out is the source of pipeline.h's views.
  */
-#ifndef PROFVIEW_SOURCE_H
-#define PROFVIEW_SOURCE_H
+#ifndef PROFVIEW_LOAD_H
+#define PROFVIEW_LOAD_H
 
 #include "modules.h"
 #include "profile.h"

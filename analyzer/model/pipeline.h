@@ -15,7 +15,7 @@
  *             as frames or not (--noinlines), by thread or not, weighed
  *             by the view's value (--sample-index).
  *
- * The reading, unwinding and symbolizing before (source.h) give the
+ * The reading, unwinding and symbolizing before (load.h) give the
  * source profile; the text reports, the pictures, --pprof and the browser
  * all start from a pv_view.
  */

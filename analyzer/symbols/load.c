@@ -1,5 +1,5 @@
-/* source.c - read, place, symbolize: the profile every view starts from */
-#include "source.h"
+/* load.c - read, place, symbolize: the profile every view starts from */
+#include "load.h"
 
 #include "error.h"
 #include "kallsyms.h"
