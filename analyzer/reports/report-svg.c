@@ -658,22 +658,27 @@ void report_svg_ready(void)
 
 void report_svg_unready(void)
 {
-	if (!ready.started)
-		return;
-	pthread_join(ready.thread, NULL);
+	if (ready.started)
+		pthread_join(ready.thread, NULL);
 	ready.started = false;
 	if (ready.gvc)
 		gvFreeContext(ready.gvc);
 	ready.gvc = NULL;
 }
 
+/* One graphviz context for the whole process, freed by
+ * report_svg_unready: graphviz 2.42's pango plugin keeps the name of the
+ * last font it measured, which a context owns, so that a second context's
+ * first label would compare against freed memory. */
 static GVC_t *take_gvc(void)
 {
-	if (!ready.started)
-		return gvContext();
-	pthread_join(ready.thread, NULL);
-	ready.started = false;
-	return ready.gvc ? ready.gvc : gvContext();
+	if (ready.started) {
+		pthread_join(ready.thread, NULL);
+		ready.started = false;
+	}
+	if (!ready.gvc)
+		ready.gvc = gvContext();
+	return ready.gvc;
 }
 
 int report_svg(FILE *out, struct calltree *t, const struct svg_options *o)
@@ -728,8 +733,6 @@ out:
 		gvFreeLayout(gvc, gr);
 	if (gr)
 		agclose(gr);
-	if (gvc)
-		gvFreeContext(gvc);
 	free(gn);
 	free(marks.cum);
 	free(marks.row_of);

@@ -33,8 +33,9 @@ int report_svg(FILE *out, struct calltree *t, const struct svg_options *o);
 /* Start graphviz in the background (plugins, fonts) before the profile is
  * read, for a report_svg to come; optional. */
 void report_svg_ready(void);
-/* Undo report_svg_ready when no call graph is made after all (an error):
- * graphviz is not left running while the program exits. */
+/* When no more call graph is to be made (at the end, or after an error):
+ * graphviz's one context, kept for every call graph of the process, is
+ * freed, and its start waited for if it is still going on. */
 void report_svg_unready(void);
 
 #endif
