@@ -1326,8 +1326,8 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 		snprintf(lostsay, sizeof(lostsay), ", %" PRIu64 " lost%s%s%s", lost,
 			 cause ? " (a trace could not grow: " : "", cause ? cause : "", cause ? ")" : "");
 	if (killed > 1 || (killed == 1 && shown_n < nkept))
-		snprintf(killsay, sizeof(killsay), "; %" PRIu64 " were killed before their end",
-			 killed);
+		snprintf(killsay, sizeof(killsay), "; %" PRIu64 " %s killed before their end",
+			 killed, killed == 1 ? "was" : "were");
 	pv_format_duration(w, sizeof(w), (int64_t)weight);
 	fprintf(stderr, "collect-timer: %zu process%s, %zu with samples%s: %" PRIu64 " sample%s "
 		"(%s of %s)%s, %s '%s'%s\n", nproc, nproc == 1 ? "" : "es", nkept, more, samples,

@@ -87,12 +87,14 @@ mkdir s
 got=$(cum_pct s.txt cc1_work)
 awk -v s="$got" 'BEGIN { exit !(s >= 80) }' || fail "the shim: cc1_work only $got%: $(head -8 s.txt)"
 
-# A shell script of 1,000 short commands.
-printf 'i=0\nwhile [ $i -lt 1000 ]; do /bin/true; i=$((i+1)); done\n' >loop.sh
+# A shell script of 1,100 short commands: every process counted, none
+# left out however many, one file.
+printf 'i=0\nwhile [ $i -lt 1100 ]; do /bin/true; i=$((i+1)); done\n' >loop.sh
 mkdir l
 "$COLLECT_TIMER" -o l/run.raw sh loop.sh >/dev/null 2>l.err || fail "the loop failed: $(cat l.err)"
 [ "$(ls l)" = run.raw ] || fail "the loop left $(ls l | wc -l) files"
 [ "$(wc -l <l.err)" -le 5 ] || fail "the loop: $(wc -l <l.err) lines on stderr: $(cat l.err)"
+grep -q '^collect-timer: 1101 processes, ' l.err || fail "the loop: not 1,101 processes: $(cat l.err)"
 "$PROFVIEW" --flat l/run.raw >/dev/null 2>l.perr || fail "profview on the loop's run: $(cat l.perr)"
 
 # A child cut short (_exit, no exit handlers) is still said to be.
