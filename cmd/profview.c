@@ -9,7 +9,7 @@
 #include "report-flame.h"
 #include "report-timeline.h"
 #include "report-speedscope.h"
-#include "browser.h"
+#include "screen.h"
 #include "modules.h"
 #include "pipeline.h"
 #include "load.h"
