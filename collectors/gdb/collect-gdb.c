@@ -41,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "collect-gdb.h"
 #include "outfile.h"
 
@@ -52,7 +53,8 @@
 #define CG_DEFAULT_TIMEOUT_NS 10000000000LL  /* 10 s per snapshot */
 #define CG_DEFAULT_ATTACH_TIMEOUT_NS 60000000000LL /* 60 s to attach */
 
-static const char *const mode_names[] = { "persistent", "batch", "eu-stack" };
+/* In the order of enum cg_mode. */
+static const char *const mode_names[] = { "persistent", "batch", "eu-stack", NULL };
 static const char *const end_names[] = { "", "count", "duration", "interrupted", "exited", "error" };
 
 volatile sig_atomic_t cg_stop_signal;
@@ -155,30 +157,15 @@ static void usage(FILE *f)
 		"See collect-gdb(1) and profview-gdb(5).\n");
 }
 
+/* Seconds from min to 1e6 as ns, or false. */
 static bool parse_seconds(const char *s, double min, int64_t *ns)
 {
-	char *end;
 	double v;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(v) || v < min || v > 1e6)
+	if (!cli_parse_seconds(s, min, 1e6, &v))
 		return false;
 	*ns = (int64_t)llround(v * 1e9);
 	return true;
-}
-
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("collect-gdb: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\nTry 'collect-gdb --help' for more information.\n", stderr);
-	return CG_EXIT_USAGE;
 }
 
 /* -1 to go on, else an exit status. */
@@ -204,7 +191,6 @@ static int parse_opts(int argc, char **argv, struct cg_opts *o)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *end;
 	long long v;
 	int c;
 
@@ -216,71 +202,55 @@ static int parse_opts(int argc, char **argv, struct cg_opts *o)
 	while ((c = getopt_long(argc, argv, "+:p:i:n:d:o:qhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			errno = 0;
-			v = strtoll(optarg, &end, 10);
-			if (errno || end == optarg || *end || v <= 0 || v > INT_MAX)
-				return usage_error("invalid pid '%s'", optarg);
+			if (!cli_parse_int(optarg, 1, INT_MAX, &v))
+				return cli_invalid("pid", optarg, "a process id");
 			o->pid = (pid_t)v;
 			break;
 		case 'i':
 			if (!parse_seconds(optarg, 0.001, &o->interval_ns))
-				return usage_error("invalid interval '%s': expected seconds, at least 0.001",
-						   optarg);
+				return cli_invalid("interval", optarg, "seconds, at least 0.001");
 			break;
 		case 'n':
-			errno = 0;
-			v = strtoll(optarg, &end, 10);
-			if (errno || end == optarg || *end || v <= 0)
-				return usage_error("invalid count '%s': expected a whole number > 0", optarg);
+			if (!cli_parse_int(optarg, 1, LLONG_MAX, &v))
+				return cli_invalid("count", optarg, "a whole number > 0");
 			o->count = v;
 			break;
 		case 'd':
 			if (!parse_seconds(optarg, 0.001, &o->duration_ns))
-				return usage_error("invalid duration '%s': expected seconds, at least 0.001",
-						   optarg);
+				return cli_invalid("duration", optarg, "seconds, at least 0.001");
 			break;
 		case OPT_TIMEOUT:
 			if (!parse_seconds(optarg, 0.01, &o->timeout_ns))
-				return usage_error("invalid timeout '%s': expected seconds, at least 0.01",
-						   optarg);
+				return cli_invalid("timeout", optarg, "seconds, at least 0.01");
 			break;
 		case OPT_ATTACH_TIMEOUT:
 			if (!parse_seconds(optarg, 0.01, &o->attach_timeout_ns))
-				return usage_error("invalid attach timeout '%s': expected seconds, at least 0.01",
-						   optarg);
+				return cli_invalid("attach timeout", optarg, "seconds, at least 0.01");
 			break;
 		case 'o':
 			if (!optarg[0])
-				return usage_error("empty output file name");
+				return cli_usage_error("empty output file name");
 			o->output = optarg;
 			break;
-		case OPT_MODE:
-			if (strcmp(optarg, "persistent") == 0)
-				o->mode = MODE_PERSISTENT;
-			else if (strcmp(optarg, "batch") == 0)
-				o->mode = MODE_BATCH;
-			else if (strcmp(optarg, "eu-stack") == 0)
-				o->mode = MODE_EUSTACK;
-			else
-				return usage_error("invalid mode '%s': expected persistent, batch or eu-stack",
-						   optarg);
+		case OPT_MODE: {
+			int m = cli_parse_choice(optarg, mode_names);
+			if (m < 0)
+				return cli_invalid_choice("mode", optarg, mode_names);
+			o->mode = (enum cg_mode)m;
 			break;
+		}
 		case OPT_PERSISTENT: o->mode = MODE_PERSISTENT; break;
 		case OPT_BATCH: o->mode = MODE_BATCH; break;
 		case OPT_READNEVER: o->readnever = true; break;
 		case OPT_GDB:
 			if (!optarg[0])
-				return usage_error("empty gdb path");
+				return cli_usage_error("empty gdb path");
 			o->gdb = optarg;
 			break;
 		case 'q': o->quiet = true; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("collect-gdb (profview) %s\n", PROFVIEW_VERSION); return 0;
-		case ':': return usage_error("option '%s' needs an argument", argv[optind - 1]);
-		default:
-			if (optopt)
-				return usage_error("unknown option '-%c'", optopt);
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+		default: return cli_getopt_error(c, argv);
 		}
 	}
 	if (!o->attach_timeout_ns)
@@ -289,9 +259,9 @@ static int parse_opts(int argc, char **argv, struct cg_opts *o)
 	if (optind < argc)
 		o->argv = argv + optind;
 	if (o->pid && o->argv)
-		return usage_error("give either -p PID or a program to run, not both");
+		return cli_usage_error("give either -p PID or a program to run, not both");
 	if (!o->pid && !o->argv)
-		return usage_error("no process to sample: give -p PID or a program to run");
+		return cli_usage_error("no process to sample: give -p PID or a program to run");
 	return -1;
 }
 
@@ -478,6 +448,7 @@ int main(int argc, char **argv)
 	char tool[PATH_MAX], version[256];
 	int ret;
 
+	cli_set_progname("collect-gdb");
 	ret = parse_opts(argc, argv, &st.o);
 	if (ret >= 0)
 		return ret;

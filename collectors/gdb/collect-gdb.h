@@ -8,7 +8,7 @@
  * mi.c           the persistent gdb/MI session
  *
  * Internal to the collect-gdb program; it links nothing of profview's own
- * (formats/outfile.c, libc only, is compiled in to open the trace).
+ * (formats/outfile.c and formats/cli.c, libc only, are compiled in).
  */
 #ifndef PROFVIEW_COLLECT_GDB_H
 #define PROFVIEW_COLLECT_GDB_H
