@@ -32,7 +32,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "collect-gdb.h"
+#include "cli.h"
+#include "mi.h"
+#include "proc.h"
+#include "trace.h"
 
 struct mi {
 	struct proc pr;
@@ -235,18 +238,18 @@ static void mi_timeout(struct cg_state *st, struct mi *m, enum mi_step step)
 	threads = proc_count_threads(st->pid);
 	switch (step) {
 	case STEP_ATTACH:
-		cg_msg("attaching to process %d (%u thread%s) took longer than %.3g s: give a longer --attach-timeout (or --readnever, to read no debug information); %s",
+		cli_msg("attaching to process %d (%u thread%s) took longer than %.3g s: give a longer --attach-timeout (or --readnever, to read no debug information); %s",
 		       (int)st->pid, threads, threads == 1 ? "" : "s", st->o.attach_timeout_ns / 1e9,
 		       proc_left_as(st));
 		break;
 	case STEP_DUMP:
-		cg_msg("gdb did not finish snapshot %lld of process %d (%u thread%s) within %.3g s: give a longer --timeout; %s",
+		cli_msg("gdb did not finish snapshot %lld of process %d (%u thread%s) within %.3g s: give a longer --timeout; %s",
 		       st->snapshots + 1, (int)st->pid, threads, threads == 1 ? "" : "s",
 		       st->o.timeout_ns / 1e9, proc_left_as(st));
 		break;
 	case STEP_RESUME:
 	case STEP_STOP:
-		cg_msg("gdb did not %s process %d within %.3g s (--timeout); %s",
+		cli_msg("gdb did not %s process %d within %.3g s (--timeout); %s",
 		       step == STEP_RESUME ? "resume" : "stop", (int)st->pid, st->o.timeout_ns / 1e9,
 		       proc_left_as(st));
 		break;
@@ -273,7 +276,7 @@ void mi_persistent_loop(struct cg_state *st)
 	 * every thread may take much longer than a snapshot. */
 	attach_by = cg_now_ns(CLOCK_MONOTONIC) + st->o.attach_timeout_ns;
 	if (proc_start(&m.pr, argv, true) < 0) {
-		cg_msg("cannot run '%s': %s", st->o.gdb, strerror(errno));
+		cli_msg("cannot run '%s': %s", st->o.gdb, strerror(errno));
 		st->end = END_ERROR;
 		return;
 	}
@@ -290,7 +293,7 @@ void mi_persistent_loop(struct cg_state *st)
 		char line[512];
 		cls = mi_cmd_by(&m, setup[i], attach_by);
 		if (cls == 't') {
-			cg_msg("gdb ('%s') did not answer its first commands within %.3g s of starting: check that '%s --interpreter=mi3' runs, or give a longer --attach-timeout",
+			cli_msg("gdb ('%s') did not answer its first commands within %.3g s of starting: check that '%s --interpreter=mi3' runs, or give a longer --attach-timeout",
 			       st->o.gdb, st->o.attach_timeout_ns / 1e9, st->o.gdb);
 			m.hung = true;
 			st->end = END_ERROR;
@@ -300,14 +303,14 @@ void mi_persistent_loop(struct cg_state *st)
 			continue;
 		sb_last_line(&m.pr.ebuf, line, sizeof line);
 		if (line[0]) {
-			cg_msg("gdb ('%s') exited at start: %s", st->o.gdb, line);
+			cli_msg("gdb ('%s') exited at start: %s", st->o.gdb, line);
 		} else {
 			int status = proc_finish(&m.pr, 1000000000LL);
 			if (WIFEXITED(status))
-				cg_msg("gdb ('%s') exited at start with status %d, saying nothing: check that '%s --interpreter=mi3' runs",
+				cli_msg("gdb ('%s') exited at start with status %d, saying nothing: check that '%s --interpreter=mi3' runs",
 				       st->o.gdb, WEXITSTATUS(status), st->o.gdb);
 			else
-				cg_msg("gdb ('%s') ended at start by signal %d: check that '%s --interpreter=mi3' runs",
+				cli_msg("gdb ('%s') ended at start by signal %d: check that '%s --interpreter=mi3' runs",
 				       st->o.gdb, WIFSIGNALED(status) ? WTERMSIG(status) : 0, st->o.gdb);
 		}
 		st->end = END_ERROR;
@@ -323,13 +326,13 @@ void mi_persistent_loop(struct cg_state *st)
 	}
 	if (cls != 'd') {
 		if (!proc_target_alive(st)) {
-			cg_msg("no process with pid %d", (int)st->pid);
+			cli_msg("no process with pid %d", (int)st->pid);
 			st->end = END_ERROR;
 		} else if (strstr(m.error, "not permitted") || strstr(m.error, "ermission")) {
 			proc_permission_error(st);
 			st->end = END_ERROR;
 		} else {
-			cg_msg("gdb cannot attach to process %d: %s", (int)st->pid,
+			cli_msg("gdb cannot attach to process %d: %s", (int)st->pid,
 			       m.error[0] ? m.error : "gdb exited");
 			st->end = END_ERROR;
 		}
@@ -359,7 +362,7 @@ void mi_persistent_loop(struct cg_state *st)
 			if (m.exited || !proc_target_alive(st)) {
 				st->end = END_EXITED;
 			} else {
-				cg_msg("gdb failed to dump process %d: %s", (int)st->pid,
+				cli_msg("gdb failed to dump process %d: %s", (int)st->pid,
 				       m.error[0] ? m.error : "gdb exited");
 				st->end = END_ERROR;
 			}
@@ -376,7 +379,7 @@ void mi_persistent_loop(struct cg_state *st)
 				else if (cls == 't')
 					mi_timeout(st, &m, STEP_RESUME);
 				else {
-					cg_msg("gdb cannot resume process %d: %s", (int)st->pid, m.error);
+					cli_msg("gdb cannot resume process %d: %s", (int)st->pid, m.error);
 					st->end = END_ERROR;
 				}
 				break;
