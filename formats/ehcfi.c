@@ -442,6 +442,204 @@ static void restore_rule(struct rules *r, const struct rules *init, uint64_t reg
 	}
 }
 
+/* A CFA program being run: its instructions, its CIE, the CIE's rules
+ * (NULL while running the CIE's own), the rules in force and those
+ * remembered. */
+struct prog {
+	struct cur c;
+	const struct cie *cie;
+	const struct rules *init;
+	struct rules *r;
+	struct rules stack[STATE_DEPTH];
+	int depth;
+};
+
+/* The instructions that define the CFA (0x0c-0x0f, 0x12, 0x13).  0, or -1
+ * on one we cannot read. */
+static int run_cfa_op(struct prog *pr, unsigned op)
+{
+	struct cur *c = &pr->c;
+	struct rules *r = pr->r;
+	uint64_t reg, len;
+
+	switch (op) {
+	case 0x0c: /* def_cfa */
+		r->kind = KIND_REG;
+		r->cfa_reg = (uint8_t)(reg = cur_uleb(c));
+		if (reg >= DW_NREGS)
+			r->kind = KIND_BAD;
+		r->cfa_off = (int64_t)cur_uleb(c);
+		break;
+	case 0x0d: /* def_cfa_register */
+		reg = cur_uleb(c);
+		if (r->kind != KIND_REG || reg >= DW_NREGS)
+			r->kind = KIND_BAD;
+		r->cfa_reg = (uint8_t)reg;
+		break;
+	case 0x0e: /* def_cfa_offset */
+		r->cfa_off = (int64_t)cur_uleb(c);
+		if (r->kind != KIND_REG)
+			r->kind = KIND_BAD;
+		break;
+	case 0x0f: /* def_cfa_expression */
+		len = cur_uleb(c);
+		if (c->bad || len > (uint64_t)(c->end - c->p))
+			return -1;
+		cfa_expression(c->p, len, r);
+		c->p += len;
+		break;
+	case 0x12: /* def_cfa_sf */
+		r->kind = KIND_REG;
+		r->cfa_reg = (uint8_t)(reg = cur_uleb(c));
+		if (reg >= DW_NREGS)
+			r->kind = KIND_BAD;
+		r->cfa_off = scaled(cur_sleb(c), pr->cie->data_align);
+		break;
+	case 0x13: /* def_cfa_offset_sf */
+		r->cfa_off = scaled(cur_sleb(c), pr->cie->data_align);
+		if (r->kind != KIND_REG)
+			r->kind = KIND_BAD;
+		break;
+	}
+	return 0;
+}
+
+/* DW_CFA_expression: an expression for a register, of which we keep only
+ * rbp saved at "breg6 N" (a realigned frame's).  0 or -1. */
+static int run_expression(struct prog *pr)
+{
+	struct cur *c = &pr->c, e;
+	uint64_t reg = cur_uleb(c), len = cur_uleb(c);
+	int64_t off;
+
+	if (c->bad || len > (uint64_t)(c->end - c->p))
+		return -1;
+	e = (struct cur){ c->p, c->p + len, 0 };
+	c->p += len;
+	set_rule(pr->r, reg, 4, 0);
+	if (reg == DW_RBP && cur_fixed(&e, 1) == 0x70 + DW_RBP) {
+		off = cur_sleb(&e);
+		if (!e.bad && e.p == e.end) {
+			pr->r->fp_rule = FP_AT_RBP;
+			pr->r->fp_off = off;
+			pr->r->save[DW_RBP] = SAVE_NONE;
+		}
+	}
+	return 0;
+}
+
+/* The register rules, state and advances other than the primary
+ * opcodes'.  1 when the location advances by *delta, 0 when not, -1 on an
+ * instruction we cannot read. */
+static int run_extended(struct prog *pr, unsigned op, uintptr_t loc, uint64_t *delta)
+{
+	struct cur *c = &pr->c;
+	const struct cie *cie = pr->cie;
+	uint64_t reg, len;
+	int64_t off;
+
+	switch (op) {
+	case 0x00: break; /* nop */
+	case 0x01: { /* set_loc */
+		uintptr_t to = cur_pointer(c, cie->fde_enc, 0);
+
+		if (to < loc)
+			return -1;
+		*delta = to - loc;
+		return 1;
+	}
+	case 0x02: *delta = cur_fixed(c, 1) * cie->code_align; return 1;
+	case 0x03: *delta = cur_fixed(c, 2) * cie->code_align; return 1;
+	case 0x04: *delta = cur_fixed(c, 4) * cie->code_align; return 1;
+	case 0x05: /* offset_extended */
+		reg = cur_uleb(c);
+		set_rule(pr->r, reg, 2, scaled((int64_t)cur_uleb(c), cie->data_align));
+		break;
+	case 0x06: /* restore_extended */
+		reg = cur_uleb(c);
+		if (pr->init == NULL)
+			return -1;
+		restore_rule(pr->r, pr->init, reg);
+		break;
+	case 0x07: set_rule(pr->r, cur_uleb(c), 0, 0); break;     /* undefined */
+	case 0x08: set_rule(pr->r, cur_uleb(c), 1, 0); break;     /* same_value */
+	case 0x09: /* register */
+		reg = cur_uleb(c);
+		cur_uleb(c);
+		set_rule(pr->r, reg, 3, 0);
+		break;
+	case 0x0a: /* remember_state */
+		if (pr->depth == STATE_DEPTH)
+			return -1;
+		pr->stack[pr->depth++] = *pr->r;
+		break;
+	case 0x0b: /* restore_state: the CFA rule too, as the spec has it */
+		if (pr->depth == 0)
+			return -1;
+		*pr->r = pr->stack[--pr->depth];
+		break;
+	case 0x0c: case 0x0d: case 0x0e: case 0x0f: case 0x12: case 0x13:
+		return run_cfa_op(pr, op);
+	case 0x10: /* expression */
+		return run_expression(pr);
+	case 0x11: /* offset_extended_sf */
+		reg = cur_uleb(c);
+		set_rule(pr->r, reg, 2, scaled(cur_sleb(c), cie->data_align));
+		break;
+	case 0x14: /* val_offset */
+		reg = cur_uleb(c);
+		cur_uleb(c);
+		set_rule(pr->r, reg, 3, 0);
+		break;
+	case 0x15: /* val_offset_sf */
+		reg = cur_uleb(c);
+		cur_sleb(c);
+		set_rule(pr->r, reg, 3, 0);
+		break;
+	case 0x16: /* val_expression */
+		reg = cur_uleb(c);
+		len = cur_uleb(c);
+		if (c->bad || len > (uint64_t)(c->end - c->p))
+			return -1;
+		c->p += len;
+		set_rule(pr->r, reg, 4, 0);
+		break;
+	case 0x2e: cur_uleb(c); break; /* GNU_args_size */
+	case 0x2f: /* GNU_negative_offset_extended */
+		reg = cur_uleb(c);
+		off = scaled((int64_t)cur_uleb(c), cie->data_align);
+		off = off == INT64_MIN ? off : -off;
+		set_rule(pr->r, reg, 2, off);
+		break;
+	default:
+		return -1;
+	}
+	return 0;
+}
+
+/* One instruction.  1 when the location advances by *delta, 0 when not,
+ * -1 on an instruction we cannot read. */
+static int run_op(struct prog *pr, uintptr_t loc, uint64_t *delta)
+{
+	unsigned op = (unsigned)cur_fixed(&pr->c, 1), low = op & 0x3f;
+
+	switch (op >> 6) {
+	case 1: /* DW_CFA_advance_loc */
+		*delta = low * pr->cie->code_align;
+		return 1;
+	case 2: /* DW_CFA_offset */
+		set_rule(pr->r, low, 2, scaled((int64_t)cur_uleb(&pr->c), pr->cie->data_align));
+		return 0;
+	case 3: /* DW_CFA_restore */
+		if (pr->init == NULL)
+			return -1;
+		restore_rule(pr->r, pr->init, low);
+		return 0;
+	default:
+		return run_extended(pr, op, loc, delta);
+	}
+}
+
 /* Runs a CFA program from loc, emitting a row at each advance (emit
  * NULL: the CIE's initial instructions, which must not advance).
  * Returns the location reached, or 0 on an instruction we cannot read. */
@@ -449,169 +647,20 @@ static int run_program(const unsigned char *p, const unsigned char *end, const s
 		       const struct rules *init, struct rules *r, uintptr_t *loc, uintptr_t pc_end,
 		       uintptr_t bias, struct ehcfi_rows *emit)
 {
-	struct rules stack[STATE_DEPTH];
-	int depth = 0;
-	struct cur c = { p, end, 0 };
+	struct prog pr;
 
-	while (c.p < c.end && !c.bad) {
-		unsigned op = (unsigned)cur_fixed(&c, 1), low = op & 0x3f;
-		uint64_t delta = 0, reg;
-		int64_t off;
-		int advance = 0;
+	/* field by field: the remembered states need no zeroing */
+	pr.c = (struct cur){ p, end, 0 };
+	pr.cie = cie;
+	pr.init = init;
+	pr.r = r;
+	pr.depth = 0;
 
-		switch (op >> 6) {
-		case 1: /* DW_CFA_advance_loc */
-			delta = low * cie->code_align;
-			advance = 1;
-			break;
-		case 2: /* DW_CFA_offset */
-			set_rule(r, low, 2, scaled((int64_t)cur_uleb(&c), cie->data_align));
-			break;
-		case 3: /* DW_CFA_restore */
-			if (init == NULL)
-				return -1;
-			restore_rule(r, init, low);
-			break;
-		default:
-			switch (op) {
-			case 0x00: break; /* nop */
-			case 0x01: { /* set_loc */
-				uintptr_t to = cur_pointer(&c, cie->fde_enc, 0);
+	while (pr.c.p < pr.c.end && !pr.c.bad) {
+		uint64_t delta = 0;
+		int advance = run_op(&pr, *loc, &delta);
 
-				if (to < *loc)
-					return -1;
-				delta = to - *loc;
-				advance = 1;
-				break;
-			}
-			case 0x02: delta = cur_fixed(&c, 1) * cie->code_align; advance = 1; break;
-			case 0x03: delta = cur_fixed(&c, 2) * cie->code_align; advance = 1; break;
-			case 0x04: delta = cur_fixed(&c, 4) * cie->code_align; advance = 1; break;
-			case 0x05: /* offset_extended */
-				reg = cur_uleb(&c);
-				set_rule(r, reg, 2, scaled((int64_t)cur_uleb(&c), cie->data_align));
-				break;
-			case 0x06: /* restore_extended */
-				reg = cur_uleb(&c);
-				if (init == NULL)
-					return -1;
-				restore_rule(r, init, reg);
-				break;
-			case 0x07: set_rule(r, cur_uleb(&c), 0, 0); break;     /* undefined */
-			case 0x08: set_rule(r, cur_uleb(&c), 1, 0); break;     /* same_value */
-			case 0x09: /* register */
-				reg = cur_uleb(&c);
-				cur_uleb(&c);
-				set_rule(r, reg, 3, 0);
-				break;
-			case 0x0a: /* remember_state */
-				if (depth == STATE_DEPTH)
-					return -1;
-				stack[depth++] = *r;
-				break;
-			case 0x0b: /* restore_state: the CFA rule too, as the spec has it */
-				if (depth == 0)
-					return -1;
-				*r = stack[--depth];
-				break;
-			case 0x0c: /* def_cfa */
-				r->kind = KIND_REG;
-				r->cfa_reg = (uint8_t)(reg = cur_uleb(&c));
-				if (reg >= DW_NREGS)
-					r->kind = KIND_BAD;
-				r->cfa_off = (int64_t)cur_uleb(&c);
-				break;
-			case 0x0d: /* def_cfa_register */
-				reg = cur_uleb(&c);
-				if (r->kind != KIND_REG || reg >= DW_NREGS)
-					r->kind = KIND_BAD;
-				r->cfa_reg = (uint8_t)reg;
-				break;
-			case 0x0e: /* def_cfa_offset */
-				r->cfa_off = (int64_t)cur_uleb(&c);
-				if (r->kind != KIND_REG)
-					r->kind = KIND_BAD;
-				break;
-			case 0x0f: { /* def_cfa_expression */
-				uint64_t len = cur_uleb(&c);
-
-				if (c.bad || len > (uint64_t)(c.end - c.p))
-					return -1;
-				cfa_expression(c.p, len, r);
-				c.p += len;
-				break;
-			}
-			case 0x10: { /* expression */
-				uint64_t len;
-				struct cur e;
-
-				reg = cur_uleb(&c);
-				len = cur_uleb(&c);
-				if (c.bad || len > (uint64_t)(c.end - c.p))
-					return -1;
-				e = (struct cur){ c.p, c.p + len, 0 };
-				c.p += len;
-				set_rule(r, reg, 4, 0);
-				/* rbp saved at "breg6 N": a realigned frame's */
-				if (reg == DW_RBP && cur_fixed(&e, 1) == 0x70 + DW_RBP) {
-					off = cur_sleb(&e);
-					if (!e.bad && e.p == e.end) {
-						r->fp_rule = FP_AT_RBP;
-						r->fp_off = off;
-						r->save[DW_RBP] = SAVE_NONE;
-					}
-				}
-				break;
-			}
-			case 0x11: /* offset_extended_sf */
-				reg = cur_uleb(&c);
-				set_rule(r, reg, 2, scaled(cur_sleb(&c), cie->data_align));
-				break;
-			case 0x12: /* def_cfa_sf */
-				r->kind = KIND_REG;
-				r->cfa_reg = (uint8_t)(reg = cur_uleb(&c));
-				if (reg >= DW_NREGS)
-					r->kind = KIND_BAD;
-				r->cfa_off = scaled(cur_sleb(&c), cie->data_align);
-				break;
-			case 0x13: /* def_cfa_offset_sf */
-				r->cfa_off = scaled(cur_sleb(&c), cie->data_align);
-				if (r->kind != KIND_REG)
-					r->kind = KIND_BAD;
-				break;
-			case 0x14: /* val_offset */
-				reg = cur_uleb(&c);
-				cur_uleb(&c);
-				set_rule(r, reg, 3, 0);
-				break;
-			case 0x15: /* val_offset_sf */
-				reg = cur_uleb(&c);
-				cur_sleb(&c);
-				set_rule(r, reg, 3, 0);
-				break;
-			case 0x16: { /* val_expression */
-				uint64_t len;
-
-				reg = cur_uleb(&c);
-				len = cur_uleb(&c);
-				if (c.bad || len > (uint64_t)(c.end - c.p))
-					return -1;
-				c.p += len;
-				set_rule(r, reg, 4, 0);
-				break;
-			}
-			case 0x2e: cur_uleb(&c); break; /* GNU_args_size */
-			case 0x2f: /* GNU_negative_offset_extended */
-				reg = cur_uleb(&c);
-				off = scaled((int64_t)cur_uleb(&c), cie->data_align);
-				off = off == INT64_MIN ? off : -off;
-				set_rule(r, reg, 2, off);
-				break;
-			default:
-				return -1;
-			}
-		}
-		if (c.bad)
+		if (advance < 0 || pr.c.bad)
 			return -1;
 		if (advance) {
 			if (emit == NULL)
@@ -624,7 +673,7 @@ static int run_program(const unsigned char *p, const unsigned char *end, const s
 			}
 		}
 	}
-	return c.bad ? -1 : 0;
+	return pr.c.bad ? -1 : 0;
 }
 
 /* Rows of one FDE at p (its length field) inside [lo, hi). */
