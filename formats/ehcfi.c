@@ -956,199 +956,255 @@ static inline int stack_holds(const struct ehcfi_stack *st, uintptr_t a, uintptr
 	return a >= st->lo && b >= a && st->hi - st->lo >= 8 && b <= st->hi - 8;
 }
 
+#if EHCFI_SUPPORTED
+/* A walk between two frames: where the current frame is, and what is
+ * known of its registers. */
+struct walk {
+	const struct ehcfi_stack *st;
+	uintptr_t pc, sp, fp;
+	/* where the current frame's other registers are: the first frame's,
+	 * a ucontext on the stack, or none (a caller) */
+	const uint64_t *regs;
+	uintptr_t regs_at;
+	int fp_known;
+	int exact;              /* pc is where the frame is, not a return address */
+	int exact_walk;         /* EHCFI_EXACT */
+	enum ehcfi_failure why;
+};
+
+/* What one step came to. */
+enum step { STEP_ON, STEP_END, STEP_CUT, STEP_FAILED };
+
+/* To the caller of code outside every object, by frame pointers. */
+static inline enum step step_fp(struct walk *w)
+{
+	uint64_t word;
+
+	if (!stack_word(w->st, w->fp + 8, &word)) {
+		w->why = EHCFI_FAIL_STACK;
+		return STEP_FAILED;
+	}
+	w->pc = (uintptr_t)word;
+	if (!stack_word(w->st, w->fp, &word)) {
+		w->why = EHCFI_FAIL_STACK;
+		return STEP_FAILED;
+	}
+	w->sp = w->fp + 16;
+	w->fp = (uintptr_t)word;
+	w->regs = NULL;
+	w->regs_at = 0;
+	w->exact = 0;
+	return w->pc == 0 ? STEP_END : STEP_ON;
+}
+
+/* Out of rt_sigreturn's frame: a ucontext at the stack pointer holds the
+ * interrupted registers. */
+static inline enum step step_signal(struct walk *w)
+{
+	uintptr_t gregs = w->sp + offsetof(ucontext_t, uc_mcontext.gregs);
+	uint64_t npc, nsp, nfp;
+
+	if (!stack_word(w->st, gregs + REG_RIP * 8, &npc) ||
+	    !stack_word(w->st, gregs + REG_RSP * 8, &nsp) ||
+	    !stack_word(w->st, gregs + REG_RBP * 8, &nfp) || nsp <= w->sp ||
+	    (w->exact_walk && !stack_holds(w->st, gregs, gregs + REG_RIP * 8))) {
+		w->why = EHCFI_FAIL_STACK;
+		return STEP_FAILED;
+	}
+	w->pc = (uintptr_t)npc;
+	w->sp = (uintptr_t)nsp;
+	w->fp = (uintptr_t)nfp;
+	w->fp_known = 1;
+	w->regs = NULL;
+	w->regs_at = gregs;
+	w->exact = 1;
+	if (w->exact_walk && w->pc == 0)
+		return STEP_FAILED; /* what libdwfl makes of it: not ours to guess */
+	return STEP_ON;
+}
+
+/* The CFA of a row's frame into *cfa; 0 when it cannot be known. */
+static inline int row_cfa(struct walk *w, const struct ehcfi_row *row, uintptr_t *cfa)
+{
+	unsigned reg = row->reg & 0x1f;
+	uintptr_t base;
+	uint64_t word;
+
+	if (row->kind == KIND_PLT) {
+		*cfa = w->sp + (uintptr_t)(intptr_t)row->off +
+		       ((w->pc & 15) >= (uintptr_t)row->fp_off ? 8 : 0);
+		return 1;
+	}
+	if (reg == DW_RSP) {
+		base = w->sp;
+	} else if (reg == DW_RBP && w->fp_known) {
+		base = w->fp;
+	} else if (w->regs != NULL) {
+		base = (uintptr_t)w->regs[reg];
+	} else if (w->regs_at != 0 &&
+		   stack_word(w->st, w->regs_at + (uintptr_t)ehcfi_greg[reg] * 8, &word)) {
+		base = (uintptr_t)word;
+	} else {
+		w->why = EHCFI_FAIL_RULE;
+		return 0;
+	}
+	*cfa = base + (uintptr_t)(intptr_t)row->off;
+	if (row->kind == KIND_DEREF) {
+		if (!stack_word(w->st, *cfa, &word)) {
+			w->why = EHCFI_FAIL_STACK;
+			return 0;
+		}
+		*cfa = (uintptr_t)word;
+	}
+	return 1;
+}
+
+/* The caller's rbp, by the row's rule; 0 when it cannot be read. */
+static inline int row_fp(struct walk *w, const struct ehcfi_row *row, uintptr_t cfa)
+{
+	uint64_t saved;
+
+	switch ((row->reg >> 5) & 3) {
+	case FP_OFFSET:
+		if (!stack_word(w->st, cfa + (uintptr_t)(intptr_t)row->fp_off, &saved)) {
+			w->why = EHCFI_FAIL_STACK;
+			return 0;
+		}
+		w->fp = (uintptr_t)saved;
+		w->fp_known = 1;
+		break;
+	case FP_AT_RBP:
+		if (!w->fp_known || !stack_word(w->st, w->fp + (uintptr_t)(intptr_t)row->fp_off, &saved)) {
+			w->why = EHCFI_FAIL_STACK;
+			return 0;
+		}
+		w->fp = (uintptr_t)saved;
+		break;
+	case FP_SAME:
+		break;
+	default:
+		w->fp_known = 0;
+		break;
+	}
+	return 1;
+}
+
+/* To the caller by a row of the tables (a register, a dereference, a PLT
+ * entry). */
+static inline enum step step_row(struct walk *w, const struct ehcfi_row *row)
+{
+	uintptr_t cfa;
+	uint64_t word;
+
+	if (!row_cfa(w, row, &cfa))
+		return STEP_FAILED;
+	if (cfa <= w->sp) {
+		w->why = EHCFI_FAIL_STACK;
+		return STEP_FAILED;
+	}
+	if (!stack_word(w->st, cfa - 8, &word)) {
+		w->why = EHCFI_FAIL_STACK;
+		/* libdwfl ends the stack there */
+		return w->exact_walk ? STEP_CUT : STEP_FAILED;
+	}
+	if (w->exact_walk && row->save_lo <= row->save_hi &&
+	    !stack_holds(w->st, cfa + (uintptr_t)(intptr_t)row->save_lo,
+			 cfa + (uintptr_t)(intptr_t)row->save_hi)) {
+		w->why = EHCFI_FAIL_STACK;
+		return STEP_FAILED;
+	}
+	if (!row_fp(w, row, cfa))
+		return STEP_FAILED;
+	w->pc = (uintptr_t)word;
+	w->sp = cfa;
+	w->regs = NULL;
+	w->regs_at = 0;
+	w->exact = 0;
+	return w->pc == 0 ? STEP_END : STEP_ON;
+}
+
+/* One frame: records it in frames[*k] and steps to its caller. */
+static inline enum step step(struct walk *w, const struct ehcfi_range *ranges, size_t nranges,
+			     uint64_t *frames, uint32_t *k)
+{
+	uintptr_t look = w->exact ? w->pc : w->pc - 1;
+	const struct ehcfi_range *r = ehcfi_range_find(ranges, nranges, look);
+	const struct ehcfi_row *row;
+
+	if (r == NULL) {
+		/* code outside every object (JIT, or an address that is no
+		 * code at all): frame pointers, where they are sane */
+		if (w->exact_walk || !w->fp_known || w->fp < w->sp || (w->fp & 7) != 0) {
+			w->why = EHCFI_FAIL_NO_OBJECT;
+			return STEP_FAILED;
+		}
+		frames[*k] = *k > 0 && w->exact ? w->pc + 1 : w->pc;
+		(*k)++;
+		return step_fp(w);
+	}
+	row = ehcfi_row_find(r, look);
+	if (row == NULL || row->kind == KIND_NONE) {
+		w->why = EHCFI_FAIL_NO_ROW;
+		return STEP_FAILED;
+	}
+	if (row->kind == KIND_BAD || (w->exact_walk && (row->reg & EHCFI_ROW_OPAQUE))) {
+		w->why = EHCFI_FAIL_RULE;
+		return STEP_FAILED;
+	}
+	frames[*k] = *k > 0 && (w->exact || row->kind == KIND_SIGNAL) ? w->pc + 1 : w->pc;
+	(*k)++;
+	if (row->kind == KIND_END) {
+		/* libdwfl would read the saved registers of the outermost
+		 * frame too: none is usual */
+		if (w->exact_walk && row->save_lo <= row->save_hi) {
+			w->why = EHCFI_FAIL_RULE;
+			return STEP_FAILED;
+		}
+		return STEP_END;
+	}
+	return row->kind == KIND_SIGNAL ? step_signal(w) : step_row(w, row);
+}
+#endif
+
 enum ehcfi_result ehcfi_walk(const struct ehcfi_range *ranges, size_t nranges, const uint64_t *regs0,
 			     const struct ehcfi_stack *st, unsigned flags, uint64_t *frames,
 			     uint32_t cap, uint32_t *n, enum ehcfi_failure *why)
 {
 #if EHCFI_SUPPORTED
-	int exact_walk = (flags & EHCFI_EXACT) != 0;
-	uintptr_t pc = (uintptr_t)regs0[DW_RA], sp = (uintptr_t)regs0[DW_RSP];
-	uintptr_t fp = (uintptr_t)regs0[DW_RBP];
-	/* where the current frame's other registers are: the first frame's,
-	 * a ucontext on the stack, or none (a caller) */
-	const uint64_t *regs = regs0;
-	uintptr_t regs_at = 0;
-	int fp_known = 1, exact = 1;
+	struct walk w = {
+		.st = st,
+		.pc = (uintptr_t)regs0[DW_RA],
+		.sp = (uintptr_t)regs0[DW_RSP],
+		.fp = (uintptr_t)regs0[DW_RBP],
+		.regs = regs0,
+		.fp_known = 1,
+		.exact = 1,
+		.exact_walk = (flags & EHCFI_EXACT) != 0,
+		.why = EHCFI_FAIL_NONE,
+	};
+	enum ehcfi_result res = EHCFI_FAILED;
 	uint32_t k = 0;
 
-	*n = 0;
-	*why = EHCFI_FAIL_NONE;
-	if (sp < st->lo || sp >= st->hi) {
-		*why = EHCFI_FAIL_STACK;
-		return EHCFI_FAILED;
-	}
-	for (;;) {
-		uintptr_t look = exact ? pc : pc - 1, cfa, base;
-		const struct ehcfi_range *r;
-		const struct ehcfi_row *row;
-		uint64_t word;
-		unsigned reg;
+	if (w.sp < st->lo || w.sp >= st->hi) {
+		w.why = EHCFI_FAIL_STACK;
+	} else {
+		for (;;) {
+			enum step s;
 
-		if (k == cap) {
-			*n = k;
-			return EHCFI_TRUNCATED;
-		}
-		r = ehcfi_range_find(ranges, nranges, look);
-		if (r == NULL) {
-			/* code outside every object (JIT, or an address that is
-			 * no code at all): frame pointers, where they are sane */
-			if (exact_walk || !fp_known || fp < sp || (fp & 7) != 0) {
-				*why = EHCFI_FAIL_NO_OBJECT;
+			if (k == cap) {
+				res = EHCFI_TRUNCATED;
 				break;
 			}
-			frames[k] = k > 0 && exact ? pc + 1 : pc;
-			k++;
-			if (!stack_word(st, fp + 8, &word)) {
-				*why = EHCFI_FAIL_STACK;
-				break;
-			}
-			pc = (uintptr_t)word;
-			if (!stack_word(st, fp, &word)) {
-				*why = EHCFI_FAIL_STACK;
-				break;
-			}
-			sp = fp + 16;
-			fp = (uintptr_t)word;
-			regs = NULL;
-			regs_at = 0;
-			exact = 0;
-			if (pc == 0) {
-				*n = k;
-				return EHCFI_COMPLETE;
-			}
-			continue;
-		}
-		row = ehcfi_row_find(r, look);
-		if (row == NULL || row->kind == KIND_NONE) {
-			*why = EHCFI_FAIL_NO_ROW;
+			s = step(&w, ranges, nranges, frames, &k);
+			if (s == STEP_ON)
+				continue;
+			res = s == STEP_END ? EHCFI_COMPLETE : s == STEP_CUT ? EHCFI_CUT : EHCFI_FAILED;
 			break;
-		}
-		if (row->kind == KIND_BAD || (exact_walk && (row->reg & EHCFI_ROW_OPAQUE))) {
-			*why = EHCFI_FAIL_RULE;
-			break;
-		}
-		frames[k] = k > 0 && (exact || row->kind == KIND_SIGNAL) ? pc + 1 : pc;
-		k++;
-		if (row->kind == KIND_END) {
-			/* libdwfl would read the saved registers of the
-			 * outermost frame too: none is usual */
-			if (exact_walk && row->save_lo <= row->save_hi) {
-				*why = EHCFI_FAIL_RULE;
-				break;
-			}
-			*n = k;
-			return EHCFI_COMPLETE;
-		}
-		if (row->kind == KIND_SIGNAL) {
-			/* rt_sigreturn's frame: a ucontext at the stack pointer */
-			uintptr_t gregs = sp + offsetof(ucontext_t, uc_mcontext.gregs);
-			uint64_t npc, nsp, nfp;
-
-			if (!stack_word(st, gregs + REG_RIP * 8, &npc) ||
-			    !stack_word(st, gregs + REG_RSP * 8, &nsp) ||
-			    !stack_word(st, gregs + REG_RBP * 8, &nfp) || nsp <= sp ||
-			    (exact_walk && !stack_holds(st, gregs, gregs + REG_RIP * 8))) {
-				*why = EHCFI_FAIL_STACK;
-				break;
-			}
-			pc = (uintptr_t)npc;
-			sp = (uintptr_t)nsp;
-			fp = (uintptr_t)nfp;
-			fp_known = 1;
-			regs = NULL;
-			regs_at = gregs;
-			exact = 1;
-			if (exact_walk && pc == 0)
-				break; /* what libdwfl makes of it: not ours to guess */
-			continue;
-		}
-		reg = row->reg & 0x1f;
-		if (row->kind == KIND_PLT) {
-			cfa = sp + (uintptr_t)(intptr_t)row->off +
-			      ((pc & 15) >= (uintptr_t)row->fp_off ? 8 : 0);
-		} else {
-			if (reg == DW_RSP) {
-				base = sp;
-			} else if (reg == DW_RBP && fp_known) {
-				base = fp;
-			} else if (regs != NULL) {
-				base = (uintptr_t)regs[reg];
-			} else if (regs_at != 0 &&
-				   stack_word(st, regs_at + (uintptr_t)ehcfi_greg[reg] * 8, &word)) {
-				base = (uintptr_t)word;
-			} else {
-				*why = EHCFI_FAIL_RULE;
-				break;
-			}
-			cfa = base + (uintptr_t)(intptr_t)row->off;
-			if (row->kind == KIND_DEREF) {
-				if (!stack_word(st, cfa, &word)) {
-					*why = EHCFI_FAIL_STACK;
-					break;
-				}
-				cfa = (uintptr_t)word;
-			}
-		}
-		if (cfa <= sp) {
-			*why = EHCFI_FAIL_STACK;
-			break;
-		}
-		if (!stack_word(st, cfa - 8, &word)) {
-			*why = EHCFI_FAIL_STACK;
-			if (exact_walk) {
-				/* libdwfl ends the stack there */
-				*n = k;
-				return EHCFI_CUT;
-			}
-			break;
-		}
-		if (exact_walk && row->save_lo <= row->save_hi &&
-		    !stack_holds(st, cfa + (uintptr_t)(intptr_t)row->save_lo,
-				 cfa + (uintptr_t)(intptr_t)row->save_hi)) {
-			*why = EHCFI_FAIL_STACK;
-			break;
-		}
-		switch ((row->reg >> 5) & 3) {
-		case FP_OFFSET: {
-			uint64_t saved;
-
-			if (!stack_word(st, cfa + (uintptr_t)(intptr_t)row->fp_off, &saved)) {
-				*why = EHCFI_FAIL_STACK;
-				goto failed;
-			}
-			fp = (uintptr_t)saved;
-			fp_known = 1;
-			break;
-		}
-		case FP_AT_RBP: {
-			uint64_t saved;
-
-			if (!fp_known || !stack_word(st, fp + (uintptr_t)(intptr_t)row->fp_off, &saved)) {
-				*why = EHCFI_FAIL_STACK;
-				goto failed;
-			}
-			fp = (uintptr_t)saved;
-			break;
-		}
-		case FP_SAME:
-			break;
-		default:
-			fp_known = 0;
-			break;
-		}
-		pc = (uintptr_t)word;
-		sp = cfa;
-		regs = NULL;
-		regs_at = 0;
-		exact = 0;
-		if (pc == 0) {
-			*n = k;
-			return EHCFI_COMPLETE;
 		}
 	}
-failed:
 	*n = k;
-	return EHCFI_FAILED;
+	*why = w.why;
+	return res;
 #else
 	(void)ranges; (void)nranges; (void)regs0; (void)st; (void)flags; (void)frames; (void)cap;
 	*n = 0;
