@@ -196,6 +196,8 @@ void browse_free(struct browse *b);
  * and the zooms whose paths the new tree has.  0, or -1 after reporting an
  * error (the tree shown is then the one before). */
 int browse_rebuild(struct browse *b);
+/* Drops the zooms from the actions (the tree's nodes change meaning). */
+void browse_drop_zooms(struct browse *b);
 
 /* The actions: 0, or -1 after an error that leaves the session unusable
  * (out of memory).  One that cannot be done says why on the status line
@@ -214,14 +216,16 @@ int browse_toggle_kernel(struct browse *b);
 /* Inlined calls as frames of their own, or part of the function they were
  * inlined into (--noinlines), in turn; the zooms are dropped. */
 int browse_toggle_inlines(struct browse *b);
-/* The flat view on or off, sorted by self or cumulative weight. */
+/* The flat view on or off, sorted by self or cumulative weight
+ * (state-flat.c). */
 int browse_set_flat(struct browse *b, bool on, bool by_cum);
 /* Search function names (extended regular expression) and go to the
  * first match. */
 int browse_search(struct browse *b, const char *re);
 /* The next or previous match. */
 void browse_next_match(struct browse *b, bool forward);
-/* The thread picker's rows, the one in force under the cursor. */
+/* The thread picker's rows, the one in force under the cursor
+ * (state-scope.c, as the next two and browse_time_mark, _clear). */
 int browse_list_threads(struct browse *b);
 /* Show the picker's row i. */
 int browse_pick_thread(struct browse *b, size_t i);
@@ -266,6 +270,9 @@ size_t browse_time_spans(struct browse *b, int64_t (*ends)[2], size_t max);
 const struct pv_span *browse_time_view(const struct browse *b, struct pv_span *one, size_t *n);
 /* (state.c's) Frees the strip. */
 void browse_time_free(struct browse *b);
+/* Says so on the status line when the profile has no sample times (for
+ * state-scope.c). */
+bool browse_untimed(struct browse *b);
 
 /* Reading the state. */
 /* The function under the cursor (tree or flat view), or NULL. */
