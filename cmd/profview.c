@@ -1,6 +1,7 @@
 /* profview.c - the profview command: read, symbolize, then one view of the
  * profile as a report or in the browser (pipeline.h) */
 #include "calltree.h"
+#include "cli.h"
 #include "diff.h"
 #include "error.h"
 #include "filter.h"
@@ -9,7 +10,7 @@
 #include "report-flame.h"
 #include "report-timeline.h"
 #include "report-speedscope.h"
-#include "browser.h"
+#include "screen.h"
 #include "modules.h"
 #include "pipeline.h"
 #include "load.h"
@@ -240,69 +241,31 @@ static int usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "profview: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	cli_vusage_error(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry 'profview --help' for more information.\n");
-	return 2;
+	return CLI_EXIT_USAGE;
 }
 
 static bool parse_long(const char *s, long long min, long long max, long long *out)
 {
-	char *end;
-	long long v;
-
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
-		return false;
-	*out = v;
-	return true;
+	return cli_parse_int(s, min, max, out);
 }
 
+/* A number from 0 to 1e9. */
 static bool parse_double(const char *s, double *out)
 {
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !(v >= 0) || v > 1e9)
-		return false;
-	*out = v;
-	return true;
+	return cli_parse_number(s, 0, 1e9, out);
 }
 
-/* "1G", "64M", "4096" -> bytes (K, M, G, T: powers of 1024, "KiB" or "K");
- * "0" -> SIZE_MAX, no limit.  False when malformed. */
+/* "1G", "64M", "4096" -> bytes (cli.h); "0" -> SIZE_MAX, no limit.  False
+ * when malformed. */
 static bool parse_size(const char *s, size_t *out)
 {
-	static const char units[] = "KMGT";
-	char *end;
-	unsigned long long v;
-	unsigned shift = 0;
-
-	errno = 0;
-	if (*s < '0' || *s > '9')
+	if (!cli_parse_size(s, SIZE_MAX, out))
 		return false;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return false;
-	if (*end) {
-		const char *u = strchr(units, end[0] & ~0x20);
-		if (!u || !*u)
-			return false;
-		shift = 10 * (unsigned)(u - units + 1);
-		end++;
-		if (strcmp(end, "iB") == 0 || strcmp(end, "B") == 0)
-			end += strlen(end);
-		if (*end)
-			return false;
-	}
-	if (v > (SIZE_MAX >> shift))
-		return false;
-	*out = v ? (size_t)v << shift : SIZE_MAX;
+	if (*out == 0)
+		*out = SIZE_MAX;
 	return true;
 }
 

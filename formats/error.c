@@ -1,22 +1,23 @@
 /* error.c - the one place messages are formatted and printed */
 #include "error.h"
+#include "cli.h"
 #include "escape.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 
-static const char *progname = "profview";
 static pv_error_sink sink;
 static bool quiet;
 
+/* One name for every line: the option errors (cli.c) say it too. */
 void pv_error_set_progname(const char *name)
 {
-	progname = name;
+	cli_set_progname(name);
 }
 
 const char *pv_error_progname(void)
 {
-	return progname;
+	return cli_progname();
 }
 
 void pv_error_set_quiet(bool q)
@@ -43,7 +44,7 @@ static void emit(enum pv_level level, const char *fmt, va_list ap)
 		sink(level, msg);
 		return;
 	}
-	fprintf(stderr, "%s: %s%s\n", progname,
+	fprintf(stderr, "%s: %s%s\n", cli_progname(),
 		level == PV_LEVEL_WARNING ? "warning: " : "", msg);
 }
 

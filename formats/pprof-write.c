@@ -162,46 +162,59 @@ static void *xcalloc(size_t n, size_t size)
 	return q;
 }
 
-static int build(struct writer *w, PbProfile *pb)
-{
-	struct pv_profile *p = w->p;
-	uint32_t k_thread = pv_intern_str(p, "thread");
-	uint32_t k_tname = pv_intern_str(p, "thread_name");
-	uint32_t k_base = pv_intern_str(p, "pprof::base"), v_true = pv_intern_str(p, "true");
-	uint32_t k_pid = pv_intern_str(p, "pid"), k_comm = pv_intern_str(p, "comm");
-	uint32_t *tid_str = NULL, *pid_str = NULL;
-	size_t nlabels = 0;
-	int ret = -1;
+/* The labels' keys and values, as strings of the profile: interned
+ * before the table is copied. */
+struct label_strs {
+	uint32_t k_thread, k_tname, k_base, v_true, k_pid, k_comm;
+	uint32_t *tid_str;            /* by thread */
+	uint32_t *pid_str;            /* by process */
+};
 
-	if (k_thread == PV_NONE || k_tname == PV_NONE || k_base == PV_NONE || v_true == PV_NONE ||
-	    k_pid == PV_NONE || k_comm == PV_NONE)
+static int label_strs(struct pv_profile *p, struct label_strs *k)
+{
+	k->k_thread = pv_intern_str(p, "thread");
+	k->k_tname = pv_intern_str(p, "thread_name");
+	k->k_base = pv_intern_str(p, "pprof::base");
+	k->v_true = pv_intern_str(p, "true");
+	k->k_pid = pv_intern_str(p, "pid");
+	k->k_comm = pv_intern_str(p, "comm");
+	if (k->k_thread == PV_NONE || k->k_tname == PV_NONE || k->k_base == PV_NONE ||
+	    k->v_true == PV_NONE || k->k_pid == PV_NONE || k->k_comm == PV_NONE)
 		return -1;
-	/* The tids as strings, interned before the table is copied. */
-	tid_str = xcalloc(p->nthreads, sizeof *tid_str);
-	if (!tid_str)
+	/* The tids as strings */
+	k->tid_str = xcalloc(p->nthreads, sizeof *k->tid_str);
+	if (!k->tid_str)
 		return -1;
 	for (size_t i = 0; i < p->nthreads; i++) {
 		char b[16];
 		snprintf(b, sizeof b, "%u", p->threads[i].tid);
-		if ((tid_str[i] = pv_intern_str(p, b)) == PV_NONE)
-			goto out;
+		if ((k->tid_str[i] = pv_intern_str(p, b)) == PV_NONE)
+			return -1;
 	}
 	/* and the processes' pids, for the labels of a run's samples */
-	pid_str = xcalloc(p->nprocesses + 1, sizeof *pid_str);
-	if (!pid_str)
-		goto out;
+	k->pid_str = xcalloc(p->nprocesses + 1, sizeof *k->pid_str);
+	if (!k->pid_str)
+		return -1;
 	for (size_t i = 0; i < p->nprocesses; i++) {
 		char b[16];
 		snprintf(b, sizeof b, "%u", p->processes[i].pid);
-		if ((pid_str[i] = pv_intern_str(p, b)) == PV_NONE)
-			goto out;
+		if ((k->pid_str[i] = pv_intern_str(p, b)) == PV_NONE)
+			return -1;
 	}
+	return 0;
+}
 
-	/* Sample types, period. */
+/* Sample types, period, the default type, time and duration. */
+static int build_types(struct writer *w, PbProfile *pb)
+{
+	struct pv_profile *p = w->p;
+	/* what every report of profview weighs by, pprof's too */
+	const char *want = w->default_type;
+
 	w->vts = xcalloc(p->nvalues, sizeof *w->vts);
 	w->vt_ptrs = xcalloc(p->nvalues, sizeof *w->vt_ptrs);
 	if (!w->vts || !w->vt_ptrs)
-		goto out;
+		return -1;
 	for (uint32_t i = 0; i < p->nvalues; i++) {
 		perftools__profiles__value_type__init(&w->vts[i]);
 		w->vts[i].type = p->sample_types[i].type;
@@ -216,22 +229,58 @@ static int build(struct writer *w, PbProfile *pb)
 	if (p->period_type.type || p->period_type.unit)
 		pb->period_type = &w->period_type;
 	pb->period = p->period;
-	{
-		/* what every report of profview weighs by, pprof's too */
-		const char *want = w->default_type;
-		for (uint32_t i = 0; i < p->nvalues && !want; i++)
-			if (strcmp(pv_str(p, p->sample_types[i].unit), "nanoseconds") == 0)
-				want = pv_str(p, p->sample_types[i].type);
-		for (uint32_t i = 0; i < p->nvalues && want; i++)
-			if (strcmp(pv_str(p, p->sample_types[i].type), want) == 0)
-				pb->default_sample_type = p->sample_types[i].type;
-	}
+	for (uint32_t i = 0; i < p->nvalues && !want; i++)
+		if (strcmp(pv_str(p, p->sample_types[i].unit), "nanoseconds") == 0)
+			want = pv_str(p, p->sample_types[i].type);
+	for (uint32_t i = 0; i < p->nvalues && want; i++)
+		if (strcmp(pv_str(p, p->sample_types[i].type), want) == 0)
+			pb->default_sample_type = p->sample_types[i].type;
 	pb->time_nanos = p->time_ns;
 	pb->duration_nanos = p->duration_ns;
+	return 0;
+}
 
-	/* Samples. */
-	for (size_t g = 0; g < w->ngroups; g++)
-		nlabels += 5;
+/* Labels a value of a key and points the next label of the sample at it. */
+static void add_label(struct writer *w, PbSample *ps, size_t *lab, uint32_t key, uint32_t str)
+{
+	PbLabel *l = &w->labels[*lab];
+
+	perftools__profiles__label__init(l);
+	l->key = key;
+	l->str = str;
+	w->label_ptrs[(*lab)++] = l;
+	ps->n_label++;
+}
+
+/* The labels of sample s (ps->label points at the first): pprof's mark of
+ * a comparison's base, its thread, and the process of a run's thread. */
+static void sample_labels(struct writer *w, const struct label_strs *k, const struct pv_sample *s,
+			  PbSample *ps, size_t *lab)
+{
+	const struct pv_profile *p = w->p;
+	const struct pv_thread *t;
+
+	if (s->flags & PV_SAMPLE_BASE)
+		add_label(w, ps, lab, k->k_base, k->v_true);
+	if (s->thread == PV_NONE)
+		return;
+	t = &p->threads[s->thread];
+	add_label(w, ps, lab, k->k_thread, k->tid_str[s->thread]);
+	if (t->name)
+		add_label(w, ps, lab, k->k_tname, t->name);
+	if (t->process < p->nprocesses) {
+		/* as perf names it */
+		add_label(w, ps, lab, k->k_pid, k->pid_str[t->process]);
+		add_label(w, ps, lab, k->k_comm, p->processes[t->process].name);
+	}
+}
+
+/* The samples, one a group, their stacks sharing the stored arrays. */
+static int build_samples(struct writer *w, PbProfile *pb, const struct label_strs *k)
+{
+	struct pv_profile *p = w->p;
+	size_t nlabels = w->ngroups * 5, lab = 0;
+
 	w->samples = xcalloc(w->ngroups, sizeof *w->samples);
 	w->sample_ptrs = xcalloc(w->ngroups, sizeof *w->sample_ptrs);
 	w->labels = xcalloc(nlabels, sizeof *w->labels);
@@ -240,11 +289,10 @@ static int build(struct writer *w, PbProfile *pb)
 	w->loc_ids = xcalloc(p->nstack_locs, sizeof *w->loc_ids);
 	if (!w->samples || !w->sample_ptrs || !w->labels || !w->label_ptrs || !w->values ||
 	    !w->loc_ids)
-		goto out;
-	/* Location ids are indices + 1; stacks share the stored arrays. */
+		return -1;
+	/* Location ids are indices + 1. */
 	for (size_t i = 0; i < p->nstack_locs; i++)
 		w->loc_ids[i] = (uint64_t)p->stack_locs[i] + 1;
-	size_t lab = 0;
 	for (size_t g = 0; g < w->ngroups; g++) {
 		const struct pv_sample *s = &p->samples[w->groups[g].sample];
 		PbSample *ps = &w->samples[g];
@@ -255,53 +303,23 @@ static int build(struct writer *w, PbProfile *pb)
 		ps->value = w->values + g * p->nvalues;
 		memcpy(ps->value, w->groups[g].values, p->nvalues * sizeof *ps->value);
 		ps->label = &w->label_ptrs[lab];
-		if (s->flags & PV_SAMPLE_BASE) {
-			/* pprof's mark of a comparison's base sample */
-			PbLabel *l = &w->labels[lab];
-			perftools__profiles__label__init(l);
-			l->key = k_base;
-			l->str = v_true;
-			w->label_ptrs[lab++] = l;
-			ps->n_label++;
-		}
-		if (s->thread != PV_NONE) {
-			const struct pv_thread *t = &p->threads[s->thread];
-			PbLabel *l = &w->labels[lab];
-			perftools__profiles__label__init(&l[0]);
-			l[0].key = k_thread;
-			l[0].str = tid_str[s->thread];
-			w->label_ptrs[lab] = &l[0];
-			perftools__profiles__label__init(&l[1]);
-			l[1].key = k_tname;
-			l[1].str = t->name;
-			w->label_ptrs[lab + 1] = &l[1];
-			ps->n_label += t->name ? 2 : 1;
-			lab += t->name ? 2 : 1;
-			if (t->process < p->nprocesses) {
-				/* the process of a run's thread, as perf names it */
-				l = &w->labels[lab];
-				perftools__profiles__label__init(&l[0]);
-				l[0].key = k_pid;
-				l[0].str = pid_str[t->process];
-				perftools__profiles__label__init(&l[1]);
-				l[1].key = k_comm;
-				l[1].str = p->processes[t->process].name;
-				w->label_ptrs[lab] = &l[0];
-				w->label_ptrs[lab + 1] = &l[1];
-				ps->n_label += 2;
-				lab += 2;
-			}
-		}
+		sample_labels(w, k, s, ps, &lab);
 		w->sample_ptrs[g] = ps;
 	}
 	pb->n_sample = w->ngroups;
 	pb->sample = w->sample_ptrs;
+	return 0;
+}
 
-	/* Mappings, in id order. */
+/* Mappings, in id order. */
+static int build_mappings(struct writer *w, PbProfile *pb)
+{
+	struct pv_profile *p = w->p;
+
 	w->maps = xcalloc(p->nmappings, sizeof *w->maps);
 	w->map_ptrs = xcalloc(p->nmappings, sizeof *w->map_ptrs);
 	if (!w->maps || !w->map_ptrs)
-		goto out;
+		return -1;
 	for (size_t i = 0; i < p->nmappings; i++) {
 		const struct pv_mapping *m = &p->mappings[i];
 		PbMapping *pm = &w->maps[w->map_id[i] - 1];
@@ -313,7 +331,7 @@ static int build(struct writer *w, PbProfile *pb)
 		pm->filename = m->file;
 		if (m->kind == PV_MAP_KERNEL &&
 		    (pm->filename = pv_intern_str(p, PV_KERNEL_MAPPING_NAME)) == PV_NONE)
-			goto out;
+			return -1;
 		/* a kernel mapping's build_id is the boot id of the machine
 		 * the trace was taken on (profile.h), no build id */
 		pm->build_id = m->kind == PV_MAP_KERNEL ? 0 : m->build_id;
@@ -325,14 +343,20 @@ static int build(struct writer *w, PbProfile *pb)
 	}
 	pb->n_mapping = p->nmappings;
 	pb->mapping = w->map_ptrs;
+	return 0;
+}
 
-	/* Locations and their lines. */
+/* Locations and their lines. */
+static int build_locations(struct writer *w, PbProfile *pb)
+{
+	struct pv_profile *p = w->p;
+
 	w->locs = xcalloc(p->nlocations, sizeof *w->locs);
 	w->loc_ptrs = xcalloc(p->nlocations, sizeof *w->loc_ptrs);
 	w->lines = xcalloc(p->nlines, sizeof *w->lines);
 	w->line_ptrs = xcalloc(p->nlines, sizeof *w->line_ptrs);
 	if (!w->locs || !w->loc_ptrs || !w->lines || !w->line_ptrs)
-		goto out;
+		return -1;
 	for (size_t i = 0; i < p->nlines; i++) {
 		perftools__profiles__line__init(&w->lines[i]);
 		w->lines[i].function_id = (uint64_t)p->lines[i].function + 1;
@@ -352,12 +376,17 @@ static int build(struct writer *w, PbProfile *pb)
 	}
 	pb->n_location = p->nlocations;
 	pb->location = w->loc_ptrs;
+	return 0;
+}
 
-	/* Functions. */
+static int build_functions(struct writer *w, PbProfile *pb)
+{
+	struct pv_profile *p = w->p;
+
 	w->fns = xcalloc(p->nfunctions, sizeof *w->fns);
 	w->fn_ptrs = xcalloc(p->nfunctions, sizeof *w->fn_ptrs);
 	if (!w->fns || !w->fn_ptrs)
-		goto out;
+		return -1;
 	for (size_t i = 0; i < p->nfunctions; i++) {
 		const struct pv_function *f = &p->functions[i];
 		PbFunction *pf = &w->fns[i];
@@ -371,30 +400,48 @@ static int build(struct writer *w, PbProfile *pb)
 	}
 	pb->n_function = p->nfunctions;
 	pb->function = w->fn_ptrs;
+	return 0;
+}
 
-	/* A comment saying where it came from; then the strings, index 0 "". */
+/* A comment saying where it came from, and the system time. */
+static int build_comments(struct writer *w, PbProfile *pb)
+{
+	struct pv_profile *p = w->p;
+
 	w->comments = xcalloc(2, sizeof *w->comments);
 	if (!w->comments)
-		goto out;
+		return -1;
 	pb->comment = w->comments;
 	if (p->source_format) {
 		char b[256];
 		snprintf(b, sizeof b, "profview %s from a %s", PROFVIEW_VERSION, pv_str(p, p->source_format));
 		if ((w->comments[pb->n_comment++] = pv_intern_str(p, b)) == PV_NONE)
-			goto out;
+			return -1;
 	}
 	if (p->system_cpu_ns >= 0) {
 		char b[96];
 		snprintf(b, sizeof b, PPROF_SYSTEM_COMMENT "%" PRId64, p->system_cpu_ns);
 		if ((w->comments[pb->n_comment++] = pv_intern_str(p, b)) == PV_NONE)
-			goto out;
+			return -1;
 	}
-	pb->n_string_table = p->strings.n;
-	pb->string_table = p->strings.strs;
-	ret = 0;
-out:
-	free(tid_str);
-	free(pid_str);
+	return 0;
+}
+
+static int build(struct writer *w, PbProfile *pb)
+{
+	struct label_strs k = { 0 };
+	int ret = -1;
+
+	if (label_strs(w->p, &k) == 0 && build_types(w, pb) == 0 && build_samples(w, pb, &k) == 0 &&
+	    build_mappings(w, pb) == 0 && build_locations(w, pb) == 0 &&
+	    build_functions(w, pb) == 0 && build_comments(w, pb) == 0) {
+		/* the strings last, all interned: index 0 "" */
+		pb->n_string_table = w->p->strings.n;
+		pb->string_table = w->p->strings.strs;
+		ret = 0;
+	}
+	free(k.tid_str);
+	free(k.pid_str);
 	return ret;
 }
 

@@ -30,8 +30,12 @@
  * A trace mapped from a finished file (raw_read_mapped) gives its pages
  * back as each pass goes (MADV_DONTNEED, a window at a time): memory
  * stays bounded however large the trace.
+ *
+ * This file: the passes and the samples.  The stack table is in
+ * raw-stacks.c, the register samples and the unwind check in
+ * raw-unwind.c, the processes of a run in raw-run.c (raw-reader.h).
  */
-#include "raw-read.h"
+#include "raw-reader.h"
 #include "error.h"
 #include "merge.h"
 #include "raw-cpu.h"
@@ -56,132 +60,6 @@ bool raw_detect(const unsigned char *buf, size_t len)
 {
 	return len >= RAW_MAGIC_LEN && memcmp(buf, RAW_MAGIC, RAW_MAGIC_LEN) == 0;
 }
-
-struct stack_ref {
-	uint32_t id;
-	uint32_t off, n;
-	bool candidate;
-};
-
-struct stack_key {
-	uint64_t hash;
-	uint32_t off, n;
-};
-
-/* A batch of register samples walked ahead of the sample pass. */
-#define WALK_BATCH 4096
-#define WALK_THREADS 8
-#define WALK_MIN_SHARE 256     /* fewer samples a thread are walked in one */
-
-struct walk_pool {
-	uint64_t *v;
-	size_t n, cap;
-	int oom;
-};
-
-struct walk_result {
-	uint32_t pool, n;          /* n 0: not walked, ask unwind */
-	size_t off;
-	bool complete;
-};
-
-struct walk_batch {
-	const struct raw_unwinder *uw;
-	const struct raw_sample_regs *recs[WALK_BATCH];
-	struct walk_result res[WALK_BATCH];
-	size_t n, next;            /* samples in the batch, the next one to take */
-	struct walk_pool pools[WALK_THREADS];
-	unsigned threads;
-};
-
-/* How a sample's CPU time is settled (settle_cpu), in a trace with
- * kernel records: the record's weight w and system part s, and which part
- * the profile sample is. */
-enum { PART_WHOLE = 0, PART_USER, PART_KERNEL };
-struct split {
-	uint64_t w, s;
-	uint8_t part;
-};
-
-/* Releasing the pages of a mapped trace: a window at a time. */
-#define RELEASE_WINDOW ((size_t)64 << 20)
-
-/* How much a sample's weight may pass the time since profiling began
- * (besides two periods): clocks read at slightly different moments. */
-#define RAW_WEIGHT_SLACK_NS 10000000ULL
-
-struct reader {
-	const unsigned char *buf;
-	size_t len;
-	bool mapped;                  /* buf is a mapping: release what was read */
-	size_t released;              /* bytes of buf handed back */
-	struct walk_batch *batch;     /* when the unwinder can walk */
-	uint64_t nstack_records;
-	uint64_t regs_samples;        /* RAW_SAMPLE_REGS records in the first pass */
-	const char *name;
-	struct pv_profile *p;
-	struct raw_head head;         /* what the header says */
-	size_t data_start;            /* the first record */
-	uint64_t nrecords;            /* the records that are whole */
-
-	struct stack_ref *stacks;     /* open addressing by id, id 0 = empty */
-	size_t nstacks_slots, nstacks;
-
-	uint32_t *locs;               /* scratch for one stack */
-	uint32_t nlocs;               /* locations store_frames kept */
-	bool fp_candidate;            /* frames[1] is a candidate (raw.h) */
-	const struct raw_unwinder *uw;
-	uint64_t *unwound;            /* scratch for unwound frames */
-	uint64_t not_unwound;         /* register samples read without an unwinder */
-	/* A RAW_UNWIND_CHECK trace: the last register sample's unwinding,
-	 * waiting for the collector's frames in the record after it. */
-	struct {
-		bool pending, complete;
-		uint32_t tid, n;
-		uint64_t time_ns;
-		uint64_t samples, agree, differ, unpaired;
-		uint64_t failed[RAW_CHECK_NOT_TRIED + 1];
-		char first[3][512];   /* the first differences, described */
-	} check;
-	struct stack_key *dedup;      /* stored stacks by content */
-	size_t ndedup_slots, ndedup;
-	uint32_t v_count, v_cpu;
-	bool wall;                    /* a wall-clock trace */
-	uint32_t offcpu_loc;          /* the "[off-cpu]" location, or PV_NONE */
-	uint32_t last_tid, last_thread;
-	uint64_t end_time, last_time, start_mono;
-	uint64_t lost_records, lost_end;
-	bool have_end;
-	uint64_t damaged;             /* samples that weigh more than the time allows */
-	uint64_t damaged_bytes;       /* their records */
-	uint32_t rec_size;            /* of the sample record being read */
-	uint64_t unresolved;          /* samples whose stack never came */
-	uint32_t short_us;            /* the header's short_thread_us */
-	char cut[160];                /* why reading stopped before the end */
-	/* What each sample's CPU time is (raw-cpu.h): its handle there, by
-	 * sample index; wall-clock traces keep their recorded weights. */
-	struct raw_cpu *cpu;
-	int64_t *handles;
-	/* The samples of the collector's own work (RAW_SAMPLE_COLLECTOR), by
-	 * index: taken out once their CPU time is known. */
-	size_t *own; size_t nown, cap_own;
-	size_t cap_handles;
-	/* Kernel time: the trace says (a RAW_KERNEL record), the boot id of
-	 * its machine, its sample kernel records; the kernel mapping (or
-	 * PV_NONE until needed) and the "[kernel]" location; each sample's
-	 * split, when the trace has kernel records. */
-	bool system_known;
-	char boot_id[41];
-	uint64_t nkernel;
-	uint32_t kernel_map, kernel_loc;
-	uint64_t kernel_lo, kernel_hi;
-	struct split *splits;
-	size_t cap_splits;
-	/* Per thread (by index): the system time its samples are owed, the
-	 * kernel's split not yet given out as whole samples (one_mode). */
-	int64_t *owed;
-	size_t nowed;
-};
 
 static const char *type_name(uint32_t t)
 {
@@ -211,7 +89,7 @@ static bool all_zero(const unsigned char *b, size_t n)
 }
 
 /* Starts a walk over the trace's records (raw-iter.h). */
-static void records(const struct reader *rd, struct raw_iter *it)
+void rd_records(const struct reader *rd, struct raw_iter *it)
 {
 	raw_iter_init(it, rd->buf, rd->len, rd->data_start, rd->head.arch.nregs);
 }
@@ -219,7 +97,7 @@ static void records(const struct reader *rd, struct raw_iter *it)
 /* A pass over a mapped trace has read up to byte off: the whole windows
  * before it go back (all of it when off is the end).  A pass starts at
  * the start again: released pages come back from the file when read. */
-static void release(struct reader *rd, size_t off)
+void rd_release(struct reader *rd, size_t off)
 {
 	size_t page = 4096, to;
 
@@ -246,14 +124,14 @@ static int check_framing(struct reader *rd)
 	struct raw_record r;
 	enum raw_next next;
 
-	records(rd, &it);
+	rd_records(rd, &it);
 	while ((next = raw_iter_next(&it, &r)) == RAW_NEXT_RECORD) {
 		if (first_record(rd, &r) < 0)
 			return -1;
 		if ((it.nrecords & 4095) == 0)
-			release(rd, it.off);
+			rd_release(rd, it.off);
 	}
-	release(rd, rd->len);
+	rd_release(rd, rd->len);
 	rd->nrecords = it.nrecords;
 	switch (next) {
 	case RAW_NEXT_RECORD:
@@ -420,159 +298,6 @@ static int first_record(struct reader *rd, const struct raw_record *recp)
 
 /* Stack table: id -> stored stack. */
 
-static struct stack_ref *stack_slot(struct reader *rd, uint32_t id)
-{
-	size_t mask = rd->nstacks_slots - 1;
-	size_t i = (id * 0x9e3779b1u) & mask;
-
-	while (rd->stacks[i].id && rd->stacks[i].id != id)
-		i = (i + 1) & mask;
-	return &rd->stacks[i];
-}
-
-static int stacks_grow(struct reader *rd)
-{
-	struct stack_ref *old = rd->stacks;
-	size_t oldn = rd->nstacks_slots;
-	size_t n = oldn ? oldn * 2 : 1024;
-
-	if ((rd->nstacks + 1) * 2 <= oldn)
-		return 0;
-	rd->stacks = calloc(n, sizeof *rd->stacks);
-	if (!rd->stacks) {
-		rd->stacks = old;
-		return pv_oom();
-	}
-	rd->nstacks_slots = n;
-	for (size_t i = 0; i < oldn; i++)
-		if (old[i].id)
-			*stack_slot(rd, old[i].id) = old[i];
-	free(old);
-	return 0;
-}
-
-/* Store a stack of locations once: samples with the same frames share it. */
-static uint32_t dedup_stack(struct reader *rd, const uint32_t *locs, uint32_t n)
-{
-	struct pv_profile *p = rd->p;
-	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
-	size_t mask, i;
-
-	for (uint32_t j = 0; j < n; j++) {
-		h ^= locs[j];
-		h *= 0xff51afd7ed558ccdULL;
-		h ^= h >> 32;
-	}
-	if ((rd->ndedup + 1) * 2 > rd->ndedup_slots) {
-		size_t nn = rd->ndedup_slots ? rd->ndedup_slots * 2 : 4096;
-		struct stack_key *t = calloc(nn, sizeof *t);
-		if (!t) {
-			pv_oom();
-			return UINT32_MAX;
-		}
-		for (size_t k = 0; k < rd->ndedup_slots; k++) {
-			const struct stack_key *e = &rd->dedup[k];
-			if (!e->hash)
-				continue;
-			size_t j = e->hash & (nn - 1);
-			while (t[j].hash)
-				j = (j + 1) & (nn - 1);
-			t[j] = *e;
-		}
-		free(rd->dedup);
-		rd->dedup = t;
-		rd->ndedup_slots = nn;
-	}
-	h |= 1; /* 0 marks an empty slot */
-	mask = rd->ndedup_slots - 1;
-	for (i = h & mask; rd->dedup[i].hash; i = (i + 1) & mask) {
-		const struct stack_key *e = &rd->dedup[i];
-		if (e->hash == h && e->n == n &&
-		    (n == 0 || memcmp(p->stack_locs + e->off, locs, n * sizeof *locs) == 0))
-			return e->off;
-	}
-	uint32_t off = pv_add_stack(p, locs, n);
-	if (off == UINT32_MAX)
-		return off;
-	rd->dedup[i] = (struct stack_key){ h, off, n };
-	rd->ndedup++;
-	return off;
-}
-
-/* Turn raw addresses into a stored stack of locations.  In a
- * frame-pointer trace frames[1] is a candidate (see raw.h): dropped here
- * when the collector left it 0, else kept and *candidate set. */
-static uint32_t store_frames(struct reader *rd, const unsigned char *frames, uint32_t n,
-			     bool *candidate)
-{
-	struct pv_profile *p = rd->p;
-	uint32_t k = 0;
-
-	*candidate = false;
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t a;
-		memcpy(&a, frames + 8 * (size_t)i, 8);
-		if (i == 1 && rd->fp_candidate) {
-			if (a == 0)
-				continue;
-			*candidate = true;
-		}
-		/* Callers' addresses are return addresses: step back into the call. */
-		if (i > 0 && a > 0)
-			a--;
-		rd->locs[k] = pv_get_location(p, a, pv_find_mapping(p, a));
-		if (rd->locs[k] == PV_NONE)
-			return UINT32_MAX;
-		k++;
-	}
-	rd->nlocs = k;
-	return dedup_stack(rd, rd->locs, k);
-}
-
-static int stack_pass(struct reader *rd)
-{
-	struct raw_iter it;
-	struct raw_record rec;
-
-	if (rd->nstack_records == 0)
-		return 0;
-	records(rd, &it);
-	while (raw_iter_next(&it, &rec) == RAW_NEXT_RECORD) {
-		const unsigned char *r = rec.data;
-		size_t off = rec.off;
-
-		if ((it.nrecords & 4095) == 0)
-			release(rd, it.off);
-
-		if (rec.type == RAW_STACK) {
-			const struct raw_stack *s = (const void *)r;
-			struct stack_ref *slot;
-			uint32_t at;
-
-			if (s->id == 0) {
-				pv_warn("'%s': stack record at byte %zu has id 0; ignored", rd->name, off);
-			} else {
-				if (stacks_grow(rd) < 0)
-					return -1;
-				slot = stack_slot(rd, s->id);
-				if (slot->id) {
-					pv_warn("'%s': stack id %u at byte %zu is defined twice; the first is kept",
-						rd->name, s->id, off);
-				} else {
-					bool cand;
-					at = store_frames(rd, r + sizeof *s, s->nframes, &cand);
-					if (at == UINT32_MAX)
-						return -1;
-					*slot = (struct stack_ref){ s->id, at, rd->nlocs, cand };
-					rd->nstacks++;
-				}
-			}
-		}
-	}
-	release(rd, rd->len);
-	return 0;
-}
-
 /* A location of a frame the trace stands for but no code is at: address
  * in mapping, one line of a function named name; PV_NONE when out of
  * memory. */
@@ -615,7 +340,7 @@ static int offcpu_leaf(struct reader *rd, struct pv_sample *ps)
 		rd->locs[k++] = p->stack_locs[ps->loc_off + i];
 	}
 	ps->flags &= ~(uint32_t)PV_SAMPLE_LEAF_CANDIDATE;
-	ps->loc_off = dedup_stack(rd, rd->locs, k);
+	ps->loc_off = rd_dedup_stack(rd, rd->locs, k);
 	ps->nlocs = k;
 	return ps->loc_off == UINT32_MAX ? -1 : 0;
 }
@@ -690,7 +415,7 @@ static int kernel_stack(struct reader *rd, const struct pv_sample *user,
 		rd->locs[n++] = p->stack_locs[user->loc_off + i];
 	*ps = *user;
 	ps->flags |= PV_SAMPLE_KERNEL;
-	ps->loc_off = dedup_stack(rd, rd->locs, n);
+	ps->loc_off = rd_dedup_stack(rd, rd->locs, n);
 	ps->nlocs = n;
 	return ps->loc_off == UINT32_MAX ? -1 : 0;
 }
@@ -754,8 +479,8 @@ static int one_mode(struct reader *rd, uint32_t th, uint64_t sys, uint64_t w, ui
 
 /* Finish and add a sample whose stack is stored: the parts every sample
  * record has in common.  k: its kernel record, or NULL. */
-static int add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uint32_t raw_flags,
-		      uint64_t weight_ns, uint64_t time_ns, const struct raw_sample_kernel *k)
+int rd_add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uint32_t raw_flags,
+		  uint64_t weight_ns, uint64_t time_ns, const struct raw_sample_kernel *k)
 {
 	uint64_t sys = k ? (k->system_ns < weight_ns ? k->system_ns : weight_ns) : 0;
 	int64_t handle = 0;
@@ -822,152 +547,6 @@ static int add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uin
 }
 
 /* Walks samples [lo, hi) of the batch into pool k. */
-static void walk_share(struct walk_batch *b, unsigned k, size_t lo, size_t hi)
-{
-	struct walk_pool *pool = &b->pools[k];
-	uint64_t frames[RAW_MAX_FRAMES];
-
-	pool->n = 0;
-	for (size_t i = lo; i < hi; i++) {
-		const struct raw_sample_regs *s = b->recs[i];
-		const uint64_t *regs = (const void *)(s + 1);
-		const unsigned char *stack = (const unsigned char *)(regs + s->nregs);
-		struct walk_result *res = &b->res[i];
-		int n = pool->oom ? 0
-				  : b->uw->walk(b->uw->ctx, regs, s->nregs, stack, s->stack_len, frames,
-						RAW_MAX_FRAMES, &res->complete);
-
-		res->n = 0;
-		if (n <= 0)
-			continue;
-		if (pool->n + (size_t)n > pool->cap) {
-			size_t cap = pool->cap ? pool->cap : 1 << 14;
-			uint64_t *v;
-
-			while (cap < pool->n + (size_t)n)
-				cap *= 2;
-			v = realloc(pool->v, cap * sizeof *v);
-			if (!v) {
-				pool->oom = 1; /* the rest go to unwind */
-				continue;
-			}
-			pool->v = v;
-			pool->cap = cap;
-		}
-		memcpy(pool->v + pool->n, frames, (size_t)n * sizeof *frames);
-		*res = (struct walk_result){ k, (uint32_t)n, pool->n, res->complete };
-		pool->n += (size_t)n;
-	}
-}
-
-struct walk_job {
-	struct walk_batch *b;
-	unsigned k;
-	size_t lo, hi;
-};
-
-static void *walk_thread(void *arg)
-{
-	struct walk_job *j = arg;
-
-	walk_share(j->b, j->k, j->lo, j->hi);
-	return NULL;
-}
-
-/* Fills the batch with the register samples from rec on (it: the walk
- * just past rec) and walks them, a fixed share a thread. */
-static void walk_fill(struct reader *rd, const struct raw_iter *it, const struct raw_record *rec)
-{
-	struct walk_batch *b = rd->batch;
-	struct raw_iter ahead = *it;
-	struct raw_record r;
-	struct walk_job jobs[WALK_THREADS];
-	pthread_t tids[WALK_THREADS];
-	bool started[WALK_THREADS] = { false };
-	unsigned threads;
-
-	b->n = 0;
-	b->next = 0;
-	b->recs[b->n++] = (const void *)rec->data;
-	while (b->n < WALK_BATCH && raw_iter_next(&ahead, &r) == RAW_NEXT_RECORD)
-		if (r.type == RAW_SAMPLE_REGS)
-			b->recs[b->n++] = (const void *)r.data;
-	threads = (unsigned)((b->n + WALK_MIN_SHARE - 1) / WALK_MIN_SHARE);
-	if (threads > b->threads)
-		threads = b->threads;
-	if (threads < 1)
-		threads = 1;
-	for (unsigned k = 0; k < threads; k++)
-		jobs[k] = (struct walk_job){ b, k, b->n * k / threads, b->n * (k + 1) / threads };
-	for (unsigned k = 1; k < threads; k++)
-		started[k] = pthread_create(&tids[k], NULL, walk_thread, &jobs[k]) == 0;
-	walk_share(b, 0, jobs[0].lo, jobs[0].hi);
-	for (unsigned k = 1; k < threads; k++) {
-		if (started[k])
-			pthread_join(tids[k], NULL);
-		else
-			walk_share(b, k, jobs[k].lo, jobs[k].hi); /* no thread: here */
-	}
-}
-
-/* The walked frames of the register sample s, the next one of the batch,
- * into rd->unwound: how many, 0 when the walk could not do it. */
-static int walk_take(struct reader *rd, const struct raw_iter *it, const struct raw_record *rec,
-		     bool *complete)
-{
-	struct walk_batch *b = rd->batch;
-	const struct walk_result *res;
-
-	if (b->next == b->n)
-		walk_fill(rd, it, rec);
-	res = &b->res[b->next++];
-	if (res->n == 0)
-		return 0;
-	memcpy(rd->unwound, b->pools[res->pool].v + res->off, (size_t)res->n * sizeof *rd->unwound);
-	*complete = res->complete;
-	return (int)res->n;
-}
-
-/* A sample with registers and a stack copy: unwound by the analyzer's
- * unwinder (walked ahead when it can: walk_take), or, without one, its
- * program counter alone (truncated). */
-static int regs_sample(struct reader *rd, const struct raw_sample_regs *s, const struct raw_iter *it,
-		       const struct raw_record *rec, const struct raw_sample_kernel *k)
-{
-	const uint64_t *regs = (const void *)(s + 1);
-	const unsigned char *stack = (const unsigned char *)(regs + s->nregs);
-	struct pv_sample ps = { 0 };
-	bool complete = false, cand;
-	int n = 0;
-
-	if (rd->batch)
-		n = walk_take(rd, it, rec, &complete);
-	if (rd->uw && n == 0)
-		n = rd->uw->unwind(rd->uw->ctx, regs, s->nregs, stack, s->stack_len, rd->unwound,
-				   RAW_MAX_FRAMES, &complete);
-	if (n < 0)
-		return -1;
-	if (n == 0) {
-		if (!rd->uw)
-			rd->not_unwound++;
-		rd->unwound[0] = regs[RAW_REG_RIP];
-		n = 1;
-		complete = false;
-	}
-	rd->check.pending = true;
-	rd->check.tid = s->tid;
-	rd->check.time_ns = s->time_ns;
-	rd->check.n = (uint32_t)n;
-	rd->check.complete = complete;
-	ps.loc_off = store_frames(rd, (const unsigned char *)rd->unwound, (uint32_t)n, &cand);
-	if (ps.loc_off == UINT32_MAX)
-		return -1;
-	ps.nlocs = rd->nlocs;
-	if (!complete)
-		ps.flags |= PV_SAMPLE_TRUNCATED;
-	return add_sample(rd, &ps, s->tid, s->flags, s->weight_ns, s->time_ns, k);
-}
-
 /* A frame-pointer sample: its stack stored by id, or inline. */
 static int fp_sample(struct reader *rd, const unsigned char *r, uint32_t size,
 		     const struct raw_sample_kernel *k)
@@ -979,7 +558,7 @@ static int fp_sample(struct reader *rd, const unsigned char *r, uint32_t size,
 
 	raw_sample_get(r, size, &sample);
 	if (s->stack_id) {
-		const struct stack_ref *ref = rd->nstacks_slots ? stack_slot(rd, s->stack_id) : NULL;
+		const struct stack_ref *ref = rd->nstacks_slots ? rd_stack_slot(rd, s->stack_id) : NULL;
 		if (!ref || !ref->id) {
 			rd->unresolved++;
 			return 0;
@@ -988,14 +567,14 @@ static int fp_sample(struct reader *rd, const unsigned char *r, uint32_t size,
 		ps.nlocs = ref->n;
 		cand = ref->candidate;
 	} else {
-		ps.loc_off = store_frames(rd, r + sizeof *s, s->nframes, &cand);
+		ps.loc_off = rd_store_frames(rd, r + sizeof *s, s->nframes, &cand);
 		if (ps.loc_off == UINT32_MAX)
 			return -1;
 		ps.nlocs = rd->nlocs;
 	}
 	if (cand)
 		ps.flags |= PV_SAMPLE_LEAF_CANDIDATE;
-	return add_sample(rd, &ps, s->tid, s->flags, s->weight_ns, s->time_ns, k);
+	return rd_add_sample(rd, &ps, s->tid, s->flags, s->weight_ns, s->time_ns, k);
 }
 
 /* A thread record, for the CPU time accounting: the thread's CPU time
@@ -1008,90 +587,6 @@ static int thread_record(struct reader *rd, const unsigned char *r, uint32_t siz
 	if (raw_cpu_thread(rd->cpu, t.tid, size >= sizeof t, t.cpu_ns) < 0)
 		return pv_oom();
 	return 0;
-}
-
-/* Describes frames[0..n) in hex into buf (at most 12 of them). */
-static void describe_frames(char *buf, size_t size, const uint64_t *frames, uint32_t n)
-{
-	size_t used = 0;
-
-	buf[0] = '\0';
-	for (uint32_t i = 0; i < n && i < 12 && used < size; i++) {
-		int w = snprintf(buf + used, size - used, "%s%" PRIx64, i ? " " : "", frames[i]);
-		if (w < 0)
-			break;
-		used += (size_t)w;
-	}
-	if (n > 12 && used < size)
-		snprintf(buf + used, size - used, " ... (%u)", n);
-}
-
-/* The collector's frames for the register sample just read: do they agree
- * with the unwinding of its stack copy?  Where that unwinding stopped
- * short (the copy ends before the stack does) the collector's must start
- * with its frames; where the collector stopped at its frame limit, its
- * frames must start the other's. */
-static void check_record(struct reader *rd, const struct raw_unwind_check *c)
-{
-	const uint64_t *frames = (const void *)(c + 1), *off = rd->unwound;
-	uint32_t n = c->nframes, on = rd->check.n;
-	bool agree;
-
-	if (!rd->check.pending || c->tid != rd->check.tid || c->time_ns != rd->check.time_ns) {
-		rd->check.unpaired++;
-		return;
-	}
-	rd->check.pending = false;
-	rd->check.samples++;
-	if (c->result > RAW_CHECK_FAILED || (c->result == RAW_CHECK_FAILED &&
-					     (c->reason == 0 || c->reason > RAW_CHECK_NOT_TRIED))) {
-		rd->check.failed[0]++; /* a result or reason this reader does not know */
-		return;
-	}
-	if (c->result == RAW_CHECK_FAILED) {
-		rd->check.failed[c->reason]++;
-		return;
-	}
-	if (c->result == RAW_CHECK_COMPLETE && rd->check.complete)
-		agree = n == on && memcmp(frames, off, (size_t)n * 8) == 0;
-	else if (!rd->check.complete)
-		agree = on <= n && memcmp(frames, off, (size_t)on * 8) == 0;
-	else
-		agree = n <= on && memcmp(frames, off, (size_t)n * 8) == 0;
-	if (agree) {
-		rd->check.agree++;
-		return;
-	}
-	if (rd->check.differ < 3) {
-		char a[200], b[200];
-
-		describe_frames(a, sizeof a, frames, n);
-		describe_frames(b, sizeof b, off, on);
-		snprintf(rd->check.first[rd->check.differ], sizeof rd->check.first[0],
-			 "thread %u at %" PRIu64 " ns: collector [%s]%s, stack copy [%s]%s", c->tid,
-			 c->time_ns, a, c->result == RAW_CHECK_COMPLETE ? "" : " (cut)", b,
-			 rd->check.complete ? "" : " (cut)");
-	}
-	rd->check.differ++;
-}
-
-/* The check's verdict, one line, and the first differences. */
-static void check_report(struct reader *rd)
-{
-	const uint64_t *f = rd->check.failed;
-
-	if (rd->check.samples == 0 && rd->check.unpaired == 0)
-		return;
-	pv_warn("'%s': unwind check: %" PRIu64 " samples: %" PRIu64 " agree with the stack copy, %" PRIu64
-		" differ, %" PRIu64 " not unwound in the collector (no object %" PRIu64 ", no CFI %" PRIu64
-		", rule %" PRIu64 ", stack %" PRIu64 ", stack unknown %" PRIu64 ", other %" PRIu64
-		"), %" PRIu64 " unpaired",
-		rd->name, rd->check.samples, rd->check.agree, rd->check.differ,
-		rd->check.samples - rd->check.agree - rd->check.differ, f[RAW_CHECK_NO_OBJECT],
-		f[RAW_CHECK_NO_ROW], f[RAW_CHECK_RULE], f[RAW_CHECK_STACK], f[RAW_CHECK_NOT_TRIED], f[0],
-		rd->check.unpaired);
-	for (uint64_t i = 0; i < rd->check.differ && i < 3; i++)
-		pv_warn("'%s': unwind check: %s", rd->name, rd->check.first[i]);
 }
 
 /* The kernel record of the sample of thread tid at time that it has just
@@ -1116,7 +611,7 @@ static int sample_pass(struct reader *rd)
 	struct raw_iter it;
 	struct raw_record rec;
 
-	records(rd, &it);
+	rd_records(rd, &it);
 	while (raw_iter_next(&it, &rec) == RAW_NEXT_RECORD) {
 		const unsigned char *r = rec.data;
 		int ret = 0;
@@ -1124,18 +619,18 @@ static int sample_pass(struct reader *rd)
 		/* behind the walks ahead (walk_fill), which read up to a
 		 * batch further */
 		if ((it.nrecords & 4095) == 0)
-			release(rd, rec.off > RELEASE_WINDOW ? rec.off - RELEASE_WINDOW : 0);
+			rd_release(rd, rec.off > RELEASE_WINDOW ? rec.off - RELEASE_WINDOW : 0);
 		rd->rec_size = rec.size;
 		if (rec.type == RAW_SAMPLE_REGS) {
 			const struct raw_sample_regs *s = (const void *)r;
-			ret = regs_sample(rd, s, &it, &rec, kernel_record(rd, &it, s->tid, s->time_ns));
+			ret = rd_regs_sample(rd, s, &it, &rec, kernel_record(rd, &it, s->tid, s->time_ns));
 		} else if (rec.type == RAW_SAMPLE) {
 			struct raw_sample s;
 			raw_sample_get(r, rec.size, &s);
 			ret = fp_sample(rd, r, rec.size, kernel_record(rd, &it, s.tid, s.time_ns));
 		}
 		else if (rec.type == RAW_CHECK_FRAMES)
-			check_record(rd, (const void *)r);
+			rd_check_record(rd, (const void *)r);
 		else if (rec.type == RAW_THREAD && rd->cpu)
 			ret = thread_record(rd, r, rec.size);
 		else if (rec.type == RAW_THREAD_EXIT && rd->cpu)
@@ -1144,7 +639,7 @@ static int sample_pass(struct reader *rd)
 		if (ret < 0)
 			return -1;
 	}
-	release(rd, rd->len);
+	rd_release(rd, rd->len);
 	return 0;
 }
 
@@ -1334,31 +829,8 @@ static bool still_running(uint32_t pid, const char *exe, uint64_t start_mono)
 }
 
 /* The walks ahead, when the unwinder can walk: NULL, or -1 (reported). */
-static int batch_new(struct reader *rd)
-{
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-
-	if (!rd->uw || !rd->uw->walk)
-		return 0;
-	rd->batch = calloc(1, sizeof *rd->batch);
-	if (!rd->batch)
-		return pv_oom();
-	rd->batch->uw = rd->uw;
-	rd->batch->threads = cpus < 1 ? 1 : cpus > WALK_THREADS ? WALK_THREADS : (unsigned)cpus;
-	return 0;
-}
-
-static void batch_free(struct walk_batch *b)
-{
-	if (!b)
-		return;
-	for (unsigned k = 0; k < WALK_THREADS; k++)
-		free(b->pools[k].v);
-	free(b);
-}
-
-static struct pv_profile *read_trace(const unsigned char *buf, size_t len, const char *name,
-				     const struct raw_unwinder *uw, bool mapped, bool execd)
+struct pv_profile *rd_read_trace(const unsigned char *buf, size_t len, const char *name,
+				 const struct raw_unwinder *uw, bool mapped, bool execd)
 {
 	struct reader rd = { .buf = buf, .len = len, .name = name, .last_thread = PV_NONE, .uw = uw,
 			     .offcpu_loc = PV_NONE, .mapped = mapped, .kernel_map = PV_NONE,
@@ -1384,7 +856,7 @@ static struct pv_profile *read_trace(const unsigned char *buf, size_t len, const
 	}
 	if (uw && uw->ahead && rd.regs_samples)
 		uw->ahead(uw->ctx);
-	if (batch_new(&rd) < 0 || stack_pass(&rd) < 0 || sample_pass(&rd) < 0)
+	if (rd_batch_new(&rd) < 0 || rd_stack_pass(&rd) < 0 || sample_pass(&rd) < 0)
 		goto fail;
 	if (rd.cpu && settle_cpu(&rd) < 0)
 		goto fail;
@@ -1408,7 +880,7 @@ static struct pv_profile *read_trace(const unsigned char *buf, size_t len, const
 		uint64_t end = rd.have_end ? rd.end_time : rd.last_time;
 		p->duration_ns = end > rd.start_mono ? (int64_t)(end - rd.start_mono) : 0;
 	}
-	check_report(&rd);
+	rd_check_report(&rd);
 	if (rd.not_unwound)
 		pv_warn("'%s': %" PRIu64 " samples need DWARF unwinding, which this reader cannot do; only their leaf is shown",
 			name, rd.not_unwound);
@@ -1440,7 +912,7 @@ static struct pv_profile *read_trace(const unsigned char *buf, size_t len, const
 	free(rd.own);
 	free(rd.owed);
 	raw_cpu_free(rd.cpu);
-	batch_free(rd.batch);
+	rd_batch_free(rd.batch);
 	return p;
 fail:
 	free(rd.locs);
@@ -1452,7 +924,7 @@ fail:
 	free(rd.own);
 	free(rd.owed);
 	raw_cpu_free(rd.cpu);
-	batch_free(rd.batch);
+	rd_batch_free(rd.batch);
 	pv_profile_free(p);
 	return NULL;
 }
@@ -1460,107 +932,11 @@ fail:
 struct pv_profile *raw_read(const unsigned char *buf, size_t len, const char *name,
 			   const struct raw_unwinder *uw)
 {
-	return read_trace(buf, len, name, uw, false, false);
+	return rd_read_trace(buf, len, name, uw, false, false);
 }
 
 struct pv_profile *raw_read_mapped(const unsigned char *buf, size_t len, const char *name,
 				   const struct raw_unwinder *uw)
 {
-	return read_trace(buf, len, name, uw, true, false);
-}
-
-/* One process of a run: its part of the file, read as a trace. */
-static struct pv_profile *read_part(const unsigned char *buf, const char *name,
-				    const struct raw_unwinder *uw, bool mapped,
-				    const struct raw_run_part *part)
-{
-	char pname[512];
-	struct pv_profile *p;
-	struct pv_process pr = { .pid = part->pid };
-	const char *base;
-
-	snprintf(pname, sizeof pname, "%s, pid %" PRIu32, name, part->pid);
-	p = read_trace(buf + part->offset, (size_t)part->length, pname, uw, mapped,
-		       part->flags & RAW_RUN_EXECD);
-	if (!p)
-		return NULL;
-	base = strrchr(pv_str(p, p->program), '/');
-	pr.program = p->program;
-	pr.name = pv_intern_str(p, base ? base + 1 : pv_str(p, p->program));
-	pr.end_ns = p->duration_ns;
-	if (pr.name == PV_NONE || pv_add_process(p, &pr) == PV_NONE) {
-		pv_profile_free(p);
-		return NULL;
-	}
-	pv_threads_in_process(p, 0);
-	return p;
-}
-
-struct pv_profile *raw_read_run(const unsigned char *buf, size_t len, const char *name,
-				const struct raw_unwinder *uw, bool mapped)
-{
-	struct raw_run_footer f;
-	struct raw_run_part part;
-	struct pv_profile *d = NULL;
-	long n = raw_run_index(buf, len, &f);
-	int64_t first = INT64_MAX, last = INT64_MIN;
-	uint32_t pid = 0;
-	size_t nread = 0;
-
-	if (n == 0)
-		return read_trace(buf, len, name, uw, mapped, false);
-	if (n < 0) {
-		pv_warn("'%s': the index of the run's processes is damaged: only the first process is read",
-			name);
-		return read_trace(buf, len, name, uw, mapped, false);
-	}
-	for (uint32_t i = 0; i < (uint32_t)n; i++) {
-		struct pv_profile *p;
-
-		if (raw_run_part_get(buf, len, &f, i, &part) < 0) {
-			pv_warn("'%s': entry %" PRIu32 " of the run's index is damaged: that process is left out",
-				name, i);
-			continue;
-		}
-		p = read_part(buf, name, uw, mapped, &part);
-		if (!p)
-			continue; /* (said why) */
-		if (!d) {
-			d = pv_profile_new();
-			for (uint32_t v = 0; d && v < p->nvalues; v++)
-				if (pv_add_value_type(d, pv_str(p, p->sample_types[v].type),
-						      pv_str(p, p->sample_types[v].unit)) == PV_NONE) {
-					pv_profile_free(d);
-					d = NULL;
-				}
-			if (!d) {
-				pv_profile_free(p);
-				pv_oom();
-				return NULL;
-			}
-			pid = p->pid;
-			d->finished = true;
-			d->source_format = pv_intern_str(d, pv_str(p, p->source_format));
-		}
-		if (pv_merge(d, p, name) < 0) {
-			pv_profile_free(p);
-			pv_profile_free(d);
-			return NULL;
-		}
-		if (p->time_ns < first)
-			first = p->time_ns;
-		if (p->time_ns + p->duration_ns > last)
-			last = p->time_ns + p->duration_ns;
-		pv_profile_free(p);
-		nread++;
-	}
-	if (!d) {
-		pv_error("'%s': no process of the run could be read", name);
-		return NULL;
-	}
-	/* one run: its span, not the sum of its processes' */
-	d->duration_ns = last > first ? last - first : 0;
-	d->time_ns = first;
-	d->pid = pid;
-	return d;
+	return rd_read_trace(buf, len, name, uw, true, false);
 }

@@ -19,10 +19,10 @@
  * 1 when collection failed (what was collected is kept); 2 for a usage
  * error; 126/127 when the program cannot be executed / is not found.
  *
- * This file: options, main, the trace file, scheduling and the small
- * helpers every part uses.  Child processes are in proc.c, the batch and
- * eu-stack dumpers in dumpers.c, the persistent gdb/MI session in mi.c;
- * collect-gdb.h holds what they share.
+ * This file: the options and main.  What every part shares (the state,
+ * scheduling, small helpers) is in session.c, child processes in proc.c,
+ * the trace file in trace.c, the batch and eu-stack dumpers in dumpers.c,
+ * the persistent gdb/MI session in mi.c (session.h lists them).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -41,8 +41,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "collect-gdb.h"
-#include "outfile.h"
+#include "cli.h"
+#include "dumpers.h"
+#include "mi.h"
+#include "proc.h"
+#include "trace.h"
 
 #ifndef PROFVIEW_VERSION
 #define PROFVIEW_VERSION "unknown"
@@ -52,71 +55,9 @@
 #define CG_DEFAULT_TIMEOUT_NS 10000000000LL  /* 10 s per snapshot */
 #define CG_DEFAULT_ATTACH_TIMEOUT_NS 60000000000LL /* 60 s to attach */
 
-static const char *const mode_names[] = { "persistent", "batch", "eu-stack" };
-static const char *const end_names[] = { "", "count", "duration", "interrupted", "exited", "error" };
-
-volatile sig_atomic_t cg_stop_signal;
-
 static void on_signal(int sig)
 {
 	cg_stop_signal = sig;
-}
-
-void cg_msg(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("collect-gdb: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-int64_t cg_now_ns(clockid_t clk)
-{
-	struct timespec ts;
-	clock_gettime(clk, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-int sb_add(struct strbuf *b, const char *s, size_t n)
-{
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		char *q;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		q = realloc(b->s, cap);
-		if (!q)
-			return -1;
-		b->s = q;
-		b->cap = cap;
-	}
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = '\0';
-	return 0;
-}
-
-void cg_oom(void)
-{
-	cg_msg("out of memory");
-	exit(CG_EXIT_FAIL);
-}
-
-/* The last non-empty line of s, for messages. */
-void sb_last_line(const struct strbuf *b, char *out, size_t n)
-{
-	size_t end = b->len, start;
-
-	out[0] = '\0';
-	while (end && isspace((unsigned char)b->s[end - 1]))
-		end--;
-	start = end;
-	while (start && b->s[start - 1] != '\n')
-		start--;
-	snprintf(out, n, "%.*s", (int)(end - start), b->s + start);
 }
 
 /* ---- options ---- */
@@ -155,30 +96,15 @@ static void usage(FILE *f)
 		"See collect-gdb(1) and profview-gdb(5).\n");
 }
 
+/* Seconds from min to 1e6 as ns, or false. */
 static bool parse_seconds(const char *s, double min, int64_t *ns)
 {
-	char *end;
 	double v;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(v) || v < min || v > 1e6)
+	if (!cli_parse_seconds(s, min, 1e6, &v))
 		return false;
 	*ns = (int64_t)llround(v * 1e9);
 	return true;
-}
-
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("collect-gdb: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\nTry 'collect-gdb --help' for more information.\n", stderr);
-	return CG_EXIT_USAGE;
 }
 
 /* -1 to go on, else an exit status. */
@@ -204,7 +130,6 @@ static int parse_opts(int argc, char **argv, struct cg_opts *o)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *end;
 	long long v;
 	int c;
 
@@ -216,71 +141,55 @@ static int parse_opts(int argc, char **argv, struct cg_opts *o)
 	while ((c = getopt_long(argc, argv, "+:p:i:n:d:o:qhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			errno = 0;
-			v = strtoll(optarg, &end, 10);
-			if (errno || end == optarg || *end || v <= 0 || v > INT_MAX)
-				return usage_error("invalid pid '%s'", optarg);
+			if (!cli_parse_int(optarg, 1, INT_MAX, &v))
+				return cli_invalid("pid", optarg, "a process id");
 			o->pid = (pid_t)v;
 			break;
 		case 'i':
 			if (!parse_seconds(optarg, 0.001, &o->interval_ns))
-				return usage_error("invalid interval '%s': expected seconds, at least 0.001",
-						   optarg);
+				return cli_invalid("interval", optarg, "seconds, at least 0.001");
 			break;
 		case 'n':
-			errno = 0;
-			v = strtoll(optarg, &end, 10);
-			if (errno || end == optarg || *end || v <= 0)
-				return usage_error("invalid count '%s': expected a whole number > 0", optarg);
+			if (!cli_parse_int(optarg, 1, LLONG_MAX, &v))
+				return cli_invalid("count", optarg, "a whole number > 0");
 			o->count = v;
 			break;
 		case 'd':
 			if (!parse_seconds(optarg, 0.001, &o->duration_ns))
-				return usage_error("invalid duration '%s': expected seconds, at least 0.001",
-						   optarg);
+				return cli_invalid("duration", optarg, "seconds, at least 0.001");
 			break;
 		case OPT_TIMEOUT:
 			if (!parse_seconds(optarg, 0.01, &o->timeout_ns))
-				return usage_error("invalid timeout '%s': expected seconds, at least 0.01",
-						   optarg);
+				return cli_invalid("timeout", optarg, "seconds, at least 0.01");
 			break;
 		case OPT_ATTACH_TIMEOUT:
 			if (!parse_seconds(optarg, 0.01, &o->attach_timeout_ns))
-				return usage_error("invalid attach timeout '%s': expected seconds, at least 0.01",
-						   optarg);
+				return cli_invalid("attach timeout", optarg, "seconds, at least 0.01");
 			break;
 		case 'o':
 			if (!optarg[0])
-				return usage_error("empty output file name");
+				return cli_usage_error("empty output file name");
 			o->output = optarg;
 			break;
-		case OPT_MODE:
-			if (strcmp(optarg, "persistent") == 0)
-				o->mode = MODE_PERSISTENT;
-			else if (strcmp(optarg, "batch") == 0)
-				o->mode = MODE_BATCH;
-			else if (strcmp(optarg, "eu-stack") == 0)
-				o->mode = MODE_EUSTACK;
-			else
-				return usage_error("invalid mode '%s': expected persistent, batch or eu-stack",
-						   optarg);
+		case OPT_MODE: {
+			int m = cli_parse_choice(optarg, cg_mode_names);
+			if (m < 0)
+				return cli_invalid_choice("mode", optarg, cg_mode_names);
+			o->mode = (enum cg_mode)m;
 			break;
+		}
 		case OPT_PERSISTENT: o->mode = MODE_PERSISTENT; break;
 		case OPT_BATCH: o->mode = MODE_BATCH; break;
 		case OPT_READNEVER: o->readnever = true; break;
 		case OPT_GDB:
 			if (!optarg[0])
-				return usage_error("empty gdb path");
+				return cli_usage_error("empty gdb path");
 			o->gdb = optarg;
 			break;
 		case 'q': o->quiet = true; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("collect-gdb (profview) %s\n", PROFVIEW_VERSION); return 0;
-		case ':': return usage_error("option '%s' needs an argument", argv[optind - 1]);
-		default:
-			if (optopt)
-				return usage_error("unknown option '-%c'", optopt);
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+		default: return cli_getopt_error(c, argv);
 		}
 	}
 	if (!o->attach_timeout_ns)
@@ -289,127 +198,10 @@ static int parse_opts(int argc, char **argv, struct cg_opts *o)
 	if (optind < argc)
 		o->argv = argv + optind;
 	if (o->pid && o->argv)
-		return usage_error("give either -p PID or a program to run, not both");
+		return cli_usage_error("give either -p PID or a program to run, not both");
 	if (!o->pid && !o->argv)
-		return usage_error("no process to sample: give -p PID or a program to run");
+		return cli_usage_error("no process to sample: give -p PID or a program to run");
 	return -1;
-}
-
-/* ---- the trace ---- */
-
-static void write_time(FILE *f, int64_t ns)
-{
-	fprintf(f, "%" PRId64 ".%09" PRId64, ns / (int64_t)1000000000, ns % (int64_t)1000000000);
-}
-
-static bool is_bt_line(const char *s, size_t n)
-{
-	if (n == 0)
-		return true;
-	if (s[0] == '#')
-		return n > 1 && isdigit((unsigned char)s[1]);
-	return s[0] == ' ' || s[0] == '\t' ||
-	       (n > 7 && memcmp(s, "Thread ", 7) == 0 && isdigit((unsigned char)s[7])) ||
-	       (n > 17 && memcmp(s, "Backtrace stopped", 17) == 0) ||
-	       (n > 25 && memcmp(s, "(More stack frames follow", 25) == 0);
-}
-
-/* Write one snapshot: the backtrace lines of text, nothing else.  Returns
- * how many thread headers it held. */
-unsigned cg_write_snapshot(struct cg_state *st, const char *text, size_t len, int64_t t_real)
-{
-	unsigned threads = 0;
-	bool started = false;
-
-	st->snapshots++;
-	proc_write_maps(st);
-	fprintf(st->out, "# snapshot: %lld ", st->snapshots);
-	write_time(st->out, t_real);
-	fputc('\n', st->out);
-	for (size_t off = 0; off < len;) {
-		const char *nl = memchr(text + off, '\n', len - off);
-		size_t n = (nl ? (size_t)(nl - text) : len) - off;
-		const char *s = text + off;
-		off += n + 1;
-		if (n && s[n - 1] == '\r')
-			n--;
-		if (!is_bt_line(s, n) || (!started && n == 0))
-			continue;
-		if (n > 7 && memcmp(s, "Thread ", 7) == 0)
-			threads++;
-		started = true;
-		fwrite(s, 1, n, st->out);
-		fputc('\n', st->out);
-	}
-	if (fflush(st->out) != 0 && !st->out_errno)
-		st->out_errno = errno;
-	if (threads > st->max_threads)
-		st->max_threads = threads;
-	return threads;
-}
-
-void cg_note_stop(struct cg_state *st, int64_t ns)
-{
-	if (st->nstops == st->cap_stops) {
-		size_t cap = st->cap_stops ? st->cap_stops * 2 : 256;
-		int64_t *q = realloc(st->stops, cap * sizeof *q);
-		if (!q)
-			cg_oom();
-		st->stops = q;
-		st->cap_stops = cap;
-	}
-	st->stops[st->nstops++] = ns;
-}
-
-/* ---- scheduling ---- */
-
-/* Should sampling stop now?  Sets st->end. */
-bool cg_should_stop(struct cg_state *st)
-{
-	if (st->out_errno) {
-		st->end = END_ERROR;
-		return true;
-	}
-	if (cg_stop_signal) {
-		st->end = END_SIGNAL;
-		return true;
-	}
-	if (st->o.count && st->snapshots >= st->o.count) {
-		st->end = END_COUNT;
-		return true;
-	}
-	if (st->o.duration_ns && cg_now_ns(CLOCK_MONOTONIC) - st->t_begin >= st->o.duration_ns) {
-		st->end = END_DURATION;
-		return true;
-	}
-	return false;
-}
-
-/* Sleep until t (monotonic), or less if the duration ends or a signal
- * comes. */
-void cg_sleep_until(struct cg_state *st, int64_t t)
-{
-	if (st->o.duration_ns && t > st->t_begin + st->o.duration_ns)
-		t = st->t_begin + st->o.duration_ns;
-	while (!cg_stop_signal) {
-		int64_t left = t - cg_now_ns(CLOCK_MONOTONIC);
-		struct timespec ts;
-		if (left <= 0)
-			return;
-		ts.tv_sec = left / 1000000000LL;
-		ts.tv_nsec = left % 1000000000LL;
-		nanosleep(&ts, NULL);
-	}
-}
-
-/* Next snapshot time: on the interval grid, skipping missed slots. */
-int64_t cg_next_slot(struct cg_state *st, int64_t prev)
-{
-	int64_t next = prev + st->o.interval_ns, t = cg_now_ns(CLOCK_MONOTONIC);
-
-	if (next < t)
-		next = t;
-	return next;
 }
 
 /* ---- main ---- */
@@ -420,57 +212,6 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int open_output(struct cg_state *st)
-{
-	char exe[PATH_MAX], link[64];
-	ssize_t n;
-
-	snprintf(link, sizeof link, "/proc/%d/exe", (int)st->pid);
-	n = readlink(link, exe, sizeof exe - 1);
-	exe[n > 0 ? n : 0] = '\0';
-	if (st->o.output && strcmp(st->o.output, "-") == 0) {
-		st->out = stdout;
-		snprintf(st->outname, sizeof st->outname, "standard output");
-	} else {
-		if (st->o.output) {
-			snprintf(st->outname, sizeof st->outname, "%s", st->o.output);
-		} else {
-			char comm[64];
-			proc_read_comm(st->pid, 0, comm, sizeof comm);
-			for (char *c = comm; *c; c++)
-				if (*c == '/' || isspace((unsigned char)*c))
-					*c = '_';
-			snprintf(st->outname, sizeof st->outname, "profview-%s-%d.gdb",
-				 comm[0] ? comm : "process", (int)st->pid);
-		}
-		/* A new file that only its owner reads: the trace holds the
-		 * arguments gdb prints, strings included. */
-		char why[256];
-		int fd = pv_outfile_open(st->outname, PV_OUTFILE_TRACE_MODE, PV_OUTFILE_NEW, why, sizeof why);
-		if (fd < 0) {
-			cg_msg("cannot write '%s': %s", st->outname, why);
-			return -1;
-		}
-		st->out = fdopen(fd, "w");
-		if (!st->out) {
-			cg_msg("cannot write '%s': %s", st->outname, strerror(errno));
-			close(fd);
-			return -1;
-		}
-	}
-	fprintf(st->out, "# profview-gdb 1\n");
-	fprintf(st->out, "# pid: %d\n", (int)st->pid);
-	fprintf(st->out, "# program: %s\n", exe);
-	fprintf(st->out, "# mode: %s%s\n", mode_names[st->o.mode], st->o.readnever ? " readnever" : "");
-	fprintf(st->out, "# interval-ns: %" PRId64 "\n", st->o.interval_ns);
-	fprintf(st->out, "# start: ");
-	write_time(st->out, cg_now_ns(CLOCK_REALTIME));
-	fputc('\n', st->out);
-	if (fflush(st->out) != 0)
-		st->out_errno = errno;
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct cg_state st = { 0 };
@@ -478,6 +219,7 @@ int main(int argc, char **argv)
 	char tool[PATH_MAX], version[256];
 	int ret;
 
+	cli_set_progname("collect-gdb");
 	ret = parse_opts(argc, argv, &st.o);
 	if (ret >= 0)
 		return ret;
@@ -487,11 +229,11 @@ int main(int argc, char **argv)
 	if (st.o.mode == MODE_EUSTACK ? !proc_find_command("eu-stack", tool, sizeof tool)
 				      : !proc_find_command(st.o.gdb, tool, sizeof tool)) {
 		if (st.o.mode == MODE_EUSTACK)
-			cg_msg("eu-stack is not installed (Debian package 'elfutils'): cannot sample");
+			cli_msg("eu-stack is not installed (Debian package 'elfutils'): cannot sample");
 		else if (strchr(st.o.gdb, '/'))
-			cg_msg("cannot run gdb '%s': %s", st.o.gdb, strerror(errno ? errno : ENOENT));
+			cli_msg("cannot run gdb '%s': %s", st.o.gdb, strerror(errno ? errno : ENOENT));
 		else
-			cg_msg("gdb is not installed (no '%s' in PATH; Debian package 'gdb'): cannot sample",
+			cli_msg("gdb is not installed (no '%s' in PATH; Debian package 'gdb'): cannot sample",
 			       st.o.gdb);
 		return CG_EXIT_FAIL;
 	}
@@ -501,11 +243,11 @@ int main(int argc, char **argv)
 	if (st.o.pid) {
 		st.pid = st.o.pid;
 		if (st.pid == getpid()) {
-			cg_msg("cannot sample collect-gdb itself (pid %d)", (int)st.pid);
+			cli_msg("cannot sample collect-gdb itself (pid %d)", (int)st.pid);
 			return CG_EXIT_FAIL;
 		}
 		if (!proc_target_alive(&st)) {
-			cg_msg("no process with pid %d", (int)st.pid);
+			cli_msg("no process with pid %d", (int)st.pid);
 			return CG_EXIT_FAIL;
 		}
 		if (proc_tracer_of(st.pid)) {
@@ -528,7 +270,7 @@ int main(int argc, char **argv)
 		if (ret >= 0)
 			return ret;
 	}
-	if (open_output(&st) < 0) {
+	if (cg_open_trace(&st) < 0) {
 		if (st.child) {
 			kill(st.pid, SIGTERM);
 			waitpid(st.pid, NULL, 0);
@@ -544,23 +286,10 @@ int main(int argc, char **argv)
 	}
 	if (st.end == END_NONE)
 		st.end = cg_stop_signal ? END_SIGNAL : END_EXITED;
-	fprintf(st.out, "# end: ");
-	write_time(st.out, cg_now_ns(CLOCK_REALTIME));
-	fprintf(st.out, " %s\n", end_names[st.end]);
-	/* The first error is the one to report: errno is long stale by now. */
-	if (fflush(st.out) != 0 && !st.out_errno)
-		st.out_errno = errno;
-	if (ferror(st.out) && !st.out_errno)
-		st.out_errno = EIO;
-	if (st.out != stdout && fclose(st.out) != 0 && !st.out_errno)
-		st.out_errno = errno;
-	if (st.out_errno) {
-		cg_msg("cannot write '%s': %s", st.outname, strerror(st.out_errno));
-		st.end = END_ERROR;
-	}
+	cg_close_trace(&st);
 
 	if (!st.o.quiet && st.snapshots == 0) {
-		fprintf(stderr, "collect-gdb: no snapshot taken; %s '%s'\n",
+		cli_msg("no snapshot taken; %s '%s'",
 			st.out == stdout ? "nothing but the header written to" : "the header written to",
 			st.outname);
 	} else if (!st.o.quiet) {
@@ -575,9 +304,8 @@ int main(int argc, char **argv)
 			snprintf(stopped, sizeof stopped, "the target was stopped before and is left stopped");
 		else
 			snprintf(stopped, sizeof stopped, "the target stopped %.1f ms per snapshot (median)", med);
-		fprintf(stderr,
-			"collect-gdb: %lld snapshots (%s mode) of up to %u threads in %.2f s, %.1f/s, %s; %s; written to '%s'\n",
-			st.snapshots, mode_names[st.o.mode], st.max_threads, secs,
+		cli_msg("%lld snapshots (%s mode) of up to %u threads in %.2f s, %.1f/s, %s; %s; written to '%s'",
+			st.snapshots, cg_mode_names[st.o.mode], st.max_threads, secs,
 			secs > 0 ? st.snapshots / secs : 0.0, stopped,
 			st.end == END_EXITED ? "the process exited" :
 			st.end == END_SIGNAL ? "interrupted" :

@@ -19,7 +19,10 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "collect-gdb.h"
+#include "cli.h"
+#include "proc.h"
+#include "trace.h"
+#include "dumpers.h"
 
 /* Run argv to completion or timeout.  0 ok; 1 timed out; -1 cannot run. */
 static int run_dumper(struct cg_state *st, char *const argv[], struct proc *pr, int *status)
@@ -28,7 +31,7 @@ static int run_dumper(struct cg_state *st, char *const argv[], struct proc *pr, 
 	int r;
 
 	if (proc_start(pr, argv, false) < 0) {
-		cg_msg("cannot run '%s': %s", argv[0], strerror(errno));
+		cli_msg("cannot run '%s': %s", argv[0], strerror(errno));
 		return -1;
 	}
 	while ((r = proc_pump(pr, deadline)) > 0 || (r == 0 && cg_stop_signal))
@@ -59,7 +62,7 @@ static enum cg_end dumper_failed(struct cg_state *st, const char *tool, const st
 		return END_ERROR;
 	}
 	sb_last_line(err, line, sizeof line);
-	cg_msg("%s could not dump process %d: %s", tool, (int)st->pid, line[0] ? line : "no output");
+	cli_msg("%s could not dump process %d: %s", tool, (int)st->pid, line[0] ? line : "no output");
 	return END_ERROR;
 }
 
@@ -88,7 +91,7 @@ static bool dump_once(struct cg_state *st, const char *tool, char *const argv[],
 	} else {
 		if (r > 0) {
 			unsigned threads = proc_count_threads(st->pid);
-			cg_msg("%s did not finish snapshot %lld of process %d (%u thread%s) within %.3g s: give a longer --timeout%s; %s",
+			cli_msg("%s did not finish snapshot %lld of process %d (%u thread%s) within %.3g s: give a longer --timeout%s; %s",
 			       tool, st->snapshots + 1, (int)st->pid, threads, threads == 1 ? "" : "s",
 			       st->o.timeout_ns / 1e9,
 			       st->o.mode == MODE_BATCH ? " (in batch mode every snapshot attaches and reads the debug information anew)" : "",

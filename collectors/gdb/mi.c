@@ -32,7 +32,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "collect-gdb.h"
+#include "cli.h"
+#include "mi.h"
+#include "proc.h"
+#include "trace.h"
 
 struct mi {
 	struct proc pr;
@@ -235,48 +238,29 @@ static void mi_timeout(struct cg_state *st, struct mi *m, enum mi_step step)
 	threads = proc_count_threads(st->pid);
 	switch (step) {
 	case STEP_ATTACH:
-		cg_msg("attaching to process %d (%u thread%s) took longer than %.3g s: give a longer --attach-timeout (or --readnever, to read no debug information); %s",
+		cli_msg("attaching to process %d (%u thread%s) took longer than %.3g s: give a longer --attach-timeout (or --readnever, to read no debug information); %s",
 		       (int)st->pid, threads, threads == 1 ? "" : "s", st->o.attach_timeout_ns / 1e9,
 		       proc_left_as(st));
 		break;
 	case STEP_DUMP:
-		cg_msg("gdb did not finish snapshot %lld of process %d (%u thread%s) within %.3g s: give a longer --timeout; %s",
+		cli_msg("gdb did not finish snapshot %lld of process %d (%u thread%s) within %.3g s: give a longer --timeout; %s",
 		       st->snapshots + 1, (int)st->pid, threads, threads == 1 ? "" : "s",
 		       st->o.timeout_ns / 1e9, proc_left_as(st));
 		break;
 	case STEP_RESUME:
 	case STEP_STOP:
-		cg_msg("gdb did not %s process %d within %.3g s (--timeout); %s",
+		cli_msg("gdb did not %s process %d within %.3g s (--timeout); %s",
 		       step == STEP_RESUME ? "resume" : "stop", (int)st->pid, st->o.timeout_ns / 1e9,
 		       proc_left_as(st));
 		break;
 	}
 }
 
-void mi_persistent_loop(struct cg_state *st)
+/* Starts gdb and sets it up, by attach_by.  1 when done; else, having
+ * said why (st->end is END_ERROR), 0 when gdb runs, -1 when it did not
+ * start. */
+static int mi_start(struct cg_state *st, struct mi *m, int64_t attach_by)
 {
-	struct mi m = { 0 };
-	char *argv[8], cmd[64], cls;
-	int k = 0;
-	int64_t next, t0, attach_by;
-	bool attached = false, detached = false;
-
-	argv[k++] = (char *)st->o.gdb;
-	argv[k++] = (char *)"--interpreter=mi3";
-	argv[k++] = (char *)"-nx";
-	argv[k++] = (char *)"-q";
-	if (st->o.readnever)
-		argv[k++] = (char *)"--readnever";
-	argv[k] = NULL;
-	/* Attaching, from gdb's start to the target's first stop, has an
-	 * allowance of its own: reading the debug information and stopping
-	 * every thread may take much longer than a snapshot. */
-	attach_by = cg_now_ns(CLOCK_MONOTONIC) + st->o.attach_timeout_ns;
-	if (proc_start(&m.pr, argv, true) < 0) {
-		cg_msg("cannot run '%s': %s", st->o.gdb, strerror(errno));
-		st->end = END_ERROR;
-		return;
-	}
 	static const char *const setup[] = {
 		"-gdb-set mi-async on",
 		"-gdb-set pagination off",
@@ -286,148 +270,207 @@ void mi_persistent_loop(struct cg_state *st)
 		/* the program's own signals go straight through */
 		"-interpreter-exec console \"handle all nostop noprint pass\"",
 	};
+	char *argv[8], line[512];
+	int k = 0;
+
+	argv[k++] = (char *)st->o.gdb;
+	argv[k++] = (char *)"--interpreter=mi3";
+	argv[k++] = (char *)"-nx";
+	argv[k++] = (char *)"-q";
+	if (st->o.readnever)
+		argv[k++] = (char *)"--readnever";
+	argv[k] = NULL;
+	st->end = END_ERROR;
+	if (proc_start(&m->pr, argv, true) < 0) {
+		cli_msg("cannot run '%s': %s", st->o.gdb, strerror(errno));
+		return -1;
+	}
 	for (size_t i = 0; i < sizeof setup / sizeof setup[0]; i++) {
-		char line[512];
-		cls = mi_cmd_by(&m, setup[i], attach_by);
+		char cls = mi_cmd_by(m, setup[i], attach_by);
 		if (cls == 't') {
-			cg_msg("gdb ('%s') did not answer its first commands within %.3g s of starting: check that '%s --interpreter=mi3' runs, or give a longer --attach-timeout",
+			cli_msg("gdb ('%s') did not answer its first commands within %.3g s of starting: check that '%s --interpreter=mi3' runs, or give a longer --attach-timeout",
 			       st->o.gdb, st->o.attach_timeout_ns / 1e9, st->o.gdb);
-			m.hung = true;
-			st->end = END_ERROR;
-			goto out;
+			m->hung = true;
+			return 0;
 		}
 		if (cls != 'x')
 			continue;
-		sb_last_line(&m.pr.ebuf, line, sizeof line);
+		sb_last_line(&m->pr.ebuf, line, sizeof line);
 		if (line[0]) {
-			cg_msg("gdb ('%s') exited at start: %s", st->o.gdb, line);
+			cli_msg("gdb ('%s') exited at start: %s", st->o.gdb, line);
 		} else {
-			int status = proc_finish(&m.pr, 1000000000LL);
+			int status = proc_finish(&m->pr, 1000000000LL);
 			if (WIFEXITED(status))
-				cg_msg("gdb ('%s') exited at start with status %d, saying nothing: check that '%s --interpreter=mi3' runs",
+				cli_msg("gdb ('%s') exited at start with status %d, saying nothing: check that '%s --interpreter=mi3' runs",
 				       st->o.gdb, WEXITSTATUS(status), st->o.gdb);
 			else
-				cg_msg("gdb ('%s') ended at start by signal %d: check that '%s --interpreter=mi3' runs",
+				cli_msg("gdb ('%s') ended at start by signal %d: check that '%s --interpreter=mi3' runs",
 				       st->o.gdb, WIFSIGNALED(status) ? WTERMSIG(status) : 0, st->o.gdb);
 		}
-		st->end = END_ERROR;
-		goto out;
+		return 0;
 	}
+	st->end = END_NONE;
+	return 1;
+}
+
+/* Attaches gdb to the target and waits for it to stop, by attach_by.
+ * *attached says whether gdb may hold some of its threads.  False when
+ * sampling cannot go on (st->end set). */
+static bool mi_attach(struct cg_state *st, struct mi *m, int64_t attach_by, bool *attached)
+{
+	char cmd[64], cls;
+
 	snprintf(cmd, sizeof cmd, "-target-attach %d", (int)st->pid);
-	cls = mi_cmd_by(&m, cmd, attach_by);
+	cls = mi_cmd_by(m, cmd, attach_by);
 	if (cls == 't') {
 		/* It may have attached some threads: leave them as found. */
-		attached = true;
-		mi_timeout(st, &m, STEP_ATTACH);
-		goto out;
+		*attached = true;
+		mi_timeout(st, m, STEP_ATTACH);
+		return false;
 	}
 	if (cls != 'd') {
-		if (!proc_target_alive(st)) {
-			cg_msg("no process with pid %d", (int)st->pid);
-			st->end = END_ERROR;
-		} else if (strstr(m.error, "not permitted") || strstr(m.error, "ermission")) {
+		st->end = END_ERROR;
+		if (!proc_target_alive(st))
+			cli_msg("no process with pid %d", (int)st->pid);
+		else if (strstr(m->error, "not permitted") || strstr(m->error, "ermission"))
 			proc_permission_error(st);
-			st->end = END_ERROR;
-		} else {
-			cg_msg("gdb cannot attach to process %d: %s", (int)st->pid,
-			       m.error[0] ? m.error : "gdb exited");
-			st->end = END_ERROR;
-		}
-		goto out;
+		else
+			cli_msg("gdb cannot attach to process %d: %s", (int)st->pid,
+			       m->error[0] ? m->error : "gdb exited");
+		return false;
 	}
-	attached = true;
+	*attached = true;
 	/* Attaching stops the target: this is the first snapshot's moment. */
-	if (!mi_wait_stopped(&m, attach_by)) {
-		mi_timeout(st, &m, STEP_ATTACH);
-		goto out;
+	if (!mi_wait_stopped(m, attach_by)) {
+		mi_timeout(st, m, STEP_ATTACH);
+		return false;
 	}
-	next = cg_now_ns(CLOCK_MONOTONIC);
-	t0 = next;
-	for (;;) {
-		int64_t t_real = cg_now_ns(CLOCK_REALTIME);
+	return true;
+}
 
-		if (m.exited) {
+/* Dumps the stopped target into the trace, then continues it (unless it
+ * was stopped before we came); t0 is when it stopped.  False when sampling
+ * ends (st->end set). */
+static bool mi_dump_resume(struct cg_state *st, struct mi *m, int64_t t0)
+{
+	int64_t t_real = cg_now_ns(CLOCK_REALTIME);
+	char cls;
+
+	if (m->exited) {
+		st->end = END_EXITED;
+		return false;
+	}
+	cls = mi_cmd(m, "-interpreter-exec console \"thread apply all bt\"", st->o.timeout_ns);
+	if (cls == 't') {
+		mi_timeout(st, m, STEP_DUMP);
+		return false;
+	}
+	if (cls != 'd') {
+		if (m->exited || !proc_target_alive(st)) {
 			st->end = END_EXITED;
-			break;
+		} else {
+			cli_msg("gdb failed to dump process %d: %s", (int)st->pid,
+			       m->error[0] ? m->error : "gdb exited");
+			st->end = END_ERROR;
 		}
-		cls = mi_cmd(&m, "-interpreter-exec console \"thread apply all bt\"", st->o.timeout_ns);
-		if (cls == 't') {
-			mi_timeout(st, &m, STEP_DUMP);
-			break;
+		return false;
+	}
+	cg_write_snapshot(st, m->console.s ? m->console.s : "", m->console.len, t_real);
+	if (cg_should_stop(st))
+		return false;
+	if (st->was_stopped)
+		return true;
+	cls = mi_cmd(m, "-exec-continue", st->o.timeout_ns);
+	if (cls != 'r') {
+		if (m->exited || !proc_target_alive(st))
+			st->end = END_EXITED;
+		else if (cls == 't')
+			mi_timeout(st, m, STEP_RESUME);
+		else {
+			cli_msg("gdb cannot resume process %d: %s", (int)st->pid, m->error);
+			st->end = END_ERROR;
 		}
-		if (cls != 'd') {
-			if (m.exited || !proc_target_alive(st)) {
-				st->end = END_EXITED;
-			} else {
-				cg_msg("gdb failed to dump process %d: %s", (int)st->pid,
-				       m.error[0] ? m.error : "gdb exited");
-				st->end = END_ERROR;
-			}
+		return false;
+	}
+	cg_note_stop(st, cg_now_ns(CLOCK_MONOTONIC) - t0);
+	return true;
+}
+
+/* Waits until next, watching for the target's exit, then stops it again;
+ * *t0 gets when.  False when sampling ends (st->end set). */
+static bool mi_wait_interrupt(struct cg_state *st, struct mi *m, int64_t next, int64_t *t0)
+{
+	char cls;
+
+	while (!cg_stop_signal && !m->exited) {
+		int64_t t = next;
+		if (st->o.duration_ns && t > st->t_begin + st->o.duration_ns)
+			t = st->t_begin + st->o.duration_ns;
+		if (cg_now_ns(CLOCK_MONOTONIC) >= t)
 			break;
-		}
-		cg_write_snapshot(st, m.console.s ? m.console.s : "", m.console.len, t_real);
-		if (cg_should_stop(st))
+		if (proc_pump(&m->pr, t) < 0)
 			break;
-		if (!st->was_stopped) {
-			cls = mi_cmd(&m, "-exec-continue", st->o.timeout_ns);
-			if (cls != 'r') {
-				if (m.exited || !proc_target_alive(st))
-					st->end = END_EXITED;
-				else if (cls == 't')
-					mi_timeout(st, &m, STEP_RESUME);
-				else {
-					cg_msg("gdb cannot resume process %d: %s", (int)st->pid, m.error);
-					st->end = END_ERROR;
-				}
-				break;
-			}
-			cg_note_stop(st, cg_now_ns(CLOCK_MONOTONIC) - t0);
-		}
+		mi_scan(m, 0, &cls);
+	}
+	if (m->exited) {
+		st->end = END_EXITED;
+		return false;
+	}
+	if (cg_should_stop(st))
+		return false;
+	/* Someone resumed the stopped target: let it run from now on (the
+	 * next -exec-continue hands it the SIGCONT). */
+	if (st->was_stopped && proc_sigcont_pending(st->pid))
+		st->was_stopped = false;
+	*t0 = cg_now_ns(CLOCK_MONOTONIC);
+	if (!m->running)
+		return true;
+	cls = mi_cmd(m, "-exec-interrupt", st->o.timeout_ns);
+	if (cls == 't' || !mi_wait_stopped(m, *t0 + st->o.timeout_ns)) {
+		mi_timeout(st, m, STEP_STOP);
+		return false;
+	}
+	return true;
+}
+
+/* Stops the target if it runs and detaches.  Whether gdb let go cleanly. */
+static bool mi_detach(struct cg_state *st, struct mi *m)
+{
+	if (m->running) {
+		mi_cmd(m, "-exec-interrupt", st->o.timeout_ns);
+		mi_wait_stopped(m, cg_now_ns(CLOCK_MONOTONIC) + st->o.timeout_ns);
+	}
+	if (st->was_stopped && proc_sigcont_pending(st->pid))
+		st->was_stopped = false;
+	return !m->exited && mi_cmd(m, "-target-detach", st->o.timeout_ns) == 'd';
+}
+
+void mi_persistent_loop(struct cg_state *st)
+{
+	struct mi m = { 0 };
+	int64_t next, t0, attach_by;
+	bool attached = false, detached = false;
+	int started;
+
+	/* Attaching, from gdb's start to the target's first stop, has an
+	 * allowance of its own: reading the debug information and stopping
+	 * every thread may take much longer than a snapshot. */
+	attach_by = cg_now_ns(CLOCK_MONOTONIC) + st->o.attach_timeout_ns;
+	started = mi_start(st, &m, attach_by);
+	if (started < 0)
+		return;
+	if (started == 0)
+		goto out;
+	if (!mi_attach(st, &m, attach_by, &attached))
+		goto out;
+	next = t0 = cg_now_ns(CLOCK_MONOTONIC);
+	while (mi_dump_resume(st, &m, t0)) {
 		next = cg_next_slot(st, next);
-		/* Wait, watching for the target's exit. */
-		while (!cg_stop_signal && !m.exited) {
-			int64_t t = next;
-			if (st->o.duration_ns && t > st->t_begin + st->o.duration_ns)
-				t = st->t_begin + st->o.duration_ns;
-			if (cg_now_ns(CLOCK_MONOTONIC) >= t)
-				break;
-			if (proc_pump(&m.pr, t) < 0)
-				break;
-			mi_scan(&m, 0, &cls);
-		}
-		if (m.exited) {
-			st->end = END_EXITED;
+		if (!mi_wait_interrupt(st, &m, next, &t0))
 			break;
-		}
-		if (cg_should_stop(st))
-			break;
-		/* Someone resumed the stopped target: let it run from now on
-		 * (the next -exec-continue hands it the SIGCONT). */
-		if (st->was_stopped && proc_sigcont_pending(st->pid))
-			st->was_stopped = false;
-		t0 = cg_now_ns(CLOCK_MONOTONIC);
-		if (m.running) {
-			cls = mi_cmd(&m, "-exec-interrupt", st->o.timeout_ns);
-			if (cls == 't') {
-				mi_timeout(st, &m, STEP_STOP);
-				break;
-			}
-			if (!mi_wait_stopped(&m, t0 + st->o.timeout_ns)) {
-				mi_timeout(st, &m, STEP_STOP);
-				break;
-			}
-		}
 	}
-	if (attached && !m.exited && st->end != END_ERROR) {
-		if (m.running) {
-			cls = mi_cmd(&m, "-exec-interrupt", st->o.timeout_ns);
-			mi_wait_stopped(&m, cg_now_ns(CLOCK_MONOTONIC) + st->o.timeout_ns);
-		}
-		if (st->was_stopped && proc_sigcont_pending(st->pid))
-			st->was_stopped = false;
-		if (!m.exited)
-			detached = mi_cmd(&m, "-target-detach", st->o.timeout_ns) == 'd';
-	}
+	if (attached && !m.exited && st->end != END_ERROR)
+		detached = mi_detach(st, &m);
 	if (!m.exited && !m.hung)
 		mi_cmd(&m, "-gdb-exit", 1000000000LL);
 out:

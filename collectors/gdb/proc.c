@@ -23,7 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "collect-gdb.h"
+#include "cli.h"
+#include "proc.h"
 
 /* Is cmd runnable (a path, or found in PATH)?  full gets the path. */
 bool proc_find_command(const char *cmd, char *full, size_t n)
@@ -184,53 +185,6 @@ void proc_read_comm(pid_t pid, pid_t tid, char *buf, size_t n)
 	fclose(f);
 }
 
-static bool maps_written(const struct cg_state *st, const char *line)
-{
-	for (size_t i = st->nmaps; i-- > 0;)
-		if (strcmp(st->maps[i], line) == 0)
-			return true;
-	return false;
-}
-
-void proc_write_maps(struct cg_state *st)
-{
-	char path[64], line[4096 + 128], out[4096 + 128];
-	FILE *f;
-
-	snprintf(path, sizeof path, "/proc/%d/maps", (int)st->pid);
-	f = fopen(path, "r");
-	if (!f)
-		return;
-	while (fgets(line, sizeof line, f)) {
-		unsigned long long start, end, off;
-		char perms[8];
-		int at = 0;
-
-		line[strcspn(line, "\n")] = '\0';
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &off, &at) < 4 ||
-		    at == 0 || strlen(perms) < 3 || perms[2] != 'x')
-			continue;
-		/* "START-END OFFSET PATH": the path as the kernel wrote it
-		 * (empty for anonymous memory). */
-		snprintf(out, sizeof out, "%llx-%llx %llx %s", start, end, off, line + at);
-		if (maps_written(st, out))
-			continue;
-		if (st->nmaps == st->cap_maps) {
-			size_t cap = st->cap_maps ? st->cap_maps * 2 : 64;
-			char **q = realloc(st->maps, cap * sizeof *q);
-			if (!q)
-				cg_oom();
-			st->maps = q;
-			st->cap_maps = cap;
-		}
-		if (!(st->maps[st->nmaps] = strdup(out)))
-			cg_oom();
-		st->nmaps++;
-		fprintf(st->out, "# map: %s\n", out);
-	}
-	fclose(f);
-}
-
 /* The real uid of a process from /proc/PID/status; -1 if unknown.  (The
  * files of /proc/PID belong to root when the process is not dumpable.) */
 static long proc_uid_of(pid_t pid)
@@ -268,44 +222,44 @@ void proc_permission_error(struct cg_state *st)
 	/* a process that has ended (a zombie: our own child, not yet
 	 * reaped) refuses a tracer too: that is no permission problem */
 	if (proc_state(st->pid) == 'Z' || proc_state(st->pid) == 0) {
-		cg_msg("cannot attach to process %d: it ended before gdb could attach%s", pid,
+		cli_msg("cannot attach to process %d: it ended before gdb could attach%s", pid,
 		       st->child ? " (a program shorter than gdb's start: give it more to do, or sample it with collect-timer)" : "");
 		return;
 	}
 	if (tracer) {
 		proc_read_comm((pid_t)tracer, 0, comm, sizeof comm);
-		cg_msg("cannot attach to process %d: it is already traced by process %ld ('%s'); only one tracer at a time",
+		cli_msg("cannot attach to process %d: it is already traced by process %ld ('%s'); only one tracer at a time",
 		       pid, tracer, comm);
 		return;
 	}
 	if (strcmp(scope, "3") == 0) {
-		cg_msg("cannot attach to process %d: ptrace is disabled until the next boot (/proc/sys/kernel/yama/ptrace_scope is 3)",
+		cli_msg("cannot attach to process %d: ptrace is disabled until the next boot (/proc/sys/kernel/yama/ptrace_scope is 3)",
 		       pid);
 		return;
 	}
 	if (me != 0 && uid >= 0 && (uid_t)uid != me) {
-		cg_msg("cannot attach to process %d: permission denied (it belongs to uid %ld, you are uid %u): run as that user or as root",
+		cli_msg("cannot attach to process %d: permission denied (it belongs to uid %ld, you are uid %u): run as that user or as root",
 		       pid, uid, (unsigned)me);
 		return;
 	}
 	if (strcmp(scope, "2") == 0) {
-		cg_msg("cannot attach to process %d: only root may attach (/proc/sys/kernel/yama/ptrace_scope is 2): run as root",
+		cli_msg("cannot attach to process %d: only root may attach (/proc/sys/kernel/yama/ptrace_scope is 2): run as root",
 		       pid);
 		return;
 	}
 	/* the files of /proc/PID (not the directory) belong to root then */
 	snprintf(path, sizeof path, "/proc/%d/stat", pid);
 	if (me != 0 && stat(path, &sb) == 0 && sb.st_uid == 0 && uid != 0) {
-		cg_msg("cannot attach to process %d: permission denied (it is not dumpable: a setuid or file-capability program, or it called prctl(PR_SET_DUMPABLE, 0)): run as root",
+		cli_msg("cannot attach to process %d: permission denied (it is not dumpable: a setuid or file-capability program, or it called prctl(PR_SET_DUMPABLE, 0)): run as root",
 		       pid);
 		return;
 	}
 	if (strcmp(scope, "1") == 0) {
-		cg_msg("cannot attach to process %d: permission denied (/proc/sys/kernel/yama/ptrace_scope is 1: only a parent may trace): run as root, let collect-gdb start the program (collect-gdb -- PROGRAM), or allow it with 'echo 0 > /proc/sys/kernel/yama/ptrace_scope' as root",
+		cli_msg("cannot attach to process %d: permission denied (/proc/sys/kernel/yama/ptrace_scope is 1: only a parent may trace): run as root, let collect-gdb start the program (collect-gdb -- PROGRAM), or allow it with 'echo 0 > /proc/sys/kernel/yama/ptrace_scope' as root",
 		       pid);
 		return;
 	}
-	cg_msg("cannot attach to process %d: permission denied: run as the same user or as root (in a container, ptrace may need CAP_SYS_PTRACE and a seccomp profile that allows it)",
+	cli_msg("cannot attach to process %d: permission denied: run as the same user or as root (in a container, ptrace may need CAP_SYS_PTRACE and a seccomp profile that allows it)",
 	       pid);
 }
 
@@ -317,12 +271,12 @@ int proc_start_program(struct cg_state *st)
 	ssize_t n;
 
 	if (pipe2(fds, O_CLOEXEC) < 0) {
-		cg_msg("cannot create a pipe: %s", strerror(errno));
+		cli_msg("cannot create a pipe: %s", strerror(errno));
 		return CG_EXIT_FAIL;
 	}
 	pid = fork();
 	if (pid < 0) {
-		cg_msg("cannot fork: %s", strerror(errno));
+		cli_msg("cannot fork: %s", strerror(errno));
 		return CG_EXIT_FAIL;
 	}
 	if (pid == 0) {
@@ -343,7 +297,7 @@ int proc_start_program(struct cg_state *st)
 	close(fds[0]);
 	if (n == (ssize_t)sizeof err) {
 		waitpid(pid, NULL, 0);
-		cg_msg("cannot run '%s': %s", st->o.argv[0], strerror(err));
+		cli_msg("cannot run '%s': %s", st->o.argv[0], strerror(err));
 		return err == ENOENT ? CG_EXIT_NOTFOUND : CG_EXIT_NOEXEC;
 	}
 	st->pid = pid;

@@ -48,6 +48,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "collect-env.h"
 #include "outfile.h"
 #include "raw-cpu.h"
@@ -174,55 +175,106 @@ static void collect_usage(FILE *f)
 		COLLECT_HZ_DEFAULT, COLLECT_STACK_MIN, COLLECT_STACK_MAX, COLLECT_STACK_DEFAULT);
 }
 
-/* A number of seconds, greater than 0 (or than or equal, with zero_ok), at
- * most some four months.  Returns 0 or -1. */
-static int collect_seconds(const char *arg, int zero_ok, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno != 0 || end == arg || *end != '\0' || !(zero_ok ? v >= 0 : v > 0) || v > 1e7)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 /* The control signal: "none", a number, or a name with or without SIG
- * ("USR2", "sigusr2").  Returns 0, or -1 with a message. */
+ * ("USR2", "sigusr2").  Returns 0, or a usage error's exit status having
+ * said what is wrong. */
 static int collect_signal(const char *arg, int *out)
 {
 	const char *name = arg;
-	char *end;
-	long n;
+	long long n;
 
 	if (strcmp(arg, "none") == 0) {
 		*out = 0;
 		return 0;
 	}
-	errno = 0;
-	n = strtol(arg, &end, 10);
-	if (errno != 0 || end == arg || *end != '\0') {
+	if (!cli_parse_int(arg, INT_MIN, INT_MAX, &n)) {
 		n = 0;
 		if (strncasecmp(name, "SIG", 3) == 0)
 			name += 3;
 		for (int sig = 1; sig < NSIG && n == 0; sig++)
 			if (sigabbrev_np(sig) != NULL && strcasecmp(sigabbrev_np(sig), name) == 0)
 				n = sig;
-		if (n == 0) {
-			collect_msg("invalid control signal '%s': expected a signal name such as USR2, "
-				    "a number, or 'none'", arg);
-			return -1;
-		}
+		if (n == 0)
+			return cli_invalid("control signal", arg,
+					   "a signal name such as USR2, a number, or 'none'");
 	}
-	if (!collect_env_control_ok((int)n)) {
-		collect_msg("signal '%s' cannot be the control signal: it cannot be caught, is the "
-			    "profiler's, or reports a fault; try USR1 or USR2", arg);
-		return -1;
-	}
+	if (!collect_env_control_ok((int)n))
+		return cli_usage_error("signal '%s' cannot be the control signal: it cannot be caught, "
+				       "is the profiler's, or reports a fault; try USR1 or USR2", arg);
 	*out = (int)n;
 	return 0;
+}
+
+/* --unwind's names and the modes they stand for. */
+static const char *const collect_unwind_names[] = { "cfi", "dwarf", "fp", "check", NULL };
+static const int collect_unwinds[] = { RAW_UNWIND_CFI, RAW_UNWIND_DWARF, RAW_UNWIND_FP,
+				       RAW_UNWIND_CHECK };
+static const char *const collect_engines[] = { "posix", "perf", NULL };
+static const char *const collect_clocks[] = { "cpu", "wall", NULL };
+
+/* One option's value into o.  Returns -1 to go on, else an exit status. */
+static int collect_option(int c, const char *arg, struct collect_opts *o)
+{
+	long long n;
+	size_t bytes;
+	int i;
+
+	switch (c) {
+	case 'F':
+		if (!cli_parse_frequency(arg, 1, COLLECT_HZ_MAX, &o->frequency) ||
+		    !collect_env_frequency_ok(o->frequency))
+			return cli_invalid("frequency", arg, "1 to %d Hz", COLLECT_HZ_MAX);
+		break;
+	case 'o':
+		if (arg[0] == '\0')
+			return cli_usage_error("empty output file name");
+		o->output = arg;
+		break;
+	case 'U':
+		if ((i = cli_parse_choice(arg, collect_unwind_names)) < 0)
+			return cli_invalid_choice("unwind mode", arg, collect_unwind_names);
+		o->unwind = collect_unwinds[i];
+		break;
+	case 'S':
+		if (!cli_parse_size(arg, COLLECT_STACK_MAX, &bytes) ||
+		    !collect_env_stack_size_ok((long)bytes))
+			return cli_invalid("stack size", arg, "%d to %d bytes (or 1k to %dk), a multiple of 8",
+					   COLLECT_STACK_MIN, COLLECT_STACK_MAX, COLLECT_STACK_MAX / 1024);
+		o->stack_size = (long)bytes;
+		break;
+	case 'E':
+		if ((i = cli_parse_choice(arg, collect_engines)) < 0)
+			return cli_invalid_choice("engine", arg, collect_engines);
+		o->engine = collect_engines[i];
+		break;
+	case 'C':
+		if ((i = cli_parse_choice(arg, collect_clocks)) < 0)
+			return cli_invalid_choice("clock", arg, collect_clocks);
+		o->clock = collect_clocks[i];
+		break;
+	case 'Y':
+		if (!cli_parse_seconds(arg, 0, 1e7, &o->delay))
+			return cli_invalid("delay", arg, "a number of seconds");
+		break;
+	case 'K':
+		return collect_signal(arg, &o->control) == 0 ? -1 : COLLECT_EXIT_USAGE;
+	case 'P':
+		if (!cli_parse_seconds(arg, COLLECT_SPLIT_MIN, 1e7, &o->split))
+			return cli_invalid("split", arg, "a number of seconds, at least %g",
+					   COLLECT_SPLIT_MIN);
+		break;
+	case 'N':
+		if (!cli_parse_int(arg, 1, 1000000, &n))
+			return cli_invalid("number of segments", arg, "1 or more");
+		o->keep = (long)n;
+		break;
+	case 'D':
+		/* greater than 0: a nanosecond is the least the clocks tell */
+		if (!cli_parse_seconds(arg, 1e-9, 1e7, &o->duration))
+			return cli_invalid("duration", arg, "a number of seconds greater than 0");
+		break;
+	}
+	return -1;
 }
 
 /* Parses the command line.  Returns -1 to go on, else an exit status. */
@@ -248,9 +300,9 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *end;
-	int c;
+	int c, ret;
 
+	cli_set_progname("collect-timer");
 	o->frequency = COLLECT_HZ_DEFAULT;
 	o->unwind = RAW_UNWIND_CFI;
 	o->stack_size = COLLECT_STACK_DEFAULT;
@@ -260,116 +312,10 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:F:o:qvhV", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'F':
-			errno = 0;
-			o->frequency = strtol(optarg, &end, 10);
-			if (errno != 0 || end == optarg || *end != '\0' ||
-			    !collect_env_frequency_ok(o->frequency)) {
-				collect_msg("invalid frequency '%s': expected 1 to %d Hz", optarg,
-					    COLLECT_HZ_MAX);
-				return COLLECT_EXIT_USAGE;
-			}
-			break;
-		case 'o':
-			if (optarg[0] == '\0') {
-				collect_msg("empty output file name");
-				return COLLECT_EXIT_USAGE;
-			}
-			o->output = optarg;
-			break;
-		case 'U':
-			if (strcmp(optarg, "cfi") == 0) {
-				o->unwind = RAW_UNWIND_CFI;
-			} else if (strcmp(optarg, "dwarf") == 0) {
-				o->unwind = RAW_UNWIND_DWARF;
-			} else if (strcmp(optarg, "fp") == 0) {
-				o->unwind = RAW_UNWIND_FP;
-			} else if (strcmp(optarg, "check") == 0) {
-				o->unwind = RAW_UNWIND_CHECK;
-			} else {
-				collect_msg("invalid unwind mode '%s': expected 'cfi', 'dwarf', 'fp' or 'check'",
-					    optarg);
-				return COLLECT_EXIT_USAGE;
-			}
-			break;
-		case 'S':
-			errno = 0;
-			o->stack_size = strtol(optarg, &end, 10);
-			if (errno == 0 && end != optarg && (*end == 'k' || *end == 'K') &&
-			    o->stack_size <= COLLECT_STACK_MAX) {
-				o->stack_size *= 1024;
-				end++;
-			}
-			if (errno != 0 || end == optarg || *end != '\0' ||
-			    !collect_env_stack_size_ok(o->stack_size)) {
-				collect_msg("invalid stack size '%s': expected %d to %d bytes (or 1k "
-					    "to %dk), a multiple of 8", optarg, COLLECT_STACK_MIN,
-					    COLLECT_STACK_MAX, COLLECT_STACK_MAX / 1024);
-				return COLLECT_EXIT_USAGE;
-			}
-			break;
-		case 'E':
-			if (strcmp(optarg, "posix") != 0 && strcmp(optarg, "perf") != 0) {
-				collect_msg("invalid engine '%s': expected 'posix' or 'perf'", optarg);
-				return COLLECT_EXIT_USAGE;
-			}
-			o->engine = optarg;
-			break;
-		case 'C':
-			if (strcmp(optarg, "cpu") != 0 && strcmp(optarg, "wall") != 0) {
-				collect_msg("invalid clock '%s': expected 'cpu' or 'wall'", optarg);
-				return COLLECT_EXIT_USAGE;
-			}
-			o->clock = optarg;
-			break;
-		case 'I':
-			o->no_inherit = 1;
-			break;
-		case 'Y':
-			if (collect_seconds(optarg, 1, &o->delay) != 0) {
-				collect_msg("invalid delay '%s': expected a number of seconds", optarg);
-				return COLLECT_EXIT_USAGE;
-			}
-			break;
-		case 'K':
-			if (collect_signal(optarg, &o->control) != 0)
-				return COLLECT_EXIT_USAGE;
-			break;
-		case 'P':
-			if (collect_seconds(optarg, 0, &o->split) != 0 || o->split < COLLECT_SPLIT_MIN) {
-				collect_msg("invalid split '%s': expected a number of seconds, at least %g",
-					    optarg, COLLECT_SPLIT_MIN);
-				return COLLECT_EXIT_USAGE;
-			}
-			break;
-		case 'N':
-			errno = 0;
-			o->keep = strtol(optarg, &end, 10);
-			if (errno != 0 || end == optarg || *end != '\0' || o->keep < 1 ||
-			    o->keep > 1000000) {
-				collect_msg("invalid number of segments '%s': expected 1 or more", optarg);
-				return COLLECT_EXIT_USAGE;
-			}
-			break;
-		case 'D':
-			errno = 0;
-			o->duration = strtod(optarg, &end);
-			if (errno != 0 || end == optarg || *end != '\0' || !(o->duration > 0) ||
-			    o->duration > 1e7) {
-				collect_msg("invalid duration '%s': expected a number of seconds "
-					    "greater than 0", optarg);
-				return COLLECT_EXIT_USAGE;
-			}
-			break;
-		case 'T':
-			o->stats = 1;
-			break;
-		case 'q':
-			o->quiet = 1;
-			break;
-		case 'v':
-			o->verbose = 1;
-			break;
+		case 'I': o->no_inherit = 1; break;
+		case 'T': o->stats = 1; break;
+		case 'q': o->quiet = 1; break;
+		case 'v': o->verbose = 1; break;
 		case 'h':
 			collect_usage(stdout);
 			return 0;
@@ -377,16 +323,11 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 			printf("collect-timer (profview) %s\n", PROFVIEW_VERSION);
 			return 0;
 		case ':':
-			collect_msg("option '%s' needs an argument", argv[optind - 1]);
-			fputs("Try 'collect-timer --help' for more information.\n", stderr);
-			return COLLECT_EXIT_USAGE;
+		case '?':
+			return cli_getopt_error(c, argv);
 		default:
-			if (optopt != 0)
-				collect_msg("unknown option '-%c'", optopt);
-			else
-				collect_msg("unknown option '%s'", argv[optind - 1]);
-			fputs("Try 'collect-timer --help' for more information.\n", stderr);
-			return COLLECT_EXIT_USAGE;
+			if ((ret = collect_option(c, optarg, o)) >= 0)
+				return ret;
 		}
 	}
 	if (!o->quiet && strcmp(o->engine, "posix") == 0) {
@@ -395,20 +336,15 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 		/* the coarse clocks advance once a tick */
 		if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0 && res.tv_sec == 0 &&
 		    res.tv_nsec > 0 && o->frequency > 1000000000L / res.tv_nsec)
-			collect_msg("-F %ld is above the scheduler tick (%ld Hz): CPU timers deliver at "
-				    "most %ld samples a second per thread, each weighing the time since "
-				    "the last; --engine=perf takes %ld", o->frequency,
-				    1000000000L / res.tv_nsec, 1000000000L / res.tv_nsec, o->frequency);
+			cli_msg("-F %ld is above the scheduler tick (%ld Hz): CPU timers deliver at "
+				"most %ld samples a second per thread, each weighing the time since "
+				"the last; --engine=perf takes %ld", o->frequency,
+				1000000000L / res.tv_nsec, 1000000000L / res.tv_nsec, o->frequency);
 	}
-	if (o->keep != 0 && o->split == 0) {
-		collect_msg("--keep-segments needs --split");
-		return COLLECT_EXIT_USAGE;
-	}
-	if (optind >= argc) {
-		collect_msg("no program to run");
-		fputs("Try 'collect-timer --help' for more information.\n", stderr);
-		return COLLECT_EXIT_USAGE;
-	}
+	if (o->keep != 0 && o->split == 0)
+		return cli_usage_error("--keep-segments needs --split");
+	if (optind >= argc)
+		return cli_usage_error("no program to run");
 	o->argv = argv + optind;
 	return -1;
 }

@@ -102,6 +102,28 @@ set +e
 [ $? -eq 143 ] || fail "a program killed by SIGTERM should give 128+15"
 set -e
 expect 2 "unrecognized option|unknown option|invalid" "$COLLECT_TIMER" --no-such-option ./split
+
+# A usage error is said alike by every tool: what is wrong, then the line
+# that points to --help, and nothing more.
+COLLECT_GDB=$(cd "$(dirname "$PROFVIEW")/../collectors/gdb" && pwd)/collect-gdb
+usage_said() {
+	local tool=$1
+	shift
+	expect 2 "^$tool: " "$@"
+	[ "$(wc -l <err.txt)" -eq 2 ] || fail "'$*': not two lines: $(cat err.txt)"
+	[ "$(sed -n 2p err.txt)" = "Try '$tool --help' for more information." ] ||
+		fail "'$*': no line pointing to --help: $(cat err.txt)"
+}
+usage_said profview "$PROFVIEW" --nodecount=x x
+usage_said collect-timer "$COLLECT_TIMER" --frequency=0 ./split
+usage_said collect-timer "$COLLECT_TIMER" --unwind=nosuch ./split
+usage_said collect-timer "$COLLECT_TIMER" -q
+usage_said collect-gdb "$COLLECT_GDB" --interval=0 -p 1
+usage_said collect-gdb "$COLLECT_GDB" --mode=nosuch -p 1
+grep -qx "collect-gdb: invalid mode 'nosuch': expected 'persistent', 'batch' or 'eu-stack'" <(head -1 err.txt) ||
+	fail "a bad choice is not said with the choices: $(cat err.txt)"
+usage_said collect-gdb "$COLLECT_GDB" --no-such-option
+
 # A small stack limit (it is inherited by the program too): collect-timer
 # still runs the program and reports the trace.
 st=0

@@ -1,9 +1,9 @@
-/* browser.h - the call tree browsed on a terminal (profview's default on a
+/* screen.h - the call tree browsed on a terminal (profview's default on a
  * terminal, and --tui)
  *
  * The screen and the keys; the state they show and change (the view, the
  * expanded rows, the cursor, the zoom and filter stack, the search) is
- * browse.h's, without the screen.  Filters chosen in the browser (focus,
+ * state.h's, without the screen.  Filters chosen in the browser (focus,
  * ignore, hide, callers) are steps of the view, run by the pipeline on a
  * copy of the profile; zooming only re-roots the view.
  */

@@ -1,6 +1,6 @@
-/* browse.c - what the browser shows, without the screen (see browse.h) */
-#include "browse.h"
-#include "browse-tree.h"
+/* state.c - what the browser shows, without the screen (see state.h) */
+#include "state.h"
+#include "state-tree.h"
 #include "diff.h"
 
 #include "error.h"
@@ -497,8 +497,7 @@ static int push_action(struct browse *b, enum browse_act kind, uint64_t path, co
 	return 0;
 }
 
-/* Drop the zoom entries (the tree's nodes change meaning). */
-static void drop_zooms(struct browse *b)
+void browse_drop_zooms(struct browse *b)
 {
 	size_t k = 0;
 
@@ -617,102 +616,6 @@ int browse_search(struct browse *b, const char *pattern)
 	return 0;
 }
 
-/* ---- the flat view ----------------------------------------------------- */
-
-static int cmp_rows(const void *x, const void *y, void *ctx)
-{
-	const struct browse *b = ctx;
-	const struct ct_flat_row *a = x, *c = y;
-	int64_t wa, wc;
-
-	if (b->flat_by_cum) {
-		wa = ct_cum_weight(b->t, a);
-		wc = ct_cum_weight(b->t, c);
-	} else {
-		wa = ct_self_weight(b->t, a);
-		wc = ct_self_weight(b->t, c);
-	}
-	if (wa != wc)
-		return wa > wc ? -1 : 1;
-	return a->frame < c->frame ? -1 : a->frame > c->frame;
-}
-
-/* A comparison's flat row with its cell. */
-struct diff_row {
-	struct ct_flat_row row;
-	struct pv_diff_cell cell;
-};
-
-/* With the filter, the rows with a verdict first; then the larger change
- * first (as the text report), the larger weight, the frame. */
-static int cmp_diff_rows(const void *x, const void *y, void *ctx)
-{
-	const struct browse *b = ctx;
-	const struct diff_row *a = x, *c = y;
-	double da = fabs(a->cell.delta), dc = fabs(c->cell.delta);
-
-	if (b->significant && (a->cell.verdict != PV_VERDICT_NONE) != (c->cell.verdict != PV_VERDICT_NONE))
-		return a->cell.verdict != PV_VERDICT_NONE ? -1 : 1;
-	if (da != dc)
-		return da > dc ? -1 : 1;
-	if (a->cell.delta != c->cell.delta)
-		return a->cell.delta > c->cell.delta ? -1 : 1;
-	return cmp_rows(&a->row, &c->row, ctx);
-}
-
-/* A comparison's flat rows: each tested (self or cumulative, as sorted:
- * pv_diff_flat's families), sorted by the change, the cells beside them
- * in b->fcells.  0, or -1 after an error (said). */
-static int sort_diff_rows(struct browse *b)
-{
-	struct pv_diff_cell *self, *cum, *c;
-	struct diff_row *dr;
-
-	free(b->fcells);
-	b->fcells = NULL;
-	if (pv_diff_flat(b->t, b->rows, b->nrows, b->dopt, &self, &cum) < 0)
-		return -1;
-	c = b->flat_by_cum ? cum : self;
-	free(b->flat_by_cum ? self : cum);
-	if (!(dr = malloc((b->nrows + 1) * sizeof *dr))) {
-		free(c);
-		return pv_oom();
-	}
-	for (size_t i = 0; i < b->nrows; i++)
-		dr[i] = (struct diff_row){ b->rows[i], c[i] };
-	qsort_r(dr, b->nrows, sizeof *dr, cmp_diff_rows, b);
-	b->nflat = b->significant ? 0 : b->nrows;
-	for (size_t i = 0; i < b->nrows; i++) {
-		b->rows[i] = dr[i].row;
-		c[i] = dr[i].cell;
-		if (b->significant && c[i].verdict != PV_VERDICT_NONE)
-			b->nflat++;
-	}
-	free(dr);
-	b->fcells = c;
-	return 0;
-}
-
-int browse_set_flat(struct browse *b, bool on, bool by_cum)
-{
-	b->flat = on;
-	b->flat_by_cum = by_cum;
-	if (!on)
-		return 0;
-	if (!b->rows && !(b->rows = calltree_flat(b->t, &b->nrows)))
-		return -1;
-	if (b->cells) {
-		if (sort_diff_rows(b) < 0)
-			return -1;
-	} else {
-		qsort_r(b->rows, b->nrows, sizeof *b->rows, cmp_rows, b);
-		b->nflat = b->nrows;
-	}
-	if (b->fcursor >= b->nflat)
-		b->fcursor = b->nflat ? b->nflat - 1 : 0;
-	return 0;
-}
-
 /* ---- actions ----------------------------------------------------------- */
 
 const char *browse_current_function(const struct browse *b)
@@ -799,7 +702,7 @@ int browse_undo(struct browse *b)
 int browse_toggle_lines(struct browse *b)
 {
 	b->copt.granularity = b->copt.granularity == CT_LINES ? CT_FUNCTIONS : CT_LINES;
-	drop_zooms(b);
+	browse_drop_zooms(b);
 	return browse_rebuild(b);
 }
 
@@ -824,122 +727,11 @@ int browse_toggle_kernel(struct browse *b)
 int browse_toggle_inlines(struct browse *b)
 {
 	b->copt.noinlines = !b->copt.noinlines;
-	drop_zooms(b);
+	browse_drop_zooms(b);
 	return browse_rebuild(b);
 }
 
 /* ---- threads ----------------------------------------------------------- */
-
-static int cmp_threads(const void *x, const void *y)
-{
-	const struct browse_thread *a = x, *c = y;
-
-	if (a->tid == BROWSE_ALL_THREADS || c->tid == BROWSE_ALL_THREADS)
-		return a->tid == BROWSE_ALL_THREADS ? -1 : c->tid == BROWSE_ALL_THREADS;
-	if (a->tid == BROWSE_CMD_THREADS || c->tid == BROWSE_CMD_THREADS)
-		return a->tid == BROWSE_CMD_THREADS ? -1 : c->tid == BROWSE_CMD_THREADS;
-	if (a->value != c->value)
-		return a->value > c->value ? -1 : 1;
-	if (a->count != c->count)
-		return a->count > c->count ? -1 : 1;
-	return a->tid < c->tid ? -1 : a->tid > c->tid;
-}
-
-int browse_list_threads(struct browse *b)
-{
-	const struct pv_profile *p = b->orig;
-	struct browse_thread *rows = calloc(p->nthreads + 2, sizeof *rows);
-	int64_t *count_of = calloc(2 * (p->nthreads + 1), sizeof *count_of), *value_of;
-	size_t n = 1;
-
-	if (!rows || !count_of) {
-		free(rows);
-		free(count_of);
-		return pv_oom();
-	}
-	value_of = count_of + p->nthreads + 1;
-	for (size_t i = 0; i < p->nsamples; i++) {
-		const struct pv_sample *sm = &p->samples[i];
-		size_t k = sm->thread < p->nthreads ? sm->thread : p->nthreads;
-		count_of[k] += ct_sample_count(b->t, sm);
-		value_of[k] += ct_sample_weight(b->t, sm);
-	}
-	rows[0] = (struct browse_thread){ .tid = BROWSE_ALL_THREADS, .cpu_ns = -1 };
-	for (size_t k = 0; k <= p->nthreads; k++) {
-		rows[0].count += count_of[k];
-		rows[0].value += value_of[k];
-	}
-	if (b->ncmd_tids > 1) {
-		rows[n] = (struct browse_thread){ .tid = BROWSE_CMD_THREADS, .cpu_ns = -1 };
-		for (size_t k = 0; k < p->nthreads; k++)
-			for (size_t j = 0; j < b->ncmd_tids; j++)
-				if (p->threads[k].tid == b->cmd_tids[j]) {
-					rows[n].count += count_of[k];
-					rows[n].value += value_of[k];
-				}
-		n++;
-	}
-	for (size_t k = 0; k < p->nthreads; k++) {
-		if (p->threads[k].tid == 0 || p->threads[k].tid == BROWSE_CMD_THREADS)
-			continue; /* no id to select it by */
-		rows[n++] = (struct browse_thread){ p->threads[k].tid, p->threads[k].name, count_of[k], value_of[k],
-						    p->threads[k].cpu_ns, (uint32_t)k };
-	}
-	free(count_of);
-	qsort(rows, n, sizeof *rows, cmp_threads);
-	free(b->threads);
-	b->threads = rows;
-	b->nthreads = n;
-	b->tcursor = b->ttop = 0;
-	for (size_t i = 0; i < n; i++)
-		if (b->on_cmd_tids ? rows[i].tid == BROWSE_CMD_THREADS : rows[i].tid == b->tid)
-			b->tcursor = i;
-	return 0;
-}
-
-int browse_pick_thread(struct browse *b, size_t i)
-{
-	uint32_t tid;
-
-	if (i >= b->nthreads)
-		return 0;
-	tid = b->threads[i].tid;
-	if (tid == BROWSE_CMD_THREADS) {
-		if (b->on_cmd_tids)
-			return 0;
-		b->on_cmd_tids = true;
-		b->tid = 0;
-	} else {
-		if (!b->on_cmd_tids && tid == b->tid)
-			return 0;
-		b->on_cmd_tids = false;
-		b->tid = tid;
-	}
-	drop_zooms(b);
-	return browse_rebuild(b);
-}
-
-const char *browse_threads_shown(const struct browse *b, char *buf, size_t n)
-{
-	if (b->on_cmd_tids) {
-		size_t len = (size_t)snprintf(buf, n, "threads ");
-		for (size_t i = 0; i < b->ncmd_tids && len + 16 < n; i++)
-			len += (size_t)snprintf(buf + len, n - len, "%s%" PRIu32, i ? "," : "", b->cmd_tids[i]);
-	} else if (b->tid) {
-		const char *tname = "";
-		for (size_t i = 0; i < b->orig->nthreads; i++)
-			if (b->orig->threads[i].tid == b->tid)
-				tname = pv_str(b->orig, b->orig->threads[i].name);
-		if (*tname)
-			snprintf(buf, n, "thread %" PRIu32 " \"%s\"", b->tid, tname);
-		else
-			snprintf(buf, n, "thread %" PRIu32, b->tid);
-	} else {
-		snprintf(buf, n, "all threads");
-	}
-	return buf;
-}
-
 
 bool browse_below_floor(const struct browse *b, uint32_t node)
 {

@@ -1,6 +1,6 @@
-/* browse-time.c - when the samples were taken: the time strip, the time
- * cursor and the span of the run the tree is of (see browse.h) */
-#include "browse.h"
+/* state-time.c - when the samples were taken: the time strip, the time
+ * cursor and the span of the run the tree is of (see state.h) */
+#include "state.h"
 
 #include "error.h"
 #include "util.h"
@@ -10,8 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Says so when the profile has no sample times. */
-static bool untimed(struct browse *b)
+bool browse_untimed(struct browse *b)
 {
 	if (b->orig->timed)
 		return false;
@@ -116,7 +115,7 @@ int browse_time_strip(struct browse *b, size_t ncols, size_t maxrows)
 	int64_t len;
 	int ret = -1;
 
-	if (untimed(b))
+	if (browse_untimed(b))
 		return 0;
 	if (ncols == 0 || maxrows == 0)
 		return 0;
@@ -208,7 +207,7 @@ void browse_time_move(struct browse *b, long delta)
 {
 	size_t n = b->strip.ncols, c;
 
-	if (untimed(b) || n == 0)
+	if (browse_untimed(b) || n == 0)
 		return;
 	c = browse_time_cursor(b);
 	if (delta < 0)
@@ -270,81 +269,4 @@ const struct pv_span *browse_time_view(const struct browse *b, struct pv_span *o
 	*one = (struct pv_span){ .from = ((double)a->from + 0.5) / 1e9, .to = ((double)a->to + 0.5) / 1e9,
 				 .has_from = a->from > 0, .has_to = a->to != INT64_MAX };
 	return one;
-}
-
-/* Put span [from, to) (from < 0: none) in force: an action, the tree
- * built again; said on the status line with the samples it holds. */
-static int set_span(struct browse *b, int64_t from, int64_t to)
-{
-	struct browse_action *a;
-
-	if (pv_grow(&b->acts, &b->cap_acts, b->nacts + 1, sizeof *b->acts) < 0)
-		return -1;
-	a = &b->acts[b->nacts++];
-	*a = (struct browse_action){ .kind = BROWSE_TIME, .node = PV_NONE, .from = from, .to = to };
-	if (browse_rebuild(b) < 0) {
-		/* take it back, and leave the message on the status line */
-		char said[sizeof b->status];
-		snprintf(said, sizeof said, "%s", b->status);
-		b->nacts--;
-		if (browse_rebuild(b) < 0)
-			return -1;
-		snprintf(b->status, sizeof b->status, "%s", said);
-		return 0;
-	}
-	if (b->res.spans[0])
-		snprintf(b->status, sizeof b->status, "time: %s; %" PRId64 " samples", b->res.spans,
-			 b->res.in_spans);
-	else
-		snprintf(b->status, sizeof b->status, "time: the whole run; %" PRId64 " samples", b->res.before);
-	return 0;
-}
-
-int browse_time_mark(struct browse *b, bool end)
-{
-	int64_t ends[16][2], from = 0, to = INT64_MAX, c0, c1;
-	size_t n;
-
-	if (untimed(b))
-		return 0;
-	if (b->strip.ncols == 0) {
-		snprintf(b->status, sizeof b->status, "no time strip: w shows it");
-		return 0;
-	}
-	/* the span in force, as one from its first start to its last end */
-	n = browse_time_spans(b, ends, sizeof ends / sizeof *ends);
-	if (n > sizeof ends / sizeof *ends)
-		n = sizeof ends / sizeof *ends;
-	for (size_t k = 0; k < n; k++) {
-		if (k == 0 || ends[k][0] < from)
-			from = ends[k][0];
-		if (k == 0 || ends[k][1] > to)
-			to = ends[k][1];
-	}
-	browse_time_column(b, browse_time_cursor(b), &c0, &c1);
-	if (c1 >= b->strip.len)
-		c1 = INT64_MAX; /* the last column: up to the end, its last sample too */
-	if (!end) {
-		from = c0;
-		if (to <= from)
-			to = INT64_MAX;
-	} else {
-		to = c1;
-		if (from >= to)
-			from = 0;
-	}
-	return set_span(b, from, to);
-}
-
-int browse_time_clear(struct browse *b)
-{
-	int64_t ends[1][2];
-
-	if (untimed(b))
-		return 0;
-	if (browse_time_spans(b, ends, 1) == 0) {
-		snprintf(b->status, sizeof b->status, "time: the whole run already");
-		return 0;
-	}
-	return set_span(b, -1, -1);
 }

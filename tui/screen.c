@@ -1,7 +1,7 @@
-/* browser.c - the call tree browsed on a terminal: the screen and the keys
- * over the state of browse.c */
-#include "browser.h"
-#include "browse.h"
+/* screen.c - the call tree browsed on a terminal: the screen and the keys
+ * over the state in state.c */
+#include "screen.h"
+#include "state.h"
 #include "tree-widget.h"
 
 #include "error.h"

@@ -1,0 +1,20 @@
+/* trace.h - collect-gdb's trace file (profview-gdb(5)): its header, the
+ * snapshots, the maps of the target, the end (trace.c) */
+#ifndef PROFVIEW_CG_TRACE_H
+#define PROFVIEW_CG_TRACE_H
+
+#include "session.h"
+
+/* Creates the trace (st->o.output, or profview-PROGRAM-PID.gdb; "-" is
+ * standard output), names it in st->outname and writes its header.  0, or
+ * -1 having said why. */
+int cg_open_trace(struct cg_state *st);
+/* Writes one snapshot: the backtrace lines of text, nothing else.  Returns
+ * how many thread headers it held. */
+unsigned cg_write_snapshot(struct cg_state *st, const char *text, size_t len, int64_t t_real);
+/* Writes the end line, the time and why sampling ended (st->end), and
+ * closes the trace; an error writing it is said, and makes st->end
+ * END_ERROR. */
+void cg_close_trace(struct cg_state *st);
+
+#endif

@@ -1,0 +1,164 @@
+/* raw-reader.h - what the files of the raw trace reader share (raw-read.c
+ * the passes over the records and the samples, raw-stacks.c the stack
+ * table, raw-unwind.c the register samples and the unwind check, raw-run.c
+ * the processes of a run); internal to the formats library */
+#ifndef PROFVIEW_RAW_READER_H
+#define PROFVIEW_RAW_READER_H
+
+#include "profile.h"
+#include "raw-cpu.h"
+#include "raw-iter.h"
+#include "raw-read.h"
+#include "raw.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct stack_ref {
+	uint32_t id;
+	uint32_t off, n;
+	bool candidate;
+};
+
+struct stack_key {
+	uint64_t hash;
+	uint32_t off, n;
+};
+
+struct walk_batch;
+
+/* How a sample's CPU time is settled (settle_cpu), in a trace with
+ * kernel records: the record's weight w and system part s, and which part
+ * the profile sample is. */
+enum { PART_WHOLE = 0, PART_USER, PART_KERNEL };
+struct split {
+	uint64_t w, s;
+	uint8_t part;
+};
+
+/* Releasing the pages of a mapped trace: a window at a time. */
+#define RELEASE_WINDOW ((size_t)64 << 20)
+
+/* How much a sample's weight may pass the time since profiling began
+ * (besides two periods): clocks read at slightly different moments. */
+#define RAW_WEIGHT_SLACK_NS 10000000ULL
+
+/* The reading of one trace (of one process). */
+struct reader {
+	const unsigned char *buf;
+	size_t len;
+	bool mapped;                  /* buf is a mapping: release what was read */
+	size_t released;              /* bytes of buf handed back */
+	struct walk_batch *batch;     /* when the unwinder can walk */
+	uint64_t nstack_records;
+	uint64_t regs_samples;        /* RAW_SAMPLE_REGS records in the first pass */
+	const char *name;
+	struct pv_profile *p;
+	struct raw_head head;         /* what the header says */
+	size_t data_start;            /* the first record */
+	uint64_t nrecords;            /* the records that are whole */
+
+	struct stack_ref *stacks;     /* open addressing by id, id 0 = empty */
+	size_t nstacks_slots, nstacks;
+
+	uint32_t *locs;               /* scratch for one stack */
+	uint32_t nlocs;               /* locations store_frames kept */
+	bool fp_candidate;            /* frames[1] is a candidate (raw.h) */
+	const struct raw_unwinder *uw;
+	uint64_t *unwound;            /* scratch for unwound frames */
+	uint64_t not_unwound;         /* register samples read without an unwinder */
+	/* A RAW_UNWIND_CHECK trace: the last register sample's unwinding,
+	 * waiting for the collector's frames in the record after it. */
+	struct {
+		bool pending, complete;
+		uint32_t tid, n;
+		uint64_t time_ns;
+		uint64_t samples, agree, differ, unpaired;
+		uint64_t failed[RAW_CHECK_NOT_TRIED + 1];
+		char first[3][512];   /* the first differences, described */
+	} check;
+	struct stack_key *dedup;      /* stored stacks by content */
+	size_t ndedup_slots, ndedup;
+	uint32_t v_count, v_cpu;
+	bool wall;                    /* a wall-clock trace */
+	uint32_t offcpu_loc;          /* the "[off-cpu]" location, or PV_NONE */
+	uint32_t last_tid, last_thread;
+	uint64_t end_time, last_time, start_mono;
+	uint64_t lost_records, lost_end;
+	bool have_end;
+	uint64_t damaged;             /* samples that weigh more than the time allows */
+	uint64_t damaged_bytes;       /* their records */
+	uint32_t rec_size;            /* of the sample record being read */
+	uint64_t unresolved;          /* samples whose stack never came */
+	uint32_t short_us;            /* the header's short_thread_us */
+	char cut[160];                /* why reading stopped before the end */
+	/* What each sample's CPU time is (raw-cpu.h): its handle there, by
+	 * sample index; wall-clock traces keep their recorded weights. */
+	struct raw_cpu *cpu;
+	int64_t *handles;
+	/* The samples of the collector's own work (RAW_SAMPLE_COLLECTOR), by
+	 * index: taken out once their CPU time is known. */
+	size_t *own; size_t nown, cap_own;
+	size_t cap_handles;
+	/* Kernel time: the trace says (a RAW_KERNEL record), the boot id of
+	 * its machine, its sample kernel records; the kernel mapping (or
+	 * PV_NONE until needed) and the "[kernel]" location; each sample's
+	 * split, when the trace has kernel records. */
+	bool system_known;
+	char boot_id[41];
+	uint64_t nkernel;
+	uint32_t kernel_map, kernel_loc;
+	uint64_t kernel_lo, kernel_hi;
+	struct split *splits;
+	size_t cap_splits;
+	/* Per thread (by index): the system time its samples are owed, the
+	 * kernel's split not yet given out as whole samples (one_mode). */
+	int64_t *owed;
+	size_t nowed;
+};
+
+/* raw-read.c */
+
+/* Starts a walk over the trace's records (raw-iter.h). */
+void rd_records(const struct reader *rd, struct raw_iter *it);
+/* A pass over a mapped trace has read up to byte off: the whole windows
+ * before it go back (all of it when off is the end). */
+void rd_release(struct reader *rd, size_t off);
+/* Adds the profile sample ps of thread tid, weighing weight_ns, at time_ns;
+ * k: its kernel record, or NULL.  0 or -1. */
+int rd_add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uint32_t raw_flags,
+		  uint64_t weight_ns, uint64_t time_ns, const struct raw_sample_kernel *k);
+/* One trace (of a process), as raw_read; execd: its process ran another
+ * program, so it ends without an end record. */
+struct pv_profile *rd_read_trace(const unsigned char *buf, size_t len, const char *name,
+				 const struct raw_unwinder *uw, bool mapped, bool execd);
+
+/* raw-stacks.c */
+
+/* The slot of stack id in the table (empty when the trace has none). */
+struct stack_ref *rd_stack_slot(struct reader *rd, uint32_t id);
+/* Stores a stack of locations once: samples with the same frames share
+ * it.  Its offset, or UINT32_MAX when out of memory. */
+uint32_t rd_dedup_stack(struct reader *rd, const uint32_t *locs, uint32_t n);
+/* Turns n raw addresses into a stored stack of locations (rd->nlocs of
+ * them); *candidate: frames[1] of a frame-pointer trace is a candidate. */
+uint32_t rd_store_frames(struct reader *rd, const unsigned char *frames, uint32_t n,
+			 bool *candidate);
+/* The pass that stores the stack table, in a trace that has one. */
+int rd_stack_pass(struct reader *rd);
+
+/* raw-unwind.c */
+
+/* The walk ahead of register samples, when the unwinder can walk. */
+int rd_batch_new(struct reader *rd);
+void rd_batch_free(struct walk_batch *b);
+/* A sample with registers and a stack copy (it: the walk just past rec). */
+int rd_regs_sample(struct reader *rd, const struct raw_sample_regs *s, const struct raw_iter *it,
+		   const struct raw_record *rec, const struct raw_sample_kernel *k);
+/* The collector's frames for the register sample just read, checked. */
+void rd_check_record(struct reader *rd, const struct raw_unwind_check *c);
+/* The check's verdict, one line, and the first differences. */
+void rd_check_report(struct reader *rd);
+
+#endif

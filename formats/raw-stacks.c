@@ -1,0 +1,160 @@
+/* raw-stacks.c - the stack table of a raw trace, and stacks stored once
+ * (see raw-reader.h) */
+#include "error.h"
+#include "raw-reader.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct stack_ref *rd_stack_slot(struct reader *rd, uint32_t id)
+{
+	size_t mask = rd->nstacks_slots - 1;
+	size_t i = (id * 0x9e3779b1u) & mask;
+
+	while (rd->stacks[i].id && rd->stacks[i].id != id)
+		i = (i + 1) & mask;
+	return &rd->stacks[i];
+}
+
+static int stacks_grow(struct reader *rd)
+{
+	struct stack_ref *old = rd->stacks;
+	size_t oldn = rd->nstacks_slots;
+	size_t n = oldn ? oldn * 2 : 1024;
+
+	if ((rd->nstacks + 1) * 2 <= oldn)
+		return 0;
+	rd->stacks = calloc(n, sizeof *rd->stacks);
+	if (!rd->stacks) {
+		rd->stacks = old;
+		return pv_oom();
+	}
+	rd->nstacks_slots = n;
+	for (size_t i = 0; i < oldn; i++)
+		if (old[i].id)
+			*rd_stack_slot(rd, old[i].id) = old[i];
+	free(old);
+	return 0;
+}
+
+/* Store a stack of locations once: samples with the same frames share it. */
+uint32_t rd_dedup_stack(struct reader *rd, const uint32_t *locs, uint32_t n)
+{
+	struct pv_profile *p = rd->p;
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
+	size_t mask, i;
+
+	for (uint32_t j = 0; j < n; j++) {
+		h ^= locs[j];
+		h *= 0xff51afd7ed558ccdULL;
+		h ^= h >> 32;
+	}
+	if ((rd->ndedup + 1) * 2 > rd->ndedup_slots) {
+		size_t nn = rd->ndedup_slots ? rd->ndedup_slots * 2 : 4096;
+		struct stack_key *t = calloc(nn, sizeof *t);
+		if (!t) {
+			pv_oom();
+			return UINT32_MAX;
+		}
+		for (size_t k = 0; k < rd->ndedup_slots; k++) {
+			const struct stack_key *e = &rd->dedup[k];
+			if (!e->hash)
+				continue;
+			size_t j = e->hash & (nn - 1);
+			while (t[j].hash)
+				j = (j + 1) & (nn - 1);
+			t[j] = *e;
+		}
+		free(rd->dedup);
+		rd->dedup = t;
+		rd->ndedup_slots = nn;
+	}
+	h |= 1; /* 0 marks an empty slot */
+	mask = rd->ndedup_slots - 1;
+	for (i = h & mask; rd->dedup[i].hash; i = (i + 1) & mask) {
+		const struct stack_key *e = &rd->dedup[i];
+		if (e->hash == h && e->n == n &&
+		    (n == 0 || memcmp(p->stack_locs + e->off, locs, n * sizeof *locs) == 0))
+			return e->off;
+	}
+	uint32_t off = pv_add_stack(p, locs, n);
+	if (off == UINT32_MAX)
+		return off;
+	rd->dedup[i] = (struct stack_key){ h, off, n };
+	rd->ndedup++;
+	return off;
+}
+
+/* Turn raw addresses into a stored stack of locations.  In a
+ * frame-pointer trace frames[1] is a candidate (see raw.h): dropped here
+ * when the collector left it 0, else kept and *candidate set. */
+uint32_t rd_store_frames(struct reader *rd, const unsigned char *frames, uint32_t n,
+			 bool *candidate)
+{
+	struct pv_profile *p = rd->p;
+	uint32_t k = 0;
+
+	*candidate = false;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t a;
+		memcpy(&a, frames + 8 * (size_t)i, 8);
+		if (i == 1 && rd->fp_candidate) {
+			if (a == 0)
+				continue;
+			*candidate = true;
+		}
+		/* Callers' addresses are return addresses: step back into the call. */
+		if (i > 0 && a > 0)
+			a--;
+		rd->locs[k] = pv_get_location(p, a, pv_find_mapping(p, a));
+		if (rd->locs[k] == PV_NONE)
+			return UINT32_MAX;
+		k++;
+	}
+	rd->nlocs = k;
+	return rd_dedup_stack(rd, rd->locs, k);
+}
+
+int rd_stack_pass(struct reader *rd)
+{
+	struct raw_iter it;
+	struct raw_record rec;
+
+	if (rd->nstack_records == 0)
+		return 0;
+	rd_records(rd, &it);
+	while (raw_iter_next(&it, &rec) == RAW_NEXT_RECORD) {
+		const unsigned char *r = rec.data;
+		size_t off = rec.off;
+
+		if ((it.nrecords & 4095) == 0)
+			rd_release(rd, it.off);
+
+		if (rec.type == RAW_STACK) {
+			const struct raw_stack *s = (const void *)r;
+			struct stack_ref *slot;
+			uint32_t at;
+
+			if (s->id == 0) {
+				pv_warn("'%s': stack record at byte %zu has id 0; ignored", rd->name, off);
+			} else {
+				if (stacks_grow(rd) < 0)
+					return -1;
+				slot = rd_stack_slot(rd, s->id);
+				if (slot->id) {
+					pv_warn("'%s': stack id %u at byte %zu is defined twice; the first is kept",
+						rd->name, s->id, off);
+				} else {
+					bool cand;
+					at = rd_store_frames(rd, r + sizeof *s, s->nframes, &cand);
+					if (at == UINT32_MAX)
+						return -1;
+					*slot = (struct stack_ref){ s->id, at, rd->nlocs, cand };
+					rd->nstacks++;
+				}
+			}
+		}
+	}
+	rd_release(rd, rd->len);
+	return 0;
+}
