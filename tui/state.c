@@ -5,8 +5,7 @@
 
 #include "error.h"
 #include "outfile.h"
-#include "report-flame.h"
-#include "report-svg.h"
+#include "report.h"
 #include "report-text.h"
 #include "util.h"
 
@@ -876,6 +875,9 @@ int browse_export(struct browse *b, bool flame)
 	 * samples (its totals, its noise floors). */
 	struct calltree *sub = calltree_subtree(b->t, b->root);
 	const char *steps = b->res.steps[0] ? b->res.steps : NULL;
+	enum pv_report_kind kind = flame ? PV_REPORT_FLAME : PV_REPORT_SVG;
+	struct pv_report_options ro = PV_REPORT_OPTIONS_DEFAULT;
+	struct pv_report_ctx c;
 	char path[256], cwd[PATH_MAX], why[256];
 	struct stat st;
 	FILE *f = NULL;
@@ -897,15 +899,10 @@ int browse_export(struct browse *b, bool flame)
 		ret = 0;
 		goto out;
 	}
-	if (flame) {
-		struct flame_options fo = { .noisefloor = b->floor, .filters = steps, .diff = b->dopt };
-		r = report_flame(f, sub, &fo);
-	} else {
-		struct svg_options so = { .graph = { GRAPH_DEFAULT_NODECOUNT, GRAPH_DEFAULT_NODEFRACTION,
-						     GRAPH_DEFAULT_EDGEFRACTION },
-					  .noisefloor = b->floor, .filters = steps, .diff = b->dopt };
-		r = report_svg(f, sub, &so);
-	}
+	ro.noisefloor = b->floor;
+	c = (struct pv_report_ctx){ .o = &ro, .t = sub, .diff = b->dopt, .filters = steps };
+	r = pv_report_prepare(&c, kind) < 0 ? -1 : pv_report_write(f, kind, &c);
+	pv_report_ctx_free(&c);
 	if (fclose(f) != 0 || r < 0) {
 		snprintf(b->status, sizeof b->status, "cannot write '%s'", path);
 	} else {

@@ -17,7 +17,7 @@
  * larger change, grey where the change is not significant; the titles
  * give both sides, the change and its q-value.
  */
-#include "report-flame.h"
+#include "report.h"
 #include "report-text.h"
 #include "error.h"
 #include "escape.h"
@@ -49,7 +49,8 @@
 struct flame {
 	FILE *out;                   /* NULL: only lay out (first pass) */
 	const struct calltree *t;
-	const struct flame_options *o;
+	const struct pv_report_options *o;
+	const char *label;           /* what is in force, for the subtitle, or NULL */
 	bool by_value;               /* weigh by the profile's value, not counts */
 	double scale;                /* px per unit of weight */
 	int64_t total;               /* the root's weight */
@@ -58,7 +59,7 @@ struct flame {
 	double *x;                   /* left edge of each node, px */
 	unsigned char *grey;         /* at or below the noise floor */
 	double top;                  /* y of the top row: TOP, more for a comparison */
-	struct pv_diff_cell *cells;  /* a comparison's, per node; NULL if none */
+	const struct pv_diff_cell *cells; /* a comparison's, per node; NULL if none */
 	double fdr;                  /* ... and the false discovery rate it used */
 	char note[512];
 	uint32_t *stack;
@@ -467,8 +468,8 @@ static void put_header(struct flame *f, double height)
 		fprintf(out, ", %s %s", vname, d);
 	}
 	fprintf(out, "; box widths are shares of %s", f->by_value ? vname : "samples");
-	if (f->o->filters && f->o->filters[0]) {
-		snprintf(f->name, sizeof f->name, "%s", f->o->filters);
+	if (f->label && f->label[0]) {
+		snprintf(f->name, sizeof f->name, "%s", f->label);
 		fputs("; ", out);
 		put_escaped(out, f->name, escape_name(f, f->name));
 	}
@@ -489,8 +490,10 @@ static void put_header(struct flame *f, double height)
 	fprintf(out, "<text id=\"details\" x=\"%.0f\" y=\"%.0f\"></text>\n", PAD, height - 12);
 }
 
-int report_flame(FILE *out, const struct calltree *t, const struct flame_options *o)
+int report_flame(FILE *out, const struct pv_report_ctx *c)
 {
+	const struct calltree *t = c->t;
+	const struct pv_report_options *o = c->o;
 	struct flame *f = calloc(1, sizeof *f);
 	size_t n = t->nnodes ? t->nnodes : 1;
 	int ret = -1;
@@ -499,14 +502,14 @@ int report_flame(FILE *out, const struct calltree *t, const struct flame_options
 		return pv_oom();
 	f->t = t;
 	f->o = o;
+	f->label = c->label;
 	f->top = TOP;
-	if (t->dn) {
-		const struct pv_diff_options *d = o->diff; /* NULL: the defaults */
+	if (t->dn && c->cells) {
 		struct pv_diff_scale sc;
 
-		if (!(f->cells = pv_diff_tree(t, d)))
-			goto out;
-		pv_diff_scale_of(t, d, &sc);
+		/* widths stay the new side's, colours show the verdicts */
+		f->cells = c->cells;
+		pv_diff_scale_of(t, c->diff, &sc);
 		f->fdr = sc.fdr;
 		f->top = TOP + DIFF_LINE;
 	}
@@ -547,7 +550,6 @@ out:
 	free(f->x);
 	free(f->grey);
 	free(f->stack);
-	free(f->cells);
 	free(f);
 	return ret;
 }

@@ -7,6 +7,7 @@
  * profile's runs.  Output goes through a buffer of the report's own: a
  * million samples are tens of megabytes of small numbers.
  */
+#include "report.h"
 #include "report-speedscope.h"
 #include "error.h"
 #include "escape.h"
@@ -408,8 +409,9 @@ static void write_profile(struct jw *w, struct sp *sp, size_t g)
 	jw_str(w, "]}");
 }
 
-int report_speedscope(FILE *out, struct calltree *t, const struct speedscope_options *o)
+int report_speedscope(FILE *out, const struct pv_report_ctx *c)
 {
+	struct calltree *t = c->t;
 	struct sp sp = { .t = t, .p = t->p, .timed = t->p->timed };
 	struct jw *w = malloc(sizeof *w);
 	size_t written = 0;
@@ -423,7 +425,7 @@ int report_speedscope(FILE *out, struct calltree *t, const struct speedscope_opt
 		goto out;
 
 	jw_str(w, "{\"$schema\":\"" SCHEMA "\",\n\"exporter\":\"profview " PROFVIEW_VERSION "\",\n\"name\":");
-	jw_string(w, o && o->name ? o->name : "profile");
+	jw_string(w, c->title[0] ? c->title : "profile");
 	jw_str(w, ",\n\"activeProfileIndex\":0,\n");
 	write_frames(w, &sp);
 	jw_str(w, "\"profiles\":[");

@@ -1,4 +1,5 @@
 /* report-svg.c - the call graph laid out by dot and written as SVG */
+#include "report.h"
 #include "report-svg.h"
 #include "error.h"
 #include "units.h"
@@ -203,7 +204,7 @@ static void kernel_color(char *buf, size_t n, double share, bool fill)
 
 /* A comparison: each graph node's frame's test of its cumulative value. */
 struct diff_marks {
-	struct pv_diff_cell *cum;      /* per flat row */
+	const struct pv_diff_cell *cum; /* per flat row */
 	uint32_t *row_of;              /* per frame: its row, PV_NONE if none */
 	double fdr;
 };
@@ -272,36 +273,24 @@ static void diff_color(char *buf, size_t n, const struct pv_diff_cell *c, bool f
 	snprintf(buf, n, "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
 }
 
-/* Test every frame's cumulative value, as the flat table does; 0 or -1. */
-static int diff_marks_of(struct calltree *t, const struct svg_options *o, struct diff_marks *m)
+/* Each frame's row among the flat rows that pv_report_prepare tested as
+ * the flat table does (their cumulative value); 0 or -1. */
+static int diff_marks_of(const struct pv_report_ctx *rc, struct diff_marks *m)
 {
-	const struct pv_diff_options *d = o->diff; /* NULL: the defaults */
-	struct pv_diff_cell *self = NULL;
+	const struct calltree *t = rc->t;
 	struct pv_diff_scale sc;
-	size_t n;
-	struct ct_flat_row *rows = calltree_flat(t, &n);
-	int ret = -1;
 
-	if (!rows)
-		return -1;
-	if (pv_diff_flat(t, rows, n, d, &self, &m->cum) < 0)
-		goto out;
-	if (!(m->row_of = malloc((t->nframes ? t->nframes : 1) * sizeof *m->row_of))) {
-		pv_oom();
-		goto out;
-	}
+	m->cum = rc->cum;
+	if (!(m->row_of = malloc((t->nframes ? t->nframes : 1) * sizeof *m->row_of)))
+		return pv_oom();
 	for (size_t i = 0; i < t->nframes; i++)
 		m->row_of[i] = PV_NONE;
-	for (size_t i = 0; i < n; i++)
-		if (rows[i].frame < t->nframes)
-			m->row_of[rows[i].frame] = (uint32_t)i;
-	pv_diff_scale_of(t, d, &sc);
+	for (size_t i = 0; i < rc->nrows; i++)
+		if (rc->rows[i].frame < t->nframes)
+			m->row_of[rc->rows[i].frame] = (uint32_t)i;
+	pv_diff_scale_of(t, rc->diff, &sc);
 	m->fdr = sc.fdr;
-	ret = 0;
-out:
-	free(self);
-	free(rows);
-	return ret;
+	return 0;
 }
 
 /* The cell of a graph node's frame, or NULL. */
@@ -369,7 +358,7 @@ static const char *value_name(const struct calltree *t)
 
 /* The legend: a box of left-justified lines. */
 static int add_legend(Agraph_t *gr, const struct attrs *a, const struct graph *g,
-		      const struct svg_options *o, const struct diff_marks *dm, bool any_residual,
+		      const struct pv_report_ctx *rc, const struct diff_marks *dm, bool any_residual,
 		      bool any_noise, bool any_kernel)
 {
 	const struct calltree *t = g->t;
@@ -390,9 +379,9 @@ static int add_legend(Agraph_t *gr, const struct attrs *a, const struct graph *g
 	} else {
 		sb_add(&l, "Total: %" PRId64 " samples\\l", t->samples);
 	}
-	if (o->filters && o->filters[0]) {
+	if (rc->label && rc->label[0]) {
 		sb_add(&l, "Filters: ");
-		sb_text(&l, o->filters, GV_LABEL);
+		sb_text(&l, rc->label, GV_LABEL);
 		sb_add(&l, "\\l");
 	}
 	if (t->v_value != PV_NONE) {
@@ -409,7 +398,7 @@ static int add_legend(Agraph_t *gr, const struct attrs *a, const struct graph *g
 		snprintf(cut, sizeof cut, "%" PRId64, g->node_cutoff);
 	if (g->dropped_nodes)
 		sb_add(&l, "Dropped %zu node%s (cum < %s or past the top %zu)\\l", g->dropped_nodes,
-		       g->dropped_nodes == 1 ? "" : "s", cut, o->graph.nodecount);
+		       g->dropped_nodes == 1 ? "" : "s", cut, rc->o->graph.nodecount);
 	if (t->v_value != PV_NONE)
 		calltree_value_compact(t, g->edge_cutoff, cut, sizeof cut);
 	else
@@ -424,7 +413,7 @@ static int add_legend(Agraph_t *gr, const struct attrs *a, const struct graph *g
 		sb_add(&l, dm ? "[k], rounded: kernel frames\\l" : "[k], rounded, blue: kernel frames\\l");
 	if (any_noise)
 		sb_add(&l, "Grey: at or below the noise floor, n <= %g sqrt(N), N all samples\\l",
-		       o->noisefloor);
+		       rc->o->noisefloor);
 	if (dm) {
 		sb_add(&l, "Comparison with the base: boxes, edges and shares are the new profile's\\l");
 		sb_add(&l, "Colours: the change of cum, red worse, blue better, stronger for larger changes\\l");
@@ -451,7 +440,7 @@ static int add_legend(Agraph_t *gr, const struct attrs *a, const struct graph *g
 }
 
 static int add_nodes(Agraph_t *gr, const struct attrs *a, const struct graph *g,
-		     const struct svg_options *o, const struct diff_marks *dm, Agnode_t **gn,
+		     const struct pv_report_ctx *rc, const struct diff_marks *dm, Agnode_t **gn,
 		     bool *any_noise, bool *any_kernel)
 {
 	const struct calltree *t = g->t;
@@ -469,7 +458,7 @@ static int add_nodes(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 		int64_t flat = graph_weight(g, nd->flat_count, nd->flat_value);
 		int64_t cum = graph_weight(g, nd->cum_count, nd->cum_value);
 		/* the noise floor against all samples: the graph has no parents */
-		bool noise = ct_below_floor(nd->cum_count, t->samples, o->noisefloor);
+		bool noise = ct_below_floor(nd->cum_count, t->samples, rc->o->noisefloor);
 		const struct pv_diff_cell *dc = diff_mark(dm, nd->frame);
 		struct sbuf l = { 0 }, tip = { 0 };
 		char id[32];
@@ -681,9 +670,10 @@ static GVC_t *take_gvc(void)
 	return ready.gvc;
 }
 
-int report_svg(FILE *out, struct calltree *t, const struct svg_options *o)
+int report_svg(FILE *out, const struct pv_report_ctx *rc)
 {
-	struct graph *g = graph_build(t, &o->graph);
+	struct calltree *t = rc->t;
+	struct graph *g = graph_build(t, &rc->o->graph);
 	GVC_t *gvc = NULL;
 	Agraph_t *gr = NULL;
 	Agnode_t **gn = NULL;
@@ -699,8 +689,8 @@ int report_svg(FILE *out, struct calltree *t, const struct svg_options *o)
 		pv_oom();
 		goto out;
 	}
-	if (t->dn) {
-		if (diff_marks_of(t, o, &marks) < 0)
+	if (t->dn && rc->cum) {
+		if (diff_marks_of(rc, &marks) < 0)
 			goto out;
 		dm = &marks;
 	}
@@ -714,9 +704,9 @@ int report_svg(FILE *out, struct calltree *t, const struct svg_options *o)
 	/* (declared for a comparison and kernel frames alone: other graphs
 	 * stay as they were) */
 	a.n_class = dm || t->kernel_frames ? decl(gr, AGNODE, "class", "") : NULL;
-	if (add_nodes(gr, &a, g, o, dm, gn, &any_noise, &any_kernel) < 0 ||
+	if (add_nodes(gr, &a, g, rc, dm, gn, &any_noise, &any_kernel) < 0 ||
 	    add_edges(gr, &a, g, gn, &any_residual) < 0 ||
-	    add_legend(gr, &a, g, o, dm, any_residual, any_noise, any_kernel) < 0)
+	    add_legend(gr, &a, g, rc, dm, any_residual, any_noise, any_kernel) < 0)
 		goto out;
 	if (gvLayout(gvc, gr, "dot") != 0) {
 		pv_error("graphviz cannot lay out the call graph with 'dot': is its dot layout plugin installed?");
@@ -734,7 +724,6 @@ out:
 	if (gr)
 		agclose(gr);
 	free(gn);
-	free(marks.cum);
 	free(marks.row_of);
 	graph_free(g);
 	return ret;

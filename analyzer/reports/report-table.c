@@ -24,7 +24,7 @@
 
 struct table {
 	FILE *out;
-	const struct report_options *o;
+	const struct pv_report_options *o;
 	const struct calltree *t;
 	const char *sep;       /* NULL: aligned */
 	bool first;            /* no separator before the next field */
@@ -309,25 +309,27 @@ static int cmp_flat(const void *a, const void *b, void *ctx)
 	return x->frame < y->frame ? -1 : x->frame > y->frame;
 }
 
-int report_table_flat(FILE *out, struct calltree *t, const struct report_options *o)
+int report_table_flat(FILE *out, const struct pv_report_ctx *rc)
 {
+	struct calltree *t = rc->t;
+	const struct pv_report_options *o = rc->o;
 	struct table tb = { .out = out, .o = o, .t = t, .sep = o->field_sep, .first = true };
-	size_t n;
-	struct ct_flat_row *rows = calltree_flat(t, &n);
-	struct pv_diff_cell *self = NULL, *cum = NULL, *cells = NULL;
+	/* a comparison's rows and cells: made and tested once, by
+	 * pv_report_prepare */
+	size_t n = rc->nrows;
+	struct ct_flat_row *rows = rc->rows, *own = NULL;
+	const struct pv_diff_cell *cells = NULL;
 	uint32_t *order = NULL;
 	const char *vn = vname_of(t);
 	int64_t total = ct_weight(t, &t->nodes[0]);
 	int ret = -1;
 	char buf[64];
 
-	if (!rows)
-		return -1;
-	if (t->dn) {
-		if (pv_diff_flat(t, rows, n, o->diff, &self, &cum) < 0)
-			goto out;
+	if (t->dn && rc->self && rc->cum) {
 		/* the flat view tests what it is sorted by: self, or cum */
-		cells = o->sort == SORT_CUM ? cum : self;
+		cells = o->sort == SORT_CUM ? rc->cum : rc->self;
+	} else if (!(rows = own = calltree_flat(t, &n))) {
+		return -1;
 	}
 	if (!(order = malloc((n ? n : 1) * sizeof *order))) {
 		pv_oom();
@@ -396,9 +398,7 @@ int report_table_flat(FILE *out, struct calltree *t, const struct report_options
 out:
 	free(tb.line.s);
 	free(order);
-	free(self);
-	free(cum);
-	free(rows);
+	free(own);
 	return ret;
 }
 
@@ -406,7 +406,7 @@ out:
  * when its count, the larger side's in a comparison, passes --mincount,
  * --maxdepth and the noise floor against its parent's), no summary rows. */
 
-static bool shown(const struct calltree *t, const struct report_options *o, uint32_t i, int64_t parent_n)
+static bool shown(const struct calltree *t, const struct pv_report_options *o, uint32_t i, int64_t parent_n)
 {
 	int64_t n = ct_node_n(t, i);
 
@@ -436,10 +436,12 @@ static bool *significant_below(const struct calltree *t, const struct pv_diff_ce
 	return s;
 }
 
-int report_table_tree(FILE *out, const struct calltree *t, const struct report_options *o)
+int report_table_tree(FILE *out, const struct pv_report_ctx *rc)
 {
+	const struct calltree *t = rc->t;
+	const struct pv_report_options *o = rc->o;
 	struct table tb = { .out = out, .o = o, .t = t, .sep = o->field_sep, .first = true };
-	struct pv_diff_cell *cells = NULL;
+	const struct pv_diff_cell *cells = t->dn ? rc->cells : NULL; /* tested once, by pv_report_prepare */
 	bool *keep = NULL;
 	uint32_t *stack = NULL, *kids = NULL;
 	size_t sp = 0;
@@ -448,12 +450,8 @@ int report_table_tree(FILE *out, const struct calltree *t, const struct report_o
 	int ret = -1;
 	char buf[64];
 
-	if (t->dn) {
-		if (!(cells = pv_diff_tree(t, o->diff)))
-			return -1;
-		if (o->significant && !(keep = significant_below(t, cells)))
-			goto out;
-	}
+	if (cells && o->significant && !(keep = significant_below(t, cells)))
+		goto out;
 	stack = malloc((t->nnodes + 1) * sizeof *stack);
 	kids = malloc((t->nnodes + 1) * sizeof *kids);
 	if (!stack || !kids) {
@@ -533,6 +531,5 @@ out:
 	free(stack);
 	free(kids);
 	free(keep);
-	free(cells);
 	return ret;
 }

@@ -15,17 +15,17 @@
 
 #define NAME_MAX_LEN 4096
 
-static const char *dim_on(const struct report_options *o)
+static const char *dim_on(const struct pv_report_options *o)
 {
 	return o->color ? "\033[2m" : "";
 }
 
-static const char *bold_on(const struct report_options *o)
+static const char *bold_on(const struct pv_report_options *o)
 {
 	return o->color ? "\033[1m" : "";
 }
 
-static const char *attr_off(const struct report_options *o)
+static const char *attr_off(const struct pv_report_options *o)
 {
 	return o->color ? "\033[0m" : "";
 }
@@ -95,8 +95,10 @@ static void period_note(FILE *out, const struct pv_profile *p)
 	}
 }
 
-void report_header(FILE *out, const struct calltree *t, const struct report_options *o)
+void report_header(FILE *out, const struct pv_report_ctx *rc)
 {
+	const struct calltree *t = rc->t;
+	const struct pv_report_options *o = rc->o;
 	const struct pv_profile *p = t->p;
 	char dur[32], cpu[32], text[NAME_MAX_LEN];
 	const char *vname = t->v_value != PV_NONE ? pv_str(p, p->sample_types[t->v_value].type) : NULL;
@@ -161,10 +163,10 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 	if (o->tid_filter)
 		fprintf(out, " (%s)", pv_escape(text, sizeof text, o->tid_filter));
 	fprintf(out, "\n");
-	if (t->dn && o->diff) {
+	if (t->dn && rc->diff) {
 		struct pv_diff_scale sc;
 		char b[32];
-		pv_diff_scale_of(t, o->diff, &sc);
+		pv_diff_scale_of(t, rc->diff, &sc);
 		unsigned rb = p->diff_base_runs ? p->diff_base_runs : 1;
 		unsigned rn = p->diff_new_runs ? p->diff_new_runs : 1;
 		const char *sep = "";
@@ -183,7 +185,7 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 			fprintf(out, ", %u profile%s against %u new", rb, rb == 1 ? "" : "s", rn);
 		fprintf(out, "\n");
 		fprintf(out, "%sdiff:%s values per run", bold_on(o), attr_off(o));
-		if (o->diff->normalize && !sc.one_sided)
+		if (rc->diff->normalize && !sc.one_sided)
 			fprintf(out, ", the base scaled by %.4g to the new total", sc.base * p->diff_base_runs);
 		if (sc.one_sided)
 			fprintf(out, "; the %s side has no samples: no change can be judged\n",
@@ -192,14 +194,14 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 			fprintf(out, "; worse/better: q <= %g (false discovery rate, Poisson sampling noise)\n",
 				sc.fdr);
 	}
-	if (o->time_spans && o->time_spans[0])
+	if (rc->time_spans && rc->time_spans[0])
 		fprintf(out, "%stime:%s %s; %" PRId64 " samples in %s\n", bold_on(o), attr_off(o),
-			o->time_spans, o->time_samples, strchr(o->time_spans, ',') ? "them" : "it");
-	if (o->filters && o->filters[0])
+			rc->time_spans, rc->time_samples, strchr(rc->time_spans, ',') ? "them" : "it");
+	if (rc->filters && rc->filters[0])
 		fprintf(out, "%sfilters:%s %s; kept %" PRId64 " of %" PRId64 " samples (%.1f%%)\n",
-			bold_on(o), attr_off(o), pv_escape(text, sizeof text, o->filters), o->filter_kept,
-			o->filter_total,
-			pct(o->filter_kept, o->filter_total));
+			bold_on(o), attr_off(o), pv_escape(text, sizeof text, rc->filters), rc->filter_kept,
+			rc->filter_total,
+			pct(rc->filter_kept, rc->filter_total));
 	if (p->lost || p->truncated || p->dropped_bytes) {
 		fprintf(out, "%swarning:%s", bold_on(o), attr_off(o));
 		const char *sep = " ";
@@ -384,7 +386,7 @@ static void put_line(FILE *out, const char *line, char *end)
 }
 
 /* Should child (with count n) of a parent with count parent_n be shown? */
-static bool visible(const struct report_options *o, const struct ct_node *nd, int64_t parent_n)
+static bool visible(const struct pv_report_options *o, const struct ct_node *nd, int64_t parent_n)
 {
 	if (o->mincount > 0 && nd->count < o->mincount)
 		return false;
@@ -473,7 +475,7 @@ static int plan_node(struct tree_plan *pl, struct labels *l, uint32_t id)
 
 /* One line of the tree at p (room for LINE_MAX_LEN); returns its end. */
 static char *tree_line(char *p, const struct labels *l, const struct tree_item *it,
-		       const struct report_options *o)
+		       const struct pv_report_options *o)
 {
 	const struct calltree *t = l->t;
 	const struct ct_node *nodes = t->nodes;
@@ -535,7 +537,7 @@ static char *tree_line(char *p, const struct labels *l, const struct tree_item *
 
 /* How many nodes below id form one call chain: each the only child of
  * the one above it, and shown. */
-static uint32_t chain_length(const struct calltree *t, const struct report_options *o, uint32_t id)
+static uint32_t chain_length(const struct calltree *t, const struct pv_report_options *o, uint32_t id)
 {
 	const struct ct_node *nodes = t->nodes;
 	uint32_t n = 0;
@@ -553,7 +555,7 @@ static uint32_t chain_length(const struct calltree *t, const struct report_optio
  * the rest: what is printed grows with the branches of the tree, never
  * with the depth of a chain.  id is in the plan; *next gets the node
  * whose children come next, id itself when nothing was left out. */
-static int tree_chain(struct tree_plan *pl, struct labels *l, uint32_t id, const struct report_options *o,
+static int tree_chain(struct tree_plan *pl, struct labels *l, uint32_t id, const struct pv_report_options *o,
 		      uint32_t *next)
 {
 	const struct ct_node *nodes = l->t->nodes;
@@ -582,7 +584,7 @@ static int tree_chain(struct tree_plan *pl, struct labels *l, uint32_t id, const
 struct tree_chunk {
 	const struct labels *l;
 	const struct tree_plan *pl;
-	const struct report_options *o;
+	const struct pv_report_options *o;
 	size_t lo, hi;
 	char *buf;
 	size_t n, cap;
@@ -609,7 +611,7 @@ static void *make_chunk(void *arg)
 #define TREE_CHUNK_LINES 32768
 
 static int write_plan(FILE *out, const struct labels *l, const struct tree_plan *pl,
-		      const struct report_options *o)
+		      const struct pv_report_options *o)
 {
 	struct tree_chunk c[2] = { { .l = l, .pl = pl, .o = o }, { .l = l, .pl = pl, .o = o } };
 	int ret = 0;
@@ -642,8 +644,10 @@ static int write_plan(FILE *out, const struct labels *l, const struct tree_plan 
 	return ret;
 }
 
-int report_tree(FILE *out, const struct calltree *t, const struct report_options *o)
+int report_tree(FILE *out, const struct pv_report_ctx *rc)
 {
+	const struct calltree *t = rc->t;
+	const struct pv_report_options *o = rc->o;
 	const struct ct_node *nodes = t->nodes;
 	uint32_t *stack, *kids;
 	size_t sp = 0;
@@ -755,8 +759,10 @@ static int cmp_rows(const void *a, const void *b, void *ctx)
 	return strcmp(nx, ny);
 }
 
-int report_flat(FILE *out, struct calltree *t, const struct report_options *o)
+int report_flat(FILE *out, const struct pv_report_ctx *rc)
 {
+	struct calltree *t = rc->t;
+	const struct pv_report_options *o = rc->o;
 	size_t n;
 	struct ct_flat_row *rows = calltree_flat(t, &n);
 	int64_t total = ct_weight(t, &t->nodes[0]);
@@ -830,8 +836,9 @@ int report_flat(FILE *out, struct calltree *t, const struct report_options *o)
  * frame.  The weight is what every report weighs by: the time value in
  * whole microseconds (rounded so that the lines add up to the total), a
  * size in bytes or an estimated count as it is, or the sample count. */
-int report_folded(FILE *out, const struct calltree *t, const struct report_options *o)
+int report_folded(FILE *out, const struct pv_report_ctx *rc)
 {
+	const struct calltree *t = rc->t;
 	const struct ct_node *nodes = t->nodes;
 	uint32_t *stack = malloc((t->nnodes ? t->nnodes : 1) * sizeof *stack);
 	size_t *len_at = malloc((t->nnodes ? t->nnodes : 1) * sizeof *len_at);
@@ -843,8 +850,8 @@ int report_folded(FILE *out, const struct calltree *t, const struct report_optio
 
 	struct pv_diff_scale sc = { 0 };
 
-	if (t->dn && o->diff)
-		pv_diff_scale_of(t, o->diff, &sc);
+	if (t->dn && rc->diff)
+		pv_diff_scale_of(t, rc->diff, &sc);
 	if (!stack || !len_at || labels_init(&l, t, LABEL_FOLDED) < 0) {
 		free(stack);
 		free(len_at);
@@ -887,7 +894,7 @@ int report_folded(FILE *out, const struct calltree *t, const struct report_optio
 		for (char *c = memchr(path + len, ';', nl); c; c = memchr(c, ';', (size_t)(path + len + nl - c)))
 			*c = ':';
 		len += nl;
-		if (t->dn && o->diff) {
+		if (t->dn && rc->diff) {
 			/* a comparison: "stack BASE NEW", FlameGraph's
 			 * difffolded.pl format, in samples (per run, the base
 			 * normalized when asked): what a test needs to be

@@ -21,6 +21,7 @@
  * for each), and computes everything else from them: the hover, the
  * selection's flame graph and its totals, timelineSelect().
  */
+#include "report.h"
 #include "report-timeline.h"
 #include "error.h"
 #include "escape.h"
@@ -108,7 +109,7 @@ struct tl {
 	FILE *out;
 	struct calltree *t;
 	const struct pv_profile *p;
-	const struct timeline_options *o;
+	const struct pv_report_ctx *c;
 	int64_t from, len;     /* the axis, ns */
 	bool any_off, any_grey;
 
@@ -260,8 +261,8 @@ static uint32_t frame_of(struct tl *tl, uint32_t id)
 	if (!tl->name[at])
 		snprintf(tl->name + at, sizeof tl->name - at, "[unknown]");
 	*f = (struct tl_frame){ .id = id,
-				.matched = !tl->o->highlight ||
-					   regexec(tl->o->highlight, tl->name + at, 0, NULL, 0) == 0 };
+				.matched = !tl->c->o->highlight ||
+					   regexec(tl->c->o->highlight, tl->name + at, 0, NULL, 0) == 0 };
 	if (!(f->name = strdup(escaped(tl, tl->name)))) {
 		pv_oom();
 		return PV_NONE;
@@ -817,17 +818,17 @@ static void put_head(struct tl *tl, double height)
 		fputs(pv_format_duration(d, sizeof d, tl->len / NCOL), out);
 	else
 		fprintf(out, "%.3g us", (double)tl->len / NCOL / 1e3);
-	if (tl->o->spans && tl->o->spans[0]) {
+	if (tl->c->time_spans && tl->c->time_spans[0]) {
 		fputs("; time ", out);
-		put_xml(out, escaped(tl, tl->o->spans), SIZE_MAX);
+		put_xml(out, escaped(tl, tl->c->time_spans), SIZE_MAX);
 	}
-	if (tl->o->filters && tl->o->filters[0]) {
+	if (tl->c->filters && tl->c->filters[0]) {
 		fputs("; ", out);
-		put_xml(out, escaped(tl, tl->o->filters), SIZE_MAX);
+		put_xml(out, escaped(tl, tl->c->filters), SIZE_MAX);
 	}
-	if (tl->o->highlight_text) {
+	if (tl->c->o->highlight_text) {
 		fputs("; highlight=", out);
-		put_xml(out, escaped(tl, tl->o->highlight_text), SIZE_MAX);
+		put_xml(out, escaped(tl, tl->c->o->highlight_text), SIZE_MAX);
 	}
 	fputs("</text>\n", out);
 }
@@ -847,8 +848,8 @@ static void put_data(struct tl *tl, double flame_top)
 		weighed ? 3 : 2, weighed && strcmp(pv_str(tl->p, tl->p->sample_types[t->v_value].unit),
 						   "nanoseconds") == 0 ? "true" : "false");
 	put_json(out, value_label(t));
-	fprintf(out, ",\"byThread\":%s,\"hl\":%s,\n\"th\":[", tl->o->by_thread ? "true" : "false",
-		tl->o->highlight ? "true" : "false");
+	fprintf(out, ",\"byThread\":%s,\"hl\":%s,\n\"th\":[", tl->c->o->by_thread ? "true" : "false",
+		tl->c->o->highlight ? "true" : "false");
 	for (size_t r = 0; r < tl->nrows; r++) {
 		const struct tl_row *row = &tl->rows[r];
 		bool known = row->thread < tl->p->nthreads;
@@ -940,8 +941,9 @@ static void tl_free(struct tl *tl)
 	free(tl);
 }
 
-int report_timeline(FILE *out, struct calltree *t, const struct timeline_options *o)
+int report_timeline(FILE *out, const struct pv_report_ctx *c)
 {
+	struct calltree *t = c->t;
 	const struct pv_profile *p = t->p;
 	struct tl *tl;
 	int ret = -1, legend_h;
@@ -957,10 +959,10 @@ int report_timeline(FILE *out, struct calltree *t, const struct timeline_options
 	tl->out = out;
 	tl->t = t;
 	tl->p = p;
-	tl->o = o;
-	if (o->to_ns > o->from_ns) {
-		tl->from = o->from_ns;
-		tl->len = o->to_ns - o->from_ns;
+	tl->c = c;
+	if (c->span_to > c->span_from) {
+		tl->from = c->span_from;
+		tl->len = c->span_to - c->span_from;
 	} else {
 		tl->len = pv_run_length(p);
 	}
