@@ -18,11 +18,10 @@
  * give both sides, the change and its q-value.
  */
 #include "report.h"
-#include "report-text.h"
+#include "present.h"
 #include "error.h"
 #include "escape.h"
 #include "scripts.h"
-#include "raw-cpu.h"
 #include "units.h"
 
 #include <inttypes.h>
@@ -85,12 +84,6 @@ static size_t escape_name(struct flame *f, char *buf)
 	return chars;
 }
 
-/* Write the first nchars characters of an escaped name, as XML text. */
-static void put_escaped(FILE *out, const char *s, size_t nchars)
-{
-	pv_xml_put(out, s, nchars, false);
-}
-
 /* A warm colour from the name, the same for the same name in every run. */
 static void warm_colour(const char *name, int rgb[3])
 {
@@ -117,14 +110,10 @@ static void kernel_colour(const char *name, int rgb[3])
 	rgb[2] = 170 + (int)((h >> 20) % 71);
 }
 
+/* The value's name for the title, NULL when weighing by samples. */
 static const char *value_name(const struct calltree *t)
 {
-	const char *v;
-
-	if (t->v_value == PV_NONE)
-		return NULL;
-	v = pv_str(t->p, t->p->sample_types[t->v_value].type);
-	return strcmp(v, "cpu") == 0 ? "CPU" : v;
+	return pv_value_label(pv_value_type(t));
 }
 
 static void label(struct flame *f, const struct ct_node *nd)
@@ -163,7 +152,7 @@ static void put_box(struct flame *f, const char *cls, double x, double w, uint32
 	size_t fit = w > 6 ? (size_t)((w - 6) / CHAR_W) : 0;
 
 	fprintf(out, "<g class=\"%s\"><title>", cls);
-	put_escaped(out, f->name, nchars);
+	pv_xml_put(out, f->name, nchars, false);
 	fprintf(out, "\n%" PRId64 " sample%s (\u00b1%.0f), %.2f%% (\u00b1%.2f%%)", count,
 		count == 1 ? "" : "s", sqrt((double)count), share,
 		count > 0 ? share / sqrt((double)count) : 0.0);
@@ -175,20 +164,20 @@ static void put_box(struct flame *f, const char *cls, double x, double w, uint32
 	if (f->where[0]) {
 		size_t wc = escape_name(f, f->where);
 		fputc('\n', out);
-		put_escaped(out, f->where, wc);
+		pv_xml_put(out, f->where, wc, false);
 	}
 	if (note) {
 		fputc('\n', out);
-		put_escaped(out, note, (size_t)-1);
+		pv_xml_put(out, note, (size_t)-1, false);
 	}
 	fprintf(out, "</title><rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\"/>",
 		x, y, w, ROW - 1, fill);
 	if (fit >= 3) {
 		fprintf(out, "<text x=\"%.2f\" y=\"%.1f\">", x + 3, y + ROW - 4.5);
 		if (nchars <= fit) {
-			put_escaped(out, f->name, nchars);
+			pv_xml_put(out, f->name, nchars, false);
 		} else {
-			put_escaped(out, f->name, fit - 2);
+			pv_xml_put(out, f->name, fit - 2, false);
 			fputs("..", out);
 		}
 		fputs("</text>", out);
@@ -196,71 +185,31 @@ static void put_box(struct flame *f, const char *cls, double x, double w, uint32
 	fputs("</g>\n", out);
 }
 
-/* A comparison's amount in the tree's weight, as the titles give amounts:
- * a duration, or samples (with a decimal when a side was scaled); with
- * sign, a "+" before an increase. */
-static void diff_amount(const struct calltree *t, char *buf, size_t n, double v, bool sign)
-{
-	double a = fabs(v);
-
-	if (t->v_value != PV_NONE) {
-		char d[32];
-		int64_t ns = (int64_t)llround(a);
-		calltree_value_str(t, ns, d, sizeof d);
-		snprintf(buf, n, "%s%s", ns == 0 ? "" : v < 0 ? "-" : sign ? "+" : "", d);
-	} else if (a == floor(a) && a < 1e15) {
-		snprintf(buf, n, "%s%.0f sample%s", a == 0 ? "" : v < 0 ? "-" : sign ? "+" : "", a,
-			 a == 1 ? "" : "s");
-	} else {
-		snprintf(buf, n, "%s%.1f samples", a < 0.05 ? "" : v < 0 ? "-" : sign ? "+" : "", a);
-	}
-}
-
-/* A q-value as the comparison's tables write it. */
-static void diff_q(char *buf, size_t n, double q)
-{
-	pv_diff_q_text(buf, n, q);
-}
-
 /* A node's comparison, for its title, into f->note. */
 static void diff_note(struct flame *f, const struct pv_diff_cell *c)
 {
-	char b[64], n[64], d[64], pct[32], q[32], t[32];
+	char b[64], n[64], d[64], pct[32], q[32];
 
-	diff_amount(f->t, b, sizeof b, c->base, false);
-	diff_amount(f->t, n, sizeof n, c->new_, false);
-	diff_amount(f->t, d, sizeof d, c->delta, true);
-	if (isinf(c->pct))
-		snprintf(pct, sizeof pct, "not in the base");
-	else
-		snprintf(pct, sizeof pct, "%s%%", pv_diff_pct_text(t, sizeof t, c->pct));
-	diff_q(q, sizeof q, c->q);
+	pv_amount_text(f->t, b, sizeof b, c->base, 0);
+	pv_amount_text(f->t, n, sizeof n, c->new_, 0);
+	pv_amount_text(f->t, d, sizeof d, c->delta, PV_AMOUNT_SIGN);
+	pv_change_text(pct, sizeof pct, c);
+	pv_diff_q_text(q, sizeof q, c->q);
 	snprintf(f->note, sizeof f->note, "base %s, new %s, delta %s (%s), q %s, %s", b, n, d, pct, q,
 		 c->verdict == PV_VERDICT_NONE ? "not significant" : pv_verdict_name(c->verdict));
 }
 
-/* A comparison's colour: red for worse, blue for better, from pale for a
- * small change to full for a doubling or a halving and beyond (|effect|
- * 0.5; effect is delta / max(base, new), so a vanishing is 1); grey when
- * the change is not significant. */
+/* A comparison's colour (present.h): the titles' red and blue. */
 static void diff_colour(const struct pv_diff_cell *c, char *fill, size_t n)
 {
-	static const int pale_red[3] = { 250, 205, 195 }, red[3] = { 225, 45, 35 };
-	static const int pale_blue[3] = { 205, 218, 250 }, blue[3] = { 70, 120, 235 };
-	const int *from = pale_red, *to = red;
-	double s = pv_diff_strength(c);
+	static const struct pv_ramp ramp = {
+		.none = { 221, 221, 221 },
+		.worse = { { 250, 205, 195 }, { 225, 45, 35 } },
+		.better = { { 205, 218, 250 }, { 70, 120, 235 } },
+	};
 	int rgb[3];
 
-	if (c->verdict == PV_VERDICT_NONE) {
-		snprintf(fill, n, "rgb(221,221,221)");
-		return;
-	}
-	if (c->verdict == PV_VERDICT_BETTER) {
-		from = pale_blue;
-		to = blue;
-	}
-	for (int k = 0; k < 3; k++)
-		rgb[k] = (int)lround(from[k] + (to[k] - from[k]) * s);
+	pv_ramp_rgb(&ramp, c, rgb);
 	snprintf(fill, n, "rgb(%d,%d,%d)", rgb[0], rgb[1], rgb[2]);
 }
 
@@ -422,13 +371,13 @@ static void put_diff_legend(struct flame *f)
 		 "Against the base: red slower, blue faster (deeper: larger), "
 		 "grey not significant (FDR %g); widths: new", f->fdr);
 	if (gone > 0) {
-		diff_amount(t, g, sizeof g, gone, false);
+		pv_amount_text(t, g, sizeof g, gone, 0);
 		snprintf(f->note + strlen(f->note), sizeof f->note - strlen(f->note),
 			 "; base in no box %s", g);
 	}
 	fprintf(f->out, "<text id=\"comparison\" x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">", WIDTH / 2,
 		40 + DIFF_LINE);
-	put_escaped(f->out, f->note, (size_t)-1);
+	pv_xml_put(f->out, f->note, (size_t)-1, false);
 	fputs("</text>\n", f->out);
 }
 
@@ -459,7 +408,7 @@ static void put_header(struct flame *f, double height)
 	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#fbfaf7\"/>\n", WIDTH, height);
 	fprintf(out, "<text class=\"title\" x=\"%.0f\" y=\"22\" text-anchor=\"middle\">", WIDTH / 2);
 	snprintf(f->name, sizeof f->name, "%s", prog[0] ? prog : "profile");
-	put_escaped(out, f->name, escape_name(f, f->name));
+	pv_xml_put(out, f->name, escape_name(f, f->name), false);
 	fputs(f->o->icicle ? " \u2014 icicle graph" : " \u2014 flame graph", out);
 	fprintf(out, "</text>\n<text x=\"%.0f\" y=\"40\" text-anchor=\"middle\">%" PRId64 " samples",
 		WIDTH / 2, t->samples);
@@ -471,7 +420,7 @@ static void put_header(struct flame *f, double height)
 	if (f->label && f->label[0]) {
 		snprintf(f->name, sizeof f->name, "%s", f->label);
 		fputs("; ", out);
-		put_escaped(out, f->name, escape_name(f, f->name));
+		pv_xml_put(out, f->name, escape_name(f, f->name), false);
 	}
 	if (t->kernel_frames)
 		fputs(f->cells ? "; [k]: kernel frames" : "; [k]: kernel frames, in blues", out);

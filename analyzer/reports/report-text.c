@@ -1,5 +1,6 @@
 /* report-text.c - the text reports: header, call tree and flat profile */
 #include "report-text.h"
+#include "present.h"
 #include "error.h"
 #include "escape.h"
 #include "folded-read.h"
@@ -101,7 +102,7 @@ void report_header(FILE *out, const struct pv_report_ctx *rc)
 	const struct pv_report_options *o = rc->o;
 	const struct pv_profile *p = t->p;
 	char dur[32], cpu[32], text[NAME_MAX_LEN];
-	const char *vname = t->v_value != PV_NONE ? pv_str(p, p->sample_types[t->v_value].type) : NULL;
+	const char *vname = pv_value_type(t);
 	int64_t total_value = t->nodes[0].value;
 
 	fprintf(out, "%sprogram:%s %s", bold_on(o), attr_off(o),
@@ -121,7 +122,7 @@ void report_header(FILE *out, const struct pv_report_ctx *rc)
 	}
 	if (vname) {
 		calltree_value_str(t, total_value, cpu, sizeof cpu);
-		fprintf(out, "%s%s %s", psep, strcmp(vname, "cpu") == 0 ? "CPU" : vname, cpu);
+		fprintf(out, "%s%s %s", psep, pv_value_label(vname), cpu);
 		if (strcmp(vname, "cpu") == 0)
 			put_system_time(out, p, total_value);
 	}
@@ -178,7 +179,7 @@ void report_header(FILE *out, const struct pv_report_ctx *rc)
 		}
 		if (vname) {
 			calltree_value_str(t, t->dn[0].value, b, sizeof b);
-			fprintf(out, "%s%s %s", sep, strcmp(vname, "cpu") == 0 ? "CPU" : vname, b);
+			fprintf(out, "%s%s %s", sep, pv_value_label(vname), b);
 		}
 		fprintf(out, "%sin %" PRId64 " samples", sep[0] || vname ? " " : "", t->dn[0].count);
 		if (rb > 1 || rn > 1)
@@ -651,7 +652,7 @@ int report_tree(FILE *out, const struct pv_report_ctx *rc)
 	const struct ct_node *nodes = t->nodes;
 	uint32_t *stack, *kids;
 	size_t sp = 0;
-	const char *vname = t->v_value != PV_NONE ? pv_str(t->p, t->p->sample_types[t->v_value].type) : "";
+	const char *vname = pv_value_type(t) ? pv_value_type(t) : "";
 	struct labels l;
 	struct tree_plan pl = { 0 };
 	int ret = -1;
@@ -670,7 +671,7 @@ int report_tree(FILE *out, const struct pv_report_ctx *rc)
 	}
 	if (vname[0])
 		fprintf(out, "%s  samples %6s%%    ±√n %6s %s  function  location%s\n", bold_on(o),
-			vname, strcmp(vname, "cpu") == 0 ? "CPU" : vname, ct_value_col(t), attr_off(o));
+			vname, pv_value_label(vname), ct_value_col(t), attr_off(o));
 	else
 		fprintf(out, "%s  samples  share%%    ±√n  function  location%s\n", bold_on(o), attr_off(o));
 
@@ -782,7 +783,7 @@ int report_flat(FILE *out, const struct pv_report_ctx *rc)
 	}
 	struct flat_order order = { t, o->sort };
 	qsort_r(rows, n, sizeof *rows, cmp_rows, &order);
-	const char *vname = t->v_value != PV_NONE ? pv_str(t->p, t->p->sample_types[t->v_value].type) : "";
+	const char *vname = pv_value_type(t) ? pv_value_type(t) : "";
 	fprintf(out, "%s     self %5s%%      cum %5s%%    ±√n  function  location%s\n", bold_on(o),
 		vname[0] ? vname : "self", vname[0] ? vname : "cum", attr_off(o));
 	for (size_t i = 0; i < n; i++) {

@@ -23,6 +23,7 @@
  */
 #include "report.h"
 #include "report-timeline.h"
+#include "present.h"
 #include "error.h"
 #include "escape.h"
 #include "scripts.h"
@@ -766,9 +767,7 @@ static int put_legend(struct tl *tl, double y)
 
 static const char *value_label(const struct calltree *t)
 {
-	const char *v = calltree_weight_name(t);
-
-	return strcmp(v, "cpu") == 0 ? "CPU" : v;
+	return pv_value_label(calltree_weight_name(t));
 }
 
 static void put_head(struct tl *tl, double height)

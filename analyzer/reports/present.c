@@ -1,0 +1,159 @@
+/* present.c - how every report writes what it shows (see present.h) */
+#include "present.h"
+#include "util.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *pv_value_type(const struct calltree *t)
+{
+	return t->v_value != PV_NONE ? pv_str(t->p, t->p->sample_types[t->v_value].type) : NULL;
+}
+
+const char *pv_value_label(const char *type)
+{
+	return type && strcmp(type, "cpu") == 0 ? "CPU" : type;
+}
+
+const char *pv_fixed(char *buf, double v, int dec, bool plus)
+{
+	static const double scale[] = { 1, 10, 100, 1000 };
+	char tmp[32], *p = tmp + sizeof tmp, *o = buf;
+	int64_t r;
+
+	if (!(fabs(v) < 1e15) || dec < 0 || dec > 3) {
+		snprintf(buf, PV_FIXED_LEN, plus ? "%+.*f" : "%.*f", dec, v);
+		return buf;
+	}
+	double x = v * scale[dec];
+	r = (int64_t)(x < 0 ? x - 0.5 : x + 0.5);
+	if (r < 0)
+		*o++ = '-';
+	else if (plus && r > 0)
+		*o++ = '+';
+	uint64_t u = r < 0 ? (uint64_t)0 - (uint64_t)r : (uint64_t)r;
+	for (int i = 0; i < dec; i++) {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	}
+	if (dec)
+		*--p = '.';
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	memcpy(o, p, (size_t)(tmp + sizeof tmp - p));
+	o[tmp + sizeof tmp - p] = '\0';
+	return buf;
+}
+
+const char *pv_weight_text(const struct calltree *t, char *buf, double v, bool sign)
+{
+	v += 0.0; /* no "-0" */
+	if (fabs(v) < (t->v_value != PV_NONE ? ct_value_div(t) / 20 : 0.05))
+		v = 0;
+	if (t->v_value != PV_NONE)
+		return pv_fixed(buf, v / ct_value_div(t), 1, sign);
+	return pv_fixed(buf, v, v == floor(v) ? 0 : 1, sign);
+}
+
+/* The call graph's: "1.23ms", "+3", "2.5". */
+static void amount_compact(const struct calltree *t, char *buf, size_t n, double v, bool sign)
+{
+	if (t->v_value != PV_NONE) {
+		char d[32];
+		int64_t ns = (int64_t)llround(v);
+		calltree_value_compact(t, ns, d, sizeof d);
+		snprintf(buf, n, "%s%s", sign && ns > 0 ? "+" : "", d);
+	} else if (v == floor(v) && fabs(v) < 1e15) {
+		snprintf(buf, n, "%s%.0f", sign && v > 0 ? "+" : "", v + 0.0);
+	} else {
+		snprintf(buf, n, "%+.1f", v);
+		if (!sign && v >= 0)
+			memmove(buf, buf + 1, strlen(buf));
+	}
+}
+
+const char *pv_amount_text(const struct calltree *t, char *buf, size_t n, double v, unsigned flags)
+{
+	bool sign = flags & PV_AMOUNT_SIGN;
+	double a = fabs(v);
+
+	if (flags & PV_AMOUNT_COMPACT) {
+		amount_compact(t, buf, n, v, sign);
+	} else if (t->v_value != PV_NONE) {
+		char d[32];
+		int64_t ns = (int64_t)llround(a);
+		calltree_value_str(t, ns, d, sizeof d);
+		snprintf(buf, n, "%s%s", ns == 0 ? "" : v < 0 ? "-" : sign ? "+" : "", d);
+	} else if (a == floor(a) && a < 1e15) {
+		snprintf(buf, n, "%s%.0f sample%s", a == 0 ? "" : v < 0 ? "-" : sign ? "+" : "", a,
+			 a == 1 ? "" : "s");
+	} else {
+		snprintf(buf, n, "%s%.1f samples", a < 0.05 ? "" : v < 0 ? "-" : sign ? "+" : "", a);
+	}
+	return buf;
+}
+
+const char *pv_change_text(char *buf, size_t n, const struct pv_diff_cell *c)
+{
+	char t[32];
+
+	if (isinf(c->pct))
+		snprintf(buf, n, "not in the base");
+	else
+		snprintf(buf, n, "%s%%", pv_diff_pct_text(t, sizeof t, c->pct));
+	return buf;
+}
+
+void pv_ramp_rgb(const struct pv_ramp *r, const struct pv_diff_cell *c, int rgb[3])
+{
+	const int (*ramp)[3] = c->verdict == PV_VERDICT_WORSE ? r->worse : r->better;
+	double s = pv_diff_strength(c);
+
+	for (int k = 0; k < 3; k++)
+		rgb[k] = c->verdict == PV_VERDICT_NONE ? r->none[k]
+						       : (int)lround(ramp[0][k] + (ramp[1][k] - ramp[0][k]) * s);
+}
+
+void pv_strbuf_add(struct pv_strbuf *b, const char *s, size_t n)
+{
+	if (b->failed)
+		return;
+	if (pv_grow(&b->s, &b->cap, b->len + n + 1, 1) < 0) {
+		b->failed = true;
+		return;
+	}
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+void pv_strbuf_printf(struct pv_strbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->failed)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || pv_grow(&b->s, &b->cap, b->len + (size_t)n + 1, 1) < 0) {
+		b->failed = true;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+void pv_strbuf_free(struct pv_strbuf *b)
+{
+	free(b->s);
+	*b = (struct pv_strbuf){ 0 };
+}

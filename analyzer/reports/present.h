@@ -1,0 +1,71 @@
+/* present.h - how every report writes what it shows: the value's name,
+ * amounts and changes, the colours of a comparison, and a growing string
+ *
+ * One spelling each, so that the tables, the pictures and the browser
+ * agree to the digit.  (Names from profiles are escaped by escape.h; the
+ * q-values and changes in percent are spelled by diff.h.)
+ */
+#ifndef PROFVIEW_PRESENT_H
+#define PROFVIEW_PRESENT_H
+
+#include "calltree.h"
+#include "diff.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The sample type tree t weighs by, as the profile names it ("cpu",
+ * "inuse_space"); NULL when it weighs by sample counts. */
+const char *pv_value_type(const struct calltree *t);
+/* A sample type as people read it: "CPU" for "cpu", any other as it is;
+ * NULL stays NULL. */
+const char *pv_value_label(const char *type);
+
+/* v with dec (0 to 3) decimals, rounded half away from zero, "-0" shown
+ * as "0"; plus: a '+' before what does not round to 0.  Without printf,
+ * which is most of a big table's time.  buf has room for PV_FIXED_LEN. */
+#define PV_FIXED_LEN 48
+const char *pv_fixed(char *buf, double v, int dec, bool plus);
+
+/* A comparison's value in tree t's weight as a column shows it: in the
+ * unit of ct_value_col (ms for a time) with one decimal, else samples
+ * (a decimal when a scale made them fractional); what is under a
+ * twentieth of the unit is 0; sign: '+' before an increase.  buf has room
+ * for PV_FIXED_LEN. */
+const char *pv_weight_text(const struct calltree *t, char *buf, double v, bool sign);
+
+/* A comparison's value with its unit, as the pictures' titles give it:
+ * "1.20 ms", "3 samples" (with a decimal when a side was scaled), or
+ * PV_AMOUNT_COMPACT as the call graph's boxes: "1.20ms", "3".
+ * PV_AMOUNT_SIGN: '+' before an increase.  Returns buf. */
+enum { PV_AMOUNT_SIGN = 1, PV_AMOUNT_COMPACT = 2 };
+const char *pv_amount_text(const struct calltree *t, char *buf, size_t n, double v, unsigned flags);
+
+/* A cell's change in percent as the titles give it ("+31.0%"), or "not in
+ * the base" when the base had none.  Returns buf. */
+const char *pv_change_text(char *buf, size_t n, const struct pv_diff_cell *c);
+
+/* A comparison's colours: grey when a change is not significant, else
+ * from pale for a small change to full for a doubling or a halving and
+ * beyond (pv_diff_strength), red for worse, blue for better.  Each
+ * picture has its shades. */
+struct pv_ramp {
+	int none[3];
+	int worse[2][3];       /* pale, full */
+	int better[2][3];
+};
+void pv_ramp_rgb(const struct pv_ramp *r, const struct pv_diff_cell *c, int rgb[3]);
+
+/* A growing string, always terminated once anything is added; failed
+ * after it could not grow (then it stays as it was). */
+struct pv_strbuf {
+	char *s;
+	size_t len, cap;
+	bool failed;
+};
+void pv_strbuf_add(struct pv_strbuf *b, const char *s, size_t n);
+void pv_strbuf_printf(struct pv_strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void pv_strbuf_free(struct pv_strbuf *b);
+
+#endif
