@@ -99,3 +99,19 @@ void pv_xml_put(FILE *out, const char *s, size_t nchars, bool ellipsis)
 		}
 	}
 }
+
+void pv_json_put(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			fprintf(out, "\\%c", *c);
+		else if (*c < 0x20 || *c == '<' || *c == '>' || *c == '&')
+			fprintf(out, "\\u%04x", *c);
+		else if (c[0] == 0xe2 && c[1] == 0x80 && (c[2] == 0xa8 || c[2] == 0xa9))
+			fprintf(out, "\\u%04x", 0x2000 | (c[2] & 0x3f)), c += 2;
+		else
+			fputc(*c, out);
+	}
+	fputc('"', out);
+}

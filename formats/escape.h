@@ -35,4 +35,10 @@ char *pv_escape(char *buf, size_t n, const char *s);
  * a name longer than that ends in ".." within the nchars. */
 void pv_xml_put(FILE *out, const char *s, size_t nchars, bool ellipsis);
 
+/* Write s, a name pv_escape made, as a JSON string that is also safe in a
+ * script inside a CDATA section or HTML: quotes and backslashes escaped,
+ * '<', '>', '&', control characters and the line separators U+2028 and
+ * U+2029 as \uXXXX (never "]]>" nor "</script"). */
+void pv_json_put(FILE *out, const char *s);
+
 #endif

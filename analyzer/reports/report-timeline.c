@@ -27,7 +27,6 @@
 #include "error.h"
 #include "escape.h"
 #include "scripts.h"
-#include "pipeline.h"
 #include "units.h"
 #include "util.h"
 
@@ -177,32 +176,6 @@ static int table_room(struct tl *tl, uint32_t **slots, size_t *nslots, size_t n,
 static const char *escaped(struct tl *tl, const char *s)
 {
 	return pv_escape(tl->esc, sizeof tl->esc, s);
-}
-
-/* Write the first nchars characters of an escaped name as XML text, with
- * ".." in place of the rest when it is longer. */
-static void put_xml(FILE *out, const char *s, size_t nchars)
-{
-	pv_xml_put(out, s, nchars, true);
-}
-
-/* Write an escaped name as a JSON string that is safe inside the script's
- * CDATA section, and in HTML: no '<', '>' or '&' (nor "]]>", "</script"),
- * no line separators. */
-static void put_json(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-		if (*c == '"' || *c == '\\')
-			fprintf(out, "\\%c", *c);
-		else if (*c < 0x20 || *c == '<' || *c == '>' || *c == '&')
-			fprintf(out, "\\u%04x", *c);
-		else if (c[0] == 0xe2 && c[1] == 0x80 && (c[2] == 0xa8 || c[2] == 0xa9))
-			fprintf(out, "\\u%04x", 0x2000 | c[2]), c += 2;
-		else
-			fputc(*c, out);
-	}
-	fputc('"', out);
 }
 
 /* A colour from the name, the same for the same name in every picture:
@@ -623,9 +596,9 @@ static void put_label(struct tl *tl, const struct tl_row *row, double y)
 	}
 	escaped(tl, tl->name);
 	fputs("<title>", out);
-	put_xml(out, tl->esc, SIZE_MAX);
+	pv_xml_put(out, tl->esc, SIZE_MAX, true);
 	fprintf(out, "</title><text class=\"label\" x=\"6\" y=\"%.0f\">", y);
-	put_xml(out, tl->esc, LABEL_CHARS);
+	pv_xml_put(out, tl->esc, LABEL_CHARS, true);
 	fputs("</text>\n", out);
 }
 
@@ -743,9 +716,9 @@ static int put_legend(struct tl *tl, double y)
 			const struct tl_frame *f = &tl->frames[order[item]];
 			fprintf(out, "<g class=\"item\"><rect x=\"%.0f\" y=\"%.0f\" width=\"14\" height=\"12\" fill=\"#%06x\"/>"
 				"<text x=\"%.0f\" y=\"%.0f\">", x, iy, f->rgb, x + 20, iy + 10);
-			put_xml(out, f->name, fit);
+			pv_xml_put(out, f->name, fit, true);
 			fputs("</text><title>", out);
-			put_xml(out, f->name, SIZE_MAX);
+			pv_xml_put(out, f->name, SIZE_MAX, true);
 			fputs("</title></g>\n", out);
 			continue;
 		}
@@ -805,7 +778,7 @@ static void put_head(struct tl *tl, double height)
 	fprintf(out, "<rect id=\"background\" x=\"0\" y=\"0\" width=\"%d\" height=\"%.0f\" fill=\"#fbfaf7\"/>\n",
 		WIDTH, height);
 	fprintf(out, "<text class=\"title\" x=\"%d\" y=\"22\" text-anchor=\"middle\">", WIDTH / 2);
-	put_xml(out, escaped(tl, prog[0] ? prog : "profile"), SIZE_MAX);
+	pv_xml_put(out, escaped(tl, prog[0] ? prog : "profile"), SIZE_MAX, true);
 	fprintf(out, " \u2014 timeline</text>\n<text x=\"%d\" y=\"40\" text-anchor=\"middle\">%" PRId64 " samples",
 		WIDTH / 2, t->samples);
 	if (t->v_value != PV_NONE) {
@@ -819,15 +792,15 @@ static void put_head(struct tl *tl, double height)
 		fprintf(out, "%.3g us", (double)tl->len / NCOL / 1e3);
 	if (tl->c->time_spans && tl->c->time_spans[0]) {
 		fputs("; time ", out);
-		put_xml(out, escaped(tl, tl->c->time_spans), SIZE_MAX);
+		pv_xml_put(out, escaped(tl, tl->c->time_spans), SIZE_MAX, true);
 	}
 	if (tl->c->filters && tl->c->filters[0]) {
 		fputs("; ", out);
-		put_xml(out, escaped(tl, tl->c->filters), SIZE_MAX);
+		pv_xml_put(out, escaped(tl, tl->c->filters), SIZE_MAX, true);
 	}
 	if (tl->c->o->highlight_text) {
 		fputs("; highlight=", out);
-		put_xml(out, escaped(tl, tl->c->o->highlight_text), SIZE_MAX);
+		pv_xml_put(out, escaped(tl, tl->c->o->highlight_text), SIZE_MAX, true);
 	}
 	fputs("</text>\n", out);
 }
@@ -846,7 +819,7 @@ static void put_data(struct tl *tl, double flame_top)
 		tl->from, tl->len, NCOL, LEFT, ROWS_TOP, ROW_STEP, ROW, WIDTH, flame_top, FLAME_ROW, CHAR_W,
 		weighed ? 3 : 2, weighed && strcmp(pv_str(tl->p, tl->p->sample_types[t->v_value].unit),
 						   "nanoseconds") == 0 ? "true" : "false");
-	put_json(out, value_label(t));
+	pv_json_put(out, value_label(t));
 	fprintf(out, ",\"byThread\":%s,\"hl\":%s,\n\"th\":[", tl->c->o->by_thread ? "true" : "false",
 		tl->c->o->highlight ? "true" : "false");
 	for (size_t r = 0; r < tl->nrows; r++) {
@@ -854,14 +827,14 @@ static void put_data(struct tl *tl, double flame_top)
 		bool known = row->thread < tl->p->nthreads;
 		fprintf(out, "%s[%" PRIu32 ",", r ? "," : "", known ? tl->p->threads[row->thread].tid : 0);
 		char name[512];
-		put_json(out, escaped(tl, thread_label(tl->p, row->thread, name, sizeof name)));
+		pv_json_put(out, escaped(tl, thread_label(tl->p, row->thread, name, sizeof name)));
 		fprintf(out, ",%u,%u,%d]", row->hold, row->usual, row->last == PV_NONE ? -1 : (int)row->last);
 	}
 	fputs("],\n\"f\":[", out);
 	for (size_t f = 0; f < tl->nframes; f++) {
 		if (f)
 			fputc(',', out);
-		put_json(out, tl->frames[f].name);
+		pv_json_put(out, tl->frames[f].name);
 	}
 	fputs("],\n\"fc\":\"", out);
 	for (size_t f = 0; f < tl->nframes; f++)
@@ -963,7 +936,7 @@ int report_timeline(FILE *out, const struct pv_report_ctx *c)
 		tl->from = c->span_from;
 		tl->len = c->span_to - c->span_from;
 	} else {
-		tl->len = pv_run_length(p);
+		tl->len = c->run_length;
 	}
 	if (tl->len <= 0)
 		tl->len = 1;

@@ -105,6 +105,8 @@ int pv_report_prepare(struct pv_report_ctx *c, enum pv_report_kind kind)
 
 	c->label = picture_label(c);
 	title(c);
+	if (k->time_order && c->t)
+		c->run_length = pv_run_length(c->t->p);
 	if (!c->t || !c->t->dn)
 		return 0;
 	if (k->compares == PV_COMPARES_TREE)

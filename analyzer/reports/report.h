@@ -102,6 +102,9 @@ struct pv_report_ctx {
 	int64_t span_from, span_to;
 
 	/* Made by pv_report_prepare. */
+	/* Of a kind that shows the samples in time order: the run's length
+	 * in ns (pv_run_length). */
+	int64_t run_length;
 	/* A comparison of kind PV_COMPARES_TREE: every node's cell. */
 	struct pv_diff_cell *cells;
 	/* PV_COMPARES_FLAT: the flat rows and each row's cells, self and

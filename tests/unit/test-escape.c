@@ -60,10 +60,28 @@ static void test_cut(void)
 	CHECK_STR(pv_escape(big, sizeof big, "\xff\xfe\x80"), "\\xff\\xfe\\x80");
 }
 
+/* A JSON string for a script in a CDATA section or HTML: nothing that
+ * could end either, nor a line separator JavaScript would choke on. */
+static void test_json(void)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	pv_json_put(f, "a\"b\\c</script>]]>&\xe2\x80\xa8\xe2\x80\xa9\xc3\xa9\t");
+	fclose(f);
+	CHECK_STR(text, "\"a\\\"b\\\\c\\u003c/script\\u003e]]\\u003e\\u0026\\u2028\\u2029\xc3\xa9\\u0009\"");
+	free(text);
+}
+
 int main(void)
 {
 	test_controls();
 	test_utf8();
 	test_cut();
+	test_json();
 	return check_done("test-escape");
 }

@@ -394,7 +394,11 @@ static void test_timeline(void)
 	to.highlight = &re;
 	to.highlight_text = "^sys_read$";
 	f = open_memstream(&text, &len);
-	CHECK_EQ(report_timeline(f, &(struct pv_report_ctx){ .o = &to, .t = t }), 0);
+	{
+		struct pv_report_ctx c = { .o = &to, .t = t };
+		CHECK_EQ(pv_report_prepare(&c, PV_REPORT_TIMELINE), 0);
+		CHECK_EQ(pv_report_write(f, PV_REPORT_TIMELINE, &c), 0);
+	}
 	fclose(f);
 	CHECK_CONTAINS(text, "\"[k] sys_read\"");
 	CHECK_CONTAINS(text, "\"[k] do_syscall_64\"");
