@@ -5,6 +5,7 @@
 #include "tree-widget.h"
 
 #include "error.h"
+#include "present.h"
 #include "units.h"
 
 #include <errno.h>
@@ -86,32 +87,15 @@ static void put_cut(const struct screen *sc, const char *s, int width)
 
 /* ---- a comparison's columns -------------------------------------------- */
 
-/* A value in the tree's weight as the text reports show it: milliseconds
- * for a time, else samples (a decimal when a scale made it fractional);
- * with sign, a + before a positive one. */
-static void fmt_weight(const struct calltree *t, char *buf, size_t n, double v, bool sign)
-{
-	const char *plus = sign && v > 0 ? "+" : "";
-
-	v += 0.0; /* no "-0" */
-	if (fabs(v) < (t->v_value != PV_NONE ? ct_value_div(t) / 20 : 0.05))
-		v = 0, plus = "";
-	if (t->v_value != PV_NONE)
-		snprintf(buf, n, "%s%.1f", plus, v / ct_value_div(t));
-	else if (v == floor(v) && fabs(v) < 1e15)
-		snprintf(buf, n, "%s%.0f", plus, v);
-	else
-		snprintf(buf, n, "%s%.1f", plus, v);
-}
-
 /* base, new, delta, delta% of a cell, in the columns of diff_columns(). */
 static void diff_line(const struct calltree *t, const struct pv_diff_cell *c, char *line, size_t n)
 {
-	char base[32], new_[32], delta[32], pct[32];
+	char base[PV_FIXED_LEN], new_[PV_FIXED_LEN], delta[PV_FIXED_LEN], pct[32];
 
-	fmt_weight(t, base, sizeof base, c->base, false);
-	fmt_weight(t, new_, sizeof new_, c->new_, false);
-	fmt_weight(t, delta, sizeof delta, c->delta, true);
+	/* as the comparison's tables write them (present.h) */
+	pv_weight_text(t, base, c->base, false);
+	pv_weight_text(t, new_, c->new_, false);
+	pv_weight_text(t, delta, c->delta, true);
 	pv_diff_pct_text(pct, sizeof pct, c->pct);
 	snprintf(line, n, "%9s %9s %9s %7s ", base, new_, delta, pct);
 }

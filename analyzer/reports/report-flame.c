@@ -200,7 +200,7 @@ static void diff_note(struct flame *f, const struct pv_diff_cell *c)
 }
 
 /* A comparison's colour (present.h): the titles' red and blue. */
-static void diff_colour(const struct pv_diff_cell *c, char *fill, size_t n)
+static void diff_color(const struct pv_diff_cell *c, char *fill, size_t n)
 {
 	static const struct pv_ramp ramp = {
 		.none = { 221, 221, 221 },
@@ -234,7 +234,7 @@ static void put_node(struct flame *f, uint32_t id)
 			note = "at or below the noise floor";
 	} else if (f->cells) {
 		const struct pv_diff_cell *c = &f->cells[id];
-		diff_colour(c, fill, sizeof fill);
+		diff_color(c, fill, sizeof fill);
 		cls = c->verdict == PV_VERDICT_WORSE ? "f worse" :
 		      c->verdict == PV_VERDICT_BETTER ? "f better" : "f insignificant";
 	} else if (nd->kind == CT_ROOT) {
