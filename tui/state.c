@@ -5,8 +5,8 @@
 
 #include "error.h"
 #include "outfile.h"
+#include "present.h"
 #include "report.h"
-#include "report-text.h"
 #include "util.h"
 
 #include <errno.h>
@@ -936,6 +936,11 @@ __attribute__((format(printf, 2, 3))) static void status_add(struct browse *b, c
 	va_end(ap);
 }
 
+static void status_item(void *arg, const char *phrase)
+{
+	status_add(arg, "%s", phrase);
+}
+
 void browse_startup_warnings(struct browse *b)
 {
 	const struct pv_profile *p = b->orig;
@@ -945,14 +950,7 @@ void browse_startup_warnings(struct browse *b)
 	if (!p->finished)
 		status_add(b, p->live ? "the program is still running: the trace holds what came so far"
 				      : "the trace was not finished");
-	if (p->lost)
-		status_add(b, "%" PRIu64 " samples lost%s%s", p->lost,
-			   pv_str(p, p->lost_cause)[0] ? ": the trace could not grow: " : "",
-			   pv_str(p, p->lost_cause));
-	if (p->truncated)
-		status_add(b, "%" PRIu64 " samples with incomplete stacks", p->truncated);
-	if (p->dropped_bytes)
-		status_add(b, "%" PRIu64 " bytes of damaged input dropped", p->dropped_bytes);
+	pv_input_problems(p, false, status_item, b);
 	if (report_unsampled(p, say, sizeof say))
 		status_add(b, "%s", say);
 	if (report_collector(p, say, sizeof say))

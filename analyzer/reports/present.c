@@ -1,6 +1,10 @@
 /* present.c - how every report writes what it shows (see present.h) */
 #include "present.h"
+#include "raw-cpu.h"
+#include "units.h"
 #include "util.h"
+
+#include <inttypes.h>
 
 #include <math.h>
 #include <stdarg.h>
@@ -16,6 +20,60 @@ const char *pv_value_type(const struct calltree *t)
 const char *pv_value_label(const char *type)
 {
 	return type && strcmp(type, "cpu") == 0 ? "CPU" : type;
+}
+
+static double share(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+int pv_input_problems(const struct pv_profile *p, bool shares, void (*say)(void *arg, const char *phrase),
+		      void *arg)
+{
+	char s[512], pc[32] = "";
+	const char *cause = pv_str(p, p->lost_cause);
+	int n = 0;
+
+	if (p->lost) {
+		if (shares)
+			snprintf(pc, sizeof pc, " (%.1f%%)", share(p->lost, p->lost + p->nsamples));
+		snprintf(s, sizeof s, "%" PRIu64 " sample%s lost%s%s%s", p->lost, p->lost == 1 ? "" : "s", pc,
+			 cause[0] ? ": the trace could not grow: " : "", cause);
+		say(arg, s), n++;
+	}
+	if (p->truncated) {
+		if (shares)
+			snprintf(pc, sizeof pc, " (%.1f%%)", share(p->truncated, p->nsamples));
+		snprintf(s, sizeof s, "%" PRIu64 " sample%s%s with incomplete stacks", p->truncated,
+			 p->truncated == 1 ? "" : "s", pc);
+		say(arg, s), n++;
+	}
+	if (p->dropped_bytes) {
+		snprintf(s, sizeof s, "%" PRIu64 " bytes of damaged input dropped", p->dropped_bytes);
+		say(arg, s), n++;
+	}
+	return n;
+}
+
+bool report_unsampled(const struct pv_profile *p, char *buf, size_t n)
+{
+	return p->threads_cpu_ns > 0 && p->unsampled_cpu_ns > 0 &&
+	       raw_cpu_unsampled_say(buf, n, (uint64_t)p->unsampled_cpu_ns, (uint64_t)p->threads_cpu_ns,
+				     p->unsampled_threads, p->nthreads, p->lost);
+}
+
+bool report_collector(const struct pv_profile *p, char *buf, size_t n)
+{
+	char t[32];
+	const char *what = p->nvalues > 1 && strcmp(pv_str(p, p->sample_types[1].type), "wall") == 0
+				   ? "wall time" : "CPU";
+
+	if (!p->collector_samples)
+		return false;
+	pv_format_duration(t, sizeof t, p->collector_ns);
+	snprintf(buf, n, "%s of %s in %" PRIu64 " sample%s of the collector's own work (recording what the program loaded), not in the profile",
+		 t, what, p->collector_samples, p->collector_samples == 1 ? "" : "s");
+	return true;
 }
 
 const char *pv_fixed(char *buf, double v, int dec, bool plus)

@@ -22,6 +22,20 @@ const char *pv_value_type(const struct calltree *t);
  * NULL stays NULL. */
 const char *pv_value_label(const char *type);
 
+/* The input's problems, each a phrase to say(arg, phrase), in order:
+ * samples lost (and why), samples with incomplete stacks, damaged input
+ * dropped; shares: each with its share of the samples.  Returns how many
+ * there were. */
+int pv_input_problems(const struct pv_profile *p, bool shares, void (*say)(void *arg, const char *phrase),
+		      void *arg);
+/* Is more than a hundredth of the CPU time the threads used (by the
+ * collector's own count) in no sample?  Then the sentence that says so,
+ * the same for every front end, into buf. */
+bool report_unsampled(const struct pv_profile *p, char *buf, size_t n);
+/* One line on the collector's own work left out of the profile
+ * (pv_profile.collector_samples) into buf; false when there was none. */
+bool report_collector(const struct pv_profile *p, char *buf, size_t n);
+
 /* v with dec (0 to 3) decimals, rounded half away from zero, "-0" shown
  * as "0"; plus: a '+' before what does not round to 0.  Without printf,
  * which is most of a big table's time.  buf has room for PV_FIXED_LEN. */

@@ -4,7 +4,6 @@
 #include "error.h"
 #include "escape.h"
 #include "folded-read.h"
-#include "raw-cpu.h"
 #include "units.h"
 #include "util.h"
 
@@ -36,13 +35,6 @@ static double pct(int64_t part, int64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-bool report_unsampled(const struct pv_profile *p, char *buf, size_t n)
-{
-	return p->threads_cpu_ns > 0 && p->unsampled_cpu_ns > 0 &&
-	       raw_cpu_unsampled_say(buf, n, (uint64_t)p->unsampled_cpu_ns, (uint64_t)p->threads_cpu_ns,
-				     p->unsampled_threads, p->nthreads, p->lost);
-}
-
 /* " (user 1.06 s, system 3.95 s)": how the CPU time cpu_ns of the
  * samples divides, when the profile says how much of it was the kernel's
  * (pv_profile.system_cpu_ns, kept to the samples shown by the view). */
@@ -58,20 +50,6 @@ static void put_system_time(FILE *out, const struct pv_profile *p, int64_t cpu_n
 	pv_format_duration(user, sizeof user, cpu_ns - s);
 	pv_format_duration(sys, sizeof sys, s);
 	fprintf(out, " (user %s, system %s)", user, sys);
-}
-
-bool report_collector(const struct pv_profile *p, char *buf, size_t n)
-{
-	char t[32];
-	const char *what = p->nvalues > 1 && strcmp(pv_str(p, p->sample_types[1].type), "wall") == 0
-				   ? "wall time" : "CPU";
-
-	if (!p->collector_samples)
-		return false;
-	pv_format_duration(t, sizeof t, p->collector_ns);
-	snprintf(buf, n, "%s of %s in %" PRIu64 " sample%s of the collector's own work (recording what the program loaded), not in the profile",
-		 t, what, p->collector_samples, p->collector_samples == 1 ? "" : "s");
-	return true;
 }
 
 /* The sampling period: a time (" (period 1 ms, 1000 Hz)") or, in a heap
@@ -94,6 +72,20 @@ static void period_note(FILE *out, const struct pv_profile *p)
 	} else if (p->period > 1) {
 		fprintf(out, " (period %" PRId64 " %s)", p->period, unit);
 	}
+}
+
+/* The header's line of the input's problems: "warning: a, b". */
+struct warn_line {
+	FILE *out;
+	const char *sep;
+};
+
+static void warn_item(void *arg, const char *phrase)
+{
+	struct warn_line *w = arg;
+
+	fprintf(w->out, "%s%s", w->sep, phrase);
+	w->sep = ", ";
 }
 
 void report_header(FILE *out, const struct pv_report_ctx *rc)
@@ -204,22 +196,9 @@ void report_header(FILE *out, const struct pv_report_ctx *rc)
 			rc->filter_total,
 			pct(rc->filter_kept, rc->filter_total));
 	if (p->lost || p->truncated || p->dropped_bytes) {
+		struct warn_line w = { out, " " };
 		fprintf(out, "%swarning:%s", bold_on(o), attr_off(o));
-		const char *sep = " ";
-		if (p->lost) {
-			fprintf(out, "%s%" PRIu64 " sample%s lost (%.1f%%)", sep, p->lost, p->lost == 1 ? "" : "s",
-				pct((int64_t)p->lost, (int64_t)(p->lost + p->nsamples)));
-			if (pv_str(p, p->lost_cause)[0])
-				fprintf(out, ": the trace could not grow: %s", pv_str(p, p->lost_cause));
-			sep = ", ";
-		}
-		if (p->truncated) {
-			fprintf(out, "%s%" PRIu64 " sample%s (%.1f%%) with incomplete stacks", sep,
-				p->truncated, p->truncated == 1 ? "" : "s", pct((int64_t)p->truncated, (int64_t)p->nsamples));
-			sep = ", ";
-		}
-		if (p->dropped_bytes)
-			fprintf(out, "%s%" PRIu64 " bytes of damaged input dropped", sep, p->dropped_bytes);
+		pv_input_problems(p, true, warn_item, &w);
 		fprintf(out, "\n");
 	}
 	{

@@ -15,14 +15,6 @@
 #define REPORT_INDENT_MAX 64
 #define REPORT_CHAIN_ENDS 16
 
-/* Is more than a hundredth of the CPU time the threads used (by the
- * collector's own count) in no sample?  Then the sentence that says so,
- * the same for every front end, into buf. */
-bool report_unsampled(const struct pv_profile *p, char *buf, size_t n);
-/* One line on the collector's own work left out of the profile
- * (pv_profile.collector_samples) into buf; false when there was none. */
-bool report_collector(const struct pv_profile *p, char *buf, size_t n);
-
 /* The header of the text reports: the profile, its totals, what is in
  * force. */
 void report_header(FILE *out, const struct pv_report_ctx *c);

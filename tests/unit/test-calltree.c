@@ -7,6 +7,7 @@
 #include "folded-read.h"
 #include "merge.h"
 #include "report-text.h"
+#include "present.h"
 
 #include <math.h>
 
