@@ -361,9 +361,10 @@ static const char *output_is_input(const char *output, char *const *paths, size_
 /* Everything the command line asks for. */
 struct args {
 	enum pv_report_kind kind;
-	bool kind_given, tui, dump, reverse, hide_kernel;
+	bool kind_given, tui, dump, reverse;
 	struct pv_report_options ro;
-	struct ct_options copt;
+	/* the view but for what view_of adds: threads, processes, spans, steps */
+	struct pv_view view;
 	struct pv_source_options sopt;
 	struct pv_diff_options dopt;
 	regex_t highlight;
@@ -458,8 +459,8 @@ static int parse_view(struct args *a, int c, const char *arg)
 	const char *why;
 
 	switch (c) {
-	case OPT_THREADS: a->copt.by_thread = true; return 0;
-	case OPT_PROCESSES: a->copt.by_process = true; return 0;
+	case OPT_THREADS: a->view.by_thread = true; return 0;
+	case OPT_PROCESSES: a->view.by_process = true; return 0;
 	case OPT_PID:
 		free(a->pids);
 		if (!parse_tids(arg, &a->pids, &a->npids))
@@ -472,18 +473,18 @@ static int parse_view(struct args *a, int c, const char *arg)
 			return usage_error("invalid --tid '%s' (thread ids separated by commas)", arg);
 		a->ro.tid_filter = arg;
 		return 0;
-	case OPT_FUNCTIONS: a->copt.granularity = CT_FUNCTIONS; return 0;
-	case OPT_LINES: a->copt.granularity = CT_LINES; return 0;
-	case OPT_FILES: a->copt.granularity = CT_FILES; return 0;
-	case OPT_ADDRESSES: a->copt.granularity = CT_ADDRESSES; return 0;
-	case OPT_NOINLINES: a->copt.noinlines = true; return 0;
-	case OPT_FULL_NAMES: a->copt.full_names = true; return 0;
+	case OPT_FUNCTIONS: a->view.granularity = CT_FUNCTIONS; return 0;
+	case OPT_LINES: a->view.granularity = CT_LINES; return 0;
+	case OPT_FILES: a->view.granularity = CT_FILES; return 0;
+	case OPT_ADDRESSES: a->view.granularity = CT_ADDRESSES; return 0;
+	case OPT_NOINLINES: a->view.noinlines = true; return 0;
+	case OPT_FULL_NAMES: a->view.full_names = true; return 0;
 	case OPT_REVERSE: a->reverse = true; return 0;
-	case OPT_HIDE_KERNEL: a->hide_kernel = true; return 0;
+	case OPT_HIDE_KERNEL: a->view.hide_kernel = true; return 0;
 	case OPT_SAMPLE_INDEX:
 		if (!arg[0])
 			return usage_error("%s", "empty --sample-index");
-		a->copt.sample_index = arg;
+		a->view.sample_index = arg;
 		return 0;
 	case OPT_TIME:
 		if (!pv_span_parse(arg, &a->spans[a->nspans], &why))
@@ -628,13 +629,18 @@ static struct pv_view view_of(const struct args *a, struct pv_step *steps)
 		steps[nsteps++] = (struct pv_step){ .kind = PV_STEP_FILTERS, .filters = &a->filters, .warn = true };
 	if (a->reverse)
 		steps[nsteps++] = (struct pv_step){ .kind = PV_STEP_REVERSE };
-	return (struct pv_view){ .tids = a->tids, .ntids = a->ntids, .pids = a->pids, .npids = a->npids,
-				 .spans = a->spans, .nspans = a->nspans, .steps = steps, .nsteps = nsteps,
-				 .hide_kernel = a->hide_kernel, .granularity = a->copt.granularity,
-				 .by_thread = a->copt.by_thread, .by_process = a->copt.by_process,
-				 .noinlines = a->copt.noinlines, .full_names = a->copt.full_names,
-				 .sample_index = a->copt.sample_index,
-				 .paths_only = !a->tui && k->needs == PV_NEEDS_PATHS };
+	struct pv_view v = a->view;
+
+	v.tids = a->tids;
+	v.ntids = a->ntids;
+	v.pids = a->pids;
+	v.npids = a->npids;
+	v.spans = a->spans;
+	v.nspans = a->nspans;
+	v.steps = steps;
+	v.nsteps = nsteps;
+	v.paths_only = !a->tui && k->needs == PV_NEEDS_PATHS;
+	return v;
 }
 
 /* The report of the view's result r, to -o's file or standard output. */
@@ -645,9 +651,8 @@ static int write_report(struct args *a, const struct pv_result *r, const char *i
 	int ret;
 
 	a->ro.color = use_color(a);
-	a->ro.by_thread = a->copt.by_thread;
-	a->ro.sample_index = a->copt.sample_index;
 	pv_report_ctx_init(&c, &a->ro, r);
+	c.view = &a->view;
 	c.diff = r->p->diff ? &a->dopt : NULL;
 	c.output = a->output;
 	c.input = input;
@@ -680,7 +685,7 @@ static void args_free(struct args *a)
 int main(int argc, char **argv)
 {
 	struct args a = { .kind = PV_REPORT_TREE, .ro = PV_REPORT_OPTIONS_DEFAULT,
-			  .copt = { .granularity = CT_FUNCTIONS }, .dopt = { .fdr = PV_DIFF_DEFAULT_FDR },
+			  .view = { .granularity = CT_FUNCTIONS }, .dopt = { .fdr = PV_DIFF_DEFAULT_FDR },
 			  .color = "auto" };
 	struct pv_source src = { 0 };
 	struct pv_step steps[2];
@@ -712,8 +717,6 @@ int main(int argc, char **argv)
 	}
 	profiles = argv + optind;
 	nprofiles = (size_t)(argc - optind);
-	a.copt.tids = a.tids;
-	a.copt.ntids = a.ntids;
 	if ((ret = check_output(&a, profiles, nprofiles)) >= 0)
 		return ret;
 	pv_error_set_quiet(a.sopt.quiet);

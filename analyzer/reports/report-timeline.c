@@ -820,7 +820,7 @@ static void put_data(struct tl *tl, double flame_top)
 		weighed ? 3 : 2, weighed && strcmp(pv_str(tl->p, tl->p->sample_types[t->v_value].unit),
 						   "nanoseconds") == 0 ? "true" : "false");
 	pv_json_put(out, value_label(t));
-	fprintf(out, ",\"byThread\":%s,\"hl\":%s,\n\"th\":[", tl->c->o->by_thread ? "true" : "false",
+	fprintf(out, ",\"byThread\":%s,\"hl\":%s,\n\"th\":[", tl->c->view && tl->c->view->by_thread ? "true" : "false",
 		tl->c->o->highlight ? "true" : "false");
 	for (size_t r = 0; r < tl->nrows; r++) {
 		const struct tl_row *row = &tl->rows[r];

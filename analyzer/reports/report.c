@@ -139,7 +139,7 @@ int report_pprof(FILE *out, const struct pv_report_ctx *c)
 {
 	struct pprof_write_options wo = { 0 };
 	struct pv_profile *p = c->p;
-	const char *sample_index = c->o->sample_index;
+	const char *sample_index = c->view ? c->view->sample_index : NULL;
 
 	if (p->diff && c->diff) {
 		/* the scales every report shows a comparison with */

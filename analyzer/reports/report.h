@@ -71,10 +71,8 @@ struct pv_report_options {
 	 * is the expression as given, for the subtitle. */
 	const regex_t *highlight;
 	const char *highlight_text;
-	bool by_thread;        /* the view is split by thread */
 	const char *tid_filter; /* the --tid and --pid texts, for the header */
 	const char *pid_filter;
-	const char *sample_index; /* what the view is weighed by, as asked */
 };
 
 /* The defaults: no pruning but the call graph's (graph.h). */
@@ -84,6 +82,9 @@ struct pv_report_options {
 /* What every writer receives. */
 struct pv_report_ctx {
 	const struct pv_report_options *o;
+	/* The view asked for (threads, granularity, --sample-index as given);
+	 * NULL: the defaults. */
+	const struct pv_view *view;
 	struct pv_profile *p;  /* the view's profile */
 	struct calltree *t;    /* the view's tree; NULL for PV_NEEDS_PROFILE */
 	/* A comparison's test (p->diff); NULL: one profile, or the defaults
