@@ -41,11 +41,6 @@ struct screen {
 	struct timespec t_key; /* when the key being handled was read */
 };
 
-static double pct(int64_t part, int64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
-
 /* ---- messages ---------------------------------------------------------- */
 
 /* The session whose status line the messages go to while the screen is
@@ -154,8 +149,8 @@ static void cb_draw(void *ctx, uint32_t item, int depth, bool expanded, bool kid
 		put_verdict(sc, b->cells[item].verdict, attr, width - x);
 		x += 8;
 	} else {
-		snprintf(line, sizeof line, "%6.1f%% %6.1f%% %8" PRId64 " ±%-5.0f ", pct(ct_weight(b->t, nd), total),
-			 pct(selfw, total), nd->count, sqrt((double)nd->count));
+		snprintf(line, sizeof line, "%6.1f%% %6.1f%% %8" PRId64 " ±%-5.0f ", pv_percent(ct_weight(b->t, nd), total),
+			 pv_percent(selfw, total), nd->count, sqrt((double)nd->count));
 		mvaddnstr(y, 0, line, width);
 		x = (int)strlen(line) - 1; /* ± is two bytes, one column */
 	}
@@ -263,7 +258,7 @@ static void draw_flat(struct screen *sc, int y0, int height, int width)
 			continue;
 		}
 		snprintf(line, sizeof line, "%6.1f%% %6.1f%% %8" PRId64 " ±%-5.0f %s%s  %s",
-			 pct(ct_self_weight(b->t, row), total), pct(ct_cum_weight(b->t, row), total),
+			 pv_percent(ct_self_weight(b->t, row), total), pv_percent(ct_cum_weight(b->t, row), total),
 			 row->self_count, sqrt((double)row->self_count), kernel_mark(b->t, row->frame),
 			 calltree_frame_name(b->t, row->frame, nbuf, sizeof nbuf),
 			 calltree_frame_where(b->t, row->frame, wbuf, sizeof wbuf));
@@ -292,12 +287,12 @@ static void draw_picker(struct screen *sc, int y0, int height, int width)
 				 cpu, "");
 		else if (tr->tid == BROWSE_CMD_THREADS)
 			snprintf(line, sizeof line, "%6.1f%% %8" PRId64 "  %10s  %-8s  [the threads of --tid]",
-				 pct(tr->value, total), tr->count, cpu, "");
+				 pv_percent(tr->value, total), tr->count, cpu, "");
 		else {
 			char pr[256];
 			pv_thread_process_name(b->orig, tr->thread, pr, sizeof pr);
 			snprintf(line, sizeof line, "%6.1f%% %8" PRId64 "  %10s  %-8" PRIu32 "  %s%s%s",
-				 pct(tr->value, total), tr->count, cpu, tr->tid, pv_str(b->orig, tr->name),
+				 pv_percent(tr->value, total), tr->count, cpu, tr->tid, pv_str(b->orig, tr->name),
 				 pr[0] ? " in " : "", pr);
 		}
 		list_row(sc, y0 + y, line, width, r == b->tcursor);
@@ -503,7 +498,7 @@ static void draw(struct screen *sc)
 		off = sizeof buf - 1;
 	if (b->have_re && off < sizeof buf)
 		snprintf(buf + off, sizeof buf - off, "   search /%s/: %zu matches, %.1f%%", b->pattern, b->nmatches,
-			 pct(b->match_weight, total));
+			 pv_percent(b->match_weight, total));
 	move(2, 0);
 	put_cut(sc, buf, width);
 	/* The time strip, then the columns. */

@@ -23,11 +23,6 @@
 
 static const char *const act_names[] = { "zoom", "focus", "ignore", "hide", "callers", "time" };
 
-static double pct(int64_t part, int64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
-
 /* ---- nodes and their paths --------------------------------------------- */
 
 /* The function a node stands for ("" for the root and threads). */
@@ -593,7 +588,7 @@ void browse_next_match(struct browse *b, bool forward)
 	best = b->matches[idx];
 	reveal(b, best);
 	snprintf(b->status, sizeof b->status, "match %zu of %zu for /%s/ (%.1f%% in all)", idx + 1, b->nmatches,
-		 b->pattern, pct(b->match_weight, ct_weight(b->t, &b->t->nodes[0])));
+		 b->pattern, pv_percent(b->match_weight, ct_weight(b->t, &b->t->nodes[0])));
 }
 
 int browse_search(struct browse *b, const char *pattern)

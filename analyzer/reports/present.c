@@ -22,11 +22,6 @@ const char *pv_value_label(const char *type)
 	return type && strcmp(type, "cpu") == 0 ? "CPU" : type;
 }
 
-static double share(uint64_t part, uint64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
-
 int pv_input_problems(const struct pv_profile *p, bool shares, void (*say)(void *arg, const char *phrase),
 		      void *arg)
 {
@@ -36,14 +31,16 @@ int pv_input_problems(const struct pv_profile *p, bool shares, void (*say)(void 
 
 	if (p->lost) {
 		if (shares)
-			snprintf(pc, sizeof pc, " (%.1f%%)", share(p->lost, p->lost + p->nsamples));
+			snprintf(pc, sizeof pc, " (%.1f%%)",
+				 pv_percent((int64_t)p->lost, (int64_t)(p->lost + p->nsamples)));
 		snprintf(s, sizeof s, "%" PRIu64 " sample%s lost%s%s%s", p->lost, p->lost == 1 ? "" : "s", pc,
 			 cause[0] ? ": the trace could not grow: " : "", cause);
 		say(arg, s), n++;
 	}
 	if (p->truncated) {
 		if (shares)
-			snprintf(pc, sizeof pc, " (%.1f%%)", share(p->truncated, p->nsamples));
+			snprintf(pc, sizeof pc, " (%.1f%%)",
+				 pv_percent((int64_t)p->truncated, (int64_t)p->nsamples));
 		snprintf(s, sizeof s, "%" PRIu64 " sample%s%s with incomplete stacks", p->truncated,
 			 p->truncated == 1 ? "" : "s", pc);
 		say(arg, s), n++;

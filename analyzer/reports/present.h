@@ -15,6 +15,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* part as a percentage of whole; 0 of nothing. */
+static inline double pv_percent(int64_t part, int64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
 /* The sample type tree t weighs by, as the profile names it ("cpu",
  * "inuse_space"); NULL when it weighs by sample counts. */
 const char *pv_value_type(const struct calltree *t);

@@ -175,11 +175,6 @@ static void name_fields(struct table *tb, uint32_t node, int64_t frame, bool pad
 		field(tb, 0, pv_escape(esc, sizeof esc, raw));
 }
 
-static double share(int64_t part, int64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
-
 /* The flat report. */
 
 struct flat_sort {
@@ -291,11 +286,11 @@ int report_table_flat(FILE *out, const struct pv_report_ctx *rc)
 		} else {
 			integer(buf, r->self_count);
 			field(&tb, 9, buf);
-			pv_fixed(buf, share(ct_self_weight(t, r), total), 1, false);
+			pv_fixed(buf, pv_percent(ct_self_weight(t, r), total), 1, false);
 			field(&tb, 6, buf);
 			integer(buf, r->cum_count);
 			field(&tb, 8, buf);
-			pv_fixed(buf, share(ct_cum_weight(t, r), total), 1, false);
+			pv_fixed(buf, pv_percent(ct_cum_weight(t, r), total), 1, false);
 			field(&tb, 6, buf);
 			pv_fixed(buf, sqrt((double)r->self_count), 0, false);
 			field(&tb, 6, buf);
@@ -416,7 +411,7 @@ int report_table_tree(FILE *out, const struct pv_report_ctx *rc)
 			} else {
 				integer(buf, nd->count);
 				field(&tb, 9, buf);
-				pv_fixed(buf, share(ct_weight(t, nd), total), 1, false);
+				pv_fixed(buf, pv_percent(ct_weight(t, nd), total), 1, false);
 				field(&tb, 6, buf);
 				pv_fixed(buf, sqrt((double)nd->count), 0, false);
 				field(&tb, 6, buf);

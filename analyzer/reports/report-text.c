@@ -30,11 +30,6 @@ static const char *attr_off(const struct pv_report_options *o)
 	return o->color ? "\033[0m" : "";
 }
 
-static double pct(int64_t part, int64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
-
 /* " (user 1.06 s, system 3.95 s)": how the CPU time cpu_ns of the
  * samples divides, when the profile says how much of it was the kernel's
  * (pv_profile.system_cpu_ns, kept to the samples shown by the view). */
@@ -194,7 +189,7 @@ void report_header(FILE *out, const struct pv_report_ctx *rc)
 		fprintf(out, "%sfilters:%s %s; kept %" PRId64 " of %" PRId64 " samples (%.1f%%)\n",
 			bold_on(o), attr_off(o), pv_escape(text, sizeof text, rc->filters), rc->filter_kept,
 			rc->filter_total,
-			pct(rc->filter_kept, rc->filter_total));
+			pv_percent(rc->filter_kept, rc->filter_total));
 	if (p->lost || p->truncated || p->dropped_bytes) {
 		struct warn_line w = { out, " " };
 		fprintf(out, "%swarning:%s", bold_on(o), attr_off(o));
@@ -396,7 +391,7 @@ static char *tree_columns(char *p, const struct calltree *t, int64_t count, int6
 {
 	p = put_int(p, count, 9);
 	*p++ = ' ';
-	p = put_fixed(p, pct(weight, ct_weight(t, &t->nodes[0])), 6, 1);
+	p = put_fixed(p, pv_percent(weight, ct_weight(t, &t->nodes[0])), 6, 1);
 	p = put_cstr(p, "% ");
 	p = put_cstr(p, dim);
 	p = put_fixed(p, sqrt((double)count), 6, 0);
@@ -781,11 +776,11 @@ int report_flat(FILE *out, const struct pv_report_ctx *rc)
 		}
 		q = put_int(q, r->self_count, 9);
 		*q++ = ' ';
-		q = put_fixed(q, pct(ct_self_weight(t, r), total), 5, 1);
+		q = put_fixed(q, pv_percent(ct_self_weight(t, r), total), 5, 1);
 		q = put_cstr(q, "% ");
 		q = put_int(q, r->cum_count, 8);
 		*q++ = ' ';
-		q = put_fixed(q, pct(ct_cum_weight(t, r), total), 5, 1);
+		q = put_fixed(q, pv_percent(ct_cum_weight(t, r), total), 5, 1);
 		q = put_cstr(q, "% ");
 		q = put_cstr(q, dim_on(o));
 		q = put_fixed(q, sqrt((double)r->self_count), 6, 0);

@@ -2,7 +2,6 @@
 #include "report.h"
 #include "report-text.h"
 #include "error.h"
-#include "pprof-write.h"
 #include "util.h"
 
 #include <errno.h>
@@ -99,6 +98,46 @@ static void title(struct pv_report_ctx *c)
 			 c->filters ? c->filters : "");
 }
 
+/* --pprof's settings: the scales every report shows a comparison with,
+ * and pprof's default sample type, checked as the reports check it.  0,
+ * or -1 after reporting the error. */
+static int pprof_settings(struct pv_report_ctx *c)
+{
+	struct pv_profile *p = c->p;
+	const char *sample_index = c->view ? c->view->sample_index : NULL;
+
+	if (p->diff && c->diff) {
+		struct ct_options co = { .sample_index = sample_index, .paths_only = true };
+		struct calltree *t = calltree_build(p, &co);
+		struct pv_diff_scale sc;
+		if (!t)
+			return -1;
+		pv_diff_scale_of(t, c->diff, &sc);
+		c->pprof.base_scale = sc.base;
+		c->pprof.new_scale = sc.new_;
+		calltree_free(t);
+	}
+	if (sample_index) {
+		struct ct_options co = { .sample_index = sample_index };
+		struct calltree *t = calltree_build(p, &co);
+		if (!t)
+			return -1;
+		c->pprof.default_sample_type = calltree_weight_name(t);
+		if (pv_find_value_type(p, c->pprof.default_sample_type) == PV_NONE)
+			c->pprof.default_sample_type = NULL;
+		calltree_free(t);
+	}
+	return 0;
+}
+
+/* --pprof: the whole profile, gzipped (never to a terminal). */
+int report_pprof(FILE *out, const struct pv_report_ctx *c)
+{
+	if (!c->output && isatty(fileno(out)))
+		return pv_error("not writing a binary profile to a terminal: give -o FILE or redirect the output");
+	return pprof_write(out, c->output ? c->output : "standard output", c->p, &c->pprof);
+}
+
 int pv_report_prepare(struct pv_report_ctx *c, enum pv_report_kind kind)
 {
 	const struct pv_report_kind_info *k = &kinds[kind];
@@ -107,6 +146,8 @@ int pv_report_prepare(struct pv_report_ctx *c, enum pv_report_kind kind)
 	title(c);
 	if (k->time_order && c->t)
 		c->run_length = pv_run_length(c->t->p);
+	if (kind == PV_REPORT_PPROF)
+		return pprof_settings(c);
 	if (!c->t || !c->t->dn)
 		return 0;
 	if (k->compares == PV_COMPARES_TREE)
@@ -132,39 +173,4 @@ void pv_report_ctx_free(struct pv_report_ctx *c)
 	free(c->cum);
 	c->cells = c->self = c->cum = NULL;
 	c->rows = NULL;
-}
-
-/* --pprof: the whole profile, gzipped (never to a terminal). */
-int report_pprof(FILE *out, const struct pv_report_ctx *c)
-{
-	struct pprof_write_options wo = { 0 };
-	struct pv_profile *p = c->p;
-	const char *sample_index = c->view ? c->view->sample_index : NULL;
-
-	if (p->diff && c->diff) {
-		/* the scales every report shows a comparison with */
-		struct ct_options co = { .sample_index = sample_index, .paths_only = true };
-		struct calltree *t = calltree_build(p, &co);
-		struct pv_diff_scale sc;
-		if (!t)
-			return -1;
-		pv_diff_scale_of(t, c->diff, &sc);
-		wo.base_scale = sc.base;
-		wo.new_scale = sc.new_;
-		calltree_free(t);
-	}
-	if (sample_index) {
-		/* pprof's default sample type, checked as the reports do */
-		struct ct_options co = { .sample_index = sample_index };
-		struct calltree *t = calltree_build(p, &co);
-		if (!t)
-			return -1;
-		wo.default_sample_type = calltree_weight_name(t);
-		if (pv_find_value_type(p, wo.default_sample_type) == PV_NONE)
-			wo.default_sample_type = NULL;
-		calltree_free(t);
-	}
-	if (!c->output && isatty(fileno(out)))
-		return pv_error("not writing a binary profile to a terminal: give -o FILE or redirect the output");
-	return pprof_write(out, c->output ? c->output : "standard output", p, &wo);
 }

@@ -15,6 +15,7 @@
 #include "diff.h"
 #include "graph.h"
 #include "pipeline.h"
+#include "pprof-write.h"
 
 #include <regex.h>
 #include <stdbool.h>
@@ -106,6 +107,8 @@ struct pv_report_ctx {
 	/* Of a kind that shows the samples in time order: the run's length
 	 * in ns (pv_run_length). */
 	int64_t run_length;
+	/* --pprof: the comparison's scales, the default sample type. */
+	struct pprof_write_options pprof;
 	/* A comparison of kind PV_COMPARES_TREE: every node's cell. */
 	struct pv_diff_cell *cells;
 	/* PV_COMPARES_FLAT: the flat rows and each row's cells, self and
