@@ -40,5 +40,12 @@ void pv_xml_put(FILE *out, const char *s, size_t nchars, bool ellipsis);
  * '<', '>', '&', control characters and the line separators U+2028 and
  * U+2029 as \uXXXX (never "]]>" nor "</script"). */
 void pv_json_put(FILE *out, const char *s);
+/* The same without the quotes into buf (n > 0 bytes, always terminated;
+ * a character that does not fit whole is left out with the rest): with
+ * script as pv_json_put, else quotes, backslashes and control characters
+ * alone escaped.  Each byte of s takes at most PV_JSON_GROWTH.  Returns
+ * the length written. */
+#define PV_JSON_GROWTH 6
+size_t pv_json_escape(char *buf, size_t n, const char *s, bool script);
 
 #endif

@@ -89,27 +89,16 @@ static void jw_int(struct jw *w, int64_t v)
 
 /* A JSON string of s: first made printable UTF-8 (pv_escape: control
  * characters in caret notation, bytes that are not UTF-8 as "\xHH"), then
- * with quotes and backslashes escaped as JSON wants them. */
+ * with quotes and backslashes escaped as JSON wants them (pv_json_escape). */
 static void jw_string(struct jw *w, const char *s)
 {
-	char esc[NAME_MAX_LEN];
+	char esc[NAME_MAX_LEN], json[PV_JSON_GROWTH * NAME_MAX_LEN];
+	size_t n;
 
 	pv_escape(esc, sizeof esc, s);
+	n = pv_json_escape(json, sizeof json, esc, false);
 	jw_char(w, '"');
-	for (const char *c = esc; *c; c++) {
-		unsigned char u = (unsigned char)*c;
-		if (u == '"' || u == '\\') {
-			jw_char(w, '\\');
-			jw_char(w, *c);
-		} else if (u < 0x20) {
-			/* none after pv_escape; kept valid all the same */
-			static const char hex[] = "0123456789abcdef";
-			char e[6] = { '\\', 'u', '0', '0', hex[u >> 4], hex[u & 15] };
-			jw_raw(w, e, sizeof e);
-		} else {
-			jw_char(w, *c);
-		}
-	}
+	jw_raw(w, json, n);
 	jw_char(w, '"');
 }
 
