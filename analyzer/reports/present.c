@@ -7,7 +7,6 @@
 #include <inttypes.h>
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,43 +171,4 @@ void pv_ramp_rgb(const struct pv_ramp *r, const struct pv_diff_cell *c, int rgb[
 	for (int k = 0; k < 3; k++)
 		rgb[k] = c->verdict == PV_VERDICT_NONE ? r->none[k]
 						       : (int)lround(ramp[0][k] + (ramp[1][k] - ramp[0][k]) * s);
-}
-
-void pv_strbuf_add(struct pv_strbuf *b, const char *s, size_t n)
-{
-	if (b->failed)
-		return;
-	if (pv_grow(&b->s, &b->cap, b->len + n + 1, 1) < 0) {
-		b->failed = true;
-		return;
-	}
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = '\0';
-}
-
-void pv_strbuf_printf(struct pv_strbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (b->failed)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0 || pv_grow(&b->s, &b->cap, b->len + (size_t)n + 1, 1) < 0) {
-		b->failed = true;
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
-}
-
-void pv_strbuf_free(struct pv_strbuf *b)
-{
-	free(b->s);
-	*b = (struct pv_strbuf){ 0 };
 }

@@ -1,9 +1,11 @@
 /* present.h - how every report writes what it shows: the value's name,
- * amounts and changes, the colours of a comparison, and a growing string
+ * amounts, changes and shares, the colours of a comparison, the input's
+ * problems
  *
  * One spelling each, so that the tables, the pictures and the browser
  * agree to the digit.  (Names from profiles are escaped by escape.h; the
- * q-values and changes in percent are spelled by diff.h.)
+ * q-values and changes in percent are spelled by diff.h; a growing
+ * string is util.h's pv_strbuf.)
  */
 #ifndef PROFVIEW_PRESENT_H
 #define PROFVIEW_PRESENT_H
@@ -76,16 +78,5 @@ struct pv_ramp {
 	int better[2][3];
 };
 void pv_ramp_rgb(const struct pv_ramp *r, const struct pv_diff_cell *c, int rgb[3]);
-
-/* A growing string, always terminated once anything is added; failed
- * after it could not grow (then it stays as it was). */
-struct pv_strbuf {
-	char *s;
-	size_t len, cap;
-	bool failed;
-};
-void pv_strbuf_add(struct pv_strbuf *b, const char *s, size_t n);
-void pv_strbuf_printf(struct pv_strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void pv_strbuf_free(struct pv_strbuf *b);
 
 #endif
