@@ -92,6 +92,11 @@ void pv_strbuf_printf(struct pv_strbuf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
+void pv_strbuf_puts(struct pv_strbuf *b, const char *s)
+{
+	pv_strbuf_add(b, s, strlen(s));
+}
+
 void pv_strbuf_putc(struct pv_strbuf *b, char c)
 {
 	pv_strbuf_add(b, &c, 1);

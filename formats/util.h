@@ -59,6 +59,7 @@ struct pv_strbuf {
 	bool failed;
 };
 void pv_strbuf_add(struct pv_strbuf *b, const char *s, size_t n);
+void pv_strbuf_puts(struct pv_strbuf *b, const char *s);
 void pv_strbuf_putc(struct pv_strbuf *b, char c);
 void pv_strbuf_printf(struct pv_strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void pv_strbuf_free(struct pv_strbuf *b);
