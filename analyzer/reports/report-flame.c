@@ -110,12 +110,6 @@ static void kernel_colour(const char *name, int rgb[3])
 	rgb[2] = 170 + (int)((h >> 20) % 71);
 }
 
-/* The value's name for the title, NULL when weighing by samples. */
-static const char *value_name(const struct calltree *t)
-{
-	return pv_value_label(pv_value_type(t));
-}
-
 static void label(struct flame *f, const struct ct_node *nd)
 {
 	f->where[0] = '\0';
@@ -148,7 +142,7 @@ static void put_box(struct flame *f, const char *cls, double x, double w, uint32
 	size_t nchars = escape_name(f, f->name);
 	double share = f->total > 0 ? 100.0 * (double)wt / (double)f->total : 0.0;
 	double y = row_y(f, depth);
-	const char *vname = value_name(f->t);
+	const char *vname = pv_value_label(pv_value_type(f->t));
 	size_t fit = w > 6 ? (size_t)((w - 6) / CHAR_W) : 0;
 
 	fprintf(out, "<g class=\"%s\"><title>", cls);
@@ -386,7 +380,7 @@ static void put_header(struct flame *f, double height)
 	FILE *out = f->out;
 	const struct calltree *t = f->t;
 	const struct pv_profile *p = t->p;
-	const char *vname = value_name(t);
+	const char *vname = pv_value_label(pv_value_type(t));
 	const char *prog = pv_str(p, p->program);
 	char d[32];
 

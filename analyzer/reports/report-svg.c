@@ -272,7 +272,7 @@ static void declare_attrs(Agraph_t *gr, struct attrs *a)
 }
 
 /* The legend's type: "CPU time", another sample type, or "samples". */
-static const char *value_name(const struct calltree *t)
+static const char *legend_type(const struct calltree *t)
 {
 	const char *v = pv_value_type(t);
 
@@ -294,7 +294,7 @@ static int add_legend(Agraph_t *gr, const struct attrs *a, const struct graph *g
 
 	pv_strbuf_printf(&l, "File: ");
 	sb_text(&l, prog[0] ? pv_base_name(prog) : "(unknown)", GV_LABEL);
-	pv_strbuf_printf(&l, "\\lType: %s%s\\l", value_name(t), t->v_value != PV_NONE ? " (n: samples)" : "");
+	pv_strbuf_printf(&l, "\\lType: %s%s\\l", legend_type(t), t->v_value != PV_NONE ? " (n: samples)" : "");
 	if (t->v_value != PV_NONE) {
 		calltree_value_compact(t, total, buf, sizeof buf);
 		pv_strbuf_printf(&l, "Total: %s of %s in %" PRId64 " samples\\l", buf,

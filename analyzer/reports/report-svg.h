@@ -15,7 +15,6 @@
 #ifndef PROFVIEW_REPORT_SVG_H
 #define PROFVIEW_REPORT_SVG_H
 
-
 /* Start graphviz in the background (plugins, fonts) before the profile is
  * read, for a report_svg to come; optional. */
 void report_svg_ready(void);

@@ -738,11 +738,6 @@ static int put_legend(struct tl *tl, double y)
 	return (int)((item + LEGEND_COLS - 1) / LEGEND_COLS) * LEGEND_ROW;
 }
 
-static const char *value_label(const struct calltree *t)
-{
-	return pv_value_label(calltree_weight_name(t));
-}
-
 static void put_head(struct tl *tl, double height)
 {
 	FILE *out = tl->out;
@@ -783,7 +778,7 @@ static void put_head(struct tl *tl, double height)
 		WIDTH / 2, t->samples);
 	if (t->v_value != PV_NONE) {
 		calltree_value_str(t, t->nodes[0].value, d, sizeof d);
-		fprintf(out, ", %s %s", value_label(t), d);
+		fprintf(out, ", %s %s", pv_value_label(calltree_weight_name(t)), d);
 	}
 	fprintf(out, ", %zu thread%s; columns of ", tl->nrows, tl->nrows == 1 ? "" : "s");
 	if (tl->len >= NCOL * 1000)
@@ -819,7 +814,7 @@ static void put_data(struct tl *tl, double flame_top)
 		tl->from, tl->len, NCOL, LEFT, ROWS_TOP, ROW_STEP, ROW, WIDTH, flame_top, FLAME_ROW, CHAR_W,
 		weighed ? 3 : 2, weighed && strcmp(pv_str(tl->p, tl->p->sample_types[t->v_value].unit),
 						   "nanoseconds") == 0 ? "true" : "false");
-	pv_json_put(out, value_label(t));
+	pv_json_put(out, pv_value_label(calltree_weight_name(t)));
 	fprintf(out, ",\"byThread\":%s,\"hl\":%s,\n\"th\":[", tl->c->view && tl->c->view->by_thread ? "true" : "false",
 		tl->c->o->highlight ? "true" : "false");
 	for (size_t r = 0; r < tl->nrows; r++) {
