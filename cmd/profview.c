@@ -5,17 +5,13 @@
 #include "diff.h"
 #include "error.h"
 #include "filter.h"
-#include "report-text.h"
+#include "report.h"
 #include "report-svg.h"
-#include "report-flame.h"
-#include "report-timeline.h"
-#include "report-speedscope.h"
 #include "screen.h"
 #include "modules.h"
 #include "pipeline.h"
 #include "load.h"
 #include "outfile.h"
-#include "pprof-write.h"
 #include "util.h"
 
 #include <errno.h>
@@ -29,9 +25,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-enum report_kind { REPORT_TREE, REPORT_FLAT, REPORT_FOLDED, REPORT_PPROF, REPORT_SVG, REPORT_FLAME,
-		   REPORT_TIMELINE, REPORT_SPEEDSCOPE };
 
 enum {
 	OPT_TREE = 256, OPT_FLAT, OPT_FOLDED, OPT_SORT, OPT_NOISEFLOOR, OPT_MINCOUNT, OPT_MAXDEPTH,
@@ -365,432 +358,395 @@ static const char *output_is_input(const char *output, char *const *paths, size_
 	return NULL;
 }
 
-/* --pprof: the whole profile, gzipped, to FILE or standard output (not a
- * terminal). */
-static int write_pprof(struct pv_profile *p, const char *output, const char *sample_index,
-		       const struct pv_diff_options *diff)
+/* Everything the command line asks for. */
+struct args {
+	enum pv_report_kind kind;
+	bool kind_given, tui, dump, reverse;
+	struct pv_report_options ro;
+	/* the view but for what view_of adds: threads, processes, spans, steps */
+	struct pv_view view;
+	struct pv_source_options sopt;
+	struct pv_diff_options dopt;
+	regex_t highlight;
+	char **bases;
+	size_t nbases;
+	struct pv_span *spans;
+	size_t nspans;
+	const char *output, *color;
+	uint32_t *tids, *pids;
+	size_t ntids, npids;
+	struct pv_filters filters;
+};
+
+/* The options that name a report: its kind. */
+static const struct { int opt; enum pv_report_kind kind; } report_opts[] = {
+	{ OPT_TREE, PV_REPORT_TREE }, { OPT_FLAT, PV_REPORT_FLAT }, { OPT_FOLDED, PV_REPORT_FOLDED },
+	{ OPT_PPROF, PV_REPORT_PPROF }, { OPT_SVG, PV_REPORT_SVG }, { OPT_FLAME, PV_REPORT_FLAME },
+	{ OPT_ICICLE, PV_REPORT_FLAME }, { OPT_TIMELINE, PV_REPORT_TIMELINE },
+	{ OPT_SPEEDSCOPE, PV_REPORT_SPEEDSCOPE },
+};
+
+/* --highlight=RE; 0, or the exit status of a usage error. */
+static int parse_highlight(struct args *a, const char *re)
 {
-	const char *name = output ? output : "standard output";
-	struct pprof_write_options wo = { 0 };
-	FILE *f = stdout;
+	char why[256];
+	int rc;
+
+	if (a->ro.highlight)
+		regfree(&a->highlight);
+	a->ro.highlight = NULL;
+	if ((rc = regcomp(&a->highlight, re, REG_EXTENDED | REG_NOSUB)) != 0) {
+		regerror(rc, &a->highlight, why, sizeof why);
+		return usage_error("invalid --highlight '%s': %s", re, why);
+	}
+	a->ro.highlight = &a->highlight;
+	a->ro.highlight_text = re;
+	return 0;
+}
+
+/* The options of the reports' pruning and the call graph; -1 when c is
+ * none of them, else 0 or the exit status of a usage error. */
+static int parse_pruning(struct args *a, int c, const char *arg)
+{
+	long long v;
+	double f;
+
+	switch (c) {
+	case OPT_NODECOUNT:
+		if (!parse_long(arg, 0, INT_MAX, &v))
+			return usage_error("invalid --nodecount '%s' (a whole number >= 0)", arg);
+		a->ro.graph.nodecount = (size_t)v;
+		return 0;
+	case OPT_NODEFRACTION:
+	case OPT_EDGEFRACTION:
+		if (!parse_double(arg, &f) || f > 1)
+			return usage_error("invalid --%s '%s' (a number from 0 to 1)",
+					   c == OPT_NODEFRACTION ? "nodefraction" : "edgefraction", arg);
+		*(c == OPT_NODEFRACTION ? &a->ro.graph.nodefraction : &a->ro.graph.edgefraction) = f;
+		return 0;
+	case OPT_SORT:
+		if (strcmp(arg, "count") == 0 || strcmp(arg, "self") == 0)
+			a->ro.sort = SORT_COUNT;
+		else if (strcmp(arg, "cum") == 0)
+			a->ro.sort = SORT_CUM;
+		else if (strcmp(arg, "name") == 0)
+			a->ro.sort = SORT_NAME;
+		else
+			return usage_error("invalid --sort '%s' (count, cum or name)", arg);
+		return 0;
+	case OPT_NOISEFLOOR:
+		if (!parse_double(arg, &a->ro.noisefloor))
+			return usage_error("invalid --noisefloor '%s' (a number >= 0)", arg);
+		return 0;
+	case OPT_MINCOUNT:
+		if (!parse_long(arg, 0, LLONG_MAX, &v))
+			return usage_error("invalid --mincount '%s' (a whole number >= 0)", arg);
+		a->ro.mincount = v;
+		return 0;
+	case OPT_MAXDEPTH:
+		if (!parse_long(arg, 0, INT_MAX, &v))
+			return usage_error("invalid --maxdepth '%s' (a whole number >= 0)", arg);
+		a->ro.maxdepth = (int)v;
+		return 0;
+	}
+	return -1;
+}
+
+/* The options of the view: threads, processes, granularity, filters,
+ * time; -1 when c is none of them, else 0 or an exit status. */
+static int parse_view(struct args *a, int c, const char *arg)
+{
+	const char *why;
+
+	switch (c) {
+	case OPT_THREADS: a->view.by_thread = true; return 0;
+	case OPT_PROCESSES: a->view.by_process = true; return 0;
+	case OPT_PID:
+		free(a->pids);
+		if (!parse_tids(arg, &a->pids, &a->npids))
+			return usage_error("invalid --pid '%s' (process ids separated by commas)", arg);
+		a->ro.pid_filter = arg;
+		return 0;
+	case OPT_TID:
+		free(a->tids);
+		if (!parse_tids(arg, &a->tids, &a->ntids))
+			return usage_error("invalid --tid '%s' (thread ids separated by commas)", arg);
+		a->ro.tid_filter = arg;
+		return 0;
+	case OPT_FUNCTIONS: a->view.granularity = CT_FUNCTIONS; return 0;
+	case OPT_LINES: a->view.granularity = CT_LINES; return 0;
+	case OPT_FILES: a->view.granularity = CT_FILES; return 0;
+	case OPT_ADDRESSES: a->view.granularity = CT_ADDRESSES; return 0;
+	case OPT_NOINLINES: a->view.noinlines = true; return 0;
+	case OPT_FULL_NAMES: a->view.full_names = true; return 0;
+	case OPT_REVERSE: a->reverse = true; return 0;
+	case OPT_HIDE_KERNEL: a->view.hide_kernel = true; return 0;
+	case OPT_SAMPLE_INDEX:
+		if (!arg[0])
+			return usage_error("%s", "empty --sample-index");
+		a->view.sample_index = arg;
+		return 0;
+	case OPT_TIME:
+		if (!pv_span_parse(arg, &a->spans[a->nspans], &why))
+			return usage_error("invalid --time '%s' (%s)", arg, why);
+		a->nspans++;
+		return 0;
+	}
+	if (c >= OPT_FILTER + PV_FILTER_FOCUS && c <= OPT_FILTER + PV_FILTER_PRUNE_FROM) {
+		if (pv_filters_add(&a->filters, (enum pv_filter_kind)(c - OPT_FILTER), arg, &why) < 0) {
+			pv_filters_free(&a->filters);
+			if (!why)
+				return pv_oom(), 1;
+			return usage_error("invalid --%s '%s': %s", pv_filter_name(c - OPT_FILTER), arg, why);
+		}
+		return 0;
+	}
+	return -1;
+}
+
+/* Any other option: the input, the output, the comparison.  -1 to go on,
+ * else the exit status. */
+static int parse_other(struct args *a, int c, const char *arg)
+{
+	switch (c) {
+	case OPT_HIGHLIGHT: return parse_highlight(a, arg);
+	case OPT_COLOR:
+		if (strcmp(arg, "auto") && strcmp(arg, "always") && strcmp(arg, "never"))
+			return usage_error("invalid --color '%s' (auto, always or never)", arg);
+		a->color = arg;
+		return 0;
+	case OPT_SYMBOLIZER:
+		if (strcmp(arg, "dw") && strcmp(arg, "bfd"))
+			return usage_error("invalid --symbolizer '%s' (dw or bfd)", arg);
+		a->sopt.bfd = strcmp(arg, "bfd") == 0;
+		return 0;
+	case OPT_NO_DEMANGLE: a->sopt.symbolize.no_demangle = true; return 0;
+	case OPT_MAX_INPUT:
+		if (!parse_size(arg, &a->sopt.max_input))
+			return usage_error("invalid --max-input '%s' (a size such as 512M or 2G; 0 for no limit)", arg);
+		return 0;
+	case OPT_DUMP_LOCATIONS: a->dump = true; return 0;
+	case 'o': a->output = arg; return 0;
+	case 't':
+		if (!arg[0])
+			return usage_error("%s", "empty --field-separator");
+		a->ro.field_sep = arg;
+		return 0;
+	case OPT_DIFF_BASE: a->bases[a->nbases++] = (char *)arg; return 0;
+	case OPT_NORMALIZE: a->dopt.normalize = true; return 0;
+	case OPT_SIGNIFICANT: a->ro.significant = true; return 0;
+	case OPT_FDR:
+		if (!parse_double(arg, &a->dopt.fdr) || !(a->dopt.fdr > 0) || !(a->dopt.fdr < 1))
+			return usage_error("invalid --fdr '%s' (a number between 0 and 1)", arg);
+		return 0;
+	case 'q': a->sopt.quiet = true; return 0;
+	case 'h': usage(stdout); return 0;
+	case 'V': printf("profview %s\n", PROFVIEW_VERSION); return 0;
+	case OPT_TUI: a->tui = true; return 0;
+	}
+	fprintf(stderr, "Try 'profview --help' for more information.\n");
+	return 2;
+}
+
+/* One option: -1 to go on, else the exit status (0 after --help). */
+static int parse_option(struct args *a, int c, const char *arg)
+{
+	int r;
+
+	for (size_t i = 0; i < sizeof report_opts / sizeof *report_opts; i++) {
+		if (report_opts[i].opt == c) {
+			/* any report option gives text, however abbreviated */
+			a->kind = report_opts[i].kind;
+			a->kind_given = true;
+			a->ro.icicle = c == OPT_ICICLE;
+			return -1;
+		}
+	}
+	if ((r = parse_pruning(a, c, arg)) >= 0 || (r = parse_view(a, c, arg)) >= 0)
+		return r ? r : -1;
+	r = parse_other(a, c, arg);
+	return r == 0 && c != 'h' && c != 'V' ? -1 : r;
+}
+
+/* Is the output one of the inputs?  Then say so: 2, else -1. */
+static int check_output(const struct args *a, char *const *profiles, size_t n)
+{
+	const char *same = output_is_input(a->output, profiles, n);
+
+	if (!same)
+		same = output_is_input(a->output, a->bases, a->nbases);
+	if (!same && a->sopt.program)
+		same = output_is_input(a->output, (char *const *)&a->sopt.program, 1);
+	if (!same)
+		return -1;
+	pv_error("cannot write '%s': it is the input '%s'; not writing the report over it", a->output, same);
+	return 2;
+}
+
+/* The options that do not go together, in the report asked for: -1 when
+ * none, else the exit status of the usage error. */
+static int check_report(const struct args *a)
+{
+	const struct pv_report_kind_info *k = pv_report_kind(a->kind);
+
+	if (a->ro.field_sep && (a->tui || !k->tables))
+		return usage_error("%s", "--field-separator makes tables of the flat and tree reports: give --flat or --tree");
+	if (a->ro.significant && !k->tables && !a->tui)
+		return usage_error("%s", "--significant filters the flat and tree reports and the browser: the pictures colour what is significant");
+	if (a->ro.highlight && a->kind != PV_REPORT_TIMELINE)
+		return usage_error("%s", "--highlight colours the timeline: give --timeline");
+	if (k->one_profile && a->nbases && !a->tui)
+		return usage_error("%s", k->one_profile);
+	if ((a->dopt.normalize || a->ro.significant) && !a->nbases)
+		return usage_error("--%s compares: give the base profile with --diff-base",
+				   a->dopt.normalize ? "normalize" : "significant");
+	return -1;
+}
+
+/* Text in colour: --color, NO_COLOR, and a terminal for auto. */
+static bool use_color(const struct args *a)
+{
+	bool on = false;
+
+	if (strcmp(a->color, "always") == 0)
+		on = true;
+	else if (strcmp(a->color, "auto") == 0)
+		on = !a->output && isatty(STDOUT_FILENO) && !getenv("NO_COLOR") &&
+		     !(getenv("TERM") && strcmp(getenv("TERM"), "dumb") == 0);
+	if (getenv("NO_COLOR") && getenv("NO_COLOR")[0])
+		on = false;
+	return on;
+}
+
+/* The view the options ask for: the threads, the filters, the reverse, in
+ * that order (pipeline.h); steps has room for two. */
+static struct pv_view view_of(const struct args *a, struct pv_step *steps)
+{
+	const struct pv_report_kind_info *k = pv_report_kind(a->kind);
+	size_t nsteps = 0;
+
+	if (pv_filters_any(&a->filters))
+		steps[nsteps++] = (struct pv_step){ .kind = PV_STEP_FILTERS, .filters = &a->filters, .warn = true };
+	if (a->reverse)
+		steps[nsteps++] = (struct pv_step){ .kind = PV_STEP_REVERSE };
+	struct pv_view v = a->view;
+
+	v.tids = a->tids;
+	v.ntids = a->ntids;
+	v.pids = a->pids;
+	v.npids = a->npids;
+	v.spans = a->spans;
+	v.nspans = a->nspans;
+	v.steps = steps;
+	v.nsteps = nsteps;
+	v.paths_only = !a->tui && k->needs == PV_NEEDS_PATHS;
+	return v;
+}
+
+/* The report of the view's result r, to -o's file or standard output. */
+static int write_report(struct args *a, const struct pv_result *r, const char *input)
+{
+	struct pv_report_ctx c;
+	FILE *out = stdout;
 	int ret;
 
-	if (p->diff && diff) {
-		/* the scales every report shows a comparison with */
-		struct ct_options co = { .sample_index = sample_index, .paths_only = true };
-		struct calltree *t = calltree_build(p, &co);
-		struct pv_diff_scale sc;
-		if (!t)
-			return -1;
-		pv_diff_scale_of(t, diff, &sc);
-		wo.base_scale = sc.base;
-		wo.new_scale = sc.new_;
-		calltree_free(t);
+	a->ro.color = use_color(a);
+	pv_report_ctx_init(&c, &a->ro, r);
+	c.view = &a->view;
+	c.diff = r->p->diff ? &a->dopt : NULL;
+	c.output = a->output;
+	c.input = input;
+	if (pv_report_prepare(&c, a->kind) < 0 || (a->output && !(out = open_output(a->output)))) {
+		pv_report_ctx_free(&c);
+		return 1;
 	}
-
-	if (sample_index) {
-		/* pprof's default sample type, checked as the reports do */
-		struct ct_options co = { .sample_index = sample_index };
-		struct calltree *t = calltree_build(p, &co);
-		if (!t)
-			return -1;
-		wo.default_sample_type = calltree_weight_name(t);
-		if (pv_find_value_type(p, wo.default_sample_type) == PV_NONE)
-			wo.default_sample_type = NULL;
-		calltree_free(t);
+	ret = pv_report_write(out, a->kind, &c) < 0;
+	pv_report_ctx_free(&c);
+	if (fflush(out) != 0 || ferror(out)) {
+		pv_error("cannot write '%s': %s", a->output ? a->output : "standard output", strerror(errno));
+		ret = 1;
 	}
-	if (!output && isatty(STDOUT_FILENO))
-		return pv_error("not writing a binary profile to a terminal: give -o FILE or redirect the output");
-	if (output && !(f = open_output(output)))
-		return -1;
-	ret = pprof_write(f, name, p, &wo);
-	if (fflush(f) != 0 || ferror(f))
-		ret = pv_error("cannot write '%s': %s", name, strerror(errno));
-	if (f != stdout && fclose(f) != 0 && ret == 0)
-		ret = pv_error("cannot write '%s': %s", name, strerror(errno));
+	if (out != stdout && fclose(out) != 0 && ret == 0)
+		ret = pv_error("cannot write '%s': %s", a->output, strerror(errno)) ? 1 : 1;
 	return ret;
 }
 
-/* What the pictures' legends say is in force: the time spans and the
- * filters ("time 1.000-2.000 s of 6.700 s, 412 samples; focus=f"), or
- * NULL for nothing. */
-static const char *picture_label(char *buf, size_t n, const struct report_options *o)
+static void args_free(struct args *a)
 {
-	bool spans = o->time_spans && o->time_spans[0], filters = o->filters && o->filters[0];
-
-	if (!spans)
-		return o->filters;
-	snprintf(buf, n, "time %s, %" PRId64 " samples%s%s", o->time_spans, o->time_samples,
-		 filters ? "; " : "", filters ? o->filters : "");
-	return buf;
-}
-
-/* --speedscope: the file's title, the program's name (else the first
- * profile's) and the spans and filters that chose the samples. */
-static const char *speedscope_title(char *buf, size_t n, const struct pv_profile *p, const char *first,
-				    const struct report_options *r)
-{
-	const char *prog = pv_str(p, p->program);
-	int len = snprintf(buf, n, "%s", pv_base_name(prog[0] ? prog : first));
-
-	if ((r->time_spans || r->filters) && len >= 0 && (size_t)len < n)
-		snprintf(buf + len, n - (size_t)len, " (%s%s%s%s)", r->time_spans ? "time " : "",
-			 r->time_spans ? r->time_spans : "", r->time_spans && r->filters ? ", " : "",
-			 r->filters ? r->filters : "");
-	return buf;
+	pv_filters_free(&a->filters);
+	free(a->tids);
+	free(a->pids);
+	free(a->bases);
+	free(a->spans);
+	if (a->ro.highlight)
+		regfree(&a->highlight);
 }
 
 int main(int argc, char **argv)
 {
-	enum report_kind kind = REPORT_TREE;
-	bool kind_given = false, tui = false;
-	struct ct_options copt = { .granularity = CT_FUNCTIONS };
-	struct report_options ropt = { 0 };
-	struct flame_options flameopt = { 0 };
-	struct timeline_options tlopt = { 0 };
-	regex_t highlight;
-	struct svg_options svgopt = { .graph = { GRAPH_DEFAULT_NODECOUNT, GRAPH_DEFAULT_NODEFRACTION,
-						  GRAPH_DEFAULT_EDGEFRACTION } };
-	struct pv_source_options sopt = { 0 };
+	struct args a = { .kind = PV_REPORT_TREE, .ro = PV_REPORT_OPTIONS_DEFAULT,
+			  .view = { .granularity = CT_FUNCTIONS }, .dopt = { .fdr = PV_DIFF_DEFAULT_FDR },
+			  .color = "auto" };
 	struct pv_source src = { 0 };
-	struct pv_diff_options dopt = { .fdr = PV_DIFF_DEFAULT_FDR };
-	char label[1536];
-	char **bases = NULL;
-	size_t nbases = 0;
-	struct pv_span *spans = NULL;
-	size_t nspans = 0;
-	bool dump = false, reverse = false, hide_kernel = false;
-	const char *output = NULL, *color = "auto";
-	uint32_t *tids = NULL, *pids = NULL;
-	size_t ntids = 0, npids = 0;
-	struct pv_profile *p;
-	struct pv_filters filters = { 0 };
 	struct pv_step steps[2];
-	size_t nsteps = 0;
 	struct pv_view view;
 	struct pv_result res = { 0 };
-	struct calltree *t = NULL;
-	FILE *out = stdout;
+	char **profiles;
+	size_t nprofiles;
 	int c, ret = 1;
-	long long v;
 
 	pv_error_set_progname("profview");
-	if (!(bases = calloc((size_t)argc + 1, sizeof *bases)) ||
-	    !(spans = calloc((size_t)argc + 1, sizeof *spans)))
+	if (!(a.bases = calloc((size_t)argc + 1, sizeof *a.bases)) ||
+	    !(a.spans = calloc((size_t)argc + 1, sizeof *a.spans)))
 		return pv_oom(), 1;
-	while ((c = getopt_long(argc, argv, "o:t:qhV", long_options, NULL)) != -1) {
-		switch (c) {
-		/* Any report option gives text, however abbreviated. */
-		case OPT_TREE: kind = REPORT_TREE; kind_given = true; break;
-		case OPT_FLAT: kind = REPORT_FLAT; kind_given = true; break;
-		case OPT_FOLDED: kind = REPORT_FOLDED; kind_given = true; break;
-		case OPT_PPROF: kind = REPORT_PPROF; kind_given = true; break;
-		case OPT_SVG: kind = REPORT_SVG; kind_given = true; break;
-		case OPT_FLAME: kind = REPORT_FLAME; kind_given = true; flameopt.icicle = false; break;
-		case OPT_ICICLE: kind = REPORT_FLAME; kind_given = true; flameopt.icicle = true; break;
-		case OPT_TIMELINE: kind = REPORT_TIMELINE; kind_given = true; break;
-		case OPT_HIGHLIGHT: {
-			int rc;
-			char why[256];
-			if (tlopt.highlight)
-				regfree(&highlight);
-			tlopt.highlight = NULL;
-			if ((rc = regcomp(&highlight, optarg, REG_EXTENDED | REG_NOSUB)) != 0) {
-				regerror(rc, &highlight, why, sizeof why);
-				return usage_error("invalid --highlight '%s': %s", optarg, why);
-			}
-			tlopt.highlight = &highlight;
-			tlopt.highlight_text = optarg;
-			break;
-		}
-		case OPT_SPEEDSCOPE: kind = REPORT_SPEEDSCOPE; kind_given = true; break;
-		case OPT_NODECOUNT:
-			if (!parse_long(optarg, 0, INT_MAX, &v))
-				return usage_error("invalid --nodecount '%s' (a whole number >= 0)", optarg);
-			svgopt.graph.nodecount = (size_t)v;
-			break;
-		case OPT_NODEFRACTION:
-		case OPT_EDGEFRACTION: {
-			double f;
-			if (!parse_double(optarg, &f) || f > 1)
-				return usage_error("invalid --%s '%s' (a number from 0 to 1)",
-						   c == OPT_NODEFRACTION ? "nodefraction" : "edgefraction", optarg);
-			*(c == OPT_NODEFRACTION ? &svgopt.graph.nodefraction : &svgopt.graph.edgefraction) = f;
-			break;
-		}
-		case OPT_SORT:
-			if (strcmp(optarg, "count") == 0 || strcmp(optarg, "self") == 0)
-				ropt.sort = SORT_COUNT;
-			else if (strcmp(optarg, "cum") == 0)
-				ropt.sort = SORT_CUM;
-			else if (strcmp(optarg, "name") == 0)
-				ropt.sort = SORT_NAME;
-			else
-				return usage_error("invalid --sort '%s' (count, cum or name)", optarg);
-			break;
-		case OPT_NOISEFLOOR:
-			if (!parse_double(optarg, &ropt.noisefloor))
-				return usage_error("invalid --noisefloor '%s' (a number >= 0)", optarg);
-			break;
-		case OPT_MINCOUNT:
-			if (!parse_long(optarg, 0, LLONG_MAX, &v))
-				return usage_error("invalid --mincount '%s' (a whole number >= 0)", optarg);
-			ropt.mincount = v;
-			break;
-		case OPT_MAXDEPTH:
-			if (!parse_long(optarg, 0, INT_MAX, &v))
-				return usage_error("invalid --maxdepth '%s' (a whole number >= 0)", optarg);
-			ropt.maxdepth = (int)v;
-			break;
-		case OPT_THREADS: copt.by_thread = true; break;
-		case OPT_PROCESSES: copt.by_process = true; break;
-		case OPT_PID:
-			free(pids);
-			if (!parse_tids(optarg, &pids, &npids))
-				return usage_error("invalid --pid '%s' (process ids separated by commas)", optarg);
-			ropt.pid_filter = optarg;
-			break;
-		case OPT_TID:
-			free(tids);
-			if (!parse_tids(optarg, &tids, &ntids))
-				return usage_error("invalid --tid '%s' (thread ids separated by commas)", optarg);
-			ropt.tid_filter = optarg;
-			break;
-		case OPT_FUNCTIONS: copt.granularity = CT_FUNCTIONS; break;
-		case OPT_LINES: copt.granularity = CT_LINES; break;
-		case OPT_FILES: copt.granularity = CT_FILES; break;
-		case OPT_ADDRESSES: copt.granularity = CT_ADDRESSES; break;
-		case OPT_NOINLINES: copt.noinlines = true; break;
-		case OPT_FULL_NAMES: copt.full_names = true; break;
-		case OPT_COLOR:
-			if (strcmp(optarg, "auto") && strcmp(optarg, "always") && strcmp(optarg, "never"))
-				return usage_error("invalid --color '%s' (auto, always or never)", optarg);
-			color = optarg;
-			break;
-		case OPT_SYMBOLIZER:
-			if (strcmp(optarg, "dw") && strcmp(optarg, "bfd"))
-				return usage_error("invalid --symbolizer '%s' (dw or bfd)", optarg);
-			sopt.bfd = strcmp(optarg, "bfd") == 0;
-			break;
-		case OPT_NO_DEMANGLE: sopt.symbolize.no_demangle = true; break;
-		case OPT_MAX_INPUT:
-			if (!parse_size(optarg, &sopt.max_input))
-				return usage_error("invalid --max-input '%s' (a size such as 512M or 2G; 0 for no limit)",
-						   optarg);
-			break;
-		case OPT_DUMP_LOCATIONS: dump = true; break;
-		case OPT_FILTER + PV_FILTER_FOCUS: case OPT_FILTER + PV_FILTER_IGNORE:
-		case OPT_FILTER + PV_FILTER_HIDE: case OPT_FILTER + PV_FILTER_SHOW:
-		case OPT_FILTER + PV_FILTER_SHOW_FROM: case OPT_FILTER + PV_FILTER_PRUNE_FROM: {
-			const char *err;
-			if (pv_filters_add(&filters, (enum pv_filter_kind)(c - OPT_FILTER), optarg, &err) < 0) {
-				pv_filters_free(&filters);
-				if (!err)
-					return pv_oom(), 1;
-				return usage_error("invalid --%s '%s': %s", pv_filter_name(c - OPT_FILTER),
-						   optarg, err);
-			}
-			break;
-		}
-		case 'o': output = optarg; break;
-		case 't':
-			if (!optarg[0])
-				return usage_error("%s", "empty --field-separator");
-			ropt.field_sep = optarg;
-			break;
-		case OPT_DIFF_BASE: bases[nbases++] = optarg; break;
-		case OPT_TIME: {
-			const char *why;
-			if (!pv_span_parse(optarg, &spans[nspans], &why))
-				return usage_error("invalid --time '%s' (%s)", optarg, why);
-			nspans++;
-			break;
-		}
-		case OPT_NORMALIZE: dopt.normalize = true; break;
-		case OPT_SIGNIFICANT: ropt.significant = true; break;
-		case OPT_FDR:
-			if (!parse_double(optarg, &dopt.fdr) || !(dopt.fdr > 0) || !(dopt.fdr < 1))
-				return usage_error("invalid --fdr '%s' (a number between 0 and 1)", optarg);
-			break;
-		case 'q': sopt.quiet = true; break;
-		case 'h': usage(stdout); return 0;
-		case 'V': printf("profview %s\n", PROFVIEW_VERSION); return 0;
-		case OPT_TUI: tui = true; break;
-		case OPT_REVERSE: reverse = true; break;
-		case OPT_HIDE_KERNEL: hide_kernel = true; break;
-		case OPT_SAMPLE_INDEX:
-			if (!optarg[0])
-				return usage_error("%s", "empty --sample-index");
-			copt.sample_index = optarg;
-			break;
-		default:
-			fprintf(stderr, "Try 'profview --help' for more information.\n");
-			return 2;
-		}
-	}
+	while ((c = getopt_long(argc, argv, "o:t:qhV", long_options, NULL)) != -1)
+		if ((ret = parse_option(&a, c, optarg)) >= 0)
+			return ret;
 	if (optind >= argc)
 		return usage_error("%s", "no trace given");
 	/* Any report option, -o or a pipe give text; --tui forces the browser. */
-	if (!tui && !kind_given && !output && !dump && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO))
-		tui = true;
+	if (!a.tui && !a.kind_given && !a.output && !a.dump && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO))
+		a.tui = true;
 	/* "profview ./app prof.out", as pprof takes it: an executable first is
 	 * the program whose symbols the profile's addresses are read with. */
 	if (pv_is_elf(argv[optind])) {
 		if (argc - optind == 1)
 			return usage_error("'%s' is a program, not a profile: give its profile after it",
 					   argv[optind]);
-		sopt.program = argv[optind++];
+		a.sopt.program = argv[optind++];
 	}
-	copt.tids = tids;
-	copt.ntids = ntids;
-	{
-		const char *same = output_is_input(output, argv + optind, (size_t)(argc - optind));
-		if (!same)
-			same = output_is_input(output, bases, nbases);
-		if (!same && sopt.program)
-			same = output_is_input(output, (char *const *)&sopt.program, 1);
-		if (same) {
-			pv_error("cannot write '%s': it is the input '%s'; not writing the report over it",
-				 output, same);
-			return 2;
-		}
-	}
-
-	pv_error_set_quiet(sopt.quiet);
-	if (kind == REPORT_SVG && !tui && !dump)
+	profiles = argv + optind;
+	nprofiles = (size_t)(argc - optind);
+	if ((ret = check_output(&a, profiles, nprofiles)) >= 0)
+		return ret;
+	pv_error_set_quiet(a.sopt.quiet);
+	if (a.kind == PV_REPORT_SVG && !a.tui && !a.dump)
 		report_svg_ready();
-	if (ropt.field_sep && (tui || (kind != REPORT_TREE && kind != REPORT_FLAT)))
-		return usage_error("%s", "--field-separator makes tables of the flat and tree reports: give --flat or --tree");
-	if (ropt.significant && kind != REPORT_TREE && kind != REPORT_FLAT && !tui)
-		return usage_error("%s", "--significant filters the flat and tree reports and the browser: the pictures colour what is significant");
-	if (tlopt.highlight && kind != REPORT_TIMELINE)
-		return usage_error("%s", "--highlight colours the timeline: give --timeline");
-	if (kind == REPORT_TIMELINE && nbases)
-		return usage_error("%s", "--timeline shows one profile, not a comparison: leave out --diff-base");
-	if (kind == REPORT_SPEEDSCOPE && nbases && !tui)
-		return usage_error("%s", "--speedscope shows the samples of one profile: it cannot compare (--diff-base)");
-	if ((dopt.normalize || ropt.significant) && !nbases)
-		return usage_error("--%s compares: give the base profile with --diff-base",
-				   dopt.normalize ? "normalize" : "significant");
-	if (nbases ? pv_source_open_diff(bases, nbases, argv + optind, (size_t)(argc - optind), &sopt,
-					 &src) < 0
-		   : pv_source_open(argv + optind, (size_t)(argc - optind), &sopt, &src) < 0)
+	if ((ret = check_report(&a)) >= 0)
+		return ret;
+	ret = 1;
+	if (a.nbases ? pv_source_open_diff(a.bases, a.nbases, profiles, nprofiles, &a.sopt, &src) < 0
+		     : pv_source_open(profiles, nprofiles, &a.sopt, &src) < 0)
 		goto out;
-	if (src.p->diff)
-		ropt.diff = &dopt;
-	p = src.p;
-	if (dump) {
-		ret = dump_locations(stdout, p, src.mods) < 0 || fflush(stdout) != 0;
+	if (a.dump) {
+		ret = dump_locations(stdout, src.p, src.mods) < 0 || fflush(stdout) != 0;
 		goto out;
 	}
-	/* The view the options ask for: the threads, the filters, the
-	 * reverse, in that order (pipeline.h). */
-	if (pv_filters_any(&filters))
-		steps[nsteps++] = (struct pv_step){ .kind = PV_STEP_FILTERS, .filters = &filters, .warn = true };
-	if (reverse)
-		steps[nsteps++] = (struct pv_step){ .kind = PV_STEP_REVERSE };
-	view = (struct pv_view){ .tids = tids, .ntids = ntids, .pids = pids, .npids = npids, .spans = spans, .nspans = nspans,
-				 .steps = steps, .nsteps = nsteps, .hide_kernel = hide_kernel,
-				 .granularity = copt.granularity, .by_thread = copt.by_thread,
-				 .by_process = copt.by_process, .noinlines = copt.noinlines, .full_names = copt.full_names,
-				 .sample_index = copt.sample_index,
-				 .paths_only = !tui && (kind == REPORT_FLAT || kind == REPORT_SVG ||
-							      kind == REPORT_TIMELINE ||
-							      kind == REPORT_SPEEDSCOPE) };
-	if (tui) {
-		struct browser_options bo = { .view = view, .noisefloor = ropt.noisefloor ? ropt.noisefloor : 1,
-					      .color = strcmp(color, "never") != 0 && !getenv("NO_COLOR"),
-					      .diff = src.p->diff ? &dopt : NULL, .significant = ropt.significant };
-		ret = browser_run(p, &bo) < 0;
+	view = view_of(&a, steps);
+	if (a.tui) {
+		struct browser_options bo = { .view = view, .noisefloor = a.ro.noisefloor ? a.ro.noisefloor : 1,
+					      .color = strcmp(a.color, "never") != 0 && !getenv("NO_COLOR"),
+					      .diff = src.p->diff ? &a.dopt : NULL, .significant = a.ro.significant };
+		ret = browser_run(src.p, &bo) < 0;
 		goto out;
 	}
-	if (pv_view_run(p, &view, kind != REPORT_PPROF, &res) < 0)
+	if (pv_view_run(src.p, &view, pv_report_kind(a.kind)->needs != PV_NEEDS_PROFILE, &res) < 0)
 		goto out;
-	if (res.spans[0]) {
-		ropt.time_spans = res.spans;
-		ropt.time_samples = res.in_spans;
-	}
-	if (res.steps[0]) {
-		ropt.filters = res.steps;
-		ropt.filter_total = res.before;
-		ropt.filter_kept = res.after;
-	}
-	if (kind == REPORT_PPROF) {
-		ret = write_pprof(p, output, copt.sample_index, ropt.diff) < 0;
-		goto out;
-	}
-	t = res.t;
-	if (output) {
-		out = open_output(output);
-		if (!out) {
-			out = stdout;
-			goto out;
-		}
-	}
-	if (strcmp(color, "always") == 0)
-		ropt.color = true;
-	else if (strcmp(color, "auto") == 0)
-		ropt.color = !output && isatty(STDOUT_FILENO) && !getenv("NO_COLOR") &&
-			     !(getenv("TERM") && strcmp(getenv("TERM"), "dumb") == 0);
-	if (getenv("NO_COLOR") && getenv("NO_COLOR")[0])
-		ropt.color = false;
-
-	if (kind == REPORT_TIMELINE) {
-		tlopt.from_ns = res.span_from;
-		tlopt.to_ns = res.span_to;
-		tlopt.by_thread = copt.by_thread;
-		tlopt.filters = ropt.filters;
-		tlopt.spans = ropt.time_spans;
-		ret = report_timeline(out, t, &tlopt) < 0;
-	} else if (kind == REPORT_FLAME) {
-		flameopt.noisefloor = ropt.noisefloor;
-		flameopt.mincount = ropt.mincount;
-		flameopt.maxdepth = ropt.maxdepth;
-		flameopt.filters = picture_label(label, sizeof label, &ropt);
-		flameopt.diff = ropt.diff;
-		ret = report_flame(out, t, &flameopt) < 0;
-	} else if (kind == REPORT_SVG) {
-		svgopt.noisefloor = ropt.noisefloor;
-		svgopt.filters = picture_label(label, sizeof label, &ropt);
-		svgopt.diff = ropt.diff;
-		ret = report_svg(out, t, &svgopt) < 0;
-	} else if (kind == REPORT_SPEEDSCOPE) {
-		char title[1024];
-		struct speedscope_options so = {
-			.name = speedscope_title(title, sizeof title, p, argv[optind], &ropt) };
-		ret = report_speedscope(out, t, &so) < 0;
-	} else if (kind == REPORT_FOLDED) {
-		ret = report_folded(out, t, &ropt) < 0;
-	} else if (ropt.field_sep || t->dn) {
-		if (!ropt.field_sep)
-			report_header(out, t, &ropt);
-		if (kind == REPORT_FLAT)
-			ret = report_table_flat(out, t, &ropt) < 0;
-		else
-			ret = report_table_tree(out, t, &ropt) < 0;
-	} else {
-		report_header(out, t, &ropt);
-		if (kind == REPORT_FLAT)
-			ret = report_flat(out, t, &ropt) < 0;
-		else
-			ret = report_tree(out, t, &ropt) < 0;
-	}
-	if (fflush(out) != 0 || ferror(out)) {
-		pv_error("cannot write '%s': %s", output ? output : "standard output", strerror(errno));
-		ret = 1;
-	}
+	ret = write_report(&a, &res, profiles[0]);
 out:
 	report_svg_unready();
-	if (out != stdout && fclose(out) != 0 && ret == 0)
-		ret = pv_error("cannot write '%s': %s", output, strerror(errno)) ? 1 : 1;
 	pv_result_free(&res);
 	pv_source_close(&src);
-	pv_filters_free(&filters);
-	free(tids);
-	free(pids);
-	free(bases);
-	free(spans);
-	if (tlopt.highlight)
-		regfree(&highlight);
+	args_free(&a);
 	return ret;
 }

@@ -99,3 +99,68 @@ void pv_xml_put(FILE *out, const char *s, size_t nchars, bool ellipsis)
 		}
 	}
 }
+
+/* The JSON of the character at *c (advanced past it) into e, at most 6
+ * bytes: an escape, or the character's bytes as they are. */
+static size_t json_char(const unsigned char **c, char e[6], bool script)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = *c;
+	unsigned u = p[0];
+	size_t len = 1;
+
+	if (u == '"' || u == '\\') {
+		e[0] = '\\', e[1] = (char)u;
+		*c = p + 1;
+		return 2;
+	}
+	if (script && u == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9))
+		u = 0x2000 | (p[2] & 0x3f), len = 3;
+	if (u < 0x20 || (script && (u == '<' || u == '>' || u == '&')) || len == 3) {
+		char x[6] = { '\\', 'u', hex[u >> 12], hex[(u >> 8) & 15], hex[(u >> 4) & 15], hex[u & 15] };
+		memcpy(e, x, 6);
+		*c = p + len;
+		return 6;
+	}
+	/* a whole UTF-8 sequence (pv_escape made it valid) */
+	if (u >= 0xc0)
+		len = u >= 0xf0 ? 4 : u >= 0xe0 ? 3 : 2;
+	for (size_t i = 0; i < len; i++) {
+		if (!p[i])
+			return i ? (*c = p + i, i) : 0;
+		e[i] = (char)p[i];
+	}
+	*c = p + len;
+	return len;
+}
+
+size_t pv_json_escape(char *buf, size_t n, const char *s, bool script)
+{
+	const unsigned char *c = (const unsigned char *)s;
+	size_t k = 0;
+
+	while (*c) {
+		const unsigned char *at = c;
+		char e[6];
+		size_t m = json_char(&c, e, script);
+		if (k + m >= n) {
+			c = at;
+			break;
+		}
+		memcpy(buf + k, e, m);
+		k += m;
+	}
+	buf[k] = '\0';
+	return k;
+}
+
+void pv_json_put(FILE *out, const char *s)
+{
+	const unsigned char *c = (const unsigned char *)s;
+	char e[6];
+
+	fputc('"', out);
+	while (*c)
+		fwrite(e, 1, json_char(&c, e, true), out);
+	fputc('"', out);
+}

@@ -35,4 +35,17 @@ char *pv_escape(char *buf, size_t n, const char *s);
  * a name longer than that ends in ".." within the nchars. */
 void pv_xml_put(FILE *out, const char *s, size_t nchars, bool ellipsis);
 
+/* Write s, a name pv_escape made, as a JSON string that is also safe in a
+ * script inside a CDATA section or HTML: quotes and backslashes escaped,
+ * '<', '>', '&', control characters and the line separators U+2028 and
+ * U+2029 as \uXXXX (never "]]>" nor "</script"). */
+void pv_json_put(FILE *out, const char *s);
+/* The same without the quotes into buf (n > 0 bytes, always terminated;
+ * a character that does not fit whole is left out with the rest): with
+ * script as pv_json_put, else quotes, backslashes and control characters
+ * alone escaped.  Each byte of s takes at most PV_JSON_GROWTH.  Returns
+ * the length written. */
+#define PV_JSON_GROWTH 6
+size_t pv_json_escape(char *buf, size_t n, const char *s, bool script);
+
 #endif

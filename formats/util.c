@@ -6,6 +6,7 @@
 #include "error.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -56,4 +57,53 @@ const char *pv_size_str(char *buf, size_t n, uint64_t bytes)
 	}
 	snprintf(buf, n, "%" PRIu64 " %s", bytes, units[u]);
 	return buf;
+}
+
+void pv_strbuf_add(struct pv_strbuf *b, const char *s, size_t n)
+{
+	if (b->failed)
+		return;
+	if (pv_grow(&b->s, &b->cap, b->len + n + 1, 1) < 0) {
+		b->failed = true;
+		return;
+	}
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+void pv_strbuf_printf(struct pv_strbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->failed)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || pv_grow(&b->s, &b->cap, b->len + (size_t)n + 1, 1) < 0) {
+		b->failed = true;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+void pv_strbuf_puts(struct pv_strbuf *b, const char *s)
+{
+	pv_strbuf_add(b, s, strlen(s));
+}
+
+void pv_strbuf_putc(struct pv_strbuf *b, char c)
+{
+	pv_strbuf_add(b, &c, 1);
+}
+
+void pv_strbuf_free(struct pv_strbuf *b)
+{
+	free(b->s);
+	*b = (struct pv_strbuf){ 0 };
 }

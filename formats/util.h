@@ -2,6 +2,7 @@
 #ifndef PROFVIEW_UTIL_H
 #define PROFVIEW_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -49,5 +50,18 @@ static inline const char *pv_base_name(const char *path)
 	const char *s = strrchr(path, '/');
 	return s ? s + 1 : path;
 }
+
+/* A growing string, terminated once anything is added; failed after it
+ * could not grow (then it stays as it was, and pv_oom has said so). */
+struct pv_strbuf {
+	char *s;
+	size_t len, cap;
+	bool failed;
+};
+void pv_strbuf_add(struct pv_strbuf *b, const char *s, size_t n);
+void pv_strbuf_puts(struct pv_strbuf *b, const char *s);
+void pv_strbuf_putc(struct pv_strbuf *b, char c);
+void pv_strbuf_printf(struct pv_strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void pv_strbuf_free(struct pv_strbuf *b);
 
 #endif

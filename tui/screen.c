@@ -5,6 +5,7 @@
 #include "tree-widget.h"
 
 #include "error.h"
+#include "present.h"
 #include "units.h"
 
 #include <errno.h>
@@ -39,11 +40,6 @@ struct screen {
 	FILE *timing;          /* PROFVIEW_TIMING's file, or NULL */
 	struct timespec t_key; /* when the key being handled was read */
 };
-
-static double pct(int64_t part, int64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
 
 /* ---- messages ---------------------------------------------------------- */
 
@@ -86,32 +82,15 @@ static void put_cut(const struct screen *sc, const char *s, int width)
 
 /* ---- a comparison's columns -------------------------------------------- */
 
-/* A value in the tree's weight as the text reports show it: milliseconds
- * for a time, else samples (a decimal when a scale made it fractional);
- * with sign, a + before a positive one. */
-static void fmt_weight(const struct calltree *t, char *buf, size_t n, double v, bool sign)
-{
-	const char *plus = sign && v > 0 ? "+" : "";
-
-	v += 0.0; /* no "-0" */
-	if (fabs(v) < (t->v_value != PV_NONE ? ct_value_div(t) / 20 : 0.05))
-		v = 0, plus = "";
-	if (t->v_value != PV_NONE)
-		snprintf(buf, n, "%s%.1f", plus, v / ct_value_div(t));
-	else if (v == floor(v) && fabs(v) < 1e15)
-		snprintf(buf, n, "%s%.0f", plus, v);
-	else
-		snprintf(buf, n, "%s%.1f", plus, v);
-}
-
 /* base, new, delta, delta% of a cell, in the columns of diff_columns(). */
 static void diff_line(const struct calltree *t, const struct pv_diff_cell *c, char *line, size_t n)
 {
-	char base[32], new_[32], delta[32], pct[32];
+	char base[PV_FIXED_LEN], new_[PV_FIXED_LEN], delta[PV_FIXED_LEN], pct[32];
 
-	fmt_weight(t, base, sizeof base, c->base, false);
-	fmt_weight(t, new_, sizeof new_, c->new_, false);
-	fmt_weight(t, delta, sizeof delta, c->delta, true);
+	/* as the comparison's tables write them (present.h) */
+	pv_weight_text(t, base, c->base, false);
+	pv_weight_text(t, new_, c->new_, false);
+	pv_weight_text(t, delta, c->delta, true);
 	pv_diff_pct_text(pct, sizeof pct, c->pct);
 	snprintf(line, n, "%9s %9s %9s %7s ", base, new_, delta, pct);
 }
@@ -170,8 +149,8 @@ static void cb_draw(void *ctx, uint32_t item, int depth, bool expanded, bool kid
 		put_verdict(sc, b->cells[item].verdict, attr, width - x);
 		x += 8;
 	} else {
-		snprintf(line, sizeof line, "%6.1f%% %6.1f%% %8" PRId64 " ±%-5.0f ", pct(ct_weight(b->t, nd), total),
-			 pct(selfw, total), nd->count, sqrt((double)nd->count));
+		snprintf(line, sizeof line, "%6.1f%% %6.1f%% %8" PRId64 " ±%-5.0f ", pv_percent(ct_weight(b->t, nd), total),
+			 pv_percent(selfw, total), nd->count, sqrt((double)nd->count));
 		mvaddnstr(y, 0, line, width);
 		x = (int)strlen(line) - 1; /* ± is two bytes, one column */
 	}
@@ -279,7 +258,7 @@ static void draw_flat(struct screen *sc, int y0, int height, int width)
 			continue;
 		}
 		snprintf(line, sizeof line, "%6.1f%% %6.1f%% %8" PRId64 " ±%-5.0f %s%s  %s",
-			 pct(ct_self_weight(b->t, row), total), pct(ct_cum_weight(b->t, row), total),
+			 pv_percent(ct_self_weight(b->t, row), total), pv_percent(ct_cum_weight(b->t, row), total),
 			 row->self_count, sqrt((double)row->self_count), kernel_mark(b->t, row->frame),
 			 calltree_frame_name(b->t, row->frame, nbuf, sizeof nbuf),
 			 calltree_frame_where(b->t, row->frame, wbuf, sizeof wbuf));
@@ -308,12 +287,12 @@ static void draw_picker(struct screen *sc, int y0, int height, int width)
 				 cpu, "");
 		else if (tr->tid == BROWSE_CMD_THREADS)
 			snprintf(line, sizeof line, "%6.1f%% %8" PRId64 "  %10s  %-8s  [the threads of --tid]",
-				 pct(tr->value, total), tr->count, cpu, "");
+				 pv_percent(tr->value, total), tr->count, cpu, "");
 		else {
 			char pr[256];
 			pv_thread_process_name(b->orig, tr->thread, pr, sizeof pr);
 			snprintf(line, sizeof line, "%6.1f%% %8" PRId64 "  %10s  %-8" PRIu32 "  %s%s%s",
-				 pct(tr->value, total), tr->count, cpu, tr->tid, pv_str(b->orig, tr->name),
+				 pv_percent(tr->value, total), tr->count, cpu, tr->tid, pv_str(b->orig, tr->name),
 				 pr[0] ? " in " : "", pr);
 		}
 		list_row(sc, y0 + y, line, width, r == b->tcursor);
@@ -519,7 +498,7 @@ static void draw(struct screen *sc)
 		off = sizeof buf - 1;
 	if (b->have_re && off < sizeof buf)
 		snprintf(buf + off, sizeof buf - off, "   search /%s/: %zu matches, %.1f%%", b->pattern, b->nmatches,
-			 pct(b->match_weight, total));
+			 pv_percent(b->match_weight, total));
 	move(2, 0);
 	put_cut(sc, buf, width);
 	/* The time strip, then the columns. */

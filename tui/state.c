@@ -5,9 +5,8 @@
 
 #include "error.h"
 #include "outfile.h"
-#include "report-flame.h"
-#include "report-svg.h"
-#include "report-text.h"
+#include "present.h"
+#include "report.h"
 #include "util.h"
 
 #include <errno.h>
@@ -23,11 +22,6 @@
 #include <unistd.h>
 
 static const char *const act_names[] = { "zoom", "focus", "ignore", "hide", "callers", "time" };
-
-static double pct(int64_t part, int64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
 
 /* ---- nodes and their paths --------------------------------------------- */
 
@@ -594,7 +588,7 @@ void browse_next_match(struct browse *b, bool forward)
 	best = b->matches[idx];
 	reveal(b, best);
 	snprintf(b->status, sizeof b->status, "match %zu of %zu for /%s/ (%.1f%% in all)", idx + 1, b->nmatches,
-		 b->pattern, pct(b->match_weight, ct_weight(b->t, &b->t->nodes[0])));
+		 b->pattern, pv_percent(b->match_weight, ct_weight(b->t, &b->t->nodes[0])));
 }
 
 int browse_search(struct browse *b, const char *pattern)
@@ -876,6 +870,9 @@ int browse_export(struct browse *b, bool flame)
 	 * samples (its totals, its noise floors). */
 	struct calltree *sub = calltree_subtree(b->t, b->root);
 	const char *steps = b->res.steps[0] ? b->res.steps : NULL;
+	enum pv_report_kind kind = flame ? PV_REPORT_FLAME : PV_REPORT_SVG;
+	struct pv_report_options ro = PV_REPORT_OPTIONS_DEFAULT;
+	struct pv_report_ctx c;
 	char path[256], cwd[PATH_MAX], why[256];
 	struct stat st;
 	FILE *f = NULL;
@@ -897,15 +894,10 @@ int browse_export(struct browse *b, bool flame)
 		ret = 0;
 		goto out;
 	}
-	if (flame) {
-		struct flame_options fo = { .noisefloor = b->floor, .filters = steps, .diff = b->dopt };
-		r = report_flame(f, sub, &fo);
-	} else {
-		struct svg_options so = { .graph = { GRAPH_DEFAULT_NODECOUNT, GRAPH_DEFAULT_NODEFRACTION,
-						     GRAPH_DEFAULT_EDGEFRACTION },
-					  .noisefloor = b->floor, .filters = steps, .diff = b->dopt };
-		r = report_svg(f, sub, &so);
-	}
+	ro.noisefloor = b->floor;
+	c = (struct pv_report_ctx){ .o = &ro, .t = sub, .diff = b->dopt, .filters = steps };
+	r = pv_report_prepare(&c, kind) < 0 ? -1 : pv_report_write(f, kind, &c);
+	pv_report_ctx_free(&c);
 	if (fclose(f) != 0 || r < 0) {
 		snprintf(b->status, sizeof b->status, "cannot write '%s'", path);
 	} else {
@@ -939,6 +931,11 @@ __attribute__((format(printf, 2, 3))) static void status_add(struct browse *b, c
 	va_end(ap);
 }
 
+static void status_item(void *arg, const char *phrase)
+{
+	status_add(arg, "%s", phrase);
+}
+
 void browse_startup_warnings(struct browse *b)
 {
 	const struct pv_profile *p = b->orig;
@@ -948,14 +945,7 @@ void browse_startup_warnings(struct browse *b)
 	if (!p->finished)
 		status_add(b, p->live ? "the program is still running: the trace holds what came so far"
 				      : "the trace was not finished");
-	if (p->lost)
-		status_add(b, "%" PRIu64 " samples lost%s%s", p->lost,
-			   pv_str(p, p->lost_cause)[0] ? ": the trace could not grow: " : "",
-			   pv_str(p, p->lost_cause));
-	if (p->truncated)
-		status_add(b, "%" PRIu64 " samples with incomplete stacks", p->truncated);
-	if (p->dropped_bytes)
-		status_add(b, "%" PRIu64 " bytes of damaged input dropped", p->dropped_bytes);
+	pv_input_problems(p, false, status_item, b);
 	if (report_unsampled(p, say, sizeof say))
 		status_add(b, "%s", say);
 	if (report_collector(p, say, sizeof say))

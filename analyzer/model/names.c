@@ -22,36 +22,6 @@
 #define NAMES_WHOLE UINT32_MAX /* shown as the profile has it */
 #define GROUP_DEPTH 256        /* nesting of brackets read */
 
-struct sbuf {
-	char *s;
-	size_t n, cap;
-	bool bad;              /* out of memory */
-};
-
-static void sb_putn(struct sbuf *b, const char *s, size_t len)
-{
-	if (b->bad)
-		return;
-	if (b->n + len + 1 > b->cap) {
-		size_t cap = (b->n + len + 1) * 2;
-		char *p = realloc(b->s, cap);
-		if (!p) {
-			b->bad = true;
-			return;
-		}
-		b->s = p;
-		b->cap = cap;
-	}
-	memcpy(b->s + b->n, s, len);
-	b->n += len;
-	b->s[b->n] = '\0';
-}
-
-static void sb_putc(struct sbuf *b, char c)
-{
-	sb_putn(b, &c, 1);
-}
-
 static bool ident(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
@@ -216,7 +186,7 @@ struct shortener {
 	enum names_form form;
 	bool has_params;       /* spaces at the outer level end a return type */
 	size_t own;            /* where the own parameter list opens in s */
-	struct sbuf out;
+	struct pv_strbuf out;
 	size_t mark;           /* where the name starts in out (after a prefix) */
 };
 
@@ -226,7 +196,7 @@ static bool scan(struct shortener *x, size_t from, size_t to, bool outer);
  * ("<T as Trait>::f", Rust's) rather than template arguments? */
 static bool at_name_start(const struct shortener *x)
 {
-	char c = x->out.n > x->mark ? x->out.s[x->out.n - 1] : 0;
+	char c = x->out.len > x->mark ? x->out.s[x->out.len - 1] : 0;
 
 	return !c || c == ':' || c == '(' || c == ',' || c == ' ' || c == '<';
 }
@@ -238,7 +208,7 @@ static size_t scan_operator(struct shortener *x, size_t i, size_t to, size_t op,
 {
 	const char *s = x->s;
 
-	sb_putn(&x->out, s + i, op);
+	pv_strbuf_add(&x->out, s + i, op);
 	i += op;
 	if (op == 8 && i < to && s[i] == ' ') {
 		/* "operator unsigned long", "operator std::vector<int>",
@@ -252,7 +222,7 @@ static size_t scan_operator(struct shortener *x, size_t i, size_t to, size_t op,
 				return 0;
 			k = e;
 		}
-		sb_putc(&x->out, ' ');
+		pv_strbuf_putc(&x->out, ' ');
 		if (!scan(x, i + 1, k, false))
 			return 0;
 		return k;
@@ -262,7 +232,7 @@ static size_t scan_operator(struct shortener *x, size_t i, size_t to, size_t op,
 		if (!e)
 			return 0;
 		if (x->form == NAMES_TEMPLATES)
-			sb_putn(&x->out, s + i, e - i);
+			pv_strbuf_add(&x->out, s + i, e - i);
 		i = e;
 	}
 	return i;
@@ -289,28 +259,28 @@ static bool scan(struct shortener *x, size_t from, size_t to, bool outer)
 			if (!(e = group_end(s, to, i)))
 				return false;
 			if (at_name_start(x)) {
-				sb_putc(&x->out, '<');
+				pv_strbuf_putc(&x->out, '<');
 				if (!scan(x, i + 1, e - 1, false))
 					return false;
-				sb_putc(&x->out, '>');
+				pv_strbuf_putc(&x->out, '>');
 			} else if (x->form == NAMES_TEMPLATES) {
-				sb_putn(&x->out, s + i, e - i);
+				pv_strbuf_add(&x->out, s + i, e - i);
 			}
 			i = e;
 			break;
 		case '(':
 			if (starts(s, to, i, "(anonymous namespace)")) {
-				sb_putn(&x->out, s + i, 21);
+				pv_strbuf_add(&x->out, s + i, 21);
 				i += 21;
 				break;
 			}
 			if (!(e = group_end(s, to, i)))
 				return false;
 			if (!outer) {
-				sb_putc(&x->out, '(');
+				pv_strbuf_putc(&x->out, '(');
 				if (!scan(x, i + 1, e - 1, false))
 					return false;
-				sb_putc(&x->out, ')');
+				pv_strbuf_putc(&x->out, ')');
 				i = e;
 				break;
 			}
@@ -318,14 +288,14 @@ static bool scan(struct shortener *x, size_t from, size_t to, bool outer)
 			 * qualifiers after it end the name) or that of a
 			 * function the name is local to. */
 			size_t q = quals_end(s, to, e);
-			if (q == to && x->out.n == x->mark)
+			if (q == to && x->out.len == x->mark)
 				return false; /* no name before it */
 			if (q == to && x->form == NAMES_PARAMS) {
-				sb_putc(&x->out, '(');
+				pv_strbuf_putc(&x->out, '(');
 				if (!scan(x, i + 1, e - 1, false))
 					return false;
-				sb_putc(&x->out, ')');
-				sb_putn(&x->out, s + e, q - e);
+				pv_strbuf_putc(&x->out, ')');
+				pv_strbuf_add(&x->out, s + e, q - e);
 			}
 			i = q;
 			break;
@@ -333,10 +303,10 @@ static bool scan(struct shortener *x, size_t from, size_t to, bool outer)
 			/* {lambda(int)#1}, {unnamed type#1} */
 			if (!(e = group_end(s, to, i)))
 				return false;
-			sb_putc(&x->out, '{');
+			pv_strbuf_putc(&x->out, '{');
 			if (!scan(x, i + 1, e - 1, false))
 				return false;
-			sb_putc(&x->out, '}');
+			pv_strbuf_putc(&x->out, '}');
 			i = e;
 			break;
 		case '[':
@@ -346,16 +316,16 @@ static bool scan(struct shortener *x, size_t from, size_t to, bool outer)
 				i = e;
 				break;
 			}
-			sb_putc(&x->out, s[i++]);
+			pv_strbuf_putc(&x->out, s[i++]);
 			break;
 		case ' ':
 			if (outer && x->has_params) {
 				/* what came before was a return type */
-				x->out.n = x->mark;
+				x->out.len = x->mark;
 				i++;
 				break;
 			}
-			sb_putc(&x->out, s[i++]);
+			pv_strbuf_putc(&x->out, s[i++]);
 			break;
 		case ')':
 		case '>':
@@ -363,10 +333,10 @@ static bool scan(struct shortener *x, size_t from, size_t to, bool outer)
 		case '}':
 			if (outer)
 				return false;
-			sb_putc(&x->out, s[i++]);
+			pv_strbuf_putc(&x->out, s[i++]);
 			break;
 		default:
-			sb_putc(&x->out, s[i++]);
+			pv_strbuf_putc(&x->out, s[i++]);
 		}
 	}
 	return true;
@@ -406,8 +376,8 @@ char *names_shorten(const char *name, enum names_form form)
 	for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
 		if (starts(name, core, 0, prefixes[i])) {
 			start = strlen(prefixes[i]);
-			sb_putn(&x.out, name, start);
-			x.mark = x.out.n;
+			pv_strbuf_add(&x.out, name, start);
+			x.mark = x.out.len;
 			break;
 		}
 	own = own_params(name + start, core - start);
@@ -418,12 +388,12 @@ char *names_shorten(const char *name, enum names_form form)
 	if (x.has_params ? own == 0 || name[start + own - 1] == ' ' || name[start + own - 1] == '.'
 			 : !memmem(name + start, core - start, "::", 2))
 		goto whole;
-	if (!scan(&x, start, core, true) || x.out.n == x.mark)
+	if (!scan(&x, start, core, true) || x.out.len == x.mark)
 		goto whole;
-	sb_putn(&x.out, name + core, clone_len);
+	pv_strbuf_add(&x.out, name + core, clone_len);
 	if (plt)
-		sb_putn(&x.out, "@plt", 4);
-	if (x.out.bad)
+		pv_strbuf_add(&x.out, "@plt", 4);
+	if (x.out.failed)
 		goto oom;
 	return x.out.s;
 whole:

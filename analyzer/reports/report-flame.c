@@ -17,11 +17,11 @@
  * larger change, grey where the change is not significant; the titles
  * give both sides, the change and its q-value.
  */
-#include "report-flame.h"
-#include "report-text.h"
+#include "report.h"
+#include "present.h"
 #include "error.h"
 #include "escape.h"
-#include "raw-cpu.h"
+#include "scripts.h"
 #include "units.h"
 
 #include <inttypes.h>
@@ -48,7 +48,8 @@
 struct flame {
 	FILE *out;                   /* NULL: only lay out (first pass) */
 	const struct calltree *t;
-	const struct flame_options *o;
+	const struct pv_report_options *o;
+	const char *label;           /* what is in force, for the subtitle, or NULL */
 	bool by_value;               /* weigh by the profile's value, not counts */
 	double scale;                /* px per unit of weight */
 	int64_t total;               /* the root's weight */
@@ -57,7 +58,7 @@ struct flame {
 	double *x;                   /* left edge of each node, px */
 	unsigned char *grey;         /* at or below the noise floor */
 	double top;                  /* y of the top row: TOP, more for a comparison */
-	struct pv_diff_cell *cells;  /* a comparison's, per node; NULL if none */
+	const struct pv_diff_cell *cells; /* a comparison's, per node; NULL if none */
 	double fdr;                  /* ... and the false discovery rate it used */
 	char note[512];
 	uint32_t *stack;
@@ -81,12 +82,6 @@ static size_t escape_name(struct flame *f, char *buf)
 	for (const unsigned char *c = (const unsigned char *)buf; *c; c++)
 		chars += (*c & 0xc0) != 0x80;
 	return chars;
-}
-
-/* Write the first nchars characters of an escaped name, as XML text. */
-static void put_escaped(FILE *out, const char *s, size_t nchars)
-{
-	pv_xml_put(out, s, nchars, false);
 }
 
 /* A warm colour from the name, the same for the same name in every run. */
@@ -113,16 +108,6 @@ static void kernel_colour(const char *name, int rgb[3])
 	rgb[0] = 40 + (int)(h % 60);
 	rgb[1] = 150 + (int)((h >> 8) % 56);
 	rgb[2] = 170 + (int)((h >> 20) % 71);
-}
-
-static const char *value_name(const struct calltree *t)
-{
-	const char *v;
-
-	if (t->v_value == PV_NONE)
-		return NULL;
-	v = pv_str(t->p, t->p->sample_types[t->v_value].type);
-	return strcmp(v, "cpu") == 0 ? "CPU" : v;
 }
 
 static void label(struct flame *f, const struct ct_node *nd)
@@ -157,11 +142,11 @@ static void put_box(struct flame *f, const char *cls, double x, double w, uint32
 	size_t nchars = escape_name(f, f->name);
 	double share = f->total > 0 ? 100.0 * (double)wt / (double)f->total : 0.0;
 	double y = row_y(f, depth);
-	const char *vname = value_name(f->t);
+	const char *vname = pv_value_label(pv_value_type(f->t));
 	size_t fit = w > 6 ? (size_t)((w - 6) / CHAR_W) : 0;
 
 	fprintf(out, "<g class=\"%s\"><title>", cls);
-	put_escaped(out, f->name, nchars);
+	pv_xml_put(out, f->name, nchars, false);
 	fprintf(out, "\n%" PRId64 " sample%s (\u00b1%.0f), %.2f%% (\u00b1%.2f%%)", count,
 		count == 1 ? "" : "s", sqrt((double)count), share,
 		count > 0 ? share / sqrt((double)count) : 0.0);
@@ -173,20 +158,20 @@ static void put_box(struct flame *f, const char *cls, double x, double w, uint32
 	if (f->where[0]) {
 		size_t wc = escape_name(f, f->where);
 		fputc('\n', out);
-		put_escaped(out, f->where, wc);
+		pv_xml_put(out, f->where, wc, false);
 	}
 	if (note) {
 		fputc('\n', out);
-		put_escaped(out, note, (size_t)-1);
+		pv_xml_put(out, note, (size_t)-1, false);
 	}
 	fprintf(out, "</title><rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\"/>",
 		x, y, w, ROW - 1, fill);
 	if (fit >= 3) {
 		fprintf(out, "<text x=\"%.2f\" y=\"%.1f\">", x + 3, y + ROW - 4.5);
 		if (nchars <= fit) {
-			put_escaped(out, f->name, nchars);
+			pv_xml_put(out, f->name, nchars, false);
 		} else {
-			put_escaped(out, f->name, fit - 2);
+			pv_xml_put(out, f->name, fit - 2, false);
 			fputs("..", out);
 		}
 		fputs("</text>", out);
@@ -194,71 +179,31 @@ static void put_box(struct flame *f, const char *cls, double x, double w, uint32
 	fputs("</g>\n", out);
 }
 
-/* A comparison's amount in the tree's weight, as the titles give amounts:
- * a duration, or samples (with a decimal when a side was scaled); with
- * sign, a "+" before an increase. */
-static void diff_amount(const struct calltree *t, char *buf, size_t n, double v, bool sign)
-{
-	double a = fabs(v);
-
-	if (t->v_value != PV_NONE) {
-		char d[32];
-		int64_t ns = (int64_t)llround(a);
-		calltree_value_str(t, ns, d, sizeof d);
-		snprintf(buf, n, "%s%s", ns == 0 ? "" : v < 0 ? "-" : sign ? "+" : "", d);
-	} else if (a == floor(a) && a < 1e15) {
-		snprintf(buf, n, "%s%.0f sample%s", a == 0 ? "" : v < 0 ? "-" : sign ? "+" : "", a,
-			 a == 1 ? "" : "s");
-	} else {
-		snprintf(buf, n, "%s%.1f samples", a < 0.05 ? "" : v < 0 ? "-" : sign ? "+" : "", a);
-	}
-}
-
-/* A q-value as the comparison's tables write it. */
-static void diff_q(char *buf, size_t n, double q)
-{
-	pv_diff_q_text(buf, n, q);
-}
-
 /* A node's comparison, for its title, into f->note. */
 static void diff_note(struct flame *f, const struct pv_diff_cell *c)
 {
-	char b[64], n[64], d[64], pct[32], q[32], t[32];
+	char b[64], n[64], d[64], pct[32], q[32];
 
-	diff_amount(f->t, b, sizeof b, c->base, false);
-	diff_amount(f->t, n, sizeof n, c->new_, false);
-	diff_amount(f->t, d, sizeof d, c->delta, true);
-	if (isinf(c->pct))
-		snprintf(pct, sizeof pct, "not in the base");
-	else
-		snprintf(pct, sizeof pct, "%s%%", pv_diff_pct_text(t, sizeof t, c->pct));
-	diff_q(q, sizeof q, c->q);
+	pv_amount_text(f->t, b, sizeof b, c->base, 0);
+	pv_amount_text(f->t, n, sizeof n, c->new_, 0);
+	pv_amount_text(f->t, d, sizeof d, c->delta, PV_AMOUNT_SIGN);
+	pv_change_text(pct, sizeof pct, c);
+	pv_diff_q_text(q, sizeof q, c->q);
 	snprintf(f->note, sizeof f->note, "base %s, new %s, delta %s (%s), q %s, %s", b, n, d, pct, q,
 		 c->verdict == PV_VERDICT_NONE ? "not significant" : pv_verdict_name(c->verdict));
 }
 
-/* A comparison's colour: red for worse, blue for better, from pale for a
- * small change to full for a doubling or a halving and beyond (|effect|
- * 0.5; effect is delta / max(base, new), so a vanishing is 1); grey when
- * the change is not significant. */
-static void diff_colour(const struct pv_diff_cell *c, char *fill, size_t n)
+/* A comparison's colour (present.h): the titles' red and blue. */
+static void diff_color(const struct pv_diff_cell *c, char *fill, size_t n)
 {
-	static const int pale_red[3] = { 250, 205, 195 }, red[3] = { 225, 45, 35 };
-	static const int pale_blue[3] = { 205, 218, 250 }, blue[3] = { 70, 120, 235 };
-	const int *from = pale_red, *to = red;
-	double s = pv_diff_strength(c);
+	static const struct pv_ramp ramp = {
+		.none = { 221, 221, 221 },
+		.worse = { { 250, 205, 195 }, { 225, 45, 35 } },
+		.better = { { 205, 218, 250 }, { 70, 120, 235 } },
+	};
 	int rgb[3];
 
-	if (c->verdict == PV_VERDICT_NONE) {
-		snprintf(fill, n, "rgb(221,221,221)");
-		return;
-	}
-	if (c->verdict == PV_VERDICT_BETTER) {
-		from = pale_blue;
-		to = blue;
-	}
-	for (int k = 0; k < 3; k++)
-		rgb[k] = (int)lround(from[k] + (to[k] - from[k]) * s);
+	pv_ramp_rgb(&ramp, c, rgb);
 	snprintf(fill, n, "rgb(%d,%d,%d)", rgb[0], rgb[1], rgb[2]);
 }
 
@@ -283,7 +228,7 @@ static void put_node(struct flame *f, uint32_t id)
 			note = "at or below the noise floor";
 	} else if (f->cells) {
 		const struct pv_diff_cell *c = &f->cells[id];
-		diff_colour(c, fill, sizeof fill);
+		diff_color(c, fill, sizeof fill);
 		cls = c->verdict == PV_VERDICT_WORSE ? "f worse" :
 		      c->verdict == PV_VERDICT_BETTER ? "f better" : "f insignificant";
 	} else if (nd->kind == CT_ROOT) {
@@ -402,109 +347,6 @@ static void walk(struct flame *f)
 	}
 }
 
-/* The script: reads the boxes back, zooms, searches.  Kept free of "]]>". */
-static const char script[] =
-	"(function () {\n"
-	"'use strict';\n"
-	"var NS = 'http://www.w3.org/2000/svg';\n"
-	"var fr = [], byEl = new Map();\n"
-	"var gs = document.querySelectorAll('#frames > g');\n"
-	"var stack = [];\n"
-	"for (var i = 0; i < gs.length; i++) {\n"
-	"  var g = gs[i], r = g.querySelector('rect');\n"
-	"  var y = +r.getAttribute('y');\n"
-	"  var d = Math.round(ICICLE ? (y - TOP) / ROW : MAXD - (y - TOP) / ROW);\n"
-	"  while (stack.length && fr[stack[stack.length - 1]].d >= d) fr[stack.pop()].end = i;\n"
-	"  var f = { g: g, r: r, t: g.querySelector('text'), x: +r.getAttribute('x'),\n"
-	"    w: +r.getAttribute('width'), d: d, fill: r.getAttribute('fill'),\n"
-	"    name: g.querySelector('title').textContent.split('\\n')[0],\n"
-	"    parent: stack.length ? stack[stack.length - 1] : -1, end: gs.length, i: i };\n"
-	"  fr.push(f); byEl.set(g, f); stack.push(i);\n"
-	"}\n"
-	"var details = document.getElementById('details');\n"
-	"var matched = document.getElementById('matched');\n"
-	"var reset = document.getElementById('reset');\n"
-	"var searchBtn = document.getElementById('search');\n"
-	"var total = fr.length ? fr[0].w : 1;\n"
-	"function label(f, x, w) {\n"
-	"  var n = Math.floor((w - 6) / CHAR_W), s = '';\n"
-	"  if (n >= 3) s = f.name.length <= n ? f.name : f.name.slice(0, n - 2) + '..';\n"
-	"  if (!f.t) {\n"
-	"    if (!s) return;\n"
-	"    f.t = document.createElementNS(NS, 'text');\n"
-	"    f.t.setAttribute('y', +f.r.getAttribute('y') + ROW - 4.5);\n"
-	"    f.g.appendChild(f.t);\n"
-	"  }\n"
-	"  f.t.setAttribute('x', (x + 3).toFixed(2));\n"
-	"  f.t.textContent = s;\n"
-	"}\n"
-	"function place(f, x, w, faded) {\n"
-	"  f.g.style.display = '';\n"
-	"  f.r.setAttribute('x', x.toFixed(2));\n"
-	"  f.r.setAttribute('width', w.toFixed(2));\n"
-	"  f.g.classList.toggle('faded', faded);\n"
-	"  label(f, x, w);\n"
-	"}\n"
-	"function zoom(z) {\n"
-	"  var s = (WIDTH - 2 * PAD) / z.w, inside = new Set();\n"
-	"  for (var a = z.parent; a >= 0; a = fr[a].parent) inside.add(a);\n"
-	"  for (var i = 0; i < fr.length; i++) {\n"
-	"    var f = fr[i];\n"
-	"    if (i >= z.i && i < z.end) place(f, PAD + (f.x - z.x) * s, f.w * s, false);\n"
-	"    else if (inside.has(i)) place(f, PAD, WIDTH - 2 * PAD, true);\n"
-	"    else f.g.style.display = 'none';\n"
-	"  }\n"
-	"  reset.style.display = z.i ? '' : 'none';\n"
-	"}\n"
-	"function unzoom() { if (fr.length) zoom(fr[0]); }\n"
-	"var query = null;\n"
-	"function search(q) {\n"
-	"  var re = null;\n"
-	"  query = q;\n"
-	"  if (q) {\n"
-	"    try { re = new RegExp(q); }\n"
-	"    catch (e) { re = new RegExp(q.replace(/[.*+?^${}()|[\\]\\\\]/g, '\\\\$&')); }\n"
-	"  }\n"
-	"  var sum = 0, hit = new Uint8Array(fr.length);\n"
-	"  for (var i = 0; i < fr.length; i++) {\n"
-	"    var f = fr[i], m = re !== null && re.test(f.name);\n"
-	"    f.r.setAttribute('fill', m ? 'rgb(230,0,230)' : f.fill);\n"
-	"    var under = f.parent >= 0 && hit[f.parent];\n"
-	"    hit[i] = m || under ? 1 : 0;\n"
-	"    if (m && !under) sum += f.w;\n"
-	"  }\n"
-	"  matched.textContent = re ? 'Matched: ' + (100 * sum / total).toFixed(1) + '% of the total' : '';\n"
-	"  searchBtn.textContent = re ? 'Reset search' : 'Search';\n"
-	"}\n"
-	"function ask() {\n"
-	"  var q = window.prompt('Search for (a regular expression):', query || '');\n"
-	"  if (q !== null) search(q);\n"
-	"}\n"
-	"document.documentElement.addEventListener('click', function (e) {\n"
-	"  var t = e.target;\n"
-	"  if (t === reset) { unzoom(); return; }\n"
-	"  if (t === searchBtn) { if (query) search(''); else ask(); return; }\n"
-	"  var g = t.closest && t.closest('#frames > g');\n"
-	"  if (g) zoom(byEl.get(g));\n"
-	"});\n"
-	"document.documentElement.addEventListener('mouseover', function (e) {\n"
-	"  var g = e.target.closest && e.target.closest('#frames > g');\n"
-	"  details.textContent = g ? g.querySelector('title').textContent.split('\\n').join('  |  ') : '';\n"
-	"});\n"
-	"window.addEventListener('keydown', function (e) {\n"
-	"  if ((e.ctrlKey || e.metaKey) && (e.key === 'f' || e.key === 'F') || e.key === '/') {\n"
-	"    e.preventDefault(); ask();\n"
-	"  } else if (e.key === 'Escape') { search(''); unzoom(); }\n"
-	"});\n"
-	"reset.style.display = 'none';\n"
-	"/* file.svg#s=REGEX&z=NAME: search, zoom into the first frame called NAME */\n"
-	"location.hash.slice(1).split('&').forEach(function (kv) {\n"
-	"  var k = kv.slice(0, kv.indexOf('=')), v = decodeURIComponent(kv.slice(kv.indexOf('=') + 1));\n"
-	"  if (k === 's') search(v);\n"
-	"  if (k === 'z') for (var i = 0; i < fr.length; i++) if (fr[i].name === v) { zoom(fr[i]); break; }\n"
-	"});\n"
-	"})();\n";
-
 /* A comparison's line under the subtitle: what the widths and the colours
  * mean, and how much of the base is in no box (in frames the new side
  * never reached). */
@@ -523,13 +365,13 @@ static void put_diff_legend(struct flame *f)
 		 "Against the base: red slower, blue faster (deeper: larger), "
 		 "grey not significant (FDR %g); widths: new", f->fdr);
 	if (gone > 0) {
-		diff_amount(t, g, sizeof g, gone, false);
+		pv_amount_text(t, g, sizeof g, gone, 0);
 		snprintf(f->note + strlen(f->note), sizeof f->note - strlen(f->note),
 			 "; base in no box %s", g);
 	}
 	fprintf(f->out, "<text id=\"comparison\" x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">", WIDTH / 2,
 		40 + DIFF_LINE);
-	put_escaped(f->out, f->note, (size_t)-1);
+	pv_xml_put(f->out, f->note, (size_t)-1, false);
 	fputs("</text>\n", f->out);
 }
 
@@ -538,7 +380,7 @@ static void put_header(struct flame *f, double height)
 	FILE *out = f->out;
 	const struct calltree *t = f->t;
 	const struct pv_profile *p = t->p;
-	const char *vname = value_name(t);
+	const char *vname = pv_value_label(pv_value_type(t));
 	const char *prog = pv_str(p, p->program);
 	char d[32];
 
@@ -560,7 +402,7 @@ static void put_header(struct flame *f, double height)
 	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#fbfaf7\"/>\n", WIDTH, height);
 	fprintf(out, "<text class=\"title\" x=\"%.0f\" y=\"22\" text-anchor=\"middle\">", WIDTH / 2);
 	snprintf(f->name, sizeof f->name, "%s", prog[0] ? prog : "profile");
-	put_escaped(out, f->name, escape_name(f, f->name));
+	pv_xml_put(out, f->name, escape_name(f, f->name), false);
 	fputs(f->o->icicle ? " \u2014 icicle graph" : " \u2014 flame graph", out);
 	fprintf(out, "</text>\n<text x=\"%.0f\" y=\"40\" text-anchor=\"middle\">%" PRId64 " samples",
 		WIDTH / 2, t->samples);
@@ -569,10 +411,10 @@ static void put_header(struct flame *f, double height)
 		fprintf(out, ", %s %s", vname, d);
 	}
 	fprintf(out, "; box widths are shares of %s", f->by_value ? vname : "samples");
-	if (f->o->filters && f->o->filters[0]) {
-		snprintf(f->name, sizeof f->name, "%s", f->o->filters);
+	if (f->label && f->label[0]) {
+		snprintf(f->name, sizeof f->name, "%s", f->label);
 		fputs("; ", out);
-		put_escaped(out, f->name, escape_name(f, f->name));
+		pv_xml_put(out, f->name, escape_name(f, f->name), false);
 	}
 	if (t->kernel_frames)
 		fputs(f->cells ? "; [k]: kernel frames" : "; [k]: kernel frames, in blues", out);
@@ -591,8 +433,10 @@ static void put_header(struct flame *f, double height)
 	fprintf(out, "<text id=\"details\" x=\"%.0f\" y=\"%.0f\"></text>\n", PAD, height - 12);
 }
 
-int report_flame(FILE *out, const struct calltree *t, const struct flame_options *o)
+int report_flame(FILE *out, const struct pv_report_ctx *c)
 {
+	const struct calltree *t = c->t;
+	const struct pv_report_options *o = c->o;
 	struct flame *f = calloc(1, sizeof *f);
 	size_t n = t->nnodes ? t->nnodes : 1;
 	int ret = -1;
@@ -601,14 +445,14 @@ int report_flame(FILE *out, const struct calltree *t, const struct flame_options
 		return pv_oom();
 	f->t = t;
 	f->o = o;
+	f->label = c->label;
 	f->top = TOP;
-	if (t->dn) {
-		const struct pv_diff_options *d = o->diff; /* NULL: the defaults */
+	if (t->dn && c->cells) {
 		struct pv_diff_scale sc;
 
-		if (!(f->cells = pv_diff_tree(t, d)))
-			goto out;
-		pv_diff_scale_of(t, d, &sc);
+		/* widths stay the new side's, colours show the verdicts */
+		f->cells = c->cells;
+		pv_diff_scale_of(t, c->diff, &sc);
 		f->fdr = sc.fdr;
 		f->top = TOP + DIFF_LINE;
 	}
@@ -642,14 +486,13 @@ int report_flame(FILE *out, const struct calltree *t, const struct flame_options
 	fputs("</g>\n<script><![CDATA[\n", out);
 	fprintf(out, "var WIDTH = %.0f, PAD = %.0f, ROW = %.0f, TOP = %.0f, CHAR_W = %.2f, MAXD = %u, ICICLE = %s;\n",
 		WIDTH, PAD, ROW, f->top, CHAR_W, f->maxdepth, o->icicle ? "true" : "false");
-	fputs(script, out);
+	fputs(pv_script_flame, out);
 	fputs("]]></script>\n</svg>\n", out);
 	ret = 0;
 out:
 	free(f->x);
 	free(f->grey);
 	free(f->stack);
-	free(f->cells);
 	free(f);
 	return ret;
 }

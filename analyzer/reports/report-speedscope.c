@@ -7,6 +7,7 @@
  * profile's runs.  Output goes through a buffer of the report's own: a
  * million samples are tens of megabytes of small numbers.
  */
+#include "report.h"
 #include "report-speedscope.h"
 #include "error.h"
 #include "escape.h"
@@ -88,27 +89,16 @@ static void jw_int(struct jw *w, int64_t v)
 
 /* A JSON string of s: first made printable UTF-8 (pv_escape: control
  * characters in caret notation, bytes that are not UTF-8 as "\xHH"), then
- * with quotes and backslashes escaped as JSON wants them. */
+ * with quotes and backslashes escaped as JSON wants them (pv_json_escape). */
 static void jw_string(struct jw *w, const char *s)
 {
-	char esc[NAME_MAX_LEN];
+	char esc[NAME_MAX_LEN], json[PV_JSON_GROWTH * NAME_MAX_LEN];
+	size_t n;
 
 	pv_escape(esc, sizeof esc, s);
+	n = pv_json_escape(json, sizeof json, esc, false);
 	jw_char(w, '"');
-	for (const char *c = esc; *c; c++) {
-		unsigned char u = (unsigned char)*c;
-		if (u == '"' || u == '\\') {
-			jw_char(w, '\\');
-			jw_char(w, *c);
-		} else if (u < 0x20) {
-			/* none after pv_escape; kept valid all the same */
-			static const char hex[] = "0123456789abcdef";
-			char e[6] = { '\\', 'u', '0', '0', hex[u >> 4], hex[u & 15] };
-			jw_raw(w, e, sizeof e);
-		} else {
-			jw_char(w, *c);
-		}
-	}
+	jw_raw(w, json, n);
 	jw_char(w, '"');
 }
 
@@ -408,8 +398,9 @@ static void write_profile(struct jw *w, struct sp *sp, size_t g)
 	jw_str(w, "]}");
 }
 
-int report_speedscope(FILE *out, struct calltree *t, const struct speedscope_options *o)
+int report_speedscope(FILE *out, const struct pv_report_ctx *c)
 {
+	struct calltree *t = c->t;
 	struct sp sp = { .t = t, .p = t->p, .timed = t->p->timed };
 	struct jw *w = malloc(sizeof *w);
 	size_t written = 0;
@@ -423,7 +414,7 @@ int report_speedscope(FILE *out, struct calltree *t, const struct speedscope_opt
 		goto out;
 
 	jw_str(w, "{\"$schema\":\"" SCHEMA "\",\n\"exporter\":\"profview " PROFVIEW_VERSION "\",\n\"name\":");
-	jw_string(w, o && o->name ? o->name : "profile");
+	jw_string(w, c->title[0] ? c->title : "profile");
 	jw_str(w, ",\n\"activeProfileIndex\":0,\n");
 	write_frames(w, &sp);
 	jw_str(w, "\"profiles\":[");

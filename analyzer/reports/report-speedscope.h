@@ -19,18 +19,8 @@
 #ifndef PROFVIEW_REPORT_SPEEDSCOPE_H
 #define PROFVIEW_REPORT_SPEEDSCOPE_H
 
-#include "calltree.h"
-
-#include <stdio.h>
-
-struct speedscope_options {
-	const char *name;      /* the file's title (the program's name); NULL: "profile" */
-};
-
-/* Write the samples of t's profile (at t's granularity, weighed as t) to
- * out, as JSON (stdio-buffered; the caller checks ferror).  The base of a
- * comparison is left out.  Returns 0, or -1 after reporting an error (out
- * of memory). */
-int report_speedscope(FILE *out, struct calltree *t, const struct speedscope_options *o);
+/* The writer is report_speedscope (report.h): the samples of the tree's
+ * profile (at the tree's granularity, weighed as the tree) as JSON titled
+ * with the context's title; the base of a comparison is left out. */
 
 #endif

@@ -1,5 +1,7 @@
 /* report-svg.c - the call graph laid out by dot and written as SVG */
+#include "report.h"
 #include "report-svg.h"
+#include "present.h"
 #include "error.h"
 #include "units.h"
 #include "escape.h"
@@ -18,34 +20,6 @@
 #define NAME_BUF 4096
 #define LABEL_NAME_MAX 40 /* longer names are shortened in labels */
 
-/* A growing string. */
-struct sbuf {
-	char *s;
-	size_t len, cap;
-	bool failed;
-};
-
-static void sb_add(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_add(struct sbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (b->failed)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0 || pv_grow(&b->s, &b->cap, b->len + (size_t)n + 1, 1) < 0) {
-		b->failed = true;
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
-}
-
 /* Where a string goes: graphviz unescapes a label's backslashes once and
  * a tooltip's twice. */
 enum gv_field { GV_LABEL, GV_TOOLTIP };
@@ -57,17 +31,17 @@ enum gv_field { GV_LABEL, GV_TOOLTIP };
  * escapes; '&' goes in as "&amp;", since graphviz decodes character
  * references ("&#27;" would become ESC) before it writes the SVG, where
  * it escapes '&', '<', '>' and quotes itself. */
-static void sb_text(struct sbuf *b, const char *s, enum gv_field f)
+static void sb_text(struct pv_strbuf *b, const char *s, enum gv_field f)
 {
 	char shown[NAME_BUF];
 
 	for (const char *c = pv_escape(shown, sizeof shown, s); *c; c++) {
 		if (*c == '\\')
-			sb_add(b, "%s", f == GV_TOOLTIP ? "\\\\\\\\" : "\\\\");
+			pv_strbuf_printf(b, "%s", f == GV_TOOLTIP ? "\\\\\\\\" : "\\\\");
 		else if (*c == '&')
-			sb_add(b, "&amp;");
+			pv_strbuf_printf(b, "&amp;");
 		else
-			sb_add(b, "%c", *c);
+			pv_strbuf_printf(b, "%c", *c);
 	}
 }
 
@@ -203,105 +177,46 @@ static void kernel_color(char *buf, size_t n, double share, bool fill)
 
 /* A comparison: each graph node's frame's test of its cumulative value. */
 struct diff_marks {
-	struct pv_diff_cell *cum;      /* per flat row */
+	const struct pv_diff_cell *cum; /* per flat row */
 	uint32_t *row_of;              /* per frame: its row, PV_NONE if none */
 	double fdr;
 };
 
-/* A comparison's amount in the tree's weight, as the graph writes amounts
- * ("1.23s", or samples, with a decimal when a side was scaled); with
- * sign, a "+" before an increase. */
-static void diff_amount(const struct calltree *t, char *buf, size_t n, double v, bool sign)
-{
-	if (t->v_value != PV_NONE) {
-		char d[32];
-		int64_t ns = (int64_t)llround(v);
-		calltree_value_compact(t, ns, d, sizeof d);
-		snprintf(buf, n, "%s%s", sign && ns > 0 ? "+" : "", d);
-	} else if (v == floor(v) && fabs(v) < 1e15) {
-		snprintf(buf, n, "%s%.0f", sign && v > 0 ? "+" : "", v + 0.0);
-	} else {
-		snprintf(buf, n, "%+.1f", v);
-		if (!sign && v >= 0)
-			memmove(buf, buf + 1, strlen(buf));
-	}
-}
-
-/* A q-value as the comparison's tables write it. */
-static void diff_q(char *buf, size_t n, double q)
-{
-	pv_diff_q_text(buf, n, q);
-}
-
-/* The change in percent, as the tables write it ("+31.0%"), or what it is
- * when the base has none. */
-static void diff_pct(char *buf, size_t n, const struct pv_diff_cell *c)
-{
-	if (isinf(c->pct))
-		snprintf(buf, n, "not in the base");
-	else {
-		char t[32];
-		snprintf(buf, n, "%s%%", pv_diff_pct_text(t, sizeof t, c->pct));
-	}
-}
-
-/* A comparison's colours: red for worse, blue for better, from pale for a
- * small change to full for a doubling or a halving and beyond (|effect|
- * 0.5; effect is delta / max(base, new)); grey when the change is not
- * significant.  fill: the box's, else its border's. */
+/* A comparison's colours (present.h): fill, the box's, else its border's. */
 static void diff_color(char *buf, size_t n, const struct pv_diff_cell *c, bool fill)
 {
-	static const int worse[2][2][3] = {
-		{ { 205, 150, 145 }, { 190, 20, 20 } },   /* border: pale, full */
-		{ { 252, 232, 228 }, { 240, 130, 120 } }, /* fill */
+	static const struct pv_ramp ramps[2] = {
+		{ .none = { 0x9a, 0x9a, 0x9a },
+		  .worse = { { 205, 150, 145 }, { 190, 20, 20 } },
+		  .better = { { 150, 165, 205 }, { 20, 60, 190 } } },
+		{ .none = { 0xec, 0xec, 0xec },
+		  .worse = { { 252, 232, 228 }, { 240, 130, 120 } },
+		  .better = { { 228, 236, 252 }, { 130, 160, 240 } } },
 	};
-	static const int better[2][2][3] = {
-		{ { 150, 165, 205 }, { 20, 60, 190 } },
-		{ { 228, 236, 252 }, { 130, 160, 240 } },
-	};
-	const int (*ramp)[3] = c->verdict == PV_VERDICT_WORSE ? worse[fill] : better[fill];
-	double s = pv_diff_strength(c);
 	int rgb[3];
 
-	if (c->verdict == PV_VERDICT_NONE) {
-		snprintf(buf, n, "%s", fill ? "#ececec" : "#9a9a9a");
-		return;
-	}
-	for (int k = 0; k < 3; k++)
-		rgb[k] = (int)lround(ramp[0][k] + (ramp[1][k] - ramp[0][k]) * s);
+	pv_ramp_rgb(&ramps[fill], c, rgb);
 	snprintf(buf, n, "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
 }
 
-/* Test every frame's cumulative value, as the flat table does; 0 or -1. */
-static int diff_marks_of(struct calltree *t, const struct svg_options *o, struct diff_marks *m)
+/* Each frame's row among the flat rows that pv_report_prepare tested as
+ * the flat table does (their cumulative value); 0 or -1. */
+static int diff_marks_of(const struct pv_report_ctx *rc, struct diff_marks *m)
 {
-	const struct pv_diff_options *d = o->diff; /* NULL: the defaults */
-	struct pv_diff_cell *self = NULL;
+	const struct calltree *t = rc->t;
 	struct pv_diff_scale sc;
-	size_t n;
-	struct ct_flat_row *rows = calltree_flat(t, &n);
-	int ret = -1;
 
-	if (!rows)
-		return -1;
-	if (pv_diff_flat(t, rows, n, d, &self, &m->cum) < 0)
-		goto out;
-	if (!(m->row_of = malloc((t->nframes ? t->nframes : 1) * sizeof *m->row_of))) {
-		pv_oom();
-		goto out;
-	}
+	m->cum = rc->cum;
+	if (!(m->row_of = malloc((t->nframes ? t->nframes : 1) * sizeof *m->row_of)))
+		return pv_oom();
 	for (size_t i = 0; i < t->nframes; i++)
 		m->row_of[i] = PV_NONE;
-	for (size_t i = 0; i < n; i++)
-		if (rows[i].frame < t->nframes)
-			m->row_of[rows[i].frame] = (uint32_t)i;
-	pv_diff_scale_of(t, d, &sc);
+	for (size_t i = 0; i < rc->nrows; i++)
+		if (rc->rows[i].frame < t->nframes)
+			m->row_of[rc->rows[i].frame] = (uint32_t)i;
+	pv_diff_scale_of(t, rc->diff, &sc);
 	m->fdr = sc.fdr;
-	ret = 0;
-out:
-	free(self);
-	free(rows);
-	return ret;
+	return 0;
 }
 
 /* The cell of a graph node's frame, or NULL. */
@@ -356,20 +271,17 @@ static void declare_attrs(Agraph_t *gr, struct attrs *a)
 	a->e_arrowsize = decl(gr, AGEDGE, "arrowsize", "1");
 }
 
-static const char *value_name(const struct calltree *t)
+/* The legend's type: "CPU time", another sample type, or "samples". */
+static const char *legend_type(const struct calltree *t)
 {
-	const struct pv_profile *p = t->p;
-	const char *v;
+	const char *v = pv_value_type(t);
 
-	if (t->v_value == PV_NONE)
-		return "samples";
-	v = pv_str(p, p->sample_types[t->v_value].type);
-	return strcmp(v, "cpu") == 0 ? "CPU time" : v;
+	return !v ? "samples" : strcmp(v, "cpu") == 0 ? "CPU time" : v;
 }
 
 /* The legend: a box of left-justified lines. */
 static int add_legend(Agraph_t *gr, const struct attrs *a, const struct graph *g,
-		      const struct svg_options *o, const struct diff_marks *dm, bool any_residual,
+		      const struct pv_report_ctx *rc, const struct diff_marks *dm, bool any_residual,
 		      bool any_noise, bool any_kernel)
 {
 	const struct calltree *t = g->t;
@@ -377,30 +289,30 @@ static int add_legend(Agraph_t *gr, const struct attrs *a, const struct graph *g
 	const char *prog = pv_str(p, p->program);
 	int64_t total = ct_weight(t, &t->nodes[0]);
 	char buf[128], cut[64];
-	struct sbuf l = { 0 }, tip = { 0 };
+	struct pv_strbuf l = { 0 }, tip = { 0 };
 	Agnode_t *n;
 
-	sb_add(&l, "File: ");
+	pv_strbuf_printf(&l, "File: ");
 	sb_text(&l, prog[0] ? pv_base_name(prog) : "(unknown)", GV_LABEL);
-	sb_add(&l, "\\lType: %s%s\\l", value_name(t), t->v_value != PV_NONE ? " (n: samples)" : "");
+	pv_strbuf_printf(&l, "\\lType: %s%s\\l", legend_type(t), t->v_value != PV_NONE ? " (n: samples)" : "");
 	if (t->v_value != PV_NONE) {
 		calltree_value_compact(t, total, buf, sizeof buf);
-		sb_add(&l, "Total: %s of %s in %" PRId64 " samples\\l", buf,
-		       strcmp(value_name(t), "CPU time") == 0 ? "CPU" : value_name(t), t->samples);
+		pv_strbuf_printf(&l, "Total: %s of %s in %" PRId64 " samples\\l", buf,
+				 pv_value_label(pv_value_type(t)), t->samples);
 	} else {
-		sb_add(&l, "Total: %" PRId64 " samples\\l", t->samples);
+		pv_strbuf_printf(&l, "Total: %" PRId64 " samples\\l", t->samples);
 	}
-	if (o->filters && o->filters[0]) {
-		sb_add(&l, "Filters: ");
-		sb_text(&l, o->filters, GV_LABEL);
-		sb_add(&l, "\\l");
+	if (rc->label && rc->label[0]) {
+		pv_strbuf_printf(&l, "Filters: ");
+		sb_text(&l, rc->label, GV_LABEL);
+		pv_strbuf_printf(&l, "\\l");
 	}
 	if (t->v_value != PV_NONE) {
 		calltree_value_compact(t, g->kept_flat, buf, sizeof buf);
-		sb_add(&l, "Showing nodes accounting for %s, %.2f%% of the total\\l", buf,
+		pv_strbuf_printf(&l, "Showing nodes accounting for %s, %.2f%% of the total\\l", buf,
 		       total ? 100.0 * (double)g->kept_flat / (double)total : 0.0);
 	} else {
-		sb_add(&l, "Showing nodes accounting for %" PRId64 " samples, %.2f%% of the total\\l",
+		pv_strbuf_printf(&l, "Showing nodes accounting for %" PRId64 " samples, %.2f%% of the total\\l",
 		       g->kept_flat, total ? 100.0 * (double)g->kept_flat / (double)total : 0.0);
 	}
 	if (t->v_value != PV_NONE)
@@ -408,27 +320,27 @@ static int add_legend(Agraph_t *gr, const struct attrs *a, const struct graph *g
 	else
 		snprintf(cut, sizeof cut, "%" PRId64, g->node_cutoff);
 	if (g->dropped_nodes)
-		sb_add(&l, "Dropped %zu node%s (cum < %s or past the top %zu)\\l", g->dropped_nodes,
-		       g->dropped_nodes == 1 ? "" : "s", cut, o->graph.nodecount);
+		pv_strbuf_printf(&l, "Dropped %zu node%s (cum < %s or past the top %zu)\\l", g->dropped_nodes,
+		       g->dropped_nodes == 1 ? "" : "s", cut, rc->o->graph.nodecount);
 	if (t->v_value != PV_NONE)
 		calltree_value_compact(t, g->edge_cutoff, cut, sizeof cut);
 	else
 		snprintf(cut, sizeof cut, "%" PRId64, g->edge_cutoff);
 	if (g->dropped_edges)
-		sb_add(&l, "Dropped %zu edge%s (weight < %s)\\l", g->dropped_edges,
+		pv_strbuf_printf(&l, "Dropped %zu edge%s (weight < %s)\\l", g->dropped_edges,
 		       g->dropped_edges == 1 ? "" : "s", cut);
-	sb_add(&l, "Showing %zu of %zu nodes, %zu edges\\l", g->nnodes, g->total_nodes, g->nedges);
+	pv_strbuf_printf(&l, "Showing %zu of %zu nodes, %zu edges\\l", g->nnodes, g->total_nodes, g->nedges);
 	if (any_residual)
-		sb_add(&l, "Dashed: calls through dropped frames\\l");
+		pv_strbuf_printf(&l, "Dashed: calls through dropped frames\\l");
 	if (any_kernel)
-		sb_add(&l, dm ? "[k], rounded: kernel frames\\l" : "[k], rounded, blue: kernel frames\\l");
+		pv_strbuf_printf(&l, dm ? "[k], rounded: kernel frames\\l" : "[k], rounded, blue: kernel frames\\l");
 	if (any_noise)
-		sb_add(&l, "Grey: at or below the noise floor, n <= %g sqrt(N), N all samples\\l",
-		       o->noisefloor);
+		pv_strbuf_printf(&l, "Grey: at or below the noise floor, n <= %g sqrt(N), N all samples\\l",
+		       rc->o->noisefloor);
 	if (dm) {
-		sb_add(&l, "Comparison with the base: boxes, edges and shares are the new profile's\\l");
-		sb_add(&l, "Colours: the change of cum, red worse, blue better, stronger for larger changes\\l");
-		sb_add(&l, "Grey: no significant change (false discovery rate %g)\\l", dm->fdr);
+		pv_strbuf_printf(&l, "Comparison with the base: boxes, edges and shares are the new profile's\\l");
+		pv_strbuf_printf(&l, "Colours: the change of cum, red worse, blue better, stronger for larger changes\\l");
+		pv_strbuf_printf(&l, "Grey: no significant change (false discovery rate %g)\\l", dm->fdr);
 	}
 	sb_text(&tip, prog[0] ? prog : "(unknown)", GV_TOOLTIP);
 	if (l.failed || tip.failed) {
@@ -451,7 +363,7 @@ static int add_legend(Agraph_t *gr, const struct attrs *a, const struct graph *g
 }
 
 static int add_nodes(Agraph_t *gr, const struct attrs *a, const struct graph *g,
-		     const struct svg_options *o, const struct diff_marks *dm, Agnode_t **gn,
+		     const struct pv_report_ctx *rc, const struct diff_marks *dm, Agnode_t **gn,
 		     bool *any_noise, bool *any_kernel)
 {
 	const struct calltree *t = g->t;
@@ -469,9 +381,9 @@ static int add_nodes(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 		int64_t flat = graph_weight(g, nd->flat_count, nd->flat_value);
 		int64_t cum = graph_weight(g, nd->cum_count, nd->cum_value);
 		/* the noise floor against all samples: the graph has no parents */
-		bool noise = ct_below_floor(nd->cum_count, t->samples, o->noisefloor);
+		bool noise = ct_below_floor(nd->cum_count, t->samples, rc->o->noisefloor);
 		const struct pv_diff_cell *dc = diff_mark(dm, nd->frame);
-		struct sbuf l = { 0 }, tip = { 0 };
+		struct pv_strbuf l = { 0 }, tip = { 0 };
 		char id[32];
 
 		bool kernel = calltree_frame_is_kernel(t, nd->frame);
@@ -492,37 +404,37 @@ static int add_nodes(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 		*any_kernel |= kernel;
 		if (flat == 0 && nd->flat_count == 0) {
 			fmt_amount(g, amt, sizeof amt, nd->cum_count, nd->cum_value, total);
-			sb_add(&l, "\\n0 of %s", amt);
+			pv_strbuf_printf(&l, "\\n0 of %s", amt);
 		} else {
 			fmt_amount(g, amt, sizeof amt, nd->flat_count, nd->flat_value, total);
-			sb_add(&l, "\\n%s", amt);
+			pv_strbuf_printf(&l, "\\n%s", amt);
 			if (cum != flat) {
 				fmt_amount(g, amt, sizeof amt, nd->cum_count, nd->cum_value, total);
-				sb_add(&l, "\\nof %s", amt);
+				pv_strbuf_printf(&l, "\\nof %s", amt);
 			}
 		}
 		sb_text(&tip, full, GV_TOOLTIP);
 		if (where[0]) {
-			sb_add(&tip, " (");
+			pv_strbuf_printf(&tip, " (");
 			sb_text(&tip, where, GV_TOOLTIP);
-			sb_add(&tip, ")");
+			pv_strbuf_printf(&tip, ")");
 		}
 		fmt_amount(g, amt, sizeof amt, nd->flat_count, nd->flat_value, total);
-		sb_add(&tip, " flat %s,", amt);
+		pv_strbuf_printf(&tip, " flat %s,", amt);
 		fmt_amount(g, amt, sizeof amt, nd->cum_count, nd->cum_value, total);
-		sb_add(&tip, " cum %s", amt);
+		pv_strbuf_printf(&tip, " cum %s", amt);
 		if (noise)
-			sb_add(&tip, ", within the noise floor");
+			pv_strbuf_printf(&tip, ", within the noise floor");
 		if (dc) {
 			char b[64], nw[64], d[64], pct[32], q[32], line[512];
-			diff_amount(t, b, sizeof b, dc->base, false);
-			diff_amount(t, nw, sizeof nw, dc->new_, false);
-			diff_amount(t, d, sizeof d, dc->delta, true);
-			diff_pct(pct, sizeof pct, dc);
-			diff_q(q, sizeof q, dc->q);
+			pv_amount_text(t, b, sizeof b, dc->base, PV_AMOUNT_COMPACT);
+			pv_amount_text(t, nw, sizeof nw, dc->new_, PV_AMOUNT_COMPACT);
+			pv_amount_text(t, d, sizeof d, dc->delta, PV_AMOUNT_COMPACT | PV_AMOUNT_SIGN);
+			pv_change_text(pct, sizeof pct, dc);
+			pv_diff_q_text(q, sizeof q, dc->q);
 			snprintf(line, sizeof line, "%s (q %s)%s%s", pct, q,
 				 dc->verdict != PV_VERDICT_NONE ? " " : "", pv_verdict_name(dc->verdict));
-			sb_add(&l, "\\n");
+			pv_strbuf_printf(&l, "\\n");
 			sb_text(&l, line, GV_LABEL);
 			snprintf(line, sizeof line, "; cum base %s, new %s, delta %s (%s), q %s, %s", b, nw, d,
 				 pct, q,
@@ -585,7 +497,7 @@ static int add_edges(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 		const struct graph_edge *e = &g->edges[i];
 		int64_t w = graph_weight(g, e->count, e->value);
 		double share = total ? (double)w / (double)total : 0;
-		struct sbuf tip = { 0 };
+		struct pv_strbuf tip = { 0 };
 		Agedge_t *ge = agedge(gr, gn[e->from], gn[e->to], NULL, 1);
 
 		if (!ge)
@@ -599,9 +511,9 @@ static int add_edges(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 		calltree_frame_name(t, g->nodes[e->to].frame, to, sizeof to);
 		fmt_amount(g, amt, sizeof amt, e->count, e->value, total);
 		sb_text(&tip, from, GV_TOOLTIP);
-		sb_add(&tip, " -> ");
+		pv_strbuf_printf(&tip, " -> ");
 		sb_text(&tip, to, GV_TOOLTIP);
-		sb_add(&tip, "%s (%s)", e->residual ? " (through dropped frames)" : "", amt);
+		pv_strbuf_printf(&tip, "%s (%s)", e->residual ? " (through dropped frames)" : "", amt);
 		if (tip.failed)
 			return pv_oom();
 		set(ge, a->e_tooltip, tip.s);
@@ -681,9 +593,10 @@ static GVC_t *take_gvc(void)
 	return ready.gvc;
 }
 
-int report_svg(FILE *out, struct calltree *t, const struct svg_options *o)
+int report_svg(FILE *out, const struct pv_report_ctx *rc)
 {
-	struct graph *g = graph_build(t, &o->graph);
+	struct calltree *t = rc->t;
+	struct graph *g = graph_build(t, &rc->o->graph);
 	GVC_t *gvc = NULL;
 	Agraph_t *gr = NULL;
 	Agnode_t **gn = NULL;
@@ -699,8 +612,8 @@ int report_svg(FILE *out, struct calltree *t, const struct svg_options *o)
 		pv_oom();
 		goto out;
 	}
-	if (t->dn) {
-		if (diff_marks_of(t, o, &marks) < 0)
+	if (t->dn && rc->cum) {
+		if (diff_marks_of(rc, &marks) < 0)
 			goto out;
 		dm = &marks;
 	}
@@ -714,9 +627,9 @@ int report_svg(FILE *out, struct calltree *t, const struct svg_options *o)
 	/* (declared for a comparison and kernel frames alone: other graphs
 	 * stay as they were) */
 	a.n_class = dm || t->kernel_frames ? decl(gr, AGNODE, "class", "") : NULL;
-	if (add_nodes(gr, &a, g, o, dm, gn, &any_noise, &any_kernel) < 0 ||
+	if (add_nodes(gr, &a, g, rc, dm, gn, &any_noise, &any_kernel) < 0 ||
 	    add_edges(gr, &a, g, gn, &any_residual) < 0 ||
-	    add_legend(gr, &a, g, o, dm, any_residual, any_noise, any_kernel) < 0)
+	    add_legend(gr, &a, g, rc, dm, any_residual, any_noise, any_kernel) < 0)
 		goto out;
 	if (gvLayout(gvc, gr, "dot") != 0) {
 		pv_error("graphviz cannot lay out the call graph with 'dot': is its dot layout plugin installed?");
@@ -734,7 +647,6 @@ out:
 	if (gr)
 		agclose(gr);
 	free(gn);
-	free(marks.cum);
 	free(marks.row_of);
 	graph_free(g);
 	return ret;

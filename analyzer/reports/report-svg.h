@@ -10,26 +10,11 @@
  * each box with the test of its frame's cumulative value (diff.h, as the
  * flat table sorted by cum tests it): red worse, blue better, stronger
  * for a larger change, grey where the change is not significant.
+ * The writer is report_svg (report.h).
  */
 #ifndef PROFVIEW_REPORT_SVG_H
 #define PROFVIEW_REPORT_SVG_H
 
-#include "calltree.h"
-#include "diff.h"
-#include "graph.h"
-
-#include <stdio.h>
-
-struct svg_options {
-	struct graph_options graph;
-	double noisefloor;     /* grey nodes with cum n <= K * sqrt(total n); 0 off */
-	const char *filters;   /* what the samples were filtered by, for the legend; may be NULL */
-	const struct pv_diff_options *diff; /* a comparison's test; NULL: the defaults */
-};
-
-/* Build the graph of t, lay it out and write it as SVG to out.  0, or -1
- * after reporting the error. */
-int report_svg(FILE *out, struct calltree *t, const struct svg_options *o);
 /* Start graphviz in the background (plugins, fonts) before the profile is
  * read, for a report_svg to come; optional. */
 void report_svg_ready(void);

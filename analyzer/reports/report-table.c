@@ -10,6 +10,7 @@
  * the same number of fields.
  */
 #include "report-text.h"
+#include "present.h"
 #include "diff.h"
 #include "error.h"
 #include "escape.h"
@@ -24,25 +25,16 @@
 
 struct table {
 	FILE *out;
-	const struct report_options *o;
+	const struct pv_report_options *o;
 	const struct calltree *t;
 	const char *sep;       /* NULL: aligned */
 	bool first;            /* no separator before the next field */
-	struct sbuf_line { char *s; size_t n, cap; bool failed; } line;
+	struct pv_strbuf line;
 };
 
 static void put(struct table *tb, const char *s, size_t n)
 {
-	struct sbuf_line *l = &tb->line;
-
-	if (l->failed)
-		return;
-	if (l->n + n + 1 > l->cap && pv_grow(&l->s, &l->cap, l->n + n + 1, 1) < 0) {
-		l->failed = true;
-		return;
-	}
-	memcpy(l->s + l->n, s, n);
-	l->n += n;
+	pv_strbuf_add(&tb->line, s, n);
 }
 
 static void put_blanks(struct table *tb, int n)
@@ -87,60 +79,25 @@ static void field(struct table *tb, int width, const char *s)
 
 static int end_row(struct table *tb)
 {
-	struct sbuf_line *l = &tb->line;
+	struct pv_strbuf *l = &tb->line;
 
 	if (l->failed)
 		return pv_oom();
 	/* no trailing blanks from a padded last column */
-	while (l->n && l->s[l->n - 1] == ' ')
-		l->n--;
+	while (l->len && l->s[l->len - 1] == ' ')
+		l->len--;
 	put(tb, "\n", 1);
 	if (l->failed)
 		return pv_oom();
-	fwrite(l->s, 1, l->n, tb->out);
-	l->n = 0;
+	fwrite(l->s, 1, l->len, tb->out);
+	l->len = 0;
 	tb->first = true;
 	return 0;
 }
 
-/* Numbers without printf, which is most of a big table's time: v with
- * dec decimals, rounded half away from zero ("-0.0" shows as "0.0");
- * plus: a '+' before a positive number.  buf has room for 48 bytes. */
-static const char *fixed(char *buf, double v, int dec, bool plus)
-{
-	static const double scale[] = { 1, 10, 100, 1000 };
-	char tmp[32], *p = tmp + sizeof tmp, *o = buf;
-	int64_t r;
-
-	if (!(fabs(v) < 1e15) || dec < 0 || dec > 3) {
-		snprintf(buf, 48, plus ? "%+.*f" : "%.*f", dec, v);
-		return buf;
-	}
-	double x = v * scale[dec];
-	r = (int64_t)(x < 0 ? x - 0.5 : x + 0.5);
-	if (r < 0)
-		*o++ = '-';
-	else if (plus && r > 0)
-		*o++ = '+';
-	uint64_t u = r < 0 ? (uint64_t)0 - (uint64_t)r : (uint64_t)r;
-	for (int i = 0; i < dec; i++) {
-		*--p = (char)('0' + u % 10);
-		u /= 10;
-	}
-	if (dec)
-		*--p = '.';
-	do {
-		*--p = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
-	memcpy(o, p, (size_t)(tmp + sizeof tmp - p));
-	o[tmp + sizeof tmp - p] = '\0';
-	return buf;
-}
-
 static const char *integer(char *buf, int64_t v)
 {
-	return fixed(buf, (double)v, 0, false);
+	return pv_fixed(buf, (double)v, 0, false);
 }
 
 static const char *color_of(const struct table *tb, enum pv_verdict v)
@@ -150,58 +107,17 @@ static const char *color_of(const struct table *tb, enum pv_verdict v)
 	return v == PV_VERDICT_WORSE ? "\033[31m" : v == PV_VERDICT_BETTER ? "\033[34m" : "";
 }
 
-static const char *vname_of(const struct calltree *t)
-{
-	return t->v_value != PV_NONE ? pv_str(t->p, t->p->sample_types[t->v_value].type) : NULL;
-}
-
-/* A value in the tree's weight as shown: milliseconds for a time, else
- * samples (with a decimal when a scale made it fractional). */
-static void fmt_weight(const struct calltree *t, char *buf, size_t n, double v)
-{
-	v += 0.0; /* no "-0" */
-	if (fabs(v) < (t->v_value != PV_NONE ? ct_value_div(t) / 20 : 0.05))
-		v = 0;
-	(void)n;
-	if (t->v_value != PV_NONE)
-		fixed(buf, v / ct_value_div(t), 1, false);
-	else if (v == floor(v))
-		fixed(buf, v, 0, false);
-	else
-		fixed(buf, v, 1, false);
-}
-
-static void fmt_pct(char *buf, size_t n, double pct)
-{
-	pv_diff_pct_text(buf, n, pct);
-}
-
-static void fmt_q(char *buf, size_t n, double q)
-{
-	pv_diff_q_text(buf, n, q);
-}
-
 /* The comparison's columns of one cell. */
 static void diff_fields(struct table *tb, const struct pv_diff_cell *c)
 {
 	char buf[64];
 	const char *col = color_of(tb, c->verdict);
 
-	fmt_weight(tb->t, buf, sizeof buf, c->base);
-	field(tb, 10, buf);
-	fmt_weight(tb->t, buf, sizeof buf, c->new_);
-	field(tb, 10, buf);
-	fmt_weight(tb->t, buf + 1, sizeof buf - 1, c->delta);
-	if (buf[1] != '-' && strcmp(buf + 1, "0") && strcmp(buf + 1, "0.0") && !tb->sep) {
-		buf[0] = '+';
-		field(tb, 10, buf);
-	} else {
-		field(tb, 10, buf + 1);
-	}
-	fmt_pct(buf, sizeof buf, c->pct);
-	field(tb, 7, buf);
-	fmt_q(buf, sizeof buf, c->q);
-	field(tb, 7, buf);
+	field(tb, 10, pv_weight_text(tb->t, buf, c->base, false));
+	field(tb, 10, pv_weight_text(tb->t, buf, c->new_, false));
+	field(tb, 10, pv_weight_text(tb->t, buf, c->delta, !tb->sep));
+	field(tb, 7, pv_diff_pct_text(buf, sizeof buf, c->pct));
+	field(tb, 7, pv_diff_q_text(buf, sizeof buf, c->q));
 	if (tb->sep) {
 		field(tb, 0, pv_verdict_name(c->verdict));
 	} else {
@@ -214,7 +130,7 @@ static void diff_fields(struct table *tb, const struct pv_diff_cell *c)
 
 static void diff_header(struct table *tb)
 {
-	const char *vn = vname_of(tb->t);
+	const char *vn = pv_value_type(tb->t);
 	char b[64], n[64], d[64];
 
 	if (tb->sep || !vn) {
@@ -257,11 +173,6 @@ static void name_fields(struct table *tb, uint32_t node, int64_t frame, bool pad
 		raw[0] = '\0';
 	if (tb->sep || raw[0])
 		field(tb, 0, pv_escape(esc, sizeof esc, raw));
-}
-
-static double share(int64_t part, int64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
 /* The flat report. */
@@ -309,25 +220,27 @@ static int cmp_flat(const void *a, const void *b, void *ctx)
 	return x->frame < y->frame ? -1 : x->frame > y->frame;
 }
 
-int report_table_flat(FILE *out, struct calltree *t, const struct report_options *o)
+int report_table_flat(FILE *out, const struct pv_report_ctx *rc)
 {
+	struct calltree *t = rc->t;
+	const struct pv_report_options *o = rc->o;
 	struct table tb = { .out = out, .o = o, .t = t, .sep = o->field_sep, .first = true };
-	size_t n;
-	struct ct_flat_row *rows = calltree_flat(t, &n);
-	struct pv_diff_cell *self = NULL, *cum = NULL, *cells = NULL;
+	/* a comparison's rows and cells: made and tested once, by
+	 * pv_report_prepare */
+	size_t n = rc->nrows;
+	struct ct_flat_row *rows = rc->rows, *own = NULL;
+	const struct pv_diff_cell *cells = NULL;
 	uint32_t *order = NULL;
-	const char *vn = vname_of(t);
+	const char *vn = pv_value_type(t);
 	int64_t total = ct_weight(t, &t->nodes[0]);
 	int ret = -1;
 	char buf[64];
 
-	if (!rows)
-		return -1;
-	if (t->dn) {
-		if (pv_diff_flat(t, rows, n, o->diff, &self, &cum) < 0)
-			goto out;
+	if (t->dn && rc->self && rc->cum) {
 		/* the flat view tests what it is sorted by: self, or cum */
-		cells = o->sort == SORT_CUM ? cum : self;
+		cells = o->sort == SORT_CUM ? rc->cum : rc->self;
+	} else if (!(rows = own = calltree_flat(t, &n))) {
+		return -1;
 	}
 	if (!(order = malloc((n ? n : 1) * sizeof *order))) {
 		pv_oom();
@@ -373,18 +286,18 @@ int report_table_flat(FILE *out, struct calltree *t, const struct report_options
 		} else {
 			integer(buf, r->self_count);
 			field(&tb, 9, buf);
-			fixed(buf, share(ct_self_weight(t, r), total), 1, false);
+			pv_fixed(buf, pv_percent(ct_self_weight(t, r), total), 1, false);
 			field(&tb, 6, buf);
 			integer(buf, r->cum_count);
 			field(&tb, 8, buf);
-			fixed(buf, share(ct_cum_weight(t, r), total), 1, false);
+			pv_fixed(buf, pv_percent(ct_cum_weight(t, r), total), 1, false);
 			field(&tb, 6, buf);
-			fixed(buf, sqrt((double)r->self_count), 0, false);
+			pv_fixed(buf, sqrt((double)r->self_count), 0, false);
 			field(&tb, 6, buf);
 			if (vn) {
-				fixed(buf, (double)r->self_value / ct_value_div(t), 3, false);
+				pv_fixed(buf, (double)r->self_value / ct_value_div(t), 3, false);
 				field(&tb, 10, buf);
-				fixed(buf, (double)r->cum_value / ct_value_div(t), 3, false);
+				pv_fixed(buf, (double)r->cum_value / ct_value_div(t), 3, false);
 				field(&tb, 10, buf);
 			}
 		}
@@ -396,9 +309,7 @@ int report_table_flat(FILE *out, struct calltree *t, const struct report_options
 out:
 	free(tb.line.s);
 	free(order);
-	free(self);
-	free(cum);
-	free(rows);
+	free(own);
 	return ret;
 }
 
@@ -406,7 +317,7 @@ out:
  * when its count, the larger side's in a comparison, passes --mincount,
  * --maxdepth and the noise floor against its parent's), no summary rows. */
 
-static bool shown(const struct calltree *t, const struct report_options *o, uint32_t i, int64_t parent_n)
+static bool shown(const struct calltree *t, const struct pv_report_options *o, uint32_t i, int64_t parent_n)
 {
 	int64_t n = ct_node_n(t, i);
 
@@ -436,24 +347,22 @@ static bool *significant_below(const struct calltree *t, const struct pv_diff_ce
 	return s;
 }
 
-int report_table_tree(FILE *out, const struct calltree *t, const struct report_options *o)
+int report_table_tree(FILE *out, const struct pv_report_ctx *rc)
 {
+	const struct calltree *t = rc->t;
+	const struct pv_report_options *o = rc->o;
 	struct table tb = { .out = out, .o = o, .t = t, .sep = o->field_sep, .first = true };
-	struct pv_diff_cell *cells = NULL;
+	const struct pv_diff_cell *cells = t->dn ? rc->cells : NULL; /* tested once, by pv_report_prepare */
 	bool *keep = NULL;
 	uint32_t *stack = NULL, *kids = NULL;
 	size_t sp = 0;
-	const char *vn = vname_of(t);
+	const char *vn = pv_value_type(t);
 	int64_t total = ct_weight(t, &t->nodes[0]);
 	int ret = -1;
 	char buf[64];
 
-	if (t->dn) {
-		if (!(cells = pv_diff_tree(t, o->diff)))
-			return -1;
-		if (o->significant && !(keep = significant_below(t, cells)))
-			goto out;
-	}
+	if (cells && o->significant && !(keep = significant_below(t, cells)))
+		goto out;
 	stack = malloc((t->nnodes + 1) * sizeof *stack);
 	kids = malloc((t->nnodes + 1) * sizeof *kids);
 	if (!stack || !kids) {
@@ -502,12 +411,12 @@ int report_table_tree(FILE *out, const struct calltree *t, const struct report_o
 			} else {
 				integer(buf, nd->count);
 				field(&tb, 9, buf);
-				fixed(buf, share(ct_weight(t, nd), total), 1, false);
+				pv_fixed(buf, pv_percent(ct_weight(t, nd), total), 1, false);
 				field(&tb, 6, buf);
-				fixed(buf, sqrt((double)nd->count), 0, false);
+				pv_fixed(buf, sqrt((double)nd->count), 0, false);
 				field(&tb, 6, buf);
 				if (vn) {
-					fixed(buf, (double)nd->value / ct_value_div(t), tb.sep ? 3 : 1, false);
+					pv_fixed(buf, (double)nd->value / ct_value_div(t), tb.sep ? 3 : 1, false);
 					field(&tb, 10, buf);
 				}
 			}
@@ -533,6 +442,5 @@ out:
 	free(stack);
 	free(kids);
 	free(keep);
-	free(cells);
 	return ret;
 }

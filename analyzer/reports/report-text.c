@@ -1,9 +1,9 @@
 /* report-text.c - the text reports: header, call tree and flat profile */
 #include "report-text.h"
+#include "present.h"
 #include "error.h"
 #include "escape.h"
 #include "folded-read.h"
-#include "raw-cpu.h"
 #include "units.h"
 #include "util.h"
 
@@ -15,31 +15,19 @@
 
 #define NAME_MAX_LEN 4096
 
-static const char *dim_on(const struct report_options *o)
+static const char *dim_on(const struct pv_report_options *o)
 {
 	return o->color ? "\033[2m" : "";
 }
 
-static const char *bold_on(const struct report_options *o)
+static const char *bold_on(const struct pv_report_options *o)
 {
 	return o->color ? "\033[1m" : "";
 }
 
-static const char *attr_off(const struct report_options *o)
+static const char *attr_off(const struct pv_report_options *o)
 {
 	return o->color ? "\033[0m" : "";
-}
-
-static double pct(int64_t part, int64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
-
-bool report_unsampled(const struct pv_profile *p, char *buf, size_t n)
-{
-	return p->threads_cpu_ns > 0 && p->unsampled_cpu_ns > 0 &&
-	       raw_cpu_unsampled_say(buf, n, (uint64_t)p->unsampled_cpu_ns, (uint64_t)p->threads_cpu_ns,
-				     p->unsampled_threads, p->nthreads, p->lost);
 }
 
 /* " (user 1.06 s, system 3.95 s)": how the CPU time cpu_ns of the
@@ -57,20 +45,6 @@ static void put_system_time(FILE *out, const struct pv_profile *p, int64_t cpu_n
 	pv_format_duration(user, sizeof user, cpu_ns - s);
 	pv_format_duration(sys, sizeof sys, s);
 	fprintf(out, " (user %s, system %s)", user, sys);
-}
-
-bool report_collector(const struct pv_profile *p, char *buf, size_t n)
-{
-	char t[32];
-	const char *what = p->nvalues > 1 && strcmp(pv_str(p, p->sample_types[1].type), "wall") == 0
-				   ? "wall time" : "CPU";
-
-	if (!p->collector_samples)
-		return false;
-	pv_format_duration(t, sizeof t, p->collector_ns);
-	snprintf(buf, n, "%s of %s in %" PRIu64 " sample%s of the collector's own work (recording what the program loaded), not in the profile",
-		 t, what, p->collector_samples, p->collector_samples == 1 ? "" : "s");
-	return true;
 }
 
 /* The sampling period: a time (" (period 1 ms, 1000 Hz)") or, in a heap
@@ -95,11 +69,27 @@ static void period_note(FILE *out, const struct pv_profile *p)
 	}
 }
 
-void report_header(FILE *out, const struct calltree *t, const struct report_options *o)
+/* The header's line of the input's problems: "warning: a, b". */
+struct warn_line {
+	FILE *out;
+	const char *sep;
+};
+
+static void warn_item(void *arg, const char *phrase)
 {
+	struct warn_line *w = arg;
+
+	fprintf(w->out, "%s%s", w->sep, phrase);
+	w->sep = ", ";
+}
+
+void report_header(FILE *out, const struct pv_report_ctx *rc)
+{
+	const struct calltree *t = rc->t;
+	const struct pv_report_options *o = rc->o;
 	const struct pv_profile *p = t->p;
 	char dur[32], cpu[32], text[NAME_MAX_LEN];
-	const char *vname = t->v_value != PV_NONE ? pv_str(p, p->sample_types[t->v_value].type) : NULL;
+	const char *vname = pv_value_type(t);
 	int64_t total_value = t->nodes[0].value;
 
 	fprintf(out, "%sprogram:%s %s", bold_on(o), attr_off(o),
@@ -119,7 +109,7 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 	}
 	if (vname) {
 		calltree_value_str(t, total_value, cpu, sizeof cpu);
-		fprintf(out, "%s%s %s", psep, strcmp(vname, "cpu") == 0 ? "CPU" : vname, cpu);
+		fprintf(out, "%s%s %s", psep, pv_value_label(vname), cpu);
 		if (strcmp(vname, "cpu") == 0)
 			put_system_time(out, p, total_value);
 	}
@@ -161,10 +151,10 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 	if (o->tid_filter)
 		fprintf(out, " (%s)", pv_escape(text, sizeof text, o->tid_filter));
 	fprintf(out, "\n");
-	if (t->dn && o->diff) {
+	if (t->dn && rc->diff) {
 		struct pv_diff_scale sc;
 		char b[32];
-		pv_diff_scale_of(t, o->diff, &sc);
+		pv_diff_scale_of(t, rc->diff, &sc);
 		unsigned rb = p->diff_base_runs ? p->diff_base_runs : 1;
 		unsigned rn = p->diff_new_runs ? p->diff_new_runs : 1;
 		const char *sep = "";
@@ -176,14 +166,14 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 		}
 		if (vname) {
 			calltree_value_str(t, t->dn[0].value, b, sizeof b);
-			fprintf(out, "%s%s %s", sep, strcmp(vname, "cpu") == 0 ? "CPU" : vname, b);
+			fprintf(out, "%s%s %s", sep, pv_value_label(vname), b);
 		}
 		fprintf(out, "%sin %" PRId64 " samples", sep[0] || vname ? " " : "", t->dn[0].count);
 		if (rb > 1 || rn > 1)
 			fprintf(out, ", %u profile%s against %u new", rb, rb == 1 ? "" : "s", rn);
 		fprintf(out, "\n");
 		fprintf(out, "%sdiff:%s values per run", bold_on(o), attr_off(o));
-		if (o->diff->normalize && !sc.one_sided)
+		if (rc->diff->normalize && !sc.one_sided)
 			fprintf(out, ", the base scaled by %.4g to the new total", sc.base * p->diff_base_runs);
 		if (sc.one_sided)
 			fprintf(out, "; the %s side has no samples: no change can be judged\n",
@@ -192,31 +182,18 @@ void report_header(FILE *out, const struct calltree *t, const struct report_opti
 			fprintf(out, "; worse/better: q <= %g (false discovery rate, Poisson sampling noise)\n",
 				sc.fdr);
 	}
-	if (o->time_spans && o->time_spans[0])
+	if (rc->time_spans && rc->time_spans[0])
 		fprintf(out, "%stime:%s %s; %" PRId64 " samples in %s\n", bold_on(o), attr_off(o),
-			o->time_spans, o->time_samples, strchr(o->time_spans, ',') ? "them" : "it");
-	if (o->filters && o->filters[0])
+			rc->time_spans, rc->time_samples, strchr(rc->time_spans, ',') ? "them" : "it");
+	if (rc->filters && rc->filters[0])
 		fprintf(out, "%sfilters:%s %s; kept %" PRId64 " of %" PRId64 " samples (%.1f%%)\n",
-			bold_on(o), attr_off(o), pv_escape(text, sizeof text, o->filters), o->filter_kept,
-			o->filter_total,
-			pct(o->filter_kept, o->filter_total));
+			bold_on(o), attr_off(o), pv_escape(text, sizeof text, rc->filters), rc->filter_kept,
+			rc->filter_total,
+			pv_percent(rc->filter_kept, rc->filter_total));
 	if (p->lost || p->truncated || p->dropped_bytes) {
+		struct warn_line w = { out, " " };
 		fprintf(out, "%swarning:%s", bold_on(o), attr_off(o));
-		const char *sep = " ";
-		if (p->lost) {
-			fprintf(out, "%s%" PRIu64 " sample%s lost (%.1f%%)", sep, p->lost, p->lost == 1 ? "" : "s",
-				pct((int64_t)p->lost, (int64_t)(p->lost + p->nsamples)));
-			if (pv_str(p, p->lost_cause)[0])
-				fprintf(out, ": the trace could not grow: %s", pv_str(p, p->lost_cause));
-			sep = ", ";
-		}
-		if (p->truncated) {
-			fprintf(out, "%s%" PRIu64 " sample%s (%.1f%%) with incomplete stacks", sep,
-				p->truncated, p->truncated == 1 ? "" : "s", pct((int64_t)p->truncated, (int64_t)p->nsamples));
-			sep = ", ";
-		}
-		if (p->dropped_bytes)
-			fprintf(out, "%s%" PRIu64 " bytes of damaged input dropped", sep, p->dropped_bytes);
+		pv_input_problems(p, true, warn_item, &w);
 		fprintf(out, "\n");
 	}
 	{
@@ -384,7 +361,7 @@ static void put_line(FILE *out, const char *line, char *end)
 }
 
 /* Should child (with count n) of a parent with count parent_n be shown? */
-static bool visible(const struct report_options *o, const struct ct_node *nd, int64_t parent_n)
+static bool visible(const struct pv_report_options *o, const struct ct_node *nd, int64_t parent_n)
 {
 	if (o->mincount > 0 && nd->count < o->mincount)
 		return false;
@@ -414,7 +391,7 @@ static char *tree_columns(char *p, const struct calltree *t, int64_t count, int6
 {
 	p = put_int(p, count, 9);
 	*p++ = ' ';
-	p = put_fixed(p, pct(weight, ct_weight(t, &t->nodes[0])), 6, 1);
+	p = put_fixed(p, pv_percent(weight, ct_weight(t, &t->nodes[0])), 6, 1);
 	p = put_cstr(p, "% ");
 	p = put_cstr(p, dim);
 	p = put_fixed(p, sqrt((double)count), 6, 0);
@@ -473,7 +450,7 @@ static int plan_node(struct tree_plan *pl, struct labels *l, uint32_t id)
 
 /* One line of the tree at p (room for LINE_MAX_LEN); returns its end. */
 static char *tree_line(char *p, const struct labels *l, const struct tree_item *it,
-		       const struct report_options *o)
+		       const struct pv_report_options *o)
 {
 	const struct calltree *t = l->t;
 	const struct ct_node *nodes = t->nodes;
@@ -535,7 +512,7 @@ static char *tree_line(char *p, const struct labels *l, const struct tree_item *
 
 /* How many nodes below id form one call chain: each the only child of
  * the one above it, and shown. */
-static uint32_t chain_length(const struct calltree *t, const struct report_options *o, uint32_t id)
+static uint32_t chain_length(const struct calltree *t, const struct pv_report_options *o, uint32_t id)
 {
 	const struct ct_node *nodes = t->nodes;
 	uint32_t n = 0;
@@ -553,7 +530,7 @@ static uint32_t chain_length(const struct calltree *t, const struct report_optio
  * the rest: what is printed grows with the branches of the tree, never
  * with the depth of a chain.  id is in the plan; *next gets the node
  * whose children come next, id itself when nothing was left out. */
-static int tree_chain(struct tree_plan *pl, struct labels *l, uint32_t id, const struct report_options *o,
+static int tree_chain(struct tree_plan *pl, struct labels *l, uint32_t id, const struct pv_report_options *o,
 		      uint32_t *next)
 {
 	const struct ct_node *nodes = l->t->nodes;
@@ -582,7 +559,7 @@ static int tree_chain(struct tree_plan *pl, struct labels *l, uint32_t id, const
 struct tree_chunk {
 	const struct labels *l;
 	const struct tree_plan *pl;
-	const struct report_options *o;
+	const struct pv_report_options *o;
 	size_t lo, hi;
 	char *buf;
 	size_t n, cap;
@@ -609,7 +586,7 @@ static void *make_chunk(void *arg)
 #define TREE_CHUNK_LINES 32768
 
 static int write_plan(FILE *out, const struct labels *l, const struct tree_plan *pl,
-		      const struct report_options *o)
+		      const struct pv_report_options *o)
 {
 	struct tree_chunk c[2] = { { .l = l, .pl = pl, .o = o }, { .l = l, .pl = pl, .o = o } };
 	int ret = 0;
@@ -642,12 +619,14 @@ static int write_plan(FILE *out, const struct labels *l, const struct tree_plan 
 	return ret;
 }
 
-int report_tree(FILE *out, const struct calltree *t, const struct report_options *o)
+int report_tree(FILE *out, const struct pv_report_ctx *rc)
 {
+	const struct calltree *t = rc->t;
+	const struct pv_report_options *o = rc->o;
 	const struct ct_node *nodes = t->nodes;
 	uint32_t *stack, *kids;
 	size_t sp = 0;
-	const char *vname = t->v_value != PV_NONE ? pv_str(t->p, t->p->sample_types[t->v_value].type) : "";
+	const char *vname = pv_value_type(t) ? pv_value_type(t) : "";
 	struct labels l;
 	struct tree_plan pl = { 0 };
 	int ret = -1;
@@ -666,7 +645,7 @@ int report_tree(FILE *out, const struct calltree *t, const struct report_options
 	}
 	if (vname[0])
 		fprintf(out, "%s  samples %6s%%    ±√n %6s %s  function  location%s\n", bold_on(o),
-			vname, strcmp(vname, "cpu") == 0 ? "CPU" : vname, ct_value_col(t), attr_off(o));
+			vname, pv_value_label(vname), ct_value_col(t), attr_off(o));
 	else
 		fprintf(out, "%s  samples  share%%    ±√n  function  location%s\n", bold_on(o), attr_off(o));
 
@@ -755,8 +734,10 @@ static int cmp_rows(const void *a, const void *b, void *ctx)
 	return strcmp(nx, ny);
 }
 
-int report_flat(FILE *out, struct calltree *t, const struct report_options *o)
+int report_flat(FILE *out, const struct pv_report_ctx *rc)
 {
+	struct calltree *t = rc->t;
+	const struct pv_report_options *o = rc->o;
 	size_t n;
 	struct ct_flat_row *rows = calltree_flat(t, &n);
 	int64_t total = ct_weight(t, &t->nodes[0]);
@@ -776,7 +757,7 @@ int report_flat(FILE *out, struct calltree *t, const struct report_options *o)
 	}
 	struct flat_order order = { t, o->sort };
 	qsort_r(rows, n, sizeof *rows, cmp_rows, &order);
-	const char *vname = t->v_value != PV_NONE ? pv_str(t->p, t->p->sample_types[t->v_value].type) : "";
+	const char *vname = pv_value_type(t) ? pv_value_type(t) : "";
 	fprintf(out, "%s     self %5s%%      cum %5s%%    ±√n  function  location%s\n", bold_on(o),
 		vname[0] ? vname : "self", vname[0] ? vname : "cum", attr_off(o));
 	for (size_t i = 0; i < n; i++) {
@@ -795,11 +776,11 @@ int report_flat(FILE *out, struct calltree *t, const struct report_options *o)
 		}
 		q = put_int(q, r->self_count, 9);
 		*q++ = ' ';
-		q = put_fixed(q, pct(ct_self_weight(t, r), total), 5, 1);
+		q = put_fixed(q, pv_percent(ct_self_weight(t, r), total), 5, 1);
 		q = put_cstr(q, "% ");
 		q = put_int(q, r->cum_count, 8);
 		*q++ = ' ';
-		q = put_fixed(q, pct(ct_cum_weight(t, r), total), 5, 1);
+		q = put_fixed(q, pv_percent(ct_cum_weight(t, r), total), 5, 1);
 		q = put_cstr(q, "% ");
 		q = put_cstr(q, dim_on(o));
 		q = put_fixed(q, sqrt((double)r->self_count), 6, 0);
@@ -830,8 +811,9 @@ int report_flat(FILE *out, struct calltree *t, const struct report_options *o)
  * frame.  The weight is what every report weighs by: the time value in
  * whole microseconds (rounded so that the lines add up to the total), a
  * size in bytes or an estimated count as it is, or the sample count. */
-int report_folded(FILE *out, const struct calltree *t, const struct report_options *o)
+int report_folded(FILE *out, const struct pv_report_ctx *rc)
 {
+	const struct calltree *t = rc->t;
 	const struct ct_node *nodes = t->nodes;
 	uint32_t *stack = malloc((t->nnodes ? t->nnodes : 1) * sizeof *stack);
 	size_t *len_at = malloc((t->nnodes ? t->nnodes : 1) * sizeof *len_at);
@@ -843,8 +825,8 @@ int report_folded(FILE *out, const struct calltree *t, const struct report_optio
 
 	struct pv_diff_scale sc = { 0 };
 
-	if (t->dn && o->diff)
-		pv_diff_scale_of(t, o->diff, &sc);
+	if (t->dn && rc->diff)
+		pv_diff_scale_of(t, rc->diff, &sc);
 	if (!stack || !len_at || labels_init(&l, t, LABEL_FOLDED) < 0) {
 		free(stack);
 		free(len_at);
@@ -887,7 +869,7 @@ int report_folded(FILE *out, const struct calltree *t, const struct report_optio
 		for (char *c = memchr(path + len, ';', nl); c; c = memchr(c, ';', (size_t)(path + len + nl - c)))
 			*c = ':';
 		len += nl;
-		if (t->dn && o->diff) {
+		if (t->dn && rc->diff) {
 			/* a comparison: "stack BASE NEW", FlameGraph's
 			 * difffolded.pl format, in samples (per run, the base
 			 * normalized when asked): what a test needs to be

@@ -21,10 +21,12 @@
  * for each), and computes everything else from them: the hover, the
  * selection's flame graph and its totals, timelineSelect().
  */
+#include "report.h"
 #include "report-timeline.h"
+#include "present.h"
 #include "error.h"
 #include "escape.h"
-#include "pipeline.h"
+#include "scripts.h"
 #include "units.h"
 #include "util.h"
 
@@ -107,7 +109,7 @@ struct tl {
 	FILE *out;
 	struct calltree *t;
 	const struct pv_profile *p;
-	const struct timeline_options *o;
+	const struct pv_report_ctx *c;
 	int64_t from, len;     /* the axis, ns */
 	bool any_off, any_grey;
 
@@ -176,32 +178,6 @@ static const char *escaped(struct tl *tl, const char *s)
 	return pv_escape(tl->esc, sizeof tl->esc, s);
 }
 
-/* Write the first nchars characters of an escaped name as XML text, with
- * ".." in place of the rest when it is longer. */
-static void put_xml(FILE *out, const char *s, size_t nchars)
-{
-	pv_xml_put(out, s, nchars, true);
-}
-
-/* Write an escaped name as a JSON string that is safe inside the script's
- * CDATA section, and in HTML: no '<', '>' or '&' (nor "]]>", "</script"),
- * no line separators. */
-static void put_json(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-		if (*c == '"' || *c == '\\')
-			fprintf(out, "\\%c", *c);
-		else if (*c < 0x20 || *c == '<' || *c == '>' || *c == '&')
-			fprintf(out, "\\u%04x", *c);
-		else if (c[0] == 0xe2 && c[1] == 0x80 && (c[2] == 0xa8 || c[2] == 0xa9))
-			fprintf(out, "\\u%04x", 0x2000 | c[2]), c += 2;
-		else
-			fputc(*c, out);
-	}
-	fputc('"', out);
-}
-
 /* A colour from the name, the same for the same name in every picture:
  * any hue, saturated enough to be told from the greys; a kernel frame's
  * darker than any other's, so the time in the kernel stands apart. */
@@ -259,8 +235,8 @@ static uint32_t frame_of(struct tl *tl, uint32_t id)
 	if (!tl->name[at])
 		snprintf(tl->name + at, sizeof tl->name - at, "[unknown]");
 	*f = (struct tl_frame){ .id = id,
-				.matched = !tl->o->highlight ||
-					   regexec(tl->o->highlight, tl->name + at, 0, NULL, 0) == 0 };
+				.matched = !tl->c->o->highlight ||
+					   regexec(tl->c->o->highlight, tl->name + at, 0, NULL, 0) == 0 };
 	if (!(f->name = strdup(escaped(tl, tl->name)))) {
 		pv_oom();
 		return PV_NONE;
@@ -620,9 +596,9 @@ static void put_label(struct tl *tl, const struct tl_row *row, double y)
 	}
 	escaped(tl, tl->name);
 	fputs("<title>", out);
-	put_xml(out, tl->esc, SIZE_MAX);
+	pv_xml_put(out, tl->esc, SIZE_MAX, true);
 	fprintf(out, "</title><text class=\"label\" x=\"6\" y=\"%.0f\">", y);
-	put_xml(out, tl->esc, LABEL_CHARS);
+	pv_xml_put(out, tl->esc, LABEL_CHARS, true);
 	fputs("</text>\n", out);
 }
 
@@ -740,9 +716,9 @@ static int put_legend(struct tl *tl, double y)
 			const struct tl_frame *f = &tl->frames[order[item]];
 			fprintf(out, "<g class=\"item\"><rect x=\"%.0f\" y=\"%.0f\" width=\"14\" height=\"12\" fill=\"#%06x\"/>"
 				"<text x=\"%.0f\" y=\"%.0f\">", x, iy, f->rgb, x + 20, iy + 10);
-			put_xml(out, f->name, fit);
+			pv_xml_put(out, f->name, fit, true);
 			fputs("</text><title>", out);
-			put_xml(out, f->name, SIZE_MAX);
+			pv_xml_put(out, f->name, SIZE_MAX, true);
 			fputs("</title></g>\n", out);
 			continue;
 		}
@@ -760,13 +736,6 @@ static int put_legend(struct tl *tl, double y)
 	fputs("</g>\n", out);
 	free(order);
 	return (int)((item + LEGEND_COLS - 1) / LEGEND_COLS) * LEGEND_ROW;
-}
-
-static const char *value_label(const struct calltree *t)
-{
-	const char *v = calltree_weight_name(t);
-
-	return strcmp(v, "cpu") == 0 ? "CPU" : v;
 }
 
 static void put_head(struct tl *tl, double height)
@@ -804,29 +773,29 @@ static void put_head(struct tl *tl, double height)
 	fprintf(out, "<rect id=\"background\" x=\"0\" y=\"0\" width=\"%d\" height=\"%.0f\" fill=\"#fbfaf7\"/>\n",
 		WIDTH, height);
 	fprintf(out, "<text class=\"title\" x=\"%d\" y=\"22\" text-anchor=\"middle\">", WIDTH / 2);
-	put_xml(out, escaped(tl, prog[0] ? prog : "profile"), SIZE_MAX);
+	pv_xml_put(out, escaped(tl, prog[0] ? prog : "profile"), SIZE_MAX, true);
 	fprintf(out, " \u2014 timeline</text>\n<text x=\"%d\" y=\"40\" text-anchor=\"middle\">%" PRId64 " samples",
 		WIDTH / 2, t->samples);
 	if (t->v_value != PV_NONE) {
 		calltree_value_str(t, t->nodes[0].value, d, sizeof d);
-		fprintf(out, ", %s %s", value_label(t), d);
+		fprintf(out, ", %s %s", pv_value_label(calltree_weight_name(t)), d);
 	}
 	fprintf(out, ", %zu thread%s; columns of ", tl->nrows, tl->nrows == 1 ? "" : "s");
 	if (tl->len >= NCOL * 1000)
 		fputs(pv_format_duration(d, sizeof d, tl->len / NCOL), out);
 	else
 		fprintf(out, "%.3g us", (double)tl->len / NCOL / 1e3);
-	if (tl->o->spans && tl->o->spans[0]) {
+	if (tl->c->time_spans && tl->c->time_spans[0]) {
 		fputs("; time ", out);
-		put_xml(out, escaped(tl, tl->o->spans), SIZE_MAX);
+		pv_xml_put(out, escaped(tl, tl->c->time_spans), SIZE_MAX, true);
 	}
-	if (tl->o->filters && tl->o->filters[0]) {
+	if (tl->c->filters && tl->c->filters[0]) {
 		fputs("; ", out);
-		put_xml(out, escaped(tl, tl->o->filters), SIZE_MAX);
+		pv_xml_put(out, escaped(tl, tl->c->filters), SIZE_MAX, true);
 	}
-	if (tl->o->highlight_text) {
+	if (tl->c->o->highlight_text) {
 		fputs("; highlight=", out);
-		put_xml(out, escaped(tl, tl->o->highlight_text), SIZE_MAX);
+		pv_xml_put(out, escaped(tl, tl->c->o->highlight_text), SIZE_MAX, true);
 	}
 	fputs("</text>\n", out);
 }
@@ -845,22 +814,22 @@ static void put_data(struct tl *tl, double flame_top)
 		tl->from, tl->len, NCOL, LEFT, ROWS_TOP, ROW_STEP, ROW, WIDTH, flame_top, FLAME_ROW, CHAR_W,
 		weighed ? 3 : 2, weighed && strcmp(pv_str(tl->p, tl->p->sample_types[t->v_value].unit),
 						   "nanoseconds") == 0 ? "true" : "false");
-	put_json(out, value_label(t));
-	fprintf(out, ",\"byThread\":%s,\"hl\":%s,\n\"th\":[", tl->o->by_thread ? "true" : "false",
-		tl->o->highlight ? "true" : "false");
+	pv_json_put(out, pv_value_label(calltree_weight_name(t)));
+	fprintf(out, ",\"byThread\":%s,\"hl\":%s,\n\"th\":[", tl->c->view && tl->c->view->by_thread ? "true" : "false",
+		tl->c->o->highlight ? "true" : "false");
 	for (size_t r = 0; r < tl->nrows; r++) {
 		const struct tl_row *row = &tl->rows[r];
 		bool known = row->thread < tl->p->nthreads;
 		fprintf(out, "%s[%" PRIu32 ",", r ? "," : "", known ? tl->p->threads[row->thread].tid : 0);
 		char name[512];
-		put_json(out, escaped(tl, thread_label(tl->p, row->thread, name, sizeof name)));
+		pv_json_put(out, escaped(tl, thread_label(tl->p, row->thread, name, sizeof name)));
 		fprintf(out, ",%u,%u,%d]", row->hold, row->usual, row->last == PV_NONE ? -1 : (int)row->last);
 	}
 	fputs("],\n\"f\":[", out);
 	for (size_t f = 0; f < tl->nframes; f++) {
 		if (f)
 			fputc(',', out);
-		put_json(out, tl->frames[f].name);
+		pv_json_put(out, tl->frames[f].name);
 	}
 	fputs("],\n\"fc\":\"", out);
 	for (size_t f = 0; f < tl->nframes; f++)
@@ -901,274 +870,6 @@ static void put_data(struct tl *tl, double flame_top)
 	fputs("]};\n", out);
 }
 
-/* The script: the hover, the selection and its flame graph.  Kept free of
- * "]]>" (it is in a CDATA section) and of "</" (for inline use in HTML). */
-static const char script[] =
-	"(function () {\n"
-	"'use strict';\n"
-	"var NS = 'http://www.w3.org/2000/svg', D = TL, N = D.n, W = D.wc, NST = D.s.length;\n"
-	"var svg = document.getElementById('timeline');\n"
-	"var flameG = document.getElementById('flame'), selBox = document.getElementById('sel-box');\n"
-	"var selText = document.getElementById('selection'), details = document.getElementById('details');\n"
-	"var tip = document.getElementById('tip'), tipBox = tip.querySelector('rect');\n"
-	"var tipText = tip.querySelector('text'), bg = document.getElementById('background');\n"
-	"var rowsEnd = D.y0 + D.th.length * D.step, axisEnd = rowsEnd + 24;\n"
-	"/* per row, per column: where its cell starts in D.c[row] (none: the next one) */\n"
-	"var at = D.c.map(function (c) {\n"
-	"  var a = new Int32Array(N + 1), col = 0, i = 0;\n"
-	"  while (i < c.length) {\n"
-	"    while (col <= c[i]) a[col++] = i;\n"
-	"    i += 2 + c[i + 1] * W;\n"
-	"  }\n"
-	"  while (col <= N) a[col++] = i;\n"
-	"  return a;\n"
-	"});\n"
-	"function cellAt(r, col) { return at[r][col] < at[r][col + 1] ? at[r][col] : -1; }\n"
-	"/* where column c starts, ns from the start of the run */\n"
-	"function edge(c) { return D.a + Math.ceil(c * D.l / N); }\n"
-	"function fmt(v) {\n"
-	"  if (!D.time) return v + (D.value === 'samples' ? ' samples' : ' ' + D.value);\n"
-	"  var s = v >= 1e9 ? (v / 1e9).toFixed(2) + ' s' : v >= 1e6 ? (v / 1e6).toFixed(1) + ' ms'\n"
-	"    : (v / 1e3).toFixed(0) + ' us';\n"
-	"  return D.value + ' ' + s;\n"
-	"}\n"
-	"/* the samples of columns [c0, c1): per stack (per row and stack by thread) */\n"
-	"function gather(c0, c1) {\n"
-	"  var m = new Map(), total = 0, samples = 0, off = 0;\n"
-	"  for (var r = 0; r < D.c.length; r++) {\n"
-	"    var c = D.c[r], i = at[r][c0], end = at[r][c1];\n"
-	"    while (i < end) {\n"
-	"      var k = c[i + 1];\n"
-	"      i += 2;\n"
-	"      for (var j = 0; j < k; j++, i += W) {\n"
-	"        var key = D.byThread ? r * NST + c[i] : c[i], n = c[i + 1], w = W === 3 ? c[i + 2] : n;\n"
-	"        var e = m.get(key);\n"
-	"        if (!e) m.set(key, e = { n: 0, w: 0 });\n"
-	"        e.n += n; e.w += w; total += w; samples += n;\n"
-	"        if (D.so.charCodeAt(c[i]) === 49) off += n;\n"
-	"      }\n"
-	"    }\n"
-	"  }\n"
-	"  return { m: m, total: total, samples: samples, off: off };\n"
-	"}\n"
-	"/* self and cumulative weight per function, as profview --flat counts them */\n"
-	"function functions(g) {\n"
-	"  var nf = D.f.length, self = new Float64Array(nf), cum = new Float64Array(nf);\n"
-	"  var stamp = new Int32Array(nf).fill(-1), serial = 0, out = {};\n"
-	"  g.m.forEach(function (e, key) {\n"
-	"    var fr = D.s[key % NST];\n"
-	"    serial++;\n"
-	"    if (fr.length) self[fr[fr.length - 1]] += e.w;\n"
-	"    for (var i = 0; i < fr.length; i++)\n"
-	"      if (stamp[fr[i]] !== serial) { stamp[fr[i]] = serial; cum[fr[i]] += e.w; }\n"
-	"  });\n"
-	"  for (var f = 0; f < nf; f++) {\n"
-	"    if (stamp[f] < 0) continue;\n"
-	"    var o = out[D.f[f]] || (out[D.f[f]] = { self: 0, cum: 0 });\n"
-	"    o.self += self[f]; o.cum += cum[f];\n"
-	"  }\n"
-	"  return out;\n"
-	"}\n"
-	"function el(name, attrs, parent) {\n"
-	"  var e = document.createElementNS(NS, name);\n"
-	"  for (var a in attrs) e.setAttribute(a, attrs[a]);\n"
-	"  if (parent) parent.appendChild(e);\n"
-	"  return e;\n"
-	"}\n"
-	"function resize(h) {\n"
-	"  svg.setAttribute('height', h);\n"
-	"  svg.setAttribute('viewBox', '0 0 ' + D.w + ' ' + h);\n"
-	"  bg.setAttribute('height', h);\n"
-	"  details.setAttribute('y', h - 10);\n"
-	"}\n"
-	"/* The flame graph of the selection, root on top, drawn anew */\n"
-	"var boxes = [], MAXD = 256;\n"
-	"function flame(g) {\n"
-	"  var root = { name: 'all', fill: '#e1b98c', w: 0, k: null, f: -1 };\n"
-	"  function child(node, id, name, fill) {\n"
-	"    if (!node.k) node.k = new Map();\n"
-	"    var c = node.k.get(id);\n"
-	"    if (!c) node.k.set(id, c = { name: name, fill: fill, w: 0, k: null, f: id });\n"
-	"    return c;\n"
-	"  }\n"
-	"  g.m.forEach(function (e, key) {\n"
-	"    var node = root, fr = D.s[key % NST];\n"
-	"    root.w += e.w;\n"
-	"    if (D.byThread) {\n"
-	"      var th = D.th[Math.floor(key / NST)];\n"
-	"      node = child(node, -1 - Math.floor(key / NST), '[thread ' + th[0] + (th[1] ? ' \"' + th[1] + '\"' : '') + ']', '#96bee6');\n"
-	"      node.w += e.w;\n"
-	"    }\n"
-	"    for (var i = 0; i < fr.length; i++) {\n"
-	"      node = child(node, fr[i], D.f[fr[i]], '#' + D.fc.substr(fr[i] * 6, 6));\n"
-	"      node.w += e.w;\n"
-	"    }\n"
-	"  });\n"
-	"  var frag = document.createDocumentFragment(), scale = root.w > 0 ? (D.w - 20) / root.w : 0, deepest = 0;\n"
-	"  boxes = [];\n"
-	"  function draw(node, x, d) {\n"
-	"    var w = node.w * scale, y = D.ft + d * D.fr;\n"
-	"    var b = el('g', { 'data-i': boxes.length }, frag);\n"
-	"    if (node.f >= 0 && D.hl && D.fm.charCodeAt(node.f) === 49) b.setAttribute('class', 'hl');\n"
-	"    el('rect', { x: x.toFixed(2), y: y, width: w.toFixed(2), height: D.fr - 1, fill: node.fill }, b);\n"
-	"    var n = Math.floor((w - 6) / D.cw);\n"
-	"    if (n >= 3) {\n"
-	"      var t = el('text', { x: (x + 3).toFixed(2), y: y + D.fr - 4.5 }, b);\n"
-	"      t.textContent = node.name.length <= n ? node.name : node.name.slice(0, n - 2) + '..';\n"
-	"    }\n"
-	"    boxes.push(node);\n"
-	"    if (d > deepest) deepest = d;\n"
-	"    if (!node.k || d >= MAXD) return;\n"
-	"    var kids = Array.from(node.k.values()).sort(function (a, b) { return b.w - a.w; });\n"
-	"    for (var i = 0; i < kids.length; i++) {\n"
-	"      if (kids[i].w * scale >= 0.3) draw(kids[i], x, d + 1);\n"
-	"      x += kids[i].w * scale;\n"
-	"    }\n"
-	"  }\n"
-	"  while (flameG.firstChild) flameG.removeChild(flameG.firstChild);\n"
-	"  if (root.w > 0) draw(root, 10, 0);\n"
-	"  else el('text', { x: D.w / 2, y: D.ft + 12, 'text-anchor': 'middle' }, frag).textContent = 'no samples in the selection';\n"
-	"  flameG.appendChild(frag);\n"
-	"  flameG.total = root.w;\n"
-	"  resize(D.ft + (deepest + 1) * D.fr + 40);\n"
-	"}\n"
-	"var sel = null;\n"
-	"function show() {\n"
-	"  var c0 = sel ? sel[0] : 0, c1 = sel ? sel[1] : N, g = gather(c0, c1);\n"
-	"  var from = edge(c0) / 1e9, to = edge(c1) / 1e9;\n"
-	"  if (sel) {\n"
-	"    selBox.setAttribute('x', D.x0 + c0);\n"
-	"    selBox.setAttribute('width', c1 - c0);\n"
-	"    selBox.style.display = '';\n"
-	"  } else {\n"
-	"    selBox.style.display = 'none';\n"
-	"  }\n"
-	"  selText.textContent = (sel ? 'selection ' + from.toFixed(4) + '-' + to.toFixed(4) + ' s' : 'the whole timeline') +\n"
-	"    ': ' + g.samples + ' samples' + (g.off ? ' (' + g.off + ' off-CPU)' : '') + (D.time ? ', ' + fmt(g.total) : '') +\n"
-	"    (sel ? '; click to see the whole timeline' : '; drag across the rows to choose a span');\n"
-	"  selText.setAttribute('data-from', from);\n"
-	"  selText.setAttribute('data-to', to);\n"
-	"  selText.setAttribute('data-total', g.total);\n"
-	"  selText.setAttribute('data-samples', g.samples);\n"
-	"  flame(g);\n"
-	"  return g;\n"
-	"}\n"
-	"function clampCol(c) { return Math.max(0, Math.min(N, c)); }\n"
-	"/* Select the columns nearest to FROM-TO seconds (or the whole timeline\n"
-	"   without arguments); the selection's bounds, totals and functions. */\n"
-	"window.timelineSelect = function (from, to) {\n"
-	"  if (from === undefined) {\n"
-	"    sel = null;\n"
-	"  } else {\n"
-	"    var c0 = clampCol(Math.round((from * 1e9 - D.a) * N / D.l)), c1 = clampCol(Math.round((to * 1e9 - D.a) * N / D.l));\n"
-	"    if (c1 <= c0) { c1 = Math.min(N, c0 + 1); c0 = c1 - 1; }\n"
-	"    sel = [c0, c1];\n"
-	"  }\n"
-	"  var g = show();\n"
-	"  return { from: edge(sel ? sel[0] : 0) / 1e9, to: edge(sel ? sel[1] : N) / 1e9, total: g.total,\n"
-	"    samples: g.samples, offcpu: g.off, functions: functions(g) };\n"
-	"};\n"
-	"function pt(e) {\n"
-	"  var p = svg.createSVGPoint();\n"
-	"  p.x = e.clientX; p.y = e.clientY;\n"
-	"  return p.matrixTransform(svg.getScreenCTM().inverse());\n"
-	"}\n"
-	"function colAt(x) { return Math.max(0, Math.min(N - 1, Math.floor(x - D.x0))); }\n"
-	"/* the column whose marks column col of row r shows (held over a gap), or -1 */\n"
-	"function shown(r, col) {\n"
-	"  if (cellAt(r, col) >= 0) return col;\n"
-	"  var th = D.th[r], hold = th[2], usual = th[3], last = th[4], prev = -1, c;\n"
-	"  for (c = col - 1; c >= 0 && col - c <= hold; c--) if (cellAt(r, c) >= 0) { prev = c; break; }\n"
-	"  if (prev < 0) return -1;\n"
-	"  if (prev === last) return col - prev < usual ? prev : -1;\n"
-	"  for (c = col + 1; c < N && c - prev <= hold; c++) if (cellAt(r, c) >= 0) return prev;\n"
-	"  return -1;\n"
-	"}\n"
-	"function hideTip() { tip.setAttribute('display', 'none'); }\n"
-	"function cut(s) { return s.length > 150 ? s.slice(0, 148) + '..' : s; }\n"
-	"function hover(p) {\n"
-	"  var r = Math.floor((p.y - D.y0) / D.step);\n"
-	"  if (p.x < D.x0 || p.x >= D.x0 + N || p.y < D.y0 || r >= D.th.length || p.y - D.y0 - r * D.step >= D.row) {\n"
-	"    hideTip();\n"
-	"    return;\n"
-	"  }\n"
-	"  var col = colAt(p.x), s = shown(r, col), th = D.th[r], lines = [];\n"
-	"  lines.push(th[0] ? 'thread ' + th[0] + (th[1] ? ' \"' + th[1] + '\"' : '') : th[1]);\n"
-	"  lines.push((edge(col) / 1e9).toFixed(4) + '-' + (edge(col + 1) / 1e9).toFixed(4) + ' s' +\n"
-	"    (s >= 0 && s !== col ? '  (no samples: shown, the column at ' + (edge(s) / 1e9).toFixed(4) + ' s)' : ''));\n"
-	"  if (s < 0) {\n"
-	"    lines.push('no samples');\n"
-	"  } else {\n"
-	"    var c = D.c[r], i = cellAt(r, s), k = c[i + 1], n = 0, w = 0, off = 0, top = -1, topN = -1;\n"
-	"    for (var j = 0, x = i + 2; j < k; j++, x += W) {\n"
-	"      n += c[x + 1]; w += W === 3 ? c[x + 2] : c[x + 1];\n"
-	"      if (D.so.charCodeAt(c[x]) === 49) off += c[x + 1];\n"
-	"      if (c[x + 1] > topN) { topN = c[x + 1]; top = c[x]; }\n"
-	"    }\n"
-	"    lines.push(n + ' sample' + (n === 1 ? '' : 's') + (off ? ', ' + off + ' off-CPU' : '') + (D.time ? ', ' + fmt(w) : ''));\n"
-	"    lines.push('most frequent stack (' + topN + ' of ' + n + ')' + (D.so.charCodeAt(top) === 49 ? ', off-CPU' : '') + ':');\n"
-	"    var fr = D.s[top], names = [];\n"
-	"    for (j = 0; j < fr.length; j++) names.push('  ' + cut(D.f[fr[j]]));\n"
-	"    if (!fr.length) names.push('  (no frames)');\n"
-	"    if (names.length > 24) names.splice(8, names.length - 23, '  ... ' + (names.length - 23) + ' frames ...');\n"
-	"    lines = lines.concat(names);\n"
-	"    if (k > 1) lines.push('and ' + (k - 1) + ' other stack' + (k > 2 ? 's' : ''));\n"
-	"  }\n"
-	"  while (tipText.firstChild) tipText.removeChild(tipText.firstChild);\n"
-	"  var wide = 0;\n"
-	"  lines.forEach(function (l, i) {\n"
-	"    el('tspan', { x: 8, dy: i ? 15 : 16 }, tipText).textContent = l;\n"
-	"    wide = Math.max(wide, l.length);\n"
-	"  });\n"
-	"  var w = wide * D.cw + 16, h = lines.length * 15 + 10, height = +svg.getAttribute('height');\n"
-	"  var x = p.x + 16 + w > D.w ? Math.max(0, p.x - 16 - w) : p.x + 16;\n"
-	"  var y = p.y + 16 + h > height ? Math.max(0, p.y - 16 - h) : p.y + 16;\n"
-	"  tipBox.setAttribute('width', w);\n"
-	"  tipBox.setAttribute('height', h);\n"
-	"  tip.setAttribute('transform', 'translate(' + x.toFixed(0) + ',' + y.toFixed(0) + ')');\n"
-	"  tip.removeAttribute('display');\n"
-	"}\n"
-	"var drag = null, pending = false;\n"
-	"function later() {\n"
-	"  if (pending) return;\n"
-	"  pending = true;\n"
-	"  requestAnimationFrame(function () { pending = false; show(); });\n"
-	"}\n"
-	"svg.addEventListener('mousedown', function (e) {\n"
-	"  var p = pt(e);\n"
-	"  if (p.x < D.x0 || p.x >= D.x0 + N || p.y < D.y0 || p.y >= axisEnd) return;\n"
-	"  drag = { c: colAt(p.x), moved: false };\n"
-	"  e.preventDefault();\n"
-	"});\n"
-	"window.addEventListener('mousemove', function (e) {\n"
-	"  var p = pt(e);\n"
-	"  if (!drag) {\n"
-	"    hover(p);\n"
-	"    var b = e.target.closest && e.target.closest('#flame > g');\n"
-	"    if (b) {\n"
-	"      var nd = boxes[+b.getAttribute('data-i')];\n"
-	"      details.textContent = nd.name + '  |  ' + fmt(nd.w) + ', ' + (100 * nd.w / flameG.total).toFixed(2) + '% of the selection';\n"
-	"    }\n"
-	"    return;\n"
-	"  }\n"
-	"  var c = colAt(p.x);\n"
-	"  if (c !== drag.c) drag.moved = true;\n"
-	"  sel = [Math.min(c, drag.c), Math.max(c, drag.c) + 1];\n"
-	"  hideTip();\n"
-	"  later();\n"
-	"});\n"
-	"window.addEventListener('mouseup', function () {\n"
-	"  if (!drag) return;\n"
-	"  if (!drag.moved) sel = null;\n"
-	"  drag = null;\n"
-	"  show();\n"
-	"});\n"
-	"window.addEventListener('keydown', function (e) { if (e.key === 'Escape') { sel = null; show(); } });\n"
-	"/* file.svg#sel=FROM,TO: opened with that span selected (seconds) */\n"
-	"var h = /sel=([0-9.e+-]+),([0-9.e+-]+)/.exec(decodeURIComponent(location.hash));\n"
-	"if (h) window.timelineSelect(+h[1], +h[2]); else show();\n"
-	"})();\n";
-
 static void put_tail(struct tl *tl, double sel_y, double flame_top, double height)
 {
 	FILE *out = tl->out;
@@ -1182,7 +883,7 @@ static void put_tail(struct tl *tl, double sel_y, double flame_top, double heigh
 	      out);
 	fputs("<script><![CDATA[\n", out);
 	put_data(tl, flame_top);
-	fputs(script, out);
+	fputs(pv_script_timeline, out);
 	fputs("]]></script>\n</svg>\n", out);
 }
 
@@ -1207,8 +908,9 @@ static void tl_free(struct tl *tl)
 	free(tl);
 }
 
-int report_timeline(FILE *out, struct calltree *t, const struct timeline_options *o)
+int report_timeline(FILE *out, const struct pv_report_ctx *c)
 {
+	struct calltree *t = c->t;
 	const struct pv_profile *p = t->p;
 	struct tl *tl;
 	int ret = -1, legend_h;
@@ -1224,12 +926,12 @@ int report_timeline(FILE *out, struct calltree *t, const struct timeline_options
 	tl->out = out;
 	tl->t = t;
 	tl->p = p;
-	tl->o = o;
-	if (o->to_ns > o->from_ns) {
-		tl->from = o->from_ns;
-		tl->len = o->to_ns - o->from_ns;
+	tl->c = c;
+	if (c->span_to > c->span_from) {
+		tl->from = c->span_from;
+		tl->len = c->span_to - c->span_from;
 	} else {
-		tl->len = pv_run_length(p);
+		tl->len = c->run_length;
 	}
 	if (tl->len <= 0)
 		tl->len = 1;

@@ -1,6 +1,7 @@
 /* cxxname.c - the C++ name of a function from its DWARF alone (see
  * cxxname.h) */
 #include "cxxname.h"
+#include "util.h"
 
 #include <dwarf.h>
 #include <stdint.h>
@@ -8,32 +9,6 @@
 #include <string.h>
 
 #define CXXNAME_DEPTH 16   /* nesting of types followed */
-
-struct sbuf {
-	char *s;
-	size_t n, cap;
-	bool bad;              /* out of memory, or a type that cannot be written */
-};
-
-static void sb_add(struct sbuf *b, const char *s)
-{
-	size_t len = strlen(s);
-
-	if (b->bad)
-		return;
-	if (b->n + len + 1 > b->cap) {
-		size_t cap = (b->n + len + 1) * 2;
-		char *p = realloc(b->s, cap);
-		if (!p) {
-			b->bad = true;
-			return;
-		}
-		b->s = p;
-		b->cap = cap;
-	}
-	memcpy(b->s + b->n, s, len + 1);
-	b->n += len;
-}
 
 bool cxxname_is_cxx(Dwarf_Die *die)
 {
@@ -66,7 +41,7 @@ static const char *const type_words[][2] = {
 
 /* A name as gcc writes it ("Acc<long unsigned int>"), its fundamental
  * types as the demangler does ("Acc<unsigned long>"). */
-static void sb_add_name(struct sbuf *b, const char *name)
+static void sb_add_name(struct pv_strbuf *b, const char *name)
 {
 	while (*name) {
 		size_t i, k = sizeof type_words / sizeof type_words[0];
@@ -77,7 +52,7 @@ static void sb_add_name(struct sbuf *b, const char *name)
 			if (strncmp(name, type_words[i][0], len) == 0 &&
 			    !(next == '_' || (next >= 'a' && next <= 'z') || (next >= 'A' && next <= 'Z') ||
 			      (next >= '0' && next <= '9'))) {
-				sb_add(b, type_words[i][1]);
+				pv_strbuf_puts(b, type_words[i][1]);
 				name += len;
 				break;
 			}
@@ -86,13 +61,13 @@ static void sb_add_name(struct sbuf *b, const char *name)
 			continue;
 		/* copy up to the next word */
 		char one[2] = { *name++, 0 };
-		sb_add(b, one);
+		pv_strbuf_puts(b, one);
 		while (*name && ((one[0] >= 'a' && one[0] <= 'z') || (one[0] >= 'A' && one[0] <= 'Z') ||
 				 (one[0] >= '0' && one[0] <= '9') || one[0] == '_') &&
 		       ((*name >= 'a' && *name <= 'z') || (*name >= 'A' && *name <= 'Z') ||
 			(*name >= '0' && *name <= '9') || *name == '_')) {
 			one[0] = *name++;
-			sb_add(b, one);
+			pv_strbuf_puts(b, one);
 		}
 	}
 }
@@ -107,7 +82,7 @@ static Dwarf_Die *ref(Dwarf_Die *die, int at, Dwarf_Die *mem)
 
 /* The namespaces and classes around die, "ns::Klass::"; false for a scope
  * the demangler writes otherwise (a function's local class). */
-static bool qualify(struct sbuf *b, Dwarf_Die *die)
+static bool qualify(struct pv_strbuf *b, Dwarf_Die *die)
 {
 	Dwarf_Die *scopes = NULL;
 	int n = dwarf_getscopes_die(die, &scopes);
@@ -122,8 +97,8 @@ static bool qualify(struct sbuf *b, Dwarf_Die *die)
 		case DW_TAG_partial_unit:
 			break;
 		case DW_TAG_namespace:
-			sb_add(b, name ? name : "(anonymous namespace)");
-			sb_add(b, "::");
+			pv_strbuf_puts(b, name ? name : "(anonymous namespace)");
+			pv_strbuf_puts(b, "::");
 			break;
 		case DW_TAG_class_type:
 		case DW_TAG_structure_type:
@@ -133,7 +108,7 @@ static bool qualify(struct sbuf *b, Dwarf_Die *die)
 				break;
 			}
 			sb_add_name(b, name);
-			sb_add(b, "::");
+			pv_strbuf_puts(b, "::");
 			break;
 		default:
 			ok = false;
@@ -143,11 +118,11 @@ static bool qualify(struct sbuf *b, Dwarf_Die *die)
 	return ok;
 }
 
-static bool type_name(struct sbuf *b, Dwarf_Die *type, int depth);
+static bool type_name(struct pv_strbuf *b, Dwarf_Die *type, int depth);
 
 /* The parameter types of a function or function type, "int, char const*"
  * (no parentheses); *is_const when the object parameter is const. */
-static bool param_list(struct sbuf *b, Dwarf_Die *fn, int depth, bool *is_const)
+static bool param_list(struct pv_strbuf *b, Dwarf_Die *fn, int depth, bool *is_const)
 {
 	Dwarf_Die child, tmem;
 	bool first = true;
@@ -162,7 +137,7 @@ static bool param_list(struct sbuf *b, Dwarf_Die *fn, int depth, bool *is_const)
 		bool artificial = false;
 
 		if (tag == DW_TAG_unspecified_parameters) {
-			sb_add(b, first ? "..." : ", ...");
+			pv_strbuf_puts(b, first ? "..." : ", ...");
 			first = false;
 			continue;
 		}
@@ -189,17 +164,17 @@ static bool param_list(struct sbuf *b, Dwarf_Die *fn, int depth, bool *is_const)
 			t = ref(t, DW_AT_type, &tmem);
 		}
 		if (!first)
-			sb_add(b, ", ");
+			pv_strbuf_puts(b, ", ");
 		first = false;
 		if (!t)
-			sb_add(b, "void"); /* const void: not a parameter type */
+			pv_strbuf_puts(b, "void"); /* const void: not a parameter type */
 		else if (!type_name(b, t, depth + 1))
 			return false;
 	} while (dwarf_siblingof(&child, &child) == 0);
 	return true;
 }
 
-static bool type_name(struct sbuf *b, Dwarf_Die *type, int depth)
+static bool type_name(struct pv_strbuf *b, Dwarf_Die *type, int depth)
 {
 	Dwarf_Die mem, *inner;
 	const char *name;
@@ -218,7 +193,7 @@ static bool type_name(struct sbuf *b, Dwarf_Die *type, int depth)
 	case DW_TAG_typedef:
 		/* mangled names know no typedefs */
 		if (!inner) {
-			sb_add(b, "void");
+			pv_strbuf_puts(b, "void");
 			return true;
 		}
 		return type_name(b, inner, depth + 1);
@@ -229,9 +204,9 @@ static bool type_name(struct sbuf *b, Dwarf_Die *type, int depth)
 			if (!type_name(b, inner, depth + 1))
 				return false;
 		} else {
-			sb_add(b, "void");
+			pv_strbuf_puts(b, "void");
 		}
-		sb_add(b, dwarf_tag(type) == DW_TAG_const_type ? " const"
+		pv_strbuf_puts(b, dwarf_tag(type) == DW_TAG_const_type ? " const"
 			  : dwarf_tag(type) == DW_TAG_volatile_type ? " volatile" : " __restrict");
 		return true;
 	case DW_TAG_pointer_type:
@@ -246,23 +221,23 @@ static bool type_name(struct sbuf *b, Dwarf_Die *type, int depth)
 				if (!type_name(b, ret, depth + 1))
 					return false;
 			} else {
-				sb_add(b, "void");
+				pv_strbuf_puts(b, "void");
 			}
-			sb_add(b, " (");
-			sb_add(b, mark);
-			sb_add(b, ")(");
+			pv_strbuf_puts(b, " (");
+			pv_strbuf_puts(b, mark);
+			pv_strbuf_puts(b, ")(");
 			if (!param_list(b, inner, depth, NULL))
 				return false;
-			sb_add(b, ")");
+			pv_strbuf_puts(b, ")");
 			return true;
 		}
 		if (inner) {
 			if (!type_name(b, inner, depth + 1))
 				return false;
 		} else {
-			sb_add(b, "void");
+			pv_strbuf_puts(b, "void");
 		}
-		sb_add(b, mark);
+		pv_strbuf_puts(b, mark);
 		return true;
 	}
 	case DW_TAG_structure_type:
@@ -297,7 +272,7 @@ static Dwarf_Die origin_of(Dwarf_Die *die)
 char *cxxname_of(Dwarf_Die *die)
 {
 	Dwarf_Die omem, smem = origin_of(die), *fn = &smem, *spec;
-	struct sbuf b = { 0 };
+	struct pv_strbuf b = { 0 };
 	const char *name;
 	bool is_const = false;
 
@@ -310,11 +285,11 @@ char *cxxname_of(Dwarf_Die *die)
 	if (!name || !qualify(&b, spec ? spec : fn))
 		goto fail;
 	sb_add_name(&b, name);
-	sb_add(&b, "(");
+	pv_strbuf_puts(&b, "(");
 	if (!param_list(&b, fn, 0, &is_const))
 		goto fail;
-	sb_add(&b, is_const ? ") const" : ")");
-	if (b.bad)
+	pv_strbuf_puts(&b, is_const ? ") const" : ")");
+	if (b.failed)
 		goto fail;
 	return b.s;
 fail:

@@ -14,10 +14,7 @@
 #include "pipeline.h"
 #include "pprof-write.h"
 #include "read.h"
-#include "report-flame.h"
-#include "report-speedscope.h"
-#include "report-text.h"
-#include "report-timeline.h"
+#include "report.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,45 +25,54 @@ static void quiet(enum pv_level level, const char *msg)
 	(void)msg;
 }
 
-/* The reports of the whole tree. */
-static void tree_reports(FILE *out, struct calltree *t, const struct pv_diff_options *diff)
+/* One report of the view's result r, through the reports' table. */
+static void report(FILE *out, enum pv_report_kind k, const struct pv_report_options *o, const struct pv_result *r,
+		   const struct pv_diff_options *diff)
 {
-	struct report_options ro = { .diff = diff, .noisefloor = 1 };
-	struct report_options table = { .diff = diff, .field_sep = ";" };
-	struct flame_options fo = { .diff = diff };
+	struct pv_report_ctx c;
 
-	report_header(out, t, &ro);
-	report_tree(out, t, &ro);
-	report_table_tree(out, t, &table);
-	if (!t->dn)
-		report_folded(out, t, &ro);
-	report_flame(out, t, &fo);
+	pv_report_ctx_init(&c, o, r);
+	c.diff = diff;
+	if (pv_report_prepare(&c, k) == 0)
+		pv_report_write(out, k, &c);
+	pv_report_ctx_free(&c);
+}
+
+/* The reports of the whole tree. */
+static void tree_reports(FILE *out, const struct pv_result *r, const struct pv_diff_options *diff)
+{
+	struct pv_report_options ro = PV_REPORT_OPTIONS_DEFAULT, table = PV_REPORT_OPTIONS_DEFAULT;
+	struct pv_report_options fo = PV_REPORT_OPTIONS_DEFAULT;
+
+	ro.noisefloor = 1;
+	table.field_sep = ";";
+	report(out, PV_REPORT_TREE, &ro, r, diff);
+	report(out, PV_REPORT_TREE, &table, r, diff);
+	if (!r->t->dn)
+		report(out, PV_REPORT_FOLDED, &ro, r, diff);
+	report(out, PV_REPORT_FLAME, &fo, r, diff);
 	fo.icicle = true;
 	fo.maxdepth = 3;
-	report_flame(out, t, &fo);
+	report(out, PV_REPORT_FLAME, &fo, r, diff);
 }
 
 /* The reports of the distinct stacks (paths_only). */
-static void path_reports(FILE *out, struct calltree *t, const struct pv_diff_options *diff)
+static void path_reports(FILE *out, const struct pv_result *r, const struct pv_diff_options *diff)
 {
-	struct report_options ro = { .diff = diff };
-	struct report_options table = { .diff = diff, .field_sep = "," };
-	struct graph_options go = { GRAPH_DEFAULT_NODECOUNT, GRAPH_DEFAULT_NODEFRACTION,
-				    GRAPH_DEFAULT_EDGEFRACTION };
-	struct timeline_options to = { 0 };
-	struct speedscope_options sp = { .name = "fuzz" };
+	struct pv_report_options ro = PV_REPORT_OPTIONS_DEFAULT, table = PV_REPORT_OPTIONS_DEFAULT;
+	struct calltree *t = r->t;
 
-	if (!t->dn)
-		report_flat(out, t, &ro);
-	report_table_flat(out, t, &table);
+	table.field_sep = ",";
+	report(out, PV_REPORT_FLAT, &ro, r, diff);
+	report(out, PV_REPORT_FLAT, &table, r, diff);
 	/* The call graph without graphviz: its pango plugin reads a font
 	 * name of an earlier graph after that graph is freed (a fault of
 	 * graphviz 2.42's, in every process that lays out two graphs). */
-	graph_free(graph_build(t, &go));
+	graph_free(graph_build(t, &ro.graph));
 	if (t->p->timed && !t->dn)
-		report_timeline(out, t, &to);
+		report(out, PV_REPORT_TIMELINE, &ro, r, diff);
 	if (!t->dn)
-		report_speedscope(out, t, &sp);
+		report(out, PV_REPORT_SPEEDSCOPE, &ro, r, diff);
 }
 
 static void reports(const struct pv_profile *p)
@@ -85,9 +91,9 @@ static void reports(const struct pv_profile *p)
 		if (pv_view_run_copy(p, &v, true, &r) < 0)
 			continue;
 		if (paths)
-			path_reports(out, r.t, diff);
+			path_reports(out, &r, diff);
 		else
-			tree_reports(out, r.t, diff);
+			tree_reports(out, &r, diff);
 		pv_result_free(&r);
 	}
 	/* pprof_write may add strings: a copy */

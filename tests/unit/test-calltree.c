@@ -7,6 +7,7 @@
 #include "folded-read.h"
 #include "merge.h"
 #include "report-text.h"
+#include "present.h"
 
 #include <math.h>
 
@@ -129,17 +130,18 @@ static void test_granularity(void)
 
 enum render_kind { R_TREE, R_FLAT, R_FOLDED };
 
-static char *render(struct calltree *t, const struct report_options *o, enum render_kind k)
+static char *render(struct calltree *t, const struct pv_report_options *o, enum render_kind k)
 {
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
+	struct pv_report_ctx c = { .o = o, .t = t };
 	if (k == R_FLAT)
-		report_flat(f, t, o);
+		report_flat(f, &c);
 	else if (k == R_FOLDED)
-		report_folded(f, t, o);
+		report_folded(f, &c);
 	else
-		report_tree(f, t, o);
+		report_tree(f, &c);
 	fclose(f);
 	return text;
 }
@@ -148,7 +150,7 @@ static void test_reports(void)
 {
 	struct pv_profile *p = standard();
 	struct calltree *t = calltree_build(p, NULL);
-	struct report_options o = { 0 };
+	struct pv_report_options o = { 0 };
 	char *s;
 
 	s = render(t, &o, R_TREE);
@@ -331,7 +333,7 @@ static struct pv_profile *folded(const char *text)
 static void test_escaped_names(void)
 {
 	struct pv_profile *p = folded("main;\033]0;t\007\033[2Jx;tab\there 3\nmain;semi\302\233 1\n");
-	struct report_options o = { .filters = "focus=\033[2J" };
+	struct pv_report_options o = { 0 };
 	struct calltree *t;
 	char *s, *h = NULL;
 	size_t hl = 0;
@@ -350,7 +352,7 @@ static void test_escaped_names(void)
 		free(s);
 	}
 	FILE *f = open_memstream(&h, &hl);
-	report_header(f, t, &o);
+	report_header(f, &(struct pv_report_ctx){ .o = &o, .t = t, .filters = "focus=\033[2J" });
 	fclose(f);
 	CHECK_CONTAINS(h, "program: /tmp/^[[2Japp, folded stacks\n");
 	CHECK_CONTAINS(h, "filters: focus=^[[2J;");
@@ -375,7 +377,7 @@ static void test_deep_tree(void)
 	sprintf(at, ";g 2\n");
 
 	struct pv_profile *p = folded(text);
-	struct report_options o = { 0 };
+	struct pv_report_options o = { 0 };
 	struct calltree *t;
 	char *s;
 
@@ -480,7 +482,7 @@ static void test_subtree(void)
 static void test_unsampled(void)
 {
 	struct pv_profile *p = standard();
-	struct report_options o = { 0 };
+	struct pv_report_options o = { 0 };
 	struct calltree *t;
 	char say[512], *s;
 
@@ -500,7 +502,7 @@ static void test_unsampled(void)
 	{
 		size_t len = 0;
 		FILE *f = open_memstream(&s, &len);
-		report_header(f, t, &o);
+		report_header(f, &(struct pv_report_ctx){ .o = &o, .t = t });
 		fclose(f);
 	}
 	CHECK_CONTAINS(s, "\nwarning: 50.0 ms of the 1.00 s of CPU time");
@@ -544,7 +546,7 @@ static void test_number_format(void)
 		total_v += values[i];
 	}
 	struct calltree *t = calltree_build(p, NULL);
-	struct report_options o = { 0 };
+	struct pv_report_options o = { 0 };
 	char *tree = render(t, &o, R_TREE), *flat = render(t, &o, R_FLAT);
 	for (int i = 0; i < 300; i++) {
 		snprintf(want, sizeof want, "%9" PRId64 " %6.1f%% %6.0f %9.1f    f_%d  n.c:%d\n", counts[i],
@@ -677,7 +679,7 @@ static void test_cxx_names(void)
 				      "main;Acc<int>::spin(int) 4\nmain;Acc<long>::spin(int) 5\n");
 	struct ct_options o = { 0 };
 	struct calltree *t = calltree_build(p, &o);
-	struct report_options ro = { 0 };
+	struct pv_report_options ro = { 0 };
 	char buf[256], *text;
 	uint32_t m = child_named(t, 0, "main");
 

@@ -6,6 +6,7 @@
 #include "check.h"
 #include "diff.h"
 #include "profbuild.h"
+#include "report.h"
 #include "report-text.h"
 
 #include <math.h>
@@ -291,6 +292,63 @@ static void test_tree_sides(void)
 	pv_profile_free(p);
 }
 
+static bool same_cells(const struct pv_diff_cell *a, const struct pv_diff_cell *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i].delta != b[i].delta || a[i].q != b[i].q || a[i].verdict != b[i].verdict)
+			return false;
+	return true;
+}
+
+/* The reports' table, and the comparison pv_report_prepare tests once for
+ * the kind: every node for the tree and the flame graph, every flat row
+ * for the flat table and the call graph, nothing for the others. */
+static void test_report_prepare(void)
+{
+	struct pv_profile *p = compared(true);
+	struct pv_diff_options o = { .fdr = 0.05 };
+	struct pv_report_options ro = PV_REPORT_OPTIONS_DEFAULT;
+	struct calltree *t = calltree_build(p, NULL);
+	struct calltree *pt = calltree_build(p, &(struct ct_options){ .paths_only = true });
+	struct pv_diff_cell *want = t ? pv_diff_tree(t, &o) : NULL, *self = NULL, *cum = NULL;
+	struct ct_flat_row *rows = NULL;
+	size_t n = 0;
+
+	for (int k = 0; k < PV_REPORT_NKINDS; k++) {
+		const struct pv_report_kind_info *info = pv_report_kind((enum pv_report_kind)k);
+		CHECK(info->name && info->name[0] && info->write);
+		CHECK((info->compares == PV_COMPARES_NOT) == (info->one_profile != NULL));
+		CHECK(!info->time_order || info->needs == PV_NEEDS_PATHS);
+	}
+	CHECK(t && pt && want);
+	if (!t || !pt || !want)
+		return;
+	for (enum pv_report_kind k = PV_REPORT_TREE; k <= PV_REPORT_FLAME; k++) {
+		struct pv_report_ctx c = { .o = &ro, .p = p, .t = k == PV_REPORT_FLAT || k == PV_REPORT_SVG ? pt : t,
+					   .diff = &o };
+		CHECK_EQ(pv_report_prepare(&c, k), 0);
+		if (k == PV_REPORT_TREE || k == PV_REPORT_FLAME) {
+			CHECK(c.cells && !c.rows && same_cells(c.cells, want, t->nnodes));
+		} else if (k == PV_REPORT_FLAT || k == PV_REPORT_SVG) {
+			CHECK(!c.cells && c.rows && c.self && c.cum);
+			rows = calltree_flat(pt, &n);
+			CHECK(rows && n == c.nrows && pv_diff_flat(pt, rows, n, &o, &self, &cum) == 0);
+			CHECK(self && cum && same_cells(c.self, self, n) && same_cells(c.cum, cum, n));
+			free(rows);
+			free(self);
+			free(cum);
+			self = cum = NULL;
+		} else {
+			CHECK(!c.cells && !c.rows && !c.self && !c.cum);
+		}
+		pv_report_ctx_free(&c);
+	}
+	free(want);
+	calltree_free(pt);
+	calltree_free(t);
+	pv_profile_free(p);
+}
+
 int main(void)
 {
 	test_incbeta();
@@ -298,5 +356,6 @@ int main(void)
 	test_bh();
 	test_calibration();
 	test_tree_sides();
+	test_report_prepare();
 	return check_done("test-diff");
 }

@@ -60,10 +60,47 @@ static void test_cut(void)
 	CHECK_STR(pv_escape(big, sizeof big, "\xff\xfe\x80"), "\\xff\\xfe\\x80");
 }
 
+/* A JSON string for a script in a CDATA section or HTML: nothing that
+ * could end either, nor a line separator JavaScript would choke on. */
+static void test_json(void)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	pv_json_put(f, "a\"b\\c</script>]]>&\xe2\x80\xa8\xe2\x80\xa9\xc3\xa9\t");
+	fclose(f);
+	CHECK_STR(text, "\"a\\\"b\\\\c\\u003c/script\\u003e]]\\u003e\\u0026\\u2028\\u2029\xc3\xa9\\u0009\"");
+	free(text);
+}
+
+/* The same into a buffer: without script only what JSON needs, and what
+ * does not fit is left out a whole character at a time. */
+static void test_json_buffer(void)
+{
+	char buf[64];
+
+	CHECK_EQ(pv_json_escape(buf, sizeof buf, "a\"<\xe2\x80\xa8\\", false), 9);
+	CHECK_STR(buf, "a\\\"<\xe2\x80\xa8\\\\");
+	CHECK_EQ(pv_json_escape(buf, sizeof buf, "<&", true), 12);
+	CHECK_STR(buf, "\\u003c\\u0026");
+	/* room for "ab" and not for the three bytes of U+20AC */
+	CHECK_EQ(pv_json_escape(buf, 5, "ab\xe2\x82\xac", false), 2);
+	CHECK_STR(buf, "ab");
+	/* nor for an escape's two */
+	CHECK_EQ(pv_json_escape(buf, 3, "a\"b", false), 1);
+	CHECK_STR(buf, "a");
+}
+
 int main(void)
 {
 	test_controls();
 	test_utf8();
 	test_cut();
+	test_json();
+	test_json_buffer();
 	return check_done("test-escape");
 }

@@ -10,7 +10,7 @@
 #include "pipeline.h"
 #include "pprof-read.h"
 #include "pprof-write.h"
-#include "report-flame.h"
+#include "report.h"
 #include "report-text.h"
 #include "report-timeline.h"
 
@@ -69,27 +69,30 @@ static struct pv_profile *kernel_profile(bool evil)
 
 enum render_kind { R_HEADER, R_TREE, R_FLAT, R_FOLDED, R_TABLE_FLAT, R_TABLE_TREE, R_FLAME };
 
-static char *render(struct calltree *t, const struct report_options *o, enum render_kind k)
+static char *render(struct calltree *t, const struct pv_report_options *o, enum render_kind k)
 {
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
-	struct flame_options fo = { 0 };
+	struct pv_report_ctx c = { .o = o, .t = t };
 
+	CHECK_EQ(pv_report_prepare(&c, k == R_FLAME ? PV_REPORT_FLAME : k == R_TABLE_FLAT ? PV_REPORT_FLAT
+										       : PV_REPORT_TREE), 0);
 	switch (k) {
-	case R_HEADER: report_header(f, t, o); break;
-	case R_TREE: report_tree(f, t, o); break;
-	case R_FLAT: report_flat(f, t, o); break;
-	case R_FOLDED: report_folded(f, t, o); break;
-	case R_TABLE_FLAT: report_table_flat(f, t, o); break;
-	case R_TABLE_TREE: report_table_tree(f, t, o); break;
-	case R_FLAME: report_flame(f, t, &fo); break;
+	case R_HEADER: report_header(f, &c); break;
+	case R_TREE: report_tree(f, &c); break;
+	case R_FLAT: report_flat(f, &c); break;
+	case R_FOLDED: report_folded(f, &c); break;
+	case R_TABLE_FLAT: report_table_flat(f, &c); break;
+	case R_TABLE_TREE: report_table_tree(f, &c); break;
+	case R_FLAME: report_flame(f, &c); break;
 	}
+	pv_report_ctx_free(&c);
 	fclose(f);
 	return text;
 }
 
-static char *render_profile(const struct pv_profile *p, const struct ct_options *co, const struct report_options *o,
+static char *render_profile(const struct pv_profile *p, const struct ct_options *co, const struct pv_report_options *o,
 			    enum render_kind k)
 {
 	struct calltree *t = calltree_build(p, co);
@@ -102,7 +105,7 @@ static char *render_profile(const struct pv_profile *p, const struct ct_options 
 static void test_marks(void)
 {
 	struct pv_profile *p = kernel_profile(false);
-	struct report_options o = { 0 }, tab = { .field_sep = "," };
+	struct pv_report_options o = { 0 }, tab = { .field_sep = "," };
 	char *s;
 
 	s = render_profile(p, NULL, &o, R_TREE);
@@ -144,7 +147,7 @@ static void test_marks(void)
 static void test_same_name(void)
 {
 	struct pv_profile *p = kernel_profile(false);
-	struct report_options o = { 0 };
+	struct pv_report_options o = { 0 };
 	uint32_t n = pv_intern_str(p, "alpha");
 	struct pv_line l = { pv_get_function(p, n, n, pv_intern_str(p, "prog.c"), 18), 20 };
 	uint32_t kl = pv_get_location(p, 0xffffffff82000000ull, pv_kernel_mapping(p));
@@ -164,7 +167,7 @@ static void test_same_name(void)
 static void test_header(void)
 {
 	struct pv_profile *p = kernel_profile(false);
-	struct report_options o = { 0 };
+	struct pv_report_options o = { 0 };
 	char *s;
 
 	s = render_profile(p, NULL, &o, R_HEADER);
@@ -194,7 +197,7 @@ static void test_hide_kernel(void)
 {
 	struct pv_profile *p = kernel_profile(false);
 	struct pv_view v = { .hide_kernel = true, .granularity = CT_FUNCTIONS };
-	struct report_options o = { 0 };
+	struct pv_report_options o = { 0 };
 	struct pv_result r;
 	char *s;
 
@@ -263,7 +266,7 @@ static void test_folded(void)
 {
 	struct pv_profile *p = kernel_profile(false), *q;
 	struct ct_options co = { .sample_index = "samples" };
-	struct report_options o = { 0 };
+	struct pv_report_options o = { 0 };
 	char *s, *s2;
 
 	s = render_profile(p, &co, &o, R_FOLDED);
@@ -306,7 +309,7 @@ static void test_pprof(void)
 {
 	struct pv_profile *p = kernel_profile(false), *q;
 	struct pprof_write_options wo = { .uncompressed = true };
-	struct report_options o = { 0 };
+	struct pv_report_options o = { 0 };
 	char *buf = NULL, *a, *b;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
@@ -355,7 +358,7 @@ out:
 static void test_flame(void)
 {
 	struct pv_profile *p = kernel_profile(false), *q = standard();
-	struct report_options o = { 0 };
+	struct pv_report_options o = { 0 };
 	char *s;
 
 	s = render_profile(p, NULL, &o, R_FLAME);
@@ -376,7 +379,7 @@ static void test_timeline(void)
 {
 	struct pv_profile *p = kernel_profile(false);
 	struct calltree *t;
-	struct timeline_options to = { 0 };
+	struct pv_report_options to = { 0 };
 	regex_t re;
 	char *text = NULL;
 	size_t len = 0;
@@ -391,7 +394,11 @@ static void test_timeline(void)
 	to.highlight = &re;
 	to.highlight_text = "^sys_read$";
 	f = open_memstream(&text, &len);
-	CHECK_EQ(report_timeline(f, t, &to), 0);
+	{
+		struct pv_report_ctx c = { .o = &to, .t = t };
+		CHECK_EQ(pv_report_prepare(&c, PV_REPORT_TIMELINE), 0);
+		CHECK_EQ(pv_report_write(f, PV_REPORT_TIMELINE, &c), 0);
+	}
 	fclose(f);
 	CHECK_CONTAINS(text, "\"[k] sys_read\"");
 	CHECK_CONTAINS(text, "\"[k] do_syscall_64\"");
@@ -422,7 +429,7 @@ static void test_hostile(void)
 {
 	struct pv_profile *p = kernel_profile(true);
 	struct ct_options co = { .sample_index = "samples" };
-	struct report_options o = { 0 };
+	struct pv_report_options o = { 0 };
 	char *s;
 
 	s = render_profile(p, NULL, &o, R_TREE);

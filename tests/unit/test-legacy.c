@@ -404,8 +404,8 @@ static void test_weights(void)
 		char *text = NULL;
 		size_t len = 0;
 		FILE *f = open_memstream(&text, &len);
-		struct report_options o = { 0 };
-		report_header(f, t, &o);
+		struct pv_report_options o = { 0 };
+		report_header(f, &(struct pv_report_ctx){ .o = &o, .t = t });
 		fclose(f);
 		CHECK_CONTAINS(text, "profile: inuse_space ");
 		CHECK_CONTAINS(text, " in 4 samples (a sample every 1024 bytes on average)");

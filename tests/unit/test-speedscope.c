@@ -3,7 +3,7 @@
 #include "calltree.h"
 #include "check.h"
 #include "profbuild.h"
-#include "report-speedscope.h"
+#include "report.h"
 
 /* One sample of a stack (outermost first) at time ns, in thread tid. */
 static void add_at(struct pv_profile *p, uint32_t tid, int64_t ns, int64_t cpu, int n, const int *frames)
@@ -22,13 +22,15 @@ static char *speedscope_of(struct pv_profile *p, const char *sample_index, const
 {
 	struct ct_options o = { .sample_index = sample_index, .paths_only = true };
 	struct calltree *t = calltree_build(p, &o);
-	struct speedscope_options so = { .name = name };
+	struct pv_report_options ro = PV_REPORT_OPTIONS_DEFAULT;
+	struct pv_report_ctx c = { .o = &ro, .p = p, .t = t };
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
 	CHECK(t != NULL && f != NULL);
-	CHECK_EQ(report_speedscope(f, t, &so), 0);
+	snprintf(c.title, sizeof c.title, "%s", name ? name : "");
+	CHECK_EQ(pv_report_write(f, PV_REPORT_SPEEDSCOPE, &c), 0);
 	fclose(f);
 	calltree_free(t);
 	return buf;

@@ -1,0 +1,82 @@
+/* present.h - how every report writes what it shows: the value's name,
+ * amounts, changes and shares, the colours of a comparison, the input's
+ * problems
+ *
+ * One spelling each, so that the tables, the pictures and the browser
+ * agree to the digit.  (Names from profiles are escaped by escape.h; the
+ * q-values and changes in percent are spelled by diff.h; a growing
+ * string is util.h's pv_strbuf.)
+ */
+#ifndef PROFVIEW_PRESENT_H
+#define PROFVIEW_PRESENT_H
+
+#include "calltree.h"
+#include "diff.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* part as a percentage of whole; 0 of nothing. */
+static inline double pv_percent(int64_t part, int64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* The sample type tree t weighs by, as the profile names it ("cpu",
+ * "inuse_space"); NULL when it weighs by sample counts. */
+const char *pv_value_type(const struct calltree *t);
+/* A sample type as people read it: "CPU" for "cpu", any other as it is;
+ * NULL stays NULL. */
+const char *pv_value_label(const char *type);
+
+/* The input's problems, each a phrase to say(arg, phrase), in order:
+ * samples lost (and why), samples with incomplete stacks, damaged input
+ * dropped; shares: each with its share of the samples.  Returns how many
+ * there were. */
+int pv_input_problems(const struct pv_profile *p, bool shares, void (*say)(void *arg, const char *phrase),
+		      void *arg);
+/* Is more than a hundredth of the CPU time the threads used (by the
+ * collector's own count) in no sample?  Then the sentence that says so,
+ * the same for every front end, into buf. */
+bool report_unsampled(const struct pv_profile *p, char *buf, size_t n);
+/* One line on the collector's own work left out of the profile
+ * (pv_profile.collector_samples) into buf; false when there was none. */
+bool report_collector(const struct pv_profile *p, char *buf, size_t n);
+
+/* v with dec (0 to 3) decimals, rounded half away from zero, "-0" shown
+ * as "0"; plus: a '+' before what does not round to 0.  Without printf,
+ * which is most of a big table's time.  buf has room for PV_FIXED_LEN. */
+#define PV_FIXED_LEN 48
+const char *pv_fixed(char *buf, double v, int dec, bool plus);
+
+/* A comparison's value in tree t's weight as a column shows it: in the
+ * unit of ct_value_col (ms for a time) with one decimal, else samples
+ * (a decimal when a scale made them fractional); what is under a
+ * twentieth of the unit is 0; sign: '+' before an increase.  buf has room
+ * for PV_FIXED_LEN. */
+const char *pv_weight_text(const struct calltree *t, char *buf, double v, bool sign);
+
+/* A comparison's value with its unit, as the pictures' titles give it:
+ * "1.20 ms", "3 samples" (with a decimal when a side was scaled), or
+ * PV_AMOUNT_COMPACT as the call graph's boxes: "1.20ms", "3".
+ * PV_AMOUNT_SIGN: '+' before an increase.  Returns buf. */
+enum { PV_AMOUNT_SIGN = 1, PV_AMOUNT_COMPACT = 2 };
+const char *pv_amount_text(const struct calltree *t, char *buf, size_t n, double v, unsigned flags);
+
+/* A cell's change in percent as the titles give it ("+31.0%"), or "not in
+ * the base" when the base had none.  Returns buf. */
+const char *pv_change_text(char *buf, size_t n, const struct pv_diff_cell *c);
+
+/* A comparison's colours: grey when a change is not significant, else
+ * from pale for a small change to full for a doubling or a halving and
+ * beyond (pv_diff_strength), red for worse, blue for better.  Each
+ * picture has its shades. */
+struct pv_ramp {
+	int none[3];
+	int worse[2][3];       /* pale, full */
+	int better[2][3];
+};
+void pv_ramp_rgb(const struct pv_ramp *r, const struct pv_diff_cell *c, int rgb[3]);
+
+#endif
