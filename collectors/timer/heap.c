@@ -1,0 +1,926 @@
+/* heap.c - libprofview-heap.so: allocations sampled by bytes
+ *
+ * Loaded with LD_PRELOAD by collect-heap, which sets PROFVIEW_OUTPUT,
+ * PROFVIEW_PID, PROFVIEW_INHERIT and PROFVIEW_HEAP_RATE (collect-env.h).
+ * The library interposes the allocator's entry points (malloc, calloc,
+ * realloc, reallocarray, free, posix_memalign, aligned_alloc, memalign,
+ * valloc, pvalloc; C++'s operator new and delete reach them through
+ * libstdc++) and calls the next definition of each (glibc's, or another
+ * preloaded allocator's).  Each thread counts down the bytes it allocates
+ * from a number drawn from an exponential distribution of mean RATE: the
+ * block during which it reaches zero is sampled, and a new number drawn.
+ * So every byte is sampled with the probability 1/RATE, and a block of S
+ * bytes with 1 - exp(-S/RATE) (raw.h).  A sampled block gets a
+ * RAW_HEAP_ALLOC record with its stack, unwound in the program with the
+ * objects' CFI as collect-timer's samples are (cfi.h), and goes into a
+ * table of the sampled blocks; its free writes a RAW_HEAP_FREE record.
+ *
+ * The fast path of an unsampled allocation is a subtraction from a
+ * thread-local counter and a test; that of a free, one byte of a filter
+ * that counts the sampled blocks by address bits, almost always zero.
+ *
+ * The trace is written as collect-timer's (writer.c, stacktab.c,
+ * mappings.c, dlhook.c): the same file family, permissions and kill -9
+ * safety, a trace of its own for the child of a fork and for a program
+ * exec'd.  The library never calls the allocator in a way that comes back
+ * to the sampler: a thread that is sampling (busy) allocates straight from
+ * the real allocator, as do the collector's own threads and its work after
+ * a dlopen; until the real allocator is known (dlsym allocates), blocks
+ * come from a static arena and are never given back.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "cfi.h"
+#include "collect-env.h"
+#include "preload-state.h"
+
+#define HEAP_EXPORT __attribute__((visibility("default")))
+#define HEAP_LIKELY(x) __builtin_expect(!!(x), 1)
+#define HEAP_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Frames kept of a sampled block's stack: on the stack of whatever thread
+ * allocates (a signal handler's too), so a modest number. */
+#define HEAP_FRAMES 128
+/* The table of sampled blocks: open addressing, 16 bytes a slot, mapped
+ * without reserve (only the pages used cost memory).  A block that finds
+ * no slot in HEAP_PROBES is not sampled (counted lost). */
+#define HEAP_SLOTS_LOG 20
+#define HEAP_SLOTS (1u << HEAP_SLOTS_LOG)
+#define HEAP_PROBES 4096
+#define HEAP_FILTER (1u << 16)
+#define HEAP_ARENA (256u << 10)
+#define HEAP_RELEASE_NS 200000000l
+
+enum heap_state { HEAP_OFF = 0, HEAP_RUNNING, HEAP_STOPPED, HEAP_DISABLED };
+
+/* A slot: key 0 is empty, 1 a block freed since. */
+struct heap_slot {
+	_Atomic uintptr_t key;
+	uint64_t size;
+};
+
+struct heap_tls {
+	int64_t left;         /* bytes to the next sample */
+	int seeded;           /* left and rng are set */
+	int busy;             /* in the sampler: allocate straight */
+	int named;            /* its RAW_THREAD record is written */
+	pid_t tid;
+	uint64_t rng;
+	uintptr_t stack_lo, stack_hi;
+};
+
+static __thread struct heap_tls heap_tls __attribute__((tls_model("initial-exec")));
+/* mappings.c marks the collector's own work in it (preload_own_begin) */
+__thread struct preload_tls preload_tls __attribute__((tls_model("initial-exec")));
+
+static struct {
+	void *(*malloc)(size_t);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	void (*free)(void *);
+	int (*posix_memalign)(void **, size_t, size_t);
+	void *(*aligned_alloc)(size_t, size_t);
+	void *(*memalign)(size_t, size_t);
+	void *(*valloc)(size_t);
+	void *(*pvalloc)(size_t);
+} real;
+
+static struct {
+	_Atomic int state;
+	_Atomic int inflight;       /* threads between heap_enter and heap_leave */
+	_Atomic int resolving;      /* dlsym is looking up the real allocator */
+	int inherit;
+	double rate;
+	uintptr_t own_lo, own_hi;   /* the library's code */
+	struct heap_slot *table;
+	_Atomic uint64_t samples, lost;
+	pthread_t helper;
+	int helper_running;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	int stop;
+} heap = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER };
+
+static _Atomic uint8_t heap_filter[HEAP_FILTER];
+
+static _Alignas(64) unsigned char heap_arena[HEAP_ARENA];
+static _Atomic size_t heap_arena_used;
+
+/* ---- what the shared files need ---- */
+
+uint64_t preload_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int preload_handlers_idle(void)
+{
+	return atomic_load(&heap.inflight) == 0;
+}
+
+int preload_running(void)
+{
+	return atomic_load(&heap.state) == HEAP_RUNNING;
+}
+
+void preload_warn(const char *fmt, ...)
+{
+	static const char prefix[] = "collect-heap: ";
+	char buf[512];
+	va_list ap;
+	int n;
+
+	memcpy(buf, prefix, sizeof(prefix) - 1);
+	va_start(ap, fmt);
+	n = vsnprintf(buf + sizeof(prefix) - 1, sizeof(buf) - sizeof(prefix), fmt, ap);
+	va_end(ap);
+	n = n < 0 ? 0 : n > (int)(sizeof(buf) - sizeof(prefix) - 1) ? (int)(sizeof(buf) - sizeof(prefix) - 1) : n;
+	n += (int)sizeof(prefix) - 1;
+	buf[n++] = '\n';
+	if (write(STDERR_FILENO, buf, (size_t)n) < 0) {
+		/* nothing to be done */
+	}
+}
+
+/* ---- the arena for the time before the real allocator is known ---- */
+
+static void *heap_arena_alloc(size_t n, size_t align)
+{
+	size_t at, old = atomic_load(&heap_arena_used);
+
+	if (align < 16)
+		align = 16;
+	do {
+		/* 16 bytes before the block hold its size, for realloc */
+		at = (old + 16 + align - 1) & ~(align - 1);
+		if (n > HEAP_ARENA || at + n > HEAP_ARENA)
+			return NULL;
+	} while (!atomic_compare_exchange_weak(&heap_arena_used, &old, at + n));
+	memcpy(heap_arena + at - 16, &n, sizeof(n));
+	return heap_arena + at;
+}
+
+static int heap_in_arena(const void *p)
+{
+	return (const unsigned char *)p >= heap_arena && (const unsigned char *)p < heap_arena + HEAP_ARENA;
+}
+
+static size_t heap_arena_size(const void *p)
+{
+	size_t n;
+
+	memcpy(&n, (const unsigned char *)p - 16, sizeof(n));
+	return n;
+}
+
+/* Looks up the real allocator (once; dlsym's own allocations come from the
+ * arena meanwhile).  Returns 0, or -1 while it is being looked up. */
+static int heap_resolve(void)
+{
+	int no = 0;
+
+	if (real.malloc != NULL)
+		return 0;
+	if (!atomic_compare_exchange_strong(&heap.resolving, &no, 1))
+		return -1;
+	real.calloc = dlsym(RTLD_NEXT, "calloc");
+	real.realloc = dlsym(RTLD_NEXT, "realloc");
+	real.free = dlsym(RTLD_NEXT, "free");
+	real.posix_memalign = dlsym(RTLD_NEXT, "posix_memalign");
+	real.aligned_alloc = dlsym(RTLD_NEXT, "aligned_alloc");
+	real.memalign = dlsym(RTLD_NEXT, "memalign");
+	real.valloc = dlsym(RTLD_NEXT, "valloc");
+	real.pvalloc = dlsym(RTLD_NEXT, "pvalloc");
+	/* last: the others are set when it is */
+	__atomic_store_n(&real.malloc, (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc"), __ATOMIC_RELEASE);
+	atomic_store(&heap.resolving, 0);
+	return real.malloc != NULL && real.calloc != NULL && real.realloc != NULL && real.free != NULL &&
+	       real.memalign != NULL ? 0 : -1;
+}
+
+/* ---- the table of sampled blocks ---- */
+
+static inline size_t heap_filter_at(uintptr_t p)
+{
+	return (p >> 4) & (HEAP_FILTER - 1);
+}
+
+static size_t heap_hash(uintptr_t p)
+{
+	return (size_t)(((p >> 4) * 0x9e3779b97f4a7c15ull) >> (64 - HEAP_SLOTS_LOG));
+}
+
+/* The filter counts the sampled blocks by address bits; a count that
+ * reached 255 stays (its frees always look in the table). */
+static void heap_filter_add(uintptr_t p, int d)
+{
+	_Atomic uint8_t *f = &heap_filter[heap_filter_at(p)];
+	uint8_t v = atomic_load(f);
+
+	do {
+		if (v == 255 || (d < 0 && v == 0))
+			return;
+	} while (!atomic_compare_exchange_weak(f, &v, (uint8_t)(v + d)));
+}
+
+static int heap_table_insert(uintptr_t p, uint64_t size)
+{
+	size_t h = heap_hash(p);
+
+	if (heap.table == NULL)
+		return 0;
+	for (size_t i = 0; i < HEAP_PROBES; i++) {
+		struct heap_slot *s = &heap.table[(h + i) & (HEAP_SLOTS - 1)];
+		uintptr_t k = atomic_load(&s->key);
+
+		if (k == p) { /* a free that was never seen */
+			s->size = size;
+			return 1;
+		}
+		if (k <= 1 && atomic_compare_exchange_strong(&s->key, &k, p)) {
+			s->size = size;
+			heap_filter_add(p, 1);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Takes block p out of the table: 1 (its size in *size) if it was there. */
+static int heap_table_remove(uintptr_t p, uint64_t *size)
+{
+	size_t h = heap_hash(p);
+
+	if (heap.table == NULL)
+		return 0;
+	for (size_t i = 0; i < HEAP_PROBES; i++) {
+		struct heap_slot *s = &heap.table[(h + i) & (HEAP_SLOTS - 1)];
+		uintptr_t k = atomic_load(&s->key);
+
+		if (k == 0)
+			return 0;
+		if (k == p) {
+			*size = s->size;
+			if (!atomic_compare_exchange_strong(&s->key, &k, 1))
+				return 0;
+			heap_filter_add(p, -1);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* ---- sampling ---- */
+
+/* Is the trace being written?  Counts the thread in until heap_leave, so
+ * that the end of the trace waits for it. */
+static int heap_enter(void)
+{
+	atomic_fetch_add(&heap.inflight, 1);
+	if (atomic_load(&heap.state) == HEAP_RUNNING)
+		return 1;
+	atomic_fetch_sub(&heap.inflight, 1);
+	return 0;
+}
+
+static void heap_leave(void)
+{
+	atomic_fetch_sub(&heap.inflight, 1);
+}
+
+/* The bytes to the next sample: exponential, of mean heap.rate. */
+static int64_t heap_draw(struct heap_tls *t)
+{
+	uint64_t x = t->rng;
+	double u, d;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	t->rng = x;
+	u = (double)(((x * 0x2545f4914f6cdd1dull) >> 11) + 1) * 0x1p-53; /* (0, 1] */
+	d = -log(u) * heap.rate;
+	return d < 1 ? 1 : d > 0x1p62 ? (int64_t)1 << 62 : (int64_t)d;
+}
+
+static void heap_thread_record(struct heap_tls *t)
+{
+	struct raw_thread *rec = writer_reserve(sizeof(*rec), t->busy > 1 ? WRITER_NOWAIT : WRITER_WAIT);
+
+	if (rec == NULL)
+		return;
+	memset((char *)rec + sizeof(rec->h), 0, sizeof(*rec) - sizeof(rec->h));
+	rec->tid = (uint32_t)t->tid;
+	rec->time_ns = preload_now();
+	prctl(PR_GET_NAME, rec->name, 0, 0, 0);
+	writer_publish(rec, RAW_THREAD, sizeof(*rec));
+	t->named = 1;
+}
+
+static void heap_stack_bounds(struct heap_tls *t)
+{
+	pthread_attr_t attr;
+	size_t size;
+	void *addr;
+
+	if (pthread_getattr_np(pthread_self(), &attr) != 0)
+		return;
+	if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+		t->stack_lo = (uintptr_t)addr;
+		t->stack_hi = (uintptr_t)addr + size;
+	}
+	pthread_attr_destroy(&attr);
+}
+
+/* The stack of the allocation into frames: from the caller of the
+ * allocator on (the library's own frames left out), frames[0] inside its
+ * call instruction.  Returns how many; *flags gets RAW_SAMPLE_TRUNCATED
+ * when the walk did not reach the outermost frame. */
+static __attribute__((noinline)) uint32_t heap_unwind(struct heap_tls *t, const void *caller,
+						      uint64_t *frames, uint32_t *flags)
+{
+	enum cfi_failure why = CFI_FAIL_NONE;
+	enum cfi_result r = CFI_FAILED;
+	uint32_t n = 0, k = 0;
+	ucontext_t uc;
+
+	if (t->stack_hi != 0 && getcontext(&uc) == 0)
+		r = cfi_unwind(&uc, t->stack_lo, t->stack_hi, frames, HEAP_FRAMES, &n, &why);
+	while (k < n && frames[k] >= heap.own_lo && frames[k] < heap.own_hi)
+		k++;
+	if (k == n) {
+		/* no walk (a stack of unknown bounds, an alternate signal
+		 * stack): the caller alone */
+		frames[0] = (uint64_t)(uintptr_t)caller;
+		n = 1;
+		k = 0;
+		r = CFI_FAILED;
+	}
+	if (r != CFI_COMPLETE)
+		*flags |= RAW_SAMPLE_TRUNCATED;
+	if (k > 0)
+		memmove(frames, frames + k, (n - k) * sizeof(*frames));
+	frames[0]--;
+	return n - k;
+}
+
+static void heap_write_alloc(struct heap_tls *t, uintptr_t p, uint64_t size, const void *caller)
+{
+	uint64_t frames[HEAP_FRAMES];
+	uint32_t flags = 0, n = heap_unwind(t, caller, frames, &flags);
+	uint32_t stack_id = stacktab_intern(frames, n);
+	uint32_t bytes = (uint32_t)sizeof(struct raw_heap_alloc) + (stack_id ? 0 : n * 8);
+	struct raw_heap_alloc *rec = writer_reserve(bytes, t->busy > 1 ? WRITER_NOWAIT : WRITER_WAIT);
+
+	if (rec == NULL) {
+		uint64_t ignored;
+
+		/* no record: the block is not one of the sampled */
+		heap_table_remove(p, &ignored);
+		atomic_fetch_add(&heap.lost, 1);
+		return;
+	}
+	rec->tid = (uint32_t)t->tid;
+	rec->stack_id = stack_id;
+	rec->time_ns = preload_now();
+	rec->size = size;
+	rec->address = p;
+	rec->flags = flags;
+	rec->nframes = stack_id ? 0 : n;
+	if (!stack_id)
+		memcpy(rec + 1, frames, n * 8);
+	writer_publish(rec, RAW_HEAP_ALLOC, bytes);
+	atomic_fetch_add(&heap.samples, 1);
+}
+
+/* Block p of size bytes is sampled.  In the table before its record, so
+ * that its free (which can only come after we return) finds it. */
+static void heap_sample(struct heap_tls *t, uintptr_t p, uint64_t size, const void *caller)
+{
+	if (!heap_enter())
+		return;
+	t->busy++;
+	if (t->tid == 0)
+		t->tid = preload_gettid();
+	if (t->stack_hi == 0)
+		heap_stack_bounds(t);
+	if (!t->named)
+		heap_thread_record(t);
+	if (heap_table_insert(p, size))
+		heap_write_alloc(t, p, size, caller);
+	else
+		atomic_fetch_add(&heap.lost, 1);
+	t->busy--;
+	heap_leave();
+}
+
+/* The countdown crossed zero in a block of n bytes at p. */
+static __attribute__((noinline)) void heap_slow(struct heap_tls *t, void *p, size_t n,
+						const void *caller)
+{
+	int state = atomic_load(&heap.state);
+
+	if (state != HEAP_RUNNING) {
+		/* before the start, look again at the next block */
+		t->left = state == HEAP_OFF ? 0 : INT64_MAX;
+		return;
+	}
+	if (t->busy || preload_tls.own)
+		return;
+	if (!t->seeded) {
+		t->rng = preload_now() ^ (uint64_t)(uintptr_t)t ^ (uint64_t)preload_gettid() << 32;
+		if (t->rng == 0)
+			t->rng = 1;
+		t->seeded = 1;
+		t->left = heap_draw(t) - (int64_t)n;
+		if (t->left > 0)
+			return;
+	}
+	/* memoryless: the next interval starts at the block's end */
+	t->left = heap_draw(t);
+	heap_sample(t, (uintptr_t)p, n, caller);
+}
+
+static inline void heap_count(void *p, size_t n, const void *caller)
+{
+	struct heap_tls *t = &heap_tls;
+
+	t->left -= (int64_t)n;
+	if (HEAP_UNLIKELY(t->left <= 0))
+		heap_slow(t, p, n, caller);
+}
+
+/* The free of sampled block p (taken out of the table): its record. */
+static void heap_write_free(uintptr_t p)
+{
+	struct heap_tls *t = &heap_tls;
+	struct raw_heap_free *rec;
+	/* nested in the collector's work (a signal handler's free): never
+	 * wait for the writer */
+	int nested = t->busy || preload_tls.own;
+
+	if (!heap_enter())
+		return;
+	t->busy++;
+	if (t->tid == 0)
+		t->tid = preload_gettid();
+	rec = writer_reserve(sizeof(*rec), nested ? WRITER_NOWAIT : WRITER_WAIT);
+	if (rec != NULL) {
+		rec->tid = (uint32_t)t->tid;
+		rec->reserved = 0;
+		rec->time_ns = preload_now();
+		rec->address = p;
+		writer_publish(rec, RAW_HEAP_FREE, sizeof(*rec));
+	} else {
+		atomic_fetch_add(&heap.lost, 1);
+	}
+	t->busy--;
+	heap_leave();
+}
+
+/* Before p goes back to the allocator: if it is sampled, its free record.
+ * Returns 1 when it was sampled (its size in *size). */
+static inline int heap_unsample(void *p, uint64_t *size)
+{
+	uintptr_t a = (uintptr_t)p;
+
+	if (HEAP_LIKELY(atomic_load_explicit(&heap_filter[heap_filter_at(a)], memory_order_relaxed) == 0))
+		return 0;
+	if (!heap_table_remove(a, size))
+		return 0;
+	heap_write_free(a);
+	return 1;
+}
+
+/* ---- the entry points ---- */
+
+HEAP_EXPORT void *malloc(size_t n)
+{
+	void *p;
+
+	if (HEAP_UNLIKELY(real.malloc == NULL) && heap_resolve() != 0)
+		return heap_arena_alloc(n, 16);
+	p = real.malloc(n);
+	if (HEAP_LIKELY(p != NULL))
+		heap_count(p, n, __builtin_return_address(0));
+	return p;
+}
+
+HEAP_EXPORT void free(void *p)
+{
+	uint64_t size;
+
+	if (p == NULL || HEAP_UNLIKELY(heap_in_arena(p)))
+		return;
+	heap_unsample(p, &size);
+	real.free(p);
+}
+
+HEAP_EXPORT void *calloc(size_t m, size_t n)
+{
+	size_t bytes;
+	void *p;
+
+	if (__builtin_mul_overflow(m, n, &bytes)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (HEAP_UNLIKELY(real.malloc == NULL) && heap_resolve() != 0)
+		return heap_arena_alloc(bytes, 16); /* static: zeros */
+	p = real.calloc(m, n);
+	if (HEAP_LIKELY(p != NULL))
+		heap_count(p, bytes, __builtin_return_address(0));
+	return p;
+}
+
+static void *heap_realloc(void *p, size_t n, const void *caller)
+{
+	uint64_t old = 0;
+	int sampled;
+	void *q;
+
+	if (HEAP_UNLIKELY(real.malloc == NULL) && heap_resolve() != 0) {
+		q = heap_arena_alloc(n, 16);
+		if (q != NULL && p != NULL)
+			memcpy(q, p, heap_arena_size(p) < n ? heap_arena_size(p) : n);
+		return q;
+	}
+	if (HEAP_UNLIKELY(heap_in_arena(p))) {
+		q = real.malloc(n);
+		if (q != NULL)
+			memcpy(q, p, heap_arena_size(p) < n ? heap_arena_size(p) : n);
+		return q;
+	}
+	/* the free record before the block can be anyone else's */
+	sampled = p != NULL && heap_unsample(p, &old);
+	q = real.realloc(p, n);
+	if (q == NULL && n != 0) {
+		/* p is still allocated: sampled again, where it failed */
+		if (sampled)
+			heap_sample(&heap_tls, (uintptr_t)p, old, caller);
+		return NULL;
+	}
+	if (q != NULL)
+		heap_count(q, n, caller);
+	return q;
+}
+
+HEAP_EXPORT void *realloc(void *p, size_t n)
+{
+	return heap_realloc(p, n, __builtin_return_address(0));
+}
+
+HEAP_EXPORT void *reallocarray(void *p, size_t m, size_t n)
+{
+	size_t bytes;
+
+	if (__builtin_mul_overflow(m, n, &bytes)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return heap_realloc(p, bytes, __builtin_return_address(0));
+}
+
+/* The aligned ones, by the real function fn (NULL: memalign). */
+static void *heap_aligned(void *(*fn)(size_t, size_t), size_t align, size_t n, const void *caller)
+{
+	void *p;
+
+	if (HEAP_UNLIKELY(real.malloc == NULL) && heap_resolve() != 0)
+		return align <= 4096 ? heap_arena_alloc(n, align) : NULL;
+	p = (fn != NULL ? fn : real.memalign)(align, n);
+	if (HEAP_LIKELY(p != NULL))
+		heap_count(p, n, caller);
+	return p;
+}
+
+HEAP_EXPORT int posix_memalign(void **out, size_t align, size_t n)
+{
+	int rc;
+
+	if (HEAP_UNLIKELY(real.malloc == NULL) && heap_resolve() != 0) {
+		*out = align <= 4096 ? heap_arena_alloc(n, align) : NULL;
+		return *out != NULL ? 0 : ENOMEM;
+	}
+	if (real.posix_memalign == NULL) {
+		*out = heap_aligned(NULL, align, n, __builtin_return_address(0));
+		return *out != NULL ? 0 : ENOMEM;
+	}
+	rc = real.posix_memalign(out, align, n);
+	if (rc == 0 && *out != NULL)
+		heap_count(*out, n, __builtin_return_address(0));
+	return rc;
+}
+
+HEAP_EXPORT void *aligned_alloc(size_t align, size_t n)
+{
+	return heap_aligned(real.aligned_alloc, align, n, __builtin_return_address(0));
+}
+
+HEAP_EXPORT void *memalign(size_t align, size_t n)
+{
+	return heap_aligned(real.memalign, align, n, __builtin_return_address(0));
+}
+
+HEAP_EXPORT void *valloc(size_t n)
+{
+	const void *caller = __builtin_return_address(0);
+	void *p;
+
+	if (real.valloc == NULL || real.malloc == NULL)
+		return heap_aligned(NULL, (size_t)sysconf(_SC_PAGESIZE), n, caller);
+	p = real.valloc(n);
+	if (p != NULL)
+		heap_count(p, n, caller);
+	return p;
+}
+
+HEAP_EXPORT void *pvalloc(size_t n)
+{
+	const void *caller = __builtin_return_address(0);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	void *p;
+
+	if (real.pvalloc == NULL || real.malloc == NULL)
+		return heap_aligned(NULL, page, (n + page - 1) & ~(page - 1), caller);
+	p = real.pvalloc(n);
+	if (p != NULL)
+		heap_count(p, n, caller);
+	return p;
+}
+
+/* ---- start and end ---- */
+
+/* The thread that gives back the written pages of the trace (writer.c)
+ * a few times a second.  Never sampled. */
+static void *heap_helper_run(void *unused)
+{
+	struct timespec ts;
+
+	(void)unused;
+	heap_tls.busy = 1;
+	prctl(PR_SET_NAME, "profview-heap", 0, 0, 0);
+	pthread_mutex_lock(&heap.lock);
+	while (!heap.stop) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += HEAP_RELEASE_NS;
+		if (ts.tv_nsec >= 1000000000l) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000l;
+		}
+		pthread_cond_timedwait(&heap.wake, &heap.lock, &ts);
+		pthread_mutex_unlock(&heap.lock);
+		writer_release();
+		pthread_mutex_lock(&heap.lock);
+	}
+	pthread_mutex_unlock(&heap.lock);
+	return NULL;
+}
+
+static void heap_helper_start(void)
+{
+	pthread_condattr_t ca;
+	sigset_t all, old;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&heap.wake, &ca);
+	pthread_condattr_destroy(&ca);
+	heap.stop = 0;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	heap.helper_running = pthread_create(&heap.helper, NULL, heap_helper_run, NULL) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!heap.helper_running)
+		preload_warn("cannot start the helper thread: the trace is kept in memory");
+}
+
+static void heap_helper_stop(void)
+{
+	if (!heap.helper_running)
+		return;
+	pthread_mutex_lock(&heap.lock);
+	heap.stop = 1;
+	pthread_cond_signal(&heap.wake);
+	pthread_mutex_unlock(&heap.lock);
+	pthread_join(heap.helper, NULL);
+	heap.helper_running = 0;
+}
+
+static int heap_find_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+	uintptr_t me = (uintptr_t)data;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && me >= lo && me - lo < ph->p_memsz) {
+			heap.own_lo = lo;
+			heap.own_hi = lo + ph->p_memsz;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+_Static_assert(RAW_VERSION == 3, "heap_start_trace writes a version 3 header");
+
+/* Opens this process image's trace (writer_open) and writes its header
+ * and mappings.  Returns 0, or -1 with a line on stderr. */
+static int heap_start_trace(const char *out, int root)
+{
+	struct raw_header h;
+	struct raw_arch arch;
+	struct timespec rt, mono;
+	char exe[4096];
+	ssize_t n;
+
+	if (out == NULL || writer_open(out, root) != 0) {
+		preload_warn("profiling disabled: cannot create a trace next to '%s': %s",
+			     out != NULL ? out : "", strerror(errno));
+		return -1;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, RAW_MAGIC, RAW_MAGIC_LEN);
+	h.version = RAW_VERSION;
+	h.exe_len = (uint32_t)strlen(exe) + 1;
+	h.header_size = raw_header_fixed_size(RAW_VERSION) + raw_pad(h.exe_len);
+	h.clock = RAW_CLOCK_HEAP;
+	h.unwind = RAW_UNWIND_CFI;
+	h.pid = (uint32_t)getpid();
+	h.ppid = (uint32_t)getppid();
+	h.period_ns = (uint64_t)heap.rate;
+	h.start_realtime_ns = (uint64_t)preload_ts_ns(&rt);
+	h.start_monotonic_ns = (uint64_t)preload_ts_ns(&mono);
+	memset(&arch, 0, sizeof(arch));
+	arch.machine = RAW_MACHINE_X86_64;
+	arch.regs = RAW_REGS_DWARF;
+	arch.nregs = RAW_NREGS;
+	if (writer_init(&h, &arch, exe, 0) != 0) {
+		preload_warn("profiling disabled: cannot map '%s': %s", writer_path(), strerror(errno));
+		return -1;
+	}
+	mappings_write(0);
+	return 0;
+}
+
+static void heap_atfork_prepare(void)
+{
+	mappings_atfork(0);
+}
+
+static void heap_atfork_parent(void)
+{
+	mappings_atfork(1);
+}
+
+/* The child writes a trace of its own (unless told not to), its one
+ * thread the forking one. */
+static void heap_atfork_child(void)
+{
+	struct heap_tls *t = &heap_tls;
+
+	mappings_atfork(2);
+	if (atomic_load(&heap.state) != HEAP_RUNNING)
+		return;
+	atomic_store(&heap.state, HEAP_STOPPED);
+	writer_forget();
+	heap.helper_running = 0;
+	pthread_mutex_init(&heap.lock, NULL);
+	atomic_store(&heap.inflight, 0);
+	atomic_store(&heap.samples, 0);
+	atomic_store(&heap.lost, 0);
+	t->tid = 0;
+	t->named = 0;
+	if (!heap.inherit) {
+		atomic_store(&heap.state, HEAP_DISABLED);
+		return;
+	}
+	t->busy++;
+	stacktab_reset();
+	if (heap_start_trace(getenv(COLLECT_ENV_OUTPUT), 0) == 0) {
+		atomic_store(&heap.state, HEAP_RUNNING);
+		heap_helper_start();
+	}
+	t->busy--;
+}
+
+static void heap_start(void)
+{
+	const char *pid_env = getenv(COLLECT_ENV_PID), *out = getenv(COLLECT_ENV_OUTPUT);
+	const char *inherit_env = getenv(COLLECT_ENV_INHERIT), *rate_env = getenv(COLLECT_ENV_HEAP_RATE);
+	long long rate = rate_env != NULL ? atoll(rate_env) : 0;
+	int root;
+
+	if (heap_resolve() != 0 || pid_env == NULL || out == NULL || out[0] != '/')
+		return;
+	root = atol(pid_env) == (long)getpid();
+	heap.inherit = inherit_env == NULL || strcmp(inherit_env, "0") != 0;
+	if (!root && !heap.inherit)
+		return;
+	heap.rate = (double)(collect_env_rate_ok(rate) ? rate : COLLECT_RATE_DEFAULT);
+	dl_iterate_phdr(heap_find_self, (void *)(uintptr_t)&heap_find_self);
+	heap.table = mmap(NULL, HEAP_SLOTS * sizeof(struct heap_slot), PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (heap.table == MAP_FAILED) {
+		heap.table = NULL;
+		preload_warn("profiling disabled: no memory for the table of sampled blocks");
+		return;
+	}
+	mappings_use_cfi();
+	if (heap_start_trace(out, root) != 0)
+		return;
+	stacktab_init(); /* without it every stack is written inline */
+	if (pthread_atfork(heap_atfork_prepare, heap_atfork_parent, heap_atfork_child) != 0) {
+		writer_forget();
+		return;
+	}
+	atomic_store(&heap.state, HEAP_RUNNING);
+	heap_helper_start();
+}
+
+__attribute__((constructor)) static void heap_constructor(void)
+{
+	heap_tls.busy++;
+	heap_start();
+	if (atomic_load(&heap.state) != HEAP_RUNNING)
+		atomic_store(&heap.state, HEAP_DISABLED);
+	heap_tls.busy--;
+}
+
+/* Waits (2 s at most) for the threads still writing a record. */
+static int heap_quiesce(void)
+{
+	uint64_t deadline = preload_now() + 2000000000ull;
+	struct timespec ms = { 0, 1000000 };
+
+	while (atomic_load(&heap.inflight) != 0) {
+		if (preload_now() > deadline)
+			return -1;
+		nanosleep(&ms, NULL);
+	}
+	return 0;
+}
+
+/* After the program's exit handlers: the blocks without a free record
+ * are the ones still allocated. */
+__attribute__((destructor)) static void heap_fini(void)
+{
+	int running = HEAP_RUNNING, quiet;
+	struct raw_end *end;
+	uint64_t lost;
+
+	if (!atomic_compare_exchange_strong(&heap.state, &running, HEAP_STOPPED))
+		return;
+	heap_tls.busy++;
+	heap_helper_stop();
+	quiet = heap_quiesce() == 0;
+	lost = atomic_load(&heap.lost);
+	if (lost != 0) {
+		struct raw_lost *rec = writer_reserve(sizeof(*rec), WRITER_WAIT);
+
+		if (rec != NULL) {
+			rec->count = lost;
+			rec->error = (uint32_t)writer_error();
+			rec->reserved = 0;
+			writer_publish(rec, RAW_LOST, sizeof(*rec));
+		}
+	}
+	end = writer_reserve(sizeof(*end), WRITER_WAIT);
+	if (end != NULL) {
+		end->time_ns = preload_now();
+		end->samples = atomic_load(&heap.samples);
+		end->lost = lost;
+		end->signals = 0;
+		end->overruns = 0;
+		writer_publish(end, RAW_END, sizeof(*end));
+	}
+	if (quiet)
+		writer_finish();
+	heap_tls.busy--;
+}
