@@ -142,6 +142,23 @@ static int64_t whole(double v)
 	return v >= 0x1p62 ? INT64_C(1) << 62 : (int64_t)llround(v);
 }
 
+/* v rounded up or down at random, up with the probability of its
+ * fraction: unbiased for any set of samples, where rounding each to the
+ * nearest would count 3 blocks for every sample of 2.5.  The draw is a
+ * hash of key, so that a trace reads the same every time. */
+static int64_t whole_random(double v, uint64_t key)
+{
+	double f = floor(v);
+	uint64_t z = key * 0x9e3779b97f4a7c15ull;
+
+	if (v >= 0x1p62)
+		return INT64_C(1) << 62;
+	z = (z ^ z >> 30) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ z >> 27) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	return (int64_t)f + ((double)(z >> 11) * 0x1p-53 < v - f);
+}
+
 static void end_block(struct raw_heap *h, size_t b)
 {
 	struct pv_sample *s = &h->p->samples[h->blocks[b].sample];
@@ -158,7 +175,7 @@ int raw_heap_alloc(struct raw_heap *h, struct pv_sample *ps, uint64_t size, uint
 
 	memset(ps->values, 0, sizeof ps->values);
 	ps->values[V_ALLOC_SAMPLES] = 1;
-	ps->values[V_ALLOC_OBJECTS] = whole(n);
+	ps->values[V_ALLOC_OBJECTS] = whole_random(n, address ^ (uint64_t)ps->time_ns << 20 ^ h->nblocks);
 	ps->values[V_ALLOC_SPACE] = whole(n * (double)size);
 	if (pv_grow(&h->blocks, &h->cap_blocks, h->nblocks + 1, sizeof *h->blocks) < 0)
 		return pv_oom();
