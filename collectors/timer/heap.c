@@ -16,8 +16,11 @@
  * table of the sampled blocks; its free writes a RAW_HEAP_FREE record.
  *
  * The fast path of an unsampled allocation is a subtraction from a
- * thread-local counter and a test; that of a free, one byte of a filter
- * that counts the sampled blocks by address bits, almost always zero.
+ * thread-local counter and a test; that of a free, one bit of a filter
+ * that says whether a sampled block may be at the address (by its bits
+ * 4 to 22), almost always zero.  The filter is a bitmap, one bit per 16
+ * bytes of addresses, so that the blocks of one part of the heap share
+ * its cache lines (a byte a block missed the cache on every other free).
  *
  * The trace is written as collect-timer's (writer.c, stacktab.c,
  * mappings.c, dlhook.c): the same file family, permissions and kill -9
@@ -63,7 +66,7 @@
 #define HEAP_SLOTS_LOG 20
 #define HEAP_SLOTS (1u << HEAP_SLOTS_LOG)
 #define HEAP_PROBES 4096
-#define HEAP_FILTER (1u << 16)
+#define HEAP_FILTER (1u << 19)  /* bits */
 #define HEAP_ARENA (256u << 10)
 #define HEAP_RELEASE_NS 200000000l
 
@@ -117,7 +120,10 @@ static struct {
 	int stop;
 } heap = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER };
 
-static _Atomic uint8_t heap_filter[HEAP_FILTER];
+/* The filter's bits, and the counts of sampled blocks by filter bit
+ * behind them (a count that reached 255 stays: its bit stays set). */
+static _Atomic uint64_t heap_filter[HEAP_FILTER / 64];
+static _Atomic uint8_t heap_filter_count[HEAP_FILTER];
 
 static _Alignas(64) unsigned char heap_arena[HEAP_ARENA];
 static _Atomic size_t heap_arena_used;
@@ -229,17 +235,30 @@ static size_t heap_hash(uintptr_t p)
 	return (size_t)(((p >> 4) * 0x9e3779b97f4a7c15ull) >> (64 - HEAP_SLOTS_LOG));
 }
 
-/* The filter counts the sampled blocks by address bits; a count that
- * reached 255 stays (its frees always look in the table). */
+/* Counts a sampled block in or out at p's filter bit, then sets the bit
+ * as its count says.  Lock-free: whoever writes the bit reads the count
+ * again after, and writes again if it changed, so the last write agrees
+ * with the last count. */
 static void heap_filter_add(uintptr_t p, int d)
 {
-	_Atomic uint8_t *f = &heap_filter[heap_filter_at(p)];
-	uint8_t v = atomic_load(f);
+	size_t i = heap_filter_at(p);
+	_Atomic uint8_t *c = &heap_filter_count[i];
+	uint64_t bit = 1ull << (i & 63);
+	uint8_t v = atomic_load(c), now;
 
 	do {
 		if (v == 255 || (d < 0 && v == 0))
 			return;
-	} while (!atomic_compare_exchange_weak(f, &v, (uint8_t)(v + d)));
+	} while (!atomic_compare_exchange_weak(c, &v, (uint8_t)(v + d)));
+	v = atomic_load(c);
+	do {
+		if (v != 0)
+			atomic_fetch_or(&heap_filter[i / 64], bit);
+		else
+			atomic_fetch_and(&heap_filter[i / 64], ~bit);
+		now = v;
+		v = atomic_load(c);
+	} while (v != now);
 }
 
 static int heap_table_insert(uintptr_t p, uint64_t size)
@@ -351,6 +370,31 @@ static void heap_stack_bounds(struct heap_tls *t)
 	pthread_attr_destroy(&attr);
 }
 
+/* The registers the walk needs (the program counter, the stack pointer
+ * and the callee-saved ones), here: as getcontext, without its system
+ * call for the signal mask.  Inline, so that they are the caller's. */
+static inline __attribute__((always_inline)) void heap_context(ucontext_t *uc)
+{
+	greg_t *g = uc->uc_mcontext.gregs;
+
+	memset(g, 0, sizeof(uc->uc_mcontext.gregs));
+#if defined(__x86_64__)
+	__asm__ volatile("lea 0(%%rip), %%rax\n\t"
+			 "mov %%rax, %0\n\t"
+			 "mov %%rsp, %1\n\t"
+			 "mov %%rbp, %2\n\t"
+			 "mov %%rbx, %3\n\t"
+			 "mov %%r12, %4\n\t"
+			 "mov %%r13, %5\n\t"
+			 "mov %%r14, %6\n\t"
+			 "mov %%r15, %7"
+			 : "=m"(g[REG_RIP]), "=m"(g[REG_RSP]), "=m"(g[REG_RBP]), "=m"(g[REG_RBX]),
+			   "=m"(g[REG_R12]), "=m"(g[REG_R13]), "=m"(g[REG_R14]), "=m"(g[REG_R15])
+			 :
+			 : "rax");
+#endif
+}
+
 /* The stack of the allocation into frames: from the caller of the
  * allocator on (the library's own frames left out), frames[0] inside its
  * call instruction.  Returns how many; *flags gets RAW_SAMPLE_TRUNCATED
@@ -363,8 +407,10 @@ static __attribute__((noinline)) uint32_t heap_unwind(struct heap_tls *t, const 
 	uint32_t n = 0, k = 0;
 	ucontext_t uc;
 
-	if (t->stack_hi != 0 && getcontext(&uc) == 0)
+	if (t->stack_hi != 0) {
+		heap_context(&uc);
 		r = cfi_unwind(&uc, t->stack_lo, t->stack_hi, frames, HEAP_FRAMES, &n, &why);
+	}
 	while (k < n && frames[k] >= heap.own_lo && frames[k] < heap.own_hi)
 		k++;
 	if (k == n) {
@@ -503,7 +549,9 @@ static inline int heap_unsample(void *p, uint64_t *size)
 {
 	uintptr_t a = (uintptr_t)p;
 
-	if (HEAP_LIKELY(atomic_load_explicit(&heap_filter[heap_filter_at(a)], memory_order_relaxed) == 0))
+	size_t i = heap_filter_at(a);
+
+	if (HEAP_LIKELY(!(atomic_load_explicit(&heap_filter[i / 64], memory_order_relaxed) >> (i & 63) & 1)))
 		return 0;
 	if (!heap_table_remove(a, size))
 		return 0;
