@@ -1401,9 +1401,12 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 	for (size_t i = 0; i < shown_n; i++) {
 		const struct collect_stats *st = &kept[i]->st;
 
-		collect_weight_say(w, sizeof(w), st->clock,
-				   st->clock == RAW_CLOCK_WALL ? st->wall_weight_ns : st->cpu.weight_ns,
-				   st->heap_bytes);
+		if (st->clock == RAW_CLOCK_HEAP)
+			collect_weight_say(w, sizeof(w), st->clock, 0, st->heap_bytes);
+		else
+			pv_format_duration(w, sizeof(w),
+					   (int64_t)(st->clock == RAW_CLOCK_WALL ? st->wall_weight_ns
+										: st->cpu.weight_ns));
 		fprintf(stderr, COLLECT_NAME ": pid %u (%s): %" PRIu64 " sample%s (%s), %" PRIu64
 			" thread%s%s\n", kept[i]->pid, kept[i]->exe, st->samples,
 			st->samples == 1 ? "" : "s", w, st->threads, st->threads == 1 ? "" : "s",

@@ -122,11 +122,21 @@ static struct {
 
 /* The filter's bits, and the counts of sampled blocks by filter bit
  * behind them (a count that reached 255 stays: its bit stays set). */
-static _Atomic uint64_t heap_filter[HEAP_FILTER / 64];
-static _Atomic uint8_t heap_filter_count[HEAP_FILTER];
+static _Atomic uint64_t heap_filter[HEAP_FILTER / 64] = { 1 };
+static _Atomic uint8_t heap_filter_count[HEAP_FILTER] = { 255 };
+/* The filter also sends free the blocks of the arena below and NULL
+ * (bit 0, set for good), which its fast path so need not test. */
 
 static _Alignas(64) unsigned char heap_arena[HEAP_ARENA];
 static _Atomic size_t heap_arena_used;
+
+static void *heap_boot_malloc(size_t n);
+static void heap_boot_free(void *p);
+static void heap_filter_add(uintptr_t p, int d);
+/* malloc's and free's way to the real allocator: through the lookup
+ * until it is done, then straight (no test on the fast paths) */
+static void *(*_Atomic heap_malloc_fn)(size_t) = heap_boot_malloc;
+static void (*_Atomic heap_free_fn)(void *) = heap_boot_free;
 
 /* ---- what the shared files need ---- */
 
@@ -182,6 +192,10 @@ static void *heap_arena_alloc(size_t n, size_t align)
 			return NULL;
 	} while (!atomic_compare_exchange_weak(&heap_arena_used, &old, at + n));
 	memcpy(heap_arena + at - 16, &n, sizeof(n));
+	/* its free must not reach the real allocator: through the filter's
+	 * slow path, for good (a count of 255 stays) */
+	for (int i = 0; i < 255; i++)
+		heap_filter_add((uintptr_t)(heap_arena + at), 1);
 	return heap_arena + at;
 }
 
@@ -219,8 +233,26 @@ static int heap_resolve(void)
 	/* last: the others are set when it is */
 	__atomic_store_n(&real.malloc, (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc"), __ATOMIC_RELEASE);
 	atomic_store(&heap.resolving, 0);
-	return real.malloc != NULL && real.calloc != NULL && real.realloc != NULL && real.free != NULL &&
-	       real.memalign != NULL ? 0 : -1;
+	if (real.malloc == NULL || real.calloc == NULL || real.realloc == NULL || real.free == NULL ||
+	    real.memalign == NULL)
+		return -1;
+	atomic_store(&heap_free_fn, real.free);
+	atomic_store(&heap_malloc_fn, real.malloc);
+	return 0;
+}
+
+static void *heap_boot_malloc(size_t n)
+{
+	if (heap_resolve() != 0)
+		return heap_arena_alloc(n, 16);
+	return real.malloc(n);
+}
+
+/* Only the arena's blocks can be freed before the lookup: left alone. */
+static void heap_boot_free(void *p)
+{
+	if (heap_resolve() == 0 && !heap_in_arena(p))
+		real.free(p);
 }
 
 /* ---- the table of sampled blocks ---- */
@@ -485,6 +517,8 @@ static __attribute__((noinline)) void heap_slow(struct heap_tls *t, void *p, siz
 {
 	int state = atomic_load(&heap.state);
 
+	if (p == NULL)
+		return;
 	if (state != HEAP_RUNNING) {
 		/* before the start, look again at the next block */
 		t->left = state == HEAP_OFF ? 0 : INT64_MAX;
@@ -561,26 +595,47 @@ static inline int heap_unsample(void *p, uint64_t *size)
 
 /* ---- the entry points ---- */
 
+/* The block whose n bytes make the countdown cross zero. */
+static __attribute__((noinline)) void *heap_malloc_slow(struct heap_tls *t, size_t n, const void *caller)
+{
+	void *p = atomic_load(&heap_malloc_fn)(n);
+
+	heap_slow(t, p, n, caller);
+	return p;
+}
+
+/* Counted before the call, so that the real malloc is a tail call on the
+ * fast path: a few instructions. */
 HEAP_EXPORT void *malloc(size_t n)
 {
-	void *p;
+	struct heap_tls *t = &heap_tls;
 
-	if (HEAP_UNLIKELY(real.malloc == NULL) && heap_resolve() != 0)
-		return heap_arena_alloc(n, 16);
-	p = real.malloc(n);
-	if (HEAP_LIKELY(p != NULL))
-		heap_count(p, n, __builtin_return_address(0));
-	return p;
+	t->left -= (int64_t)n;
+	if (HEAP_LIKELY(t->left > 0))
+		return atomic_load_explicit(&heap_malloc_fn, memory_order_relaxed)(n);
+	return heap_malloc_slow(t, n, __builtin_return_address(0));
+}
+
+/* A free whose filter bit is set: NULL, the arena's, or maybe sampled. */
+static __attribute__((noinline)) void heap_free_slow(void *p)
+{
+	uint64_t size;
+
+	if (p == NULL || heap_in_arena(p))
+		return;
+	if (heap_table_remove((uintptr_t)p, &size))
+		heap_write_free((uintptr_t)p);
+	atomic_load(&heap_free_fn)(p);
 }
 
 HEAP_EXPORT void free(void *p)
 {
-	uint64_t size;
+	size_t i = heap_filter_at((uintptr_t)p);
 
-	if (p == NULL || HEAP_UNLIKELY(heap_in_arena(p)))
-		return;
-	heap_unsample(p, &size);
-	real.free(p);
+	if (HEAP_LIKELY(!(atomic_load_explicit(&heap_filter[i / 64], memory_order_relaxed) >> (i & 63) & 1)))
+		atomic_load_explicit(&heap_free_fn, memory_order_relaxed)(p);
+	else
+		heap_free_slow(p);
 }
 
 HEAP_EXPORT void *calloc(size_t m, size_t n)
