@@ -61,10 +61,13 @@
  * allocates (a signal handler's too), so a modest number. */
 #define HEAP_FRAMES 128
 /* The table of sampled blocks: open addressing, 16 bytes a slot, mapped
- * without reserve (only the pages used cost memory).  A block that finds
- * no slot in HEAP_PROBES is not sampled (counted lost). */
-#define HEAP_SLOTS_LOG 20
-#define HEAP_SLOTS (1u << HEAP_SLOTS_LOG)
+ * without reserve.  Its addresses are hashed all over it, so in a long
+ * run every page of it ends up used: it is sized for the sampled blocks
+ * that can be allocated at once, 2^16 slots at the default rate (32 GiB
+ * of blocks in use), more at smaller rates, up to 2^22.  A block that
+ * finds no slot in HEAP_PROBES is not sampled (counted lost). */
+#define HEAP_SLOTS_MIN_LOG 16
+#define HEAP_SLOTS_MAX_LOG 22
 #define HEAP_PROBES 4096
 #define HEAP_FILTER (1u << 19)  /* bits */
 #define HEAP_ARENA (256u << 10)
@@ -112,6 +115,7 @@ static struct {
 	double rate;
 	uintptr_t own_lo, own_hi;   /* the library's code */
 	struct heap_slot *table;
+	int slots_log;
 	_Atomic uint64_t samples, lost;
 	pthread_t helper;
 	int helper_running;
@@ -264,7 +268,7 @@ static inline size_t heap_filter_at(uintptr_t p)
 
 static size_t heap_hash(uintptr_t p)
 {
-	return (size_t)(((p >> 4) * 0x9e3779b97f4a7c15ull) >> (64 - HEAP_SLOTS_LOG));
+	return (size_t)(((p >> 4) * 0x9e3779b97f4a7c15ull) >> (64 - heap.slots_log));
 }
 
 /* Counts a sampled block in or out at p's filter bit, then sets the bit
@@ -300,7 +304,7 @@ static int heap_table_insert(uintptr_t p, uint64_t size)
 	if (heap.table == NULL)
 		return 0;
 	for (size_t i = 0; i < HEAP_PROBES; i++) {
-		struct heap_slot *s = &heap.table[(h + i) & (HEAP_SLOTS - 1)];
+		struct heap_slot *s = &heap.table[(h + i) & (((size_t)1 << heap.slots_log) - 1)];
 		uintptr_t k = atomic_load(&s->key);
 
 		if (k == p) { /* a free that was never seen */
@@ -324,7 +328,7 @@ static int heap_table_remove(uintptr_t p, uint64_t *size)
 	if (heap.table == NULL)
 		return 0;
 	for (size_t i = 0; i < HEAP_PROBES; i++) {
-		struct heap_slot *s = &heap.table[(h + i) & (HEAP_SLOTS - 1)];
+		struct heap_slot *s = &heap.table[(h + i) & (((size_t)1 << heap.slots_log) - 1)];
 		uintptr_t k = atomic_load(&s->key);
 
 		if (k == 0)
@@ -948,7 +952,11 @@ static void heap_start(void)
 		return;
 	heap.rate = (double)(collect_env_rate_ok(rate) ? rate : COLLECT_RATE_DEFAULT);
 	dl_iterate_phdr(heap_find_self, (void *)(uintptr_t)&heap_find_self);
-	heap.table = mmap(NULL, HEAP_SLOTS * sizeof(struct heap_slot), PROT_READ | PROT_WRITE,
+	heap.slots_log = HEAP_SLOTS_MIN_LOG;
+	while (heap.slots_log < HEAP_SLOTS_MAX_LOG &&
+	       heap.rate * (double)(1 << (heap.slots_log - HEAP_SLOTS_MIN_LOG + 1)) <= COLLECT_RATE_DEFAULT)
+		heap.slots_log++;
+	heap.table = mmap(NULL, sizeof(struct heap_slot) << heap.slots_log, PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (heap.table == MAP_FAILED) {
 		heap.table = NULL;
