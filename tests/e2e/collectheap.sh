@@ -84,6 +84,25 @@ awk -v e="$objects" -v s=$SIZE -v r=$RATE 'BEGIN { n = 2000; p = 1 - exp(-s / r)
 	fail "kept: $objects blocks in use, not 2000 within 5 sigma"
 note "kept $kept B in use ($objects blocks), transient $transient B allocated, peak $peak B at the peak"
 
+# threads: each its own countdown; a block freed by another thread than
+# the one that allocated it is freed
+"$COLLECT_HEAP" -q --rate=64k -o threads.raw ./heapcases threads || fail "collect-heap of heapcases threads failed"
+report threads.raw inuse_space
+report threads.raw alloc_space
+cat alloc_space.txt
+t_kept=$(value_of inuse_space.txt thread_kept)
+unsampled_ok "$t_kept" 4000 $SIZE $RATE || fail "thread_kept: $t_kept bytes in use, not 4000 x $SIZE within 5 sigma"
+for f in thread_transient handoff; do
+	[ "$(value_of inuse_space.txt $f)" = 0 ] || fail "$f freed its blocks, yet $(value_of inuse_space.txt $f) bytes are in use"
+done
+h=$(value_of alloc_space.txt handoff)
+unsampled_ok "$h" 4000 $SIZE $RATE || fail "handoff: $h bytes allocated, not 4000 x $SIZE within 5 sigma"
+# (the main thread only frees: it may have no sample of its own)
+header=$("$PROFVIEW" -q --tree threads.raw | sed -n 2p)
+nthreads=$(printf '%s\n' "$header" | sed -n 's/.*, \([0-9]*\) threads$/\1/p')
+[ -n "$nthreads" ] && [ "$nthreads" -ge 4 ] || fail "threads.raw: not the program's threads: $header"
+note "4 threads: thread_kept $t_kept B in use, handoff $h B allocated, none in use"
+
 # the header: the default type is inuse_space, the rate is said, and ±√n
 # is that of the sampled blocks
 "$PROFVIEW" -q --tree known.raw >tree.txt || fail "profview --tree of known.raw failed"
@@ -158,6 +177,7 @@ if command -v go >/dev/null; then
 	PPROF=$("$SRCDIR/scripts/install-pprof" "$WORK/tools") || fail "cannot build pprof"
 	"$PROFVIEW" -q --pprof -o known.pb.gz known.raw || fail "profview --pprof of known.raw failed"
 	for idx in inuse_space alloc_space peak_space; do
+		report known.raw $idx
 		want=$(awk '{ s += $NF } END { print s }' "$idx.folded")
 		got=$("$PPROF" -top -unit=B -sample_index=$idx known.pb.gz 2>/dev/null |
 			sed -n 's/.* of \([0-9]*\)B total$/\1/p')

@@ -15,6 +15,10 @@
  *                      execd_work()
  *   heapcases hang F   hang_work() keeps 16 MiB, then writes its pid to F
  *                      and sleeps (to be killed)
+ *   heapcases threads  4 threads, each keeping 1000 blocks of 32 KiB in
+ *                      thread_kept(), freeing 1000 at once in
+ *                      thread_transient(), and allocating 1000 in
+ *                      handoff() that the main thread frees after it ended
  *
  * A freed block's pointer goes through a volatile so that the compiler
  * keeps the allocation and its free. */
@@ -24,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -126,6 +131,52 @@ __attribute__((noinline)) static void child_work(void) { keep16(); }
 __attribute__((noinline)) static void execd_work(void) { keep16(); }
 __attribute__((noinline)) static void hang_work(void) { keep16(); }
 
+#define THREADS 4
+static void *handed[THREADS][1000];
+
+__attribute__((noinline)) static void thread_kept(void)
+{
+	for (int i = 0; i < 1000; i++)
+		KEEP(malloc(32 * KIB));
+}
+
+__attribute__((noinline)) static void thread_transient(void)
+{
+	for (int i = 0; i < 1000; i++) {
+		sink = malloc(32 * KIB);
+		free(sink);
+	}
+}
+
+__attribute__((noinline)) static void handoff(void **v)
+{
+	for (int i = 0; i < 1000; i++)
+		v[i] = sink = malloc(32 * KIB);
+}
+
+static void *worker(void *arg)
+{
+	thread_kept();
+	thread_transient();
+	handoff(arg);
+	return NULL;
+}
+
+static int run_threads(void)
+{
+	pthread_t t[THREADS];
+
+	for (int i = 0; i < THREADS; i++)
+		if (pthread_create(&t[i], NULL, worker, handed[i]) != 0)
+			return 1;
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	for (int i = 0; i < THREADS; i++)
+		for (int j = 0; j < 1000; j++)
+			free(handed[i][j]);
+	return 0;
+}
+
 static int run_fork(const char *self)
 {
 	pid_t a, b;
@@ -188,10 +239,12 @@ int main(int argc, char **argv)
 		return run_fork(argv[0]);
 	} else if (strcmp(m, "execd") == 0) {
 		execd_work();
+	} else if (strcmp(m, "threads") == 0) {
+		return run_threads();
 	} else if (strcmp(m, "hang") == 0 && argc > 2) {
 		return run_hang(argv[2]);
 	} else {
-		fprintf(stderr, "usage: heapcases known|entries|fork|hang FILE\n");
+		fprintf(stderr, "usage: heapcases known|entries|fork|threads|hang FILE\n");
 		return 2;
 	}
 	return 0;
