@@ -51,78 +51,14 @@
 
 #include "cfi.h"
 #include "collect-env.h"
+#include "heap.h"
 #include "preload-state.h"
 
-#define HEAP_EXPORT __attribute__((visibility("default")))
-#define HEAP_LIKELY(x) __builtin_expect(!!(x), 1)
-#define HEAP_UNLIKELY(x) __builtin_expect(!!(x), 0)
-
-/* Frames kept of a sampled block's stack: on the stack of whatever thread
- * allocates (a signal handler's too), so a modest number. */
-#define HEAP_FRAMES 128
-/* The table of sampled blocks: open addressing, 16 bytes a slot, mapped
- * without reserve.  Its addresses are hashed all over it, so in a long
- * run every page of it ends up used: it is sized for the sampled blocks
- * that can be allocated at once, 2^16 slots at the default rate (32 GiB
- * of blocks in use), more at smaller rates, up to 2^22.  A block that
- * finds no slot in HEAP_PROBES is not sampled (counted lost). */
-#define HEAP_SLOTS_MIN_LOG 16
-#define HEAP_SLOTS_MAX_LOG 22
-#define HEAP_PROBES 4096
-#define HEAP_FILTER (1u << 19)  /* bits */
-#define HEAP_ARENA (256u << 10)
-#define HEAP_RELEASE_NS 200000000l
-
-enum heap_state { HEAP_OFF = 0, HEAP_RUNNING, HEAP_STOPPED, HEAP_DISABLED };
-
-/* A slot: key 0 is empty, 1 a block freed since. */
-struct heap_slot {
-	_Atomic uintptr_t key;
-	uint64_t size;
-};
-
-struct heap_tls {
-	int64_t left;         /* bytes to the next sample */
-	int seeded;           /* left and rng are set */
-	int busy;             /* in the sampler: allocate straight */
-	int named;            /* its RAW_THREAD record is written */
-	pid_t tid;
-	uint64_t rng;
-	uintptr_t stack_lo, stack_hi;
-};
-
-static __thread struct heap_tls heap_tls __attribute__((tls_model("initial-exec")));
+struct heap_global heap = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER };
+struct heap_real heap_real;
+__thread struct heap_tls heap_tls __attribute__((tls_model("initial-exec")));
 /* mappings.c marks the collector's own work in it (preload_own_begin) */
 __thread struct preload_tls preload_tls __attribute__((tls_model("initial-exec")));
-
-static struct {
-	void *(*malloc)(size_t);
-	void *(*calloc)(size_t, size_t);
-	void *(*realloc)(void *, size_t);
-	void (*free)(void *);
-	int (*posix_memalign)(void **, size_t, size_t);
-	void *(*aligned_alloc)(size_t, size_t);
-	void *(*memalign)(size_t, size_t);
-	void *(*valloc)(size_t);
-	void *(*pvalloc)(size_t);
-} real;
-
-static struct {
-	_Atomic int state;
-	_Atomic int inflight;       /* threads between heap_enter and heap_leave */
-	_Atomic int resolving;      /* dlsym is looking up the real allocator */
-	int inherit;
-	double rate;
-	uintptr_t own_lo, own_hi;   /* the library's code */
-	struct heap_slot *table;
-	int slots_log;
-	_Atomic uint64_t samples, lost;
-	pthread_t helper;
-	int helper_running;
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	int stop;
-} heap = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER };
 
 /* The filter's bits, and the counts of sampled blocks by filter bit
  * behind them (a count that reached 255 stays: its bit stays set). */
@@ -141,45 +77,6 @@ static void heap_filter_add(uintptr_t p, int d);
  * until it is done, then straight (no test on the fast paths) */
 static void *(*_Atomic heap_malloc_fn)(size_t) = heap_boot_malloc;
 static void (*_Atomic heap_free_fn)(void *) = heap_boot_free;
-
-/* ---- what the shared files need ---- */
-
-uint64_t preload_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-int preload_handlers_idle(void)
-{
-	return atomic_load(&heap.inflight) == 0;
-}
-
-int preload_running(void)
-{
-	return atomic_load(&heap.state) == HEAP_RUNNING;
-}
-
-void preload_warn(const char *fmt, ...)
-{
-	static const char prefix[] = "collect-heap: ";
-	char buf[512];
-	va_list ap;
-	int n;
-
-	memcpy(buf, prefix, sizeof(prefix) - 1);
-	va_start(ap, fmt);
-	n = vsnprintf(buf + sizeof(prefix) - 1, sizeof(buf) - sizeof(prefix), fmt, ap);
-	va_end(ap);
-	n = n < 0 ? 0 : n > (int)(sizeof(buf) - sizeof(prefix) - 1) ? (int)(sizeof(buf) - sizeof(prefix) - 1) : n;
-	n += (int)sizeof(prefix) - 1;
-	buf[n++] = '\n';
-	if (write(STDERR_FILENO, buf, (size_t)n) < 0) {
-		/* nothing to be done */
-	}
-}
 
 /* ---- the arena for the time before the real allocator is known ---- */
 
@@ -218,30 +115,30 @@ static size_t heap_arena_size(const void *p)
 
 /* Looks up the real allocator (once; dlsym's own allocations come from the
  * arena meanwhile).  Returns 0, or -1 while it is being looked up. */
-static int heap_resolve(void)
+int heap_resolve(void)
 {
 	int no = 0;
 
-	if (real.malloc != NULL)
+	if (heap_real.malloc != NULL)
 		return 0;
 	if (!atomic_compare_exchange_strong(&heap.resolving, &no, 1))
 		return -1;
-	real.calloc = dlsym(RTLD_NEXT, "calloc");
-	real.realloc = dlsym(RTLD_NEXT, "realloc");
-	real.free = dlsym(RTLD_NEXT, "free");
-	real.posix_memalign = dlsym(RTLD_NEXT, "posix_memalign");
-	real.aligned_alloc = dlsym(RTLD_NEXT, "aligned_alloc");
-	real.memalign = dlsym(RTLD_NEXT, "memalign");
-	real.valloc = dlsym(RTLD_NEXT, "valloc");
-	real.pvalloc = dlsym(RTLD_NEXT, "pvalloc");
+	heap_real.calloc = dlsym(RTLD_NEXT, "calloc");
+	heap_real.realloc = dlsym(RTLD_NEXT, "realloc");
+	heap_real.free = dlsym(RTLD_NEXT, "free");
+	heap_real.posix_memalign = dlsym(RTLD_NEXT, "posix_memalign");
+	heap_real.aligned_alloc = dlsym(RTLD_NEXT, "aligned_alloc");
+	heap_real.memalign = dlsym(RTLD_NEXT, "memalign");
+	heap_real.valloc = dlsym(RTLD_NEXT, "valloc");
+	heap_real.pvalloc = dlsym(RTLD_NEXT, "pvalloc");
 	/* last: the others are set when it is */
-	__atomic_store_n(&real.malloc, (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc"), __ATOMIC_RELEASE);
+	__atomic_store_n(&heap_real.malloc, (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc"), __ATOMIC_RELEASE);
 	atomic_store(&heap.resolving, 0);
-	if (real.malloc == NULL || real.calloc == NULL || real.realloc == NULL || real.free == NULL ||
-	    real.memalign == NULL)
+	if (heap_real.malloc == NULL || heap_real.calloc == NULL || heap_real.realloc == NULL || heap_real.free == NULL ||
+	    heap_real.memalign == NULL)
 		return -1;
-	atomic_store(&heap_free_fn, real.free);
-	atomic_store(&heap_malloc_fn, real.malloc);
+	atomic_store(&heap_free_fn, heap_real.free);
+	atomic_store(&heap_malloc_fn, heap_real.malloc);
 	return 0;
 }
 
@@ -249,14 +146,14 @@ static void *heap_boot_malloc(size_t n)
 {
 	if (heap_resolve() != 0)
 		return heap_arena_alloc(n, 16);
-	return real.malloc(n);
+	return heap_real.malloc(n);
 }
 
 /* Only the arena's blocks can be freed before the lookup: left alone. */
 static void heap_boot_free(void *p)
 {
 	if (heap_resolve() == 0 && !heap_in_arena(p))
-		real.free(p);
+		heap_real.free(p);
 }
 
 /* ---- the table of sampled blocks ---- */
@@ -651,9 +548,9 @@ HEAP_EXPORT void *calloc(size_t m, size_t n)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (HEAP_UNLIKELY(real.malloc == NULL) && heap_resolve() != 0)
+	if (HEAP_UNLIKELY(heap_real.malloc == NULL) && heap_resolve() != 0)
 		return heap_arena_alloc(bytes, 16); /* static: zeros */
-	p = real.calloc(m, n);
+	p = heap_real.calloc(m, n);
 	if (HEAP_LIKELY(p != NULL))
 		heap_count(p, bytes, __builtin_return_address(0));
 	return p;
@@ -665,21 +562,21 @@ static void *heap_realloc(void *p, size_t n, const void *caller)
 	int sampled;
 	void *q;
 
-	if (HEAP_UNLIKELY(real.malloc == NULL) && heap_resolve() != 0) {
+	if (HEAP_UNLIKELY(heap_real.malloc == NULL) && heap_resolve() != 0) {
 		q = heap_arena_alloc(n, 16);
 		if (q != NULL && p != NULL)
 			memcpy(q, p, heap_arena_size(p) < n ? heap_arena_size(p) : n);
 		return q;
 	}
 	if (HEAP_UNLIKELY(heap_in_arena(p))) {
-		q = real.malloc(n);
+		q = heap_real.malloc(n);
 		if (q != NULL)
 			memcpy(q, p, heap_arena_size(p) < n ? heap_arena_size(p) : n);
 		return q;
 	}
 	/* the free record before the block can be anyone else's */
 	sampled = p != NULL && heap_unsample(p, &old);
-	q = real.realloc(p, n);
+	q = heap_real.realloc(p, n);
 	if (q == NULL && n != 0) {
 		/* p is still allocated: sampled again, where it failed */
 		if (sampled)
@@ -712,9 +609,9 @@ static void *heap_aligned(void *(*fn)(size_t, size_t), size_t align, size_t n, c
 {
 	void *p;
 
-	if (HEAP_UNLIKELY(real.malloc == NULL) && heap_resolve() != 0)
+	if (HEAP_UNLIKELY(heap_real.malloc == NULL) && heap_resolve() != 0)
 		return align <= 4096 ? heap_arena_alloc(n, align) : NULL;
-	p = (fn != NULL ? fn : real.memalign)(align, n);
+	p = (fn != NULL ? fn : heap_real.memalign)(align, n);
 	if (HEAP_LIKELY(p != NULL))
 		heap_count(p, n, caller);
 	return p;
@@ -724,15 +621,15 @@ HEAP_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
 	int rc;
 
-	if (HEAP_UNLIKELY(real.malloc == NULL) && heap_resolve() != 0) {
+	if (HEAP_UNLIKELY(heap_real.malloc == NULL) && heap_resolve() != 0) {
 		*out = align <= 4096 ? heap_arena_alloc(n, align) : NULL;
 		return *out != NULL ? 0 : ENOMEM;
 	}
-	if (real.posix_memalign == NULL) {
+	if (heap_real.posix_memalign == NULL) {
 		*out = heap_aligned(NULL, align, n, __builtin_return_address(0));
 		return *out != NULL ? 0 : ENOMEM;
 	}
-	rc = real.posix_memalign(out, align, n);
+	rc = heap_real.posix_memalign(out, align, n);
 	if (rc == 0 && *out != NULL)
 		heap_count(*out, n, __builtin_return_address(0));
 	return rc;
@@ -740,12 +637,12 @@ HEAP_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 
 HEAP_EXPORT void *aligned_alloc(size_t align, size_t n)
 {
-	return heap_aligned(real.aligned_alloc, align, n, __builtin_return_address(0));
+	return heap_aligned(heap_real.aligned_alloc, align, n, __builtin_return_address(0));
 }
 
 HEAP_EXPORT void *memalign(size_t align, size_t n)
 {
-	return heap_aligned(real.memalign, align, n, __builtin_return_address(0));
+	return heap_aligned(heap_real.memalign, align, n, __builtin_return_address(0));
 }
 
 HEAP_EXPORT void *valloc(size_t n)
@@ -753,9 +650,9 @@ HEAP_EXPORT void *valloc(size_t n)
 	const void *caller = __builtin_return_address(0);
 	void *p;
 
-	if (real.valloc == NULL || real.malloc == NULL)
+	if (heap_real.valloc == NULL || heap_real.malloc == NULL)
 		return heap_aligned(NULL, (size_t)sysconf(_SC_PAGESIZE), n, caller);
-	p = real.valloc(n);
+	p = heap_real.valloc(n);
 	if (p != NULL)
 		heap_count(p, n, caller);
 	return p;
@@ -767,271 +664,11 @@ HEAP_EXPORT void *pvalloc(size_t n)
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	void *p;
 
-	if (real.pvalloc == NULL || real.malloc == NULL)
+	if (heap_real.pvalloc == NULL || heap_real.malloc == NULL)
 		return heap_aligned(NULL, page, (n + page - 1) & ~(page - 1), caller);
-	p = real.pvalloc(n);
+	p = heap_real.pvalloc(n);
 	if (p != NULL)
 		heap_count(p, n, caller);
 	return p;
 }
 
-/* ---- start and end ---- */
-
-/* The thread that gives back the written pages of the trace (writer.c)
- * a few times a second.  Never sampled. */
-static void *heap_helper_run(void *unused)
-{
-	struct timespec ts;
-
-	(void)unused;
-	heap_tls.busy = 1;
-	prctl(PR_SET_NAME, "profview-heap", 0, 0, 0);
-	pthread_mutex_lock(&heap.lock);
-	while (!heap.stop) {
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += HEAP_RELEASE_NS;
-		if (ts.tv_nsec >= 1000000000l) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000l;
-		}
-		pthread_cond_timedwait(&heap.wake, &heap.lock, &ts);
-		pthread_mutex_unlock(&heap.lock);
-		writer_release();
-		pthread_mutex_lock(&heap.lock);
-	}
-	pthread_mutex_unlock(&heap.lock);
-	return NULL;
-}
-
-static void heap_helper_start(void)
-{
-	pthread_condattr_t ca;
-	sigset_t all, old;
-
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&heap.wake, &ca);
-	pthread_condattr_destroy(&ca);
-	heap.stop = 0;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	heap.helper_running = pthread_create(&heap.helper, NULL, heap_helper_run, NULL) == 0;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!heap.helper_running)
-		preload_warn("cannot start the helper thread: the trace is kept in memory");
-}
-
-static void heap_helper_stop(void)
-{
-	if (!heap.helper_running)
-		return;
-	pthread_mutex_lock(&heap.lock);
-	heap.stop = 1;
-	pthread_cond_signal(&heap.wake);
-	pthread_mutex_unlock(&heap.lock);
-	pthread_join(heap.helper, NULL);
-	heap.helper_running = 0;
-}
-
-static int heap_find_self(struct dl_phdr_info *info, size_t size, void *data)
-{
-	uintptr_t me = (uintptr_t)data;
-
-	(void)size;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && me >= lo && me - lo < ph->p_memsz) {
-			heap.own_lo = lo;
-			heap.own_hi = lo + ph->p_memsz;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-_Static_assert(RAW_VERSION == 3, "heap_start_trace writes a version 3 header");
-
-/* Opens this process image's trace (writer_open) and writes its header
- * and mappings.  Returns 0, or -1 with a line on stderr. */
-static int heap_start_trace(const char *out, int root)
-{
-	struct raw_header h;
-	struct raw_arch arch;
-	struct timespec rt, mono;
-	char exe[4096];
-	ssize_t n;
-
-	if (out == NULL || writer_open(out, root) != 0) {
-		preload_warn("profiling disabled: cannot create a trace next to '%s': %s",
-			     out != NULL ? out : "", strerror(errno));
-		return -1;
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = '\0';
-	clock_gettime(CLOCK_REALTIME, &rt);
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	memset(&h, 0, sizeof(h));
-	memcpy(h.magic, RAW_MAGIC, RAW_MAGIC_LEN);
-	h.version = RAW_VERSION;
-	h.exe_len = (uint32_t)strlen(exe) + 1;
-	h.header_size = raw_header_fixed_size(RAW_VERSION) + raw_pad(h.exe_len);
-	h.clock = RAW_CLOCK_HEAP;
-	h.unwind = RAW_UNWIND_CFI;
-	h.pid = (uint32_t)getpid();
-	h.ppid = (uint32_t)getppid();
-	h.period_ns = (uint64_t)heap.rate;
-	h.start_realtime_ns = (uint64_t)preload_ts_ns(&rt);
-	h.start_monotonic_ns = (uint64_t)preload_ts_ns(&mono);
-	memset(&arch, 0, sizeof(arch));
-	arch.machine = RAW_MACHINE_X86_64;
-	arch.regs = RAW_REGS_DWARF;
-	arch.nregs = RAW_NREGS;
-	if (writer_init(&h, &arch, exe, 0) != 0) {
-		preload_warn("profiling disabled: cannot map '%s': %s", writer_path(), strerror(errno));
-		return -1;
-	}
-	mappings_write(0);
-	return 0;
-}
-
-static void heap_atfork_prepare(void)
-{
-	mappings_atfork(0);
-}
-
-static void heap_atfork_parent(void)
-{
-	mappings_atfork(1);
-}
-
-/* The child writes a trace of its own (unless told not to), its one
- * thread the forking one. */
-static void heap_atfork_child(void)
-{
-	struct heap_tls *t = &heap_tls;
-
-	mappings_atfork(2);
-	if (atomic_load(&heap.state) != HEAP_RUNNING)
-		return;
-	atomic_store(&heap.state, HEAP_STOPPED);
-	writer_forget();
-	heap.helper_running = 0;
-	pthread_mutex_init(&heap.lock, NULL);
-	atomic_store(&heap.inflight, 0);
-	atomic_store(&heap.samples, 0);
-	atomic_store(&heap.lost, 0);
-	t->tid = 0;
-	t->named = 0;
-	if (!heap.inherit) {
-		atomic_store(&heap.state, HEAP_DISABLED);
-		return;
-	}
-	t->busy++;
-	stacktab_reset();
-	if (heap_start_trace(getenv(COLLECT_ENV_OUTPUT), 0) == 0) {
-		atomic_store(&heap.state, HEAP_RUNNING);
-		heap_helper_start();
-	}
-	t->busy--;
-}
-
-static void heap_start(void)
-{
-	const char *pid_env = getenv(COLLECT_ENV_PID), *out = getenv(COLLECT_ENV_OUTPUT);
-	const char *inherit_env = getenv(COLLECT_ENV_INHERIT), *rate_env = getenv(COLLECT_ENV_HEAP_RATE);
-	long long rate = rate_env != NULL ? atoll(rate_env) : 0;
-	int root;
-
-	if (heap_resolve() != 0 || pid_env == NULL || out == NULL || out[0] != '/')
-		return;
-	root = atol(pid_env) == (long)getpid();
-	heap.inherit = inherit_env == NULL || strcmp(inherit_env, "0") != 0;
-	if (!root && !heap.inherit)
-		return;
-	heap.rate = (double)(collect_env_rate_ok(rate) ? rate : COLLECT_RATE_DEFAULT);
-	dl_iterate_phdr(heap_find_self, (void *)(uintptr_t)&heap_find_self);
-	heap.slots_log = HEAP_SLOTS_MIN_LOG;
-	while (heap.slots_log < HEAP_SLOTS_MAX_LOG &&
-	       heap.rate * (double)(1 << (heap.slots_log - HEAP_SLOTS_MIN_LOG + 1)) <= COLLECT_RATE_DEFAULT)
-		heap.slots_log++;
-	heap.table = mmap(NULL, sizeof(struct heap_slot) << heap.slots_log, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (heap.table == MAP_FAILED) {
-		heap.table = NULL;
-		preload_warn("profiling disabled: no memory for the table of sampled blocks");
-		return;
-	}
-	mappings_use_cfi();
-	if (heap_start_trace(out, root) != 0)
-		return;
-	stacktab_init(); /* without it every stack is written inline */
-	if (pthread_atfork(heap_atfork_prepare, heap_atfork_parent, heap_atfork_child) != 0) {
-		writer_forget();
-		return;
-	}
-	atomic_store(&heap.state, HEAP_RUNNING);
-	heap_helper_start();
-}
-
-__attribute__((constructor)) static void heap_constructor(void)
-{
-	heap_tls.busy++;
-	heap_start();
-	if (atomic_load(&heap.state) != HEAP_RUNNING)
-		atomic_store(&heap.state, HEAP_DISABLED);
-	heap_tls.busy--;
-}
-
-/* Waits (2 s at most) for the threads still writing a record. */
-static int heap_quiesce(void)
-{
-	uint64_t deadline = preload_now() + 2000000000ull;
-	struct timespec ms = { 0, 1000000 };
-
-	while (atomic_load(&heap.inflight) != 0) {
-		if (preload_now() > deadline)
-			return -1;
-		nanosleep(&ms, NULL);
-	}
-	return 0;
-}
-
-/* After the program's exit handlers: the blocks without a free record
- * are the ones still allocated. */
-__attribute__((destructor)) static void heap_fini(void)
-{
-	int running = HEAP_RUNNING, quiet;
-	struct raw_end *end;
-	uint64_t lost;
-
-	if (!atomic_compare_exchange_strong(&heap.state, &running, HEAP_STOPPED))
-		return;
-	heap_tls.busy++;
-	heap_helper_stop();
-	quiet = heap_quiesce() == 0;
-	lost = atomic_load(&heap.lost);
-	if (lost != 0) {
-		struct raw_lost *rec = writer_reserve(sizeof(*rec), WRITER_WAIT);
-
-		if (rec != NULL) {
-			rec->count = lost;
-			rec->error = (uint32_t)writer_error();
-			rec->reserved = 0;
-			writer_publish(rec, RAW_LOST, sizeof(*rec));
-		}
-	}
-	end = writer_reserve(sizeof(*end), WRITER_WAIT);
-	if (end != NULL) {
-		end->time_ns = preload_now();
-		end->samples = atomic_load(&heap.samples);
-		end->lost = lost;
-		end->signals = 0;
-		end->overruns = 0;
-		writer_publish(end, RAW_END, sizeof(*end));
-	}
-	if (quiet)
-		writer_finish();
-	heap_tls.busy--;
-}
