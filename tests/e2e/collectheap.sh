@@ -188,6 +188,22 @@ else
 	note "go is not installed: pprof's reading of the sample types is not checked"
 fi
 
+# ---- damaged traces: one clear line or a partial reading, never a crash --
+size=$(stat -c %s known.raw)
+for cut in 64 100 200 1000 4000 20000 $((size / 2)) $((size - 8)); do
+	head -c "$cut" known.raw >cut.raw
+	st=0
+	"$PROFVIEW" -q --flat --sample-index=peak_space cut.raw >/dev/null 2>cut.err || st=$?
+	[ "$st" -le 1 ] || fail "known.raw cut at $cut bytes: profview exited $st: $(cat cut.err)"
+done
+for at in 200 1000 3000 9000 $((size / 3)) $((size / 2 + 4)); do
+	cp known.raw bad.raw
+	printf '\377\377\377\377\377\377\377\377' | dd of=bad.raw bs=1 seek="$at" conv=notrunc status=none
+	st=0
+	"$PROFVIEW" -q --tree bad.raw >/dev/null 2>bad.err || st=$?
+	[ "$st" -le 1 ] || fail "known.raw with 8 bytes of 0xff at $at: profview exited $st: $(cat bad.err)"
+done
+
 # ---- usage ----------------------------------------------------------------
 st=0
 "$COLLECT_HEAP" --rate=0 ./heapcases known 2>err.txt || st=$?
