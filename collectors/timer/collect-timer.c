@@ -156,6 +156,10 @@ static void collect_usage(FILE *f)
 		"                      default profview-PROGRAM-PID.raw in the current directory\n"
 		"      --no-inherit    profile the program's process only, not the processes\n"
 		"                      it starts (by default each writes its own trace)\n"
+		"      --split=SECONDS  cut the trace, while the program runs, into traces of\n"
+		"                      SECONDS each: FILE without .raw, then .seg0001.raw...;\n"
+		"                      each says what was allocated in its time and not freed\n"
+		"      --keep-segments=N  with --split, keep only the last N segments\n"
 		"  -q, --quiet         print nothing but errors\n"
 		"  -v, --verbose       at the end, a line for every process of the run, those\n"
 		"                      without samples too (by default: the processes with the\n"
@@ -289,6 +293,8 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 		{ "rate", required_argument, NULL, 'r' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "no-inherit", no_argument, NULL, 'I' },
+		{ "split", required_argument, NULL, 'P' },
+		{ "keep-segments", required_argument, NULL, 'N' },
 #else
 		{ "frequency", required_argument, NULL, 'F' },
 		{ "output", required_argument, NULL, 'o' },
@@ -1134,17 +1140,38 @@ static size_t collect_find_traces(const char *shown, pid_t pid, uint64_t t0, int
 	return n;
 }
 
+/* What samples stand for, in buf: the time of clock ns ("1.2 s of CPU"),
+ * or a heap trace's bytes ("about 12.3 MiB allocated"). */
+static void collect_weight_say(char *buf, size_t n, uint32_t clock, uint64_t ns, double bytes)
+{
+	static const char *const unit[] = { "bytes", "KiB", "MiB", "GiB", "TiB" };
+	char w[32];
+	int u = 0;
+
+	if (clock == RAW_CLOCK_HEAP) {
+		while (bytes >= 1024 && u < 4) {
+			bytes /= 1024;
+			u++;
+		}
+		snprintf(buf, n, "about %.*f %s allocated", u ? 1 : 0, bytes, unit[u]);
+		return;
+	}
+	pv_format_duration(w, sizeof(w), (int64_t)ns);
+	snprintf(buf, n, "%s of %s", w, clock == RAW_CLOCK_WALL ? "wall-clock time" : "CPU");
+}
+
 /* The summary line of a trace cut into segments (--split). */
 static void collect_report_segments(const struct seg *seg, const char *who, int quiet)
 {
-	char weight[32], say[512], cause[160], first[PATH_MAX + 32], last[PATH_MAX + 32];
+	char weight[64], say[512], cause[160], first[PATH_MAX + 32], last[PATH_MAX + 32];
 	char where[3 * PATH_MAX], failed[96] = "";
 	struct seg_summary s;
 
 	seg_summary(seg, &s);
 	if (quiet && !s.bad && !s.failed)
 		return;
-	pv_format_duration(weight, sizeof(weight), (int64_t)s.weight_ns);
+	/* (a heap trace's weights are bytes) */
+	collect_weight_say(weight, sizeof(weight), s.clock, s.weight_ns, (double)s.weight_ns);
 	if (s.lost && raw_lost_cause(s.lost_error))
 		snprintf(cause, sizeof(cause), " (the trace could not grow: %s)",
 			 raw_lost_cause(s.lost_error));
@@ -1168,10 +1195,9 @@ static void collect_report_segments(const struct seg *seg, const char *who, int 
 	if (s.failed)
 		snprintf(failed, sizeof(failed), "; %" PRIu64 " segment%s could not be written",
 			 s.failed, s.failed == 1 ? "" : "s");
-	fprintf(stderr, COLLECT_NAME ": %s%" PRIu64 " sample%s (%s of %s), %" PRIu64
+	fprintf(stderr, COLLECT_NAME ": %s%" PRIu64 " sample%s (%s), %" PRIu64
 		" thread%s, %" PRIu64 " lost%s, %s%s%s%s\n",
-		who, s.samples, s.samples == 1 ? "" : "s", weight,
-		s.clock == RAW_CLOCK_WALL ? "wall-clock time" : "CPU", s.threads,
+		who, s.samples, s.samples == 1 ? "" : "s", weight, s.threads,
 		s.threads == 1 ? "" : "s", s.lost, cause, where, failed,
 		s.finished ? "" : "; the program ended without running its exit handlers, "
 				  "the last segment stops at its last complete record",
@@ -1182,26 +1208,6 @@ static void collect_report_segments(const struct seg *seg, const char *who, int 
 				  s.unsampled_threads < s.threads ? s.unsampled_threads : s.threads,
 				  s.threads, s.lost))
 		fprintf(stderr, COLLECT_NAME ": %s%s\n", who, say);
-}
-
-/* What samples stand for, in buf: the time of clock ns ("1.2 s of CPU"),
- * or a heap trace's bytes ("about 12.3 MiB allocated"). */
-static void collect_weight_say(char *buf, size_t n, uint32_t clock, uint64_t ns, double bytes)
-{
-	static const char *const unit[] = { "bytes", "KiB", "MiB", "GiB", "TiB" };
-	char w[32];
-	int u = 0;
-
-	if (clock == RAW_CLOCK_HEAP) {
-		while (bytes >= 1024 && u < 4) {
-			bytes /= 1024;
-			u++;
-		}
-		snprintf(buf, n, "about %.*f %s allocated", u ? 1 : 0, bytes, unit[u]);
-		return;
-	}
-	pv_format_duration(w, sizeof(w), (int64_t)ns);
-	snprintf(buf, n, "%s of %s", w, clock == RAW_CLOCK_WALL ? "wall-clock time" : "CPU");
 }
 
 /* The summary line of one trace, as it was before runs were joined: its

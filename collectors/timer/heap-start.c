@@ -177,7 +177,7 @@ static int heap_start_trace(const char *out, int root)
 	arch.machine = RAW_MACHINE_X86_64;
 	arch.regs = RAW_REGS_DWARF;
 	arch.nregs = RAW_NREGS;
-	if (writer_init(&h, &arch, exe, 0) != 0) {
+	if (writer_init(&h, &arch, exe, heap.tailed) != 0) {
 		preload_warn("profiling disabled: cannot map '%s': %s", writer_path(), strerror(errno));
 		return -1;
 	}
@@ -240,6 +240,8 @@ static void heap_start(void)
 	if (!root && !heap.inherit)
 		return;
 	heap.rate = (double)(collect_env_rate_ok(rate) ? rate : COLLECT_RATE_DEFAULT);
+	/* collect-heap --split reads the trace as it is written */
+	heap.tailed = getenv(COLLECT_ENV_SPLIT) != NULL && strcmp(getenv(COLLECT_ENV_SPLIT), "1") == 0;
 	dl_iterate_phdr(heap_find_self, (void *)(uintptr_t)&heap_find_self);
 	heap.slots_log = HEAP_SLOTS_MIN_LOG;
 	while (heap.slots_log < HEAP_SLOTS_MAX_LOG &&

@@ -68,6 +68,7 @@ struct heap_global {
 	_Atomic int inflight;       /* threads between heap_enter and heap_leave */
 	_Atomic int resolving;      /* dlsym is looking up the real allocator */
 	int inherit;
+	int tailed;                 /* the launcher reads the trace as it goes */
 	double rate;
 	uintptr_t own_lo, own_hi;   /* the library's code */
 	struct heap_slot *table;

@@ -158,6 +158,25 @@ for f in parent_work child_work execd_work; do
 	[ "$(in_stacks fork.folded $f)" -gt 0 ] || { cat fork.folded; fail "$f's blocks are not in the run"; }
 done
 
+# --no-inherit: the program's process alone
+"$COLLECT_HEAP" -q --no-inherit -o alone.raw ./heapcases fork || fail "collect-heap --no-inherit failed"
+"$PROFVIEW" -q --folded alone.raw >alone.folded || fail "profview of alone.raw failed"
+[ "$(in_stacks alone.folded parent_work)" -gt 0 ] || fail "--no-inherit: parent_work is not in the trace"
+[ "$(in_stacks alone.folded child_work)$(in_stacks alone.folded execd_work)" = 00 ] ||
+	fail "--no-inherit: the children are in the trace"
+
+# ---- --split: each segment a heap trace of its own, its stacks in it --
+"$COLLECT_HEAP" -q --split=0.2 -o phases.raw ./heapcases phases || fail "collect-heap --split failed"
+ls phases.seg*.raw >/dev/null 2>&1 || fail "--split wrote no segments"
+: >segs.folded
+for f in phases.seg*.raw; do
+	"$PROFVIEW" --folded "$f" >>segs.folded 2>seg.err || fail "profview of $f failed: $(cat seg.err)"
+	grep -q 'missing' seg.err && fail "$f: $(cat seg.err)"
+done
+for f in phase_a phase_b; do
+	[ "$(in_stacks segs.folded $f)" -gt 0 ] || { cat segs.folded; fail "--split: $f is in no segment"; }
+done
+
 # ---- killed ---------------------------------------------------------------
 "$COLLECT_HEAP" -q -o hang.raw ./heapcases hang "$WORK/pid.txt" &
 launcher=$!

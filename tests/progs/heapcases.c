@@ -15,6 +15,8 @@
  *                      execd_work()
  *   heapcases hang F   hang_work() keeps 16 MiB, then writes its pid to F
  *                      and sleeps (to be killed)
+ *   heapcases phases   phase_a() keeps 16 MiB, then 0.6 s later phase_b()
+ *                      keeps 16 MiB, and 0.6 s later phase_a()'s are freed
  *   heapcases threads  4 threads, each keeping 1000 blocks of 32 KiB in
  *                      thread_kept(), freeing 1000 at once in
  *                      thread_transient(), and allocating 1000 in
@@ -30,6 +32,7 @@
 #include <string.h>
 #include <pthread.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define KIB 1024
@@ -199,6 +202,23 @@ static int run_fork(const char *self)
 	return 0;
 }
 
+__attribute__((noinline)) static void phase_a(void **v) { for (int i = 0; i < 256; i++) v[i] = sink = malloc(64 * KIB); }
+__attribute__((noinline)) static void phase_b(void) { keep16(); }
+
+static int run_phases(void)
+{
+	static void *a[256];
+	struct timespec pause_for = { 0, 600000000 };
+
+	phase_a(a);
+	nanosleep(&pause_for, NULL);
+	phase_b();
+	nanosleep(&pause_for, NULL);
+	for (int i = 0; i < 256; i++)
+		free(a[i]);
+	return 0;
+}
+
 static int run_hang(const char *path)
 {
 	FILE *f;
@@ -239,12 +259,14 @@ int main(int argc, char **argv)
 		return run_fork(argv[0]);
 	} else if (strcmp(m, "execd") == 0) {
 		execd_work();
+	} else if (strcmp(m, "phases") == 0) {
+		return run_phases();
 	} else if (strcmp(m, "threads") == 0) {
 		return run_threads();
 	} else if (strcmp(m, "hang") == 0 && argc > 2) {
 		return run_hang(argv[2]);
 	} else {
-		fprintf(stderr, "usage: heapcases known|entries|fork|threads|hang FILE\n");
+		fprintf(stderr, "usage: heapcases known|entries|fork|phases|threads|hang FILE\n");
 		return 2;
 	}
 	return 0;
