@@ -579,7 +579,7 @@ static void *heap_realloc(void *p, size_t n, const void *caller)
 	q = heap_real.realloc(p, n);
 	if (q == NULL && n != 0) {
 		/* p is still allocated: sampled again, where it failed */
-		if (sampled)
+		if (sampled && !heap_tls.busy && !preload_tls.own)
 			heap_sample(&heap_tls, (uintptr_t)p, old, caller);
 		return NULL;
 	}
