@@ -510,9 +510,22 @@ static __attribute__((noinline)) void *heap_malloc_slow(struct heap_tls *t, size
 HEAP_EXPORT void *malloc(size_t n)
 {
 	struct heap_tls *t = &heap_tls;
+	int crossed;
 
+#if defined(__x86_64__)
+	/* the countdown (left is the first field) in one instruction on
+	 * the thread's memory, with its flags */
+	_Static_assert(offsetof(struct heap_tls, left) == 0, "left comes first");
+	__asm__("movq heap_tls@gottpoff(%%rip), %%rdx\n\t"
+		"subq %[n], %%fs:(%%rdx)"
+		: "=@ccle"(crossed)
+		: [n] "r"(n)
+		: "rdx", "memory");
+#else
 	t->left -= (int64_t)n;
-	if (HEAP_LIKELY(t->left > 0))
+	crossed = t->left <= 0;
+#endif
+	if (HEAP_LIKELY(!crossed))
 		return atomic_load_explicit(&heap_malloc_fn, memory_order_relaxed)(n);
 	return heap_malloc_slow(t, n, __builtin_return_address(0));
 }
