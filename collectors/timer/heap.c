@@ -30,6 +30,9 @@
  * the real allocator, as do the collector's own threads and its work after
  * a dlopen; until the real allocator is known (dlsym allocates), blocks
  * come from a static arena and are never given back.
+ *
+ * This file: the entry points, the sampler and the table of sampled
+ * blocks; heap-start.c starts and ends the trace and follows fork.
  */
 #include <dlfcn.h>
 #include <errno.h>
