@@ -726,8 +726,10 @@ static int collect_setenv(const struct collect_opts *o, const char *lib, const c
 	free(preload);
 	snprintf(num, sizeof(num), "%ld", o->frequency);
 	rc |= setenv(COLLECT_ENV_FREQUENCY, num, 1);
+#ifdef COLLECT_HEAP
 	snprintf(num, sizeof(num), "%lld", o->rate);
 	rc |= setenv(COLLECT_ENV_HEAP_RATE, num, 1);
+#endif
 	rc |= setenv(COLLECT_ENV_OUTPUT, abs, 1);
 	rc |= setenv(COLLECT_ENV_UNWIND, collect_unwind_name(o->unwind), 1);
 	if (o->stats)
