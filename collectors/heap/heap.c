@@ -421,15 +421,16 @@ static __attribute__((noinline)) void heap_slow(struct heap_tls *t, void *p, siz
 {
 	int state = atomic_load(&heap.state);
 
-	if (p == NULL)
+	/* the collector's own work first: it runs while the state changes
+	 * (a fork child's new trace), and must not stop the countdown */
+	if (p == NULL || t->busy || preload_tls.own)
 		return;
 	if (state != HEAP_RUNNING) {
-		/* before the start, look again at the next block */
+		/* before the start, look again at the next block; after the
+		 * end (or in a process not profiled), never */
 		t->left = state == HEAP_OFF ? 0 : INT64_MAX;
 		return;
 	}
-	if (t->busy || preload_tls.own)
-		return;
 	if (!t->seeded) {
 		t->rng = preload_now() ^ (uint64_t)(uintptr_t)t ^ (uint64_t)preload_gettid() << 32;
 		if (t->rng == 0)
