@@ -17,7 +17,7 @@
 #define PV_NONE UINT32_MAX  /* "no such index" */
 /* Six: a heap profile's estimates (alloc_objects, alloc_space,
  * inuse_objects, inuse_space) and the sampled counts they come from. */
-#define PV_MAX_VALUES 6
+#define PV_MAX_VALUES 9
 
 /* Values every sample carries, in the order of pv_profile.sample_types. */
 struct pv_value_type {

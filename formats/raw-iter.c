@@ -85,6 +85,8 @@ static uint32_t raw_iter_min_size(uint32_t type)
 	case RAW_SAMPLE_KERNEL: return sizeof(struct raw_sample_kernel);
 	case RAW_KERNEL: return sizeof(struct raw_kernel);
 	case RAW_SEGMENT: return sizeof(struct raw_segment);
+	case RAW_HEAP_ALLOC: return sizeof(struct raw_heap_alloc);
+	case RAW_HEAP_FREE: return sizeof(struct raw_heap_free);
 	default: return sizeof(struct raw_rec);
 	}
 }
@@ -132,6 +134,13 @@ static int raw_iter_fits(const struct raw_iter *it, const unsigned char *r, uint
 
 		memcpy(&k, r, sizeof k);
 		return k.nframes <= RAW_MAX_FRAMES && (uint64_t)k.nframes * 8 <= size - sizeof k;
+	}
+	case RAW_HEAP_ALLOC: {
+		struct raw_heap_alloc a;
+
+		memcpy(&a, r, sizeof a);
+		return a.nframes <= RAW_MAX_FRAMES && (uint64_t)a.nframes * 8 <= size - sizeof a &&
+		       (a.stack_id == 0 || a.nframes == 0);
 	}
 	case RAW_CHECK_FRAMES: {
 		struct raw_unwind_check c;

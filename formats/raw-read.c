@@ -39,6 +39,7 @@
 #include "error.h"
 #include "merge.h"
 #include "raw-cpu.h"
+#include "raw-heap.h"
 #include "raw-iter.h"
 #include "raw.h"
 #include "util.h"
@@ -76,6 +77,8 @@ static const char *type_name(uint32_t t)
 	case RAW_SAMPLE_KERNEL: return "sample-kernel";
 	case RAW_KERNEL: return "kernel";
 	case RAW_SEGMENT: return "segment";
+	case RAW_HEAP_ALLOC: return "heap-alloc";
+	case RAW_HEAP_FREE: return "heap-free";
 	default: return "unknown";
 	}
 }
@@ -606,6 +609,50 @@ static const struct raw_sample_kernel *kernel_record(const struct reader *rd,
 	return k.tid == tid && k.time_ns == time ? (const void *)next.data : NULL;
 }
 
+/* A record of a heap trace: a sampled block (its stack as a sample's)
+ * or the free of one. */
+static int heap_record(struct reader *rd, const struct raw_record *rec)
+{
+	const unsigned char *r = rec->data;
+	struct pv_sample ps = { 0 };
+	struct raw_heap_alloc a;
+	uint64_t t;
+
+	if (rec->type == RAW_HEAP_FREE) {
+		const struct raw_heap_free *f = (const void *)r;
+		t = f->time_ns;
+		return raw_heap_free(rd->heap, f->address,
+				     t > rd->start_mono ? (int64_t)(t - rd->start_mono) : 0);
+	}
+	if (rec->type != RAW_HEAP_ALLOC)
+		return 0;
+	memcpy(&a, r, sizeof a);
+	if (a.stack_id) {
+		const struct stack_ref *ref = rd->nstacks_slots ? rd_stack_slot(rd, a.stack_id) : NULL;
+		if (!ref || !ref->id) {
+			rd->unresolved++;
+			return 0;
+		}
+		ps.loc_off = ref->off;
+		ps.nlocs = ref->n;
+	} else {
+		bool cand;
+		ps.loc_off = rd_store_frames(rd, r + sizeof a, a.nframes, &cand);
+		if (ps.loc_off == UINT32_MAX)
+			return -1;
+		ps.nlocs = rd->nlocs;
+	}
+	ps.thread = thread_index(rd, a.tid);
+	if (ps.thread == PV_NONE)
+		return -1;
+	ps.time_ns = a.time_ns > rd->start_mono ? (int64_t)(a.time_ns - rd->start_mono) : 0;
+	if (a.flags & RAW_SAMPLE_TRUNCATED)
+		ps.flags |= PV_SAMPLE_TRUNCATED;
+	if (a.time_ns > rd->last_time)
+		rd->last_time = a.time_ns;
+	return raw_heap_alloc(rd->heap, &ps, a.size, a.address);
+}
+
 static int sample_pass(struct reader *rd)
 {
 	struct raw_iter it;
@@ -621,7 +668,9 @@ static int sample_pass(struct reader *rd)
 		if ((it.nrecords & 4095) == 0)
 			rd_release(rd, rec.off > RELEASE_WINDOW ? rec.off - RELEASE_WINDOW : 0);
 		rd->rec_size = rec.size;
-		if (rec.type == RAW_SAMPLE_REGS) {
+		if (rd->heap) {
+			ret = heap_record(rd, &rec);
+		} else if (rec.type == RAW_SAMPLE_REGS) {
 			const struct raw_sample_regs *s = (const void *)r;
 			ret = rd_regs_sample(rd, s, &it, &rec, kernel_record(rd, &it, s->tid, s->time_ns));
 		} else if (rec.type == RAW_SAMPLE) {
@@ -689,6 +738,12 @@ static int read_header(struct reader *rd)
 	rd->start_mono = h->start_monotonic_ns;
 	rd->fp_candidate = h->unwind == RAW_UNWIND_FP;
 	rd->wall = h->clock == RAW_CLOCK_WALL;
+	if (h->clock == RAW_CLOCK_HEAP) {
+		if (!(rd->heap = raw_heap_new(p, h->period_ns)))
+			return -1;
+		rd->v_count = 0;
+		return p->program == PV_NONE ? -1 : 0;
+	}
 	rd->v_count = pv_add_value_type(p, "samples", "count");
 	rd->v_cpu = pv_add_value_type(p, h->clock == RAW_CLOCK_WALL ? "wall" : "cpu", "nanoseconds");
 	p->period_type.type = pv_intern_str(p, h->clock == RAW_CLOCK_WALL ? "wall" : "cpu");
@@ -850,7 +905,7 @@ struct pv_profile *rd_read_trace(const unsigned char *buf, size_t len, const cha
 		goto fail;
 	if (uw && uw->prepare && uw->prepare(uw->ctx, p) < 0)
 		goto fail;
-	if (!rd.wall && !(rd.cpu = raw_cpu_new(rd.short_us))) {
+	if (!rd.wall && !rd.heap && !(rd.cpu = raw_cpu_new(rd.short_us))) {
 		pv_oom();
 		goto fail;
 	}
@@ -860,6 +915,10 @@ struct pv_profile *rd_read_trace(const unsigned char *buf, size_t len, const cha
 		goto fail;
 	if (rd.cpu && settle_cpu(&rd) < 0)
 		goto fail;
+	if (rd.heap) {
+		int64_t peak_ns, peak_bytes;
+		raw_heap_finish(rd.heap, &peak_ns, &peak_bytes);
+	}
 	if (rd.nown)
 		drop_own_samples(&rd);
 	kernel_range(&rd);
@@ -912,6 +971,7 @@ struct pv_profile *rd_read_trace(const unsigned char *buf, size_t len, const cha
 	free(rd.own);
 	free(rd.owed);
 	raw_cpu_free(rd.cpu);
+	raw_heap_delete(rd.heap);
 	rd_batch_free(rd.batch);
 	return p;
 fail:
@@ -924,6 +984,7 @@ fail:
 	free(rd.own);
 	free(rd.owed);
 	raw_cpu_free(rd.cpu);
+	raw_heap_delete(rd.heap);
 	rd_batch_free(rd.batch);
 	pv_profile_free(p);
 	return NULL;

@@ -7,6 +7,7 @@
 
 #include "profile.h"
 #include "raw-cpu.h"
+#include "raw-heap.h"
 #include "raw-iter.h"
 #include "raw-read.h"
 #include "raw.h"
@@ -82,6 +83,7 @@ struct reader {
 	size_t ndedup_slots, ndedup;
 	uint32_t v_count, v_cpu;
 	bool wall;                    /* a wall-clock trace */
+	struct raw_heap *heap;        /* a heap trace (collect-heap) */
 	uint32_t offcpu_loc;          /* the "[off-cpu]" location, or PV_NONE */
 	uint32_t last_tid, last_thread;
 	uint64_t end_time, last_time, start_mono;

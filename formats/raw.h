@@ -36,6 +36,10 @@
 enum raw_clock {
 	RAW_CLOCK_CPU = 1,  /* per-thread CPU time */
 	RAW_CLOCK_WALL = 2, /* wall-clock time */
+	/* Allocations sampled by bytes (collect-heap): the header's
+	 * period_ns is the mean sampling interval in bytes, and the
+	 * samples are RAW_HEAP_ALLOC and RAW_HEAP_FREE records. */
+	RAW_CLOCK_HEAP = 3,
 };
 
 enum raw_unwind {
@@ -123,6 +127,8 @@ enum raw_type {
 	RAW_SAMPLE_KERNEL = 10,
 	RAW_KERNEL = 11,
 	RAW_SEGMENT = 12,
+	RAW_HEAP_ALLOC = 13,
+	RAW_HEAP_FREE = 14,
 };
 
 struct raw_rec {
@@ -376,6 +382,45 @@ struct raw_lost {
 };
 _Static_assert(sizeof(struct raw_lost) == 24, "raw_lost is 24 bytes");
 #define RAW_LOST_MIN_SIZE 16
+
+/* Heap traces (RAW_CLOCK_HEAP).  Allocations are sampled by bytes, a
+ * Poisson process of mean interval R = header.period_ns bytes: a block of
+ * S bytes is sampled with the probability 1 - exp(-S/R), so that it stands
+ * for 1/(1 - exp(-S/R)) blocks of its size; readers unsample by that, as
+ * pprof does for heap profiles.  Every allocating call counts (malloc,
+ * calloc, realloc, reallocarray and the aligned ones); a realloc counts as
+ * the free of the old block and the allocation of the new one.
+ *
+ * A sampled block is a RAW_HEAP_ALLOC record, written before the program
+ * gets the block.  Its stack is as a RAW_SAMPLE's (a RAW_STACK by id, or
+ * nframes inline addresses, leaf first), except that frames[0] is not an
+ * interrupted program counter but the return address into the function
+ * that called the allocator, minus one (inside its call instruction); the
+ * allocator's own frames are left out. */
+struct raw_heap_alloc {
+	struct raw_rec h;
+	uint32_t tid;
+	uint32_t stack_id;     /* 0: the frames follow inline */
+	uint64_t time_ns;      /* monotonic */
+	uint64_t size;         /* bytes asked for */
+	uint64_t address;      /* of the block */
+	uint32_t flags;        /* enum raw_sample_flags: RAW_SAMPLE_TRUNCATED */
+	uint32_t nframes;      /* inline frames, 0 when stack_id != 0 */
+};
+_Static_assert(sizeof(struct raw_heap_alloc) == 48, "raw_heap_alloc is 48 bytes");
+
+/* The free (or realloc) of a sampled block, written before the block is
+ * given back: it frees the block of the last RAW_HEAP_ALLOC at that
+ * address.  Only sampled blocks have one: a block without a free record
+ * was still allocated when the trace ended. */
+struct raw_heap_free {
+	struct raw_rec h;
+	uint32_t tid;
+	uint32_t reserved;
+	uint64_t time_ns;      /* monotonic */
+	uint64_t address;
+};
+_Static_assert(sizeof(struct raw_heap_free) == 32, "raw_heap_free is 32 bytes");
 
 /* The last record of a cleanly finished trace. */
 struct raw_end {

@@ -383,10 +383,14 @@ static int build_tree(struct calltree *t, const struct ct_options *opt)
 
 		if (!calltree_thread_selected(p, opt, s->thread))
 			continue;
-		if (!(g = group_of(&b, s)))
-			goto out;
 		int64_t c = ct_sample_count(t, s);
 		int64_t v = t->v_value != PV_NONE ? s->values[t->v_value] : 0;
+		/* weighs nothing here (a heap block freed before the end, by
+		 * inuse_space): no node, as pprof */
+		if (c == 0 && v == 0)
+			continue;
+		if (!(g = group_of(&b, s)))
+			goto out;
 		g->count += c;
 		g->value += v;
 		if (t->dn) {

@@ -45,6 +45,7 @@
 #define COLLECT_ENV_INHERIT "PROFVIEW_INHERIT"     /* "0": the other processes do nothing */
 #define COLLECT_ENV_STOP_NS "PROFVIEW_STOP_NS"     /* CLOCK_MONOTONIC ns to stop at */
 #define COLLECT_ENV_STATS "PROFVIEW_STATS"         /* "1": the handler's figures at exit */
+#define COLLECT_ENV_HEAP_RATE "PROFVIEW_HEAP_RATE" /* collect-heap: mean bytes between samples */
 
 /* Sampling frequency: the default and the largest (samples a second). */
 #define COLLECT_HZ_DEFAULT 250
@@ -85,6 +86,16 @@ static inline bool collect_env_control_ok(int sig)
 static inline bool collect_env_frequency_ok(long hz)
 {
 	return hz >= 1 && hz <= COLLECT_HZ_MAX;
+}
+
+/* collect-heap's mean sampling interval, in bytes: the default (as
+ * gperftools' and Go's) and the range; 1 samples every allocation. */
+#define COLLECT_RATE_DEFAULT 524288
+#define COLLECT_RATE_MAX (1ll << 40)
+
+static inline bool collect_env_rate_ok(long long bytes)
+{
+	return bytes >= 1 && bytes <= COLLECT_RATE_MAX;
 }
 
 static inline bool collect_env_stack_size_ok(long bytes)

@@ -31,6 +31,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -68,7 +69,15 @@
 #ifndef PROFVIEW_PKGLIBDIR_FROM_BIN
 #define PROFVIEW_PKGLIBDIR_FROM_BIN ""
 #endif
+/* The same launcher runs collect-heap (built with COLLECT_HEAP): another
+ * library, its own options, and summaries in bytes. */
+#ifdef COLLECT_HEAP
+#define COLLECT_NAME "collect-heap"
+#define COLLECT_LIB "libprofview-heap.so"
+#else
+#define COLLECT_NAME "collect-timer"
 #define COLLECT_LIB "libprofview-timer.so"
+#endif
 #define COLLECT_SHOWN 3           /* processes of a run listed without -v */
 #define COLLECT_SPLIT_MIN 0.1     /* shortest --split, seconds */
 #define COLLECT_POLL_NS 100000000 /* how often the trace is read, with --split */
@@ -98,6 +107,7 @@ struct collect_opts {
 	char word[64];        /* the path of the run's control word, or "" */
 	double duration;      /* seconds to profile, 0: all of the run */
 	int stats;            /* --stats */
+	long long rate;       /* collect-heap: mean bytes between samples */
 	char **argv;          /* the program and its arguments */
 };
 
@@ -107,6 +117,7 @@ struct collect_stats {
 	/* what the samples stand for and the threads used (raw-cpu.h) */
 	struct raw_cpu_summary cpu;
 	uint64_t wall_weight_ns; /* a wall-clock trace: the samples' weights */
+	double heap_bytes;    /* a heap trace: the bytes its samples stand for */
 	int ended;            /* RAW_END seen */
 	int cut;              /* trailing zeros were cut */
 	int bad;              /* unreadable data after the last record */
@@ -125,13 +136,40 @@ static void collect_msg(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("collect-timer: ", stderr);
+	fputs(COLLECT_NAME ": ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 }
 
+#ifdef COLLECT_HEAP
+static void collect_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: collect-heap [options] [--] program [args...]\n"
+		"Profile a program's heap: sample its allocations by bytes, with their stacks,\n"
+		"and the frees of the blocks sampled.\n"
+		"\n"
+		"  -r, --rate=BYTES    mean bytes allocated between samples, k or M for KiB\n"
+		"                      or MiB (default %d); 1 samples every allocation\n"
+		"  -o, --output=FILE   write the trace to FILE (replaced if it exists);\n"
+		"                      default profview-PROGRAM-PID.raw in the current directory\n"
+		"      --no-inherit    profile the program's process only, not the processes\n"
+		"                      it starts (by default each writes its own trace)\n"
+		"      --split=SECONDS  cut the trace, while the program runs, into traces of\n"
+		"                      SECONDS each: FILE without .raw, then .seg0001.raw...;\n"
+		"                      each says what was allocated in its time and not freed\n"
+		"      --keep-segments=N  with --split, keep only the last N segments\n"
+		"  -q, --quiet         print nothing but errors\n"
+		"  -v, --verbose       at the end, a line for every process of the run, those\n"
+		"                      without samples too (by default: the processes with the\n"
+		"                      most samples and the run's totals)\n"
+		"  -h, --help          show this help\n"
+		"  -V, --version       show the version\n",
+		COLLECT_RATE_DEFAULT);
+}
+#else
 static void collect_usage(FILE *f)
 {
 	fprintf(f,
@@ -173,6 +211,28 @@ static void collect_usage(FILE *f)
 		"  -h, --help          show this help\n"
 		"  -V, --version       show the version\n",
 		COLLECT_HZ_DEFAULT, COLLECT_STACK_MIN, COLLECT_STACK_MAX, COLLECT_STACK_DEFAULT);
+}
+#endif
+
+/* --rate: a number of bytes, with k or M.  Returns 0 or -1. */
+static int collect_rate(const char *arg, long long *out)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(arg, &end, 10);
+	if (errno == 0 && end != arg && (*end == 'k' || *end == 'K') && v <= COLLECT_RATE_MAX) {
+		v *= 1024;
+		end++;
+	} else if (errno == 0 && end != arg && *end == 'M' && v <= COLLECT_RATE_MAX) {
+		v *= 1024 * 1024;
+		end++;
+	}
+	if (errno != 0 || end == arg || *end != '\0' || !collect_env_rate_ok(v))
+		return -1;
+	*out = v;
+	return 0;
 }
 
 /* The control signal: "none", a number, or a name with or without SIG
@@ -224,6 +284,11 @@ static int collect_option(int c, const char *arg, struct collect_opts *o)
 		if (!cli_parse_frequency(arg, 1, COLLECT_HZ_MAX, &o->frequency) ||
 		    !collect_env_frequency_ok(o->frequency))
 			return cli_invalid("frequency", arg, "1 to %d Hz", COLLECT_HZ_MAX);
+		break;
+	case 'r':
+		if (collect_rate(arg, &o->rate) != 0)
+			return cli_invalid("rate", arg, "1 to %lld bytes (k, M for KiB, MiB)",
+					   (long long)COLLECT_RATE_MAX);
 		break;
 	case 'o':
 		if (arg[0] == '\0')
@@ -281,6 +346,13 @@ static int collect_option(int c, const char *arg, struct collect_opts *o)
 static int collect_parse(int argc, char **argv, struct collect_opts *o)
 {
 	static const struct option longopts[] = {
+#ifdef COLLECT_HEAP
+		{ "rate", required_argument, NULL, 'r' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "no-inherit", no_argument, NULL, 'I' },
+		{ "split", required_argument, NULL, 'P' },
+		{ "keep-segments", required_argument, NULL, 'N' },
+#else
 		{ "frequency", required_argument, NULL, 'F' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "unwind", required_argument, NULL, 'U' },
@@ -294,6 +366,7 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 		{ "keep-segments", required_argument, NULL, 'N' },
 		{ "duration", required_argument, NULL, 'D' },
 		{ "stats", no_argument, NULL, 'T' },
+#endif
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -302,15 +375,23 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 	};
 	int c, ret;
 
-	cli_set_progname("collect-timer");
+	cli_set_progname(COLLECT_NAME);
 	o->frequency = COLLECT_HZ_DEFAULT;
 	o->unwind = RAW_UNWIND_CFI;
 	o->stack_size = COLLECT_STACK_DEFAULT;
 	o->engine = "posix";
 	o->clock = "cpu";
 	o->control = COLLECT_CONTROL_DEFAULT;
+	o->rate = COLLECT_RATE_DEFAULT;
+#ifdef COLLECT_HEAP
+	/* no control signal: the heap library does not pause */
+	o->control = 0;
+#define COLLECT_SHORT "+:r:o:qvhV"
+#else
+#define COLLECT_SHORT "+:F:o:qvhV"
+#endif
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:F:o:qvhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, COLLECT_SHORT, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'I': o->no_inherit = 1; break;
 		case 'T': o->stats = 1; break;
@@ -320,7 +401,7 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 			collect_usage(stdout);
 			return 0;
 		case 'V':
-			printf("collect-timer (profview) %s\n", PROFVIEW_VERSION);
+			printf(COLLECT_NAME " (profview) %s\n", PROFVIEW_VERSION);
 			return 0;
 		case ':':
 		case '?':
@@ -330,7 +411,7 @@ static int collect_parse(int argc, char **argv, struct collect_opts *o)
 				return ret;
 		}
 	}
-	if (!o->quiet && strcmp(o->engine, "posix") == 0) {
+	if (!o->quiet && strcmp(o->engine, "posix") == 0 && strcmp(COLLECT_NAME, "collect-timer") == 0) {
 		struct timespec res;
 
 		/* the coarse clocks advance once a tick */
@@ -487,7 +568,7 @@ static int collect_find_preload(char *out, size_t cap)
 	snprintf(out, cap, "%s/%s", PROFVIEW_PKGLIBDIR, COLLECT_LIB);
 	if (access(out, R_OK) == 0)
 		return 0;
-	collect_msg("cannot find %s next to collect-timer or in %s; set PROFVIEW_PRELOAD",
+	collect_msg("cannot find %s next to " COLLECT_NAME " or in %s; set PROFVIEW_PRELOAD",
 		    COLLECT_LIB, PROFVIEW_PKGLIBDIR);
 	return -1;
 }
@@ -579,6 +660,10 @@ static int collect_setenv(const struct collect_opts *o, const char *lib, const c
 	free(preload);
 	snprintf(num, sizeof(num), "%ld", o->frequency);
 	rc |= setenv(COLLECT_ENV_FREQUENCY, num, 1);
+#ifdef COLLECT_HEAP
+	snprintf(num, sizeof(num), "%lld", o->rate);
+	rc |= setenv(COLLECT_ENV_HEAP_RATE, num, 1);
+#endif
 	rc |= setenv(COLLECT_ENV_OUTPUT, abs, 1);
 	rc |= setenv(COLLECT_ENV_UNWIND, collect_unwind_name(o->unwind), 1);
 	if (o->stats)
@@ -743,6 +828,14 @@ static int collect_scan(const char *path, struct collect_stats *st)
 			st->samples++;
 			st->wall_weight_ns += s.weight_ns;
 			oom |= acct != NULL && raw_cpu_sample(acct, s.tid, s.weight_ns) < 0;
+		} else if (rec.type == RAW_HEAP_ALLOC) {
+			struct raw_heap_alloc a;
+			double rate = h->period_ns > 1 ? (double)h->period_ns : 1;
+
+			memcpy(&a, rec.data, sizeof(a));
+			st->samples++;
+			st->heap_bytes += rate > 1 && a.size > 0 ? (double)a.size / -expm1(-(double)a.size / rate)
+								  : (double)a.size;
 		} else if (rec.type == RAW_THREAD) {
 			struct raw_thread t = { 0 };
 
@@ -984,10 +1077,30 @@ static size_t collect_find_traces(const char *shown, pid_t pid, uint64_t t0, int
 	return n;
 }
 
+/* What samples stand for, in buf: the time of clock ns ("1.2 s of CPU"),
+ * or a heap trace's bytes ("about 12.3 MiB allocated"). */
+static void collect_weight_say(char *buf, size_t n, uint32_t clock, uint64_t ns, double bytes)
+{
+	static const char *const unit[] = { "bytes", "KiB", "MiB", "GiB", "TiB" };
+	char w[32];
+	int u = 0;
+
+	if (clock == RAW_CLOCK_HEAP) {
+		while (bytes >= 1024 && u < 4) {
+			bytes /= 1024;
+			u++;
+		}
+		snprintf(buf, n, "about %.*f %s allocated", u ? 1 : 0, bytes, unit[u]);
+		return;
+	}
+	pv_format_duration(w, sizeof(w), (int64_t)ns);
+	snprintf(buf, n, "%s of %s", w, clock == RAW_CLOCK_WALL ? "wall-clock time" : "CPU");
+}
+
 /* The summary line of a trace cut into segments (--split). */
 static void collect_report_segments(const struct seg *seg, const char *who, int quiet)
 {
-	char weight[32], say[512], cause[512], first[PATH_MAX + 32], last[PATH_MAX + 32];
+	char weight[64], say[512], cause[512], first[PATH_MAX + 32], last[PATH_MAX + 32];
 	char where[3 * PATH_MAX], failed[96] = "", from[32], to[32];
 	struct seg_summary s;
 	size_t k = 0;
@@ -995,7 +1108,8 @@ static void collect_report_segments(const struct seg *seg, const char *who, int 
 	seg_summary(seg, &s);
 	if (quiet && !s.bad && !s.failed)
 		return;
-	pv_format_duration(weight, sizeof(weight), (int64_t)s.weight_ns);
+	/* (a heap trace's weights are bytes) */
+	collect_weight_say(weight, sizeof(weight), s.clock, s.weight_ns, (double)s.weight_ns);
 	cause[0] = '\0';
 	if (s.failed) {
 		const char *why = raw_lost_cause((uint32_t)s.failed_error);
@@ -1035,10 +1149,9 @@ static void collect_report_segments(const struct seg *seg, const char *who, int 
 	if (s.failed)
 		snprintf(failed, sizeof(failed), "; %" PRIu64 " segment%s could not be written",
 			 s.failed, s.failed == 1 ? "" : "s");
-	fprintf(stderr, "collect-timer: %s%" PRIu64 " sample%s (%s of %s), %" PRIu64
+	fprintf(stderr, COLLECT_NAME ": %s%" PRIu64 " sample%s (%s), %" PRIu64
 		" thread%s, %" PRIu64 " lost%s, %s%s%s%s\n",
-		who, s.samples, s.samples == 1 ? "" : "s", weight,
-		s.clock == RAW_CLOCK_WALL ? "wall-clock time" : "CPU", s.threads,
+		who, s.samples, s.samples == 1 ? "" : "s", weight, s.threads,
 		s.threads == 1 ? "" : "s", s.lost, cause, where, failed,
 		s.finished ? "" : "; the program ended without running its exit handlers, "
 				  "the last segment stops at its last complete record",
@@ -1048,7 +1161,7 @@ static void collect_report_segments(const struct seg *seg, const char *who, int 
 	    raw_cpu_unsampled_say(say, sizeof(say), s.unsampled_ns, s.cpu_ns,
 				  s.unsampled_threads < s.threads ? s.unsampled_threads : s.threads,
 				  s.threads, s.lost))
-		fprintf(stderr, "collect-timer: %s%s\n", who, say);
+		fprintf(stderr, COLLECT_NAME ": %s%s\n", who, say);
 }
 
 /* The summary line of one trace, as it was before runs were joined: its
@@ -1057,19 +1170,18 @@ static void collect_report_segments(const struct seg *seg, const char *who, int 
 static void collect_say_trace(const struct collect_trace *t, const char *who, const char *where)
 {
 	const struct collect_stats *st = &t->st;
-	char weight[32], say[512], cause[160];
+	char weight[64], say[512], cause[160];
 
-	pv_format_duration(weight, sizeof(weight),
-			   (int64_t)(st->clock == RAW_CLOCK_WALL ? st->wall_weight_ns : st->cpu.weight_ns));
+	collect_weight_say(weight, sizeof(weight), st->clock,
+			   st->clock == RAW_CLOCK_WALL ? st->wall_weight_ns : st->cpu.weight_ns, st->heap_bytes);
 	if (st->lost && raw_lost_cause(st->lost_error))
 		snprintf(cause, sizeof(cause), " (the trace could not grow: %s)",
 			 raw_lost_cause(st->lost_error));
 	else
 		cause[0] = '\0';
-	fprintf(stderr, "collect-timer: %s%" PRIu64 " sample%s (%s of %s), %" PRIu64
+	fprintf(stderr, COLLECT_NAME ": %s%" PRIu64 " sample%s (%s), %" PRIu64
 		" thread%s, %" PRIu64 " lost%s, %s%s%s\n",
 		who, st->samples, st->samples == 1 ? "" : "s", weight,
-		st->clock == RAW_CLOCK_WALL ? "wall-clock time" : "CPU",
 		st->threads, st->threads == 1 ? "" : "s", st->lost, cause, where,
 		st->ended ? "" : t->execd ? "; then the process ran another program"
 			   : "; the program ended without running its exit handlers, "
@@ -1078,7 +1190,7 @@ static void collect_say_trace(const struct collect_trace *t, const char *who, co
 	if (st->clock == RAW_CLOCK_CPU &&
 	    raw_cpu_unsampled_say(say, sizeof(say), st->cpu.unsampled_cpu_ns, st->cpu.cpu_ns,
 				  st->cpu.unsampled_threads, st->cpu.threads, st->lost))
-		fprintf(stderr, "collect-timer: %s%s\n", who, say);
+		fprintf(stderr, COLLECT_NAME ": %s%s\n", who, say);
 }
 
 /* Copies the len bytes of the file at path into fd at offset off.
@@ -1206,11 +1318,12 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 {
 	const struct collect_trace **kept = calloc(n, sizeof(*kept));
 	uint64_t samples = 0, lost = 0, weight = 0, cpu = 0, unsampled = 0, threads = 0;
+	double bytes = 0;
 	uint64_t unsampled_threads = 0, killed = 0, silent = 0, silent_cpu = 0, sthreads = 0;
 	size_t nkept = 0, nproc = 0, shown_n;
 	const char *cause = NULL;
-	char w[32], u[32], c[32], more[96] = "", lostsay[192] = "", killsay[160] = "";
-	int wall = 0;
+	char w[64], u[32], c[32], more[96] = "", lostsay[192] = "", killsay[160] = "";
+	int wall = 0, heap = 0;
 
 	if (kept == NULL)
 		return;
@@ -1221,6 +1334,8 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 			continue;
 		nproc++;
 		wall |= st->clock == RAW_CLOCK_WALL;
+		heap |= st->clock == RAW_CLOCK_HEAP;
+		bytes += st->heap_bytes;
 		samples += st->samples;
 		lost += st->lost;
 		if (st->lost && raw_lost_cause(st->lost_error) && cause == NULL)
@@ -1246,10 +1361,13 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 	for (size_t i = 0; i < shown_n; i++) {
 		const struct collect_stats *st = &kept[i]->st;
 
-		pv_format_duration(w, sizeof(w),
-				   (int64_t)(st->clock == RAW_CLOCK_WALL ? st->wall_weight_ns
-									: st->cpu.weight_ns));
-		fprintf(stderr, "collect-timer: pid %u (%s): %" PRIu64 " sample%s (%s), %" PRIu64
+		if (st->clock == RAW_CLOCK_HEAP)
+			collect_weight_say(w, sizeof(w), st->clock, 0, st->heap_bytes);
+		else
+			pv_format_duration(w, sizeof(w),
+					   (int64_t)(st->clock == RAW_CLOCK_WALL ? st->wall_weight_ns
+										: st->cpu.weight_ns));
+		fprintf(stderr, COLLECT_NAME ": pid %u (%s): %" PRIu64 " sample%s (%s), %" PRIu64
 			" thread%s%s\n", kept[i]->pid, kept[i]->exe, st->samples,
 			st->samples == 1 ? "" : "s", w, st->threads, st->threads == 1 ? "" : "s",
 			st->ended || kept[i]->execd ? "" : "; killed: its trace stops at its last "
@@ -1264,13 +1382,14 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 	if (killed > 1 || (killed == 1 && shown_n < nkept))
 		snprintf(killsay, sizeof(killsay), "; %" PRIu64 " %s killed before their end",
 			 killed, killed == 1 ? "was" : "were");
-	pv_format_duration(w, sizeof(w), (int64_t)weight);
-	fprintf(stderr, "collect-timer: %zu process%s, %zu with samples%s: %" PRIu64 " sample%s "
-		"(%s of %s)%s, %s '%s'%s\n", nproc, nproc == 1 ? "" : "es", nkept, more, samples,
-		samples == 1 ? "" : "s", w, wall ? "wall-clock time" : "CPU", lostsay,
+	collect_weight_say(w, sizeof(w), heap ? RAW_CLOCK_HEAP : wall ? RAW_CLOCK_WALL : RAW_CLOCK_CPU,
+			   weight, bytes);
+	fprintf(stderr, COLLECT_NAME ": %zu process%s, %zu with samples%s: %" PRIu64 " sample%s "
+		"(%s)%s, %s '%s'%s\n", nproc, nproc == 1 ? "" : "es", nkept, more, samples,
+		samples == 1 ? "" : "s", w, lostsay,
 		joined ? "written to" : "the first in", shown, killsay);
 	unsampled += silent_cpu;
-	if (!wall && cpu > 0 && unsampled * 100 > cpu) {
+	if (!wall && !heap && cpu > 0 && unsampled * 100 > cpu) {
 		pv_format_duration(u, sizeof(u), (int64_t)unsampled);
 		pv_format_duration(c, sizeof(c), (int64_t)cpu);
 		char said[320] = "";
@@ -1284,7 +1403,7 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 				 unsampled_threads, sthreads);
 		pv_format_duration(u, sizeof(u), (int64_t)unsampled);
 		pv_format_duration(c, sizeof(c), (int64_t)cpu);
-		fprintf(stderr, "collect-timer: %s of the %s of CPU time the processes used (%.1f%%) "
+		fprintf(stderr, COLLECT_NAME ": %s of the %s of CPU time the processes used (%.1f%%) "
 			"is in no sample: that of %s (see ACCURACY in collect-timer(1))\n", u, c,
 			100.0 * (double)unsampled / (double)cpu, said);
 	}

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -467,7 +468,8 @@ static void seg_close(struct seg *s, uint64_t end, uint64_t lost_end)
 	if (s->acct != NULL) {
 		raw_cpu_settle(s->acct, &cs);
 		s->sum.cpu_ns += cs.cpu_ns;
-		s->sum.weight_ns += s->head.h.clock == RAW_CLOCK_WALL ? s->wall_ns : cs.weight_ns;
+		s->sum.weight_ns += s->head.h.clock == RAW_CLOCK_WALL || s->head.h.clock == RAW_CLOCK_HEAP
+					    ? s->wall_ns : cs.weight_ns;
 		s->sum.unsampled_ns += cs.unsampled_cpu_ns;
 		s->sum.unsampled_threads += cs.unsampled_threads;
 		s->sum.stretches += cs.threads;
@@ -531,6 +533,8 @@ static int seg_record_time(const struct raw_record *r, uint64_t *t)
 	case RAW_SAMPLE_REGS: off = offsetof(struct raw_sample_regs, time_ns); break;
 	case RAW_SAMPLE_KERNEL: off = offsetof(struct raw_sample_kernel, time_ns); break;
 	case RAW_END: off = offsetof(struct raw_end, time_ns); break;
+	case RAW_HEAP_ALLOC: off = offsetof(struct raw_heap_alloc, time_ns); break;
+	case RAW_HEAP_FREE: off = offsetof(struct raw_heap_free, time_ns); break;
 	default: return 0;
 	}
 	memcpy(t, r->data + off, sizeof(*t));
@@ -627,6 +631,24 @@ static void seg_record(struct seg *s, const struct raw_record *r)
 
 		memcpy(&rec, r->data, sizeof(rec));
 		seg_sample(s, rec.tid, rec.weight_ns, rec.flags);
+		break;
+	}
+	case RAW_HEAP_ALLOC: {
+		/* a heap trace: its stack as a sample's, its weight the bytes
+		 * it stands for (raw.h).  A block freed in a later segment is
+		 * in use at the end of its own. */
+		struct raw_heap_alloc rec;
+		double rate = s->head.h.period_ns > 1 ? (double)s->head.h.period_ns : 1;
+		struct seg_stack *st;
+
+		memcpy(&rec, r->data, sizeof(rec));
+		st = rec.stack_id ? seg_stack_find(s, rec.stack_id) : NULL;
+		if (st != NULL && st->seg != s->n) {
+			seg_put(s, s->arena + st->off, st->size);
+			st->seg = s->n;
+		}
+		seg_sample(s, rec.tid, rate > 1 && rec.size > 0 && rec.size < (1ull << 53)
+			   ? (uint64_t)((double)rec.size / -expm1(-(double)rec.size / rate)) : rec.size, 0);
 		break;
 	}
 	case RAW_LOST: {

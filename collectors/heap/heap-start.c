@@ -1,0 +1,328 @@
+/* heap-start.c - libprofview-heap.so's start and end: the environment,
+ * the trace's header, the helper thread that gives back its written
+ * pages, fork (the child's own trace), and the end of the trace after the
+ * program's exit handlers; and what the files shared with
+ * libprofview-timer.so (writer.c, mappings.c...) ask of the library. */
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collect-env.h"
+#include "heap.h"
+#include "preload-state.h"
+
+#define HEAP_RELEASE_NS 200000000l
+
+/* ---- what the shared files need ---- */
+
+uint64_t preload_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int preload_handlers_idle(void)
+{
+	return atomic_load(&heap.inflight) == 0;
+}
+
+int preload_running(void)
+{
+	return atomic_load(&heap.state) == HEAP_RUNNING;
+}
+
+void preload_warn(const char *fmt, ...)
+{
+	static const char prefix[] = "collect-heap: ";
+	char buf[512];
+	va_list ap;
+	int n;
+
+	memcpy(buf, prefix, sizeof(prefix) - 1);
+	va_start(ap, fmt);
+	n = vsnprintf(buf + sizeof(prefix) - 1, sizeof(buf) - sizeof(prefix), fmt, ap);
+	va_end(ap);
+	n = n < 0 ? 0 : n > (int)(sizeof(buf) - sizeof(prefix) - 1) ? (int)(sizeof(buf) - sizeof(prefix) - 1) : n;
+	n += (int)sizeof(prefix) - 1;
+	buf[n++] = '\n';
+	if (write(STDERR_FILENO, buf, (size_t)n) < 0) {
+		/* nothing to be done */
+	}
+}
+
+
+/* ---- start and end ---- */
+
+/* The thread that gives back the written pages of the trace (writer.c)
+ * a few times a second.  Never sampled. */
+static void *heap_helper_run(void *unused)
+{
+	struct timespec ts;
+
+	(void)unused;
+	heap_tls.busy = 1;
+	prctl(PR_SET_NAME, "profview-heap", 0, 0, 0);
+	pthread_mutex_lock(&heap.lock);
+	while (!heap.stop) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += HEAP_RELEASE_NS;
+		if (ts.tv_nsec >= 1000000000l) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000l;
+		}
+		pthread_cond_timedwait(&heap.wake, &heap.lock, &ts);
+		pthread_mutex_unlock(&heap.lock);
+		writer_release();
+		pthread_mutex_lock(&heap.lock);
+	}
+	pthread_mutex_unlock(&heap.lock);
+	return NULL;
+}
+
+static void heap_helper_start(void)
+{
+	pthread_condattr_t ca;
+	sigset_t all, old;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&heap.wake, &ca);
+	pthread_condattr_destroy(&ca);
+	heap.stop = 0;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	heap.helper_running = pthread_create(&heap.helper, NULL, heap_helper_run, NULL) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!heap.helper_running)
+		preload_warn("cannot start the helper thread: the trace is kept in memory");
+}
+
+static void heap_helper_stop(void)
+{
+	if (!heap.helper_running)
+		return;
+	pthread_mutex_lock(&heap.lock);
+	heap.stop = 1;
+	pthread_cond_signal(&heap.wake);
+	pthread_mutex_unlock(&heap.lock);
+	pthread_join(heap.helper, NULL);
+	heap.helper_running = 0;
+}
+
+static int heap_find_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+	uintptr_t me = (uintptr_t)data;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && me >= lo && me - lo < ph->p_memsz) {
+			heap.own_lo = lo;
+			heap.own_hi = lo + ph->p_memsz;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+_Static_assert(RAW_VERSION == 3, "heap_start_trace writes a version 3 header");
+
+/* Opens this process image's trace (writer_open) and writes its header
+ * and mappings.  Returns 0, or -1 with a line on stderr. */
+static int heap_start_trace(const char *out, int root)
+{
+	struct raw_header h;
+	struct raw_arch arch;
+	struct timespec rt, mono;
+	char exe[4096];
+	ssize_t n;
+
+	if (out == NULL || writer_open(out, root) != 0) {
+		preload_warn("profiling disabled: cannot create a trace next to '%s': %s",
+			     out != NULL ? out : "", strerror(errno));
+		return -1;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, RAW_MAGIC, RAW_MAGIC_LEN);
+	h.version = RAW_VERSION;
+	h.exe_len = (uint32_t)strlen(exe) + 1;
+	h.header_size = raw_header_fixed_size(RAW_VERSION) + raw_pad(h.exe_len);
+	h.clock = RAW_CLOCK_HEAP;
+	h.unwind = RAW_UNWIND_CFI;
+	h.pid = (uint32_t)getpid();
+	h.ppid = (uint32_t)getppid();
+	h.period_ns = (uint64_t)heap.rate;
+	h.start_realtime_ns = (uint64_t)preload_ts_ns(&rt);
+	h.start_monotonic_ns = (uint64_t)preload_ts_ns(&mono);
+	memset(&arch, 0, sizeof(arch));
+	arch.machine = RAW_MACHINE_X86_64;
+	arch.regs = RAW_REGS_DWARF;
+	arch.nregs = RAW_NREGS;
+	if (writer_init(&h, &arch, exe, heap.tailed) != 0) {
+		preload_warn("profiling disabled: cannot map '%s': %s", writer_path(), strerror(errno));
+		return -1;
+	}
+	mappings_write(0);
+	return 0;
+}
+
+static void heap_atfork_prepare(void)
+{
+	mappings_atfork(0);
+}
+
+static void heap_atfork_parent(void)
+{
+	mappings_atfork(1);
+}
+
+/* The child writes a trace of its own (unless told not to), its one
+ * thread the forking one. */
+static void heap_atfork_child(void)
+{
+	struct heap_tls *t = &heap_tls;
+
+	mappings_atfork(2);
+	if (atomic_load(&heap.state) != HEAP_RUNNING)
+		return;
+	atomic_store(&heap.state, HEAP_STOPPED);
+	writer_forget();
+	heap.helper_running = 0;
+	pthread_mutex_init(&heap.lock, NULL);
+	atomic_store(&heap.inflight, 0);
+	atomic_store(&heap.samples, 0);
+	atomic_store(&heap.lost, 0);
+	t->tid = 0;
+	t->named = 0;
+	if (!heap.inherit) {
+		atomic_store(&heap.state, HEAP_DISABLED);
+		return;
+	}
+	t->busy++;
+	stacktab_reset();
+	if (heap_start_trace(getenv(COLLECT_ENV_OUTPUT), 0) == 0) {
+		atomic_store(&heap.state, HEAP_RUNNING);
+		heap_helper_start();
+	}
+	t->busy--;
+}
+
+static void heap_start(void)
+{
+	const char *pid_env = getenv(COLLECT_ENV_PID), *out = getenv(COLLECT_ENV_OUTPUT);
+	const char *inherit_env = getenv(COLLECT_ENV_INHERIT), *rate_env = getenv(COLLECT_ENV_HEAP_RATE);
+	long long rate = rate_env != NULL ? atoll(rate_env) : 0;
+	int root;
+
+	if (heap_resolve() != 0 || pid_env == NULL || out == NULL || out[0] != '/')
+		return;
+	root = atol(pid_env) == (long)getpid();
+	heap.inherit = inherit_env == NULL || strcmp(inherit_env, "0") != 0;
+	if (!root && !heap.inherit)
+		return;
+	heap.rate = (double)(collect_env_rate_ok(rate) ? rate : COLLECT_RATE_DEFAULT);
+	/* collect-heap --split reads the trace as it is written */
+	heap.tailed = getenv(COLLECT_ENV_SPLIT) != NULL && strcmp(getenv(COLLECT_ENV_SPLIT), "1") == 0;
+	dl_iterate_phdr(heap_find_self, (void *)(uintptr_t)&heap_find_self);
+	heap.slots_log = HEAP_SLOTS_MIN_LOG;
+	while (heap.slots_log < HEAP_SLOTS_MAX_LOG &&
+	       heap.rate * (double)(1 << (heap.slots_log - HEAP_SLOTS_MIN_LOG + 1)) <= COLLECT_RATE_DEFAULT)
+		heap.slots_log++;
+	heap.table = mmap(NULL, sizeof(struct heap_slot) << heap.slots_log, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (heap.table == MAP_FAILED) {
+		heap.table = NULL;
+		preload_warn("profiling disabled: no memory for the table of sampled blocks");
+		return;
+	}
+	mappings_use_cfi();
+	if (heap_start_trace(out, root) != 0)
+		return;
+	stacktab_init(); /* without it every stack is written inline */
+	if (pthread_atfork(heap_atfork_prepare, heap_atfork_parent, heap_atfork_child) != 0) {
+		writer_forget();
+		return;
+	}
+	atomic_store(&heap.state, HEAP_RUNNING);
+	heap_helper_start();
+}
+
+__attribute__((constructor)) static void heap_constructor(void)
+{
+	heap_tls.busy++;
+	heap_start();
+	if (atomic_load(&heap.state) != HEAP_RUNNING)
+		atomic_store(&heap.state, HEAP_DISABLED);
+	heap_tls.busy--;
+}
+
+/* Waits (2 s at most) for the threads still writing a record. */
+static int heap_quiesce(void)
+{
+	uint64_t deadline = preload_now() + 2000000000ull;
+	struct timespec ms = { 0, 1000000 };
+
+	while (atomic_load(&heap.inflight) != 0) {
+		if (preload_now() > deadline)
+			return -1;
+		nanosleep(&ms, NULL);
+	}
+	return 0;
+}
+
+/* After the program's exit handlers: the blocks without a free record
+ * are the ones still allocated. */
+__attribute__((destructor)) static void heap_fini(void)
+{
+	int running = HEAP_RUNNING, quiet;
+	struct raw_end *end;
+	uint64_t lost;
+
+	if (!atomic_compare_exchange_strong(&heap.state, &running, HEAP_STOPPED))
+		return;
+	heap_tls.busy++;
+	heap_helper_stop();
+	quiet = heap_quiesce() == 0;
+	lost = atomic_load(&heap.lost);
+	if (lost != 0) {
+		struct raw_lost *rec = writer_reserve(sizeof(*rec), WRITER_WAIT);
+
+		if (rec != NULL) {
+			rec->count = lost;
+			rec->error = (uint32_t)writer_error();
+			rec->reserved = 0;
+			writer_publish(rec, RAW_LOST, sizeof(*rec));
+		}
+	}
+	end = writer_reserve(sizeof(*end), WRITER_WAIT);
+	if (end != NULL) {
+		end->time_ns = preload_now();
+		end->samples = atomic_load(&heap.samples);
+		end->lost = lost;
+		end->signals = 0;
+		end->overruns = 0;
+		writer_publish(end, RAW_END, sizeof(*end));
+	}
+	if (quiet)
+		writer_finish();
+	heap_tls.busy--;
+}
