@@ -1,5 +1,6 @@
 /* calltree.c - build the call tree and the flat profile from a profile */
 #include "calltree.h"
+#include "calltree-int.h"
 #include "error.h"
 #include "units.h"
 #include "util.h"
@@ -367,15 +368,11 @@ static uint32_t new_node(struct calltree *t, uint32_t parent, uint32_t kind, uin
 }
 
 /* The groups, then the nodes from their sorted paths.  0 or -1. */
-static int build_tree(struct calltree *t, const struct ct_options *opt)
+/* The samples the options select, grouped by stack (and thread): each
+ * group's counts, values and squared weights. */
+static int group_samples(struct calltree *t, struct build *b, const struct ct_options *opt)
 {
 	const struct pv_profile *p = t->p;
-	struct build b = { .t = t, .by_thread = opt->by_thread, .by_process = opt->by_process };
-	uint32_t *order = NULL, *path_nodes = NULL, *lcps = NULL;
-	size_t cap_path_nodes = 0;
-	const struct ct_path *prev = NULL;
-	uint32_t thread_node = 0, process_node = 0;
-	int ret = -1;
 
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct pv_sample *s = &p->samples[i];
@@ -389,8 +386,8 @@ static int build_tree(struct calltree *t, const struct ct_options *opt)
 		 * inuse_space): no node, as pprof */
 		if (c == 0 && v == 0)
 			continue;
-		if (!(g = group_of(&b, s)))
-			goto out;
+		if (!(g = group_of(b, s)))
+			return -1;
 		g->count += c;
 		g->value += v;
 		if (t->dn) {
@@ -399,68 +396,62 @@ static int build_tree(struct calltree *t, const struct ct_options *opt)
 			g->sq += c > 1 ? w * w / (double)c : w * w;
 		}
 	}
-	if (t->paths_only) {
-		/* the stacks as they are, and the root's totals */
-		for (size_t i = 0; i < b.ngroups; i++) {
-			const struct ct_path *g = &b.groups[i];
-			if (g->base) {
-				t->dn[0].count += g->count;
-				t->dn[0].value += g->value;
-				t->dn[0].base_sq += g->sq;
-				if (!g->len) {
-					t->dn[0].self_count += g->count;
-					t->dn[0].self_value += g->value;
-					t->dn[0].base_self_sq += g->sq;
-				}
-				continue;
-			}
-			t->nodes[0].count += g->count;
-			t->nodes[0].value += g->value;
-			if (t->dn)
-				t->dn[0].sq += g->sq;
+	return 0;
+}
+
+/* A tree of paths only: the stacks as they are, and the root's totals. */
+static void keep_paths(struct calltree *t, struct build *b)
+{
+	for (size_t i = 0; i < b->ngroups; i++) {
+		const struct ct_path *g = &b->groups[i];
+		if (g->base) {
+			t->dn[0].count += g->count;
+			t->dn[0].value += g->value;
+			t->dn[0].base_sq += g->sq;
 			if (!g->len) {
-				t->nodes[0].self_count += g->count;
-				t->nodes[0].self_value += g->value;
-				if (t->dn)
-					t->dn[0].self_sq += g->sq;
+				t->dn[0].self_count += g->count;
+				t->dn[0].self_value += g->value;
+				t->dn[0].base_self_sq += g->sq;
 			}
+			continue;
 		}
-		t->samples = t->nodes[0].count;
-		t->paths = b.groups;
-		t->npaths = b.ngroups;
-		t->path_frames = t->scratch;
-		b.groups = NULL;
-		t->scratch = NULL;
-		t->cap_scratch = 0;
-		ret = 0;
-		goto out;
+		t->nodes[0].count += g->count;
+		t->nodes[0].value += g->value;
+		if (t->dn)
+			t->dn[0].sq += g->sq;
+		if (!g->len) {
+			t->nodes[0].self_count += g->count;
+			t->nodes[0].self_value += g->value;
+			if (t->dn)
+				t->dn[0].self_sq += g->sq;
+		}
 	}
-	order = malloc((b.ngroups ? b.ngroups : 1) * sizeof *order);
-	if (!order) {
-		pv_oom();
-		goto out;
-	}
-	for (size_t i = 0; i < b.ngroups; i++)
-		order[i] = (uint32_t)i;
-	qsort_r(order, b.ngroups, sizeof *order, cmp_paths, &b);
-	/* How many nodes the sweep makes: each path's frames past the prefix
-	 * it shares with the one before, and a node per thread.  Room for
-	 * them at once, mapped in at once. */
-	lcps = malloc((b.ngroups ? b.ngroups : 1) * sizeof *lcps);
-	if (!lcps) {
-		pv_oom();
-		goto out;
-	}
+	t->samples = t->nodes[0].count;
+	t->paths = b->groups;
+	t->npaths = b->ngroups;
+	t->path_frames = t->scratch;
+	b->groups = NULL;
+	t->scratch = NULL;
+	t->cap_scratch = 0;
+}
+
+/* How many nodes the sweep makes, in the paths' order: each path's frames
+ * past the prefix it shares with the one before (into lcps), and a node
+ * per thread.  Room for them at once, mapped in at once. */
+static int reserve_nodes(struct calltree *t, const struct build *b, const uint32_t *order,
+			 uint32_t *lcps)
+{
 	size_t need = 1;
-	for (size_t k = 0; k < b.ngroups; k++) {
-		const struct ct_path *g = &b.groups[order[k]], *pg = k ? &b.groups[order[k - 1]] : NULL;
+
+	for (size_t k = 0; k < b->ngroups; k++) {
+		const struct ct_path *g = &b->groups[order[k]], *pg = k ? &b->groups[order[k - 1]] : NULL;
 		uint32_t lcp = 0;
 		if (pg && pg->thread == g->thread) {
 			const uint32_t *pp = t->scratch + pg->off, *path = t->scratch + g->off;
 			uint32_t n = pg->len < g->len ? pg->len : g->len;
 			while (lcp < n && pp[lcp] == path[lcp])
 				lcp++;
-		} else if (b.by_thread || b.by_process) {
+		} else if (b->by_thread || b->by_process) {
 			need += 2;
 		}
 		lcps[k] = lcp;
@@ -468,13 +459,13 @@ static int build_tree(struct calltree *t, const struct ct_options *opt)
 	}
 	if (need >= UINT32_MAX) {
 		pv_oom();
-		goto out;
+		return -1;
 	}
 	if (need > t->cap_nodes) {
 		struct ct_node *nn = realloc(t->nodes, need * sizeof *nn);
 		if (!nn) {
 			pv_oom();
-			goto out;
+			return -1;
 		}
 		t->nodes = nn;
 		t->cap_nodes = need;
@@ -484,19 +475,32 @@ static int build_tree(struct calltree *t, const struct ct_options *opt)
 		struct ct_diff_node *d = realloc(t->dn, need * sizeof *d);
 		if (!d) {
 			pv_oom();
-			goto out;
+			return -1;
 		}
 		memset(d, 0, need * sizeof *d);
 		t->dn = d;
 	}
+	return 0;
+}
 
-	for (size_t k = 0; k < b.ngroups; k++) {
-		const struct ct_path *g = &b.groups[order[k]];
+/* The nodes of the sorted paths, each path's past the prefix it shares
+ * with the one before; its samples to its last node. */
+static int sweep_paths(struct calltree *t, const struct build *b, const uint32_t *order,
+		       const uint32_t *lcps)
+{
+	const struct pv_profile *p = t->p;
+	const struct ct_path *prev = NULL;
+	uint32_t thread_node = 0, process_node = 0, *path_nodes = NULL;
+	size_t cap_path_nodes = 0;
+	int ret = -1;
+
+	for (size_t k = 0; k < b->ngroups; k++) {
+		const struct ct_path *g = &b->groups[order[k]];
 		const uint32_t *path = t->scratch ? t->scratch + g->off : NULL; /* none when no stack has a frame */
 		uint32_t lcp = 0, node;
 
-		if (b.by_process && (!prev || prev->thread != g->thread)) {
-			uint32_t pr = b.by_thread ? process_of(p, g->thread) : g->thread;
+		if (b->by_process && (!prev || prev->thread != g->thread)) {
+			uint32_t pr = b->by_thread ? process_of(p, g->thread) : g->thread;
 			if (thread_node == 0 || t->nodes[process_node].frame != pr) {
 				process_node = new_node(t, 0, CT_PROCESS, pr);
 				if (process_node == PV_NONE)
@@ -504,9 +508,9 @@ static int build_tree(struct calltree *t, const struct ct_options *opt)
 			}
 			thread_node = process_node;
 		}
-		if (b.by_thread && (!prev || prev->thread != g->thread)) {
-			thread_node = new_node(t, b.by_process ? process_node : 0, CT_THREAD, g->thread);
-			/* (t->dn has room for every node: need counted them) */
+		if (b->by_thread && (!prev || prev->thread != g->thread)) {
+			thread_node = new_node(t, b->by_process ? process_node : 0, CT_THREAD, g->thread);
+			/* (t->dn has room for every node: reserve_nodes counted them) */
 			if (thread_node == PV_NONE)
 				goto out;
 			prev = NULL;
@@ -534,7 +538,15 @@ static int build_tree(struct calltree *t, const struct ct_options *opt)
 		}
 		prev = g;
 	}
-	/* Cumulative: every node comes after its parent. */
+	ret = 0;
+out:
+	free(path_nodes);
+	return ret;
+}
+
+/* Cumulative counts: every node comes after its parent. */
+static void sum_nodes(struct calltree *t)
+{
 	for (size_t i = 0; i < t->nnodes; i++) {
 		t->nodes[i].count = t->nodes[i].self_count;
 		t->nodes[i].value = t->nodes[i].self_value;
@@ -561,216 +573,41 @@ static int build_tree(struct calltree *t, const struct ct_options *opt)
 		}
 	}
 	t->samples = t->nodes[0].count;
+}
+
+static int build_tree(struct calltree *t, const struct ct_options *opt)
+{
+	struct build b = { .t = t, .by_thread = opt->by_thread, .by_process = opt->by_process };
+	uint32_t *order = NULL, *lcps = NULL;
+	int ret = -1;
+
+	if (group_samples(t, &b, opt) < 0)
+		goto out;
+	if (t->paths_only) {
+		keep_paths(t, &b);
+		ret = 0;
+		goto out;
+	}
+	order = malloc((b.ngroups ? b.ngroups : 1) * sizeof *order);
+	lcps = malloc((b.ngroups ? b.ngroups : 1) * sizeof *lcps);
+	if (!order || !lcps) {
+		pv_oom();
+		goto out;
+	}
+	for (size_t i = 0; i < b.ngroups; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, b.ngroups, sizeof *order, cmp_paths, &b);
+	if (reserve_nodes(t, &b, order, lcps) < 0 || sweep_paths(t, &b, order, lcps) < 0)
+		goto out;
+	sum_nodes(t);
 	ret = 0;
 out:
 	free(order);
 	free(lcps);
-	free(path_nodes);
 	free(b.groups);
 	free(b.slots);
 	t->nscratch = 0; /* the paths are not needed any more */
 	return ret;
-}
-
-/* The sample types of the profile, "samples, cpu", into buf. */
-static const char *type_list(const struct pv_profile *p, char *buf, size_t n)
-{
-	size_t len = 0;
-
-	buf[0] = '\0';
-	for (uint32_t i = 0; i < p->nvalues && len < n; i++)
-		len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "",
-					pv_str(p, p->sample_types[i].type));
-	return p->nvalues ? buf : "none";
-}
-
-/* Index of the type named prefix + suffix ("inuse" + "_samples"), or
- * PV_NONE. */
-static uint32_t find_type2(const struct pv_profile *p, const char *prefix, size_t plen, const char *suffix)
-{
-	char name[128];
-
-	if (plen + strlen(suffix) >= sizeof name)
-		return PV_NONE;
-	memcpy(name, prefix, plen);
-	strcpy(name + plen, suffix);
-	return pv_find_value_type(p, name);
-}
-
-/* Is type i a count of samples ("samples", "alloc_samples")? */
-static bool is_samples_type(const struct pv_profile *p, uint32_t i)
-{
-	const char *n = pv_str(p, p->sample_types[i].type);
-	size_t l = strlen(n);
-
-	return strcmp(n, "samples") == 0 || (l > 8 && strcmp(n + l - 8, "_samples") == 0);
-}
-
-/* The count beside value type idx (the noise is that of the count): the
- * sampled count it was estimated from ("alloc_samples" for
- * "alloc_space", else "samples"), else the objects it counts the bytes of
- * ("inuse_objects" for "inuse_space", "objects" for "space"), else the
- * tree's count as it is. */
-static void companion_count(struct calltree *t, uint32_t idx)
-{
-	const struct pv_profile *p = t->p;
-	const char *name = pv_str(p, p->sample_types[idx].type), *us = strchr(name, '_');
-	size_t plen = us ? (size_t)(us - name) : 0;
-	uint32_t c = PV_NONE;
-
-	if (us)
-		c = find_type2(p, name, plen, "_samples");
-	if (c == PV_NONE)
-		c = pv_find_value_type(p, "samples");
-	if (c == PV_NONE && strcmp(pv_str(p, p->sample_types[idx].unit), "bytes") == 0)
-		c = us ? find_type2(p, name, plen, "_objects") : pv_find_value_type(p, "objects");
-	if (c != PV_NONE && c != idx)
-		t->v_count = c;
-}
-
-/* --sample-index: a type's name or index.  A count of samples weighs by
- * count; a time, a size in bytes or a count estimated from samples (a
- * heap profile's inuse_objects) by its value, the count beside it its
- * companion_count.  0, or -1 with an error. */
-static int choose_value(struct calltree *t, const char *want)
-{
-	const struct pv_profile *p = t->p;
-	uint32_t idx = PV_NONE;
-	char *end, list[256];
-	unsigned long v = strtoul(want, &end, 10);
-	const char *unit;
-
-	if (*want && !*end && v < p->nvalues)
-		idx = (uint32_t)v;
-	for (uint32_t i = 0; i < p->nvalues && idx == PV_NONE; i++)
-		if (strcmp(pv_str(p, p->sample_types[i].type), want) == 0)
-			idx = i;
-	/* every profile has sample counts, named or not */
-	if (idx == PV_NONE && strcmp(want, "samples") == 0) {
-		t->v_value = PV_NONE;
-		return 0;
-	}
-	if (idx == PV_NONE)
-		return pv_error("the profile has no sample type '%s' (it has: %s)", want,
-				type_list(p, list, sizeof list));
-	unit = pv_str(p, p->sample_types[idx].unit);
-	if (strcmp(unit, "nanoseconds") == 0 || strcmp(unit, "bytes") == 0 ||
-	    (strcmp(unit, "count") == 0 && !is_samples_type(p, idx) &&
-	     pv_find_value_type(p, "samples") != PV_NONE)) {
-		t->v_value = idx;
-		companion_count(t, idx);
-	} else if (strcmp(unit, "count") == 0 || idx == t->v_count) {
-		t->v_count = idx;
-		t->v_value = PV_NONE;
-	} else {
-		return pv_error("sample type '%s' is in %s: profview weighs by counts, times or bytes", want,
-				unit[0] ? unit : "an unknown unit");
-	}
-	return 0;
-}
-
-/* What a tree weighs by unless told: a time (CPU, wall), else the size in
- * use of a heap profile ("inuse_space", as pprof's default), else the
- * sample count. */
-static void default_value(struct calltree *t)
-{
-	const struct pv_profile *p = t->p;
-	uint32_t i;
-
-	for (i = 0; i < p->nvalues; i++)
-		if (i != t->v_count && strcmp(pv_str(p, p->sample_types[i].unit), "nanoseconds") == 0) {
-			t->v_value = i;
-			return;
-		}
-	if ((i = pv_find_value_type(p, "inuse_space")) == PV_NONE)
-		i = pv_find_value_type(p, "space");
-	if (i != PV_NONE && strcmp(pv_str(p, p->sample_types[i].unit), "bytes") == 0) {
-		t->v_value = i;
-		companion_count(t, i);
-	}
-}
-
-double ct_value_div(const struct calltree *t)
-{
-	switch (calltree_value_unit(t)) {
-	case CT_UNIT_NS: return 1e6;
-	case CT_UNIT_BYTES: return 1024;
-	default: return 1;
-	}
-}
-
-const char *ct_value_col(const struct calltree *t)
-{
-	switch (calltree_value_unit(t)) {
-	case CT_UNIT_NS: return "ms";
-	case CT_UNIT_BYTES: return "KiB";
-	default: return "n";
-	}
-}
-
-const char *calltree_value_str(const struct calltree *t, int64_t v, char *buf, size_t n)
-{
-	double x = (double)v, a = fabs(x);
-
-	switch (calltree_value_unit(t)) {
-	case CT_UNIT_NS:
-		pv_format_duration(buf, n, v);
-		break;
-	case CT_UNIT_BYTES:
-		if (a >= 1024.0 * 1024 * 1024)
-			snprintf(buf, n, "%.2f GiB", x / (1024.0 * 1024 * 1024));
-		else if (a >= 1024.0 * 1024)
-			snprintf(buf, n, "%.1f MiB", x / (1024.0 * 1024));
-		else if (a >= 1024)
-			snprintf(buf, n, "%.1f KiB", x / 1024);
-		else
-			snprintf(buf, n, "%" PRId64 " B", v);
-		break;
-	default:
-		snprintf(buf, n, "%" PRId64, v);
-	}
-	return buf;
-}
-
-const char *calltree_value_compact(const struct calltree *t, int64_t v, char *buf, size_t n)
-{
-	double x = (double)v, a = fabs(x);
-
-	switch (calltree_value_unit(t)) {
-	case CT_UNIT_NS:
-		pv_format_duration_compact(buf, n, v);
-		break;
-	case CT_UNIT_BYTES:
-		if (a >= 1024.0 * 1024 * 1024)
-			snprintf(buf, n, "%.2fGiB", x / (1024.0 * 1024 * 1024));
-		else if (a >= 1024.0 * 1024)
-			snprintf(buf, n, "%.2fMiB", x / (1024.0 * 1024));
-		else if (a >= 1024)
-			snprintf(buf, n, "%.2fKiB", x / 1024);
-		else
-			snprintf(buf, n, "%" PRId64 "B", v);
-		break;
-	default:
-		snprintf(buf, n, "%" PRId64, v);
-	}
-	return buf;
-}
-
-enum ct_unit calltree_value_unit(const struct calltree *t)
-{
-	const char *u;
-
-	if (t->v_value == PV_NONE)
-		return CT_UNIT_SAMPLES;
-	u = pv_str(t->p, t->p->sample_types[t->v_value].unit);
-	if (strcmp(u, "nanoseconds") == 0)
-		return CT_UNIT_NS;
-	return strcmp(u, "bytes") == 0 ? CT_UNIT_BYTES : CT_UNIT_COUNT;
-}
-
-const char *calltree_weight_name(const struct calltree *t)
-{
-	return t->v_value != PV_NONE ? pv_str(t->p, t->p->sample_types[t->v_value].type) : "samples";
 }
 
 struct calltree *calltree_build(const struct pv_profile *p, const struct ct_options *opt)
@@ -795,8 +632,8 @@ struct calltree *calltree_build(const struct pv_profile *p, const struct ct_opti
 		t->v_count = 0;
 	t->v_value = PV_NONE;
 	if (!opt->sample_index)
-		default_value(t);
-	else if (choose_value(t, opt->sample_index) < 0)
+		ct_default_value(t);
+	else if (ct_choose_value(t, opt->sample_index) < 0)
 		goto fail;
 	t->loc_frames = malloc((p->nlocations ? p->nlocations : 1) * sizeof *t->loc_frames);
 	if (!t->loc_frames || pv_grow(&t->nodes, &t->cap_nodes, 1, sizeof *t->nodes) < 0)
@@ -918,142 +755,6 @@ const char *calltree_frame_where(const struct calltree *t, uint32_t frame, char 
 	else
 		snprintf(buf, n, "%s", file);
 	return buf;
-}
-
-/* The flat rows from the distinct stacks: self to the last frame of each,
- * cumulative once to each frame on it. */
-static struct ct_flat_row *flat_of_paths(struct calltree *t, size_t *nrows)
-{
-	struct ct_flat_row *rows = calloc(t->nframes ? t->nframes : 1, sizeof *rows);
-	uint32_t *stamp = malloc((t->nframes ? t->nframes : 1) * sizeof *stamp);
-
-	if (!rows || !stamp) {
-		free(rows);
-		free(stamp);
-		pv_oom();
-		return NULL;
-	}
-	memset(stamp, 0xff, (t->nframes ? t->nframes : 1) * sizeof *stamp);
-	for (size_t i = 0; i < t->nframes; i++)
-		rows[i].frame = (uint32_t)i;
-	for (size_t k = 0; k < t->npaths; k++) {
-		const struct ct_path *g = &t->paths[k];
-		const uint32_t *f = t->path_frames + g->off;
-		for (uint32_t j = 0; j < g->len; j++) {
-			struct ct_flat_row *r = &rows[f[j]];
-			if (stamp[f[j]] != (uint32_t)k) {
-				stamp[f[j]] = (uint32_t)k;
-				if (g->base) {
-					r->base_cum_count += g->count;
-					r->base_cum_value += g->value;
-					r->base_cum_sq += g->sq;
-				} else {
-					r->cum_count += g->count;
-					r->cum_value += g->value;
-					r->cum_sq += g->sq;
-				}
-			}
-		}
-		if (g->len) {
-			struct ct_flat_row *r = &rows[f[g->len - 1]];
-			if (g->base) {
-				r->base_self_count += g->count;
-				r->base_self_value += g->value;
-				r->base_self_sq += g->sq;
-			} else {
-				r->self_count += g->count;
-				r->self_value += g->value;
-				r->self_sq += g->sq;
-			}
-		}
-	}
-	free(stamp);
-	*nrows = t->nframes;
-	return rows;
-}
-
-struct ct_flat_row *calltree_flat(struct calltree *t, size_t *nrows)
-{
-	struct ct_flat_row *rows = NULL;
-	uint64_t *seen = NULL;  /* per frame: how many nodes of the current path are it */
-	size_t cap_seen = 0;
-
-	*nrows = 0;
-	if (t->paths_only)
-		return flat_of_paths(t, nrows);
-	/* Walk the tree instead of the samples: every root-to-node path is one
-	 * stack prefix, so a frame's cumulative share is the sum over nodes
-	 * that are its outermost occurrence on their path. */
-	rows = calloc(t->nframes ? t->nframes : 1, sizeof *rows);
-	if (!rows) {
-		pv_oom();
-		return NULL;
-	}
-	for (size_t i = 0; i < t->nframes; i++)
-		rows[i].frame = (uint32_t)i;
-	if (pv_grow(&seen, &cap_seen, t->nframes ? t->nframes : 1, sizeof *seen) < 0) {
-		free(rows);
-		return NULL;
-	}
-	memset(seen, 0, cap_seen * sizeof *seen);
-	/* Depth-first with an explicit stack; seen[frame] counts how many
-	 * ancestors on the current path are that frame. */
-	uint32_t *stack = malloc((t->nnodes ? t->nnodes : 1) * sizeof *stack);
-	if (!stack) {
-		free(rows);
-		free(seen);
-		pv_oom();
-		return NULL;
-	}
-	size_t sp = 0;
-	uint32_t node = t->nodes[0].first_child;
-	/* Iterative pre/post order walk using parent links. */
-	while (node != PV_NONE) {
-		struct ct_node *nd = &t->nodes[node];
-		if (nd->kind == CT_FRAME) {
-			struct ct_flat_row *r = &rows[nd->frame];
-			const struct ct_diff_node *d = t->dn ? &t->dn[node] : NULL;
-			if (seen[nd->frame]++ == 0) {
-				r->cum_count += nd->count;
-				r->cum_value += nd->value;
-				if (d) {
-					r->base_cum_count += d->count;
-					r->base_cum_value += d->value;
-					r->cum_sq += d->sq;
-					r->base_cum_sq += d->base_sq;
-				}
-			}
-			r->self_count += nd->self_count;
-			r->self_value += nd->self_value;
-			if (d) {
-				r->base_self_count += d->self_count;
-				r->base_self_value += d->self_value;
-				r->self_sq += d->self_sq;
-				r->base_self_sq += d->base_self_sq;
-			}
-		}
-		stack[sp++] = node;
-		if (nd->first_child != PV_NONE) {
-			node = nd->first_child;
-			continue;
-		}
-		/* Leave nodes until one has a next sibling. */
-		while (sp) {
-			uint32_t up = stack[--sp];
-			struct ct_node *u = &t->nodes[up];
-			if (u->kind == CT_FRAME)
-				seen[u->frame]--;
-			if (u->next_sibling != PV_NONE) {
-				node = u->next_sibling;
-				break;
-			}
-			node = PV_NONE;
-		}
-	}
-	free(stack);
-	free(seen);
-	*nrows = t->nframes;
-	return rows;
 }
 
 struct calltree *calltree_subtree(const struct calltree *t, uint32_t node)
