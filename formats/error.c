@@ -32,6 +32,7 @@ void pv_error_set_sink(pv_error_sink s)
 
 /* Messages quote names from the input (files a trace maps, functions):
  * they are escaped like every report's names. */
+__attribute__((format(printf, 2, 0)))
 static void emit(enum pv_level level, const char *fmt, va_list ap)
 {
 	char raw[1024], msg[1024];

@@ -1,5 +1,6 @@
-/* raw-heap.c - collect-heap's sampled blocks into profile samples */
+/* raw-heap.c - collect-heap's records (sampled blocks, their frees) into profile samples */
 #include "raw-heap.h"
+#include "raw-reader.h"
 #include "error.h"
 #include "util.h"
 
@@ -247,4 +248,48 @@ void raw_heap_delete(struct raw_heap *h)
 	free(h->keys);
 	free(h->vals);
 	free(h);
+}
+
+/* A record of a heap trace: a sampled block (its stack as a sample's)
+ * or the free of one. */
+int rd_heap_record(struct reader *rd, const struct raw_record *rec)
+{
+	const unsigned char *r = rec->data;
+	struct pv_sample ps = { 0 };
+	struct raw_heap_alloc a;
+	uint64_t t;
+
+	if (rec->type == RAW_HEAP_FREE) {
+		const struct raw_heap_free *f = (const void *)r;
+		t = f->time_ns;
+		return raw_heap_free(rd->heap, f->address,
+				     t > rd->start_mono ? (int64_t)(t - rd->start_mono) : 0);
+	}
+	if (rec->type != RAW_HEAP_ALLOC)
+		return 0;
+	memcpy(&a, r, sizeof a);
+	if (a.stack_id) {
+		const struct stack_ref *ref = rd->nstacks_slots ? rd_stack_slot(rd, a.stack_id) : NULL;
+		if (!ref || !ref->id) {
+			rd->unresolved++;
+			return 0;
+		}
+		ps.loc_off = ref->off;
+		ps.nlocs = ref->n;
+	} else {
+		bool cand;
+		ps.loc_off = rd_store_frames(rd, r + sizeof a, a.nframes, &cand);
+		if (ps.loc_off == UINT32_MAX)
+			return -1;
+		ps.nlocs = rd->nlocs;
+	}
+	ps.thread = rd_thread_index(rd, a.tid);
+	if (ps.thread == PV_NONE)
+		return -1;
+	ps.time_ns = a.time_ns > rd->start_mono ? (int64_t)(a.time_ns - rd->start_mono) : 0;
+	if (a.flags & RAW_SAMPLE_TRUNCATED)
+		ps.flags |= PV_SAMPLE_TRUNCATED;
+	if (a.time_ns > rd->last_time)
+		rd->last_time = a.time_ns;
+	return raw_heap_alloc(rd->heap, &ps, a.size, a.address);
 }

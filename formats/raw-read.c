@@ -210,7 +210,7 @@ static int add_mapping(struct reader *rd, const struct raw_mapping *m)
 	return pv_add_mapping(p, &pm) == PV_NONE ? -1 : 0;
 }
 
-static uint32_t thread_index(struct reader *rd, uint32_t tid)
+uint32_t rd_thread_index(struct reader *rd, uint32_t tid)
 {
 	if (rd->last_thread != PV_NONE && rd->last_tid == tid)
 		return rd->last_thread;
@@ -256,7 +256,7 @@ static int first_record(struct reader *rd, const struct raw_record *recp)
 	}
 	case RAW_THREAD_EXIT: {
 		const struct raw_thread_exit *t = (const void *)r;
-		uint32_t i = thread_index(rd, t->tid);
+		uint32_t i = rd_thread_index(rd, t->tid);
 		if (i == PV_NONE)
 			return -1;
 		p->threads[i].cpu_ns = (int64_t)t->cpu_ns;
@@ -489,7 +489,7 @@ int rd_add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uint32_
 	int64_t handle = 0;
 	size_t first;
 
-	ps->thread = thread_index(rd, tid);
+	ps->thread = rd_thread_index(rd, tid);
 	if (ps->thread == PV_NONE)
 		return -1;
 	if (rd->wall && !(raw_flags & RAW_SAMPLE_RUNNING)) {
@@ -609,50 +609,6 @@ static const struct raw_sample_kernel *kernel_record(const struct reader *rd,
 	return k.tid == tid && k.time_ns == time ? (const void *)next.data : NULL;
 }
 
-/* A record of a heap trace: a sampled block (its stack as a sample's)
- * or the free of one. */
-static int heap_record(struct reader *rd, const struct raw_record *rec)
-{
-	const unsigned char *r = rec->data;
-	struct pv_sample ps = { 0 };
-	struct raw_heap_alloc a;
-	uint64_t t;
-
-	if (rec->type == RAW_HEAP_FREE) {
-		const struct raw_heap_free *f = (const void *)r;
-		t = f->time_ns;
-		return raw_heap_free(rd->heap, f->address,
-				     t > rd->start_mono ? (int64_t)(t - rd->start_mono) : 0);
-	}
-	if (rec->type != RAW_HEAP_ALLOC)
-		return 0;
-	memcpy(&a, r, sizeof a);
-	if (a.stack_id) {
-		const struct stack_ref *ref = rd->nstacks_slots ? rd_stack_slot(rd, a.stack_id) : NULL;
-		if (!ref || !ref->id) {
-			rd->unresolved++;
-			return 0;
-		}
-		ps.loc_off = ref->off;
-		ps.nlocs = ref->n;
-	} else {
-		bool cand;
-		ps.loc_off = rd_store_frames(rd, r + sizeof a, a.nframes, &cand);
-		if (ps.loc_off == UINT32_MAX)
-			return -1;
-		ps.nlocs = rd->nlocs;
-	}
-	ps.thread = thread_index(rd, a.tid);
-	if (ps.thread == PV_NONE)
-		return -1;
-	ps.time_ns = a.time_ns > rd->start_mono ? (int64_t)(a.time_ns - rd->start_mono) : 0;
-	if (a.flags & RAW_SAMPLE_TRUNCATED)
-		ps.flags |= PV_SAMPLE_TRUNCATED;
-	if (a.time_ns > rd->last_time)
-		rd->last_time = a.time_ns;
-	return raw_heap_alloc(rd->heap, &ps, a.size, a.address);
-}
-
 static int sample_pass(struct reader *rd)
 {
 	struct raw_iter it;
@@ -669,7 +625,7 @@ static int sample_pass(struct reader *rd)
 			rd_release(rd, rec.off > RELEASE_WINDOW ? rec.off - RELEASE_WINDOW : 0);
 		rd->rec_size = rec.size;
 		if (rd->heap) {
-			ret = heap_record(rd, &rec);
+			ret = rd_heap_record(rd, &rec);
 		} else if (rec.type == RAW_SAMPLE_REGS) {
 			const struct raw_sample_regs *s = (const void *)r;
 			ret = rd_regs_sample(rd, s, &it, &rec, kernel_record(rd, &it, s->tid, s->time_ns));
@@ -794,7 +750,7 @@ static int settle_cpu(struct reader *rd)
 		raw_cpu_thread_at(rd->cpu, i, &tid, &cpu);
 		if (cpu < 0)
 			continue;
-		th = thread_index(rd, tid);
+		th = rd_thread_index(rd, tid);
 		if (th == PV_NONE)
 			return -1;
 		if (p->threads[th].cpu_ns < 0)

@@ -136,6 +136,15 @@ int rd_add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uint32_
 struct pv_profile *rd_read_trace(const unsigned char *buf, size_t len, const char *name,
 				 const struct raw_unwinder *uw, bool mapped, bool execd);
 
+/* The profile's thread of thread id tid (made on first sight), or PV_NONE. */
+uint32_t rd_thread_index(struct reader *rd, uint32_t tid);
+
+/* raw-heap.c */
+
+/* A record of a heap trace: a sampled block, its stack resolved as a
+ * sample's, or the free of one.  0, or -1. */
+int rd_heap_record(struct reader *rd, const struct raw_record *rec);
+
 /* raw-stacks.c */
 
 /* The slot of stack id in the table (empty when the trace has none). */
