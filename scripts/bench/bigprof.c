@@ -127,40 +127,40 @@ static void usage(void)
 	exit(2);
 }
 
-int main(int argc, char **argv)
+/* The profile being written, and the model it is drawn from. */
+static long nstacks = 50000, nsamples = 345253, nfn = 2500, nloc;
+static struct buf out, m, l;
+static const long nfiles = 60, entries = 8;
+static uint64_t s_samples, s_count, s_cpu, s_ns, s_bin, *file_str;
+static int64_t *fn_line;
+static long *fn_file, *loc_first;
+static int *loc_n, *ncallee;
+static long (*callee)[6];
+static int (*site)[6];
+
+/* The strings every part names, and the source files. */
+static void add_strings(void)
 {
-	long nstacks = 50000, nsamples = 345253, nfn = 2500;
-	int c;
-
-	while ((c = getopt(argc, argv, "S:N:F:s:")) != -1) {
-		switch (c) {
-		case 'S': nstacks = atol(optarg); break;
-		case 'N': nsamples = atol(optarg); break;
-		case 'F': nfn = atol(optarg); break;
-		case 's': rng_state = strtoull(optarg, NULL, 10) | 1; break;
-		default: usage();
-		}
-	}
-	if (optind != argc - 1 || nstacks < 1 || nsamples < nstacks || nfn < 100)
-		usage();
-
-	struct buf out = { 0 }, m = { 0 }, l = { 0 };
 	char name[512];
-	const long nfiles = 60, entries = 8;
 
 	str_add("");
-	uint64_t s_samples = str_add("samples"), s_count = str_add("count");
-	uint64_t s_cpu = str_add("cpu"), s_ns = str_add("nanoseconds");
-	uint64_t s_bin = str_add("/usr/local/bin/bigserver");
-	uint64_t *file_str = malloc(nfiles * sizeof *file_str);
+	s_samples = str_add("samples");
+	s_count = str_add("count");
+	s_cpu = str_add("cpu");
+	s_ns = str_add("nanoseconds");
+	s_bin = str_add("/usr/local/bin/bigserver");
+	file_str = malloc(nfiles * sizeof *file_str);
 	for (long i = 0; i < nfiles; i++) {
 		snprintf(name, sizeof name, "/src/bigserver/%s/%s_%ld.cc",
 			 (const char *[]){ "net", "storage", "rpc", "util", "index" }[i % 5],
 			 (const char *[]){ "conn", "table", "codec", "pool", "shard", "cache" }[i % 6], i);
 		file_str[i] = str_add(name);
 	}
+}
 
-	/* header: sample types, period */
+/* Sample types, period, one mapping. */
+static void put_header(void)
+{
 	put_uint(&m, 1, s_samples);
 	put_uint(&m, 2, s_count);
 	put_msg(&out, 1, &m);
@@ -168,7 +168,6 @@ int main(int argc, char **argv)
 	put_uint(&m, 2, s_ns);
 	put_msg(&out, 1, &m);
 
-	/* one mapping */
 	put_uint(&m, 1, 1);
 	put_uint(&m, 2, 0x400000);
 	put_uint(&m, 3, 0x400000 + 0x4000000);
@@ -178,11 +177,16 @@ int main(int argc, char **argv)
 	put_uint(&m, 9, 1);
 	put_uint(&m, 10, 1);
 	put_msg(&out, 3, &m);
+}
 
-	/* functions: ids 1..nfn; the first few are the entry chain */
+/* Functions: ids 1..nfn; the first few are the entry chain. */
+static void put_functions(void)
+{
 	static const char *const entry[] = { "_start", "__libc_start_main", "main" };
-	int64_t *fn_line = malloc(nfn * sizeof *fn_line);
-	long *fn_file = malloc(nfn * sizeof *fn_file);
+	char name[512];
+
+	fn_line = malloc(nfn * sizeof *fn_line);
+	fn_file = malloc(nfn * sizeof *fn_file);
 	for (long f = 0; f < nfn; f++) {
 		if (f < 3)
 			snprintf(name, sizeof name, "%s", entry[f]);
@@ -205,12 +209,15 @@ int main(int argc, char **argv)
 		put_uint(&m, 5, (uint64_t)fn_line[f]);
 		put_msg(&out, 5, &m);
 	}
+}
 
-	/* locations: 1..12 call sites per function, ids consecutive */
-	long *loc_first = malloc(nfn * sizeof *loc_first);
-	int *loc_n = malloc(nfn * sizeof *loc_n);
-	long nloc = 0;
+/* Locations: 1..25 call sites per function, ids consecutive. */
+static void put_locations(void)
+{
 	uint64_t addr = 0x401000;
+
+	loc_first = malloc(nfn * sizeof *loc_first);
+	loc_n = malloc(nfn * sizeof *loc_n);
 	for (long f = 0; f < nfn; f++) {
 		loc_first[f] = nloc + 1;
 		loc_n[f] = f < 3 + entries ? 2 : 1 + (int)(rnd01() * rnd01() * 25);
@@ -233,11 +240,14 @@ int main(int argc, char **argv)
 			put_msg(&out, 4, &m);
 		}
 	}
+}
 
-	/* the call graph */
-	int *ncallee = malloc(nfn * sizeof *ncallee);
-	long(*callee)[6] = malloc(nfn * sizeof *callee);
-	int(*site)[6] = malloc(nfn * sizeof *site);
+/* The call graph: each function's callees and the call site of each. */
+static void make_callgraph(void)
+{
+	ncallee = malloc(nfn * sizeof *ncallee);
+	callee = malloc(nfn * sizeof *callee);
+	site = malloc(nfn * sizeof *site);
 	for (long f = 0; f < nfn; f++) {
 		ncallee[f] = 2 + (int)(rnd() % 5);
 		for (int j = 0; j < ncallee[f]; j++) {
@@ -251,50 +261,59 @@ int main(int argc, char **argv)
 			site[f][j] = (int)(rnd() % (uint64_t)loc_n[f]);
 		}
 	}
+}
 
-	/* stacks: distinct walks, leaf first in the sample */
+/* A walk of the call graph into locs (outermost first) that seen does not
+ * hold yet; its depth. */
+static int new_walk(uint32_t *locs, uint64_t *seen, size_t seen_mask)
+{
+	for (;;) {
+		long f = 3 + (long)(rnd01() * rnd01() * entries);
+		int d = 4 + (int)(rnd() % 37), n = 4;
+		/* frames outermost first: _start, __libc_start_main, main, entry */
+		locs[0] = (uint32_t)loc_first[0];
+		locs[1] = (uint32_t)loc_first[1];
+		locs[2] = (uint32_t)(loc_first[2] + (long)(f % 2));
+		for (; n < d + 3; n++) {
+			int j = (int)(rnd() % (uint64_t)ncallee[f]);
+			locs[n - 1] = (uint32_t)(loc_first[f] + site[f][j]);
+			f = callee[f][j];
+		}
+		/* the leaf: anywhere in its function */
+		locs[n - 1] = (uint32_t)(loc_first[f] + (long)(rnd() % (uint64_t)loc_n[f]));
+		uint64_t h = hash_stack(locs, n);
+		size_t i = h & seen_mask;
+		int dup = 0;
+		while (seen[i]) {
+			if (seen[i] == h) {
+				dup = 1;
+				break;
+			}
+			i = (i + 1) & seen_mask;
+		}
+		if (!dup) {
+			seen[i] = h;
+			return n;
+		}
+	}
+}
+
+/* Stacks: distinct walks, leaf first in the sample, their counts falling
+ * off as 1/(1 + k/20). */
+static void put_samples(void)
+{
 	size_t seen_n = 1;
+	uint32_t locs[64];
+	double tot = 0;
+	long left = nsamples;
+
 	while (seen_n < (size_t)nstacks * 4)
 		seen_n <<= 1;
 	uint64_t *seen = calloc(seen_n, sizeof *seen);
-	size_t seen_mask = seen_n - 1;
-	double tot = 0;
 	for (long k = 0; k < nstacks; k++)
 		tot += 1.0 / (1.0 + (double)k * 0.05);
-	long left = nsamples;
-	uint32_t locs[64];
 	for (long k = 0; k < nstacks; k++) {
-		int d, n;
-		for (;;) {
-			long f = 3 + (long)(rnd01() * rnd01() * entries);
-			d = 4 + (int)(rnd() % 37);
-			/* frames outermost first: _start, __libc_start_main, main, entry */
-			locs[0] = (uint32_t)loc_first[0];
-			locs[1] = (uint32_t)loc_first[1];
-			locs[2] = (uint32_t)(loc_first[2] + (long)(f % 2));
-			n = 4;
-			for (; n < d + 3; n++) {
-				int j = (int)(rnd() % (uint64_t)ncallee[f]);
-				locs[n - 1] = (uint32_t)(loc_first[f] + site[f][j]);
-				f = callee[f][j];
-			}
-			/* the leaf: anywhere in its function */
-			locs[n - 1] = (uint32_t)(loc_first[f] + (long)(rnd() % (uint64_t)loc_n[f]));
-			uint64_t h = hash_stack(locs, n);
-			size_t i = h & seen_mask;
-			int dup = 0;
-			while (seen[i]) {
-				if (seen[i] == h) {
-					dup = 1;
-					break;
-				}
-				i = (i + 1) & seen_mask;
-			}
-			if (!dup) {
-				seen[i] = h;
-				break;
-			}
-		}
+		int n = new_walk(locs, seen, seen_n - 1);
 		long cnt = k == nstacks - 1 ? left : (long)((double)nsamples / (1.0 + (double)k * 0.05) / tot + 0.5);
 		if (cnt < 1)
 			cnt = 1;
@@ -310,7 +329,30 @@ int main(int argc, char **argv)
 		put_msg(&m, 2, &l);
 		put_msg(&out, 2, &m);
 	}
+	free(seen);
+}
 
+int main(int argc, char **argv)
+{
+	int c;
+
+	while ((c = getopt(argc, argv, "S:N:F:s:")) != -1) {
+		switch (c) {
+		case 'S': nstacks = atol(optarg); break;
+		case 'N': nsamples = atol(optarg); break;
+		case 'F': nfn = atol(optarg); break;
+		case 's': rng_state = strtoull(optarg, NULL, 10) | 1; break;
+		default: usage();
+		}
+	}
+	if (optind != argc - 1 || nstacks < 1 || nsamples < nstacks || nfn < 100)
+		usage();
+	add_strings();
+	put_header();
+	put_functions();
+	put_locations();
+	make_callgraph();
+	put_samples();
 	for (size_t i = 0; i < nstrs; i++)
 		put_bytes(&out, 6, strs[i], strlen(strs[i]));
 	put_uint(&out, 9, 1700000000000000000ULL);
