@@ -2,7 +2,8 @@
  * the trace's header, the helper thread that gives back its written
  * pages, fork (the child's own trace), and the end of the trace after the
  * program's exit handlers; and what the files shared with
- * libprofview-timer.so (writer.c, mappings.c...) ask of the library. */
+ * libprofview-timer.so (writer.c, mappings.c...) ask of the library
+ * (preload.h). */
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
@@ -20,7 +21,10 @@
 
 #include "collect-env.h"
 #include "heap.h"
+#include "mappings.h"
 #include "preload-state.h"
+#include "stacktab.h"
+#include "writer.h"
 
 #define HEAP_RELEASE_NS 200000000l
 

@@ -56,6 +56,8 @@
 #include "collect-env.h"
 #include "heap.h"
 #include "preload-state.h"
+#include "stacktab.h"
+#include "writer.h"
 
 struct heap_global heap = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER };
 struct heap_real heap_real;

@@ -70,7 +70,7 @@ enum cfi_row_kind {
 };
 int cfi_row_kind(uintptr_t pc);
 
-/* Table statistics: objects and rows in the current tables. */
+/* Table statistics: objects and rows in the current tables.  Signal-safe. */
 void cfi_table_size(uint64_t *objects, uint64_t *rows);
 
 #endif

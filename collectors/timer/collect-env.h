@@ -1,7 +1,7 @@
 /* collect-env.h - what collect-timer tells the preload library, and the
  * limits both hold to
  *
- * collect-timer (collect-timer.c) checks its options, then passes them to
+ * collect-timer (collect-options.c) checks its options, then passes them to
  * the library (preload.c) in the environment of the program it runs; the
  * library reads them back in every process that inherits them.  Both take
  * the names, the defaults and the limits from here, so the two cannot

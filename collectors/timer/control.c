@@ -11,12 +11,12 @@
  * is serialized with threads starting and ending:
  *
  * - pause: the generation count (control_gen) becomes odd, so a handler
- *   that starts from now on writes nothing (control.h); the handlers
- *   already running are waited for; every thread's timer is disarmed and
- *   an exit record written with its CPU clock.  Each thread's profiled
- *   stretch ends there, as far as the trace is concerned: raw-cpu.h shares
- *   out the CPU time between its thread record and that exit record, and
- *   the CPU time used while paused is in no thread's total.
+ *   that starts from now on writes nothing (control_sample_ok, sample.c);
+ *   the handlers already running are waited for; every thread's timer is
+ *   disarmed and an exit record written with its CPU clock.  Each thread's
+ *   profiled stretch ends there, as far as the trace is concerned: raw-cpu.h
+ *   shares out the CPU time between its thread record and that exit record,
+ *   and the CPU time used while paused is in no thread's total.
  * - resume: each thread gets a thread record with its CPU clock now (its
  *   CPU time before is not profiled), which its handler also takes as its
  *   previous sample, so its next sample weighs only the time since; the
@@ -56,7 +56,12 @@
 #include <unistd.h>
 
 #include "collect-env.h"
+#include "control.h"
+#include "engine.h"
 #include "preload-state.h"
+#include "sample.h"
+#include "threads.h"
+#include "writer.h"
 
 #define CONTROL_RELEASE_NS 250000000ull   /* how often the trace's memory is released */
 #define CONTROL_QUIESCE_NS 100000000ull   /* longest wait for handlers in flight */
@@ -155,7 +160,7 @@ static int control_set(int pause)
 	}
 	if (!pause) {
 		/* the threads' new starts are stored before the handlers can
-		 * see the change (control.h) */
+		 * see the change (control_sample_ok, sample.c) */
 		atomic_fetch_add(&control_gen, 1);
 		for (size_t i = 0; i < preload.nentries; i++) {
 			struct preload_entry *e = &preload.entries[i];

@@ -1,44 +1,51 @@
-/* control.h - whether sampling is paused, for the sampling handler
+/* control.h - pausing and resuming sampling: the control signal, the
+ * start after --delay, and the thread that also releases the trace's
+ * memory (writer_release) (control.c)
  *
- * The state is a generation count (control.c): odd while sampling is
- * paused, even while it runs, one more at each change.  Inline so that the
- * handler (sample.c) pays one load for it.
+ * The state is a generation count: odd while sampling is paused, even
+ * while it runs, one more at each change.  control_paused is inline so
+ * that the handler pays one load for it (sample.c's control_sample_ok
+ * reads it the same way).
  */
 #ifndef PROFVIEW_TIMER_CONTROL_H
 #define PROFVIEW_TIMER_CONTROL_H
 
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "preload-state.h"
+/* Odd while sampling is paused. */
+extern _Atomic uint64_t control_gen;
 
-/* In the handler, once it has read the thread's CPU clock (cpu): may the
- * thread be sampled now?  While sampling is paused, no; the clock is noted
- * as the thread's last sample, so that the time paused is in no weight.
- * The first time after a resume, the thread's previous sample becomes the
- * CPU time it had when sampling resumed (the resume's thread record), so
- * its next sample weighs the time since then.  Signal-safe. */
-static inline int control_sample_ok(struct preload_tls *t, int64_t cpu)
+/* Is sampling paused?  Signal-safe. */
+static inline int control_paused(void)
 {
-	/* seq_cst: against the pause, which counts the handlers in flight
-	 * after changing the generation (control.c) */
-	uint64_t gen = atomic_load(&control_gen);
-
-	if (gen & 1) {
-		t->last_cpu = cpu;
-		t->control_gen = gen;
-		return 0;
-	}
-	if (t->control_gen != gen) {
-		int64_t base = t->seen != NULL
-				       ? atomic_load_explicit(&t->seen->resumed_cpu, memory_order_relaxed)
-				       : 0;
-
-		t->control_gen = gen;
-		if (base > 0 && base <= cpu)
-			t->last_cpu = base;
-	}
-	return 1;
+	return (int)(atomic_load(&control_gen) & 1);
 }
+
+/* Reads the control signal and the start time from the environment
+ * (collect-env.h), starts paused when the start is still to come, and
+ * takes the control signal when the program has left it at its default.
+ * Call before the first thread is registered.  Not signal-safe. */
+void control_init(void);
+/* Starts the library's thread "profview-ctl": it toggles sampling when the
+ * signal comes, resumes at the start time, and releases the trace's
+ * memory a few times a second.  Also in the child of a fork.  Returns 0
+ * or -1.  Not signal-safe. */
+int control_start(void);
+/* Stops that thread and waits for it.  Not signal-safe. */
+void control_stop(void);
+/* For the interposed sigaction (sigs.c): is sig the control signal, whose
+ * action the library holds?  Then control_sigaction answers in its place:
+ * SIG_DFL or SIG_IGN are noted as the program's and ours stays; a handler
+ * of the program's own is installed, and the signal no longer toggles
+ * sampling (one line on stderr says so).  control_owns is signal-safe,
+ * control_sigaction not. */
+int control_owns(int sig);
+int control_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+/* In the constructor, once the library has its handler: lets through the
+ * control signal collect-timer or an exec held (blocked) until then.  Not
+ * signal-safe. */
+void control_unhold(void);
 
 #endif

@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "mappings.h"
 #include "preload.h"
 
 #define DLHOOK_EXPORT __attribute__((visibility("default")))

@@ -58,7 +58,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "control.h"
+#include "engine.h"
 #include "preload.h"
+#include "raw.h"
+#include "sigs.h"
 
 #ifndef sigev_notify_thread_id
 #define sigev_notify_thread_id _sigev_un._tid

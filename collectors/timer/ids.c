@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "preload-state.h"
+#include "writer.h"
 
 /* Keeps the trace open if it is being written; then finds the real
  * function, or NULL with errno set. */

@@ -26,8 +26,10 @@
 #include <unistd.h>
 
 #include "cfi.h"
-#include "preload.h"
+#include "mappings.h"
 #include "preload-state.h"
+#include "preload.h"
+#include "writer.h"
 
 #define MAPPINGS_MAX_OBJECTS 1024
 #define MAPPINGS_BUILD_ID_MAX 31

@@ -1,10 +1,10 @@
 /* preload-state.h - the profiler's state, shared by preload.c, sample.c,
  * threads.c and sigs.c
  *
- * The other files of the library (writer.c, stacktab.c, mappings.c,
- * engine.c, wall.c, dlhook.c) see only preload.h.  Everything declared here
- * is hidden, so the handler reaches the state as directly as when it was
- * static to one file; the TLS block stays initial-exec.
+ * The other files of the library (writer.c, stacktab.c, engine.c, wall.c,
+ * sweep.c, dlhook.c) see only their own headers and preload.h.  Everything
+ * declared here is hidden, so the handler reaches the state as directly as
+ * when it was static to one file; the TLS block stays initial-exec.
  */
 #ifndef PROFVIEW_TIMER_PRELOAD_STATE_H
 #define PROFVIEW_TIMER_PRELOAD_STATE_H
@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "collect-env.h"
+#include "engine.h"
 #include "preload.h"
 
 #define PRELOAD_EXPORT __attribute__((visibility("default")))
@@ -93,7 +94,7 @@ struct preload_tls {
 	struct preload_seen *seen; /* shared with the sweeper, or NULL */
 	/* requests it turned down in a row: they came late (sweep.c) */
 	int declined;
-	/* control_gen when its handler last looked (control.h) */
+	/* control_gen when its handler last looked (control_sample_ok) */
 	uint64_t control_gen;
 	/* The system part of its samples' weights (sample.c): its user and
 	 * system time (getrusage) at the last reading, and the system time
@@ -204,48 +205,6 @@ static inline void preload_own_end(void)
 /* Runs the initialization once (from the constructor, or from the first
  * pthread_create if that comes first). */
 void preload_init_once(void);
-
-/* sample.c */
-
-/* A pseudo-random number in [1, n].  Signal-safe. */
-uint64_t preload_random(uint64_t n);
-/* Writes the pending count of lost samples as a RAW_LOST record; wait as
- * for writer_reserve.  Signal-safe unless wait is WRITER_WAIT. */
-void sample_write_lost(int wait);
-/* The handler of the profiler's signal. */
-void sample_on_sigprof(int sig, siginfo_t *si, void *uc);
-
-/* threads.c */
-
-/* Write a RAW_THREAD / RAW_THREAD_EXIT record (waiting for space);
- * cpu_base is the thread's CPU time when profiling started for it.  The
- * exit record's system time is read then (getrusage for the calling
- * thread, /proc for another). */
-void threads_write_thread(pid_t tid, const char name[16], int64_t cpu_base);
-void threads_write_exit(pid_t tid, int64_t cpu_ns);
-/* The calling thread's user and system time, as getrusage(RUSAGE_THREAD)
- * gives them (the kernel scales its tick samples of either to the
- * thread's runtime), in nanoseconds.  Returns 0 or -1.  Signal-safe. */
-int threads_rusage(int64_t *user_ns, int64_t *sys_ns);
-/* The name of thread tid of this process, "" if unknown. */
-void threads_read_comm(pid_t tid, char name[16]);
-/* Registers the calling thread: stack bounds, frame buffer, RAW_THREAD
- * record, timer, and the key whose destructor unregisters it. */
-void threads_register(void);
-/* The key destructor: runs when a registered thread exits. */
-void threads_exit(void *unused);
-/* Timers for the threads that were running before we started. */
-void threads_adopt_existing(void);
-
-/* sigs.c */
-
-#define SIGS_NTERM 5
-/* The termination signals whose default action ends the trace first. */
-extern const int sigs_term_signals[SIGS_NTERM];
-/* The signal to sample with (see sigs.c), or 0 when there is none. */
-int sigs_pick_signal(void);
-/* Our handler for each termination signal whose action is the default. */
-void sigs_hook_term(void);
 
 #pragma GCC visibility pop
 

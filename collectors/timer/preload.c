@@ -50,7 +50,17 @@
 #include <unistd.h>
 
 #include "collect-env.h"
+#include "control.h"
+#include "engine.h"
+#include "mappings.h"
 #include "preload-state.h"
+#include "sample.h"
+#include "sigs.h"
+#include "stacktab.h"
+#include "sweep.h"
+#include "threads.h"
+#include "wall.h"
+#include "writer.h"
 
 #define PRELOAD_QUIESCE_NS 2000000000ull
 

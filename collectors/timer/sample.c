@@ -55,8 +55,14 @@
 #include <unistd.h>
 
 #include "cfi.h"
-#include "preload-state.h"
 #include "control.h"
+#include "engine.h"
+#include "mappings.h"
+#include "preload-state.h"
+#include "sample.h"
+#include "stacktab.h"
+#include "threads.h"
+#include "writer.h"
 
 #define PRELOAD_SMALL_FRAMES 64
 #define PRELOAD_PAGE 4096
@@ -524,6 +530,35 @@ static void preload_sample_cfi(struct preload_tls *t, const ucontext_t *uc, int6
 	atomic_fetch_add_explicit(&preload.cfi_unwound, 1, memory_order_relaxed);
 	preload_sample_frames(t, frames, n,
 			      RAW_SAMPLE_RUNNING | (r == CFI_TRUNCATED ? RAW_SAMPLE_TRUNCATED : 0), cpu, k);
+}
+
+/* In the handler, once it has read the thread's CPU clock (cpu): may the
+ * thread be sampled now?  While sampling is paused, no; the clock is noted
+ * as the thread's last sample, so that the time paused is in no weight.
+ * The first time after a resume, the thread's previous sample becomes the
+ * CPU time it had when sampling resumed (the resume's thread record), so
+ * its next sample weighs the time since then.  Signal-safe. */
+static inline int control_sample_ok(struct preload_tls *t, int64_t cpu)
+{
+	/* seq_cst: against the pause, which counts the handlers in flight
+	 * after changing the generation (control.c) */
+	uint64_t gen = atomic_load(&control_gen);
+
+	if (gen & 1) {
+		t->last_cpu = cpu;
+		t->control_gen = gen;
+		return 0;
+	}
+	if (t->control_gen != gen) {
+		int64_t base = t->seen != NULL
+				       ? atomic_load_explicit(&t->seen->resumed_cpu, memory_order_relaxed)
+				       : 0;
+
+		t->control_gen = gen;
+		if (base > 0 && base <= cpu)
+			t->last_cpu = base;
+	}
+	return 1;
 }
 
 static void preload_sample(const siginfo_t *si, const ucontext_t *uc, int perf)

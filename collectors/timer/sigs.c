@@ -31,7 +31,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "control.h"
 #include "preload-state.h"
+#include "sample.h"
+#include "sigs.h"
+#include "writer.h"
 
 /* ---- the profiler's signal ---- */
 

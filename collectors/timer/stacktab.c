@@ -17,6 +17,8 @@
 #include <sys/mman.h>
 
 #include "preload.h"
+#include "stacktab.h"
+#include "writer.h"
 
 #define STACKTAB_SLOTS (1u << 17)                  /* power of two */
 #define STACKTAB_PROBES 64

@@ -42,7 +42,10 @@
 #include <stdatomic.h>
 #include <time.h>
 
+#include "control.h"
 #include "preload.h"
+#include "sweep.h"
+#include "threads.h"
 
 static struct {
 	pthread_t thread;

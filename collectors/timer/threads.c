@@ -29,7 +29,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "control.h"
+#include "engine.h"
+#include "mappings.h"
 #include "preload-state.h"
+#include "sample.h"
+#include "threads.h"
+#include "writer.h"
 
 /* ---- records written outside the handler ---- */
 

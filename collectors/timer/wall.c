@@ -31,7 +31,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "control.h"
 #include "preload.h"
+#include "sample.h"
+#include "threads.h"
+#include "wall.h"
+#include "writer.h"
 
 struct wall_seen {
 	pid_t tid;

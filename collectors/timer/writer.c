@@ -60,6 +60,7 @@
 
 #include "collect-env.h"
 #include "preload.h"
+#include "writer.h"
 
 #define WRITER_CHUNK ((uint64_t)2 << 20)       /* file growth step */
 #define WRITER_AHEAD ((uint64_t)1 << 20)       /* grow when less is left */

@@ -1,0 +1,33 @@
+/* collect-launch.h - starting the program under the preload library
+ *
+ * What happens before the program runs: finding it the way a shell would,
+ * refusing what LD_PRELOAD cannot work for, finding the library, and in
+ * the forked child, creating the trace file, setting the environment the
+ * library reads (collect-env.h), and the exec.
+ */
+#ifndef PROFVIEW_TIMER_COLLECT_LAUNCH_H
+#define PROFVIEW_TIMER_COLLECT_LAUNCH_H
+
+#include <stddef.h>
+
+#include "collect-options.h"
+
+/* Finds the program the way a shell would: out gets its path.  Returns
+ * 0, or 126 or 127 having said why. */
+int collect_resolve(const char *name, char *out, size_t cap);
+
+/* Refuses programs for which the dynamic loader would ignore LD_PRELOAD or
+ * could not load a 64-bit library.  Returns 0 or -1 (message printed). */
+int collect_check_binary(const char *path);
+
+/* Finds the preload library: out gets its path.  Returns 0 or -1
+ * (message printed). */
+int collect_find_preload(char *out, size_t cap);
+
+/* In the forked child: creates the trace, sets the environment, writes
+ * the trace's name and its NUL to pipefd, and runs prog.  When the exec
+ * fails, writes one more byte and exits 126 or 127.  Never returns. */
+void collect_child(const struct collect_opts *o, const char *prog, const char *lib, int pipefd)
+	__attribute__((noreturn));
+
+#endif

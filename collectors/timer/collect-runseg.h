@@ -1,0 +1,35 @@
+/* collect-runseg.h - --split for every process of the run
+ *
+ * The traces of the program's descendants are found as they appear (as
+ * collect_find_more finds them at the end), each cut by a seg of its own
+ * numbered after the program's start (segments.h), and once every
+ * process is past a window, the window's segments are joined into one run
+ * (raw.h) in place of the program's segment: a segment then holds every
+ * process's samples of its window while the processes run.
+ */
+#ifndef PROFVIEW_TIMER_COLLECT_RUNSEG_H
+#define PROFVIEW_TIMER_COLLECT_RUNSEG_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "segments.h"
+
+struct collect_runseg;
+
+/* For the run of the program pid, whose trace shown root cuts, started
+ * after t0 (CLOCK_MONOTONIC): windows of split seconds, keep of them kept
+ * (0: all).  shown must outlive it.  NULL when out of memory. */
+struct collect_runseg *collect_runseg_new(struct seg *root, const char *shown, pid_t pid,
+					  uint64_t t0, double split, long keep);
+
+/* Finds the new traces, reads every trace on, and joins the windows every
+ * process is past; now: CLOCK_MONOTONIC ns. */
+void collect_runseg_poll(struct collect_runseg *rs, uint64_t now);
+
+/* Every process has ended: the rest of every trace, and every window. */
+void collect_runseg_finish(struct collect_runseg *rs);
+
+void collect_runseg_free(struct collect_runseg *rs);
+
+#endif

@@ -1,0 +1,350 @@
+/* collect-summary.c - what the launcher says at the end (see
+ * collect-summary.h)
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "collect-summary.h"
+#include "collect-traces.h"
+#include "collect.h"
+#include "raw-cpu.h"
+#include "raw-iter.h"
+#include "raw.h"
+#include "units.h"
+
+#define COLLECT_SHOWN 3           /* processes of a run listed without -v */
+
+/* What samples stand for, in buf: the time of clock ns ("1.2 s of CPU"),
+ * or a heap trace's bytes ("about 12.3 MiB allocated"). */
+static void collect_weight_say(char *buf, size_t n, uint32_t clock, uint64_t ns, double bytes)
+{
+	static const char *const unit[] = { "bytes", "KiB", "MiB", "GiB", "TiB" };
+	char w[32];
+	int u = 0;
+
+	if (clock == RAW_CLOCK_HEAP) {
+		while (bytes >= 1024 && u < 4) {
+			bytes /= 1024;
+			u++;
+		}
+		snprintf(buf, n, "about %.*f %s allocated", u ? 1 : 0, bytes, unit[u]);
+		return;
+	}
+	pv_format_duration(w, sizeof(w), (int64_t)ns);
+	snprintf(buf, n, "%s of %s", w, clock == RAW_CLOCK_WALL ? "wall-clock time" : "CPU");
+}
+
+/* The summary line of a trace cut into segments (--split). */
+static void collect_report_segments(const struct seg *seg, const char *who, int quiet)
+{
+	char weight[64], say[512], cause[512], first[PATH_MAX + 32], last[PATH_MAX + 32];
+	char where[3 * PATH_MAX], failed[96] = "", from[32], to[32];
+	struct seg_summary s;
+	size_t k = 0;
+
+	seg_summary(seg, &s);
+	if (quiet && !s.bad && !s.failed)
+		return;
+	/* (a heap trace's weights are bytes) */
+	collect_weight_say(weight, sizeof(weight), s.clock, s.weight_ns, (double)s.weight_ns);
+	cause[0] = '\0';
+	if (s.failed) {
+		const char *why = raw_lost_cause((uint32_t)s.failed_error);
+
+		pv_format_duration(from, sizeof(from), (int64_t)s.failed_from_ns);
+		pv_format_duration(to, sizeof(to), (int64_t)s.failed_to_ns);
+		if (s.failed_first == s.failed_last)
+			k = (size_t)snprintf(cause, sizeof(cause), " (%" PRIu64 " in segment %" PRIu64,
+					     s.failed_samples, s.failed_first);
+		else
+			k = (size_t)snprintf(cause, sizeof(cause), " (%" PRIu64 " in segments %" PRIu64
+					     " to %" PRIu64, s.failed_samples, s.failed_first,
+					     s.failed_last);
+		k += (size_t)snprintf(cause + k, sizeof(cause) - k, ", %s to %s of the run, that could "
+				      "not be written%s%s", from, to, why ? ": " : "", why ? why : "");
+	}
+	if (s.lost > s.failed_samples && raw_lost_cause(s.lost_error) && k < sizeof(cause))
+		k += (size_t)snprintf(cause + k, sizeof(cause) - k, "%sthe trace could not grow: %s",
+				      k ? "; " : " (", raw_lost_cause(s.lost_error));
+	if (k && k < sizeof(cause) - 1)
+		snprintf(cause + k, sizeof(cause) - k, ")");
+	seg_name(seg, s.first, first, sizeof(first));
+	seg_name(seg, s.last, last, sizeof(last));
+	if (s.segments == 0)
+		snprintf(where, sizeof(where), "no segment could be written");
+	else if (s.segments == 1)
+		snprintf(where, sizeof(where), "written to 1 segment, '%s'", last);
+	else if (s.first == s.last)
+		snprintf(where, sizeof(where), "written to %" PRIu64 " segments, the last kept: '%s'",
+			 s.segments, last);
+	else if (s.last - s.first + 1 < s.segments)
+		snprintf(where, sizeof(where), "written to %" PRIu64 " segments, the last %" PRIu64
+			 " kept: '%s' to '%s'", s.segments, s.last - s.first + 1, first, last);
+	else
+		snprintf(where, sizeof(where), "written to %" PRIu64 " segments, '%s' to '%s'",
+			 s.segments, first, last);
+	if (s.failed)
+		snprintf(failed, sizeof(failed), "; %" PRIu64 " segment%s could not be written",
+			 s.failed, s.failed == 1 ? "" : "s");
+	fprintf(stderr, COLLECT_NAME ": %s%" PRIu64 " sample%s (%s), %" PRIu64
+		" thread%s, %" PRIu64 " lost%s, %s%s%s%s\n",
+		who, s.samples, s.samples == 1 ? "" : "s", weight, s.threads,
+		s.threads == 1 ? "" : "s", s.lost, cause, where, failed,
+		s.finished ? "" : "; the program ended without running its exit handlers, "
+				  "the last segment stops at its last complete record",
+		s.bad ? "; unreadable data after the last good record" : "");
+	/* (counted by segment: a thread alive in ten segments is ten there) */
+	if (s.clock == RAW_CLOCK_CPU &&
+	    raw_cpu_unsampled_say(say, sizeof(say), s.unsampled_ns, s.cpu_ns,
+				  s.unsampled_threads < s.threads ? s.unsampled_threads : s.threads,
+				  s.threads, s.lost))
+		fprintf(stderr, COLLECT_NAME ": %s%s\n", who, say);
+}
+
+/* The summary line of one trace, as it was before runs were joined: its
+ * samples, threads, losses and where it is; then the CPU time in no
+ * sample when there is much.  where: "written to 'NAME'" or the like. */
+static void collect_say_trace(const struct collect_trace *t, const char *who, const char *where)
+{
+	const struct collect_stats *st = &t->st;
+	char weight[64], say[512], cause[160];
+
+	collect_weight_say(weight, sizeof(weight), st->clock,
+			   st->clock == RAW_CLOCK_WALL ? st->wall_weight_ns : st->cpu.weight_ns, st->heap_bytes);
+	if (st->lost && raw_lost_cause(st->lost_error))
+		snprintf(cause, sizeof(cause), " (the trace could not grow: %s)",
+			 raw_lost_cause(st->lost_error));
+	else
+		cause[0] = '\0';
+	fprintf(stderr, COLLECT_NAME ": %s%" PRIu64 " sample%s (%s), %" PRIu64
+		" thread%s, %" PRIu64 " lost%s, %s%s%s\n",
+		who, st->samples, st->samples == 1 ? "" : "s", weight,
+		st->threads, st->threads == 1 ? "" : "s", st->lost, cause, where,
+		st->ended ? "" : t->execd ? "; then the process ran another program"
+			   : "; the program ended without running its exit handlers, "
+			     "the trace stops at its last complete record",
+		st->bad ? "; unreadable data after the last good record" : "");
+	if (st->clock == RAW_CLOCK_CPU &&
+	    raw_cpu_unsampled_say(say, sizeof(say), st->cpu.unsampled_cpu_ns, st->cpu.cpu_ns,
+				  st->cpu.unsampled_threads, st->cpu.threads, st->lost))
+		fprintf(stderr, COLLECT_NAME ": %s%s\n", who, say);
+}
+
+static int collect_weight_cmp(const void *a, const void *b)
+{
+	const struct collect_trace *x = *(const struct collect_trace *const *)a;
+	const struct collect_trace *y = *(const struct collect_trace *const *)b;
+	uint64_t wx = x->st.cpu.weight_ns + x->st.wall_weight_ns * (x->st.clock == RAW_CLOCK_WALL);
+	uint64_t wy = y->st.cpu.weight_ns + y->st.wall_weight_ns * (y->st.clock == RAW_CLOCK_WALL);
+
+	if (wx != wy)
+		return wx < wy ? 1 : -1;
+	return x->st.samples < y->st.samples ? 1 : x->st.samples > y->st.samples ? -1 : 0;
+}
+
+/* The summary of a run of several processes: the processes with samples,
+ * each one line (the COLLECT_SHOWN with the most time when there are more),
+ * then the totals, what was lost and why, and the CPU time in no
+ * sample. */
+static void collect_say_run(const char *shown, struct collect_trace *v, size_t n, int joined)
+{
+	const struct collect_trace **kept = calloc(n, sizeof(*kept));
+	uint64_t samples = 0, lost = 0, weight = 0, cpu = 0, unsampled = 0, threads = 0;
+	double bytes = 0;
+	uint64_t unsampled_threads = 0, killed = 0, silent = 0, silent_cpu = 0, sthreads = 0;
+	size_t nkept = 0, nproc = 0, shown_n;
+	const char *cause = NULL;
+	char w[64], u[32], c[32], more[96] = "", lostsay[192] = "", killsay[160] = "";
+	int wall = 0, heap = 0;
+
+	if (kept == NULL)
+		return;
+	for (size_t k = 0; k < n; k++) {
+		const struct collect_stats *st = &v[k].st;
+
+		if (!v[k].scanned || st->empty || st->foreign)
+			continue;
+		nproc++;
+		wall |= st->clock == RAW_CLOCK_WALL;
+		heap |= st->clock == RAW_CLOCK_HEAP;
+		bytes += st->heap_bytes;
+		samples += st->samples;
+		lost += st->lost;
+		if (st->lost && raw_lost_cause(st->lost_error) && cause == NULL)
+			cause = raw_lost_cause(st->lost_error);
+		weight += st->clock == RAW_CLOCK_WALL ? st->wall_weight_ns : st->cpu.weight_ns;
+		cpu += st->cpu.cpu_ns;
+		threads += st->cpu.threads;
+		if (st->samples == 0) {
+			silent++;
+			silent_cpu += st->cpu.cpu_ns;
+			continue;
+		}
+		unsampled += st->cpu.unsampled_cpu_ns;
+		unsampled_threads += st->cpu.unsampled_threads;
+		sthreads += st->cpu.threads;
+		if (!st->ended && !v[k].execd)
+			killed++;
+		if (v[k].keep)
+			kept[nkept++] = &v[k];
+	}
+	qsort(kept, nkept, sizeof(*kept), collect_weight_cmp);
+	shown_n = nkept <= COLLECT_SHOWN + 1 ? nkept : COLLECT_SHOWN;
+	for (size_t i = 0; i < shown_n; i++) {
+		const struct collect_stats *st = &kept[i]->st;
+
+		if (st->clock == RAW_CLOCK_HEAP)
+			collect_weight_say(w, sizeof(w), st->clock, 0, st->heap_bytes);
+		else
+			pv_format_duration(w, sizeof(w),
+					   (int64_t)(st->clock == RAW_CLOCK_WALL ? st->wall_weight_ns
+										: st->cpu.weight_ns));
+		fprintf(stderr, COLLECT_NAME ": pid %u (%s): %" PRIu64 " sample%s (%s), %" PRIu64
+			" thread%s%s\n", kept[i]->pid, kept[i]->exe, st->samples,
+			st->samples == 1 ? "" : "s", w, st->threads, st->threads == 1 ? "" : "s",
+			st->ended || kept[i]->execd ? "" : "; killed: its trace stops at its last "
+							   "complete record");
+	}
+	if (shown_n < nkept)
+		snprintf(more, sizeof(more), " (%zu more not listed; -v lists every one)",
+			 nkept - shown_n);
+	if (lost)
+		snprintf(lostsay, sizeof(lostsay), ", %" PRIu64 " lost%s%s%s", lost,
+			 cause ? " (a trace could not grow: " : "", cause ? cause : "", cause ? ")" : "");
+	if (killed > 1 || (killed == 1 && shown_n < nkept))
+		snprintf(killsay, sizeof(killsay), "; %" PRIu64 " %s killed before their end",
+			 killed, killed == 1 ? "was" : "were");
+	collect_weight_say(w, sizeof(w), heap ? RAW_CLOCK_HEAP : wall ? RAW_CLOCK_WALL : RAW_CLOCK_CPU,
+			   weight, bytes);
+	fprintf(stderr, COLLECT_NAME ": %zu process%s, %zu with samples%s: %" PRIu64 " sample%s "
+		"(%s)%s, %s '%s'%s\n", nproc, nproc == 1 ? "" : "es", nkept, more, samples,
+		samples == 1 ? "" : "s", w, lostsay,
+		joined ? "written to" : "the first in", shown, killsay);
+	unsampled += silent_cpu;
+	if (!wall && !heap && cpu > 0 && unsampled * 100 > cpu) {
+		pv_format_duration(u, sizeof(u), (int64_t)unsampled);
+		pv_format_duration(c, sizeof(c), (int64_t)cpu);
+		char said[320] = "";
+
+		if (silent > 0)
+			snprintf(said, sizeof(said), "%" PRIu64 " process%s that ended before %s first "
+				 "sample", silent, silent == 1 ? "" : "es", silent == 1 ? "its" : "their");
+		if (unsampled_threads > 0)
+			snprintf(said + strlen(said), sizeof(said) - strlen(said), "%s%" PRIu64 " of the %"
+				 PRIu64 " threads of the others, never sampled", silent ? ", and of " : "",
+				 unsampled_threads, sthreads);
+		pv_format_duration(u, sizeof(u), (int64_t)unsampled);
+		pv_format_duration(c, sizeof(c), (int64_t)cpu);
+		fprintf(stderr, COLLECT_NAME ": %s of the %s of CPU time the processes used (%.1f%%) "
+			"is in no sample: that of %s (see ACCURACY in collect-timer(1))\n", u, c,
+			100.0 * (double)unsampled / (double)cpu, said);
+	}
+	free(kept);
+}
+
+/* Reports the run (see collect_find_traces) and makes one file of it:
+ * the traces with samples joined into shown (collect_join), the others
+ * removed.  One trace alone is said as it is; a run of several in one
+ * summary (collect_say_run), each trace as it is with verbose.  seg: the
+ * program's trace was cut into segments (--split), which seg says; the
+ * other processes' traces are joined into shown then.  Returns 1 when
+ * shown holds them, else 0. */
+int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int quiet,
+			  int verbose, const struct seg *seg)
+{
+	struct collect_trace *v;
+	size_t n = collect_find_traces(shown, pid, t0, inherit, &v);
+	size_t nkeep = 0;
+	int joined;
+
+	if (n == 0) {
+		collect_msg("cannot list the traces of the run: out of memory; the trace is '%s'",
+			    shown);
+		free(v);
+		return 0;
+	}
+	for (size_t k = 0; k < n; k++) {
+		struct collect_trace *t = &v[k];
+		struct stat sb;
+
+		for (size_t j = 0; j < n; j++)
+			t->execd |= j != k && v[j].pid == t->pid && v[j].start_mono > t->start_mono;
+		if (k == 0 && seg != NULL)
+			continue;
+		if (collect_scan(t->name, &t->st) != 0) {
+			if (k == 0)
+				collect_msg("cannot read '%s': %s", t->name, strerror(errno));
+			continue;
+		}
+		t->scanned = 1;
+		if (t->st.foreign) {
+			char say[256];
+
+			collect_msg("'%s': %s", t->name, raw_iter_machine_say(say, sizeof(say),
+									     t->st.machine));
+			continue;
+		}
+		t->size = stat(t->name, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+		t->keep = !t->st.empty && t->st.samples > 0 && t->size > 0;
+		nkeep += t->keep != 0;
+	}
+	/* the run's entry: the program's trace, even without a sample */
+	if (nkeep == 0 && seg == NULL && v[0].scanned && !v[0].st.empty && !v[0].st.foreign)
+		v[0].keep = 1;
+	if (n == 1 && seg == NULL) {
+		if (v[0].scanned && v[0].st.empty) {
+			if (unlink(shown) == 0 && !quiet)
+				collect_msg("no profile was recorded; removed the empty '%s'", shown);
+		} else if (v[0].scanned && !v[0].st.foreign && (!quiet || v[0].st.bad)) {
+			char where[PATH_MAX + 16];
+
+			snprintf(where, sizeof(where), "written to '%s'", shown);
+			collect_say_trace(&v[0], "", where);
+		}
+		free(v);
+		return 0;
+	}
+	if (seg != NULL) {
+		const char *exe = strrchr(seg_program(seg), '/');
+		char who[128] = "";
+
+		if (n > 1)
+			snprintf(who, sizeof(who), "pid %u (%.63s): ", v[0].pid,
+				 exe != NULL ? exe + 1 : seg_program(seg));
+		collect_report_segments(seg, who, quiet);
+		if (n == 1) {
+			free(v);
+			return 0;
+		}
+	}
+	joined = collect_join(shown, v, n) == 0;
+	for (size_t k = 0; k < n && verbose; k++) {
+		char who[128], where[PATH_MAX + 64];
+
+		if (!v[k].scanned || v[k].st.foreign || (k == 0 && seg != NULL))
+			continue;
+		snprintf(who, sizeof(who), "pid %u (%s): ", v[k].pid, v[k].exe);
+		if (v[k].keep && joined)
+			snprintf(where, sizeof(where), "in '%s'", shown);
+		else if (v[k].keep)
+			snprintf(where, sizeof(where), "written to '%s'", v[k].name);
+		else
+			snprintf(where, sizeof(where), "not kept");
+		collect_say_trace(&v[k], who, where);
+	}
+	/* what is joined, or holds nothing, goes */
+	for (size_t k = 1; k < n; k++)
+		if (v[k].scanned && !v[k].st.foreign && (joined || !v[k].keep))
+			unlink(v[k].name);
+	if (!quiet)
+		collect_say_run(shown, v, n, joined);
+	joined = joined && nkeep > 0;
+	free(v);
+	return joined;
+}

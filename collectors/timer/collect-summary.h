@@ -1,0 +1,26 @@
+/* collect-summary.h - what the launcher says at the end
+ *
+ * collect_report finds the run's traces (collect-traces.h), reads them
+ * back, joins those with samples into the run file and removes the
+ * others, and says what was recorded: one line for a trace alone, the
+ * segments' line with --split, or a run of several processes in one
+ * summary (each process as it was with -v); then the CPU time in no
+ * sample when there is much.
+ */
+#ifndef PROFVIEW_TIMER_COLLECT_SUMMARY_H
+#define PROFVIEW_TIMER_COLLECT_SUMMARY_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "segments.h"
+
+/* Reports the run of the program pid, whose trace is shown, started after
+ * t0 (CLOCK_MONOTONIC), and makes one file of it.  seg: the program's
+ * trace was cut into segments (--split), which seg says; the other
+ * processes' traces are joined into shown then.  Returns 1 when shown
+ * holds them, else 0. */
+int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int quiet,
+		   int verbose, const struct seg *seg);
+
+#endif

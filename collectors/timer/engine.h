@@ -1,0 +1,88 @@
+/* engine.h - the timers that send each thread its sampling signal: POSIX
+ * CPU timers or perf events (engine.c)
+ *
+ * Functions marked signal-safe may run in the sampling handler: they take
+ * no lock, allocate nothing and never block.
+ */
+#ifndef PROFVIEW_TIMER_ENGINE_H
+#define PROFVIEW_TIMER_ENGINE_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+enum engine_kind { ENGINE_POSIX = 0, ENGINE_PERF = 1 };
+
+/* A thread's sampling timer: a perf event when fd >= 0, else a POSIX
+ * timer. */
+struct engine_timer {
+	timer_t timer;
+	int fd;
+	uint64_t id;          /* PERF_EVENT_IOC_ID of the event */
+	/* The event's ring buffer, where the kernel writes each overflow's
+	 * mode and kernel call chain; NULL when it has none. */
+	void *ring;
+};
+
+/* Chooses the engine: ENGINE_PERF when want is ENGINE_PERF and the calling
+ * thread may open a task-clock perf event, else ENGINE_POSIX (with one line
+ * on stderr when perf was wanted).  cookie is the sival_ptr of the POSIX
+ * timers.  Returns the engine in use.  Not signal-safe. */
+int engine_init(int want, uint64_t period_ns, void *cookie);
+/* Creates a disarmed timer for thread tid of this process; clock is its
+ * CPU clock, for the POSIX engine (also used when a perf event cannot be
+ * opened for that thread).  A perf event's first period is first_ns (a
+ * random part of one period).  Returns 0 or -1.  Not signal-safe. */
+int engine_create(clockid_t clock, pid_t tid, uint64_t first_ns, struct engine_timer *t);
+/* Arms it: a perf event for its first period, then every period; a POSIX
+ * timer in tick mode, for a young thread (a signal at every tick that
+ * finds the thread running).  Signal-safe. */
+void engine_arm(struct engine_timer *t);
+/* Turns a POSIX timer from tick mode to a signal every period of CPU
+ * time, the first after first_ns (nothing for a perf event).
+ * Signal-safe. */
+void engine_mature(struct engine_timer *t, uint64_t first_ns);
+/* Stops and frees it (an fd the program closed is left alone).  Its ring
+ * buffer stays mapped: a handler may still read it.  Not signal-safe. */
+void engine_delete(struct engine_timer *t);
+/* Unmaps a deleted timer's ring buffer (NULL: nothing), once no handler
+ * can read it: its own thread, with our signal blocked, after its last
+ * sample.  Not signal-safe. */
+void engine_unmap(void *ring);
+/* Stops it without freeing it (sampling is paused), and arms it again, in
+ * tick mode for a young thread, else from a random phase (first_ns) of a
+ * period.  An fd the program closed is left alone.  Not signal-safe. */
+void engine_disarm(struct engine_timer *t);
+void engine_rearm(struct engine_timer *t, int young, uint64_t first_ns);
+/* Closes every perf event fd without touching the events' owners (the
+ * child of a fork).  Not signal-safe. */
+void engine_forget(void);
+/* Asks thread tid of process pid (ours) for a sample now: our signal,
+ * queued with the request cookie.  Returns 0 or -1.  Signal-safe. */
+int engine_request(pid_t pid, pid_t tid);
+/* A one-shot POSIX timer on CLOCK_MONOTONIC that sends thread tid our
+ * signal with the nudge cookie: a sample asked for at a set moment
+ * (sweep.c).  Returns 0 or -1.  Not signal-safe. */
+int engine_nudge_create(pid_t tid, timer_t *timer);
+/* Sets it to fire once, delay_ns from now.  Signal-safe. */
+void engine_nudge(timer_t timer, uint64_t delay_ns);
+/* In the handler, of one of our signals: did a nudge timer send it?
+ * Signal-safe. */
+int engine_is_nudge(const siginfo_t *si);
+/* How the samples' system time is measured (enum raw_system_source):
+ * RAW_SYSTEM_PERF when the perf events count system time and tell each
+ * sample's mode, else RAW_SYSTEM_RUSAGE.  Signal-safe. */
+int engine_system_source(void);
+/* In the handler of a perf signal of timer t: the sample the event's
+ * overflow wrote.  Returns 1 when it was taken in the kernel (its kernel
+ * call chain, leaf first, in frames[0..*n), at most cap), 0 in user mode,
+ * -1 when there is no record (no ring buffer, or none since the last
+ * call).  Consumes what the ring holds.  Signal-safe. */
+int engine_perf_sample(const struct engine_timer *t, uint64_t *frames, uint32_t cap, uint32_t *n);
+/* In the handler: is this signal one of ours?  Returns 0 if not, else
+ * the engine + 1; re-arms a perf event, with the whole period when first
+ * (the thread's first perf signal).  Signal-safe. */
+int engine_signal(const siginfo_t *si, int first);
+
+#endif

@@ -1,0 +1,37 @@
+/* mappings.h - RAW_MAPPING records and the table of executable ranges
+ * (mappings.c)
+ *
+ * Shared by libprofview-timer.so and libprofview-heap.so.
+ */
+#ifndef PROFVIEW_TIMER_MAPPINGS_H
+#define PROFVIEW_TIMER_MAPPINGS_H
+
+#include <stdint.h>
+
+/* Writes a RAW_MAPPING record for the executable mappings in
+ * /proc/self/maps, with build ids: all of them, or with only_new those not
+ * written by an earlier call (a line that went away and came back counts as
+ * new).  Also rebuilds the table mappings_is_code reads.  Not signal-safe;
+ * serialized by its own lock.  Returns the number of records written or
+ * -1. */
+int mappings_write(int only_new);
+/* Around fork: phase 0 (prepare) takes the lock, 1 (parent) releases it,
+ * 2 (child) makes a fresh one, so a fork while another thread writes
+ * mappings cannot leave the child's lock held forever.  Not signal-safe. */
+void mappings_atfork(int phase);
+/* Calls mappings_write(1) if the dynamic loader has loaded an object since
+ * the last mappings_write.  The collector's own work (preload_own_begin):
+ * its samples are not the program's.  Not signal-safe. */
+void mappings_refresh(void);
+/* From now on every mappings_write also brings the unwind tables (cfi.h)
+ * up to date, under the same lock.  Not signal-safe. */
+void mappings_use_cfi(void);
+/* Does v point into an executable mapping, as of the last mappings_write?
+ * Lock-free; signal-safe. */
+int mappings_is_code(uintptr_t v);
+/* Stores the [start, end) of up to cap mappings of /proc/self/maps in
+ * ranges, in address order: the executable ones when executable is set,
+ * else the writable private ones.  Returns how many.  Not signal-safe. */
+int mappings_ranges(uintptr_t (*ranges)[2], int cap, int executable);
+
+#endif

@@ -1,0 +1,29 @@
+/* sample.h - the sampling handler and what it shares (sample.c)
+ *
+ * sample.c also defines preload_now, preload_handlers_idle and
+ * preload_running of preload.h.  Functions marked signal-safe may run in
+ * the handler: they take no lock, allocate nothing and never block.
+ */
+#ifndef PROFVIEW_TIMER_SAMPLE_H
+#define PROFVIEW_TIMER_SAMPLE_H
+
+#include <signal.h>
+#include <stdint.h>
+
+/* Reads len bytes at addr of our own memory without faulting; returns the
+ * bytes read.  Signal-safe. */
+uint32_t preload_read_memory(void *dst, uintptr_t addr, uint32_t len);
+
+#pragma GCC visibility push(hidden)
+
+/* A pseudo-random number in [1, n].  Signal-safe. */
+uint64_t preload_random(uint64_t n);
+/* Writes the pending count of lost samples as a RAW_LOST record; wait as
+ * for writer_reserve.  Signal-safe unless wait is WRITER_WAIT. */
+void sample_write_lost(int wait);
+/* The handler of the profiler's signal. */
+void sample_on_sigprof(int sig, siginfo_t *si, void *uc);
+
+#pragma GCC visibility pop
+
+#endif

@@ -1,0 +1,27 @@
+/* sigs.h - the signals: the one the timers send, the handlers of the
+ * termination signals that end the trace first, and the interposed
+ * signal functions that keep the program's actions apart from ours
+ * (sigs.c)
+ */
+#ifndef PROFVIEW_TIMER_SIGS_H
+#define PROFVIEW_TIMER_SIGS_H
+
+/* The signal the timers send: SIGPROF, or a real-time signal when the
+ * program uses SIGPROF.  Signal-safe. */
+int preload_signal(void);
+
+#pragma GCC visibility push(hidden)
+
+#define SIGS_NTERM 5
+/* The termination signals whose default action ends the trace first. */
+extern const int sigs_term_signals[SIGS_NTERM];
+/* The signal to sample with (see sigs.c), or 0 when there is none.  Not
+ * signal-safe. */
+int sigs_pick_signal(void);
+/* Our handler for each termination signal whose action is the default.
+ * Not signal-safe. */
+void sigs_hook_term(void);
+
+#pragma GCC visibility pop
+
+#endif

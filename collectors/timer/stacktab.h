@@ -1,0 +1,23 @@
+/* stacktab.h - stack deduplication: each stack once in the trace, as a
+ * RAW_STACK record the samples refer to by id (stacktab.c)
+ *
+ * Shared by libprofview-timer.so and libprofview-heap.so.
+ */
+#ifndef PROFVIEW_TIMER_STACKTAB_H
+#define PROFVIEW_TIMER_STACKTAB_H
+
+#include <stdint.h>
+
+/* Allocates the hash table and the frame arena.  Returns 0 or -1.  Not
+ * signal-safe. */
+int stacktab_init(void);
+/* Returns the id of the stack frames[0..n), writing a RAW_STACK record the
+ * first time it is seen, or 0 when the stack cannot be stored (table or
+ * arena full, slot being filled by another thread, no trace space): the
+ * caller then writes the frames inline.  Signal-safe. */
+uint32_t stacktab_intern(const uint64_t *frames, uint32_t n);
+/* Forgets every stack (a fork child starts a new trace).  Call only when no
+ * handler can run.  Not signal-safe. */
+void stacktab_reset(void);
+
+#endif

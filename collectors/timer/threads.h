@@ -1,0 +1,68 @@
+/* threads.h - the registry of the program's threads: their timers, their
+ * RAW_THREAD and RAW_THREAD_EXIT records, the library's own helper
+ * threads, and the pass of the sweeper over them (threads.c)
+ *
+ * Functions marked signal-safe may run in the sampling handler: they take
+ * no lock, allocate nothing and never block.
+ */
+#ifndef PROFVIEW_TIMER_THREADS_H
+#define PROFVIEW_TIMER_THREADS_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Starts a thread of the library's own: not registered (no timer, no
+ * samples), every signal blocked, named name; stack 0 for the default
+ * size.  Returns 0 or -1.  Not signal-safe. */
+int threads_start_helper(pthread_t *thread, void *(*fn)(void *), const char *name, size_t stack,
+			 int detached);
+/* Reads /proc/self/task/TID/FILE into buf (NUL-terminated, at most size
+ * - 1 bytes); returns the bytes read, or -1.  Not signal-safe. */
+ssize_t threads_read_task_file(pid_t tid, const char *file, char *buf, size_t size);
+
+struct preload_thread_view {
+	pid_t tid;
+	uintptr_t stack_lo, stack_hi; /* 0, 0 when unknown */
+	uint64_t since_ns;    /* monotonic time it was registered */
+};
+/* Copies up to cap registered threads into v; returns how many.  Not
+ * signal-safe (the registry's lock). */
+size_t preload_threads(struct preload_thread_view *v, size_t cap);
+
+/* One pass over the registry (sweep.c): asks for a sample of each thread
+ * that is running or ready to run and used more than threshold_ns of CPU
+ * time since its last signal.  Returns how many were asked for; the
+ * registered threads in *nthreads.  Not signal-safe. */
+size_t threads_sweep(uint64_t threshold_ns, size_t *nthreads);
+
+#pragma GCC visibility push(hidden)
+
+/* Write a RAW_THREAD / RAW_THREAD_EXIT record (waiting for space);
+ * cpu_base is the thread's CPU time when profiling started for it.  The
+ * exit record's system time is read then (getrusage for the calling
+ * thread, /proc for another).  Not signal-safe. */
+void threads_write_thread(pid_t tid, const char name[16], int64_t cpu_base);
+void threads_write_exit(pid_t tid, int64_t cpu_ns);
+/* The calling thread's user and system time, as getrusage(RUSAGE_THREAD)
+ * gives them (the kernel scales its tick samples of either to the
+ * thread's runtime), in nanoseconds.  Returns 0 or -1.  Signal-safe. */
+int threads_rusage(int64_t *user_ns, int64_t *sys_ns);
+/* The name of thread tid of this process, "" if unknown.  Not
+ * signal-safe. */
+void threads_read_comm(pid_t tid, char name[16]);
+/* Registers the calling thread: stack bounds, frame buffer, RAW_THREAD
+ * record, timer, and the key whose destructor unregisters it.  Not
+ * signal-safe. */
+void threads_register(void);
+/* The key destructor: runs when a registered thread exits.  Not
+ * signal-safe. */
+void threads_exit(void *unused);
+/* Timers for the threads that were running before we started.  Not
+ * signal-safe. */
+void threads_adopt_existing(void);
+
+#pragma GCC visibility pop
+
+#endif

@@ -1,0 +1,72 @@
+/* writer.h - the trace file, written through a growing MAP_SHARED mapping
+ * (writer.c)
+ *
+ * Shared by libprofview-timer.so and libprofview-heap.so.  Each function
+ * says whether it is signal-safe: whether it may run in a signal handler
+ * (the sampler's), taking no lock, allocating nothing, never blocking.
+ */
+#ifndef PROFVIEW_TIMER_WRITER_H
+#define PROFVIEW_TIMER_WRITER_H
+
+#include <stdint.h>
+
+#include "raw.h"
+
+/* How writer_reserve may get space: a signal handler's sample never waits
+ * and never takes the tail kept for the end of the trace; WRITER_WAIT grows
+ * the file as needed (not signal-safe); WRITER_FINAL may take the tail but
+ * never grows the file or waits (signal-safe: the end of the trace written
+ * from a signal handler). */
+enum { WRITER_NOWAIT = 0, WRITER_WAIT = 1, WRITER_FINAL = 2 };
+
+/* Opens (creates) this process image's trace.  path is absolute.  With
+ * use_given, path itself when it is an empty regular file (the launcher
+ * creates it); else, or when it is not empty, the first free name of
+ * "<stem>.<pid>.raw", "<stem>.<pid>.1.raw", "<stem>.<pid>.2.raw"... created
+ * with O_EXCL, where stem is path without a final ".raw".  Returns 0 or -1
+ * (errno set).  The file stays open until writer_init.  Not signal-safe. */
+int writer_open(const char *path, int use_given);
+/* The name writer_open chose.  Valid until the next writer_open.
+ * Signal-safe. */
+const char *writer_path(void);
+/* Reserves address space, maps the first chunk of the file and writes the
+ * header, the architecture after it (a version 2 header) and the exe path,
+ * then closes the file: later growth reopens it by path and checks it is
+ * the same file.  tailed: collect-timer reads the launcher's file as it is
+ * written and frees the page cache of what it has read (writer_release
+ * then leaves that to it).  Returns 0 or -1 (errno set); on failure
+ * nothing is left (a file writer_open created is removed).  Not
+ * signal-safe. */
+int writer_init(const struct raw_header *header, const struct raw_arch *arch, const char *exe,
+		int tailed);
+/* Reserves size bytes (a multiple of 8, at most 1 MiB) for records and
+ * returns where to write them, or NULL when there is no space; wait is one
+ * of WRITER_NOWAIT (signal-safe; may grow the file, but only when no other
+ * thread is growing it), WRITER_WAIT and WRITER_FINAL (see above).  Every
+ * byte reserved must be published, as one record or several: until then
+ * the memory of the trace from there on cannot be released. */
+void *writer_reserve(uint32_t size, int wait);
+/* Makes a record written at rec valid: stores its type and size word last,
+ * with release order.  The record is not touched again.  Signal-safe. */
+void writer_publish(void *rec, uint32_t type, uint32_t size);
+/* Drops the pages of the trace that are written (every record in them
+ * published) from the mapping, so that the program's memory does not grow
+ * with its trace, and (unless tailed) from the page cache once written
+ * back; their place in the address space can then be used again.  Call it
+ * a few times a second.  Not signal-safe; never blocks for long. */
+void writer_release(void);
+/* Truncates the file to the bytes used.  Call only when no other writer can
+ * run any more.  Signal-safe.  Returns 0 or -1. */
+int writer_finish(void);
+/* Drops the mapping without touching the file (fork child).  Not
+ * signal-safe. */
+void writer_forget(void);
+/* Keeps the trace open from now on: the program is about to change its
+ * user id, after which it may not open the file any more.  Not
+ * signal-safe. */
+void writer_keep(void);
+/* The errno of the last failed attempt to grow the trace, 0 if none.
+ * Signal-safe. */
+int writer_error(void);
+
+#endif
