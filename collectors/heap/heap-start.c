@@ -126,23 +126,6 @@ static void heap_helper_stop(void)
 	heap.helper_running = 0;
 }
 
-static int heap_find_self(struct dl_phdr_info *info, size_t size, void *data)
-{
-	uintptr_t me = (uintptr_t)data;
-
-	(void)size;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && me >= lo && me - lo < ph->p_memsz) {
-			heap.own_lo = lo;
-			heap.own_hi = lo + ph->p_memsz;
-			return 1;
-		}
-	}
-	return 0;
-}
 
 _Static_assert(RAW_VERSION == 3, "heap_start_trace writes a version 3 header");
 
@@ -246,7 +229,8 @@ static void heap_start(void)
 	heap.rate = (double)(collect_env_rate_ok(rate) ? rate : COLLECT_RATE_DEFAULT);
 	/* collect-heap --split reads the trace as it is written */
 	heap.tailed = getenv(COLLECT_ENV_SPLIT) != NULL && strcmp(getenv(COLLECT_ENV_SPLIT), "1") == 0;
-	dl_iterate_phdr(heap_find_self, (void *)(uintptr_t)&heap_find_self);
+	if (mappings_own_code(&heap.own_lo, &heap.own_hi) != 0)
+		heap.own_lo = heap.own_hi = 0;
 	heap.slots_log = HEAP_SLOTS_MIN_LOG;
 	while (heap.slots_log < HEAP_SLOTS_MAX_LOG &&
 	       heap.rate * (double)(1 << (heap.slots_log - HEAP_SLOTS_MIN_LOG + 1)) <= COLLECT_RATE_DEFAULT)

@@ -455,3 +455,37 @@ int mappings_ranges(uintptr_t (*ranges)[2], int cap, int executable)
 	free(maps);
 	return n;
 }
+
+struct mappings_self {
+	uintptr_t at, lo, hi;
+};
+
+static int mappings_find_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct mappings_self *self = data;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && self->at >= lo &&
+		    self->at - lo < ph->p_memsz) {
+			self->lo = lo;
+			self->hi = lo + ph->p_memsz;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int mappings_own_code(uintptr_t *lo, uintptr_t *hi)
+{
+	struct mappings_self self = { .at = (uintptr_t)&mappings_find_self };
+
+	if (dl_iterate_phdr(mappings_find_self, &self) == 0)
+		return -1;
+	*lo = self.lo;
+	*hi = self.hi;
+	return 0;
+}

@@ -34,4 +34,9 @@ int mappings_is_code(uintptr_t v);
  * else the writable private ones.  Returns how many.  Not signal-safe. */
 int mappings_ranges(uintptr_t (*ranges)[2], int cap, int executable);
 
+/* The executable segment of the library itself (the one this file is
+ * compiled into): its code's address range, [*lo, *hi).  0, or -1 when
+ * not found.  Not signal-safe (dl_iterate_phdr). */
+int mappings_own_code(uintptr_t *lo, uintptr_t *hi);
+
 #endif

@@ -265,26 +265,6 @@ static int preload_unwind_mode(const char *name)
 	return RAW_UNWIND_CFI;
 }
 
-/* dl_iterate_phdr callback: the executable segment holding address data
- * (the library's own code) into preload.own_lo/own_hi. */
-static int preload_find_self(struct dl_phdr_info *info, size_t size, void *data)
-{
-	uintptr_t me = (uintptr_t)data;
-
-	(void)size;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && me >= lo && me - lo < ph->p_memsz) {
-			preload.own_lo = lo;
-			preload.own_hi = lo + ph->p_memsz;
-			return 1;
-		}
-	}
-	return 0;
-}
-
 static void preload_init(void)
 {
 	const char *pid_env = getenv(COLLECT_ENV_PID);
@@ -300,7 +280,8 @@ static void preload_init(void)
 
 	if (pid_env == NULL || out == NULL || out[0] != '/')
 		return;
-	dl_iterate_phdr(preload_find_self, (void *)(uintptr_t)&preload_find_self);
+	if (mappings_own_code(&preload.own_lo, &preload.own_hi) != 0)
+		preload.own_lo = preload.own_hi = 0;
 	root = atol(pid_env) == (long)getpid();
 	preload.inherit = inherit_env == NULL || strcmp(inherit_env, "0") != 0;
 	if (!root && !preload.inherit)
