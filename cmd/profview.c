@@ -414,13 +414,13 @@ static int parse_pruning(struct args *a, int c, const char *arg)
 	switch (c) {
 	case OPT_NODECOUNT:
 		if (!parse_long(arg, 0, INT_MAX, &v))
-			return usage_error("invalid --nodecount '%s' (a whole number >= 0)", arg);
+			return usage_error("invalid --nodecount '%s': expected a whole number >= 0", arg);
 		a->ro.graph.nodecount = (size_t)v;
 		return 0;
 	case OPT_NODEFRACTION:
 	case OPT_EDGEFRACTION:
 		if (!parse_double(arg, &f) || f > 1)
-			return usage_error("invalid --%s '%s' (a number from 0 to 1)",
+			return usage_error("invalid --%s '%s': expected a number from 0 to 1",
 					   c == OPT_NODEFRACTION ? "nodefraction" : "edgefraction", arg);
 		*(c == OPT_NODEFRACTION ? &a->ro.graph.nodefraction : &a->ro.graph.edgefraction) = f;
 		return 0;
@@ -432,20 +432,20 @@ static int parse_pruning(struct args *a, int c, const char *arg)
 		else if (strcmp(arg, "name") == 0)
 			a->ro.sort = SORT_NAME;
 		else
-			return usage_error("invalid --sort '%s' (count, cum or name)", arg);
+			return usage_error("invalid --sort '%s': expected count, cum or name", arg);
 		return 0;
 	case OPT_NOISEFLOOR:
 		if (!parse_double(arg, &a->ro.noisefloor))
-			return usage_error("invalid --noisefloor '%s' (a number >= 0)", arg);
+			return usage_error("invalid --noisefloor '%s': expected a number >= 0", arg);
 		return 0;
 	case OPT_MINCOUNT:
 		if (!parse_long(arg, 0, LLONG_MAX, &v))
-			return usage_error("invalid --mincount '%s' (a whole number >= 0)", arg);
+			return usage_error("invalid --mincount '%s': expected a whole number >= 0", arg);
 		a->ro.mincount = v;
 		return 0;
 	case OPT_MAXDEPTH:
 		if (!parse_long(arg, 0, INT_MAX, &v))
-			return usage_error("invalid --maxdepth '%s' (a whole number >= 0)", arg);
+			return usage_error("invalid --maxdepth '%s': expected a whole number >= 0", arg);
 		a->ro.maxdepth = (int)v;
 		return 0;
 	}
@@ -464,13 +464,13 @@ static int parse_view(struct args *a, int c, const char *arg)
 	case OPT_PID:
 		free(a->pids);
 		if (!parse_tids(arg, &a->pids, &a->npids))
-			return usage_error("invalid --pid '%s' (process ids separated by commas)", arg);
+			return usage_error("invalid --pid '%s': expected process ids separated by commas", arg);
 		a->ro.pid_filter = arg;
 		return 0;
 	case OPT_TID:
 		free(a->tids);
 		if (!parse_tids(arg, &a->tids, &a->ntids))
-			return usage_error("invalid --tid '%s' (thread ids separated by commas)", arg);
+			return usage_error("invalid --tid '%s': expected thread ids separated by commas", arg);
 		a->ro.tid_filter = arg;
 		return 0;
 	case OPT_FUNCTIONS: a->view.granularity = CT_FUNCTIONS; return 0;
@@ -488,7 +488,7 @@ static int parse_view(struct args *a, int c, const char *arg)
 		return 0;
 	case OPT_TIME:
 		if (!pv_span_parse(arg, &a->spans[a->nspans], &why))
-			return usage_error("invalid --time '%s' (%s)", arg, why);
+			return usage_error("invalid --time '%s': %s", arg, why);
 		a->nspans++;
 		return 0;
 	}
@@ -512,18 +512,18 @@ static int parse_other(struct args *a, int c, const char *arg)
 	case OPT_HIGHLIGHT: return parse_highlight(a, arg);
 	case OPT_COLOR:
 		if (strcmp(arg, "auto") && strcmp(arg, "always") && strcmp(arg, "never"))
-			return usage_error("invalid --color '%s' (auto, always or never)", arg);
+			return usage_error("invalid --color '%s': expected auto, always or never", arg);
 		a->color = arg;
 		return 0;
 	case OPT_SYMBOLIZER:
 		if (strcmp(arg, "dw") && strcmp(arg, "bfd"))
-			return usage_error("invalid --symbolizer '%s' (dw or bfd)", arg);
+			return usage_error("invalid --symbolizer '%s': expected dw or bfd", arg);
 		a->sopt.bfd = strcmp(arg, "bfd") == 0;
 		return 0;
 	case OPT_NO_DEMANGLE: a->sopt.symbolize.no_demangle = true; return 0;
 	case OPT_MAX_INPUT:
 		if (!parse_size(arg, &a->sopt.max_input))
-			return usage_error("invalid --max-input '%s' (a size such as 512M or 2G; 0 for no limit)", arg);
+			return usage_error("invalid --max-input '%s': expected a size such as 512M or 2G; 0 for no limit", arg);
 		return 0;
 	case OPT_DUMP_LOCATIONS: a->dump = true; return 0;
 	case 'o': a->output = arg; return 0;
@@ -537,7 +537,7 @@ static int parse_other(struct args *a, int c, const char *arg)
 	case OPT_SIGNIFICANT: a->ro.significant = true; return 0;
 	case OPT_FDR:
 		if (!parse_double(arg, &a->dopt.fdr) || !(a->dopt.fdr > 0) || !(a->dopt.fdr < 1))
-			return usage_error("invalid --fdr '%s' (a number between 0 and 1)", arg);
+			return usage_error("invalid --fdr '%s': expected a number between 0 and 1", arg);
 		return 0;
 	case 'q': a->sopt.quiet = true; return 0;
 	case 'h': usage(stdout); return 0;
@@ -699,8 +699,11 @@ int main(int argc, char **argv)
 	if (!(a.bases = calloc((size_t)argc + 1, sizeof *a.bases)) ||
 	    !(a.spans = calloc((size_t)argc + 1, sizeof *a.spans)))
 		return pv_oom(), 1;
-	while ((c = getopt_long(argc, argv, "o:t:qhV", long_options, NULL)) != -1)
-		if ((ret = parse_option(&a, c, optarg)) >= 0)
+	opterr = 0; /* said as the other tools say it */
+	while ((c = getopt_long(argc, argv, ":o:t:qhV", long_options, NULL)) != -1)
+		if (c == '?' || c == ':')
+			return cli_getopt_error(c, argv);
+		else if ((ret = parse_option(&a, c, optarg)) >= 0)
 			return ret;
 	if (optind >= argc)
 		return usage_error("%s", "no trace given");

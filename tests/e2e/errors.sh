@@ -115,6 +115,12 @@ usage_said() {
 		fail "'$*': no line pointing to --help: $(cat err.txt)"
 }
 usage_said profview "$PROFVIEW" --nodecount=x x
+grep -qx "profview: invalid --nodecount 'x': expected a whole number >= 0" <(head -1 err.txt) ||
+	fail "a bad value is not said as the other tools say it: $(cat err.txt)"
+usage_said profview "$PROFVIEW" --no-such-option x
+grep -qx "profview: unknown option '--no-such-option'" <(head -1 err.txt) ||
+	fail "an unknown option is not said as the other tools say it: $(cat err.txt)"
+usage_said profview "$PROFVIEW" -o
 usage_said collect-timer "$COLLECT_TIMER" --frequency=0 ./split
 usage_said collect-timer "$COLLECT_TIMER" --unwind=nosuch ./split
 usage_said collect-timer "$COLLECT_TIMER" -q
