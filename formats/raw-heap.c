@@ -1,9 +1,11 @@
 /* raw-heap.c - collect-heap's records (sampled blocks, their frees) into profile samples */
 #include "raw-heap.h"
 #include "raw-reader.h"
+#include "raw.h"
 #include "error.h"
 #include "util.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,9 +49,14 @@ static const char *const names[V_N][2] = {
 
 struct raw_heap *raw_heap_new(struct pv_profile *p, uint64_t rate)
 {
-	struct raw_heap *h = calloc(1, sizeof *h);
+	struct raw_heap *h;
 
-	if (!h) {
+	if (rate == 0 || rate > RAW_HEAP_RATE_MAX) {
+		pv_error("the heap trace's sampling rate, %" PRIu64 " bytes, is not 1 to %" PRIu64
+			 ": a damaged header", rate, RAW_HEAP_RATE_MAX);
+		return NULL;
+	}
+	if (!(h = calloc(1, sizeof *h))) {
 		pv_oom();
 		return NULL;
 	}

@@ -396,7 +396,8 @@ _Static_assert(sizeof(struct raw_lost) == 24, "raw_lost is 24 bytes");
  * nframes inline addresses, leaf first), except that frames[0] is not an
  * interrupted program counter but the return address into the function
  * that called the allocator, minus one (inside its call instruction); the
- * allocator's own frames are left out. */
+ * allocator's own frames are left out.  R is 1 to RAW_HEAP_RATE_MAX. */
+#define RAW_HEAP_RATE_MAX ((uint64_t)1 << 40)
 struct raw_heap_alloc {
 	struct raw_rec h;
 	uint32_t tid;
