@@ -18,7 +18,7 @@ meson install -C "$builddir" --destdir "$dest" --no-rebuild --quiet >install.log
 prefix=$(meson introspect --buildoptions "$builddir" |
 	python3 -c 'import json, sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"))')
 root=$dest$prefix
-for c in profview collect-timer collect-gdb; do
+for c in profview collect-timer collect-gdb collect-heap; do
 	[ -x "$root/bin/$c" ] || fail "$c is not installed in $root/bin: $(find "$dest" -type f | head)"
 done
 lib=$(find "$root" -name libprofview-timer.so -type f)
@@ -38,6 +38,13 @@ collect-timer -q -o env.raw sh -c 'echo "$LD_PRELOAD"' >preload.txt 2>err.txt ||
 collect-timer -q -o split.raw ./split 0.5 >/dev/null 2>err.txt || fail "collect-timer ./split failed: $(cat err.txt)"
 profview --flat split.raw >flat.txt 2>err.txt || fail "the installed profview failed: $(cat err.txt)"
 [ "$(flat_self flat.txt hot_work)" -gt 0 ] || fail "no hot_work in the installed profview's report: $(cat flat.txt)"
+# collect-heap the same way, with its own library
+hlib=$(find "$root" -name libprofview-heap.so -type f)
+[ -n "$hlib" ] || fail "the heap library is not installed under $root"
+collect-heap -q -o henv.raw sh -c 'echo "$LD_PRELOAD"' >hpreload.txt 2>err.txt ||
+	fail "the installed collect-heap failed: $(cat err.txt)"
+[ "$(realpath "$(cat hpreload.txt)")" = "$(realpath "$hlib")" ] ||
+	fail "the installed collect-heap preloads '$(cat hpreload.txt)', not $hlib"
 
 # The man pages: every one renders from its file; by name with MANPATH.
 mandir=$(dirname "$(find "$root" -name collect-timer.1 -type f)")
@@ -46,7 +53,7 @@ for page in "$mandir"/*.1 "$(dirname "$mandir")"/man5/*.5; do
 	MANWIDTH=80 man -l "$page" >page.txt 2>err.txt || fail "man -l $page failed: $(cat err.txt)"
 	grep -q NAME page.txt || fail "man -l $page renders no NAME section"
 done
-for page in profview collect-timer collect-gdb profview-formats; do
+for page in profview collect-timer collect-gdb collect-heap profview-formats; do
 	MANPATH=$(dirname "$mandir") MANWIDTH=80 man "$page" >page.txt 2>err.txt ||
 		fail "man $page with MANPATH failed: $(cat err.txt)"
 	grep -q "^NAME" page.txt || fail "man $page renders no NAME section"
