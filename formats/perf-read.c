@@ -248,6 +248,19 @@ static bool starts_with_address(struct span t)
 	return w.n && parse_hex(w.s, w.n, &v);
 }
 
+/* Is t a frame: an address, then nothing or a symbol?  "(dso)" right
+ * after the word means the word was the symbol (a function named "add"
+ * or "cafe"), not an address. */
+static bool frame_follows(struct span t)
+{
+	struct span w = word(t), r;
+
+	if (!starts_with_address(t))
+		return false;
+	r = trim((struct span){ w.s + w.n, t.n - w.n });
+	return r.n == 0 || r.s[0] != '(';
+}
+
 /* The fields of a header whose first field is at t (the command name is
  * what came before). */
 static void match_fields(struct span t, struct header *h)
@@ -270,10 +283,11 @@ static void match_fields(struct span t, struct header *h)
 		t = trim((struct span){ w.s + w.n, t.n - w.n }), w = word(t);
 	}
 	if (w.n && parse_dec(w.s, w.n, &h->period)) {
-		/* a period needs an event or the end after it: else it is
-		 * the address of a frame that looks decimal */
+		/* a period needs an event, a frame's address (-F period,ip
+		 * without an event) or the end after it: else it is the
+		 * address of a frame that looks decimal */
 		struct span r = trim((struct span){ w.s + w.n, t.n - w.n });
-		if (r.n == 0 || is_event(word(r))) {
+		if (r.n == 0 || is_event(word(r)) || frame_follows(r)) {
 			h->fields |= F_PERIOD;
 			t = r, w = word(t);
 		}

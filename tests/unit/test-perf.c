@@ -329,6 +329,48 @@ static void test_no_callchain(void)
 	pv_profile_free(p);
 }
 
+/* -G -F comm,pid,tid,time,period,ip,sym,dso: a period and then the frame,
+ * no event between them (perf 6.1's layout). */
+static void test_period_then_ip(void)
+{
+	static const char text[] =
+		"         cc1plus 11941/11941  3307.275412:    4000000      7f0f2229a4cd __memset_avx2_unaligned_erms (/usr/lib/x86_64-linux-gnu/libc.so.6)\n"
+		"         cc1plus 11941/11941  3307.283767:    4000000           1b1a2f6 _cpp_parse_expr (/usr/lib/gcc/x86_64-linux-gnu/12/cc1plus)\n"
+		"         cc1plus 11941/11942  3307.287786:    2000000           1b1f4ca [unknown] (/usr/lib/gcc/x86_64-linux-gnu/12/cc1plus)\n";
+	/* no period: a decimal-looking address, then a symbol that looks
+	 * like hex ("add") and its dso */
+	static const char hex_sym[] =
+		"demo 18883   391.944958:      401234 add (/tmp/demo)\n"
+		"demo 18883   391.945958:      401250 add (/tmp/demo)\n";
+	struct pv_profile *p;
+
+	CHECK(detect(text));
+	p = rd(text);
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ(p->nsamples, 3);
+		CHECK_STR(stack_of(p, 0), "__memset_avx2_unaligned_erms");
+		CHECK_STR(stack_of(p, 1), "_cpp_parse_expr");
+		CHECK_EQ(p->samples[0].values[0], 1);
+		/* the periods are the weights: 4 ms, 4 ms, 2 ms */
+		CHECK(p->nvalues >= 2);
+		if (p->nvalues >= 2)
+			CHECK_EQ(p->samples[2].values[1], 2000000);
+		CHECK_EQ(tid_of(p, &p->samples[2]), 11942);
+		CHECK_EQ(p->locations[pv_sample_locs(p, &p->samples[1])[0]].address, 0x1b1a2f6);
+	}
+	pv_profile_free(p);
+
+	p = rd(hex_sym);
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ(p->nsamples, 2);
+		CHECK_STR(stack_of(p, 0), "add");
+		CHECK_EQ(p->locations[pv_sample_locs(p, &p->samples[0])[0]].address, 0x401234);
+	}
+	pv_profile_free(p);
+}
+
 /* Two events recorded together stay apart; the first is the default. */
 static void test_events(void)
 {
@@ -615,6 +657,7 @@ int main(void)
 	test_fields_pid_tid();
 	test_missing_fields();
 	test_no_callchain();
+	test_period_then_ip();
 	test_events();
 	test_truncated();
 	test_names();
