@@ -17,7 +17,8 @@
  *
  * The control signal is taken only if the program has left it at its
  * default action (or ignores it); the program is told that action by
- * sigaction() and signal() (sigs.c), as if ours were not there.  A program
+ * sigaction() and signal() (the libraries' interposed ones: sigs.c,
+ * heap-start.c), as if ours were not there.  A program
  * that installs a handler of its own for it gets the signal: ours steps
  * aside, and the signal sent to the program no longer pauses sampling
  * (sent to the launcher, it still does).
