@@ -1,9 +1,10 @@
 /* heap-start.c - libprofview-heap.so's start and end: the environment,
- * the trace's header, the helper thread that gives back its written
- * pages, fork (the child's own trace), and the end of the trace after the
- * program's exit handlers; and what the files shared with
- * libprofview-timer.so (writer.c, mappings.c...) ask of the library
- * (preload.h). */
+ * the trace's header, pausing (control.c's thread, which also gives back
+ * the trace's written pages; the interposed sigaction and signal), fork
+ * (the child's own trace), and the end of the trace after the program's
+ * exit handlers; and what the files shared with libprofview-timer.so
+ * (writer.c, mappings.c...) ask of the library (preload.h). */
+#include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
@@ -20,13 +21,12 @@
 #include <unistd.h>
 
 #include "collect-env.h"
+#include "control.h"
 #include "heap.h"
 #include "mappings.h"
 #include "preload-state.h"
 #include "stacktab.h"
 #include "writer.h"
-
-#define HEAP_RELEASE_NS 200000000l
 
 /* ---- what the shared files need ---- */
 
@@ -47,6 +47,9 @@ int preload_running(void)
 {
 	return atomic_load(&heap.state) == HEAP_RUNNING;
 }
+
+const char preload_collector[] = "collect-heap";
+const char preload_library[] = "libprofview-heap";
 
 void preload_warn(const char *fmt, ...)
 {
@@ -70,62 +73,80 @@ void preload_warn(const char *fmt, ...)
 
 /* ---- start and end ---- */
 
-/* The thread that gives back the written pages of the trace (writer.c)
- * a few times a second.  Never sampled. */
-static void *heap_helper_run(void *unused)
-{
-	struct timespec ts;
+/* ---- pausing (control.c) ---- */
 
-	(void)unused;
-	heap_tls.busy = 1;
-	prctl(PR_SET_NAME, "profview-heap", 0, 0, 0);
-	pthread_mutex_lock(&heap.lock);
-	while (!heap.stop) {
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += HEAP_RELEASE_NS;
-		if (ts.tv_nsec >= 1000000000l) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000l;
-		}
-		pthread_cond_timedwait(&heap.wake, &heap.lock, &ts);
-		pthread_mutex_unlock(&heap.lock);
-		writer_release();
-		pthread_mutex_lock(&heap.lock);
+void control_initial(int how)
+{
+	atomic_store(&heap.paused, how != CONTROL_RESUME);
+	atomic_store(&heap.ended, how == CONTROL_END);
+}
+
+/* Only heap.paused changes: heap_slow looks at it when a countdown
+ * crosses zero.  A block sampled before a pause keeps its place in the
+ * table, so that its free is recorded whenever it comes. */
+int control_apply(int how)
+{
+	int pause = how != CONTROL_RESUME;
+
+	if (atomic_load(&heap.state) != HEAP_RUNNING || atomic_load(&heap.ended))
+		return 0;
+	if (how == CONTROL_END)
+		atomic_store(&heap.ended, 1);
+	else if (atomic_load(&heap.paused) == pause)
+		return 0;
+	atomic_store(&heap.paused, pause);
+	return 1;
+}
+
+/* The control thread: it also gives back the written pages of the trace
+ * (writer.c) a few times a second.  Never sampled. */
+static void heap_control_start(void)
+{
+	heap.control_running = control_start() == 0;
+	if (!heap.control_running)
+		preload_warn("cannot start the control thread: the control signal, --delay and "
+			     "--duration do nothing, and the trace is kept in memory");
+}
+
+static void heap_control_stop(void)
+{
+	if (heap.control_running)
+		control_stop();
+	heap.control_running = 0;
+}
+
+/* ---- the program's actions for the control signal (control.c) ---- */
+
+HEAP_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	if (control_owns(sig))
+		return control_sigaction(sig, act, old);
+	return control_real_sigaction(sig, act, old);
+}
+
+HEAP_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+	static sighandler_t (*real_signal)(int, sighandler_t);
+	struct sigaction act, old;
+
+	if (control_owns(sig)) {
+		memset(&act, 0, sizeof(act));
+		act.sa_handler = handler;
+		act.sa_flags = SA_RESTART;
+		sigemptyset(&act.sa_mask);
+		if (control_sigaction(sig, &act, &old) != 0)
+			return SIG_ERR;
+		return (old.sa_flags & SA_SIGINFO) ? (sighandler_t)(void *)old.sa_sigaction
+						   : old.sa_handler;
 	}
-	pthread_mutex_unlock(&heap.lock);
-	return NULL;
+	if (real_signal == NULL)
+		real_signal = (sighandler_t(*)(int, sighandler_t))dlsym(RTLD_NEXT, "signal");
+	if (real_signal == NULL) {
+		errno = ENOSYS;
+		return SIG_ERR;
+	}
+	return real_signal(sig, handler);
 }
-
-static void heap_helper_start(void)
-{
-	pthread_condattr_t ca;
-	sigset_t all, old;
-
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&heap.wake, &ca);
-	pthread_condattr_destroy(&ca);
-	heap.stop = 0;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	heap.helper_running = pthread_create(&heap.helper, NULL, heap_helper_run, NULL) == 0;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!heap.helper_running)
-		preload_warn("cannot start the helper thread: the trace is kept in memory");
-}
-
-static void heap_helper_stop(void)
-{
-	if (!heap.helper_running)
-		return;
-	pthread_mutex_lock(&heap.lock);
-	heap.stop = 1;
-	pthread_cond_signal(&heap.wake);
-	pthread_mutex_unlock(&heap.lock);
-	pthread_join(heap.helper, NULL);
-	heap.helper_running = 0;
-}
-
 
 _Static_assert(RAW_VERSION == 3, "heap_start_trace writes a version 3 header");
 
@@ -193,8 +214,7 @@ static void heap_atfork_child(void)
 		return;
 	atomic_store(&heap.state, HEAP_STOPPED);
 	writer_forget();
-	heap.helper_running = 0;
-	pthread_mutex_init(&heap.lock, NULL);
+	heap.control_running = 0;
 	atomic_store(&heap.inflight, 0);
 	atomic_store(&heap.samples, 0);
 	atomic_store(&heap.lost, 0);
@@ -208,7 +228,7 @@ static void heap_atfork_child(void)
 	stacktab_reset();
 	if (heap_start_trace(getenv(COLLECT_ENV_OUTPUT), 0) == 0) {
 		atomic_store(&heap.state, HEAP_RUNNING);
-		heap_helper_start();
+		heap_control_start();
 	}
 	t->busy--;
 }
@@ -217,14 +237,17 @@ static void heap_start(void)
 {
 	const char *pid_env = getenv(COLLECT_ENV_PID), *out = getenv(COLLECT_ENV_OUTPUT);
 	const char *inherit_env = getenv(COLLECT_ENV_INHERIT), *rate_env = getenv(COLLECT_ENV_HEAP_RATE);
+	const char *stop_env = getenv(COLLECT_ENV_STOP_NS);
 	long long rate = rate_env != NULL ? atoll(rate_env) : 0;
+	uint64_t stop_ns = stop_env != NULL ? strtoull(stop_env, NULL, 10) : 0;
 	int root;
 
 	if (heap_resolve() != 0 || pid_env == NULL || out == NULL || out[0] != '/')
 		return;
 	root = atol(pid_env) == (long)getpid();
 	heap.inherit = inherit_env == NULL || strcmp(inherit_env, "0") != 0;
-	if (!root && !heap.inherit)
+	/* an image started after --duration has nothing to sample */
+	if ((!root && !heap.inherit) || (stop_ns != 0 && preload_now() >= stop_ns))
 		return;
 	heap.rate = (double)(collect_env_rate_ok(rate) ? rate : COLLECT_RATE_DEFAULT);
 	/* collect-heap --split reads the trace as it is written */
@@ -250,8 +273,9 @@ static void heap_start(void)
 		writer_forget();
 		return;
 	}
+	control_init(0, stop_ns);
 	atomic_store(&heap.state, HEAP_RUNNING);
-	heap_helper_start();
+	heap_control_start();
 }
 
 __attribute__((constructor)) static void heap_constructor(void)
@@ -260,6 +284,7 @@ __attribute__((constructor)) static void heap_constructor(void)
 	heap_start();
 	if (atomic_load(&heap.state) != HEAP_RUNNING)
 		atomic_store(&heap.state, HEAP_DISABLED);
+	control_unhold();
 	heap_tls.busy--;
 }
 
@@ -288,7 +313,7 @@ __attribute__((destructor)) static void heap_fini(void)
 	if (!atomic_compare_exchange_strong(&heap.state, &running, HEAP_STOPPED))
 		return;
 	heap_tls.busy++;
-	heap_helper_stop();
+	heap_control_stop();
 	quiet = heap_quiesce() == 0;
 	lost = atomic_load(&heap.lost);
 	if (lost != 0) {

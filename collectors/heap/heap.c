@@ -16,7 +16,9 @@
  * table of the sampled blocks; its free writes a RAW_HEAP_FREE record.
  *
  * The fast path of an unsampled allocation is a subtraction from a
- * thread-local counter and a test; that of a free, one bit of a filter
+ * thread-local counter and a test (a pause of sampling, control.c, is
+ * looked at only when the counter crosses zero); that of a free, one bit
+ * of a filter
  * that says whether a sampled block may be at the address (by its bits
  * 4 to 22), almost always zero.  The filter is a bitmap, one bit per 16
  * bytes of addresses, so that the blocks of one part of the heap share
@@ -59,7 +61,7 @@
 #include "stacktab.h"
 #include "writer.h"
 
-struct heap_global heap = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER };
+struct heap_global heap;
 struct heap_real heap_real;
 __thread struct heap_tls heap_tls __attribute__((tls_model("initial-exec")));
 /* mappings.c marks the collector's own work in it (preload_own_begin) */
@@ -444,6 +446,13 @@ static __attribute__((noinline)) void heap_slow(struct heap_tls *t, void *p, siz
 	}
 	/* memoryless: the next interval starts at the block's end */
 	t->left = heap_draw(t);
+	if (HEAP_UNLIKELY(atomic_load_explicit(&heap.paused, memory_order_relaxed))) {
+		/* the countdown runs on while paused, so that it is as
+		 * random at the resume as ever; after --duration, never */
+		if (atomic_load_explicit(&heap.ended, memory_order_relaxed))
+			t->left = INT64_MAX;
+		return;
+	}
 	heap_sample(t, (uintptr_t)p, n, caller);
 }
 

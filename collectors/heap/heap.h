@@ -74,11 +74,12 @@ struct heap_global {
 	struct heap_slot *table;
 	int slots_log;
 	_Atomic uint64_t samples, lost;
-	pthread_t helper;
-	int helper_running;
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	int stop;
+	/* sampling is paused (control.c): the countdowns run on, and a
+	 * block whose countdown crosses zero is not sampled; frees are
+	 * recorded as ever */
+	_Atomic int paused;
+	_Atomic int ended;          /* paused for good (--duration) */
+	int control_running;        /* the control thread is started */
 };
 
 #pragma GCC visibility push(hidden)

@@ -36,10 +36,18 @@ static void collect_usage(FILE *f)
 		"                      default profview-PROGRAM-PID.raw in the current directory\n"
 		"      --no-inherit    profile the program's process only, not the processes\n"
 		"                      it starts (by default each writes its own trace)\n"
+		"      --delay=SECONDS  start sampling SECONDS after the program starts;\n"
+		"                      --duration counts from then\n"
+		"      --control-signal=SIG  the signal that pauses sampling and resumes it:\n"
+		"                      a name or number (default USR2), or none; the frees\n"
+		"                      of the blocks sampled are recorded while paused\n"
 		"      --split=SECONDS  cut the trace, while the program runs, into traces of\n"
 		"                      SECONDS each: FILE without .raw, then .seg0001.raw...;\n"
 		"                      each says what was allocated in its time and not freed\n"
 		"      --keep-segments=N  with --split, keep only the last N segments\n"
+		"      --duration=SECONDS  sample the first SECONDS of the run, then let the\n"
+		"                      program run on; the frees of the blocks sampled are\n"
+		"                      still recorded\n"
 		"  -q, --quiet         print nothing but errors\n"
 		"  -v, --verbose       at the end, a line for every process of the run, those\n"
 		"                      without samples too (by default: the processes with the\n"
@@ -229,8 +237,11 @@ int collect_parse(int argc, char **argv, struct collect_opts *o)
 		{ "rate", required_argument, NULL, 'r' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "no-inherit", no_argument, NULL, 'I' },
+		{ "delay", required_argument, NULL, 'Y' },
+		{ "control-signal", required_argument, NULL, 'K' },
 		{ "split", required_argument, NULL, 'P' },
 		{ "keep-segments", required_argument, NULL, 'N' },
+		{ "duration", required_argument, NULL, 'D' },
 #else
 		{ "frequency", required_argument, NULL, 'F' },
 		{ "output", required_argument, NULL, 'o' },
@@ -263,8 +274,6 @@ int collect_parse(int argc, char **argv, struct collect_opts *o)
 	o->control = COLLECT_CONTROL_DEFAULT;
 	o->rate = COLLECT_RATE_DEFAULT;
 #ifdef COLLECT_HEAP
-	/* no control signal: the heap library does not pause */
-	o->control = 0;
 #define COLLECT_SHORT "+:r:o:qvhV"
 #else
 #define COLLECT_SHORT "+:F:o:qvhV"

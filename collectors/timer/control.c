@@ -1,38 +1,27 @@
 /* control.c - pausing and resuming sampling, and the library's thread that
- * does it
+ * does it, in either preload library
  *
- * A signal (SIGUSR2 unless collect-timer says otherwise) pauses sampling,
+ * A signal (SIGUSR2 unless the launcher says otherwise) pauses sampling,
  * the next resumes it, as gperftools' CPUPROFILESIGNAL does, in every
- * process of the run: the handler (and collect-timer's, for the signal
+ * process of the run: the handler (and the launcher's, for the signal
  * sent to it) only adds one to the run's control word (collect-env.h) and
  * wakes the threads waiting on it; each process's thread "profview-ctl"
  * pauses while the word is odd (or --delay's start is to come) and runs
- * while it is even.  It does the work under the registry lock, so that it
- * is serialized with threads starting and ending:
+ * while it is even.
  *
- * - pause: the generation count (control_gen) becomes odd, so a handler
- *   that starts from now on writes nothing (control_sample_ok, sample.c);
- *   the handlers already running are waited for; every thread's timer is
- *   disarmed and an exit record written with its CPU clock.  Each thread's
- *   profiled stretch ends there, as far as the trace is concerned: raw-cpu.h
- *   shares out the CPU time between its thread record and that exit record,
- *   and the CPU time used while paused is in no thread's total.
- * - resume: each thread gets a thread record with its CPU clock now (its
- *   CPU time before is not profiled), which its handler also takes as its
- *   previous sample, so its next sample weighs only the time since; the
- *   generation becomes even, and the timers are armed again.
- *
- * A thread that starts while sampling is paused gets its thread record and
- * its timer at the resume; one that ends while paused, nothing (its stretch
- * ended at the pause).  --delay starts the process paused, with a resume
- * due at PROFVIEW_START_NS.
+ * That work is the library's (control_apply): control-timer.c's for
+ * libprofview-timer.so, heap-start.c's for libprofview-heap.so.  --delay
+ * starts the process paused, with a resume due at PROFVIEW_START_NS;
+ * for a library that asks (control_init's stop_ns), --duration is a pause
+ * for good at PROFVIEW_STOP_NS (CONTROL_END).
  *
  * The control signal is taken only if the program has left it at its
  * default action (or ignores it); the program is told that action by
- * sigaction() and signal() (sigs.c), as if ours were not there.  A program
+ * sigaction() and signal() (the libraries' interposed ones: sigs.c,
+ * heap-start.c), as if ours were not there.  A program
  * that installs a handler of its own for it gets the signal: ours steps
  * aside, and the signal sent to the program no longer pauses sampling
- * (sent to collect-timer, it still does).
+ * (sent to the launcher, it still does).
  *
  * The same thread releases the memory of the trace a few times a second
  * (writer_release), so the program's resident memory does not grow with
@@ -57,22 +46,20 @@
 
 #include "collect-env.h"
 #include "control.h"
-#include "engine.h"
+#include "helper.h"
 #include "preload-state.h"
-#include "sample.h"
-#include "threads.h"
 #include "writer.h"
 
 #define CONTROL_RELEASE_NS 250000000ull   /* how often the trace's memory is released */
-#define CONTROL_QUIESCE_NS 100000000ull   /* longest wait for handlers in flight */
-
-_Atomic uint64_t control_gen;
 
 static struct {
 	int signo;                /* the control signal, 0 for none */
 	_Atomic int active;       /* our handler is its action */
 	struct sigaction app;     /* the action the program believes it has */
 	uint64_t start_ns;        /* sampling resumes then (--delay), or 0 */
+	uint64_t stop_ns;         /* sampling ends then (--duration), or 0 */
+	int ended;                /* it has */
+	int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
 	pthread_t thread;
 	_Atomic int started;
 	_Atomic int stop;
@@ -97,95 +84,48 @@ static void control_wake(void)
 	syscall(SYS_futex, (void *)control_word(), FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
-/* ---- pause and resume ---- */
-
-static int64_t control_thread_cpu(pid_t tid)
-{
-	struct timespec ts;
-
-	if (clock_gettime(preload_thread_clock(tid), &ts) != 0)
-		return -1;
-	return preload_ts_ns(&ts);
-}
-
-/* Waits (a little) for the handlers that started before the pause: those
- * that start after it see it and write nothing. */
-static void control_quiesce(void)
-{
-	uint64_t deadline = preload_now() + CONTROL_QUIESCE_NS;
-	struct timespec us = { 0, 50000 };
-
-	while (atomic_load(&preload.inflight) != 0 && preload_now() < deadline)
-		nanosleep(&us, NULL);
-}
-
-/* Pauses (pause 1) or resumes (0) sampling, if it is not so already.
- * Returns 1 if it changed. */
-static int control_set(int pause)
-{
-	int changed = 0;
-
-	pthread_mutex_lock(&preload.registry_lock);
-	if (atomic_load(&preload.state) != PRELOAD_RUNNING || control_paused() == pause)
-		goto out;
-	if (pause) {
-		atomic_fetch_add(&control_gen, 1);
-		control_quiesce();
-	}
-	for (size_t i = 0; i < preload.nentries; i++) {
-		struct preload_entry *e = &preload.entries[i];
-		char name[16];
-		int64_t cpu;
-
-		if (e->tid == 0)
-			continue;
-		if (pause)
-			engine_disarm(&e->timer);
-		cpu = control_thread_cpu(e->tid);
-		threads_read_comm(e->tid, name);
-		if (name[0] != '\0' && strncmp(name, e->name, 16) != 0) {
-			if (pause)
-				threads_write_thread(e->tid, name, e->cpu_base); /* the new name */
-			memcpy(e->name, name, 16);
-		}
-		if (pause) {
-			threads_write_exit(e->tid, cpu);
-			continue;
-		}
-		if (e->seen != NULL && cpu >= 0) {
-			atomic_store_explicit(&e->seen->resumed_cpu, cpu, memory_order_relaxed);
-			atomic_store_explicit(&e->seen->cpu, cpu, memory_order_relaxed);
-		}
-		threads_write_thread(e->tid, e->name, cpu);
-	}
-	if (!pause) {
-		/* the threads' new starts are stored before the handlers can
-		 * see the change (control_sample_ok, sample.c) */
-		atomic_fetch_add(&control_gen, 1);
-		for (size_t i = 0; i < preload.nentries; i++) {
-			struct preload_entry *e = &preload.entries[i];
-			int64_t cpu = control_thread_cpu(e->tid);
-
-			if (e->tid != 0)
-				engine_rearm(&e->timer, cpu >= 0 && cpu - e->cpu_base < (int64_t)preload.short_ns,
-					     preload_random(preload.period_ns));
-		}
-	}
-	changed = 1;
-out:
-	pthread_mutex_unlock(&preload.registry_lock);
-	return changed;
-}
-
 /* ---- the thread ---- */
 
-/* Should sampling be paused now: a pause asked for, or --delay's start
- * still to come? */
-static int control_want_pause(uint64_t now)
+/* What sampling should be now: ended (--duration's end is past), paused
+ * (a pause asked for, or --delay's start still to come) or running. */
+static int control_want(uint64_t now)
 {
+	if (control.stop_ns != 0 && now >= control.stop_ns) {
+		control.stop_ns = 0;
+		control.ended = 1;
+	}
+	if (control.ended)
+		return CONTROL_END;
 	if (control.start_ns != 0 && now >= control.start_ns)
 		control.start_ns = 0;
-	return (atomic_load(control_word()) & 1) || control.start_ns != 0;
+	return (atomic_load(control_word()) & 1) || control.start_ns != 0 ? CONTROL_PAUSE
+									   : CONTROL_RESUME;
+}
+
+/* The time the thread wakes at without a request: the next release, or
+ * the start or the end if sooner. */
+static uint64_t control_due(uint64_t next)
+{
+	if (control.start_ns != 0 && control.start_ns < next)
+		next = control.start_ns;
+	if (control.stop_ns != 0 && control.stop_ns < next)
+		next = control.stop_ns;
+	return next;
+}
+
+/* One line for a pause or a resume asked for: for the run, from the
+ * first process to act on request req. */
+static void control_say(int pause, uint32_t req)
+{
+	if (control.run == NULL)
+		preload_warn("pid %d: sampling %s (signal %d); the same signal %s it",
+			     (int)getpid(), pause ? "paused" : "resumed", control.signo,
+			     pause ? "resumes" : "pauses");
+	else if (atomic_exchange(&control.run->said, req) != req)
+		preload_warn("sampling %s (signal %d) in every process of the run; the "
+			     "same signal %s it", pause ? "paused" : "resumed",
+			     control.signo != 0 ? control.signo : COLLECT_CONTROL_DEFAULT,
+			     pause ? "resumes" : "pauses");
 }
 
 static void *control_main(void *unused)
@@ -194,18 +134,20 @@ static void *control_main(void *unused)
 	uint32_t seen = atomic_load(control_word());
 
 	(void)unused;
+	/* its allocations are not the program's (libprofview-heap.so) */
+	preload_own_begin();
 	/* a fork child, made before its parent acted on a request */
-	control_set(control_want_pause(preload_now()));
+	control_apply(control_want(preload_now()));
 	while (!atomic_load(&control.stop)) {
-		uint64_t due = next, now;
+		uint64_t due = control_due(next), now;
 		uint32_t req = atomic_load(control_word());
 		struct timespec ts;
+		int how;
 
-		if (control.start_ns != 0 && control.start_ns < due)
-			due = control.start_ns;
 		ts.tv_sec = (time_t)(due / 1000000000ull);
 		ts.tv_nsec = (long)(due % 1000000000ull);
-		/* until a request, the stop, the start or the next release */
+		/* until a request, the stop, the start, the end or the next
+		 * release */
 		if (req == seen)
 			syscall(SYS_futex, (void *)control_word(), FUTEX_WAIT_BITSET, req, &ts, NULL,
 				FUTEX_BITSET_MATCH_ANY);
@@ -213,20 +155,9 @@ static void *control_main(void *unused)
 			break;
 		now = preload_now();
 		req = atomic_load(control_word());
-		if (control_set(control_want_pause(now)) && req != seen) {
-			int pause = control_paused();
-
-			/* one line for the run, from the first process to act */
-			if (control.run == NULL)
-				preload_warn("pid %d: sampling %s (signal %d); the same signal %s it",
-					     (int)getpid(), pause ? "paused" : "resumed", control.signo,
-					     pause ? "resumes" : "pauses");
-			else if (atomic_exchange(&control.run->said, req) != req)
-				preload_warn("sampling %s (signal %d) in every process of the run; the "
-					     "same signal %s it", pause ? "paused" : "resumed",
-					     control.signo != 0 ? control.signo : COLLECT_CONTROL_DEFAULT,
-					     pause ? "resumes" : "pauses");
-		}
+		how = control_want(now);
+		if (control_apply(how) && req != seen && how != CONTROL_END)
+			control_say(how == CONTROL_PAUSE, req);
 		seen = req;
 		if (now >= next) {
 			writer_release();
@@ -293,7 +224,7 @@ static int control_is_handler(const struct sigaction *act)
 	       (act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN);
 }
 
-/* Maps the run's control word collect-timer names, if it does. */
+/* Maps the run's control word the launcher names, if it does. */
 static void control_map_run(void)
 {
 	static const char memfd[] = "/memfd:profview-control";
@@ -307,7 +238,7 @@ static void control_map_run(void)
 	control.run = NULL;
 	if (path == NULL)
 		return;
-	/* collect-timer's, not a file of a process that has its pid now */
+	/* the launcher's, not a file of a process that has its pid now */
 	n = readlink(path, target, sizeof(target) - 1);
 	target[n > 0 ? n : 0] = '\0';
 	if (strncmp(target, memfd, sizeof(memfd) - 1) != 0 ||
@@ -323,11 +254,12 @@ static void control_map_run(void)
 /* The line said when the program handles the control signal itself. */
 static void control_taken_note(int sig)
 {
-	int n = snprintf(control.taken_note, sizeof(control.taken_note), PRELOAD_PREFIX
-			 "pid %d: the program installed its own handler for the control signal "
-			 "(SIG%s): it gets that signal; sent to collect-timer, the signal still "
-			 "pauses and resumes sampling in every process; --control-signal chooses "
-			 "another\n", (int)getpid(), sigabbrev_np(sig) != NULL ? sigabbrev_np(sig) : "?");
+	const char *abbrev = sigabbrev_np(sig) != NULL ? sigabbrev_np(sig) : "?";
+	int n = snprintf(control.taken_note, sizeof(control.taken_note),
+			 "%s: pid %d: the program installed its own handler for the control signal "
+			 "(SIG%s): it gets that signal; sent to %s, the signal still pauses and "
+			 "resumes sampling in every process; --control-signal chooses another\n",
+			 preload_collector, (int)getpid(), abbrev, preload_collector);
 
 	control.taken_len = n > 0 && (size_t)n < sizeof(control.taken_note) ? (size_t)n : 0;
 }
@@ -342,25 +274,25 @@ static void control_say_taken(void)
 	}
 }
 
-void control_init(void)
+int control_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	const char *env = getenv(COLLECT_ENV_CONTROL);
-	const char *start = getenv(COLLECT_ENV_START_NS);
-	struct sigaction sa, old;
-	long sig = env != NULL ? atol(env) : COLLECT_CONTROL_DEFAULT;
+	if (control.real_sigaction == NULL)
+		control.real_sigaction = dlsym(RTLD_NEXT, "sigaction");
+	if (control.real_sigaction == NULL) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return control.real_sigaction(sig, act, old);
+}
 
-	control.start_ns = start != NULL ? strtoull(start, NULL, 10) : 0;
-	control_map_run();
-	/* paused until the start, or while the run is; a fork child keeps
-	 * its parent's state */
-	if (control_want_pause(preload_now()) && !control_paused())
-		atomic_fetch_add(&control_gen, 1);
-	control.signo = 0;
-	atomic_store(&control.active, 0);
-	if (sig == 0 || !collect_env_control_ok((int)sig) || sig == preload.signo)
-		return;
-	control_taken_note((int)sig);
-	if (preload.real_sigaction((int)sig, NULL, &old) != 0)
+/* Takes the control signal sig when the program has left it at its
+ * default action (or ignores it). */
+static void control_take(int sig)
+{
+	struct sigaction sa, old;
+
+	control_taken_note(sig);
+	if (control_real_sigaction(sig, NULL, &old) != 0)
 		return;
 	if (control_is_handler(&old)) {
 		control_say_taken();
@@ -370,11 +302,30 @@ void control_init(void)
 	sa.sa_sigaction = control_on_signal;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	if (preload.real_sigaction((int)sig, &sa, NULL) != 0)
+	if (control_real_sigaction(sig, &sa, NULL) != 0)
 		return;
 	control.app = old;
-	control.signo = (int)sig;
+	control.signo = sig;
 	atomic_store(&control.active, 1);
+}
+
+void control_init(int profiler_signal, uint64_t stop_ns)
+{
+	const char *env = getenv(COLLECT_ENV_CONTROL);
+	const char *start = getenv(COLLECT_ENV_START_NS);
+	long sig = env != NULL ? atol(env) : COLLECT_CONTROL_DEFAULT;
+
+	control.start_ns = start != NULL ? strtoull(start, NULL, 10) : 0;
+	control.stop_ns = stop_ns;
+	control.ended = 0;
+	control_map_run();
+	/* paused until the start, or while the run is; a fork child keeps
+	 * its parent's state */
+	control_initial(control_want(preload_now()));
+	control.signo = 0;
+	atomic_store(&control.active, 0);
+	if (sig != 0 && collect_env_control_ok((int)sig) && sig != profiler_signal)
+		control_take((int)sig);
 }
 
 int control_owns(int sig)
@@ -396,7 +347,7 @@ int control_sigaction(int sig, const struct sigaction *act, struct sigaction *ol
 	}
 	/* No lock: sigaction may be called from a signal handler. */
 	atomic_store(&control.active, 0);
-	rc = preload.real_sigaction(sig, act, NULL);
+	rc = control_real_sigaction(sig, act, NULL);
 	if (rc != 0) {
 		atomic_store(&control.active, 1);
 		return rc;
@@ -411,7 +362,7 @@ int control_sigaction(int sig, const struct sigaction *act, struct sigaction *ol
  *
  * Between an exec and the new image's constructor the control signal has
  * its default action, which ends the process.  So it is held (blocked)
- * there: collect-timer holds it from before its fork, and an exec of the
+ * there: the launcher holds it from before its fork, and an exec of the
  * program's, while the library takes the signal, holds it across the exec
  * with PROFVIEW_CONTROL_HELD=1 in the new image's environment; the new
  * image's constructor (control_unhold) lets it through once the library's
@@ -442,7 +393,7 @@ static int control_env_preloads(char *const env[])
 {
 	for (size_t i = 0; env != NULL && env[i] != NULL; i++)
 		if (strncmp(env[i], "LD_PRELOAD=", 11) == 0)
-			return strstr(env[i], "libprofview-timer") != NULL;
+			return strstr(env[i], preload_library) != NULL;
 	return 0;
 }
 

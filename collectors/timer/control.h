@@ -1,11 +1,12 @@
 /* control.h - pausing and resuming sampling: the control signal, the
  * start after --delay, and the thread that also releases the trace's
- * memory (writer_release) (control.c)
+ * memory (writer_release) (control.c, in either preload library); what a
+ * pause does is the library's (control_apply)
  *
- * The state is a generation count: odd while sampling is paused, even
- * while it runs, one more at each change.  control_paused is inline so
- * that the handler pays one load for it (sample.c's control_sample_ok
- * reads it the same way).
+ * libprofview-timer.so's state is a generation count: odd while sampling
+ * is paused, even while it runs, one more at each change (control-timer.c).
+ * control_paused is inline so that the handler pays one load for it
+ * (sample.c's control_sample_ok reads it the same way).
  */
 #ifndef PROFVIEW_TIMER_CONTROL_H
 #define PROFVIEW_TIMER_CONTROL_H
@@ -14,28 +15,51 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-/* Odd while sampling is paused. */
+#pragma GCC visibility push(hidden)
+
+/* libprofview-timer.so: odd while sampling is paused. */
 extern _Atomic uint64_t control_gen;
 
-/* Is sampling paused?  Signal-safe. */
+/* Is sampling paused?  Signal-safe.  libprofview-timer.so only. */
 static inline int control_paused(void)
 {
 	return (int)(atomic_load(&control_gen) & 1);
 }
 
+/* What sampling is to be. */
+enum control_how {
+	CONTROL_RESUME = 0,
+	CONTROL_PAUSE = 1,
+	CONTROL_END = 2,  /* paused for good: --duration is over */
+};
+
+/* ---- the library's side ---- */
+
+/* Makes sampling be as how says in this process, if it is not so
+ * already, and if the process is being profiled.  Returns 1 if it
+ * changed.  Called by the control thread only.  Not signal-safe. */
+int control_apply(int how);
+/* At control_init: how sampling starts, before the first thread is
+ * registered or the first block sampled. */
+void control_initial(int how);
+
+/* ---- control.c ---- */
+
 /* Reads the control signal and the start time from the environment
- * (collect-env.h), starts paused when the start is still to come, and
- * takes the control signal when the program has left it at its default.
- * Call before the first thread is registered.  Not signal-safe. */
-void control_init(void);
+ * (collect-env.h), starts paused when the start is still to come (or
+ * ended when stop_ns, if not 0, is past), and takes the control signal
+ * when the program has left it at its default and it is not
+ * profiler_signal.  Call before the first thread is registered.  Not
+ * signal-safe. */
+void control_init(int profiler_signal, uint64_t stop_ns);
 /* Starts the library's thread "profview-ctl": it toggles sampling when the
- * signal comes, resumes at the start time, and releases the trace's
- * memory a few times a second.  Also in the child of a fork.  Returns 0
- * or -1.  Not signal-safe. */
+ * signal comes, resumes at the start time, ends sampling at stop_ns, and
+ * releases the trace's memory a few times a second.  Also in the child of
+ * a fork.  Returns 0 or -1.  Not signal-safe. */
 int control_start(void);
 /* Stops that thread and waits for it.  Not signal-safe. */
 void control_stop(void);
-/* For the interposed sigaction (sigs.c): is sig the control signal, whose
+/* For the interposed sigaction: is sig the control signal, whose
  * action the library holds?  Then control_sigaction answers in its place:
  * SIG_DFL or SIG_IGN are noted as the program's and ours stays; a handler
  * of the program's own is installed, and the signal no longer toggles
@@ -43,9 +67,14 @@ void control_stop(void);
  * control_sigaction not. */
 int control_owns(int sig);
 int control_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+/* The libc sigaction, past the interposed one.  Signal-safe once it has
+ * been called (control_init does). */
+int control_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 /* In the constructor, once the library has its handler: lets through the
- * control signal collect-timer or an exec held (blocked) until then.  Not
+ * control signal the launcher or an exec held (blocked) until then.  Not
  * signal-safe. */
 void control_unhold(void);
+
+#pragma GCC visibility pop
 
 #endif

@@ -75,6 +75,9 @@ static uint64_t preload_wall_samples;
 /* collect-timer --split reads the trace as it is written */
 static int preload_tailed;
 
+const char preload_collector[] = "collect-timer";
+const char preload_library[] = "libprofview-timer";
+
 void preload_warn(const char *fmt, ...)
 {
 	char buf[512];
@@ -336,7 +339,7 @@ static void preload_init(void)
 		writer_forget();
 		return;
 	}
-	control_init();
+	control_init(preload.signo, 0);
 	engine_init(getenv(COLLECT_ENV_ENGINE) != NULL && strcmp(getenv(COLLECT_ENV_ENGINE), "perf") == 0
 			    ? ENGINE_PERF : ENGINE_POSIX, preload.period_ns, &preload);
 	preload_write_kernel();

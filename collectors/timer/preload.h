@@ -23,6 +23,11 @@
 
 #define PRELOAD_PREFIX "collect-timer: "
 
+/* The launcher's name ("collect-timer"), and the library's file name
+ * without ".so", for the lines and the checks of the files shared. */
+extern const char preload_collector[];
+extern const char preload_library[];
+
 /* Monotonic time in nanoseconds.  Signal-safe. */
 uint64_t preload_now(void);
 

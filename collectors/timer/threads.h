@@ -1,6 +1,6 @@
 /* threads.h - the registry of the program's threads: their timers, their
- * RAW_THREAD and RAW_THREAD_EXIT records, the library's own helper
- * threads, and the pass of the sweeper over them (threads.c)
+ * RAW_THREAD and RAW_THREAD_EXIT records, and the pass of the sweeper over
+ * them (threads.c); the library's own helper threads are helper.h's
  *
  * Functions marked signal-safe may run in the sampling handler: they take
  * no lock, allocate nothing and never block.
@@ -13,11 +13,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* Starts a thread of the library's own: not registered (no timer, no
- * samples), every signal blocked, named name; stack 0 for the default
- * size.  Returns 0 or -1.  Not signal-safe. */
-int threads_start_helper(pthread_t *thread, void *(*fn)(void *), const char *name, size_t stack,
-			 int detached);
+#include "helper.h"
+
 /* Reads /proc/self/task/TID/FILE into buf (NUL-terminated, at most size
  * - 1 bytes); returns the bytes read, or -1.  Not signal-safe. */
 ssize_t threads_read_task_file(pid_t tid, const char *file, char *buf, size_t size);
