@@ -168,18 +168,24 @@ static int choose_bands(struct hl *h)
 	return 0;
 }
 
-/* The top of the y scale, at least v, and its ticks' step: 1, 2 or 5
- * times a power of ten of a unit (1024^k bytes), so that they read well. */
+/* The top of the y scale, at least v, and its ticks' step: multiples of
+ * half a power of ten of a unit (1024^k bytes), so that they read well,
+ * at most six steps. */
 static int64_t scale_top(int64_t v, double *step)
 {
-	double unit = 1, m, x, top;
+	double unit = 1, m, half, top;
 
 	while ((double)v / unit >= 1000)
 		unit *= 1024;
 	m = (double)v / unit;
-	x = pow(10, floor(log10(m > 1 ? m : 1)));
-	top = m <= x ? x : m <= 2 * x ? 2 * x : m <= 5 * x ? 5 * x : 10 * x;
-	*step = (top == 2 * x ? top / 4 : top / 5) * unit;
+	half = pow(10, floor(log10(m > 1 ? m : 1))) / 2;
+	if (half < 1 && unit == 1)
+		half = 1;
+	top = ceil(m / half) * half;
+	*step = half;
+	while (top / *step > 6)
+		*step *= 2;
+	*step *= unit;
 	return (int64_t)ceil(top * unit);
 }
 
