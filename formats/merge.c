@@ -221,6 +221,8 @@ static int merge_samples(struct merger *m)
 			return -1;
 		ps.thread = ps.thread == PV_NONE ? PV_NONE : m->thr[ps.thread];
 		ps.time_ns += m->time_shift;
+		if (ps.end_ns)
+			ps.end_ns += m->time_shift;
 		/* pv_add_sample counts truncated samples: the source's count is
 		 * added below instead. */
 		uint64_t trunc = d->truncated;
@@ -260,8 +262,11 @@ int pv_merge(struct pv_profile *d, const struct pv_profile *s, const char *src_n
 	    merge_samples(&m) < 0)
 		goto out;
 	if (!empty && d->time_ns && start < d->time_ns) {
-		for (size_t i = 0; i < old_n; i++)
+		for (size_t i = 0; i < old_n; i++) {
 			d->samples[i].time_ns += d->time_ns - start;
+			if (d->samples[i].end_ns)
+				d->samples[i].end_ns += d->time_ns - start;
+		}
 		for (size_t i = 0; i < old_np; i++) {
 			d->processes[i].start_ns += d->time_ns - start;
 			d->processes[i].end_ns += d->time_ns - start;

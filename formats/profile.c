@@ -431,7 +431,7 @@ static bool same_but_values(const struct pv_profile *p, const struct pv_sample *
 			    const struct pv_sample *b)
 {
 	if (a->nlocs != b->nlocs || a->thread != b->thread || a->flags != b->flags ||
-	    a->time_ns != b->time_ns)
+	    a->time_ns != b->time_ns || a->end_ns != b->end_ns)
 		return false;
 	return a->loc_off == b->loc_off || a->nlocs == 0 ||
 	       memcmp(p->stack_locs + a->loc_off, p->stack_locs + b->loc_off,
@@ -556,6 +556,11 @@ const char *pv_thread_process_name(const struct pv_profile *p, uint32_t th, char
 	pr = &p->processes[p->threads[th].process];
 	snprintf(buf, n, "pid %" PRIu32 " (%s)", pr->pid, pv_str(p, pr->name));
 	return buf;
+}
+
+bool pv_profile_has_lifetimes(const struct pv_profile *p)
+{
+	return p->timed && pv_find_value_type(p, "alloc_space") != PV_NONE;
 }
 
 int64_t pv_total(const struct pv_profile *p, uint32_t v)

@@ -97,8 +97,13 @@ struct pv_sample {
 	uint32_t flags;        /* enum pv_sample_flags */
 	int64_t values[PV_MAX_VALUES];
 	/* When it was taken, in ns from the profile's start (time_ns), when
-	 * the profile is timed; else 0. */
+	 * the profile is timed; else 0.  A heap block's: its allocation. */
 	int64_t time_ns;
+	/* A heap block's free, in ns from the profile's start, when the
+	 * samples are blocks (pv_profile_has_lifetimes); 0: never freed (a
+	 * free is stored as at least 1 ns, so that 0 is what every sample
+	 * made with no end has). */
+	int64_t end_ns;
 };
 
 struct pv_thread {
@@ -266,6 +271,11 @@ int pv_add_segment(struct pv_profile *p, const struct pv_segment *seg);
 /* "pid 123 (make)": the process of thread th, into buf; "" when it has
  * none.  Returns buf. */
 const char *pv_thread_process_name(const struct pv_profile *p, uint32_t th, char *buf, size_t n);
+
+/* Are the samples heap blocks with a lifetime: allocated at time_ns,
+ * freed at end_ns (0: never)?  Those of collect-heap's traces, which are
+ * timed and have the value "alloc_space". */
+bool pv_profile_has_lifetimes(const struct pv_profile *p);
 
 /* Sum of value v over all samples. */
 int64_t pv_total(const struct pv_profile *p, uint32_t v);

@@ -167,11 +167,16 @@ static int64_t whole_random(double v, uint64_t key)
 	return (int64_t)f + ((double)(z >> 11) * 0x1p-53 < v - f);
 }
 
-static void end_block(struct raw_heap *h, size_t b)
+/* Block b ends at time_ns (ns from the start; stored as at least 1: 0
+ * is "never freed"). */
+static void end_block(struct raw_heap *h, size_t b, int64_t time_ns)
 {
 	struct pv_sample *s = &h->p->samples[h->blocks[b].sample];
 
 	h->blocks[b].free_at = h->events++;
+	s->end_ns = time_ns > s->time_ns ? time_ns : s->time_ns;
+	if (s->end_ns < 1)
+		s->end_ns = 1;
 	h->live -= (double)s->values[V_ALLOC_SPACE];
 }
 
@@ -182,6 +187,7 @@ int raw_heap_alloc(struct raw_heap *h, struct pv_sample *ps, uint64_t size, uint
 	size_t i;
 
 	memset(ps->values, 0, sizeof ps->values);
+	ps->end_ns = 0;
 	ps->values[V_ALLOC_SAMPLES] = 1;
 	ps->values[V_ALLOC_OBJECTS] = whole_random(n, address ^ (uint64_t)ps->time_ns << 20 ^ h->nblocks);
 	ps->values[V_ALLOC_SPACE] = whole(n * (double)size);
@@ -191,7 +197,7 @@ int raw_heap_alloc(struct raw_heap *h, struct pv_sample *ps, uint64_t size, uint
 		return -1;
 	i = find(h, address, &found);
 	if (found) /* its free was lost: it ended before this one */
-		end_block(h, h->vals[i] - 1);
+		end_block(h, h->vals[i] - 1, ps->time_ns);
 	else
 		h->nused++;
 	if (!found && h->vals[i] == SIZE_MAX)
@@ -215,13 +221,12 @@ int raw_heap_free(struct raw_heap *h, uint64_t address, int64_t time_ns)
 	bool found;
 	size_t i;
 
-	(void)time_ns;
 	if (h->nslots == 0)
 		return 0;
 	i = find(h, address, &found);
 	if (!found)
 		return 0;
-	end_block(h, h->vals[i] - 1);
+	end_block(h, h->vals[i] - 1, time_ns);
 	h->vals[i] = SIZE_MAX;
 	h->nused--;
 	h->nremoved++;

@@ -10,6 +10,8 @@
  * "peak_samples" (those allocated when the sampled heap was largest, in
  * estimated bytes), then alloc_objects, alloc_space, inuse_objects,
  * inuse_space (at the end of the trace), peak_objects and peak_space.
+ * A block's sample has its allocation's time (time_ns) and its free's
+ * (end_ns, 0 when it was never freed).
  */
 #ifndef PROFVIEW_RAW_HEAP_H
 #define PROFVIEW_RAW_HEAP_H
@@ -26,7 +28,8 @@ struct raw_heap *raw_heap_new(struct pv_profile *p, uint64_t rate);
 /* A sampled block of size bytes at address: ps has its stack, thread,
  * time and flags; the values are set here.  0 or -1 (out of memory). */
 int raw_heap_alloc(struct raw_heap *h, struct pv_sample *ps, uint64_t size, uint64_t address);
-/* The free of the block at address (none known: nothing).  0 or -1. */
+/* The free of the block at address at time_ns (ns from the start; none
+ * known: nothing).  0 or -1. */
 int raw_heap_free(struct raw_heap *h, uint64_t address, int64_t time_ns);
 /* At the end of the records: the values in use at the end and at the
  * peak; the peak's time in *peak_ns and its estimated bytes in *peak_bytes. */

@@ -119,14 +119,50 @@ int64_t pv_run_length(const struct pv_profile *p)
 	return end;
 }
 
-/* Keep the samples taken in any of the spans; 0, or -1 with an error. */
+/* Is sample s in one of the spans ends[0 .. n)?  Taken in it; a heap
+ * block (lifetimes), allocated in it and not freed before its end. */
+static bool in_spans(const struct pv_sample *s, int64_t (*ends)[2], size_t n, int64_t len,
+		     bool lifetimes)
+{
+	int64_t t = s->time_ns;
+
+	for (size_t k = 0; k < n; k++) {
+		/* a span up to the end takes the last sample at the end too */
+		bool in = (t >= ends[k][0] && t < ends[k][1]) || (t == ends[k][1] && ends[k][1] >= len);
+		if (in && (!lifetimes || s->end_ns == 0 || s->end_ns >= ends[k][1]))
+			return true;
+	}
+	return false;
+}
+
+/* The heap blocks kept by spans are those in use at a span's end: what
+ * the values of "in use" count is that (not the end of the run). */
+static void in_use_at_end(struct pv_profile *p)
+{
+	static const char *const pairs[][2] = {
+		{ "samples", "alloc_samples" }, { "inuse_objects", "alloc_objects" },
+		{ "inuse_space", "alloc_space" },
+	};
+
+	for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++) {
+		uint32_t to = pv_find_value_type(p, pairs[k][0]), from = pv_find_value_type(p, pairs[k][1]);
+		if (to == PV_NONE || from == PV_NONE)
+			continue;
+		for (size_t i = 0; i < p->nsamples; i++)
+			p->samples[i].values[to] = p->samples[i].values[from];
+	}
+}
+
+/* Keep the samples taken in any of the spans (heap blocks: allocated in
+ * one and still in use at its end); 0, or -1 with an error. */
 static int keep_spans(struct pv_profile *p, const struct pv_view *v, struct pv_result *r)
 {
 	int64_t len = pv_run_length(p), (*ends)[2];
 	size_t kept = 0, used = 0;
+	bool lifetimes = pv_profile_has_lifetimes(p);
 
 	if (!p->timed)
-		return pv_error("--time: this profile does not say when its samples were taken (only collect-timer and collect-gdb traces do)");
+		return pv_error("--time: this profile does not say when its samples were taken (only collect-timer, collect-heap and collect-gdb traces do)");
 	if (!(ends = calloc(v->nspans, sizeof *ends)))
 		return pv_oom();
 	for (size_t k = 0; k < v->nspans; k++) {
@@ -159,19 +195,13 @@ static int keep_spans(struct pv_profile *p, const struct pv_view *v, struct pv_r
 	}
 	if (used < sizeof r->spans - 1)
 		snprintf(r->spans + used, sizeof r->spans - used, " of %.3f s", (double)len / 1e9);
-	for (size_t i = 0; i < p->nsamples; i++) {
-		int64_t t = p->samples[i].time_ns;
-		bool in = false;
-		for (size_t k = 0; k < v->nspans && !in; k++)
-			in = t >= ends[k][0] && t < ends[k][1];
-		/* a span up to the end takes the last sample at the end too */
-		for (size_t k = 0; k < v->nspans && !in; k++)
-			in = t == ends[k][1] && ends[k][1] >= len;
-		if (in)
+	for (size_t i = 0; i < p->nsamples; i++)
+		if (in_spans(&p->samples[i], ends, v->nspans, len, lifetimes))
 			p->samples[kept++] = p->samples[i];
-	}
 	p->nsamples = kept;
 	free(ends);
+	if (lifetimes)
+		in_use_at_end(p);
 	return 0;
 }
 

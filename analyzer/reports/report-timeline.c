@@ -35,107 +35,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NCOL TIMELINE_COLUMNS
-#define NAME_LEN 4096
-
-/* Layout, px. */
-#define LEFT 190          /* room for the rows' labels */
-#define RIGHT 10
-#define WIDTH (LEFT + NCOL + RIGHT)
-#define ROWS_TOP 52       /* below the title and the subtitle */
-#define ROW 18            /* height of a thread's row */
-#define ROW_STEP 21       /* from one row to the next */
-#define AXIS 30           /* the ticks and their labels */
-#define LEGEND_COLS 4
-#define LEGEND_W 350
-#define LEGEND_ROW 17
-#define LEGEND_MAX 16     /* functions in the legend */
-#define FLAME_ROW 16
-#define BOTTOM 30         /* the details line */
-#define FONT 12
-#define CHAR_W 7.3        /* width of a character at FONT, a little generous */
-#define LABEL_CHARS 24    /* of a row's label */
-
-/* What a part of a column shows, bottom up. */
-enum { PART_ON, PART_OFF, PART_ON_GREY, PART_OFF_GREY, NPARTS };
-
-/* Fills that are no function's. */
-#define FILL_GREY 0xc4c4c4u     /* not matching --highlight */
-#define FILL_NONE 0x9a9a9au     /* a stack without frames */
-#define NO_COLOUR PV_NONE
-#define GREY_COLOUR (PV_NONE - 1)
-
-struct tl_frame {
-	uint32_t id;           /* the tree's frame */
-	char *name;            /* shown name, escaped (pv_escape) */
-	uint32_t rgb;
-	bool matched;          /* by --highlight */
-	int64_t weight;        /* of the coloured samples it colours */
-};
-
-struct tl_stack {
-	uint32_t off, len;     /* frames in tl.sframes, outermost first */
-	uint32_t colour;       /* the frame its samples are coloured by, or NO_COLOUR */
-	bool off_cpu, matched;
-	uint64_t hash;
-};
-
-/* A stored stack of the profile (and its off-CPU flag) -> its tl_stack. */
-struct tl_lkey {
-	uint32_t loc_off, nlocs, stack;
-	bool off_cpu;
-	uint64_t hash;
-};
-
-struct tl_cell {
-	uint32_t row, col, stack;
-	int64_t count, weight;
-	uint64_t hash;
-};
-
-/* How one column of a row is drawn. */
-struct tl_mark {
-	uint32_t colour[NPARTS];
-	uint8_t y[NPARTS], h[NPARTS]; /* from the row's top; h 0: no such part */
-};
-
-struct tl_row {
-	uint32_t thread;       /* thread index, p->nthreads for samples with none */
-	int64_t first;         /* its first sample's time */
-	uint32_t hold, usual, last; /* columns: see hold_columns() */
-};
-
-struct tl {
-	FILE *out;
-	struct calltree *t;
-	const struct pv_profile *p;
-	const struct pv_report_ctx *c;
-	int64_t from, len;     /* the axis, ns */
-	bool any_off, any_grey;
-
-	struct tl_row *rows; size_t nrows;
-	uint32_t *row_of;      /* thread index (p->nthreads: none) -> row */
-
-	struct tl_frame *frames; size_t nframes, cap_frames;
-	uint32_t *frame_map; size_t cap_frame_map; /* tree frame -> tl frame + 1 */
-
-	struct tl_stack *stacks; size_t nstacks, cap_stacks;
-	uint32_t *sframes; size_t nsframes, cap_sframes;
-	uint32_t *stack_slots; size_t nstack_slots;
-
-	struct tl_lkey *lkeys; size_t nlkeys, cap_lkeys;
-	uint32_t *lkey_slots; size_t nlkey_slots;
-
-	struct tl_cell *cells; size_t ncells, cap_cells;
-	uint32_t *cell_slots; size_t ncell_slots;
-
-	struct tl_mark *marks; /* NCOL, one row at a time */
-	int64_t *acc;          /* NPARTS * nframes, one column at a time */
-	uint32_t *touched; size_t ntouched, cap_touched;
-
-	char name[NAME_LEN], esc[NAME_LEN];
-};
-
 /* Hash tables: open addressing over the index + 1 of an array's
  * elements, which keep their own hash; doubled at half full. */
 
@@ -173,7 +72,7 @@ static int table_room(struct tl *tl, uint32_t **slots, size_t *nslots, size_t n,
 /* Names. */
 
 /* The escaped name in tl->esc: valid UTF-8 without control characters. */
-static const char *escaped(struct tl *tl, const char *s)
+const char *tl_escaped(struct tl *tl, const char *s)
 {
 	return pv_escape(tl->esc, sizeof tl->esc, s);
 }
@@ -237,7 +136,7 @@ static uint32_t frame_of(struct tl *tl, uint32_t id)
 	*f = (struct tl_frame){ .id = id,
 				.matched = !tl->c->o->highlight ||
 					   regexec(tl->c->o->highlight, tl->name + at, 0, NULL, 0) == 0 };
-	if (!(f->name = strdup(escaped(tl, tl->name)))) {
+	if (!(f->name = strdup(tl_escaped(tl, tl->name)))) {
 		pv_oom();
 		return PV_NONE;
 	}
@@ -261,7 +160,7 @@ static bool made_up_leaf(const struct pv_profile *p, const struct pv_sample *s)
 }
 
 /* The stack of sample s, made when new; PV_NONE when out of memory. */
-static uint32_t stack_of(struct tl *tl, const struct pv_sample *s)
+uint32_t tl_stack_of(struct tl *tl, const struct pv_sample *s)
 {
 	bool off = s->flags & PV_SAMPLE_OFFCPU;
 	uint64_t h = pv_mix64((uint64_t)s->loc_off << 32 ^ (uint64_t)s->nlocs << 1 ^ off);
@@ -325,7 +224,7 @@ static uint32_t stack_of(struct tl *tl, const struct pv_sample *s)
 
 /* The column of time t (ns from the start): column c holds the times from
  * from + ceil(c * len / NCOL) on; the end of the axis is in the last. */
-static uint32_t column_of(const struct tl *tl, int64_t t)
+uint32_t tl_column_of(const struct tl *tl, int64_t t)
 {
 	__int128 c;
 
@@ -419,11 +318,11 @@ static int gather(struct tl *tl)
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct pv_sample *s = &p->samples[i];
 		uint32_t th = s->thread < p->nthreads ? s->thread : (uint32_t)p->nthreads;
-		uint32_t stack = stack_of(tl, s);
+		uint32_t stack = tl_stack_of(tl, s);
 		int64_t c = ct_sample_count(t, s), w = ct_sample_weight(t, s);
 
 		if (stack == PV_NONE ||
-		    add_sample(tl, tl->row_of[th], column_of(tl, s->time_ns), stack, c, w) < 0)
+		    add_sample(tl, tl->row_of[th], tl_column_of(tl, s->time_ns), stack, c, w) < 0)
 			goto out;
 		if (tl->stacks[stack].off_cpu)
 			tl->any_off = true;
@@ -594,7 +493,7 @@ static void put_label(struct tl *tl, const struct tl_row *row, double y)
 		thread_label(p, row->thread, name, sizeof name);
 		snprintf(tl->name, sizeof tl->name, "%" PRIu32 "%s%s", th->tid, name[0] ? " " : "", name);
 	}
-	escaped(tl, tl->name);
+	tl_escaped(tl, tl->name);
 	fputs("<title>", out);
 	pv_xml_put(out, tl->esc, SIZE_MAX, true);
 	fprintf(out, "</title><text class=\"label\" x=\"6\" y=\"%.0f\">", y);
@@ -655,7 +554,7 @@ static void put_rows(struct tl *tl)
 
 /* The time axis under the rows: ticks at 1, 2 or 5 times a power of ten
  * seconds, at least 90 px apart, labelled in seconds from the start. */
-static void put_axis(struct tl *tl, double y)
+void tl_put_axis(struct tl *tl, double y)
 {
 	FILE *out = tl->out;
 	double from = (double)tl->from / 1e9, len = (double)tl->len / 1e9;
@@ -773,7 +672,7 @@ static void put_head(struct tl *tl, double height)
 	fprintf(out, "<rect id=\"background\" x=\"0\" y=\"0\" width=\"%d\" height=\"%.0f\" fill=\"#fbfaf7\"/>\n",
 		WIDTH, height);
 	fprintf(out, "<text class=\"title\" x=\"%d\" y=\"22\" text-anchor=\"middle\">", WIDTH / 2);
-	pv_xml_put(out, escaped(tl, prog[0] ? prog : "profile"), SIZE_MAX, true);
+	pv_xml_put(out, tl_escaped(tl, prog[0] ? prog : "profile"), SIZE_MAX, true);
 	fprintf(out, " \u2014 timeline</text>\n<text x=\"%d\" y=\"40\" text-anchor=\"middle\">%" PRId64 " samples",
 		WIDTH / 2, t->samples);
 	if (t->v_value != PV_NONE) {
@@ -787,17 +686,49 @@ static void put_head(struct tl *tl, double height)
 		fprintf(out, "%.3g us", (double)tl->len / NCOL / 1e3);
 	if (tl->c->time_spans && tl->c->time_spans[0]) {
 		fputs("; time ", out);
-		pv_xml_put(out, escaped(tl, tl->c->time_spans), SIZE_MAX, true);
+		pv_xml_put(out, tl_escaped(tl, tl->c->time_spans), SIZE_MAX, true);
 	}
 	if (tl->c->filters && tl->c->filters[0]) {
 		fputs("; ", out);
-		pv_xml_put(out, escaped(tl, tl->c->filters), SIZE_MAX, true);
+		pv_xml_put(out, tl_escaped(tl, tl->c->filters), SIZE_MAX, true);
 	}
 	if (tl->c->o->highlight_text) {
 		fputs("; highlight=", out);
-		pv_xml_put(out, escaped(tl, tl->c->o->highlight_text), SIZE_MAX, true);
+		pv_xml_put(out, tl_escaped(tl, tl->c->o->highlight_text), SIZE_MAX, true);
 	}
 	fputs("</text>\n", out);
+}
+
+/* The frames (names, colours, matched by --highlight) and the stacks
+ * (frames, off-CPU) as the script's "f", "fc", "fm", "s" and "so". */
+void tl_put_frames(struct tl *tl)
+{
+	FILE *out = tl->out;
+
+	fputs("\"f\":[", out);
+	for (size_t f = 0; f < tl->nframes; f++) {
+		if (f)
+			fputc(',', out);
+		pv_json_put(out, tl->frames[f].name);
+	}
+	fputs("],\n\"fc\":\"", out);
+	for (size_t f = 0; f < tl->nframes; f++)
+		fprintf(out, "%06x", tl->frames[f].rgb);
+	fputs("\",\n\"fm\":\"", out);
+	for (size_t f = 0; f < tl->nframes; f++)
+		fputc(tl->frames[f].matched ? '1' : '0', out);
+	fputs("\",\n\"s\":[", out);
+	for (size_t s = 0; s < tl->nstacks; s++) {
+		const struct tl_stack *st = &tl->stacks[s];
+		fputs(s ? ",[" : "[", out);
+		for (uint32_t j = 0; j < st->len; j++)
+			fprintf(out, "%s%" PRIu32, j ? "," : "", tl->sframes[st->off + j]);
+		fputc(']', out);
+	}
+	fputs("],\n\"so\":\"", out);
+	for (size_t s = 0; s < tl->nstacks; s++)
+		fputc(tl->stacks[s].off_cpu ? '1' : '0', out);
+	fputc('"', out);
 }
 
 /* The data of the script.  Frames and stacks as lists, the cells per row
@@ -822,33 +753,12 @@ static void put_data(struct tl *tl, double flame_top)
 		bool known = row->thread < tl->p->nthreads;
 		fprintf(out, "%s[%" PRIu32 ",", r ? "," : "", known ? tl->p->threads[row->thread].tid : 0);
 		char name[512];
-		pv_json_put(out, escaped(tl, thread_label(tl->p, row->thread, name, sizeof name)));
+		pv_json_put(out, tl_escaped(tl, thread_label(tl->p, row->thread, name, sizeof name)));
 		fprintf(out, ",%u,%u,%d]", row->hold, row->usual, row->last == PV_NONE ? -1 : (int)row->last);
 	}
-	fputs("],\n\"f\":[", out);
-	for (size_t f = 0; f < tl->nframes; f++) {
-		if (f)
-			fputc(',', out);
-		pv_json_put(out, tl->frames[f].name);
-	}
-	fputs("],\n\"fc\":\"", out);
-	for (size_t f = 0; f < tl->nframes; f++)
-		fprintf(out, "%06x", tl->frames[f].rgb);
-	fputs("\",\n\"fm\":\"", out);
-	for (size_t f = 0; f < tl->nframes; f++)
-		fputc(tl->frames[f].matched ? '1' : '0', out);
-	fputs("\",\n\"s\":[", out);
-	for (size_t s = 0; s < tl->nstacks; s++) {
-		const struct tl_stack *st = &tl->stacks[s];
-		fputs(s ? ",[" : "[", out);
-		for (uint32_t j = 0; j < st->len; j++)
-			fprintf(out, "%s%" PRIu32, j ? "," : "", tl->sframes[st->off + j]);
-		fputc(']', out);
-	}
-	fputs("],\n\"so\":\"", out);
-	for (size_t s = 0; s < tl->nstacks; s++)
-		fputc(tl->stacks[s].off_cpu ? '1' : '0', out);
-	fputs("\",\n\"c\":[", out);
+	fputs("],\n", out);
+	tl_put_frames(tl);
+	fputs(",\n\"c\":[", out);
 	for (size_t r = 0; r < tl->nrows; r++) {
 		bool first = true;
 		fputs(r ? ",\n[" : "[", out);
@@ -887,7 +797,7 @@ static void put_tail(struct tl *tl, double sel_y, double flame_top, double heigh
 	fputs("]]></script>\n</svg>\n", out);
 }
 
-static void tl_free(struct tl *tl)
+void tl_free(struct tl *tl)
 {
 	for (size_t f = 0; f < tl->nframes; f++)
 		free(tl->frames[f].name);
@@ -918,7 +828,7 @@ int report_timeline(FILE *out, const struct pv_report_ctx *c)
 
 	if (!p->timed)
 		return pv_error("--timeline: this profile does not say when its samples were taken "
-				"(only collect-timer and collect-gdb traces do)");
+				"(only collect-timer, collect-heap and collect-gdb traces do)");
 	if (p->diff)
 		return pv_error("--timeline shows one profile, not a comparison: leave out --diff-base");
 	if (!(tl = calloc(1, sizeof *tl)))
@@ -935,6 +845,10 @@ int report_timeline(FILE *out, const struct pv_report_ctx *c)
 	}
 	if (tl->len <= 0)
 		tl->len = 1;
+	if (pv_profile_has_lifetimes(p)) {
+		ret = heapline_write(tl);
+		goto out;
+	}
 	if (gather(tl) < 0)
 		goto out;
 	tl->marks = malloc(NCOL * sizeof *tl->marks);
@@ -965,7 +879,7 @@ int report_timeline(FILE *out, const struct pv_report_ctx *c)
 		goto out;
 	}
 	put_rows(tl);
-	put_axis(tl, axis_y);
+	tl_put_axis(tl, axis_y);
 	if (put_legend(tl, axis_y + AXIS) < 0)
 		goto out;
 	put_tail(tl, sel_y, flame_top, height);

@@ -8,5 +8,8 @@ extern const char pv_script_flame[];
 /* timeline.js: the timeline's hover, selection and flame graph
  * (report-timeline.c). */
 extern const char pv_script_timeline[];
+/* heapline.js: the heap timeline's hover, selection and flame graph
+ * (report-heapline.c). */
+extern const char pv_script_heapline[];
 
 #endif

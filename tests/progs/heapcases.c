@@ -17,6 +17,11 @@
  *                      and sleeps (to be killed)
  *   heapcases phases   phase_a() keeps 16 MiB, then 0.6 s later phase_b()
  *                      keeps 16 MiB, and 0.6 s later phase_a()'s are freed
+ *   heapcases line     steady() keeps 40 MiB in blocks of 4 KiB, then
+ *                      0.3 s later burst() holds 80 MiB more in blocks of
+ *                      4 KiB for 0.3 s and frees them, then 0.3 s later the
+ *                      program ends; it prints the CLOCK_MONOTONIC ns of
+ *                      each step ("burst_start T", ...)
  *   heapcases threads  4 threads, each keeping 1000 blocks of 32 KiB in
  *                      thread_kept(), freeing 1000 at once in
  *                      thread_transient(), and allocating 1000 in
@@ -233,6 +238,52 @@ static int run_hang(const char *path)
 		pause();
 }
 
+#define LINE_BLOCK (4 * KIB)
+#define STEADY_N (40 * 1024 * KIB / LINE_BLOCK)
+#define BURST_N (80 * 1024 * KIB / LINE_BLOCK)
+
+__attribute__((noinline)) static void steady(void)
+{
+	for (int i = 0; i < STEADY_N; i++)
+		KEEP(malloc(LINE_BLOCK));
+}
+
+__attribute__((noinline)) static void burst(void **v)
+{
+	for (int i = 0; i < BURST_N; i++)
+		v[i] = sink = malloc(LINE_BLOCK);
+}
+
+static void say_when(const char *what)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	printf("%s %lld\n", what, (long long)ts.tv_sec * 1000000000 + ts.tv_nsec);
+}
+
+static int run_line(void)
+{
+	static void *held[BURST_N];
+	struct timespec pause_for = { 0, 300000000 };
+
+	say_when("steady_start");
+	steady();
+	say_when("steady_end");
+	nanosleep(&pause_for, NULL);
+	say_when("burst_start");
+	burst(held);
+	say_when("burst_end");
+	nanosleep(&pause_for, NULL);
+	say_when("free_start");
+	for (int i = 0; i < BURST_N; i++)
+		free(held[i]);
+	say_when("free_end");
+	nanosleep(&pause_for, NULL);
+	say_when("exit");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "known";
@@ -263,10 +314,12 @@ int main(int argc, char **argv)
 		return run_phases();
 	} else if (strcmp(m, "threads") == 0) {
 		return run_threads();
+	} else if (strcmp(m, "line") == 0) {
+		return run_line();
 	} else if (strcmp(m, "hang") == 0 && argc > 2) {
 		return run_hang(argv[2]);
 	} else {
-		fprintf(stderr, "usage: heapcases known|entries|fork|phases|threads|hang FILE\n");
+		fprintf(stderr, "usage: heapcases known|entries|fork|phases|line|threads|hang FILE\n");
 		return 2;
 	}
 	return 0;

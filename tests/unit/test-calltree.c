@@ -597,6 +597,47 @@ static void test_merged_times(void)
 	pv_profile_free(b);
 }
 
+/* A heap block's free time (end_ns) shifts with its allocation's when
+ * profiles are merged, stays in a copy (0: never freed stays 0), and
+ * keeps blocks freed at different times apart when samples are added
+ * merged. */
+static void test_block_ends(void)
+{
+	struct pv_profile *a = standard(), *b = standard(), *c;
+	struct pv_sample s;
+
+	a->timed = b->timed = true;
+	a->time_ns = 1000000;
+	b->time_ns = 400000;
+	for (size_t i = 0; i < a->nsamples; i++) {
+		a->samples[i].time_ns = 10;
+		a->samples[i].end_ns = i % 2 ? 50 : 0;
+	}
+	b->samples[0].end_ns = 30;
+	size_t na = a->nsamples;
+	CHECK(pv_merge(a, b, "b") == 0);
+	CHECK_EQ(a->samples[0].end_ns, 0);
+	CHECK_EQ(a->samples[1].end_ns, 600050);
+	CHECK_EQ(a->samples[na].end_ns, 30);
+	CHECK_EQ(a->samples[na + 1].end_ns, 0);
+	c = pv_profile_copy(a);
+	CHECK(c && c->samples[1].end_ns == 600050 && c->samples[0].end_ns == 0);
+	pv_profile_free(c);
+	CHECK(!pv_profile_has_lifetimes(a));
+	CHECK(pv_add_value_type(a, "alloc_space", "bytes") != PV_NONE);
+	CHECK(pv_profile_has_lifetimes(a));
+	/* the same block freed at another time is another sample */
+	na = a->nsamples;
+	s = a->samples[na - 1];
+	s.end_ns = s.end_ns + 1;
+	CHECK(pv_add_sample_merged(a, &s) == 0);
+	CHECK_EQ(a->nsamples, na + 1);
+	CHECK(pv_add_sample_merged(a, &s) == 0);
+	CHECK_EQ(a->nsamples, na + 1);
+	pv_profile_free(a);
+	pv_profile_free(b);
+}
+
 /* The flat row of the frame named name, or NULL. */
 static const struct ct_flat_row *row_named(const struct calltree *t, const struct ct_flat_row *rows,
 					   size_t n, const char *name)
@@ -720,6 +761,7 @@ int main(void)
 	test_deep_tree();
 	test_copy();
 	test_merged_times();
+	test_block_ends();
 	test_noinlines();
 	test_cxx_names();
 	return check_done("test-calltree");
