@@ -170,9 +170,17 @@ static inline size_t heap_filter_at(uintptr_t p)
 	return (p >> 4) & (HEAP_FILTER - 1);
 }
 
+/* A block's first slot.  Blocks near each other in memory get slots near
+ * each other (a slot for each 64 bytes of a region of 2^slots_log such
+ * granules), so that the slots a program's sampled blocks use stay in a
+ * few pages of the table and in the cache; the regions are scattered
+ * over the table by a multiplicative hash, so that heaps far apart do not
+ * pile up at the same slots. */
 static size_t heap_hash(uintptr_t p)
 {
-	return (size_t)(((p >> 4) * 0x9e3779b97f4a7c15ull) >> (64 - heap.slots_log));
+	uint64_t g = (uint64_t)p >> 6, region = g >> heap.slots_log;
+
+	return (size_t)(g + ((region * 0x9e3779b97f4a7c15ull) >> (64 - heap.slots_log)));
 }
 
 /* Counts a sampled block in or out at p's filter bit, then sets the bit

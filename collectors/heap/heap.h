@@ -20,8 +20,9 @@
  * allocates (a signal handler's too), so a modest number. */
 #define HEAP_FRAMES 128
 /* The table of sampled blocks: open addressing, 16 bytes a slot, mapped
- * without reserve.  Its addresses are hashed all over it, so in a long
- * run every page of it ends up used: it is sized for the sampled blocks
+ * without reserve.  Blocks near each other in memory have slots near each
+ * other (heap_hash), but a long run's heap can reach every page of it: it
+ * is sized for the sampled blocks
  * that can be allocated at once, 2^16 slots at the default rate (32 GiB
  * of blocks in use), more at smaller rates, up to 2^22.  A block that
  * finds no slot in HEAP_PROBES is not sampled (counted lost). */
