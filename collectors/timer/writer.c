@@ -80,6 +80,10 @@
 #define WRITER_ZERO_BLOCK (64 << 10)
 #define WRITER_RELEASE_TRIES 64
 #define WRITER_WAIT_TRIES 100
+/* Pages faulted in ahead of the cursor by writer_release: twice what was
+ * written since the last call, within these bounds. */
+#define WRITER_PREFAULT_MIN ((uint64_t)64 << 10)
+#define WRITER_PREFAULT_MAX ((uint64_t)4 << 20)
 
 static struct {
 	int fd;                     /* open only between writer_open and writer_init */
@@ -96,6 +100,8 @@ static struct {
 	_Atomic uint64_t pending;   /* bytes reserved and not yet published */
 	_Atomic uint64_t released;  /* below: published, and dropped from the mapping */
 	uint64_t advised;           /* below: dropped from the page cache too */
+	uint64_t prefaulted;        /* below: faulted in by writer_release */
+	uint64_t last_cursor;       /* the cursor at the last writer_release */
 	_Atomic int releasing;      /* a thread is in writer_release */
 	_Atomic int growing;        /* a thread is growing the file */
 	_Atomic int broken;         /* growth can never succeed again */
@@ -456,6 +462,35 @@ static void writer_drop(uint64_t from, uint64_t to)
 	}
 }
 
+/* Faults in the pages the next records will be written to, from the
+ * thread that calls writer_release, so that the program's threads (a
+ * sample, a sampled allocation) do not take the page faults of a shared
+ * file mapping (ext4: a block reservation each).  Only what is mapped. */
+static void writer_prefault(uint64_t cur)
+{
+	uint64_t want = 2 * (cur - writer.last_cursor), from, to;
+
+	writer.last_cursor = cur;
+	want = want < WRITER_PREFAULT_MIN ? WRITER_PREFAULT_MIN :
+	       want > WRITER_PREFAULT_MAX ? WRITER_PREFAULT_MAX : want;
+	from = (cur + WRITER_PAGE - 1) / WRITER_PAGE * WRITER_PAGE;
+	if (from < writer.prefaulted)
+		from = writer.prefaulted;
+	to = (cur + want) / WRITER_PAGE * WRITER_PAGE;
+	if (to > atomic_load(&writer.mapped))
+		to = atomic_load(&writer.mapped) / WRITER_PAGE * WRITER_PAGE;
+	while (from < to) {
+		uint64_t at = from & (writer.ring - 1);
+		uint64_t n = to - from < writer.ring - at ? to - from : writer.ring - at;
+
+		/* older kernels (EINVAL): the writers take the faults */
+		if (madvise(writer.base + at, n, MADV_POPULATE_WRITE) != 0)
+			break;
+		from += n;
+	}
+	writer.prefaulted = from;
+}
+
 void writer_release(void)
 {
 	uint64_t safe = 0, lo, hi;
@@ -491,6 +526,8 @@ void writer_release(void)
 	}
 	atomic_store_explicit(&writer.released, hi, memory_order_release);
 out:
+	if (!atomic_load(&writer.closed))
+		writer_prefault(atomic_load(&writer.cursor));
 	atomic_store_explicit(&writer.releasing, 0, memory_order_release);
 }
 
@@ -513,6 +550,8 @@ int writer_init(const struct raw_header *header, const struct raw_arch *arch, co
 	atomic_store(&writer.retry_ns, 0);
 	atomic_store(&writer.error, 0);
 	writer.advised = 0;
+	writer.prefaulted = 0;
+	writer.last_cursor = 0;
 	writer.kept = 0;
 	/* only the launcher's own file is read as it is written */
 	writer.tailed = tailed && !writer.created;
