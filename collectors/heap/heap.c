@@ -348,7 +348,7 @@ static inline __attribute__((always_inline)) void heap_context(ucontext_t *uc)
  * call instruction.  Returns how many; *flags gets RAW_SAMPLE_TRUNCATED
  * when the walk did not reach the outermost frame. */
 static __attribute__((noinline)) uint32_t heap_unwind(struct heap_tls *t, const void *caller,
-						      uint64_t *frames, uint32_t *flags)
+						      ucontext_t *from, uint64_t *frames, uint32_t *flags)
 {
 	enum cfi_failure why = CFI_FAIL_NONE;
 	enum cfi_result r = CFI_FAILED;
@@ -356,8 +356,11 @@ static __attribute__((noinline)) uint32_t heap_unwind(struct heap_tls *t, const 
 	ucontext_t uc;
 
 	if (t->stack_hi != 0) {
-		heap_context(&uc);
-		r = cfi_unwind(&uc, t->stack_lo, t->stack_hi, frames, HEAP_FRAMES, &n, &why);
+		if (from == NULL) {
+			heap_context(&uc);
+			from = &uc;
+		}
+		r = cfi_unwind(from, t->stack_lo, t->stack_hi, frames, HEAP_FRAMES, &n, &why);
 	}
 	while (k < n && frames[k] >= heap.own_lo && frames[k] < heap.own_hi)
 		k++;
@@ -377,10 +380,11 @@ static __attribute__((noinline)) uint32_t heap_unwind(struct heap_tls *t, const 
 	return n - k;
 }
 
-static void heap_write_alloc(struct heap_tls *t, uintptr_t p, uint64_t size, const void *caller)
+static void heap_write_alloc(struct heap_tls *t, uintptr_t p, uint64_t size, const void *caller,
+			     ucontext_t *from)
 {
 	uint64_t frames[HEAP_FRAMES];
-	uint32_t flags = 0, n = heap_unwind(t, caller, frames, &flags);
+	uint32_t flags = 0, n = heap_unwind(t, caller, from, frames, &flags);
 	uint32_t stack_id = stacktab_intern(frames, n);
 	uint32_t bytes = (uint32_t)sizeof(struct raw_heap_alloc) + (stack_id ? 0 : n * 8);
 	struct raw_heap_alloc *rec = writer_reserve(bytes, t->busy > 1 ? WRITER_NOWAIT : WRITER_WAIT);
@@ -407,8 +411,11 @@ static void heap_write_alloc(struct heap_tls *t, uintptr_t p, uint64_t size, con
 }
 
 /* Block p of size bytes is sampled.  In the table before its record, so
- * that its free (which can only come after we return) finds it. */
-static void heap_sample(struct heap_tls *t, uintptr_t p, uint64_t size, const void *caller)
+ * that its free (which can only come after we return) finds it.  from:
+ * where the walk of the stack starts (NULL: here), a frame of the library
+ * close to the program's, so that few of its own frames are walked. */
+static void heap_sample(struct heap_tls *t, uintptr_t p, uint64_t size, const void *caller,
+			ucontext_t *from)
 {
 	if (!heap_enter())
 		return;
@@ -420,7 +427,7 @@ static void heap_sample(struct heap_tls *t, uintptr_t p, uint64_t size, const vo
 	if (!t->named)
 		heap_thread_record(t);
 	if (heap_table_insert(p, size))
-		heap_write_alloc(t, p, size, caller);
+		heap_write_alloc(t, p, size, caller, from);
 	else
 		atomic_fetch_add(&heap.lost, 1);
 	t->busy--;
@@ -432,6 +439,7 @@ static __attribute__((noinline)) void heap_slow(struct heap_tls *t, void *p, siz
 						const void *caller)
 {
 	int state = atomic_load(&heap.state);
+	ucontext_t uc;
 
 	/* the collector's own work first: it runs while the state changes
 	 * (a fork child's new trace), and must not stop the countdown */
@@ -461,7 +469,8 @@ static __attribute__((noinline)) void heap_slow(struct heap_tls *t, void *p, siz
 			t->left = INT64_MAX;
 		return;
 	}
-	heap_sample(t, (uintptr_t)p, n, caller);
+	heap_context(&uc);
+	heap_sample(t, (uintptr_t)p, n, caller, &uc);
 }
 
 static inline void heap_count(void *p, size_t n, const void *caller)
@@ -616,7 +625,7 @@ static void *heap_realloc(void *p, size_t n, const void *caller)
 	if (q == NULL && n != 0) {
 		/* p is still allocated: sampled again, where it failed */
 		if (sampled && !heap_tls.busy && !preload_tls.own)
-			heap_sample(&heap_tls, (uintptr_t)p, old, caller);
+			heap_sample(&heap_tls, (uintptr_t)p, old, caller, NULL);
 		return NULL;
 	}
 	if (q != NULL)
