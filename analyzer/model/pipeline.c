@@ -119,17 +119,30 @@ int64_t pv_run_length(const struct pv_profile *p)
 	return end;
 }
 
+int64_t pv_block_end(const struct pv_profile *p, const struct pv_sample *s, int64_t len)
+{
+	uint32_t pr;
+
+	if (s->end_ns != 0 || p->nprocesses < 2 || s->thread == PV_NONE || s->thread >= p->nthreads)
+		return s->end_ns;
+	pr = p->threads[s->thread].process;
+	if (pr == PV_NONE || pr >= p->nprocesses || p->processes[pr].end_ns <= s->time_ns ||
+	    p->processes[pr].end_ns >= len)
+		return 0;
+	return p->processes[pr].end_ns;
+}
+
 /* Is sample s in one of the spans ends[0 .. n)?  Taken in it; a heap
  * block (lifetimes), allocated in it and not freed before its end. */
-static bool in_spans(const struct pv_sample *s, int64_t (*ends)[2], size_t n, int64_t len,
-		     bool lifetimes)
+static bool in_spans(const struct pv_profile *p, const struct pv_sample *s, int64_t (*ends)[2],
+		     size_t n, int64_t len, bool lifetimes)
 {
-	int64_t t = s->time_ns;
+	int64_t t = s->time_ns, end = lifetimes ? pv_block_end(p, s, len) : 0;
 
 	for (size_t k = 0; k < n; k++) {
 		/* a span up to the end takes the last sample at the end too */
 		bool in = (t >= ends[k][0] && t < ends[k][1]) || (t == ends[k][1] && ends[k][1] >= len);
-		if (in && (!lifetimes || s->end_ns == 0 || s->end_ns >= ends[k][1]))
+		if (in && (end == 0 || end >= ends[k][1]))
 			return true;
 	}
 	return false;
@@ -196,7 +209,7 @@ static int keep_spans(struct pv_profile *p, const struct pv_view *v, struct pv_r
 	if (used < sizeof r->spans - 1)
 		snprintf(r->spans + used, sizeof r->spans - used, " of %.3f s", (double)len / 1e9);
 	for (size_t i = 0; i < p->nsamples; i++)
-		if (in_spans(&p->samples[i], ends, v->nspans, len, lifetimes))
+		if (in_spans(p, &p->samples[i], ends, v->nspans, len, lifetimes))
 			p->samples[kept++] = p->samples[i];
 	p->nsamples = kept;
 	free(ends);

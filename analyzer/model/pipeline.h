@@ -126,6 +126,11 @@ void pv_result_free(struct pv_result *r);
 /* The run's length in ns: the profile's duration, or its last sample's
  * time when that is later. */
 int64_t pv_run_length(const struct pv_profile *p);
+/* When heap block s (pv_profile_has_lifetimes) stopped being in use:
+ * its free (end_ns), else, in a run of several processes, the end of its
+ * process when that came before the run's end (len: pv_run_length) -- the
+ * memory went with the process -- else 0: in use to the end. */
+int64_t pv_block_end(const struct pv_profile *p, const struct pv_sample *s, int64_t len);
 
 /* Span s of a run len ns long, as ns from its start: [*from, *to), *to
  * INT64_MAX when open. */

@@ -84,6 +84,7 @@ static int gather_blocks(struct hl *h)
 {
 	struct tl *tl = h->tl;
 	const struct pv_profile *p = tl->p;
+	int64_t run = pv_run_length(p);
 	size_t n = 0;
 
 	if (!(h->b = malloc((p->nsamples ? p->nsamples : 1) * sizeof *h->b)))
@@ -94,7 +95,7 @@ static int gather_blocks(struct hl *h)
 		if ((b->stack = tl_stack_of(tl, s)) == PV_NONE)
 			return -1;
 		b->a = tl_column_of(tl, s->time_ns);
-		b->f = free_column(tl, s->end_ns);
+		b->f = free_column(tl, pv_block_end(p, s, run));
 		if (b->f < b->a)
 			b->f = b->a;
 		b->n = h->v_n != PV_NONE ? s->values[h->v_n] : 1;

@@ -8,6 +8,7 @@
 #include "merge.h"
 #include "report-text.h"
 #include "present.h"
+#include "pipeline.h"
 
 #include <math.h>
 
@@ -638,6 +639,41 @@ static void test_block_ends(void)
 	pv_profile_free(b);
 }
 
+/* A block never freed ends with its process when that ended before the
+ * run: in a run of several processes, the memory went with it. */
+static void test_block_end_process(void)
+{
+	struct pv_profile *p = standard();
+	struct pv_process a = { .pid = 10, .start_ns = 0, .end_ns = 1000000000 };
+	struct pv_process b = { .pid = 11, .start_ns = 0, .end_ns = 3000000000 };
+	uint32_t pa, pb, ta, tb;
+	int64_t len = 3000000000;
+
+	pa = pv_add_process(p, &a);
+	pb = pv_add_process(p, &b);
+	ta = pv_get_process_thread(p, pa, 10, 0);
+	tb = pv_get_process_thread(p, pb, 11, 0);
+	CHECK(pa != PV_NONE && pb != PV_NONE && ta != PV_NONE && tb != PV_NONE && p->nsamples >= 3);
+	if (p->nsamples < 3 || ta == PV_NONE || tb == PV_NONE) {
+		pv_profile_free(p);
+		return;
+	}
+	p->samples[0].thread = ta;
+	p->samples[0].time_ns = 500000000;
+	p->samples[1].thread = ta;
+	p->samples[1].time_ns = 500000000;
+	p->samples[1].end_ns = 700000000;
+	p->samples[2].thread = tb;
+	p->samples[2].time_ns = 500000000;
+	CHECK_EQ(pv_block_end(p, &p->samples[0], len), 1000000000); /* with its process */
+	CHECK_EQ(pv_block_end(p, &p->samples[1], len), 700000000);  /* its free */
+	CHECK_EQ(pv_block_end(p, &p->samples[2], len), 0);          /* to the end */
+	/* one process: to the end */
+	p->nprocesses = 1;
+	CHECK_EQ(pv_block_end(p, &p->samples[0], len), 0);
+	pv_profile_free(p);
+}
+
 /* The flat row of the frame named name, or NULL. */
 static const struct ct_flat_row *row_named(const struct calltree *t, const struct ct_flat_row *rows,
 					   size_t n, const char *name)
@@ -762,6 +798,7 @@ int main(void)
 	test_copy();
 	test_merged_times();
 	test_block_ends();
+	test_block_end_process();
 	test_noinlines();
 	test_cxx_names();
 	return check_done("test-calltree");
