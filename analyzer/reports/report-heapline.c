@@ -407,6 +407,7 @@ static void put_tail(struct hl *h, double sel_y, double flame_top, double height
 	      out);
 	fputs("<script><![CDATA[\n", out);
 	put_data(h, flame_top);
+	fputs(pv_script_spansel, out);
 	fputs(pv_script_heapline, out);
 	fputs("]]></script>\n</svg>\n", out);
 }

@@ -793,6 +793,7 @@ static void put_tail(struct tl *tl, double sel_y, double flame_top, double heigh
 	      out);
 	fputs("<script><![CDATA[\n", out);
 	put_data(tl, flame_top);
+	fputs(pv_script_spansel, out);
 	fputs(pv_script_timeline, out);
 	fputs("]]></script>\n</svg>\n", out);
 }

@@ -5,6 +5,9 @@
 
 /* flame.js: the flame graph's zoom and search (report-flame.c). */
 extern const char pv_script_flame[];
+/* spansel.js: what the two timelines' scripts share (the tooltip, the
+ * selection's flame graph, choosing a span): written before either. */
+extern const char pv_script_spansel[];
 /* timeline.js: the timeline's hover, selection and flame graph
  * (report-timeline.c). */
 extern const char pv_script_timeline[];
