@@ -330,7 +330,7 @@ static void put_head(struct hl *h, double height)
 	struct tl *tl = h->tl;
 	FILE *out = tl->out;
 	const char *prog = pv_str(tl->p, tl->p->program);
-	char d[32], b[64];
+	char b[64];
 
 	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" id=\"heapline\" width=\"%d\" "
@@ -355,20 +355,9 @@ static void put_head(struct hl *h, double height)
 	fprintf(out, "<text class=\"title\" x=\"%d\" y=\"22\" text-anchor=\"middle\">", WIDTH / 2);
 	pv_xml_put(out, tl_escaped(tl, prog[0] ? prog : "profile"), SIZE_MAX, true);
 	fprintf(out, " \u2014 heap in use</text>\n<text x=\"%d\" y=\"40\" text-anchor=\"middle\">%" PRId64
-		" sampled blocks (a sample every %s on average); columns of ", WIDTH / 2, h->sampled,
+		" sampled blocks (a sample every %s on average); ", WIDTH / 2, h->sampled,
 		bytes_str(b, sizeof b, (double)tl->p->period));
-	if (tl->len >= NCOL * 1000)
-		fputs(pv_format_duration(d, sizeof d, tl->len / NCOL), out);
-	else
-		fprintf(out, "%.3g us", (double)tl->len / NCOL / 1e3);
-	if (tl->c->time_spans && tl->c->time_spans[0]) {
-		fputs("; time ", out);
-		pv_xml_put(out, tl_escaped(tl, tl->c->time_spans), SIZE_MAX, true);
-	}
-	if (tl->c->filters && tl->c->filters[0]) {
-		fputs("; ", out);
-		pv_xml_put(out, tl_escaped(tl, tl->c->filters), SIZE_MAX, true);
-	}
+	tl_put_view(tl);
 	fputs("</text>\n", out);
 }
 

@@ -679,7 +679,21 @@ static void put_head(struct tl *tl, double height)
 		calltree_value_str(t, t->nodes[0].value, d, sizeof d);
 		fprintf(out, ", %s %s", pv_value_label(calltree_weight_name(t)), d);
 	}
-	fprintf(out, ", %zu thread%s; columns of ", tl->nrows, tl->nrows == 1 ? "" : "s");
+	fprintf(out, ", %zu thread%s; ", tl->nrows, tl->nrows == 1 ? "" : "s");
+	tl_put_view(tl);
+	if (tl->c->o->highlight_text) {
+		fputs("; highlight=", out);
+		pv_xml_put(out, tl_escaped(tl, tl->c->o->highlight_text), SIZE_MAX, true);
+	}
+	fputs("</text>\n", out);
+}
+
+void tl_put_view(struct tl *tl)
+{
+	FILE *out = tl->out;
+	char d[64];
+
+	fputs("columns of ", out);
 	if (tl->len >= NCOL * 1000)
 		fputs(pv_format_duration(d, sizeof d, tl->len / NCOL), out);
 	else
@@ -692,11 +706,6 @@ static void put_head(struct tl *tl, double height)
 		fputs("; ", out);
 		pv_xml_put(out, tl_escaped(tl, tl->c->filters), SIZE_MAX, true);
 	}
-	if (tl->c->o->highlight_text) {
-		fputs("; highlight=", out);
-		pv_xml_put(out, tl_escaped(tl, tl->c->o->highlight_text), SIZE_MAX, true);
-	}
-	fputs("</text>\n", out);
 }
 
 /* The frames (names, colours, matched by --highlight) and the stacks

@@ -145,6 +145,9 @@ uint32_t tl_stack_of(struct tl *tl, const struct pv_sample *s);
 /* The column of time t (ns from the start): column c holds the times from
  * from + ceil(c * len / NCOL) on; the end of the axis is in the last. */
 uint32_t tl_column_of(const struct tl *tl, int64_t t);
+/* The subtitle's end: the columns' length, the time spans and the filters
+ * of the view, escaped. */
+void tl_put_view(struct tl *tl);
 /* The time axis, its line at y. */
 void tl_put_axis(struct tl *tl, double y);
 /* The frames and the stacks as the script's "f", "fc", "fm", "s" and "so". */

@@ -4,7 +4,6 @@
  * (the child's own trace), and the end of the trace after the program's
  * exit handlers; and what the files shared with libprofview-timer.so
  * (writer.c, mappings.c...) ask of the library (preload.h). */
-#include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
@@ -126,26 +125,7 @@ HEAP_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction
 
 HEAP_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 {
-	static sighandler_t (*real_signal)(int, sighandler_t);
-	struct sigaction act, old;
-
-	if (control_owns(sig)) {
-		memset(&act, 0, sizeof(act));
-		act.sa_handler = handler;
-		act.sa_flags = SA_RESTART;
-		sigemptyset(&act.sa_mask);
-		if (control_sigaction(sig, &act, &old) != 0)
-			return SIG_ERR;
-		return (old.sa_flags & SA_SIGINFO) ? (sighandler_t)(void *)old.sa_sigaction
-						   : old.sa_handler;
-	}
-	if (real_signal == NULL)
-		real_signal = (sighandler_t(*)(int, sighandler_t))dlsym(RTLD_NEXT, "signal");
-	if (real_signal == NULL) {
-		errno = ENOSYS;
-		return SIG_ERR;
-	}
-	return real_signal(sig, handler);
+	return control_signal(sig, handler, control_owns, control_sigaction);
 }
 
 _Static_assert(RAW_VERSION == 3, "heap_start_trace writes a version 3 header");

@@ -285,6 +285,31 @@ int control_real_sigaction(int sig, const struct sigaction *act, struct sigactio
 	return control.real_sigaction(sig, act, old);
 }
 
+sighandler_t control_signal(int sig, sighandler_t handler, int (*held)(int),
+			    int (*set)(int, const struct sigaction *, struct sigaction *))
+{
+	static sighandler_t (*real_signal)(int, sighandler_t);
+	struct sigaction act, old;
+
+	if (held(sig)) {
+		memset(&act, 0, sizeof(act));
+		act.sa_handler = handler;
+		act.sa_flags = SA_RESTART;
+		sigemptyset(&act.sa_mask);
+		if (set(sig, &act, &old) != 0)
+			return SIG_ERR;
+		return (old.sa_flags & SA_SIGINFO) ? (sighandler_t)(void *)old.sa_sigaction
+						   : old.sa_handler;
+	}
+	if (real_signal == NULL)
+		real_signal = (sighandler_t(*)(int, sighandler_t))dlsym(RTLD_NEXT, "signal");
+	if (real_signal == NULL) {
+		errno = ENOSYS;
+		return SIG_ERR;
+	}
+	return real_signal(sig, handler);
+}
+
 /* Takes the control signal sig when the program has left it at its
  * default action (or ignores it). */
 static void control_take(int sig)

@@ -70,6 +70,12 @@ int control_sigaction(int sig, const struct sigaction *act, struct sigaction *ol
 /* The libc sigaction, past the interposed one.  Signal-safe once it has
  * been called (control_init does). */
 int control_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+/* The interposed signal() of both libraries: for a signal the library
+ * holds (held(sig)), signal() said as a sigaction with SA_RESTART, set
+ * through the library's own sigaction; else libc's signal().  Not
+ * signal-safe. */
+sighandler_t control_signal(int sig, sighandler_t handler, int (*held)(int),
+			    int (*set)(int, const struct sigaction *, struct sigaction *));
 /* In the constructor, once the library has its handler: lets through the
  * control signal the launcher or an exec held (blocked) until then.  Not
  * signal-safe. */

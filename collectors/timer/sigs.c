@@ -233,25 +233,14 @@ PRELOAD_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigact
 	return 0;
 }
 
+/* The signals this library holds: the sampling signal once it is set,
+ * the termination signals it finishes the trace on, the control signal. */
+static int sigs_held(int sig)
+{
+	return (sig == preload.signo && preload.hooked) || preload_term_is_ours(sig) || control_owns(sig);
+}
+
 PRELOAD_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 {
-	static sighandler_t (*real_signal)(int, sighandler_t);
-	struct sigaction act, old;
-
-	if ((sig == preload.signo && preload.hooked) || preload_term_is_ours(sig) || control_owns(sig)) {
-		memset(&act, 0, sizeof(act));
-		act.sa_handler = handler;
-		act.sa_flags = SA_RESTART;
-		sigemptyset(&act.sa_mask);
-		sigaction(sig, &act, &old);
-		return (old.sa_flags & SA_SIGINFO) ? (sighandler_t)(void *)old.sa_sigaction
-						   : old.sa_handler;
-	}
-	if (real_signal == NULL)
-		real_signal = (sighandler_t(*)(int, sighandler_t))dlsym(RTLD_NEXT, "signal");
-	if (real_signal == NULL) {
-		errno = ENOSYS;
-		return SIG_ERR;
-	}
-	return real_signal(sig, handler);
+	return control_signal(sig, handler, sigs_held, sigaction);
 }
