@@ -96,7 +96,8 @@ const char *pv_diff_pct_text(char *buf, size_t n, double pct)
 		return buf;
 	}
 	if (isinf(pct)) {
-		snprintf(buf, n, "%s", pct > 0 ? "inf" : "-inf");
+		/* a base of 0: no percentage of it, the function is new */
+		snprintf(buf, n, "%s", pct > 0 ? "new" : "-");
 		return buf;
 	}
 	if (!(fabs(pct) < 1e15)) {

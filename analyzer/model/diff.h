@@ -104,7 +104,7 @@ double pv_incbeta(double x, double a, double b);
 const char *pv_verdict_name(enum pv_verdict v);
 
 /* How every report writes a change in percent ("+31.0", "-4.5", "0.0"
- * for what rounds to nothing, "inf" when the base had none, "-" when a
+ * for what rounds to nothing, "new" when the base had none, "-" when a
  * whole side had none) and a q-value
  * ("0.0064", "<1e-9"), so that tables and pictures agree to the digit.
  * Return buf. */

@@ -349,8 +349,20 @@ static void test_report_prepare(void)
 	pv_profile_free(p);
 }
 
+/* How a change in percent is written: "new" for a base of nothing. */
+static void test_pct_text(void)
+{
+	char b[32];
+
+	CHECK_STR(pv_diff_pct_text(b, sizeof b, INFINITY), "new");
+	CHECK_STR(pv_diff_pct_text(b, sizeof b, NAN), "-");
+	CHECK_STR(pv_diff_pct_text(b, sizeof b, 31.0), "+31.0");
+	CHECK_STR(pv_diff_pct_text(b, sizeof b, -4.5), "-4.5");
+}
+
 int main(void)
 {
+	test_pct_text();
 	test_incbeta();
 	test_binomial_p();
 	test_bh();
