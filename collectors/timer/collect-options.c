@@ -233,30 +233,24 @@ static int collect_option(int c, const char *arg, struct collect_opts *o)
 int collect_parse(int argc, char **argv, struct collect_opts *o)
 {
 	static const struct option longopts[] = {
+		/* the tool's own, then those both take */
 #ifdef COLLECT_HEAP
 		{ "rate", required_argument, NULL, 'r' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "no-inherit", no_argument, NULL, 'I' },
-		{ "delay", required_argument, NULL, 'Y' },
-		{ "control-signal", required_argument, NULL, 'K' },
-		{ "split", required_argument, NULL, 'P' },
-		{ "keep-segments", required_argument, NULL, 'N' },
-		{ "duration", required_argument, NULL, 'D' },
 #else
 		{ "frequency", required_argument, NULL, 'F' },
-		{ "output", required_argument, NULL, 'o' },
 		{ "unwind", required_argument, NULL, 'U' },
 		{ "stack-size", required_argument, NULL, 'S' },
 		{ "engine", required_argument, NULL, 'E' },
 		{ "clock", required_argument, NULL, 'C' },
+		{ "stats", no_argument, NULL, 'T' },
+#endif
+		{ "output", required_argument, NULL, 'o' },
 		{ "no-inherit", no_argument, NULL, 'I' },
 		{ "delay", required_argument, NULL, 'Y' },
 		{ "control-signal", required_argument, NULL, 'K' },
 		{ "split", required_argument, NULL, 'P' },
 		{ "keep-segments", required_argument, NULL, 'N' },
 		{ "duration", required_argument, NULL, 'D' },
-		{ "stats", no_argument, NULL, 'T' },
-#endif
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
