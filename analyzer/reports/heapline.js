@@ -4,7 +4,7 @@
    the bytes in use at its end and who holds them; drag a span for what was
    allocated in it and is still in use at its end, as a flame graph. */
 var D = HL, N = D.n, B = D.b;
-var svg = document.getElementById('heapline'), selText = document.getElementById('selection');
+var svg = document.getElementById('heapline');
 var S = pvSpans(svg, D), edge = S.edge, cut = S.cut;
 var areaEnd = D.y0 + D.h + 24;
 function bytes(v) {
@@ -69,14 +69,9 @@ function flame(g) {
 function show() {
   var sel = S.sel, c0 = sel ? sel[0] : 0, c1 = sel ? sel[1] : N, g = selected(c0, c1);
   var from = edge(c0) / 1e9, to = edge(c1) / 1e9;
-  S.mark();
-  selText.textContent = (sel ? 'allocated in ' + from.toFixed(4) + '-' + to.toFixed(4) + ' s and in use at its end: '
+  S.mark((sel ? 'allocated in ' + from.toFixed(4) + '-' + to.toFixed(4) + ' s and in use at its end: '
     : 'in use at the end: ') + amount(g) +
-    (sel ? '; click to see the whole run' : '; drag across the area to choose a span');
-  selText.setAttribute('data-from', from);
-  selText.setAttribute('data-to', to);
-  selText.setAttribute('data-total', g.total);
-  selText.setAttribute('data-samples', g.samples);
+    (sel ? '; click to see the whole run' : '; drag across the area to choose a span'), g);
   flame(g);
   return g;
 }

@@ -9,6 +9,7 @@ function pvSpans(svg, D) {
   var NS = 'http://www.w3.org/2000/svg', N = D.n, S = { sel: null, boxes: [] };
   var flameG = document.getElementById('flame'), selBox = document.getElementById('sel-box');
   var details = document.getElementById('details'), bg = document.getElementById('background');
+  var selText = document.getElementById('selection');
   var tip = document.getElementById('tip'), tipBox = tip.querySelector('rect');
   var tipText = tip.querySelector('text'), MAXD = 256;
   function el(name, attrs, parent) {
@@ -71,8 +72,15 @@ function pvSpans(svg, D) {
     flameG.total = root.w;
     resize(D.ft + (deepest + 1) * D.fr + 40);
   };
-  /* the selection's box over the columns */
-  S.mark = function () {
+  /* The selection's box over the columns, and its line: text, and its
+     span and totals g (total, samples) in data- attributes for scripts. */
+  S.mark = function (text, g) {
+    var from = S.edge(S.sel ? S.sel[0] : 0) / 1e9, to = S.edge(S.sel ? S.sel[1] : N) / 1e9;
+    selText.textContent = text;
+    selText.setAttribute('data-from', from);
+    selText.setAttribute('data-to', to);
+    selText.setAttribute('data-total', g.total);
+    selText.setAttribute('data-samples', g.samples);
     if (S.sel) {
       selBox.setAttribute('x', D.x0 + S.sel[0]);
       selBox.setAttribute('width', S.sel[1] - S.sel[0]);

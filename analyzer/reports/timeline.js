@@ -1,7 +1,7 @@
 (function () {
 'use strict';
 var D = TL, N = D.n, W = D.wc, NST = D.s.length;
-var svg = document.getElementById('timeline'), selText = document.getElementById('selection');
+var svg = document.getElementById('timeline');
 var S = pvSpans(svg, D), edge = S.edge, cut = S.cut;
 var rowsEnd = D.y0 + D.th.length * D.step, axisEnd = rowsEnd + 24;
 /* per row, per column: where its cell starts in D.c[row] (none: the next one) */
@@ -80,14 +80,9 @@ function flame(g) {
 function show() {
   var sel = S.sel, c0 = sel ? sel[0] : 0, c1 = sel ? sel[1] : N, g = gather(c0, c1);
   var from = edge(c0) / 1e9, to = edge(c1) / 1e9;
-  S.mark();
-  selText.textContent = (sel ? 'selection ' + from.toFixed(4) + '-' + to.toFixed(4) + ' s' : 'the whole timeline') +
+  S.mark((sel ? 'selection ' + from.toFixed(4) + '-' + to.toFixed(4) + ' s' : 'the whole timeline') +
     ': ' + g.samples + ' samples' + (g.off ? ' (' + g.off + ' off-CPU)' : '') + (D.time ? ', ' + fmt(g.total) : '') +
-    (sel ? '; click to see the whole timeline' : '; drag across the rows to choose a span');
-  selText.setAttribute('data-from', from);
-  selText.setAttribute('data-to', to);
-  selText.setAttribute('data-total', g.total);
-  selText.setAttribute('data-samples', g.samples);
+    (sel ? '; click to see the whole timeline' : '; drag across the rows to choose a span'), g);
   flame(g);
   return g;
 }
