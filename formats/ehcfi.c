@@ -108,10 +108,63 @@ struct walk {
 	const uint64_t *regs;
 	uintptr_t regs_at;
 	int fp_known;
+	/* where fp was read (0: the first frame's rbp), and whether the log
+	 * has it: it goes there only when the walk uses it */
+	uintptr_t fp_at;
+	int fp_noted;
 	int exact;              /* pc is where the frame is, not a return address */
 	int exact_walk;         /* EHCFI_EXACT */
 	enum ehcfi_failure why;
+	struct ehcfi_log *log;  /* what the walk reads, or NULL */
 };
+
+static inline void log_word(struct ehcfi_log *log, uintptr_t a, uint64_t v)
+{
+	if (log->n < log->cap) {
+		log->addr[log->n] = a;
+		log->val[log->n] = v;
+		log->n++;
+	} else {
+		log->flags |= EHCFI_LOG_FULL;
+	}
+}
+
+/* A word of the walk's stack, noted in its log. */
+static inline int walk_word(struct walk *w, uintptr_t a, uint64_t *v)
+{
+	if (!stack_word(w->st, a, v))
+		return 0;
+	if (w->log != NULL)
+		log_word(w->log, a, *v);
+	return 1;
+}
+
+/* The caller's rbp, from the stack at a: noted only if used (walk_fp). */
+static inline int walk_fp_load(struct walk *w, uintptr_t a)
+{
+	uint64_t v;
+
+	if (!stack_word(w->st, a, &v))
+		return 0;
+	w->fp = (uintptr_t)v;
+	w->fp_at = a;
+	w->fp_noted = 0;
+	return 1;
+}
+
+/* The frame pointer, to use: the log notes where it came from. */
+static inline uintptr_t walk_fp(struct walk *w)
+{
+	if (w->log != NULL) {
+		if (w->fp_at == 0) {
+			w->log->flags |= EHCFI_USED_FP;
+		} else if (!w->fp_noted) {
+			log_word(w->log, w->fp_at, w->fp);
+			w->fp_noted = 1;
+		}
+	}
+	return w->fp;
+}
 
 /* What one step came to. */
 enum step { STEP_ON, STEP_END, STEP_CUT, STEP_FAILED };
@@ -121,17 +174,18 @@ static inline enum step step_fp(struct walk *w)
 {
 	uint64_t word;
 
-	if (!stack_word(w->st, w->fp + 8, &word)) {
+	uintptr_t fp = walk_fp(w);
+
+	if (!walk_word(w, fp + 8, &word)) {
 		w->why = EHCFI_FAIL_STACK;
 		return STEP_FAILED;
 	}
 	w->pc = (uintptr_t)word;
-	if (!stack_word(w->st, w->fp, &word)) {
+	if (!walk_fp_load(w, fp)) {
 		w->why = EHCFI_FAIL_STACK;
 		return STEP_FAILED;
 	}
-	w->sp = w->fp + 16;
-	w->fp = (uintptr_t)word;
+	w->sp = fp + 16;
 	w->regs = NULL;
 	w->regs_at = 0;
 	w->exact = 0;
@@ -143,18 +197,17 @@ static inline enum step step_fp(struct walk *w)
 static inline enum step step_signal(struct walk *w)
 {
 	uintptr_t gregs = w->sp + offsetof(ucontext_t, uc_mcontext.gregs);
-	uint64_t npc, nsp, nfp;
+	uint64_t npc, nsp;
 
-	if (!stack_word(w->st, gregs + REG_RIP * 8, &npc) ||
-	    !stack_word(w->st, gregs + REG_RSP * 8, &nsp) ||
-	    !stack_word(w->st, gregs + REG_RBP * 8, &nfp) || nsp <= w->sp ||
+	if (!walk_word(w, gregs + REG_RIP * 8, &npc) ||
+	    !walk_word(w, gregs + REG_RSP * 8, &nsp) ||
+	    !walk_fp_load(w, gregs + REG_RBP * 8) || nsp <= w->sp ||
 	    (w->exact_walk && !stack_holds(w->st, gregs, gregs + REG_RIP * 8))) {
 		w->why = EHCFI_FAIL_STACK;
 		return STEP_FAILED;
 	}
 	w->pc = (uintptr_t)npc;
 	w->sp = (uintptr_t)nsp;
-	w->fp = (uintptr_t)nfp;
 	w->fp_known = 1;
 	w->regs = NULL;
 	w->regs_at = gregs;
@@ -179,11 +232,13 @@ static inline int row_cfa(struct walk *w, const struct ehcfi_row *row, uintptr_t
 	if (reg == DW_RSP) {
 		base = w->sp;
 	} else if (reg == DW_RBP && w->fp_known) {
-		base = w->fp;
+		base = walk_fp(w);
 	} else if (w->regs != NULL) {
+		if (w->log != NULL)
+			w->log->flags |= EHCFI_USED_REGS;
 		base = (uintptr_t)w->regs[reg];
 	} else if (w->regs_at != 0 &&
-		   stack_word(w->st, w->regs_at + (uintptr_t)ehcfi_greg[reg] * 8, &word)) {
+		   walk_word(w, w->regs_at + (uintptr_t)ehcfi_greg[reg] * 8, &word)) {
 		base = (uintptr_t)word;
 	} else {
 		w->why = EHCFI_FAIL_RULE;
@@ -191,7 +246,7 @@ static inline int row_cfa(struct walk *w, const struct ehcfi_row *row, uintptr_t
 	}
 	*cfa = base + (uintptr_t)(intptr_t)row->off;
 	if (row->kind == KIND_DEREF) {
-		if (!stack_word(w->st, *cfa, &word)) {
+		if (!walk_word(w, *cfa, &word)) {
 			w->why = EHCFI_FAIL_STACK;
 			return 0;
 		}
@@ -203,23 +258,19 @@ static inline int row_cfa(struct walk *w, const struct ehcfi_row *row, uintptr_t
 /* The caller's rbp, by the row's rule; 0 when it cannot be read. */
 static inline int row_fp(struct walk *w, const struct ehcfi_row *row, uintptr_t cfa)
 {
-	uint64_t saved;
-
 	switch ((row->reg >> 5) & 3) {
 	case FP_OFFSET:
-		if (!stack_word(w->st, cfa + (uintptr_t)(intptr_t)row->fp_off, &saved)) {
+		if (!walk_fp_load(w, cfa + (uintptr_t)(intptr_t)row->fp_off)) {
 			w->why = EHCFI_FAIL_STACK;
 			return 0;
 		}
-		w->fp = (uintptr_t)saved;
 		w->fp_known = 1;
 		break;
 	case FP_AT_RBP:
-		if (!w->fp_known || !stack_word(w->st, w->fp + (uintptr_t)(intptr_t)row->fp_off, &saved)) {
+		if (!w->fp_known || !walk_fp_load(w, walk_fp(w) + (uintptr_t)(intptr_t)row->fp_off)) {
 			w->why = EHCFI_FAIL_STACK;
 			return 0;
 		}
-		w->fp = (uintptr_t)saved;
 		break;
 	case FP_SAME:
 		break;
@@ -243,7 +294,7 @@ static inline enum step step_row(struct walk *w, const struct ehcfi_row *row)
 		w->why = EHCFI_FAIL_STACK;
 		return STEP_FAILED;
 	}
-	if (!stack_word(w->st, cfa - 8, &word)) {
+	if (!walk_word(w, cfa - 8, &word)) {
 		w->why = EHCFI_FAIL_STACK;
 		/* libdwfl ends the stack there */
 		return w->exact_walk ? STEP_CUT : STEP_FAILED;
@@ -275,7 +326,7 @@ static inline enum step step(struct walk *w, const struct ehcfi_range *ranges, s
 	if (r == NULL) {
 		/* code outside every object (JIT, or an address that is no
 		 * code at all): frame pointers, where they are sane */
-		if (w->exact_walk || !w->fp_known || w->fp < w->sp || (w->fp & 7) != 0) {
+		if (w->exact_walk || !w->fp_known || walk_fp(w) < w->sp || (w->fp & 7) != 0) {
 			w->why = EHCFI_FAIL_NO_OBJECT;
 			return STEP_FAILED;
 		}
@@ -311,6 +362,13 @@ enum ehcfi_result ehcfi_walk(const struct ehcfi_range *ranges, size_t nranges, c
 			     const struct ehcfi_stack *st, unsigned flags, uint64_t *frames,
 			     uint32_t cap, uint32_t *n, enum ehcfi_failure *why)
 {
+	return ehcfi_walk_log(ranges, nranges, regs0, st, flags, frames, cap, n, why, NULL);
+}
+
+enum ehcfi_result ehcfi_walk_log(const struct ehcfi_range *ranges, size_t nranges, const uint64_t *regs0,
+				 const struct ehcfi_stack *st, unsigned flags, uint64_t *frames,
+				 uint32_t cap, uint32_t *n, enum ehcfi_failure *why, struct ehcfi_log *log)
+{
 #if EHCFI_SUPPORTED
 	struct walk w = {
 		.st = st,
@@ -322,6 +380,7 @@ enum ehcfi_result ehcfi_walk(const struct ehcfi_range *ranges, size_t nranges, c
 		.exact = 1,
 		.exact_walk = (flags & EHCFI_EXACT) != 0,
 		.why = EHCFI_FAIL_NONE,
+		.log = log,
 	};
 	enum ehcfi_result res = EHCFI_FAILED;
 	uint32_t k = 0;
@@ -347,7 +406,7 @@ enum ehcfi_result ehcfi_walk(const struct ehcfi_range *ranges, size_t nranges, c
 	*why = w.why;
 	return res;
 #else
-	(void)ranges; (void)nranges; (void)regs0; (void)st; (void)flags; (void)frames; (void)cap;
+	(void)ranges; (void)nranges; (void)regs0; (void)st; (void)flags; (void)frames; (void)cap; (void)log;
 	*n = 0;
 	*why = EHCFI_FAIL_NO_OBJECT;
 	return EHCFI_FAILED;

@@ -149,4 +149,25 @@ enum ehcfi_result ehcfi_walk(const struct ehcfi_range *r, size_t nr, const uint6
 			     const struct ehcfi_stack *st, unsigned flags, uint64_t *frames,
 			     uint32_t cap, uint32_t *n, enum ehcfi_failure *why);
 
+/* What a walk read: the words of the stack, with their values, in the
+ * order read (up to cap of them), and what else it used of the first
+ * frame.  The walk is a function of the tables, the stack's bounds, the
+ * first frame's program counter and rsp, what flags says it used, and
+ * these words: a caller can keep the frames of a walk and know they are
+ * still the walk's by reading the same words again (a memo). */
+#define EHCFI_USED_FP 1u    /* the first frame's rbp */
+#define EHCFI_USED_REGS 2u  /* another of its registers */
+#define EHCFI_LOG_FULL 4u   /* more than cap words were read */
+struct ehcfi_log {
+	uint64_t *addr, *val;
+	uint32_t cap, n;        /* n = 0 and flags = 0 before the walk */
+	unsigned flags;
+};
+
+/* ehcfi_walk, noting what it reads in *log (NULL: nothing noted). */
+enum ehcfi_result ehcfi_walk_log(const struct ehcfi_range *r, size_t nr, const uint64_t *regs,
+				 const struct ehcfi_stack *st, unsigned flags, uint64_t *frames,
+				 uint32_t cap, uint32_t *n, enum ehcfi_failure *why,
+				 struct ehcfi_log *log);
+
 #endif

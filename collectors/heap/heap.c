@@ -360,7 +360,8 @@ static __attribute__((noinline)) uint32_t heap_unwind(struct heap_tls *t, const 
 			heap_context(&uc);
 			from = &uc;
 		}
-		r = cfi_unwind(from, t->stack_lo, t->stack_hi, frames, HEAP_FRAMES, &n, &why);
+		r = cfi_unwind_memo(from, t->stack_lo, t->stack_hi, (uintptr_t)caller, frames,
+				    HEAP_FRAMES, &n, &why);
 	}
 	while (k < n && frames[k] >= heap.own_lo && frames[k] < heap.own_hi)
 		k++;

@@ -23,6 +23,7 @@
 struct cfi_tables {
 	size_t n;
 	uint64_t rows;         /* in all, for cfi_table_size */
+	uint64_t gen;          /* which tables: one more at each refresh */
 	struct ehcfi_range r[];
 };
 
@@ -48,6 +49,7 @@ static struct {
 	size_t nobjs, capobjs;
 	void *retired[CFI_RETIRED_MAX];
 	size_t nretired;
+	uint64_t gen;
 } cfi;
 
 _Static_assert((int)CFI_FAIL_NO_OBJECT == (int)EHCFI_FAIL_NO_OBJECT &&
@@ -199,6 +201,7 @@ int cfi_refresh(int (*idle)(void))
 		rows += o->nrows;
 	}
 	t->rows = rows;
+	t->gen = ++cfi.gen;
 	qsort(t->r, t->n, sizeof t->r[0], range_cmp);
 	retire(atomic_exchange(&cfi.current, t));
 	if (idle != NULL && cfi.nretired > 0 && idle()) {
@@ -231,16 +234,17 @@ int cfi_row_kind(uintptr_t pc)
 	return row == NULL ? CFI_ROW_NONE : row->kind;
 }
 
-enum cfi_result cfi_unwind(const ucontext_t *uc, uintptr_t lo, uintptr_t hi, uint64_t *frames,
-			   uint32_t cap, uint32_t *n, enum cfi_failure *why)
-{
 #if defined(__x86_64__)
+/* cfi_unwind over tables t, noting what it reads in log (or NULL). */
+static enum cfi_result cfi_walk(const struct cfi_tables *t, const ucontext_t *uc, uintptr_t lo,
+				uintptr_t hi, uint64_t *frames, uint32_t cap, uint32_t *n,
+				enum cfi_failure *why, struct ehcfi_log *log)
+{
 	/* ucontext register index of each DWARF register */
 	static const int greg[EHCFI_NREGS] = {
 		REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI, REG_RBP, REG_RSP,
 		REG_R8, REG_R9, REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15, REG_RIP,
 	};
-	const struct cfi_tables *t = atomic_load_explicit(&cfi.current, memory_order_acquire);
 	const greg_t *g = uc->uc_mcontext.gregs;
 	uintptr_t sp = (uintptr_t)g[REG_RSP];
 	uint64_t regs[EHCFI_NREGS];
@@ -261,13 +265,115 @@ enum cfi_result cfi_unwind(const ucontext_t *uc, uintptr_t lo, uintptr_t hi, uin
 	 * its CFI says, and the kernel put the signal frame below it. */
 	lo = sp - lo >= CFI_RED_ZONE ? sp - CFI_RED_ZONE : lo;
 	st = (struct ehcfi_stack){ lo, hi, (const unsigned char *)lo };
-	r = ehcfi_walk(t->r, t->n, regs, &st, 0, frames, cap, n, &fail);
+	r = ehcfi_walk_log(t->r, t->n, regs, &st, 0, frames, cap, n, &fail, log);
 	*why = (enum cfi_failure)fail;
 	return r == EHCFI_COMPLETE ? CFI_COMPLETE : r == EHCFI_TRUNCATED ? CFI_TRUNCATED : CFI_FAILED;
+}
+#endif
+
+enum cfi_result cfi_unwind(const ucontext_t *uc, uintptr_t lo, uintptr_t hi, uint64_t *frames,
+			   uint32_t cap, uint32_t *n, enum cfi_failure *why)
+{
+#if defined(__x86_64__)
+	return cfi_walk(atomic_load_explicit(&cfi.current, memory_order_acquire), uc, lo, hi, frames,
+			cap, n, why, NULL);
 #else
 	(void)uc; (void)lo; (void)hi; (void)frames; (void)cap;
 	*n = 0;
 	*why = CFI_FAIL_NO_OBJECT;
 	return CFI_FAILED;
 #endif
+}
+
+/* ---- walks kept (cfi_unwind_memo) ---- */
+
+#define CFI_MEMO_LOG 6
+#define CFI_MEMO_WORDS 48
+#define CFI_MEMO_FRAMES 48
+
+/* A walk and what it read.  busy: a thread is using the slot (the others
+ * walk without it); gen 0: empty. */
+struct cfi_memo {
+	_Atomic int busy;
+	uint32_t nwords, nframes, cap;
+	uint8_t result, why, used_fp;
+	uint64_t gen;
+	uintptr_t pc, sp, fp, lo, hi;
+	uint64_t addr[CFI_MEMO_WORDS], val[CFI_MEMO_WORDS];
+	uint64_t frames[CFI_MEMO_FRAMES];
+};
+
+static struct cfi_memo cfi_memo[1 << CFI_MEMO_LOG];
+static _Atomic uint64_t cfi_memo_hits, cfi_memo_walks;
+
+
+#if defined(__x86_64__)
+/* Is m's walk the one the tables t would make from these registers, on
+ * this stack?  Every word it read still holds what it read. */
+static int memo_holds(const struct cfi_memo *m, const struct cfi_tables *t, const greg_t *g,
+		      uintptr_t lo, uintptr_t hi, uint32_t cap)
+{
+	if (m->gen != t->gen || m->pc != (uintptr_t)g[REG_RIP] || m->sp != (uintptr_t)g[REG_RSP] ||
+	    m->lo != lo || m->hi != hi || m->cap != cap ||
+	    (m->used_fp && m->fp != (uintptr_t)g[REG_RBP]))
+		return 0;
+	for (uint32_t i = 0; i < m->nwords; i++)
+		if (*(const uint64_t *)(uintptr_t)m->addr[i] != m->val[i])
+			return 0;
+	return 1;
+}
+#endif
+
+enum cfi_result cfi_unwind_memo(const ucontext_t *uc, uintptr_t lo, uintptr_t hi, uintptr_t hint,
+				uint64_t *frames, uint32_t cap, uint32_t *n, enum cfi_failure *why)
+{
+#if defined(__x86_64__)
+	const struct cfi_tables *t = atomic_load_explicit(&cfi.current, memory_order_acquire);
+	const greg_t *g = uc->uc_mcontext.gregs;
+	uint64_t key = ((uint64_t)g[REG_RSP] >> 3 ^ (uint64_t)hint) * 0x9e3779b97f4a7c15ull;
+	struct cfi_memo *m = &cfi_memo[key >> (64 - CFI_MEMO_LOG)];
+	struct ehcfi_log log;
+	enum cfi_result r;
+
+	if (t == NULL || atomic_exchange_explicit(&m->busy, 1, memory_order_acquire))
+		return cfi_walk(t, uc, lo, hi, frames, cap, n, why, NULL);
+	atomic_fetch_add_explicit(&cfi_memo_walks, 1, memory_order_relaxed);
+	if (memo_holds(m, t, g, lo, hi, cap)) {
+		atomic_fetch_add_explicit(&cfi_memo_hits, 1, memory_order_relaxed);
+		memcpy(frames, m->frames, m->nframes * sizeof(*frames));
+		*n = m->nframes;
+		*why = (enum cfi_failure)m->why;
+		r = (enum cfi_result)m->result;
+	} else {
+		log = (struct ehcfi_log){ m->addr, m->val, CFI_MEMO_WORDS, 0, 0 };
+		r = cfi_walk(t, uc, lo, hi, frames, cap, n, why, &log);
+		m->gen = 0;
+		if (!(log.flags & (EHCFI_USED_REGS | EHCFI_LOG_FULL)) && *n <= CFI_MEMO_FRAMES) {
+			m->nwords = log.n;
+			m->nframes = *n;
+			m->cap = cap;
+			m->result = (uint8_t)r;
+			m->why = (uint8_t)*why;
+			m->used_fp = (log.flags & EHCFI_USED_FP) != 0;
+			m->pc = (uintptr_t)g[REG_RIP];
+			m->sp = (uintptr_t)g[REG_RSP];
+			m->fp = (uintptr_t)g[REG_RBP];
+			m->lo = lo;
+			m->hi = hi;
+			memcpy(m->frames, frames, *n * sizeof(*frames));
+			m->gen = t->gen;
+		}
+	}
+	atomic_store_explicit(&m->busy, 0, memory_order_release);
+	return r;
+#else
+	(void)hint;
+	return cfi_unwind(uc, lo, hi, frames, cap, n, why);
+#endif
+}
+
+void cfi_memo_stats(uint64_t *walks, uint64_t *hits)
+{
+	*walks = atomic_load_explicit(&cfi_memo_walks, memory_order_relaxed);
+	*hits = atomic_load_explicit(&cfi_memo_hits, memory_order_relaxed);
 }

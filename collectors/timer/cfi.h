@@ -56,6 +56,19 @@ int cfi_refresh(int (*idle)(void));
 enum cfi_result cfi_unwind(const ucontext_t *uc, uintptr_t lo, uintptr_t hi, uint64_t *frames,
 			   uint32_t cap, uint32_t *n, enum cfi_failure *why);
 
+/* cfi_unwind, from a table of walks kept with the words of the stack
+ * each read: when the same registers meet a stack whose words are still
+ * what an earlier walk read, its frames are the walk's, without one.
+ * For a walk that starts often where it did before (collect-heap's, from
+ * the same place in the allocator).  hint: anything that tells apart the
+ * walks of one stack pointer, as their caller.  Signal-safe; a thread that
+ * finds the slot in use walks without it. */
+enum cfi_result cfi_unwind_memo(const ucontext_t *uc, uintptr_t lo, uintptr_t hi, uintptr_t hint,
+				uint64_t *frames, uint32_t cap, uint32_t *n, enum cfi_failure *why);
+
+/* cfi_unwind_memo's calls, and those answered from the table. */
+void cfi_memo_stats(uint64_t *walks, uint64_t *hits);
+
 /* What the current tables say about the instruction at pc: one of
  * CFI_ROW_* (for tests and diagnostics).  Signal-safe. */
 enum cfi_row_kind {

@@ -8,7 +8,10 @@
  * the tables were made, and a signal handler's frame.  Each walk must be
  * complete and pass through the expected callers, in order, up to main.
  * Then a 200-deep recursion, and walks from garbage registers over a
- * garbage stack, which must end without reading outside it.
+ * garbage stack, which must end without reading outside it.  Every walk is
+ * made again through the table of kept walks (cfi_unwind_memo), which
+ * must give the same frames: at once, again from the table, and after
+ * words of the stack changed under it.
  *
  * Usage: test-cfi PLUGIN.so
  */
@@ -34,6 +37,22 @@ struct step {
 	uint64_t frames[DEPTH];
 };
 
+/* Walks the memo gave otherwise than cfi_unwind. */
+static volatile size_t memo_wrong;
+
+/* cfi_unwind_memo from uc must give what cfi_unwind gave. */
+static void memo_same(const ucontext_t *uc, uintptr_t lo, uintptr_t hi, int result, uint32_t n,
+		      const uint64_t *frames)
+{
+	uint64_t got[DEPTH];
+	uint32_t m;
+	enum cfi_failure why;
+	int r = cfi_unwind_memo(uc, lo, hi, 0, got, DEPTH, &m, &why);
+
+	if (r != result || m != n || memcmp(got, frames, n * sizeof(*frames)) != 0)
+		memo_wrong++;
+}
+
 static struct step *steps;
 static volatile size_t nsteps;
 static volatile sig_atomic_t stepping;
@@ -55,6 +74,8 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 	s->pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
 	s->result = cfi_unwind(uc, stack_lo, stack_hi, s->frames, DEPTH, &s->n, &why);
 	s->why = why;
+	memo_same(uc, stack_lo, stack_hi, s->result, s->n, s->frames);
+	memo_same(uc, stack_lo, stack_hi, s->result, s->n, s->frames);
 }
 
 /* Sets the trap flag in the interrupted context: stepping starts where
@@ -391,6 +412,19 @@ static void test_garbage(void)
 		r = cfi_unwind(&uc, lo, hi, frames, DEPTH, &n, &why);
 		CHECK(n <= DEPTH);
 		ends[r]++;
+		memo_same(&uc, lo, hi, r, n, frames);
+		memo_same(&uc, lo, hi, r, n, frames);
+		/* a word near the stack pointer changed: the kept walk must
+		 * not be taken if it read it */
+		stack[(uc.uc_mcontext.gregs[REG_RSP] - (greg_t)lo) / 8 + (x >> 40) % 16 % (WORDS / 2)] ^=
+			x >> 3;
+		r = cfi_unwind(&uc, lo, hi, frames, DEPTH, &n, &why);
+		memo_same(&uc, lo, hi, r, n, frames);
+		/* and the first frame's rbp (a walk through code no table
+		 * covers steps by it) */
+		uc.uc_mcontext.gregs[REG_RBP] = (greg_t)(lo + (x >> 12) % (sizeof stack - 8) / 8 * 8);
+		r = cfi_unwind(&uc, lo, hi, frames, DEPTH, &n, &why);
+		memo_same(&uc, lo, hi, r, n, frames);
 	}
 	printf("garbage: %zu complete, %zu at the frame limit, %zu failed\n", ends[0], ends[1],
 	       ends[2]);
@@ -402,7 +436,7 @@ int main(int argc, char **argv)
 	pthread_attr_t attr;
 	void *addr;
 	size_t size;
-	uint64_t objects, rows;
+	uint64_t objects, rows, walks, hits;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: test-cfi PLUGIN.so\n");
@@ -439,6 +473,12 @@ int main(int argc, char **argv)
 	test_signal();
 	test_recursion();
 	test_garbage();
+	cfi_memo_stats(&walks, &hits);
+	printf("kept walks: %lu walks, %lu from the table, %zu not as cfi_unwind's\n",
+	       (unsigned long)walks, (unsigned long)hits, (size_t)memo_wrong);
+	CHECK_EQ(memo_wrong, 0);
+	CHECK(hits > walks / 4);
+	CHECK(hits < walks);
 	free(steps);
 	return check_done("cfi");
 }
