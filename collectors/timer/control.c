@@ -48,9 +48,11 @@
 #include "control.h"
 #include "helper.h"
 #include "preload-state.h"
+#include "stacktab.h"
 #include "writer.h"
 
 #define CONTROL_RELEASE_NS 250000000ull   /* how often the trace's memory is released */
+#define CONTROL_PREFAULT_NS 20000000ull   /* and its next pages faulted in, while it grows */
 
 static struct {
 	int signo;                /* the control signal, 0 for none */
@@ -130,24 +132,34 @@ static void control_say(int pause, uint32_t req)
 
 static void *control_main(void *unused)
 {
-	uint64_t next = preload_now() + CONTROL_RELEASE_NS;
+	uint64_t next = preload_now() + CONTROL_RELEASE_NS, tick = 0;
 	uint32_t seen = atomic_load(control_word());
 
 	(void)unused;
 	/* its allocations are not the program's (libprofview-heap.so) */
 	preload_own_begin();
+	/* the page faults of the stack table and of the trace's first pages,
+	 * here rather than in the program's threads */
+	stacktab_populate(&control.stop);
 	/* a fork child, made before its parent acted on a request */
 	control_apply(control_want(preload_now()));
 	while (!atomic_load(&control.stop)) {
-		uint64_t due = control_due(next), now;
+		uint64_t due, now;
 		uint32_t req = atomic_load(control_word());
 		struct timespec ts;
 		int how;
 
+		if (tick <= preload_now()) {
+			/* often while the trace grows, seldom when it does not */
+			uint64_t grew = writer_prefault_tick();
+
+			tick = preload_now() + (grew > 0 ? CONTROL_PREFAULT_NS : CONTROL_RELEASE_NS);
+		}
+		due = control_due(tick < next ? tick : next);
 		ts.tv_sec = (time_t)(due / 1000000000ull);
 		ts.tv_nsec = (long)(due % 1000000000ull);
-		/* until a request, the stop, the start, the end or the next
-		 * release */
+		/* until a request, the stop, the start, the end, the next
+		 * release or the next pages to fault in */
 		if (req == seen)
 			syscall(SYS_futex, (void *)control_word(), FUTEX_WAIT_BITSET, req, &ts, NULL,
 				FUTEX_BITSET_MATCH_ANY);

@@ -7,10 +7,12 @@
  * written).  A lookup compares the frames themselves on a hash match.  A
  * thread that meets a CLAIMED slot on its probe path, or finds no free slot
  * within STACKTAB_PROBES, gets 0 and writes its frames inline: nobody ever
- * waits.  Ids start at 1.  The table (3 MiB) is populated when it is made:
- * new stacks land on random slots, and a first touch of each page in the
- * handler would cost a page fault (a p90 of 10 us instead of 2 us, on a
- * program whose samples keep finding new stacks).
+ * waits.  Ids start at 1.  The table (3 MiB) is populated soon after it is
+ * made, by the collector's control thread (stacktab_populate): new stacks
+ * land on random slots, and a first touch of each page in the handler
+ * would cost a page fault (a p90 of 10 us instead of 2 us, on a program
+ * whose samples keep finding new stacks).  Not in the program's thread,
+ * where it cost a millisecond at the start of every process.
  */
 #include <stdatomic.h>
 #include <string.h>
@@ -46,7 +48,7 @@ int stacktab_init(void)
 	void *p;
 
 	p = mmap(NULL, STACKTAB_SLOTS * sizeof(struct stacktab_slot), PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_POPULATE, -1, 0);
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return -1;
 	stacktab.slots = p;
@@ -60,6 +62,27 @@ int stacktab_init(void)
 	stacktab.arena = p;
 	atomic_store(&stacktab.next_id, 1);
 	return 0;
+}
+
+void stacktab_populate(const _Atomic int *stop)
+{
+	unsigned char *slots = (unsigned char *)stacktab.slots;
+	size_t size = STACKTAB_SLOTS * sizeof(struct stacktab_slot), step = 256 << 10;
+
+	if (slots == NULL)
+		return;
+	/* in steps, so that a short program's exit does not wait for it */
+	for (size_t at = 0; at < size && !atomic_load_explicit(stop, memory_order_relaxed); at += step) {
+		size_t n = size - at < step ? size - at : step;
+
+		if (madvise(slots + at, n, MADV_POPULATE_WRITE) == 0)
+			continue;
+		/* before Linux 5.14: a write to each page, one that cannot
+		 * undo a slot another thread is claiming */
+		for (size_t p = at; p < at + n; p += 4096)
+			atomic_fetch_add_explicit(&stacktab.slots[p / sizeof(struct stacktab_slot)].key, 0,
+						  memory_order_relaxed);
+	}
 }
 
 void stacktab_reset(void)

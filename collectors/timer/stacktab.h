@@ -6,6 +6,7 @@
 #ifndef PROFVIEW_TIMER_STACKTAB_H
 #define PROFVIEW_TIMER_STACKTAB_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 /* Allocates the hash table and the frame arena.  Returns 0 or -1.  Not
@@ -16,6 +17,9 @@ int stacktab_init(void);
  * arena full, slot being filled by another thread, no trace space): the
  * caller then writes the frames inline.  Signal-safe. */
 uint32_t stacktab_intern(const uint64_t *frames, uint32_t n);
+/* Faults the hash table in, from a thread of the collector's own, so that
+ * the samples do not; stops early when *stop is set.  Not signal-safe. */
+void stacktab_populate(const _Atomic int *stop);
 /* Forgets every stack (a fork child starts a new trace).  Call only when no
  * handler can run.  Not signal-safe. */
 void stacktab_reset(void);

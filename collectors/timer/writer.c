@@ -296,8 +296,13 @@ static inline char *writer_at(uint64_t off)
 static int writer_map(char *addr, uint64_t len, int fd, uint64_t off)
 {
 	if (mmap(addr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, (off_t)off) !=
-	    MAP_FAILED)
+	    MAP_FAILED) {
+		/* a fault maps one page, without reading ahead: the file's
+		 * new blocks are zeros, and a first record would otherwise
+		 * wait for a whole window of them */
+		madvise(addr, len, MADV_RANDOM);
 		return 0;
+	}
 	atomic_store(&writer.broken, 1);
 	return -1;
 }
@@ -489,6 +494,20 @@ static void writer_prefault(uint64_t cur)
 		from += n;
 	}
 	writer.prefaulted = from;
+}
+
+uint64_t writer_prefault_tick(void)
+{
+	uint64_t cur, grew;
+
+	if (writer.base == NULL || atomic_load(&writer.closed) ||
+	    atomic_exchange_explicit(&writer.releasing, 1, memory_order_acquire))
+		return 0;
+	cur = atomic_load(&writer.cursor);
+	grew = cur - writer.last_cursor;
+	writer_prefault(cur);
+	atomic_store_explicit(&writer.releasing, 0, memory_order_release);
+	return grew;
 }
 
 void writer_release(void)

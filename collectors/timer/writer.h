@@ -55,6 +55,12 @@ void writer_publish(void *rec, uint32_t type, uint32_t size);
  * back; their place in the address space can then be used again.  Call it
  * a few times a second.  Not signal-safe; never blocks for long. */
 void writer_release(void);
+
+/* Faults in the pages the next records will go to (as writer_release
+ * does), more often than the release: the control thread calls it while
+ * the trace grows.  Returns the bytes written since its last call or
+ * writer_release's.  Not signal-safe. */
+uint64_t writer_prefault_tick(void);
 /* Truncates the file to the bytes used.  Call only when no other writer can
  * run any more.  Signal-safe.  Returns 0 or -1. */
 int writer_finish(void);
