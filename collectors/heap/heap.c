@@ -17,12 +17,12 @@
  *
  * The fast path of an unsampled allocation is a subtraction from a
  * thread-local counter and a test (a pause of sampling, control.c, is
- * looked at only when the counter crosses zero); that of a free, one bit
- * of a filter
- * that says whether a sampled block may be at the address (by its bits
- * 4 to 22), almost always zero.  The filter is a bitmap, one bit per 16
- * bytes of addresses, so that the blocks of one part of the heap share
- * its cache lines (a byte a block missed the cache on every other free).
+ * looked at only when the counter crosses zero); that of a free, one byte
+ * of a filter that counts the sampled blocks starting in the address's
+ * KiB (by the address's bits 10 to 31), almost always zero.  One byte for
+ * a KiB keeps the filter of one part of the heap in a few cache lines (a
+ * byte for each 16 bytes missed the cache on every other free), and the
+ * free's test is four instructions.
  *
  * The trace is written as collect-timer's (writer.c, stacktab.c,
  * mappings.c, dlhook.c): the same file family, permissions and kill -9
@@ -67,12 +67,11 @@ __thread struct heap_tls heap_tls __attribute__((tls_model("initial-exec")));
 /* mappings.c marks the collector's own work in it (preload_own_begin) */
 __thread struct preload_tls preload_tls __attribute__((tls_model("initial-exec")));
 
-/* The filter's bits, and the counts of sampled blocks by filter bit
- * behind them (a count that reached 255 stays: its bit stays set). */
-static _Atomic uint64_t heap_filter[HEAP_FILTER / 64] = { 1 };
-static _Atomic uint8_t heap_filter_count[HEAP_FILTER] = { 255 };
-/* The filter also sends free the blocks of the arena below and NULL
- * (bit 0, set for good), which its fast path so need not test. */
+/* The filter: the sampled blocks in each KiB of addresses, modulo 4 GiB
+ * (a count that reached 255 stays).  In .bss: its pages are the zero page
+ * until a block is sampled there.  It also sends free the blocks of the
+ * arena below (counted 255), which its fast path so need not test. */
+static _Atomic uint8_t heap_filter[HEAP_FILTER];
 
 static _Alignas(64) unsigned char heap_arena[HEAP_ARENA];
 static _Atomic size_t heap_arena_used;
@@ -165,9 +164,10 @@ static void heap_boot_free(void *p)
 
 /* ---- the table of sampled blocks ---- */
 
-static inline size_t heap_filter_at(uintptr_t p)
+static inline uint32_t heap_filter_at(uintptr_t p)
 {
-	return (p >> 4) & (HEAP_FILTER - 1);
+	_Static_assert(HEAP_FILTER == 1u << 22, "the filter covers 4 GiB by KiB");
+	return (uint32_t)p >> 10;
 }
 
 /* A block's first slot.  Blocks near each other in memory get slots near
@@ -183,30 +183,16 @@ static size_t heap_hash(uintptr_t p)
 	return (size_t)(g + ((region * 0x9e3779b97f4a7c15ull) >> (64 - heap.slots_log)));
 }
 
-/* Counts a sampled block in or out at p's filter bit, then sets the bit
- * as its count says.  Lock-free: whoever writes the bit reads the count
- * again after, and writes again if it changed, so the last write agrees
- * with the last count. */
+/* Counts a sampled block in or out of p's filter byte. */
 static void heap_filter_add(uintptr_t p, int d)
 {
-	size_t i = heap_filter_at(p);
-	_Atomic uint8_t *c = &heap_filter_count[i];
-	uint64_t bit = 1ull << (i & 63);
-	uint8_t v = atomic_load(c), now;
+	_Atomic uint8_t *c = &heap_filter[heap_filter_at(p)];
+	uint8_t v = atomic_load(c);
 
 	do {
 		if (v == 255 || (d < 0 && v == 0))
 			return;
 	} while (!atomic_compare_exchange_weak(c, &v, (uint8_t)(v + d)));
-	v = atomic_load(c);
-	do {
-		if (v != 0)
-			atomic_fetch_or(&heap_filter[i / 64], bit);
-		else
-			atomic_fetch_and(&heap_filter[i / 64], ~bit);
-		now = v;
-		v = atomic_load(c);
-	} while (v != now);
 }
 
 static int heap_table_insert(uintptr_t p, uint64_t size)
@@ -517,9 +503,7 @@ static inline int heap_unsample(void *p, uint64_t *size)
 {
 	uintptr_t a = (uintptr_t)p;
 
-	size_t i = heap_filter_at(a);
-
-	if (HEAP_LIKELY(!(atomic_load_explicit(&heap_filter[i / 64], memory_order_relaxed) >> (i & 63) & 1)))
+	if (HEAP_LIKELY(atomic_load_explicit(&heap_filter[heap_filter_at(a)], memory_order_relaxed) == 0))
 		return 0;
 	if (!heap_table_remove(a, size))
 		return 0;
@@ -563,7 +547,7 @@ HEAP_EXPORT void *malloc(size_t n)
 	return heap_malloc_slow(t, n, __builtin_return_address(0));
 }
 
-/* A free whose filter bit is set: NULL, the arena's, or maybe sampled. */
+/* A free whose filter byte is set: the arena's, or maybe sampled. */
 static __attribute__((noinline)) void heap_free_slow(void *p)
 {
 	uint64_t size;
@@ -577,9 +561,8 @@ static __attribute__((noinline)) void heap_free_slow(void *p)
 
 HEAP_EXPORT void free(void *p)
 {
-	size_t i = heap_filter_at((uintptr_t)p);
-
-	if (HEAP_LIKELY(!(atomic_load_explicit(&heap_filter[i / 64], memory_order_relaxed) >> (i & 63) & 1)))
+	if (HEAP_LIKELY(atomic_load_explicit(&heap_filter[heap_filter_at((uintptr_t)p)],
+					     memory_order_relaxed) == 0))
 		atomic_load_explicit(&heap_free_fn, memory_order_relaxed)(p);
 	else
 		heap_free_slow(p);

@@ -29,7 +29,7 @@
 #define HEAP_SLOTS_MIN_LOG 16
 #define HEAP_SLOTS_MAX_LOG 22
 #define HEAP_PROBES 4096
-#define HEAP_FILTER (1u << 19)  /* bits */
+#define HEAP_FILTER (1u << 22)  /* bytes: one for each KiB of 4 GiB */
 #define HEAP_ARENA (256u << 10)
 
 enum heap_state { HEAP_OFF = 0, HEAP_RUNNING, HEAP_STOPPED, HEAP_DISABLED };
