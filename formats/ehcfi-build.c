@@ -150,13 +150,12 @@ struct rules {
 	int64_t fp_off;
 	int ra_undefined;
 	int ra_ok;             /* return address at CFA - 8 */
-	/* every register the walk starts from: SAVE_* and its offset */
-	uint8_t save[DW_NREGS];
+	/* of every register the walk starts from (a bit each): saved at an
+	 * offset from the CFA (and the offset), or by a rule that may read
+	 * memory (an expression) */
+	uint32_t at_cfa, opaque;
 	int64_t save_off[DW_NREGS];
 };
-
-/* How a register is restored, as far as the reads of memory go. */
-enum { SAVE_NONE = 0, SAVE_AT_CFA, SAVE_OPAQUE };
 
 /* Reads a CIE at p (its length field) within [lo, hi). */
 static int cie_parse(const unsigned char *p, const unsigned char *lo, const unsigned char *hi,
@@ -266,15 +265,15 @@ static void row_saves(struct ehcfi_row *row, const struct rules *r)
 {
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
 
-	for (int i = 0; i < DW_NREGS; i++) {
-		if (r->save[i] == SAVE_OPAQUE) {
-			row->reg |= EHCFI_ROW_OPAQUE;
-		} else if (r->save[i] == SAVE_AT_CFA) {
-			if (r->save_off[i] < lo)
-				lo = r->save_off[i];
-			if (r->save_off[i] > hi)
-				hi = r->save_off[i];
-		}
+	if (r->opaque != 0)
+		row->reg |= EHCFI_ROW_OPAQUE;
+	for (uint32_t m = r->at_cfa; m != 0; m &= m - 1) {
+		int i = __builtin_ctz(m);
+
+		if (r->save_off[i] < lo)
+			lo = r->save_off[i];
+		if (r->save_off[i] > hi)
+			hi = r->save_off[i];
 	}
 	if (lo > hi) {
 		row->save_lo = 1; /* none: an empty range */
@@ -371,8 +370,11 @@ static void set_rule(struct rules *r, uint64_t reg, int kind, int64_t off)
 	/* kind: 0 undefined, 1 same value, 2 offset(N), 3 anything else
 	 * that reads no memory, 4 what may read memory (an expression) */
 	if (reg < DW_NREGS) {
-		r->save[reg] = kind == 2 ? SAVE_AT_CFA : kind == 4 ? SAVE_OPAQUE : SAVE_NONE;
+		uint32_t bit = 1u << reg;
+
 		r->save_off[reg] = off;
+		r->at_cfa = kind == 2 ? r->at_cfa | bit : r->at_cfa & ~bit;
+		r->opaque = kind == 4 ? r->opaque | bit : r->opaque & ~bit;
 	}
 	if (reg == DW_RBP) {
 		r->fp_rule = kind == 2 ? FP_OFFSET : kind == 1 ? FP_SAME : FP_UNKNOWN;
@@ -387,8 +389,11 @@ static void set_rule(struct rules *r, uint64_t reg, int kind, int64_t off)
 static void restore_rule(struct rules *r, const struct rules *init, uint64_t reg)
 {
 	if (reg < DW_NREGS) {
-		r->save[reg] = init->save[reg];
+		uint32_t bit = 1u << reg;
+
 		r->save_off[reg] = init->save_off[reg];
+		r->at_cfa = (r->at_cfa & ~bit) | (init->at_cfa & bit);
+		r->opaque = (r->opaque & ~bit) | (init->opaque & bit);
 	}
 	if (reg == DW_RBP) {
 		r->fp_rule = init->fp_rule;
@@ -479,7 +484,7 @@ static int run_expression(struct prog *pr)
 		if (!e.bad && e.p == e.end) {
 			pr->r->fp_rule = FP_AT_RBP;
 			pr->r->fp_off = off;
-			pr->r->save[DW_RBP] = SAVE_NONE;
+			pr->r->opaque &= ~(1u << DW_RBP);
 		}
 	}
 	return 0;
@@ -633,15 +638,47 @@ static int run_program(const unsigned char *p, const unsigned char *end, const s
 	return pr.c.bad ? -1 : 0;
 }
 
+/* The last CIE read, and the rules its initial instructions leave (most
+ * FDEs of an object share a few CIEs). */
+struct cie_memo {
+	const unsigned char *at;  /* NULL: none yet */
+	int bad;
+	struct cie cie;
+	struct rules init;
+};
+
+/* The CIE at p within [lo, hi) and its initial rules, into *m.  0, or -1
+ * when it cannot be read or its initial instructions advance. */
+static int cie_rules(const unsigned char *p, const unsigned char *lo, const unsigned char *hi,
+		     struct cie_memo *m)
+{
+	uintptr_t loc = 0;
+
+	if (m->at == p)
+		return m->bad ? -1 : 0;
+	m->at = p;
+	m->bad = 1;
+	if (cie_parse(p, lo, hi, &m->cie) < 0)
+		return -1;
+	/* rbp is callee-saved: the same value until a rule says */
+	memset(&m->init, 0, sizeof(m->init));
+	m->init.kind = KIND_BAD;
+	m->init.fp_rule = FP_SAME;
+	if (run_program(m->cie.insns, m->cie.insns_end, &m->cie, NULL, &m->init, &loc, 0, 0, NULL) < 0)
+		return -1;
+	m->bad = 0;
+	return 0;
+}
+
 /* Rows of one FDE at p (its length field) inside [lo, hi). */
 static int fde_rows(const unsigned char *p, const unsigned char *lo, const unsigned char *hi,
-		    uintptr_t bias, struct ehcfi_rows *b)
+		    uintptr_t bias, struct ehcfi_rows *b, struct cie_memo *cm)
 {
 	struct cur c = { p, hi, 0 };
 	uint64_t len = cur_fixed(&c, 4), cie_off;
 	const unsigned char *end, *idpos;
-	struct rules init = { 0 }, r;
-	struct cie cie;
+	const struct cie *cie = &cm->cie;
+	struct rules r;
 	uintptr_t pc, range, loc;
 
 	if (len == 0xffffffffu)
@@ -654,11 +691,11 @@ static int fde_rows(const unsigned char *p, const unsigned char *lo, const unsig
 	cie_off = cur_fixed(&c, 4);
 	if (c.bad || cie_off == 0 || cie_off > (uint64_t)(idpos - lo))
 		return -1; /* a CIE, or a pointer out of the section */
-	if (cie_parse(idpos - cie_off, lo, hi, &cie) < 0)
+	if (cie_rules(idpos - cie_off, lo, hi, cm) < 0)
 		return -1;
-	pc = cur_pointer(&c, cie.fde_enc, 0);
-	range = cur_pointer(&c, cie.fde_enc & PE_FORMAT, 0);
-	if (cie.has_z) {
+	pc = cur_pointer(&c, cie->fde_enc, 0);
+	range = cur_pointer(&c, cie->fde_enc & PE_FORMAT, 0);
+	if (cie->has_z) {
 		uint64_t alen = cur_uleb(&c);
 
 		if (c.bad || alen > (uint64_t)(end - c.p))
@@ -667,18 +704,12 @@ static int fde_rows(const unsigned char *p, const unsigned char *lo, const unsig
 	}
 	if (c.bad || range == 0 || pc + range < pc)
 		return -1;
-	/* The CIE's initial rules; rbp is callee-saved: same value. */
-	init.kind = KIND_BAD;
-	init.fp_rule = FP_SAME;
 	loc = pc;
-	if (run_program(cie.insns, cie.insns_end, &cie, NULL, &init, &loc, pc + range, bias,
-			NULL) < 0)
-		return -1;
-	r = init;
-	if (run_program(c.p, end, &cie, &init, &r, &loc, pc + range, bias, b) < 0)
+	r = cm->init;
+	if (run_program(c.p, end, cie, &cm->init, &r, &loc, pc + range, bias, b) < 0)
 		return -1;
 	if (loc < pc + range)
-		rows_push(b, loc, bias, &r, cie.signal);
+		rows_push(b, loc, bias, &r, cie->signal);
 	rows_push(b, pc + range, bias, NULL, 0);
 	return 0;
 }
@@ -735,6 +766,7 @@ static void object_rows(const struct ehcfi_image *info, struct ehcfi_rows *b)
 {
 	uintptr_t hdr, seg_lo, seg_hi, eh_frame, count;
 	unsigned enc_ptr, enc_count, enc_table;
+	struct cie_memo cm = { 0 };
 	struct cur c;
 
 	hdr = info->eh_frame_hdr;
@@ -766,7 +798,7 @@ static void object_rows(const struct ehcfi_image *info, struct ehcfi_rows *b)
 			if (fde < eh_frame || fde >= fhi)
 				continue;
 			fde_rows((const unsigned char *)fde, (const unsigned char *)eh_frame,
-				 (const unsigned char *)fhi, info->bias, b);
+				 (const unsigned char *)fhi, info->bias, b, &cm);
 		}
 	} else {
 		/* no search table: walk .eh_frame to its terminator */
@@ -790,7 +822,7 @@ static void object_rows(const struct ehcfi_image *info, struct ehcfi_rows *b)
 				break;
 			memcpy(&id, p + 4, 4);
 			if (id != 0)
-				fde_rows(p, lo, (const unsigned char *)fhi, info->bias, b);
+				fde_rows(p, lo, (const unsigned char *)fhi, info->bias, b, &cm);
 			p += total;
 		}
 	}
