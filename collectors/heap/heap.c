@@ -39,7 +39,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
-#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -57,6 +56,7 @@
 #include "cfi.h"
 #include "collect-env.h"
 #include "heap.h"
+#include "neglog.h"
 #include "preload-state.h"
 #include "stacktab.h"
 #include "writer.h"
@@ -271,7 +271,7 @@ static int64_t heap_draw(struct heap_tls *t)
 	x ^= x >> 27;
 	t->rng = x;
 	u = (double)(((x * 0x2545f4914f6cdd1dull) >> 11) + 1) * 0x1p-53; /* (0, 1] */
-	d = -log(u) * heap.rate;
+	d = heap_neglog(u) * heap.rate;
 	return d < 1 ? 1 : d > 0x1p62 ? (int64_t)1 << 62 : (int64_t)d;
 }
 
