@@ -329,50 +329,60 @@ static inline __attribute__((always_inline)) void heap_context(ucontext_t *uc)
 #endif
 }
 
-/* The stack of the allocation into frames: from the caller of the
- * allocator on (the library's own frames left out), frames[0] inside its
- * call instruction.  Returns how many; *flags gets RAW_SAMPLE_TRUNCATED
- * when the walk did not reach the outermost frame. */
-static __attribute__((noinline)) uint32_t heap_unwind(struct heap_tls *t, const void *caller,
-						      ucontext_t *from, uint64_t *frames, uint32_t *flags)
+/* The stack of the allocation: its id in the stack table, or 0 with its
+ * frames in frames[0..*n), from the caller of the allocator on (the
+ * library's own frames left out), frames[0] inside its call instruction.
+ * *flags gets RAW_SAMPLE_TRUNCATED when the walk did not reach the
+ * outermost frame.  A walk the unwinder kept (cfi_unwind_memo) has its id
+ * kept too, and takes no lookup in the stack table. */
+static __attribute__((noinline)) uint32_t heap_stack(struct heap_tls *t, const void *caller,
+						     ucontext_t *from, uint64_t *frames, uint32_t *n,
+						     uint32_t *flags)
 {
 	enum cfi_failure why = CFI_FAIL_NONE;
 	enum cfi_result r = CFI_FAILED;
-	uint32_t n = 0, k = 0;
+	uint32_t k = 0, id;
+	uint64_t serial = 0;
 	ucontext_t uc;
 
+	*n = 0;
 	if (t->stack_hi != 0) {
 		if (from == NULL) {
 			heap_context(&uc);
 			from = &uc;
 		}
 		r = cfi_unwind_memo(from, t->stack_lo, t->stack_hi, (uintptr_t)caller, frames,
-				    HEAP_FRAMES, &n, &why);
+				    HEAP_FRAMES, n, &why, &serial);
+		if ((id = stacktab_known(serial, flags)) != 0)
+			return id;
 	}
-	while (k < n && frames[k] >= heap.own_lo && frames[k] < heap.own_hi)
+	while (k < *n && frames[k] >= heap.own_lo && frames[k] < heap.own_hi)
 		k++;
-	if (k == n) {
+	if (k == *n) {
 		/* no walk (a stack of unknown bounds, an alternate signal
 		 * stack): the caller alone */
 		frames[0] = (uint64_t)(uintptr_t)caller;
-		n = 1;
+		*n = 1;
 		k = 0;
 		r = CFI_FAILED;
+		serial = 0; /* the caller is not the walk's */
 	}
 	if (r != CFI_COMPLETE)
 		*flags |= RAW_SAMPLE_TRUNCATED;
 	if (k > 0)
-		memmove(frames, frames + k, (n - k) * sizeof(*frames));
+		memmove(frames, frames + k, (*n - k) * sizeof(*frames));
+	*n -= k;
 	frames[0]--;
-	return n - k;
+	id = stacktab_intern(frames, *n);
+	stacktab_know(serial, id, *flags);
+	return id;
 }
 
 static void heap_write_alloc(struct heap_tls *t, uintptr_t p, uint64_t size, const void *caller,
 			     ucontext_t *from)
 {
 	uint64_t frames[HEAP_FRAMES];
-	uint32_t flags = 0, n = heap_unwind(t, caller, from, frames, &flags);
-	uint32_t stack_id = stacktab_intern(frames, n);
+	uint32_t flags = 0, n, stack_id = heap_stack(t, caller, from, frames, &n, &flags);
 	uint32_t bytes = (uint32_t)sizeof(struct raw_heap_alloc) + (stack_id ? 0 : n * 8);
 	struct raw_heap_alloc *rec = writer_reserve(bytes, t->busy > 1 ? WRITER_NOWAIT : WRITER_WAIT);
 

@@ -297,14 +297,14 @@ struct cfi_memo {
 	_Atomic int busy;
 	uint32_t nwords, nframes, cap;
 	uint8_t result, why, used_fp;
-	uint64_t gen;
+	uint64_t gen, serial;
 	uintptr_t pc, sp, fp, lo, hi;
 	uint64_t addr[CFI_MEMO_WORDS], val[CFI_MEMO_WORDS];
 	uint64_t frames[CFI_MEMO_FRAMES];
 };
 
 static struct cfi_memo cfi_memo[1 << CFI_MEMO_LOG];
-static _Atomic uint64_t cfi_memo_hits, cfi_memo_walks;
+static _Atomic uint64_t cfi_memo_hits, cfi_memo_walks, cfi_memo_serial;
 
 
 #if defined(__x86_64__)
@@ -325,7 +325,8 @@ static int memo_holds(const struct cfi_memo *m, const struct cfi_tables *t, cons
 #endif
 
 enum cfi_result cfi_unwind_memo(const ucontext_t *uc, uintptr_t lo, uintptr_t hi, uintptr_t hint,
-				uint64_t *frames, uint32_t cap, uint32_t *n, enum cfi_failure *why)
+				uint64_t *frames, uint32_t cap, uint32_t *n, enum cfi_failure *why,
+				uint64_t *serial)
 {
 #if defined(__x86_64__)
 	const struct cfi_tables *t = atomic_load_explicit(&cfi.current, memory_order_acquire);
@@ -335,6 +336,7 @@ enum cfi_result cfi_unwind_memo(const ucontext_t *uc, uintptr_t lo, uintptr_t hi
 	struct ehcfi_log log;
 	enum cfi_result r;
 
+	*serial = 0;
 	if (t == NULL || atomic_exchange_explicit(&m->busy, 1, memory_order_acquire))
 		return cfi_walk(t, uc, lo, hi, frames, cap, n, why, NULL);
 	atomic_fetch_add_explicit(&cfi_memo_walks, 1, memory_order_relaxed);
@@ -343,6 +345,7 @@ enum cfi_result cfi_unwind_memo(const ucontext_t *uc, uintptr_t lo, uintptr_t hi
 		memcpy(frames, m->frames, m->nframes * sizeof(*frames));
 		*n = m->nframes;
 		*why = (enum cfi_failure)m->why;
+		*serial = m->serial;
 		r = (enum cfi_result)m->result;
 	} else {
 		log = (struct ehcfi_log){ m->addr, m->val, CFI_MEMO_WORDS, 0, 0 };
@@ -362,12 +365,15 @@ enum cfi_result cfi_unwind_memo(const ucontext_t *uc, uintptr_t lo, uintptr_t hi
 			m->hi = hi;
 			memcpy(m->frames, frames, *n * sizeof(*frames));
 			m->gen = t->gen;
+			m->serial = *serial =
+				atomic_fetch_add_explicit(&cfi_memo_serial, 1, memory_order_relaxed) + 1;
 		}
 	}
 	atomic_store_explicit(&m->busy, 0, memory_order_release);
 	return r;
 #else
 	(void)hint;
+	*serial = 0;
 	return cfi_unwind(uc, lo, hi, frames, cap, n, why);
 #endif
 }

@@ -61,10 +61,13 @@ enum cfi_result cfi_unwind(const ucontext_t *uc, uintptr_t lo, uintptr_t hi, uin
  * what an earlier walk read, its frames are the walk's, without one.
  * For a walk that starts often where it did before (collect-heap's, from
  * the same place in the allocator).  hint: anything that tells apart the
- * walks of one stack pointer, as their caller.  Signal-safe; a thread that
- * finds the slot in use walks without it. */
+ * walks of one stack pointer, as their caller.  *serial: the kept walk's
+ * number (never the same for two kept walks, so that a caller can keep
+ * what it made of the frames under it), or 0 when the walk was not kept.
+ * Signal-safe; a thread that finds the slot in use walks without it. */
 enum cfi_result cfi_unwind_memo(const ucontext_t *uc, uintptr_t lo, uintptr_t hi, uintptr_t hint,
-				uint64_t *frames, uint32_t cap, uint32_t *n, enum cfi_failure *why);
+				uint64_t *frames, uint32_t cap, uint32_t *n, enum cfi_failure *why,
+				uint64_t *serial);
 
 /* cfi_unwind_memo's calls, and those answered from the table. */
 void cfi_memo_stats(uint64_t *walks, uint64_t *hits);

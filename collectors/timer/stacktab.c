@@ -43,6 +43,42 @@ static struct {
 	_Atomic uint32_t next_id;
 } stacktab;
 
+/* The ids of the stacks of kept walks, by the walk's serial (see
+ * stacktab_known), with a word of the caller's: a seqlock each, whose
+ * writers of one serial all write the same. */
+#define STACKTAB_KNOWN 64
+static struct {
+	_Atomic uint64_t serial;
+	_Atomic uint64_t value;   /* id | word << 32 */
+} stacktab_known_v[STACKTAB_KNOWN];
+
+uint32_t stacktab_known(uint64_t serial, uint32_t *word)
+{
+	__typeof__(stacktab_known_v[0]) *k = &stacktab_known_v[serial % STACKTAB_KNOWN];
+	uint64_t v;
+
+	if (serial == 0 || atomic_load_explicit(&k->serial, memory_order_acquire) != serial)
+		return 0;
+	v = atomic_load_explicit(&k->value, memory_order_relaxed);
+	atomic_thread_fence(memory_order_acquire);
+	if (atomic_load_explicit(&k->serial, memory_order_relaxed) != serial)
+		return 0;
+	*word = (uint32_t)(v >> 32);
+	return (uint32_t)v;
+}
+
+void stacktab_know(uint64_t serial, uint32_t id, uint32_t word)
+{
+	__typeof__(stacktab_known_v[0]) *k = &stacktab_known_v[serial % STACKTAB_KNOWN];
+
+	if (serial == 0 || id == 0)
+		return;
+	atomic_store_explicit(&k->serial, 0, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	atomic_store_explicit(&k->value, id | (uint64_t)word << 32, memory_order_relaxed);
+	atomic_store_explicit(&k->serial, serial, memory_order_release);
+}
+
 int stacktab_init(void)
 {
 	void *p;
@@ -94,6 +130,8 @@ void stacktab_reset(void)
 	stacktab.slots = NULL;
 	stacktab.arena = NULL;
 	atomic_store(&stacktab.arena_used, 0);
+	for (int i = 0; i < STACKTAB_KNOWN; i++)
+		atomic_store(&stacktab_known_v[i].serial, 0);
 	stacktab_init();
 }
 

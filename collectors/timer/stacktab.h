@@ -20,6 +20,12 @@ uint32_t stacktab_intern(const uint64_t *frames, uint32_t n);
 /* Faults the hash table in, from a thread of the collector's own, so that
  * the samples do not; stops early when *stop is set.  Not signal-safe. */
 void stacktab_populate(const _Atomic int *stop);
+/* The id stacktab_intern gave the frames of the walk cfi_unwind_memo
+ * numbered serial, as stacktab_know said, and its word into *word; 0 when
+ * not known.  Signal-safe. */
+uint32_t stacktab_known(uint64_t serial, uint32_t *word);
+void stacktab_know(uint64_t serial, uint32_t id, uint32_t word);
+
 /* Forgets every stack (a fork child starts a new trace).  Call only when no
  * handler can run.  Not signal-safe. */
 void stacktab_reset(void);

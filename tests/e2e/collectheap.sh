@@ -5,7 +5,8 @@
 # at the peak and not at the end, each estimated within 5 sigma of the
 # truth; every entry point of the allocator is seen, C++'s new through
 # libstdc++ too, and allocations in a constructor, an atexit handler and a
-# signal handler; the processes a program forks and execs are traced; a
+# signal handler; one allocation under two callers from the same stack
+# pointer is told apart; the processes a program forks and execs are traced; a
 # program killed with SIGKILL leaves a trace that reads; pprof reads the
 # sample types.
 . "$(dirname "$0")/lib.sh"
@@ -102,6 +103,17 @@ header=$("$PROFVIEW" -q --tree threads.raw | sed -n 2p)
 nthreads=$(printf '%s\n' "$header" | sed -n 's/.*, \([0-9]*\) threads$/\1/p')
 [ -n "$nthreads" ] && [ "$nthreads" -ge 4 ] || fail "threads.raw: not the program's threads: $header"
 note "4 threads: thread_kept $t_kept B in use, handoff $h B allocated, none in use"
+
+# twins: the same allocation from the same stack pointer, under two
+# callers: the walk's words tell them apart (a walk taken again from the
+# unwinder's table only while the stack still holds what it read)
+"$COLLECT_HEAP" -q --rate=64k -o twins.raw ./heapcases twins || fail "collect-heap of heapcases twins failed"
+"$PROFVIEW" -q --folded --sample-index=inuse_space twins.raw >twins.folded || fail "profview of twins.raw failed"
+t_a=$(in_stacks twins.folded twin_a)
+t_b=$(in_stacks twins.folded twin_b)
+unsampled_ok "$t_a" 3000 $SIZE $RATE || fail "twin_a: $t_a bytes in use, not 3000 x $SIZE within 5 sigma"
+unsampled_ok "$t_b" 1000 $SIZE $RATE || fail "twin_b: $t_b bytes in use, not 1000 x $SIZE within 5 sigma"
+note "twins: twin_a $t_a B, twin_b $t_b B in use"
 
 # the header: the default type is inuse_space, the rate is said, and ±√n
 # is that of the sampled blocks

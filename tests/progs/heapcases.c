@@ -26,6 +26,11 @@
  *                      thread_kept(), freeing 1000 at once in
  *                      thread_transient(), and allocating 1000 in
  *                      handoff() that the main thread frees after it ended
+ *   heapcases twins    grab() keeps a block of 32 KiB for twin_a() and for
+ *                      twin_b(), the same function twice, called in turn
+ *                      (twin_a three times, then twin_b) 1000 times: the
+ *                      stacks of grab's blocks differ only above the same
+ *                      stack pointer
  *
  * A freed block's pointer goes through a volatile so that the compiler
  * keeps the allocation and its free. */
@@ -67,6 +72,24 @@ __attribute__((noinline)) static void peak(void)
 		held[i] = sink = malloc(32 * KIB);
 	for (int i = 0; i < 3000; i++)
 		free(held[i]);
+}
+
+__attribute__((noinline)) static void grab(void)
+{
+	KEEP(malloc(32 * KIB));
+}
+
+/* not merged into one, not a tail call */
+__attribute__((noipa)) static void twin_a(void)
+{
+	grab();
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noipa)) static void twin_b(void)
+{
+	grab();
+	__asm__ volatile("" ::: "memory");
 }
 
 #define EP_N 256
@@ -314,12 +337,19 @@ int main(int argc, char **argv)
 		return run_phases();
 	} else if (strcmp(m, "threads") == 0) {
 		return run_threads();
+	} else if (strcmp(m, "twins") == 0) {
+		for (int i = 0; i < 1000; i++) {
+			twin_a();
+			twin_a();
+			twin_a();
+			twin_b();
+		}
 	} else if (strcmp(m, "line") == 0) {
 		return run_line();
 	} else if (strcmp(m, "hang") == 0 && argc > 2) {
 		return run_hang(argv[2]);
 	} else {
-		fprintf(stderr, "usage: heapcases known|entries|fork|phases|line|threads|hang FILE\n");
+		fprintf(stderr, "usage: heapcases known|entries|fork|phases|line|threads|twins|hang FILE\n");
 		return 2;
 	}
 	return 0;

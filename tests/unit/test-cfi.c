@@ -37,20 +37,30 @@ struct step {
 	uint64_t frames[DEPTH];
 };
 
-/* Walks the memo gave otherwise than cfi_unwind. */
+/* Walks the memo gave otherwise than cfi_unwind; the last kept walk. */
 static volatile size_t memo_wrong;
+static uint64_t last_serial, last[DEPTH];
+static uint32_t last_n;
 
 /* cfi_unwind_memo from uc must give what cfi_unwind gave. */
 static void memo_same(const ucontext_t *uc, uintptr_t lo, uintptr_t hi, int result, uint32_t n,
 		      const uint64_t *frames)
 {
-	uint64_t got[DEPTH];
+	uint64_t got[DEPTH], serial;
 	uint32_t m;
 	enum cfi_failure why;
-	int r = cfi_unwind_memo(uc, lo, hi, 0, got, DEPTH, &m, &why);
+	int r = cfi_unwind_memo(uc, lo, hi, 0, got, DEPTH, &m, &why, &serial);
 
 	if (r != result || m != n || memcmp(got, frames, n * sizeof(*frames)) != 0)
 		memo_wrong++;
+	/* a walk kept is numbered, and a number stands for one walk */
+	if (serial != 0) {
+		if (serial == last_serial && (last_n != n || memcmp(last, frames, n * sizeof(*frames)) != 0))
+			memo_wrong++;
+		last_serial = serial;
+		last_n = n;
+		memcpy(last, frames, n * sizeof(*frames));
+	}
 }
 
 static struct step *steps;
