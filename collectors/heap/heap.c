@@ -22,7 +22,7 @@
  * KiB (by the address's bits 10 to 31), almost always zero.  One byte for
  * a KiB keeps the filter of one part of the heap in a few cache lines (a
  * byte for each 16 bytes missed the cache on every other free), and the
- * free's test is four instructions.
+ * free's test is six instructions.
  *
  * The trace is written as collect-timer's (writer.c, stacktab.c,
  * mappings.c, dlhook.c): the same file family, permissions and kill -9

@@ -306,7 +306,6 @@ struct cfi_memo {
 static struct cfi_memo cfi_memo[1 << CFI_MEMO_LOG];
 static _Atomic uint64_t cfi_memo_hits, cfi_memo_walks, cfi_memo_serial;
 
-
 #if defined(__x86_64__)
 /* Is m's walk the one the tables t would make from these registers, on
  * this stack?  Every word it read still holds what it read. */

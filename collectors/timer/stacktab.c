@@ -47,14 +47,15 @@ static struct {
  * stacktab_known), with a word of the caller's: a seqlock each, whose
  * writers of one serial all write the same. */
 #define STACKTAB_KNOWN 64
-static struct {
+struct stacktab_known {
 	_Atomic uint64_t serial;
 	_Atomic uint64_t value;   /* id | word << 32 */
-} stacktab_known_v[STACKTAB_KNOWN];
+};
+static struct stacktab_known stacktab_known_v[STACKTAB_KNOWN];
 
 uint32_t stacktab_known(uint64_t serial, uint32_t *word)
 {
-	__typeof__(stacktab_known_v[0]) *k = &stacktab_known_v[serial % STACKTAB_KNOWN];
+	struct stacktab_known *k = &stacktab_known_v[serial % STACKTAB_KNOWN];
 	uint64_t v;
 
 	if (serial == 0 || atomic_load_explicit(&k->serial, memory_order_acquire) != serial)
@@ -69,7 +70,7 @@ uint32_t stacktab_known(uint64_t serial, uint32_t *word)
 
 void stacktab_know(uint64_t serial, uint32_t id, uint32_t word)
 {
-	__typeof__(stacktab_known_v[0]) *k = &stacktab_known_v[serial % STACKTAB_KNOWN];
+	struct stacktab_known *k = &stacktab_known_v[serial % STACKTAB_KNOWN];
 
 	if (serial == 0 || id == 0)
 		return;
