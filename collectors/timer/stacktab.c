@@ -114,11 +114,15 @@ void stacktab_populate(const _Atomic int *stop)
 
 		if (madvise(slots + at, n, MADV_POPULATE_WRITE) == 0)
 			continue;
-		/* before Linux 5.14: a write to each page, one that cannot
-		 * undo a slot another thread is claiming */
-		for (size_t p = at; p < at + n; p += 4096)
-			atomic_fetch_add_explicit(&stacktab.slots[p / sizeof(struct stacktab_slot)].key, 0,
-						  memory_order_relaxed);
+		/* before Linux 5.14: a write to each page (to the key of the
+		 * first slot that starts in it), one that cannot undo a slot
+		 * another thread is claiming */
+		for (size_t p = at; p < at + n; p += 4096) {
+			size_t i = (p + sizeof(struct stacktab_slot) - 1) / sizeof(struct stacktab_slot);
+
+			if (i < STACKTAB_SLOTS)
+				atomic_fetch_add_explicit(&stacktab.slots[i].key, 0, memory_order_relaxed);
+		}
 	}
 }
 
