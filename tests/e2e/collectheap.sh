@@ -12,7 +12,6 @@
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 cd "$WORK"
-COLLECT_HEAP=${COLLECT_HEAP:-${COLLECT_TIMER%/*}/../heap/collect-heap}
 [ -x "$COLLECT_HEAP" ] || fail "no collect-heap next to $COLLECT_TIMER"
 
 build heapcases

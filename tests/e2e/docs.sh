@@ -25,7 +25,6 @@ check_options() {
 }
 check_options "$PROFVIEW" "$SRCDIR/man/profview.1.in"
 check_options "$COLLECT_TIMER" "$SRCDIR/man/collect-timer.1.in"
-COLLECT_HEAP=${COLLECT_HEAP:-${COLLECT_TIMER%/*}/../heap/collect-heap}
 check_options "$COLLECT_HEAP" "$SRCDIR/man/collect-heap.1.in"
 "$COLLECT_HEAP" --version | grep -q '^collect-heap (profview) [0-9]' || fail "collect-heap --version"
 "$PROFVIEW" --version | grep -q '^profview [0-9]' || fail "profview --version"

@@ -11,7 +11,6 @@
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 cd "$WORK"
-COLLECT_HEAP=${COLLECT_HEAP:-${COLLECT_TIMER%/*}/../heap/collect-heap}
 [ -x "$COLLECT_HEAP" ] || fail "no collect-heap next to $COLLECT_TIMER"
 build heapphases
 build pauser
@@ -119,47 +118,7 @@ done
 # 5. An early signal never kills: to collect-heap 0 to 10 ms after it has
 # begun, and to the program as soon as it is forked; to the children a
 # program forks and execs, right after the fork.
-# usr2_held PID: PID blocks or catches SIGUSR2 (bit 11 of its masks).
-usr2_held() {
-	local k v
-	while read -r k v; do
-		case $k in
-		SigBlk: | SigCgt:) (((16#$v >> 11) & 1)) && return 0 ;;
-		esac
-	done <"/proc/$1/status"
-	return 1
-}
-bad=0
-for i in $(seq 30); do
-	"$COLLECT_HEAP" -q -o e.raw ./pauser window 0.05 >/dev/null 2>e.err &
-	launcher=$!
-	for _ in $(seq 20000); do
-		usr2_held "$launcher" 2>/dev/null && break
-	done
-	sleep "0.00$((RANDOM % 10))"
-	kill -USR2 "$launcher" 2>/dev/null || true
-	st=0
-	wait "$launcher" || st=$?
-	[ "$st" = 0 ] || { bad=$((bad + 1)); note "run $i: status $st: $(cat e.err)"; }
-done
-[ "$bad" = 0 ] || fail "$bad of 30 runs with an early signal to collect-heap did not end with the program's status"
-bad=0
-for i in $(seq 30); do
-	"$COLLECT_HEAP" -q -o f.raw ./pauser window 0.05 >/dev/null 2>f.err &
-	launcher=$!
-	child=
-	for _ in $(seq 20000); do
-		read -r child _ <"/proc/$launcher/task/$launcher/children" 2>/dev/null || true
-		[ -n "$child" ] && break
-	done
-	[ -n "$child" ] && kill -USR2 "$child" 2>/dev/null || true
-	st=0
-	wait "$launcher" || st=$?
-	[ "$st" = 0 ] || { bad=$((bad + 1)); note "run $i: status $st: $(cat f.err)"; }
-done
-[ "$bad" = 0 ] || fail "$bad of 30 runs: the program died of the signal sent right after its start"
-"$COLLECT_HEAP" -q -o x.raw ./pauser execkill 100 >x.out 2>x.err || fail "pauser execkill failed: $(cat x.err)"
-grep -qx 'killed 0 of 100' x.out || fail "children died of the control signal: $(tail -1 x.out)"
+early_control_signal "$COLLECT_HEAP"
 
 # 6. --control-signal=none leaves SIGUSR2 to its default; bad values refused.
 set +e

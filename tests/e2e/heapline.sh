@@ -20,7 +20,6 @@
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 cd "$WORK"
-COLLECT_HEAP=${COLLECT_HEAP:-${COLLECT_TIMER%/*}/../heap/collect-heap}
 [ -x "$COLLECT_HEAP" ] || fail "no collect-heap next to $COLLECT_TIMER"
 [ -n "${RAWDUMP:-}" ] || fail "RAWDUMP is not set"
 command -v xmllint >/dev/null || fail "xmllint is missing (Debian libxml2-utils; scripts/test installs it)"

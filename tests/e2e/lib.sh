@@ -16,6 +16,8 @@ e2e_init() {
 	trap 'case $- in *e*) echo "FAIL: ${0##*/}: line $LINENO: a command failed (status $?)" >&2 ;; esac' ERR
 	CC=${CC:-cc}
 	CXX=${CXX:-c++}
+	# collect-heap: meson says where; else next to collect-timer's build
+	COLLECT_HEAP=${COLLECT_HEAP:-${COLLECT_TIMER%/*}/../heap/collect-heap}
 }
 
 fail() {
@@ -102,4 +104,57 @@ chain_share() {
 # at_least MATCHING TOTAL FRACTION: is MATCHING/TOTAL >= FRACTION (and TOTAL > 0)?
 at_least() {
 	awk -v m="$1" -v t="$2" -v f="$3" 'BEGIN { exit !(t > 0 && m / t >= f) }'
+}
+
+# usr2_held PID: PID blocks or catches SIGUSR2 (bit 11 of its masks).
+usr2_held() {
+	local k v
+	while read -r k v; do
+		case $k in
+		SigBlk: | SigCgt:) (((16#$v >> 11) & 1)) && return 0 ;;
+		esac
+	done <"/proc/$1/status"
+	return 1
+}
+
+# early_control_signal COLLECTOR: the control signal (SIGUSR2) never kills
+# a run of COLLECTOR however early it comes: sent to the collector 0 to
+# 10 ms after it has begun (30 runs), to the program as soon as it is
+# forked (30 runs), and to the children a program forks and execs, right
+# after the fork.  Needs ./pauser in the working directory.
+early_control_signal() {
+	local collector=$1 i bad launcher child st
+	bad=0
+	for i in $(seq 30); do
+		"$collector" -q -o early-a.raw ./pauser window 0.05 >/dev/null 2>early-a.err &
+		launcher=$!
+		for _ in $(seq 20000); do
+			usr2_held "$launcher" 2>/dev/null && break
+		done
+		sleep "0.00$((RANDOM % 10))"
+		kill -USR2 "$launcher" 2>/dev/null || true
+		st=0
+		wait "$launcher" || st=$?
+		[ "$st" = 0 ] || { bad=$((bad + 1)); note "run $i: status $st: $(cat early-a.err)"; }
+	done
+	[ "$bad" = 0 ] || fail "$bad of 30 runs with an early signal to ${collector##*/} did not end with the program's status"
+	bad=0
+	for i in $(seq 30); do
+		"$collector" -q -o early-b.raw ./pauser window 0.05 >/dev/null 2>early-b.err &
+		launcher=$!
+		child=
+		for _ in $(seq 20000); do
+			read -r child _ <"/proc/$launcher/task/$launcher/children" 2>/dev/null || true
+			[ -n "$child" ] && break
+		done
+		[ -n "$child" ] && kill -USR2 "$child" 2>/dev/null || true
+		st=0
+		wait "$launcher" || st=$?
+		[ "$st" = 0 ] || { bad=$((bad + 1)); note "run $i: status $st: $(cat early-b.err)"; }
+	done
+	[ "$bad" = 0 ] || fail "$bad of 30 runs: the program died of the signal sent right after its start"
+	"$collector" -q -o early-c.raw ./pauser execkill 100 >early-c.out 2>early-c.err ||
+		fail "pauser execkill failed: $(cat early-c.err)"
+	note "$(tail -1 early-c.out)"
+	grep -qx 'killed 0 of 100' early-c.out || fail "children died of the control signal: $(tail -1 early-c.out)"
 }
