@@ -177,17 +177,6 @@ static int preload_term_is_ours(int sig)
 
 /* ---- interposed functions ---- */
 
-static int preload_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
-{
-	if (preload.real_sigaction == NULL)
-		preload.real_sigaction = dlsym(RTLD_NEXT, "sigaction");
-	if (preload.real_sigaction == NULL) {
-		errno = ENOSYS;
-		return -1;
-	}
-	return preload.real_sigaction(sig, act, old);
-}
-
 /* For SIGPROF while we profile: remembers the program's action instead of
  * installing it (ours stays), and answers with the one it set last.  No
  * lock, since sigaction may be called from a signal handler: two threads
@@ -200,7 +189,7 @@ PRELOAD_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigact
 	int cur;
 
 	if (preload_term_is_ours(sig)) {
-		int rc = preload_real_sigaction(sig, act, old);
+		int rc = control_real_sigaction(sig, act, old);
 
 		if (rc == 0 && old != NULL && !(old->sa_flags & SA_SIGINFO) &&
 		    old->sa_handler == preload_on_term) {
@@ -215,7 +204,7 @@ PRELOAD_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigact
 	if (control_owns(sig))
 		return control_sigaction(sig, act, old);
 	if (sig != preload.signo || !preload.hooked)
-		return preload_real_sigaction(sig, act, old);
+		return control_real_sigaction(sig, act, old);
 	cur = atomic_load(&preload.app_current);
 	if (old != NULL)
 		*old = preload.app_action[cur];
