@@ -306,6 +306,13 @@ struct cfi_memo {
 static struct cfi_memo cfi_memo[1 << CFI_MEMO_LOG];
 static _Atomic uint64_t cfi_memo_hits, cfi_memo_walks, cfi_memo_serial;
 
+/* A count for the statistics, without a locked instruction on the
+ * sampler's path: two threads at once may count one. */
+static inline void memo_count(_Atomic uint64_t *c)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
+}
+
 #if defined(__x86_64__)
 /* Is m's walk the one the tables t would make from these registers, on
  * this stack?  Every word it read still holds what it read. */
@@ -338,9 +345,9 @@ enum cfi_result cfi_unwind_memo(const ucontext_t *uc, uintptr_t lo, uintptr_t hi
 	*serial = 0;
 	if (t == NULL || atomic_exchange_explicit(&m->busy, 1, memory_order_acquire))
 		return cfi_walk(t, uc, lo, hi, frames, cap, n, why, NULL);
-	atomic_fetch_add_explicit(&cfi_memo_walks, 1, memory_order_relaxed);
+	memo_count(&cfi_memo_walks);
 	if (memo_holds(m, t, g, lo, hi, cap)) {
-		atomic_fetch_add_explicit(&cfi_memo_hits, 1, memory_order_relaxed);
+		memo_count(&cfi_memo_hits);
 		memcpy(frames, m->frames, m->nframes * sizeof(*frames));
 		*n = m->nframes;
 		*why = (enum cfi_failure)m->why;

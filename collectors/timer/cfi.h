@@ -69,7 +69,8 @@ enum cfi_result cfi_unwind_memo(const ucontext_t *uc, uintptr_t lo, uintptr_t hi
 				uint64_t *frames, uint32_t cap, uint32_t *n, enum cfi_failure *why,
 				uint64_t *serial);
 
-/* cfi_unwind_memo's calls, and those answered from the table. */
+/* cfi_unwind_memo's calls, and those answered from the table (counts that
+ * threads at once may undercount). */
 void cfi_memo_stats(uint64_t *walks, uint64_t *hits);
 
 /* What the current tables say about the instruction at pc: one of
