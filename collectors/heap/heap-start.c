@@ -83,6 +83,12 @@ void control_initial(int how)
 /* Only heap.paused changes: heap_slow looks at it when a countdown
  * crosses zero.  A block sampled before a pause keeps its place in the
  * table, so that its free is recorded whenever it comes. */
+/* The heap library holds no signal of the program's. */
+void control_exec_prepare(int undo)
+{
+	(void)undo;
+}
+
 int control_apply(int how)
 {
 	int pause = how != CONTROL_RESUME;

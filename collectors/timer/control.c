@@ -34,6 +34,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -490,7 +491,9 @@ static int control_exec(const char *name, const char *file, char *const argv[], 
 		return -1;
 	}
 	v = control_exec_hold(envp, &old);
+	control_exec_prepare(0);
 	real(file, argv, v);
+	control_exec_prepare(1);
 	control_exec_failed(v, envp, &old);
 	return -1;
 }
@@ -513,4 +516,90 @@ PRELOAD_EXPORT int execvpe(const char *file, char *const argv[], char *const env
 PRELOAD_EXPORT int execvp(const char *file, char *const argv[])
 {
 	return execvpe(file, argv, environ);
+}
+
+/* execl, execle and execlp: libc's call its execve inside libc, past the
+ * ones above, so they are interposed too.  Their list of arguments (n of
+ * them after arg, up to the NULL) into an array; NULL when out of memory. */
+static char **control_list_argv(const char *arg, va_list ap, size_t n)
+{
+	char **v = malloc((n + 2) * sizeof(*v));
+
+	if (v == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	v[0] = (char *)arg;
+	for (size_t i = 1; i <= n + 1; i++)
+		v[i] = va_arg(ap, char *); /* the last is the NULL */
+	return v;
+}
+
+/* The arguments after arg up to the NULL. */
+static size_t control_list_count(va_list ap)
+{
+	size_t n = 0;
+
+	while (va_arg(ap, const char *) != NULL)
+		n++;
+	return n;
+}
+
+PRELOAD_EXPORT int execl(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	size_t n;
+	char **v;
+
+	va_start(ap, arg);
+	n = control_list_count(ap);
+	va_end(ap);
+	va_start(ap, arg);
+	v = control_list_argv(arg, ap, n);
+	va_end(ap);
+	if (v == NULL)
+		return -1;
+	execve(path, v, environ);
+	free(v);
+	return -1;
+}
+
+PRELOAD_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	va_list ap;
+	size_t n;
+	char **v;
+
+	va_start(ap, arg);
+	n = control_list_count(ap);
+	va_end(ap);
+	va_start(ap, arg);
+	v = control_list_argv(arg, ap, n);
+	va_end(ap);
+	if (v == NULL)
+		return -1;
+	execvp(file, v);
+	free(v);
+	return -1;
+}
+
+PRELOAD_EXPORT int execle(const char *path, const char *arg, ...)
+{
+	char *const *envp;
+	va_list ap;
+	size_t n;
+	char **v;
+
+	va_start(ap, arg);
+	n = control_list_count(ap);
+	va_end(ap);
+	va_start(ap, arg);
+	v = control_list_argv(arg, ap, n);
+	envp = va_arg(ap, char *const *); /* after the NULL */
+	va_end(ap);
+	if (v == NULL)
+		return -1;
+	execve(path, v, envp);
+	free(v);
+	return -1;
 }

@@ -42,6 +42,10 @@ int control_apply(int how);
 /* At control_init: how sampling starts, before the first thread is
  * registered or the first block sampled. */
 void control_initial(int how);
+/* Before an exec (undo 0), and after one that failed (undo 1): what the
+ * library does to the program's signals so that the new image inherits
+ * them as it would have without the library. */
+void control_exec_prepare(int undo);
 
 /* ---- control.c ---- */
 

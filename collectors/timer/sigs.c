@@ -175,6 +175,35 @@ static int preload_term_is_ours(int sig)
 	return sig > 0 && sig < 64 && (atomic_load(&preload_term_hooked) >> sig & 1);
 }
 
+/* ---- across an exec ---- */
+
+/* The program set the profiler's signal to SIG_IGN while our handler kept
+ * it: an exec would reset our handler to the default action, where the
+ * program's own would have stayed ignored, and a timer of the program's
+ * (ITIMER_PROF goes on in the new image) would end the new image before
+ * its constructors ran.  So the program's SIG_IGN is made real for the
+ * exec, and ours put back if the exec fails. */
+static struct sigaction preload_exec_saved;
+static int preload_exec_swapped;
+
+void control_exec_prepare(int undo)
+{
+	struct sigaction app;
+
+	if (undo) {
+		if (preload_exec_swapped)
+			preload.real_sigaction(preload.signo, &preload_exec_saved, NULL);
+		preload_exec_swapped = 0;
+		return;
+	}
+	if (!preload.hooked || preload.real_sigaction == NULL)
+		return;
+	app = preload.app_action[atomic_load(&preload.app_current)];
+	if ((app.sa_flags & SA_SIGINFO) || app.sa_handler != SIG_IGN)
+		return;
+	preload_exec_swapped = preload.real_sigaction(preload.signo, &app, &preload_exec_saved) == 0;
+}
+
 /* ---- interposed functions ---- */
 
 /* For SIGPROF while we profile: remembers the program's action instead of

@@ -6,8 +6,10 @@
  *   sigprof-late  installs its own SIGPROF handler and ITIMER_PROF in main,
  *                 spins, prints how many of its own signals it got
  *   sigprof-early the same from a constructor (after profiling starts)
- *   sigprof-exec  starts ITIMER_PROF, ignores SIGPROF and execs itself in
- *                 mode sigprof-early: profiling must be off in the new image
+ *   sigprof-exec  starts ITIMER_PROF (1 ms), ignores SIGPROF and execs
+ *                 itself (execl) in mode sigprof-early: SIGPROF must stay
+ *                 ignored across the exec, and profiling with SIGPROF off
+ *                 in the new image
  *   exit N        spins, then _exit(N) (no exit handlers)
  *   fork          forks a child that spins too; waits for it
  *   exec          spins, then execs itself in mode "spin" (same pid)
@@ -594,7 +596,10 @@ int main(int argc, char **argv)
 		return mode_sigprof();
 	}
 	if (strcmp(mode, "sigprof-exec") == 0) {
-		struct itimerval it = { { 0, 10000 }, { 0, 10000 } };
+		/* 1 ms: a new image that does not inherit the SIG_IGN (the
+		 * profiler's handler reset by the exec) dies before its
+		 * constructors, most of the time */
+		struct itimerval it = { { 0, 1000 }, { 0, 1000 } };
 
 		signal(SIGPROF, SIG_IGN);
 		setitimer(ITIMER_PROF, &it, NULL);
