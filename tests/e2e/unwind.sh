@@ -145,8 +145,11 @@ note "512-byte stacks: ${said:-no} samples said to be incomplete, $short not rea
 # deep_leaf has some 95% of 100 samples (40 or more on a loaded machine):
 # fewer than 10 would be lost samples.
 [ "$leaf" -ge 10 ] || fail "only $leaf samples in deep_leaf"
-# and a full trace has (almost) none: at most 2%.
+# and a full trace has (almost) none: 0.3 samples of its ~140 on average
+# (4 in 15 runs, a walk that stops two frames into the recursion), so at
+# most 5%: 7 or more would happen by chance less than once in 10^7 runs
+# (at 2%, 3 samples failed about one run in 300).
 "$PROFVIEW" --flat deep-dwarf.raw >full.txt
 pct=$(sed -n 's/.* samples\? (\([0-9.]*\)%) with incomplete stacks.*/\1/p' full.txt)
-awk -v p="${pct:-0}" 'BEGIN { exit !(p <= 2) }' || fail "$pct% of the deep trace's samples are incomplete"
+awk -v p="${pct:-0}" 'BEGIN { exit !(p <= 5) }' || fail "$pct% of the deep trace's samples are incomplete"
 exit 0
