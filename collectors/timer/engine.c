@@ -36,6 +36,21 @@
  *        Elsewhere the handler splits each sample's weight with
  *        getrusage, as with posix timers (sample.c).
  *
+ * By default (auto) the engine is perf wherever the kernel lets a process
+ * open task-clock events on its own threads (perf_event_paranoid <= 2, or
+ * privileges), without a word when it does not: a POSIX timer fires only
+ * at a tick that finds its thread running, so under load a sample can
+ * stand for many periods, where a perf event's stands for one.
+ *
+ * Our perf event fds are moved to the top of the numbers RLIMIT_NOFILE
+ * allows (at most ENGINE_FD_RESERVE of them; threads beyond get POSIX
+ * timers), so that the program's own descriptors get the numbers they
+ * would without us.  A program that closes one anyway (a daemon closing
+ * every descriptor as it starts) stops that thread's signals until the
+ * sweeper (sweep.c) sees it and opens a new one (engine_replace), whose
+ * samples are split with getrusage; while it cannot, the sweeper samples
+ * the thread as one a POSIX timer misses.
+ *
  * The handler tells our signals from others: SI_TIMER with our cookie as
  * sival_ptr (posix), or POLL_IN/POLL_HUP with an si_fd marked in a lock-free
  * bitmap of our event fds (perf), or SI_QUEUE from our own process with the
@@ -47,6 +62,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <linux/perf_event.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -54,6 +70,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -72,6 +89,9 @@
 #endif
 
 #define ENGINE_MAX_FD 65536
+/* At most this many perf event fds, at the top of the fd numbers (see
+ * engine_fd_floor); threads beyond them get POSIX timers. */
+#define ENGINE_FD_RESERVE 256
 /* A young thread's POSIX timer: expires every microsecond of CPU time,
  * so it fires at every tick that finds the thread running. */
 #define ENGINE_TICK_MODE_NS 1000
@@ -90,28 +110,37 @@ static struct {
 	void *cookie;             /* sival_ptr of the posix timers */
 	char request;             /* its address: sival_ptr of a requested sample */
 	char nudge;               /* its address: sival_ptr of the nudge timers */
-	_Atomic uint64_t fds[ENGINE_MAX_FD / 64]; /* our perf event fds */
+	int fd_floor;             /* our perf event fds are at least this */
+	/* Our perf events: the PERF_EVENT_IOC_ID of fd fd_floor + i in
+	 * ids[i], 0 for none.  Read lock-free by the handler. */
+	_Atomic uint64_t ids[ENGINE_FD_RESERVE];
 } engine;
 
-static void engine_mark(int fd, int on)
+/* Marks fd as our event id. */
+static void engine_mark(int fd, uint64_t id)
 {
-	uint64_t bit = 1ull << (fd % 64);
+	if (fd >= engine.fd_floor && fd - engine.fd_floor < ENGINE_FD_RESERVE)
+		atomic_store(&engine.ids[fd - engine.fd_floor], id);
+}
 
-	if (on)
-		atomic_fetch_or(&engine.fds[fd / 64], bit);
-	else
-		atomic_fetch_and(&engine.fds[fd / 64], ~bit);
+/* fd is no longer our event id (if it is marked as another event of ours,
+ * that one reused the number: it stays). */
+static void engine_unmark(int fd, uint64_t id)
+{
+	if (fd >= engine.fd_floor && fd - engine.fd_floor < ENGINE_FD_RESERVE)
+		atomic_compare_exchange_strong(&engine.ids[fd - engine.fd_floor], &id, 0);
 }
 
 static int engine_marked(int fd)
 {
-	return fd >= 0 && fd < ENGINE_MAX_FD &&
-	       (atomic_load_explicit(&engine.fds[fd / 64], memory_order_relaxed) >> (fd % 64) & 1);
+	return fd >= engine.fd_floor && fd - engine.fd_floor < ENGINE_FD_RESERVE &&
+	       atomic_load_explicit(&engine.ids[fd - engine.fd_floor], memory_order_relaxed) != 0;
 }
 
 /* Opens a disabled task-clock event of thread tid that signals that
- * thread, first after first_ns.  Returns the fd, or -1 with errno set. */
-static int engine_perf_open(pid_t tid, uint64_t first_ns, uint64_t *id)
+ * thread, first after first_ns, with a kernel call chain in each overflow's
+ * record when chains is set.  Returns the fd, or -1 with errno set. */
+static int engine_perf_open(pid_t tid, uint64_t first_ns, int chains, uint64_t *id)
 {
 	struct perf_event_attr attr;
 	struct f_owner_ex owner = { F_OWNER_TID, tid };
@@ -125,14 +154,24 @@ static int engine_perf_open(pid_t tid, uint64_t first_ns, uint64_t *id)
 	attr.disabled = 1;
 	attr.exclude_kernel = (uint64_t)engine.user_only;
 	attr.exclude_hv = 1;
-	if (engine.chains) {
+	if (chains) {
 		attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN;
 		attr.exclude_callchain_user = 1;
 	}
 	fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	if (fd >= ENGINE_MAX_FD) {
+	if (fd < engine.fd_floor) {
+		int high = fcntl(fd, F_DUPFD_CLOEXEC, engine.fd_floor);
+
+		close(fd);
+		if (high < 0) {
+			errno = EMFILE;
+			return -1;
+		}
+		fd = high;
+	}
+	if (fd - engine.fd_floor >= ENGINE_FD_RESERVE) {
 		close(fd);
 		errno = EMFILE;
 		return -1;
@@ -165,7 +204,12 @@ static int engine_check_chains(int fd, uint64_t period_ns, uint64_t *id)
 	}
 	close(fd);
 	engine.chains = 0;
-	return engine_perf_open((pid_t)syscall(SYS_gettid), period_ns, id);
+	return engine_perf_open((pid_t)syscall(SYS_gettid), period_ns, engine.chains, id);
+}
+
+int engine_kind(void)
+{
+	return engine.kind;
 }
 
 int engine_system_source(void)
@@ -173,14 +217,31 @@ int engine_system_source(void)
 	return engine.kind == ENGINE_PERF && engine.chains ? RAW_SYSTEM_PERF : RAW_SYSTEM_RUSAGE;
 }
 
+/* The lowest fd of our perf events: the top ENGINE_FD_RESERVE (at most a
+ * quarter) of the numbers RLIMIT_NOFILE allows, so that the program's own
+ * descriptors keep the numbers they would have without us (select() takes
+ * numbers below FD_SETSIZE only), and a program that uses nearly all it
+ * may runs out no sooner than by that many. */
+static int engine_fd_floor(void)
+{
+	struct rlimit rl;
+	uint64_t lim = ENGINE_MAX_FD, reserve;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < lim)
+		lim = rl.rlim_cur;
+	reserve = lim / 4 < ENGINE_FD_RESERVE ? lim / 4 : ENGINE_FD_RESERVE;
+	return (int)(lim - reserve);
+}
+
 int engine_init(int want, uint64_t period_ns, void *cookie)
 {
 	engine.kind = ENGINE_POSIX;
 	engine.period_ns = period_ns;
 	engine.cookie = cookie;
-	if (want == ENGINE_PERF) {
+	engine.fd_floor = engine_fd_floor();
+	if (want == ENGINE_PERF || want == ENGINE_AUTO) {
 		uint64_t id;
-		int fd = engine_perf_open((pid_t)syscall(SYS_gettid), period_ns, &id);
+		int fd = engine_perf_open((pid_t)syscall(SYS_gettid), period_ns, engine.chains, &id);
 
 		/* Counting system time too, as CPU timers do, needs
 		 * perf_event_paranoid <= 1 or CAP_PERFMON; without it an
@@ -190,19 +251,19 @@ int engine_init(int want, uint64_t period_ns, void *cookie)
 		if (fd < 0 && (errno == EACCES || errno == EPERM)) {
 			engine.user_only = 1;
 			engine.chains = 0;
-			fd = engine_perf_open((pid_t)syscall(SYS_gettid), period_ns, &id);
+			fd = engine_perf_open((pid_t)syscall(SYS_gettid), period_ns, engine.chains, &id);
 		}
 		fd = engine_check_chains(fd, period_ns, &id);
 
 		if (fd >= 0) {
 			close(fd);
 			engine.kind = ENGINE_PERF;
-			if (engine.user_only)
+			if (engine.user_only && want == ENGINE_PERF)
 				preload_warn("perf events may not count system time here (see "
 					     "/proc/sys/kernel/perf_event_paranoid): kernel time is "
 					     "split from each thread's getrusage, without kernel "
 					     "frames");
-		} else {
+		} else if (want == ENGINE_PERF) {
 			preload_warn("perf events are not permitted here (%s; see "
 				     "/proc/sys/kernel/perf_event_paranoid): using POSIX CPU "
 				     "timers, at most one signal per scheduler tick", strerror(errno));
@@ -219,7 +280,7 @@ int engine_create(clockid_t clock, pid_t tid, uint64_t first_ns, struct engine_t
 	t->id = 0;
 	t->ring = NULL;
 	if (engine.kind == ENGINE_PERF) {
-		t->fd = engine_perf_open(tid, first_ns, &t->id);
+		t->fd = engine_perf_open(tid, first_ns, engine.chains, &t->id);
 		if (t->fd >= 0) {
 			if (engine.chains) {
 				void *ring = mmap(NULL, ENGINE_RING_SIZE, PROT_READ | PROT_WRITE,
@@ -228,7 +289,7 @@ int engine_create(clockid_t clock, pid_t tid, uint64_t first_ns, struct engine_t
 				/* without it: the getrusage split */
 				t->ring = ring != MAP_FAILED ? ring : NULL;
 			}
-			engine_mark(t->fd, 1);
+			engine_mark(t->fd, t->id);
 			return 0;
 		}
 		/* no more fds, or refused for this thread: a POSIX timer */
@@ -275,7 +336,7 @@ void engine_delete(struct engine_timer *t)
 		timer_delete(t->timer);
 		return;
 	}
-	engine_mark(t->fd, 0);
+	engine_unmark(t->fd, t->id);
 	/* The program may have closed it and reused the number. */
 	if (ioctl(t->fd, PERF_EVENT_IOC_ID, &id) == 0 && id == t->id) {
 		ioctl(t->fd, PERF_EVENT_IOC_DISABLE, 0);
@@ -297,6 +358,61 @@ static int engine_still_ours(const struct engine_timer *t)
 	uint64_t id = 0;
 
 	return ioctl(t->fd, PERF_EVENT_IOC_ID, &id) == 0 && id == t->id;
+}
+
+void engine_exec_quiet(const struct engine_timer *t, int undo)
+{
+	static const struct timespec now = { 0, 0 };
+	int signo = preload_signal();
+	sigset_t set, old;
+	siginfo_t si;
+
+	if (t == NULL || t->fd < 0 || !engine_marked(t->fd))
+		return;
+	if (undo) {
+		if (!control_paused() && engine_still_ours(t))
+			ioctl(t->fd, PERF_EVENT_IOC_REFRESH, 1);
+		return;
+	}
+	sigemptyset(&set);
+	sigaddset(&set, signo);
+	if (pthread_sigmask(SIG_BLOCK, &set, &old) != 0)
+		return;
+	if (engine_still_ours(t))
+		ioctl(t->fd, PERF_EVENT_IOC_DISABLE, 0);
+	/* a signal not of our events goes back to be delivered as it was */
+	while (sigtimedwait(&set, &si, &now) == signo) {
+		if ((si.si_code == POLL_HUP || si.si_code == POLL_IN) && engine_marked(si.si_fd))
+			continue;
+		syscall(SYS_rt_tgsigqueueinfo, (long)getpid(), (long)syscall(SYS_gettid), (long)signo, &si);
+		break;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+int engine_lost(const struct engine_timer *t)
+{
+	return t->fd >= 0 && !engine_still_ours(t);
+}
+
+int engine_replace(pid_t tid, struct engine_timer *t)
+{
+	uint64_t id;
+	int fd;
+
+	engine_unmark(t->fd, t->id);
+	/* No ring buffer: the handler reads the one its copy of t names (the
+	 * old event's, mapped until the thread ends), so the new event's
+	 * samples are split with getrusage. */
+	fd = engine_perf_open(tid, 0, 0, &id);
+	if (fd < 0)
+		return -1;
+	t->fd = fd;
+	t->id = id;
+	engine_mark(fd, id);
+	if (!control_paused())
+		ioctl(fd, PERF_EVENT_IOC_REFRESH, 1);
+	return 0;
 }
 
 void engine_disarm(struct engine_timer *t)
@@ -326,12 +442,14 @@ void engine_rearm(struct engine_timer *t, int young, uint64_t first_ns)
 
 void engine_forget(void)
 {
-	for (int w = 0; w < ENGINE_MAX_FD / 64; w++) {
-		uint64_t bits = atomic_exchange(&engine.fds[w], 0);
+	/* only the descriptors still ours: the program may have closed one
+	 * and reused the number for a file of its own */
+	for (int i = 0; i < ENGINE_FD_RESERVE; i++) {
+		uint64_t want = atomic_exchange(&engine.ids[i], 0), id = 0;
+		int fd = engine.fd_floor + i;
 
-		for (int b = 0; bits != 0; b++, bits >>= 1)
-			if (bits & 1)
-				close(w * 64 + b);
+		if (want != 0 && ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0 && id == want)
+			close(fd);
 	}
 }
 

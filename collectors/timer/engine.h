@@ -13,6 +13,9 @@
 #include <time.h>
 
 enum engine_kind { ENGINE_POSIX = 0, ENGINE_PERF = 1 };
+/* What engine_init may be asked for besides a kind: perf events where the
+ * kernel allows them, else POSIX timers, without a word. */
+#define ENGINE_AUTO 2
 
 /* A thread's sampling timer: a perf event when fd >= 0, else a POSIX
  * timer. */
@@ -25,11 +28,29 @@ struct engine_timer {
 	void *ring;
 };
 
-/* Chooses the engine: ENGINE_PERF when want is ENGINE_PERF and the calling
- * thread may open a task-clock perf event, else ENGINE_POSIX (with one line
- * on stderr when perf was wanted).  cookie is the sival_ptr of the POSIX
- * timers.  Returns the engine in use.  Not signal-safe. */
+/* Chooses the engine: ENGINE_PERF when want is ENGINE_PERF or ENGINE_AUTO
+ * and the calling thread may open a task-clock perf event, else
+ * ENGINE_POSIX (with one line on stderr when ENGINE_PERF was wanted).
+ * cookie is the sival_ptr of the POSIX timers.  Returns the engine in use.
+ * Not signal-safe. */
 int engine_init(int want, uint64_t period_ns, void *cookie);
+/* The engine engine_init chose.  Signal-safe. */
+int engine_kind(void);
+/* Before an exec by this thread (undo 0): stops its perf event t and takes
+ * back a signal of it still pending, which would outlive the exec (unlike
+ * a POSIX timer's, the kernel does not flush it) and end the new image
+ * before its profiler installs a handler.  After a failed exec (undo 1):
+ * re-arms it.  Does nothing for a POSIX timer.  Not signal-safe. */
+void engine_exec_quiet(const struct engine_timer *t, int undo);
+/* Is t a perf event whose descriptor is no longer ours (the program closed
+ * it, and may have reused the number)?  Its thread then gets no signals from
+ * it.  Signal-safe. */
+int engine_lost(const struct engine_timer *t);
+/* For such a t of thread tid: a new perf event for the thread in its
+ * place, armed unless sampling is paused.  Returns 0, or -1 when none
+ * could be opened (t is then unchanged: still lost, every call on it does
+ * nothing).  Not signal-safe. */
+int engine_replace(pid_t tid, struct engine_timer *t);
 /* Creates a disarmed timer for thread tid of this process; clock is its
  * CPU clock, for the POSIX engine (also used when a perf event cannot be
  * opened for that thread).  A perf event's first period is first_ns (a

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "control.h"
+#include "engine.h"
 #include "preload-state.h"
 #include "sample.h"
 #include "sigs.h"
@@ -186,6 +187,20 @@ static int preload_term_is_ours(int sig)
 static struct sigaction preload_exec_saved;
 static int preload_exec_swapped;
 
+/* The calling thread's perf event around the exec (engine_exec_quiet): the
+ * one in its entry, which the sweeper may have replaced (engine_replace). */
+static void preload_exec_timer(int undo)
+{
+	struct engine_timer timer;
+
+	if (!preload_tls.active)
+		return;
+	pthread_mutex_lock(&preload.registry_lock);
+	timer = preload.entries[preload_tls.entry].timer;
+	pthread_mutex_unlock(&preload.registry_lock);
+	engine_exec_quiet(&timer, undo);
+}
+
 void control_exec_prepare(int undo)
 {
 	struct sigaction app;
@@ -194,10 +209,12 @@ void control_exec_prepare(int undo)
 		if (preload_exec_swapped)
 			preload.real_sigaction(preload.signo, &preload_exec_saved, NULL);
 		preload_exec_swapped = 0;
+		preload_exec_timer(1);
 		return;
 	}
 	if (!preload.hooked || preload.real_sigaction == NULL)
 		return;
+	preload_exec_timer(0);
 	app = preload.app_action[atomic_load(&preload.app_current)];
 	if ((app.sa_flags & SA_SIGINFO) || app.sa_handler != SIG_IGN)
 		return;

@@ -10,7 +10,9 @@
  *
  * So a thread of our own wakes every few periods and reads the CPU clock
  * of every registered thread that has a POSIX timer (perf events sample on
- * a high-resolution timer, not at the tick).  A thread that used
+ * a high-resolution timer, not at the tick).  A thread whose perf event the
+ * program closed (engine_lost) gets a new one, or is looked at as one with
+ * a POSIX timer while none can be opened.  A thread that used
  * more than two periods (or ticks) of CPU time since its last signal and
  * is on a CPU as the sweeper looks gets its sampling signal sent directly
  * (engine_request): it samples itself where it is, and the sample weighs

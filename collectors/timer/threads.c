@@ -459,8 +459,12 @@ size_t threads_sweep(uint64_t threshold_ns, size_t *nthreads)
 		if (e->tid == 0)
 			continue;
 		n++;
-		/* perf events sample on a high-resolution timer: not missed */
-		if (e->seen == NULL || e->timer.fd >= 0)
+		/* perf events sample on a high-resolution timer: not missed,
+		 * unless the program closed the event (engine.c): it gets a
+		 * new one, or while it cannot, is sampled from here */
+		if (e->timer.fd >= 0 && (!engine_lost(&e->timer) || engine_replace(e->tid, &e->timer) == 0))
+			continue;
+		if (e->seen == NULL)
 			continue;
 		clockid_t clock = preload_thread_clock(e->tid);
 		if (clock_gettime(clock, &ts) != 0)

@@ -37,8 +37,15 @@ done
 "$PROFVIEW" --flat p.raw | grep -q ' plugin_step  ' || fail "no plugin_step in the dlopen'ed library"
 
 # Thread churn: every thread's timer goes with it (only main's is left).
-left=$("$COLLECT_TIMER" -q -o churn.raw ./tcases churn 2000 | awk '/timers left/ { print $3 }')
+left=$("$COLLECT_TIMER" -q --engine=posix -o churn.raw ./tcases churn 2000 | awk '/timers left/ { print $3 }')
 [ "$left" = 1 ] || fail "$left POSIX timers left after 2000 threads (want main's only)"
+# The same with perf events, whose descriptors go with their threads.
+left=$("$COLLECT_TIMER" -q --engine=perf -o churn.raw ./tcases churn 2000 | awk '/perf events left/ { print $4 }')
+if "$PROFVIEW" --flat churn.raw | grep -q '^profile:.*, perf events)'; then
+	[ "$left" = 1 ] || fail "$left perf event descriptors left after 2000 threads (want main's only)"
+else
+	note "perf events not permitted here: the churn ran with POSIX timers"
+fi
 "$PROFVIEW" --flat churn.raw >/dev/null 2>churn.err || fail "profview on the churn trace"
 
 # A program with its own SIGPROF handler still gets its signals: some 50

@@ -2,8 +2,11 @@
  * spin; the main thread runs "ls -l /proc/self/fd" with posix_spawn (which
  * runs no fork handlers) so that the listing shows every descriptor an
  * exec'd program inherits, then closes every descriptor above 2 as
- * closefrom(3) would, and the threads spin on.  Prints "done" at the end. */
+ * closefrom(3) would, and the threads spin on.  Prints "first fd N", the
+ * number a descriptor opened once the threads run gets, and "done" at the
+ * end. */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <pthread.h>
 #include <spawn.h>
 #include <stdint.h>
@@ -45,6 +48,10 @@ int main(void)
 
 	pthread_create(&a, NULL, spin, &t);
 	pthread_create(&b, NULL, spin, &t);
+	/* the number a new descriptor gets: the same as without a profiler */
+	int fd = open("/dev/null", O_RDONLY);
+	printf("first fd %d\n", fd);
+	close(fd);
 	fflush(stdout);
 	/* Without the environment, so that no profiler is loaded into ls:
 	 * any profiler descriptor it lists was inherited. */

@@ -2,7 +2,8 @@
  *
  * timer-cases MODE [args]; modes:
  *   churn N       N short threads, in waves of 8; half return, half call
- *                 pthread_exit, some detached; prints the POSIX timers left
+ *                 pthread_exit, some detached; prints the POSIX timers and
+ *                 the perf event descriptors left
  *   sigprof-late  installs its own SIGPROF handler and ITIMER_PROF in main,
  *                 spins, prints how many of its own signals it got
  *   sigprof-early the same from a constructor (after profiling starts)
@@ -10,6 +11,9 @@
  *                 itself (execl) in mode sigprof-early: SIGPROF must stay
  *                 ignored across the exec, and profiling with SIGPROF off
  *                 in the new image
+ *   execs N       N times in turn, forks a child that spins 2 ms and execs
+ *                 /bin/true; prints "killed K": the children that died of a
+ *                 signal (a sampling signal pending across the exec, say)
  *   exit N        spins, then _exit(N) (no exit handlers)
  *   fork          forks a child that spins too; waits for it
  *   exec          spins, then execs itself in mode "spin" (same pid)
@@ -59,6 +63,7 @@
  *                 (crunch); each prints "pid spin|crunch PID"
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -109,6 +114,30 @@ static int count_timers(void)
 	return n;
 }
 
+/* The descriptors open on perf events ("anon_inode:[perf_event]"). */
+static int count_perf_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	char path[64], target[64];
+	int n = 0;
+
+	if (d == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL) {
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len > 0) {
+			target[len] = '\0';
+			n += strstr(target, "perf_event") != NULL;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
 static void *churn_thread(void *arg)
 {
 	long i = (long)arg;
@@ -144,6 +173,7 @@ static int mode_churn(int n)
 		return 1;
 	usleep(100000); /* let the detached ones finish */
 	printf("timers left: %d\n", count_timers());
+	printf("perf events left: %d\n", count_perf_fds());
 	return 0;
 }
 
@@ -607,6 +637,30 @@ int main(int argc, char **argv)
 		execl("/proc/self/exe", argv[0], "sigprof-early", (char *)NULL);
 		perror("execl");
 		return 1;
+	}
+	if (strcmp(mode, "execs") == 0) {
+		int n = argc > 2 ? atoi(argv[2]) : 50, killed = 0;
+
+		for (int i = 0; i < n; i++) {
+			pid_t pid = fork();
+			int st;
+
+			if (pid == 0) {
+				spin(0.002);
+				execl("/bin/true", "true", (char *)NULL);
+				_exit(127);
+			}
+			if (pid < 0 || waitpid(pid, &st, 0) != pid) {
+				perror("fork");
+				return 1;
+			}
+			if (WIFSIGNALED(st)) {
+				printf("child %d: killed by signal %d\n", i, WTERMSIG(st));
+				killed++;
+			}
+		}
+		printf("killed %d\n", killed);
+		return 0;
 	}
 	if (strcmp(mode, "exit") == 0) {
 		spin(0.2);
