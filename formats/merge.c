@@ -287,6 +287,10 @@ int pv_merge(struct pv_profile *d, const struct pv_profile *s, const char *src_n
 	d->lost += s->lost;
 	if (!d->lost_cause && s->lost_cause)
 		d->lost_cause = mstr(&m, s->lost_cause);
+	if (d->sampler == PV_SAMPLER_UNKNOWN)
+		d->sampler = s->sampler;
+	else if (s->sampler != PV_SAMPLER_UNKNOWN && s->sampler != d->sampler)
+		d->sampler = PV_SAMPLER_MIXED;
 	d->truncated += s->truncated;
 	d->dropped_bytes += s->dropped_bytes;
 	if (__builtin_add_overflow(d->threads_cpu_ns, s->threads_cpu_ns, &d->threads_cpu_ns))

@@ -143,6 +143,14 @@ struct pv_segment {
 	uint32_t missing_cause; /* string index: why they were not written, "" unknown */
 };
 
+/* What sent the samples of a CPU profile, when its source says. */
+enum pv_sampler {
+	PV_SAMPLER_UNKNOWN = 0,
+	PV_SAMPLER_POSIX,      /* POSIX CPU timers, checked at the scheduler tick */
+	PV_SAMPLER_PERF,       /* perf task-clock events, a sample every period */
+	PV_SAMPLER_MIXED,      /* merged profiles of both */
+};
+
 struct pv_profile {
 	struct pv_strtab strings;
 
@@ -171,6 +179,7 @@ struct pv_profile {
 	uint32_t pid;
 	uint64_t lost;         /* samples the collector could not store */
 	uint32_t lost_cause;   /* string index: why they were lost, "" unknown */
+	int sampler;           /* enum pv_sampler: what sent a CPU profile's samples */
 	uint64_t truncated;    /* samples whose stack is known to be incomplete */
 	uint64_t dropped_bytes; /* bytes of a damaged input that were not read */
 	/* CPU time the threads used by the source's own count (a collector's

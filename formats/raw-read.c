@@ -239,6 +239,9 @@ static int first_record(struct reader *rd, const struct raw_record *recp)
 	case RAW_KERNEL: {
 		const struct raw_kernel *k = (const void *)r;
 		rd->system_known = true;
+		p->sampler = k->engine == RAW_ENGINE_PERF    ? PV_SAMPLER_PERF
+			     : k->engine == RAW_ENGINE_POSIX ? PV_SAMPLER_POSIX
+							     : PV_SAMPLER_UNKNOWN;
 		memcpy(rd->boot_id, k->boot_id, sizeof k->boot_id);
 		rd->boot_id[sizeof k->boot_id] = '\0';
 		break;

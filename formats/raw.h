@@ -325,10 +325,23 @@ enum raw_system_source {
 	RAW_SYSTEM_PERF = 2,
 };
 
+/* What sent the sampling signals of a CPU-clock trace. */
+enum raw_engine {
+	RAW_ENGINE_UNKNOWN = 0, /* not said (collectors before it) */
+	/* POSIX CPU timers: checked at the scheduler tick, so a sample
+	 * weighs the CPU time since the thread's previous one, which can be
+	 * several periods when the tick keeps missing the thread. */
+	RAW_ENGINE_POSIX = 1,
+	/* perf task-clock events: a high-resolution timer of the thread's
+	 * CPU time, a sample every period (some threads may still have had
+	 * POSIX timers: past the fds the collector allows itself). */
+	RAW_ENGINE_PERF = 2,
+};
+
 struct raw_kernel {
 	struct raw_rec h;
 	uint32_t source;       /* enum raw_system_source */
-	uint32_t reserved;
+	uint32_t engine;       /* enum raw_engine */
 	/* /proc/sys/kernel/random/boot_id of the machine the trace was
 	 * taken on ("xxxxxxxx-xxxx-...", 36 characters), NUL-padded; all
 	 * zeros when unknown.  The addresses of kernel frames are those of

@@ -61,7 +61,14 @@ static void period_note(FILE *out, const struct pv_profile *p)
 		else
 			fprintf(out, " (every allocation)");
 	} else if (!unit[0] || strcmp(unit, "nanoseconds") == 0) {
-		fprintf(out, " (period %.3g ms, %.0f Hz)", p->period / 1e6, 1e9 / (double)p->period);
+		static const char *const by[] = {
+			[PV_SAMPLER_POSIX] = ", POSIX CPU timers",
+			[PV_SAMPLER_PERF] = ", perf events",
+			[PV_SAMPLER_MIXED] = ", perf events and POSIX CPU timers",
+		};
+		const char *how = p->sampler > 0 && p->sampler <= PV_SAMPLER_MIXED ? by[p->sampler] : "";
+
+		fprintf(out, " (period %.3g ms, %.0f Hz%s)", p->period / 1e6, 1e9 / (double)p->period, how);
 	} else if (p->period > 1 && strcmp(unit, "count") == 0) {
 		fprintf(out, " (one in %" PRId64 " sampled)", p->period);
 	} else if (p->period > 1) {

@@ -21,7 +21,7 @@
 #define COLLECT_ENV_FREQUENCY "PROFVIEW_FREQUENCY" /* samples a second, in Hz */
 #define COLLECT_ENV_UNWIND "PROFVIEW_UNWIND"       /* "cfi", "dwarf", "fp" or "check" */
 #define COLLECT_ENV_STACK_SIZE "PROFVIEW_STACK_SIZE" /* bytes of stack a sample, dwarf */
-#define COLLECT_ENV_ENGINE "PROFVIEW_ENGINE"       /* "posix" or "perf" */
+#define COLLECT_ENV_ENGINE "PROFVIEW_ENGINE"       /* "auto", "posix" or "perf" */
 #define COLLECT_ENV_CLOCK "PROFVIEW_CLOCK"         /* "cpu" or "wall" */
 /* The signal number that pauses and resumes sampling, "0" for none; unset,
  * COLLECT_CONTROL_DEFAULT. */

@@ -4,12 +4,15 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <linux/perf_event.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "collect-env.h"
@@ -73,9 +76,10 @@ static void collect_usage(FILE *f)
 		"                      pointers; check records cfi and dwarf side by side\n"
 		"      --stack-size=BYTES  bytes of stack copied per sample in dwarf mode,\n"
 		"                      %d to %d, a multiple of 8, k for KiB (default %d)\n"
-		"      --engine=ENGINE what sends the sampling signals: posix (default) CPU\n"
-		"                      timers, at most one per scheduler tick; perf events,\n"
-		"                      any rate (POSIX timers if perf events are not allowed)\n"
+		"      --engine=ENGINE what sends the sampling signals: perf events, a sample\n"
+		"                      every period at any rate; posix CPU timers, at most\n"
+		"                      one per scheduler tick; auto (default): perf where the\n"
+		"                      kernel allows it, else posix\n"
 		"      --clock=CLOCK   cpu (default) samples threads on CPU; wall samples\n"
 		"                      threads off CPU too (blocked, sleeping)\n"
 		"      --no-inherit    profile the program's process only, not the processes\n"
@@ -156,7 +160,7 @@ static int collect_signal(const char *arg, int *out)
 static const char *const collect_unwind_names[] = { "cfi", "dwarf", "fp", "check", NULL };
 static const int collect_unwinds[] = { RAW_UNWIND_CFI, RAW_UNWIND_DWARF, RAW_UNWIND_FP,
 				       RAW_UNWIND_CHECK };
-static const char *const collect_engines[] = { "posix", "perf", NULL };
+static const char *const collect_engines[] = { "auto", "posix", "perf", NULL };
 static const char *const collect_clocks[] = { "cpu", "wall", NULL };
 
 /* One option's value into o.  Returns -1 to go on, else an exit status. */
@@ -230,6 +234,30 @@ static int collect_option(int c, const char *arg, struct collect_opts *o)
 }
 
 /* Parses the command line.  Returns -1 to go on, else an exit status. */
+/* Will the program's samples come from POSIX timers?  With auto, when
+ * this process may not open a task-clock perf event on itself (the
+ * library then uses POSIX timers, engine.c). */
+static int collect_engine_is_posix(const char *engine)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	if (strcmp(engine, "auto") != 0)
+		return strcmp(engine, "posix") == 0;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_TASK_CLOCK;
+	attr.disabled = 1;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0UL);
+	if (fd < 0)
+		return 1;
+	close(fd);
+	return 0;
+}
+
 int collect_parse(int argc, char **argv, struct collect_opts *o)
 {
 	static const struct option longopts[] = {
@@ -263,7 +291,7 @@ int collect_parse(int argc, char **argv, struct collect_opts *o)
 	o->frequency = COLLECT_HZ_DEFAULT;
 	o->unwind = RAW_UNWIND_CFI;
 	o->stack_size = COLLECT_STACK_DEFAULT;
-	o->engine = "posix";
+	o->engine = "auto";
 	o->clock = "cpu";
 	o->control = COLLECT_CONTROL_DEFAULT;
 	o->rate = COLLECT_RATE_DEFAULT;
@@ -293,7 +321,7 @@ int collect_parse(int argc, char **argv, struct collect_opts *o)
 				return ret;
 		}
 	}
-	if (!o->quiet && strcmp(o->engine, "posix") == 0 && strcmp(COLLECT_NAME, "collect-timer") == 0) {
+	if (!o->quiet && collect_engine_is_posix(o->engine) && strcmp(COLLECT_NAME, "collect-timer") == 0) {
 		struct timespec res;
 
 		/* the coarse clocks advance once a tick */

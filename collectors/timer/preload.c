@@ -111,6 +111,7 @@ static void preload_atfork_parent(void)
 static int preload_start_trace(const char *out, int root);
 static void preload_start_threads(void);
 static void preload_write_kernel(void);
+static int preload_engine_wanted(void);
 static void preload_fini(void);
 
 /* The child never writes into the parent's trace: POSIX timers are not
@@ -152,6 +153,8 @@ static void preload_atfork_child(void)
 		stacktab_reset();
 	if (preload_start_trace(getenv(COLLECT_ENV_OUTPUT), 0) != 0)
 		return;
+	/* its own trace says how its samples' system time is known too */
+	preload_write_kernel();
 	atomic_store(&preload.state, PRELOAD_RUNNING);
 	threads_register();
 	preload_start_threads();
@@ -340,8 +343,7 @@ static void preload_init(void)
 		return;
 	}
 	control_init(preload.signo, 0);
-	engine_init(getenv(COLLECT_ENV_ENGINE) != NULL && strcmp(getenv(COLLECT_ENV_ENGINE), "perf") == 0
-			    ? ENGINE_PERF : ENGINE_POSIX, preload.period_ns, &preload);
+	engine_init(preload_engine_wanted(), preload.period_ns, &preload);
 	preload_write_kernel();
 	preload.hooked = 1;
 	atomic_store(&preload.state, PRELOAD_RUNNING);
@@ -349,6 +351,19 @@ static void preload_init(void)
 	threads_adopt_existing();
 	sigs_hook_term();
 	preload_start_threads();
+}
+
+/* The engine the launcher asks for (collect-options.c): auto when it
+ * says nothing. */
+static int preload_engine_wanted(void)
+{
+	const char *e = getenv(COLLECT_ENV_ENGINE);
+
+	if (e != NULL && strcmp(e, "perf") == 0)
+		return ENGINE_PERF;
+	if (e != NULL && strcmp(e, "posix") == 0)
+		return ENGINE_POSIX;
+	return ENGINE_AUTO;
 }
 
 /* The RAW_KERNEL record: how the samples' system time is measured, and
@@ -373,7 +388,7 @@ static void preload_write_kernel(void)
 	memset(rec->boot_id, 0, sizeof(rec->boot_id));
 	memcpy(rec->boot_id, id, n < sizeof(rec->boot_id) - 1 ? n : sizeof(rec->boot_id) - 1);
 	rec->source = (uint32_t)engine_system_source();
-	rec->reserved = 0;
+	rec->engine = engine_kind() == ENGINE_PERF ? RAW_ENGINE_PERF : RAW_ENGINE_POSIX;
 	writer_publish(rec, RAW_KERNEL, sizeof(*rec));
 }
 
