@@ -36,7 +36,11 @@
  * same tick, so the tick that brought the sample is in its split.  The
  * system time is given out as it comes (at most a sample's weight; the
  * rest goes to the next), so a thread's samples carry the system time it
- * had by its last one.  The interrupted user stack is where the thread
+ * had by its last one; except that a sample whose tick found the thread in
+ * a system call (the signal interrupts it right after the `syscall`
+ * instruction) is all system time, as perf would count it, so that the
+ * time of a loop of system calls goes to the kernel and not to the
+ * wrappers' user code.  The interrupted user stack is where the thread
  * entered the kernel: the signal is delivered on the way back.
  *
  * A signal that is not from our timers (kill, setitimer) is passed on to
@@ -314,22 +318,61 @@ static void preload_kernel_write(void *rec, const struct preload_kernel *k, uint
 	writer_publish(r, RAW_SAMPLE_KERNEL, preload_kernel_size(k));
 }
 
+/* Was the thread in a system call when its sampling signal came?  The
+ * kernel checks a POSIX CPU timer at the tick; one that found the thread
+ * in the kernel delivers the signal as the call returns, where the
+ * interrupted program counter is right after the call's `syscall`
+ * instruction (0f 05), or on it when the call is to be restarted.  A tick
+ * that found the thread in user mode interrupts it anywhere: next to a
+ * `syscall` only by the chance of one instruction in thousands.  The same
+ * holds for the sweeper's signals, sent to a thread found on a CPU, and
+ * its nudges, taken only when on time (sweep.c).  (A page fault's time
+ * cannot be told this way: the faulting instruction is any load or
+ * store.)  Signal-safe. */
+static int preload_in_syscall(const ucontext_t *uc)
+{
+	uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	unsigned char b[4];
+
+	if (pc < 2)
+		return 0;
+	if (preload_read_self(b, pc - 2, sizeof(b)) != sizeof(b))
+		return 0;
+	return (b[0] == 0x0f && b[1] == 0x05) || (b[2] == 0x0f && b[3] == 0x05);
+}
+
 /* The system part of weight w from getrusage: the system time since the
  * part given out so far, at most w; stale (see preload-state.h), w in
- * proportion to the system share since the last reading.  Signal-safe. */
-static uint64_t preload_rusage_part(struct preload_tls *t, uint64_t w)
+ * proportion to the system share since the last reading.  Of a sample
+ * whose period ended in a system call (in_call, preload_in_syscall), the
+ * last period (or the whole weight, if less) is system time, whatever is
+ * owed; it takes that from what is owed, at most a period ahead of the
+ * reading (which counts the same tick as system time, so the sum stays
+ * the reading's), and the rest of its weight is split as any other's.  (A
+ * sample that weighs several periods is one whose ticks missed the thread:
+ * under load, mostly as it was preempted in a system call, so taking its
+ * whole weight as system time would count too much of it.)  Signal-safe. */
+static uint64_t preload_rusage_part(struct preload_tls *t, uint64_t w, int in_call)
 {
 	int64_t user, sys, du, ds, owed;
-	uint64_t s;
+	/* the part known to be system time: the period that ended in a call */
+	uint64_t last = !in_call ? 0 : w < preload.period_ns ? w : preload.period_ns, s;
 
 	if (threads_rusage(&user, &sys) != 0)
-		return 0;
+		return last;
 	if (t->sys_stale) {
 		du = user - t->user_read;
 		ds = sys - t->sys_read;
-		s = ds > 0 && du >= 0 ? (uint64_t)((double)w * (double)ds / (double)(du + ds)) : 0;
+		s = ds > 0 && du >= 0 ? (uint64_t)((double)(w - last) * (double)ds / (double)(du + ds)) : 0;
+		s += last;
 		t->sys_done = sys;
 		t->sys_stale = 0;
+	} else if (in_call) {
+		owed = sys - t->sys_done - (int64_t)last;
+		s = last + (owed <= 0 ? 0 : (uint64_t)owed > w - last ? w - last : (uint64_t)owed);
+		t->sys_done += (int64_t)s;
+		if (t->sys_done - sys > (int64_t)preload.period_ns)
+			t->sys_done = sys + (int64_t)preload.period_ns;
 	} else {
 		owed = sys - t->sys_done;
 		s = owed <= 0 ? 0 : (uint64_t)owed > w ? w : (uint64_t)owed;
@@ -345,8 +388,10 @@ static uint64_t preload_rusage_part(struct preload_tls *t, uint64_t w)
 }
 
 /* Fills k for the sample of weight w: from the perf event's record of a
- * perf signal when there is one, else from getrusage.  Signal-safe. */
-static void preload_system(struct preload_tls *t, int perf, uint64_t w, struct preload_kernel *k)
+ * perf signal when there is one, else from getrusage (in_call: see
+ * preload_rusage_part).  Signal-safe. */
+static void preload_system(struct preload_tls *t, int perf, int in_call, uint64_t w,
+			   struct preload_kernel *k)
 {
 	int mode = perf ? engine_perf_sample(&t->timer, k->frames, PRELOAD_KERNEL_FRAMES, &k->n) : -1;
 
@@ -356,7 +401,7 @@ static void preload_system(struct preload_tls *t, int perf, uint64_t w, struct p
 		return;
 	}
 	k->n = 0;
-	k->system_ns = preload_rusage_part(t, w);
+	k->system_ns = preload_rusage_part(t, w, in_call);
 }
 
 /* What the cfi walk found, for check mode. */
@@ -617,7 +662,8 @@ static void preload_sample(const siginfo_t *si, const ucontext_t *uc, int perf)
 		t->young = 0;
 		engine_mature(&t->timer, preload_random(preload.period_ns));
 	}
-	preload_system(t, perf, cpu > t->last_cpu ? (uint64_t)(cpu - t->last_cpu) : 0, &k);
+	preload_system(t, perf, !perf && preload_in_syscall(uc),
+		       cpu > t->last_cpu ? (uint64_t)(cpu - t->last_cpu) : 0, &k);
 	if (preload.unwind == RAW_UNWIND_DWARF) {
 		preload_sample_regs(t, uc, cpu, NULL, &k);
 		return;
