@@ -29,7 +29,11 @@ for unwind in dwarf fp; do for engine in perf posix; do
 	# 375 expected in 1.5 s of CPU time; on a loaded machine the sweeper
 	# paces the samples of a thread that reads its CPU clock in its loop
 	# (ACCURACY in collect-timer(1)), down to a third
-	[ "$(samples_of fd.txt)" -ge 60 ] || fail "fdclobber ($unwind, $engine): $(samples_of fd.txt) samples of ~375"
+	# (down to a fifth with perf events, their thread sampled by the
+	# sweeper alone, until it gave the thread a new event: 371-374)
+	min=60
+	grep -q '^profile:.*, perf events)' fd.txt && min=225
+	[ "$(samples_of fd.txt)" -ge $min ] || fail "fdclobber ($unwind, $engine): $(samples_of fd.txt) samples of ~375"
 	grep -q 'samples lost' fd.txt && fail "fdclobber ($unwind, $engine): $(grep 'samples lost' fd.txt)"
 	rm -f fd.raw own.dat
 done; done

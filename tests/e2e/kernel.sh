@@ -75,7 +75,7 @@ check() {
 	}' || fail "$name: the spinner, which makes next to no system calls, has $k of $t in the kernel (getrusage: $sys of $((user + sys)))"
 }
 
-check posix
+check posix --engine=posix
 # posix: no kernel chain, one "[kernel]" frame on top of the faulting function
 grep -q 'touch_pages @0x[0-9a-f]*;\[kernel\] @0x0_\[k\] ' posix.folded ||
 	fail "posix: no [kernel] frame on top of touch_pages"
