@@ -53,7 +53,7 @@
  *
  * The handler tells our signals from others: SI_TIMER with our cookie as
  * sival_ptr (posix), or POLL_IN/POLL_HUP with an si_fd marked in a lock-free
- * bitmap of our event fds (perf), or SI_QUEUE from our own process with the
+ * table of our events' ids (perf), or SI_QUEUE from our own process with the
  * request cookie (a sample the sweeper asks for, sweep.c).  While sampling
  * is paused (control.c) the timers are disarmed, and the handler does not
  * re-arm a perf event.  A program that closes one of our fds
