@@ -354,10 +354,14 @@ static const char *output_is_input(const char *output, char *const *paths, size_
 
 	if (!output || stat(output, &o) != 0 || !S_ISREG(o.st_mode))
 		return NULL;
-	for (size_t i = 0; i < n; i++)
-		if (paths[i] && strcmp(paths[i], "-") != 0 && stat(paths[i], &st) == 0 &&
-		    st.st_dev == o.st_dev && st.st_ino == o.st_ino)
+	for (size_t i = 0; i < n; i++) {
+		/* "-": standard input, which may be that file too */
+		int known = paths[i] && (strcmp(paths[i], "-") == 0 ? fstat(STDIN_FILENO, &st) == 0
+								   : stat(paths[i], &st) == 0);
+
+		if (known && st.st_dev == o.st_dev && st.st_ino == o.st_ino)
 			return paths[i];
+	}
 	return NULL;
 }
 
@@ -582,7 +586,12 @@ static int check_output(const struct args *a, char *const *profiles, size_t n)
 		same = output_is_input(a->output, (char *const *)&a->sopt.program, 1);
 	if (!same)
 		return -1;
-	pv_error("cannot write '%s': it is the input '%s'; not writing the report over it", a->output, same);
+	if (strcmp(same, "-") == 0)
+		pv_error("cannot write '%s': it is the standard input, read as the profile; not "
+			 "writing the report over it", a->output);
+	else
+		pv_error("cannot write '%s': it is the input '%s'; not writing the report over it",
+			 a->output, same);
 	return 2;
 }
 

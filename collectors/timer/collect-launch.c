@@ -181,6 +181,69 @@ static int collect_absolute(const char *path, char *out, size_t cap)
 	return snprintf(out, cap, "%s/%s", cwd, path) < (int)cap ? 0 : -1;
 }
 
+/* Is path the file st names (by any name)? */
+static int collect_same_file(const char *path, const struct stat *st)
+{
+	struct stat p;
+
+	return path != NULL && path[0] != '\0' && stat(path, &p) == 0 && p.st_dev == st->st_dev &&
+	       p.st_ino == st->st_ino;
+}
+
+/* The interpreter a script names on its "#!" line, into out; "" if none. */
+static void collect_interpreter(const char *prog, char *out, size_t cap)
+{
+	char line[256];
+	ssize_t got;
+	int fd = open(prog, O_RDONLY | O_CLOEXEC);
+
+	out[0] = '\0';
+	if (fd < 0)
+		return;
+	got = read(fd, line, sizeof(line) - 1);
+	close(fd);
+	if (got < 3 || line[0] != '#' || line[1] != '!')
+		return;
+	line[got] = '\0';
+	char *p = line + 2 + strspn(line + 2, " \t");
+	size_t len = strcspn(p, " \t\n");
+
+	if (len > 0 && len < cap)
+		snprintf(out, cap, "%.*s", (int)len, p);
+}
+
+int collect_check_output(const struct collect_opts *o, const char *prog)
+{
+	char interp[PATH_MAX];
+	struct stat st;
+
+	/* a new file, or one that is no file the run reads */
+	if (o->output == NULL || stat(o->output, &st) != 0 || !S_ISREG(st.st_mode))
+		return 0;
+	if (collect_same_file(prog, &st)) {
+		collect_msg("cannot write the trace to '%s': it is the program to run; choose "
+			    "another -o", o->output);
+		return -1;
+	}
+	collect_interpreter(prog, interp, sizeof(interp));
+	if (collect_same_file(interp, &st)) {
+		collect_msg("cannot write the trace to '%s': it is the interpreter of the program "
+			    "to run; choose another -o", o->output);
+		return -1;
+	}
+	for (char *const *a = o->argv + 1; *a != NULL; a++) {
+		const char *eq = strchr(*a, '=');
+
+		/* an argument, or the value of one such as --input=FILE */
+		if (collect_same_file(*a, &st) || (eq != NULL && collect_same_file(eq + 1, &st))) {
+			collect_msg("cannot write the trace to '%s': the command line names it ('%s'); "
+				    "choose another -o", o->output, *a);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* In the child: creates the empty trace file the library will fill.
  * Returns 0 with the display name in shown and the absolute one in abs. */
 static int collect_create_output(const struct collect_opts *o, char *shown, char *abs,

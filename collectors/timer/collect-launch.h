@@ -23,6 +23,11 @@ int collect_check_binary(const char *path);
 /* Finds the preload library: out gets its path.  Returns 0 or -1
  * (message printed). */
 int collect_find_preload(char *out, size_t cap);
+/* Refuses an -o that is a file the run reads: the program (prog, resolved),
+ * the interpreter of a script, or a file the command line names (an
+ * argument, or the value of NAME=VALUE), which the trace would replace.
+ * Returns 0, or -1 with one line on stderr. */
+int collect_check_output(const struct collect_opts *o, const char *prog);
 
 /* In the forked child: creates the trace, sets the environment, writes
  * the trace's name and its NUL to pipefd, and runs prog.  When the exec

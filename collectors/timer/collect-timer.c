@@ -229,7 +229,8 @@ int main(int argc, char **argv)
 	rc = collect_resolve(o.argv[0], prog, sizeof(prog));
 	if (rc != 0)
 		return rc;
-	if (collect_check_binary(prog) != 0 || collect_find_preload(lib, sizeof(lib)) != 0)
+	if (collect_check_binary(prog) != 0 || collect_check_output(&o, prog) != 0 ||
+	    collect_find_preload(lib, sizeof(lib)) != 0)
 		return COLLECT_EXIT_FAIL;
 	if (pipe2(pipefd, O_CLOEXEC) != 0) {
 		collect_msg("cannot create a pipe: %s", strerror(errno));

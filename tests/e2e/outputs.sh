@@ -95,6 +95,8 @@ for kind in --flat --svg --pprof; do
 		"$PROFVIEW" "$kind" -o keep.folded in.folded alias.folded
 	refused "profview $kind -o BASE" "it is the input 'keep.folded'" \
 		"$PROFVIEW" "$kind" --diff-base=keep.folded -o keep.folded in.folded
+	refused "profview $kind -o STDIN" "cannot write 'keep.folded': it is the standard input" \
+		"$PROFVIEW" "$kind" -o keep.folded - <keep.folded
 	cmp -s keep.folded keep.ref || fail "profview $kind -o INPUT wrote over the input"
 done
 st=0
@@ -126,6 +128,30 @@ wait $launcher || fail "collect-timer sh -c failed"
 [ "$(mode_of fork/t.raw)" = 600 ] || fail "the run's file has mode $(mode_of fork/t.raw)"
 "$PROFVIEW" -q --flat fork/t.raw >/dev/null || fail "profview cannot read the trace written in place of an old one"
 check_refusals "collect-timer" "$COLLECT_TIMER" -q -o OUT /bin/true
+
+# The trace never replaces a file the run reads: the program, the
+# interpreter of a script, a file the command line names.
+cp /bin/true victim
+cp victim victim.ref
+printf 'data\n' >data.txt
+cp data.txt data.ref
+cp /bin/sh myinterp
+printf '#!%s/myinterp\nexit 0\n' "$PWD" >script.sh
+chmod +x script.sh
+for c in "$COLLECT_TIMER" "$COLLECT_HEAP"; do
+	n=${c##*/}
+	refused "$n -o PROGRAM" "^$n: cannot write the trace to 'victim': it is the program to run; choose another -o$" \
+		"$c" -q -o victim ./victim
+	refused "$n -o ARGUMENT" "^$n: cannot write the trace to 'data.txt': the command line names it \('data.txt'\)" \
+		"$c" -q -o data.txt cat data.txt
+	refused "$n -o OPTION=VALUE" "the command line names it \('--file=data.txt'\)" \
+		"$c" -q -o data.txt /bin/true --file=data.txt
+	refused "$n -o INTERPRETER" "it is the interpreter of the program to run" \
+		"$c" -q -o myinterp ./script.sh
+	cmp -s victim victim.ref || fail "$n -o PROGRAM: the program was changed"
+	cmp -s data.txt data.ref || fail "$n -o ARGUMENT: the file was changed"
+	cmp -s myinterp /bin/sh || fail "$n -o INTERPRETER: the interpreter was changed"
+done
 
 # collect-gdb: the trace, with -o and by default, is 0600, also in place of
 # an old 0644 trace; then the refusals.
