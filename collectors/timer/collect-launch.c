@@ -244,8 +244,48 @@ int collect_check_output(const struct collect_opts *o, const char *prog)
 	return 0;
 }
 
-/* In the child: creates the empty trace file the library will fill.
- * Returns 0 with the display name in shown and the absolute one in abs. */
+int collect_claim_output(struct collect_opts *o)
+{
+	struct flock lk;
+	struct stat st;
+	char why[256];
+	int fd;
+
+	if (o->output == NULL)
+		return 0;
+	/* Another run's: it holds a lock on it while it runs.  (Opened to
+	 * look only: without following a link, blocking on a FIFO or
+	 * needing write access.) */
+	if (lstat(o->output, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (fd = open(o->output, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) >= 0) {
+		memset(&lk, 0, sizeof(lk));
+		lk.l_type = F_WRLCK;
+		lk.l_whence = SEEK_SET;
+		if (fcntl(fd, F_OFD_GETLK, &lk) == 0 && lk.l_type != F_UNLCK) {
+			close(fd);
+			collect_msg("cannot write the trace to '%s': another run is writing it; "
+				    "choose another -o", o->output);
+			return -1;
+		}
+		close(fd);
+	}
+	/* A new file, even in place of an old trace, that only its owner
+	 * reads; held, locked, until we end. */
+	fd = pv_outfile_open(o->output, PV_OUTFILE_TRACE_MODE, PV_OUTFILE_NEW, why, sizeof(why));
+	if (fd < 0) {
+		collect_msg("cannot write '%s': %s", o->output, why);
+		return -1;
+	}
+	memset(&lk, 0, sizeof(lk));
+	lk.l_type = F_WRLCK;
+	lk.l_whence = SEEK_SET;
+	fcntl(fd, F_OFD_SETLK, &lk); /* a file system without locks: unguarded */
+	o->output_held = 1;
+	return 0;
+}
+
+/* In the child: creates the empty trace file the library will fill (or,
+ * with -o, checks that main's is still there).  Returns 0 with the display name in shown and the absolute one in abs. */
 static int collect_create_output(const struct collect_opts *o, char *shown, char *abs,
 				 size_t cap)
 {
@@ -255,12 +295,14 @@ static int collect_create_output(const struct collect_opts *o, char *shown, char
 
 	base = base != NULL ? base + 1 : o->argv[0];
 	if (o->output != NULL) {
-		/* A new file, even in place of an old trace, that only its
-		 * owner reads. */
+		/* made by main, or a new file here */
 		snprintf(shown, cap, "%s", o->output);
-		fd = pv_outfile_open(o->output, PV_OUTFILE_TRACE_MODE, PV_OUTFILE_NEW, why, sizeof(why));
+		fd = o->output_held ? open(o->output, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+				    : pv_outfile_open(o->output, PV_OUTFILE_TRACE_MODE, PV_OUTFILE_NEW,
+						      why, sizeof(why));
 		if (fd < 0) {
-			collect_msg("cannot write '%s': %s", shown, why);
+			collect_msg("cannot write '%s': %s", shown,
+				    o->output_held ? strerror(errno) : why);
 			return -1;
 		}
 	} else {

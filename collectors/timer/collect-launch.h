@@ -28,6 +28,14 @@ int collect_find_preload(char *out, size_t cap);
  * argument, or the value of NAME=VALUE), which the trace would replace.
  * Returns 0, or -1 with one line on stderr. */
 int collect_check_output(const struct collect_opts *o, const char *prog);
+/* With -o: refuses a file another run is writing (it holds a lock on it),
+ * else creates the trace file in its place (a new file, mode 0600) and
+ * holds it with an open file description lock until this process ends,
+ * so that a run started meanwhile with the same -o is refused; sets
+ * o->output_held.  Returns 0, or -1 with one line on stderr.  (A run
+ * that starts in the instant between another's creating the file and
+ * locking it is not caught.) */
+int collect_claim_output(struct collect_opts *o);
 
 /* In the forked child: creates the trace, sets the environment, writes
  * the trace's name and its NUL to pipefd, and runs prog.  When the exec

@@ -3,7 +3,7 @@
  * collect_parse reads the options into struct collect_opts, with the
  * defaults and limits of collect-env.h, prints --help and --version, and
  * says what is wrong with a usage error.  The rest of the struct (held,
- * word) is filled in by main before the fork.
+ * output_held, word) is filled in by main before the fork.
  */
 #ifndef PROFVIEW_TIMER_COLLECT_OPTIONS_H
 #define PROFVIEW_TIMER_COLLECT_OPTIONS_H
@@ -15,7 +15,7 @@ struct collect_opts {
 	int verbose;          /* -v: every process of a run, each as it was */
 	int unwind;           /* enum raw_unwind */
 	long stack_size;      /* bytes of stack copied per sample, dwarf */
-	const char *engine;   /* "posix" or "perf" */
+	const char *engine;   /* "auto", "posix" or "perf" */
 	const char *clock;    /* "cpu" or "wall" */
 	int no_inherit;       /* profile the program's process only */
 	double delay;         /* seconds before sampling starts, 0: at once */
@@ -23,6 +23,7 @@ struct collect_opts {
 	long keep;            /* segments kept on disk, 0: all */
 	int control;          /* the signal that pauses and resumes, 0: none */
 	int held;             /* it is blocked until the library takes it */
+	int output_held;      /* main created -o and holds it (collect_claim_output) */
 	char word[64];        /* the path of the run's control word, or "" */
 	double duration;      /* seconds to profile, 0: all of the run */
 	int stats;            /* --stats */

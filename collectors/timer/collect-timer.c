@@ -230,7 +230,7 @@ int main(int argc, char **argv)
 	if (rc != 0)
 		return rc;
 	if (collect_check_binary(prog) != 0 || collect_check_output(&o, prog) != 0 ||
-	    collect_find_preload(lib, sizeof(lib)) != 0)
+	    collect_find_preload(lib, sizeof(lib)) != 0 || collect_claim_output(&o) != 0)
 		return COLLECT_EXIT_FAIL;
 	if (pipe2(pipefd, O_CLOEXEC) != 0) {
 		collect_msg("cannot create a pipe: %s", strerror(errno));

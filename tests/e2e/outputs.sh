@@ -153,6 +153,23 @@ for c in "$COLLECT_TIMER" "$COLLECT_HEAP"; do
 	cmp -s myinterp /bin/sh || fail "$n -o INTERPRETER: the interpreter was changed"
 done
 
+# Two runs on one -o: the second is refused while the first writes it, and
+# the first's trace is whole; once it has ended the name is free again.
+"$CC" -O1 -o spinner "$SRCDIR/tests/progs/syscalls.c" || fail "cannot build syscalls.c"
+"$COLLECT_TIMER" -q -o same.raw ./spinner 1.5 >/dev/null &
+first=$!
+for _ in $(seq 200); do [ -s same.raw ] && break; sleep 0.01; done
+[ -s same.raw ] || fail "the first run's trace did not appear"
+refused "collect-timer -o IN-USE" "^collect-timer: cannot write the trace to 'same.raw': another run is writing it; choose another -o$" \
+	"$COLLECT_TIMER" -q -o same.raw /bin/true
+refused "collect-heap -o IN-USE" "another run is writing it" "$COLLECT_HEAP" -q -o same.raw /bin/true
+wait $first || fail "the first run failed"
+"$PROFVIEW" --flat same.raw >same.txt || fail "profview on the first run's trace"
+awk '/^profile:/ { for (i = 1; i <= NF; i++) if ($i == "CPU") { v = $(i + 1); u = $(i + 2) } }
+	END { exit !((u == "s" && v >= 1.4) || (u == "ms" && v >= 1400)) }' same.txt ||
+	fail "the first run's trace is not its 1.5 s of CPU: $(sed -n 2p same.txt)"
+"$COLLECT_TIMER" -q -o same.raw /bin/true || fail "-o of a run that has ended is refused"
+
 # collect-gdb: the trace, with -o and by default, is 0600, also in place of
 # an old 0644 trace; then the refusals.
 if command -v gdb >/dev/null; then
