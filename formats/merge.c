@@ -284,7 +284,8 @@ int pv_merge(struct pv_profile *d, const struct pv_profile *s, const char *src_n
 		d->program = mstr(&m, s->program);
 	if (d->pid != s->pid)
 		d->pid = 0;
-	d->lost += s->lost;
+	if (__builtin_add_overflow(d->lost, s->lost, &d->lost))
+		d->lost = UINT64_MAX;
 	if (!d->lost_cause && s->lost_cause)
 		d->lost_cause = mstr(&m, s->lost_cause);
 	if (d->sampler == PV_SAMPLER_UNKNOWN)

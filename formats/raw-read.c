@@ -268,7 +268,9 @@ static int first_record(struct reader *rd, const struct raw_record *recp)
 	case RAW_LOST: {
 		struct raw_lost l = { 0 };
 		memcpy(&l, r, rec.size < sizeof l ? rec.size : sizeof l);
-		rd->lost_records += l.count;
+		/* a damaged count must not wrap the sum: it saturates */
+		if (__builtin_add_overflow(rd->lost_records, l.count, &rd->lost_records))
+			rd->lost_records = UINT64_MAX;
 		if (l.error && raw_lost_cause(l.error) &&
 		    (p->lost_cause = pv_intern_str(p, raw_lost_cause(l.error))) == PV_NONE)
 			return -1;
@@ -908,7 +910,8 @@ struct pv_profile *rd_read_trace(const unsigned char *buf, size_t len, const cha
 	if (rd.unresolved) {
 		pv_warn("'%s': %" PRIu64 " samples refer to stacks missing from the trace; they are not counted",
 			name, rd.unresolved);
-		p->lost += rd.unresolved;
+		if (__builtin_add_overflow(p->lost, rd.unresolved, &p->lost))
+			p->lost = UINT64_MAX;
 	}
 	if (p->dropped_bytes)
 		pv_warn("'%s': %s: read %" PRIu64 " whole records (%zu samples), dropped %" PRIu64 " bytes",

@@ -31,7 +31,7 @@ int pv_input_problems(const struct pv_profile *p, bool shares, void (*say)(void 
 	if (p->lost) {
 		if (shares)
 			snprintf(pc, sizeof pc, " (%.1f%%)",
-				 pv_percent((int64_t)p->lost, (int64_t)(p->lost + p->nsamples)));
+				 100.0 * (double)p->lost / ((double)p->lost + (double)p->nsamples));
 		snprintf(s, sizeof s, "%" PRIu64 " sample%s lost%s%s%s", p->lost, p->lost == 1 ? "" : "s", pc,
 			 cause[0] ? ": the trace could not grow: " : "", cause);
 		say(arg, s), n++;
@@ -39,7 +39,7 @@ int pv_input_problems(const struct pv_profile *p, bool shares, void (*say)(void 
 	if (p->truncated) {
 		if (shares)
 			snprintf(pc, sizeof pc, " (%.1f%%)",
-				 pv_percent((int64_t)p->truncated, (int64_t)p->nsamples));
+				 p->nsamples ? 100.0 * (double)p->truncated / (double)p->nsamples : 0.0);
 		snprintf(s, sizeof s, "%" PRIu64 " sample%s%s with incomplete stacks", p->truncated,
 			 p->truncated == 1 ? "" : "s", pc);
 		say(arg, s), n++;

@@ -680,6 +680,24 @@ static void test_missing_stack(void)
 	free(r.b);
 }
 
+/* Counts of lost samples from a damaged file saturate: two records of
+ * 2^63 + 7 must not add up to 14. */
+static void test_lost_saturates(void)
+{
+	struct rawbuf r = { 0 };
+
+	rb_header(&r, "/bin/x", 1000000);
+	rb_lost(&r, (1ull << 63) + 7);
+	rb_lost(&r, (1ull << 63) + 7);
+	reset_msgs();
+	struct pv_profile *p = raw_read(r.b, r.len, "l.raw", NULL);
+	CHECK(p != NULL);
+	if (p)
+		CHECK_EQ(p->lost, UINT64_MAX);
+	pv_profile_free(p);
+	free(r.b);
+}
+
 /* A register sample goes through the unwinder the caller provides; the
  * reader turns what it returns into locations and flags a walk that did not
  * reach the outermost frame.  Without an unwinder only the leaf is kept. */
@@ -935,6 +953,7 @@ int main(void)
 	test_garbage();
 	test_unknown_record();
 	test_missing_stack();
+	test_lost_saturates();
 	test_leaf_candidate();
 	test_regs_samples();
 	test_arch();
