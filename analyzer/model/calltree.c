@@ -846,6 +846,7 @@ const char *calltree_node_name(const struct calltree *t, uint32_t node, char *bu
 {
 	const struct ct_node *nd = &t->nodes[node];
 	const struct pv_thread *th;
+	const struct pv_process *proc;
 
 	switch (nd->kind) {
 	case CT_ROOT:
@@ -877,8 +878,13 @@ const char *calltree_node_name(const struct calltree *t, uint32_t node, char *bu
 			snprintf(buf, n, "[unknown process]");
 			return buf;
 		}
-		snprintf(buf, n, "[process %" PRIu32 " \"%s\"]", t->p->processes[nd->frame].pid,
-			 pv_str(t->p, t->p->processes[nd->frame].name));
+		proc = &t->p->processes[nd->frame];
+		if (pv_str(t->p, proc->before)[0])
+			snprintf(buf, n, "[process %" PRIu32 " \"%s\", first %s]", proc->pid,
+				 pv_str(t->p, proc->name), pv_str(t->p, proc->before));
+		else
+			snprintf(buf, n, "[process %" PRIu32 " \"%s\"]", proc->pid,
+				 pv_str(t->p, proc->name));
 		return buf;
 	default:
 		return calltree_frame_name(t, nd->frame, buf, n);
