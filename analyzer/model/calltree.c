@@ -128,6 +128,37 @@ static const uint32_t *location_frames(struct calltree *t, uint32_t li, uint32_t
 	return t->lf + off;
 }
 
+/* Fold the recursion of the stack at scratch[at..end) in place (see
+ * ct_options.fold_recursion); returns its new end, or -1. */
+static ssize_t fold_recursion(struct calltree *t, size_t at, size_t end)
+{
+	uint32_t *fr = t->scratch + at;
+	size_t m = 0;
+
+	if (t->cap_fold_at < t->nframes) {
+		size_t old = t->cap_fold_at;
+		if (pv_grow(&t->fold_at, &t->cap_fold_at, t->nframes, sizeof *t->fold_at) < 0)
+			return -1;
+		for (size_t i = old; i < t->cap_fold_at; i++)
+			t->fold_at[i] = PV_NONE;
+	}
+	for (size_t i = 0; i < end - at; i++) {
+		uint32_t f = fr[i], was = t->fold_at[f];
+
+		if (was == PV_NONE) {
+			t->fold_at[f] = (uint32_t)m;
+			fr[m++] = f;
+			continue;
+		}
+		/* back to where f was first: the cycle goes */
+		while (m > was + 1)
+			t->fold_at[fr[--m]] = PV_NONE;
+	}
+	for (size_t i = 0; i < m; i++)
+		t->fold_at[fr[i]] = PV_NONE;
+	return (ssize_t)(at + m);
+}
+
 /* The frames of a stack of locations (leaf first), outermost first, into
  * t->scratch from position at; returns the new end, or -1. */
 static ssize_t expand_into(struct calltree *t, const uint32_t *locs, uint32_t nlocs, size_t at)
@@ -152,7 +183,7 @@ static ssize_t expand_into(struct calltree *t, const uint32_t *locs, uint32_t nl
 			t->scratch[n++] = fr[j];
 		}
 	}
-	return (ssize_t)n;
+	return t->fold_recursion ? fold_recursion(t, at, n) : (ssize_t)n;
 }
 
 int calltree_expand(struct calltree *t, const struct pv_sample *s, const uint32_t **out)
@@ -625,6 +656,7 @@ struct calltree *calltree_build(const struct pv_profile *p, const struct ct_opti
 	t->granularity = opt->granularity;
 	t->noinlines = opt->noinlines;
 	t->reversed = opt->reversed;
+	t->fold_recursion = opt->fold_recursion;
 	if (!opt->full_names && !(t->names = names_new(p)))
 		goto fail;
 	t->v_count = pv_find_value_type(p, "samples");
@@ -666,6 +698,7 @@ void calltree_free(struct calltree *t)
 	free(t->nodes);
 	free(t->frame_slots);
 	free(t->scratch);
+	free(t->fold_at);
 	free(t->loc_frames);
 	free(t->lf);
 	free(t->paths);

@@ -82,6 +82,12 @@ struct ct_options {
 	/* Functions are named whole ("ns::Klass<int>::method(int) const"),
 	 * not as names.h shortens them. */
 	bool full_names;
+	/* Recursion folded: a frame already on the stack below (it called
+	 * itself, directly or through others) takes the stack back to its
+	 * first place there, the frames between dropped ("a;b;a;b;c" is
+	 * "a;b;c", "a;b;a" is "a"), so that each frame is on a stack once.
+	 * The leaf stays the leaf; with it, calltree_expand() folds too. */
+	bool fold_recursion;
 	const uint32_t *tids;  /* keep only these threads (NULL: all) */
 	size_t ntids;
 	/* Only the distinct stacks and the root's totals, no nodes below the
@@ -105,6 +111,7 @@ struct calltree {
 	const struct pv_profile *p;
 	enum ct_granularity granularity;
 	bool noinlines, reversed;
+	bool fold_recursion;   /* ct_options.fold_recursion */
 	struct names *names;   /* the functions' names shown; NULL: whole */
 	struct ct_frame *frames; size_t nframes, cap_frames;
 	struct ct_node *nodes; size_t nnodes, cap_nodes;
@@ -125,6 +132,7 @@ struct calltree {
 	uint32_t *loc_frames;  /* per location: offset of its frames in lf, or PV_NONE */
 	uint32_t *lf; size_t nlf, cap_lf;
 	uint32_t *scratch; size_t nscratch, cap_scratch;
+	uint32_t *fold_at; size_t cap_fold_at; /* per frame: its place in a stack folded */
 };
 
 /* What shares and order are measured in, the same in every report: the
