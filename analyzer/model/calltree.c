@@ -657,6 +657,8 @@ struct calltree *calltree_build(const struct pv_profile *p, const struct ct_opti
 	t->noinlines = opt->noinlines;
 	t->reversed = opt->reversed;
 	t->fold_recursion = opt->fold_recursion;
+	t->by_process = opt->by_process;
+	t->by_thread = opt->by_thread;
 	if (!opt->full_names && !(t->names = names_new(p)))
 		goto fail;
 	t->v_count = pv_find_value_type(p, "samples");
@@ -875,11 +877,27 @@ bool ct_below_floor(int64_t n, int64_t parent_n, double k)
 	return k > 0 && (double)n <= k * sqrt((double)parent_n);
 }
 
+const char *calltree_process_name(const struct calltree *t, uint32_t process, char *buf, size_t n)
+{
+	const struct pv_process *proc;
+
+	if (process >= t->p->nprocesses) {
+		snprintf(buf, n, "[unknown process]");
+		return buf;
+	}
+	proc = &t->p->processes[process];
+	if (pv_str(t->p, proc->before)[0])
+		snprintf(buf, n, "[process %" PRIu32 " \"%s\", first %s]", proc->pid,
+			 pv_str(t->p, proc->name), pv_str(t->p, proc->before));
+	else
+		snprintf(buf, n, "[process %" PRIu32 " \"%s\"]", proc->pid, pv_str(t->p, proc->name));
+	return buf;
+}
+
 const char *calltree_node_name(const struct calltree *t, uint32_t node, char *buf, size_t n)
 {
 	const struct ct_node *nd = &t->nodes[node];
 	const struct pv_thread *th;
-	const struct pv_process *proc;
 
 	switch (nd->kind) {
 	case CT_ROOT:
@@ -907,18 +925,7 @@ const char *calltree_node_name(const struct calltree *t, uint32_t node, char *bu
 		snprintf(buf + strlen(buf), n - strlen(buf), "]");
 		return buf;
 	case CT_PROCESS:
-		if (nd->frame >= t->p->nprocesses) {
-			snprintf(buf, n, "[unknown process]");
-			return buf;
-		}
-		proc = &t->p->processes[nd->frame];
-		if (pv_str(t->p, proc->before)[0])
-			snprintf(buf, n, "[process %" PRIu32 " \"%s\", first %s]", proc->pid,
-				 pv_str(t->p, proc->name), pv_str(t->p, proc->before));
-		else
-			snprintf(buf, n, "[process %" PRIu32 " \"%s\"]", proc->pid,
-				 pv_str(t->p, proc->name));
-		return buf;
+		return calltree_process_name(t, nd->frame, buf, n);
 	default:
 		return calltree_frame_name(t, nd->frame, buf, n);
 	}

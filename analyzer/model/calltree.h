@@ -112,6 +112,10 @@ struct calltree {
 	enum ct_granularity granularity;
 	bool noinlines, reversed;
 	bool fold_recursion;   /* ct_options.fold_recursion */
+	/* Split by process, by thread (ct_options): with paths_only, a
+	 * path's thread is its thread index with by_thread, else its process
+	 * index with by_process (p->nprocesses: none), else 0. */
+	bool by_process, by_thread;
 	struct names *names;   /* the functions' names shown; NULL: whole */
 	struct ct_frame *frames; size_t nframes, cap_frames;
 	struct ct_node *nodes; size_t nnodes, cap_nodes;
@@ -178,6 +182,9 @@ static inline int64_t ct_base_weight(const struct calltree *t, uint32_t i)
  * Never when k <= 0. */
 bool ct_below_floor(int64_t n, int64_t parent_n, double k);
 
+/* "[process PID "name"]", with the programs it ran before
+ * (", first env, bash"), of process index process, into buf. */
+const char *calltree_process_name(const struct calltree *t, uint32_t process, char *buf, size_t n);
 /* The name of a node, the same in every report: a frame's
  * (calltree_frame_name), "[thread TID "name"]" (or "[thread TID]",
  * "[unknown thread]" for samples with none), "[all]" for the root. */

@@ -160,7 +160,7 @@ void report_header(FILE *out, const struct pv_report_ctx *rc)
 		free(seen);
 		/* the run's own count, the processes without samples too,
 		 * when the view is the whole run */
-		if (p->run_processes > nproc && !o->pid_filter && !o->tid_filter && !p->diff)
+		if (p->run_processes >= nproc && !o->pid_filter && !o->tid_filter && !p->diff)
 			fprintf(out, ", %" PRIu32 " processes (%zu with samples)", p->run_processes, nproc);
 		else
 			fprintf(out, ", %zu process%s", nproc, nproc == 1 ? "" : "es");
