@@ -8,7 +8,8 @@
 e2e_init "$@"
 cd "$WORK"
 
-# burn SECONDS: CPU work, then its pid and its parent's on stdout.
+# burn SECONDS [PROGRAM ARGS...]: CPU work, then its pid and its parent's
+# on stdout, or run PROGRAM (exec) in its place.
 cat >burn.c <<'EOF'
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,10 @@ int main(int argc, char **argv)
 			sink += (unsigned long)i * i;
 		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
 	} while (t.tv_sec + t.tv_nsec / 1e9 < want);
+	if (argc > 2) {
+		execv(argv[2], argv + 2);
+		return 127;
+	}
 	printf("burn %d %d\n", (int)getpid(), (int)getppid());
 	return 0;
 }
@@ -84,6 +89,19 @@ got=$(header_count wrapf.txt)
 [ "$got" = "$1 $2" ] || fail "exec: profview says '$got', collect-timer '$1 $2'"
 grep -q "^collect-timer: pid $bpid (burn, first $(basename "$sh_path")): " wrap.err ||
 	fail "exec: the summary does not name pid $bpid by burn and the shell: $(cat wrap.err)"
+
+# A process busy before and after its exec: one line of the summary, one
+# node of the tree, whose samples are both images'.
+# (the process's CPU time goes on across the exec: the second burns 0.3 s)
+"$COLLECT_TIMER" -o twice.raw ./burn 0.3 ./burn 0.6 >twice.out 2>twice.err || fail "burn twice failed: $(cat twice.err)"
+tpid=$(awk '{ print $2 }' twice.out)
+[ "$(grep -c "^collect-timer: pid $tpid (burn): " twice.err)" = 1 ] ||
+	fail "the two images of pid $tpid are not one line: $(cat twice.err)"
+"$PROFVIEW" --processes twice.raw >twice.txt 2>/dev/null || fail "profview --processes on twice.raw"
+[ "$(grep -c '\[process ' twice.txt)" = 1 ] || fail "the two images are not one process: $(cat twice.txt)"
+n=$(sed -n 's/^collect-timer: pid [0-9]* (burn): \([0-9]*\) samples.*/\1/p' twice.err)
+grep -qE "^ *$n .*\[process $tpid \"burn\", first burn\]" twice.txt ||
+	fail "the process node of pid $tpid has not the $n samples: $(head -8 twice.txt)"
 
 # Six busy children: the summary lists three, each once, and says how many
 # it left out; -v lists every image and says nothing is left out.
