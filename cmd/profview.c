@@ -65,6 +65,8 @@ static const struct option long_options[] = {
 	{ "tree", no_argument, NULL, OPT_TREE },
 	{ "flat", no_argument, NULL, OPT_FLAT },
 	{ "folded", no_argument, NULL, OPT_FOLDED },
+	/* what --fold meant before --fold-recursion made it ambiguous */
+	{ "fold", no_argument, NULL, OPT_FOLDED },
 	{ "pprof", no_argument, NULL, OPT_PPROF },
 	{ "svg", no_argument, NULL, OPT_SVG },
 	{ "flame", no_argument, NULL, OPT_FLAME },
