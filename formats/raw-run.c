@@ -36,17 +36,26 @@ static struct pv_profile *read_part(const unsigned char *buf, const char *name,
 	return p;
 }
 
+/* A "before" list longer than this ends in ", ..." (a process that ran
+ * programs by the thousand would make strings by the megabyte). */
+#define RUN_BEFORE_MAX 200
+
 /* The commands q ran before and its last, for its "before" list. */
 static int run_add_before(struct pv_profile *d, struct pv_process *q)
 {
 	const char *was = pv_str(d, q->before), *name = pv_str(d, q->name);
-	size_t n = strlen(was) + strlen(name) + 3;
-	char *buf = malloc(n);
+	size_t wl = strlen(was), n = wl + strlen(name) + 8;
+	char *buf;
 	uint32_t s;
 
-	if (!buf)
+	if (wl >= 5 && strcmp(was + wl - 5, ", ...") == 0)
+		return 0;
+	if (!(buf = malloc(n)))
 		return -1;
-	snprintf(buf, n, "%s%s%s", was, was[0] ? ", " : "", name);
+	if (wl > RUN_BEFORE_MAX)
+		snprintf(buf, n, "%s, ...", was);
+	else
+		snprintf(buf, n, "%s%s%s", was, was[0] ? ", " : "", name);
 	s = pv_intern_str(d, buf);
 	free(buf);
 	if (s == PV_NONE)
