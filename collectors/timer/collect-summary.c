@@ -204,6 +204,16 @@ static size_t collect_group(const struct collect_trace *v, size_t n, struct coll
 	return m;
 }
 
+/* Has an image of process pid in v[0..n) a sample? */
+static int collect_pid_sampled(const struct collect_trace *v, size_t n, uint32_t pid)
+{
+	for (size_t k = 0; k < n; k++)
+		if (v[k].pid == pid && v[k].scanned && !v[k].st.empty && !v[k].st.foreign &&
+		    v[k].st.samples > 0)
+			return 1;
+	return 0;
+}
+
 /* One process's line of the summary. */
 static void collect_say_proc(const struct collect_proc *pr)
 {
@@ -255,8 +265,9 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 		cpu += st->cpu.cpu_ns;
 		threads += st->cpu.threads;
 		if (st->samples == 0) {
-			/* (an image that ran another program did not end) */
-			silent += !v[k].execd;
+			/* a process: its last image, none of its images with a
+			 * sample (one that ran another program did not end) */
+			silent += !v[k].execd && !collect_pid_sampled(v, n, v[k].pid);
 			silent_cpu += st->cpu.cpu_ns;
 			continue;
 		}
