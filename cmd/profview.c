@@ -33,7 +33,7 @@ enum {
 };
 
 /* Inlined calls and names. */
-enum { OPT_NOINLINES = 0xd00, OPT_FULL_NAMES };
+enum { OPT_NOINLINES = 0xd00, OPT_FULL_NAMES, OPT_FOLD_RECURSION };
 
 /* The call graph (--svg) and its pruning. */
 enum { OPT_SVG = 0x500, OPT_NODECOUNT, OPT_NODEFRACTION, OPT_EDGEFRACTION };
@@ -65,6 +65,8 @@ static const struct option long_options[] = {
 	{ "tree", no_argument, NULL, OPT_TREE },
 	{ "flat", no_argument, NULL, OPT_FLAT },
 	{ "folded", no_argument, NULL, OPT_FOLDED },
+	/* what --fold meant before --fold-recursion made it ambiguous */
+	{ "fold", no_argument, NULL, OPT_FOLDED },
 	{ "pprof", no_argument, NULL, OPT_PPROF },
 	{ "svg", no_argument, NULL, OPT_SVG },
 	{ "flame", no_argument, NULL, OPT_FLAME },
@@ -101,6 +103,7 @@ static const struct option long_options[] = {
 	{ "addresses", no_argument, NULL, OPT_ADDRESSES },
 	{ "noinlines", no_argument, NULL, OPT_NOINLINES },
 	{ "full-names", no_argument, NULL, OPT_FULL_NAMES },
+	{ "fold-recursion", no_argument, NULL, OPT_FOLD_RECURSION },
 	{ "color", required_argument, NULL, OPT_COLOR },
 	{ "symbolizer", required_argument, NULL, OPT_SYMBOLIZER },
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
@@ -177,7 +180,8 @@ static void usage(FILE *out)
 		"Selection and pruning:\n"
 		"      --threads          split the tree by thread\n"
 		"      --tid=LIST         only these thread ids (comma-separated)\n"
-		"      --processes        split the tree by process (a run of several)\n"
+		"      --processes        split the tree and the call graph by process (a run\n"
+		"                         of several)\n"
 		"      --pid=LIST         only these process ids (comma-separated)\n"
 		"      --time=FROM,TO     only the samples taken from FROM to TO seconds after\n"
 		"                         the start (10%%,20%%: shares of the run; either end\n"
@@ -206,6 +210,9 @@ static void usage(FILE *out)
 		"      --hide-kernel      remove the kernel frames ([k]) from the stacks (after\n"
 		"                         the filters): the time in the kernel becomes the own\n"
 		"                         time of the function that entered it\n"
+		"      --fold-recursion   fold recursion: a frame already on the stack below\n"
+		"                         takes the stack back there, the frames between it\n"
+		"                         dropped (a;b;a;b;c is a;b;c, f;f;g is f;g, a;b;a is a)\n"
 		"\n"
 		"Symbols:\n"
 		"      --symbolizer=NAME  read debug info with dw (libdw, default) or bfd (libbfd)\n"
@@ -486,6 +493,7 @@ static int parse_view(struct args *a, int c, const char *arg)
 	case OPT_ADDRESSES: a->view.granularity = CT_ADDRESSES; return 0;
 	case OPT_NOINLINES: a->view.noinlines = true; return 0;
 	case OPT_FULL_NAMES: a->view.full_names = true; return 0;
+	case OPT_FOLD_RECURSION: a->view.fold_recursion = true; return 0;
 	case OPT_REVERSE: a->reverse = true; return 0;
 	case OPT_HIDE_KERNEL: a->view.hide_kernel = true; return 0;
 	case OPT_SAMPLE_INDEX:

@@ -175,7 +175,8 @@ static int merge_processes(struct merger *m)
 		struct pv_process pr = s->processes[i];
 		pr.name = mstr(m, pr.name);
 		pr.program = mstr(m, pr.program);
-		if (pr.name == PV_NONE || pr.program == PV_NONE)
+		pr.before = mstr(m, pr.before);
+		if (pr.name == PV_NONE || pr.program == PV_NONE || pr.before == PV_NONE)
 			return -1;
 		pr.start_ns += m->time_shift;
 		pr.end_ns += m->time_shift;
@@ -284,6 +285,7 @@ int pv_merge(struct pv_profile *d, const struct pv_profile *s, const char *src_n
 		d->program = mstr(&m, s->program);
 	if (d->pid != s->pid)
 		d->pid = 0;
+	d->run_processes += s->run_processes;
 	if (__builtin_add_overflow(d->lost, s->lost, &d->lost))
 		d->lost = UINT64_MAX;
 	if (!d->lost_cause && s->lost_cause)

@@ -114,12 +114,16 @@ struct pv_thread {
 };
 
 /* A process of a run of several (collect-timer follows the processes a
- * program starts): one process image, so a process that ran another
- * program (exec) is two, with the same pid. */
+ * program starts).  A reader may give each image (before and after an
+ * exec) its own, with the same pid, or join them in one (raw runs do). */
 struct pv_process {
 	uint32_t pid;
 	uint32_t name;         /* string index: the command (the program's base name) */
 	uint32_t program;      /* string index: the program's path */
+	/* string index: the commands it ran before this one, in order,
+	 * comma-separated ("env, bash"), when a reader joined its images;
+	 * 0 ("") when it ran no other */
+	uint32_t before;
 	/* When it was profiled, in ns from the profile's start (time_ns). */
 	int64_t start_ns, end_ns;
 };
@@ -177,6 +181,9 @@ struct pv_profile {
 	uint32_t program;      /* string index: the profiled executable */
 	uint32_t source_format; /* string index, e.g. "profview raw trace" */
 	uint32_t pid;
+	/* Processes the run had, with samples or not, as its collector
+	 * counted them; 0 when the source does not say. */
+	uint32_t run_processes;
 	uint64_t lost;         /* samples the collector could not store */
 	uint32_t lost_cause;   /* string index: why they were lost, "" unknown */
 	int sampler;           /* enum pv_sampler: what sent a CPU profile's samples */

@@ -919,7 +919,9 @@ struct pv_profile *rd_read_trace(const unsigned char *buf, size_t len, const cha
 	else if (!rd.have_end && !execd && (p->live = still_running(p->pid, pv_str(p, p->program), rd.start_mono)))
 		pv_warn("'%s': the program is still running (pid %u): read %zu samples up to %.3f s; read the trace again for what came since",
 			name, p->pid, p->nsamples, p->duration_ns / 1e9);
-	else if (!rd.have_end && !execd)
+	/* (one without samples, as a run's launcher that left through
+	 * _exit, lost none: the header says it was not finished) */
+	else if (!rd.have_end && !execd && p->nsamples > 0)
 		pv_warn("'%s': trace was not finished (the program was killed or left without running its exit handlers); read %zu samples up to %.3f s",
 			name, p->nsamples, p->duration_ns / 1e9);
 	/* said above; in the report with the rest of what was damaged */

@@ -6,6 +6,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* One process of a run: its part of the file, read as a trace. */
@@ -35,6 +36,101 @@ static struct pv_profile *read_part(const unsigned char *buf, const char *name,
 	return p;
 }
 
+/* A "before" list longer than this ends in ", ..." (a process that ran
+ * programs by the thousand would make strings by the megabyte). */
+#define RUN_BEFORE_MAX 200
+
+/* The commands q ran before and its last, for its "before" list. */
+static int run_add_before(struct pv_profile *d, struct pv_process *q)
+{
+	const char *was = pv_str(d, q->before), *name = pv_str(d, q->name);
+	size_t wl = strlen(was), n = wl + strlen(name) + 8;
+	char *buf;
+	uint32_t s;
+
+	if (wl >= 5 && strcmp(was + wl - 5, ", ...") == 0)
+		return 0;
+	if (!(buf = malloc(n)))
+		return -1;
+	if (wl > RUN_BEFORE_MAX)
+		snprintf(buf, n, "%s, ...", was);
+	else
+		snprintf(buf, n, "%s%s%s", was, was[0] ? ", " : "", name);
+	s = pv_intern_str(d, buf);
+	free(buf);
+	if (s == PV_NONE)
+		return -1;
+	q->before = s;
+	return 0;
+}
+
+/* The images of one process (a pid before and after an exec, in the order
+ * they started) made one process, named by its last image, the others in
+ * its "before" list; its threads of the same tid one thread.  Returns 0,
+ * or -1 when out of memory. */
+static int run_join_images(struct pv_profile *d)
+{
+	size_t np = d->nprocesses, nt = d->nthreads, kept = 0;
+	uint32_t *pmap = malloc((np + 1) * sizeof *pmap), *tmap = malloc((nt + 1) * sizeof *tmap);
+	int ret = -1;
+
+	if (!pmap || !tmap)
+		goto out;
+	for (size_t i = 0; i < np; i++) {
+		struct pv_process pr = d->processes[i];
+		size_t j = 0;
+
+		while (j < kept && d->processes[j].pid != pr.pid)
+			j++;
+		pmap[i] = (uint32_t)j;
+		if (j == kept) {
+			d->processes[kept++] = pr;
+			continue;
+		}
+		struct pv_process *q = &d->processes[j];
+		if (run_add_before(d, q) < 0)
+			goto out;
+		q->name = pr.name;
+		q->program = pr.program;
+		q->start_ns = pr.start_ns < q->start_ns ? pr.start_ns : q->start_ns;
+		q->end_ns = pr.end_ns > q->end_ns ? pr.end_ns : q->end_ns;
+	}
+	d->nprocesses = kept;
+	kept = 0;
+	for (size_t i = 0; i < nt; i++) {
+		struct pv_thread th = d->threads[i];
+		size_t j = 0;
+
+		if (th.process < np)
+			th.process = pmap[th.process];
+		while (j < kept && !(d->threads[j].process == th.process && d->threads[j].tid == th.tid))
+			j++;
+		tmap[i] = (uint32_t)j;
+		if (j == kept) {
+			d->threads[kept++] = th;
+			continue;
+		}
+		/* the thread goes on in the new image, under its new name */
+		struct pv_thread *o = &d->threads[j];
+		if (th.cpu_ns >= 0)
+			o->cpu_ns = o->cpu_ns >= 0 ? o->cpu_ns + th.cpu_ns : th.cpu_ns;
+		o->name = th.name;
+	}
+	d->nthreads = kept;
+	for (size_t i = 0; i < d->nsamples; i++)
+		if (d->samples[i].thread < nt)
+			d->samples[i].thread = tmap[d->samples[i].thread];
+	/* (the look-up by thread is made again when next needed) */
+	free(d->thr_slots);
+	d->thr_slots = NULL;
+	d->nthr_slots = 0;
+	ret = 0;
+out:
+	free(pmap);
+	free(tmap);
+	return ret ? pv_oom() : 0;
+}
+
 struct pv_profile *raw_read_run(const unsigned char *buf, size_t len, const char *name,
 				const struct raw_unwinder *uw, bool mapped)
 {
@@ -43,7 +139,8 @@ struct pv_profile *raw_read_run(const unsigned char *buf, size_t len, const char
 	struct pv_profile *d = NULL;
 	long n = raw_run_index(buf, len, &f);
 	int64_t first = INT64_MAX, last = INT64_MIN;
-	uint32_t pid = 0;
+	uint32_t pid = 0, root = 0;
+	bool has_root = false;
 	size_t nread = 0;
 
 	if (n == 0)
@@ -64,6 +161,10 @@ struct pv_profile *raw_read_run(const unsigned char *buf, size_t len, const char
 		p = read_part(buf, name, uw, mapped, &part);
 		if (!p)
 			continue; /* (said why) */
+		if ((part.flags & RAW_RUN_ROOT) && !has_root) {
+			has_root = true;
+			root = part.pid;
+		}
 		if (!d) {
 			d = pv_profile_new();
 			for (uint32_t v = 0; d && v < p->nvalues; v++)
@@ -100,6 +201,18 @@ struct pv_profile *raw_read_run(const unsigned char *buf, size_t len, const char
 	/* one run: its span, not the sum of its processes' */
 	d->duration_ns = last > first ? last - first : 0;
 	d->time_ns = first;
-	d->pid = pid;
+	d->pid = has_root ? root : pid;
+	d->run_processes = f.nprocesses;
+	if (run_join_images(d) < 0) {
+		pv_profile_free(d);
+		return NULL;
+	}
+	/* the run is the program the user launched: its process, by what it
+	 * became (older files: the first process read) */
+	for (size_t i = 0; i < d->nprocesses; i++)
+		if (d->processes[i].pid == d->pid) {
+			d->program = d->processes[i].program;
+			break;
+		}
 	return d;
 }

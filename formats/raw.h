@@ -466,6 +466,10 @@ enum raw_run_flags {
 	/* The image ran another program (exec): its trace ends there, whole,
 	 * without a RAW_END record. */
 	RAW_RUN_EXECD = 1u << 0,
+	/* The image is of the run's first process, the program the user
+	 * launched (kept even without samples, so that the run is named by
+	 * it). */
+	RAW_RUN_ROOT = 1u << 1,
 };
 
 struct raw_run_part {
@@ -480,7 +484,9 @@ _Static_assert(sizeof(struct raw_run_part) == 32, "raw_run_part is 32 bytes");
 struct raw_run_footer {
 	uint64_t index_offset; /* of the first raw_run_part, a multiple of 8 */
 	uint32_t nparts;       /* 1 to RAW_RUN_MAX_PARTS */
-	uint32_t reserved;     /* 0 */
+	/* Processes the run had (process ids: an exec does not make another),
+	 * with samples or not; 0 when not counted (older collectors). */
+	uint32_t nprocesses;
 	uint64_t reserved2;    /* 0 */
 	char magic[RAW_MAGIC_LEN]; /* RAW_RUN_MAGIC */
 };

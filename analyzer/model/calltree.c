@@ -128,6 +128,37 @@ static const uint32_t *location_frames(struct calltree *t, uint32_t li, uint32_t
 	return t->lf + off;
 }
 
+/* Fold the recursion of the stack at scratch[at..end) in place (see
+ * ct_options.fold_recursion); returns its new end, or -1. */
+static ssize_t fold_recursion(struct calltree *t, size_t at, size_t end)
+{
+	uint32_t *fr = t->scratch + at;
+	size_t m = 0;
+
+	if (t->cap_fold_at < t->nframes) {
+		size_t old = t->cap_fold_at;
+		if (pv_grow(&t->fold_at, &t->cap_fold_at, t->nframes, sizeof *t->fold_at) < 0)
+			return -1;
+		for (size_t i = old; i < t->cap_fold_at; i++)
+			t->fold_at[i] = PV_NONE;
+	}
+	for (size_t i = 0; i < end - at; i++) {
+		uint32_t f = fr[i], was = t->fold_at[f];
+
+		if (was == PV_NONE) {
+			t->fold_at[f] = (uint32_t)m;
+			fr[m++] = f;
+			continue;
+		}
+		/* back to where f was first: the cycle goes */
+		while (m > was + 1)
+			t->fold_at[fr[--m]] = PV_NONE;
+	}
+	for (size_t i = 0; i < m; i++)
+		t->fold_at[fr[i]] = PV_NONE;
+	return (ssize_t)(at + m);
+}
+
 /* The frames of a stack of locations (leaf first), outermost first, into
  * t->scratch from position at; returns the new end, or -1. */
 static ssize_t expand_into(struct calltree *t, const uint32_t *locs, uint32_t nlocs, size_t at)
@@ -152,7 +183,7 @@ static ssize_t expand_into(struct calltree *t, const uint32_t *locs, uint32_t nl
 			t->scratch[n++] = fr[j];
 		}
 	}
-	return (ssize_t)n;
+	return t->fold_recursion ? fold_recursion(t, at, n) : (ssize_t)n;
 }
 
 int calltree_expand(struct calltree *t, const struct pv_sample *s, const uint32_t **out)
@@ -625,6 +656,9 @@ struct calltree *calltree_build(const struct pv_profile *p, const struct ct_opti
 	t->granularity = opt->granularity;
 	t->noinlines = opt->noinlines;
 	t->reversed = opt->reversed;
+	t->fold_recursion = opt->fold_recursion;
+	t->by_process = opt->by_process;
+	t->by_thread = opt->by_thread;
 	if (!opt->full_names && !(t->names = names_new(p)))
 		goto fail;
 	t->v_count = pv_find_value_type(p, "samples");
@@ -666,6 +700,7 @@ void calltree_free(struct calltree *t)
 	free(t->nodes);
 	free(t->frame_slots);
 	free(t->scratch);
+	free(t->fold_at);
 	free(t->loc_frames);
 	free(t->lf);
 	free(t->paths);
@@ -842,6 +877,23 @@ bool ct_below_floor(int64_t n, int64_t parent_n, double k)
 	return k > 0 && (double)n <= k * sqrt((double)parent_n);
 }
 
+const char *calltree_process_name(const struct calltree *t, uint32_t process, char *buf, size_t n)
+{
+	const struct pv_process *proc;
+
+	if (process >= t->p->nprocesses) {
+		snprintf(buf, n, "[unknown process]");
+		return buf;
+	}
+	proc = &t->p->processes[process];
+	if (pv_str(t->p, proc->before)[0])
+		snprintf(buf, n, "[process %" PRIu32 " \"%s\", first %s]", proc->pid,
+			 pv_str(t->p, proc->name), pv_str(t->p, proc->before));
+	else
+		snprintf(buf, n, "[process %" PRIu32 " \"%s\"]", proc->pid, pv_str(t->p, proc->name));
+	return buf;
+}
+
 const char *calltree_node_name(const struct calltree *t, uint32_t node, char *buf, size_t n)
 {
 	const struct ct_node *nd = &t->nodes[node];
@@ -873,13 +925,7 @@ const char *calltree_node_name(const struct calltree *t, uint32_t node, char *bu
 		snprintf(buf + strlen(buf), n - strlen(buf), "]");
 		return buf;
 	case CT_PROCESS:
-		if (nd->frame >= t->p->nprocesses) {
-			snprintf(buf, n, "[unknown process]");
-			return buf;
-		}
-		snprintf(buf, n, "[process %" PRIu32 " \"%s\"]", t->p->processes[nd->frame].pid,
-			 pv_str(t->p, t->p->processes[nd->frame].name));
-		return buf;
+		return calltree_process_name(t, nd->frame, buf, n);
 	default:
 		return calltree_frame_name(t, nd->frame, buf, n);
 	}

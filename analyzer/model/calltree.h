@@ -82,6 +82,12 @@ struct ct_options {
 	/* Functions are named whole ("ns::Klass<int>::method(int) const"),
 	 * not as names.h shortens them. */
 	bool full_names;
+	/* Recursion folded: a frame already on the stack below (it called
+	 * itself, directly or through others) takes the stack back to its
+	 * first place there, the frames between dropped ("a;b;a;b;c" is
+	 * "a;b;c", "a;b;a" is "a"), so that each frame is on a stack once.
+	 * The leaf stays the leaf; with it, calltree_expand() folds too. */
+	bool fold_recursion;
 	const uint32_t *tids;  /* keep only these threads (NULL: all) */
 	size_t ntids;
 	/* Only the distinct stacks and the root's totals, no nodes below the
@@ -105,6 +111,11 @@ struct calltree {
 	const struct pv_profile *p;
 	enum ct_granularity granularity;
 	bool noinlines, reversed;
+	bool fold_recursion;   /* ct_options.fold_recursion */
+	/* Split by process, by thread (ct_options): with paths_only, a
+	 * path's thread is its thread index with by_thread, else its process
+	 * index with by_process (p->nprocesses: none), else 0. */
+	bool by_process, by_thread;
 	struct names *names;   /* the functions' names shown; NULL: whole */
 	struct ct_frame *frames; size_t nframes, cap_frames;
 	struct ct_node *nodes; size_t nnodes, cap_nodes;
@@ -125,6 +136,7 @@ struct calltree {
 	uint32_t *loc_frames;  /* per location: offset of its frames in lf, or PV_NONE */
 	uint32_t *lf; size_t nlf, cap_lf;
 	uint32_t *scratch; size_t nscratch, cap_scratch;
+	uint32_t *fold_at; size_t cap_fold_at; /* per frame: its place in a stack folded */
 };
 
 /* What shares and order are measured in, the same in every report: the
@@ -170,6 +182,9 @@ static inline int64_t ct_base_weight(const struct calltree *t, uint32_t i)
  * Never when k <= 0. */
 bool ct_below_floor(int64_t n, int64_t parent_n, double k);
 
+/* "[process PID "name"]", with the programs it ran before
+ * (", first env, bash"), of process index process, into buf. */
+const char *calltree_process_name(const struct calltree *t, uint32_t process, char *buf, size_t n);
 /* The name of a node, the same in every report: a frame's
  * (calltree_frame_name), "[thread TID "name"]" (or "[thread TID]",
  * "[unknown thread]" for samples with none), "[all]" for the root. */

@@ -201,10 +201,136 @@ out:
 	return ret;
 }
 
+/* A graph split by process: a key per (process, frame), the process's own
+ * node a key of frame SPLIT_PROCESS; the paths' frames as keys. */
+#define SPLIT_PROCESS UINT32_MAX
+struct split {
+	struct { uint32_t process, frame; } *keys;
+	size_t nkeys, cap_keys;
+	uint32_t *slots; size_t nslots; /* key index + 1, 0 empty */
+	uint32_t *vf;                   /* per path frame (as path_frames): its key */
+	uint32_t *start;                /* per path: its process's key */
+};
+
+static uint64_t split_hash(uint32_t process, uint32_t frame)
+{
+	return pv_mix64((uint64_t)process << 32 | frame);
+}
+
+static int split_rehash(struct split *sp)
+{
+	size_t n = sp->nslots ? sp->nslots * 2 : 1024;
+	uint32_t *s = calloc(n, sizeof *s);
+
+	if (!s)
+		return pv_oom();
+	for (size_t i = 0; i < sp->nkeys; i++) {
+		size_t j = split_hash(sp->keys[i].process, sp->keys[i].frame) & (n - 1);
+		while (s[j])
+			j = (j + 1) & (n - 1);
+		s[j] = (uint32_t)i + 1;
+	}
+	free(sp->slots);
+	sp->slots = s;
+	sp->nslots = n;
+	return 0;
+}
+
+/* The key of (process, frame), made when new; PV_NONE when out of memory. */
+static uint32_t split_key(struct split *sp, uint32_t process, uint32_t frame)
+{
+	size_t mask, i;
+
+	if ((sp->nkeys + 1) * 2 > sp->nslots && split_rehash(sp) < 0)
+		return PV_NONE;
+	mask = sp->nslots - 1;
+	for (i = split_hash(process, frame) & mask; sp->slots[i]; i = (i + 1) & mask) {
+		uint32_t k = sp->slots[i] - 1;
+		if (sp->keys[k].process == process && sp->keys[k].frame == frame)
+			return k;
+	}
+	if (sp->nkeys >= UINT32_MAX - 1 || pv_grow(&sp->keys, &sp->cap_keys, sp->nkeys + 1, sizeof *sp->keys) < 0)
+		return PV_NONE;
+	sp->keys[sp->nkeys].process = process;
+	sp->keys[sp->nkeys].frame = frame;
+	sp->slots[i] = (uint32_t)sp->nkeys + 1;
+	return (uint32_t)sp->nkeys++;
+}
+
+/* The process index of path pa (p->nprocesses: none). */
+static uint32_t path_process(const struct calltree *t, const struct ct_path *pa)
+{
+	const struct pv_profile *p = t->p;
+	uint32_t pr = pa->thread;
+
+	if (t->by_thread)
+		pr = pa->thread < p->nthreads ? p->threads[pa->thread].process : PV_NONE;
+	return pr < p->nprocesses ? pr : (uint32_t)p->nprocesses;
+}
+
+/* The keys of every path's frames, and a row (ct_flat_row, its frame the
+ * key) of each key's own and cumulative totals, each counted once a path,
+ * into *rows; returns how many, or -1. */
+static ssize_t split_rows(const struct calltree *t, struct split *sp, struct ct_flat_row **rows)
+{
+	uint32_t *stamp = NULL;
+	size_t total = 0;
+	struct ct_flat_row *r = NULL;
+
+	for (size_t k = 0; k < t->npaths; k++)
+		total = t->paths[k].off + t->paths[k].len > total ? t->paths[k].off + t->paths[k].len : total;
+	sp->vf = malloc((total + 1) * sizeof *sp->vf);
+	sp->start = malloc((t->npaths + 1) * sizeof *sp->start);
+	if (!sp->vf || !sp->start)
+		return pv_oom();
+	for (size_t k = 0; k < t->npaths; k++) {
+		const struct ct_path *pa = &t->paths[k];
+		uint32_t pr = path_process(t, pa);
+
+		if ((sp->start[k] = split_key(sp, pr, SPLIT_PROCESS)) == PV_NONE)
+			return -1;
+		for (uint32_t j = 0; j < pa->len; j++)
+			if ((sp->vf[pa->off + j] = split_key(sp, pr, t->path_frames[pa->off + j])) == PV_NONE)
+				return -1;
+	}
+	r = calloc(sp->nkeys + 1, sizeof *r);
+	stamp = malloc((sp->nkeys + 1) * sizeof *stamp);
+	if (!r || !stamp) {
+		free(r);
+		free(stamp);
+		return pv_oom();
+	}
+	for (size_t i = 0; i < sp->nkeys; i++) {
+		r[i].frame = (uint32_t)i;
+		stamp[i] = PV_NONE;
+	}
+	for (size_t k = 0; k < t->npaths; k++) {
+		const struct ct_path *pa = &t->paths[k];
+		uint32_t leaf = pa->len ? sp->vf[pa->off + pa->len - 1] : sp->start[k];
+
+		if (pa->base)
+			continue; /* a comparison's base: the graph is the new side's */
+		for (uint32_t j = 0; j <= pa->len; j++) {
+			uint32_t key = j == 0 ? sp->start[k] : sp->vf[pa->off + j - 1];
+			if (stamp[key] == (uint32_t)k)
+				continue;
+			stamp[key] = (uint32_t)k;
+			r[key].cum_count += pa->count;
+			r[key].cum_value += pa->value;
+		}
+		r[leaf].self_count += pa->count;
+		r[leaf].self_value += pa->value;
+	}
+	free(stamp);
+	*rows = r;
+	return (ssize_t)sp->nkeys;
+}
+
 /* The same from a tree of distinct stacks only (calltree.h's paths_only):
  * each stack adds its samples once to every edge on it, which is what the
  * tree walk adds at each edge's outermost node. */
-static int edges_of_paths(struct graph *g, const uint32_t *node_of, struct edge_map *m)
+static int edges_of_paths(struct graph *g, const uint32_t *node_of, const struct split *sp,
+			  struct edge_map *m)
 {
 	const struct calltree *t = g->t;
 	uint32_t *stamp = NULL;                         /* per edge: the last stack it was on */
@@ -212,8 +338,9 @@ static int edges_of_paths(struct graph *g, const uint32_t *node_of, struct edge_
 
 	for (size_t k = 0; k < t->npaths; k++) {
 		const struct ct_path *pa = &t->paths[k];
-		const uint32_t *f = t->path_frames + pa->off;
-		uint32_t anc = PV_NONE;
+		/* split: the frames' keys, from the process's node */
+		const uint32_t *f = (sp ? sp->vf : t->path_frames) + pa->off;
+		uint32_t anc = sp ? node_of[sp->start[k]] : PV_NONE;
 		bool skipped = false;
 
 		if (pa->base)
@@ -249,14 +376,15 @@ static int edges_of_paths(struct graph *g, const uint32_t *node_of, struct edge_
 }
 
 /* The edges, then the light ones dropped. */
-static int build_edges(struct graph *g, const struct graph_options *o, const uint32_t *node_of)
+static int build_edges(struct graph *g, const struct graph_options *o, const uint32_t *node_of,
+		       const struct split *sp)
 {
 	const struct calltree *t = g->t;
 	struct edge_map m = { 0 };
 	int64_t total = ct_weight(t, &t->nodes[0]);
 	int ret = -1;
 
-	if ((t->paths_only ? edges_of_paths(g, node_of, &m) : edges_of_tree(g, node_of, &m)) < 0)
+	if ((t->paths_only ? edges_of_paths(g, node_of, sp, &m) : edges_of_tree(g, node_of, &m)) < 0)
 		goto out;
 
 	/* Light edges go. */
@@ -302,11 +430,20 @@ out:
 	return ret;
 }
 
+static void split_free(struct split *sp)
+{
+	free(sp->keys);
+	free(sp->slots);
+	free(sp->vf);
+	free(sp->start);
+}
+
 struct graph *graph_build(struct calltree *t, const struct graph_options *o)
 {
 	struct graph *g = calloc(1, sizeof *g);
 	struct ct_flat_row *rows = NULL;
 	uint32_t *node_of = NULL;
+	struct split split = { 0 }, *sp = NULL;
 	size_t nrows;
 
 	if (!g) {
@@ -314,24 +451,76 @@ struct graph *graph_build(struct calltree *t, const struct graph_options *o)
 		return NULL;
 	}
 	g->t = t;
-	rows = calltree_flat(t, &nrows);
-	if (!rows)
+	if (t->paths_only && t->by_process && t->p->nprocesses > 0) {
+		ssize_t n = split_rows(t, &split, &rows);
+		if (n < 0)
+			goto fail;
+		nrows = (size_t)n;
+		sp = &split;
+	} else if (!(rows = calltree_flat(t, &nrows))) {
 		goto fail;
-	node_of = malloc((t->nframes ? t->nframes : 1) * sizeof *node_of);
+	}
+	node_of = malloc((sp ? split.nkeys + 1 : t->nframes ? t->nframes : 1) * sizeof *node_of);
 	if (!node_of) {
 		pv_oom();
 		goto fail;
 	}
-	if (select_nodes(g, rows, nrows, o, node_of) < 0 || build_edges(g, o, node_of) < 0)
+	if (select_nodes(g, rows, nrows, o, node_of) < 0 || build_edges(g, o, node_of, sp) < 0)
 		goto fail;
+	for (size_t i = 0; i < g->nnodes; i++) {
+		struct graph_node *nd = &g->nodes[i];
+		if (!sp) {
+			nd->process = PV_NONE;
+			continue;
+		}
+		nd->process = split.keys[nd->frame].process;
+		nd->is_process = split.keys[nd->frame].frame == SPLIT_PROCESS;
+		nd->frame = nd->is_process ? 0 : split.keys[nd->frame].frame;
+	}
+	split_free(&split);
 	free(rows);
 	free(node_of);
 	return g;
 fail:
+	split_free(&split);
 	free(rows);
 	free(node_of);
 	graph_free(g);
 	return NULL;
+}
+
+const char *graph_node_name(const struct graph *g, size_t i, char *buf, size_t n)
+{
+	const struct graph_node *nd = &g->nodes[i];
+
+	if (nd->is_process)
+		return calltree_process_name(g->t, nd->process, buf, n);
+	return calltree_frame_name(g->t, nd->frame, buf, n);
+}
+
+const char *graph_node_full_name(const struct graph *g, size_t i, char *buf, size_t n)
+{
+	const struct graph_node *nd = &g->nodes[i];
+
+	if (nd->is_process)
+		return calltree_process_name(g->t, nd->process, buf, n);
+	return calltree_frame_full_name(g->t, nd->frame, buf, n);
+}
+
+const char *graph_node_where(const struct graph *g, size_t i, char *buf, size_t n)
+{
+	const struct graph_node *nd = &g->nodes[i];
+
+	if (nd->is_process) {
+		buf[0] = '\0';
+		return buf;
+	}
+	return calltree_frame_where(g->t, nd->frame, buf, n);
+}
+
+bool graph_node_is_kernel(const struct graph *g, size_t i)
+{
+	return !g->nodes[i].is_process && calltree_frame_is_kernel(g->t, g->nodes[i].frame);
 }
 
 void graph_free(struct graph *g)

@@ -15,6 +15,10 @@
  * --edgefraction of the total are then dropped, and past
  * GRAPH_EDGES_PER_NODE edges a node the lightest.  The graph holds no
  * drawing state.
+ *
+ * Of a tree of distinct stacks split by process (--processes), a frame is
+ * a node in each process it ran in, under a node of the process: one call
+ * graph per process, side by side.
  */
 #ifndef PROFVIEW_GRAPH_H
 #define PROFVIEW_GRAPH_H
@@ -36,6 +40,12 @@ struct graph_options {
 
 struct graph_node {
 	uint32_t frame;                /* frame index in the tree */
+	/* A graph split by process (the tree's by_process): the node's
+	 * process index (p->nprocesses: none), and whether it is the process
+	 * itself, over its outermost frames, as the tree's process nodes;
+	 * else PV_NONE and false. */
+	uint32_t process;
+	bool is_process;
 	int64_t flat_count, flat_value; /* samples and time in the frame itself */
 	int64_t cum_count, cum_value;  /* ... and in what it called */
 };
@@ -68,5 +78,13 @@ static inline int64_t graph_weight(const struct graph *g, int64_t count, int64_t
  * tree must stay alive while the graph is used. */
 struct graph *graph_build(struct calltree *t, const struct graph_options *o);
 void graph_free(struct graph *g);
+
+/* The name of node i as calltree_frame_name() and _full_name() give a
+ * frame's, or its process's (calltree_process_name); its location (""
+ * for a process); is it a kernel frame? */
+const char *graph_node_name(const struct graph *g, size_t i, char *buf, size_t n);
+const char *graph_node_full_name(const struct graph *g, size_t i, char *buf, size_t n);
+const char *graph_node_where(const struct graph *g, size_t i, char *buf, size_t n);
+bool graph_node_is_kernel(const struct graph *g, size_t i);
 
 #endif

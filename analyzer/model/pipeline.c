@@ -314,6 +314,8 @@ static int run(struct pv_profile *p, const struct pv_view *v, bool tree, struct 
 			goto fail;
 		describe(r, "hide-kernel");
 	}
+	if (v->fold_recursion && tree)
+		describe(r, "fold-recursion");
 	r->after = pv_count_samples(p);
 	/* Without inlines: the profile itself when it is what is shown
 	 * (--pprof), else the tree. */
@@ -322,7 +324,7 @@ static int run(struct pv_profile *p, const struct pv_view *v, bool tree, struct 
 	if (tree) {
 		struct ct_options co = { .granularity = v->granularity, .by_thread = v->by_thread,
 					 .by_process = v->by_process, .noinlines = v->noinlines, .reversed = reversed,
-					 .full_names = v->full_names,
+					 .full_names = v->full_names, .fold_recursion = v->fold_recursion,
 					 .sample_index = v->sample_index, .paths_only = v->paths_only };
 		r->t = calltree_build(p, &co);
 		if (!r->t)

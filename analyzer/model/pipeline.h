@@ -76,6 +76,7 @@ struct pv_view {
 	bool by_process;       /* a level of process nodes under the root */
 	bool noinlines;        /* inlined calls part of their caller (calltree.h) */
 	bool full_names;       /* functions named whole, not short (names.h) */
+	bool fold_recursion;   /* recursion folded in the tree (calltree.h) */
 	const char *sample_index; /* what nodes are weighed by (calltree.h) */
 	/* Remove the kernel frames from the stacks, after the steps
 	 * (pv_hide_kernel, as pprof's hide comes after its focus and

@@ -91,6 +91,9 @@ window.addEventListener('keydown', function (e) {
   } else if (e.key === 'Escape') { search(''); unzoom(); }
 });
 reset.style.display = 'none';
+/* A flame graph opens at its root, the bottom of a picture that may be
+ * far higher than the window. */
+if (!ICICLE) window.scrollTo(0, document.documentElement.getBoundingClientRect().height);
 /* file.svg#s=REGEX&z=NAME: search, zoom into the first frame called NAME */
 location.hash.slice(1).split('&').forEach(function (kv) {
   var k = kv.slice(0, kv.indexOf('=')), v = decodeURIComponent(kv.slice(kv.indexOf('=') + 1));

@@ -3,9 +3,14 @@
  * Each node is a box as wide as its share of the weight (CPU time when the
  * profile has it, else samples), its children on the row above it (below
  * it with icicle) from the left, in the tree's order (heaviest first).
- * Boxes narrower than MIN_PX, those --mincount or --maxdepth leave out, and
- * those deeper than FLAME_MAX_DEPTH are summed per parent in one "[N more]"
- * box.  The file carries its own
+ * Boxes narrower than a minimum width are summed per parent in one
+ * "[N narrower]" box, as FlameGraph's --minwidth does; those --mincount or
+ * --maxdepth leave out, and those deeper than FLAME_MAX_DEPTH, in one
+ * "[N more]" box.  The minimum width is MIN_PX, made larger (doubled
+ * until the boxes fit) when the boxes would take more than
+ * FLAME_MAX_BYTES: a profile of many distinct deep stacks would otherwise
+ * make a file of a hundred megabytes.  A flame graph opens at its
+ * root, at the bottom of the picture however high.  The file carries its own
  * style and script: a <title> per box for hover, click to zoom, a search
  * that shows the share of the matching frames.  The script reads the tree
  * back from the document order (pre-order) and the rows, so the boxes need
@@ -39,7 +44,10 @@
 #define BOTTOM 34.0     /* room for the details line */
 #define FONT 12.0       /* px, monospace */
 #define CHAR_W 7.3      /* width of one character at FONT, a little generous */
-#define MIN_PX 0.1      /* narrower boxes are summed per parent */
+#define MIN_PX 0.1      /* narrower boxes are summed per parent, at least */
+/* The boxes' bytes at most (the file: a few kB more); the minimum width
+ * grows until they fit. */
+#define FLAME_MAX_BYTES (1536u * 1024)
 /* Rows drawn at most: a stack tens of thousands of frames deep would make
  * a picture a million pixels high, and a file that grows with its depth
  * times the boxes' text; deeper frames are summed in "[N more]" boxes. */
@@ -55,6 +63,9 @@ struct flame {
 	int64_t total;               /* the root's weight */
 	uint32_t maxdepth;           /* deepest row drawn */
 	bool cut;                    /* the tree is deeper than FLAME_MAX_DEPTH */
+	double min_px;               /* narrower boxes are summed: MIN_PX or more */
+	uint64_t bytes;              /* written, while measuring */
+	bool measuring;              /* out counts (stop past FLAME_MAX_BYTES) */
 	double *x;                   /* left edge of each node, px */
 	unsigned char *grey;         /* at or below the noise floor */
 	double top;                  /* y of the top row: TOP, more for a comparison */
@@ -249,16 +260,23 @@ static void put_node(struct flame *f, uint32_t id)
 		weight(f, nd), nd->value, fill, note);
 }
 
-/* Is child c of nd drawn as a box of its own? */
-static bool drawn(const struct flame *f, const struct ct_node *c)
+enum flame_hidden { FLAME_DRAWN, FLAME_NARROW, FLAME_LEFT_OUT };
+
+/* Is child c of nd drawn as a box of its own, or why not? */
+static enum flame_hidden hidden(const struct flame *f, const struct ct_node *c)
 {
 	if (f->o->mincount > 0 && c->count < f->o->mincount)
-		return false;
+		return FLAME_LEFT_OUT;
 	if (f->o->maxdepth > 0 && c->depth > (uint32_t)f->o->maxdepth)
-		return false;
+		return FLAME_LEFT_OUT;
 	if (c->depth > FLAME_MAX_DEPTH)
-		return false;
-	return (double)weight(f, c) * f->scale >= MIN_PX;
+		return FLAME_LEFT_OUT;
+	return (double)weight(f, c) * f->scale >= f->min_px ? FLAME_DRAWN : FLAME_NARROW;
+}
+
+static bool drawn(const struct flame *f, const struct ct_node *c)
+{
+	return hidden(f, c) == FLAME_DRAWN;
 }
 
 /* Pre-order walk: lay out every drawn node's children as it is reached and,
@@ -272,20 +290,22 @@ static void walk(struct flame *f)
 	f->x[0] = PAD;
 	f->grey[0] = 0;
 	f->stack[sp++] = 0;
-	while (sp) {
+	while (sp && !(f->measuring && f->bytes > FLAME_MAX_BYTES)) {
 		uint32_t id = f->stack[--sp];
 
 		if (id & 0x80000000u) {
 			const struct ct_node *par = &nodes[id & 0x7fffffffu];
 			int64_t hc = 0, hw = 0, hv = 0;
-			uint32_t hn = 0;
+			uint32_t hn = 0, narrow = 0;
 			double x = f->x[id & 0x7fffffffu];
 
 			for (uint32_t c = par->first_child; c != PV_NONE; c = nodes[c].next_sibling) {
-				if (drawn(f, &nodes[c])) {
+				enum flame_hidden why = hidden(f, &nodes[c]);
+				if (why == FLAME_DRAWN) {
 					x += (double)weight(f, &nodes[c]) * f->scale;
 					continue;
 				}
+				narrow += why == FLAME_NARROW;
 				/* a comparison's node of the base alone is in no box */
 				if (f->cells && nodes[c].count == 0 && nodes[c].value == 0)
 					continue;
@@ -298,10 +318,13 @@ static void walk(struct flame *f)
 				char fill[32];
 				snprintf(fill, sizeof fill, "%s",
 					 f->grey[id & 0x7fffffffu] ? "rgb(215,215,215)" : "rgb(238,238,238)");
-				snprintf(f->name, sizeof f->name, "[%u more]", hn);
+				snprintf(f->name, sizeof f->name, narrow == hn ? "[%u narrower]" : "[%u more]", hn);
+				snprintf(f->note, sizeof f->note, narrow == hn ?
+					 "frames narrower than %.1f px, summed" :
+					 "frames narrower than %.1f px, or left out, summed", f->min_px);
 				f->where[0] = '\0';
 				put_box(f, "f more", x, (double)hw * f->scale, par->depth + 1, hc, hw, hv, fill,
-					"frames too small to draw, or left out, summed");
+					f->note);
 			} else if (par->depth + 1 > f->maxdepth) {
 				f->maxdepth = par->depth + 1;
 			}
@@ -331,6 +354,8 @@ static void walk(struct flame *f)
 				     ct_below_floor(cn->count, nd->count, f->o->noisefloor);
 			f->stack[sp++] = c;
 		}
+		/* (a box for what is summed even narrower than min_px: the
+		 * row adds up to its parent to MIN_PX) */
 		if ((double)hidden_w * f->scale >= MIN_PX) {
 			/* Below the drawn children on the stack: written last. */
 			memmove(f->stack + first + 1, f->stack + first, (sp - first) * sizeof *f->stack);
@@ -422,6 +447,8 @@ static void put_header(struct flame *f, double height)
 		fprintf(out, "; grey: at or below the noise floor (K=%g)", f->o->noisefloor);
 	if (f->cut)
 		fprintf(out, "; frames deeper than %d are summed in [N more] boxes", FLAME_MAX_DEPTH);
+	if (f->min_px > MIN_PX)
+		fprintf(out, "; frames narrower than %.1f px are summed in [N narrower] boxes", f->min_px);
 	fputs("</text>\n", out);
 	if (f->cells)
 		put_diff_legend(f);
@@ -431,6 +458,46 @@ static void put_header(struct flame *f, double height)
 	fprintf(out, "<text id=\"matched\" x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\"></text>\n", WIDTH - PAD,
 		height - 12);
 	fprintf(out, "<text id=\"details\" x=\"%.0f\" y=\"%.0f\"></text>\n", PAD, height - 12);
+}
+
+static ssize_t count_write(void *cookie, const char *buf, size_t n)
+{
+	struct flame *f = cookie;
+
+	(void)buf;
+	f->bytes += n;
+	return (ssize_t)n;
+}
+
+/* Lay the boxes out with the smallest minimum width, from MIN_PX up, whose
+ * boxes take at most FLAME_MAX_BYTES (written to a stream that counts).
+ * 0, or -1 when out of memory. */
+static int fit_width(struct flame *f)
+{
+	cookie_io_functions_t io = { .write = count_write };
+
+	for (f->min_px = MIN_PX;; f->min_px *= 2) {
+		FILE *counter;
+
+		f->out = NULL;
+		f->maxdepth = 0;
+		walk(f);
+		/* the whole picture's width: the root's children are at least
+		 * summed in one box */
+		if (f->min_px >= WIDTH)
+			return 0;
+		counter = fopencookie(f, "w", io);
+		if (!counter)
+			return pv_oom();
+		f->out = counter;
+		f->bytes = 0;
+		f->measuring = true;
+		walk(f);
+		fclose(counter);
+		f->measuring = false;
+		if (f->bytes <= FLAME_MAX_BYTES)
+			return 0;
+	}
 }
 
 int report_flame(FILE *out, const struct pv_report_ctx *c)
@@ -478,7 +545,8 @@ int report_flame(FILE *out, const struct pv_report_ctx *c)
 	f->scale = (WIDTH - 2 * PAD) / (double)f->total;
 	for (size_t i = 0; i < t->nnodes && !f->cut; i++)
 		f->cut = t->nodes[i].depth > FLAME_MAX_DEPTH;
-	walk(f);
+	if (fit_width(f) < 0)
+		goto out;
 	f->out = out;
 	put_header(f, f->top + (f->maxdepth + 1) * ROW + BOTTOM);
 	fputs("<g id=\"frames\">\n", out);

@@ -382,22 +382,22 @@ static int add_nodes(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 		int64_t cum = graph_weight(g, nd->cum_count, nd->cum_value);
 		/* the noise floor against all samples: the graph has no parents */
 		bool noise = ct_below_floor(nd->cum_count, t->samples, rc->o->noisefloor);
-		const struct pv_diff_cell *dc = diff_mark(dm, nd->frame);
+		const struct pv_diff_cell *dc = nd->is_process ? NULL : diff_mark(dm, nd->frame);
 		struct pv_strbuf l = { 0 }, tip = { 0 };
 		char id[32];
 
-		bool kernel = calltree_frame_is_kernel(t, nd->frame);
+		bool kernel = graph_node_is_kernel(g, i);
 		size_t at = kernel ? CT_KERNEL_MARK_LEN : 0;
 
 		memcpy(name, CT_KERNEL_MARK, at);
-		calltree_frame_name(t, nd->frame, name + at, sizeof name - at);
+		graph_node_name(g, i, name + at, sizeof name - at);
 		if (!name[at])
 			snprintf(name + at, sizeof name - at, "??");
 		memcpy(full, CT_KERNEL_MARK, at);
-		calltree_frame_full_name(t, nd->frame, full + at, sizeof full - at);
+		graph_node_full_name(g, i, full + at, sizeof full - at);
 		if (!full[at])
 			snprintf(full + at, sizeof full - at, "??");
-		calltree_frame_where(t, nd->frame, where, sizeof where);
+		graph_node_where(g, i, where, sizeof where);
 		memcpy(shortn, CT_KERNEL_MARK, at);
 		shorten_name(name + at, shortn + at, sizeof shortn - at);
 		sb_text(&l, shortn, GV_LABEL);
@@ -507,8 +507,8 @@ static int add_edges(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 		else
 			snprintf(buf, sizeof buf, "%" PRId64, e->count);
 		set(ge, a->e_label, buf);
-		calltree_frame_name(t, g->nodes[e->from].frame, from, sizeof from);
-		calltree_frame_name(t, g->nodes[e->to].frame, to, sizeof to);
+		graph_node_name(g, e->from, from, sizeof from);
+		graph_node_name(g, e->to, to, sizeof to);
 		fmt_amount(g, amt, sizeof amt, e->count, e->value, total);
 		sb_text(&tip, from, GV_TOOLTIP);
 		pv_strbuf_printf(&tip, " -> ");

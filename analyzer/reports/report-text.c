@@ -90,6 +90,22 @@ static void warn_item(void *arg, const char *phrase)
 	w->sep = ", ";
 }
 
+/* ", first env, bash": what the program's process ran before it became
+ * the program named, into buf; "" when nothing. */
+static const char *header_before(const struct pv_profile *p, char *buf, size_t n)
+{
+	char was[NAME_MAX_LEN];
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < p->nprocesses; i++)
+		if (p->processes[i].pid == p->pid && pv_str(p, p->processes[i].before)[0]) {
+			snprintf(buf, n, ", first %s", pv_escape(was, sizeof was,
+								 pv_str(p, p->processes[i].before)));
+			break;
+		}
+	return buf;
+}
+
 void report_header(FILE *out, const struct pv_report_ctx *rc)
 {
 	const struct calltree *t = rc->t;
@@ -102,7 +118,7 @@ void report_header(FILE *out, const struct pv_report_ctx *rc)
 	fprintf(out, "%sprogram:%s %s", bold_on(o), attr_off(o),
 		pv_str(p, p->program)[0] ? pv_escape(text, sizeof text, pv_str(p, p->program)) : "(unknown)");
 	if (p->pid)
-		fprintf(out, " (pid %u)", p->pid);
+		fprintf(out, " (pid %u%s)", p->pid, header_before(p, text, sizeof text));
 	fprintf(out, ", %s%s\n", pv_escape(text, sizeof text, pv_str(p, p->source_format)),
 		p->finished ? "" : p->live ? ", still running" : ", not finished");
 	/* What the source does not say (a gperftools or heap profile has no
@@ -149,7 +165,14 @@ void report_header(FILE *out, const struct pv_report_ctx *rc)
 			}
 		}
 		free(seen);
-		fprintf(out, ", %zu process%s", nproc, nproc == 1 ? "" : "es");
+		/* the run's own count, the processes without samples too,
+		 * when the view is the whole run */
+		if (p->run_processes >= nproc && !o->pid_filter && !o->tid_filter && !p->diff)
+			fprintf(out, ", %" PRIu32 " processes (%zu with samples)", p->run_processes, nproc);
+		else
+			fprintf(out, ", %zu process%s", nproc, nproc == 1 ? "" : "es");
+	} else if (p->run_processes > 1 && !o->pid_filter && !o->tid_filter && !p->diff) {
+		fprintf(out, ", %" PRIu32 " processes (1 with samples)", p->run_processes);
 	}
 	if (nthreads || o->tid_filter || o->pid_filter)
 		fprintf(out, ", %zu thread%s", nthreads, nthreads == 1 ? "" : "s");

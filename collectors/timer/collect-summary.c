@@ -136,25 +136,109 @@ static void collect_say_trace(const struct collect_trace *t, const char *who, co
 		fprintf(stderr, COLLECT_NAME ": %s%s\n", who, say);
 }
 
+/* What the summary lists of one process: its images (before and after
+ * an exec) together. */
+struct collect_proc {
+	uint32_t pid;
+	const char *exe, *first;  /* the last image's program, the first's */
+	uint32_t clock;
+	uint64_t samples, weight_ns, threads;
+	double bytes;
+	int killed;
+};
+
+static uint64_t collect_weight_of(const struct collect_stats *st)
+{
+	return st->clock == RAW_CLOCK_WALL ? st->wall_weight_ns : st->cpu.weight_ns;
+}
+
 static int collect_weight_cmp(const void *a, const void *b)
 {
-	const struct collect_trace *x = *(const struct collect_trace *const *)a;
-	const struct collect_trace *y = *(const struct collect_trace *const *)b;
-	uint64_t wx = x->st.cpu.weight_ns + x->st.wall_weight_ns * (x->st.clock == RAW_CLOCK_WALL);
-	uint64_t wy = y->st.cpu.weight_ns + y->st.wall_weight_ns * (y->st.clock == RAW_CLOCK_WALL);
+	const struct collect_proc *x = a, *y = b;
 
-	if (wx != wy)
-		return wx < wy ? 1 : -1;
-	return x->st.samples < y->st.samples ? 1 : x->st.samples > y->st.samples ? -1 : 0;
+	if (x->weight_ns != y->weight_ns)
+		return x->weight_ns < y->weight_ns ? 1 : -1;
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? 1 : -1;
+	return x->samples < y->samples ? 1 : x->samples > y->samples ? -1 : 0;
+}
+
+/* The kept images of v[0..n) as processes into out (n entries room), by
+ * time, most first; returns how many. */
+static size_t collect_group(const struct collect_trace *v, size_t n, struct collect_proc *out)
+{
+	size_t m = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		const struct collect_stats *st = &v[k].st;
+		struct collect_proc *pr = NULL;
+
+		if (!v[k].keep || !v[k].scanned || st->empty || st->foreign || st->samples == 0)
+			continue;
+		for (size_t j = 0; j < m && pr == NULL; j++)
+			if (out[j].pid == v[k].pid)
+				pr = &out[j];
+		if (pr == NULL) {
+			pr = &out[m++];
+			memset(pr, 0, sizeof(*pr));
+			pr->pid = v[k].pid;
+			pr->clock = st->clock;
+		}
+		pr->samples += st->samples;
+		pr->weight_ns += collect_weight_of(st);
+		pr->bytes += st->heap_bytes;
+		/* (the threads of an image go on in the next one) */
+		if (st->threads > pr->threads)
+			pr->threads = st->threads;
+		pr->killed = !st->ended && !v[k].execd;
+	}
+	/* named by its first image and its last, with samples or not */
+	for (size_t k = 0; k < n; k++)
+		for (size_t j = 0; j < m; j++)
+			if (out[j].pid == v[k].pid && v[k].scanned && !v[k].st.empty) {
+				if (out[j].first == NULL)
+					out[j].first = v[k].exe;
+				out[j].exe = v[k].exe;
+			}
+	qsort(out, m, sizeof(*out), collect_weight_cmp);
+	return m;
+}
+
+/* Has an image of process pid in v[0..n) a sample? */
+static int collect_pid_sampled(const struct collect_trace *v, size_t n, uint32_t pid)
+{
+	for (size_t k = 0; k < n; k++)
+		if (v[k].pid == pid && v[k].scanned && !v[k].st.empty && !v[k].st.foreign &&
+		    v[k].st.samples > 0)
+			return 1;
+	return 0;
+}
+
+/* One process's line of the summary. */
+static void collect_say_proc(const struct collect_proc *pr)
+{
+	char w[64], was[96] = "";
+
+	if (pr->clock == RAW_CLOCK_HEAP)
+		collect_weight_say(w, sizeof(w), pr->clock, 0, pr->bytes);
+	else
+		pv_format_duration(w, sizeof(w), (int64_t)pr->weight_ns);
+	if (strcmp(pr->first, pr->exe) != 0)
+		snprintf(was, sizeof(was), ", first %s", pr->first);
+	fprintf(stderr, COLLECT_NAME ": pid %u (%s%s): %" PRIu64 " sample%s (%s), %" PRIu64
+		" thread%s%s\n", pr->pid, pr->exe, was, pr->samples, pr->samples == 1 ? "" : "s", w,
+		pr->threads, pr->threads == 1 ? "" : "s",
+		pr->killed ? "; killed: its trace stops at its last complete record" : "");
 }
 
 /* The summary of a run of several processes: the processes with samples,
- * each one line (the COLLECT_SHOWN with the most time when there are more),
- * then the totals, what was lost and why, and the CPU time in no
- * sample. */
-static void collect_say_run(const char *shown, struct collect_trace *v, size_t n, int joined)
+ * each one line (the COLLECT_SHOWN with the most time when there are more;
+ * none with verbose, which said each image already), then the totals,
+ * what was lost and why, and the CPU time in no sample. */
+static void collect_say_run(const char *shown, struct collect_trace *v, size_t n, int joined,
+			    int verbose)
 {
-	const struct collect_trace **kept = calloc(n, sizeof(*kept));
+	struct collect_proc *kept = calloc(n, sizeof(*kept));
 	uint64_t samples = 0, lost = 0, weight = 0, cpu = 0, unsampled = 0, threads = 0;
 	double bytes = 0;
 	uint64_t unsampled_threads = 0, killed = 0, silent = 0, silent_cpu = 0, sthreads = 0;
@@ -170,7 +254,6 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 
 		if (!v[k].scanned || st->empty || st->foreign)
 			continue;
-		nproc++;
 		wall |= st->clock == RAW_CLOCK_WALL;
 		heap |= st->clock == RAW_CLOCK_HEAP;
 		bytes += st->heap_bytes;
@@ -182,7 +265,9 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 		cpu += st->cpu.cpu_ns;
 		threads += st->cpu.threads;
 		if (st->samples == 0) {
-			silent++;
+			/* a process: its last image, none of its images with a
+			 * sample (one that ran another program did not end) */
+			silent += !v[k].execd && !collect_pid_sampled(v, n, v[k].pid);
 			silent_cpu += st->cpu.cpu_ns;
 			continue;
 		}
@@ -191,26 +276,12 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 		sthreads += st->cpu.threads;
 		if (!st->ended && !v[k].execd)
 			killed++;
-		if (v[k].keep)
-			kept[nkept++] = &v[k];
 	}
-	qsort(kept, nkept, sizeof(*kept), collect_weight_cmp);
-	shown_n = nkept <= COLLECT_SHOWN + 1 ? nkept : COLLECT_SHOWN;
-	for (size_t i = 0; i < shown_n; i++) {
-		const struct collect_stats *st = &kept[i]->st;
-
-		if (st->clock == RAW_CLOCK_HEAP)
-			collect_weight_say(w, sizeof(w), st->clock, 0, st->heap_bytes);
-		else
-			pv_format_duration(w, sizeof(w),
-					   (int64_t)(st->clock == RAW_CLOCK_WALL ? st->wall_weight_ns
-										: st->cpu.weight_ns));
-		fprintf(stderr, COLLECT_NAME ": pid %u (%s): %" PRIu64 " sample%s (%s), %" PRIu64
-			" thread%s%s\n", kept[i]->pid, kept[i]->exe, st->samples,
-			st->samples == 1 ? "" : "s", w, st->threads, st->threads == 1 ? "" : "s",
-			st->ended || kept[i]->execd ? "" : "; killed: its trace stops at its last "
-							   "complete record");
-	}
+	nproc = collect_count_processes(v, n);
+	nkept = collect_group(v, n, kept);
+	shown_n = verbose ? nkept : nkept <= COLLECT_SHOWN + 1 ? nkept : COLLECT_SHOWN;
+	for (size_t i = 0; i < shown_n && !verbose; i++)
+		collect_say_proc(&kept[i]);
 	if (shown_n < nkept)
 		snprintf(more, sizeof(more), " (%zu more not listed; -v lists every one)",
 			 nkept - shown_n);
@@ -291,7 +362,9 @@ int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int q
 			continue;
 		}
 		t->size = stat(t->name, &sb) == 0 ? (uint64_t)sb.st_size : 0;
-		t->keep = !t->st.empty && t->st.samples > 0 && t->size > 0;
+		/* the launched program's images even without samples: they
+		 * name the run */
+		t->keep = !t->st.empty && t->size > 0 && (t->st.samples > 0 || t->pid == v[0].pid);
 		nkeep += t->keep != 0;
 	}
 	/* the run's entry: the program's trace, even without a sample */
@@ -343,7 +416,7 @@ int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int q
 		if (v[k].scanned && !v[k].st.foreign && (joined || !v[k].keep))
 			unlink(v[k].name);
 	if (!quiet)
-		collect_say_run(shown, v, n, joined);
+		collect_say_run(shown, v, n, joined, verbose);
 	joined = joined && nkeep > 0;
 	free(v);
 	return joined;

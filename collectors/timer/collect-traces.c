@@ -376,6 +376,30 @@ int collect_copy(int fd, uint64_t off, const char *path, uint64_t len)
 	return (uint64_t)from == len ? 0 : -1;
 }
 
+/* Is v[k] a process image of the run (read, with a header, of this
+ * machine)?  The program's own, v[0], always is, read or not. */
+static int collect_counted(const struct collect_trace *v, size_t k)
+{
+	return k == 0 || (v[k].scanned && !v[k].st.empty && !v[k].st.foreign);
+}
+
+size_t collect_count_processes(const struct collect_trace *v, size_t n)
+{
+	size_t np = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		size_t j = 0;
+
+		if (!collect_counted(v, k))
+			continue;
+		/* an image after an exec is the same process */
+		while (j < k && !(v[j].pid == v[k].pid && collect_counted(v, j)))
+			j++;
+		np += j == k;
+	}
+	return np;
+}
+
 /* Joins the kept traces of v into one run file at shown (raw.h): in place
  * after the program's own trace when it is kept, else in a new file put
  * in its place.  Nothing to do for one trace that ran no other program.
@@ -419,13 +443,14 @@ int collect_join(const char *shown, const struct collect_trace *v, size_t n)
 		idx[m].offset = inplace && k == 0 ? 0 : off;
 		idx[m].length = v[k].size;
 		idx[m].pid = v[k].pid;
-		idx[m].flags = v[k].execd ? RAW_RUN_EXECD : 0;
+		idx[m].flags = (v[k].execd ? RAW_RUN_EXECD : 0) | (v[k].pid == v[0].pid ? RAW_RUN_ROOT : 0);
 		off = idx[m].offset + v[k].size;
 		m++;
 	}
 	off = (off + 7) / 8 * 8;
 	foot.index_offset = off;
 	foot.nparts = (uint32_t)m;
+	foot.nprocesses = (uint32_t)collect_count_processes(v, n);
 	memcpy(foot.magic, RAW_RUN_MAGIC, RAW_MAGIC_LEN);
 	if (ok)
 		ok = pwrite(fd, idx, m * sizeof(*idx), (off_t)off) == (ssize_t)(m * sizeof(*idx)) &&

@@ -77,6 +77,11 @@ size_t collect_find_traces(const char *shown, pid_t pid, uint64_t t0, int inheri
  * Returns 0 or -1. */
 int collect_copy(int fd, uint64_t off, const char *path, uint64_t len);
 
+/* The processes of the run v[0..n) (v[0] the program's trace): the
+ * process ids of the traces read, v[0]'s always; the images of one
+ * process (an exec) count once.  The run file and the summary both say it. */
+size_t collect_count_processes(const struct collect_trace *v, size_t n);
+
 /* Joins the kept traces of v[0..n) into one run file at shown.  Returns
  * 0, or -1 with a message (the traces are then left as they are). */
 int collect_join(const char *shown, const struct collect_trace *v, size_t n);

@@ -58,7 +58,7 @@ for ((run = 1; run <= runs; run++)); do
 	[ "$(ls crowd)" = t.raw ] || fail "run $run: want the one file of the run, got $(ls crowd | tr '\n' ' ')"
 	f=crowd/t.raw
 	"$PROFVIEW" -q --flat "$f" >all.txt || fail "run $run: profview $f failed"
-	grep -q ', 4 processes, ' all.txt || fail "run $run: not 4 processes: $(grep '^profile:' all.txt)"
+	grep -q ', 4 processes (4 with samples), ' all.txt || fail "run $run: not 4 processes: $(grep '^profile:' all.txt)"
 	line=""
 	while read -r _ role pid; do
 		"$PROFVIEW" -q --flat --pid="$pid" "$f" >rep.txt || fail "run $run: profview --pid=$pid $f failed"

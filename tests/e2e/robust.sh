@@ -82,7 +82,7 @@ done
 # exit handlers), is unfinished.
 "$COLLECT_TIMER" -q -o fk.raw ./tcases fork >/dev/null || fail "fork case failed"
 "$PROFVIEW" --flat fk.raw >fk.txt 2>fk.err || fail "profview on the fork trace"
-grep -q ', 2 processes, 2 threads$' fk.txt || fail "fork trace: not a process of one thread each: $(head -2 fk.txt)"
+grep -q ', 2 processes (2 with samples), 2 threads$' fk.txt || fail "fork trace: not a process of one thread each: $(head -2 fk.txt)"
 parent=$(sed -n 's/^program: .* (pid \([0-9]*\)).*/\1/p' fk.txt)
 [ -n "$parent" ] || fail "fork trace: no pid in the header: $(head -1 fk.txt)"
 ! grep -v "not finished" fk.err | grep -q . || fail "fork trace: $(cat fk.err)"
