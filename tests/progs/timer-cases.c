@@ -171,7 +171,10 @@ static int mode_churn(int n)
 {
 	if (churn_range(0, n) != 0)
 		return 1;
-	usleep(100000); /* let the detached ones finish */
+	/* The detached ones finish on their own time, on a loaded machine
+	 * later than any fixed wait: what is left after 10 s leaked. */
+	for (int k = 0; k < 1000 && (count_timers() > 1 || count_perf_fds() > 1); k++)
+		usleep(10000);
 	printf("timers left: %d\n", count_timers());
 	printf("perf events left: %d\n", count_perf_fds());
 	return 0;
