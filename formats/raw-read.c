@@ -861,7 +861,7 @@ struct pv_profile *rd_read_trace(const unsigned char *buf, size_t len, const cha
 		goto fail;
 	if (uw && uw->prepare && uw->prepare(uw->ctx, p) < 0)
 		goto fail;
-	if (!rd.wall && !rd.heap && !(rd.cpu = raw_cpu_new(rd.short_us))) {
+	if (!rd.wall && !rd.heap && !(rd.cpu = raw_cpu_new(rd.short_us, rd.p->period > 0 ? (uint64_t)rd.p->period : 0))) {
 		pv_oom();
 		goto fail;
 	}

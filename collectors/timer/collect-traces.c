@@ -92,7 +92,7 @@ int collect_scan(const char *path, struct collect_stats *st)
 		close(fd);
 		return -1;
 	}
-	acct = raw_cpu_new(h->short_thread_us);
+	acct = raw_cpu_new(h->short_thread_us, h->period_ns);
 	oom = acct == NULL;
 	while ((next = raw_tail_next(&tail, &rec)) == RAW_NEXT_RECORD) {
 		/* whole records, each as long as its type needs (raw-iter.h) */
