@@ -13,6 +13,7 @@
 #include "collect-summary.h"
 #include "collect-traces.h"
 #include "collect.h"
+#include "escape.h"
 #include "raw-cpu.h"
 #include "raw-iter.h"
 #include "raw.h"
@@ -312,11 +313,11 @@ int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int q
 	}
 	if (seg != NULL) {
 		const char *exe = strrchr(seg_program(seg), '/');
-		char who[128] = "";
+		char who[128] = "", name[64];
 
+		pv_escape(name, sizeof(name), exe != NULL ? exe + 1 : seg_program(seg));
 		if (n > 1)
-			snprintf(who, sizeof(who), "pid %u (%.63s): ", v[0].pid,
-				 exe != NULL ? exe + 1 : seg_program(seg));
+			snprintf(who, sizeof(who), "pid %u (%s): ", v[0].pid, name);
 		collect_report_segments(seg, who, quiet);
 		if (n == 1) {
 			free(v);

@@ -131,7 +131,7 @@ got=$(awk '{ print $NF }' sp.out)
 note "own SIGPROFs: $alone alone, $got profiled"
 awk -v a="$alone" -v b="$got" 'BEGIN { exit !(b >= 0.7 * a && b > 0) }' ||
 	fail "the program got $got of its own SIGPROFs under the profiler, $alone without"
-grep -q 'ITIMER_PROF timer: sampling with signal [0-9]* (SIGRTMIN+[0-9]*) instead of SIGPROF' sp.err ||
+grep -q '^collect-timer: pid [0-9]* (tcases): .*ITIMER_PROF timer: sampling with signal [0-9]* (SIGRTMIN+[0-9]*) instead of SIGPROF' sp.err ||
 	fail "no line about the signal used instead of SIGPROF: $(cat sp.err)"
 trace=$(sed -n "s/.*written to '\\(sp[^']*\\)'\$/\\1/p" sp.err | tail -1)
 [ -n "$trace" ] || fail "no trace reported: $(cat sp.err)"
@@ -147,6 +147,26 @@ awk -v a="$alone" -v b="$got" 'BEGIN { exit !(b >= 0.7 * a && b > 0) }' ||
 	fail "sigprof-early: the program got $got of its own SIGPROFs, $alone without"
 finished early.raw 50
 unset TIMER_CASES_CRUNCH
+
+# Two processes of a run each install their own SIGPROF handler: each
+# says so once, on a line that names its pid and program, the pids those
+# of the run's two tcases processes (as -v lists them).
+"$COLLECT_TIMER" -v -o two.raw sh -c './tcases sigprof-late & ./tcases sigprof-late; wait' \
+	>two.out 2>two.err || fail "two sigprof-late failed under collect-timer: $(cat two.err)"
+said=$(grep "installed its own handler for the profiler's signal" two.err)
+[ "$(wc -l <<<"$said")" -eq 2 ] || fail "not one line about its own SIGPROF handler from each process: $(cat two.err)"
+grep -vq "^collect-timer: pid [0-9]* (tcases): the program installed" <<<"$said" &&
+	fail "a line about a program's own SIGPROF handler does not say which process: $(cat two.err)"
+[ "$(sed -n 's/^collect-timer: pid \([0-9]*\) (tcases): the program installed.*/\1/p' <<<"$said" | sort)" = \
+  "$(sed -n 's/^collect-timer: pid \([0-9]*\) (tcases): .* samples\? .*/\1/p' two.err | sort -u)" ] ||
+	fail "the pids of the lines about an own SIGPROF handler are not the run's two processes: $(cat two.err)"# A program's name is data: in the library's line and the summary, its
+# control characters are escaped, never sent to the terminal.
+cp tcases "$(printf 'tc\033]0;x\007')"
+"$COLLECT_TIMER" -v -o esc.raw "./$(printf 'tc\033]0;x\007')" sigprof-late >/dev/null 2>esc.err ||
+	fail "a program with ESC in its name failed: $(cat esc.err)"
+grep -q $'\033' esc.err && fail "a program's name sent ESC to the terminal: $(cat -v esc.err)"
+grep -qF 'pid ' esc.err && grep -qF ' (tc^[]0;x^G): the program installed its own handler' esc.err ||
+	fail "the escaped name is not in the line about the program's own handler: $(cat -v esc.err)"
 
 # A thread that blocks SIGPROF from its start for 0.3 s of CPU, then
 # unblocks it: its samples after carry that time (the trace's CPU is all of
