@@ -648,6 +648,20 @@ static int sample_pass(struct reader *rd)
 	return 0;
 }
 
+/* rd->who: the file, and the process by its pid and program.  A process
+ * of a run is named "RUN, pid PID" (raw-run.c): the pid is said once. */
+static void rd_set_who(struct reader *rd, uint32_t pid)
+{
+	const char *exe = pv_str(rd->p, rd->p->program), *base = strrchr(exe, '/');
+	char tail[32];
+	size_t n = strlen(rd->name), k = (size_t)snprintf(tail, sizeof tail, ", pid %" PRIu32, pid);
+
+	if (n > k && strcmp(rd->name + n - k, tail) == 0)
+		n -= k;
+	snprintf(rd->who, sizeof rd->who, "'%.*s': pid %" PRIu32 " (%.64s)", (int)(n < 256 ? n : 256),
+		 rd->name, pid, base ? base + 1 : exe);
+}
+
 static int read_header(struct reader *rd)
 {
 	const struct raw_header *h = &rd->head.h;
@@ -691,6 +705,7 @@ static int read_header(struct reader *rd)
 	p->timed = true;
 	p->period = (int64_t)h->period_ns;
 	rd->short_us = h->short_thread_us;
+	rd_set_who(rd, h->pid);
 	rd->start_mono = h->start_monotonic_ns;
 	rd->fp_candidate = h->unwind == RAW_UNWIND_FP;
 	rd->wall = h->clock == RAW_CLOCK_WALL;
@@ -897,25 +912,25 @@ struct pv_profile *rd_read_trace(const unsigned char *buf, size_t len, const cha
 	}
 	rd_check_report(&rd);
 	if (rd.not_unwound)
-		pv_warn("'%s': %" PRIu64 " samples need DWARF unwinding, which this reader cannot do; only their leaf is shown",
-			name, rd.not_unwound);
+		pv_warn("%s: %" PRIu64 " samples need DWARF unwinding, which this reader cannot do; only their leaf is shown",
+			rd.who, rd.not_unwound);
 	if (rd.damaged)
-		pv_warn("'%s': %" PRIu64 " sample%s weigh%s more than the time since profiling began (the trace is damaged); not counted",
-			name, rd.damaged, rd.damaged == 1 ? "" : "s", rd.damaged == 1 ? "s" : "");
+		pv_warn("%s: %" PRIu64 " sample%s weigh%s more than the time since profiling began (the trace is damaged); not counted",
+			rd.who, rd.damaged, rd.damaged == 1 ? "" : "s", rd.damaged == 1 ? "s" : "");
 	if (rd.unresolved) {
-		pv_warn("'%s': %" PRIu64 " samples refer to stacks missing from the trace; they are not counted",
-			name, rd.unresolved);
+		pv_warn("%s: %" PRIu64 " samples refer to stacks missing from the trace; they are not counted",
+			rd.who, rd.unresolved);
 		p->lost += rd.unresolved;
 	}
 	if (p->dropped_bytes)
-		pv_warn("'%s': %s: read %" PRIu64 " whole records (%zu samples), dropped %" PRIu64 " bytes",
-			name, rd.cut, rd.nrecords, p->nsamples, p->dropped_bytes);
+		pv_warn("%s: %s: read %" PRIu64 " whole records (%zu samples), dropped %" PRIu64 " bytes",
+			rd.who, rd.cut, rd.nrecords, p->nsamples, p->dropped_bytes);
 	else if (!rd.have_end && !execd && (p->live = still_running(p->pid, pv_str(p, p->program), rd.start_mono)))
-		pv_warn("'%s': the program is still running (pid %u): read %zu samples up to %.3f s; read the trace again for what came since",
-			name, p->pid, p->nsamples, p->duration_ns / 1e9);
+		pv_warn("%s: the program is still running: read %zu samples up to %.3f s; read the trace again for what came since",
+			rd.who, p->nsamples, p->duration_ns / 1e9);
 	else if (!rd.have_end && !execd)
-		pv_warn("'%s': trace was not finished (the program was killed or left without running its exit handlers); read %zu samples up to %.3f s",
-			name, p->nsamples, p->duration_ns / 1e9);
+		pv_warn("%s: trace was not finished (the program was killed or left without running its exit handlers); read %zu samples up to %.3f s",
+			rd.who, p->nsamples, p->duration_ns / 1e9);
 	/* said above; in the report with the rest of what was damaged */
 	p->dropped_bytes += rd.damaged_bytes;
 	free(rd.locs);

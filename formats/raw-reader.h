@@ -55,6 +55,9 @@ struct reader {
 	uint64_t nstack_records;
 	uint64_t regs_samples;        /* RAW_SAMPLE_REGS records in the first pass */
 	const char *name;
+	/* "'NAME': pid PID (PROGRAM)": what the warnings about the trace's
+	 * process begin with, once the header is read */
+	char who[384];
 	struct pv_profile *p;
 	struct raw_head head;         /* what the header says */
 	size_t data_start;            /* the first record */
