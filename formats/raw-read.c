@@ -279,6 +279,10 @@ static int first_record(struct reader *rd, const struct raw_record *recp)
 		const char *why = raw_lost_cause(g->missing_error);
 		if (g->number == 0 || g->split_ns == 0 || g->missing >= g->number)
 			break; /* not a segment that can be placed: ignored */
+		/* a sample weighs the CPU time since its thread's previous
+		 * one, which may be in an earlier segment of the run */
+		if (g->run_start_ns < rd->began)
+			rd->began = g->run_start_ns;
 		if (why && (seg.missing_cause = pv_intern_str(p, why)) == PV_NONE)
 			return -1;
 		if (pv_add_segment(p, &seg) < 0) {
@@ -503,8 +507,8 @@ int rd_add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uint32_
 	/* A thread cannot have used more CPU time (nor a wall-clock sample
 	 * stand for more time) than passed since profiling began: a weight
 	 * past that is damage, not time, and would swamp every sum. */
-	if (time_ns > rd->start_mono &&
-	    (unsigned __int128)weight_ns > (unsigned __int128)(time_ns - rd->start_mono) +
+	if (time_ns > rd->began &&
+	    (unsigned __int128)weight_ns > (unsigned __int128)(time_ns - rd->began) +
 						   2 * (unsigned __int128)(uint64_t)rd->p->period +
 						   RAW_WEIGHT_SLACK_NS) {
 		rd->damaged++;
@@ -706,7 +710,7 @@ static int read_header(struct reader *rd)
 	p->period = (int64_t)h->period_ns;
 	rd->short_us = h->short_thread_us;
 	rd_set_who(rd, h->pid);
-	rd->start_mono = h->start_monotonic_ns;
+	rd->start_mono = rd->began = h->start_monotonic_ns;
 	rd->fp_candidate = h->unwind == RAW_UNWIND_FP;
 	rd->wall = h->clock == RAW_CLOCK_WALL;
 	if (h->clock == RAW_CLOCK_HEAP) {
