@@ -244,9 +244,8 @@ static void new_snapshot(struct reader *rd, int64_t time_ns, bool marked)
 	rd->nseen = 0;
 	rd->nsnapshots++;
 	rd->explicit_snap = marked;
-	/* a trace without "# weight-ns:" lines: the time since the previous
-	 * snapshot, at most GDB_WEIGHT_CAP intervals (the interval for the
-	 * first) */
+	/* without "# weight-ns:" lines: the time since the previous one, at
+	 * most GDB_WEIGHT_CAP intervals (the interval for the first) */
 	rd->snap_weight = rd->interval_ns;
 	if (time_ns >= 0) {
 		if (rd->prev_time >= 0 && time_ns > rd->prev_time)
@@ -307,12 +306,10 @@ static int map_line(struct reader *rd, const char *v, size_t vlen)
 
 /* ---- frames and samples ---- */
 
-/* The name profview gives the function gdb calls name (len bytes): glibc's
- * hidden aliases, which gdb prints for calls inside the library, are
- * "__GI_" and the name they alias ("__GI___libc_write" for __libc_write,
- * "__GI_fdatasync" for fdatasync), and profview's symbolizer names the
- * same addresses by the aliased name, from the debug information.  Moves
- * *name past the prefix; returns the length left. */
+/* The name profview's symbolizer gives (from the debug information) the
+ * function gdb calls name: gdb prints glibc's hidden aliases, "__GI_" and
+ * the name aliased ("__GI_fdatasync").  Moves *name past that prefix;
+ * returns the length left. */
 static size_t public_name(const char **name, size_t len)
 {
 	if (len > 5 && memcmp(*name, "__GI_", 5) == 0 &&
