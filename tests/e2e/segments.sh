@@ -53,7 +53,7 @@ wait $launcher || fail "collect-timer --split failed: $(cat s.err)"
 cat s.out s.err
 [ ! -e s.raw ] || fail "the program's whole trace is left next to its segments"
 summary=$(grep 'samples (' s.err)
-total=$(sed -E 's/^collect-timer: ([0-9]+) samples.*/\1/' <<<"$summary")
+total=$(sed -E 's/^collect-timer: pid [0-9]+ \(pauser\): ([0-9]+) samples.*/\1/' <<<"$summary")
 n=$(sed -nE "s/.*written to ([0-9]+) segments, 's\.seg0001\.raw' to 's\.seg0*([0-9]+)\.raw'.*/\1 \2/p" <<<"$summary")
 [ -n "$n" ] || fail "collect-timer does not list the segments: $summary"
 read -r count last <<<"$n"
@@ -176,7 +176,7 @@ cat f.err
 grep -q "cannot write 'f.seg0002.raw.part'.*segment 2 is lost" f.err || fail "segment 2's failure is not said"
 grep -q "cannot write 'f.seg0003.raw'.*segment 3 is lost" f.err || fail "segment 3's failure is not said"
 summary=$(grep 'samples (' f.err)
-re='^collect-timer: ([0-9]+) samples .* ([0-9]+) lost \(([0-9]+) in segments 2 to 3, 400\.0 ms to 1\.20 s of the run, that could not be written: Is a directory\)'
+re='^collect-timer: pid [0-9]+ \([^)]*\): ([0-9]+) samples .* ([0-9]+) lost \(([0-9]+) in segments 2 to 3, 400\.0 ms to 1\.20 s of the run, that could not be written: Is a directory\)'
 [[ $summary =~ $re ]] || fail "the summary does not count the lost segments' samples as lost: $summary"
 total=${BASH_REMATCH[1]} lost=${BASH_REMATCH[2]} inlost=${BASH_REMATCH[3]}
 [ "$lost" -ge "$inlost" ] || fail "lost $lost, of which $inlost in the lost segments"

@@ -182,14 +182,14 @@ awk -v m="$ms" 'BEGIN { exit !(m >= 0.9 * 610) }' || fail "blocked: $ms ms of CP
 grep -q 'in no sample' blk.raw.txt && fail "blocked: profview warns: $(grep 'in no sample' blk.raw.txt)"
 "$COLLECT_TIMER" -o blkend.raw ./tcases blocked-end 2>blkend.err || fail "blocked-end failed under collect-timer"
 said='[0-9.]* ms of the [56][0-9][0-9]\.[0-9] ms of CPU time the threads used ([0-9.]*%) is in no sample: 1 of 2 threads were never sampled'
-grep -q "^collect-timer: $said" blkend.err ||
+grep -q "^collect-timer: pid [0-9]* (tcases): $said" blkend.err ||
 	fail "blocked-end: no warning from collect-timer: $(cat blkend.err)"
 "$PROFVIEW" --flat blkend.raw >blkend.txt || fail "profview on blkend.raw"
 grep -q "^warning: $said" blkend.txt ||
 	fail "blocked-end: no warning from profview: $(head -4 blkend.txt)"
 # (the report may have another warning line, about incomplete stacks: a
 # sample where the unwinder stops short)
-[ "$(sed -n 's/^collect-timer: \(.*is in no sample.*\)$/\1/p' blkend.err)" = "$(sed -n 's/^warning: \(.*is in no sample.*\)$/\1/p' blkend.txt)" ] ||
+[ "$(sed -n 's/^collect-timer: pid [0-9]* (tcases): \(.*is in no sample.*\)$/\1/p' blkend.err)" = "$(sed -n 's/^warning: \(.*is in no sample.*\)$/\1/p' blkend.txt)" ] ||
 	fail "blocked-end: collect-timer and profview say it differently"
 
 # A program too brief to expect a sample (gzip of nothing: well under a
