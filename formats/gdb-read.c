@@ -27,6 +27,9 @@
  * is damaged.  A time is at most 9 * 10^18 ns (parse_time), so a time plus
  * an interval stays below INT64_MAX. */
 #define GDB_MAX_INTERVAL_NS 1000000000000000LL
+/* The most intervals a snapshot stands for (collect-gdb's CG_WEIGHT_CAP,
+ * profview-gdb(5)). */
+#define GDB_WEIGHT_CAP 2
 
 struct gframe {
 	uint64_t pc;
@@ -241,12 +244,16 @@ static void new_snapshot(struct reader *rd, int64_t time_ns, bool marked)
 	rd->nseen = 0;
 	rd->nsnapshots++;
 	rd->explicit_snap = marked;
+	/* without "# weight-ns:" lines: the time since the previous one, at
+	 * most GDB_WEIGHT_CAP intervals (the interval for the first) */
 	rd->snap_weight = rd->interval_ns;
 	if (time_ns >= 0) {
 		if (rd->prev_time >= 0 && time_ns > rd->prev_time)
 			rd->snap_weight = time_ns - rd->prev_time;
 		rd->prev_time = time_ns;
 	}
+	if (rd->interval_ns > 0 && rd->snap_weight / GDB_WEIGHT_CAP > rd->interval_ns)
+		rd->snap_weight = rd->interval_ns * GDB_WEIGHT_CAP;
 	rd->snap_time = time_ns;
 	if (rd->first_snap < 0 && time_ns >= 0)
 		rd->first_snap = time_ns;
@@ -298,6 +305,20 @@ static int map_line(struct reader *rd, const char *v, size_t vlen)
 }
 
 /* ---- frames and samples ---- */
+
+/* The name profview's symbolizer gives (from the debug information) the
+ * function gdb calls name: gdb prints glibc's hidden aliases, "__GI_" and
+ * the name aliased ("__GI_fdatasync").  Moves *name past that prefix;
+ * returns the length left. */
+static size_t public_name(const char **name, size_t len)
+{
+	if (len > 5 && memcmp(*name, "__GI_", 5) == 0 &&
+	    (isalpha((unsigned char)(*name)[5]) || (*name)[5] == '_')) {
+		*name += 5;
+		return len - 5;
+	}
+	return len;
+}
 
 /* Is this the name of a frame whose function is not known: gdb's "??",
  * or an older collect-gdb's rendering of eu-stack's "- MODULE"? */
@@ -582,7 +603,7 @@ static int frame_line(struct reader *rd, const char *s, size_t len, bool cut)
 	uint64_t no, pc = 0, line = 0;
 	bool has_pc = false, alone = false;
 	struct gframe *f;
-	uint32_t nm, fl;
+	uint32_t nm, sys, fl;
 
 	if (!parse_u64(s + 1, len - 1, &q, &no))
 		return 0;
@@ -653,19 +674,21 @@ static int frame_line(struct reader *rd, const char *s, size_t len, bool cut)
 		return 0;
 	}
 	{
-		size_t nl = (size_t)(nend - name);
+		size_t nl = (size_t)(nend - name), pl;
 		trim(&name, &nl);
 		if (nl == 0)
 			return 0;
-		nm = pv_intern(p, name, nl);
+		sys = pv_intern(p, name, nl);
+		pl = public_name(&name, nl);
+		nm = pl == nl ? sys : pv_intern(p, name, pl);
 	}
 	fl = file ? pv_intern(p, file, (size_t)(file_end - file)) : 0;
-	if (nm == PV_NONE || fl == PV_NONE)
+	if (nm == PV_NONE || sys == PV_NONE || fl == PV_NONE)
 		return -1;
 	if (pv_grow(&rd->frames, &rd->cap_frames, rd->nframes + 1, sizeof *rd->frames) < 0)
 		return -1;
 	f = &rd->frames[rd->nframes++];
-	f->function = pv_get_function(p, nm, nm, fl, 0);
+	f->function = pv_get_function(p, nm, sys, fl, 0);
 	if (f->function == PV_NONE)
 		return -1;
 	f->pc = pc;
@@ -764,6 +787,10 @@ static int meta_line(struct reader *rd, const char *s, size_t len, bool *handled
 		if (flush_pending(rd, false) < 0 || end_thread(rd) < 0)
 			return -1;
 		p->finished = true;
+	} else if (KEY("weight-ns")) {
+		/* the snapshot's weight, as collect-gdb measured it */
+		if (rd->explicit_snap && parse_u64(v, vlen, &q, &u) && u <= GDB_MAX_INTERVAL_NS * GDB_WEIGHT_CAP)
+			rd->snap_weight = (int64_t)u;
 	} else if (KEY("map")) {
 		/* read in the main pass, in order among the snapshots */
 		if (!rd->prescan && map_line(rd, v, vlen) < 0)

@@ -165,11 +165,24 @@ static int merge_locations(struct merger *m)
 	return 0;
 }
 
-/* The source's processes: the same one (pid, program, start) is one. */
+/* Do d and s hold segments of one run (collect-timer --split)? */
+static bool same_run(const struct pv_profile *d, const struct pv_profile *s)
+{
+	for (size_t i = 0; i < s->nsegments; i++)
+		for (size_t j = 0; j < d->nsegments; j++)
+			if (s->segments[i].run_key == d->segments[j].run_key)
+				return true;
+	return false;
+}
+
+/* The source's processes: the same one (pid, program, start) is one, and
+ * so is one (pid, program) in segments of one run, whose time then spans
+ * both. */
 static int merge_processes(struct merger *m)
 {
 	struct pv_profile *d = m->d;
 	const struct pv_profile *s = m->s;
+	bool run = same_run(d, s);
 
 	for (size_t i = 0; i < s->nprocesses; i++) {
 		struct pv_process pr = s->processes[i];
@@ -182,10 +195,15 @@ static int merge_processes(struct merger *m)
 		pr.end_ns += m->time_shift;
 		m->proc[i] = PV_NONE;
 		for (size_t j = 0; j < d->nprocesses && m->proc[i] == PV_NONE; j++) {
-			const struct pv_process *o = &d->processes[j];
-			if (o->pid == pr.pid && o->name == pr.name && o->program == pr.program &&
-			    o->start_ns == pr.start_ns)
-				m->proc[i] = (uint32_t)j;
+			struct pv_process *o = &d->processes[j];
+			if (o->pid != pr.pid || o->name != pr.name || o->program != pr.program ||
+			    (o->start_ns != pr.start_ns && !run))
+				continue;
+			m->proc[i] = (uint32_t)j;
+			if (pr.start_ns < o->start_ns)
+				o->start_ns = pr.start_ns;
+			if (pr.end_ns > o->end_ns)
+				o->end_ns = pr.end_ns;
 		}
 		if (m->proc[i] == PV_NONE && (m->proc[i] = pv_add_process(d, &pr)) == PV_NONE)
 			return -1;

@@ -29,6 +29,7 @@ struct thread {
 
 struct raw_cpu {
 	uint64_t short_ns;
+	uint64_t period_ns;
 	bool legacy;
 	struct thread *threads;
 	size_t n, cap;
@@ -44,13 +45,14 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-struct raw_cpu *raw_cpu_new(uint32_t short_thread_us)
+struct raw_cpu *raw_cpu_new(uint32_t short_thread_us, uint64_t period_ns)
 {
 	struct raw_cpu *c = calloc(1, sizeof *c);
 
 	if (!c)
 		return NULL;
 	c->short_ns = (uint64_t)short_thread_us * 1000;
+	c->period_ns = period_ns;
 	c->legacy = short_thread_us == 0;
 	return c;
 }
@@ -160,9 +162,56 @@ int64_t raw_cpu_sample(struct raw_cpu *c, uint32_t tid, uint64_t weight_ns)
 	return i;
 }
 
+/* The CPU time from which a group of threads with no sample is improbable
+ * when `groups` groups are tested: at one sample a period on average (the
+ * engines sample at least that often, from a random phase), no sample in
+ * T has probability at most exp(-T / period), which is below 10^-4 / groups
+ * from T = period * ln(10^4 * groups) on.  The logarithm rounded up,
+ * without libm: ln(10^4) < 9.2104, ln(2) < 0.6932. */
+static uint64_t improbable_ns(const struct raw_cpu *c, uint64_t groups)
+{
+	double ln = 9.2104;
+
+	for (uint64_t k = 1; k < groups; k *= 2)
+		ln += 0.6932;
+	return (uint64_t)((double)c->period_ns * ln);
+}
+
+/* Settles the time in no sample of the threads above the threshold with
+ * none, and of the short ones together when none has one: unsampled when
+ * that is improbable (improbable_ns), else brief. */
+static void settle_unsampled(struct raw_cpu *c, struct raw_cpu_summary *s, uint64_t long_threads,
+			     uint64_t short_unsampled)
+{
+	uint64_t groups = long_threads + (c->pool_ns > 0), bar = improbable_ns(c, groups);
+
+	for (size_t i = 0; i < c->n; i++) {
+		const struct thread *t = &c->threads[i];
+
+		if (!t->exited || t->cpu_ns < c->short_ns || t->n > 0)
+			continue;
+		if (t->cpu_ns >= bar) {
+			s->unsampled_threads++;
+			s->unsampled_cpu_ns = sat_add(s->unsampled_cpu_ns, t->cpu_ns);
+		} else {
+			s->brief_threads++;
+			s->brief_cpu_ns = sat_add(s->brief_cpu_ns, t->cpu_ns);
+		}
+	}
+	if (c->pool_n > 0 || c->pool_ns == 0)
+		return;
+	if (c->pool_ns >= bar) {
+		s->unsampled_threads += short_unsampled;
+		s->unsampled_cpu_ns = sat_add(s->unsampled_cpu_ns, c->pool_ns);
+	} else {
+		s->brief_threads += short_unsampled;
+		s->brief_cpu_ns = sat_add(s->brief_cpu_ns, c->pool_ns);
+	}
+}
+
 void raw_cpu_settle(struct raw_cpu *c, struct raw_cpu_summary *s)
 {
-	uint64_t short_unsampled = 0;
+	uint64_t short_unsampled = 0, long_threads = 0;
 
 	memset(s, 0, sizeof *s);
 	s->legacy = c->legacy;
@@ -201,20 +250,18 @@ void raw_cpu_settle(struct raw_cpu *c, struct raw_cpu_summary *s)
 			c->pool_n = sat_add(c->pool_n, t->n);
 			if (t->cpu_ns > 0)
 				short_unsampled++;
-		} else if (t->n > 0) {
+			continue;
+		}
+		long_threads++;
+		if (t->n > 0) {
 			t->share = SHARE_SCALED;
 			s->weight_ns = sat_add(s->weight_ns, t->cpu_ns);
-		} else {
-			s->unsampled_threads++;
-			s->unsampled_cpu_ns = sat_add(s->unsampled_cpu_ns, t->cpu_ns);
 		}
 	}
-	if (c->pool_n > 0) {
+	if (c->pool_n > 0)
 		s->weight_ns = sat_add(s->weight_ns, c->pool_ns);
-	} else if (c->pool_ns > 0) {
-		s->unsampled_threads += short_unsampled;
-		s->unsampled_cpu_ns = sat_add(s->unsampled_cpu_ns, c->pool_ns);
-	}
+	if (!c->legacy)
+		settle_unsampled(c, s, long_threads, short_unsampled);
 	c->settled = true;
 }
 

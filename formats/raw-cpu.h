@@ -22,7 +22,15 @@
  *   weigh what they recorded.
  * - A thread that used at least short_thread_us with no sample at all, and
  *   the short threads when none of them has a sample: that CPU time is in
- *   no sample, and is said to be.
+ *   no sample.  It is said to be (the threads blocked the signal, or the
+ *   timers missed them) only when so much CPU time with no sample is
+ *   improbable: at one sample a period on average, no sample in CPU time
+ *   T has probability at most exp(-T / period), and T must make that less
+ *   than 10^-4 divided by the number of groups tested (each
+ *   thread above the threshold, and the short ones together), so that a
+ *   trace is wrongly said to miss a thread less than once in 10,000.
+ *   Below that the time is brief: a thread of 0.4 ms at a 10 ms period
+ *   gets no sample 96 times in 100, and that is no sign of anything.
  *
  * Traces of older collectors (short_thread_us 0) keep their recorded
  * weights.  Thread ids are reused: a thread record that comes after the
@@ -52,14 +60,17 @@ struct raw_cpu_summary {
 	uint64_t short_threads;     /* measured threads under the threshold */
 	uint64_t short_cpu_ns;
 	uint64_t unsampled_threads; /* measured threads whose time is in no sample */
-	uint64_t unsampled_cpu_ns;
+	uint64_t unsampled_cpu_ns;  /* (improbably: blocked or missed) */
+	uint64_t brief_threads;     /* in no sample, too brief to expect one */
+	uint64_t brief_cpu_ns;
 	uint64_t weight_ns;         /* the CPU time all samples stand for */
 	int legacy;                 /* an older trace: recorded weights kept */
 };
 
 /* A new accounting for a trace whose header says short_thread_us (0 for an
- * older trace).  NULL when out of memory. */
-struct raw_cpu *raw_cpu_new(uint32_t short_thread_us);
+ * older trace) and period_ns (0 when unknown: any thread with no sample
+ * is then said to be unsampled).  NULL when out of memory. */
+struct raw_cpu *raw_cpu_new(uint32_t short_thread_us, uint64_t period_ns);
 void raw_cpu_free(struct raw_cpu *c);
 
 /* A thread record: thread tid, with the CPU time it had used before

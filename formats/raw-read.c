@@ -284,6 +284,10 @@ static int first_record(struct reader *rd, const struct raw_record *recp)
 		const char *why = raw_lost_cause(g->missing_error);
 		if (g->number == 0 || g->split_ns == 0 || g->missing >= g->number)
 			break; /* not a segment that can be placed: ignored */
+		/* a sample weighs the CPU time since its thread's previous
+		 * one, which may be in an earlier segment of the run */
+		if (g->run_start_ns < rd->began)
+			rd->began = g->run_start_ns;
 		if (why && (seg.missing_cause = pv_intern_str(p, why)) == PV_NONE)
 			return -1;
 		if (pv_add_segment(p, &seg) < 0) {
@@ -508,8 +512,8 @@ int rd_add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uint32_
 	/* A thread cannot have used more CPU time (nor a wall-clock sample
 	 * stand for more time) than passed since profiling began: a weight
 	 * past that is damage, not time, and would swamp every sum. */
-	if (time_ns > rd->start_mono &&
-	    (unsigned __int128)weight_ns > (unsigned __int128)(time_ns - rd->start_mono) +
+	if (time_ns > rd->began &&
+	    (unsigned __int128)weight_ns > (unsigned __int128)(time_ns - rd->began) +
 						   2 * (unsigned __int128)(uint64_t)rd->p->period +
 						   RAW_WEIGHT_SLACK_NS) {
 		rd->damaged++;
@@ -653,6 +657,20 @@ static int sample_pass(struct reader *rd)
 	return 0;
 }
 
+/* rd->who: the file, and the process by its pid and program.  A process
+ * of a run is named "RUN, pid PID" (raw-run.c): the pid is said once. */
+static void rd_set_who(struct reader *rd, uint32_t pid)
+{
+	const char *exe = pv_str(rd->p, rd->p->program), *base = strrchr(exe, '/');
+	char tail[32];
+	size_t n = strlen(rd->name), k = (size_t)snprintf(tail, sizeof tail, ", pid %" PRIu32, pid);
+
+	if (n > k && strcmp(rd->name + n - k, tail) == 0)
+		n -= k;
+	snprintf(rd->who, sizeof rd->who, "'%.*s': pid %" PRIu32 " (%.64s)", (int)(n < 256 ? n : 256),
+		 rd->name, pid, base ? base + 1 : exe);
+}
+
 static int read_header(struct reader *rd)
 {
 	const struct raw_header *h = &rd->head.h;
@@ -696,7 +714,8 @@ static int read_header(struct reader *rd)
 	p->timed = true;
 	p->period = (int64_t)h->period_ns;
 	rd->short_us = h->short_thread_us;
-	rd->start_mono = h->start_monotonic_ns;
+	rd_set_who(rd, h->pid);
+	rd->start_mono = rd->began = h->start_monotonic_ns;
 	rd->fp_candidate = h->unwind == RAW_UNWIND_FP;
 	rd->wall = h->clock == RAW_CLOCK_WALL;
 	if (h->clock == RAW_CLOCK_HEAP) {
@@ -866,7 +885,7 @@ struct pv_profile *rd_read_trace(const unsigned char *buf, size_t len, const cha
 		goto fail;
 	if (uw && uw->prepare && uw->prepare(uw->ctx, p) < 0)
 		goto fail;
-	if (!rd.wall && !rd.heap && !(rd.cpu = raw_cpu_new(rd.short_us))) {
+	if (!rd.wall && !rd.heap && !(rd.cpu = raw_cpu_new(rd.short_us, rd.p->period > 0 ? (uint64_t)rd.p->period : 0))) {
 		pv_oom();
 		goto fail;
 	}
@@ -902,28 +921,28 @@ struct pv_profile *rd_read_trace(const unsigned char *buf, size_t len, const cha
 	}
 	rd_check_report(&rd);
 	if (rd.not_unwound)
-		pv_warn("'%s': %" PRIu64 " samples need DWARF unwinding, which this reader cannot do; only their leaf is shown",
-			name, rd.not_unwound);
+		pv_warn("%s: %" PRIu64 " samples need DWARF unwinding, which this reader cannot do; only their leaf is shown",
+			rd.who, rd.not_unwound);
 	if (rd.damaged)
-		pv_warn("'%s': %" PRIu64 " sample%s weigh%s more than the time since profiling began (the trace is damaged); not counted",
-			name, rd.damaged, rd.damaged == 1 ? "" : "s", rd.damaged == 1 ? "s" : "");
+		pv_warn("%s: %" PRIu64 " sample%s weigh%s more than the time since profiling began (the trace is damaged); not counted",
+			rd.who, rd.damaged, rd.damaged == 1 ? "" : "s", rd.damaged == 1 ? "s" : "");
 	if (rd.unresolved) {
-		pv_warn("'%s': %" PRIu64 " samples refer to stacks missing from the trace; they are not counted",
-			name, rd.unresolved);
+		pv_warn("%s: %" PRIu64 " samples refer to stacks missing from the trace; they are not counted",
+			rd.who, rd.unresolved);
 		if (__builtin_add_overflow(p->lost, rd.unresolved, &p->lost))
 			p->lost = UINT64_MAX;
 	}
 	if (p->dropped_bytes)
-		pv_warn("'%s': %s: read %" PRIu64 " whole records (%zu samples), dropped %" PRIu64 " bytes",
-			name, rd.cut, rd.nrecords, p->nsamples, p->dropped_bytes);
+		pv_warn("%s: %s: read %" PRIu64 " whole records (%zu samples), dropped %" PRIu64 " bytes",
+			rd.who, rd.cut, rd.nrecords, p->nsamples, p->dropped_bytes);
 	else if (!rd.have_end && !execd && (p->live = still_running(p->pid, pv_str(p, p->program), rd.start_mono)))
-		pv_warn("'%s': the program is still running (pid %u): read %zu samples up to %.3f s; read the trace again for what came since",
-			name, p->pid, p->nsamples, p->duration_ns / 1e9);
+		pv_warn("%s: the program is still running: read %zu samples up to %.3f s; read the trace again for what came since",
+			rd.who, p->nsamples, p->duration_ns / 1e9);
 	/* (one without samples, as a run's launcher that left through
 	 * _exit, lost none: the header says it was not finished) */
 	else if (!rd.have_end && !execd && p->nsamples > 0)
-		pv_warn("'%s': trace was not finished (the program was killed or left without running its exit handlers); read %zu samples up to %.3f s",
-			name, p->nsamples, p->duration_ns / 1e9);
+		pv_warn("%s: trace was not finished (the program was killed or left without running its exit handlers); read %zu samples up to %.3f s",
+			rd.who, p->nsamples, p->duration_ns / 1e9);
 	/* said above; in the report with the rest of what was damaged */
 	p->dropped_bytes += rd.damaged_bytes;
 	free(rd.locs);

@@ -55,6 +55,9 @@ struct reader {
 	uint64_t nstack_records;
 	uint64_t regs_samples;        /* RAW_SAMPLE_REGS records in the first pass */
 	const char *name;
+	/* "'NAME': pid PID (PROGRAM)": what the warnings about the trace's
+	 * process begin with, once the header is read */
+	char who[384];
 	struct pv_profile *p;
 	struct raw_head head;         /* what the header says */
 	size_t data_start;            /* the first record */
@@ -87,6 +90,8 @@ struct reader {
 	uint32_t offcpu_loc;          /* the "[off-cpu]" location, or PV_NONE */
 	uint32_t last_tid, last_thread;
 	uint64_t end_time, last_time, start_mono;
+	/* when profiling began: start_mono, or a segment's run's start */
+	uint64_t began;
 	uint64_t lost_records, lost_end;
 	bool have_end;
 	uint64_t damaged;             /* samples that weigh more than the time allows */

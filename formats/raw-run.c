@@ -9,6 +9,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The trace p of one process becomes that process's: its threads in a
+ * process of its pid and program.  0, or -1 when out of memory (p freed). */
+static int own_process(struct pv_profile *p)
+{
+	struct pv_process pr = { .pid = p->pid };
+	const char *base = strrchr(pv_str(p, p->program), '/');
+
+	pr.program = p->program;
+	pr.name = pv_intern_str(p, base ? base + 1 : pv_str(p, p->program));
+	pr.end_ns = p->duration_ns;
+	if (pr.name == PV_NONE || pv_add_process(p, &pr) == PV_NONE) {
+		pv_profile_free(p);
+		return -1;
+	}
+	pv_threads_in_process(p, 0);
+	return 0;
+}
+
 /* One process of a run: its part of the file, read as a trace. */
 static struct pv_profile *read_part(const unsigned char *buf, const char *name,
 				    const struct raw_unwinder *uw, bool mapped,
@@ -16,23 +34,12 @@ static struct pv_profile *read_part(const unsigned char *buf, const char *name,
 {
 	char pname[512];
 	struct pv_profile *p;
-	struct pv_process pr = { .pid = part->pid };
-	const char *base;
 
 	snprintf(pname, sizeof pname, "%s, pid %" PRIu32, name, part->pid);
 	p = rd_read_trace(buf + part->offset, (size_t)part->length, pname, uw, mapped,
 		       part->flags & RAW_RUN_EXECD);
-	if (!p)
+	if (!p || own_process(p) < 0)
 		return NULL;
-	base = strrchr(pv_str(p, p->program), '/');
-	pr.program = p->program;
-	pr.name = pv_intern_str(p, base ? base + 1 : pv_str(p, p->program));
-	pr.end_ns = p->duration_ns;
-	if (pr.name == PV_NONE || pv_add_process(p, &pr) == PV_NONE) {
-		pv_profile_free(p);
-		return NULL;
-	}
-	pv_threads_in_process(p, 0);
 	return p;
 }
 
@@ -143,8 +150,15 @@ struct pv_profile *raw_read_run(const unsigned char *buf, size_t len, const char
 	bool has_root = false;
 	size_t nread = 0;
 
-	if (n == 0)
-		return rd_read_trace(buf, len, name, uw, mapped, false);
+	if (n == 0) {
+		/* a segment of one process (collect-timer --split) is that
+		 * process's too, so that the segments merged make one */
+		struct pv_profile *p = rd_read_trace(buf, len, name, uw, mapped, false);
+
+		if (p && p->nsegments > 0 && own_process(p) < 0)
+			return NULL;
+		return p;
+	}
 	if (n < 0) {
 		pv_warn("'%s': the index of the run's processes is damaged: only the first process is read",
 			name);

@@ -136,14 +136,14 @@ int rd_stack_pass(struct reader *rd)
 			uint32_t at;
 
 			if (s->id == 0) {
-				pv_warn("'%s': stack record at byte %zu has id 0; ignored", rd->name, off);
+				pv_warn("%s: stack record at byte %zu has id 0; ignored", rd->who, off);
 			} else {
 				if (stacks_grow(rd) < 0)
 					return -1;
 				slot = rd_stack_slot(rd, s->id);
 				if (slot->id) {
-					pv_warn("'%s': stack id %u at byte %zu is defined twice; the first is kept",
-						rd->name, s->id, off);
+					pv_warn("%s: stack id %u at byte %zu is defined twice; the first is kept",
+						rd->who, s->id, off);
 				} else {
 					bool cand;
 					at = rd_store_frames(rd, r + sizeof *s, s->nframes, &cand);

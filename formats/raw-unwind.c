@@ -256,16 +256,16 @@ void rd_check_report(struct reader *rd)
 
 	if (rd->check.samples == 0 && rd->check.unpaired == 0)
 		return;
-	pv_warn("'%s': unwind check: %" PRIu64 " samples: %" PRIu64 " agree with the stack copy, %" PRIu64
+	pv_warn("%s: unwind check: %" PRIu64 " samples: %" PRIu64 " agree with the stack copy, %" PRIu64
 		" differ, %" PRIu64 " not unwound in the collector (no object %" PRIu64 ", no CFI %" PRIu64
 		", rule %" PRIu64 ", stack %" PRIu64 ", stack unknown %" PRIu64 ", other %" PRIu64
 		"), %" PRIu64 " unpaired",
-		rd->name, rd->check.samples, rd->check.agree, rd->check.differ,
+		rd->who, rd->check.samples, rd->check.agree, rd->check.differ,
 		rd->check.samples - rd->check.agree - rd->check.differ, f[RAW_CHECK_NO_OBJECT],
 		f[RAW_CHECK_NO_ROW], f[RAW_CHECK_RULE], f[RAW_CHECK_STACK], f[RAW_CHECK_NOT_TRIED], f[0],
 		rd->check.unpaired);
 	for (uint64_t i = 0; i < rd->check.differ && i < 3; i++)
-		pv_warn("'%s': unwind check: %s", rd->name, rd->check.first[i]);
+		pv_warn("%s: unwind check: %s", rd->who, rd->check.first[i]);
 }
 
 int rd_batch_new(struct reader *rd)

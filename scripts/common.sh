@@ -63,3 +63,30 @@ build_tree() {
 	}
 	rm -f "$dir.compile.log"
 }
+
+# install_summary DIR: say what `meson install` puts where from the build
+# tree DIR (its commands, preload libraries and man pages, each by name),
+# read from meson's own list, so that nothing installed goes unsaid.
+install_summary() {
+	meson introspect --installed "$1" | python3 -c '
+import json, os, sys
+kinds = {"commands": [], "preload libraries": [], "man pages": []}
+dirs = {}
+for dest in json.load(sys.stdin).values():
+    name, where = os.path.basename(dest), os.path.dirname(dest)
+    if ".so" in name:
+        kind = "preload libraries"
+    elif os.path.basename(os.path.dirname(where)) == "man":
+        kind, where = "man pages", os.path.dirname(where)
+    else:
+        kind = "commands"
+    kinds[kind].append(name)
+    dirs.setdefault(kind, set()).add(where)
+def words(names):
+    names = sorted(names)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+for kind, names in kinds.items():
+    if names:
+        print("installed the %s %s in %s" % (kind, words(names), words(dirs[kind])))
+'
+}

@@ -137,8 +137,8 @@ void dumpers_batch_loop(struct cg_state *st)
 			proc_free(&pr);
 			break;
 		}
+		cg_write_snapshot(st, pr.obuf.s, pr.obuf.len, t_real, t0);
 		cg_note_stop(st, cg_now_ns(CLOCK_MONOTONIC) - t0);
-		cg_write_snapshot(st, pr.obuf.s, pr.obuf.len, t_real);
 		proc_free(&pr);
 		next = cg_next_slot(st, next);
 	}
@@ -260,10 +260,10 @@ void dumpers_eustack_loop(struct cg_state *st, const char *eustack)
 			proc_free(&pr);
 			break;
 		}
-		cg_note_stop(st, cg_now_ns(CLOCK_MONOTONIC) - t0);
 		if (eustack_to_gdb(st, pr.obuf.s, pr.obuf.len, &conv) < 0)
 			cg_oom();
-		cg_write_snapshot(st, conv.s ? conv.s : "", conv.len, t_real);
+		cg_write_snapshot(st, conv.s ? conv.s : "", conv.len, t_real, t0);
+		cg_note_stop(st, cg_now_ns(CLOCK_MONOTONIC) - t0);
 		free(conv.s);
 		proc_free(&pr);
 		next = cg_next_slot(st, next);

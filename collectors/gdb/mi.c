@@ -375,7 +375,7 @@ static bool mi_dump_resume(struct cg_state *st, struct mi *m, int64_t t0)
 		}
 		return false;
 	}
-	cg_write_snapshot(st, m->console.s ? m->console.s : "", m->console.len, t_real);
+	cg_write_snapshot(st, m->console.s ? m->console.s : "", m->console.len, t_real, t0);
 	if (cg_should_stop(st))
 		return false;
 	if (st->was_stopped)

@@ -70,6 +70,7 @@ void cg_note_stop(struct cg_state *st, int64_t ns)
 		st->cap_stops = cap;
 	}
 	st->stops[st->nstops++] = ns;
+	st->resumed_ns = cg_now_ns(CLOCK_MONOTONIC);
 }
 
 /* ---- scheduling ---- */

@@ -68,6 +68,7 @@ struct cg_state {
 	bool child_reaped;
 	long long snapshots;
 	int64_t *stops; size_t nstops, cap_stops; /* ns the target was stopped */
+	int64_t resumed_ns;     /* when it ran on after the last snapshot (monotonic), 0 */
 	unsigned max_threads;
 	int64_t t_begin;
 	enum cg_end end;
@@ -85,7 +86,8 @@ int64_t cg_now_ns(clockid_t clk);
 int sb_add(struct strbuf *b, const char *s, size_t n);
 /* The last non-empty line of b into out, for messages. */
 void sb_last_line(const struct strbuf *b, char *out, size_t n);
-/* Records how long (ns) the target was stopped for one snapshot. */
+/* Records how long (ns) the target was stopped for one snapshot, which
+ * ends now: it runs on from now (st->resumed_ns). */
 void cg_note_stop(struct cg_state *st, int64_t ns);
 /* Should sampling stop now?  Sets st->end. */
 bool cg_should_stop(struct cg_state *st);

@@ -82,9 +82,18 @@ static bool is_bt_line(const char *s, size_t n)
 	       (n > 25 && memcmp(s, "(More stack frames follow", 25) == 0);
 }
 
-/* Write one snapshot: the backtrace lines of text, nothing else.  Returns
- * how many thread headers it held. */
-unsigned cg_write_snapshot(struct cg_state *st, const char *text, size_t len, int64_t t_real)
+/* What the snapshot stopped at t0 stands for (trace.h). */
+static int64_t snapshot_weight(const struct cg_state *st, int64_t t0)
+{
+	int64_t w = st->o.interval_ns, cap = st->o.interval_ns * CG_WEIGHT_CAP;
+
+	if (st->resumed_ns > 0)
+		w = t0 > st->resumed_ns ? t0 - st->resumed_ns : 0;
+	return w < cap ? w : cap;
+}
+
+unsigned cg_write_snapshot(struct cg_state *st, const char *text, size_t len, int64_t t_real,
+			   int64_t t0)
 {
 	unsigned threads = 0;
 	bool started = false;
@@ -93,7 +102,7 @@ unsigned cg_write_snapshot(struct cg_state *st, const char *text, size_t len, in
 	write_maps(st);
 	fprintf(st->out, "# snapshot: %lld ", st->snapshots);
 	write_time(st->out, t_real);
-	fputc('\n', st->out);
+	fprintf(st->out, "\n# weight-ns: %" PRId64 "\n", snapshot_weight(st, t0));
 	for (size_t off = 0; off < len;) {
 		const char *nl = memchr(text + off, '\n', len - off);
 		size_t n = (nl ? (size_t)(nl - text) : len) - off;

@@ -50,24 +50,6 @@ int preload_running(void)
 const char preload_collector[] = "collect-heap";
 const char preload_library[] = "libprofview-heap";
 
-void preload_warn(const char *fmt, ...)
-{
-	static const char prefix[] = "collect-heap: ";
-	char buf[512];
-	va_list ap;
-	int n;
-
-	memcpy(buf, prefix, sizeof(prefix) - 1);
-	va_start(ap, fmt);
-	n = vsnprintf(buf + sizeof(prefix) - 1, sizeof(buf) - sizeof(prefix), fmt, ap);
-	va_end(ap);
-	n = n < 0 ? 0 : n > (int)(sizeof(buf) - sizeof(prefix) - 1) ? (int)(sizeof(buf) - sizeof(prefix) - 1) : n;
-	n += (int)sizeof(prefix) - 1;
-	buf[n++] = '\n';
-	if (write(STDERR_FILENO, buf, (size_t)n) < 0) {
-		/* nothing to be done */
-	}
-}
 
 
 /* ---- start and end ---- */

@@ -13,6 +13,7 @@
 #include "collect-summary.h"
 #include "collect-traces.h"
 #include "collect.h"
+#include "escape.h"
 #include "raw-cpu.h"
 #include "raw-iter.h"
 #include "raw.h"
@@ -375,21 +376,21 @@ int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int q
 			if (unlink(shown) == 0 && !quiet)
 				collect_msg("no profile was recorded; removed the empty '%s'", shown);
 		} else if (v[0].scanned && !v[0].st.foreign && (!quiet || v[0].st.bad)) {
-			char where[PATH_MAX + 16];
+			char where[PATH_MAX + 16], who[128];
 
 			snprintf(where, sizeof(where), "written to '%s'", shown);
-			collect_say_trace(&v[0], "", where);
+			snprintf(who, sizeof(who), "pid %u (%s): ", v[0].pid, v[0].exe);
+			collect_say_trace(&v[0], who, where);
 		}
 		free(v);
 		return 0;
 	}
 	if (seg != NULL) {
 		const char *exe = strrchr(seg_program(seg), '/');
-		char who[128] = "";
+		char who[128], name[64];
 
-		if (n > 1)
-			snprintf(who, sizeof(who), "pid %u (%.63s): ", v[0].pid,
-				 exe != NULL ? exe + 1 : seg_program(seg));
+		pv_escape(name, sizeof(name), exe != NULL ? exe + 1 : seg_program(seg));
+		snprintf(who, sizeof(who), "pid %u (%s): ", (unsigned)pid, name);
 		collect_report_segments(seg, who, quiet);
 		if (n == 1) {
 			free(v);

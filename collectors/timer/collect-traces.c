@@ -14,6 +14,7 @@
 
 #include "collect-traces.h"
 #include "collect.h"
+#include "escape.h"
 #include "outfile.h"
 #include "raw-iter.h"
 #include "raw-tail.h"
@@ -92,7 +93,7 @@ int collect_scan(const char *path, struct collect_stats *st)
 		close(fd);
 		return -1;
 	}
-	acct = raw_cpu_new(h->short_thread_us);
+	acct = raw_cpu_new(h->short_thread_us, h->period_ns);
 	oom = acct == NULL;
 	while ((next = raw_tail_next(&tail, &rec)) == RAW_NEXT_RECORD) {
 		/* whole records, each as long as its type needs (raw-iter.h) */
@@ -196,7 +197,8 @@ int collect_header(const char *path, struct collect_trace *t)
 	close(fd);
 	exe[n > 0 ? n : 0] = '\0';
 	base = strrchr(exe, '/');
-	snprintf(t->exe, sizeof(t->exe), "%.63s", base != NULL ? base + 1 : exe);
+	/* a name from the trace: said escaped (escape.h) */
+	pv_escape(t->exe, sizeof(t->exe), base != NULL ? base + 1 : exe);
 	t->pid = h.pid;
 	t->ppid = h.ppid;
 	t->start_mono = h.start_monotonic_ns;

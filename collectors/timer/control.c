@@ -48,6 +48,7 @@
 #include "collect-env.h"
 #include "control.h"
 #include "helper.h"
+#include "notice.h"
 #include "preload-state.h"
 #include "stacktab.h"
 #include "writer.h"
@@ -121,8 +122,8 @@ static uint64_t control_due(uint64_t next)
 static void control_say(int pause, uint32_t req)
 {
 	if (control.run == NULL)
-		preload_warn("pid %d: sampling %s (signal %d); the same signal %s it",
-			     (int)getpid(), pause ? "paused" : "resumed", control.signo,
+		preload_warn("sampling %s (signal %d); the same signal %s it",
+			     pause ? "paused" : "resumed", control.signo,
 			     pause ? "resumes" : "pauses");
 	else if (atomic_exchange(&control.run->said, req) != req)
 		preload_warn("sampling %s (signal %d) in every process of the run; the "
@@ -269,10 +270,10 @@ static void control_taken_note(int sig)
 {
 	const char *abbrev = sigabbrev_np(sig) != NULL ? sigabbrev_np(sig) : "?";
 	int n = snprintf(control.taken_note, sizeof(control.taken_note),
-			 "%s: pid %d: the program installed its own handler for the control signal "
+			 "the program installed its own handler for the control signal "
 			 "(SIG%s): it gets that signal; sent to %s, the signal still pauses and "
-			 "resumes sampling in every process; --control-signal chooses another\n",
-			 preload_collector, (int)getpid(), abbrev, preload_collector);
+			 "resumes sampling in every process; --control-signal chooses another",
+			 abbrev, preload_collector);
 
 	control.taken_len = n > 0 && (size_t)n < sizeof(control.taken_note) ? (size_t)n : 0;
 }
@@ -282,9 +283,8 @@ static void control_say_taken(void)
 {
 	if (control.run != NULL && atomic_exchange(&control.run->taken, 1))
 		return;
-	if (control.taken_len > 0 && write(STDERR_FILENO, control.taken_note, control.taken_len) < 0) {
-		/* nothing to be done */
-	}
+	if (control.taken_len > 0)
+		notice_line(control.taken_note);
 }
 
 int control_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)

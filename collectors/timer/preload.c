@@ -78,22 +78,6 @@ static int preload_tailed;
 const char preload_collector[] = "collect-timer";
 const char preload_library[] = "libprofview-timer";
 
-void preload_warn(const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-	int n = snprintf(buf, sizeof(buf), "%s", PRELOAD_PREFIX);
-
-	va_start(ap, fmt);
-	vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
-	va_end(ap);
-	n = (int)strlen(buf);
-	buf[n++] = '\n';
-	if (write(STDERR_FILENO, buf, (size_t)n) < 0) {
-		/* nothing to be done */
-	}
-}
-
 /* ---- start and end ---- */
 
 static void preload_atfork_prepare(void)

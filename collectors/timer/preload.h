@@ -1,7 +1,7 @@
 /* preload.h - what the files shared by the two preload libraries need of
  * the library they are in
  *
- * writer.c, stacktab.c, mappings.c, cfi.c and dlhook.c are built into
+ * writer.c, stacktab.c, mappings.c, cfi.c, dlhook.c and notice.c are built into
  * libprofview-timer.so and libprofview-heap.so; each library defines what
  * is declared here (libprofview-timer.so in sample.c and preload.c,
  * libprofview-heap.so in heap-start.c).  The library's other files each
@@ -21,8 +21,6 @@
 
 #include <stdint.h>
 
-#define PRELOAD_PREFIX "collect-timer: "
-
 /* The launcher's name ("collect-timer"), and the library's file name
  * without ".so", for the lines and the checks of the files shared. */
 extern const char preload_collector[];
@@ -31,8 +29,9 @@ extern const char preload_library[];
 /* Monotonic time in nanoseconds.  Signal-safe. */
 uint64_t preload_now(void);
 
-/* Writes one line to stderr, prefixed with PRELOAD_PREFIX.  Not signal-safe
- * (uses vsnprintf); used only outside the handler. */
+/* Writes one line to stderr that begins with the collector's name and the
+ * process's pid and program (notice.c).  Not signal-safe (uses
+ * vsnprintf); used only outside the handler. */
 void preload_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Is no sampling handler of ours running right now?  A handler that starts

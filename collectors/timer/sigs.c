@@ -33,6 +33,7 @@
 
 #include "control.h"
 #include "engine.h"
+#include "notice.h"
 #include "preload-state.h"
 #include "sample.h"
 #include "sigs.h"
@@ -229,9 +230,8 @@ void control_exec_prepare(int undo)
  * racing to set SIGPROF actions may see each other's old action. */
 PRELOAD_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	static const char note[] = PRELOAD_PREFIX "the program installed its own handler "
-		"for the profiler's signal while profiled: it gets only the signals the "
-		"profiler did not send\n";
+	static const char note[] = "the program installed its own handler for the profiler's "
+		"signal while profiled: it gets only the signals the profiler did not send";
 	int cur;
 
 	if (preload_term_is_ours(sig)) {
@@ -259,10 +259,8 @@ PRELOAD_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigact
 		atomic_store_explicit(&preload.app_current, !cur, memory_order_release);
 		if ((act->sa_flags & SA_SIGINFO) ||
 		    (act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN)) {
-			if (!atomic_exchange(&preload.app_warned, 1) &&
-			    write(STDERR_FILENO, note, sizeof(note) - 1) < 0) {
-				/* nothing to be done */
-			}
+			if (!atomic_exchange(&preload.app_warned, 1))
+				notice_line(note);
 		}
 	}
 	return 0;

@@ -66,7 +66,7 @@ launcher=$!
 for _ in $(seq 100); do [ -s live.raw ] && break; sleep 0.05; done
 sleep 0.3
 "$PROFVIEW" --flat live.raw >live.txt 2>live.err || fail "profview on a live trace failed: $(cat live.err)"
-grep -q "live.raw': the program is still running (pid [0-9]*): read [0-9]* samples up to" live.err ||
+grep -q "live.raw': pid [0-9]* (tcases): the program is still running: read [0-9]* samples up to" live.err ||
 	fail "a live trace is not said to be of a running program: $(cat live.err)"
 grep -q '^program: .*, still running$' live.txt || fail "the header does not say still running: $(head -1 live.txt)"
 reads=0

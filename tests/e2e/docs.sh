@@ -7,6 +7,35 @@ e2e_init "$@"
 for page in "$SRCDIR"/man/*.in; do
 	out=$(sed 's/@VERSION@/0/' "$page" | groff -t -man -ww -z 2>&1) || fail "groff failed on $page"
 	[ -z "$out" ] || fail "groff warns about $(basename "$page"): $out"
+	# Alternating-font macros (.RI, .BR...) join their arguments with no
+	# space: two plain words in a row are prose that renders as one word
+	# ("which" "holds" reads "whichholds"), which groff does not warn of.
+	out=$(awk '/^\.(BI|BR|IB|IR|RB|RI)[ \t]/ {
+		line = substr($0, 5); n = 0
+		while (length(line) > 0) {
+			sub(/^[ \t]+/, "", line)
+			if (line == "")
+				break
+			if (substr(line, 1, 1) == "\"") {
+				line = substr(line, 2); i = index(line, "\"")
+				if (i == 0)
+					i = length(line) + 1
+				arg[++n] = substr(line, 1, i - 1); line = substr(line, i + 1)
+			} else {
+				match(line, /^[^ \t]+/); arg[++n] = substr(line, 1, RLENGTH)
+				line = substr(line, RLENGTH + 1)
+			}
+		}
+		for (i = 1; i < n; i++)
+			if (arg[i] ~ /^[A-Za-z]+[,.;:]?$/ && arg[i + 1] ~ /^[A-Za-z]+[,.;:]?$/) {
+				printf "line %d: %s\n", FNR, $0
+				break
+			}
+	}' "$page")
+	[ -z "$out" ] || fail "$(basename "$page") runs words together in a font macro: $out"
+	# and what it renders has no such run of words
+	out=$(sed 's/@VERSION@/0/' "$page" | groff -t -man -Tutf8 -P-cbu 2>/dev/null | grep -E '[a-z]{25,}' || true)
+	[ -z "$out" ] || fail "$(basename "$page") renders a run of words as one: $out"
 done
 
 # check_options COMMAND PAGE

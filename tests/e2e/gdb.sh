@@ -53,8 +53,30 @@ wait_state() {
 	return 1
 }
 
+# check_weights TRACE: each snapshot's "# weight-ns:" line follows it: the
+# interval for the first, then the time the target ran since the previous
+# snapshot: never more than the time between the two (their times are
+# CLOCK_REALTIME, the weights CLOCK_MONOTONIC: 2 ms of slack), nor than
+# two intervals.
+check_weights() {
+	awk '
+	/^# interval-ns: / { iv = $3 }
+	/^# snapshot: / { n++; t = $4; want = 1; next }
+	want {
+		if ($0 !~ /^# weight-ns: [0-9]+$/) { print "snapshot " n " has no weight line"; exit 1 }
+		w = $3; want = 0
+		if (n == 1 && w != iv) { print "the first snapshot weighs " w ", not the interval " iv; exit 1 }
+		if (w > 2 * iv) { print "snapshot " n " weighs " w ", more than two intervals"; exit 1 }
+		if (n > 1 && w > (t - prev) * 1e9 + 2e6) { print "snapshot " n " weighs " w " ns, " (t - prev) " s after the previous"; exit 1 }
+	}
+	/^# weight-ns: / { prev = t }
+	END { if (n == 0) { print "no snapshot"; exit 1 } }' "$1" >"$1.weights" ||
+		fail "$1: $(cat "$1.weights")"
+}
+
 check_trace() {
 	local trace=$1 min=$2 t k n
+	check_weights "$trace"
 	"$PROFVIEW" --threads --maxdepth=1 "$trace" >"$trace.threads" || fail "$trace: profview --threads failed"
 	for pair in alpha:alpha_hot beta:beta_hot; do
 		local thread=${pair%%:*} fn=${pair##*:} other
@@ -323,7 +345,7 @@ grep -qx '\[thread 1233 "server"\];main;hash_block;mix_round;mix_step 1' edge.fo
 grep -qx '\[thread 1235 ""\];clone3;start_thread;event_loop;epoll_wait;\[blocked\] 1' edge.folded ||
 	grep -qx '\[thread 1235\];clone3;start_thread;event_loop;epoll_wait;\[blocked\] 1' edge.folded || fail "edge cases: epoll_wait thread"
 grep -q '^\[thread 1236 "cut"\];worker;crunch 1$' edge.folded || fail "edge cases: the cut thread"
-grep -q 'Functor<int>::operator();std::vector<.*>::push_back;<signal handler called>;__GI_raise;__GI___pthread_kill;__pthread_kill_internal;__pthread_kill_implementation 1$' edge.folded ||
+grep -q 'Functor<int>::operator();std::vector<.*>::push_back;<signal handler called>;raise;__pthread_kill;__pthread_kill_internal;__pthread_kill_implementation 1$' edge.folded ||
 	fail "edge cases: C++ and signal frames"
 "$PROFVIEW" "$data/gdb13-persistent.gdb" | grep -q 'gdb backtraces' || fail "the persistent trace's header"
 exit 0

@@ -24,6 +24,17 @@ done
 lib=$(find "$root" -name libprofview-timer.so -type f)
 [ -n "$lib" ] || fail "the preload library is not installed under $root"
 note "installed under $root; library $lib"
+# What scripts/install says it installed names every command, library and
+# man page meson installed, and where.
+. "$SRCDIR/scripts/common.sh"
+grep -q '^install_summary "$dir"$' "$SRCDIR/scripts/install" || fail "scripts/install does not print install_summary's message"
+install_summary "$builddir" >summary.txt || fail "install_summary failed"
+while read -r f; do
+	name=$(basename "$f") where=$(dirname "${f#"$dest"}")
+	case $where in */man/man*) where=$(dirname "$where") ;; esac
+	grep -E "(^| )${name//./\\.}(,| and | in )" summary.txt | grep -qF -- " in $where" ||
+		fail "the install message does not say $name went to $where: $(cat summary.txt)"
+done < <(find "$root" -type f \( -path '*/bin/*' -o -name '*.so' -o -path '*/man/man*' \))
 
 # By name, from PATH: the installed commands, not the build tree's, with
 # no PROFVIEW_PRELOAD to point the way.

@@ -53,7 +53,7 @@ wait $launcher || fail "collect-timer --split failed: $(cat s.err)"
 cat s.out s.err
 [ ! -e s.raw ] || fail "the program's whole trace is left next to its segments"
 summary=$(grep 'samples (' s.err)
-total=$(sed -E 's/^collect-timer: ([0-9]+) samples.*/\1/' <<<"$summary")
+total=$(sed -E 's/^collect-timer: pid [0-9]+ \(pauser\): ([0-9]+) samples.*/\1/' <<<"$summary")
 n=$(sed -nE "s/.*written to ([0-9]+) segments, 's\.seg0001\.raw' to 's\.seg0*([0-9]+)\.raw'.*/\1 \2/p" <<<"$summary")
 [ -n "$n" ] || fail "collect-timer does not list the segments: $summary"
 read -r count last <<<"$n"
@@ -176,7 +176,7 @@ cat f.err
 grep -q "cannot write 'f.seg0002.raw.part'.*segment 2 is lost" f.err || fail "segment 2's failure is not said"
 grep -q "cannot write 'f.seg0003.raw'.*segment 3 is lost" f.err || fail "segment 3's failure is not said"
 summary=$(grep 'samples (' f.err)
-re='^collect-timer: ([0-9]+) samples .* ([0-9]+) lost \(([0-9]+) in segments 2 to 3, 400\.0 ms to 1\.20 s of the run, that could not be written: Is a directory\)'
+re='^collect-timer: pid [0-9]+ \([^)]*\): ([0-9]+) samples .* ([0-9]+) lost \(([0-9]+) in segments 2 to 3, 400\.0 ms to 1\.20 s of the run, that could not be written: Is a directory\)'
 [[ $summary =~ $re ]] || fail "the summary does not count the lost segments' samples as lost: $summary"
 total=${BASH_REMATCH[1]} lost=${BASH_REMATCH[2]} inlost=${BASH_REMATCH[3]}
 [ "$lost" -ge "$inlost" ] || fail "lost $lost, of which $inlost in the lost segments"
@@ -200,4 +200,30 @@ grep -q "segments 2 to 4 of the run, 400\.0 ms to 1\.60 s, are missing: they are
 # segments that follow each other: no word
 "$PROFVIEW" --flat f.seg0004.raw f.seg0005.raw >/dev/null 2>i.err && [ ! -s i.err ] ||
 	fail "profview warns about segments that follow each other: $(cat i.err)"
+# 6. Processes that live across the segments' boundaries, each of which
+# blocks the profiling signal for 0.8 s of CPU time: its first sample
+# after weighs all of it, more than a segment's 0.5 s, CPU time used in
+# the segments before.  Each segment is a whole trace on its own, and the
+# segments read together make one run of the three processes and their
+# three threads, without a warning; their CPU time is what the processes
+# used (each spins 1.2 s by its own clock, a little more to start and
+# end).
+build segworkers
+"$COLLECT_TIMER" -q --split=0.5 -o w.raw ./segworkers 2 0.8 0.4 2>w.err ||
+	fail "segworkers failed under collect-timer --split: $(cat w.err)"
+for f in w.seg*.raw; do
+	"$PROFVIEW" --flat "$f" >w1.txt 2>w1.err || fail "profview $f failed: $(cat w1.err)"
+	[ -s w1.err ] && fail "$f read alone: $(cat w1.err)"
+	grep -E '^warning: .*(damaged|dropped)' w1.txt && fail "$f read alone: $(grep '^warning' w1.txt)"
+done
+"$PROFVIEW" --flat w.seg*.raw >wall.txt 2>wall.err || fail "profview on the segments together failed: $(cat wall.err)"
+[ -s wall.err ] && fail "the segments read together: $(cat wall.err)"
+grep -E '^warning: .*(damaged|dropped)' wall.txt && fail "the segments read together: $(grep '^warning' wall.txt)"
+grep -q '^profile: .* 3 processes, 3 threads$' wall.txt ||
+	fail "the segments read together are not one run of 3 processes and 3 threads: $(head -3 wall.txt)"
+ms=$(awk '/^profile:/ { for (i = 1; i <= NF; i++) if ($i == "CPU") {
+	v = $(i + 1); u = $(i + 2); sub(/,$/, "", u); print (u == "s" ? v * 1000 : v); exit } }' wall.txt)
+awk -v m="$ms" 'BEGIN { exit !(m >= 3 * 1200 * 0.99 && m <= 3 * 1200 + 600) }' ||
+	fail "the segments hold $ms ms of CPU time; the processes used 3600 ms and a little more"
+
 exit 0

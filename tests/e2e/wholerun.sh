@@ -105,5 +105,5 @@ mkdir k
 	fail "the cut-short case failed: $(cat k.err)"
 grep -q "(tcases): .*; killed" k.err || fail "collect-timer does not say the child was cut short: $(cat k.err)"
 "$PROFVIEW" --flat k/run.raw >/dev/null 2>k.perr || fail "profview on the cut-short run"
-grep -q "pid [0-9]*': trace was not finished" k.perr || fail "profview does not say the child was cut short: $(cat k.perr)"
+grep -q "'k/run.raw': pid [0-9]* (tcases): trace was not finished" k.perr || fail "profview does not say the child was cut short: $(cat k.perr)"
 exit 0
