@@ -394,8 +394,14 @@ static void test_truncation(uint32_t version)
 				size_t expect = 0;
 				if (k >= 6)
 					expect = 1 + (k > 6 ? (k - 6 < 9 ? k - 6 : 9) : 0);
+				/* warnings: the bytes dropped, or else an unfinished
+				 * trace with samples (one without is said by the
+				 * header alone); and the sample whose stack is
+				 * missing (record 5) */
+				int warn = cut == r.len ? 0 : (cut != whole || expect > 0) + (k == 5);
+
 				if (p->nsamples != expect || p->dropped_bytes != cut - whole ||
-				    p->finished != (cut == r.len) || nwarnings != (cut == r.len ? 0 : k == 5 ? 2 : 1) ||
+				    p->finished != (cut == r.len) || nwarnings != warn ||
 				    pv_profile_validate(p, "cut") != 0) {
 					if (bad < 5)
 						fprintf(stderr, "cut %zu: samples %zu (want %zu) dropped %" PRIu64
