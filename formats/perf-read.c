@@ -15,6 +15,7 @@
  * wins, else the one that finds the most.
  */
 #include "perf-read.h"
+#include "perf-int.h"
 #include "error.h"
 #include "merge.h"
 #include "util.h"
@@ -23,34 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define PERF_DETECT_SPAN 65536
-/* Frames kept of a call chain (perf's own limit is 127 by default): a
- * deeper one keeps its innermost and counts as truncated. */
-#define PERF_MAX_FRAMES 4096
-/* Words a command name (at most 15 bytes in Linux) may take before the
- * pid: where a header's fields are looked for. */
-#define PERF_MAX_COMM_WORDS 12
-/* The kernel's half of a 64-bit address space (x86-64, arm64). */
-#define PERF_KERNEL_START 0xffff800000000000ULL
-
-/* Header fields, a bit each: a capture's shape. */
-enum {
-	F_PID = 1 << 0, F_TID = 1 << 1, F_CPU = 1 << 2, F_TIME = 1 << 3,
-	F_PERIOD = 1 << 4, F_EVENT = 1 << 5, F_IP = 1 << 6,
-};
-
-struct span {
-	const char *s;
-	size_t n;
-};
-
-struct header {
-	unsigned fields;
-	struct span comm, event, tail;
-	uint64_t pid, tid, period;
-	int64_t time_ns;
-};
 
 struct event {
 	uint32_t name;         /* string index of the name perf printed */
@@ -96,299 +69,6 @@ struct preader {
 
 	uint64_t unknown_lines, first_unknown, no_frames;
 };
-
-/* ---- text ---- */
-
-static bool is_space(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
-static bool is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static struct span trim(struct span t)
-{
-	while (t.n && is_space(t.s[0]))
-		t.s++, t.n--;
-	while (t.n && (is_space(t.s[t.n - 1]) || t.s[t.n - 1] == '\r'))
-		t.n--;
-	return t;
-}
-
-static bool span_is(struct span t, const char *lit)
-{
-	return t.n == strlen(lit) && memcmp(t.s, lit, t.n) == 0;
-}
-
-static bool span_starts(struct span t, const char *lit)
-{
-	return t.n >= strlen(lit) && memcmp(t.s, lit, strlen(lit)) == 0;
-}
-
-/* All of [s, s+n) decimal digits (at least one) into *v, saturating. */
-static bool parse_dec(const char *s, size_t n, uint64_t *v)
-{
-	*v = 0;
-	if (n == 0)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		if (!is_digit(s[i]))
-			return false;
-		unsigned d = (unsigned)(s[i] - '0');
-		*v = *v > (UINT64_MAX - d) / 10 ? UINT64_MAX : *v * 10 + d;
-	}
-	return true;
-}
-
-/* All of [s, s+n) hex digits (1 to 16, an optional 0x) into *v. */
-static bool parse_hex(const char *s, size_t n, uint64_t *v)
-{
-	if (n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-		s += 2, n -= 2;
-	*v = 0;
-	if (n == 0 || n > 16)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		int d = pv_hexval(s[i]);
-		if (d < 0)
-			return false;
-		*v = *v << 4 | (uint64_t)d;
-	}
-	return true;
-}
-
-/* The first word of t: [t.s, *end). */
-static struct span word(struct span t)
-{
-	size_t i = 0;
-
-	while (i < t.n && !is_space(t.s[i]))
-		i++;
-	return (struct span){ t.s, i };
-}
-
-/* "SECONDS.FRACTION:" into nanoseconds (perf prints 6 digits, 9 with
- * --ns). */
-static bool parse_time(struct span w, int64_t *ns)
-{
-	const char *dot;
-	uint64_t sec, frac = 0;
-	size_t digits = 0;
-
-	if (w.n < 4 || w.s[w.n - 1] != ':' || !(dot = memchr(w.s, '.', w.n - 1)))
-		return false;
-	if (!parse_dec(w.s, (size_t)(dot - w.s), &sec) || sec > 9000000000ULL)
-		return false;
-	for (const char *c = dot + 1; c < w.s + w.n - 1; c++) {
-		if (!is_digit(*c))
-			return false;
-		if (digits < 9) {
-			frac = frac * 10 + (uint64_t)(*c - '0');
-			digits++;
-		}
-	}
-	if (digits == 0)
-		return false;
-	while (digits++ < 9)
-		frac *= 10;
-	*ns = (int64_t)(sec * 1000000000ULL + frac);
-	return true;
-}
-
-/* "PID", "PID/TID" ("-1" for none). */
-static bool parse_pid(struct span w, struct header *h)
-{
-	const char *slash = memchr(w.s, '/', w.n);
-	struct span a = { w.s, slash ? (size_t)(slash - w.s) : w.n };
-	uint64_t v;
-
-	if (span_is(a, "-1"))
-		v = UINT64_MAX;
-	else if (!parse_dec(a.s, a.n, &v))
-		return false;
-	if (!slash) {
-		/* one number: perf's default fields show the tid */
-		h->tid = v;
-		h->fields |= F_TID;
-		return true;
-	}
-	struct span b = { slash + 1, w.n - a.n - 1 };
-	uint64_t t;
-	if (span_is(b, "-1"))
-		t = UINT64_MAX;
-	else if (!parse_dec(b.s, b.n, &t))
-		return false;
-	h->pid = v;
-	h->tid = t;
-	h->fields |= F_PID | F_TID;
-	return true;
-}
-
-/* An event name and its colon: "cpu-clock:", "cycles:u:", "sched:sched_switch:". */
-static bool is_event(struct span w)
-{
-	bool letter = false;
-
-	if (w.n < 2 || w.s[w.n - 1] != ':' || is_digit(w.s[0]))
-		return false;
-	for (size_t i = 0; i + 1 < w.n; i++)
-		letter = letter || (w.s[i] >= 'a' && w.s[i] <= 'z') || (w.s[i] >= 'A' && w.s[i] <= 'Z');
-	return letter;
-}
-
-/* Is t an address and what follows it: "7ff0 sym", "ffff81 ", "1a34"? */
-static bool starts_with_address(struct span t)
-{
-	struct span w = word(t);
-	uint64_t v;
-
-	return w.n && parse_hex(w.s, w.n, &v);
-}
-
-/* Is t a frame: an address, then nothing or a symbol?  "(dso)" right
- * after the word means the word was the symbol (a function named "add"
- * or "cafe"), not an address. */
-static bool frame_follows(struct span t)
-{
-	struct span w = word(t), r;
-
-	if (!starts_with_address(t))
-		return false;
-	r = trim((struct span){ w.s + w.n, t.n - w.n });
-	return r.n == 0 || r.s[0] != '(';
-}
-
-/* The fields of a header whose first field is at t (the command name is
- * what came before). */
-static void match_fields(struct span t, struct header *h)
-{
-	struct span w;
-
-	t = trim(t);
-	w = word(t);
-	if (w.n && parse_pid(w, h))
-		t = trim((struct span){ w.s + w.n, t.n - w.n }), w = word(t);
-	if (w.n > 2 && w.s[0] == '[' && w.s[w.n - 1] == ']') {
-		uint64_t cpu;
-		if (parse_dec(w.s + 1, w.n - 2, &cpu)) {
-			h->fields |= F_CPU;
-			t = trim((struct span){ w.s + w.n, t.n - w.n }), w = word(t);
-		}
-	}
-	if (w.n && parse_time(w, &h->time_ns)) {
-		h->fields |= F_TIME;
-		t = trim((struct span){ w.s + w.n, t.n - w.n }), w = word(t);
-	}
-	if (w.n && parse_dec(w.s, w.n, &h->period)) {
-		/* a period needs an event, a frame's address (-F period,ip
-		 * without an event) or the end after it: else it is the
-		 * address of a frame that looks decimal */
-		struct span r = trim((struct span){ w.s + w.n, t.n - w.n });
-		if (r.n == 0 || is_event(word(r)) || frame_follows(r)) {
-			h->fields |= F_PERIOD;
-			t = r, w = word(t);
-		}
-	}
-	if (w.n && is_event(w)) {
-		h->event = (struct span){ w.s, w.n - 1 };
-		h->fields |= F_EVENT;
-		t = trim((struct span){ w.s + w.n, t.n - w.n });
-	}
-	h->tail = t;
-	if (t.n && starts_with_address(t))
-		h->fields |= F_IP;
-}
-
-static unsigned nfields(unsigned f)
-{
-	unsigned n = 0;
-
-	for (; f; f &= f - 1)
-		n++;
-	return n;
-}
-
-/* Parse line t as a header; shape: the fields the capture's headers have
- * (0: not known yet).  false when it is none. */
-static bool parse_header(struct span t, unsigned shape, struct header *out)
-{
-	struct span line = trim(t), rest = line;
-	bool found = false;
-
-	for (int k = 0; k <= PERF_MAX_COMM_WORDS && rest.n; k++) {
-		struct header h = { 0 };
-		match_fields(rest, &h);
-		/* a tail that is no address is the event's own output
-		 * (tracepoint fields), and needs an event before it */
-		bool ok = (h.fields & (F_PID | F_TID | F_TIME | F_EVENT)) &&
-			  (h.tail.n == 0 || (h.fields & (F_IP | F_EVENT)));
-		if (ok) {
-			h.comm = trim((struct span){ line.s, (size_t)(rest.s - line.s) });
-			if (shape && (h.fields & ~F_IP) == (shape & ~F_IP)) {
-				*out = h;
-				return true;
-			}
-			if (!found || nfields(h.fields) > nfields(out->fields)) {
-				*out = h;
-				found = true;
-			}
-		}
-		struct span w = word(rest);
-		rest = trim((struct span){ w.s + w.n, rest.n - w.n });
-	}
-	return found;
-}
-
-/* ---- frames ---- */
-
-struct frame {
-	uint64_t addr;
-	bool has_addr;
-	struct span sym, dso;
-};
-
-/* "ADDR SYM+0xOFF (DSO)", any part but one missing. */
-static bool parse_frame(struct span t, struct frame *f)
-{
-	struct span w;
-
-	t = trim(t);
-	memset(f, 0, sizeof *f);
-	if (t.n == 0)
-		return false;
-	w = word(t);
-	if (parse_hex(w.s, w.n, &f->addr)) {
-		f->has_addr = true;
-		t = trim((struct span){ w.s + w.n, t.n - w.n });
-	}
-	/* the DSO: the balanced parentheses that end the line, after a space */
-	if (t.n && t.s[t.n - 1] == ')') {
-		int depth = 0;
-		for (size_t i = t.n; i-- > 0;) {
-			depth += t.s[i] == ')' ? 1 : t.s[i] == '(' ? -1 : 0;
-			if (depth == 0) {
-				if (i == 0 || is_space(t.s[i - 1])) {
-					f->dso = (struct span){ t.s + i + 1, t.n - i - 2 };
-					t = trim((struct span){ t.s, i });
-				}
-				break;
-			}
-		}
-	}
-	/* "+0x1f" after the symbol: perf's offset into it */
-	for (size_t i = t.n; i-- > 0;) {
-		if (pv_hexval(t.s[i]) >= 0)
-			continue;
-		if (t.s[i] == 'x' && i >= 2 && t.s[i - 1] == '0' && t.s[i - 2] == '+' && i + 1 < t.n)
-			t.n = i - 2;
-		break;
-	}
-	f->sym = t;
-	return f->has_addr || f->sym.n || f->dso.n;
-}
 
 static bool is_kernel_frame(const struct frame *f)
 {
@@ -713,7 +393,7 @@ static bool frame_line(const struct preader *r, struct span t)
 {
 	if (t.n && t.s[0] == '\t')
 		return true;
-	return r->open && r->chain && t.n && t.s[0] == ' ' && starts_with_address(trim(t));
+	return r->open && r->chain && t.n && t.s[0] == ' ' && perf_starts_with_address(trim(t));
 }
 
 static int read_line(struct preader *r, struct span t, size_t off)
@@ -731,7 +411,7 @@ static int read_line(struct preader *r, struct span t, size_t off)
 			r->start_line = r->lineno;
 			r->start_off = off;
 		}
-		if (!parse_frame(t, &f)) {
+		if (!perf_parse_frame(t, &f)) {
 			unknown_line(r);
 			return 0;
 		}
@@ -748,7 +428,7 @@ static int read_line(struct preader *r, struct span t, size_t off)
 	if (end_sample(r) < 0)
 		return -1;
 	struct header h;
-	if (!parse_header(t, r->shape, &h)) {
+	if (!perf_parse_header(t, r->shape, &h)) {
 		unknown_line(r);
 		return 0;
 	}
@@ -760,83 +440,12 @@ static int read_line(struct preader *r, struct span t, size_t off)
 	r->start_off = off;
 	if (h.fields & F_IP) {
 		/* recorded without -g: the one frame ends the header */
-		if (parse_frame(h.tail, &f) && add_frame(r, &f) < 0)
+		if (perf_parse_frame(h.tail, &f) && add_frame(r, &f) < 0)
 			return -1;
 		return end_sample(r);
 	}
 	r->chain = true;
 	return 0;
-}
-
-/* ---- detection ---- */
-
-static bool detect_frame(struct span t)
-{
-	struct span w;
-	uint64_t v;
-
-	if (!t.n || t.s[0] != '\t')
-		return false;
-	w = word(trim(t));
-	return w.n && parse_hex(w.s, w.n, &v);
-}
-
-/* The next line of s[0, span) at *off, without its newline and CR; false
- * at the end, or at a line the span cuts. */
-static bool next_line(const char *s, size_t span, size_t len, size_t *off, struct span *t)
-{
-	const char *nl;
-
-	if (*off >= span)
-		return false;
-	nl = memchr(s + *off, '\n', span - *off);
-	if (!nl && span < len)
-		return false;
-	*t = (struct span){ s + *off, (nl ? (size_t)(nl - s) : span) - *off };
-	*off = nl ? (size_t)(nl - s) + 1 : span;
-	if (t->n && t->s[t->n - 1] == '\r')
-		t->n--;
-	return true;
-}
-
-bool perf_detect(const unsigned char *buf, size_t len)
-{
-	const char *s = (const char *)buf;
-	size_t span = len < PERF_DETECT_SPAN ? len : PERF_DETECT_SPAN, off = 0;
-	struct span t, next;
-	struct header h;
-
-	if (memchr(s, '\0', span))
-		return false;
-	do {
-		if (!next_line(s, span, len, &off, &t))
-			return false;
-	} while (!trim(t).n || t.s[0] == '#');
-	if (detect_frame(t)) {
-		/* frames without a header (perf script -F ip,sym): another
-		 * frame or the blank line that ends the sample must follow */
-		return next_line(s, span, len, &off, &next) && (detect_frame(next) || !trim(next).n);
-	}
-	if (!parse_header(t, 0, &h))
-		return false;
-	if ((h.fields & F_EVENT) && span_starts(h.event, "PERF_RECORD_"))
-		return true;
-	if ((h.fields & F_IP) && (h.fields & (F_TIME | F_EVENT)))
-		return true;
-	if (h.fields & F_IP) {
-		/* a command, a tid and a frame (-F comm,tid,ip,sym): the next
-		 * line must be one too, with the same fields */
-		struct header h2;
-		return next_line(s, span, len, &off, &next) && parse_header(next, h.fields, &h2) &&
-		       h2.fields == h.fields;
-	}
-	/* a header alone: its call chain must follow */
-	return !h.tail.n && next_line(s, span, len, &off, &next) && detect_frame(next);
-}
-
-bool perf_data_detect(const unsigned char *buf, size_t len)
-{
-	return len >= 8 && memcmp(buf, "PERFILE2", 8) == 0;
 }
 
 /* ---- the reader ---- */
