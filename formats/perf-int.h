@@ -118,14 +118,19 @@ struct frame {
 	uint64_t addr;
 	bool has_addr;
 	struct span sym, dso;
+	bool inlined;          /* perf's "(inlined)" in place of the DSO */
 };
 
 /* Parse line t as a header; shape: the fields the capture's headers have
  * (0: not known yet).  false when it is none. */
 bool perf_parse_header(struct span t, unsigned shape, struct header *out);
 /* "ADDR SYM+0xOFF (DSO)", any part but one missing, into *f; false when
- * t holds none of them. */
+ * t holds none of them.  "(inlined)" in place of the DSO sets f->inlined;
+ * columns after the DSO are left out. */
 bool perf_parse_frame(struct span t, struct frame *f);
+/* Is t a line of perf's side band (--show-task-events, --show-mmap-events
+ * ...), no sample: "... PERF_RECORD_COMM: ...". */
+bool perf_side_band(struct span t);
 /* Is t an address and what follows it: "7ff0 sym", "ffff81 ", "1a34"? */
 bool perf_starts_with_address(struct span t);
 

@@ -180,10 +180,39 @@ bool perf_parse_header(struct span t, unsigned shape, struct header *out)
 }
 
 
-/* "ADDR SYM+0xOFF (DSO)", any part but one missing. */
+/* The "(DSO)" of a frame's text t: the balanced parentheses after a space
+ * that end t, or that are followed by a space and further columns perf
+ * prints after a frame (brstack, srcline); its offset or t.n when none. */
+static size_t dso_start(struct span t, size_t *close)
+{
+	size_t end = t.n;
+
+	for (int tries = 0; tries < 8 && end > 0; tries++) {
+		size_t i = end;
+		while (i > 0 && t.s[i - 1] != ')')
+			i--;
+		if (i == 0)
+			break;
+		int depth = 0;
+		for (size_t j = i; j-- > 0;) {
+			depth += t.s[j] == ')' ? 1 : t.s[j] == '(' ? -1 : 0;
+			if (depth == 0) {
+				if ((j == 0 || is_space(t.s[j - 1])) && (i == t.n || is_space(t.s[i]))) {
+					*close = i;
+					return j;
+				}
+				break;
+			}
+		}
+		end = i - 1;
+	}
+	return t.n;
+}
+
 bool perf_parse_frame(struct span t, struct frame *f)
 {
 	struct span w;
+	size_t open, close;
 
 	t = trim(t);
 	memset(f, 0, sizeof *f);
@@ -194,18 +223,13 @@ bool perf_parse_frame(struct span t, struct frame *f)
 		f->has_addr = true;
 		t = trim((struct span){ w.s + w.n, t.n - w.n });
 	}
-	/* the DSO: the balanced parentheses that end the line, after a space */
-	if (t.n && t.s[t.n - 1] == ')') {
-		int depth = 0;
-		for (size_t i = t.n; i-- > 0;) {
-			depth += t.s[i] == ')' ? 1 : t.s[i] == '(' ? -1 : 0;
-			if (depth == 0) {
-				if (i == 0 || is_space(t.s[i - 1])) {
-					f->dso = (struct span){ t.s + i + 1, t.n - i - 2 };
-					t = trim((struct span){ t.s, i });
-				}
-				break;
-			}
+	if ((open = dso_start(t, &close)) < t.n) {
+		f->dso = (struct span){ t.s + open + 1, close - open - 2 };
+		t = trim((struct span){ t.s, open });
+		/* a frame perf read from the inline info of the next one */
+		if (span_is(f->dso, "inlined")) {
+			f->inlined = true;
+			f->dso = (struct span){ NULL, 0 };
 		}
 	}
 	/* "+0x1f" after the symbol: perf's offset into it */
@@ -220,6 +244,15 @@ bool perf_parse_frame(struct span t, struct frame *f)
 	return f->has_addr || f->sym.n || f->dso.n;
 }
 
+bool perf_side_band(struct span t)
+{
+	static const char mark[] = "PERF_RECORD_";
+	const char *at = t.n >= sizeof mark ? memmem(t.s, t.n, mark, sizeof mark - 1) : NULL;
+
+	/* "COMM PID TIME: PERF_RECORD_MMAP2 ...", "...: PERF_RECORD_EXIT(1:1):(0:0)" */
+	return at && at > t.s && is_space(at[-1]);
+}
+
 /* ---- detection ---- */
 
 static bool detect_frame(struct span t)
@@ -231,6 +264,16 @@ static bool detect_frame(struct span t)
 		return false;
 	w = word(trim(t));
 	return w.n && parse_hex(w.s, w.n, &v);
+}
+
+/* A sample that is one frame with no header: " ADDR [SYM] [(DSO)]", spaces
+ * before it (perf script -F ip,sym of a capture without call chains). */
+static bool detect_one_frame(struct span t)
+{
+	struct frame f;
+
+	return t.n && t.s[0] == ' ' && perf_starts_with_address(trim(t)) && perf_parse_frame(t, &f) &&
+	       !f.inlined;
 }
 
 /* The next line of s[0, span) at *off, without its newline and CR; false
@@ -263,7 +306,11 @@ bool perf_detect(const unsigned char *buf, size_t len)
 	do {
 		if (!next_line(s, span, len, &off, &t))
 			return false;
-	} while (!trim(t).n || t.s[0] == '#');
+	} while (!trim(t).n || t.s[0] == '#' || perf_side_band(t));
+	if (detect_one_frame(t)) {
+		/* the next line must be one too */
+		return next_line(s, span, len, &off, &next) && detect_one_frame(next);
+	}
 	if (detect_frame(t)) {
 		/* frames without a header (perf script -F ip,sym): another
 		 * frame or the blank line that ends the sample must follow */
@@ -271,8 +318,6 @@ bool perf_detect(const unsigned char *buf, size_t len)
 	}
 	if (!perf_parse_header(t, 0, &h))
 		return false;
-	if ((h.fields & F_EVENT) && span_starts(h.event, "PERF_RECORD_"))
-		return true;
 	if ((h.fields & F_IP) && (h.fields & (F_TIME | F_EVENT)))
 		return true;
 	if (h.fields & F_IP) {

@@ -27,7 +27,9 @@
 
 struct event {
 	uint32_t name;         /* string index of the name perf printed */
-	uint32_t col;          /* value index of its periods, PV_NONE: none */
+	uint32_t col;          /* value index of its periods (or counts), PV_NONE: none */
+	uint32_t count_col;    /* value index of its sample count, PV_NONE: none */
+	bool clock;            /* cpu-clock, task-clock: periods in nanoseconds */
 };
 
 struct preader {
@@ -53,9 +55,16 @@ struct preader {
 	size_t start_off;
 	uint32_t *locs; size_t nlocs, cap_locs;
 	bool deep;             /* frames past PERF_MAX_FRAMES were left out */
+	/* Frames perf marked "(inlined)", innermost first, waiting for the
+	 * frame they were inlined into. */
+	struct pv_line *inl; size_t ninl, cap_inl;
+	uint64_t inl_addr;
+	bool inl_has_addr;
+	bool last_inlined;     /* the last frame read was one of them */
+	bool any_frame;        /* some sample had a frame perf printed */
 	/* The last frame, for a source line that follows it. */
 	uint64_t last_addr;
-	uint32_t last_map, last_fn;
+	uint32_t last_map;
 	bool last_has_addr;
 
 	/* dso string index -> mapping index, open addressing (index + 1) */
@@ -67,13 +76,37 @@ struct preader {
 	uint64_t pid;
 	bool one_pid, any_pid;
 
-	uint64_t unknown_lines, first_unknown, no_frames;
+	uint64_t unknown_lines, first_unknown, no_frames, huge_periods, first_huge;
 };
+
+/* A DSO perf names in brackets that is the kernel's: "[kernel.kallsyms]",
+ * "[guest.kernel.kallsyms]", a module ("[xfs]", "[nf_tables]"); not one of
+ * user space's ("[vdso]", "[heap]", "[anon:name]", "[JIT] tid 12"). */
+static bool kernel_dso(struct span d)
+{
+	static const char *const user[] = {
+		"[unknown]", "[vdso]", "[vdso32]", "[vdsox32]", "[vsyscall]", "[vvar]", "[vvar_vclock]",
+		"[heap]", "[stack]", "[anon]", "[uprobes]", "[vectors]", "[sigpage]",
+	};
+
+	if (d.n < 3 || d.s[0] != '[' || d.s[d.n - 1] != ']')
+		return false;
+	if (span_starts(d, "[kernel") || span_starts(d, "[guest.kernel"))
+		return true;
+	for (size_t i = 0; i < sizeof user / sizeof *user; i++)
+		if (span_is(d, user[i]))
+			return false;
+	for (size_t i = 1; i + 1 < d.n; i++)
+		if (!(is_digit(d.s[i]) || (d.s[i] >= 'a' && d.s[i] <= 'z') || (d.s[i] >= 'A' && d.s[i] <= 'Z') ||
+		      d.s[i] == '_' || d.s[i] == '-'))
+			return false;
+	return true;
+}
 
 static bool is_kernel_frame(const struct frame *f)
 {
-	return span_starts(f->dso, "[kernel") || span_starts(f->dso, "[guest.kernel") ||
-	       (f->has_addr && f->addr >= PERF_KERNEL_START);
+	return kernel_dso(f->dso) ||
+	       (f->has_addr && f->addr >= PERF_KERNEL_START && (!f->dso.n || span_is(f->dso, "[unknown]")));
 }
 
 static uint32_t kernel_mapping(struct preader *r)
@@ -125,6 +158,8 @@ static uint32_t dso_mapping(struct preader *r, struct span dso, bool *fail)
 			return r->map_slots[i] - 1;
 	struct pv_mapping m = { .file = file, .kind = pv_mapping_kind_of(pv_str(p, file)),
 				.has_functions = true };
+	if (kernel_dso(dso))
+		m.kind = PV_MAP_KERNEL; /* a module */
 	uint32_t mi = pv_add_mapping(p, &m);
 	if (mi == PV_NONE) {
 		*fail = true;
@@ -135,41 +170,28 @@ static uint32_t dso_mapping(struct preader *r, struct span dso, bool *fail)
 	return mi;
 }
 
-/* The location of a frame whose function is fn (line: its source line). */
+/* The location at addr in map with lines (innermost first, n >= 1). */
 static uint32_t frame_location(struct preader *r, uint64_t addr, bool has_addr, uint32_t map,
-			       uint32_t fn, int64_t line)
+			       const struct pv_line *lines, uint32_t n)
 {
-	struct pv_line l = { fn, line };
-
 	/* Without an address each function gets a made-up one of its own. */
 	if (!has_addr)
-		addr = (1ULL << 62) | fn;
-	return pv_location_with_lines(r->p, addr, map, &l, 1);
+		addr = (1ULL << 62) | lines[n - 1].function;
+	return pv_location_with_lines(r->p, addr, map, lines, n);
 }
 
-static int add_frame(struct preader *r, const struct frame *f)
+/* The function perf named in frame f: its symbol, else the DSO and the
+ * address it printed (in a call chain, the offset into the DSO).
+ * PV_NONE when out of memory. */
+static uint32_t frame_function(struct preader *r, const struct frame *f)
 {
 	struct pv_profile *p = r->p;
 	char buf[64];
-	uint32_t name, fn, map = PV_NONE, loc;
-	bool kernel = is_kernel_frame(f), fail = false;
+	uint32_t name;
 
-	if (r->nlocs >= PERF_MAX_FRAMES) {
-		r->deep = true;
-		return 0;
-	}
-	if (kernel) {
-		if ((map = kernel_mapping(r)) == PV_NONE)
-			return -1;
-	} else if (f->dso.n && !span_is(f->dso, "[unknown]")) {
-		if ((map = dso_mapping(r, f->dso, &fail)) == PV_NONE && fail)
-			return -1;
-	}
 	if (f->sym.n && !span_is(f->sym, "[unknown]")) {
 		name = pv_intern(p, f->sym.s, f->sym.n);
 	} else if (f->has_addr) {
-		/* perf knows no symbol: the DSO and the address it printed
-		 * (in a call chain, the offset into the DSO) */
 		const char *base = f->dso.n && !span_is(f->dso, "[unknown]")
 					   ? memrchr(f->dso.s, '/', f->dso.n) : NULL;
 		struct span b = base ? (struct span){ base + 1, f->dso.n - (size_t)(base + 1 - f->dso.s) }
@@ -177,8 +199,10 @@ static int add_frame(struct preader *r, const struct frame *f)
 		if (b.n && !span_is(b, "[unknown]")) {
 			int k = snprintf(buf, sizeof buf, "+0x%" PRIx64, f->addr);
 			char *full = malloc(b.n + (size_t)k + 1);
-			if (!full)
-				return pv_oom();
+			if (!full) {
+				pv_oom();
+				return PV_NONE;
+			}
 			memcpy(full, b.s, b.n);
 			memcpy(full + b.n, buf, (size_t)k + 1);
 			name = pv_intern(p, full, b.n + (size_t)k);
@@ -190,64 +214,263 @@ static int add_frame(struct preader *r, const struct frame *f)
 	} else {
 		name = pv_intern_str(p, "[unknown]");
 	}
-	if (name == PV_NONE || (fn = pv_get_function(p, name, name, 0, 0)) == PV_NONE)
-		return -1;
-	if ((loc = frame_location(r, f->addr, f->has_addr, map, fn, 0)) == PV_NONE)
-		return -1;
-	if (pv_grow(&r->locs, &r->cap_locs, r->nlocs + 1, sizeof *r->locs) < 0)
+	return name == PV_NONE ? PV_NONE : pv_get_function(p, name, name, 0, 0);
+}
+
+static int push_location(struct preader *r, uint32_t loc)
+{
+	if (loc == PV_NONE || pv_grow(&r->locs, &r->cap_locs, r->nlocs + 1, sizeof *r->locs) < 0)
 		return -1;
 	r->locs[r->nlocs++] = loc;
-	r->last_addr = f->addr;
-	r->last_has_addr = f->has_addr;
-	r->last_map = map;
-	r->last_fn = fn;
 	return 0;
 }
 
-/* "  FILE:LINE" after a frame (perf script -F +srcline): the frame's
- * source line.  false when t is not one. */
+/* Inlined frames that no frame of theirs followed (the end of the call
+ * chain, or a frame at another address): a location of their own, the
+ * outermost of them the function they are in. */
+static int flush_inlined(struct preader *r)
+{
+	uint32_t loc;
+
+	if (!r->ninl)
+		return 0;
+	loc = frame_location(r, r->inl_addr, r->inl_has_addr, PV_NONE, r->inl, (uint32_t)r->ninl);
+	r->ninl = 0;
+	return push_location(r, loc);
+}
+
+static int add_frame(struct preader *r, const struct frame *f)
+{
+	uint32_t fn, map = PV_NONE, loc;
+	bool fail = false;
+
+	if (r->nlocs >= PERF_MAX_FRAMES) {
+		r->deep = true;
+		return 0;
+	}
+	r->any_frame = true;
+	if ((fn = frame_function(r, f)) == PV_NONE)
+		return -1;
+	r->last_inlined = f->inlined;
+	if (f->inlined) {
+		/* perf prints the functions inlined at an address before the
+		 * frame of the function they were inlined into, at the same
+		 * address: lines of that frame's location */
+		if (r->ninl && (r->inl_has_addr != f->has_addr || r->inl_addr != f->addr) &&
+		    flush_inlined(r) < 0)
+			return -1;
+		if (pv_grow(&r->inl, &r->cap_inl, r->ninl + 1, sizeof *r->inl) < 0)
+			return -1;
+		r->inl[r->ninl++] = (struct pv_line){ fn, 0 };
+		r->inl_addr = f->addr;
+		r->inl_has_addr = f->has_addr;
+		return 0;
+	}
+	if (r->ninl && (r->inl_has_addr != f->has_addr || r->inl_addr != f->addr) && flush_inlined(r) < 0)
+		return -1;
+	if (is_kernel_frame(f)) {
+		if ((map = kernel_mapping(r)) == PV_NONE)
+			return -1;
+	} else if (f->dso.n && !span_is(f->dso, "[unknown]")) {
+		if ((map = dso_mapping(r, f->dso, &fail)) == PV_NONE && fail)
+			return -1;
+	}
+	if (pv_grow(&r->inl, &r->cap_inl, r->ninl + 1, sizeof *r->inl) < 0)
+		return -1;
+	r->inl[r->ninl++] = (struct pv_line){ fn, 0 };
+	loc = frame_location(r, f->addr, f->has_addr, map, r->inl, (uint32_t)r->ninl);
+	r->ninl = 0;
+	if (push_location(r, loc) < 0)
+		return -1;
+	r->last_addr = f->addr;
+	r->last_has_addr = f->has_addr;
+	r->last_map = map;
+	return 0;
+}
+
+/* An indented line after a frame (perf script -F +srcline): the frame's
+ * source line when it is "FILE:LINE", else ("??:0", "[kernel.kallsyms][ffff81..]")
+ * nothing to keep.  *used is false when t is no such line. */
 static int source_line(struct preader *r, struct span t, bool *used)
 {
 	struct pv_profile *p = r->p;
 	const char *colon;
 	uint64_t line;
 
-	*used = false;
 	t = trim(t);
+	*used = r->nlocs || r->ninl;
 	colon = t.n ? memrchr(t.s, ':', t.n) : NULL;
-	if (!colon || colon == t.s || !r->nlocs || r->deep ||
+	if (!*used || r->deep || r->last_inlined || !colon || colon == t.s || span_starts(t, "??:") ||
 	    !parse_dec(colon + 1, (size_t)(t.s + t.n - colon - 1), &line) || memchr(t.s, ' ', t.n))
 		return 0;
-	*used = true;
-	if (span_starts(t, "??:"))
-		return 0;
-	const struct pv_function *f = &p->functions[r->last_fn];
+	/* the outermost line of the frame's location is the frame's own */
+	uint32_t last = r->locs[r->nlocs - 1];
+	const struct pv_location *l = &p->locations[last];
+	uint32_t n = l->nlines;
+	if (n == 0 || pv_grow(&r->inl, &r->cap_inl, n, sizeof *r->inl) < 0)
+		return n == 0 ? 0 : -1;
+	memcpy(r->inl, pv_location_lines(p, l), n * sizeof *r->inl);
+	const struct pv_function *f = &p->functions[r->inl[n - 1].function];
 	uint32_t file = pv_intern(p, t.s, (size_t)(colon - t.s));
 	if (file == PV_NONE)
 		return -1;
 	uint32_t fn = pv_get_function(p, f->name, f->system_name, file, 0);
 	if (fn == PV_NONE)
 		return -1;
-	uint32_t loc = frame_location(r, r->last_addr, r->last_has_addr, r->last_map, fn,
-				      line > INT32_MAX ? 0 : (int64_t)line);
+	r->inl[n - 1] = (struct pv_line){ fn, line > INT32_MAX ? 0 : (int64_t)line };
+	uint32_t loc = frame_location(r, r->last_addr, r->last_has_addr, r->last_map, r->inl, n);
 	if (loc == PV_NONE)
 		return -1;
+	/* the address is the frame's without its source line: the new
+	 * location's made-up one stays in the frame's DSO (the kernel's) */
+	if (p->locations[loc].mapping == PV_NONE)
+		p->locations[loc].mapping = r->last_map;
 	r->locs[r->nlocs - 1] = loc;
 	return 0;
 }
 
 /* ---- samples ---- */
 
-/* The value column of event ev of a clock that counts nanoseconds of CPU
- * time: "cpu", as every CPU-time profile's. */
-static bool clock_event(struct span ev)
+/* Is c one of perf's event modifiers ("cycles:upp", "cpu-clock:ppp")? */
+static bool event_modifier(char c)
 {
-	const char *colon = memchr(ev.s, ':', ev.n);
-	struct span base = { ev.s, colon ? (size_t)(colon - ev.s) : ev.n };
+	return c && strchr("ukhIGHpPSDWebR", c);
+}
 
+/* Does the term of a "pmu/terms/" event leave the event as it is (how
+ * often it is sampled, what is recorded with it)? */
+static bool setting_term(struct span t)
+{
+	static const char *const settings[] = {
+		"period=", "freq=", "call-graph=", "stack-size=", "max-stack=", "time", "inherit",
+		"no-inherit", "overwrite", "no-overwrite", "percore", "aux-output", "metric-id=",
+	};
+
+	for (size_t i = 0; i < sizeof settings / sizeof *settings; i++)
+		if (span_starts(t, settings[i]))
+			return true;
+	return false;
+}
+
+/* Event ev's name as a sample type: without the modifiers and settings
+ * that do not change what is counted ("cycles:u" is "cycles",
+ * "task-clock/period=1000/" is "task-clock"), the one given by name=
+ * ("cpu/event=0x3c,name=ticks/" is "ticks"); else (a tracepoint
+ * "sched:sched_switch", a raw "cpu/event=0x3c/") the whole. */
+static struct span event_base(struct span ev)
+{
+	const char *slash = ev.n ? memchr(ev.s, '/', ev.n) : NULL;
+
+	if (slash) {
+		const char *end = memchr(slash + 1, '/', (size_t)(ev.s + ev.n - slash - 1));
+		bool settings = true;
+		if (!end || slash == ev.s)
+			return ev;
+		for (const char *t = slash + 1; t < end;) {
+			const char *comma = memchr(t, ',', (size_t)(end - t));
+			struct span term = { t, (size_t)((comma ? comma : end) - t) };
+			if (span_starts(term, "name=") && term.n > 5)
+				return (struct span){ term.s + 5, term.n - 5 };
+			settings = settings && setting_term(term);
+			t = comma ? comma + 1 : end;
+		}
+		return settings ? (struct span){ ev.s, (size_t)(slash - ev.s) }
+				: (struct span){ ev.s, (size_t)(end + 1 - ev.s) };
+	}
+	const char *colon = ev.n ? memrchr(ev.s, ':', ev.n) : NULL;
+	if (colon && colon > ev.s && colon + 1 < ev.s + ev.n) {
+		for (const char *c = colon + 1; c < ev.s + ev.n; c++)
+			if (!event_modifier(*c))
+				return ev;
+		return (struct span){ ev.s, (size_t)(colon - ev.s) };
+	}
+	return ev;
+}
+
+/* A clock event counts nanoseconds (of CPU time, as perf report shows). */
+static bool clock_event(struct span base)
+{
 	return span_is(base, "cpu-clock") || span_is(base, "task-clock");
 }
 
+/* A new value column named name; PV_NONE when out of memory. */
+static uint32_t add_column(struct preader *r, const char *name, const char *unit)
+{
+	uint32_t col = pv_add_value_type(r->p, name, unit);
+
+	if (col != PV_NONE)
+		r->left[col] = INT64_MAX;
+	return col;
+}
+
+/* A new column holding, of every sample read so far (all of the first
+ * event), its count of samples. */
+static uint32_t add_first_counts(struct preader *r, const char *name)
+{
+	struct pv_profile *p = r->p;
+	uint32_t col = add_column(r, name, "count");
+
+	for (size_t i = 0; col != PV_NONE && i < p->nsamples; i++) {
+		p->samples[i].values[col] = p->samples[i].values[r->v_samples];
+		r->left[col] -= p->samples[i].values[col];
+	}
+	return col;
+}
+
+/* The name of event ev's column: its base name, else the name perf
+ * printed, else either with "#N", when another column has it. */
+static void column_name(const struct preader *r, struct span ev, char *buf, size_t n)
+{
+	struct span base = event_base(ev);
+
+	snprintf(buf, n, "%.*s", (int)(base.n > 200 ? 200 : base.n), base.s);
+	if (base.n == 0)
+		snprintf(buf, n, "events");
+	if (pv_find_value_type(r->p, buf) != PV_NONE || strcmp(buf, "samples") == 0)
+		snprintf(buf, n, "%.*s", (int)(ev.n > 200 ? 200 : ev.n), ev.s);
+	if (pv_find_value_type(r->p, buf) != PV_NONE || strcmp(buf, "samples") == 0)
+		snprintf(buf, n, "%.*s#%u", (int)(base.n > 200 ? 200 : base.n), base.s, r->nevents + 1);
+}
+
+/* Columns of a new event e: its periods (or, without periods, its
+ * counts), and when the capture has several events, each event's count of
+ * samples ("page-faults_samples"), the first event's made when the second
+ * one is seen.  0, or -1 when out of memory. */
+static int event_columns(struct preader *r, struct event *e, struct span ev)
+{
+	struct pv_profile *p = r->p;
+	char tname[256], cname[300];
+
+	e->col = e->count_col = PV_NONE;
+	e->clock = clock_event(event_base(ev));
+	if (r->nevents == 1) {
+		struct event *first = &r->events[0];
+		if (first->col == PV_NONE) {
+			const char *n0 = pv_str(p, first->name);
+			column_name(r, (struct span){ n0, strlen(n0) }, tname, sizeof tname);
+			if ((first->col = add_first_counts(r, tname)) == PV_NONE)
+				return -1;
+		}
+		snprintf(cname, sizeof cname, "%s_samples", pv_str(p, p->sample_types[first->col].type));
+		if ((first->count_col = add_first_counts(r, cname)) == PV_NONE)
+			return -1;
+	}
+	column_name(r, ev, tname, sizeof tname);
+	if (r->periods || r->nevents > 0) {
+		/* without periods the first event's samples are "samples"
+		 * already: it needs no column of its own until a second
+		 * event comes */
+		e->col = add_column(r, tname, r->periods && e->clock ? "nanoseconds" : "count");
+		if (e->col == PV_NONE)
+			return -1;
+	}
+	if (r->nevents > 0) {
+		snprintf(cname, sizeof cname, "%s_samples", tname);
+		if ((e->count_col = add_column(r, cname, "count")) == PV_NONE)
+			return -1;
+	}
+	return 0;
+}
 /* The index of the sample's event among the capture's, added when new;
  * PERF_MAX_EVENTS when there is no room, -1 after an error. */
 static int event_of(struct preader *r, const struct header *h)
@@ -266,25 +489,13 @@ static int event_of(struct preader *r, const struct header *h)
 		return PERF_MAX_EVENTS;
 	e = &r->events[r->nevents];
 	e->name = name;
-	e->col = PV_NONE;
-	if (r->periods || r->nevents > 0) {
-		/* the first event's samples are "samples" already: without
-		 * periods it needs no column of its own */
-		bool cpu = r->periods && clock_event(ev) && pv_find_value_type(p, "cpu") == PV_NONE;
-		char tname[256];
-		snprintf(tname, sizeof tname, "%.*s", (int)(ev.n ? ev.n : 6), ev.n ? ev.s : "events");
-		if (pv_find_value_type(p, tname) != PV_NONE || strcmp(tname, "samples") == 0)
-			snprintf(tname, sizeof tname, "%.*s#%u", (int)(ev.n > 200 ? 200 : ev.n), ev.s,
-				 r->nevents + 1);
-		e->col = pv_add_value_type(p, cpu ? "cpu" : tname,
-					   cpu || (r->periods && clock_event(ev)) ? "nanoseconds" : "count");
-		if (e->col == PV_NONE)
-			return -1;
-		r->left[e->col] = INT64_MAX;
-		/* the sampling period, when it is a time (reports take
-		 * the profile's period for one) */
-		if (r->nevents == 0 && r->periods &&
-		    strcmp(pv_str(p, p->sample_types[e->col].unit), "nanoseconds") == 0) {
+	if (event_columns(r, e, ev) < 0)
+		return -1;
+	if (r->nevents == 0 && e->col != PV_NONE) {
+		/* what reports weigh by unless told: the periods, as perf
+		 * report; a clock's period is the profile's sampling period */
+		p->default_type = p->sample_types[e->col].type;
+		if (e->clock) {
 			p->period_type = p->sample_types[e->col];
 			p->period = h->period <= INT64_MAX ? (int64_t)h->period : 0;
 		}
@@ -311,10 +522,17 @@ static int end_sample(struct preader *r)
 
 	if (!r->open)
 		return 0;
+	if (flush_inlined(r) < 0)
+		return -1;
 	if (r->nlocs == 0) {
+		/* perf printed no frame: the sample is kept, where it was is
+		 * unknown */
+		static const struct frame unknown = { .sym = { "[unknown]", 9 } };
+		bool any = r->any_frame;
 		r->no_frames++;
-		reset_sample(r);
-		return 0;
+		if (add_frame(r, &unknown) < 0)
+			return -1;
+		r->any_frame = any;
 	}
 	if (!r->shaped) {
 		r->shape = h->fields;
@@ -330,18 +548,27 @@ static int end_sample(struct preader *r)
 		reset_sample(r);
 		return 0;
 	}
-	if (ev == 0)
-		s.values[r->v_samples] = 1;
+	s.values[r->v_samples] = 1;
 	uint32_t col = r->events[ev].col;
 	if (col != PV_NONE) {
-		int64_t v = r->periods ? (h->fields & F_PERIOD) && h->period < INT64_MAX
-						 ? (int64_t)h->period : 0
-				       : 1;
+		int64_t v = 1;
+		if (r->periods && !(h->fields & F_PERIOD)) {
+			v = 0;
+		} else if (r->periods && h->period > INT64_MAX) {
+			/* no sum of them could be held: counted as the most one can */
+			if (r->huge_periods++ == 0)
+				r->first_huge = r->start_line;
+			v = INT64_MAX;
+		} else if (r->periods) {
+			v = (int64_t)h->period;
+		}
 		if (v > r->left[col])
 			v = r->left[col];
 		r->left[col] -= v;
 		s.values[col] = v;
 	}
+	if (r->events[ev].count_col != PV_NONE)
+		s.values[r->events[ev].count_col] = 1;
 	if (h->fields & F_TID) {
 		uint32_t name = h->comm.n ? pv_intern(p, h->comm.s, h->comm.n) : PV_NONE;
 		if (h->comm.n && name == PV_NONE)
@@ -396,9 +623,40 @@ static bool frame_line(const struct preader *r, struct span t)
 	return r->open && r->chain && t.n && t.s[0] == ' ' && perf_starts_with_address(trim(t));
 }
 
+/* A sample of one frame and no header, spaces before it (perf script
+ * -F ip,sym of a capture without call chains): in a capture whose
+ * samples are such, or as its first line when that is no header. */
+static bool one_frame_line(const struct preader *r, struct span t)
+{
+	struct header h;
+
+	if (!t.n || t.s[0] != ' ' || (r->open && r->chain) || !perf_starts_with_address(trim(t)))
+		return false;
+	return r->shaped ? r->shape == F_IP : !perf_parse_header(t, 0, &h);
+}
+
+/* The source line perf prints after a frame (-F +srcline): indented, one
+ * word that is no address ("file.c:12", "??:0", "[kernel.kallsyms][ffff81..]"). */
+static bool source_line_text(const struct preader *r, struct span t)
+{
+	struct span w = trim(t);
+
+	return r->open && (r->nlocs || r->ninl) && t.n && t.s[0] == ' ' && w.n && word(w).n == w.n &&
+	       !perf_starts_with_address(w);
+}
+
+static void open_sample(struct preader *r, size_t off, bool chain)
+{
+	r->open = true;
+	r->chain = chain;
+	r->start_line = r->lineno;
+	r->start_off = off;
+}
+
 static int read_line(struct preader *r, struct span t, size_t off)
 {
 	struct frame f;
+	struct header h;
 	bool used;
 
 	if (trim(t).n == 0)
@@ -407,9 +665,7 @@ static int read_line(struct preader *r, struct span t, size_t off)
 		if (!r->open) {
 			/* frames with no header (perf script -F ip,sym) */
 			reset_sample(r);
-			r->open = r->chain = true;
-			r->start_line = r->lineno;
-			r->start_off = off;
+			open_sample(r, off, true);
 		}
 		if (!perf_parse_frame(t, &f)) {
 			unknown_line(r);
@@ -417,7 +673,7 @@ static int read_line(struct preader *r, struct span t, size_t off)
 		}
 		return add_frame(r, &f);
 	}
-	if (t.s[0] == ' ' && r->open && r->chain) {
+	if (source_line_text(r, t)) {
 		if (source_line(r, t, &used) < 0)
 			return -1;
 		if (used)
@@ -427,24 +683,23 @@ static int read_line(struct preader *r, struct span t, size_t off)
 		return 0; /* perf script --header */
 	if (end_sample(r) < 0)
 		return -1;
-	struct header h;
+	if (perf_side_band(t))
+		return 0; /* --show-task-events, --show-mmap-events and the like */
+	if (one_frame_line(r, t)) {
+		open_sample(r, off, false);
+		r->h.fields = F_IP;
+		return perf_parse_frame(t, &f) ? add_frame(r, &f) : 0;
+	}
 	if (!perf_parse_header(t, r->shape, &h)) {
 		unknown_line(r);
 		return 0;
 	}
-	if ((h.fields & F_EVENT) && span_starts(h.event, "PERF_RECORD_"))
-		return 0; /* --show-task-events and the like */
 	r->h = h;
-	r->open = true;
-	r->start_line = r->lineno;
-	r->start_off = off;
-	if (h.fields & F_IP) {
-		/* recorded without -g: the one frame ends the header */
-		if (perf_parse_frame(h.tail, &f) && add_frame(r, &f) < 0)
-			return -1;
-		return end_sample(r);
-	}
-	r->chain = true;
+	/* recorded without -g, the one frame ends the header; a source line
+	 * may follow it */
+	open_sample(r, off, !(h.fields & F_IP));
+	if ((h.fields & F_IP) && perf_parse_frame(h.tail, &f) && add_frame(r, &f) < 0)
+		return -1;
 	return 0;
 }
 
@@ -469,7 +724,7 @@ static void finish(struct preader *r, bool cut, size_t dropped_from, size_t len)
 	}
 	/* A clock's sample in the kernel is the kernel's CPU time: system
 	 * time, when the capture shows kernel frames at all. */
-	uint32_t cpu = pv_find_value_type(p, "cpu");
+	uint32_t cpu = r->nevents && r->events[0].clock && r->periods ? r->events[0].col : PV_NONE;
 	if (cpu != PV_NONE && r->kernel_map != PV_NONE) {
 		p->system_cpu_ns = 0;
 		for (size_t i = 0; i < p->nsamples; i++)
@@ -493,6 +748,9 @@ static void finish(struct preader *r, bool cut, size_t dropped_from, size_t len)
 		pv_warn("'%s': %" PRIu64 " samples of events past the first %d (%s), the first at line %" PRIu64 ", left out",
 			r->name, r->other_events, PERF_MAX_EVENTS, buf, r->first_other_line);
 	}
+	if (r->huge_periods)
+		pv_warn("'%s': %" PRIu64 " samples with a period of 2^63 or more (the first at line %" PRIu64 "), each counted as 2^63-1",
+			r->name, r->huge_periods, r->first_huge);
 	if (r->unknown_lines)
 		pv_warn("'%s': %" PRIu64 " line%s not understood (the first at line %" PRIu64 ") skipped",
 			r->name, r->unknown_lines, r->unknown_lines == 1 ? "" : "s", r->first_unknown);
@@ -520,8 +778,11 @@ struct pv_profile *perf_read(const unsigned char *buf, size_t len, const char *n
 			goto fail;
 		}
 		if (!nl) {
-			/* the last line is cut: so is its sample */
+			/* the last line is cut: so is its sample (a sample of
+			 * one line before it is whole) */
 			cut = true;
+			if (r.open && !r.chain && end_sample(&r) < 0)
+				goto fail;
 			if (!r.open)
 				r.start_line = r.lineno, r.start_off = off;
 			break;
@@ -541,8 +802,13 @@ struct pv_profile *perf_read(const unsigned char *buf, size_t len, const char *n
 		dropped_from = r.start_off;
 		r.nlocs = 0;
 	}
+	if (r.p->nsamples && !r.any_frame) {
+		pv_error("'%s': no sample has an address or a symbol: give perf script the fields ip and sym (-F ...,ip,sym,dso)",
+			 name);
+		goto fail;
+	}
 	if (r.p->nsamples == 0) {
-		if (r.no_frames)
+		if (r.no_frames && !r.any_frame)
 			pv_error("'%s': no sample has an address or a symbol: give perf script the fields ip and sym (-F ...,ip,sym,dso)",
 				 name);
 		else if (cut)
@@ -554,10 +820,12 @@ struct pv_profile *perf_read(const unsigned char *buf, size_t len, const char *n
 	}
 	finish(&r, cut, dropped_from, len);
 	free(r.locs);
+	free(r.inl);
 	free(r.map_slots);
 	return r.p;
 fail:
 	free(r.locs);
+	free(r.inl);
 	free(r.map_slots);
 	pv_profile_free(r.p);
 	return NULL;

@@ -22,7 +22,7 @@
 
 /* Events of one capture kept apart, each its own sample type; samples of
  * further events are left out (with a warning). */
-#define PERF_MAX_EVENTS 3
+#define PERF_MAX_EVENTS 4
 
 /* Is buf perf script text?  Its first line that is not empty or a '#'
  * comment must be a sample header followed by a call chain line; or a
