@@ -128,6 +128,9 @@ bool perf_parse_header(struct span t, unsigned shape, struct header *out);
  * t holds none of them.  "(inlined)" in place of the DSO sets f->inlined;
  * columns after the DSO are left out. */
 bool perf_parse_frame(struct span t, struct frame *f);
+/* Can t be a header of a command alone, as perf prints one with
+ * -F comm,ip,sym and a call chain? */
+bool perf_comm_header(struct span t);
 /* Is t a line of perf's side band (--show-task-events, --show-mmap-events
  * ...), no sample: "... PERF_RECORD_COMM: ...". */
 bool perf_side_band(struct span t);

@@ -98,15 +98,29 @@ static bool frame_follows(struct span t)
 	return r.n == 0 || r.s[0] != '(';
 }
 
+/* Does t start with an address as perf prints a sample's ip: 6 to 16 hex
+ * digits, no "0x"? */
+static bool sample_ip(struct span t)
+{
+	struct span w = word(t);
+
+	return w.n >= 6 && !(w.s[0] == '0' && (w.s[1] == 'x' || w.s[1] == 'X')) && perf_starts_with_address(t);
+}
+
 /* The fields of a header whose first field is at t (the command name is
- * what came before). */
-static void match_fields(struct span t, struct header *h)
+ * what came before); lead: the column t starts at when no command comes
+ * before it, else SIZE_MAX. */
+static void match_fields(struct span t, struct header *h, size_t lead)
 {
 	struct span w;
+	uint64_t v;
 
 	t = trim(t);
 	w = word(t);
-	if (w.n && parse_pid(w, h))
+	/* perf prints a pid or tid 7 wide, a period 10: a number that ends
+	 * past column 7 at the start of the line is a period */
+	bool period = lead != SIZE_MAX && lead + w.n > 7 && parse_dec(w.s, w.n, &v);
+	if (w.n && !period && parse_pid(w, h))
 		t = trim((struct span){ w.s + w.n, t.n - w.n }), w = word(t);
 	if (w.n > 2 && w.s[0] == '[' && w.s[w.n - 1] == ']') {
 		uint64_t cpu;
@@ -157,11 +171,15 @@ bool perf_parse_header(struct span t, unsigned shape, struct header *out)
 
 	for (int k = 0; k <= PERF_MAX_COMM_WORDS && rest.n; k++) {
 		struct header h = { 0 };
-		match_fields(rest, &h);
+		match_fields(rest, &h, k == 0 ? (size_t)(line.s - t.s) : SIZE_MAX);
 		/* a tail that is no address is the event's own output
 		 * (tracepoint fields), and needs an event before it */
-		bool ok = (h.fields & (F_PID | F_TID | F_TIME | F_EVENT)) &&
+		bool ok = (h.fields & (F_PID | F_TID | F_TIME | F_EVENT | F_PERIOD)) &&
 			  (h.tail.n == 0 || (h.fields & (F_IP | F_EVENT)));
+		/* a command and a frame (-F comm,ip,sym): the command no
+		 * address (else the line is a frame, -F ip,sym), the frame's
+		 * address as perf prints a sample's, 6 to 16 digits, no 0x */
+		ok = ok || (k > 0 && h.fields == F_IP && !perf_starts_with_address(line) && sample_ip(h.tail));
 		if (ok) {
 			h.comm = trim((struct span){ line.s, (size_t)(rest.s - line.s) });
 			if (shape && (h.fields & ~F_IP) == (shape & ~F_IP)) {
@@ -244,13 +262,22 @@ bool perf_parse_frame(struct span t, struct frame *f)
 	return f->has_addr || f->sym.n || f->dso.n;
 }
 
+bool perf_comm_header(struct span t)
+{
+	struct span c = trim(t);
+
+	/* perf prints a command of at most 15 bytes right-aligned in 16 */
+	return c.n && c.n <= 16 && t.s[0] != '\t' && c.s[0] != '#' && !memchr(c.s, '(', c.n);
+}
+
 bool perf_side_band(struct span t)
 {
 	static const char mark[] = "PERF_RECORD_";
 	const char *at = t.n >= sizeof mark ? memmem(t.s, t.n, mark, sizeof mark - 1) : NULL;
 
-	/* "COMM PID TIME: PERF_RECORD_MMAP2 ...", "...: PERF_RECORD_EXIT(1:1):(0:0)" */
-	return at && at > t.s && is_space(at[-1]);
+	/* "COMM PID TIME: PERF_RECORD_MMAP2 ...", "...: PERF_RECORD_EXIT(1:1):(0:0)",
+	 * "PERF_RECORD_FINISHED_ROUND" */
+	return at && (at == t.s || is_space(at[-1]));
 }
 
 /* ---- detection ---- */
@@ -294,6 +321,20 @@ static bool next_line(const char *s, size_t span, size_t len, size_t *off, struc
 	return true;
 }
 
+/* The next line after the source line of a frame (-F +srcline:
+ * "  file.c:12", "  [kernel.kallsyms][ffff81..]") when there is one. */
+static bool next_sample_line(const char *s, size_t span, size_t len, size_t *off, struct span *t)
+{
+	struct span w;
+
+	if (!next_line(s, span, len, off, t))
+		return false;
+	w = trim(*t);
+	if (t->n && t->s[0] == ' ' && w.n && word(w).n == w.n && !perf_starts_with_address(w))
+		return next_line(s, span, len, off, t);
+	return true;
+}
+
 bool perf_detect(const unsigned char *buf, size_t len)
 {
 	const char *s = (const char *)buf;
@@ -308,23 +349,28 @@ bool perf_detect(const unsigned char *buf, size_t len)
 			return false;
 	} while (!trim(t).n || t.s[0] == '#' || perf_side_band(t));
 	if (detect_one_frame(t)) {
-		/* the next line must be one too */
-		return next_line(s, span, len, &off, &next) && detect_one_frame(next);
+		/* the next line must be one too (else it may be a header of a
+		 * number alone, -F period,ip,sym, before its call chain) */
+		size_t at = off;
+		if (next_sample_line(s, span, len, &at, &next) && detect_one_frame(next))
+			return true;
 	}
 	if (detect_frame(t)) {
 		/* frames without a header (perf script -F ip,sym): another
 		 * frame or the blank line that ends the sample must follow */
-		return next_line(s, span, len, &off, &next) && (detect_frame(next) || !trim(next).n);
+		return next_sample_line(s, span, len, &off, &next) && (detect_frame(next) || !trim(next).n);
 	}
-	if (!perf_parse_header(t, 0, &h))
-		return false;
+	if (!perf_parse_header(t, 0, &h)) {
+		/* a command alone (-F comm,ip,sym), its call chain after it */
+		return perf_comm_header(t) && next_line(s, span, len, &off, &next) && detect_frame(next);
+	}
 	if ((h.fields & F_IP) && (h.fields & (F_TIME | F_EVENT)))
 		return true;
 	if (h.fields & F_IP) {
 		/* a command, a tid and a frame (-F comm,tid,ip,sym): the next
 		 * line must be one too, with the same fields */
 		struct header h2;
-		return next_line(s, span, len, &off, &next) && perf_parse_header(next, h.fields, &h2) &&
+		return next_sample_line(s, span, len, &off, &next) && perf_parse_header(next, h.fields, &h2) &&
 		       h2.fields == h.fields;
 	}
 	/* a header alone: its call chain must follow */

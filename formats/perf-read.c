@@ -50,6 +50,7 @@ struct preader {
 	/* The sample being read. */
 	bool open;             /* a header (or frame) was read, no blank line yet */
 	bool chain;            /* its frames follow on lines of their own */
+	bool comm_only;        /* its header is a command alone */
 	struct header h;
 	size_t start_line;
 	size_t start_off;
@@ -288,6 +289,37 @@ static int add_frame(struct preader *r, const struct frame *f)
 	return 0;
 }
 
+/* The source line t ("FILE:LINE", else nothing) of the frame before,
+ * which "(inlined)" after it says perf read from inline info: the frame's
+ * location taken back, its lines waiting for the frame they were inlined
+ * into.  0, or -1 when out of memory. */
+static int reopen_inlined(struct preader *r, struct span t)
+{
+	struct pv_profile *p = r->p;
+	const struct pv_location *l = &p->locations[r->locs[r->nlocs - 1]];
+	const char *colon = t.n ? memrchr(t.s, ':', t.n) : NULL;
+	uint64_t line;
+
+	if (pv_grow(&r->inl, &r->cap_inl, l->nlines, sizeof *r->inl) < 0)
+		return -1;
+	memcpy(r->inl, pv_location_lines(p, l), l->nlines * sizeof *r->inl);
+	r->ninl = l->nlines;
+	r->inl_addr = r->last_addr;
+	r->inl_has_addr = r->last_has_addr;
+	r->last_inlined = true;
+	r->nlocs--;
+	if (r->ninl && colon && colon > t.s && !span_starts(t, "??:") &&
+	    parse_dec(colon + 1, (size_t)(t.s + t.n - colon - 1), &line)) {
+		const struct pv_function *f = &p->functions[r->inl[r->ninl - 1].function];
+		uint32_t file = pv_intern(p, t.s, (size_t)(colon - t.s));
+		uint32_t fn = file == PV_NONE ? PV_NONE : pv_get_function(p, f->name, f->system_name, file, 0);
+		if (fn == PV_NONE)
+			return -1;
+		r->inl[r->ninl - 1] = (struct pv_line){ fn, line > INT32_MAX ? 0 : (int64_t)line };
+	}
+	return 0;
+}
+
 /* An indented line after a frame (perf script -F +srcline): the frame's
  * source line when it is "FILE:LINE", else ("??:0", "[kernel.kallsyms][ffff81..]")
  * nothing to keep.  *used is false when t is no such line. */
@@ -299,6 +331,14 @@ static int source_line(struct preader *r, struct span t, bool *used)
 
 	t = trim(t);
 	*used = r->nlocs || r->ninl;
+	if (word(t).n < t.n) {
+		/* "FILE:LINE (inlined)": the frame before is an inlined call */
+		struct span w = word(t);
+		if (*used && !r->last_inlined && !r->deep && r->nlocs &&
+		    span_is(trim((struct span){ w.s + w.n, t.n - w.n }), "(inlined)"))
+			return reopen_inlined(r, w);
+		return 0;
+	}
 	colon = t.n ? memrchr(t.s, ':', t.n) : NULL;
 	if (!*used || r->deep || r->last_inlined || !colon || colon == t.s || span_starts(t, "??:") ||
 	    !parse_dec(colon + 1, (size_t)(t.s + t.n - colon - 1), &line) || memchr(t.s, ' ', t.n))
@@ -507,7 +547,10 @@ static void reset_sample(struct preader *r)
 {
 	r->open = false;
 	r->chain = false;
+	r->comm_only = false;
 	r->nlocs = 0;
+	r->ninl = 0;
+	r->last_inlined = false;
 	r->deep = false;
 	memset(&r->h, 0, sizeof r->h);
 }
@@ -524,6 +567,13 @@ static int end_sample(struct preader *r)
 		return 0;
 	if (flush_inlined(r) < 0)
 		return -1;
+	if (r->nlocs == 0 && r->comm_only) {
+		/* a line that looked like a command alone, no frame after it */
+		if (r->unknown_lines++ == 0)
+			r->first_unknown = r->start_line;
+		reset_sample(r);
+		return 0;
+	}
 	if (r->nlocs == 0) {
 		/* perf printed no frame: the sample is kept, where it was is
 		 * unknown */
@@ -636,13 +686,27 @@ static bool one_frame_line(const struct preader *r, struct span t)
 }
 
 /* The source line perf prints after a frame (-F +srcline): indented, one
- * word that is no address ("file.c:12", "??:0", "[kernel.kallsyms][ffff81..]"). */
+ * word that is no address ("file.c:12", "??:0", "[kernel.kallsyms][ffff81..]"),
+ * " (inlined)" after it when the frame is an inlined call. */
 static bool source_line_text(const struct preader *r, struct span t)
 {
-	struct span w = trim(t);
+	struct span w = trim(t), first = word(w);
 
-	return r->open && (r->nlocs || r->ninl) && t.n && t.s[0] == ' ' && w.n && word(w).n == w.n &&
-	       !perf_starts_with_address(w);
+	if (!r->open || !(r->nlocs || r->ninl) || !t.n || t.s[0] != ' ' || !w.n || perf_starts_with_address(w))
+		return false;
+	/* in a call chain, before the blank line that ends it, every such
+	 * line is one ("[JIT] tid 26710[7f96ed4c566c]") */
+	if (r->chain)
+		return true;
+	if (first.n < w.n && span_is(trim((struct span){ w.s + first.n, w.n - first.n }), "(inlined)"))
+		w = first;
+	return word(w).n == w.n;
+}
+
+/* perf script -F +srccode: "|LINE  source text" after a frame. */
+static bool source_code_text(struct span t)
+{
+	return t.n > 1 && t.s[0] == '|' && is_digit(t.s[1]);
 }
 
 static void open_sample(struct preader *r, size_t off, bool chain)
@@ -679,8 +743,8 @@ static int read_line(struct preader *r, struct span t, size_t off)
 		if (used)
 			return 0;
 	}
-	if (t.s[0] == '#' && !r->open)
-		return 0; /* perf script --header */
+	if ((t.s[0] == '#' && !r->open) || source_code_text(t))
+		return 0; /* perf script --header, -F +srccode */
 	if (end_sample(r) < 0)
 		return -1;
 	if (perf_side_band(t))
@@ -691,6 +755,14 @@ static int read_line(struct preader *r, struct span t, size_t off)
 		return perf_parse_frame(t, &f) ? add_frame(r, &f) : 0;
 	}
 	if (!perf_parse_header(t, r->shape, &h)) {
+		if (perf_comm_header(t) && (!r->shaped || r->shape == 0)) {
+			/* a command alone: a header when frames follow */
+			memset(&r->h, 0, sizeof r->h);
+			r->h.comm = trim(t);
+			r->comm_only = true;
+			open_sample(r, off, true);
+			return 0;
+		}
 		unknown_line(r);
 		return 0;
 	}
