@@ -253,6 +253,10 @@ static int add_frame(struct preader *r, const struct frame *f)
 	if ((fn = frame_function(r, f)) == PV_NONE)
 		return -1;
 	r->last_inlined = f->inlined;
+	if (f->inlined && r->ninl >= PERF_MAX_FRAMES) {
+		r->deep = true;
+		return 0;
+	}
 	if (f->inlined) {
 		/* perf prints the functions inlined at an address before the
 		 * frame of the function they were inlined into, at the same

@@ -601,6 +601,19 @@ static void test_deep(void)
 		CHECK_EQ(p->truncated, 1);
 	}
 	pv_profile_free(p);
+	/* as many inlined frames at one address: a location of 4096 lines */
+	off = (size_t)snprintf(text, cap, "a 1   1.000000:          1 cpu-clock: \n");
+	for (size_t i = 0; i < n; i++)
+		off += (size_t)snprintf(text + off, cap - off, "\t  1000 f%zu (inlined)\n", i);
+	off += (size_t)snprintf(text + off, cap - off, "\t  1000 g (/x)\n\n");
+	p = rd_n(text, off);
+	CHECK(p && p->nsamples == 1);
+	if (p) {
+		CHECK_EQ(p->samples[0].nlocs, 1);
+		CHECK_EQ(p->locations[pv_sample_locs(p, &p->samples[0])[0]].nlines, 4097);
+		CHECK(p->samples[0].flags & PV_SAMPLE_TRUNCATED);
+	}
+	pv_profile_free(p);
 	free(text);
 }
 
