@@ -118,9 +118,13 @@ void ct_default_value(struct calltree *t)
 	const struct pv_profile *p = t->p;
 	uint32_t i;
 
-	/* the one the profile names (perf's periods) */
-	if (p->default_type && (i = pv_find_value_type(p, pv_str(p, p->default_type))) != PV_NONE &&
-	    i != t->v_count) {
+	/* the one the profile names (perf's periods, pprof's default), when
+	 * in a unit a tree weighs by and not the count it has already */
+	const char *unit = NULL;
+	if (p->default_type && (i = pv_find_value_type(p, pv_str(p, p->default_type))) != PV_NONE)
+		unit = pv_str(p, p->sample_types[i].unit);
+	if (unit && i != t->v_count && !is_samples_type(p, i) &&
+	    (strcmp(unit, "nanoseconds") == 0 || strcmp(unit, "bytes") == 0 || strcmp(unit, "count") == 0)) {
 		t->v_value = i;
 		companion_count(t, i);
 		return;
