@@ -2,8 +2,12 @@
  *
  * The text is read line by line.  A line that starts with a tab (or, inside
  * a call chain, with spaces and an address) is a frame; a blank line ends
- * a sample; a line of spaces and "FILE:LINE" after a frame is its source
- * line (perf script -F +srcline); anything else is a sample header.
+ * a sample; an indented line after a frame is its source line (perf
+ * script -F +srcline: "FILE:LINE", kept, "(inlined)" after it for an
+ * inlined call); perf's side band (PERF_RECORD_*) and source code
+ * ("|12 ...") are skipped; a line of spaces and an address alone is a
+ * sample of one frame (-F ip,sym without -g); anything else is a sample
+ * header (a command alone when frames follow it).
  *
  * A header's fields come in perf's order, each optional:
  *
