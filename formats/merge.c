@@ -301,6 +301,8 @@ int pv_merge(struct pv_profile *d, const struct pv_profile *s, const char *src_n
 	}
 	if (!d->program && s->program)
 		d->program = mstr(&m, s->program);
+	if (!d->default_type && s->default_type && (d->default_type = mstr(&m, s->default_type)) == PV_NONE)
+		d->default_type = 0;
 	if (d->pid != s->pid)
 		d->pid = 0;
 	d->run_processes += s->run_processes;

@@ -2,8 +2,12 @@
  *
  * The text is read line by line.  A line that starts with a tab (or, inside
  * a call chain, with spaces and an address) is a frame; a blank line ends
- * a sample; a line of spaces and "FILE:LINE" after a frame is its source
- * line (perf script -F +srcline); anything else is a sample header.
+ * a sample; an indented line after a frame is its source line (perf
+ * script -F +srcline: "FILE:LINE", kept, "(inlined)" after it for an
+ * inlined call); perf's side band (PERF_RECORD_*) and source code
+ * ("|12 ...") are skipped; a line of spaces and an address alone is a
+ * sample of one frame (-F ip,sym without -g); anything else is a sample
+ * header (a command alone when frames follow it).
  *
  * A header's fields come in perf's order, each optional:
  *
@@ -15,6 +19,7 @@
  * wins, else the one that finds the most.
  */
 #include "perf-read.h"
+#include "perf-int.h"
 #include "error.h"
 #include "merge.h"
 #include "util.h"
@@ -24,37 +29,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PERF_DETECT_SPAN 65536
-/* Frames kept of a call chain (perf's own limit is 127 by default): a
- * deeper one keeps its innermost and counts as truncated. */
-#define PERF_MAX_FRAMES 4096
-/* Words a command name (at most 15 bytes in Linux) may take before the
- * pid: where a header's fields are looked for. */
-#define PERF_MAX_COMM_WORDS 12
-/* The kernel's half of a 64-bit address space (x86-64, arm64). */
-#define PERF_KERNEL_START 0xffff800000000000ULL
-
-/* Header fields, a bit each: a capture's shape. */
-enum {
-	F_PID = 1 << 0, F_TID = 1 << 1, F_CPU = 1 << 2, F_TIME = 1 << 3,
-	F_PERIOD = 1 << 4, F_EVENT = 1 << 5, F_IP = 1 << 6,
-};
-
-struct span {
-	const char *s;
-	size_t n;
-};
-
-struct header {
-	unsigned fields;
-	struct span comm, event, tail;
-	uint64_t pid, tid, period;
-	int64_t time_ns;
-};
-
 struct event {
 	uint32_t name;         /* string index of the name perf printed */
-	uint32_t col;          /* value index of its periods, PV_NONE: none */
+	uint32_t col;          /* value index of its periods (or counts), PV_NONE: none */
+	uint32_t count_col;    /* value index of its sample count, PV_NONE: none */
+	bool clock;            /* cpu-clock, task-clock: periods in nanoseconds */
 };
 
 struct preader {
@@ -75,14 +54,22 @@ struct preader {
 	/* The sample being read. */
 	bool open;             /* a header (or frame) was read, no blank line yet */
 	bool chain;            /* its frames follow on lines of their own */
+	bool comm_only;        /* its header is a command alone */
 	struct header h;
 	size_t start_line;
 	size_t start_off;
 	uint32_t *locs; size_t nlocs, cap_locs;
 	bool deep;             /* frames past PERF_MAX_FRAMES were left out */
+	/* Frames perf marked "(inlined)", innermost first, waiting for the
+	 * frame they were inlined into. */
+	struct pv_line *inl; size_t ninl, cap_inl;
+	uint64_t inl_addr;
+	bool inl_has_addr;
+	bool last_inlined;     /* the last frame read was one of them */
+	bool any_frame;        /* some sample had a frame perf printed */
 	/* The last frame, for a source line that follows it. */
 	uint64_t last_addr;
-	uint32_t last_map, last_fn;
+	uint32_t last_map;
 	bool last_has_addr;
 
 	/* dso string index -> mapping index, open addressing (index + 1) */
@@ -94,306 +81,37 @@ struct preader {
 	uint64_t pid;
 	bool one_pid, any_pid;
 
-	uint64_t unknown_lines, first_unknown, no_frames;
+	uint64_t unknown_lines, first_unknown, no_frames, huge_periods, first_huge;
 };
 
-/* ---- text ---- */
-
-static bool is_space(char c)
+/* A DSO perf names in brackets that is the kernel's: "[kernel.kallsyms]",
+ * "[guest.kernel.kallsyms]", a module ("[xfs]", "[nf_tables]"); not one of
+ * user space's ("[vdso]", "[heap]", "[anon:name]", "[JIT] tid 12"). */
+static bool kernel_dso(struct span d)
 {
-	return c == ' ' || c == '\t';
-}
+	static const char *const user[] = {
+		"[unknown]", "[vdso]", "[vdso32]", "[vdsox32]", "[vsyscall]", "[vvar]", "[vvar_vclock]",
+		"[heap]", "[stack]", "[anon]", "[uprobes]", "[vectors]", "[sigpage]",
+	};
 
-static bool is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static struct span trim(struct span t)
-{
-	while (t.n && is_space(t.s[0]))
-		t.s++, t.n--;
-	while (t.n && (is_space(t.s[t.n - 1]) || t.s[t.n - 1] == '\r'))
-		t.n--;
-	return t;
-}
-
-static bool span_is(struct span t, const char *lit)
-{
-	return t.n == strlen(lit) && memcmp(t.s, lit, t.n) == 0;
-}
-
-static bool span_starts(struct span t, const char *lit)
-{
-	return t.n >= strlen(lit) && memcmp(t.s, lit, strlen(lit)) == 0;
-}
-
-/* All of [s, s+n) decimal digits (at least one) into *v, saturating. */
-static bool parse_dec(const char *s, size_t n, uint64_t *v)
-{
-	*v = 0;
-	if (n == 0)
+	if (d.n < 3 || d.s[0] != '[' || d.s[d.n - 1] != ']')
 		return false;
-	for (size_t i = 0; i < n; i++) {
-		if (!is_digit(s[i]))
-			return false;
-		unsigned d = (unsigned)(s[i] - '0');
-		*v = *v > (UINT64_MAX - d) / 10 ? UINT64_MAX : *v * 10 + d;
-	}
-	return true;
-}
-
-/* All of [s, s+n) hex digits (1 to 16, an optional 0x) into *v. */
-static bool parse_hex(const char *s, size_t n, uint64_t *v)
-{
-	if (n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-		s += 2, n -= 2;
-	*v = 0;
-	if (n == 0 || n > 16)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		int d = pv_hexval(s[i]);
-		if (d < 0)
-			return false;
-		*v = *v << 4 | (uint64_t)d;
-	}
-	return true;
-}
-
-/* The first word of t: [t.s, *end). */
-static struct span word(struct span t)
-{
-	size_t i = 0;
-
-	while (i < t.n && !is_space(t.s[i]))
-		i++;
-	return (struct span){ t.s, i };
-}
-
-/* "SECONDS.FRACTION:" into nanoseconds (perf prints 6 digits, 9 with
- * --ns). */
-static bool parse_time(struct span w, int64_t *ns)
-{
-	const char *dot;
-	uint64_t sec, frac = 0;
-	size_t digits = 0;
-
-	if (w.n < 4 || w.s[w.n - 1] != ':' || !(dot = memchr(w.s, '.', w.n - 1)))
-		return false;
-	if (!parse_dec(w.s, (size_t)(dot - w.s), &sec) || sec > 9000000000ULL)
-		return false;
-	for (const char *c = dot + 1; c < w.s + w.n - 1; c++) {
-		if (!is_digit(*c))
-			return false;
-		if (digits < 9) {
-			frac = frac * 10 + (uint64_t)(*c - '0');
-			digits++;
-		}
-	}
-	if (digits == 0)
-		return false;
-	while (digits++ < 9)
-		frac *= 10;
-	*ns = (int64_t)(sec * 1000000000ULL + frac);
-	return true;
-}
-
-/* "PID", "PID/TID" ("-1" for none). */
-static bool parse_pid(struct span w, struct header *h)
-{
-	const char *slash = memchr(w.s, '/', w.n);
-	struct span a = { w.s, slash ? (size_t)(slash - w.s) : w.n };
-	uint64_t v;
-
-	if (span_is(a, "-1"))
-		v = UINT64_MAX;
-	else if (!parse_dec(a.s, a.n, &v))
-		return false;
-	if (!slash) {
-		/* one number: perf's default fields show the tid */
-		h->tid = v;
-		h->fields |= F_TID;
+	if (span_starts(d, "[kernel") || span_starts(d, "[guest.kernel"))
 		return true;
-	}
-	struct span b = { slash + 1, w.n - a.n - 1 };
-	uint64_t t;
-	if (span_is(b, "-1"))
-		t = UINT64_MAX;
-	else if (!parse_dec(b.s, b.n, &t))
-		return false;
-	h->pid = v;
-	h->tid = t;
-	h->fields |= F_PID | F_TID;
+	for (size_t i = 0; i < sizeof user / sizeof *user; i++)
+		if (span_is(d, user[i]))
+			return false;
+	for (size_t i = 1; i + 1 < d.n; i++)
+		if (!(is_digit(d.s[i]) || (d.s[i] >= 'a' && d.s[i] <= 'z') || (d.s[i] >= 'A' && d.s[i] <= 'Z') ||
+		      d.s[i] == '_' || d.s[i] == '-'))
+			return false;
 	return true;
-}
-
-/* An event name and its colon: "cpu-clock:", "cycles:u:", "sched:sched_switch:". */
-static bool is_event(struct span w)
-{
-	bool letter = false;
-
-	if (w.n < 2 || w.s[w.n - 1] != ':' || is_digit(w.s[0]))
-		return false;
-	for (size_t i = 0; i + 1 < w.n; i++)
-		letter = letter || (w.s[i] >= 'a' && w.s[i] <= 'z') || (w.s[i] >= 'A' && w.s[i] <= 'Z');
-	return letter;
-}
-
-/* Is t an address and what follows it: "7ff0 sym", "ffff81 ", "1a34"? */
-static bool starts_with_address(struct span t)
-{
-	struct span w = word(t);
-	uint64_t v;
-
-	return w.n && parse_hex(w.s, w.n, &v);
-}
-
-/* Is t a frame: an address, then nothing or a symbol?  "(dso)" right
- * after the word means the word was the symbol (a function named "add"
- * or "cafe"), not an address. */
-static bool frame_follows(struct span t)
-{
-	struct span w = word(t), r;
-
-	if (!starts_with_address(t))
-		return false;
-	r = trim((struct span){ w.s + w.n, t.n - w.n });
-	return r.n == 0 || r.s[0] != '(';
-}
-
-/* The fields of a header whose first field is at t (the command name is
- * what came before). */
-static void match_fields(struct span t, struct header *h)
-{
-	struct span w;
-
-	t = trim(t);
-	w = word(t);
-	if (w.n && parse_pid(w, h))
-		t = trim((struct span){ w.s + w.n, t.n - w.n }), w = word(t);
-	if (w.n > 2 && w.s[0] == '[' && w.s[w.n - 1] == ']') {
-		uint64_t cpu;
-		if (parse_dec(w.s + 1, w.n - 2, &cpu)) {
-			h->fields |= F_CPU;
-			t = trim((struct span){ w.s + w.n, t.n - w.n }), w = word(t);
-		}
-	}
-	if (w.n && parse_time(w, &h->time_ns)) {
-		h->fields |= F_TIME;
-		t = trim((struct span){ w.s + w.n, t.n - w.n }), w = word(t);
-	}
-	if (w.n && parse_dec(w.s, w.n, &h->period)) {
-		/* a period needs an event, a frame's address (-F period,ip
-		 * without an event) or the end after it: else it is the
-		 * address of a frame that looks decimal */
-		struct span r = trim((struct span){ w.s + w.n, t.n - w.n });
-		if (r.n == 0 || is_event(word(r)) || frame_follows(r)) {
-			h->fields |= F_PERIOD;
-			t = r, w = word(t);
-		}
-	}
-	if (w.n && is_event(w)) {
-		h->event = (struct span){ w.s, w.n - 1 };
-		h->fields |= F_EVENT;
-		t = trim((struct span){ w.s + w.n, t.n - w.n });
-	}
-	h->tail = t;
-	if (t.n && starts_with_address(t))
-		h->fields |= F_IP;
-}
-
-static unsigned nfields(unsigned f)
-{
-	unsigned n = 0;
-
-	for (; f; f &= f - 1)
-		n++;
-	return n;
-}
-
-/* Parse line t as a header; shape: the fields the capture's headers have
- * (0: not known yet).  false when it is none. */
-static bool parse_header(struct span t, unsigned shape, struct header *out)
-{
-	struct span line = trim(t), rest = line;
-	bool found = false;
-
-	for (int k = 0; k <= PERF_MAX_COMM_WORDS && rest.n; k++) {
-		struct header h = { 0 };
-		match_fields(rest, &h);
-		/* a tail that is no address is the event's own output
-		 * (tracepoint fields), and needs an event before it */
-		bool ok = (h.fields & (F_PID | F_TID | F_TIME | F_EVENT)) &&
-			  (h.tail.n == 0 || (h.fields & (F_IP | F_EVENT)));
-		if (ok) {
-			h.comm = trim((struct span){ line.s, (size_t)(rest.s - line.s) });
-			if (shape && (h.fields & ~F_IP) == (shape & ~F_IP)) {
-				*out = h;
-				return true;
-			}
-			if (!found || nfields(h.fields) > nfields(out->fields)) {
-				*out = h;
-				found = true;
-			}
-		}
-		struct span w = word(rest);
-		rest = trim((struct span){ w.s + w.n, rest.n - w.n });
-	}
-	return found;
-}
-
-/* ---- frames ---- */
-
-struct frame {
-	uint64_t addr;
-	bool has_addr;
-	struct span sym, dso;
-};
-
-/* "ADDR SYM+0xOFF (DSO)", any part but one missing. */
-static bool parse_frame(struct span t, struct frame *f)
-{
-	struct span w;
-
-	t = trim(t);
-	memset(f, 0, sizeof *f);
-	if (t.n == 0)
-		return false;
-	w = word(t);
-	if (parse_hex(w.s, w.n, &f->addr)) {
-		f->has_addr = true;
-		t = trim((struct span){ w.s + w.n, t.n - w.n });
-	}
-	/* the DSO: the balanced parentheses that end the line, after a space */
-	if (t.n && t.s[t.n - 1] == ')') {
-		int depth = 0;
-		for (size_t i = t.n; i-- > 0;) {
-			depth += t.s[i] == ')' ? 1 : t.s[i] == '(' ? -1 : 0;
-			if (depth == 0) {
-				if (i == 0 || is_space(t.s[i - 1])) {
-					f->dso = (struct span){ t.s + i + 1, t.n - i - 2 };
-					t = trim((struct span){ t.s, i });
-				}
-				break;
-			}
-		}
-	}
-	/* "+0x1f" after the symbol: perf's offset into it */
-	for (size_t i = t.n; i-- > 0;) {
-		if (pv_hexval(t.s[i]) >= 0)
-			continue;
-		if (t.s[i] == 'x' && i >= 2 && t.s[i - 1] == '0' && t.s[i - 2] == '+' && i + 1 < t.n)
-			t.n = i - 2;
-		break;
-	}
-	f->sym = t;
-	return f->has_addr || f->sym.n || f->dso.n;
 }
 
 static bool is_kernel_frame(const struct frame *f)
 {
-	return span_starts(f->dso, "[kernel") || span_starts(f->dso, "[guest.kernel") ||
-	       (f->has_addr && f->addr >= PERF_KERNEL_START);
+	return kernel_dso(f->dso) ||
+	       (f->has_addr && f->addr >= PERF_KERNEL_START && (!f->dso.n || span_is(f->dso, "[unknown]")));
 }
 
 static uint32_t kernel_mapping(struct preader *r)
@@ -445,6 +163,8 @@ static uint32_t dso_mapping(struct preader *r, struct span dso, bool *fail)
 			return r->map_slots[i] - 1;
 	struct pv_mapping m = { .file = file, .kind = pv_mapping_kind_of(pv_str(p, file)),
 				.has_functions = true };
+	if (kernel_dso(dso))
+		m.kind = PV_MAP_KERNEL; /* a module */
 	uint32_t mi = pv_add_mapping(p, &m);
 	if (mi == PV_NONE) {
 		*fail = true;
@@ -455,41 +175,28 @@ static uint32_t dso_mapping(struct preader *r, struct span dso, bool *fail)
 	return mi;
 }
 
-/* The location of a frame whose function is fn (line: its source line). */
+/* The location at addr in map with lines (innermost first, n >= 1). */
 static uint32_t frame_location(struct preader *r, uint64_t addr, bool has_addr, uint32_t map,
-			       uint32_t fn, int64_t line)
+			       const struct pv_line *lines, uint32_t n)
 {
-	struct pv_line l = { fn, line };
-
 	/* Without an address each function gets a made-up one of its own. */
 	if (!has_addr)
-		addr = (1ULL << 62) | fn;
-	return pv_location_with_lines(r->p, addr, map, &l, 1);
+		addr = (1ULL << 62) | lines[n - 1].function;
+	return pv_location_with_lines(r->p, addr, map, lines, n);
 }
 
-static int add_frame(struct preader *r, const struct frame *f)
+/* The function perf named in frame f: its symbol, else the DSO and the
+ * address it printed (in a call chain, the offset into the DSO).
+ * PV_NONE when out of memory. */
+static uint32_t frame_function(struct preader *r, const struct frame *f)
 {
 	struct pv_profile *p = r->p;
 	char buf[64];
-	uint32_t name, fn, map = PV_NONE, loc;
-	bool kernel = is_kernel_frame(f), fail = false;
+	uint32_t name;
 
-	if (r->nlocs >= PERF_MAX_FRAMES) {
-		r->deep = true;
-		return 0;
-	}
-	if (kernel) {
-		if ((map = kernel_mapping(r)) == PV_NONE)
-			return -1;
-	} else if (f->dso.n && !span_is(f->dso, "[unknown]")) {
-		if ((map = dso_mapping(r, f->dso, &fail)) == PV_NONE && fail)
-			return -1;
-	}
 	if (f->sym.n && !span_is(f->sym, "[unknown]")) {
 		name = pv_intern(p, f->sym.s, f->sym.n);
 	} else if (f->has_addr) {
-		/* perf knows no symbol: the DSO and the address it printed
-		 * (in a call chain, the offset into the DSO) */
 		const char *base = f->dso.n && !span_is(f->dso, "[unknown]")
 					   ? memrchr(f->dso.s, '/', f->dso.n) : NULL;
 		struct span b = base ? (struct span){ base + 1, f->dso.n - (size_t)(base + 1 - f->dso.s) }
@@ -497,8 +204,10 @@ static int add_frame(struct preader *r, const struct frame *f)
 		if (b.n && !span_is(b, "[unknown]")) {
 			int k = snprintf(buf, sizeof buf, "+0x%" PRIx64, f->addr);
 			char *full = malloc(b.n + (size_t)k + 1);
-			if (!full)
-				return pv_oom();
+			if (!full) {
+				pv_oom();
+				return PV_NONE;
+			}
 			memcpy(full, b.s, b.n);
 			memcpy(full + b.n, buf, (size_t)k + 1);
 			name = pv_intern(p, full, b.n + (size_t)k);
@@ -510,64 +219,306 @@ static int add_frame(struct preader *r, const struct frame *f)
 	} else {
 		name = pv_intern_str(p, "[unknown]");
 	}
-	if (name == PV_NONE || (fn = pv_get_function(p, name, name, 0, 0)) == PV_NONE)
-		return -1;
-	if ((loc = frame_location(r, f->addr, f->has_addr, map, fn, 0)) == PV_NONE)
-		return -1;
-	if (pv_grow(&r->locs, &r->cap_locs, r->nlocs + 1, sizeof *r->locs) < 0)
+	return name == PV_NONE ? PV_NONE : pv_get_function(p, name, name, 0, 0);
+}
+
+static int push_location(struct preader *r, uint32_t loc)
+{
+	if (loc == PV_NONE || pv_grow(&r->locs, &r->cap_locs, r->nlocs + 1, sizeof *r->locs) < 0)
 		return -1;
 	r->locs[r->nlocs++] = loc;
-	r->last_addr = f->addr;
-	r->last_has_addr = f->has_addr;
-	r->last_map = map;
-	r->last_fn = fn;
 	return 0;
 }
 
-/* "  FILE:LINE" after a frame (perf script -F +srcline): the frame's
- * source line.  false when t is not one. */
+/* Inlined frames that no frame of theirs followed (the end of the call
+ * chain, or a frame at another address): a location of their own, the
+ * outermost of them the function they are in. */
+static int flush_inlined(struct preader *r)
+{
+	uint32_t loc;
+
+	if (!r->ninl)
+		return 0;
+	loc = frame_location(r, r->inl_addr, r->inl_has_addr, PV_NONE, r->inl, (uint32_t)r->ninl);
+	r->ninl = 0;
+	return push_location(r, loc);
+}
+
+static int add_frame(struct preader *r, const struct frame *f)
+{
+	uint32_t fn, map = PV_NONE, loc;
+	bool fail = false;
+
+	if (r->nlocs >= PERF_MAX_FRAMES) {
+		r->deep = true;
+		return 0;
+	}
+	r->any_frame = true;
+	if ((fn = frame_function(r, f)) == PV_NONE)
+		return -1;
+	r->last_inlined = f->inlined;
+	if (f->inlined && r->ninl >= PERF_MAX_FRAMES) {
+		r->deep = true;
+		return 0;
+	}
+	if (f->inlined) {
+		/* perf prints the functions inlined at an address before the
+		 * frame of the function they were inlined into, at the same
+		 * address: lines of that frame's location */
+		if (r->ninl && (r->inl_has_addr != f->has_addr || r->inl_addr != f->addr) &&
+		    flush_inlined(r) < 0)
+			return -1;
+		if (pv_grow(&r->inl, &r->cap_inl, r->ninl + 1, sizeof *r->inl) < 0)
+			return -1;
+		r->inl[r->ninl++] = (struct pv_line){ fn, 0 };
+		r->inl_addr = f->addr;
+		r->inl_has_addr = f->has_addr;
+		return 0;
+	}
+	if (r->ninl && (r->inl_has_addr != f->has_addr || r->inl_addr != f->addr) && flush_inlined(r) < 0)
+		return -1;
+	if (is_kernel_frame(f)) {
+		if ((map = kernel_mapping(r)) == PV_NONE)
+			return -1;
+	} else if (f->dso.n && !span_is(f->dso, "[unknown]")) {
+		if ((map = dso_mapping(r, f->dso, &fail)) == PV_NONE && fail)
+			return -1;
+	}
+	if (pv_grow(&r->inl, &r->cap_inl, r->ninl + 1, sizeof *r->inl) < 0)
+		return -1;
+	r->inl[r->ninl++] = (struct pv_line){ fn, 0 };
+	loc = frame_location(r, f->addr, f->has_addr, map, r->inl, (uint32_t)r->ninl);
+	r->ninl = 0;
+	if (push_location(r, loc) < 0)
+		return -1;
+	r->last_addr = f->addr;
+	r->last_has_addr = f->has_addr;
+	r->last_map = map;
+	return 0;
+}
+
+/* The source line t ("FILE:LINE", else nothing) of the frame before,
+ * which "(inlined)" after it says perf read from inline info: the frame's
+ * location taken back, its lines waiting for the frame they were inlined
+ * into.  0, or -1 when out of memory. */
+static int reopen_inlined(struct preader *r, struct span t)
+{
+	struct pv_profile *p = r->p;
+	const struct pv_location *l = &p->locations[r->locs[r->nlocs - 1]];
+	const char *colon = t.n ? memrchr(t.s, ':', t.n) : NULL;
+	uint64_t line;
+
+	if (pv_grow(&r->inl, &r->cap_inl, l->nlines, sizeof *r->inl) < 0)
+		return -1;
+	memcpy(r->inl, pv_location_lines(p, l), l->nlines * sizeof *r->inl);
+	r->ninl = l->nlines;
+	r->inl_addr = r->last_addr;
+	r->inl_has_addr = r->last_has_addr;
+	r->last_inlined = true;
+	r->nlocs--;
+	if (r->ninl && colon && colon > t.s && !span_starts(t, "??:") &&
+	    parse_dec(colon + 1, (size_t)(t.s + t.n - colon - 1), &line)) {
+		const struct pv_function *f = &p->functions[r->inl[r->ninl - 1].function];
+		uint32_t file = pv_intern(p, t.s, (size_t)(colon - t.s));
+		uint32_t fn = file == PV_NONE ? PV_NONE : pv_get_function(p, f->name, f->system_name, file, 0);
+		if (fn == PV_NONE)
+			return -1;
+		r->inl[r->ninl - 1] = (struct pv_line){ fn, line > INT32_MAX ? 0 : (int64_t)line };
+	}
+	return 0;
+}
+
+/* An indented line after a frame (perf script -F +srcline): the frame's
+ * source line when it is "FILE:LINE", else ("??:0", "[kernel.kallsyms][ffff81..]")
+ * nothing to keep.  *used is false when t is no such line. */
 static int source_line(struct preader *r, struct span t, bool *used)
 {
 	struct pv_profile *p = r->p;
 	const char *colon;
 	uint64_t line;
 
-	*used = false;
 	t = trim(t);
+	*used = r->nlocs || r->ninl;
+	if (word(t).n < t.n) {
+		/* "FILE:LINE (inlined)": the frame before is an inlined call */
+		struct span w = word(t);
+		if (*used && !r->last_inlined && !r->deep && r->nlocs &&
+		    span_is(trim((struct span){ w.s + w.n, t.n - w.n }), "(inlined)"))
+			return reopen_inlined(r, w);
+		return 0;
+	}
 	colon = t.n ? memrchr(t.s, ':', t.n) : NULL;
-	if (!colon || colon == t.s || !r->nlocs || r->deep ||
+	if (!*used || r->deep || r->last_inlined || !colon || colon == t.s || span_starts(t, "??:") ||
 	    !parse_dec(colon + 1, (size_t)(t.s + t.n - colon - 1), &line) || memchr(t.s, ' ', t.n))
 		return 0;
-	*used = true;
-	if (span_starts(t, "??:"))
-		return 0;
-	const struct pv_function *f = &p->functions[r->last_fn];
+	/* the outermost line of the frame's location is the frame's own */
+	uint32_t last = r->locs[r->nlocs - 1];
+	const struct pv_location *l = &p->locations[last];
+	uint32_t n = l->nlines;
+	if (n == 0 || pv_grow(&r->inl, &r->cap_inl, n, sizeof *r->inl) < 0)
+		return n == 0 ? 0 : -1;
+	memcpy(r->inl, pv_location_lines(p, l), n * sizeof *r->inl);
+	const struct pv_function *f = &p->functions[r->inl[n - 1].function];
 	uint32_t file = pv_intern(p, t.s, (size_t)(colon - t.s));
 	if (file == PV_NONE)
 		return -1;
 	uint32_t fn = pv_get_function(p, f->name, f->system_name, file, 0);
 	if (fn == PV_NONE)
 		return -1;
-	uint32_t loc = frame_location(r, r->last_addr, r->last_has_addr, r->last_map, fn,
-				      line > INT32_MAX ? 0 : (int64_t)line);
+	r->inl[n - 1] = (struct pv_line){ fn, line > INT32_MAX ? 0 : (int64_t)line };
+	uint32_t loc = frame_location(r, r->last_addr, r->last_has_addr, r->last_map, r->inl, n);
 	if (loc == PV_NONE)
 		return -1;
+	/* the address is the frame's without its source line: the new
+	 * location's made-up one stays in the frame's DSO (the kernel's) */
+	if (p->locations[loc].mapping == PV_NONE)
+		p->locations[loc].mapping = r->last_map;
 	r->locs[r->nlocs - 1] = loc;
 	return 0;
 }
 
 /* ---- samples ---- */
 
-/* The value column of event ev of a clock that counts nanoseconds of CPU
- * time: "cpu", as every CPU-time profile's. */
-static bool clock_event(struct span ev)
+/* Is c one of perf's event modifiers ("cycles:upp", "cpu-clock:ppp")? */
+static bool event_modifier(char c)
 {
-	const char *colon = memchr(ev.s, ':', ev.n);
-	struct span base = { ev.s, colon ? (size_t)(colon - ev.s) : ev.n };
+	return c && strchr("ukhIGHpPSDWebR", c);
+}
 
+/* Does the term of a "pmu/terms/" event leave the event as it is (how
+ * often it is sampled, what is recorded with it)? */
+static bool setting_term(struct span t)
+{
+	static const char *const settings[] = {
+		"period=", "freq=", "call-graph=", "stack-size=", "max-stack=", "time", "inherit",
+		"no-inherit", "overwrite", "no-overwrite", "percore", "aux-output", "metric-id=",
+	};
+
+	for (size_t i = 0; i < sizeof settings / sizeof *settings; i++)
+		if (span_starts(t, settings[i]))
+			return true;
+	return false;
+}
+
+/* Event ev's name as a sample type: without the modifiers and settings
+ * that do not change what is counted ("cycles:u" is "cycles",
+ * "task-clock/period=1000/" is "task-clock"), the one given by name=
+ * ("cpu/event=0x3c,name=ticks/" is "ticks"); else (a tracepoint
+ * "sched:sched_switch", a raw "cpu/event=0x3c/") the whole. */
+static struct span event_base(struct span ev)
+{
+	const char *slash = ev.n ? memchr(ev.s, '/', ev.n) : NULL;
+
+	if (slash) {
+		const char *end = memchr(slash + 1, '/', (size_t)(ev.s + ev.n - slash - 1));
+		bool settings = true;
+		if (!end || slash == ev.s)
+			return ev;
+		for (const char *t = slash + 1; t < end;) {
+			const char *comma = memchr(t, ',', (size_t)(end - t));
+			struct span term = { t, (size_t)((comma ? comma : end) - t) };
+			if (span_starts(term, "name=") && term.n > 5)
+				return (struct span){ term.s + 5, term.n - 5 };
+			settings = settings && setting_term(term);
+			t = comma ? comma + 1 : end;
+		}
+		return settings ? (struct span){ ev.s, (size_t)(slash - ev.s) }
+				: (struct span){ ev.s, (size_t)(end + 1 - ev.s) };
+	}
+	const char *colon = ev.n ? memrchr(ev.s, ':', ev.n) : NULL;
+	if (colon && colon > ev.s && colon + 1 < ev.s + ev.n) {
+		for (const char *c = colon + 1; c < ev.s + ev.n; c++)
+			if (!event_modifier(*c))
+				return ev;
+		return (struct span){ ev.s, (size_t)(colon - ev.s) };
+	}
+	return ev;
+}
+
+/* A clock event counts nanoseconds (of CPU time, as perf report shows). */
+static bool clock_event(struct span base)
+{
 	return span_is(base, "cpu-clock") || span_is(base, "task-clock");
 }
 
+/* A new value column named name; PV_NONE when out of memory. */
+static uint32_t add_column(struct preader *r, const char *name, const char *unit)
+{
+	uint32_t col = pv_add_value_type(r->p, name, unit);
+
+	if (col != PV_NONE)
+		r->left[col] = INT64_MAX;
+	return col;
+}
+
+/* A new column holding, of every sample read so far (all of the first
+ * event), its count of samples. */
+static uint32_t add_first_counts(struct preader *r, const char *name)
+{
+	struct pv_profile *p = r->p;
+	uint32_t col = add_column(r, name, "count");
+
+	for (size_t i = 0; col != PV_NONE && i < p->nsamples; i++) {
+		p->samples[i].values[col] = p->samples[i].values[r->v_samples];
+		r->left[col] -= p->samples[i].values[col];
+	}
+	return col;
+}
+
+/* The name of event ev's column: its base name, else the name perf
+ * printed, else either with "#N", when another column has it. */
+static void column_name(const struct preader *r, struct span ev, char *buf, size_t n)
+{
+	struct span base = event_base(ev);
+
+	snprintf(buf, n, "%.*s", (int)(base.n > 200 ? 200 : base.n), base.s);
+	if (base.n == 0)
+		snprintf(buf, n, "events");
+	if (pv_find_value_type(r->p, buf) != PV_NONE || strcmp(buf, "samples") == 0)
+		snprintf(buf, n, "%.*s", (int)(ev.n > 200 ? 200 : ev.n), ev.s);
+	if (pv_find_value_type(r->p, buf) != PV_NONE || strcmp(buf, "samples") == 0)
+		snprintf(buf, n, "%.*s#%u", (int)(base.n > 200 ? 200 : base.n), base.s, r->nevents + 1);
+}
+
+/* Columns of a new event e: its periods (or, without periods, its
+ * counts), and when the capture has several events, each event's count of
+ * samples ("page-faults_samples"), the first event's made when the second
+ * one is seen.  0, or -1 when out of memory. */
+static int event_columns(struct preader *r, struct event *e, struct span ev)
+{
+	struct pv_profile *p = r->p;
+	char tname[256], cname[300];
+
+	e->col = e->count_col = PV_NONE;
+	e->clock = clock_event(event_base(ev));
+	if (r->nevents == 1) {
+		struct event *first = &r->events[0];
+		if (first->col == PV_NONE) {
+			const char *n0 = pv_str(p, first->name);
+			column_name(r, (struct span){ n0, strlen(n0) }, tname, sizeof tname);
+			if ((first->col = add_first_counts(r, tname)) == PV_NONE)
+				return -1;
+		}
+		snprintf(cname, sizeof cname, "%s_samples", pv_str(p, p->sample_types[first->col].type));
+		if ((first->count_col = add_first_counts(r, cname)) == PV_NONE)
+			return -1;
+	}
+	column_name(r, ev, tname, sizeof tname);
+	if (r->periods || r->nevents > 0) {
+		/* without periods the first event's samples are "samples"
+		 * already: it needs no column of its own until a second
+		 * event comes */
+		e->col = add_column(r, tname, r->periods && e->clock ? "nanoseconds" : "count");
+		if (e->col == PV_NONE)
+			return -1;
+	}
+	if (r->nevents > 0) {
+		snprintf(cname, sizeof cname, "%s_samples", tname);
+		if ((e->count_col = add_column(r, cname, "count")) == PV_NONE)
+			return -1;
+	}
+	return 0;
+}
 /* The index of the sample's event among the capture's, added when new;
  * PERF_MAX_EVENTS when there is no room, -1 after an error. */
 static int event_of(struct preader *r, const struct header *h)
@@ -586,25 +537,13 @@ static int event_of(struct preader *r, const struct header *h)
 		return PERF_MAX_EVENTS;
 	e = &r->events[r->nevents];
 	e->name = name;
-	e->col = PV_NONE;
-	if (r->periods || r->nevents > 0) {
-		/* the first event's samples are "samples" already: without
-		 * periods it needs no column of its own */
-		bool cpu = r->periods && clock_event(ev) && pv_find_value_type(p, "cpu") == PV_NONE;
-		char tname[256];
-		snprintf(tname, sizeof tname, "%.*s", (int)(ev.n ? ev.n : 6), ev.n ? ev.s : "events");
-		if (pv_find_value_type(p, tname) != PV_NONE || strcmp(tname, "samples") == 0)
-			snprintf(tname, sizeof tname, "%.*s#%u", (int)(ev.n > 200 ? 200 : ev.n), ev.s,
-				 r->nevents + 1);
-		e->col = pv_add_value_type(p, cpu ? "cpu" : tname,
-					   cpu || (r->periods && clock_event(ev)) ? "nanoseconds" : "count");
-		if (e->col == PV_NONE)
-			return -1;
-		r->left[e->col] = INT64_MAX;
-		/* the sampling period, when it is a time (reports take
-		 * the profile's period for one) */
-		if (r->nevents == 0 && r->periods &&
-		    strcmp(pv_str(p, p->sample_types[e->col].unit), "nanoseconds") == 0) {
+	if (event_columns(r, e, ev) < 0)
+		return -1;
+	if (r->nevents == 0 && e->col != PV_NONE) {
+		/* what reports weigh by unless told: the periods, as perf
+		 * report; a clock's period is the profile's sampling period */
+		p->default_type = p->sample_types[e->col].type;
+		if (e->clock) {
 			p->period_type = p->sample_types[e->col];
 			p->period = h->period <= INT64_MAX ? (int64_t)h->period : 0;
 		}
@@ -616,7 +555,10 @@ static void reset_sample(struct preader *r)
 {
 	r->open = false;
 	r->chain = false;
+	r->comm_only = false;
 	r->nlocs = 0;
+	r->ninl = 0;
+	r->last_inlined = false;
 	r->deep = false;
 	memset(&r->h, 0, sizeof r->h);
 }
@@ -631,10 +573,24 @@ static int end_sample(struct preader *r)
 
 	if (!r->open)
 		return 0;
-	if (r->nlocs == 0) {
-		r->no_frames++;
+	if (flush_inlined(r) < 0)
+		return -1;
+	if (r->nlocs == 0 && r->comm_only) {
+		/* a line that looked like a command alone, no frame after it */
+		if (r->unknown_lines++ == 0)
+			r->first_unknown = r->start_line;
 		reset_sample(r);
 		return 0;
+	}
+	if (r->nlocs == 0) {
+		/* perf printed no frame: the sample is kept, where it was is
+		 * unknown */
+		static const struct frame unknown = { .sym = { "[unknown]", 9 } };
+		bool any = r->any_frame;
+		r->no_frames++;
+		if (add_frame(r, &unknown) < 0)
+			return -1;
+		r->any_frame = any;
 	}
 	if (!r->shaped) {
 		r->shape = h->fields;
@@ -650,18 +606,27 @@ static int end_sample(struct preader *r)
 		reset_sample(r);
 		return 0;
 	}
-	if (ev == 0)
-		s.values[r->v_samples] = 1;
+	s.values[r->v_samples] = 1;
 	uint32_t col = r->events[ev].col;
 	if (col != PV_NONE) {
-		int64_t v = r->periods ? (h->fields & F_PERIOD) && h->period < INT64_MAX
-						 ? (int64_t)h->period : 0
-				       : 1;
+		int64_t v = 1;
+		if (r->periods && !(h->fields & F_PERIOD)) {
+			v = 0;
+		} else if (r->periods && h->period > INT64_MAX) {
+			/* no sum of them could be held: counted as the most one can */
+			if (r->huge_periods++ == 0)
+				r->first_huge = r->start_line;
+			v = INT64_MAX;
+		} else if (r->periods) {
+			v = (int64_t)h->period;
+		}
 		if (v > r->left[col])
 			v = r->left[col];
 		r->left[col] -= v;
 		s.values[col] = v;
 	}
+	if (r->events[ev].count_col != PV_NONE)
+		s.values[r->events[ev].count_col] = 1;
 	if (h->fields & F_TID) {
 		uint32_t name = h->comm.n ? pv_intern(p, h->comm.s, h->comm.n) : PV_NONE;
 		if (h->comm.n && name == PV_NONE)
@@ -713,12 +678,57 @@ static bool frame_line(const struct preader *r, struct span t)
 {
 	if (t.n && t.s[0] == '\t')
 		return true;
-	return r->open && r->chain && t.n && t.s[0] == ' ' && starts_with_address(trim(t));
+	return r->open && r->chain && t.n && t.s[0] == ' ' && perf_starts_with_address(trim(t));
+}
+
+/* A sample of one frame and no header, spaces before it (perf script
+ * -F ip,sym of a capture without call chains): in a capture whose
+ * samples are such, or as its first line when that is no header. */
+static bool one_frame_line(const struct preader *r, struct span t)
+{
+	struct header h;
+
+	if (!t.n || t.s[0] != ' ' || (r->open && r->chain) || !perf_starts_with_address(trim(t)))
+		return false;
+	return r->shaped ? r->shape == F_IP : !perf_parse_header(t, 0, &h);
+}
+
+/* The source line perf prints after a frame (-F +srcline): indented, one
+ * word that is no address ("file.c:12", "??:0", "[kernel.kallsyms][ffff81..]"),
+ * " (inlined)" after it when the frame is an inlined call. */
+static bool source_line_text(const struct preader *r, struct span t)
+{
+	struct span w = trim(t), first = word(w);
+
+	if (!r->open || !(r->nlocs || r->ninl) || !t.n || t.s[0] != ' ' || !w.n || perf_starts_with_address(w))
+		return false;
+	/* in a call chain, before the blank line that ends it, every such
+	 * line is one ("[JIT] tid 26710[7f96ed4c566c]") */
+	if (r->chain)
+		return true;
+	if (first.n < w.n && span_is(trim((struct span){ w.s + first.n, w.n - first.n }), "(inlined)"))
+		w = first;
+	return word(w).n == w.n;
+}
+
+/* perf script -F +srccode: "|LINE  source text" after a frame. */
+static bool source_code_text(struct span t)
+{
+	return t.n > 1 && t.s[0] == '|' && is_digit(t.s[1]);
+}
+
+static void open_sample(struct preader *r, size_t off, bool chain)
+{
+	r->open = true;
+	r->chain = chain;
+	r->start_line = r->lineno;
+	r->start_off = off;
 }
 
 static int read_line(struct preader *r, struct span t, size_t off)
 {
 	struct frame f;
+	struct header h;
 	bool used;
 
 	if (trim(t).n == 0)
@@ -727,116 +737,50 @@ static int read_line(struct preader *r, struct span t, size_t off)
 		if (!r->open) {
 			/* frames with no header (perf script -F ip,sym) */
 			reset_sample(r);
-			r->open = r->chain = true;
-			r->start_line = r->lineno;
-			r->start_off = off;
+			open_sample(r, off, true);
 		}
-		if (!parse_frame(t, &f)) {
+		if (!perf_parse_frame(t, &f)) {
 			unknown_line(r);
 			return 0;
 		}
 		return add_frame(r, &f);
 	}
-	if (t.s[0] == ' ' && r->open && r->chain) {
+	if (source_line_text(r, t)) {
 		if (source_line(r, t, &used) < 0)
 			return -1;
 		if (used)
 			return 0;
 	}
-	if (t.s[0] == '#' && !r->open)
-		return 0; /* perf script --header */
+	if ((t.s[0] == '#' && !r->open) || source_code_text(t))
+		return 0; /* perf script --header, -F +srccode */
 	if (end_sample(r) < 0)
 		return -1;
-	struct header h;
-	if (!parse_header(t, r->shape, &h)) {
+	if (perf_side_band(t))
+		return 0; /* --show-task-events, --show-mmap-events and the like */
+	if (one_frame_line(r, t)) {
+		open_sample(r, off, false);
+		r->h.fields = F_IP;
+		return perf_parse_frame(t, &f) ? add_frame(r, &f) : 0;
+	}
+	if (!perf_parse_header(t, r->shape, &h)) {
+		if (perf_comm_header(t) && (!r->shaped || r->shape == 0)) {
+			/* a command alone: a header when frames follow */
+			memset(&r->h, 0, sizeof r->h);
+			r->h.comm = trim(t);
+			r->comm_only = true;
+			open_sample(r, off, true);
+			return 0;
+		}
 		unknown_line(r);
 		return 0;
 	}
-	if ((h.fields & F_EVENT) && span_starts(h.event, "PERF_RECORD_"))
-		return 0; /* --show-task-events and the like */
 	r->h = h;
-	r->open = true;
-	r->start_line = r->lineno;
-	r->start_off = off;
-	if (h.fields & F_IP) {
-		/* recorded without -g: the one frame ends the header */
-		if (parse_frame(h.tail, &f) && add_frame(r, &f) < 0)
-			return -1;
-		return end_sample(r);
-	}
-	r->chain = true;
+	/* recorded without -g, the one frame ends the header; a source line
+	 * may follow it */
+	open_sample(r, off, !(h.fields & F_IP));
+	if ((h.fields & F_IP) && perf_parse_frame(h.tail, &f) && add_frame(r, &f) < 0)
+		return -1;
 	return 0;
-}
-
-/* ---- detection ---- */
-
-static bool detect_frame(struct span t)
-{
-	struct span w;
-	uint64_t v;
-
-	if (!t.n || t.s[0] != '\t')
-		return false;
-	w = word(trim(t));
-	return w.n && parse_hex(w.s, w.n, &v);
-}
-
-/* The next line of s[0, span) at *off, without its newline and CR; false
- * at the end, or at a line the span cuts. */
-static bool next_line(const char *s, size_t span, size_t len, size_t *off, struct span *t)
-{
-	const char *nl;
-
-	if (*off >= span)
-		return false;
-	nl = memchr(s + *off, '\n', span - *off);
-	if (!nl && span < len)
-		return false;
-	*t = (struct span){ s + *off, (nl ? (size_t)(nl - s) : span) - *off };
-	*off = nl ? (size_t)(nl - s) + 1 : span;
-	if (t->n && t->s[t->n - 1] == '\r')
-		t->n--;
-	return true;
-}
-
-bool perf_detect(const unsigned char *buf, size_t len)
-{
-	const char *s = (const char *)buf;
-	size_t span = len < PERF_DETECT_SPAN ? len : PERF_DETECT_SPAN, off = 0;
-	struct span t, next;
-	struct header h;
-
-	if (memchr(s, '\0', span))
-		return false;
-	do {
-		if (!next_line(s, span, len, &off, &t))
-			return false;
-	} while (!trim(t).n || t.s[0] == '#');
-	if (detect_frame(t)) {
-		/* frames without a header (perf script -F ip,sym): another
-		 * frame or the blank line that ends the sample must follow */
-		return next_line(s, span, len, &off, &next) && (detect_frame(next) || !trim(next).n);
-	}
-	if (!parse_header(t, 0, &h))
-		return false;
-	if ((h.fields & F_EVENT) && span_starts(h.event, "PERF_RECORD_"))
-		return true;
-	if ((h.fields & F_IP) && (h.fields & (F_TIME | F_EVENT)))
-		return true;
-	if (h.fields & F_IP) {
-		/* a command, a tid and a frame (-F comm,tid,ip,sym): the next
-		 * line must be one too, with the same fields */
-		struct header h2;
-		return next_line(s, span, len, &off, &next) && parse_header(next, h.fields, &h2) &&
-		       h2.fields == h.fields;
-	}
-	/* a header alone: its call chain must follow */
-	return !h.tail.n && next_line(s, span, len, &off, &next) && detect_frame(next);
-}
-
-bool perf_data_detect(const unsigned char *buf, size_t len)
-{
-	return len >= 8 && memcmp(buf, "PERFILE2", 8) == 0;
 }
 
 /* ---- the reader ---- */
@@ -860,7 +804,7 @@ static void finish(struct preader *r, bool cut, size_t dropped_from, size_t len)
 	}
 	/* A clock's sample in the kernel is the kernel's CPU time: system
 	 * time, when the capture shows kernel frames at all. */
-	uint32_t cpu = pv_find_value_type(p, "cpu");
+	uint32_t cpu = r->nevents && r->events[0].clock && r->periods ? r->events[0].col : PV_NONE;
 	if (cpu != PV_NONE && r->kernel_map != PV_NONE) {
 		p->system_cpu_ns = 0;
 		for (size_t i = 0; i < p->nsamples; i++)
@@ -884,6 +828,9 @@ static void finish(struct preader *r, bool cut, size_t dropped_from, size_t len)
 		pv_warn("'%s': %" PRIu64 " samples of events past the first %d (%s), the first at line %" PRIu64 ", left out",
 			r->name, r->other_events, PERF_MAX_EVENTS, buf, r->first_other_line);
 	}
+	if (r->huge_periods)
+		pv_warn("'%s': %" PRIu64 " samples with a period of 2^63 or more (the first at line %" PRIu64 "), each counted as 2^63-1",
+			r->name, r->huge_periods, r->first_huge);
 	if (r->unknown_lines)
 		pv_warn("'%s': %" PRIu64 " line%s not understood (the first at line %" PRIu64 ") skipped",
 			r->name, r->unknown_lines, r->unknown_lines == 1 ? "" : "s", r->first_unknown);
@@ -911,8 +858,11 @@ struct pv_profile *perf_read(const unsigned char *buf, size_t len, const char *n
 			goto fail;
 		}
 		if (!nl) {
-			/* the last line is cut: so is its sample */
+			/* the last line is cut: so is its sample (a sample of
+			 * one line before it is whole) */
 			cut = true;
+			if (r.open && !r.chain && end_sample(&r) < 0)
+				goto fail;
 			if (!r.open)
 				r.start_line = r.lineno, r.start_off = off;
 			break;
@@ -932,8 +882,13 @@ struct pv_profile *perf_read(const unsigned char *buf, size_t len, const char *n
 		dropped_from = r.start_off;
 		r.nlocs = 0;
 	}
+	if (r.p->nsamples && !r.any_frame) {
+		pv_error("'%s': no sample has an address or a symbol: give perf script the fields ip and sym (-F ...,ip,sym,dso)",
+			 name);
+		goto fail;
+	}
 	if (r.p->nsamples == 0) {
-		if (r.no_frames)
+		if (r.no_frames && !r.any_frame)
 			pv_error("'%s': no sample has an address or a symbol: give perf script the fields ip and sym (-F ...,ip,sym,dso)",
 				 name);
 		else if (cut)
@@ -945,10 +900,12 @@ struct pv_profile *perf_read(const unsigned char *buf, size_t len, const char *n
 	}
 	finish(&r, cut, dropped_from, len);
 	free(r.locs);
+	free(r.inl);
 	free(r.map_slots);
 	return r.p;
 fail:
 	free(r.locs);
+	free(r.inl);
 	free(r.map_slots);
 	pv_profile_free(r.p);
 	return NULL;

@@ -6,11 +6,14 @@
  * line ("\tADDR SYM+OFF (DSO)", leaf first) and a blank line; or, recorded
  * without -g, the header with the one frame at its end.  perf names the
  * frames itself: the locations the reader creates carry their functions,
- * so nothing is symbolized again.  Kernel frames go in one mapping named
- * PV_KERNEL_MAPPING_NAME.  Each event of the capture is its own sample
- * type, holding the samples' periods; the first event's samples are also
- * the "samples" count.  A clock event (cpu-clock, task-clock) is CPU time:
- * its type is "cpu", in nanoseconds.
+ * so nothing is symbolized again; frames perf marks "(inlined)" are lines
+ * of the next frame's location.  Kernel frames (the kernel's, its
+ * modules') go in kernel mappings.  Every sample is kept and counts in
+ * "samples"; each event of the capture is its own sample type named after
+ * it ("cycles" of "cycles:u"), holding the samples' periods, the first
+ * event's the profile's default type; with several events each also has
+ * its count of samples ("cycles_samples").  A clock event (cpu-clock,
+ * task-clock) is CPU time, in nanoseconds.
  */
 #ifndef PROFVIEW_PERF_READ_H
 #define PROFVIEW_PERF_READ_H
@@ -20,16 +23,19 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Events of one capture kept apart, each its own sample type; samples of
- * further events are left out (with a warning). */
-#define PERF_MAX_EVENTS 3
+/* Events of one capture kept apart, each its own two sample types (with
+ * "samples", PV_MAX_VALUES in all); samples of further events are left
+ * out (with a warning). */
+#define PERF_MAX_EVENTS 4
 
-/* Is buf perf script text?  Its first line that is not empty or a '#'
- * comment must be a sample header followed by a call chain line; or a
- * header with a time or an event and an address after it; or one with an
- * address but neither, followed by another of the same fields; or a call
- * chain line followed by another or a blank line (fields without a
- * header). */
+/* Is buf perf script text?  Its first line that is not empty, a '#'
+ * comment or perf's side band must be a sample header (or a command
+ * alone) followed by a call chain line; or a header with a time or an
+ * event and an address after it; or one with an address but neither,
+ * followed by another of the same fields; or a call chain line followed
+ * by another or a blank line (fields without a header); or a frame alone
+ * after spaces followed by another (-F ip,sym without -g).  A frame's
+ * source line may come between. */
 bool perf_detect(const unsigned char *buf, size_t len);
 
 /* Read perf script output; name is used in messages.  Input cut off

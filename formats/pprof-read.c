@@ -409,6 +409,10 @@ static int decode_header(struct decoder *d)
 			return -1;
 	}
 	p->period = pb->period;
+	/* what pprof weighs by unless told */
+	if (pb->default_sample_type > 0 && (uint64_t)pb->default_sample_type < d->nstrings &&
+	    (p->default_type = dstr(d, pb->default_sample_type, "default sample type", 1)) == PV_NONE)
+		return -1;
 	p->time_ns = pb->time_nanos;
 	p->duration_ns = pb->duration_nanos;
 	p->finished = true;

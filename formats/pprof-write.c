@@ -229,6 +229,9 @@ static int build_types(struct writer *w, PbProfile *pb)
 	if (p->period_type.type || p->period_type.unit)
 		pb->period_type = &w->period_type;
 	pb->period = p->period;
+	/* else the profile's own (a perf capture's periods) */
+	if (!want && p->default_type)
+		want = pv_str(p, p->default_type);
 	for (uint32_t i = 0; i < p->nvalues && !want; i++)
 		if (strcmp(pv_str(p, p->sample_types[i].unit), "nanoseconds") == 0)
 			want = pv_str(p, p->sample_types[i].type);

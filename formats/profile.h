@@ -161,6 +161,8 @@ struct pv_profile {
 	struct pv_value_type sample_types[PV_MAX_VALUES];
 	uint32_t nvalues;
 	struct pv_value_type period_type;
+	uint32_t default_type; /* string index: the sample type reports weigh by
+				  unless told (a perf capture's periods); 0: their own choice */
 	int64_t period;
 	int64_t time_ns;       /* start, ns since the epoch */
 	int64_t duration_ns;

@@ -42,13 +42,16 @@ static enum format detect(const unsigned char *buf, size_t len)
 		return FORMAT_GPERF;
 	if (perf_data_detect(buf, len))
 		return FORMAT_PERF_DATA;
+	/* perf script text, whose header may be a number alone (-F
+	 * period,ip,sym) with a call chain of tab-indented frames after it,
+	 * as no legacy profile has; before folded stacks: a header of a few
+	 * fields ends in a number */
+	if (perf_detect(buf, len))
+		return FORMAT_PERF;
 	/* pprof's legacy text profiles, before what a line ending in a
 	 * number would pass for */
 	if (legacy_detect(buf, len))
 		return FORMAT_LEGACY;
-	/* before folded stacks: a header of a few fields ends in a number */
-	if (perf_detect(buf, len))
-		return FORMAT_PERF;
 	if (folded_detect(buf, len))
 		return FORMAT_FOLDED;
 	if (pprof_detect(buf, len))

@@ -14,6 +14,7 @@
  */
 #include "names.h"
 #include "error.h"
+#include "javaname.h"
 #include "util.h"
 
 #include <stdlib.h>
@@ -355,6 +356,11 @@ char *names_shorten(const char *name, enum names_form form)
 	size_t n = strlen(name), core = n, vend = n, start = 0, at, own, clone_len = 0;
 	const char *clone;
 	bool plt = false;
+	char *java;
+	int is_java = javaname_shorten(name, form == NAMES_PARAMS, &java);
+
+	if (is_java)
+		return is_java > 0 ? java : NULL;
 
 	/* A symbol version ("@@GLIBCXX_3.4") is dropped, a PLT stub's "@plt"
 	 * kept. */

@@ -23,8 +23,10 @@
  * group apart in fewer characters, and else by its whole name.
  *
  * Only names that look like demangled C++ are shortened: those with "::"
- * or ending in a parameter list ("f(int)", not "f (file.py:3)"); Go's
- * "main.(*T).M", Java's, Python's and mangled names are left alone.
+ * or ending in a parameter list ("f(int)", not "f (file.py:3)"); and
+ * Java's methods as JIT perf maps name them (javaname.h:
+ * "Lio/netty/Foo$4;.run()V" is "io.netty.Foo$4.run").  Go's
+ * "main.(*T).M", Python's and mangled names are left alone.
  */
 #ifndef PROFVIEW_NAMES_H
 #define PROFVIEW_NAMES_H

@@ -57,7 +57,9 @@ static void companion_count(struct calltree *t, uint32_t idx)
 	size_t plen = us ? (size_t)(us - name) : 0;
 	uint32_t c = PV_NONE;
 
-	if (us)
+	/* a perf capture's count of each event's samples */
+	c = find_type2(p, name, strlen(name), "_samples");
+	if (c == PV_NONE && us)
 		c = find_type2(p, name, plen, "_samples");
 	if (c == PV_NONE)
 		c = pv_find_value_type(p, "samples");
@@ -108,14 +110,25 @@ int ct_choose_value(struct calltree *t, const char *want)
 	return 0;
 }
 
-/* What a tree weighs by unless told: a time (CPU, wall), else the size in
- * use of a heap profile ("inuse_space", as pprof's default), else the
- * sample count. */
+/* What a tree weighs by unless told: the type the profile names, else a
+ * time (CPU, wall), else the size in use of a heap profile
+ * ("inuse_space", as pprof's default), else the sample count. */
 void ct_default_value(struct calltree *t)
 {
 	const struct pv_profile *p = t->p;
 	uint32_t i;
 
+	/* the one the profile names (perf's periods, pprof's default), when
+	 * in a unit a tree weighs by and not the count it has already */
+	const char *unit = NULL;
+	if (p->default_type && (i = pv_find_value_type(p, pv_str(p, p->default_type))) != PV_NONE)
+		unit = pv_str(p, p->sample_types[i].unit);
+	if (unit && i != t->v_count && !is_samples_type(p, i) &&
+	    (strcmp(unit, "nanoseconds") == 0 || strcmp(unit, "bytes") == 0 || strcmp(unit, "count") == 0)) {
+		t->v_value = i;
+		companion_count(t, i);
+		return;
+	}
 	for (i = 0; i < p->nvalues; i++)
 		if (i != t->v_count && strcmp(pv_str(p, p->sample_types[i].unit), "nanoseconds") == 0) {
 			t->v_value = i;

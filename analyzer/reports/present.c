@@ -21,6 +21,12 @@ const char *pv_value_label(const char *type)
 	return type && strcmp(type, "cpu") == 0 ? "CPU" : type;
 }
 
+bool pv_value_is_cpu(const char *type)
+{
+	return type && (strcmp(type, "cpu") == 0 || strcmp(type, "cpu-clock") == 0 ||
+			strcmp(type, "task-clock") == 0);
+}
+
 int pv_input_problems(const struct pv_profile *p, bool shares, void (*say)(void *arg, const char *phrase),
 		      void *arg)
 {

@@ -29,6 +29,9 @@ const char *pv_value_type(const struct calltree *t);
 /* A sample type as people read it: "CPU" for "cpu", any other as it is;
  * NULL stays NULL. */
 const char *pv_value_label(const char *type);
+/* Is a sample type CPU time: "cpu", or perf's clocks "cpu-clock" and
+ * "task-clock" (whose samples in the kernel are system time)? */
+bool pv_value_is_cpu(const char *type);
 
 /* The input's problems, each a phrase to say(arg, phrase), in order:
  * samples lost (and why), samples with incomplete stacks, damaged input

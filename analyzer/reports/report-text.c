@@ -133,7 +133,7 @@ void report_header(FILE *out, const struct pv_report_ctx *rc)
 	if (vname) {
 		calltree_value_str(t, total_value, cpu, sizeof cpu);
 		fprintf(out, "%s%s %s", psep, pv_value_label(vname), cpu);
-		if (strcmp(vname, "cpu") == 0)
+		if (pv_value_is_cpu(vname))
 			put_system_time(out, p, total_value);
 	}
 	fprintf(out, "%s%" PRId64 " samples", vname ? " in " : psep, t->samples);

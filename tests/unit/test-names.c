@@ -330,6 +330,20 @@ static const struct name_case cases[] = {
 	  { "std::vector::push_back",
 	    "std::vector::push_back",
 	    "std::vector<int>::push_back" } },
+	/* C++ as perf names it, its parameter list kept */
+	{ "foo(int, char const*)", { "foo", "foo(int, char const*)", "foo" } },
+	/* Java from JIT perf maps: JVM descriptors, class::method, HotSpot's */
+	{ "Lio/netty/util/concurrent/SingleThreadEventExecutor$4;.run()V",
+	  { "io.netty.util.concurrent.SingleThreadEventExecutor$4.run",
+	    "io.netty.util.concurrent.SingleThreadEventExecutor$4.run()V",
+	    "io.netty.util.concurrent.SingleThreadEventExecutor$4.run" } },
+	{ "Ljava/lang/Thread;::run", { "java.lang.Thread.run", "java.lang.Thread.run", "java.lang.Thread.run" } },
+	{ "LFoo;.<init>(I[Ljava/lang/String;)[J", { "Foo.<init>", "Foo.<init>(I[Ljava/lang/String;)[J", "Foo.<init>" } },
+	{ "java.lang.Thread::run()V", { "java.lang.Thread.run", "java.lang.Thread.run()V", "java.lang.Thread.run" } },
+	{ "java.lang.String Spin.text(int)", { "Spin.text", "Spin.text(int)", "Spin.text" } },
+	{ "byte[] java.util.Arrays.copyOf(byte[], int)",
+	  { "java.util.Arrays.copyOf", "java.util.Arrays.copyOf(byte[], int)", "java.util.Arrays.copyOf" } },
+	{ "void Main.lambda$main$0()", { "Main.lambda$main$0", "Main.lambda$main$0()", "Main.lambda$main$0" } },
 };
 
 /* Names that are not demangled C++, or cannot be read as such: shown as
@@ -341,6 +355,11 @@ static const char *const left_alone[] = {
 	"process (main.py:12)",       /* py-spy */
 	"<module>",
 	"java/util/HashMap.get",
+	"StubRoutines (1)",           /* HotSpot's stubs */
+	"Interpreter",
+	"py::leaf:/tmp/work.py",      /* Python's perf map */
+	"LFoo;.bar(X)V",              /* no JVM descriptor */
+	"Lfoo;",
 	"_ZN3foo3barEv",              /* mangled (--no-demangle) */
 	"_ZN3foo3barEv@plt",
 	"[kernel]",

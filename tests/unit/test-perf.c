@@ -5,6 +5,7 @@
 #include "error.h"
 #include "folded-read.h"
 #include "gdb-read.h"
+#include "merge.h"
 #include "perf-read.h"
 #include "read.h"
 
@@ -128,16 +129,19 @@ static void test_default_fields(void)
 	CHECK_EQ(p->nsamples, 3);
 	CHECK_STR(pv_str(p, p->source_format), "perf script output");
 	CHECK_STR(pv_str(p, p->program), "demo");
-	/* samples, and the clock's periods as CPU time */
+	/* samples, and the clock's periods as CPU time, named after the
+	 * event without its modifiers ("cpu-clock:ppp" is cpu-clock); the
+	 * periods are what reports weigh by, as perf report */
 	CHECK_EQ(p->nvalues, 2);
 	CHECK_STR(type_name(p, 0), "samples");
 	CHECK_STR(type_unit(p, 0), "count");
-	CHECK_STR(type_name(p, 1), "cpu");
+	CHECK_STR(type_name(p, 1), "cpu-clock");
 	CHECK_STR(type_unit(p, 1), "nanoseconds");
+	CHECK_STR(pv_str(p, p->default_type), "cpu-clock");
 	CHECK_EQ(p->samples[0].values[0], 1);
 	CHECK_EQ(p->samples[0].values[1], 250000);
 	CHECK_EQ(p->period, 250000);
-	CHECK_STR(pv_str(p, p->period_type.type), "cpu");
+	CHECK_STR(pv_str(p, p->period_type.type), "cpu-clock");
 	CHECK_STR(stack_of(p, 0), "__libc_start_call_main;main;process_batch;parse_record");
 	/* kernel frames: one mapping, the sample flagged */
 	CHECK_STR(stack_of(p, 1), "0x18b9fe;insert_key.constprop.0;asm_exc_page_fault;find_mergeable_anon_vma");
@@ -390,7 +394,10 @@ static void test_events(void)
 		"app 10   1.000300:         42 sched:sched_switch: prev_comm=app prev_pid=10\n"
 		"\t  1200 other (/app)\n"
 		"\n"
-		"app 10   1.000400:         42 page-faults: \n"
+		"app 10   1.000400:         42 page-faults/period=42/: \n"
+		"\t  1300 fault (/app)\n"
+		"\n"
+		"app 10   1.000500:          7 cpu/event=0x3c,umask=0x0/u: \n"
 		"\t  1300 fault (/app)\n"
 		"\n";
 	struct pv_profile *p;
@@ -400,38 +407,71 @@ static void test_events(void)
 	CHECK(p != NULL);
 	if (!p)
 		return;
-	CHECK_EQ(p->nvalues, 4);
+	/* every event's periods, named without modifiers or settings, and
+	 * its count of samples; "samples" counts them all */
+	CHECK_EQ(p->nvalues, 9);
 	CHECK_STR(type_name(p, 0), "samples");
-	CHECK_STR(type_name(p, 1), "cycles:u");
+	CHECK_STR(type_name(p, 1), "cycles");
 	CHECK_STR(type_unit(p, 1), "count");
-	CHECK_STR(type_name(p, 2), "instructions:u");
-	CHECK_STR(type_name(p, 3), "sched:sched_switch");
-	CHECK_EQ(pv_total(p, 0), 2);            /* the first event's samples */
+	CHECK_STR(type_name(p, 2), "cycles_samples");
+	CHECK_STR(type_name(p, 3), "instructions");
+	CHECK_STR(type_name(p, 4), "instructions_samples");
+	CHECK_STR(type_name(p, 5), "sched:sched_switch");
+	CHECK_STR(type_name(p, 7), "page-faults");
+	CHECK_STR(pv_str(p, p->default_type), "cycles");
+	CHECK_EQ(pv_total(p, 0), 5);
 	CHECK_EQ(pv_total(p, 1), 500000);
-	CHECK_EQ(pv_total(p, 2), 150000);
-	CHECK_EQ(pv_total(p, 3), 42);
-	CHECK_EQ(p->samples[1].values[0], 0);
-	CHECK_EQ(p->period, 0); /* counts, not a time */
+	CHECK_EQ(pv_total(p, 2), 2);
+	CHECK_EQ(pv_total(p, 3), 150000);
+	CHECK_EQ(pv_total(p, 4), 1);
+	CHECK_EQ(pv_total(p, 5), 42);
+	CHECK_EQ(pv_total(p, 7), 42);
+	CHECK_EQ(pv_total(p, 8), 1);
 	CHECK_EQ(p->samples[1].values[1], 0);
-	/* a fourth event has no room: left out, with a warning */
-	CHECK_EQ(p->nsamples, 4);
+	CHECK_EQ(p->samples[1].values[2], 0);
+	CHECK_EQ(p->period, 0); /* counts, not a time */
+	/* a fifth event has no room: left out, with a warning */
+	CHECK_EQ(p->nsamples, 5);
 	CHECK_EQ(nwarnings, 1);
-	CHECK_CONTAINS(last_warning, "1 samples of events past the first 3");
-	CHECK_CONTAINS(last_warning, "line 16");
+	CHECK_CONTAINS(last_warning, "1 samples of events past the first 4");
+	CHECK_CONTAINS(last_warning, "line 19");
 	pv_profile_free(p);
 
-	/* cpu-clock with another clock: the first is "cpu" */
+	/* two events without periods: each one's counts, the first's made
+	 * for the samples read before the second came */
+	static const char counts[] =
+		"app 10 cycles:u: \n\t  1000 hot (/app)\n\n"
+		"app 10 cycles:u: \n\t  1000 hot (/app)\n\n"
+		"app 10 page-faults: \n\t  1100 cold (/app)\n\n";
+	p = rd(counts);
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ(nwarnings, 0);
+		CHECK_EQ(p->nvalues, 5);
+		CHECK_STR(type_name(p, 1), "cycles");
+		CHECK_STR(type_name(p, 2), "cycles_samples");
+		CHECK_STR(type_name(p, 3), "page-faults");
+		CHECK_EQ(pv_total(p, 0), 3);
+		CHECK_EQ(pv_total(p, 1), 2);
+		CHECK_EQ(pv_total(p, 2), 2);
+		CHECK_EQ(pv_total(p, 3), 1);
+		CHECK_EQ(pv_total(p, 4), 1);
+	}
+	pv_profile_free(p);
+
+	/* two clocks: each in nanoseconds, the first the profile's period */
 	static const char clocks[] =
 		"cc1 20076 [000]   440.941708:     250000  cpu-clock:            e88596 [unknown] (/usr/lib/gcc/x86_64-linux-gnu/12/cc1)\n"
-		"cc1 20076 [000]   440.941712:     250000 task-clock:            e88596 [unknown] (/usr/lib/gcc/x86_64-linux-gnu/12/cc1)\n";
+		"cc1 20076 [000]   440.941712:     500000 task-clock:            e88596 [unknown] (/usr/lib/gcc/x86_64-linux-gnu/12/cc1)\n";
 	CHECK(detect(clocks));
 	p = rd(clocks);
 	CHECK(p != NULL);
 	if (p) {
-		CHECK_EQ(p->nvalues, 3);
-		CHECK_STR(type_name(p, 1), "cpu");
-		CHECK_STR(type_name(p, 2), "task-clock");
-		CHECK_STR(type_unit(p, 2), "nanoseconds");
+		CHECK_EQ(p->nvalues, 5);
+		CHECK_STR(type_name(p, 1), "cpu-clock");
+		CHECK_STR(type_name(p, 3), "task-clock");
+		CHECK_STR(type_unit(p, 3), "nanoseconds");
+		CHECK_EQ(p->period, 250000);
 		CHECK_STR(stack_of(p, 0), "cc1+0xe88596");
 	}
 	pv_profile_free(p);
@@ -561,6 +601,19 @@ static void test_deep(void)
 		CHECK_EQ(p->truncated, 1);
 	}
 	pv_profile_free(p);
+	/* as many inlined frames at one address: a location of 4096 lines */
+	off = (size_t)snprintf(text, cap, "a 1   1.000000:          1 cpu-clock: \n");
+	for (size_t i = 0; i < n; i++)
+		off += (size_t)snprintf(text + off, cap - off, "\t  1000 f%zu (inlined)\n", i);
+	off += (size_t)snprintf(text + off, cap - off, "\t  1000 g (/x)\n\n");
+	p = rd_n(text, off);
+	CHECK(p && p->nsamples == 1);
+	if (p) {
+		CHECK_EQ(p->samples[0].nlocs, 1);
+		CHECK_EQ(p->locations[pv_sample_locs(p, &p->samples[0])[0]].nlines, 4097);
+		CHECK(p->samples[0].flags & PV_SAMPLE_TRUNCATED);
+	}
+	pv_profile_free(p);
 	free(text);
 }
 
@@ -648,6 +701,122 @@ static void test_garbage(void)
 		CHECK(p->duration_ns >= 0);
 	}
 	pv_profile_free(p);
+	p = rd("a 1   1.0:  99999999999999999999 cycles: \n\t  1 g\n\n"
+	       "a 1   1.1:  9223372036854775806 cycles: \n\t  1 g\n\n");
+	CHECK(p != NULL);
+	if (p) {
+		/* a period of 2^63 or more is the most a sum holds, said once */
+		CHECK_EQ(pv_total(p, 1), INT64_MAX);
+		CHECK_EQ(nwarnings, 1);
+		CHECK_CONTAINS(last_warning, "1 samples with a period of 2^63 or more (the first at line 1)");
+	}
+	pv_profile_free(p);
+}
+
+/* What perf prints of a sample without frames, of frames it read from
+ * inline info, of kernel modules, and lines of its side band. */
+static void test_perf_shapes(void)
+{
+	struct pv_profile *p;
+
+	/* a call chain perf printed empty: the sample kept, unknown where */
+	p = rd("a 1   1.000000:          5 cpu-clock: \n\t  1000 f (/x)\n\n"
+	       "a 1   1.000001:          7 cpu-clock: \n\n");
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ(nwarnings, 0);
+		CHECK_EQ(p->nsamples, 2);
+		CHECK_EQ(pv_total(p, 1), 12);
+		CHECK_STR(stack_of(p, 1), "[unknown]");
+	}
+	pv_profile_free(p);
+
+	/* "(inlined)": lines of the next frame's location, innermost first;
+	 * inlined frames that no frame of theirs follows, a location of
+	 * their own */
+	static const char inl[] =
+		"inl 20599   655.846800:     250000 cpu-clock:ppp: \n"
+		"\t            1204 inner+0x24 (inlined)\n"
+		"\t            1204 middle+0x24 (inlined)\n"
+		"\t            1204 outer+0x24 (/tmp/psx/inl)\n"
+		"\t            1090 main+0x30 (/tmp/psx/inl)\n"
+		"\t           27304 __libc_start_main_impl+0x84 (inlined)\n"
+		"\t            1110 _start+0x20 (/tmp/psx/inl)\n"
+		"\n";
+	p = rd(inl);
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ(nwarnings, 0);
+		CHECK_EQ(p->samples[0].nlocs, 4);
+		CHECK_STR(stack_of(p, 0), "_start;__libc_start_main_impl;main;outer;middle;inner");
+		const struct pv_location *l = &p->locations[pv_sample_locs(p, &p->samples[0])[0]];
+		CHECK_EQ(l->nlines, 3);
+		CHECK_EQ(l->address, 0x1204);
+		CHECK(l->mapping != PV_NONE && strcmp(pv_str(p, p->mappings[l->mapping].file), "/tmp/psx/inl") == 0);
+		pv_drop_inlines(p, false);
+		CHECK_STR(stack_of(p, 0), "_start;__libc_start_main_impl;main;outer");
+	}
+	pv_profile_free(p);
+
+	/* kernel modules and kernel addresses perf has no DSO of are the
+	 * kernel's; the vsyscall page is not */
+	static const char kmod[] =
+		"a 1   1.000000:          1 cpu-clock: \n"
+		"\tffffffffc0a1b2c3 xfs_buf_get_map+0x53 ([xfs])\n"
+		"\tffffffffc0a1b000 [unknown] ([unknown])\n"
+		"\tffffffffff600000 [unknown] ([vsyscall])\n"
+		"\t            1000 f (/x)\n"
+		"\n";
+	p = rd(kmod);
+	CHECK(p != NULL);
+	if (p) {
+		const uint32_t *locs = pv_sample_locs(p, &p->samples[0]);
+		CHECK(pv_location_is_kernel(p, locs[0]));
+		CHECK(pv_location_is_kernel(p, locs[1]));
+		CHECK(!pv_location_is_kernel(p, locs[2]));
+		CHECK(!pv_location_is_kernel(p, locs[3]));
+		CHECK(p->samples[0].flags & PV_SAMPLE_KERNEL);
+	}
+	pv_profile_free(p);
+
+	/* -F ip,sym of a capture without call chains: a sample a line;
+	 * side band lines and source lines after a sample's one frame */
+	static const char oneline[] =
+		" ffffffff81c3957a percpu_counter_add_batch\n"
+		"     562f8122c231 spin\n"
+		"     562f8122c231 spin\n";
+	CHECK(detect(oneline));
+	p = rd(oneline);
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ(nwarnings, 0);
+		CHECK_EQ(pv_total(p, 0), 3);
+		CHECK_STR(stack_of(p, 1), "spin");
+		CHECK(pv_location_is_kernel(p, pv_sample_locs(p, &p->samples[0])[0]));
+	}
+	pv_profile_free(p);
+	static const char band[] =
+		"         swapper     0     0.000000: PERF_RECORD_MMAP -1/0: [0xffffffff81000000(0x12090c8) @ 0xffffffff81000000]: x [kernel.kallsyms]_text\n"
+		"24070/24070    2000000 task-clock:  ffffffff81c3957a percpu_counter_add_batch ([kernel.kallsyms])\n"
+		"  [kernel.kallsyms][ffffffff81c3957a]\n"
+		"24070/24070    2000000 task-clock:      562f8122c231 spin+0x31 (/tmp/psx/pf) 0x1/0x2/P/-/-/0\n"
+		"  pf.c:5\n"
+		"              pf 24070   703.819391: PERF_RECORD_EXIT(24070:24070):(24010:24010)\n";
+	CHECK(detect(band));
+	p = rd(band);
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ(nwarnings, 0);
+		CHECK_EQ(p->nsamples, 2);
+		CHECK_EQ(pv_total(p, 1), 4000000);
+		CHECK_STR(stack_of(p, 1), "spin");
+		const struct pv_location *l = &p->locations[pv_sample_locs(p, &p->samples[1])[0]];
+		const struct pv_line *ln = pv_location_lines(p, l);
+		CHECK_EQ(ln[0].line, 5);
+		CHECK_STR(pv_str(p, p->functions[ln[0].function].filename), "pf.c");
+		CHECK(l->mapping != PV_NONE && strcmp(pv_str(p, p->mappings[l->mapping].file), "/tmp/psx/pf") == 0);
+	}
+	pv_profile_free(p);
 }
 
 int main(void)
@@ -665,5 +834,6 @@ int main(void)
 	test_deep();
 	test_detection();
 	test_garbage();
+	test_perf_shapes();
 	return check_done("perf");
 }
