@@ -86,6 +86,14 @@ int ct_choose_value(struct calltree *t, const char *want)
 	for (uint32_t i = 0; i < p->nvalues && idx == PV_NONE; i++)
 		if (strcmp(pv_str(p, p->sample_types[i].type), want) == 0)
 			idx = i;
+	/* "cpu", as of profview's own traces, is perf's CPU time events too */
+	for (uint32_t i = 0; i < p->nvalues && idx == PV_NONE && strcmp(want, "cpu") == 0; i++) {
+		const char *type = pv_str(p, p->sample_types[i].type);
+
+		if ((strcmp(type, "task-clock") == 0 || strcmp(type, "cpu-clock") == 0) &&
+		    strcmp(pv_str(p, p->sample_types[i].unit), "nanoseconds") == 0)
+			idx = i;
+	}
 	/* every profile has sample counts, named or not */
 	if (idx == PV_NONE && strcmp(want, "samples") == 0) {
 		t->v_value = PV_NONE;

@@ -206,4 +206,9 @@ grep -q 'long Spin\.work(int)$' full.txt || fail "java-jit --full-names: no 'lon
 grep -q ' py::leaf:/tmp/psx/fx/pywork\.py$' flat.txt || fail "python-jit: no py::leaf: $(head -n 12 flat.txt)"
 "$PROFVIEW" --flat "$data/cxxnames.txt" >flat.txt
 grep -q ' shapes::detail::churn$' flat.txt || fail "cxxnames: no shapes::detail::churn"
+# --sample-index=cpu, as for profview's own traces, is a CPU clock event's
+"$PROFVIEW" --flat --sample-index=task-clock "$data/callchain.txt" >byname.txt
+"$PROFVIEW" --flat --sample-index=cpu "$data/callchain.txt" >bycpu.txt ||
+	fail "--sample-index=cpu refused on a task-clock capture"
+cmp -s byname.txt bycpu.txt || fail "--sample-index=cpu is not the task-clock event"
 exit 0
