@@ -19,9 +19,19 @@ enum { CHUNK_NONE = 0, CHUNK_MAKING, CHUNK_MADE };
 struct ehcfi_chunk {
 	_Atomic uint32_t state;
 	uint32_t nrows;
-	const struct ehcfi_row *rows;  /* in a mapping of map_bytes */
-	size_t map_bytes;
+	const struct ehcfi_row *rows;  /* in the arena */
 };
+
+/* The arena: blocks from mmap, each taken from the front by an atomic
+ * add, never given back (the rows of an object closed stay until the
+ * process ends). */
+#define ARENA_BLOCK ((size_t)256 << 10)
+struct arena_block {
+	_Atomic size_t used;   /* may pass size: then the block is full */
+	size_t size;
+	unsigned char data[];
+};
+static struct arena_block *_Atomic lazy_arena;
 
 struct ehcfi_lazy {
 	struct ehcfi_image img;
@@ -52,11 +62,6 @@ struct ehcfi_lazy *ehcfi_lazy_new(const struct ehcfi_image *img)
 
 void ehcfi_lazy_free(struct ehcfi_lazy *lz)
 {
-	if (lz == NULL)
-		return;
-	for (uint32_t k = 0; k < lz->nchunks; k++)
-		if (atomic_load(&lz->chunk[k].state) == CHUNK_MADE && lz->chunk[k].map_bytes > 0)
-			munmap((void *)(uintptr_t)lz->chunk[k].rows, lz->chunk[k].map_bytes);
 	free(lz);
 }
 
@@ -79,18 +84,44 @@ static uint64_t lazy_thread_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static size_t lazy_page(void)
+/* n bytes (a multiple of 16) of the arena, or NULL; *blk and *off say
+ * where, for arena_trim.  Signal-safe. */
+static void *arena_take(size_t n, struct arena_block **blk, size_t *off)
 {
-	static _Atomic size_t page;
-	size_t p = atomic_load_explicit(&page, memory_order_relaxed);
+	for (;;) {
+		struct arena_block *b = atomic_load_explicit(&lazy_arena, memory_order_acquire), *nb;
+		size_t size, at;
+		void *m;
 
-	if (p == 0) {
-		long v = sysconf(_SC_PAGESIZE);
-
-		p = v > 0 ? (size_t)v : 4096;
-		atomic_store_explicit(&page, p, memory_order_relaxed);
+		if (b != NULL) {
+			at = atomic_fetch_add_explicit(&b->used, n, memory_order_relaxed);
+			if (at <= b->size && n <= b->size - at) {
+				*blk = b;
+				*off = at;
+				return b->data + at;
+			}
+		}
+		size = n + sizeof(*nb) > ARENA_BLOCK ? n + sizeof(*nb) : ARENA_BLOCK;
+		m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED)
+			return NULL;
+		nb = m;
+		nb->size = size - sizeof(*nb);
+		atomic_init(&nb->used, 0);
+		if (!atomic_compare_exchange_strong_explicit(&lazy_arena, &b, nb, memory_order_acq_rel,
+							     memory_order_acquire))
+			munmap(m, size); /* another thread's block came first: take from it */
 	}
-	return p;
+}
+
+/* Gives back the end of what arena_take gave, [off + keep, off + n), when
+ * nothing was taken after it. */
+static void arena_trim(struct arena_block *b, size_t off, size_t n, size_t keep)
+{
+	size_t end = off + n;
+
+	atomic_compare_exchange_strong_explicit(&b->used, &end, off + keep, memory_order_relaxed,
+						memory_order_relaxed);
 }
 
 /* Makes chunk k's rows (the caller moved it to "making"). */
@@ -99,31 +130,26 @@ static void lazy_make(struct ehcfi_lazy *lz, uint32_t k)
 	struct ehcfi_chunk *c = &lz->chunk[k];
 	uint32_t first = k * EHCFI_LAZY_CHUNK;
 	uint64_t t0 = lazy_thread_ns();
-	size_t page = lazy_page(), bound = ehcfi_fdes_bound(&lz->ix, first, EHCFI_LAZY_CHUNK);
-	size_t bytes = (2 * bound * sizeof(struct ehcfi_row) + page - 1) / page * page, keep;
+	size_t bound = ehcfi_fdes_bound(&lz->ix, first, EHCFI_LAZY_CHUNK), off = 0;
 	struct ehcfi_rows b = { 0 };
-	void *map = MAP_FAILED;
+	struct arena_block *blk = NULL;
+	struct ehcfi_row *v = NULL;
 
 	c->rows = NULL;
 	c->nrows = 0;
-	c->map_bytes = 0;
-	if (bound > 0 && bound <= SIZE_MAX / 4 / sizeof(struct ehcfi_row))
-		map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (map != MAP_FAILED) {
-		b.v = map;
+	if (bound > 0 && bound <= SIZE_MAX / 4 / sizeof(*v))
+		v = arena_take(2 * bound * sizeof(*v), &blk, &off);
+	if (v != NULL) {
+		b.v = v;
 		b.cap = bound;
 		b.fixed = 1;
-		ehcfi_build_fdes(&lz->img, &lz->ix, first, EHCFI_LAZY_CHUNK, &b, b.v + bound);
+		/* the second half for a sort, if the rows come unsorted */
+		ehcfi_build_fdes(&lz->img, &lz->ix, first, EHCFI_LAZY_CHUNK, &b, v + bound);
 		if (b.oom)
 			b.n = 0;
-		keep = (b.n * sizeof(struct ehcfi_row) + page - 1) / page * page;
-		if (keep < bytes)
-			munmap((char *)map + keep, bytes - keep);
-		if (keep > 0) {
-			c->rows = b.v;
-			c->nrows = (uint32_t)b.n;
-			c->map_bytes = keep;
-		}
+		arena_trim(blk, off, 2 * bound * sizeof(*v), b.n * sizeof(*v));
+		c->rows = v;
+		c->nrows = (uint32_t)b.n;
 	}
 	atomic_fetch_add_explicit(&lazy_chunks, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&lazy_rows, c->nrows, memory_order_relaxed);

@@ -10,8 +10,9 @@
  * it, in the walk itself (the collector's signal handler).
  *
  * Signal-safety: making a chunk allocates nothing from the heap: its
- * rows go to memory of their own from mmap (a system call), the unused
- * tail given back with munmap.  Each chunk has an atomic state: the walk
+ * rows go to an arena of blocks from mmap (a system call), taken with an
+ * atomic add, never freed while the process runs (the rows of a closed
+ * object stay).  Each chunk has an atomic state: the walk
  * that moves it from "none" to "making" makes it; any other walk that
  * finds it "making" (another thread, or a signal that interrupted the
  * maker in the same thread) fails its walk rather than wait (the caller
@@ -30,7 +31,7 @@
 
 #include "ehcfi.h"
 
-#define EHCFI_LAZY_CHUNK 64
+#define EHCFI_LAZY_CHUNK 4
 
 /* The object img describes, ready for lazy rows: NULL when it has no
  * .eh_frame_hdr search table (the caller makes its rows with
@@ -38,7 +39,8 @@
  * image's memory must stay mapped while walks may use it. */
 struct ehcfi_lazy *ehcfi_lazy_new(const struct ehcfi_image *img);
 
-/* Frees lz and the rows made for it; no walk may be using it.  NULL: no-op. */
+/* Frees lz (its rows stay in the arena); no walk may be using it.  NULL:
+ * no-op. */
 void ehcfi_lazy_free(struct ehcfi_lazy *lz);
 
 /* The row in force at pc in range r (r->lazy not NULL), making its chunk
