@@ -79,6 +79,7 @@ static const char *type_name(uint32_t t)
 	case RAW_SEGMENT: return "segment";
 	case RAW_HEAP_ALLOC: return "heap-alloc";
 	case RAW_HEAP_FREE: return "heap-free";
+	case RAW_COLLECTOR: return "collector";
 	default: return "unknown";
 	}
 }
@@ -285,6 +286,16 @@ static int first_record(struct reader *rd, const struct raw_record *recp)
 			pv_oom();
 			return -1;
 		}
+		break;
+	}
+	case RAW_COLLECTOR: {
+		const struct raw_collector *c = (const void *)r;
+		uint64_t ns = raw_collector_ns(c);
+
+		if (c->start_ns > INT64_MAX || c->tables_ns > INT64_MAX || c->handler_ns > INT64_MAX ||
+		    c->end_ns > INT64_MAX || ns > INT64_MAX ||
+		    __builtin_add_overflow(p->collector_cpu_ns, (int64_t)ns, &p->collector_cpu_ns))
+			p->collector_cpu_ns = INT64_MAX;
 		break;
 	}
 	case RAW_END: {

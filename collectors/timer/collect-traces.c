@@ -136,6 +136,11 @@ int collect_scan(const char *path, struct collect_stats *st)
 			st->lost_records += l.count;
 			if (l.error)
 				st->lost_error = l.error;
+		} else if (rec.type == RAW_COLLECTOR) {
+			struct raw_collector c;
+
+			memcpy(&c, rec.data, sizeof(c));
+			st->collector_ns += raw_collector_ns(&c);
 		} else if (rec.type == RAW_END) {
 			struct raw_end e;
 

@@ -93,7 +93,9 @@ printf 'i=0\nwhile [ $i -lt 1100 ]; do /bin/true; i=$((i+1)); done\n' >loop.sh
 mkdir l
 "$COLLECT_TIMER" -o l/run.raw sh loop.sh >/dev/null 2>l.err || fail "the loop failed: $(cat l.err)"
 [ "$(ls l)" = run.raw ] || fail "the loop left $(ls l | wc -l) files"
-[ "$(wc -l <l.err)" -le 5 ] || fail "the loop: $(wc -l <l.err) lines on stderr: $(cat l.err)"
+# (the collector's own CPU time, a line of its own, is more than a
+# hundredth of such a run's)
+[ "$(wc -l <l.err)" -le 6 ] || fail "the loop: $(wc -l <l.err) lines on stderr: $(cat l.err)"
 grep -q '^collect-timer: 1101 processes, ' l.err || fail "the loop: not 1,101 processes: $(cat l.err)"
 "$PROFVIEW" --flat l/run.raw >/dev/null 2>l.perr || fail "profview on the loop's run: $(cat l.perr)"
 
