@@ -854,7 +854,7 @@ static bool still_running(uint32_t pid, const char *exe, uint64_t start_mono)
 struct pv_profile *rd_read_trace(const unsigned char *buf, size_t len, const char *name,
 				 const struct raw_unwinder *uw, bool mapped, bool execd)
 {
-	struct reader rd = { .buf = buf, .len = len, .name = name, .last_thread = PV_NONE, .uw = uw,
+	struct reader rd = { .buf = buf, .len = len, .name = name, .last_thread = PV_NONE, .own_map = PV_NONE, .uw = uw,
 			     .offcpu_loc = PV_NONE, .mapped = mapped, .kernel_map = PV_NONE,
 			     .kernel_loc = PV_NONE };
 	struct pv_profile *p = pv_profile_new();

@@ -86,6 +86,10 @@ struct reader {
 	struct raw_heap *heap;        /* a heap trace (collect-heap) */
 	uint32_t offcpu_loc;          /* the "[off-cpu]" location, or PV_NONE */
 	uint32_t last_tid, last_thread;
+	/* the mapping last asked whether it is the collector's library
+	 * (rd_store_frames), and the answer */
+	uint32_t own_map;
+	bool own_map_is;
 	uint64_t end_time, last_time, start_mono;
 	uint64_t lost_records, lost_end;
 	bool have_end;
