@@ -293,7 +293,7 @@ static int first_record(struct reader *rd, const struct raw_record *recp)
 		uint64_t ns = raw_collector_ns(c);
 
 		if (c->start_ns > INT64_MAX || c->tables_ns > INT64_MAX || c->handler_ns > INT64_MAX ||
-		    c->end_ns > INT64_MAX || ns > INT64_MAX ||
+		    c->end_ns > INT64_MAX || c->helpers_ns > INT64_MAX || ns > INT64_MAX ||
 		    __builtin_add_overflow(p->collector_cpu_ns, (int64_t)ns, &p->collector_cpu_ns))
 			p->collector_cpu_ns = INT64_MAX;
 		break;

@@ -439,7 +439,8 @@ _Static_assert(sizeof(struct raw_end) == 48, "raw_end is 48 bytes");
  * previous such record of the trace (a reader sums them): in its start
  * (the constructor, or the child's half of a fork), making unwind rows
  * (in the signal handler, when a walk first needs them), in the handler
- * itself (measured with --stats only, else 0), and in its end.  Written
+ * itself (measured with --stats only, else 0), in its end, and in its
+ * own threads (the control thread, the sweeper).  Written
  * at the end and before an exec.  Older readers skip it, as any record of
  * a type they do not know. */
 struct raw_collector {
@@ -449,14 +450,14 @@ struct raw_collector {
 	uint64_t handler_ns;
 	uint64_t end_ns;
 	uint64_t table_rows;   /* unwind rows made */
-	uint64_t reserved;     /* 0 */
+	uint64_t helpers_ns;   /* its threads' */
 };
 _Static_assert(sizeof(struct raw_collector) == 56, "raw_collector is 56 bytes");
 
 /* The collector's CPU time a record says. */
 static inline uint64_t raw_collector_ns(const struct raw_collector *c)
 {
-	return c->start_ns + c->tables_ns + c->handler_ns + c->end_ns;
+	return c->start_ns + c->tables_ns + c->handler_ns + c->end_ns + c->helpers_ns;
 }
 
 /* A run: the traces of every process of a command in one file.  When the

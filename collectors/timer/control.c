@@ -54,7 +54,9 @@
 
 #define CONTROL_RELEASE_NS 250000000ull   /* how often the trace's memory is released */
 #define CONTROL_PREFAULT_NS 20000000ull   /* and its next pages faulted in, while it grows */
-#define CONTROL_POPULATE_NS 50000000ull   /* the stack table's pages faulted in, after this */
+#define CONTROL_POPULATE_NS 50000000ull   /* the stack table's pages faulted in once the */
+#define CONTROL_POPULATE_CPU_NS 50000000ull /* process has used this much CPU time (looked at */
+					    /* every CONTROL_POPULATE_NS at most) */
 
 static struct {
 	int signo;                /* the control signal, 0 for none */
@@ -136,9 +138,9 @@ static void *control_main(void *unused)
 {
 	uint64_t next = preload_now() + CONTROL_RELEASE_NS, tick = 0;
 	/* The page faults of the stack table (3 MiB), here rather than in
-	 * the program's threads; not before the process has lived a while,
-	 * since most short ones (a compiler that make runs) would never
-	 * touch most of its pages. */
+	 * the program's threads; not before the process has used some CPU
+	 * time, since most short ones (a compiler that make runs) would
+	 * never touch most of its pages. */
 	uint64_t populate = preload_now() + CONTROL_POPULATE_NS;
 	uint32_t seen = atomic_load(control_word());
 
@@ -154,8 +156,16 @@ static void *control_main(void *unused)
 		int how;
 
 		if (populate != 0 && populate <= preload_now()) {
-			stacktab_populate(&control.stop);
-			populate = 0;
+			struct timespec cpu;
+
+			if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu) != 0 ||
+			    (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec >=
+				    CONTROL_POPULATE_CPU_NS) {
+				stacktab_populate(&control.stop);
+				populate = 0;
+			} else {
+				populate = preload_now() + CONTROL_POPULATE_NS;
+			}
 		}
 		if (tick <= preload_now()) {
 			/* often while the trace grows, seldom when it does not */
@@ -199,6 +209,17 @@ int control_start(void)
 		return -1;
 	atomic_store(&control.started, 1);
 	return 0;
+}
+
+uint64_t control_cpu_ns(void)
+{
+	struct timespec ts;
+	clockid_t clock;
+
+	if (!atomic_load(&control.started) || pthread_getcpuclockid(control.thread, &clock) != 0 ||
+	    clock_gettime(clock, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 void control_stop(void)

@@ -79,8 +79,8 @@ static int preload_tailed;
 /* The library's own CPU time in this process image (RAW_COLLECTOR): in
  * its start and end, and what the last record said of each part. */
 static struct {
-	uint64_t start_ns, end_ns;
-	uint64_t said_start, said_end, said_tables, said_handler, said_rows;
+	uint64_t start_ns, end_ns, helpers_ns;
+	uint64_t said_start, said_end, said_tables, said_handler, said_rows, said_helpers;
 } preload_cost;
 
 static uint64_t preload_thread_ns(void)
@@ -115,13 +115,14 @@ static void preload_cost_record(void)
 	rec->tables_ns = tables - preload_cost.said_tables;
 	rec->handler_ns = handler - preload_cost.said_handler;
 	rec->table_rows = rows - preload_cost.said_rows;
-	rec->reserved = 0;
+	rec->helpers_ns = preload_cost.helpers_ns - preload_cost.said_helpers;
 	writer_publish(rec, RAW_COLLECTOR, sizeof(*rec));
 	preload_cost.said_start = preload_cost.start_ns;
 	preload_cost.said_end = preload_cost.end_ns;
 	preload_cost.said_tables = tables;
 	preload_cost.said_handler = handler;
 	preload_cost.said_rows = rows;
+	preload_cost.said_helpers = preload_cost.helpers_ns;
 }
 
 void preload_write_cost(void)
@@ -129,6 +130,7 @@ void preload_write_cost(void)
 	if (atomic_load(&preload.state) != PRELOAD_RUNNING)
 		return;
 	preload_own_begin();
+	preload_cost.helpers_ns = control_cpu_ns() + sweep_cpu_ns();
 	preload_cost_record();
 	preload_own_end();
 }
@@ -197,6 +199,7 @@ static void preload_atfork_child_start(void)
 
 	/* the parent's costs were the parent's */
 	preload_cost.start_ns = preload_cost.end_ns = 0;
+	preload_cost.helpers_ns = preload_cost.said_helpers = 0;
 	cfi_cost(&chunks, &preload_cost.said_rows, &preload_cost.said_tables);
 	preload_cost.said_start = preload_cost.said_end = 0;
 	preload_cost.said_handler = preload_handler_ns();
@@ -565,6 +568,7 @@ static void preload_fini_run(uint64_t t0)
 
 	if (preload_wall)
 		preload_wall_samples = wall_stop();
+	preload_cost.helpers_ns = control_cpu_ns() + sweep_cpu_ns();
 	sweep_stop();
 	control_stop();
 	sigemptyset(&block);

@@ -13,8 +13,8 @@
  * would cost a page fault (a p90 of 10 us instead of 2 us, on a program
  * whose samples keep finding new stacks).  Not in the program's thread,
  * where it cost a millisecond at the start of every process, and not
- * before the process has lived 50 ms (control.c): a short one touches a
- * few of its pages, not 768.
+ * before the process has used 50 ms of CPU time (control.c): a short one
+ * touches a few of its pages, not 768.
  */
 #include <stdatomic.h>
 #include <string.h>

@@ -67,7 +67,7 @@ ns() {
 read -r v u <<<"$(echo "$said" | sed -n 's/^collect-timer: collector: \([0-9.]*\) \([mµun]*s\) of CPU (\([0-9.]*\)%).*/\1 \2/p')"
 [ -n "$v" ] || fail "the collector line does not say its CPU time: $said"
 summary_ns=$(ns "$v" "$u")
-records_ns=$("$RAWDUMP" short.raw | awk '/^collector / { n += $2 + $3 + $4 + $5 } END { printf "%.0f\n", n }')
+records_ns=$("$RAWDUMP" short.raw | awk '/^collector / { n += $2 + $3 + $4 + $5 + $7 } END { printf "%.0f\n", n }')
 "$PROFVIEW" --flat short.raw >short.txt || fail "profview failed"
 header=$(grep '^collector: .* in its own start' short.txt || true)
 note "profview: ${header:-no collector line}; records: $records_ns ns; summary: $summary_ns ns"
