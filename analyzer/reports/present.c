@@ -80,7 +80,7 @@ bool report_collector_cpu(const struct pv_profile *p, char *buf, size_t n)
 	if (own * 100 <= run)
 		return false;
 	pv_format_duration(t, sizeof t, p->collector_cpu_ns);
-	snprintf(buf, n, "%s of CPU (%.1f%%) in its own start, unwind tables and end", t,
+	snprintf(buf, n, "%s of CPU (%.1f%%) in its own start, unwind tables, threads and end", t,
 		 100.0 * own / run);
 	return true;
 }

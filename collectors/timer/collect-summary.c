@@ -138,7 +138,7 @@ static void collect_say_cost(const char *who, uint64_t collector_ns, uint64_t cp
 		return;
 	pv_format_duration(t, sizeof(t), (int64_t)collector_ns);
 	fprintf(stderr, COLLECT_NAME ": %scollector: %s of CPU (%.1f%%) in its own start, unwind "
-		"tables and end\n", who, t, 100.0 * (double)collector_ns / (double)cpu_ns);
+		"tables, threads and end\n", who, t, 100.0 * (double)collector_ns / (double)cpu_ns);
 }
 
 static void collect_say_trace(const struct collect_trace *t, const char *who, const char *where)
