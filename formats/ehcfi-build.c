@@ -343,7 +343,7 @@ static void rows_push(struct ehcfi_rows *b, uintptr_t pc, uintptr_t bias, const 
 	}
 	if (b->n == b->cap) {
 		size_t cap = b->cap ? b->cap * 2 : 1024;
-		struct ehcfi_row *v = realloc(b->v, cap * sizeof *v);
+		struct ehcfi_row *v = b->fixed ? NULL : realloc(b->v, cap * sizeof *v);
 
 		if (v == NULL) {
 			b->oom = 1;
@@ -724,8 +724,36 @@ static int row_cmp(const void *a, const void *b)
 	return (x->kind != KIND_NONE) - (y->kind != KIND_NONE);
 }
 
-/* Sorts the rows and keeps, of rows at one address, the last. */
-static void rows_finish(struct ehcfi_rows *b)
+/* A stable sort of v[0..n) through scratch (n rows), without allocating:
+ * bottom-up merges, each pass from one buffer into the other. */
+static void rows_merge_sort(struct ehcfi_row *v, struct ehcfi_row *scratch, size_t n)
+{
+	struct ehcfi_row *from = v, *to = scratch, *t;
+
+	for (size_t width = 1; width < n; width *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * width) {
+			size_t mid = lo + width < n ? lo + width : n;
+			size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+			size_t i = lo, j = mid, k = lo;
+
+			while (i < mid && j < hi)
+				to[k++] = row_cmp(&from[j], &from[i]) < 0 ? from[j++] : from[i++];
+			while (i < mid)
+				to[k++] = from[i++];
+			while (j < hi)
+				to[k++] = from[j++];
+		}
+		t = from;
+		from = to;
+		to = t;
+	}
+	if (from != v)
+		memcpy(v, from, n * sizeof *v);
+}
+
+/* Sorts the rows (through scratch when not NULL, else qsort) and keeps,
+ * of rows at one address, the last. */
+static void rows_finish(struct ehcfi_rows *b, struct ehcfi_row *scratch)
 {
 	size_t w = 0;
 
@@ -736,7 +764,10 @@ static void rows_finish(struct ehcfi_rows *b)
 	 * build.  Already in order, they are what a stable sort gives. */
 	for (size_t i = 1; i < b->n; i++) {
 		if (row_cmp(&b->v[i - 1], &b->v[i]) > 0) {
-			qsort(b->v, b->n, sizeof *b->v, row_cmp);
+			if (scratch != NULL)
+				rows_merge_sort(b->v, scratch, b->n);
+			else
+				qsort(b->v, b->n, sizeof *b->v, row_cmp);
 			break;
 		}
 	}
@@ -761,74 +792,132 @@ static int segment_of(const struct ehcfi_image *img, uintptr_t a, uintptr_t *lo,
 	return 0;
 }
 
-/* All rows of one loaded object, from its .eh_frame_hdr. */
-static void object_rows(const struct ehcfi_image *info, struct ehcfi_rows *b)
+int ehcfi_index_read(const struct ehcfi_image *img, struct ehcfi_index *ix)
 {
-	uintptr_t hdr, seg_lo, seg_hi, eh_frame, count;
+	uintptr_t seg_lo, seg_hi, count, flo, fhi;
 	unsigned enc_ptr, enc_count, enc_table;
-	struct cie_memo cm = { 0 };
 	struct cur c;
 
-	hdr = info->eh_frame_hdr;
-	if (!segment_of(info, hdr, &seg_lo, &seg_hi))
-		return;
-	c = (struct cur){ (const unsigned char *)hdr, (const unsigned char *)seg_hi, 0 };
+	memset(ix, 0, sizeof *ix);
+	ix->hdr = img->eh_frame_hdr;
+	if (!EHCFI_SUPPORTED || !segment_of(img, ix->hdr, &seg_lo, &seg_hi))
+		return -1;
+	c = (struct cur){ (const unsigned char *)ix->hdr, (const unsigned char *)seg_hi, 0 };
 	if (cur_fixed(&c, 1) != 1)
-		return;
+		return -1;
 	enc_ptr = (unsigned)cur_fixed(&c, 1);
 	enc_count = (unsigned)cur_fixed(&c, 1);
 	enc_table = (unsigned)cur_fixed(&c, 1);
-	eh_frame = cur_pointer(&c, enc_ptr, hdr);
-	count = enc_count == PE_OMIT ? 0 : cur_pointer(&c, enc_count, hdr);
-	if (c.bad)
-		return;
-	if (enc_table == (PE_DATAREL | 0x0b) && count > 0 &&
+	ix->eh_frame = cur_pointer(&c, enc_ptr, ix->hdr);
+	count = enc_count == PE_OMIT ? 0 : cur_pointer(&c, enc_count, ix->hdr);
+	if (c.bad || !segment_of(img, ix->eh_frame, &flo, &fhi))
+		return -1;
+	ix->eh_hi = fhi;
+	if (enc_table == (PE_DATAREL | 0x0b) && count > 0 && count <= UINT32_MAX &&
 	    count <= (uintptr_t)(c.end - c.p) / 8) {
-		/* the sorted table: (initial location, FDE address) pairs */
-		uintptr_t flo, fhi;
-
-		if (!segment_of(info, eh_frame, &flo, &fhi))
-			return;
-		for (uintptr_t i = 0; i < count; i++) {
-			int32_t fde_rel;
-
-			memcpy(&fde_rel, c.p + i * 8 + 4, 4);
-			uintptr_t fde = hdr + (intptr_t)fde_rel;
-
-			if (fde < eh_frame || fde >= fhi)
-				continue;
-			fde_rows((const unsigned char *)fde, (const unsigned char *)eh_frame,
-				 (const unsigned char *)fhi, info->bias, b, &cm);
-		}
-	} else {
-		/* no search table: walk .eh_frame to its terminator */
-		uintptr_t flo, fhi;
-		const unsigned char *p, *lo;
-
-		if (!segment_of(info, eh_frame, &flo, &fhi))
-			return;
-		lo = p = (const unsigned char *)eh_frame;
-		while ((uintptr_t)(fhi - (uintptr_t)p) >= 8) {
-			uint32_t len, id;
-			uint64_t total;
-
-			memcpy(&len, p, 4);
-			if (len == 0)
-				break;
-			if (len == 0xffffffffu)
-				break; /* 64-bit entries: not in .eh_frame in practice */
-			total = 4 + (uint64_t)len;
-			if (total > fhi - (uintptr_t)p)
-				break;
-			memcpy(&id, p + 4, 4);
-			if (id != 0)
-				fde_rows(p, lo, (const unsigned char *)fhi, info->bias, b, &cm);
-			p += total;
-		}
+		ix->table = (uintptr_t)c.p;
+		ix->count = (uint32_t)count;
 	}
-	rows_finish(b);
+	return 0;
 }
 
+/* The FDE of entry i of ix's table, or 0 when it is outside .eh_frame. */
+static uintptr_t index_fde(const struct ehcfi_index *ix, uint32_t i)
+{
+	int32_t rel;
+	uintptr_t fde;
+
+	memcpy(&rel, (const unsigned char *)ix->table + (size_t)i * 8 + 4, 4);
+	fde = ix->hdr + (uintptr_t)(intptr_t)rel;
+	return fde < ix->eh_frame || fde >= ix->eh_hi ? 0 : fde;
+}
+
+uintptr_t ehcfi_index_pc(const struct ehcfi_index *ix, uint32_t i)
+{
+	int32_t rel;
+
+	memcpy(&rel, (const unsigned char *)ix->table + (size_t)i * 8, 4);
+	return ix->hdr + (uintptr_t)(intptr_t)rel;
+}
+
+size_t ehcfi_fdes_bound(const struct ehcfi_index *ix, uint32_t first, uint32_t count)
+{
+	size_t bound = 0;
+
+	for (uint32_t i = first; i < first + count && i < ix->count; i++) {
+		uintptr_t fde = index_fde(ix, i);
+		uint32_t len;
+
+		if (fde == 0 || ix->eh_hi - fde < 4)
+			continue;
+		memcpy(&len, (const void *)fde, 4);
+		/* a row per byte of instructions at most, the last and the end;
+		 * fde_rows reads no FDE longer than what is left */
+		if (len <= ix->eh_hi - fde - 4)
+			bound += (size_t)len + 2;
+	}
+	return bound;
+}
+
+/* The rows of FDEs [first, first + count) of ix's table into b. */
+static void index_rows(const struct ehcfi_image *img, const struct ehcfi_index *ix, uint32_t first,
+		       uint32_t count, struct ehcfi_rows *b)
+{
+	struct cie_memo cm = { 0 };
+
+	for (uint32_t i = first; i < first + count && i < ix->count; i++) {
+		uintptr_t fde = index_fde(ix, i);
+
+		if (fde != 0)
+			fde_rows((const unsigned char *)fde, (const unsigned char *)ix->eh_frame,
+				 (const unsigned char *)ix->eh_hi, img->bias, b, &cm);
+	}
+}
+
+void ehcfi_build_fdes(const struct ehcfi_image *img, const struct ehcfi_index *ix, uint32_t first,
+		      uint32_t count, struct ehcfi_rows *b, struct ehcfi_row *scratch)
+{
+	index_rows(img, ix, first, count, b);
+	if (!b->oom)
+		rows_finish(b, scratch);
+}
+
+/* All rows of one loaded object, from its .eh_frame_hdr. */
+static void object_rows(const struct ehcfi_image *info, struct ehcfi_rows *b)
+{
+	struct ehcfi_index ix;
+	struct cie_memo cm = { 0 };
+	const unsigned char *p, *lo;
+
+	if (ehcfi_index_read(info, &ix) < 0)
+		return;
+	if (ix.count > 0) {
+		/* the sorted table: (initial location, FDE address) pairs */
+		index_rows(info, &ix, 0, ix.count, b);
+		rows_finish(b, NULL);
+		return;
+	}
+	/* no search table: walk .eh_frame to its terminator */
+	lo = p = (const unsigned char *)ix.eh_frame;
+	while ((uintptr_t)(ix.eh_hi - (uintptr_t)p) >= 8) {
+		uint32_t len, id;
+		uint64_t total;
+
+		memcpy(&len, p, 4);
+		if (len == 0)
+			break;
+		if (len == 0xffffffffu)
+			break; /* 64-bit entries: not in .eh_frame in practice */
+		total = 4 + (uint64_t)len;
+		if (total > ix.eh_hi - (uintptr_t)p)
+			break;
+		memcpy(&id, p + 4, 4);
+		if (id != 0)
+			fde_rows(p, lo, (const unsigned char *)ix.eh_hi, info->bias, b, &cm);
+		p += total;
+	}
+	rows_finish(b, NULL);
+}
 
 /* Appends the page index to the rows' allocation. */
 static int page_index(struct ehcfi_rows *b)

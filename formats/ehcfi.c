@@ -18,6 +18,7 @@
  * own, and ends cut where the return address is outside the stack.
  */
 #include "ehcfi-int.h"
+#include "ehcfi-lazy.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -334,7 +335,15 @@ static inline enum step step(struct walk *w, const struct ehcfi_range *ranges, s
 		(*k)++;
 		return step_fp(w);
 	}
-	row = ehcfi_row_find(r, look);
+	if (r->lazy != NULL) {
+		int pending;
+
+		row = ehcfi_lazy_row(r, look, &pending);
+		if (pending && w->log != NULL)
+			w->log->flags |= EHCFI_LOG_PENDING;
+	} else {
+		row = ehcfi_row_find(r, look);
+	}
 	if (row == NULL || row->kind == KIND_NONE) {
 		w->why = EHCFI_FAIL_NO_ROW;
 		return STEP_FAILED;

@@ -73,6 +73,7 @@ struct ehcfi_rows {
 	struct ehcfi_row *v;
 	size_t n, cap;
 	int oom;
+	int fixed;         /* v is the caller's, cap rows: full is oom, never grown */
 	uint32_t page_base, npages;
 	const uint32_t *pages;
 };
@@ -94,8 +95,40 @@ struct ehcfi_image {
  * segments, whatever their bytes.  Free b->v with free(). */
 void ehcfi_build(const struct ehcfi_image *img, struct ehcfi_rows *b);
 
+/* An object's .eh_frame_hdr as read: its search table of count (initial
+ * location, FDE) pairs (table 0 and count 0: none), and .eh_frame with the
+ * end of the segment that holds it. */
+struct ehcfi_index {
+	uintptr_t hdr, table;
+	uint32_t count;
+	uintptr_t eh_frame, eh_hi;
+};
+
+/* Reads img's .eh_frame_hdr into *ix: 0, or -1 when it has none we read.
+ * The table's entries are only checked to be inside the segment. */
+int ehcfi_index_read(const struct ehcfi_image *img, struct ehcfi_index *ix);
+
+/* The memory address of the first instruction entry i of ix's table
+ * (i < ix->count) describes. */
+uintptr_t ehcfi_index_pc(const struct ehcfi_index *ix, uint32_t i);
+
+/* How many rows FDEs [first, first + count) of ix's table can make at
+ * most (a row per byte of their instructions, and two). */
+size_t ehcfi_fdes_bound(const struct ehcfi_index *ix, uint32_t first, uint32_t count);
+
+/* The rows of FDEs [first, first + count) of ix's table, sorted, into *b
+ * (zeroed by the caller, or fixed: its own buffer, cap rows), without a
+ * page index.  scratch: b->cap rows a sort may use, so that nothing is
+ * allocated (NULL: qsort).  Allocates nothing when b is fixed and scratch
+ * given: signal-safe then.  b->oom when the rows did not fit. */
+void ehcfi_build_fdes(const struct ehcfi_image *img, const struct ehcfi_index *ix, uint32_t first,
+		      uint32_t count, struct ehcfi_rows *b, struct ehcfi_row *scratch);
+
+struct ehcfi_lazy;
+
 /* An address range of a walk's tables: [lo, hi), whose object's load bias
- * is bias, and the object's rows. */
+ * is bias, and the object's rows; or, when lazy is not NULL, no rows yet:
+ * the walk asks ehcfi_lazy_row (ehcfi-lazy.h) for them. */
 struct ehcfi_range {
 	uintptr_t lo, hi;
 	uintptr_t bias;
@@ -103,6 +136,7 @@ struct ehcfi_range {
 	uint32_t nrows;
 	uint32_t page_base, npages;
 	const uint32_t *pages;
+	struct ehcfi_lazy *lazy;
 };
 
 /* The range of r[0..n) (sorted by lo, not overlapping) holding pc, or
@@ -158,6 +192,7 @@ enum ehcfi_result ehcfi_walk(const struct ehcfi_range *r, size_t nr, const uint6
 #define EHCFI_USED_FP 1u    /* the first frame's rbp */
 #define EHCFI_USED_REGS 2u  /* another of its registers */
 #define EHCFI_LOG_FULL 4u   /* more than cap words were read */
+#define EHCFI_LOG_PENDING 8u /* failed at rows being made by another walk */
 struct ehcfi_log {
 	uint64_t *addr, *val;
 	uint32_t cap, n;        /* n = 0 and flags = 0 before the walk */

@@ -208,6 +208,10 @@ struct pv_profile {
 	 * wall-clock trace). */
 	uint64_t collector_samples;
 	int64_t collector_ns;
+	/* The CPU time the collector's library measured it spent in the
+	 * program's processes (starting, making unwind tables, ending:
+	 * RAW_COLLECTOR records); 0 when the source does not say. */
+	int64_t collector_cpu_ns;
 	/* A comparison: the base profiles' samples are flagged PV_SAMPLE_BASE.
 	 * How many runs (profiles) each side merges, and the base's own
 	 * duration (duration_ns is the new side's). */

@@ -87,6 +87,7 @@ static uint32_t raw_iter_min_size(uint32_t type)
 	case RAW_SEGMENT: return sizeof(struct raw_segment);
 	case RAW_HEAP_ALLOC: return sizeof(struct raw_heap_alloc);
 	case RAW_HEAP_FREE: return sizeof(struct raw_heap_free);
+	case RAW_COLLECTOR: return sizeof(struct raw_collector);
 	default: return sizeof(struct raw_rec);
 	}
 }

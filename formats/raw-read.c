@@ -79,6 +79,7 @@ static const char *type_name(uint32_t t)
 	case RAW_SEGMENT: return "segment";
 	case RAW_HEAP_ALLOC: return "heap-alloc";
 	case RAW_HEAP_FREE: return "heap-free";
+	case RAW_COLLECTOR: return "collector";
 	default: return "unknown";
 	}
 }
@@ -294,6 +295,16 @@ static int first_record(struct reader *rd, const struct raw_record *recp)
 			pv_oom();
 			return -1;
 		}
+		break;
+	}
+	case RAW_COLLECTOR: {
+		const struct raw_collector *c = (const void *)r;
+		uint64_t ns = raw_collector_ns(c);
+
+		if (c->start_ns > INT64_MAX || c->tables_ns > INT64_MAX || c->handler_ns > INT64_MAX ||
+		    c->end_ns > INT64_MAX || c->helpers_ns > INT64_MAX || ns > INT64_MAX ||
+		    __builtin_add_overflow(p->collector_cpu_ns, (int64_t)ns, &p->collector_cpu_ns))
+			p->collector_cpu_ns = INT64_MAX;
 		break;
 	}
 	case RAW_END: {
@@ -867,7 +878,7 @@ static bool still_running(uint32_t pid, const char *exe, uint64_t start_mono)
 struct pv_profile *rd_read_trace(const unsigned char *buf, size_t len, const char *name,
 				 const struct raw_unwinder *uw, bool mapped, bool execd)
 {
-	struct reader rd = { .buf = buf, .len = len, .name = name, .last_thread = PV_NONE, .uw = uw,
+	struct reader rd = { .buf = buf, .len = len, .name = name, .last_thread = PV_NONE, .own_map = PV_NONE, .uw = uw,
 			     .offcpu_loc = PV_NONE, .mapped = mapped, .kernel_map = PV_NONE,
 			     .kernel_loc = PV_NONE };
 	struct pv_profile *p = pv_profile_new();

@@ -89,6 +89,10 @@ struct reader {
 	struct raw_heap *heap;        /* a heap trace (collect-heap) */
 	uint32_t offcpu_loc;          /* the "[off-cpu]" location, or PV_NONE */
 	uint32_t last_tid, last_thread;
+	/* the mapping last asked whether it is the collector's library
+	 * (rd_store_frames), and the answer */
+	uint32_t own_map;
+	bool own_map_is;
 	uint64_t end_time, last_time, start_mono;
 	/* when profiling began: start_mono, or a segment's run's start */
 	uint64_t began;

@@ -85,9 +85,33 @@ uint32_t rd_dedup_stack(struct reader *rd, const uint32_t *locs, uint32_t n)
 	return off;
 }
 
+/* Is mapping m (PV_NONE: none) the collector's preload library
+ * (libprofview-timer.so, libprofview-heap.so)? */
+static bool own_mapping(struct reader *rd, uint32_t m)
+{
+	const char *path, *base;
+
+	if (m == PV_NONE)
+		return false;
+	if (m != rd->own_map) {
+		path = pv_str(rd->p, rd->p->mappings[m].file);
+		base = strrchr(path, '/');
+		base = base != NULL ? base + 1 : path;
+		rd->own_map = m;
+		rd->own_map_is = (strncmp(base, "libprofview-timer.so", 20) == 0 ||
+				  strncmp(base, "libprofview-heap.so", 19) == 0);
+	}
+	return rd->own_map_is;
+}
+
 /* Turn raw addresses into a stored stack of locations.  In a
  * frame-pointer trace frames[1] is a candidate (see raw.h): dropped here
- * when the collector left it 0, else kept and *candidate set. */
+ * when the collector left it 0, else kept and *candidate set.  A caller
+ * frame in the collector's preload library is dropped: the library's
+ * wrappers (exec, dlopen, the thread start) only pass the program's call
+ * on, and the program's functions are not to be shown under the
+ * library's names (a sample whose own frame is in the library is the
+ * collector's work, RAW_SAMPLE_COLLECTOR, left out of the profile). */
 uint32_t rd_store_frames(struct reader *rd, const unsigned char *frames, uint32_t n,
 			 bool *candidate)
 {
@@ -103,10 +127,15 @@ uint32_t rd_store_frames(struct reader *rd, const unsigned char *frames, uint32_
 				continue;
 			*candidate = true;
 		}
+		uint32_t m;
+
 		/* Callers' addresses are return addresses: step back into the call. */
 		if (i > 0 && a > 0)
 			a--;
-		rd->locs[k] = pv_get_location(p, a, pv_find_mapping(p, a));
+		m = pv_find_mapping(p, a);
+		if (i > 0 && own_mapping(rd, m))
+			continue;
+		rd->locs[k] = pv_get_location(p, a, m);
 		if (rd->locs[k] == PV_NONE)
 			return UINT32_MAX;
 		k++;

@@ -129,6 +129,7 @@ enum raw_type {
 	RAW_SEGMENT = 12,
 	RAW_HEAP_ALLOC = 13,
 	RAW_HEAP_FREE = 14,
+	RAW_COLLECTOR = 15,
 };
 
 struct raw_rec {
@@ -446,6 +447,31 @@ struct raw_end {
 	uint64_t overruns;     /* timer overruns reported by the kernel */
 };
 _Static_assert(sizeof(struct raw_end) == 48, "raw_end is 48 bytes");
+
+/* The CPU time the collector's library spent in the process, since the
+ * previous such record of the trace (a reader sums them): in its start
+ * (the constructor, or the child's half of a fork), making unwind rows
+ * (in the signal handler, when a walk first needs them), in the handler
+ * itself (measured with --stats only, else 0), in its end, and in its
+ * own threads (the control thread, the sweeper).  Written
+ * at the end and before an exec.  Older readers skip it, as any record of
+ * a type they do not know. */
+struct raw_collector {
+	struct raw_rec h;
+	uint64_t start_ns;
+	uint64_t tables_ns;
+	uint64_t handler_ns;
+	uint64_t end_ns;
+	uint64_t table_rows;   /* unwind rows made */
+	uint64_t helpers_ns;   /* its threads' */
+};
+_Static_assert(sizeof(struct raw_collector) == 56, "raw_collector is 56 bytes");
+
+/* The collector's CPU time a record says. */
+static inline uint64_t raw_collector_ns(const struct raw_collector *c)
+{
+	return c->start_ns + c->tables_ns + c->handler_ns + c->end_ns + c->helpers_ns;
+}
 
 /* A run: the traces of every process of a command in one file.  When the
  * program it ran has ended, collect-timer joins the traces of its

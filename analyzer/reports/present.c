@@ -64,6 +64,33 @@ bool report_unsampled(const struct pv_profile *p, char *buf, size_t n)
 				     p->unsampled_threads, p->nthreads, p->lost);
 }
 
+bool report_collector_cpu(const struct pv_profile *p, char *buf, size_t n)
+{
+	/* Of the threads' CPU time; at least the samples' and its own
+	 * (threads of an image that ran another program say nothing of
+	 * their time). */
+	double run = (double)p->threads_cpu_ns, own = (double)p->collector_cpu_ns, sampled = 0;
+	char t[32];
+
+	if (p->collector_cpu_ns <= 0)
+		return false;
+	for (uint32_t v = 0; v < p->nvalues; v++) {
+		if (strcmp(pv_str(p, p->sample_types[v].type), "cpu") != 0)
+			continue;
+		for (size_t i = 0; i < p->nsamples; i++)
+			sampled += (double)p->samples[i].values[v];
+		break;
+	}
+	if (sampled + own > run)
+		run = sampled + own;
+	if (own * 100 <= run)
+		return false;
+	pv_format_duration(t, sizeof t, p->collector_cpu_ns);
+	snprintf(buf, n, "%s of CPU (%.1f%%) in its own start, unwind tables, threads and end", t,
+		 100.0 * own / run);
+	return true;
+}
+
 bool report_collector(const struct pv_profile *p, char *buf, size_t n)
 {
 	char t[32];
@@ -73,7 +100,7 @@ bool report_collector(const struct pv_profile *p, char *buf, size_t n)
 	if (!p->collector_samples)
 		return false;
 	pv_format_duration(t, sizeof t, p->collector_ns);
-	snprintf(buf, n, "%s of %s in %" PRIu64 " sample%s of the collector's own work (recording what the program loaded), not in the profile",
+	snprintf(buf, n, "%s of %s in %" PRIu64 " sample%s of the collector's own work (starting, ending, recording what the program loaded), not in the profile",
 		 t, what, p->collector_samples, p->collector_samples == 1 ? "" : "s");
 	return true;
 }

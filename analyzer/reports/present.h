@@ -46,6 +46,10 @@ bool report_unsampled(const struct pv_profile *p, char *buf, size_t n);
 /* One line on the collector's own work left out of the profile
  * (pv_profile.collector_samples) into buf; false when there was none. */
 bool report_collector(const struct pv_profile *p, char *buf, size_t n);
+/* One line on the CPU time the collector measured of itself
+ * (pv_profile.collector_cpu_ns) into buf, when it is above 1% of the
+ * threads' CPU time (at least the samples' and its own); else false. */
+bool report_collector_cpu(const struct pv_profile *p, char *buf, size_t n);
 
 /* v with dec (0 to 3) decimals, rounded half away from zero, "-0" shown
  * as "0"; plus: a '+' before what does not round to 0.  Without printf,

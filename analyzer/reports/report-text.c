@@ -230,6 +230,8 @@ void report_header(FILE *out, const struct pv_report_ctx *rc)
 		char say[512];
 		if (report_unsampled(p, say, sizeof say))
 			fprintf(out, "%swarning:%s %s\n", bold_on(o), attr_off(o), say);
+		if (report_collector_cpu(p, say, sizeof say))
+			fprintf(out, "%scollector:%s %s\n", bold_on(o), attr_off(o), say);
 		if (report_collector(p, say, sizeof say))
 			fprintf(out, "%scollector:%s %s\n", bold_on(o), attr_off(o), say);
 	}

@@ -1,10 +1,16 @@
 /* cfi.c - the collector's unwind tables: made of every loaded object's
  * .eh_frame, walked in the signal handler
  *
- * The rows themselves are made and walked by formats/ehcfi.c.  Here, for
- * each object dl_iterate_phdr reports, its loaded segments are the image
- * its rows are made from (its .eh_frame_hdr is PT_GNU_EH_FRAME), inside
+ * The rows themselves are made and walked by formats/ehcfi*.c, lazily
+ * (ehcfi-lazy.c: a chunk of an object's FDEs when a walk first needs it,
+ * in the handler, signal-safe; cfi.h says why lazily per process).  Here,
+ * for each object dl_iterate_phdr reports, its loaded segments are the
+ * image its rows are made from (its .eh_frame_hdr is PT_GNU_EH_FRAME); an
+ * object without a search table has its rows made at once, inside
  * dl_iterate_phdr's callback, so dlclose cannot unmap what is being read.
+ * A lazy object's image is read by later walks: its object is dropped
+ * from the tables before dlclose unmaps it (dlhook.c refreshes them), as
+ * a walk in the object's code could not be running then anyway.
  *
  * The walk (cfi_unwind) runs in the signal handler, over the published
  * tables and the thread's stack between the red zone below the interrupted
@@ -13,12 +19,14 @@
  */
 #include "cfi.h"
 #include "ehcfi.h"
+#include "ehcfi-lazy.h"
 
 #include <link.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct cfi_tables {
 	size_t n;
@@ -32,6 +40,7 @@ struct cfi_object {
 	uintptr_t bias;
 	const void *phdr;      /* with bias, identifies the loaded object */
 	struct ehcfi_row *rows;  /* then the page index, in one allocation */
+	struct ehcfi_lazy *lazy; /* or rows made as walks need them */
 	uint32_t nrows;
 	uint32_t page_base, npages;
 	const uint32_t *pages;
@@ -47,9 +56,15 @@ static struct {
 	struct cfi_tables *_Atomic current;
 	struct cfi_object *objs;
 	size_t nobjs, capobjs;
-	void *retired[CFI_RETIRED_MAX];
+	struct cfi_retired {
+		void *p;
+		struct ehcfi_lazy *lazy;
+	} retired[CFI_RETIRED_MAX];
 	size_t nretired;
 	uint64_t gen;
+	/* walks running, and dlcloses running: a walk reads the images of
+	 * lazy objects, which a dlclose may unmap */
+	_Atomic int walkers, closing;
 } cfi;
 
 _Static_assert((int)CFI_FAIL_NO_OBJECT == (int)EHCFI_FAIL_NO_OBJECT &&
@@ -134,7 +149,9 @@ static int refresh_object(struct dl_phdr_info *info, size_t size, void *data)
 	}
 	if (nseg == 0)
 		return 0;
-	if (object_image(info, &img))
+	/* rows made as walks need them; at once for an object without a
+	 * search table (or when out of memory for the lazy one) */
+	if (object_image(info, &img) && (o->lazy = ehcfi_lazy_new(&img)) == NULL)
 		ehcfi_build(&img, &b);
 	if (b.oom)
 		rf->oom = 1;
@@ -158,12 +175,12 @@ static int range_cmp(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-static void retire(void *p)
+static void retire(void *p, struct ehcfi_lazy *lazy)
 {
-	if (p == NULL)
+	if (p == NULL && lazy == NULL)
 		return;
 	if (cfi.nretired < CFI_RETIRED_MAX)
-		cfi.retired[cfi.nretired++] = p;
+		cfi.retired[cfi.nretired++] = (struct cfi_retired){ p, lazy };
 	/* else: leaked rather than freed under a walk */
 }
 
@@ -179,7 +196,7 @@ int cfi_refresh(int (*idle)(void))
 	dl_iterate_phdr(refresh_object, &rf);
 	for (size_t i = 0; i < cfi.nobjs; i++) {
 		if (!cfi.objs[i].alive) {
-			retire(cfi.objs[i].rows);
+			retire(cfi.objs[i].rows, cfi.objs[i].lazy);
 			continue;
 		}
 		cfi.objs[w++] = cfi.objs[i];
@@ -197,16 +214,18 @@ int cfi_refresh(int (*idle)(void))
 		for (int s = 0; s < o->nseg; s++)
 			t->r[t->n++] = (struct ehcfi_range){ o->seg[s][0], o->seg[s][1], o->bias,
 							   o->rows, o->nrows, o->page_base,
-							   o->npages, o->pages };
+							   o->npages, o->pages, o->lazy };
 		rows += o->nrows;
 	}
 	t->rows = rows;
 	t->gen = ++cfi.gen;
 	qsort(t->r, t->n, sizeof t->r[0], range_cmp);
-	retire(atomic_exchange(&cfi.current, t));
+	retire(atomic_exchange(&cfi.current, t), NULL);
 	if (idle != NULL && cfi.nretired > 0 && idle()) {
-		for (size_t i = 0; i < cfi.nretired; i++)
-			free(cfi.retired[i]);
+		for (size_t i = 0; i < cfi.nretired; i++) {
+			free(cfi.retired[i].p);
+			ehcfi_lazy_free(cfi.retired[i].lazy);
+		}
 		cfi.nretired = 0;
 	}
 	return rf.oom ? -1 : (int)cfi.nobjs;
@@ -218,6 +237,41 @@ void cfi_table_size(uint64_t *objects, uint64_t *rows)
 
 	*objects = t ? t->n : 0;
 	*rows = t ? t->rows : 0;
+	for (size_t i = 0; t != NULL && i < t->n; i++)
+		if (t->r[i].lazy != NULL && (i == 0 || t->r[i - 1].lazy != t->r[i].lazy))
+			*rows += ehcfi_lazy_rows(t->r[i].lazy);
+}
+
+void cfi_close_begin(void)
+{
+	struct timespec ms = { 0, 100000 };
+
+	atomic_fetch_add(&cfi.closing, 1);
+	while (atomic_load(&cfi.walkers) != 0)
+		nanosleep(&ms, NULL);
+}
+
+void cfi_close_end(void)
+{
+	atomic_fetch_sub(&cfi.closing, 1);
+}
+
+void cfi_after_fork(void)
+{
+	atomic_store(&cfi.walkers, 0);
+	atomic_store(&cfi.closing, 0);
+	for (size_t i = 0; i < cfi.nobjs; i++)
+		ehcfi_lazy_after_fork(cfi.objs[i].lazy);
+}
+
+void cfi_cost(uint64_t *chunks, uint64_t *rows, uint64_t *cpu_ns)
+{
+	struct ehcfi_lazy_stats st;
+
+	ehcfi_lazy_stats(&st);
+	*chunks = st.chunks;
+	*rows = st.rows;
+	*cpu_ns = st.cpu_ns;
 }
 
 /* ---- the walk ---- */
@@ -228,9 +282,11 @@ int cfi_row_kind(uintptr_t pc)
 	const struct ehcfi_range *r = t != NULL ? ehcfi_range_find(t->r, t->n, pc) : NULL;
 	const struct ehcfi_row *row;
 
+	int pending = 0;
+
 	if (r == NULL)
 		return CFI_ROW_NO_OBJECT;
-	row = ehcfi_row_find(r, pc);
+	row = r->lazy != NULL ? ehcfi_lazy_row(r, pc, &pending) : ehcfi_row_find(r, pc);
 	return row == NULL ? CFI_ROW_NONE : row->kind;
 }
 
@@ -258,6 +314,15 @@ static enum cfi_result cfi_walk(const struct cfi_tables *t, const ucontext_t *uc
 		*why = CFI_FAIL_STACK;
 		return CFI_FAILED;
 	}
+	atomic_fetch_add(&cfi.walkers, 1);
+	if (atomic_load(&cfi.closing) != 0) {
+		/* an object may be being unmapped: the stack copy instead */
+		atomic_fetch_sub(&cfi.walkers, 1);
+		*why = CFI_FAIL_NO_ROW;
+		if (log != NULL)
+			log->flags |= EHCFI_LOG_PENDING;
+		return CFI_FAILED;
+	}
 	for (int i = 0; i < EHCFI_NREGS; i++)
 		regs[i] = (uint64_t)g[greg[i]];
 	/* Nothing below the interrupted stack pointer's red zone is read: an
@@ -266,6 +331,7 @@ static enum cfi_result cfi_walk(const struct cfi_tables *t, const ucontext_t *uc
 	lo = sp - lo >= CFI_RED_ZONE ? sp - CFI_RED_ZONE : lo;
 	st = (struct ehcfi_stack){ lo, hi, (const unsigned char *)lo };
 	r = ehcfi_walk_log(t->r, t->n, regs, &st, 0, frames, cap, n, &fail, log);
+	atomic_fetch_sub(&cfi.walkers, 1);
 	*why = (enum cfi_failure)fail;
 	return r == EHCFI_COMPLETE ? CFI_COMPLETE : r == EHCFI_TRUNCATED ? CFI_TRUNCATED : CFI_FAILED;
 }
@@ -357,7 +423,8 @@ enum cfi_result cfi_unwind_memo(const ucontext_t *uc, uintptr_t lo, uintptr_t hi
 		log = (struct ehcfi_log){ m->addr, m->val, CFI_MEMO_WORDS, 0, 0 };
 		r = cfi_walk(t, uc, lo, hi, frames, cap, n, why, &log);
 		m->gen = 0;
-		if (!(log.flags & (EHCFI_USED_REGS | EHCFI_LOG_FULL)) && *n <= CFI_MEMO_FRAMES) {
+		if (!(log.flags & (EHCFI_USED_REGS | EHCFI_LOG_FULL | EHCFI_LOG_PENDING)) &&
+		    *n <= CFI_MEMO_FRAMES) {
 			m->nwords = log.n;
 			m->nframes = *n;
 			m->cap = cap;

@@ -1,12 +1,21 @@
 /* cfi.h - unwinding in the signal handler from tables made of .eh_frame
  *
- * Outside the handler (at start, after each dlopen), cfi_refresh turns the
- * call frame information of every object the dynamic loader has loaded
- * (the program, its libraries, dlopen'ed ones, the vDSO) into one sorted
- * table of rows per object: for a range of addresses, how to find the
- * canonical frame address (CFA), where the caller's frame pointer was
- * saved, and whether the frame is a signal trampoline or the outermost
- * one.  The .eh_frame sections are read where the loader mapped them: no
+ * Outside the handler (at start, after each dlopen), cfi_refresh lists
+ * every object the dynamic loader has loaded (the program, its libraries,
+ * dlopen'ed ones, the vDSO) and where its .eh_frame_hdr is.  The rows of
+ * an object's call frame information (for a range of addresses, how to
+ * find the canonical frame address (CFA), where the caller's frame
+ * pointer was saved, and whether the frame is a signal trampoline or the
+ * outermost one) are made lazily, in the handler, a chunk of FDEs at a
+ * time, the first time a walk needs an address of that chunk
+ * (formats/ehcfi-lazy.h): a process that lives a few milliseconds pays
+ * for nothing it does not sample, and a big program for the few dozen
+ * functions its samples meet, not for its 45,000 FDEs.  (Lazily in each
+ * process rather than once per run in a file the processes share: no
+ * file to create, trust and lock between processes that may run as
+ * other users or in other mount namespaces, and a chunk costs tens of
+ * microseconds.)  An object without a search table has its rows made at
+ * once.  The .eh_frame sections are read where the loader mapped them: no
  * file is opened.  In the handler, cfi_unwind walks the stack with table
  * lookups and reads of the thread's own stack only; a frame whose address
  * is in no object the loader knows (JIT code, anonymous mappings) is
@@ -39,8 +48,9 @@ enum cfi_failure {
 	CFI_FAIL_COUNT
 };
 
-/* Makes tables for the objects loaded since the last call and drops those
- * of unloaded ones; the first call makes them all.  Not signal-safe; calls
+/* Lists the objects loaded since the last call (making the rows at once
+ * only of an object without a search table) and drops those of unloaded
+ * ones; the first call lists them all.  Not signal-safe; calls
  * must be serialized by the caller.  Replaced tables are freed only when
  * idle() says no walk can be using them (it may be NULL: never free).
  * Returns the number of objects with tables, or -1 when out of memory. */
@@ -89,5 +99,22 @@ int cfi_row_kind(uintptr_t pc);
 
 /* Table statistics: objects and rows in the current tables.  Signal-safe. */
 void cfi_table_size(uint64_t *objects, uint64_t *rows);
+
+/* Around a dlclose: from cfi_close_begin (which waits for the walks
+ * running) to cfi_close_end, walks fail at once (their callers take the
+ * stack copy), since the object closed may be unmapped while they would
+ * read its .eh_frame; refresh the tables before cfi_close_end, so that
+ * they no longer hold it.  Not signal-safe; never from a walk's thread
+ * inside a walk. */
+void cfi_close_begin(void);
+void cfi_close_end(void);
+
+/* In the child of a fork: rows the parent's other threads were making
+ * are made again when needed.  Not signal-safe. */
+void cfi_after_fork(void);
+
+/* What the lazily made rows cost this process so far: chunks made, rows,
+ * and the CPU time the walks spent making them.  Signal-safe. */
+void cfi_cost(uint64_t *chunks, uint64_t *rows, uint64_t *cpu_ns);
 
 #endif

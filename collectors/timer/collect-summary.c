@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -111,6 +112,36 @@ static void collect_report_segments(const struct seg *seg, const char *who, int 
 /* The summary line of one trace, as it was before runs were joined: its
  * samples, threads, losses and where it is; then the CPU time in no
  * sample when there is much.  where: "written to 'NAME'" or the like. */
+/* The CPU time (user and system) of the launcher's children and their
+ * descendants, all waited for by now: the whole run's; 0 if unknown. */
+static uint64_t collect_children_cpu(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_CHILDREN, &ru) != 0)
+		return 0;
+	return (uint64_t)ru.ru_utime.tv_sec * 1000000000ull + (uint64_t)ru.ru_utime.tv_usec * 1000u +
+	       (uint64_t)ru.ru_stime.tv_sec * 1000000000ull + (uint64_t)ru.ru_stime.tv_usec * 1000u;
+}
+
+/* "collector: 41 ms of CPU (2.3%)", the library's own CPU time, when it
+ * is above 1% of the run's CPU time (the children's, as the kernel
+ * counted it; cpu_ns, what the traces say of their threads, when that is
+ * unknown or more). */
+static void collect_say_cost(const char *who, uint64_t collector_ns, uint64_t cpu_ns)
+{
+	uint64_t run = collect_children_cpu();
+	char t[32];
+
+	if (run > cpu_ns)
+		cpu_ns = run;
+	if (cpu_ns == 0 || (double)collector_ns * 100 <= (double)cpu_ns)
+		return;
+	pv_format_duration(t, sizeof(t), (int64_t)collector_ns);
+	fprintf(stderr, COLLECT_NAME ": %scollector: %s of CPU (%.1f%%) in its own start, unwind "
+		"tables, threads and end\n", who, t, 100.0 * (double)collector_ns / (double)cpu_ns);
+}
+
 static void collect_say_trace(const struct collect_trace *t, const char *who, const char *where)
 {
 	const struct collect_stats *st = &t->st;
@@ -135,6 +166,8 @@ static void collect_say_trace(const struct collect_trace *t, const char *who, co
 	    raw_cpu_unsampled_say(say, sizeof(say), st->cpu.unsampled_cpu_ns, st->cpu.cpu_ns,
 				  st->cpu.unsampled_threads, st->cpu.threads, st->lost))
 		fprintf(stderr, COLLECT_NAME ": %s%s\n", who, say);
+	if (st->clock == RAW_CLOCK_CPU)
+		collect_say_cost(who, st->collector_ns, st->cpu.cpu_ns);
 }
 
 /* What the summary lists of one process: its images (before and after
@@ -243,6 +276,7 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 	uint64_t samples = 0, lost = 0, weight = 0, cpu = 0, unsampled = 0, threads = 0;
 	double bytes = 0;
 	uint64_t unsampled_threads = 0, killed = 0, silent = 0, silent_cpu = 0, sthreads = 0;
+	uint64_t own = 0;
 	size_t nkept = 0, nproc = 0, shown_n;
 	const char *cause = NULL;
 	char w[64], u[32], c[32], more[96] = "", lostsay[192] = "", killsay[160] = "";
@@ -264,6 +298,7 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 			cause = raw_lost_cause(st->lost_error);
 		weight += st->clock == RAW_CLOCK_WALL ? st->wall_weight_ns : st->cpu.weight_ns;
 		cpu += st->cpu.cpu_ns;
+		own += st->collector_ns;
 		threads += st->cpu.threads;
 		if (st->samples == 0) {
 			/* a process: its last image, none of its images with a
@@ -317,6 +352,8 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 			"is in no sample: that of %s (see ACCURACY in collect-timer(1))\n", u, c,
 			100.0 * (double)unsampled / (double)cpu, said);
 	}
+	if (!wall && !heap)
+		collect_say_cost("", own, cpu);
 	free(kept);
 }
 

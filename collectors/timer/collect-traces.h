@@ -35,6 +35,7 @@ struct collect_stats {
 	int tail_cut;         /* zeros after the end record were cut */
 	uint32_t pid;         /* of the header */
 	uint32_t clock;       /* of the header */
+	uint64_t collector_ns; /* the library's own CPU time (RAW_COLLECTOR) */
 };
 
 /* One trace of the run, as found by collect_find_traces, and what

@@ -55,6 +55,9 @@
 
 #define CONTROL_RELEASE_NS 250000000ull   /* how often the trace's memory is released */
 #define CONTROL_PREFAULT_NS 20000000ull   /* and its next pages faulted in, while it grows */
+#define CONTROL_POPULATE_NS 50000000ull   /* the stack table's pages faulted in once the */
+#define CONTROL_POPULATE_CPU_NS 50000000ull /* process has used this much CPU time (looked at */
+					    /* every CONTROL_POPULATE_NS at most) */
 
 static struct {
 	int signo;                /* the control signal, 0 for none */
@@ -135,14 +138,16 @@ static void control_say(int pause, uint32_t req)
 static void *control_main(void *unused)
 {
 	uint64_t next = preload_now() + CONTROL_RELEASE_NS, tick = 0;
+	/* The page faults of the stack table (3 MiB), here rather than in
+	 * the program's threads; not before the process has used some CPU
+	 * time, since most short ones (a compiler that make runs) would
+	 * never touch most of its pages. */
+	uint64_t populate = preload_now() + CONTROL_POPULATE_NS;
 	uint32_t seen = atomic_load(control_word());
 
 	(void)unused;
 	/* its allocations are not the program's (libprofview-heap.so) */
 	preload_own_begin();
-	/* the page faults of the stack table and of the trace's first pages,
-	 * here rather than in the program's threads */
-	stacktab_populate(&control.stop);
 	/* a fork child, made before its parent acted on a request */
 	control_apply(control_want(preload_now()));
 	while (!atomic_load(&control.stop)) {
@@ -151,6 +156,18 @@ static void *control_main(void *unused)
 		struct timespec ts;
 		int how;
 
+		if (populate != 0 && populate <= preload_now()) {
+			struct timespec cpu;
+
+			if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu) != 0 ||
+			    (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec >=
+				    CONTROL_POPULATE_CPU_NS) {
+				stacktab_populate(&control.stop);
+				populate = 0;
+			} else {
+				populate = preload_now() + CONTROL_POPULATE_NS;
+			}
+		}
 		if (tick <= preload_now()) {
 			/* often while the trace grows, seldom when it does not */
 			uint64_t grew = writer_prefault_tick();
@@ -158,6 +175,8 @@ static void *control_main(void *unused)
 			tick = preload_now() + (grew > 0 ? CONTROL_PREFAULT_NS : CONTROL_RELEASE_NS);
 		}
 		due = control_due(tick < next ? tick : next);
+		if (populate != 0 && populate < due)
+			due = populate;
 		ts.tv_sec = (time_t)(due / 1000000000ull);
 		ts.tv_nsec = (long)(due % 1000000000ull);
 		/* until a request, the stop, the start, the end, the next
@@ -191,6 +210,17 @@ int control_start(void)
 		return -1;
 	atomic_store(&control.started, 1);
 	return 0;
+}
+
+uint64_t control_cpu_ns(void)
+{
+	struct timespec ts;
+	clockid_t clock;
+
+	if (!atomic_load(&control.started) || pthread_getcpuclockid(control.thread, &clock) != 0 ||
+	    clock_gettime(clock, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 void control_stop(void)

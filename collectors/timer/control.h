@@ -63,6 +63,9 @@ void control_init(int profiler_signal, uint64_t stop_ns);
 int control_start(void);
 /* Stops that thread and waits for it.  Not signal-safe. */
 void control_stop(void);
+/* The CPU time the control thread used so far, 0 when it is not
+ * running.  Not signal-safe. */
+uint64_t control_cpu_ns(void);
 /* For the interposed sigaction: is sig the control signal, whose
  * action the library holds?  Then control_sigaction answers in its place:
  * SIG_DFL or SIG_IGN are noted as the program's and ours stays; a handler

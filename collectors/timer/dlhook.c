@@ -260,10 +260,17 @@ DLHOOK_EXPORT int dlclose(void *handle)
 		atomic_store_explicit(&dlhook.real_close, real, memory_order_release);
 	}
 	if (preload_running()) {
-		int saved_errno = errno;
+		int saved_errno = errno, r;
 
 		mappings_refresh();
+		/* no walk reads an object's .eh_frame while it may be unmapped */
+		mappings_close_begin();
 		errno = saved_errno;
+		r = real(handle);
+		saved_errno = errno;
+		mappings_close_end();
+		errno = saved_errno;
+		return r;
 	}
 	return real(handle);
 }

@@ -385,14 +385,35 @@ void mappings_use_cfi(void)
 	pthread_mutex_unlock(&mappings.lock);
 }
 
+void mappings_close_begin(void)
+{
+	pthread_mutex_lock(&mappings.lock);
+	if (mappings.cfi)
+		cfi_close_begin();
+	pthread_mutex_unlock(&mappings.lock);
+}
+
+void mappings_close_end(void)
+{
+	pthread_mutex_lock(&mappings.lock);
+	if (mappings.cfi) {
+		cfi_refresh(preload_handlers_idle);
+		cfi_close_end();
+	}
+	pthread_mutex_unlock(&mappings.lock);
+}
+
 void mappings_atfork(int phase)
 {
 	if (phase == 0)
 		pthread_mutex_lock(&mappings.lock);
 	else if (phase == 1)
 		pthread_mutex_unlock(&mappings.lock);
-	else
+	else {
 		pthread_mutex_init(&mappings.lock, NULL);
+		if (mappings.cfi)
+			cfi_after_fork();
+	}
 }
 
 void mappings_refresh(void)

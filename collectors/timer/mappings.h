@@ -23,6 +23,11 @@ void mappings_atfork(int phase);
  * the last mappings_write.  The collector's own work (preload_own_begin):
  * its samples are not the program's.  Not signal-safe. */
 void mappings_refresh(void);
+/* Around the real dlclose: walks take the stack copy while the object may
+ * be unmapped, and the unwind tables drop it at the end (cfi_close_begin,
+ * cfi_close_end).  Not signal-safe. */
+void mappings_close_begin(void);
+void mappings_close_end(void);
 /* From now on every mappings_write also brings the unwind tables (cfi.h)
  * up to date, under the same lock.  Not signal-safe. */
 void mappings_use_cfi(void);

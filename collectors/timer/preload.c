@@ -49,6 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cfi.h"
 #include "collect-env.h"
 #include "control.h"
 #include "engine.h"
@@ -74,6 +75,65 @@ static int preload_wall;
 static uint64_t preload_wall_samples;
 /* collect-timer --split reads the trace as it is written */
 static int preload_tailed;
+
+/* The library's own CPU time in this process image (RAW_COLLECTOR): in
+ * its start and end, and what the last record said of each part. */
+static struct {
+	uint64_t start_ns, end_ns, helpers_ns;
+	uint64_t said_start, said_end, said_tables, said_handler, said_rows, said_helpers;
+} preload_cost;
+
+static uint64_t preload_thread_ns(void)
+{
+	struct timespec ts;
+
+	return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0 ? (uint64_t)preload_ts_ns(&ts) : 0;
+}
+
+/* The handler's time the --stats histogram holds (the middle of each
+ * bucket); 0 without --stats. */
+static uint64_t preload_handler_ns(void)
+{
+	uint64_t ns = 0;
+
+	for (int b = 0; preload.stats && b < PRELOAD_HIST_BUCKETS; b++)
+		ns += atomic_load(&preload.hist[b]) * ((uint64_t)b * PRELOAD_HIST_NS + PRELOAD_HIST_NS / 2);
+	return ns;
+}
+
+static void preload_cost_record(void)
+{
+	struct raw_collector *rec;
+	uint64_t chunks, rows, tables, handler = preload_handler_ns();
+
+	cfi_cost(&chunks, &rows, &tables);
+	rec = writer_reserve(sizeof(*rec), WRITER_WAIT);
+	if (rec == NULL)
+		return;
+	rec->start_ns = preload_cost.start_ns - preload_cost.said_start;
+	rec->end_ns = preload_cost.end_ns - preload_cost.said_end;
+	rec->tables_ns = tables - preload_cost.said_tables;
+	rec->handler_ns = handler - preload_cost.said_handler;
+	rec->table_rows = rows - preload_cost.said_rows;
+	rec->helpers_ns = preload_cost.helpers_ns - preload_cost.said_helpers;
+	writer_publish(rec, RAW_COLLECTOR, sizeof(*rec));
+	preload_cost.said_start = preload_cost.start_ns;
+	preload_cost.said_end = preload_cost.end_ns;
+	preload_cost.said_tables = tables;
+	preload_cost.said_handler = handler;
+	preload_cost.said_rows = rows;
+	preload_cost.said_helpers = preload_cost.helpers_ns;
+}
+
+void preload_write_cost(void)
+{
+	if (atomic_load(&preload.state) != PRELOAD_RUNNING)
+		return;
+	preload_own_begin();
+	preload_cost.helpers_ns = control_cpu_ns() + sweep_cpu_ns();
+	preload_cost_record();
+	preload_own_end();
+}
 
 const char preload_collector[] = "collect-timer";
 const char preload_library[] = "libprofview-timer";
@@ -102,10 +162,32 @@ static void preload_fini(void);
  * inherited, and the trace mapping is dropped.  Unless told not to, the
  * child starts a trace of its own, with the forking thread (the only one
  * it has) as its first thread. */
+static void preload_atfork_child_start(void);
+
+/* (the clock is read inside the own work: a sample in its system call
+ * is the collector's too) */
 static void preload_atfork_child(void)
 {
-	struct preload_tls *t = &preload_tls;
+	uint64_t t0;
 
+	preload_own_begin();
+	t0 = preload_thread_ns();
+	preload_atfork_child_start();
+	preload_cost.start_ns += preload_thread_ns() - t0;
+	preload_own_end();
+}
+
+static void preload_atfork_child_start(void)
+{
+	struct preload_tls *t = &preload_tls;
+	uint64_t chunks;
+
+	/* the parent's costs were the parent's */
+	preload_cost.start_ns = preload_cost.end_ns = 0;
+	preload_cost.helpers_ns = preload_cost.said_helpers = 0;
+	cfi_cost(&chunks, &preload_cost.said_rows, &preload_cost.said_tables);
+	preload_cost.said_start = preload_cost.said_end = 0;
+	preload_cost.said_handler = preload_handler_ns();
 	pthread_mutex_init(&preload.registry_lock, NULL);
 	mappings_atfork(2);
 	if (atomic_load(&preload.state) != PRELOAD_RUNNING)
@@ -401,7 +483,14 @@ static int preload_start_trace(const char *out, int root)
 
 void preload_init_once(void)
 {
+	uint64_t t0;
+
+	/* samples of the start are the collector's, not the program's */
+	preload_own_begin();
+	t0 = preload_thread_ns();
 	pthread_once(&preload_once, preload_init);
+	preload_cost.start_ns += preload_thread_ns() - t0;
+	preload_own_end();
 }
 
 __attribute__((constructor)) static void preload_constructor(void)
@@ -454,20 +543,31 @@ static int preload_quiesce(void)
 	return 0;
 }
 
+static void preload_fini_run(uint64_t t0);
+
+/* The end: its samples are the collector's, and its CPU time measured. */
 __attribute__((destructor)) static void preload_fini(void)
+{
+	if (atomic_load(&preload.state) != PRELOAD_RUNNING)
+		return;
+	/* once: the --duration thread and the exit may race, or a signal */
+	if (atomic_exchange(&preload.ending, 1))
+		return;
+	preload_own_begin();
+	preload_fini_run(preload_thread_ns());
+	preload_own_end();
+}
+
+static void preload_fini_run(uint64_t t0)
 {
 	struct raw_end *end;
 	sigset_t block, old;
 	char name[16];
 	int quiet;
 
-	if (atomic_load(&preload.state) != PRELOAD_RUNNING)
-		return;
-	/* once: the --duration thread and the exit may race, or a signal */
-	if (atomic_exchange(&preload.ending, 1))
-		return;
 	if (preload_wall)
 		preload_wall_samples = wall_stop();
+	preload_cost.helpers_ns = control_cpu_ns() + sweep_cpu_ns();
 	sweep_stop();
 	control_stop();
 	sigemptyset(&block);
@@ -507,6 +607,8 @@ __attribute__((destructor)) static void preload_fini(void)
 	quiet = preload_quiesce() == 0;
 	mappings_write(0);
 	sample_write_lost(WRITER_WAIT);
+	preload_cost.end_ns += preload_thread_ns() - t0;
+	preload_cost_record();
 	end = writer_reserve(sizeof(*end), WRITER_WAIT);
 	if (end != NULL) {
 		end->time_ns = preload_now();

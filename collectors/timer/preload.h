@@ -40,5 +40,9 @@ void preload_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int preload_handlers_idle(void);
 /* Is this process being profiled right now?  Signal-safe. */
 int preload_running(void);
+/* Writes a RAW_COLLECTOR record: the library's CPU time since the last
+ * one (its start and end, making unwind rows, the handler with --stats).
+ * At the end and before an exec.  Not signal-safe. */
+void preload_write_cost(void);
 
 #endif

@@ -206,6 +206,8 @@ void control_exec_prepare(int undo)
 {
 	struct sigaction app;
 
+	if (!undo)
+		preload_write_cost(); /* the image's end: no destructor runs */
 	if (undo) {
 		if (preload_exec_swapped)
 			preload.real_sigaction(preload.signo, &preload_exec_saved, NULL);

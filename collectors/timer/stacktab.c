@@ -12,7 +12,9 @@
  * land on random slots, and a first touch of each page in the handler
  * would cost a page fault (a p90 of 10 us instead of 2 us, on a program
  * whose samples keep finding new stacks).  Not in the program's thread,
- * where it cost a millisecond at the start of every process.
+ * where it cost a millisecond at the start of every process, and not
+ * before the process has used 50 ms of CPU time (control.c): a short one
+ * touches a few of its pages, not 768.
  */
 #include <stdatomic.h>
 #include <string.h>

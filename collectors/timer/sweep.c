@@ -119,6 +119,17 @@ int sweep_start(uint64_t period_ns)
 	return 0;
 }
 
+uint64_t sweep_cpu_ns(void)
+{
+	struct timespec ts;
+	clockid_t clock;
+
+	if (!atomic_load(&sweep.started) || pthread_getcpuclockid(sweep.thread, &clock) != 0 ||
+	    clock_gettime(clock, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 uint64_t sweep_stop(void)
 {
 	if (atomic_exchange(&sweep.started, 0)) {

@@ -14,5 +14,8 @@ int sweep_start(uint64_t period_ns);
 /* Stops it and waits for it.  Returns the samples it asked for.  Not
  * signal-safe. */
 uint64_t sweep_stop(void);
+/* The CPU time its thread used so far, 0 when it is not running.  Not
+ * signal-safe. */
+uint64_t sweep_cpu_ns(void);
 
 #endif

@@ -73,9 +73,10 @@ cmp -s demo.pb.gz stdout.pb.gz || fail "--pprof output differs between -o and st
 
 # Read back by profview: the same flat profile and tree as the trace.
 # (The trace's warnings about how it was taken, such as a sample whose
-# stack was cut now and then, are not part of a pprof profile.)
-"$PROFVIEW" --flat demo.raw | sed '1,2d; /^warning: /d' >flat-raw.txt
-"$PROFVIEW" --flat demo.pb.gz | sed '1,2d; /^warning: /d' >flat-pb.txt
+# stack was cut now and then, and what the collector cost, are not part
+# of a pprof profile.)
+"$PROFVIEW" --flat demo.raw | sed '1,2d; /^warning: /d; /^collector: /d' >flat-raw.txt
+"$PROFVIEW" --flat demo.pb.gz | sed '1,2d; /^warning: /d; /^collector: /d' >flat-pb.txt
 diff flat-raw.txt flat-pb.txt || fail "profview reads its pprof output differently from the trace"
 "$PROFVIEW" --folded --sample-index=samples demo.raw | sort >folded.txt
 "$PROFVIEW" --folded --sample-index=samples demo.pb.gz | sort >folded-pb.txt

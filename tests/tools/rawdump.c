@@ -13,6 +13,7 @@
  *   regs TID TIME WEIGHT FLAGS             (register samples)
  *   lost COUNT
  *   end TIME SAMPLES LOST
+ *   collector START_NS TABLES_NS HANDLER_NS END_NS ROWS HELPERS_NS   (the library's own CPU time)
  *   record TYPE SIZE                       (a type this tool does not know)
  *   stop REASON OFFSET                     (why the walk stopped, if not at the end)
  * A run of several processes (raw.h) is dumped part by part, each after a
@@ -146,6 +147,15 @@ static int dump(const char *path, const unsigned char *b, size_t len)
 
 			memcpy(&e, r.data, sizeof e);
 			printf("end %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", e.time_ns, e.samples, e.lost);
+			break;
+		}
+		case RAW_COLLECTOR: {
+			struct raw_collector c;
+
+			memcpy(&c, r.data, sizeof c);
+			printf("collector %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+			       " %" PRIu64 "\n", c.start_ns, c.tables_ns, c.handler_ns, c.end_ns,
+			       c.table_rows, c.helpers_ns);
 			break;
 		}
 		default:

@@ -1,0 +1,228 @@
+/* ehcfi-lazy.c - unwind rows made chunk by chunk as walks need them (see
+ * ehcfi-lazy.h)
+ *
+ * Libc only; what runs in a walk (ehcfi_lazy_row) is signal-safe: atomic
+ * loads and one compare-and-swap, mmap/munmap and clock_gettime.
+ */
+#include "ehcfi-lazy.h"
+#include "ehcfi-int.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { CHUNK_NONE = 0, CHUNK_MAKING, CHUNK_MADE };
+
+struct ehcfi_chunk {
+	_Atomic uint32_t state;
+	uint32_t nrows;
+	const struct ehcfi_row *rows;  /* in the arena */
+};
+
+/* The arena: blocks from mmap, each taken from the front by an atomic
+ * add, never given back (the rows of an object closed stay until the
+ * process ends). */
+#define ARENA_BLOCK ((size_t)256 << 10)
+struct arena_block {
+	_Atomic size_t used;   /* may pass size: then the block is full */
+	size_t size;
+	unsigned char data[];
+};
+static struct arena_block *_Atomic lazy_arena;
+
+struct ehcfi_lazy {
+	struct ehcfi_image img;
+	struct ehcfi_index ix;
+	uint32_t nchunks;
+	struct ehcfi_chunk chunk[];
+};
+
+static _Atomic uint64_t lazy_chunks, lazy_rows, lazy_cpu_ns;
+
+struct ehcfi_lazy *ehcfi_lazy_new(const struct ehcfi_image *img)
+{
+	struct ehcfi_index ix;
+	struct ehcfi_lazy *lz;
+	uint32_t n;
+
+	if (ehcfi_index_read(img, &ix) < 0 || ix.count == 0)
+		return NULL;
+	n = (ix.count + EHCFI_LAZY_CHUNK - 1) / EHCFI_LAZY_CHUNK;
+	lz = calloc(1, sizeof *lz + (size_t)n * sizeof lz->chunk[0]);
+	if (lz == NULL)
+		return NULL;
+	lz->img = *img;
+	lz->ix = ix;
+	lz->nchunks = n;
+	return lz;
+}
+
+void ehcfi_lazy_free(struct ehcfi_lazy *lz)
+{
+	free(lz);
+}
+
+void ehcfi_lazy_after_fork(struct ehcfi_lazy *lz)
+{
+	for (uint32_t k = 0; lz != NULL && k < lz->nchunks; k++) {
+		uint32_t making = CHUNK_MAKING;
+
+		/* its half-made mapping is lost, not reused */
+		atomic_compare_exchange_strong(&lz->chunk[k].state, &making, CHUNK_NONE);
+	}
+}
+
+static uint64_t lazy_thread_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* n bytes (a multiple of 16) of the arena, or NULL; *blk and *off say
+ * where, for arena_trim.  Signal-safe. */
+static void *arena_take(size_t n, struct arena_block **blk, size_t *off)
+{
+	for (;;) {
+		struct arena_block *b = atomic_load_explicit(&lazy_arena, memory_order_acquire), *nb;
+		size_t size, at;
+		void *m;
+
+		if (b != NULL) {
+			at = atomic_fetch_add_explicit(&b->used, n, memory_order_relaxed);
+			if (at <= b->size && n <= b->size - at) {
+				*blk = b;
+				*off = at;
+				return b->data + at;
+			}
+		}
+		size = n + sizeof(*nb) > ARENA_BLOCK ? n + sizeof(*nb) : ARENA_BLOCK;
+		m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED)
+			return NULL;
+		nb = m;
+		nb->size = size - sizeof(*nb);
+		atomic_init(&nb->used, 0);
+		if (!atomic_compare_exchange_strong_explicit(&lazy_arena, &b, nb, memory_order_acq_rel,
+							     memory_order_acquire))
+			munmap(m, size); /* another thread's block came first: take from it */
+	}
+}
+
+/* Gives back the end of what arena_take gave, [off + keep, off + n), when
+ * nothing was taken after it. */
+static void arena_trim(struct arena_block *b, size_t off, size_t n, size_t keep)
+{
+	size_t end = off + n;
+
+	atomic_compare_exchange_strong_explicit(&b->used, &end, off + keep, memory_order_relaxed,
+						memory_order_relaxed);
+}
+
+/* Makes chunk k's rows (the caller moved it to "making"). */
+static void lazy_make(struct ehcfi_lazy *lz, uint32_t k)
+{
+	struct ehcfi_chunk *c = &lz->chunk[k];
+	uint32_t first = k * EHCFI_LAZY_CHUNK;
+	uint64_t t0 = lazy_thread_ns();
+	size_t bound = ehcfi_fdes_bound(&lz->ix, first, EHCFI_LAZY_CHUNK), off = 0;
+	struct ehcfi_rows b = { 0 };
+	struct arena_block *blk = NULL;
+	struct ehcfi_row *v = NULL;
+
+	c->rows = NULL;
+	c->nrows = 0;
+	if (bound > 0 && bound <= SIZE_MAX / 4 / sizeof(*v))
+		v = arena_take(2 * bound * sizeof(*v), &blk, &off);
+	if (v != NULL) {
+		b.v = v;
+		b.cap = bound;
+		b.fixed = 1;
+		/* the second half for a sort, if the rows come unsorted */
+		ehcfi_build_fdes(&lz->img, &lz->ix, first, EHCFI_LAZY_CHUNK, &b, v + bound);
+		if (b.oom)
+			b.n = 0;
+		arena_trim(blk, off, 2 * bound * sizeof(*v), b.n * sizeof(*v));
+		c->rows = v;
+		c->nrows = (uint32_t)b.n;
+	}
+	atomic_fetch_add_explicit(&lazy_chunks, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&lazy_rows, c->nrows, memory_order_relaxed);
+	atomic_fetch_add_explicit(&lazy_cpu_ns, lazy_thread_ns() - t0, memory_order_relaxed);
+	atomic_store_explicit(&c->state, CHUNK_MADE, memory_order_release);
+}
+
+/* The last entry of lz's table at or before address a, or -1. */
+static int64_t lazy_entry(const struct ehcfi_lazy *lz, uintptr_t a)
+{
+	uint32_t lo = 0, hi = lz->ix.count;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (ehcfi_index_pc(&lz->ix, mid) <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (int64_t)lo - 1;
+}
+
+const struct ehcfi_row *ehcfi_lazy_row(const struct ehcfi_range *r, uintptr_t pc, int *pending)
+{
+	struct ehcfi_lazy *lz = r->lazy;
+	int64_t e = lazy_entry(lz, pc);
+	uint64_t off = pc - r->bias;
+	struct ehcfi_chunk *c;
+	uint32_t state, lo = 0, hi;
+
+	*pending = 0;
+	if (e < 0 || pc < r->bias || off > UINT32_MAX)
+		return NULL;
+	c = &lz->chunk[(uint64_t)e / EHCFI_LAZY_CHUNK];
+	state = atomic_load_explicit(&c->state, memory_order_acquire);
+	if (state == CHUNK_NONE) {
+		uint32_t none = CHUNK_NONE;
+
+		if (atomic_compare_exchange_strong_explicit(&c->state, &none, CHUNK_MAKING,
+							    memory_order_acquire, memory_order_acquire))
+			lazy_make(lz, (uint32_t)((uint64_t)e / EHCFI_LAZY_CHUNK));
+		state = atomic_load_explicit(&c->state, memory_order_acquire);
+	}
+	if (state != CHUNK_MADE) {
+		*pending = 1;
+		return NULL;
+	}
+	hi = c->nrows;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (c->rows[mid].pc <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo == 0 ? NULL : &c->rows[lo - 1];
+}
+
+void ehcfi_lazy_stats(struct ehcfi_lazy_stats *st)
+{
+	st->chunks = atomic_load_explicit(&lazy_chunks, memory_order_relaxed);
+	st->rows = atomic_load_explicit(&lazy_rows, memory_order_relaxed);
+	st->cpu_ns = atomic_load_explicit(&lazy_cpu_ns, memory_order_relaxed);
+}
+
+uint64_t ehcfi_lazy_rows(const struct ehcfi_lazy *lz)
+{
+	uint64_t rows = 0;
+
+	for (uint32_t k = 0; lz != NULL && k < lz->nchunks; k++)
+		if (atomic_load_explicit(&lz->chunk[k].state, memory_order_acquire) == CHUNK_MADE)
+			rows += lz->chunk[k].nrows;
+	return rows;
+}

@@ -1,0 +1,66 @@
+/* ehcfi-lazy.h - an object's unwind rows made when a walk first needs them
+ *
+ * A process that starts (a compiler run by make, a program that execs
+ * itself) would otherwise turn every loaded object's .eh_frame into rows
+ * before its first sample, and most of those rows are never read: a
+ * 30 MB compiler has 45,000 FDEs, and a short run's samples meet a few
+ * dozen of them.  Here an object's FDEs, in the order of its
+ * .eh_frame_hdr search table, are cut into chunks of EHCFI_LAZY_CHUNK;
+ * a chunk's rows are made the first time a walk looks up an address in
+ * it, in the walk itself (the collector's signal handler).
+ *
+ * Signal-safety: making a chunk allocates nothing from the heap: its
+ * rows go to an arena of blocks from mmap (a system call), taken with an
+ * atomic add, never freed while the process runs (the rows of a closed
+ * object stay).  Each chunk has an atomic state: the walk
+ * that moves it from "none" to "making" makes it; any other walk that
+ * finds it "making" (another thread, or a signal that interrupted the
+ * maker in the same thread) fails its walk rather than wait (the caller
+ * takes its fallback, a stack copy), so nothing ever waits for a lock.
+ *
+ * What a chunk makes is what ehcfi_build makes for the same addresses,
+ * save for an FDE that reaches past the start of the next chunk's first
+ * FDE (overlapping FDEs, which linkers do not make): its rows past there
+ * are not seen.
+ */
+#ifndef PROFVIEW_EHCFI_LAZY_H
+#define PROFVIEW_EHCFI_LAZY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ehcfi.h"
+
+#define EHCFI_LAZY_CHUNK 4
+
+/* The object img describes, ready for lazy rows: NULL when it has no
+ * .eh_frame_hdr search table (the caller makes its rows with
+ * ehcfi_build) or when out of memory.  Not signal-safe (malloc).  The
+ * image's memory must stay mapped while walks may use it. */
+struct ehcfi_lazy *ehcfi_lazy_new(const struct ehcfi_image *img);
+
+/* Frees lz (its rows stay in the arena); no walk may be using it.  NULL:
+ * no-op. */
+void ehcfi_lazy_free(struct ehcfi_lazy *lz);
+
+/* The row in force at pc in range r (r->lazy not NULL), making its chunk
+ * when none is made yet; NULL when there is none.  *pending is set when
+ * the chunk is being made by another walk (the row is then NULL).
+ * Signal-safe. */
+const struct ehcfi_row *ehcfi_lazy_row(const struct ehcfi_range *r, uintptr_t pc, int *pending);
+
+/* After fork, in the child: a chunk left "making" by a thread that does
+ * not exist there is made again when needed. */
+void ehcfi_lazy_after_fork(struct ehcfi_lazy *lz);
+
+/* What making rows cost in this process, over every object: chunks made,
+ * their rows, and the CPU time of the threads that made them. */
+struct ehcfi_lazy_stats {
+	uint64_t chunks, rows, cpu_ns;
+};
+void ehcfi_lazy_stats(struct ehcfi_lazy_stats *st);
+
+/* The rows of lz's chunks made so far, for cfi_table_size. */
+uint64_t ehcfi_lazy_rows(const struct ehcfi_lazy *lz);
+
+#endif

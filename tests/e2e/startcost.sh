@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# The collector's unwind tables are made lazily, as walks need them, and
+# what the collector costs is said, not charged to the program:
+# (a) a plugin loaded with dlopen and spun in, by a program run at the end
+#     of a fork and exec chain: every sample in the plugin's hot function
+#     has the whole call chain through the plugin (whose rows, and the
+#     program's, were made in the signal handler when first needed);
+# (b) many short processes: collect-timer's summary says the collector's
+#     own CPU time, no less than what the joined trace's collector records
+#     say, which is what profview's header says, and no more than the
+#     run's CPU time;
+# (c) no function of the preload library is in any profile.
+. "$(dirname "$0")/lib.sh"
+e2e_init "$@"
+cd "$WORK"
+
+lib=$(dirname "$COLLECT_TIMER")/libprofview-timer.so
+[ -f "$lib" ] || fail "no preload library next to collect-timer: '$lib'"
+
+# No frame pointers anywhere: only the CFI tables unwind these.
+"$CC" -O2 -g -fomit-frame-pointer -fPIC -shared -o plugin.so "$SRCDIR/tests/progs/plugin.c" ||
+	fail "cannot build plugin.so"
+"$CC" -O2 -g -fomit-frame-pointer -o plugin-host "$SRCDIR/tests/progs/plugin-host.c" -ldl ||
+	fail "cannot build plugin-host"
+"$CC" -O2 -g -o forkexec "$SRCDIR/tests/progs/forkexec.c" || fail "cannot build forkexec"
+
+# (a) the program at the end of a fork, fork, exec chain
+"$COLLECT_TIMER" -q -o chain.raw ./forkexec - ./plugin-host ./plugin.so 1 >/dev/null ||
+	fail "collect-timer failed"
+"$PROFVIEW" --folded chain.raw >chain.folded || fail "profview failed"
+# (folded stacks weigh CPU time; the flat profile counts samples)
+"$PROFVIEW" --flat chain.raw >chain.txt || fail "profview failed"
+hot=$(awk '$1 ~ /;plugin_hot$/ || $1 ~ /^plugin_hot$/ { n += $NF } END { print n + 0 }' chain.folded)
+whole=$(awk '$1 ~ /(^|;)main;run_plugin;plugin_entry;plugin_hot$/ { n += $NF } END { print n + 0 }' chain.folded)
+samples=$(flat_self chain.txt plugin_hot)
+note "chain: $samples samples in plugin_hot; of their CPU time, $whole of $hot with main;run_plugin;plugin_entry;plugin_hot"
+# 1 s of CPU at 250 Hz: some 250 samples; fewer than 50 is beyond chance
+[ "$samples" -ge 50 ] || fail "too few samples in plugin_hot: $samples; $(head -12 chain.txt)"
+[ "$whole" = "$hot" ] ||
+	fail "samples in plugin_hot without the whole chain: $(grep 'plugin_hot ' chain.folded | grep -v 'main;run_plugin;plugin_entry;plugin_hot ' | head -3)"
+# the walk was the collector's own (cfi), not the analyzer's of a stack copy
+"$COLLECT_TIMER" -q --stats -o stats.raw ./forkexec ./plugin-host ./plugin.so 0.5 >/dev/null 2>stats.err ||
+	fail "collect-timer --stats failed"
+line=$(grep 'handler: [1-9][0-9]* samples' stats.err | sort -t' ' -k4 -n | tail -1)
+note "${line:-no handler line}"
+cfi=$(echo "$line" | sed -n 's/.*cfi unwound \([0-9]*\), fell back to the stack copy \([0-9]*\).*/\1 \2/p')
+[ -n "$cfi" ] || fail "no cfi statistics from the plugin's process: $(cat stats.err)"
+set -- $cfi
+# a walk takes the stack copy only when it meets rows another is making:
+# at most a few of 125
+[ "$1" -ge 25 ] && [ "$2" -le $(($1 / 10)) ] ||
+	fail "the collector unwound $1 samples and fell back for $2"
+
+# (b) many short processes
+"$COLLECT_TIMER" -o short.raw sh -c 'i=0; while [ $i -lt 300 ]; do /bin/true; i=$((i + 1)); done' \
+	>/dev/null 2>short.err || fail "collect-timer failed on short processes"
+said=$(grep '^collect-timer: collector: ' short.err) ||
+	fail "no collector line in the summary: $(tail -4 short.err)"
+note "$said"
+# "41.2 ms" as nanoseconds; "half" as the half of its last digit
+ns() {
+	awk -v v="$1" -v u="$2" -v half="${3:-}" 'BEGIN {
+		m = u == "s" ? 1e9 : u == "ms" ? 1e6 : (u == "us" || u == "µs") ? 1e3 : 1
+		d = index(v, ".") ? length(v) - index(v, ".") : 0
+		printf "%.0f\n", half ? m * 10 ^ -d / 2 : v * m }'
+}
+read -r v u <<<"$(echo "$said" | sed -n 's/^collect-timer: collector: \([0-9.]*\) \([mµun]*s\) of CPU (\([0-9.]*\)%).*/\1 \2/p')"
+[ -n "$v" ] || fail "the collector line does not say its CPU time: $said"
+summary_ns=$(ns "$v" "$u")
+records_ns=$("$RAWDUMP" short.raw | awk '/^collector / { n += $2 + $3 + $4 + $5 + $7 } END { printf "%.0f\n", n }')
+"$PROFVIEW" --flat short.raw >short.txt || fail "profview failed"
+header=$(grep '^collector: .* in its own start' short.txt || true)
+note "profview: ${header:-no collector line}; records: $records_ns ns; summary: $summary_ns ns"
+[ "$records_ns" -gt 0 ] || fail "no collector records in the joined trace"
+# the summary counts the processes that had no sample too, whose traces
+# are not joined
+awk -v s="$summary_ns" -v r="$records_ns" -v h="$(ns "$v" "$u" half)" 'BEGIN { exit !(s + h >= r) }' ||
+	fail "the summary says less than the records: $summary_ns < $records_ns ns"
+if [ -n "$header" ]; then
+	read -r hv hu <<<"$(echo "$header" | sed -n 's/^collector: \([0-9.]*\) \([mµun]*s\) of CPU.*/\1 \2/p')"
+	awk -v h="$(ns "$hv" "$hu")" -v d="$(ns "$hv" "$hu" half)" -v r="$records_ns" \
+		'BEGIN { exit !(h - r <= d + 1 && r - h <= d + 1) }' ||
+		fail "profview's header says $hv $hu where the records say $records_ns ns"
+fi
+TIMEFORMAT='%3U %3S'
+run_cpu=$({ time "$COLLECT_TIMER" -q -o again.raw sh -c 'i=0; while [ $i -lt 300 ]; do /bin/true; i=$((i + 1)); done' >/dev/null 2>&1; } 2>&1 | awk '{ printf "%.0f\n", ($1 + $2) * 1e9 }')
+awk -v s="$summary_ns" -v c="$run_cpu" 'BEGIN { exit !(s < c) }' ||
+	fail "the collector's CPU time ($summary_ns ns) is more than a whole run's ($run_cpu ns)"
+
+# (c) none of the library's functions in any profile
+nm --defined-only "$lib" | awk '$2 ~ /^[tTwW]$/ { print $3 }' | sort -u >libfns.txt
+[ -s libfns.txt ] || fail "no function names in '$lib'"
+for t in chain.raw stats.raw short.raw; do
+	"$PROFVIEW" --folded "$t" | sed 's/ [0-9]*$//' | tr ';' '\n' | sort -u >frames.txt
+	own=$(grep -Fxf libfns.txt frames.txt || true)
+	[ -z "$own" ] || fail "$t: the preload library's functions in the profile: $(echo "$own" | head -5 | tr '\n' ' ')"
+done
+exit 0
