@@ -25,6 +25,7 @@
 #include "cxxname.h"
 #include "demangle.h"
 #include "error.h"
+#include "lines.h"
 #include "util.h"
 #include "modules.h"
 #include "plt.h"
@@ -65,6 +66,23 @@ enum {
 	LRES_LINE = 4,          /* and a line */
 };
 
+/* Where a location's file:line comes from. */
+enum src_how {
+	SRC_LIBDW,             /* dwfl_module_getsrc, asked now */
+	SRC_LINE,              /* the line reader's file and line */
+	SRC_NONE,              /* the line reader's: no line */
+};
+
+/* A location of the module being read, as the line reader answered. */
+struct src {
+	Dwarf_Die *cu;
+	const char *file;
+	int line;
+	enum src_how how;
+	uint32_t unit;          /* its unit's file names in units, or UINT32_MAX */
+	uint32_t k;             /* its place in the job */
+};
+
 /* One reader of modules (one thread's). */
 struct symbolizer {
 	bool demangle;
@@ -76,6 +94,10 @@ struct symbolizer {
 	char **owned;           /* strings the records point to, freed at the end */
 	size_t nowned, cap_owned;
 	uint32_t nkept;         /* lines the current location keeps so far */
+	struct pv_unit_files *units; /* the units the line reader read */
+	size_t nunits, cap_units;
+	struct src *src;        /* the current module's locations */
+	size_t cap_src;
 	bool failed;            /* out of memory (reported) */
 };
 
@@ -188,7 +210,28 @@ static bool die_origin(Dwarf_Die *die, Dwarf_Die *origin)
  * declaration (the same file, line and column), where no call can be
  * written.  A real recursive call inlined into itself is called from a
  * line of the body.  outer[0..nouter) are the scopes that hold s, s first. */
-static bool inlined_into_itself(Dwarf_Die *s, Dwarf_Die *outer, int nouter)
+/* A unit's file names from the line reader, or NULL: libdw's. */
+struct unit_ref {
+	const struct pv_unit_files *files;
+	struct Dwarf_CU *cu;
+};
+
+/* The file s is declared in, as dwarf_decl_file names it: from the line
+ * reader's names when the attribute is in the unit it read. */
+static const char *decl_file(Dwarf_Die *s, const struct unit_ref *u)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word idx;
+
+	if (!u)
+		return dwarf_decl_file(s);
+	if (dwarf_formudata(dwarf_attr_integrate(s, DW_AT_decl_file, &attr), &idx) != 0)
+		return NULL;
+	return attr.cu == u->cu ? pv_unit_file(u->files, idx) : dwarf_decl_file(s);
+}
+
+static bool inlined_into_itself(Dwarf_Die *s, Dwarf_Die *outer, int nouter,
+				const struct unit_ref *u)
 {
 	Dwarf_Attribute attr;
 	Dwarf_Word cl = 0, cc = 0;
@@ -217,10 +260,16 @@ static bool inlined_into_itself(Dwarf_Die *s, Dwarf_Die *outer, int nouter)
 		Dwarf_Word fi = 0;
 		Dwarf_Die cu;
 		if (dwarf_formudata(dwarf_attr(s, DW_AT_call_file, &attr), &fi) != 0 ||
-		    !dwarf_diecu(s, &cu, NULL, NULL) || dwarf_getsrcfiles(&cu, &files, NULL) != 0)
+		    !dwarf_diecu(s, &cu, NULL, NULL))
 			return true;
-		cf = dwarf_filesrc(files, fi, NULL, NULL);
-		df = dwarf_decl_file(s);
+		if (u && cu.cu == u->cu) {
+			cf = pv_unit_file(u->files, fi);
+		} else {
+			if (dwarf_getsrcfiles(&cu, &files, NULL) != 0)
+				return true;
+			cf = dwarf_filesrc(files, fi, NULL, NULL);
+		}
+		df = decl_file(s, u);
 		return !cf || !df || strcmp(cf, df) == 0;
 	}
 	return false;
@@ -245,7 +294,7 @@ bool pv_symbolize_self_inlined(Dwfl_Module *mod, GElf_Addr a)
 			continue;
 		Dwarf_Die inst = scopes[i], *outer = NULL;
 		int nouter = dwarf_getscopes_die(&inst, &outer);
-		found = nouter > 0 && inlined_into_itself(&inst, outer, nouter);
+		found = nouter > 0 && inlined_into_itself(&inst, outer, nouter, NULL);
 		free(scopes);
 		scopes = outer;
 		n = nouter;
@@ -340,21 +389,24 @@ static void scope_names(struct symbolizer *sy, Dwarf_Die *s, int tag, const char
  * the function they were inlined into.  0 lines when there is no DWARF;
  * -1 when out of memory (reported). */
 static int dwarf_lines(struct symbolizer *sy, Dwfl_Module *mod, GElf_Addr a, const char *file,
-		       int line, const char *symname)
+		       int line, const char *symname, const struct pv_unit_files *unit)
 {
 	Dwarf_Addr bias;
 	Dwarf_Die *cu = dwfl_module_addrdie(mod, a, &bias);
 	Dwarf_Die *scopes = NULL;
 	Dwarf_Files *files = NULL;
+	struct unit_ref uref;
 	int n;
 
 	if (!cu)
 		return 0;
+	uref = (struct unit_ref){ unit, cu->cu };
 	/* The scopes holding a, innermost first, each in the next. */
 	n = pv_scopes_at(sy->scopes, cu, a - bias, &scopes);
 	if (n <= 0)
 		return n;
-	dwarf_getsrcfiles(cu, &files, NULL);
+	if (!unit)
+		dwarf_getsrcfiles(cu, &files, NULL);
 	for (int i = 0; i < n; i++) {
 		Dwarf_Die *s = &scopes[i];
 		int tag = dwarf_tag(s);
@@ -373,13 +425,15 @@ static int dwarf_lines(struct symbolizer *sy, Dwfl_Module *mod, GElf_Addr a, con
 		Dwarf_Word cf = 0, cl = 0;
 		const char *own_file = file;
 		int own_line = line;
-		if (dwarf_formudata(dwarf_attr(s, DW_AT_call_file, &attr), &cf) == 0 && files)
+		if (dwarf_formudata(dwarf_attr(s, DW_AT_call_file, &attr), &cf) == 0 && unit)
+			file = pv_unit_file(unit, cf);
+		else if (dwarf_formudata(dwarf_attr(s, DW_AT_call_file, &attr), &cf) == 0 && files)
 			file = dwarf_filesrc(files, cf, NULL, NULL);
 		else
 			file = NULL;
 		line = dwarf_formudata(dwarf_attr(s, DW_AT_call_line, &attr), &cl) == 0 ? (int)cl : 0;
 		/* scopes[i..n) hold this instance, itself first. */
-		if (inlined_into_itself(s, &scopes[i], n - i)) {
+		if (inlined_into_itself(s, &scopes[i], n - i, unit ? &uref : NULL)) {
 			/* One frame, the function's, at this instance's
 			 * line: its call site is the declaration. */
 			take_back(sy, pushed);
@@ -408,19 +462,26 @@ static int plt_stub(struct symbolizer *sy, Dwfl_Module *mod, GElf_Addr a)
 	return record(sy, s, s, NULL, 0, 0) ? 0 : -1;
 }
 
-/* The first pass over location li, at address a of mod: its records. */
-static int read_location(struct symbolizer *sy, struct lres *res, Dwfl_Module *mod, GElf_Addr a)
+/* The first pass over a location at address a of mod: its records. */
+static int read_location(struct symbolizer *sy, struct lres *res, Dwfl_Module *mod, GElf_Addr a,
+			 const struct src *src)
 {
 	const char *name = pv_symcache_lookup(sy->syms, mod, a);
 	const char *file = NULL;
 	int line = 0;
-	Dwfl_Line *l = dwfl_module_getsrc(mod, a);
 
 	res->start = (uint32_t)sy->nrecs;
 	sy->nkept = 0;
-	if (l)
-		file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
-	if (dwarf_lines(sy, mod, a, file, line, name) < 0)
+	if (src->how == SRC_LIBDW) {
+		Dwfl_Line *l = dwfl_module_getsrc(mod, a);
+		if (l)
+			file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
+	} else if (src->how == SRC_LINE) {
+		file = src->file;
+		line = src->line;
+	}
+	if (dwarf_lines(sy, mod, a, file, line, name,
+			src->unit != UINT32_MAX ? &sy->units[src->unit] : NULL) < 0)
 		return -1;
 	if (sy->nkept == 0 && name) {
 		char *dem;
@@ -497,6 +558,91 @@ static void reader_free(struct symbolizer *sy)
 		free(sy->owned[i]);
 	free(sy->owned);
 	free(sy->recs);
+	for (size_t i = 0; i < sy->nunits; i++)
+		pv_unit_files_free(&sy->units[i]);
+	free(sy->units);
+	free(sy->src);
+}
+
+static int cmp_src(const void *a, const void *b)
+{
+	const struct src *x = a, *y = b;
+
+	if (x->cu != y->cu)
+		return (uintptr_t)x->cu < (uintptr_t)y->cu ? -1 : 1;
+	return x->k < y->k ? -1 : x->k > y->k;
+}
+
+/* The file:line of each location of a unit's group src[0..n), by the line
+ * reader when it can read the unit (else left to libdw): 0 or -1. */
+static int unit_group(struct symbolizer *sy, const struct split *sp, const struct job *j,
+		      struct src *src, size_t n, Dwarf_Addr bias)
+{
+	uint64_t *addrs = malloc(n * sizeof *addrs);
+	const char **file = malloc(n * sizeof *file);
+	int *line = malloc(n * sizeof *line);
+	bool *found = malloc(n * sizeof *found);
+	struct pv_unit_files uf;
+	int r = -1;
+
+	if (!addrs || !file || !line || !found ||
+	    pv_grow(&sy->units, &sy->cap_units, sy->nunits + 1, sizeof *sy->units) < 0) {
+		pv_oom();
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		addrs[i] = sp->addr[j->locs[src[i].k]] - bias;
+	r = pv_unit_lines(src[0].cu, addrs, n, file, line, found, &uf);
+	if (r <= 0)
+		goto out;
+	sy->units[sy->nunits] = uf;
+	for (size_t i = 0; i < n; i++)
+		src[i] = (struct src){ src[i].cu, file[i], line[i], found[i] ? SRC_LINE : SRC_NONE,
+				       (uint32_t)sy->nunits, src[i].k };
+	sy->nunits++;
+	r = 0;
+out:
+	free(addrs);
+	free(file);
+	free(line);
+	free(found);
+	return r < 0 ? -1 : 0;
+}
+
+/* Where job j's locations' file:line come from: sy->src[0..j->n), by the
+ * jobs' order (each unit's line program run once for all its
+ * locations).  0, or -1 when out of memory (reported). */
+static int job_lines(struct symbolizer *sy, const struct split *sp, const struct job *j)
+{
+	struct src *src;
+
+	if (pv_grow(&sy->src, &sy->cap_src, j->n, sizeof *sy->src) < 0)
+		return -1;
+	src = sy->src;
+	for (size_t k = 0; k < j->n; k++) {
+		Dwarf_Addr bias;
+		src[k] = (struct src){ .how = SRC_LIBDW, .unit = UINT32_MAX, .k = (uint32_t)k };
+		src[k].cu = dwfl_module_addrdie(j->mod, sp->addr[j->locs[k]], &bias);
+	}
+	qsort(src, j->n, sizeof *src, cmp_src);
+	for (size_t lo = 0, hi; lo < j->n; lo = hi) {
+		Dwarf_Addr bias = 0;
+		for (hi = lo + 1; hi < j->n && src[hi].cu == src[lo].cu; hi++)
+			;
+		if (!src[lo].cu)
+			continue;
+		dwfl_module_addrdie(j->mod, sp->addr[j->locs[src[lo].k]], &bias);
+		if (unit_group(sy, sp, j, &src[lo], hi - lo, bias) < 0)
+			return -1;
+	}
+	/* back in the job's order */
+	for (size_t k = 0; k < j->n; k++)
+		while (src[k].k != k) {
+			struct src t = src[src[k].k];
+			src[src[k].k] = src[k];
+			src[k] = t;
+		}
+	return 0;
 }
 
 /* The next module for reader who (0 from the start, 1 from the end). */
@@ -518,10 +664,14 @@ static void read_jobs(struct split *sp, int who)
 	struct job *j;
 
 	while (!sy->failed && (j = take(sp, who)) != NULL) {
+		if (job_lines(sy, sp, j) < 0) {
+			sy->failed = true;
+			break;
+		}
 		for (size_t k = 0; k < j->n; k++) {
 			uint32_t li = j->locs[k];
 			sp->res[li].reader = (uint8_t)who;
-			if (read_location(sy, &sp->res[li], j->mod, sp->addr[li]) < 0) {
+			if (read_location(sy, &sp->res[li], j->mod, sp->addr[li], &sy->src[k]) < 0) {
 				sy->failed = true;
 				break;
 			}
