@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +54,11 @@ struct pv_modules {
  * decompressed, unless PROFVIEW_SYMBOLIZE=serial asks for libdw to
  * decompress it on the one thread.  (libdwfl's own search by build-id
  * keeps the file it opened whatever the callback returns: it is asked
- * only when that place has no such file.) */
+ * only when that place has no such file.)  The symbolizer's two threads
+ * may ask at once: libdwfl's search, which may start and use the Dwfl's
+ * one debuginfod client, is asked by one at a time. */
+static pthread_mutex_t standard_search = PTHREAD_MUTEX_INITIALIZER;
+
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
 			  const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
 			  char **debuginfo_file_name)
@@ -62,14 +67,18 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	const unsigned char *id;
 	GElf_Addr vaddr;
 	int len = dwfl_module_build_id(mod, &id, &vaddr);
+	int fd;
 
 	if (len > 0 && !(how && strcmp(how, "serial") == 0)) {
-		int fd = debugfile_by_build_id(id, (size_t)len, debuginfo_file_name);
+		fd = debugfile_by_build_id(id, (size_t)len, debuginfo_file_name);
 		if (fd >= 0)
 			return fd;
 	}
-	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
-					    debuglink_crc, debuginfo_file_name);
+	pthread_mutex_lock(&standard_search);
+	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+					  debuglink_crc, debuginfo_file_name);
+	pthread_mutex_unlock(&standard_search);
+	return fd;
 }
 
 static char *debuginfo_path;
