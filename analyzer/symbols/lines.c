@@ -544,6 +544,10 @@ int pv_unit_lines(Dwarf_Die *cu, const uint64_t *addrs, size_t n, const char **f
 	}
 	if (r > 0 && find_runs(rows, nrows, &runs, &nruns) < 0)
 		r = -1;
+	/* a program that goes back and forth all the time: libdw's sort is
+	 * the faster way */
+	if (r > 0 && (uint64_t)nruns * n > ((uint64_t)1 << 26))
+		r = 0;
 	if (r > 0)
 		answer(rows, nrows, runs, nruns, files, addrs, n, file, line, found);
 	else
