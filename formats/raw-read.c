@@ -901,7 +901,7 @@ struct pv_profile *rd_read_trace(const unsigned char *buf, size_t len, const cha
 		goto fail;
 	}
 	if (uw && uw->ahead && rd.regs_samples)
-		uw->ahead(uw->ctx);
+		uw->ahead(uw->ctx, rd.regs_samples);
 	if (rd_batch_new(&rd) < 0 || rd_stack_pass(&rd) < 0 || sample_pass(&rd) < 0)
 		goto fail;
 	if (rd.cpu && settle_cpu(&rd) < 0)

@@ -30,10 +30,11 @@ struct raw_unwinder {
 	int (*walk)(void *ctx, const uint64_t *regs, uint32_t nregs, const unsigned char *stack,
 		    uint32_t stack_len, uint64_t *frames, uint32_t cap, bool *complete);
 	/* May be NULL.  Called after prepare when the trace has samples to
-	 * unwind, before they are walked: the unwinder may get ready, in the
-	 * background, for what comes after the reading (until its unwind is
-	 * called, or the reader's caller says so). */
-	void (*ahead)(void *ctx);
+	 * unwind (nsamples of them), before they are walked: the unwinder
+	 * may make what its walk needs, and get ready, in the background,
+	 * for what comes after the reading (until its unwind is called, or
+	 * the reader's caller says so). */
+	void (*ahead)(void *ctx, uint64_t nsamples);
 };
 
 /* Read a raw trace from memory.  name is used in messages.  A damaged or

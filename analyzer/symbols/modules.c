@@ -1,5 +1,6 @@
 /* modules.c - open each mapped ELF file once, place it, find addresses in it */
 #include "modules.h"
+#include "debugfile.h"
 #include "error.h"
 #include "util.h"
 #include "vdso.h"
@@ -7,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,10 +49,42 @@ struct pv_modules {
 	size_t nmappings;
 };
 
+/* The standard search, but a separate debug file with compressed sections
+ * found in its first place (by build-id, debugfile.h) is given to libdwfl
+ * decompressed, unless PROFVIEW_SYMBOLIZE=serial asks for libdw to
+ * decompress it on the one thread.  (libdwfl's own search by build-id
+ * keeps the file it opened whatever the callback returns: it is asked
+ * only when that place has no such file.)  The symbolizer's two threads
+ * may ask at once: libdwfl's search, which may start and use the Dwfl's
+ * one debuginfod client, is asked by one at a time. */
+static pthread_mutex_t standard_search = PTHREAD_MUTEX_INITIALIZER;
+
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+			  char **debuginfo_file_name)
+{
+	const char *how = getenv("PROFVIEW_SYMBOLIZE");
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	int len = dwfl_module_build_id(mod, &id, &vaddr);
+	int fd;
+
+	if (len > 0 && !(how && strcmp(how, "serial") == 0)) {
+		fd = debugfile_by_build_id(id, (size_t)len, debuginfo_file_name);
+		if (fd >= 0)
+			return fd;
+	}
+	pthread_mutex_lock(&standard_search);
+	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+					  debuglink_crc, debuginfo_file_name);
+	pthread_mutex_unlock(&standard_search);
+	return fd;
+}
+
 static char *debuginfo_path;
 static const Dwfl_Callbacks offline_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = &debuginfo_path,
 };

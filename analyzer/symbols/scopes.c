@@ -103,6 +103,13 @@ static int add_entry(struct node_index *u, Dwarf_Die *die, uint32_t order)
 	ptrdiff_t off = 0;
 	bool added = false;
 
+	/* dwarf_ranges finds ranges only from these, the entry's own or
+	 * through its origin or specification (its low_pc goes with a
+	 * high_pc); most entries (types, variables) have none of them, and
+	 * looking at the abbreviation is cheaper than at the values */
+	if (!dwarf_hasattr(die, DW_AT_high_pc) && !dwarf_hasattr(die, DW_AT_ranges) &&
+	    !dwarf_hasattr(die, DW_AT_abstract_origin) && !dwarf_hasattr(die, DW_AT_specification))
+		return 0;
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
 		if (lo >= hi)
 			continue;

@@ -3,12 +3,29 @@
  * Functions come from DWARF (inlined calls as lines of their own, innermost
  * first, each with the line of its call site in the next) or, without
  * DWARF, from the symbol table; PLT stubs are "sym@plt" (plt.h); other
- * addresses no symbol covers get a "module+0xoffset" function.  Each location is symbolized once.
+ * addresses no symbol covers get a "module+0xoffset" function.  Each
+ * location is symbolized once.
+ *
+ * In two passes.  The first reads what each location's lines are (names,
+ * files, lines: strings libdw, the ELF files and the caches keep) module
+ * by module; the second puts them in the profile in the locations' order,
+ * so that the profile's strings and functions come out as one pass in
+ * that order would make them.  Most of the first pass is libdw reading a
+ * module once (decompressing a separate debug file's sections, the line
+ * tables of the units holding the addresses), and two threads may read
+ * two different modules at once: each module's DWARF, line tables and
+ * symbol table are its own, and nothing of the Dwfl changes once every
+ * module is placed (modules_find places them all before).  So a second
+ * thread takes modules from the end of the list while this one takes them
+ * from the start, each with its own caches.  PROFVIEW_SYMBOLIZE=serial
+ * reads them all on one thread; so does a session that may ask debuginfod
+ * (DEBUGINFOD_URLS set), whose client is the Dwfl's, one for both.
  */
 #include "symbolize.h"
 #include "cxxname.h"
 #include "demangle.h"
 #include "error.h"
+#include "lines.h"
 #include "util.h"
 #include "modules.h"
 #include "plt.h"
@@ -20,36 +37,87 @@
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#define MAX_LINES 64 /* lines kept a location */
+
+/* A function met while reading a location's lines, in the order the
+ * profile is to get it; its line is kept unless taken back. */
+struct rec {
+	const char *name, *sys; /* never NULL */
+	const char *file;       /* NULL: none */
+	int64_t line, decl;
+	bool pop;               /* an inlined piece of its own function: taken back */
+};
+
+/* What the first pass found for a location. */
+struct lres {
+	uint32_t start, n;      /* its records in its reader's */
+	uint8_t reader;         /* which reader: 0 this thread, 1 the other */
+	uint8_t flags;
+};
+
+enum {
+	LRES_MODULE = 1,        /* in a module that can be read */
+	LRES_FILE = 2,          /* the line table names its file */
+	LRES_LINE = 4,          /* and a line */
+};
+
+/* Where a location's file:line comes from. */
+enum src_how {
+	SRC_LIBDW,             /* dwfl_module_getsrc, asked now */
+	SRC_LINE,              /* the line reader's file and line */
+	SRC_NONE,              /* the line reader's: no line */
+};
+
+/* A location of the module being read, as the line reader answered. */
+struct src {
+	Dwarf_Die *cu;
+	const char *file;
+	int line;
+	enum src_how how;
+	uint32_t unit;          /* its unit's file names in units, or UINT32_MAX */
+	uint32_t k;             /* its place in the job */
+};
+
+/* One reader of modules (one thread's). */
 struct symbolizer {
-	struct pv_profile *p;
-	struct pv_modules *mods;
-	struct pv_line *scratch;
-	size_t nscratch;
 	bool demangle;
 	struct cxxname_cache *cxx;
 	struct pv_symcache *syms;
 	struct pv_scopes *scopes;
+	struct rec *recs;
+	size_t nrecs, cap_recs;
+	char **owned;           /* strings the records point to, freed at the end */
+	size_t nowned, cap_owned;
+	uint32_t nkept;         /* lines the current location keeps so far */
+	struct pv_unit_files *units; /* the units the line reader read */
+	size_t nunits, cap_units;
+	struct src *src;        /* the current module's locations */
+	size_t cap_src;
+	bool failed;            /* out of memory (reported) */
 };
 
-static int push_line(struct symbolizer *sy, uint32_t name, uint32_t sysname, uint32_t file,
-		     int64_t line)
-{
-	struct pv_profile *p = sy->p;
-	uint32_t fn;
+/* The modules to read: each with the locations in it. */
+struct job {
+	Dwfl_Module *mod;
+	uint32_t *locs;
+	size_t n, cap;
+};
 
-	if (name == PV_NONE || sysname == PV_NONE || file == PV_NONE)
-		return -1;
-	fn = pv_get_function(p, name, sysname, file, 0);
-	if (fn == PV_NONE)
-		return -1;
-	if (sy->nscratch < 64)
-		sy->scratch[sy->nscratch++] = (struct pv_line){ fn, line };
-	return 0;
-}
+struct split {
+	const struct pv_profile *p;
+	struct job *jobs;
+	size_t njobs, cap_jobs;
+	GElf_Addr *addr;        /* each location's address in its module */
+	struct lres *res;       /* each location's result */
+	pthread_mutex_t lock;
+	size_t lo, hi;          /* jobs[lo..hi) not taken yet */
+	struct symbolizer readers[2];
+};
 
 uint32_t pv_symbolize_unknown_function(struct pv_profile *p, const struct pv_location *loc)
 {
@@ -65,17 +133,6 @@ uint32_t pv_symbolize_unknown_function(struct pv_profile *p, const struct pv_loc
 	}
 	uint32_t s = pv_intern_str(p, buf);
 	return s == PV_NONE ? PV_NONE : pv_get_function(p, s, s, 0, 0);
-}
-
-static int unknown_frame(struct symbolizer *sy, const struct pv_location *loc)
-{
-	uint32_t fn = pv_symbolize_unknown_function(sy->p, loc);
-
-	if (fn == PV_NONE)
-		return -1;
-	if (sy->nscratch < 64)
-		sy->scratch[sy->nscratch++] = (struct pv_line){ fn, 0 };
-	return 0;
 }
 
 /* The name shown for a symbol: demangled when it is a mangled C++ name and
@@ -153,7 +210,28 @@ static bool die_origin(Dwarf_Die *die, Dwarf_Die *origin)
  * declaration (the same file, line and column), where no call can be
  * written.  A real recursive call inlined into itself is called from a
  * line of the body.  outer[0..nouter) are the scopes that hold s, s first. */
-static bool inlined_into_itself(Dwarf_Die *s, Dwarf_Die *outer, int nouter)
+/* A unit's file names from the line reader, or NULL: libdw's. */
+struct unit_ref {
+	const struct pv_unit_files *files;
+	struct Dwarf_CU *cu;
+};
+
+/* The file s is declared in, as dwarf_decl_file names it: from the line
+ * reader's names when the attribute is in the unit it read. */
+static const char *decl_file(Dwarf_Die *s, const struct unit_ref *u)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word idx;
+
+	if (!u)
+		return dwarf_decl_file(s);
+	if (dwarf_formudata(dwarf_attr_integrate(s, DW_AT_decl_file, &attr), &idx) != 0)
+		return NULL;
+	return attr.cu == u->cu ? pv_unit_file(u->files, idx) : dwarf_decl_file(s);
+}
+
+static bool inlined_into_itself(Dwarf_Die *s, Dwarf_Die *outer, int nouter,
+				const struct unit_ref *u)
 {
 	Dwarf_Attribute attr;
 	Dwarf_Word cl = 0, cc = 0;
@@ -182,10 +260,16 @@ static bool inlined_into_itself(Dwarf_Die *s, Dwarf_Die *outer, int nouter)
 		Dwarf_Word fi = 0;
 		Dwarf_Die cu;
 		if (dwarf_formudata(dwarf_attr(s, DW_AT_call_file, &attr), &fi) != 0 ||
-		    !dwarf_diecu(s, &cu, NULL, NULL) || dwarf_getsrcfiles(&cu, &files, NULL) != 0)
+		    !dwarf_diecu(s, &cu, NULL, NULL))
 			return true;
-		cf = dwarf_filesrc(files, fi, NULL, NULL);
-		df = dwarf_decl_file(s);
+		if (u && cu.cu == u->cu) {
+			cf = pv_unit_file(u->files, fi);
+		} else {
+			if (dwarf_getsrcfiles(&cu, &files, NULL) != 0)
+				return true;
+			cf = dwarf_filesrc(files, fi, NULL, NULL);
+		}
+		df = decl_file(s, u);
 		return !cf || !df || strcmp(cf, df) == 0;
 	}
 	return false;
@@ -210,7 +294,7 @@ bool pv_symbolize_self_inlined(Dwfl_Module *mod, GElf_Addr a)
 			continue;
 		Dwarf_Die inst = scopes[i], *outer = NULL;
 		int nouter = dwarf_getscopes_die(&inst, &outer);
-		found = nouter > 0 && inlined_into_itself(&inst, outer, nouter);
+		found = nouter > 0 && inlined_into_itself(&inst, outer, nouter, NULL);
 		free(scopes);
 		scopes = outer;
 		n = nouter;
@@ -220,75 +304,120 @@ bool pv_symbolize_self_inlined(Dwfl_Module *mod, GElf_Addr a)
 	return found;
 }
 
-/* Lines of an address from DWARF, innermost inlined call first, ending with
- * the function they were inlined into.  0 lines when there is no DWARF. */
-static int dwarf_lines(struct symbolizer *sy, Dwfl_Module *mod, GElf_Addr a, const char *file,
-		       int line, const char *symname)
+/* Keep s (malloc'd, or NULL) until the end: NULL when out of memory
+ * (reported, s freed). */
+static const char *keep(struct symbolizer *sy, char *s)
 {
-	struct pv_profile *p = sy->p;
+	if (!s)
+		return NULL;
+	if (pv_grow(&sy->owned, &sy->cap_owned, sy->nowned + 1, sizeof *sy->owned) < 0) {
+		free(s);
+		sy->failed = true;
+		return NULL;
+	}
+	sy->owned[sy->nowned++] = s;
+	return s;
+}
+
+/* Record a function with its line; false when out of memory (reported). */
+static bool record(struct symbolizer *sy, const char *name, const char *sys, const char *file,
+		   int64_t line, int64_t decl)
+{
+	if (pv_grow(&sy->recs, &sy->cap_recs, sy->nrecs + 1, sizeof *sy->recs) < 0) {
+		sy->failed = true;
+		return false;
+	}
+	sy->recs[sy->nrecs++] = (struct rec){ name, sys, file, line, decl, false };
+	if (sy->nkept < MAX_LINES)
+		sy->nkept++;
+	return true;
+}
+
+/* Take back the line of the last record, if it was kept. */
+static void take_back(struct symbolizer *sy, bool kept)
+{
+	sy->recs[sy->nrecs - 1].pop = true;
+	if (kept)
+		sy->nkept--;
+}
+
+/* The function names of DWARF scope s: *name shown, *sys the system's. */
+static void scope_names(struct symbolizer *sy, Dwarf_Die *s, int tag, const char *symname,
+			const char **name_out, const char **sys_out)
+{
+	/* The name shown is the source's (foo, not foo.constprop.0); the
+	 * symbol's goes to the system name.  A C++ function's DW_AT_name is
+	 * bare ("method"): it is shown by its linkage name, demangled
+	 * ("ns::Klass<int>::method(int)"), or as that linkage name when
+	 * demangling is off. */
+	const char *link = die_name(s, true);
+	const char *name = NULL;
+	const char *sys = link;
+	char *dem = NULL;
+
+	if (link)
+		name = shown_symbol(sy, link, &dem);
+	if (!name || (name == link && sy->demangle))
+		name = die_name(s, false);
+	if (!link && sy->demangle && internal_cxx(s)) {
+		/* No linkage name: a C++ function with internal linkage.
+		 * Named as its symbol demangles, with its parameter list, as
+		 * libbfd and addr2line name it: from the symbol when this is
+		 * the function the address is in, else from its DWARF. */
+		const char *cx = NULL;
+		if (tag == DW_TAG_subprogram && symname) {
+			free(dem);
+			cx = dem = demangle_function(symname);
+		}
+		if (!cx)
+			cx = cxxname_cached(sy->cxx, s);
+		if (cx)
+			name = cx;
+	}
+	if (tag == DW_TAG_subprogram && symname)
+		sys = symname;
+	if (!name && sys)
+		name = shown_symbol(sy, sys, &dem);
+	if (!sys)
+		sys = name;
+	keep(sy, dem);
+	*name_out = name ? name : "??";
+	*sys_out = sys ? sys : "??";
+}
+
+/* Lines of an address from DWARF, innermost inlined call first, ending with
+ * the function they were inlined into.  0 lines when there is no DWARF;
+ * -1 when out of memory (reported). */
+static int dwarf_lines(struct symbolizer *sy, Dwfl_Module *mod, GElf_Addr a, const char *file,
+		       int line, const char *symname, const struct pv_unit_files *unit)
+{
 	Dwarf_Addr bias;
 	Dwarf_Die *cu = dwfl_module_addrdie(mod, a, &bias);
 	Dwarf_Die *scopes = NULL;
 	Dwarf_Files *files = NULL;
+	struct unit_ref uref;
 	int n;
 
 	if (!cu)
 		return 0;
+	uref = (struct unit_ref){ unit, cu->cu };
 	/* The scopes holding a, innermost first, each in the next. */
 	n = pv_scopes_at(sy->scopes, cu, a - bias, &scopes);
 	if (n <= 0)
 		return n;
-	dwarf_getsrcfiles(cu, &files, NULL);
+	if (!unit)
+		dwarf_getsrcfiles(cu, &files, NULL);
 	for (int i = 0; i < n; i++) {
 		Dwarf_Die *s = &scopes[i];
 		int tag = dwarf_tag(s);
+		const char *name, *sys;
+
 		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
 			continue;
-		/* The name shown is the source's (foo, not foo.constprop.0);
-		 * the symbol's goes to the system name.  A C++ function's
-		 * DW_AT_name is bare ("method"): it is shown by its linkage
-		 * name, demangled ("ns::Klass<int>::method(int)"), or as that
-		 * linkage name when demangling is off. */
-		const char *link = die_name(s, true);
-		const char *name = NULL;
-		const char *sys = link;
-		char *dem = NULL;
-		if (link)
-			name = shown_symbol(sy, link, &dem);
-		if (!name || (name == link && sy->demangle))
-			name = die_name(s, false);
-		if (!link && sy->demangle && internal_cxx(s)) {
-			/* No linkage name: a C++ function with internal
-			 * linkage.  Named as its symbol demangles, with
-			 * its parameter list, as libbfd and addr2line name
-			 * it: from the symbol when this is the function
-			 * the address is in, else from its DWARF. */
-			const char *cx = NULL;
-			if (tag == DW_TAG_subprogram && symname)
-				cx = dem = demangle_function(symname);
-			if (!cx)
-				cx = cxxname_cached(sy->cxx, s);
-			if (cx)
-				name = cx;
-		}
-		if (tag == DW_TAG_subprogram && symname)
-			sys = symname;
-		if (!name && sys)
-			name = shown_symbol(sy, sys, &dem);
-		if (!sys)
-			sys = name;
-		uint32_t nm = pv_intern_str(p, name ? name : "??");
-		uint32_t sn = pv_intern_str(p, sys ? sys : "??");
-		free(dem);
-		uint32_t fi = file ? pv_intern_str(p, file) : 0;
-		if (nm == PV_NONE || sn == PV_NONE || fi == PV_NONE)
+		scope_names(sy, s, tag, symname, &name, &sys);
+		bool pushed = sy->nkept < MAX_LINES;
+		if (sy->failed || !record(sy, name, sys, file, line, die_decl_line(s)))
 			return -1;
-		uint32_t fn = pv_get_function(p, nm, sn, fi, die_decl_line(s));
-		if (fn == PV_NONE)
-			return -1;
-		bool pushed = sy->nscratch < 64;
-		if (pushed)
-			sy->scratch[sy->nscratch++] = (struct pv_line){ fn, line };
 		if (tag == DW_TAG_subprogram)
 			break;
 		/* The caller's line is where this instance was inlined. */
@@ -296,17 +425,18 @@ static int dwarf_lines(struct symbolizer *sy, Dwfl_Module *mod, GElf_Addr a, con
 		Dwarf_Word cf = 0, cl = 0;
 		const char *own_file = file;
 		int own_line = line;
-		if (dwarf_formudata(dwarf_attr(s, DW_AT_call_file, &attr), &cf) == 0 && files)
+		if (dwarf_formudata(dwarf_attr(s, DW_AT_call_file, &attr), &cf) == 0 && unit)
+			file = pv_unit_file(unit, cf);
+		else if (dwarf_formudata(dwarf_attr(s, DW_AT_call_file, &attr), &cf) == 0 && files)
 			file = dwarf_filesrc(files, cf, NULL, NULL);
 		else
 			file = NULL;
 		line = dwarf_formudata(dwarf_attr(s, DW_AT_call_line, &attr), &cl) == 0 ? (int)cl : 0;
 		/* scopes[i..n) hold this instance, itself first. */
-		if (inlined_into_itself(s, &scopes[i], n - i)) {
+		if (inlined_into_itself(s, &scopes[i], n - i, unit ? &uref : NULL)) {
 			/* One frame, the function's, at this instance's
 			 * line: its call site is the declaration. */
-			if (pushed)
-				sy->nscratch--;
+			take_back(sy, pushed);
 			file = own_file;
 			line = own_line;
 		}
@@ -320,81 +450,336 @@ static int plt_stub(struct symbolizer *sy, Dwfl_Module *mod, GElf_Addr a)
 	GElf_Addr bias;
 	Elf *elf = dwfl_module_getelf(mod, &bias);
 	char buf[512];
+	const char *s;
 
 	if (!elf || !plt_name(elf, a - bias, buf, sizeof buf))
 		return 0;
-	uint32_t s = pv_intern_str(sy->p, buf);
-	return push_line(sy, s, s, 0, 0);
+	s = keep(sy, strdup(buf));
+	if (!s) {
+		sy->failed = true;
+		return pv_oom();
+	}
+	return record(sy, s, s, NULL, 0, 0) ? 0 : -1;
 }
 
-static int symbolize_location(struct symbolizer *sy, uint32_t li)
+/* The first pass over a location at address a of mod: its records. */
+static int read_location(struct symbolizer *sy, struct lres *res, Dwfl_Module *mod, GElf_Addr a,
+			 const struct src *src)
 {
-	struct pv_profile *p = sy->p;
-	const struct pv_location *loc = &p->locations[li];
-	uint32_t mi = loc->mapping;
-	GElf_Addr a = 0;
-	Dwfl_Module *mod = modules_find(sy->mods, mi, loc->address, &a);
+	const char *name = pv_symcache_lookup(sy->syms, mod, a);
+	const char *file = NULL;
+	int line = 0;
 
-	sy->nscratch = 0;
-	if (mod) {
-		const char *name = pv_symcache_lookup(sy->syms, mod, a);
-		const char *file = NULL;
-		int line = 0;
+	res->start = (uint32_t)sy->nrecs;
+	sy->nkept = 0;
+	if (src->how == SRC_LIBDW) {
 		Dwfl_Line *l = dwfl_module_getsrc(mod, a);
-
 		if (l)
 			file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
-		if (dwarf_lines(sy, mod, a, file, line, name) < 0)
+	} else if (src->how == SRC_LINE) {
+		file = src->file;
+		line = src->line;
+	}
+	if (dwarf_lines(sy, mod, a, file, line, name,
+			src->unit != UINT32_MAX ? &sy->units[src->unit] : NULL) < 0)
+		return -1;
+	if (sy->nkept == 0 && name) {
+		char *dem;
+		const char *shown = shown_symbol(sy, name, &dem);
+		if (dem && !keep(sy, dem))
 			return -1;
-		if (sy->nscratch == 0 && name) {
-			char *dem;
-			uint32_t n = pv_intern_str(p, shown_symbol(sy, name, &dem));
-			uint32_t sn = pv_intern_str(p, name);
-			free(dem);
-			if (push_line(sy, n, sn, file ? pv_intern_str(p, file) : 0, line) < 0)
-				return -1;
+		if (!record(sy, shown, name, file, line, 0))
+			return -1;
+	}
+	if (sy->nkept == 0 && plt_stub(sy, mod, a) < 0)
+		return -1;
+	res->n = (uint32_t)(sy->nrecs - res->start);
+	if (file)
+		res->flags |= LRES_FILE | (line > 0 ? LRES_LINE : 0);
+	return 0;
+}
+
+/* The second pass over location li: its records put in the profile, as
+ * functions and lines, in order. */
+static int put_location(struct pv_profile *p, uint32_t li, const struct symbolizer *sy,
+			const struct lres *r, struct pv_line *lines)
+{
+	uint32_t n = 0;
+
+	for (uint32_t k = r->start; sy && k < r->start + r->n; k++) {
+		const struct rec *rec = &sy->recs[k];
+		uint32_t nm = pv_intern_str(p, rec->name);
+		uint32_t sn = pv_intern_str(p, rec->sys);
+		uint32_t fi = rec->file ? pv_intern_str(p, rec->file) : 0;
+		if (nm == PV_NONE || sn == PV_NONE || fi == PV_NONE)
+			return -1;
+		uint32_t fn = pv_get_function(p, nm, sn, fi, rec->decl);
+		if (fn == PV_NONE)
+			return -1;
+		bool pushed = n < MAX_LINES;
+		if (pushed)
+			lines[n++] = (struct pv_line){ fn, rec->line };
+		if (rec->pop && pushed)
+			n--;
+	}
+	if (n && (r->flags & LRES_MODULE)) {
+		struct pv_mapping *map = &p->mappings[p->locations[li].mapping];
+		map->has_functions = true;
+		if (r->flags & LRES_FILE) {
+			map->has_filenames = true;
+			if (r->flags & LRES_LINE)
+				map->has_line_numbers = true;
 		}
-		if (sy->nscratch == 0 && plt_stub(sy, mod, a) < 0)
+	}
+	if (n == 0) {
+		uint32_t fn = pv_symbolize_unknown_function(p, &p->locations[li]);
+		if (fn == PV_NONE)
 			return -1;
-		if (sy->nscratch) {
-			p->mappings[mi].has_functions = true;
-			if (file) {
-				p->mappings[mi].has_filenames = true;
-				if (line > 0)
-					p->mappings[mi].has_line_numbers = true;
+		lines[n++] = (struct pv_line){ fn, 0 };
+	}
+	return pv_set_lines(p, li, lines, n);
+}
+
+static int reader_init(struct symbolizer *sy, bool demangle)
+{
+	*sy = (struct symbolizer){ .demangle = demangle };
+	sy->cxx = cxxname_cache_new();
+	sy->syms = pv_symcache_new();
+	sy->scopes = pv_scopes_new();
+	return sy->cxx && sy->syms && sy->scopes ? 0 : pv_oom();
+}
+
+static void reader_free(struct symbolizer *sy)
+{
+	cxxname_cache_free(sy->cxx);
+	pv_symcache_free(sy->syms);
+	pv_scopes_free(sy->scopes);
+	for (size_t i = 0; i < sy->nowned; i++)
+		free(sy->owned[i]);
+	free(sy->owned);
+	free(sy->recs);
+	for (size_t i = 0; i < sy->nunits; i++)
+		pv_unit_files_free(&sy->units[i]);
+	free(sy->units);
+	free(sy->src);
+}
+
+static int cmp_src(const void *a, const void *b)
+{
+	const struct src *x = a, *y = b;
+
+	if (x->cu != y->cu)
+		return (uintptr_t)x->cu < (uintptr_t)y->cu ? -1 : 1;
+	return x->k < y->k ? -1 : x->k > y->k;
+}
+
+/* The file:line of each location of a unit's group src[0..n), by the line
+ * reader when it can read the unit (else left to libdw): 0 or -1. */
+static int unit_group(struct symbolizer *sy, const struct split *sp, const struct job *j,
+		      struct src *src, size_t n, Dwarf_Addr bias)
+{
+	uint64_t *addrs = malloc(n * sizeof *addrs);
+	const char **file = malloc(n * sizeof *file);
+	int *line = malloc(n * sizeof *line);
+	bool *found = malloc(n * sizeof *found);
+	struct pv_unit_files uf;
+	int r = -1;
+
+	if (!addrs || !file || !line || !found ||
+	    pv_grow(&sy->units, &sy->cap_units, sy->nunits + 1, sizeof *sy->units) < 0) {
+		pv_oom();
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		addrs[i] = sp->addr[j->locs[src[i].k]] - bias;
+	r = pv_unit_lines(src[0].cu, addrs, n, file, line, found, &uf);
+	if (r <= 0)
+		goto out;
+	sy->units[sy->nunits] = uf;
+	for (size_t i = 0; i < n; i++)
+		src[i] = (struct src){ src[i].cu, file[i], line[i], found[i] ? SRC_LINE : SRC_NONE,
+				       (uint32_t)sy->nunits, src[i].k };
+	sy->nunits++;
+	r = 0;
+out:
+	free(addrs);
+	free(file);
+	free(line);
+	free(found);
+	return r < 0 ? -1 : 0;
+}
+
+/* Where job j's locations' file:line come from: sy->src[0..j->n), by the
+ * jobs' order (each unit's line program run once for all its
+ * locations).  0, or -1 when out of memory (reported). */
+static int job_lines(struct symbolizer *sy, const struct split *sp, const struct job *j)
+{
+	struct src *src;
+
+	if (pv_grow(&sy->src, &sy->cap_src, j->n, sizeof *sy->src) < 0)
+		return -1;
+	src = sy->src;
+	for (size_t k = 0; k < j->n; k++) {
+		Dwarf_Addr bias;
+		src[k] = (struct src){ .how = SRC_LIBDW, .unit = UINT32_MAX, .k = (uint32_t)k };
+		src[k].cu = dwfl_module_addrdie(j->mod, sp->addr[j->locs[k]], &bias);
+	}
+	qsort(src, j->n, sizeof *src, cmp_src);
+	for (size_t lo = 0, hi; lo < j->n; lo = hi) {
+		Dwarf_Addr bias = 0;
+		for (hi = lo + 1; hi < j->n && src[hi].cu == src[lo].cu; hi++)
+			;
+		if (!src[lo].cu)
+			continue;
+		dwfl_module_addrdie(j->mod, sp->addr[j->locs[src[lo].k]], &bias);
+		if (unit_group(sy, sp, j, &src[lo], hi - lo, bias) < 0)
+			return -1;
+	}
+	/* back in the job's order */
+	for (size_t k = 0; k < j->n; k++)
+		while (src[k].k != k) {
+			struct src t = src[src[k].k];
+			src[src[k].k] = src[k];
+			src[k] = t;
+		}
+	return 0;
+}
+
+/* The next module for reader who (0 from the start, 1 from the end). */
+static struct job *take(struct split *sp, int who)
+{
+	struct job *j = NULL;
+
+	pthread_mutex_lock(&sp->lock);
+	if (sp->lo < sp->hi)
+		j = who ? &sp->jobs[--sp->hi] : &sp->jobs[sp->lo++];
+	pthread_mutex_unlock(&sp->lock);
+	return j;
+}
+
+/* Reader who's first pass, module by module, until none is left. */
+static void read_jobs(struct split *sp, int who)
+{
+	struct symbolizer *sy = &sp->readers[who];
+	struct job *j;
+
+	while (!sy->failed && (j = take(sp, who)) != NULL) {
+		if (job_lines(sy, sp, j) < 0) {
+			sy->failed = true;
+			break;
+		}
+		for (size_t k = 0; k < j->n; k++) {
+			uint32_t li = j->locs[k];
+			sp->res[li].reader = (uint8_t)who;
+			if (read_location(sy, &sp->res[li], j->mod, sp->addr[li], &sy->src[k]) < 0) {
+				sy->failed = true;
+				break;
 			}
 		}
 	}
-	if (sy->nscratch == 0 && unknown_frame(sy, loc) < 0)
-		return -1;
-	return pv_set_lines(p, li, sy->scratch, (uint32_t)sy->nscratch);
+}
+
+static void *reader_thread(void *arg)
+{
+	read_jobs(arg, 1);
+	return NULL;
+}
+
+/* Place every location's module (warnings about files in the locations'
+ * order) and make the list of modules to read. */
+static int find_modules(struct split *sp, struct pv_modules *mods)
+{
+	const struct pv_profile *p = sp->p;
+	size_t last = 0;
+
+	for (size_t i = 0; i < p->nlocations; i++) {
+		const struct pv_location *loc = &p->locations[i];
+		Dwfl_Module *mod;
+		struct job *j = NULL;
+
+		if (loc->nlines)
+			continue; /* the source named it already */
+		mod = modules_find(mods, loc->mapping, loc->address, &sp->addr[i]);
+		if (!mod)
+			continue;
+		sp->res[i].flags = LRES_MODULE;
+		if (last < sp->njobs && sp->jobs[last].mod == mod)
+			j = &sp->jobs[last];
+		for (size_t k = 0; !j && k < sp->njobs; k++)
+			if (sp->jobs[k].mod == mod)
+				j = &sp->jobs[last = k];
+		if (!j) {
+			if (pv_grow(&sp->jobs, &sp->cap_jobs, sp->njobs + 1, sizeof *sp->jobs) < 0)
+				return -1;
+			last = sp->njobs++;
+			j = &sp->jobs[last];
+			*j = (struct job){ .mod = mod };
+		}
+		if (pv_grow(&j->locs, &j->cap, j->n + 1, sizeof *j->locs) < 0)
+			return -1;
+		j->locs[j->n++] = (uint32_t)i;
+	}
+	return 0;
+}
+
+/* May a second thread read modules? */
+static bool two_readers(const struct split *sp)
+{
+	const char *how = getenv("PROFVIEW_SYMBOLIZE");
+	const char *urls = getenv("DEBUGINFOD_URLS");
+
+	return sp->njobs > 1 && !(how && strcmp(how, "serial") == 0) && !(urls && urls[0]);
+}
+
+/* The first pass: every location's records, on one thread or two. */
+static int read_all(struct split *sp)
+{
+	pthread_t helper;
+	bool helping;
+
+	sp->lo = 0;
+	sp->hi = sp->njobs;
+	helping = two_readers(sp) && pthread_create(&helper, NULL, reader_thread, sp) == 0;
+	read_jobs(sp, 0);
+	if (helping)
+		pthread_join(helper, NULL);
+	return sp->readers[0].failed || sp->readers[1].failed ? -1 : 0;
 }
 
 int pv_symbolize(struct pv_profile *p, struct pv_modules *mods,
 		 const struct pv_symbolize_options *opt)
 {
-	struct symbolizer sy = { .p = p, .mods = mods, .demangle = !(opt && opt->no_demangle) };
+	struct split sp = { .p = p };
+	bool demangle = !(opt && opt->no_demangle);
+	struct pv_line lines[MAX_LINES];
 	int ret = -1;
 
-	sy.scratch = malloc(64 * sizeof *sy.scratch);
-	sy.cxx = cxxname_cache_new();
-	sy.syms = pv_symcache_new();
-	sy.scopes = pv_scopes_new();
-	if (!sy.scratch || !sy.cxx || !sy.syms || !sy.scopes) {
+	pthread_mutex_init(&sp.lock, NULL);
+	sp.addr = calloc(p->nlocations ? p->nlocations : 1, sizeof *sp.addr);
+	sp.res = calloc(p->nlocations ? p->nlocations : 1, sizeof *sp.res);
+	if (!sp.addr || !sp.res) {
 		pv_oom();
 		goto out;
 	}
+	if (reader_init(&sp.readers[0], demangle) < 0 || reader_init(&sp.readers[1], demangle) < 0 ||
+	    find_modules(&sp, mods) < 0 || read_all(&sp) < 0)
+		goto out;
 	for (size_t i = 0; i < p->nlocations; i++) {
+		const struct lres *r = &sp.res[i];
 		if (p->locations[i].nlines)
-			continue; /* the source named it already */
-		if (symbolize_location(&sy, (uint32_t)i) < 0)
+			continue;
+		if (put_location(p, (uint32_t)i, r->n ? &sp.readers[r->reader] : NULL, r, lines) < 0)
 			goto out;
 	}
 	ret = 0;
 out:
-	free(sy.scratch);
-	cxxname_cache_free(sy.cxx);
-	pv_symcache_free(sy.syms);
-	pv_scopes_free(sy.scopes);
+	for (size_t k = 0; k < sp.njobs; k++)
+		free(sp.jobs[k].locs);
+	free(sp.jobs);
+	reader_free(&sp.readers[0]);
+	reader_free(&sp.readers[1]);
+	free(sp.addr);
+	free(sp.res);
+	pthread_mutex_destroy(&sp.lock);
 	return ret;
 }

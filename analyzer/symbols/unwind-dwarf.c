@@ -9,9 +9,10 @@
  * (.eh_frame, or .debug_frame from separate debug info).  The files and
  * their parsed CFI are the table's: the symbolizers use the same ones.
  *
- * That is the slow way, kept for the samples the fast one cannot do: each
- * trace's prepare also makes tables of the modules' .eh_frame
- * (unwind-cfi.h), and the walk callback, pure and safe in any number of
+ * That is the slow way, kept for the samples the fast one cannot do: for
+ * a trace that has many samples to unwind (a DWARF-mode one, not the few a
+ * collector's own walk could not do), ahead also makes tables of the
+ * modules' .eh_frame (unwind-cfi.h), and the walk callback, pure and safe in any number of
  * threads, unwinds with them what it can, exactly as libdwfl would; the
  * reader asks unwind (libdwfl) for the others.
  *
@@ -174,8 +175,12 @@ static int prepare(void *ctx, struct pv_profile *p)
 
 	if (placed < 0)
 		return -1;
+	/* The tables are made by ahead, for a trace that has samples to
+	 * unwind: most have none. */
+	unwind_cfi_free(u->tables);
+	u->tables = NULL;
 	if (u->attached)
-		return tables(u);
+		return 0;
 	/* Given no ELF, libdwfl takes the machine from a module of the Dwfl,
 	 * which a later trace may drop: the machine comes from the header of
 	 * the registers' own instead, once some file is there to unwind
@@ -184,14 +189,19 @@ static int prepare(void *ctx, struct pv_profile *p)
 					p->pid ? (pid_t)p->pid : 1, &thread_callbacks, u);
 	if (!u->attached && !u->quiet)
 		pv_warn("cannot unwind stacks: %s; samples show their leaf only", dwfl_errmsg(-1));
-	return tables(u);
+	return 0;
 }
 
-static void ahead(void *ctx)
+/* Below this many samples to unwind, libdwfl alone unwinds them: it reads
+ * the call frame information of the modules a walk passes through, where
+ * the tables are made of every module's first. */
+#define TABLES_MIN_SAMPLES 64
+
+static void ahead(void *ctx, uint64_t nsamples)
 {
 	struct pv_unwinder *u = ctx;
 
-	if (u->loading || !u->tables)
+	if (u->loading || nsamples < TABLES_MIN_SAMPLES || tables(u) < 0 || !u->tables)
 		return;
 	atomic_store(&u->stop_loading, false);
 	u->loading = pthread_create(&u->loader, NULL, loader, u) == 0;

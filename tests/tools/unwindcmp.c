@@ -33,6 +33,16 @@ static int cmp_prepare(void *ctx, struct pv_profile *p)
 	return c->inner.prepare(c->inner.ctx, p);
 }
 
+/* The tables are made for however few samples the trace has: every one
+ * is compared. */
+static void cmp_ahead(void *ctx, uint64_t nsamples)
+{
+	struct cmp *c = ctx;
+
+	(void)nsamples;
+	c->inner.ahead(c->inner.ctx, UINT64_MAX);
+}
+
 static void say(const char *what, const uint64_t *f, int n, bool complete)
 {
 	fprintf(stderr, "  %s (%d, %s):", what, n, complete ? "complete" : "cut");
@@ -87,7 +97,7 @@ int main(int argc, char **argv)
 		if (!u || !c)
 			return 2;
 		unwinder_interface(u, &c->inner);
-		uw = (struct raw_unwinder){ c, cmp_prepare, cmp_unwind, NULL };
+		uw = (struct raw_unwinder){ c, cmp_prepare, cmp_unwind, NULL, cmp_ahead };
 		p = pv_read_file(argv[i], &opt);
 		if (!p) {
 			status = 2;

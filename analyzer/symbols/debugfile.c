@@ -1,0 +1,321 @@
+/* debugfile.c - decompress a debug file's sections into a memfd, on two
+ * threads (see debugfile.h)
+ *
+ * The copy keeps the original's layout rules: the ELF header first, the
+ * program headers where they were (they are only read for their values),
+ * each section's data at a new offset aligned as the section asks, in
+ * section order, and the section headers last, each with its new offset
+ * and size and, for one that was compressed, the flag cleared and the
+ * alignment its compression header gave.  Input is read with pread and
+ * output written with pwrite, through 256 KiB buffers: nothing of either
+ * file is mapped here.
+ */
+#include "debugfile.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define CHUNK (256 * 1024)
+
+struct piece {
+	uint64_t in_off, in_size;    /* in the original */
+	uint64_t out_off, out_size;  /* in the copy */
+	bool inflate;
+};
+
+struct job {
+	int in, out;
+	struct piece *pieces;        /* the sections' data, biggest first */
+	size_t n;
+	pthread_mutex_t lock;
+	size_t next;
+	bool failed;
+};
+
+static bool read_all(int fd, void *buf, size_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t r = pread(fd, buf, len, (off_t)off);
+		if (r <= 0) {
+			if (r < 0 && errno == EINTR)
+				continue;
+			return false;
+		}
+		buf = (char *)buf + r;
+		len -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return true;
+}
+
+static bool write_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t r = pwrite(fd, buf, len, (off_t)off);
+		if (r <= 0) {
+			if (r < 0 && errno == EINTR)
+				continue;
+			return false;
+		}
+		buf = (const char *)buf + r;
+		len -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return true;
+}
+
+/* Copy or inflate one piece; false when it cannot be. */
+static bool do_piece(const struct job *j, const struct piece *p, unsigned char *in,
+		     unsigned char *out)
+{
+	uint64_t done = 0, at = p->in_off, left = p->in_size;
+	z_stream z = { 0 };
+	int zr = Z_OK;
+
+	if (!p->inflate) {
+		while (left) {
+			size_t n = left < CHUNK ? (size_t)left : CHUNK;
+			if (!read_all(j->in, in, n, at) || !write_all(j->out, in, n, p->out_off + done))
+				return false;
+			at += n;
+			left -= n;
+			done += n;
+		}
+		return true;
+	}
+	if (inflateInit(&z) != Z_OK)
+		return false;
+	while (zr != Z_STREAM_END) {
+		if (z.avail_in == 0 && left) {
+			size_t n = left < CHUNK ? (size_t)left : CHUNK;
+			if (!read_all(j->in, in, n, at))
+				break;
+			at += n;
+			left -= n;
+			z.next_in = in;
+			z.avail_in = (uInt)n;
+		}
+		z.next_out = out;
+		z.avail_out = CHUNK;
+		zr = inflate(&z, Z_NO_FLUSH);
+		if (zr != Z_OK && zr != Z_STREAM_END)
+			break;
+		size_t got = CHUNK - z.avail_out;
+		if (got > p->out_size - done || !write_all(j->out, out, got, p->out_off + done))
+			break;
+		done += got;
+		if (zr == Z_OK && got == 0 && z.avail_in == 0 && !left)
+			break; /* the input ended before the stream */
+	}
+	inflateEnd(&z);
+	return zr == Z_STREAM_END && done == p->out_size;
+}
+
+static void *worker(void *arg)
+{
+	struct job *j = arg;
+	unsigned char *in = malloc(CHUNK), *out = malloc(CHUNK);
+	bool ok = in && out;
+
+	for (;;) {
+		size_t i;
+		pthread_mutex_lock(&j->lock);
+		if (!ok)
+			j->failed = true;
+		i = j->failed ? j->n : j->next++;
+		pthread_mutex_unlock(&j->lock);
+		if (i >= j->n)
+			break;
+		ok = do_piece(j, &j->pieces[i], in, out);
+	}
+	free(in);
+	free(out);
+	return NULL;
+}
+
+static int cmp_piece(const void *a, const void *b)
+{
+	const struct piece *x = a, *y = b;
+
+	return x->out_size > y->out_size ? -1 : x->out_size < y->out_size;
+}
+
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+	return a > 1 ? (v + a - 1) / a * a : v;
+}
+
+/* The new section headers and the pieces to copy; the copy's size in
+ * *total, or false when this file is not one to decompress here. */
+static bool plan(int fd, const Elf64_Ehdr *eh, uint64_t fsize, Elf64_Shdr *sh,
+		 struct piece *pieces, size_t *npieces, uint64_t *total)
+{
+	uint64_t off = sizeof *eh;
+	bool any = false;
+
+	if (eh->e_phnum)
+		off = eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr);
+	*npieces = 0;
+	for (size_t i = 0; i < eh->e_shnum; i++) {
+		Elf64_Shdr *s = &sh[i];
+		struct piece p = { s->sh_offset, s->sh_size, 0, s->sh_size, false };
+		if (s->sh_type == SHT_NOBITS || s->sh_type == SHT_NULL || s->sh_size == 0) {
+			s->sh_offset = s->sh_type == SHT_NULL ? 0 : align_up(off, s->sh_addralign);
+			continue;
+		}
+		if (s->sh_offset > fsize || s->sh_size > fsize - s->sh_offset ||
+		    s->sh_addralign > 65536)
+			return false;
+		if (s->sh_flags & SHF_COMPRESSED) {
+			Elf64_Chdr ch;
+			if (s->sh_size < sizeof ch || !read_all(fd, &ch, sizeof ch, s->sh_offset) ||
+			    ch.ch_type != ELFCOMPRESS_ZLIB || ch.ch_size > ((uint64_t)1 << 36) ||
+			    ch.ch_addralign > 65536)
+				return false; /* (no debug section is 64 GB) */
+			p = (struct piece){ s->sh_offset + sizeof ch, s->sh_size - sizeof ch, 0, ch.ch_size,
+					    true };
+			s->sh_flags &= ~(uint64_t)SHF_COMPRESSED;
+			s->sh_size = ch.ch_size;
+			s->sh_addralign = ch.ch_addralign;
+			any = true;
+		}
+		off = align_up(off, s->sh_addralign);
+		s->sh_offset = off;
+		p.out_off = off;
+		off += p.out_size;
+		pieces[(*npieces)++] = p;
+	}
+	*total = align_up(off, 8) + (uint64_t)eh->e_shnum * sizeof *sh;
+	return any;
+}
+
+/* Write the copy of fd (its headers read) into out. */
+static bool write_copy(int fd, int out, Elf64_Ehdr *eh, Elf64_Shdr *sh, struct piece *pieces,
+		       size_t npieces, uint64_t total)
+{
+	struct job j = { .in = fd, .out = out, .pieces = pieces, .n = npieces };
+	uint64_t shoff = total - (uint64_t)eh->e_shnum * sizeof *sh;
+	pthread_t helper;
+	bool helping;
+
+	if (ftruncate(out, (off_t)total) != 0)
+		return false;
+	if (eh->e_phnum) {
+		size_t len = (size_t)eh->e_phnum * sizeof(Elf64_Phdr);
+		void *ph = malloc(len);
+		bool ok = ph && read_all(fd, ph, len, eh->e_phoff) && write_all(out, ph, len, eh->e_phoff);
+		free(ph);
+		if (!ok)
+			return false;
+	}
+	eh->e_shoff = shoff;
+	if (!write_all(out, eh, sizeof *eh, 0) ||
+	    !write_all(out, sh, (size_t)eh->e_shnum * sizeof *sh, shoff))
+		return false;
+	qsort(pieces, npieces, sizeof *pieces, cmp_piece);
+	pthread_mutex_init(&j.lock, NULL);
+	helping = npieces > 1 && pthread_create(&helper, NULL, worker, &j) == 0;
+	worker(&j);
+	if (helping)
+		pthread_join(helper, NULL);
+	pthread_mutex_destroy(&j.lock);
+	return !j.failed;
+}
+
+/* Does a note section of the file hold the build-id id[0..len)? */
+static bool has_build_id(int fd, const Elf64_Shdr *sh, size_t nsh, const unsigned char *id,
+			 size_t len)
+{
+	for (size_t i = 0; i < nsh; i++) {
+		unsigned char buf[256];
+		size_t size = sh[i].sh_size, at = 0;
+		if (sh[i].sh_type != SHT_NOTE || size > sizeof buf ||
+		    (sh[i].sh_flags & SHF_COMPRESSED) || !read_all(fd, buf, size, sh[i].sh_offset))
+			continue;
+		while (size - at >= 12) {
+			uint32_t nsz, dsz, type;
+			memcpy(&nsz, buf + at, 4);
+			memcpy(&dsz, buf + at + 4, 4);
+			memcpy(&type, buf + at + 8, 4);
+			size_t name = at + 12, desc = name + ((nsz + 3u) & ~3u);
+			if (desc > size || dsz > size - desc)
+				break;
+			if (type == NT_GNU_BUILD_ID && nsz == 4 && memcmp(buf + name, "GNU", 4) == 0 &&
+			    dsz == len && memcmp(buf + desc, id, len) == 0)
+				return true;
+			at = desc + ((dsz + 3u) & ~3u);
+		}
+	}
+	return false;
+}
+
+int debugfile_decompressed(int fd, const unsigned char *id, size_t len)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr *sh = NULL;
+	struct piece *pieces = NULL;
+	size_t npieces;
+	uint64_t total;
+	struct stat st;
+	int out = -1;
+
+	if (fstat(fd, &st) != 0 || !read_all(fd, &eh, sizeof eh, 0) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_shentsize != sizeof *sh || eh.e_shnum == 0 ||
+	    eh.e_shstrndx >= eh.e_shnum || eh.e_ehsize != sizeof eh ||
+	    (eh.e_phnum && (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phoff < sizeof eh)) ||
+	    eh.e_shoff > (uint64_t)st.st_size ||
+	    (uint64_t)eh.e_shnum * sizeof *sh > (uint64_t)st.st_size - eh.e_shoff)
+		return -1;
+	sh = malloc(eh.e_shnum * sizeof *sh);
+	pieces = malloc(eh.e_shnum * sizeof *pieces);
+	if (!sh || !pieces || !read_all(fd, sh, eh.e_shnum * sizeof *sh, eh.e_shoff) ||
+	    (id && !has_build_id(fd, sh, eh.e_shnum, id, len)) ||
+	    !plan(fd, &eh, (uint64_t)st.st_size, sh, pieces, &npieces, &total))
+		goto out;
+	out = memfd_create("profview-debuginfo", MFD_CLOEXEC);
+	if (out >= 0 && !write_copy(fd, out, &eh, sh, pieces, npieces, total)) {
+		close(out);
+		out = -1;
+	}
+out:
+	free(sh);
+	free(pieces);
+	return out;
+}
+
+int debugfile_by_build_id(const unsigned char *id, size_t len, char **path)
+{
+	char name[sizeof "/usr/lib/debug/.build-id//.debug" + 2 * 64 + 1];
+	size_t o;
+	int fd, copy;
+
+	*path = NULL;
+	if (len < 2 || len > 64)
+		return -1;
+	o = (size_t)snprintf(name, sizeof name, "/usr/lib/debug/.build-id/%02x/", id[0]);
+	for (size_t i = 1; i < len; i++)
+		o += (size_t)snprintf(name + o, sizeof name - o, "%02x", id[i]);
+	snprintf(name + o, sizeof name - o, ".debug");
+	fd = open(name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	copy = debugfile_decompressed(fd, id, len);
+	close(fd);
+	if (copy >= 0 && !(*path = strdup(name))) {
+		close(copy);
+		return -1;
+	}
+	return copy;
+}
