@@ -23,7 +23,8 @@
  *        SIGPROF and F_SETOWN_EX to the thread, and armed with
  *        PERF_EVENT_IOC_REFRESH 1: at each overflow the kernel disables it
  *        and sends the signal (si_code POLL_HUP, si_fd the event), and the
- *        handler re-arms it.  The overflow is checked on the high-resolution
+ *        handler re-arms it as it ends (so that its own CPU time is in no
+ *        period of the event).  The overflow is checked on the high-resolution
  *        timer that drives task-clock, not on the tick.  The first period
  *        is a random part of one, so that a thread that lives less than a
  *        period still gets a sample with the right probability; the
@@ -509,12 +510,16 @@ int engine_signal(const siginfo_t *si, int first)
 
 			ioctl(si->si_fd, PERF_EVENT_IOC_PERIOD, &period);
 		}
-		/* paused: the event stays off until the resume arms it */
-		if (!control_paused())
-			ioctl(si->si_fd, PERF_EVENT_IOC_REFRESH, 1);
 		return ENGINE_PERF + 1;
 	}
 	return 0;
+}
+
+void engine_signal_done(const siginfo_t *si)
+{
+	/* paused: the event stays off until the resume arms it */
+	if (!control_paused())
+		ioctl(si->si_fd, PERF_EVENT_IOC_REFRESH, 1);
 }
 
 /* Copies n bytes at position pos of the ring's data area (which wraps). */

@@ -724,6 +724,8 @@ void sample_on_sigprof(int sig, siginfo_t *si, void *uc)
 		atomic_fetch_sub(&preload.inflight, 1);
 		if (start != 0)
 			preload_time_handler(start);
+		if (engine == ENGINE_PERF + 1)
+			engine_signal_done(si);
 	}
 	errno = saved_errno;
 }
