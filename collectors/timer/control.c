@@ -214,13 +214,7 @@ int control_start(void)
 
 uint64_t control_cpu_ns(void)
 {
-	struct timespec ts;
-	clockid_t clock;
-
-	if (!atomic_load(&control.started) || pthread_getcpuclockid(control.thread, &clock) != 0 ||
-	    clock_gettime(clock, &ts) != 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return threads_helper_cpu_ns(control.thread, atomic_load(&control.started));
 }
 
 void control_stop(void)

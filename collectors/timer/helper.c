@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
+#include <time.h>
 
 #include "helper.h"
 
@@ -36,4 +37,14 @@ int threads_start_helper(pthread_t *thread, void *(*fn)(void *), const char *nam
 		return -1;
 	pthread_setname_np(*thread, name);
 	return 0;
+}
+
+uint64_t threads_helper_cpu_ns(pthread_t thread, int started)
+{
+	struct timespec ts;
+	clockid_t clock;
+
+	if (!started || pthread_getcpuclockid(thread, &clock) != 0 || clock_gettime(clock, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }

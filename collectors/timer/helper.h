@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #pragma GCC visibility push(hidden)
 
@@ -14,6 +15,9 @@
  * size.  Returns 0 or -1.  Not signal-safe. */
 int threads_start_helper(pthread_t *thread, void *(*fn)(void *), const char *name, size_t stack,
 			 int detached);
+/* The CPU time of a helper thread started (started set) and not yet
+ * joined, in nanoseconds; 0 when it is not running.  Not signal-safe. */
+uint64_t threads_helper_cpu_ns(pthread_t thread, int started);
 
 #pragma GCC visibility pop
 

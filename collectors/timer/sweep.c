@@ -45,6 +45,7 @@
 #include <time.h>
 
 #include "control.h"
+#include "helper.h"
 #include "preload.h"
 #include "sweep.h"
 #include "threads.h"
@@ -121,13 +122,7 @@ int sweep_start(uint64_t period_ns)
 
 uint64_t sweep_cpu_ns(void)
 {
-	struct timespec ts;
-	clockid_t clock;
-
-	if (!atomic_load(&sweep.started) || pthread_getcpuclockid(sweep.thread, &clock) != 0 ||
-	    clock_gettime(clock, &ts) != 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return threads_helper_cpu_ns(sweep.thread, atomic_load(&sweep.started));
 }
 
 uint64_t sweep_stop(void)
