@@ -45,14 +45,16 @@ done
 grep -q '^filters: .*fold-recursion' fold.flat || fail "the header does not say fold-recursion: $(head -3 fold.flat)"
 
 # The tree: no frame under itself (at most _start, the libc's two, main,
-# the cycle's two functions, leafwork and the kernel's frames).
-"$PROFVIEW" --tree --fold-recursion r500.raw >fold.tree || fail "profview --tree --fold-recursion"
+# the cycle's two functions and leafwork; without the kernel's frames,
+# which a perf event's sample in the kernel has, as deep as its call was).
+"$PROFVIEW" --tree --fold-recursion --hide-kernel r500.raw >fold.tree || fail "profview --tree --fold-recursion"
 depth=$(awk 'NR > 4 && $5 != "" { match($0, /^ *[0-9]+ +[0-9.]+% +[0-9]+ +[0-9.]+  */); s = substr($0, RLENGTH + 1); d = match(s, /[^ ]/) - 1; if (d > m) m = d } END { print m / 2 }' fold.tree)
 [ "$depth" -le 10 ] || fail "--tree --fold-recursion is $depth levels deep: $(head -30 fold.tree)"
 
-# The flame graph: a tower of 1,024 rows without, a few with.
+# The flame graph: a tower of 1,024 rows without, a few with (the user
+# frames: a perf event's sample in the kernel has its own frames on top).
 "$PROFVIEW" --flame -o plain.svg deep.raw || fail "profview --flame"
-"$PROFVIEW" --flame --fold-recursion -o fold.svg deep.raw || fail "profview --flame --fold-recursion"
+"$PROFVIEW" --flame --fold-recursion --hide-kernel -o fold.svg deep.raw || fail "profview --flame --fold-recursion"
 xmllint --noout plain.svg && xmllint --noout fold.svg || fail "a flame graph is not well-formed XML"
 rows() { sed -n 's/.*MAXD = \([0-9]*\).*/\1/p' "$1"; }
 [ "$(rows plain.svg)" -ge 1000 ] || fail "the recursion is only $(rows plain.svg) rows high"
