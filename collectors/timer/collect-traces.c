@@ -136,14 +136,16 @@ int collect_scan(const char *path, struct collect_stats *st)
 			struct raw_sample s;
 
 			raw_sample_get(rec.data, rec.size, &s);
-			st->samples++;
+			/* the collector's own work is in no profile (raw-stacks.c):
+			 * nor in the summary's samples */
+			st->samples += !(s.flags & RAW_SAMPLE_COLLECTOR);
 			st->wall_weight_ns += s.weight_ns;
 			oom |= acct != NULL && raw_cpu_sample(acct, s.tid, s.weight_ns) < 0;
 		} else if (rec.type == RAW_SAMPLE_REGS) {
 			struct raw_sample_regs s;
 
 			memcpy(&s, rec.data, sizeof(s));
-			st->samples++;
+			st->samples += !(s.flags & RAW_SAMPLE_COLLECTOR);
 			st->wall_weight_ns += s.weight_ns;
 			oom |= acct != NULL && raw_cpu_sample(acct, s.tid, s.weight_ns) < 0;
 		} else if (rec.type == RAW_HEAP_ALLOC) {

@@ -20,6 +20,8 @@
 
 /* What collect_scan found in a trace. */
 struct collect_stats {
+	/* samples: of the program's work, as profiles count them (not those
+	 * of the collector's own, RAW_SAMPLE_COLLECTOR) */
 	uint64_t samples, lost, lost_records, threads;
 	uint32_t lost_error;   /* why samples were lost (raw_lost_cause) */
 	/* what the samples stand for and the threads used (raw-cpu.h) */
