@@ -26,8 +26,12 @@ mkdir d
 [ "$(ls d)" = run.raw ] || fail "the run left more than its file: $(ls d | tr '\n' ' ')"
 # (not counting the line on the collector's own CPU time, said when it is
 # more than a hundredth of the run's)
+# (the lines of the summary but the collector's: at most four processes'
+# (three and a line of how many more, or all four), the run's, and the CPU
+# time in no sample; which short processes get a sample is chance, so the
+# bound is the most the summary writes, not what one run had)
 others() { grep -vc '^collect-timer: collector: ' "$1" || true; }
-[ "$(others d.err)" -le 5 ] || fail "more than 5 lines on stderr: $(cat d.err)"
+[ "$(others d.err)" -le 6 ] || fail "more than 6 lines on stderr: $(cat d.err)"
 grep -q "^collect-timer: [0-9]* processes, [3-9] with samples.*written to 'd/run.raw'" d.err ||
 	fail "no summary of the run: $(cat d.err)"
 "$PROFVIEW" --flat d/run.raw >d.txt 2>d.perr || fail "profview on the run: $(cat d.perr)"
@@ -86,7 +90,7 @@ chmod +x shim
 mkdir s
 "$COLLECT_TIMER" -o s/run.raw ./shim >s.out 2>s.err || fail "the shim failed: $(cat s.err)"
 [ "$(ls s)" = run.raw ] || fail "the shim left more than its file: $(ls s | tr '\n' ' ')"
-[ "$(others s.err)" -le 5 ] || fail "the shim: more than 5 lines on stderr: $(cat s.err)"
+[ "$(others s.err)" -le 6 ] || fail "the shim: more than 6 lines on stderr: $(cat s.err)"
 "$PROFVIEW" --flat s/run.raw >s.txt 2>s.perr || fail "profview on the shim's run"
 [ ! -s s.perr ] || fail "profview warns about the shim's run: $(cat s.perr)"
 got=$(cum_pct s.txt cc1_work)
@@ -98,7 +102,7 @@ printf 'i=0\nwhile [ $i -lt 1100 ]; do /bin/true; i=$((i+1)); done\n' >loop.sh
 mkdir l
 "$COLLECT_TIMER" -o l/run.raw sh loop.sh >/dev/null 2>l.err || fail "the loop failed: $(cat l.err)"
 [ "$(ls l)" = run.raw ] || fail "the loop left $(ls l | wc -l) files"
-[ "$(others l.err)" -le 5 ] || fail "the loop: $(wc -l <l.err) lines on stderr: $(cat l.err)"
+[ "$(others l.err)" -le 6 ] || fail "the loop: $(wc -l <l.err) lines on stderr: $(cat l.err)"
 grep -q '^collect-timer: 1101 processes, ' l.err || fail "the loop: not 1,101 processes: $(cat l.err)"
 "$PROFVIEW" --flat l/run.raw >/dev/null 2>l.perr || fail "profview on the loop's run: $(cat l.perr)"
 
