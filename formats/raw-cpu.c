@@ -170,11 +170,13 @@ int64_t raw_cpu_sample(struct raw_cpu *c, uint32_t tid, uint64_t weight_ns)
  * without libm: ln(10^4) < 9.2104, ln(2) < 0.6932. */
 static uint64_t improbable_ns(const struct raw_cpu *c, uint64_t groups)
 {
-	double ln = 9.2104;
+	double ln = 9.2104, ns;
 
 	for (uint64_t k = 1; k < groups; k *= 2)
 		ln += 0.6932;
-	return (uint64_t)((double)c->period_ns * ln);
+	ns = (double)c->period_ns * ln;
+	/* a damaged header's period: no time is long enough */
+	return ns >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)ns;
 }
 
 /* Settles the time in no sample of the threads above the threshold with
