@@ -395,12 +395,16 @@ void mappings_close_begin(void)
 
 void mappings_close_end(void)
 {
+	/* the collector's work (the tables' objects listed and sorted again):
+	 * its samples are not the program's */
+	preload_own_begin();
 	pthread_mutex_lock(&mappings.lock);
 	if (mappings.cfi) {
 		cfi_refresh(preload_handlers_idle);
 		cfi_close_end();
 	}
 	pthread_mutex_unlock(&mappings.lock);
+	preload_own_end();
 }
 
 void mappings_atfork(int phase)
