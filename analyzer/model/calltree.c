@@ -818,7 +818,8 @@ struct calltree *calltree_subtree(const struct calltree *t, uint32_t node)
 		goto fail;
 	if (t->dn && !(sub->dn = calloc(t->nnodes + 1, sizeof *sub->dn)))
 		goto fail;
-	memcpy(sub->frames, t->frames, t->nframes * sizeof *t->frames);
+	if (t->nframes)
+		memcpy(sub->frames, t->frames, t->nframes * sizeof *t->frames);
 	sub->nframes = sub->cap_frames = t->nframes;
 	sub->kernel_frames = t->kernel_frames;
 	sub->cap_nodes = t->nnodes + 1;

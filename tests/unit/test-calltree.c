@@ -474,6 +474,14 @@ static void test_subtree(void)
 	calltree_free(sub);
 	calltree_free(t);
 	pv_profile_free(p);
+	/* an empty profile (nothing sampled) has a subtree too: its root */
+	p = make_profile();
+	t = calltree_build(p, NULL);
+	sub = t ? calltree_subtree(t, 0) : NULL;
+	CHECK(sub != NULL && sub->nnodes == 1 && sub->nframes == 0 && sub->samples == 0);
+	calltree_free(sub);
+	calltree_free(t);
+	pv_profile_free(p);
 }
 
 /* The CPU time in no sample (a raw trace's reader measures it): said in
