@@ -10,6 +10,8 @@
 #include "unwind-dwarf.h"
 
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -104,6 +106,24 @@ fail:
 	return -1;
 }
 
+/* Each side of a comparison was checked alone; one table holds both, so
+ * their totals together must be countable too. Said of both sides, since
+ * neither alone is at fault. */
+static int sides_overflow(const struct pv_profile *base, const struct pv_profile *p,
+			  const char *base_name, const char *new_name)
+{
+	for (uint32_t v = 0; v < p->nvalues; v++) {
+		int64_t sum;
+		if (!__builtin_add_overflow(pv_total(base, v), pv_total(p, v), &sum))
+			continue;
+		const char *b = base_name && strcmp(base_name, "-") ? base_name : "the base profiles";
+		const char *n = new_name && strcmp(new_name, "-") ? new_name : "the new profiles";
+		return pv_error("cannot compare '%s' with '%s': their '%s' values together add up to more than %" PRId64 ", which profview cannot count",
+				b, n, pv_str(p, p->sample_types[v].type), INT64_MAX);
+	}
+	return 0;
+}
+
 int pv_source_open_diff(char *const *base, size_t nb, char *const *paths, size_t n,
 			const struct pv_source_options *o, struct pv_source *s)
 {
@@ -127,6 +147,11 @@ int pv_source_open_diff(char *const *base, size_t nb, char *const *paths, size_t
 		char x[256], y[256];
 		pv_error("cannot compare: the base's samples count %s, the new profiles' %s: compare profiles recorded the same way",
 			 pv_type_list(b.p, x, sizeof x), pv_type_list(p, y, sizeof y));
+		pv_source_close(&b);
+		pv_source_close(s);
+		return -1;
+	}
+	if (sides_overflow(b.p, p, nb == 1 ? base[0] : NULL, n == 1 ? paths[0] : NULL) < 0) {
 		pv_source_close(&b);
 		pv_source_close(s);
 		return -1;

@@ -136,4 +136,14 @@ st=0
 (ulimit -s 1024 && exec "$COLLECT_TIMER" -o small.raw ./status 3) >/dev/null 2>small.err || st=$?
 [ "$st" -eq 3 ] || fail "under ulimit -s 1024 collect-timer exited $st: $(cat small.err)"
 grep -q "written to 'small.raw'" small.err || fail "under ulimit -s 1024 no summary: $(cat small.err)"
+# A comparison of two profiles that each count but do not together: the
+# error names both sides, not the base as if it alone were at fault.
+printf 'a;b 5000000000000000000\n' >half1.folded
+printf 'a;b 5000000000000000000\n' >half2.folded
+"$PROFVIEW" --flat half1.folded >/dev/null 2>&1 || fail "a profile of 5e18 samples is refused alone"
+st=0
+"$PROFVIEW" --flat --diff-base=half1.folded half2.folded >/dev/null 2>cmp.err || st=$?
+[ "$st" -ne 0 ] || fail "a comparison whose totals overflow succeeded"
+[ "$(wc -l <cmp.err)" -eq 1 ] && grep -q "half1.folded.*half2.folded" cmp.err ||
+	fail "the comparison's overflow does not name both sides: $(cat cmp.err)"
 exit 0
