@@ -537,20 +537,25 @@ static int decode_locations(struct decoder *d)
 	return 0;
 }
 
-/* A sample's values, the base's back to their own sign: none may be
- * negative.  pprof stores a comparison's base negated (-diff_base, its
- * samples labelled pprof::base): only there has a negative value a
- * meaning. */
-static int check_values(const struct decoder *d, size_t which, const struct pv_sample *ps)
+/* A sample's values as stored (raw), before the base's are turned back to
+ * their own sign: none may be negative.  pprof stores a comparison's base
+ * negated (-diff_base, its samples labelled pprof::base): only there has a
+ * negative value a meaning, and there a positive one is wrong, as is
+ * INT64_MIN, whose magnitude has no int64_t. */
+static int check_values(const struct decoder *d, size_t which, const int64_t *raw, bool base)
 {
 	const struct pv_profile *p = d->p;
 
-	for (uint32_t v = 0; v < p->nvalues; v++)
-		if (ps->values[v] < 0)
+	for (uint32_t v = 0; v < p->nvalues; v++) {
+		const char *type = pv_str(p, p->sample_types[v].type);
+		if (base && raw[v] == INT64_MIN)
+			return pv_error("'%s': sample %zu has the '%s' value %" PRId64 " in the base of a comparison, whose magnitude profview cannot count",
+					d->name, which, type, raw[v]);
+		if (base ? raw[v] > 0 : raw[v] < 0)
 			return pv_error("'%s': sample %zu has a %s '%s' value%s: only the base of a comparison (labelled pprof::base) is stored negated",
-					d->name, which, ps->flags & PV_SAMPLE_BASE ? "positive" : "negative",
-					pv_str(p, p->sample_types[v].type),
-					ps->flags & PV_SAMPLE_BASE ? " in the base of a comparison" : "");
+					d->name, which, base ? "positive" : "negative", type,
+					base ? " in the base of a comparison" : "");
+	}
 	return 0;
 }
 
@@ -623,6 +628,8 @@ static int decode_samples(struct decoder *d)
 			return -1;
 		for (size_t v = 0; v < p->nvalues; v++)
 			ps.values[v] = s->value[v];
+		if (check_values(d, i + 1, ps.values, base) < 0)
+			return -1;
 		if (base) {
 			/* back to the base's own values */
 			ps.flags |= PV_SAMPLE_BASE;
@@ -630,7 +637,7 @@ static int decode_samples(struct decoder *d)
 				ps.values[v] = (int64_t)(0 - (uint64_t)ps.values[v]);
 			p->diff = true;
 		}
-		if (check_values(d, i + 1, &ps) < 0 || pv_add_sample_merged(p, &ps) < 0)
+		if (pv_add_sample_merged(p, &ps) < 0)
 			return -1;
 	}
 	return 0;
@@ -822,7 +829,7 @@ static int decode_sample_wire(struct decoder *d, const struct wire *w, size_t at
 	ps.loc_off = pv_add_stack(p, d->stack, ps.nlocs);
 	if (ps.loc_off == UINT32_MAX)
 		return -1;
-	if (check_values(d, which, &ps) < 0)
+	if (check_values(d, which, ps.values, false) < 0)
 		return -1;
 	return pv_add_sample_merged(p, &ps);
 }

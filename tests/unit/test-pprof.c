@@ -489,7 +489,8 @@ static void pb_msg(struct pb *o, unsigned field, struct pb *m)
  * samples given by the caller as encoded Sample messages. */
 static size_t wire_profile(unsigned char *out, const struct pb *samples, size_t nsamples)
 {
-	static const char *const strs[] = { "", "samples", "count", "cpu", "nanoseconds", "f", "g" };
+	static const char *const strs[] = { "", "samples", "count", "cpu", "nanoseconds", "f", "g",
+					    "pprof::base" };
 	struct pb o = { .n = 0 }, m = { .n = 0 }, l = { .n = 0 };
 
 	pb_uint(&m, 1, 1), pb_uint(&m, 2, 2), pb_msg(&o, 1, &m);
@@ -598,6 +599,37 @@ static void test_wire_samples(void)
 		CHECK(pprof_read(buf, n, "wire", false) == NULL);
 		CHECK_EQ(nerrors, 1);
 		CHECK(strstr(last_msg, "sample 1 has a negative 'samples' value") != NULL);
+	}
+
+	/* A comparison's base (labelled pprof::base) is stored negated: its
+	 * own values back; a positive one, or INT64_MIN, whose magnitude has
+	 * no int64_t, refused and said for what it is. */
+	static const int64_t base_vals[3][2] = { { -2, -200 }, { 3, -100 }, { INT64_MIN, -100 } };
+	static const char *const base_says[3] = {
+		NULL, "sample 1 has a positive 'samples' value in the base of a comparison",
+		"sample 1 has the 'samples' value -9223372036854775808 in the base of a comparison, whose magnitude" };
+	for (int k = 0; k < 3; k++) {
+		struct pb lab = { .n = 0 };
+		bad.n = 0;
+		pb_uint(&bad, 1, 10);
+		pb_uint(&bad, 2, (uint64_t)base_vals[k][0]), pb_uint(&bad, 2, (uint64_t)base_vals[k][1]);
+		pb_uint(&lab, 1, 7), pb_uint(&lab, 2, 5);
+		pb_msg(&bad, 3, &lab);
+		n = wire_profile(buf, &bad, 1);
+		nerrors = 0;
+		struct pv_profile *p = pprof_read(buf, n, "wire", false);
+		CHECK_EQ(p != NULL, base_says[k] == NULL);
+		CHECK_EQ(nerrors, base_says[k] != NULL);
+		if (base_says[k])
+			CHECK(strstr(last_msg, base_says[k]) != NULL);
+		if (p) {
+			CHECK(p->diff);
+			CHECK_EQ(p->nsamples, 1);
+			CHECK_EQ(p->samples[0].values[0], 2);
+			CHECK_EQ(p->samples[0].values[1], 200);
+			CHECK(p->samples[0].flags & PV_SAMPLE_BASE);
+		}
+		pv_profile_free(p);
 	}
 
 	/* 2^62 and 2^62 - 1 samples add up to INT64_MAX; 2^62 twice is
