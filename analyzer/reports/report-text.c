@@ -106,6 +106,41 @@ static const char *header_before(const struct pv_profile *p, char *buf, size_t n
 	return buf;
 }
 
+/* The threads the header counts: all the profile's, but for a comparison
+ * the new side's that have samples, for a thread filter those kept with
+ * samples, and for a process filter every thread of the processes kept
+ * (those without samples too). */
+static size_t shown_threads(const struct pv_profile *p, bool by_pid, bool by_tid)
+{
+	bool *seen, *proc;
+	size_t n = 0;
+
+	if (!p->diff && !by_pid && !by_tid)
+		return p->nthreads;
+	seen = calloc(p->nthreads + 1, sizeof *seen);
+	proc = calloc(p->nprocesses + 1, sizeof *proc);
+	for (size_t i = 0; seen && proc && i < p->nsamples; i++) {
+		const struct pv_sample *s = &p->samples[i];
+		if (s->flags & PV_SAMPLE_BASE || s->thread >= p->nthreads)
+			continue;
+		n += !seen[s->thread];
+		seen[s->thread] = true;
+		if (p->threads[s->thread].process < p->nprocesses)
+			proc[p->threads[s->thread].process] = true;
+	}
+	if (by_pid && !by_tid && !p->diff && seen && proc) {
+		/* one process (its threads name none): all of them, if kept */
+		if (!p->nprocesses)
+			n = n ? p->nthreads : 0;
+		for (size_t t = 0; p->nprocesses && t < p->nthreads; t++)
+			n += p->threads[t].process < p->nprocesses && proc[p->threads[t].process] &&
+			     !seen[t];
+	}
+	free(seen);
+	free(proc);
+	return n;
+}
+
 void report_header(FILE *out, const struct pv_report_ctx *rc)
 {
 	const struct calltree *t = rc->t;
@@ -138,20 +173,7 @@ void report_header(FILE *out, const struct pv_report_ctx *rc)
 	}
 	fprintf(out, "%s%" PRId64 " samples", vname ? " in " : psep, t->samples);
 	period_note(out, p);
-	size_t nthreads = p->nthreads;
-	if (p->diff) {
-		/* the new side's threads: the base's are other runs' */
-		bool *seen = calloc(p->nthreads + 1, sizeof *seen);
-		nthreads = 0;
-		for (size_t i = 0; seen && i < p->nsamples; i++) {
-			const struct pv_sample *s = &p->samples[i];
-			if (!(s->flags & PV_SAMPLE_BASE) && s->thread < p->nthreads && !seen[s->thread]) {
-				seen[s->thread] = true;
-				nthreads++;
-			}
-		}
-		free(seen);
-	}
+	size_t nthreads = shown_threads(p, o->pid_filter != NULL, o->tid_filter != NULL);
 	if (p->nprocesses > 1) {
 		/* the processes of the threads counted */
 		bool *seen = calloc(p->nprocesses, sizeof *seen);

@@ -48,6 +48,8 @@ check() { # TRACE PID FUNCTION
 	# A pid that ran another program is one process, whichever of its
 	# images has samples.
 	grep -qE "^profile: .* 1 process," p.txt || fail "$1, pid $2: $(sed -n 2p p.txt)"
+	# its threads, not the run's (every process here has one thread)
+	grep -qE "^profile: .* 1 process, 1 thread \(pid $2\)$" p.txt || fail "$1, pid $2: $(sed -n 2p p.txt)"
 	s=$(share p.txt "$3")
 	note "$1, pid $2: $3 in $s of the samples"
 	awk -v s="$s" 'BEGIN { exit !(s >= 0.8) }' || fail "$1, pid $2: $3 in only $s of the samples: $(head -8 p.txt)"
