@@ -304,6 +304,24 @@ static void labels_free(struct labels *l)
 	free(l->text);
 }
 
+/* A name written into folded stacks must read back as itself: one ending
+ * in FOLDED_KERNEL_SUFFIX that is not the kernel's would read as a kernel
+ * frame (written "_(k)"), and a space before the digits that end a name
+ * would make them a count (written '_').  name is escaped already. */
+static void folded_unambiguous(char *name)
+{
+	size_t n = strlen(name), k = sizeof FOLDED_KERNEL_SUFFIX - 1, d = n;
+
+	if (n > k && memcmp(name + n - k, FOLDED_KERNEL_SUFFIX, k) == 0) {
+		name[n - k + 1] = '(';
+		name[n - 1] = ')';
+	}
+	while (d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9')
+		d--;
+	if (d > 0 && d < n && name[d - 1] == ' ')
+		name[d - 1] = '_';
+}
+
 /* The escaped name and location of frame f; NULL when out of memory. */
 static const char *frame_label(struct labels *l, uint32_t f, size_t *name_len, const char **where,
 			       size_t *where_len)
@@ -319,6 +337,8 @@ static const char *frame_label(struct labels *l, uint32_t f, size_t *name_len, c
 		memcpy(name, CT_KERNEL_MARK, at);
 		pv_escape(name + at, sizeof name - at - sizeof FOLDED_KERNEL_SUFFIX,
 			  calltree_frame_name(l->t, f, raw, sizeof raw));
+		if (!kernel && l->style == LABEL_FOLDED)
+			folded_unambiguous(name);
 		if (kernel && l->style == LABEL_FOLDED)
 			strcat(name, FOLDED_KERNEL_SUFFIX);
 		pv_escape(w, sizeof w, calltree_frame_where(l->t, f, raw, sizeof raw));

@@ -363,6 +363,45 @@ static void test_escaped_names(void)
 	pv_profile_free(p);
 }
 
+/* Folded output reads back as written: a name ending in a space and
+ * digits would read as a count (with one stack, as a comparison), a name
+ * of the program's ending in "_[k]" as a kernel frame; both are written
+ * so that they cannot, while the kernel's own frames keep the suffix. */
+static void test_folded_reads_back(void)
+{
+	struct pv_profile *p = folded("main;f 5 10\nmain;g 3\nmain;sys_read_[k] 2\n");
+	struct pv_report_options o = { 0 };
+
+	CHECK(p != NULL && !p->diff);
+	if (!p)
+		return;
+	/* g_[k]: a name another reader could give */
+	for (size_t i = 0; i < p->nfunctions; i++)
+		if (strcmp(pv_str(p, p->functions[i].name), "g") == 0)
+			p->functions[i].name = pv_intern_str(p, "g_[k]");
+	struct calltree *t = calltree_build(p, NULL);
+	char *s = render(t, &o, R_FOLDED);
+	CHECK_CONTAINS(s, "main;f_5 10\n");
+	CHECK_CONTAINS(s, "main;g_(k) 3\n");
+	CHECK_CONTAINS(s, "main;sys_read_[k] 2\n");
+	/* each line alone reads back as one stack of one count, and only
+	 * the kernel's frame is the kernel's */
+	for (char *line = s, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
+		struct pv_profile *r = folded_read((const unsigned char *)line, (size_t)(nl + 1 - line), "back");
+		CHECK(r != NULL && !r->diff && r->nsamples == 1);
+		if (r) {
+			bool kernel = false;
+			for (size_t m = 0; m < r->nmappings; m++)
+				kernel |= r->mappings[m].kind == PV_MAP_KERNEL;
+			CHECK_EQ(kernel, (memmem(line, (size_t)(nl - line), "sys_read", 8) != NULL));
+		}
+		pv_profile_free(r);
+	}
+	free(s);
+	calltree_free(t);
+	pv_profile_free(p);
+}
+
 /* Deep stacks: the indentation stops at REPORT_INDENT_MAX, long chains
  * below it are shown by their ends. */
 static void test_deep_tree(void)
@@ -802,6 +841,7 @@ int main(void)
 	test_number_format();
 	test_unsampled();
 	test_escaped_names();
+	test_folded_reads_back();
 	test_deep_tree();
 	test_copy();
 	test_merged_times();
