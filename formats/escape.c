@@ -5,9 +5,20 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Is cp a bidirectional formatting character (ALM, LRM, RLM, the
+ * embeddings and overrides U+202A-U+202E, the isolates U+2066-U+2069)?
+ * On a terminal one reorders the text after it: "evil\u202egnp.c" shows
+ * as "evilc.png". */
+static bool bidi_control(unsigned cp)
+{
+	return cp == 0x61c || cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+	       (cp >= 0x2066 && cp <= 0x2069);
+}
+
 /* The length of the printable UTF-8 character at p, or 0 when p does not
  * start one (a control character, a byte that is not UTF-8, a C1 control,
- * an overlong form, a surrogate, U+FFFE or U+FFFF). */
+ * a bidirectional formatting character, an overlong form, a surrogate,
+ * U+FFFE or U+FFFF). */
 static size_t printable_len(const unsigned char *p)
 {
 	unsigned c = p[0], cp;
@@ -18,13 +29,14 @@ static size_t printable_len(const unsigned char *p)
 		if ((p[1] & 0xc0) != 0x80)
 			return 0;
 		cp = (c & 0x1fu) << 6 | (p[1] & 0x3fu);
-		return cp >= 0xa0 ? 2 : 0;
+		return cp >= 0xa0 && !bidi_control(cp) ? 2 : 0;
 	}
 	if (c >= 0xe0 && c <= 0xef) {
 		if ((p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80)
 			return 0;
 		cp = (c & 0x0fu) << 12 | (p[1] & 0x3fu) << 6 | (p[2] & 0x3fu);
-		return cp >= 0x800 && !(cp >= 0xd800 && cp <= 0xdfff) && cp != 0xfffe && cp != 0xffff ? 3 : 0;
+		return cp >= 0x800 && !(cp >= 0xd800 && cp <= 0xdfff) && cp != 0xfffe && cp != 0xffff &&
+			       !bidi_control(cp) ? 3 : 0;
 	}
 	if (c >= 0xf0 && c <= 0xf4) {
 		if ((p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 || (p[3] & 0xc0) != 0x80)

@@ -10,8 +10,10 @@
  *   C0 controls and DEL   caret notation, as ncurses and the browser show
  *                         them: ESC is "^[", BEL "^G", LF "^J", DEL "^?"
  *   any other byte that   "\xHH": C1 controls (U+0080-U+009F, "\xc2\x9b"
- *   is not part of a      for U+009B), malformed or overlong UTF-8,
- *   printable character   surrogates, U+FFFE and U+FFFF
+ *   is not part of a      for U+009B), bidirectional formatting
+ *   printable character   characters (U+202E, which shows the text after
+ *                         it reversed, is "\xe2\x80\xae"), malformed or
+ *                         overlong UTF-8, surrogates, U+FFFE and U+FFFF
  *
  * The result is valid UTF-8 without control characters: safe on a
  * terminal and, once '&', '<', '>' and quotes are escaped, in XML.

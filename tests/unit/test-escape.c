@@ -32,6 +32,12 @@ static void test_utf8(void)
 	CHECK_STR(esc("\xc2\x9b" "2J"), "\\xc2\\x9b2J");
 	CHECK_STR(esc("\x9b" "2J"), "\\x9b2J");
 	CHECK_STR(esc("\xc2\x85"), "\\xc2\\x85");
+	/* Bidirectional formatting characters reorder what follows them on
+	 * a terminal: RLO (U+202E), an isolate (U+2066), RLM, ALM. */
+	CHECK_STR(esc("evil\xe2\x80\xae" "gnp.c"), "evil\\xe2\\x80\\xaegnp.c");
+	CHECK_STR(esc("\xe2\x81\xa6x\xe2\x80\x8f\xd8\x9c"), "\\xe2\\x81\\xa6x\\xe2\\x80\\x8f\\xd8\\x9c");
+	/* their neighbours are printable: U+2029 (separator), U+2030 (per mille) */
+	CHECK_STR(esc("\xe2\x80\xb0"), "\xe2\x80\xb0");
 	/* Malformed: lone and cut sequences, overlong forms, surrogates,
 	 * past U+10FFFF, the noncharacters XML forbids. */
 	CHECK_STR(esc("\xff" "x\xc0\x80"), "\\xffx\\xc0\\x80");
