@@ -14,7 +14,6 @@
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 
-command -v xmllint >/dev/null || true
 build diffwork -O2
 cd "$WORK"
 

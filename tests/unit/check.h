@@ -54,10 +54,14 @@ static int check_count;
 		}                                                                    \
 	} while (0)
 
+/* The exit status of a unit test: a test that ran no check failed too
+ * (a main that forgot to call its parts checks nothing). */
 static inline int check_done(const char *name)
 {
 	printf("%s: %d checks, %d failed\n", name, check_count, check_failures);
-	return check_failures ? 1 : 0;
+	if (check_count == 0)
+		fprintf(stderr, "%s: no check ran\n", name);
+	return check_failures || check_count == 0 ? 1 : 0;
 }
 
 #endif
