@@ -7,8 +7,8 @@
  * ignore, hide, callers) are steps of the view, run by the pipeline on a
  * copy of the profile; zooming only re-roots the view.
  */
-#ifndef PROFVIEW_BROWSER_H
-#define PROFVIEW_BROWSER_H
+#ifndef PROFVIEW_SCREEN_H
+#define PROFVIEW_SCREEN_H
 
 #include "calltree.h"
 #include "diff.h"

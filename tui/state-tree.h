@@ -7,8 +7,8 @@
  * for: names, lines and addresses, not indices.  Each is computed once for
  * a tree, when first needed, and kept in its browse_tree (state.h).
  */
-#ifndef PROFVIEW_BROWSE_TREE_H
-#define PROFVIEW_BROWSE_TREE_H
+#ifndef PROFVIEW_STATE_TREE_H
+#define PROFVIEW_STATE_TREE_H
 
 #include "state.h"
 

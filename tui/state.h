@@ -29,8 +29,8 @@
  * calltree_subtree() makes it.  The filter of significant nodes shows the
  * nodes with a verdict and the nodes above them alone.
  */
-#ifndef PROFVIEW_BROWSE_H
-#define PROFVIEW_BROWSE_H
+#ifndef PROFVIEW_STATE_H
+#define PROFVIEW_STATE_H
 
 #include "calltree.h"
 #include "diff.h"
