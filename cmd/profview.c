@@ -608,6 +608,24 @@ static int check_output(const struct args *a, char *const *profiles, size_t n)
 
 /* The options that do not go together, in the report asked for: -1 when
  * none, else the exit status of the usage error. */
+/* A part this build leaves out (meson's -Dbfd, -Dgraphviz, -Dtui), said
+ * before any input is read: exit 1, or -1 to go on. */
+static int check_built_in(const struct args *a)
+{
+	const char *what = NULL;
+
+	if (a->sopt.bfd && !PROFVIEW_HAVE_BFD)
+		what = "libbfd (-Dbfd=disabled): --symbolizer=bfd is not available";
+	else if (a->kind == PV_REPORT_SVG && !a->tui && !PROFVIEW_HAVE_GRAPHVIZ)
+		what = "graphviz (-Dgraphviz=disabled): no --svg call graph; --flame draws the stacks";
+	else if (a->tui && !PROFVIEW_HAVE_TUI)
+		what = "the browser (-Dtui=disabled): use --tree, --flat or a picture";
+	if (!what)
+		return -1;
+	pv_error("this profview was built without %s", what);
+	return 1;
+}
+
 static int check_report(const struct args *a)
 {
 	const struct pv_report_kind_info *k = pv_report_kind(a->kind);
@@ -623,7 +641,7 @@ static int check_report(const struct args *a)
 	if ((a->dopt.normalize || a->ro.significant) && !a->nbases)
 		return usage_error("--%s compares: give the base profile with --diff-base",
 				   a->dopt.normalize ? "normalize" : "significant");
-	return -1;
+	return check_built_in(a);
 }
 
 /* Text in colour: --color, NO_COLOR, and a terminal for auto. */
@@ -732,7 +750,7 @@ int main(int argc, char **argv)
 		return usage_error("%s", "no trace given");
 	/* Any report option, -o or a pipe give text; --tui forces the browser. */
 	if (!a.tui && !a.kind_given && !a.output && !a.dump && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO))
-		a.tui = true;
+		a.tui = PROFVIEW_HAVE_TUI; /* without it, the tree */
 	/* "profview ./app prof.out", as pprof takes it: an executable first is
 	 * the program whose symbols the profile's addresses are read with. */
 	if (pv_is_elf(argv[optind])) {

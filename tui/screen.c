@@ -441,6 +441,26 @@ static const char *const help_lines[] = {
 	"press any key to go back",
 };
 
+/* The widget's rows from screen line y0, height of them, scrolled to
+ * the cursor; lines past the last row cleared. */
+static void draw_rows(struct tree_widget *w, int y0, int height, int width)
+{
+	if (height <= 0)
+		return;
+	tree_widget_scroll(w, (size_t)height);
+	for (int y = 0; y < height; y++) {
+		size_t r = w->top + (size_t)y;
+		move(y0 + y, 0);
+		clrtoeol();
+		if (r >= w->nrows)
+			continue;
+		uint32_t it = w->rows[r].item;
+		bool kids = w->cb.first_child(w->ctx, it) != TW_NONE;
+		w->cb.draw(w->ctx, it, (int)w->rows[r].depth, tree_widget_is_expanded(w, it), kids,
+			   r == w->cursor, y0 + y, width);
+	}
+}
+
 static void draw(struct screen *sc)
 {
 	struct browse *b = sc->b;
@@ -547,7 +567,7 @@ static void draw(struct screen *sc)
 			calltree_frame_where(b->t, b->rows[b->fcursor].frame, where, sizeof where);
 		}
 	} else {
-		tree_widget_draw(b->w, sc->top, body, width);
+		draw_rows(b->w, sc->top, body, width);
 		uint32_t cur = tree_widget_current(b->w);
 		if (cur != TW_NONE) {
 			full = calltree_node_name(b->t, cur, nbuf, sizeof nbuf);

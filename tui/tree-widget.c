@@ -1,7 +1,6 @@
 /* tree-widget.c - a scrolling tree browser over opaque items */
 #include "tree-widget.h"
 
-#include <ncurses.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -343,25 +342,14 @@ void tree_widget_to_parent(struct tree_widget *w)
 		w->cursor--;
 }
 
-void tree_widget_draw(struct tree_widget *w, int y0, int height, int width)
+void tree_widget_scroll(struct tree_widget *w, size_t height)
 {
-	if (height <= 0)
+	if (height == 0)
 		return;
 	if (w->cursor < w->top)
 		w->top = w->cursor;
-	if (w->cursor >= w->top + (size_t)height)
-		w->top = w->cursor - (size_t)height + 1;
-	if (w->top + (size_t)height > w->nrows)
-		w->top = w->nrows > (size_t)height ? w->nrows - (size_t)height : 0;
-	for (int y = 0; y < height; y++) {
-		size_t r = w->top + (size_t)y;
-		move(y0 + y, 0);
-		clrtoeol();
-		if (r >= w->nrows)
-			continue;
-		uint32_t it = w->rows[r].item;
-		bool kids = w->cb.first_child(w->ctx, it) != TW_NONE;
-		w->cb.draw(w->ctx, it, (int)w->rows[r].depth, tree_widget_is_expanded(w, it), kids,
-			   r == w->cursor, y0 + y, width);
-	}
+	if (w->cursor >= w->top + height)
+		w->top = w->cursor - height + 1;
+	if (w->top + height > w->nrows)
+		w->top = w->nrows > height ? w->nrows - height : 0;
 }

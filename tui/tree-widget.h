@@ -1,5 +1,5 @@
-/* tree-widget.h - a scrolling tree browser over opaque items, drawn with
- * ncurses
+/* tree-widget.h - a scrolling tree browser over opaque items (the screen
+ * draws its rows: screen.c)
  *
  * The caller owns the data: items are 32-bit ids the widget hands back to
  * the caller's callbacks (children, drawing, matching).  The widget keeps
@@ -82,8 +82,8 @@ uint32_t tree_widget_current_depth(const struct tree_widget *w);
 void tree_widget_move(struct tree_widget *w, long delta);
 /* Move the cursor to the parent row of the current one. */
 void tree_widget_to_parent(struct tree_widget *w);
-/* Scroll so that the cursor is within height rows, then draw rows from
- * screen line y0. */
-void tree_widget_draw(struct tree_widget *w, int y0, int height, int width);
+/* Scroll so that the cursor is within the height rows shown from w->top
+ * (the screen draws them: screen.c). */
+void tree_widget_scroll(struct tree_widget *w, size_t height);
 
 #endif
