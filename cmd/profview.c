@@ -778,10 +778,10 @@ int main(int argc, char **argv)
 	}
 	view = view_of(&a, steps);
 	if (a.tui) {
-		struct browser_options bo = { .view = view, .noisefloor = a.ro.noisefloor ? a.ro.noisefloor : 1,
+		struct screen_options bo = { .view = view, .noisefloor = a.ro.noisefloor ? a.ro.noisefloor : 1,
 					      .color = strcmp(a.color, "never") != 0 && !getenv("NO_COLOR"),
 					      .diff = src.p->diff ? &a.dopt : NULL, .significant = a.ro.significant };
-		ret = browser_run(src.p, &bo) < 0;
+		ret = screen_run(src.p, &bo) < 0;
 		goto out;
 	}
 	if (pv_view_run(src.p, &view, pv_report_kind(a.kind)->needs != PV_NEEDS_PROFILE, &res) < 0)

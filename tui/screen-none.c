@@ -3,7 +3,7 @@
 #include "screen.h"
 #include "error.h"
 
-int browser_run(const struct pv_profile *p, const struct browser_options *o)
+int screen_run(const struct pv_profile *p, const struct screen_options *o)
 {
 	(void)p;
 	(void)o;

@@ -1,7 +1,7 @@
 /* screen.c - the call tree browsed on a terminal: the screen and the keys
- * over the state in state.c */
+ * over the state in browse.c */
 #include "screen.h"
-#include "state.h"
+#include "browse.h"
 #include "tree-widget.h"
 
 #include "error.h"
@@ -797,7 +797,7 @@ static int handle_key(struct screen *sc, int ch, bool *quit)
 	return 0;
 }
 
-int browser_run(const struct pv_profile *p, const struct browser_options *o)
+int screen_run(const struct pv_profile *p, const struct screen_options *o)
 {
 	struct screen sc = { 0 };
 	bool quit = false, ncurses_on = false;

@@ -3,7 +3,7 @@
  *
  * The screen and the keys; the state they show and change (the view, the
  * expanded rows, the cursor, the zoom and filter stack, the search) is
- * state.h's, without the screen.  Filters chosen in the browser (focus,
+ * browse.h's, without the screen.  Filters chosen in the browser (focus,
  * ignore, hide, callers) are steps of the view, run by the pipeline on a
  * copy of the profile; zooming only re-roots the view.
  */
@@ -16,7 +16,7 @@
 
 #include <stdbool.h>
 
-struct browser_options {
+struct screen_options {
 	/* The command line's view (pipeline.h): the threads to start on, the
 	 * steps the browser's own come after, the granularity and value to
 	 * start with.  Borrowed for the whole run. */
@@ -32,6 +32,6 @@ struct browser_options {
 /* Browse profile p (symbolized, no view applied; it must stay alive and
  * unchanged) until the user quits.  0, or -1 after reporting an error
  * with the terminal restored. */
-int browser_run(const struct pv_profile *p, const struct browser_options *o);
+int screen_run(const struct pv_profile *p, const struct screen_options *o);
 
 #endif

@@ -2,7 +2,7 @@
  * rows kept across a rebuild, threads, search, the flat view, export, a
  * comparison's cells and its filter of significant nodes, the time strip
  * and the span chosen on it */
-#include "state.h"
+#include "browse.h"
 #include "check.h"
 #include "error.h"
 #include "profbuild.h"

@@ -1,6 +1,6 @@
-/* state-tree.c - what a browsing session keeps beside a call tree, and
- * the open rows of one tree found again in the next (see state-tree.h) */
-#include "state-tree.h"
+/* browse-tree.c - what a browsing session keeps beside a call tree, and
+ * the open rows of one tree found again in the next (see browse-tree.h) */
+#include "browse-tree.h"
 
 #include "error.h"
 #include "util.h"

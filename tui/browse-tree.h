@@ -1,16 +1,16 @@
-/* state-tree.h - what a browsing session keeps beside a call tree: the
+/* browse-tree.h - what a browsing session keeps beside a call tree: the
  * links the widget walks, what each node stands for (its path, the same
  * in two trees of a profile), the pre-order the search scans; and the open
  * rows of one tree found again in the next (within tui/ only)
  *
  * A node's path is a hash of what the nodes from the root down to it stand
  * for: names, lines and addresses, not indices.  Each is computed once for
- * a tree, when first needed, and kept in its browse_tree (state.h).
+ * a tree, when first needed, and kept in its browse_tree (browse.h).
  */
-#ifndef PROFVIEW_STATE_TREE_H
-#define PROFVIEW_STATE_TREE_H
+#ifndef PROFVIEW_BROWSE_TREE_H
+#define PROFVIEW_BROWSE_TREE_H
 
-#include "state.h"
+#include "browse.h"
 
 /* The tree's links, NULL out of memory (said). */
 struct browse_link *browse_tree_links(const struct calltree *t);

@@ -1,6 +1,6 @@
-/* state-flat.c - the flat view: its rows sorted by self or cumulative
- * weight, a comparison's by the change (see state.h) */
-#include "state.h"
+/* browse-flat.c - the flat view: its rows sorted by self or cumulative
+ * weight, a comparison's by the change (see browse.h) */
+#include "browse.h"
 
 #include "diff.h"
 #include "error.h"

@@ -1,6 +1,6 @@
-/* state-time.c - when the samples were taken: the time strip, the time
- * cursor and the span of the run the tree is of (see state.h) */
-#include "state.h"
+/* browse-time.c - when the samples were taken: the time strip, the time
+ * cursor and the span of the run the tree is of (see browse.h) */
+#include "browse.h"
 
 #include "error.h"
 #include "util.h"

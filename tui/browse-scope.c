@@ -1,7 +1,7 @@
-/* state-scope.c - what the view is of: which threads (the thread picker)
+/* browse-scope.c - what the view is of: which threads (the thread picker)
  * and which span of the run (the time marks); each a change of the view,
- * the tree built again (see state.h) */
-#include "state.h"
+ * the tree built again (see browse.h) */
+#include "browse.h"
 
 #include "error.h"
 #include "util.h"

@@ -1,4 +1,4 @@
-/* state.h - what the browser shows, without the screen
+/* browse.h - what the browser shows, without the screen
  *
  * The state of one browsing session over a profile: the view (the command
  * line's, plus the actions taken: filters, callers, zooms, time spans),
@@ -17,7 +17,7 @@
  * The tree shown before the last rebuild is kept: an undo or a toggle back
  * (granularity, thread) shows it again without building it.
  *
- * A timed profile (pv_profile.timed) has a time strip (state-time.c): the
+ * A timed profile (pv_profile.timed) has a time strip (browse-time.c): the
  * run cut into columns, and for each thread the samples of each column,
  * on and off CPU; a time cursor on a column; and the span of the run the
  * tree is of.  The span starts as the command line's (--time) and a span
@@ -29,8 +29,8 @@
  * calltree_subtree() makes it.  The filter of significant nodes shows the
  * nodes with a verdict and the nodes above them alone.
  */
-#ifndef PROFVIEW_STATE_H
-#define PROFVIEW_STATE_H
+#ifndef PROFVIEW_BROWSE_H
+#define PROFVIEW_BROWSE_H
 
 #include "calltree.h"
 #include "diff.h"
@@ -104,7 +104,7 @@ struct browse_preorder {
 /* A tree built for a view, with what the session keeps beside it. */
 struct browse_tree {
 	struct pv_result res;          /* its profile and tree */
-	char *key;                     /* the view it is of (state.c) */
+	char *key;                     /* the view it is of (browse.c) */
 	struct browse_link *links;     /* per node */
 	uint64_t *fkeys;               /* per frame, what it stands for (a hash); NULL until needed */
 	uint64_t *paths;               /* per node, its path; NULL until needed */
@@ -217,7 +217,7 @@ int browse_toggle_kernel(struct browse *b);
  * inlined into (--noinlines), in turn; the zooms are dropped. */
 int browse_toggle_inlines(struct browse *b);
 /* The flat view on or off, sorted by self or cumulative weight
- * (state-flat.c). */
+ * (browse-flat.c). */
 int browse_set_flat(struct browse *b, bool on, bool by_cum);
 /* Search function names (extended regular expression) and go to the
  * first match. */
@@ -225,7 +225,7 @@ int browse_search(struct browse *b, const char *re);
 /* The next or previous match. */
 void browse_next_match(struct browse *b, bool forward);
 /* The thread picker's rows, the one in force under the cursor
- * (state-scope.c, as the next two and browse_time_mark, _clear). */
+ * (browse-scope.c, as the next two and browse_time_mark, _clear). */
 int browse_list_threads(struct browse *b);
 /* Show the picker's row i. */
 int browse_pick_thread(struct browse *b, size_t i);
@@ -244,7 +244,7 @@ int browse_toggle_significant(struct browse *b);
 /* Go to the next or previous node (flat row) with a verdict. */
 int browse_next_verdict(struct browse *b, bool forward);
 
-/* The time strip (state-time.c).  In a profile without sample times
+/* The time strip (browse-time.c).  In a profile without sample times
  * each of these says so on the status line and changes nothing. */
 /* The strip for ncols columns and at most maxrows rows (the heaviest
  * threads, the last row the rest of them when there are more), computed
@@ -265,13 +265,13 @@ size_t browse_time_cursor(const struct browse *b);
  * end): up to max of them in ends; how many there are (0: the whole
  * run). */
 size_t browse_time_spans(struct browse *b, int64_t (*ends)[2], size_t max);
-/* (state.c's) The spans of the view in force, for pipeline.h: the
+/* (browse.c's) The spans of the view in force, for pipeline.h: the
  * command line's, or the one chosen here put in *one; *n of them. */
 const struct pv_span *browse_time_view(const struct browse *b, struct pv_span *one, size_t *n);
-/* (state.c's) Frees the strip. */
+/* (browse.c's) Frees the strip. */
 void browse_time_free(struct browse *b);
 /* Says so on the status line when the profile has no sample times (for
- * state-scope.c). */
+ * browse-scope.c). */
 bool browse_untimed(struct browse *b);
 
 /* Reading the state. */

@@ -1,6 +1,6 @@
-/* state.c - what the browser shows, without the screen (see state.h) */
-#include "state.h"
-#include "state-tree.h"
+/* browse.c - what the browser shows, without the screen (see browse.h) */
+#include "browse.h"
+#include "browse-tree.h"
 #include "diff.h"
 
 #include "error.h"
