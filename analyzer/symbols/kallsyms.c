@@ -10,10 +10,14 @@
 #include "error.h"
 #include "util.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct ksym {
 	uint64_t addr;
@@ -25,8 +29,12 @@ struct ktable {
 	size_t n, cap;
 	char *names;
 	size_t nnames, capnames;
+	size_t any;                /* lines read */
 	bool hidden;               /* every address read as zero */
+	bool unsorted;             /* some address below the one before it */
 };
+
+#define KTABLE_READ (256 * 1024) /* bytes asked of each read */
 
 static int ksym_cmp(const void *a, const void *b)
 {
@@ -35,41 +43,127 @@ static int ksym_cmp(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* Reads the text symbols of path into t.  Returns 0, 1 when the file
- * cannot be read, or -1 when out of memory. */
+/* The value of the hex digits at *s, *s moved past them; false when
+ * there are none or too many. */
+static bool parse_hex(const char **s, const char *end, uint64_t *v)
+{
+	const char *p = *s;
+	uint64_t x = 0;
+
+	for (; p < end; p++) {
+		unsigned d;
+		if (*p >= '0' && *p <= '9')
+			d = (unsigned)(*p - '0');
+		else if ((*p | 0x20) >= 'a' && (*p | 0x20) <= 'f')
+			d = (unsigned)((*p | 0x20) - 'a' + 10);
+		else
+			break;
+		if (p - *s >= 16)
+			return false;
+		x = x << 4 | d;
+	}
+	if (p == *s)
+		return false;
+	*s = p;
+	*v = x;
+	return true;
+}
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* One line of the table, line[0..len) without its newline: "ADDRESS TYPE
+ * NAME", then maybe a tab and the module.  Adds a text symbol to t (its
+ * name up to the first blank, at most 255 bytes).  1 when the line is
+ * not of that form, else 0, or -1 when out of memory. */
+static int ktable_line(struct ktable *t, const char *line, size_t len)
+{
+	const char *p = line, *end = line + len, *name;
+	uint64_t addr;
+	size_t n;
+	char type;
+
+	if (!parse_hex(&p, end, &addr) || p == end || !is_blank(*p))
+		return 1;
+	while (p < end && is_blank(*p))
+		p++;
+	if (p == end)
+		return 1;
+	type = *p++;
+	while (p < end && is_blank(*p))
+		p++;
+	for (name = p; p < end && !is_blank(*p); p++)
+		;
+	if (p == name)
+		return 1;
+	t->any++;
+	if ((type != 't' && type != 'T' && type != 'w' && type != 'W') || addr == 0)
+		return 0;
+	n = (size_t)(p - name) < 255 ? (size_t)(p - name) : 255;
+	if (pv_grow(&t->v, &t->cap, t->n + 1, sizeof *t->v) < 0 ||
+	    pv_grow(&t->names, &t->capnames, t->nnames + n + 1, 1) < 0)
+		return pv_oom();
+	if (t->n && addr < t->v[t->n - 1].addr)
+		t->unsorted = true;
+	memcpy(t->names + t->nnames, name, n);
+	t->names[t->nnames + n] = '\0';
+	t->v[t->n++] = (struct ksym){ addr, t->nnames };
+	t->nnames += n + 1;
+	return 0;
+}
+
+/* Reads the text symbols of path into t, in big reads (the kernel makes
+ * the table's text as it is read: one read of a buffer's worth rather
+ * than many small ones), and sorts them by address when they are not (the
+ * kernel's own come sorted; a stable sort leaves sorted input as it is).
+ * Returns 0, 1 when the file cannot be read, or -1 when out of memory. */
 static int ktable_read(struct ktable *t, const char *path)
 {
-	char line[512], type, name[256];
-	uint64_t addr;
-	size_t any = 0;
-	FILE *f = fopen(path, "r");
+	size_t have = 0, cap = KTABLE_READ;
+	char *buf = malloc(cap);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	int ret = 0;
 
-	if (!f)
-		return 1;
-	while (fgets(line, sizeof line, f)) {
-		size_t len;
-
-		if (sscanf(line, "%" SCNx64 " %c %255s", &addr, &type, name) != 3)
-			continue;
-		any++;
-		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
-			continue;
-		if (addr == 0)
-			continue;
-		len = strlen(name) + 1;
-		if (pv_grow(&t->v, &t->cap, t->n + 1, sizeof *t->v) < 0 ||
-		    pv_grow(&t->names, &t->capnames, t->nnames + len, 1) < 0) {
-			fclose(f);
-			return pv_oom();
-		}
-		memcpy(t->names + t->nnames, name, len);
-		t->v[t->n++] = (struct ksym){ addr, t->nnames };
-		t->nnames += len;
+	if (fd < 0 || !buf) {
+		ret = fd < 0 ? 1 : pv_oom();
+		goto out;
 	}
-	fclose(f);
-	t->hidden = any > 0 && t->n == 0;
-	qsort(t->v, t->n, sizeof *t->v, ksym_cmp);
-	return 0;
+	for (;;) {
+		ssize_t r = read(fd, buf + have, cap - have);
+		size_t used = 0;
+		char *nl;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			/* the last line, without its newline */
+			if (have && ktable_line(t, buf, have) < 0)
+				ret = -1;
+			break;
+		}
+		have += (size_t)r;
+		while ((nl = memchr(buf + used, '\n', have - used)) != NULL) {
+			if (ktable_line(t, buf + used, (size_t)(nl - buf - used)) < 0) {
+				ret = -1;
+				goto out;
+			}
+			used = (size_t)(nl - buf) + 1;
+		}
+		if (used == 0 && have == cap)
+			used = have; /* a line longer than the buffer: dropped */
+		memmove(buf, buf + used, have - used);
+		have -= used;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	t->hidden = t->any > 0 && t->n == 0;
+	if (ret == 0 && t->unsorted)
+		qsort(t->v, t->n, sizeof *t->v, ksym_cmp);
+	return ret;
 }
 
 /* The symbol at or below addr, or NULL. */
