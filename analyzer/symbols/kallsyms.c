@@ -3,11 +3,14 @@
  * The table lists every kernel symbol with its address on this boot (KASLR
  * moves the kernel at every boot), not sorted; the text symbols are read
  * once, sorted, and each kernel location finds the one at or below it by
- * binary search.  A trace of another boot, or a table whose addresses are
+ * binary search.  The kernel's own are kept for the next run of the same
+ * boot (kcache.h), which reads the table only for an address they do not
+ * cover.  A trace of another boot, or a table whose addresses are
  * hidden (all zero), leaves the addresses as they are.
  */
 #include "kallsyms.h"
 #include "error.h"
+#include "kcache.h"
 #include "util.h"
 
 #include <errno.h>
@@ -19,13 +22,8 @@
 #include <string.h>
 #include <unistd.h>
 
-struct ksym {
-	uint64_t addr;
-	size_t name;               /* offset into names */
-};
-
 struct ktable {
-	struct ksym *v;
+	struct kcache_sym *v;
 	size_t n, cap;
 	char *names;
 	size_t nnames, capnames;
@@ -38,7 +36,7 @@ struct ktable {
 
 static int ksym_cmp(const void *a, const void *b)
 {
-	const struct ksym *x = a, *y = b;
+	const struct kcache_sym *x = a, *y = b;
 
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
@@ -102,6 +100,12 @@ static int ktable_line(struct ktable *t, const char *line, size_t len)
 	if ((type != 't' && type != 'T' && type != 'w' && type != 'W') || addr == 0)
 		return 0;
 	n = (size_t)(p - name) < 255 ? (size_t)(p - name) : 255;
+	if (t->nnames + n + 1 > UINT32_MAX)
+		return 1;
+	/* then "\t[module]" for a symbol not of the kernel's own */
+	const char *rest = p;
+	while (rest < end && is_blank(*rest))
+		rest++;
 	if (pv_grow(&t->v, &t->cap, t->n + 1, sizeof *t->v) < 0 ||
 	    pv_grow(&t->names, &t->capnames, t->nnames + n + 1, 1) < 0)
 		return pv_oom();
@@ -109,7 +113,7 @@ static int ktable_line(struct ktable *t, const char *line, size_t len)
 		t->unsorted = true;
 	memcpy(t->names + t->nnames, name, n);
 	t->names[t->nnames + n] = '\0';
-	t->v[t->n++] = (struct ksym){ addr, t->nnames };
+	t->v[t->n++] = (struct kcache_sym){ addr, (uint32_t)t->nnames, rest < end && *rest == '[' };
 	t->nnames += n + 1;
 	return 0;
 }
@@ -210,9 +214,47 @@ static int name_location(struct pv_profile *p, uint32_t li, const char *fn_name)
 	return pv_set_lines(p, li, &line, 1);
 }
 
+/* Is location i a kernel location of boot here that is to be named from
+ * the table? */
+static bool to_look_up(const struct pv_profile *p, size_t i, const char *here)
+{
+	const struct pv_location *l = &p->locations[i];
+
+	return !l->nlines && pv_location_is_kernel(p, (uint32_t)i) && l->address != 0 && here[0] &&
+	       strcmp(pv_str(p, p->mappings[l->mapping].build_id), here) == 0;
+}
+
+/* The symbols for the addresses of p to look up (to_look_up): from the
+ * file of this boot when it covers them all, else from the table read now
+ * (and its kernel's own kept for the next time).  What ktable_read
+ * returns. */
+static int ktable_get(struct ktable *t, struct kcache **cache, const struct pv_profile *p,
+		      const char *path, const char *here)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	int r;
+
+	for (size_t i = 0; i < p->nlocations; i++)
+		if (to_look_up(p, i, here)) {
+			uint64_t a = p->locations[i].address;
+			lo = a < lo ? a : lo;
+			hi = a > hi ? a : hi;
+		}
+	*cache = kcache_open(here);
+	if (kcache_covers(*cache, lo, hi))
+		return 0;
+	kcache_close(*cache);
+	*cache = NULL;
+	r = ktable_read(t, path);
+	if (r == 0 && !t->hidden && t->n)
+		kcache_save(here, t->v, t->n, t->names, t->nnames);
+	return r;
+}
+
 int pv_symbolize_kernel(struct pv_profile *p, const char *kallsyms, const char *boot_id, bool quiet)
 {
 	struct ktable t = { 0 };
+	struct kcache *cache = NULL;
 	char here[64];
 	bool loaded = false, said = false;
 	int ret = -1;
@@ -234,12 +276,12 @@ int pv_symbolize_kernel(struct pv_profile *p, const char *kallsyms, const char *
 		m = &p->mappings[l->mapping];
 		same_boot = here[0] && strcmp(pv_str(p, m->build_id), here) == 0;
 		if (same_boot && !loaded) {
-			int r = ktable_read(&t, kallsyms ? kallsyms : "/proc/kallsyms");
+			int r = ktable_get(&t, &cache, p, kallsyms ? kallsyms : "/proc/kallsyms", here);
 
 			if (r < 0)
 				goto out;
 			loaded = true;
-			if (!quiet && (r > 0 || t.hidden || t.n == 0)) {
+			if (!quiet && !cache && (r > 0 || t.hidden || t.n == 0)) {
 				pv_warn("%s: kernel frames show as addresses (%s)",
 					kallsyms ? kallsyms : "/proc/kallsyms",
 					r > 0 ? "cannot read it"
@@ -253,7 +295,7 @@ int pv_symbolize_kernel(struct pv_profile *p, const char *kallsyms, const char *
 			said = true;
 		}
 		if (same_boot)
-			name = ktable_find(&t, l->address);
+			name = cache ? kcache_find(cache, l->address) : ktable_find(&t, l->address);
 		if (name) {
 			if (name_location(p, (uint32_t)i, name) < 0)
 				goto out;
@@ -267,6 +309,7 @@ int pv_symbolize_kernel(struct pv_profile *p, const char *kallsyms, const char *
 	}
 	ret = 0;
 out:
+	kcache_close(cache);
 	free(t.v);
 	free(t.names);
 	return ret;

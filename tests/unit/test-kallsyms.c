@@ -11,6 +11,15 @@
  * and below the first, must get what the reference finds: the text symbol
  * at or below it, its name cut at 255 bytes, or "[kernel.kallsyms]+0x..."
  * when there is none.
+ *
+ * The kernel's own symbols kept for the next run of the same boot
+ * (kcache.h): a table in the kernel's layout (its own symbols sorted, then
+ * modules' above them) read once leaves the file; read again after its
+ * names changed, the addresses the file covers get the first names (the
+ * file was used), an address in a module gets the new names for all (the
+ * table was read), as does a damaged file; with PROFVIEW_CACHE=off no
+ * file is written.  /proc/kallsyms is checked twice: read, then from the
+ * file.
  */
 #include "check.h"
 #include "error.h"
@@ -21,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct sym {
@@ -180,6 +190,78 @@ static void test_generated(const char *dir, bool shuffled)
 	free(syms);
 }
 
+/* Write a table in the kernel's layout: n symbols of the kernel's own,
+ * sorted, their names prefixed, then 100 of a module's, above them. */
+static struct sym *kernel_like(const char *path, size_t n, const char *prefix)
+{
+	struct sym *syms = calloc(n + 100, sizeof *syms);
+	FILE *f = fopen(path, "w");
+
+	for (size_t i = 0; i < n + 100; i++) {
+		struct sym *s = &syms[i];
+		s->addr = i < n ? 0xffffffff81000000ull + 32 * i : 0xffffffffc0000000ull + 64 * (i - n);
+		s->type = "tTdT"[i % 4];
+		s->order = i;
+		snprintf(s->name, sizeof s->name, "%s%zu", prefix, i);
+		fprintf(f, "%016" PRIx64 " %c %s%s\n", s->addr, s->type, s->name, i < n ? "" : "\t[mod]");
+	}
+	fclose(f);
+	return syms;
+}
+
+static bool exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+static void test_cache(const char *dir)
+{
+	enum { N = 20000 };
+	char path[512], bootfile[512], cache[600];
+	struct sym *old, *new, *so, *sn;
+	size_t nto, ntn, na;
+	uint64_t *addrs;
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/kallsyms-cache", dir);
+	snprintf(bootfile, sizeof bootfile, "%s/boot_id2", dir);
+	snprintf(cache, sizeof cache, "%s/cache/profview/kernel-cafe-1.syms", dir);
+	f = fopen(bootfile, "w");
+	fputs("cafe-1\n", f);
+	fclose(f);
+	old = kernel_like(path, N, "old_");
+	so = text_sorted(old, N + 100, &nto);
+	/* the addresses of the kernel's own, but the last: the file's */
+	addrs = probe_addrs(so, nto, 3, &na);
+	na = 0;
+	for (size_t i = 0; i < nto && so[i].addr < so[nto - 101].addr; i += 3) {
+		addrs[na++] = so[i].addr;
+		addrs[na++] = so[i].addr + 5;
+	}
+	check_names(path, bootfile, "cafe-1", so, nto, addrs, na);
+	CHECK(exists(cache));
+	new = kernel_like(path, N, "new_");
+	sn = text_sorted(new, N + 100, &ntn);
+	check_names(path, bootfile, "cafe-1", so, nto, addrs, na);
+	addrs[na++] = 0xffffffffc0000000ull + 64 * 3 + 1; /* in the module */
+	check_names(path, bootfile, "cafe-1", sn, ntn, addrs, na);
+	na--;
+	CHECK(truncate(cache, 100) == 0);
+	check_names(path, bootfile, "cafe-1", sn, ntn, addrs, na);
+	unlink(cache);
+	setenv("PROFVIEW_CACHE", "off", 1);
+	check_names(path, bootfile, "cafe-1", sn, ntn, addrs, na);
+	CHECK(!exists(cache));
+	unsetenv("PROFVIEW_CACHE");
+	free(addrs);
+	free(old);
+	free(new);
+	free(so);
+	free(sn);
+}
+
 /* This machine's table, read with stdio and sscanf. */
 static void test_proc(void)
 {
@@ -213,6 +295,9 @@ static void test_proc(void)
 	}
 	addrs = probe_addrs(sorted, nt, 7, &na);
 	check_names(NULL, NULL, boot, sorted, nt, addrs, na);
+	/* again, from the file the first read left (an address below the
+	 * kernel's own is not the file's: not asked now) */
+	check_names(NULL, NULL, boot, sorted, nt, addrs + 1, na - 1);
 	fprintf(stderr, "/proc/kallsyms: %zu text symbols, %zu addresses checked\n", nt, na);
 	free(addrs);
 	free(sorted);
@@ -237,8 +322,12 @@ int main(void)
 	f = fopen(bootfile, "w");
 	fputs("testboot\n", f);
 	fclose(f);
+	char cachedir[600];
+	snprintf(cachedir, sizeof cachedir, "%s/cache", dir);
+	setenv("XDG_CACHE_HOME", cachedir, 1);
 	test_generated(dir, false);
 	test_generated(dir, true);
+	test_cache(dir);
 	test_proc();
 	char cmd[700];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
