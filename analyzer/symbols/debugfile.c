@@ -1,5 +1,5 @@
 /* debugfile.c - decompress a debug file's sections into a memfd, on two
- * threads (see debugfile.h)
+ * threads, only as much as is needed (see debugfile.h)
  *
  * The copy keeps the original's layout rules: the ELF header first, the
  * program headers where they were (they are only read for their values),
@@ -11,6 +11,7 @@
  * file is mapped here.
  */
 #include "debugfile.h"
+#include "debugtrim.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -27,11 +28,34 @@
 #include <zlib.h>
 
 #define CHUNK (256 * 1024)
+#define WHOLE UINT64_MAX
+/* The most of a section read into memory to decide what to copy. */
+#define MAX_IN_MEMORY ((uint64_t)64 << 20)
 
 struct piece {
 	uint64_t in_off, in_size;    /* in the original */
 	uint64_t out_off, out_size;  /* in the copy */
 	bool inflate;
+	const unsigned char *mem;    /* its data, out_size bytes, already here; or NULL */
+	uint64_t unit_at;            /* .debug_info cut after the unit here; or WHOLE */
+	uint64_t until;              /* then the bytes of it the copy has; else 0 */
+	size_t sec;                  /* its section */
+};
+
+/* The sections a symbolizer never reads: location lists, macros, the
+ * lookup tables for debuggers.  The copy has them as SHT_NOBITS. */
+static const char *const unread[] = {
+	".debug_loc", ".debug_loclists", ".debug_macro", ".debug_macinfo", ".debug_pubnames",
+	".debug_pubtypes", ".debug_gnu_pubnames", ".debug_gnu_pubtypes",
+};
+
+/* What of the file the addresses need (debugtrim.h). */
+struct trim {
+	bool on;
+	size_t info, aranges, abbrev;  /* their sections */
+	unsigned char *aranges_data, *abbrev_data;
+	size_t aranges_size, abbrev_size;
+	uint64_t last_unit;
 };
 
 struct job {
@@ -75,14 +99,33 @@ static bool write_all(int fd, const void *buf, size_t len, uint64_t off)
 	return true;
 }
 
+/* Has a cut .debug_info piece, done bytes of it written, all it needs?
+ * Its length is known once its last unit's header is there. */
+static bool cut_reached(const struct job *j, struct piece *p, uint64_t done)
+{
+	unsigned char hdr[12];
+
+	if (p->unit_at == WHOLE)
+		return false;
+	if (p->until == 0 && done >= p->unit_at + sizeof hdr) {
+		uint64_t size = 0;
+		if (read_all(j->out, hdr, sizeof hdr, p->out_off + p->unit_at))
+			size = debugtrim_unit_size(hdr);
+		p->until = size && size <= p->out_size - p->unit_at ? p->unit_at + size : p->out_size;
+	}
+	return p->until && done >= p->until;
+}
+
 /* Copy or inflate one piece; false when it cannot be. */
-static bool do_piece(const struct job *j, const struct piece *p, unsigned char *in,
-		     unsigned char *out)
+static bool do_piece(const struct job *j, struct piece *p, unsigned char *in, unsigned char *out)
 {
 	uint64_t done = 0, at = p->in_off, left = p->in_size;
 	z_stream z = { 0 };
 	int zr = Z_OK;
+	bool cut = false;
 
+	if (p->mem)
+		return write_all(j->out, p->mem, p->out_size, p->out_off);
 	if (!p->inflate) {
 		while (left) {
 			size_t n = left < CHUNK ? (size_t)left : CHUNK;
@@ -115,11 +158,13 @@ static bool do_piece(const struct job *j, const struct piece *p, unsigned char *
 		if (got > p->out_size - done || !write_all(j->out, out, got, p->out_off + done))
 			break;
 		done += got;
+		if ((cut = cut_reached(j, p, done)))
+			break;
 		if (zr == Z_OK && got == 0 && z.avail_in == 0 && !left)
 			break; /* the input ended before the stream */
 	}
 	inflateEnd(&z);
-	return zr == Z_STREAM_END && done == p->out_size;
+	return cut || (zr == Z_STREAM_END && done == p->out_size);
 }
 
 static void *worker(void *arg)
@@ -156,10 +201,39 @@ static uint64_t align_up(uint64_t v, uint64_t a)
 	return a > 1 ? (v + a - 1) / a * a : v;
 }
 
+/* Is section s one of those a symbolizer never reads (unread[])? */
+static bool is_unread(const char *names, size_t nnames, const Elf64_Shdr *s)
+{
+	if (!names || s->sh_name >= nnames)
+		return false;
+	for (size_t k = 0; k < sizeof unread / sizeof *unread; k++)
+		if (strcmp(names + s->sh_name, unread[k]) == 0)
+			return true;
+	return false;
+}
+
+/* The piece of section i as the trim has it, when it has one. */
+static bool trimmed_piece(const struct trim *t, size_t i, struct piece *p)
+{
+	if (!t->on)
+		return false;
+	if (i == t->aranges || i == t->abbrev) {
+		p->inflate = false;
+		p->mem = i == t->aranges ? t->aranges_data : t->abbrev_data;
+		p->out_size = i == t->aranges ? t->aranges_size : t->abbrev_size;
+		return true;
+	}
+	if (i == t->info)
+		p->unit_at = t->last_unit;
+	return false;
+}
+
 /* The new section headers and the pieces to copy; the copy's size in
- * *total, or false when this file is not one to decompress here. */
+ * *total, or false when this file is not one to decompress here.  names:
+ * the section names (nnames bytes), or NULL. */
 static bool plan(int fd, const Elf64_Ehdr *eh, uint64_t fsize, Elf64_Shdr *sh,
-		 struct piece *pieces, size_t *npieces, uint64_t *total)
+		 const char *names, size_t nnames, const struct trim *t, struct piece *pieces,
+		 size_t *npieces, uint64_t *total)
 {
 	uint64_t off = sizeof *eh;
 	bool any = false;
@@ -169,7 +243,12 @@ static bool plan(int fd, const Elf64_Ehdr *eh, uint64_t fsize, Elf64_Shdr *sh,
 	*npieces = 0;
 	for (size_t i = 0; i < eh->e_shnum; i++) {
 		Elf64_Shdr *s = &sh[i];
-		struct piece p = { s->sh_offset, s->sh_size, 0, s->sh_size, false };
+		struct piece p = { s->sh_offset, s->sh_size, 0, s->sh_size, false, NULL, WHOLE, 0, i };
+		if (s->sh_type != SHT_NOBITS && s->sh_type != SHT_NULL && is_unread(names, nnames, s)) {
+			s->sh_type = SHT_NOBITS;
+			s->sh_flags &= ~(uint64_t)SHF_COMPRESSED;
+			any = true;
+		}
 		if (s->sh_type == SHT_NOBITS || s->sh_type == SHT_NULL || s->sh_size == 0) {
 			s->sh_offset = s->sh_type == SHT_NULL ? 0 : align_up(off, s->sh_addralign);
 			continue;
@@ -184,12 +263,14 @@ static bool plan(int fd, const Elf64_Ehdr *eh, uint64_t fsize, Elf64_Shdr *sh,
 			    ch.ch_addralign > 65536)
 				return false; /* (no debug section is 64 GB) */
 			p = (struct piece){ s->sh_offset + sizeof ch, s->sh_size - sizeof ch, 0, ch.ch_size,
-					    true };
+					    true, NULL, WHOLE, 0, i };
 			s->sh_flags &= ~(uint64_t)SHF_COMPRESSED;
 			s->sh_size = ch.ch_size;
 			s->sh_addralign = ch.ch_addralign;
 			any = true;
 		}
+		if (trimmed_piece(t, i, &p))
+			s->sh_size = p.out_size;
 		off = align_up(off, s->sh_addralign);
 		s->sh_offset = off;
 		p.out_off = off;
@@ -220,8 +301,7 @@ static bool write_copy(int fd, int out, Elf64_Ehdr *eh, Elf64_Shdr *sh, struct p
 			return false;
 	}
 	eh->e_shoff = shoff;
-	if (!write_all(out, eh, sizeof *eh, 0) ||
-	    !write_all(out, sh, (size_t)eh->e_shnum * sizeof *sh, shoff))
+	if (!write_all(out, eh, sizeof *eh, 0))
 		return false;
 	qsort(pieces, npieces, sizeof *pieces, cmp_piece);
 	pthread_mutex_init(&j.lock, NULL);
@@ -230,7 +310,117 @@ static bool write_copy(int fd, int out, Elf64_Ehdr *eh, Elf64_Shdr *sh, struct p
 	if (helping)
 		pthread_join(helper, NULL);
 	pthread_mutex_destroy(&j.lock);
-	return !j.failed;
+	/* a cut .debug_info ends after its last unit: the rest of its room
+	 * in the copy was never written */
+	for (size_t i = 0; i < npieces; i++)
+		if (pieces[i].unit_at != WHOLE && pieces[i].until)
+			sh[pieces[i].sec].sh_size = pieces[i].until;
+	return !j.failed && write_all(out, sh, (size_t)eh->e_shnum * sizeof *sh, shoff);
+}
+
+/* The data of section s, decompressed, in memory (malloc'd, *size bytes);
+ * NULL when it cannot be read or is bigger than MAX_IN_MEMORY. */
+static unsigned char *section_bytes(int fd, const Elf64_Shdr *s, uint64_t fsize, size_t *size)
+{
+	unsigned char *buf = NULL, *in = NULL;
+	Elf64_Chdr ch;
+	z_stream z = { 0 };
+	bool ok = false;
+
+	if (s->sh_type == SHT_NOBITS || s->sh_offset > fsize || s->sh_size > fsize - s->sh_offset ||
+	    s->sh_size > MAX_IN_MEMORY)
+		return NULL;
+	if (!(s->sh_flags & SHF_COMPRESSED)) {
+		buf = malloc(s->sh_size ? s->sh_size : 1);
+		*size = s->sh_size;
+		if (buf && read_all(fd, buf, s->sh_size, s->sh_offset))
+			return buf;
+		free(buf);
+		return NULL;
+	}
+	if (s->sh_size < sizeof ch || !read_all(fd, &ch, sizeof ch, s->sh_offset) ||
+	    ch.ch_type != ELFCOMPRESS_ZLIB || ch.ch_size > MAX_IN_MEMORY)
+		return NULL;
+	buf = malloc(ch.ch_size ? ch.ch_size : 1);
+	in = malloc(s->sh_size - sizeof ch);
+	if (buf && in && read_all(fd, in, s->sh_size - sizeof ch, s->sh_offset + sizeof ch) &&
+	    inflateInit(&z) == Z_OK) {
+		z.next_in = in;
+		z.avail_in = (uInt)(s->sh_size - sizeof ch);
+		z.next_out = buf;
+		z.avail_out = (uInt)ch.ch_size;
+		ok = inflate(&z, Z_FINISH) == Z_STREAM_END && z.avail_out == 0;
+		inflateEnd(&z);
+	}
+	free(in);
+	if (!ok) {
+		free(buf);
+		return NULL;
+	}
+	*size = ch.ch_size;
+	return buf;
+}
+
+/* The index of the section named name, or 0. */
+static size_t section_named(const Elf64_Ehdr *eh, const Elf64_Shdr *sh, const char *names,
+			    size_t nnames, const char *name)
+{
+	for (size_t i = 1; i < eh->e_shnum; i++)
+		if (sh[i].sh_name < nnames && strcmp(names + sh[i].sh_name, name) == 0)
+			return i;
+	return 0;
+}
+
+/* The trim for addresses addrs[0..n) (sorted), when this file allows one
+ * (debugtrim.h); t->on false otherwise. */
+static void plan_trim(int fd, const Elf64_Ehdr *eh, const Elf64_Shdr *sh, uint64_t fsize,
+		      const char *names, size_t nnames, const uint64_t *addrs, size_t n,
+		      struct trim *t)
+{
+	*t = (struct trim){ 0 };
+	if (!names || !n)
+		return;
+	t->info = section_named(eh, sh, names, nnames, ".debug_info");
+	t->aranges = section_named(eh, sh, names, nnames, ".debug_aranges");
+	t->abbrev = section_named(eh, sh, names, nnames, ".debug_abbrev");
+	if (!t->info || !t->aranges || !t->abbrev ||
+	    section_named(eh, sh, names, nnames, ".debug_types") ||
+	    !(sh[t->info].sh_flags & SHF_COMPRESSED))
+		return;
+	t->abbrev_data = section_bytes(fd, &sh[t->abbrev], fsize, &t->abbrev_size);
+	if (!t->abbrev_data || !debugtrim_units_self_contained(t->abbrev_data, t->abbrev_size))
+		goto no;
+	t->aranges_data = section_bytes(fd, &sh[t->aranges], fsize, &t->aranges_size);
+	if (!t->aranges_data ||
+	    !debugtrim_aranges(t->aranges_data, &t->aranges_size, addrs, n, &t->last_unit))
+		goto no;
+	t->on = true;
+	return;
+no:
+	free(t->abbrev_data);
+	free(t->aranges_data);
+	*t = (struct trim){ 0 };
+}
+
+/* The section names of the file (its section name table, malloc'd,
+ * *nnames bytes, the last a NUL), or NULL. */
+static char *section_names(int fd, const Elf64_Ehdr *eh, const Elf64_Shdr *sh, uint64_t fsize,
+			   size_t *nnames)
+{
+	const Elf64_Shdr *s = &sh[eh->e_shstrndx];
+	char *names;
+
+	if (s->sh_type != SHT_STRTAB || (s->sh_flags & SHF_COMPRESSED) || s->sh_size == 0 ||
+	    s->sh_size > (1 << 20) || s->sh_offset > fsize || s->sh_size > fsize - s->sh_offset)
+		return NULL;
+	names = malloc(s->sh_size);
+	if (!names || !read_all(fd, names, s->sh_size, s->sh_offset) ||
+	    names[s->sh_size - 1] != '\0') {
+		free(names);
+		return NULL;
+	}
+	*nnames = s->sh_size;
+	return names;
 }
 
 /* Does a note section of the file hold the build-id id[0..len)? */
@@ -260,12 +450,15 @@ static bool has_build_id(int fd, const Elf64_Shdr *sh, size_t nsh, const unsigne
 	return false;
 }
 
-int debugfile_decompressed(int fd, const unsigned char *id, size_t len)
+int debugfile_decompressed(int fd, const unsigned char *id, size_t len, const uint64_t *addrs,
+			   size_t naddrs)
 {
 	Elf64_Ehdr eh;
 	Elf64_Shdr *sh = NULL;
 	struct piece *pieces = NULL;
-	size_t npieces;
+	struct trim trim = { 0 };
+	char *names = NULL;
+	size_t npieces, nnames = 0;
 	uint64_t total;
 	struct stat st;
 	int out = -1;
@@ -281,8 +474,11 @@ int debugfile_decompressed(int fd, const unsigned char *id, size_t len)
 	sh = malloc(eh.e_shnum * sizeof *sh);
 	pieces = malloc(eh.e_shnum * sizeof *pieces);
 	if (!sh || !pieces || !read_all(fd, sh, eh.e_shnum * sizeof *sh, eh.e_shoff) ||
-	    (id && !has_build_id(fd, sh, eh.e_shnum, id, len)) ||
-	    !plan(fd, &eh, (uint64_t)st.st_size, sh, pieces, &npieces, &total))
+	    (id && !has_build_id(fd, sh, eh.e_shnum, id, len)))
+		goto out;
+	names = section_names(fd, &eh, sh, (uint64_t)st.st_size, &nnames);
+	plan_trim(fd, &eh, sh, (uint64_t)st.st_size, names, nnames, addrs, naddrs, &trim);
+	if (!plan(fd, &eh, (uint64_t)st.st_size, sh, names, nnames, &trim, pieces, &npieces, &total))
 		goto out;
 	out = memfd_create("profview-debuginfo", MFD_CLOEXEC);
 	if (out >= 0 && !write_copy(fd, out, &eh, sh, pieces, npieces, total)) {
@@ -292,10 +488,14 @@ int debugfile_decompressed(int fd, const unsigned char *id, size_t len)
 out:
 	free(sh);
 	free(pieces);
+	free(names);
+	free(trim.abbrev_data);
+	free(trim.aranges_data);
 	return out;
 }
 
-int debugfile_by_build_id(const unsigned char *id, size_t len, char **path)
+int debugfile_by_build_id(const unsigned char *id, size_t len, const uint64_t *addrs,
+			  size_t naddrs, char **path)
 {
 	char name[sizeof "/usr/lib/debug/.build-id//.debug" + 2 * 64 + 1];
 	size_t o;
@@ -311,7 +511,7 @@ int debugfile_by_build_id(const unsigned char *id, size_t len, char **path)
 	fd = open(name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return -1;
-	copy = debugfile_decompressed(fd, id, len);
+	copy = debugfile_decompressed(fd, id, len, addrs, naddrs);
 	close(fd);
 	if (copy >= 0 && !(*path = strdup(name))) {
 		close(copy);

@@ -22,6 +22,7 @@ enum module_state {
 };
 
 struct module {
+	struct pv_modules *ms; /* its table */
 	char *path;            /* as the profile names it ("[vdso]" for the vDSO) */
 	enum module_state state;
 	int fd;                /* opened and read, not yet handed to libdwfl; or -1 */
@@ -49,10 +50,62 @@ struct pv_modules {
 	size_t nmappings;
 };
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The ELF virtual addresses of the locations of the table's profile in
+ * m's file (sorted, each once: the addresses its DWARF will be asked
+ * about, modules_use_profile), *n of them; NULL when there is no profile
+ * yet (the unwinder's time), none is in the file, or out of memory: any
+ * address may be asked. */
+static uint64_t *module_wanted(const struct module *m, size_t *n)
+{
+	const struct pv_modules *ms = m->ms;
+	const struct pv_profile *p = ms->p;
+	uint64_t *v;
+	size_t k = 0;
+
+	*n = 0;
+	if (!p || !p->nlocations || !(v = malloc(p->nlocations * sizeof *v)))
+		return NULL;
+	for (size_t i = 0; i < p->nlocations; i++) {
+		const struct pv_location *l = &p->locations[i];
+		const struct pv_mapping *map;
+		uint64_t off;
+		if (l->mapping == PV_NONE || l->mapping >= ms->nmappings ||
+		    ms->mod_of_mapping[l->mapping] == PV_NONE ||
+		    ms->mods[ms->mod_of_mapping[l->mapping]] != m)
+			continue;
+		map = &p->mappings[l->mapping];
+		off = l->address - map->start + map->offset;
+		for (size_t j = 0; j < m->nloads; j++) {
+			const GElf_Phdr *ph = &m->loads[j];
+			if (off >= ph->p_offset && off < ph->p_offset + ph->p_filesz) {
+				v[k++] = off - ph->p_offset + ph->p_vaddr;
+				break;
+			}
+		}
+	}
+	qsort(v, k, sizeof *v, cmp_u64);
+	for (size_t i = 0; i < k; i++)
+		if (*n == 0 || v[*n - 1] != v[i])
+			v[(*n)++] = v[i];
+	if (*n == 0) {
+		free(v);
+		return NULL;
+	}
+	return v;
+}
+
 /* The standard search, but a separate debug file with compressed sections
  * found in its first place (by build-id, debugfile.h) is given to libdwfl
- * decompressed, unless PROFVIEW_SYMBOLIZE=serial asks for libdw to
- * decompress it on the one thread.  (libdwfl's own search by build-id
+ * decompressed (as much of it as the profile's addresses in the module
+ * need, once there is a profile), unless PROFVIEW_SYMBOLIZE=serial asks
+ * for libdw to decompress all of it on the one thread.  (libdwfl's own search by build-id
  * keeps the file it opened whatever the callback returns: it is asked
  * only when that place has no such file.)  The symbolizer's two threads
  * may ask at once: libdwfl's search, which may start and use the Dwfl's
@@ -70,7 +123,11 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	int fd;
 
 	if (len > 0 && !(how && strcmp(how, "serial") == 0)) {
-		fd = debugfile_by_build_id(id, (size_t)len, debuginfo_file_name);
+		const struct module *m = *userdata;
+		size_t n = 0;
+		uint64_t *want = m ? module_wanted(m, &n) : NULL;
+		fd = debugfile_by_build_id(id, (size_t)len, want, n, debuginfo_file_name);
+		free(want);
 		if (fd >= 0)
 			return fd;
 	}
@@ -134,6 +191,7 @@ static uint32_t module_index(struct pv_modules *ms, const char *path)
 		return PV_NONE;
 	}
 	m->fd = -1;
+	m->ms = ms;
 	ms->mods[ms->nmods] = m;
 	return (uint32_t)ms->nmods++;
 }
@@ -245,6 +303,10 @@ static bool module_report(struct pv_modules *ms, struct module *m, const struct 
 		close(fd);
 		return false;
 	}
+	/* the module's userdata, for find_debuginfo */
+	void **ud;
+	if (dwfl_module_info(m->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL))
+		*ud = m;
 	return true;
 }
 

@@ -19,7 +19,11 @@
  * thread takes modules from the end of the list while this one takes them
  * from the start, each with its own caches.  PROFVIEW_SYMBOLIZE=serial
  * reads them all on one thread; so does a session that may ask debuginfod
- * (DEBUGINFOD_URLS set), whose client is the Dwfl's, one for both.
+ * (DEBUGINFOD_URLS set), whose client is the Dwfl's, one for both.  A
+ * module read, the pages of its files that libdw touched are given back
+ * (MADV_DONTNEED on libelf's private mapping of the file: the strings the
+ * second pass reads come back from the page cache), so that the peak
+ * holds the modules being read, not all of them.
  */
 #include "symbolize.h"
 #include "cxxname.h"
@@ -41,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define MAX_LINES 64 /* lines kept a location */
 
@@ -657,6 +662,59 @@ static struct job *take(struct split *sp, int who)
 	return j;
 }
 
+/* Is [lo, hi) inside one mapping of a file (an inode: a file's, a
+ * memfd's), by /proc/self/maps? */
+static bool file_mapped(uintptr_t lo, uintptr_t hi)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof line, f)) {
+		unsigned long a, b, ino;
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %lu", &a, &b, &ino) == 3 && a <= lo && hi <= b)
+			found = ino != 0;
+	}
+	fclose(f);
+	return found;
+}
+
+/* Give back the pages of e's file read so far: what is read of it again
+ * (the second pass's names) comes back from the file.  Only a file libelf
+ * mapped, and not an ET_REL one, which libdwfl relocates in place. */
+static void release_elf(Elf *e)
+{
+	GElf_Ehdr eh;
+	size_t size;
+	char *base;
+	uintptr_t lo, hi;
+
+	if (!e || elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh) || eh.e_type == ET_REL ||
+	    !(base = elf_rawfile(e, &size)) || size == 0)
+		return;
+	lo = ((uintptr_t)base + 4095) & ~(uintptr_t)4095;
+	hi = ((uintptr_t)base + size) & ~(uintptr_t)4095;
+	if (hi > lo && file_mapped(lo, hi))
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
+/* After a module's first pass: its files' pages given back, so that the
+ * two readers' modules do not all stay in memory at once. */
+static void release_module(Dwfl_Module *mod)
+{
+	GElf_Addr bias;
+	Dwarf_Addr dbias;
+	Elf *main = dwfl_module_getelf(mod, &bias);
+	Dwarf *dw = dwfl_module_getdwarf(mod, &dbias);
+	Elf *debug = dw ? dwarf_getelf(dw) : NULL;
+
+	release_elf(main);
+	if (debug != main)
+		release_elf(debug);
+}
+
 /* Reader who's first pass, module by module, until none is left. */
 static void read_jobs(struct split *sp, int who)
 {
@@ -676,6 +734,7 @@ static void read_jobs(struct split *sp, int who)
 				break;
 			}
 		}
+		release_module(j->mod);
 	}
 }
 

@@ -91,5 +91,14 @@ check perf --engine=perf -F 250
 if [ "$(cat /proc/sys/kernel/kptr_restrict 2>/dev/null || echo 2)" = 0 ] || [ "$(id -u)" = 0 ]; then
 	grep -q 'touch_pages @0x[0-9a-f]*;[a-z_]*page_fault @0xffff' perf.folded ||
 		fail "perf: no named page fault frames on top of touch_pages"
+	# the kernel's own symbols were kept for this boot: a second report
+	# names the frames from that file, the same, and without it again
+	ls "$XDG_CACHE_HOME"/profview/kernel-*.syms >/dev/null 2>&1 ||
+		fail "perf: no file of the kernel's symbols under $XDG_CACHE_HOME/profview"
+	"$PROFVIEW" --folded --addresses perf.raw >perf.again 2>&1 || fail "profview --folded failed again"
+	cmp -s perf.folded perf.again || fail "perf: the kernel's frames named otherwise from the kept symbols"
+	PROFVIEW_CACHE=off "$PROFVIEW" --folded --addresses perf.raw >perf.off 2>&1 ||
+		fail "profview --folded failed with PROFVIEW_CACHE=off"
+	cmp -s perf.folded perf.off || fail "perf: the kernel's frames named otherwise with PROFVIEW_CACHE=off"
 fi
 exit 0

@@ -14,6 +14,9 @@ e2e_init() {
 	# (Not under set +e, where a test looks at the status itself.  The trap
 	# sets no variable: a test's own would be overwritten.)
 	trap 'case $- in *e*) echo "FAIL: ${0##*/}: line $LINENO: a command failed (status $?)" >&2 ;; esac' ERR
+	# profview keeps the kernel's symbols of this boot in a cache: the
+	# test's own, not the user's
+	export XDG_CACHE_HOME="$WORK/cache"
 	CC=${CC:-cc}
 	CXX=${CXX:-c++}
 	# collect-heap: meson says where; else next to collect-timer's build

@@ -2,7 +2,9 @@
 # The symbolizer reads the modules of a profile on two threads, each module
 # on one of them, and puts what they read in the profile in the locations'
 # order: every report must be the same, byte for byte, as when one thread
-# reads them all (PROFVIEW_SYMBOLIZE=serial).  Two programs whose samples
+# reads them all (PROFVIEW_SYMBOLIZE=serial), which also leaves a
+# compressed debug file to libdw, whole, where by default only what the
+# profile's addresses need of it is decompressed.  Two programs whose samples
 # are in several modules with debug info: sortcmp (its own code under
 # glibc's qsort, libc's DWARF from libc6-dbg when installed) and
 # plugin-host with the plugin it loads (three modules).

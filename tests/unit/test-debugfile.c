@@ -6,18 +6,33 @@
  * for where its section headers are, the same program headers, the same
  * sections in the same order with the same names, types, addresses and
  * links, none compressed, and each section's data is what libelf
- * decompresses of the original.  A copy asked for with another build-id
- * is refused.
+ * decompresses of the original, but for the sections no symbolizer reads
+ * (location lists, macros, debuggers' name tables), which are SHT_NOBITS.
+ * A copy asked for with another build-id is refused.
+ *
+ * A copy made for some addresses (every 40th function of the file's
+ * symbol table, then only those of its first fifth) gives, for each of
+ * them, what the whole copy gives: the unit, the scopes holding it (their
+ * DIE offsets, tags and names) and its line (file, line, column); and the
+ * copy for the first fifth has less of .debug_info than the whole.
  */
 #include "check.h"
 #include "debugfile.h"
 
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <unistd.h>
 
-static int files, sections, compressed;
+static int files, sections, compressed, trimmed;
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
 
 static void compare(const char *path, int copyfd)
 {
@@ -43,8 +58,17 @@ static void compare(const char *path, int copyfd)
 		Elf_Scn *sa = elf_getscn(a, i), *sb = elf_getscn(b, i);
 		GElf_Shdr x, y;
 		CHECK(gelf_getshdr(sa, &x) && gelf_getshdr(sb, &y));
-		CHECK(x.sh_name == y.sh_name && x.sh_type == y.sh_type && x.sh_addr == y.sh_addr &&
-		      x.sh_link == y.sh_link && x.sh_info == y.sh_info && x.sh_entsize == y.sh_entsize);
+		const char *name = elf_strptr(a, ea.e_shstrndx, x.sh_name);
+		bool unread = name && (strstr(name, ".debug_loc") == name ||
+				       strstr(name, ".debug_mac") == name ||
+				       strstr(name, "pubnames") || strstr(name, "pubtypes"));
+		CHECK(x.sh_name == y.sh_name && x.sh_addr == y.sh_addr && x.sh_link == y.sh_link &&
+		      x.sh_info == y.sh_info && x.sh_entsize == y.sh_entsize);
+		CHECK(unread ? y.sh_type == SHT_NOBITS : x.sh_type == y.sh_type);
+		if (unread) {
+			sections++;
+			continue;
+		}
 		CHECK(!(y.sh_flags & SHF_COMPRESSED));
 		CHECK((x.sh_flags & ~(GElf_Xword)SHF_COMPRESSED) == y.sh_flags);
 		if (x.sh_flags & SHF_COMPRESSED) {
@@ -69,6 +93,119 @@ out:
 		close(fd);
 }
 
+/* The function addresses of the file's symbol table, sorted, every
+ * step-th of them, *n in all. */
+static uint64_t *function_addrs(int fd, size_t step, size_t *n)
+{
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	Elf_Scn *scn = NULL;
+	uint64_t *v = NULL;
+	size_t k = 0, cap = 0;
+
+	*n = 0;
+	while (e && (scn = elf_nextscn(e, scn)) != NULL) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sizeof(Elf64_Sym); i++) {
+			GElf_Sym sym;
+			if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    sym.st_value == 0 || sym.st_shndx == SHN_UNDEF)
+				continue;
+			if (k == cap)
+				v = realloc(v, (cap = cap ? 2 * cap : 1024) * sizeof *v);
+			v[k++] = sym.st_value + sym.st_size / 2;
+		}
+	}
+	elf_end(e);
+	qsort(v, k, sizeof *v, cmp_u64);
+	for (size_t i = 0; i < k; i += step)
+		v[(*n)++] = v[i];
+	return v;
+}
+
+/* What dbg says of address a: the unit, the scopes, the line, as text. */
+static void describe(Dwarf *dbg, uint64_t a, char *out, size_t size)
+{
+	Dwarf_Die cu, *scopes = NULL;
+	size_t o = 0;
+	int n;
+
+	out[0] = '\0';
+	if (!dwarf_addrdie(dbg, a, &cu)) {
+		snprintf(out, size, "no unit");
+		return;
+	}
+	o += (size_t)snprintf(out + o, size - o, "unit %llx;", (unsigned long long)dwarf_dieoffset(&cu));
+	n = dwarf_getscopes(&cu, a, &scopes);
+	for (int i = 0; i < n && o < size; i++)
+		o += (size_t)snprintf(out + o, size - o, " %llx %x %s;",
+				      (unsigned long long)dwarf_dieoffset(&scopes[i]), dwarf_tag(&scopes[i]),
+				      dwarf_diename(&scopes[i]) ? dwarf_diename(&scopes[i]) : "-");
+	free(scopes);
+	Dwarf_Line *l = dwarf_getsrc_die(&cu, a);
+	int line = 0, col = 0;
+	if (l && o < size) {
+		dwarf_lineno(l, &line);
+		dwarf_linecol(l, &col);
+		snprintf(out + o, size - o, " %s:%d:%d", dwarf_linesrc(l, NULL, NULL), line, col);
+	}
+}
+
+static uint64_t info_size(int fd)
+{
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	uint64_t size = 0;
+
+	if (e && elf_getshdrstrndx(e, &shstrndx) == 0)
+		while ((scn = elf_nextscn(e, scn)) != NULL) {
+			GElf_Shdr sh;
+			const char *name;
+			if (gelf_getshdr(scn, &sh) && (name = elf_strptr(e, shstrndx, sh.sh_name)) &&
+			    strcmp(name, ".debug_info") == 0)
+				size = sh.sh_size;
+		}
+	elf_end(e);
+	return size;
+}
+
+/* The copy for addrs[0..n) against the whole copy wholefd. */
+static void compare_trimmed(const char *path, int wholefd, const uint64_t *addrs, size_t n,
+			    const unsigned char *id, size_t len, bool shorter)
+{
+	int in = open(path, O_RDONLY);
+	int fd = in >= 0 ? debugfile_decompressed(in, id, len, addrs, n) : -1;
+	Dwarf *whole = dwarf_begin(wholefd, DWARF_C_READ);
+	Dwarf *part = fd >= 0 ? dwarf_begin(fd, DWARF_C_READ) : NULL;
+	size_t differ = 0, units = 0;
+	char x[4096], y[4096];
+
+	CHECK(whole && part);
+	for (size_t i = 0; whole && part && i < n; i++) {
+		describe(whole, addrs[i], x, sizeof x);
+		describe(part, addrs[i], y, sizeof y);
+		units += strncmp(x, "unit", 4) == 0;
+		if (strcmp(x, y) != 0 && differ++ < 3)
+			fprintf(stderr, "0x%llx: whole '%.200s', trimmed '%.200s'\n",
+				(unsigned long long)addrs[i], x, y);
+	}
+	fprintf(stderr, "  %zu addresses (%zu in a unit), .debug_info %llu of %llu bytes\n", n, units,
+		(unsigned long long)info_size(fd), (unsigned long long)info_size(wholefd));
+	CHECK_EQ(differ, 0);
+	CHECK(units > n / 2);
+	if (shorter)
+		CHECK(info_size(fd) < info_size(wholefd));
+	dwarf_end(whole);
+	dwarf_end(part);
+	if (fd >= 0)
+		close(fd);
+	if (in >= 0)
+		close(in);
+}
+
 static int each(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr low, void *arg)
 {
 	const unsigned char *id;
@@ -81,17 +218,28 @@ static int each(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr low, v
 	(void)ud;
 	(void)low;
 	(void)arg;
-	if (len <= 0 || (fd = debugfile_by_build_id(id, (size_t)len, &path)) < 0)
+	if (len <= 0 || (fd = debugfile_by_build_id(id, (size_t)len, NULL, 0, &path)) < 0)
 		return DWARF_CB_OK;
 	fprintf(stderr, "%s: %s\n", name, path);
 	files++;
 	compare(path, fd);
+	int in = open(path, O_RDONLY);
+	size_t n;
+	uint64_t *addrs = in >= 0 ? function_addrs(in, 40, &n) : NULL;
+	if (in >= 0)
+		close(in);
+	if (addrs && n > 10) {
+		compare_trimmed(path, fd, addrs, n, id, (size_t)len, false);
+		compare_trimmed(path, fd, addrs, n / 5, id, (size_t)len, true);
+		trimmed++;
+	}
+	free(addrs);
 	close(fd);
 	/* the same file asked for with another build-id */
-	int in = open(path, O_RDONLY);
+	in = open(path, O_RDONLY);
 	memcpy(other, id, (size_t)len);
 	other[len - 1] ^= 1;
-	CHECK(in >= 0 && debugfile_decompressed(in, other, (size_t)len) < 0);
+	CHECK(in >= 0 && debugfile_decompressed(in, other, (size_t)len, NULL, 0) < 0);
 	if (in >= 0)
 		close(in);
 	free(path);
@@ -121,6 +269,7 @@ int main(void)
 		return 77;
 	}
 	CHECK(compressed > 0);
+	CHECK(trimmed > 0);
 	printf("%d checks, %d failed\n", check_count, check_failures);
 	return check_failures != 0;
 }
