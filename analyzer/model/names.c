@@ -350,15 +350,36 @@ static const char *const prefixes[] = {
 	"TLS wrapper function for ", "hidden alias for ",
 };
 
+/* A name longer than NAMES_MAX_SHOWN: its first bytes, to a character,
+ * and "...". */
+static char *cut_name(const char *name)
+{
+	size_t n = NAMES_MAX_SHOWN;
+	char *s;
+
+	while (n > 0 && ((unsigned char)name[n] & 0xc0) == 0x80)
+		n--;
+	if (!(s = malloc(n + 4))) {
+		pv_oom();
+		return NULL;
+	}
+	memcpy(s, name, n);
+	memcpy(s + n, "...", 4);
+	return s;
+}
+
 char *names_shorten(const char *name, enum names_form form)
 {
 	struct shortener x = { .s = name, .form = form };
-	size_t n = strlen(name), core = n, vend = n, start = 0, at, own, clone_len = 0;
+	size_t n = strnlen(name, NAMES_MAX_SHOWN + 1), core = n, vend = n, start = 0, at, own, clone_len = 0;
 	const char *clone;
 	bool plt = false;
 	char *java;
-	int is_java = javaname_shorten(name, form == NAMES_PARAMS, &java);
+	int is_java;
 
+	if (n > NAMES_MAX_SHOWN)
+		return cut_name(name);
+	is_java = javaname_shorten(name, form == NAMES_PARAMS, &java);
 	if (is_java)
 		return is_java > 0 ? java : NULL;
 
