@@ -514,8 +514,9 @@ static int tell_apart(struct names *nm, const struct pv_profile *p, const uint32
 		      size_t k_names)
 {
 	static const enum names_form tries[] = { NAMES_PARAMS, NAMES_TEMPLATES };
-	char **forms[2] = { calloc(k_names, sizeof(char *)), calloc(k_names, sizeof(char *)) };
-	char **sorted = calloc(k_names, sizeof(char *));
+	char **forms[2] = { pv_budget_calloc(k_names, sizeof(char *)),
+			    pv_budget_calloc(k_names, sizeof(char *)) };
+	char **sorted = pv_budget_calloc(k_names, sizeof(char *));
 	size_t total[2] = { 0, 0 };
 	int best = -1, ret = -1;
 
@@ -568,7 +569,7 @@ struct names *names_new(const struct pv_profile *p)
 	if (!nm)
 		goto oom;
 	nm->n = p->nfunctions;
-	nm->off = malloc((nm->n ? nm->n : 1) * sizeof *nm->off);
+	nm->off = pv_budget_calloc(nm->n ? nm->n : 1, sizeof *nm->off);
 	memo = calloc(p->strings.n + 1, sizeof *memo); /* per name: 1 whole, else offset + 2 */
 	order = malloc((nm->n ? nm->n : 1) * sizeof *order);
 	if (!nm->off || !memo || !order)
@@ -625,8 +626,8 @@ struct names *names_copy(const struct names *src)
 	if (!nm)
 		goto oom;
 	nm->n = src->n;
-	nm->off = malloc((src->n ? src->n : 1) * sizeof *nm->off);
-	nm->pool = malloc(src->len ? src->len : 1);
+	nm->off = pv_budget_calloc(src->n ? src->n : 1, sizeof *nm->off);
+	nm->pool = pv_budget_calloc(src->len ? src->len : 1, 1);
 	if (!nm->off || !nm->pool)
 		goto oom;
 	/* (an empty table has no arrays) */

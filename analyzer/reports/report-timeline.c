@@ -293,8 +293,8 @@ static int gather(struct tl *tl)
 	int64_t *first = malloc((p->nthreads + 1) * sizeof *first);
 	int ret = -1;
 
-	tl->row_of = malloc((p->nthreads + 1) * sizeof *tl->row_of);
-	tl->rows = malloc((p->nthreads + 1) * sizeof *tl->rows);
+	tl->row_of = pv_budget_calloc(p->nthreads + 1, sizeof *tl->row_of);
+	tl->rows = pv_budget_calloc(p->nthreads + 1, sizeof *tl->rows);
 	if (!first || !tl->row_of || !tl->rows) {
 		pv_oom();
 		goto out;
@@ -862,8 +862,8 @@ int report_timeline(FILE *out, const struct pv_report_ctx *c)
 	if (gather(tl) < 0)
 		goto out;
 	tl->marks = malloc(NCOL * sizeof *tl->marks);
-	tl->acc = calloc((size_t)NPARTS * (tl->nframes ? tl->nframes : 1), sizeof *tl->acc);
-	tl->touched = malloc((size_t)NPARTS * (tl->nframes ? tl->nframes : 1) * sizeof *tl->touched);
+	tl->acc = pv_budget_calloc((size_t)NPARTS * (tl->nframes ? tl->nframes : 1), sizeof *tl->acc);
+	tl->touched = pv_budget_calloc((size_t)NPARTS * (tl->nframes ? tl->nframes : 1), sizeof *tl->touched);
 	if (!tl->marks || !tl->acc || !tl->touched) {
 		pv_oom();
 		goto out;
