@@ -44,9 +44,10 @@ enum names_form {
 
 /* Names longer than this many bytes are shown cut there (at a character)
  * with "..." after, not shortened: what reports write and the time
- * shortening takes stay bounded whatever a profile's names.  The profile
- * keeps the whole name (written whole where it is data: pprof, folded). */
-#define NAMES_MAX_SHOWN 4096
+ * shortening takes stay bounded whatever a profile's names.  Below the
+ * reports' 4 KiB buffers, so that the "..." and what a report adds
+ * (" [inlined]") are seen.  The profile keeps the whole name. */
+#define NAMES_MAX_SHOWN 4000
 
 /* name in one form, malloc'ed (the caller frees it); a copy of name when
  * it does not look like C++ or cannot be read as such; cut when longer
