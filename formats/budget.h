@@ -8,7 +8,8 @@
  * unbounded size is asked for (pv_grow, pv_budget_calloc, the readers'
  * charges).  Between two measurements the charges made are added to the
  * last one, so that a charge is refused before the allocation it stands
- * for is made.  Not thread-safe: one budget, set and charged by the
+ * for is made.  Where the allocator does not count (a sanitizer's
+ * replaces glibc's), the charges alone are counted.  Not thread-safe: one budget, set and charged by the
  * thread that reads and reports.
  */
 #ifndef PROFVIEW_BUDGET_H
