@@ -12,6 +12,7 @@
 #include "pipeline.h"
 #include "load.h"
 #include "outfile.h"
+#include "read.h"
 #include "util.h"
 
 #include <errno.h>
@@ -29,7 +30,7 @@
 enum {
 	OPT_TREE = 256, OPT_FLAT, OPT_FOLDED, OPT_SORT, OPT_NOISEFLOOR, OPT_MINCOUNT, OPT_MAXDEPTH,
 	OPT_THREADS, OPT_TID, OPT_PROCESSES, OPT_PID, OPT_FUNCTIONS, OPT_LINES, OPT_FILES, OPT_ADDRESSES, OPT_COLOR,
-	OPT_SYMBOLIZER, OPT_NO_DEMANGLE, OPT_DUMP_LOCATIONS, OPT_PPROF, OPT_MAX_INPUT,
+	OPT_SYMBOLIZER, OPT_NO_DEMANGLE, OPT_DUMP_LOCATIONS, OPT_PPROF, OPT_MAX_INPUT, OPT_MAX_MEMORY,
 };
 
 /* Inlined calls and names. */
@@ -108,6 +109,7 @@ static const struct option long_options[] = {
 	{ "symbolizer", required_argument, NULL, OPT_SYMBOLIZER },
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 	{ "max-input", required_argument, NULL, OPT_MAX_INPUT },
+	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 	{ "focus", required_argument, NULL, OPT_FILTER + PV_FILTER_FOCUS },
 	{ "ignore", required_argument, NULL, OPT_FILTER + PV_FILTER_IGNORE },
 	{ "hide", required_argument, NULL, OPT_FILTER + PV_FILTER_HIDE },
@@ -228,6 +230,9 @@ static void usage(FILE *out)
 		"                         decompress at most SIZE bytes, and build a profile\n"
 		"                         in at most SIZE (or the input's size) and 16 MiB\n"
 		"                         (default 1G; K, M, G and T are KiB to TiB; 0: no limit)\n"
+		"      --max-memory=SIZE  the memory reading an input may take, and again\n"
+		"                         the report on its profile (default: --max-input or\n"
+		"                         the input's size, and 16 MiB; 0: no limit)\n"
 		"\n"
 		"Output:\n"
 		"  -o, --output=FILE      write the report to FILE instead of standard output\n"
@@ -539,6 +544,10 @@ static int parse_other(struct args *a, int c, const char *arg)
 		a->sopt.bfd = strcmp(arg, "bfd") == 0;
 		return 0;
 	case OPT_NO_DEMANGLE: a->sopt.symbolize.no_demangle = true; return 0;
+	case OPT_MAX_MEMORY:
+		if (!parse_size(arg, &a->sopt.max_memory))
+			return usage_error("invalid --max-memory '%s': expected a size such as 512M or 2G; 0 for no limit", arg);
+		return 0;
 	case OPT_MAX_INPUT:
 		if (!parse_size(arg, &a->sopt.max_input))
 			return usage_error("invalid --max-input '%s': expected a size such as 512M or 2G; 0 for no limit", arg);
@@ -712,6 +721,21 @@ static int write_report(struct args *a, const struct pv_result *r, const char *i
 	return ret;
 }
 
+/* What the report may take (budget.h): --max-memory, or as much as
+ * reading the largest input could. */
+static size_t report_budget(const struct args *a, char *const *profiles, size_t n)
+{
+	size_t largest = 0;
+	struct stat st;
+
+	if (a->sopt.max_memory)
+		return a->sopt.max_memory < SIZE_MAX ? a->sopt.max_memory : 0;
+	for (size_t i = 0; i < n; i++)
+		if (stat(profiles[i], &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size > largest)
+			largest = (size_t)st.st_size;
+	return pv_read_budget(largest, a->sopt.max_input);
+}
+
 static void args_free(struct args *a)
 {
 	pv_filters_free(&a->filters);
@@ -735,6 +759,7 @@ int main(int argc, char **argv)
 	char **profiles;
 	size_t nprofiles;
 	int c, ret = 1;
+	char who[512];
 
 	pv_error_set_progname("profview");
 	if (!(a.bases = calloc((size_t)argc + 1, sizeof *a.bases)) ||
@@ -777,6 +802,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	view = view_of(&a, steps);
+	snprintf(who, sizeof who, "the report on '%s'", profiles[0]);
+	pv_budget_set(who, "making it", report_budget(&a, profiles, nprofiles));
 	if (a.tui) {
 		struct screen_options bo = { .view = view, .noisefloor = a.ro.noisefloor ? a.ro.noisefloor : 1,
 					      .color = strcmp(a.color, "never") != 0 && !getenv("NO_COLOR"),
@@ -789,6 +816,7 @@ int main(int argc, char **argv)
 	ret = write_report(&a, &res, profiles[0]);
 out:
 	report_svg_unready();
+	pv_budget_set(NULL, NULL, 0);
 	pv_result_free(&res);
 	pv_source_close(&src);
 	args_free(&a);

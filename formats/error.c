@@ -1,5 +1,6 @@
 /* error.c - the one place messages are formatted and printed */
 #include "error.h"
+#include "budget.h"
 #include "cli.h"
 #include "escape.h"
 
@@ -79,5 +80,6 @@ void pv_note(const char *fmt, ...)
 
 int pv_oom(void)
 {
-	return pv_error("out of memory");
+	/* memory the budget refused was said to be so, once */
+	return pv_budget_refused() ? -1 : pv_error("out of memory");
 }

@@ -68,6 +68,7 @@ struct reader {
 	uint32_t tid;
 	struct gframe *frames; size_t nframes, cap_frames;
 	bool truncated;
+	bool deep;             /* frames past GDB_MAX_FRAMES were left out */
 	uint64_t last_frame_no; /* UINT64_MAX before the first frame */
 
 	/* A frame line that may continue on the next lines. */
@@ -428,7 +429,7 @@ static int end_thread(struct reader *rd)
 {
 	struct pv_profile *p = rd->p;
 	struct pv_sample s = { .thread = rd->thread };
-	uint32_t n = 0, off;
+	uint32_t n = 0;
 	size_t from = 0;
 
 	if (!rd->in_thread)
@@ -465,11 +466,8 @@ static int end_thread(struct reader *rd)
 		rd->locs[n++] = loc;
 		from = to;
 	}
-	off = pv_add_stack(p, rd->locs, n);
-	if (off == UINT32_MAX)
+	if (pv_add_stack_capped(p, &s, rd->locs, n, rd->deep) < 0)
 		return -1;
-	s.loc_off = off;
-	s.nlocs = n;
 	if (rd->truncated)
 		s.flags |= PV_SAMPLE_TRUNCATED; /* counted by pv_add_sample */
 	s.values[rd->v_count] = 1;
@@ -515,7 +513,7 @@ static int begin_thread(struct reader *rd, uint32_t tid, uint32_t name)
 		return -1;
 	rd->tid = tid;
 	rd->in_thread = true;
-	rd->truncated = false;
+	rd->truncated = rd->deep = false;
 	rd->nframes = 0;
 	rd->last_frame_no = UINT64_MAX;
 	return 0;
@@ -670,7 +668,7 @@ static int frame_line(struct reader *rd, const char *s, size_t len, bool cut)
 		}
 	}
 	if (rd->nframes >= GDB_MAX_FRAMES) {
-		rd->truncated = true;
+		rd->truncated = rd->deep = true;
 		return 0;
 	}
 	{

@@ -656,11 +656,9 @@ static int end_sample(struct preader *r)
 	}
 	if (pv_location_is_kernel(p, r->locs[0]))
 		s.flags |= PV_SAMPLE_KERNEL;
-	if (r->deep)
-		s.flags |= PV_SAMPLE_TRUNCATED; /* counted by pv_add_sample */
-	s.nlocs = (uint32_t)r->nlocs;
-	s.loc_off = pv_add_stack(p, r->locs, s.nlocs);
-	if (s.loc_off == UINT32_MAX || pv_add_sample_merged(p, &s) < 0)
+	/* cut at PERF_MAX_FRAMES, or at PV_MAX_DEPTH with the inlined lines */
+	if (pv_add_stack_capped(p, &s, r->locs, (uint32_t)r->nlocs, r->deep) < 0 ||
+	    pv_add_sample_merged(p, &s) < 0)
 		return -1;
 	reset_sample(r);
 	return 0;

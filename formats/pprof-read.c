@@ -337,6 +337,7 @@ struct decoder {
 	uint32_t *stack;
 	struct pv_line *lines;
 	size_t cap_stack, cap_lines;
+	size_t lines_cut;        /* locations with more than PV_MAX_DEPTH lines */
 };
 
 /* Entry of the string table at [at, at + len) of the data. */
@@ -510,11 +511,12 @@ static int decode_locations(struct decoder *d)
 						d->name, l->id, l->mapping_id);
 			mi = d->map_index[k];
 		}
-		if (l->n_line > UINT32_MAX - 1 ||
-		    pv_grow(&d->lines, &d->cap_lines, l->n_line + 1, sizeof *d->lines) < 0)
-			return l->n_line > UINT32_MAX - 1 ? pv_oom() : -1;
-		size_t nl = 0;
-		for (size_t j = 0; j < l->n_line; j++) {
+		/* the innermost lines a stack may hold (PV_MAX_DEPTH) */
+		size_t nl = 0, lines = l->n_line < PV_MAX_DEPTH ? l->n_line : PV_MAX_DEPTH;
+		if (pv_grow(&d->lines, &d->cap_lines, lines + 1, sizeof *d->lines) < 0)
+			return -1;
+		d->lines_cut += l->n_line > lines;
+		for (size_t j = 0; j < lines; j++) {
 			/* Function id 0 is "none": a line that names no
 			 * function is no frame (a location left with none is
 			 * named by its address, as any unsymbolized one). */
@@ -611,20 +613,21 @@ static int decode_samples(struct decoder *d)
 		if (s->n_value != pb->n_sample_type)
 			return pv_error("'%s': sample %zu has %zu values, the profile has %zu sample types",
 					d->name, i + 1, s->n_value, pb->n_sample_type);
-		if (s->n_location_id > UINT32_MAX - 1 ||
-		    pv_grow(&d->stack, &d->cap_stack, s->n_location_id + 1, sizeof *d->stack) < 0)
-			return s->n_location_id > UINT32_MAX - 1 ? pv_oom() : -1;
+		/* past PV_MAX_DEPTH locations the outermost are only checked */
+		size_t nlocs = s->n_location_id < PV_MAX_DEPTH ? s->n_location_id : PV_MAX_DEPTH;
+		if (pv_grow(&d->stack, &d->cap_stack, nlocs + 1, sizeof *d->stack) < 0)
+			return -1;
 		for (size_t j = 0; j < s->n_location_id; j++) {
 			uint32_t k = find_id(d->locs, pb->n_location, s->location_id[j]);
 			if (k == PV_NONE)
 				return pv_error("'%s': sample %zu refers to location %" PRIu64 ", which is not in the profile",
 						d->name, i + 1, s->location_id[j]);
-			d->stack[j] = d->loc_index[k];
+			if (j < nlocs)
+				d->stack[j] = d->loc_index[k];
 		}
-		ps.nlocs = (uint32_t)s->n_location_id;
-		ps.loc_off = pv_add_stack(p, d->stack, ps.nlocs);
 		bool base;
-		if (ps.loc_off == UINT32_MAX || sample_thread(d, s, i + 1, &ps.thread, &base) < 0)
+		if (pv_add_stack_capped(p, &ps, d->stack, (uint32_t)nlocs, nlocs < s->n_location_id) < 0 ||
+		    sample_thread(d, s, i + 1, &ps.thread, &base) < 0)
 			return -1;
 		for (size_t v = 0; v < p->nvalues; v++)
 			ps.values[v] = s->value[v];
@@ -774,6 +777,7 @@ static int decode_sample_wire(struct decoder *d, const struct wire *w, size_t at
 	struct pv_sample ps = { .thread = PV_NONE };
 	struct what what = { .fixed = "a field of a Sample" };
 	size_t nlocs = 0, nvalues = 0;
+	bool cut = false;
 
 	while (at < end) {
 		uint64_t tag = 0, v = 0, len = 0;
@@ -801,16 +805,19 @@ static int decode_sample_wire(struct decoder *d, const struct wire *w, size_t at
 			if (get_varint(w, &q, wt == 0 ? end : to, &v, &what) < 0)
 				return -1;
 			if (field == 1) {
-				if (nlocs >= UINT32_MAX - 1)
-					return pv_oom();
 				uint32_t k = find_id(d->locs, pb->n_location, v);
 				if (k == PV_NONE)
 					return pv_error("'%s': sample %zu refers to location %" PRIu64
 							", which is not in the profile", d->name, which, v);
-				if (nlocs >= d->cap_stack &&
-				    pv_grow(&d->stack, &d->cap_stack, nlocs + 1, sizeof *d->stack) < 0)
-					return -1;
-				d->stack[nlocs++] = d->loc_index[k];
+				/* past PV_MAX_DEPTH the outermost are only checked */
+				if (nlocs >= PV_MAX_DEPTH) {
+					cut = true;
+				} else {
+					if (nlocs >= d->cap_stack &&
+					    pv_grow(&d->stack, &d->cap_stack, nlocs + 1, sizeof *d->stack) < 0)
+						return -1;
+					d->stack[nlocs++] = d->loc_index[k];
+				}
 			} else {
 				if (nvalues < PV_MAX_VALUES)
 					ps.values[nvalues] = (int64_t)v;
@@ -825,9 +832,7 @@ static int decode_sample_wire(struct decoder *d, const struct wire *w, size_t at
 	if (nvalues != pb->n_sample_type)
 		return pv_error("'%s': sample %zu has %zu values, the profile has %zu sample types",
 				d->name, which, nvalues, pb->n_sample_type);
-	ps.nlocs = (uint32_t)nlocs;
-	ps.loc_off = pv_add_stack(p, d->stack, ps.nlocs);
-	if (ps.loc_off == UINT32_MAX)
+	if (pv_add_stack_capped(p, &ps, d->stack, (uint32_t)nlocs, cut) < 0)
 		return -1;
 	if (check_values(d, which, ps.values, false) < 0)
 		return -1;
@@ -873,6 +878,10 @@ struct pv_profile *pprof_read(const unsigned char *buf, size_t len, const char *
 	    (!labels && decode_samples_wire(&d, &w) < 0))
 		goto fail;
 	pv_flag_kernel_samples(p);
+	if (d.lines_cut)
+		pv_warn("'%s': %zu location%s more than %d inlined lines: cut to %s innermost %d",
+			name, d.lines_cut, d.lines_cut == 1 ? " has" : "s have", PV_MAX_DEPTH,
+			d.lines_cut == 1 ? "its" : "their", PV_MAX_DEPTH);
 	goto out;
 fail:
 	pv_profile_free(p);

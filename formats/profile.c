@@ -8,53 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The memory budget of the profile being read (pv_budget_set). */
-static struct {
-	size_t limit, used;    /* bytes; limit 0: none */
-	const char *name;
-	bool refused;
-} budget;
-
-void pv_budget_set(const char *name, size_t limit)
-{
-	budget.limit = limit;
-	budget.used = 0;
-	budget.name = name;
-	budget.refused = false;
-}
-
-bool pv_budget_refused(void)
-{
-	return budget.refused;
-}
-
-int pv_budget_charge(size_t bytes)
-{
-	char sz[32];
-
-	if (!budget.limit)
-		return 0;
-	if (!budget.refused && bytes <= budget.limit - budget.used) {
-		budget.used += bytes;
-		return 0;
-	}
-	if (!budget.refused)
-		pv_error("'%s': the profile needs more than %s of memory; stopped reading (raise the limit with --max-input)",
-			 budget.name, pv_size_str(sz, sizeof sz, budget.limit));
-	budget.refused = true;
-	return -1;
-}
-
-/* pv_grow for the profile's tables: have elements become need, charged to
- * the budget by what they hold (a doubled array's spare room is not
- * touched, so it takes no memory). */
-static int grow(void *arrp, size_t *cap, size_t have, size_t need, size_t elem)
-{
-	if (need > have && pv_budget_charge((need - have) * elem) < 0)
-		return -1;
-	return pv_grow(arrp, cap, need, elem);
-}
-
 static uint64_t hash_bytes(const void *data, size_t len, uint64_t h)
 {
 	const unsigned char *s = data;
@@ -157,7 +110,7 @@ uint32_t pv_intern(struct pv_profile *p, const char *s, size_t len)
 	idx = slot_find(p, t->slots, t->nslots, h, str_eq, &key, &where);
 	if (idx != PV_NONE)
 		return idx;
-	if (t->n >= UINT32_MAX - 1 || grow(&t->strs, &t->cap, t->n, t->n + 1, sizeof *t->strs) < 0)
+	if (t->n >= UINT32_MAX - 1 || pv_grow(&t->strs, &t->cap, t->n + 1, sizeof *t->strs) < 0)
 		return PV_NONE;
 	/* malloc's own 16 bytes a block with it */
 	if (pv_budget_charge(len + 1 + 16) < 0)
@@ -251,7 +204,7 @@ uint32_t pv_find_value_type(const struct pv_profile *p, const char *type)
 
 uint32_t pv_add_mapping(struct pv_profile *p, const struct pv_mapping *m)
 {
-	if (grow(&p->mappings, &p->cap_mappings, p->nmappings, p->nmappings + 1, sizeof *m) < 0)
+	if (pv_grow(&p->mappings, &p->cap_mappings, p->nmappings + 1, sizeof *m) < 0)
 		return PV_NONE;
 	p->mappings[p->nmappings] = *m;
 	return (uint32_t)p->nmappings++;
@@ -317,7 +270,7 @@ uint32_t pv_get_function(struct pv_profile *p, uint32_t name, uint32_t system_na
 			fn_eq, &key, &where);
 	if (idx != PV_NONE)
 		return idx;
-	if (grow(&p->functions, &p->cap_functions, p->nfunctions, p->nfunctions + 1, sizeof *p->functions) < 0)
+	if (pv_grow(&p->functions, &p->cap_functions, p->nfunctions + 1, sizeof *p->functions) < 0)
 		return PV_NONE;
 	p->functions[p->nfunctions] = (struct pv_function){ name, system_name, filename, start_line };
 	p->fn_slots[where] = (uint32_t)p->nfunctions + 1;
@@ -359,7 +312,7 @@ uint32_t pv_get_location(struct pv_profile *p, uint64_t address, uint32_t mappin
 			&where);
 	if (idx != PV_NONE)
 		return idx;
-	if (grow(&p->locations, &p->cap_locations, p->nlocations, p->nlocations + 1, sizeof *p->locations) < 0)
+	if (pv_grow(&p->locations, &p->cap_locations, p->nlocations + 1, sizeof *p->locations) < 0)
 		return PV_NONE;
 	p->locations[p->nlocations] = (struct pv_location){ address, mapping, 0, 0 };
 	p->loc_slots[where] = (uint32_t)p->nlocations + 1;
@@ -386,9 +339,11 @@ int pv_set_lines(struct pv_profile *p, uint32_t loc, const struct pv_line *lines
 
 	if (loc >= p->nlocations)
 		return pv_error("internal error: location %u out of range", loc);
+	if (n > PV_MAX_DEPTH)
+		n = PV_MAX_DEPTH; /* the innermost: what a stack may hold */
 	if (p->nlines + n > UINT32_MAX)
 		return pv_error("too many source lines in the profile");
-	if (grow(&p->lines, &p->cap_lines, p->nlines, p->nlines + n, sizeof *p->lines) < 0)
+	if (pv_grow(&p->lines, &p->cap_lines, p->nlines + n, sizeof *p->lines) < 0)
 		return -1;
 	l = &p->locations[loc];
 	memcpy(p->lines + p->nlines, lines, n * sizeof *lines);
@@ -408,7 +363,7 @@ uint32_t pv_add_stack(struct pv_profile *p, const uint32_t *locs, uint32_t n)
 		pv_error("too many stack frames in the profile");
 		return UINT32_MAX;
 	}
-	if (grow(&p->stack_locs, &p->cap_stack_locs, off, off + n, sizeof *locs) < 0)
+	if (pv_grow(&p->stack_locs, &p->cap_stack_locs, off + n, sizeof *locs) < 0)
 		return UINT32_MAX;
 	if (n)
 		memcpy(p->stack_locs + off, locs, n * sizeof *locs);
@@ -416,9 +371,33 @@ uint32_t pv_add_stack(struct pv_profile *p, const uint32_t *locs, uint32_t n)
 	return (uint32_t)off;
 }
 
+int pv_add_stack_capped(struct pv_profile *p, struct pv_sample *s, const uint32_t *locs,
+			uint32_t n, bool cut)
+{
+	size_t frames = 0;
+	uint32_t keep = 0;
+
+	/* the innermost locations whose lines fit; the first always does
+	 * (a location has at most PV_MAX_DEPTH lines: pv_location_with_lines) */
+	for (; keep < n; keep++) {
+		uint32_t l = locs[keep];
+		uint32_t nl = l < p->nlocations ? p->locations[l].nlines : 0;
+		frames += nl ? nl : 1;
+		if (frames > PV_MAX_DEPTH && keep > 0)
+			break;
+	}
+	if (keep < n || cut) {
+		s->flags |= PV_SAMPLE_TRUNCATED;
+		p->stacks_cut++;
+	}
+	s->nlocs = keep;
+	s->loc_off = pv_add_stack(p, locs, keep);
+	return s->loc_off == UINT32_MAX ? -1 : 0;
+}
+
 int pv_add_sample(struct pv_profile *p, const struct pv_sample *s)
 {
-	if (grow(&p->samples, &p->cap_samples, p->nsamples, p->nsamples + 1, sizeof *s) < 0)
+	if (pv_grow(&p->samples, &p->cap_samples, p->nsamples + 1, sizeof *s) < 0)
 		return -1;
 	p->samples[p->nsamples++] = *s;
 	if (s->flags & PV_SAMPLE_TRUNCATED)
@@ -455,7 +434,6 @@ int pv_add_sample_merged(struct pv_profile *p, const struct pv_sample *s)
 	/* its stack back, when it was the last stored */
 	if (s->loc_off != last->loc_off && (size_t)s->loc_off + s->nlocs == p->nstack_locs) {
 		p->nstack_locs -= s->nlocs;
-		budget.used -= budget.limit ? s->nlocs * sizeof *p->stack_locs : 0;
 	}
 	return 0;
 }
@@ -491,7 +469,7 @@ uint32_t pv_get_process_thread(struct pv_profile *p, uint32_t process, uint32_t 
 			p->threads[idx].name = name;
 		return idx;
 	}
-	if (grow(&p->threads, &p->cap_threads, p->nthreads, p->nthreads + 1, sizeof *p->threads) < 0)
+	if (pv_grow(&p->threads, &p->cap_threads, p->nthreads + 1, sizeof *p->threads) < 0)
 		return PV_NONE;
 	p->threads[p->nthreads] = (struct pv_thread){ .tid = tid, .name = name == PV_NONE ? 0 : name,
 						      .cpu_ns = -1, .process = process };

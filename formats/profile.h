@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "budget.h"
+
 #define PV_NONE UINT32_MAX  /* "no such index" */
 /* Six: a heap profile's estimates (alloc_objects, alloc_space,
  * inuse_objects, inuse_space) and the sampled counts they come from. */
@@ -190,6 +192,7 @@ struct pv_profile {
 	uint32_t lost_cause;   /* string index: why they were lost, "" unknown */
 	int sampler;           /* enum pv_sampler: what sent a CPU profile's samples */
 	uint64_t truncated;    /* samples whose stack is known to be incomplete */
+	uint64_t stacks_cut;   /* of those, the stacks cut to PV_MAX_DEPTH frames */
 	uint64_t dropped_bytes; /* bytes of a damaged input that were not read */
 	/* CPU time the threads used by the source's own count (a collector's
 	 * thread and exit records) and how much of it is in no sample (that
@@ -262,9 +265,23 @@ uint32_t pv_get_location(struct pv_profile *p, uint64_t address, uint32_t mappin
 /* Does location loc have exactly these lines? */
 bool pv_location_has_lines(const struct pv_profile *p, uint32_t loc, const struct pv_line *lines,
 			   uint32_t n);
-/* Replace the lines of a location (innermost first). 0 or -1. */
+/* Replace the lines of a location (innermost first; at most PV_MAX_DEPTH
+ * of them are kept). 0 or -1. */
 int pv_set_lines(struct pv_profile *p, uint32_t loc, const struct pv_line *lines, uint32_t n);
 
+/* The most frames a stack may have, a location counting as many frames as
+ * it has lines (inlined calls): every reader cuts a deeper stack to its
+ * innermost PV_MAX_DEPTH frames (pv_add_stack_capped), and reading says
+ * how many it cut (pv_profile.stacks_cut). */
+#define PV_MAX_DEPTH 65536
+
+/* Store the stack of sample s: n locations at locs (leaf first), cut to
+ * PV_MAX_DEPTH frames; sets s->loc_off and s->nlocs.  When it was cut, or
+ * cut is true (the reader dropped outer frames itself), s is flagged
+ * PV_SAMPLE_TRUNCATED and counted in p->stacks_cut.  0, or -1 when out of
+ * memory. */
+int pv_add_stack_capped(struct pv_profile *p, struct pv_sample *s, const uint32_t *locs,
+			uint32_t n, bool cut);
 /* Store a stack (location indices, leaf first); returns its offset for
  * pv_sample.loc_off, or UINT32_MAX when out of memory.  Samples may share
  * one stored stack. */
@@ -319,16 +336,6 @@ static inline bool pv_location_is_kernel(const struct pv_profile *p, uint32_t lo
 	uint32_t m = loc < p->nlocations ? p->locations[loc].mapping : PV_NONE;
 	return m < p->nmappings && p->mappings[m].kind == PV_MAP_KERNEL;
 }
-
-/* The memory the profile being read may take: the tables of the profiles
- * made from now on (strings, stacks, samples, ...) and what their reader
- * charges itself, limit bytes in all (0: no limit).  Past it, the charge
- * that does not fit reports, once, that the input named name needs more. */
-void pv_budget_set(const char *name, size_t limit);
-/* Charge bytes: 0, or -1 when they do not fit (reported). */
-int pv_budget_charge(size_t bytes);
-/* Did a charge not fit since pv_budget_set? */
-bool pv_budget_refused(void);
 
 /* Is every value of every sample at least 0, and does each value type
  * add up to no more than INT64_MAX over all samples (so that any sum of

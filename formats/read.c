@@ -13,8 +13,10 @@
 #include "util.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -225,6 +227,8 @@ static struct pv_profile *read_gzip(const unsigned char *buf, size_t len, const 
 			goto out;
 		}
 	}
+	/* the decompressed data is input, not the profile's */
+	pv_budget_rebase();
 	if (f == FORMAT_GPERF)
 		p = gperf_read(d, n, name);
 	else if (f == FORMAT_PERF)
@@ -247,6 +251,7 @@ static struct pv_profile *read_input(const struct input *in, const char *name, c
 {
 	size_t limit = opt && opt->max_input ? opt->max_input : PV_READ_MAX_INPUT;
 	struct pv_profile *p = NULL;
+	char who[512];
 
 	if (in->len == 0) {
 		pv_error("'%s' is empty: not a profile", name);
@@ -255,8 +260,11 @@ static struct pv_profile *read_input(const struct input *in, const char *name, c
 	/* What the profile may take: as much as the limit, or the input's
 	 * size when larger (a regular file is not limited), and a little
 	 * more, so that no input costs more than its size allows. */
-	if (limit < SIZE_MAX)
-		pv_budget_set(name, (in->len > limit ? in->len : limit) + PV_READ_BUDGET_EXTRA);
+	snprintf(who, sizeof who, "'%s': the profile", name);
+	if (opt && opt->max_memory)
+		pv_budget_set(who, "reading", opt->max_memory < SIZE_MAX ? opt->max_memory : 0);
+	else if (limit < SIZE_MAX)
+		pv_budget_set(who, "reading", pv_read_budget(in->len, limit));
 	switch (detect(in->buf, in->len)) {
 	case FORMAT_RAW:
 		p = raw_read_run(in->buf, in->len, name, opt ? opt->unwinder : NULL, in->mapped);
@@ -289,12 +297,26 @@ static struct pv_profile *read_input(const struct input *in, const char *name, c
 	default:
 		not_a_profile(name);
 	}
-	pv_budget_set(NULL, 0);
+	pv_budget_set(NULL, NULL, 0);
+	if (p && p->stacks_cut)
+		pv_warn("'%s': %" PRIu64 " stack%s deeper than %d frames (inlined calls counted) cut to %s innermost",
+			name, p->stacks_cut, p->stacks_cut == 1 ? "" : "s", PV_MAX_DEPTH,
+			p->stacks_cut == 1 ? "its" : "their");
 	if (p && pv_profile_validate(p, name) < 0) {
 		pv_profile_free(p);
 		p = NULL;
 	}
 	return p;
+}
+
+size_t pv_read_budget(size_t len, size_t max_input)
+{
+	size_t limit = max_input ? max_input : PV_READ_MAX_INPUT;
+
+	if (limit == SIZE_MAX)
+		return 0;
+	limit = len > limit ? len : limit;
+	return limit < SIZE_MAX - PV_READ_BUDGET_EXTRA ? limit + PV_READ_BUDGET_EXTRA : 0;
 }
 
 struct pv_profile *pv_read_file(const char *path, const struct pv_read_options *opt)

@@ -3,6 +3,7 @@
 
 #include <sys/mman.h>
 #include <unistd.h>
+#include "budget.h"
 #include "error.h"
 
 #include <inttypes.h>
@@ -23,6 +24,9 @@ int pv_grow(void *arrp, size_t *cap, size_t need, size_t elem)
 			return pv_oom();
 		n *= 2;
 	}
+	/* the one point where arrays of any size grow: charged */
+	if (pv_budget_charge((n - *cap) * elem) < 0)
+		return -1;
 	q = realloc(*arr, n * elem);
 	if (!q)
 		return pv_oom();

@@ -8,8 +8,9 @@
 #include <string.h>
 
 /* Make room for need elements of elem bytes in the array *arrp (a pointer
- * to the array pointer) of capacity *cap, doubling.  0, or -1 after
- * reporting that memory ran out. */
+ * to the array pointer) of capacity *cap, doubling, the growth charged to
+ * the memory budget (budget.h).  0, or -1 after reporting that memory or
+ * the budget ran out. */
 int pv_grow(void *arrp, size_t *cap, size_t need, size_t elem);
 
 /* Map in the pages of a big array that is about to be written whole, in

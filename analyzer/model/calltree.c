@@ -492,6 +492,10 @@ static int reserve_nodes(struct calltree *t, const struct build *b, const uint32
 		pv_oom();
 		return -1;
 	}
+	/* the tree's memory, all of it here: charged */
+	if (need > t->cap_nodes &&
+	    pv_budget_charge((need - t->cap_nodes) * (sizeof *t->nodes + (t->dn ? sizeof *t->dn : 0))) < 0)
+		return -1;
 	if (need > t->cap_nodes) {
 		struct ct_node *nn = realloc(t->nodes, need * sizeof *nn);
 		if (!nn) {
@@ -669,7 +673,7 @@ struct calltree *calltree_build(const struct pv_profile *p, const struct ct_opti
 		ct_default_value(t);
 	else if (ct_choose_value(t, opt->sample_index) < 0)
 		goto fail;
-	t->loc_frames = malloc((p->nlocations ? p->nlocations : 1) * sizeof *t->loc_frames);
+	t->loc_frames = pv_budget_calloc(p->nlocations ? p->nlocations : 1, sizeof *t->loc_frames);
 	if (!t->loc_frames || pv_grow(&t->nodes, &t->cap_nodes, 1, sizeof *t->nodes) < 0)
 		goto fail;
 	if (p->diff && !(t->dn = calloc(1, sizeof *t->dn))) {
@@ -812,11 +816,11 @@ struct calltree *calltree_subtree(const struct calltree *t, uint32_t node)
 		goto fail;
 	sub->v_count = t->v_count;
 	sub->v_value = t->v_value;
-	sub->frames = malloc((t->nframes ? t->nframes : 1) * sizeof *sub->frames);
-	sub->nodes = malloc((t->nnodes + 1) * sizeof *sub->nodes);
+	sub->frames = pv_budget_calloc(t->nframes ? t->nframes : 1, sizeof *sub->frames);
+	sub->nodes = pv_budget_calloc(t->nnodes + 1, sizeof *sub->nodes);
 	if (!sub->frames || !sub->nodes)
 		goto fail;
-	if (t->dn && !(sub->dn = calloc(t->nnodes + 1, sizeof *sub->dn)))
+	if (t->dn && !(sub->dn = pv_budget_calloc(t->nnodes + 1, sizeof *sub->dn)))
 		goto fail;
 	if (t->nframes)
 		memcpy(sub->frames, t->frames, t->nframes * sizeof *t->frames);

@@ -246,7 +246,7 @@ struct pv_diff_cell *pv_diff_tree_at(const struct calltree *t, uint32_t root,
 		return NULL;
 	}
 	c = calloc(t->nnodes ? t->nnodes : 1, sizeof *c);
-	in = calloc(t->nnodes ? t->nnodes : 1, 1);
+	in = pv_budget_calloc(t->nnodes ? t->nnodes : 1, 1);
 	if (!c || !in || root >= t->nnodes) {
 		free(c);
 		free(in);

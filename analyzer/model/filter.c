@@ -118,8 +118,8 @@ static int match_functions(struct filterer *x)
 	const struct pv_filters *f = x->f;
 	char simple[1024];
 
-	x->fn_bits = calloc(p->nfunctions + 1, 1);
-	x->map_bits = calloc(p->nmappings + 1, 1);
+	x->fn_bits = pv_budget_calloc(p->nfunctions + 1, 1);
+	x->map_bits = pv_budget_calloc(p->nmappings + 1, 1);
 	if (!x->fn_bits || !x->map_bits)
 		return pv_oom();
 	for (size_t i = 0; i < p->nfunctions; i++) {
@@ -156,7 +156,7 @@ static int judge_locations(struct filterer *x)
 	const struct pv_filters *f = x->f;
 	bool *matched = x->st->matched;
 
-	x->loc_bits = calloc(p->nlocations + 1, 1);
+	x->loc_bits = pv_budget_calloc(p->nlocations + 1, 1);
 	if (!x->loc_bits)
 		return pv_oom();
 	for (size_t li = 0; li < p->nlocations; li++) {

@@ -96,7 +96,7 @@ static int select_nodes(struct graph *g, struct ct_flat_row *rows, size_t nrows,
 
 	g->node_cutoff = (int64_t)((double)total * o->nodefraction);
 	qsort_r(rows, nrows, sizeof *rows, cmp_rows, (void *)t);
-	g->nodes = calloc(nrows ? nrows : 1, sizeof *g->nodes);
+	g->nodes = pv_budget_calloc(nrows ? nrows : 1, sizeof *g->nodes);
 	if (!g->nodes)
 		return pv_oom();
 	for (size_t i = 0; i < nrows; i++) {
@@ -129,7 +129,7 @@ static int edges_of_tree(struct graph *g, const uint32_t *node_of, struct edge_m
 	const struct calltree *t = g->t;
 	size_t nn = t->nnodes;
 	uint32_t *anc = malloc(nn * sizeof *anc);      /* graph node of the nearest kept ancestor-or-self */
-	uint32_t *edge_of = malloc(nn * sizeof *edge_of);
+	uint32_t *edge_of = pv_budget_calloc(nn, sizeof *edge_of);
 	bool *skipped = malloc(nn * sizeof *skipped);  /* dropped frames since anc */
 	uint32_t *stack = malloc(nn * sizeof *stack);
 	uint32_t *onpath = NULL;                        /* per edge: occurrences on the path */
@@ -279,8 +279,8 @@ static ssize_t split_rows(const struct calltree *t, struct split *sp, struct ct_
 
 	for (size_t k = 0; k < t->npaths; k++)
 		total = t->paths[k].off + t->paths[k].len > total ? t->paths[k].off + t->paths[k].len : total;
-	sp->vf = malloc((total + 1) * sizeof *sp->vf);
-	sp->start = malloc((t->npaths + 1) * sizeof *sp->start);
+	sp->vf = pv_budget_calloc(total + 1, sizeof *sp->vf);
+	sp->start = pv_budget_calloc(t->npaths + 1, sizeof *sp->start);
 	if (!sp->vf || !sp->start)
 		return pv_oom();
 	for (size_t k = 0; k < t->npaths; k++) {
@@ -403,7 +403,7 @@ static int build_edges(struct graph *g, const struct graph_options *o, const uin
 	 * per node only the heaviest edges stay, and each node's heaviest
 	 * incoming edge, so no node loses all its callers. */
 	if (o->nodecount && kept > GRAPH_EDGES_PER_NODE * g->nnodes) {
-		bool *has_in = calloc(g->nnodes ? g->nnodes : 1, sizeof *has_in);
+		bool *has_in = pv_budget_calloc(g->nnodes ? g->nnodes : 1, sizeof *has_in);
 		size_t k2 = 0;
 		if (!has_in) {
 			pv_oom();
@@ -460,7 +460,7 @@ struct graph *graph_build(struct calltree *t, const struct graph_options *o)
 	} else if (!(rows = calltree_flat(t, &nrows))) {
 		goto fail;
 	}
-	node_of = malloc((sp ? split.nkeys + 1 : t->nframes ? t->nframes : 1) * sizeof *node_of);
+	node_of = pv_budget_calloc(sp ? split.nkeys + 1 : t->nframes ? t->nframes : 1, sizeof *node_of);
 	if (!node_of) {
 		pv_oom();
 		goto fail;

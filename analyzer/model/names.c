@@ -350,15 +350,36 @@ static const char *const prefixes[] = {
 	"TLS wrapper function for ", "hidden alias for ",
 };
 
+/* A name longer than NAMES_MAX_SHOWN: its first bytes, to a character,
+ * and "...". */
+static char *cut_name(const char *name)
+{
+	size_t n = NAMES_MAX_SHOWN;
+	char *s;
+
+	while (n > 0 && ((unsigned char)name[n] & 0xc0) == 0x80)
+		n--;
+	if (!(s = malloc(n + 4))) {
+		pv_oom();
+		return NULL;
+	}
+	memcpy(s, name, n);
+	memcpy(s + n, "...", 4);
+	return s;
+}
+
 char *names_shorten(const char *name, enum names_form form)
 {
 	struct shortener x = { .s = name, .form = form };
-	size_t n = strlen(name), core = n, vend = n, start = 0, at, own, clone_len = 0;
+	size_t n = strnlen(name, NAMES_MAX_SHOWN + 1), core = n, vend = n, start = 0, at, own, clone_len = 0;
 	const char *clone;
 	bool plt = false;
 	char *java;
-	int is_java = javaname_shorten(name, form == NAMES_PARAMS, &java);
+	int is_java;
 
+	if (n > NAMES_MAX_SHOWN)
+		return cut_name(name);
+	is_java = javaname_shorten(name, form == NAMES_PARAMS, &java);
 	if (is_java)
 		return is_java > 0 ? java : NULL;
 
@@ -493,8 +514,9 @@ static int tell_apart(struct names *nm, const struct pv_profile *p, const uint32
 		      size_t k_names)
 {
 	static const enum names_form tries[] = { NAMES_PARAMS, NAMES_TEMPLATES };
-	char **forms[2] = { calloc(k_names, sizeof(char *)), calloc(k_names, sizeof(char *)) };
-	char **sorted = calloc(k_names, sizeof(char *));
+	char **forms[2] = { pv_budget_calloc(k_names, sizeof(char *)),
+			    pv_budget_calloc(k_names, sizeof(char *)) };
+	char **sorted = pv_budget_calloc(k_names, sizeof(char *));
 	size_t total[2] = { 0, 0 };
 	int best = -1, ret = -1;
 
@@ -547,7 +569,7 @@ struct names *names_new(const struct pv_profile *p)
 	if (!nm)
 		goto oom;
 	nm->n = p->nfunctions;
-	nm->off = malloc((nm->n ? nm->n : 1) * sizeof *nm->off);
+	nm->off = pv_budget_calloc(nm->n ? nm->n : 1, sizeof *nm->off);
 	memo = calloc(p->strings.n + 1, sizeof *memo); /* per name: 1 whole, else offset + 2 */
 	order = malloc((nm->n ? nm->n : 1) * sizeof *order);
 	if (!nm->off || !memo || !order)
@@ -604,8 +626,8 @@ struct names *names_copy(const struct names *src)
 	if (!nm)
 		goto oom;
 	nm->n = src->n;
-	nm->off = malloc((src->n ? src->n : 1) * sizeof *nm->off);
-	nm->pool = malloc(src->len ? src->len : 1);
+	nm->off = pv_budget_calloc(src->n ? src->n : 1, sizeof *nm->off);
+	nm->pool = pv_budget_calloc(src->len ? src->len : 1, 1);
 	if (!nm->off || !nm->pool)
 		goto oom;
 	/* (an empty table has no arrays) */

@@ -42,9 +42,16 @@ enum names_form {
 	NAMES_TEMPLATES,       /* with template arguments: "ns::Klass<int>::method" */
 };
 
+/* Names longer than this many bytes are shown cut there (at a character)
+ * with "..." after, not shortened: what reports write and the time
+ * shortening takes stay bounded whatever a profile's names.  Below the
+ * reports' 4 KiB buffers, so that the "..." and what a report adds
+ * (" [inlined]") are seen.  The profile keeps the whole name. */
+#define NAMES_MAX_SHOWN 4000
+
 /* name in one form, malloc'ed (the caller frees it); a copy of name when
- * it does not look like C++ or cannot be read as such.  NULL when out of
- * memory. */
+ * it does not look like C++ or cannot be read as such; cut when longer
+ * than NAMES_MAX_SHOWN.  NULL when out of memory. */
 char *names_shorten(const char *name, enum names_form form);
 
 /* The names of a profile's functions as reports show them. */

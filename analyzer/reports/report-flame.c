@@ -525,9 +525,9 @@ int report_flame(FILE *out, const struct pv_report_ctx *c)
 	}
 	f->by_value = t->v_value != PV_NONE && t->nodes[0].value > 0;
 	f->total = weight(f, &t->nodes[0]);
-	f->x = malloc(n * sizeof *f->x);
-	f->grey = malloc(n);
-	f->stack = malloc((n + 1) * sizeof *f->stack * 2);
+	f->x = pv_budget_calloc(n, sizeof *f->x);
+	f->grey = pv_budget_calloc(n, 1);
+	f->stack = pv_budget_calloc((n + 1) * 2, sizeof *f->stack);
 	if (!f->x || !f->grey || !f->stack) {
 		pv_oom();
 		goto out;

@@ -87,7 +87,7 @@ static int gather_blocks(struct hl *h)
 	int64_t run = pv_run_length(p);
 	size_t n = 0;
 
-	if (!(h->b = malloc((p->nsamples ? p->nsamples : 1) * sizeof *h->b)))
+	if (!(h->b = pv_budget_calloc(p->nsamples ? p->nsamples : 1, sizeof *h->b)))
 		return pv_oom();
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct pv_sample *s = &p->samples[i];
@@ -141,8 +141,8 @@ static int choose_bands(struct hl *h)
 	size_t nf = tl->nframes ? tl->nframes : 1, n = 0;
 	uint32_t *order = malloc(nf * sizeof *order);
 
-	h->area = calloc(nf, sizeof *h->area);
-	h->band_of = malloc((tl->nstacks ? tl->nstacks : 1) * sizeof *h->band_of);
+	h->area = pv_budget_calloc(nf, sizeof *h->area);
+	h->band_of = pv_budget_calloc(tl->nstacks ? tl->nstacks : 1, sizeof *h->band_of);
 	if (!order || !h->area || !h->band_of) {
 		free(order);
 		return pv_oom();

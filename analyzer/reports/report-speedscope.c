@@ -172,7 +172,7 @@ static int sort_samples(struct sp *sp)
 	size_t *fill;
 
 	sp->ngroups = sp->timed ? p->nthreads + 1 : 1;
-	sp->group_at = calloc(sp->ngroups + 1, sizeof *sp->group_at);
+	sp->group_at = pv_budget_calloc(sp->ngroups + 1, sizeof *sp->group_at);
 	fill = calloc(sp->ngroups + 1, sizeof *fill);
 	if (!sp->group_at || !fill) {
 		free(fill);
@@ -185,7 +185,7 @@ static int sort_samples(struct sp *sp)
 	}
 	for (size_t g = 0; g < sp->ngroups; g++)
 		sp->group_at[g + 1] += sp->group_at[g];
-	sp->order = malloc((sp->group_at[sp->ngroups] ? sp->group_at[sp->ngroups] : 1) * sizeof *sp->order);
+	sp->order = pv_budget_calloc(sp->group_at[sp->ngroups] ? sp->group_at[sp->ngroups] : 1, sizeof *sp->order);
 	if (!sp->order) {
 		free(fill);
 		return pv_oom();
@@ -287,8 +287,8 @@ static int gather(struct sp *sp)
 	const struct pv_profile *p = sp->p;
 	size_t nkept = sp->group_at[sp->ngroups];
 
-	sp->runs = malloc((nkept ? nkept : 1) * sizeof *sp->runs);
-	sp->groups = calloc(sp->ngroups, sizeof *sp->groups);
+	sp->runs = pv_budget_calloc(nkept ? nkept : 1, sizeof *sp->runs);
+	sp->groups = pv_budget_calloc(sp->ngroups, sizeof *sp->groups);
 	if (!sp->runs || !sp->groups)
 		return pv_oom();
 	for (size_t g = 0; g < sp->ngroups; g++) {

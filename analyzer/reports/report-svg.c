@@ -207,7 +207,7 @@ static int diff_marks_of(const struct pv_report_ctx *rc, struct diff_marks *m)
 	struct pv_diff_scale sc;
 
 	m->cum = rc->cum;
-	if (!(m->row_of = malloc((t->nframes ? t->nframes : 1) * sizeof *m->row_of)))
+	if (!(m->row_of = pv_budget_calloc(t->nframes ? t->nframes : 1, sizeof *m->row_of)))
 		return pv_oom();
 	for (size_t i = 0; i < t->nframes; i++)
 		m->row_of[i] = PV_NONE;

@@ -242,7 +242,7 @@ int report_table_flat(FILE *out, const struct pv_report_ctx *rc)
 	} else if (!(rows = own = calltree_flat(t, &n))) {
 		return -1;
 	}
-	if (!(order = malloc((n ? n : 1) * sizeof *order))) {
+	if (!(order = pv_budget_calloc(n ? n : 1, sizeof *order))) {
 		pv_oom();
 		goto out;
 	}

@@ -283,9 +283,9 @@ static int labels_init(struct labels *l, const struct calltree *t, enum label_st
 	memset(l, 0, sizeof *l);
 	l->t = t;
 	l->style = style;
-	l->off = malloc(n * sizeof *l->off);
-	l->name_len = malloc(n * sizeof *l->name_len);
-	l->where_len = malloc(n * sizeof *l->where_len);
+	l->off = pv_budget_calloc(n, sizeof *l->off);
+	l->name_len = pv_budget_calloc(n, sizeof *l->name_len);
+	l->where_len = pv_budget_calloc(n, sizeof *l->where_len);
 	if (!l->off || !l->name_len || !l->where_len) {
 		free(l->off);
 		free(l->name_len);
@@ -889,8 +889,8 @@ int report_folded(FILE *out, const struct pv_report_ctx *rc)
 {
 	const struct calltree *t = rc->t;
 	const struct ct_node *nodes = t->nodes;
-	uint32_t *stack = malloc((t->nnodes ? t->nnodes : 1) * sizeof *stack);
-	size_t *len_at = malloc((t->nnodes ? t->nnodes : 1) * sizeof *len_at);
+	uint32_t *stack = pv_budget_calloc(t->nnodes ? t->nnodes : 1, sizeof *stack);
+	size_t *len_at = pv_budget_calloc(t->nnodes ? t->nnodes : 1, sizeof *len_at);
 	char *path = NULL;
 	size_t cap = 0, sp = 0;
 	int64_t sum_ns = 0, written_us = 0;

@@ -284,6 +284,60 @@ static int cmp_cells(const void *a, const void *b)
 	return x->stack < y->stack ? -1 : x->stack > y->stack;
 }
 
+static int cmp_weight(const void *a, const void *b, void *ctx)
+{
+	const int64_t *w = ctx;
+	const struct tl_row *x = a, *y = b;
+
+	if (w[x->thread] != w[y->thread])
+		return w[x->thread] > w[y->thread] ? -1 : 1;
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* More rows than TIMELINE_MAX_ROWS: the threads with the most samples
+ * keep theirs, in their order, and the rest share the last one.  0 or
+ * -1. */
+static int fold_rows(struct tl *tl)
+{
+	const struct pv_profile *p = tl->p;
+	int64_t *w = pv_budget_calloc(p->nthreads + 1, sizeof *w);
+	struct tl_row *by = pv_budget_calloc(tl->nrows, sizeof *by);
+	size_t n = 0, keep = TIMELINE_MAX_ROWS - 1;
+	int64_t first = INT64_MAX;
+	int ret = -1;
+
+	if (!w || !by) {
+		pv_oom();
+		goto out;
+	}
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct pv_sample *s = &p->samples[i];
+		w[s->thread < p->nthreads ? s->thread : p->nthreads] += ct_sample_count(tl->t, s);
+	}
+	memcpy(by, tl->rows, tl->nrows * sizeof *by);
+	qsort_r(by, tl->nrows, sizeof *by, cmp_weight, w);
+	/* w now marks who stays: -1 */
+	for (size_t r = 0; r < keep; r++)
+		w[by[r].thread] = -1;
+	for (size_t r = keep; r < tl->nrows; r++)
+		first = by[r].first < first ? by[r].first : first;
+	for (size_t r = 0; r < tl->nrows; r++)
+		if (w[tl->rows[r].thread] == -1)
+			tl->rows[n++] = tl->rows[r];
+	tl->nmore = tl->nrows - keep;
+	for (size_t r = keep; r < tl->nrows; r++)
+		tl->row_of[by[r].thread] = (uint32_t)n;
+	tl->rows[n] = (struct tl_row){ .thread = p->nthreads, .first = first, .more = true };
+	tl->nrows = n + 1;
+	pv_note("--timeline: %zu threads with the fewest samples are drawn as one row, of the %d rows drawn",
+		tl->nmore, TIMELINE_MAX_ROWS);
+	ret = 0;
+out:
+	free(w);
+	free(by);
+	return ret;
+}
+
 /* The rows (threads with samples, by their first sample's time), then
  * every sample in its cell, the cells sorted.  0 or -1. */
 static int gather(struct tl *tl)
@@ -293,8 +347,8 @@ static int gather(struct tl *tl)
 	int64_t *first = malloc((p->nthreads + 1) * sizeof *first);
 	int ret = -1;
 
-	tl->row_of = malloc((p->nthreads + 1) * sizeof *tl->row_of);
-	tl->rows = malloc((p->nthreads + 1) * sizeof *tl->rows);
+	tl->row_of = pv_budget_calloc(p->nthreads + 1, sizeof *tl->row_of);
+	tl->rows = pv_budget_calloc(p->nthreads + 1, sizeof *tl->rows);
 	if (!first || !tl->row_of || !tl->rows) {
 		pv_oom();
 		goto out;
@@ -314,6 +368,8 @@ static int gather(struct tl *tl)
 		qsort_r(tl->rows, tl->nrows, sizeof *tl->rows, cmp_rows, (void *)p);
 	for (size_t r = 0; r < tl->nrows; r++)
 		tl->row_of[tl->rows[r].thread] = (uint32_t)r;
+	if (tl->nrows > TIMELINE_MAX_ROWS && fold_rows(tl) < 0)
+		goto out;
 
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct pv_sample *s = &p->samples[i];
@@ -485,7 +541,9 @@ static void put_label(struct tl *tl, const struct tl_row *row, double y)
 	const struct pv_profile *p = tl->p;
 	FILE *out = tl->out;
 
-	if (row->thread >= p->nthreads) {
+	if (row->more) {
+		snprintf(tl->name, sizeof tl->name, "%zu more threads", tl->nmore);
+	} else if (row->thread >= p->nthreads) {
 		snprintf(tl->name, sizeof tl->name, "[unknown thread]");
 	} else {
 		const struct pv_thread *th = &p->threads[row->thread];
@@ -534,7 +592,9 @@ static void put_rows(struct tl *tl)
 		}
 		for (uint32_t x = row->last + 1; row->last != PV_NONE && x < NCOL && x - row->last < row->usual; x++)
 			tl->marks[x] = tl->marks[row->last];
-		if (row->thread < tl->p->nthreads)
+		if (row->more)
+			fprintf(out, "<g class=\"row\" id=\"t-more\" transform=\"translate(0,%.0f)\">", y);
+		else if (row->thread < tl->p->nthreads)
 			fprintf(out, "<g class=\"row\" id=\"t%" PRIu32 "\" transform=\"translate(0,%.0f)\">",
 				tl->p->threads[row->thread].tid, y);
 		else
@@ -762,7 +822,11 @@ static void put_data(struct tl *tl, double flame_top)
 		bool known = row->thread < tl->p->nthreads;
 		fprintf(out, "%s[%" PRIu32 ",", r ? "," : "", known ? tl->p->threads[row->thread].tid : 0);
 		char name[512];
-		pv_json_put(out, tl_escaped(tl, thread_label(tl->p, row->thread, name, sizeof name)));
+		if (row->more)
+			snprintf(name, sizeof name, "%zu more threads", tl->nmore);
+		else
+			thread_label(tl->p, row->thread, name, sizeof name);
+		pv_json_put(out, tl_escaped(tl, name));
 		fprintf(out, ",%u,%u,%d]", row->hold, row->usual, row->last == PV_NONE ? -1 : (int)row->last);
 	}
 	fputs("],\n", out);
@@ -862,8 +926,8 @@ int report_timeline(FILE *out, const struct pv_report_ctx *c)
 	if (gather(tl) < 0)
 		goto out;
 	tl->marks = malloc(NCOL * sizeof *tl->marks);
-	tl->acc = calloc((size_t)NPARTS * (tl->nframes ? tl->nframes : 1), sizeof *tl->acc);
-	tl->touched = malloc((size_t)NPARTS * (tl->nframes ? tl->nframes : 1) * sizeof *tl->touched);
+	tl->acc = pv_budget_calloc((size_t)NPARTS * (tl->nframes ? tl->nframes : 1), sizeof *tl->acc);
+	tl->touched = pv_budget_calloc((size_t)NPARTS * (tl->nframes ? tl->nframes : 1), sizeof *tl->touched);
 	if (!tl->marks || !tl->acc || !tl->touched) {
 		pv_oom();
 		goto out;

@@ -55,6 +55,10 @@
 #define FONT 12
 #define CHAR_W 7.3        /* width of a character at FONT, a little generous */
 #define LABEL_CHARS 24    /* of a row's label */
+/* Rows drawn at most: past them, the threads with the fewest samples are
+ * one row, "N more threads", so that the picture and the time it takes
+ * stay bounded whatever the number of threads. */
+#define TIMELINE_MAX_ROWS 500
 
 /* What a part of a column shows, bottom up. */
 enum { PART_ON, PART_OFF, PART_ON_GREY, PART_OFF_GREY, NPARTS };
@@ -101,6 +105,7 @@ struct tl_mark {
 
 struct tl_row {
 	uint32_t thread;       /* thread index, p->nthreads for samples with none */
+	bool more;             /* the row of the tl.nmore threads not drawn alone */
 	int64_t first;         /* its first sample's time */
 	uint32_t hold, usual, last; /* columns: see hold_columns() */
 };
@@ -114,6 +119,7 @@ struct tl {
 	bool any_off, any_grey;
 
 	struct tl_row *rows; size_t nrows;
+	size_t nmore;          /* threads in the row of the rest, if any */
 	uint32_t *row_of;      /* thread index (p->nthreads: none) -> row */
 
 	struct tl_frame *frames; size_t nframes, cap_frames;

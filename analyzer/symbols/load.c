@@ -70,7 +70,7 @@ int pv_source_open(char *const *paths, size_t n, const struct pv_source_options 
 		   struct pv_source *s)
 {
 	struct raw_unwinder uw;
-	struct pv_read_options ropts = { .max_input = o->max_input };
+	struct pv_read_options ropts = { .max_input = o->max_input, .max_memory = o->max_memory };
 
 	*s = (struct pv_source){ 0 };
 	s->mods = modules_new(o->quiet);

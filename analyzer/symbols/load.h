@@ -29,6 +29,7 @@ struct pv_unwinder;
 struct pv_source_options {
 	const char *program;   /* the program's executable, or NULL */
 	size_t max_input;      /* per file (read.h); 0: the default */
+	size_t max_memory;     /* the budget (read.h); 0: the default */
 	bool bfd;              /* symbolize with libbfd instead of libdw */
 	struct pv_symbolize_options symbolize;
 	bool quiet;            /* no warnings about the input */

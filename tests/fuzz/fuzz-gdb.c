@@ -16,6 +16,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	struct pv_profile *p;
 
 	pv_error_set_sink(quiet);
+	/* the budget profview gives an input of 16 MiB (read.h) */
+	pv_budget_set("fuzz", "reading", 32 << 20);
 	(void)gdb_detect(data, size);
 	p = gdb_read(data, size, "fuzz");
 	if (p && pv_profile_check_indices(p, "fuzz") != 0)

@@ -17,6 +17,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	struct pv_profile *p;
 
 	pv_error_set_sink(quiet);
+	/* the budget profview gives an input of 16 MiB (read.h) */
+	pv_budget_set("fuzz", "reading", 32 << 20);
 	if (!legacy_detect(data, size))
 		return 0;
 	p = legacy_read(data, size, "fuzz");

@@ -33,6 +33,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	struct pv_profile *p;
 
 	pv_error_set_sink(quiet);
+	/* the budget profview gives an input of 16 MiB (read.h) */
+	pv_budget_set("fuzz", "reading", 32 << 20);
 	if (pv_gzip_detect(data, size)) {
 		if (pv_gunzip(data, size, "fuzz", 1 << 24, NULL, &plain, &plen) < 0)
 			return 0;
@@ -48,7 +50,9 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		FILE *f = open_memstream(&buf, &blen);
 		struct pprof_write_options o = { .uncompressed = true };
 		if (f && pprof_write(f, "fuzz", p, &o) == 0 && fclose(f) == 0) {
-			struct pv_profile *q = pprof_read((unsigned char *)buf, blen, "fuzz", false);
+			struct pv_profile *q;
+			pv_budget_set("fuzz", "reading", 32 << 20);
+			q = pprof_read((unsigned char *)buf, blen, "fuzz", false);
 			if (!q)
 				abort();
 			for (uint32_t v = 0; v < p->nvalues; v++)

@@ -404,13 +404,26 @@ static void test_deep(void)
 
 	if (!deep)
 		return;
-	/* 50,000 nested template arguments: deeper than is read */
+	/* 50,000 nested template arguments: longer than is shown, cut */
 	memcpy(deep, "a::b", 4);
 	memset(deep + 4, '<', n / 2);
 	memset(deep + 4 + n / 2, '>', n / 2);
 	strcpy(deep + 4 + n, "::c()");
 	s = names_shorten(deep, NAMES_SHORT);
-	CHECK_STR(s ? s : "", deep);
+	CHECK(s && strlen(s) == NAMES_MAX_SHOWN + 3);
+	CHECK(s && strncmp(s, deep, NAMES_MAX_SHOWN) == 0 && strcmp(s + NAMES_MAX_SHOWN, "...") == 0);
+	free(s);
+	/* cut at a character: "é" (2 bytes) across the limit */
+	memset(deep, 'x', NAMES_MAX_SHOWN - 1);
+	strcpy(deep + NAMES_MAX_SHOWN - 1, "\xc3\xa9::f()");
+	s = names_shorten(deep, NAMES_PARAMS);
+	CHECK(s && strlen(s) == NAMES_MAX_SHOWN - 1 + 3 && strcmp(s + NAMES_MAX_SHOWN - 1, "...") == 0);
+	free(s);
+	/* as long as is shown: read */
+	memset(deep, 'x', NAMES_MAX_SHOWN - 8);
+	strcpy(deep + NAMES_MAX_SHOWN - 8, "::f(int)");
+	s = names_shorten(deep, NAMES_SHORT);
+	CHECK(s && strlen(s) == NAMES_MAX_SHOWN - 5 && strcmp(s + NAMES_MAX_SHOWN - 8, "::f") == 0);
 	free(s);
 	/* 200 nested: read */
 	memcpy(deep, "a::b", 4);
