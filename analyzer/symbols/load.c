@@ -1,6 +1,7 @@
 /* load.c - read, place, symbolize: the profile every view starts from */
 #include "load.h"
 
+#include "allocframes.h"
 #include "error.h"
 #include "kallsyms.h"
 #include "leaf.h"
@@ -97,6 +98,8 @@ int pv_source_open(char *const *paths, size_t n, const struct pv_source_options 
 		goto fail;
 	if ((o->bfd ? pv_symbolize_bfd(s->p, s->mods, &o->symbolize)
 		    : pv_symbolize(s->p, s->mods, &o->symbolize)) < 0)
+		goto fail;
+	if (!o->keep_alloc_frames && pv_is_heap_profile(s->p) && pv_trim_alloc_frames(s->p) < 0)
 		goto fail;
 	return 0;
 fail:

@@ -158,7 +158,9 @@ grep -q 'heap_\|libprofview' entries.folded && fail "the collector's frames are 
 for f in cxx_new cxx_new_array cxx_new_aligned; do
 	[ "$(in_stacks cxx.folded $f)" -gt 0 ] || { cat cxx.folded; fail "$f's blocks are not in use"; }
 done
-grep -q ';operator new' cxx.folded || fail "operator new is not the leaf of C++'s allocations"
+"$PROFVIEW" -q --folded --keep-alloc-frames cxx.raw >cxx-keep.folded || fail "profview --keep-alloc-frames of cxx.raw failed"
+grep -q ';operator new' cxx-keep.folded || fail "--keep-alloc-frames: operator new is not the leaf of C++'s allocations"
+grep -q 'operator new' cxx.folded && fail "operator new is in the stacks, not trimmed"
 [ "$(in_stacks cxx-alloc.folded cxx_deleted)" -gt 0 ] || fail "cxx_deleted's allocations are not seen"
 [ "$(in_stacks cxx.folded cxx_deleted)" = 0 ] || fail "cxx_deleted deleted its objects, yet they are in use"
 
