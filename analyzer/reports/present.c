@@ -35,7 +35,9 @@ int pv_input_problems(const struct pv_profile *p, bool shares, void (*say)(void 
 	int n = 0;
 
 	if (p->lost) {
-		if (shares)
+		if (p->lost_whole)
+			snprintf(pc, sizeof pc, " in the whole trace");
+		else if (shares)
 			snprintf(pc, sizeof pc, " (%.1f%%)",
 				 100.0 * (double)p->lost / ((double)p->lost + (double)p->nsamples));
 		snprintf(s, sizeof s, "%" PRIu64 " sample%s lost%s%s%s", p->lost, p->lost == 1 ? "" : "s", pc,
