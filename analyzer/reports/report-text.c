@@ -226,6 +226,13 @@ void report_header(FILE *out, const struct pv_report_ctx *rc)
 		pv_input_problems(p, true, warn_item, &w);
 		fprintf(out, "\n");
 	}
+	if (p->own_allocator) {
+		char path[512];
+		fprintf(out, "%swarning:%s '%s' defines its own malloc: its allocations never reached "
+			"collect-heap's and are not in the profile; link it with the C library's malloc to "
+			"profile its heap\n", bold_on(o), attr_off(o),
+			pv_escape(path, sizeof path, pv_str(p, p->own_allocator)));
+	}
 	{
 		char say[512];
 		if (report_unsampled(p, say, sizeof say))
