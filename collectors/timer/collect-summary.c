@@ -357,6 +357,29 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 	free(kept);
 }
 
+/* An image that ran another program with no sample and no trace kept:
+ * nothing to say of it apart from the process's later image. */
+static int collect_image_silent(const struct collect_trace *t)
+{
+	return t->execd && !t->keep && !t->st.empty && t->st.samples == 0 && !t->st.bad;
+}
+
+/* The program the process of v[k] started as, when v[k] is a later image
+ * whose earlier ones were silent (collect_image_silent), else NULL. */
+static const char *collect_first_image(const struct collect_trace *v, size_t n, size_t k)
+{
+	const char *first = NULL;
+	uint64_t at = v[k].start_mono;
+
+	for (size_t j = 0; j < n; j++)
+		if (j != k && v[j].pid == v[k].pid && v[j].scanned && v[j].start_mono < at &&
+		    collect_image_silent(&v[j])) {
+			at = v[j].start_mono;
+			first = v[j].exe;
+		}
+	return first != NULL && strcmp(first, v[k].exe) != 0 ? first : NULL;
+}
+
 /* Reports the run (see collect_find_traces) and makes one file of it:
  * the traces with samples joined into shown (collect_join), the others
  * removed.  One trace alone is said as it is; a run of several in one
@@ -436,11 +459,18 @@ int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int q
 	}
 	joined = collect_join(shown, v, n) == 0;
 	for (size_t k = 0; k < n && verbose; k++) {
-		char who[128], where[PATH_MAX + 64];
+		char who[192], where[PATH_MAX + 64];
+		const char *first;
 
 		if (!v[k].scanned || v[k].st.foreign || (k == 0 && seg != NULL))
 			continue;
-		snprintf(who, sizeof(who), "pid %u (%s): ", v[k].pid, v[k].exe);
+		/* an image with nothing to say before the program it ran is
+		 * said with that program's, once per process */
+		if (collect_image_silent(&v[k]))
+			continue;
+		first = collect_first_image(v, n, k);
+		snprintf(who, sizeof(who), "pid %u (%s%s%s): ", v[k].pid, v[k].exe, first ? ", first " : "",
+			 first ? first : "");
 		if (v[k].keep && joined)
 			snprintf(where, sizeof(where), "in '%s'", shown);
 		else if (v[k].keep)
