@@ -20,6 +20,7 @@ static const char *const alloc_patterns[] = {
 	"malloc", "calloc", "realloc", "reallocarray", "free", "cfree",
 	"memalign", "posix_memalign", "aligned_alloc", "valloc", "pvalloc",
 	"strdup", "strndup", "wcsdup", "__strdup", "__strndup", "__posix_memalign",
+	"__GI___strdup", "__GI___strndup", "__GI___libc_malloc", "__GI___libc_free",
 	/* glibc's names for them and what is beneath */
 	"__libc_malloc", "__libc_calloc", "__libc_realloc", "__libc_reallocarray",
 	"__libc_memalign", "__libc_valloc", "__libc_pvalloc", "__libc_free",

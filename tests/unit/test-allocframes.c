@@ -21,6 +21,7 @@ static void test_names(void)
 	static const char *const yes[] = {
 		"malloc", "calloc", "realloc", "reallocarray", "free", "posix_memalign", "aligned_alloc",
 		"memalign", "valloc", "pvalloc", "__libc_malloc", "_int_malloc", "__strdup", "strndup",
+		"__GI___strdup",
 		"operator new(unsigned long)", "operator new[](unsigned long)",
 		"operator new(unsigned long, std::nothrow_t const&)",
 		"operator new(unsigned long, std::align_val_t)", "operator new", "je_malloc_default",
@@ -31,6 +32,7 @@ static void test_names(void)
 	static const char *const no[] = {
 		"main", "xmalloc", "my_malloc", "mallocate", "malloc_stats", "std::vector<int>::push_back(int const&)",
 		"operator()", "Foo::operator()(int)", "new_thing", "__libc_start_main", "", "strdupa_like",
+		"__GI_memcpy",
 	};
 	static const char *const mangled[] = {
 		"_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamSt11align_val_t", "_ZnwmSt11align_val_tRKSt9nothrow_t", "_Znwj",
