@@ -364,20 +364,22 @@ static int collect_image_silent(const struct collect_trace *t)
 	return t->execd && !t->keep && !t->st.empty && t->st.samples == 0 && !t->st.bad;
 }
 
-/* The program the process of v[k] started as, when v[k] is a later image
- * whose earlier ones were silent (collect_image_silent), else NULL. */
-static const char *collect_first_image(const struct collect_trace *v, size_t n, size_t k)
+/* The programs the process of v[k] ran before it in the images with
+ * nothing to say (collect_image_silent), in order, comma-separated, into
+ * buf ("" when none). */
+static void collect_images_before(const struct collect_trace *v, size_t n, size_t k, char *buf,
+				  size_t size)
 {
-	const char *first = NULL;
-	uint64_t at = v[k].start_mono;
+	size_t len = 0;
 
-	for (size_t j = 0; j < n; j++)
-		if (j != k && v[j].pid == v[k].pid && v[j].scanned && v[j].start_mono < at &&
+	buf[0] = '\0';
+	for (size_t j = 0; j < n && len + 1 < size; j++)
+		if (j != k && v[j].pid == v[k].pid && v[j].scanned && v[j].start_mono < v[k].start_mono &&
 		    collect_image_silent(&v[j])) {
-			at = v[j].start_mono;
-			first = v[j].exe;
+			int w = snprintf(buf + len, size - len, "%s%s", len ? ", " : "", v[j].exe);
+
+			len = w < 0 ? len : len + (size_t)w < size ? len + (size_t)w : size - 1;
 		}
-	return first != NULL && strcmp(first, v[k].exe) != 0 ? first : NULL;
 }
 
 /* Reports the run (see collect_find_traces) and makes one file of it:
@@ -459,8 +461,7 @@ int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int q
 	}
 	joined = collect_join(shown, v, n) == 0;
 	for (size_t k = 0; k < n && verbose; k++) {
-		char who[192], where[PATH_MAX + 64];
-		const char *first;
+		char who[256], where[PATH_MAX + 64], before[160];
 
 		if (!v[k].scanned || v[k].st.foreign || (k == 0 && seg != NULL))
 			continue;
@@ -468,9 +469,9 @@ int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int q
 		 * said with that program's, once per process */
 		if (collect_image_silent(&v[k]))
 			continue;
-		first = collect_first_image(v, n, k);
-		snprintf(who, sizeof(who), "pid %u (%s%s%s): ", v[k].pid, v[k].exe, first ? ", first " : "",
-			 first ? first : "");
+		collect_images_before(v, n, k, before, sizeof(before));
+		snprintf(who, sizeof(who), "pid %u (%s%s%s): ", v[k].pid, v[k].exe, before[0] ? ", after " : "",
+			 before);
 		if (v[k].keep && joined)
 			snprintf(where, sizeof(where), "in '%s'", shown);
 		else if (v[k].keep)

@@ -40,7 +40,7 @@ for pid in "$parent" "$child" "$grandchild"; do
 		fail "collect-timer -v does not list pid $pid: $(cat tree.err)"
 done
 # (the image before the exec said in the same line, when it had no sample)
-grep -Eq "^collect-timer: pid $execd \(bspin(, first tcases)?\): .* in 'tree/t.raw'" tree.err ||
+grep -Eq "^collect-timer: pid $execd \(bspin(, after tcases)?\): .* in 'tree/t.raw'" tree.err ||
 	fail "collect-timer -v does not list the exec'd program: $(cat tree.err)"
 
 check() { # TRACE PID FUNCTION

@@ -121,7 +121,7 @@ for pid in $(awk '{ print $2 }' sixv.out); do
 	# once, with the shell's image before its exec named in its line
 	[ "$(grep "^collect-timer: pid $pid (" sixv.err | grep -vc ": collector: ")" = 1 ] ||
 		fail "-v: burn $pid is not listed once: $(cat sixv.err)"
-	grep -Eq "^collect-timer: pid $pid \(burn(, first [a-z]+)?\): [0-9]+ samples" sixv.err ||
+	grep -Eq "^collect-timer: pid $pid \(burn(, after [a-z, ]+)?\): [0-9]+ samples" sixv.err ||
 		fail "-v: burn $pid's line does not name it: $(cat sixv.err)"
 done
 # collect-heap the same: six children allocating, -v lists each once
@@ -131,6 +131,6 @@ build heapcases
 ! grep -q 'not listed' sixh.err || fail "collect-heap -v still says processes are not listed: $(cat sixh.err)"
 dups=$(grep -v ': collector: ' sixh.err | grep -o '^collect-heap: pid [0-9]* ' | sort | uniq -d)
 [ -z "$dups" ] || fail "collect-heap -v lists a process twice: $(cat sixh.err)"
-[ "$(grep -Ec '^collect-heap: pid [0-9]+ \(heapcases(, first [a-z]+)?\): [1-9][0-9]* samples' sixh.err)" = 6 ] ||
+[ "$(grep -Ec '^collect-heap: pid [0-9]+ \(heapcases(, after [a-z, ]+)?\): [1-9][0-9]* samples' sixh.err)" = 6 ] ||
 	fail "collect-heap -v does not list the six children with their samples: $(cat sixh.err)"
 exit 0
