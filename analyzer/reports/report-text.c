@@ -1,7 +1,6 @@
 /* report-text.c - the text reports: header, call tree and flat profile */
 #include "report-text.h"
 #include "present.h"
-#include "allocframes.h"
 #include "error.h"
 #include "escape.h"
 #include "folded-read.h"
@@ -227,15 +226,10 @@ void report_header(FILE *out, const struct pv_report_ctx *rc)
 		pv_input_problems(p, true, warn_item, &w);
 		fprintf(out, "\n");
 	}
-	if (p->own_allocator) {
-		char path[512];
-		fprintf(out, "%swarning:%s '%s' defines its own malloc: its allocations never reached "
-			"collect-heap's and are not in the profile; link it with the C library's malloc to "
-			"profile its heap\n", bold_on(o), attr_off(o),
-			pv_escape(path, sizeof path, pv_str(p, p->own_allocator)));
-	}
 	{
-		char say[512];
+		char say[1024];
+		if (report_own_allocator(p, say, sizeof say))
+			fprintf(out, "%swarning:%s %s\n", bold_on(o), attr_off(o), say);
 		if (report_unsampled(p, say, sizeof say))
 			fprintf(out, "%swarning:%s %s\n", bold_on(o), attr_off(o), say);
 		if (report_collector_cpu(p, say, sizeof say))
@@ -424,33 +418,12 @@ static char *tree_indent(char *p, uint32_t depth)
 	return put_cstr(p, "] ");
 }
 
-/* The width of a heap profile's value columns ("1023.9 MiB"). */
-#define HEAP_COL 10
-
-/* Does the tree weigh a heap profile by bytes or objects?  Its reports
- * give the value in its unit, "12.3 MiB" or a count of blocks, as pprof
- * and jeprof do, where a CPU profile's give milliseconds. */
-static bool heap_value(const struct calltree *t)
-{
-	enum ct_unit u = calltree_value_unit(t);
-
-	return t->v_value != PV_NONE && (u == CT_UNIT_BYTES || u == CT_UNIT_COUNT) && pv_is_heap_profile(t->p);
-}
-
-/* The heading of a heap profile's value column: what it counts. */
-static const char *heap_col(const struct calltree *t)
-{
-	return calltree_value_unit(t) == CT_UNIT_BYTES ? "bytes" : "objects";
-}
-
-/* A heap profile's value v, in its unit, right-aligned in HEAP_COL. */
+/* A heap profile's value v, in its unit, right-aligned in REPORT_HEAP_COL. */
 static char *put_heap_value(char *p, const struct calltree *t, int64_t v)
 {
 	char b[32];
 
-	calltree_value_str(t, v, b, sizeof b);
-	p = put_spaces(p, HEAP_COL - (int)strlen(b));
-	return put_cstr(p, b);
+	return put_cstr(p, report_heap_cell(t, v, b, sizeof b));
 }
 
 /* The tree's columns before the name: samples, share, noise and, when
@@ -466,7 +439,7 @@ static char *tree_columns(char *p, const struct calltree *t, int64_t count, int6
 	p = put_cstr(p, dim);
 	p = put_fixed(p, sqrt((double)count), 6, 0);
 	p = put_cstr(p, off);
-	if (heap_value(t)) {
+	if (report_heap_value(t)) {
 		*p++ = ' ';
 		p = put_heap_value(p, t, value);
 	} else if (t->v_value != PV_NONE) {
@@ -478,7 +451,7 @@ static char *tree_columns(char *p, const struct calltree *t, int64_t count, int6
 
 static int tree_columns_width(const struct calltree *t)
 {
-	return heap_value(t) ? 27 + HEAP_COL : t->v_value != PV_NONE ? 36 : 26;
+	return report_heap_value(t) ? 27 + REPORT_HEAP_COL : t->v_value != PV_NONE ? 36 : 26;
 }
 
 /* The tree report is made in two steps: a plan, the list of its lines in
@@ -716,9 +689,9 @@ int report_tree(FILE *out, const struct pv_report_ctx *rc)
 		pv_oom();
 		goto out;
 	}
-	if (vname[0] && heap_value(t))
+	if (vname[0] && report_heap_value(t))
 		fprintf(out, "%s  samples %6s%%    ±√n %*s  function  location%s\n", bold_on(o),
-			vname, HEAP_COL, heap_col(t), attr_off(o));
+			vname, REPORT_HEAP_COL, report_heap_col(t), attr_off(o));
 	else if (vname[0])
 		fprintf(out, "%s  samples %6s%%    ±√n %6s %s  function  location%s\n", bold_on(o),
 			vname, pv_value_label(vname), ct_value_col(t), attr_off(o));
@@ -834,15 +807,15 @@ int report_flat(FILE *out, const struct pv_report_ctx *rc)
 	struct flat_order order = { t, o->sort };
 	qsort_r(rows, n, sizeof *rows, cmp_rows, &order);
 	const char *vname = pv_value_type(t) ? pv_value_type(t) : "";
-	bool heap = heap_value(t);
+	bool heap = report_heap_value(t);
 	char selfcol[32] = "", cumcol[32] = "";
 	if (heap) {
-		snprintf(selfcol, sizeof selfcol, "self %s", heap_col(t));
-		snprintf(cumcol, sizeof cumcol, "cum %s", heap_col(t));
+		snprintf(selfcol, sizeof selfcol, "self %s", report_heap_col(t));
+		snprintf(cumcol, sizeof cumcol, "cum %s", report_heap_col(t));
 	}
 	fprintf(out, "%s     self %5s%%      cum %5s%%    ±√n%*s%*s  function  location%s\n", bold_on(o),
-		vname[0] ? vname : "self", vname[0] ? vname : "cum", heap ? HEAP_COL + 3 : 0, selfcol,
-		heap ? HEAP_COL + 3 : 0, cumcol, attr_off(o));
+		vname[0] ? vname : "self", vname[0] ? vname : "cum", heap ? REPORT_HEAP_COL + 3 : 0, selfcol,
+		heap ? REPORT_HEAP_COL + 3 : 0, cumcol, attr_off(o));
 	for (size_t i = 0; i < n; i++) {
 		const struct ct_flat_row *r = &rows[i];
 		char line[LINE_MAX_LEN], *q = line;
