@@ -30,7 +30,7 @@
 enum {
 	OPT_TREE = 256, OPT_FLAT, OPT_FOLDED, OPT_SORT, OPT_NOISEFLOOR, OPT_MINCOUNT, OPT_MAXDEPTH,
 	OPT_THREADS, OPT_TID, OPT_PROCESSES, OPT_PID, OPT_FUNCTIONS, OPT_LINES, OPT_FILES, OPT_ADDRESSES, OPT_COLOR,
-	OPT_SYMBOLIZER, OPT_NO_DEMANGLE, OPT_DUMP_LOCATIONS, OPT_PPROF, OPT_MAX_INPUT, OPT_MAX_MEMORY,
+	OPT_SYMBOLIZER, OPT_NO_DEMANGLE, OPT_KEEP_ALLOC_FRAMES, OPT_DUMP_LOCATIONS, OPT_PPROF, OPT_MAX_INPUT, OPT_MAX_MEMORY,
 };
 
 /* Inlined calls and names. */
@@ -108,6 +108,7 @@ static const struct option long_options[] = {
 	{ "color", required_argument, NULL, OPT_COLOR },
 	{ "symbolizer", required_argument, NULL, OPT_SYMBOLIZER },
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
+	{ "keep-alloc-frames", no_argument, NULL, OPT_KEEP_ALLOC_FRAMES },
 	{ "max-input", required_argument, NULL, OPT_MAX_INPUT },
 	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 	{ "focus", required_argument, NULL, OPT_FILTER + PV_FILTER_FOCUS },
@@ -224,6 +225,10 @@ static void usage(FILE *out)
 		"      --full-names       C++ functions with their parameter lists and template\n"
 		"                         arguments (default: short, as \"std::vector::push_back\")\n"
 		"      --no-demangle      show C++ functions by their mangled names\n"
+		"      --keep-alloc-frames  keep the allocator's frames (malloc, operator new,\n"
+		"                         je_*, tc_*...) at the leaf of a heap profile's\n"
+		"                         stacks (default: trimmed, the bytes charged to the\n"
+		"                         function that asked for them, as pprof)\n"
 		"\n"
 		"Input:\n"
 		"      --max-input=SIZE   read at most SIZE bytes of a pipe or device,\n"
@@ -548,6 +553,7 @@ static int parse_other(struct args *a, int c, const char *arg)
 		if (!parse_size(arg, &a->sopt.max_memory))
 			return usage_error("invalid --max-memory '%s': expected a size such as 512M or 2G; 0 for no limit", arg);
 		return 0;
+	case OPT_KEEP_ALLOC_FRAMES: a->sopt.keep_alloc_frames = true; return 0;
 	case OPT_MAX_INPUT:
 		if (!parse_size(arg, &a->sopt.max_input))
 			return usage_error("invalid --max-input '%s': expected a size such as 512M or 2G; 0 for no limit", arg);

@@ -28,6 +28,7 @@
  */
 #include "legacy.h"
 #include "error.h"
+#include "units.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -42,7 +43,50 @@ struct heap_kind {
 	bool alloc;            /* the allocation counts are kept */
 	bool growth;           /* a growth or fragmentation profile: "objects", "space" */
 	uint32_t nvalues;
+	/* The blocks in use and their bytes, as sampled, that the header
+	 * counts (promised) and that the records read add up to. */
+	bool promised;
+	int64_t header[2], read[2];
 };
+
+/* Is the line just read the input's last, with no end of line (and no
+ * memory map after it)?  Every record of a dump ends with one: such a
+ * line is a record cut short, whose counts or stack may be wrong. */
+static bool heap_line_cut(const struct lreader *r)
+{
+	return r->off == r->len && r->map_at == r->len && r->len > 0 && r->buf[r->len - 1] != '\n';
+}
+
+/* The records from offset at on were not read: counted as dropped. */
+static void heap_drop_from(struct lreader *r, size_t at)
+{
+	r->p->dropped_bytes += r->len - at;
+}
+
+/* Says when the records read do not add up to the header's totals: a
+ * dump cut short (a record that holds more than its share is no
+ * truncation, but the counts still disagree). */
+static void heap_check_totals(const struct lreader *r, const struct heap_kind *k)
+{
+	char hb[32], rb[32], drop[96] = "";
+
+	if (!k->promised || (k->read[0] == k->header[0] && k->read[1] == k->header[1]))
+		return;
+	pv_format_bytes(hb, sizeof hb, (double)k->header[1]);
+	pv_format_bytes(rb, sizeof rb, (double)k->read[1]);
+	if (r->p->dropped_bytes)
+		snprintf(drop, sizeof drop, "; the %" PRIu64 " bytes of its last, cut record dropped",
+			 r->p->dropped_bytes);
+	if (k->read[0] <= k->header[0] && k->read[1] <= k->header[1])
+		pv_warn("'%s': heap dump truncated: its header promises %" PRId64 " blocks / %s in use, "
+			"read %" PRId64 " / %s (%.1f%% of the bytes)%s: the rest of the file is missing",
+			r->name, k->header[0], hb, k->read[0], rb,
+			k->header[1] > 0 ? 100.0 * (double)k->read[1] / (double)k->header[1] : 0.0, drop);
+	else
+		pv_warn("'%s': the heap dump's records add up to %" PRId64 " blocks / %s in use, its "
+			"header to %" PRId64 " / %s: the file is damaged", r->name, k->read[0], rb,
+			k->header[0], hb);
+}
 
 /* Unsample a count and its bytes, as pprof does (truncated).  false when
  * the result cannot be real. */
@@ -170,6 +214,9 @@ static int heap_header(struct lreader *r, const struct lline *l, struct heap_kin
 	}
 	/* allocation counts that are not the in-use ones again */
 	k->alloc = !k->growth && ((c[2] != c[0] && c[2] != 0) || (c[3] != c[1] && c[3] != 0));
+	k->promised = !k->growth;
+	k->header[0] = c[0];
+	k->header[1] = c[1];
 	return 0;
 }
 
@@ -181,16 +228,23 @@ int heap_read_legacy(struct lreader *r, const struct lline *first)
 
 	if (heap_header(r, first, &k) < 0 || heap_types(r->p, &k, "bytes") < 0)
 		return -1;
-	while (legacy_next(r, &l)) {
+	for (size_t at = r->off; legacy_next(r, &l); at = r->off) {
 		const char *q = l.s;
 		if (legacy_blank(&l))
 			continue;
+		if (heap_line_cut(r)) {
+			heap_drop_from(r, at);
+			break;
+		}
 		if (!counts(&q, l.e, true, c) || !legacy_char(&q, l.e, '@'))
 			return legacy_error(r, l.no, "not a sample (\"N: BYTES [N: BYTES] @ 0xADDRESS ...\")");
 		if (heap_values(r, l.no, &k, c[0], c[1], c[2], c[3], v) < 0 ||
 		    legacy_hex_addresses(r, q, l.e, l.no) < 0 || legacy_add_sample(r, ADJUST_ALL, v, k.nvalues) < 0)
 			return -1;
+		k.read[0] += c[0];
+		k.read[1] += c[1];
 	}
+	heap_check_totals(r, &k);
 	return 0;
 }
 
@@ -220,13 +274,18 @@ int heap_read_jemalloc(struct lreader *r, const struct lline *first)
 	const char *q = first->s + 8;
 	int64_t v[PV_MAX_VALUES], c[4];
 	bool typed = false, pending = false, all;
-	size_t stack_at = 0;
+	size_t stack_at = 0, stack_off = 0;
 
 	if (!legacy_number(&q, first->e, false, &k.rate) || q != first->e || k.rate < 1)
 		return legacy_error(r, first->no, "a jemalloc heap profile's header is \"heap_v2/RATE\", RATE a number of bytes");
-	while (legacy_next(r, &l)) {
+	for (size_t at = r->off; legacy_next(r, &l); at = r->off) {
 		if (l.s == l.e)
 			continue;
+		if (heap_line_cut(r)) {
+			heap_drop_from(r, pending ? stack_off : at);
+			pending = false;
+			break;
+		}
 		if (l.s[0] == '@') {
 			if (pending)
 				return legacy_error(r, stack_at, "a stack without the process's counts (\"t*: ...\")");
@@ -237,6 +296,7 @@ int heap_read_jemalloc(struct lreader *r, const struct lline *first)
 				return -1;
 			pending = true;
 			stack_at = l.no;
+			stack_off = at;
 			continue;
 		}
 		if (!thread_counts(&l, &all, c))
@@ -244,17 +304,27 @@ int heap_read_jemalloc(struct lreader *r, const struct lline *first)
 		if (!typed && all) {
 			/* the header's totals: are allocations counted? */
 			k.alloc = c[2] != 0 || c[3] != 0;
+			k.promised = true;
+			k.header[0] = c[0];
+			k.header[1] = c[1];
 		} else if (pending && all) {
 			if (heap_values(r, l.no, &k, c[0], c[1], c[2], c[3], v) < 0 ||
 			    legacy_add_sample(r, ADJUST_ALL, v, k.nvalues) < 0)
 				return -1;
+			k.read[0] += c[0];
+			k.read[1] += c[1];
 			pending = false;
 		}
 	}
-	if (pending)
-		return pv_error("'%s': cut off after line %zu: the last stack has no counts", r->name, stack_at);
+	/* a stack whose counts were cut off: not read */
+	if (pending && r->map_at == r->len)
+		heap_drop_from(r, stack_off);
+	else if (pending)
+		return pv_error("'%s': line %zu: a stack without the process's counts before the memory map",
+				r->name, stack_at);
 	if (!typed && heap_types(r->p, &k, "bytes") < 0)
 		return -1;
+	heap_check_totals(r, &k);
 	return 0;
 }
 

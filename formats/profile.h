@@ -190,6 +190,12 @@ struct pv_profile {
 	uint32_t run_processes;
 	uint64_t lost;         /* samples the collector could not store */
 	uint32_t lost_cause;   /* string index: why they were lost, "" unknown */
+	/* lost counts those of the whole source, not of the samples a view
+	 * kept (a time span, threads, processes): no share of them is said */
+	bool lost_whole;
+	/* string index: the program of a heap trace when it defines its own
+	 * malloc, which the collector's never saw a call to; 0 otherwise */
+	uint32_t own_allocator;
 	int sampler;           /* enum pv_sampler: what sent a CPU profile's samples */
 	uint64_t truncated;    /* samples whose stack is known to be incomplete */
 	uint64_t stacks_cut;   /* of those, the stacks cut to PV_MAX_DEPTH frames */

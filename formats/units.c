@@ -28,3 +28,18 @@ char *pv_format_duration_compact(char *buf, size_t n, int64_t ns)
 		snprintf(buf, n, "%lldns", (long long)ns);
 	return buf;
 }
+
+char *pv_format_bytes(char *buf, size_t n, double bytes)
+{
+	double a = bytes < 0 ? -bytes : bytes;
+
+	if (a >= 1024.0 * 1024 * 1024)
+		snprintf(buf, n, "%.2f GiB", bytes / (1024.0 * 1024 * 1024));
+	else if (a >= 1024.0 * 1024)
+		snprintf(buf, n, "%.1f MiB", bytes / (1024.0 * 1024));
+	else if (a >= 1024)
+		snprintf(buf, n, "%.1f KiB", bytes / 1024);
+	else
+		snprintf(buf, n, "%.0f B", bytes);
+	return buf;
+}

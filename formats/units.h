@@ -11,5 +11,8 @@ char *pv_format_duration(char *buf, size_t n, int64_t ns);
 /* A duration as pprof writes it in its graphs: "1.23s", "45.60ms",
  * "7.20us", "80ns".  Returns buf. */
 char *pv_format_duration_compact(char *buf, size_t n, int64_t ns);
+/* A size in bytes, in binary units as the reports give them: "512 B",
+ * "12.3 KiB", "12.3 MiB", "2.04 GiB" (negative too).  Returns buf. */
+char *pv_format_bytes(char *buf, size_t n, double bytes);
 
 #endif

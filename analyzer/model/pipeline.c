@@ -257,12 +257,39 @@ static void keep_system_time(struct pv_profile *p, double all0, double kernel0)
 	p->system_cpu_ns = (int64_t)((double)p->system_cpu_ns * (f < 1 ? f : 1) + 0.5);
 }
 
+static uint64_t count_flagged_truncated(const struct pv_profile *p)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < p->nsamples; i++)
+		n += (p->samples[i].flags & PV_SAMPLE_TRUNCATED) != 0;
+	return n;
+}
+
+/* The warnings of the samples shown, after a time span, threads or
+ * processes kept some (flagged0: the incomplete stacks flagged before):
+ * the incomplete stacks are those still here (as filters count them),
+ * and the lost samples, which belong to no time nor thread, are said to
+ * be the whole trace's. */
+static void keep_warnings(struct pv_profile *p, uint64_t flagged0)
+{
+	uint64_t flagged = count_flagged_truncated(p);
+
+	if (p->truncated == flagged0)
+		p->truncated = flagged;
+	else if (p->truncated > p->nsamples)
+		p->truncated = p->nsamples;
+	p->lost_whole = p->lost > 0;
+}
+
 /* The view on p, which r->p already is. */
 static int run(struct pv_profile *p, const struct pv_view *v, bool tree, struct pv_result *r)
 {
 	bool reversed = false;
 	char buf[512];
 	double all0, kernel0;
+
+	uint64_t flagged0 = count_flagged_truncated(p);
 
 	cpu_weights(p, &all0, &kernel0);
 	if (v->nspans && keep_spans(p, v, r) < 0)
@@ -271,6 +298,8 @@ static int run(struct pv_profile *p, const struct pv_view *v, bool tree, struct 
 		pv_keep_threads(p, v->tids, v->ntids);
 	if (v->npids)
 		pv_keep_processes(p, v->pids, v->npids);
+	if (v->nspans || v->ntids || v->npids)
+		keep_warnings(p, flagged0);
 	r->before = pv_count_samples(p);
 	r->in_spans = v->nspans ? r->before : 0;
 	for (size_t i = 0; i < v->nsteps; i++) {

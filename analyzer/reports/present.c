@@ -1,5 +1,7 @@
 /* present.c - how every report writes what it shows (see present.h) */
 #include "present.h"
+#include "allocframes.h"
+#include "escape.h"
 #include "raw-cpu.h"
 #include "units.h"
 #include "util.h"
@@ -35,7 +37,9 @@ int pv_input_problems(const struct pv_profile *p, bool shares, void (*say)(void 
 	int n = 0;
 
 	if (p->lost) {
-		if (shares)
+		if (p->lost_whole)
+			snprintf(pc, sizeof pc, " in the whole trace");
+		else if (shares)
 			snprintf(pc, sizeof pc, " (%.1f%%)",
 				 100.0 * (double)p->lost / ((double)p->lost + (double)p->nsamples));
 		snprintf(s, sizeof s, "%" PRIu64 " sample%s lost%s%s%s", p->lost, p->lost == 1 ? "" : "s", pc,
@@ -62,6 +66,39 @@ bool report_unsampled(const struct pv_profile *p, char *buf, size_t n)
 	return p->threads_cpu_ns > 0 && p->unsampled_cpu_ns > 0 &&
 	       raw_cpu_unsampled_say(buf, n, (uint64_t)p->unsampled_cpu_ns, (uint64_t)p->threads_cpu_ns,
 				     p->unsampled_threads, p->nthreads, p->lost);
+}
+
+bool report_own_allocator(const struct pv_profile *p, char *buf, size_t n)
+{
+	char path[512];
+
+	if (!p->own_allocator)
+		return false;
+	snprintf(buf, n, "'%s' defines its own malloc: its allocations never reached collect-heap's and "
+		 "are not in the profile; link it with the C library's malloc to profile its heap",
+		 pv_escape(path, sizeof path, pv_str(p, p->own_allocator)));
+	return true;
+}
+
+bool report_heap_value(const struct calltree *t)
+{
+	enum ct_unit u = calltree_value_unit(t);
+
+	return t->v_value != PV_NONE && (u == CT_UNIT_BYTES || u == CT_UNIT_COUNT) && pv_is_heap_profile(t->p);
+}
+
+const char *report_heap_col(const struct calltree *t)
+{
+	return calltree_value_unit(t) == CT_UNIT_BYTES ? "bytes" : "objects";
+}
+
+const char *report_heap_cell(const struct calltree *t, int64_t v, char *buf, size_t n)
+{
+	char b[32];
+
+	calltree_value_str(t, v, b, sizeof b);
+	snprintf(buf, n, "%*s", REPORT_HEAP_COL, b);
+	return buf;
 }
 
 bool report_collector_cpu(const struct pv_profile *p, char *buf, size_t n)

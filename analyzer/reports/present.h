@@ -43,6 +43,21 @@ int pv_input_problems(const struct pv_profile *p, bool shares, void (*say)(void 
  * collector's own count) in no sample?  Then the sentence that says so,
  * the same for every front end, into buf. */
 bool report_unsampled(const struct pv_profile *p, char *buf, size_t n);
+/* Does a heap trace's program define its own malloc (own_allocator)?
+ * Then the sentence that says so and what to do, names escaped, into buf. */
+bool report_own_allocator(const struct pv_profile *p, char *buf, size_t n);
+
+/* The width of a heap profile's value columns ("1023.9 MiB"). */
+#define REPORT_HEAP_COL 10
+/* Does the tree weigh a heap profile by bytes or objects?  Its text
+ * reports give the value in its unit, "12.3 MiB" or a count of blocks, as
+ * pprof and jeprof do, where a CPU profile's give milliseconds. */
+bool report_heap_value(const struct calltree *t);
+/* The heading of a heap profile's value column: "bytes" or "objects". */
+const char *report_heap_col(const struct calltree *t);
+/* Value v of such a tree in its unit, right-aligned in REPORT_HEAP_COL,
+ * into buf; returns buf. */
+const char *report_heap_cell(const struct calltree *t, int64_t v, char *buf, size_t n);
 /* One line on the collector's own work left out of the profile
  * (pv_profile.collector_samples) into buf; false when there was none. */
 bool report_collector(const struct pv_profile *p, char *buf, size_t n);

@@ -10,7 +10,12 @@
  * before the column's end and not freed before it.  So the height of a
  * column is the bytes in use at its end, and the blocks a span of columns
  * [c0, c1) left allocated, a in [c0, c1) and f >= c1, are exactly those
- * "profview --time=FROM,TO" keeps over the same span.
+ * "profview --time=FROM,TO" keeps over the same span.  But for the column
+ * of the peak: a peak between two column ends would be missed (blocks
+ * freed in its column after it), so that column is the heap at the
+ * instant of the peak, the blocks the trace's reader counted in
+ * peak_space, and the mark says their sum: "--sample-index=peak_space"
+ * of the same view, by construction.
  *
  * The run has one area, not a row per thread: a block allocated by one
  * thread may be freed by another, and the heap is the process's.  The
@@ -46,11 +51,14 @@
 struct hl_block {
 	uint32_t a, f, stack;
 	int64_t n, bytes;      /* sampled blocks, their unsampled bytes */
+	int64_t peak;          /* of the bytes, those in use at the peak */
 };
 
 struct hl {
 	struct tl *tl;
 	uint32_t v_n, v_bytes; /* alloc_samples, alloc_space */
+	uint32_t v_peak;       /* peak_space, PV_NONE when the profile has none */
+	int64_t peak_ns;       /* the peak's instant: its last block's allocation, -1 unknown */
 	struct hl_block *b; size_t nb;
 	uint32_t band[BANDS]; size_t nbands; /* the tl frame of each band */
 	uint32_t *band_of;     /* tl stack -> its band */
@@ -100,6 +108,9 @@ static int gather_blocks(struct hl *h)
 			b->f = b->a;
 		b->n = h->v_n != PV_NONE ? s->values[h->v_n] : 1;
 		b->bytes = s->values[h->v_bytes];
+		b->peak = h->v_peak != PV_NONE ? s->values[h->v_peak] : 0;
+		if (b->peak && s->time_ns > h->peak_ns)
+			h->peak_ns = s->time_ns;
 		h->sampled += b->n;
 	}
 	if (p->nsamples > 1)
@@ -108,6 +119,7 @@ static int gather_blocks(struct hl *h)
 		if (n && cmp_blocks(&h->b[n - 1], &h->b[i]) == 0) {
 			h->b[n - 1].n += h->b[i].n;
 			h->b[n - 1].bytes += h->b[i].bytes;
+			h->b[n - 1].peak += h->b[i].peak;
 		} else {
 			h->b[n++] = h->b[i];
 		}
@@ -190,6 +202,26 @@ static int64_t scale_top(int64_t v, double *step)
 	return (int64_t)ceil(top * unit);
 }
 
+/* The column of the peak, when the profile says which blocks were in use
+ * then (peak_space) and its instant is on the axis: the heap at that
+ * instant, band by band, and the peak there. */
+static void peak_column(struct hl *h)
+{
+	const struct tl *tl = h->tl;
+	uint32_t c;
+
+	if (h->peak_ns < 0 || h->peak_ns < tl->from || h->peak_ns >= tl->from + tl->len)
+		return;
+	c = tl_column_of(tl, h->peak_ns);
+	memset(h->cols[c], 0, sizeof h->cols[c]);
+	h->total[c] = 0;
+	for (size_t i = 0; i < h->nb; i++) {
+		h->cols[c][h->band_of[h->b[i].stack]] += h->b[i].peak;
+		h->total[c] += h->b[i].peak;
+	}
+	h->peak = c;
+}
+
 /* The bytes in use per column and band, their total, the peak.  0 or -1. */
 static int count_columns(struct hl *h)
 {
@@ -215,6 +247,7 @@ static int count_columns(struct hl *h)
 			h->peak = c;
 		}
 	}
+	peak_column(h);
 	return 0;
 }
 
@@ -274,8 +307,14 @@ static void put_area(struct hl *h)
 	struct tl *tl = h->tl;
 	FILE *out = tl->out;
 	double step, px;
-	int64_t top = scale_top(h->total[h->peak] > 0 ? h->total[h->peak] : 1, &step);
+	int64_t most = 1, top;
 	char b[64], t[32];
+
+	/* the peak is the most but where the trace's times disagree with
+	 * its order (threads' clocks): the scale holds every column */
+	for (uint32_t c = 0; c < NCOL; c++)
+		most = h->total[c] > most ? h->total[c] : most;
+	top = scale_top(most, &step);
 
 	h->ymax = top;
 	fprintf(out, "<g id=\"area\"><rect class=\"bg\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>\n",
@@ -417,6 +456,8 @@ int heapline_write(struct tl *tl)
 
 	h.v_n = pv_find_value_type(tl->p, "alloc_samples");
 	h.v_bytes = pv_find_value_type(tl->p, "alloc_space");
+	h.v_peak = pv_find_value_type(tl->p, "peak_space");
+	h.peak_ns = -1;
 	if (gather_blocks(&h) < 0 || choose_bands(&h) < 0 || count_columns(&h) < 0)
 		goto out;
 	sel_y = axis_y + AXIS + put_legend(&h, 0, false) + 16;

@@ -249,7 +249,9 @@ void report_header(FILE *out, const struct pv_report_ctx *rc)
 		fprintf(out, "\n");
 	}
 	{
-		char say[512];
+		char say[1024];
+		if (report_own_allocator(p, say, sizeof say))
+			fprintf(out, "%swarning:%s %s\n", bold_on(o), attr_off(o), say);
 		if (report_unsampled(p, say, sizeof say))
 			fprintf(out, "%swarning:%s %s\n", bold_on(o), attr_off(o), say);
 		if (report_collector_cpu(p, say, sizeof say))
@@ -458,8 +460,17 @@ static char *tree_indent(char *p, uint32_t depth)
 	return put_cstr(p, "] ");
 }
 
+/* A heap profile's value v, in its unit, right-aligned in REPORT_HEAP_COL. */
+static char *put_heap_value(char *p, const struct calltree *t, int64_t v)
+{
+	char b[32];
+
+	return put_cstr(p, report_heap_cell(t, v, b, sizeof b));
+}
+
 /* The tree's columns before the name: samples, share, noise and, when
- * the tree weighs by a time, that time in milliseconds. */
+ * the tree weighs by a time, that time in milliseconds; by a heap
+ * profile's bytes or objects, those in their unit. */
 static char *tree_columns(char *p, const struct calltree *t, int64_t count, int64_t weight, int64_t value,
 			  const char *dim, const char *off)
 {
@@ -470,7 +481,10 @@ static char *tree_columns(char *p, const struct calltree *t, int64_t count, int6
 	p = put_cstr(p, dim);
 	p = put_fixed(p, sqrt((double)count), 6, 0);
 	p = put_cstr(p, off);
-	if (t->v_value != PV_NONE) {
+	if (report_heap_value(t)) {
+		*p++ = ' ';
+		p = put_heap_value(p, t, value);
+	} else if (t->v_value != PV_NONE) {
 		*p++ = ' ';
 		p = put_fixed(p, (double)value / ct_value_div(t), 9, 1);
 	}
@@ -479,7 +493,7 @@ static char *tree_columns(char *p, const struct calltree *t, int64_t count, int6
 
 static int tree_columns_width(const struct calltree *t)
 {
-	return t->v_value != PV_NONE ? 36 : 26;
+	return report_heap_value(t) ? 27 + REPORT_HEAP_COL : t->v_value != PV_NONE ? 36 : 26;
 }
 
 /* The tree report is made in two steps: a plan, the list of its lines in
@@ -717,7 +731,10 @@ int report_tree(FILE *out, const struct pv_report_ctx *rc)
 		pv_oom();
 		goto out;
 	}
-	if (vname[0])
+	if (vname[0] && report_heap_value(t))
+		fprintf(out, "%s  samples %6s%%    ±√n %*s  function  location%s\n", bold_on(o),
+			vname, REPORT_HEAP_COL, report_heap_col(t), attr_off(o));
+	else if (vname[0])
 		fprintf(out, "%s  samples %6s%%    ±√n %6s %s  function  location%s\n", bold_on(o),
 			vname, pv_value_label(vname), ct_value_col(t), attr_off(o));
 	else
@@ -832,8 +849,15 @@ int report_flat(FILE *out, const struct pv_report_ctx *rc)
 	struct flat_order order = { t, o->sort };
 	qsort_r(rows, n, sizeof *rows, cmp_rows, &order);
 	const char *vname = pv_value_type(t) ? pv_value_type(t) : "";
-	fprintf(out, "%s     self %5s%%      cum %5s%%    ±√n  function  location%s\n", bold_on(o),
-		vname[0] ? vname : "self", vname[0] ? vname : "cum", attr_off(o));
+	bool heap = report_heap_value(t);
+	char selfcol[32] = "", cumcol[32] = "";
+	if (heap) {
+		snprintf(selfcol, sizeof selfcol, "self %s", report_heap_col(t));
+		snprintf(cumcol, sizeof cumcol, "cum %s", report_heap_col(t));
+	}
+	fprintf(out, "%s     self %5s%%      cum %5s%%    ±√n%*s%*s  function  location%s\n", bold_on(o),
+		vname[0] ? vname : "self", vname[0] ? vname : "cum", heap ? REPORT_HEAP_COL + 3 : 0, selfcol,
+		heap ? REPORT_HEAP_COL + 3 : 0, cumcol, attr_off(o));
 	for (size_t i = 0; i < n; i++) {
 		const struct ct_flat_row *r = &rows[i];
 		char line[LINE_MAX_LEN], *q = line;
@@ -859,6 +883,12 @@ int report_flat(FILE *out, const struct pv_report_ctx *rc)
 		q = put_cstr(q, dim_on(o));
 		q = put_fixed(q, sqrt((double)r->self_count), 6, 0);
 		q = put_cstr(q, attr_off(o));
+		if (heap) {
+			q = put_spaces(q, 3);
+			q = put_heap_value(q, t, r->self_value);
+			q = put_spaces(q, 3);
+			q = put_heap_value(q, t, r->cum_value);
+		}
 		q = put_cstr(q, "  ");
 		/* with kernel frames about, the names start in one column */
 		if (t->kernel_frames && !calltree_frame_is_kernel(t, r->frame))

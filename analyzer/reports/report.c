@@ -99,7 +99,8 @@ static void title(struct pv_report_ctx *c)
 }
 
 /* --pprof's settings: the scales every report shows a comparison with,
- * and pprof's default sample type, checked as the reports check it.  0,
+ * and pprof's default sample type (what the reports weigh by, with
+ * --sample-index or without), checked as the reports check it.  0,
  * or -1 after reporting the error. */
 static int pprof_settings(struct pv_report_ctx *c)
 {
@@ -117,16 +118,16 @@ static int pprof_settings(struct pv_report_ctx *c)
 		c->pprof.new_scale = sc.new_;
 		calltree_free(t);
 	}
-	if (sample_index) {
-		struct ct_options co = { .sample_index = sample_index };
-		struct calltree *t = calltree_build(p, &co);
-		if (!t)
-			return -1;
-		c->pprof.default_sample_type = calltree_weight_name(t);
-		if (pv_find_value_type(p, c->pprof.default_sample_type) == PV_NONE)
-			c->pprof.default_sample_type = NULL;
-		calltree_free(t);
-	}
+	/* what profview weighs by, told or not (a heap trace's inuse_space,
+	 * a CPU profile's time), so that pprof opens on what profview shows */
+	struct ct_options co = { .sample_index = sample_index, .paths_only = true };
+	struct calltree *t = calltree_build(p, &co);
+	if (!t)
+		return -1;
+	c->pprof.default_sample_type = calltree_weight_name(t);
+	if (pv_find_value_type(p, c->pprof.default_sample_type) == PV_NONE)
+		c->pprof.default_sample_type = NULL;
+	calltree_free(t);
 	return 0;
 }
 

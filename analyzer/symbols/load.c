@@ -1,6 +1,8 @@
 /* load.c - read, place, symbolize: the profile every view starts from */
 #include "load.h"
 
+#include "allocframes.h"
+#include "elfsym.h"
 #include "error.h"
 #include "kallsyms.h"
 #include "leaf.h"
@@ -66,6 +68,20 @@ static struct pv_profile *read_all(char *const *paths, size_t n, const struct pv
 	return p;
 }
 
+/* A heap trace of a program that defines its own malloc (given, or the
+ * one the trace names): its allocations never reached the collector's,
+ * which the header says.  0, or -1 when out of memory. */
+static int own_allocator(struct pv_profile *p, const char *program)
+{
+	const char *path = program ? program : pv_str(p, p->program);
+
+	if (!pv_is_heap_profile(p) || strcmp(pv_str(p, p->source_format), "profview raw trace") != 0 ||
+	    !path[0] || pv_elf_defines(path, "malloc") != 1)
+		return 0;
+	p->own_allocator = pv_intern_str(p, path);
+	return p->own_allocator == PV_NONE ? -1 : 0;
+}
+
 int pv_source_open(char *const *paths, size_t n, const struct pv_source_options *o,
 		   struct pv_source *s)
 {
@@ -99,6 +115,10 @@ int pv_source_open(char *const *paths, size_t n, const struct pv_source_options 
 		goto fail;
 	if ((o->bfd ? pv_symbolize_bfd(s->p, s->mods, &o->symbolize)
 		    : pv_symbolize(s->p, s->mods, &o->symbolize)) < 0)
+		goto fail;
+	if (!o->keep_alloc_frames && pv_is_heap_profile(s->p) && pv_trim_alloc_frames(s->p) < 0)
+		goto fail;
+	if (own_allocator(s->p, o->program) < 0)
 		goto fail;
 	return 0;
 fail:

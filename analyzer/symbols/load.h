@@ -33,6 +33,9 @@ struct pv_source_options {
 	bool bfd;              /* symbolize with libbfd instead of libdw */
 	struct pv_symbolize_options symbolize;
 	bool quiet;            /* no warnings about the input */
+	/* a heap profile's stacks keep the allocator's frames at their leaf
+	 * (malloc, operator new...: allocframes.h), trimmed unless told */
+	bool keep_alloc_frames;
 };
 
 struct pv_source {

@@ -16,6 +16,7 @@
 #include "collect-env.h"
 #include "collect-launch.h"
 #include "collect.h"
+#include "elfsym.h"
 #include "outfile.h"
 #include "raw.h"
 
@@ -125,6 +126,16 @@ int collect_check_binary(const char *path)
 out:
 	close(fd);
 	return rc;
+}
+
+int collect_own_allocator(const char *path)
+{
+#ifdef COLLECT_HEAP
+	return pv_elf_defines(path, "malloc") == 1;
+#else
+	(void)path;
+	return 0;
+#endif
 }
 
 /* Finds the preload library: $PROFVIEW_PRELOAD, next to this executable (a

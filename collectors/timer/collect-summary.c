@@ -357,6 +357,31 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 	free(kept);
 }
 
+/* An image that ran another program with no sample and no trace kept:
+ * nothing to say of it apart from the process's later image. */
+static int collect_image_silent(const struct collect_trace *t)
+{
+	return t->execd && !t->keep && !t->st.empty && t->st.samples == 0 && !t->st.bad;
+}
+
+/* The programs the process of v[k] ran before it in the images with
+ * nothing to say (collect_image_silent), in order, comma-separated, into
+ * buf ("" when none). */
+static void collect_images_before(const struct collect_trace *v, size_t n, size_t k, char *buf,
+				  size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t j = 0; j < n && len + 1 < size; j++)
+		if (j != k && v[j].pid == v[k].pid && v[j].scanned && v[j].start_mono < v[k].start_mono &&
+		    collect_image_silent(&v[j])) {
+			int w = snprintf(buf + len, size - len, "%s%s", len ? ", " : "", v[j].exe);
+
+			len = w < 0 ? len : len + (size_t)w < size ? len + (size_t)w : size - 1;
+		}
+}
+
 /* Reports the run (see collect_find_traces) and makes one file of it:
  * the traces with samples joined into shown (collect_join), the others
  * removed.  One trace alone is said as it is; a run of several in one
@@ -436,11 +461,17 @@ int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int q
 	}
 	joined = collect_join(shown, v, n) == 0;
 	for (size_t k = 0; k < n && verbose; k++) {
-		char who[128], where[PATH_MAX + 64];
+		char who[256], where[PATH_MAX + 64], before[160];
 
 		if (!v[k].scanned || v[k].st.foreign || (k == 0 && seg != NULL))
 			continue;
-		snprintf(who, sizeof(who), "pid %u (%s): ", v[k].pid, v[k].exe);
+		/* an image with nothing to say before the program it ran is
+		 * said with that program's, once per process */
+		if (collect_image_silent(&v[k]))
+			continue;
+		collect_images_before(v, n, k, before, sizeof(before));
+		snprintf(who, sizeof(who), "pid %u (%s%s%s): ", v[k].pid, v[k].exe, before[0] ? ", after " : "",
+			 before);
 		if (v[k].keep && joined)
 			snprintf(where, sizeof(where), "in '%s'", shown);
 		else if (v[k].keep)

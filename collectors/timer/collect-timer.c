@@ -210,7 +210,7 @@ int main(int argc, char **argv)
 	struct seg_summary sum;
 	char prog[PATH_MAX], lib[PATH_MAX], shown[PATH_MAX + 2];
 	ssize_t n, got = 0;
-	int rc, pipefd[2], status, others = 0;
+	int rc, pipefd[2], status, others = 0, own_malloc;
 	struct sigaction sa;
 	struct timespec t0;
 	sigset_t hold, entry, dfl;
@@ -232,6 +232,7 @@ int main(int argc, char **argv)
 	if (collect_check_binary(prog) != 0 || collect_check_output(&o, prog) != 0 ||
 	    collect_find_preload(lib, sizeof(lib)) != 0 || collect_claim_output(&o) != 0)
 		return COLLECT_EXIT_FAIL;
+	own_malloc = collect_own_allocator(prog);
 	if (pipe2(pipefd, O_CLOEXEC) != 0) {
 		collect_msg("cannot create a pipe: %s", strerror(errno));
 		return COLLECT_EXIT_FAIL;
@@ -323,6 +324,10 @@ int main(int argc, char **argv)
 					(uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec,
 					!o.no_inherit, o.quiet, o.verbose, seg);
 	}
+	if (own_malloc)
+		collect_msg("'%s' defines its own malloc: the program's allocations go to it, "
+			    "not to %s, and are not seen; link it with the C library's malloc to "
+			    "profile its heap", prog, COLLECT_LIB);
 	if (seg != NULL) {
 		/* all of the program's is in the segments now */
 		if (!others)

@@ -158,7 +158,9 @@ grep -q 'heap_\|libprofview' entries.folded && fail "the collector's frames are 
 for f in cxx_new cxx_new_array cxx_new_aligned; do
 	[ "$(in_stacks cxx.folded $f)" -gt 0 ] || { cat cxx.folded; fail "$f's blocks are not in use"; }
 done
-grep -q ';operator new' cxx.folded || fail "operator new is not the leaf of C++'s allocations"
+"$PROFVIEW" -q --folded --keep-alloc-frames cxx.raw >cxx-keep.folded || fail "profview --keep-alloc-frames of cxx.raw failed"
+grep -q ';operator new' cxx-keep.folded || fail "--keep-alloc-frames: operator new is not the leaf of C++'s allocations"
+grep -q 'operator new' cxx.folded && fail "operator new is in the stacks, not trimmed"
 [ "$(in_stacks cxx-alloc.folded cxx_deleted)" -gt 0 ] || fail "cxx_deleted's allocations are not seen"
 [ "$(in_stacks cxx.folded cxx_deleted)" = 0 ] || fail "cxx_deleted deleted its objects, yet they are in use"
 
@@ -214,6 +216,17 @@ if command -v go >/dev/null; then
 		[ -n "$got" ] && [ "$got" = "$want" ] || fail "pprof -sample_index=$idx: $got bytes, profview $want"
 	done
 	note "pprof -sample_index=peak_space of profview's pprof: $got bytes"
+	# pprof opens on what profview shows: inuse_space, or --sample-index's
+	for idx in "" peak_space alloc_space; do
+		"$PROFVIEW" -q --pprof ${idx:+--sample-index=$idx} -o dflt.pb.gz known.raw ||
+			fail "profview --pprof ${idx:+--sample-index=$idx} of known.raw failed"
+		want=$(awk '{ s += $NF } END { print s }' "${idx:-inuse_space}.folded")
+		got=$("$PPROF" -top -unit=B dflt.pb.gz 2>/dev/null | sed -n 's/.* of \([0-9]*\)B total$/\1/p')
+		[ -n "$got" ] && [ "$got" = "$want" ] ||
+			fail "pprof of profview --pprof ${idx:+--sample-index=$idx}: $got bytes by default, profview ${idx:-inuse_space} $want"
+		"$PPROF" -raw dflt.pb.gz 2>/dev/null | grep -q "${idx:-inuse_space}/bytes\[dflt\]" ||
+			fail "pprof -raw does not mark ${idx:-inuse_space} as the default sample type"
+	done
 else
 	note "go is not installed: pprof's reading of the sample types is not checked"
 fi

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The man pages are valid roff and document exactly the options each
-# command's --help lists.
+# command's --help lists; the README names every command and man page.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 
@@ -55,6 +55,17 @@ check_options() {
 check_options "$PROFVIEW" "$SRCDIR/man/profview.1.in"
 check_options "$COLLECT_TIMER" "$SRCDIR/man/collect-timer.1.in"
 check_options "$COLLECT_HEAP" "$SRCDIR/man/collect-heap.1.in"
+# The README: every command's synopsis in "Using it", and every man page
+# in the list of them
+for cmd in collect-timer collect-heap collect-gdb profview; do
+	sed -n '/^## Using it/,/^## /p' "$SRCDIR/README.md" | grep -qE "^$cmd +\[" ||
+		fail "README's 'Using it' has no synopsis of $cmd"
+done
+pages=$(sed -n '/^The man pages say everything/,/^$/p' "$SRCDIR/README.md" | tr '\n' ' ')
+for page in "$SRCDIR"/man/*.in; do
+	name=$(basename "$page" .in)
+	grep -qF "man/$name\`" <<<"$pages" || fail "README's list of the man pages leaves out $name: $pages"
+done
 "$COLLECT_HEAP" --version | grep -q '^collect-heap (profview) [0-9]' || fail "collect-heap --version"
 "$PROFVIEW" --version | grep -q '^profview [0-9]' || fail "profview --version"
 "$COLLECT_TIMER" --version | grep -q '[0-9]\.[0-9]' || fail "collect-timer --version"

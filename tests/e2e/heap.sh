@@ -233,9 +233,69 @@ if [ -e "$TCMALLOC" ]; then
 		[ -n "$gp" ] && [ "$gp" = "$pv" ] || fail "google-pprof's total is $gp MB, profview's $pv MiB"
 		note "google-pprof --text: $gp MB; profview: $header"
 	fi
+	tc_dump=$dump
 else
+	tc_dump=
 	note "tcmalloc is not installed ($TCMALLOC): libgoogle-perftools4"
 fi
+
+# ---- dumps cut short: read up to their last whole record, and said -----
+# truncated_dump DUMP [PROGRAM]: DUMP cut in the middle of a record
+# halfway through its records (before its memory map) reads those
+# before it, and the warning names the blocks in use its header promises
+# and those read; the whole DUMP draws no such warning
+truncated_dump() {
+	local dump=$1 prog=${2:-} want_n got_n read_n read_b cut
+	"$PROFVIEW" -q --flat $prog "$dump" >/dev/null 2>whole.err || fail "profview of $dump failed"
+	grep -q 'truncated' whole.err && fail "the whole $dump is said to be truncated: $(cat whole.err)"
+	# the records: gperftools' lines "N: B [N: B] @ ...", jemalloc's
+	# "t*:" lines after a stack; the cut in the middle of record half
+	awk '
+		NR == 1 && /^heap profile:/ { gsub(/[:\[\]]/, " "); print "header", $3, $4; fmt = "g"; next }
+		NR == 1 { fmt = "j"; next }
+		/^MAPPED_LIBRARIES:/ { exit }
+		fmt == "j" && /^ *t\*:/ && !stack { gsub(/[:\[\]]/, " "); print "header", $2, $3; next }
+		fmt == "j" && /^@/ { stack = 1; start = off }
+		fmt == "j" && /^ *t\*:/ && stack { gsub(/[:\[\]]/, " "); print "record", start, off + length($0) + 1, $2, $3; stack = 0 }
+		fmt == "g" && /@/ { line = $0; gsub(/[:\[\]]/, " "); print "record", off, off + length(line) + 1, $1, $2 }
+		{ off += length($0) + 1 }
+	' off=0 "$dump" >records.txt
+	want_n=$(awk '$1 == "header" { print $2 }' records.txt)
+	set -- $(awk '$1 == "record" { r[++n] = $0 } END {
+		h = int((n + 1) / 2); split(r[h], f, " ")
+		for (i = 1; i < h; i++) { split(r[i], g, " "); cn += g[4]; cb += g[5] }
+		print int((f[2] + f[3]) / 2), cn + 0, cb + 0 }' records.txt)
+	cut=$1 read_n=$2 read_b=$3
+	[ -n "$want_n" ] && [ "$cut" -gt 0 ] || fail "cannot find the records of $dump: $(head -3 records.txt)"
+	head -c "$cut" "$dump" >cut.heap
+	"$PROFVIEW" --flat $prog cut.heap >cut.txt 2>cut.err || fail "profview of $dump cut at $cut bytes failed: $(cat cut.err)"
+	got_n=$(sed -n 's/.*heap dump truncated: its header promises \([0-9]*\) blocks \/ .* in use, read \([0-9]*\) \/ .*/\1 \2/p' cut.err)
+	[ "$got_n" = "$want_n $read_n" ] ||
+		fail "$dump cut at $cut bytes: the warning says '$got_n', not '$want_n $read_n' blocks promised and read: $(cat cut.err)"
+	[ "$(grep -c 'truncated' cut.err)" = 1 ] || fail "$dump cut: not one line about it: $(cat cut.err)"
+	# what was read is what the report holds (every block sampled)
+	"$PROFVIEW" -q --folded --sample-index=inuse_objects $prog cut.heap >cut.folded ||
+		fail "profview --folded of $dump cut failed"
+	[ "$(awk '{ s += $NF } END { print s + 0 }' cut.folded)" = "$read_n" ] ||
+		fail "$dump cut: the report holds $(awk '{ s += $NF } END { print s + 0 }' cut.folded) blocks, not the $read_n of the whole records"
+	note "$dump cut at $cut bytes: $(grep truncated cut.err)"
+}
+
+# a jemalloc dump made here (its stacks are data: no program needed),
+# every block sampled (heap_v2/1), the header's totals the records' sum
+{
+	echo "heap_v2/1"
+	echo "  t*: 60: 6144 [0: 0]"
+	for i in 1 2 3 4 5 6; do
+		printf '@ 0x%x 0x%x 0x%x\n' $((0x401000 + i * 16)) $((0x402000 + i)) 0x403000
+		echo "  t*: 10: 1024 [0: 0]"
+		echo "  t0: 10: 1024 [0: 0]"
+	done
+	echo
+	echo "MAPPED_LIBRARIES:"
+} >made.heap
+truncated_dump made.heap
+[ -z "${tc_dump:-}" ] || truncated_dump "$tc_dump" ./heapgrow
 
 [ -n "$tested" ] || { echo "heap: neither pprof's test profiles, jemalloc nor tcmalloc is installed" >&2; exit 77; }
 exit 0

@@ -8,7 +8,8 @@
 # and the estimate of N blocks has the relative sigma sqrt((1-p)/(N p)):
 #   - the SVG is well-formed, has one script, refers to nothing outside;
 #   - the curve's peak (the #peak mark, the script's data) is the most of
-#     the curve, within 5 sigma of 120 MiB, between burst()'s start and
+#     the curve and peak_space's total (heapcases known, whose peak is
+#     freed at once), within 5 sigma of 120 MiB, between burst()'s start and
 #     its frees; burst() holds 80 MiB (5 sigma) while it holds them, and
 #     nothing after its frees, when the curve is steady()'s 40 MiB;
 #   - --time over burst()'s allocations and frees shows none of its
@@ -95,6 +96,19 @@ for f in burst steady; do
 	[ "$(xmllint --xpath "count(//*[local-name()='g'][@id='legend']//*[local-name()='text'][.='$f'])" line.svg)" = 1 ] ||
 		fail "$f is not in the legend"
 done
+
+# The peak marked is peak_space's total, by construction: heapcases known
+# holds peak()'s blocks and frees them at once, in the column of the peak
+# (a curve of the columns' ends alone misses the bytes freed after the
+# peak in its column); the curve's data says the same.
+"$COLLECT_HEAP" -q --rate=64k -o known.raw ./heapcases known || fail "collect-heap ./heapcases known failed"
+"$PROFVIEW" --timeline -o known.svg known.raw || fail "profview --timeline of known.raw failed"
+mark=$(sed -n 's/.*id="peak" data-bytes="\([0-9]*\)".*/\1/p' known.svg)
+data=$(sed -n 's/.*"peak":\[[0-9]*,\([0-9]*\)\].*/\1/p' known.svg)
+want=$("$PROFVIEW" -q --folded --sample-index=peak_space known.raw | awk '{ s += $NF } END { print s + 0 }')
+[ -n "$mark" ] && [ "$mark" = "$want" ] && [ "$data" = "$want" ] ||
+	fail "the timeline's peak is $mark bytes (data $data), peak_space's total $want"
+note "known: the timeline's peak and peak_space are both $want bytes"
 
 # --time: the blocks allocated in the span and in use at its end.
 # held_in FROM TO FUNCTION: the bytes of FUNCTION's blocks --time keeps

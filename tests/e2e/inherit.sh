@@ -39,7 +39,8 @@ for pid in "$parent" "$child" "$grandchild"; do
 	grep -q "^collect-timer: pid $pid (tcases): .* in 'tree/t.raw'" tree.err ||
 		fail "collect-timer -v does not list pid $pid: $(cat tree.err)"
 done
-grep -q "^collect-timer: pid $execd (bspin): .* in 'tree/t.raw'" tree.err ||
+# (the image before the exec said in the same line, when it had no sample)
+grep -Eq "^collect-timer: pid $execd \(bspin(, after tcases)?\): .* in 'tree/t.raw'" tree.err ||
 	fail "collect-timer -v does not list the exec'd program: $(cat tree.err)"
 
 check() { # TRACE PID FUNCTION

@@ -49,14 +49,26 @@ build() {
 		fail "cannot compile $name.c"
 }
 
+# flat_column FILE FUNCTION COLUMN: a number column of FUNCTION's line in a
+# --flat report (0 if absent).  The function is the first field after the
+# numbers (a heap profile's have units: "12.3 MiB").
+flat_column() {
+	awk -v f="$2" -v c="$3" '{
+		i = 6
+		while (i < NF && ($i ~ /^-?[0-9.]+%?$/ || $i ~ /^(B|KiB|MiB|GiB|TiB)$/))
+			i++
+		if ($i == f) { print $c; found = 1; exit }
+	} END { if (!found) print 0 }' "$1"
+}
+
 # flat_self FILE FUNCTION: self samples of FUNCTION in a --flat report (0 if absent)
 flat_self() {
-	awk -v f="$2" '$6 == f { print $1; found = 1; exit } END { if (!found) print 0 }' "$1"
+	flat_column "$1" "$2" 1
 }
 
 # flat_cum FILE FUNCTION
 flat_cum() {
-	awk -v f="$2" '$6 == f { print $3; found = 1; exit } END { if (!found) print 0 }' "$1"
+	flat_column "$1" "$2" 3
 }
 
 # within_sigma OBSERVED_K N EXPECTED_P K [MARGIN]: is k/n within K binomial

@@ -2,7 +2,7 @@
 # A run of several processes is named by the program collect-timer
 # launched, whatever has the samples; a process that ran other programs is
 # one process; collect-timer's summary and profview's header count the same
-# processes; -v lists every process, the short summary each one once; the
+# processes; -v lists every process (collect-heap's too), the short summary each one once; the
 # call graph splits by process as the tree does.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
@@ -118,7 +118,19 @@ grep -q "($(($2 - 3)) more not listed; -v lists every one)" six.err ||
 	fail "six children failed with -v: $(cat sixv.err)"
 ! grep -q 'not listed' sixv.err || fail "-v still says processes are not listed: $(cat sixv.err)"
 for pid in $(awk '{ print $2 }' sixv.out); do
-	[ "$(grep -c "^collect-timer: pid $pid (burn): " sixv.err)" = 1 ] ||
+	# once, with the shell's image before its exec named in its line
+	[ "$(grep "^collect-timer: pid $pid (" sixv.err | grep -vc ": collector: ")" = 1 ] ||
 		fail "-v: burn $pid is not listed once: $(cat sixv.err)"
+	grep -Eq "^collect-timer: pid $pid \(burn(, after [a-z, ]+)?\): [0-9]+ samples" sixv.err ||
+		fail "-v: burn $pid's line does not name it: $(cat sixv.err)"
 done
+# collect-heap the same: six children allocating, -v lists each once
+build heapcases
+"$COLLECT_HEAP" -v -o sixh.raw sh -c 'for i in 1 2 3 4 5 6; do ./heapcases known & done; wait' >/dev/null 2>sixh.err ||
+	fail "collect-heap: six children failed with -v: $(cat sixh.err)"
+! grep -q 'not listed' sixh.err || fail "collect-heap -v still says processes are not listed: $(cat sixh.err)"
+dups=$(grep -v ': collector: ' sixh.err | grep -o '^collect-heap: pid [0-9]* ' | sort | uniq -d)
+[ -z "$dups" ] || fail "collect-heap -v lists a process twice: $(cat sixh.err)"
+[ "$(grep -Ec '^collect-heap: pid [0-9]+ \(heapcases(, after [a-z, ]+)?\): [1-9][0-9]* samples' sixh.err)" = 6 ] ||
+	fail "collect-heap -v does not list the six children with their samples: $(cat sixh.err)"
 exit 0

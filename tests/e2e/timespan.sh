@@ -8,7 +8,9 @@
 #   - the two-thread phase's holds both at 50% each, within the samples'
 #     noise (CPU time per sample makes it closer still);
 #   - percentages, open ends, several spans, an empty span, the header;
-#   - an untimed profile and a malformed span are clear errors.
+#   - an untimed profile and a malformed span are clear errors;
+#   - the incomplete-stack warning counts the samples of the span and
+#     the threads shown (a collect-gdb trace made by the test).
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 
@@ -104,4 +106,31 @@ for after in 1000,2000 1000, ; do
 		fail "--time=$after: status $st, $(cat err.txt)"
 done
 set -e
+
+# The warnings count the samples shown: a collect-gdb trace made here, ten
+# snapshots 0.1 s apart of two threads, the first five snapshots of thread
+# 100 with a frame missing (#0, then #2: an incomplete stack)
+{
+	printf '# profview-gdb 1\n# pid: 100\n# program: /bin/true\n# mode: persistent\n'
+	printf '# interval-ns: 100000000\n# start: 1700000000.000000000\n'
+	for i in 0 1 2 3 4 5 6 7 8 9; do
+		printf '# snapshot: %d 1700000000.%d50000000\n# weight-ns: 100000000\n' $((i + 1)) $i
+		printf 'Thread 1 (Thread 0x7f3335042740 (LWP 100) "t"):\n#0  0x0000000000401000 in leaf () at t.c:6\n'
+		printf '#%d  0x0000000000401100 in main () at t.c:11\n\n' $((i < 5 ? 2 : 1))
+		printf 'Thread 2 (Thread 0x7f3335041740 (LWP 101) "u"):\n#0  0x0000000000401200 in other () at t.c:16\n'
+		printf '#1  0x0000000000401100 in main () at t.c:11\n\n'
+	done
+	printf '# end: 1700000001.000000000 count\n'
+} >cut.gdb
+# warned ARGS...: the incomplete-stack warning of the --flat report, or "none"
+warned() {
+	"$PROFVIEW" --flat "$@" cut.gdb >w.txt 2>&1 || fail "profview --flat $* cut.gdb failed: $(cat w.txt)"
+	sed -n 's/^warning: \(.*\) with incomplete stacks.*/\1/p' w.txt | grep . || echo none
+}
+[ "$(warned)" = "5 samples (25.0%)" ] || fail "the whole trace: '$(warned)', not 5 samples (25.0%)"
+[ "$(warned --time=0.6,1)" = none ] || fail "--time=0.6,1 warns of '$(warned --time=0.6,1)', where no stack is incomplete"
+[ "$(warned --time=0,0.3)" = "3 samples (50.0%)" ] || fail "--time=0,0.3: '$(warned --time=0,0.3)', not 3 samples (50.0%)"
+[ "$(warned --tid=101)" = none ] || fail "--tid=101 warns of '$(warned --tid=101)', a thread with no incomplete stack"
+[ "$(warned --tid=100 --time=0,0.5)" = "5 samples (100.0%)" ] ||
+	fail "--tid=100 --time=0,0.5: '$(warned --tid=100 --time=0,0.5)', not 5 samples (100.0%)"
 echo "timespan: ok"

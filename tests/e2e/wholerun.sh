@@ -72,10 +72,14 @@ grep -q '\[thread [0-9]* "driver" in pid [0-9]* (driver)\]' dt.txt || fail "--th
 mkdir v
 "$COLLECT_TIMER" -v -o v/run.raw ./driver >v.out 2>v.err || fail "driver failed with -v"
 for pid in $(awk '$1 == "cpu" { print $3 }' v.out); do
-	grep -q "^collect-timer: pid $pid (driver): .* in 'v/run.raw'" v.err || fail "-v: pid $pid missing: $(cat v.err)"
+	grep -Eq "^collect-timer: pid $pid \(driver(, after [a-z, ]+)?\): .* in 'v/run.raw'" v.err ||
+		fail "-v: pid $pid missing: $(cat v.err)"
 done
+# the shell's image: a line of its own when it has something to say, else
+# named in the line of the program it ran
 grep -q "^collect-timer: pid [0-9]* (dash\|sh): .*not kept" v.err ||
 	grep -q "^collect-timer: pid [0-9]* (dash\|sh): .* in 'v/run.raw'; then the process ran another program" v.err ||
+	grep -Eq "^collect-timer: pid [0-9]+ \([a-z]+, after ([a-z]+, )*(dash|sh)(, [a-z]+)*\): " v.err ||
 	fail "-v: the shell's image is not listed: $(cat v.err)"
 
 # An exec chain through a shell, with short helpers, like a pyenv shim.

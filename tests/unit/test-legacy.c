@@ -13,11 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char last_msg[1024];
-static int nerrors;
+static char last_msg[1024], last_warning[1024];
+static int nerrors, nwarnings;
 
 static void sink(enum pv_level level, const char *msg)
 {
+	if (level == PV_LEVEL_WARNING) {
+		nwarnings++;
+		snprintf(last_warning, sizeof last_warning, "%s", msg);
+	}
 	if (level != PV_LEVEL_ERROR)
 		return;
 	nerrors++;
@@ -26,8 +30,8 @@ static void sink(enum pv_level level, const char *msg)
 
 static struct pv_profile *read_text(const char *text)
 {
-	nerrors = 0;
-	last_msg[0] = '\0';
+	nerrors = nwarnings = 0;
+	last_msg[0] = last_warning[0] = '\0';
 	if (!legacy_detect((const unsigned char *)text, strlen(text)))
 		return NULL;
 	return legacy_read((const unsigned char *)text, strlen(text), "t");
@@ -124,7 +128,6 @@ static void test_jemalloc(void)
 		"heap_v2/1024\n@ 0x401234\n  t*: 0: 10 [0: 0]\n",
 		"heap_v2/0\n",
 		"heap_v2/x\n",
-		"heap_v2/1024\n@ 0x401234\n",
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		p = read_text(bad[i]);
@@ -132,7 +135,61 @@ static void test_jemalloc(void)
 		CHECK_EQ(nerrors, 1);
 		pv_profile_free(p);
 	}
-	CHECK_CONTAINS(last_msg, "cut off");
+	CHECK_CONTAINS(last_msg, "RATE a number of bytes");
+}
+
+/* Dumps cut short: read up to their last whole record, the cut one
+ * dropped, and the totals the header promised said beside those read. */
+static void test_heap_truncated(void)
+{
+	static const char gperf[] = "heap profile:    3:   3072 [   3:   3072] @ heapprofile\n"
+				    "     2:   2048 [   2:   2048] @ 0x401234 0x401100\n";
+	static const char gperf_cut[] = "     1:   1024 [   1:   1024] @ 0x4013";
+	static const char je[] = "heap_v2/1\n  t*: 5: 50 [0: 0]\n@ 0x401234\n  t*: 3: 30 [0: 0]\n";
+	static const char je_cut[] = "@ 0x401300\n";
+	char text[512];
+	struct pv_profile *p;
+
+	snprintf(text, sizeof text, "%s%s", gperf, gperf_cut);
+	p = read_text(text);
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ(p->nsamples, 1);
+		CHECK_EQ(p->dropped_bytes, strlen(gperf_cut));
+		pv_profile_free(p);
+	}
+	CHECK_EQ(nwarnings, 1);
+	CHECK_CONTAINS(last_warning, "heap dump truncated: its header promises 3 blocks / 3.0 KiB in use, read 2 / 2.0 KiB");
+	/* the same record whole, and a memory map after it: no word */
+	snprintf(text, sizeof text, "%s%s0x401300\nMAPPED_LIBRARIES:\n", gperf, gperf_cut);
+	p = read_text(text);
+	CHECK(p != NULL && p->nsamples == 2 && p->dropped_bytes == 0);
+	CHECK_EQ(nwarnings, 0);
+	pv_profile_free(p);
+
+	/* jemalloc's: the header's "t*:" totals, a stack cut before its counts */
+	snprintf(text, sizeof text, "%s%s", je, je_cut);
+	p = read_text(text);
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ(p->nsamples, 1);
+		CHECK_EQ(p->dropped_bytes, strlen(je_cut));
+		pv_profile_free(p);
+	}
+	CHECK_EQ(nwarnings, 1);
+	CHECK_CONTAINS(last_warning, "promises 5 blocks / 50 B in use, read 3 / 30 B");
+	snprintf(text, sizeof text, "%s%s  t*: 2: 20 [0: 0]\n", je, je_cut);
+	p = read_text(text);
+	CHECK(p != NULL && p->nsamples == 2 && p->dropped_bytes == 0);
+	CHECK_EQ(nwarnings, 0);
+	pv_profile_free(p);
+	/* records that add up to more than the header: damaged, said */
+	snprintf(text, sizeof text, "%s%s  t*: 9: 90 [0: 0]\n", je, je_cut);
+	p = read_text(text);
+	CHECK(p != NULL);
+	CHECK_EQ(nwarnings, 1);
+	CHECK_CONTAINS(last_warning, "the file is damaged");
+	pv_profile_free(p);
 }
 
 /* The "heap profile:" header's variants: which are sampled, at what rate,
@@ -444,6 +501,7 @@ int main(void)
 	test_heap_headers();
 	test_others();
 	test_cuts();
+	test_heap_truncated();
 	test_weights();
 	return check_done("legacy");
 }
