@@ -341,6 +341,15 @@ int pv_merge(struct pv_profile *d, const struct pv_profile *s, const char *src_n
 			goto out;
 		}
 	}
+	for (size_t i = 0; i < s->nunprofiled; i++) {
+		struct pv_unprofiled u = s->unprofiled[i];
+		u.program = mstr(&m, u.program);
+		u.why = mstr(&m, u.why);
+		if (u.program == PV_NONE || u.why == PV_NONE || pv_add_unprofiled(d, &u) < 0) {
+			pv_oom();
+			goto out;
+		}
+	}
 	d->finished = d->finished && s->finished;
 	d->diff = d->diff || s->diff;
 	if (s->source_format != 0 && strcmp(pv_str(d, d->source_format), pv_str(s, s->source_format)))

@@ -47,6 +47,7 @@
 
 #include "collect-env.h"
 #include "control.h"
+#include "procs.h"
 #include "helper.h"
 #include "notice.h"
 #include "preload-state.h"
@@ -515,6 +516,7 @@ static int control_exec(const char *name, const char *file, char *const argv[], 
 		return -1;
 	}
 	v = control_exec_hold(envp, &old);
+	procs_note_exec(file, v, control_env_preloads(v));
 	control_exec_prepare(0);
 	real(file, argv, v);
 	control_exec_prepare(1);

@@ -91,6 +91,7 @@ static struct {
 	dev_t dev;                  /* identity of the trace file */
 	ino_t ino;
 	int created;                /* the file was created here (not the launcher's) */
+	pid_t owner;                /* the process the trace is of (its header's pid) */
 	int tailed;                 /* collect-timer frees what it has read of it */
 	char *base;                 /* start of the reserved range */
 	uint64_t ring;              /* bytes of it the file cycles through */
@@ -214,6 +215,11 @@ int writer_open(const char *path, int use_given)
 const char *writer_path(void)
 {
 	return writer.path;
+}
+
+pid_t writer_owner(void)
+{
+	return writer.owner;
 }
 
 /* Extends the file by zeros from `from` to `to` without fallocate. */
@@ -558,6 +564,7 @@ int writer_init(const struct raw_header *header, const struct raw_arch *arch, co
 	char *rec;
 	int err;
 
+	writer.owner = (pid_t)header->pid;
 	atomic_store(&writer.cursor, 0);
 	atomic_store(&writer.mapped, 0);
 	atomic_store(&writer.pending, 0);
