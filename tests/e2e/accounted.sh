@@ -3,7 +3,8 @@
 # program, a set-user-ID one, or one with an empty environment is not
 # profiled, and is named with why and its CPU time (from its parent's
 # wait); children that end by _exit or exit are normal ends, a kill is
-# said with its signal.
+# said with its signal; and the program's own signals keep their default
+# action under the collector.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 cd "$WORK"
@@ -81,3 +82,18 @@ for c in "kill 9" "segv 11"; do
 	[ "$(grep -c "(accounted): trace was not finished: the process was killed by signal $2 " "$1.perr")" = 2 ] ||
 		fail "$1: profview does not say both children were killed by signal $2: $(cat "$1.perr")"
 done
+
+# The program's own signals with their default action end it as they
+# would alone: ITIMER_PROF without a handler (SIGPROF), raise(SIGUSR2).
+set +e
+"$COLLECT_TIMER" -q -o it.raw ./accounted itimer >it.out 2>it.err
+st=$?
+set -e
+[ "$st" = $((128 + $(kill -l PROF))) ] || fail "ITIMER_PROF: status $st, not killed by SIGPROF: $(cat it.out it.err)"
+! grep -q survived it.out || fail "ITIMER_PROF: the program survived its timer"
+set +e
+"$COLLECT_TIMER" -q -o r.raw ./accounted raise "$(kill -l USR2)" >r.out 2>r.err
+st=$?
+set -e
+[ "$st" = $((128 + $(kill -l USR2))) ] || fail "raise(SIGUSR2): status $st, not killed by it: $(cat r.out r.err)"
+! grep -q survived r.out || fail "raise(SIGUSR2): the program survived it"
