@@ -133,6 +133,33 @@ static void header_unprofiled(FILE *out, const struct pv_profile *p)
 		fprintf(out, "; %zu more", p->nunprofiled - shown);
 }
 
+/* ", segments 3 to 5 of a run (1 to 2 not read)": which segments of a
+ * run cut by time (collect-timer --split) the profile holds, when they
+ * are of one run. */
+static void header_segments(FILE *out, const struct pv_profile *p)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+	if (p->nsegments == 0)
+		return;
+	for (size_t i = 0; i < p->nsegments; i++) {
+		const struct pv_segment *g = &p->segments[i];
+
+		if (g->run_key != p->segments[0].run_key || g->split_ns != p->segments[0].split_ns)
+			return;
+		lo = g->number < lo ? g->number : lo;
+		hi = g->number > hi ? g->number : hi;
+	}
+	if (lo == hi)
+		fprintf(out, ", segment %" PRIu64 " of a run", lo);
+	else
+		fprintf(out, ", segments %" PRIu64 " to %" PRIu64 " of a run", lo, hi);
+	if (lo == 2)
+		fprintf(out, " (1 not read)");
+	else if (lo > 2)
+		fprintf(out, " (1 to %" PRIu64 " not read)", lo - 1);
+}
+
 void report_header(FILE *out, const struct pv_report_ctx *rc)
 {
 	const struct calltree *t = rc->t;
@@ -148,6 +175,7 @@ void report_header(FILE *out, const struct pv_report_ctx *rc)
 		fprintf(out, " (pid %u%s)", p->pid, header_before(p, text, sizeof text));
 	fprintf(out, ", %s%s", pv_escape(text, sizeof text, pv_str(p, p->source_format)),
 		p->finished ? "" : p->live ? ", still running" : ", not finished");
+	header_segments(out, p);
 	fputc('\n', out);
 	/* What the source does not say (a gperftools or heap profile has no
 	 * duration, a heap profile no threads) is left out. */

@@ -197,9 +197,19 @@ grep -qx "profview: warning: the segments merged leave a gap: segments 2 to 3 of
 "$PROFVIEW" --flat f.seg0001.raw f.seg0005.raw >/dev/null 2>h.err || fail "profview: $(cat h.err)"
 grep -q "segments 2 to 4 of the run, 400\.0 ms to 1\.60 s, are missing: they are not among the profiles given" h.err ||
 	fail "profview does not warn about a segment left out: $(cat h.err)"
-# segments that follow each other: no word
-"$PROFVIEW" --flat f.seg0004.raw f.seg0005.raw >/dev/null 2>i.err && [ ! -s i.err ] ||
-	fail "profview warns about segments that follow each other: $(cat i.err)"
+# segments that follow each other, after segments that could not be
+# written: those are said, as lost, the first ones as not given
+"$PROFVIEW" --flat f.seg0004.raw f.seg0005.raw >i.txt 2>i.err || fail "profview: $(cat i.err)"
+grep -qx "profview: warning: the segments read start after the run's start: segments 1 to 3 of the run, 0\.0 ms to 1\.20 s, are missing: they are not among the profiles given, and the last 2 could not be written (Is a directory), $inlost samples\? lost" i.err ||
+	fail "profview does not say the segments before the first read: $(cat i.err)"
+grep -q "^program: .*, segments 4 to 5 of a run (1 to 3 not read)$" i.txt ||
+	fail "the header does not say which segments were read: $(head -1 i.txt)"
+# the last segment alone: the ones before it are not read, none lost: the
+# header says it, no warning
+"$PROFVIEW" --flat f.seg0005.raw >j.txt 2>j.err && [ ! -s j.err ] ||
+	fail "profview warns about segment 5 read alone: $(cat j.err)"
+grep -q "^program: .*, segment 5 of a run (1 to 4 not read)$" j.txt ||
+	fail "the header does not say segment 5 was read alone: $(head -1 j.txt)"
 # 6. Processes that live across the segments' boundaries, each of which
 # blocks the profiling signal for 0.8 s of CPU time: its first sample
 # after weighs all of it, more than a segment's 0.5 s, CPU time used in
