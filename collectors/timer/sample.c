@@ -214,13 +214,32 @@ static int preload_adopt(struct preload_tls *t, const ucontext_t *uc)
 	return 0;
 }
 
+/* While samples are lost (the trace cannot grow: a full disk), their
+ * count goes into the trace as they are lost, not only once a sample is
+ * stored again: a RAW_LOST record in the space kept for the end records,
+ * at most one every PRELOAD_LOST_EVERY_NS and PRELOAD_LOST_TAIL_MAX in
+ * all (a few KiB of that space), so that each part of the run, each
+ * segment with --split, holds the losses of its own time. */
+#define PRELOAD_LOST_EVERY_NS 20000000ull
+#define PRELOAD_LOST_TAIL_MAX 4096u
+static _Atomic uint64_t preload_lost_said_ns;
+static _Atomic uint32_t preload_lost_tail;
+
 /* Counts a sample that could not be stored.  Its CPU time is lost with it,
  * not moved to the next sample.  Signal-safe. */
 static void preload_sample_lost(struct preload_tls *t, int64_t cpu)
 {
+	uint64_t now, said;
+
 	t->last_cpu = cpu;
 	atomic_fetch_add_explicit(&preload.lost, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&preload.lost_pending, 1, memory_order_relaxed);
+	now = preload_now();
+	said = atomic_load_explicit(&preload_lost_said_ns, memory_order_relaxed);
+	if (now - said >= PRELOAD_LOST_EVERY_NS &&
+	    atomic_compare_exchange_strong(&preload_lost_said_ns, &said, now) &&
+	    atomic_fetch_add(&preload_lost_tail, 1) < PRELOAD_LOST_TAIL_MAX)
+		sample_write_lost(WRITER_FINAL);
 }
 
 /* After a sample was published.  Signal-safe. */

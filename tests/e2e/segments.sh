@@ -236,4 +236,26 @@ ms=$(awk '/^profile:/ { for (i = 1; i <= NF; i++) if ($i == "CPU") {
 awk -v m="$ms" 'BEGIN { exit !(m >= 3 * 1200 * 0.99 && m <= 3 * 1200 + 600) }' ||
 	fail "the segments hold $ms ms of CPU time; the processes used 3600 ms and a little more"
 
+# 7. A trace that cannot grow (a file size limit, as a full disk would
+# fail it): the samples lost in each segment's time are that segment's,
+# said when it is read alone; together they are what the summary says.
+# The program spins 2 s of CPU; its stack copies (--unwind=dwarf) fill the
+# 640 KiB in well under a second of it, so samples are lost over several
+# segments.
+(ulimit -f 640 && exec "$COLLECT_TIMER" --split=0.3 --unwind=dwarf -o lim.raw ./pauser window 2) \
+	>/dev/null 2>lim.err || fail "--split under a file size limit failed: $(cat lim.err)"
+total=$(sed -n 's/.* \([0-9][0-9]*\) lost (the trace could not grow.*/\1/p' lim.err)
+[ "${total:-0}" -gt 0 ] || fail "no samples lost under the file size limit: $(cat lim.err)"
+sum=0 lossy=0
+for f in lim.seg*.raw; do
+	"$PROFVIEW" --flat "$f" >lim1.txt 2>/dev/null || fail "profview $f failed"
+	n=$(sed -n 's/^warning: \([0-9][0-9]*\) samples\? lost .*/\1/p' lim1.txt)
+	[ -n "$n" ] || continue
+	sum=$((sum + n))
+	lossy=$((lossy + 1))
+done
+note "file size limit: $total samples lost, in $lossy segments"
+[ "$sum" = "$total" ] || fail "the segments say $sum samples lost, the summary $total"
+[ "$lossy" -ge 2 ] || fail "the samples lost are said in $lossy segment(s), not in each one's own time"
+
 exit 0
