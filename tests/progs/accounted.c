@@ -10,6 +10,9 @@
  *                                 HOW: _exit, exit, kill (SIGKILL), segv
  *   accounted itimer              arms ITIMER_PROF without a handler
  *   accounted raise SIG           raises signal SIG, its action the default
+ *   accounted chroot DIR S        changes its root to DIR, then uses S seconds
+ *                                 of CPU 60 KiB down its stack (so that stack
+ *                                 copies are large)
  *
  * The parent uses 0.2 s of CPU first, waits for its children and prints
  * each one's wait status.
@@ -58,6 +61,16 @@ static void child_end(const char *how)
 	_exit(3);
 }
 
+/* Spins to s 60 KiB down the stack. */
+static void spin_deep(double s)
+{
+	volatile char pad[60 << 10];
+
+	pad[0] = 1;
+	spin_to(s);
+	pad[sizeof(pad) - 1] = pad[0];
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -74,6 +87,14 @@ int main(int argc, char **argv)
 		setitimer(ITIMER_PROF, &it, NULL);
 		spin_to(cpu_now() + 2);
 		puts("survived ITIMER_PROF");
+		return 0;
+	}
+	if (strcmp(mode, "chroot") == 0 && argc > 3) {
+		if (chroot(argv[2]) != 0 || chdir("/") != 0) {
+			perror("chroot");
+			return 1;
+		}
+		spin_deep(atof(argv[3]));
 		return 0;
 	}
 	if (strcmp(mode, "raise") == 0 && argc > 2) {
