@@ -239,10 +239,12 @@ awk -v m="$ms" 'BEGIN { exit !(m >= 3 * 1200 * 0.99 && m <= 3 * 1200 + 600) }' |
 # 7. A trace that cannot grow (a file size limit, as a full disk would
 # fail it): the samples lost in each segment's time are that segment's,
 # said when it is read alone; together they are what the summary says.
-# The program spins 2 s of CPU; its stack copies (--unwind=dwarf) fill the
-# 640 KiB in well under a second of it, so samples are lost over several
-# segments.
-(ulimit -f 640 && exec "$COLLECT_TIMER" --split=0.3 --unwind=dwarf -o lim.raw ./pauser window 2) \
+# The program spins 3 s of CPU time; its stack copies (--unwind=dwarf)
+# fill the 640 KiB in about a second of it, so samples are lost for the
+# rest, at least 1.5 s of the run's time (CPU time runs no faster than
+# the clock), over several segments of 0.3 s.
+"$CC" -O1 -g -o accounted "$SRCDIR/tests/progs/accounted.c" || fail "cannot build accounted"
+(ulimit -f 640 && exec "$COLLECT_TIMER" --split=0.3 --unwind=dwarf -o lim.raw ./accounted spin 3) \
 	>/dev/null 2>lim.err || fail "--split under a file size limit failed: $(cat lim.err)"
 total=$(sed -n 's/.* \([0-9][0-9]*\) lost (the trace could not grow.*/\1/p' lim.err)
 [ "${total:-0}" -gt 0 ] || fail "no samples lost under the file size limit: $(cat lim.err)"
