@@ -90,6 +90,8 @@ static struct {
 	char path[PATH_MAX];        /* absolute path of the trace */
 	dev_t dev;                  /* identity of the trace file */
 	ino_t ino;
+	dev_t root_dev;             /* of the root directory then */
+	ino_t root_ino;
 	int created;                /* the file was created here (not the launcher's) */
 	pid_t owner;                /* the process the trace is of (its header's pid) */
 	int tailed;                 /* collect-timer frees what it has read of it */
@@ -134,14 +136,17 @@ static int writer_reopen(void)
 	struct stat st;
 	int fd = writer_sys_open(writer.path, O_RDWR | O_NOFOLLOW);
 
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) != 0 || st.st_dev != writer.dev || st.st_ino != writer.ino) {
+	if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_dev != writer.dev || st.st_ino != writer.ino)) {
 		/* replaced or renamed over: never write into another file */
 		writer_sys_close(fd);
+		fd = -1;
 		errno = ESTALE;
-		return -1;
 	}
+	/* the path leads elsewhere from another root (a chroot the library
+	 * did not see): EXDEV says so (raw_lost_cause) */
+	if (fd < 0 && (errno == ENOENT || errno == ESTALE) && stat("/", &st) == 0 &&
+	    (st.st_dev != writer.root_dev || st.st_ino != writer.root_ino))
+		errno = EXDEV;
 	return fd;
 }
 
@@ -209,6 +214,10 @@ int writer_open(const char *path, int use_given)
 	writer.dev = st.st_dev;
 	writer.ino = st.st_ino;
 	writer.fd = fd;
+	if (stat("/", &st) == 0) {
+		writer.root_dev = st.st_dev;
+		writer.root_ino = st.st_ino;
+	}
 	return 0;
 }
 
