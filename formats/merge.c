@@ -341,6 +341,15 @@ int pv_merge(struct pv_profile *d, const struct pv_profile *s, const char *src_n
 			goto out;
 		}
 	}
+	for (size_t i = 0; i < s->nunprofiled; i++) {
+		struct pv_unprofiled u = s->unprofiled[i];
+		u.program = mstr(&m, u.program);
+		u.why = mstr(&m, u.why);
+		if (u.program == PV_NONE || u.why == PV_NONE || pv_add_unprofiled(d, &u) < 0) {
+			pv_oom();
+			goto out;
+		}
+	}
 	d->finished = d->finished && s->finished;
 	d->diff = d->diff || s->diff;
 	if (s->source_format != 0 && strcmp(pv_str(d, d->source_format), pv_str(s, s->source_format)))
@@ -381,43 +390,64 @@ static char *segment_time(char *buf, size_t n, const struct pv_segment *g, uint6
 
 #define PV_SEGMENT_GAPS_SAID 5
 
+/* Says that segments first..last of b's run, just before b, are missing:
+ * the last b->missing of them could not be written (b says so), the
+ * others are not among the profiles read. */
+static void segment_gap_say(const struct pv_profile *p, const struct pv_segment *b, uint64_t first,
+			    uint64_t last, const char *how)
+{
+	uint64_t count = last - first + 1, unwritten = b->missing < count ? b->missing : count;
+	const char *cause = b->missing_cause ? pv_str(p, b->missing_cause) : NULL;
+	char from[32], to[32], why[320] = "", range[64], lost[288] = "";
+
+	segment_time(from, sizeof from, b, first);
+	segment_time(to, sizeof to, b, last + 1);
+	if (unwritten > 0)
+		snprintf(lost, sizeof lost, "could not be written%s%s%s, %" PRIu64 " sample%s lost",
+			 cause ? " (" : "", cause ? cause : "", cause ? ")" : "", b->missing_samples,
+			 b->missing_samples == 1 ? "" : "s");
+	if (unwritten == count)
+		snprintf(why, sizeof why, "%s %s", count == 1 ? "it" : "they", lost);
+	else if (unwritten == 0)
+		snprintf(why, sizeof why, "%s not among the profiles given", count == 1 ? "it is" : "they are");
+	else
+		snprintf(why, sizeof why, "they are not among the profiles given, and the last %" PRIu64
+			 " %s", unwritten, lost);
+	if (first == last)
+		snprintf(range, sizeof range, "segment %" PRIu64 " of the run", first);
+	else
+		snprintf(range, sizeof range, "segments %" PRIu64 " to %" PRIu64 " of the run", first, last);
+	pv_warn("%s: %s, %s to %s, %s missing: %s", how, range, from, to, first == last ? "is" : "are",
+		why);
+}
+
 int pv_warn_segment_gaps(const struct pv_profile *p)
 {
 	struct pv_segment *g;
 	int gaps = 0;
 
-	if (p->nsegments < 2)
+	if (p->nsegments < 1)
 		return 0;
 	g = malloc(p->nsegments * sizeof *g);
 	if (!g)
 		return 0; /* only a warning */
 	memcpy(g, p->segments, p->nsegments * sizeof *g);
 	qsort(g, p->nsegments, sizeof *g, segment_order);
-	for (size_t i = 1; i < p->nsegments; i++) {
-		const struct pv_segment *a = &g[i - 1], *b = &g[i];
-		char from[32], to[32], lost[256] = "";
-		uint64_t first = a->number + 1, last = b->number - 1;
+	for (size_t i = 0; i < p->nsegments; i++) {
+		const struct pv_segment *a = i ? &g[i - 1] : NULL, *b = &g[i];
+		bool first_of_run = !a || a->run_key != b->run_key || a->split_ns != b->split_ns;
+		uint64_t first = first_of_run ? 1 : a->number + 1, last = b->number - 1;
 
-		if (a->run_key != b->run_key || a->split_ns != b->split_ns || b->number <= first)
+		/* the first segments of the run left out, none of them lost:
+		 * the header says which were read (a run's last few kept by
+		 * --keep-segments are read so, routinely) */
+		if (b->number <= first || (first_of_run && b->missing == 0))
 			continue;
 		if (++gaps > PV_SEGMENT_GAPS_SAID)
 			continue;
-		segment_time(from, sizeof from, b, first);
-		segment_time(to, sizeof to, b, last + 1);
-		if (b->missing >= last - first + 1)
-			snprintf(lost, sizeof lost, ": they could not be written%s%s%s, %" PRIu64
-				 " sample%s lost", b->missing_cause ? " (" : "",
-				 b->missing_cause ? pv_str(p, b->missing_cause) : "",
-				 b->missing_cause ? ")" : "", b->missing_samples,
-				 b->missing_samples == 1 ? "" : "s");
-		else
-			snprintf(lost, sizeof lost, ": they are not among the profiles given");
-		if (first == last)
-			pv_warn("the segments merged leave a gap: segment %" PRIu64 " of the run, %s to %s, is missing%s",
-				first, from, to, lost);
-		else
-			pv_warn("the segments merged leave a gap: segments %" PRIu64 " to %" PRIu64 " of the run, %s to %s, are missing%s",
-				first, last, from, to, lost);
+		segment_gap_say(p, b, first, last,
+				first_of_run ? "the segments read start after the run's start"
+					     : "the segments merged leave a gap");
 	}
 	if (gaps > PV_SEGMENT_GAPS_SAID)
 		pv_warn("and %d more gaps between the segments merged", gaps - PV_SEGMENT_GAPS_SAID);

@@ -167,6 +167,7 @@ void pv_profile_free(struct pv_profile *p)
 	free(p->threads);
 	free(p->processes);
 	free(p->segments);
+	free(p->unprofiled);
 	free(p->loc_slots);
 	free(p->fn_slots);
 	free(p->thr_slots);
@@ -522,6 +523,14 @@ uint32_t pv_add_process(struct pv_profile *p, const struct pv_process *proc)
 		return PV_NONE;
 	p->processes[p->nprocesses] = *proc;
 	return (uint32_t)p->nprocesses++;
+}
+
+int pv_add_unprofiled(struct pv_profile *p, const struct pv_unprofiled *u)
+{
+	if (pv_grow(&p->unprofiled, &p->cap_unprofiled, p->nunprofiled + 1, sizeof *p->unprofiled) < 0)
+		return -1;
+	p->unprofiled[p->nunprofiled++] = *u;
+	return 0;
 }
 
 const char *pv_thread_process_name(const struct pv_profile *p, uint32_t th, char *buf, size_t n)

@@ -130,6 +130,16 @@ struct pv_process {
 	int64_t start_ns, end_ns;
 };
 
+/* A process of a run that was not profiled (its collector could not run
+ * in it), as the run's collector accounted for it. */
+struct pv_unprofiled {
+	uint32_t pid;
+	uint32_t program;      /* string index: the program, "" when not known */
+	uint32_t why;          /* string index: why it was not profiled, in words */
+	int64_t cpu_ns;        /* user and system time; -1 when not known */
+	int killed_by;         /* the signal that killed it, 0 when not */
+};
+
 struct pv_strtab {
 	char **strs;
 	size_t n, cap;
@@ -178,6 +188,9 @@ struct pv_profile {
 	struct pv_thread *threads;     size_t nthreads, cap_threads;
 	/* Empty unless the source is a run of several processes. */
 	struct pv_process *processes;  size_t nprocesses, cap_processes;
+	/* The processes of the run that were not profiled (counted in
+	 * run_processes). */
+	struct pv_unprofiled *unprofiled; size_t nunprofiled, cap_unprofiled;
 	/* The segments of runs cut by time it holds, if any. */
 	struct pv_segment *segments;   size_t nsegments, cap_segments;
 
@@ -310,6 +323,8 @@ uint32_t pv_get_process_thread(struct pv_profile *p, uint32_t process, uint32_t 
 void pv_threads_in_process(struct pv_profile *p, uint32_t process);
 /* Add a process; its index, or PV_NONE when out of memory. */
 uint32_t pv_add_process(struct pv_profile *p, const struct pv_process *proc);
+/* Adds a process that was not profiled.  0, or -1 when out of memory. */
+int pv_add_unprofiled(struct pv_profile *p, const struct pv_unprofiled *u);
 /* Notes that the profile holds segment seg (a copy); the missing segments
  * and samples of one already there add up.  0 or -1 (out of memory). */
 int pv_add_segment(struct pv_profile *p, const struct pv_segment *seg);

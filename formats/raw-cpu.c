@@ -351,6 +351,8 @@ const char *raw_lost_cause(uint32_t error)
 	case ESTALE:
 	case ENOENT:
 		return "the file was removed or replaced while it was written";
+	case EXDEV:
+		return "the program changed its root directory (chroot) and could not open it any more";
 	case ENOMEM:
 		return "no address space was left to map it";
 	default:

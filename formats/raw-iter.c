@@ -88,6 +88,8 @@ static uint32_t raw_iter_min_size(uint32_t type)
 	case RAW_HEAP_ALLOC: return sizeof(struct raw_heap_alloc);
 	case RAW_HEAP_FREE: return sizeof(struct raw_heap_free);
 	case RAW_COLLECTOR: return sizeof(struct raw_collector);
+	case RAW_EXEC: return sizeof(struct raw_exec);
+	case RAW_CHILD: return sizeof(struct raw_child);
 	default: return sizeof(struct raw_rec);
 	}
 }
@@ -106,6 +108,12 @@ static int raw_iter_fits(const struct raw_iter *it, const unsigned char *r, uint
 
 		memcpy(&m, r, sizeof m);
 		return m.path_len <= size - sizeof m && m.build_id_len <= sizeof m.build_id;
+	}
+	case RAW_EXEC: {
+		struct raw_exec e;
+
+		memcpy(&e, r, sizeof e);
+		return e.path_len <= size - sizeof e;
 	}
 	case RAW_STACK: {
 		struct raw_stack s;
@@ -226,4 +234,47 @@ int raw_run_part_get(const unsigned char *buf, size_t len, const struct raw_run_
 	    part->length == 0 || part->length > footer->index_offset - part->offset)
 		return -1;
 	return 0;
+}
+
+const char *raw_why_say(uint32_t why)
+{
+	switch (why) {
+	case RAW_WHY_STATIC: return "static binary";
+	case RAW_WHY_SETID: return "set-user-ID or set-group-ID program";
+	case RAW_WHY_ENV: return "environment without the collector's library";
+	case RAW_WHY_REFUSED: return "the collector's library did not start in it";
+	case RAW_WHY_UNSEEN: return "started where the collector does not see";
+	default: return "reason not known";
+	}
+}
+
+int raw_run_other_next(const unsigned char *buf, size_t len, const struct raw_run_footer *footer,
+		       uint64_t *pos, struct raw_run_other *other, const char **name)
+{
+	struct raw_run_others head;
+	uint64_t off = footer->others_offset, end = footer->index_offset, at;
+
+	if (off == 0)
+		return 0;
+	if (off % 8 != 0 || off > end || end - off < sizeof(head) || end > len)
+		return -1;
+	memcpy(&head, buf + off, sizeof(head));
+	if (memcmp(head.magic, RAW_RUN_OTHERS_MAGIC, RAW_MAGIC_LEN) != 0 ||
+	    head.count > RAW_RUN_OTHERS_MAX)
+		return -1;
+	if (*pos == 0)
+		*pos = off + sizeof(head);
+	/* the entries before this one: counted by where they end */
+	at = *pos;
+	if (at == end)
+		return 0;
+	if (at > end || end - at < sizeof(*other))
+		return -1;
+	memcpy(other, buf + at, sizeof(*other));
+	if (other->name_len > RAW_RUN_OTHER_NAME_MAX ||
+	    raw_pad((uint32_t)sizeof(*other) + other->name_len) > end - at)
+		return -1;
+	*name = (const char *)buf + at + sizeof(*other);
+	*pos = at + raw_pad((uint32_t)sizeof(*other) + other->name_len);
+	return 1;
 }

@@ -117,4 +117,16 @@ long raw_run_index(const unsigned char *buf, size_t len, struct raw_run_footer *
 int raw_run_part_get(const unsigned char *buf, size_t len, const struct raw_run_footer *footer,
 		     uint32_t i, struct raw_run_part *part);
 
+/* Why a process was not profiled (enum raw_why), in words ("static
+ * binary"). */
+const char *raw_why_say(uint32_t why);
+
+/* Entry i of the table of processes not profiled of the run (raw.h):
+ * *pos the offset of the next entry, starting at 0 for the first;
+ * *other and *name (not NUL-terminated, other->name_len bytes inside buf)
+ * are set.  Returns 1, 0 at the table's end or when there is none, or
+ * -1 when the table does not hold together (the rest is not read). */
+int raw_run_other_next(const unsigned char *buf, size_t len, const struct raw_run_footer *footer,
+		       uint64_t *pos, struct raw_run_other *other, const char **name);
+
 #endif

@@ -876,7 +876,8 @@ static bool still_running(uint32_t pid, const char *exe, uint64_t start_mono)
 
 /* The walks ahead, when the unwinder can walk: NULL, or -1 (reported). */
 struct pv_profile *rd_read_trace(const unsigned char *buf, size_t len, const char *name,
-				 const struct raw_unwinder *uw, bool mapped, bool execd)
+				 const struct raw_unwinder *uw, bool mapped, bool execd,
+				 int killed_by)
 {
 	struct reader rd = { .buf = buf, .len = len, .name = name, .last_thread = PV_NONE, .own_map = PV_NONE, .uw = uw,
 			     .offcpu_loc = PV_NONE, .mapped = mapped, .kernel_map = PV_NONE,
@@ -951,6 +952,9 @@ struct pv_profile *rd_read_trace(const unsigned char *buf, size_t len, const cha
 			rd.who, p->nsamples, p->duration_ns / 1e9);
 	/* (one without samples, as a run's launcher that left through
 	 * _exit, lost none: the header says it was not finished) */
+	else if (!rd.have_end && !execd && p->nsamples > 0 && killed_by > 0)
+		pv_warn("%s: trace was not finished: the process was killed by signal %d (%s); read %zu samples up to %.3f s",
+			rd.who, killed_by, strsignal(killed_by), p->nsamples, p->duration_ns / 1e9);
 	else if (!rd.have_end && !execd && p->nsamples > 0)
 		pv_warn("%s: trace was not finished (the program was killed or left without running its exit handlers); read %zu samples up to %.3f s",
 			rd.who, p->nsamples, p->duration_ns / 1e9);
@@ -987,11 +991,11 @@ fail:
 struct pv_profile *raw_read(const unsigned char *buf, size_t len, const char *name,
 			   const struct raw_unwinder *uw)
 {
-	return rd_read_trace(buf, len, name, uw, false, false);
+	return rd_read_trace(buf, len, name, uw, false, false, 0);
 }
 
 struct pv_profile *raw_read_mapped(const unsigned char *buf, size_t len, const char *name,
 				   const struct raw_unwinder *uw)
 {
-	return rd_read_trace(buf, len, name, uw, true, false);
+	return rd_read_trace(buf, len, name, uw, true, false, 0);
 }

@@ -140,10 +140,13 @@ void rd_release(struct reader *rd, size_t off);
  * k: its kernel record, or NULL.  0 or -1. */
 int rd_add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uint32_t raw_flags,
 		  uint64_t weight_ns, uint64_t time_ns, const struct raw_sample_kernel *k);
-/* One trace (of a process), as raw_read; execd: its process ran another
- * program, so it ends without an end record. */
+/* One trace (of a process), as raw_read; execd: it is whole without an
+ * end record (its process ran another program, or ended by exit without
+ * its exit handlers); killed_by: the signal that killed its process, when
+ * its collector knew (said in the warning), else 0. */
 struct pv_profile *rd_read_trace(const unsigned char *buf, size_t len, const char *name,
-				 const struct raw_unwinder *uw, bool mapped, bool execd);
+				 const struct raw_unwinder *uw, bool mapped, bool execd,
+				 int killed_by);
 
 /* The profile's thread of thread id tid (made on first sight), or PV_NONE. */
 uint32_t rd_thread_index(struct reader *rd, uint32_t tid);

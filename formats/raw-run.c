@@ -2,6 +2,7 @@
  * each read as a trace, and merged (see raw-read.h) */
 #include "error.h"
 #include "merge.h"
+#include "raw-iter.h"
 #include "raw-reader.h"
 
 #include <inttypes.h>
@@ -36,8 +37,11 @@ static struct pv_profile *read_part(const unsigned char *buf, const char *name,
 	struct pv_profile *p;
 
 	snprintf(pname, sizeof pname, "%s, pid %" PRIu32, name, part->pid);
+	/* a process that ended by exit, with or without its exit handlers,
+	 * left a whole trace */
 	p = rd_read_trace(buf + part->offset, (size_t)part->length, pname, uw, mapped,
-		       part->flags & RAW_RUN_EXECD);
+		       part->flags & (RAW_RUN_EXECD | RAW_RUN_EXITED),
+		       (part->flags & RAW_RUN_KILLED) && part->end_code < 128 ? (int)part->end_code : 0);
 	if (!p || own_process(p) < 0)
 		return NULL;
 	return p;
@@ -138,6 +142,39 @@ out:
 	return ret ? pv_oom() : 0;
 }
 
+/* The run's processes that were not profiled (raw.h, raw_run_others)
+ * into d.  Returns 0, or -1 when out of memory. */
+static int run_read_others(struct pv_profile *d, const unsigned char *buf, size_t len,
+			   const struct raw_run_footer *f, const char *name)
+{
+	struct raw_run_other o;
+	const char *pname;
+	uint64_t pos = 0;
+	int r;
+
+	while ((r = raw_run_other_next(buf, len, f, &pos, &o, &pname)) == 1) {
+		struct pv_unprofiled u = { .pid = o.pid, .cpu_ns = -1 };
+		char *prog = strndup(pname, o.name_len);
+
+		if (!prog)
+			return pv_oom();
+		/* (a name with a NUL in it stops there) */
+		u.program = pv_intern_str(d, prog);
+		free(prog);
+		u.why = pv_intern_str(d, raw_why_say(o.why));
+		if (o.cpu_ns != RAW_UNKNOWN && o.cpu_ns <= INT64_MAX)
+			u.cpu_ns = (int64_t)o.cpu_ns;
+		if (o.end == RAW_RUN_KILLED)
+			u.killed_by = o.end_code < 128 ? (int)o.end_code : 0;
+		if (u.program == PV_NONE || u.why == PV_NONE || pv_add_unprofiled(d, &u) < 0)
+			return pv_oom();
+	}
+	if (r < 0)
+		pv_warn("'%s': the table of the run's processes that were not profiled is damaged: "
+			"read up to entry %zu", name, d->nunprofiled);
+	return 0;
+}
+
 struct pv_profile *raw_read_run(const unsigned char *buf, size_t len, const char *name,
 				const struct raw_unwinder *uw, bool mapped)
 {
@@ -153,7 +190,7 @@ struct pv_profile *raw_read_run(const unsigned char *buf, size_t len, const char
 	if (n == 0) {
 		/* a segment of one process (collect-timer --split) is that
 		 * process's too, so that the segments merged make one */
-		struct pv_profile *p = rd_read_trace(buf, len, name, uw, mapped, false);
+		struct pv_profile *p = rd_read_trace(buf, len, name, uw, mapped, false, 0);
 
 		if (p && p->nsegments > 0 && own_process(p) < 0)
 			return NULL;
@@ -162,7 +199,7 @@ struct pv_profile *raw_read_run(const unsigned char *buf, size_t len, const char
 	if (n < 0) {
 		pv_warn("'%s': the index of the run's processes is damaged: only the first process is read",
 			name);
-		return rd_read_trace(buf, len, name, uw, mapped, false);
+		return rd_read_trace(buf, len, name, uw, mapped, false, 0);
 	}
 	for (uint32_t i = 0; i < (uint32_t)n; i++) {
 		struct pv_profile *p;
@@ -217,7 +254,7 @@ struct pv_profile *raw_read_run(const unsigned char *buf, size_t len, const char
 	d->time_ns = first;
 	d->pid = has_root ? root : pid;
 	d->run_processes = f.nprocesses;
-	if (run_join_images(d) < 0) {
+	if (run_join_images(d) < 0 || run_read_others(d, buf, len, &f, name) < 0) {
 		pv_profile_free(d);
 		return NULL;
 	}

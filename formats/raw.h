@@ -130,6 +130,8 @@ enum raw_type {
 	RAW_HEAP_ALLOC = 13,
 	RAW_HEAP_FREE = 14,
 	RAW_COLLECTOR = 15,
+	RAW_EXEC = 16,
+	RAW_CHILD = 17,
 };
 
 struct raw_rec {
@@ -473,6 +475,54 @@ static inline uint64_t raw_collector_ns(const struct raw_collector *c)
 	return c->start_ns + c->tables_ns + c->handler_ns + c->end_ns + c->helpers_ns;
 }
 
+/* Why a process of a run may not be profiled: the library is not loaded
+ * in an image whose program is static (no PT_INTERP), set-user-ID or
+ * set-group-ID (the dynamic loader ignores LD_PRELOAD paths then), or
+ * given an environment without the library in LD_PRELOAD. */
+enum raw_why {
+	RAW_WHY_UNKNOWN = 0,
+	RAW_WHY_STATIC = 1,
+	RAW_WHY_SETID = 2,
+	RAW_WHY_ENV = 3,
+	/* none of the above: the new image did not start the library (the
+	 * loader refused it, or it could not create its trace) */
+	RAW_WHY_REFUSED = 4,
+	/* a process the run's records never saw start (posix_spawn or
+	 * system, which exec inside libc), known only by its end */
+	RAW_WHY_UNSEEN = 5,
+};
+
+/* Written by an image right before it calls exec (execve and the
+ * functions over it): the program it asks for, and what the image could
+ * tell would keep the library out of the new one (enum raw_why,
+ * RAW_WHY_UNKNOWN when nothing: then the new image is expected to write a
+ * trace of its own).  Followed by path_len bytes of the path as given (no
+ * NUL), padded to 8.  An exec that fails leaves the record: the last one
+ * of an image that ran another program is that program's. */
+struct raw_exec {
+	struct raw_rec h;
+	uint64_t time_ns;      /* monotonic */
+	/* the process that calls exec: the trace's own, or a child made by
+	 * vfork, which runs on the trace's memory until its exec */
+	uint32_t pid;
+	uint32_t why;          /* enum raw_why */
+	uint32_t path_len;
+	uint32_t reserved;     /* 0 */
+};
+_Static_assert(sizeof(struct raw_exec) == 32, "raw_exec is 32 bytes");
+
+/* A child process the image waited for (wait, waitpid, wait3, wait4):
+ * how it ended and the CPU time it used, as the kernel's wait status and
+ * resource usage say. */
+struct raw_child {
+	struct raw_rec h;
+	uint32_t pid;
+	uint32_t status;       /* the wait status (WIFEXITED, WTERMSIG...) */
+	uint64_t time_ns;      /* monotonic, when it was reaped */
+	uint64_t cpu_ns;       /* user and system time */
+};
+_Static_assert(sizeof(struct raw_child) == 32, "raw_child is 32 bytes");
+
 /* A run: the traces of every process of a command in one file.  When the
  * program it ran has ended, collect-timer joins the traces of its
  * processes (each process image, before and after an exec, is one) into
@@ -496,6 +546,12 @@ enum raw_run_flags {
 	 * launched (kept even without samples, so that the run is named by
 	 * it). */
 	RAW_RUN_ROOT = 1u << 1,
+	/* The last image of its process, which ended by exit or _exit with
+	 * the status end_code: a trace without a RAW_END record is whole up
+	 * to its last record. */
+	RAW_RUN_EXITED = 1u << 2,
+	/* The last image of its process, killed by the signal end_code. */
+	RAW_RUN_KILLED = 1u << 3,
 };
 
 struct raw_run_part {
@@ -503,7 +559,8 @@ struct raw_run_part {
 	uint64_t length;       /* bytes of its trace */
 	uint32_t pid;          /* as its header says */
 	uint32_t flags;        /* enum raw_run_flags */
-	uint64_t reserved;     /* 0 */
+	uint32_t end_code;     /* with RAW_RUN_EXITED or RAW_RUN_KILLED, else 0 */
+	uint32_t reserved;     /* 0 */
 };
 _Static_assert(sizeof(struct raw_run_part) == 32, "raw_run_part is 32 bytes");
 
@@ -513,11 +570,38 @@ struct raw_run_footer {
 	/* Processes the run had (process ids: an exec does not make another),
 	 * with samples or not; 0 when not counted (older collectors). */
 	uint32_t nprocesses;
-	uint64_t reserved2;    /* 0 */
+	/* Of the table of the processes of the run that have no part (not
+	 * profiled: raw_run_others), between the last part and the index;
+	 * 0 for none (older collectors wrote 0 here, older readers skip it). */
+	uint64_t others_offset;
 	char magic[RAW_MAGIC_LEN]; /* RAW_RUN_MAGIC */
 };
 _Static_assert(sizeof(struct raw_run_footer) == 32, "raw_run_footer is 32 bytes");
 #define RAW_RUN_FOOTER_SIZE 32
+
+/* The table of the processes that were not profiled: this head, then
+ * count entries, each a raw_run_other followed by name_len bytes of the
+ * program's path (as exec was given it; no NUL) and zeros to a multiple
+ * of 8. */
+#define RAW_RUN_OTHERS_MAGIC "PVOTHER\n"
+#define RAW_RUN_OTHERS_MAX 65536
+#define RAW_RUN_OTHER_NAME_MAX 4096
+struct raw_run_others {
+	char magic[RAW_MAGIC_LEN]; /* RAW_RUN_OTHERS_MAGIC */
+	uint64_t count;
+};
+_Static_assert(sizeof(struct raw_run_others) == 16, "raw_run_others is 16 bytes");
+
+struct raw_run_other {
+	uint32_t pid;
+	uint32_t why;          /* enum raw_why */
+	uint32_t end;          /* RAW_RUN_EXITED, RAW_RUN_KILLED, or 0: not known */
+	uint32_t end_code;     /* the exit status or the signal */
+	uint64_t cpu_ns;       /* user and system time; RAW_UNKNOWN when not known */
+	uint32_t name_len;     /* 0: the program is not known */
+	uint32_t reserved;     /* 0 */
+};
+_Static_assert(sizeof(struct raw_run_other) == 32, "raw_run_other is 32 bytes");
 
 static inline uint32_t raw_pad(uint32_t n)
 {

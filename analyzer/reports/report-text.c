@@ -141,6 +141,60 @@ static size_t shown_threads(const struct pv_profile *p, bool by_pid, bool by_tid
 	return n;
 }
 
+/* "; 1 not profiled: ./child, static binary, 0.50 s CPU": the run's
+ * processes that were not profiled, the first few named. */
+static void header_unprofiled(FILE *out, const struct pv_profile *p)
+{
+	char name[NAME_MAX_LEN], cpu[32];
+	size_t shown = p->nunprofiled <= 4 ? p->nunprofiled : 3;
+
+	if (p->nunprofiled == 0)
+		return;
+	fprintf(out, "; %zu not profiled: ", p->nunprofiled);
+	for (size_t i = 0; i < shown; i++) {
+		const struct pv_unprofiled *u = &p->unprofiled[i];
+
+		if (pv_str(p, u->program)[0])
+			pv_escape(name, sizeof name, pv_str(p, u->program));
+		else
+			snprintf(name, sizeof name, "pid %" PRIu32, u->pid);
+		fprintf(out, "%s%s, %s", i ? "; " : "", name, pv_str(p, u->why));
+		if (u->cpu_ns >= 0)
+			fprintf(out, ", %s CPU", pv_format_duration(cpu, sizeof cpu, u->cpu_ns));
+		if (u->killed_by > 0)
+			fprintf(out, ", killed by signal %d", u->killed_by);
+	}
+	if (shown < p->nunprofiled)
+		fprintf(out, "; %zu more", p->nunprofiled - shown);
+}
+
+/* ", segments 3 to 5 of a run (1 to 2 not read)": which segments of a
+ * run cut by time (collect-timer --split) the profile holds, when they
+ * are of one run. */
+static void header_segments(FILE *out, const struct pv_profile *p)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+	if (p->nsegments == 0)
+		return;
+	for (size_t i = 0; i < p->nsegments; i++) {
+		const struct pv_segment *g = &p->segments[i];
+
+		if (g->run_key != p->segments[0].run_key || g->split_ns != p->segments[0].split_ns)
+			return;
+		lo = g->number < lo ? g->number : lo;
+		hi = g->number > hi ? g->number : hi;
+	}
+	if (lo == hi)
+		fprintf(out, ", segment %" PRIu64 " of a run", lo);
+	else
+		fprintf(out, ", segments %" PRIu64 " to %" PRIu64 " of a run", lo, hi);
+	if (lo == 2)
+		fprintf(out, " (1 not read)");
+	else if (lo > 2)
+		fprintf(out, " (1 to %" PRIu64 " not read)", lo - 1);
+}
+
 void report_header(FILE *out, const struct pv_report_ctx *rc)
 {
 	const struct calltree *t = rc->t;
@@ -154,8 +208,10 @@ void report_header(FILE *out, const struct pv_report_ctx *rc)
 		pv_str(p, p->program)[0] ? pv_escape(text, sizeof text, pv_str(p, p->program)) : "(unknown)");
 	if (p->pid)
 		fprintf(out, " (pid %u%s)", p->pid, header_before(p, text, sizeof text));
-	fprintf(out, ", %s%s\n", pv_escape(text, sizeof text, pv_str(p, p->source_format)),
+	fprintf(out, ", %s%s", pv_escape(text, sizeof text, pv_str(p, p->source_format)),
 		p->finished ? "" : p->live ? ", still running" : ", not finished");
+	header_segments(out, p);
+	fputc('\n', out);
 	/* What the source does not say (a gperftools or heap profile has no
 	 * duration, a heap profile no threads) is left out. */
 	const char *psep = " ";
@@ -189,12 +245,19 @@ void report_header(FILE *out, const struct pv_report_ctx *rc)
 		free(seen);
 		/* the run's own count, the processes without samples too,
 		 * when the view is the whole run */
-		if (p->run_processes >= nproc && !o->pid_filter && !o->tid_filter && !p->diff)
-			fprintf(out, ", %" PRIu32 " processes (%zu with samples)", p->run_processes, nproc);
-		else
+		if (p->run_processes >= nproc && !o->pid_filter && !o->tid_filter && !p->diff) {
+			fprintf(out, ", %" PRIu32 " processes (%zu with samples", p->run_processes, nproc);
+			header_unprofiled(out, p);
+			fputc(')', out);
+		} else {
 			fprintf(out, ", %zu process%s", nproc, nproc == 1 ? "" : "es");
-	} else if (p->run_processes > 1 && !o->pid_filter && !o->tid_filter && !p->diff) {
-		fprintf(out, ", %" PRIu32 " processes (1 with samples)", p->run_processes);
+		}
+	} else if ((p->run_processes > 1 || p->nunprofiled) && !o->pid_filter && !o->tid_filter &&
+		   !p->diff) {
+		fprintf(out, ", %" PRIu32 " process%s (1 with samples", p->run_processes,
+			p->run_processes == 1 ? "" : "es");
+		header_unprofiled(out, p);
+		fputc(')', out);
 	}
 	if (nthreads || o->tid_filter || o->pid_filter)
 		fprintf(out, ", %zu thread%s", nthreads, nthreads == 1 ? "" : "s");

@@ -63,7 +63,8 @@ static struct pv_profile *read_all(char *const *paths, size_t n, const struct pv
 			return NULL;
 		}
 	}
-	if (p && n > 1)
+	/* (one segment alone may start after the run's start) */
+	if (p && p->nsegments > 0)
 		pv_warn_segment_gaps(p);
 	return p;
 }

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "collect-procs.h"
 #include "collect-summary.h"
 #include "collect-traces.h"
 #include "collect.h"
@@ -145,7 +146,7 @@ static void collect_say_cost(const char *who, uint64_t collector_ns, uint64_t cp
 static void collect_say_trace(const struct collect_trace *t, const char *who, const char *where)
 {
 	const struct collect_stats *st = &t->st;
-	char weight[64], say[512], cause[160];
+	char weight[64], say[512], cause[160], ended[160];
 
 	collect_weight_say(weight, sizeof(weight), st->clock,
 			   st->clock == RAW_CLOCK_WALL ? st->wall_weight_ns : st->cpu.weight_ns, st->heap_bytes);
@@ -154,11 +155,14 @@ static void collect_say_trace(const struct collect_trace *t, const char *who, co
 			 raw_lost_cause(st->lost_error));
 	else
 		cause[0] = '\0';
+	/* an end by exit or _exit is a normal one: its trace is whole */
+	collect_end_say(ended, sizeof(ended), t);
 	fprintf(stderr, COLLECT_NAME ": %s%" PRIu64 " sample%s (%s), %" PRIu64
 		" thread%s, %" PRIu64 " lost%s, %s%s%s\n",
 		who, st->samples, st->samples == 1 ? "" : "s", weight,
 		st->threads, st->threads == 1 ? "" : "s", st->lost, cause, where,
 		st->ended ? "" : t->execd ? "; then the process ran another program"
+			   : t->end != 0 ? ended
 			   : "; the program ended without running its exit handlers, "
 			     "the trace stops at its last complete record",
 		st->bad ? "; unreadable data after the last good record" : "");
@@ -179,6 +183,7 @@ struct collect_proc {
 	uint64_t samples, weight_ns, threads;
 	double bytes;
 	int killed;
+	uint32_t killed_by;   /* the signal, 0 when not known */
 };
 
 static uint64_t collect_weight_of(const struct collect_stats *st)
@@ -195,6 +200,15 @@ static int collect_weight_cmp(const void *a, const void *b)
 	if (x->bytes != y->bytes)
 		return x->bytes < y->bytes ? 1 : -1;
 	return x->samples < y->samples ? 1 : x->samples > y->samples ? -1 : 0;
+}
+
+/* Did the image end by a kill (or, when its end is not known, without
+ * its end record)? */
+static int collect_killed(const struct collect_trace *t)
+{
+	if (t->st.ended || t->execd)
+		return 0;
+	return t->end == 0 || t->end == RAW_RUN_KILLED;
 }
 
 /* The kept images of v[0..n) as processes into out (n entries room), by
@@ -224,7 +238,8 @@ static size_t collect_group(const struct collect_trace *v, size_t n, struct coll
 		/* (the threads of an image go on in the next one) */
 		if (st->threads > pr->threads)
 			pr->threads = st->threads;
-		pr->killed = !st->ended && !v[k].execd;
+		pr->killed = collect_killed(&v[k]);
+		pr->killed_by = v[k].end == RAW_RUN_KILLED ? v[k].end_code : 0;
 	}
 	/* named by its first image and its last, with samples or not */
 	for (size_t k = 0; k < n; k++)
@@ -251,7 +266,7 @@ static int collect_pid_sampled(const struct collect_trace *v, size_t n, uint32_t
 /* One process's line of the summary. */
 static void collect_say_proc(const struct collect_proc *pr)
 {
-	char w[64], was[96] = "";
+	char w[64], was[96] = "", killed[96] = "; killed: its trace stops at its last complete record";
 
 	if (pr->clock == RAW_CLOCK_HEAP)
 		collect_weight_say(w, sizeof(w), pr->clock, 0, pr->bytes);
@@ -259,10 +274,13 @@ static void collect_say_proc(const struct collect_proc *pr)
 		pv_format_duration(w, sizeof(w), (int64_t)pr->weight_ns);
 	if (strcmp(pr->first, pr->exe) != 0)
 		snprintf(was, sizeof(was), ", first %s", pr->first);
+	if (pr->killed_by != 0)
+		snprintf(killed, sizeof(killed), "; killed by signal %u (%s): its trace stops at its "
+			 "last complete record", pr->killed_by, strsignal((int)pr->killed_by));
 	fprintf(stderr, COLLECT_NAME ": pid %u (%s%s): %" PRIu64 " sample%s (%s), %" PRIu64
 		" thread%s%s\n", pr->pid, pr->exe, was, pr->samples, pr->samples == 1 ? "" : "s", w,
 		pr->threads, pr->threads == 1 ? "" : "s",
-		pr->killed ? "; killed: its trace stops at its last complete record" : "");
+		pr->killed ? killed : "");
 }
 
 /* The summary of a run of several processes: the processes with samples,
@@ -270,8 +288,10 @@ static void collect_say_proc(const struct collect_proc *pr)
  * none with verbose, which said each image already), then the totals,
  * what was lost and why, and the CPU time in no sample. */
 static void collect_say_run(const char *shown, struct collect_trace *v, size_t n, int joined,
-			    int verbose)
+			    int verbose, const struct collect_others *others)
 {
+	char othersay[768] = "(", *os = othersay + 1;
+
 	struct collect_proc *kept = calloc(n, sizeof(*kept));
 	uint64_t samples = 0, lost = 0, weight = 0, cpu = 0, unsampled = 0, threads = 0;
 	double bytes = 0;
@@ -310,10 +330,16 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 		unsampled += st->cpu.unsampled_cpu_ns;
 		unsampled_threads += st->cpu.unsampled_threads;
 		sthreads += st->cpu.threads;
-		if (!st->ended && !v[k].execd)
-			killed++;
+		killed += collect_killed(&v[k]) != 0;
 	}
 	nproc = collect_count_processes(v, n);
+	/* the processes that left no trace at all */
+	nproc += collect_others_apart(v, n, others);
+	collect_others_say(os, sizeof(othersay) - 3, others);
+	if (*os != '\0')
+		strcat(othersay, ")");
+	else
+		othersay[0] = '\0';
 	nkept = collect_group(v, n, kept);
 	shown_n = verbose ? nkept : nkept <= COLLECT_SHOWN + 1 ? nkept : COLLECT_SHOWN;
 	for (size_t i = 0; i < shown_n && !verbose; i++)
@@ -329,8 +355,9 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 			 killed, killed == 1 ? "was" : "were");
 	collect_weight_say(w, sizeof(w), heap ? RAW_CLOCK_HEAP : wall ? RAW_CLOCK_WALL : RAW_CLOCK_CPU,
 			   weight, bytes);
-	fprintf(stderr, COLLECT_NAME ": %zu process%s, %zu with samples%s: %" PRIu64 " sample%s "
-		"(%s)%s, %s '%s'%s\n", nproc, nproc == 1 ? "" : "es", nkept, more, samples,
+	fprintf(stderr, COLLECT_NAME ": %zu process%s%s%s, %zu with samples%s: %" PRIu64 " sample%s "
+		"(%s)%s, %s '%s'%s\n", nproc, nproc == 1 ? "" : "es", othersay[0] ? " " : "", othersay, nkept,
+		more, samples,
 		samples == 1 ? "" : "s", w, lostsay,
 		joined ? "written to" : "the first in", shown, killsay);
 	unsampled += silent_cpu;
@@ -382,6 +409,31 @@ static void collect_images_before(const struct collect_trace *v, size_t n, size_
 		}
 }
 
+/* The run of one trace: its line, and the processes it ran that were not
+ * profiled. */
+static void collect_say_alone(const char *shown, const struct collect_trace *v, int quiet,
+			      const struct collect_others *others)
+{
+	char say[768];
+	size_t nproc = 1;
+
+	if (v[0].scanned && v[0].st.empty) {
+		if (unlink(shown) == 0 && !quiet)
+			collect_msg("no profile was recorded; removed the empty '%s'", shown);
+	} else if (v[0].scanned && !v[0].st.foreign && (!quiet || v[0].st.bad)) {
+		char where[PATH_MAX + 16], who[128];
+
+		snprintf(where, sizeof(where), "written to '%s'", shown);
+		snprintf(who, sizeof(who), "pid %u (%s): ", v[0].pid, v[0].exe);
+		collect_say_trace(&v[0], who, where);
+	}
+	collect_others_say(say, sizeof(say), others);
+	/* (a process is counted once, by its pid, whatever it ran) */
+	nproc += collect_others_apart(v, 1, others);
+	if (say[0] != '\0' && !quiet)
+		collect_msg("%zu process%s (%s)", nproc, nproc == 1 ? "" : "es", say);
+}
+
 /* Reports the run (see collect_find_traces) and makes one file of it:
  * the traces with samples joined into shown (collect_join), the others
  * removed.  One trace alone is said as it is; a run of several in one
@@ -390,10 +442,12 @@ static void collect_images_before(const struct collect_trace *v, size_t n, size_
  * other processes' traces are joined into shown then.  Returns 1 when
  * shown holds them, else 0. */
 int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int quiet,
-			  int verbose, const struct seg *seg)
+			  int verbose, const struct seg *seg, const struct collect_ends *reaped)
 {
 	struct collect_trace *v;
 	size_t n = collect_find_traces(shown, pid, t0, inherit, &v);
+	struct collect_others others = { 0 };
+	struct collect_seen seen = { 0 };
 	size_t nkeep = 0;
 	int joined;
 
@@ -403,6 +457,8 @@ int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int q
 		free(v);
 		return 0;
 	}
+	for (size_t i = 0; reaped != NULL && i < reaped->n; i++)
+		collect_ends_add(&seen.ends, reaped->v[i].pid, reaped->v[i].status, reaped->v[i].cpu_ns);
 	for (size_t k = 0; k < n; k++) {
 		struct collect_trace *t = &v[k];
 		struct stat sb;
@@ -411,7 +467,7 @@ int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int q
 			t->execd |= j != k && v[j].pid == t->pid && v[j].start_mono > t->start_mono;
 		if (k == 0 && seg != NULL)
 			continue;
-		if (collect_scan(t->name, &t->st) != 0) {
+		if (collect_scan(t->name, &t->st, &seen) != 0) {
 			if (k == 0)
 				collect_msg("cannot read '%s': %s", t->name, strerror(errno));
 			continue;
@@ -433,17 +489,19 @@ int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int q
 	/* the run's entry: the program's trace, even without a sample */
 	if (nkeep == 0 && seg == NULL && v[0].scanned && !v[0].st.empty && !v[0].st.foreign)
 		v[0].keep = 1;
+	collect_account(v, n, &seen, &others);
+	/* (--no-inherit: the other processes are not the run's) */
+	if (!inherit)
+		collect_others_free(&others);
+	free(seen.ends.v);
+	free(seen.execs);
 	if (n == 1 && seg == NULL) {
-		if (v[0].scanned && v[0].st.empty) {
-			if (unlink(shown) == 0 && !quiet)
-				collect_msg("no profile was recorded; removed the empty '%s'", shown);
-		} else if (v[0].scanned && !v[0].st.foreign && (!quiet || v[0].st.bad)) {
-			char where[PATH_MAX + 16], who[128];
-
-			snprintf(where, sizeof(where), "written to '%s'", shown);
-			snprintf(who, sizeof(who), "pid %u (%s): ", v[0].pid, v[0].exe);
-			collect_say_trace(&v[0], who, where);
-		}
+		/* the program's end or the programs it ran without the
+		 * library are said in a run file */
+		if (v[0].keep && collect_run_needed(v, &others))
+			collect_join(shown, v, 1, &others);
+		collect_say_alone(shown, v, quiet, &others);
+		collect_others_free(&others);
 		free(v);
 		return 0;
 	}
@@ -455,11 +513,12 @@ int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int q
 		snprintf(who, sizeof(who), "pid %u (%s): ", (unsigned)pid, name);
 		collect_report_segments(seg, who, quiet);
 		if (n == 1) {
+			collect_others_free(&others);
 			free(v);
 			return 0;
 		}
 	}
-	joined = collect_join(shown, v, n) == 0;
+	joined = collect_join(shown, v, n, &others) == 0;
 	for (size_t k = 0; k < n && verbose; k++) {
 		char who[256], where[PATH_MAX + 64], before[160];
 
@@ -480,12 +539,15 @@ int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int q
 			snprintf(where, sizeof(where), "not kept");
 		collect_say_trace(&v[k], who, where);
 	}
+	if (verbose)
+		collect_others_list(&others);
 	/* what is joined, or holds nothing, goes */
 	for (size_t k = 1; k < n; k++)
 		if (v[k].scanned && !v[k].st.foreign && (joined || !v[k].keep))
 			unlink(v[k].name);
 	if (!quiet)
-		collect_say_run(shown, v, n, joined, verbose);
+		collect_say_run(shown, v, n, joined, verbose, &others);
+	collect_others_free(&others);
 	joined = joined && nkeep > 0;
 	free(v);
 	return joined;

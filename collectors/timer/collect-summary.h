@@ -18,9 +18,11 @@
 /* Reports the run of the program pid, whose trace is shown, started after
  * t0 (CLOCK_MONOTONIC), and makes one file of it.  seg: the program's
  * trace was cut into segments (--split), which seg says; the other
- * processes' traces are joined into shown then.  Returns 1 when shown
- * holds them, else 0. */
+ * processes' traces are joined into shown then.  reaped: the processes
+ * the launcher waited for, with their wait status and CPU time
+ * (collect-procs.h).  Returns 1 when shown holds them, else 0. */
+struct collect_ends;
 int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int quiet,
-		   int verbose, const struct seg *seg);
+		   int verbose, const struct seg *seg, const struct collect_ends *reaped);
 
 #endif

@@ -37,6 +37,7 @@
 #include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -45,6 +46,7 @@
 #include "collect-env.h"
 #include "collect-launch.h"
 #include "collect-options.h"
+#include "collect-procs.h"
 #include "collect-runseg.h"
 #include "collect-summary.h"
 #include "collect.h"
@@ -135,6 +137,19 @@ static void collect_forward_children(int sig)
 	}
 }
 
+/* The processes we reaped: the program, and the descendants whose parent
+ * ended first (collect-procs.h). */
+static struct collect_ends collect_reaped;
+
+static void collect_reaped_add(pid_t pid, int status, const struct rusage *ru)
+{
+	collect_ends_add(&collect_reaped, (uint32_t)pid, (uint32_t)status,
+			 (uint64_t)ru->ru_utime.tv_sec * 1000000000ull +
+				 (uint64_t)ru->ru_utime.tv_usec * 1000u +
+				 (uint64_t)ru->ru_stime.tv_sec * 1000000000ull +
+				 (uint64_t)ru->ru_stime.tv_usec * 1000u);
+}
+
 static uint64_t collect_now(void)
 {
 	struct timespec ts;
@@ -154,11 +169,14 @@ static int collect_wait_program(pid_t pid, struct seg *seg, struct collect_runse
 	int ended = seg == NULL;
 
 	for (;;) {
-		pid_t w = waitpid(pid, status, ended && rs == NULL ? 0 : WNOHANG);
+		struct rusage ru;
+		pid_t w = wait4(pid, status, ended && rs == NULL ? 0 : WNOHANG, &ru);
 		struct timespec ts = { 0, COLLECT_POLL_NS };
 
-		if (w == pid)
+		if (w == pid) {
+			collect_reaped_add(w, *status, &ru);
 			return 0;
+		}
 		if (w < 0 && errno != EINTR) {
 			collect_msg("cannot wait for the program: %s", strerror(errno));
 			return -1;
@@ -183,16 +201,19 @@ static int collect_wait_program(pid_t pid, struct seg *seg, struct collect_runse
 static void collect_wait_rest(struct collect_runseg *rs)
 {
 	for (;;) {
-		int sig = collect_forward_sig;
+		int sig = collect_forward_sig, status;
+		struct rusage ru;
 		pid_t w;
 
 		if (sig != 0) {
 			collect_forward_sig = 0;
 			collect_forward_children(sig);
 		}
-		w = waitpid(-1, NULL, rs != NULL ? WNOHANG : 0);
+		w = wait4(-1, &status, rs != NULL ? WNOHANG : 0, &ru);
 		if (w < 0 && errno != EINTR)
 			break;
+		if (w > 0)
+			collect_reaped_add(w, status, &ru);
 		if (w == 0) {
 			struct timespec ts = { 0, COLLECT_POLL_NS };
 
@@ -322,7 +343,7 @@ int main(int argc, char **argv)
 	} else if (got > 0) {
 		others = collect_report(shown, pid,
 					(uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec,
-					!o.no_inherit, o.quiet, o.verbose, seg);
+					!o.no_inherit, o.quiet, o.verbose, seg, &collect_reaped);
 	}
 	if (own_malloc)
 		collect_msg("'%s' defines its own malloc: the program's allocations go to it, "

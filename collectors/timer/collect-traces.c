@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "collect-procs.h"
 #include "collect-traces.h"
 #include "collect.h"
 #include "escape.h"
@@ -79,7 +80,61 @@ static int collect_zeros(int fd, uint64_t from, uint64_t to)
 /* Reads the trace at path, a piece at a time (raw-tail.h, so that memory
  * stays flat whatever its size): counts, and cuts the zeros after the last
  * record of an unfinished trace.  Returns 0, or -1 if it cannot be read. */
-int collect_scan(const char *path, struct collect_stats *st)
+void collect_ends_add(struct collect_ends *e, uint32_t pid, uint32_t status, uint64_t cpu_ns)
+{
+	if (e->n == e->cap) {
+		size_t c = e->cap ? e->cap * 2 : 16;
+		struct collect_end *nv = realloc(e->v, c * sizeof(*nv));
+
+		if (nv == NULL)
+			return;
+		e->v = nv;
+		e->cap = c;
+	}
+	e->v[e->n++] = (struct collect_end){ .pid = pid, .status = status, .cpu_ns = cpu_ns };
+}
+
+/* The records of the other processes: the programs run (the image's
+ * own last exec in st) and the children waited for. */
+static void collect_scan_procs(const struct raw_record *rec, uint32_t pid, struct collect_stats *st,
+			       struct collect_seen *seen)
+{
+	if (rec->type == RAW_EXEC) {
+		struct raw_exec e;
+		struct collect_exec x = { 0 };
+		size_t n;
+
+		memcpy(&e, rec->data, sizeof(e));
+		n = e.path_len < sizeof(x.path) - 1 ? e.path_len : sizeof(x.path) - 1;
+		memcpy(x.path, (const char *)rec->data + sizeof(e), n);
+		x.path[n] = '\0';
+		x.pid = e.pid;
+		x.why = e.why;
+		x.time_ns = e.time_ns;
+		if (e.pid == pid) {
+			st->exec = x;
+			st->exec_seen = 1;
+		} else if (seen != NULL && seen->nexecs < seen->cap_execs) {
+			seen->execs[seen->nexecs++] = x;
+		} else if (seen != NULL) {
+			size_t c = seen->cap_execs ? seen->cap_execs * 2 : 16;
+			struct collect_exec *nv = realloc(seen->execs, c * sizeof(*nv));
+
+			if (nv != NULL) {
+				seen->execs = nv;
+				seen->cap_execs = c;
+				seen->execs[seen->nexecs++] = x;
+			}
+		}
+	} else if (rec->type == RAW_CHILD && seen != NULL) {
+		struct raw_child c;
+
+		memcpy(&c, rec->data, sizeof(c));
+		collect_ends_add(&seen->ends, c.pid, c.status, c.cpu_ns);
+	}
+}
+
+int collect_scan(const char *path, struct collect_stats *st, struct collect_seen *seen)
 {
 	unsigned char head_buf[16384];
 	struct raw_cpu *acct = NULL;
@@ -179,6 +234,8 @@ int collect_scan(const char *path, struct collect_stats *st)
 
 			memcpy(&c, rec.data, sizeof(c));
 			st->collector_ns += raw_collector_ns(&c);
+		} else if (rec.type == RAW_EXEC || rec.type == RAW_CHILD) {
+			collect_scan_procs(&rec, h->pid, st, seen);
 		} else if (rec.type == RAW_END) {
 			struct raw_end e;
 
@@ -448,7 +505,8 @@ size_t collect_count_processes(const struct collect_trace *v, size_t n)
  * after the program's own trace when it is kept, else in a new file put
  * in its place.  Nothing to do for one trace that ran no other program.
  * Returns 0, or -1 with a message (the traces are then left as they are). */
-int collect_join(const char *shown, const struct collect_trace *v, size_t n)
+int collect_join(const char *shown, const struct collect_trace *v, size_t n,
+		 const struct collect_others *others)
 {
 	struct raw_run_footer foot = { 0 };
 	struct raw_run_part *idx;
@@ -459,7 +517,7 @@ int collect_join(const char *shown, const struct collect_trace *v, size_t n)
 
 	for (size_t k = 0; k < n; k++)
 		nkeep += v[k].keep != 0;
-	if (nkeep == 0 || (nkeep == 1 && v[0].keep && !v[0].execd))
+	if (nkeep == 0 || (nkeep == 1 && v[0].keep && !v[0].execd && !collect_run_needed(v, others)))
 		return 0;
 	idx = calloc(nkeep, sizeof(*idx));
 	if (idx == NULL) {
@@ -487,14 +545,24 @@ int collect_join(const char *shown, const struct collect_trace *v, size_t n)
 		idx[m].offset = inplace && k == 0 ? 0 : off;
 		idx[m].length = v[k].size;
 		idx[m].pid = v[k].pid;
-		idx[m].flags = (v[k].execd ? RAW_RUN_EXECD : 0) | (v[k].pid == v[0].pid ? RAW_RUN_ROOT : 0);
+		idx[m].flags = (v[k].execd ? RAW_RUN_EXECD : 0) | (v[k].pid == v[0].pid ? RAW_RUN_ROOT : 0) |
+			       v[k].end;
+		idx[m].end_code = v[k].end ? v[k].end_code : 0;
 		off = idx[m].offset + v[k].size;
 		m++;
 	}
 	off = (off + 7) / 8 * 8;
+	if (ok && others != NULL && others->n > 0) {
+		int64_t w = collect_others_write(fd, off, others);
+
+		ok = w > 0;
+		foot.others_offset = off;
+		off += ok ? (uint64_t)w : 0;
+	}
 	foot.index_offset = off;
 	foot.nparts = (uint32_t)m;
-	foot.nprocesses = (uint32_t)collect_count_processes(v, n);
+	foot.nprocesses = (uint32_t)(collect_count_processes(v, n) +
+				     (others != NULL ? collect_others_apart(v, n, others) : 0));
 	memcpy(foot.magic, RAW_RUN_MAGIC, RAW_MAGIC_LEN);
 	if (ok)
 		ok = pwrite(fd, idx, m * sizeof(*idx), (off_t)off) == (ssize_t)(m * sizeof(*idx)) &&

@@ -18,6 +18,41 @@
 
 #include "raw-cpu.h"
 
+/* A process's end as its parent's wait saw it: the launcher's own, or a
+ * RAW_CHILD record of a traced parent. */
+struct collect_end {
+	uint32_t pid;
+	uint32_t status;      /* the wait status */
+	uint64_t cpu_ns;      /* RAW_UNKNOWN when not known */
+};
+
+/* A growing list of them. */
+struct collect_ends {
+	struct collect_end *v;
+	size_t n, cap;
+};
+
+/* Adds one; out of memory, it is not added (its process then reads as
+ * before: ended by what its trace says).  */
+void collect_ends_add(struct collect_ends *e, uint32_t pid, uint32_t status, uint64_t cpu_ns);
+
+/* A program run by exec, as the RAW_EXEC record of the image (or of its
+ * vfork parent's) said. */
+struct collect_exec {
+	uint32_t pid;
+	uint32_t why;         /* enum raw_why */
+	uint64_t time_ns;
+	char path[256];       /* (cut to fit) */
+};
+
+/* What the traces say of the run's other processes: the ends their
+ * parents waited for (RAW_CHILD) and the programs run (RAW_EXEC). */
+struct collect_seen {
+	struct collect_ends ends;
+	struct collect_exec *execs;
+	size_t nexecs, cap_execs;
+};
+
 /* What collect_scan found in a trace. */
 struct collect_stats {
 	/* samples: of the program's work, as profiles count them (not those
@@ -38,6 +73,11 @@ struct collect_stats {
 	uint32_t pid;         /* of the header */
 	uint32_t clock;       /* of the header */
 	uint64_t collector_ns; /* the library's own CPU time (RAW_COLLECTOR) */
+	/* the process's own last exec (RAW_EXEC of its pid), exec_seen 0 for
+	 * none; the others and the children it waited for (RAW_CHILD) are
+	 * added to the collect_seen the caller gave collect_scan */
+	int exec_seen;
+	struct collect_exec exec;
 };
 
 /* One trace of the run, as found by collect_find_traces, and what
@@ -51,13 +91,17 @@ struct collect_trace {
 	int scanned;          /* st holds what collect_scan found */
 	int execd;            /* the image ran another program */
 	int keep;             /* a part of the run file */
+	/* the last image of its process: how the process ended (RAW_RUN_EXITED,
+	 * RAW_RUN_KILLED, 0 not known) and the status or signal */
+	uint32_t end, end_code;
 	uint64_t size;        /* bytes of the trace, once scanned */
 };
 
 /* Reads the trace at path, a piece at a time (so that memory stays flat
  * whatever its size): counts, and cuts the zeros after the last record of
- * an unfinished trace.  Returns 0, or -1 if it cannot be read. */
-int collect_scan(const char *path, struct collect_stats *st);
+ * an unfinished trace; what it says of other processes is added to seen
+ * (may be NULL).  Returns 0, or -1 if it cannot be read. */
+int collect_scan(const char *path, struct collect_stats *st, struct collect_seen *seen);
 
 /* Reads the header of a trace into t (exe, pid, ppid, start_mono).
  * Returns 0 or -1 (not a trace). */
@@ -85,8 +129,12 @@ int collect_copy(int fd, uint64_t off, const char *path, uint64_t len);
  * process (an exec) count once.  The run file and the summary both say it. */
 size_t collect_count_processes(const struct collect_trace *v, size_t n);
 
-/* Joins the kept traces of v[0..n) into one run file at shown.  Returns
+/* Joins the kept traces of v[0..n) into one run file at shown, with the
+ * table of the processes not profiled (collect-procs.h) when others has
+ * any.  Returns
  * 0, or -1 with a message (the traces are then left as they are). */
-int collect_join(const char *shown, const struct collect_trace *v, size_t n);
+struct collect_others;
+int collect_join(const char *shown, const struct collect_trace *v, size_t n,
+		 const struct collect_others *others);
 
 #endif

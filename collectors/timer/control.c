@@ -21,7 +21,11 @@
  * heap-start.c), as if ours were not there.  A program
  * that installs a handler of its own for it gets the signal: ours steps
  * aside, and the signal sent to the program no longer pauses sampling
- * (sent to the launcher, it still does).
+ * (sent to the launcher, it still does).  The signal a thread of the
+ * program sends to a thread of its own (raise, pthread_kill) while the
+ * program has left the default action is the program's, not a request: it
+ * gets that action (which ends the process), as without the collector.  A
+ * kill(2) of the process, from any process, itself too, is a request.
  *
  * The same thread releases the memory of the trace a few times a second
  * (writer_release), so the program's resident memory does not grow with
@@ -47,6 +51,7 @@
 
 #include "collect-env.h"
 #include "control.h"
+#include "procs.h"
 #include "helper.h"
 #include "notice.h"
 #include "preload-state.h"
@@ -241,14 +246,49 @@ void control_stop(void)
 
 /* ---- the signal ---- */
 
+int control_default_kills(int sig)
+{
+	switch (sig) {
+	case SIGCHLD: case SIGCONT: case SIGURG: case SIGWINCH:
+	case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU:
+		return 0;
+	default:
+		return sig > 0 && sig < NSIG;
+	}
+}
+
+/* Did a thread of the process send sig to one of its own threads (raise,
+ * pthread_kill, tgkill)?  A signal sent to the process with kill(2),
+ * by itself too, is a request, as the same kill from a shell would be. */
+static int control_from_self(const siginfo_t *si)
+{
+	return si->si_code == SI_TKILL && si->si_pid == getpid();
+}
+
+/* The program's own signal while its action is the default: the default
+ * action, as without the collector.  Signal-safe. */
+static void control_take_default(int sig)
+{
+	struct sigaction dfl;
+
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	atomic_store(&control.active, 0);
+	control_real_sigaction(sig, &dfl, NULL);
+	/* pending until this handler returns, then the default action */
+	syscall(SYS_tgkill, (long)getpid(), (long)syscall(SYS_gettid), (long)sig);
+}
+
 static void control_on_signal(int sig, siginfo_t *si, void *uc)
 {
 	int saved_errno = errno;
 
-	(void)sig;
-	(void)si;
 	(void)uc;
-	if (atomic_load(&control.active)) {
+	if (control_from_self(si) && !(control.app.sa_flags & SA_SIGINFO) &&
+	    control.app.sa_handler == SIG_DFL && control_default_kills(sig)) {
+		control_take_default(sig);
+	} else if (atomic_load(&control.active)) {
 		atomic_fetch_add(control_word(), 1);
 		control_wake();
 	}
@@ -515,6 +555,7 @@ static int control_exec(const char *name, const char *file, char *const argv[], 
 		return -1;
 	}
 	v = control_exec_hold(envp, &old);
+	procs_note_exec(file, v, control_env_preloads(v));
 	control_exec_prepare(0);
 	real(file, argv, v);
 	control_exec_prepare(1);

@@ -73,6 +73,9 @@ uint64_t control_cpu_ns(void);
  * sampling (one line on stderr says so).  control_owns is signal-safe,
  * control_sigaction not. */
 int control_owns(int sig);
+/* Does the default action of sig end the process (not ignore, stop or
+ * continue it)?  Signal-safe. */
+int control_default_kills(int sig);
 int control_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 /* The libc sigaction, past the interposed one.  Signal-safe once it has
  * been called (control_init does). */

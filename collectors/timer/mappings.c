@@ -16,6 +16,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -210,6 +211,28 @@ static int mappings_parse(const char *line, unsigned long long *start, unsigned 
 	return 1;
 }
 
+/* The path of a maps line as the file is named: the kernel shows a
+ * newline in a name as "\012" (and nothing else escaped, a backslash
+ * neither), so such a path is decoded when the decoded name is a file and
+ * the shown one is not.  Returns path itself or buf (of cap bytes). */
+static const char *mappings_unescape(const char *path, char *buf, size_t cap)
+{
+	size_t k = 0;
+
+	if (strstr(path, "\\012") == NULL || strlen(path) >= cap)
+		return path;
+	for (const char *p = path; *p != '\0'; p++) {
+		if (strncmp(p, "\\012", 4) == 0) {
+			buf[k++] = '\n';
+			p += 3;
+		} else {
+			buf[k++] = *p;
+		}
+	}
+	buf[k] = '\0';
+	return access(buf, F_OK) == 0 || access(path, F_OK) != 0 ? buf : path;
+}
+
 /* Writes one record for an executable line.  Returns 0, or -1 when out of
  * space. */
 static int mappings_write_line(unsigned long long start, unsigned long long end,
@@ -218,7 +241,9 @@ static int mappings_write_line(unsigned long long start, unsigned long long end,
 {
 	uint32_t path_len, size;
 	struct raw_mapping *rec;
+	char named[PATH_MAX];
 
+	path = mappings_unescape(path, named, sizeof(named));
 	path_len = (uint32_t)strlen(path) + 1;
 	size = raw_pad((uint32_t)sizeof(*rec) + path_len);
 	rec = writer_reserve(size, 1);

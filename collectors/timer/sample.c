@@ -44,7 +44,9 @@
  * entered the kernel: the signal is delivered on the way back.
  *
  * A signal that is not from our timers (kill, setitimer) is passed on to
- * the handler the program installed (see sigs.c).  Everything reached from
+ * the handler the program installed, or, when the program left it at
+ * its default action, ends the process as that action would (see
+ * sigs.c).  Everything reached from
  * the handler is signal-safe: no locks, no allocation, nothing that blocks;
  * its helpers are in this file so that they inline into it.
  */
@@ -64,6 +66,7 @@
 #include "mappings.h"
 #include "preload-state.h"
 #include "sample.h"
+#include "sigs.h"
 #include "stacktab.h"
 #include "threads.h"
 #include "writer.h"
@@ -211,13 +214,32 @@ static int preload_adopt(struct preload_tls *t, const ucontext_t *uc)
 	return 0;
 }
 
+/* While samples are lost (the trace cannot grow: a full disk), their
+ * count goes into the trace as they are lost, not only once a sample is
+ * stored again: a RAW_LOST record in the space kept for the end records,
+ * at most one every PRELOAD_LOST_EVERY_NS and PRELOAD_LOST_TAIL_MAX in
+ * all (a few KiB of that space), so that each part of the run, each
+ * segment with --split, holds the losses of its own time. */
+#define PRELOAD_LOST_EVERY_NS 20000000ull
+#define PRELOAD_LOST_TAIL_MAX 4096u
+static _Atomic uint64_t preload_lost_said_ns;
+static _Atomic uint32_t preload_lost_tail;
+
 /* Counts a sample that could not be stored.  Its CPU time is lost with it,
  * not moved to the next sample.  Signal-safe. */
 static void preload_sample_lost(struct preload_tls *t, int64_t cpu)
 {
+	uint64_t now, said;
+
 	t->last_cpu = cpu;
 	atomic_fetch_add_explicit(&preload.lost, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&preload.lost_pending, 1, memory_order_relaxed);
+	now = preload_now();
+	said = atomic_load_explicit(&preload_lost_said_ns, memory_order_relaxed);
+	if (now - said >= PRELOAD_LOST_EVERY_NS &&
+	    atomic_compare_exchange_strong(&preload_lost_said_ns, &said, now) &&
+	    atomic_fetch_add(&preload_lost_tail, 1) < PRELOAD_LOST_TAIL_MAX)
+		sample_write_lost(WRITER_FINAL);
 }
 
 /* After a sample was published.  Signal-safe. */
@@ -691,6 +713,16 @@ static void preload_time_handler(uint64_t start)
 				  1, memory_order_relaxed);
 }
 
+/* Was the signal sent by a process (kill, raise, sigqueue) or by an
+ * ITIMER_PROF timer (SI_KERNEL), surely not by one of our timers or perf
+ * events?  A late signal of a timer or event of ours just deleted, which
+ * engine_signal no longer knows, is neither.  Signal-safe. */
+static int preload_sent_by_program(const siginfo_t *si)
+{
+	return si->si_code == SI_USER || si->si_code == SI_TKILL || si->si_code == SI_QUEUE ||
+	       si->si_code == SI_KERNEL;
+}
+
 /* Passes a SIGPROF that is not from our timers to the program's handler. */
 static void preload_forward(int sig, siginfo_t *si, void *uc)
 {
@@ -702,8 +734,12 @@ static void preload_forward(int sig, siginfo_t *si, void *uc)
 			act->sa_sigaction(sig, si, uc);
 	} else if (act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN) {
 		act->sa_handler(sig);
+	} else if (act->sa_handler == SIG_DFL && control_default_kills(sig) &&
+		   preload_sent_by_program(si)) {
+		/* the program's signal, with its default action: it ends
+		 * the process, as it would have without us */
+		sigs_take_default(sig);
 	}
-	/* SIG_DFL would end the process: we ignore instead. */
 }
 
 void sample_on_sigprof(int sig, siginfo_t *si, void *uc)

@@ -19,6 +19,12 @@
  * SIG_DFL for them as long as our handler is there; a handler the program
  * installs replaces ours.  Crashes (SIGSEGV, SIGABRT...) and SIGKILL leave
  * the trace unfinished, with every record stored before.
+ *
+ * The profiler's signal sent by the program or anyone else (kill, raise,
+ * an ITIMER_PROF timer the program arms after the start) while the
+ * program's action for it is the default ends the process as it would
+ * have without the collector (sigs_take_default): the collector's own
+ * signals are told apart by their si_code and value (engine_signal).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -142,6 +148,11 @@ static void preload_on_term(int sig)
 	 * then the default action. */
 	syscall(SYS_tgkill, (long)getpid(), (long)preload_gettid(), (long)sig);
 	errno = saved_errno;
+}
+
+void sigs_take_default(int sig)
+{
+	preload_on_term(sig);
 }
 
 /* Our handler for each termination signal whose action is the default. */

@@ -21,6 +21,12 @@ int sigs_pick_signal(void);
 /* Our handler for each termination signal whose action is the default.
  * Not signal-safe. */
 void sigs_hook_term(void);
+/* A signal of the program's own (not from our timers) came to the
+ * profiler's signal while the program's action for it is the default:
+ * ends the trace, restores the default action and raises sig again, so
+ * that the process ends by it as it would have without the collector
+ * once the handler returns.  Signal-safe; call it from the handler. */
+void sigs_take_default(int sig);
 
 #pragma GCC visibility pop
 

@@ -90,7 +90,10 @@ static struct {
 	char path[PATH_MAX];        /* absolute path of the trace */
 	dev_t dev;                  /* identity of the trace file */
 	ino_t ino;
+	dev_t root_dev;             /* of the root directory then */
+	ino_t root_ino;
 	int created;                /* the file was created here (not the launcher's) */
+	pid_t owner;                /* the process the trace is of (its header's pid) */
 	int tailed;                 /* collect-timer frees what it has read of it */
 	char *base;                 /* start of the reserved range */
 	uint64_t ring;              /* bytes of it the file cycles through */
@@ -133,14 +136,17 @@ static int writer_reopen(void)
 	struct stat st;
 	int fd = writer_sys_open(writer.path, O_RDWR | O_NOFOLLOW);
 
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) != 0 || st.st_dev != writer.dev || st.st_ino != writer.ino) {
+	if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_dev != writer.dev || st.st_ino != writer.ino)) {
 		/* replaced or renamed over: never write into another file */
 		writer_sys_close(fd);
+		fd = -1;
 		errno = ESTALE;
-		return -1;
 	}
+	/* the path leads elsewhere from another root (a chroot the library
+	 * did not see): EXDEV says so (raw_lost_cause) */
+	if (fd < 0 && (errno == ENOENT || errno == ESTALE) && stat("/", &st) == 0 &&
+	    (st.st_dev != writer.root_dev || st.st_ino != writer.root_ino))
+		errno = EXDEV;
 	return fd;
 }
 
@@ -208,12 +214,21 @@ int writer_open(const char *path, int use_given)
 	writer.dev = st.st_dev;
 	writer.ino = st.st_ino;
 	writer.fd = fd;
+	if (stat("/", &st) == 0) {
+		writer.root_dev = st.st_dev;
+		writer.root_ino = st.st_ino;
+	}
 	return 0;
 }
 
 const char *writer_path(void)
 {
 	return writer.path;
+}
+
+pid_t writer_owner(void)
+{
+	return writer.owner;
 }
 
 /* Extends the file by zeros from `from` to `to` without fallocate. */
@@ -558,6 +573,7 @@ int writer_init(const struct raw_header *header, const struct raw_arch *arch, co
 	char *rec;
 	int err;
 
+	writer.owner = (pid_t)header->pid;
 	atomic_store(&writer.cursor, 0);
 	atomic_store(&writer.mapped, 0);
 	atomic_store(&writer.pending, 0);

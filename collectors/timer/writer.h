@@ -9,6 +9,7 @@
 #define PROFVIEW_TIMER_WRITER_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "raw.h"
 
@@ -29,6 +30,9 @@ int writer_open(const char *path, int use_given);
 /* The name writer_open chose.  Valid until the next writer_open.
  * Signal-safe. */
 const char *writer_path(void);
+/* The process the trace is of (the pid of its header): a vfork child
+ * shares the trace's mapping but is not it.  Signal-safe. */
+pid_t writer_owner(void);
 /* Reserves address space, maps the first chunk of the file and writes the
  * header, the architecture after it (a version 2 header) and the exe path,
  * then closes the file: later growth reopens it by path and checks it is

@@ -197,9 +197,19 @@ grep -qx "profview: warning: the segments merged leave a gap: segments 2 to 3 of
 "$PROFVIEW" --flat f.seg0001.raw f.seg0005.raw >/dev/null 2>h.err || fail "profview: $(cat h.err)"
 grep -q "segments 2 to 4 of the run, 400\.0 ms to 1\.60 s, are missing: they are not among the profiles given" h.err ||
 	fail "profview does not warn about a segment left out: $(cat h.err)"
-# segments that follow each other: no word
-"$PROFVIEW" --flat f.seg0004.raw f.seg0005.raw >/dev/null 2>i.err && [ ! -s i.err ] ||
-	fail "profview warns about segments that follow each other: $(cat i.err)"
+# segments that follow each other, after segments that could not be
+# written: those are said, as lost, the first ones as not given
+"$PROFVIEW" --flat f.seg0004.raw f.seg0005.raw >i.txt 2>i.err || fail "profview: $(cat i.err)"
+grep -qx "profview: warning: the segments read start after the run's start: segments 1 to 3 of the run, 0\.0 ms to 1\.20 s, are missing: they are not among the profiles given, and the last 2 could not be written (Is a directory), $inlost samples\? lost" i.err ||
+	fail "profview does not say the segments before the first read: $(cat i.err)"
+grep -q "^program: .*, segments 4 to 5 of a run (1 to 3 not read)$" i.txt ||
+	fail "the header does not say which segments were read: $(head -1 i.txt)"
+# the last segment alone: the ones before it are not read, none lost: the
+# header says it, no warning
+"$PROFVIEW" --flat f.seg0005.raw >j.txt 2>j.err && [ ! -s j.err ] ||
+	fail "profview warns about segment 5 read alone: $(cat j.err)"
+grep -q "^program: .*, segment 5 of a run (1 to 4 not read)$" j.txt ||
+	fail "the header does not say segment 5 was read alone: $(head -1 j.txt)"
 # 6. Processes that live across the segments' boundaries, each of which
 # blocks the profiling signal for 0.8 s of CPU time: its first sample
 # after weighs all of it, more than a segment's 0.5 s, CPU time used in
@@ -225,5 +235,29 @@ ms=$(awk '/^profile:/ { for (i = 1; i <= NF; i++) if ($i == "CPU") {
 	v = $(i + 1); u = $(i + 2); sub(/,$/, "", u); print (u == "s" ? v * 1000 : v); exit } }' wall.txt)
 awk -v m="$ms" 'BEGIN { exit !(m >= 3 * 1200 * 0.99 && m <= 3 * 1200 + 600) }' ||
 	fail "the segments hold $ms ms of CPU time; the processes used 3600 ms and a little more"
+
+# 7. A trace that cannot grow (a file size limit, as a full disk would
+# fail it): the samples lost in each segment's time are that segment's,
+# said when it is read alone; together they are what the summary says.
+# The program spins 3 s of CPU time; its stack copies (--unwind=dwarf)
+# fill the 640 KiB in about a second of it, so samples are lost for the
+# rest, at least 1.5 s of the run's time (CPU time runs no faster than
+# the clock), over several segments of 0.3 s.
+"$CC" -O1 -g -o accounted "$SRCDIR/tests/progs/accounted.c" || fail "cannot build accounted"
+(ulimit -f 640 && exec "$COLLECT_TIMER" --split=0.3 --unwind=dwarf -o lim.raw ./accounted spin 3) \
+	>/dev/null 2>lim.err || fail "--split under a file size limit failed: $(cat lim.err)"
+total=$(sed -n 's/.* \([0-9][0-9]*\) lost (the trace could not grow.*/\1/p' lim.err)
+[ "${total:-0}" -gt 0 ] || fail "no samples lost under the file size limit: $(cat lim.err)"
+sum=0 lossy=0
+for f in lim.seg*.raw; do
+	"$PROFVIEW" --flat "$f" >lim1.txt 2>/dev/null || fail "profview $f failed"
+	n=$(sed -n 's/^warning: \([0-9][0-9]*\) samples\? lost .*/\1/p' lim1.txt)
+	[ -n "$n" ] || continue
+	sum=$((sum + n))
+	lossy=$((lossy + 1))
+done
+note "file size limit: $total samples lost, in $lossy segments"
+[ "$sum" = "$total" ] || fail "the segments say $sum samples lost, the summary $total"
+[ "$lossy" -ge 2 ] || fail "the samples lost are said in $lossy segment(s), not in each one's own time"
 
 exit 0

@@ -222,6 +222,99 @@ static void test_sizes(void)
 	CHECK_EQ(one(RAW_SAMPLE_REGS, sizeof(struct raw_sample_regs), NULL, 0), RAW_NEXT_MALFORMED);
 }
 
+/* An exec record's path and a child record fit in their records. */
+static void test_procs(void)
+{
+	unsigned char body[24] = { 0 };
+	uint32_t len;
+
+	CHECK_EQ(one(RAW_EXEC, sizeof(struct raw_exec), body, sizeof body), RAW_NEXT_RECORD);
+	CHECK_EQ(one(RAW_EXEC, sizeof(struct raw_exec) - 8, NULL, 0), RAW_NEXT_MALFORMED);
+	len = 1; /* a path longer than the record */
+	memcpy(body + 16, &len, sizeof len);
+	CHECK_EQ(one(RAW_EXEC, sizeof(struct raw_exec), body, sizeof body), RAW_NEXT_MALFORMED);
+	len = 8;
+	memcpy(body + 16, &len, sizeof len);
+	CHECK_EQ(one(RAW_EXEC, sizeof(struct raw_exec) + 8, body, sizeof body), RAW_NEXT_RECORD);
+	len = UINT32_MAX;
+	memcpy(body + 16, &len, sizeof len);
+	CHECK_EQ(one(RAW_EXEC, sizeof(struct raw_exec) + 8, body, sizeof body), RAW_NEXT_MALFORMED);
+	CHECK_EQ(one(RAW_CHILD, sizeof(struct raw_child), NULL, 0), RAW_NEXT_RECORD);
+	CHECK_EQ(one(RAW_CHILD, sizeof(struct raw_child) - 8, NULL, 0), RAW_NEXT_MALFORMED);
+}
+
+/* A run of one 4096-byte part and a table of two processes not profiled
+ * (one named "./static-child", one not named): its footer in *f. */
+static void build_others(struct rawbuf *r, struct raw_run_footer *f)
+{
+	struct raw_run_others head = { RAW_RUN_OTHERS_MAGIC, 2 };
+	struct raw_run_other a = { .pid = 7, .why = RAW_WHY_STATIC, .end = RAW_RUN_EXITED,
+				   .cpu_ns = 500000000, .name_len = 14 };
+	struct raw_run_other b = { .pid = 8, .why = RAW_WHY_UNSEEN, .cpu_ns = RAW_UNKNOWN };
+	struct raw_run_part part = { .offset = 0, .length = 4096, .pid = 6, .flags = RAW_RUN_ROOT };
+
+	memset(f, 0, sizeof *f);
+	rb_zero(r, 4096);
+	f->others_offset = r->len;
+	rb_put(r, &head, sizeof head);
+	rb_put(r, &a, sizeof a);
+	rb_put(r, "./static-child\0\0", 16);
+	rb_put(r, &b, sizeof b);
+	f->index_offset = r->len;
+	rb_put(r, &part, sizeof part);
+	f->nparts = 1;
+	f->nprocesses = 3;
+	memcpy(f->magic, RAW_RUN_MAGIC, RAW_MAGIC_LEN);
+	rb_put(r, f, sizeof *f);
+}
+
+/* The table of processes not profiled: read whole; every byte of it
+ * changed, read without a step outside it; none at all. */
+static void test_run_others(void)
+{
+	struct rawbuf r = { 0 };
+	struct raw_run_footer f, got;
+	struct raw_run_other o;
+	const char *name;
+	uint64_t pos = 0;
+
+	build_others(&r, &f);
+	CHECK_EQ(raw_run_index(r.b, r.len, &got), 1);
+	CHECK_EQ(got.others_offset, f.others_offset);
+	CHECK_EQ(raw_run_other_next(r.b, r.len, &got, &pos, &o, &name), 1);
+	CHECK_EQ(o.pid, 7);
+	CHECK_EQ(o.why, RAW_WHY_STATIC);
+	CHECK_EQ(o.cpu_ns, 500000000);
+	CHECK(o.name_len == 14 && memcmp(name, "./static-child", 14) == 0);
+	CHECK_EQ(raw_run_other_next(r.b, r.len, &got, &pos, &o, &name), 1);
+	CHECK_EQ(o.pid, 8);
+	CHECK_EQ(o.name_len, 0);
+	CHECK_EQ(raw_run_other_next(r.b, r.len, &got, &pos, &o, &name), 0);
+	CHECK(strcmp(raw_why_say(RAW_WHY_STATIC), "static binary") == 0);
+	for (uint64_t at = f.others_offset; at < f.index_offset; at++) {
+		unsigned char keep = r.b[at];
+		int k = 0, rc;
+
+		r.b[at] ^= 0xff;
+		pos = 0;
+		while ((rc = raw_run_other_next(r.b, r.len, &got, &pos, &o, &name)) == 1 && k < 4) {
+			CHECK(name >= (const char *)r.b + f.others_offset &&
+			      name + o.name_len <= (const char *)r.b + f.index_offset);
+			k++;
+		}
+		CHECK(k <= 2);
+		r.b[at] = keep;
+	}
+	/* an offset outside the file, or none */
+	got.others_offset = r.len;
+	pos = 0;
+	CHECK_EQ(raw_run_other_next(r.b, r.len, &got, &pos, &o, &name), -1);
+	got.others_offset = 0;
+	pos = 0;
+	CHECK_EQ(raw_run_other_next(r.b, r.len, &got, &pos, &o, &name), 0);
+	free(r.b);
+}
+
 /* Counts that overflow their record. */
 static void test_counts(void)
 {
@@ -522,6 +615,8 @@ int main(void)
 	test_zeros();
 	test_sizes();
 	test_counts();
+	test_procs();
+	test_run_others();
 	test_start();
 	return check_done("test-raw-iter");
 }

@@ -1,0 +1,203 @@
+/* procs.c - the programs this image runs and the children it waits for
+ * (see procs.h)
+ */
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "preload.h"
+#include "procs.h"
+#include "raw.h"
+#include "writer.h"
+
+#define PROCS_EXPORT __attribute__((visibility("default")))
+
+/* Has the ELF file at fd a program interpreter (PT_INTERP)?  1 yes, 0 no
+ * (a static program), -1 not an ELF file of this machine or unreadable. */
+static int procs_has_interp(int fd)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_phentsize != sizeof(ph) || eh.e_phnum > 4096)
+		return -1;
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph))) !=
+		    (ssize_t)sizeof(ph))
+			return -1;
+		if (ph.p_type == PT_INTERP)
+			return 1;
+	}
+	return 0;
+}
+
+/* What would keep the library out of the image of the program at path
+ * (enum raw_why).  Signal-safe. */
+static uint32_t procs_why_path(const char *path)
+{
+	struct stat sb;
+	int fd, interp;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return RAW_WHY_UNKNOWN;
+	if (fstat(fd, &sb) != 0) {
+		close(fd);
+		return RAW_WHY_UNKNOWN;
+	}
+	interp = procs_has_interp(fd);
+	close(fd);
+	if (interp == 0)
+		return RAW_WHY_STATIC;
+	/* the loader's secure mode: the ids change in the exec */
+	if (interp == 1 && (((sb.st_mode & S_ISUID) && sb.st_uid != geteuid()) ||
+			    ((sb.st_mode & S_ISGID) && sb.st_gid != getegid())))
+		return RAW_WHY_SETID;
+	return RAW_WHY_UNKNOWN;
+}
+
+/* The path execvp would run for file: file itself when it has a slash,
+ * else the first executable of that name in PATH, into buf.  Signal-safe
+ * (getenv reads the environment, which exec must not be racing). */
+static const char *procs_find(const char *file, char *buf, size_t cap)
+{
+	const char *path = getenv("PATH"), *p, *e;
+	size_t fl = strlen(file);
+
+	if (strchr(file, '/') != NULL || path == NULL)
+		return file;
+	for (p = path;; p = e + 1) {
+		size_t dl;
+
+		e = strchr(p, ':');
+		dl = e != NULL ? (size_t)(e - p) : strlen(p);
+		if (dl + fl + 2 <= cap) {
+			memcpy(buf, dl ? p : ".", dl ? dl : 1);
+			dl = dl ? dl : 1;
+			buf[dl] = '/';
+			memcpy(buf + dl + 1, file, fl + 1);
+			if (access(buf, X_OK) == 0)
+				return buf;
+		}
+		if (e == NULL)
+			return file;
+	}
+}
+
+void procs_note_exec(const char *file, char *const env[], int preloads)
+{
+	char found[4096];
+	const char *path;
+	struct raw_exec *rec;
+	uint32_t why, len, size;
+
+	(void)env;
+	if (file == NULL)
+		return;
+	path = procs_find(file, found, sizeof(found));
+	why = procs_why_path(path);
+	if (why == RAW_WHY_UNKNOWN && !preloads)
+		why = RAW_WHY_ENV;
+	len = (uint32_t)strnlen(path, RAW_RUN_OTHER_NAME_MAX);
+	size = raw_pad((uint32_t)sizeof(*rec) + len);
+	rec = writer_reserve(size, WRITER_NOWAIT);
+	if (rec == NULL)
+		return;
+	memset(rec, 0, size);
+	rec->time_ns = preload_now();
+	/* a vfork child runs on its parent's memory, trace included: the
+	 * record says whose exec it is */
+	rec->pid = (uint32_t)getpid();
+	rec->why = why;
+	rec->path_len = len;
+	memcpy(rec + 1, path, len);
+	writer_publish(rec, RAW_EXEC, size);
+}
+
+/* ---- the children waited for ---- */
+
+static void procs_note_child(pid_t pid, int status, const struct rusage *ru)
+{
+	struct raw_child *rec;
+
+	if (pid <= 0 || !(WIFEXITED(status) || WIFSIGNALED(status)) || writer_owner() != getpid())
+		return;
+	rec = writer_reserve(sizeof(*rec), WRITER_NOWAIT);
+	if (rec == NULL)
+		return;
+	rec->pid = (uint32_t)pid;
+	rec->status = (uint32_t)status;
+	rec->time_ns = preload_now();
+	rec->cpu_ns = ru != NULL ? (uint64_t)ru->ru_utime.tv_sec * 1000000000ull +
+					   (uint64_t)ru->ru_utime.tv_usec * 1000u +
+					   (uint64_t)ru->ru_stime.tv_sec * 1000000000ull +
+					   (uint64_t)ru->ru_stime.tv_usec * 1000u
+				 : RAW_UNKNOWN;
+	writer_publish(rec, RAW_CHILD, sizeof(*rec));
+}
+
+typedef pid_t (*procs_wait4_fn)(pid_t, int *, int, struct rusage *);
+
+/* libc's wait4.  Signal-safe once looked up: the first look-up is made by
+ * the library's start (procs_init_wait below), not in a handler. */
+static procs_wait4_fn procs_real_wait4(void)
+{
+	static procs_wait4_fn real;
+
+	if (real == NULL)
+		real = (procs_wait4_fn)dlsym(RTLD_NEXT, "wait4");
+	return real;
+}
+
+__attribute__((constructor)) static void procs_init_wait(void)
+{
+	procs_real_wait4();
+}
+
+PROCS_EXPORT pid_t wait4(pid_t pid, int *wstatus, int options, struct rusage *ru)
+{
+	procs_wait4_fn real = procs_real_wait4();
+	struct rusage own;
+	int status = 0;
+	pid_t got;
+
+	if (real == NULL) {
+		errno = ENOSYS;
+		return -1;
+	}
+	got = real(pid, &status, options, ru != NULL ? ru : &own);
+	if (got > 0) {
+		int saved_errno = errno;
+
+		procs_note_child(got, status, ru != NULL ? ru : &own);
+		errno = saved_errno;
+		if (wstatus != NULL)
+			*wstatus = status;
+	}
+	return got;
+}
+
+PROCS_EXPORT pid_t wait3(int *wstatus, int options, struct rusage *ru)
+{
+	return wait4(-1, wstatus, options, ru);
+}
+
+PROCS_EXPORT pid_t waitpid(pid_t pid, int *wstatus, int options)
+{
+	return wait4(pid, wstatus, options, NULL);
+}
+
+PROCS_EXPORT pid_t wait(int *wstatus)
+{
+	return wait4(-1, wstatus, 0, NULL);
+}
