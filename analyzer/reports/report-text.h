@@ -15,8 +15,24 @@
 #define REPORT_INDENT_MAX 64
 #define REPORT_CHAIN_ENDS 16
 
+/* The attributes of a text report's emphasis, "" without colour. */
+static inline const char *dim_on(const struct pv_report_options *o)
+{
+	return o->color ? "\033[2m" : "";
+}
+
+static inline const char *bold_on(const struct pv_report_options *o)
+{
+	return o->color ? "\033[1m" : "";
+}
+
+static inline const char *attr_off(const struct pv_report_options *o)
+{
+	return o->color ? "\033[0m" : "";
+}
+
 /* The header of the text reports: the profile, its totals, what is in
- * force. */
+ * force (report-header.c). */
 void report_header(FILE *out, const struct pv_report_ctx *c);
 int report_tree(FILE *out, const struct pv_report_ctx *c);
 int report_flat(FILE *out, const struct pv_report_ctx *c);
