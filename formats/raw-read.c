@@ -876,8 +876,7 @@ static bool still_running(uint32_t pid, const char *exe, uint64_t start_mono)
 
 /* The walks ahead, when the unwinder can walk: NULL, or -1 (reported). */
 struct pv_profile *rd_read_trace(const unsigned char *buf, size_t len, const char *name,
-				 const struct raw_unwinder *uw, bool mapped, bool execd,
-				 int killed_by)
+				 const struct raw_unwinder *uw, bool mapped, bool execd, int killed_by)
 {
 	struct reader rd = { .buf = buf, .len = len, .name = name, .last_thread = PV_NONE, .own_map = PV_NONE, .uw = uw,
 			     .offcpu_loc = PV_NONE, .mapped = mapped, .kernel_map = PV_NONE,
@@ -950,8 +949,7 @@ struct pv_profile *rd_read_trace(const unsigned char *buf, size_t len, const cha
 	else if (!rd.have_end && !execd && (p->live = still_running(p->pid, pv_str(p, p->program), rd.start_mono)))
 		pv_warn("%s: the program is still running: read %zu samples up to %.3f s; read the trace again for what came since",
 			rd.who, p->nsamples, p->duration_ns / 1e9);
-	/* (one without samples, as a run's launcher that left through
-	 * _exit, lost none: the header says it was not finished) */
+	/* (one without samples lost none: the header says it was not finished) */
 	else if (!rd.have_end && !execd && p->nsamples > 0 && killed_by > 0)
 		pv_warn("%s: trace was not finished: the process was killed by signal %d (%s); read %zu samples up to %.3f s",
 			rd.who, killed_by, strsignal(killed_by), p->nsamples, p->duration_ns / 1e9);
