@@ -195,19 +195,72 @@ fail:
 	return NULL;
 }
 
+/* Reads the hex number at *p and the character after it, which must be
+ * sep.  Returns 0, with *p past the separator, or -1. */
+static int mappings_hex(const char **p, char sep, unsigned long long *v)
+{
+	const char *s = *p;
+	unsigned long long x = 0;
+	int digits = 0;
+
+	for (;; s++, digits++) {
+		int d = *s >= '0' && *s <= '9' ? *s - '0' : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10 : -1;
+
+		if (d < 0)
+			break;
+		if (digits == 16)
+			return -1;
+		x = x << 4 | (unsigned)d;
+	}
+	if (digits == 0 || *s != sep)
+		return -1;
+	*v = x;
+	*p = s + 1;
+	return 0;
+}
+
+/* Past the next field of a maps line and the blanks after it. */
+static const char *mappings_skip_field(const char *s)
+{
+	while (*s != '\0' && *s != '\n' && *s != ' ')
+		s++;
+	while (*s == ' ')
+		s++;
+	return s;
+}
+
+/* Splits a line of /proc/self/maps ("start-end perms offset dev inode
+ * path", the path absent or after blanks) by hand: sscanf made every
+ * line cost a few microseconds, paid by every process at its start and
+ * end.  Returns 0 with the fields, or -1 for a line not of that form. */
+static int mappings_split(const char *line, unsigned long long *start, unsigned long long *end,
+			  char perms[5], unsigned long long *pgoff, const char **path)
+{
+	const char *s = line;
+
+	if (mappings_hex(&s, '-', start) != 0 || mappings_hex(&s, ' ', end) != 0)
+		return -1;
+	for (int i = 0; i < 4; i++, s++) {
+		if (*s == '\0' || *s == '\n' || *s == ' ')
+			return -1;
+		perms[i] = *s;
+	}
+	perms[4] = '\0';
+	if (*s++ != ' ' || mappings_hex(&s, ' ', pgoff) != 0)
+		return -1;
+	s = mappings_skip_field(mappings_skip_field(s)); /* device, inode */
+	*path = s;
+	return 0;
+}
+
 /* Parses a line of /proc/self/maps.  Returns 1 when it is executable, with
  * its fields, else 0. */
 static int mappings_parse(const char *line, unsigned long long *start, unsigned long long *end,
 			  unsigned long long *pgoff, const char **path)
 {
-	char perms[8];
-	int path_at = 0;
+	char perms[5];
 
-	if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", start, end, perms, pgoff,
-		   &path_at) < 4 || strlen(perms) < 3 || perms[2] != 'x')
-		return 0;
-	*path = path_at > 0 ? line + path_at : "";
-	return 1;
+	return mappings_split(line, start, end, perms, pgoff, path) == 0 && perms[2] == 'x';
 }
 
 /* Writes one record for an executable line.  Returns 0, or -1 when out of
@@ -463,10 +516,11 @@ int mappings_ranges(uintptr_t (*ranges)[2], int cap, int executable)
 	if (maps == NULL)
 		return 0;
 	for (line = maps; line != NULL && *line != '\0' && n < cap; ) {
-		unsigned long long start, end;
-		char perms[8];
+		unsigned long long start, end, pgoff;
+		const char *path;
+		char perms[5];
 
-		if (sscanf(line, "%llx-%llx %7s", &start, &end, perms) == 3 &&
+		if (mappings_split(line, &start, &end, perms, &pgoff, &path) == 0 &&
 		    (executable ? perms[2] == 'x'
 				: perms[0] == 'r' && perms[1] == 'w' && perms[3] == 'p')) {
 			ranges[n][0] = (uintptr_t)start;
