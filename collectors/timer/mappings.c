@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "cfi.h"
@@ -61,7 +62,15 @@ static struct {
 	struct mappings_code *_Atomic code;
 	struct mappings_code *retired[MAPPINGS_RETIRED_MAX];
 	size_t nretired;
+	/* the mapping that holds the initial thread's stack (the one with
+	 * __libc_stack_end), and the end of the one below it; 0 when the
+	 * last read did not find it */
+	uintptr_t stack_to, stack_below;
 } mappings = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* Where the dynamic loader says the initial thread's stack begins
+ * (ld.so exports it; glibc's pthread_getattr_np starts from it too). */
+extern void *__libc_stack_end;
 
 /* Finds NT_GNU_BUILD_ID in a note area; copies it to out.  Returns its
  * length (capped at MAPPINGS_BUILD_ID_MAX) or 0. */
@@ -296,6 +305,49 @@ static int mappings_write_line(unsigned long long start, unsigned long long end,
 	return 0;
 }
 
+/* Notes the mapping of line when it holds the initial thread's stack
+ * start; *below is the end of the line before it, and becomes this one's. */
+static void mappings_note_stack(const char *line, uintptr_t *below)
+{
+	unsigned long long start, end, pgoff;
+	uintptr_t at = (uintptr_t)__libc_stack_end;
+	const char *path;
+	char perms[5];
+
+	if (mappings_split(line, &start, &end, perms, &pgoff, &path) != 0)
+		return;
+	if (at >= start && at < end) {
+		mappings.stack_to = (uintptr_t)end;
+		mappings.stack_below = *below;
+	}
+	*below = (uintptr_t)end;
+}
+
+int mappings_initial_stack(uintptr_t sp, uintptr_t *lo, uintptr_t *hi)
+{
+	uintptr_t page = 4096, top, size, to, below;
+	struct rlimit rl;
+
+	pthread_mutex_lock(&mappings.lock);
+	to = mappings.stack_to;
+	below = mappings.stack_below;
+	pthread_mutex_unlock(&mappings.lock);
+	/* not read, or not on that stack (a thread's, or the child of a fork
+	 * made by one) */
+	if (to == 0 || sp >= to || sp < below || getrlimit(RLIMIT_STACK, &rl) != 0)
+		return -1;
+	/* as pthread_getattr_np: from the page after __libc_stack_end down by
+	 * the limit, less what lies above that page, and never below the
+	 * mapping underneath */
+	top = ((uintptr_t)__libc_stack_end & ~(page - 1)) + page;
+	size = (uintptr_t)rl.rlim_cur - (to - top);
+	if (rl.rlim_cur == RLIM_INFINITY || size > top - below)
+		size = top - below;
+	*lo = top - size;
+	*hi = top;
+	return 0;
+}
+
 /* FNV-1a of a whole maps line: addresses, offset, device, inode, path. */
 static uint64_t mappings_hash(const char *line)
 {
@@ -361,9 +413,11 @@ int mappings_write(int only_new)
 	size_t nseen = 0, nlines = 1;
 	unsigned long long adds = 0;
 	char *maps, *line, *next;
+	uintptr_t below = 0;
 	int count = 0;
 
 	pthread_mutex_lock(&mappings.lock);
+	mappings.stack_to = mappings.stack_below = 0;
 	/* Read before the maps: a load in between is seen by the next call. */
 	dl_iterate_phdr(mappings_read_adds, &adds);
 	maps = mappings_read_maps();
@@ -390,6 +444,7 @@ int mappings_write(int only_new)
 			*next++ = '\0';
 		else
 			next = line + strlen(line);
+		mappings_note_stack(line, &below);
 		if (!mappings_parse(line, &start, &end, &pgoff, &path))
 			continue;
 		h = mappings_hash(line);

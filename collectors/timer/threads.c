@@ -200,7 +200,9 @@ void threads_register(void)
 		return;
 	t->tid = preload_gettid();
 	t->foreign = 0;
-	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+	if (mappings_initial_stack((uintptr_t)&ts, &t->stack_lo, &t->stack_hi) == 0) {
+		/* the maps are not read again */
+	} else if (pthread_getattr_np(pthread_self(), &attr) == 0) {
 		if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
 			t->stack_lo = (uintptr_t)addr;
 			t->stack_hi = (uintptr_t)addr + size;
