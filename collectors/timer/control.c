@@ -151,7 +151,7 @@ static void *control_main(void *unused)
 	/* a fork child, made before its parent acted on a request */
 	control_apply(control_want(preload_now()));
 	while (!atomic_load(&control.stop)) {
-		uint64_t due, now;
+		uint64_t due, now, later = control_deferred(preload_now());
 		uint32_t req = atomic_load(control_word());
 		struct timespec ts;
 		int how;
@@ -177,6 +177,8 @@ static void *control_main(void *unused)
 		due = control_due(tick < next ? tick : next);
 		if (populate != 0 && populate < due)
 			due = populate;
+		if (later != 0 && later < due)
+			due = later;
 		ts.tv_sec = (time_t)(due / 1000000000ull);
 		ts.tv_nsec = (long)(due % 1000000000ull);
 		/* until a request, the stop, the start, the end, the next
