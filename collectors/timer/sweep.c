@@ -39,6 +39,11 @@
  * that may be asked); with many threads it runs less
  * often (every 100 microseconds per thread at least).
  *
+ * A pass in which every thread had its perf event looked at nothing: the
+ * next one is then a tenth of a second later, not two periods (a thread
+ * whose event the program closed, or one made later without an event,
+ * waits that long for its first look).
+ *
  * The thread is started only when its first pass is due, two periods after
  * the process started profiling, by the control thread (control.c): most
  * processes of a build end before that, and would otherwise each make,
@@ -54,6 +59,9 @@
 #include "preload.h"
 #include "sweep.h"
 #include "threads.h"
+
+/* The time between passes when the last one looked at no thread. */
+#define SWEEP_IDLE_NS 100000000ull
 
 static struct {
 	pthread_t thread;
@@ -71,7 +79,7 @@ static void *sweep_main(void *unused)
 {
 	uint64_t t, interval = sweep.threshold_ns;
 	struct timespec next;
-	size_t n = 0;
+	size_t n = 0, watched = 1;
 
 	(void)unused;
 	/* started when the first pass is due */
@@ -84,11 +92,11 @@ static void *sweep_main(void *unused)
 			continue;
 		pthread_mutex_unlock(&sweep.lock);
 		if (preload_running() && !control_paused())
-			atomic_fetch_add(&sweep.asked, threads_sweep(sweep.threshold_ns, &n));
+			atomic_fetch_add(&sweep.asked, threads_sweep(sweep.threshold_ns, &n, &watched));
 		/* A clock read costs under a microsecond: with many threads
 		 * the pass runs less often, at most about half a percent of
 		 * a CPU. */
-		interval = sweep.threshold_ns;
+		interval = watched > 0 ? sweep.threshold_ns : SWEEP_IDLE_NS;
 		if (n * 100000ull > interval)
 			interval = n * 100000ull;
 		t += interval;

@@ -443,10 +443,10 @@ static int threads_may_ask(struct preload_entry *e, int signo, uint64_t pass)
 	       !(threads_status_mask(buf, "\nShdPnd:\t") & bit);
 }
 
-size_t threads_sweep(uint64_t threshold_ns, size_t *nthreads)
+size_t threads_sweep(uint64_t threshold_ns, size_t *nthreads, size_t *watched)
 {
 	static uint64_t pass; /* only the sweeper's thread calls this */
-	size_t asked = 0, n = 0;
+	size_t asked = 0, n = 0, w = 0;
 
 	pass++;
 	pthread_mutex_lock(&preload.registry_lock);
@@ -468,6 +468,7 @@ size_t threads_sweep(uint64_t threshold_ns, size_t *nthreads)
 			continue;
 		if (e->seen == NULL)
 			continue;
+		w++;
 		clockid_t clock = preload_thread_clock(e->tid);
 		if (clock_gettime(clock, &ts) != 0)
 			continue;
@@ -512,5 +513,6 @@ size_t threads_sweep(uint64_t threshold_ns, size_t *nthreads)
 	}
 	pthread_mutex_unlock(&preload.registry_lock);
 	*nthreads = n;
+	*watched = w;
 	return asked;
 }
