@@ -137,7 +137,12 @@ static void control_say(int pause, uint32_t req)
 
 static void *control_main(void *unused)
 {
-	uint64_t next = preload_now() + CONTROL_RELEASE_NS, tick = 0;
+	/* The first pages faulted in ahead of the trace not at once: a
+	 * process that ends within CONTROL_PREFAULT_NS writes a few pages
+	 * of records, and the pages faulted in past them would only be
+	 * dropped again by its end (or read by the launcher, after an
+	 * exec). */
+	uint64_t next = preload_now() + CONTROL_RELEASE_NS, tick = preload_now() + CONTROL_PREFAULT_NS;
 	/* The page faults of the stack table (3 MiB), here rather than in
 	 * the program's threads; not before the process has used some CPU
 	 * time, since most short ones (a compiler that make runs) would
