@@ -8,6 +8,12 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The reads: the first one small, then twice as large while the records
+ * fill them, up to the most.  Most traces of a run of many processes are
+ * a few kilobytes of records before megabytes not written (an image that
+ * ran another program, one that was killed); a read of those bytes costs
+ * more than the records (the file system makes pages of zeros for them). */
+#define RAW_TAIL_FIRST ((size_t)64 << 10)
 #define RAW_TAIL_CHUNK ((size_t)1 << 20)
 
 int raw_tail_init(struct raw_tail *t, int fd, uint64_t start, uint32_t min_regs, int live)
@@ -17,7 +23,8 @@ int raw_tail_init(struct raw_tail *t, int fd, uint64_t start, uint32_t min_regs,
 	t->live = live;
 	t->min_regs = min_regs;
 	t->base = start;
-	t->cap = RAW_TAIL_CHUNK;
+	t->want = RAW_TAIL_FIRST;
+	t->cap = RAW_TAIL_FIRST;
 	t->buf = malloc(t->cap);
 	return t->buf ? 0 : -1;
 }
@@ -53,7 +60,7 @@ static ssize_t raw_tail_pread(int fd, unsigned char *buf, size_t n, uint64_t off
  * -1. */
 static int raw_tail_fill(struct raw_tail *t)
 {
-	size_t want = RAW_TAIL_CHUNK;
+	size_t want = t->want;
 	struct raw_iter it;
 	struct raw_record r;
 	enum raw_next next;
@@ -83,6 +90,9 @@ static int raw_tail_fill(struct raw_tail *t)
 		}
 		break;
 	}
+	/* records up to the end of this piece: the next one larger */
+	if (it.off > (size_t)got / 2 && t->want < RAW_TAIL_CHUNK)
+		t->want *= 2;
 	/* the records whose word this read found published, read again */
 	if (t->live && it.off > 0 && raw_tail_pread(t->fd, t->buf, it.off, t->base) != (ssize_t)it.off)
 		return -1;

@@ -2,8 +2,9 @@
  * time, also while its collector is still writing it
  *
  * raw-iter.h walks a buffer that holds the whole trace; a trace can be
- * gigabytes.  This reads the file with pread into a buffer of about a
- * megabyte (more only for a record that needs it) and hands out its
+ * gigabytes.  This reads the file with pread into a buffer of at most about
+ * a megabyte (64 KiB at first, growing while the records fill it; more
+ * only for a record that needs it) and hands out its
  * records one by one, by the rules of raw-iter.h, so that memory stays flat
  * however large the trace.  Nothing is mapped: the collector may cut the
  * file to its end at any time, and a mapped page past the new end would
@@ -34,6 +35,7 @@ struct raw_tail {
 	uint32_t min_regs;
 	unsigned char *buf;
 	size_t cap;
+	size_t want;           /* bytes the next read asks for */
 	size_t len;            /* whole records read into buf */
 	size_t pos;            /* the next one */
 	uint64_t base;         /* the file offset of buf[0] */

@@ -71,6 +71,13 @@ void control_exec_prepare(int undo)
 	(void)undo;
 }
 
+/* The heap library starts no other thread. */
+uint64_t control_deferred(uint64_t now)
+{
+	(void)now;
+	return 0;
+}
+
 int control_apply(int how)
 {
 	int pause = how != CONTROL_RESUME;

@@ -30,6 +30,7 @@
 #include "engine.h"
 #include "preload-state.h"
 #include "sample.h"
+#include "sweep.h"
 #include "threads.h"
 
 #define CONTROL_QUIESCE_NS 100000000ull   /* longest wait for handlers in flight */
@@ -91,6 +92,12 @@ void control_initial(int how)
 {
 	if (how != CONTROL_RESUME && !control_paused())
 		atomic_fetch_add(&control_gen, 1);
+}
+
+/* The sweeper's thread, started when its first pass is due. */
+uint64_t control_deferred(uint64_t now)
+{
+	return sweep_launch(now);
 }
 
 int control_apply(int how)

@@ -142,7 +142,12 @@ static void control_say(int pause, uint32_t req)
 
 static void *control_main(void *unused)
 {
-	uint64_t next = preload_now() + CONTROL_RELEASE_NS, tick = 0;
+	/* The first pages faulted in ahead of the trace not at once: a
+	 * process that ends within CONTROL_PREFAULT_NS writes a few pages
+	 * of records, and the pages faulted in past them would only be
+	 * dropped again by its end (or read by the launcher, after an
+	 * exec). */
+	uint64_t next = preload_now() + CONTROL_RELEASE_NS, tick = preload_now() + CONTROL_PREFAULT_NS;
 	/* The page faults of the stack table (3 MiB), here rather than in
 	 * the program's threads; not before the process has used some CPU
 	 * time, since most short ones (a compiler that make runs) would
@@ -156,7 +161,7 @@ static void *control_main(void *unused)
 	/* a fork child, made before its parent acted on a request */
 	control_apply(control_want(preload_now()));
 	while (!atomic_load(&control.stop)) {
-		uint64_t due, now;
+		uint64_t due, now, later = control_deferred(preload_now());
 		uint32_t req = atomic_load(control_word());
 		struct timespec ts;
 		int how;
@@ -182,6 +187,8 @@ static void *control_main(void *unused)
 		due = control_due(tick < next ? tick : next);
 		if (populate != 0 && populate < due)
 			due = populate;
+		if (later != 0 && later < due)
+			due = later;
 		ts.tv_sec = (time_t)(due / 1000000000ull);
 		ts.tv_nsec = (long)(due % 1000000000ull);
 		/* until a request, the stop, the start, the end, the next

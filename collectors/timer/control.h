@@ -42,6 +42,11 @@ int control_apply(int how);
 /* At control_init: how sampling starts, before the first thread is
  * registered or the first block sampled. */
 void control_initial(int how);
+/* The library's work put off to the control thread, so that a process
+ * that ends sooner never starts it: called by that thread as it starts
+ * and as it wakes, with the time (preload_now); does what is due and
+ * returns when it is next wanted, 0 for never.  Not signal-safe. */
+uint64_t control_deferred(uint64_t now);
 /* Before an exec (undo 0), and after one that failed (undo 1): what the
  * library does to the program's signals so that the new image inherits
  * them as it would have without the library. */

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "cfi.h"
@@ -62,7 +63,15 @@ static struct {
 	struct mappings_code *_Atomic code;
 	struct mappings_code *retired[MAPPINGS_RETIRED_MAX];
 	size_t nretired;
+	/* the mapping that holds the initial thread's stack (the one with
+	 * __libc_stack_end), and the end of the one below it; 0 when the
+	 * last read did not find it */
+	uintptr_t stack_to, stack_below;
 } mappings = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* Where the dynamic loader says the initial thread's stack begins
+ * (ld.so exports it; glibc's pthread_getattr_np starts from it too). */
+extern void *__libc_stack_end;
 
 /* Finds NT_GNU_BUILD_ID in a note area; copies it to out.  Returns its
  * length (capped at MAPPINGS_BUILD_ID_MAX) or 0. */
@@ -196,19 +205,72 @@ fail:
 	return NULL;
 }
 
+/* Reads the hex number at *p and the character after it, which must be
+ * sep.  Returns 0, with *p past the separator, or -1. */
+static int mappings_hex(const char **p, char sep, unsigned long long *v)
+{
+	const char *s = *p;
+	unsigned long long x = 0;
+	int digits = 0;
+
+	for (;; s++, digits++) {
+		int d = *s >= '0' && *s <= '9' ? *s - '0' : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10 : -1;
+
+		if (d < 0)
+			break;
+		if (digits == 16)
+			return -1;
+		x = x << 4 | (unsigned)d;
+	}
+	if (digits == 0 || *s != sep)
+		return -1;
+	*v = x;
+	*p = s + 1;
+	return 0;
+}
+
+/* Past the next field of a maps line and the blanks after it. */
+static const char *mappings_skip_field(const char *s)
+{
+	while (*s != '\0' && *s != '\n' && *s != ' ')
+		s++;
+	while (*s == ' ')
+		s++;
+	return s;
+}
+
+/* Splits a line of /proc/self/maps ("start-end perms offset dev inode
+ * path", the path absent or after blanks) by hand: sscanf made every
+ * line cost a few microseconds, paid by every process at its start and
+ * end.  Returns 0 with the fields, or -1 for a line not of that form. */
+static int mappings_split(const char *line, unsigned long long *start, unsigned long long *end,
+			  char perms[5], unsigned long long *pgoff, const char **path)
+{
+	const char *s = line;
+
+	if (mappings_hex(&s, '-', start) != 0 || mappings_hex(&s, ' ', end) != 0)
+		return -1;
+	for (int i = 0; i < 4; i++, s++) {
+		if (*s == '\0' || *s == '\n' || *s == ' ')
+			return -1;
+		perms[i] = *s;
+	}
+	perms[4] = '\0';
+	if (*s++ != ' ' || mappings_hex(&s, ' ', pgoff) != 0)
+		return -1;
+	s = mappings_skip_field(mappings_skip_field(s)); /* device, inode */
+	*path = s;
+	return 0;
+}
+
 /* Parses a line of /proc/self/maps.  Returns 1 when it is executable, with
  * its fields, else 0. */
 static int mappings_parse(const char *line, unsigned long long *start, unsigned long long *end,
 			  unsigned long long *pgoff, const char **path)
 {
-	char perms[8];
-	int path_at = 0;
+	char perms[5];
 
-	if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", start, end, perms, pgoff,
-		   &path_at) < 4 || strlen(perms) < 3 || perms[2] != 'x')
-		return 0;
-	*path = path_at > 0 ? line + path_at : "";
-	return 1;
+	return mappings_split(line, start, end, perms, pgoff, path) == 0 && perms[2] == 'x';
 }
 
 /* The path of a maps line as the file is named: the kernel shows a
@@ -265,6 +327,49 @@ static int mappings_write_line(unsigned long long start, unsigned long long end,
 	if (rec->build_id_len == 0 && path[0] == '/')
 		rec->build_id_len = mappings_file_build_id(path, rec->build_id);
 	writer_publish(rec, RAW_MAPPING, size);
+	return 0;
+}
+
+/* Notes the mapping of line when it holds the initial thread's stack
+ * start; *below is the end of the line before it, and becomes this one's. */
+static void mappings_note_stack(const char *line, uintptr_t *below)
+{
+	unsigned long long start, end, pgoff;
+	uintptr_t at = (uintptr_t)__libc_stack_end;
+	const char *path;
+	char perms[5];
+
+	if (mappings_split(line, &start, &end, perms, &pgoff, &path) != 0)
+		return;
+	if (at >= start && at < end) {
+		mappings.stack_to = (uintptr_t)end;
+		mappings.stack_below = *below;
+	}
+	*below = (uintptr_t)end;
+}
+
+int mappings_initial_stack(uintptr_t sp, uintptr_t *lo, uintptr_t *hi)
+{
+	uintptr_t page = 4096, top, size, to, below;
+	struct rlimit rl;
+
+	pthread_mutex_lock(&mappings.lock);
+	to = mappings.stack_to;
+	below = mappings.stack_below;
+	pthread_mutex_unlock(&mappings.lock);
+	/* not read, or not on that stack (a thread's, or the child of a fork
+	 * made by one) */
+	if (to == 0 || sp >= to || sp < below || getrlimit(RLIMIT_STACK, &rl) != 0)
+		return -1;
+	/* as pthread_getattr_np: from the page after __libc_stack_end down by
+	 * the limit, less what lies above that page, and never below the
+	 * mapping underneath */
+	top = ((uintptr_t)__libc_stack_end & ~(page - 1)) + page;
+	size = (uintptr_t)rl.rlim_cur - (to - top);
+	if (rl.rlim_cur == RLIM_INFINITY || size > top - below)
+		size = top - below;
+	*lo = top - size;
+	*hi = top;
 	return 0;
 }
 
@@ -333,9 +438,11 @@ int mappings_write(int only_new)
 	size_t nseen = 0, nlines = 1;
 	unsigned long long adds = 0;
 	char *maps, *line, *next;
+	uintptr_t below = 0;
 	int count = 0;
 
 	pthread_mutex_lock(&mappings.lock);
+	mappings.stack_to = mappings.stack_below = 0;
 	/* Read before the maps: a load in between is seen by the next call. */
 	dl_iterate_phdr(mappings_read_adds, &adds);
 	maps = mappings_read_maps();
@@ -362,6 +469,7 @@ int mappings_write(int only_new)
 			*next++ = '\0';
 		else
 			next = line + strlen(line);
+		mappings_note_stack(line, &below);
 		if (!mappings_parse(line, &start, &end, &pgoff, &path))
 			continue;
 		h = mappings_hash(line);
@@ -488,10 +596,11 @@ int mappings_ranges(uintptr_t (*ranges)[2], int cap, int executable)
 	if (maps == NULL)
 		return 0;
 	for (line = maps; line != NULL && *line != '\0' && n < cap; ) {
-		unsigned long long start, end;
-		char perms[8];
+		unsigned long long start, end, pgoff;
+		const char *path;
+		char perms[5];
 
-		if (sscanf(line, "%llx-%llx %7s", &start, &end, perms) == 3 &&
+		if (mappings_split(line, &start, &end, perms, &pgoff, &path) == 0 &&
 		    (executable ? perms[2] == 'x'
 				: perms[0] == 'r' && perms[1] == 'w' && perms[3] == 'p')) {
 			ranges[n][0] = (uintptr_t)start;

@@ -39,6 +39,14 @@ int mappings_is_code(uintptr_t v);
  * else the writable private ones.  Returns how many.  Not signal-safe. */
 int mappings_ranges(uintptr_t (*ranges)[2], int cap, int executable);
 
+/* The stack of the initial thread, [*lo, *hi), as pthread_getattr_np says
+ * it, from the maps the last mappings_write read (pthread_getattr_np reads
+ * them once more for that thread).  sp: an address on the calling
+ * thread's stack; -1 when it is not the initial thread's stack (another
+ * thread's, or the child of a fork made by one) or the maps were not read.
+ * Not signal-safe. */
+int mappings_initial_stack(uintptr_t sp, uintptr_t *lo, uintptr_t *hi);
+
 /* The executable segment of the library itself (the one this file is
  * compiled into): its code's address range, [*lo, *hi).  0, or -1 when
  * not found.  Not signal-safe (dl_iterate_phdr). */

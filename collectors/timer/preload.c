@@ -257,17 +257,19 @@ static void preload_start_stopper(void)
 static void preload_start_threads(void)
 {
 	preload_start_stopper();
-	/* also what keeps the program's memory from growing with its trace */
-	if (control_start() != 0)
-		preload_warn("cannot start the control thread: the control signal and --delay do "
-			     "nothing, and the trace is kept in memory");
-	if (preload_wall && wall_start(preload.period_ns, preload.stack_size) != 0)
-		preload_warn("no off-CPU samples: cannot start the wall-clock sampler thread");
 	/* CPU timers fire on the tick and can miss a running thread
 	 * (sweep.c), with either clock; with --engine=perf, a thread that
-	 * could not get a perf event has one. */
-	if (sweep_start(preload.period_ns) != 0)
-		preload_warn("cannot start the sweeper thread: threads the CPU timers miss stay unsampled");
+	 * could not get a perf event has one.  Its thread is started by the
+	 * control thread when its first pass is due. */
+	sweep_start(preload.period_ns);
+	/* also what keeps the program's memory from growing with its trace */
+	if (control_start() != 0) {
+		preload_warn("cannot start the control thread: the control signal and --delay do "
+			     "nothing, and the trace is kept in memory");
+		sweep_start_now();
+	}
+	if (preload_wall && wall_start(preload.period_ns, preload.stack_size) != 0)
+		preload_warn("no off-CPU samples: cannot start the wall-clock sampler thread");
 }
 
 /* How much CPU time makes a thread no longer young (raw-cpu.h, engine.c):

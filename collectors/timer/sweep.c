@@ -38,6 +38,16 @@
  * The pass reads one clock per thread (two, and its /proc status, for one
  * that may be asked); with many threads it runs less
  * often (every 100 microseconds per thread at least).
+ *
+ * A pass in which every thread had its perf event looked at nothing: the
+ * next one is then a tenth of a second later, not two periods (a thread
+ * whose event the program closed, or one made later without an event,
+ * waits that long for its first look).
+ *
+ * The thread is started only when its first pass is due, two periods after
+ * the process started profiling, by the control thread (control.c): most
+ * processes of a build end before that, and would otherwise each make,
+ * name and join a thread that never looks at anything.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -50,12 +60,17 @@
 #include "sweep.h"
 #include "threads.h"
 
+/* The time between passes when the last one looked at no thread. */
+#define SWEEP_IDLE_NS 100000000ull
+
 static struct {
 	pthread_t thread;
 	_Atomic int started;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;  /* on CLOCK_MONOTONIC */
 	int stop;             /* under lock */
+	int ready;            /* under lock: sweep_start was called */
+	uint64_t due_ns;      /* when the thread is to start */
 	uint64_t threshold_ns;
 	_Atomic uint64_t asked;
 } sweep;
@@ -64,10 +79,11 @@ static void *sweep_main(void *unused)
 {
 	uint64_t t, interval = sweep.threshold_ns;
 	struct timespec next;
-	size_t n = 0;
+	size_t n = 0, watched = 1;
 
 	(void)unused;
-	t = preload_now() + interval;
+	/* started when the first pass is due */
+	t = preload_now();
 	pthread_mutex_lock(&sweep.lock);
 	while (!sweep.stop) {
 		next.tv_sec = (time_t)(t / 1000000000ull);
@@ -76,11 +92,11 @@ static void *sweep_main(void *unused)
 			continue;
 		pthread_mutex_unlock(&sweep.lock);
 		if (preload_running() && !control_paused())
-			atomic_fetch_add(&sweep.asked, threads_sweep(sweep.threshold_ns, &n));
+			atomic_fetch_add(&sweep.asked, threads_sweep(sweep.threshold_ns, &n, &watched));
 		/* A clock read costs under a microsecond: with many threads
 		 * the pass runs less often, at most about half a percent of
 		 * a CPU. */
-		interval = sweep.threshold_ns;
+		interval = watched > 0 ? sweep.threshold_ns : SWEEP_IDLE_NS;
 		if (n * 100000ull > interval)
 			interval = n * 100000ull;
 		t += interval;
@@ -114,10 +130,35 @@ int sweep_start(uint64_t period_ns)
 	pthread_cond_init(&sweep.wake, &cattr);
 	pthread_condattr_destroy(&cattr);
 	sweep.threshold_ns = 2 * (period_ns > tick ? period_ns : tick);
-	if (threads_start_helper(&sweep.thread, sweep_main, "profview-sweep", 64 << 10, 0) != 0)
-		return -1;
-	atomic_store(&sweep.started, 1);
+	sweep.due_ns = preload_now() + sweep.threshold_ns;
+	sweep.ready = 1;
 	return 0;
+}
+
+int sweep_start_now(void)
+{
+	return sweep_launch(UINT64_MAX) == 0 && atomic_load(&sweep.started) ? 0 : -1;
+}
+
+uint64_t sweep_launch(uint64_t now)
+{
+	uint64_t due = 0;
+
+	pthread_mutex_lock(&sweep.lock);
+	if (!sweep.ready || sweep.stop || atomic_load(&sweep.started))
+		goto out;
+	if (now < sweep.due_ns) {
+		due = sweep.due_ns;
+		goto out;
+	}
+	sweep.ready = 0; /* once, started or not */
+	if (threads_start_helper(&sweep.thread, sweep_main, "profview-sweep", 64 << 10, 0) == 0)
+		atomic_store(&sweep.started, 1);
+	else
+		preload_warn("cannot start the sweeper thread: threads the CPU timers miss stay unsampled");
+out:
+	pthread_mutex_unlock(&sweep.lock);
+	return due;
 }
 
 uint64_t sweep_cpu_ns(void)
@@ -127,12 +168,16 @@ uint64_t sweep_cpu_ns(void)
 
 uint64_t sweep_stop(void)
 {
-	if (atomic_exchange(&sweep.started, 0)) {
-		pthread_mutex_lock(&sweep.lock);
-		sweep.stop = 1;
-		pthread_cond_signal(&sweep.wake);
-		pthread_mutex_unlock(&sweep.lock);
+	int started;
+
+	/* under the lock: no thread is started after this */
+	pthread_mutex_lock(&sweep.lock);
+	sweep.stop = 1;
+	sweep.ready = 0;
+	started = atomic_exchange(&sweep.started, 0);
+	pthread_cond_signal(&sweep.wake);
+	pthread_mutex_unlock(&sweep.lock);
+	if (started)
 		pthread_join(sweep.thread, NULL);
-	}
 	return atomic_load(&sweep.asked);
 }

@@ -200,7 +200,9 @@ void threads_register(void)
 		return;
 	t->tid = preload_gettid();
 	t->foreign = 0;
-	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+	if (mappings_initial_stack((uintptr_t)&ts, &t->stack_lo, &t->stack_hi) == 0) {
+		/* the maps are not read again */
+	} else if (pthread_getattr_np(pthread_self(), &attr) == 0) {
 		if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
 			t->stack_lo = (uintptr_t)addr;
 			t->stack_hi = (uintptr_t)addr + size;
@@ -441,10 +443,10 @@ static int threads_may_ask(struct preload_entry *e, int signo, uint64_t pass)
 	       !(threads_status_mask(buf, "\nShdPnd:\t") & bit);
 }
 
-size_t threads_sweep(uint64_t threshold_ns, size_t *nthreads)
+size_t threads_sweep(uint64_t threshold_ns, size_t *nthreads, size_t *watched)
 {
 	static uint64_t pass; /* only the sweeper's thread calls this */
-	size_t asked = 0, n = 0;
+	size_t asked = 0, n = 0, w = 0;
 
 	pass++;
 	pthread_mutex_lock(&preload.registry_lock);
@@ -466,6 +468,7 @@ size_t threads_sweep(uint64_t threshold_ns, size_t *nthreads)
 			continue;
 		if (e->seen == NULL)
 			continue;
+		w++;
 		clockid_t clock = preload_thread_clock(e->tid);
 		if (clock_gettime(clock, &ts) != 0)
 			continue;
@@ -510,5 +513,6 @@ size_t threads_sweep(uint64_t threshold_ns, size_t *nthreads)
 	}
 	pthread_mutex_unlock(&preload.registry_lock);
 	*nthreads = n;
+	*watched = w;
 	return asked;
 }

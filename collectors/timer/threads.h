@@ -31,8 +31,10 @@ size_t preload_threads(struct preload_thread_view *v, size_t cap);
 /* One pass over the registry (sweep.c): asks for a sample of each thread
  * that is running or ready to run and used more than threshold_ns of CPU
  * time since its last signal.  Returns how many were asked for; the
- * registered threads in *nthreads.  Not signal-safe. */
-size_t threads_sweep(uint64_t threshold_ns, size_t *nthreads);
+ * registered threads in *nthreads, and in *watched those it looked at
+ * (those with a perf event it did not: it samples them).  Not
+ * signal-safe. */
+size_t threads_sweep(uint64_t threshold_ns, size_t *nthreads, size_t *watched);
 
 #pragma GCC visibility push(hidden)
 

@@ -84,6 +84,8 @@
  * written since the last call, within these bounds. */
 #define WRITER_PREFAULT_MIN ((uint64_t)64 << 10)
 #define WRITER_PREFAULT_MAX ((uint64_t)4 << 20)
+/* Names of the traces of one pid tried at most (writer_open) */
+#define WRITER_NAMES 10000
 
 static struct {
 	int fd;                     /* open only between writer_open and writer_init */
@@ -166,6 +168,54 @@ static int writer_open_given(const char *path)
 	return -1;
 }
 
+/* Names the n-th trace of this pid in writer.path: "<stem>.<pid>.raw",
+ * then "<stem>.<pid>.<n>.raw".  Returns 0, or -1 when it is too long. */
+static int writer_name(const char *path, int stem, int n)
+{
+	int w;
+
+	if (n == 0)
+		w = snprintf(writer.path, sizeof(writer.path), "%.*s.%d.raw", stem, path, (int)getpid());
+	else
+		w = snprintf(writer.path, sizeof(writer.path), "%.*s.%d.%d.raw", stem, path,
+			     (int)getpid(), n);
+	return w < (int)sizeof(writer.path) ? 0 : -1;
+}
+
+/* Is the n-th name taken (anything there, a link too)? */
+static int writer_taken(const char *path, int stem, int n)
+{
+	struct stat st;
+
+	return writer_name(path, stem, n) != 0 || lstat(writer.path, &st) == 0 || errno != ENOENT;
+}
+
+/* The first free name of this pid, as the images of one process (a
+ * chain of execs) leave them: every one below it taken.  A search, not a
+ * walk from 0, so that the thousandth exec of a chain does not try a
+ * thousand names. */
+static int writer_first_free(const char *path, int stem)
+{
+	int lo = 0, hi = 1;
+
+	if (!writer_taken(path, stem, 0))
+		return 0;
+	while (hi < WRITER_NAMES && writer_taken(path, stem, hi)) {
+		lo = hi;
+		hi *= 2;
+	}
+	/* lo taken, hi free (or the end): the first free one after lo */
+	while (hi - lo > 1) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (writer_taken(path, stem, mid))
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return hi;
+}
+
 int writer_open(const char *path, int use_given)
 {
 	size_t len = strlen(path);
@@ -185,16 +235,11 @@ int writer_open(const char *path, int use_given)
 		else if (errno != EEXIST)
 			return -1;
 	}
-	for (int n = 0; fd < 0 && n < 10000; n++) {
-		int w;
-
-		if (n == 0)
-			w = snprintf(writer.path, sizeof(writer.path), "%.*s.%d.raw", stem, path,
-				     (int)getpid());
-		else
-			w = snprintf(writer.path, sizeof(writer.path), "%.*s.%d.%d.raw", stem, path,
-				     (int)getpid(), n);
-		if (w >= (int)sizeof(writer.path)) {
+	/* another process may take a name between the search and the
+	 * creation: then the next ones, in turn */
+	for (int n = fd < 0 ? writer_first_free(path, stem) : 0, tries = 0; fd < 0 && tries < WRITER_NAMES;
+	     n++, tries++) {
+		if (writer_name(path, stem, n) != 0) {
 			errno = ENAMETOOLONG;
 			return -1;
 		}

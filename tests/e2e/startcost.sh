@@ -9,7 +9,9 @@
 #     own CPU time, no less than what the joined trace's collector records
 #     say, which is what profview's header says, and no more than the
 #     run's CPU time;
-# (c) no function of the preload library is in any profile.
+# (c) no function of the preload library is in any profile;
+# (d) a chain of 60 execs in one process: every image's trace is in the
+#     run, each under the same pid, and the run is one process.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 cd "$WORK"
@@ -86,6 +88,20 @@ TIMEFORMAT='%3U %3S'
 run_cpu=$({ time "$COLLECT_TIMER" -q -o again.raw sh -c 'i=0; while [ $i -lt 300 ]; do /bin/true; i=$((i + 1)); done' >/dev/null 2>&1; } 2>&1 | awk '{ printf "%.0f\n", ($1 + $2) * 1e9 }')
 awk -v s="$summary_ns" -v c="$run_cpu" 'BEGIN { exit !(s < c) }' ||
 	fail "the collector's CPU time ($summary_ns ns) is more than a whole run's ($run_cpu ns)"
+
+# (d) each image of a chain of execs has a trace of its own (named after
+# the pid and a number: found by a search, not by trying every name)
+"$CC" -O2 -o selfexec "$SRCDIR/scripts/bench/selfexec.c" || fail "cannot build selfexec"
+"$COLLECT_TIMER" -o execs.raw ./selfexec 60 >/dev/null 2>execs.err ||
+	fail "collect-timer failed on an exec chain: $(cat execs.err)"
+"$RAWDUMP" execs.raw >execs.txt || fail "rawdump failed on the exec chain's run"
+parts=$(grep -c '^part ' execs.txt || true)
+pids=$(awk '$1 == "part" { print $2 }' execs.txt | sort -u | wc -l)
+note "exec chain: $parts parts, $pids pid(s)"
+[ "$parts" = 61 ] || fail "the run of 61 images has $parts parts"
+[ "$pids" = 1 ] || fail "the images of one process are under $pids pids"
+[ -z "$(ls | grep '^execs\.[0-9]')" ] || fail "traces left beside the run: $(ls | grep '^execs\.' | head -3)"
+grep -q '^collect-timer: 1 process, ' execs.err || fail "the exec chain is not one process: $(cat execs.err)"
 
 # (c) none of the library's functions in any profile
 nm --defined-only "$lib" | awk '$2 ~ /^[tTwW]$/ { print $3 }' | sort -u >libfns.txt
