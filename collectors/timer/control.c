@@ -478,7 +478,31 @@ int control_sigaction(int sig, const struct sigaction *act, struct sigaction *ol
  * handler is there, and takes the variable out of the environment, so that
  * the images started otherwise (posix_spawn, system) keep the mask they
  * were given.  A signal that came meanwhile was pending, and is taken
- * then. */
+ * then.  The sampling signal is held the same way: an event the exec has
+ * not closed yet (another thread of ours may have armed it again after
+ * engine_exec_quiet) can still send one, which at its default action ends
+ * the new image; the new constructor drops such late ones. */
+
+/* Takes back the instances of sig pending from the image before the exec
+ * that were its sampling's (a perf event's POLL_IN or POLL_HUP, a timer's:
+ * the events and timers are gone), and queues again one the program sent,
+ * as engine_exec_quiet does; then lets sig through. */
+static void control_unhold_one(int sig)
+{
+	static const struct timespec now = { 0, 0 };
+	sigset_t set;
+	siginfo_t si;
+
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	while (sigtimedwait(&set, &si, &now) == sig) {
+		if (si.si_code == POLL_IN || si.si_code == POLL_HUP || si.si_code == SI_TIMER)
+			continue;
+		syscall(SYS_rt_tgsigqueueinfo, (long)getpid(), (long)syscall(SYS_gettid), (long)sig, &si);
+		break;
+	}
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+}
 
 void control_unhold(void)
 {
@@ -493,6 +517,17 @@ void control_unhold(void)
 		sigemptyset(&set);
 		sigaddset(&set, (int)sig);
 		pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	} else if (strncmp(held, "1,", 2) == 0 || strncmp(held, "0,", 2) == 0) {
+		/* "1,S": the control signal (if 1) and S, the previous image's
+		 * sampling signal */
+		long s = atol(held + 2);
+		if (held[0] == '1' && collect_env_control_ok((int)sig)) {
+			sigemptyset(&set);
+			sigaddset(&set, (int)sig);
+			pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+		}
+		if (s > 0 && s < NSIG && s != SIGKILL && s != SIGSTOP)
+			control_unhold_one((int)s);
 	}
 	unsetenv(COLLECT_ENV_HELD);
 }
@@ -506,32 +541,47 @@ static int control_env_preloads(char *const env[])
 	return 0;
 }
 
-/* Before an exec with environment env: when the library takes the control
- * signal, the thread does not block it and the new image loads the library,
- * blocks it and returns env with PROFVIEW_CONTROL_HELD=1 (malloc'd; *old
- * gets the mask to restore if the exec fails).  Else returns env itself. */
+/* Before an exec with environment env that loads the library again: the
+ * control signal (when the library takes it and the thread does not block
+ * it) and the sampling signal (control_exec_signal: a late one of an event
+ * the exec has not yet closed would end the new image before its
+ * constructor) are blocked, and env is returned with PROFVIEW_CONTROL_HELD
+ * saying which ("1,S" or "0,S", S the sampling signal; "1" the control
+ * signal alone), malloc'd, the string after the array; *old gets the mask
+ * to restore if the exec fails.  Else returns env itself. */
 static char **control_exec_hold(char *const env[], sigset_t *old)
 {
-	static char held[] = COLLECT_ENV_HELD "=1";
 	size_t n = 0, k = 0, len = strlen(COLLECT_ENV_HELD);
+	int ctl, samp = control_exec_signal();
 	sigset_t set;
 	char **v;
 
-	if (!control_owns(control.signo) || !control_env_preloads(env) ||
-	    pthread_sigmask(SIG_BLOCK, NULL, old) != 0 || sigismember(old, control.signo) != 0)
+	if (!control_env_preloads(env) || pthread_sigmask(SIG_BLOCK, NULL, old) != 0)
+		return (char **)env;
+	ctl = control_owns(control.signo) && !sigismember(old, control.signo);
+	if (samp > 0 && sigismember(old, samp))
+		samp = 0;
+	if (!ctl && samp <= 0)
 		return (char **)env;
 	while (env[n] != NULL)
 		n++;
-	v = malloc((n + 2) * sizeof(*v));
+	v = malloc((n + 2) * sizeof(*v) + len + 32);
 	if (v == NULL)
 		return (char **)env;
 	for (size_t i = 0; i < n; i++)
 		if (strncmp(env[i], COLLECT_ENV_HELD, len) != 0 || env[i][len] != '=')
 			v[k++] = env[i];
-	v[k++] = held;
-	v[k] = NULL;
+	v[k] = (char *)(v + n + 2);
+	if (samp > 0)
+		snprintf(v[k], len + 32, "%s=%d,%d", COLLECT_ENV_HELD, ctl, samp);
+	else
+		snprintf(v[k], len + 32, "%s=1", COLLECT_ENV_HELD);
+	v[++k] = NULL;
 	sigemptyset(&set);
-	sigaddset(&set, control.signo);
+	if (ctl)
+		sigaddset(&set, control.signo);
+	if (samp > 0)
+		sigaddset(&set, samp);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	return v;
 }

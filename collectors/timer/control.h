@@ -51,6 +51,9 @@ uint64_t control_deferred(uint64_t now);
  * library does to the program's signals so that the new image inherits
  * them as it would have without the library. */
 void control_exec_prepare(int undo);
+/* The signal the host samples with, held across an exec of an image that
+ * loads the library again (0 for none).  Signal-safe. */
+int control_exec_signal(void);
 
 /* ---- control.c ---- */
 

@@ -213,6 +213,11 @@ static void preload_exec_timer(int undo)
 	engine_exec_quiet(&timer, undo);
 }
 
+int control_exec_signal(void)
+{
+	return preload.hooked ? preload.signo : 0;
+}
+
 void control_exec_prepare(int undo)
 {
 	struct sigaction app;
