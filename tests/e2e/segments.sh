@@ -19,6 +19,23 @@ waitfor() {
 	fail "no $1 after 30 s: $(ls)"
 }
 
+# waitfor_seg NAME N: until a segment NAME.segNNNN.raw numbered N or more
+# exists, at most 30 s (with --keep-segments one lives only as long as the
+# next few take, which a loaded machine's polling can miss).
+waitfor_seg() {
+	local f n
+	for _ in $(seq 300); do
+		for f in "$1".seg[0-9][0-9][0-9][0-9].raw; do
+			[ -e "$f" ] || continue
+			n=${f#"$1".seg}
+			n=$((10#${n%.raw}))
+			[ "$n" -ge "$2" ] && return 0
+		done
+		sleep 0.1
+	done
+	fail "no segment $2 or later of $1 after 30 s: $(ls)"
+}
+
 # 1. A program that runs until told to stop, cut every half second; with
 # stack copies (--unwind=dwarf), megabytes a second, so that the trace's
 # disk space is seen given back within seconds, well inside the program's
@@ -126,7 +143,7 @@ grep -q '^profile: 500\.0 ms,' seg2.txt || fail "the second segment's pprof prof
 : >k.seg0042.raw
 "$COLLECT_TIMER" --split=0.2 --keep-segments=2 -o k.raw ./pauser until stop2 >/dev/null 2>k.err &
 launcher=$!
-waitfor k.seg0005.raw
+waitfor_seg k 5
 touch stop2
 wait $launcher || fail "collect-timer --keep-segments failed: $(cat k.err)"
 cat k.err
