@@ -19,7 +19,7 @@ waitfor() {
 	fail "no $1 after 30 s: $(ls)"
 }
 
-# waitfor_seg NAME N: until a segment NAME.segNNNN.raw numbered N or more
+# waitfor_seg NAME N M: until a segment NAME.segNNNN.raw numbered N to M
 # exists, at most 30 s (with --keep-segments one lives only as long as the
 # next few take, which a loaded machine's polling can miss).
 waitfor_seg() {
@@ -29,11 +29,11 @@ waitfor_seg() {
 			[ -e "$f" ] || continue
 			n=${f#"$1".seg}
 			n=$((10#${n%.raw}))
-			[ "$n" -ge "$2" ] && return 0
+			[ "$n" -ge "$2" ] && [ "$n" -le "$3" ] && return 0
 		done
 		sleep 0.1
 	done
-	fail "no segment $2 or later of $1 after 30 s: $(ls)"
+	fail "no segment $2 to $3 of $1 after 30 s: $(ls)"
 }
 
 # 1. A program that runs until told to stop, cut every half second; with
@@ -143,7 +143,7 @@ grep -q '^profile: 500\.0 ms,' seg2.txt || fail "the second segment's pprof prof
 : >k.seg0042.raw
 "$COLLECT_TIMER" --split=0.2 --keep-segments=2 -o k.raw ./pauser until stop2 >/dev/null 2>k.err &
 launcher=$!
-waitfor_seg k 5
+waitfor_seg k 5 20
 touch stop2
 wait $launcher || fail "collect-timer --keep-segments failed: $(cat k.err)"
 cat k.err
