@@ -36,9 +36,12 @@ done
 "$COLLECT_TIMER" -q -o p.raw ./rstress dlopen ./regs-plugin.so 0.3 >/dev/null
 "$PROFVIEW" --flat p.raw | grep -q ' plugin_step  ' || fail "no plugin_step in the dlopen'ed library"
 
-# Thread churn: every thread's timer goes with it (only main's is left).
+# Thread churn: every thread's timer goes with it (only main's are left:
+# its sampling timer, and on a loaded machine the sweeper's nudge for it,
+# a one-shot timer made when main is found waiting for a CPU; a leak of
+# the 2,000 threads' would leave hundreds).
 left=$("$COLLECT_TIMER" -q --engine=posix -o churn.raw ./tcases churn 2000 | awk '/timers left/ { print $3 }')
-[ "$left" = 1 ] || fail "$left POSIX timers left after 2000 threads (want main's only)"
+[ "${left:-0}" -ge 1 ] && [ "$left" -le 2 ] || fail "${left:-no} POSIX timers left after 2000 threads (want main's only)"
 # The same with perf events, whose descriptors go with their threads.
 left=$("$COLLECT_TIMER" -q --engine=perf -o churn.raw ./tcases churn 2000 | awk '/perf events left/ { print $4 }')
 if "$PROFVIEW" --flat churn.raw | grep -q '^profile:.*, perf events)'; then
