@@ -559,8 +559,13 @@ static void test_number_format(void)
 			 100.0 * (double)values[i] / (double)total_v, sqrt((double)counts[i]), i, 10 + i);
 		CHECK_CONTAINS(flat, want);
 	}
+	/* the root's noise: one standard error of its weight, each sample c
+	 * periods of v / c, in samples (relative error times the count) */
+	double sq = 0;
+	for (int i = 0; i < 300; i++)
+		sq += (double)values[i] * (double)values[i] / (double)counts[i];
 	snprintf(want, sizeof want, "%9" PRId64 " %6.1f%% %6.0f %9.1f  main", total_c, 100.0,
-		 sqrt((double)total_c), (double)total_v / 1e6);
+		 sqrt(sq) / (double)total_v * (double)total_c, (double)total_v / 1e6);
 	CHECK_CONTAINS(tree, want);
 	free(tree);
 	free(flat);
