@@ -292,8 +292,8 @@ int report_table_flat(FILE *out, const struct pv_report_ctx *rc)
 			field(&tb, 8, buf);
 			pv_fixed(buf, pv_percent(ct_cum_weight(t, r), total), 1, false);
 			field(&tb, 6, buf);
-			pv_fixed(buf, ct_noise_samples(t, r->self_count, ct_self_weight(t, r), r->self_sq), 0,
-				 false);
+			pv_fixed(buf, ct_noise_samples(t, r->self_count, ct_self_weight(t, r), r->self_sq),
+				 tb.sep ? 2 : 0, false);
 			field(&tb, 6, buf);
 			if (vn) {
 				pv_fixed(buf, (double)r->self_value / ct_value_div(t), 3, false);
@@ -414,7 +414,7 @@ int report_table_tree(FILE *out, const struct pv_report_ctx *rc)
 				field(&tb, 9, buf);
 				pv_fixed(buf, pv_percent(ct_weight(t, nd), total), 1, false);
 				field(&tb, 6, buf);
-				pv_fixed(buf, ct_node_noise(t, nd), 0, false);
+				pv_fixed(buf, ct_node_noise(t, nd), tb.sep ? 2 : 0, false);
 				field(&tb, 6, buf);
 				if (vn) {
 					pv_fixed(buf, (double)nd->value / ct_value_div(t), tb.sep ? 3 : 1, false);
