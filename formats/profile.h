@@ -206,6 +206,11 @@ struct pv_profile {
 	 * of threads that were never sampled); 0 when the source does not
 	 * say. */
 	int64_t threads_cpu_ns, unsampled_cpu_ns;
+	/* The samples' CPU times add up, thread by thread, to the threads'
+	 * CPU time, measured exactly (a finished collect-timer trace whose
+	 * every thread has its CPU time): a function's share of it is a
+	 * binomial, not a Poisson, count. */
+	bool cpu_exact;
 	/* Of the samples' CPU time, how much the kernel accounted as system
 	 * time (in the kernel on the program's behalf: system calls, page
 	 * faults); -1 when the source does not say. */

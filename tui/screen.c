@@ -427,7 +427,7 @@ static const char *const help_lines[] = {
 	"  h                   hide the function: remove its frames from the stacks",
 	"  Backspace, u        undo the last zoom, filter or time span",
 	"  /, n, N             search function names (extended regular expression); next, previous match",
-	"  < >                 lower, raise the noise floor (dimmed: within K standard errors of the parent)",
+	"  < >                 lower, raise the noise floor (dimmed: within K times the parent's noise)",
 	"  t                   toggle the flat view      s   sort it by self or cumulative",
 	"  T                   pick a thread (or all)    g   functions or source lines",
 	"  K                   hide the kernel frames ([k]): their time to the function that entered it",

@@ -662,6 +662,9 @@ struct calltree *calltree_build(const struct pv_profile *p, const struct ct_opti
 		ct_default_value(t);
 	else if (ct_choose_value(t, opt->sample_index) < 0)
 		goto fail;
+	if (p->cpu_exact && !p->diff && p->threads_cpu_ns > 0 && t->v_value != PV_NONE &&
+	    strcmp(pv_str(p, p->sample_types[t->v_value].type), "cpu") == 0)
+		t->exact_total = p->threads_cpu_ns;
 	t->loc_frames = malloc((p->nlocations ? p->nlocations : 1) * sizeof *t->loc_frames);
 	if (!t->loc_frames || pv_grow(&t->nodes, &t->cap_nodes, 1, sizeof *t->nodes) < 0)
 		goto fail;
@@ -805,6 +808,7 @@ struct calltree *calltree_subtree(const struct calltree *t, uint32_t node)
 		goto fail;
 	sub->v_count = t->v_count;
 	sub->v_value = t->v_value;
+	sub->exact_total = t->exact_total;
 	sub->frames = malloc((t->nframes ? t->nframes : 1) * sizeof *sub->frames);
 	sub->nodes = malloc((t->nnodes + 1) * sizeof *sub->nodes);
 	if (!sub->frames || !sub->nodes)
@@ -889,9 +893,16 @@ bool ct_node_below_floor(const struct calltree *t, uint32_t i, double k)
 	return ct_below_floor(w, sq, k);
 }
 
+double ct_var(const struct calltree *t, int64_t w, double sq)
+{
+	if (t->exact_total > 0 && w >= 0 && w <= t->exact_total)
+		sq *= 1 - (double)w / (double)t->exact_total;
+	return sq > 0 ? sq : 0;
+}
+
 double ct_noise_samples(const struct calltree *t, int64_t n, int64_t w, double sq)
 {
-	double se = sqrt(sq > 0 ? sq : 0);
+	double se = sqrt(ct_var(t, w, sq));
 
 	if (t->v_value == PV_NONE)
 		return se;

@@ -130,6 +130,10 @@ struct calltree {
 	/* A comparison: per node, the base and the test's sums (NULL when the
 	 * profile is not one). */
 	struct ct_diff_node *dn;
+	/* The total the weights share out, when it is known exactly (the
+	 * threads' CPU time of a profile whose cpu_exact is set, weighed by
+	 * CPU time); 0 when not.  See ct_var. */
+	int64_t exact_total;
 	/* Has the tree a kernel frame (ct_frame.kernel)? */
 	bool kernel_frames;
 
@@ -180,10 +184,19 @@ static inline int64_t ct_base_weight(const struct calltree *t, uint32_t i)
 }
 
 /* The noise floor every report dims or hides by: is a node of weight w
- * within the noise of its parent, w <= k standard errors of the parent's
- * weight (variance parent_sq)?  (With samples of one weight, a node of n
- * samples under a parent of N: n <= k sqrt(N).)  Never when k <= 0. */
+ * within the noise of its parent's samples, w <= k sqrt(parent_sq), the
+ * sum of their variances (not ct_var's: a parent that holds a whole
+ * thread's exact CPU time hides no less)?  (With samples of one weight, a
+ * node of n samples under a parent of N: n <= k sqrt(N).)  Never when
+ * k <= 0. */
 bool ct_below_floor(int64_t w, double parent_sq, double k);
+/* The variance of a weight w whose samples' variances add up to sq: sq,
+ * or, when the tree's total is known exactly (exact_total), sq (1 - w /
+ * total): the samples then share out a fixed total, and a node's part of
+ * it is a binomial count, (1 - share) times as variable as a Poisson one
+ * (by thread, and the share of all threads is never more than a thread's:
+ * on the safe side). */
+double ct_var(const struct calltree *t, int64_t w, double sq);
 /* A node's standard error in samples, as the ± column beside its sample
  * count n shows it: that of its weight w (variance sq) relative to w,
  * times n; sqrt(sq) when the tree weighs by samples. */

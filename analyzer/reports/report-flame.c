@@ -161,7 +161,7 @@ static void put_box(struct flame *f, const char *cls, double x, double w, uint32
 	/* the noise: one standard error, of the count and of the share */
 	fprintf(out, "\n%" PRId64 " sample%s (\u00b1%.0f), %.2f%% (\u00b1%.2f%%)", count,
 		count == 1 ? "" : "s", ct_noise_samples(f->t, count, wt, sq), share,
-		f->total > 0 ? 100.0 * sqrt(sq > 0 ? sq : 0) / (double)f->total : 0.0);
+		f->total > 0 ? 100.0 * sqrt(ct_var(f->t, wt, sq)) / (double)f->total : 0.0);
 	if (vname) {
 		char d[32];
 		calltree_value_str(f->t, value, d, sizeof d);

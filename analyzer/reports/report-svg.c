@@ -423,7 +423,7 @@ static int add_nodes(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 		pv_strbuf_printf(&tip, " flat %s,", amt);
 		fmt_amount(g, amt, sizeof amt, nd->cum_count, nd->cum_value, total);
 		pv_strbuf_printf(&tip, " cum %s (\u00b1%.1f%%: one standard error)", amt,
-				 total > 0 ? 100.0 * sqrt(nd->cum_sq) / (double)total : 0.0);
+				 total > 0 ? 100.0 * sqrt(ct_var(t, cum, nd->cum_sq)) / (double)total : 0.0);
 		if (noise)
 			pv_strbuf_printf(&tip, ", within the noise floor");
 		if (dc) {

@@ -10,9 +10,9 @@
 #     perf events at 1 kHz (30 runs of 150 ms: samples of one period) and
 #     under POSIX timers at 250 Hz on a core shared with a CPU hog (20
 #     runs of 500 ms: samples of unequal weights, a few ticks each).
-#     (The thread's CPU time is known exactly, so light()'s samples are a
-#     binomial share of it: its spread is sqrt(1 - 0.3) = 0.84 of the
-#     stated error, the Poisson one, well within the tolerance.)
+#     The thread's CPU time is known exactly, so light()'s samples are a
+#     binomial share of it: the stated error is the Poisson one times
+#     sqrt(1 - 0.3).
 # For each value, over N runs with estimates x, stated errors s and the
 # truth t: the measured spread sqrt(mean((x - t)^2)) over the stated one
 # sqrt(mean(s^2)) must lie within the chi distribution's quantiles for N
