@@ -194,7 +194,7 @@ static void usage(FILE *out)
 		"                         may be left out; given again: any of the spans);\n"
 		"                         of a heap trace, the blocks allocated then and\n"
 		"                         still in use at TO\n"
-		"      --noisefloor=K     hide nodes with n <= K*sqrt(N), N the parent's count\n"
+		"      --noisefloor=K     hide nodes within K times the noise of their parent's samples\n"
 		"      --mincount=N       hide nodes with fewer than N samples\n"
 		"      --maxdepth=D       show the tree down to depth D\n"
 		"      --sort=ORDER       flat view order: count (self), cum, or name\n"

@@ -259,6 +259,8 @@ int pv_merge(struct pv_profile *d, const struct pv_profile *s, const char *src_n
 
 	if (check_types(d, s, src_name) < 0)
 		return -1;
+	/* exact only when every profile merged is */
+	d->cpu_exact = s->cpu_exact && (d->cpu_exact || (d->nsamples == 0 && d->threads_cpu_ns == 0));
 	m.str = malloc((s->strings.n + 1) * sizeof *m.str);
 	m.map = malloc((s->nmappings + 1) * sizeof *m.map);
 	m.fn = malloc((s->nfunctions + 1) * sizeof *m.fn);

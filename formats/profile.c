@@ -432,11 +432,28 @@ int pv_add_sample_merged(struct pv_profile *p, const struct pv_sample *s)
 		if (__builtin_add_overflow(last->values[v], s->values[v], &sum[v]))
 			return pv_add_sample(p, s);
 	memcpy(last->values, sum, p->nvalues * sizeof *sum);
+	/* (the flags are the same: both carry variances or neither) */
+	if (s->flags & PV_SAMPLE_VAR)
+		for (uint32_t v = 0; v < p->nvalues; v++)
+			last->var[v] += s->var[v];
 	/* its stack back, when it was the last stored */
 	if (s->loc_off != last->loc_off && (size_t)s->loc_off + s->nlocs == p->nstack_locs) {
 		p->nstack_locs -= s->nlocs;
 	}
 	return 0;
+}
+
+double pv_sample_var(const struct pv_sample *s, uint32_t v, uint32_t vc)
+{
+	int64_t c = vc < PV_MAX_VALUES ? s->values[vc] : 1;
+	double x;
+
+	if (v >= PV_MAX_VALUES)
+		return c > 0 ? (double)c : vc < PV_MAX_VALUES ? 0 : 1;
+	if (s->flags & PV_SAMPLE_VAR)
+		return s->var[v];
+	x = (double)s->values[v];
+	return c > 1 ? x * x / (double)c : x * x;
 }
 
 static uint64_t thr_key(uint32_t process, uint32_t tid)

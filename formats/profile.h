@@ -90,6 +90,10 @@ enum pv_sample_flags {
 	/* The sample's CPU time was spent in the kernel (system time): its
 	 * innermost locations are in a PV_MAP_KERNEL mapping. */
 	PV_SAMPLE_KERNEL = 1u << 4,
+	/* The sample's reader knew the weight it carries: var holds what it
+	 * adds to the variance of each value's estimated total (see
+	 * pv_sample_var). */
+	PV_SAMPLE_VAR = 1u << 5,
 };
 
 struct pv_sample {
@@ -106,6 +110,12 @@ struct pv_sample {
 	 * free is stored as at least 1 ns, so that 0 is what every sample
 	 * made with no end has). */
 	int64_t end_ns;
+	/* With PV_SAMPLE_VAR, per value: the variance it adds to the
+	 * estimated total of that value over the samples (of a Poisson
+	 * sample of events, w^2 (1 - p) for an event sampled with
+	 * probability p that weighs w = x / p; 0 for an event sampled with
+	 * certainty).  Unused without the flag. */
+	float var[PV_MAX_VALUES];
 };
 
 struct pv_thread {
@@ -218,6 +228,11 @@ struct pv_profile {
 	 * of threads that were never sampled); 0 when the source does not
 	 * say. */
 	int64_t threads_cpu_ns, unsampled_cpu_ns;
+	/* The samples' CPU times add up, thread by thread, to the threads'
+	 * CPU time, measured exactly (a finished collect-timer trace whose
+	 * every thread has its CPU time): a function's share of it is a
+	 * binomial, not a Poisson, count. */
+	bool cpu_exact;
 	/* Of the samples' CPU time, how much the kernel accounted as system
 	 * time (in the kernel on the program's behalf: system calls, page
 	 * faults); -1 when the source does not say. */
@@ -336,6 +351,15 @@ const char *pv_thread_process_name(const struct pv_profile *p, uint32_t th, char
  * freed at end_ns (0: never)?  Those of collect-heap's traces, which are
  * timed and have the value "alloc_space". */
 bool pv_profile_has_lifetimes(const struct pv_profile *p);
+
+/* The variance sample s adds to the estimated total of value v, whose
+ * standard error is the square root of the sum over the samples: what
+ * its reader stored (PV_SAMPLE_VAR), else the Poisson estimate for c
+ * events of equal weight, values[v]^2 / c, c its value vc (the number of
+ * samples it stands for; 1 when vc is PV_NONE or c is 0).  With v ==
+ * vc that is c, the variance of a Poisson count: sqrt(n) samples.  v
+ * PV_NONE: the sample's count alone. */
+double pv_sample_var(const struct pv_sample *s, uint32_t v, uint32_t vc);
 
 /* Sum of value v over all samples. */
 int64_t pv_total(const struct pv_profile *p, uint32_t v);

@@ -167,6 +167,27 @@ static int64_t whole_random(double v, uint64_t key)
 	return (int64_t)f + ((double)(z >> 11) * 0x1p-53 < v - f);
 }
 
+static float to_var(double v)
+{
+	return v < 0x1p127 ? (float)v : 0x1p127f;
+}
+
+/* The variances sample ps adds to the estimates (profile.h): a block
+ * of size bytes is sampled with probability p = 1 / n and stands for n
+ * blocks, n * size bytes: w^2 (1 - p) for both, nothing for a block
+ * sampled with certainty (one larger than the rate by far); the objects'
+ * random rounding (whole_random) adds f (1 - f).  A count of samples is
+ * its own variance. */
+static void block_var(struct pv_sample *ps, double n, uint64_t size)
+{
+	double q = n > 1 ? 1 - 1 / n : 0, f = n - floor(n);
+
+	ps->flags |= PV_SAMPLE_VAR;
+	ps->var[V_ALLOC_SAMPLES] = 1;
+	ps->var[V_ALLOC_OBJECTS] = to_var(n * n * q + f * (1 - f));
+	ps->var[V_ALLOC_SPACE] = to_var(n * (double)size * n * (double)size * q);
+}
+
 /* Block b ends at time_ns (ns from the start; stored as at least 1: 0
  * is "never freed"). */
 static void end_block(struct raw_heap *h, size_t b, int64_t time_ns)
@@ -187,10 +208,12 @@ int raw_heap_alloc(struct raw_heap *h, struct pv_sample *ps, uint64_t size, uint
 	size_t i;
 
 	memset(ps->values, 0, sizeof ps->values);
+	memset(ps->var, 0, sizeof ps->var);
 	ps->end_ns = 0;
 	ps->values[V_ALLOC_SAMPLES] = 1;
 	ps->values[V_ALLOC_OBJECTS] = whole_random(n, address ^ (uint64_t)ps->time_ns << 20 ^ h->nblocks);
 	ps->values[V_ALLOC_SPACE] = whole(n * (double)size);
+	block_var(ps, n, size);
 	if (pv_grow(&h->blocks, &h->cap_blocks, h->nblocks + 1, sizeof *h->blocks) < 0)
 		return pv_oom();
 	if ((h->nused + h->nremoved + 1) * 2 > h->nslots && rehash(h) < 0)
@@ -247,6 +270,13 @@ void raw_heap_finish(struct raw_heap *h, int64_t *peak_ns, int64_t *peak_bytes)
 		v[V_PEAK_SAMPLES] = at_peak;
 		v[V_PEAK_OBJECTS] = at_peak ? v[V_ALLOC_OBJECTS] : 0;
 		v[V_PEAK_SPACE] = at_peak ? v[V_ALLOC_SPACE] : 0;
+		float *q = h->p->samples[k->sample].var;
+		q[V_SAMPLES] = (float)v[V_SAMPLES];
+		q[V_INUSE_OBJECTS] = inuse ? q[V_ALLOC_OBJECTS] : 0;
+		q[V_INUSE_SPACE] = inuse ? q[V_ALLOC_SPACE] : 0;
+		q[V_PEAK_SAMPLES] = (float)v[V_PEAK_SAMPLES];
+		q[V_PEAK_OBJECTS] = at_peak ? q[V_ALLOC_OBJECTS] : 0;
+		q[V_PEAK_SPACE] = at_peak ? q[V_ALLOC_SPACE] : 0;
 	}
 	*peak_ns = h->peak_ns;
 	*peak_bytes = whole(h->peak);

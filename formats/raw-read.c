@@ -794,6 +794,7 @@ static int settle_cpu(struct reader *rd)
 			p->threads[th].cpu_ns = INT64_MAX;
 	}
 	p->threads_cpu_ns = s.cpu_ns > INT64_MAX ? INT64_MAX : (int64_t)s.cpu_ns;
+	p->cpu_exact = !s.legacy && s.threads > 0 && s.measured_threads == s.threads && !rd->wall;
 	p->unsampled_cpu_ns = s.unsampled_cpu_ns > INT64_MAX ? INT64_MAX : (int64_t)s.unsampled_cpu_ns;
 	p->unsampled_threads = s.unsampled_threads;
 	/* An older collector's samples miss the time after each thread's

@@ -729,9 +729,7 @@ int browse_toggle_inlines(struct browse *b)
 
 bool browse_below_floor(const struct browse *b, uint32_t node)
 {
-	const struct ct_node *nd = &b->t->nodes[node];
-
-	return nd->parent != PV_NONE && ct_below_floor(ct_node_n(b->t, node), ct_node_n(b->t, nd->parent), b->floor);
+	return ct_node_below_floor(b->t, node, b->floor);
 }
 
 /* ---- comparisons ------------------------------------------------------- */

@@ -129,7 +129,7 @@ struct browse {
 	const uint32_t *cmd_tids;      /* --tid with several: shown together */
 	size_t ncmd_tids;
 	bool on_cmd_tids;
-	double floor;                  /* dim nodes with n <= floor * sqrt(parent n) */
+	double floor;                  /* dim nodes within floor times the noise of their parent's samples */
 
 	struct tree_widget *w;         /* rows, expanded nodes, cursor */
 	uint32_t root;                 /* the view's root node */

@@ -150,7 +150,7 @@ static void cb_draw(void *ctx, uint32_t item, int depth, bool expanded, bool kid
 		x += 8;
 	} else {
 		snprintf(line, sizeof line, "%6.1f%% %6.1f%% %8" PRId64 " ±%-5.0f ", pv_percent(ct_weight(b->t, nd), total),
-			 pv_percent(selfw, total), nd->count, sqrt((double)nd->count));
+			 pv_percent(selfw, total), nd->count, ct_node_noise(b->t, nd));
 		mvaddnstr(y, 0, line, width);
 		x = (int)strlen(line) - 1; /* ± is two bytes, one column */
 	}
@@ -259,7 +259,8 @@ static void draw_flat(struct screen *sc, int y0, int height, int width)
 		}
 		snprintf(line, sizeof line, "%6.1f%% %6.1f%% %8" PRId64 " ±%-5.0f %s%s  %s",
 			 pv_percent(ct_self_weight(b->t, row), total), pv_percent(ct_cum_weight(b->t, row), total),
-			 row->self_count, sqrt((double)row->self_count), kernel_mark(b->t, row->frame),
+			 row->self_count, ct_noise_samples(b->t, row->self_count, ct_self_weight(b->t, row), row->self_sq),
+			 kernel_mark(b->t, row->frame),
 			 calltree_frame_name(b->t, row->frame, nbuf, sizeof nbuf),
 			 calltree_frame_where(b->t, row->frame, wbuf, sizeof wbuf));
 		list_row(sc, y0 + y, line, width, r == b->fcursor);
@@ -426,7 +427,7 @@ static const char *const help_lines[] = {
 	"  h                   hide the function: remove its frames from the stacks",
 	"  Backspace, u        undo the last zoom, filter or time span",
 	"  /, n, N             search function names (extended regular expression); next, previous match",
-	"  < >                 lower, raise the noise floor (dimmed: n <= K*sqrt(parent n))",
+	"  < >                 lower, raise the noise floor (dimmed: within K times the parent's noise)",
 	"  t                   toggle the flat view      s   sort it by self or cumulative",
 	"  T                   pick a thread (or all)    g   functions or source lines",
 	"  K                   hide the kernel frames ([k]): their time to the function that entered it",
@@ -534,10 +535,10 @@ static void draw(struct screen *sc)
 					  : " function  location   (self, sorted by change)");
 		put_cut(sc, buf, width);
 	} else if (b->flat) {
-		put_cut(sc, b->flat_by_cum ? "  self%    cum% samples  ±√n   function  location   (sorted by cum)"
-					   : "  self%    cum% samples  ±√n   function  location   (sorted by self)", width);
+		put_cut(sc, b->flat_by_cum ? "  self%    cum% samples  ±     function  location   (sorted by cum)"
+					   : "  self%    cum% samples  ±     function  location   (sorted by self)", width);
 	} else {
-		put_cut(sc, "   cum%   self%  samples  ±√n   function  location", width);
+		put_cut(sc, "   cum%   self%  samples  ±     function  location", width);
 	}
 	attrset(A_NORMAL);
 

@@ -21,7 +21,7 @@ struct screen_options {
 	 * steps the browser's own come after, the granularity and value to
 	 * start with.  Borrowed for the whole run. */
 	struct pv_view view;
-	double noisefloor;       /* dim nodes with n <= K * sqrt(parent n); 0 off */
+	double noisefloor;       /* dim nodes within K times the noise of their parent's samples; 0 off */
 	bool color;              /* colours allowed (NO_COLOR and monochrome terminals: attributes only) */
 	/* A comparison's test (diff.h), NULL when the profile is not one;
 	 * borrowed.  significant: start with only the significant nodes. */

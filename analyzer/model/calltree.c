@@ -421,11 +421,7 @@ static int group_samples(struct calltree *t, struct build *b, const struct ct_op
 			return -1;
 		g->count += c;
 		g->value += v;
-		if (t->dn) {
-			/* c samples of equal weight, w each: c w^2 */
-			double w = (double)ct_sample_weight(t, s);
-			g->sq += c > 1 ? w * w / (double)c : w * w;
-		}
+		g->sq += pv_sample_var(s, t->v_value != PV_NONE ? t->v_value : t->v_count, t->v_count);
 	}
 	return 0;
 }
@@ -448,13 +444,11 @@ static void keep_paths(struct calltree *t, struct build *b)
 		}
 		t->nodes[0].count += g->count;
 		t->nodes[0].value += g->value;
-		if (t->dn)
-			t->dn[0].sq += g->sq;
+		t->nodes[0].sq += g->sq;
 		if (!g->len) {
 			t->nodes[0].self_count += g->count;
 			t->nodes[0].self_value += g->value;
-			if (t->dn)
-				t->dn[0].self_sq += g->sq;
+			t->nodes[0].self_sq += g->sq;
 		}
 	}
 	t->samples = t->nodes[0].count;
@@ -568,8 +562,7 @@ static int sweep_paths(struct calltree *t, const struct build *b, const uint32_t
 		} else {
 			t->nodes[node].self_count += g->count;
 			t->nodes[node].self_value += g->value;
-			if (t->dn)
-				t->dn[node].self_sq += g->sq;
+			t->nodes[node].self_sq += g->sq;
 		}
 		prev = g;
 	}
@@ -585,25 +578,25 @@ static void sum_nodes(struct calltree *t)
 	for (size_t i = 0; i < t->nnodes; i++) {
 		t->nodes[i].count = t->nodes[i].self_count;
 		t->nodes[i].value = t->nodes[i].self_value;
+		t->nodes[i].sq = t->nodes[i].self_sq;
 	}
 	for (size_t i = t->nnodes; i-- > 1;) {
 		struct ct_node *par = &t->nodes[t->nodes[i].parent];
 		par->count += t->nodes[i].count;
 		par->value += t->nodes[i].value;
+		par->sq += t->nodes[i].sq;
 	}
 	if (t->dn) {
 		for (size_t i = 0; i < t->nnodes; i++) {
 			struct ct_diff_node *d = &t->dn[i];
 			d->count = d->self_count;
 			d->value = d->self_value;
-			d->sq = d->self_sq;
 			d->base_sq = d->base_self_sq;
 		}
 		for (size_t i = t->nnodes; i-- > 1;) {
 			struct ct_diff_node *d = &t->dn[i], *par = &t->dn[t->nodes[i].parent];
 			par->count += d->count;
 			par->value += d->value;
-			par->sq += d->sq;
 			par->base_sq += d->base_sq;
 		}
 	}
@@ -673,6 +666,9 @@ struct calltree *calltree_build(const struct pv_profile *p, const struct ct_opti
 		ct_default_value(t);
 	else if (ct_choose_value(t, opt->sample_index) < 0)
 		goto fail;
+	if (p->cpu_exact && !p->diff && p->threads_cpu_ns > 0 && t->v_value != PV_NONE &&
+	    strcmp(pv_str(p, p->sample_types[t->v_value].type), "cpu") == 0)
+		t->exact_total = p->threads_cpu_ns;
 	t->loc_frames = pv_budget_calloc(p->nlocations ? p->nlocations : 1, sizeof *t->loc_frames);
 	if (!t->loc_frames || pv_grow(&t->nodes, &t->cap_nodes, 1, sizeof *t->nodes) < 0)
 		goto fail;
@@ -816,6 +812,7 @@ struct calltree *calltree_subtree(const struct calltree *t, uint32_t node)
 		goto fail;
 	sub->v_count = t->v_count;
 	sub->v_value = t->v_value;
+	sub->exact_total = t->exact_total;
 	sub->frames = pv_budget_calloc(t->nframes ? t->nframes : 1, sizeof *sub->frames);
 	sub->nodes = pv_budget_calloc(t->nnodes + 1, sizeof *sub->nodes);
 	if (!sub->frames || !sub->nodes)
@@ -830,11 +827,12 @@ struct calltree *calltree_subtree(const struct calltree *t, uint32_t node)
 	/* The root: the node's totals, nothing of its own. */
 	sub->nodes[0] = (struct ct_node){ .kind = CT_ROOT, .parent = PV_NONE, .first_child = 1,
 					  .next_sibling = PV_NONE, .nchildren = 1,
-					  .count = t->nodes[node].count, .value = t->nodes[node].value };
+					  .count = t->nodes[node].count, .value = t->nodes[node].value,
+					  .sq = t->nodes[node].sq };
 	if (sub->dn) {
 		sub->dn[0] = t->dn[node];
 		sub->dn[0].self_count = sub->dn[0].self_value = 0;
-		sub->dn[0].self_sq = sub->dn[0].base_self_sq = 0;
+		sub->dn[0].base_self_sq = 0;
 	}
 	if (node == 0) {
 		/* the whole tree */
@@ -877,9 +875,43 @@ fail:
 	return NULL;
 }
 
-bool ct_below_floor(int64_t n, int64_t parent_n, double k)
+bool ct_below_floor(int64_t w, double parent_sq, double k)
 {
-	return k > 0 && (double)n <= k * sqrt((double)parent_n);
+	return k > 0 && (double)w <= k * sqrt(parent_sq > 0 ? parent_sq : 0);
+}
+
+bool ct_node_below_floor(const struct calltree *t, uint32_t i, double k)
+{
+	uint32_t par = t->nodes[i].parent;
+	int64_t w = ct_weight(t, &t->nodes[i]);
+	double sq;
+
+	if (k <= 0 || par == PV_NONE)
+		return false;
+	sq = t->nodes[par].sq;
+	if (t->dn) {
+		if (ct_base_weight(t, i) > w)
+			w = ct_base_weight(t, i);
+		if (t->dn[par].base_sq > sq)
+			sq = t->dn[par].base_sq;
+	}
+	return ct_below_floor(w, sq, k);
+}
+
+double ct_var(const struct calltree *t, int64_t w, double sq)
+{
+	if (t->exact_total > 0 && w >= 0 && w <= t->exact_total)
+		sq *= 1 - (double)w / (double)t->exact_total;
+	return sq > 0 ? sq : 0;
+}
+
+double ct_noise_samples(const struct calltree *t, int64_t n, int64_t w, double sq)
+{
+	double se = sqrt(ct_var(t, w, sq));
+
+	if (t->v_value == PV_NONE)
+		return se;
+	return w > 0 ? se / (double)w * (double)n : 0;
 }
 
 const char *calltree_process_name(const struct calltree *t, uint32_t process, char *buf, size_t n)

@@ -49,16 +49,18 @@ struct ct_node {
 	uint32_t depth;        /* root 0 */
 	int64_t count, value;  /* cumulative */
 	int64_t self_count, self_value;
+	/* The variance of the node's weight (ct_weight), cumulative and
+	 * self: the sum of its samples' (pv_sample_var); its standard error
+	 * is the square root. */
+	double sq, self_sq;
 };
 
-/* A comparison (pv_profile.diff): a node's base side, and what the
- * significance test needs (diff.h), the sums of the squared weights of
- * the samples (a sample of pprof's that stands for c samples of equal
- * weight counts as c).  The node itself holds the new side. */
+/* A comparison (pv_profile.diff): a node's base side, with the variance
+ * of its weight (ct_node.sq), what the significance test needs (diff.h).
+ * The node itself holds the new side. */
 struct ct_diff_node {
 	int64_t count, value, self_count, self_value; /* the base's */
-	double sq, self_sq;            /* the new side's */
-	double base_sq, base_self_sq;  /* the base's */
+	double base_sq, base_self_sq;
 };
 
 struct ct_options {
@@ -104,7 +106,7 @@ struct ct_path {
 	bool base;             /* a comparison's base samples */
 	size_t off;            /* into calltree.path_frames */
 	int64_t count, value;
-	double sq;             /* sum of squared weights (ct_diff_node) */
+	double sq;             /* the variance of its weight (ct_node.sq) */
 };
 
 struct calltree {
@@ -128,6 +130,10 @@ struct calltree {
 	/* A comparison: per node, the base and the test's sums (NULL when the
 	 * profile is not one). */
 	struct ct_diff_node *dn;
+	/* The total the weights share out, when it is known exactly (the
+	 * threads' CPU time of a profile whose cpu_exact is set, weighed by
+	 * CPU time); 0 when not.  See ct_var. */
+	int64_t exact_total;
 	/* Has the tree a kernel frame (ct_frame.kernel)? */
 	bool kernel_frames;
 
@@ -177,10 +183,32 @@ static inline int64_t ct_base_weight(const struct calltree *t, uint32_t i)
 	return t->dn ? ct_pick(t, t->dn[i].count, t->dn[i].value) : 0;
 }
 
-/* The noise floor every report dims or hides by: is a node of n samples
- * within the noise of its parent's parent_n, n <= k * sqrt(parent_n)?
- * Never when k <= 0. */
-bool ct_below_floor(int64_t n, int64_t parent_n, double k);
+/* The noise floor every report dims or hides by: is a node of weight w
+ * within the noise of its parent's samples, w <= k sqrt(parent_sq), the
+ * sum of their variances (not ct_var's: a parent that holds a whole
+ * thread's exact CPU time hides no less)?  (With samples of one weight, a
+ * node of n samples under a parent of N: n <= k sqrt(N).)  Never when
+ * k <= 0. */
+bool ct_below_floor(int64_t w, double parent_sq, double k);
+/* The variance of a weight w whose samples' variances add up to sq: sq,
+ * or, when the tree's total is known exactly (exact_total), sq (1 - w /
+ * total): the samples then share out a fixed total, and a node's part of
+ * it is a binomial count, (1 - share) times as variable as a Poisson one
+ * (by thread, and the share of all threads is never more than a thread's:
+ * on the safe side). */
+double ct_var(const struct calltree *t, int64_t w, double sq);
+/* A node's standard error in samples, as the ± column beside its sample
+ * count n shows it: that of its weight w (variance sq) relative to w,
+ * times n; sqrt(sq) when the tree weighs by samples. */
+double ct_noise_samples(const struct calltree *t, int64_t n, int64_t w, double sq);
+/* Is node i below the floor k (ct_below_floor) against its parent?  In
+ * a comparison by the larger side's weight, against the larger side's
+ * variance of the parent.  The root never is. */
+bool ct_node_below_floor(const struct calltree *t, uint32_t i, double k);
+static inline double ct_node_noise(const struct calltree *t, const struct ct_node *nd)
+{
+	return ct_noise_samples(t, nd->count, ct_weight(t, nd), nd->sq);
+}
 
 /* "[process PID "name"]", with the programs it ran before
  * (", first env, bash"), of process index process, into buf. */

@@ -132,7 +132,7 @@ static void scale_at(const struct calltree *t, uint32_t root, const struct pv_di
 	double runs_n = p->diff_new_runs ? p->diff_new_runs : 1;
 	double tb = t->dn ? (double)ct_base_weight(t, root) : 0;
 	double tn = (double)ct_weight(t, &t->nodes[root]);
-	double qb = t->dn ? t->dn[root].base_sq : 0, qn = t->dn ? t->dn[root].sq : 0;
+	double qb = t->dn ? t->dn[root].base_sq : 0, qn = t->nodes[root].sq;
 
 	if (!o)
 		o = &defaults;
@@ -264,7 +264,7 @@ struct pv_diff_cell *pv_diff_tree_at(const struct calltree *t, uint32_t root,
 			continue;
 		in[i] = 1;
 		pv_diff_cell_of(&sc, ct_base_weight(t, (uint32_t)i), t->dn[i].base_sq,
-				ct_weight(t, &t->nodes[i]), t->dn[i].sq, &c[i]);
+				ct_weight(t, &t->nodes[i]), t->nodes[i].sq, &c[i]);
 	}
 	/* the nodes outside it hold nothing: not in the family */
 	for (size_t i = 0; i < t->nnodes; i++)

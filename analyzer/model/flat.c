@@ -107,18 +107,18 @@ struct ct_flat_row *calltree_flat(struct calltree *t, size_t *nrows)
 				if (d) {
 					r->base_cum_count += d->count;
 					r->base_cum_value += d->value;
-					r->cum_sq += d->sq;
 					r->base_cum_sq += d->base_sq;
 				}
+				r->cum_sq += nd->sq;
 			}
 			r->self_count += nd->self_count;
 			r->self_value += nd->self_value;
 			if (d) {
 				r->base_self_count += d->self_count;
 				r->base_self_value += d->self_value;
-				r->self_sq += d->self_sq;
 				r->base_self_sq += d->base_self_sq;
 			}
+			r->self_sq += nd->self_sq;
 		}
 		stack[sp++] = node;
 		if (nd->first_child != PV_NONE) {

@@ -114,6 +114,7 @@ static int select_nodes(struct graph *g, struct ct_flat_row *rows, size_t nrows,
 			.frame = r->frame,
 			.flat_count = r->self_count, .flat_value = r->self_value,
 			.cum_count = r->cum_count, .cum_value = r->cum_value,
+			.flat_sq = r->self_sq, .cum_sq = r->cum_sq,
 		};
 		g->kept_flat += ct_self_weight(t, r);
 	}
@@ -169,6 +170,7 @@ static int edges_of_tree(struct graph *g, const uint32_t *node_of, struct edge_m
 				if (onpath[e]++ == 0) {
 					m->edges[e].count += nd->count;
 					m->edges[e].value += nd->value;
+					m->edges[e].sq += nd->sq;
 				}
 				if (skipped[up])
 					m->edges[e].residual = true;
@@ -317,9 +319,11 @@ static ssize_t split_rows(const struct calltree *t, struct split *sp, struct ct_
 			stamp[key] = (uint32_t)k;
 			r[key].cum_count += pa->count;
 			r[key].cum_value += pa->value;
+			r[key].cum_sq += pa->sq;
 		}
 		r[leaf].self_count += pa->count;
 		r[leaf].self_value += pa->value;
+		r[leaf].self_sq += pa->sq;
 	}
 	free(stamp);
 	*rows = r;
@@ -363,6 +367,7 @@ static int edges_of_paths(struct graph *g, const uint32_t *node_of, const struct
 					stamp[e] = (uint32_t)k;
 					m->edges[e].count += pa->count;
 					m->edges[e].value += pa->value;
+					m->edges[e].sq += pa->sq;
 				}
 				if (skipped)
 					m->edges[e].residual = true;

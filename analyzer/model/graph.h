@@ -48,11 +48,13 @@ struct graph_node {
 	bool is_process;
 	int64_t flat_count, flat_value; /* samples and time in the frame itself */
 	int64_t cum_count, cum_value;  /* ... and in what it called */
+	double flat_sq, cum_sq;        /* the variances of both weights (ct_node.sq) */
 };
 
 struct graph_edge {
 	uint32_t from, to;             /* node indices in graph.nodes */
 	int64_t count, value;
+	double sq;                     /* the variance of its weight */
 	bool residual;                 /* the call passes through dropped frames */
 };
 

@@ -161,8 +161,10 @@ static void in_use_at_end(struct pv_profile *p)
 		uint32_t to = pv_find_value_type(p, pairs[k][0]), from = pv_find_value_type(p, pairs[k][1]);
 		if (to == PV_NONE || from == PV_NONE)
 			continue;
-		for (size_t i = 0; i < p->nsamples; i++)
+		for (size_t i = 0; i < p->nsamples; i++) {
 			p->samples[i].values[to] = p->samples[i].values[from];
+			p->samples[i].var[to] = p->samples[i].var[from];
+		}
 	}
 }
 

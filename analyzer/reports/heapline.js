@@ -16,22 +16,22 @@ function bytes(v) {
 function holder(st) { var fr = D.s[st]; return fr.length ? fr[fr.length - 1] : -1; }
 /* the blocks with a test(a, f): per stack, their sampled count and bytes */
 function gather(test) {
-  var m = new Map(), total = 0, samples = 0;
-  for (var i = 0; i < B.length; i += 5) {
+  var m = new Map(), total = 0, samples = 0, sq = 0;
+  for (var i = 0; i < B.length; i += 6) {
     if (!test(B[i], B[i + 1])) continue;
     var e = m.get(B[i + 2]);
     if (!e) m.set(B[i + 2], e = { n: 0, w: 0 });
-    e.n += B[i + 3]; e.w += B[i + 4]; total += B[i + 4]; samples += B[i + 3];
+    e.n += B[i + 3]; e.w += B[i + 4]; total += B[i + 4]; samples += B[i + 3]; sq += B[i + 5];
   }
-  return { m: m, total: total, samples: samples };
+  return { m: m, total: total, samples: samples, sq: sq };
 }
 /* allocated in columns [c0, c1), not freed before the end of c1 - 1 */
 function selected(c0, c1) { return gather(function (a, f) { return a >= c0 && a < c1 && f >= c1; }); }
 /* in use at the end of column c */
 function inUse(c) { return gather(function (a, f) { return a <= c && c < f; }); }
-/* bytes and ±: the sampling noise of n sampled blocks alike, total/√n */
+/* bytes and ±: one standard error, from the blocks' variances */
 function amount(g) {
-  return bytes(g.total) + (g.samples > 0 ? ' \u00b1' + bytes(g.total / Math.sqrt(g.samples)) : '') +
+  return bytes(g.total) + (g.samples > 0 ? ' \u00b1' + bytes(Math.sqrt(g.sq)) : '') +
     ' in ' + g.samples + ' sampled block' + (g.samples === 1 ? '' : 's');
 }
 /* self and cumulative bytes per function, as profview --flat counts them */

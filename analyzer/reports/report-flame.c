@@ -147,7 +147,7 @@ static double row_y(const struct flame *f, uint32_t depth)
 
 /* One box: f->name holds its name, f->where its location (both escaped here). */
 static void put_box(struct flame *f, const char *cls, double x, double w, uint32_t depth,
-		    int64_t count, int64_t wt, int64_t value, const char *fill, const char *note)
+		    int64_t count, int64_t wt, int64_t value, double sq, const char *fill, const char *note)
 {
 	FILE *out = f->out;
 	size_t nchars = escape_name(f, f->name);
@@ -158,9 +158,10 @@ static void put_box(struct flame *f, const char *cls, double x, double w, uint32
 
 	fprintf(out, "<g class=\"%s\"><title>", cls);
 	pv_xml_put(out, f->name, nchars, false);
+	/* the noise: one standard error, of the count and of the share */
 	fprintf(out, "\n%" PRId64 " sample%s (\u00b1%.0f), %.2f%% (\u00b1%.2f%%)", count,
-		count == 1 ? "" : "s", sqrt((double)count), share,
-		count > 0 ? share / sqrt((double)count) : 0.0);
+		count == 1 ? "" : "s", ct_noise_samples(f->t, count, wt, sq), share,
+		f->total > 0 ? 100.0 * sqrt(ct_var(f->t, wt, sq)) / (double)f->total : 0.0);
 	if (vname) {
 		char d[32];
 		calltree_value_str(f->t, value, d, sizeof d);
@@ -257,7 +258,7 @@ static void put_node(struct flame *f, uint32_t id)
 		snprintf(fill, sizeof fill, "rgb(%d,%d,%d)", rgb[0], rgb[1], rgb[2]);
 	}
 	put_box(f, cls, f->x[id], (double)weight(f, nd) * f->scale, nd->depth, nd->count,
-		weight(f, nd), nd->value, fill, note);
+		weight(f, nd), nd->value, nd->sq, fill, note);
 }
 
 enum flame_hidden { FLAME_DRAWN, FLAME_NARROW, FLAME_LEFT_OUT };
@@ -296,6 +297,7 @@ static void walk(struct flame *f)
 		if (id & 0x80000000u) {
 			const struct ct_node *par = &nodes[id & 0x7fffffffu];
 			int64_t hc = 0, hw = 0, hv = 0;
+			double hs = 0;
 			uint32_t hn = 0, narrow = 0;
 			double x = f->x[id & 0x7fffffffu];
 
@@ -312,6 +314,7 @@ static void walk(struct flame *f)
 				hc += nodes[c].count;
 				hw += weight(f, &nodes[c]);
 				hv += nodes[c].value;
+				hs += nodes[c].sq;
 				hn++;
 			}
 			if (f->out) {
@@ -323,7 +326,7 @@ static void walk(struct flame *f)
 					 "frames narrower than %.1f px, summed" :
 					 "frames narrower than %.1f px, or left out, summed", f->min_px);
 				f->where[0] = '\0';
-				put_box(f, "f more", x, (double)hw * f->scale, par->depth + 1, hc, hw, hv, fill,
+				put_box(f, "f more", x, (double)hw * f->scale, par->depth + 1, hc, hw, hv, hs, fill,
 					f->note);
 			} else if (par->depth + 1 > f->maxdepth) {
 				f->maxdepth = par->depth + 1;
@@ -351,7 +354,7 @@ static void walk(struct flame *f)
 			f->x[c] = x;
 			x += (double)weight(f, cn) * f->scale;
 			f->grey[c] = f->grey[id] ||
-				     ct_below_floor(cn->count, nd->count, f->o->noisefloor);
+				     ct_node_below_floor(f->t, c, f->o->noisefloor);
 			f->stack[sp++] = c;
 		}
 		/* (a box for what is summed even narrower than min_px: the

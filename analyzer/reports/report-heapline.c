@@ -52,6 +52,7 @@ struct hl_block {
 	uint32_t a, f, stack;
 	int64_t n, bytes;      /* sampled blocks, their unsampled bytes */
 	int64_t peak;          /* of the bytes, those in use at the peak */
+	double sq;             /* the variance of bytes (pv_sample_var) */
 };
 
 struct hl {
@@ -111,6 +112,7 @@ static int gather_blocks(struct hl *h)
 		b->peak = h->v_peak != PV_NONE ? s->values[h->v_peak] : 0;
 		if (b->peak && s->time_ns > h->peak_ns)
 			h->peak_ns = s->time_ns;
+		b->sq = pv_sample_var(s, h->v_bytes, h->v_n);
 		h->sampled += b->n;
 	}
 	if (p->nsamples > 1)
@@ -120,6 +122,7 @@ static int gather_blocks(struct hl *h)
 			h->b[n - 1].n += h->b[i].n;
 			h->b[n - 1].bytes += h->b[i].bytes;
 			h->b[n - 1].peak += h->b[i].peak;
+			h->b[n - 1].sq += h->b[i].sq;
 		} else {
 			h->b[n++] = h->b[i];
 		}
@@ -401,7 +404,7 @@ static void put_head(struct hl *h, double height)
 }
 
 /* The script's data: the layout, frames, stacks, blocks (a, f, stack,
- * sampled, bytes) and the curve. */
+ * sampled, bytes, the variance of bytes) and the curve. */
 static void put_data(struct hl *h, double flame_top)
 {
 	struct tl *tl = h->tl;
@@ -414,8 +417,8 @@ static void put_data(struct hl *h, double flame_top)
 	tl_put_frames(tl);
 	fputs(",\n\"b\":[", out);
 	for (size_t i = 0; i < h->nb; i++)
-		fprintf(out, "%s%u,%u,%u,%" PRId64 ",%" PRId64, i ? "," : "", h->b[i].a, h->b[i].f,
-			h->b[i].stack, h->b[i].n, h->b[i].bytes);
+		fprintf(out, "%s%u,%u,%u,%" PRId64 ",%" PRId64 ",%.6g", i ? "," : "", h->b[i].a, h->b[i].f,
+			h->b[i].stack, h->b[i].n, h->b[i].bytes, h->b[i].sq);
 	fputs("],\n\"u\":[", out);
 	for (uint32_t c = 0; c < NCOL; c++)
 		fprintf(out, "%s%" PRId64, c ? "," : "", h->total[c]);

@@ -335,7 +335,7 @@ static int add_legend(Agraph_t *gr, const struct attrs *a, const struct graph *g
 	if (any_kernel)
 		pv_strbuf_printf(&l, dm ? "[k], rounded: kernel frames\\l" : "[k], rounded, blue: kernel frames\\l");
 	if (any_noise)
-		pv_strbuf_printf(&l, "Grey: at or below the noise floor, n <= %g sqrt(N), N all samples\\l",
+		pv_strbuf_printf(&l, "Grey: at or below the noise floor, cum <= %g standard errors of the total\\l",
 		       rc->o->noisefloor);
 	if (dm) {
 		pv_strbuf_printf(&l, "Comparison with the base: boxes, edges and shares are the new profile's\\l");
@@ -381,7 +381,7 @@ static int add_nodes(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 		int64_t flat = graph_weight(g, nd->flat_count, nd->flat_value);
 		int64_t cum = graph_weight(g, nd->cum_count, nd->cum_value);
 		/* the noise floor against all samples: the graph has no parents */
-		bool noise = ct_below_floor(nd->cum_count, t->samples, rc->o->noisefloor);
+		bool noise = ct_below_floor(cum, t->nodes[0].sq, rc->o->noisefloor);
 		const struct pv_diff_cell *dc = nd->is_process ? NULL : diff_mark(dm, nd->frame);
 		struct pv_strbuf l = { 0 }, tip = { 0 };
 		char id[32];
@@ -422,7 +422,8 @@ static int add_nodes(Agraph_t *gr, const struct attrs *a, const struct graph *g,
 		fmt_amount(g, amt, sizeof amt, nd->flat_count, nd->flat_value, total);
 		pv_strbuf_printf(&tip, " flat %s,", amt);
 		fmt_amount(g, amt, sizeof amt, nd->cum_count, nd->cum_value, total);
-		pv_strbuf_printf(&tip, " cum %s", amt);
+		pv_strbuf_printf(&tip, " cum %s (\u00b1%.1f%%: one standard error)", amt,
+				 total > 0 ? 100.0 * sqrt(ct_var(t, cum, nd->cum_sq)) / (double)total : 0.0);
 		if (noise)
 			pv_strbuf_printf(&tip, ", within the noise floor");
 		if (dc) {

@@ -267,7 +267,7 @@ int report_table_flat(FILE *out, const struct pv_report_ctx *rc)
 		field(&tb, 6, tb.sep ? "self_pct" : "self%");
 		field(&tb, 8, tb.sep ? "cum_samples" : "cum");
 		field(&tb, 6, tb.sep ? "cum_pct" : "cum%");
-		field(&tb, 6, tb.sep ? "noise" : "±√n");
+		field(&tb, 6, tb.sep ? "noise" : "±");
 		if (vn) {
 			snprintf(a, sizeof a, tb.sep ? "self_%s_%s" : "self %.0s%s", vn, ct_value_col(t));
 			snprintf(c, sizeof c, tb.sep ? "cum_%s_%s" : "cum %.0s%s", vn, ct_value_col(t));
@@ -292,7 +292,8 @@ int report_table_flat(FILE *out, const struct pv_report_ctx *rc)
 			field(&tb, 8, buf);
 			pv_fixed(buf, pv_percent(ct_cum_weight(t, r), total), 1, false);
 			field(&tb, 6, buf);
-			pv_fixed(buf, sqrt((double)r->self_count), 0, false);
+			pv_fixed(buf, ct_noise_samples(t, r->self_count, ct_self_weight(t, r), r->self_sq),
+				 tb.sep ? 2 : 0, false);
 			field(&tb, 6, buf);
 			if (vn) {
 				pv_fixed(buf, (double)r->self_value / ct_value_div(t), 3, false);
@@ -317,7 +318,7 @@ out:
  * when its count, the larger side's in a comparison, passes --mincount,
  * --maxdepth and the noise floor against its parent's), no summary rows. */
 
-static bool shown(const struct calltree *t, const struct pv_report_options *o, uint32_t i, int64_t parent_n)
+static bool shown(const struct calltree *t, const struct pv_report_options *o, uint32_t i)
 {
 	int64_t n = ct_node_n(t, i);
 
@@ -325,7 +326,7 @@ static bool shown(const struct calltree *t, const struct pv_report_options *o, u
 		return false;
 	if (o->maxdepth > 0 && t->nodes[i].depth > (uint32_t)o->maxdepth)
 		return false;
-	return !ct_below_floor(n, parent_n, o->noisefloor);
+	return !ct_node_below_floor(t, i, o->noisefloor);
 }
 
 /* Has node i, or a node below it, a verdict? (--significant) */
@@ -379,7 +380,7 @@ int report_table_tree(FILE *out, const struct pv_report_ctx *rc)
 	} else {
 		field(&tb, 9, "samples");
 		field(&tb, 6, tb.sep ? "pct" : "share%");
-		field(&tb, 6, tb.sep ? "noise" : "±√n");
+		field(&tb, 6, tb.sep ? "noise" : "±");
 		if (vn) {
 			char a[64];
 			snprintf(a, sizeof a, tb.sep ? "%s_%s" : "%s %s", vn, ct_value_col(t));
@@ -413,7 +414,7 @@ int report_table_tree(FILE *out, const struct pv_report_ctx *rc)
 				field(&tb, 9, buf);
 				pv_fixed(buf, pv_percent(ct_weight(t, nd), total), 1, false);
 				field(&tb, 6, buf);
-				pv_fixed(buf, sqrt((double)nd->count), 0, false);
+				pv_fixed(buf, ct_node_noise(t, nd), tb.sep ? 2 : 0, false);
 				field(&tb, 6, buf);
 				if (vn) {
 					pv_fixed(buf, (double)nd->value / ct_value_div(t), tb.sep ? 3 : 1, false);
@@ -431,7 +432,7 @@ int report_table_tree(FILE *out, const struct pv_report_ctx *rc)
 				goto out;
 		}
 		for (uint32_t c = nd->first_child; c != PV_NONE; c = t->nodes[c].next_sibling)
-			if (shown(t, o, c, ct_node_n(t, id)) && (!keep || keep[c]))
+			if (shown(t, o, c) && (!keep || keep[c]))
 				kids[nk++] = c;
 		while (nk)
 			stack[sp++] = kids[--nk];

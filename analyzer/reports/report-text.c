@@ -189,14 +189,16 @@ static void put_line(FILE *out, const char *line, char *end)
 	fwrite_unlocked(line, 1, (size_t)(end - line), out);
 }
 
-/* Should child (with count n) of a parent with count parent_n be shown? */
-static bool visible(const struct pv_report_options *o, const struct ct_node *nd, int64_t parent_n)
+/* Should node id be shown (its count, depth and its parent's noise)? */
+static bool visible(const struct calltree *t, const struct pv_report_options *o, uint32_t id)
 {
+	const struct ct_node *nd = &t->nodes[id];
+
 	if (o->mincount > 0 && nd->count < o->mincount)
 		return false;
 	if (o->maxdepth > 0 && nd->depth > (uint32_t)o->maxdepth)
 		return false;
-	if (ct_below_floor(nd->count, parent_n, o->noisefloor))
+	if (ct_node_below_floor(t, id, o->noisefloor))
 		return false;
 	return true;
 }
@@ -221,18 +223,19 @@ static char *put_heap_value(char *p, const struct calltree *t, int64_t v)
 	return put_cstr(p, report_heap_cell(t, v, b, sizeof b));
 }
 
-/* The tree's columns before the name: samples, share, noise and, when
- * the tree weighs by a time, that time in milliseconds; by a heap
- * profile's bytes or objects, those in their unit. */
+/* The tree's columns before the name: samples, share, noise (one
+ * standard error, in samples: ct_noise_samples) and, when the tree weighs
+ * by a time, that time in milliseconds; by a heap profile's bytes or
+ * objects, those in their unit. */
 static char *tree_columns(char *p, const struct calltree *t, int64_t count, int64_t weight, int64_t value,
-			  const char *dim, const char *off)
+			  double noise, const char *dim, const char *off)
 {
 	p = put_int(p, count, 9);
 	*p++ = ' ';
 	p = put_fixed(p, pv_percent(weight, ct_weight(t, &t->nodes[0])), 6, 1);
 	p = put_cstr(p, "% ");
 	p = put_cstr(p, dim);
-	p = put_fixed(p, sqrt((double)count), 6, 0);
+	p = put_fixed(p, noise, 6, 0);
 	p = put_cstr(p, off);
 	if (report_heap_value(t)) {
 		*p++ = ' ';
@@ -299,16 +302,18 @@ static char *tree_line(char *p, const struct labels *l, const struct tree_item *
 	if (it->kind == ITEM_HIDDEN) {
 		const struct ct_node *par = &nodes[it->id];
 		int64_t hc = 0, hv = 0, hw = 0;
+		double hs = 0;
 		uint32_t hn = 0;
 		for (uint32_t c = par->first_child; c != PV_NONE; c = nodes[c].next_sibling)
-			if (!visible(o, &nodes[c], par->count)) {
+			if (!visible(t, o, c)) {
 				hc += nodes[c].count;
 				hv += nodes[c].value;
 				hw += ct_weight(t, &nodes[c]);
+				hs += nodes[c].sq;
 				hn++;
 			}
 		p = put_cstr(p, dim_on(o));
-		p = tree_columns(p, t, hc, hw, hv, "", "");
+		p = tree_columns(p, t, hc, hw, hv, ct_noise_samples(t, hc, hw, hs), "", "");
 		p = tree_indent(p, par->depth + 1);
 		p = put_cstr(p, "[");
 		p = put_int(p, hn, 0);
@@ -328,7 +333,8 @@ static char *tree_line(char *p, const struct labels *l, const struct tree_item *
 		p = put_cstr(p, attr_off(o));
 	} else {
 		const struct ct_node *nd = &nodes[it->id];
-		p = tree_columns(p, t, nd->count, ct_weight(t, nd), nd->value, dim_on(o), attr_off(o));
+		p = tree_columns(p, t, nd->count, ct_weight(t, nd), nd->value, ct_node_noise(t, nd), dim_on(o),
+				 attr_off(o));
 		p = tree_indent(p, nd->depth);
 		if (ct_is_group(nd->kind)) {
 			char raw[NAME_MAX_LEN];
@@ -358,7 +364,7 @@ static uint32_t chain_length(const struct calltree *t, const struct pv_report_op
 	const struct ct_node *nodes = t->nodes;
 	uint32_t n = 0;
 
-	while (nodes[id].nchildren == 1 && visible(o, &nodes[nodes[id].first_child], nodes[id].count)) {
+	while (nodes[id].nchildren == 1 && visible(t, o, nodes[id].first_child)) {
 		id = nodes[id].first_child;
 		n++;
 	}
@@ -485,13 +491,13 @@ int report_tree(FILE *out, const struct pv_report_ctx *rc)
 		goto out;
 	}
 	if (vname[0] && report_heap_value(t))
-		fprintf(out, "%s  samples %6s%%    ±√n %*s  function  location%s\n", bold_on(o),
+		fprintf(out, "%s  samples %6s%%      ± %*s  function  location%s\n", bold_on(o),
 			vname, REPORT_HEAP_COL, report_heap_col(t), attr_off(o));
 	else if (vname[0])
-		fprintf(out, "%s  samples %6s%%    ±√n %6s %s  function  location%s\n", bold_on(o),
+		fprintf(out, "%s  samples %6s%%      ± %6s %s  function  location%s\n", bold_on(o),
 			vname, pv_value_label(vname), ct_value_col(t), attr_off(o));
 	else
-		fprintf(out, "%s  samples  share%%    ±√n  function  location%s\n", bold_on(o), attr_off(o));
+		fprintf(out, "%s  samples  share%%      ±  function  location%s\n", bold_on(o), attr_off(o));
 
 	/* Pre-order with an explicit stack, children pushed in reverse so the
 	 * hottest is printed first.  Hidden children of a node are summed in
@@ -511,7 +517,7 @@ int report_tree(FILE *out, const struct pv_report_ctx *rc)
 		size_t nk = 0;
 		bool hidden = false;
 		for (uint32_t c = nd->first_child; c != PV_NONE; c = nodes[c].next_sibling) {
-			if (visible(o, &nodes[c], nd->count))
+			if (visible(t, o, c))
 				kids[nk++] = c;
 			else
 				hidden = true;
@@ -608,7 +614,7 @@ int report_flat(FILE *out, const struct pv_report_ctx *rc)
 		snprintf(selfcol, sizeof selfcol, "self %s", report_heap_col(t));
 		snprintf(cumcol, sizeof cumcol, "cum %s", report_heap_col(t));
 	}
-	fprintf(out, "%s     self %5s%%      cum %5s%%    ±√n%*s%*s  function  location%s\n", bold_on(o),
+	fprintf(out, "%s     self %5s%%      cum %5s%%      ±%*s%*s  function  location%s\n", bold_on(o),
 		vname[0] ? vname : "self", vname[0] ? vname : "cum", heap ? REPORT_HEAP_COL + 3 : 0, selfcol,
 		heap ? REPORT_HEAP_COL + 3 : 0, cumcol, attr_off(o));
 	for (size_t i = 0; i < n; i++) {
@@ -634,7 +640,7 @@ int report_flat(FILE *out, const struct pv_report_ctx *rc)
 		q = put_fixed(q, pv_percent(ct_cum_weight(t, r), total), 5, 1);
 		q = put_cstr(q, "% ");
 		q = put_cstr(q, dim_on(o));
-		q = put_fixed(q, sqrt((double)r->self_count), 6, 0);
+		q = put_fixed(q, ct_noise_samples(t, r->self_count, ct_self_weight(t, r), r->self_sq), 6, 0);
 		q = put_cstr(q, attr_off(o));
 		if (heap) {
 			q = put_spaces(q, 3);

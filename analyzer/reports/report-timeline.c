@@ -17,8 +17,8 @@
  * thin stripes; the script's hover follows the same rule.
  *
  * The script gets the frames, the stacks and the cells (per row, in
- * column order: column, number of stacks, then stack, samples[, weight]
- * for each), and computes everything else from them: the hover, the
+ * column order: column, number of stacks, then stack, samples[, weight],
+ * the variance of the weight for each), and computes everything else from them: the hover, the
  * selection's flame graph and its totals, timelineSelect().
  */
 #include "report.h"
@@ -236,7 +236,7 @@ uint32_t tl_column_of(const struct tl *tl, int64_t t)
 
 /* Add a sample to its cell.  0 or -1. */
 static int add_sample(struct tl *tl, uint32_t row, uint32_t col, uint32_t stack, int64_t count,
-		      int64_t weight)
+		      int64_t weight, double sq)
 {
 	uint64_t h = pv_mix64((uint64_t)row << 40 ^ (uint64_t)col << 28 ^ stack ^ (uint64_t)stack << 52);
 	size_t mask, i;
@@ -249,13 +249,15 @@ static int add_sample(struct tl *tl, uint32_t row, uint32_t col, uint32_t stack,
 		if (c->row == row && c->col == col && c->stack == stack) {
 			c->count += count;
 			c->weight += weight;
+			c->sq += sq;
 			return 0;
 		}
 	}
 	if (pv_grow(&tl->cells, &tl->cap_cells, tl->ncells + 1, sizeof *tl->cells) < 0)
 		return -1;
 	tl->cells[tl->ncells] = (struct tl_cell){ .row = row, .col = col, .stack = stack,
-						  .count = count, .weight = weight, .hash = h };
+						  .count = count, .weight = weight, .sq = sq,
+						  .hash = h };
 	tl->cell_slots[i] = (uint32_t)tl->ncells + 1;
 	tl->ncells++;
 	return 0;
@@ -376,9 +378,10 @@ static int gather(struct tl *tl)
 		uint32_t th = s->thread < p->nthreads ? s->thread : (uint32_t)p->nthreads;
 		uint32_t stack = tl_stack_of(tl, s);
 		int64_t c = ct_sample_count(t, s), w = ct_sample_weight(t, s);
+		double sq = pv_sample_var(s, t->v_value != PV_NONE ? t->v_value : t->v_count, t->v_count);
 
 		if (stack == PV_NONE ||
-		    add_sample(tl, tl->row_of[th], tl_column_of(tl, s->time_ns), stack, c, w) < 0)
+		    add_sample(tl, tl->row_of[th], tl_column_of(tl, s->time_ns), stack, c, w, sq) < 0)
 			goto out;
 		if (tl->stacks[stack].off_cpu)
 			tl->any_off = true;
@@ -812,7 +815,7 @@ static void put_data(struct tl *tl, double flame_top)
 	fprintf(out, "var TL = {\"a\":%" PRId64 ",\"l\":%" PRId64 ",\"n\":%d,\"x0\":%d,\"y0\":%d,\"step\":%d,"
 		"\"row\":%d,\"w\":%d,\"ft\":%.0f,\"fr\":%d,\"cw\":%.2f,\"wc\":%d,\"time\":%s,\"value\":",
 		tl->from, tl->len, NCOL, LEFT, ROWS_TOP, ROW_STEP, ROW, WIDTH, flame_top, FLAME_ROW, CHAR_W,
-		weighed ? 3 : 2, weighed && strcmp(pv_str(tl->p, tl->p->sample_types[t->v_value].unit),
+		weighed ? 4 : 3, weighed && strcmp(pv_str(tl->p, tl->p->sample_types[t->v_value].unit),
 						   "nanoseconds") == 0 ? "true" : "false");
 	pv_json_put(out, pv_value_label(calltree_weight_name(t)));
 	fprintf(out, ",\"byThread\":%s,\"hl\":%s,\n\"th\":[", tl->c->view && tl->c->view->by_thread ? "true" : "false",
@@ -845,6 +848,7 @@ static void put_data(struct tl *tl, double flame_top)
 				fprintf(out, ",%" PRIu32 ",%" PRId64, c->stack, c->count);
 				if (weighed)
 					fprintf(out, ",%" PRId64, c->weight);
+				fprintf(out, ",%.6g", c->sq);
 			}
 			first = false;
 		}

@@ -94,6 +94,7 @@ struct tl_lkey {
 struct tl_cell {
 	uint32_t row, col, stack;
 	int64_t count, weight;
+	double sq;             /* the variance of weight (pv_sample_var) */
 	uint64_t hash;
 };
 

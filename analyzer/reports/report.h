@@ -53,7 +53,7 @@ enum report_sort { SORT_COUNT, SORT_CUM, SORT_NAME };
 /* What is asked of a report, the same for every kind: each writer reads
  * what concerns it. */
 struct pv_report_options {
-	double noisefloor;     /* hide nodes with n <= K * sqrt(parent n); 0 off */
+	double noisefloor;     /* hide nodes within K times the noise of their parent's samples; 0 off */
 	int64_t mincount;      /* hide nodes with fewer samples; 0 off */
 	int maxdepth;          /* hide nodes deeper than this; 0 off */
 	enum report_sort sort; /* flat view order */

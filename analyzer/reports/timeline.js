@@ -23,22 +23,22 @@ function fmt(v) {
 }
 /* the samples of columns [c0, c1): per stack (per row and stack by thread) */
 function gather(c0, c1) {
-  var m = new Map(), total = 0, samples = 0, off = 0;
+  var m = new Map(), total = 0, samples = 0, off = 0, sq = 0;
   for (var r = 0; r < D.c.length; r++) {
     var c = D.c[r], i = at[r][c0], end = at[r][c1];
     while (i < end) {
       var k = c[i + 1];
       i += 2;
       for (var j = 0; j < k; j++, i += W) {
-        var key = D.byThread ? r * NST + c[i] : c[i], n = c[i + 1], w = W === 3 ? c[i + 2] : n;
+        var key = D.byThread ? r * NST + c[i] : c[i], n = c[i + 1], w = W === 4 ? c[i + 2] : n;
         var e = m.get(key);
         if (!e) m.set(key, e = { n: 0, w: 0 });
-        e.n += n; e.w += w; total += w; samples += n;
+        e.n += n; e.w += w; total += w; samples += n; sq += c[i + W - 1];
         if (D.so.charCodeAt(c[i]) === 49) off += n;
       }
     }
   }
-  return { m: m, total: total, samples: samples, off: off };
+  return { m: m, total: total, samples: samples, off: off, sq: sq };
 }
 /* self and cumulative weight per function, as profview --flat counts them */
 function functions(g) {
@@ -82,6 +82,7 @@ function show() {
   var from = edge(c0) / 1e9, to = edge(c1) / 1e9;
   S.mark((sel ? 'selection ' + from.toFixed(4) + '-' + to.toFixed(4) + ' s' : 'the whole timeline') +
     ': ' + g.samples + ' samples' + (g.off ? ' (' + g.off + ' off-CPU)' : '') + (D.time ? ', ' + fmt(g.total) : '') +
+    ' (\u00b1' + (g.total > 0 ? (100 * Math.sqrt(g.sq) / g.total).toFixed(1) : '0') + '%: one standard error)' +
     (sel ? '; click to see the whole timeline' : '; drag across the rows to choose a span'), g);
   flame(g);
   return g;
@@ -117,7 +118,7 @@ function hover(p) {
   } else {
     var c = D.c[r], i = cellAt(r, s), k = c[i + 1], n = 0, w = 0, off = 0, top = -1, topN = -1;
     for (var j = 0, x = i + 2; j < k; j++, x += W) {
-      n += c[x + 1]; w += W === 3 ? c[x + 2] : c[x + 1];
+      n += c[x + 1]; w += W === 4 ? c[x + 2] : c[x + 1];
       if (D.so.charCodeAt(c[x]) === 49) off += c[x + 1];
       if (c[x + 1] > topN) { topN = c[x + 1]; top = c[x]; }
     }

@@ -73,7 +73,8 @@ main_y=$(xp icicle.svg "string($(boxes main)[1]/*[local-name()='rect']/@y)")
 hot_y=$(xp icicle.svg "string($(boxes hot_work)[1]/*[local-name()='rect']/@y)")
 [ -n "$main_y" ] && [ "${hot_y%.*}" -gt "${main_y%.*}" ] || fail "--icicle: hot_work ($hot_y) is not below main ($main_y)"
 
-# --noisefloor=K greys a node with n <= K*sqrt(N), N its parent's count.
+# --noisefloor=K greys a node within K times the noise of its parent's
+# samples: n <= K*sqrt(N), N its parent's count, when they weigh the same.
 # K is taken so that the floor lies halfway between cold_work's count and
 # hot_work's (both children of main): cold_work is grey and hot_work is
 # not, whatever the counts, as long as hot_work has more samples (it has

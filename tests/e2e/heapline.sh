@@ -58,7 +58,7 @@ n, a, l, u, b = D['n'], D['a'], D['l'], D['u'], D['b']
 col = lambda sec: min(n - 1, max(0, int((sec * 1e9 - a) * n // l)))
 fn = lambda st: D['f'][D['s'][st][-1]] if D['s'][st] else ''
 def held(name, c):
-    return sum(b[i + 4] for i in range(0, len(b), 5)
+    return sum(b[i + 4] for i in range(0, len(b), 6)
                if b[i] <= c < b[i + 1] and fn(b[i + 2]) == name)
 print('peak', peak.group(1), D['peak'][1], max(u), peak.group(2))
 during = range(col(be) + 1, col(fs))

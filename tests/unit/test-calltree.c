@@ -9,6 +9,7 @@
 #include "report-text.h"
 #include "present.h"
 #include "pipeline.h"
+#include "raw-heap.h"
 
 #include <math.h>
 
@@ -606,8 +607,13 @@ static void test_number_format(void)
 			 100.0 * (double)values[i] / (double)total_v, sqrt((double)counts[i]), i, 10 + i);
 		CHECK_CONTAINS(flat, want);
 	}
+	/* the root's noise: one standard error of its weight, each sample c
+	 * periods of v / c, in samples (relative error times the count) */
+	double sq = 0;
+	for (int i = 0; i < 300; i++)
+		sq += (double)values[i] * (double)values[i] / (double)counts[i];
 	snprintf(want, sizeof want, "%9" PRId64 " %6.1f%% %6.0f %9.1f  main", total_c, 100.0,
-		 sqrt((double)total_c), (double)total_v / 1e6);
+		 sqrt(sq) / (double)total_v * (double)total_c, (double)total_v / 1e6);
 	CHECK_CONTAINS(tree, want);
 	free(tree);
 	free(flat);
@@ -829,6 +835,87 @@ static void test_cxx_names(void)
 	pv_profile_free(p);
 }
 
+/* Sample s of the stack main -> f with count c, CPU v ns, and, when var
+ * is not negative, the variance of its CPU time. */
+static void add_weighed(struct pv_profile *p, int f, int64_t c, int64_t v, double var)
+{
+	uint32_t locs[2] = { loc_of[f], loc_of[F_MAIN] };
+	struct pv_sample s = { pv_add_stack(p, locs, 2), 2, pv_get_thread(p, 1, PV_NONE), 0, { c, v } };
+
+	if (var >= 0) {
+		s.flags = PV_SAMPLE_VAR;
+		s.var[0] = (float)c;
+		s.var[1] = (float)var;
+	}
+	pv_add_sample_merged(p, &s);
+}
+
+/* The noise: each node's variance the sum of its samples' (the Poisson
+ * v^2 / c where a sample does not say), the ± in samples, the noise floor
+ * against the parent's, the binomial share of an exact total, and
+ * collect-heap's blocks. */
+static void test_variances(void)
+{
+	struct pv_profile *p = make_profile();
+	struct calltree *t;
+	uint32_t m, a, b;
+
+	add_weighed(p, F_A, 1, 4000000, -1);   /* 16e12 */
+	add_weighed(p, F_C, 1, 1, -1);         /* a sample between: no merging */
+	add_weighed(p, F_A, 1, 12000000, -1);  /* 144e12 */
+	add_weighed(p, F_B, 2, 8000000, -1);   /* 2 of 4 ms: 32e12 */
+	add_weighed(p, F_B, 1, 5000000, 0);    /* sampled with certainty */
+	add_weighed(p, F_B, 1, 5000000, 0);    /* merged into the one before */
+	CHECK_EQ(p->nsamples, 5);
+	t = calltree_build(p, NULL);
+	m = child_named(t, 0, "main");
+	a = child_named(t, m, "alpha");
+	b = child_named(t, m, "beta");
+	CHECK(fabs(t->nodes[a].sq - 160e12) < 1e6);
+	CHECK(fabs(t->nodes[b].sq - 32e12) < 1e6);
+	CHECK(fabs(t->nodes[m].sq - (192e12 + 1)) < 1e6);
+	/* alpha: 2 samples, 16 ms, sqrt(160e12) = 12.65 ms: 1.58 samples */
+	CHECK(fabs(ct_node_noise(t, &t->nodes[a]) - sqrt(160e12) / 16e6 * 2) < 1e-9);
+	/* beta's 4 samples, 18 ms, sqrt(32e12) ns */
+	CHECK(fabs(ct_node_noise(t, &t->nodes[b]) - sqrt(32e12) / 18e6 * 4) < 1e-9);
+	/* the floor: beta's 18 ms against main's 13.86 ms */
+	CHECK(ct_node_below_floor(t, b, 1.3));
+	CHECK(!ct_node_below_floor(t, b, 1.29));
+	calltree_free(t);
+	/* by samples: beta's 4 samples have the variance 4 (2 + 1 + 1) */
+	t = calltree_build(p, &(struct ct_options){ .sample_index = "samples" });
+	b = child_named(t, child_named(t, 0, "main"), "beta");
+	CHECK(fabs(t->nodes[b].sq - 4) < 1e-9);
+	calltree_free(t);
+	/* the threads' CPU time exact: a share s of it varies 1 - s as much */
+	p->cpu_exact = true;
+	p->threads_cpu_ns = 34000001;
+	t = calltree_build(p, NULL);
+	m = child_named(t, 0, "main");
+	a = child_named(t, m, "alpha");
+	CHECK(fabs(ct_var(t, 16000000, t->nodes[a].sq) - 160e12 * (1 - 16000000.0 / 34000001)) < 1e6);
+	CHECK(ct_node_noise(t, &t->nodes[m]) == 0);
+	calltree_free(t);
+	pv_profile_free(p);
+
+	/* collect-heap at 8 KiB: a block of 1 MiB is certain, one of 64
+	 * bytes stands for 1/p blocks with the variance (1 - p) / p^2 */
+	struct pv_profile *hp = pv_profile_new();
+	struct raw_heap *h = raw_heap_new(hp, 8192);
+	struct pv_sample ps = { 0 };
+	double q = -expm1(-64.0 / 8192), n = 1 / q;
+	uint32_t objs = pv_find_value_type(hp, "alloc_objects"), space = pv_find_value_type(hp, "alloc_space");
+	CHECK(h && raw_heap_alloc(h, &ps, 1 << 20, 0x1000) == 0 && raw_heap_alloc(h, &ps, 64, 0x2000) == 0);
+	CHECK(hp->samples[0].flags & PV_SAMPLE_VAR);
+	CHECK(pv_sample_var(&hp->samples[0], space, PV_NONE) == 0);
+	CHECK(pv_sample_var(&hp->samples[0], objs, PV_NONE) == 0);
+	CHECK(fabs(pv_sample_var(&hp->samples[1], objs, PV_NONE) - (n * n * (1 - q) + (n - floor(n)) * (1 - n + floor(n)))) <
+	      1e-3 * n * n);
+	CHECK(fabs(pv_sample_var(&hp->samples[1], space, PV_NONE) - 64 * n * 64 * n * (1 - q)) < 1e-3 * 4096 * n * n);
+	raw_heap_delete(h);
+	pv_profile_free(hp);
+}
+
 int main(void)
 {
 	pv_error_set_sink(quiet_sink);
@@ -849,5 +936,6 @@ int main(void)
 	test_block_end_process();
 	test_noinlines();
 	test_cxx_names();
+	test_variances();
 	return check_done("test-calltree");
 }
