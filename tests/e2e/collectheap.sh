@@ -114,7 +114,7 @@ unsampled_ok "$t_a" 3000 $SIZE $RATE || fail "twin_a: $t_a bytes in use, not 300
 unsampled_ok "$t_b" 1000 $SIZE $RATE || fail "twin_b: $t_b bytes in use, not 1000 x $SIZE within 5 sigma"
 note "twins: twin_a $t_a B, twin_b $t_b B in use"
 
-# the header: the default type is inuse_space, the rate is said, and ±√n
+# the header: the default type is inuse_space, the rate is said, and the noise
 # is that of the sampled blocks
 "$PROFVIEW" -q --tree known.raw >tree.txt || fail "profview --tree of known.raw failed"
 header=$(sed -n 2p tree.txt)

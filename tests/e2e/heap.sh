@@ -145,7 +145,7 @@ if [ -e "$JEMALLOC" ]; then
 	"profile: inuse_space "*" MiB in "*" samples (a sample every 4096 bytes on average)") ;;
 	*) fail "late.heap's header: $header" ;;
 	esac
-	# ±√n is that of the sampled blocks: the tree's count column is theirs
+	# the count column is the sampled blocks': the tree's count column is theirs
 	n_steady=$(awk '$NF ~ /heapgrow.c:/ && $(NF-1) == "steady" { print $1; exit }' tree.txt)
 	p_steady=$(awk 'BEGIN { print 1 - exp(-1024 / 4096) }')
 	within_sigma "$n_steady" 20000 "$p_steady" 5 0 ||

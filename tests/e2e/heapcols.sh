@@ -28,8 +28,8 @@ for idx in inuse_space alloc_space peak_space inuse_objects alloc_objects; do
 	"$PROFVIEW" -q --folded --sample-index=$idx known.raw >f.folded || fail "--folded --sample-index=$idx failed"
 	"$PROFVIEW" -q --flat --sample-index=$idx known.raw >flat.txt || fail "--flat --sample-index=$idx failed"
 	"$PROFVIEW" -q --tree --sample-index=$idx known.raw >tree.txt || fail "--tree --sample-index=$idx failed"
-	grep -Eq "±√n +self $unit +cum $unit  function" flat.txt || fail "--flat $idx: no self/cum $unit columns: $(sed -n 3p flat.txt)"
-	grep -Eq "±√n +$unit  function" tree.txt || fail "--tree $idx: no $unit column: $(sed -n 3p tree.txt)"
+	grep -Eq "± +self $unit +cum $unit  function" flat.txt || fail "--flat $idx: no self/cum $unit columns: $(sed -n 3p flat.txt)"
+	grep -Eq "± +$unit  function" tree.txt || fail "--tree $idx: no $unit column: $(sed -n 3p tree.txt)"
 	for f in kept transient peak; do
 		v=$(awk -v f="$f" '{ n = split($1, a, ";"); if (a[n] == f) s += $NF } END { print s + 0 }' f.folded)
 		[ "$v" -gt 0 ] || [ "$idx" != alloc_space ] || fail "$f allocated nothing: $(cat f.folded)"
@@ -52,6 +52,6 @@ done
 # a CPU profile: no such columns, its time in ms
 build split
 "$COLLECT_TIMER" -q -o cpu.raw ./split 0.3 >/dev/null || fail "collect-timer ./split failed"
-"$PROFVIEW" -q --flat cpu.raw | grep -q '±√n  function' || fail "a CPU profile's --flat has other columns"
-"$PROFVIEW" -q --tree cpu.raw | grep -q '±√n    CPU ms  function' || fail "a CPU profile's --tree has other columns"
+"$PROFVIEW" -q --flat cpu.raw | grep -q '      ±  function' || fail "a CPU profile's --flat has other columns"
+"$PROFVIEW" -q --tree cpu.raw | grep -q '      ±    CPU ms  function' || fail "a CPU profile's --tree has other columns"
 exit 0
