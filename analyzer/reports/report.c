@@ -35,18 +35,26 @@ static int write_flat(FILE *out, const struct pv_report_ctx *c)
 }
 
 static const struct pv_report_kind_info kinds[PV_REPORT_NKINDS] = {
-	[PV_REPORT_TREE] = { "tree", PV_NEEDS_TREE, false, true, PV_COMPARES_TREE, NULL, write_tree },
-	[PV_REPORT_FLAT] = { "flat", PV_NEEDS_PATHS, false, true, PV_COMPARES_FLAT, NULL, write_flat },
-	[PV_REPORT_FOLDED] = { "folded", PV_NEEDS_TREE, false, false, PV_COMPARES_AS_IS, NULL, report_folded },
-	[PV_REPORT_PPROF] = { "pprof", PV_NEEDS_PROFILE, false, false, PV_COMPARES_AS_IS, NULL, report_pprof },
-	[PV_REPORT_SVG] = { "svg", PV_NEEDS_PATHS, false, false, PV_COMPARES_FLAT, NULL, report_svg },
-	[PV_REPORT_FLAME] = { "flame", PV_NEEDS_TREE, false, false, PV_COMPARES_TREE, NULL, report_flame },
-	[PV_REPORT_TIMELINE] = { "timeline", PV_NEEDS_PATHS, true, false, PV_COMPARES_NOT,
-				 "--timeline shows one profile, not a comparison: leave out --diff-base",
-				 report_timeline },
-	[PV_REPORT_SPEEDSCOPE] = { "speedscope", PV_NEEDS_PATHS, true, false, PV_COMPARES_NOT,
-				   "--speedscope shows the samples of one profile: it cannot compare (--diff-base)",
-				   report_speedscope },
+	[PV_REPORT_TREE] = { .name = "tree", .needs = PV_NEEDS_TREE, .tables = true,
+			     .compares = PV_COMPARES_TREE, .write = write_tree },
+	[PV_REPORT_FLAT] = { .name = "flat", .needs = PV_NEEDS_PATHS, .tables = true,
+			     .compares = PV_COMPARES_FLAT, .write = write_flat },
+	[PV_REPORT_FOLDED] = { .name = "folded", .needs = PV_NEEDS_TREE, .compares = PV_COMPARES_AS_IS,
+			       .write = report_folded },
+	[PV_REPORT_PPROF] = { .name = "pprof", .needs = PV_NEEDS_PROFILE, .compares = PV_COMPARES_AS_IS,
+			      .write = report_pprof },
+	[PV_REPORT_SVG] = { .name = "svg", .needs = PV_NEEDS_PATHS, .compares = PV_COMPARES_FLAT,
+			    .write = report_svg },
+	[PV_REPORT_FLAME] = { .name = "flame", .needs = PV_NEEDS_TREE, .compares = PV_COMPARES_TREE,
+			      .write = report_flame },
+	[PV_REPORT_TIMELINE] = { .name = "timeline", .needs = PV_NEEDS_PATHS, .time_order = true,
+				 .compares = PV_COMPARES_NOT,
+				 .one_profile = "--timeline shows one profile, not a comparison: leave out --diff-base",
+				 .write = report_timeline },
+	[PV_REPORT_SPEEDSCOPE] = { .name = "speedscope", .needs = PV_NEEDS_PATHS, .time_order = true,
+				   .compares = PV_COMPARES_NOT,
+				   .one_profile = "--speedscope shows the samples of one profile: it cannot compare (--diff-base)",
+				   .write = report_speedscope },
 };
 
 const struct pv_report_kind_info *pv_report_kind(enum pv_report_kind k)
