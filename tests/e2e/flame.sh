@@ -6,6 +6,7 @@
 # and runs its script (search and zoom).
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
+part_needs render chromium "the flame graphs are not rendered (Debian package chromium)"
 
 command -v xmllint >/dev/null || fail "xmllint is missing (Debian libxml2-utils; scripts/test installs it)"
 
@@ -126,11 +127,9 @@ xmllint --noout hostile.svg || fail "hostile names make malformed XML"
 [ "$(xp hostile.svg "count(//*[local-name()='title'][contains(., concat('a<b>&\"c', \"'\", 'd'))])")" = 1 ] ||
 	fail "a hostile name did not survive escaping"
 
-# Rendering: headless Chromium draws the pictures and runs their script.
-if ! command -v chromium >/dev/null; then
-	echo "SKIP: chromium is not installed (the Debian package 'chromium'; scripts/test installs it): not rendering" >&2
-	exit 77
-fi
+# Rendering (the part "render"): headless Chromium draws the pictures and
+# runs their script.
+part_starts render
 for pic in split icicle; do
 	chrome --screenshot="$WORK/$pic.png" --window-size=1200,400 "file://$WORK/$pic.svg" >/dev/null ||
 		{ cat chrome.log >&2; fail "chromium could not render $pic.svg"; }

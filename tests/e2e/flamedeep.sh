@@ -7,6 +7,8 @@
 # pixels high opens at its root (headless Chromium).
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
+part_needs render chromium "where the flame graph opens is not checked (Debian package chromium)"
+part_needs render python3 "where the flame graph opens is not checked"
 cd "$WORK"
 command -v xmllint >/dev/null || fail "xmllint is missing (Debian libxml2-utils; scripts/test installs it)"
 
@@ -90,11 +92,9 @@ awk -v RS='</g>' '{ i = index($0, "<g class"); if (!i) next; $0 = substr($0, i);
 	      printf "root %.2f px, the row above %.2f px\n", root, up; exit !(root > 1179 && d < 0.5) }' branchy.svg >rows.txt ||
 	fail "the boxes do not add up: $(cat rows.txt)"
 
-# Opening: the root's box is in the window, not 16,000 pixels below it.
-if ! command -v chromium >/dev/null || ! command -v python3 >/dev/null; then
-	echo "SKIP: chromium or python3 is missing (Debian 'chromium'; scripts/test installs it): where the flame graph opens is not checked" >&2
-	exit 77
-fi
+# Opening (the part "render"): the root's box is in the window, not
+# 16,000 pixels below it.
+part_starts render
 at=$(timeout 120 python3 "$SRCDIR/tests/e2e/cdp-eval.py" "file://$WORK/plain.svg" \
 	"(function () { var r = document.querySelector('#frames > g rect').getBoundingClientRect(); return [r.top, r.bottom, innerHeight]; })()" \
 	"$(mktemp -d "$WORK/chrome.XXXXXX")") || fail "chromium could not open plain.svg"

@@ -20,6 +20,7 @@
 #     string, in the legend as it is.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
+part_needs render chromium "the heap line's script is not run (Debian package chromium)"
 cd "$WORK"
 [ -x "$COLLECT_HEAP" ] || fail "no collect-heap next to $COLLECT_TIMER"
 [ -n "${RAWDUMP:-}" ] || fail "RAWDUMP is not set"
@@ -137,11 +138,9 @@ xmllint --noout evil.svg || fail "hostile names make malformed XML"
 [ "$(xmllint --xpath "count(//*[@id='legend']//*[starts-with(., 'burst]]></script>')])" evil.svg)" -ge 1 ] ||
 	fail "the hostile name is not in the legend as it is"
 
-# The browser: a selection's bytes and blocks are --time's.
-if ! command -v chromium >/dev/null; then
-	echo "SKIP: chromium is not installed (the Debian package 'chromium'; scripts/test installs it): the script is not run" >&2
-	exit 77
-fi
+# The browser (the part "render"): a selection's bytes and blocks are
+# --time's.
+part_starts render
 CHROME_TIMEOUT=60
 to=$(mid burst_end free_start)
 {

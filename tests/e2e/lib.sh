@@ -7,6 +7,11 @@ e2e_init() {
 	PROFVIEW=$1
 	COLLECT_TIMER=$2
 	SRCDIR=$3
+	# A test whose last checks need an optional tool is two meson tests:
+	# NAME (its own checks) and NAME-PART, which runs them again and then
+	# the checks of PART, and alone skips when the tool is missing
+	# (part_needs, part_starts).
+	PART=${4:-}
 	WORK=$(mktemp -d "${TMPDIR:-/tmp}/profview-e2e.XXXXXX")
 	trap 'rm -rf "$WORK" || true' EXIT
 	# A command that fails outside a test ends the script (set -e): say
@@ -21,6 +26,21 @@ e2e_init() {
 	CXX=${CXX:-c++}
 	# collect-heap: meson says where; else next to collect-timer's build
 	COLLECT_HEAP=${COLLECT_HEAP:-${COLLECT_TIMER%/*}/../heap/collect-heap}
+}
+
+# part_needs PART TOOL WHY: in the test's part PART, skip at once (before
+# any work) when TOOL is not installed.
+part_needs() {
+	if [ "$PART" = "$1" ] && ! command -v "$2" >/dev/null; then
+		echo "SKIP: $2 is not installed: $3" >&2
+		exit 77
+	fi
+}
+
+# part_starts PART: the checks after it are those of PART: the test's own
+# part ends here.
+part_starts() {
+	[ "$PART" = "$1" ] || exit 0
 }
 
 fail() {

@@ -6,6 +6,7 @@
 # floor, follows the filters, and a headless Chromium renders it.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
+part_needs render chromium "the pictures are not rendered (Debian package chromium)"
 cd "$WORK"
 
 command -v xmllint >/dev/null ||
@@ -157,12 +158,9 @@ else
 	note "no filters in this profview: their checks left out"
 fi
 
-# Headless Chromium draws it (and the flame graph, when there is one).
-CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
-if [ -z "$CHROMIUM" ]; then
-	echo "SKIP: headless Chromium (Debian package chromium) is not installed: the pictures were not rendered"
-	exit 77
-fi
+# Headless Chromium draws it, and the flame graph (the part "render").
+part_starts render
+CHROMIUM=$(command -v chromium)
 render() {
 	local prof
 	prof=$(mktemp -d "$WORK/chromium.XXXXXX")

@@ -18,6 +18,7 @@
 #     profile is an error; -o does not follow a link.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
+part_needs render chromium "the timeline's script is not run (Debian package chromium)"
 
 [ -n "${RAWDUMP:-}" ] || fail "RAWDUMP is not set"
 command -v xmllint >/dev/null || fail "xmllint is missing (Debian libxml2-utils; scripts/test installs it)"
@@ -156,11 +157,9 @@ xmllint --noout evil.svg || fail "hostile names make malformed XML"
 [ "$(xp evil.svg "count(//*[@id='legend']//*[starts-with(., 'hot]]></script>')])")" -ge 1 ] ||
 	fail "the hostile name is not in the legend as it is"
 
-# The browser: selections, their totals against --flat, drag and hover.
-if ! command -v chromium >/dev/null; then
-	echo "SKIP: chromium is not installed (the Debian package 'chromium'; scripts/test installs it): the script is not run" >&2
-	exit 77
-fi
+# The browser (the part "render"): selections, their totals against
+# --flat, drag and hover.
+part_starts render
 CHROME_TIMEOUT=60
 # span PHASE: "FROM TO" in seconds from the trace's start
 span() {
