@@ -483,18 +483,28 @@ int control_sigaction(int sig, const struct sigaction *act, struct sigaction *ol
  * engine_exec_quiet) can still send one, which at its default action ends
  * the new image; the new constructor drops such late ones. */
 
-/* Takes back the instances of sig pending from the image before the exec
- * that were its sampling's (a perf event's POLL_IN or POLL_HUP, a timer's:
- * the events and timers are gone), and queues again one the program sent,
- * as engine_exec_quiet does; then lets sig through. */
+/* Lets sig, the previous image's sampling signal, through.  When this
+ * image handles it (its library samples with it: preload_init ran), its
+ * handler tells a late one of the old image's events from its own events'
+ * (which must not be taken: an event whose signal is lost is never armed
+ * again) and from the program's.  When nothing handles it, the instances
+ * pending from the old image's sampling (a perf event's POLL_IN or
+ * POLL_HUP, a timer's) are taken back first, and one the program sent is
+ * queued again, as engine_exec_quiet does. */
 static void control_unhold_one(int sig)
 {
 	static const struct timespec now = { 0, 0 };
+	struct sigaction cur;
 	sigset_t set;
 	siginfo_t si;
 
 	sigemptyset(&set);
 	sigaddset(&set, sig);
+	if (control_real_sigaction(sig, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+	    cur.sa_sigaction != NULL) {
+		pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+		return;
+	}
 	while (sigtimedwait(&set, &si, &now) == sig) {
 		if (si.si_code == POLL_IN || si.si_code == POLL_HUP || si.si_code == SI_TIMER)
 			continue;
