@@ -51,7 +51,9 @@ done
 "$PROFVIEW" --processes d/run.raw >dp.txt || fail "profview --processes"
 for who in driver cc1 as; do
 	pid=$(awk -v w="$who" '$1 == "cpu" && $2 == w { print $3 }' d.out)
-	grep -q "\[process $pid \"driver\"\]" dp.txt || fail "--processes: no node for pid $pid: $(cat dp.txt)"
+	# (named ", first dash" too when the shell's image before the exec
+	# happened to get a sample)
+	grep -qE "\[process $pid \"driver\"(, first [^]]*)?\]" dp.txt || fail "--processes: no node for pid $pid: $(cat dp.txt)"
 	"$PROFVIEW" --flat --pid="$pid" d/run.raw >dpid.txt || fail "profview --pid=$pid"
 	# (one process, even when the child's timer fired in the instant
 	# between its fork and its exec: its two images are one process)
