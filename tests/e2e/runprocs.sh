@@ -66,7 +66,8 @@ labels() { grep -c ">$1</text>" "$2"; }
 [ "$(labels main pipe.svg)" = 1 ] || fail "--svg: main is not one node"
 [ "$(labels main pipe-procs.svg)" = 2 ] || fail "--svg --processes: main is not a node in each of the two processes"
 for pid in $(awk '{ print $2 }' pipe.out); do
-	[ "$(labels "\[process $pid &quot;burn&quot;\]" pipe-procs.svg)" = 1 ] ||
+	# (", first dash" too when the shell's image before its exec got a sample)
+	[ "$(labels "\[process $pid &quot;burn&quot;\(, first [^]]*\)\?\]" pipe-procs.svg)" = 1 ] ||
 		fail "--svg --processes: no node of process $pid"
 done
 
