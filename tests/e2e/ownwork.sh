@@ -4,8 +4,8 @@
 # over (tests/progs/dlloop.c) makes the collector record the mappings of
 # every load (mappings_refresh, under its dlopen wrapper).  Those samples
 # are left out of the profile and their CPU time is said in the header;
-# none of the collector's mapping functions is in any stack, and no frame
-# is its own caller at one address.
+# none of the collector's mapping functions is in any stack, and no walk
+# loops on a frame (its own caller at one address, over and over).
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 cd "$WORK"
@@ -27,7 +27,10 @@ note "$line"
 echo "$line" | grep -Eq '^collector: [0-9.]+ [mµ]?s of CPU in [1-9][0-9]* samples? of the collector.s own work' ||
 	fail "the collector line does not say its CPU time and samples: $line"
 "$PROFVIEW" --folded --addresses dl.raw >dl-addr.folded || fail "profview failed"
-rep=$(awk '{ line = $0; sub(/ [0-9]+$/, "", line); n = split(line, f, ";")
-	for (i = 2; i <= n; i++) if (f[i] == f[i - 1]) { print; break } }' dl-addr.folded)
-[ -z "$rep" ] || fail "a frame its own caller at one address: $rep"
+# (A recursion from one call site, such as the loader's dfs_traversal,
+# repeats a frame at one address a few times; a walk that loops repeats it
+# until the walk's limit: 32 in a row is the loop.)
+rep=$(awk '{ line = $0; sub(/ [0-9]+$/, "", line); n = split(line, f, ";"); run = 1
+	for (i = 2; i <= n; i++) { run = f[i] == f[i - 1] ? run + 1 : 1; if (run >= 32) { print; break } } }' dl-addr.folded)
+[ -z "$rep" ] || fail "a walk that loops on one frame: $(echo "$rep" | cut -c1-400)"
 exit 0
