@@ -17,8 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GPERF_MAX_DEPTH 4096
-
 struct greader {
 	const unsigned char *buf;
 	size_t len;
@@ -146,6 +144,7 @@ static int read_maps(struct greader *g, size_t off)
 struct raw_sample {
 	uint64_t count;
 	uint32_t off, n;   /* into the address list */
+	bool cut;          /* outer frames past PV_MAX_DEPTH left out */
 };
 
 /* pprof's clean-up of the legacy format, done the same way so that both
@@ -201,11 +200,6 @@ static int samples(struct greader *g, size_t *offp)
 			break;
 		uint64_t count = word_at(g, off), n = word_at(g, off + g->word);
 		off += 2 * (size_t)g->word;
-		if (n > GPERF_MAX_DEPTH) {
-			pv_error("'%s': gperftools sample at byte %zu has a stack of %" PRIu64 " frames (at most %d make sense): the file is damaged",
-				 g->name, at, n, GPERF_MAX_DEPTH);
-			goto out;
-		}
 		if ((g->len - off) / g->word < n) {
 			pv_error("'%s': gperftools profile is cut off at byte %zu: the sample there needs %" PRIu64 " more bytes, %zu are left",
 				 g->name, at, n * g->word, g->len - off);
@@ -221,16 +215,19 @@ static int samples(struct greader *g, size_t *offp)
 				 g->name, at, count);
 			goto out;
 		}
-		if (pv_grow(&ss, &cap_s, ns + 1, sizeof *ss) < 0 || pv_grow(&a, &cap_a, na + n + 1, sizeof *a) < 0)
+		/* The innermost frames of a deeper stack than any report shows
+		 * (the file's length bounds n, checked above). */
+		uint32_t keep = n > PV_MAX_DEPTH ? PV_MAX_DEPTH : (uint32_t)n;
+		if (pv_grow(&ss, &cap_s, ns + 1, sizeof *ss) < 0 || pv_grow(&a, &cap_a, na + keep + 1, sizeof *a) < 0)
 			goto out;
-		for (uint64_t i = 0; i < n; i++)
+		for (uint32_t i = 0; i < keep; i++)
 			a[na + i] = word_at(g, off + i * g->word);
 		off += n * g->word;
 		/* Return addresses: step back into the call (Java's are ids). */
-		for (uint64_t i = 1; i < n && !g->java; i++)
+		for (uint32_t i = 1; i < keep && !g->java; i++)
 			a[na + i]--;
-		ss[ns++] = (struct raw_sample){ count, (uint32_t)na, (uint32_t)n };
-		na += n;
+		ss[ns++] = (struct raw_sample){ count, (uint32_t)na, keep, keep < n };
+		na += keep;
 	}
 	if (!trailer) {
 		pv_error("'%s': gperftools profile is cut off at byte %zu: its samples do not end with the trailer (words 0, 1, 0)",
@@ -249,8 +246,7 @@ static int samples(struct greader *g, size_t *offp)
 		for (uint32_t j = 0; j < ss[i].n; j++)
 			if ((g->locs[j] = pv_get_location(p, s[j], pv_find_mapping(p, s[j]))) == PV_NONE)
 				goto out;
-		ps.nlocs = ss[i].n;
-		if ((ps.loc_off = pv_add_stack(p, g->locs, ps.nlocs)) == UINT32_MAX)
+		if (pv_add_stack_capped(p, &ps, g->locs, ss[i].n, ss[i].cut) < 0)
 			goto out;
 		ps.values[0] = (int64_t)ss[i].count;
 		ps.values[1] = (int64_t)ss[i].count * p->period;
@@ -271,7 +267,7 @@ struct pv_profile *gperf_read(const unsigned char *buf, size_t len, const char *
 	size_t off = 0;
 
 	g.p = pv_profile_new();
-	g.locs = malloc(GPERF_MAX_DEPTH * sizeof *g.locs);
+	g.locs = malloc(PV_MAX_DEPTH * sizeof *g.locs);
 	if (!g.p || !g.locs) {
 		if (g.p)
 			pv_oom();
@@ -295,7 +291,7 @@ struct pv_profile *gperf_read(const unsigned char *buf, size_t len, const char *
 		size_t o = off;
 		while (o < len && len - o >= 2 * (size_t)g.word) {
 			uint64_t c = word_at(&g, o), n = word_at(&g, o + g.word);
-			if (n > GPERF_MAX_DEPTH || (len - o - 2 * (size_t)g.word) / g.word < n)
+			if ((len - o - 2 * (size_t)g.word) / g.word < n)
 				break;
 			o += (2 + n) * g.word;
 			if (c == 0 && n == 1 && word_at(&g, o - g.word) == 0) {

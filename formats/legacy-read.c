@@ -128,8 +128,11 @@ int legacy_hex_addresses(struct lreader *r, const char *s, const char *e, size_t
 				return legacy_error(r, no, "an address has more than 64 bits");
 			a = a << 4 | (uint64_t)pv_hexval(*q);
 		}
-		if (r->naddrs >= LEGACY_MAX_DEPTH)
-			return legacy_error(r, no, "a stack of more than 4096 frames: the file is damaged");
+		if (r->naddrs >= PV_MAX_DEPTH) {
+			r->cut = true;
+			q--;
+			continue;
+		}
 		if (pv_grow(&r->addrs, &r->cap_addrs, r->naddrs + 1, sizeof *r->addrs) < 0)
 			return -1;
 		r->addrs[r->naddrs++] = a;
@@ -164,9 +167,9 @@ int legacy_add_sample(struct lreader *r, enum legacy_adjust adjust, const int64_
 	for (size_t i = 0; i < n; i++)
 		if ((r->locs[i] = pv_get_location(p, a[i], pv_find_mapping(p, a[i]))) == PV_NONE)
 			return -1;
-	ps.nlocs = (uint32_t)n;
-	if ((ps.loc_off = pv_add_stack(p, r->locs, ps.nlocs)) == UINT32_MAX)
+	if (pv_add_stack_capped(p, &ps, r->locs, (uint32_t)n, r->cut) < 0)
 		return -1;
+	r->cut = false;
 	for (uint32_t i = 0; i < nvalues && i < PV_MAX_VALUES; i++)
 		ps.values[i] = values[i];
 	r->naddrs = 0;
@@ -528,6 +531,7 @@ static int read_thread(struct lreader *r, const struct lline *first)
 		}
 		if (same || r->naddrs == 0) {
 			r->naddrs = 0;
+			r->cut = false;
 			if (p->nsamples)
 				p->samples[p->nsamples - 1].values[0]++;
 			continue;
@@ -651,7 +655,7 @@ struct pv_profile *legacy_read(const unsigned char *buf, size_t len, const char 
 	};
 
 	r.p = pv_profile_new();
-	r.locs = malloc(LEGACY_MAX_DEPTH * sizeof *r.locs);
+	r.locs = malloc(PV_MAX_DEPTH * sizeof *r.locs);
 	if (!r.p || !r.locs) {
 		pv_oom();
 		goto out;
@@ -709,6 +713,7 @@ struct pv_profile *legacy_read(const unsigned char *buf, size_t len, const char 
 			r.lineno = no;
 			r.map_at = len;
 			r.naddrs = 0;
+			r.cut = false;
 			ret = java_read_contention(&r);
 		}
 		break;

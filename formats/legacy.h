@@ -10,8 +10,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Frames a stack may have: more is a damaged file. */
-#define LEGACY_MAX_DEPTH 4096
 /* The largest count or size a line may give: sums of many stay far from
  * overflowing. */
 #define LEGACY_MAX_VALUE ((int64_t)1 << 53)
@@ -29,7 +27,10 @@ struct lreader {
 	size_t map_at;         /* offset of the memory map's sentinel line, or len */
 	const char *name;
 	struct pv_profile *p;
+	/* The stack being read, at most PV_MAX_DEPTH addresses: cut is set
+	 * when the line held more (the outer ones are left out). */
 	uint64_t *addrs; size_t naddrs, cap_addrs;
+	bool cut;
 	uint32_t *locs;
 	struct heap_kind *heap; /* heap-read.c's, of the profile read */
 	/* Leave out the frames of the allocator at the leaf end (those of

@@ -138,3 +138,20 @@ size=$(stat -c %s names.out)
 [ "$size" -lt 65536 ] || fail "names of 4 MB: a table of $size bytes"
 [ "$secs" -le 10 ] || fail "names of 4 MB: $secs s"
 within names "$(stat -c %s names.folded)"
+
+# 7. A jemalloc heap profile and a gperftools CPU profile with a stack of
+# 200,000 addresses: read, cut to the innermost frames like every other
+# input, said once, within the bound.
+python3 "$GEN" jemdeep 200000 >deep.heap
+python3 "$GEN" gperfdeep 200000 >deep.prof
+for f in deep.heap deep.prof; do
+	run "$f" --folded "$f"
+	[ "$st" -eq 0 ] || fail "$f: $(cat "$f.err")"
+	grep -qxF "profview: warning: '$f': 1 stack deeper than $DEPTH frames (inlined calls counted) cut to its innermost" "$f.err" ||
+		fail "$f: the cut is not said: $(head -c 400 "$f.err")"
+	[ "$(frames "$f.out" | sort -n | tail -n 1)" = "$DEPTH" ] || fail "$f: a stack of $(frames "$f.out" | sort -n | tail -n 1) frames, not $DEPTH"
+	within "$f" "$(stat -c %s "$f")"
+done
+# the innermost frames are the ones kept: the leaf is the first address
+grep -qE ';prog\+0xfff [0-9]+$' deep.heap.out || fail "deep.heap: the leaf frame was not kept: $(tail -c 200 deep.heap.out)"
+grep -qE ';prog\+0x1000 [0-9]+$' deep.prof.out || fail "deep.prof: the leaf frame was not kept"

@@ -17,6 +17,7 @@ hostile-gen.py KIND N > FILE writes one input of kind KIND, N its size:
 profile.proto is encoded by hand: the field numbers are profile.proto's.
 """
 import gzip
+import struct
 import sys
 
 
@@ -104,6 +105,25 @@ def jemalloc(n):
     lines.append("MAPPED_LIBRARIES:")
     lines.append("00400000-00700000 r-xp 00000000 00:00 0 /bin/prog")
     return ("\n".join(lines) + "\n").encode()
+
+
+def jemdeep(n):
+    """One jemalloc heap sample whose stack has n distinct addresses."""
+    addrs = " ".join("0x%x" % (0x401000 + 16 * i) for i in range(n))
+    lines = ["heap_v2/524288", "  t*: 1: 512 [0: 0]", "@ " + addrs,
+             "  t*: 1: 512 [0: 0]", "", "MAPPED_LIBRARIES:",
+             "00400000-%08x r-xp 00000000 00:00 0 /bin/prog" % (0x400000 + 16 * n + 4096)]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def gperfdeep(n):
+    """A gperftools CPU profile (64-bit, little-endian) of one sample whose
+    stack has n distinct frames, and one of two frames (so that no frame
+    is the second of every stack, which pprof's clean-up would drop)."""
+    words = [0, 3, 0, 10000, 0, 1, n] + [0x401000 + 16 * i for i in range(n)]
+    words += [1, 2, 0x400100, 0x400200] + [0, 1, 0]
+    maps = "00400000-%08x r-xp 00000000 00:00 0 /bin/prog\n" % (0x400000 + 16 * n + 4096)
+    return struct.pack("<%dQ" % len(words), *words) + maps.encode()
 
 
 def threads(n):
