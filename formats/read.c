@@ -68,12 +68,13 @@ static int not_a_profile(const char *name)
 }
 
 /* what: "input", doing: "reading", or the like. */
-static int too_large(const char *name, const char *what, const char *doing, size_t limit)
+static int too_large(const char *name, const char *what, const char *doing, size_t limit,
+		     const char *option)
 {
 	char sz[32];
 
-	return pv_error("'%s': %s is larger than %s; stopped %s (raise the limit with --max-input)", name,
-			what, pv_size_str(sz, sizeof sz, limit), doing);
+	return pv_error("'%s': %s is larger than %s; stopped %s (raise the limit with %s)", name,
+			what, pv_size_str(sz, sizeof sz, limit), doing, option);
 }
 
 struct input {
@@ -105,7 +106,7 @@ static int slurp(int fd, struct input *in, const char *name, size_t limit, size_
 			judged = true;
 		}
 		if (in->len >= room)
-			return too_large(name, "input", "reading", limit);
+			return too_large(name, "input", "reading", limit, "--max-input");
 		if (in->len == cap) {
 			size_t ncap = cap > room / 2 ? room : cap * 2;
 			unsigned char *q = realloc(in->buf, ncap);
@@ -197,8 +198,12 @@ static void unload(struct input *in)
  * around any of the other binary and text formats.  The start is
  * decompressed and judged first, so that a gzip bomb of what is no profile
  * stops there; the rest stops past limit bytes. */
-static struct pv_profile *read_gzip(const unsigned char *buf, size_t len, const char *name, size_t limit)
+static struct pv_profile *read_gzip(const unsigned char *buf, size_t len, const char *name, size_t limit,
+				    size_t max_memory)
 {
+	/* --max-memory bounds the decompressed data too: the input it is
+	 * read from is all the input --max-input speaks of. */
+	bool memory = max_memory && max_memory < limit;
 	unsigned char *d;
 	size_t n;
 	bool more;
@@ -218,12 +223,15 @@ static struct pv_profile *read_gzip(const unsigned char *buf, size_t len, const 
 			 name);
 		goto out;
 	}
+	if (memory)
+		limit = max_memory;
 	if (more) {
 		free(d);
 		if (pv_gunzip(buf, len, name, limit, &more, &d, &n) < 0)
 			return NULL;
 		if (more) {
-			too_large(name, "decompressed data", "decompressing", limit);
+			too_large(name, "decompressed data", "decompressing", limit,
+				  memory ? "--max-memory" : "--max-input");
 			goto out;
 		}
 	}
@@ -273,7 +281,7 @@ static struct pv_profile *read_input(const struct input *in, const char *name, c
 		p = gdb_read(in->buf, in->len, name);
 		break;
 	case FORMAT_GZIP:
-		p = read_gzip(in->buf, in->len, name, limit);
+		p = read_gzip(in->buf, in->len, name, limit, opt ? opt->max_memory : 0);
 		break;
 	case FORMAT_GPERF:
 		p = gperf_read(in->buf, in->len, name);

@@ -155,3 +155,12 @@ done
 # the innermost frames are the ones kept: the leaf is the first address
 grep -qE ';prog\+0xfff [0-9]+$' deep.heap.out || fail "deep.heap: the leaf frame was not kept: $(tail -c 200 deep.heap.out)"
 grep -qE ';prog\+0x1000 [0-9]+$' deep.prof.out || fail "deep.prof: the leaf frame was not kept"
+
+# 8. 20 million folded lines in 350 KB of gzip: with --max-memory the
+# decompressed data is bounded by it too, refused in one line that names it.
+python3 -c 'import gzip, sys; sys.stdout.buffer.write(gzip.compress(b"main;f 1\n" * 20000000, 9))' >bomb.folded.gz
+run bomb --flat bomb.folded.gz
+[ "$st" -eq 1 ] || fail "a gzip of 180 MB decompressed under --max-memory=${BUDGET_MIB}M exited $st"
+one_line bomb "profview: 'bomb.folded.gz': decompressed data is larger than $BUDGET_MIB MiB; stopped decompressing (raise the limit with --max-memory)"
+rss=$(cat bomb.kib)
+[ "$rss" -le $((base + 2 * BUDGET_MIB * 1024)) ] || fail "bomb: profview held $((rss / 1024)) MiB decompressing under a budget of $BUDGET_MIB MiB"
