@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "collect-procs.h"
 #include "collect-runseg.h"
 #include "collect-traces.h"
 #include "collect.h"
@@ -226,4 +227,88 @@ void collect_runseg_free(struct collect_runseg *rs)
 	free(rs->kids);
 	free(rs->found);
 	free(rs);
+}
+
+/* The parts of the run file or trace at fd (size bytes) into *idx (one
+ * part, the trace, when it is not a run), and where they end.  Returns the
+ * number of parts, or 0 when it is neither. */
+static size_t collect_seg_parts(int fd, const char *path, uint64_t size, struct raw_run_part **idx,
+				uint64_t *end)
+{
+	struct raw_run_footer foot;
+	struct collect_trace t;
+	size_t np;
+
+	*idx = NULL;
+	if (size >= sizeof(foot) && pread(fd, &foot, sizeof(foot), (off_t)(size - sizeof(foot))) ==
+	    (ssize_t)sizeof(foot) && memcmp(foot.magic, RAW_RUN_MAGIC, RAW_MAGIC_LEN) == 0) {
+		np = foot.nparts;
+		if (np == 0 || np > RAW_RUN_MAX_PARTS || foot.index_offset % 8 ||
+		    foot.index_offset + np * sizeof(**idx) + sizeof(foot) != size)
+			return 0;
+		*idx = calloc(np, sizeof(**idx));
+		if (*idx == NULL || pread(fd, *idx, np * sizeof(**idx), (off_t)foot.index_offset) !=
+		    (ssize_t)(np * sizeof(**idx))) {
+			free(*idx);
+			*idx = NULL;
+			return 0;
+		}
+		*end = foot.others_offset ? foot.others_offset : foot.index_offset;
+		return np;
+	}
+	if (collect_header(path, &t) != 0 || (*idx = calloc(1, sizeof(**idx))) == NULL)
+		return 0;
+	(*idx)[0].length = size;
+	(*idx)[0].pid = t.pid;
+	*end = size;
+	return 1;
+}
+
+int collect_seg_others(const char *path, const struct collect_others *o, size_t nprocesses)
+{
+	char tmp[PATH_MAX + 16];
+	struct raw_run_footer foot = { 0 };
+	struct raw_run_part *idx = NULL;
+	struct stat sb;
+	uint64_t end = 0, off;
+	int64_t w;
+	size_t np = 0;
+	int in, fd = -1, ok = 0;
+
+	in = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (in >= 0 && fstat(in, &sb) == 0 && S_ISREG(sb.st_mode))
+		np = collect_seg_parts(in, path, (uint64_t)sb.st_size, &idx, &end);
+	if (in >= 0)
+		close(in);
+	if (np == 0)
+		goto out;
+	snprintf(tmp, sizeof(tmp), "%s.others", path);
+	unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, PV_OUTFILE_TRACE_MODE);
+	if (fd < 0 || collect_copy(fd, 0, path, end) != 0)
+		goto out;
+	off = (end + 7) / 8 * 8;
+	w = collect_others_write(fd, off, o);
+	if (w < 0)
+		goto out;
+	foot.others_offset = off;
+	foot.index_offset = off + (uint64_t)w;
+	foot.nparts = (uint32_t)np;
+	foot.nprocesses = nprocesses < UINT32_MAX ? (uint32_t)nprocesses : UINT32_MAX;
+	memcpy(foot.magic, RAW_RUN_MAGIC, RAW_MAGIC_LEN);
+	ok = pwrite(fd, idx, np * sizeof(*idx), (off_t)foot.index_offset) == (ssize_t)(np * sizeof(*idx)) &&
+	     pwrite(fd, &foot, sizeof(foot), (off_t)(foot.index_offset + np * sizeof(*idx))) ==
+		     (ssize_t)sizeof(foot);
+	ok = close(fd) == 0 && ok;
+	fd = -1;
+	ok = ok && rename(tmp, path) == 0;
+	if (!ok)
+		unlink(tmp);
+out:
+	if (fd >= 0) {
+		close(fd);
+		unlink(tmp);
+	}
+	free(idx);
+	return ok ? 0 : -1;
 }

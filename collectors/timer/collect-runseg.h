@@ -32,4 +32,13 @@ void collect_runseg_finish(struct collect_runseg *rs);
 
 void collect_runseg_free(struct collect_runseg *rs);
 
+struct collect_others;
+/* Adds the table of the processes not profiled o (raw_run_others) and the
+ * count of the run's processes to the segment at path (the last: the
+ * other segments count none, so that read together they count the run's):
+ * a run of the window's processes, or the program's trace alone, made a
+ * run of one part.  Written aside and renamed over it.  Returns 0, or -1
+ * (errno; the segment is left as it was). */
+int collect_seg_others(const char *path, const struct collect_others *o, size_t nprocesses);
+
 #endif

@@ -9,9 +9,11 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "collect-procs.h"
+#include "collect-runseg.h"
 #include "collect-summary.h"
 #include "collect-traces.h"
 #include "collect.h"
@@ -44,7 +46,7 @@ static void collect_weight_say(char *buf, size_t n, uint32_t clock, uint64_t ns,
 }
 
 /* The summary line of a trace cut into segments (--split). */
-static void collect_report_segments(const struct seg *seg, const char *who, int quiet)
+static void collect_report_segments(const struct seg *seg, const char *who, int quiet, int exited)
 {
 	char weight[64], say[512], cause[512], first[PATH_MAX + 32], last[PATH_MAX + 32];
 	char where[3 * PATH_MAX], failed[96] = "", from[32], to[32];
@@ -99,8 +101,8 @@ static void collect_report_segments(const struct seg *seg, const char *who, int 
 		" thread%s, %" PRIu64 " lost%s, %s%s%s%s\n",
 		who, s.samples, s.samples == 1 ? "" : "s", weight, s.threads,
 		s.threads == 1 ? "" : "s", s.lost, cause, where, failed,
-		s.finished ? "" : "; the program ended without running its exit handlers, "
-				  "the last segment stops at its last complete record",
+		s.finished || exited ? "" : "; the program ended without running its exit handlers, "
+					    "the last segment stops at its last complete record",
 		s.bad ? "; unreadable data after the last good record" : "");
 	/* (counted by segment: a thread alive in ten segments is ten there) */
 	if (s.clock == RAW_CLOCK_CPU &&
@@ -434,6 +436,49 @@ static void collect_say_alone(const char *shown, const struct collect_trace *v, 
 		collect_msg("%zu process%s (%s)", nproc, nproc == 1 ? "" : "es", say);
 }
 
+/* The summary of a run whose program's trace was cut into segments: the
+ * program's line, and the processes not profiled, whose table goes into
+ * the last segment (so that the segments account for every process).
+ */
+static void collect_report_split(const struct seg *seg, pid_t pid, int quiet,
+				const struct collect_ends *reaped, const struct collect_others *others,
+				size_t nprocesses)
+{
+	const char *exe = strrchr(seg_program(seg), '/');
+	char who[128], name[64], last[PATH_MAX + 32], say[512];
+	struct seg_summary s;
+	int exited = 0;
+
+	pv_escape(name, sizeof(name), exe != NULL ? exe + 1 : seg_program(seg));
+	snprintf(who, sizeof(who), "pid %u (%s): ", (unsigned)pid, name);
+	/* an exit or _exit the launcher saw is a normal end, even where the
+	 * trace has no end record */
+	for (size_t i = 0; reaped != NULL && i < reaped->n; i++)
+		if (reaped->v[i].pid == (uint32_t)pid)
+			exited = WIFEXITED((int)reaped->v[i].status);
+	collect_report_segments(seg, who, quiet, exited);
+	seg_summary(seg, &s);
+	if (others->n == 0 || s.segments == 0)
+		return;
+	/* the run's last: the processes the program started may have
+	 * outlived it into windows of their own */
+	for (uint64_t m = s.last;; m++) {
+		struct stat sb;
+
+		seg_name(seg, m + 1, last, sizeof(last));
+		if (stat(last, &sb) != 0) {
+			seg_name(seg, m, last, sizeof(last));
+			break;
+		}
+	}
+	collect_others_say(say, sizeof(say), others);
+	if (collect_seg_others(last, others, nprocesses) != 0)
+		collect_msg("cannot name the processes not profiled in '%s': %s; %s", last,
+			    strerror(errno), say);
+	else if (!quiet)
+		collect_msg("%s; named in '%s'", say, last);
+}
+
 /* Reports the run (see collect_find_traces) and makes one file of it:
  * the traces with samples joined into shown (collect_join), the others
  * removed.  One trace alone is said as it is; a run of several in one
@@ -465,8 +510,15 @@ int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int q
 
 		for (size_t j = 0; j < n; j++)
 			t->execd |= j != k && v[j].pid == t->pid && v[j].start_mono > t->start_mono;
-		if (k == 0 && seg != NULL)
+		if (k == 0 && seg != NULL) {
+			/* its records are in the segments now: what it said
+			 * of the others, seg kept */
+			size_t len;
+			const unsigned char *procs = seg_procs(seg, &len);
+
+			collect_scan_records(procs, len, t->pid, &t->st, &seen);
 			continue;
+		}
 		if (collect_scan(t->name, &t->st, &seen) != 0) {
 			if (k == 0)
 				collect_msg("cannot read '%s': %s", t->name, strerror(errno));
@@ -505,18 +557,17 @@ int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int q
 		free(v);
 		return 0;
 	}
-	if (seg != NULL) {
-		const char *exe = strrchr(seg_program(seg), '/');
-		char who[128], name[64];
-
-		pv_escape(name, sizeof(name), exe != NULL ? exe + 1 : seg_program(seg));
-		snprintf(who, sizeof(who), "pid %u (%s): ", (unsigned)pid, name);
-		collect_report_segments(seg, who, quiet);
-		if (n == 1) {
-			collect_others_free(&others);
-			free(v);
-			return 0;
-		}
+	if (seg != NULL)
+		collect_report_split(seg, pid, quiet, reaped, &others,
+				     collect_count_processes(v, n) + collect_others_apart(v, n, &others));
+	if (seg != NULL && (n == 1 || nkeep == 0)) {
+		/* the program's alone, or others that left nothing to keep */
+		for (size_t k = 1; k < n; k++)
+			if (v[k].scanned && !v[k].st.foreign && !v[k].keep)
+				unlink(v[k].name);
+		collect_others_free(&others);
+		free(v);
+		return 0;
 	}
 	joined = collect_join(shown, v, n, &others) == 0;
 	for (size_t k = 0; k < n && verbose; k++) {

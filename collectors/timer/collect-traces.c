@@ -106,6 +106,8 @@ static void collect_scan_procs(const struct raw_record *rec, uint32_t pid, struc
 
 		memcpy(&e, rec->data, sizeof(e));
 		n = e.path_len < sizeof(x.path) - 1 ? e.path_len : sizeof(x.path) - 1;
+		if (n > rec->size - sizeof(e))
+			n = rec->size - sizeof(e); /* (the iterator checks; a copy may not) */
 		memcpy(x.path, (const char *)rec->data + sizeof(e), n);
 		x.path[n] = '\0';
 		x.pid = e.pid;
@@ -131,6 +133,29 @@ static void collect_scan_procs(const struct raw_record *rec, uint32_t pid, struc
 
 		memcpy(&c, rec->data, sizeof(c));
 		collect_ends_add(&seen->ends, c.pid, c.status, c.cpu_ns);
+	}
+}
+
+void collect_scan_records(const unsigned char *buf, size_t len, uint32_t pid,
+			  struct collect_stats *st, struct collect_seen *seen)
+{
+	size_t off = 0;
+
+	while (len - off >= sizeof(struct raw_rec)) {
+		struct raw_rec h;
+		struct raw_record rec;
+
+		memcpy(&h, buf + off, sizeof(h));
+		if (h.size < sizeof(h) || h.size > len - off)
+			break;
+		rec.data = buf + off;
+		rec.off = off;
+		rec.type = h.type;
+		rec.size = h.size;
+		if ((h.type == RAW_EXEC && h.size >= sizeof(struct raw_exec)) ||
+		    (h.type == RAW_CHILD && h.size >= sizeof(struct raw_child)))
+			collect_scan_procs(&rec, pid, st, seen);
+		off += h.size;
 	}
 }
 

@@ -103,6 +103,12 @@ struct collect_trace {
  * (may be NULL).  Returns 0, or -1 if it cannot be read. */
 int collect_scan(const char *path, struct collect_stats *st, struct collect_seen *seen);
 
+/* What the RAW_EXEC and RAW_CHILD records of buf (len bytes of them, one
+ * after the other, as seg_procs gives them) of the trace of process pid
+ * say, as collect_scan would: into st (its own exec) and seen. */
+void collect_scan_records(const unsigned char *buf, size_t len, uint32_t pid,
+			  struct collect_stats *st, struct collect_seen *seen);
+
 /* Reads the header of a trace into t (exe, pid, ppid, start_mono).
  * Returns 0 or -1 (not a trace). */
 int collect_header(const char *path, struct collect_trace *t);

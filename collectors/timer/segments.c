@@ -86,6 +86,11 @@ struct seg {
 	uint64_t align_t0, min_n;
 	int no_punch;
 
+	/* the trace's RAW_EXEC and RAW_CHILD records, as they were: what
+	 * the run's accounting of its processes needs (seg_procs) */
+	unsigned char *procs;
+	size_t procs_len, procs_cap;
+
 	struct seg_summary sum;
 	uint8_t *tids;             /* a bit per thread id seen */
 	uint64_t lost_written;     /* lost counts in the segments so far */
@@ -660,6 +665,10 @@ static void seg_record(struct seg *s, const struct raw_record *r)
 			s->sum.lost_error = rec.error;
 		break;
 	}
+	case RAW_EXEC:
+	case RAW_CHILD:
+		seg_append(&s->procs, &s->procs_len, &s->procs_cap, r->data, r->size);
+		break;
 	case RAW_END: {
 		struct raw_end rec;
 
@@ -896,8 +905,15 @@ void seg_free(struct seg *s)
 	free(s->obuf);
 	free(s->threads);
 	free(s->maps);
+	free(s->procs);
 	free(s->stacks);
 	free(s->arena);
 	free(s->tids);
 	free(s);
+}
+
+const unsigned char *seg_procs(const struct seg *s, size_t *len)
+{
+	*len = s->procs_len;
+	return s->procs;
 }

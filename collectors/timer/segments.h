@@ -105,6 +105,11 @@ int seg_where(const struct seg *s, uint64_t *t0, uint64_t *n);
 /* The program's path, as the trace's header says ("" before it has
  * one).  Valid until seg_free. */
 const char *seg_program(const struct seg *s);
+/* The trace's RAW_EXEC and RAW_CHILD records read so far, one after the
+ * other as in the trace (each its raw_rec first), *len bytes: what the
+ * trace says of the run's other processes once its own records are gone
+ * into segments.  NULL with *len 0 when none. */
+const unsigned char *seg_procs(const struct seg *s, size_t *len);
 /* The name of segment n, into buf. */
 const char *seg_name(const struct seg *s, uint64_t n, char *buf, size_t len);
 void seg_free(struct seg *s);

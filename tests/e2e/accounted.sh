@@ -41,6 +41,21 @@ not_profiled() {
 if "$CC" -O1 -static -o accounted-static "$SRCDIR/tests/progs/accounted.c" 2>/dev/null; then
 	not_profiled static exec ./accounted-static "static binary"
 	not_profiled vfork vforkexec ./accounted-static "static binary"
+	# --split: the segments, read together or the last alone, account
+	# for the child too, and the summary names it
+	"$COLLECT_TIMER" --split=0.2 -o split.raw ./accounted exec ./accounted-static 0.5 >split.out 2>split.err ||
+		fail "--split: the run failed: $(cat split.err)"
+	last=$(ls split.seg*.raw | tail -n 1)
+	grep -qF "collect-timer: 1 not profiled: ./accounted-static, static binary, " split.err ||
+		fail "--split: collect-timer does not name the child: $(cat split.err)"
+	grep -qF "; named in '$last'" split.err || fail "--split: the child is not named in the last segment: $(cat split.err)"
+	"$PROFVIEW" --flat split.seg*.raw >split.txt 2>split.perr || fail "--split: profview failed: $(cat split.perr)"
+	grep -q "^profile: .*, 2 processes (1 with samples; 1 not profiled: ./accounted-static, static binary, [0-9.]* m\?s CPU)" split.txt ||
+		fail "--split: the segments do not name the child: $(head -3 split.txt)"
+	"$PROFVIEW" --flat "$last" >split-last.txt 2>split.perr || fail "--split: profview failed on '$last': $(cat split.perr)"
+	grep -q "not profiled: ./accounted-static, static binary" split-last.txt ||
+		fail "--split: the last segment alone does not name the child: $(head -3 split-last.txt)"
+	grep -q "ended without running its exit handlers" split.err && fail "--split: a normal end said to be otherwise: $(cat split.err)"
 else
 	note "no static libc: the static child is not tried"
 fi
