@@ -566,6 +566,64 @@ static void *blocked_thread(void *arg)
 	return NULL;
 }
 
+/* Its own SIGINT handler: says so and ends with 42. */
+static int mode_sigint_own(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigint;
+	sigaction(SIGINT, &sa, NULL);
+	printf("pid %d\n", (int)getpid());
+	fflush(stdout);
+	while (!got_sigint)
+		spin(0.01);
+	printf("got SIGINT\n");
+	return 42;
+}
+
+/* Prints the CPU time of process pid, then kills it. */
+static int mode_killcpu(pid_t pid)
+{
+	struct timespec ts;
+	clockid_t clock;
+
+	if (clock_getcpuclockid(pid, &clock) != 0 || clock_gettime(clock, &ts) != 0 ||
+	    kill(pid, SIGKILL) != 0) {
+		perror("killcpu");
+		return 1;
+	}
+	printf("%lld\n", (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec);
+	return 0;
+}
+
+/* n children that each spin 2 ms and exec /bin/true: how many were killed. */
+static int mode_execs(int n)
+{
+	int killed = 0;
+
+	for (int i = 0; i < n; i++) {
+		pid_t pid = fork();
+		int st;
+
+		if (pid == 0) {
+			spin(0.002);
+			execl("/bin/true", "true", (char *)NULL);
+			_exit(127);
+		}
+		if (pid < 0 || waitpid(pid, &st, 0) != pid) {
+			perror("fork");
+			return 1;
+		}
+		if (WIFSIGNALED(st)) {
+			printf("child %d: killed by signal %d\n", i, WTERMSIG(st));
+			killed++;
+		}
+	}
+	printf("killed %d\n", killed);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "spin";
@@ -590,32 +648,10 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		spin_forever();
 	}
-	if (strcmp(mode, "sigint-own") == 0) {
-		struct sigaction sa;
-
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = on_sigint;
-		sigaction(SIGINT, &sa, NULL);
-		printf("pid %d\n", (int)getpid());
-		fflush(stdout);
-		while (!got_sigint)
-			spin(0.01);
-		printf("got SIGINT\n");
-		return 42;
-	}
-	if (strcmp(mode, "killcpu") == 0 && argc > 2) {
-		pid_t pid = (pid_t)atoi(argv[2]);
-		struct timespec ts;
-		clockid_t clock;
-
-		if (clock_getcpuclockid(pid, &clock) != 0 || clock_gettime(clock, &ts) != 0 ||
-		    kill(pid, SIGKILL) != 0) {
-			perror("killcpu");
-			return 1;
-		}
-		printf("%lld\n", (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec);
-		return 0;
-	}
+	if (strcmp(mode, "sigint-own") == 0)
+		return mode_sigint_own();
+	if (strcmp(mode, "killcpu") == 0 && argc > 2)
+		return mode_killcpu((pid_t)atoi(argv[2]));
 	if (strcmp(mode, "abort") == 0) {
 		spin(0.2);
 		abort();
@@ -641,30 +677,8 @@ int main(int argc, char **argv)
 		perror("execl");
 		return 1;
 	}
-	if (strcmp(mode, "execs") == 0) {
-		int n = argc > 2 ? atoi(argv[2]) : 50, killed = 0;
-
-		for (int i = 0; i < n; i++) {
-			pid_t pid = fork();
-			int st;
-
-			if (pid == 0) {
-				spin(0.002);
-				execl("/bin/true", "true", (char *)NULL);
-				_exit(127);
-			}
-			if (pid < 0 || waitpid(pid, &st, 0) != pid) {
-				perror("fork");
-				return 1;
-			}
-			if (WIFSIGNALED(st)) {
-				printf("child %d: killed by signal %d\n", i, WTERMSIG(st));
-				killed++;
-			}
-		}
-		printf("killed %d\n", killed);
-		return 0;
-	}
+	if (strcmp(mode, "execs") == 0)
+		return mode_execs(argc > 2 ? atoi(argv[2]) : 50);
 	if (strcmp(mode, "exit") == 0) {
 		spin(0.2);
 		_exit(argc > 2 ? atoi(argv[2]) : 0);
