@@ -239,8 +239,8 @@ void report_header(FILE *out, const struct pv_report_ctx *rc)
 		}
 	} else if ((p->run_processes > 1 || p->nunprofiled) && !o->pid_filter && !o->tid_filter &&
 		   !p->diff) {
-		fprintf(out, ", %" PRIu32 " process%s (1 with samples", p->run_processes,
-			p->run_processes == 1 ? "" : "es");
+		fprintf(out, ", %" PRIu32 " process%s (%d with samples", p->run_processes,
+			p->run_processes == 1 ? "" : "es", t->samples > 0);
 		header_unprofiled(out, p);
 		fputc(')', out);
 	}

@@ -542,15 +542,6 @@ void control_unhold(void)
 	unsetenv(COLLECT_ENV_HELD);
 }
 
-/* Does env load this library (LD_PRELOAD names it)? */
-static int control_env_preloads(char *const env[])
-{
-	for (size_t i = 0; env != NULL && env[i] != NULL; i++)
-		if (strncmp(env[i], "LD_PRELOAD=", 11) == 0)
-			return strstr(env[i], preload_library) != NULL;
-	return 0;
-}
-
 /* Before an exec with environment env that loads the library again: the
  * control signal (when the library takes it and the thread does not block
  * it) and the sampling signal (control_exec_signal: a late one of an event
@@ -566,7 +557,7 @@ static char **control_exec_hold(char *const env[], sigset_t *old)
 	sigset_t set;
 	char **v;
 
-	if (!control_env_preloads(env) || pthread_sigmask(SIG_BLOCK, NULL, old) != 0)
+	if (!procs_env_preloads(env) || pthread_sigmask(SIG_BLOCK, NULL, old) != 0)
 		return (char **)env;
 	ctl = control_owns(control.signo) && !sigismember(old, control.signo);
 	if (samp > 0 && sigismember(old, samp))
@@ -622,7 +613,7 @@ static int control_exec(const char *name, const char *file, char *const argv[], 
 		return -1;
 	}
 	v = control_exec_hold(envp, &old);
-	procs_note_exec(file, v, control_env_preloads(v));
+	procs_note_exec(file, strcmp(name, "execve") != 0, procs_env_preloads(v));
 	control_exec_prepare(0);
 	real(file, argv, v);
 	control_exec_prepare(1);

@@ -5,6 +5,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -66,15 +67,24 @@ static uint32_t procs_why_path(const char *path)
 	return RAW_WHY_UNKNOWN;
 }
 
-/* The path execvp would run for file: file itself when it has a slash,
- * else the first executable of that name in PATH, into buf.  Signal-safe
- * (getenv reads the environment, which exec must not be racing). */
-static const char *procs_find(const char *file, char *buf, size_t cap)
+int procs_env_preloads(char *const env[])
+{
+	for (size_t i = 0; env != NULL && env[i] != NULL; i++)
+		if (strncmp(env[i], "LD_PRELOAD=", 11) == 0)
+			return strstr(env[i], preload_library) != NULL;
+	return 0;
+}
+
+/* The path execvp would run for file: file itself when it has a slash or
+ * search is 0 (execve, posix_spawn), else the first executable of that
+ * name in PATH, into buf.  Signal-safe (getenv reads the environment,
+ * which exec must not be racing). */
+static const char *procs_find(const char *file, int search, char *buf, size_t cap)
 {
 	const char *path = getenv("PATH"), *p, *e;
 	size_t fl = strlen(file);
 
-	if (strchr(file, '/') != NULL || path == NULL)
+	if (!search || strchr(file, '/') != NULL || path == NULL)
 		return file;
 	for (p = path;; p = e + 1) {
 		size_t dl;
@@ -94,17 +104,17 @@ static const char *procs_find(const char *file, char *buf, size_t cap)
 	}
 }
 
-void procs_note_exec(const char *file, char *const env[], int preloads)
+/* The RAW_EXEC record of process pid running file. */
+static void procs_note(pid_t pid, const char *file, int search, int preloads)
 {
 	char found[4096];
 	const char *path;
 	struct raw_exec *rec;
 	uint32_t why, len, size;
 
-	(void)env;
 	if (file == NULL)
 		return;
-	path = procs_find(file, found, sizeof(found));
+	path = procs_find(file, search, found, sizeof(found));
 	why = procs_why_path(path);
 	if (why == RAW_WHY_UNKNOWN && !preloads)
 		why = RAW_WHY_ENV;
@@ -115,13 +125,60 @@ void procs_note_exec(const char *file, char *const env[], int preloads)
 		return;
 	memset(rec, 0, size);
 	rec->time_ns = preload_now();
-	/* a vfork child runs on its parent's memory, trace included: the
-	 * record says whose exec it is */
-	rec->pid = (uint32_t)getpid();
+	rec->pid = (uint32_t)pid;
 	rec->why = why;
 	rec->path_len = len;
 	memcpy(rec + 1, path, len);
 	writer_publish(rec, RAW_EXEC, size);
+}
+
+void procs_note_exec(const char *file, int search, int preloads)
+{
+	/* a vfork child runs on its parent's memory, trace included: the
+	 * record says whose exec it is */
+	procs_note(getpid(), file, search, preloads);
+}
+
+/* ---- the programs started inside the C library ---- */
+
+typedef int (*procs_spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+			      const posix_spawnattr_t *, char *const[], char *const[]);
+
+/* posix_spawn or posix_spawnp (name), then the RAW_EXEC record of the
+ * child, as its own exec would have written it: the exec happens inside
+ * the C library, where the library's execve is not called. */
+static int procs_spawn(const char *name, int search, pid_t *pid, const char *file,
+		       const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr,
+		       char *const argv[], char *const envp[])
+{
+	procs_spawn_fn real = (procs_spawn_fn)dlsym(RTLD_NEXT, name);
+	pid_t child = 0;
+	int rc;
+
+	if (real == NULL)
+		return ENOSYS;
+	rc = real(&child, file, fa, attr, argv, envp);
+	if (rc == 0) {
+		int saved_errno = errno;
+
+		procs_note(child, file, search, procs_env_preloads(envp));
+		errno = saved_errno;
+		if (pid != NULL)
+			*pid = child;
+	}
+	return rc;
+}
+
+PROCS_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+			     const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	return procs_spawn("posix_spawn", 0, pid, path, fa, attr, argv, envp);
+}
+
+PROCS_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+			      const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	return procs_spawn("posix_spawnp", 1, pid, file, fa, attr, argv, envp);
 }
 
 /* ---- the children waited for ---- */

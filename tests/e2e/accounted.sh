@@ -41,6 +41,7 @@ not_profiled() {
 if "$CC" -O1 -static -o accounted-static "$SRCDIR/tests/progs/accounted.c" 2>/dev/null; then
 	not_profiled static exec ./accounted-static "static binary"
 	not_profiled vfork vforkexec ./accounted-static "static binary"
+	not_profiled spawn spawn ./accounted-static "static binary"
 	# --split: the segments, read together or the last alone, account
 	# for the child too, and the summary names it
 	"$COLLECT_TIMER" --split=0.2 -o split.raw ./accounted exec ./accounted-static 0.5 >split.out 2>split.err ||

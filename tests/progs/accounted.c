@@ -6,6 +6,8 @@
  *   accounted bareexec PROG S     a child that runs PROG S with an empty
  *                                 environment
  *   accounted vforkexec PROG S    the same as exec, through vfork
+ *   accounted spawn PROG S        the same through posix_spawn (whose exec
+ *                                 is inside the C library)
  *   accounted end HOW N           N children that use 0.1 s of CPU and end by
  *                                 HOW: _exit, exit, kill (SIGKILL), segv
  *   accounted itimer              arms ITIMER_PROF without a handler
@@ -19,6 +21,7 @@
  * The parent uses 0.2 s of CPU first, waits for its children and prints
  * each one's wait status.
  */
+#include <spawn.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +31,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+extern char **environ;
 
 static double cpu_now(void)
 {
@@ -111,6 +116,16 @@ int main(int argc, char **argv)
 	if (strcmp(mode, "end") == 0 && argc > 3)
 		n = atoi(argv[3]);
 	spin_to(0.2);
+	if (strcmp(mode, "spawn") == 0 && argc > 3) {
+		char *args[] = { argv[2], "spin", argv[3], NULL };
+		int rc = posix_spawn(&pid, argv[2], NULL, NULL, args, environ);
+
+		if (rc != 0) {
+			fprintf(stderr, "posix_spawn: %s\n", strerror(rc));
+			return 1;
+		}
+		n = 0;
+	}
 	for (int i = 0; i < n; i++) {
 		char *empty[] = { NULL };
 
