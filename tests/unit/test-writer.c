@@ -1,0 +1,520 @@
+/* test-writer.c - the trace writer of the preload libraries
+ * (collectors/timer/writer.c), in this process: records that go round its
+ * ring of address space, threads writing at once while another reads the
+ * file as it grows, a record reserved and not yet published, and what is
+ * kept and counted when the file can grow no more (its size limit, a full
+ * file system, a ring whose oldest chunk is not yet released). */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include "fakehost.h"
+#include "raw-tail.h"
+#include "tracetest.h"
+
+#define RING ((uint64_t)16 << 20)   /* the smallest ring the writer makes */
+#define TAIL ((uint64_t)256 << 10)  /* what it keeps for the final records */
+
+/* The size of record seq of writer who: 24 bytes to about 12 KiB, spread
+ * so that records fall across the ring's end at no fixed place. */
+static uint32_t rec_size(uint32_t who, uint64_t seq)
+{
+	return 8 * (3 + (uint32_t)((seq * 7919 + who * 104729) % 1500));
+}
+
+/* Walks t's records: every one must be a whole tt_put record, the
+ * sequence numbers of each writer rising; got[who] counts them, and each
+ * one's number is marked in seen[who] (nseq entries).  Returns how the
+ * walk stopped; *crossings the records that run over a multiple of the
+ * ring. */
+static enum raw_next walk_all(const struct tt_trace *t, int nwho, uint64_t nseq,
+			      unsigned char **seen, uint64_t *got, uint64_t *crossings, int *bad)
+{
+	struct raw_iter it;
+	struct raw_record rec;
+	enum raw_next next;
+	uint64_t last[16];
+
+	memset(last, 0xff, sizeof(last));
+	raw_iter_init(&it, t->buf, t->len, t->start, RAW_NREGS);
+	while ((next = raw_iter_next(&it, &rec)) == RAW_NEXT_RECORD) {
+		uint32_t who;
+		uint64_t seq;
+
+		if (rec.type != TT_TYPE)
+			continue;
+		if (!tt_intact(&rec, &who, &seq) || (int)who >= nwho || seq >= nseq ||
+		    (last[who] != UINT64_MAX && seq <= last[who]) || seen[who][seq]) {
+			(*bad)++;
+			continue;
+		}
+		last[who] = seq;
+		seen[who][seq] = 1;
+		got[who]++;
+		if (rec.off / RING != (rec.off + rec.size - 1) / RING)
+			(*crossings)++;
+	}
+	return next;
+}
+
+/* One writer round the ring twice and a half, waiting for room when it
+ * must (as the library's own threads do): every record back, in order and
+ * whole, also those that run over the ring's end into its mirror. */
+static void test_wrap(void)
+{
+	const uint64_t total = 2 * RING + RING / 2;
+	struct tt_trace t;
+	unsigned char *seen = calloc(20000, 1);
+	uint64_t written = 0, n = 0, got = 0, crossings = 0, used = 0;
+	int bad = 0;
+
+	CHECK(tt_start(&t, RING) == 0);
+	while (written < total && n < 20000) {
+		uint32_t size = rec_size(0, n);
+
+		if (tt_put(0, n, size, WRITER_WAIT, 1) == NULL)
+			break;
+		written += size;
+		n++;
+		/* the library's control thread releases what is written a
+		 * few times a second; here every few hundred records */
+		if (n % 300 == 0)
+			writer_release();
+	}
+	CHECK(written >= total);
+	CHECK(tt_finish(&t) == 0);
+	CHECK_EQ(walk_all(&t, 1, n, &seen, &got, &crossings, &bad), RAW_NEXT_DONE);
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(got, n);
+	/* the file is cut right after the last record */
+	for (uint64_t i = 0, off = t.start; i < n; i++)
+		off += rec_size(0, i), used = off;
+	CHECK_EQ(t.len, used);
+	/* the premise: records did run over the ring's end (twice) */
+	CHECK(crossings >= 2);
+	tt_remove(&t);
+	free(seen);
+}
+
+/* ---- threads ---- */
+
+#define THREADS 4
+#define PER_THREAD 4000
+
+struct shared {
+	_Atomic int writers_left;
+	_Atomic int finished;      /* the trace is cut: the reader drains it */
+	unsigned char *ok[THREADS];  /* the records each writer got room for */
+	uint64_t lost[THREADS];
+	/* the reader's */
+	const char *path;
+	uint64_t start;
+	uint64_t read_ok, read_bad, read_zeros;
+	int read_error;
+};
+
+static struct shared sh;
+
+static void *writer_thread(void *arg)
+{
+	uint32_t who = (uint32_t)(uintptr_t)arg;
+	/* half the threads never wait, as the sampling handler */
+	int wait = who % 2 ? WRITER_NOWAIT : WRITER_WAIT;
+
+	for (uint64_t seq = 0; seq < PER_THREAD; seq++) {
+		if (tt_put(who, seq, rec_size(who, seq), wait, 1) != NULL)
+			sh.ok[who][seq] = 1;
+		else
+			sh.lost[who]++;
+		if (seq % 64 == 0)
+			sched_yield();
+	}
+	atomic_fetch_sub(&sh.writers_left, 1);
+	return NULL;
+}
+
+/* The library's control thread: releases the written part a few times a
+ * second (here as often as it can) while the writers run. */
+static void *releaser_thread(void *unused)
+{
+	(void)unused;
+	while (atomic_load(&sh.writers_left) > 0) {
+		struct timespec ms = { 0, 1000000 };
+
+		writer_release();
+		nanosleep(&ms, NULL);
+	}
+	return NULL;
+}
+
+/* Reads the trace as it is written, as collect-timer --split does: every
+ * record handed out must be whole; the walk stops at what is not written
+ * yet, and once the trace is cut, at its end. */
+static void *reader_thread(void *unused)
+{
+	struct raw_tail tail;
+	struct raw_record rec;
+	int fd = open(sh.path, O_RDONLY | O_CLOEXEC);
+
+	(void)unused;
+	if (fd < 0 || raw_tail_init(&tail, fd, sh.start, RAW_NREGS, 1) != 0) {
+		sh.read_error = 1;
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	for (;;) {
+		int fin = atomic_load(&sh.finished);
+		int r;
+
+		while ((r = raw_tail_next(&tail, &rec)) == RAW_NEXT_RECORD) {
+			uint32_t who;
+			uint64_t seq;
+
+			if (tt_intact(&rec, &who, &seq) && who < THREADS && seq < PER_THREAD)
+				sh.read_ok++;
+			else
+				sh.read_bad++;
+		}
+		if (r == RAW_NEXT_ZEROS)
+			sh.read_zeros++;
+		else if (r != RAW_NEXT_DONE)
+			sh.read_error = r < 0 ? 2 : 3;
+		if (fin || sh.read_error)
+			break;
+		sched_yield();
+	}
+	raw_tail_free(&tail);
+	close(fd);
+	return NULL;
+}
+
+/* Writers at once, some never waiting, through a ring they go round while
+ * a thread releases and another reads the file: each record read back
+ * exactly once and whole, by its writer's sequence numbers; every record
+ * a writer got no room for counted, none of them in the file. */
+static void test_threads(void)
+{
+	pthread_t w[THREADS], rel, rd;
+	struct tt_trace t;
+	unsigned char *seen[THREADS];
+	uint64_t got[THREADS] = { 0 }, crossings = 0, total = 0;
+	int bad = 0;
+
+	memset(&sh, 0, sizeof(sh));
+	CHECK(tt_start(&t, RING) == 0);
+	sh.path = t.path;
+	sh.start = t.start;
+	atomic_store(&sh.writers_left, THREADS);
+	for (int i = 0; i < THREADS; i++) {
+		sh.ok[i] = calloc(PER_THREAD, 1);
+		seen[i] = calloc(PER_THREAD, 1);
+	}
+	pthread_create(&rd, NULL, reader_thread, NULL);
+	pthread_create(&rel, NULL, releaser_thread, NULL);
+	for (int i = 0; i < THREADS; i++)
+		pthread_create(&w[i], NULL, writer_thread, (void *)(uintptr_t)i);
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(w[i], NULL);
+	pthread_join(rel, NULL);
+	CHECK(writer_finish() == 0);
+	atomic_store(&sh.finished, 1);
+	pthread_join(rd, NULL);
+	writer_forget();
+	CHECK(tt_read(&t) == 0);
+
+	CHECK_EQ(walk_all(&t, THREADS, PER_THREAD, seen, got, &crossings, &bad), RAW_NEXT_DONE);
+	CHECK_EQ(bad, 0);
+	for (int i = 0; i < THREADS; i++) {
+		uint64_t ok = 0, same = 0;
+
+		for (int s = 0; s < PER_THREAD; s++) {
+			ok += sh.ok[i][s];
+			same += sh.ok[i][s] == seen[i][s];
+		}
+		/* exactly the records it got room for */
+		CHECK_EQ(same, PER_THREAD);
+		CHECK_EQ(got[i], ok);
+		CHECK_EQ(ok + sh.lost[i], PER_THREAD);
+		if (i % 2 == 0)
+			CHECK_EQ(sh.lost[i], 0);
+		total += got[i];
+		free(sh.ok[i]);
+		free(seen[i]);
+	}
+	/* the file went round the ring */
+	CHECK(t.len > RING);
+	/* the reader, as the file grew: whole records only, all of them */
+	CHECK_EQ(sh.read_error, 0);
+	CHECK_EQ(sh.read_bad, 0);
+	CHECK_EQ(sh.read_ok, total);
+	tt_remove(&t);
+}
+
+/* A record reserved and not yet published stops a reader there: the walk
+ * of the file, and of a live one, ends at its offset as not yet written
+ * (a zero type word), not at garbage, however much is published after
+ * it; once published, the walk goes on to the end. */
+static void test_unpublished(void)
+{
+	struct tt_trace t;
+	struct raw_iter it;
+	struct raw_record rec;
+	struct raw_tail tail;
+	unsigned char *held;
+	size_t held_off = 0;
+	enum raw_next next;
+	uint64_t n = 0;
+	int fd;
+
+	CHECK(tt_start(&t, 0) == 0);
+	for (uint64_t s = 0; s < 10; s++)
+		CHECK(tt_put(0, s, rec_size(0, s), WRITER_NOWAIT, 1) != NULL);
+	held = tt_put(0, 10, rec_size(0, 10), WRITER_NOWAIT, 0);
+	CHECK(held != NULL);
+	for (uint64_t s = 11; s < 40; s++)
+		CHECK(tt_put(0, s, rec_size(0, s), WRITER_NOWAIT, 1) != NULL);
+
+	/* the file as it is now: ten records, then the one not published */
+	CHECK(tt_read(&t) == 0);
+	held_off = t.start;
+	for (uint64_t s = 0; s < 10; s++)
+		held_off += rec_size(0, s);
+	raw_iter_init(&it, t.buf, t.len, t.start, RAW_NREGS);
+	while ((next = raw_iter_next(&it, &rec)) == RAW_NEXT_RECORD)
+		n++;
+	CHECK_EQ(next, RAW_NEXT_ZEROS);
+	CHECK_EQ(n, 10);
+	CHECK_EQ(it.off, held_off);
+
+	fd = open(t.path, O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0 && raw_tail_init(&tail, fd, t.start, RAW_NREGS, 1) == 0);
+	n = 0;
+	while (raw_tail_next(&tail, &rec) == RAW_NEXT_RECORD)
+		n++;
+	CHECK_EQ(n, 10);
+	CHECK_EQ(raw_tail_offset(&tail), held_off);
+
+	writer_publish(held, TT_TYPE, rec_size(0, 10));
+	n = 0;
+	while ((next = raw_tail_next(&tail, &rec)) == RAW_NEXT_RECORD) {
+		uint32_t who;
+		uint64_t seq;
+
+		CHECK(tt_intact(&rec, &who, &seq) && seq == 10 + n);
+		n++;
+	}
+	CHECK_EQ(n, 30);
+	/* after the last record: the zeros of the file grown ahead */
+	CHECK_EQ(next, RAW_NEXT_ZEROS);
+	raw_tail_free(&tail);
+	close(fd);
+	CHECK(tt_finish(&t) == 0);
+	tt_remove(&t);
+}
+
+/* ---- no room ---- */
+
+/* Writes records that never wait until there is no room, then as many
+ * more; the count of those refused goes into a lost record written into
+ * the tail kept for the end, and the file must hold each record that got
+ * room, that lost record with the right count, and an end record, and not
+ * a byte past limit.  err: what writer_error must say. */
+static void fill_until_full(struct tt_trace *t, uint64_t limit, int err)
+{
+	const uint32_t size = 1000;
+	uint64_t n = 0, lost = 0, got = 0, end = 0;
+	unsigned char *seen = calloc(100000, 1);
+	struct raw_lost *lr;
+	struct raw_end *er;
+	struct raw_iter it;
+	struct raw_record rec;
+	int bad = 0, found_lost = 0, found_end = 0, waited = 0;
+	enum raw_next next;
+
+	while (lost == 0 && n < 100000)
+		if (tt_put(0, n++, size, WRITER_NOWAIT, 1) == NULL)
+			lost++;
+	/* the same again, past the retry delay too */
+	fakehost_clock_skew += 2000000000ull;
+	for (int i = 0; i < 100; i++)
+		if (tt_put(0, n++, size, WRITER_NOWAIT, 1) == NULL)
+			lost++;
+	CHECK_EQ(lost, 101);
+	CHECK_EQ(writer_error(), err);
+	/* the end of the trace, in the tail */
+	lr = writer_reserve(sizeof(*lr), WRITER_FINAL);
+	CHECK(lr != NULL);
+	if (lr != NULL) {
+		lr->count = lost;
+		lr->error = (uint32_t)err;
+		lr->reserved = 0;
+		writer_publish(lr, RAW_LOST, sizeof(*lr));
+	}
+	er = writer_reserve(sizeof(*er), WRITER_FINAL);
+	CHECK(er != NULL);
+	if (er != NULL) {
+		memset((char *)er + 8, 0, sizeof(*er) - 8);
+		er->lost = lost;
+		writer_publish(er, RAW_END, sizeof(*er));
+	}
+	/* the library's own records that wait for room may take the rest
+	 * of the tail, up to the limit, and then get none: no hang */
+	for (int i = 0; i < 1000 && tt_put(1, i, size, WRITER_WAIT, 1) != NULL; i++)
+		waited++;
+	CHECK(waited < 1000);
+	CHECK(tt_finish(t) == 0);
+	CHECK(t->len <= limit);
+
+	/* the file ends within a record's size of the limit */
+	CHECK(t->len + size > limit);
+	raw_iter_init(&it, t->buf, t->len, t->start, RAW_NREGS);
+	while ((next = raw_iter_next(&it, &rec)) == RAW_NEXT_RECORD) {
+		uint32_t who;
+		uint64_t seq;
+
+		if (rec.type == RAW_LOST) {
+			found_lost++;
+			CHECK_EQ(((const struct raw_lost *)rec.data)->count, lost);
+		} else if (rec.type == RAW_END) {
+			found_end++;
+		} else if (tt_intact(&rec, &who, &seq) && seq < n && !seen[seq]) {
+			seen[seq] = 1;
+			got++;
+			end = rec.off + rec.size;
+		} else {
+			bad++;
+		}
+	}
+	/* what came after the end record is not read */
+	CHECK_EQ(next, RAW_NEXT_ENDED);
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(found_lost, 1);
+	CHECK_EQ(found_end, 1);
+	/* every record that got room is there, and only those */
+	CHECK_EQ(got + lost, n);
+	/* the records were refused only for the tail kept for the end */
+	CHECK(end + size + TAIL > limit);
+	CHECK(end + TAIL <= limit);
+	free(seen);
+}
+
+/* A file size limit (RLIMIT_FSIZE): the trace stops growing below it,
+ * without the signal the kernel sends for a write past it. */
+static void test_size_limit(void)
+{
+	const uint64_t limit = 1 << 20;
+	struct rlimit old, rl;
+	struct tt_trace t;
+
+	getrlimit(RLIMIT_FSIZE, &old);
+	rl = old;
+	rl.rlim_cur = limit;
+	CHECK(setrlimit(RLIMIT_FSIZE, &rl) == 0);
+	CHECK(tt_start(&t, 0) == 0);
+	fill_until_full(&t, limit, EFBIG);
+	tt_remove(&t);
+	setrlimit(RLIMIT_FSIZE, &old);
+}
+
+/* A full file system: a tmpfs of 3 MiB in a mount namespace of a child of
+ * its own.  Skipped, with a line, where a mount namespace cannot be made
+ * (not root, a container that forbids it). */
+static void test_disk_full(void)
+{
+	int status = 0;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct tt_trace t;
+		char dir[] = "/tmp/profview-unit-full.XXXXXX";
+
+		if (mkdtemp(dir) == NULL)
+			_exit(2);
+		if (unshare(CLONE_NEWNS) != 0 ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+		    mount("tmpfs", dir, "tmpfs", 0, "size=3m") != 0) {
+			rmdir(dir);
+			_exit(77);
+		}
+		/* 2 MiB at the start, then no room for the next 2 */
+		if (tt_start_in(&t, 0, dir) != 0)
+			_exit(2);
+		fill_until_full(&t, 2 << 20, ENOSPC);
+		tt_remove(&t);
+		umount(dir);
+		rmdir(dir);
+		_exit(check_failures ? 1 : 0);
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
+		printf("writer: no mount namespace here: the full file system is not tried\n");
+		return;
+	}
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* A ring whose oldest chunk is not released yet: a writer that never
+ * waits gets no room (and writer_error says so) rather than write over
+ * records no one may have finished; once released, there is room again.
+ * No record is overwritten. */
+static void test_ring_full(void)
+{
+	struct tt_trace t;
+	unsigned char *seen = calloc(100000, 1);
+	uint64_t n = 0, refused = 0, got = 0, crossings = 0, written = 0, again = 0;
+	int bad = 0;
+
+	CHECK(tt_start(&t, RING) == 0);
+	while (refused == 0 && n < 100000) {
+		if (tt_put(0, n, 4096, WRITER_NOWAIT, 1) == NULL)
+			refused++;
+		else
+			written += 4096;
+		n++;
+	}
+	CHECK_EQ(refused, 1);
+	CHECK_EQ(writer_error(), EAGAIN);
+	/* the ring was full: no more than a ring's length less the tail */
+	CHECK(written <= RING);
+	CHECK(t.start + written + 4096 + TAIL > RING);
+	writer_release();
+	/* past the writer's retry delay: the first record that finds no
+	 * room grows the file for the next ones, and is refused itself */
+	fakehost_clock_skew += 1000000000ull;
+	for (int i = 0; i < 2000; i++, n++)
+		if (tt_put(0, n, 4096, WRITER_NOWAIT, 1) != NULL)
+			again++;
+		else
+			refused++;
+	CHECK(again >= 1999);
+	CHECK(tt_finish(&t) == 0);
+	{
+		unsigned char *v[1] = { seen };
+		uint64_t g[1] = { 0 };
+
+		CHECK_EQ(walk_all(&t, 1, 100000, v, g, &crossings, &bad), RAW_NEXT_DONE);
+		got = g[0];
+	}
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(got + refused, n);
+	tt_remove(&t);
+	free(seen);
+}
+
+int main(void)
+{
+	/* the size limit's signal would end the test, not fail a check */
+	signal(SIGXFSZ, SIG_IGN);
+	test_wrap();
+	test_threads();
+	test_unpublished();
+	test_size_limit();
+	test_ring_full();
+	test_disk_full();
+	return check_done("writer");
+}
