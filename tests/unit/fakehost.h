@@ -20,17 +20,19 @@ extern _Atomic uint64_t fakehost_clock_skew;
 /* What preload_handlers_idle answers (1 unless a test says otherwise). */
 extern _Atomic int fakehost_idle;
 
-/* The library's side of control.h: every call of control_apply and
- * control_initial, in order, how it was asked (CONTROL_*), at most
- * FAKEHOST_CALLS of them; control_apply answers 1 when how differs from
- * the last one applied. */
+/* The library's side of control.h: how each call of control_apply asked
+ * (CONTROL_*), in order, the first FAKEHOST_CALLS of them (it answers 1
+ * when how differs from the state before: control_initial's, or the last
+ * one applied); how control_initial was last called; the calls of
+ * control_deferred and control_exec_prepare; what control_exec_signal
+ * answers. */
 #define FAKEHOST_CALLS 64
 extern _Atomic int fakehost_applied[FAKEHOST_CALLS];
 extern _Atomic int fakehost_napplied;
 extern _Atomic int fakehost_initial;          /* -1 until control_initial */
-extern _Atomic int fakehost_deferred_calls;   /* control_deferred */
+extern _Atomic int fakehost_deferred_calls;
 extern _Atomic int fakehost_prepared[2];      /* control_exec_prepare(0), (1) */
-extern _Atomic int fakehost_exec_signal;      /* what control_exec_signal answers */
+extern _Atomic int fakehost_exec_signal;
 
 /* Forgets the calls recorded. */
 void fakehost_reset(void);

@@ -6,12 +6,14 @@
  * executable line of /proc/self/maps written as one RAW_MAPPING record
  * that reads back the same through raw-iter.h, with the build id of each
  * file's note; only the new ones on a later call; the code table at the
- * edges of each range; the initial thread's stack. */
+ * edges of each range; the initial thread's stack; the unwind tables
+ * kept with the mappings, their rows made as a walk needs them. */
 #include <elf.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sys/mman.h>
 
+#include "cfi.h"
 #include "fakehost.h"
 #include "mappings.h"
 #include "preload.h"
@@ -435,6 +437,63 @@ static void test_only_new(void)
 	tt_remove(&t);
 }
 
+/* ---- the unwind tables, kept with the mappings ---- */
+
+/* Walks this thread's stack from here, bounded as the library bounds the
+ * initial thread's (mappings_initial_stack): frames[1] must be where this
+ * function returns to, frames[2] where its caller does. */
+static __attribute__((noinline)) int walk_here(uintptr_t caller_ret, uint64_t *frames, uint32_t *n)
+{
+	enum cfi_failure why = CFI_FAIL_NONE;
+	uintptr_t lo, hi;
+	ucontext_t uc;
+	int r;
+
+	if (getcontext(&uc) != 0 || mappings_initial_stack((uintptr_t)&uc, &lo, &hi) != 0)
+		return -1;
+	r = cfi_unwind(&uc, lo, hi, frames, 64, n, &why);
+	CHECK_EQ(why, CFI_FAIL_NONE);
+	CHECK(*n >= 3 && frames[1] == (uintptr_t)__builtin_return_address(0) &&
+	      frames[2] == caller_ret);
+	return r;
+}
+
+static __attribute__((noinline)) int walk_caller(uint64_t *frames, uint32_t *n)
+{
+	/* used after the call: no tail call, a frame of its own */
+	volatile int r = walk_here((uintptr_t)__builtin_return_address(0), frames, n);
+
+	return r;
+}
+
+/* With the unwind tables kept with the mappings (mappings_use_cfi), a
+ * walk steps through this file's calls as they were made; the rows are
+ * made when a walk first needs them (ehcfi-lazy.c), not again. */
+static void test_cfi(void)
+{
+	uint64_t frames[64], again[64], objects = 0, rows, chunks0, chunks1, chunks2, ns;
+	uint32_t n = 0, m = 0;
+	struct tt_trace t;
+
+	CHECK(tt_start(&t, 0) == 0);
+	mappings_use_cfi();
+	CHECK(mappings_write(0) > 0);
+	cfi_table_size(&objects, &rows);
+	CHECK(objects > 2);
+	cfi_cost(&chunks0, &rows, &ns);
+	CHECK_EQ(walk_caller(frames, &n), CFI_COMPLETE);
+	cfi_cost(&chunks1, &rows, &ns);
+	CHECK(chunks1 > chunks0);
+	CHECK_EQ(walk_caller(again, &m), CFI_COMPLETE);
+	cfi_cost(&chunks2, &rows, &ns);
+	CHECK_EQ(chunks2, chunks1);
+	CHECK_EQ(m, n);
+	/* from this function's caller on, the same frames */
+	CHECK(n >= 3 && memcmp(frames + 3, again + 3, (n - 3) * sizeof(frames[0])) == 0);
+	CHECK(tt_finish(&t) == 0);
+	tt_remove(&t);
+}
+
 int main(void)
 {
 	struct tt_trace t;
@@ -455,6 +514,7 @@ int main(void)
 	test_ranges();
 	test_initial_stack();
 	test_only_new();
+	test_cfi();
 	remove_files();
 	return check_done("mappings");
 }
