@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "fakehost.h"
@@ -556,6 +557,174 @@ static void test_ring_full(void)
 	free(seen);
 }
 
+/* ---- the file ---- */
+
+static int exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+/* A header as tt_start makes it, for writer_init by hand. */
+static void header(struct raw_header *h, struct raw_arch *a)
+{
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, RAW_MAGIC, RAW_MAGIC_LEN);
+	h->version = RAW_VERSION;
+	h->exe_len = 4;
+	h->header_size = raw_header_fixed_size(h->version) + raw_pad(h->exe_len);
+	h->pid = (uint32_t)getpid();
+	a->machine = RAW_MACHINE_X86_64;
+	a->regs = RAW_REGS_DWARF;
+	a->nregs = RAW_NREGS;
+	a->reserved = 0;
+}
+
+/* Starts and finishes a trace at the name writer_open chose. */
+static int start_finish(void)
+{
+	struct raw_header h;
+	struct raw_arch a;
+	int rc;
+
+	header(&h, &a);
+	rc = writer_init(&h, &a, "/x", 0) == 0 && writer_finish() == 0 ? 0 : -1;
+	writer_forget();
+	return rc;
+}
+
+/* The names writer_open chooses: the launcher's file itself while it is
+ * empty (made when missing); else, or when it is a link, "<stem>.<pid>.raw",
+ * then ".<pid>.N.raw" after the last one taken; a relative path refused;
+ * a trace that cannot start leaves no file of its own behind. */
+static void test_names(void)
+{
+	char dir[] = "/tmp/profview-names.XXXXXX", given[128], want[160], link_to[128], cmd[200];
+	struct raw_header h;
+	struct raw_arch a;
+	struct rlimit old, rl;
+	struct stat st;
+	off_t size = 0;
+
+	CHECK(mkdtemp(dir) != NULL);
+	header(&h, &a);
+	snprintf(given, sizeof(given), "%s/t.raw", dir);
+	CHECK(writer_open(given, 1) == 0);
+	CHECK_STR(writer_path(), given);
+	CHECK(start_finish() == 0);
+	CHECK(stat(given, &st) == 0 && (size = st.st_size) > 0);
+	/* not empty now */
+	CHECK(writer_open(given, 1) == 0);
+	snprintf(want, sizeof(want), "%s/t.%d.raw", dir, (int)getpid());
+	CHECK_STR(writer_path(), want);
+	CHECK(start_finish() == 0);
+	CHECK(writer_open(given, 0) == 0);
+	snprintf(want, sizeof(want), "%s/t.%d.1.raw", dir, (int)getpid());
+	CHECK_STR(writer_path(), want);
+	CHECK(start_finish() == 0);
+	for (int n = 2; n <= 5; n++) {
+		snprintf(want, sizeof(want), "%s/t.%d.%d.raw", dir, (int)getpid(), n);
+		close(open(want, O_CREAT | O_WRONLY, 0600));
+	}
+	CHECK(writer_open(given, 0) == 0);
+	snprintf(want, sizeof(want), "%s/t.%d.6.raw", dir, (int)getpid());
+	CHECK_STR(writer_path(), want);
+	/* a file size limit below what the end needs: no trace, and no file */
+	getrlimit(RLIMIT_FSIZE, &old);
+	rl = old;
+	rl.rlim_cur = 4096;
+	setrlimit(RLIMIT_FSIZE, &rl);
+	errno = 0;
+	CHECK(writer_init(&h, &a, "/x", 0) == -1 && errno == EFBIG);
+	setrlimit(RLIMIT_FSIZE, &old);
+	CHECK(!exists(want));
+	/* a link where the launcher's file should be, to an empty file of
+	 * someone's: not followed, that file left empty */
+	snprintf(want, sizeof(want), "%s/victim", dir);
+	close(open(want, O_CREAT | O_WRONLY, 0600));
+	snprintf(link_to, sizeof(link_to), "%s/l.raw", dir);
+	CHECK(symlink(want, link_to) == 0);
+	CHECK(writer_open(link_to, 1) == 0);
+	CHECK(strcmp(writer_path(), link_to) != 0);
+	CHECK(start_finish() == 0);
+	CHECK(stat(want, &st) == 0 && st.st_size == 0);
+	CHECK(stat(given, &st) == 0 && st.st_size == size);
+	errno = 0;
+	CHECK(writer_open("relative.raw", 0) == -1 && errno == EINVAL);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK(system(cmd) == 0);
+}
+
+/* The program closes the trace's kept descriptor (writer_keep) and opens
+ * a file of its own under the same number: the trace grows on through
+ * its path and never touches that file.  The trace renamed over by
+ * another file: it stops growing (writer_error ESTALE) and never writes
+ * into the new one. */
+static void test_not_ours(void)
+{
+	struct tt_trace t;
+	char other[sizeof(((struct tt_trace *)0)->path)], keep[sizeof(other)], self[64], target[256];
+	unsigned char *seen = calloc(5000, 1);
+	uint64_t n = 0, got = 0, crossings = 0;
+	int kept = -1, ofd, bad = 0;
+	struct stat st;
+
+	CHECK(tt_start(&t, 0) == 0);
+	writer_keep();
+	/* the kept descriptor: the one that leads to the trace */
+	for (int fd = 3; fd < 1024 && kept < 0; fd++) {
+		ssize_t len;
+
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+		len = readlink(self, target, sizeof(target) - 1);
+		if (len > 0 && (target[len] = '\0', strcmp(target, t.path) == 0))
+			kept = fd;
+	}
+	CHECK(kept >= 0);
+	snprintf(other, sizeof(other), "%s/other", t.dir);
+	ofd = open(other, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	CHECK(ofd >= 0 && write(ofd, "mine", 4) == 4);
+	if (kept >= 0)
+		dup2(ofd, kept);
+	/* some chunks' worth */
+	for (; n < 1200; n++)
+		if (tt_put(0, n, 8192, WRITER_WAIT, 1) == NULL)
+			break;
+	CHECK_EQ(n, 1200);
+	CHECK(stat(other, &st) == 0 && st.st_size == 4);
+	/* now renamed over: a link keeps the trace to read */
+	snprintf(keep, sizeof(keep), "%s/kept.raw", t.dir);
+	CHECK(link(t.path, keep) == 0);
+	CHECK(rename(other, t.path) == 0);
+	for (; n < 2400; n++)
+		if (tt_put(0, n, 8192, WRITER_WAIT, 1) == NULL)
+			break;
+	CHECK(n < 2400);
+	CHECK_EQ(writer_error(), ESTALE);
+	CHECK(stat(t.path, &st) == 0 && st.st_size == 4);
+	/* the trace itself is cut by its new name no more: what was written
+	 * reads back whole up to the zeros after it */
+	writer_finish();
+	writer_forget();
+	unlink(t.path);
+	snprintf(t.path, sizeof(t.path), "%s", keep);
+	CHECK(tt_read(&t) == 0);
+	{
+		unsigned char *v[1] = { seen };
+		enum raw_next next = walk_all(&t, 1, 5000, v, &got, &crossings, &bad);
+
+		CHECK(next == RAW_NEXT_ZEROS || next == RAW_NEXT_DONE);
+	}
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(got, n);
+	if (kept >= 0)
+		close(kept);
+	close(ofd);
+	tt_remove(&t);
+	free(seen);
+}
+
 int main(void)
 {
 	/* the size limit's signal would end the test, not fail a check */
@@ -567,5 +736,7 @@ int main(void)
 	test_size_limit();
 	test_ring_full();
 	test_disk_full();
+	test_names();
+	test_not_ours();
 	return check_done("writer");
 }
