@@ -566,13 +566,16 @@ static int exists(const char *path)
 	return lstat(path, &st) == 0;
 }
 
+/* The program a hand-made header names. */
+static const char exe_x[] = "/x";
+
 /* A header as tt_start makes it, for writer_init by hand. */
 static void header(struct raw_header *h, struct raw_arch *a)
 {
 	memset(h, 0, sizeof(*h));
 	memcpy(h->magic, RAW_MAGIC, RAW_MAGIC_LEN);
 	h->version = RAW_VERSION;
-	h->exe_len = 4;
+	h->exe_len = sizeof(exe_x);
 	h->header_size = raw_header_fixed_size(h->version) + raw_pad(h->exe_len);
 	h->pid = (uint32_t)getpid();
 	a->machine = RAW_MACHINE_X86_64;
@@ -589,7 +592,7 @@ static int start_finish(void)
 	int rc;
 
 	header(&h, &a);
-	rc = writer_init(&h, &a, "/x", 0) == 0 && writer_finish() == 0 ? 0 : -1;
+	rc = writer_init(&h, &a, exe_x, 0) == 0 && writer_finish() == 0 ? 0 : -1;
 	writer_forget();
 	return rc;
 }
@@ -636,7 +639,7 @@ static void test_names(void)
 	rl.rlim_cur = 4096;
 	setrlimit(RLIMIT_FSIZE, &rl);
 	errno = 0;
-	CHECK(writer_init(&h, &a, "/x", 0) == -1 && errno == EFBIG);
+	CHECK(writer_init(&h, &a, exe_x, 0) == -1 && errno == EFBIG);
 	setrlimit(RLIMIT_FSIZE, &old);
 	CHECK(!exists(want));
 	/* a link where the launcher's file should be, to an empty file of
