@@ -429,7 +429,7 @@ static void block(int sig, int how)
  * case. */
 static void child_unhold(void)
 {
-	char both[32], samp_only[32], killsig[32], big[32];
+	char both[32], samp_only[32], killsig[32], junk[32];
 	int samp = SIGRTMIN + 3;
 	const struct {
 		const char *held, *ctl;
@@ -438,7 +438,7 @@ static void child_unhold(void)
 		{ NULL, NULL, 0, 0 },    { "1", NULL, 1, 0 },    { both, NULL, 1, 1 },
 		{ samp_only, NULL, 0, 1 }, { "2", NULL, 0, 0 },  { "1x", NULL, 0, 0 },
 		{ "", NULL, 0, 0 },      { "yes", NULL, 0, 0 },  { killsig, NULL, 0, 0 },
-		{ big, NULL, 0, 0 },     { "0,-3", NULL, 0, 0 },
+		{ junk, NULL, 0, 0 },     { "0,-3", NULL, 0, 0 },
 		/* another control signal: that one */
 		{ "1", "10", 1, 0 },
 		/* one that cannot be the control signal: none */
@@ -448,11 +448,10 @@ static void child_unhold(void)
 	snprintf(both, sizeof(both), "1,%d", samp);
 	snprintf(samp_only, sizeof(samp_only), "0,%d", samp);
 	snprintf(killsig, sizeof(killsig), "0,%d", SIGKILL);
-	snprintf(big, sizeof(big), "1x,%d", samp);
-	/* the sampling signal handled by nobody: what is pending is looked
-	 * at, and none is */
+	snprintf(junk, sizeof(junk), "1x,%d", samp);
+	/* (the sampling signal handled by nobody, and none pending) */
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int ctl = cases[i].ctl != NULL ? atoi(cases[i].ctl) : CTL;
+		int ctl = cases[i].ctl != NULL ? atoi(cases[i].ctl) : CTL, ok;
 
 		block(CTL, SIG_BLOCK);
 		block(SIGUSR1, SIG_BLOCK);
@@ -467,14 +466,13 @@ static void child_unhold(void)
 		else
 			unsetenv(COLLECT_ENV_CONTROL);
 		control_unhold();
-		if (blocked(ctl) == cases[i].ctl_free || blocked(samp) == cases[i].samp_free ||
-		    (ctl != CTL && !blocked(CTL)) || getenv(COLLECT_ENV_HELD) != NULL) {
+		ok = blocked(ctl) != cases[i].ctl_free && blocked(samp) != cases[i].samp_free &&
+		     (ctl == CTL || blocked(CTL)) && getenv(COLLECT_ENV_HELD) == NULL;
+		if (!ok)
 			fprintf(stderr, "unhold case %zu ('%s'): control %s, sampling %s\n", i,
 				cases[i].held ? cases[i].held : "(unset)",
 				blocked(ctl) ? "held" : "free", blocked(samp) ? "held" : "free");
-			CHECK(0);
-		}
-		CHECK(1);
+		CHECK(ok);
 	}
 	unsetenv(COLLECT_ENV_CONTROL);
 }

@@ -272,7 +272,7 @@ static void test_unpublished(void)
 	struct raw_record rec;
 	struct raw_tail tail;
 	unsigned char *held;
-	size_t held_off = 0;
+	size_t held_off;
 	enum raw_next next;
 	uint64_t n = 0;
 	int fd;
