@@ -11,6 +11,7 @@
  * file is mapped here.
  */
 #include "debugfile.h"
+#include "debugcache.h"
 #include "debugtrim.h"
 
 #include <elf.h>
@@ -56,6 +57,8 @@ struct trim {
 	unsigned char *aranges_data, *abbrev_data;
 	size_t aranges_size, abbrev_size;
 	uint64_t last_unit;
+	unsigned char *whole_aranges;  /* the original's, when the copy is kept */
+	size_t whole_aranges_size;
 };
 
 struct job {
@@ -371,11 +374,20 @@ static size_t section_named(const Elf64_Ehdr *eh, const Elf64_Shdr *sh, const ch
 	return 0;
 }
 
+static void trim_free(struct trim *t)
+{
+	free(t->abbrev_data);
+	free(t->aranges_data);
+	free(t->whole_aranges);
+	*t = (struct trim){ 0 };
+}
+
 /* The trim for addresses addrs[0..n) (sorted), when this file allows one
- * (debugtrim.h); t->on false otherwise. */
+ * (debugtrim.h); t->on false otherwise.  With keep, the original's whole
+ * .debug_aranges too (debugcache.h). */
 static void plan_trim(int fd, const Elf64_Ehdr *eh, const Elf64_Shdr *sh, uint64_t fsize,
 		      const char *names, size_t nnames, const uint64_t *addrs, size_t n,
-		      struct trim *t)
+		      bool keep, struct trim *t)
 {
 	*t = (struct trim){ 0 };
 	if (!names || !n)
@@ -391,15 +403,21 @@ static void plan_trim(int fd, const Elf64_Ehdr *eh, const Elf64_Shdr *sh, uint64
 	if (!t->abbrev_data || !debugtrim_units_self_contained(t->abbrev_data, t->abbrev_size))
 		goto no;
 	t->aranges_data = section_bytes(fd, &sh[t->aranges], fsize, &t->aranges_size);
-	if (!t->aranges_data ||
-	    !debugtrim_aranges(t->aranges_data, &t->aranges_size, addrs, n, &t->last_unit))
+	if (!t->aranges_data)
+		goto no;
+	if (keep) {
+		t->whole_aranges = malloc(t->aranges_size ? t->aranges_size : 1);
+		if (!t->whole_aranges)
+			goto no;
+		memcpy(t->whole_aranges, t->aranges_data, t->aranges_size);
+		t->whole_aranges_size = t->aranges_size;
+	}
+	if (!debugtrim_aranges(t->aranges_data, &t->aranges_size, addrs, n, &t->last_unit))
 		goto no;
 	t->on = true;
 	return;
 no:
-	free(t->abbrev_data);
-	free(t->aranges_data);
-	*t = (struct trim){ 0 };
+	trim_free(t);
 }
 
 /* The section names of the file (its section name table, malloc'd,
@@ -450,6 +468,42 @@ static bool has_build_id(int fd, const Elf64_Shdr *sh, size_t nsh, const unsigne
 	return false;
 }
 
+/* The ELF header and section headers (*sh, malloc'd) of fd, *st its
+ * status; false when it is not a file this copies or, with id, has not
+ * that build-id. */
+static bool read_headers(int fd, const unsigned char *id, size_t len, struct stat *st,
+			 Elf64_Ehdr *eh, Elf64_Shdr **sh)
+{
+	*sh = NULL;
+	if (fstat(fd, st) != 0 || !read_all(fd, eh, sizeof *eh, 0) ||
+	    memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_ident[EI_DATA] != ELFDATA2LSB || eh->e_shentsize != sizeof **sh ||
+	    eh->e_shnum == 0 || eh->e_shstrndx >= eh->e_shnum || eh->e_ehsize != sizeof *eh ||
+	    (eh->e_phnum && (eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phoff < sizeof *eh)) ||
+	    eh->e_shoff > (uint64_t)st->st_size ||
+	    (uint64_t)eh->e_shnum * sizeof **sh > (uint64_t)st->st_size - eh->e_shoff)
+		return false;
+	*sh = malloc(eh->e_shnum * sizeof **sh);
+	if (!*sh || !read_all(fd, *sh, eh->e_shnum * sizeof **sh, eh->e_shoff) ||
+	    (id && !has_build_id(fd, *sh, eh->e_shnum, id, len))) {
+		free(*sh);
+		*sh = NULL;
+		return false;
+	}
+	return true;
+}
+
+/* Where the copy is made: a new file to keep (*tmp its name) when the
+ * build-id is known and caching is on, else a memfd. */
+static int copy_file(const unsigned char *id, size_t len, char **tmp)
+{
+	int out = id ? debugcache_create(id, len, tmp) : -1;
+
+	if (!id)
+		*tmp = NULL;
+	return out >= 0 ? out : memfd_create("profview-debuginfo", MFD_CLOEXEC);
+}
+
 int debugfile_decompressed(int fd, const unsigned char *id, size_t len, const uint64_t *addrs,
 			   size_t naddrs)
 {
@@ -457,40 +511,41 @@ int debugfile_decompressed(int fd, const unsigned char *id, size_t len, const ui
 	Elf64_Shdr *sh = NULL;
 	struct piece *pieces = NULL;
 	struct trim trim = { 0 };
-	char *names = NULL;
+	char *names = NULL, *tmp = NULL;
 	size_t npieces, nnames = 0;
 	uint64_t total;
 	struct stat st;
 	int out = -1;
 
-	if (fstat(fd, &st) != 0 || !read_all(fd, &eh, sizeof eh, 0) ||
-	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_shentsize != sizeof *sh || eh.e_shnum == 0 ||
-	    eh.e_shstrndx >= eh.e_shnum || eh.e_ehsize != sizeof eh ||
-	    (eh.e_phnum && (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phoff < sizeof eh)) ||
-	    eh.e_shoff > (uint64_t)st.st_size ||
-	    (uint64_t)eh.e_shnum * sizeof *sh > (uint64_t)st.st_size - eh.e_shoff)
-		return -1;
-	sh = malloc(eh.e_shnum * sizeof *sh);
+	if (!read_headers(fd, id, len, &st, &eh, &sh))
+		goto out;
+	if (id && (out = debugcache_open(id, len, addrs, naddrs)) >= 0)
+		goto out;
 	pieces = malloc(eh.e_shnum * sizeof *pieces);
-	if (!sh || !pieces || !read_all(fd, sh, eh.e_shnum * sizeof *sh, eh.e_shoff) ||
-	    (id && !has_build_id(fd, sh, eh.e_shnum, id, len)))
-		goto out;
 	names = section_names(fd, &eh, sh, (uint64_t)st.st_size, &nnames);
-	plan_trim(fd, &eh, sh, (uint64_t)st.st_size, names, nnames, addrs, naddrs, &trim);
-	if (!plan(fd, &eh, (uint64_t)st.st_size, sh, names, nnames, &trim, pieces, &npieces, &total))
+	plan_trim(fd, &eh, sh, (uint64_t)st.st_size, names, nnames, addrs, naddrs, id != NULL,
+		  &trim);
+	if (!pieces ||
+	    !plan(fd, &eh, (uint64_t)st.st_size, sh, names, nnames, &trim, pieces, &npieces, &total))
 		goto out;
-	out = memfd_create("profview-debuginfo", MFD_CLOEXEC);
+	out = copy_file(id, len, &tmp);
 	if (out >= 0 && !write_copy(fd, out, &eh, sh, pieces, npieces, total)) {
 		close(out);
 		out = -1;
+	}
+	if (tmp && out < 0) {
+		unlink(tmp);
+		free(tmp);
+	} else if (tmp) {
+		debugcache_commit(out, tmp, id, len, total,
+				  trim.on ? trim.last_unit : DEBUGCACHE_WHOLE, trim.whole_aranges,
+				  trim.whole_aranges_size);
 	}
 out:
 	free(sh);
 	free(pieces);
 	free(names);
-	free(trim.abbrev_data);
-	free(trim.aranges_data);
+	trim_free(&trim);
 	return out;
 }
 
