@@ -28,7 +28,7 @@ struct tail {
 	uint64_t reserved;
 	unsigned char id[64];   /* the build-id */
 	uint32_t id_len;
-	uint32_t sum;           /* Adler-32 of every byte of the file before this */
+	uint32_t sum;           /* CRC-32 of every byte of the file before this */
 };
 
 _Static_assert(sizeof(struct tail) == 112, "the tail has no padding");
@@ -96,12 +96,12 @@ static bool write_all(int fd, const void *buf, size_t len, uint64_t off)
 	return true;
 }
 
-/* The Adler-32 of fd's first len bytes into *sum; false when they cannot
+/* The CRC-32 of fd's first len bytes into *sum; false when they cannot
  * be read. */
 static bool file_sum(int fd, uint64_t len, uint32_t *sum)
 {
 	unsigned char *buf = malloc(CHUNK);
-	uLong a = adler32(0, NULL, 0);
+	uLong a = crc32(0, NULL, 0);
 	uint64_t at = 0;
 
 	if (!buf)
@@ -110,7 +110,7 @@ static bool file_sum(int fd, uint64_t len, uint32_t *sum)
 		size_t n = len - at < CHUNK ? (size_t)(len - at) : CHUNK;
 		if (!read_all(fd, buf, n, at))
 			break;
-		a = adler32(a, buf, (uInt)n);
+		a = crc32(a, buf, (uInt)n);
 		at += n;
 	}
 	free(buf);

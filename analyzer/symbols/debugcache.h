@@ -13,7 +13,7 @@
  * The file: the copy (an ELF file, whole), the original's whole
  * .debug_aranges (to tell whether a later set of addresses needs a unit
  * the copy lacks), then a tail (struct in debugcache.c) with a magic,
- * the build-id, the sizes, the last unit the copy holds and an Adler-32
+ * the build-id, the sizes, the last unit the copy holds and a CRC-32
  * of every byte before the sum.  A file is used only when it is the
  * user's own regular file (not a link), writable by no one else, whose
  * tail and sizes agree, with that build-id, holding the units the
