@@ -14,6 +14,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+/* To be changed with anything of the copy debugfile.c makes (the sections
+ * it leaves out, the trim): a file of another version is then made anew. */
 #define MAGIC "PVDBG1"
 #define CHUNK (256 * 1024)
 /* The most of the original's .debug_aranges kept with a copy. */

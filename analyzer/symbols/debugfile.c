@@ -532,15 +532,23 @@ int debugfile_decompressed(int fd, const unsigned char *id, size_t len, const ui
 	if (out >= 0 && !write_copy(fd, out, &eh, sh, pieces, npieces, total)) {
 		close(out);
 		out = -1;
+		if (tmp) {
+			/* the file to keep could not be written (a full disk):
+			 * the copy in memory then */
+			unlink(tmp);
+			free(tmp);
+			tmp = NULL;
+			out = copy_file(NULL, 0, &tmp);
+			if (out >= 0 && !write_copy(fd, out, &eh, sh, pieces, npieces, total)) {
+				close(out);
+				out = -1;
+			}
+		}
 	}
-	if (tmp && out < 0) {
-		unlink(tmp);
-		free(tmp);
-	} else if (tmp) {
+	if (tmp)
 		debugcache_commit(out, tmp, id, len, total,
 				  trim.on ? trim.last_unit : DEBUGCACHE_WHOLE, trim.whole_aranges,
 				  trim.whole_aranges_size);
-	}
 out:
 	free(sh);
 	free(pieces);

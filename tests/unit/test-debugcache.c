@@ -16,7 +16,9 @@
  *  - a file with a byte changed in its DWARF, one cut short, one whose
  *    tail is changed, one others may read, and a link to a good copy in
  *    its place are not used: a new copy comes back, the same bytes as the
- *    one made with the cache off, and the link's target is left alone.
+ *    one made with the cache off, and the link's target is left alone;
+ *  - with no room to write files (a size limit), no copy or a whole one
+ *    comes back, and nothing is left in the folder.
  */
 #include "check.h"
 #include "debugfile.h"
@@ -25,6 +27,9 @@
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <dirent.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -173,6 +178,43 @@ static void damaged(const char *how, const uint64_t *addrs, size_t n, int plain)
 		close(fd);
 }
 
+/* No room to write (a file size limit, as a full disk): no copy, or a
+ * whole one, and no file left in the folder. */
+static void no_room(const uint64_t *addrs, size_t n)
+{
+	struct rlimit was, small = { 65536, 65536 };
+	char folder[4200];
+	struct dirent *e;
+	DIR *d;
+	int fd, left = 0;
+
+	unlink(cached);
+	signal(SIGXFSZ, SIG_IGN);
+	CHECK(getrlimit(RLIMIT_FSIZE, &was) == 0);
+	small.rlim_max = was.rlim_max;
+	CHECK(setrlimit(RLIMIT_FSIZE, &small) == 0);
+	fd = copy_for(addrs, n);
+	CHECK(setrlimit(RLIMIT_FSIZE, &was) == 0);
+	if (fd >= 0) {
+		int plain;
+		setenv("PROFVIEW_CACHE", "off", 1);
+		plain = copy_for(addrs, n);
+		unsetenv("PROFVIEW_CACHE");
+		CHECK(begins_with(fd, plain));
+		close(plain);
+		close(fd);
+	}
+	snprintf(folder, sizeof folder, "%s/profview", dir);
+	d = opendir(folder);
+	while (d && (e = readdir(d)) != NULL)
+		left += strncmp(e->d_name, ".debug-", 7) == 0 || strncmp(e->d_name, "debug-", 6) == 0;
+	if (d)
+		closedir(d);
+	fprintf(stderr, "  no room: %s, %d files left\n", fd >= 0 ? "a copy" : "no copy", left);
+	CHECK_EQ(left, 0);
+	signal(SIGXFSZ, SIG_DFL);
+}
+
 static void cache_checks(void)
 {
 	size_t n, few;
@@ -213,6 +255,7 @@ static void cache_checks(void)
 	damaged("tail", addrs, few, plain);
 	damaged("mode", addrs, few, plain);
 	damaged("link", addrs, few, plain);
+	no_room(addrs, few);
 	snprintf(good, sizeof good, "%s/good", dir);
 	fd = open(good, O_RDONLY);
 	CHECK(fd >= 0 && begins_with(fd, plain));
