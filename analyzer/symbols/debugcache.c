@@ -2,7 +2,9 @@
  * debugcache.h)
  */
 #include "debugcache.h"
+#include "debugfile.h"
 #include "debugtrim.h"
+#include "kcache.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -41,60 +43,17 @@ static bool cache_path(const unsigned char *id, size_t len, char *buf, size_t si
 		       size_t *dirlen)
 {
 	static const char digits[] = "0123456789abcdef";
-	const char *off = getenv("PROFVIEW_CACHE"), *xdg = getenv("XDG_CACHE_HOME");
-	const char *home = getenv("HOME");
 	size_t o;
-	int n;
 
-	if ((off && strcmp(off, "off") == 0) || len == 0 || len > sizeof ((struct tail *)0)->id)
+	if (len == 0 || len > sizeof ((struct tail *)0)->id || !kcache_folder(buf, size, dirlen) ||
+	    *dirlen + sizeof "/debug-" + 2 * len > size)
 		return false;
-	if (xdg && xdg[0] == '/')
-		n = snprintf(buf, size, "%s/profview", xdg);
-	else if (home && home[0] == '/')
-		n = snprintf(buf, size, "%s/.cache/profview", home);
-	else
-		return false;
-	if (n < 0 || (size_t)n + sizeof "/debug-" + 2 * len > size)
-		return false;
-	*dirlen = (size_t)n;
-	o = *dirlen + (size_t)snprintf(buf + n, size - (size_t)n, "/debug-");
+	o = *dirlen + (size_t)snprintf(buf + *dirlen, size - *dirlen, "/debug-");
 	for (size_t i = 0; i < len; i++) {
 		buf[o++] = digits[id[i] >> 4];
 		buf[o++] = digits[id[i] & 15];
 	}
 	buf[o] = '\0';
-	return true;
-}
-
-static bool read_all(int fd, void *buf, size_t len, uint64_t off)
-{
-	while (len) {
-		ssize_t r = pread(fd, buf, len, (off_t)off);
-		if (r <= 0) {
-			if (r < 0 && errno == EINTR)
-				continue;
-			return false;
-		}
-		buf = (char *)buf + r;
-		len -= (size_t)r;
-		off += (uint64_t)r;
-	}
-	return true;
-}
-
-static bool write_all(int fd, const void *buf, size_t len, uint64_t off)
-{
-	while (len) {
-		ssize_t r = pwrite(fd, buf, len, (off_t)off);
-		if (r <= 0) {
-			if (r < 0 && errno == EINTR)
-				continue;
-			return false;
-		}
-		buf = (const char *)buf + r;
-		len -= (size_t)r;
-		off += (uint64_t)r;
-	}
 	return true;
 }
 
@@ -110,7 +69,7 @@ static bool file_sum(int fd, uint64_t len, uint32_t *sum)
 		return false;
 	while (at < len) {
 		size_t n = len - at < CHUNK ? (size_t)(len - at) : CHUNK;
-		if (!read_all(fd, buf, n, at))
+		if (!debugfile_pread(fd, buf, n, at))
 			break;
 		a = crc32(a, buf, (uInt)n);
 		at += n;
@@ -132,7 +91,7 @@ static bool covers(int fd, const struct tail *t, const uint64_t *addrs, size_t n
 	if (!addrs || !n || t->aranges_size == 0)
 		return false;
 	aranges = malloc(t->aranges_size);
-	ok = aranges && read_all(fd, aranges, t->aranges_size, t->copy_size) &&
+	ok = aranges && debugfile_pread(fd, aranges, t->aranges_size, t->copy_size) &&
 	     debugtrim_last_unit(aranges, t->aranges_size, addrs, n, &need) && need <= t->last_unit;
 	free(aranges);
 	return ok;
@@ -157,7 +116,7 @@ int debugcache_open(const unsigned char *id, size_t len, const uint64_t *addrs, 
 	    (st.st_mode & 077) || st.st_size < (off_t)sizeof t)
 		goto no;
 	size = (uint64_t)st.st_size - sizeof t;
-	if (!read_all(fd, &t, sizeof t, size) || memcmp(t.magic, MAGIC, sizeof MAGIC) != 0 ||
+	if (!debugfile_pread(fd, &t, sizeof t, size) || memcmp(t.magic, MAGIC, sizeof MAGIC) != 0 ||
 	    t.id_len != len || memcmp(t.id, id, len) != 0 || t.aranges_size > MAX_ARANGES ||
 	    t.copy_size > size || t.aranges_size != size - t.copy_size)
 		goto no;
@@ -179,17 +138,7 @@ int debugcache_create(const unsigned char *id, size_t len, char **tmp)
 	*tmp = NULL;
 	if (!cache_path(id, len, path, sizeof path, &dirlen))
 		return -1;
-	/* the folder, and ~/.cache when it is the place and is missing */
-	path[dirlen] = '\0';
-	if (mkdir(path, 0700) != 0 && errno == ENOENT) {
-		char *slash = strrchr(path, '/');
-		*slash = '\0';
-		mkdir(path, 0700);
-		*slash = '/';
-		mkdir(path, 0700);
-	}
-	snprintf(path + dirlen, sizeof path - dirlen, "/.debug-XXXXXX");
-	fd = mkostemp(path, O_CLOEXEC);
+	fd = kcache_temp(path, dirlen, sizeof path, "debug");
 	if (fd < 0)
 		return -1;
 	*tmp = strdup(path);
@@ -210,11 +159,11 @@ void debugcache_commit(int fd, char *tmp, const unsigned char *id, size_t len, u
 	uint64_t end = size + naranges + offsetof(struct tail, sum);
 
 	if (!cache_path(id, len, path, sizeof path, &dirlen) || naranges > MAX_ARANGES ||
-	    (naranges && !write_all(fd, aranges, naranges, size)))
+	    (naranges && !debugfile_pwrite(fd, aranges, naranges, size)))
 		goto fail;
 	memcpy(t.id, id, len);
-	if (!write_all(fd, &t, offsetof(struct tail, sum), size + naranges) ||
-	    !file_sum(fd, end, &t.sum) || !write_all(fd, &t.sum, sizeof t.sum, end) ||
+	if (!debugfile_pwrite(fd, &t, offsetof(struct tail, sum), size + naranges) ||
+	    !file_sum(fd, end, &t.sum) || !debugfile_pwrite(fd, &t.sum, sizeof t.sum, end) ||
 	    rename(tmp, path) != 0)
 		goto fail;
 	free(tmp);
