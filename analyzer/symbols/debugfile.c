@@ -11,6 +11,7 @@
  * file is mapped here.
  */
 #include "debugfile.h"
+#include "debugcache.h"
 #include "debugtrim.h"
 
 #include <elf.h>
@@ -56,6 +57,8 @@ struct trim {
 	unsigned char *aranges_data, *abbrev_data;
 	size_t aranges_size, abbrev_size;
 	uint64_t last_unit;
+	unsigned char *whole_aranges;  /* the original's, when the copy is kept */
+	size_t whole_aranges_size;
 };
 
 struct job {
@@ -67,7 +70,7 @@ struct job {
 	bool failed;
 };
 
-static bool read_all(int fd, void *buf, size_t len, uint64_t off)
+bool debugfile_pread(int fd, void *buf, size_t len, uint64_t off)
 {
 	while (len) {
 		ssize_t r = pread(fd, buf, len, (off_t)off);
@@ -83,7 +86,7 @@ static bool read_all(int fd, void *buf, size_t len, uint64_t off)
 	return true;
 }
 
-static bool write_all(int fd, const void *buf, size_t len, uint64_t off)
+bool debugfile_pwrite(int fd, const void *buf, size_t len, uint64_t off)
 {
 	while (len) {
 		ssize_t r = pwrite(fd, buf, len, (off_t)off);
@@ -109,7 +112,7 @@ static bool cut_reached(const struct job *j, struct piece *p, uint64_t done)
 		return false;
 	if (p->until == 0 && done >= p->unit_at + sizeof hdr) {
 		uint64_t size = 0;
-		if (read_all(j->out, hdr, sizeof hdr, p->out_off + p->unit_at))
+		if (debugfile_pread(j->out, hdr, sizeof hdr, p->out_off + p->unit_at))
 			size = debugtrim_unit_size(hdr);
 		p->until = size && size <= p->out_size - p->unit_at ? p->unit_at + size : p->out_size;
 	}
@@ -125,11 +128,11 @@ static bool do_piece(const struct job *j, struct piece *p, unsigned char *in, un
 	bool cut = false;
 
 	if (p->mem)
-		return write_all(j->out, p->mem, p->out_size, p->out_off);
+		return debugfile_pwrite(j->out, p->mem, p->out_size, p->out_off);
 	if (!p->inflate) {
 		while (left) {
 			size_t n = left < CHUNK ? (size_t)left : CHUNK;
-			if (!read_all(j->in, in, n, at) || !write_all(j->out, in, n, p->out_off + done))
+			if (!debugfile_pread(j->in, in, n, at) || !debugfile_pwrite(j->out, in, n, p->out_off + done))
 				return false;
 			at += n;
 			left -= n;
@@ -142,7 +145,7 @@ static bool do_piece(const struct job *j, struct piece *p, unsigned char *in, un
 	while (zr != Z_STREAM_END) {
 		if (z.avail_in == 0 && left) {
 			size_t n = left < CHUNK ? (size_t)left : CHUNK;
-			if (!read_all(j->in, in, n, at))
+			if (!debugfile_pread(j->in, in, n, at))
 				break;
 			at += n;
 			left -= n;
@@ -155,7 +158,7 @@ static bool do_piece(const struct job *j, struct piece *p, unsigned char *in, un
 		if (zr != Z_OK && zr != Z_STREAM_END)
 			break;
 		size_t got = CHUNK - z.avail_out;
-		if (got > p->out_size - done || !write_all(j->out, out, got, p->out_off + done))
+		if (got > p->out_size - done || !debugfile_pwrite(j->out, out, got, p->out_off + done))
 			break;
 		done += got;
 		if ((cut = cut_reached(j, p, done)))
@@ -258,7 +261,7 @@ static bool plan(int fd, const Elf64_Ehdr *eh, uint64_t fsize, Elf64_Shdr *sh,
 			return false;
 		if (s->sh_flags & SHF_COMPRESSED) {
 			Elf64_Chdr ch;
-			if (s->sh_size < sizeof ch || !read_all(fd, &ch, sizeof ch, s->sh_offset) ||
+			if (s->sh_size < sizeof ch || !debugfile_pread(fd, &ch, sizeof ch, s->sh_offset) ||
 			    ch.ch_type != ELFCOMPRESS_ZLIB || ch.ch_size > ((uint64_t)1 << 36) ||
 			    ch.ch_addralign > 65536)
 				return false; /* (no debug section is 64 GB) */
@@ -295,13 +298,13 @@ static bool write_copy(int fd, int out, Elf64_Ehdr *eh, Elf64_Shdr *sh, struct p
 	if (eh->e_phnum) {
 		size_t len = (size_t)eh->e_phnum * sizeof(Elf64_Phdr);
 		void *ph = malloc(len);
-		bool ok = ph && read_all(fd, ph, len, eh->e_phoff) && write_all(out, ph, len, eh->e_phoff);
+		bool ok = ph && debugfile_pread(fd, ph, len, eh->e_phoff) && debugfile_pwrite(out, ph, len, eh->e_phoff);
 		free(ph);
 		if (!ok)
 			return false;
 	}
 	eh->e_shoff = shoff;
-	if (!write_all(out, eh, sizeof *eh, 0))
+	if (!debugfile_pwrite(out, eh, sizeof *eh, 0))
 		return false;
 	qsort(pieces, npieces, sizeof *pieces, cmp_piece);
 	pthread_mutex_init(&j.lock, NULL);
@@ -315,7 +318,7 @@ static bool write_copy(int fd, int out, Elf64_Ehdr *eh, Elf64_Shdr *sh, struct p
 	for (size_t i = 0; i < npieces; i++)
 		if (pieces[i].unit_at != WHOLE && pieces[i].until)
 			sh[pieces[i].sec].sh_size = pieces[i].until;
-	return !j.failed && write_all(out, sh, (size_t)eh->e_shnum * sizeof *sh, shoff);
+	return !j.failed && debugfile_pwrite(out, sh, (size_t)eh->e_shnum * sizeof *sh, shoff);
 }
 
 /* The data of section s, decompressed, in memory (malloc'd, *size bytes);
@@ -333,17 +336,17 @@ static unsigned char *section_bytes(int fd, const Elf64_Shdr *s, uint64_t fsize,
 	if (!(s->sh_flags & SHF_COMPRESSED)) {
 		buf = malloc(s->sh_size ? s->sh_size : 1);
 		*size = s->sh_size;
-		if (buf && read_all(fd, buf, s->sh_size, s->sh_offset))
+		if (buf && debugfile_pread(fd, buf, s->sh_size, s->sh_offset))
 			return buf;
 		free(buf);
 		return NULL;
 	}
-	if (s->sh_size < sizeof ch || !read_all(fd, &ch, sizeof ch, s->sh_offset) ||
+	if (s->sh_size < sizeof ch || !debugfile_pread(fd, &ch, sizeof ch, s->sh_offset) ||
 	    ch.ch_type != ELFCOMPRESS_ZLIB || ch.ch_size > MAX_IN_MEMORY)
 		return NULL;
 	buf = malloc(ch.ch_size ? ch.ch_size : 1);
 	in = malloc(s->sh_size - sizeof ch);
-	if (buf && in && read_all(fd, in, s->sh_size - sizeof ch, s->sh_offset + sizeof ch) &&
+	if (buf && in && debugfile_pread(fd, in, s->sh_size - sizeof ch, s->sh_offset + sizeof ch) &&
 	    inflateInit(&z) == Z_OK) {
 		z.next_in = in;
 		z.avail_in = (uInt)(s->sh_size - sizeof ch);
@@ -371,11 +374,20 @@ static size_t section_named(const Elf64_Ehdr *eh, const Elf64_Shdr *sh, const ch
 	return 0;
 }
 
+static void trim_free(struct trim *t)
+{
+	free(t->abbrev_data);
+	free(t->aranges_data);
+	free(t->whole_aranges);
+	*t = (struct trim){ 0 };
+}
+
 /* The trim for addresses addrs[0..n) (sorted), when this file allows one
- * (debugtrim.h); t->on false otherwise. */
+ * (debugtrim.h); t->on false otherwise.  With keep, the original's whole
+ * .debug_aranges too (debugcache.h). */
 static void plan_trim(int fd, const Elf64_Ehdr *eh, const Elf64_Shdr *sh, uint64_t fsize,
 		      const char *names, size_t nnames, const uint64_t *addrs, size_t n,
-		      struct trim *t)
+		      bool keep, struct trim *t)
 {
 	*t = (struct trim){ 0 };
 	if (!names || !n)
@@ -391,15 +403,21 @@ static void plan_trim(int fd, const Elf64_Ehdr *eh, const Elf64_Shdr *sh, uint64
 	if (!t->abbrev_data || !debugtrim_units_self_contained(t->abbrev_data, t->abbrev_size))
 		goto no;
 	t->aranges_data = section_bytes(fd, &sh[t->aranges], fsize, &t->aranges_size);
-	if (!t->aranges_data ||
-	    !debugtrim_aranges(t->aranges_data, &t->aranges_size, addrs, n, &t->last_unit))
+	if (!t->aranges_data)
+		goto no;
+	if (keep) {
+		t->whole_aranges = malloc(t->aranges_size ? t->aranges_size : 1);
+		if (!t->whole_aranges)
+			goto no;
+		memcpy(t->whole_aranges, t->aranges_data, t->aranges_size);
+		t->whole_aranges_size = t->aranges_size;
+	}
+	if (!debugtrim_aranges(t->aranges_data, &t->aranges_size, addrs, n, &t->last_unit))
 		goto no;
 	t->on = true;
 	return;
 no:
-	free(t->abbrev_data);
-	free(t->aranges_data);
-	*t = (struct trim){ 0 };
+	trim_free(t);
 }
 
 /* The section names of the file (its section name table, malloc'd,
@@ -414,7 +432,7 @@ static char *section_names(int fd, const Elf64_Ehdr *eh, const Elf64_Shdr *sh, u
 	    s->sh_size > (1 << 20) || s->sh_offset > fsize || s->sh_size > fsize - s->sh_offset)
 		return NULL;
 	names = malloc(s->sh_size);
-	if (!names || !read_all(fd, names, s->sh_size, s->sh_offset) ||
+	if (!names || !debugfile_pread(fd, names, s->sh_size, s->sh_offset) ||
 	    names[s->sh_size - 1] != '\0') {
 		free(names);
 		return NULL;
@@ -431,7 +449,7 @@ static bool has_build_id(int fd, const Elf64_Shdr *sh, size_t nsh, const unsigne
 		unsigned char buf[256];
 		size_t size = sh[i].sh_size, at = 0;
 		if (sh[i].sh_type != SHT_NOTE || size > sizeof buf ||
-		    (sh[i].sh_flags & SHF_COMPRESSED) || !read_all(fd, buf, size, sh[i].sh_offset))
+		    (sh[i].sh_flags & SHF_COMPRESSED) || !debugfile_pread(fd, buf, size, sh[i].sh_offset))
 			continue;
 		while (size - at >= 12) {
 			uint32_t nsz, dsz, type;
@@ -450,6 +468,42 @@ static bool has_build_id(int fd, const Elf64_Shdr *sh, size_t nsh, const unsigne
 	return false;
 }
 
+/* The ELF header and section headers (*sh, malloc'd) of fd, *st its
+ * status; false when it is not a file this copies or, with id, has not
+ * that build-id. */
+static bool read_headers(int fd, const unsigned char *id, size_t len, struct stat *st,
+			 Elf64_Ehdr *eh, Elf64_Shdr **sh)
+{
+	*sh = NULL;
+	if (fstat(fd, st) != 0 || !debugfile_pread(fd, eh, sizeof *eh, 0) ||
+	    memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_ident[EI_DATA] != ELFDATA2LSB || eh->e_shentsize != sizeof **sh ||
+	    eh->e_shnum == 0 || eh->e_shstrndx >= eh->e_shnum || eh->e_ehsize != sizeof *eh ||
+	    (eh->e_phnum && (eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phoff < sizeof *eh)) ||
+	    eh->e_shoff > (uint64_t)st->st_size ||
+	    (uint64_t)eh->e_shnum * sizeof **sh > (uint64_t)st->st_size - eh->e_shoff)
+		return false;
+	*sh = malloc(eh->e_shnum * sizeof **sh);
+	if (!*sh || !debugfile_pread(fd, *sh, eh->e_shnum * sizeof **sh, eh->e_shoff) ||
+	    (id && !has_build_id(fd, *sh, eh->e_shnum, id, len))) {
+		free(*sh);
+		*sh = NULL;
+		return false;
+	}
+	return true;
+}
+
+/* Where the copy is made: a new file to keep (*tmp its name) when the
+ * build-id is known and caching is on, else a memfd. */
+static int copy_file(const unsigned char *id, size_t len, char **tmp)
+{
+	int out = id ? debugcache_create(id, len, tmp) : -1;
+
+	if (!id)
+		*tmp = NULL;
+	return out >= 0 ? out : memfd_create("profview-debuginfo", MFD_CLOEXEC);
+}
+
 int debugfile_decompressed(int fd, const unsigned char *id, size_t len, const uint64_t *addrs,
 			   size_t naddrs)
 {
@@ -457,40 +511,49 @@ int debugfile_decompressed(int fd, const unsigned char *id, size_t len, const ui
 	Elf64_Shdr *sh = NULL;
 	struct piece *pieces = NULL;
 	struct trim trim = { 0 };
-	char *names = NULL;
+	char *names = NULL, *tmp = NULL;
 	size_t npieces, nnames = 0;
 	uint64_t total;
 	struct stat st;
 	int out = -1;
 
-	if (fstat(fd, &st) != 0 || !read_all(fd, &eh, sizeof eh, 0) ||
-	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_shentsize != sizeof *sh || eh.e_shnum == 0 ||
-	    eh.e_shstrndx >= eh.e_shnum || eh.e_ehsize != sizeof eh ||
-	    (eh.e_phnum && (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phoff < sizeof eh)) ||
-	    eh.e_shoff > (uint64_t)st.st_size ||
-	    (uint64_t)eh.e_shnum * sizeof *sh > (uint64_t)st.st_size - eh.e_shoff)
-		return -1;
-	sh = malloc(eh.e_shnum * sizeof *sh);
+	if (!read_headers(fd, id, len, &st, &eh, &sh))
+		goto out;
+	if (id && (out = debugcache_open(id, len, addrs, naddrs)) >= 0)
+		goto out;
 	pieces = malloc(eh.e_shnum * sizeof *pieces);
-	if (!sh || !pieces || !read_all(fd, sh, eh.e_shnum * sizeof *sh, eh.e_shoff) ||
-	    (id && !has_build_id(fd, sh, eh.e_shnum, id, len)))
-		goto out;
 	names = section_names(fd, &eh, sh, (uint64_t)st.st_size, &nnames);
-	plan_trim(fd, &eh, sh, (uint64_t)st.st_size, names, nnames, addrs, naddrs, &trim);
-	if (!plan(fd, &eh, (uint64_t)st.st_size, sh, names, nnames, &trim, pieces, &npieces, &total))
+	plan_trim(fd, &eh, sh, (uint64_t)st.st_size, names, nnames, addrs, naddrs, id != NULL,
+		  &trim);
+	if (!pieces ||
+	    !plan(fd, &eh, (uint64_t)st.st_size, sh, names, nnames, &trim, pieces, &npieces, &total))
 		goto out;
-	out = memfd_create("profview-debuginfo", MFD_CLOEXEC);
+	out = copy_file(id, len, &tmp);
 	if (out >= 0 && !write_copy(fd, out, &eh, sh, pieces, npieces, total)) {
 		close(out);
 		out = -1;
+		if (tmp) {
+			/* the file to keep could not be written (a full disk):
+			 * the copy in memory then */
+			unlink(tmp);
+			free(tmp);
+			tmp = NULL;
+			out = copy_file(NULL, 0, &tmp);
+			if (out >= 0 && !write_copy(fd, out, &eh, sh, pieces, npieces, total)) {
+				close(out);
+				out = -1;
+			}
+		}
 	}
+	if (tmp)
+		debugcache_commit(out, tmp, id, len, total,
+				  trim.on ? trim.last_unit : DEBUGCACHE_WHOLE, trim.whole_aranges,
+				  trim.whole_aranges_size);
 out:
 	free(sh);
 	free(pieces);
 	free(names);
-	free(trim.abbrev_data);
-	free(trim.aranges_data);
+	trim_free(&trim);
 	return out;
 }
 

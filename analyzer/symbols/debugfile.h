@@ -5,8 +5,9 @@
  * DWARF zlib-compressed (SHF_COMPRESSED).  libdw decompresses every debug
  * section of a file when it opens it, on the thread that asked, into
  * memory of its own: for libc, 10 MB out of 3.8 MB in, most of the time
- * taken by symbolizing a profile in libc.  Here the file is copied into an
- * anonymous in-memory file (memfd) with its sections decompressed, the
+ * taken by symbolizing a profile in libc.  Here the file is copied into a
+ * file kept for the next reports (debugcache.h), or an anonymous in-memory
+ * file (memfd) when none may be kept, with its sections decompressed, the
  * biggest first, by two threads, each with a small buffer; libdw then maps
  * the copy as it would map an uncompressed file, and reads only the pages
  * it needs.  The copy is the same file as far as libdw can tell: the same
@@ -22,6 +23,7 @@
 #ifndef PROFVIEW_DEBUGFILE_H
 #define PROFVIEW_DEBUGFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <stdint.h>
@@ -33,8 +35,10 @@
  * id, also -1 unless the file has that GNU build-id (len bytes).  With
  * addrs (naddrs of them, sorted ascending, as the file's DWARF gives
  * addresses), the copy answers for those addresses only: its .debug_info
- * may end early (see above); without, it answers for every address.  Safe
- * to call from several threads at once. */
+ * may end early (see above); without, it answers for every address.  With
+ * id, a kept copy that answers for those addresses is given when there is
+ * one, and a new copy is made in a file that is kept (debugcache.h) unless
+ * caching is off.  Safe to call from several threads at once. */
 int debugfile_decompressed(int fd, const unsigned char *id, size_t len, const uint64_t *addrs,
 			   size_t naddrs);
 
@@ -46,5 +50,10 @@ int debugfile_decompressed(int fd, const unsigned char *id, size_t len, const ui
  * for debugfile_decompressed. */
 int debugfile_by_build_id(const unsigned char *id, size_t len, const uint64_t *addrs,
 			  size_t naddrs, char **path);
+
+/* len bytes of fd at offset off into buf, or of buf to fd there, however
+ * many reads or writes it takes; false when they cannot all be. */
+bool debugfile_pread(int fd, void *buf, size_t len, uint64_t off);
+bool debugfile_pwrite(int fd, const void *buf, size_t len, uint64_t off);
 
 #endif

@@ -122,6 +122,23 @@ static bool aranges_set(const unsigned char *buf, size_t len, size_t at, const u
 	return true;
 }
 
+bool debugtrim_last_unit(const unsigned char *buf, size_t len, const uint64_t *addrs, size_t n,
+			 uint64_t *last)
+{
+	size_t at, size;
+	uint64_t unit;
+	bool holds;
+
+	*last = 0;
+	for (at = 0; at < len; at += size) {
+		if (!aranges_set(buf, len, at, addrs, n, &size, &unit, &holds))
+			return false;
+		if (holds && unit > *last)
+			*last = unit;
+	}
+	return true;
+}
+
 bool debugtrim_aranges(unsigned char *buf, size_t *len, const uint64_t *addrs, size_t n,
 		       uint64_t *last)
 {
@@ -129,13 +146,8 @@ bool debugtrim_aranges(unsigned char *buf, size_t *len, const uint64_t *addrs, s
 	uint64_t unit;
 	bool holds;
 
-	*last = 0;
-	for (at = 0; at < *len; at += size) {
-		if (!aranges_set(buf, *len, at, addrs, n, &size, &unit, &holds))
-			return false;
-		if (holds && unit > *last)
-			*last = unit;
-	}
+	if (!debugtrim_last_unit(buf, *len, addrs, n, last))
+		return false;
 	for (at = out = 0; at < *len; at += size) {
 		aranges_set(buf, *len, at, addrs, 0, &size, &unit, &holds);
 		if (unit > *last)

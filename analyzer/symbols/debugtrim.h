@@ -24,6 +24,14 @@
  * to its end. */
 bool debugtrim_units_self_contained(const unsigned char *abbrev, size_t len);
 
+/* In the .debug_aranges section buf[0..len) (64-bit little-endian
+ * file), the offset in .debug_info of the last unit (the highest offset)
+ * whose address ranges hold one of addrs[0..n) (sorted, ascending) in
+ * *last, 0 when none does.  false when the section is not one this reads
+ * (as debugtrim_aranges). */
+bool debugtrim_last_unit(const unsigned char *buf, size_t len, const uint64_t *addrs, size_t n,
+			 uint64_t *last);
+
 /* In the .debug_aranges section buf[0..*len) (64-bit little-endian
  * file), the offset in .debug_info of the last unit (the highest offset)
  * whose address ranges hold one of addrs[0..n) (sorted, ascending) in

@@ -35,17 +35,13 @@ struct kcache {
 	const char *names;
 };
 
-/* The file's path for boot into buf; false when caching is off, there is
- * no place for it, or boot is not a boot id. */
-static bool cache_path(const char *boot, char *buf, size_t size, size_t *dirlen)
+bool kcache_folder(char *buf, size_t size, size_t *len)
 {
 	const char *off = getenv("PROFVIEW_CACHE"), *xdg = getenv("XDG_CACHE_HOME");
 	const char *home = getenv("HOME");
-	size_t len = strlen(boot);
 	int n;
 
-	if ((off && strcmp(off, "off") == 0) || len == 0 || len >= sizeof ((struct header *)0)->boot ||
-	    strspn(boot, "0123456789abcdef-") != len)
+	if (off && strcmp(off, "off") == 0)
 		return false;
 	if (xdg && xdg[0] == '/')
 		n = snprintf(buf, size, "%s/profview", xdg);
@@ -55,8 +51,37 @@ static bool cache_path(const char *boot, char *buf, size_t size, size_t *dirlen)
 		return false;
 	if (n < 0 || (size_t)n >= size)
 		return false;
-	*dirlen = (size_t)n;
-	n = snprintf(buf + n, size - (size_t)n, "/kernel-%s.syms", boot);
+	*len = (size_t)n;
+	return true;
+}
+
+int kcache_temp(char *path, size_t len, size_t size, const char *prefix)
+{
+	/* the folder, and ~/.cache when it is the place and is missing */
+	path[len] = '\0';
+	if (mkdir(path, 0700) != 0 && errno == ENOENT) {
+		char *slash = strrchr(path, '/');
+		*slash = '\0';
+		mkdir(path, 0700);
+		*slash = '/';
+		mkdir(path, 0700);
+	}
+	if ((size_t)snprintf(path + len, size - len, "/.%s-XXXXXX", prefix) >= size - len)
+		return -1;
+	return mkostemp(path, O_CLOEXEC);
+}
+
+/* The file's path for boot into buf; false when caching is off, there is
+ * no place for it, or boot is not a boot id. */
+static bool cache_path(const char *boot, char *buf, size_t size, size_t *dirlen)
+{
+	size_t len = strlen(boot);
+	int n;
+
+	if (len == 0 || len >= sizeof ((struct header *)0)->boot ||
+	    strspn(boot, "0123456789abcdef-") != len || !kcache_folder(buf, size, dirlen))
+		return false;
+	n = snprintf(buf + *dirlen, size - *dirlen, "/kernel-%s.syms", boot);
 	return n > 0 && *dirlen + (size_t)n < size;
 }
 
@@ -195,18 +220,8 @@ void kcache_save(const char *boot, const struct kcache_sym *syms, size_t n, cons
 	    !own_symbols(syms, n, &h, &own))
 		return;
 	strncpy(h.boot, boot, sizeof h.boot - 1);
-	/* the folder, and ~/.cache when it is the place and is missing */
 	memcpy(tmp, path, dirlen);
-	tmp[dirlen] = '\0';
-	if (mkdir(tmp, 0700) != 0 && errno == ENOENT) {
-		char *slash = strrchr(tmp, '/');
-		*slash = '\0';
-		mkdir(tmp, 0700);
-		*slash = '/';
-		mkdir(tmp, 0700);
-	}
-	snprintf(tmp + dirlen, sizeof tmp - dirlen, "/.kernel-XXXXXX");
-	fd = mkstemp(tmp);
+	fd = kcache_temp(tmp, dirlen, sizeof tmp, "kernel");
 	if (fd < 0) {
 		free(own);
 		return;

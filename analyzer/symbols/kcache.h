@@ -16,6 +16,7 @@
 #ifndef PROFVIEW_KCACHE_H
 #define PROFVIEW_KCACHE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,5 +47,15 @@ void kcache_close(struct kcache *c);
  * Silent: the file is only ever a saving. */
 void kcache_save(const char *boot, const struct kcache_sym *syms, size_t n, const char *names,
 		 size_t nnames);
+
+/* The folder profview keeps its files in ($XDG_CACHE_HOME/profview, or
+ * ~/.cache/profview) into buf, *len bytes; false when caching is off
+ * (PROFVIEW_CACHE=off) or there is no such place. */
+bool kcache_folder(char *buf, size_t size, size_t *len);
+
+/* A new empty file (mode 0600, close-on-exec) in the folder path[0..len)
+ * (kcache_folder's, made when missing), named .PREFIX-XXXXXX: its
+ * descriptor, its name in path (size bytes); -1 when it cannot be made. */
+int kcache_temp(char *path, size_t len, size_t size, const char *prefix);
 
 #endif

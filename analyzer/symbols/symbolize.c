@@ -23,7 +23,12 @@
  * module read, the pages of its files that libdw touched are given back
  * (MADV_DONTNEED on libelf's private mapping of the file: the strings the
  * second pass reads come back from the page cache), so that the peak
- * holds the modules being read, not all of them.
+ * holds the modules being read, not all of them.  They are given back once
+ * before that too, as soon as the units of the module's addresses are
+ * found: libdw 0.188 finds a unit by reading the header of every unit
+ * before it, and each header read maps the pages around it (the kernel's
+ * fault-around, 64 KiB): for libpython or libc, megabytes of .debug_info
+ * that nothing reads again.
  */
 #include "symbolize.h"
 #include "cxxname.h"
@@ -569,6 +574,8 @@ static void reader_free(struct symbolizer *sy)
 	free(sy->src);
 }
 
+static void release_module(Dwfl_Module *mod);
+
 static int cmp_src(const void *a, const void *b)
 {
 	const struct src *x = a, *y = b;
@@ -629,6 +636,9 @@ static int job_lines(struct symbolizer *sy, const struct split *sp, const struct
 		src[k] = (struct src){ .how = SRC_LIBDW, .unit = UINT32_MAX, .k = (uint32_t)k };
 		src[k].cu = dwfl_module_addrdie(j->mod, sp->addr[j->locs[k]], &bias);
 	}
+	/* Finding the units read the header of every unit before the
+	 * last one (libdw 0.188): pages that nothing reads again. */
+	release_module(j->mod);
 	qsort(src, j->n, sizeof *src, cmp_src);
 	for (size_t lo = 0, hi; lo < j->n; lo = hi) {
 		Dwarf_Addr bias = 0;
