@@ -1,4 +1,6 @@
-/* collect-timer.c - run a program under libprofview-timer.so
+/* collect-main.c - run a program under a preload library: the launcher
+ * of collect-timer (libprofview-timer.so) and collect-heap
+ * (libprofview-heap.so), for the collector its main passes (collect.h)
  *
  * collect-timer [options] [--] program [args...]
  *
@@ -52,16 +54,45 @@
 #include "collect.h"
 #include "segments.h"
 
-/* Prints "collect-timer: <message>" on stderr. */
+const struct collect_tool *collect_tool;
+
 void collect_msg(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs(COLLECT_NAME ": ", stderr);
+	fputs(collect_tool->name, stderr);
+	fputs(": ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+void collect_say(const char *fmt, ...)
+{
+	char buf[1024], *line = buf;
+	int head = snprintf(buf, sizeof(buf), "%s: ", collect_tool->name), n;
+	va_list ap;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf + head, sizeof(buf) - (size_t)head, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	/* a long line (a path) in one piece too */
+	if ((size_t)n >= sizeof(buf) - (size_t)head && (line = malloc((size_t)head + (size_t)n + 1)) != NULL) {
+		memcpy(line, buf, (size_t)head);
+		va_start(ap, fmt);
+		vsnprintf(line + head, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
+	if (line == NULL) {
+		line = buf;
+		n = (int)sizeof(buf) - 1 - head;
+	}
+	fwrite(line, 1, (size_t)head + (size_t)n, stderr);
+	if (line != buf)
+		free(line);
 }
 
 static volatile pid_t collect_child_pid;  /* the program, until reaped */
@@ -223,7 +254,7 @@ static void collect_wait_rest(struct collect_runseg *rs)
 	}
 }
 
-int main(int argc, char **argv)
+int collect_main(int argc, char **argv, const struct collect_tool *tool)
 {
 	struct collect_opts o = { 0 };
 	struct seg *seg = NULL;
@@ -237,6 +268,7 @@ int main(int argc, char **argv)
 	sigset_t hold, entry, dfl;
 	pid_t pid;
 
+	collect_tool = tool;
 	/* The default control signal waits from the first thing we do (see
 	 * below); the one named is known after the options. */
 	sigemptyset(&dfl);
@@ -348,7 +380,7 @@ int main(int argc, char **argv)
 	if (own_malloc)
 		collect_msg("'%s' defines its own malloc: the program's allocations go to it, "
 			    "not to %s, and are not seen; link it with the C library's malloc to "
-			    "profile its heap", prog, COLLECT_LIB);
+			    "profile its heap", prog, collect_tool->library);
 	if (seg != NULL) {
 		/* all of the program's is in the segments now */
 		if (!others)
