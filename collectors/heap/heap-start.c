@@ -2,8 +2,8 @@
  * the trace's header, pausing (control.c's thread, which also gives back
  * the trace's written pages; the interposed sigaction and signal), fork
  * (the child's own trace), and the end of the trace after the program's
- * exit handlers; and what the files shared with libprofview-timer.so
- * (writer.c, mappings.c...) ask of the library (preload.h). */
+ * exit handlers; and what the preload library (writer.c, mappings.c,
+ * control.c...) asks of its host (host.h). */
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
@@ -22,41 +22,31 @@
 #include "collect-env.h"
 #include "control.h"
 #include "heap.h"
+#include "host.h"
 #include "mappings.h"
-#include "preload-state.h"
+#include "preload.h"
 #include "stacktab.h"
 #include "writer.h"
 
-/* ---- what the shared files need ---- */
+/* The longest wait at the end for the threads still writing a record. */
+#define HEAP_QUIESCE_NS 2000000000ull
+#define HEAP_QUIESCE_STEP_NS 1000000
 
-uint64_t preload_now(void)
-{
-	struct timespec ts;
+/* ---- what the preload library asks of its host (host.h) ---- */
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-int preload_handlers_idle(void)
+static int heap_handlers_idle(void)
 {
 	return atomic_load(&heap.inflight) == 0;
 }
 
-int preload_running(void)
+static int heap_running(void)
 {
 	return atomic_load(&heap.state) == HEAP_RUNNING;
 }
 
-const char preload_collector[] = "collect-heap";
-const char preload_library[] = "libprofview-heap";
-
-
-
-/* ---- start and end ---- */
-
 /* ---- pausing (control.c) ---- */
 
-void control_initial(int how)
+static void heap_control_initial(int how)
 {
 	atomic_store(&heap.paused, how != CONTROL_RESUME);
 	atomic_store(&heap.ended, how == CONTROL_END);
@@ -65,26 +55,7 @@ void control_initial(int how)
 /* Only heap.paused changes: heap_slow looks at it when a countdown
  * crosses zero.  A block sampled before a pause keeps its place in the
  * table, so that its free is recorded whenever it comes. */
-/* The heap library holds no signal of the program's. */
-void control_exec_prepare(int undo)
-{
-	(void)undo;
-}
-
-/* The heap library samples with no signal. */
-int control_exec_signal(void)
-{
-	return 0;
-}
-
-/* The heap library starts no other thread. */
-uint64_t control_deferred(uint64_t now)
-{
-	(void)now;
-	return 0;
-}
-
-int control_apply(int how)
+static int heap_control_apply(int how)
 {
 	int pause = how != CONTROL_RESUME;
 
@@ -97,6 +68,20 @@ int control_apply(int how)
 	atomic_store(&heap.paused, pause);
 	return 1;
 }
+
+/* The heap library samples with no signal, holds none of the program's
+ * and puts no work off to the control thread. */
+const struct preload_host preload_host = {
+	.collector = "collect-heap",
+	.library = "libprofview-heap",
+	.running = heap_running,
+	.handlers_idle = heap_handlers_idle,
+	.control_initial = heap_control_initial,
+	.control_apply = heap_control_apply,
+	.control_deferred = NULL,
+	.exec_prepare = NULL,
+	.exec_signal = NULL,
+};
 
 /* The control thread: it also gives back the written pages of the trace
  * (writer.c) a few times a second.  Never sampled. */
@@ -269,20 +254,6 @@ __attribute__((constructor)) static void heap_constructor(void)
 	heap_tls.busy--;
 }
 
-/* Waits (2 s at most) for the threads still writing a record. */
-static int heap_quiesce(void)
-{
-	uint64_t deadline = preload_now() + 2000000000ull;
-	struct timespec ms = { 0, 1000000 };
-
-	while (atomic_load(&heap.inflight) != 0) {
-		if (preload_now() > deadline)
-			return -1;
-		nanosleep(&ms, NULL);
-	}
-	return 0;
-}
-
 /* After the program's exit handlers: the blocks without a free record
  * are the ones still allocated. */
 __attribute__((destructor)) static void heap_fini(void)
@@ -295,7 +266,7 @@ __attribute__((destructor)) static void heap_fini(void)
 		return;
 	heap_tls.busy++;
 	heap_control_stop();
-	quiet = heap_quiesce() == 0;
+	quiet = preload_quiesce(HEAP_QUIESCE_NS, HEAP_QUIESCE_STEP_NS) == 0;
 	lost = atomic_load(&heap.lost);
 	if (lost != 0) {
 		struct raw_lost *rec = writer_reserve(sizeof(*rec), WRITER_WAIT);

@@ -57,15 +57,13 @@
 #include "collect-env.h"
 #include "heap.h"
 #include "neglog.h"
-#include "preload-state.h"
+#include "preload.h"
 #include "stacktab.h"
 #include "writer.h"
 
 struct heap_global heap;
 struct heap_real heap_real;
 __thread struct heap_tls heap_tls __attribute__((tls_model("initial-exec")));
-/* mappings.c marks the collector's own work in it (preload_own_begin) */
-__thread struct preload_tls preload_tls __attribute__((tls_model("initial-exec")));
 
 /* The filter: the sampled blocks in each KiB of addresses, modulo 4 GiB
  * (a count that reached 255 stays).  In .bss: its pages are the zero page
@@ -440,7 +438,7 @@ static __attribute__((noinline)) void heap_slow(struct heap_tls *t, void *p, siz
 
 	/* the collector's own work first: it runs while the state changes
 	 * (a fork child's new trace), and must not stop the countdown */
-	if (p == NULL || t->busy || preload_tls.own)
+	if (p == NULL || t->busy || preload_own_depth)
 		return;
 	if (state != HEAP_RUNNING) {
 		/* before the start, look again at the next block; after the
@@ -486,7 +484,7 @@ static void heap_write_free(uintptr_t p)
 	struct raw_heap_free *rec;
 	/* nested in the collector's work (a signal handler's free): never
 	 * wait for the writer */
-	int nested = t->busy || preload_tls.own;
+	int nested = t->busy || preload_own_depth;
 
 	if (!heap_enter())
 		return;
@@ -618,7 +616,7 @@ static void *heap_realloc(void *p, size_t n, const void *caller)
 	q = heap_real.realloc(p, n);
 	if (q == NULL && n != 0) {
 		/* p is still allocated: sampled again, where it failed */
-		if (sampled && !heap_tls.busy && !preload_tls.own)
+		if (sampled && !heap_tls.busy && !preload_own_depth)
 			heap_sample(&heap_tls, (uintptr_t)p, old, caller, NULL);
 		return NULL;
 	}

@@ -1,366 +1,184 @@
-/* collect-timer.c - run a program under libprofview-timer.so
+/* collect-timer.c - collect-timer: the launcher (collectors/launch) run
+ * for libprofview-timer.so, with the options of its own (the sampling
+ * frequency, the unwinding, the engine, the clock, --stats) and its --help
  *
  * collect-timer [options] [--] program [args...]
  *
- * Checks that LD_PRELOAD can work for the program, creates the trace file,
- * runs the program with the preload library and its settings in the
- * environment, waits for it, then reads the trace back to print a summary
- * and to cut a trace the program could not finish (exit without exit
- * handlers, crash, kill) at its last record.
- *
- * The processes the program starts write traces of their own next to the
- * first, "<stem>.<pid>.raw" (and "<stem>.<pid>.<n>.raw" for an exec in a
- * pid that has one).  Unless --no-inherit, collect-timer is a child
- * subreaper: descendants whose parent is gone become its children, and it
- * waits until every descendant has ended.  Then it finds their traces by
- * scanning the directory: a trace started after collect-timer did (by
- * CLOCK_MONOTONIC) whose pid or parent pid is the program's or that of a
- * trace already found.  SIGTERM and SIGHUP sent to collect-timer by a
- * process are passed on to the program (to its descendants once it has
- * ended); SIGINT and SIGQUIT are ignored, since the terminal sends them to
- * the program itself.
- *
- * Exit status: the program's own, or 128 + the signal that killed it; 2 for
- * a usage error; 1 when collect-timer itself fails before running the
- * program; 126 when the program cannot be executed; 127 when it is not
- * found.
+ * See collect-main.c for what the launcher does, collect-timer(1) for the
+ * options.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <signal.h>
-#include <stdarg.h>
-#include <stdint.h>
+#include <getopt.h>
+#include <linux/perf_event.h>
+#include <stddef.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <linux/futex.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "collect-env.h"
-#include "collect-launch.h"
 #include "collect-options.h"
-#include "collect-procs.h"
-#include "collect-runseg.h"
-#include "collect-summary.h"
 #include "collect.h"
-#include "segments.h"
+#include "raw.h"
 
-/* Prints "collect-timer: <message>" on stderr. */
-void collect_msg(const char *fmt, ...)
+static void collect_timer_usage(FILE *f)
 {
-	va_list ap;
-
-	fputs(COLLECT_NAME ": ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
+	fprintf(f,
+		"usage: collect-timer [options] [--] program [args...]\n"
+		"Profile the CPU time of a program's threads by sampling their stacks.\n"
+		"\n"
+		"  -F, --frequency=HZ  samples per second of CPU time per thread (default %d)\n"
+		"  -o, --output=FILE   write the trace to FILE (replaced if it exists);\n"
+		"                      default profview-PROGRAM-PID.raw in the current directory\n"
+		"      --unwind=MODE   how stacks are recorded: cfi (default) unwinds in the\n"
+		"                      program with tables made of the binaries' CFI (a\n"
+		"                      stack copy where it cannot); dwarf copies the registers\n"
+		"                      and the top of the stack, unwound later; fp walks frame\n"
+		"                      pointers; check records cfi and dwarf side by side\n"
+		"      --stack-size=BYTES  bytes of stack copied per sample in dwarf mode,\n"
+		"                      %d to %d, a multiple of 8, k for KiB (default %d)\n"
+		"      --engine=ENGINE what sends the sampling signals: perf events, a sample\n"
+		"                      every period at any rate; posix CPU timers, at most\n"
+		"                      one per scheduler tick; auto (default): perf where the\n"
+		"                      kernel allows it, else posix\n"
+		"      --clock=CLOCK   cpu (default) samples threads on CPU; wall samples\n"
+		"                      threads off CPU too (blocked, sleeping)\n"
+		"      --no-inherit    profile the program's process only, not the processes\n"
+		"                      it starts (by default each writes its own trace)\n"
+		"      --delay=SECONDS  start sampling SECONDS after the program starts;\n"
+		"                      --duration counts from then\n"
+		"      --control-signal=SIG  the signal that pauses sampling and resumes it:\n"
+		"                      a name or number (default USR2), or none\n"
+		"      --split=SECONDS  cut the trace, while the program runs, into traces of\n"
+		"                      SECONDS each: FILE without .raw, then .seg0001.raw...\n"
+		"      --keep-segments=N  with --split, keep only the last N segments\n"
+		"      --duration=SECONDS  profile the first SECONDS of the run, then let\n"
+		"                      the program run on unprofiled\n"
+		"      --stats         at the end, print the handler's time per sample and how\n"
+		"                      the samples were unwound\n"
+		"  -q, --quiet         print nothing but errors\n"
+		"  -v, --verbose       at the end, a line for every process of the run, those\n"
+		"                      without samples too (by default: the processes with the\n"
+		"                      most samples and the run's totals)\n"
+		"  -h, --help          show this help\n"
+		"  -V, --version       show the version\n",
+		COLLECT_HZ_DEFAULT, COLLECT_STACK_MIN, COLLECT_STACK_MAX, COLLECT_STACK_DEFAULT);
 }
 
-static volatile pid_t collect_child_pid;  /* the program, until reaped */
-static volatile sig_atomic_t collect_forward_sig;
-static struct collect_control *collect_word; /* the run's control word */
-static int collect_control_sig;
+/* --unwind's names and the modes they stand for. */
+static const char *const collect_timer_unwind_names[] = { "cfi", "dwarf", "fp", "check", NULL };
+static const int collect_timer_unwinds[] = { RAW_UNWIND_CFI, RAW_UNWIND_DWARF, RAW_UNWIND_FP,
+				       RAW_UNWIND_CHECK };
+static const char *const collect_timer_engines[] = { "auto", "posix", "perf", NULL };
+static const char *const collect_timer_clocks[] = { "cpu", "wall", NULL };
 
-/* Makes the run's control word (collect-env.h): memory of ours that every
- * process of the run opens by its /proc path and maps.  path gets it, or
- * "" when it cannot be made (then the control signal sent to us goes to
- * the program alone). */
-static void collect_make_word(char *path, size_t cap)
+/* One of collect-timer's own options.  Returns -1 to go on, else an exit
+ * status. */
+static int collect_timer_option(int c, const char *arg, struct collect_opts *o)
 {
-	int fd = memfd_create("profview-control", MFD_CLOEXEC);
-	void *p = MAP_FAILED;
+	size_t bytes;
+	int i;
 
-	path[0] = '\0';
-	if (fd < 0)
-		return;
-	if (ftruncate(fd, COLLECT_CONTROL_SIZE) == 0)
-		p = mmap(NULL, COLLECT_CONTROL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED) {
-		close(fd);
-		return;
+	switch (c) {
+	case 'F':
+		if (!cli_parse_frequency(arg, 1, COLLECT_HZ_MAX, &o->frequency) ||
+		    !collect_env_frequency_ok(o->frequency))
+			return cli_invalid("frequency", arg, "1 to %d Hz", COLLECT_HZ_MAX);
+		break;
+	case 'U':
+		if ((i = cli_parse_choice(arg, collect_timer_unwind_names)) < 0)
+			return cli_invalid_choice("unwind mode", arg, collect_timer_unwind_names);
+		o->unwind = collect_timer_unwinds[i];
+		break;
+	case 'S':
+		if (!cli_parse_size(arg, COLLECT_STACK_MAX, &bytes) ||
+		    !collect_env_stack_size_ok((long)bytes))
+			return cli_invalid("stack size", arg, "%d to %d bytes (or 1k to %dk), a multiple of 8",
+					   COLLECT_STACK_MIN, COLLECT_STACK_MAX, COLLECT_STACK_MAX / 1024);
+		o->stack_size = (long)bytes;
+		break;
+	case 'E':
+		if ((i = cli_parse_choice(arg, collect_timer_engines)) < 0)
+			return cli_invalid_choice("engine", arg, collect_timer_engines);
+		o->engine = collect_timer_engines[i];
+		break;
+	case 'C':
+		if ((i = cli_parse_choice(arg, collect_timer_clocks)) < 0)
+			return cli_invalid_choice("clock", arg, collect_timer_clocks);
+		o->clock = collect_timer_clocks[i];
+		break;
+	case 'T':
+		o->stats = 1;
+		break;
 	}
-	collect_word = p;
-	snprintf(path, cap, "/proc/%d/fd/%d", (int)getpid(), fd);
+	return -1;
 }
 
-/* SIGTERM, SIGHUP and the control signal from a process are for the
- * program.  A SIGHUP from the kernel (the terminal hung up) reached the
- * program already. */
-static void collect_on_signal(int sig, siginfo_t *si, void *uc)
+/* Will the program's samples come from POSIX timers?  With auto, when
+ * this process may not open a task-clock perf event on itself (the
+ * library then uses POSIX timers, engine.c). */
+static int collect_timer_engine_is_posix(const char *engine)
 {
-	pid_t child = collect_child_pid;
-
-	(void)uc;
-	if (si->si_code > 0)
-		return;
-	if (sig == collect_control_sig && collect_word != NULL) {
-		/* a pause or resume for every process of the run */
-		atomic_fetch_add(&collect_word->requests, 1);
-		syscall(SYS_futex, (void *)&collect_word->requests, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-		return;
-	}
-	collect_forward_sig = sig;
-	if (child > 0)
-		kill(child, sig);
-}
-
-/* Passes sig on to every child of ours (the program's descendants that
- * lost their parent). */
-static void collect_forward_children(int sig)
-{
-	char path[64], buf[4096], *p, *e;
-	ssize_t n;
+	struct perf_event_attr attr;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (strcmp(engine, "auto") != 0)
+		return strcmp(engine, "posix") == 0;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_TASK_CLOCK;
+	attr.disabled = 1;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0UL);
 	if (fd < 0)
-		return;
-	n = read(fd, buf, sizeof(buf) - 1);
+		return 1;
 	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	for (p = buf;; p = e) {
-		long c = strtol(p, &e, 10);
-
-		if (e == p)
-			break;
-		if (c > 0)
-			kill((pid_t)c, sig);
-	}
+	return 0;
 }
 
-/* The processes we reaped: the program, and the descendants whose parent
- * ended first (collect-procs.h). */
-static struct collect_ends collect_reaped;
 
-static void collect_reaped_add(pid_t pid, int status, const struct rusage *ru)
+/* A frequency the CPU timers cannot keep up with is said. */
+static void collect_timer_parsed(const struct collect_opts *o)
 {
-	collect_ends_add(&collect_reaped, (uint32_t)pid, (uint32_t)status,
-			 (uint64_t)ru->ru_utime.tv_sec * 1000000000ull +
-				 (uint64_t)ru->ru_utime.tv_usec * 1000u +
-				 (uint64_t)ru->ru_stime.tv_sec * 1000000000ull +
-				 (uint64_t)ru->ru_stime.tv_usec * 1000u);
+	struct timespec res;
+
+	if (o->quiet || !collect_timer_engine_is_posix(o->engine))
+		return;
+	/* the coarse clocks advance once a tick */
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0 && res.tv_sec == 0 &&
+	    res.tv_nsec > 0 && o->frequency > 1000000000L / res.tv_nsec)
+		cli_msg("-F %ld is above the scheduler tick (%ld Hz): CPU timers deliver at "
+			"most %ld samples a second per thread, each weighing the time since "
+			"the last; --engine=perf takes %ld", o->frequency,
+			1000000000L / res.tv_nsec, 1000000000L / res.tv_nsec, o->frequency);
 }
 
-static uint64_t collect_now(void)
-{
-	struct timespec ts;
+static const struct option collect_timer_opts[] = {
+	{ "frequency", required_argument, NULL, 'F' },
+	{ "unwind", required_argument, NULL, 'U' },
+	{ "stack-size", required_argument, NULL, 'S' },
+	{ "engine", required_argument, NULL, 'E' },
+	{ "clock", required_argument, NULL, 'C' },
+	{ "stats", no_argument, NULL, 'T' },
+	{ NULL, 0, NULL, 0 },
+};
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* Waits for the program; with seg, reads its trace (at live) into
- * segments meanwhile, every COLLECT_POLL_NS, and removes it once it has
- * ended (--duration), all of it in the segments, while the program runs
- * on; with rs, the other processes' traces too.  Returns 0, or -1 with a
- * message. */
-static int collect_wait_program(pid_t pid, struct seg *seg, struct collect_runseg *rs,
-				const char *live, int *status)
-{
-	int ended = seg == NULL;
-
-	for (;;) {
-		struct rusage ru;
-		pid_t w = wait4(pid, status, ended && rs == NULL ? 0 : WNOHANG, &ru);
-		struct timespec ts = { 0, COLLECT_POLL_NS };
-
-		if (w == pid) {
-			collect_reaped_add(w, *status, &ru);
-			return 0;
-		}
-		if (w < 0 && errno != EINTR) {
-			collect_msg("cannot wait for the program: %s", strerror(errno));
-			return -1;
-		}
-		if (w == 0) {
-			uint64_t now = collect_now();
-
-			if (!ended) {
-				ended = seg_poll(seg, now);
-				if (ended)
-					unlink(live);
-			}
-			if (rs != NULL)
-				collect_runseg_poll(rs, now);
-			nanosleep(&ts, NULL);
-		}
-	}
-}
-
-/* Waits for the descendants left when the program has ended; with rs,
- * cuts their traces into segments meanwhile. */
-static void collect_wait_rest(struct collect_runseg *rs)
-{
-	for (;;) {
-		int sig = collect_forward_sig, status;
-		struct rusage ru;
-		pid_t w;
-
-		if (sig != 0) {
-			collect_forward_sig = 0;
-			collect_forward_children(sig);
-		}
-		w = wait4(-1, &status, rs != NULL ? WNOHANG : 0, &ru);
-		if (w < 0 && errno != EINTR)
-			break;
-		if (w > 0)
-			collect_reaped_add(w, status, &ru);
-		if (w == 0) {
-			struct timespec ts = { 0, COLLECT_POLL_NS };
-
-			collect_runseg_poll(rs, collect_now());
-			nanosleep(&ts, NULL);
-		}
-	}
-}
+static const struct collect_tool collect_timer = {
+	.name = "collect-timer",
+	.library = "libprofview-timer.so",
+	.short_opts = "F:",
+	.long_opts = collect_timer_opts,
+	.usage = collect_timer_usage,
+	.option = collect_timer_option,
+	.parsed = collect_timer_parsed,
+	.set_env = NULL,         /* the launcher sets all of its settings */
+	.misses_own_malloc = 0,
+};
 
 int main(int argc, char **argv)
 {
-	struct collect_opts o = { 0 };
-	struct seg *seg = NULL;
-	struct collect_runseg *rs = NULL;
-	struct seg_summary sum;
-	char prog[PATH_MAX], lib[PATH_MAX], shown[PATH_MAX + 2];
-	ssize_t n, got = 0;
-	int rc, pipefd[2], status, others = 0, own_malloc;
-	struct sigaction sa;
-	struct timespec t0;
-	sigset_t hold, entry, dfl;
-	pid_t pid;
-
-	/* The default control signal waits from the first thing we do (see
-	 * below); the one named is known after the options. */
-	sigemptyset(&dfl);
-	sigaddset(&dfl, COLLECT_CONTROL_DEFAULT);
-	sigprocmask(SIG_BLOCK, &dfl, &entry);
-	rc = collect_parse(argc, argv, &o);
-	if (rc >= 0)
-		return rc;
-	if (o.control != COLLECT_CONTROL_DEFAULT && sigismember(&entry, COLLECT_CONTROL_DEFAULT) == 0)
-		sigprocmask(SIG_UNBLOCK, &dfl, NULL);
-	rc = collect_resolve(o.argv[0], prog, sizeof(prog));
-	if (rc != 0)
-		return rc;
-	if (collect_check_binary(prog) != 0 || collect_check_output(&o, prog) != 0 ||
-	    collect_find_preload(lib, sizeof(lib)) != 0 || collect_claim_output(&o) != 0)
-		return COLLECT_EXIT_FAIL;
-	own_malloc = collect_own_allocator(prog);
-	if (pipe2(pipefd, O_CLOEXEC) != 0) {
-		collect_msg("cannot create a pipe: %s", strerror(errno));
-		return COLLECT_EXIT_FAIL;
-	}
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	/* Descendants whose parent ends become ours, so that we can wait
-	 * for them (and their traces). */
-	if (!o.no_inherit)
-		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = collect_on_signal;
-	sa.sa_flags = SA_SIGINFO;
-	sigemptyset(&sa.sa_mask);
-	/* The control signal may come at any time, even before we or the
-	 * program's library have a handler for it: it waits, blocked, until
-	 * then (in the program, until the library's constructor unblocks it),
-	 * rather than meet its default action, which kills.  One the user
-	 * blocks already is left as it is. */
-	if (o.control != 0 && sigismember(&entry, o.control) == 0) {
-		sigemptyset(&hold);
-		sigaddset(&hold, o.control);
-		o.held = sigprocmask(SIG_BLOCK, &hold, NULL) == 0;
-	}
-	if (o.control != 0)
-		collect_make_word(o.word, sizeof(o.word));
-	collect_control_sig = o.control;
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		collect_msg("cannot fork: %s", strerror(errno));
-		return COLLECT_EXIT_FAIL;
-	}
-	if (pid == 0) {
-		close(pipefd[0]);
-		collect_child(&o, prog, lib, pipefd[1]);
-	}
-	close(pipefd[1]);
-	/* Like time(1): a ^C or ^\ is for the program. */
-	signal(SIGINT, SIG_IGN);
-	signal(SIGQUIT, SIG_IGN);
-	collect_child_pid = pid;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	/* so that it can be sent to collect-timer too */
-	if (o.control != 0 && o.control != SIGINT && o.control != SIGQUIT)
-		sigaction(o.control, &sa, NULL);
-	if (o.held)
-		sigprocmask(SIG_UNBLOCK, &hold, NULL);
-	while (got < (ssize_t)sizeof(shown) - 1 &&
-	       ((n = read(pipefd[0], shown + got, sizeof(shown) - 1 - (size_t)got)) > 0 ||
-		(n < 0 && errno == EINTR)))
-		got += n > 0 ? n : 0;
-	close(pipefd[0]);
-	shown[got] = '\0';
-	if (o.split > 0 && got > 0 && (size_t)got == strlen(shown) + 1) {
-		seg = seg_new(shown, (uint64_t)(o.split * 1e9), (unsigned)o.keep, collect_msg);
-		if (seg != NULL)
-			seg_clear_old(seg);
-		else
-			collect_msg("cannot cut the trace into segments: out of memory; it is written "
-				    "whole to '%s'", shown);
-	}
-	if (seg != NULL && !o.no_inherit)
-		rs = collect_runseg_new(seg, shown, pid,
-					(uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec,
-					o.split, o.keep);
-	if (collect_wait_program(pid, seg, rs, shown, &status) != 0)
-		return COLLECT_EXIT_FAIL;
-	collect_child_pid = 0;
-	if (seg != NULL) {
-		seg_finish(seg);
-		seg_summary(seg, &sum);
-		if (!sum.started) {
-			/* no trace was written at all: said as without --split */
-			seg_free(seg);
-			seg = NULL;
-		}
-	}
-	if (!o.no_inherit)
-		collect_wait_rest(seg != NULL ? rs : NULL);
-	if (rs != NULL && seg != NULL)
-		collect_runseg_finish(rs);
-	collect_runseg_free(rs);
-	if (got > 0 && (size_t)got > strlen(shown) + 1) {
-		/* exec failed: the child said why; no trace to speak of */
-		unlink(shown);
-	} else if (got > 0) {
-		others = collect_report(shown, pid,
-					(uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec,
-					!o.no_inherit, o.quiet, o.verbose, seg, &collect_reaped);
-	}
-	if (own_malloc)
-		collect_msg("'%s' defines its own malloc: the program's allocations go to it, "
-			    "not to %s, and are not seen; link it with the C library's malloc to "
-			    "profile its heap", prog, COLLECT_LIB);
-	if (seg != NULL) {
-		/* all of the program's is in the segments now */
-		if (!others)
-			unlink(shown);
-		seg_free(seg);
-	}
-	if (WIFSIGNALED(status)) {
-		int sig = WTERMSIG(status);
-
-		if (!o.quiet)
-			collect_msg("the program was killed by signal %d (%s)", sig, strsignal(sig));
-		return 128 + sig;
-	}
-	return WIFEXITED(status) ? WEXITSTATUS(status) : COLLECT_EXIT_FAIL;
+	return collect_main(argc, argv, &collect_timer);
 }

@@ -1,5 +1,6 @@
 /* control-timer.c - what a pause and a resume do in libprofview-timer.so
- * (control_apply, control.h); control.c decides when
+ * (its host.h members, control-timer.h); ../preload/control.c decides
+ * when
  *
  * Each is done under the registry lock, so that it is serialized with
  * threads starting and ending:
@@ -26,14 +27,16 @@
 #include <string.h>
 #include <time.h>
 
-#include "control.h"
+#include "control-timer.h"
 #include "engine.h"
 #include "preload-state.h"
+#include "preload.h"
 #include "sample.h"
 #include "sweep.h"
 #include "threads.h"
 
 #define CONTROL_QUIESCE_NS 100000000ull   /* longest wait for handlers in flight */
+#define CONTROL_QUIESCE_STEP_NS 50000
 
 _Atomic uint64_t control_gen;
 
@@ -50,11 +53,7 @@ static int64_t control_thread_cpu(pid_t tid)
  * that start after it see it and write nothing. */
 static void control_quiesce(void)
 {
-	uint64_t deadline = preload_now() + CONTROL_QUIESCE_NS;
-	struct timespec us = { 0, 50000 };
-
-	while (atomic_load(&preload.inflight) != 0 && preload_now() < deadline)
-		nanosleep(&us, NULL);
+	(void)preload_quiesce(CONTROL_QUIESCE_NS, CONTROL_QUIESCE_STEP_NS);
 }
 
 /* The threads' records and timers at a pause (pause 1) or a resume (0). */
@@ -88,19 +87,19 @@ static void control_each_thread(int pause)
 	}
 }
 
-void control_initial(int how)
+void control_timer_initial(int how)
 {
 	if (how != CONTROL_RESUME && !control_paused())
 		atomic_fetch_add(&control_gen, 1);
 }
 
 /* The sweeper's thread, started when its first pass is due. */
-uint64_t control_deferred(uint64_t now)
+uint64_t control_timer_deferred(uint64_t now)
 {
 	return sweep_launch(now);
 }
 
-int control_apply(int how)
+int control_timer_apply(int how)
 {
 	int pause = how != CONTROL_RESUME, changed = 0;
 

@@ -76,7 +76,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "control.h"
+#include "control-timer.h"
 #include "engine.h"
 #include "preload.h"
 #include "raw.h"

@@ -1,10 +1,12 @@
-/* preload-state.h - the profiler's state, shared by preload.c, sample.c,
- * threads.c and sigs.c
+/* preload-state.h - libprofview-timer.so's state, shared by preload.c,
+ * sample.c, threads.c, sigs.c, control-timer.c and ids.c
  *
- * The other files of the library (writer.c, stacktab.c, engine.c, wall.c,
- * sweep.c, dlhook.c) see only their own headers and preload.h.  Everything
- * declared here is hidden, so the handler reaches the state as directly as
- * when it was static to one file; the TLS block stays initial-exec.
+ * The timer's other files (engine.c, wall.c, sweep.c) see only their own
+ * headers, and the preload library (../preload) never sees this: it
+ * reaches the timer only through host.h (preload_host, defined in
+ * preload.c).  Everything declared here is hidden, so the handler reaches
+ * the state as directly as when it was static to one file; the TLS block
+ * stays initial-exec.
  */
 #ifndef PROFVIEW_TIMER_PRELOAD_STATE_H
 #define PROFVIEW_TIMER_PRELOAD_STATE_H
@@ -23,7 +25,6 @@
 #include "engine.h"
 #include "preload.h"
 
-#define PRELOAD_EXPORT __attribute__((visibility("default")))
 #define PRELOAD_FOREIGN_MAX 64
 /* A nudge (sweep.c) whose signal comes more than this after it was due
  * found its thread waiting for a CPU; the handler turns down so many in a
@@ -103,9 +104,6 @@ struct preload_tls {
 	 * split came from its perf record), and is made in proportion. */
 	int64_t user_read, sys_read, sys_done;
 	int sys_stale;
-	/* > 0 while the thread does the collector's own work (preload_own_*):
-	 * its samples are flagged RAW_SAMPLE_COLLECTOR. */
-	int own;
 };
 
 struct preload_global {
@@ -167,37 +165,10 @@ extern struct preload_global preload;
 extern __thread struct preload_tls preload_tls
 	__attribute__((tls_model("initial-exec")));
 
-static inline int64_t preload_ts_ns(const struct timespec *ts)
-{
-	return (int64_t)ts->tv_sec * 1000000000ll + ts->tv_nsec;
-}
-
-static inline pid_t preload_gettid(void)
-{
-	return (pid_t)syscall(SYS_gettid);
-}
-
 /* The kernel's CPU clock of one thread of this process. */
 static inline clockid_t preload_thread_clock(pid_t tid)
 {
 	return (clockid_t)((~(unsigned)tid << 3) | 6); /* CPUCLOCK_SCHED | PERTHREAD */
-}
-
-/* The collector's own work in one of the program's threads (recording
- * new mappings after a dlopen) starts and ends: its samples are flagged
- * as the collector's (RAW_SAMPLE_COLLECTOR), not charged to the program.
- * The handler runs on the same thread: a signal fence orders the count
- * against the work. */
-static inline void preload_own_begin(void)
-{
-	preload_tls.own++;
-	atomic_signal_fence(memory_order_seq_cst);
-}
-
-static inline void preload_own_end(void)
-{
-	atomic_signal_fence(memory_order_seq_cst);
-	preload_tls.own--;
 }
 
 /* preload.c */
@@ -205,6 +176,10 @@ static inline void preload_own_end(void)
 /* Runs the initialization once (from the constructor, or from the first
  * pthread_create if that comes first). */
 void preload_init_once(void);
+/* Writes a RAW_COLLECTOR record: the library's CPU time since the last
+ * one (its start and end, making unwind rows, the handler with --stats).
+ * At the end and before an exec.  Not signal-safe. */
+void preload_write_cost(void);
 
 #pragma GCC visibility pop
 

@@ -51,8 +51,9 @@
 
 #include "cfi.h"
 #include "collect-env.h"
-#include "control.h"
+#include "control-timer.h"
 #include "engine.h"
+#include "host.h"
 #include "mappings.h"
 #include "preload-state.h"
 #include "sample.h"
@@ -64,6 +65,7 @@
 #include "writer.h"
 
 #define PRELOAD_QUIESCE_NS 2000000000ull
+#define PRELOAD_QUIESCE_STEP_NS 1000000
 
 struct preload_global preload = {
 	.registry_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -135,8 +137,18 @@ void preload_write_cost(void)
 	preload_own_end();
 }
 
-const char preload_collector[] = "collect-timer";
-const char preload_library[] = "libprofview-timer";
+/* What the preload library asks of this one. */
+const struct preload_host preload_host = {
+	.collector = "collect-timer",
+	.library = "libprofview-timer",
+	.running = sample_running,
+	.handlers_idle = sample_handlers_idle,
+	.control_initial = control_timer_initial,
+	.control_apply = control_timer_apply,
+	.control_deferred = control_timer_deferred,
+	.exec_prepare = sigs_exec_prepare,
+	.exec_signal = sigs_exec_signal,
+};
 
 /* ---- start and end ---- */
 
@@ -532,18 +544,6 @@ static void preload_print_stats(void)
 }
 
 /* Waits for handlers that are still between entry and exit. */
-static int preload_quiesce(void)
-{
-	uint64_t deadline = preload_now() + PRELOAD_QUIESCE_NS;
-	struct timespec ms = { 0, 1000000 };
-
-	while (atomic_load(&preload.inflight) != 0) {
-		if (preload_now() > deadline)
-			return -1;
-		nanosleep(&ms, NULL);
-	}
-	return 0;
-}
 
 static void preload_fini_run(uint64_t t0);
 
@@ -606,7 +606,7 @@ static void preload_fini_run(uint64_t t0)
 			threads_write_exit(e->tid, cpu);
 		e->tid = 0;
 	}
-	quiet = preload_quiesce() == 0;
+	quiet = preload_quiesce(PRELOAD_QUIESCE_NS, PRELOAD_QUIESCE_STEP_NS) == 0;
 	mappings_write(0);
 	sample_write_lost(WRITER_WAIT);
 	preload_cost.end_ns += preload_thread_ns() - t0;

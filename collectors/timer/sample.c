@@ -61,7 +61,7 @@
 #include <unistd.h>
 
 #include "cfi.h"
-#include "control.h"
+#include "control-timer.h"
 #include "engine.h"
 #include "mappings.h"
 #include "preload-state.h"
@@ -79,15 +79,6 @@
 __thread struct preload_tls preload_tls
 	__attribute__((tls_model("initial-exec")));
 
-/* Here, next to the handler, so that it is inlined into it. */
-uint64_t preload_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 uint64_t preload_random(uint64_t n)
 {
 	uint64_t z = atomic_fetch_add(&preload.rng, 0x9e3779b97f4a7c15ull);
@@ -100,12 +91,12 @@ uint64_t preload_random(uint64_t n)
 
 /* ---- the signal handler ---- */
 
-int preload_handlers_idle(void)
+int sample_handlers_idle(void)
 {
 	return atomic_load(&preload.inflight) == 0;
 }
 
-int preload_running(void)
+int sample_running(void)
 {
 	return atomic_load(&preload.state) == PRELOAD_RUNNING;
 }
@@ -305,11 +296,11 @@ uint32_t preload_read_memory(void *dst, uintptr_t addr, uint32_t len)
 	return ok > 0 ? preload_read_self(dst, addr, ok) : 0;
 }
 
-/* Is a sample of thread t, interrupted at pc, the collector's own work:
+/* Is a sample of this thread, interrupted at pc, the collector's own work:
  * inside preload_own_begin/end, or in the library's code?  Signal-safe. */
-static int preload_own_work(const struct preload_tls *t, uint64_t pc)
+static int preload_own_work(uint64_t pc)
 {
-	return t->own > 0 || (pc >= preload.own_lo && pc < preload.own_hi);
+	return preload_own_depth > 0 || (pc >= preload.own_lo && pc < preload.own_hi);
 }
 
 /* The system part of a sample's weight, and its kernel frames. */
@@ -509,7 +500,7 @@ static void preload_sample_regs(struct preload_tls *t, const ucontext_t *uc, int
 	/* the file is zero-filled, but say so rather than rely on it */
 	memset(copy + len, 0, size - sizeof(*rec) - RAW_NREGS * 8 - len);
 	rec->stack_len = len;
-	rec->flags = flags | (preload_own_work(t, (uint64_t)uc->uc_mcontext.gregs[REG_RIP]) ? RAW_SAMPLE_COLLECTOR : 0);
+	rec->flags = flags | (preload_own_work((uint64_t)uc->uc_mcontext.gregs[REG_RIP]) ? RAW_SAMPLE_COLLECTOR : 0);
 	/* the records after the sample are published first: a reader that
 	 * sees the sample sees them */
 	if (k->system_ns)
@@ -536,7 +527,7 @@ static void preload_sample_frames(struct preload_tls *t, const uint64_t *frames,
 	uint32_t stack_id = stacktab_intern(frames, n), size;
 	struct raw_sample *rec;
 
-	if (preload_own_work(t, n > 0 ? frames[0] : 0))
+	if (preload_own_work(n > 0 ? frames[0] : 0))
 		flags |= RAW_SAMPLE_COLLECTOR;
 	/* the short form where it says all (raw.h) */
 	if (stack_id != 0 && flags == RAW_SAMPLE_RUNNING)

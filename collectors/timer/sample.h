@@ -1,8 +1,8 @@
 /* sample.h - the sampling handler and what it shares (sample.c)
  *
- * sample.c also defines preload_now, preload_handlers_idle and
- * preload_running of preload.h.  Functions marked signal-safe may run in
- * the handler: they take no lock, allocate nothing and never block.
+ * sample.c also defines the host's running and handlers_idle (host.h).
+ * Functions marked signal-safe may run in the handler: they take no lock,
+ * allocate nothing and never block.
  */
 #ifndef PROFVIEW_TIMER_SAMPLE_H
 #define PROFVIEW_TIMER_SAMPLE_H
@@ -21,6 +21,12 @@ uint64_t preload_random(uint64_t n);
 /* Writes the pending count of lost samples as a RAW_LOST record; wait as
  * for writer_reserve.  Signal-safe unless wait is WRITER_WAIT. */
 void sample_write_lost(int wait);
+/* Is this process being profiled right now?  Signal-safe. */
+int sample_running(void);
+/* Is no sampling handler running right now?  One that starts after this
+ * returned 1 sees every pointer published (seq_cst) before the call.
+ * Signal-safe. */
+int sample_handlers_idle(void);
 /* The handler of the profiler's signal. */
 void sample_on_sigprof(int sig, siginfo_t *si, void *uc);
 

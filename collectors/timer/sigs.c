@@ -37,7 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "control.h"
+#include "control-timer.h"
 #include "engine.h"
 #include "notice.h"
 #include "preload-state.h"
@@ -213,12 +213,12 @@ static void preload_exec_timer(int undo)
 	engine_exec_quiet(&timer, undo);
 }
 
-int control_exec_signal(void)
+int sigs_exec_signal(void)
 {
 	return preload.hooked ? preload.signo : 0;
 }
 
-void control_exec_prepare(int undo)
+void sigs_exec_prepare(int undo)
 {
 	struct sigaction app;
 

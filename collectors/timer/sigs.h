@@ -27,6 +27,12 @@ void sigs_hook_term(void);
  * that the process ends by it as it would have without the collector
  * once the handler returns.  Signal-safe; call it from the handler. */
 void sigs_take_default(int sig);
+/* The host's exec members (host.h): the sampling signal, held across an
+ * exec of an image that loads the library again (signal-safe), and the
+ * program's action for it put back before an exec (undo 0) and ours again
+ * after one that failed (undo 1) (not signal-safe). */
+int sigs_exec_signal(void);
+void sigs_exec_prepare(int undo);
 
 #pragma GCC visibility pop
 

@@ -54,9 +54,10 @@
 #include <stdatomic.h>
 #include <time.h>
 
-#include "control.h"
+#include "control-timer.h"
 #include "helper.h"
 #include "preload.h"
+#include "sample.h"
 #include "sweep.h"
 #include "threads.h"
 
@@ -91,7 +92,7 @@ static void *sweep_main(void *unused)
 		if (pthread_cond_timedwait(&sweep.wake, &sweep.lock, &next) != ETIMEDOUT)
 			continue;
 		pthread_mutex_unlock(&sweep.lock);
-		if (preload_running() && !control_paused())
+		if (sample_running() && !control_paused())
 			atomic_fetch_add(&sweep.asked, threads_sweep(sweep.threshold_ns, &n, &watched));
 		/* A clock read costs under a microsecond: with many threads
 		 * the pass runs less often, at most about half a percent of

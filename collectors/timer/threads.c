@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "control.h"
+#include "control-timer.h"
 #include "engine.h"
 #include "mappings.h"
 #include "preload-state.h"

@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "control.h"
+#include "control-timer.h"
 #include "preload.h"
 #include "sample.h"
 #include "threads.h"
@@ -192,7 +192,7 @@ static void wall_tick(void)
 		wall.next[k++] = (struct wall_seen){ v->tid, v->since_ns, now };
 		/* paused: looked at, not sampled, so that no weight holds the
 		 * time paused */
-		if (now > last && wall_where(v->tid, &sp, &pc) && preload_running() &&
+		if (now > last && wall_where(v->tid, &sp, &pc) && sample_running() &&
 		    !control_paused())
 			wall_sample(v, now, now - last, sp, pc);
 	}
@@ -220,7 +220,7 @@ static void *wall_main(void *unused)
 		if (atomic_load(&wall.stop))
 			break;
 		/* not after the end of the trace (--duration, a signal) */
-		if (preload_running())
+		if (sample_running())
 			wall_tick();
 		t += wall.period_ns;
 		if (t < preload_now()) /* fell behind: skip, do not catch up */

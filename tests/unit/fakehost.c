@@ -1,16 +1,10 @@
-/* fakehost.c - the host of the preload libraries' shared files, for their
- * unit tests (see fakehost.h) */
-#include <time.h>
-
+/* fakehost.c - the host of the preload library's files, for their unit
+ * tests (see fakehost.h): a preload_host (host.h) that records what it is
+ * asked */
 #include "control.h"
 #include "fakehost.h"
-#include "preload-state.h"
+#include "host.h"
 #include "preload.h"
-
-const char preload_collector[] = "collect-timer";
-const char preload_library[] = "libprofview-fakehost";
-
-__thread struct preload_tls preload_tls __attribute__((tls_model("initial-exec")));
 
 _Atomic uint64_t fakehost_clock_skew;
 _Atomic int fakehost_idle = 1;
@@ -30,25 +24,19 @@ void fakehost_reset(void)
 	atomic_store(&fakehost_prepared[1], 0);
 }
 
-uint64_t preload_now(void)
+static int fakehost_running(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec +
-	       atomic_load(&fakehost_clock_skew);
+	return 1;
 }
 
-int preload_handlers_idle(void)
+static int fakehost_handlers_idle(void)
 {
 	return atomic_load(&fakehost_idle);
 }
 
-/* ---- control.h, the library's side ---- */
-
 static _Atomic int fakehost_state = CONTROL_RESUME;
 
-int control_apply(int how)
+static int fakehost_control_apply(int how)
 {
 	int n = atomic_fetch_add(&fakehost_napplied, 1);
 
@@ -57,25 +45,37 @@ int control_apply(int how)
 	return atomic_exchange(&fakehost_state, how) != how;
 }
 
-void control_initial(int how)
+static void fakehost_control_initial(int how)
 {
 	atomic_store(&fakehost_initial, how);
 	atomic_store(&fakehost_state, how);
 }
 
-uint64_t control_deferred(uint64_t now)
+static uint64_t fakehost_control_deferred(uint64_t now)
 {
 	(void)now;
 	atomic_fetch_add(&fakehost_deferred_calls, 1);
 	return 0;
 }
 
-void control_exec_prepare(int undo)
+static void fakehost_exec_prepare(int undo)
 {
 	atomic_fetch_add(&fakehost_prepared[undo != 0], 1);
 }
 
-int control_exec_signal(void)
+static int fakehost_exec_signal_of(void)
 {
 	return atomic_load(&fakehost_exec_signal);
 }
+
+const struct preload_host preload_host = {
+	.collector = "collect-timer",
+	.library = "libprofview-fakehost",
+	.running = fakehost_running,
+	.handlers_idle = fakehost_handlers_idle,
+	.control_initial = fakehost_control_initial,
+	.control_apply = fakehost_control_apply,
+	.control_deferred = fakehost_control_deferred,
+	.exec_prepare = fakehost_exec_prepare,
+	.exec_signal = fakehost_exec_signal_of,
+};

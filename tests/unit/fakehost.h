@@ -1,12 +1,13 @@
-/* fakehost.h - the host a unit test of the preload libraries' shared files
+/* fakehost.h - the host a unit test of the preload library's files
  * (writer.c, stacktab.c, mappings.c, control.c...) runs them in
  * (fakehost.c)
  *
- * Those files call back into the library they are built into (preload.h,
- * control.h's library side); a test links fakehost.c instead, which
+ * Those files reach the library they are built into only through its
+ * preload_host (host.h); a test links fakehost.c, whose preload_host
  * stands in for it as simply as it can and records what it was asked, so
- * that the test can check it.  Nothing here is thread-safe beyond what
- * the atomics say.
+ * that the test can check it.  The files are built for the tests with
+ * PRELOAD_CLOCK_SKEW naming fakehost_clock_skew (preload.h).  Nothing
+ * here is thread-safe beyond what the atomics say.
  */
 #ifndef PROFVIEW_FAKEHOST_H
 #define PROFVIEW_FAKEHOST_H
@@ -14,18 +15,17 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-/* Added to CLOCK_MONOTONIC by preload_now: a test moves time on by
- * adding to it, without sleeping. */
+/* Added to CLOCK_MONOTONIC by preload_now (PRELOAD_CLOCK_SKEW): a test
+ * moves time on by adding to it, without sleeping. */
 extern _Atomic uint64_t fakehost_clock_skew;
-/* What preload_handlers_idle answers (1 unless a test says otherwise). */
+/* What the host's handlers_idle answers (1 unless a test says otherwise). */
 extern _Atomic int fakehost_idle;
 
-/* The library's side of control.h: how each call of control_apply asked
+/* The host's control members: how each call of control_apply asked
  * (CONTROL_*), in order, the first FAKEHOST_CALLS of them (it answers 1
  * when how differs from the state before: control_initial's, or the last
  * one applied); how control_initial was last called; the calls of
- * control_deferred and control_exec_prepare; what control_exec_signal
- * answers. */
+ * control_deferred and exec_prepare; what exec_signal answers. */
 #define FAKEHOST_CALLS 64
 extern _Atomic int fakehost_applied[FAKEHOST_CALLS];
 extern _Atomic int fakehost_napplied;

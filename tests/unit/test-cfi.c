@@ -1,4 +1,4 @@
-/* test-cfi.c - the collector's table unwinder (collectors/timer/cfi.c),
+/* test-cfi.c - the collector's table unwinder (collectors/preload/cfi.c),
  * checked at every instruction
  *
  * The functions under test are run one instruction at a time (the trap

@@ -13,7 +13,8 @@
 #include <time.h>
 
 #include "check.h"
-#include "control.h"
+#include "control-timer.h"
+#include "host.h"
 #include "engine.h"
 #include "preload-state.h"
 #include "sample.h"
@@ -44,14 +45,6 @@ static struct call *record(char what)
 	memset(c, 0, sizeof(*c));
 	c->what = what;
 	return c;
-}
-
-uint64_t preload_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 uint64_t preload_random(uint64_t n)
@@ -104,6 +97,19 @@ uint64_t sweep_launch(uint64_t now)
 {
 	return now + 5;
 }
+
+/* The host as far as preload_quiesce asks it: a handler is in flight
+ * while preload.inflight says so. */
+static int handlers_idle(void)
+{
+	return atomic_load(&preload.inflight) == 0;
+}
+
+const struct preload_host preload_host = {
+	.collector = "collect-timer",
+	.library = "libprofview-timer",
+	.handlers_idle = handlers_idle,
+};
 
 /* ---- the threads ---- */
 
@@ -171,26 +177,26 @@ int main(void)
 	entries[2].cpu_base = -3600000000000ll;  /* an old thread: not young */
 
 	/* how sampling starts */
-	control_initial(CONTROL_RESUME);
+	control_timer_initial(CONTROL_RESUME);
 	CHECK(!control_paused());
-	control_initial(CONTROL_PAUSE);
+	control_timer_initial(CONTROL_PAUSE);
 	CHECK(control_paused());
-	control_initial(CONTROL_END);
+	control_timer_initial(CONTROL_END);
 	CHECK(control_paused());
 	atomic_store(&control_gen, 0);
 
 	/* not profiled: nothing */
 	atomic_store(&preload.state, PRELOAD_STOPPED);
-	CHECK_EQ(control_apply(CONTROL_PAUSE), 0);
+	CHECK_EQ(control_timer_apply(CONTROL_PAUSE), 0);
 	CHECK(!control_paused());
 	CHECK_EQ(ncalls, 0);
 	atomic_store(&preload.state, PRELOAD_RUNNING);
-	CHECK_EQ(control_apply(CONTROL_RESUME), 0);
+	CHECK_EQ(control_timer_apply(CONTROL_RESUME), 0);
 	CHECK_EQ(ncalls, 0);
 
 	/* a pause, entry 2 renamed since */
 	memcpy(comm[2], "renamed", 8);
-	CHECK_EQ(control_apply(CONTROL_PAUSE), 1);
+	CHECK_EQ(control_timer_apply(CONTROL_PAUSE), 1);
 	CHECK(control_paused());
 	CHECK_EQ(atomic_load(&control_gen), 1);
 	CHECK_EQ(count('d', me), 1);
@@ -209,14 +215,14 @@ int main(void)
 	CHECK(c != NULL && c->cpu > 0);
 	/* again, or ended: nothing more */
 	ncalls = 0;
-	CHECK_EQ(control_apply(CONTROL_PAUSE), 0);
-	CHECK_EQ(control_apply(CONTROL_END), 0);
+	CHECK_EQ(control_timer_apply(CONTROL_PAUSE), 0);
+	CHECK_EQ(control_timer_apply(CONTROL_END), 0);
 	CHECK_EQ(ncalls, 0);
 	CHECK_EQ(atomic_load(&control_gen), 1);
 
 	/* the resume */
 	now = preload_now();
-	CHECK_EQ(control_apply(CONTROL_RESUME), 1);
+	CHECK_EQ(control_timer_apply(CONTROL_RESUME), 1);
 	CHECK(!control_paused());
 	CHECK_EQ(atomic_load(&control_gen), 2);
 	CHECK_EQ(count('t', me), 1);
@@ -242,12 +248,12 @@ int main(void)
 	/* a handler that never ends holds a pause a moment, not for ever */
 	ncalls = 0;
 	atomic_store(&preload.inflight, 1);
-	CHECK_EQ(control_apply(CONTROL_PAUSE), 1);
+	CHECK_EQ(control_timer_apply(CONTROL_PAUSE), 1);
 	CHECK_EQ(count('x', me), 1);
 	atomic_store(&preload.inflight, 0);
 
 	/* the deferred work is the sweeper's */
-	CHECK_EQ(control_deferred(now), now + 5);
+	CHECK_EQ(control_timer_deferred(now), now + 5);
 
 	pthread_mutex_lock(&park_lock);
 	parked_go = 1;

@@ -1,4 +1,4 @@
-/* test-dontneed.c - what the trace writer (collectors/timer/writer.c)
+/* test-dontneed.c - what the trace writer (collectors/preload/writer.c)
  * counts on should it ever drop a page a writer is still in: on a shared
  * file mapping, MADV_DONTNEED only takes the pages out of the mapping; the
  * page cache keeps them, dirty or not, and a write to a dropped page

@@ -1,4 +1,4 @@
-/* test-segments.c - collect-timer --split's cutting (collectors/timer/
+/* test-segments.c - collect-timer --split's cutting (collectors/launch/
  * segments.c) on a trace built by hand, written to a file the way the
  * collector writes it (zeros after the last record published): every
  * segment is a trace of its own, finished, that the raw reader reads

@@ -10,7 +10,7 @@
  * a dlopen only the new mappings are written, and rebuilds the sorted table
  * of executable ranges that the handler's leaf check reads.  That table is
  * published as one pointer (count and ranges together); the one it replaces
- * is freed only when no handler is running (preload_handlers_idle), else
+ * is freed only when no handler is running (the host's handlers_idle), else
  * kept for a later call, so a handler never reads freed memory.
  */
 #include <elf.h>
@@ -29,7 +29,7 @@
 
 #include "cfi.h"
 #include "mappings.h"
-#include "preload-state.h"
+#include "host.h"
 #include "preload.h"
 #include "writer.h"
 
@@ -423,7 +423,7 @@ static void mappings_publish_code(struct mappings_code *code)
 			mappings.retired[mappings.nretired++] = old;
 		/* else: leaked, a few KiB, rather than risk a handler */
 	}
-	if (mappings.nretired > 0 && preload_handlers_idle()) {
+	if (mappings.nretired > 0 && preload_host.handlers_idle()) {
 		for (size_t i = 0; i < mappings.nretired; i++)
 			free(mappings.retired[i]);
 		mappings.nretired = 0;
@@ -501,7 +501,7 @@ int mappings_write(int only_new)
 	}
 	mappings.adds = adds;
 	if (mappings.cfi)
-		cfi_refresh(preload_handlers_idle);
+		cfi_refresh(preload_host.handlers_idle);
 out:
 	pthread_mutex_unlock(&mappings.lock);
 	free(seen);
@@ -533,7 +533,7 @@ void mappings_close_end(void)
 	preload_own_begin();
 	pthread_mutex_lock(&mappings.lock);
 	if (mappings.cfi) {
-		cfi_refresh(preload_handlers_idle);
+		cfi_refresh(preload_host.handlers_idle);
 		cfi_close_end();
 	}
 	pthread_mutex_unlock(&mappings.lock);

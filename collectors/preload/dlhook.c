@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "host.h"
 #include "mappings.h"
 #include "preload.h"
 
@@ -228,7 +229,7 @@ void *dlhook_route_open(const char *file, const void *caller)
 
 	if (real == NULL)
 		return (void *)dlhook_open_missing;
-	if (file == NULL || !preload_running() || dlhook_caller_matters(file))
+	if (file == NULL || !preload_host.running() || dlhook_caller_matters(file))
 		return (void *)real;
 	/* The new object goes to the caller's namespace. */
 	if (dladdr1(caller, &info, (void **)&map, RTLD_DL_LINKMAP) != 0 && map != NULL &&
@@ -244,7 +245,7 @@ void *dlhook_route_mopen(const char *file, const void *caller)
 	(void)caller;
 	if (real == NULL)
 		return (void *)dlhook_mopen_missing;
-	if (file == NULL || !preload_running() || dlhook_caller_matters(file))
+	if (file == NULL || !preload_host.running() || dlhook_caller_matters(file))
 		return (void *)real;
 	return (void *)dlhook_mopen;
 }
@@ -259,7 +260,7 @@ DLHOOK_EXPORT int dlclose(void *handle)
 			return -1;
 		atomic_store_explicit(&dlhook.real_close, real, memory_order_release);
 	}
-	if (preload_running()) {
+	if (preload_host.running()) {
 		int saved_errno = errno, r;
 
 		mappings_refresh();

@@ -97,7 +97,7 @@ static void collect_report_segments(const struct seg *seg, const char *who, int 
 	if (s.failed)
 		snprintf(failed, sizeof(failed), "; %" PRIu64 " segment%s could not be written",
 			 s.failed, s.failed == 1 ? "" : "s");
-	fprintf(stderr, COLLECT_NAME ": %s%" PRIu64 " sample%s (%s), %" PRIu64
+	collect_say("%s%" PRIu64 " sample%s (%s), %" PRIu64
 		" thread%s, %" PRIu64 " lost%s, %s%s%s%s\n",
 		who, s.samples, s.samples == 1 ? "" : "s", weight, s.threads,
 		s.threads == 1 ? "" : "s", s.lost, cause, where, failed,
@@ -109,7 +109,7 @@ static void collect_report_segments(const struct seg *seg, const char *who, int 
 	    raw_cpu_unsampled_say(say, sizeof(say), s.unsampled_ns, s.cpu_ns,
 				  s.unsampled_threads < s.threads ? s.unsampled_threads : s.threads,
 				  s.threads, s.lost))
-		fprintf(stderr, COLLECT_NAME ": %s%s\n", who, say);
+		collect_say("%s%s\n", who, say);
 }
 
 /* The summary line of one trace, as it was before runs were joined: its
@@ -141,7 +141,7 @@ static void collect_say_cost(const char *who, uint64_t collector_ns, uint64_t cp
 	if (cpu_ns == 0 || (double)collector_ns * 100 <= (double)cpu_ns)
 		return;
 	pv_format_duration(t, sizeof(t), (int64_t)collector_ns);
-	fprintf(stderr, COLLECT_NAME ": %scollector: %s of CPU (%.1f%%) in its own start, unwind "
+	collect_say("%scollector: %s of CPU (%.1f%%) in its own start, unwind "
 		"tables, threads and end\n", who, t, 100.0 * (double)collector_ns / (double)cpu_ns);
 }
 
@@ -159,7 +159,7 @@ static void collect_say_trace(const struct collect_trace *t, const char *who, co
 		cause[0] = '\0';
 	/* an end by exit or _exit is a normal one: its trace is whole */
 	collect_end_say(ended, sizeof(ended), t);
-	fprintf(stderr, COLLECT_NAME ": %s%" PRIu64 " sample%s (%s), %" PRIu64
+	collect_say("%s%" PRIu64 " sample%s (%s), %" PRIu64
 		" thread%s, %" PRIu64 " lost%s, %s%s%s\n",
 		who, st->samples, st->samples == 1 ? "" : "s", weight,
 		st->threads, st->threads == 1 ? "" : "s", st->lost, cause, where,
@@ -171,7 +171,7 @@ static void collect_say_trace(const struct collect_trace *t, const char *who, co
 	if (st->clock == RAW_CLOCK_CPU &&
 	    raw_cpu_unsampled_say(say, sizeof(say), st->cpu.unsampled_cpu_ns, st->cpu.cpu_ns,
 				  st->cpu.unsampled_threads, st->cpu.threads, st->lost))
-		fprintf(stderr, COLLECT_NAME ": %s%s\n", who, say);
+		collect_say("%s%s\n", who, say);
 	if (st->clock == RAW_CLOCK_CPU)
 		collect_say_cost(who, st->collector_ns, st->cpu.cpu_ns);
 }
@@ -279,7 +279,7 @@ static void collect_say_proc(const struct collect_proc *pr)
 	if (pr->killed_by != 0)
 		snprintf(killed, sizeof(killed), "; killed by signal %u (%s): its trace stops at its "
 			 "last complete record", pr->killed_by, strsignal((int)pr->killed_by));
-	fprintf(stderr, COLLECT_NAME ": pid %u (%s%s): %" PRIu64 " sample%s (%s), %" PRIu64
+	collect_say("pid %u (%s%s): %" PRIu64 " sample%s (%s), %" PRIu64
 		" thread%s%s\n", pr->pid, pr->exe, was, pr->samples, pr->samples == 1 ? "" : "s", w,
 		pr->threads, pr->threads == 1 ? "" : "s",
 		pr->killed ? killed : "");
@@ -357,7 +357,7 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 			 killed, killed == 1 ? "was" : "were");
 	collect_weight_say(w, sizeof(w), heap ? RAW_CLOCK_HEAP : wall ? RAW_CLOCK_WALL : RAW_CLOCK_CPU,
 			   weight, bytes);
-	fprintf(stderr, COLLECT_NAME ": %zu process%s%s%s, %zu with samples%s: %" PRIu64 " sample%s "
+	collect_say("%zu process%s%s%s, %zu with samples%s: %" PRIu64 " sample%s "
 		"(%s)%s, %s '%s'%s\n", nproc, nproc == 1 ? "" : "es", othersay[0] ? " " : "", othersay, nkept,
 		more, samples,
 		samples == 1 ? "" : "s", w, lostsay,
@@ -377,7 +377,7 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 				 unsampled_threads, sthreads);
 		pv_format_duration(u, sizeof(u), (int64_t)unsampled);
 		pv_format_duration(c, sizeof(c), (int64_t)cpu);
-		fprintf(stderr, COLLECT_NAME ": %s of the %s of CPU time the processes used (%.1f%%) "
+		collect_say("%s of the %s of CPU time the processes used (%.1f%%) "
 			"is in no sample: that of %s (see ACCURACY in collect-timer(1))\n", u, c,
 			100.0 * (double)unsampled / (double)cpu, said);
 	}

@@ -107,7 +107,7 @@ int collect_check_binary(const char *path)
 	}
 	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64) {
 		collect_msg("'%s' is not an x86-64 program: %s cannot be loaded into it",
-			    path, COLLECT_LIB);
+			    path, collect_tool->library);
 		goto out;
 	}
 	for (unsigned i = 0; i < eh.e_phnum; i++) {
@@ -130,12 +130,7 @@ out:
 
 int collect_own_allocator(const char *path)
 {
-#ifdef COLLECT_HEAP
-	return pv_elf_defines(path, "malloc") == 1;
-#else
-	(void)path;
-	return 0;
-#endif
+	return collect_tool->misses_own_malloc && pv_elf_defines(path, "malloc") == 1;
 }
 
 /* Finds the preload library: $PROFVIEW_PRELOAD, next to this executable (a
@@ -162,21 +157,22 @@ int collect_find_preload(char *out, size_t cap)
 		slash = strrchr(self, '/');
 		if (slash != NULL) {
 			*slash = '\0';
-			if (snprintf(out, cap, "%s/%s", self, COLLECT_LIB) < (int)cap &&
+			if (snprintf(out, cap, "%s/%s", self, collect_tool->library) < (int)cap &&
 			    access(out, R_OK) == 0)
 				return 0;
 			if (PROFVIEW_PKGLIBDIR_FROM_BIN[0] &&
-			    snprintf(out, cap, "%s/%s/%s", self, PROFVIEW_PKGLIBDIR_FROM_BIN, COLLECT_LIB) <
+			    snprintf(out, cap, "%s/%s/%s", self, PROFVIEW_PKGLIBDIR_FROM_BIN,
+				     collect_tool->library) <
 				    (int)cap &&
 			    access(out, R_OK) == 0)
 				return 0;
 		}
 	}
-	snprintf(out, cap, "%s/%s", PROFVIEW_PKGLIBDIR, COLLECT_LIB);
+	snprintf(out, cap, "%s/%s", PROFVIEW_PKGLIBDIR, collect_tool->library);
 	if (access(out, R_OK) == 0)
 		return 0;
-	collect_msg("cannot find %s next to " COLLECT_NAME " or in %s; set PROFVIEW_PRELOAD",
-		    COLLECT_LIB, PROFVIEW_PKGLIBDIR);
+	collect_msg("cannot find %s next to %s or in %s; set PROFVIEW_PRELOAD",
+		    collect_tool->library, collect_tool->name, PROFVIEW_PKGLIBDIR);
 	return -1;
 }
 
@@ -372,10 +368,8 @@ static int collect_setenv(const struct collect_opts *o, const char *lib, const c
 	free(preload);
 	snprintf(num, sizeof(num), "%ld", o->frequency);
 	rc |= setenv(COLLECT_ENV_FREQUENCY, num, 1);
-#ifdef COLLECT_HEAP
-	snprintf(num, sizeof(num), "%lld", o->rate);
-	rc |= setenv(COLLECT_ENV_HEAP_RATE, num, 1);
-#endif
+	if (collect_tool->set_env != NULL)
+		rc |= collect_tool->set_env(o);
 	rc |= setenv(COLLECT_ENV_OUTPUT, abs, 1);
 	rc |= setenv(COLLECT_ENV_UNWIND, collect_unwind_name(o->unwind), 1);
 	if (o->stats)

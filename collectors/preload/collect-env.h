@@ -1,12 +1,14 @@
-/* collect-env.h - what collect-timer tells the preload library, and the
- * limits both hold to
+/* collect-env.h - what the launcher (collect-timer, collect-heap) tells
+ * the preload libraries, and the limits both hold to
  *
- * collect-timer (collect-options.c) checks its options, then passes them to
- * the library (preload.c) in the environment of the program it runs; the
- * library reads them back in every process that inherits them.  Both take
- * the names, the defaults and the limits from here, so the two cannot
- * disagree.  Macros and inline functions only: the library links nothing
- * of the launcher's.
+ * The launcher (collectors/launch, collect-options.c and each tool's own
+ * options) checks its options, then passes them to the library (the
+ * timer's preload.c, the heap's heap-start.c, control.c here) in the
+ * environment of the program it runs; the library reads them back in
+ * every process that inherits them.  Both take the names, the defaults
+ * and the limits from here, so the two cannot disagree.  Macros and
+ * inline functions only: the library links nothing of the launcher's.
+ * The checks below are pure functions of their argument: signal-safe.
  */
 #ifndef PROFVIEW_TIMER_COLLECT_ENV_H
 #define PROFVIEW_TIMER_COLLECT_ENV_H

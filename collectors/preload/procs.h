@@ -1,7 +1,8 @@
 /* procs.h - the other processes of a run, as this image sees them: the
  * programs it runs (exec) and the children it waits for (procs.c)
  *
- * Shared by libprofview-timer.so and libprofview-heap.so.  collect-timer
+ * In the preload library, which libprofview-timer.so and
+ * libprofview-heap.so link.  collect-timer
  * reads these records to account for every process of the run, the ones
  * the library never ran in too (collect-traces.h).
  */

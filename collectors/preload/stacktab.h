@@ -1,7 +1,8 @@
 /* stacktab.h - stack deduplication: each stack once in the trace, as a
  * RAW_STACK record the samples refer to by id (stacktab.c)
  *
- * Shared by libprofview-timer.so and libprofview-heap.so.
+ * In the preload library, which libprofview-timer.so and
+ * libprofview-heap.so link.
  */
 #ifndef PROFVIEW_TIMER_STACKTAB_H
 #define PROFVIEW_TIMER_STACKTAB_H

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "host.h"
 #include "notice.h"
 #include "preload.h"
 
@@ -74,7 +75,7 @@ size_t notice_prefix(char *buf, size_t cap)
 	if (cap == 0)
 		return 0;
 	buf[0] = '\0';
-	notice_put(buf, cap, &len, preload_collector, (size_t)-1);
+	notice_put(buf, cap, &len, preload_host.collector, (size_t)-1);
 	notice_put(buf, cap, &len, ": pid ", (size_t)-1);
 	notice_put_uint(buf, cap, &len, (unsigned long)getpid());
 	notice_put(buf, cap, &len, " (", 2);

@@ -1,30 +1,15 @@
 /* control.h - pausing and resuming sampling: the control signal, the
  * start after --delay, and the thread that also releases the trace's
- * memory (writer_release) (control.c, in either preload library); what a
- * pause does is the library's (control_apply)
- *
- * libprofview-timer.so's state is a generation count: odd while sampling
- * is paused, even while it runs, one more at each change (control-timer.c).
- * control_paused is inline so that the handler pays one load for it
- * (sample.c's control_sample_ok reads it the same way).
+ * memory (writer_release) (control.c, in the preload library); what a
+ * pause does is the host's (host.h: control_initial, control_apply)
  */
-#ifndef PROFVIEW_TIMER_CONTROL_H
-#define PROFVIEW_TIMER_CONTROL_H
+#ifndef PROFVIEW_PRELOAD_CONTROL_H
+#define PROFVIEW_PRELOAD_CONTROL_H
 
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdint.h>
 
 #pragma GCC visibility push(hidden)
-
-/* libprofview-timer.so: odd while sampling is paused. */
-extern _Atomic uint64_t control_gen;
-
-/* Is sampling paused?  Signal-safe.  libprofview-timer.so only. */
-static inline int control_paused(void)
-{
-	return (int)(atomic_load(&control_gen) & 1);
-}
 
 /* What sampling is to be. */
 enum control_how {
@@ -32,30 +17,6 @@ enum control_how {
 	CONTROL_PAUSE = 1,
 	CONTROL_END = 2,  /* paused for good: --duration is over */
 };
-
-/* ---- the library's side ---- */
-
-/* Makes sampling be as how says in this process, if it is not so
- * already, and if the process is being profiled.  Returns 1 if it
- * changed.  Called by the control thread only.  Not signal-safe. */
-int control_apply(int how);
-/* At control_init: how sampling starts, before the first thread is
- * registered or the first block sampled. */
-void control_initial(int how);
-/* The library's work put off to the control thread, so that a process
- * that ends sooner never starts it: called by that thread as it starts
- * and as it wakes, with the time (preload_now); does what is due and
- * returns when it is next wanted, 0 for never.  Not signal-safe. */
-uint64_t control_deferred(uint64_t now);
-/* Before an exec (undo 0), and after one that failed (undo 1): what the
- * library does to the program's signals so that the new image inherits
- * them as it would have without the library. */
-void control_exec_prepare(int undo);
-/* The signal the host samples with, held across an exec of an image that
- * loads the library again (0 for none).  Signal-safe. */
-int control_exec_signal(void);
-
-/* ---- control.c ---- */
 
 /* Reads the control signal and the start time from the environment
  * (collect-env.h), starts paused when the start is still to come (or

@@ -1,7 +1,9 @@
 /* notice.h - the lines the preload libraries write on standard error
- * (notice.c, built into libprofview-timer.so and libprofview-heap.so)
+ * (notice.c, in the preload library that libprofview-timer.so and
+ * libprofview-heap.so link)
  *
- * Every line names the collector and the process it is about:
+ * Every line names the collector (its host's, host.h) and the process it
+ * is about:
  *
  *   collect-timer: pid 1234 (gzip): the program installed its own handler...
  *

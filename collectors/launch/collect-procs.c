@@ -259,7 +259,7 @@ void collect_others_list(const struct collect_others *o)
 		else if (x->end == RAW_RUN_KILLED)
 			snprintf(end, sizeof(end), ", killed by signal %u (%s)", x->end_code,
 				 strsignal((int)x->end_code));
-		fprintf(stderr, COLLECT_NAME ": pid %u (%s): not profiled: %s%s%s\n", x->pid, name,
+		collect_say("pid %u (%s): not profiled: %s%s%s\n", x->pid, name,
 			raw_why_say(x->why), cpu, end);
 	}
 }

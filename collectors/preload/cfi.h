@@ -80,7 +80,7 @@ enum cfi_result cfi_unwind_memo(const ucontext_t *uc, uintptr_t lo, uintptr_t hi
 				uint64_t *serial);
 
 /* cfi_unwind_memo's calls, and those answered from the table (counts that
- * threads at once may undercount). */
+ * threads at once may undercount).  Signal-safe. */
 void cfi_memo_stats(uint64_t *walks, uint64_t *hits);
 
 /* What the current tables say about the instruction at pc: one of

@@ -1,7 +1,8 @@
 /* mappings.h - RAW_MAPPING records and the table of executable ranges
  * (mappings.c)
  *
- * Shared by libprofview-timer.so and libprofview-heap.so.
+ * In the preload library, which libprofview-timer.so and
+ * libprofview-heap.so link.
  */
 #ifndef PROFVIEW_TIMER_MAPPINGS_H
 #define PROFVIEW_TIMER_MAPPINGS_H

@@ -19,9 +19,9 @@ int collect_resolve(const char *name, char *out, size_t cap);
 /* Refuses programs for which the dynamic loader would ignore LD_PRELOAD or
  * could not load a 64-bit library.  Returns 0 or -1 (message printed). */
 int collect_check_binary(const char *path);
-/* collect-heap: does the program (an ELF file; 0 for a script) define
- * its own malloc, so that no allocation reaches the preloaded library's?
- * 1 or 0; always 0 for collect-timer. */
+/* Does the program (an ELF file; 0 for a script) define its own malloc,
+ * so that no allocation reaches the preloaded library's, and does that
+ * matter to the tool (collect-heap: misses_own_malloc)?  1 or 0. */
 int collect_own_allocator(const char *path);
 
 /* Finds the preload library: out gets its path.  Returns 0 or -1

@@ -1,9 +1,10 @@
 /* writer.h - the trace file, written through a growing MAP_SHARED mapping
  * (writer.c)
  *
- * Shared by libprofview-timer.so and libprofview-heap.so.  Each function
- * says whether it is signal-safe: whether it may run in a signal handler
- * (the sampler's), taking no lock, allocating nothing, never blocking.
+ * In the preload library, which libprofview-timer.so and
+ * libprofview-heap.so link.  Each function says whether it is
+ * signal-safe: whether it may run in a signal handler (the sampler's),
+ * taking no lock, allocating nothing, never blocking.
  */
 #ifndef PROFVIEW_TIMER_WRITER_H
 #define PROFVIEW_TIMER_WRITER_H

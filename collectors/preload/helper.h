@@ -1,4 +1,4 @@
-/* helper.h - starting a thread of the library's own (helper.c), in either
+/* helper.h - starting a thread of the library's own (helper.c), in the
  * preload library
  */
 #ifndef PROFVIEW_TIMER_HELPER_H

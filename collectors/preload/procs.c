@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "host.h"
 #include "preload.h"
 #include "procs.h"
 #include "raw.h"
@@ -71,7 +72,7 @@ int procs_env_preloads(char *const env[])
 {
 	for (size_t i = 0; env != NULL && env[i] != NULL; i++)
 		if (strncmp(env[i], "LD_PRELOAD=", 11) == 0)
-			return strstr(env[i], preload_library) != NULL;
+			return strstr(env[i], preload_host.library) != NULL;
 	return 0;
 }
 

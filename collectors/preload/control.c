@@ -1,5 +1,5 @@
 /* control.c - pausing and resuming sampling, and the library's thread that
- * does it, in either preload library
+ * does it, for either host of the preload library
  *
  * A signal (SIGUSR2 unless the launcher says otherwise) pauses sampling,
  * the next resumes it, as gperftools' CPUPROFILESIGNAL does, in every
@@ -9,8 +9,8 @@
  * pauses while the word is odd (or --delay's start is to come) and runs
  * while it is even.
  *
- * That work is the library's (control_apply): control-timer.c's for
- * libprofview-timer.so, heap-start.c's for libprofview-heap.so.  --delay
+ * What a pause does is the host's (host.h: control_apply): control-timer.c's
+ * for libprofview-timer.so, heap-start.c's for libprofview-heap.so.  --delay
  * starts the process paused, with a resume due at PROFVIEW_START_NS;
  * for a library that asks (control_init's stop_ns), --duration is a pause
  * for good at PROFVIEW_STOP_NS (CONTROL_END).
@@ -54,7 +54,8 @@
 #include "procs.h"
 #include "helper.h"
 #include "notice.h"
-#include "preload-state.h"
+#include "host.h"
+#include "preload.h"
 #include "stacktab.h"
 #include "writer.h"
 
@@ -140,6 +141,19 @@ static void control_say(int pause, uint32_t req)
 			     pause ? "resumes" : "pauses");
 }
 
+/* The host's deferred work (host.h), if it has any. */
+static uint64_t control_deferred(uint64_t now)
+{
+	return preload_host.control_deferred != NULL ? preload_host.control_deferred(now) : 0;
+}
+
+/* The host's part of an exec (host.h), if it has one. */
+static void control_exec_prepare(int undo)
+{
+	if (preload_host.exec_prepare != NULL)
+		preload_host.exec_prepare(undo);
+}
+
 static void *control_main(void *unused)
 {
 	/* The first pages faulted in ahead of the trace not at once: a
@@ -159,7 +173,7 @@ static void *control_main(void *unused)
 	/* its allocations are not the program's (libprofview-heap.so) */
 	preload_own_begin();
 	/* a fork child, made before its parent acted on a request */
-	control_apply(control_want(preload_now()));
+	preload_host.control_apply(control_want(preload_now()));
 	while (!atomic_load(&control.stop)) {
 		uint64_t due, now, later = control_deferred(preload_now());
 		uint32_t req = atomic_load(control_word());
@@ -201,7 +215,7 @@ static void *control_main(void *unused)
 		now = preload_now();
 		req = atomic_load(control_word());
 		how = control_want(now);
-		if (control_apply(how) && req != seen && how != CONTROL_END)
+		if (preload_host.control_apply(how) && req != seen && how != CONTROL_END)
 			control_say(how == CONTROL_PAUSE, req);
 		seen = req;
 		if (now >= next) {
@@ -344,7 +358,7 @@ static void control_taken_note(int sig)
 			 "the program installed its own handler for the control signal "
 			 "(SIG%s): it gets that signal; sent to %s, the signal still pauses and "
 			 "resumes sampling in every process; --control-signal chooses another",
-			 abbrev, preload_collector);
+			 abbrev, preload_host.collector);
 
 	control.taken_len = n > 0 && (size_t)n < sizeof(control.taken_note) ? (size_t)n : 0;
 }
@@ -430,7 +444,7 @@ void control_init(int profiler_signal, uint64_t stop_ns)
 	control_map_run();
 	/* paused until the start, or while the run is; a fork child keeps
 	 * its parent's state */
-	control_initial(control_want(preload_now()));
+	preload_host.control_initial(control_want(preload_now()));
 	control.signo = 0;
 	atomic_store(&control.active, 0);
 	if (sig != 0 && collect_env_control_ok((int)sig) && sig != profiler_signal)
@@ -544,7 +558,7 @@ void control_unhold(void)
 
 /* Before an exec with environment env that loads the library again: the
  * control signal (when the library takes it and the thread does not block
- * it) and the sampling signal (control_exec_signal: a late one of an event
+ * it) and the sampling signal (the host's exec_signal: a late one of an event
  * the exec has not yet closed would end the new image before its
  * constructor) are blocked, and env is returned with PROFVIEW_CONTROL_HELD
  * saying which ("1,S" or "0,S", S the sampling signal; "1" the control
@@ -553,7 +567,7 @@ void control_unhold(void)
 static char **control_exec_hold(char *const env[], sigset_t *old)
 {
 	size_t n = 0, k = 0, len = strlen(COLLECT_ENV_HELD);
-	int ctl, samp = control_exec_signal();
+	int ctl, samp = preload_host.exec_signal != NULL ? preload_host.exec_signal() : 0;
 	sigset_t set;
 	char **v;
 

@@ -1,0 +1,115 @@
+/* collect-heap.c - collect-heap: the launcher (collectors/launch) run for
+ * libprofview-heap.so, with its one option of its own (--rate), its
+ * setting in the environment and its --help
+ *
+ * collect-heap [options] [--] program [args...]
+ *
+ * See collect-main.c for what the launcher does, collect-heap(1) for the
+ * options.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+#include "collect-env.h"
+#include "collect-options.h"
+#include "collect.h"
+
+static void collect_heap_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: collect-heap [options] [--] program [args...]\n"
+		"Profile a program's heap: sample its allocations by bytes, with their stacks,\n"
+		"and the frees of the blocks sampled.\n"
+		"\n"
+		"  -r, --rate=BYTES    mean bytes allocated between samples, k or M for KiB\n"
+		"                      or MiB (default %d); 1 samples every allocation\n"
+		"  -o, --output=FILE   write the trace to FILE (replaced if it exists);\n"
+		"                      default profview-PROGRAM-PID.raw in the current directory\n"
+		"      --no-inherit    profile the program's process only, not the processes\n"
+		"                      it starts (by default each writes its own trace)\n"
+		"      --delay=SECONDS  start sampling SECONDS after the program starts;\n"
+		"                      --duration counts from then\n"
+		"      --control-signal=SIG  the signal that pauses sampling and resumes it:\n"
+		"                      a name or number (default USR2), or none; the frees\n"
+		"                      of the blocks sampled are recorded while paused\n"
+		"      --split=SECONDS  cut the trace, while the program runs, into traces of\n"
+		"                      SECONDS each: FILE without .raw, then .seg0001.raw...;\n"
+		"                      each says what was allocated in its time and not freed\n"
+		"      --keep-segments=N  with --split, keep only the last N segments\n"
+		"      --duration=SECONDS  sample the first SECONDS of the run, then let the\n"
+		"                      program run on; the frees of the blocks sampled are\n"
+		"                      still recorded\n"
+		"  -q, --quiet         print nothing but errors\n"
+		"  -v, --verbose       at the end, a line for every process of the run, those\n"
+		"                      without samples too (by default: the processes with the\n"
+		"                      most samples and the run's totals)\n"
+		"  -h, --help          show this help\n"
+		"  -V, --version       show the version\n",
+		COLLECT_RATE_DEFAULT);
+}
+
+/* --rate: a number of bytes, with k or M.  Returns 0 or -1. */
+static int collect_heap_rate(const char *arg, long long *out)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(arg, &end, 10);
+	if (errno == 0 && end != arg && (*end == 'k' || *end == 'K') && v <= COLLECT_RATE_MAX) {
+		v *= 1024;
+		end++;
+	} else if (errno == 0 && end != arg && *end == 'M' && v <= COLLECT_RATE_MAX) {
+		v *= 1024 * 1024;
+		end++;
+	}
+	if (errno != 0 || end == arg || *end != '\0' || !collect_env_rate_ok(v))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* collect-heap's own option.  Returns -1 to go on, else an exit status. */
+static int collect_heap_option(int c, const char *arg, struct collect_opts *o)
+{
+	if (c == 'r' && collect_heap_rate(arg, &o->rate) != 0)
+		return cli_invalid("rate", arg, "1 to %lld bytes (k, M for KiB, MiB)",
+				   (long long)COLLECT_RATE_MAX);
+	return -1;
+}
+
+/* The mean bytes between samples, for the library. */
+static int collect_heap_set_env(const struct collect_opts *o)
+{
+	char num[32];
+
+	snprintf(num, sizeof(num), "%lld", o->rate);
+	return setenv(COLLECT_ENV_HEAP_RATE, num, 1);
+}
+
+static const struct option collect_heap_opts[] = {
+	{ "rate", required_argument, NULL, 'r' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct collect_tool collect_heap = {
+	.name = "collect-heap",
+	.library = "libprofview-heap.so",
+	.short_opts = "r:",
+	.long_opts = collect_heap_opts,
+	.usage = collect_heap_usage,
+	.option = collect_heap_option,
+	.parsed = NULL,
+	.set_env = collect_heap_set_env,
+	/* its allocations go to the program's malloc, not to the library */
+	.misses_own_malloc = 1,
+};
+
+int main(int argc, char **argv)
+{
+	return collect_main(argc, argv, &collect_heap);
+}
