@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "collect-procs.h"
+#include "cli.h"
 #include "collect-summary.h"
 #include "collect-traces.h"
 #include "collect.h"
@@ -419,7 +420,7 @@ static void collect_say_alone(const char *shown, const struct collect_trace *v, 
 
 	if (v[0].scanned && v[0].st.empty) {
 		if (unlink(shown) == 0 && !quiet)
-			collect_msg("no profile was recorded; removed the empty '%s'", shown);
+			cli_msg("no profile was recorded; removed the empty '%s'", shown);
 	} else if (v[0].scanned && !v[0].st.foreign && (!quiet || v[0].st.bad)) {
 		char where[PATH_MAX + 16], who[128];
 
@@ -431,7 +432,7 @@ static void collect_say_alone(const char *shown, const struct collect_trace *v, 
 	/* (a process is counted once, by its pid, whatever it ran) */
 	nproc += collect_others_apart(v, 1, others);
 	if (say[0] != '\0' && !quiet)
-		collect_msg("%zu process%s (%s)", nproc, nproc == 1 ? "" : "es", say);
+		cli_msg("%zu process%s (%s)", nproc, nproc == 1 ? "" : "es", say);
 }
 
 /* Reports the run (see collect_find_traces) and makes one file of it:
@@ -452,7 +453,7 @@ int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int q
 	int joined;
 
 	if (n == 0) {
-		collect_msg("cannot list the traces of the run: out of memory; the trace is '%s'",
+		cli_msg("cannot list the traces of the run: out of memory; the trace is '%s'",
 			    shown);
 		free(v);
 		return 0;
@@ -469,14 +470,14 @@ int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int q
 			continue;
 		if (collect_scan(t->name, &t->st, &seen) != 0) {
 			if (k == 0)
-				collect_msg("cannot read '%s': %s", t->name, strerror(errno));
+				cli_msg("cannot read '%s': %s", t->name, strerror(errno));
 			continue;
 		}
 		t->scanned = 1;
 		if (t->st.foreign) {
 			char say[256];
 
-			collect_msg("'%s': %s", t->name, raw_iter_machine_say(say, sizeof(say),
+			cli_msg("'%s': %s", t->name, raw_iter_machine_say(say, sizeof(say),
 									     t->st.machine));
 			continue;
 		}

@@ -29,7 +29,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +43,7 @@
 #include <unistd.h>
 
 #include "collect-env.h"
+#include "cli.h"
 #include "collect-launch.h"
 #include "collect-options.h"
 #include "collect-procs.h"
@@ -51,18 +51,6 @@
 #include "collect-summary.h"
 #include "collect.h"
 #include "segments.h"
-
-/* Prints "collect-timer: <message>" on stderr. */
-void collect_msg(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs(COLLECT_NAME ": ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 static volatile pid_t collect_child_pid;  /* the program, until reaped */
 static volatile sig_atomic_t collect_forward_sig;
@@ -178,7 +166,7 @@ static int collect_wait_program(pid_t pid, struct seg *seg, struct collect_runse
 			return 0;
 		}
 		if (w < 0 && errno != EINTR) {
-			collect_msg("cannot wait for the program: %s", strerror(errno));
+			cli_msg("cannot wait for the program: %s", strerror(errno));
 			return -1;
 		}
 		if (w == 0) {
@@ -237,6 +225,8 @@ int main(int argc, char **argv)
 	sigset_t hold, entry, dfl;
 	pid_t pid;
 
+	/* every message says the tool, whatever name it was run by */
+	cli_set_progname(COLLECT_NAME);
 	/* The default control signal waits from the first thing we do (see
 	 * below); the one named is known after the options. */
 	sigemptyset(&dfl);
@@ -255,7 +245,7 @@ int main(int argc, char **argv)
 		return COLLECT_EXIT_FAIL;
 	own_malloc = collect_own_allocator(prog);
 	if (pipe2(pipefd, O_CLOEXEC) != 0) {
-		collect_msg("cannot create a pipe: %s", strerror(errno));
+		cli_msg("cannot create a pipe: %s", strerror(errno));
 		return COLLECT_EXIT_FAIL;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -283,7 +273,7 @@ int main(int argc, char **argv)
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
-		collect_msg("cannot fork: %s", strerror(errno));
+		cli_msg("cannot fork: %s", strerror(errno));
 		return COLLECT_EXIT_FAIL;
 	}
 	if (pid == 0) {
@@ -309,11 +299,11 @@ int main(int argc, char **argv)
 	close(pipefd[0]);
 	shown[got] = '\0';
 	if (o.split > 0 && got > 0 && (size_t)got == strlen(shown) + 1) {
-		seg = seg_new(shown, (uint64_t)(o.split * 1e9), (unsigned)o.keep, collect_msg);
+		seg = seg_new(shown, (uint64_t)(o.split * 1e9), (unsigned)o.keep, cli_msg);
 		if (seg != NULL)
 			seg_clear_old(seg);
 		else
-			collect_msg("cannot cut the trace into segments: out of memory; it is written "
+			cli_msg("cannot cut the trace into segments: out of memory; it is written "
 				    "whole to '%s'", shown);
 	}
 	if (seg != NULL && !o.no_inherit)
@@ -346,7 +336,7 @@ int main(int argc, char **argv)
 					!o.no_inherit, o.quiet, o.verbose, seg, &collect_reaped);
 	}
 	if (own_malloc)
-		collect_msg("'%s' defines its own malloc: the program's allocations go to it, "
+		cli_msg("'%s' defines its own malloc: the program's allocations go to it, "
 			    "not to %s, and are not seen; link it with the C library's malloc to "
 			    "profile its heap", prog, COLLECT_LIB);
 	if (seg != NULL) {
@@ -359,7 +349,7 @@ int main(int argc, char **argv)
 		int sig = WTERMSIG(status);
 
 		if (!o.quiet)
-			collect_msg("the program was killed by signal %d (%s)", sig, strsignal(sig));
+			cli_msg("the program was killed by signal %d (%s)", sig, strsignal(sig));
 		return 128 + sig;
 	}
 	return WIFEXITED(status) ? WEXITSTATUS(status) : COLLECT_EXIT_FAIL;

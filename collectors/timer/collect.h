@@ -35,7 +35,4 @@ enum {
 	COLLECT_EXIT_NOTFOUND = 127,
 };
 
-/* Prints "collect-timer: <message>" on stderr (collect-timer.c). */
-void collect_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
 #endif
