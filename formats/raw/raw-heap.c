@@ -1,6 +1,8 @@
 /* raw-heap.c - collect-heap's records (sampled blocks, their frees) into profile samples */
 #include "raw-heap.h"
 #include "raw-reader.h"
+#include "raw-samples.h"
+#include "raw-stacks.h"
 #include "raw.h"
 #include "error.h"
 #include "util.h"

@@ -1,7 +1,13 @@
-/* raw-reader.h - what the files of the raw trace reader share (raw-read.c
- * the passes over the records and the samples, raw-stacks.c the stack
- * table, raw-unwind.c the register samples and the unwind check, raw-run.c
- * the processes of a run); internal to the formats library */
+/* raw-reader.h - the state of the reading of one raw trace, which the
+ * files of the raw trace reader share, and the walk of its records
+ * (raw-reader.c); internal to the formats library
+ *
+ * The files, bottom up, each with its header: raw-reader.c the records
+ * and the pages; raw-stacks.c the stack table and the stored stacks;
+ * raw-samples.c each sample added; raw-heap.c a heap trace's records;
+ * raw-unwind.c the register samples and the unwind check; raw-read.c the
+ * passes over one trace; raw-run.c the processes of a run.  The fields of
+ * struct reader are grouped by the file that owns them. */
 #ifndef PROFVIEW_RAW_READER_H
 #define PROFVIEW_RAW_READER_H
 
@@ -129,59 +135,18 @@ struct reader {
 	size_t nowed;
 };
 
-/* raw-read.c */
-
 /* Starts a walk over the trace's records (raw-iter.h). */
 void rd_records(const struct reader *rd, struct raw_iter *it);
 /* A pass over a mapped trace has read up to byte off: the whole windows
  * before it go back (all of it when off is the end). */
 void rd_release(struct reader *rd, size_t off);
-/* Adds the profile sample ps of thread tid, weighing weight_ns, at time_ns;
- * k: its kernel record, or NULL.  0 or -1. */
-int rd_add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uint32_t raw_flags,
-		  uint64_t weight_ns, uint64_t time_ns, const struct raw_sample_kernel *k);
-/* One trace (of a process), as raw_read; execd: it is whole without an
- * end record (its process ran another program, or ended by exit without
- * its exit handlers); killed_by: the signal that killed its process, when
- * its collector knew (said in the warning), else 0. */
+
+/* One trace (of a process), as raw_read (raw-read.c); execd: it is whole
+ * without an end record (its process ran another program, or ended by
+ * exit without its exit handlers); killed_by: the signal that killed its
+ * process, when its collector knew (said in the warning), else 0. */
 struct pv_profile *rd_read_trace(const unsigned char *buf, size_t len, const char *name,
 				 const struct raw_unwinder *uw, bool mapped, bool execd,
 				 int killed_by);
-
-/* The profile's thread of thread id tid (made on first sight), or PV_NONE. */
-uint32_t rd_thread_index(struct reader *rd, uint32_t tid);
-
-/* raw-heap.c */
-
-/* A record of a heap trace: a sampled block, its stack resolved as a
- * sample's, or the free of one.  0, or -1. */
-int rd_heap_record(struct reader *rd, const struct raw_record *rec);
-
-/* raw-stacks.c */
-
-/* The slot of stack id in the table (empty when the trace has none). */
-struct stack_ref *rd_stack_slot(struct reader *rd, uint32_t id);
-/* Stores a stack of locations once: samples with the same frames share
- * it.  Its offset, or UINT32_MAX when out of memory. */
-uint32_t rd_dedup_stack(struct reader *rd, const uint32_t *locs, uint32_t n);
-/* Turns n raw addresses into a stored stack of locations (rd->nlocs of
- * them); *candidate: frames[1] of a frame-pointer trace is a candidate. */
-uint32_t rd_store_frames(struct reader *rd, const unsigned char *frames, uint32_t n,
-			 bool *candidate);
-/* The pass that stores the stack table, in a trace that has one. */
-int rd_stack_pass(struct reader *rd);
-
-/* raw-unwind.c */
-
-/* The walk ahead of register samples, when the unwinder can walk. */
-int rd_batch_new(struct reader *rd);
-void rd_batch_free(struct walk_batch *b);
-/* A sample with registers and a stack copy (it: the walk just past rec). */
-int rd_regs_sample(struct reader *rd, const struct raw_sample_regs *s, const struct raw_iter *it,
-		   const struct raw_record *rec, const struct raw_sample_kernel *k);
-/* The collector's frames for the register sample just read, checked. */
-void rd_check_record(struct reader *rd, const struct raw_unwind_check *c);
-/* The check's verdict, one line, and the first differences. */
-void rd_check_report(struct reader *rd);
 
 #endif

@@ -2,6 +2,7 @@
  * (see raw-reader.h) */
 #include "error.h"
 #include "raw-reader.h"
+#include "raw-stacks.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,6 +4,9 @@
  * (see raw-read.c, raw-reader.h) */
 #include "error.h"
 #include "raw-reader.h"
+#include "raw-unwind.h"
+#include "raw-samples.h"
+#include "raw-stacks.h"
 
 #include <inttypes.h>
 #include <pthread.h>
