@@ -313,7 +313,7 @@ int rd_heap_record(struct reader *rd, const struct raw_record *rec)
 		return 0;
 	memcpy(&a, r, sizeof a);
 	if (a.stack_id) {
-		const struct stack_ref *ref = rd->nstacks_slots ? rd_stack_slot(rd, a.stack_id) : NULL;
+		const struct stack_ref *ref = rd_stack_slot(rd, a.stack_id);
 		if (!ref || !ref->id) {
 			rd->unresolved++;
 			return 0;

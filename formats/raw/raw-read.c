@@ -301,7 +301,7 @@ static int fp_sample(struct reader *rd, const unsigned char *r, uint32_t size,
 
 	raw_sample_get(r, size, &sample);
 	if (s->stack_id) {
-		const struct stack_ref *ref = rd->nstacks_slots ? rd_stack_slot(rd, s->stack_id) : NULL;
+		const struct stack_ref *ref = rd_stack_slot(rd, s->stack_id);
 		if (!ref || !ref->id) {
 			rd->unresolved++;
 			return 0;
@@ -475,7 +475,7 @@ static int settle_cpu(struct reader *rd)
 	raw_cpu_settle(rd->cpu, &s);
 	for (size_t i = 0; i < p->nsamples; i++) {
 		int64_t *v = &p->samples[i].values[rd->v_cpu];
-		const struct split *sp = rd->splits ? &rd->splits[i] : NULL;
+		const struct split *sp = rd_sample_split(rd, i);
 		uint64_t w, k;
 
 		if (!sp || sp->part == PART_WHOLE) {
@@ -599,17 +599,17 @@ static bool still_running(uint32_t pid, const char *exe, uint64_t start_mono)
 struct pv_profile *rd_read_trace(const unsigned char *buf, size_t len, const char *name,
 				 const struct raw_unwinder *uw, bool mapped, bool execd, int killed_by)
 {
-	struct reader rd = { .buf = buf, .len = len, .name = name, .last_thread = PV_NONE, .own_map = PV_NONE, .uw = uw,
-			     .offcpu_loc = PV_NONE, .mapped = mapped, .kernel_map = PV_NONE,
-			     .kernel_loc = PV_NONE };
+	struct reader rd = { .buf = buf, .len = len, .name = name, .mapped = mapped,
+			     .stk = { .own_map = PV_NONE }, .unw = { .uw = uw },
+			     .smp = { .last_thread = PV_NONE, .offcpu_loc = PV_NONE, .kernel_map = PV_NONE,
+				      .kernel_loc = PV_NONE } };
 	struct pv_profile *p = pv_profile_new();
 
 	if (!p)
 		return NULL;
 	rd.p = p;
 	rd.locs = malloc(RAW_MAX_FRAMES * sizeof *rd.locs);
-	rd.unwound = malloc(RAW_MAX_FRAMES * sizeof *rd.unwound);
-	if (!rd.locs || !rd.unwound) {
+	if (!rd.locs || rd_unwind_init(&rd.unw) < 0) {
 		pv_oom();
 		goto fail;
 	}
@@ -651,10 +651,7 @@ struct pv_profile *rd_read_trace(const unsigned char *buf, size_t len, const cha
 		uint64_t end = rd.have_end ? rd.end_time : rd.last_time;
 		p->duration_ns = end > rd.start_mono ? (int64_t)(end - rd.start_mono) : 0;
 	}
-	rd_check_report(&rd);
-	if (rd.not_unwound)
-		pv_warn("%s: %" PRIu64 " samples need DWARF unwinding, which this reader cannot do; only their leaf is shown",
-			rd.who, rd.not_unwound);
+	rd_unwind_report(&rd);
 	if (rd.damaged)
 		pv_warn("%s: %" PRIu64 " sample%s weigh%s more than the time since profiling began (the trace is damaged); not counted",
 			rd.who, rd.damaged, rd.damaged == 1 ? "" : "s", rd.damaged == 1 ? "s" : "");
@@ -680,29 +677,23 @@ struct pv_profile *rd_read_trace(const unsigned char *buf, size_t len, const cha
 	/* said above; in the report with the rest of what was damaged */
 	p->dropped_bytes += rd.damaged_bytes;
 	free(rd.locs);
-	free(rd.unwound);
-	free(rd.stacks);
-	free(rd.dedup);
 	free(rd.handles);
-	free(rd.splits);
 	free(rd.own);
-	free(rd.owed);
 	raw_cpu_free(rd.cpu);
 	raw_heap_delete(rd.heap);
-	rd_batch_free(rd.batch);
+	rd_stacks_free(&rd.stk);
+	rd_unwind_free(&rd.unw);
+	rd_samples_free(&rd.smp);
 	return p;
 fail:
 	free(rd.locs);
-	free(rd.unwound);
-	free(rd.stacks);
-	free(rd.dedup);
 	free(rd.handles);
-	free(rd.splits);
 	free(rd.own);
-	free(rd.owed);
 	raw_cpu_free(rd.cpu);
 	raw_heap_delete(rd.heap);
-	rd_batch_free(rd.batch);
+	rd_stacks_free(&rd.stk);
+	rd_unwind_free(&rd.unw);
+	rd_samples_free(&rd.smp);
 	pv_profile_free(p);
 	return NULL;
 }

@@ -51,31 +51,23 @@ struct split {
  * (besides two periods): clocks read at slightly different moments. */
 #define RAW_WEIGHT_SLACK_NS 10000000ULL
 
-/* The reading of one trace (of one process). */
-struct reader {
-	const unsigned char *buf;
-	size_t len;
-	bool mapped;                  /* buf is a mapping: release what was read */
-	size_t released;              /* bytes of buf handed back */
-	struct walk_batch *batch;     /* when the unwinder can walk */
-	uint64_t nstack_records;
-	uint64_t regs_samples;        /* RAW_SAMPLE_REGS records in the first pass */
-	const char *name;
-	/* "'NAME': pid PID (PROGRAM)": what the warnings about the trace's
-	 * process begin with, once the header is read */
-	char who[384];
-	struct pv_profile *p;
-	struct raw_head head;         /* what the header says */
-	size_t data_start;            /* the first record */
-	uint64_t nrecords;            /* the records that are whole */
-
+/* raw-stacks.c's part of the reading: the stack table and the stacks
+ * stored once each. */
+struct rd_stacks {
 	struct stack_ref *stacks;     /* open addressing by id, id 0 = empty */
 	size_t nstacks_slots, nstacks;
+	struct stack_key *dedup;      /* stored stacks by content */
+	size_t ndedup_slots, ndedup;
+	/* the mapping last asked whether it is the collector's library
+	 * (rd_store_frames), and the answer */
+	uint32_t own_map;
+	bool own_map_is;
+};
 
-	uint32_t *locs;               /* scratch for one stack */
-	uint32_t nlocs;               /* locations store_frames kept */
-	bool fp_candidate;            /* frames[1] is a candidate (raw.h) */
+/* raw-unwind.c's part: the register samples and their unwinding. */
+struct rd_unwind {
 	const struct raw_unwinder *uw;
+	struct walk_batch *batch;     /* when the unwinder can walk */
 	uint64_t *unwound;            /* scratch for unwound frames */
 	uint64_t not_unwound;         /* register samples read without an unwinder */
 	/* A RAW_UNWIND_CHECK trace: the last register sample's unwinding,
@@ -88,17 +80,48 @@ struct reader {
 		uint64_t failed[RAW_CHECK_NOT_TRIED + 1];
 		char first[3][512];   /* the first differences, described */
 	} check;
-	struct stack_key *dedup;      /* stored stacks by content */
-	size_t ndedup_slots, ndedup;
+};
+
+/* raw-samples.c's part: each sample's thread, kernel part and mode. */
+struct rd_samples {
+	uint32_t offcpu_loc;          /* the "[off-cpu]" location, or PV_NONE */
+	uint32_t last_tid, last_thread;
+	/* the kernel mapping (or PV_NONE until needed), the "[kernel]"
+	 * location, the kernel addresses seen; each sample's split, when
+	 * the trace has kernel records */
+	uint32_t kernel_map, kernel_loc;
+	uint64_t kernel_lo, kernel_hi;
+	struct split *splits;
+	size_t cap_splits;
+	/* Per thread (by index): the system time its samples are owed, the
+	 * kernel's split not yet given out as whole samples (one_mode). */
+	int64_t *owed;
+	size_t nowed;
+};
+
+/* The reading of one trace (of one process). */
+struct reader {
+	const unsigned char *buf;
+	size_t len;
+	bool mapped;                  /* buf is a mapping: release what was read */
+	size_t released;              /* bytes of buf handed back */
+	uint64_t nstack_records;
+	uint64_t regs_samples;        /* RAW_SAMPLE_REGS records in the first pass */
+	const char *name;
+	/* "'NAME': pid PID (PROGRAM)": what the warnings about the trace's
+	 * process begin with, once the header is read */
+	char who[384];
+	struct pv_profile *p;
+	struct raw_head head;         /* what the header says */
+	size_t data_start;            /* the first record */
+	uint64_t nrecords;            /* the records that are whole */
+
+	uint32_t *locs;               /* scratch for one stack */
+	uint32_t nlocs;               /* locations store_frames kept */
+	bool fp_candidate;            /* frames[1] is a candidate (raw.h) */
 	uint32_t v_count, v_cpu;
 	bool wall;                    /* a wall-clock trace */
 	struct raw_heap *heap;        /* a heap trace (collect-heap) */
-	uint32_t offcpu_loc;          /* the "[off-cpu]" location, or PV_NONE */
-	uint32_t last_tid, last_thread;
-	/* the mapping last asked whether it is the collector's library
-	 * (rd_store_frames), and the answer */
-	uint32_t own_map;
-	bool own_map_is;
 	uint64_t end_time, last_time, start_mono;
 	/* when profiling began: start_mono, or a segment's run's start */
 	uint64_t began;
@@ -119,20 +142,14 @@ struct reader {
 	size_t *own; size_t nown, cap_own;
 	size_t cap_handles;
 	/* Kernel time: the trace says (a RAW_KERNEL record), the boot id of
-	 * its machine, its sample kernel records; the kernel mapping (or
-	 * PV_NONE until needed) and the "[kernel]" location; each sample's
-	 * split, when the trace has kernel records. */
+	 * its machine, its sample kernel records (the rest is smp's). */
 	bool system_known;
 	char boot_id[41];
 	uint64_t nkernel;
-	uint32_t kernel_map, kernel_loc;
-	uint64_t kernel_lo, kernel_hi;
-	struct split *splits;
-	size_t cap_splits;
-	/* Per thread (by index): the system time its samples are owed, the
-	 * kernel's split not yet given out as whole samples (one_mode). */
-	int64_t *owed;
-	size_t nowed;
+	/* the parts each file owns */
+	struct rd_stacks stk;
+	struct rd_unwind unw;
+	struct rd_samples smp;
 };
 
 /* Starts a walk over the trace's records (raw-iter.h). */

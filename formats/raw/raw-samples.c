@@ -16,11 +16,11 @@
 
 uint32_t rd_thread_index(struct reader *rd, uint32_t tid)
 {
-	if (rd->last_thread != PV_NONE && rd->last_tid == tid)
-		return rd->last_thread;
-	rd->last_tid = tid;
-	rd->last_thread = pv_get_thread(rd->p, tid, PV_NONE);
-	return rd->last_thread;
+	if (rd->smp.last_thread != PV_NONE && rd->smp.last_tid == tid)
+		return rd->smp.last_thread;
+	rd->smp.last_tid = tid;
+	rd->smp.last_thread = pv_get_thread(rd->p, tid, PV_NONE);
+	return rd->smp.last_thread;
 }
 
 /* A location of a frame the trace stands for but no code is at: address
@@ -53,12 +53,12 @@ static int offcpu_leaf(struct reader *rd, struct pv_sample *ps)
 	struct pv_profile *p = rd->p;
 	uint32_t k = 0;
 
-	if (rd->offcpu_loc == PV_NONE) {
-		rd->offcpu_loc = made_up_location(p, "[off-cpu]", UINT64_MAX, PV_NONE);
-		if (rd->offcpu_loc == PV_NONE)
+	if (rd->smp.offcpu_loc == PV_NONE) {
+		rd->smp.offcpu_loc = made_up_location(p, "[off-cpu]", UINT64_MAX, PV_NONE);
+		if (rd->smp.offcpu_loc == PV_NONE)
 			return -1;
 	}
-	rd->locs[k++] = rd->offcpu_loc;
+	rd->locs[k++] = rd->smp.offcpu_loc;
 	for (uint32_t i = 0; i < ps->nlocs && k < RAW_MAX_FRAMES; i++) {
 		if (i == 1 && (ps->flags & PV_SAMPLE_LEAF_CANDIDATE))
 			continue;
@@ -79,27 +79,27 @@ static uint32_t kernel_mapping(struct reader *rd)
 	struct pv_profile *p = rd->p;
 	struct pv_mapping m = { 0 };
 
-	if (rd->kernel_map != PV_NONE)
-		return rd->kernel_map;
+	if (rd->smp.kernel_map != PV_NONE)
+		return rd->smp.kernel_map;
 	m.file = pv_intern_str(p, PV_KERNEL_MAPPING_NAME);
 	m.build_id = pv_intern_str(p, rd->boot_id);
 	m.kind = PV_MAP_KERNEL;
 	if (m.file == PV_NONE || m.build_id == PV_NONE)
 		return PV_NONE;
-	rd->kernel_lo = UINT64_MAX;
-	rd->kernel_map = pv_add_mapping(p, &m);
-	return rd->kernel_map;
+	rd->smp.kernel_lo = UINT64_MAX;
+	rd->smp.kernel_map = pv_add_mapping(p, &m);
+	return rd->smp.kernel_map;
 }
 
 void rd_kernel_range(struct reader *rd)
 {
 	struct pv_mapping *m;
 
-	if (rd->kernel_map == PV_NONE || rd->kernel_lo > rd->kernel_hi)
+	if (rd->smp.kernel_map == PV_NONE || rd->smp.kernel_lo > rd->smp.kernel_hi)
 		return;
-	m = &rd->p->mappings[rd->kernel_map];
-	m->start = m->offset = rd->kernel_lo;
-	m->limit = rd->kernel_hi + 1;
+	m = &rd->p->mappings[rd->smp.kernel_map];
+	m->start = m->offset = rd->smp.kernel_lo;
+	m->limit = rd->smp.kernel_hi + 1;
 }
 
 /* Kernel frames on top of the user stack of ps: the record's addresses,
@@ -121,18 +121,18 @@ static int kernel_stack(struct reader *rd, const struct pv_sample *user,
 		/* return addresses: step back into the call */
 		if (i > 0)
 			a--;
-		if (a < rd->kernel_lo)
-			rd->kernel_lo = a;
-		if (a > rd->kernel_hi)
-			rd->kernel_hi = a;
+		if (a < rd->smp.kernel_lo)
+			rd->smp.kernel_lo = a;
+		if (a > rd->smp.kernel_hi)
+			rd->smp.kernel_hi = a;
 		if ((rd->locs[n++] = pv_get_location(p, a, map)) == PV_NONE)
 			return -1;
 	}
 	if (n == 0) {
-		if (rd->kernel_loc == PV_NONE &&
-		    (rd->kernel_loc = made_up_location(p, PV_KERNEL_FRAME_NAME, 0, map)) == PV_NONE)
+		if (rd->smp.kernel_loc == PV_NONE &&
+		    (rd->smp.kernel_loc = made_up_location(p, PV_KERNEL_FRAME_NAME, 0, map)) == PV_NONE)
 			return -1;
-		rd->locs[n++] = rd->kernel_loc;
+		rd->locs[n++] = rd->smp.kernel_loc;
 	}
 	for (uint32_t i = 0; i < user->nlocs && n < RAW_MAX_FRAMES; i++)
 		rd->locs[n++] = p->stack_locs[user->loc_off + i];
@@ -158,9 +158,9 @@ static int push_sample(struct reader *rd, struct pv_sample *ps, int64_t count, u
 		rd->handles[i] = handle;
 	}
 	if (rd->nkernel) {
-		if (pv_grow(&rd->splits, &rd->cap_splits, i + 1, sizeof *rd->splits) < 0)
+		if (pv_grow(&rd->smp.splits, &rd->smp.cap_splits, i + 1, sizeof *rd->smp.splits) < 0)
 			return pv_oom();
-		rd->splits[i] = *sp;
+		rd->smp.splits[i] = *sp;
 	}
 	return pv_add_sample(rd->p, ps);
 }
@@ -180,16 +180,16 @@ static int one_mode(struct reader *rd, uint32_t th, uint64_t sys, uint64_t w, ui
 	int64_t *o;
 
 	*part = 0;
-	if (th >= rd->nowed) {
-		size_t n = rd->nowed;
+	if (th >= rd->smp.nowed) {
+		size_t n = rd->smp.nowed;
 		if (sys == 0)
 			return 0;
-		if (pv_grow(&rd->owed, &n, (size_t)th + 1, sizeof *rd->owed) < 0)
+		if (pv_grow(&rd->smp.owed, &n, (size_t)th + 1, sizeof *rd->smp.owed) < 0)
 			return -1;
-		memset(rd->owed + rd->nowed, 0, (n - rd->nowed) * sizeof *rd->owed);
-		rd->nowed = n;
+		memset(rd->smp.owed + rd->smp.nowed, 0, (n - rd->smp.nowed) * sizeof *rd->smp.owed);
+		rd->smp.nowed = n;
 	}
-	o = &rd->owed[th];
+	o = &rd->smp.owed[th];
 	if (sys > (uint64_t)INT64_MAX - (uint64_t)(*o > 0 ? *o : 0) || w > INT64_MAX / 2)
 		return 0;
 	*o += (int64_t)sys;
@@ -267,4 +267,15 @@ int rd_add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uint32_
 	if (time_ns > rd->last_time)
 		rd->last_time = time_ns;
 	return 0;
+}
+
+const struct split *rd_sample_split(const struct reader *rd, size_t i)
+{
+	return rd->smp.splits ? &rd->smp.splits[i] : NULL;
+}
+
+void rd_samples_free(struct rd_samples *s)
+{
+	free(s->splits);
+	free(s->owed);
 }

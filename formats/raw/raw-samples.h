@@ -15,5 +15,10 @@ uint32_t rd_thread_index(struct reader *rd, uint32_t tid);
  * addresses seen, from the lowest (its offset: an address in it is its
  * own offset). */
 void rd_kernel_range(struct reader *rd);
+/* The kernel split of profile sample i, or NULL when the trace has no
+ * kernel records. */
+const struct split *rd_sample_split(const struct reader *rd, size_t i);
+/* Frees the samples' kernel splits and the threads' owed time. */
+void rd_samples_free(struct rd_samples *s);
 
 #endif

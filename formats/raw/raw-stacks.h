@@ -5,7 +5,8 @@
 
 #include "raw-reader.h"
 
-/* The slot of stack id in the table (empty when the trace has none). */
+/* The slot of stack id in the table (an empty one when the table does
+ * not have it), or NULL when the trace has no table. */
 struct stack_ref *rd_stack_slot(struct reader *rd, uint32_t id);
 /* Stores a stack of locations once: samples with the same frames share
  * it.  Its offset, or UINT32_MAX when out of memory. */
@@ -16,5 +17,7 @@ uint32_t rd_store_frames(struct reader *rd, const unsigned char *frames, uint32_
 			 bool *candidate);
 /* The pass that stores the stack table, in a trace that has one. */
 int rd_stack_pass(struct reader *rd);
+/* Frees the stack table and the stored stacks' index. */
+void rd_stacks_free(struct rd_stacks *s);
 
 #endif
