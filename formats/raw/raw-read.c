@@ -595,6 +595,19 @@ static bool still_running(uint32_t pid, const char *exe, uint64_t start_mono)
 	return (double)started * 1e9 / (double)ticks <= (double)start_mono + 1e9;
 }
 
+/* What the reading holds besides the profile. */
+static void reader_free(struct reader *rd)
+{
+	free(rd->locs);
+	free(rd->handles);
+	free(rd->own);
+	raw_cpu_free(rd->cpu);
+	raw_heap_delete(rd->heap);
+	rd_stacks_free(&rd->stk);
+	rd_unwind_free(&rd->unw);
+	rd_samples_free(&rd->smp);
+}
+
 /* The walks ahead, when the unwinder can walk: NULL, or -1 (reported). */
 struct pv_profile *rd_read_trace(const unsigned char *buf, size_t len, const char *name,
 				 const struct raw_unwinder *uw, bool mapped, bool execd, int killed_by)
@@ -676,24 +689,10 @@ struct pv_profile *rd_read_trace(const unsigned char *buf, size_t len, const cha
 			rd.who, p->nsamples, p->duration_ns / 1e9);
 	/* said above; in the report with the rest of what was damaged */
 	p->dropped_bytes += rd.damaged_bytes;
-	free(rd.locs);
-	free(rd.handles);
-	free(rd.own);
-	raw_cpu_free(rd.cpu);
-	raw_heap_delete(rd.heap);
-	rd_stacks_free(&rd.stk);
-	rd_unwind_free(&rd.unw);
-	rd_samples_free(&rd.smp);
+	reader_free(&rd);
 	return p;
 fail:
-	free(rd.locs);
-	free(rd.handles);
-	free(rd.own);
-	raw_cpu_free(rd.cpu);
-	raw_heap_delete(rd.heap);
-	rd_stacks_free(&rd.stk);
-	rd_unwind_free(&rd.unw);
-	rd_samples_free(&rd.smp);
+	reader_free(&rd);
 	pv_profile_free(p);
 	return NULL;
 }
