@@ -109,7 +109,7 @@ static uint32_t colour_of(const char *name, bool kernel)
 	       (uint32_t)lround((b + m) * 255);
 }
 
-/* The timeline's frame of tree frame id, made when new; PV_NONE when out
+/* The strip's frame of tree frame id, made when new; PV_NONE when out
  * of memory. */
 static uint32_t frame_of(struct strip *strip, uint32_t id)
 {
@@ -184,7 +184,7 @@ uint32_t strip_stack_of(struct strip *strip, const struct pv_sample *s)
 	strip->lkey_slots[i] = (uint32_t)strip->nlkeys + 1;
 	struct strip_lkey *key = &strip->lkeys[strip->nlkeys++];
 
-	/* Its frames, as the timeline's, at the end of sframes: kept if the
+	/* Its frames, as the strip's, at the end of sframes: kept if the
 	 * stack is new. */
 	if ((n = calltree_expand(strip->t, s, &fr)) < 0 ||
 	    pv_grow(&strip->sframes, &strip->cap_sframes, strip->nsframes + (size_t)n + 1, sizeof *strip->sframes) < 0)

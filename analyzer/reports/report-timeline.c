@@ -1,7 +1,7 @@
 /* report-timeline.c - the samples along the run, a row per thread, with
  * the flame graph of a span dragged across it (see report-timeline.h)
  *
- * The time axis is cut into TIMELINE_COLUMNS columns of a pixel.  Each
+ * The time axis is cut into STRIP_COLUMNS columns of a pixel.  Each
  * sample goes to a cell: its thread's row, the column of its time and its
  * stack, which is one of the distinct stacks of the view (the frames at the
  * tree's granularity, outermost first, and whether the thread was off the
