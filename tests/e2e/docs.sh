@@ -71,8 +71,9 @@ done
 # source of its name, when there is one): a file added, moved or renamed
 # without the map is a failure.
 arch=$SRCDIR/docs/ARCHITECTURE.md
-for dir in trace profile formats formats/raw formats/legacy collectors/timer collectors/heap collectors/gdb \
-	   analyzer/symbols analyzer/views analyzer/reports tui cmd; do
+dirs=$(cd "$SRCDIR" && find trace profile formats collectors analyzer tui cmd -name '*.c' -printf '%h\n' | sort -u)
+[ -n "$dirs" ] || fail "no folders of code found under $SRCDIR"
+for dir in $dirs; do
 	row=$(grep -F "| \`$dir/\` |" "$arch" || true)
 	[ -n "$row" ] || fail "ARCHITECTURE.md's table of the rooms has no row for $dir/"
 	for f in "$SRCDIR/$dir"/*; do
