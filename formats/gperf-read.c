@@ -8,7 +8,7 @@
  */
 #include "gperf-read.h"
 #include "error.h"
-#include "legacy-read.h"
+#include "java-read.h"
 #include "merge.h"
 #include "util.h"
 

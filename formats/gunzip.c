@@ -1,6 +1,7 @@
 /* gunzip.c - gzip input, decompressed in memory with zlib */
 #include "gunzip.h"
 #include "error.h"
+#include "units.h"
 #include "util.h"
 
 #include <stdlib.h>

@@ -10,6 +10,7 @@
 #include "gunzip.h"
 #include "pprof-read.h"
 #include "raw.h"
+#include "units.h"
 #include "util.h"
 
 #include <errno.h>

@@ -1,9 +1,9 @@
-/* report-text.c - the text reports: call tree, flat profile, folded stacks */
+/* report-text.c - the text reports: call tree and flat profile */
 #include "report-text.h"
+#include "report-labels.h"
 #include "present.h"
 #include "error.h"
 #include "escape.h"
-#include "folded-read.h"
 #include "units.h"
 #include "util.h"
 
@@ -13,109 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NAME_MAX_LEN 4096
-
-/* Names come from the input: every one is written through pv_escape.  A
- * report escapes each frame's name and location once, into a cache, and
- * copies them from there into every line that shows the frame. */
-enum label_style {
-	LABEL_MARK,            /* a kernel frame's name after CT_KERNEL_MARK */
-	LABEL_FOLDED,          /* after it FOLDED_KERNEL_SUFFIX (FlameGraph's) */
-};
-
-struct labels {
-	const struct calltree *t;
-	enum label_style style;
-	uint32_t *off;         /* per frame: its "name\0where\0" in text, or PV_NONE */
-	uint16_t *name_len, *where_len;
-	char *text; size_t n, cap;
-};
-
-static int labels_init(struct labels *l, const struct calltree *t, enum label_style style)
-{
-	size_t n = t->nframes ? t->nframes : 1;
-
-	memset(l, 0, sizeof *l);
-	l->t = t;
-	l->style = style;
-	l->off = pv_budget_calloc(n, sizeof *l->off);
-	l->name_len = pv_budget_calloc(n, sizeof *l->name_len);
-	l->where_len = pv_budget_calloc(n, sizeof *l->where_len);
-	if (!l->off || !l->name_len || !l->where_len) {
-		free(l->off);
-		free(l->name_len);
-		free(l->where_len);
-		return pv_oom();
-	}
-	memset(l->off, 0xff, n * sizeof *l->off);
-	return 0;
-}
-
-static void labels_free(struct labels *l)
-{
-	free(l->off);
-	free(l->name_len);
-	free(l->where_len);
-	free(l->text);
-}
-
-/* A name written into folded stacks must read back as itself: one ending
- * in FOLDED_KERNEL_SUFFIX that is not the kernel's would read as a kernel
- * frame (written "_(k)"), and a space before the digits that end a name
- * would make them a count (written '_').  name is escaped already. */
-static void folded_unambiguous(char *name)
-{
-	size_t n = strlen(name), k = sizeof FOLDED_KERNEL_SUFFIX - 1, d = n;
-
-	if (n > k && memcmp(name + n - k, FOLDED_KERNEL_SUFFIX, k) == 0) {
-		name[n - k + 1] = '(';
-		name[n - 1] = ')';
-	}
-	while (d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9')
-		d--;
-	if (d > 0 && d < n && name[d - 1] == ' ')
-		name[d - 1] = '_';
-}
-
-/* The escaped name and location of frame f; NULL when out of memory. */
-static const char *frame_label(struct labels *l, uint32_t f, size_t *name_len, const char **where,
-			       size_t *where_len)
-{
-	if (l->off[f] == PV_NONE) {
-		char raw[NAME_MAX_LEN], name[NAME_MAX_LEN], w[NAME_MAX_LEN];
-		size_t nl, wl;
-
-		bool kernel = calltree_frame_is_kernel(l->t, f);
-		size_t at = kernel && l->style == LABEL_MARK ? CT_KERNEL_MARK_LEN : 0;
-
-		/* the mark and the suffix are ours: they are not escaped */
-		memcpy(name, CT_KERNEL_MARK, at);
-		pv_escape(name + at, sizeof name - at - sizeof FOLDED_KERNEL_SUFFIX,
-			  calltree_frame_name(l->t, f, raw, sizeof raw));
-		if (!kernel && l->style == LABEL_FOLDED)
-			folded_unambiguous(name);
-		if (kernel && l->style == LABEL_FOLDED)
-			strcat(name, FOLDED_KERNEL_SUFFIX);
-		pv_escape(w, sizeof w, calltree_frame_where(l->t, f, raw, sizeof raw));
-		nl = strlen(name);
-		wl = strlen(w);
-		if (l->n + nl + wl + 2 >= UINT32_MAX || pv_grow(&l->text, &l->cap, l->n + nl + wl + 2, 1) < 0)
-			return NULL;
-		l->off[f] = (uint32_t)l->n;
-		memcpy(l->text + l->n, name, nl + 1);
-		memcpy(l->text + l->n + nl + 1, w, wl + 1);
-		l->n += nl + wl + 2;
-		l->name_len[f] = (uint16_t)nl;
-		l->where_len[f] = (uint16_t)wl;
-	}
-	*name_len = l->name_len[f];
-	*where_len = l->where_len[f];
-	*where = l->text + l->off[f] + *name_len + 1;
-	return l->text + l->off[f];
-}
-
 /* Lines are put together in a buffer and written whole. */
-#define LINE_MAX_LEN (2 * NAME_MAX_LEN + 512)
+#define LINE_MAX_LEN (2 * REPORT_NAME_MAX + 512)
 
 static char *put_str(char *p, const char *s, size_t n)
 {
@@ -281,19 +180,19 @@ static int plan_add(struct tree_plan *pl, uint32_t kind, uint32_t id, uint32_t s
 }
 
 /* A node's line in the plan, its name escaped now. */
-static int plan_node(struct tree_plan *pl, struct labels *l, uint32_t id)
+static int plan_node(struct tree_plan *pl, struct report_labels *l, uint32_t id)
 {
 	const struct ct_node *nd = &l->t->nodes[id];
 	const char *where;
 	size_t nl, wl;
 
-	if (nd->kind == CT_FRAME && !frame_label(l, nd->frame, &nl, &where, &wl))
+	if (nd->kind == CT_FRAME && !report_labels_frame(l, nd->frame, &nl, &where, &wl))
 		return -1;
 	return plan_add(pl, ITEM_NODE, id, 0, 0);
 }
 
 /* One line of the tree at p (room for LINE_MAX_LEN); returns its end. */
-static char *tree_line(char *p, const struct labels *l, const struct tree_item *it,
+static char *tree_line(char *p, const struct report_labels *l, const struct tree_item *it,
 		       const struct pv_report_options *o)
 {
 	const struct calltree *t = l->t;
@@ -337,8 +236,8 @@ static char *tree_line(char *p, const struct labels *l, const struct tree_item *
 				 attr_off(o));
 		p = tree_indent(p, nd->depth);
 		if (ct_is_group(nd->kind)) {
-			char raw[NAME_MAX_LEN];
-			pv_escape(p, NAME_MAX_LEN, calltree_node_name(t, it->id, raw, sizeof raw));
+			char raw[REPORT_NAME_MAX];
+			pv_escape(p, REPORT_NAME_MAX, calltree_node_name(t, it->id, raw, sizeof raw));
 			p += strlen(p);
 		} else {
 			/* made in the plan */
@@ -377,7 +276,7 @@ static uint32_t chain_length(const struct calltree *t, const struct pv_report_op
  * the rest: what is printed grows with the branches of the tree, never
  * with the depth of a chain.  id is in the plan; *next gets the node
  * whose children come next, id itself when nothing was left out. */
-static int tree_chain(struct tree_plan *pl, struct labels *l, uint32_t id, const struct pv_report_options *o,
+static int tree_chain(struct tree_plan *pl, struct report_labels *l, uint32_t id, const struct pv_report_options *o,
 		      uint32_t *next)
 {
 	const struct ct_node *nodes = l->t->nodes;
@@ -404,7 +303,7 @@ static int tree_chain(struct tree_plan *pl, struct labels *l, uint32_t id, const
 
 /* The lines of plan items [lo, hi) into a buffer. */
 struct tree_chunk {
-	const struct labels *l;
+	const struct report_labels *l;
 	const struct tree_plan *pl;
 	const struct pv_report_options *o;
 	size_t lo, hi;
@@ -432,7 +331,7 @@ static void *make_chunk(void *arg)
 /* Lines a chunk; a plan of fewer than two is made by one thread. */
 #define TREE_CHUNK_LINES 32768
 
-static int write_plan(FILE *out, const struct labels *l, const struct tree_plan *pl,
+static int write_plan(FILE *out, const struct report_labels *l, const struct tree_plan *pl,
 		      const struct pv_report_options *o)
 {
 	struct tree_chunk c[2] = { { .l = l, .pl = pl, .o = o }, { .l = l, .pl = pl, .o = o } };
@@ -474,7 +373,7 @@ int report_tree(FILE *out, const struct pv_report_ctx *rc)
 	uint32_t *stack, *kids;
 	size_t sp = 0;
 	const char *vname = pv_value_type(t) ? pv_value_type(t) : "";
-	struct labels l;
+	struct report_labels l;
 	struct tree_plan pl = { 0 };
 	int ret = -1;
 
@@ -482,7 +381,7 @@ int report_tree(FILE *out, const struct pv_report_ctx *rc)
 		fprintf(out, "no samples%s\n", o->tid_filter ? " in the selected threads" : "");
 		return 0;
 	}
-	if (labels_init(&l, t, LABEL_MARK) < 0)
+	if (report_labels_init(&l, t, REPORT_LABEL_MARK) < 0)
 		return -1;
 	stack = malloc(t->nnodes * sizeof *stack);
 	kids = malloc(t->nnodes * sizeof *kids);
@@ -535,7 +434,7 @@ out:
 	free(stack);
 	free(kids);
 	free(pl.items);
-	labels_free(&l);
+	report_labels_free(&l);
 	return ret;
 }
 
@@ -549,7 +448,7 @@ static int cmp_rows(const void *a, const void *b, void *ctx)
 	const struct calltree *flat_tree = ((const struct flat_order *)ctx)->t;
 	enum report_sort flat_sort = ((const struct flat_order *)ctx)->sort;
 	const struct ct_flat_row *x = a, *y = b;
-	char nx[NAME_MAX_LEN], ny[NAME_MAX_LEN];
+	char nx[REPORT_NAME_MAX], ny[REPORT_NAME_MAX];
 	int c;
 
 	int64_t sx = ct_self_weight(flat_tree, x), sy = ct_self_weight(flat_tree, y);
@@ -591,7 +490,7 @@ int report_flat(FILE *out, const struct pv_report_ctx *rc)
 	size_t n;
 	struct ct_flat_row *rows = calltree_flat(t, &n);
 	int64_t total = ct_weight(t, &t->nodes[0]);
-	struct labels l;
+	struct report_labels l;
 	int ret = 0;
 
 	if (!rows)
@@ -601,7 +500,7 @@ int report_flat(FILE *out, const struct pv_report_ctx *rc)
 		free(rows);
 		return 0;
 	}
-	if (labels_init(&l, t, LABEL_MARK) < 0) {
+	if (report_labels_init(&l, t, REPORT_LABEL_MARK) < 0) {
 		free(rows);
 		return -1;
 	}
@@ -627,7 +526,7 @@ int report_flat(FILE *out, const struct pv_report_ctx *rc)
 			continue;
 		if (o->mincount > 0 && r->cum_count < o->mincount)
 			continue;
-		if (!(name = frame_label(&l, r->frame, &nl, &where, &wl))) {
+		if (!(name = report_labels_frame(&l, r->frame, &nl, &where, &wl))) {
 			ret = -1;
 			break;
 		}
@@ -662,127 +561,7 @@ int report_flat(FILE *out, const struct pv_report_ctx *rc)
 		*q++ = '\n';
 		put_line(out, line, q);
 	}
-	labels_free(&l);
+	report_labels_free(&l);
 	free(rows);
-	return ret;
-}
-
-/* Folded stacks: "outer;...;leaf WEIGHT", one line per distinct stack (a
- * node with samples of its own), outermost frame first, as FlameGraph's
- * flamegraph.pl reads them, in the order of the tree (hottest first,
- * depth first).  With the tree split by thread the thread is the first
- * frame.  The weight is what every report weighs by: the time value in
- * whole microseconds (rounded so that the lines add up to the total), a
- * size in bytes or an estimated count as it is, or the sample count. */
-int report_folded(FILE *out, const struct pv_report_ctx *rc)
-{
-	const struct calltree *t = rc->t;
-	const struct ct_node *nodes = t->nodes;
-	uint32_t *stack = pv_budget_calloc(t->nnodes ? t->nnodes : 1, sizeof *stack);
-	size_t *len_at = pv_budget_calloc(t->nnodes ? t->nnodes : 1, sizeof *len_at);
-	char *path = NULL;
-	size_t cap = 0, sp = 0;
-	int64_t sum_ns = 0, written_us = 0;
-	struct labels l;
-	int ret = -1;
-
-	struct pv_diff_scale sc = { 0 };
-
-	if (t->dn && rc->diff)
-		pv_diff_scale_of(t, rc->diff, &sc);
-	if (!stack || !len_at || labels_init(&l, t, LABEL_FOLDED) < 0) {
-		free(stack);
-		free(len_at);
-		return pv_oom();
-	}
-	/* Depth first; len_at[k] is the length of the path of stack[k]'s
-	 * parent, where its own name starts. */
-	sp = nodes[0].nchildren;
-	{
-		size_t k = sp;
-		for (uint32_t c = nodes[0].first_child; c != PV_NONE; c = nodes[c].next_sibling) {
-			stack[--k] = c;
-			len_at[k] = 0;
-		}
-	}
-	while (sp) {
-		uint32_t id = stack[--sp];
-		size_t len = len_at[sp];
-		const struct ct_node *nd = &nodes[id];
-		char thread[NAME_MAX_LEN];
-		const char *name, *where;
-		size_t nl, wl;
-
-		if (ct_is_group(nd->kind)) {
-			char raw[NAME_MAX_LEN];
-			name = pv_escape(thread, sizeof thread, calltree_node_name(t, id, raw, sizeof raw));
-			nl = strlen(name);
-		} else if (!(name = frame_label(&l, nd->frame, &nl, &where, &wl))) {
-			goto out;
-		}
-		if (pv_grow(&path, &cap, len + nl + 64, 1) < 0)
-			goto out;
-		if (len)
-			path[len++] = ';';
-		/* ';' separates frames, as in FlameGraph's own stackcollapse
-		 * scripts: one in a name becomes ':'.  A newline was escaped
-		 * (^J) and cannot end the line; the count is after the last
-		 * space, so spaces may stay. */
-		memcpy(path + len, name, nl);
-		for (char *c = memchr(path + len, ';', nl); c; c = memchr(c, ';', (size_t)(path + len + nl - c)))
-			*c = ':';
-		len += nl;
-		if (t->dn && rc->diff) {
-			/* a comparison: "stack BASE NEW", FlameGraph's
-			 * difffolded.pl format, in samples (per run, the base
-			 * normalized when asked): what a test needs to be
-			 * made again from these lines */
-			const struct ct_diff_node *d = &t->dn[id];
-			if (nd->self_count > 0 || d->self_count > 0) {
-				double b = (double)d->self_count * sc.base;
-				double n = (double)nd->self_count * sc.new_;
-				char *q = path + len;
-				q += sprintf(q, " %.0f %.0f\n", b, n);
-				put_line(out, path, q);
-			}
-		} else if (nd->self_count > 0) {
-			int64_t weight = nd->self_count;
-			bool show = true;
-			if (t->v_value != PV_NONE) {
-				int64_t upto;
-				if (nd->self_value <= 0 || __builtin_add_overflow(sum_ns, nd->self_value, &sum_ns)) {
-					show = false;
-				} else {
-					int64_t div = calltree_value_unit(t) == CT_UNIT_NS ? 1000 : 1;
-					upto = sum_ns / div + (div > 1 && sum_ns % div >= div / 2);
-					weight = upto - written_us;
-					/* under half a microsecond so far: nothing */
-					show = weight > 0;
-					if (show)
-						written_us = upto;
-				}
-			}
-			if (show) {
-				char *q = path + len;
-				*q++ = ' ';
-				q = put_int(q, weight, 0);
-				*q++ = '\n';
-				put_line(out, path, q);
-			}
-		}
-		/* children, the hottest on top of the stack */
-		sp += nd->nchildren;
-		size_t j = sp;
-		for (uint32_t c = nd->first_child; c != PV_NONE; c = nodes[c].next_sibling) {
-			stack[--j] = c;
-			len_at[j] = len;
-		}
-	}
-	ret = 0;
-out:
-	free(stack);
-	free(len_at);
-	free(path);
-	labels_free(&l);
 	return ret;
 }

@@ -34,6 +34,14 @@ static int write_flat(FILE *out, const struct pv_report_ctx *c)
 	return report_flat(out, c);
 }
 
+/* A heap profile's timeline is the heap in use along the run. */
+static int write_timeline(FILE *out, const struct pv_report_ctx *c)
+{
+	if (pv_profile_has_lifetimes(c->t->p))
+		return report_heapline(out, c);
+	return report_timeline(out, c);
+}
+
 static const struct pv_report_kind_info kinds[PV_REPORT_NKINDS] = {
 	[PV_REPORT_TREE] = { .name = "tree", .needs = PV_NEEDS_TREE, .tables = true,
 			     .compares = PV_COMPARES_TREE, .write = write_tree },
@@ -50,7 +58,7 @@ static const struct pv_report_kind_info kinds[PV_REPORT_NKINDS] = {
 	[PV_REPORT_TIMELINE] = { .name = "timeline", .needs = PV_NEEDS_PATHS, .time_order = true,
 				 .compares = PV_COMPARES_NOT,
 				 .one_profile = "--timeline shows one profile, not a comparison: leave out --diff-base",
-				 .write = report_timeline },
+				 .write = write_timeline },
 	[PV_REPORT_SPEEDSCOPE] = { .name = "speedscope", .needs = PV_NEEDS_PATHS, .time_order = true,
 				   .compares = PV_COMPARES_NOT,
 				   .one_profile = "--speedscope shows the samples of one profile: it cannot compare (--diff-base)",

@@ -157,6 +157,8 @@ int report_pprof(FILE *out, const struct pv_report_ctx *c);
 int report_svg(FILE *out, const struct pv_report_ctx *c);
 int report_flame(FILE *out, const struct pv_report_ctx *c);
 int report_timeline(FILE *out, const struct pv_report_ctx *c);
+/* The timeline of a heap profile (pv_profile_has_lifetimes). */
+int report_heapline(FILE *out, const struct pv_report_ctx *c);
 int report_speedscope(FILE *out, const struct pv_report_ctx *c);
 
 #endif

@@ -2,7 +2,7 @@
  *
  * The modules of a Dwfl (every file a trace's process mapped, placed where
  * it was: modules.h) each give a table of rows made of their .eh_frame
- * (formats/ehcfi.h), in the address ranges libdwfl has them at.  A sample
+ * (trace/ehcfi.h), in the address ranges libdwfl has them at.  A sample
  * is then walked over its stack copy with lookups and reads alone, giving
  * what libdwfl would give, frame for frame, or nothing when the walk meets
  * what only libdwfl can do (a frame no table covers, a rule not expressed,

@@ -10,8 +10,8 @@
  *   dumpers.c      dumpers that run once per snapshot: batch gdb, eu-stack
  *   mi.c           the persistent gdb/MI session
  *   collect-gdb.c  the options and main
- * Messages go through formats/cli.h.  Internal to the collect-gdb program;
- * it links nothing of profview's own (formats/outfile.c and formats/cli.c,
+ * Messages go through trace/cli.h.  Internal to the collect-gdb program;
+ * it links nothing of profview's own (trace/outfile.c and trace/cli.c,
  * libc only, are compiled in).
  */
 #ifndef PROFVIEW_CG_SESSION_H

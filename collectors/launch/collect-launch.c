@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "collect-env.h"
+#include "cli.h"
 #include "collect-launch.h"
 #include "collect.h"
 #include "elfsym.h"
@@ -37,11 +38,11 @@ int collect_resolve(const char *name, char *out, size_t cap)
 
 	if (strchr(name, '/') != NULL) {
 		if (stat(name, &st) != 0) {
-			collect_msg("cannot run '%s': %s", name, strerror(errno));
+			cli_msg("cannot run '%s': %s", name, strerror(errno));
 			return errno == ENOENT ? COLLECT_EXIT_NOTFOUND : COLLECT_EXIT_NOEXEC;
 		}
 		if (S_ISDIR(st.st_mode) || access(name, X_OK) != 0) {
-			collect_msg("cannot run '%s': %s", name,
+			cli_msg("cannot run '%s': %s", name,
 				    S_ISDIR(st.st_mode) ? "is a directory" : strerror(errno));
 			return COLLECT_EXIT_NOEXEC;
 		}
@@ -70,10 +71,10 @@ int collect_resolve(const char *name, char *out, size_t cap)
 			break;
 	}
 	if (denied) {
-		collect_msg("cannot run '%s': permission denied", name);
+		cli_msg("cannot run '%s': permission denied", name);
 		return COLLECT_EXIT_NOEXEC;
 	}
-	collect_msg("'%s': command not found", name);
+	cli_msg("'%s': command not found", name);
 	return COLLECT_EXIT_NOTFOUND;
 }
 
@@ -89,12 +90,12 @@ int collect_check_binary(const char *path)
 	if (stat(path, &st) != 0)
 		return 0;
 	if (st.st_mode & (S_ISUID | S_ISGID)) {
-		collect_msg("'%s' is set-user-ID or set-group-ID: the dynamic loader ignores "
+		cli_msg("'%s' is set-user-ID or set-group-ID: the dynamic loader ignores "
 			    "LD_PRELOAD for it; profile a copy without that bit", path);
 		return -1;
 	}
 	if (geteuid() != 0 && getxattr(path, "security.capability", NULL, 0) > 0) {
-		collect_msg("'%s' has file capabilities: the dynamic loader ignores LD_PRELOAD "
+		cli_msg("'%s' has file capabilities: the dynamic loader ignores LD_PRELOAD "
 			    "for it; profile a copy without them", path);
 		return -1;
 	}
@@ -106,7 +107,7 @@ int collect_check_binary(const char *path)
 		goto out;
 	}
 	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64) {
-		collect_msg("'%s' is not an x86-64 program: %s cannot be loaded into it",
+		cli_msg("'%s' is not an x86-64 program: %s cannot be loaded into it",
 			    path, collect_tool->library);
 		goto out;
 	}
@@ -118,7 +119,7 @@ int collect_check_binary(const char *path)
 			interp = 1;
 	}
 	if (!interp) {
-		collect_msg("'%s' is statically linked: LD_PRELOAD cannot work there; "
+		cli_msg("'%s' is statically linked: LD_PRELOAD cannot work there; "
 			    "link it dynamically (without -static) to profile it", path);
 		goto out;
 	}
@@ -145,7 +146,7 @@ int collect_find_preload(char *out, size_t cap)
 
 	if (env != NULL && env[0] != '\0') {
 		if (env[0] != '/' || access(env, R_OK) != 0) {
-			collect_msg("PROFVIEW_PRELOAD='%s' is not a readable absolute path", env);
+			cli_msg("PROFVIEW_PRELOAD='%s' is not a readable absolute path", env);
 			return -1;
 		}
 		snprintf(out, cap, "%s", env);
@@ -171,7 +172,7 @@ int collect_find_preload(char *out, size_t cap)
 	snprintf(out, cap, "%s/%s", PROFVIEW_PKGLIBDIR, collect_tool->library);
 	if (access(out, R_OK) == 0)
 		return 0;
-	collect_msg("cannot find %s next to %s or in %s; set PROFVIEW_PRELOAD",
+	cli_msg("cannot find %s next to %s or in %s; set PROFVIEW_PRELOAD",
 		    collect_tool->library, collect_tool->name, PROFVIEW_PKGLIBDIR);
 	return -1;
 }
@@ -228,13 +229,13 @@ int collect_check_output(const struct collect_opts *o, const char *prog)
 	if (o->output == NULL || stat(o->output, &st) != 0 || !S_ISREG(st.st_mode))
 		return 0;
 	if (collect_same_file(prog, &st)) {
-		collect_msg("cannot write the trace to '%s': it is the program to run; choose "
+		cli_msg("cannot write the trace to '%s': it is the program to run; choose "
 			    "another -o", o->output);
 		return -1;
 	}
 	collect_interpreter(prog, interp, sizeof(interp));
 	if (collect_same_file(interp, &st)) {
-		collect_msg("cannot write the trace to '%s': it is the interpreter of the program "
+		cli_msg("cannot write the trace to '%s': it is the interpreter of the program "
 			    "to run; choose another -o", o->output);
 		return -1;
 	}
@@ -243,7 +244,7 @@ int collect_check_output(const struct collect_opts *o, const char *prog)
 
 		/* an argument, or the value of one such as --input=FILE */
 		if (collect_same_file(*a, &st) || (eq != NULL && collect_same_file(eq + 1, &st))) {
-			collect_msg("cannot write the trace to '%s': the command line names it ('%s'); "
+			cli_msg("cannot write the trace to '%s': the command line names it ('%s'); "
 				    "choose another -o", o->output, *a);
 			return -1;
 		}
@@ -270,7 +271,7 @@ int collect_claim_output(struct collect_opts *o)
 		lk.l_whence = SEEK_SET;
 		if (fcntl(fd, F_OFD_GETLK, &lk) == 0 && lk.l_type != F_UNLCK) {
 			close(fd);
-			collect_msg("cannot write the trace to '%s': another run is writing it; "
+			cli_msg("cannot write the trace to '%s': another run is writing it; "
 				    "choose another -o", o->output);
 			return -1;
 		}
@@ -280,7 +281,7 @@ int collect_claim_output(struct collect_opts *o)
 	 * reads; held, locked, until we end. */
 	fd = pv_outfile_open(o->output, PV_OUTFILE_TRACE_MODE, PV_OUTFILE_NEW, why, sizeof(why));
 	if (fd < 0) {
-		collect_msg("cannot write '%s': %s", o->output, why);
+		cli_msg("cannot write '%s': %s", o->output, why);
 		return -1;
 	}
 	memset(&lk, 0, sizeof(lk));
@@ -308,7 +309,7 @@ static int collect_create_output(const struct collect_opts *o, char *shown, char
 				    : pv_outfile_open(o->output, PV_OUTFILE_TRACE_MODE, PV_OUTFILE_NEW,
 						      why, sizeof(why));
 		if (fd < 0) {
-			collect_msg("cannot write '%s': %s", shown,
+			cli_msg("cannot write '%s': %s", shown,
 				    o->output_held ? strerror(errno) : why);
 			return -1;
 		}
@@ -323,13 +324,13 @@ static int collect_create_output(const struct collect_opts *o, char *shown, char
 				break;
 		}
 		if (fd < 0) {
-			collect_msg("cannot create '%s': %s", shown, strerror(errno));
+			cli_msg("cannot create '%s': %s", shown, strerror(errno));
 			return -1;
 		}
 	}
 	close(fd);
 	if (collect_absolute(shown, abs, cap) != 0) {
-		collect_msg("cannot make '%s' an absolute path", shown);
+		cli_msg("cannot make '%s' an absolute path", shown);
 		unlink(shown);
 		return -1;
 	}
@@ -427,7 +428,7 @@ void collect_child(const struct collect_opts *o, const char *prog, const char *l
 	if (collect_create_output(o, shown, abs, sizeof(shown)) != 0)
 		_exit(COLLECT_EXIT_FAIL);
 	if (collect_setenv(o, lib, abs) != 0) {
-		collect_msg("cannot set the environment: %s", strerror(errno));
+		cli_msg("cannot set the environment: %s", strerror(errno));
 		unlink(shown);
 		_exit(COLLECT_EXIT_FAIL);
 	}
@@ -435,7 +436,7 @@ void collect_child(const struct collect_opts *o, const char *prog, const char *l
 		_exit(COLLECT_EXIT_FAIL);
 	execv(prog, o->argv);
 	err = errno;
-	collect_msg("cannot run '%s': %s", prog, strerror(err));
+	cli_msg("cannot run '%s': %s", prog, strerror(err));
 	if (write(pipefd, "X", 1) < 0)
 		_exit(COLLECT_EXIT_FAIL);
 	_exit(err == ENOENT ? COLLECT_EXIT_NOTFOUND : COLLECT_EXIT_NOEXEC);

@@ -56,18 +56,6 @@
 
 const struct collect_tool *collect_tool;
 
-void collect_msg(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs(collect_tool->name, stderr);
-	fputs(": ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
 void collect_say(const char *fmt, ...)
 {
 	char buf[1024], *line = buf;
@@ -209,7 +197,7 @@ static int collect_wait_program(pid_t pid, struct seg *seg, struct collect_runse
 			return 0;
 		}
 		if (w < 0 && errno != EINTR) {
-			collect_msg("cannot wait for the program: %s", strerror(errno));
+			cli_msg("cannot wait for the program: %s", strerror(errno));
 			return -1;
 		}
 		if (w == 0) {
@@ -287,7 +275,7 @@ int collect_main(int argc, char **argv, const struct collect_tool *tool)
 		return COLLECT_EXIT_FAIL;
 	own_malloc = collect_own_allocator(prog);
 	if (pipe2(pipefd, O_CLOEXEC) != 0) {
-		collect_msg("cannot create a pipe: %s", strerror(errno));
+		cli_msg("cannot create a pipe: %s", strerror(errno));
 		return COLLECT_EXIT_FAIL;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -315,7 +303,7 @@ int collect_main(int argc, char **argv, const struct collect_tool *tool)
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
-		collect_msg("cannot fork: %s", strerror(errno));
+		cli_msg("cannot fork: %s", strerror(errno));
 		return COLLECT_EXIT_FAIL;
 	}
 	if (pid == 0) {
@@ -341,11 +329,11 @@ int collect_main(int argc, char **argv, const struct collect_tool *tool)
 	close(pipefd[0]);
 	shown[got] = '\0';
 	if (o.split > 0 && got > 0 && (size_t)got == strlen(shown) + 1) {
-		seg = seg_new(shown, (uint64_t)(o.split * 1e9), (unsigned)o.keep, collect_msg);
+		seg = seg_new(shown, (uint64_t)(o.split * 1e9), (unsigned)o.keep, cli_msg);
 		if (seg != NULL)
 			seg_clear_old(seg);
 		else
-			collect_msg("cannot cut the trace into segments: out of memory; it is written "
+			cli_msg("cannot cut the trace into segments: out of memory; it is written "
 				    "whole to '%s'", shown);
 	}
 	if (seg != NULL && !o.no_inherit)
@@ -378,7 +366,7 @@ int collect_main(int argc, char **argv, const struct collect_tool *tool)
 					!o.no_inherit, o.quiet, o.verbose, seg, &collect_reaped);
 	}
 	if (own_malloc)
-		collect_msg("'%s' defines its own malloc: the program's allocations go to it, "
+		cli_msg("'%s' defines its own malloc: the program's allocations go to it, "
 			    "not to %s, and are not seen; link it with the C library's malloc to "
 			    "profile its heap", prog, collect_tool->library);
 	if (seg != NULL) {
@@ -391,7 +379,7 @@ int collect_main(int argc, char **argv, const struct collect_tool *tool)
 		int sig = WTERMSIG(status);
 
 		if (!o.quiet)
-			collect_msg("the program was killed by signal %d (%s)", sig, strsignal(sig));
+			cli_msg("the program was killed by signal %d (%s)", sig, strsignal(sig));
 		return 128 + sig;
 	}
 	return WIFEXITED(status) ? WEXITSTATUS(status) : COLLECT_EXIT_FAIL;

@@ -13,6 +13,7 @@
 
 #include "collect-procs.h"
 #include "collect-runseg.h"
+#include "cli.h"
 #include "collect-traces.h"
 #include "collect.h"
 #include "outfile.h"
@@ -91,7 +92,7 @@ static void collect_runseg_scan(struct collect_runseg *rs)
 		kid = &rs->kids[rs->nkids];
 		memset(kid, 0, sizeof(*kid));
 		snprintf(kid->name, sizeof(kid->name), "%s", rs->found[k].name);
-		kid->seg = seg_new(kid->name, rs->split_ns, rs->keep, collect_msg);
+		kid->seg = seg_new(kid->name, rs->split_ns, rs->keep, cli_msg);
 		if (kid->seg == NULL)
 			return;
 		/* the trace is joined whole into the run's file at the end */
@@ -193,7 +194,7 @@ static void collect_runseg_joins(struct collect_runseg *rs, uint64_t now, int fo
 	       (force || now >= t0 + (rs->joined + 1) * rs->split_ns + 5 * COLLECT_POLL_NS)) {
 		if (collect_runseg_join(rs, rs->joined + 1) != 0 && !rs->failed) {
 			rs->failed = 1;
-			collect_msg("cannot join the processes' segments %" PRIu64 ": %s; they are "
+			cli_msg("cannot join the processes' segments %" PRIu64 ": %s; they are "
 				    "left apart", rs->joined + 1, strerror(errno));
 		}
 		rs->joined++;

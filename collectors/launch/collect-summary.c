@@ -421,7 +421,7 @@ static void collect_say_alone(const char *shown, const struct collect_trace *v, 
 
 	if (v[0].scanned && v[0].st.empty) {
 		if (unlink(shown) == 0 && !quiet)
-			collect_msg("no profile was recorded; removed the empty '%s'", shown);
+			cli_msg("no profile was recorded; removed the empty '%s'", shown);
 	} else if (v[0].scanned && !v[0].st.foreign && (!quiet || v[0].st.bad)) {
 		char where[PATH_MAX + 16], who[128];
 
@@ -433,7 +433,7 @@ static void collect_say_alone(const char *shown, const struct collect_trace *v, 
 	/* (a process is counted once, by its pid, whatever it ran) */
 	nproc += collect_others_apart(v, 1, others);
 	if (say[0] != '\0' && !quiet)
-		collect_msg("%zu process%s (%s)", nproc, nproc == 1 ? "" : "es", say);
+		cli_msg("%zu process%s (%s)", nproc, nproc == 1 ? "" : "es", say);
 }
 
 /* The summary of a run whose program's trace was cut into segments: the
@@ -473,10 +473,10 @@ static void collect_report_split(const struct seg *seg, pid_t pid, int quiet,
 	}
 	collect_others_say(say, sizeof(say), others);
 	if (collect_seg_others(last, others, nprocesses) != 0)
-		collect_msg("cannot name the processes not profiled in '%s': %s; %s", last,
+		cli_msg("cannot name the processes not profiled in '%s': %s; %s", last,
 			    strerror(errno), say);
 	else if (!quiet)
-		collect_msg("%s; named in '%s'", say, last);
+		cli_msg("%s; named in '%s'", say, last);
 }
 
 /* Reports the run (see collect_find_traces) and makes one file of it:
@@ -497,7 +497,7 @@ int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int q
 	int joined;
 
 	if (n == 0) {
-		collect_msg("cannot list the traces of the run: out of memory; the trace is '%s'",
+		cli_msg("cannot list the traces of the run: out of memory; the trace is '%s'",
 			    shown);
 		free(v);
 		return 0;
@@ -521,14 +521,14 @@ int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int q
 		}
 		if (collect_scan(t->name, &t->st, &seen) != 0) {
 			if (k == 0)
-				collect_msg("cannot read '%s': %s", t->name, strerror(errno));
+				cli_msg("cannot read '%s': %s", t->name, strerror(errno));
 			continue;
 		}
 		t->scanned = 1;
 		if (t->st.foreign) {
 			char say[256];
 
-			collect_msg("'%s': %s", t->name, raw_iter_machine_say(say, sizeof(say),
+			cli_msg("'%s': %s", t->name, raw_iter_machine_say(say, sizeof(say),
 									     t->st.machine));
 			continue;
 		}

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "collect-procs.h"
+#include "cli.h"
 #include "collect-traces.h"
 #include "collect.h"
 #include "escape.h"
@@ -550,7 +551,7 @@ int collect_join(const char *shown, const struct collect_trace *v, size_t n,
 		return 0;
 	idx = calloc(nkeep, sizeof(*idx));
 	if (idx == NULL) {
-		collect_msg("cannot join the traces of the run: out of memory");
+		cli_msg("cannot join the traces of the run: out of memory");
 		return -1;
 	}
 	if (inplace) {
@@ -561,7 +562,7 @@ int collect_join(const char *shown, const struct collect_trace *v, size_t n,
 		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, PV_OUTFILE_TRACE_MODE);
 	}
 	if (fd < 0) {
-		collect_msg("cannot join the traces of the run into '%s': %s", shown, strerror(errno));
+		cli_msg("cannot join the traces of the run into '%s': %s", shown, strerror(errno));
 		free(idx);
 		return -1;
 	}
@@ -599,7 +600,7 @@ int collect_join(const char *shown, const struct collect_trace *v, size_t n,
 			     (ssize_t)sizeof(foot) &&
 		     ftruncate(fd, (off_t)(off + m * sizeof(*idx) + sizeof(foot))) == 0;
 	if (!ok) {
-		collect_msg("cannot join the traces of the run into '%s': %s; they are left apart",
+		cli_msg("cannot join the traces of the run into '%s': %s; they are left apart",
 			    shown, strerror(errno));
 		if (inplace && ftruncate(fd, (off_t)v[0].size) != 0) {
 			/* the index is missing: the file reads as its first trace */
@@ -607,7 +608,7 @@ int collect_join(const char *shown, const struct collect_trace *v, size_t n,
 	}
 	close(fd);
 	if (ok && !inplace && rename(tmp, shown) != 0) {
-		collect_msg("cannot put the run in place of '%s': %s", shown, strerror(errno));
+		cli_msg("cannot put the run in place of '%s': %s", shown, strerror(errno));
 		ok = 0;
 	}
 	if (!ok && !inplace)

@@ -27,6 +27,8 @@
 
 #include <stdio.h>
 
+#include "cli.h"
+
 struct collect_opts;
 struct option;
 
@@ -71,9 +73,6 @@ enum {
 	COLLECT_EXIT_NOTFOUND = 127,
 };
 
-/* Prints "collect-timer: <message>" and a newline on stderr (the tool's
- * name; collect-main.c). */
-void collect_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints "collect-timer: " and the formatted text, which has its own
  * newline, on stderr in one write (collect-main.c). */
 void collect_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,7 +1,7 @@
 /* cfi.c - the collector's unwind tables: made of every loaded object's
  * .eh_frame, walked in the signal handler
  *
- * The rows themselves are made and walked by formats/ehcfi*.c, lazily
+ * The rows themselves are made and walked by trace/ehcfi*.c, lazily
  * (ehcfi-lazy.c: a chunk of an object's FDEs when a walk first needs it,
  * in the handler, signal-safe; cfi.h says why lazily per process).  Here,
  * for each object dl_iterate_phdr reports, its loaded segments are the

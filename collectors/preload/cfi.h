@@ -8,7 +8,7 @@
  * pointer was saved, and whether the frame is a signal trampoline or the
  * outermost one) are made lazily, in the handler, a chunk of FDEs at a
  * time, the first time a walk needs an address of that chunk
- * (formats/ehcfi-lazy.h): a process that lives a few milliseconds pays
+ * (trace/ehcfi-lazy.h): a process that lives a few milliseconds pays
  * for nothing it does not sample, and a big program for the few dozen
  * functions its samples meet, not for its 45,000 FDEs.  (Lazily in each
  * process rather than once per run in a file the processes share: no

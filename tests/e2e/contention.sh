@@ -23,11 +23,11 @@ cpu_ms() {
 
 # recorded_ms RUN PID: the CPU time the samples of process PID's trace in
 # a run file carry as the collector recorded them (the sum of their
-# weights, formats/raw.h), in ms: what profview shows before it shares a
+# weights, trace/raw.h), in ms: what profview shows before it shares a
 # thread's measured CPU time out over its samples.  That share hides a
 # timer that missed the thread for most of its run; the recorded weights
 # show it.  (A run file: the processes' traces, then an index of them and
-# a footer; formats/raw.h.)
+# a footer; trace/raw.h.)
 recorded_ms() {
 	perl -e 'local $/; open(my $f, "<", $ARGV[0]) or die; my $d = <$f>; my $pid = $ARGV[1];
 		my ($from, $len) = (0, length($d));

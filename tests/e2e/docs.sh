@@ -66,6 +66,27 @@ for page in "$SRCDIR"/man/*.in; do
 	name=$(basename "$page" .in)
 	grep -qF "man/$name\`" <<<"$pages" || fail "README's list of the man pages leaves out $name: $pages"
 done
+# docs/ARCHITECTURE.md: its table of the rooms has a row for each folder
+# of code, and each row names every file of its folder (a header by the
+# source of its name, when there is one): a file added, moved or renamed
+# without the map is a failure.
+arch=$SRCDIR/docs/ARCHITECTURE.md
+dirs=$(cd "$SRCDIR" && find trace profile formats collectors analyzer tui cmd -name '*.c' -printf '%h\n' | sort -u)
+[ -n "$dirs" ] || fail "no folders of code found under $SRCDIR"
+for dir in $dirs; do
+	row=$(grep -F "| \`$dir/\` |" "$arch" || true)
+	[ -n "$row" ] || fail "ARCHITECTURE.md's table of the rooms has no row for $dir/"
+	for f in "$SRCDIR/$dir"/*; do
+		[ -f "$f" ] || continue
+		name=${f##*/}
+		case $name in
+		*.c | *.js | *.py | *.proto) ;;
+		*.h) [ ! -e "${f%.h}.c" ] || continue ;;
+		*) continue ;;
+		esac
+		grep -qF "\`$name\`" <<<"$row" || fail "ARCHITECTURE.md's row of $dir/ does not name $name"
+	done
+done
 "$COLLECT_HEAP" --version | grep -q '^collect-heap (profview) [0-9]' || fail "collect-heap --version"
 "$PROFVIEW" --version | grep -q '^profview [0-9]' || fail "profview --version"
 "$COLLECT_TIMER" --version | grep -q '[0-9]\.[0-9]' || fail "collect-timer --version"

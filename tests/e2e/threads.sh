@@ -6,7 +6,7 @@
 # timers on its tick, so a thread that runs in short bursts gets fewer
 # signals than its CPU time is worth; each sample's weight makes up for it.)
 # Nothing here is left to chance: a thread's samples share exactly the CPU
-# time its exit record counts (formats/raw-cpu.h), which differs from what
+# time its exit record counts (trace/raw-cpu.h), which differs from what
 # the thread reads on its clock by microseconds (before its timer was armed,
 # after its function returned).
 . "$(dirname "$0")/lib.sh"

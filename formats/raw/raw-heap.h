@@ -21,6 +21,12 @@
 #include <stdint.h>
 
 struct raw_heap;
+struct reader;
+struct raw_record;
+
+/* A record of a heap trace (raw-reader.h's reader): a sampled block, its
+ * stack resolved as a sample's, or the free of one.  0, or -1. */
+int rd_heap_record(struct reader *rd, const struct raw_record *rec);
 
 /* Adds the value types to p (which has none yet), the period (rate bytes
  * of "space").  NULL after reporting an error. */

@@ -1,6 +1,8 @@
 /* raw-heap.c - collect-heap's records (sampled blocks, their frees) into profile samples */
 #include "raw-heap.h"
 #include "raw-reader.h"
+#include "raw-samples.h"
+#include "raw-stacks.h"
 #include "raw.h"
 #include "error.h"
 #include "util.h"
@@ -311,7 +313,7 @@ int rd_heap_record(struct reader *rd, const struct raw_record *rec)
 		return 0;
 	memcpy(&a, r, sizeof a);
 	if (a.stack_id) {
-		const struct stack_ref *ref = rd->nstacks_slots ? rd_stack_slot(rd, a.stack_id) : NULL;
+		const struct stack_ref *ref = rd_stack_slot(rd, a.stack_id);
 		if (!ref || !ref->id) {
 			rd->unresolved++;
 			return 0;

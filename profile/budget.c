@@ -1,6 +1,7 @@
 /* budget.c - the one memory budget of a run, measured on the heap */
 #include "budget.h"
 #include "error.h"
+#include "units.h"
 #include "util.h"
 
 #include <malloc.h>

@@ -31,11 +31,16 @@
  * back as each pass goes (MADV_DONTNEED, a window at a time): memory
  * stays bounded however large the trace.
  *
- * This file: the passes and the samples.  The stack table is in
- * raw-stacks.c, the register samples and the unwind check in
- * raw-unwind.c, the processes of a run in raw-run.c (raw-reader.h).
+ * This file: the passes.  Each sample is added in raw-samples.c, the
+ * stack table is in raw-stacks.c, the register samples and the unwind
+ * check in raw-unwind.c, a heap trace's records in raw-heap.c, the walk
+ * of the records and the pages given back in raw-reader.c, the processes
+ * of a run in raw-run.c (raw-reader.h).
  */
 #include "raw-reader.h"
+#include "raw-samples.h"
+#include "raw-stacks.h"
+#include "raw-unwind.h"
 #include "error.h"
 #include "merge.h"
 #include "raw-cpu.h"
@@ -50,7 +55,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #if __BYTE_ORDER != __LITTLE_ENDIAN
@@ -90,31 +94,6 @@ static bool all_zero(const unsigned char *b, size_t n)
 		if (b[i])
 			return false;
 	return true;
-}
-
-/* Starts a walk over the trace's records (raw-iter.h). */
-void rd_records(const struct reader *rd, struct raw_iter *it)
-{
-	raw_iter_init(it, rd->buf, rd->len, rd->data_start, rd->head.arch.nregs);
-}
-
-/* A pass over a mapped trace has read up to byte off: the whole windows
- * before it go back (all of it when off is the end).  A pass starts at
- * the start again: released pages come back from the file when read. */
-void rd_release(struct reader *rd, size_t off)
-{
-	size_t page = 4096, to;
-
-	if (!rd->mapped)
-		return;
-	if (off < rd->released)
-		rd->released = 0; /* a new pass */
-	to = off >= rd->len ? rd->len : off & ~(RELEASE_WINDOW - 1);
-	to &= ~(page - 1);
-	if (to <= rd->released + (off >= rd->len ? 0 : RELEASE_WINDOW - 1))
-		return;
-	madvise((void *)(rd->buf + rd->released), to - rd->released, MADV_DONTNEED);
-	rd->released = to;
 }
 
 static int first_record(struct reader *rd, const struct raw_record *rec);
@@ -209,15 +188,6 @@ static int add_mapping(struct reader *rd, const struct raw_mapping *m)
 			return 0;
 	}
 	return pv_add_mapping(p, &pm) == PV_NONE ? -1 : 0;
-}
-
-uint32_t rd_thread_index(struct reader *rd, uint32_t tid)
-{
-	if (rd->last_thread != PV_NONE && rd->last_tid == tid)
-		return rd->last_thread;
-	rd->last_tid = tid;
-	rd->last_thread = pv_get_thread(rd->p, tid, PV_NONE);
-	return rd->last_thread;
 }
 
 /* The first pass's look at one record. */
@@ -319,256 +289,6 @@ static int first_record(struct reader *rd, const struct raw_record *recp)
 	return 0;
 }
 
-/* Stack table: id -> stored stack. */
-
-/* A location of a frame the trace stands for but no code is at: address
- * in mapping, one line of a function named name; PV_NONE when out of
- * memory. */
-static uint32_t made_up_location(struct pv_profile *p, const char *name, uint64_t address,
-				 uint32_t mapping)
-{
-	uint32_t n = pv_intern_str(p, name), loc;
-	struct pv_line line = { 0 };
-
-	if (n == PV_NONE)
-		return PV_NONE;
-	line.function = pv_get_function(p, n, n, 0, 0);
-	if (line.function == PV_NONE)
-		return PV_NONE;
-	loc = pv_get_location(p, address, mapping);
-	if (loc == PV_NONE || pv_set_lines(p, loc, &line, 1) < 0)
-		return PV_NONE;
-	return loc;
-}
-
-/* In a wall-clock trace, a sample of a thread that was off CPU gets a
- * synthetic leaf: a location with no mapping whose one line names the
- * function "[off-cpu]", under the frame where the thread waited.  A
- * frame-pointer candidate (second location) is dropped, since it could only
- * be checked against a real leaf.  Returns 0 or -1. */
-static int offcpu_leaf(struct reader *rd, struct pv_sample *ps)
-{
-	struct pv_profile *p = rd->p;
-	uint32_t k = 0;
-
-	if (rd->offcpu_loc == PV_NONE) {
-		rd->offcpu_loc = made_up_location(p, "[off-cpu]", UINT64_MAX, PV_NONE);
-		if (rd->offcpu_loc == PV_NONE)
-			return -1;
-	}
-	rd->locs[k++] = rd->offcpu_loc;
-	for (uint32_t i = 0; i < ps->nlocs && k < RAW_MAX_FRAMES; i++) {
-		if (i == 1 && (ps->flags & PV_SAMPLE_LEAF_CANDIDATE))
-			continue;
-		rd->locs[k++] = p->stack_locs[ps->loc_off + i];
-	}
-	ps->flags &= ~(uint32_t)PV_SAMPLE_LEAF_CANDIDATE;
-	ps->loc_off = rd_dedup_stack(rd, rd->locs, k);
-	ps->nlocs = k;
-	return ps->loc_off == UINT32_MAX ? -1 : 0;
-}
-
-/* The kernel mapping, made when first needed: "[kernel.kallsyms]", its
- * build id the boot id of the trace's machine (the analyzer symbolizes
- * its addresses only on that boot).  Its range is set once all its
- * addresses are known (kernel_range).  PV_NONE when out of memory. */
-static uint32_t kernel_mapping(struct reader *rd)
-{
-	struct pv_profile *p = rd->p;
-	struct pv_mapping m = { 0 };
-
-	if (rd->kernel_map != PV_NONE)
-		return rd->kernel_map;
-	m.file = pv_intern_str(p, PV_KERNEL_MAPPING_NAME);
-	m.build_id = pv_intern_str(p, rd->boot_id);
-	m.kind = PV_MAP_KERNEL;
-	if (m.file == PV_NONE || m.build_id == PV_NONE)
-		return PV_NONE;
-	rd->kernel_lo = UINT64_MAX;
-	rd->kernel_map = pv_add_mapping(p, &m);
-	return rd->kernel_map;
-}
-
-/* The kernel mapping covers the kernel addresses seen, from the lowest
- * (its offset: an address in it is its own offset). */
-static void kernel_range(struct reader *rd)
-{
-	struct pv_mapping *m;
-
-	if (rd->kernel_map == PV_NONE || rd->kernel_lo > rd->kernel_hi)
-		return;
-	m = &rd->p->mappings[rd->kernel_map];
-	m->start = m->offset = rd->kernel_lo;
-	m->limit = rd->kernel_hi + 1;
-}
-
-/* Kernel frames on top of the user stack of ps: the record's addresses,
- * or the "[kernel]" location at address 0 when it has none. */
-static int kernel_stack(struct reader *rd, const struct pv_sample *user,
-			const struct raw_sample_kernel *k, struct pv_sample *ps)
-{
-	struct pv_profile *p = rd->p;
-	const unsigned char *frames = k ? (const unsigned char *)(k + 1) : NULL;
-	uint32_t map = kernel_mapping(rd), n = 0, nk = k ? k->nframes : 0;
-
-	if (map == PV_NONE)
-		return -1;
-	for (uint32_t i = 0; i < nk && n < RAW_MAX_FRAMES; i++) {
-		uint64_t a;
-		memcpy(&a, frames + 8 * (size_t)i, 8);
-		if (a == 0)
-			continue;
-		/* return addresses: step back into the call */
-		if (i > 0)
-			a--;
-		if (a < rd->kernel_lo)
-			rd->kernel_lo = a;
-		if (a > rd->kernel_hi)
-			rd->kernel_hi = a;
-		if ((rd->locs[n++] = pv_get_location(p, a, map)) == PV_NONE)
-			return -1;
-	}
-	if (n == 0) {
-		if (rd->kernel_loc == PV_NONE &&
-		    (rd->kernel_loc = made_up_location(p, PV_KERNEL_FRAME_NAME, 0, map)) == PV_NONE)
-			return -1;
-		rd->locs[n++] = rd->kernel_loc;
-	}
-	for (uint32_t i = 0; i < user->nlocs && n < RAW_MAX_FRAMES; i++)
-		rd->locs[n++] = p->stack_locs[user->loc_off + i];
-	*ps = *user;
-	ps->flags |= PV_SAMPLE_KERNEL;
-	ps->loc_off = rd_dedup_stack(rd, rd->locs, n);
-	ps->nlocs = n;
-	return ps->loc_off == UINT32_MAX ? -1 : 0;
-}
-
-/* Adds ps with count and CPU time; its accounting handle, and its split
- * in a trace with kernel records. */
-static int push_sample(struct reader *rd, struct pv_sample *ps, int64_t count, uint64_t cpu,
-		       int64_t handle, const struct split *sp)
-{
-	size_t i = rd->p->nsamples;
-
-	ps->values[rd->v_count] = count;
-	ps->values[rd->v_cpu] = cpu > INT64_MAX ? INT64_MAX : (int64_t)cpu;
-	if (rd->cpu) {
-		if (pv_grow(&rd->handles, &rd->cap_handles, i + 1, sizeof *rd->handles) < 0)
-			return pv_oom();
-		rd->handles[i] = handle;
-	}
-	if (rd->nkernel) {
-		if (pv_grow(&rd->splits, &rd->cap_splits, i + 1, sizeof *rd->splits) < 0)
-			return pv_oom();
-		rd->splits[i] = *sp;
-	}
-	return pv_add_sample(rd->p, ps);
-}
-
-/* The system part of a sample of weight w, of thread index th, in whole
- * samples: w when it is a kernel sample, else 0.  A sample is in one mode,
- * as a perf sample is, so that its count, its time and the noise of both
- * go together (a part of a sample is no sample: a node made of slivers of
- * system time would look far surer than it is).  The collector measures
- * the system part of each sample's weight (getrusage); it is given out as
- * it accrues: a thread's samples are owed their system time, and a sample
- * is the kernel's when at least half its weight is owed.  A thread's kernel
- * samples so add up to its system time within half a sample.  (A perf
- * engine sample is already all one or the other.) */
-static int one_mode(struct reader *rd, uint32_t th, uint64_t sys, uint64_t w, uint64_t *part)
-{
-	int64_t *o;
-
-	*part = 0;
-	if (th >= rd->nowed) {
-		size_t n = rd->nowed;
-		if (sys == 0)
-			return 0;
-		if (pv_grow(&rd->owed, &n, (size_t)th + 1, sizeof *rd->owed) < 0)
-			return -1;
-		memset(rd->owed + rd->nowed, 0, (n - rd->nowed) * sizeof *rd->owed);
-		rd->nowed = n;
-	}
-	o = &rd->owed[th];
-	if (sys > (uint64_t)INT64_MAX - (uint64_t)(*o > 0 ? *o : 0) || w > INT64_MAX / 2)
-		return 0;
-	*o += (int64_t)sys;
-	if (w > 0 && *o > 0 && (uint64_t)*o * 2 >= w) {
-		*o -= (int64_t)w;
-		*part = w;
-	}
-	return 0;
-}
-
-/* Finish and add a sample whose stack is stored: the parts every sample
- * record has in common.  k: its kernel record, or NULL. */
-int rd_add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uint32_t raw_flags,
-		  uint64_t weight_ns, uint64_t time_ns, const struct raw_sample_kernel *k)
-{
-	uint64_t sys = k ? (k->system_ns < weight_ns ? k->system_ns : weight_ns) : 0;
-	int64_t handle = 0;
-	size_t first;
-
-	ps->thread = rd_thread_index(rd, tid);
-	if (ps->thread == PV_NONE)
-		return -1;
-	if (rd->wall && !(raw_flags & RAW_SAMPLE_RUNNING)) {
-		if (offcpu_leaf(rd, ps) < 0)
-			return -1;
-		ps->flags |= PV_SAMPLE_OFFCPU;
-	}
-	ps->time_ns = time_ns > rd->start_mono ? (int64_t)(time_ns - rd->start_mono) : 0;
-	if (raw_flags & RAW_SAMPLE_TRUNCATED)
-		ps->flags |= PV_SAMPLE_TRUNCATED;
-	/* A thread cannot have used more CPU time (nor a wall-clock sample
-	 * stand for more time) than passed since profiling began: a weight
-	 * past that is damage, not time, and would swamp every sum. */
-	if (time_ns > rd->began &&
-	    (unsigned __int128)weight_ns > (unsigned __int128)(time_ns - rd->began) +
-						   2 * (unsigned __int128)(uint64_t)rd->p->period +
-						   RAW_WEIGHT_SLACK_NS) {
-		rd->damaged++;
-		rd->damaged_bytes += rd->rec_size;
-		return 0;
-	}
-	if (rd->cpu && (handle = raw_cpu_sample(rd->cpu, tid, weight_ns)) < 0)
-		return pv_oom();
-	if (one_mode(rd, ps->thread, sys, weight_ns, &sys) < 0)
-		return -1;
-	first = rd->p->nsamples;
-	if (sys == 0) {
-		if (push_sample(rd, ps, 1, weight_ns, handle,
-				&(struct split){ weight_ns, 0, PART_WHOLE }) < 0)
-			return -1;
-	} else {
-		struct pv_sample kp;
-		uint64_t user = weight_ns - sys;
-		bool count_kernel = sys > user;
-
-		if (kernel_stack(rd, ps, k, &kp) < 0)
-			return -1;
-		if ((user > 0 || !count_kernel) &&
-		    push_sample(rd, ps, !count_kernel, user, handle,
-				&(struct split){ weight_ns, sys, PART_USER }) < 0)
-			return -1;
-		if (push_sample(rd, &kp, count_kernel, sys, handle,
-				&(struct split){ weight_ns, sys, PART_KERNEL }) < 0)
-			return -1;
-		/* one sample with an incomplete stack, in two parts */
-		if ((ps->flags & PV_SAMPLE_TRUNCATED) && (user > 0 || !count_kernel))
-			rd->p->truncated--;
-	}
-	/* the collector's own work: all its parts, dropped once settled */
-	for (size_t i = first; (raw_flags & RAW_SAMPLE_COLLECTOR) && i < rd->p->nsamples; i++) {
-		if (pv_grow(&rd->own, &rd->cap_own, rd->nown + 1, sizeof *rd->own) < 0)
-			return -1;
-		rd->own[rd->nown++] = i;
-	}
-	if (time_ns > rd->last_time)
-		rd->last_time = time_ns;
-	return 0;
-}
-
 /* Walks samples [lo, hi) of the batch into pool k. */
 /* A frame-pointer sample: its stack stored by id, or inline. */
 static int fp_sample(struct reader *rd, const unsigned char *r, uint32_t size,
@@ -581,7 +301,7 @@ static int fp_sample(struct reader *rd, const unsigned char *r, uint32_t size,
 
 	raw_sample_get(r, size, &sample);
 	if (s->stack_id) {
-		const struct stack_ref *ref = rd->nstacks_slots ? rd_stack_slot(rd, s->stack_id) : NULL;
+		const struct stack_ref *ref = rd_stack_slot(rd, s->stack_id);
 		if (!ref || !ref->id) {
 			rd->unresolved++;
 			return 0;
@@ -755,7 +475,7 @@ static int settle_cpu(struct reader *rd)
 	raw_cpu_settle(rd->cpu, &s);
 	for (size_t i = 0; i < p->nsamples; i++) {
 		int64_t *v = &p->samples[i].values[rd->v_cpu];
-		const struct split *sp = rd->splits ? &rd->splits[i] : NULL;
+		const struct split *sp = rd_sample_split(rd, i);
 		uint64_t w, k;
 
 		if (!sp || sp->part == PART_WHOLE) {
@@ -875,21 +595,34 @@ static bool still_running(uint32_t pid, const char *exe, uint64_t start_mono)
 	return (double)started * 1e9 / (double)ticks <= (double)start_mono + 1e9;
 }
 
+/* What the reading holds besides the profile. */
+static void reader_free(struct reader *rd)
+{
+	free(rd->locs);
+	free(rd->handles);
+	free(rd->own);
+	raw_cpu_free(rd->cpu);
+	raw_heap_delete(rd->heap);
+	rd_stacks_free(&rd->stk);
+	rd_unwind_free(&rd->unw);
+	rd_samples_free(&rd->smp);
+}
+
 /* The walks ahead, when the unwinder can walk: NULL, or -1 (reported). */
 struct pv_profile *rd_read_trace(const unsigned char *buf, size_t len, const char *name,
 				 const struct raw_unwinder *uw, bool mapped, bool execd, int killed_by)
 {
-	struct reader rd = { .buf = buf, .len = len, .name = name, .last_thread = PV_NONE, .own_map = PV_NONE, .uw = uw,
-			     .offcpu_loc = PV_NONE, .mapped = mapped, .kernel_map = PV_NONE,
-			     .kernel_loc = PV_NONE };
+	struct reader rd = { .buf = buf, .len = len, .name = name, .mapped = mapped,
+			     .stk = { .own_map = PV_NONE }, .unw = { .uw = uw },
+			     .smp = { .last_thread = PV_NONE, .offcpu_loc = PV_NONE, .kernel_map = PV_NONE,
+				      .kernel_loc = PV_NONE } };
 	struct pv_profile *p = pv_profile_new();
 
 	if (!p)
 		return NULL;
 	rd.p = p;
 	rd.locs = malloc(RAW_MAX_FRAMES * sizeof *rd.locs);
-	rd.unwound = malloc(RAW_MAX_FRAMES * sizeof *rd.unwound);
-	if (!rd.locs || !rd.unwound) {
+	if (!rd.locs || rd_unwind_init(&rd.unw) < 0) {
 		pv_oom();
 		goto fail;
 	}
@@ -913,7 +646,7 @@ struct pv_profile *rd_read_trace(const unsigned char *buf, size_t len, const cha
 	}
 	if (rd.nown)
 		drop_own_samples(&rd);
-	kernel_range(&rd);
+	rd_kernel_range(&rd);
 	if (rd.system_known || rd.nkernel) {
 		p->system_cpu_ns = 0;
 		for (size_t i = 0; i < p->nsamples; i++)
@@ -931,10 +664,7 @@ struct pv_profile *rd_read_trace(const unsigned char *buf, size_t len, const cha
 		uint64_t end = rd.have_end ? rd.end_time : rd.last_time;
 		p->duration_ns = end > rd.start_mono ? (int64_t)(end - rd.start_mono) : 0;
 	}
-	rd_check_report(&rd);
-	if (rd.not_unwound)
-		pv_warn("%s: %" PRIu64 " samples need DWARF unwinding, which this reader cannot do; only their leaf is shown",
-			rd.who, rd.not_unwound);
+	rd_unwind_report(&rd);
 	if (rd.damaged)
 		pv_warn("%s: %" PRIu64 " sample%s weigh%s more than the time since profiling began (the trace is damaged); not counted",
 			rd.who, rd.damaged, rd.damaged == 1 ? "" : "s", rd.damaged == 1 ? "s" : "");
@@ -959,30 +689,10 @@ struct pv_profile *rd_read_trace(const unsigned char *buf, size_t len, const cha
 			rd.who, p->nsamples, p->duration_ns / 1e9);
 	/* said above; in the report with the rest of what was damaged */
 	p->dropped_bytes += rd.damaged_bytes;
-	free(rd.locs);
-	free(rd.unwound);
-	free(rd.stacks);
-	free(rd.dedup);
-	free(rd.handles);
-	free(rd.splits);
-	free(rd.own);
-	free(rd.owed);
-	raw_cpu_free(rd.cpu);
-	raw_heap_delete(rd.heap);
-	rd_batch_free(rd.batch);
+	reader_free(&rd);
 	return p;
 fail:
-	free(rd.locs);
-	free(rd.unwound);
-	free(rd.stacks);
-	free(rd.dedup);
-	free(rd.handles);
-	free(rd.splits);
-	free(rd.own);
-	free(rd.owed);
-	raw_cpu_free(rd.cpu);
-	raw_heap_delete(rd.heap);
-	rd_batch_free(rd.batch);
+	reader_free(&rd);
 	pv_profile_free(p);
 	return NULL;
 }

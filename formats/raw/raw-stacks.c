@@ -2,34 +2,37 @@
  * (see raw-reader.h) */
 #include "error.h"
 #include "raw-reader.h"
+#include "raw-stacks.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 struct stack_ref *rd_stack_slot(struct reader *rd, uint32_t id)
 {
-	size_t mask = rd->nstacks_slots - 1;
+	size_t mask = rd->stk.nstacks_slots - 1;
 	size_t i = (id * 0x9e3779b1u) & mask;
 
-	while (rd->stacks[i].id && rd->stacks[i].id != id)
+	if (!rd->stk.nstacks_slots)
+		return NULL;
+	while (rd->stk.stacks[i].id && rd->stk.stacks[i].id != id)
 		i = (i + 1) & mask;
-	return &rd->stacks[i];
+	return &rd->stk.stacks[i];
 }
 
 static int stacks_grow(struct reader *rd)
 {
-	struct stack_ref *old = rd->stacks;
-	size_t oldn = rd->nstacks_slots;
+	struct stack_ref *old = rd->stk.stacks;
+	size_t oldn = rd->stk.nstacks_slots;
 	size_t n = oldn ? oldn * 2 : 1024;
 
-	if ((rd->nstacks + 1) * 2 <= oldn)
+	if ((rd->stk.nstacks + 1) * 2 <= oldn)
 		return 0;
-	rd->stacks = calloc(n, sizeof *rd->stacks);
-	if (!rd->stacks) {
-		rd->stacks = old;
+	rd->stk.stacks = calloc(n, sizeof *rd->stk.stacks);
+	if (!rd->stk.stacks) {
+		rd->stk.stacks = old;
 		return pv_oom();
 	}
-	rd->nstacks_slots = n;
+	rd->stk.nstacks_slots = n;
 	for (size_t i = 0; i < oldn; i++)
 		if (old[i].id)
 			*rd_stack_slot(rd, old[i].id) = old[i];
@@ -49,15 +52,15 @@ uint32_t rd_dedup_stack(struct reader *rd, const uint32_t *locs, uint32_t n)
 		h *= 0xff51afd7ed558ccdULL;
 		h ^= h >> 32;
 	}
-	if ((rd->ndedup + 1) * 2 > rd->ndedup_slots) {
-		size_t nn = rd->ndedup_slots ? rd->ndedup_slots * 2 : 4096;
+	if ((rd->stk.ndedup + 1) * 2 > rd->stk.ndedup_slots) {
+		size_t nn = rd->stk.ndedup_slots ? rd->stk.ndedup_slots * 2 : 4096;
 		struct stack_key *t = calloc(nn, sizeof *t);
 		if (!t) {
 			pv_oom();
 			return UINT32_MAX;
 		}
-		for (size_t k = 0; k < rd->ndedup_slots; k++) {
-			const struct stack_key *e = &rd->dedup[k];
+		for (size_t k = 0; k < rd->stk.ndedup_slots; k++) {
+			const struct stack_key *e = &rd->stk.dedup[k];
 			if (!e->hash)
 				continue;
 			size_t j = e->hash & (nn - 1);
@@ -65,14 +68,14 @@ uint32_t rd_dedup_stack(struct reader *rd, const uint32_t *locs, uint32_t n)
 				j = (j + 1) & (nn - 1);
 			t[j] = *e;
 		}
-		free(rd->dedup);
-		rd->dedup = t;
-		rd->ndedup_slots = nn;
+		free(rd->stk.dedup);
+		rd->stk.dedup = t;
+		rd->stk.ndedup_slots = nn;
 	}
 	h |= 1; /* 0 marks an empty slot */
-	mask = rd->ndedup_slots - 1;
-	for (i = h & mask; rd->dedup[i].hash; i = (i + 1) & mask) {
-		const struct stack_key *e = &rd->dedup[i];
+	mask = rd->stk.ndedup_slots - 1;
+	for (i = h & mask; rd->stk.dedup[i].hash; i = (i + 1) & mask) {
+		const struct stack_key *e = &rd->stk.dedup[i];
 		if (e->hash == h && e->n == n &&
 		    (n == 0 || memcmp(p->stack_locs + e->off, locs, n * sizeof *locs) == 0))
 			return e->off;
@@ -80,8 +83,8 @@ uint32_t rd_dedup_stack(struct reader *rd, const uint32_t *locs, uint32_t n)
 	uint32_t off = pv_add_stack(p, locs, n);
 	if (off == UINT32_MAX)
 		return off;
-	rd->dedup[i] = (struct stack_key){ h, off, n };
-	rd->ndedup++;
+	rd->stk.dedup[i] = (struct stack_key){ h, off, n };
+	rd->stk.ndedup++;
 	return off;
 }
 
@@ -93,15 +96,15 @@ static bool own_mapping(struct reader *rd, uint32_t m)
 
 	if (m == PV_NONE)
 		return false;
-	if (m != rd->own_map) {
+	if (m != rd->stk.own_map) {
 		path = pv_str(rd->p, rd->p->mappings[m].file);
 		base = strrchr(path, '/');
 		base = base != NULL ? base + 1 : path;
-		rd->own_map = m;
-		rd->own_map_is = (strncmp(base, "libprofview-timer.so", 20) == 0 ||
+		rd->stk.own_map = m;
+		rd->stk.own_map_is = (strncmp(base, "libprofview-timer.so", 20) == 0 ||
 				  strncmp(base, "libprofview-heap.so", 19) == 0);
 	}
-	return rd->own_map_is;
+	return rd->stk.own_map_is;
 }
 
 /* Turn raw addresses into a stored stack of locations.  In a
@@ -179,11 +182,17 @@ int rd_stack_pass(struct reader *rd)
 					if (at == UINT32_MAX)
 						return -1;
 					*slot = (struct stack_ref){ s->id, at, rd->nlocs, cand };
-					rd->nstacks++;
+					rd->stk.nstacks++;
 				}
 			}
 		}
 	}
 	rd_release(rd, rd->len);
 	return 0;
+}
+
+void rd_stacks_free(struct rd_stacks *s)
+{
+	free(s->stacks);
+	free(s->dedup);
 }

@@ -11,8 +11,9 @@
  * The ids are no addresses: nothing is moved, no mapping placed; the lines
  * after the samples name them.
  */
-#include "legacy-read.h"
-#include "legacy.h"
+#include "java-read.h"
+#include "heap-read.h"
+#include "legacy-lex.h"
 #include "error.h"
 
 #include <stdlib.h>
@@ -175,32 +176,6 @@ static int java_contention_add(struct lreader *r, int64_t a, int64_t b, size_t n
 		v[1] *= period;
 	}
 	return legacy_add_sample(r, ADJUST_NONE, v, 2);
-}
-
-/* Java's samples: "A B @ ID ..." until the first line that is not one,
- * each handed to add. */
-int java_samples(struct lreader *r, int (*add)(struct lreader *, int64_t, int64_t, size_t))
-{
-	struct lline l;
-
-	for (;;) {
-		size_t back = r->off, backno = r->lineno;
-		if (!legacy_next(r, &l))
-			return 0;
-		if (l.s == l.e)
-			continue;
-		const char *q = l.s;
-		int64_t a, b;
-		if (!legacy_number(&q, l.e, false, &a) || !(legacy_skip_blanks(&q, l.e), true) ||
-		    !legacy_number(&q, l.e, false, &b) || !legacy_char(&q, l.e, '@')) {
-			r->off = back;
-			r->lineno = backno;
-			return 0;
-		}
-		/* ids, not return addresses: none is moved */
-		if (legacy_hex_addresses(r, q, l.e, l.no) < 0 || add(r, a, b, l.no) < 0)
-			return -1;
-	}
 }
 
 int legacy_java_locations(struct pv_profile *p, const unsigned char *buf, size_t len, const char *name)

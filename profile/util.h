@@ -18,9 +18,6 @@ int pv_grow(void *arrp, size_t *cap, size_t need, size_t elem);
  * kernel cannot). */
 void pv_prefault(void *p, size_t n);
 
-/* A size for a message: "1024 MiB", "64 KiB", "1000 bytes", in the largest
- * unit that divides it exactly.  Returns buf. */
-const char *pv_size_str(char *buf, size_t n, uint64_t bytes);
 
 /* A 64-bit finalizer (MurmurHash3's) for hash tables. */
 static inline uint64_t pv_mix64(uint64_t x)

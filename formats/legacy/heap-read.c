@@ -26,7 +26,8 @@
  * "samples" that the reports give the noise of (±√n) and the comparisons
  * their variance.
  */
-#include "legacy.h"
+#include "heap-read.h"
+#include "legacy-lex.h"
 #include "error.h"
 #include "units.h"
 

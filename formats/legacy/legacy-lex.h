@@ -1,8 +1,9 @@
-/* legacy.h - what the readers of pprof's legacy text formats share: the
- * walk of the lines, the numbers, the stacks and the memory map
- * (legacy-read.c); the heap profiles are read in heap-read.c */
-#ifndef PROFVIEW_LEGACY_H
-#define PROFVIEW_LEGACY_H
+/* legacy-lex.h - what the readers of pprof's legacy text formats share:
+ * the walk of the lines, the numbers, the stacks and the memory map, and
+ * Java's sample lines (legacy-lex.c); legacy-read.c picks the reader of
+ * each format, heap-read.c and java-read.c read the heap and Java ones */
+#ifndef PROFVIEW_LEGACY_LEX_H
+#define PROFVIEW_LEGACY_LEX_H
 
 #include "profile.h"
 
@@ -78,17 +79,8 @@ int legacy_read_map(struct lreader *r);
 int legacy_types(struct pv_profile *p, const char *const *types, uint32_t n);
 int legacy_error(const struct lreader *r, size_t no, const char *what);
 
-/* java-read.c: Java's samples ("A B @ ID ..." until the first line that
- * is not one, each handed to add with the addresses in r->addrs), its
- * contentionz and heapz profiles after their first line. */
+/* Java's samples ("A B @ ID ..." until the first line that is not one,
+ * each handed to add with the addresses in r->addrs). */
 int java_samples(struct lreader *r, int (*add)(struct lreader *, int64_t, int64_t, size_t));
-int java_read_contention(struct lreader *r);
-int java_read_heap(struct lreader *r, const struct lline *first);
-
-/* heap-read.c: "heap profile:" and jemalloc's heap_v2 dumps. */
-int heap_read_legacy(struct lreader *r, const struct lline *first);
-int heap_read_jemalloc(struct lreader *r, const struct lline *first);
-/* Java's heapz samples ("bytes objects @ ids"). */
-int heap_read_java(struct lreader *r, const struct lline *first);
 
 #endif

@@ -1,6 +1,7 @@
 /* units.c - numbers for people (see units.h) */
 #include "units.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 
 char *pv_format_duration(char *buf, size_t n, int64_t ns)
@@ -41,5 +42,18 @@ char *pv_format_bytes(char *buf, size_t n, double bytes)
 		snprintf(buf, n, "%.1f KiB", bytes / 1024);
 	else
 		snprintf(buf, n, "%.0f B", bytes);
+	return buf;
+}
+
+const char *pv_size_str(char *buf, size_t n, uint64_t bytes)
+{
+	static const char *const units[] = { "bytes", "KiB", "MiB", "GiB", "TiB" };
+	size_t u = 0;
+
+	while (bytes && bytes % 1024 == 0 && u + 1 < sizeof units / sizeof units[0]) {
+		bytes /= 1024;
+		u++;
+	}
+	snprintf(buf, n, "%" PRIu64 " %s", bytes, units[u]);
 	return buf;
 }

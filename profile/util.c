@@ -6,7 +6,6 @@
 #include "budget.h"
 #include "error.h"
 
-#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,19 +47,6 @@ void pv_prefault(void *p, size_t n)
 	(void)p;
 	(void)n;
 #endif
-}
-
-const char *pv_size_str(char *buf, size_t n, uint64_t bytes)
-{
-	static const char *const units[] = { "bytes", "KiB", "MiB", "GiB", "TiB" };
-	size_t u = 0;
-
-	while (bytes && bytes % 1024 == 0 && u + 1 < sizeof units / sizeof units[0]) {
-		bytes /= 1024;
-		u++;
-	}
-	snprintf(buf, n, "%" PRIu64 " %s", bytes, units[u]);
-	return buf;
 }
 
 void pv_strbuf_add(struct pv_strbuf *b, const char *s, size_t n)

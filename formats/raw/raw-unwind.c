@@ -4,6 +4,9 @@
  * (see raw-read.c, raw-reader.h) */
 #include "error.h"
 #include "raw-reader.h"
+#include "raw-unwind.h"
+#include "raw-samples.h"
+#include "raw-stacks.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -94,7 +97,7 @@ static void *walk_thread(void *arg)
  * just past rec) and walks them, a fixed share a thread. */
 static void walk_fill(struct reader *rd, const struct raw_iter *it, const struct raw_record *rec)
 {
-	struct walk_batch *b = rd->batch;
+	struct walk_batch *b = rd->unw.batch;
 	struct raw_iter ahead = *it;
 	struct raw_record r;
 	struct walk_job jobs[WALK_THREADS];
@@ -127,11 +130,11 @@ static void walk_fill(struct reader *rd, const struct raw_iter *it, const struct
 }
 
 /* The walked frames of the register sample s, the next one of the batch,
- * into rd->unwound: how many, 0 when the walk could not do it. */
+ * into rd->unw.unwound: how many, 0 when the walk could not do it. */
 static int walk_take(struct reader *rd, const struct raw_iter *it, const struct raw_record *rec,
 		     bool *complete)
 {
-	struct walk_batch *b = rd->batch;
+	struct walk_batch *b = rd->unw.batch;
 	const struct walk_result *res;
 
 	if (b->next == b->n)
@@ -139,7 +142,7 @@ static int walk_take(struct reader *rd, const struct raw_iter *it, const struct 
 	res = &b->res[b->next++];
 	if (res->n == 0)
 		return 0;
-	memcpy(rd->unwound, b->pools[res->pool].v + res->off, (size_t)res->n * sizeof *rd->unwound);
+	memcpy(rd->unw.unwound, b->pools[res->pool].v + res->off, (size_t)res->n * sizeof *rd->unw.unwound);
 	*complete = res->complete;
 	return (int)res->n;
 }
@@ -156,26 +159,26 @@ int rd_regs_sample(struct reader *rd, const struct raw_sample_regs *s, const str
 	bool complete = false, cand;
 	int n = 0;
 
-	if (rd->batch)
+	if (rd->unw.batch)
 		n = walk_take(rd, it, rec, &complete);
-	if (rd->uw && n == 0)
-		n = rd->uw->unwind(rd->uw->ctx, regs, s->nregs, stack, s->stack_len, rd->unwound,
+	if (rd->unw.uw && n == 0)
+		n = rd->unw.uw->unwind(rd->unw.uw->ctx, regs, s->nregs, stack, s->stack_len, rd->unw.unwound,
 				   RAW_MAX_FRAMES, &complete);
 	if (n < 0)
 		return -1;
 	if (n == 0) {
-		if (!rd->uw)
-			rd->not_unwound++;
-		rd->unwound[0] = regs[RAW_REG_RIP];
+		if (!rd->unw.uw)
+			rd->unw.not_unwound++;
+		rd->unw.unwound[0] = regs[RAW_REG_RIP];
 		n = 1;
 		complete = false;
 	}
-	rd->check.pending = true;
-	rd->check.tid = s->tid;
-	rd->check.time_ns = s->time_ns;
-	rd->check.n = (uint32_t)n;
-	rd->check.complete = complete;
-	ps.loc_off = rd_store_frames(rd, (const unsigned char *)rd->unwound, (uint32_t)n, &cand);
+	rd->unw.check.pending = true;
+	rd->unw.check.tid = s->tid;
+	rd->unw.check.time_ns = s->time_ns;
+	rd->unw.check.n = (uint32_t)n;
+	rd->unw.check.complete = complete;
+	ps.loc_off = rd_store_frames(rd, (const unsigned char *)rd->unw.unwound, (uint32_t)n, &cand);
 	if (ps.loc_off == UINT32_MAX)
 		return -1;
 	ps.nlocs = rd->nlocs;
@@ -207,86 +210,106 @@ static void describe_frames(char *buf, size_t size, const uint64_t *frames, uint
  * frames must start the other's. */
 void rd_check_record(struct reader *rd, const struct raw_unwind_check *c)
 {
-	const uint64_t *frames = (const void *)(c + 1), *off = rd->unwound;
-	uint32_t n = c->nframes, on = rd->check.n;
+	const uint64_t *frames = (const void *)(c + 1), *off = rd->unw.unwound;
+	uint32_t n = c->nframes, on = rd->unw.check.n;
 	bool agree;
 
-	if (!rd->check.pending || c->tid != rd->check.tid || c->time_ns != rd->check.time_ns) {
-		rd->check.unpaired++;
+	if (!rd->unw.check.pending || c->tid != rd->unw.check.tid || c->time_ns != rd->unw.check.time_ns) {
+		rd->unw.check.unpaired++;
 		return;
 	}
-	rd->check.pending = false;
-	rd->check.samples++;
+	rd->unw.check.pending = false;
+	rd->unw.check.samples++;
 	if (c->result > RAW_CHECK_FAILED || (c->result == RAW_CHECK_FAILED &&
 					     (c->reason == 0 || c->reason > RAW_CHECK_NOT_TRIED))) {
-		rd->check.failed[0]++; /* a result or reason this reader does not know */
+		rd->unw.check.failed[0]++; /* a result or reason this reader does not know */
 		return;
 	}
 	if (c->result == RAW_CHECK_FAILED) {
-		rd->check.failed[c->reason]++;
+		rd->unw.check.failed[c->reason]++;
 		return;
 	}
-	if (c->result == RAW_CHECK_COMPLETE && rd->check.complete)
+	if (c->result == RAW_CHECK_COMPLETE && rd->unw.check.complete)
 		agree = n == on && memcmp(frames, off, (size_t)n * 8) == 0;
-	else if (!rd->check.complete)
+	else if (!rd->unw.check.complete)
 		agree = on <= n && memcmp(frames, off, (size_t)on * 8) == 0;
 	else
 		agree = n <= on && memcmp(frames, off, (size_t)n * 8) == 0;
 	if (agree) {
-		rd->check.agree++;
+		rd->unw.check.agree++;
 		return;
 	}
-	if (rd->check.differ < 3) {
+	if (rd->unw.check.differ < 3) {
 		char a[200], b[200];
 
 		describe_frames(a, sizeof a, frames, n);
 		describe_frames(b, sizeof b, off, on);
-		snprintf(rd->check.first[rd->check.differ], sizeof rd->check.first[0],
+		snprintf(rd->unw.check.first[rd->unw.check.differ], sizeof rd->unw.check.first[0],
 			 "thread %u at %" PRIu64 " ns: collector [%s]%s, stack copy [%s]%s", c->tid,
 			 c->time_ns, a, c->result == RAW_CHECK_COMPLETE ? "" : " (cut)", b,
-			 rd->check.complete ? "" : " (cut)");
+			 rd->unw.check.complete ? "" : " (cut)");
 	}
-	rd->check.differ++;
+	rd->unw.check.differ++;
 }
 
 /* The check's verdict, one line, and the first differences. */
-void rd_check_report(struct reader *rd)
+static void check_report(struct reader *rd)
 {
-	const uint64_t *f = rd->check.failed;
+	const uint64_t *f = rd->unw.check.failed;
 
-	if (rd->check.samples == 0 && rd->check.unpaired == 0)
+	if (rd->unw.check.samples == 0 && rd->unw.check.unpaired == 0)
 		return;
 	pv_warn("%s: unwind check: %" PRIu64 " samples: %" PRIu64 " agree with the stack copy, %" PRIu64
 		" differ, %" PRIu64 " not unwound in the collector (no object %" PRIu64 ", no CFI %" PRIu64
 		", rule %" PRIu64 ", stack %" PRIu64 ", stack unknown %" PRIu64 ", other %" PRIu64
 		"), %" PRIu64 " unpaired",
-		rd->who, rd->check.samples, rd->check.agree, rd->check.differ,
-		rd->check.samples - rd->check.agree - rd->check.differ, f[RAW_CHECK_NO_OBJECT],
+		rd->who, rd->unw.check.samples, rd->unw.check.agree, rd->unw.check.differ,
+		rd->unw.check.samples - rd->unw.check.agree - rd->unw.check.differ, f[RAW_CHECK_NO_OBJECT],
 		f[RAW_CHECK_NO_ROW], f[RAW_CHECK_RULE], f[RAW_CHECK_STACK], f[RAW_CHECK_NOT_TRIED], f[0],
-		rd->check.unpaired);
-	for (uint64_t i = 0; i < rd->check.differ && i < 3; i++)
-		pv_warn("%s: unwind check: %s", rd->who, rd->check.first[i]);
+		rd->unw.check.unpaired);
+	for (uint64_t i = 0; i < rd->unw.check.differ && i < 3; i++)
+		pv_warn("%s: unwind check: %s", rd->who, rd->unw.check.first[i]);
+}
+
+void rd_unwind_report(struct reader *rd)
+{
+	check_report(rd);
+	if (rd->unw.not_unwound)
+		pv_warn("%s: %" PRIu64 " samples need DWARF unwinding, which this reader cannot do; only their leaf is shown",
+			rd->who, rd->unw.not_unwound);
 }
 
 int rd_batch_new(struct reader *rd)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
-	if (!rd->uw || !rd->uw->walk)
+	if (!rd->unw.uw || !rd->unw.uw->walk)
 		return 0;
-	rd->batch = calloc(1, sizeof *rd->batch);
-	if (!rd->batch)
+	rd->unw.batch = calloc(1, sizeof *rd->unw.batch);
+	if (!rd->unw.batch)
 		return pv_oom();
-	rd->batch->uw = rd->uw;
-	rd->batch->threads = cpus < 1 ? 1 : cpus > WALK_THREADS ? WALK_THREADS : (unsigned)cpus;
+	rd->unw.batch->uw = rd->unw.uw;
+	rd->unw.batch->threads = cpus < 1 ? 1 : cpus > WALK_THREADS ? WALK_THREADS : (unsigned)cpus;
 	return 0;
 }
 
-void rd_batch_free(struct walk_batch *b)
+static void rd_batch_free(struct walk_batch *b)
 {
 	if (!b)
 		return;
 	for (unsigned k = 0; k < WALK_THREADS; k++)
 		free(b->pools[k].v);
 	free(b);
+}
+
+int rd_unwind_init(struct rd_unwind *u)
+{
+	u->unwound = malloc(RAW_MAX_FRAMES * sizeof *u->unwound);
+	return u->unwound ? 0 : -1;
+}
+
+void rd_unwind_free(struct rd_unwind *u)
+{
+	free(u->unwound);
+	rd_batch_free(u->batch);
 }

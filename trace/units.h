@@ -14,5 +14,8 @@ char *pv_format_duration_compact(char *buf, size_t n, int64_t ns);
 /* A size in bytes, in binary units as the reports give them: "512 B",
  * "12.3 KiB", "12.3 MiB", "2.04 GiB" (negative too).  Returns buf. */
 char *pv_format_bytes(char *buf, size_t n, double bytes);
+/* A size for a message: "1024 MiB", "64 KiB", "1000 bytes", in the largest
+ * unit that divides it exactly.  Returns buf. */
+const char *pv_size_str(char *buf, size_t n, uint64_t bytes);
 
 #endif

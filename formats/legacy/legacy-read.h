@@ -26,10 +26,4 @@ bool legacy_detect(const unsigned char *buf, size_t len);
  * error. */
 struct pv_profile *legacy_read(const unsigned char *buf, size_t len, const char *name);
 
-/* The names of a Java profile's ids (" 0xID function (File.java:LINE)"
- * lines), text at the end of Java's CPU profiles too: the locations at
- * these addresses (with no mapping) get their function.  0, or -1 after
- * reporting an error. */
-int legacy_java_locations(struct pv_profile *p, const unsigned char *buf, size_t len, const char *name);
-
 #endif
