@@ -142,6 +142,7 @@ const char preload_library[] = "libprofview-timer";
 
 static void preload_atfork_prepare(void)
 {
+	writer_flush_staged(0);
 	pthread_mutex_lock(&preload.registry_lock);
 	mappings_atfork(0);
 }
