@@ -608,7 +608,9 @@ static void preload_fini_run(uint64_t t0)
 		e->tid = 0;
 	}
 	quiet = preload_quiesce() == 0;
-	mappings_write(0);
+	/* the mappings again for the samples: a staged trace has none */
+	if (!writer_staged())
+		mappings_write(0);
 	sample_write_lost(WRITER_WAIT);
 	preload_cost.end_ns += preload_thread_ns() - t0;
 	preload_cost_record();

@@ -263,9 +263,13 @@ static int writer_first_free(const char *path, int stem)
  * and the append need.  Not signal-safe. */
 static int writer_stage(const char *path)
 {
-	const char *sp = getenv(COLLECT_ENV_SHORT);
+	const char *sp;
 
-	if (atomic_load(&writer.staged) || sp == NULL || sp[0] != '/' ||
+	/* (materializing: from the signal handler, which names the file) */
+	if (atomic_load(&writer.staged))
+		return 0;
+	sp = getenv(COLLECT_ENV_SHORT);
+	if (sp == NULL || sp[0] != '/' ||
 	    strlen(sp) >= sizeof(writer.short_path) || strlen(path) >= sizeof(writer.out))
 		return 0;
 	strcpy(writer.short_path, sp);
