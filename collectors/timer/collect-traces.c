@@ -322,9 +322,9 @@ int collect_scan_fd(int fd, struct collect_stats *st, struct collect_seen *seen)
 	return 0;
 }
 
-/* Reads the header of a trace.  Returns 0 or -1 (not a trace). */
 static int collect_header_at(int fd, uint64_t off, struct collect_trace *t);
 
+/* Reads the header of a trace.  Returns 0 or -1 (not a trace). */
 int collect_header(const char *path, struct collect_trace *t)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), rc;
