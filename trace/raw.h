@@ -579,6 +579,21 @@ struct raw_run_footer {
 _Static_assert(sizeof(struct raw_run_footer) == 32, "raw_run_footer is 32 bytes");
 #define RAW_RUN_FOOTER_SIZE 32
 
+/* The file of a run's short process images, "<output>.short" (collect-timer
+ * creates it empty, named to the images by PROFVIEW_SHORT): an image that
+ * ends or execs without a sample has made no trace file of its own, and
+ * appends its whole trace here in one write, after this frame.  A frame
+ * whose magic is wrong, or whose size runs past the end of the file,
+ * ends what can be read.  collect-timer reads it and removes it; it is
+ * never a part of a run file. */
+#define RAW_SHORT_MAGIC "PVSHORT\n"
+#define RAW_SHORT_MAX ((uint64_t)2 << 20)
+struct raw_short {
+	char magic[RAW_MAGIC_LEN]; /* RAW_SHORT_MAGIC */
+	uint64_t size;             /* bytes of the trace after it, a multiple of 8 */
+};
+_Static_assert(sizeof(struct raw_short) == 16, "raw_short is 16 bytes");
+
 /* The table of the processes that were not profiled: this head, then
  * count entries, each a raw_run_other followed by name_len bytes of the
  * program's path (as exec was given it; no NUL) and zeros to a multiple

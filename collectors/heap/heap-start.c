@@ -161,6 +161,7 @@ static int heap_start_trace(const char *out, int root)
 
 static void heap_atfork_prepare(void)
 {
+	writer_flush_staged(0);
 	mappings_atfork(0);
 }
 

@@ -382,7 +382,10 @@ static void heap_write_alloc(struct heap_tls *t, uintptr_t p, uint64_t size, con
 	uint64_t frames[HEAP_FRAMES];
 	uint32_t flags = 0, n, stack_id = heap_stack(t, caller, from, frames, &n, &flags);
 	uint32_t bytes = (uint32_t)sizeof(struct raw_heap_alloc) + (stack_id ? 0 : n * 8);
-	struct raw_heap_alloc *rec = writer_reserve(bytes, t->busy > 1 ? WRITER_NOWAIT : WRITER_WAIT);
+	struct raw_heap_alloc *rec;
+
+	writer_need_file();
+	rec = writer_reserve(bytes, t->busy > 1 ? WRITER_NOWAIT : WRITER_WAIT);
 
 	if (rec == NULL) {
 		uint64_t ignored;

@@ -348,6 +348,29 @@ static const char *collect_unwind_name(int unwind)
 	}
 }
 
+/* The run's file of short process images (raw.h, struct raw_short), made
+ * empty next to the trace and named to the library: the processes that
+ * end without a sample append their traces to it instead of creating
+ * files.  None with --split (the traces are read as they are written) or
+ * --no-inherit; without it each process makes a file, as it would.
+ * Returns 0 or -1 (the environment). */
+static int collect_short_env(const struct collect_opts *o, const char *abs)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	unsetenv(COLLECT_ENV_SHORT);
+	if (o->split > 0 || o->no_inherit || collect_env_short_path(abs, path, sizeof(path)) != 0)
+		return 0;
+	/* a stale one (a run killed before its end) goes */
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, PV_OUTFILE_TRACE_MODE);
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return setenv(COLLECT_ENV_SHORT, path, 1);
+}
+
 /* Sets the environment of the program.  Returns 0 or -1. */
 static int collect_setenv(const struct collect_opts *o, const char *lib, const char *abs)
 {
@@ -414,6 +437,7 @@ static int collect_setenv(const struct collect_opts *o, const char *lib, const c
 		rc |= setenv(COLLECT_ENV_SPLIT, "1", 1);
 	else
 		unsetenv(COLLECT_ENV_SPLIT);
+	rc |= collect_short_env(o, abs);
 	return rc;
 }
 

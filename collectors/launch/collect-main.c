@@ -248,7 +248,7 @@ int collect_main(int argc, char **argv, const struct collect_tool *tool)
 	struct seg *seg = NULL;
 	struct collect_runseg *rs = NULL;
 	struct seg_summary sum;
-	char prog[PATH_MAX], lib[PATH_MAX], shown[PATH_MAX + 2];
+	char prog[PATH_MAX], lib[PATH_MAX], shown[PATH_MAX + 2], short_path[PATH_MAX + 16];
 	ssize_t n, got = 0;
 	int rc, pipefd[2], status, others = 0, own_malloc;
 	struct sigaction sa;
@@ -365,6 +365,9 @@ int collect_main(int argc, char **argv, const struct collect_tool *tool)
 					(uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec,
 					!o.no_inherit, o.quiet, o.verbose, seg, &collect_reaped);
 	}
+	/* the short images' traces are read (or none ran) */
+	if (got > 0 && collect_env_short_path(shown, short_path, sizeof(short_path)) == 0)
+		unlink(short_path);
 	if (own_malloc)
 		cli_msg("'%s' defines its own malloc: the program's allocations go to it, "
 			    "not to %s, and are not seen; link it with the C library's malloc to "

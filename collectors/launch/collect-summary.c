@@ -519,7 +519,8 @@ int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int q
 			collect_scan_records(procs, len, t->pid, &t->st, &seen);
 			continue;
 		}
-		if (collect_scan(t->name, &t->st, &seen) != 0) {
+		if ((t->chunk ? collect_scan_chunk(t, &t->st, &seen)
+			      : collect_scan(t->name, &t->st, &seen)) != 0) {
 			if (k == 0)
 				cli_msg("cannot read '%s': %s", t->name, strerror(errno));
 			continue;
@@ -532,7 +533,8 @@ int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int q
 									     t->st.machine));
 			continue;
 		}
-		t->size = stat(t->name, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+		if (!t->chunk)
+			t->size = stat(t->name, &sb) == 0 ? (uint64_t)sb.st_size : 0;
 		/* the launched program's images even without samples: they
 		 * name the run */
 		t->keep = !t->st.empty && t->size > 0 && (t->st.samples > 0 || t->pid == v[0].pid);
@@ -563,7 +565,7 @@ int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int q
 	if (seg != NULL && (n == 1 || nkeep == 0)) {
 		/* the program's alone, or others that left nothing to keep */
 		for (size_t k = 1; k < n; k++)
-			if (v[k].scanned && !v[k].st.foreign && !v[k].keep)
+			if (v[k].scanned && !v[k].st.foreign && !v[k].keep && !v[k].chunk)
 				unlink(v[k].name);
 		collect_others_free(&others);
 		free(v);
@@ -594,7 +596,7 @@ int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int q
 		collect_others_list(&others);
 	/* what is joined, or holds nothing, goes */
 	for (size_t k = 1; k < n; k++)
-		if (v[k].scanned && !v[k].st.foreign && (joined || !v[k].keep))
+		if (v[k].scanned && !v[k].st.foreign && (joined || !v[k].keep) && !v[k].chunk)
 			unlink(v[k].name);
 	if (!quiet)
 		collect_say_run(shown, v, n, joined, verbose, &others);

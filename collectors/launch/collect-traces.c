@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "collect-env.h"
 #include "collect-procs.h"
 #include "cli.h"
 #include "collect-traces.h"
@@ -162,6 +164,25 @@ void collect_scan_records(const unsigned char *buf, size_t len, uint32_t pid,
 
 int collect_scan(const char *path, struct collect_stats *st, struct collect_seen *seen)
 {
+	/* by name again: never through a link planted since */
+	return collect_scan_fd(open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC), st, seen);
+}
+
+int collect_scan_chunk(const struct collect_trace *t, struct collect_stats *st,
+		       struct collect_seen *seen)
+{
+	/* in memory: what collect_scan_fd may cut is a copy */
+	int fd = memfd_create("profview-short", MFD_CLOEXEC);
+
+	if (fd >= 0 && collect_copy_from(fd, 0, t->name, t->chunk_off, t->size) != 0) {
+		close(fd);
+		fd = -1;
+	}
+	return collect_scan_fd(fd, st, seen);
+}
+
+int collect_scan_fd(int fd, struct collect_stats *st, struct collect_seen *seen)
+{
 	unsigned char head_buf[16384];
 	struct raw_cpu *acct = NULL;
 	int oom = 0, next;
@@ -173,8 +194,6 @@ int collect_scan(const char *path, struct collect_stats *st, struct collect_seen
 	struct stat sb;
 	uint64_t off, size;
 	ssize_t got;
-	/* by name again: never through a link planted since */
-	int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 
 	memset(st, 0, sizeof(*st));
 	if (fd < 0 || fstat(fd, &sb) != 0) {
@@ -304,26 +323,35 @@ int collect_scan(const char *path, struct collect_stats *st, struct collect_seen
 	return 0;
 }
 
+static int collect_header_at(int fd, uint64_t off, struct collect_trace *t);
+
 /* Reads the header of a trace.  Returns 0 or -1 (not a trace). */
 int collect_header(const char *path, struct collect_trace *t)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), rc;
+
+	if (fd < 0)
+		return -1;
+	rc = collect_header_at(fd, 0, t);
+	close(fd);
+	return rc;
+}
+
+/* Reads the header of the trace at offset off of fd into t.  Returns 0
+ * or -1 (not a trace). */
+static int collect_header_at(int fd, uint64_t off, struct collect_trace *t)
 {
 	struct raw_header h;
 	char exe[PATH_MAX];
 	const char *base;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	ssize_t n;
 
-	if (fd < 0)
+	n = pread(fd, &h, sizeof(h), (off_t)off);
+	if (n != (ssize_t)sizeof(h) || memcmp(h.magic, RAW_MAGIC, RAW_MAGIC_LEN) != 0)
 		return -1;
-	n = pread(fd, &h, sizeof(h), 0);
-	if (n != (ssize_t)sizeof(h) || memcmp(h.magic, RAW_MAGIC, RAW_MAGIC_LEN) != 0) {
-		close(fd);
-		return -1;
-	}
 	n = raw_header_fixed_size(h.version) > 0
-		    ? pread(fd, exe, sizeof(exe) - 1, raw_header_fixed_size(h.version))
+		    ? pread(fd, exe, sizeof(exe) - 1, (off_t)(off + raw_header_fixed_size(h.version)))
 		    : 0;
-	close(fd);
 	exe[n > 0 ? n : 0] = '\0';
 	base = strrchr(exe, '/');
 	/* a name from the trace: said escaped (escape.h) */
@@ -392,6 +420,68 @@ static void collect_stem(const char *shown, char *dir, size_t dcap, char *stem, 
 		stem[strlen(stem) - 4] = '\0';
 }
 
+/* Orders the images by pid and start, and of one image a trace file
+ * before its frames, a later frame before an earlier one. */
+static int collect_image_cmp(const void *a, const void *b)
+{
+	const struct collect_trace *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->start_mono != y->start_mono)
+		return x->start_mono < y->start_mono ? -1 : 1;
+	if (x->chunk != y->chunk)
+		return x->chunk - y->chunk;
+	return x->chunk_off > y->chunk_off ? -1 : x->chunk_off < y->chunk_off;
+}
+
+/* Adds to cand the traces of the run's file of short images (raw.h,
+ * struct raw_short) started after t0, each image once: an image that
+ * appended its trace before an exec that failed, then again, or that got
+ * a file of its own after, is its file or its last frame. */
+static void collect_find_short(const char *shown, uint64_t t0, struct collect_trace **cand,
+			       size_t *ncand, size_t *capcand)
+{
+	struct collect_trace t;
+	struct raw_short frame;
+	struct stat sb;
+	uint64_t off = 0;
+	size_t n = 0;
+	int fd;
+
+	memset(&t, 0, sizeof(t));
+	if (collect_env_short_path(shown, t.name, sizeof(t.name)) != 0)
+		return;
+	fd = open(t.name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &sb) != 0)
+		sb.st_size = 0;
+	while (off + sizeof(frame) <= (uint64_t)sb.st_size &&
+	       pread(fd, &frame, sizeof(frame), (off_t)off) == (ssize_t)sizeof(frame) &&
+	       memcmp(frame.magic, RAW_SHORT_MAGIC, RAW_MAGIC_LEN) == 0 && frame.size % 8 == 0 &&
+	       frame.size <= RAW_SHORT_MAX && frame.size <= (uint64_t)sb.st_size - off - sizeof(frame)) {
+		t.chunk = 1;
+		t.chunk_off = off + sizeof(frame);
+		t.size = frame.size;
+		if (collect_header_at(fd, t.chunk_off, &t) == 0 && t.start_mono >= t0 &&
+		    collect_trace_push(cand, ncand, capcand, &t) != 0)
+			break;
+		off += sizeof(frame) + frame.size;
+	}
+	close(fd);
+	if (off < (uint64_t)sb.st_size)
+		collect_msg("'%s': %llu bytes after its last whole trace are not read", t.name,
+			    (unsigned long long)((uint64_t)sb.st_size - off));
+	/* each image once */
+	qsort(*cand, *ncand, sizeof(**cand), collect_image_cmp);
+	for (size_t i = 0; i < *ncand; i++)
+		if (n == 0 || (*cand)[i].pid != (*cand)[n - 1].pid ||
+		    (*cand)[i].start_mono != (*cand)[n - 1].start_mono)
+			(*cand)[n++] = (*cand)[i];
+	*ncand = n;
+}
+
 /* The traces next to shown that processes of the run write or wrote:
  * named after it, started after t0 (CLOCK_MONOTONIC), not yet in v[0..n).
  * Appended to *v in the order they started, each once its parent is
@@ -429,6 +519,7 @@ void collect_find_more(const char *shown, pid_t pid, uint64_t t0, struct collect
 			break;
 	}
 	closedir(d);
+	collect_find_short(shown, t0, &cand, &ncand, &capcand);
 	/* parents start before their children: mostly one pass */
 	if (ncand > 1)
 		qsort(cand, ncand, sizeof(*cand), collect_trace_cmp);
@@ -480,14 +571,20 @@ size_t collect_find_traces(const char *shown, pid_t pid, uint64_t t0, int inheri
  * Returns 0 or -1. */
 int collect_copy(int fd, uint64_t off, const char *path, uint64_t len)
 {
+	return collect_copy_from(fd, off, path, 0, len);
+}
+
+int collect_copy_from(int fd, uint64_t off, const char *path, uint64_t at, uint64_t len)
+{
 	int in = open(path, O_RDONLY | O_CLOEXEC);
-	loff_t from = 0, to = (loff_t)off;
+	loff_t from = (loff_t)at, to = (loff_t)off;
+	uint64_t end = at + len;
 	char buf[65536];
 
 	if (in < 0)
 		return -1;
-	while ((uint64_t)from < len) {
-		size_t want = len - (uint64_t)from < (1u << 30) ? (size_t)(len - (uint64_t)from) : (1u << 30);
+	while ((uint64_t)from < end) {
+		size_t want = end - (uint64_t)from < (1u << 30) ? (size_t)(end - (uint64_t)from) : (1u << 30);
 		ssize_t n = copy_file_range(in, &from, fd, &to, want, 0);
 
 		if (n > 0)
@@ -504,7 +601,7 @@ int collect_copy(int fd, uint64_t off, const char *path, uint64_t len)
 		to += n;
 	}
 	close(in);
-	return (uint64_t)from == len ? 0 : -1;
+	return (uint64_t)from == end ? 0 : -1;
 }
 
 /* Is v[k] a process image of the run (read, with a header, of this
@@ -571,7 +668,8 @@ int collect_join(const char *shown, const struct collect_trace *v, size_t n,
 			continue;
 		off = (off + RAW_RUN_ALIGN - 1) / RAW_RUN_ALIGN * RAW_RUN_ALIGN;
 		if (!(inplace && k == 0))
-			ok = collect_copy(fd, off, v[k].name, v[k].size) == 0;
+			ok = collect_copy_from(fd, off, v[k].name, v[k].chunk ? v[k].chunk_off : 0,
+					       v[k].size) == 0;
 		idx[m].offset = inplace && k == 0 ? 0 : off;
 		idx[m].length = v[k].size;
 		idx[m].pid = v[k].pid;

@@ -95,6 +95,9 @@ struct collect_trace {
 	 * RAW_RUN_KILLED, 0 not known) and the status or signal */
 	uint32_t end, end_code;
 	uint64_t size;        /* bytes of the trace, once scanned */
+	/* a trace in the run's file of short images (name), at chunk_off */
+	int chunk;
+	uint64_t chunk_off;
 };
 
 /* Reads the trace at path, a piece at a time (so that memory stays flat
@@ -102,6 +105,12 @@ struct collect_trace {
  * an unfinished trace; what it says of other processes is added to seen
  * (may be NULL).  Returns 0, or -1 if it cannot be read. */
 int collect_scan(const char *path, struct collect_stats *st, struct collect_seen *seen);
+/* The same of the trace read from fd (closed here; -1: it could not be
+ * opened), and of a trace in the run's file of short images (a copy in
+ * memory is read). */
+int collect_scan_fd(int fd, struct collect_stats *st, struct collect_seen *seen);
+int collect_scan_chunk(const struct collect_trace *t, struct collect_stats *st,
+		       struct collect_seen *seen);
 
 /* What the RAW_EXEC and RAW_CHILD records of buf (len bytes of them, one
  * after the other, as seg_procs gives them) of the trace of process pid
@@ -129,6 +138,8 @@ size_t collect_find_traces(const char *shown, pid_t pid, uint64_t t0, int inheri
 /* Copies the len bytes of the file at path into fd at offset off.
  * Returns 0 or -1. */
 int collect_copy(int fd, uint64_t off, const char *path, uint64_t len);
+/* The same of the len bytes at offset at of the file at path. */
+int collect_copy_from(int fd, uint64_t off, const char *path, uint64_t at, uint64_t len);
 
 /* The processes of the run v[0..n) (v[0] the program's trace): the
  * process ids of the traces read, v[0]'s always; the images of one

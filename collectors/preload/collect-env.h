@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* The variables, and what they hold. */
 #define COLLECT_ENV_OUTPUT "PROFVIEW_OUTPUT"       /* absolute path of the trace */
@@ -43,6 +44,10 @@
 /* For tests: the most address space a trace is written through, in bytes
  * (a power of two from 16 MiB), so that a short run goes round it */
 #define COLLECT_ENV_TEST_RING "PROFVIEW_TEST_RING"
+/* The run's file of short process images (raw.h, struct raw_short),
+ * absolute: an image that has written no sample yet keeps its trace in
+ * memory, and appends it there if it ends so */
+#define COLLECT_ENV_SHORT "PROFVIEW_SHORT"
 #define COLLECT_ENV_PID "PROFVIEW_PID"             /* the process that writes OUTPUT */
 #define COLLECT_ENV_INHERIT "PROFVIEW_INHERIT"     /* "0": the other processes do nothing */
 #define COLLECT_ENV_STOP_NS "PROFVIEW_STOP_NS"     /* CLOCK_MONOTONIC ns to stop at */
@@ -103,6 +108,15 @@ static inline bool collect_env_rate_ok(long long bytes)
 static inline bool collect_env_stack_size_ok(long bytes)
 {
 	return bytes >= COLLECT_STACK_MIN && bytes <= COLLECT_STACK_MAX && bytes % 8 == 0;
+}
+
+/* The run's file of short process images for the trace at out:
+ * "<out>.short".  Returns 0, or -1 when it does not fit in cap. */
+static inline int collect_env_short_path(const char *out, char *buf, size_t cap)
+{
+	int n = snprintf(buf, cap, "%s.short", out);
+
+	return n >= 0 && (size_t)n < cap ? 0 : -1;
 }
 
 #endif

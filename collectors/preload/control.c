@@ -629,6 +629,7 @@ static int control_exec(const char *name, const char *file, char *const argv[], 
 	v = control_exec_hold(envp, &old);
 	procs_note_exec(file, strcmp(name, "execve") != 0, procs_env_preloads(v));
 	control_exec_prepare(0);
+	writer_flush_staged(1);
 	real(file, argv, v);
 	control_exec_prepare(1);
 	control_exec_failed(v, envp, &old);

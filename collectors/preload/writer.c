@@ -42,6 +42,15 @@
  * trace again: before it does, the trace is opened once and the descriptor
  * kept (writer_keep), checked with fstat before every use and forgotten
  * (not closed) when it is no longer the trace.
+ *
+ * A trace other than the launcher's own starts staged when the run has a
+ * file of short images (PROFVIEW_SHORT): its first chunk is anonymous
+ * memory, and no file exists.  The first sample makes the file
+ * (writer_need_file: created, the staged bytes written into it, and the
+ * file mapped over them once no writer is inside them); an image that
+ * ends or execs still staged appends its trace to the run's file of short
+ * images in one write instead (writer_append_staged), so that a process
+ * that never sampled creates nothing at all.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -54,6 +63,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <sched.h>
 #include <time.h>
@@ -114,10 +124,18 @@ static struct {
 	_Atomic uint64_t retry_ns;  /* no growth attempt before this time */
 	_Atomic int error;          /* errno of the last failed growth */
 	int kept;                   /* fd is kept open (writer_keep) */
+	_Atomic int staged;         /* no file yet: the first chunk is anonymous */
+	_Atomic int switching;      /* writer_materialize: no new reservation */
+	_Atomic int announced;      /* a staged image appended itself before its end */
+	char out[PATH_MAX];         /* the path the trace is to be named after */
+	char short_path[PATH_MAX];  /* the run's file of short images */
 } writer = { .fd = -1 };
 /* Zeros to extend the file with where fallocate is not supported.  In .bss:
  * never written, so it costs no memory. */
 static char writer_zeros[WRITER_ZERO_BLOCK];
+
+static int writer_materialize_locked(int now);
+static int writer_append_staged(void);
 
 /* A trace this library creates is readable by its owner only: it holds
  * stack bytes. */
@@ -168,18 +186,42 @@ static int writer_open_given(const char *path)
 	return -1;
 }
 
+/* Writes "." and v in decimal at p, before end; returns the end of it, or
+ * NULL when it does not fit (or p is NULL).  Signal-safe. */
+static char *writer_put_num(char *p, char *end, unsigned v)
+{
+	char digits[12];
+	int n = 0;
+
+	do
+		digits[n++] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	if (p == NULL || end - p < n + 1)
+		return NULL;
+	*p++ = '.';
+	while (n > 0)
+		*p++ = digits[--n];
+	return p;
+}
+
 /* Names the n-th trace of this pid in writer.path: "<stem>.<pid>.raw",
  * then "<stem>.<pid>.<n>.raw".  Returns 0, or -1 when it is too long. */
 static int writer_name(const char *path, int stem, int n)
 {
-	int w;
+	char *p = writer.path, *end = writer.path + sizeof(writer.path);
 
-	if (n == 0)
-		w = snprintf(writer.path, sizeof(writer.path), "%.*s.%d.raw", stem, path, (int)getpid());
-	else
-		w = snprintf(writer.path, sizeof(writer.path), "%.*s.%d.%d.raw", stem, path,
-			     (int)getpid(), n);
-	return w < (int)sizeof(writer.path) ? 0 : -1;
+	/* by hand: a sample may name the trace from the signal handler */
+	if ((size_t)stem + 1 >= sizeof(writer.path))
+		return -1;
+	memcpy(p, path, (size_t)stem);
+	p += stem;
+	p = writer_put_num(p, end, (unsigned)getpid());
+	if (n != 0)
+		p = writer_put_num(p, end, (unsigned)n);
+	if (p == NULL || end - p < 5)
+		return -1;
+	memcpy(p, ".raw", 5);
+	return 0;
 }
 
 /* Is the n-th name taken (anything there, a link too)? */
@@ -216,6 +258,30 @@ static int writer_first_free(const char *path, int stem)
 	return hi;
 }
 
+/* Should the trace named after path start staged (a run with a file of
+ * short images, not yet materializing)?  If so, remembers what the file
+ * and the append need.  Not signal-safe. */
+static int writer_stage(const char *path)
+{
+	const char *sp;
+
+	/* (materializing: from the signal handler, which names the file) */
+	if (atomic_load(&writer.staged))
+		return 0;
+	sp = getenv(COLLECT_ENV_SHORT);
+	if (sp == NULL || sp[0] != '/' ||
+	    strlen(sp) >= sizeof(writer.short_path) || strlen(path) >= sizeof(writer.out))
+		return 0;
+	strcpy(writer.short_path, sp);
+	strcpy(writer.out, path);
+	strcpy(writer.path, path);
+	writer.fd = -1;
+	atomic_store(&writer.staged, 1);
+	atomic_store(&writer.switching, 0);
+	atomic_store(&writer.announced, 0);
+	return 1;
+}
+
 int writer_open(const char *path, int use_given)
 {
 	size_t len = strlen(path);
@@ -235,6 +301,8 @@ int writer_open(const char *path, int use_given)
 		else if (errno != EEXIST)
 			return -1;
 	}
+	if (fd < 0 && writer_stage(path))
+		return 0;
 	/* another process may take a name between the search and the
 	 * creation: then the next ones, in turn */
 	for (int n = fd < 0 ? writer_first_free(path, stem) : 0, tries = 0; fd < 0 && tries < WRITER_NAMES;
@@ -318,6 +386,11 @@ void writer_keep(void)
 	/* Between growers: the flag keeps writer.fd from changing under one. */
 	while (atomic_exchange_explicit(&writer.growing, 1, memory_order_acquire))
 		sched_yield();
+	/* a staged trace gets its file while the program can still make it */
+	if (atomic_load(&writer.staged) && writer_materialize_locked(1) != 0) {
+		atomic_store_explicit(&writer.growing, 0, memory_order_release);
+		return;
+	}
 	fd = writer_reopen();
 	if (fd >= 0) {
 		writer.fd = fd;
@@ -367,6 +440,18 @@ static int writer_map(char *addr, uint64_t len, int fd, uint64_t off)
 	return -1;
 }
 
+/* Maps the first chunk of a staged trace: anonymous memory.  Signal-safe. */
+static int writer_stage_map(uint64_t chunk)
+{
+	if (mmap(writer.base, chunk, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+		 -1, 0) == MAP_FAILED) {
+		atomic_store(&writer.broken, 1);
+		return -1;
+	}
+	atomic_store_explicit(&writer.mapped, chunk, memory_order_release);
+	return 0;
+}
+
 /* Adds one chunk (smaller near the file size limit).  The caller holds the
  * `growing` flag.  Signal-safe: only system calls. */
 static int writer_grow_locked(void)
@@ -389,6 +474,13 @@ static int writer_grow_locked(void)
 	if (chunk == 0) {
 		errno = EFBIG; /* the file size limit */
 		return -1;
+	}
+	if (atomic_load(&writer.staged)) {
+		/* the first chunk in memory; past it, a file */
+		if (m == 0)
+			return writer_stage_map(chunk);
+		if (writer_materialize_locked(0) != 0)
+			return -1;
 	}
 	/* Where the chunk goes, the file a ring's length before it is mapped:
 	 * only once no writer can be there any more. */
@@ -493,6 +585,16 @@ void *writer_reserve(uint32_t size, int wait)
 		}
 		/* counted before it is claimed (see writer_release) */
 		atomic_fetch_add(&writer.pending, size);
+		/* counted, then the flag read: writer_materialize sets the
+		 * flag, then waits for nothing pending */
+		if (atomic_load(&writer.switching)) {
+			atomic_fetch_sub(&writer.pending, size);
+			if (wait != WRITER_WAIT)
+				return NULL;
+			sched_yield();
+			cur = atomic_load_explicit(&writer.cursor, memory_order_relaxed);
+			continue;
+		}
 		if (atomic_compare_exchange_weak(&writer.cursor, &cur, cur + size))
 			break;
 		atomic_fetch_sub(&writer.pending, size);
@@ -560,7 +662,7 @@ uint64_t writer_prefault_tick(void)
 {
 	uint64_t cur, grew;
 
-	if (writer.base == NULL || atomic_load(&writer.closed) ||
+	if (writer.base == NULL || atomic_load(&writer.closed) || atomic_load(&writer.staged) ||
 	    atomic_exchange_explicit(&writer.releasing, 1, memory_order_acquire))
 		return 0;
 	cur = atomic_load(&writer.cursor);
@@ -575,7 +677,8 @@ void writer_release(void)
 	uint64_t safe = 0, lo, hi;
 	int found = 0, fd;
 
-	if (writer.base == NULL || atomic_load(&writer.closed) ||
+	/* (staged: anonymous memory, which MADV_DONTNEED would zero) */
+	if (writer.base == NULL || atomic_load(&writer.closed) || atomic_load(&writer.staged) ||
 	    atomic_exchange_explicit(&writer.releasing, 1, memory_order_acquire))
 		return;
 	/* Nothing pending right after the cursor was read: every byte below
@@ -674,7 +777,8 @@ int writer_init(const struct raw_header *header, const struct raw_arch *arch, co
 	memcpy(rec + raw_header_fixed_size(header->version), exe, header->exe_len);
 	/* the header is not a record: nothing publishes it */
 	atomic_fetch_sub(&writer.pending, header->header_size);
-	writer_sys_close(writer.fd);
+	if (writer.fd >= 0)
+		writer_sys_close(writer.fd);
 	writer.fd = -1;
 	return 0;
 fail:
@@ -688,6 +792,7 @@ fail:
 	/* nothing was recorded: leave no file behind but the launcher's */
 	if (writer.created)
 		unlink(writer.path);
+	atomic_store(&writer.staged, 0);
 	errno = err;
 	return -1;
 }
@@ -699,6 +804,22 @@ int writer_finish(void)
 
 	if (writer.base == NULL)
 		return -1;
+	if (atomic_load(&writer.staged)) {
+		/* nothing sampled: one write to the run's file of short
+		 * images; failing that, a file of its own */
+		atomic_store(&writer.closed, 1);
+		if (writer_append_staged() == 0) {
+			atomic_store(&writer.broken, 1);
+			return 0;
+		}
+		if (atomic_exchange_explicit(&writer.growing, 1, memory_order_acquire))
+			return -1;
+		rc = writer_materialize_locked(1);
+		atomic_store_explicit(&writer.growing, 0, memory_order_release);
+		if (rc != 0)
+			return -1;
+		used = atomic_load(&writer.cursor);
+	}
 	/* Nothing may be written past `used` once the file is cut there. */
 	atomic_store(&writer.closed, 1);
 	atomic_store(&writer.broken, 1);
@@ -718,6 +839,8 @@ void writer_forget(void)
 	if (writer.base != NULL)
 		munmap(writer.base, writer.ring + WRITER_MIRROR);
 	writer.base = NULL;
+	atomic_store(&writer.staged, 0);
+	atomic_store(&writer.switching, 0);
 	/* a kept descriptor is the child's copy: ours to close, if it is
 	 * still the trace */
 	if (writer_kept_fd() >= 0)
@@ -728,4 +851,137 @@ void writer_forget(void)
 	atomic_store(&writer.cursor, 0);
 	atomic_store(&writer.pending, 0);
 	atomic_store(&writer.released, 0);
+}
+
+/* ---- staged traces ---- */
+
+/* Makes the file of a staged trace: named as writer_open names it, the
+ * staged bytes written into it, and the file mapped over them.  New
+ * reservations wait (or fail, outside WRITER_WAIT) meanwhile; when a
+ * writer stays inside the staged bytes (the thread this interrupts, say)
+ * it gives up with EAGAIN, to be tried again.  now: not held back by an
+ * earlier failure.  The caller holds the `growing` flag.  Signal-safe. */
+static int writer_materialize_locked(int now)
+{
+	uint64_t m = atomic_load(&writer.mapped), len, done = 0;
+	int rc = -1, err, fd;
+
+	if (!atomic_load(&writer.staged))
+		return 0;
+	if (!now && preload_now() < atomic_load_explicit(&writer.retry_ns, memory_order_relaxed)) {
+		errno = EAGAIN;
+		return -1;
+	}
+	atomic_store(&writer.switching, 1);
+	for (int i = 0; i < WRITER_RELEASE_TRIES && atomic_load(&writer.pending) != 0; i++)
+		sched_yield();
+	if (atomic_load(&writer.pending) != 0) {
+		errno = EAGAIN;
+		goto out;
+	}
+	len = atomic_load(&writer.cursor);
+	if (writer_open(writer.out, 0) != 0)
+		goto out;
+	fd = writer.fd;
+	do
+		rc = fallocate(fd, 0, 0, (off_t)m);
+	while (rc != 0 && errno == EINTR);
+	if (rc != 0 && (errno == EOPNOTSUPP || errno == ENOSYS))
+		rc = writer_zero_fill(fd, 0, m);
+	while (rc == 0 && done < len) {
+		ssize_t w = pwrite(fd, writer.base + done, (size_t)(len - done), (off_t)done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			rc = -1;
+		else
+			done += (uint64_t)w;
+	}
+	if (rc == 0)
+		rc = writer_map(writer.base, m, fd, 0);
+	err = errno;
+	writer_sys_close(fd);
+	writer.fd = -1;
+	if (rc == 0)
+		atomic_store(&writer.staged, 0);
+	else if (writer.created)
+		unlink(writer.path);
+	errno = err;
+out:
+	if (rc != 0) {
+		atomic_store_explicit(&writer.error, errno, memory_order_relaxed);
+		atomic_store_explicit(&writer.retry_ns, preload_now() + WRITER_RETRY_RING_NS,
+				      memory_order_relaxed);
+	}
+	atomic_store(&writer.switching, 0);
+	return rc;
+}
+
+int writer_need_file(void)
+{
+	int rc;
+
+	if (!atomic_load_explicit(&writer.staged, memory_order_relaxed))
+		return 0;
+	if (atomic_exchange_explicit(&writer.growing, 1, memory_order_acquire))
+		return -1;
+	rc = writer_materialize_locked(0);
+	atomic_store_explicit(&writer.growing, 0, memory_order_release);
+	return rc;
+}
+
+int writer_staged(void)
+{
+	return atomic_load(&writer.staged);
+}
+
+/* Appends the staged trace, framed (struct raw_short), to the run's file
+ * of short images, in one write.  Call when no other writer can run.
+ * Returns 0 or -1.  Signal-safe. */
+static int writer_append_staged(void)
+{
+	uint64_t len = atomic_load(&writer.cursor);
+	struct raw_short frame;
+	struct iovec iov[2];
+	struct stat st;
+	ssize_t w;
+	int fd;
+
+	if (writer.base == NULL || writer.short_path[0] == '\0' || len > RAW_SHORT_MAX ||
+	    atomic_load(&writer.pending) != 0)
+		return -1;
+	/* the launcher's, made before the program started: never created here */
+	fd = writer_sys_open(writer.short_path, O_WRONLY | O_APPEND | O_NOFOLLOW);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+		writer_sys_close(fd);
+		return -1;
+	}
+	memcpy(frame.magic, RAW_SHORT_MAGIC, RAW_MAGIC_LEN);
+	frame.size = len;
+	iov[0].iov_base = &frame;
+	iov[0].iov_len = sizeof(frame);
+	iov[1].iov_base = writer.base;
+	iov[1].iov_len = (size_t)len;
+	do
+		w = writev(fd, iov, 2);
+	while (w < 0 && errno == EINTR);
+	writer_sys_close(fd);
+	return w == (ssize_t)(sizeof(frame) + len) ? 0 : -1;
+}
+
+void writer_flush_staged(int ending)
+{
+	if (!atomic_load(&writer.staged) || writer.base == NULL)
+		return;
+	/* An image that goes on (the exec failed; the parent of a fork or
+	 * a vfork child) appends again later: the launcher keeps the last
+	 * of an image's frames.  Until then this one says that the image
+	 * exists, so that the traces of its children are the run's even if
+	 * it is killed before it appends again: once is enough for that. */
+	if ((!ending || getpid() != writer.owner) && atomic_exchange(&writer.announced, 1))
+		return;
+	writer_append_staged();
 }

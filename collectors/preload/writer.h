@@ -25,8 +25,11 @@ enum { WRITER_NOWAIT = 0, WRITER_WAIT = 1, WRITER_FINAL = 2 };
  * use_given, path itself when it is an empty regular file (the launcher
  * creates it); else, or when it is not empty, the first free name of
  * "<stem>.<pid>.raw", "<stem>.<pid>.1.raw", "<stem>.<pid>.2.raw"... created
- * with O_EXCL, where stem is path without a final ".raw".  Returns 0 or -1
- * (errno set).  The file stays open until writer_init.  Not signal-safe. */
+ * with O_EXCL, where stem is path without a final ".raw".  Without
+ * use_given, when PROFVIEW_SHORT names the run's file of short images,
+ * creates nothing: the trace is staged in memory until its first sample
+ * (writer_need_file).  Returns 0 or -1 (errno set).  The file stays open
+ * until writer_init.  Not signal-safe. */
 int writer_open(const char *path, int use_given);
 /* The name writer_open chose.  Valid until the next writer_open.
  * Signal-safe. */
@@ -66,12 +69,27 @@ void writer_release(void);
  * the trace grows.  Returns the bytes written since its last call or
  * writer_release's.  Not signal-safe. */
 uint64_t writer_prefault_tick(void);
-/* Truncates the file to the bytes used.  Call only when no other writer can
- * run any more.  Signal-safe.  Returns 0 or -1. */
+/* Truncates the file to the bytes used; a staged trace is appended to the
+ * run's file of short images instead (or, failing that, given a file of
+ * its own).  Call only when no other writer can run any more.
+ * Signal-safe.  Returns 0 or -1. */
 int writer_finish(void);
 /* Drops the mapping without touching the file (fork child).  Not
  * signal-safe. */
 void writer_forget(void);
+/* A staged trace (see writer.c: no file yet) gets its file now: call
+ * before writing a sample.  Returns 0, or -1 when it could not now (the
+ * record then goes to the staged memory, and the next call tries again).
+ * Signal-safe. */
+int writer_need_file(void);
+/* Is the trace still staged (no file of its own)?  Signal-safe. */
+int writer_staged(void);
+/* ending: this image execs or leaves by _exit (no destructor runs); else
+ * it forks.  A staged trace is appended to the run's file of short images
+ * as it is: at the end since the memory it is in goes, and once before the
+ * first fork (or from a vfork child, its parent's) so that the children's
+ * traces have their parent's.  Signal-safe. */
+void writer_flush_staged(int ending);
 /* Keeps the trace open from now on: the program is about to change its
  * user id, after which it may not open the file any more.  Not
  * signal-safe. */

@@ -154,6 +154,7 @@ const struct preload_host preload_host = {
 
 static void preload_atfork_prepare(void)
 {
+	writer_flush_staged(0);
 	pthread_mutex_lock(&preload.registry_lock);
 	mappings_atfork(0);
 }
@@ -607,7 +608,9 @@ static void preload_fini_run(uint64_t t0)
 		e->tid = 0;
 	}
 	quiet = preload_quiesce(PRELOAD_QUIESCE_NS, PRELOAD_QUIESCE_STEP_NS) == 0;
-	mappings_write(0);
+	/* the mappings again for the samples: a staged trace has none */
+	if (!writer_staged())
+		mappings_write(0);
 	sample_write_lost(WRITER_WAIT);
 	preload_cost.end_ns += preload_thread_ns() - t0;
 	preload_cost_record();

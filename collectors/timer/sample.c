@@ -472,6 +472,7 @@ static void preload_sample_regs(struct preload_tls *t, const ucontext_t *uc, int
 	size = (uint32_t)sizeof(*rec) + RAW_NREGS * 8 + raw_pad(len);
 	if (check != NULL)
 		chk_size = (uint32_t)sizeof(*chk) + check->n * 8;
+	writer_need_file();
 	rec = writer_reserve(size + preload_kernel_size(k) + chk_size, 0);
 	if (rec == NULL) {
 		preload_sample_lost(t, cpu);
@@ -534,6 +535,7 @@ static void preload_sample_frames(struct preload_tls *t, const uint64_t *frames,
 		size = RAW_SAMPLE_SHORT_SIZE;
 	else
 		size = (uint32_t)sizeof(*rec) + (stack_id ? 0 : n * 8);
+	writer_need_file();
 	rec = writer_reserve(size + preload_kernel_size(k), 0);
 	if (rec == NULL) {
 		preload_sample_lost(t, cpu);

@@ -117,6 +117,7 @@ static void wall_sample(const struct preload_thread_view *v, uint64_t now, uint6
 			flags |= RAW_SAMPLE_STACK_PARTIAL;
 	}
 	size = (uint32_t)sizeof(*rec) + RAW_NREGS * 8 + raw_pad(len);
+	writer_need_file();
 	rec = writer_reserve(size, 1);
 	if (rec == NULL)
 		return;

@@ -7,12 +7,16 @@
  *                grandchild that spins BUSY_MS in spin_grandchild();
  *   i % 10 == 7: starts a thread that spins BUSY_MS in spin_thread() while
  *                the main thread only waits for it (pthread_join);
+ *   i % 10 == 5: spins BUSY_MS in spin_killed(), then kills itself with
+ *                SIGKILL (no exit handler runs);
+ *   i % 10 == 1: runs /bin/true (an exec at once);
  *   any other:   exits at once.
  * Prints one line per busy process, "busy KIND PID" (KIND child,
  * grandchild or thread), and at the end "processes P", every process the
  * program made, itself included.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -51,6 +55,11 @@ __attribute__((noinline)) static void spin_grandchild(void)
 	spin(busy_ms);
 }
 
+__attribute__((noinline)) static void spin_killed(void)
+{
+	spin(busy_ms);
+}
+
 __attribute__((noinline)) static void *spin_thread(void *unused)
 {
 	(void)unused;
@@ -85,6 +94,13 @@ static void child(int i)
 		if (pthread_create(&t, NULL, spin_thread, NULL) != 0)
 			_exit(2);
 		pthread_join(t, NULL);
+	} else if (i % 10 == 5) {
+		say("killed");
+		spin_killed();
+		raise(SIGKILL);
+	} else if (i % 10 == 1) {
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(3);
 	}
 	exit(0);
 }
@@ -104,7 +120,9 @@ int main(int argc, char **argv)
 		}
 		if (pid == 0)
 			child(i);
-		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		if (waitpid(pid, &status, 0) != pid ||
+		    (i % 10 == 5 ? !WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL
+				 : !WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
 			fprintf(stderr, "shortprocs: child %d failed\n", i);
 			return 1;
 		}
