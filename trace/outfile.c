@@ -95,3 +95,35 @@ fail_errno:
 	close(fd);
 	return -1;
 }
+
+bool pv_pread_all(int fd, void *buf, size_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t r = pread(fd, buf, len, (off_t)off);
+		if (r <= 0) {
+			if (r < 0 && errno == EINTR)
+				continue;
+			return false;
+		}
+		buf = (char *)buf + r;
+		len -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return true;
+}
+
+bool pv_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t r = pwrite(fd, buf, len, (off_t)off);
+		if (r <= 0) {
+			if (r < 0 && errno == EINTR)
+				continue;
+			return false;
+		}
+		buf = (const char *)buf + r;
+		len -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return true;
+}

@@ -11,7 +11,9 @@
 #ifndef PROFVIEW_OUTFILE_H
 #define PROFVIEW_OUTFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Modes of new files (less the umask): reports as any file, traces, which
@@ -37,5 +39,11 @@
  * what was wrong as a phrase to follow "cannot write 'PATH': ", such as
  * "it is a symbolic link; not following it" or strerror's text. */
 int pv_outfile_open(const char *path, mode_t mode, int flags, char *why, size_t whylen);
+
+/* len bytes of fd at offset off into buf, or of buf to fd there, however
+ * many reads or writes it takes (EINTR retried); false when they cannot
+ * all be. */
+bool pv_pread_all(int fd, void *buf, size_t len, uint64_t off);
+bool pv_pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
 
 #endif

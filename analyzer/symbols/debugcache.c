@@ -2,7 +2,7 @@
  * debugcache.h)
  */
 #include "debugcache.h"
-#include "debugfile.h"
+#include "outfile.h"
 #include "debugtrim.h"
 #include "kcache.h"
 
@@ -69,7 +69,7 @@ static bool file_sum(int fd, uint64_t len, uint32_t *sum)
 		return false;
 	while (at < len) {
 		size_t n = len - at < CHUNK ? (size_t)(len - at) : CHUNK;
-		if (!debugfile_pread(fd, buf, n, at))
+		if (!pv_pread_all(fd, buf, n, at))
 			break;
 		a = crc32(a, buf, (uInt)n);
 		at += n;
@@ -91,7 +91,7 @@ static bool covers(int fd, const struct tail *t, const uint64_t *addrs, size_t n
 	if (!addrs || !n || t->aranges_size == 0)
 		return false;
 	aranges = malloc(t->aranges_size);
-	ok = aranges && debugfile_pread(fd, aranges, t->aranges_size, t->copy_size) &&
+	ok = aranges && pv_pread_all(fd, aranges, t->aranges_size, t->copy_size) &&
 	     debugtrim_last_unit(aranges, t->aranges_size, addrs, n, &need) && need <= t->last_unit;
 	free(aranges);
 	return ok;
@@ -116,7 +116,7 @@ int debugcache_open(const unsigned char *id, size_t len, const uint64_t *addrs, 
 	    (st.st_mode & 077) || st.st_size < (off_t)sizeof t)
 		goto no;
 	size = (uint64_t)st.st_size - sizeof t;
-	if (!debugfile_pread(fd, &t, sizeof t, size) || memcmp(t.magic, MAGIC, sizeof MAGIC) != 0 ||
+	if (!pv_pread_all(fd, &t, sizeof t, size) || memcmp(t.magic, MAGIC, sizeof MAGIC) != 0 ||
 	    t.id_len != len || memcmp(t.id, id, len) != 0 || t.aranges_size > MAX_ARANGES ||
 	    t.copy_size > size || t.aranges_size != size - t.copy_size)
 		goto no;
@@ -159,11 +159,11 @@ void debugcache_commit(int fd, char *tmp, const unsigned char *id, size_t len, u
 	uint64_t end = size + naranges + offsetof(struct tail, sum);
 
 	if (!cache_path(id, len, path, sizeof path, &dirlen) || naranges > MAX_ARANGES ||
-	    (naranges && !debugfile_pwrite(fd, aranges, naranges, size)))
+	    (naranges && !pv_pwrite_all(fd, aranges, naranges, size)))
 		goto fail;
 	memcpy(t.id, id, len);
-	if (!debugfile_pwrite(fd, &t, offsetof(struct tail, sum), size + naranges) ||
-	    !file_sum(fd, end, &t.sum) || !debugfile_pwrite(fd, &t.sum, sizeof t.sum, end) ||
+	if (!pv_pwrite_all(fd, &t, offsetof(struct tail, sum), size + naranges) ||
+	    !file_sum(fd, end, &t.sum) || !pv_pwrite_all(fd, &t.sum, sizeof t.sum, end) ||
 	    rename(tmp, path) != 0)
 		goto fail;
 	free(tmp);

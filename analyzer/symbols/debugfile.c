@@ -11,6 +11,7 @@
  * file is mapped here.
  */
 #include "debugfile.h"
+#include "outfile.h"
 #include "debugcache.h"
 #include "debugtrim.h"
 
@@ -70,38 +71,6 @@ struct job {
 	bool failed;
 };
 
-bool debugfile_pread(int fd, void *buf, size_t len, uint64_t off)
-{
-	while (len) {
-		ssize_t r = pread(fd, buf, len, (off_t)off);
-		if (r <= 0) {
-			if (r < 0 && errno == EINTR)
-				continue;
-			return false;
-		}
-		buf = (char *)buf + r;
-		len -= (size_t)r;
-		off += (uint64_t)r;
-	}
-	return true;
-}
-
-bool debugfile_pwrite(int fd, const void *buf, size_t len, uint64_t off)
-{
-	while (len) {
-		ssize_t r = pwrite(fd, buf, len, (off_t)off);
-		if (r <= 0) {
-			if (r < 0 && errno == EINTR)
-				continue;
-			return false;
-		}
-		buf = (const char *)buf + r;
-		len -= (size_t)r;
-		off += (uint64_t)r;
-	}
-	return true;
-}
-
 /* Has a cut .debug_info piece, done bytes of it written, all it needs?
  * Its length is known once its last unit's header is there. */
 static bool cut_reached(const struct job *j, struct piece *p, uint64_t done)
@@ -112,7 +81,7 @@ static bool cut_reached(const struct job *j, struct piece *p, uint64_t done)
 		return false;
 	if (p->until == 0 && done >= p->unit_at + sizeof hdr) {
 		uint64_t size = 0;
-		if (debugfile_pread(j->out, hdr, sizeof hdr, p->out_off + p->unit_at))
+		if (pv_pread_all(j->out, hdr, sizeof hdr, p->out_off + p->unit_at))
 			size = debugtrim_unit_size(hdr);
 		p->until = size && size <= p->out_size - p->unit_at ? p->unit_at + size : p->out_size;
 	}
@@ -128,11 +97,11 @@ static bool do_piece(const struct job *j, struct piece *p, unsigned char *in, un
 	bool cut = false;
 
 	if (p->mem)
-		return debugfile_pwrite(j->out, p->mem, p->out_size, p->out_off);
+		return pv_pwrite_all(j->out, p->mem, p->out_size, p->out_off);
 	if (!p->inflate) {
 		while (left) {
 			size_t n = left < CHUNK ? (size_t)left : CHUNK;
-			if (!debugfile_pread(j->in, in, n, at) || !debugfile_pwrite(j->out, in, n, p->out_off + done))
+			if (!pv_pread_all(j->in, in, n, at) || !pv_pwrite_all(j->out, in, n, p->out_off + done))
 				return false;
 			at += n;
 			left -= n;
@@ -145,7 +114,7 @@ static bool do_piece(const struct job *j, struct piece *p, unsigned char *in, un
 	while (zr != Z_STREAM_END) {
 		if (z.avail_in == 0 && left) {
 			size_t n = left < CHUNK ? (size_t)left : CHUNK;
-			if (!debugfile_pread(j->in, in, n, at))
+			if (!pv_pread_all(j->in, in, n, at))
 				break;
 			at += n;
 			left -= n;
@@ -158,7 +127,7 @@ static bool do_piece(const struct job *j, struct piece *p, unsigned char *in, un
 		if (zr != Z_OK && zr != Z_STREAM_END)
 			break;
 		size_t got = CHUNK - z.avail_out;
-		if (got > p->out_size - done || !debugfile_pwrite(j->out, out, got, p->out_off + done))
+		if (got > p->out_size - done || !pv_pwrite_all(j->out, out, got, p->out_off + done))
 			break;
 		done += got;
 		if ((cut = cut_reached(j, p, done)))
@@ -261,7 +230,7 @@ static bool plan(int fd, const Elf64_Ehdr *eh, uint64_t fsize, Elf64_Shdr *sh,
 			return false;
 		if (s->sh_flags & SHF_COMPRESSED) {
 			Elf64_Chdr ch;
-			if (s->sh_size < sizeof ch || !debugfile_pread(fd, &ch, sizeof ch, s->sh_offset) ||
+			if (s->sh_size < sizeof ch || !pv_pread_all(fd, &ch, sizeof ch, s->sh_offset) ||
 			    ch.ch_type != ELFCOMPRESS_ZLIB || ch.ch_size > ((uint64_t)1 << 36) ||
 			    ch.ch_addralign > 65536)
 				return false; /* (no debug section is 64 GB) */
@@ -298,13 +267,13 @@ static bool write_copy(int fd, int out, Elf64_Ehdr *eh, Elf64_Shdr *sh, struct p
 	if (eh->e_phnum) {
 		size_t len = (size_t)eh->e_phnum * sizeof(Elf64_Phdr);
 		void *ph = malloc(len);
-		bool ok = ph && debugfile_pread(fd, ph, len, eh->e_phoff) && debugfile_pwrite(out, ph, len, eh->e_phoff);
+		bool ok = ph && pv_pread_all(fd, ph, len, eh->e_phoff) && pv_pwrite_all(out, ph, len, eh->e_phoff);
 		free(ph);
 		if (!ok)
 			return false;
 	}
 	eh->e_shoff = shoff;
-	if (!debugfile_pwrite(out, eh, sizeof *eh, 0))
+	if (!pv_pwrite_all(out, eh, sizeof *eh, 0))
 		return false;
 	qsort(pieces, npieces, sizeof *pieces, cmp_piece);
 	pthread_mutex_init(&j.lock, NULL);
@@ -318,7 +287,7 @@ static bool write_copy(int fd, int out, Elf64_Ehdr *eh, Elf64_Shdr *sh, struct p
 	for (size_t i = 0; i < npieces; i++)
 		if (pieces[i].unit_at != WHOLE && pieces[i].until)
 			sh[pieces[i].sec].sh_size = pieces[i].until;
-	return !j.failed && debugfile_pwrite(out, sh, (size_t)eh->e_shnum * sizeof *sh, shoff);
+	return !j.failed && pv_pwrite_all(out, sh, (size_t)eh->e_shnum * sizeof *sh, shoff);
 }
 
 /* The data of section s, decompressed, in memory (malloc'd, *size bytes);
@@ -336,17 +305,17 @@ static unsigned char *section_bytes(int fd, const Elf64_Shdr *s, uint64_t fsize,
 	if (!(s->sh_flags & SHF_COMPRESSED)) {
 		buf = malloc(s->sh_size ? s->sh_size : 1);
 		*size = s->sh_size;
-		if (buf && debugfile_pread(fd, buf, s->sh_size, s->sh_offset))
+		if (buf && pv_pread_all(fd, buf, s->sh_size, s->sh_offset))
 			return buf;
 		free(buf);
 		return NULL;
 	}
-	if (s->sh_size < sizeof ch || !debugfile_pread(fd, &ch, sizeof ch, s->sh_offset) ||
+	if (s->sh_size < sizeof ch || !pv_pread_all(fd, &ch, sizeof ch, s->sh_offset) ||
 	    ch.ch_type != ELFCOMPRESS_ZLIB || ch.ch_size > MAX_IN_MEMORY)
 		return NULL;
 	buf = malloc(ch.ch_size ? ch.ch_size : 1);
 	in = malloc(s->sh_size - sizeof ch);
-	if (buf && in && debugfile_pread(fd, in, s->sh_size - sizeof ch, s->sh_offset + sizeof ch) &&
+	if (buf && in && pv_pread_all(fd, in, s->sh_size - sizeof ch, s->sh_offset + sizeof ch) &&
 	    inflateInit(&z) == Z_OK) {
 		z.next_in = in;
 		z.avail_in = (uInt)(s->sh_size - sizeof ch);
@@ -432,7 +401,7 @@ static char *section_names(int fd, const Elf64_Ehdr *eh, const Elf64_Shdr *sh, u
 	    s->sh_size > (1 << 20) || s->sh_offset > fsize || s->sh_size > fsize - s->sh_offset)
 		return NULL;
 	names = malloc(s->sh_size);
-	if (!names || !debugfile_pread(fd, names, s->sh_size, s->sh_offset) ||
+	if (!names || !pv_pread_all(fd, names, s->sh_size, s->sh_offset) ||
 	    names[s->sh_size - 1] != '\0') {
 		free(names);
 		return NULL;
@@ -449,7 +418,7 @@ static bool has_build_id(int fd, const Elf64_Shdr *sh, size_t nsh, const unsigne
 		unsigned char buf[256];
 		size_t size = sh[i].sh_size, at = 0;
 		if (sh[i].sh_type != SHT_NOTE || size > sizeof buf ||
-		    (sh[i].sh_flags & SHF_COMPRESSED) || !debugfile_pread(fd, buf, size, sh[i].sh_offset))
+		    (sh[i].sh_flags & SHF_COMPRESSED) || !pv_pread_all(fd, buf, size, sh[i].sh_offset))
 			continue;
 		while (size - at >= 12) {
 			uint32_t nsz, dsz, type;
@@ -475,7 +444,7 @@ static bool read_headers(int fd, const unsigned char *id, size_t len, struct sta
 			 Elf64_Ehdr *eh, Elf64_Shdr **sh)
 {
 	*sh = NULL;
-	if (fstat(fd, st) != 0 || !debugfile_pread(fd, eh, sizeof *eh, 0) ||
+	if (fstat(fd, st) != 0 || !pv_pread_all(fd, eh, sizeof *eh, 0) ||
 	    memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
 	    eh->e_ident[EI_DATA] != ELFDATA2LSB || eh->e_shentsize != sizeof **sh ||
 	    eh->e_shnum == 0 || eh->e_shstrndx >= eh->e_shnum || eh->e_ehsize != sizeof *eh ||
@@ -484,7 +453,7 @@ static bool read_headers(int fd, const unsigned char *id, size_t len, struct sta
 	    (uint64_t)eh->e_shnum * sizeof **sh > (uint64_t)st->st_size - eh->e_shoff)
 		return false;
 	*sh = malloc(eh->e_shnum * sizeof **sh);
-	if (!*sh || !debugfile_pread(fd, *sh, eh->e_shnum * sizeof **sh, eh->e_shoff) ||
+	if (!*sh || !pv_pread_all(fd, *sh, eh->e_shnum * sizeof **sh, eh->e_shoff) ||
 	    (id && !has_build_id(fd, *sh, eh->e_shnum, id, len))) {
 		free(*sh);
 		*sh = NULL;

@@ -51,9 +51,5 @@ int debugfile_decompressed(int fd, const unsigned char *id, size_t len, const ui
 int debugfile_by_build_id(const unsigned char *id, size_t len, const uint64_t *addrs,
 			  size_t naddrs, char **path);
 
-/* len bytes of fd at offset off into buf, or of buf to fd there, however
- * many reads or writes it takes; false when they cannot all be. */
-bool debugfile_pread(int fd, void *buf, size_t len, uint64_t off);
-bool debugfile_pwrite(int fd, const void *buf, size_t len, uint64_t off);
 
 #endif

@@ -1,7 +1,7 @@
 /* dumpers.h - dumpers that run once per snapshot: batch gdb, eu-stack
  * (dumpers.c) */
-#ifndef PROFVIEW_CG_DUMPERS_H
-#define PROFVIEW_CG_DUMPERS_H
+#ifndef PROFVIEW_GDB_DUMPERS_H
+#define PROFVIEW_GDB_DUMPERS_H
 
 #include "session.h"
 

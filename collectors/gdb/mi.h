@@ -1,6 +1,6 @@
 /* mi.h - the persistent gdb/MI session (mi.c) */
-#ifndef PROFVIEW_CG_MI_H
-#define PROFVIEW_CG_MI_H
+#ifndef PROFVIEW_GDB_MI_H
+#define PROFVIEW_GDB_MI_H
 
 #include "session.h"
 

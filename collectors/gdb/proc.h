@@ -1,7 +1,7 @@
 /* proc.h - collect-gdb's child processes, and what /proc says of the
  * target (proc.c) */
-#ifndef PROFVIEW_CG_PROC_H
-#define PROFVIEW_CG_PROC_H
+#ifndef PROFVIEW_GDB_PROC_H
+#define PROFVIEW_GDB_PROC_H
 
 #include "session.h"
 

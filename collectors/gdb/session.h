@@ -14,8 +14,8 @@
  * it links nothing of profview's own (trace/outfile.c and trace/cli.c,
  * libc only, are compiled in).
  */
-#ifndef PROFVIEW_CG_SESSION_H
-#define PROFVIEW_CG_SESSION_H
+#ifndef PROFVIEW_GDB_SESSION_H
+#define PROFVIEW_GDB_SESSION_H
 
 #include <limits.h>
 #include <signal.h>

@@ -1,7 +1,7 @@
 /* trace.h - collect-gdb's trace file (profview-gdb(5)): its header, the
  * snapshots, the maps of the target, the end (trace.c) */
-#ifndef PROFVIEW_CG_TRACE_H
-#define PROFVIEW_CG_TRACE_H
+#ifndef PROFVIEW_GDB_TRACE_H
+#define PROFVIEW_GDB_TRACE_H
 
 #include "session.h"
 

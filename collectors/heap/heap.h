@@ -3,8 +3,8 @@
  * start and end, fork, and what the files shared with
  * libprofview-timer.so need).  Everything is hidden but the entry points.
  */
-#ifndef PROFVIEW_TIMER_HEAP_H
-#define PROFVIEW_TIMER_HEAP_H
+#ifndef PROFVIEW_HEAP_HEAP_H
+#define PROFVIEW_HEAP_HEAP_H
 
 #include <pthread.h>
 #include <stdatomic.h>

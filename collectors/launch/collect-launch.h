@@ -5,8 +5,8 @@
  * the forked child, creating the trace file, setting the environment the
  * library reads (collect-env.h), and the exec.
  */
-#ifndef PROFVIEW_TIMER_COLLECT_LAUNCH_H
-#define PROFVIEW_TIMER_COLLECT_LAUNCH_H
+#ifndef PROFVIEW_LAUNCH_COLLECT_LAUNCH_H
+#define PROFVIEW_LAUNCH_COLLECT_LAUNCH_H
 
 #include <stddef.h>
 

@@ -31,7 +31,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,35 +52,6 @@
 #include "collect-summary.h"
 #include "collect.h"
 #include "segments.h"
-
-const struct collect_tool *collect_tool;
-
-void collect_say(const char *fmt, ...)
-{
-	char buf[1024], *line = buf;
-	int head = snprintf(buf, sizeof(buf), "%s: ", collect_tool->name), n;
-	va_list ap;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf + head, sizeof(buf) - (size_t)head, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	/* a long line (a path) in one piece too */
-	if ((size_t)n >= sizeof(buf) - (size_t)head && (line = malloc((size_t)head + (size_t)n + 1)) != NULL) {
-		memcpy(line, buf, (size_t)head);
-		va_start(ap, fmt);
-		vsnprintf(line + head, (size_t)n + 1, fmt, ap);
-		va_end(ap);
-	}
-	if (line == NULL) {
-		line = buf;
-		n = (int)sizeof(buf) - 1 - head;
-	}
-	fwrite(line, 1, (size_t)head + (size_t)n, stderr);
-	if (line != buf)
-		free(line);
-}
 
 static volatile pid_t collect_child_pid;  /* the program, until reaped */
 static volatile sig_atomic_t collect_forward_sig;

@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,35 @@
 #include "collect-options.h"
 #include "collect.h"
 #include "raw.h"
+
+const struct collect_tool *collect_tool;
+
+void collect_say(const char *fmt, ...)
+{
+	char buf[1024], *line = buf;
+	int head = snprintf(buf, sizeof(buf), "%s: ", collect_tool->name), n;
+	va_list ap;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf + head, sizeof(buf) - (size_t)head, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	/* a long line (a path) in one piece too */
+	if ((size_t)n >= sizeof(buf) - (size_t)head && (line = malloc((size_t)head + (size_t)n + 1)) != NULL) {
+		memcpy(line, buf, (size_t)head);
+		va_start(ap, fmt);
+		vsnprintf(line + head, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
+	if (line == NULL) {
+		line = buf;
+		n = (int)sizeof(buf) - 1 - head;
+	}
+	fwrite(line, 1, (size_t)head + (size_t)n, stderr);
+	if (line != buf)
+		free(line);
+}
 
 #ifndef PROFVIEW_VERSION
 #define PROFVIEW_VERSION "unknown"

@@ -5,8 +5,8 @@
  * says what is wrong with a usage error.  The rest of the struct (held,
  * output_held, word) is filled in by main before the fork.
  */
-#ifndef PROFVIEW_TIMER_COLLECT_OPTIONS_H
-#define PROFVIEW_TIMER_COLLECT_OPTIONS_H
+#ifndef PROFVIEW_LAUNCH_COLLECT_OPTIONS_H
+#define PROFVIEW_LAUNCH_COLLECT_OPTIONS_H
 
 struct collect_opts {
 	long frequency;

@@ -14,8 +14,8 @@
  * normal end even without the trace's end record (its exit handlers did
  * not run, or it called exit_group itself): only a kill is said.
  */
-#ifndef PROFVIEW_TIMER_COLLECT_PROCS_H
-#define PROFVIEW_TIMER_COLLECT_PROCS_H
+#ifndef PROFVIEW_LAUNCH_COLLECT_PROCS_H
+#define PROFVIEW_LAUNCH_COLLECT_PROCS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -7,8 +7,8 @@
  * (raw.h) in place of the program's segment: a segment then holds every
  * process's samples of its window while the processes run.
  */
-#ifndef PROFVIEW_TIMER_COLLECT_RUNSEG_H
-#define PROFVIEW_TIMER_COLLECT_RUNSEG_H
+#ifndef PROFVIEW_LAUNCH_COLLECT_RUNSEG_H
+#define PROFVIEW_LAUNCH_COLLECT_RUNSEG_H
 
 #include <stdint.h>
 #include <sys/types.h>

@@ -7,8 +7,8 @@
  * summary (each process as it was with -v); then the CPU time in no
  * sample when there is much.
  */
-#ifndef PROFVIEW_TIMER_COLLECT_SUMMARY_H
-#define PROFVIEW_TIMER_COLLECT_SUMMARY_H
+#ifndef PROFVIEW_LAUNCH_COLLECT_SUMMARY_H
+#define PROFVIEW_LAUNCH_COLLECT_SUMMARY_H
 
 #include <stdint.h>
 #include <sys/types.h>

@@ -471,7 +471,7 @@ static void collect_find_short(const char *shown, uint64_t t0, struct collect_tr
 	}
 	close(fd);
 	if (off < (uint64_t)sb.st_size)
-		collect_msg("'%s': %llu bytes after its last whole trace are not read", t.name,
+		cli_msg("'%s': %llu bytes after its last whole trace are not read", t.name,
 			    (unsigned long long)((uint64_t)sb.st_size - off));
 	/* each image once */
 	qsort(*cand, *ncand, sizeof(**cand), collect_image_cmp);

@@ -8,8 +8,8 @@
  * its process could not finish at its last record, and joined into one
  * run file (raw.h's run layout).
  */
-#ifndef PROFVIEW_TIMER_COLLECT_TRACES_H
-#define PROFVIEW_TIMER_COLLECT_TRACES_H
+#ifndef PROFVIEW_LAUNCH_COLLECT_TRACES_H
+#define PROFVIEW_LAUNCH_COLLECT_TRACES_H
 
 #include <limits.h>
 #include <stddef.h>

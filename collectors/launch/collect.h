@@ -10,7 +10,8 @@
  *
  *   collect-main.c     collect_main: runs the program, waits for it and
  *                      the processes it starts, passes signals on
- *   collect-options.c  the command line (collect-options.h)
+ *   collect-options.c  the command line (collect-options.h), the tool
+ *                      run and its lines on stderr (collect_say)
  *   collect-launch.c   finding the program and the library, the trace
  *                      file and the environment, the exec (collect-launch.h)
  *   collect-traces.c   reading traces back, finding the run's, joining
@@ -22,8 +23,8 @@
  *                      (collect-runseg.h)
  *   segments.c         --split of one trace (segments.h)
  */
-#ifndef PROFVIEW_TIMER_COLLECT_H
-#define PROFVIEW_TIMER_COLLECT_H
+#ifndef PROFVIEW_LAUNCH_COLLECT_H
+#define PROFVIEW_LAUNCH_COLLECT_H
 
 #include <stdio.h>
 
@@ -57,7 +58,7 @@ struct collect_tool {
 	int misses_own_malloc;
 };
 
-/* The collector being run (collect_main sets it first). */
+/* The collector being run (collect_main sets it first; collect-options.c). */
 extern const struct collect_tool *collect_tool;
 
 /* The launcher, as the main of tool: returns the exit status
@@ -74,7 +75,7 @@ enum {
 };
 
 /* Prints "collect-timer: " and the formatted text, which has its own
- * newline, on stderr in one write (collect-main.c). */
+ * newline, on stderr in one write (collect-options.c). */
 void collect_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -43,8 +43,8 @@
  * that a segment holds every process's samples of its window; those
  * traces stay whole (they are also joined into the -o file at the end).
  */
-#ifndef PROFVIEW_TIMER_SEGMENTS_H
-#define PROFVIEW_TIMER_SEGMENTS_H
+#ifndef PROFVIEW_LAUNCH_SEGMENTS_H
+#define PROFVIEW_LAUNCH_SEGMENTS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -25,8 +25,8 @@
  * (the caller then records a stack copy).  The file depends on libc alone,
  * so that a test can link it by itself.
  */
-#ifndef PROFVIEW_TIMER_CFI_H
-#define PROFVIEW_TIMER_CFI_H
+#ifndef PROFVIEW_PRELOAD_CFI_H
+#define PROFVIEW_PRELOAD_CFI_H
 
 #include <stdint.h>
 #include <ucontext.h>

@@ -10,8 +10,8 @@
  * inline functions only: the library links nothing of the launcher's.
  * The checks below are pure functions of their argument: signal-safe.
  */
-#ifndef PROFVIEW_TIMER_COLLECT_ENV_H
-#define PROFVIEW_TIMER_COLLECT_ENV_H
+#ifndef PROFVIEW_PRELOAD_COLLECT_ENV_H
+#define PROFVIEW_PRELOAD_COLLECT_ENV_H
 
 #include <signal.h>
 #include <stdatomic.h>

@@ -1,8 +1,8 @@
 /* helper.h - starting a thread of the library's own (helper.c), in the
  * preload library
  */
-#ifndef PROFVIEW_TIMER_HELPER_H
-#define PROFVIEW_TIMER_HELPER_H
+#ifndef PROFVIEW_PRELOAD_HELPER_H
+#define PROFVIEW_PRELOAD_HELPER_H
 
 #include <pthread.h>
 #include <stddef.h>

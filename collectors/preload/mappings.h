@@ -4,8 +4,8 @@
  * In the preload library, which libprofview-timer.so and
  * libprofview-heap.so link.
  */
-#ifndef PROFVIEW_TIMER_MAPPINGS_H
-#define PROFVIEW_TIMER_MAPPINGS_H
+#ifndef PROFVIEW_PRELOAD_MAPPINGS_H
+#define PROFVIEW_PRELOAD_MAPPINGS_H
 
 #include <stdint.h>
 

@@ -15,8 +15,8 @@
  * outside ASCII as "\xHH", so that it cannot act on a terminal; it is cut
  * at 64 bytes.
  */
-#ifndef PROFVIEW_TIMER_NOTICE_H
-#define PROFVIEW_TIMER_NOTICE_H
+#ifndef PROFVIEW_PRELOAD_NOTICE_H
+#define PROFVIEW_PRELOAD_NOTICE_H
 
 #include <stdarg.h>
 #include <stddef.h>

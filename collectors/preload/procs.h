@@ -6,8 +6,8 @@
  * reads these records to account for every process of the run, the ones
  * the library never ran in too (collect-traces.h).
  */
-#ifndef PROFVIEW_TIMER_PROCS_H
-#define PROFVIEW_TIMER_PROCS_H
+#ifndef PROFVIEW_PRELOAD_PROCS_H
+#define PROFVIEW_PRELOAD_PROCS_H
 
 #pragma GCC visibility push(hidden)
 

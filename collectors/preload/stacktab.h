@@ -4,8 +4,8 @@
  * In the preload library, which libprofview-timer.so and
  * libprofview-heap.so link.
  */
-#ifndef PROFVIEW_TIMER_STACKTAB_H
-#define PROFVIEW_TIMER_STACKTAB_H
+#ifndef PROFVIEW_PRELOAD_STACKTAB_H
+#define PROFVIEW_PRELOAD_STACKTAB_H
 
 #include <stdatomic.h>
 #include <stdint.h>

@@ -6,8 +6,8 @@
  * signal-safe: whether it may run in a signal handler (the sampler's),
  * taking no lock, allocating nothing, never blocking.
  */
-#ifndef PROFVIEW_TIMER_WRITER_H
-#define PROFVIEW_TIMER_WRITER_H
+#ifndef PROFVIEW_PRELOAD_WRITER_H
+#define PROFVIEW_PRELOAD_WRITER_H
 
 #include <stdint.h>
 #include <sys/types.h>

@@ -3,9 +3,8 @@
  * (control.h, host.h)
  *
  * The state is a generation count: odd while sampling is paused, even
- * while it runs, one more at each change.  control_paused is inline so
- * that the handler pays one load for it (sample.c's control_sample_ok
- * reads it the same way).
+ * while it runs, one more at each change (control_gen and control_paused,
+ * preload-state.h, where the handler's files read it).
  */
 #ifndef PROFVIEW_TIMER_CONTROL_TIMER_H
 #define PROFVIEW_TIMER_CONTROL_TIMER_H
@@ -16,15 +15,6 @@
 #include "control.h"
 
 #pragma GCC visibility push(hidden)
-
-/* Odd while sampling is paused. */
-extern _Atomic uint64_t control_gen;
-
-/* Is sampling paused?  Signal-safe. */
-static inline int control_paused(void)
-{
-	return (int)(atomic_load(&control_gen) & 1);
-}
 
 /* The host's members (host.h) for the control thread: how sampling
  * starts, a pause or resume of every thread, and the sweeper started when

@@ -76,8 +76,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "control-timer.h"
 #include "engine.h"
+#include "preload-state.h"
 #include "preload.h"
 #include "raw.h"
 #include "sigs.h"

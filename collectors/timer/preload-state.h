@@ -171,6 +171,36 @@ static inline clockid_t preload_thread_clock(pid_t tid)
 	return (clockid_t)((~(unsigned)tid << 3) | 6); /* CPUCLOCK_SCHED | PERTHREAD */
 }
 
+/* The pause state (control-timer.c writes it): a generation count, odd
+ * while sampling is paused, one more at each change. */
+extern _Atomic uint64_t control_gen;
+
+/* Is sampling paused?  Inline, so that the handler pays one load for it.
+ * Signal-safe. */
+static inline int control_paused(void)
+{
+	return (int)(atomic_load(&control_gen) & 1);
+}
+
+/* The signal the timers send: SIGPROF, or a real-time signal when the
+ * program uses SIGPROF (sigs.c picks it).  Signal-safe. */
+static inline int preload_signal(void)
+{
+	return preload.signo != 0 ? preload.signo : SIGPROF;
+}
+
+/* A pseudo-random number in [1, n] (splitmix64 over one shared counter).
+ * Signal-safe. */
+static inline uint64_t preload_random(uint64_t n)
+{
+	uint64_t z = atomic_fetch_add(&preload.rng, 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ z >> 30) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ z >> 27) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	return n > 0 ? z % n + 1 : 1;
+}
+
 /* preload.c */
 
 /* Runs the initialization once (from the constructor, or from the first

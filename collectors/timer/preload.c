@@ -53,6 +53,7 @@
 #include "collect-env.h"
 #include "control-timer.h"
 #include "engine.h"
+#include "lost.h"
 #include "host.h"
 #include "mappings.h"
 #include "preload-state.h"
@@ -611,7 +612,7 @@ static void preload_fini_run(uint64_t t0)
 	/* the mappings again for the samples: a staged trace has none */
 	if (!writer_staged())
 		mappings_write(0);
-	sample_write_lost(WRITER_WAIT);
+	lost_write(WRITER_WAIT);
 	preload_cost.end_ns += preload_thread_ns() - t0;
 	preload_cost_record();
 	end = writer_reserve(sizeof(*end), WRITER_WAIT);

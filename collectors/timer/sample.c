@@ -61,8 +61,9 @@
 #include <unistd.h>
 
 #include "cfi.h"
-#include "control-timer.h"
+#include "control.h"
 #include "engine.h"
+#include "lost.h"
 #include "mappings.h"
 #include "preload-state.h"
 #include "sample.h"
@@ -79,16 +80,6 @@
 __thread struct preload_tls preload_tls
 	__attribute__((tls_model("initial-exec")));
 
-uint64_t preload_random(uint64_t n)
-{
-	uint64_t z = atomic_fetch_add(&preload.rng, 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ z >> 30) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ z >> 27) * 0x94d049bb133111ebull;
-	z ^= z >> 31;
-	return n > 0 ? z % n + 1 : 1;
-}
-
 /* ---- the signal handler ---- */
 
 int sample_handlers_idle(void)
@@ -102,24 +93,6 @@ int sample_running(void)
 }
 
 /* Writes the pending count of lost samples as a RAW_LOST record. */
-void sample_write_lost(int wait)
-{
-	uint64_t n = atomic_exchange(&preload.lost_pending, 0);
-	struct raw_lost *rec;
-
-	if (n == 0)
-		return;
-	rec = writer_reserve(sizeof(*rec), wait);
-	if (rec == NULL) {
-		atomic_fetch_add(&preload.lost_pending, n);
-		return;
-	}
-	rec->count = n;
-	rec->error = (uint32_t)writer_error();
-	rec->reserved = 0;
-	writer_publish(rec, RAW_LOST, sizeof(*rec));
-}
-
 /* Walks the frame-pointer chain from the interrupted context.  Only frame
  * pointers that are 8-aligned, inside [lo, hi) and strictly increasing are
  * dereferenced.
@@ -230,7 +203,7 @@ static void preload_sample_lost(struct preload_tls *t, int64_t cpu)
 	if (now - said >= PRELOAD_LOST_EVERY_NS &&
 	    atomic_compare_exchange_strong(&preload_lost_said_ns, &said, now) &&
 	    atomic_fetch_add(&preload_lost_tail, 1) < PRELOAD_LOST_TAIL_MAX)
-		sample_write_lost(WRITER_FINAL);
+		lost_write(WRITER_FINAL);
 }
 
 /* After a sample was published.  Signal-safe. */
@@ -239,7 +212,7 @@ static void preload_sample_done(struct preload_tls *t, int64_t cpu)
 	t->last_cpu = cpu;
 	atomic_fetch_add_explicit(&preload.samples, 1, memory_order_relaxed);
 	if (atomic_load_explicit(&preload.lost_pending, memory_order_relaxed) != 0)
-		sample_write_lost(0);
+		lost_write(0);
 }
 
 /* Reads len bytes at addr of our own memory into dst with process_vm_readv,

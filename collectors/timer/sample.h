@@ -16,11 +16,6 @@ uint32_t preload_read_memory(void *dst, uintptr_t addr, uint32_t len);
 
 #pragma GCC visibility push(hidden)
 
-/* A pseudo-random number in [1, n].  Signal-safe. */
-uint64_t preload_random(uint64_t n);
-/* Writes the pending count of lost samples as a RAW_LOST record; wait as
- * for writer_reserve.  Signal-safe unless wait is WRITER_WAIT. */
-void sample_write_lost(int wait);
 /* Is this process being profiled right now?  Signal-safe. */
 int sample_running(void);
 /* Is no sampling handler running right now?  One that starts after this

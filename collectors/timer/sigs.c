@@ -37,8 +37,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "control-timer.h"
+#include "control.h"
 #include "engine.h"
+#include "lost.h"
 #include "notice.h"
 #include "preload-state.h"
 #include "sample.h"
@@ -92,11 +93,6 @@ int sigs_pick_signal(void)
 	return 0;
 }
 
-int preload_signal(void)
-{
-	return preload.signo != 0 ? preload.signo : SIGPROF;
-}
-
 /* ---- the end of the trace from a signal handler ---- */
 
 const int sigs_term_signals[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE };
@@ -120,7 +116,7 @@ static void preload_end_from_signal(void)
 		return;
 	for (int i = 0; i < 200 && atomic_load(&preload.inflight) != 0; i++)
 		nanosleep(&ms, NULL);
-	sample_write_lost(WRITER_FINAL);
+	lost_write(WRITER_FINAL);
 	end = writer_reserve(sizeof(*end), WRITER_FINAL);
 	if (end != NULL) {
 		end->time_ns = preload_now();

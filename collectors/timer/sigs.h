@@ -6,9 +6,7 @@
 #ifndef PROFVIEW_TIMER_SIGS_H
 #define PROFVIEW_TIMER_SIGS_H
 
-/* The signal the timers send: SIGPROF, or a real-time signal when the
- * program uses SIGPROF.  Signal-safe. */
-int preload_signal(void);
+/* (The signal the timers send is preload_signal, preload-state.h.) */
 
 #pragma GCC visibility push(hidden)
 

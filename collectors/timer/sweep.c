@@ -54,8 +54,8 @@
 #include <stdatomic.h>
 #include <time.h>
 
-#include "control-timer.h"
 #include "helper.h"
+#include "preload-state.h"
 #include "preload.h"
 #include "sample.h"
 #include "sweep.h"

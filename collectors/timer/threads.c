@@ -29,7 +29,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "control-timer.h"
 #include "engine.h"
 #include "mappings.h"
 #include "preload-state.h"

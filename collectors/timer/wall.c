@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "control-timer.h"
+#include "preload-state.h"
 #include "preload.h"
 #include "sample.h"
 #include "threads.h"

@@ -87,6 +87,16 @@ for dir in $dirs; do
 		grep -qF "\`$name\`" <<<"$row" || fail "ARCHITECTURE.md's row of $dir/ does not name $name"
 	done
 done
+# Every header's include guard is named after its file (PROFVIEW_..._NAME_H),
+# so that a header moved or copied says where it came from.
+for h in $(cd "$SRCDIR" && find trace profile formats collectors analyzer tui cmd -name '*.h'); do
+	want=$(basename "$h" | tr 'a-z.-' 'A-Z__')
+	guard=$(sed -n 's/^#ifndef \(PROFVIEW_[A-Z0-9_]*\)$/\1/p' "$SRCDIR/$h" | head -n 1)
+	case $guard in
+	PROFVIEW_*"$want") ;;
+	*) fail "$h: include guard '$guard' does not end in $want" ;;
+	esac
+done
 "$COLLECT_HEAP" --version | grep -q '^collect-heap (profview) [0-9]' || fail "collect-heap --version"
 "$PROFVIEW" --version | grep -q '^profview [0-9]' || fail "profview --version"
 "$COLLECT_TIMER" --version | grep -q '[0-9]\.[0-9]' || fail "collect-timer --version"

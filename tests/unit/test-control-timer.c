@@ -47,11 +47,6 @@ static struct call *record(char what)
 	return c;
 }
 
-uint64_t preload_random(uint64_t n)
-{
-	return n;
-}
-
 void engine_disarm(struct engine_timer *t)
 {
 	record('d')->tid = (pid_t)t->id;
@@ -239,7 +234,7 @@ int main(void)
 	CHECK_EQ(count('r', other), 1);
 	CHECK_EQ(count('r', 0), 0);
 	c = find('r', me);
-	CHECK(c != NULL && c->young == 1 && c->first_ns == preload.period_ns);
+	CHECK(c != NULL && c->young == 1 && c->first_ns >= 1 && c->first_ns <= preload.period_ns);
 	c = find('r', other);
 	CHECK(c != NULL && c->young == 0);
 	/* the records before the timers */
