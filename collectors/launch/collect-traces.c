@@ -474,7 +474,8 @@ static void collect_find_short(const char *shown, uint64_t t0, struct collect_tr
 		cli_msg("'%s': %llu bytes after its last whole trace are not read", t.name,
 			    (unsigned long long)((uint64_t)sb.st_size - off));
 	/* each image once */
-	qsort(*cand, *ncand, sizeof(**cand), collect_image_cmp);
+	if (*ncand > 1)
+		qsort(*cand, *ncand, sizeof(**cand), collect_image_cmp);
 	for (size_t i = 0; i < *ncand; i++)
 		if (n == 0 || (*cand)[i].pid != (*cand)[n - 1].pid ||
 		    (*cand)[i].start_mono != (*cand)[n - 1].start_mono)
