@@ -108,9 +108,10 @@ grep -qE "^ *$n .*\[process $tpid \"burn\", first burn\]" twice.txt ||
 # it left out; -v lists every image and says nothing is left out.
 "$COLLECT_TIMER" -o six.raw sh -c 'for i in 1 2 3 4 5 6; do ./burn 0.2 & done; wait' >six.out 2>six.err ||
 	fail "six children failed: $(cat six.err)"
-dups=$(grep -o '^collect-timer: pid [0-9]* ' six.err | sort | uniq -d)
+# (the lines of processes' samples, not a notice a process may also give)
+dups=$(grep -E '^collect-timer: pid [0-9]+ \([^)]*\): [0-9]+ samples?' six.err | grep -o '^collect-timer: pid [0-9]* ' | sort | uniq -d)
 [ -z "$dups" ] || fail "a process listed twice: $(cat six.err)"
-[ "$(grep -c '^collect-timer: pid [0-9]* (' six.err)" = 3 ] || fail "not three processes listed: $(cat six.err)"
+[ "$(grep -cE '^collect-timer: pid [0-9]+ \([^)]*\): [0-9]+ samples?' six.err)" = 3 ] || fail "not three processes listed: $(cat six.err)"
 set -- $(summary_count six.err)
 [ "${2:-0}" -ge 6 ] || fail "fewer than the six busy processes with samples: $(cat six.err)"
 grep -q "($(($2 - 3)) more not listed; -v lists every one)" six.err ||
@@ -123,7 +124,7 @@ for pid in $(awk '{ print $2 }' sixv.out); do
 	# its line, or, when that image got a sample, said in a line of its own)
 	[ "$(grep -c "^collect-timer: pid $pid (burn" sixv.err)" = 1 ] ||
 		fail "-v: burn $pid is not listed once: $(cat sixv.err)"
-	[ "$(grep -c "^collect-timer: pid $pid (" sixv.err)" -le 2 ] ||
+	[ "$(grep -cE "^collect-timer: pid $pid \([^)]*\): [0-9]+ samples?" sixv.err)" -le 2 ] ||
 		fail "-v: pid $pid is listed more than once per image: $(cat sixv.err)"
 	grep -Eq "^collect-timer: pid $pid \(burn(, after [a-z, ]+)?\): [0-9]+ samples" sixv.err ||
 		fail "-v: burn $pid's line does not name it: $(cat sixv.err)"
