@@ -15,6 +15,10 @@
  * them, what the whole copy gives: the unit, the scopes holding it (their
  * DIE offsets, tags and names) and its line (file, line, column); and the
  * copy for the first fifth has less of .debug_info than the whole.
+ *
+ * A damaged file gets no copy: one byte flipped inside its biggest
+ * compressed section's stream, or that section's size said one byte
+ * longer or shorter than its stream holds.
  */
 #include "check.h"
 #include "debugfile.h"
@@ -25,7 +29,7 @@
 #include <gelf.h>
 #include <unistd.h>
 
-static int files, sections, compressed, trimmed;
+static int files, sections, compressed, trimmed, damaged;
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -206,6 +210,78 @@ static void compare_trimmed(const char *path, int wholefd, const uint64_t *addrs
 		close(in);
 }
 
+/* A copy of the file at path in a temporary file, with the biggest
+ * compressed section changed by damage(): is a decompressed copy of it
+ * refused? */
+static void check_damaged(const char *path, void (*damage)(int fd, const GElf_Shdr *sh))
+{
+	char tmp[] = "/tmp/test-debugfile-XXXXXX";
+	int in = open(path, O_RDONLY), out = mkstemp(tmp), copy;
+	GElf_Shdr big = { 0 };
+	Elf *e;
+	char buf[65536];
+	ssize_t got;
+
+	CHECK(in >= 0 && out >= 0);
+	if (in < 0 || out < 0)
+		goto done;
+	unlink(tmp);
+	while ((got = read(in, buf, sizeof buf)) > 0)
+		CHECK(write(out, buf, (size_t)got) == got);
+	e = elf_begin(in, ELF_C_READ, NULL);
+	for (Elf_Scn *scn = NULL; e && (scn = elf_nextscn(e, scn)) != NULL;) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_COMPRESSED) && sh.sh_size > big.sh_size)
+			big = sh;
+	}
+	elf_end(e);
+	CHECK(big.sh_size > 4096);
+	if (big.sh_size > 4096) {
+		damage(out, &big);
+		copy = debugfile_decompressed(out, NULL, 0, NULL, 0);
+		CHECK_EQ(copy, -1);
+		if (copy >= 0)
+			close(copy);
+		damaged++;
+	}
+done:
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+}
+
+/* one byte in the middle of the compressed stream */
+static void flip_byte(int fd, const GElf_Shdr *sh)
+{
+	unsigned char c;
+	off_t at = (off_t)(sh->sh_offset + sh->sh_size / 2);
+
+	CHECK(pread(fd, &c, 1, at) == 1);
+	c ^= 0x5a;
+	CHECK(pwrite(fd, &c, 1, at) == 1);
+}
+
+/* the uncompressed size the compression header says, one more or less */
+static void size_off_by(int fd, const GElf_Shdr *sh, int64_t by)
+{
+	Elf64_Chdr ch;
+
+	CHECK(pread(fd, &ch, sizeof ch, (off_t)sh->sh_offset) == (ssize_t)sizeof ch);
+	ch.ch_size = (uint64_t)((int64_t)ch.ch_size + by);
+	CHECK(pwrite(fd, &ch, sizeof ch, (off_t)sh->sh_offset) == (ssize_t)sizeof ch);
+}
+
+static void size_longer(int fd, const GElf_Shdr *sh)
+{
+	size_off_by(fd, sh, 1);
+}
+
+static void size_shorter(int fd, const GElf_Shdr *sh)
+{
+	size_off_by(fd, sh, -1);
+}
+
 static int each(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr low, void *arg)
 {
 	const unsigned char *id;
@@ -223,6 +299,9 @@ static int each(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr low, v
 	fprintf(stderr, "%s: %s\n", name, path);
 	files++;
 	compare(path, fd);
+	check_damaged(path, flip_byte);
+	check_damaged(path, size_longer);
+	check_damaged(path, size_shorter);
 	int in = open(path, O_RDONLY);
 	size_t n;
 	uint64_t *addrs = in >= 0 ? function_addrs(in, 40, &n) : NULL;
@@ -272,6 +351,7 @@ int main(void)
 	}
 	CHECK(compressed > 0);
 	CHECK(trimmed > 0);
+	CHECK(damaged == 3 * files);
 	printf("%d checks, %d failed\n", check_count, check_failures);
 	return check_failures != 0;
 }
