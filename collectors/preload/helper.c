@@ -9,6 +9,7 @@
  * on a process with one such thread; named from inside, nothing.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -57,10 +58,13 @@ int threads_start_helper(pthread_t *thread, void *(*fn)(void *), const char *nam
 	for (int i = 0; i < HELPER_SLOTS && st == NULL; i++)
 		if (!atomic_exchange(&helper_slots[i].busy, 1))
 			st = &helper_slots[i];
-	if (st == NULL)
+	if (st == NULL) {
+		errno = EBUSY; /* every slot taken by a start not yet begun */
 		return -1;
-	if (create == NULL || pthread_attr_init(&attr) != 0) {
+	}
+	if (create == NULL || (rc = pthread_attr_init(&attr)) != 0) {
 		atomic_store(&st->busy, 0);
+		errno = create == NULL ? ENOSYS : rc;
 		return -1;
 	}
 	st->fn = fn;
@@ -78,6 +82,7 @@ int threads_start_helper(pthread_t *thread, void *(*fn)(void *), const char *nam
 	pthread_attr_destroy(&attr);
 	if (rc != 0) {
 		atomic_store(&st->busy, 0);
+		errno = rc;
 		return -1;
 	}
 	return 0;

@@ -12,7 +12,9 @@
 
 /* Starts a thread of the library's own: not registered (no timer, no
  * samples), every signal blocked, named name; stack 0 for the default
- * size.  Returns 0 or -1.  Not signal-safe. */
+ * size.  Returns 0, or -1 with errno set: pthread_create's error, EBUSY
+ * when every start slot is taken by starts not yet begun, ENOSYS when
+ * libc's pthread_create cannot be found.  Not signal-safe. */
 int threads_start_helper(pthread_t *thread, void *(*fn)(void *), const char *name, size_t stack,
 			 int detached);
 /* The CPU time of a helper thread started (started set) and not yet

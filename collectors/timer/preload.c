@@ -264,7 +264,7 @@ static void preload_start_stopper(void)
 	if (preload.stop_ns == 0)
 		return;
 	if (threads_start_helper(&thread, preload_stopper, "profview-stop", 64 << 10, 1) != 0)
-		preload_warn("--duration ignored: cannot start a thread");
+		preload_warn("--duration ignored: cannot start a thread: %s", strerror(errno));
 }
 
 /* The helper threads of a process that starts profiling. */
@@ -278,12 +278,13 @@ static void preload_start_threads(void)
 	sweep_start(preload.period_ns);
 	/* also what keeps the program's memory from growing with its trace */
 	if (control_start() != 0) {
-		preload_warn("cannot start the control thread: the control signal and --delay do "
-			     "nothing, and the trace is kept in memory");
+		preload_warn("cannot start the control thread (%s): the control signal and --delay "
+			     "do nothing, and the trace is kept in memory", strerror(errno));
 		sweep_start_now();
 	}
 	if (preload_wall && wall_start(preload.period_ns, preload.stack_size) != 0)
-		preload_warn("no off-CPU samples: cannot start the wall-clock sampler thread");
+		preload_warn("no off-CPU samples: cannot start the wall-clock sampler thread: %s",
+			     strerror(errno));
 }
 
 /* How much CPU time makes a thread no longer young (raw-cpu.h, engine.c):

@@ -51,6 +51,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <string.h>
 #include <stdatomic.h>
 #include <time.h>
 
@@ -156,7 +157,8 @@ uint64_t sweep_launch(uint64_t now)
 	if (threads_start_helper(&sweep.thread, sweep_main, "profview-sweep", 64 << 10, 0) == 0)
 		atomic_store(&sweep.started, 1);
 	else
-		preload_warn("cannot start the sweeper thread: threads the CPU timers miss stay unsampled");
+		preload_warn("cannot start the sweeper thread (%s): threads the CPU timers miss stay "
+			     "unsampled", strerror(errno));
 out:
 	pthread_mutex_unlock(&sweep.lock);
 	return due;

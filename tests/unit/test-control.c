@@ -19,6 +19,7 @@
 #include "collect-env.h"
 #include "control.h"
 #include "fakehost.h"
+#include "helper.h"
 #include "preload.h"
 #include "tracetest.h"
 
@@ -657,6 +658,26 @@ static void child_exec_fails(void)
 	CHECK_EQ(atomic_load(&fakehost_prepared[1]), 1);
 }
 
+static void *helper_returns(void *unused)
+{
+	return unused;
+}
+
+/* A helper thread that cannot start says why (errno), and one that can
+ * starts. */
+static void child_helper_errors(void)
+{
+	pthread_t t;
+
+	errno = 0;
+	/* a stack no address space holds: pthread_create fails (EAGAIN,
+	 * or EINVAL where the size itself is refused) */
+	CHECK_EQ(threads_start_helper(&t, helper_returns, "too-big", (size_t)1 << 62, 0), -1);
+	CHECK(errno == EAGAIN || errno == ENOMEM || errno == EINVAL);
+	CHECK_EQ(threads_start_helper(&t, helper_returns, "fine", 64 << 10, 0), 0);
+	CHECK_EQ(pthread_join(t, NULL), 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "--held-report") == 0)
@@ -673,6 +694,7 @@ int main(int argc, char **argv)
 	in_child("pending, plain handler", child_pending_plain);
 	in_child("pending, siginfo handler", child_pending_siginfo);
 	in_child("exec fails", child_exec_fails);
+	in_child("helper errors", child_helper_errors);
 	test_exec();
 	{
 		int status = 0;
