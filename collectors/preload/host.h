@@ -62,6 +62,12 @@ struct preload_host {
 	 * of an image that loads the library again; 0 for none.  NULL: the
 	 * host samples with no signal.  Signal-safe. */
 	int (*exec_signal)(void);
+	/* The image ends now without its destructors (_exit or _Exit
+	 * called in the process whose trace it is, not in a vfork child):
+	 * the end of the trace as far as it can be written without locks
+	 * (each thread's CPU time, what was lost, the end).  NULL: the
+	 * trace ends without them.  Signal-safe. */
+	void (*quick_end)(void);
 };
 
 #pragma GCC visibility push(hidden)

@@ -261,13 +261,17 @@ PROCS_EXPORT pid_t wait(int *wstatus)
 	return wait4(-1, wstatus, 0, NULL);
 }
 
-/* _exit and _Exit end the image without its destructors: a staged trace
- * (writer.c), in memory, is appended to the run's file of short images
- * first, or the process would leave nothing.  (exit ends through the
- * destructors, and its own _exit is libc's, not this one.)  The end is the
- * system call libc's makes: nothing to look up, in a vfork child too. */
+/* _exit and _Exit end the image without its destructors: the host writes
+ * the end of the trace (its threads' CPU time and the end record, as the
+ * destructor would), and a staged trace (writer.c), in memory, is appended
+ * to the run's file of short images, or the process would leave nothing.
+ * (exit ends through the destructors, and its own _exit is libc's, not
+ * this one.)  The end is the system call libc's makes: nothing to look
+ * up, in a vfork child too. */
 __attribute__((noreturn)) static void procs_leave(int status)
 {
+	if (preload_host.quick_end != NULL && getpid() == writer_owner())
+		preload_host.quick_end();
 	writer_flush_staged(1);
 	for (;;)
 		syscall(SYS_exit_group, status);

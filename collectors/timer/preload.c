@@ -104,13 +104,14 @@ static uint64_t preload_handler_ns(void)
 	return ns;
 }
 
-static void preload_cost_record(void)
+/* mode: writer_reserve's (WRITER_FINAL at the end by _exit) */
+static void preload_cost_record(int mode)
 {
 	struct raw_collector *rec;
 	uint64_t chunks, rows, tables, handler = preload_handler_ns();
 
 	cfi_cost(&chunks, &rows, &tables);
-	rec = writer_reserve(sizeof(*rec), WRITER_WAIT);
+	rec = writer_reserve(sizeof(*rec), mode);
 	if (rec == NULL)
 		return;
 	rec->start_ns = preload_cost.start_ns - preload_cost.said_start;
@@ -134,8 +135,53 @@ void preload_write_cost(void)
 		return;
 	preload_own_begin();
 	preload_cost.helpers_ns = control_cpu_ns() + sweep_cpu_ns();
-	preload_cost_record();
+	preload_cost_record(WRITER_WAIT);
 	preload_own_end();
+}
+
+/* The end of the trace when the image ends by _exit (host.h: quick_end):
+ * what preload_fini_run writes, without its locks and waits for space
+ * (signal-safe, but for a try of the registry's lock): samples stop, a
+ * handler still running gets a moment to finish, then each thread's CPU
+ * time, the lost count, the collector's
+ * cost and the end record go into the space kept for them.  The helper
+ * threads end with the process. */
+static void preload_quick_end(void)
+{
+	struct timespec ms = { 0, 1000000 };
+	int expected = PRELOAD_RUNNING, locked;
+	struct raw_end *end;
+
+	if (getpid() != preload.pid || atomic_exchange(&preload.ending, 1))
+		return;
+	if (!atomic_compare_exchange_strong(&preload.state, &expected, PRELOAD_STOPPED))
+		return;
+	for (int i = 0; i < 200 && atomic_load(&preload.inflight) != 0; i++)
+		nanosleep(&ms, NULL);
+	/* the registry as it is, unless this thread was interrupted while
+	 * changing it (then the threads' ends are left out) */
+	locked = pthread_mutex_trylock(&preload.registry_lock) == 0;
+	for (size_t i = 0; locked && i < preload.nentries && !control_paused(); i++) {
+		pid_t tid = preload.entries[i].tid;
+		struct timespec ts;
+
+		if (tid != 0 && clock_gettime(preload_thread_clock(tid), &ts) == 0)
+			threads_write_exit_final(tid, preload_ts_ns(&ts));
+	}
+	if (locked)
+		pthread_mutex_unlock(&preload.registry_lock);
+	lost_write(WRITER_FINAL);
+	preload_cost.helpers_ns = control_cpu_ns() + sweep_cpu_ns();
+	preload_cost_record(WRITER_FINAL);
+	end = writer_reserve(sizeof(*end), WRITER_FINAL);
+	if (end != NULL) {
+		end->time_ns = preload_now();
+		end->samples = atomic_load(&preload.samples);
+		end->lost = atomic_load(&preload.lost);
+		end->signals = atomic_load(&preload.signals);
+		end->overruns = atomic_load(&preload.overruns);
+		writer_publish(end, RAW_END, sizeof(*end));
+	}
 }
 
 /* What the preload library asks of this one. */
@@ -149,6 +195,7 @@ const struct preload_host preload_host = {
 	.control_deferred = control_timer_deferred,
 	.exec_prepare = sigs_exec_prepare,
 	.exec_signal = sigs_exec_signal,
+	.quick_end = preload_quick_end,
 };
 
 /* ---- start and end ---- */
@@ -615,7 +662,7 @@ static void preload_fini_run(uint64_t t0)
 		mappings_write(0);
 	lost_write(WRITER_WAIT);
 	preload_cost.end_ns += preload_thread_ns() - t0;
-	preload_cost_record();
+	preload_cost_record(WRITER_WAIT);
 	end = writer_reserve(sizeof(*end), WRITER_WAIT);
 	if (end != NULL) {
 		end->time_ns = preload_now();

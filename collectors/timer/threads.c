@@ -87,10 +87,9 @@ static uint64_t threads_system_ns(pid_t tid)
 	return (uint64_t)stime * (1000000000ull / (uint64_t)hz);
 }
 
-void threads_write_exit(pid_t tid, int64_t cpu_ns)
+static void threads_write_exit_as(pid_t tid, int64_t cpu_ns, uint64_t system, int mode)
 {
-	uint64_t system = threads_system_ns(tid);
-	struct raw_thread_exit *rec = writer_reserve(sizeof(*rec), 1);
+	struct raw_thread_exit *rec = writer_reserve(sizeof(*rec), mode);
 
 	if (rec == NULL)
 		return;
@@ -99,6 +98,21 @@ void threads_write_exit(pid_t tid, int64_t cpu_ns)
 	rec->cpu_ns = cpu_ns > 0 ? (uint64_t)cpu_ns : 0;
 	rec->system_ns = system;
 	writer_publish(rec, RAW_THREAD_EXIT, sizeof(*rec));
+}
+
+void threads_write_exit(pid_t tid, int64_t cpu_ns)
+{
+	threads_write_exit_as(tid, cpu_ns, threads_system_ns(tid), WRITER_WAIT);
+}
+
+void threads_write_exit_final(pid_t tid, int64_t cpu_ns)
+{
+	int64_t user, sys;
+	uint64_t system = RAW_UNKNOWN;
+
+	if (tid == preload_gettid() && threads_rusage(&user, &sys) == 0 && sys >= 0)
+		system = (uint64_t)sys;
+	threads_write_exit_as(tid, cpu_ns, system, WRITER_FINAL);
 }
 
 ssize_t threads_read_task_file(pid_t tid, const char *file, char *buf, size_t size)

@@ -44,6 +44,11 @@ size_t threads_sweep(uint64_t threshold_ns, size_t *nthreads, size_t *watched);
  * thread, /proc for another).  Not signal-safe. */
 void threads_write_thread(pid_t tid, const char name[16], int64_t cpu_base);
 void threads_write_exit(pid_t tid, int64_t cpu_ns);
+/* The same exit record at the end of the trace, as the image ends without
+ * its destructors: in the space kept for the end (WRITER_FINAL), the system
+ * time known only for the calling thread (RAW_UNKNOWN for another).
+ * Signal-safe. */
+void threads_write_exit_final(pid_t tid, int64_t cpu_ns);
 /* The calling thread's user and system time, as getrusage(RUSAGE_THREAD)
  * gives them (the kernel scales its tick samples of either to the
  * thread's runtime), in nanoseconds.  Returns 0 or -1.  Signal-safe. */

@@ -79,7 +79,8 @@ grep -q "^collect-timer: pid [0-9]* (./accounted): not profiled: environment wit
 	fail "-v does not list the process not profiled: $(cat v.err)"
 
 # Ends: 20 children each, that leave by _exit or exit (normal ends: nothing
-# said), or are killed by SIGKILL or SIGSEGV (said, with the signal).
+# said, each trace ended whole), or are killed by SIGKILL or SIGSEGV (said,
+# with the signal).
 for how in _exit exit; do
 	"$COLLECT_TIMER" -o "$how.raw" ./accounted end "$how" 20 >/dev/null 2>"$how.err" || fail "$how: the run failed"
 	! grep -q "killed\|exit handlers\|not finished" "$how.err" ||
@@ -89,6 +90,13 @@ for how in _exit exit; do
 	"$PROFVIEW" --flat "$how.raw" >"$how.txt" 2>"$how.perr" || fail "$how: profview failed"
 	[ ! -s "$how.perr" ] || fail "$how: profview warns: $(cat "$how.perr")"
 	! grep -q "not finished" "$how.txt" || fail "$how: the run reads as not finished: $(head -2 "$how.txt")"
+	# each process's trace ends as the destructor would end it: its
+	# thread's CPU time (what the run's CPU total counts), the
+	# collector's own, the end
+	for rec in exit collector end; do
+		n=$("$RAWDUMP" "$how.raw" | awk -v r=$rec '$1 == r { n++ } END { print n + 0 }')
+		[ "$n" = 21 ] || fail "$how: $n $rec records for 21 processes"
+	done
 done
 for c in "kill 9" "segv 11"; do
 	set -- $c
