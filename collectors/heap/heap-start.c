@@ -69,6 +69,8 @@ static int heap_control_apply(int how)
 	return 1;
 }
 
+static void heap_quick_end(void);
+
 /* The heap library samples with no signal, holds none of the program's
  * and puts no work off to the control thread. */
 const struct preload_host preload_host = {
@@ -81,6 +83,7 @@ const struct preload_host preload_host = {
 	.control_deferred = NULL,
 	.exec_prepare = NULL,
 	.exec_signal = NULL,
+	.quick_end = heap_quick_end,
 };
 
 /* The control thread: it also gives back the written pages of the trace
@@ -255,22 +258,15 @@ __attribute__((constructor)) static void heap_constructor(void)
 	heap_tls.busy--;
 }
 
-/* After the program's exit handlers: the blocks without a free record
- * are the ones still allocated. */
-__attribute__((destructor)) static void heap_fini(void)
+/* The lost count and the end record, in space reserved as mode says
+ * (writer.h). */
+static void heap_write_end(int mode)
 {
-	int running = HEAP_RUNNING, quiet;
 	struct raw_end *end;
-	uint64_t lost;
+	uint64_t lost = atomic_load(&heap.lost);
 
-	if (!atomic_compare_exchange_strong(&heap.state, &running, HEAP_STOPPED))
-		return;
-	heap_tls.busy++;
-	heap_control_stop();
-	quiet = preload_quiesce(HEAP_QUIESCE_NS, HEAP_QUIESCE_STEP_NS) == 0;
-	lost = atomic_load(&heap.lost);
 	if (lost != 0) {
-		struct raw_lost *rec = writer_reserve(sizeof(*rec), WRITER_WAIT);
+		struct raw_lost *rec = writer_reserve(sizeof(*rec), mode);
 
 		if (rec != NULL) {
 			rec->count = lost;
@@ -279,7 +275,7 @@ __attribute__((destructor)) static void heap_fini(void)
 			writer_publish(rec, RAW_LOST, sizeof(*rec));
 		}
 	}
-	end = writer_reserve(sizeof(*end), WRITER_WAIT);
+	end = writer_reserve(sizeof(*end), mode);
 	if (end != NULL) {
 		end->time_ns = preload_now();
 		end->samples = atomic_load(&heap.samples);
@@ -288,6 +284,35 @@ __attribute__((destructor)) static void heap_fini(void)
 		end->overruns = 0;
 		writer_publish(end, RAW_END, sizeof(*end));
 	}
+}
+
+/* The end when the image ends by _exit (host.h: quick_end): sampling
+ * stops, a hook still writing gets a moment, then the end record in the
+ * space kept for it.  Signal-safe. */
+static void heap_quick_end(void)
+{
+	struct timespec ms = { 0, 1000000 };
+	int running = HEAP_RUNNING;
+
+	if (!atomic_compare_exchange_strong(&heap.state, &running, HEAP_STOPPED))
+		return;
+	for (int i = 0; i < 200 && !heap_handlers_idle(); i++)
+		nanosleep(&ms, NULL);
+	heap_write_end(WRITER_FINAL);
+}
+
+/* After the program's exit handlers: the blocks without a free record
+ * are the ones still allocated. */
+__attribute__((destructor)) static void heap_fini(void)
+{
+	int running = HEAP_RUNNING, quiet;
+
+	if (!atomic_compare_exchange_strong(&heap.state, &running, HEAP_STOPPED))
+		return;
+	heap_tls.busy++;
+	heap_control_stop();
+	quiet = preload_quiesce(HEAP_QUIESCE_NS, HEAP_QUIESCE_STEP_NS) == 0;
+	heap_write_end(WRITER_WAIT);
 	if (quiet)
 		writer_finish();
 	heap_tls.busy--;

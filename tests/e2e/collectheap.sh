@@ -63,6 +63,18 @@ unsampled_ok "$transient" 4000 $SIZE $RATE ||
 	fail "transient: $transient bytes allocated, not 4000 x $SIZE within 5 sigma"
 peak=$(value_of alloc_space.txt peak)
 unsampled_ok "$peak" 3000 $SIZE $RATE || fail "peak: $peak bytes allocated, not 3000 x $SIZE within 5 sigma"
+
+# An end by _exit: the library's _exit writes the end record the
+# destructor would have, and what was in use is kept.
+"$COLLECT_HEAP" -q --rate=64k -o quick.raw ./heapcases quick || fail "collect-heap of heapcases quick failed"
+[ "$("$RAWDUMP" quick.raw | awk '$1 == "end" { n++ } END { print n + 0 }')" = 1 ] ||
+	fail "quick: the trace of a program that ended by _exit has no end record"
+"$PROFVIEW" --folded --sample-index=inuse_space quick.raw >quick.folded 2>quick.err ||
+	fail "quick: profview failed: $(cat quick.err)"
+[ ! -s quick.err ] || fail "quick: profview warns: $(cat quick.err)"
+by_function quick.folded >quick.txt
+unsampled_ok "$(value_of quick.txt kept)" 2000 $SIZE $RATE ||
+	fail "quick: kept() holds $(value_of quick.txt kept) bytes at the _exit, not 2000 x $SIZE within 5 sigma"
 # freed blocks are not in use at the end, exactly
 [ "$(value_of inuse_space.txt transient)" = 0 ] ||
 	fail "transient freed every block, yet $(value_of inuse_space.txt transient) bytes are in use"

@@ -13,6 +13,7 @@
  *                      fork keeps 16 MiB in child_work() and another runs
  *                      this program again (exec) to keep 16 MiB in
  *                      execd_work()
+ *   heapcases quick    kept(), then _exit: no exit handler, no destructor
  *   heapcases hang F   hang_work() keeps 16 MiB, then writes its pid to F
  *                      and sleeps (to be killed)
  *   heapcases phases   phase_a() keeps 16 MiB, then 0.6 s later phase_b()
@@ -344,12 +345,16 @@ int main(int argc, char **argv)
 			twin_a();
 			twin_b();
 		}
+	} else if (strcmp(m, "quick") == 0) {
+		/* what "known" keeps, then the end without exit handlers */
+		kept();
+		_exit(0);
 	} else if (strcmp(m, "line") == 0) {
 		return run_line();
 	} else if (strcmp(m, "hang") == 0 && argc > 2) {
 		return run_hang(argv[2]);
 	} else {
-		fprintf(stderr, "usage: heapcases known|entries|fork|phases|line|threads|twins|hang FILE\n");
+		fprintf(stderr, "usage: heapcases known|entries|fork|phases|quick|line|threads|twins|hang FILE\n");
 		return 2;
 	}
 	return 0;
