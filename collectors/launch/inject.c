@@ -9,11 +9,10 @@
  * in a system call that restarts after a stop (read, nanosleep, futex...),
  * one in epoll_wait or sigtimedwait last (those return EINTR after any
  * stop, a debugger's too).  It is seized (PTRACE_SEIZE, no SIGSTOP),
- * interrupted, and looked at: a thread inside the dynamic loader, or
- * with a return address into the allocator (malloc, free, realloc,
- * calloc, memalign..., malloc_info, malloc_stats, fork) or the loader in
- * the top INJECT_SCAN_BYTES of its stack, may hold a lock our dlopen
- * takes; it is let go and another one, or the same later, is tried, for
+ * interrupted, and looked at: a thread inside the dynamic loader or the
+ * allocator, or with a return address into either or fork in the top
+ * INJECT_SCAN_BYTES of its stack, may hold a lock our dlopen takes (the
+ * allocator's code: see inject_alloc_range); it is let go and another one, or the same later, is tried, for
  * INJECT_TRIES_NS at most.  (A stale return address in a frame's unused
  * bytes makes a thread look busy when it is not: safe, only slower.)
  *
@@ -167,8 +166,9 @@ static int inject_read_maps(pid_t pid, struct inject_maps *m)
 		    file[0] != '/')
 			continue;
 		b = inject_base(file);
-		if (strncmp(b, "ld-linux", 8) == 0 || strncmp(b, "ld-2.", 5) == 0 ||
-		    strncmp(b, "ld64.so", 7) == 0) {
+		/* (its code: its data's addresses are on many a stack) */
+		if ((strncmp(b, "ld-linux", 8) == 0 || strncmp(b, "ld-2.", 5) == 0 ||
+		     strncmp(b, "ld64.so", 7) == 0) && perms[2] == 'x') {
 			if (!m->has_ld || lo < m->ld_lo)
 				m->ld_lo = lo;
 			if (hi > m->ld_hi)
@@ -184,19 +184,62 @@ static int inject_read_maps(pid_t pid, struct inject_maps *m)
 	return 0;
 }
 
-/* Does the allocator's name list hold name? */
+/* Is name one of the allocator's entry points (1), fork's, which takes
+ * the allocator's locks (2), or neither (0)? */
 static int inject_alloc_name(const char *name)
 {
 	static const char *const names[] = {
 		"malloc", "free", "calloc", "realloc", "reallocarray", "memalign", "posix_memalign",
 		"aligned_alloc", "valloc", "pvalloc", "malloc_info", "malloc_stats", "malloc_trim",
-		"mallinfo", "mallinfo2", "mallopt", "fork", "_Fork", "cfree", NULL,
+		"mallinfo", "mallinfo2", "mallopt", "cfree", "malloc_usable_size",
+		"__default_morecore", NULL,
 	};
 
+	if (strcmp(name, "fork") == 0 || strcmp(name, "_Fork") == 0)
+		return 2;
+	if (strncmp(name, "__libc_", 7) == 0)
+		name += 7;
 	for (int i = 0; names[i] != NULL; i++)
 		if (strcmp(names[i], name) == 0)
 			return 1;
 	return 0;
+}
+
+/* The allocator's code: its entry points are exported, its inner
+ * functions (_int_malloc, the part of malloc_info that malloc_info jumps
+ * to...) are not, and lie before them in the same object file's text.  So
+ * from the end of the last other exported function below its entry points
+ * to the end of the last of them: wider than the allocator, maybe, never
+ * narrower. */
+static void inject_alloc_range(const Elf64_Sym *sym, size_t n, const char *str, size_t strsize,
+			       uintptr_t base, struct inject_syms *s)
+{
+	uint64_t lo = UINT64_MAX, hi = 0, below = 0;
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t k = 0; k < n; k++) {
+			const char *name = str + sym[k].st_name;
+			int kind;
+
+			if (sym[k].st_name >= strsize || sym[k].st_value == 0 ||
+			    ELF64_ST_TYPE(sym[k].st_info) != STT_FUNC ||
+			    memchr(name, '\0', strsize - sym[k].st_name) == NULL)
+				continue;
+			kind = inject_alloc_name(name);
+			if (pass == 0 && kind == 1) {
+				lo = sym[k].st_value < lo ? sym[k].st_value : lo;
+				if (sym[k].st_value + sym[k].st_size > hi)
+					hi = sym[k].st_value + sym[k].st_size;
+			} else if (pass == 1 && kind == 0 && sym[k].st_value < lo &&
+				   sym[k].st_value + sym[k].st_size > below) {
+				below = sym[k].st_value + sym[k].st_size;
+			}
+		}
+	}
+	if (hi != 0 && s->nranges < INJECT_RANGES) {
+		s->lo[s->nranges] = base + (below != 0 ? below : lo);
+		s->hi[s->nranges++] = base + hi;
+	}
 }
 
 /* The C library's dynamic symbols we need, from its file (mapped at
@@ -255,11 +298,12 @@ static int inject_read_syms(const char *file, uintptr_t base, struct inject_syms
 				s->dlerror = base + sym[k].st_value;
 			else if (strcmp(name, "__errno_location") == 0)
 				s->errno_loc = base + sym[k].st_value;
-			else if (inject_alloc_name(name) && s->nranges < INJECT_RANGES) {
+			else if (inject_alloc_name(name) == 2 && s->nranges < INJECT_RANGES) {
 				s->lo[s->nranges] = base + sym[k].st_value;
 				s->hi[s->nranges++] = base + sym[k].st_value + sym[k].st_size;
 			}
 		}
+		inject_alloc_range(sym, n, (const char *)img + str->sh_offset, str->sh_size, base, s);
 		rc = s->dlopen && s->dlsym && s->dlerror && s->errno_loc ? 0 : -1;
 	}
 out:
