@@ -2,9 +2,10 @@
  * compute in spin_a..spin_d, each sleeping between bursts, the d-th
  * burst d times as long as the first; a thread blocked in read on a
  * pipe, one in nanosleep, one in epoll_wait and one in a futex wait, each
- * of which says how its call ended.  SIGUSR1 (taken by a thread in
- * sigwait) prints every computing thread's CPU time, its thread count and
- * the SIGPROF action; stdin closed or SIGTERM ends it.
+ * of which says how its call ended ("blocked").  SIGUSR1 (taken by a
+ * thread in sigwait, not started with "blocked") prints every computing thread's
+ * CPU time, its thread count and the SIGPROF action; stdin closed or
+ * SIGTERM ends it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -167,13 +168,14 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	if (pipe(wake_pipe) != 0)
 		return 1;
-	pthread_create(&t, NULL, signals, NULL);
 	if (argc > 1 && strcmp(argv[1], "blocked") == 0) {
+		/* (no thread in sigwait: the four calls are all there is) */
 		pthread_create(&t, NULL, reader, NULL);
 		pthread_create(&t, NULL, sleeper, NULL);
 		pthread_create(&t, NULL, poller, NULL);
 		pthread_create(&t, NULL, waiter, NULL);
 	} else {
+		pthread_create(&t, NULL, signals, NULL);
 		for (long k = 0; k < 4; k++)
 			pthread_create(&workers[k], NULL, worker, (void *)k);
 	}
