@@ -99,6 +99,20 @@ static long inject_status_field(const char *status, const char *key)
 	return p != NULL ? strtol(p + strlen(key), NULL, 10) : -1;
 }
 
+/* kernel.yama.ptrace_scope, 0 without Yama. */
+static int inject_scope(void)
+{
+	char buf[16] = "";
+	int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	if (read(fd, buf, sizeof(buf) - 1) < 0)
+		buf[0] = '\0';
+	close(fd);
+	return atoi(buf);
+}
+
 int inject_check(pid_t pid)
 {
 	char buf[4096];
@@ -122,8 +136,7 @@ int inject_check(pid_t pid)
 			"profiler): end that one first", (int)pid, tracer);
 		return -1;
 	}
-	if (inject_read_proc(1, "../sys/kernel/yama/ptrace_scope", buf, sizeof(buf)) > 0)
-		scope = atoi(buf);
+	scope = inject_scope();
 	if (scope == 3 || (scope == 2 && geteuid() != 0)) {
 		cli_msg("kernel.yama.ptrace_scope is %d: %s", scope,
 			scope == 3 ? "no process may be attached to until the next boot"
@@ -135,7 +148,6 @@ int inject_check(pid_t pid)
 		cli_msg("process %d is a kernel thread or a zombie: nothing to profile", (int)pid);
 		return -1;
 	}
-	(void)scope;
 	return 0;
 }
 
@@ -589,9 +601,15 @@ int inject_call(pid_t pid, const char *lib, const char *func, const char *settin
 			rc = inject_stop(&t, &m, &s);
 			if (rc == 0)
 				goto stopped;
+			if (rc < 0 && errno == EPERM && inject_scope() == 1) {
+				cli_msg("not permitted to trace process %d: kernel.yama.ptrace_scope is "
+					"1 (only a process's ancestors may): run collect-timer as root, "
+					"or 'sysctl kernel.yama.ptrace_scope=0'", (int)pid);
+				return -1;
+			}
 			if (rc < 0 && errno == EPERM) {
 				cli_msg("not permitted to trace process %d (%s): run collect-timer as "
-					"root, or see kernel.yama.ptrace_scope", (int)pid, strerror(errno));
+					"root, or as the process's user", (int)pid, strerror(errno));
 				return -1;
 			}
 			busy += rc > 0;

@@ -84,6 +84,9 @@ static void attach_forget_gone(void)
 		if (e->tid == 0 || clock_gettime(preload_thread_clock(e->tid), &ts) == 0)
 			continue;
 		engine_delete(&e->timer);
+		/* (its handler cannot run: the thread is gone) */
+		engine_unmap(e->timer.ring);
+		e->timer.ring = NULL;
 		if (e->seen != NULL && atomic_exchange(&e->seen->has_nudge, 0))
 			timer_delete(e->seen->nudge);
 		if (!control_paused())
@@ -174,6 +177,12 @@ static void attach_end(void)
 	preload_end_attached();
 	atomic_store(&preload.state, PRELOAD_STOPPED);
 	attach_restore_signal();
+	/* the perf events' rings: no handler is left to read them (the end
+	 * waited for those running) */
+	for (size_t i = 0; i < preload.nentries; i++) {
+		engine_unmap(preload.entries[i].timer.ring);
+		preload.entries[i].timer.ring = NULL;
+	}
 	if (preload.unwind != RAW_UNWIND_DWARF)
 		stacktab_release();
 	writer_forget();

@@ -92,8 +92,15 @@ after=$(grep '^cpu' serve.out | sed -n 2p | awk '{ print $6, $7, $8, $9 }')
 [ "$after" = "threads 6 sigprof default" ] || fail "after the attach: $after"
 grep -l '^profview-' /proc/"$serve"/task/*/comm 2>/dev/null && fail "a thread of the library is left"
 
-# a second attach: the library loaded once, the process as it was
+# a second attach: the library loaded once, the process as it was, with
+# the mappings it had after the first (nothing of the attach left mapped)
+maps1=$(wc -l < /proc/"$serve"/maps)
+fds1=$(ls /proc/"$serve"/fd | wc -l)
 "$COLLECT_TIMER" -p "$serve" --duration=1 -o t2.raw 2> t2.err || fail "second attach: $(cat t2.err)"
+[ "$(wc -l < /proc/"$serve"/maps)" = "$maps1" ] ||
+	fail "$maps1 mappings after the first attach, $(wc -l < /proc/"$serve"/maps) after the second"
+[ "$(ls /proc/"$serve"/fd | wc -l)" = "$fds1" ] ||
+	fail "$fds1 open files after the first attach, $(ls /proc/"$serve"/fd | wc -l) after the second"
 [ "$(grep -c 'r-xp.*libprofview-timer.so' /proc/"$serve"/maps)" = 1 ] ||
 	fail "the library is mapped $(grep -c 'r-xp.*libprofview-timer.so' /proc/"$serve"/maps) times"
 "$PROFVIEW" --flat t2.raw | grep -q spin_d || fail "the second attach has no samples of spin_d"
