@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # collect-timer -p: profiling a process that runs.  A server computing on
-# four threads, attached to for 3 s: each thread's share of the samples
-# against its share of the CPU time its own clocks measured over the
-# attach (within 5 sigma); the process afterwards as before (its threads,
+# four threads, and a fifth started while attached, attached to for 3 s:
+# each thread's share of the samples against its share of the CPU time
+# its own clocks measured over the attach (within 5 sigma); the process afterwards as before (its threads,
 # SIGPROF's action); a second attach reuses the library.  Threads blocked
 # in read, nanosleep, epoll_wait and a futex end their calls as they
 # would have without it.  A process with a thread in malloc all the time
@@ -64,32 +64,39 @@ exec 3> in1
 wait_for serve.out ready
 kill -USR1 "$serve"
 wait_for serve.out "^cpu" 1
-"$COLLECT_TIMER" -p "$serve" --duration=3 -o t1.raw 2> t1.err || fail "attach: $(cat t1.err)"
+"$COLLECT_TIMER" -p "$serve" --duration=3 -o t1.raw 2> t1.err &
+collector=$!
+# a thread started while attached: found by the library's thread
+wait_for t1.err "attached to process"
+sleep 0.5
+kill -USR2 "$serve"
+wait "$collector" || fail "attach: $(cat t1.err)"
 kill -USR1 "$serve"
 wait_for serve.out "^cpu" 2
 grep -q "stopped one thread for [0-9.]* ms" t1.err || fail "no time stopped said: $(cat t1.err)"
 note "$(grep -o 'stopped one thread for [0-9.]* ms' t1.err)"
 [ "$(stat -c %a t1.raw)" = 600 ] || fail "the trace is mode $(stat -c %a t1.raw)"
 "$PROFVIEW" --flat t1.raw > t1.flat || fail "profview cannot read the trace"
-for f in spin_a spin_b spin_c spin_d; do
+for f in spin_a spin_b spin_c spin_d spin_e; do
 	flat_column t1.flat "$f" 3
 done > counts
-grep '^cpu' serve.out | awk '{ print $2, $3, $4, $5 }' > clocks
+grep '^cpu' serve.out | awk '{ print $2, $3, $4, $5, $6 }' > clocks
 paste <(tr '\n' ' ' < counts) <(sed -n 1p clocks) <(sed -n 2p clocks) | awk '
 {
-	for (k = 1; k <= 4; k++) { n[k] = $k; d[k] = $(8 + k) - $(4 + k); N += n[k]; D += d[k] }
-	if (N < 200) { print "only " N " samples of the four functions"; exit 1 }
-	for (k = 1; k <= 4; k++) {
+	for (k = 1; k <= 5; k++) { n[k] = $k; d[k] = $(10 + k) - $(5 + k); N += n[k]; D += d[k] }
+	if (N < 200) { print "only " N " samples of the five functions"; exit 1 }
+	for (k = 1; k <= 5; k++) {
 		s = d[k] / D; p = n[k] / N; sigma = sqrt(s * (1 - s) / N)
 		printf "# thread %d: %.3f of the samples, %.3f of the CPU time (5 sigma %.3f)\n", k, p, s, 5 * sigma
 		if (p - s > 5 * sigma || s - p > 5 * sigma) bad = 1
 	}
 	exit bad
 }' || fail "the threads' shares of the samples are not their shares of the CPU time"
-before=$(grep '^cpu' serve.out | sed -n 1p | awk '{ print $6, $7, $8, $9 }')
-after=$(grep '^cpu' serve.out | sed -n 2p | awk '{ print $6, $7, $8, $9 }')
-[ "$before" = "$after" ] || fail "before the attach '$before', after '$after'"
-[ "$after" = "threads 6 sigprof default" ] || fail "after the attach: $after"
+before=$(grep '^cpu' serve.out | sed -n 1p | awk '{ print $7, $8, $9, $10 }')
+after=$(grep '^cpu' serve.out | sed -n 2p | awk '{ print $7, $8, $9, $10 }')
+# (one more thread: the fifth computing one)
+[ "$before" = "threads 6 sigprof default" ] || fail "before the attach: $before"
+[ "$after" = "threads 7 sigprof default" ] || fail "after the attach: $after"
 grep -l '^profview-' /proc/"$serve"/task/*/comm 2>/dev/null && fail "a thread of the library is left"
 
 # a second attach: the library loaded once, the process as it was, with
@@ -106,8 +113,8 @@ fds1=$(ls /proc/"$serve"/fd | wc -l)
 "$PROFVIEW" --flat t2.raw | grep -q spin_d || fail "the second attach has no samples of spin_d"
 kill -USR1 "$serve"
 wait_for serve.out "^cpu" 3
-after=$(grep '^cpu' serve.out | sed -n 3p | awk '{ print $6, $7, $8, $9 }')
-[ "$after" = "threads 6 sigprof default" ] || fail "after the second attach: $after"
+after=$(grep '^cpu' serve.out | sed -n 3p | awk '{ print $7, $8, $9, $10 }')
+[ "$after" = "threads 7 sigprof default" ] || fail "after the second attach: $after"
 kill -0 "$serve" || fail "the server ended"
 exec 3>&-
 wait "$serve" || fail "the server ended with status $?"

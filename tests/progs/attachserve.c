@@ -1,10 +1,12 @@
 /* attachserve.c - a server for collect-timer -p: four threads that
  * compute in spin_a..spin_d, each sleeping between bursts, the d-th
- * burst d times as long as the first; a thread blocked in read on a
+ * burst d times as long as the first, and on SIGUSR2 a fifth, spin_e,
+ * twice as long; a thread blocked in read on a
  * pipe, one in nanosleep, one in epoll_wait and one in a futex wait, each
  * of which says how its call ended ("blocked").  SIGUSR1 (taken by a
  * thread in sigwait, not started with "blocked") prints every computing thread's
- * CPU time, its thread count and the SIGPROF action; stdin closed or
+ * CPU time (0 for the fifth before it starts), its thread count and the
+ * SIGPROF action; stdin closed or
  * SIGTERM ends it.
  */
 #define _GNU_SOURCE
@@ -21,7 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
-static pthread_t workers[4];
+static pthread_t workers[5];
+static int nworkers;
 static volatile unsigned long sink;
 static int wake_pipe[2];
 static _Atomic uint32_t futex_word;
@@ -36,10 +39,11 @@ __attribute__((noinline)) static void spin_a(void) { burn(200000); }
 __attribute__((noinline)) static void spin_b(void) { for (int k = 0; k < 2; k++) burn(200000); }
 __attribute__((noinline)) static void spin_c(void) { for (int k = 0; k < 3; k++) burn(200000); }
 __attribute__((noinline)) static void spin_d(void) { for (int k = 0; k < 4; k++) burn(200000); }
+__attribute__((noinline)) static void spin_e(void) { for (int k = 0; k < 2; k++) burn(200000); }
 
 static void *worker(void *arg)
 {
-	static void (*const fns[4])(void) = { spin_a, spin_b, spin_c, spin_d };
+	static void (*const fns[5])(void) = { spin_a, spin_b, spin_c, spin_d, spin_e };
 	int k = (int)(long)arg;
 	struct timespec pause = { 0, 2000000 };
 
@@ -79,9 +83,9 @@ static void report(void)
 	struct sigaction sa;
 
 	sigaction(SIGPROF, NULL, &sa);
-	printf("cpu %.6f %.6f %.6f %.6f threads %d sigprof %s\n", thread_cpu(workers[0]),
+	printf("cpu %.6f %.6f %.6f %.6f %.6f threads %d sigprof %s\n", thread_cpu(workers[0]),
 	       thread_cpu(workers[1]), thread_cpu(workers[2]), thread_cpu(workers[3]),
-	       thread_count(),
+	       nworkers > 4 ? thread_cpu(workers[4]) : 0.0, thread_count(),
 	       (sa.sa_flags & SA_SIGINFO) ? "handler"
 	       : sa.sa_handler == SIG_DFL ? "default" : sa.sa_handler == SIG_IGN ? "ignore"
 									      : "handler");
@@ -145,13 +149,17 @@ static void *signals(void *unused)
 	(void)unused;
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGUSR2);
 	sigaddset(&set, SIGTERM);
 	for (;;) {
 		if (sigwait(&set, &sig) != 0)
 			continue;
 		if (sig == SIGTERM)
 			exit(0);
-		report();
+		if (sig == SIGUSR2 && nworkers == 4)
+			pthread_create(&workers[nworkers++], NULL, worker, (void *)4L);
+		else if (sig == SIGUSR1)
+			report();
 	}
 	return NULL;
 }
@@ -164,6 +172,7 @@ int main(int argc, char **argv)
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGUSR2);
 	sigaddset(&set, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	if (pipe(wake_pipe) != 0)
@@ -176,8 +185,8 @@ int main(int argc, char **argv)
 		pthread_create(&t, NULL, waiter, NULL);
 	} else {
 		pthread_create(&t, NULL, signals, NULL);
-		for (long k = 0; k < 4; k++)
-			pthread_create(&workers[k], NULL, worker, (void *)k);
+		for (nworkers = 0; nworkers < 4; nworkers++)
+			pthread_create(&workers[nworkers], NULL, worker, (void *)(long)nworkers);
 	}
 	printf("ready\n");
 	fflush(stdout);
