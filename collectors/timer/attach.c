@@ -5,9 +5,10 @@
  * one thread it stops (collectors/launch/inject.c), then calls
  * profview_timer_attach there with its settings, the names of
  * collect-env.h one a line.  Nothing is interposed (the library is not
- * in the program's lookup scope): every thread is adopted as one found
- * running, with a timer made on its CPU clock from its tid, and a thread
- * of ours ("profview-attach") looks at /proc/self/task every
+ * in the program's lookup scope): a thread of ours ("profview-attach")
+ * adopts every thread as one found running, with a timer made on its CPU
+ * clock from its tid (after the call returns, so that the thread stopped
+ * for it is let go sooner), then looks at /proc/self/task every
  * ATTACH_POLL_MS for threads created later (a new thread's first
  * ATTACH_POLL_MS of CPU time at most go unsampled) and ended ones.
  *
@@ -198,6 +199,8 @@ static void attach_end(void)
 static void *attach_main(void *unused)
 {
 	(void)unused;
+	/* here, so that the thread collect-timer stopped is let go sooner */
+	preload_adopt_attached();
 	for (;;) {
 		struct pollfd p = { attach_in, POLLIN, 0 };
 		int r = poll(&p, 1, ATTACH_POLL_MS);

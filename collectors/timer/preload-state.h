@@ -178,10 +178,13 @@ extern __thread struct preload_tls preload_tls
 	__attribute__((tls_model("initial-exec")));
 
 /* Attached (attach.c): starts profiling as preload.c's constructor does
- * with the settings in preload_settings, 0 or -1; and ends it as the
- * exit does.  Not signal-safe. */
+ * with the settings in preload_settings, but for the threads' timers, 0
+ * or -1; and ends it as the exit does.  Not signal-safe. */
 int preload_start_attached(void);
 void preload_end_attached(void);
+/* Attached, in attach.c's thread, once the thread that started it is let
+ * go: every thread's timer, the helper threads.  Not signal-safe. */
+void preload_adopt_attached(void);
 
 /* The kernel's CPU clock of one thread of this process. */
 static inline clockid_t preload_thread_clock(pid_t tid)

@@ -442,12 +442,20 @@ static void preload_init(void)
 	preload_write_kernel();
 	preload.hooked = 1;
 	atomic_store(&preload.state, PRELOAD_RUNNING);
-	if (!preload.attached)
-		threads_register();
+	if (preload.attached)
+		return; /* the rest in attach.c's thread: preload_adopt_attached */
+	threads_register();
 	threads_adopt_existing();
-	if (!preload.attached)
-		sigs_hook_term();
+	sigs_hook_term();
 	preload_start_threads();
+}
+
+void preload_adopt_attached(void)
+{
+	preload_own_begin();
+	threads_adopt_existing();
+	preload_start_threads();
+	preload_own_end();
 }
 
 int preload_start_attached(void)
