@@ -153,9 +153,9 @@ static void attach_refused(pid_t pid, long ret)
 
 /* Waits for the end (duration, a signal, the process's end), relaying the
  * library's lines; then ends the profiling and waits for the library. */
-static void attach_wait(const struct collect_opts *o, int lines, int *ctl)
+static void attach_wait(const struct collect_opts *o, pid_t pid, int lines, int *ctl)
 {
-	uint64_t end = o->duration > 0 ? attach_now() + (uint64_t)(o->duration * 1e9) : 0;
+	uint64_t start = attach_now(), end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : 0;
 	struct pollfd p = { lines, POLLIN, 0 };
 	int open = 1;
 
@@ -167,6 +167,10 @@ static void attach_wait(const struct collect_opts *o, int lines, int *ctl)
 		if (poll(&p, 1, ms) > 0)
 			open = attach_relay(lines);
 	}
+	/* the library's end of the pipe closed by itself: the process ended */
+	if (!open && !o->quiet)
+		cli_msg("process %d ended after %.1f s of profiling", (int)pid,
+			(attach_now() - start) / 1e9);
 	close(*ctl);
 	*ctl = -1;
 	end = attach_now() + ATTACH_END_WAIT_MS * 1000000ull;
@@ -222,7 +226,7 @@ int collect_attach(struct collect_opts *o, pid_t pid)
 		cli_msg("attached to process %d (stopped one thread for %.3f ms); profiling %s",
 			(int)pid, stopped / 1e6,
 			o->duration > 0 ? "for --duration" : "until ^C");
-	attach_wait(o, lines[0], &ctl[1]);
+	attach_wait(o, pid, lines[0], &ctl[1]);
 	collect_report(shown, pid, t0, 0, o->quiet, o->verbose, NULL, NULL);
 	rc = 0;
 out:

@@ -116,6 +116,8 @@ static int collect_timer_option(int c, const char *arg, struct collect_opts *o)
 		o->stats = 1;
 		break;
 	case 'p':
+		if (strchr(arg, ',') != NULL)
+			return cli_usage_error("-p takes one process id: run a collect-timer for each");
 		if (!cli_parse_int(arg, 1, INT32_MAX, &pid))
 			return cli_invalid("pid", arg, "a process id");
 		o->attach_pid = (int)pid;

@@ -119,6 +119,25 @@ kill -0 "$serve" || fail "the server ended"
 exec 3>&-
 wait "$serve" || fail "the server ended with status $?"
 
+# ---- a process that ends while profiled: said, its trace kept ----
+mkfifo in5
+./attachserve < in5 > ended.out &
+ended=$!
+pids+=("$ended")
+exec 5> in5
+wait_for ended.out ready
+"$COLLECT_TIMER" -p "$ended" --duration=30 -o t5.raw 2> t5.err &
+collector=$!
+wait_for t5.err "attached to process"
+sleep 0.5
+kill -9 "$ended"
+wait "$collector" || fail "the collector of an ended process: status $?: $(cat t5.err)"
+exec 5>&-
+grep -q "process $ended ended after" t5.err || fail "the end is not said: $(cat t5.err)"
+"$PROFVIEW" --flat t5.raw 2> /dev/null | grep -q spin_d || fail "no samples of the ended process"
+"$COLLECT_TIMER" -p 1,2 2> e7.err && fail "-p 1,2 accepted"
+grep -q "one process id" e7.err || fail "-p 1,2: $(cat e7.err)"
+
 # ---- blocked calls end as without the attach ----
 mkfifo in2
 ./attachserve blocked < in2 > blocked.out &
