@@ -103,7 +103,15 @@ grep -l '^profview-' /proc/"$serve"/task/*/comm 2>/dev/null && fail "a thread of
 # the mappings it had after the first (nothing of the attach left mapped)
 maps1=$(wc -l < /proc/"$serve"/maps)
 fds1=$(ls /proc/"$serve"/fd | wc -l)
-"$COLLECT_TIMER" -p "$serve" --duration=1 -o t2.raw 2> t2.err || fail "second attach: $(cat t2.err)"
+# (ended by SIGINT, as ^C does; a second collect-timer meanwhile refused)
+"$COLLECT_TIMER" -p "$serve" -o t2.raw 2> t2.err &
+collector=$!
+wait_for t2.err "attached to process"
+"$COLLECT_TIMER" -p "$serve" -o t6.raw 2> e6.err && fail "a second collect-timer attached too"
+one_line e6.err "another collect-timer -p"
+sleep 1
+kill -INT "$collector"
+wait "$collector" || fail "second attach: status $?: $(cat t2.err)"
 [ "$(wc -l < /proc/"$serve"/maps)" = "$maps1" ] ||
 	fail "$maps1 mappings after the first attach, $(wc -l < /proc/"$serve"/maps) after the second"
 [ "$(ls /proc/"$serve"/fd | wc -l)" = "$fds1" ] ||
@@ -200,8 +208,8 @@ fi
 if command -v runuser > /dev/null && [ "$(id -u)" = 0 ]; then
 	sleep 30 &
 	pids+=("$!")
-	runuser -u nobody -- "$COLLECT_TIMER" -p "$!" 2> e6.err && fail "another user's process attached to"
-	one_line e6.err "belongs to user 0"
+	runuser -u nobody -- "$COLLECT_TIMER" -p "$!" 2> e8.err && fail "another user's process attached to"
+	one_line e8.err "belongs to user 0"
 else
 	echo "# not root, or no runuser: the check of another user's process is left out"
 fi
