@@ -12,8 +12,8 @@
  * ATTACH_POLL_MS for threads created later (a new thread's first
  * ATTACH_POLL_MS of CPU time at most go unsampled) and ended ones.
  *
- * Two pipes of collect-timer's, opened through /proc/<its pid>/fd: the
- * library's lines go to one instead of the program's standard error; when
+ * Two FIFOs of collect-timer's (named in the settings): the library's
+ * lines go to one instead of the program's standard error; when
  * collect-timer closes the other (it is done, or it died), the thread ends
  * the trace, deletes every timer, gives the signal its earlier action
  * back, closes both and ends.  The library stays loaded, dormant (no
@@ -55,7 +55,8 @@ static char attach_buf[ATTACH_SETTINGS_MAX];
 static int attach_in = -1, attach_out = -1;
 static _Atomic int attach_busy;
 
-/* Opens one of the collector's pipes, "/proc/PID/fd/N". */
+/* Opens one of the collector's FIFOs (it holds the other ends: no open
+ * waits). */
 static int attach_open(const char *name, int flags)
 {
 	const char *path = preload_setting(name);

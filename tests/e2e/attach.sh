@@ -210,6 +210,20 @@ if command -v runuser > /dev/null && [ "$(id -u)" = 0 ]; then
 	pids+=("$!")
 	runuser -u nobody -- "$COLLECT_TIMER" -p "$!" 2> e8.err && fail "another user's process attached to"
 	one_line e8.err "belongs to user 0"
+	# root profiles another user's process: the trace is that user's
+	chmod 755 "$WORK"
+	mkfifo in9
+	runuser -u nobody -- ./attachserve < in9 > nobody.out &
+	nobody=$!
+	pids+=("$nobody")
+	exec 9> in9
+	wait_for nobody.out ready
+	nobody=$(pgrep -n -u nobody attachserve)
+	"$COLLECT_TIMER" -p "$nobody" --duration=1 -o t9.raw 2> t9.err ||
+		fail "root attaching to nobody's process: $(cat t9.err)"
+	[ "$(stat -c '%U %a' t9.raw)" = "nobody 600" ] || fail "the trace is $(stat -c '%U %a' t9.raw)"
+	"$PROFVIEW" --flat t9.raw 2> /dev/null | grep -q spin_d || fail "no samples of nobody's process"
+	exec 9>&-
 else
 	echo "# not root, or no runuser: the check of another user's process is left out"
 fi
