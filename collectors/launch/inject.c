@@ -116,8 +116,9 @@ static int inject_scope(void)
 int inject_check(pid_t pid)
 {
 	char buf[4096];
+	const char *state;
 	long tracer, uid;
-	int scope = 0;
+	int scope;
 
 	if (inject_read_proc(pid, "status", buf, sizeof(buf)) < 0) {
 		cli_msg("no process %d: give the pid of a running process (pgrep NAME finds it)",
@@ -128,6 +129,12 @@ int inject_check(pid_t pid)
 	if (geteuid() != 0 && uid != (long)geteuid()) {
 		cli_msg("process %d belongs to user %ld: run collect-timer as that user, or as root",
 			(int)pid, uid);
+		return -1;
+	}
+	state = strstr(buf, "\nState:\t");
+	if (state != NULL && state[8] == 'T') {
+		cli_msg("process %d is stopped (SIGSTOP, ^Z): continue it first ('kill -CONT %d'); "
+			"collect-timer would not start it", (int)pid, (int)pid);
 		return -1;
 	}
 	tracer = inject_status_field(buf, "\nTracerPid:\t");

@@ -194,6 +194,13 @@ if command -v gdb > /dev/null; then
 else
 	echo "# gdb is not installed: the check of a traced process is left out"
 fi
+sleep 30 &
+stopped=$!
+pids+=("$stopped")
+kill -STOP "$stopped"
+"$COLLECT_TIMER" -p "$stopped" 2> e10.err && fail "attached to a stopped process"
+one_line e10.err "is stopped"
+grep -q '^State:.T' /proc/"$stopped"/status || fail "the stopped process was started"
 if "$CC" -static -O1 -o static "$SRCDIR/tests/progs/attachlock.c" -lpthread 2> /dev/null; then
 	./static > static.out &
 	st=$!
