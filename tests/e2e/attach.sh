@@ -198,6 +198,10 @@ sleep 30 &
 stopped=$!
 pids+=("$stopped")
 kill -STOP "$stopped"
+for i in $(seq 100); do
+	grep -q '^State:.T' /proc/"$stopped"/status && break
+	sleep 0.05
+done
 "$COLLECT_TIMER" -p "$stopped" 2> e10.err && fail "attached to a stopped process"
 one_line e10.err "is stopped"
 grep -q '^State:.T' /proc/"$stopped"/status || fail "the stopped process was started"
