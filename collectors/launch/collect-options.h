@@ -28,6 +28,7 @@ struct collect_opts {
 	double duration;      /* seconds to profile, 0: all of the run */
 	int stats;            /* --stats */
 	long long rate;       /* collect-heap: mean bytes between samples */
+	int attach_pid;       /* collect-timer -p: the running process, or 0 */
 	char **argv;          /* the program and its arguments */
 };
 

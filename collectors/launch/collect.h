@@ -22,6 +22,8 @@
  *   collect-runseg.c   --split across the processes of a run
  *                      (collect-runseg.h)
  *   segments.c         --split of one trace (segments.h)
+ *   collect-attach.c   collect-timer -p: a running process
+ *                      (collect-attach.h), over inject.c (inject.h)
  */
 #ifndef PROFVIEW_LAUNCH_COLLECT_H
 #define PROFVIEW_LAUNCH_COLLECT_H

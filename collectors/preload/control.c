@@ -327,7 +327,7 @@ static int control_is_handler(const struct sigaction *act)
 static void control_map_run(void)
 {
 	static const char memfd[] = "/memfd:profview-control";
-	const char *path = getenv(COLLECT_ENV_CONTROL_WORD);
+	const char *path = preload_setting(COLLECT_ENV_CONTROL_WORD);
 	char target[64];
 	struct stat st;
 	void *p = MAP_FAILED;
@@ -434,8 +434,8 @@ static void control_take(int sig)
 
 void control_init(int profiler_signal, uint64_t stop_ns)
 {
-	const char *env = getenv(COLLECT_ENV_CONTROL);
-	const char *start = getenv(COLLECT_ENV_START_NS);
+	const char *env = preload_setting(COLLECT_ENV_CONTROL);
+	const char *start = preload_setting(COLLECT_ENV_START_NS);
 	long sig = env != NULL ? atol(env) : COLLECT_CONTROL_DEFAULT;
 
 	control.start_ns = start != NULL ? strtoull(start, NULL, 10) : 0;
@@ -530,8 +530,8 @@ static void control_unhold_one(int sig)
 
 void control_unhold(void)
 {
-	const char *held = getenv(COLLECT_ENV_HELD);
-	const char *env = getenv(COLLECT_ENV_CONTROL);
+	const char *held = preload_setting(COLLECT_ENV_HELD);
+	const char *env = preload_setting(COLLECT_ENV_CONTROL);
 	long sig = env != NULL ? atol(env) : COLLECT_CONTROL_DEFAULT;
 	sigset_t set;
 

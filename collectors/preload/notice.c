@@ -1,5 +1,6 @@
 /* notice.c - the lines the preload libraries write on standard error,
  * each with the process they are about (see notice.h) */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -84,10 +85,12 @@ size_t notice_prefix(char *buf, size_t cap)
 	return len;
 }
 
+_Atomic int notice_fd = STDERR_FILENO;
+
 static void notice_write(char *buf, size_t len)
 {
 	buf[len++] = '\n';
-	if (write(STDERR_FILENO, buf, len) < 0) {
+	if (write(atomic_load(&notice_fd), buf, len) < 0) {
 		/* nothing to be done */
 	}
 }

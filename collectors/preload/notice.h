@@ -19,6 +19,7 @@
 #define PROFVIEW_PRELOAD_NOTICE_H
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 #pragma GCC visibility push(hidden)
@@ -31,6 +32,11 @@ size_t notice_prefix(char *buf, size_t cap);
 /* Writes the prefix, text and a newline to stderr in one write (a line
  * of up to 512 bytes in all; a longer text is cut).  Signal-safe. */
 void notice_line(const char *text);
+
+/* Where the lines go: standard error, or, attached (collect-timer -p),
+ * the pipe to the collector, so that nothing is written on the program's
+ * own standard error. */
+extern _Atomic int notice_fd;
 
 /* notice_line of a printf format.  Not signal-safe (vsnprintf). */
 void notice_vsay(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));

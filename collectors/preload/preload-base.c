@@ -1,6 +1,9 @@
 /* preload-base.c - the preload library's wait for its host's handlers
- * and its per-thread count of the collector's own work (preload.h) */
+ * and its per-thread count of the collector's own work, the settings
+ * (preload.h) */
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "host.h"
@@ -19,4 +22,18 @@ int preload_quiesce(uint64_t timeout_ns, uint64_t step_ns)
 		nanosleep(&step, NULL);
 	}
 	return 0;
+}
+
+const char *preload_settings;
+
+const char *preload_setting(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (preload_settings == NULL)
+		return getenv(name);
+	for (const char *p = preload_settings; *p != '\0'; p += strlen(p) + 1)
+		if (strncmp(p, name, len) == 0 && p[len] == '=')
+			return p + len + 1;
+	return NULL;
 }

@@ -36,6 +36,14 @@
 extern _Atomic uint64_t PRELOAD_CLOCK_SKEW;
 #endif
 
+/* The settings of an attached process (collect-timer -p): "NAME=value"
+ * strings with the names of collect-env.h, each ended by a NUL and the
+ * last by two, copied from the attach call; NULL in a launched process.  preload_setting reads one: from them while
+ * attached (NULL when not there: the program's environment is not ours),
+ * else from the environment.  Not signal-safe. */
+extern const char *preload_settings;
+const char *preload_setting(const char *name);
+
 /* Monotonic time in nanoseconds.  Inline, so that a handler pays no call
  * for it.  Signal-safe. */
 static inline uint64_t preload_now(void)

@@ -128,7 +128,7 @@ void stacktab_populate(const _Atomic int *stop)
 	}
 }
 
-void stacktab_reset(void)
+void stacktab_release(void)
 {
 	if (stacktab.slots == NULL)
 		return;
@@ -139,6 +139,13 @@ void stacktab_reset(void)
 	atomic_store(&stacktab.arena_used, 0);
 	for (int i = 0; i < STACKTAB_KNOWN; i++)
 		atomic_store(&stacktab_known_v[i].serial, 0);
+}
+
+void stacktab_reset(void)
+{
+	if (stacktab.slots == NULL)
+		return;
+	stacktab_release();
 	stacktab_init();
 }
 

@@ -30,5 +30,9 @@ void stacktab_know(uint64_t serial, uint32_t id, uint32_t word);
 /* Forgets every stack (a fork child starts a new trace).  Call only when no
  * handler can run.  Not signal-safe. */
 void stacktab_reset(void);
+/* Forgets every stack and gives the table's memory back (a detach); the
+ * next stacktab_init makes it again.  Call only when no handler can run.
+ * Not signal-safe. */
+void stacktab_release(void);
 
 #endif

@@ -268,7 +268,7 @@ static int writer_stage(const char *path)
 	/* (materializing: from the signal handler, which names the file) */
 	if (atomic_load(&writer.staged))
 		return 0;
-	sp = getenv(COLLECT_ENV_SHORT);
+	sp = preload_setting(COLLECT_ENV_SHORT);
 	if (sp == NULL || sp[0] != '/' ||
 	    strlen(sp) >= sizeof(writer.short_path) || strlen(path) >= sizeof(writer.out))
 		return 0;
@@ -741,8 +741,8 @@ int writer_init(const struct raw_header *header, const struct raw_arch *arch, co
 	writer.base = NULL;
 	ring = WRITER_RING_MAX;
 	/* tests make it small, to go round it in a short run */
-	if (getenv(COLLECT_ENV_TEST_RING) != NULL) {
-		uint64_t want = strtoull(getenv(COLLECT_ENV_TEST_RING), NULL, 10);
+	if (preload_setting(COLLECT_ENV_TEST_RING) != NULL) {
+		uint64_t want = strtoull(preload_setting(COLLECT_ENV_TEST_RING), NULL, 10);
 
 		while (ring > want && ring > WRITER_RING_MIN)
 			ring /= 2;

@@ -26,8 +26,11 @@ static void collect_timer_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: collect-timer [options] [--] program [args...]\n"
+		"       collect-timer [options] -p PID\n"
 		"Profile the CPU time of a program's threads by sampling their stacks.\n"
 		"\n"
+		"  -p, --pid=PID       profile the running process PID instead, until\n"
+		"                      --duration or ^C; it then runs on as before\n"
 		"  -F, --frequency=HZ  samples per second of CPU time per thread (default %d)\n"
 		"  -o, --output=FILE   write the trace to FILE (replaced if it exists);\n"
 		"                      default profview-PROGRAM-PID.raw in the current directory\n"
@@ -78,6 +81,7 @@ static const char *const collect_timer_clocks[] = { "cpu", "wall", NULL };
 static int collect_timer_option(int c, const char *arg, struct collect_opts *o)
 {
 	size_t bytes;
+	long long pid;
 	int i;
 
 	switch (c) {
@@ -110,6 +114,13 @@ static int collect_timer_option(int c, const char *arg, struct collect_opts *o)
 		break;
 	case 'T':
 		o->stats = 1;
+		break;
+	case 'p':
+		if (strchr(arg, ',') != NULL)
+			return cli_usage_error("-p takes one process id: run a collect-timer for each");
+		if (!cli_parse_int(arg, 1, INT32_MAX, &pid))
+			return cli_invalid("pid", arg, "a process id");
+		o->attach_pid = (int)pid;
 		break;
 	}
 	return -1;
@@ -158,6 +169,7 @@ static void collect_timer_parsed(const struct collect_opts *o)
 
 static const struct option collect_timer_opts[] = {
 	{ "frequency", required_argument, NULL, 'F' },
+	{ "pid", required_argument, NULL, 'p' },
 	{ "unwind", required_argument, NULL, 'U' },
 	{ "stack-size", required_argument, NULL, 'S' },
 	{ "engine", required_argument, NULL, 'E' },
@@ -169,7 +181,7 @@ static const struct option collect_timer_opts[] = {
 static const struct collect_tool collect_timer = {
 	.name = "collect-timer",
 	.library = "libprofview-timer.so",
-	.short_opts = "F:",
+	.short_opts = "F:p:",
 	.long_opts = collect_timer_opts,
 	.usage = collect_timer_usage,
 	.option = collect_timer_option,

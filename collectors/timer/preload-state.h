@@ -25,7 +25,8 @@
 #include "engine.h"
 #include "preload.h"
 
-#define PRELOAD_FOREIGN_MAX 64
+/* Threads found running, at the start or (attached) later */
+#define PRELOAD_FOREIGN_MAX 1024
 /* A nudge (sweep.c) whose signal comes more than this after it was due
  * found its thread waiting for a CPU; the handler turns down so many in a
  * row before it takes one wherever it comes. */
@@ -91,6 +92,7 @@ struct preload_tls {
 	uintptr_t stack_lo, stack_hi;
 	uint64_t *frames;     /* RAW_MAX_FRAMES words, or NULL */
 	int foreign;          /* index + 1 into preload.foreign */
+	unsigned attach_gen;  /* preload.attach_gen when it was adopted */
 	size_t entry;         /* index into preload.entries */
 	struct preload_seen *seen; /* shared with the sweeper, or NULL */
 	/* requests it turned down in a row: they came late (sweep.c) */
@@ -110,6 +112,13 @@ struct preload_global {
 	_Atomic int state;
 	_Atomic int inflight;           /* handlers between entry and exit */
 	int hooked;                     /* our SIGPROF handler is installed */
+	/* Loaded into a running process (collect-timer -p, attach.c): no
+	 * function is interposed, every thread is one found running, the
+	 * end leaves the process as it was.  attach_gen counts the attaches,
+	 * so that a thread's state of an earlier one is not taken. */
+	int attached;
+	_Atomic unsigned attach_gen;
+	struct sigaction prior_action;  /* the signal's action before ours */
 	int signo;                      /* the profiling signal: SIGPROF or SIGRTMIN+n */
 	int inherit;                    /* profile the processes the program starts */
 	uint64_t stop_ns;               /* CLOCK_MONOTONIC end of profiling, or 0 */
@@ -128,6 +137,7 @@ struct preload_global {
 	 * outside preload_own_begin/end). */
 	uintptr_t own_lo, own_hi;
 	pthread_key_t key;
+	int key_made;
 	_Atomic uint64_t rng;
 	_Atomic uint64_t samples, lost, lost_pending, signals, overruns;
 	/* cfi mode: samples unwound in the handler, and those written as a
@@ -143,7 +153,9 @@ struct preload_global {
 	size_t nentries, capentries;
 
 	struct preload_foreign foreign[PRELOAD_FOREIGN_MAX];
-	int nforeign;
+	/* entries [0, nforeign) are complete (written before the count, by
+	 * the start or attach.c's thread; a tid of 0 is a thread gone) */
+	_Atomic int nforeign;
 	uintptr_t ranges[PRELOAD_RANGES_MAX][2]; /* writable mappings at start */
 	int nranges;
 
@@ -164,6 +176,15 @@ extern struct preload_global preload;
 /* This thread's sampling state (sample.c). */
 extern __thread struct preload_tls preload_tls
 	__attribute__((tls_model("initial-exec")));
+
+/* Attached (attach.c): starts profiling as preload.c's constructor does
+ * with the settings in preload_settings, but for the threads' timers, 0
+ * or -1; and ends it as the exit does.  Not signal-safe. */
+int preload_start_attached(void);
+void preload_end_attached(void);
+/* Attached, in attach.c's thread, once the thread that started it is let
+ * go: every thread's timer, the helper threads.  Not signal-safe. */
+void preload_adopt_attached(void);
 
 /* The kernel's CPU clock of one thread of this process. */
 static inline clockid_t preload_thread_clock(pid_t tid)

@@ -184,6 +184,19 @@ static void preload_quick_end(void)
 	}
 }
 
+/* A new trace's costs start from nothing (a fork's child, an attach
+ * after an earlier one). */
+static void preload_cost_reset(void)
+{
+	uint64_t chunks;
+
+	preload_cost.start_ns = preload_cost.end_ns = 0;
+	preload_cost.helpers_ns = preload_cost.said_helpers = 0;
+	cfi_cost(&chunks, &preload_cost.said_rows, &preload_cost.said_tables);
+	preload_cost.said_start = preload_cost.said_end = 0;
+	preload_cost.said_handler = preload_handler_ns();
+}
+
 /* What the preload library asks of this one. */
 const struct preload_host preload_host = {
 	.collector = "collect-timer",
@@ -241,14 +254,9 @@ static void preload_atfork_child(void)
 static void preload_atfork_child_start(void)
 {
 	struct preload_tls *t = &preload_tls;
-	uint64_t chunks;
 
 	/* the parent's costs were the parent's */
-	preload_cost.start_ns = preload_cost.end_ns = 0;
-	preload_cost.helpers_ns = preload_cost.said_helpers = 0;
-	cfi_cost(&chunks, &preload_cost.said_rows, &preload_cost.said_tables);
-	preload_cost.said_start = preload_cost.said_end = 0;
-	preload_cost.said_handler = preload_handler_ns();
+	preload_cost_reset();
 	pthread_mutex_init(&preload.registry_lock, NULL);
 	mappings_atfork(2);
 	if (atomic_load(&preload.state) != PRELOAD_RUNNING)
@@ -261,8 +269,10 @@ static void preload_atfork_child_start(void)
 		return;
 	/* Nothing of the parent's threads is valid here: they do not exist. */
 	preload.nentries = 0;
-	for (int i = 0; i < preload.nforeign; i++)
+	for (int i = 0; i < preload.nforeign; i++) {
 		free(preload.foreign[i].frames);
+		preload.foreign[i].frames = NULL;
+	}
 	preload.nforeign = 0;
 	preload.nranges = 0;
 	free(t->frames);
@@ -278,7 +288,7 @@ static void preload_atfork_child_start(void)
 	atomic_store(&preload.rng, preload_now() ^ (uint64_t)getpid() << 32);
 	if (preload.unwind != RAW_UNWIND_DWARF)
 		stacktab_reset();
-	if (preload_start_trace(getenv(COLLECT_ENV_OUTPUT), 0) != 0)
+	if (preload_start_trace(preload_setting(COLLECT_ENV_OUTPUT), 0) != 0)
 		return;
 	/* its own trace says how its samples' system time is known too */
 	preload_write_kernel();
@@ -403,13 +413,13 @@ static int preload_unwind_mode(const char *name)
 
 static void preload_init(void)
 {
-	const char *pid_env = getenv(COLLECT_ENV_PID);
-	const char *out = getenv(COLLECT_ENV_OUTPUT);
-	const char *freq_env = getenv(COLLECT_ENV_FREQUENCY);
-	const char *unwind_env = getenv(COLLECT_ENV_UNWIND);
-	const char *stack_env = getenv(COLLECT_ENV_STACK_SIZE);
-	const char *inherit_env = getenv(COLLECT_ENV_INHERIT);
-	const char *stop_env = getenv(COLLECT_ENV_STOP_NS);
+	const char *pid_env = preload_setting(COLLECT_ENV_PID);
+	const char *out = preload_setting(COLLECT_ENV_OUTPUT);
+	const char *freq_env = preload_setting(COLLECT_ENV_FREQUENCY);
+	const char *unwind_env = preload_setting(COLLECT_ENV_UNWIND);
+	const char *stack_env = preload_setting(COLLECT_ENV_STACK_SIZE);
+	const char *inherit_env = preload_setting(COLLECT_ENV_INHERIT);
+	const char *stop_env = preload_setting(COLLECT_ENV_STOP_NS);
 	struct sigaction sa;
 	long freq, stack;
 	int root;
@@ -425,7 +435,7 @@ static void preload_init(void)
 	preload.stop_ns = stop_env != NULL ? strtoull(stop_env, NULL, 10) : 0;
 	if (preload.stop_ns != 0 && preload_now() >= preload.stop_ns)
 		return;
-	preload_tailed = getenv(COLLECT_ENV_SPLIT) != NULL && strcmp(getenv(COLLECT_ENV_SPLIT), "1") == 0;
+	preload_tailed = preload_setting(COLLECT_ENV_SPLIT) != NULL && strcmp(preload_setting(COLLECT_ENV_SPLIT), "1") == 0;
 	preload.real_pthread_create = dlsym(RTLD_NEXT, "pthread_create");
 	preload.real_sigaction = dlsym(RTLD_NEXT, "sigaction");
 	if (preload.real_pthread_create == NULL || preload.real_sigaction == NULL)
@@ -436,12 +446,12 @@ static void preload_init(void)
 	preload.period_ns = 1000000000ull / (uint64_t)freq;
 	preload.short_ns = preload_short_ns(preload.period_ns);
 	preload.unwind = preload_unwind_mode(unwind_env);
-	preload.stats = getenv(COLLECT_ENV_STATS) != NULL && strcmp(getenv(COLLECT_ENV_STATS), "1") == 0;
+	preload.stats = preload_setting(COLLECT_ENV_STATS) != NULL && strcmp(preload_setting(COLLECT_ENV_STATS), "1") == 0;
 	stack = stack_env != NULL ? atol(stack_env) : 0;
 	if (!collect_env_stack_size_ok(stack))
 		stack = COLLECT_STACK_DEFAULT;
 	preload.stack_size = (uint32_t)stack;
-	preload_wall = getenv(COLLECT_ENV_CLOCK) != NULL && strcmp(getenv(COLLECT_ENV_CLOCK), "wall") == 0;
+	preload_wall = preload_setting(COLLECT_ENV_CLOCK) != NULL && strcmp(preload_setting(COLLECT_ENV_CLOCK), "wall") == 0;
 	preload.pid = getpid();
 	atomic_store(&preload.rng, preload_now() ^ (uint64_t)getpid() << 32);
 	preload.signo = sigs_pick_signal();
@@ -455,12 +465,15 @@ static void preload_init(void)
 		return;
 	if (preload.unwind != RAW_UNWIND_DWARF)
 		stacktab_init(); /* without it every stack is written inline */
-	if (pthread_key_create(&preload.key, threads_exit) != 0 ||
-	    pthread_atfork(preload_atfork_prepare, preload_atfork_parent,
-			   preload_atfork_child) != 0) {
+	/* attached: nothing that outlives the detach (a fork's child is not
+	 * followed); the key is made once */
+	if ((!preload.key_made && pthread_key_create(&preload.key, threads_exit) != 0) ||
+	    (!preload.attached && pthread_atfork(preload_atfork_prepare, preload_atfork_parent,
+						  preload_atfork_child) != 0)) {
 		writer_forget();
 		return;
 	}
+	preload.key_made = 1;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = sample_on_sigprof;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
@@ -468,7 +481,7 @@ static void preload_init(void)
 	/* so that the end of the trace never interrupts a sample */
 	for (size_t i = 0; i < sizeof(sigs_term_signals) / sizeof(sigs_term_signals[0]); i++)
 		sigaddset(&sa.sa_mask, sigs_term_signals[i]);
-	if (preload.real_sigaction(preload.signo, &sa, NULL) != 0) {
+	if (preload.real_sigaction(preload.signo, &sa, &preload.prior_action) != 0) {
 		writer_forget();
 		return;
 	}
@@ -477,17 +490,45 @@ static void preload_init(void)
 	preload_write_kernel();
 	preload.hooked = 1;
 	atomic_store(&preload.state, PRELOAD_RUNNING);
+	if (preload.attached)
+		return; /* the rest in attach.c's thread: preload_adopt_attached */
 	threads_register();
 	threads_adopt_existing();
 	sigs_hook_term();
 	preload_start_threads();
 }
 
+void preload_adopt_attached(void)
+{
+	preload_own_begin();
+	threads_adopt_existing();
+	preload_start_threads();
+	preload_own_end();
+}
+
+int preload_start_attached(void)
+{
+	uint64_t t0;
+
+	preload_own_begin();
+	preload_cost_reset();
+	t0 = preload_thread_ns();
+	preload_init();
+	preload_cost.start_ns += preload_thread_ns() - t0;
+	preload_own_end();
+	return atomic_load(&preload.state) == PRELOAD_RUNNING ? 0 : -1;
+}
+
+void preload_end_attached(void)
+{
+	preload_fini();
+}
+
 /* The engine the launcher asks for (collect-options.c): auto when it
  * says nothing. */
 static int preload_engine_wanted(void)
 {
-	const char *e = getenv(COLLECT_ENV_ENGINE);
+	const char *e = preload_setting(COLLECT_ENV_ENGINE);
 
 	if (e != NULL && strcmp(e, "perf") == 0)
 		return ENGINE_PERF;

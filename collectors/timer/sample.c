@@ -145,7 +145,9 @@ static int preload_adopt(struct preload_tls *t, const ucontext_t *uc)
 	pid_t tid = preload_gettid();
 	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
 
-	for (int i = 0; i < preload.nforeign; i++) {
+	int nforeign = atomic_load_explicit(&preload.nforeign, memory_order_acquire);
+
+	for (int i = 0; i < nforeign; i++) {
 		struct preload_foreign *f = &preload.foreign[i];
 
 		if (f->tid != tid)
@@ -156,6 +158,7 @@ static int preload_adopt(struct preload_tls *t, const ucontext_t *uc)
 		t->young = f->young;
 		t->frames = f->frames;
 		t->foreign = i + 1;
+		t->attach_gen = atomic_load(&preload.attach_gen);
 		t->seen = &f->seen;
 		t->declined = 0;
 		/* its system time before its timer is not known: the first
@@ -603,6 +606,9 @@ static void preload_sample(const siginfo_t *si, const ucontext_t *uc, int perf)
 	struct timespec ts;
 	int64_t cpu;
 
+	/* a thread adopted by an earlier attach is adopted again */
+	if (t->active && t->foreign && t->attach_gen != atomic_load(&preload.attach_gen))
+		t->active = 0;
 	if (!t->active && !preload_adopt(t, uc))
 		return;
 	atomic_fetch_add_explicit(&preload.signals, 1, memory_order_relaxed);
@@ -711,7 +717,12 @@ static void preload_forward(int sig, siginfo_t *si, void *uc)
 void sample_on_sigprof(int sig, siginfo_t *si, void *uc)
 {
 	int saved_errno = errno;
-	int engine = engine_signal(si, !preload_tls.perf_started);
+	int engine;
+
+	/* a thread's state of an earlier attach: its event is a new one */
+	if (preload_tls.foreign && preload_tls.attach_gen != atomic_load(&preload.attach_gen))
+		preload_tls.perf_started = 0;
+	engine = engine_signal(si, !preload_tls.perf_started);
 
 	if (engine == ENGINE_PERF + 1)
 		preload_tls.perf_started = 1;

@@ -331,7 +331,60 @@ static void *preload_trampoline(void *p)
 	return s.fn(s.arg);
 }
 
-/* Timers for the threads that were running before we started. */
+/* Adopts thread tid, found running: a foreign entry, its registry
+ * entry and timer.  Returns 0, or -1 when it is gone or no entry is left.
+ * Only the start or attach.c's thread calls it, one at a time. */
+int threads_adopt(pid_t tid)
+{
+	int n = atomic_load(&preload.nforeign);
+	struct preload_foreign *f = &preload.foreign[n];
+	struct timespec ts;
+	char name[16];
+	size_t idx;
+	int rc = -1;
+
+	if (n >= PRELOAD_FOREIGN_MAX)
+		return -1;
+	if (preload.nranges == 0)
+		preload.nranges = mappings_ranges(preload.ranges, PRELOAD_RANGES_MAX, 0);
+	if (clock_gettime(preload_thread_clock(tid), &ts) != 0)
+		return -1;
+	f->tid = tid;
+	f->cpu_base = preload_ts_ns(&ts);
+	atomic_store(&f->seen.cpu, preload_ts_ns(&ts));
+	atomic_store(&f->seen.due_ns, 0);
+	atomic_store(&f->seen.has_nudge, 0);
+	atomic_store(&f->seen.resumed_cpu, 0);
+	if (f->frames == NULL)
+		f->frames = preload.unwind != RAW_UNWIND_DWARF
+				    ? malloc(RAW_MAX_FRAMES * sizeof(uint64_t)) : NULL;
+	threads_read_comm(tid, name);
+	pthread_mutex_lock(&preload.registry_lock);
+	idx = preload_entry_add(tid, name);
+	if (idx != (size_t)-1) {
+		preload.entries[idx].seen = &f->seen;
+		preload.entries[idx].cpu_base = f->cpu_base;
+		if (engine_create(preload_thread_clock(tid), tid, preload_random(preload.period_ns),
+				  &preload.entries[idx].timer) == 0) {
+			f->timer = preload.entries[idx].timer;
+			f->young = f->timer.fd < 0;
+			atomic_store_explicit(&preload.nforeign, n + 1, memory_order_release);
+			if (!control_paused()) {
+				threads_write_thread(tid, name, f->cpu_base);
+				engine_arm(&preload.entries[idx].timer);
+			}
+			rc = 0;
+		} else {
+			preload.entries[idx].tid = 0;
+		}
+	}
+	pthread_mutex_unlock(&preload.registry_lock);
+	return rc;
+}
+
+/* Timers for the threads that were running before we started: all but
+ * the calling one, which registers itself, and, attached, all but the
+ * library's own. */
 void threads_adopt_existing(void)
 {
 	DIR *d = opendir("/proc/self/task");
@@ -340,47 +393,25 @@ void threads_adopt_existing(void)
 
 	if (d == NULL)
 		return;
-	while ((de = readdir(d)) != NULL && preload.nforeign < PRELOAD_FOREIGN_MAX) {
+	while ((de = readdir(d)) != NULL) {
 		pid_t tid = (pid_t)atoi(de->d_name);
-		struct preload_foreign *f = &preload.foreign[preload.nforeign];
-		struct timespec ts;
-		char name[16];
-		size_t idx;
 
-		if (tid <= 0 || tid == self)
+		if (tid <= 0 || (tid == self && !preload.attached) || threads_own(tid))
 			continue;
-		if (preload.nforeign == 0 && preload.nranges == 0)
-			preload.nranges = mappings_ranges(preload.ranges, PRELOAD_RANGES_MAX, 0);
-		if (clock_gettime(preload_thread_clock(tid), &ts) != 0)
-			continue;
-		f->tid = tid;
-		f->cpu_base = preload_ts_ns(&ts);
-		atomic_store(&f->seen.cpu, preload_ts_ns(&ts));
-		f->frames = preload.unwind != RAW_UNWIND_DWARF
-				    ? malloc(RAW_MAX_FRAMES * sizeof(uint64_t)) : NULL;
-		threads_read_comm(tid, name);
-		pthread_mutex_lock(&preload.registry_lock);
-		idx = preload_entry_add(tid, name);
-		if (idx != (size_t)-1) {
-			preload.entries[idx].seen = &f->seen;
-			preload.entries[idx].cpu_base = f->cpu_base;
-			if (engine_create(preload_thread_clock(tid), tid,
-					  preload_random(preload.period_ns),
-					  &preload.entries[idx].timer) == 0) {
-				f->timer = preload.entries[idx].timer;
-				f->young = f->timer.fd < 0;
-				preload.nforeign++;
-				if (!control_paused()) {
-					threads_write_thread(tid, name, f->cpu_base);
-					engine_arm(&preload.entries[idx].timer);
-				}
-			} else {
-				preload.entries[idx].tid = 0;
-			}
-		}
-		pthread_mutex_unlock(&preload.registry_lock);
+		if (threads_adopt(tid) != 0 && atomic_load(&preload.nforeign) >= PRELOAD_FOREIGN_MAX)
+			break;
 	}
 	closedir(d);
+}
+
+/* Is tid one of the library's own threads (helper.c names them
+ * "profview-...")? */
+int threads_own(pid_t tid)
+{
+	char name[16];
+
+	threads_read_comm(tid, name);
+	return strncmp(name, "profview-", 9) == 0;
 }
 
 /* ---- interposed functions ---- */

@@ -63,9 +63,14 @@ void threads_register(void);
 /* The key destructor: runs when a registered thread exits.  Not
  * signal-safe. */
 void threads_exit(void *unused);
-/* Timers for the threads that were running before we started.  Not
- * signal-safe. */
+/* Timers for the threads that were running before we started (attached:
+ * the calling one too).  Not signal-safe. */
 void threads_adopt_existing(void);
+/* A timer for thread tid of this process, found running (attach.c's
+ * thread: one created after the attach).  0 or -1.  Not signal-safe. */
+int threads_adopt(pid_t tid);
+/* Is tid one of the library's own threads?  Not signal-safe. */
+int threads_own(pid_t tid);
 
 #pragma GCC visibility pop
 

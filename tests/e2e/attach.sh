@@ -1,0 +1,241 @@
+#!/usr/bin/env bash
+# collect-timer -p: profiling a process that runs.  A server computing on
+# four threads, and a fifth started while attached, attached to for 3 s:
+# each thread's share of the samples against its share of the CPU time
+# its own clocks measured over the attach (within 5 sigma); the process afterwards as before (its threads,
+# SIGPROF's action); a second attach reuses the library.  Threads blocked
+# in read, nanosleep, epoll_wait and a futex end their calls as they
+# would have without it.  A process with a thread in malloc all the time
+# is attached to eight times, each in bounded time (a thread stopped with
+# the lock held would wait for ever).  Each refusal is one line and leaves
+# the process running.
+. "$(dirname "$0")/lib.sh"
+e2e_init "$@"
+build attachserve
+build attachlock
+cd "$WORK"
+
+# wait_for FILE PATTERN [N]: until FILE has N lines matching (10 s at most)
+wait_for() {
+	local i
+	for i in $(seq 200); do
+		[ "$(grep -c -- "$2" "$1" 2>/dev/null || true)" -ge "${3:-1}" ] && return 0
+		sleep 0.05
+	done
+	fail "no '$2' in $1: $(cat "$1")"
+}
+
+# one_line FILE PATTERN: FILE is one line, matching PATTERN
+one_line() {
+	[ "$(wc -l < "$1")" -eq 1 ] || fail "$1 is not one line: $(cat "$1")"
+	grep -q -- "$2" "$1" || fail "$1 does not say '$2': $(cat "$1")"
+}
+
+pids=()
+trap 'for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done; rm -rf "$WORK" || true' EXIT
+
+# ---- refusals that need no tracing ----
+set +e
+"$COLLECT_TIMER" -p 0 2> e0.err
+rc=$?
+set -e
+[ "$rc" = 2 ] || fail "-p 0: status $rc"
+"$COLLECT_TIMER" -p 1 ./attachserve 2> e1.err && fail "-p and a program accepted"
+grep -q "one or the other" e1.err || fail "-p and a program: $(cat e1.err)"
+max=$(cat /proc/sys/kernel/pid_max)
+"$COLLECT_TIMER" -p "$max" 2> e2.err && fail "pid $max accepted"
+one_line e2.err "no process $max"
+
+scope=$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)
+if [ "$scope" = 3 ]; then
+	# no process may be traced until the next boot
+	"$COLLECT_TIMER" -p $$ 2> e3.err && fail "attached with ptrace_scope 3"
+	one_line e3.err "ptrace_scope is 3"
+	echo "SKIP: kernel.yama.ptrace_scope is 3: the checks that attach cannot run" >&2
+	exit 77
+fi
+
+# ---- shares, and the process as it was ----
+mkfifo in1
+./attachserve < in1 > serve.out &
+serve=$!
+pids+=("$serve")
+exec 3> in1
+wait_for serve.out ready
+kill -USR1 "$serve"
+wait_for serve.out "^cpu" 1
+"$COLLECT_TIMER" -p "$serve" --duration=3 -o t1.raw 2> t1.err &
+collector=$!
+# a thread started while attached: found by the library's thread
+wait_for t1.err "attached to process"
+sleep 0.5
+kill -USR2 "$serve"
+wait "$collector" || fail "attach: $(cat t1.err)"
+kill -USR1 "$serve"
+wait_for serve.out "^cpu" 2
+grep -q "stopped one thread for [0-9.]* ms" t1.err || fail "no time stopped said: $(cat t1.err)"
+note "$(grep -o 'stopped one thread for [0-9.]* ms' t1.err)"
+[ "$(stat -c %a t1.raw)" = 600 ] || fail "the trace is mode $(stat -c %a t1.raw)"
+"$PROFVIEW" --flat t1.raw > t1.flat || fail "profview cannot read the trace"
+for f in spin_a spin_b spin_c spin_d spin_e; do
+	flat_column t1.flat "$f" 3
+done > counts
+grep '^cpu' serve.out | awk '{ print $2, $3, $4, $5, $6 }' > clocks
+paste <(tr '\n' ' ' < counts) <(sed -n 1p clocks) <(sed -n 2p clocks) | awk '
+{
+	for (k = 1; k <= 5; k++) { n[k] = $k; d[k] = $(10 + k) - $(5 + k); N += n[k]; D += d[k] }
+	if (N < 200) { print "only " N " samples of the five functions"; exit 1 }
+	for (k = 1; k <= 5; k++) {
+		s = d[k] / D; p = n[k] / N; sigma = sqrt(s * (1 - s) / N)
+		printf "# thread %d: %.3f of the samples, %.3f of the CPU time (5 sigma %.3f)\n", k, p, s, 5 * sigma
+		if (p - s > 5 * sigma || s - p > 5 * sigma) bad = 1
+	}
+	exit bad
+}' || fail "the threads' shares of the samples are not their shares of the CPU time"
+before=$(grep '^cpu' serve.out | sed -n 1p | awk '{ print $7, $8, $9, $10 }')
+after=$(grep '^cpu' serve.out | sed -n 2p | awk '{ print $7, $8, $9, $10 }')
+# (one more thread: the fifth computing one)
+[ "$before" = "threads 6 sigprof default" ] || fail "before the attach: $before"
+[ "$after" = "threads 7 sigprof default" ] || fail "after the attach: $after"
+grep -l '^profview-' /proc/"$serve"/task/*/comm 2>/dev/null && fail "a thread of the library is left"
+
+# a second attach: the library loaded once, the process as it was, with
+# the mappings it had after the first (nothing of the attach left mapped)
+maps1=$(wc -l < /proc/"$serve"/maps)
+fds1=$(ls /proc/"$serve"/fd | wc -l)
+# (ended by SIGINT, as ^C does; a second collect-timer meanwhile refused)
+"$COLLECT_TIMER" -p "$serve" -o t2.raw 2> t2.err &
+collector=$!
+wait_for t2.err "attached to process"
+"$COLLECT_TIMER" -p "$serve" -o t6.raw 2> e6.err && fail "a second collect-timer attached too"
+one_line e6.err "another collect-timer -p"
+sleep 1
+kill -INT "$collector"
+wait "$collector" || fail "second attach: status $?: $(cat t2.err)"
+[ "$(wc -l < /proc/"$serve"/maps)" = "$maps1" ] ||
+	fail "$maps1 mappings after the first attach, $(wc -l < /proc/"$serve"/maps) after the second"
+[ "$(ls /proc/"$serve"/fd | wc -l)" = "$fds1" ] ||
+	fail "$fds1 open files after the first attach, $(ls /proc/"$serve"/fd | wc -l) after the second"
+[ "$(grep -c 'r-xp.*libprofview-timer.so' /proc/"$serve"/maps)" = 1 ] ||
+	fail "the library is mapped $(grep -c 'r-xp.*libprofview-timer.so' /proc/"$serve"/maps) times"
+"$PROFVIEW" --flat t2.raw | grep -q spin_d || fail "the second attach has no samples of spin_d"
+kill -USR1 "$serve"
+wait_for serve.out "^cpu" 3
+after=$(grep '^cpu' serve.out | sed -n 3p | awk '{ print $7, $8, $9, $10 }')
+[ "$after" = "threads 7 sigprof default" ] || fail "after the second attach: $after"
+kill -0 "$serve" || fail "the server ended"
+exec 3>&-
+wait "$serve" || fail "the server ended with status $?"
+
+# ---- a process that ends while profiled: said, its trace kept ----
+mkfifo in5
+./attachserve < in5 > ended.out &
+ended=$!
+pids+=("$ended")
+exec 5> in5
+wait_for ended.out ready
+"$COLLECT_TIMER" -p "$ended" --duration=30 -o t5.raw 2> t5.err &
+collector=$!
+wait_for t5.err "attached to process"
+sleep 0.5
+kill -9 "$ended"
+wait "$collector" || fail "the collector of an ended process: status $?: $(cat t5.err)"
+exec 5>&-
+grep -q "process $ended ended after" t5.err || fail "the end is not said: $(cat t5.err)"
+"$PROFVIEW" --flat t5.raw 2> /dev/null | grep -q spin_d || fail "no samples of the ended process"
+"$COLLECT_TIMER" -p 1,2 2> e7.err && fail "-p 1,2 accepted"
+grep -q "one process id" e7.err || fail "-p 1,2: $(cat e7.err)"
+
+# ---- blocked calls end as without the attach ----
+mkfifo in2
+./attachserve blocked < in2 > blocked.out &
+blocked=$!
+pids+=("$blocked")
+exec 4> in2
+wait_for blocked.out ready
+"$COLLECT_TIMER" -p "$blocked" --duration=0.5 -o t3.raw 2> t3.err || fail "attach: $(cat t3.err)"
+wait_for blocked.out "returned"
+wait_for blocked.out "returned" 3
+exec 4>&-
+wait "$blocked" || fail "the blocked server ended with status $?"
+grep -qx "read returned 1" blocked.out || fail "read: $(cat blocked.out)"
+grep -qx "nanosleep returned 0" blocked.out || fail "nanosleep: $(cat blocked.out)"
+grep -qx "epoll_wait returned 0" blocked.out || fail "epoll_wait: $(cat blocked.out)"
+grep -qx "futex returned -1 Connection timed out" blocked.out || fail "futex: $(cat blocked.out)"
+
+# ---- the allocator's lock taken all the time by a thread: eight attaches,
+# none stopping that thread inside it (where our dlopen would wait for
+# the lock that thread holds, for ever) ----
+./attachlock > lock.out &
+locked=$!
+pids+=("$locked")
+wait_for lock.out ready
+for i in 1 2 3 4 5 6 7 8; do
+	timeout -k 1 20 "$COLLECT_TIMER" -q -p "$locked" --duration=0.05 -o t4.raw 2> t4.err ||
+		fail "attach $i to a process busy in malloc: status $?: $(cat t4.err)"
+done
+kill -0 "$locked" || fail "the process busy in malloc ended"
+kill -9 "$locked"
+
+# ---- refusals that leave the process running ----
+if command -v gdb > /dev/null; then
+	sleep 30 &
+	traced=$!
+	pids+=("$traced")
+	gdb -nx -batch -p "$traced" -ex 'shell sleep 5' > /dev/null 2>&1 &
+	pids+=("$!")
+	for i in $(seq 100); do
+		[ "$(awk '/^TracerPid/ { print $2 }' /proc/$traced/status)" != 0 ] && break
+		sleep 0.05
+	done
+	"$COLLECT_TIMER" -p "$traced" 2> e4.err && fail "attached to a traced process"
+	one_line e4.err "already traced"
+	kill -0 "$traced" || fail "the traced process ended"
+else
+	echo "# gdb is not installed: the check of a traced process is left out"
+fi
+sleep 30 &
+stopped=$!
+pids+=("$stopped")
+kill -STOP "$stopped"
+for i in $(seq 100); do
+	grep -q '^State:.T' /proc/"$stopped"/status && break
+	sleep 0.05
+done
+"$COLLECT_TIMER" -p "$stopped" 2> e10.err && fail "attached to a stopped process"
+one_line e10.err "is stopped"
+grep -q '^State:.T' /proc/"$stopped"/status || fail "the stopped process was started"
+if "$CC" -static -O1 -o static "$SRCDIR/tests/progs/attachlock.c" -lpthread 2> /dev/null; then
+	./static > static.out &
+	st=$!
+	pids+=("$st")
+	wait_for static.out ready
+	"$COLLECT_TIMER" -p "$st" 2> e5.err && fail "attached to a static program"
+	one_line e5.err "static program"
+	kill -0 "$st" || fail "the static program ended"
+else
+	echo "# no static C library: the check of a static program is left out"
+fi
+if command -v runuser > /dev/null && [ "$(id -u)" = 0 ]; then
+	sleep 30 &
+	pids+=("$!")
+	runuser -u nobody -- "$COLLECT_TIMER" -p "$!" 2> e8.err && fail "another user's process attached to"
+	one_line e8.err "belongs to user 0"
+	# root profiles another user's process: the trace is that user's
+	chmod 755 "$WORK"
+	mkfifo in9
+	runuser -u nobody -- ./attachserve < in9 > nobody.out &
+	nobody=$!
+	pids+=("$nobody")
+	exec 9> in9
+	wait_for nobody.out ready
+	nobody=$(pgrep -n -u nobody attachserve)
+	"$COLLECT_TIMER" -p "$nobody" --duration=1 -o t9.raw 2> t9.err ||
+		fail "root attaching to nobody's process: $(cat t9.err)"
+	[ "$(stat -c '%U %a' t9.raw)" = "nobody 600" ] || fail "the trace is $(stat -c '%U %a' t9.raw)"
+	"$PROFVIEW" --flat t9.raw 2> /dev/null | grep -q spin_d || fail "no samples of nobody's process"
+	exec 9>&-
+else
+	echo "# not root, or no runuser: the check of another user's process is left out"
+fi
+echo "attach: ok"
