@@ -159,11 +159,16 @@ static int attach_fifos(const struct stat *owner, struct attach_fifos *f)
 	}
 	if (f->in[0] == '\0' || access(f->out, F_OK) != 0)
 		return -1;
-	if ((geteuid() == 0 && owner->st_uid != 0 &&
-	     (chown(f->in, owner->st_uid, owner->st_gid) != 0 ||
-	      chown(f->out, owner->st_uid, owner->st_gid) != 0)) ||
-	    (f->ctl = open(f->in, O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0 ||
-	    (f->lines = open(f->out, O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0) {
+	if ((f->ctl = open(f->in, O_RDWR | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	    (f->lines = open(f->out, O_RDWR | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	    (geteuid() == 0 && owner->st_uid != 0 &&
+	     (fchown(f->ctl, owner->st_uid, owner->st_gid) != 0 ||
+	      fchown(f->lines, owner->st_uid, owner->st_gid) != 0))) {
+		if (f->ctl >= 0)
+			close(f->ctl);
+		if (f->lines >= 0)
+			close(f->lines);
+		f->ctl = f->lines = -1;
 		unlink(f->in);
 		unlink(f->out);
 		return -1;
@@ -175,7 +180,7 @@ static int attach_fifos(const struct stat *owner, struct attach_fifos *f)
  * close is the end of the pipe), and the names go. */
 static void attach_fifos_opened(struct attach_fifos *f)
 {
-	int fd = open(f->out, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	int fd = open(f->out, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
 
 	if (fd >= 0) {
 		close(f->lines);

@@ -61,7 +61,7 @@ static int attach_open(const char *name, int flags)
 {
 	const char *path = preload_setting(name);
 
-	return path != NULL ? open(path, flags | O_NONBLOCK | O_CLOEXEC) : -1;
+	return path != NULL ? open(path, flags | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC) : -1;
 }
 
 /* Is the registry's entry of tid there?  Lock held. */
