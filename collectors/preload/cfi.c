@@ -293,8 +293,8 @@ int cfi_row_kind(uintptr_t pc)
 #if defined(__x86_64__)
 /* cfi_unwind over tables t, noting what it reads in log (or NULL). */
 static enum cfi_result cfi_walk(const struct cfi_tables *t, const ucontext_t *uc, uintptr_t lo,
-				uintptr_t hi, uint64_t *frames, uint32_t cap, uint32_t *n,
-				enum cfi_failure *why, struct ehcfi_log *log)
+				uintptr_t hi, const unsigned char *mem, uint64_t *frames, uint32_t cap,
+				uint32_t *n, enum cfi_failure *why, struct ehcfi_log *log)
 {
 	/* ucontext register index of each DWARF register */
 	static const int greg[EHCFI_NREGS] = {
@@ -328,8 +328,13 @@ static enum cfi_result cfi_walk(const struct cfi_tables *t, const ucontext_t *uc
 	/* Nothing below the interrupted stack pointer's red zone is read: an
 	 * epilogue that has popped a register still finds it there, where
 	 * its CFI says, and the kernel put the signal frame below it. */
-	lo = sp - lo >= CFI_RED_ZONE ? sp - CFI_RED_ZONE : lo;
-	st = (struct ehcfi_stack){ lo, hi, (const unsigned char *)lo };
+	if (mem == NULL)
+		mem = (const unsigned char *)lo;
+	if (sp - lo >= CFI_RED_ZONE) {
+		mem += sp - CFI_RED_ZONE - lo;
+		lo = sp - CFI_RED_ZONE;
+	}
+	st = (struct ehcfi_stack){ lo, hi, mem };
 	r = ehcfi_walk_log(t->r, t->n, regs, &st, 0, frames, cap, n, &fail, log);
 	atomic_fetch_sub(&cfi.walkers, 1);
 	*why = (enum cfi_failure)fail;
@@ -341,10 +346,25 @@ enum cfi_result cfi_unwind(const ucontext_t *uc, uintptr_t lo, uintptr_t hi, uin
 			   uint32_t cap, uint32_t *n, enum cfi_failure *why)
 {
 #if defined(__x86_64__)
-	return cfi_walk(atomic_load_explicit(&cfi.current, memory_order_acquire), uc, lo, hi, frames,
-			cap, n, why, NULL);
+	return cfi_walk(atomic_load_explicit(&cfi.current, memory_order_acquire), uc, lo, hi, NULL,
+			frames, cap, n, why, NULL);
 #else
 	(void)uc; (void)lo; (void)hi; (void)frames; (void)cap;
+	*n = 0;
+	*why = CFI_FAIL_NO_OBJECT;
+	return CFI_FAILED;
+#endif
+}
+
+enum cfi_result cfi_unwind_copy(const ucontext_t *uc, uintptr_t lo, uintptr_t hi,
+				const unsigned char *mem, uint64_t *frames, uint32_t cap, uint32_t *n,
+				enum cfi_failure *why)
+{
+#if defined(__x86_64__)
+	return cfi_walk(atomic_load_explicit(&cfi.current, memory_order_acquire), uc, lo, hi, mem,
+			frames, cap, n, why, NULL);
+#else
+	(void)uc; (void)lo; (void)hi; (void)mem; (void)frames; (void)cap;
 	*n = 0;
 	*why = CFI_FAIL_NO_OBJECT;
 	return CFI_FAILED;
@@ -410,7 +430,7 @@ enum cfi_result cfi_unwind_memo(const ucontext_t *uc, uintptr_t lo, uintptr_t hi
 
 	*serial = 0;
 	if (t == NULL || atomic_exchange_explicit(&m->busy, 1, memory_order_acquire))
-		return cfi_walk(t, uc, lo, hi, frames, cap, n, why, NULL);
+		return cfi_walk(t, uc, lo, hi, NULL, frames, cap, n, why, NULL);
 	memo_count(&cfi_memo_walks);
 	if (memo_holds(m, t, g, lo, hi, cap)) {
 		memo_count(&cfi_memo_hits);
@@ -421,7 +441,7 @@ enum cfi_result cfi_unwind_memo(const ucontext_t *uc, uintptr_t lo, uintptr_t hi
 		r = (enum cfi_result)m->result;
 	} else {
 		log = (struct ehcfi_log){ m->addr, m->val, CFI_MEMO_WORDS, 0, 0 };
-		r = cfi_walk(t, uc, lo, hi, frames, cap, n, why, &log);
+		r = cfi_walk(t, uc, lo, hi, NULL, frames, cap, n, why, &log);
 		m->gen = 0;
 		if (!(log.flags & (EHCFI_USED_REGS | EHCFI_LOG_FULL | EHCFI_LOG_PENDING)) &&
 		    *n <= CFI_MEMO_FRAMES) {

@@ -66,6 +66,15 @@ int cfi_refresh(int (*idle)(void));
 enum cfi_result cfi_unwind(const ucontext_t *uc, uintptr_t lo, uintptr_t hi, uint64_t *frames,
 			   uint32_t cap, uint32_t *n, enum cfi_failure *why);
 
+/* cfi_unwind over a copy of the stack: mem holds the bytes of [lo, hi),
+ * read by the caller, and the walk reads them instead of the stack (the
+ * frames are the stack's addresses).  For a thread whose stack bounds are
+ * not known (one found running, not started under the library): its copy
+ * made with a read that cannot fault.  Signal-safe. */
+enum cfi_result cfi_unwind_copy(const ucontext_t *uc, uintptr_t lo, uintptr_t hi,
+				const unsigned char *mem, uint64_t *frames, uint32_t cap, uint32_t *n,
+				enum cfi_failure *why);
+
 /* cfi_unwind, from a table of walks kept with the words of the stack
  * each read: when the same registers meet a stack whose words are still
  * what an earlier walk read, its frames are the walk's, without one.

@@ -27,6 +27,9 @@
 
 /* Threads found running, at the start or (attached) later */
 #define PRELOAD_FOREIGN_MAX 1024
+/* Bytes below a found thread's stack pointer its stack copy also holds:
+ * the x86-64 red zone, which its walk may read (cfi.c). */
+#define PRELOAD_COPY_BELOW 128
 /* A nudge (sweep.c) whose signal comes more than this after it was due
  * found its thread waiting for a CPU; the handler turns down so many in a
  * row before it takes one wherever it comes. */
@@ -76,6 +79,10 @@ struct preload_foreign {
 	int young;            /* its POSIX timer is in tick mode */
 	struct engine_timer timer; /* a copy, for the handler */
 	uint64_t *frames;
+	/* cfi and check modes: room for a copy of its stack, which its
+	 * walk reads (its bounds are not known), copy_cap bytes */
+	unsigned char *copy;
+	uint32_t copy_cap;
 	struct preload_seen seen;
 };
 

@@ -533,6 +533,25 @@ static void preload_sample_frames(struct preload_tls *t, const uint64_t *frames,
 	preload_sample_done(t, cpu);
 }
 
+/* The walk of a thread found running (its stack's bounds not known):
+ * over a copy of its stack, from its red zone up, read without faulting
+ * into the room kept for it.  Signal-safe. */
+static enum cfi_result preload_walk_copy(const struct preload_tls *t, const ucontext_t *uc,
+					 uint64_t *frames, uint32_t cap, uint32_t *n,
+					 enum cfi_failure *why)
+{
+	const struct preload_foreign *f = &preload.foreign[t->foreign - 1];
+	uintptr_t from = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP] - PRELOAD_COPY_BELOW;
+	uint32_t got = f->copy != NULL ? preload_read_memory(f->copy, from, f->copy_cap) : 0;
+
+	if (got <= PRELOAD_COPY_BELOW) {
+		*n = 0;
+		*why = CFI_FAIL_STACK;
+		return CFI_FAILED;
+	}
+	return cfi_unwind_copy(uc, from, from + got, f->copy, frames, cap, n, why);
+}
+
 /* cfi and check modes: the walk over the unwind tables, else (or also,
  * checking) the stack copy.  Signal-safe. */
 static void preload_sample_cfi(struct preload_tls *t, const ucontext_t *uc, int64_t cpu,
@@ -542,10 +561,12 @@ static void preload_sample_cfi(struct preload_tls *t, const ucontext_t *uc, int6
 	enum cfi_result r = CFI_FAILED;
 	uint32_t n = 0;
 
-	/* A thread found at start has no known stack bounds: the copy reads
-	 * its stack with process_vm_readv, the walk cannot. */
+	/* A thread found at start has no known stack bounds: its walk reads
+	 * a copy of its stack made with process_vm_readv. */
 	if (!t->foreign && t->stack_hi != 0)
 		r = cfi_unwind(uc, t->stack_lo, t->stack_hi, frames, cap, &n, &why);
+	else if (t->foreign)
+		r = preload_walk_copy(t, uc, frames, cap, &n, &why);
 	if (preload.unwind == RAW_UNWIND_CHECK) {
 		struct preload_check c = {
 			frames, n,

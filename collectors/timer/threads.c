@@ -358,6 +358,15 @@ int threads_adopt(pid_t tid)
 	if (f->frames == NULL)
 		f->frames = preload.unwind != RAW_UNWIND_DWARF
 				    ? malloc(RAW_MAX_FRAMES * sizeof(uint64_t)) : NULL;
+	if ((preload.unwind == RAW_UNWIND_CFI || preload.unwind == RAW_UNWIND_CHECK) &&
+	    f->copy_cap < PRELOAD_COPY_BELOW + preload.stack_size) {
+		/* (an earlier attach's room, too small for this one's size) */
+		free(f->copy);
+		f->copy_cap = PRELOAD_COPY_BELOW + preload.stack_size;
+		f->copy = malloc(f->copy_cap);
+		if (f->copy == NULL)
+			f->copy_cap = 0;
+	}
 	threads_read_comm(tid, name);
 	pthread_mutex_lock(&preload.registry_lock);
 	idx = preload_entry_add(tid, name);

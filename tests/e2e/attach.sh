@@ -98,13 +98,23 @@ after=$(grep '^cpu' serve.out | sed -n 2p | awk '{ print $7, $8, $9, $10 }')
 [ "$before" = "threads 6 sigprof default" ] || fail "before the attach: $before"
 [ "$after" = "threads 7 sigprof default" ] || fail "after the attach: $after"
 grep -l '^profview-' /proc/"$serve"/task/*/comm 2>/dev/null && fail "a thread of the library is left"
+# the threads found running are unwound in the process, as a launched
+# run's are (tens of bytes a sample): their walks read a copy of their
+# stacks; a sample written as a stack copy instead is the odd one out
+read -r walked copied < <("$RAWDUMP" t1.raw | awk '$1 == "sample" { s++ } $1 == "regs" { r++ }
+	END { print s + 0, r + 0 }')
+note "first attach: $walked samples unwound in the process, $copied written as stack copies"
+[ $((copied * 20)) -le $((walked + copied)) ] && [ "$walked" -gt 0 ] ||
+	fail "the attached threads' samples were not unwound in the process: $walked walked, $copied copies"
 
 # a second attach: the library loaded once, the process as it was, with
 # the mappings it had after the first (nothing of the attach left mapped)
 maps1=$(wc -l < /proc/"$serve"/maps)
 fds1=$(ls /proc/"$serve"/fd | wc -l)
-# (ended by SIGINT, as ^C does; a second collect-timer meanwhile refused)
-"$COLLECT_TIMER" -p "$serve" -o t2.raw 2> t2.err &
+# (ended by SIGINT, as ^C does; a second collect-timer meanwhile refused;
+# --unwind=check: each walk over a stack copy against the analyzer's own
+# unwinding of the same copy, sample for sample, as tests/e2e/cfi.sh does)
+"$COLLECT_TIMER" -p "$serve" --unwind=check -o t2.raw 2> t2.err &
 collector=$!
 wait_for t2.err "attached to process"
 "$COLLECT_TIMER" -p "$serve" -o t6.raw 2> e6.err && fail "a second collect-timer attached too"
@@ -118,7 +128,16 @@ wait "$collector" || fail "second attach: status $?: $(cat t2.err)"
 	fail "$fds1 open files after the first attach, $(ls /proc/"$serve"/fd | wc -l) after the second"
 [ "$(grep -c 'r-xp.*libprofview-timer.so' /proc/"$serve"/maps)" = 1 ] ||
 	fail "the library is mapped $(grep -c 'r-xp.*libprofview-timer.so' /proc/"$serve"/maps) times"
-"$PROFVIEW" --flat t2.raw | grep -q spin_d || fail "the second attach has no samples of spin_d"
+"$PROFVIEW" --flat t2.raw > t2.flat 2> t2.perr || fail "profview cannot read the second trace"
+grep -q spin_d t2.flat || fail "the second attach has no samples of spin_d"
+line=$(grep 'unwind check:' t2.perr | head -1)
+read -r samples agree differ < <(echo "$line" |
+	sed -n 's/.*check: \([0-9]*\) samples: \([0-9]*\) agree.*, \([0-9]*\) differ,.*/\1 \2 \3/p')
+note "second attach: $line"
+[ -n "$samples" ] || fail "the second attach was not compared: $(cat t2.perr)"
+[ "$differ" -eq 0 ] || fail "the walks over the attached threads' stack copies differ: $line"
+[ "$samples" -ge 20 ] && [ $((agree * 100)) -ge $((samples * 95)) ] ||
+	fail "the collector unwound only $agree of $samples samples of the attached threads: $line"
 kill -USR1 "$serve"
 wait_for serve.out "^cpu" 3
 after=$(grep '^cpu' serve.out | sed -n 3p | awk '{ print $7, $8, $9, $10 }')
