@@ -57,6 +57,7 @@
 #include "host.h"
 #include "mappings.h"
 #include "preload-state.h"
+#include "pyframes.h"
 #include "sample.h"
 #include "sigs.h"
 #include "stacktab.h"
@@ -231,6 +232,7 @@ static void preload_atfork_child_start(void)
 	atomic_store(&preload.rng, preload_now() ^ (uint64_t)getpid() << 32);
 	if (preload.unwind != RAW_UNWIND_DWARF)
 		stacktab_reset();
+	pyframes_atfork_child();
 	if (preload_start_trace(getenv(COLLECT_ENV_OUTPUT), 0) != 0)
 		return;
 	/* its own trace says how its samples' system time is known too */
@@ -407,6 +409,7 @@ static void preload_init(void)
 		return;
 	if (preload.unwind != RAW_UNWIND_DWARF)
 		stacktab_init(); /* without it every stack is written inline */
+	pyframes_init();
 	if (pthread_key_create(&preload.key, threads_exit) != 0 ||
 	    pthread_atfork(preload_atfork_prepare, preload_atfork_parent,
 			   preload_atfork_child) != 0) {
