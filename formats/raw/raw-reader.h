@@ -99,6 +99,21 @@ struct rd_samples {
 	size_t nowed;
 };
 
+/* raw-python.c's part: the trace's Python code objects, by index. */
+struct rd_python_code {
+	uint32_t function1;           /* its function + 1; 0: no record of it */
+	int32_t first_line;
+	unsigned char *table;         /* its line table, malloc'd */
+	uint32_t table_len;
+};
+struct rd_python {
+	struct rd_python_code *codes;
+	size_t ncodes;
+	/* each + 1, 0 until needed: the "[python]" mapping, the function
+	 * of frames whose code has no record, the markers' functions */
+	uint32_t map1, unknown1, stop1[RAW_PY_STOP_TABLE + 1];
+};
+
 /* The reading of one trace (of one process). */
 struct reader {
 	const unsigned char *buf;
@@ -150,6 +165,7 @@ struct reader {
 	struct rd_stacks stk;
 	struct rd_unwind unw;
 	struct rd_samples smp;
+	struct rd_python py;
 };
 
 /* Starts a walk over the trace's records (raw-iter.h). */
