@@ -103,10 +103,11 @@ check_deep() {
 check_zlib() {
 	"$COLLECT_TIMER" -q -o z.raw "$1" "$WORKPY" zlib 1 || fail "$2: pywork.py zlib failed"
 	"$PROFVIEW" -q --folded z.raw >z.txt
-	read -r ok all < <(awk '/;compress_work/ { n++; if ($0 ~ /;compress_work;.*(deflate|libz\.so|adler32)/) k++ }
+	# (weights: CPU time; a sample is one period, 4 ms)
+	read -r ok all < <(awk '/;compress_work/ { n += $NF; if ($0 ~ /;compress_work;.*(deflate|libz\.so|adler32)/) k += $NF }
 		END { print k + 0, n + 0 }' z.txt)
-	[ "$all" -ge 10 ] && [ $((ok * 2)) -ge "$all" ] ||
-		fail "$2: zlib under compress_work in $ok of $all stacks: $(grep -m3 compress_work z.txt)"
+	[ "$all" -ge 40000 ] && [ $((ok * 2)) -ge "$all" ] ||
+		fail "$2: zlib under compress_work in $ok of $all us: $(grep -m3 compress_work z.txt)"
 }
 
 # check_threads PY LABEL
@@ -117,6 +118,11 @@ check_threads() {
 		fail "$2: the threads' frames: $(grep -m3 thread_ th.txt)"
 	! grep -E ';thread_py.*(deflate|libz\.so)|;thread_z;.*;thread_py' th.txt >bad.txt ||
 		fail "$2: one thread's frames on the other's stack: $(head -2 bad.txt)"
+	# both run all along, on a CPU each: neither has most of the time
+	read -r tpy tz < <(awk '/;thread_py/ { p += $NF } /;thread_z/ { z += $NF } END { print p + 0, z + 0 }' th.txt)
+	[ $((tpy * 5)) -ge $((tpy + tz)) ] && [ $((tz * 5)) -ge $((tpy + tz)) ] ||
+		fail "$2: thread_py has $tpy us of CPU time, thread_z $tz"
+	note "$2: thread_py $tpy us, thread_z $tz us"
 }
 
 # check_garbage PY LABEL
