@@ -133,6 +133,7 @@ enum raw_type {
 	RAW_EXEC = 16,
 	RAW_CHILD = 17,
 	RAW_PYCODE = 18,
+	RAW_PYSTACK = 19,
 };
 
 struct raw_rec {
@@ -657,6 +658,20 @@ static inline uint32_t raw_py_instr(uint64_t w)
 	return (uint32_t)w & 0xffffffu;
 }
 
+/* A word whose top 16 bits are RAW_PYSTACK_TAG stands for the Python
+ * frames of one C-level call of the evaluation loop, stored once in a
+ * RAW_PYSTACK record whose index is its low 32 bits: as if its frames
+ * were there, one word each. */
+#define RAW_PYSTACK_TAG 0x7078ull
+static inline int raw_pystack_is(uint64_t w)
+{
+	return (w >> 48) == RAW_PYSTACK_TAG;
+}
+static inline uint64_t raw_pystack_word(uint32_t index)
+{
+	return RAW_PYSTACK_TAG << 48 | index;
+}
+
 enum raw_py_stop {
 	RAW_PY_STOP_READ = 1,   /* a frame or code object was not readable */
 	RAW_PY_STOP_CODE = 2,   /* a frame's code was not a code object */
@@ -680,5 +695,14 @@ struct raw_pycode {
 	uint32_t table_len;
 };
 _Static_assert(sizeof(struct raw_pycode) == 32, "raw_pycode is 32 bytes");
+
+/* Python frames stored once (see RAW_PYSTACK_TAG): followed by nframes
+ * uint64 Python frame words (raw_py_is), innermost first. */
+struct raw_pystack {
+	struct raw_rec h;
+	uint32_t index;        /* > 0, unique in the trace */
+	uint32_t nframes;      /* at most RAW_MAX_FRAMES */
+};
+_Static_assert(sizeof(struct raw_pystack) == 16, "raw_pystack is 16 bytes");
 
 #endif

@@ -23,6 +23,7 @@
  * _PyRuntime (_Py_DebugOffsets), which is read instead.
  */
 #include "pyframes.h"
+#include "collect-env.h"
 #include "preload.h"
 #include "raw.h"
 #include "writer.h"
@@ -114,6 +115,7 @@ static struct {
 	uintptr_t runtime, code_type, eval_lo, eval_hi;
 	uintptr_t garbage;     /* test hook: the chain after the first frame */
 	_Atomic uint64_t *keys; /* PY_SLOTS: code objects written, 0 empty */
+	_Atomic uint64_t *groups; /* PY_SLOTS: Python stacks written, 0 empty */
 } py;
 
 static __thread uintptr_t py_tstate __attribute__((tls_model("initial-exec")));
@@ -197,6 +199,8 @@ void pyframes_init(void)
 
 	if (runtime == NULL)
 		return;
+	if (getenv(COLLECT_ENV_PYTHON) != NULL && strcmp(getenv(COLLECT_ENV_PYTHON), "0") == 0)
+		return;
 	version = dlsym(RTLD_DEFAULT, "Py_Version");
 	if (version == NULL) {
 		preload_warn("python before 3.11: its frames are not read");
@@ -214,12 +218,13 @@ void pyframes_init(void)
 	py.runtime = (uintptr_t)runtime;
 	py.code_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyCode_Type");
 	py_eval_range();
-	py.keys = mmap(NULL, PY_SLOTS * sizeof(*py.keys), PROT_READ | PROT_WRITE,
+	py.keys = mmap(NULL, 2 * PY_SLOTS * sizeof(*py.keys), PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (py.keys == MAP_FAILED || py.code_type == 0) {
 		py.keys = NULL;
 		return;
 	}
+	py.groups = py.keys + PY_SLOTS;
 	if (getenv("PROFVIEW_TEST_PYGARBAGE") != NULL) {
 		/* a chain of made-up frames: pointers to themselves, to
 		 * unmapped memory and to the middle of the garbage */
@@ -238,7 +243,7 @@ void pyframes_init(void)
 void pyframes_atfork_child(void)
 {
 	if (py.keys != NULL)
-		memset(py.keys, 0, PY_SLOTS * sizeof(*py.keys));
+		memset(py.keys, 0, 2 * PY_SLOTS * sizeof(*py.keys));
 	py_tstate = 0;
 }
 
@@ -487,6 +492,68 @@ static uint32_t py_walk(uint64_t *out, uint32_t *gend, uint32_t *ngroups)
 	return n;
 }
 
+/* The word of the Python frames w[0..n), stored once as a RAW_PYSTACK
+ * record (known by a 64-bit hash of its words); 0 when the table is
+ * full.  Signal-safe. */
+static uint64_t py_stack_word(const uint64_t *w, uint32_t n)
+{
+	uint64_t k = 0x9e3779b97f4a7c15ull ^ n;
+
+	for (uint32_t i = 0; i < n; i++) {
+		k = (k ^ w[i]) * 0xbf58476d1ce4e5b9ull;
+		k ^= k >> 31;
+	}
+	k |= 1;
+	for (uint32_t i = 0, s = (uint32_t)(k >> 16) & (PY_SLOTS - 1); i < PY_PROBES;
+	     i++, s = (s + 1) & (PY_SLOTS - 1)) {
+		uint64_t old = atomic_load_explicit(&py.groups[s], memory_order_relaxed);
+		struct raw_pystack *rec;
+		uint32_t size;
+
+		if (old == k)
+			return raw_pystack_word(s + 1);
+		if (old != 0)
+			continue;
+		if (!atomic_compare_exchange_strong(&py.groups[s], &old, k)) {
+			if (old == k)
+				return raw_pystack_word(s + 1);
+			continue;
+		}
+		size = (uint32_t)(sizeof(*rec) + n * 8);
+		writer_need_file();
+		rec = writer_reserve(size, 0);
+		if (rec != NULL) { /* else its frames are "not recorded" */
+			rec->index = s + 1;
+			rec->nframes = n;
+			memcpy(rec + 1, w, n * 8);
+			writer_publish(rec, RAW_PYSTACK, size);
+		}
+		return raw_pystack_word(s + 1);
+	}
+	return 0;
+}
+
+/* Each call's frames (gend) made one word where it can: their count.
+ * Signal-safe. */
+static uint32_t py_stack_words(uint64_t *w, uint32_t *gend, uint32_t ng)
+{
+	uint32_t lo = 0, k = 0;
+
+	for (uint32_t g = 0; g < ng; g++) {
+		uint64_t word = gend[g] - lo > 1 ? py_stack_word(w + lo, gend[g] - lo) : 0;
+
+		if (word != 0) {
+			w[k++] = word;
+		} else {
+			memmove(w + k, w + lo, (gend[g] - lo) * 8);
+			k += gend[g] - lo;
+		}
+		lo = gend[g];
+		gend[g] = k;
+	}
+	return k;
+}
+
 /* Is the native frame i of frames the evaluation loop's?  Signal-safe. */
 static int py_is_eval(const uint64_t *frames, uint32_t i)
 {
@@ -505,7 +572,10 @@ uint32_t pyframes_merge(uint64_t *frames, uint32_t n, uint32_t cap)
 	if (!py.on)
 		return n;
 	np = py_walk(py_frames, gend, &ng);
-	if (np == 0 || n + np > cap)
+	if (np == 0)
+		return n;
+	np = py_stack_words(py_frames, gend, ng);
+	if (n + np > cap)
 		return n;
 	for (uint32_t i = 0; i < n; i++)
 		ne += py_is_eval(frames, i);

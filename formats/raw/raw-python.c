@@ -7,6 +7,7 @@
  */
 #include "error.h"
 #include "raw-python.h"
+#include "util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -105,7 +106,7 @@ int rd_python_code(struct reader *rd, const unsigned char *r, uint32_t size, siz
 
 	memcpy(&c, r, sizeof c);
 	if ((uint64_t)c.name_len + c.file_len + c.table_len > size - sizeof c || c.index == 0 ||
-	    c.index > RAW_PY_MAX_CODES) {
+	    c.index >= RAW_PY_MAX_CODES) {
 		pv_warn("%s: Python code record at byte %zu is malformed; ignored", rd->who, off);
 		return 0;
 	}
@@ -184,8 +185,73 @@ uint32_t rd_python_location(struct reader *rd, uint64_t w)
 	return loc;
 }
 
+int rd_python_stack(struct reader *rd, const unsigned char *r, size_t off)
+{
+	struct rd_python *py = &rd->py;
+	struct raw_pystack g;
+
+	memcpy(&g, r, sizeof g);
+	r += sizeof g;
+	for (uint32_t i = 0; i < g.nframes; i++) {
+		uint64_t w;
+		memcpy(&w, r + 8 * (size_t)i, 8);
+		if (!raw_py_is(w))
+			g.index = 0;
+	}
+	if (g.index == 0 || g.index > RAW_PY_MAX_CODES ||
+	    (g.index < py->nstacks && py->stack_off1[g.index])) {
+		pv_warn("%s: Python stack record at byte %zu is malformed or repeated; ignored",
+			rd->who, off);
+		return 0;
+	}
+	if (g.index >= py->nstacks) {
+		size_t n = g.index + 1 > py->nstacks * 2 ? g.index + 1 : py->nstacks * 2;
+		uint64_t *o = realloc(py->stack_off1, n * sizeof *o);
+
+		if (o)
+			py->stack_off1 = o;
+		uint32_t *c = o ? realloc(py->stack_n, n * sizeof *c) : NULL;
+		if (!c)
+			return pv_oom();
+		py->stack_n = c;
+		memset(o + py->nstacks, 0, (n - py->nstacks) * sizeof *o);
+		memset(c + py->nstacks, 0, (n - py->nstacks) * sizeof *c);
+		py->nstacks = n;
+	}
+	if (pv_grow(&py->words, &py->cap_words, py->nwords + g.nframes, sizeof *py->words) < 0)
+		return -1;
+	memcpy(py->words + py->nwords, r, (size_t)g.nframes * 8);
+	py->stack_off1[g.index] = py->nwords + 1;
+	py->stack_n[g.index] = g.nframes;
+	py->nwords += g.nframes;
+	return 0;
+}
+
+uint32_t rd_python_stack_locations(struct reader *rd, uint64_t w, uint32_t *locs, uint32_t cap)
+{
+	struct rd_python *py = &rd->py;
+	uint32_t idx = (uint32_t)w, n = 0;
+
+	if (cap == 0)
+		return 0;
+	if (idx >= py->nstacks || !py->stack_off1[idx]) {
+		/* as a frame whose code was not recorded */
+		locs[0] = rd_python_location(rd, raw_py_word(RAW_PY_MAX_CODES, RAW_PY_NO_INSTR));
+		return locs[0] == PV_NONE ? UINT32_MAX : 1;
+	}
+	for (uint32_t i = 0; i < py->stack_n[idx] && n < cap; i++) {
+		locs[n] = rd_python_location(rd, py->words[py->stack_off1[idx] - 1 + i]);
+		if (locs[n++] == PV_NONE)
+			return UINT32_MAX;
+	}
+	return n;
+}
+
 void rd_python_free(struct rd_python *py)
 {
+	free(py->stack_off1);
+	free(py->stack_n);
+	free(py->words);
 	for (size_t i = 0; i < py->ncodes; i++)
 		free(py->codes[i].table);
 	free(py->codes);

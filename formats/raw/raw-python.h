@@ -11,6 +11,14 @@
  * lengths pass its size, or whose index is 0 or was seen, is skipped with
  * a warning.  0, or -1 when out of memory. */
 int rd_python_code(struct reader *rd, const unsigned char *r, uint32_t size, size_t off);
+/* Takes in a RAW_PYSTACK record of size bytes (whole, as raw-iter.h
+ * checked): a duplicate index, index 0 or a word that is not a Python
+ * frame's is skipped with a warning.  0, or -1 when out of memory. */
+int rd_python_stack(struct reader *rd, const unsigned char *r, size_t off);
+/* The locations of the Python stack word w (raw_pystack_is(w)) into
+ * locs[0..cap): their count (a stack without a record: one location that
+ * says so); UINT32_MAX when out of memory. */
+uint32_t rd_python_stack_locations(struct reader *rd, uint64_t w, uint32_t *locs, uint32_t cap);
 /* The location of the Python frame word w (raw_py_is(w)): its code's
  * function at the line its instruction is on; PV_NONE when out of
  * memory. */

@@ -86,6 +86,7 @@ static const char *type_name(uint32_t t)
 	case RAW_HEAP_FREE: return "heap-free";
 	case RAW_COLLECTOR: return "collector";
 	case RAW_PYCODE: return "pycode";
+	case RAW_PYSTACK: return "pystack";
 	default: return "unknown";
 	}
 }
@@ -211,6 +212,10 @@ static int first_record(struct reader *rd, const struct raw_record *recp)
 		break;
 	case RAW_PYCODE:
 		if (rd_python_code(rd, r, rec.size, rec.off) < 0)
+			return -1;
+		break;
+	case RAW_PYSTACK:
+		if (rd_python_stack(rd, r, rec.off) < 0)
 			return -1;
 		break;
 	case RAW_KERNEL: {

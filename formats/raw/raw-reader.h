@@ -109,6 +109,13 @@ struct rd_python_code {
 struct rd_python {
 	struct rd_python_code *codes;
 	size_t ncodes;
+	/* the Python stacks stored once (RAW_PYSTACK), by index: each its
+	 * frame words' offset in words + 1 (0: no record) and count */
+	uint64_t *stack_off1;
+	uint32_t *stack_n;
+	size_t nstacks;
+	uint64_t *words;
+	size_t nwords, cap_words;
 	/* each + 1, 0 until needed: the "[python]" mapping, the function
 	 * of frames whose code has no record, the markers' functions */
 	uint32_t map1, unknown1, stop1[RAW_PY_STOP_TABLE + 1];

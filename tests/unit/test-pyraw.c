@@ -134,6 +134,53 @@ static void test_records(void)
 	free(r.b);
 }
 
+static void rb_pystack(struct rawbuf *r, uint32_t index, const uint64_t *w, uint32_t n)
+{
+	struct raw_pystack g = { { RAW_PYSTACK, (uint32_t)(sizeof g + 8 * n) }, index, n };
+
+	rb_put(r, &g, sizeof g);
+	rb_put(r, w, 8 * n);
+}
+
+static void test_pystacks(void)
+{
+	struct rawbuf r = { 0 };
+	const uint64_t group[] = { raw_py_word(1, 6), raw_py_word(2, RAW_PY_NO_INSTR) };
+	const uint64_t bad[] = { raw_py_word(1, 6), 0x401010 }; /* not all Python frames */
+	const uint64_t frames[] = { 0x401010, raw_pystack_word(5), raw_pystack_word(9),
+				    raw_pystack_word(6), 0x402020 };
+	struct pv_profile *p;
+
+	rb_header(&r, "/nonexistent/python", 10000000);
+	rb_mapping(&r, 0x400000, 0x500000, 0, "/nonexistent/python");
+	rb_thread(&r, 100, "main");
+	rb_stack(&r, 1, frames, 5); /* before the records it names */
+	rb_pycode(&r, 1, 10, "Parser.parse", "/x.py", table, sizeof table);
+	rb_pycode(&r, 2, 3, "outer", "/y.py", NULL, 0);
+	rb_pystack(&r, 5, group, 2);
+	rb_pystack(&r, 6, bad, 2);
+	rb_sample(&r, 100, 1, NULL, 0, 1000, 4000000);
+	rb_end(&r, 2000, 1, 0);
+	nwarnings = 0;
+	p = raw_read(r.b, r.len, "t", NULL);
+	CHECK(p != NULL);
+	if (p) {
+		const uint32_t *locs = p->stack_locs + p->samples[0].loc_off;
+
+		CHECK_EQ(nwarnings, 1);
+		CHECK_EQ(p->samples[0].nlocs, 6);
+		CHECK_STR(fn_name(p, locs[1]), "Parser.parse");
+		CHECK_EQ(pv_location_lines(p, &p->locations[locs[1]])[0].line, 10);
+		CHECK_STR(fn_name(p, locs[2]), "outer");
+		CHECK_STR(fn_name(p, locs[3]), "[python: code not recorded]");
+		CHECK_STR(fn_name(p, locs[4]), "[python: code not recorded]");
+		CHECK(!pv_location_is_python(p, locs[5]));
+		CHECK_EQ(pv_profile_check_indices(p, "t"), 0);
+		pv_profile_free(p);
+	}
+	free(r.b);
+}
+
 /* A location of function name in mapping m. */
 static uint32_t loc_of(struct pv_profile *p, uint64_t addr, uint32_t m, const char *name)
 {
@@ -206,6 +253,7 @@ int main(void)
 	pv_error_set_sink(sink);
 	test_lines();
 	test_records();
+	test_pystacks();
 	test_fold();
 	return check_done("test-pyraw");
 }
