@@ -20,6 +20,7 @@
 #     bytecode: no stack mixes one's Python frames with the other's work;
 #   - a damaged chain of frames (the collector's test hook) ends the walk
 #     with a marker frame, and the program runs to its end;
+#   - --no-python leaves them out;
 #   - a CPython before 3.11 is said once ("its frames are not read"), and
 #     its native profile is as before.
 # An interpreter the machine does not have is skipped, and said.
@@ -164,6 +165,15 @@ if command -v pyenv >/dev/null && [ -x /root/.pyenv/shims/python3 ] &&
 		fail "pyenv's shim: no deep_leaf under rec"
 else
 	note "SKIP: no pyenv shim with a 3.12"
+fi
+
+# --no-python: the native profile alone
+py=$(command -v python3.11 || command -v python3 || true)
+if [ -n "$py" ]; then
+	"$COLLECT_TIMER" -q --no-python -o n.raw "$py" "$WORKPY" deep 0.3 || fail "--no-python: pywork.py failed"
+	"$PROFVIEW" -q --folded n.raw >n.txt
+	! grep -q 'deep_leaf\|\[python' n.txt && grep -q '_PyEval_EvalFrameDefault\|python3' n.txt ||
+		fail "--no-python: $(head -2 n.txt)"
 fi
 
 # a version whose frames are not read: said once, the native profile kept
