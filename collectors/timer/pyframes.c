@@ -114,6 +114,7 @@ static struct {
 	int on;
 	uintptr_t runtime, code_type, eval_lo, eval_hi;
 	uintptr_t garbage;     /* test hook: the chain after the first frame */
+	pid_t pid;             /* ours, for process_vm_readv */
 	_Atomic uint64_t *keys; /* PY_SLOTS: code objects written, 0 empty */
 	_Atomic uint64_t *groups; /* PY_SLOTS: Python stacks written, 0 empty */
 } py;
@@ -132,7 +133,7 @@ static int py_read(void *dst, uintptr_t addr, size_t len)
 
 	if (addr < 4096)
 		return -1;
-	return syscall(SYS_process_vm_readv, (long)getpid(), &local, 1UL, &remote, 1UL, 0UL) ==
+	return syscall(SYS_process_vm_readv, (long)py.pid, &local, 1UL, &remote, 1UL, 0UL) ==
 			       (long)len ? 0 : -1;
 }
 
@@ -199,6 +200,7 @@ void pyframes_init(void)
 
 	if (runtime == NULL)
 		return;
+	py.pid = getpid();
 	if (getenv(COLLECT_ENV_PYTHON) != NULL && strcmp(getenv(COLLECT_ENV_PYTHON), "0") == 0)
 		return;
 	version = dlsym(RTLD_DEFAULT, "Py_Version");
@@ -242,6 +244,7 @@ void pyframes_init(void)
 
 void pyframes_atfork_child(void)
 {
+	py.pid = getpid();
 	if (py.keys != NULL)
 		memset(py.keys, 0, 2 * PY_SLOTS * sizeof(*py.keys));
 	py_tstate = 0;
