@@ -163,7 +163,7 @@ static int raw_iter_fits(const struct raw_iter *it, const unsigned char *r, uint
 		struct raw_pystack g;
 
 		memcpy(&g, r, sizeof g);
-		return g.nframes <= RAW_MAX_FRAMES && (uint64_t)g.nframes * 8 <= size - sizeof g;
+		return g.nframes <= RAW_PY_MAX_STACK && (uint64_t)g.nframes * 8 <= size - sizeof g;
 	}
 	case RAW_CHECK_FRAMES: {
 		struct raw_unwind_check c;

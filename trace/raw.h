@@ -701,8 +701,11 @@ _Static_assert(sizeof(struct raw_pycode) == 32, "raw_pycode is 32 bytes");
 struct raw_pystack {
 	struct raw_rec h;
 	uint32_t index;        /* > 0, unique in the trace */
-	uint32_t nframes;      /* at most RAW_MAX_FRAMES */
+	uint32_t nframes;      /* at most RAW_PY_MAX_STACK */
 };
 _Static_assert(sizeof(struct raw_pystack) == 16, "raw_pystack is 16 bytes");
+/* The most Python frames the collector walks per sample, and that a
+ * RAW_PYSTACK may hold. */
+#define RAW_PY_MAX_STACK 256
 
 #endif

@@ -101,7 +101,7 @@ static const struct py_layout py_layouts[] = {
 	},
 };
 
-#define PY_MAX_FRAMES 256     /* Python frames walked per sample */
+#define PY_MAX_FRAMES RAW_PY_MAX_STACK /* Python frames walked per sample */
 #define PY_MAX_THREADS 4096   /* thread states looked at per search */
 #define PY_MAX_INTERPS 64
 #define PY_SLOTS (1u << 16)   /* code objects one trace can name */
