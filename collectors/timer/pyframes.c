@@ -420,7 +420,7 @@ static uint32_t py_code_index(uintptr_t code, const unsigned char *co)
 static uint32_t py_walk(uint64_t *out, uint32_t *gend, uint32_t *ngroups)
 {
 	unsigned char ts[256], fr[80], co[160];
-	uint32_t tslen = py.l.tstate_thread_id, n = 0, g = 0, colen;
+	uint32_t tslen = py.l.tstate_thread_id, n = 0, g = 0, colen, flen, steps = 0;
 	uintptr_t frame, t;
 	uint32_t stop = 0;
 
@@ -433,8 +433,15 @@ static uint32_t py_walk(uint64_t *out, uint32_t *gend, uint32_t *ngroups)
 	if (py.l.code_qualname > colen)
 		colen = py.l.code_qualname;
 	colen += 8;
+	flen = py.l.frame_owner + 1;
+	if (py.l.frame_instr + 8 > flen)
+		flen = py.l.frame_instr + 8;
+	if (py.l.frame_code + 8 > flen)
+		flen = py.l.frame_code + 8;
+	if (py.l.frame_previous + 8 > flen)
+		flen = py.l.frame_previous + 8;
 	*ngroups = 0;
-	if (tslen > sizeof(ts) || colen > sizeof(co) || py.l.frame_instr + 8 > sizeof(fr))
+	if (tslen > sizeof(ts) || colen > sizeof(co) || flen > sizeof(fr))
 		return 0;
 	t = py_find_tstate(ts, tslen);
 	if (t == 0)
@@ -449,11 +456,12 @@ static uint32_t py_walk(uint64_t *out, uint32_t *gend, uint32_t *ngroups)
 		uint8_t owner;
 		uint32_t idx;
 
-		if (n == PY_MAX_FRAMES - 1) {
+		/* (the C stack's frames count too: a chain of them may loop) */
+		if (n == PY_MAX_FRAMES - 1 || steps++ == 2 * PY_MAX_FRAMES) {
 			stop = RAW_PY_STOP_DEPTH;
 			break;
 		}
-		if (py_read(fr, frame, py.l.frame_owner + 1) != 0) {
+		if (py_read(fr, frame, flen) != 0) {
 			stop = RAW_PY_STOP_READ;
 			break;
 		}
@@ -489,7 +497,7 @@ static uint32_t py_walk(uint64_t *out, uint32_t *gend, uint32_t *ngroups)
 	}
 	if (stop != 0)
 		out[n++] = raw_py_word(0, stop);
-	if (n > 0 && (g == 0 || gend[g - 1] < n))
+	if (n > 0 && (g == 0 || gend[g - 1] < n) && g < PY_MAX_FRAMES)
 		gend[g++] = n;
 	*ngroups = g;
 	return n;
