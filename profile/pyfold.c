@@ -65,7 +65,7 @@ static uint8_t fold_kind(const struct pv_profile *p, uint32_t i, const uint8_t *
 static uint32_t fold_stack(const struct pv_profile *p, const uint8_t *kind, uint32_t off, uint32_t n,
 			   uint32_t *scratch)
 {
-	uint32_t inner = n, outer = 0, k = 0;
+	uint32_t inner = n, outer = 0, k = 0, entry;
 
 	for (uint32_t j = 0; j < n; j++) {
 		if (kind[p->stack_locs[off + j]] == FOLD_PYTHON) {
@@ -76,12 +76,17 @@ static uint32_t fold_stack(const struct pv_profile *p, const uint8_t *kind, uint
 	}
 	if (inner == n)
 		return UINT32_MAX;
+	/* the machinery that entered the outermost Python frame from C */
+	for (entry = outer + 1; entry < n - 1 && kind[p->stack_locs[off + entry]] == FOLD_MACHINERY;)
+		entry++;
 	for (uint32_t j = 0; j < n; j++) {
 		uint32_t li = p->stack_locs[off + j];
 		uint8_t kd = kind[li];
 
 		if (j > 0 && j < outer &&
 		    (kd == FOLD_MACHINERY || (kd == FOLD_NAMELESS && j > inner)))
+			continue;
+		if (j > outer && j < entry)
 			continue;
 		scratch[k++] = li;
 	}

@@ -19,9 +19,9 @@ bool pv_is_interpreter_function(const char *name);
 
 /* Drops from every sample of the symbolized profile p that has Python
  * frames: the interpreter's machinery (pv_is_interpreter_function) below
- * its outermost Python frame, and, between two Python frames, the
- * interpreter's frames that have no name; never a sample's leaf, nor a
- * frame above (rootward of) its outermost Python frame.  p is changed in
+ * its outermost Python frame and right above it (the calls that entered
+ * it from C), and, between two Python frames, the interpreter's frames
+ * that have no name; never a sample's leaf or root.  p is changed in
  * place.  Returns how many samples changed, or -1 after reporting that
  * memory ran out. */
 long pv_fold_python_frames(struct pv_profile *p);
