@@ -16,7 +16,7 @@ static const char *const interp_names[] = {
 	"PyVectorcall_Call", "_PyVectorcall_Call", "method_vectorcall*", "cfunction_vectorcall*",
 	"cfunction_call", "vectorcall_method", "vectorcall_unbound", "slot_tp_call", "slot_tp_init",
 	"type_call", "object_vacall", "call_function", "do_call_core", "function_code_fastcall",
-	"_PyEval_EvalCode", "PyIter_Next", "gen_send_ex*", "gen_iternext", "_PyGen_Send",
+	"_PyEval_EvalCode*", "PyIter_Next", "gen_send_ex*", "gen_iternext", "_PyGen_Send",
 	"_Py_call_instrumentation*", "builtin_next",
 };
 

@@ -33,6 +33,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -53,9 +54,37 @@ struct py_layout {
 	uint32_t unicode_length, unicode_state, unicode_ascii_data;
 	uint32_t unicode_utf8_length, unicode_utf8, unicode_compact_data;
 	uint32_t object_type;
+	/* 3.9 and 3.10: the frames are PyFrameObjects, each run by a C-level
+	 * call of its own, and the instruction is the int f_lasti, in code
+	 * units (1, 3.10) or bytes (2, 3.9); 0 from 3.11 on */
+	uint32_t lasti;
 };
 
 static const struct py_layout py_layouts[] = {
+	{
+		.version = 0x0309,
+		.runtime_interpreters_head = 32, .interp_threads_head = 8, .interp_next = 0,
+		.tstate_next = 8, .tstate_thread_id = 176, .tstate_frame = 24,
+		.frame_code = 32, .frame_instr = 104, .frame_previous = 24, .frame_owner = 104,
+		.code_qualname = 112, /* co_name: 3.9 has no co_qualname */
+		.code_filename = 104, .code_firstlineno = 40, .code_linetable = 120,
+		.bytes_size = 16, .bytes_sval = 32,
+		.unicode_length = 16, .unicode_state = 32, .unicode_ascii_data = 48,
+		.unicode_utf8_length = 48, .unicode_utf8 = 56, .unicode_compact_data = 72,
+		.object_type = 8, .lasti = 2,
+	},
+	{
+		.version = 0x030a,
+		.runtime_interpreters_head = 32, .interp_threads_head = 8, .interp_next = 0,
+		.tstate_next = 8, .tstate_thread_id = 176, .tstate_frame = 24,
+		.frame_code = 32, .frame_instr = 96, .frame_previous = 24, .frame_owner = 96,
+		.code_qualname = 112, /* co_name */
+		.code_filename = 104, .code_firstlineno = 40, .code_linetable = 120,
+		.bytes_size = 16, .bytes_sval = 32,
+		.unicode_length = 16, .unicode_state = 32, .unicode_ascii_data = 48,
+		.unicode_utf8_length = 48, .unicode_utf8 = 56, .unicode_compact_data = 72,
+		.object_type = 8, .lasti = 1,
+	},
 	{
 		.version = 0x030b,
 		.runtime_interpreters_head = 40, .interp_threads_head = 16, .interp_next = 0,
@@ -204,11 +233,21 @@ void pyframes_init(void)
 	if (getenv(COLLECT_ENV_PYTHON) != NULL && strcmp(getenv(COLLECT_ENV_PYTHON), "0") == 0)
 		return;
 	version = dlsym(RTLD_DEFAULT, "Py_Version");
-	if (version == NULL) {
-		preload_warn("python before 3.11: its frames are not read");
-		return;
+	if (version != NULL) {
+		v = (uint32_t)(*version >> 16);
+	} else {
+		/* before 3.11: the version string, a static one formatted
+		 * from constants (it is safe before the interpreter starts) */
+		const char *(*get)(void) = (const char *(*)(void))dlsym(RTLD_DEFAULT, "Py_GetVersion");
+		const char *s = get != NULL ? get() : NULL;
+		unsigned major = 0, minor = 0;
+
+		if (s == NULL || sscanf(s, "%u.%u", &major, &minor) != 2 || major > 255 || minor > 255) {
+			preload_warn("python of a version not known: its frames are not read");
+			return;
+		}
+		v = major << 8 | minor;
 	}
-	v = (uint32_t)(*version >> 16);
 	for (size_t i = 0; i < sizeof(py_layouts) / sizeof(py_layouts[0]); i++)
 		if (py_layouts[i].version == v)
 			py.l = py_layouts[i];
@@ -419,7 +458,7 @@ static uint32_t py_code_index(uintptr_t code, const unsigned char *co)
  * one past the last of call g).  Returns how many frames.  Signal-safe. */
 static uint32_t py_walk(uint64_t *out, uint32_t *gend, uint32_t *ngroups)
 {
-	unsigned char ts[256], fr[80], co[160];
+	unsigned char ts[256], fr[128], co[160];
 	uint32_t tslen = py.l.tstate_thread_id, n = 0, g = 0, colen, flen, steps = 0;
 	uintptr_t frame, t;
 	uint32_t stop = 0;
@@ -447,7 +486,7 @@ static uint32_t py_walk(uint64_t *out, uint32_t *gend, uint32_t *ngroups)
 	if (t == 0)
 		return 0;
 	frame = (uintptr_t)py_u64(ts, py.l.tstate_frame);
-	if (py.l.cframe_current_frame != 0 || py.l.version < 0x030d)
+	if (py.l.version >= 0x030b && py.l.version < 0x030d) /* through the _PyCFrame */
 		if (frame == 0 || py_read(&frame, frame + py.l.cframe_current_frame, 8) != 0)
 			return 0;
 	while (frame != 0) {
@@ -488,12 +527,21 @@ static uint32_t py_walk(uint64_t *out, uint32_t *gend, uint32_t *ngroups)
 			stop = RAW_PY_STOP_TABLE;
 			break;
 		}
-		instr = ((int64_t)py_u64(fr, py.l.frame_instr) - (int64_t)(code + py.l.code_adaptive)) / 2;
+		if (py.l.lasti != 0) {
+			int32_t lasti;
+
+			memcpy(&lasti, fr + py.l.frame_instr, 4);
+			instr = lasti / (int32_t)py.l.lasti;
+			owner = 1; /* each frame its own C-level call */
+		} else {
+			instr = ((int64_t)py_u64(fr, py.l.frame_instr) -
+				 (int64_t)(code + py.l.code_adaptive)) / 2;
+		}
 		if (instr < 0)
 			instr = 0;
 		out[n++] = raw_py_word(idx, instr < RAW_PY_NO_INSTR ? (uint32_t)instr : RAW_PY_NO_INSTR);
 		if (py.l.owner_cstack == 0 && owner != 0 && g < PY_MAX_FRAMES)
-			gend[g++] = n; /* 3.11: is_entry */
+			gend[g++] = n; /* 3.11: is_entry; before, every frame */
 	}
 	if (stop != 0)
 		out[n++] = raw_py_word(0, stop);

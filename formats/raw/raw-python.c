@@ -74,6 +74,44 @@ int64_t pv_python_line(const unsigned char *table, size_t len, int64_t first, ui
 	return 0;
 }
 
+/* 3.10: pairs of an unsigned byte count and a signed line delta, -128
+ * for no line; the entry an instruction's byte offset is in gives its
+ * line. */
+int64_t pv_python_line_310(const unsigned char *table, size_t len, int64_t first, uint32_t instr)
+{
+	uint64_t end = 0, addr = (uint64_t)instr * 2;
+	int64_t line = first;
+
+	for (size_t i = 0; i + 1 < len; i += 2) {
+		int8_t d = (int8_t)table[i + 1];
+		bool none = d == -128;
+
+		end += table[i];
+		if (!none)
+			line += d;
+		if (addr < end)
+			return none || line <= 0 ? 0 : line;
+	}
+	return 0;
+}
+
+/* 3.9: co_lnotab, pairs of an unsigned byte increment and a signed line
+ * increment; the line is the one reached before the byte offset is
+ * passed. */
+int64_t pv_python_line_39(const unsigned char *table, size_t len, int64_t first, uint32_t instr)
+{
+	uint64_t at = 0, addr = (uint64_t)instr * 2;
+	int64_t line = first;
+
+	for (size_t i = 0; i + 1 < len; i += 2) {
+		at += table[i];
+		if (at > addr)
+			break;
+		line += (int8_t)table[i + 1];
+	}
+	return line > 0 ? line : 0;
+}
+
 static const char *const py_stop_names[RAW_PY_STOP_TABLE + 1] = {
 	[0] = "[python: frames not read]",
 	[RAW_PY_STOP_READ] = "[python: frame not readable]",
@@ -142,6 +180,7 @@ int rd_python_code(struct reader *rd, const unsigned char *r, uint32_t size, siz
 		e->table_len = c.table_len;
 	}
 	e->first_line = c.first_line;
+	e->version = c.version;
 	e->function1 = fn + 1;
 	return 0;
 }
@@ -174,9 +213,14 @@ uint32_t rd_python_location(struct reader *rd, uint64_t w)
 		const struct rd_python_code *e = &py->codes[code];
 
 		line.function = e->function1 - 1;
-		if (raw_py_instr(w) != RAW_PY_NO_INSTR)
-			line.line = pv_python_line(e->table, e->table_len, e->first_line,
-						   raw_py_instr(w));
+		uint32_t in = raw_py_instr(w);
+
+		if (in != RAW_PY_NO_INSTR)
+			line.line = e->version >= 0x030b
+					    ? pv_python_line(e->table, e->table_len, e->first_line, in)
+				    : e->version == 0x030a
+					    ? pv_python_line_310(e->table, e->table_len, e->first_line, in)
+					    : pv_python_line_39(e->table, e->table_len, e->first_line, in);
 	} else {
 		line.function = py_named(rd, &py->unknown1, "[python: code not recorded]");
 	}

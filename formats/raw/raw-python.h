@@ -30,5 +30,8 @@ void rd_python_free(struct rd_python *py);
  * line table (co_linetable) of a code whose first line is first; 0 when
  * the table does not say.  Exported for the tests. */
 int64_t pv_python_line(const unsigned char *table, size_t len, int64_t first, uint32_t instr);
+/* The same in 3.10's co_linetable and in 3.9's co_lnotab. */
+int64_t pv_python_line_310(const unsigned char *table, size_t len, int64_t first, uint32_t instr);
+int64_t pv_python_line_39(const unsigned char *table, size_t len, int64_t first, uint32_t instr);
 
 #endif

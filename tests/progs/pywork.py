@@ -72,7 +72,7 @@ def rec(d, seconds):
 
 
 def compress_work(seconds):
-    data = bytes(random.Random(3).getrandbits(8) for _ in range(1 << 16)) * 8
+    data = random.Random(3).randbytes(1 << 16) * 8
     end = time.thread_time() + seconds
     while time.thread_time() < end:
         zlib.compress(data, 9)
@@ -99,7 +99,7 @@ def thread_py(stop):
 
 
 def thread_z(stop):
-    data = bytes(random.Random(5).getrandbits(8) for _ in range(1 << 16)) * 8
+    data = random.Random(5).randbytes(1 << 16) * 8
     while not stop.is_set():
         zlib.compress(data, 9)
 
