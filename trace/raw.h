@@ -625,12 +625,12 @@ static inline uint32_t raw_pad(uint32_t n)
 	return (n + RAW_ALIGN - 1) & ~(uint32_t)(RAW_ALIGN - 1);
 }
 
-/* Python frames (CPython 3.11 to 3.13, read by collect-timer).  In the
+/* Python frames (CPython 3.9 to 3.13, read by collect-timer).  In the
  * frames of a RAW_STACK or RAW_SAMPLE, a word whose top 16 bits are
  * RAW_PY_TAG is a frame of the Python program, not an address: bits 24 to
  * 47 are the index of its code object (a RAW_PYCODE record, which may come
  * later in the file), bits 0 to 23 the instruction it executes, counted in
- * the interpreter's code units from the code's first (RAW_PY_NO_INSTR when
+ * the interpreter's code units (two bytes) from the code's first (RAW_PY_NO_INSTR when
  * unknown).  Index 0 is a marker: the walk of the Python frames stopped at
  * a frame it could not read (its low bits say why, enum raw_py_stop).  The
  * Python frames run by one C-level call of the interpreter's evaluation
@@ -681,9 +681,10 @@ enum raw_py_stop {
 
 /* A Python code object, written once per trace before or after the first
  * frame that runs it: followed by name_len bytes of its qualified name
- * (UTF-8, as co_qualname), file_len bytes of its file name (co_filename)
- * and table_len bytes of its line table (co_linetable, in the format of
- * the interpreter's version), padded to 8.  A code object freed and
+ * (UTF-8, as co_qualname; before 3.11, its co_name), file_len bytes of
+ * its file name (co_filename) and table_len bytes of its line table (in
+ * the format of the interpreter's version: co_linetable, 3.9's
+ * co_lnotab), padded to 8.  A code object freed and
  * another made at its address get different indices. */
 struct raw_pycode {
 	struct raw_rec h;

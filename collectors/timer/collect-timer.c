@@ -56,7 +56,7 @@ static void collect_timer_usage(FILE *f)
 		"      --keep-segments=N  with --split, keep only the last N segments\n"
 		"      --duration=SECONDS  profile the first SECONDS of the run, then let\n"
 		"                      the program run on unprofiled\n"
-		"      --no-python     do not read the Python frames of a CPython 3.11-3.13\n"
+		"      --no-python     do not read the Python frames of a CPython 3.9-3.13\n"
 		"                      program's threads (by default they are in its stacks)\n"
 		"      --stats         at the end, print the handler's time per sample and how\n"
 		"                      the samples were unwound\n"

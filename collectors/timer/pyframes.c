@@ -16,11 +16,14 @@
  *
  * Which frames one C-level call of the evaluation loop runs: in 3.11 the
  * outermost of them has is_entry set; from 3.12 on each such call pushes
- * a frame owned by the C stack (FRAME_OWNED_BY_CSTACK) under them.
+ * a frame owned by the C stack (FRAME_OWNED_BY_CSTACK) under them.  In
+ * 3.9 and 3.10 the frames are PyFrameObjects (tstate->frame, f_back), each
+ * run by a C-level call of its own.
  *
  * The layouts are facts of each version's headers (offsetof over the
  * structures, the same for 3.11.2 and 3.11.7); 3.13 publishes them in
- * _PyRuntime (_Py_DebugOffsets), which is read instead.
+ * _PyRuntime (_Py_DebugOffsets), which is read instead.  The version:
+ * Py_Version from 3.11 on, the string of Py_GetVersion before.
  */
 #include "pyframes.h"
 #include "collect-env.h"

@@ -1,8 +1,9 @@
 /* pyframes.h - the Python frames of a sampled CPython thread (pyframes.c)
  *
  * At start, pyframes_init looks for a CPython interpreter in the process
- * (the _PyRuntime and Py_Version symbols of the program or of a libpython
- * it was linked with) and, for a version whose layout it knows, arms the
+ * (the _PyRuntime symbol of the program or of a libpython it was linked
+ * with, and its version) and, for a version whose layout it knows (3.9 to
+ * 3.13), arms the
  * walk: in the handler, pyframes_merge reads the sampled thread's frames
  * with process_vm_readv (a read that cannot fault), writes each code
  * object once as a RAW_PYCODE record and puts the frames into the native

@@ -26,7 +26,7 @@ uint32_t rd_python_location(struct reader *rd, uint64_t w);
 /* Frees what rd_python_code kept. */
 void rd_python_free(struct rd_python *py);
 
-/* The line of instruction instr (in code units) in a CPython 3.11-3.13
+/* The line of instruction instr (in code units) in a CPython 3.11-3.13's
  * line table (co_linetable) of a code whose first line is first; 0 when
  * the table does not say.  Exported for the tests. */
 int64_t pv_python_line(const unsigned char *table, size_t len, int64_t first, uint32_t instr);

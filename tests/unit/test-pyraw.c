@@ -41,6 +41,17 @@ static void test_lines(void)
 	static const unsigned char cut[] = { 0xe8, 0x48 };
 	CHECK(pv_python_line(cut, sizeof cut, 10, 0) >= 0);
 	CHECK_EQ(pv_python_line(NULL, 0, 10, 0), 0);
+
+	/* 3.10's co_linetable: (bytes, line delta) pairs, -128 no line */
+	static const unsigned char t310[] = { 6, 1, 4, 0, 2, 0x80, 8, 2 };
+	static const int64_t want310[] = { 11, 11, 11, 11, 11, 0, 13, 13, 13, 13, 0 };
+	for (uint32_t i = 0; i < sizeof(want310) / sizeof(want310[0]); i++)
+		CHECK_EQ(pv_python_line_310(t310, sizeof t310, 10, i), want310[i]);
+	/* 3.9's co_lnotab: (byte increment, line increment) pairs */
+	static const unsigned char t39[] = { 4, 1, 6, 2, 0, 0xff };
+	static const int64_t want39[] = { 10, 10, 11, 11, 11, 12, 12 };
+	for (uint32_t i = 0; i < sizeof(want39) / sizeof(want39[0]); i++)
+		CHECK_EQ(pv_python_line_39(t39, sizeof t39, 10, i), want39[i]);
 }
 
 static void rb_pycode(struct rawbuf *r, uint32_t index, int32_t first, const char *name,
