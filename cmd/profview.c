@@ -30,7 +30,7 @@
 enum {
 	OPT_TREE = 256, OPT_FLAT, OPT_FOLDED, OPT_SORT, OPT_NOISEFLOOR, OPT_MINCOUNT, OPT_MAXDEPTH,
 	OPT_THREADS, OPT_TID, OPT_PROCESSES, OPT_PID, OPT_FUNCTIONS, OPT_LINES, OPT_FILES, OPT_ADDRESSES, OPT_COLOR,
-	OPT_SYMBOLIZER, OPT_NO_DEMANGLE, OPT_KEEP_ALLOC_FRAMES, OPT_DUMP_LOCATIONS, OPT_PPROF, OPT_MAX_INPUT, OPT_MAX_MEMORY,
+	OPT_SYMBOLIZER, OPT_NO_DEMANGLE, OPT_KEEP_ALLOC_FRAMES, OPT_NATIVE_FRAMES, OPT_DUMP_LOCATIONS, OPT_PPROF, OPT_MAX_INPUT, OPT_MAX_MEMORY,
 };
 
 /* Inlined calls and names. */
@@ -109,6 +109,7 @@ static const struct option long_options[] = {
 	{ "symbolizer", required_argument, NULL, OPT_SYMBOLIZER },
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 	{ "keep-alloc-frames", no_argument, NULL, OPT_KEEP_ALLOC_FRAMES },
+	{ "native-frames", no_argument, NULL, OPT_NATIVE_FRAMES },
 	{ "max-input", required_argument, NULL, OPT_MAX_INPUT },
 	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 	{ "focus", required_argument, NULL, OPT_FILTER + PV_FILTER_FOCUS },
@@ -229,6 +230,9 @@ static void usage(FILE *out)
 		"                         je_*, tc_*...) at the leaf of a heap profile's\n"
 		"                         stacks (default: trimmed, the bytes charged to the\n"
 		"                         function that asked for them, as pprof)\n"
+		"      --native-frames    keep the Python interpreter's own frames (its\n"
+		"                         evaluation loop, call dispatch) between a Python\n"
+		"                         program's frames (default: folded out)\n"
 		"\n"
 		"Input:\n"
 		"      --max-input=SIZE   read at most SIZE bytes of a pipe or device,\n"
@@ -554,6 +558,7 @@ static int parse_other(struct args *a, int c, const char *arg)
 			return usage_error("invalid --max-memory '%s': expected a size such as 512M or 2G; 0 for no limit", arg);
 		return 0;
 	case OPT_KEEP_ALLOC_FRAMES: a->sopt.keep_alloc_frames = true; return 0;
+	case OPT_NATIVE_FRAMES: a->sopt.native_frames = true; return 0;
 	case OPT_MAX_INPUT:
 		if (!parse_size(arg, &a->sopt.max_input))
 			return usage_error("invalid --max-input '%s': expected a size such as 512M or 2G; 0 for no limit", arg);

@@ -219,6 +219,8 @@ uint8_t pv_mapping_kind_of(const char *path)
 		return PV_MAP_KERNEL;
 	if (path[0] == '\0' || strncmp(path, "//anon", 6) == 0 || strncmp(path, "[anon", 5) == 0)
 		return PV_MAP_ANON;
+	if (strcmp(path, PV_PYTHON_MAPPING_NAME) == 0)
+		return PV_MAP_PYTHON;
 	if (path[0] == '[')
 		return PV_MAP_SPECIAL;
 	return PV_MAP_FILE;

@@ -40,10 +40,16 @@ enum pv_mapping_kind {
 	 * taken on, when known: its addresses are named from /proc/kallsyms
 	 * only on that boot. */
 	PV_MAP_KERNEL,
+	/* Frames of a Python program ("[python]"): each location is one
+	 * frame, already named (its function the code object's qualified
+	 * name, file and first line; its line the one executed), at an
+	 * address that only tells it from others. */
+	PV_MAP_PYTHON,
 };
 
 #define PV_KERNEL_MAPPING_NAME "[kernel.kallsyms]"
 #define PV_KERNEL_FRAME_NAME "[kernel]"
+#define PV_PYTHON_MAPPING_NAME "[python]"
 
 struct pv_mapping {
 	uint64_t start, limit, offset;
@@ -380,6 +386,13 @@ static inline bool pv_location_is_kernel(const struct pv_profile *p, uint32_t lo
 {
 	uint32_t m = loc < p->nlocations ? p->locations[loc].mapping : PV_NONE;
 	return m < p->nmappings && p->mappings[m].kind == PV_MAP_KERNEL;
+}
+
+/* Is location loc a frame of a Python program? */
+static inline bool pv_location_is_python(const struct pv_profile *p, uint32_t loc)
+{
+	uint32_t m = loc < p->nlocations ? p->locations[loc].mapping : PV_NONE;
+	return m < p->nmappings && p->mappings[m].kind == PV_MAP_PYTHON;
 }
 
 /* Is every value of every sample at least 0, and does each value type

@@ -90,6 +90,8 @@ static uint32_t raw_iter_min_size(uint32_t type)
 	case RAW_COLLECTOR: return sizeof(struct raw_collector);
 	case RAW_EXEC: return sizeof(struct raw_exec);
 	case RAW_CHILD: return sizeof(struct raw_child);
+	case RAW_PYCODE: return sizeof(struct raw_pycode);
+	case RAW_PYSTACK: return sizeof(struct raw_pystack);
 	default: return sizeof(struct raw_rec);
 	}
 }
@@ -150,6 +152,18 @@ static int raw_iter_fits(const struct raw_iter *it, const unsigned char *r, uint
 		memcpy(&a, r, sizeof a);
 		return a.nframes <= RAW_MAX_FRAMES && (uint64_t)a.nframes * 8 <= size - sizeof a &&
 		       (a.stack_id == 0 || a.nframes == 0);
+	}
+	case RAW_PYCODE: {
+		struct raw_pycode c;
+
+		memcpy(&c, r, sizeof c);
+		return (uint64_t)c.name_len + c.file_len + c.table_len <= size - sizeof c;
+	}
+	case RAW_PYSTACK: {
+		struct raw_pystack g;
+
+		memcpy(&g, r, sizeof g);
+		return g.nframes <= RAW_PY_MAX_STACK && (uint64_t)g.nframes * 8 <= size - sizeof g;
 	}
 	case RAW_CHECK_FRAMES: {
 		struct raw_unwind_check c;

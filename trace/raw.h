@@ -132,6 +132,8 @@ enum raw_type {
 	RAW_COLLECTOR = 15,
 	RAW_EXEC = 16,
 	RAW_CHILD = 17,
+	RAW_PYCODE = 18,
+	RAW_PYSTACK = 19,
 };
 
 struct raw_rec {
@@ -622,5 +624,89 @@ static inline uint32_t raw_pad(uint32_t n)
 {
 	return (n + RAW_ALIGN - 1) & ~(uint32_t)(RAW_ALIGN - 1);
 }
+
+/* Python frames (CPython 3.9 to 3.13, read by collect-timer).  In the
+ * frames of a RAW_STACK or RAW_SAMPLE, a word whose top 16 bits are
+ * RAW_PY_TAG is a frame of the Python program, not an address: bits 24 to
+ * 47 are the index of its code object (a RAW_PYCODE record, which may come
+ * later in the file), bits 0 to 23 the instruction it executes, counted in
+ * the interpreter's code units (two bytes) from the code's first (RAW_PY_NO_INSTR when
+ * unknown).  Index 0 is a marker: the walk of the Python frames stopped at
+ * a frame it could not read (its low bits say why, enum raw_py_stop).  The
+ * Python frames run by one C-level call of the interpreter's evaluation
+ * loop come, innermost first, right before (leafward of) the native frame
+ * of that loop (_PyEval_EvalFrameDefault), so that a C function called
+ * from Python is leafward of its Python caller.  User-space addresses stay
+ * below 2^47, so no address has this tag. */
+#define RAW_PY_TAG 0x7079ull
+#define RAW_PY_NO_INSTR 0xffffffu
+#define RAW_PY_MAX_CODES 0xffffffu
+static inline int raw_py_is(uint64_t w)
+{
+	return (w >> 48) == RAW_PY_TAG;
+}
+static inline uint64_t raw_py_word(uint32_t code, uint32_t instr)
+{
+	return RAW_PY_TAG << 48 | (uint64_t)(code & 0xffffffu) << 24 | (instr & 0xffffffu);
+}
+static inline uint32_t raw_py_code(uint64_t w)
+{
+	return (uint32_t)(w >> 24) & 0xffffffu;
+}
+static inline uint32_t raw_py_instr(uint64_t w)
+{
+	return (uint32_t)w & 0xffffffu;
+}
+
+/* A word whose top 16 bits are RAW_PYSTACK_TAG stands for the Python
+ * frames of one C-level call of the evaluation loop, stored once in a
+ * RAW_PYSTACK record whose index is its low 32 bits: as if its frames
+ * were there, one word each. */
+#define RAW_PYSTACK_TAG 0x7078ull
+static inline int raw_pystack_is(uint64_t w)
+{
+	return (w >> 48) == RAW_PYSTACK_TAG;
+}
+static inline uint64_t raw_pystack_word(uint32_t index)
+{
+	return RAW_PYSTACK_TAG << 48 | index;
+}
+
+enum raw_py_stop {
+	RAW_PY_STOP_READ = 1,   /* a frame or code object was not readable */
+	RAW_PY_STOP_CODE = 2,   /* a frame's code was not a code object */
+	RAW_PY_STOP_DEPTH = 3,  /* more frames than the collector walks */
+	RAW_PY_STOP_TABLE = 4,  /* the table of code objects was full */
+};
+
+/* A Python code object, written once per trace before or after the first
+ * frame that runs it: followed by name_len bytes of its qualified name
+ * (UTF-8, as co_qualname; before 3.11, its co_name), file_len bytes of
+ * its file name (co_filename) and table_len bytes of its line table (in
+ * the format of the interpreter's version: co_linetable, 3.9's
+ * co_lnotab), padded to 8.  A code object freed and
+ * another made at its address get different indices. */
+struct raw_pycode {
+	struct raw_rec h;
+	uint32_t index;        /* > 0, unique in the trace */
+	int32_t first_line;    /* co_firstlineno */
+	uint32_t version;      /* the interpreter's, major << 8 | minor: 0x030b */
+	uint32_t name_len;
+	uint32_t file_len;
+	uint32_t table_len;
+};
+_Static_assert(sizeof(struct raw_pycode) == 32, "raw_pycode is 32 bytes");
+
+/* Python frames stored once (see RAW_PYSTACK_TAG): followed by nframes
+ * uint64 Python frame words (raw_py_is), innermost first. */
+struct raw_pystack {
+	struct raw_rec h;
+	uint32_t index;        /* > 0, unique in the trace */
+	uint32_t nframes;      /* at most RAW_PY_MAX_STACK */
+};
+_Static_assert(sizeof(struct raw_pystack) == 16, "raw_pystack is 16 bytes");
+/* The most Python frames the collector walks per sample, and that a
+ * RAW_PYSTACK may hold. */
+#define RAW_PY_MAX_STACK 256
 
 #endif

@@ -2,6 +2,7 @@
 #include "load.h"
 
 #include "allocframes.h"
+#include "pyfold.h"
 #include "elfsym.h"
 #include "error.h"
 #include "kallsyms.h"
@@ -118,6 +119,8 @@ int pv_source_open(char *const *paths, size_t n, const struct pv_source_options 
 		    : pv_symbolize(s->p, s->mods, &o->symbolize)) < 0)
 		goto fail;
 	if (!o->keep_alloc_frames && pv_is_heap_profile(s->p) && pv_trim_alloc_frames(s->p) < 0)
+		goto fail;
+	if (!o->native_frames && pv_fold_python_frames(s->p) < 0)
 		goto fail;
 	if (own_allocator(s->p, o->program) < 0)
 		goto fail;

@@ -36,6 +36,9 @@ struct pv_source_options {
 	/* a heap profile's stacks keep the allocator's frames at their leaf
 	 * (malloc, operator new...: allocframes.h), trimmed unless told */
 	bool keep_alloc_frames;
+	/* a Python program's stacks keep the interpreter's own frames
+	 * between its Python frames (pyfold.h), folded out unless told */
+	bool native_frames;
 };
 
 struct pv_source {

@@ -194,14 +194,23 @@ static void attach_fifos_opened(struct attach_fifos *f)
 static int attach_settings(const struct collect_opts *o, pid_t pid, const char *abs,
 			   const struct attach_fifos *f, char *buf, size_t cap)
 {
-	int n = snprintf(buf, cap,
-			 COLLECT_ENV_OUTPUT "=%s\n" COLLECT_ENV_PID "=%d\n" COLLECT_ENV_INHERIT "=0\n"
-			 COLLECT_ENV_CONTROL "=0\n" COLLECT_ENV_FREQUENCY "=%ld\n"
-			 COLLECT_ENV_UNWIND "=%s\n" COLLECT_ENV_STACK_SIZE "=%ld\n"
-			 COLLECT_ENV_ENGINE "=%s\n" COLLECT_ENV_CLOCK "=%s\n" COLLECT_ENV_STATS "=%d\n"
-			 "PROFVIEW_ATTACH_IN=%s\nPROFVIEW_ATTACH_OUT=%s\n",
-			 abs, (int)pid, o->frequency, attach_unwind(o->unwind), o->stack_size,
-			 o->engine, o->clock, o->stats, f->in, f->out);
+	const char *python;
+	int n;
+
+	/* the tool's own settings (--no-python), as a launched run has them
+	 * in its environment */
+	if (collect_tool->set_env != NULL && collect_tool->set_env(o) != 0)
+		return -1;
+	python = getenv(COLLECT_ENV_PYTHON);
+	n = snprintf(buf, cap,
+		     COLLECT_ENV_OUTPUT "=%s\n" COLLECT_ENV_PID "=%d\n" COLLECT_ENV_INHERIT "=0\n"
+		     COLLECT_ENV_CONTROL "=0\n" COLLECT_ENV_FREQUENCY "=%ld\n"
+		     COLLECT_ENV_UNWIND "=%s\n" COLLECT_ENV_STACK_SIZE "=%ld\n"
+		     COLLECT_ENV_ENGINE "=%s\n" COLLECT_ENV_CLOCK "=%s\n" COLLECT_ENV_STATS "=%d\n"
+		     COLLECT_ENV_PYTHON "=%s\n"
+		     "PROFVIEW_ATTACH_IN=%s\nPROFVIEW_ATTACH_OUT=%s\n",
+		     abs, (int)pid, o->frequency, attach_unwind(o->unwind), o->stack_size,
+		     o->engine, o->clock, o->stats, python != NULL ? python : "1", f->in, f->out);
 
 	return n > 0 && (size_t)n < cap ? 0 : -1;
 }

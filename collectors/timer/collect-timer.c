@@ -1,6 +1,6 @@
 /* collect-timer.c - collect-timer: the launcher (collectors/launch) run
  * for libprofview-timer.so, with the options of its own (the sampling
- * frequency, the unwinding, the engine, the clock, --stats) and its --help
+ * frequency, the unwinding, the engine, the clock, --stats, --no-python) and its --help
  *
  * collect-timer [options] [--] program [args...]
  *
@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <linux/perf_event.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -58,6 +59,8 @@ static void collect_timer_usage(FILE *f)
 		"      --keep-segments=N  with --split, keep only the last N segments\n"
 		"      --duration=SECONDS  profile the first SECONDS of the run, then let\n"
 		"                      the program run on unprofiled\n"
+		"      --no-python     do not read the Python frames of a CPython 3.9-3.13\n"
+		"                      program's threads (by default they are in its stacks)\n"
 		"      --stats         at the end, print the handler's time per sample and how\n"
 		"                      the samples were unwound\n"
 		"  -q, --quiet         print nothing but errors\n"
@@ -75,6 +78,8 @@ static const int collect_timer_unwinds[] = { RAW_UNWIND_CFI, RAW_UNWIND_DWARF, R
 				       RAW_UNWIND_CHECK };
 static const char *const collect_timer_engines[] = { "auto", "posix", "perf", NULL };
 static const char *const collect_timer_clocks[] = { "cpu", "wall", NULL };
+
+static int collect_timer_no_python; /* --no-python */
 
 /* One of collect-timer's own options.  Returns -1 to go on, else an exit
  * status. */
@@ -122,8 +127,18 @@ static int collect_timer_option(int c, const char *arg, struct collect_opts *o)
 			return cli_invalid("pid", arg, "a process id");
 		o->attach_pid = (int)pid;
 		break;
+	case 'y':
+		collect_timer_no_python = 1;
+		break;
 	}
 	return -1;
+}
+
+/* --no-python, for the library. */
+static int collect_timer_set_env(const struct collect_opts *o)
+{
+	(void)o;
+	return collect_timer_no_python ? setenv(COLLECT_ENV_PYTHON, "0", 1) : unsetenv(COLLECT_ENV_PYTHON);
 }
 
 /* Will the program's samples come from POSIX timers?  With auto, when
@@ -175,6 +190,7 @@ static const struct option collect_timer_opts[] = {
 	{ "engine", required_argument, NULL, 'E' },
 	{ "clock", required_argument, NULL, 'C' },
 	{ "stats", no_argument, NULL, 'T' },
+	{ "no-python", no_argument, NULL, 'y' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -186,7 +202,7 @@ static const struct collect_tool collect_timer = {
 	.usage = collect_timer_usage,
 	.option = collect_timer_option,
 	.parsed = collect_timer_parsed,
-	.set_env = NULL,         /* the launcher sets all of its settings */
+	.set_env = collect_timer_set_env,
 	.misses_own_malloc = 0,
 };
 

@@ -57,6 +57,7 @@
 #include "host.h"
 #include "mappings.h"
 #include "preload-state.h"
+#include "pyframes.h"
 #include "sample.h"
 #include "sigs.h"
 #include "stacktab.h"
@@ -288,6 +289,7 @@ static void preload_atfork_child_start(void)
 	atomic_store(&preload.rng, preload_now() ^ (uint64_t)getpid() << 32);
 	if (preload.unwind != RAW_UNWIND_DWARF)
 		stacktab_reset();
+	pyframes_atfork_child();
 	if (preload_start_trace(preload_setting(COLLECT_ENV_OUTPUT), 0) != 0)
 		return;
 	/* its own trace says how its samples' system time is known too */
@@ -465,6 +467,7 @@ static void preload_init(void)
 		return;
 	if (preload.unwind != RAW_UNWIND_DWARF)
 		stacktab_init(); /* without it every stack is written inline */
+	pyframes_init();
 	/* attached: nothing that outlives the detach (a fork's child is not
 	 * followed); the key is made once */
 	if ((!preload.key_made && pthread_key_create(&preload.key, threads_exit) != 0) ||

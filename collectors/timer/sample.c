@@ -66,6 +66,7 @@
 #include "lost.h"
 #include "mappings.h"
 #include "preload-state.h"
+#include "pyframes.h"
 #include "sample.h"
 #include "sigs.h"
 #include "stacktab.h"
@@ -585,6 +586,7 @@ static void preload_sample_cfi(struct preload_tls *t, const ucontext_t *uc, int6
 		return;
 	}
 	atomic_fetch_add_explicit(&preload.cfi_unwound, 1, memory_order_relaxed);
+	n = pyframes_merge(frames, n, cap);
 	preload_sample_frames(t, frames, n,
 			      RAW_SAMPLE_RUNNING | (r == CFI_TRUNCATED ? RAW_SAMPLE_TRUNCATED : 0), cpu, k);
 }
@@ -694,6 +696,7 @@ static void preload_sample(const siginfo_t *si, const ucontext_t *uc, int perf)
 		return;
 	}
 	n = preload_unwind(uc, t->stack_lo, t->stack_hi, frames, cap, &flags);
+	n = pyframes_merge(frames, n, cap);
 	preload_sample_frames(t, frames, n, flags, cpu, &k);
 }
 

@@ -37,6 +37,7 @@
  * of the records and the pages given back in raw-reader.c, the processes
  * of a run in raw-run.c (raw-reader.h).
  */
+#include "raw-python.h"
 #include "raw-reader.h"
 #include "raw-samples.h"
 #include "raw-stacks.h"
@@ -84,6 +85,8 @@ static const char *type_name(uint32_t t)
 	case RAW_HEAP_ALLOC: return "heap-alloc";
 	case RAW_HEAP_FREE: return "heap-free";
 	case RAW_COLLECTOR: return "collector";
+	case RAW_PYCODE: return "pycode";
+	case RAW_PYSTACK: return "pystack";
 	default: return "unknown";
 	}
 }
@@ -206,6 +209,14 @@ static int first_record(struct reader *rd, const struct raw_record *recp)
 		break;
 	case RAW_SAMPLE_KERNEL:
 		rd->nkernel++;
+		break;
+	case RAW_PYCODE:
+		if (rd_python_code(rd, r, rec.size, rec.off) < 0)
+			return -1;
+		break;
+	case RAW_PYSTACK:
+		if (rd_python_stack(rd, r, rec.off) < 0)
+			return -1;
 		break;
 	case RAW_KERNEL: {
 		const struct raw_kernel *k = (const void *)r;
@@ -606,6 +617,7 @@ static void reader_free(struct reader *rd)
 	rd_stacks_free(&rd->stk);
 	rd_unwind_free(&rd->unw);
 	rd_samples_free(&rd->smp);
+	rd_python_free(&rd->py);
 }
 
 /* The walks ahead, when the unwinder can walk: NULL, or -1 (reported). */

@@ -99,6 +99,29 @@ struct rd_samples {
 	size_t nowed;
 };
 
+/* raw-python.c's part: the trace's Python code objects, by index. */
+struct rd_python_code {
+	uint32_t function1;           /* its function + 1; 0: no record of it */
+	int32_t first_line;
+	uint32_t version;             /* the interpreter's: the table's format */
+	unsigned char *table;         /* its line table, malloc'd */
+	uint32_t table_len;
+};
+struct rd_python {
+	struct rd_python_code *codes;
+	size_t ncodes;
+	/* the Python stacks stored once (RAW_PYSTACK), by index: each its
+	 * frame words' offset in words + 1 (0: no record) and count */
+	uint64_t *stack_off1;
+	uint32_t *stack_n;
+	size_t nstacks;
+	uint64_t *words;
+	size_t nwords, cap_words;
+	/* each + 1, 0 until needed: the "[python]" mapping, the function
+	 * of frames whose code has no record, the markers' functions */
+	uint32_t map1, unknown1, stop1[RAW_PY_STOP_TABLE + 1];
+};
+
 /* The reading of one trace (of one process). */
 struct reader {
 	const unsigned char *buf;
@@ -150,6 +173,7 @@ struct reader {
 	struct rd_stacks stk;
 	struct rd_unwind unw;
 	struct rd_samples smp;
+	struct rd_python py;
 };
 
 /* Starts a walk over the trace's records (raw-iter.h). */

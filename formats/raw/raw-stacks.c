@@ -1,6 +1,7 @@
 /* raw-stacks.c - the stack table of a raw trace, and stacks stored once
  * (see raw-reader.h) */
 #include "error.h"
+#include "raw-python.h"
 #include "raw-reader.h"
 #include "raw-stacks.h"
 
@@ -125,6 +126,21 @@ uint32_t rd_store_frames(struct reader *rd, const unsigned char *frames, uint32_
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t a;
 		memcpy(&a, frames + 8 * (size_t)i, 8);
+		if (raw_pystack_is(a)) {
+			uint32_t got = rd_python_stack_locations(rd, a, rd->locs + k, RAW_MAX_FRAMES - k);
+			if (got == UINT32_MAX)
+				return UINT32_MAX;
+			k += got;
+			continue;
+		}
+		if (k == RAW_MAX_FRAMES)
+			break;
+		if (raw_py_is(a)) {
+			rd->locs[k] = rd_python_location(rd, a);
+			if (rd->locs[k++] == PV_NONE)
+				return UINT32_MAX;
+			continue;
+		}
 		if (i == 1 && rd->fp_candidate) {
 			if (a == 0)
 				continue;

@@ -1,0 +1,668 @@
+/* pyframes.c - the Python frames of a sampled CPython thread (see pyframes.h)
+ *
+ * Where the frames are: _PyRuntime (a static of the interpreter, exported
+ * by both the shared libpython and the statically linked python with its
+ * -export-dynamic) lists the interpreters, each its thread states; the
+ * sampled thread's is the one whose thread_id is its pthread_self(), found
+ * by walking that list once and kept in a thread-local, checked at every
+ * sample by one read.  (3.12 has a thread-local _Py_tss_tstate too, but
+ * not 3.11, and reaching another object's static TLS needs its module's
+ * TLS offset; the list works the same for the static and the shared
+ * interpreter.)  From the thread state, its current _PyInterpreterFrame
+ * (through the _PyCFrame in 3.11 and 3.12) and each frame's previous, to
+ * the first.  Every read goes through process_vm_readv on our own pid, which
+ * stops at an unmapped byte instead of faulting, and the walk is bounded:
+ * a damaged or half-updated chain ends it with a marker frame.
+ *
+ * Which frames one C-level call of the evaluation loop runs: in 3.11 the
+ * outermost of them has is_entry set; from 3.12 on each such call pushes
+ * a frame owned by the C stack (FRAME_OWNED_BY_CSTACK) under them.  In
+ * 3.9 and 3.10 the frames are PyFrameObjects (tstate->frame, f_back), each
+ * run by a C-level call of its own.
+ *
+ * The layouts are facts of each version's headers (offsetof over the
+ * structures, the same for 3.11.2 and 3.11.7); 3.13 publishes them in
+ * _PyRuntime (_Py_DebugOffsets), which is read instead.  The version:
+ * Py_Version from 3.11 on, the string of Py_GetVersion before.
+ */
+#include "pyframes.h"
+#include "collect-env.h"
+#include "preload.h"
+#include "raw.h"
+#include "writer.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* Offsets into CPython's structures, of one version. */
+struct py_layout {
+	uint32_t version; /* major << 8 | minor */
+	uint32_t runtime_interpreters_head, interp_threads_head, interp_next;
+	uint32_t tstate_next, tstate_thread_id, tstate_frame;
+	uint32_t cframe_current_frame; /* 0 and unused from 3.13 (no _PyCFrame) */
+	uint32_t frame_code, frame_instr, frame_previous, frame_owner;
+	uint32_t owner_cstack; /* 0: 3.11's is_entry instead */
+	uint32_t code_qualname, code_filename, code_firstlineno, code_linetable, code_adaptive;
+	uint32_t bytes_size, bytes_sval;
+	uint32_t unicode_length, unicode_state, unicode_ascii_data;
+	uint32_t unicode_utf8_length, unicode_utf8, unicode_compact_data;
+	uint32_t object_type;
+	/* 3.9 and 3.10: the frames are PyFrameObjects, each run by a C-level
+	 * call of its own, and the instruction is the int f_lasti, in code
+	 * units (1, 3.10) or bytes (2, 3.9); 0 from 3.11 on */
+	uint32_t lasti;
+};
+
+static const struct py_layout py_layouts[] = {
+	{
+		.version = 0x0309,
+		.runtime_interpreters_head = 32, .interp_threads_head = 8, .interp_next = 0,
+		.tstate_next = 8, .tstate_thread_id = 176, .tstate_frame = 24,
+		.frame_code = 32, .frame_instr = 104, .frame_previous = 24, .frame_owner = 104,
+		.code_qualname = 112, /* co_name: 3.9 has no co_qualname */
+		.code_filename = 104, .code_firstlineno = 40, .code_linetable = 120,
+		.bytes_size = 16, .bytes_sval = 32,
+		.unicode_length = 16, .unicode_state = 32, .unicode_ascii_data = 48,
+		.unicode_utf8_length = 48, .unicode_utf8 = 56, .unicode_compact_data = 72,
+		.object_type = 8, .lasti = 2,
+	},
+	{
+		.version = 0x030a,
+		.runtime_interpreters_head = 32, .interp_threads_head = 8, .interp_next = 0,
+		.tstate_next = 8, .tstate_thread_id = 176, .tstate_frame = 24,
+		.frame_code = 32, .frame_instr = 96, .frame_previous = 24, .frame_owner = 96,
+		.code_qualname = 112, /* co_name */
+		.code_filename = 104, .code_firstlineno = 40, .code_linetable = 120,
+		.bytes_size = 16, .bytes_sval = 32,
+		.unicode_length = 16, .unicode_state = 32, .unicode_ascii_data = 48,
+		.unicode_utf8_length = 48, .unicode_utf8 = 56, .unicode_compact_data = 72,
+		.object_type = 8, .lasti = 1,
+	},
+	{
+		.version = 0x030b,
+		.runtime_interpreters_head = 40, .interp_threads_head = 16, .interp_next = 0,
+		.tstate_next = 8, .tstate_thread_id = 152, .tstate_frame = 56,
+		.cframe_current_frame = 8,
+		.frame_code = 32, .frame_instr = 56, .frame_previous = 48, .frame_owner = 68,
+		.owner_cstack = 0,
+		.code_qualname = 128, .code_filename = 112, .code_firstlineno = 72,
+		.code_linetable = 136, .code_adaptive = 184,
+		.bytes_size = 16, .bytes_sval = 32,
+		.unicode_length = 16, .unicode_state = 32, .unicode_ascii_data = 48,
+		.unicode_utf8_length = 48, .unicode_utf8 = 56, .unicode_compact_data = 72,
+		.object_type = 8,
+	},
+	{
+		.version = 0x030c,
+		.runtime_interpreters_head = 40, .interp_threads_head = 72, .interp_next = 0,
+		.tstate_next = 8, .tstate_thread_id = 136, .tstate_frame = 56,
+		.cframe_current_frame = 0,
+		.frame_code = 0, .frame_instr = 56, .frame_previous = 8, .frame_owner = 70,
+		.owner_cstack = 3,
+		.code_qualname = 128, .code_filename = 112, .code_firstlineno = 68,
+		.code_linetable = 136, .code_adaptive = 192,
+		.bytes_size = 16, .bytes_sval = 32,
+		.unicode_length = 16, .unicode_state = 32, .unicode_ascii_data = 40,
+		.unicode_utf8_length = 40, .unicode_utf8 = 48, .unicode_compact_data = 56,
+		.object_type = 8,
+	},
+	{
+		/* checked against, and mostly taken from, _Py_DebugOffsets */
+		.version = 0x030d,
+		.runtime_interpreters_head = 632, .interp_threads_head = 7344, .interp_next = 7264,
+		.tstate_next = 8, .tstate_thread_id = 152, .tstate_frame = 72,
+		.cframe_current_frame = 0,
+		.frame_code = 0, .frame_instr = 56, .frame_previous = 8, .frame_owner = 70,
+		.owner_cstack = 3,
+		.code_qualname = 128, .code_filename = 112, .code_firstlineno = 68,
+		.code_linetable = 136, .code_adaptive = 200,
+		.bytes_size = 16, .bytes_sval = 32,
+		.unicode_length = 16, .unicode_state = 32, .unicode_ascii_data = 40,
+		.unicode_utf8_length = 40, .unicode_utf8 = 48, .unicode_compact_data = 56,
+		.object_type = 8,
+	},
+};
+
+#define PY_MAX_FRAMES RAW_PY_MAX_STACK /* Python frames walked per sample */
+#define PY_MAX_THREADS 4096   /* thread states looked at per search */
+#define PY_MAX_INTERPS 64
+#define PY_SLOTS (1u << 16)   /* code objects one trace can name */
+#define PY_PROBES 64
+#define PY_NAME_MAX 512       /* bytes of a name or a file name kept */
+#define PY_TABLE_MAX (60u << 10) /* bytes of a line table kept */
+
+static struct {
+	struct py_layout l;
+	int on;
+	uintptr_t runtime, code_type, eval_lo, eval_hi;
+	uintptr_t garbage;     /* test hook: the chain after the first frame */
+	pid_t pid;             /* ours, for process_vm_readv */
+	_Atomic uint64_t *keys; /* PY_SLOTS: code objects written, 0 empty */
+	_Atomic uint64_t *groups; /* PY_SLOTS: Python stacks written, 0 empty */
+} py;
+
+static __thread uintptr_t py_tstate __attribute__((tls_model("initial-exec")));
+
+int pyframes_on(void)
+{
+	return py.on;
+}
+
+/* Reads len bytes at addr into dst, all or nothing.  Signal-safe. */
+static int py_read(void *dst, uintptr_t addr, size_t len)
+{
+	struct iovec local = { dst, len }, remote = { (void *)addr, len };
+
+	if (addr < 4096)
+		return -1;
+	return syscall(SYS_process_vm_readv, (long)py.pid, &local, 1UL, &remote, 1UL, 0UL) ==
+			       (long)len ? 0 : -1;
+}
+
+static uint64_t py_u64(const unsigned char *b, uint32_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, b + off, 8);
+	return v;
+}
+
+/* 3.13: the offsets the interpreter publishes (_Py_DebugOffsets at the
+ * start of _PyRuntime, read as words: their order is the header's).
+ * Refuses a free-threaded build. */
+static int py_debug_offsets(struct py_layout *l, uintptr_t runtime)
+{
+	uint64_t w[71];
+
+	if (py_read(w, runtime, sizeof(w)) != 0 || memcmp(w, "xdebugpy", 8) != 0 ||
+	    (w[1] >> 16) != l->version || w[2] != 0)
+		return -1;
+	l->runtime_interpreters_head = (uint32_t)w[5];
+	l->interp_next = (uint32_t)w[8];
+	l->interp_threads_head = (uint32_t)w[9];
+	l->tstate_next = (uint32_t)w[21];
+	l->tstate_frame = (uint32_t)w[23];
+	l->tstate_thread_id = (uint32_t)w[24];
+	l->frame_previous = (uint32_t)w[29];
+	l->frame_code = (uint32_t)w[30];
+	l->frame_instr = (uint32_t)w[31];
+	l->frame_owner = (uint32_t)w[33];
+	l->code_filename = (uint32_t)w[35];
+	l->code_qualname = (uint32_t)w[37];
+	l->code_linetable = (uint32_t)w[38];
+	l->code_firstlineno = (uint32_t)w[39];
+	l->code_adaptive = (uint32_t)w[43];
+	l->object_type = (uint32_t)w[45];
+	l->bytes_size = (uint32_t)w[65];
+	l->bytes_sval = (uint32_t)w[66];
+	l->unicode_state = (uint32_t)w[68];
+	l->unicode_length = (uint32_t)w[69];
+	l->unicode_ascii_data = (uint32_t)w[70];
+	return 0;
+}
+
+/* The address range of the evaluation loop's function. */
+static void py_eval_range(void)
+{
+	void *f = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
+	const ElfW(Sym) *sym = NULL;
+	Dl_info info;
+
+	if (f != NULL && dladdr1(f, &info, (void **)&sym, RTLD_DL_SYMENT) != 0 && sym != NULL) {
+		py.eval_lo = (uintptr_t)f;
+		py.eval_hi = (uintptr_t)f + (sym->st_size ? sym->st_size : 1);
+	}
+}
+
+void pyframes_init(void)
+{
+	const unsigned long *version;
+	void *runtime = dlsym(RTLD_DEFAULT, "_PyRuntime");
+	uint32_t v;
+
+	if (runtime == NULL)
+		return;
+	py.pid = getpid();
+	if (preload_setting(COLLECT_ENV_PYTHON) != NULL &&
+	    strcmp(preload_setting(COLLECT_ENV_PYTHON), "0") == 0)
+		return;
+	version = dlsym(RTLD_DEFAULT, "Py_Version");
+	if (version != NULL) {
+		v = (uint32_t)(*version >> 16);
+	} else {
+		/* before 3.11: the version string, a static one formatted
+		 * from constants (it is safe before the interpreter starts) */
+		const char *(*get)(void) = (const char *(*)(void))dlsym(RTLD_DEFAULT, "Py_GetVersion");
+		const char *s = get != NULL ? get() : NULL;
+		unsigned major = 0, minor = 0;
+
+		if (s == NULL || sscanf(s, "%u.%u", &major, &minor) != 2 || major > 255 || minor > 255) {
+			preload_warn("python of a version not known: its frames are not read");
+			return;
+		}
+		v = major << 8 | minor;
+	}
+	for (size_t i = 0; i < sizeof(py_layouts) / sizeof(py_layouts[0]); i++)
+		if (py_layouts[i].version == v)
+			py.l = py_layouts[i];
+	if (py.l.version == 0 || (v == 0x030d && py_debug_offsets(&py.l, (uintptr_t)runtime) != 0)) {
+		preload_warn("python %u.%u: its frames are not read (a version whose layout is not known)",
+			     v >> 8, v & 0xff);
+		return;
+	}
+	py.runtime = (uintptr_t)runtime;
+	py.code_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyCode_Type");
+	py_eval_range();
+	py.keys = mmap(NULL, 2 * PY_SLOTS * sizeof(*py.keys), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (py.keys == MAP_FAILED || py.code_type == 0) {
+		py.keys = NULL;
+		return;
+	}
+	py.groups = py.keys + PY_SLOTS;
+	if (getenv("PROFVIEW_TEST_PYGARBAGE") != NULL) {
+		/* a chain of made-up frames: pointers to themselves, to
+		 * unmapped memory and to the middle of the garbage */
+		uint64_t *g = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (g != MAP_FAILED) {
+			for (size_t i = 0; i < 1024; i++)
+				g[i] = i % 3 == 0 ? (uint64_t)(uintptr_t)(g + (i * 7) % 1024)
+				       : i % 3 == 1 ? 0xdead0000beefull : 0x1234567890abcdefull * i;
+			py.garbage = (uintptr_t)g;
+		}
+	}
+	py.on = 1;
+}
+
+void pyframes_atfork_child(void)
+{
+	py.pid = getpid();
+	if (py.keys != NULL)
+		memset(py.keys, 0, 2 * PY_SLOTS * sizeof(*py.keys));
+	py_tstate = 0;
+}
+
+/* The calling thread's thread state: the cached one if it still is, else
+ * the one of the interpreters' lists whose thread_id is ours; 0 when
+ * none.  Signal-safe. */
+static uintptr_t py_find_tstate(unsigned char *ts, size_t tslen)
+{
+	uint64_t self = (uint64_t)pthread_self();
+	uintptr_t interp, t;
+	int seen = 0;
+
+	if (py_tstate != 0 && py_read(ts, py_tstate, tslen) == 0 &&
+	    py_u64(ts, py.l.tstate_thread_id) == self)
+		return py_tstate;
+	py_tstate = 0;
+	if (py_read(&interp, py.runtime + py.l.runtime_interpreters_head, 8) != 0)
+		return 0;
+	for (int i = 0; interp != 0 && i < PY_MAX_INTERPS; i++) {
+		if (py_read(&t, interp + py.l.interp_threads_head, 8) != 0)
+			return 0;
+		while (t != 0 && seen++ < PY_MAX_THREADS) {
+			if (py_read(ts, t, tslen) != 0)
+				return 0;
+			if (py_u64(ts, py.l.tstate_thread_id) == self)
+				return py_tstate = t;
+			t = (uintptr_t)py_u64(ts, py.l.tstate_next);
+		}
+		if (py_read(&interp, interp + py.l.interp_next, 8) != 0)
+			return 0;
+	}
+	return 0;
+}
+
+/* A str object's text as UTF-8 into buf (at most PY_NAME_MAX bytes, cut
+ * at a character); its length, 0 when not readable.  Signal-safe. */
+static uint32_t py_string(uintptr_t s, char *buf)
+{
+	unsigned char h[96];
+	uint32_t state, kind, n = 0;
+	uint64_t len;
+
+	if (s == 0 || py.l.unicode_compact_data > sizeof(h) || py_read(h, s, py.l.unicode_compact_data) != 0)
+		return 0;
+	len = py_u64(h, py.l.unicode_length);
+	memcpy(&state, h + py.l.unicode_state, 4);
+	kind = (state >> 2) & 7;
+	if (!((state >> 5) & 1)) /* not compact: no text of its own */
+		return 0;
+	if ((state >> 6) & 1) { /* ASCII */
+		n = len < PY_NAME_MAX ? (uint32_t)len : PY_NAME_MAX;
+		return py_read(buf, s + py.l.unicode_ascii_data, n) == 0 ? n : 0;
+	}
+	if (py_u64(h, py.l.unicode_utf8) != 0) {
+		uint64_t u = py_u64(h, py.l.unicode_utf8_length);
+
+		n = u < PY_NAME_MAX ? (uint32_t)u : PY_NAME_MAX;
+		if (py_read(buf, (uintptr_t)py_u64(h, py.l.unicode_utf8), n) != 0)
+			return 0;
+		while (n > 0 && n < u && ((unsigned char)buf[n] & 0xc0) == 0x80)
+			n--; /* not in the middle of a character */
+		return n;
+	}
+	if (kind != 1 && kind != 2 && kind != 4)
+		return 0;
+	uint32_t chars[PY_NAME_MAX / 4];
+	unsigned char raw[PY_NAME_MAX];
+	uint32_t nc = (uint32_t)(len < PY_NAME_MAX / 4 ? len : PY_NAME_MAX / 4);
+
+	if (py_read(raw, s + py.l.unicode_compact_data, nc * kind) != 0)
+		return 0;
+	for (uint32_t i = 0; i < nc; i++) {
+		chars[i] = kind == 1 ? raw[i] : kind == 2 ? (uint32_t)(raw[2 * i] | raw[2 * i + 1] << 8)
+			 : (uint32_t)(raw[4 * i] | raw[4 * i + 1] << 8 | raw[4 * i + 2] << 16 |
+				      (uint32_t)raw[4 * i + 3] << 24);
+	}
+	for (uint32_t i = 0; i < nc && n + 4 <= PY_NAME_MAX; i++) {
+		uint32_t c = chars[i] <= 0x10ffff ? chars[i] : 0xfffd;
+
+		if (c < 0x80) {
+			buf[n++] = (char)c;
+		} else if (c < 0x800) {
+			buf[n++] = (char)(0xc0 | c >> 6);
+			buf[n++] = (char)(0x80 | (c & 0x3f));
+		} else if (c < 0x10000) {
+			buf[n++] = (char)(0xe0 | c >> 12);
+			buf[n++] = (char)(0x80 | ((c >> 6) & 0x3f));
+			buf[n++] = (char)(0x80 | (c & 0x3f));
+		} else {
+			buf[n++] = (char)(0xf0 | c >> 18);
+			buf[n++] = (char)(0x80 | ((c >> 12) & 0x3f));
+			buf[n++] = (char)(0x80 | ((c >> 6) & 0x3f));
+			buf[n++] = (char)(0x80 | (c & 0x3f));
+		}
+	}
+	return n;
+}
+
+/* Writes the RAW_PYCODE record of the code object whose header is co
+ * (read at code), index idx.  Signal-safe. */
+static void py_write_code(uintptr_t code, const unsigned char *co, uint32_t idx)
+{
+	char name[PY_NAME_MAX], file[PY_NAME_MAX];
+	uint32_t nname = py_string((uintptr_t)py_u64(co, py.l.code_qualname), name);
+	uint32_t nfile = py_string((uintptr_t)py_u64(co, py.l.code_filename), file);
+	uintptr_t table = (uintptr_t)py_u64(co, py.l.code_linetable);
+	uint64_t tlen = 0;
+	uint32_t size;
+	struct raw_pycode *rec;
+	int32_t first;
+
+	(void)code;
+	if (table == 0 || py_read(&tlen, table + py.l.bytes_size, 8) != 0 || tlen > PY_TABLE_MAX)
+		tlen = 0;
+	size = (uint32_t)(sizeof(*rec) + nname + nfile + tlen + 7) & ~7u;
+	writer_need_file();
+	rec = writer_reserve(size, 0);
+	if (rec == NULL)
+		return;
+	memcpy(&first, co + py.l.code_firstlineno, 4);
+	memset(rec, 0, size);
+	rec->index = idx;
+	rec->first_line = first;
+	rec->version = py.l.version;
+	rec->name_len = nname;
+	rec->file_len = nfile;
+	memcpy(rec + 1, name, nname);
+	memcpy((char *)(rec + 1) + nname, file, nfile);
+	if (tlen > 0 && py_read((char *)(rec + 1) + nname + nfile, table + py.l.bytes_sval, tlen) != 0)
+		tlen = 0;
+	rec->table_len = (uint32_t)tlen;
+	writer_publish(rec, RAW_PYCODE, size);
+}
+
+/* The index of the code object at code (its header co), its record
+ * written when new; 0 when the table is full.  A code object is known by
+ * its address with its name, file, line table and first line, so that
+ * another made where a freed one was is not taken for it.  Signal-safe. */
+static uint32_t py_code_index(uintptr_t code, const unsigned char *co)
+{
+	uint64_t k = code;
+	uint32_t first;
+
+	memcpy(&first, co + py.l.code_firstlineno, 4);
+	k = (k ^ py_u64(co, py.l.code_qualname)) * 0x9e3779b97f4a7c15ull;
+	k = (k ^ py_u64(co, py.l.code_filename)) * 0xbf58476d1ce4e5b9ull;
+	k = (k ^ py_u64(co, py.l.code_linetable) ^ (uint64_t)first << 48) * 0x94d049bb133111ebull;
+	k ^= k >> 29;
+	k |= 1;
+	for (uint32_t i = 0, s = (uint32_t)(k >> 16) & (PY_SLOTS - 1); i < PY_PROBES;
+	     i++, s = (s + 1) & (PY_SLOTS - 1)) {
+		uint64_t old = atomic_load_explicit(&py.keys[s], memory_order_relaxed);
+
+		if (old == k)
+			return s + 1;
+		if (old != 0)
+			continue;
+		if (atomic_compare_exchange_strong(&py.keys[s], &old, k)) {
+			py_write_code(code, co, s + 1);
+			return s + 1;
+		}
+		if (old == k)
+			return s + 1;
+	}
+	return 0;
+}
+
+/* The calling thread's Python frames into out (innermost first), and
+ * where each C-level call of the evaluation loop's frames end (gend[g]:
+ * one past the last of call g).  Returns how many frames.  Signal-safe. */
+static uint32_t py_walk(uint64_t *out, uint32_t *gend, uint32_t *ngroups)
+{
+	unsigned char ts[256], fr[128], co[160];
+	uint32_t tslen = py.l.tstate_thread_id, n = 0, g = 0, colen, flen, steps = 0;
+	uintptr_t frame, t;
+	uint32_t stop = 0;
+
+	if (py.l.tstate_next > tslen)
+		tslen = py.l.tstate_next;
+	if (py.l.tstate_frame > tslen)
+		tslen = py.l.tstate_frame;
+	tslen += 8;
+	colen = py.l.code_linetable;
+	if (py.l.code_qualname > colen)
+		colen = py.l.code_qualname;
+	colen += 8;
+	flen = py.l.frame_owner + 1;
+	if (py.l.frame_instr + 8 > flen)
+		flen = py.l.frame_instr + 8;
+	if (py.l.frame_code + 8 > flen)
+		flen = py.l.frame_code + 8;
+	if (py.l.frame_previous + 8 > flen)
+		flen = py.l.frame_previous + 8;
+	*ngroups = 0;
+	if (tslen > sizeof(ts) || colen > sizeof(co) || flen > sizeof(fr))
+		return 0;
+	t = py_find_tstate(ts, tslen);
+	if (t == 0)
+		return 0;
+	frame = (uintptr_t)py_u64(ts, py.l.tstate_frame);
+	if (py.l.version >= 0x030b && py.l.version < 0x030d) /* through the _PyCFrame */
+		if (frame == 0 || py_read(&frame, frame + py.l.cframe_current_frame, 8) != 0)
+			return 0;
+	while (frame != 0) {
+		uintptr_t code;
+		int64_t instr;
+		uint8_t owner;
+		uint32_t idx;
+
+		/* (the C stack's frames count too: a chain of them may loop) */
+		if (n == PY_MAX_FRAMES - 1 || steps++ == 2 * PY_MAX_FRAMES) {
+			stop = RAW_PY_STOP_DEPTH;
+			break;
+		}
+		if (py_read(fr, frame, flen) != 0) {
+			stop = RAW_PY_STOP_READ;
+			break;
+		}
+		owner = fr[py.l.frame_owner];
+		frame = (uintptr_t)py_u64(fr, py.l.frame_previous);
+		if (py.garbage != 0 && n == 0)
+			frame = py.garbage + 64;
+		if (py.l.owner_cstack != 0 && owner == py.l.owner_cstack) {
+			if (g < PY_MAX_FRAMES && (g == 0 ? n > 0 : n > gend[g - 1]))
+				gend[g++] = n;
+			continue;
+		}
+		code = (uintptr_t)py_u64(fr, py.l.frame_code);
+		if (py_read(co, code, colen) != 0) {
+			stop = RAW_PY_STOP_READ;
+			break;
+		}
+		if (py_u64(co, py.l.object_type) != py.code_type) {
+			stop = RAW_PY_STOP_CODE;
+			break;
+		}
+		idx = py_code_index(code, co);
+		if (idx == 0) {
+			stop = RAW_PY_STOP_TABLE;
+			break;
+		}
+		if (py.l.lasti != 0) {
+			int32_t lasti;
+
+			memcpy(&lasti, fr + py.l.frame_instr, 4);
+			instr = lasti / (int32_t)py.l.lasti;
+			owner = 1; /* each frame its own C-level call */
+		} else {
+			instr = ((int64_t)py_u64(fr, py.l.frame_instr) -
+				 (int64_t)(code + py.l.code_adaptive)) / 2;
+		}
+		if (instr < 0)
+			instr = 0;
+		out[n++] = raw_py_word(idx, instr < RAW_PY_NO_INSTR ? (uint32_t)instr : RAW_PY_NO_INSTR);
+		if (py.l.owner_cstack == 0 && owner != 0 && g < PY_MAX_FRAMES)
+			gend[g++] = n; /* 3.11: is_entry; before, every frame */
+	}
+	if (stop != 0)
+		out[n++] = raw_py_word(0, stop);
+	if (n > 0 && (g == 0 || gend[g - 1] < n) && g < PY_MAX_FRAMES)
+		gend[g++] = n;
+	*ngroups = g;
+	return n;
+}
+
+/* The word of the Python frames w[0..n), stored once as a RAW_PYSTACK
+ * record (known by a 64-bit hash of its words); 0 when the table is
+ * full.  Signal-safe. */
+static uint64_t py_stack_word(const uint64_t *w, uint32_t n)
+{
+	uint64_t k = 0x9e3779b97f4a7c15ull ^ n;
+
+	for (uint32_t i = 0; i < n; i++) {
+		k = (k ^ w[i]) * 0xbf58476d1ce4e5b9ull;
+		k ^= k >> 31;
+	}
+	k |= 1;
+	for (uint32_t i = 0, s = (uint32_t)(k >> 16) & (PY_SLOTS - 1); i < PY_PROBES;
+	     i++, s = (s + 1) & (PY_SLOTS - 1)) {
+		uint64_t old = atomic_load_explicit(&py.groups[s], memory_order_relaxed);
+		struct raw_pystack *rec;
+		uint32_t size;
+
+		if (old == k)
+			return raw_pystack_word(s + 1);
+		if (old != 0)
+			continue;
+		if (!atomic_compare_exchange_strong(&py.groups[s], &old, k)) {
+			if (old == k)
+				return raw_pystack_word(s + 1);
+			continue;
+		}
+		size = (uint32_t)(sizeof(*rec) + n * 8);
+		writer_need_file();
+		rec = writer_reserve(size, 0);
+		if (rec != NULL) { /* else its frames are "not recorded" */
+			rec->index = s + 1;
+			rec->nframes = n;
+			memcpy(rec + 1, w, n * 8);
+			writer_publish(rec, RAW_PYSTACK, size);
+		}
+		return raw_pystack_word(s + 1);
+	}
+	return 0;
+}
+
+/* Each call's frames (gend) made one word where it can: their count.
+ * Signal-safe. */
+static uint32_t py_stack_words(uint64_t *w, uint32_t *gend, uint32_t ng)
+{
+	uint32_t lo = 0, k = 0;
+
+	for (uint32_t g = 0; g < ng; g++) {
+		uint64_t word = gend[g] - lo > 1 ? py_stack_word(w + lo, gend[g] - lo) : 0;
+
+		if (word != 0) {
+			w[k++] = word;
+		} else {
+			memmove(w + k, w + lo, (gend[g] - lo) * 8);
+			k += gend[g] - lo;
+		}
+		lo = gend[g];
+		gend[g] = k;
+	}
+	return k;
+}
+
+/* Is the native frame i of frames the evaluation loop's?  Signal-safe. */
+static int py_is_eval(const uint64_t *frames, uint32_t i)
+{
+	uint64_t a = frames[i];
+
+	if (i > 0 && a > 0)
+		a--; /* a return address: into the call */
+	return a >= py.eval_lo && a < py.eval_hi;
+}
+
+uint32_t pyframes_merge(uint64_t *frames, uint32_t n, uint32_t cap)
+{
+	uint64_t py_frames[PY_MAX_FRAMES];
+	uint32_t gend[PY_MAX_FRAMES], ng, np, ne = 0, w, e;
+
+	if (!py.on)
+		return n;
+	np = py_walk(py_frames, gend, &ng);
+	if (np == 0)
+		return n;
+	np = py_stack_words(py_frames, gend, ng);
+	if (n + np > cap)
+		return n;
+	for (uint32_t i = 0; i < n; i++)
+		ne += py_is_eval(frames, i);
+	if (ne == 0) { /* no loop seen (a broken native walk): at the root */
+		memcpy(frames + n, py_frames, np * 8);
+		return n + np;
+	}
+	/* from the root down, in place: the loop's frame, then its calls'
+	 * Python frames leafward of it (the outermost loop takes the calls
+	 * the native walk did not see) */
+	w = n + np;
+	e = ne;
+	for (uint32_t i = n; i-- > 0;) {
+		frames[--w] = frames[i];
+		if (!py_is_eval(frames, i) || e == 0)
+			continue;
+		e--;
+		if (e >= ng)
+			continue;
+		uint32_t lo = e == 0 ? 0 : gend[e - 1];
+		uint32_t hi = e == ne - 1 ? np : gend[e];
+
+		for (uint32_t j = hi; j-- > lo;)
+			frames[--w] = py_frames[j];
+	}
+	return n + np;
+}

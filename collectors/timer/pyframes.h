@@ -1,0 +1,40 @@
+/* pyframes.h - the Python frames of a sampled CPython thread (pyframes.c)
+ *
+ * At start, pyframes_init looks for a CPython interpreter in the process
+ * (the _PyRuntime symbol of the program or of a libpython it was linked
+ * with, and its version) and, for a version whose layout it knows (3.9 to
+ * 3.13), arms the
+ * walk: in the handler, pyframes_merge reads the sampled thread's frames
+ * with process_vm_readv (a read that cannot fault), writes each code
+ * object once as a RAW_PYCODE record and puts the frames into the native
+ * stack (raw.h).  A process without Python pays the one look at start.
+ */
+#ifndef PROFVIEW_TIMER_PYFRAMES_H
+#define PROFVIEW_TIMER_PYFRAMES_H
+
+#include <stdint.h>
+
+#pragma GCC visibility push(hidden)
+
+/* Looks for the interpreter; says once on standard error when it is of a
+ * version whose frames are not read.  Allocates the table of code objects
+ * written.  Not signal-safe. */
+void pyframes_init(void);
+/* In the child of a fork, whose trace is a new one: no code object has
+ * been written to it.  Not signal-safe. */
+void pyframes_atfork_child(void);
+/* Are Python frames read?  Signal-safe. */
+int pyframes_on(void);
+/* Puts the calling thread's Python frames into frames[0..n) (leaf first,
+ * at most cap words), writing the code objects not yet in the trace;
+ * returns the new count (n when the thread runs no Python, or when they
+ * would not fit).  Signal-safe: reads through process_vm_readv, no lock,
+ * no allocation. */
+uint32_t pyframes_merge(uint64_t *frames, uint32_t n, uint32_t cap);
+
+/* Tests only (PROFVIEW_TEST_PYGARBAGE in the environment): the walk is
+ * pointed at a chain of frames made of garbage after its first frame. */
+
+#pragma GCC visibility pop
+
+#endif

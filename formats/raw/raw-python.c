@@ -1,0 +1,302 @@
+/* raw-python.c - the Python frames of a raw trace (see raw-python.h)
+ *
+ * A code object's record becomes a function (its qualified name, file and
+ * first line); each frame word, a location in the "[python]" mapping at
+ * the word itself, whose one line is the function at the line its
+ * instruction is on, looked up in the code's line table.
+ */
+#include "error.h"
+#include "raw-python.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* CPython 3.11-3.13's location table (co_linetable): entries of code
+ * units, each a first byte 1CCCCLLL (code C, L + 1 units) and what its
+ * code says follows, in 6-bit varints (bit 6: more).  Only the line
+ * matters here: code 15 has none, 14 a signed delta and three varints,
+ * 13 a signed delta, 10 to 12 the delta C - 10 and two bytes, 0 to 9 no
+ * change and one byte. */
+static uint64_t py_varint(const unsigned char *t, size_t len, size_t *i)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+
+	while (*i < len && shift < 64) {
+		unsigned char b = t[(*i)++];
+		v |= (uint64_t)(b & 63) << shift;
+		shift += 6;
+		if (!(b & 64))
+			break;
+	}
+	return v;
+}
+
+static int64_t py_svarint(const unsigned char *t, size_t len, size_t *i)
+{
+	uint64_t u = py_varint(t, len, i);
+
+	return u & 1 ? -(int64_t)(u >> 1) : (int64_t)(u >> 1);
+}
+
+int64_t pv_python_line(const unsigned char *table, size_t len, int64_t first, uint32_t instr)
+{
+	int64_t line = first;
+	uint64_t at = 0;
+	size_t i = 0;
+
+	while (i < len) {
+		unsigned char b = table[i++];
+		unsigned code = (b >> 3) & 15, units = (b & 7) + 1u;
+		bool none = false;
+
+		if (!(b & 128))
+			return 0; /* not the first byte of an entry: damaged */
+		if (code == 15) {
+			none = true;
+		} else if (code == 14) {
+			line += py_svarint(table, len, &i);
+			for (int k = 0; k < 3; k++)
+				py_varint(table, len, &i);
+		} else if (code == 13) {
+			line += py_svarint(table, len, &i);
+		} else if (code >= 10) {
+			line += code - 10;
+			i += 2;
+		} else {
+			i += 1;
+		}
+		if (instr < at + units)
+			return none || line <= 0 ? 0 : line;
+		at += units;
+	}
+	return 0;
+}
+
+/* 3.10: pairs of an unsigned byte count and a signed line delta, -128
+ * for no line; the entry an instruction's byte offset is in gives its
+ * line. */
+int64_t pv_python_line_310(const unsigned char *table, size_t len, int64_t first, uint32_t instr)
+{
+	uint64_t end = 0, addr = (uint64_t)instr * 2;
+	int64_t line = first;
+
+	for (size_t i = 0; i + 1 < len; i += 2) {
+		int8_t d = (int8_t)table[i + 1];
+		bool none = d == -128;
+
+		end += table[i];
+		if (!none)
+			line += d;
+		if (addr < end)
+			return none || line <= 0 ? 0 : line;
+	}
+	return 0;
+}
+
+/* 3.9: co_lnotab, pairs of an unsigned byte increment and a signed line
+ * increment; the line is the one reached before the byte offset is
+ * passed. */
+int64_t pv_python_line_39(const unsigned char *table, size_t len, int64_t first, uint32_t instr)
+{
+	uint64_t at = 0, addr = (uint64_t)instr * 2;
+	int64_t line = first;
+
+	for (size_t i = 0; i + 1 < len; i += 2) {
+		at += table[i];
+		if (at > addr)
+			break;
+		line += (int8_t)table[i + 1];
+	}
+	return line > 0 ? line : 0;
+}
+
+static const char *const py_stop_names[RAW_PY_STOP_TABLE + 1] = {
+	[0] = "[python: frames not read]",
+	[RAW_PY_STOP_READ] = "[python: frame not readable]",
+	[RAW_PY_STOP_CODE] = "[python: frame without code]",
+	[RAW_PY_STOP_DEPTH] = "[python: deeper frames not read]",
+	[RAW_PY_STOP_TABLE] = "[python: too many code objects]",
+};
+
+/* The function named name (no file), kept in *slot1 (+ 1).  PV_NONE when
+ * out of memory. */
+static uint32_t py_named(struct reader *rd, uint32_t *slot1, const char *name)
+{
+	uint32_t s, f;
+
+	if (*slot1)
+		return *slot1 - 1;
+	s = pv_intern_str(rd->p, name);
+	f = s == PV_NONE ? PV_NONE : pv_get_function(rd->p, s, s, pv_intern_str(rd->p, ""), 0);
+	if (f != PV_NONE)
+		*slot1 = f + 1;
+	return f;
+}
+
+int rd_python_code(struct reader *rd, const unsigned char *r, uint32_t size, size_t off)
+{
+	struct rd_python *py = &rd->py;
+	struct raw_pycode c;
+	struct rd_python_code *e;
+	uint32_t name, file, fn;
+
+	memcpy(&c, r, sizeof c);
+	if ((uint64_t)c.name_len + c.file_len + c.table_len > size - sizeof c || c.index == 0 ||
+	    c.index >= RAW_PY_MAX_CODES) {
+		pv_warn("%s: Python code record at byte %zu is malformed; ignored", rd->who, off);
+		return 0;
+	}
+	if (c.index >= py->ncodes) {
+		size_t n = c.index + 1 > py->ncodes * 2 ? c.index + 1 : py->ncodes * 2;
+		struct rd_python_code *t = realloc(py->codes, n * sizeof *t);
+
+		if (!t)
+			return pv_oom();
+		memset(t + py->ncodes, 0, (n - py->ncodes) * sizeof *t);
+		py->codes = t;
+		py->ncodes = n;
+	}
+	e = &py->codes[c.index];
+	if (e->function1) {
+		pv_warn("%s: Python code %u at byte %zu is defined twice; the first is kept", rd->who,
+			c.index, off);
+		return 0;
+	}
+	r += sizeof c;
+	name = pv_intern(rd->p, (const char *)r, c.name_len);
+	file = pv_intern(rd->p, (const char *)r + c.name_len, c.file_len);
+	if (name == PV_NONE || file == PV_NONE)
+		return -1;
+	fn = pv_get_function(rd->p, name, name, file, c.first_line);
+	if (fn == PV_NONE)
+		return -1;
+	if (c.table_len > 0) {
+		e->table = malloc(c.table_len);
+		if (!e->table)
+			return pv_oom();
+		memcpy(e->table, r + c.name_len + c.file_len, c.table_len);
+		e->table_len = c.table_len;
+	}
+	e->first_line = c.first_line;
+	e->version = c.version;
+	e->function1 = fn + 1;
+	return 0;
+}
+
+uint32_t rd_python_location(struct reader *rd, uint64_t w)
+{
+	struct rd_python *py = &rd->py;
+	uint32_t code = raw_py_code(w), loc;
+	struct pv_line line = { PV_NONE, 0 };
+
+	if (!py->map1) {
+		struct pv_mapping m = { .start = RAW_PY_TAG << 48, .limit = (RAW_PY_TAG + 1) << 48,
+					.kind = PV_MAP_PYTHON, .has_functions = true,
+					.has_filenames = true, .has_line_numbers = true };
+		uint32_t mi;
+
+		m.file = pv_intern_str(rd->p, PV_PYTHON_MAPPING_NAME);
+		if (m.file == PV_NONE || (mi = pv_add_mapping(rd->p, &m)) == PV_NONE)
+			return PV_NONE;
+		py->map1 = mi + 1;
+	}
+	loc = pv_get_location(rd->p, w, py->map1 - 1);
+	if (loc == PV_NONE || rd->p->locations[loc].nlines)
+		return loc;
+	if (code == 0) {
+		uint32_t why = raw_py_instr(w);
+		line.function = py_named(rd, &py->stop1[why <= RAW_PY_STOP_TABLE ? why : 0],
+					 py_stop_names[why <= RAW_PY_STOP_TABLE ? why : 0]);
+	} else if (code < py->ncodes && py->codes[code].function1) {
+		const struct rd_python_code *e = &py->codes[code];
+
+		line.function = e->function1 - 1;
+		uint32_t in = raw_py_instr(w);
+
+		if (in != RAW_PY_NO_INSTR)
+			line.line = e->version >= 0x030b
+					    ? pv_python_line(e->table, e->table_len, e->first_line, in)
+				    : e->version == 0x030a
+					    ? pv_python_line_310(e->table, e->table_len, e->first_line, in)
+					    : pv_python_line_39(e->table, e->table_len, e->first_line, in);
+	} else {
+		line.function = py_named(rd, &py->unknown1, "[python: code not recorded]");
+	}
+	if (line.function == PV_NONE || pv_set_lines(rd->p, loc, &line, 1) < 0)
+		return PV_NONE;
+	return loc;
+}
+
+int rd_python_stack(struct reader *rd, const unsigned char *r, size_t off)
+{
+	struct rd_python *py = &rd->py;
+	struct raw_pystack g;
+
+	memcpy(&g, r, sizeof g);
+	r += sizeof g;
+	for (uint32_t i = 0; i < g.nframes; i++) {
+		uint64_t w;
+		memcpy(&w, r + 8 * (size_t)i, 8);
+		if (!raw_py_is(w))
+			g.index = 0;
+	}
+	if (g.index == 0 || g.index > RAW_PY_MAX_CODES ||
+	    (g.index < py->nstacks && py->stack_off1[g.index])) {
+		pv_warn("%s: Python stack record at byte %zu is malformed or repeated; ignored",
+			rd->who, off);
+		return 0;
+	}
+	if (g.index >= py->nstacks) {
+		size_t n = g.index + 1 > py->nstacks * 2 ? g.index + 1 : py->nstacks * 2;
+		uint64_t *o = realloc(py->stack_off1, n * sizeof *o);
+
+		if (o)
+			py->stack_off1 = o;
+		uint32_t *c = o ? realloc(py->stack_n, n * sizeof *c) : NULL;
+		if (!c)
+			return pv_oom();
+		py->stack_n = c;
+		memset(o + py->nstacks, 0, (n - py->nstacks) * sizeof *o);
+		memset(c + py->nstacks, 0, (n - py->nstacks) * sizeof *c);
+		py->nstacks = n;
+	}
+	if (pv_grow(&py->words, &py->cap_words, py->nwords + g.nframes, sizeof *py->words) < 0)
+		return -1;
+	memcpy(py->words + py->nwords, r, (size_t)g.nframes * 8);
+	py->stack_off1[g.index] = py->nwords + 1;
+	py->stack_n[g.index] = g.nframes;
+	py->nwords += g.nframes;
+	return 0;
+}
+
+uint32_t rd_python_stack_locations(struct reader *rd, uint64_t w, uint32_t *locs, uint32_t cap)
+{
+	struct rd_python *py = &rd->py;
+	uint32_t idx = (uint32_t)w, n = 0;
+
+	if (cap == 0)
+		return 0;
+	if (idx >= py->nstacks || !py->stack_off1[idx]) {
+		/* as a frame whose code was not recorded */
+		locs[0] = rd_python_location(rd, raw_py_word(RAW_PY_MAX_CODES, RAW_PY_NO_INSTR));
+		return locs[0] == PV_NONE ? UINT32_MAX : 1;
+	}
+	for (uint32_t i = 0; i < py->stack_n[idx] && n < cap; i++) {
+		locs[n] = rd_python_location(rd, py->words[py->stack_off1[idx] - 1 + i]);
+		if (locs[n++] == PV_NONE)
+			return UINT32_MAX;
+	}
+	return n;
+}
+
+void rd_python_free(struct rd_python *py)
+{
+	free(py->stack_off1);
+	free(py->stack_n);
+	free(py->words);
+	for (size_t i = 0; i < py->ncodes; i++)
+		free(py->codes[i].table);
+	free(py->codes);
+}

@@ -1,0 +1,37 @@
+/* raw-python.h - the Python frames of a raw trace: its code objects
+ * (RAW_PYCODE) and the tagged words of its stacks (raw-python.c);
+ * internal to the formats library */
+#ifndef PROFVIEW_RAW_PYTHON_H
+#define PROFVIEW_RAW_PYTHON_H
+
+#include "raw-reader.h"
+
+/* Takes in a RAW_PYCODE record of size bytes (whole, as raw-iter.h
+ * checked): its function, first line and line table.  A record whose
+ * lengths pass its size, or whose index is 0 or was seen, is skipped with
+ * a warning.  0, or -1 when out of memory. */
+int rd_python_code(struct reader *rd, const unsigned char *r, uint32_t size, size_t off);
+/* Takes in a RAW_PYSTACK record of size bytes (whole, as raw-iter.h
+ * checked): a duplicate index, index 0 or a word that is not a Python
+ * frame's is skipped with a warning.  0, or -1 when out of memory. */
+int rd_python_stack(struct reader *rd, const unsigned char *r, size_t off);
+/* The locations of the Python stack word w (raw_pystack_is(w)) into
+ * locs[0..cap): their count (a stack without a record: one location that
+ * says so); UINT32_MAX when out of memory. */
+uint32_t rd_python_stack_locations(struct reader *rd, uint64_t w, uint32_t *locs, uint32_t cap);
+/* The location of the Python frame word w (raw_py_is(w)): its code's
+ * function at the line its instruction is on; PV_NONE when out of
+ * memory. */
+uint32_t rd_python_location(struct reader *rd, uint64_t w);
+/* Frees what rd_python_code kept. */
+void rd_python_free(struct rd_python *py);
+
+/* The line of instruction instr (in code units) in a CPython 3.11-3.13's
+ * line table (co_linetable) of a code whose first line is first; 0 when
+ * the table does not say.  Exported for the tests. */
+int64_t pv_python_line(const unsigned char *table, size_t len, int64_t first, uint32_t instr);
+/* The same in 3.10's co_linetable and in 3.9's co_lnotab. */
+int64_t pv_python_line_310(const unsigned char *table, size_t len, int64_t first, uint32_t instr);
+int64_t pv_python_line_39(const unsigned char *table, size_t len, int64_t first, uint32_t instr);
+
+#endif

@@ -1,0 +1,29 @@
+/* pyfold.h - the interpreter's own frames folded out of Python stacks
+ *
+ * A sample of a Python program has its Python frames (locations of the
+ * "[python]" mapping, PV_MAP_PYTHON) among the native frames of the
+ * interpreter that runs them: the evaluation loop, the calls' dispatch,
+ * the vectorcall trampolines.  Folded, a Python function's caller is the
+ * Python function that called it, and a C function it called (math_sqrt,
+ * an extension's, the library's) sits right under it.
+ */
+#ifndef PROFVIEW_PYFOLD_H
+#define PROFVIEW_PYFOLD_H
+#include <stdbool.h>
+#include "profile.h"
+
+/* Is the function named name one of CPython's own call machinery (the
+ * evaluation loop, call dispatch, vectorcall trampolines, generators'
+ * resumption)?  Exported for the tests. */
+bool pv_is_interpreter_function(const char *name);
+
+/* Drops from every sample of the symbolized profile p that has Python
+ * frames: the interpreter's machinery (pv_is_interpreter_function) below
+ * its outermost Python frame and right above it (the calls that entered
+ * it from C), and, between two Python frames, the interpreter's frames
+ * that have no name; never a sample's leaf or root.  p is changed in
+ * place.  Returns how many samples changed, or -1 after reporting that
+ * memory ran out. */
+long pv_fold_python_frames(struct pv_profile *p);
+
+#endif

@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# Python frames in collect-timer's stacks (tests/progs/pywork.py), with
+# each CPython 3.9 to 3.13 on the machine (Debian's /usr/bin/python3.11,
+# a static interpreter without debug info; pyenv's, with a shared
+# libpython or static, one of them started through pyenv's shim script):
+#   - shares: the samples of Parser.parse, outer.<locals>.inner and spin
+#     (qualified names from 3.11 on, parse and inner before) against the CPU time the program measured of each
+#     (time.thread_time), within 5 binomial sigmas (plus 1% for the calls
+#     around them): each check fails by chance less than once in 10^6;
+#   - the lines (--lines) of spin's samples are in its body;
+#   - --focus=Parser.parse, and a pprof written and read back, keep the
+#     names and files;
+#   - callback: keyfn, called back by sorted, under callback; the
+#     evaluation loop between them only with --native-frames;
+#   - deep: every stack through deep_leaf has exactly 50 frames of rec
+#     before it, in order;
+#   - zlib: most of compress_work's stacks have zlib's deflate (libz)
+#     leafward of it: a C library under its Python caller;
+#   - threads: a thread in zlib (without the GIL) beside one running
+#     bytecode: no stack mixes one's Python frames with the other's work;
+#   - a damaged chain of frames (the collector's test hook) ends the walk
+#     with a marker frame, and the program runs to its end;
+#   - --no-python leaves them out;
+#   - a CPython of a version not read (3.8) is said once ("its frames are not read"), and
+#     its native profile is as before.
+# An interpreter the machine does not have is skipped, and said.
+. "$(dirname "$0")/lib.sh"
+e2e_init "$@"
+cd "$WORK"
+WORKPY="$SRCDIR/tests/progs/pywork.py"
+
+# flat_samples FILE NAME: the cum samples of NAME in a --flat report
+flat_samples() {
+	flat_column "$1" "$2" 3
+}
+
+# check_shares PY LABEL
+check_shares() {
+	local py=$1 label=$2 total=0 k t sum
+	"$COLLECT_TIMER" -q -o s.raw "$py" "$WORKPY" shares 2 >truth.txt ||
+		fail "$label: collect-timer $py pywork.py shares failed"
+	"$PROFVIEW" -q --flat s.raw >flat.txt
+	sum=$(awk '$1 == "truth" { s += $3 } END { print s }' truth.txt)
+	# the names shown: qualified from 3.11 on (co_qualname), before bare
+	local -A shown=([Parser.parse]=$PARSE ['outer.<locals>.inner']=$INNER [spin]=spin)
+	for q in Parser.parse 'outer.<locals>.inner' spin; do
+		k=$(flat_samples flat.txt "${shown[$q]}")
+		total=$((total + k))
+	done
+	[ "$total" -ge 200 ] || fail "$label: $total samples in the three functions: $(head -12 flat.txt)"
+	for q in Parser.parse 'outer.<locals>.inner' spin; do
+		f=${shown[$q]}
+		k=$(flat_samples flat.txt "$f")
+		t=$(awk -v f="$q" -v s="$sum" '$1 == "truth" && $2 == f { print $3 / s }' truth.txt)
+		within_sigma "$k" "$total" "$t" 5 ||
+			fail "$label: $f has $k of $total samples, its CPU time a share of $t: $(head -14 flat.txt)"
+		note "$label: $f $k/$total samples, truth $t"
+	done
+	grep -q 'pywork.py' flat.txt || fail "$label: no file names: $(head -8 flat.txt)"
+
+	# the lines: spin's body is the 5 lines after its def
+	local def
+	def=$(grep -n '^def spin' "$WORKPY" | cut -d: -f1)
+	"$PROFVIEW" -q --lines --flat s.raw >lines.txt
+	awk -v d="$def" '$0 ~ / spin:[0-9]+ / {
+		for (i = 1; i <= NF; i++) if ($i ~ /^spin:[0-9]+$/) { split($i, a, ":"); n++
+			if (a[2] <= d || a[2] > d + 5) { print "spin at line " a[2]; bad = 1 } }
+	} END { if (!n) print "no line of spin"; exit bad || !n }' lines.txt >bad.txt ||
+		fail "$label: $(cat bad.txt)"
+
+	# --focus by a qualified name; a pprof written and read back
+	"$PROFVIEW" -q --flat --focus="^$PARSE\$" s.raw >focus.txt
+	[ "$(flat_samples focus.txt "$PARSE")" = "$(flat_samples flat.txt "$PARSE")" ] ||
+		fail "$label: --focus=$PARSE: $(head -8 focus.txt)"
+	"$PROFVIEW" -q --pprof -o s.pb.gz s.raw
+	"$PROFVIEW" -q --flat s.pb.gz >back.txt
+	[ "$(flat_samples back.txt "$INNER")" = "$(flat_samples flat.txt "$INNER")" ] &&
+		grep -q " $INNER .*pywork.py" back.txt ||
+		fail "$label: the pprof read back: $(head -8 back.txt)"
+
+}
+
+# check_native PY LABEL: the evaluation loop between callback and keyfn
+# (called back by sorted) folded out, unless --native-frames
+check_native() {
+	"$COLLECT_TIMER" -q -o c.raw "$1" "$WORKPY" callback 0.5 || fail "$2: pywork.py callback failed"
+	"$PROFVIEW" -q --folded c.raw >folded.txt
+	"$PROFVIEW" -q --folded --native-frames c.raw >native.txt
+	grep -Eq ';callback;(.*;)?keyfn' folded.txt && ! grep -q ';callback;.*_PyEval_EvalFrameDefault' folded.txt ||
+		fail "$2: the evaluation loop between Python frames: $(grep -m1 ';keyfn' folded.txt)"
+	grep -q ';callback;.*_PyEval_EvalFrameDefault.*;keyfn' native.txt ||
+		fail "$2: --native-frames: $(grep -m1 ';keyfn' native.txt)"
+}
+
+# check_deep PY LABEL
+check_deep() {
+	"$COLLECT_TIMER" -q -o d.raw "$1" "$WORKPY" deep 0.5 || fail "$2: pywork.py deep failed"
+	"$PROFVIEW" -q --folded d.raw >deep.txt
+	awk 'BEGIN { for (i = 0; i < 50; i++) want = want ";rec"; want = want ";deep_leaf" }
+		/;deep_leaf/ { n++; s = $0; c = gsub(/;rec/, "", s)
+		if (c != 50 || !index($0, want)) { print "bad: " $0; bad = 1; exit } }
+		END { if (bad) exit 1; if (n < 10) { print n " stacks through deep_leaf"; exit 1 } }' deep.txt >bad.txt ||
+		fail "$2: rec 50 deep: $(cut -c1-400 bad.txt)"
+}
+
+# check_zlib PY LABEL
+check_zlib() {
+	"$COLLECT_TIMER" -q -o z.raw "$1" "$WORKPY" zlib 1 || fail "$2: pywork.py zlib failed"
+	"$PROFVIEW" -q --folded z.raw >z.txt
+	# (weights: CPU time; a sample is one period, 4 ms)
+	read -r ok all < <(awk '/;compress_work/ { n += $NF; if ($0 ~ /;compress_work;.*(deflate|libz\.so|adler32)/) k += $NF }
+		END { print k + 0, n + 0 }' z.txt)
+	[ "$all" -ge 40000 ] && [ $((ok * 2)) -ge "$all" ] ||
+		fail "$2: zlib under compress_work in $ok of $all us: $(grep -m3 compress_work z.txt)"
+}
+
+# check_threads PY LABEL
+check_threads() {
+	"$COLLECT_TIMER" -q -o t.raw "$1" "$WORKPY" threads 1.5 || fail "$2: pywork.py threads failed"
+	"$PROFVIEW" -q --folded t.raw >th.txt
+	grep -q ';thread_py' th.txt && grep -Eq ';thread_z;.*(deflate|libz\.so)' th.txt ||
+		fail "$2: the threads' frames: $(grep -m3 thread_ th.txt)"
+	! grep -E ';thread_py.*(deflate|libz\.so)|;thread_z;.*;thread_py' th.txt >bad.txt ||
+		fail "$2: one thread's frames on the other's stack: $(head -2 bad.txt)"
+	# both run all along, on a CPU each: neither has most of the time
+	read -r tpy tz < <(awk '/;thread_py/ { p += $NF } /;thread_z/ { z += $NF } END { print p + 0, z + 0 }' th.txt)
+	[ $((tpy * 5)) -ge $((tpy + tz)) ] && [ $((tz * 5)) -ge $((tpy + tz)) ] ||
+		fail "$2: thread_py has $tpy us of CPU time, thread_z $tz"
+	note "$2: thread_py $tpy us, thread_z $tz us"
+}
+
+# check_garbage PY LABEL
+check_garbage() {
+	PROFVIEW_TEST_PYGARBAGE=1 "$COLLECT_TIMER" -q -o g.raw "$1" "$WORKPY" shares 0.5 >g-truth.txt ||
+		fail "$2: with a damaged chain of frames, the program failed"
+	[ "$(grep -c '^truth' g-truth.txt)" = 3 ] || fail "$2: with a damaged chain, the program did not end"
+	"$PROFVIEW" -q --folded g.raw >g.txt
+	grep -q '\[python: ' g.txt || fail "$2: no marker of a damaged chain: $(head -3 g.txt)"
+}
+
+found=0
+for py in /usr/bin/python3.11 /usr/bin/python3.12 /usr/bin/python3.13 \
+	/root/.pyenv/versions/3.9.*/bin/python3.9 /root/.pyenv/versions/3.10.*/bin/python3.10 \
+	/root/.pyenv/versions/3.11.*/bin/python3.11 /root/.pyenv/versions/3.12.*/bin/python3.12 \
+	/root/.pyenv/versions/3.13.*/bin/python3.13; do
+	if [ ! -x "$py" ]; then
+		case $py in *'*'*) note "SKIP: no ${py%/bin/*}: not on this machine" ;; *) note "SKIP: no $py" ;; esac
+		continue
+	fi
+	label="$py ($("$py" -c 'import platform; print(platform.python_version())'))"
+	if "$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+		PARSE=Parser.parse INNER='outer.<locals>.inner'
+	else
+		PARSE=parse INNER=inner
+	fi
+	found=$((found + 1))
+	check_shares "$py" "$label"
+	check_native "$py" "$label"
+	check_deep "$py" "$label"
+	check_zlib "$py" "$label"
+	check_threads "$py" "$label"
+	check_garbage "$py" "$label"
+	note "$label: ok"
+done
+[ "$found" -gt 0 ] || { echo "SKIP: no CPython 3.11 to 3.13 on this machine" >&2; exit 77; }
+
+# through pyenv's shim (a bash script that execs the interpreter)
+if command -v pyenv >/dev/null && [ -x /root/.pyenv/shims/python3 ] &&
+	ls -d /root/.pyenv/versions/3.12.* >/dev/null 2>&1; then
+	v=$(basename "$(ls -d /root/.pyenv/versions/3.12.* | head -1)")
+	PYENV_VERSION=$v "$COLLECT_TIMER" -q -o shim.raw /root/.pyenv/shims/python3 "$WORKPY" deep 0.5 ||
+		fail "pyenv's shim: pywork.py deep failed"
+	"$PROFVIEW" -q --folded shim.raw | grep -q '(;rec){50};deep_leaf' -E ||
+		fail "pyenv's shim: no deep_leaf under rec"
+else
+	note "SKIP: no pyenv shim with a 3.12"
+fi
+
+# --no-python: the native profile alone
+py=$(command -v python3.11 || command -v python3 || true)
+if [ -n "$py" ]; then
+	"$COLLECT_TIMER" -q --no-python -o n.raw "$py" "$WORKPY" deep 0.3 || fail "--no-python: pywork.py failed"
+	"$PROFVIEW" -q --folded n.raw >n.txt
+	! grep -q 'deep_leaf\|\[python' n.txt && grep -q '_PyEval_EvalFrameDefault\|python3' n.txt ||
+		fail "--no-python: $(head -2 n.txt)"
+fi
+
+# a version whose frames are not read: said once, the native profile kept
+old=$(ls -d /root/.pyenv/versions/3.8.*/bin/python3.8 2>/dev/null | head -1 || true)
+if [ -n "$old" ]; then
+	"$COLLECT_TIMER" -o o.raw "$old" "$WORKPY" deep 0.3 >/dev/null 2>o.err || fail "$old: pywork.py failed"
+	[ "$(grep -c 'python 3.8: its frames are not read' o.err)" = 1 ] ||
+		fail "$old: not said once that its frames are not read: $(cat o.err)"
+	"$PROFVIEW" -q --folded o.raw >o.txt
+	grep -q '_PyEval_EvalFrameDefault' o.txt && ! grep -q 'deep_leaf' o.txt ||
+		fail "$old: the native profile: $(head -2 o.txt)"
+else
+	note "SKIP: no CPython 3.8"
+fi

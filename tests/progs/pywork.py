@@ -1,0 +1,129 @@
+# pywork.py - Python work of known shape for the python test.
+#   shares:  Parser.parse, outer.<locals>.inner and spin in random slices
+#            of a few milliseconds; prints "truth NAME SECONDS" per
+#            function, its thread CPU time (time.thread_time) in all
+#   deep:    deep_leaf under 50 frames of rec
+#   zlib:    compress_work, whose time is in zlib's deflate (libz)
+#   callback: keyfn called back by sorted (C) from callback
+#   threads: a thread in thread_py (bytecode) beside one in thread_z
+#            (zlib, without the GIL)
+import random
+import sys
+import threading
+import time
+import zlib
+
+
+class Parser:
+    def parse(self, n):
+        s = 0
+        for i in range(n):
+            s += i * i
+        return s
+
+
+def outer(n):
+    def inner(k):
+        t = 0
+        for i in range(k):
+            t += i ^ 5
+        return t
+    return inner(n)
+
+
+def spin(n):
+    x = 0
+    while n > 0:
+        x += n
+        n -= 1
+    return x
+
+
+def shares(seconds):
+    p = Parser()
+    work = {"Parser.parse": p.parse, "outer.<locals>.inner": outer, "spin": spin}
+    weight = {"Parser.parse": 1.0, "outer.<locals>.inner": 2.0, "spin": 3.0}
+    spent = dict.fromkeys(work, 0.0)
+    rng = random.Random(7)
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        name = rng.choice(list(work))
+        n = int(rng.uniform(1000, 6000) * weight[name])
+        t0 = time.thread_time()
+        work[name](n)
+        spent[name] += time.thread_time() - t0
+    for name, s in spent.items():
+        print("truth", name, "%.6f" % s)
+
+
+def deep_leaf(seconds):
+    end = time.thread_time() + seconds
+    x = 0
+    while time.thread_time() < end:
+        for i in range(1000):
+            x += i
+    return x
+
+
+def rec(d, seconds):
+    if d == 1:
+        return deep_leaf(seconds)
+    return rec(d - 1, seconds)
+
+
+def compress_work(seconds):
+    data = random.Random(3).randbytes(1 << 16) * 8
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        zlib.compress(data, 9)
+
+
+def keyfn(x):
+    t = 0
+    for i in range(200):
+        t += i ^ x
+    return t
+
+
+def callback(seconds):
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        sorted(range(500), key=keyfn)
+
+
+def thread_py(stop):
+    x = 0
+    while not stop.is_set():
+        for i in range(10000):
+            x += i
+
+
+def thread_z(stop):
+    data = random.Random(5).randbytes(1 << 16) * 8
+    while not stop.is_set():
+        zlib.compress(data, 9)
+
+
+def threads(seconds):
+    stop = threading.Event()
+    ts = [threading.Thread(target=f, args=(stop,)) for f in (thread_py, thread_z)]
+    for t in ts:
+        t.start()
+    time.sleep(seconds)
+    stop.set()
+    for t in ts:
+        t.join()
+
+
+if __name__ == "__main__":
+    what, seconds = sys.argv[1], float(sys.argv[2])
+    if what == "shares":
+        shares(seconds)
+    elif what == "deep":
+        rec(50, seconds)
+    elif what == "zlib":
+        compress_work(seconds)
+    elif what == "callback":
+        callback(seconds)
+    elif what == "threads":
+        threads(seconds)

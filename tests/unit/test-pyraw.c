@@ -1,0 +1,270 @@
+/* test-pyraw.c - Python frames in raw traces: the line tables, the code
+ * records and frame words read, damaged ones, and the interpreter's frames
+ * folded out */
+#include "check.h"
+#include "error.h"
+#include "pyfold.h"
+#include "raw-python.h"
+#include "raw-read.h"
+#include "rawbuild.h"
+
+static int nwarnings;
+
+static void sink(enum pv_level level, const char *msg)
+{
+	(void)msg;
+	if (level == PV_LEVEL_WARNING)
+		nwarnings++;
+}
+
+/* A location table written by hand from CPython's format
+ * (Objects/locations.md): first line 10. */
+static const unsigned char table[] = {
+	0xe9, 0x02,             /* code 13, 2 units: line delta +1 (svarint 2) */
+	0xd2, 0x00, 0x04,       /* code 10, 3 units: one line, delta 0, columns */
+	0xd8, 0x00, 0x04,       /* code 11, 1 unit: delta +1 */
+	0xf0, 0x05, 0x01, 0x01, 0x01, /* code 14, 1 unit: delta -2, end line, columns */
+	0xf9,                   /* code 15, 2 units: no location */
+	0x80, 0x03,             /* code 0, 1 unit: short form, same line */
+	0xe8, 0x48, 0x03,       /* code 13, 1 unit: delta +100 (svarint 200, two bytes) */
+};
+
+static void test_lines(void)
+{
+	static const int64_t want[] = { 11, 11, 11, 11, 11, 12, 10, 0, 0, 10, 110, 0, 0 };
+
+	for (uint32_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		CHECK_EQ(pv_python_line(table, sizeof table, 10, i), want[i]);
+	/* damaged: a byte that starts no entry, a varint cut short */
+	static const unsigned char bad[] = { 0x12, 0x34 };
+	CHECK_EQ(pv_python_line(bad, sizeof bad, 10, 0), 0);
+	static const unsigned char cut[] = { 0xe8, 0x48 };
+	CHECK(pv_python_line(cut, sizeof cut, 10, 0) >= 0);
+	CHECK_EQ(pv_python_line(NULL, 0, 10, 0), 0);
+
+	/* 3.10's co_linetable: (bytes, line delta) pairs, -128 no line */
+	static const unsigned char t310[] = { 6, 1, 4, 0, 2, 0x80, 8, 2 };
+	static const int64_t want310[] = { 11, 11, 11, 11, 11, 0, 13, 13, 13, 13, 0 };
+	for (uint32_t i = 0; i < sizeof(want310) / sizeof(want310[0]); i++)
+		CHECK_EQ(pv_python_line_310(t310, sizeof t310, 10, i), want310[i]);
+	/* 3.9's co_lnotab: (byte increment, line increment) pairs */
+	static const unsigned char t39[] = { 4, 1, 6, 2, 0, 0xff };
+	static const int64_t want39[] = { 10, 10, 11, 11, 11, 12, 12 };
+	for (uint32_t i = 0; i < sizeof(want39) / sizeof(want39[0]); i++)
+		CHECK_EQ(pv_python_line_39(t39, sizeof t39, 10, i), want39[i]);
+}
+
+static void rb_pycode(struct rawbuf *r, uint32_t index, int32_t first, const char *name,
+		      const char *file, const unsigned char *t, uint32_t tlen)
+{
+	struct raw_pycode c = { 0 };
+	size_t start = r->len;
+
+	c.h.type = RAW_PYCODE;
+	c.index = index;
+	c.first_line = first;
+	c.version = 0x030b;
+	c.name_len = (uint32_t)strlen(name);
+	c.file_len = (uint32_t)strlen(file);
+	c.table_len = tlen;
+	c.h.size = (uint32_t)(sizeof c + c.name_len + c.file_len + tlen + 7) & ~7u;
+	rb_put(r, &c, sizeof c);
+	rb_put(r, name, c.name_len);
+	rb_put(r, file, c.file_len);
+	rb_put(r, t, tlen);
+	rb_zero(r, start + c.h.size - r->len);
+}
+
+static const char *fn_name(const struct pv_profile *p, uint32_t loc)
+{
+	const struct pv_location *l = &p->locations[loc];
+
+	return l->nlines ? pv_str(p, p->functions[pv_location_lines(p, l)[0].function].name) : "";
+}
+
+static void test_records(void)
+{
+	struct rawbuf r = { 0 };
+	const uint64_t frames[] = { raw_py_word(1, 6), raw_py_word(2, RAW_PY_NO_INSTR),
+				    raw_py_word(7, 0), raw_py_word(0, RAW_PY_STOP_CODE), 0x401010 };
+	struct pv_profile *p;
+
+	rb_header(&r, "/nonexistent/python", 10000000);
+	rb_mapping(&r, 0x400000, 0x500000, 0, "/nonexistent/python");
+	rb_thread(&r, 100, "main");
+	rb_pycode(&r, 1, 10, "Parser.parse", "/x.py", table, sizeof table);
+	rb_pycode(&r, 2, 3, "\x1b[2Jevil", "/y.py", NULL, 0);
+	rb_pycode(&r, 2, 4, "again", "/z.py", NULL, 0);  /* twice: the first kept */
+	rb_pycode(&r, 0, 4, "zero", "/z.py", NULL, 0);   /* index 0: skipped */
+	rb_stack(&r, 1, frames, 5);
+	rb_sample(&r, 100, 1, NULL, 0, 1000, 4000000);
+	rb_end(&r, 2000, 1, 0);
+	nwarnings = 0;
+	p = raw_read(r.b, r.len, "t", NULL);
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	CHECK_EQ(nwarnings, 2);
+	CHECK_EQ(p->nsamples, 1);
+	const uint32_t *locs = p->stack_locs + p->samples[0].loc_off;
+	CHECK_EQ(p->samples[0].nlocs, 5);
+	CHECK(pv_location_is_python(p, locs[0]));
+	CHECK_STR(fn_name(p, locs[0]), "Parser.parse");
+	const struct pv_line *ln = pv_location_lines(p, &p->locations[locs[0]]);
+	CHECK_EQ(ln[0].line, 10); /* unit 6 */
+	CHECK_STR(pv_str(p, p->functions[ln[0].function].filename), "/x.py");
+	CHECK_EQ(p->functions[ln[0].function].start_line, 10);
+	CHECK_STR(fn_name(p, locs[1]), "\x1b[2Jevil"); /* data: the reports escape it */
+	CHECK_EQ(pv_location_lines(p, &p->locations[locs[1]])[0].line, 0);
+	CHECK_STR(fn_name(p, locs[2]), "[python: code not recorded]");
+	CHECK_STR(fn_name(p, locs[3]), "[python: frame without code]");
+	CHECK(!pv_location_is_python(p, locs[4]));
+	CHECK_EQ(p->locations[locs[4]].nlines, 0);
+	CHECK_EQ(pv_profile_check_indices(p, "t"), 0);
+	pv_profile_free(p);
+
+	/* cut in the middle of a code record: read up to the record before */
+	size_t whole = r.len;
+	r.len = 0;
+	rb_header(&r, "/nonexistent/python", 10000000);
+	rb_thread(&r, 100, "main");
+	rb_stack(&r, 1, frames, 5);
+	rb_sample(&r, 100, 1, NULL, 0, 1000, 4000000);
+	size_t before = r.len;
+	rb_pycode(&r, 1, 10, "Parser.parse", "/x.py", table, sizeof table);
+	r.len = before + 20;
+	p = raw_read(r.b, r.len, "t", NULL);
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ(p->nsamples, 1);
+		CHECK_STR(fn_name(p, p->stack_locs[p->samples[0].loc_off]),
+			  "[python: code not recorded]");
+		pv_profile_free(p);
+	}
+	(void)whole;
+	free(r.b);
+}
+
+static void rb_pystack(struct rawbuf *r, uint32_t index, const uint64_t *w, uint32_t n)
+{
+	struct raw_pystack g = { { RAW_PYSTACK, (uint32_t)(sizeof g + 8 * n) }, index, n };
+
+	rb_put(r, &g, sizeof g);
+	rb_put(r, w, 8 * n);
+}
+
+static void test_pystacks(void)
+{
+	struct rawbuf r = { 0 };
+	const uint64_t group[] = { raw_py_word(1, 6), raw_py_word(2, RAW_PY_NO_INSTR) };
+	const uint64_t bad[] = { raw_py_word(1, 6), 0x401010 }; /* not all Python frames */
+	const uint64_t frames[] = { 0x401010, raw_pystack_word(5), raw_pystack_word(9),
+				    raw_pystack_word(6), 0x402020 };
+	struct pv_profile *p;
+
+	rb_header(&r, "/nonexistent/python", 10000000);
+	rb_mapping(&r, 0x400000, 0x500000, 0, "/nonexistent/python");
+	rb_thread(&r, 100, "main");
+	rb_stack(&r, 1, frames, 5); /* before the records it names */
+	rb_pycode(&r, 1, 10, "Parser.parse", "/x.py", table, sizeof table);
+	rb_pycode(&r, 2, 3, "outer", "/y.py", NULL, 0);
+	rb_pystack(&r, 5, group, 2);
+	rb_pystack(&r, 6, bad, 2);
+	rb_sample(&r, 100, 1, NULL, 0, 1000, 4000000);
+	rb_end(&r, 2000, 1, 0);
+	nwarnings = 0;
+	p = raw_read(r.b, r.len, "t", NULL);
+	CHECK(p != NULL);
+	if (p) {
+		const uint32_t *locs = p->stack_locs + p->samples[0].loc_off;
+
+		CHECK_EQ(nwarnings, 1);
+		CHECK_EQ(p->samples[0].nlocs, 6);
+		CHECK_STR(fn_name(p, locs[1]), "Parser.parse");
+		CHECK_EQ(pv_location_lines(p, &p->locations[locs[1]])[0].line, 10);
+		CHECK_STR(fn_name(p, locs[2]), "outer");
+		CHECK_STR(fn_name(p, locs[3]), "[python: code not recorded]");
+		CHECK_STR(fn_name(p, locs[4]), "[python: code not recorded]");
+		CHECK(!pv_location_is_python(p, locs[5]));
+		CHECK_EQ(pv_profile_check_indices(p, "t"), 0);
+		pv_profile_free(p);
+	}
+	free(r.b);
+}
+
+/* A location of function name in mapping m. */
+static uint32_t loc_of(struct pv_profile *p, uint64_t addr, uint32_t m, const char *name)
+{
+	uint32_t s = pv_intern_str(p, name), loc = pv_get_location(p, addr, m);
+	struct pv_line l = { pv_get_function(p, s, s, pv_intern_str(p, ""), 0), 0 };
+
+	if (name[0])
+		pv_set_lines(p, loc, &l, 1);
+	return loc;
+}
+
+static void test_fold(void)
+{
+	struct pv_profile *p = pv_profile_new();
+	struct pv_mapping lib = { .start = 0x1000, .limit = 0x100000 };
+	struct pv_mapping py = { .start = RAW_PY_TAG << 48, .limit = (RAW_PY_TAG + 1) << 48,
+				 .kind = PV_MAP_PYTHON };
+	struct pv_mapping other = { .start = 0x200000, .limit = 0x300000 };
+	uint32_t ml, mp, mo;
+
+	lib.file = pv_intern_str(p, "/usr/lib/libpython3.12.so");
+	py.file = pv_intern_str(p, PV_PYTHON_MAPPING_NAME);
+	other.file = pv_intern_str(p, "/usr/lib/libm.so.6");
+	ml = pv_add_mapping(p, &lib);
+	mp = pv_add_mapping(p, &py);
+	mo = pv_add_mapping(p, &other);
+	uint32_t sqrt_ = loc_of(p, 0x200010, mo, "sqrt");
+	uint32_t vcall = loc_of(p, 0x1010, ml, "cfunction_vectorcall_O");
+	uint32_t b = loc_of(p, RAW_PY_TAG << 48 | 2 << 24, mp, "inner");
+	uint32_t eval1 = loc_of(p, 0x1020, ml, "_PyEval_EvalFrameDefault");
+	uint32_t sorted = loc_of(p, 0x1030, ml, "builtin_sorted");
+	uint32_t nameless = loc_of(p, 0x1040, ml, "");
+	uint32_t a = loc_of(p, RAW_PY_TAG << 48 | 1 << 24, mp, "outer");
+	uint32_t eval2 = loc_of(p, 0x1050, ml, "_PyEval_EvalFrameDefault");
+	uint32_t main_ = loc_of(p, 0x1060, ml, "main");
+	const uint32_t st[] = { sqrt_, vcall, b, eval1, sorted, nameless, a, eval2, main_ };
+	const uint32_t want[] = { sqrt_, b, sorted, a, main_ };
+	const uint32_t st2[] = { eval1, a, eval2, main_ }; /* the leaf and root stay */
+	const uint32_t native[] = { vcall, eval1, main_ }; /* no Python: as it is */
+	struct pv_sample s = { 0 };
+
+	s.values[0] = 1;
+	p->nvalues = 1;
+	s.loc_off = pv_add_stack(p, st, 9);
+	s.nlocs = 9;
+	pv_add_sample(p, &s);
+	pv_add_sample(p, &s);
+	s.loc_off = pv_add_stack(p, st2, 4);
+	s.nlocs = 4;
+	pv_add_sample(p, &s);
+	s.loc_off = pv_add_stack(p, native, 3);
+	s.nlocs = 3;
+	pv_add_sample(p, &s);
+	CHECK_EQ(pv_fold_python_frames(p), 3);
+	for (int i = 0; i < 2; i++) {
+		CHECK_EQ(p->samples[i].nlocs, 5);
+		CHECK(memcmp(p->stack_locs + p->samples[i].loc_off, want, sizeof want) == 0);
+	}
+	CHECK_EQ(p->samples[2].nlocs, 3);
+	CHECK_EQ(p->samples[3].nlocs, 3);
+	CHECK(pv_is_interpreter_function("_PyEval_EvalFrameDefault"));
+	CHECK(pv_is_interpreter_function("method_vectorcall_NOARGS"));
+	CHECK(!pv_is_interpreter_function("builtin_sorted"));
+	CHECK(!pv_is_interpreter_function("PyObject_Callx"));
+	pv_profile_free(p);
+}
+
+int main(void)
+{
+	pv_error_set_sink(sink);
+	test_lines();
+	test_records();
+	test_pystacks();
+	test_fold();
+	return check_done("test-pyraw");
+}
