@@ -7,6 +7,7 @@
  */
 #include "error.h"
 #include "raw-python.h"
+#include "budget.h"
 #include "util.h"
 
 #include <stdlib.h>
@@ -149,14 +150,13 @@ int rd_python_code(struct reader *rd, const unsigned char *r, uint32_t size, siz
 		return 0;
 	}
 	if (c.index >= py->ncodes) {
-		size_t n = c.index + 1 > py->ncodes * 2 ? c.index + 1 : py->ncodes * 2;
-		struct rd_python_code *t = realloc(py->codes, n * sizeof *t);
+		/* (indexed by the records' own numbers: charged, as a trace of
+		 * a few bytes may name a big one) */
+		size_t had = py->ncodes;
 
-		if (!t)
-			return pv_oom();
-		memset(t + py->ncodes, 0, (n - py->ncodes) * sizeof *t);
-		py->codes = t;
-		py->ncodes = n;
+		if (pv_grow(&py->codes, &py->ncodes, (size_t)c.index + 1, sizeof *py->codes) < 0)
+			return -1;
+		memset(py->codes + had, 0, (py->ncodes - had) * sizeof *py->codes);
 	}
 	e = &py->codes[c.index];
 	if (e->function1) {
@@ -250,7 +250,12 @@ int rd_python_stack(struct reader *rd, const unsigned char *r, size_t off)
 	}
 	if (g.index >= py->nstacks) {
 		size_t n = g.index + 1 > py->nstacks * 2 ? g.index + 1 : py->nstacks * 2;
-		uint64_t *o = realloc(py->stack_off1, n * sizeof *o);
+		uint64_t *o;
+
+		/* (indexed by the records' own numbers, as above) */
+		if (pv_budget_charge((n - py->nstacks) * (sizeof *o + sizeof *py->stack_n)) < 0)
+			return -1;
+		o = realloc(py->stack_off1, n * sizeof *o);
 
 		if (o)
 			py->stack_off1 = o;
@@ -264,7 +269,8 @@ int rd_python_stack(struct reader *rd, const unsigned char *r, size_t off)
 	}
 	if (pv_grow(&py->words, &py->cap_words, py->nwords + g.nframes, sizeof *py->words) < 0)
 		return -1;
-	memcpy(py->words + py->nwords, r, (size_t)g.nframes * 8);
+	if (g.nframes > 0) /* (none: words may still be NULL) */
+		memcpy(py->words + py->nwords, r, (size_t)g.nframes * 8);
 	py->stack_off1[g.index] = py->nwords + 1;
 	py->stack_n[g.index] = g.nframes;
 	py->nwords += g.nframes;
