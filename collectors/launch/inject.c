@@ -399,8 +399,9 @@ static size_t inject_threads(pid_t pid, pid_t *tids, size_t cap)
  * fork under way is still seen by the instruction pointer.  A process
  * with one thread that had others (one attached to before: the library's
  * threads) is taken as single too: its fork takes the allocator's locks
- * in functions of the allocator (seen), and a thread stopped in an atfork
- * handler it runs with their lock held is the one case missed. */
+ * in functions of the allocator (seen); a thread stopped in the atfork
+ * handlers fork runs, or in its unlock of the stdio streams, with their
+ * locks held, is the case missed. */
 static int inject_single(pid_t pid, pid_t tid, const struct inject_syms *s)
 {
 	unsigned char flag = 0;
