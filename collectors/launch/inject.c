@@ -365,28 +365,41 @@ static int inject_rank(pid_t pid, pid_t tid)
 	return inject_eintr_call(strtol(buf, NULL, 10)) ? 0 : 1;
 }
 
-/* The process's threads, best choice first, into tids (at most cap). */
+/* The process's threads, best choice first, into tids (at most cap).
+ * Each is ranked once: a thread that runs and sleeps by turns would
+ * else be missed by every pass, and the process taken for ended. */
 static size_t inject_threads(pid_t pid, pid_t *tids, size_t cap)
 {
 	char path[64];
 	struct dirent *de;
 	size_t n = 0;
+	int rank[256];
 	DIR *d;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	d = opendir(path);
 	if (d == NULL)
 		return 0;
-	for (int want = 2; want >= 0; want--) {
-		rewinddir(d);
-		while ((de = readdir(d)) != NULL && n < cap) {
-			pid_t tid = (pid_t)atoi(de->d_name);
+	if (cap > sizeof(rank) / sizeof(rank[0]))
+		cap = sizeof(rank) / sizeof(rank[0]);
+	while ((de = readdir(d)) != NULL && n < cap) {
+		pid_t tid = (pid_t)atoi(de->d_name);
 
-			if (tid > 0 && inject_rank(pid, tid) == want)
-				tids[n++] = tid;
-		}
+		if (tid > 0 && (rank[n] = inject_rank(pid, tid)) >= 0)
+			tids[n++] = tid;
 	}
 	closedir(d);
+	/* by rank, best first, in the order found within one */
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && rank[j - 1] < rank[j]; j--) {
+			int r = rank[j];
+			pid_t t = tids[j];
+
+			rank[j] = rank[j - 1];
+			tids[j] = tids[j - 1];
+			rank[j - 1] = r;
+			tids[j - 1] = t;
+		}
 	return n;
 }
 
