@@ -479,6 +479,10 @@ static void collect_report_split(const struct seg *seg, pid_t pid, int quiet,
 		cli_msg("%s; named in '%s'", say, last);
 }
 
+static int collect_report_v(const char *shown, pid_t pid, struct collect_trace *v, size_t n,
+			    int inherit, int quiet, int verbose, const struct seg *seg,
+			    const struct collect_ends *reaped);
+
 /* Reports the run (see collect_find_traces) and makes one file of it:
  * the traces with samples joined into shown (collect_join), the others
  * removed.  One trace alone is said as it is; a run of several in one
@@ -486,10 +490,6 @@ static void collect_report_split(const struct seg *seg, pid_t pid, int quiet,
  * program's trace was cut into segments (--split), which seg says; the
  * other processes' traces are joined into shown then.  Returns 1 when
  * shown holds them, else 0. */
-static int collect_report_v(const char *shown, pid_t pid, struct collect_trace *v, size_t n,
-			    int inherit, int quiet, int verbose, const struct seg *seg,
-			    const struct collect_ends *reaped);
-
 int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int quiet,
 			  int verbose, const struct seg *seg, const struct collect_ends *reaped)
 {
