@@ -9,7 +9,11 @@
  * we close the other (--duration, ^C, SIGINT, SIGTERM, SIGHUP, or our
  * end), it ends the trace and leaves the process as it was, then closes
  * its end of the first, and the trace is reported as a launched run's.
+ * Several processes (-p PID,PID..., --all-matching=NAME) are each
+ * attached to on their own, one failing said and the others kept on,
+ * their traces named and joined as a launched run's processes' are.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -82,20 +86,13 @@ static void attach_comm(pid_t pid, char *name, size_t cap)
 		snprintf(name, cap, "process");
 }
 
-/* Creates the trace file: -o, or profview-COMM-PID.raw, the process's
- * user's (owner: /proc/PID's stat).  0 with its name in shown and absolute
- * path in abs, or -1 said. */
-static int attach_output(const struct collect_opts *o, pid_t pid, const struct stat *owner,
-			 char *shown, char *abs, size_t cap)
+/* Creates the trace file shown, the process's user's (owner: /proc/PID's
+ * stat).  0 with its absolute path in abs, or -1 said. */
+static int attach_output(const char *shown, const struct stat *owner, char *abs, size_t cap)
 {
-	char comm[32], why[256], cwd[PATH_MAX];
+	char why[256], cwd[PATH_MAX];
 	int fd;
 
-	attach_comm(pid, comm, sizeof(comm));
-	if (o->output != NULL)
-		snprintf(shown, cap, "%s", o->output);
-	else
-		snprintf(shown, cap, "profview-%s-%d.raw", comm, (int)pid);
 	fd = pv_outfile_open(shown, PV_OUTFILE_TRACE_MODE, PV_OUTFILE_NEW, why, sizeof(why));
 	if (fd < 0) {
 		cli_msg("cannot write '%s': %s", shown, why);
@@ -230,56 +227,293 @@ static void attach_refused(pid_t pid, long ret)
 			(int)pid);
 }
 
-/* Waits for the end (duration, a signal, the process's end), relaying the
- * library's lines; then ends the profiling and waits for the library. */
-static void attach_wait(const struct collect_opts *o, pid_t pid, int lines, int *ctl)
-{
-	uint64_t start = attach_now(), end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : 0;
-	struct pollfd p = { lines, POLLIN, 0 };
-	int open = 1;
+/* One process attached to: its trace, its FIFOs, and whether the
+ * library's end of its lines is still open. */
+struct attach_target {
+	pid_t pid;
+	char shown[PATH_MAX], abs[PATH_MAX];
+	struct attach_fifos f;
+	int made;             /* its trace file exists */
+	int on;               /* attached, its lines not ended yet */
+	uint64_t ended;       /* when they ended by themselves, 0: not */
+};
 
-	while (open && !attach_stop && (end == 0 || attach_now() < end)) {
-		int ms = 200;
+static int attach_pid_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Is a process whose program's file name is base (" (deleted)" after it
+ * when the file was replaced) and whose comm is comm named name? */
+static int attach_named(const char *base, const char *comm, const char *name)
+{
+	size_t len = strlen(name);
+
+	if (strncmp(base, name, len) == 0 && (base[len] == '\0' || strcmp(base + len, " (deleted)") == 0))
+		return 1;
+	/* (the kernel keeps 15 bytes of a comm) */
+	return strlen(comm) == (len < 15 ? len : 15) && strncmp(comm, name, 15) == 0;
+}
+
+/* The processes named name (--all-matching): those whose program's file
+ * name or comm (as the kernel cuts it, 15 bytes) is name, with a program
+ * (no kernel thread, no zombie), this user's unless we are root, not
+ * ourselves; into o->attach_pids by pid.  Returns 0, or -1 said. */
+static int attach_match(struct collect_opts *o, const char *name)
+{
+	char path[64], exe[PATH_MAX], comm[32];
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int more = 0;
+
+	if (d == NULL) {
+		cli_msg("cannot read /proc: %s", strerror(errno));
+		return -1;
+	}
+	while ((e = readdir(d)) != NULL) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		const char *base;
+		struct stat sb;
+		ssize_t len;
+		FILE *f;
+
+		if (*end != '\0' || pid <= 0 || pid == (long)getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld", pid);
+		if (stat(path, &sb) != 0 || (geteuid() != 0 && sb.st_uid != getuid()))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/exe", pid);
+		if ((len = readlink(path, exe, sizeof(exe) - 1)) <= 0)
+			continue;
+		exe[len] = '\0';
+		/* (" (deleted)" after a replaced program's name) */
+		base = strrchr(exe, '/') != NULL ? strrchr(exe, '/') + 1 : exe;
+		comm[0] = '\0';
+		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+		if ((f = fopen(path, "re")) != NULL) {
+			if (fgets(comm, sizeof(comm), f) == NULL)
+				comm[0] = '\0';
+			comm[strcspn(comm, "\n")] = '\0';
+			fclose(f);
+		}
+		if (!attach_named(base, comm, name))
+			continue;
+		if (o->nattach == COLLECT_ATTACH_MAX) {
+			more++;
+			continue;
+		}
+		o->attach_pids[o->nattach++] = (int)pid;
+	}
+	closedir(d);
+	if (o->nattach == 0) {
+		cli_msg("no process named '%s'%s: 'ps -e' lists them", name,
+			geteuid() == 0 ? "" : " of yours");
+		return -1;
+	}
+	if (more > 0) {
+		cli_msg("%d processes are named '%s', more than the %d collect-timer attaches to "
+			"at once: give some with -p", o->nattach + more, name, COLLECT_ATTACH_MAX);
+		return -1;
+	}
+	qsort(o->attach_pids, (size_t)o->nattach, sizeof(o->attach_pids[0]), attach_pid_cmp);
+	return 0;
+}
+
+/* The traces' names: -o, or profview-COMM-PID.raw of the first process;
+ * with several, the others' "<that without .raw>.PID.raw" next to it, as
+ * a launched run's other processes' (the run file is the first name). */
+static int attach_names(const struct collect_opts *o, struct attach_target *t, int n)
+{
+	char comm[32], stem[PATH_MAX];
+	size_t len;
+
+	attach_comm(t[0].pid, comm, sizeof(comm));
+	if (o->output != NULL)
+		snprintf(t[0].shown, sizeof(t[0].shown), "%s", o->output);
+	else
+		snprintf(t[0].shown, sizeof(t[0].shown), "profview-%s-%d.raw", comm, (int)t[0].pid);
+	snprintf(stem, sizeof(stem), "%s", t[0].shown);
+	len = strlen(stem);
+	if (len > 4 && strcmp(stem + len - 4, ".raw") == 0)
+		stem[len - 4] = '\0';
+	for (int k = 1; k < n; k++)
+		if (snprintf(t[k].shown, sizeof(t[k].shown), "%s.%d.raw", stem, (int)t[k].pid) >=
+		    (int)sizeof(t[k].shown)) {
+			cli_msg("the path '%s' is too long", t[0].shown);
+			return -1;
+		}
+	return 0;
+}
+
+/* Makes t's trace and FIFOs and starts the library in its process.
+ * Returns 0 (t->on), or -1 said, with nothing of it left. */
+static int attach_start(const struct collect_opts *o, const char *lib, struct attach_target *t)
+{
+	char settings[4 * PATH_MAX + 1024], path[64];
+	struct stat owner;
+	uint64_t stopped = 0;
+	long ret = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)t->pid);
+	t->f.ctl = t->f.lines = -1;
+	if (inject_check(t->pid) != 0 || stat(path, &owner) != 0 ||
+	    attach_output(t->shown, &owner, t->abs, sizeof(t->abs)) != 0)
+		return -1;
+	t->made = 1;
+	if (attach_fifos(&owner, &t->f) != 0) {
+		cli_msg("cannot make a FIFO in /dev/shm or /tmp: %s", strerror(errno));
+		goto fail;
+	}
+	if (attach_settings(o, t->pid, t->abs, &t->f, settings, sizeof(settings)) != 0) {
+		cli_msg("the path '%s' is too long", t->abs);
+		goto fail;
+	}
+	if (inject_call(t->pid, lib, "profview_timer_attach", settings, &ret, &stopped) != 0)
+		goto fail;
+	attach_fifos_opened(&t->f);
+	if (ret != 0) {
+		struct pollfd p = { t->f.lines, POLLIN, 0 };
+
+		/* its lines, until it closes its end */
+		while (poll(&p, 1, ATTACH_END_WAIT_MS) > 0 && attach_relay(t->f.lines))
+			;
+		attach_refused(t->pid, ret);
+		goto fail;
+	}
+	if (!o->quiet)
+		cli_msg("attached to process %d (stopped one thread for %.3f ms); profiling %s",
+			(int)t->pid, stopped / 1e6,
+			o->duration > 0 ? "for --duration" : "until ^C");
+	t->on = 1;
+	return 0;
+fail:
+	if (t->f.ctl >= 0)
+		close(t->f.ctl);
+	if (t->f.lines >= 0)
+		close(t->f.lines);
+	t->f.ctl = t->f.lines = -1;
+	if (t->f.in[0] != '\0')
+		unlink(t->f.in);
+	if (t->f.out[0] != '\0')
+		unlink(t->f.out);
+	unlink(t->shown);
+	t->made = 0;
+	return -1;
+}
+
+/* Relays the lines of the targets on until none is (on is how many) or
+ * end (0: none) or a signal; a target whose lines end is off. */
+static void attach_poll(struct attach_target *t, int n, int on, uint64_t end, int stop)
+{
+	struct pollfd p[COLLECT_ATTACH_MAX];
+	int map[COLLECT_ATTACH_MAX];
+
+	while (on > 0 && (!stop || !attach_stop) && (end == 0 || attach_now() < end)) {
+		int ms = 200, m = 0;
 
 		if (end != 0 && (end - attach_now()) / 1000000 < 200)
 			ms = (int)((end - attach_now()) / 1000000) + 1;
-		if (poll(&p, 1, ms) > 0)
-			open = attach_relay(lines);
+		for (int k = 0; k < n; k++)
+			if (t[k].on) {
+				p[m] = (struct pollfd){ t[k].f.lines, POLLIN, 0 };
+				map[m++] = k;
+			}
+		if (poll(p, (nfds_t)m, ms) <= 0)
+			continue;
+		for (int i = 0; i < m; i++)
+			if (p[i].revents != 0 && !attach_relay(p[i].fd)) {
+				t[map[i]].on = 0;
+				t[map[i]].ended = attach_now();
+				on--;
+			}
 	}
-	/* the library's end of the pipe closed by itself: the process ended */
-	if (!open && !o->quiet)
-		cli_msg("process %d ended after %.1f s of profiling", (int)pid,
-			(attach_now() - start) / 1e9);
-	close(*ctl);
-	*ctl = -1;
-	end = attach_now() + ATTACH_END_WAIT_MS * 1000000ull;
-	while (open && attach_now() < end) {
-		if (poll(&p, 1, ATTACH_END_WAIT_MS) > 0)
-			open = attach_relay(lines);
-	}
-	if (open)
-		cli_msg("the profiled process did not say it ended profiling in %d s; the trace "
-			"may be incomplete", ATTACH_END_WAIT_MS / 1000);
 }
 
-int collect_attach(struct collect_opts *o, pid_t pid)
+/* Waits for the end (duration, a signal, the processes' ends), relaying
+ * the library's lines; then ends the profiling and waits for the
+ * libraries. */
+static void attach_wait(const struct collect_opts *o, struct attach_target *t, int n)
 {
-	char lib[PATH_MAX], shown[PATH_MAX], abs[PATH_MAX], settings[4 * PATH_MAX + 1024], path[64];
-	struct attach_fifos f;
-	int rc = COLLECT_EXIT_FAIL;
-	struct sigaction sa;
-	struct stat owner;
-	uint64_t stopped = 0, t0;
-	long ret = -1;
+	uint64_t start = attach_now(), end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : 0;
+	int on = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-	if (inject_check(pid) != 0 || stat(path, &owner) != 0 ||
-	    collect_find_preload(lib, sizeof(lib)) != 0 ||
-	    attach_output(o, pid, &owner, shown, abs, sizeof(shown)) != 0)
+	for (int k = 0; k < n; k++)
+		on += t[k].on;
+	attach_poll(t, n, on, end, 1);
+	/* the library's end of the pipe closed by itself: the process ended */
+	on = 0;
+	for (int k = 0; k < n; k++) {
+		if (t[k].ended != 0 && !o->quiet)
+			cli_msg("process %d ended after %.1f s of profiling", (int)t[k].pid,
+				(t[k].ended - start) / 1e9);
+		if (t[k].f.ctl >= 0)
+			close(t[k].f.ctl);
+		t[k].f.ctl = -1;
+		on += t[k].on;
+	}
+	attach_poll(t, n, on, attach_now() + ATTACH_END_WAIT_MS * 1000000ull, 0);
+	for (int k = 0; k < n; k++)
+		if (t[k].on)
+			cli_msg("process %d did not say it ended profiling in %d s; its trace "
+				"may be incomplete", (int)t[k].pid, ATTACH_END_WAIT_MS / 1000);
+}
+
+/* The run's report: one process's trace as a launched one's; several in
+ * one run file named as the first (the first attached to, moved there
+ * when the first given could not be).  Returns 0 or -1. */
+static int attach_report(const struct collect_opts *o, struct attach_target *t, int n, uint64_t t0)
+{
+	char (*names)[PATH_MAX] = calloc((size_t)n, sizeof(*names));
+	size_t m = 0;
+	int first = -1;
+
+	if (names == NULL) {
+		cli_msg("out of memory: the traces are left as they are");
+		return -1;
+	}
+	for (int k = 0; k < n; k++)
+		if (t[k].made) {
+			if (first < 0)
+				first = k;
+			snprintf(names[m++], PATH_MAX, "%s", t[k].shown);
+		}
+	if (first > 0 && rename(t[first].shown, t[0].shown) != 0) {
+		cli_msg("cannot rename '%s' to '%s': %s", t[first].shown, t[0].shown, strerror(errno));
+		free(names);
+		return -1;
+	}
+	if (n == 1)
+		collect_report(t[0].shown, t[0].pid, t0, 0, o->quiet, o->verbose, NULL, NULL);
+	else if (m > 0)
+		collect_report_list(t[0].shown, names, m, o->quiet, o->verbose);
+	free(names);
+	return 0;
+}
+
+int collect_attach(struct collect_opts *o)
+{
+	char lib[PATH_MAX];
+	struct attach_target *t;
+	struct sigaction sa;
+	int n, failed = 0, on = 0;
+	uint64_t t0;
+
+	if (o->attach_name != NULL && attach_match(o, o->attach_name) != 0)
 		return COLLECT_EXIT_FAIL;
-	if (attach_fifos(&owner, &f) != 0) {
-		cli_msg("cannot make a FIFO in /dev/shm or /tmp: %s", strerror(errno));
-		unlink(shown);
+	n = o->nattach;
+	if (collect_find_preload(lib, sizeof(lib)) != 0)
+		return COLLECT_EXIT_FAIL;
+	if ((t = calloc((size_t)n, sizeof(*t))) == NULL) {
+		cli_msg("out of memory");
+		return COLLECT_EXIT_FAIL;
+	}
+	for (int k = 0; k < n; k++)
+		t[k].pid = (pid_t)o->attach_pids[k];
+	if (attach_names(o, t, n) != 0) {
+		free(t);
 		return COLLECT_EXIT_FAIL;
 	}
 	memset(&sa, 0, sizeof(sa));
@@ -290,36 +524,22 @@ int collect_attach(struct collect_opts *o, pid_t pid)
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	t0 = attach_now();
-	if (attach_settings(o, pid, abs, &f, settings, sizeof(settings)) != 0) {
-		cli_msg("the path '%s' is too long", abs);
-		goto out;
+	/* each on its own: one that cannot be is said, the others go on */
+	for (int k = 0; k < n && !attach_stop; k++) {
+		if (attach_start(o, lib, &t[k]) != 0)
+			failed++;
+		on += t[k].on;
 	}
-	if (inject_call(pid, lib, "profview_timer_attach", settings, &ret, &stopped) != 0)
-		goto out;
-	attach_fifos_opened(&f);
-	if (ret != 0) {
-		struct pollfd p = { f.lines, POLLIN, 0 };
-
-		/* its lines, until it closes its end */
-		while (poll(&p, 1, ATTACH_END_WAIT_MS) > 0 && attach_relay(f.lines))
-			;
-		attach_refused(pid, ret);
-		goto out;
+	if (on > 0) {
+		attach_wait(o, t, n);
+		if (attach_report(o, t, n, t0) != 0)
+			failed++;
 	}
-	if (!o->quiet)
-		cli_msg("attached to process %d (stopped one thread for %.3f ms); profiling %s",
-			(int)pid, stopped / 1e6,
-			o->duration > 0 ? "for --duration" : "until ^C");
-	attach_wait(o, pid, f.lines, &f.ctl);
-	collect_report(shown, pid, t0, 0, o->quiet, o->verbose, NULL, NULL);
-	rc = 0;
-out:
-	if (f.ctl >= 0)
-		close(f.ctl);
-	close(f.lines);
-	unlink(f.in);
-	unlink(f.out);
-	if (rc != 0)
-		unlink(shown);
-	return rc;
+	if (n > 1 && failed > 0)
+		cli_msg("%d of the %d processes could not be profiled (said above)", failed, n);
+	for (int k = 0; k < n; k++)
+		if (t[k].f.lines >= 0)
+			close(t[k].f.lines);
+	free(t);
+	return failed > 0 || on == 0 ? COLLECT_EXIT_FAIL : 0;
 }

@@ -8,9 +8,12 @@
 
 #include "collect-options.h"
 
-/* Profiles process pid, running, until --duration, ^C, SIGINT, SIGTERM or
- * SIGHUP, or its end, then leaves it as it was.  Returns the exit
- * status, having said what went wrong. */
-int collect_attach(struct collect_opts *o, pid_t pid);
+/* Profiles the running processes of o (-p's, or those --all-matching
+ * names), each attached to on its own, until --duration, ^C, SIGINT,
+ * SIGTERM or SIGHUP, or their ends, then leaves each as it was; several
+ * make one run file.  One that cannot be profiled is said and the others
+ * go on.  Returns the exit status (failure when any could not be),
+ * having said what went wrong. */
+int collect_attach(struct collect_opts *o);
 
 #endif

@@ -236,8 +236,8 @@ int collect_main(int argc, char **argv, const struct collect_tool *tool)
 	rc = collect_parse(argc, argv, &o);
 	if (rc >= 0)
 		return rc;
-	if (o.attach_pid > 0)
-		return collect_attach(&o, (pid_t)o.attach_pid);
+	if (o.nattach > 0 || o.attach_name != NULL)
+		return collect_attach(&o);
 	if (o.control != COLLECT_CONTROL_DEFAULT && sigismember(&entry, COLLECT_CONTROL_DEFAULT) == 0)
 		sigprocmask(SIG_UNBLOCK, &dfl, NULL);
 	rc = collect_resolve(o.argv[0], prog, sizeof(prog));

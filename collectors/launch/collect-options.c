@@ -191,12 +191,14 @@ int collect_parse(int argc, char **argv, struct collect_opts *o)
 		collect_tool->parsed(o);
 	if (o->keep != 0 && o->split == 0)
 		return cli_usage_error("--keep-segments needs --split");
-	if (o->attach_pid > 0) {
+	if (o->nattach > 0 && o->attach_name != NULL)
+		return cli_usage_error("-p and --all-matching: give one or the other");
+	if (o->nattach > 0 || o->attach_name != NULL) {
 		if (optind < argc)
 			return cli_usage_error("-p and a program to run: give one or the other");
 		if (o->split > 0 || o->delay > 0 || o->no_inherit)
 			return cli_usage_error("-p takes no --split, --delay or --no-inherit (it "
-					       "profiles the process alone, from now)");
+					       "profiles the processes alone, from now)");
 		return -1;
 	}
 	if (optind >= argc)

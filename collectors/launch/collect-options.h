@@ -8,6 +8,8 @@
 #ifndef PROFVIEW_LAUNCH_COLLECT_OPTIONS_H
 #define PROFVIEW_LAUNCH_COLLECT_OPTIONS_H
 
+#define COLLECT_ATTACH_MAX 256
+
 struct collect_opts {
 	long frequency;
 	const char *output;   /* as given, or NULL */
@@ -28,7 +30,11 @@ struct collect_opts {
 	double duration;      /* seconds to profile, 0: all of the run */
 	int stats;            /* --stats */
 	long long rate;       /* collect-heap: mean bytes between samples */
-	int attach_pid;       /* collect-timer -p: the running process, or 0 */
+	/* collect-timer -p PID,...: the running processes (at most
+	 * COLLECT_ATTACH_MAX), nattach of them; or --all-matching=NAME */
+	int attach_pids[COLLECT_ATTACH_MAX];
+	int nattach;
+	const char *attach_name;
 	char **argv;          /* the program and its arguments */
 };
 

@@ -479,6 +479,10 @@ static void collect_report_split(const struct seg *seg, pid_t pid, int quiet,
 		cli_msg("%s; named in '%s'", say, last);
 }
 
+static int collect_report_v(const char *shown, pid_t pid, struct collect_trace *v, size_t n,
+			    int inherit, int quiet, int verbose, const struct seg *seg,
+			    const struct collect_ends *reaped);
+
 /* Reports the run (see collect_find_traces) and makes one file of it:
  * the traces with samples joined into shown (collect_join), the others
  * removed.  One trace alone is said as it is; a run of several in one
@@ -491,10 +495,6 @@ int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int q
 {
 	struct collect_trace *v;
 	size_t n = collect_find_traces(shown, pid, t0, inherit, &v);
-	struct collect_others others = { 0 };
-	struct collect_seen seen = { 0 };
-	size_t nkeep = 0;
-	int joined;
 
 	if (n == 0) {
 		cli_msg("cannot list the traces of the run: out of memory; the trace is '%s'",
@@ -502,6 +502,38 @@ int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int q
 		free(v);
 		return 0;
 	}
+	return collect_report_v(shown, pid, v, n, inherit, quiet, verbose, seg, reaped);
+}
+
+int collect_report_list(const char *shown, char (*const names)[PATH_MAX], size_t n, int quiet,
+			int verbose)
+{
+	struct collect_trace *v = calloc(n, sizeof(*v));
+
+	if (v == NULL || n == 0) {
+		cli_msg("cannot list the traces of the run: out of memory; the first is '%s'",
+			    shown);
+		free(v);
+		return 0;
+	}
+	for (size_t k = 0; k < n; k++) {
+		snprintf(v[k].name, sizeof(v[k].name), "%s", k == 0 ? shown : names[k]);
+		/* (unreadable: said by the scan) */
+		collect_header(v[k].name, &v[k]);
+	}
+	return collect_report_v(shown, (pid_t)v[0].pid, v, n, 0, quiet, verbose, NULL, NULL);
+}
+
+/* collect_report of the traces v[0..n) (malloc'd, freed here). */
+static int collect_report_v(const char *shown, pid_t pid, struct collect_trace *v, size_t n,
+			    int inherit, int quiet, int verbose, const struct seg *seg,
+			    const struct collect_ends *reaped)
+{
+	struct collect_others others = { 0 };
+	struct collect_seen seen = { 0 };
+	size_t nkeep = 0;
+	int joined;
+
 	for (size_t i = 0; reaped != NULL && i < reaped->n; i++)
 		collect_ends_add(&seen.ends, reaped->v[i].pid, reaped->v[i].status, reaped->v[i].cpu_ns);
 	for (size_t k = 0; k < n; k++) {

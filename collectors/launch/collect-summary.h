@@ -10,6 +10,7 @@
 #ifndef PROFVIEW_LAUNCH_COLLECT_SUMMARY_H
 #define PROFVIEW_LAUNCH_COLLECT_SUMMARY_H
 
+#include <limits.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -24,5 +25,11 @@
 struct collect_ends;
 int collect_report(const char *shown, pid_t pid, uint64_t t0, int inherit, int quiet,
 		   int verbose, const struct seg *seg, const struct collect_ends *reaped);
+
+/* The same of a run of unrelated processes (collect-timer -p with
+ * several), whose traces are named: shown (names[0]'s place) and
+ * names[1..n).  Returns 1 when shown holds them, else 0. */
+int collect_report_list(const char *shown, char (*const names)[PATH_MAX], size_t n, int quiet,
+			int verbose);
 
 #endif

@@ -14,7 +14,9 @@
  * INJECT_SCAN_BYTES of its stack, may hold a lock our dlopen takes (the
  * allocator's code: see inject_alloc_range); it is let go and another one, or the same later, is tried, for
  * INJECT_TRIES_NS at most.  (A stale return address in a frame's unused
- * bytes makes a thread look busy when it is not: safe, only slower.)
+ * bytes makes a thread look busy when it is not: safe, only slower.  Not
+ * fork's in a process that never had threads, whose fork takes no lock:
+ * see inject_single.)
  *
  * The calls: its registers saved, each call is made on its stack below
  * the red zone, with a return address of 0, so that the return stops it
@@ -63,7 +65,9 @@ struct inject_maps {
 struct inject_syms {
 	uintptr_t dlopen, dlsym, dlerror, errno_loc;
 	uintptr_t lo[INJECT_RANGES], hi[INJECT_RANGES];
+	unsigned char fork[INJECT_RANGES]; /* the range is fork's or _Fork's */
 	int nranges;
+	uintptr_t single;     /* __libc_single_threaded, 0: not found */
 };
 
 static uint64_t inject_now(void)
@@ -304,11 +308,17 @@ static int inject_read_syms(const char *file, uintptr_t base, struct inject_syms
 			const char *name;
 
 			if (sym[k].st_name >= str->sh_size || sym[k].st_value == 0 ||
-			    ELF64_ST_TYPE(sym[k].st_info) != STT_FUNC)
+			    (ELF64_ST_TYPE(sym[k].st_info) != STT_FUNC &&
+			     ELF64_ST_TYPE(sym[k].st_info) != STT_OBJECT))
 				continue;
 			name = (const char *)img + str->sh_offset + sym[k].st_name;
 			if (memchr(name, '\0', str->sh_size - sym[k].st_name) == NULL)
 				continue;
+			if (ELF64_ST_TYPE(sym[k].st_info) == STT_OBJECT) {
+				if (strcmp(name, "__libc_single_threaded") == 0)
+					s->single = base + sym[k].st_value;
+				continue;
+			}
 			if (strcmp(name, "dlopen") == 0)
 				s->dlopen = base + sym[k].st_value;
 			else if (strcmp(name, "dlsym") == 0)
@@ -318,6 +328,7 @@ static int inject_read_syms(const char *file, uintptr_t base, struct inject_syms
 			else if (strcmp(name, "__errno_location") == 0)
 				s->errno_loc = base + sym[k].st_value;
 			else if (inject_alloc_name(name) == 2 && s->nranges < INJECT_RANGES) {
+				s->fork[s->nranges] = 1;
 				s->lo[s->nranges] = base + sym[k].st_value;
 				s->hi[s->nranges++] = base + sym[k].st_value + sym[k].st_size;
 			}
@@ -354,38 +365,79 @@ static int inject_rank(pid_t pid, pid_t tid)
 	return inject_eintr_call(strtol(buf, NULL, 10)) ? 0 : 1;
 }
 
-/* The process's threads, best choice first, into tids (at most cap). */
+/* The process's threads, best choice first, into tids (at most cap).
+ * Each is ranked once: a thread that runs and sleeps by turns would
+ * else be missed by every pass, and the process taken for ended. */
 static size_t inject_threads(pid_t pid, pid_t *tids, size_t cap)
 {
 	char path[64];
 	struct dirent *de;
 	size_t n = 0;
+	int rank[256];
 	DIR *d;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	d = opendir(path);
 	if (d == NULL)
 		return 0;
-	for (int want = 2; want >= 0; want--) {
-		rewinddir(d);
-		while ((de = readdir(d)) != NULL && n < cap) {
-			pid_t tid = (pid_t)atoi(de->d_name);
+	if (cap > sizeof(rank) / sizeof(rank[0]))
+		cap = sizeof(rank) / sizeof(rank[0]);
+	while ((de = readdir(d)) != NULL && n < cap) {
+		pid_t tid = (pid_t)atoi(de->d_name);
 
-			if (tid > 0 && inject_rank(pid, tid) == want)
-				tids[n++] = tid;
-		}
+		if (tid > 0 && (rank[n] = inject_rank(pid, tid)) >= 0)
+			tids[n++] = tid;
 	}
 	closedir(d);
+	/* by rank, best first, in the order found within one */
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && rank[j - 1] < rank[j]; j--) {
+			int r = rank[j];
+			pid_t t = tids[j];
+
+			rank[j] = rank[j - 1];
+			tids[j] = tids[j - 1];
+			rank[j - 1] = r;
+			tids[j - 1] = t;
+		}
 	return n;
 }
 
+/* Is the stopped thread tid its process's only one now, and has the
+ * process never had a second (__libc_single_threaded)?  Its fork then
+ * takes no lock (the C library takes the allocator's and the atfork
+ * handlers' only in a process with threads), so a return address into
+ * fork on its stack is no danger; and a pre-forked server's processes
+ * have stale ones in their frames, left by the forks that made them.  A
+ * fork under way is still seen by the instruction pointer.  A process
+ * with one thread that had others (one attached to before: the library's
+ * threads) is taken as single too: its fork takes the allocator's locks
+ * in functions of the allocator (seen); a thread stopped in the atfork
+ * handlers fork runs, or in its unlock of the stdio streams, with their
+ * locks held, is the case missed. */
+static int inject_single(pid_t pid, pid_t tid, const struct inject_syms *s)
+{
+	unsigned char flag = 0;
+	struct iovec local = { &flag, 1 }, remote = { (void *)s->single, 1 };
+	char buf[4096];
+	const char *t;
+
+	if (s->single != 0 && process_vm_readv(tid, &local, 1, &remote, 1, 0) == 1 && flag == 1)
+		return 1;
+	if (inject_read_proc(pid, "status", buf, sizeof(buf)) <= 0 ||
+	    (t = strstr(buf, "\nThreads:")) == NULL)
+		return 0;
+	return strtol(t + 9, NULL, 10) == 1;
+}
+
 /* Is a stopped thread at a point where our dlopen cannot deadlock? */
-static int inject_safe(pid_t tid, const struct user_regs_struct *r, const struct inject_maps *m,
-		       const struct inject_syms *s)
+static int inject_safe(pid_t pid, pid_t tid, const struct user_regs_struct *r,
+		       const struct inject_maps *m, const struct inject_syms *s)
 {
 	static uint64_t words[INJECT_SCAN_BYTES / 8];
 	struct iovec local = { words, sizeof(words) }, remote = { (void *)r->rsp, sizeof(words) };
 	ssize_t got;
+	int single = inject_single(pid, tid, s);
 
 	if (r->rip >= m->ld_lo && r->rip < m->ld_hi)
 		return 0;
@@ -404,7 +456,7 @@ static int inject_safe(pid_t tid, const struct user_regs_struct *r, const struct
 		if (w >= m->ld_lo && w < m->ld_hi)
 			return 0;
 		for (int i = 0; i < s->nranges; i++)
-			if (w > s->lo[i] && w <= s->hi[i])
+			if (w > s->lo[i] && w <= s->hi[i] && !(single && s->fork[i]))
 				return 0;
 	}
 	return 1;
@@ -561,7 +613,7 @@ static int inject_stop(struct inject_thread *t, const struct inject_maps *m,
 		ptrace(PTRACE_DETACH, t->tid, NULL, NULL);
 		return -1;
 	}
-	if (!inject_safe(t->tid, &t->saved, m, s)) {
+	if (!inject_safe(t->pid, t->tid, &t->saved, m, s)) {
 		ptrace(PTRACE_DETACH, t->tid, NULL, NULL);
 		return 1;
 	}

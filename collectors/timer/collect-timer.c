@@ -27,11 +27,15 @@ static void collect_timer_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: collect-timer [options] [--] program [args...]\n"
-		"       collect-timer [options] -p PID\n"
+		"       collect-timer [options] -p PID[,PID...] | --all-matching=NAME\n"
 		"Profile the CPU time of a program's threads by sampling their stacks.\n"
 		"\n"
-		"  -p, --pid=PID       profile the running process PID instead, until\n"
-		"                      --duration or ^C; it then runs on as before\n"
+		"  -p, --pid=PID[,PID...]  profile the running process PID instead (or each\n"
+		"                      of several, into one run file), until --duration\n"
+		"                      or ^C; each then runs on as before\n"
+		"      --all-matching=NAME  -p with every process named NAME (its program's\n"
+		"                      file name or its comm, as pgrep -x), of this user\n"
+		"                      (every user's as root), but collect-timer itself\n"
 		"  -F, --frequency=HZ  samples per second of CPU time per thread (default %d)\n"
 		"  -o, --output=FILE   write the trace to FILE (replaced if it exists);\n"
 		"                      default profview-PROGRAM-PID.raw in the current directory\n"
@@ -81,12 +85,37 @@ static const char *const collect_timer_clocks[] = { "cpu", "wall", NULL };
 
 static int collect_timer_no_python; /* --no-python */
 
+/* -p PID,PID,...: each a process id, none twice, at most
+ * COLLECT_ATTACH_MAX of them.  Returns -1 to go on, else a usage error's
+ * exit status having said what is wrong. */
+static int collect_timer_pids(const char *arg, struct collect_opts *o)
+{
+	char one[32];
+	long long pid;
+
+	for (const char *p = arg;; p++) {
+		size_t len = strcspn(p, ",");
+
+		snprintf(one, sizeof(one), "%.*s", (int)(len < sizeof(one) ? len : sizeof(one) - 1), p);
+		if (len >= sizeof(one) || !cli_parse_int(one, 1, INT32_MAX, &pid))
+			return cli_invalid("pid", arg, "a process id, or several separated by commas");
+		for (int i = 0; i < o->nattach; i++)
+			if (o->attach_pids[i] == (int)pid)
+				return cli_usage_error("-p: process %lld is given twice", pid);
+		if (o->nattach == COLLECT_ATTACH_MAX)
+			return cli_usage_error("-p: more than %d processes", COLLECT_ATTACH_MAX);
+		o->attach_pids[o->nattach++] = (int)pid;
+		p += len;
+		if (*p == '\0')
+			return -1;
+	}
+}
+
 /* One of collect-timer's own options.  Returns -1 to go on, else an exit
  * status. */
 static int collect_timer_option(int c, const char *arg, struct collect_opts *o)
 {
 	size_t bytes;
-	long long pid;
 	int i;
 
 	switch (c) {
@@ -121,11 +150,11 @@ static int collect_timer_option(int c, const char *arg, struct collect_opts *o)
 		o->stats = 1;
 		break;
 	case 'p':
-		if (strchr(arg, ',') != NULL)
-			return cli_usage_error("-p takes one process id: run a collect-timer for each");
-		if (!cli_parse_int(arg, 1, INT32_MAX, &pid))
-			return cli_invalid("pid", arg, "a process id");
-		o->attach_pid = (int)pid;
+		return collect_timer_pids(arg, o);
+	case 'A':
+		if (arg[0] == '\0' || strchr(arg, '/') != NULL)
+			return cli_invalid("process name", arg, "a program's name, without '/'");
+		o->attach_name = arg;
 		break;
 	case 'y':
 		collect_timer_no_python = 1;
@@ -185,6 +214,7 @@ static void collect_timer_parsed(const struct collect_opts *o)
 static const struct option collect_timer_opts[] = {
 	{ "frequency", required_argument, NULL, 'F' },
 	{ "pid", required_argument, NULL, 'p' },
+	{ "all-matching", required_argument, NULL, 'A' },
 	{ "unwind", required_argument, NULL, 'U' },
 	{ "stack-size", required_argument, NULL, 'S' },
 	{ "engine", required_argument, NULL, 'E' },
