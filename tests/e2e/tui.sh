@@ -187,7 +187,9 @@ wait_for '^pick a thread'
 keys Escape
 wait_for "thread $tid \"worker-1\""
 keys T Home Enter
-wait_for 'all threads'
+# (the picker's own [all threads] row is on the screen before the pick is
+# handled: the header is what says it was)
+wait_for "^profview: .* $total samples"
 screen | head -1 | grep -q " $total samples" || fail "all threads again: the header does not count $total samples"
 
 # Granularity: source lines, then functions again.
