@@ -171,6 +171,17 @@ static void attach_restore_signal(void)
 	preload.hooked = 0;
 }
 
+/* The channel to collect-timer closed and the settings dropped: the
+ * library is free for the next attach. */
+static void attach_release(void)
+{
+	atomic_store(&notice_fd, STDERR_FILENO);
+	preload_settings = NULL;
+	close(attach_in);
+	close(attach_out);
+	attach_in = attach_out = -1;
+	atomic_store(&attach_busy, 0);
+}
 /* The end: the trace finished, the timers deleted, the signal's action
  * back, our memory given back, the pipes closed (the last one tells
  * collect-timer it is done). */
@@ -189,12 +200,7 @@ static void attach_end(void)
 		stacktab_release();
 	writer_forget();
 	engine_forget();
-	atomic_store(&notice_fd, STDERR_FILENO);
-	preload_settings = NULL;
-	close(attach_in);
-	close(attach_out);
-	attach_in = attach_out = -1;
-	atomic_store(&attach_busy, 0);
+	attach_release();
 }
 
 static void *attach_main(void *unused)
@@ -221,13 +227,7 @@ static void attach_reset(void)
 	preload.nentries = 0;
 	atomic_store(&preload.nforeign, 0);
 	preload.nranges = 0;
-	atomic_store(&preload.inflight, 0);
-	atomic_store(&preload.ending, 0);
-	atomic_store(&preload.samples, 0);
-	atomic_store(&preload.lost, 0);
-	atomic_store(&preload.lost_pending, 0);
-	atomic_store(&preload.signals, 0);
-	atomic_store(&preload.overruns, 0);
+	preload_counters_reset();
 	atomic_store(&preload.state, PRELOAD_OFF);
 }
 
@@ -279,12 +279,7 @@ PRELOAD_EXPORT int profview_timer_attach(const char *settings)
 	}
 	return ATTACH_OK;
 failed:
-	atomic_store(&notice_fd, STDERR_FILENO);
-	preload_settings = NULL;
-	close(attach_in);
-	close(attach_out);
-	attach_in = attach_out = -1;
-	atomic_store(&attach_busy, 0);
+	attach_release();
 	return ATTACH_FAILED;
 bad:
 	preload_settings = NULL;

@@ -238,6 +238,14 @@ void preload_init_once(void);
  * one (its start and end, making unwind rows, the handler with --stats).
  * At the end and before an exec.  Not signal-safe. */
 void preload_write_cost(void);
+/* Zeroes the counts of a trace (samples, lost, signals, overruns, the
+ * handlers in flight, the end's flag): a fork's child, a new attach.
+ * Not signal-safe. */
+void preload_counters_reset(void);
+/* Writes the RAW_END record with the counts so far, more_samples added
+ * (the wall-clock sampler's), in space reserved as mode says (writer.h):
+ * signal-safe with WRITER_FINAL. */
+void preload_write_end(int mode, uint64_t more_samples);
 
 #pragma GCC visibility pop
 

@@ -130,6 +130,31 @@ static void preload_cost_record(int mode)
 	preload_cost.said_helpers = preload_cost.helpers_ns;
 }
 
+void preload_counters_reset(void)
+{
+	atomic_store(&preload.inflight, 0);
+	atomic_store(&preload.ending, 0);
+	atomic_store(&preload.samples, 0);
+	atomic_store(&preload.lost, 0);
+	atomic_store(&preload.lost_pending, 0);
+	atomic_store(&preload.signals, 0);
+	atomic_store(&preload.overruns, 0);
+}
+
+void preload_write_end(int mode, uint64_t more_samples)
+{
+	struct raw_end *end = writer_reserve(sizeof(*end), mode);
+
+	if (end == NULL)
+		return;
+	end->time_ns = preload_now();
+	end->samples = atomic_load(&preload.samples) + more_samples;
+	end->lost = atomic_load(&preload.lost);
+	end->signals = atomic_load(&preload.signals);
+	end->overruns = atomic_load(&preload.overruns);
+	writer_publish(end, RAW_END, sizeof(*end));
+}
+
 void preload_write_cost(void)
 {
 	if (atomic_load(&preload.state) != PRELOAD_RUNNING)
@@ -151,7 +176,6 @@ static void preload_quick_end(void)
 {
 	struct timespec ms = { 0, 1000000 };
 	int expected = PRELOAD_RUNNING, locked;
-	struct raw_end *end;
 
 	if (getpid() != preload.pid || atomic_exchange(&preload.ending, 1))
 		return;
@@ -174,15 +198,7 @@ static void preload_quick_end(void)
 	lost_write(WRITER_FINAL);
 	preload_cost.helpers_ns = control_cpu_ns() + sweep_cpu_ns();
 	preload_cost_record(WRITER_FINAL);
-	end = writer_reserve(sizeof(*end), WRITER_FINAL);
-	if (end != NULL) {
-		end->time_ns = preload_now();
-		end->samples = atomic_load(&preload.samples);
-		end->lost = atomic_load(&preload.lost);
-		end->signals = atomic_load(&preload.signals);
-		end->overruns = atomic_load(&preload.overruns);
-		writer_publish(end, RAW_END, sizeof(*end));
-	}
+	preload_write_end(WRITER_FINAL, 0);
 }
 
 /* A new trace's costs start from nothing (a fork's child, an attach
@@ -278,13 +294,7 @@ static void preload_atfork_child_start(void)
 	preload.nranges = 0;
 	free(t->frames);
 	t->frames = NULL;
-	atomic_store(&preload.inflight, 0);
-	atomic_store(&preload.ending, 0);
-	atomic_store(&preload.samples, 0);
-	atomic_store(&preload.lost, 0);
-	atomic_store(&preload.lost_pending, 0);
-	atomic_store(&preload.signals, 0);
-	atomic_store(&preload.overruns, 0);
+	preload_counters_reset();
 	preload.pid = getpid();
 	atomic_store(&preload.rng, preload_now() ^ (uint64_t)getpid() << 32);
 	if (preload.unwind != RAW_UNWIND_DWARF)
@@ -656,7 +666,6 @@ __attribute__((destructor)) static void preload_fini(void)
 
 static void preload_fini_run(uint64_t t0)
 {
-	struct raw_end *end;
 	sigset_t block, old;
 	char name[16];
 	int quiet;
@@ -707,15 +716,7 @@ static void preload_fini_run(uint64_t t0)
 	lost_write(WRITER_WAIT);
 	preload_cost.end_ns += preload_thread_ns() - t0;
 	preload_cost_record(WRITER_WAIT);
-	end = writer_reserve(sizeof(*end), WRITER_WAIT);
-	if (end != NULL) {
-		end->time_ns = preload_now();
-		end->samples = atomic_load(&preload.samples) + preload_wall_samples;
-		end->lost = atomic_load(&preload.lost);
-		end->signals = atomic_load(&preload.signals);
-		end->overruns = atomic_load(&preload.overruns);
-		writer_publish(end, RAW_END, sizeof(*end));
-	}
+	preload_write_end(WRITER_WAIT, preload_wall_samples);
 	/* A handler still running after 2 s could write past the end: then
 	 * leave the file at its mapped size (zeros after the last record). */
 	if (quiet)

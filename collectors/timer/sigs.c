@@ -107,7 +107,6 @@ static _Atomic unsigned long preload_term_hooked;
 static void preload_end_from_signal(void)
 {
 	struct timespec ms = { 0, 1000000 };
-	struct raw_end *end;
 	int expected = PRELOAD_RUNNING;
 
 	if (atomic_exchange(&preload.ending, 1))
@@ -117,15 +116,7 @@ static void preload_end_from_signal(void)
 	for (int i = 0; i < 200 && atomic_load(&preload.inflight) != 0; i++)
 		nanosleep(&ms, NULL);
 	lost_write(WRITER_FINAL);
-	end = writer_reserve(sizeof(*end), WRITER_FINAL);
-	if (end != NULL) {
-		end->time_ns = preload_now();
-		end->samples = atomic_load(&preload.samples);
-		end->lost = atomic_load(&preload.lost);
-		end->signals = atomic_load(&preload.signals);
-		end->overruns = atomic_load(&preload.overruns);
-		writer_publish(end, RAW_END, sizeof(*end));
-	}
+	preload_write_end(WRITER_FINAL, 0);
 }
 
 static void preload_on_term(int sig)
