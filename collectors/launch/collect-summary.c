@@ -174,6 +174,9 @@ static void collect_say_trace(const struct collect_trace *t, const char *who, co
 		collect_say("%s%s\n", who, say);
 	if (st->clock == RAW_CLOCK_CPU)
 		collect_say_cost(who, st->collector_ns, st->cpu.cpu_ns);
+	if (st->heap_flags & RAW_HEAP_SINCE_ATTACH)
+		collect_say("%sonly the blocks allocated since the attach are counted, not those "
+			    "allocated before\n", who);
 }
 
 /* What the summary lists of one process: its images (before and after
