@@ -9,17 +9,45 @@
 # the trace does not have (the program frees and reallocs blocks of before
 # the attach all along); the GOT back as it was and the process going on
 # allocating after the detach (blocks of the window freed then too).  A
-# second attach (ended by SIGINT) reuses the library; a collect-heap
-# killed leaves the process as it was too.  Refusals are one line.
+# second attach (ended by SIGINT) reuses the library, and a library the
+# program loads while attached (its GOT read by the program too) has its
+# allocations sampled from when its entries are rewritten, its bytes
+# within 5 sigma of the program's count; a collect-heap killed leaves the
+# process as it was too.  Refusals are one line.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 [ -x "$COLLECT_HEAP" ] || fail "no collect-heap next to $COLLECT_TIMER"
 build heapattach -fno-plt
 cd "$WORK"
+cat >plug.c <<'EOF'
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+__attribute__((noinline)) void *plug_alloc(void)
+{
+	char *p = malloc(7000);
+
+	if (p != NULL)
+		memset(p, 3, 64);
+	return p;
+}
+
+uintptr_t plug_got(void)
+{
+	uintptr_t v;
+
+	__asm__ volatile("movq malloc@GOTPCREL(%%rip), %0\n\txorq %1, %0"
+			 : "=&r"(v) : "r"(0x5a5a5a5a5a5a5a5aull));
+	return v;
+}
+EOF
+"$CC" -O1 -g -fno-omit-frame-pointer -fno-plt -fPIC -shared -o plug.so plug.c || fail "cannot compile plug.c"
 
 SMALL=4000
 BIG=12000
 RING=2000
+PLUG=7000
 RATE=65536
 
 # wait_for FILE PATTERN [N]: until FILE has N lines matching (10 s at most)
@@ -97,7 +125,7 @@ if [ "$scope" = 3 ]; then
 	exit 77
 fi
 
-./heapattach pid.txt >prog.out &
+./heapattach pid.txt "$WORK/plug.so" >prog.out &
 pid=$!
 wait_for pid.txt .
 ask
@@ -135,9 +163,17 @@ ask
 [ "$(field "$line" steps)" -gt "$steps" ] || fail "the program does not go on after the detach: $line"
 [ "$(field "$line" got)" = same ] || fail "the GOT changed after the detach: $line"
 
-# ---- a second attach, ended by SIGINT: the library is reused ----
+# ---- a second attach, ended by SIGINT: the library is reused; a
+# library loaded meanwhile ----
 "$COLLECT_HEAP" -q -p "$pid" --rate=64k -o a2.raw 2>a2.err &
 cpid=$!
+for i in $(seq 100); do
+	ask
+	[ "$(field "$line" attached)" = 1 ] && break
+	sleep 0.05
+done
+[ "$(field "$line" attached)" = 1 ] || fail "the second attach did not reach the program: $(cat a2.err)"
+kill -USR2 "$pid"
 sleep 1.5
 kill -INT $cpid
 wait $cpid || fail "collect-heap -p ended by SIGINT failed: $(cat a2.err)"
@@ -146,6 +182,12 @@ ask
 [ "$(field "$line" got)" = same ] || fail "the GOT is not as it was after the second detach: $line"
 check_trace a2.raw
 grep -q 'libprofview-heap' "/proc/$pid/maps" || fail "the library is not loaded"
+n=$(field "$line" plug)
+[ "$n" -gt 1000 ] || fail "too few of the plugin's blocks in the window to test: $line"
+by_function a2.raw alloc_space >alloc2.txt
+got=$(value_of alloc2.txt plug_alloc)
+unsampled_ok "$got" "$n" $PLUG || fail "plug_alloc: $got bytes allocated, not $n x $PLUG within 5 sigma"
+note "the plugin loaded while attached: plug_alloc $got B allocated of $n blocks of $PLUG B"
 "$RAWDUMP" a2.raw | grep -q '^thread ' || fail "the second trace names no thread"
 
 # ---- collect-heap killed: the library ends by itself ----

@@ -3,18 +3,23 @@
  * -fno-plt: every call of malloc and free goes through its GOT entry,
  * which the program reads itself.
  *
- * heapattach OUT: writes its pid to OUT, then loops: small() allocates
+ * heapattach OUT [PLUGIN]: writes its pid to OUT, then loops: small() allocates
  * SMALL bytes and big() 3 x SMALL, each kept in a ring of RING blocks (the
  * block RING allocations back freed), and one block of those allocated
  * before the loop (PRE of them) is freed, or every fourth one realloc'd
  * and freed.  The program reads its GOT entries of malloc and free at
  * every step: while they differ from what they held at the start, it is
  * attached to, and it counts small()'s and big()'s blocks of that window
- * (counts start again at the next window).  On SIGUSR1 it writes one line
- * to stdout:
- *   windows=W attached=A got=same|changed small=N big=M pre_left=K steps=S
+ * (counts start again at the next window).  On SIGUSR2 it loads PLUGIN
+ * (a library built with -fno-plt that defines plug_alloc, which allocates
+ * PLUG bytes, and plug_got, its GOT entry of malloc masked as below) with
+ * dlopen, and from then on calls plug_alloc at every step too, into a ring
+ * of its own, counting its blocks while the plugin's GOT entry is not the
+ * program's first one.  On SIGUSR1 it writes one line to stdout:
+ *   windows=W attached=A got=same|changed small=N big=M plug=P pre_left=K steps=S
  * and goes on; SIGTERM ends it.
  */
+#include <dlfcn.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,7 +33,10 @@
 #define PRE 200000
 #define STEPS_PER_MS 40
 
-static volatile sig_atomic_t report, stop;
+static volatile sig_atomic_t report, stop, load;
+static void *ring_plug[RING];
+static void *(*plug_alloc)(void);
+static uintptr_t (*plug_got)(void);
 static void *ring_small[RING], *ring_big[RING];
 static void *pre[PRE];
 /* What the GOT held at the start, masked: never a word on the stack (or
@@ -41,6 +49,12 @@ static void on_usr1(int sig)
 {
 	(void)sig;
 	report = 1;
+}
+
+static void on_usr2(int sig)
+{
+	(void)sig;
+	load = 1;
 }
 
 static void on_term(int sig)
@@ -108,20 +122,47 @@ static __attribute__((noinline)) void drop_pre(long k)
 	pre[k] = NULL;
 }
 
+/* The plugin loaded, its functions found.  0 or -1. */
+static int load_plugin(const char *path)
+{
+	void *h = dlopen(path, RTLD_NOW);
+
+	if (h == NULL) {
+		fprintf(stderr, "heapattach: %s\n", dlerror());
+		return -1;
+	}
+	plug_got = (uintptr_t (*)(void))dlsym(h, "plug_got");
+	plug_alloc = (void *(*)(void))dlsym(h, "plug_alloc");
+	return plug_got != NULL && plug_alloc != NULL ? 0 : -1;
+}
+
+/* One step of the plugin's: 1 when its block was allocated with its GOT
+ * entry the sampler's throughout. */
+static int plug_step(long slot)
+{
+	int before = plug_got() != m0, after;
+
+	free(ring_plug[slot]);
+	ring_plug[slot] = plug_alloc();
+	after = plug_got() != m0;
+	return before && after;
+}
+
 int main(int argc, char **argv)
 {
-	long small_n = 0, big_n = 0, windows = 0, pre_left = PRE, steps = 0;
+	long small_n = 0, big_n = 0, plug_n = 0, windows = 0, pre_left = PRE, steps = 0;
 	int was_attached = 0;
 	struct timespec ms = { 0, 1000000 };
 	FILE *f;
 
-	if (argc != 2)
+	if (argc != 2 && argc != 3)
 		return 2;
 	m0 = got_malloc();
 	f0 = got_free();
 	for (long k = 0; k < PRE; k++)
 		pre[k] = malloc(16 + (size_t)(k % 7) * 8);
 	signal(SIGUSR1, on_usr1);
+	signal(SIGUSR2, on_usr2);
 	signal(SIGTERM, on_term);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if ((f = fopen(argv[1], "w")) == NULL)
@@ -131,7 +172,7 @@ int main(int argc, char **argv)
 	while (!stop) {
 		for (int i = 0; i < STEPS_PER_MS; i++, steps++) {
 			long slot = steps % RING;
-			int attached = !got_same();
+			int attached = !got_same(), plugged = 0;
 			void *s, *b;
 
 			free(ring_small[slot]);
@@ -142,24 +183,28 @@ int main(int argc, char **argv)
 			ring_big[slot] = b;
 			if (pre_left > 0 && steps % 4 == 0)
 				drop_pre(--pre_left);
+			if (plug_alloc != NULL)
+				plugged = plug_step(slot);
 			/* counted when the GOT was the sampler's before and
 			 * after the two calls */
 			if (attached && !got_same()) {
 				if (!was_attached) {
 					windows++;
-					small_n = big_n = 0;
+					small_n = big_n = plug_n = 0;
 				}
 				small_n++;
 				big_n++;
+				plug_n += plugged;
 			}
 			was_attached = attached;
 		}
+		if (load && argc == 3 && plug_alloc == NULL && load_plugin(argv[2]) != 0)
+			return 1;
 		if (report) {
 			report = 0;
-			printf("windows=%ld attached=%d got=%s small=%ld big=%ld pre_left=%ld steps=%ld\n",
-			       windows, was_attached,
-			       got_same() ? "same" : "changed", small_n,
-			       big_n, pre_left, steps);
+			printf("windows=%ld attached=%d got=%s small=%ld big=%ld plug=%ld pre_left=%ld "
+			       "steps=%ld\n", windows, was_attached, got_same() ? "same" : "changed",
+			       small_n, big_n, plug_n, pre_left, steps);
 		}
 		nanosleep(&ms, NULL);
 	}
