@@ -163,6 +163,8 @@ static void heap_attach_restore(void)
 			     "through the library, which passes them on", bad);
 }
 
+static void heap_attach_release(void);
+
 /* ---- fork: the child is not profiled, and gets its GOT back ---- */
 
 static void heap_attach_prepare(void)
@@ -187,10 +189,9 @@ static void heap_attach_child(void)
 	heap_tls.tid = 0;
 	writer_forget();
 	heap_attach_restore();
-	/* (the FIFOs are collect-heap's and the parent's) */
-	close(heap_attach_in);
-	close(heap_attach_out);
-	atomic_store(&notice_fd, STDERR_FILENO);
+	/* (the FIFOs are collect-heap's and the parent's; the child may be
+	 * attached to on its own) */
+	heap_attach_release();
 }
 
 /* ---- the attach and its end ---- */

@@ -9,6 +9,7 @@
 # the trace does not have (the program frees and reallocs blocks of before
 # the attach all along); the GOT back as it was and the process going on
 # allocating after the detach (blocks of the window freed then too).  A
+# child forked while attached has its GOT back and writes nothing.  A
 # second attach (ended by SIGINT) reuses the library, and a library the
 # program loads while attached (its GOT read by the program too) has its
 # allocations sampled from when its entries are rewritten, its bytes
@@ -174,6 +175,7 @@ for i in $(seq 100); do
 done
 [ "$(field "$line" attached)" = 1 ] || fail "the second attach did not reach the program: $(cat a2.err)"
 kill -USR2 "$pid"
+kill -HUP "$pid"
 sleep 1.5
 kill -INT $cpid
 wait $cpid || fail "collect-heap -p ended by SIGINT failed: $(cat a2.err)"
@@ -181,6 +183,9 @@ ask
 [ "$(field "$line" windows)" = 2 ] || fail "the program did not see a second attach: $line"
 [ "$(field "$line" got)" = same ] || fail "the GOT is not as it was after the second detach: $line"
 check_trace a2.raw
+[ "$(field "$line" fork)" = 0 ] || fail "a child forked while attached: status $(field "$line" fork) (3: its GOT not put back)"
+awk -v p="$pid" '$1 == "heapalloc" && $2 != p { bad = 1 } END { exit bad }' a2.raw.dump ||
+	fail "a child forked while attached wrote into the trace"
 grep -q 'libprofview-heap' "/proc/$pid/maps" || fail "the library is not loaded"
 n=$(field "$line" plug)
 [ "$n" -gt 1000 ] || fail "too few of the plugin's blocks in the window to test: $line"

@@ -15,12 +15,16 @@
  * PLUG bytes, and plug_got, its GOT entry of malloc masked as below) with
  * dlopen, and from then on calls plug_alloc at every step too, into a ring
  * of its own, counting its blocks while the plugin's GOT entry is not the
- * program's first one.  On SIGUSR1 it writes one line to stdout:
- *   windows=W attached=A got=same|changed small=N big=M plug=P pre_left=K steps=S
+ * program's first one.  On SIGHUP it forks a child that allocates FORKS
+ * blocks of FORK_SIZE bytes and ends with status 0 when its GOT is the
+ * program's first one (else 3); fork= is that status (-1 before).  On
+ * SIGUSR1 it writes one line to stdout:
+ *   windows=W attached=A got=same|changed small=N big=M plug=P fork=F pre_left=K steps=S
  * and goes on; SIGTERM ends it.
  */
 #include <dlfcn.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,8 +36,10 @@
 #define RING 2000
 #define PRE 200000
 #define STEPS_PER_MS 40
+#define FORKS 1000
+#define FORK_SIZE (100 << 10)
 
-static volatile sig_atomic_t report, stop, load;
+static volatile sig_atomic_t report, stop, load, forking;
 static void *ring_plug[RING];
 static void *(*plug_alloc)(void);
 static uintptr_t (*plug_got)(void);
@@ -55,6 +61,31 @@ static void on_usr2(int sig)
 {
 	(void)sig;
 	load = 1;
+}
+
+static void on_hup(int sig)
+{
+	(void)sig;
+	forking = 1;
+}
+
+static int got_same(void);
+
+/* A child that allocates: 0 when its GOT is as at the start, 3 when not,
+ * else how it ended. */
+static int fork_child(void)
+{
+	pid_t child = fork();
+	int status;
+
+	if (child == 0) {
+		for (int i = 0; i < FORKS; i++)
+			free(malloc(FORK_SIZE));
+		_exit(got_same() ? 0 : 3);
+	}
+	if (child < 0 || waitpid(child, &status, 0) != child)
+		return 100;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 static void on_term(int sig)
@@ -150,7 +181,7 @@ static int plug_step(long slot)
 
 int main(int argc, char **argv)
 {
-	long small_n = 0, big_n = 0, plug_n = 0, windows = 0, pre_left = PRE, steps = 0;
+	long small_n = 0, big_n = 0, plug_n = 0, forked = -1, windows = 0, pre_left = PRE, steps = 0;
 	int was_attached = 0;
 	struct timespec ms = { 0, 1000000 };
 	FILE *f;
@@ -163,6 +194,7 @@ int main(int argc, char **argv)
 		pre[k] = malloc(16 + (size_t)(k % 7) * 8);
 	signal(SIGUSR1, on_usr1);
 	signal(SIGUSR2, on_usr2);
+	signal(SIGHUP, on_hup);
 	signal(SIGTERM, on_term);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if ((f = fopen(argv[1], "w")) == NULL)
@@ -200,11 +232,16 @@ int main(int argc, char **argv)
 		}
 		if (load && argc == 3 && plug_alloc == NULL && load_plugin(argv[2]) != 0)
 			return 1;
+		if (forking) {
+			forking = 0;
+			forked = fork_child();
+		}
 		if (report) {
 			report = 0;
-			printf("windows=%ld attached=%d got=%s small=%ld big=%ld plug=%ld pre_left=%ld "
-			       "steps=%ld\n", windows, was_attached, got_same() ? "same" : "changed",
-			       small_n, big_n, plug_n, pre_left, steps);
+			printf("windows=%ld attached=%d got=%s small=%ld big=%ld plug=%ld fork=%ld "
+			       "pre_left=%ld steps=%ld\n", windows, was_attached,
+			       got_same() ? "same" : "changed", small_n, big_n, plug_n, forked, pre_left,
+			       steps);
 		}
 		nanosleep(&ms, NULL);
 	}
