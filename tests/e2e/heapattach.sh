@@ -156,6 +156,8 @@ done
 note "small $(value_of alloc.txt small) B, big $(value_of alloc.txt big) B allocated of $n blocks each"
 "$PROFVIEW" a1.raw >a1.txt 2>&1 || fail "profview of a1.raw failed: $(cat a1.txt)"
 grep -q "since the attach" a1.txt || fail "profview's report does not say the blocks are those since the attach"
+"$PROFVIEW" -q --timeline -o a1.svg a1.raw || fail "profview --timeline of a1.raw failed"
+grep -q "since collect-heap attached" a1.svg || fail "the heap timeline does not say the blocks are those since the attach"
 
 # the process goes on, freeing the window's blocks and allocating
 steps=$(field "$line" steps)
