@@ -4,7 +4,8 @@
 # GOT entries of malloc and free).  Attached to for 2 s: small()'s and
 # big()'s bytes allocated and in use at the detach against the program's
 # own counts of the window (within 5 sigma of the sampling's binomial);
-# the trace's header says it counts only what was allocated since the
+# every other entry point of the allocator seen too (a block of each's
+# size sampled); the trace's header says it counts only what was allocated since the
 # attach, and so do collect-heap and profview; no free record of a block
 # the trace does not have (the program frees and reallocs blocks of before
 # the attach all along); the GOT back as it was and the process going on
@@ -143,6 +144,10 @@ note "after the first attach: $line"
 n=$(field "$line" small)
 [ "$n" -gt $((2 * RING)) ] || fail "too few blocks in the window to test: $line"
 check_trace a1.raw
+for i in 0 1 2 3 4 5 6 7; do
+	awk -v s=$((5000 + 64 * i)) '$1 == "heapalloc" && $4 == s { found = 1 } END { exit !found }' a1.raw.dump ||
+		fail "no block of $((5000 + 64 * i)) bytes: entry point $i of calloc, aligned_alloc, posix_memalign, memalign, valloc, pvalloc, reallocarray, realloc is not seen"
+done
 by_function a1.raw alloc_space >alloc.txt
 by_function a1.raw inuse_space >inuse.txt
 for f in small:$SMALL big:$BIG; do

@@ -7,7 +7,10 @@
  * SMALL bytes and big() 3 x SMALL, each kept in a ring of RING blocks (the
  * block RING allocations back freed), and one block of those allocated
  * before the loop (PRE of them) is freed, or every fourth one realloc'd
- * and freed.  The program reads its GOT entries of malloc and free at
+ * and freed; and each other entry point of the allocator (calloc,
+ * aligned_alloc, posix_memalign, memalign, valloc, pvalloc, reallocarray,
+ * realloc of NULL) allocates and frees a block of a size of its own,
+ * ENTRY_SIZE + 64 i for the i-th.  The program reads its GOT entries of malloc and free at
  * every step: while they differ from what they held at the start, it is
  * attached to, and it counts small()'s and big()'s blocks of that window
  * (counts start again at the next window).  On SIGUSR2 it loads PLUGIN
@@ -23,6 +26,7 @@
  * and goes on; SIGTERM ends it.
  */
 #include <dlfcn.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <stdint.h>
@@ -36,6 +40,7 @@
 #define RING 2000
 #define PRE 200000
 #define STEPS_PER_MS 40
+#define ENTRY_SIZE 5000
 #define FORKS 1000
 #define FORK_SIZE (100 << 10)
 
@@ -137,6 +142,24 @@ static __attribute__((noinline)) void *big(void)
 	return p;
 }
 
+/* Every other entry point once, each block freed at once. */
+static __attribute__((noinline)) void entries(void)
+{
+	void *p[8] = { 0 };
+
+	p[0] = calloc(1, ENTRY_SIZE);
+	p[1] = aligned_alloc(64, ENTRY_SIZE + 64);
+	if (posix_memalign(&p[2], 64, ENTRY_SIZE + 2 * 64) != 0)
+		p[2] = NULL;
+	p[3] = memalign(64, ENTRY_SIZE + 3 * 64);
+	p[4] = valloc(ENTRY_SIZE + 4 * 64);
+	p[5] = pvalloc(ENTRY_SIZE + 5 * 64);
+	p[6] = reallocarray(NULL, 1, ENTRY_SIZE + 6 * 64);
+	p[7] = realloc(NULL, ENTRY_SIZE + 7 * 64);
+	for (int i = 0; i < 8; i++)
+		free(p[i]);
+}
+
 /* One block of those allocated before the loop let go: freed, or grown
  * and then freed. */
 static __attribute__((noinline)) void drop_pre(long k)
@@ -217,6 +240,7 @@ int main(int argc, char **argv)
 				drop_pre(--pre_left);
 			if (plug_alloc != NULL)
 				plugged = plug_step(slot);
+			entries();
 			/* counted when the GOT was the sampler's before and
 			 * after the two calls */
 			if (attached && !got_same()) {
