@@ -372,6 +372,11 @@ static int attach_start(const struct collect_opts *o, const char *lib, struct at
 		cli_msg("attached to process %d (stopped one thread for %.3f ms); profiling %s",
 			(int)t->pid, stopped / 1e6,
 			o->duration > 0 ? "for --duration" : "until ^C");
+	/* (collect-heap: its calls to its own malloc go through no GOT) */
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)t->pid);
+	if (collect_own_allocator(path))
+		cli_msg("process %d's program defines its own malloc: its own calls to it are not "
+			"seen, only the libraries' through their GOT", (int)t->pid);
 	t->on = 1;
 	return 0;
 fail:
