@@ -167,23 +167,34 @@ static void heap_attach_release(void);
 
 /* ---- fork: the child is not profiled, and gets its GOT back ---- */
 
+/* The mappings' lock was taken by the fork's prepare (which the lock
+ * itself serialises), whatever the end does meanwhile. */
+static int heap_attach_locked;
+
 static void heap_attach_prepare(void)
 {
-	if (atomic_load(&heap_attached))
+	if (atomic_load(&heap_attached)) {
 		mappings_atfork(0);
+		heap_attach_locked = 1;
+	}
 }
 
 static void heap_attach_parent(void)
 {
-	if (atomic_load(&heap_attached))
+	if (heap_attach_locked) {
+		heap_attach_locked = 0;
 		mappings_atfork(1);
+	}
 }
 
 static void heap_attach_child(void)
 {
+	if (heap_attach_locked) {
+		heap_attach_locked = 0;
+		mappings_atfork(2);
+	}
 	if (!atomic_load(&heap_attached))
 		return;
-	mappings_atfork(2);
 	atomic_store(&heap.state, HEAP_DISABLED);
 	atomic_store(&heap.inflight, 0);
 	heap_tls.tid = 0;
