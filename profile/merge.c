@@ -317,6 +317,7 @@ int pv_merge(struct pv_profile *d, const struct pv_profile *s, const char *src_n
 	else if (s->sampler != PV_SAMPLER_UNKNOWN && s->sampler != d->sampler)
 		d->sampler = PV_SAMPLER_MIXED;
 	d->truncated += s->truncated;
+	d->heap_since_attach |= s->heap_since_attach;
 	d->dropped_bytes += s->dropped_bytes;
 	if (__builtin_add_overflow(d->threads_cpu_ns, s->threads_cpu_ns, &d->threads_cpu_ns))
 		d->threads_cpu_ns = INT64_MAX;

@@ -225,6 +225,10 @@ struct pv_profile {
 	/* string index: the program of a heap trace when it defines its own
 	 * malloc, which the collector's never saw a call to; 0 otherwise */
 	uint32_t own_allocator;
+	/* A heap trace of an attach to a running process (collect-heap -p):
+	 * its blocks are those allocated since, and in use means in use of
+	 * those */
+	bool heap_since_attach;
 	int sampler;           /* enum pv_sampler: what sent a CPU profile's samples */
 	uint64_t truncated;    /* samples whose stack is known to be incomplete */
 	uint64_t stacks_cut;   /* of those, the stacks cut to PV_MAX_DEPTH frames */

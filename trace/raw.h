@@ -74,10 +74,23 @@ struct raw_header {
 	uint64_t start_realtime_ns; /* CLOCK_REALTIME at start */
 	uint64_t start_monotonic_ns; /* CLOCK_MONOTONIC at start */
 	uint32_t exe_len;      /* bytes of exe path that follow, NUL included */
-	/* Threads that used less CPU time than this while profiled, in
-	 * microseconds, are measured together (see "CPU time" below); 0 in
-	 * traces of collectors that predate it. */
-	uint32_t short_thread_us;
+	union {
+		/* Threads that used less CPU time than this while profiled,
+		 * in microseconds, are measured together (see "CPU time"
+		 * below); 0 in traces of collectors that predate it. */
+		uint32_t short_thread_us;
+		/* In a heap trace (clock RAW_CLOCK_HEAP): enum
+		 * raw_heap_flags; 0 in traces of collectors that predate it. */
+		uint32_t heap_flags;
+	};
+};
+
+enum raw_heap_flags {
+	/* The trace starts at an attach to a running process (collect-heap
+	 * -p): the blocks allocated before it are not in it, their frees
+	 * neither, and what it counts in use is only what was allocated
+	 * since. */
+	RAW_HEAP_SINCE_ATTACH = 1,
 };
 _Static_assert(sizeof(struct raw_header) == 64, "raw_header is 64 bytes");
 

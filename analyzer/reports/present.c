@@ -80,6 +80,15 @@ bool report_own_allocator(const struct pv_profile *p, char *buf, size_t n)
 	return true;
 }
 
+bool report_since_attach(const struct pv_profile *p, char *buf, size_t n)
+{
+	if (!p->heap_since_attach)
+		return false;
+	snprintf(buf, n, "collect-heap attached to a running process: only the blocks allocated since the "
+		 "attach are counted (in use means in use of those), not those allocated before");
+	return true;
+}
+
 bool report_heap_value(const struct calltree *t)
 {
 	enum ct_unit u = calltree_value_unit(t);

@@ -46,6 +46,9 @@ bool report_unsampled(const struct pv_profile *p, char *buf, size_t n);
 /* Does a heap trace's program define its own malloc (own_allocator)?
  * Then the sentence that says so and what to do, names escaped, into buf. */
 bool report_own_allocator(const struct pv_profile *p, char *buf, size_t n);
+/* Is a heap profile of an attach (heap_since_attach)?  Its one line into
+ * buf. */
+bool report_since_attach(const struct pv_profile *p, char *buf, size_t n);
 
 /* The width of a heap profile's value columns ("1023.9 MiB"). */
 #define REPORT_HEAP_COL 10

@@ -300,6 +300,8 @@ void report_header(FILE *out, const struct pv_report_ctx *rc)
 		char say[1024];
 		if (report_own_allocator(p, say, sizeof say))
 			fprintf(out, "%swarning:%s %s\n", bold_on(o), attr_off(o), say);
+		if (report_since_attach(p, say, sizeof say))
+			fprintf(out, "%snote:%s %s\n", bold_on(o), attr_off(o), say);
 		if (report_unsampled(p, say, sizeof say))
 			fprintf(out, "%swarning:%s %s\n", bold_on(o), attr_off(o), say);
 		if (report_collector_cpu(p, say, sizeof say))

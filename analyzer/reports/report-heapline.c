@@ -400,6 +400,8 @@ static void put_head(struct hl *h, double height)
 		" sampled blocks (a sample every %s on average); ", STRIP_WIDTH / 2, h->sampled,
 		bytes_str(b, sizeof b, (double)strip->p->period));
 	strip_put_view(strip);
+	if (strip->p->heap_since_attach)
+		fputs("; only the blocks allocated since collect-heap attached", out);
 	fputs("</text>\n", out);
 }
 

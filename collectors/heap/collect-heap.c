@@ -3,6 +3,7 @@
  * setting in the environment and its --help
  *
  * collect-heap [options] [--] program [args...]
+ * collect-heap [options] -p PID[,PID...] | --all-matching=NAME
  *
  * See collect-main.c for what the launcher does, collect-heap(1) for the
  * options.
@@ -22,9 +23,15 @@ static void collect_heap_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: collect-heap [options] [--] program [args...]\n"
+		"       collect-heap [options] -p PID[,PID...] | --all-matching=NAME\n"
 		"Profile a program's heap: sample its allocations by bytes, with their stacks,\n"
 		"and the frees of the blocks sampled.\n"
 		"\n"
+		"  -p, --pid=PID[,PID...]  profile running processes instead, until --duration\n"
+		"                      or ^C, then leave them as they were; only the blocks\n"
+		"                      allocated while attached are seen\n"
+		"      --all-matching=NAME  -p with every process named NAME (its program's\n"
+		"                      file name or its comm)\n"
 		"  -r, --rate=BYTES    mean bytes allocated between samples, k or M for KiB\n"
 		"                      or MiB (default %d); 1 samples every allocation\n"
 		"  -o, --output=FILE   write the trace to FILE (replaced if it exists);\n"
@@ -91,6 +98,19 @@ static int collect_heap_set_env(const struct collect_opts *o)
 	return setenv(COLLECT_ENV_HEAP_RATE, num, 1);
 }
 
+/* -p: the mean bytes between samples, for the library in the process. */
+static int collect_heap_attach_settings(const struct collect_opts *o, char *buf, size_t cap)
+{
+	int n = snprintf(buf, cap, COLLECT_ENV_HEAP_RATE "=%lld\n", o->rate);
+
+	return n > 0 && (size_t)n < cap ? n : -1;
+}
+
+static const struct collect_attach_desc collect_heap_attach = {
+	.entry = "profview_heap_attach",
+	.settings = collect_heap_attach_settings,
+};
+
 static const struct option collect_heap_opts[] = {
 	{ "rate", required_argument, NULL, 'r' },
 	{ NULL, 0, NULL, 0 },
@@ -107,6 +127,7 @@ static const struct collect_tool collect_heap = {
 	.set_env = collect_heap_set_env,
 	/* its allocations go to the program's malloc, not to the library */
 	.misses_own_malloc = 1,
+	.attach = &collect_heap_attach,
 };
 
 int main(int argc, char **argv)

@@ -19,7 +19,25 @@ struct got_walk {
 	const void *skip;
 	size_t first;         /* the entries of this call start here */
 	int failed;           /* errno of the failure, 0 */
+	/* got_bound: the name looked for (NULL: got_patch), the object
+	 * being read, and the value found */
+	const char *peek;
+	const struct dl_phdr_info *info;
+	void *found;
 };
+
+/* Is v inside one of the object's loaded segments? */
+static int got_inside(const struct dl_phdr_info *info, uintptr_t v)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && v >= info->dlpi_addr + ph->p_vaddr &&
+		    v < info->dlpi_addr + ph->p_vaddr + ph->p_memsz)
+			return 1;
+	}
+	return 0;
+}
 
 /* The RELRO part of an object [*lo, *hi) as the loader made it read-only:
  * its whole pages (the last, partial, one stays writable). */
@@ -84,6 +102,16 @@ static void got_relocs(struct got_walk *w, uintptr_t base, const ElfW(Rela) *rel
 
 		if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || s == 0)
 			continue;
+		if (w->peek != NULL) {
+			/* bound already: not to the object's own PLT (lazy) */
+			where = (void **)(base + rela[k].r_offset);
+			if (strcmp(str + sym[s].st_name, w->peek) == 0 &&
+			    !got_inside(w->info, (uintptr_t)*where)) {
+				w->found = *where;
+				return;
+			}
+			continue;
+		}
 		if ((h = got_hook_of(w, str + sym[s].st_name)) == NULL)
 			continue;
 		where = (void **)(base + rela[k].r_offset);
@@ -142,11 +170,12 @@ static int got_object(struct dl_phdr_info *info, size_t size, void *data)
 	}
 	if (sym == NULL || str == NULL)
 		return 0;
+	w->info = info;
 	if (rela != NULL)
 		got_relocs(w, base, rela, relasz, sym, str, relro_lo, relro_hi);
-	if (jmprel != NULL && pltrel == DT_RELA)
+	if (jmprel != NULL && pltrel == DT_RELA && w->found == NULL)
 		got_relocs(w, base, jmprel, pltsz, sym, str, relro_lo, relro_hi);
-	return w->failed != 0;
+	return w->failed != 0 || w->found != NULL;
 }
 
 /* The state's table, mapped once. */
@@ -199,7 +228,7 @@ static int got_holder(struct dl_phdr_info *info, size_t size, void *data)
 
 int got_patch(struct got_state *st, const struct got_hook *hooks, size_t nhooks, const void *skip)
 {
-	struct got_walk w = { st, hooks, nhooks, skip, 0, 0 };
+	struct got_walk w = { st, hooks, nhooks, skip, 0, 0, NULL, NULL, NULL };
 
 	if (got_room(st) != 0)
 		return -1;
@@ -218,6 +247,14 @@ int got_patch(struct got_state *st, const struct got_hook *hooks, size_t nhooks,
 		return -1;
 	}
 	return (int)(st->n - w.first);
+}
+
+void *got_bound(const char *name, const void *skip)
+{
+	struct got_walk w = { NULL, NULL, 0, skip, 0, 0, name, NULL, NULL };
+
+	dl_iterate_phdr(got_object, &w);
+	return w.found;
 }
 
 size_t got_restore(struct got_state *st)

@@ -45,6 +45,13 @@ struct got_state {
  * this call written back. */
 int got_patch(struct got_state *st, const struct got_hook *hooks, size_t nhooks, const void *skip);
 
+/* What the entries bound to name hold in the first loaded object (in the
+ * link map's order: the program first) but the one holding skip whose
+ * entry is bound already (a lazily bound one points into its own
+ * object's PLT until the first call): the definition the loader chose.
+ * NULL when no object has such an entry. */
+void *got_bound(const char *name, const void *skip);
+
 /* Writes every kept value back, where the entry still holds what we wrote
  * (an object unloaded since, or an entry another tool rewrote, is left),
  * and reads each back.  Returns how many could not be put back or read

@@ -119,9 +119,7 @@ HEAP_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 
 _Static_assert(RAW_VERSION == 3, "heap_start_trace writes a version 3 header");
 
-/* Opens this process image's trace (writer_open) and writes its header
- * and mappings.  Returns 0, or -1 with a line on stderr. */
-static int heap_start_trace(const char *out, int root)
+int heap_start_trace(const char *out, int root, uint32_t flags)
 {
 	struct raw_header h;
 	struct raw_arch arch;
@@ -150,6 +148,7 @@ static int heap_start_trace(const char *out, int root)
 	h.period_ns = (uint64_t)heap.rate;
 	h.start_realtime_ns = (uint64_t)preload_ts_ns(&rt);
 	h.start_monotonic_ns = (uint64_t)preload_ts_ns(&mono);
+	h.heap_flags = flags;
 	memset(&arch, 0, sizeof(arch));
 	arch.machine = RAW_MACHINE_X86_64;
 	arch.regs = RAW_REGS_DWARF;
@@ -196,11 +195,32 @@ static void heap_atfork_child(void)
 	}
 	t->busy++;
 	stacktab_reset();
-	if (heap_start_trace(getenv(COLLECT_ENV_OUTPUT), 0) == 0) {
+	if (heap_start_trace(getenv(COLLECT_ENV_OUTPUT), 0, 0) == 0) {
 		atomic_store(&heap.state, HEAP_RUNNING);
 		heap_control_start();
 	}
 	t->busy--;
+}
+
+int heap_table_make(void)
+{
+	struct heap_slot *t;
+	int log = HEAP_SLOTS_MIN_LOG;
+
+	if (heap.table != NULL)
+		return 0;
+	while (log < HEAP_SLOTS_MAX_LOG &&
+	       heap.rate * (double)(1 << (log - HEAP_SLOTS_MIN_LOG + 1)) <= COLLECT_RATE_DEFAULT)
+		log++;
+	t = mmap(NULL, sizeof(struct heap_slot) << log, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (t == MAP_FAILED) {
+		preload_warn("profiling disabled: no memory for the table of sampled blocks");
+		return -1;
+	}
+	heap.slots_log = log;
+	heap.table = t;
+	return 0;
 }
 
 static void heap_start(void)
@@ -224,19 +244,10 @@ static void heap_start(void)
 	heap.tailed = getenv(COLLECT_ENV_SPLIT) != NULL && strcmp(getenv(COLLECT_ENV_SPLIT), "1") == 0;
 	if (mappings_own_code(&heap.own_lo, &heap.own_hi) != 0)
 		heap.own_lo = heap.own_hi = 0;
-	heap.slots_log = HEAP_SLOTS_MIN_LOG;
-	while (heap.slots_log < HEAP_SLOTS_MAX_LOG &&
-	       heap.rate * (double)(1 << (heap.slots_log - HEAP_SLOTS_MIN_LOG + 1)) <= COLLECT_RATE_DEFAULT)
-		heap.slots_log++;
-	heap.table = mmap(NULL, sizeof(struct heap_slot) << heap.slots_log, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (heap.table == MAP_FAILED) {
-		heap.table = NULL;
-		preload_warn("profiling disabled: no memory for the table of sampled blocks");
+	if (heap_table_make() != 0)
 		return;
-	}
 	mappings_use_cfi();
-	if (heap_start_trace(out, root) != 0)
+	if (heap_start_trace(out, root, 0) != 0)
 		return;
 	stacktab_init(); /* without it every stack is written inline */
 	if (pthread_atfork(heap_atfork_prepare, heap_atfork_parent, heap_atfork_child) != 0) {
@@ -305,15 +316,21 @@ static void heap_quick_end(void)
  * are the ones still allocated. */
 __attribute__((destructor)) static void heap_fini(void)
 {
-	int running = HEAP_RUNNING, quiet;
+	int running = HEAP_RUNNING;
 
 	if (!atomic_compare_exchange_strong(&heap.state, &running, HEAP_STOPPED))
 		return;
 	heap_tls.busy++;
 	heap_control_stop();
-	quiet = preload_quiesce(HEAP_QUIESCE_NS, HEAP_QUIESCE_STEP_NS) == 0;
+	heap_end_trace();
+	heap_tls.busy--;
+}
+
+void heap_end_trace(void)
+{
+	int quiet = preload_quiesce(HEAP_QUIESCE_NS, HEAP_QUIESCE_STEP_NS) == 0;
+
 	heap_write_end(WRITER_WAIT);
 	if (quiet)
 		writer_finish();
-	heap_tls.busy--;
 }

@@ -284,7 +284,7 @@ static void heap_thread_record(struct heap_tls *t)
 	rec->time_ns = preload_now();
 	prctl(PR_GET_NAME, rec->name, 0, 0, 0);
 	writer_publish(rec, RAW_THREAD, sizeof(*rec));
-	t->named = 1;
+	t->named = heap.trace_gen + 1;
 }
 
 static void heap_stack_bounds(struct heap_tls *t)
@@ -422,7 +422,7 @@ static void heap_sample(struct heap_tls *t, uintptr_t p, uint64_t size, const vo
 		t->tid = preload_gettid();
 	if (t->stack_hi == 0)
 		heap_stack_bounds(t);
-	if (!t->named)
+	if (t->named != heap.trace_gen + 1)
 		heap_thread_record(t);
 	if (heap_table_insert(p, size))
 		heap_write_alloc(t, p, size, caller, from);
@@ -712,3 +712,51 @@ HEAP_EXPORT void *pvalloc(size_t n)
 	return p;
 }
 
+
+/* ---- collect-heap -p (heap-attach.c) ---- */
+
+/* (only their addresses are taken: glibc's attributes of the names, leaf
+ * and nothrow, are not copied) */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-attributes"
+#define HEAP_HOOK(name) \
+	extern __typeof(name) heap_hook_##name __attribute__((alias(#name), visibility("hidden")))
+HEAP_HOOK(malloc);
+HEAP_HOOK(free);
+HEAP_HOOK(calloc);
+HEAP_HOOK(realloc);
+HEAP_HOOK(reallocarray);
+HEAP_HOOK(posix_memalign);
+HEAP_HOOK(aligned_alloc);
+HEAP_HOOK(memalign);
+HEAP_HOOK(valloc);
+HEAP_HOOK(pvalloc);
+#pragma GCC diagnostic pop
+
+void heap_use_allocator(const struct heap_real *next)
+{
+	heap_real = *next;
+	atomic_store(&heap_free_fn, next->free);
+	atomic_store(&heap_malloc_fn, next->malloc);
+}
+
+void heap_forget_blocks(void)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = ((uintptr_t)heap_filter + page - 1) & ~(page - 1);
+	uintptr_t hi = ((uintptr_t)heap_filter + sizeof(heap_filter)) & ~(page - 1);
+	size_t used = atomic_load(&heap_arena_used);
+
+	if (heap.table != NULL)
+		madvise(heap.table, sizeof(struct heap_slot) << heap.slots_log, MADV_DONTNEED);
+	/* the filter's whole pages given back as zero pages, the rest
+	 * cleared; the arena's blocks counted again */
+	memset(heap_filter, 0, lo - (uintptr_t)heap_filter);
+	memset((void *)hi, 0, (uintptr_t)heap_filter + sizeof(heap_filter) - hi);
+	if (hi <= lo || madvise((void *)lo, hi - lo, MADV_DONTNEED) != 0)
+		memset(heap_filter, 0, sizeof(heap_filter));
+	for (uintptr_t a = (uintptr_t)heap_arena & ~(uintptr_t)1023; a < (uintptr_t)heap_arena + used;
+	     a += 1024)
+		for (int i = 0; i < 255; i++)
+			heap_filter_add(a, 1);
+}

@@ -44,7 +44,7 @@ struct heap_tls {
 	int64_t left;         /* bytes to the next sample */
 	int seeded;           /* left and rng are set */
 	int busy;             /* in the sampler: allocate straight */
-	int named;            /* its RAW_THREAD record is written */
+	unsigned named;       /* its RAW_THREAD record is written: heap.trace_gen + 1 */
 	pid_t tid;
 	uint64_t rng;
 	uintptr_t stack_lo, stack_hi;
@@ -81,6 +81,9 @@ struct heap_global {
 	_Atomic int paused;
 	_Atomic int ended;          /* paused for good (--duration) */
 	int control_running;        /* the control thread is started */
+	/* the traces started before this one in the process image (each
+	 * attach starts one): a thread's record is written once a trace */
+	unsigned trace_gen;
 };
 
 #pragma GCC visibility push(hidden)
@@ -94,6 +97,43 @@ extern __thread struct heap_tls heap_tls __attribute__((tls_model("initial-exec"
 /* Looks up the real allocator (once).  Returns 0, or -1 while it is being
  * looked up or when it cannot be found. */
 int heap_resolve(void);
+
+/* The entry points under names of the library's own, for collect-heap -p
+ * to write into the GOT (a reference to malloc from this library binds to
+ * the program's).  Signal-safe as the entry points. */
+void *heap_hook_malloc(size_t n);
+void heap_hook_free(void *p);
+void *heap_hook_calloc(size_t m, size_t n);
+void *heap_hook_realloc(void *p, size_t n);
+void *heap_hook_reallocarray(void *p, size_t m, size_t n);
+int heap_hook_posix_memalign(void **out, size_t align, size_t n);
+void *heap_hook_aligned_alloc(size_t align, size_t n);
+void *heap_hook_memalign(size_t align, size_t n);
+void *heap_hook_valloc(size_t n);
+void *heap_hook_pvalloc(size_t n);
+
+/* The allocator the entry points call from now on (collect-heap -p: what
+ * the GOT held), instead of the next one in the lookup order.  Before the
+ * GOT sends any call here.  Not signal-safe. */
+void heap_use_allocator(const struct heap_real *next);
+/* Forgets every sampled block (the table and the filter emptied), for a
+ * new attach: the blocks of an earlier one were freed unseen.  Only while
+ * no entry point runs in the sampler (heap.inflight 0, not running).  Not
+ * signal-safe. */
+void heap_forget_blocks(void);
+
+/* heap-start.c */
+
+/* Maps the table of sampled blocks for heap.rate (once; later calls keep
+ * it).  0, or -1 said. */
+int heap_table_make(void);
+/* Opens this process image's trace and writes its header, with flags
+ * (enum raw_heap_flags), and mappings.  0, or -1 said. */
+int heap_start_trace(const char *out, int root, uint32_t flags);
+/* The trace's end: the hooks still writing waited for, the lost count and
+ * the end record written, the file cut to its size.  Once the state is no
+ * longer HEAP_RUNNING.  Not signal-safe. */
+void heap_end_trace(void);
 
 #pragma GCC visibility pop
 

@@ -1,5 +1,8 @@
-/* collect-attach.c - collect-timer -p PID: profiling a process that runs
+/* collect-attach.c - collect-timer -p PID, collect-heap -p PID: profiling
+ * a process that runs
  *
+ * What tells the tools apart is their struct collect_attach_desc
+ * (collect.h): the library's attach function and the tool's settings.
  * The trace file is made here (0600, no symlink followed; root gives it
  * to the process's user), the library loaded into the process and
  * started there (inject.c; attach.c on the library's side) with the
@@ -117,16 +120,6 @@ static int attach_output(const char *shown, const struct stat *owner, char *abs,
 	return 0;
 }
 
-static const char *attach_unwind(int unwind)
-{
-	switch (unwind) {
-	case RAW_UNWIND_DWARF: return "dwarf";
-	case RAW_UNWIND_FP: return "fp";
-	case RAW_UNWIND_CHECK: return "check";
-	default: return "cfi";
-	}
-}
-
 /* The two FIFOs between us and the library: in a directory every
  * process reaches (/dev/shm, which a service's private /tmp does not
  * hide; else /tmp), new names, mode 0600, the process's user's.  ctl is
@@ -187,41 +180,32 @@ static void attach_fifos_opened(struct attach_fifos *f)
 	unlink(f->out);
 }
 
-/* The settings, one a line (collect-env.h's names). */
+/* The settings, one a line (collect-env.h's names): the launcher's (the
+ * trace, the process, the pipes), then the tool's (collect.h). */
 static int attach_settings(const struct collect_opts *o, pid_t pid, const char *abs,
 			   const struct attach_fifos *f, char *buf, size_t cap)
 {
-	const char *python;
-	int n;
+	int n = snprintf(buf, cap,
+			 COLLECT_ENV_OUTPUT "=%s\n" COLLECT_ENV_PID "=%d\n" COLLECT_ENV_INHERIT "=0\n"
+			 COLLECT_ENV_CONTROL "=0\n"
+			 "PROFVIEW_ATTACH_IN=%s\nPROFVIEW_ATTACH_OUT=%s\n",
+			 abs, (int)pid, f->in, f->out);
 
-	/* the tool's own settings (--no-python), as a launched run has them
-	 * in its environment */
-	if (collect_tool->set_env != NULL && collect_tool->set_env(o) != 0)
+	if (n <= 0 || (size_t)n >= cap)
 		return -1;
-	python = getenv(COLLECT_ENV_PYTHON);
-	n = snprintf(buf, cap,
-		     COLLECT_ENV_OUTPUT "=%s\n" COLLECT_ENV_PID "=%d\n" COLLECT_ENV_INHERIT "=0\n"
-		     COLLECT_ENV_CONTROL "=0\n" COLLECT_ENV_FREQUENCY "=%ld\n"
-		     COLLECT_ENV_UNWIND "=%s\n" COLLECT_ENV_STACK_SIZE "=%ld\n"
-		     COLLECT_ENV_ENGINE "=%s\n" COLLECT_ENV_CLOCK "=%s\n" COLLECT_ENV_STATS "=%d\n"
-		     COLLECT_ENV_PYTHON "=%s\n"
-		     "PROFVIEW_ATTACH_IN=%s\nPROFVIEW_ATTACH_OUT=%s\n",
-		     abs, (int)pid, o->frequency, attach_unwind(o->unwind), o->stack_size,
-		     o->engine, o->clock, o->stats, python != NULL ? python : "1", f->in, f->out);
-
-	return n > 0 && (size_t)n < cap ? 0 : -1;
+	return collect_tool->attach->settings(o, buf + n, cap - (size_t)n) < 0 ? -1 : 0;
 }
 
 /* What the library's attach function said, when not 0. */
 static void attach_refused(pid_t pid, long ret)
 {
 	if (ret == 1)
-		cli_msg("process %d is being profiled by another collect-timer -p: end that one "
-			"first", (int)pid);
+		cli_msg("process %d is being profiled by another %s -p: end that one first", (int)pid,
+			collect_tool->name);
 	else if (ret == 2)
-		cli_msg("process %d could not open collect-timer's pipes in /dev/shm or /tmp: "
-			"is it in another mount namespace (a container)? Run collect-timer there",
-			(int)pid);
+		cli_msg("process %d could not open %s's pipes in /dev/shm or /tmp: is it in "
+			"another mount namespace (a container)? Run %s there", (int)pid,
+			collect_tool->name, collect_tool->name);
 	else if (ret > 0)
 		cli_msg("profiling could not start in process %d (the line above says why)",
 			(int)pid);
@@ -314,8 +298,9 @@ static int attach_match(struct collect_opts *o, const char *name)
 		return -1;
 	}
 	if (more > 0) {
-		cli_msg("%d processes are named '%s', more than the %d collect-timer attaches to "
-			"at once: give some with -p", o->nattach + more, name, COLLECT_ATTACH_MAX);
+		cli_msg("%d processes are named '%s', more than the %d %s attaches to at once: "
+			"give some with -p", o->nattach + more, name, COLLECT_ATTACH_MAX,
+			collect_tool->name);
 		return -1;
 	}
 	qsort(o->attach_pids, (size_t)o->nattach, sizeof(o->attach_pids[0]), attach_pid_cmp);
@@ -371,7 +356,7 @@ static int attach_start(const struct collect_opts *o, const char *lib, struct at
 		cli_msg("the path '%s' is too long", t->abs);
 		goto fail;
 	}
-	if (inject_call(t->pid, lib, "profview_timer_attach", settings, &ret, &stopped) != 0)
+	if (inject_call(t->pid, lib, collect_tool->attach->entry, settings, &ret, &stopped) != 0)
 		goto fail;
 	attach_fifos_opened(&t->f);
 	if (ret != 0) {
@@ -387,6 +372,11 @@ static int attach_start(const struct collect_opts *o, const char *lib, struct at
 		cli_msg("attached to process %d (stopped one thread for %.3f ms); profiling %s",
 			(int)t->pid, stopped / 1e6,
 			o->duration > 0 ? "for --duration" : "until ^C");
+	/* (collect-heap: its calls to its own malloc go through no GOT) */
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)t->pid);
+	if (collect_own_allocator(path))
+		cli_msg("process %d's program defines its own malloc: its own calls to it are not "
+			"seen, only the libraries' through their GOT", (int)t->pid);
 	t->on = 1;
 	return 0;
 fail:

@@ -81,6 +81,32 @@ static int collect_signal(const char *arg, int *out)
 	return 0;
 }
 
+/* -p PID,PID,...: each a process id, none twice, at most
+ * COLLECT_ATTACH_MAX of them.  Returns -1 to go on, else a usage error's
+ * exit status having said what is wrong. */
+static int collect_pids(const char *arg, struct collect_opts *o)
+{
+	char one[32];
+	long long pid;
+
+	for (const char *p = arg;; p++) {
+		size_t len = strcspn(p, ",");
+
+		snprintf(one, sizeof(one), "%.*s", (int)(len < sizeof(one) ? len : sizeof(one) - 1), p);
+		if (len >= sizeof(one) || !cli_parse_int(one, 1, INT32_MAX, &pid))
+			return cli_invalid("pid", arg, "a process id, or several separated by commas");
+		for (int i = 0; i < o->nattach; i++)
+			if (o->attach_pids[i] == (int)pid)
+				return cli_usage_error("-p: process %lld is given twice", pid);
+		if (o->nattach == COLLECT_ATTACH_MAX)
+			return cli_usage_error("-p: more than %d processes", COLLECT_ATTACH_MAX);
+		o->attach_pids[o->nattach++] = (int)pid;
+		p += len;
+		if (*p == '\0')
+			return -1;
+	}
+}
+
 /* One value of an option every collector takes into o, or of one of the
  * tool's own.  Returns -1 to go on, else an exit status. */
 static int collect_option(int c, const char *arg, struct collect_opts *o)
@@ -109,6 +135,17 @@ static int collect_option(int c, const char *arg, struct collect_opts *o)
 			return cli_invalid("number of segments", arg, "1 or more");
 		o->keep = (long)n;
 		break;
+	case 'p':
+	case 'A':
+		if (collect_tool->attach == NULL)
+			return cli_usage_error("%s cannot attach to a running process",
+					       collect_tool->name);
+		if (c == 'p')
+			return collect_pids(arg, o);
+		if (arg[0] == '\0' || strchr(arg, '/') != NULL)
+			return cli_invalid("process name", arg, "a program's name, without '/'");
+		o->attach_name = arg;
+		break;
 	case 'D':
 		/* greater than 0: a nanosecond is the least the clocks tell */
 		if (!cli_parse_seconds(arg, 1e-9, 1e7, &o->duration))
@@ -129,6 +166,8 @@ static const struct option collect_common_opts[] = {
 	{ "split", required_argument, NULL, 'P' },
 	{ "keep-segments", required_argument, NULL, 'N' },
 	{ "duration", required_argument, NULL, 'D' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "all-matching", required_argument, NULL, 'A' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -158,7 +197,7 @@ int collect_parse(int argc, char **argv, struct collect_opts *o)
 	int c, ret;
 
 	collect_longopts(longopts);
-	snprintf(shortopts, sizeof(shortopts), "+:%so:qvhV", collect_tool->short_opts);
+	snprintf(shortopts, sizeof(shortopts), "+:%so:p:qvhV", collect_tool->short_opts);
 	cli_set_progname(collect_tool->name);
 	o->frequency = COLLECT_HZ_DEFAULT;
 	o->unwind = RAW_UNWIND_CFI;

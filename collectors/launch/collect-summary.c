@@ -145,6 +145,13 @@ static void collect_say_cost(const char *who, uint64_t collector_ns, uint64_t cp
 		"tables, threads and end\n", who, t, 100.0 * (double)collector_ns / (double)cpu_ns);
 }
 
+/* A heap trace of an attach (RAW_HEAP_SINCE_ATTACH): what it counts. */
+static void collect_say_since(const char *who)
+{
+	collect_say("%sonly the blocks allocated since the attach are counted, not those allocated "
+		    "before\n", who);
+}
+
 static void collect_say_trace(const struct collect_trace *t, const char *who, const char *where)
 {
 	const struct collect_stats *st = &t->st;
@@ -174,6 +181,8 @@ static void collect_say_trace(const struct collect_trace *t, const char *who, co
 		collect_say("%s%s\n", who, say);
 	if (st->clock == RAW_CLOCK_CPU)
 		collect_say_cost(who, st->collector_ns, st->cpu.cpu_ns);
+	if (st->heap_flags & RAW_HEAP_SINCE_ATTACH)
+		collect_say_since(who);
 }
 
 /* What the summary lists of one process: its images (before and after
@@ -302,7 +311,7 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 	size_t nkept = 0, nproc = 0, shown_n;
 	const char *cause = NULL;
 	char w[64], u[32], c[32], more[96] = "", lostsay[192] = "", killsay[160] = "";
-	int wall = 0, heap = 0;
+	int wall = 0, heap = 0, since = 0;
 
 	if (kept == NULL)
 		return;
@@ -313,6 +322,7 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 			continue;
 		wall |= st->clock == RAW_CLOCK_WALL;
 		heap |= st->clock == RAW_CLOCK_HEAP;
+		since |= (st->heap_flags & RAW_HEAP_SINCE_ATTACH) != 0;
 		bytes += st->heap_bytes;
 		samples += st->samples;
 		lost += st->lost;
@@ -383,6 +393,8 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 	}
 	if (!wall && !heap)
 		collect_say_cost("", own, cpu);
+	if (since)
+		collect_say_since("");
 	free(kept);
 }
 

@@ -228,11 +228,12 @@ int collect_scan_fd(int fd, struct collect_stats *st, struct collect_seen *seen)
 	}
 	st->pid = h->pid;
 	st->clock = h->clock;
+	st->heap_flags = h->clock == RAW_CLOCK_HEAP ? h->heap_flags : 0;
 	if (raw_tail_init(&tail, fd, h->header_size, head.arch.nregs, 0) != 0) {
 		close(fd);
 		return -1;
 	}
-	acct = raw_cpu_new(h->short_thread_us, h->period_ns);
+	acct = raw_cpu_new(h->clock == RAW_CLOCK_HEAP ? 0 : h->short_thread_us, h->period_ns);
 	oom = acct == NULL;
 	while ((next = raw_tail_next(&tail, &rec)) == RAW_NEXT_RECORD) {
 		/* whole records, each as long as its type needs (raw-iter.h) */

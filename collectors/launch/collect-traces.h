@@ -72,6 +72,7 @@ struct collect_stats {
 	int tail_cut;         /* zeros after the end record were cut */
 	uint32_t pid;         /* of the header */
 	uint32_t clock;       /* of the header */
+	uint32_t heap_flags;  /* of a heap trace's header (enum raw_heap_flags) */
 	uint64_t collector_ns; /* the library's own CPU time (RAW_COLLECTOR) */
 	/* the process's own last exec (RAW_EXEC of its pid), exec_seen 0 for
 	 * none; the others and the children it waited for (RAW_CHILD) are

@@ -22,7 +22,7 @@
  *   collect-runseg.c   --split across the processes of a run
  *                      (collect-runseg.h)
  *   segments.c         --split of one trace (segments.h)
- *   collect-attach.c   collect-timer -p: a running process
+ *   collect-attach.c   -p: a running process, for either tool
  *                      (collect-attach.h), over inject.c (inject.h)
  */
 #ifndef PROFVIEW_LAUNCH_COLLECT_H
@@ -34,6 +34,19 @@
 
 struct collect_opts;
 struct option;
+
+/* What -p PID and --all-matching need of a tool (collect-attach.c): the
+ * function of its library that starts it in a running process, called as
+ * int entry(const char *settings) with the settings one a line (the
+ * launcher's own: the trace, the pid, the pipes; then the tool's), and
+ * the tool's settings, which a launched run passes in the environment. */
+struct collect_attach_desc {
+	const char *entry;      /* "profview_timer_attach" */
+	/* Writes the tool's settings, "NAME=value\n" each (collect-env.h's
+	 * names), into buf of cap bytes: returns how many characters, or -1
+	 * when they do not fit or cannot be made. */
+	int (*settings)(const struct collect_opts *o, char *buf, size_t cap);
+};
 
 /* One collector the launcher runs.  A constant of its main's file. */
 struct collect_tool {
@@ -58,6 +71,8 @@ struct collect_tool {
 	/* A program that defines its own malloc escapes it (collect-heap):
 	 * the launcher says so at the end. */
 	int misses_own_malloc;
+	/* -p and --all-matching (NULL: the tool cannot attach). */
+	const struct collect_attach_desc *attach;
 };
 
 /* The collector being run (collect_main sets it first; collect-options.c). */

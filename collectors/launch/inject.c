@@ -131,14 +131,14 @@ int inject_check(pid_t pid)
 	}
 	uid = inject_status_field(buf, "\nUid:\t");
 	if (geteuid() != 0 && uid != (long)geteuid()) {
-		cli_msg("process %d belongs to user %ld: run collect-timer as that user, or as root",
-			(int)pid, uid);
+		cli_msg("process %d belongs to user %ld: run %s as that user, or as root",
+			(int)pid, uid, cli_progname());
 		return -1;
 	}
 	state = strstr(buf, "\nState:\t");
 	if (state != NULL && state[8] == 'T') {
 		cli_msg("process %d is stopped (SIGSTOP, ^Z): continue it first ('kill -CONT %d'); "
-			"collect-timer would not start it", (int)pid, (int)pid);
+			"%s would not start it", (int)pid, (int)pid, cli_progname());
 		return -1;
 	}
 	tracer = inject_status_field(buf, "\nTracerPid:\t");
@@ -149,10 +149,10 @@ int inject_check(pid_t pid)
 	}
 	scope = inject_scope();
 	if (scope == 3 || (scope == 2 && geteuid() != 0)) {
-		cli_msg("kernel.yama.ptrace_scope is %d: %s", scope,
+		cli_msg("kernel.yama.ptrace_scope is %d: %s%s%s", scope,
 			scope == 3 ? "no process may be attached to until the next boot"
-				   : "only root may attach: run collect-timer as root, or 'sysctl "
-				     "kernel.yama.ptrace_scope=1'");
+				   : "only root may attach: run ", scope == 3 ? "" : cli_progname(),
+			scope == 3 ? "" : " as root, or 'sysctl kernel.yama.ptrace_scope=1'");
 		return -1;
 	}
 	if (inject_read_proc(pid, "exe", buf, 1) < 0 && errno == ENOENT) {
@@ -595,7 +595,7 @@ static int inject_calls(struct inject_thread *t, const struct inject_syms *s, co
 	return 0;
 failed:
 	if (t->gone)
-		cli_msg("process %d ended while collect-timer attached to it", (int)t->pid);
+		cli_msg("process %d ended while %s attached to it", (int)t->pid, cli_progname());
 	else
 		cli_msg("cannot call into process %d: %s", (int)t->pid, strerror(errno));
 	return -1;
@@ -631,13 +631,13 @@ int inject_call(pid_t pid, const char *lib, const char *func, const char *settin
 	int rc = -1, busy = 0;
 
 	if (inject_read_maps(pid, &m) != 0) {
-		cli_msg("process %d ended while collect-timer attached to it", (int)pid);
+		cli_msg("process %d ended while %s attached to it", (int)pid, cli_progname());
 		return -1;
 	}
 	if (!m.has_ld || m.libc_base == 0) {
 		cli_msg("process %d has no dynamic loader or C library mapped (a static program?): "
-			"collect-timer -p loads its library with the C library's dlopen; run the "
-			"program under collect-timer instead", (int)pid);
+			"%s -p loads its library with the C library's dlopen; run the "
+			"program under %s instead", (int)pid, cli_progname(), cli_progname());
 		return -1;
 	}
 	if (inject_read_syms(m.libc, m.libc_base, &s) != 0) {
@@ -649,7 +649,7 @@ int inject_call(pid_t pid, const char *lib, const char *func, const char *settin
 		size_t n = inject_threads(pid, tids, sizeof(tids) / sizeof(tids[0]));
 
 		if (n == 0) {
-			cli_msg("process %d ended while collect-timer attached to it", (int)pid);
+			cli_msg("process %d ended while %s attached to it", (int)pid, cli_progname());
 			return -1;
 		}
 		for (size_t i = 0; i < n; i++) {
@@ -662,13 +662,14 @@ int inject_call(pid_t pid, const char *lib, const char *func, const char *settin
 				goto stopped;
 			if (rc < 0 && errno == EPERM && inject_scope() == 1) {
 				cli_msg("not permitted to trace process %d: kernel.yama.ptrace_scope is "
-					"1 (only a process's ancestors may): run collect-timer as root, "
-					"or 'sysctl kernel.yama.ptrace_scope=0'", (int)pid);
+					"1 (only a process's ancestors may): run %s as root, "
+					"or 'sysctl kernel.yama.ptrace_scope=0'", (int)pid, cli_progname());
 				return -1;
 			}
 			if (rc < 0 && errno == EPERM) {
-				cli_msg("not permitted to trace process %d (%s): run collect-timer as "
-					"root, or as the process's user", (int)pid, strerror(errno));
+				cli_msg("not permitted to trace process %d (%s): run %s as "
+					"root, or as the process's user", (int)pid, strerror(errno),
+					cli_progname());
 				return -1;
 			}
 			busy += rc > 0;

@@ -417,7 +417,8 @@ static void seg_open(struct seg *s, uint64_t start)
 	s->samples = s->lost = s->wall_ns = 0;
 	s->olen = 0;
 	s->oerr = 0;
-	s->acct = raw_cpu_new(s->head.h.short_thread_us, s->head.h.period_ns);
+	s->acct = raw_cpu_new(s->head.h.clock == RAW_CLOCK_HEAP ? 0 : s->head.h.short_thread_us,
+			      s->head.h.period_ns);
 	snprintf(s->part, sizeof(s->part), "%s.part", seg_name(s, s->n, name, sizeof(name)));
 	s->out = pv_outfile_open(s->part, PV_OUTFILE_TRACE_MODE, PV_OUTFILE_NEW, why, sizeof(why));
 	if (s->out < 0) {

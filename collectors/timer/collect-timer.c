@@ -85,32 +85,6 @@ static const char *const collect_timer_clocks[] = { "cpu", "wall", NULL };
 
 static int collect_timer_no_python; /* --no-python */
 
-/* -p PID,PID,...: each a process id, none twice, at most
- * COLLECT_ATTACH_MAX of them.  Returns -1 to go on, else a usage error's
- * exit status having said what is wrong. */
-static int collect_timer_pids(const char *arg, struct collect_opts *o)
-{
-	char one[32];
-	long long pid;
-
-	for (const char *p = arg;; p++) {
-		size_t len = strcspn(p, ",");
-
-		snprintf(one, sizeof(one), "%.*s", (int)(len < sizeof(one) ? len : sizeof(one) - 1), p);
-		if (len >= sizeof(one) || !cli_parse_int(one, 1, INT32_MAX, &pid))
-			return cli_invalid("pid", arg, "a process id, or several separated by commas");
-		for (int i = 0; i < o->nattach; i++)
-			if (o->attach_pids[i] == (int)pid)
-				return cli_usage_error("-p: process %lld is given twice", pid);
-		if (o->nattach == COLLECT_ATTACH_MAX)
-			return cli_usage_error("-p: more than %d processes", COLLECT_ATTACH_MAX);
-		o->attach_pids[o->nattach++] = (int)pid;
-		p += len;
-		if (*p == '\0')
-			return -1;
-	}
-}
-
 /* One of collect-timer's own options.  Returns -1 to go on, else an exit
  * status. */
 static int collect_timer_option(int c, const char *arg, struct collect_opts *o)
@@ -148,13 +122,6 @@ static int collect_timer_option(int c, const char *arg, struct collect_opts *o)
 		break;
 	case 'T':
 		o->stats = 1;
-		break;
-	case 'p':
-		return collect_timer_pids(arg, o);
-	case 'A':
-		if (arg[0] == '\0' || strchr(arg, '/') != NULL)
-			return cli_invalid("process name", arg, "a program's name, without '/'");
-		o->attach_name = arg;
 		break;
 	case 'y':
 		collect_timer_no_python = 1;
@@ -213,8 +180,6 @@ static void collect_timer_parsed(const struct collect_opts *o)
 
 static const struct option collect_timer_opts[] = {
 	{ "frequency", required_argument, NULL, 'F' },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "all-matching", required_argument, NULL, 'A' },
 	{ "unwind", required_argument, NULL, 'U' },
 	{ "stack-size", required_argument, NULL, 'S' },
 	{ "engine", required_argument, NULL, 'E' },
@@ -224,16 +189,46 @@ static const struct option collect_timer_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+static const char *collect_timer_unwind_name(int unwind)
+{
+	switch (unwind) {
+	case RAW_UNWIND_DWARF: return "dwarf";
+	case RAW_UNWIND_FP: return "fp";
+	case RAW_UNWIND_CHECK: return "check";
+	default: return "cfi";
+	}
+}
+
+/* -p: collect-timer's settings for the library in the process, as a
+ * launched run has them in its environment. */
+static int collect_timer_attach_settings(const struct collect_opts *o, char *buf, size_t cap)
+{
+	int n = snprintf(buf, cap,
+			 COLLECT_ENV_FREQUENCY "=%ld\n" COLLECT_ENV_UNWIND "=%s\n"
+			 COLLECT_ENV_STACK_SIZE "=%ld\n" COLLECT_ENV_ENGINE "=%s\n"
+			 COLLECT_ENV_CLOCK "=%s\n" COLLECT_ENV_STATS "=%d\n" COLLECT_ENV_PYTHON "=%d\n",
+			 o->frequency, collect_timer_unwind_name(o->unwind), o->stack_size, o->engine,
+			 o->clock, o->stats, !collect_timer_no_python);
+
+	return n > 0 && (size_t)n < cap ? n : -1;
+}
+
+static const struct collect_attach_desc collect_timer_attach = {
+	.entry = "profview_timer_attach",
+	.settings = collect_timer_attach_settings,
+};
+
 static const struct collect_tool collect_timer = {
 	.name = "collect-timer",
 	.library = "libprofview-timer.so",
-	.short_opts = "F:p:",
+	.short_opts = "F:",
 	.long_opts = collect_timer_opts,
 	.usage = collect_timer_usage,
 	.option = collect_timer_option,
 	.parsed = collect_timer_parsed,
 	.set_env = collect_timer_set_env,
 	.misses_own_malloc = 0,
+	.attach = &collect_timer_attach,
 };
 
 int main(int argc, char **argv)

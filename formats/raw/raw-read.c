@@ -461,6 +461,8 @@ static int read_header(struct reader *rd)
 	rd->fp_candidate = h->unwind == RAW_UNWIND_FP;
 	rd->wall = h->clock == RAW_CLOCK_WALL;
 	if (h->clock == RAW_CLOCK_HEAP) {
+		/* (0 in the traces of collectors before the flags) */
+		p->heap_since_attach = (h->heap_flags & RAW_HEAP_SINCE_ATTACH) != 0;
 		if (!(rd->heap = raw_heap_new(p, h->period_ns)))
 			return -1;
 		rd->v_count = 0;

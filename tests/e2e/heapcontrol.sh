@@ -97,7 +97,7 @@ phases s.raw inuse_space
 note "control signal: in use $(tr '\n' ' ' <inuse_space.txt)"
 [ "$(value_of inuse_space.txt phase_a)" = 0 ] ||
 	fail "phase_a's blocks, freed while paused, are in use at the end: $(cat inuse_space.txt)"
-[ "$("$RAWDUMP" s.raw | grep -c '^record 14 ')" -gt 0 ] || fail "no heap-free record in s.raw"
+[ "$("$RAWDUMP" s.raw | grep -c '^heapfree ')" -gt 0 ] || fail "no heap-free record in s.raw"
 
 # 4. A program with its own SIGUSR2 handler: one line, naming
 # --control-signal, and its handler gets the signals; sampling goes on.

@@ -4,7 +4,8 @@
  * usage: rawdump TRACE
  *
  * Lines (times are CLOCK_MONOTONIC nanoseconds, as in the trace):
- *   header PID START_MONO START_REALTIME PERIOD SHORT_US
+ *   header PID START_MONO START_REALTIME PERIOD SHORT_US   (a heap trace's flags
+ *                                          in place of SHORT_US)
  *   mapping TIME START END PATH
  *   thread TID TIME CPU NAME
  *   exit TID TIME CPU
@@ -14,6 +15,8 @@
  *   lost COUNT
  *   end TIME SAMPLES LOST
  *   collector START_NS TABLES_NS HANDLER_NS END_NS ROWS HELPERS_NS   (the library's own CPU time)
+ *   heapalloc TID TIME SIZE ADDRESS STACK_ID   (a sampled block)
+ *   heapfree TID TIME ADDRESS              (its free)
  *   record TYPE SIZE                       (a type this tool does not know)
  *   stop REASON OFFSET                     (why the walk stopped, if not at the end)
  * A run of several processes (raw.h) is dumped part by part, each after a
@@ -156,6 +159,21 @@ static int dump(const char *path, const unsigned char *b, size_t len)
 			printf("collector %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
 			       " %" PRIu64 "\n", c.start_ns, c.tables_ns, c.handler_ns, c.end_ns,
 			       c.table_rows, c.helpers_ns);
+			break;
+		}
+		case RAW_HEAP_ALLOC: {
+			struct raw_heap_alloc a;
+
+			memcpy(&a, r.data, sizeof a);
+			printf("heapalloc %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %u\n", a.tid, a.time_ns,
+			       a.size, a.address, a.stack_id);
+			break;
+		}
+		case RAW_HEAP_FREE: {
+			struct raw_heap_free fr;
+
+			memcpy(&fr, r.data, sizeof fr);
+			printf("heapfree %u %" PRIu64 " %" PRIu64 "\n", fr.tid, fr.time_ns, fr.address);
 			break;
 		}
 		default:
