@@ -58,6 +58,7 @@
 #include "heap.h"
 #include "neglog.h"
 #include "preload.h"
+#include "pyframes.h"
 #include "stacktab.h"
 #include "writer.h"
 
@@ -332,7 +333,10 @@ static inline __attribute__((always_inline)) void heap_context(ucontext_t *uc)
  * library's own frames left out), frames[0] inside its call instruction.
  * *flags gets RAW_SAMPLE_TRUNCATED when the walk did not reach the
  * outermost frame.  A walk the unwinder kept (cfi_unwind_memo) has its id
- * kept too, and takes no lookup in the stack table. */
+ * kept too, and takes no lookup in the stack table, unless the process
+ * runs Python: the thread's Python frames are merged in as collect-timer's
+ * samples have them (pyframes.h: no lock, no allocation, reads that cannot
+ * fault), and they change under one native walk. */
 static __attribute__((noinline)) uint32_t heap_stack(struct heap_tls *t, const void *caller,
 						     ucontext_t *from, uint64_t *frames, uint32_t *n,
 						     uint32_t *flags)
@@ -351,6 +355,10 @@ static __attribute__((noinline)) uint32_t heap_stack(struct heap_tls *t, const v
 		}
 		r = cfi_unwind_memo(from, t->stack_lo, t->stack_hi, (uintptr_t)caller, frames,
 				    HEAP_FRAMES, n, &why, &serial);
+		/* the same native walk runs different Python code: with
+		 * Python frames read, a stack is never the walk's alone */
+		if (pyframes_on())
+			serial = 0;
 		if ((id = stacktab_known(serial, flags)) != 0)
 			return id;
 	}
@@ -371,6 +379,7 @@ static __attribute__((noinline)) uint32_t heap_stack(struct heap_tls *t, const v
 		memmove(frames, frames + k, (*n - k) * sizeof(*frames));
 	*n -= k;
 	frames[0]--;
+	*n = pyframes_merge(frames, *n, HEAP_FRAMES);
 	id = stacktab_intern(frames, *n);
 	stacktab_know(serial, id, *flags);
 	return id;
