@@ -19,6 +19,7 @@
 #     it allocated 20 MB;
 #   - every report (tree, flat, folded by each sample type, flame, pprof
 #     read back) names the Python functions;
+#   - with --split, every segment names the Python code of its stacks;
 #   - --no-python leaves them out.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
@@ -102,8 +103,20 @@ while read -r py <&3; do
 done 3< <(pythons)
 [ "$found" -gt 0 ] || { echo "SKIP: no CPython 3.9 to 3.13 on this machine" >&2; exit 77; }
 
-# --no-python: the native stacks alone
 py=$(command -v python3.11 || command -v python3)
+
+# --split: each segment names the Python code its stacks run (the code
+# objects written once in the trace are in every segment)
+"$COLLECT_HEAP" -q --split=0.2 -o sp.raw "$py" "$PYHEAP" rounds || fail "--split: pyheap.py rounds failed"
+n=0
+for f in sp.seg*.raw; do
+	"$PROFVIEW" -q --folded "$f" >seg.txt
+	! grep -q 'not recorded' seg.txt || fail "$f: Python code not recorded: $(grep -m1 'not recorded' seg.txt)"
+	grep -q ';grow;' seg.txt && n=$((n + 1))
+done
+[ "$n" -ge 3 ] || fail "--split: grow is in $n segments, not in each of its 4 rounds"
+
+# --no-python: the native stacks alone
 "$COLLECT_HEAP" -q --rate=1M --no-python -o n.raw "$py" "$PYHEAP" run || fail "--no-python: pyheap.py failed"
 "$PROFVIEW" -q --folded n.raw >n.txt
 ! grep -q 'keep_\|\[python' n.txt && grep -q '_PyEval_EvalFrameDefault\|python3' n.txt ||

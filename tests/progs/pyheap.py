@@ -6,6 +6,9 @@ compress_work has zlib (a C library) allocate its state 50 times, and
 dropped allocates 20 MB of bytes objects and drops them; then the
 process ends with os._exit, everything kept still allocated.
 
+pyheap.py rounds: grow allocates 10 MB of bytes objects, then sleeps
+0.4 s, four times.
+
 pyheap.py truth RATE: the same under tracemalloc (without collect-heap),
 which gives each allocation of the object and memory domains its size,
 and prints for keep_small and keep_bytes "truth NAME BYTES VAR": the
@@ -19,6 +22,7 @@ import inspect
 import math
 import os
 import sys
+import time
 import zlib
 
 SMALL = 1000000
@@ -55,6 +59,18 @@ def dropped():
     n = len(big)
     del big
     return n
+
+
+def grow(keep):
+    for i in range(10000):
+        keep.append(bytes(1000))
+
+
+def rounds():
+    keep = []
+    for _ in range(4):
+        grow(keep)
+        time.sleep(0.4)
 
 
 def run():
@@ -107,6 +123,8 @@ def truth(rate):
 if __name__ == "__main__":
     if sys.argv[1] == "truth":
         truth(float(sys.argv[2]))
+    elif sys.argv[1] == "rounds":
+        rounds()
     else:
         kept = run()
         sys.stdout.flush()
