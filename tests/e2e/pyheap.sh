@@ -12,6 +12,8 @@
 #     mmap'd arenas) are not seen: keep_small holds less than half of its
 #     bytes, while keep_bytes' blocks (above 512 bytes: malloc's) are
 #     there within 5 sigma;
+#   - 41 recursive calls are all in each stack through them, also in
+#     3.9 and 3.10, whose calls each add native frames;
 #   - zlib's allocations (a C library called by the interpreter) are
 #     under their Python caller, compress_work, itself under the native
 #     frames that started the interpreter;
@@ -82,6 +84,16 @@ check_python() {
 		fail "$label: --pprof and back failed"
 	[ "$(under back.txt keep_small)" = "$(under inuse.txt keep_small)" ] ||
 		fail "$label: the pprof read back has $(under back.txt keep_small) bytes under keep_small, not $(under inuse.txt keep_small)"
+
+	# 41 calls of rec, each its own C call before 3.11: every stack has
+	# them all, in order, with their native frames
+	"$COLLECT_HEAP" -q -o d.raw "$py" "$PYHEAP" deep || fail "$label: pyheap.py deep failed"
+	"$PROFVIEW" -q --folded --sample-index=alloc_samples d.raw >deep.txt
+	awk 'BEGIN { for (i = 0; i < 41; i++) want = want ";rec"; want = want ";deep_alloc" }
+		/;deep_alloc/ { n += $NF; s = $0; c = gsub(/;rec/, "", s)
+		if (c != 41 || !index($0, want)) { print "bad: " $0; bad = 1; exit } }
+		END { if (bad) exit 1; if (n < 10) { print n + 0 " samples through deep_alloc"; exit 1 } }' deep.txt >bad.txt ||
+		fail "$label: rec 41 deep: $(cut -c1-400 bad.txt)"
 
 	# pymalloc: the small ints are not seen, the bytes objects are
 	"$COLLECT_HEAP" -q --rate=$RATE --python-allocator=pymalloc -o p.raw "$py" "$PYHEAP" run ||

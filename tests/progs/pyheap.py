@@ -9,6 +9,9 @@ process ends with os._exit, everything kept still allocated.
 pyheap.py rounds: grow allocates 10 MB of bytes objects, then sleeps
 0.4 s, four times.
 
+pyheap.py deep: rec calls itself 40 times, and the last call's
+deep_alloc keeps 20 MB of bytes objects.
+
 pyheap.py truth RATE: the same under tracemalloc (without collect-heap),
 which gives each allocation of the object and memory domains its size,
 and prints for keep_small and keep_bytes "truth NAME BYTES VAR": the
@@ -73,6 +76,14 @@ def rounds():
         time.sleep(0.4)
 
 
+def deep_alloc():
+    return [bytes(1000) for _ in range(20000)]
+
+
+def rec(n):
+    return deep_alloc() if n == 0 else rec(n - 1)
+
+
 def run():
     kept = (keep_small(), keep_bytes())
     compress_work()
@@ -125,6 +136,10 @@ if __name__ == "__main__":
         truth(float(sys.argv[2]))
     elif sys.argv[1] == "rounds":
         rounds()
+    elif sys.argv[1] == "deep":
+        kept = rec(40)
+        sys.stdout.flush()
+        os._exit(0)
     else:
         kept = run()
         sys.stdout.flush()
