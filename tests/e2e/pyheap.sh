@@ -14,6 +14,8 @@
 #     there within 5 sigma;
 #   - 41 recursive calls are all in each stack through them, also in
 #     3.9 and 3.10, whose calls each add native frames;
+#   - two threads allocating at once: each one's blocks under its own
+#     Python function, within 5 sigma (and 3%) of their bytes;
 #   - zlib's allocations (a C library called by the interpreter) are
 #     under their Python caller, compress_work, itself under the native
 #     frames that started the interpreter;
@@ -94,6 +96,21 @@ check_python() {
 		if (c != 41 || !index($0, want)) { print "bad: " $0; bad = 1; exit } }
 		END { if (bad) exit 1; if (n < 10) { print n + 0 " samples through deep_alloc"; exit 1 } }' deep.txt >bad.txt ||
 		fail "$label: rec 41 deep: $(cut -c1-400 bad.txt)"
+
+	# two threads allocating at once: each one's blocks under its own
+	# Python frames, within 5 sigma (of N blocks of S bytes at RATE) and
+	# 3% for the lists and the objects' sizes in each version of thread_a's
+	# 40,000 bytes objects of 1033 bytes and thread_b's 20,000 bytearrays
+	# of 6001 (and their 56 bytes)
+	"$COLLECT_HEAP" -q --rate=$RATE -o th.raw "$py" "$PYHEAP" threads || fail "$label: pyheap.py threads failed"
+	"$PROFVIEW" -q --folded --sample-index=inuse_space th.raw >th.txt
+	awk -v a="$(under th.txt thread_a)" -v b="$(under th.txt thread_b)" -v r=$RATE '
+		function sd(n, s, p) { p = 1 - exp(-s / r); return sqrt(n * s * s * (1 - p) / p) }
+		function near(e, t, v) { d = e - t; if (d < 0) d = -d; return d <= 5 * v + 0.03 * t }
+		BEGIN { exit !(near(a, 40000 * 1033, sd(40000, 1033)) &&
+			near(b, 20000 * 6057, sqrt(sd(20000, 6001)^2 + sd(20000, 56)^2))) }' ||
+		fail "$label: thread_a holds $(under th.txt thread_a) bytes (some 41.3 MB), thread_b $(under th.txt thread_b) (some 121 MB)"
+	! grep -q 'thread_a.*thread_b\|thread_b.*thread_a' th.txt || fail "$label: one thread's frames in the other's stacks"
 
 	# pymalloc: the small ints are not seen, the bytes objects are
 	"$COLLECT_HEAP" -q --rate=$RATE --python-allocator=pymalloc -o p.raw "$py" "$PYHEAP" run ||

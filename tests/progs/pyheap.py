@@ -12,6 +12,10 @@ pyheap.py rounds: grow allocates 10 MB of bytes objects, then sleeps
 pyheap.py deep: rec calls itself 40 times, and the last call's
 deep_alloc keeps 20 MB of bytes objects.
 
+pyheap.py threads: two threads at once, thread_a keeping 40,000 bytes
+objects of 1000 bytes (41 MB), thread_b 20,000 bytearrays of 6000 (120
+MB).
+
 pyheap.py truth RATE: the same under tracemalloc (without collect-heap),
 which gives each allocation of the object and memory domains its size,
 and prints for keep_small and keep_bytes "truth NAME BYTES VAR": the
@@ -84,6 +88,28 @@ def rec(n):
     return deep_alloc() if n == 0 else rec(n - 1)
 
 
+def thread_a(keep):
+    for _ in range(200):
+        keep.append([bytes(1000) for _ in range(200)])
+
+
+def thread_b(keep):
+    for _ in range(200):
+        keep.append([bytearray(6000) for _ in range(100)])
+
+
+def threads():
+    import threading
+
+    keep = []
+    ts = [threading.Thread(target=thread_a, args=(keep,)), threading.Thread(target=thread_b, args=(keep,))]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return keep
+
+
 def run():
     kept = (keep_small(), keep_bytes())
     compress_work()
@@ -136,6 +162,10 @@ if __name__ == "__main__":
         truth(float(sys.argv[2]))
     elif sys.argv[1] == "rounds":
         rounds()
+    elif sys.argv[1] == "threads":
+        kept = threads()
+        sys.stdout.flush()
+        os._exit(0)
     elif sys.argv[1] == "deep":
         kept = rec(40)
         sys.stdout.flush()
