@@ -1,6 +1,6 @@
 /* collect-heap.c - collect-heap: the launcher (collectors/launch) run for
- * libprofview-heap.so, with its one option of its own (--rate), its
- * setting in the environment and its --help
+ * libprofview-heap.so, with its options of its own (--rate, --no-python,
+ * --python-allocator), their settings in the environment and its --help
  *
  * collect-heap [options] [--] program [args...]
  * collect-heap [options] -p PID[,PID...] | --all-matching=NAME
@@ -36,6 +36,15 @@ static void collect_heap_usage(FILE *f)
 		"                      or MiB (default %d); 1 samples every allocation\n"
 		"  -o, --output=FILE   write the trace to FILE (replaced if it exists);\n"
 		"                      default profview-PROGRAM-PID.raw in the current directory\n"
+		"      --no-python     do not read the Python frames of a CPython 3.9-3.13\n"
+		"                      program (its stacks end at the interpreter's loop)\n"
+		"      --python-allocator=malloc|pymalloc  where a CPython program's objects\n"
+		"                      of 512 bytes or less come from: malloc (the default,\n"
+		"                      unless PYTHONMALLOC is set) runs it with\n"
+		"                      PYTHONMALLOC=malloc, each object a block charged to\n"
+		"                      the code that made it;\n"
+		"                      pymalloc keeps CPython's own allocator, whose arenas\n"
+		"                      come from mmap and are not seen\n"
 		"      --no-inherit    profile the program's process only, not the processes\n"
 		"                      it starts (by default each writes its own trace)\n"
 		"      --delay=SECONDS  start sampling SECONDS after the program starts;\n"
@@ -80,22 +89,47 @@ static int collect_heap_rate(const char *arg, long long *out)
 	return 0;
 }
 
-/* collect-heap's own option.  Returns -1 to go on, else an exit status. */
+static const char *const collect_heap_allocators[] = { "malloc", "pymalloc", NULL };
+
+static int collect_heap_no_python;      /* --no-python */
+static const char *collect_heap_pymalloc; /* --python-allocator, or NULL */
+
+/* collect-heap's own options.  Returns -1 to go on, else an exit status. */
 static int collect_heap_option(int c, const char *arg, struct collect_opts *o)
 {
+	int i;
+
 	if (c == 'r' && collect_heap_rate(arg, &o->rate) != 0)
 		return cli_invalid("rate", arg, "1 to %lld bytes (k, M for KiB, MiB)",
 				   (long long)COLLECT_RATE_MAX);
+	if (c == 'y')
+		collect_heap_no_python = 1;
+	if (c == 'M') {
+		if ((i = cli_parse_choice(arg, collect_heap_allocators)) < 0)
+			return cli_invalid_choice("python allocator", arg, collect_heap_allocators);
+		collect_heap_pymalloc = collect_heap_allocators[i];
+	}
 	return -1;
 }
 
-/* The mean bytes between samples, for the library. */
+/* The mean bytes between samples and whether Python frames are read, for
+ * the library; and CPython's own setting of its object allocator, which
+ * the program's processes inherit: malloc unless told otherwise, by the
+ * option or by a PYTHONMALLOC already in the environment.  (Other programs
+ * do not read it.) */
 static int collect_heap_set_env(const struct collect_opts *o)
 {
 	char num[32];
+	int rc;
 
 	snprintf(num, sizeof(num), "%lld", o->rate);
-	return setenv(COLLECT_ENV_HEAP_RATE, num, 1);
+	rc = setenv(COLLECT_ENV_HEAP_RATE, num, 1);
+	rc |= collect_heap_no_python ? setenv(COLLECT_ENV_PYTHON, "0", 1) : unsetenv(COLLECT_ENV_PYTHON);
+	if (collect_heap_pymalloc != NULL)
+		rc |= setenv("PYTHONMALLOC", collect_heap_pymalloc, 1);
+	else
+		rc |= setenv("PYTHONMALLOC", "malloc", 0);
+	return rc;
 }
 
 /* -p: the mean bytes between samples, for the library in the process. */
@@ -113,6 +147,8 @@ static const struct collect_attach_desc collect_heap_attach = {
 
 static const struct option collect_heap_opts[] = {
 	{ "rate", required_argument, NULL, 'r' },
+	{ "no-python", no_argument, NULL, 'y' },
+	{ "python-allocator", required_argument, NULL, 'M' },
 	{ NULL, 0, NULL, 0 },
 };
 

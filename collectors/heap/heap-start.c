@@ -25,6 +25,7 @@
 #include "host.h"
 #include "mappings.h"
 #include "preload.h"
+#include "pyframes.h"
 #include "stacktab.h"
 #include "writer.h"
 
@@ -195,6 +196,7 @@ static void heap_atfork_child(void)
 	}
 	t->busy++;
 	stacktab_reset();
+	pyframes_atfork_child();
 	if (heap_start_trace(getenv(COLLECT_ENV_OUTPUT), 0, 0) == 0) {
 		atomic_store(&heap.state, HEAP_RUNNING);
 		heap_control_start();
@@ -250,6 +252,7 @@ static void heap_start(void)
 	if (heap_start_trace(out, root, 0) != 0)
 		return;
 	stacktab_init(); /* without it every stack is written inline */
+	pyframes_init(); /* a CPython program's frames in its stacks */
 	if (pthread_atfork(heap_atfork_prepare, heap_atfork_parent, heap_atfork_child) != 0) {
 		writer_forget();
 		return;

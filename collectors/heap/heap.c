@@ -58,6 +58,7 @@
 #include "heap.h"
 #include "neglog.h"
 #include "preload.h"
+#include "pyframes.h"
 #include "stacktab.h"
 #include "writer.h"
 
@@ -330,9 +331,13 @@ static inline __attribute__((always_inline)) void heap_context(ucontext_t *uc)
 /* The stack of the allocation: its id in the stack table, or 0 with its
  * frames in frames[0..*n), from the caller of the allocator on (the
  * library's own frames left out), frames[0] inside its call instruction.
+ * frames has room for HEAP_FRAMES + HEAP_PY_FRAMES.
  * *flags gets RAW_SAMPLE_TRUNCATED when the walk did not reach the
  * outermost frame.  A walk the unwinder kept (cfi_unwind_memo) has its id
- * kept too, and takes no lookup in the stack table. */
+ * kept too, and takes no lookup in the stack table, unless the process
+ * runs Python: the thread's Python frames are merged in as collect-timer's
+ * samples have them (pyframes.h: no lock, no allocation, reads that cannot
+ * fault), and they change under one native walk. */
 static __attribute__((noinline)) uint32_t heap_stack(struct heap_tls *t, const void *caller,
 						     ucontext_t *from, uint64_t *frames, uint32_t *n,
 						     uint32_t *flags)
@@ -351,6 +356,10 @@ static __attribute__((noinline)) uint32_t heap_stack(struct heap_tls *t, const v
 		}
 		r = cfi_unwind_memo(from, t->stack_lo, t->stack_hi, (uintptr_t)caller, frames,
 				    HEAP_FRAMES, n, &why, &serial);
+		/* the same native walk runs different Python code: with
+		 * Python frames read, a stack is never the walk's alone */
+		if (pyframes_on())
+			serial = 0;
 		if ((id = stacktab_known(serial, flags)) != 0)
 			return id;
 	}
@@ -371,6 +380,8 @@ static __attribute__((noinline)) uint32_t heap_stack(struct heap_tls *t, const v
 		memmove(frames, frames + k, (*n - k) * sizeof(*frames));
 	*n -= k;
 	frames[0]--;
+	_Static_assert(HEAP_PY_FRAMES >= RAW_PY_MAX_STACK, "room for a thread's Python frames");
+	*n = pyframes_merge(frames, *n, HEAP_FRAMES + HEAP_PY_FRAMES);
 	id = stacktab_intern(frames, *n);
 	stacktab_know(serial, id, *flags);
 	return id;
@@ -379,7 +390,7 @@ static __attribute__((noinline)) uint32_t heap_stack(struct heap_tls *t, const v
 static void heap_write_alloc(struct heap_tls *t, uintptr_t p, uint64_t size, const void *caller,
 			     ucontext_t *from)
 {
-	uint64_t frames[HEAP_FRAMES];
+	uint64_t frames[HEAP_FRAMES + HEAP_PY_FRAMES];
 	uint32_t flags = 0, n, stack_id = heap_stack(t, caller, from, frames, &n, &flags);
 	uint32_t bytes = (uint32_t)sizeof(struct raw_heap_alloc) + (stack_id ? 0 : n * 8);
 	struct raw_heap_alloc *rec;

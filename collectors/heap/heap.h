@@ -19,6 +19,11 @@
 /* Frames kept of a sampled block's stack: on the stack of whatever thread
  * allocates (a signal handler's too), so a modest number. */
 #define HEAP_FRAMES 128
+/* And room for the Python frames merged into them (pyframes.h): one
+ * word a frame at most, as many as the walk of a thread's frames reads
+ * (RAW_PY_MAX_STACK); 3.9 and 3.10 run each Python call in a C call of
+ * its own, whose native frames fill HEAP_FRAMES in a few dozen calls. */
+#define HEAP_PY_FRAMES 256
 /* The table of sampled blocks: open addressing, 16 bytes a slot, mapped
  * without reserve.  Blocks near each other in memory have slots near each
  * other (heap_hash), but a long run's heap can reach every page of it: it

@@ -586,6 +586,13 @@ static void seg_record(struct seg *s, const struct raw_record *r)
 		/* every segment says how its system time was measured */
 		seg_append(&s->maps, &s->maps_len, &s->maps_cap, r->data, r->size);
 		break;
+	case RAW_PYCODE:
+	case RAW_PYSTACK:
+		/* written once per trace, each Python code object and list of
+		 * frames: every later segment's stacks may name them (at most
+		 * 2^16 of each, pyframes.c) */
+		seg_append(&s->maps, &s->maps_len, &s->maps_cap, r->data, r->size);
+		break;
 	case RAW_THREAD: {
 		struct raw_thread rec = { 0 };
 		struct seg_thread *t;

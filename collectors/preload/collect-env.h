@@ -53,7 +53,7 @@
 #define COLLECT_ENV_STOP_NS "PROFVIEW_STOP_NS"     /* CLOCK_MONOTONIC ns to stop at */
 #define COLLECT_ENV_STATS "PROFVIEW_STATS"         /* "1": the handler's figures at exit */
 #define COLLECT_ENV_HEAP_RATE "PROFVIEW_HEAP_RATE" /* collect-heap: mean bytes between samples */
-#define COLLECT_ENV_PYTHON "PROFVIEW_PYTHON"       /* collect-timer: "0": no Python frames read */
+#define COLLECT_ENV_PYTHON "PROFVIEW_PYTHON"       /* "0": no Python frames read */
 
 /* Sampling frequency: the default and the largest (samples a second). */
 #define COLLECT_HZ_DEFAULT 250

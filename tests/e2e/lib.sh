@@ -196,3 +196,20 @@ early_control_signal() {
 	note "$(tail -1 early-c.out)"
 	grep -qx 'killed 0 of 300' early-c.out || fail "children died of the control signal: $(tail -1 early-c.out)"
 }
+
+# pythons: the CPython 3.9 to 3.13 interpreters on the machine, one a line
+# (Debian's, then pyenv's), each one absent said as a note on standard
+# error.
+pythons() {
+	local py
+	for py in /usr/bin/python3.11 /usr/bin/python3.12 /usr/bin/python3.13 \
+		/root/.pyenv/versions/3.9.*/bin/python3.9 /root/.pyenv/versions/3.10.*/bin/python3.10 \
+		/root/.pyenv/versions/3.11.*/bin/python3.11 /root/.pyenv/versions/3.12.*/bin/python3.12 \
+		/root/.pyenv/versions/3.13.*/bin/python3.13; do
+		if [ -x "$py" ]; then
+			echo "$py"
+		else
+			case $py in *'*'*) note "SKIP: no ${py%/bin/*}: not on this machine" >&2 ;; *) note "SKIP: no $py" >&2 ;; esac
+		fi
+	done
+}
