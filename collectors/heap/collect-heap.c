@@ -132,10 +132,13 @@ static int collect_heap_set_env(const struct collect_opts *o)
 	return rc;
 }
 
-/* -p: the mean bytes between samples, for the library in the process. */
+/* -p: the mean bytes between samples, and whether Python frames are
+ * read, for the library in the process.  (--python-allocator has no
+ * meaning there: a running interpreter's allocator is chosen.) */
 static int collect_heap_attach_settings(const struct collect_opts *o, char *buf, size_t cap)
 {
-	int n = snprintf(buf, cap, COLLECT_ENV_HEAP_RATE "=%lld\n", o->rate);
+	int n = snprintf(buf, cap, COLLECT_ENV_HEAP_RATE "=%lld\n" COLLECT_ENV_PYTHON "=%d\n", o->rate,
+			 !collect_heap_no_python);
 
 	return n > 0 && (size_t)n < cap ? n : -1;
 }

@@ -49,6 +49,7 @@
 #include "mappings.h"
 #include "notice.h"
 #include "preload.h"
+#include "pyframes.h"
 #include "stacktab.h"
 #include "writer.h"
 
@@ -324,6 +325,7 @@ static int heap_attach_start(void)
 	if (out == NULL || out[0] != '/' || heap_start_trace(out, 1, RAW_HEAP_SINCE_ATTACH) != 0)
 		return -1;
 	stacktab_init();
+	pyframes_init(); /* a CPython program's frames in its stacks */
 	if (!heap_attach_forks) {
 		if (pthread_atfork(heap_attach_prepare, heap_attach_parent, heap_attach_child) != 0) {
 			preload_warn("profiling disabled: cannot follow fork");

@@ -223,3 +223,38 @@ kill -0 "$pid" || fail "the program died"
 kill "$pid"
 wait "$pid" || fail "the program did not end as asked"
 pid=
+
+# ---- a CPython program: its Python frames in the stacks ----
+py=$(pythons | head -1)
+if [ -z "$py" ]; then
+	note "SKIP: no CPython 3.9-3.13: the attach to a Python program is left out"
+else
+	cat >hold.py <<'EOF'
+def hold_py(keep):
+    while True:
+        for _ in range(2000):
+            keep.append(bytes(1000))
+        if len(keep) > 200000:
+            del keep[:100000]
+print("ready", flush=True)
+hold_py([])
+EOF
+	PYTHONMALLOC=malloc "$py" hold.py >py.out &
+	pid=$!
+	wait_for py.out ready || fail "$py did not start"
+	"$COLLECT_HEAP" -q -p "$pid" --duration=1 --rate=64k -o py.raw 2>py.err ||
+		fail "collect-heap -p of $py failed: $(cat py.err)"
+	kill -0 "$pid" || fail "$py died after the attach"
+	kill "$pid"
+	wait "$pid" 2>/dev/null || true
+	pid=
+	# hundreds of megabytes a second allocated: thousands of samples, all
+	# but the few of the list's growth through hold_py's frame
+	"$PROFVIEW" --folded --sample-index=alloc_objects py.raw >py.folded 2>py.perr ||
+		fail "profview of the Python attach failed: $(cat py.perr)"
+	all=$(awk '{ n += $NF } END { print n + 0 }' py.folded)
+	in=$(awk '/;hold_py;/ { n += $NF } END { print n + 0 }' py.folded)
+	[ "$all" -ge 200 ] || fail "only $all blocks of the Python program estimated from the samples"
+	[ $((in * 10)) -ge $((all * 9)) ] || fail "$in of $all blocks (estimated from the samples) under hold_py (its Python frame)"
+	note "the Python program attached to: $in of $all blocks (estimated) under hold_py"
+fi
