@@ -9,10 +9,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-int64_t pv_count_samples(const struct pv_profile *p)
+/* The type "PREFIX_samples" of p, or PV_NONE. */
+static uint32_t samples_of(const struct pv_profile *p, const char *prefix, size_t len)
 {
-	uint32_t v = pv_find_value_type(p, "samples");
+	char name[128];
+
+	if (len + sizeof "_samples" > sizeof name)
+		return PV_NONE;
+	memcpy(name, prefix, len);
+	strcpy(name + len, "_samples");
+	return pv_find_value_type(p, name);
+}
+
+int64_t pv_count_samples(const struct pv_profile *p, const char *index)
+{
+	uint32_t v = PV_NONE;
 	int64_t n = 0;
+
+	if (index) {
+		char *end;
+		unsigned long i = strtoul(index, &end, 10);
+		const char *name = *index && !*end && i < p->nvalues ? pv_str(p, p->sample_types[i].type) : index;
+		const char *us = strchr(name, '_');
+
+		v = samples_of(p, name, strlen(name));
+		if (v == PV_NONE && us)
+			v = samples_of(p, name, (size_t)(us - name));
+	}
+	if (v == PV_NONE)
+		v = pv_find_value_type(p, "samples");
 
 	if (v == PV_NONE && p->nvalues)
 		v = 0;
@@ -302,7 +327,7 @@ static int run(struct pv_profile *p, const struct pv_view *v, bool tree, struct 
 		pv_keep_processes(p, v->pids, v->npids);
 	if (v->nspans || v->ntids || v->npids)
 		keep_warnings(p, flagged0);
-	r->before = pv_count_samples(p);
+	r->before = pv_count_samples(p, v->sample_index);
 	r->in_spans = v->nspans ? r->before : 0;
 	for (size_t i = 0; i < v->nsteps; i++) {
 		const struct pv_step *s = &v->steps[i];
@@ -347,7 +372,7 @@ static int run(struct pv_profile *p, const struct pv_view *v, bool tree, struct 
 	}
 	if (v->fold_recursion && tree)
 		describe(r, "fold-recursion");
-	r->after = pv_count_samples(p);
+	r->after = pv_count_samples(p, v->sample_index);
 	/* Without inlines: the profile itself when it is what is shown
 	 * (--pprof), else the tree. */
 	if (v->noinlines && !tree)

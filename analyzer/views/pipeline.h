@@ -137,8 +137,11 @@ int64_t pv_block_end(const struct pv_profile *p, const struct pv_sample *s, int6
  * INT64_MAX when open. */
 void pv_span_resolve(const struct pv_span *s, int64_t len, int64_t *from, int64_t *to);
 
-/* The samples of p, counted as the reports count them (its "samples"
- * value, else its first, else one a sample). */
-int64_t pv_count_samples(const struct pv_profile *p);
+/* The samples of p, counted as the reports count them: the count of
+ * samples beside the value shown, index (--sample-index, a name or a
+ * number; NULL: the default), as "peak_samples" is beside "peak_space"
+ * and "alloc_samples" beside "alloc_objects"; else its "samples" value,
+ * else its first, else one a sample. */
+int64_t pv_count_samples(const struct pv_profile *p, const char *index);
 
 #endif

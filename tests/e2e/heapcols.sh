@@ -2,7 +2,8 @@
 # The value columns of a heap profile's --flat and --tree: the bytes (or
 # objects) of each line in its unit, "12.3 MiB" as pprof and jeprof give
 # them, each the same number the --folded report sums for that function,
-# under every sample type; a CPU profile keeps its columns.
+# under every sample type; the filters' line counts the samples the header
+# counts under each; a CPU profile keeps its columns.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 cd "$WORK"
@@ -30,6 +31,13 @@ for idx in inuse_space alloc_space peak_space inuse_objects alloc_objects; do
 	"$PROFVIEW" -q --tree --sample-index=$idx known.raw >tree.txt || fail "--tree --sample-index=$idx failed"
 	grep -Eq "± +self $unit +cum $unit  function" flat.txt || fail "--flat $idx: no self/cum $unit columns: $(sed -n 3p flat.txt)"
 	grep -Eq "± +$unit  function" tree.txt || fail "--tree $idx: no $unit column: $(sed -n 3p tree.txt)"
+	# the filters' line counts the samples the header counts
+	"$PROFVIEW" --flat --sample-index=$idx --ignore=no_such_function known.raw >filt.txt ||
+		fail "--flat --sample-index=$idx --ignore failed"
+	n=$(sed -n 's/^profile: .* in \([0-9]*\) samples.*/\1/p' filt.txt)
+	[ "${n:-0}" -gt 0 ] || fail "--flat $idx: no count of samples in the header: $(sed -n 2p filt.txt)"
+	grep -q "^filters: ignore=no_such_function; kept $n of $n samples (100.0%)" filt.txt ||
+		fail "--flat $idx: the filters' line does not count the header's $n samples: $(grep filters: filt.txt)"
 	for f in kept transient peak; do
 		v=$(awk -v f="$f" '{ n = split($1, a, ";"); if (a[n] == f) s += $NF } END { print s + 0 }' f.folded)
 		[ "$v" -gt 0 ] || [ "$idx" != alloc_space ] || fail "$f allocated nothing: $(cat f.folded)"
