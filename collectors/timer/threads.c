@@ -496,6 +496,20 @@ static int threads_may_ask(struct preload_entry *e, int signo, uint64_t pass)
 	       !(threads_status_mask(buf, "\nShdPnd:\t") & bit);
 }
 
+int threads_sweep_wanted(void)
+{
+	int wanted = 0;
+
+	pthread_mutex_lock(&preload.registry_lock);
+	for (size_t i = 0; i < preload.nentries && !wanted; i++) {
+		struct preload_entry *e = &preload.entries[i];
+
+		wanted = e->tid != 0 && (e->timer.fd < 0 || engine_lost(&e->timer));
+	}
+	pthread_mutex_unlock(&preload.registry_lock);
+	return wanted;
+}
+
 size_t threads_sweep(uint64_t threshold_ns, size_t *nthreads, size_t *watched)
 {
 	static uint64_t pass; /* only the sweeper's thread calls this */
