@@ -50,7 +50,8 @@
  * name and join a thread that never looks at anything.  Nor while every
  * thread has its perf event (a pass would look at none of them): the
  * control thread then asks again every tenth of a second, and starts it
- * once a thread has a POSIX timer or lost its event.
+ * once a thread has a POSIX timer or lost its event (an attached process
+ * has it as before: see sweep_launch).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -164,8 +165,11 @@ uint64_t sweep_launch(uint64_t now)
 		return due;
 	/* Every thread has its perf event: a pass would look at nothing.
 	 * Asked again as often as an idle pass would run (no thread made,
-	 * named and joined in a process that never needs one). */
-	if (now != UINT64_MAX && !threads_sweep_wanted()) {
+	 * named and joined in a process that never needs one).  Not in an
+	 * attached process: each attach makes the same threads, so that
+	 * glibc's cache of the stacks of joined threads leaves the process
+	 * with the mappings it had after the first. */
+	if (now != UINT64_MAX && !preload.attached && !threads_sweep_wanted()) {
 		pthread_mutex_lock(&sweep.lock);
 		if (sweep.ready && !sweep.stop)
 			sweep.due_ns = now + SWEEP_IDLE_NS;

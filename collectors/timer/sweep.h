@@ -17,7 +17,7 @@ int sweep_start(uint64_t period_ns);
  * would look at a thread (threads_sweep_wanted), once (a line on stderr
  * when it cannot).  Returns when to ask again: when the pass is due, if
  * that is later, or a tenth of a second on while every thread has its perf
- * event; else 0.  Not signal-safe. */
+ * event (not in an attached process); else 0.  Not signal-safe. */
 uint64_t sweep_launch(uint64_t now);
 /* Starts it now (no control thread to start it later).  Returns 0 or -1.
  * Not signal-safe. */
