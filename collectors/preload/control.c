@@ -74,6 +74,7 @@ static struct {
 	int ended;                /* it has */
 	int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
 	pthread_t thread;
+	uint32_t wake_bit;        /* the thread's futex bitset (control_start) */
 	_Atomic int started;
 	_Atomic int stop;
 	/* the run's control word (collect-env.h), or NULL: then requests
@@ -95,6 +96,15 @@ static _Atomic uint32_t *control_word(void)
 static void control_wake(void)
 {
 	syscall(SYS_futex, (void *)control_word(), FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/* Wakes this process's thread alone, and those of the few processes
+ * whose bit is the same (they look and wait again): not every process of
+ * the run, each time one of them ends. */
+static void control_wake_own(void)
+{
+	syscall(SYS_futex, (void *)control_word(), FUTEX_WAKE_BITSET, INT_MAX, NULL, NULL,
+		control.wake_bit);
 }
 
 /* ---- the thread ---- */
@@ -209,7 +219,7 @@ static void *control_main(void *unused)
 		 * release or the next pages to fault in */
 		if (req == seen)
 			syscall(SYS_futex, (void *)control_word(), FUTEX_WAIT_BITSET, req, &ts, NULL,
-				FUTEX_BITSET_MATCH_ANY);
+				control.wake_bit);
 		if (atomic_load(&control.stop))
 			break;
 		now = preload_now();
@@ -232,6 +242,8 @@ int control_start(void)
 	 * exist */
 	atomic_store(&control.started, 0);
 	atomic_store(&control.stop, 0);
+	/* a request (control_wake) wakes every waiter whatever its bits */
+	control.wake_bit = 1u << (getpid() % 32);
 	if (threads_start_helper(&control.thread, control_main, "profview-ctl", 64 << 10, 0) != 0)
 		return -1;
 	atomic_store(&control.started, 1);
@@ -253,7 +265,7 @@ void control_stop(void)
 	/* woken until it has seen the stop: one wake may come just before it
 	 * waits */
 	for (;;) {
-		control_wake();
+		control_wake_own();
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += 2000000;
 		if (ts.tv_nsec >= 1000000000L) {

@@ -44,12 +44,26 @@ static void *helper_main(void *p)
 	return fn(NULL);
 }
 
+typedef int (*helper_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+/* libc's pthread_create, looked up once (a lookup through every loaded
+ * object's symbols each time cost a few microseconds of every start). */
+static helper_create_fn helper_real_create(void)
+{
+	static _Atomic(helper_create_fn) real;
+	helper_create_fn fn = atomic_load(&real);
+
+	if (fn == NULL) {
+		fn = (helper_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+		atomic_store(&real, fn);
+	}
+	return fn;
+}
+
 int threads_start_helper(pthread_t *thread, void *(*fn)(void *), const char *name, size_t stack,
 			 int detached)
 {
-	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
-		(int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))
-			dlsym(RTLD_NEXT, "pthread_create");
+	helper_create_fn create = helper_real_create();
 	struct helper_start *st = NULL;
 	pthread_attr_t attr;
 	sigset_t all, old;

@@ -115,7 +115,16 @@ static struct {
 	/* Our perf events: the PERF_EVENT_IOC_ID of fd fd_floor + i in
 	 * ids[i], 0 for none.  Read lock-free by the handler. */
 	_Atomic uint64_t ids[ENGINE_FD_RESERVE];
-} engine;
+	/* The event engine_init opened to see what the kernel allows, kept
+	 * (with its ring buffer, mapped) for the first engine_create of the
+	 * same thread: -1 when there is none. */
+	struct {
+		int fd;
+		pid_t tid;
+		uint64_t id;
+		void *ring;
+	} spare;
+} engine = { .spare = { .fd = -1 } };
 
 /* Marks fd as our event id. */
 static void engine_mark(int fd, uint64_t id)
@@ -191,21 +200,54 @@ static int engine_perf_open(pid_t tid, uint64_t first_ns, int chains, uint64_t *
 
 /* An event that counts system time: does its ring buffer map?  Else the
  * events go without one (the getrusage split).  Closes fd; returns an fd
- * of the engine's events, or -1. */
-static int engine_check_chains(int fd, uint64_t period_ns, uint64_t *id)
+ * of the engine's events, or -1, and its ring buffer (mapped) in *ring
+ * when it has one, else NULL. */
+static int engine_check_chains(int fd, uint64_t period_ns, uint64_t *id, void **ring)
 {
-	void *ring;
-
+	*ring = NULL;
 	if (fd < 0 || !engine.chains)
 		return fd;
-	ring = mmap(NULL, ENGINE_RING_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (ring != MAP_FAILED) {
-		munmap(ring, ENGINE_RING_SIZE);
+	*ring = mmap(NULL, ENGINE_RING_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (*ring != MAP_FAILED)
 		return fd;
-	}
+	*ring = NULL;
 	close(fd);
 	engine.chains = 0;
 	return engine_perf_open((pid_t)syscall(SYS_gettid), period_ns, engine.chains, id);
+}
+
+void engine_drop_spare(void)
+{
+	if (engine.spare.fd < 0)
+		return;
+	if (engine.spare.ring != NULL)
+		munmap(engine.spare.ring, ENGINE_RING_SIZE);
+	close(engine.spare.fd);
+	engine.spare.fd = -1;
+	engine.spare.ring = NULL;
+}
+
+/* The probe's event as thread tid's timer, its first period first_ns:
+ * one ioctl instead of an open, its settings and a mapping.  Returns 0,
+ * or -1 when it is not tid's (or its period cannot be set: then it is
+ * closed). */
+static int engine_take_spare(pid_t tid, uint64_t first_ns, struct engine_timer *t)
+{
+	uint64_t period = first_ns > 0 && first_ns <= engine.period_ns ? first_ns : engine.period_ns;
+
+	if (engine.spare.fd < 0 || engine.spare.tid != tid)
+		return -1;
+	if (period != engine.period_ns && ioctl(engine.spare.fd, PERF_EVENT_IOC_PERIOD, &period) != 0) {
+		engine_drop_spare();
+		return -1;
+	}
+	t->fd = engine.spare.fd;
+	t->id = engine.spare.id;
+	t->ring = engine.spare.ring;
+	engine.spare.fd = -1;
+	engine.spare.ring = NULL;
+	engine_mark(t->fd, t->id);
+	return 0;
 }
 
 int engine_kind(void)
@@ -240,9 +282,12 @@ int engine_init(int want, uint64_t period_ns, void *cookie)
 	engine.period_ns = period_ns;
 	engine.cookie = cookie;
 	engine.fd_floor = engine_fd_floor();
+	engine_drop_spare();
 	if (want == ENGINE_PERF || want == ENGINE_AUTO) {
+		pid_t tid = (pid_t)syscall(SYS_gettid);
 		uint64_t id;
-		int fd = engine_perf_open((pid_t)syscall(SYS_gettid), period_ns, engine.chains, &id);
+		void *ring;
+		int fd = engine_perf_open(tid, period_ns, engine.chains, &id);
 
 		/* Counting system time too, as CPU timers do, needs
 		 * perf_event_paranoid <= 1 or CAP_PERFMON; without it an
@@ -252,12 +297,15 @@ int engine_init(int want, uint64_t period_ns, void *cookie)
 		if (fd < 0 && (errno == EACCES || errno == EPERM)) {
 			engine.user_only = 1;
 			engine.chains = 0;
-			fd = engine_perf_open((pid_t)syscall(SYS_gettid), period_ns, engine.chains, &id);
+			fd = engine_perf_open(tid, period_ns, engine.chains, &id);
 		}
-		fd = engine_check_chains(fd, period_ns, &id);
+		fd = engine_check_chains(fd, period_ns, &id, &ring);
 
 		if (fd >= 0) {
-			close(fd);
+			engine.spare.fd = fd;
+			engine.spare.tid = tid;
+			engine.spare.id = id;
+			engine.spare.ring = ring;
 			engine.kind = ENGINE_PERF;
 			if (engine.user_only && want == ENGINE_PERF)
 				preload_warn("perf events may not count system time here (see "
@@ -281,6 +329,8 @@ int engine_create(clockid_t clock, pid_t tid, uint64_t first_ns, struct engine_t
 	t->id = 0;
 	t->ring = NULL;
 	if (engine.kind == ENGINE_PERF) {
+		if (engine_take_spare(tid, first_ns, t) == 0)
+			return 0;
 		t->fd = engine_perf_open(tid, first_ns, engine.chains, &t->id);
 		if (t->fd >= 0) {
 			if (engine.chains) {
@@ -443,6 +493,7 @@ void engine_rearm(struct engine_timer *t, int young, uint64_t first_ns)
 
 void engine_forget(void)
 {
+	engine_drop_spare();
 	/* only the descriptors still ours: the program may have closed one
 	 * and reused the number for a file of its own */
 	for (int i = 0; i < ENGINE_FD_RESERVE; i++) {

@@ -32,8 +32,12 @@ struct engine_timer {
  * and the calling thread may open a task-clock perf event, else
  * ENGINE_POSIX (with one line on stderr when ENGINE_PERF was wanted).
  * cookie is the sival_ptr of the POSIX timers.  Returns the engine in use.
- * Not signal-safe. */
+ * The perf event it opened to find out is kept for the calling thread's
+ * engine_create, until engine_drop_spare.  Not signal-safe. */
 int engine_init(int want, uint64_t period_ns, void *cookie);
+/* Closes the event engine_init kept if no engine_create took it.  Not
+ * signal-safe. */
+void engine_drop_spare(void);
 /* The engine engine_init chose.  Signal-safe. */
 int engine_kind(void);
 /* Before an exec by this thread (undo 0): stops its perf event t and takes

@@ -503,9 +503,13 @@ static void preload_init(void)
 	preload_write_kernel();
 	preload.hooked = 1;
 	atomic_store(&preload.state, PRELOAD_RUNNING);
-	if (preload.attached)
+	if (preload.attached) {
+		engine_drop_spare();
 		return; /* the rest in attach.c's thread: preload_adopt_attached */
+	}
+	/* (its timer is the event engine_init opened, when it could) */
 	threads_register();
+	engine_drop_spare();
 	threads_adopt_existing();
 	sigs_hook_term();
 	preload_start_threads();

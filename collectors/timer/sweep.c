@@ -47,7 +47,11 @@
  * The thread is started only when its first pass is due, two periods after
  * the process started profiling, by the control thread (control.c): most
  * processes of a build end before that, and would otherwise each make,
- * name and join a thread that never looks at anything.
+ * name and join a thread that never looks at anything.  Nor while every
+ * thread has its perf event (a pass would look at none of them): the
+ * control thread then asks again every tenth of a second, and starts it
+ * once a thread has a POSIX timer or lost its event (an attached process
+ * has it as before: see sweep_launch).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -142,10 +146,38 @@ int sweep_start_now(void)
 	return sweep_launch(UINT64_MAX) == 0 && atomic_load(&sweep.started) ? 0 : -1;
 }
 
+/* When the first pass is due, 0 when the thread is not to start. */
+static uint64_t sweep_due(void)
+{
+	uint64_t due;
+
+	pthread_mutex_lock(&sweep.lock);
+	due = sweep.ready && !sweep.stop && !atomic_load(&sweep.started) ? sweep.due_ns : 0;
+	pthread_mutex_unlock(&sweep.lock);
+	return due;
+}
+
 uint64_t sweep_launch(uint64_t now)
 {
-	uint64_t due = 0;
+	uint64_t due = sweep_due();
 
+	if (due == 0 || now < due)
+		return due;
+	/* Every thread has its perf event: a pass would look at nothing.
+	 * Asked again as often as an idle pass would run (no thread made,
+	 * named and joined in a process that never needs one).  Not in an
+	 * attached process: each attach makes the same threads, so that
+	 * glibc's cache of the stacks of joined threads leaves the process
+	 * with the mappings it had after the first. */
+	if (now != UINT64_MAX && !preload.attached && !threads_sweep_wanted()) {
+		pthread_mutex_lock(&sweep.lock);
+		if (sweep.ready && !sweep.stop)
+			sweep.due_ns = now + SWEEP_IDLE_NS;
+		due = sweep.ready && !sweep.stop ? sweep.due_ns : 0;
+		pthread_mutex_unlock(&sweep.lock);
+		return due;
+	}
+	due = 0;
 	pthread_mutex_lock(&sweep.lock);
 	if (!sweep.ready || sweep.stop || atomic_load(&sweep.started))
 		goto out;

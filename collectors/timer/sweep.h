@@ -13,9 +13,11 @@
  * sweep_start_now at once.  Also in the child of a fork.  Returns 0.  Not
  * signal-safe. */
 int sweep_start(uint64_t period_ns);
-/* Starts the thread if its first pass is due at now (preload_now), once
- * (a line on stderr when it cannot).  Returns when it is due when that is
- * later, else 0.  Not signal-safe. */
+/* Starts the thread if its first pass is due at now (preload_now) and
+ * would look at a thread (threads_sweep_wanted), once (a line on stderr
+ * when it cannot).  Returns when to ask again: when the pass is due, if
+ * that is later, or a tenth of a second on while every thread has its perf
+ * event (not in an attached process); else 0.  Not signal-safe. */
 uint64_t sweep_launch(uint64_t now);
 /* Starts it now (no control thread to start it later).  Returns 0 or -1.
  * Not signal-safe. */

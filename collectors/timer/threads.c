@@ -136,6 +136,10 @@ void threads_read_comm(pid_t tid, char name[16])
 	ssize_t n;
 
 	memset(name, 0, 16);
+	/* the calling thread's own, without opening a file of /proc (the end
+	 * of a process of one thread) */
+	if (tid == preload_gettid() && prctl(PR_GET_NAME, name, 0, 0, 0) == 0)
+		return;
 	n = threads_read_task_file(tid, "comm", name, 16);
 	if (n > 0 && name[n - 1] == '\n')
 		name[n - 1] = '\0';
@@ -494,6 +498,20 @@ static int threads_may_ask(struct preload_entry *e, int signo, uint64_t pass)
 	return !(threads_status_mask(buf, "\nSigBlk:\t") & bit) &&
 	       !(threads_status_mask(buf, "\nSigPnd:\t") & bit) &&
 	       !(threads_status_mask(buf, "\nShdPnd:\t") & bit);
+}
+
+int threads_sweep_wanted(void)
+{
+	int wanted = 0;
+
+	pthread_mutex_lock(&preload.registry_lock);
+	for (size_t i = 0; i < preload.nentries && !wanted; i++) {
+		struct preload_entry *e = &preload.entries[i];
+
+		wanted = e->tid != 0 && (e->timer.fd < 0 || engine_lost(&e->timer));
+	}
+	pthread_mutex_unlock(&preload.registry_lock);
+	return wanted;
 }
 
 size_t threads_sweep(uint64_t threshold_ns, size_t *nthreads, size_t *watched)

@@ -35,6 +35,9 @@ size_t preload_threads(struct preload_thread_view *v, size_t cap);
  * (those with a perf event it did not: it samples them).  Not
  * signal-safe. */
 size_t threads_sweep(uint64_t threshold_ns, size_t *nthreads, size_t *watched);
+/* Would a pass look at any thread: is there a registered thread without
+ * a perf event, or whose event the program closed?  Not signal-safe. */
+int threads_sweep_wanted(void);
 
 #pragma GCC visibility push(hidden)
 

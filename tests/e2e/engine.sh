@@ -69,6 +69,68 @@ done
 	END { printf "# %d samples for %.0f periods of CPU time\n", n, w / per; exit !(w > 0 && n >= 0.6 * w / per) }' ||
 	fail "fdcheck: too few samples after the program closed the events"
 
+# The start and the helper threads of a process of one thread: its timer
+# is the event the engine's probe opened (one perf_event_open in all), and
+# while every thread has its perf event no sweeper thread is made (a pass
+# would look at none); with POSIX timers it is, two periods in.
+cat >names.c <<'EOC'
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+int main(void)
+{
+	struct timespec ts;
+	volatile unsigned long x = 0;
+	char path[300], name[64];
+	struct dirent *d;
+	DIR *dir;
+
+	do {
+		for (int i = 0; i < 100000; i++)
+			x += (unsigned long)i;
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	} while (ts.tv_sec == 0 && ts.tv_nsec < 300000000);
+	dir = opendir("/proc/self/task");
+	while (dir != NULL && (d = readdir(dir)) != NULL) {
+		FILE *f;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", d->d_name);
+		if ((f = fopen(path, "r")) != NULL && fgets(name, sizeof(name), f) != NULL)
+			printf("thread %s", name);
+		if (f != NULL)
+			fclose(f);
+	}
+	return 0;
+}
+EOC
+"$CC" -O1 -o names names.c || fail "cannot compile names.c"
+for engine in perf posix; do
+	"$COLLECT_TIMER" -q --engine=$engine -o names.raw ./names >names-$engine.txt 2>names.err ||
+		fail "collect-timer --engine=$engine failed on names: $(cat names.err)"
+	note "--engine=$engine: $(sort names-$engine.txt | tr '\n' ' ')"
+	grep -q '^thread profview-ctl$' names-$engine.txt ||
+		fail "--engine=$engine: no control thread: $(cat names-$engine.txt)"
+done
+! grep -q '^thread profview-sweep$' names-perf.txt ||
+	fail "a sweeper thread in a process whose one thread has its perf event"
+grep -q '^thread profview-sweep$' names-posix.txt ||
+	fail "no sweeper thread with POSIX timers after 0.3 s"
+if ! command -v strace >/dev/null; then
+	note "strace is not installed: the perf events a process opens are not counted"
+else
+	strace -f -qq -e trace=perf_event_open -o opens.txt \
+		"$COLLECT_TIMER" -q --engine=perf -o names.raw ./names >/dev/null 2>&1 ||
+		fail "collect-timer failed under strace"
+	pid=$("$RAWDUMP" names.raw | awk '$1 == "header" { print $2; exit }')
+	opens=$(awk -v p="$pid" '$1 == p && /perf_event_open\(/' opens.txt | wc -l)
+	note "perf_event_open calls of the profiled process $pid: $opens"
+	[ "$opens" = 1 ] || fail "the profiled process of one thread opened $opens perf events: $(head -5 opens.txt)"
+fi
+
 # Refused: one line, then POSIX timers (at most the tick rate).
 ./noperf "$COLLECT_TIMER" --engine=perf -F 1000 -o noperf.raw ./duty 1.0 >/dev/null 2>noperr.txt ||
 	fail "collect-timer failed where perf events are refused: $(cat noperr.txt)"

@@ -97,6 +97,30 @@ parent=$(sed -n 's/^program: .* (pid \([0-9]*\)).*/\1/p' fk.txt)
 [ -n "$parent" ] || fail "fork trace: no pid in the header: $(head -1 fk.txt)"
 [ ! -s fk.err ] || fail "fork trace: $(cat fk.err)"
 
+# The main thread renamed just before the end: the end reads its name.
+cat >mainname.c <<'EOC'
+#include <sys/prctl.h>
+#include <time.h>
+
+int main(void)
+{
+	struct timespec ts;
+	volatile unsigned long x = 0;
+
+	do {
+		for (int i = 0; i < 100000; i++)
+			x += (unsigned long)i;
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	} while (ts.tv_sec == 0 && ts.tv_nsec < 200000000);
+	prctl(PR_SET_NAME, "renamed-main", 0, 0, 0);
+	return 0;
+}
+EOC
+"$CC" -O1 -o mainname mainname.c || fail "cannot compile mainname.c"
+"$COLLECT_TIMER" -q -o mn.raw ./mainname || fail "collect-timer failed on mainname"
+"$PROFVIEW" --threads --maxdepth=1 mn.raw | grep -q '"renamed-main"\]' ||
+	fail "the main thread renamed before the end is not 'renamed-main': $("$PROFVIEW" --threads --maxdepth=1 mn.raw | head -5)"
+
 # A thread that renames itself shows under its new name.
 "$COLLECT_TIMER" -q -o rn.raw ./tcases rename >/dev/null || fail "rename case failed"
 "$PROFVIEW" --threads --maxdepth=1 rn.raw | grep -q '"worker-1"\]' || fail "the renamed thread is not 'worker-1'"

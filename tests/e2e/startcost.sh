@@ -11,7 +11,8 @@
 #     run's CPU time;
 # (c) no function of the preload library is in any profile;
 # (d) a chain of 60 execs in one process: every image's trace is in the
-#     run, each under the same pid, and the run is one process.
+#     run, each under the same pid, and the run is one process;
+# (e) the end of a process wakes no other process's control thread.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 cd "$WORK"
@@ -102,6 +103,68 @@ note "exec chain: $parts parts, $pids pid(s)"
 [ "$pids" = 1 ] || fail "the images of one process are under $pids pids"
 [ -z "$(ls | grep '^execs\.[0-9]')" ] || fail "traces left beside the run: $(ls | grep '^execs\.' | head -3)"
 grep -q '^collect-timer: 1 process, ' execs.err || fail "the exec chain is not one process: $(cat execs.err)"
+
+# (e) the end of a process wakes its own control thread, not every other
+# process's: a process that waits while 300 others start and end sees
+# its control thread woken by its own timers (at most some 85 times a
+# second: the trace's pages, the stack table, the sweeper's check) and by
+# the ends of the processes whose pid shares its futex bit (one in 32),
+# not once by each end
+cat >ctlwatch.c <<'EOC'
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+	struct timespec step = { 0, 5000000 };
+	double t0 = now();
+	char path[300], line[256];
+	struct dirent *d;
+	DIR *dir;
+
+	while (argc > 1 && access(argv[1], F_OK) != 0 && now() - t0 < 120)
+		nanosleep(&step, NULL);
+	dir = opendir("/proc/self/task");
+	while (dir != NULL && (d = readdir(dir)) != NULL) {
+		long wakes = -1;
+		int ctl = 0;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status", d->d_name);
+		if (d->d_name[0] == '.' || (f = fopen(path, "r")) == NULL)
+			continue;
+		while (fgets(line, sizeof(line), f) != NULL) {
+			ctl |= strcmp(line, "Name:\tprofview-ctl\n") == 0;
+			sscanf(line, "voluntary_ctxt_switches: %ld", &wakes);
+		}
+		fclose(f);
+		if (ctl)
+			printf("control %ld %.3f\n", wakes, now() - t0);
+	}
+	return 0;
+}
+EOC
+"$CC" -O1 -o ctlwatch ctlwatch.c || fail "cannot compile ctlwatch.c"
+"$COLLECT_TIMER" -q -o wakes.raw sh -c './ctlwatch ends.done & w=$!; i=0
+	while [ $i -lt 300 ]; do /bin/true; i=$((i + 1)); done; touch ends.done; wait $w' >wakes.txt ||
+	fail "collect-timer failed on the wakes run"
+read -r _ wakes secs <<<"$(grep '^control ' wakes.txt)"
+[ -n "$secs" ] || fail "no control thread in the waiting process: $(cat wakes.txt)"
+note "the waiting process's control thread: woken $wakes times in $secs s, while 300 processes ended"
+# bit sharers: binomial(300, 1/32), mean 9.4; more than 60 beyond chance
+awk -v w="$wakes" -v s="$secs" 'BEGIN { exit !(w < 60 + 85 * s + 10) }' ||
+	fail "the control thread was woken $wakes times in $secs s: by every other process's end"
 
 # (c) none of the library's functions in any profile
 # (not _init and _fini, which every object has: a sample in a plugin's
