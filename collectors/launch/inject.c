@@ -25,9 +25,11 @@
  * words are let off in a process without other threads, whose fork takes
  * no lock: see inject_single.
  *
- * The calls: its registers saved, each call is made on its stack below
- * the red zone, with a return address of 0, so that the return stops it
- * with a SIGSEGV we take (never delivered).  __errno_location first, so
+ * The calls: its registers saved (the general ones, and the floating
+ * point and vector ones, which the calls use: a thread stopped in the
+ * middle of a computation in them would go on with garbage), each call
+ * is made on its stack below the red zone, with a return address of 0, so
+ * that the return stops it with a SIGSEGV we take (never delivered).  __errno_location first, so
  * that errno is put back; dlopen(lib, RTLD_NOW), dlsym, then the function.
  * A signal that comes meanwhile is delivered as usual.  The registers put
  * back, a system call the thread was in restarts as after any stop (the
@@ -489,9 +491,29 @@ static int inject_safe(pid_t pid, pid_t tid, const struct user_regs_struct *r,
 struct inject_thread {
 	pid_t pid, tid;
 	struct user_regs_struct saved;
+	/* its floating point and vector registers (x87, SSE, AVX, AVX-512:
+	 * the XSAVE area, NT_X86_XSTATE; else NT_PRFPREG), which the calls
+	 * use and its own code may be in the middle of */
+	struct iovec fp;
+	long fp_set;
 	uintptr_t data;       /* where the next string goes, on its stack */
 	int gone;             /* the thread or the process ended */
 };
+
+static unsigned char inject_fp[32768] __attribute__((aligned(64)));
+
+/* Saves the stopped thread's floating point and vector registers: 0 or
+ * -1. */
+static int inject_save_fp(struct inject_thread *t)
+{
+	t->fp = (struct iovec){ inject_fp, sizeof(inject_fp) };
+	t->fp_set = NT_X86_XSTATE;
+	if (ptrace(PTRACE_GETREGSET, t->tid, (void *)t->fp_set, &t->fp) == 0)
+		return 0;
+	t->fp = (struct iovec){ inject_fp, sizeof(struct user_fpregs_struct) };
+	t->fp_set = NT_PRFPREG;
+	return ptrace(PTRACE_GETREGSET, t->tid, (void *)t->fp_set, &t->fp) == 0 ? 0 : -1;
+}
 
 /* Waits for the thread's next stop that is not a signal to deliver: its
  * status, or -1 when it ended.  Signals meanwhile are delivered. */
@@ -639,6 +661,10 @@ static int inject_stop(struct inject_thread *t, const struct inject_maps *m,
 		ptrace(PTRACE_DETACH, t->tid, NULL, NULL);
 		return 1;
 	}
+	if (inject_save_fp(t) != 0) {
+		ptrace(PTRACE_DETACH, t->tid, NULL, NULL);
+		return -1;
+	}
 	return 0;
 }
 
@@ -711,6 +737,7 @@ int inject_call(pid_t pid, const char *lib, const char *func, const char *settin
 stopped:
 	rc = inject_calls(&t, &s, lib, func, settings, ret);
 	if (!t.gone) {
+		ptrace(PTRACE_SETREGSET, t.tid, (void *)t.fp_set, &t.fp);
 		ptrace(PTRACE_SETREGS, t.tid, NULL, &t.saved);
 		ptrace(PTRACE_DETACH, t.tid, NULL, NULL);
 	}

@@ -13,13 +13,15 @@
 # one inside the loader under code without CFI is refused.  sqlite3 in a
 # query and a Python program are attached to, their functions in the
 # profile (each check left out when its program is not installed).  Each
-# refusal is one line and leaves the process running.
+# refusal is one line and leaves the process running; one attached to
+# goes on with its registers as they were, vector ones too.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 build attachserve
 build attachlock
 build attachstale
 build attachinit
+build attachfp
 cd "$WORK"
 
 # wait_for FILE PATTERN [N]: until FILE has N lines matching (10 s at most)
@@ -200,6 +202,22 @@ for i in 1 2 3 4 5 6 7 8; do
 done
 kill -0 "$locked" || fail "the process busy in malloc ended"
 kill -9 "$locked"
+
+# ---- a computation in vector registers goes on as it was: eight
+# attaches stop attachfp's thread in the middle of it (the calls made
+# there use those registers too) ----
+./attachfp > fp.out &
+fp=$!
+pids+=("$fp")
+wait_for fp.out ready
+for i in 1 2 3 4 5 6 7 8; do
+	timeout -k 1 20 "$COLLECT_TIMER" -q -p "$fp" --duration=0.05 -o t13.raw 2> t13.err ||
+		fail "attach $i to attachfp: status $?: $(cat t13.err) $(cat fp.out)"
+done
+sleep 0.3
+kill -0 "$fp" && ! grep -q mismatch fp.out ||
+	fail "attachfp's computation went wrong after the attaches: $(cat fp.out)"
+kill -9 "$fp"
 
 # ---- a thread judged by its frames, not by stale words ----
 # a busy thread whose live frame's unused bytes hold return addresses into
