@@ -235,6 +235,17 @@ timeout -k 1 20 "$COLLECT_TIMER" -p "$stale" --duration=0.3 -o t7.raw 2> t7.err 
 note "$(grep -o 'stopped one thread for [0-9.]* ms' t7.err) with $loader stale words into the loader, $inmalloc into malloc"
 "$PROFVIEW" --flat t7.raw > t7.flat 2> /dev/null || fail "profview cannot read the trace of attachstale"
 [ "$(flat_self t7.flat stale_spin)" -gt 0 ] || fail "no samples of stale_spin: $(cat t7.flat)"
+# its stack, 16 KiB deep, is read a piece first and the rest as the walk
+# needs it: with --stack-size=32k every walk reaches main, as the
+# analyzer's own unwinding of the same copy does
+"$COLLECT_TIMER" -q -p "$stale" --stack-size=32k --unwind=check --duration=0.5 -o t12.raw 2> t12.err ||
+	fail "the second attach to attachstale: $(cat t12.err)"
+"$PROFVIEW" --flat t12.raw > t12.flat 2> t12.perr || fail "profview cannot read the second trace of attachstale"
+line=$(grep 'unwind check:' t12.perr | head -1)
+read -r samples agree < <(echo "$line" | sed -n 's/.*check: \([0-9]*\) samples: \([0-9]*\) agree.*/\1 \2/p')
+note "attachstale, --stack-size=32k: $line"
+[ "${samples:-0}" -gt 0 ] && [ "$agree" = "$samples" ] && [ "$(flat_cum t12.flat main)" = "$samples" ] ||
+	fail "the walks over attachstale's deep stack: $line; main in $(flat_cum t12.flat main)"
 kill -9 "$stale"
 # a thread inside the loader below code without call frame information:
 # the walk stops at its first frame, and the words above it show the
