@@ -176,13 +176,18 @@ static int64_t lazy_entry(const struct ehcfi_lazy *lz, uintptr_t a)
 const struct ehcfi_row *ehcfi_lazy_row(const struct ehcfi_range *r, uintptr_t pc, int *pending)
 {
 	struct ehcfi_lazy *lz = r->lazy;
-	int64_t e = lazy_entry(lz, pc);
 	uint64_t off = pc - r->bias;
 	struct ehcfi_chunk *c;
 	uint32_t state, lo = 0, hi;
+	int64_t e;
 
 	*pending = 0;
-	if (e < 0 || pc < r->bias || off > UINT32_MAX)
+	if (pc < r->bias || off > UINT32_MAX)
+		return NULL;
+	/* (the image's table holds addresses of the image's bytes, which
+	 * need not be where the object runs) */
+	e = lazy_entry(lz, lz->img.bias + (uintptr_t)off);
+	if (e < 0)
 		return NULL;
 	c = &lz->chunk[(uint64_t)e / EHCFI_LAZY_CHUNK];
 	state = atomic_load_explicit(&c->state, memory_order_acquire);

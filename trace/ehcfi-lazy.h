@@ -36,7 +36,10 @@
 /* The object img describes, ready for lazy rows: NULL when it has no
  * .eh_frame_hdr search table (the caller makes its rows with
  * ehcfi_build) or when out of memory.  Not signal-safe (malloc).  The
- * image's memory must stay mapped while walks may use it. */
+ * image's memory must stay mapped while walks may use it.  It may be the
+ * object where it runs (the collector's own) or a copy elsewhere (a file
+ * read by the injector): a range's rows are looked up by the address's
+ * offset from the range's load bias. */
 struct ehcfi_lazy *ehcfi_lazy_new(const struct ehcfi_image *img);
 
 /* Frees lz (its rows stay in the arena); no walk may be using it.  NULL:

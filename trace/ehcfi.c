@@ -413,9 +413,17 @@ enum ehcfi_result ehcfi_walk_log(const struct ehcfi_range *ranges, size_t nrange
 	}
 	*n = k;
 	*why = w.why;
+	if (log != NULL) {
+		log->end_pc = w.pc;
+		log->end_sp = w.sp;
+	}
 	return res;
 #else
-	(void)ranges; (void)nranges; (void)regs0; (void)st; (void)flags; (void)frames; (void)cap; (void)log;
+	(void)ranges; (void)nranges; (void)st; (void)flags; (void)frames; (void)cap;
+	if (log != NULL) {
+		log->end_pc = regs0[DW_RA];
+		log->end_sp = regs0[DW_RSP];
+	}
 	*n = 0;
 	*why = EHCFI_FAIL_NO_OBJECT;
 	return EHCFI_FAILED;

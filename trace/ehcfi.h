@@ -8,11 +8,13 @@
  * outermost one.  A walk then unwinds a stack with table lookups and
  * reads of the stack alone.
  *
- * Two users: the collector's signal handler (collectors/timer/cfi.c),
+ * Three users: the collector's signal handler (collectors/preload/cfi.c),
  * which makes tables of the objects loaded in its own process and walks
- * the live stack, and the analyzer (analyzer/unwind-cfi.c), which makes
- * them of the files a trace maps and walks the stack copies of DWARF-mode
- * samples.  The object's bytes are wherever the caller has them: an
+ * the live stack; the analyzer (analyzer/symbols/unwind-cfi.c), which
+ * makes them of the files a trace maps and walks the stack copies of
+ * DWARF-mode samples; and the injector of collect-timer -p
+ * (collectors/launch/inject-walk.c), which makes them of the files
+ * another process maps and walks a copy of a stopped thread's stack.  The object's bytes are wherever the caller has them: an
  * ehcfi_image says where its addresses are in memory.  The walk reads a
  * stack through an ehcfi_stack, which may be the stack itself or a copy of
  * part of it.
@@ -197,6 +199,12 @@ struct ehcfi_log {
 	uint64_t *addr, *val;
 	uint32_t cap, n;        /* n = 0 and flags = 0 before the walk */
 	unsigned flags;
+	/* set by the walk: the program counter and stack pointer of the
+	 * frame it stopped at (complete: the outermost; failed: the one it
+	 * could not find or unwind, stored in frames or not; truncated: the
+	 * next one): the stack from end_sp up is what a walk that did not
+	 * complete has not walked */
+	uint64_t end_pc, end_sp;
 };
 
 /* ehcfi_walk, noting what it reads in *log (NULL: nothing noted). */

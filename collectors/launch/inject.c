@@ -10,17 +10,26 @@
  * one in epoll_wait or sigtimedwait last (those return EINTR after any
  * stop, a debugger's too).  It is seized (PTRACE_SEIZE, no SIGSTOP),
  * interrupted, and looked at: a thread inside the dynamic loader or the
- * allocator, or with a return address into either or fork in the top
- * INJECT_SCAN_BYTES of its stack, may hold a lock our dlopen takes (the
- * allocator's code: see inject_alloc_range); it is let go and another one, or the same later, is tried, for
- * INJECT_TRIES_NS at most.  (A stale return address in a frame's unused
- * bytes makes a thread look busy when it is not: safe, only slower.  Not
- * fork's in a process that never had threads, whose fork takes no lock:
- * see inject_single.)
+ * allocator, or with a frame of either or of fork below, may hold a lock
+ * our dlopen takes (the allocator's code: see inject_alloc_range); it is
+ * let go and another one, or the same later, is tried, for
+ * INJECT_TRIES_NS at most.  Its frames are found by unwinding a copy of
+ * its stack with the unwind tables of the objects the process maps
+ * (inject-walk.c), so that a stale return address in a frame's unused
+ * bytes (a big local array, a buffer not yet written) does not make a
+ * thread look busy when it is not.  Where the walk cannot go on (code
+ * without call frame information, JIT code, a stack not copied), the top
+ * INJECT_SCAN_BYTES of the stack it did not walk are judged word by word
+ * instead, as return addresses: a word into the loader, the allocator or
+ * fork makes the thread busy (safe, only slower).  Fork's frames and
+ * words are let off in a process without other threads, whose fork takes
+ * no lock: see inject_single.
  *
- * The calls: its registers saved, each call is made on its stack below
- * the red zone, with a return address of 0, so that the return stops it
- * with a SIGSEGV we take (never delivered).  __errno_location first, so
+ * The calls: its registers saved (the general ones, and the floating
+ * point and vector ones, which the calls use: a thread stopped in the
+ * middle of a computation in them would go on with garbage), each call
+ * is made on its stack below the red zone, with a return address of 0, so
+ * that the return stops it with a SIGSEGV we take (never delivered).  __errno_location first, so
  * that errno is put back; dlopen(lib, RTLD_NOW), dlsym, then the function.
  * A signal that comes meanwhile is delivered as usual.  The registers put
  * back, a system call the thread was in restarts as after any stop (the
@@ -45,6 +54,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "inject-walk.h"
 #include "inject.h"
 
 #define INJECT_SCAN_BYTES 32768
@@ -403,18 +413,20 @@ static size_t inject_threads(pid_t pid, pid_t *tids, size_t cap)
 	return n;
 }
 
-/* Is the stopped thread tid its process's only one now, and has the
- * process never had a second (__libc_single_threaded)?  Its fork then
- * takes no lock (the C library takes the allocator's and the atfork
- * handlers' only in a process with threads), so a return address into
- * fork on its stack is no danger; and a pre-forked server's processes
- * have stale ones in their frames, left by the forks that made them.  A
- * fork under way is still seen by the instruction pointer.  A process
- * with one thread that had others (one attached to before: the library's
- * threads) is taken as single too: its fork takes the allocator's locks
- * in functions of the allocator (seen); a thread stopped in the atfork
- * handlers fork runs, or in its unlock of the stdio streams, with their
- * locks held, is the case missed. */
+/* How alone the stopped thread tid is: 2 when its process never had a
+ * second thread (__libc_single_threaded), 1 when it is the only one now,
+ * 0 else.  A process that never had threads takes no lock in fork (the C
+ * library takes the allocator's, the stdio streams' and the atfork
+ * handlers' only in a process that had), so a frame of fork is no danger
+ * there; and a pre-forked server's processes have stale return addresses
+ * into fork in their stacks' unused bytes, left by the forks that made
+ * them.  The words of the stack not walked are let off in a process with
+ * one thread now too (one attached to before: the library's threads
+ * ended): its fork takes the allocator's locks in functions of the
+ * allocator, seen; a thread stopped in the atfork handlers fork runs, or
+ * in its unlock of the stdio streams, below frames the walk could not
+ * unwind, is the case missed there.  The instruction pointer in fork is
+ * never let off. */
 static int inject_single(pid_t pid, pid_t tid, const struct inject_syms *s)
 {
 	unsigned char flag = 0;
@@ -423,42 +435,54 @@ static int inject_single(pid_t pid, pid_t tid, const struct inject_syms *s)
 	const char *t;
 
 	if (s->single != 0 && process_vm_readv(tid, &local, 1, &remote, 1, 0) == 1 && flag == 1)
-		return 1;
+		return 2;
 	if (inject_read_proc(pid, "status", buf, sizeof(buf)) <= 0 ||
 	    (t = strstr(buf, "\nThreads:")) == NULL)
 		return 0;
 	return strtol(t + 9, NULL, 10) == 1;
 }
 
-/* Is a stopped thread at a point where our dlopen cannot deadlock? */
-static int inject_safe(pid_t pid, pid_t tid, const struct user_regs_struct *r,
-		       const struct inject_maps *m, const struct inject_syms *s)
+/* Is address a in the loader's code, the allocator's or fork's (not
+ * fork's when single)?  A frame's (frame set) counts the end of each
+ * range too: it is a program counter or a return address, which may be
+ * either.  A word of the stack counts the loader's first byte, not the
+ * allocator's: a return address is never its function's first byte, and
+ * a pointer to malloc is no frame of malloc. */
+static int inject_unsafe_addr(uint64_t a, int frame, int single, const struct inject_maps *m,
+			      const struct inject_syms *s)
 {
-	static uint64_t words[INJECT_SCAN_BYTES / 8];
-	struct iovec local = { words, sizeof(words) }, remote = { (void *)r->rsp, sizeof(words) };
-	ssize_t got;
-	int single = inject_single(pid, tid, s);
-
-	if (r->rip >= m->ld_lo && r->rip < m->ld_hi)
-		return 0;
+	if (a >= m->ld_lo && (a < m->ld_hi || (frame && a == m->ld_hi)))
+		return 1;
 	for (int i = 0; i < s->nranges; i++)
-		if (r->rip >= s->lo[i] && r->rip < s->hi[i])
-			return 0;
-	/* as much of the stack as is mapped */
-	got = process_vm_readv(tid, &local, 1, &remote, 1, 0);
-	while (got < 0 && remote.iov_len > 4096) {
-		remote.iov_len = local.iov_len = remote.iov_len / 2;
-		got = process_vm_readv(tid, &local, 1, &remote, 1, 0);
-	}
-	for (ssize_t k = 0; k < got / 8; k++) {
-		uint64_t w = words[k];
+		if ((a > s->lo[i] || (frame && a == s->lo[i])) && a <= s->hi[i] &&
+		    !(single && s->fork[i]))
+			return 1;
+	return 0;
+}
 
-		if (w >= m->ld_lo && w < m->ld_hi)
+/* Is a stopped thread at a point where our dlopen cannot deadlock?  Its
+ * frames, as far as the walk went, and the top INJECT_SCAN_BYTES of the
+ * stack it did not walk, word by word. */
+static int inject_safe(pid_t pid, pid_t tid, const struct user_regs_struct *r,
+		       const struct inject_maps *m, const struct inject_syms *s,
+		       struct inject_objs *objs)
+{
+	static struct inject_walk w;
+	int single = inject_single(pid, tid, s);
+	uintptr_t end;
+
+	/* the pc first: no walk needed to see it */
+	if (inject_unsafe_addr(r->rip, 1, 0, m, s))
+		return 0;
+	if (inject_walk(objs, tid, r, &w) != 0)
+		return 1; /* no stack to read: the pc alone, as it always was */
+	for (uint32_t k = 1; k < w.n; k++)
+		if (inject_unsafe_addr(w.frames[k], 1, single == 2, m, s))
 			return 0;
-		for (int i = 0; i < s->nranges; i++)
-			if (w > s->lo[i] && w <= s->hi[i] && !(single && s->fork[i]))
-				return 0;
-	}
+	end = w.hi - w.rest > INJECT_SCAN_BYTES ? w.rest + INJECT_SCAN_BYTES : w.hi;
+	for (uintptr_t a = w.rest; a < end; a += 8)
+		if (inject_unsafe_addr(w.words[(a - w.lo) / 8], 0, single, m, s))
+			return 0;
 	return 1;
 }
 
@@ -467,9 +491,29 @@ static int inject_safe(pid_t pid, pid_t tid, const struct user_regs_struct *r,
 struct inject_thread {
 	pid_t pid, tid;
 	struct user_regs_struct saved;
+	/* its floating point and vector registers (x87, SSE, AVX, AVX-512:
+	 * the XSAVE area, NT_X86_XSTATE; else NT_PRFPREG), which the calls
+	 * use and its own code may be in the middle of */
+	struct iovec fp;
+	long fp_set;
 	uintptr_t data;       /* where the next string goes, on its stack */
 	int gone;             /* the thread or the process ended */
 };
+
+static unsigned char inject_fp[32768] __attribute__((aligned(64)));
+
+/* Saves the stopped thread's floating point and vector registers: 0 or
+ * -1. */
+static int inject_save_fp(struct inject_thread *t)
+{
+	t->fp = (struct iovec){ inject_fp, sizeof(inject_fp) };
+	t->fp_set = NT_X86_XSTATE;
+	if (ptrace(PTRACE_GETREGSET, t->tid, (void *)t->fp_set, &t->fp) == 0)
+		return 0;
+	t->fp = (struct iovec){ inject_fp, sizeof(struct user_fpregs_struct) };
+	t->fp_set = NT_PRFPREG;
+	return ptrace(PTRACE_GETREGSET, t->tid, (void *)t->fp_set, &t->fp) == 0 ? 0 : -1;
+}
 
 /* Waits for the thread's next stop that is not a signal to deliver: its
  * status, or -1 when it ended.  Signals meanwhile are delivered. */
@@ -604,7 +648,7 @@ failed:
 /* Seizes and stops thread tid: 0, 1 when it is not at a safe point (let
  * go), -1 when it cannot be stopped. */
 static int inject_stop(struct inject_thread *t, const struct inject_maps *m,
-		       const struct inject_syms *s)
+		       const struct inject_syms *s, struct inject_objs *objs)
 {
 	if (ptrace(PTRACE_SEIZE, t->tid, NULL, NULL) != 0)
 		return -1;
@@ -613,9 +657,13 @@ static int inject_stop(struct inject_thread *t, const struct inject_maps *m,
 		ptrace(PTRACE_DETACH, t->tid, NULL, NULL);
 		return -1;
 	}
-	if (!inject_safe(t->pid, t->tid, &t->saved, m, s)) {
+	if (!inject_safe(t->pid, t->tid, &t->saved, m, s, objs)) {
 		ptrace(PTRACE_DETACH, t->tid, NULL, NULL);
 		return 1;
+	}
+	if (inject_save_fp(t) != 0) {
+		ptrace(PTRACE_DETACH, t->tid, NULL, NULL);
+		return -1;
 	}
 	return 0;
 }
@@ -626,6 +674,7 @@ int inject_call(pid_t pid, const char *lib, const char *func, const char *settin
 	struct inject_maps m;
 	struct inject_syms s;
 	struct inject_thread t;
+	struct inject_objs *objs;
 	pid_t tids[256];
 	uint64_t t0 = inject_now(), stop0;
 	int rc = -1, busy = 0;
@@ -645,32 +694,39 @@ int inject_call(pid_t pid, const char *lib, const char *func, const char *settin
 			"later is needed)", m.libc, (int)pid);
 		return -1;
 	}
+	if ((objs = inject_objs_new(pid)) == NULL) {
+		if (errno == ENOMEM)
+			cli_msg("out of memory reading the mappings of process %d", (int)pid);
+		else
+			cli_msg("process %d ended while %s attached to it", (int)pid, cli_progname());
+		return -1;
+	}
 	while (inject_now() - t0 < INJECT_TRIES_NS) {
 		size_t n = inject_threads(pid, tids, sizeof(tids) / sizeof(tids[0]));
 
 		if (n == 0) {
 			cli_msg("process %d ended while %s attached to it", (int)pid, cli_progname());
-			return -1;
+			goto out;
 		}
 		for (size_t i = 0; i < n; i++) {
 			memset(&t, 0, sizeof(t));
 			t.pid = pid;
 			t.tid = tids[i];
 			stop0 = inject_now();
-			rc = inject_stop(&t, &m, &s);
+			rc = inject_stop(&t, &m, &s, objs);
 			if (rc == 0)
 				goto stopped;
 			if (rc < 0 && errno == EPERM && inject_scope() == 1) {
 				cli_msg("not permitted to trace process %d: kernel.yama.ptrace_scope is "
 					"1 (only a process's ancestors may): run %s as root, "
 					"or 'sysctl kernel.yama.ptrace_scope=0'", (int)pid, cli_progname());
-				return -1;
+				goto out;
 			}
 			if (rc < 0 && errno == EPERM) {
 				cli_msg("not permitted to trace process %d (%s): run %s as "
 					"root, or as the process's user", (int)pid, strerror(errno),
 					cli_progname());
-				return -1;
+				goto out;
 			}
 			busy += rc > 0;
 		}
@@ -678,13 +734,18 @@ int inject_call(pid_t pid, const char *lib, const char *func, const char *settin
 	}
 	cli_msg("process %d stayed busy in the allocator or the dynamic loader for %g s (%d "
 		"looks): try again", (int)pid, INJECT_TRIES_NS / 1e9, busy);
-	return -1;
+	goto out;
 stopped:
 	rc = inject_calls(&t, &s, lib, func, settings, ret);
 	if (!t.gone) {
+		ptrace(PTRACE_SETREGSET, t.tid, (void *)t.fp_set, &t.fp);
 		ptrace(PTRACE_SETREGS, t.tid, NULL, &t.saved);
 		ptrace(PTRACE_DETACH, t.tid, NULL, NULL);
 	}
 	*stopped_ns = inject_now() - stop0;
+	inject_objs_free(objs);
 	return rc;
+out:
+	inject_objs_free(objs);
+	return -1;
 }

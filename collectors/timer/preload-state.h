@@ -30,6 +30,9 @@
 /* Bytes below a found thread's stack pointer its stack copy also holds:
  * the x86-64 red zone, which its walk may read (cfi.c). */
 #define PRELOAD_COPY_BELOW 128
+/* What a found thread's walk reads of its stack first (its copy_cap at
+ * most); more, up to copy_cap, only when the walk needs it. */
+#define PRELOAD_COPY_FIRST 4096
 /* A nudge (sweep.c) whose signal comes more than this after it was due
  * found its thread waiting for a CPU; the handler turns down so many in a
  * row before it takes one wherever it comes. */

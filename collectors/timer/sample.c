@@ -220,26 +220,33 @@ static void preload_sample_done(struct preload_tls *t, int64_t cpu)
 }
 
 /* Reads len bytes at addr of our own memory into dst with process_vm_readv,
- * which stops at the first unmapped byte instead of faulting.  With dst NULL
- * it only probes: one byte of every page.  Returns the bytes readable from
- * addr (page-granular when probing), 0 when the call is refused.
+ * which stops at the first unmapped page instead of faulting (a piece of the
+ * remote side a page: the call's partial reads are whole pieces).  With dst
+ * NULL it only probes: one byte of every page.  Returns the bytes readable
+ * from addr (page-granular when probing), 0 when the call is refused.
  * Signal-safe. */
 static uint32_t preload_read_self(void *dst, uintptr_t addr, uint32_t len)
 {
 	struct iovec local, remote[COLLECT_STACK_MAX / PRELOAD_PAGE + 2];
 	char probe[COLLECT_STACK_MAX / PRELOAD_PAGE + 2];
-	uintptr_t page, end = addr + len;
+	uintptr_t page, end;
 	unsigned long n = 0;
 	ssize_t got;
 
+	if (len > COLLECT_STACK_MAX + PRELOAD_PAGE)
+		len = COLLECT_STACK_MAX + PRELOAD_PAGE; /* as many pages as remote holds */
+	end = addr + len;
 	if (len == 0 || atomic_load_explicit(&preload.no_vm_readv, memory_order_relaxed))
 		return 0;
 	if (dst != NULL) {
 		local.iov_base = dst;
 		local.iov_len = len;
-		remote[0].iov_base = (void *)addr;
-		remote[0].iov_len = len;
-		n = 1;
+		for (page = addr; page < end; page = remote[n - 1].iov_len + page) {
+			uintptr_t next = (page & ~(uintptr_t)(PRELOAD_PAGE - 1)) + PRELOAD_PAGE;
+
+			remote[n].iov_base = (void *)page;
+			remote[n++].iov_len = (next < end ? next : end) - page;
+		}
 	} else {
 		for (page = addr; page < end; page = (page & ~(uintptr_t)(PRELOAD_PAGE - 1)) +
 						      PRELOAD_PAGE) {
@@ -268,9 +275,7 @@ static uint32_t preload_read_self(void *dst, uintptr_t addr, uint32_t len)
 
 uint32_t preload_read_memory(void *dst, uintptr_t addr, uint32_t len)
 {
-	uint32_t ok = preload_read_self(NULL, addr, len);
-
-	return ok > 0 ? preload_read_self(dst, addr, ok) : 0;
+	return preload_read_self(dst, addr, len);
 }
 
 /* Is a sample of this thread, interrupted at pc, the collector's own work:
@@ -543,14 +548,26 @@ static enum cfi_result preload_walk_copy(const struct preload_tls *t, const ucon
 {
 	const struct preload_foreign *f = &preload.foreign[t->foreign - 1];
 	uintptr_t from = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP] - PRELOAD_COPY_BELOW;
-	uint32_t got = f->copy != NULL ? preload_read_memory(f->copy, from, f->copy_cap) : 0;
+	uint32_t want = f->copy_cap < PRELOAD_COPY_FIRST ? f->copy_cap : PRELOAD_COPY_FIRST;
+	uint32_t got = f->copy != NULL ? preload_read_memory(f->copy, from, want) : 0;
+	enum cfi_result r;
 
 	if (got <= PRELOAD_COPY_BELOW) {
 		*n = 0;
 		*why = CFI_FAIL_STACK;
 		return CFI_FAILED;
 	}
-	return cfi_unwind_copy(uc, from, from + got, f->copy, frames, cap, n, why);
+	/* most stacks end within the first read; a walk that needs more (a
+	 * word beyond the copy, which was not cut short by the end of the
+	 * stack's mapping) gets the rest, after what was read: the frames
+	 * above the handler's do not change meanwhile */
+	for (;;) {
+		r = cfi_unwind_copy(uc, from, from + got, f->copy, frames, cap, n, why);
+		if (r != CFI_FAILED || *why != CFI_FAIL_STACK || got < want || want == f->copy_cap)
+			return r;
+		want = f->copy_cap / 4 > want ? want * 4 : f->copy_cap;
+		got += preload_read_memory(f->copy + got, from + got, want - got);
+	}
 }
 
 /* cfi and check modes: the walk over the unwind tables, else (or also,

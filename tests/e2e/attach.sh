@@ -7,12 +7,21 @@
 # in read, nanosleep, epoll_wait and a futex end their calls as they
 # would have without it.  A process with a thread in malloc all the time
 # is attached to eight times, each in bounded time (a thread stopped with
-# the lock held would wait for ever).  Each refusal is one line and leaves
-# the process running.
+# the lock held would wait for ever).  A thread's frames are what make it
+# busy, not stale words its frames left: a busy thread with stale return
+# addresses into malloc and the loader in its live frame is attached to;
+# one inside the loader under code without CFI is refused.  sqlite3 in a
+# query and a Python program are attached to, their functions in the
+# profile (each check left out when its program is not installed).  Each
+# refusal is one line and leaves the process running; one attached to
+# goes on with its registers as they were, vector ones too.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 build attachserve
 build attachlock
+build attachstale
+build attachinit
+build attachfp
 cd "$WORK"
 
 # wait_for FILE PATTERN [N]: until FILE has N lines matching (10 s at most)
@@ -183,16 +192,137 @@ grep -qx "futex returned -1 Connection timed out" blocked.out || fail "futex: $(
 # ---- the allocator's lock taken all the time by a thread: eight attaches,
 # none stopping that thread inside it (where our dlopen would wait for
 # the lock that thread holds, for ever) ----
+# attach_eight PID WHAT [OUT]: eight attaches of 0.05 s to PID, each in
+# bounded time (a failure says what PID wrote to OUT)
+attach_eight() {
+	local i
+	for i in 1 2 3 4 5 6 7 8; do
+		timeout -k 1 20 "$COLLECT_TIMER" -q -p "$1" --duration=0.05 -o t4.raw 2> t4.err ||
+			fail "attach $i to $2: status $?: $(cat t4.err) $(cat ${3:-/dev/null})"
+	done
+}
 ./attachlock > lock.out &
 locked=$!
 pids+=("$locked")
 wait_for lock.out ready
-for i in 1 2 3 4 5 6 7 8; do
-	timeout -k 1 20 "$COLLECT_TIMER" -q -p "$locked" --duration=0.05 -o t4.raw 2> t4.err ||
-		fail "attach $i to a process busy in malloc: status $?: $(cat t4.err)"
-done
+attach_eight "$locked" "a process busy in malloc"
 kill -0 "$locked" || fail "the process busy in malloc ended"
 kill -9 "$locked"
+
+# ---- a computation in vector registers goes on as it was: eight
+# attaches stop attachfp's thread in the middle of it (the calls made
+# there use those registers too) ----
+./attachfp > fp.out &
+fp=$!
+pids+=("$fp")
+wait_for fp.out ready
+attach_eight "$fp" attachfp fp.out
+sleep 0.3
+kill -0 "$fp" && ! grep -q mismatch fp.out ||
+	fail "attachfp's computation went wrong after the attaches: $(cat fp.out)"
+kill -9 "$fp"
+
+# ---- a thread judged by its frames, not by stale words ----
+# a busy thread whose live frame's unused bytes hold return addresses into
+# malloc and the loader, left by calls that returned: attached to (a scan
+# of the stack's words took them for frames and refused it for ever)
+./attachstale > stale.out &
+stale=$!
+pids+=("$stale")
+wait_for stale.out ready
+read -r _ loader inmalloc < stale.out
+[ "$loader" -gt 0 ] && [ "$inmalloc" -gt 0 ] ||
+	fail "attachstale left no stale return addresses to test with: $(head -1 stale.out)"
+timeout -k 1 20 "$COLLECT_TIMER" -p "$stale" --duration=0.3 -o t7.raw 2> t7.err ||
+	fail "a thread with stale return addresses ($loader into the loader, $inmalloc into malloc) was not attached to: $(cat t7.err)"
+note "$(grep -o 'stopped one thread for [0-9.]* ms' t7.err) with $loader stale words into the loader, $inmalloc into malloc"
+"$PROFVIEW" --flat t7.raw > t7.flat 2> /dev/null || fail "profview cannot read the trace of attachstale"
+[ "$(flat_self t7.flat stale_spin)" -gt 0 ] || fail "no samples of stale_spin: $(cat t7.flat)"
+# its stack, 16 KiB deep, is read a piece first and the rest as the walk
+# needs it: with --stack-size=32k every walk reaches main, as the
+# analyzer's own unwinding of the same copy does
+"$COLLECT_TIMER" -q -p "$stale" --stack-size=32k --unwind=check --duration=0.5 -o t12.raw 2> t12.err ||
+	fail "the second attach to attachstale: $(cat t12.err)"
+"$PROFVIEW" --flat t12.raw > t12.flat 2> t12.perr || fail "profview cannot read the second trace of attachstale"
+line=$(grep 'unwind check:' t12.perr | head -1)
+read -r samples agree < <(echo "$line" | sed -n 's/.*check: \([0-9]*\) samples: \([0-9]*\) agree.*/\1 \2/p')
+note "attachstale, --stack-size=32k: $line"
+[ "${samples:-0}" -gt 0 ] && [ "$agree" = "$samples" ] && [ "$(flat_cum t12.flat main)" = "$samples" ] ||
+	fail "the walks over attachstale's deep stack: $line; main in $(flat_cum t12.flat main)"
+kill -9 "$stale"
+# a thread inside the loader below code without call frame information:
+# the walk stops at its first frame, and the words above it show the
+# loader's frames: refused, the process left running
+"$CC" -O1 -g -shared -fPIC -DATTACHINIT_LIB -o libattachinit.so "$SRCDIR/tests/progs/attachinit.c" ||
+	fail "cannot compile attachinit.c as a library"
+./attachinit ./libattachinit.so > init.out &
+init=$!
+pids+=("$init")
+wait_for init.out ready
+sleep 0.2
+timeout -k 1 20 "$COLLECT_TIMER" -p "$init" --duration=0.1 -o t8.raw 2> e9.err &&
+	fail "a thread inside the loader, under a frame without CFI, was stopped: $(cat e9.err)"
+one_line e9.err "stayed busy in the allocator or the dynamic loader"
+kill -0 "$init" || fail "the process inside the loader ended"
+kill -9 "$init"
+
+# ---- real programs ----
+# cpu_ticks PID: the user CPU time of PID so far, in clock ticks
+cpu_ticks() {
+	awk '{ print $14 }' "/proc/$1/stat"
+}
+# busy_for PID TICKS: until PID has used TICKS ticks of CPU (10 s at most)
+busy_for() {
+	local i
+	for i in $(seq 200); do
+		[ "$(cpu_ticks "$1")" -ge "$2" ] && return 0
+		sleep 0.05
+	done
+	fail "process $1 did not start its work: $(cpu_ticks "$1") ticks of CPU"
+}
+# attach_flat PID NAME SECONDS: PID attached to for SECONDS, its flat
+# profile in NAME.flat and its count of samples in $n
+attach_flat() {
+	timeout -k 1 20 "$COLLECT_TIMER" -p "$1" --duration="$3" -o "$2.raw" 2> "$2.err" ||
+		fail "$2 (process $1) was not attached to: $(cat "$2.err")"
+	note "$2: $(grep -o 'stopped one thread for [0-9.]* ms' "$2.err")"
+	"$PROFVIEW" --flat "$2.raw" > "$2.flat" 2> /dev/null || fail "profview cannot read the trace of $2"
+	n=$(awk '/ in [0-9]+ samples/ { for (i = 1; i < NF; i++) if ($(i + 1) == "samples") print $i }' \
+		"$2.flat" | head -1)
+}
+# sqlite3 in a long query: attached to, its functions in the profile
+if command -v sqlite3 > /dev/null; then
+	sqlite3 :memory: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c
+		LIMIT 10000000000) SELECT sum(x) FROM c;" > /dev/null &
+	sq=$!
+	pids+=("$sq")
+	busy_for "$sq" 20
+	attach_flat "$sq" sqlite3 1
+	step=$(flat_cum sqlite3.flat sqlite3_step)
+	# every sample of the query is under sqlite3_step: at least half
+	[ "${n:-0}" -ge 20 ] && [ $((step * 2)) -ge "$n" ] ||
+		fail "sqlite3_step in $step of ${n:-0} samples of sqlite3: $(head -12 sqlite3.flat)"
+	kill -9 "$sq"
+else
+	echo "# sqlite3 is not installed: the attach to sqlite3 is left out"
+fi
+# a running Python program: its Python functions in the profile
+py=$(command -v python3.11 || command -v python3 || true)
+if [ -n "$py" ]; then
+	"$py" "$SRCDIR/tests/progs/pywork.py" shares 600 > /dev/null &
+	pyp=$!
+	pids+=("$pyp")
+	busy_for "$pyp" 30
+	attach_flat "$pyp" python 2
+	module=$(flat_cum python.flat "<module>")
+	spin=$(flat_cum python.flat spin)
+	# spin has half the work: absent from 30 samples once in 1e9 runs
+	[ "${n:-0}" -ge 30 ] && [ $((module * 2)) -ge "$n" ] && [ "$spin" -gt 0 ] ||
+		fail "python's frames: <module> in $module, spin in $spin of ${n:-0} samples: $(head -12 python.flat)"
+	kill -9 "$pyp"
+else
+	echo "# no python3: the attach to a Python program is left out"
+fi
 
 # ---- refusals that leave the process running ----
 if command -v gdb > /dev/null; then
