@@ -6,7 +6,8 @@
 # time its own clock measured over the attach; a pid that does not exist
 # (first in the list, so that the run file is named after one that was
 # not attached to) is said in one line, the others profiled, the status
-# a failure.
+# a failure.  The server runs under a name of this run's own, so that
+# --all-matching finds its processes and no other run's.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 build prefork
@@ -24,7 +25,9 @@ wait_for() {
 
 server=
 trap '[ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$WORK" || true' EXIT
-./prefork > serve.out &
+name=prefork$(($$ % 100000))
+cp prefork "$name"
+"./$name" > serve.out &
 server=$!
 wait_for serve.out '^ready' 4
 procs=$(awk '/^ready/ { print $2 }' serve.out | sort -n)
@@ -70,15 +73,15 @@ ask 2
 [ "$(grep -c 'attached to process' list.err)" = 4 ] || fail "not four attaches: $(cat list.err)"
 grep -q "4 processes, 4 with samples" list.err || fail "no summary of four: $(cat list.err)"
 for p in $procs; do
-	grep -q "pid $p (prefork): [0-9]* samples" list.err || fail "no line of process $p: $(cat list.err)"
+	grep -q "pid $p ($name): [0-9]* samples" list.err || fail "no line of process $p: $(cat list.err)"
 done
 [ "$(ls list.*.raw 2>/dev/null | wc -l)" = 0 ] || fail "traces left apart: $(ls)"
 [ "$(stat -c %a list.raw)" = 600 ] || fail "the run file is mode $(stat -c %a list.raw)"
 shares list.raw 1
 
 # ---- by name ----
-"$COLLECT_TIMER" --all-matching=prefork --duration=3 -o name.raw 2> name.err ||
-	fail "--all-matching=prefork: $(cat name.err)"
+"$COLLECT_TIMER" --all-matching="$name" --duration=3 -o name.raw 2> name.err ||
+	fail "--all-matching=$name: $(cat name.err)"
 ask 3
 [ "$(grep -c 'attached to process' name.err)" = 4 ] || fail "not four attaches by name: $(cat name.err)"
 shares name.raw 2
@@ -105,7 +108,7 @@ done
 "$COLLECT_TIMER" -p "$server,$server" 2> twice.err && fail "a pid given twice accepted"
 grep -q "given twice" twice.err || fail "twice: $(cat twice.err)"
 "$COLLECT_TIMER" -p "$server,x" 2> bad.err && fail "-p $server,x accepted"
-"$COLLECT_TIMER" -p "$server" --all-matching=prefork 2> both.err && fail "-p and --all-matching accepted"
+"$COLLECT_TIMER" -p "$server" --all-matching="$name" 2> both.err && fail "-p and --all-matching accepted"
 grep -q "one or the other" both.err || fail "both: $(cat both.err)"
 for p in $procs; do
 	kill -0 "$p" || fail "process $p ended"
