@@ -293,19 +293,13 @@ void pyframes_atfork_child(void)
 	py_tstate = 0;
 }
 
-/* The calling thread's thread state: the cached one if it still is, else
- * the one of the interpreters' lists whose thread_id is ours; 0 when
- * none.  Signal-safe. */
-static uintptr_t py_find_tstate(unsigned char *ts, size_t tslen)
+/* The thread state of the interpreters' lists whose thread_id is self,
+ * read into ts; 0 when none.  Signal-safe. */
+static uintptr_t py_search_tstate(unsigned char *ts, size_t tslen, uint64_t self)
 {
-	uint64_t self = (uint64_t)pthread_self();
 	uintptr_t interp, t;
 	int seen = 0;
 
-	if (py_tstate != 0 && py_read(ts, py_tstate, tslen) == 0 &&
-	    py_u64(ts, py.l.tstate_thread_id) == self)
-		return py_tstate;
-	py_tstate = 0;
 	if (py_read(&interp, py.runtime + py.l.runtime_interpreters_head, 8) != 0)
 		return 0;
 	for (int i = 0; interp != 0 && i < PY_MAX_INTERPS; i++) {
@@ -315,13 +309,28 @@ static uintptr_t py_find_tstate(unsigned char *ts, size_t tslen)
 			if (py_read(ts, t, tslen) != 0)
 				return 0;
 			if (py_u64(ts, py.l.tstate_thread_id) == self)
-				return py_tstate = t;
+				return t;
 			t = (uintptr_t)py_u64(ts, py.l.tstate_next);
 		}
 		if (py_read(&interp, interp + py.l.interp_next, 8) != 0)
 			return 0;
 	}
 	return 0;
+}
+
+/* The thread state of thread (a pthread_t), or with 0 the calling
+ * thread's: the cached one if it still is, else searched.  Signal-safe. */
+static uintptr_t py_find_tstate(unsigned char *ts, size_t tslen, uintptr_t thread)
+{
+	uint64_t self = (uint64_t)pthread_self();
+
+	if (thread != 0)
+		return py_search_tstate(ts, tslen, thread);
+	if (py_tstate != 0 && py_read(ts, py_tstate, tslen) == 0 &&
+	    py_u64(ts, py.l.tstate_thread_id) == self)
+		return py_tstate;
+	py_tstate = py_search_tstate(ts, tslen, self);
+	return py_tstate;
 }
 
 /* A str object's text as UTF-8 into buf (at most PY_NAME_MAX bytes, cut
@@ -460,7 +469,7 @@ static uint32_t py_code_index(uintptr_t code, const unsigned char *co)
 /* The calling thread's Python frames into out (innermost first), and
  * where each C-level call of the evaluation loop's frames end (gend[g]:
  * one past the last of call g).  Returns how many frames.  Signal-safe. */
-static uint32_t py_walk(uint64_t *out, uint32_t *gend, uint32_t *ngroups)
+static uint32_t py_walk(uint64_t *out, uint32_t *gend, uint32_t *ngroups, uintptr_t thread)
 {
 	unsigned char ts[256], fr[128], co[160];
 	uint32_t tslen = py.l.tstate_thread_id, n = 0, g = 0, colen, flen, steps = 0;
@@ -486,7 +495,7 @@ static uint32_t py_walk(uint64_t *out, uint32_t *gend, uint32_t *ngroups)
 	*ngroups = 0;
 	if (tslen > sizeof(ts) || colen > sizeof(co) || flen > sizeof(fr))
 		return 0;
-	t = py_find_tstate(ts, tslen);
+	t = py_find_tstate(ts, tslen, thread);
 	if (t == 0)
 		return 0;
 	frame = (uintptr_t)py_u64(ts, py.l.tstate_frame);
@@ -617,52 +626,45 @@ static uint32_t py_stack_words(uint64_t *w, uint32_t *gend, uint32_t ng)
 	return k;
 }
 
-/* Is the native frame i of frames the evaluation loop's?  Signal-safe. */
-static int py_is_eval(const uint64_t *frames, uint32_t i)
-{
-	uint64_t a = frames[i];
-
-	if (i > 0 && a > 0)
-		a--; /* a return address: into the call */
-	return a >= py.eval_lo && a < py.eval_hi;
-}
-
 uint32_t pyframes_merge(uint64_t *frames, uint32_t n, uint32_t cap)
 {
 	uint64_t py_frames[PY_MAX_FRAMES];
-	uint32_t gend[PY_MAX_FRAMES], ng, np, ne = 0, w, e;
+	uint32_t gend[PY_MAX_FRAMES], ng, np;
 
 	if (!py.on)
 		return n;
-	np = py_walk(py_frames, gend, &ng);
+	np = py_walk(py_frames, gend, &ng, 0);
 	if (np == 0)
 		return n;
 	np = py_stack_words(py_frames, gend, ng);
-	if (n + np > cap)
-		return n;
-	for (uint32_t i = 0; i < n; i++)
-		ne += py_is_eval(frames, i);
-	if (ne == 0) { /* no loop seen (a broken native walk): at the root */
-		memcpy(frames + n, py_frames, np * 8);
-		return n + np;
-	}
-	/* from the root down, in place: the loop's frame, then its calls'
-	 * Python frames leafward of it (the outermost loop takes the calls
-	 * the native walk did not see) */
-	w = n + np;
-	e = ne;
-	for (uint32_t i = n; i-- > 0;) {
-		frames[--w] = frames[i];
-		if (!py_is_eval(frames, i) || e == 0)
-			continue;
-		e--;
-		if (e >= ng)
-			continue;
-		uint32_t lo = e == 0 ? 0 : gend[e - 1];
-		uint32_t hi = e == ne - 1 ? np : gend[e];
+	return raw_py_merge(frames, n, cap, py_frames, np, gend, ng, py.eval_lo, py.eval_hi);
+}
 
-		for (uint32_t j = hi; j-- > lo;)
-			frames[--w] = py_frames[j];
-	}
-	return n + np;
+uint32_t pyframes_read_thread(uintptr_t thread, struct pyframes_thread *t)
+{
+	t->nwords = t->ngroups = 0;
+	if (!py.on || thread == 0)
+		return 0;
+	t->nwords = py_walk(t->words, t->gend, &t->ngroups, thread);
+	if (t->nwords == 0)
+		return 0;
+	t->nwords = py_stack_words(t->words, t->gend, t->ngroups);
+	return (uint32_t)sizeof(struct raw_sample_py) + raw_pad(t->nwords * 8 + t->ngroups * 4);
+}
+
+void pyframes_put_thread(void *at, uint32_t size, const struct pyframes_thread *t, uint32_t tid,
+			 uint64_t time_ns)
+{
+	struct raw_sample_py *rec = at;
+
+	memset(rec, 0, size);
+	rec->tid = tid;
+	rec->time_ns = time_ns;
+	rec->eval_lo = py.eval_lo;
+	rec->eval_hi = py.eval_hi;
+	rec->nwords = t->nwords;
+	rec->ngroups = t->ngroups;
+	memcpy(rec + 1, t->words, t->nwords * 8);
+	memcpy((unsigned char *)(rec + 1) + t->nwords * 8, t->gend, t->ngroups * 4);
+	writer_publish(rec, RAW_SAMPLE_PY, size);
 }

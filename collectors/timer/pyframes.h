@@ -14,6 +14,8 @@
 
 #include <stdint.h>
 
+#include "raw.h"
+
 #pragma GCC visibility push(hidden)
 
 /* Looks for the interpreter; says once on standard error when it is of a
@@ -31,6 +33,23 @@ int pyframes_on(void);
  * would not fit).  Signal-safe: reads through process_vm_readv, no lock,
  * no allocation. */
 uint32_t pyframes_merge(uint64_t *frames, uint32_t n, uint32_t cap);
+
+/* Another thread's Python frames, for a RAW_SAMPLE_PY record. */
+struct pyframes_thread {
+	uint64_t words[RAW_PY_MAX_STACK];
+	uint32_t gend[RAW_PY_MAX_STACK];
+	uint32_t nwords, ngroups;
+};
+/* Reads the Python frames of the thread whose pthread_t is thread (the
+ * wall-clock sampler's look at a thread off CPU), writing the code
+ * objects not yet in the trace; returns the size of its RAW_SAMPLE_PY
+ * record, 0 when it runs no Python.  Signal-safe. */
+uint32_t pyframes_read_thread(uintptr_t thread, struct pyframes_thread *t);
+/* Writes and publishes t's RAW_SAMPLE_PY record of size bytes (as
+ * pyframes_read_thread said) at at, for the sample of tid at time_ns.
+ * Signal-safe. */
+void pyframes_put_thread(void *at, uint32_t size, const struct pyframes_thread *t, uint32_t tid,
+			 uint64_t time_ns);
 
 /* Tests only (PROFVIEW_TEST_PYGARBAGE in the environment): the walk is
  * pointed at a chain of frames made of garbage after its first frame. */

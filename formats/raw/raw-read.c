@@ -87,6 +87,7 @@ static const char *type_name(uint32_t t)
 	case RAW_COLLECTOR: return "collector";
 	case RAW_PYCODE: return "pycode";
 	case RAW_PYSTACK: return "pystack";
+	case RAW_SAMPLE_PY: return "sample-py";
 	default: return "unknown";
 	}
 }
