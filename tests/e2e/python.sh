@@ -20,6 +20,14 @@
 #     bytecode: no stack mixes one's Python frames with the other's work;
 #   - a damaged chain of frames (the collector's test hook) ends the walk
 #     with a marker frame, and the program runs to its end;
+#   - gil, --clock=wall: the threads off CPU have their Python frames
+#     (read by the sampler); most of gil_sleeper's time is "[sleeping]"
+#     right under it and at most a tenth of it unmarked; each busy
+#     thread waits "[waiting for the GIL]" under gil_busy a fifth of its
+#     time at least (two threads running bytecode on the GIL: about
+#     half); no "[sleeping]" under a thread that never sleeps;
+#   - gil, CPU time: the split of the samples between the two busy
+#     threads within 5 binomial sigmas (plus 1%) of their thread_time;
 #   - --no-python leaves them out;
 #   - a CPython of a version not read (3.8) is said once ("its frames are not read"), and
 #     its native profile is as before.
@@ -129,6 +137,50 @@ check_threads() {
 	note "$2: thread_py $tpy us, thread_z $tz us"
 }
 
+# gil_weights FOLDED FUNC: "ALL SLEEPING GIL UNMARKED" of the stacks
+# through FUNC (wall-clock weights, us): the marks right under FUNC or under
+# gil_busy (which gil_busy_a and gil_busy_b call), and the off-CPU ones
+# with no mark
+gil_weights() {
+	awk -v f=";$2;" '{ n = $NF; $NF = ""; s = $0
+		if (!index(s, f)) next
+		all += n
+		if (index(s, f "[sleeping]")) sl += n
+		if (index(s, f "[waiting for the GIL]") || index(s, f "gil_busy;[waiting for the GIL]")) g += n
+		if (s ~ /\[off-cpu\]/ && s !~ /\[(sleeping|idle|waiting for the GIL)\]/) un += n
+	} END { print all + 0, sl + 0, g + 0, un + 0 }' "$1"
+}
+
+# check_gil PY LABEL
+check_gil() {
+	local all sl g un f
+	"$COLLECT_TIMER" -q --clock=wall -o gw.raw "$1" "$WORKPY" gil 2 >/dev/null ||
+		fail "$2: pywork.py gil --clock=wall failed"
+	"$PROFVIEW" -q --folded gw.raw >gw.txt
+	read -r all sl g un < <(gil_weights gw.txt gil_sleeper)
+	[ "$all" -gt 1000000 ] && [ $((sl * 2)) -ge "$all" ] && [ $((un * 10)) -le "$all" ] ||
+		fail "$2: gil_sleeper: $sl of $all us [sleeping], $un unmarked: $(grep -m3 ';gil_sleeper' gw.txt | cut -c1-300)"
+	note "$2: gil_sleeper $all us, [sleeping] $sl, GIL $g, unmarked $un"
+	for f in gil_busy_a gil_busy_b; do
+		read -r all sl g un < <(gil_weights gw.txt "$f")
+		[ "$all" -gt 1000000 ] && [ $((g * 5)) -ge "$all" ] && [ "$sl" = 0 ] ||
+			fail "$2: $f: $g of $all us waiting for the GIL, $sl sleeping: $(grep -m3 ";$f;" gw.txt | cut -c1-300)"
+		note "$2: $f $all us, waiting for the GIL $g"
+	done
+
+	"$COLLECT_TIMER" -q -o gc.raw "$1" "$WORKPY" gil 2 >gc-truth.txt || fail "$2: pywork.py gil failed"
+	"$PROFVIEW" -q --flat gc.raw >gc.txt
+	local ka kb ta tb
+	ka=$(flat_samples gc.txt gil_busy_a)
+	kb=$(flat_samples gc.txt gil_busy_b)
+	ta=$(awk '$2 == "gil_busy_a" { print $3 }' gc-truth.txt)
+	tb=$(awk '$2 == "gil_busy_b" { print $3 }' gc-truth.txt)
+	[ $((ka + kb)) -ge 100 ] || fail "$2: gil: $ka and $kb samples in the busy threads"
+	within_sigma "$ka" $((ka + kb)) "$(awk -v a="$ta" -v b="$tb" 'BEGIN { print a / (a + b) }')" 5 ||
+		fail "$2: gil: gil_busy_a $ka, gil_busy_b $kb samples; their CPU times $ta s, $tb s"
+	note "$2: gil CPU: gil_busy_a $ka ($ta s), gil_busy_b $kb ($tb s)"
+}
+
 # check_garbage PY LABEL
 check_garbage() {
 	PROFVIEW_TEST_PYGARBAGE=1 "$COLLECT_TIMER" -q -o g.raw "$1" "$WORKPY" shares 0.5 >g-truth.txt ||
@@ -160,6 +212,7 @@ for py in /usr/bin/python3.11 /usr/bin/python3.12 /usr/bin/python3.13 \
 	check_zlib "$py" "$label"
 	check_threads "$py" "$label"
 	check_garbage "$py" "$label"
+	check_gil "$py" "$label"
 	note "$label: ok"
 done
 [ "$found" -gt 0 ] || { echo "SKIP: no CPython 3.11 to 3.13 on this machine" >&2; exit 77; }

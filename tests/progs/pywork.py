@@ -7,6 +7,10 @@
 #   callback: keyfn called back by sorted (C) from callback
 #   threads: a thread in thread_py (bytecode) beside one in thread_z
 #            (zlib, without the GIL)
+#   gil:     two threads running bytecode (gil_busy_a, gil_busy_b), so
+#            contending for the GIL, and one in gil_sleeper, sleeping
+#            50 ms at a time; prints "truth NAME SECONDS" per busy
+#            thread, its CPU time (time.thread_time)
 import random
 import sys
 import threading
@@ -115,6 +119,41 @@ def threads(seconds):
         t.join()
 
 
+def gil_busy(stop, name, out):
+    x = 0
+    while not stop.is_set():
+        for i in range(2000):
+            x += i
+    out[name] = time.thread_time()
+
+
+def gil_busy_a(stop, out):
+    gil_busy(stop, "gil_busy_a", out)
+
+
+def gil_busy_b(stop, out):
+    gil_busy(stop, "gil_busy_b", out)
+
+
+def gil_sleeper(stop, out):
+    while not stop.is_set():
+        time.sleep(0.05)
+
+
+def gil(seconds):
+    stop = threading.Event()
+    out = {}
+    ts = [threading.Thread(target=f, args=(stop, out)) for f in (gil_busy_a, gil_busy_b, gil_sleeper)]
+    for t in ts:
+        t.start()
+    time.sleep(seconds)
+    stop.set()
+    for t in ts:
+        t.join()
+    for name in ("gil_busy_a", "gil_busy_b"):
+        print("truth", name, "%.6f" % out[name])
+
+
 if __name__ == "__main__":
     what, seconds = sys.argv[1], float(sys.argv[2])
     if what == "shares":
@@ -127,3 +166,5 @@ if __name__ == "__main__":
         callback(seconds)
     elif what == "threads":
         threads(seconds)
+    elif what == "gil":
+        gil(seconds)
