@@ -17,7 +17,7 @@ static const char *const interp_names[] = {
 	"cfunction_call", "vectorcall_method", "vectorcall_unbound", "slot_tp_call", "slot_tp_init",
 	"type_call", "object_vacall", "call_function", "do_call_core", "function_code_fastcall",
 	"_PyEval_EvalCode*", "PyIter_Next", "gen_send_ex*", "gen_iternext", "_PyGen_Send",
-	"_Py_call_instrumentation*", "builtin_next",
+	"_Py_call_instrumentation*", "builtin_next", "PyIter_Send", "PyGen_am_send", "gen_send",
 };
 
 bool pv_is_interpreter_function(const char *name)

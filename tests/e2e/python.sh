@@ -28,6 +28,18 @@
 #     half); no "[sleeping]" under a thread that never sleeps;
 #   - gil, CPU time: the split of the samples between the two busy
 #     threads within 5 binomial sigmas (plus 1%) of their thread_time;
+#   - gen: gen_values, a generator, right under gen_consumer, whose loop
+#     resumes it, in 90% of its time at least;
+#   - coro: coro_work right under coro_main, which awaits it, and under
+#     the event loop's _run_once, in 90% of its time at least;
+#   - exc: exc_handler_work, run by exc_outer's except clause after an
+#     exception went through exc_raise and exc_mid, right under
+#     exc_outer in 90% of its time and never under the frames the
+#     exception left; the program runs to its end;
+#   - fork: the child's trace (--pid) has fork_child_work under
+#     fork_main, named, in 90% of its time, and no code object it lacks;
+#   - sub: another python run by subprocess has its own Python frames
+#     (sub_child_work);
 #   - --no-python leaves them out;
 #   - a CPython of a version not read (3.8) is said once ("its frames are not read"), and
 #     its native profile is as before.
@@ -181,6 +193,56 @@ check_gil() {
 	note "$2: gil CPU: gil_busy_a $ka ($ta s), gil_busy_b $kb ($tb s)"
 }
 
+# share_of FOLDED INSIDE RIGHT: "K N": N the time of the stacks that hold
+# INSIDE (a regular expression), K of those that match RIGHT too
+share_of() {
+	awk -v a="$2" -v b="$3" '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); if (s !~ a) next
+		all += n; if (s ~ b) k += n }
+		END { print k + 0, all + 0 }' "$1"
+}
+
+# at_least_90 LABEL WHAT K N: fails unless K >= 90% of N, N > 100 ms
+at_least_90() {
+	[ "$4" -ge 100000 ] && [ $(($3 * 10)) -ge $(($4 * 9)) ] ||
+		fail "$1: $2: $3 of $4 us"
+	note "$1: $2: $3 of $4 us"
+}
+
+# check_cases PY LABEL: generators, coroutines, exceptions, fork, subprocess
+check_cases() {
+	local k n child
+	"$COLLECT_TIMER" -q -o gen.raw "$1" "$WORKPY" gen 0.5 || fail "$2: pywork.py gen failed"
+	"$PROFVIEW" -q --folded gen.raw >gen.txt
+	read -r k n < <(share_of gen.txt ';gen_values(;|$)' ';gen_consumer;gen_values(;|$)')
+	at_least_90 "$2" "gen_values under gen_consumer" "$k" "$n"
+
+	"$COLLECT_TIMER" -q -o coro.raw "$1" "$WORKPY" coro 0.5 || fail "$2: pywork.py coro failed"
+	"$PROFVIEW" -q --folded coro.raw >coro.txt
+	read -r k n < <(share_of coro.txt ';coro_work(;|$)' '_run_once;(.*;)?coro_main;coro_work(;|$)')
+	at_least_90 "$2" "coro_work under coro_main under _run_once" "$k" "$n"
+
+	"$COLLECT_TIMER" -q -o exc.raw "$1" "$WORKPY" exc 0.5 || fail "$2: pywork.py exc failed"
+	"$PROFVIEW" -q --folded exc.raw >exc.txt
+	read -r k n < <(share_of exc.txt ';exc_handler_work(;|$)' ';exc_outer;exc_handler_work(;|$)')
+	at_least_90 "$2" "exc_handler_work under exc_outer" "$k" "$n"
+	! grep -E ';exc_(mid|raise);(.*;)?exc_handler_work' exc.txt >bad.txt ||
+		fail "$2: exc_handler_work under the frames the exception left: $(head -1 bad.txt)"
+
+	"$COLLECT_TIMER" -q -o fork.raw "$1" "$WORKPY" fork 0.5 >fork.out || fail "$2: pywork.py fork failed"
+	child=$(awk '$1 == "child" { print $2 }' fork.out)
+	[ -n "$child" ] || fail "$2: fork: no child pid: $(cat fork.out)"
+	"$PROFVIEW" -q --folded --pid="$child" fork.raw >fork.txt
+	read -r k n < <(share_of fork.txt '.' ';fork_main;fork_child_work(;|$)')
+	at_least_90 "$2" "the child's fork_child_work under fork_main" "$k" "$n"
+	! grep -q '\[python: ' fork.txt || fail "$2: fork: $(grep -m1 '\[python: ' fork.txt)"
+
+	"$COLLECT_TIMER" -q -o sub.raw "$1" "$WORKPY" sub 0.5 || fail "$2: pywork.py sub failed"
+	"$PROFVIEW" -q --folded sub.raw >sub.txt
+	read -r k n < <(share_of sub.txt '.' ';sub_child_work;fork_child_work(;|$)')
+	[ "$k" -ge 100000 ] || fail "$2: sub: $k us in sub_child_work: $(grep -m2 sub_ sub.txt)"
+	note "$2: sub: $k us in sub_child_work"
+}
+
 # check_garbage PY LABEL
 check_garbage() {
 	PROFVIEW_TEST_PYGARBAGE=1 "$COLLECT_TIMER" -q -o g.raw "$1" "$WORKPY" shares 0.5 >g-truth.txt ||
@@ -213,6 +275,7 @@ for py in /usr/bin/python3.11 /usr/bin/python3.12 /usr/bin/python3.13 \
 	check_threads "$py" "$label"
 	check_garbage "$py" "$label"
 	check_gil "$py" "$label"
+	check_cases "$py" "$label"
 	note "$label: ok"
 done
 [ "$found" -gt 0 ] || { echo "SKIP: no CPython 3.11 to 3.13 on this machine" >&2; exit 77; }
