@@ -93,6 +93,7 @@ static uint32_t raw_iter_min_size(uint32_t type)
 	case RAW_PYCODE: return sizeof(struct raw_pycode);
 	case RAW_PYSTACK: return sizeof(struct raw_pystack);
 	case RAW_SAMPLE_PY: return sizeof(struct raw_sample_py);
+	case RAW_PYTHON: return sizeof(struct raw_python);
 	default: return sizeof(struct raw_rec);
 	}
 }

@@ -135,6 +135,7 @@ enum raw_type {
 	RAW_PYCODE = 18,
 	RAW_PYSTACK = 19,
 	RAW_SAMPLE_PY = 20,
+	RAW_PYTHON = 21,
 };
 
 struct raw_rec {
@@ -730,6 +731,21 @@ struct raw_sample_py {
 	uint32_t reserved;     /* 0 */
 };
 _Static_assert(sizeof(struct raw_sample_py) == 48, "raw_sample_py is 48 bytes");
+
+/* A CPython interpreter found in the process, once per trace: its
+ * version, and whether its frames are read (the summary and the report
+ * say which processes' are not). */
+enum raw_python_frames {
+	RAW_PYTHON_UNREAD = 0,   /* a version whose layout is not known */
+	RAW_PYTHON_READ = 1,
+	RAW_PYTHON_NOT_ASKED = 2, /* --no-python */
+};
+struct raw_python {
+	struct raw_rec h;
+	uint32_t version;      /* major << 8 | minor; 0: not known */
+	uint32_t frames;       /* enum raw_python_frames */
+};
+_Static_assert(sizeof(struct raw_python) == 16, "raw_python is 16 bytes");
 
 /* Is frames[i] (frames[0] the pc, the others return addresses) in the
  * evaluation loop [lo, hi)? */

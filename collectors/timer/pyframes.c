@@ -147,6 +147,8 @@ static struct {
 	uintptr_t runtime, code_type, eval_lo, eval_hi;
 	uintptr_t garbage;     /* test hook: the chain after the first frame */
 	pid_t pid;             /* ours, for process_vm_readv */
+	int found;             /* an interpreter: its RAW_PYTHON record says */
+	uint32_t version, frames;
 	_Atomic uint64_t *keys; /* PY_SLOTS: code objects written, 0 empty */
 	_Atomic uint64_t *groups; /* PY_SLOTS: Python stacks written, 0 empty */
 } py;
@@ -224,6 +226,22 @@ static void py_eval_range(void)
 	}
 }
 
+/* Writes the RAW_PYTHON record of the interpreter (kept for a fork's
+ * child, whose trace is a new one).  Not signal-safe. */
+static void py_note(uint32_t version, uint32_t frames)
+{
+	struct raw_python *rec;
+
+	py.version = version;
+	py.frames = frames;
+	rec = writer_reserve(sizeof(*rec), 1);
+	if (rec == NULL)
+		return;
+	rec->version = version;
+	rec->frames = frames;
+	writer_publish(rec, RAW_PYTHON, sizeof(*rec));
+}
+
 void pyframes_init(void)
 {
 	const unsigned long *version;
@@ -233,9 +251,12 @@ void pyframes_init(void)
 	if (runtime == NULL)
 		return;
 	py.pid = getpid();
+	py.found = 1;
 	if (preload_setting(COLLECT_ENV_PYTHON) != NULL &&
-	    strcmp(preload_setting(COLLECT_ENV_PYTHON), "0") == 0)
+	    strcmp(preload_setting(COLLECT_ENV_PYTHON), "0") == 0) {
+		py_note(0, RAW_PYTHON_NOT_ASKED);
 		return;
+	}
 	version = dlsym(RTLD_DEFAULT, "Py_Version");
 	if (version != NULL) {
 		v = (uint32_t)(*version >> 16);
@@ -247,7 +268,7 @@ void pyframes_init(void)
 		unsigned major = 0, minor = 0;
 
 		if (s == NULL || sscanf(s, "%u.%u", &major, &minor) != 2 || major > 255 || minor > 255) {
-			preload_warn("python of a version not known: its frames are not read");
+			py_note(0, RAW_PYTHON_UNREAD);
 			return;
 		}
 		v = major << 8 | minor;
@@ -256,8 +277,7 @@ void pyframes_init(void)
 		if (py_layouts[i].version == v)
 			py.l = py_layouts[i];
 	if (py.l.version == 0 || (v == 0x030d && py_debug_offsets(&py.l, (uintptr_t)runtime) != 0)) {
-		preload_warn("python %u.%u: its frames are not read (a version whose layout is not known)",
-			     v >> 8, v & 0xff);
+		py_note(v, RAW_PYTHON_UNREAD);
 		return;
 	}
 	py.runtime = (uintptr_t)runtime;
@@ -267,6 +287,7 @@ void pyframes_init(void)
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (py.keys == MAP_FAILED || py.code_type == 0) {
 		py.keys = NULL;
+		py_note(v, RAW_PYTHON_UNREAD);
 		return;
 	}
 	py.groups = py.keys + PY_SLOTS;
@@ -283,11 +304,14 @@ void pyframes_init(void)
 		}
 	}
 	py.on = 1;
+	py_note(v, RAW_PYTHON_READ);
 }
 
 void pyframes_atfork_child(void)
 {
 	py.pid = getpid();
+	if (py.found)
+		py_note(py.version, py.frames);
 	if (py.keys != NULL)
 		memset(py.keys, 0, 2 * PY_SLOTS * sizeof(*py.keys));
 	py_tstate = 0;

@@ -18,12 +18,14 @@
 
 #pragma GCC visibility push(hidden)
 
-/* Looks for the interpreter; says once on standard error when it is of a
- * version whose frames are not read.  Allocates the table of code objects
- * written.  Not signal-safe. */
+/* Looks for the interpreter; when there is one, writes its RAW_PYTHON
+ * record (its version; whether its frames are read), which the
+ * launcher's summary and the report say.  Allocates the table of code
+ * objects written.  Not signal-safe. */
 void pyframes_init(void);
-/* In the child of a fork, whose trace is a new one: no code object has
- * been written to it.  Not signal-safe. */
+/* In the child of a fork, once its trace (a new one) is started: no code
+ * object has been written to it; its RAW_PYTHON record is.  Not
+ * signal-safe. */
 void pyframes_atfork_child(void);
 /* Are Python frames read?  Signal-safe. */
 int pyframes_on(void);

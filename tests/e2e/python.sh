@@ -41,8 +41,11 @@
 #   - sub: another python run by subprocess has its own Python frames
 #     (sub_child_work);
 #   - --no-python leaves them out;
-#   - a CPython of a version not read (3.8) is said once ("its frames are not read"), and
-#     its native profile is as before.
+#   - a CPython of a version not read (3.8): the summary at the end says
+#     it once per process ("python 3.8: its frames are not read"), of
+#     each of the two processes of a fork too, and profview's header
+#     says it; its native profile is as before; a version read is not
+#     said so.
 # An interpreter the machine does not have is skipped, and said.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
@@ -305,11 +308,27 @@ fi
 old=$(ls -d /root/.pyenv/versions/3.8.*/bin/python3.8 2>/dev/null | head -1 || true)
 if [ -n "$old" ]; then
 	"$COLLECT_TIMER" -o o.raw "$old" "$WORKPY" deep 0.3 >/dev/null 2>o.err || fail "$old: pywork.py failed"
-	[ "$(grep -c 'python 3.8: its frames are not read' o.err)" = 1 ] ||
-		fail "$old: not said once that its frames are not read: $(cat o.err)"
+	[ "$(grep -c 'pid [0-9]* (python3.8): python 3.8: its frames are not read' o.err)" = 1 ] ||
+		fail "$old: the summary does not say once that its frames are not read: $(cat o.err)"
 	"$PROFVIEW" -q --folded o.raw >o.txt
 	grep -q '_PyEval_EvalFrameDefault' o.txt && ! grep -q 'deep_leaf' o.txt ||
 		fail "$old: the native profile: $(head -2 o.txt)"
+	"$PROFVIEW" --flat o.raw 2>&1 | grep -q '^warning: python 3.8: its frames are not read' ||
+		fail "$old: profview's header: $("$PROFVIEW" --flat o.raw 2>&1 | head -6)"
+	# each process of a fork, once
+	"$COLLECT_TIMER" -o of.raw "$old" "$WORKPY" fork 0.3 >of.out 2>of.err || fail "$old: pywork.py fork failed"
+	sed -n 's/.*pid \([0-9]*\) (python3.8): python 3.8: its frames are not read.*/\1/p' of.err | sort >of.pids
+	[ "$(wc -l <of.pids)" = 2 ] && [ "$(sort -u of.pids | wc -l)" = 2 ] &&
+		grep -qx "$(awk '$1 == "child" { print $2 }' of.out)" of.pids ||
+		fail "$old: fork: not said once of each process: $(cat of.err)"
+	"$PROFVIEW" --flat of.raw 2>&1 | grep -q '^warning: python 3.8: its frames are not read in 2 processes' ||
+		fail "$old: fork: profview's header: $("$PROFVIEW" --flat of.raw 2>&1 | head -6)"
 else
 	note "SKIP: no CPython 3.8"
+fi
+# a version read: not said to be unread
+if [ -n "$py" ]; then
+	"$COLLECT_TIMER" -o r.raw "$py" "$WORKPY" deep 0.2 >/dev/null 2>r.err || fail "$py: pywork.py failed"
+	! grep -q 'frames are not read' r.err && ! "$PROFVIEW" --flat r.raw 2>&1 | grep -q 'frames are not read' ||
+		fail "$py: said to be unread: $(cat r.err)"
 fi
