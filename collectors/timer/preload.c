@@ -634,6 +634,7 @@ static void preload_print_stats(void)
 	}
 	for (int r = 0; r < PRELOAD_CFI_REASONS; r++)
 		copied += atomic_load(&preload.cfi_copied[r]);
+	pyframes_print_stats();
 	if (preload.unwind == RAW_UNWIND_CFI)
 		preload_warn("handler: %llu samples, median %llu ns, p90 %llu ns, p99 %llu ns; "
 			     "cfi unwound %llu, fell back to the stack copy %llu",

@@ -148,6 +148,8 @@ static struct {
 	uintptr_t garbage;     /* test hook: the chain after the first frame */
 	pid_t pid;             /* ours, for process_vm_readv */
 	int found;             /* an interpreter: its RAW_PYTHON record says */
+	int stats;             /* --stats: the time of each merge, summed */
+	_Atomic uint64_t stat_ns, stat_n;
 	uint32_t version, frames;
 	_Atomic uint64_t *keys; /* PY_SLOTS: code objects written, 0 empty */
 	_Atomic uint64_t *groups; /* PY_SLOTS: Python stacks written, 0 empty */
@@ -169,6 +171,23 @@ static int py_read(void *dst, uintptr_t addr, size_t len)
 		return -1;
 	return syscall(SYS_process_vm_readv, (long)py.pid, &local, 1UL, &remote, 1UL, 0UL) ==
 			       (long)len ? 0 : -1;
+}
+
+/* Reads len1 bytes at a1 into d1 and then, when len2 > 0, len2 bytes at
+ * a2 into d2, in one call: how many bytes it read (len1 + len2 when all;
+ * the second part is not read when the first is not whole).
+ * Signal-safe. */
+static size_t py_read2(void *d1, uintptr_t a1, size_t len1, void *d2, uintptr_t a2, size_t len2)
+{
+	struct iovec local[2] = { { d1, len1 }, { d2, len2 } };
+	struct iovec remote[2] = { { (void *)a1, len1 }, { (void *)a2, len2 } };
+	unsigned long cnt = len2 > 0 && a2 >= 4096 ? 2 : 1;
+	long got;
+
+	if (a1 < 4096)
+		return 0;
+	got = syscall(SYS_process_vm_readv, (long)py.pid, local, cnt, remote, cnt, 0UL);
+	return got < 0 ? 0 : (size_t)got;
 }
 
 static uint64_t py_u64(const unsigned char *b, uint32_t off)
@@ -252,6 +271,8 @@ void pyframes_init(void)
 		return;
 	py.pid = getpid();
 	py.found = 1;
+	py.stats = preload_setting(COLLECT_ENV_STATS) != NULL &&
+		   strcmp(preload_setting(COLLECT_ENV_STATS), "1") == 0;
 	if (preload_setting(COLLECT_ENV_PYTHON) != NULL &&
 	    strcmp(preload_setting(COLLECT_ENV_PYTHON), "0") == 0) {
 		py_note(0, RAW_PYTHON_NOT_ASKED);
@@ -310,6 +331,8 @@ void pyframes_init(void)
 void pyframes_atfork_child(void)
 {
 	py.pid = getpid();
+	atomic_store(&py.stat_ns, 0);
+	atomic_store(&py.stat_n, 0);
 	if (py.found)
 		py_note(py.version, py.frames);
 	if (py.keys != NULL)
@@ -499,6 +522,7 @@ static uint32_t py_walk(uint64_t *out, uint32_t *gend, uint32_t *ngroups, uintpt
 	uint32_t tslen = py.l.tstate_thread_id, n = 0, g = 0, colen, flen, steps = 0;
 	uintptr_t frame, t;
 	uint32_t stop = 0;
+	int ahead = 0; /* fr holds the frame at frame, read ahead */
 
 	if (py.l.tstate_next > tslen)
 		tslen = py.l.tstate_next;
@@ -529,18 +553,22 @@ static uint32_t py_walk(uint64_t *out, uint32_t *gend, uint32_t *ngroups, uintpt
 	while (frame != 0) {
 		uintptr_t code;
 		int64_t instr;
+		uint64_t at;
 		uint8_t owner;
 		uint32_t idx;
+		size_t got;
 
 		/* (the C stack's frames count too: a chain of them may loop) */
 		if (n == PY_MAX_FRAMES - 1 || steps++ == 2 * PY_MAX_FRAMES) {
 			stop = RAW_PY_STOP_DEPTH;
 			break;
 		}
-		if (py_read(fr, frame, flen) != 0) {
+		/* (fr holds it when read with the code of the one before) */
+		if (!ahead && py_read(fr, frame, flen) != 0) {
 			stop = RAW_PY_STOP_READ;
 			break;
 		}
+		ahead = 0;
 		owner = fr[py.l.frame_owner];
 		frame = (uintptr_t)py_u64(fr, py.l.frame_previous);
 		if (py.garbage != 0 && n == 0)
@@ -551,10 +579,14 @@ static uint32_t py_walk(uint64_t *out, uint32_t *gend, uint32_t *ngroups, uintpt
 			continue;
 		}
 		code = (uintptr_t)py_u64(fr, py.l.frame_code);
-		if (py_read(co, code, colen) != 0) {
+		at = py_u64(fr, py.l.frame_instr);
+		/* its code and the next frame in one read */
+		got = py_read2(co, code, colen, fr, frame, frame != 0 ? flen : 0);
+		if (got < colen) {
 			stop = RAW_PY_STOP_READ;
 			break;
 		}
+		ahead = frame != 0 && got == colen + flen;
 		if (py_u64(co, py.l.object_type) != py.code_type) {
 			stop = RAW_PY_STOP_CODE;
 			break;
@@ -565,14 +597,12 @@ static uint32_t py_walk(uint64_t *out, uint32_t *gend, uint32_t *ngroups, uintpt
 			break;
 		}
 		if (py.l.lasti != 0) {
-			int32_t lasti;
+			int32_t lasti = (int32_t)(uint32_t)at; /* (little-endian) */
 
-			memcpy(&lasti, fr + py.l.frame_instr, 4);
 			instr = lasti / (int32_t)py.l.lasti;
 			owner = 1; /* each frame its own C-level call */
 		} else {
-			instr = ((int64_t)py_u64(fr, py.l.frame_instr) -
-				 (int64_t)(code + py.l.code_adaptive)) / 2;
+			instr = ((int64_t)at - (int64_t)(code + py.l.code_adaptive)) / 2;
 		}
 		if (instr < 0)
 			instr = 0;
@@ -652,16 +682,31 @@ static uint32_t py_stack_words(uint64_t *w, uint32_t *gend, uint32_t ng)
 
 uint32_t pyframes_merge(uint64_t *frames, uint32_t n, uint32_t cap)
 {
-	uint64_t py_frames[PY_MAX_FRAMES];
+	uint64_t py_frames[PY_MAX_FRAMES], t0;
 	uint32_t gend[PY_MAX_FRAMES], ng, np;
 
 	if (!py.on)
 		return n;
+	t0 = py.stats ? preload_now() : 0;
 	np = py_walk(py_frames, gend, &ng, 0);
-	if (np == 0)
-		return n;
-	np = py_stack_words(py_frames, gend, ng);
-	return raw_py_merge(frames, n, cap, py_frames, np, gend, ng, py.eval_lo, py.eval_hi);
+	if (np != 0) {
+		np = py_stack_words(py_frames, gend, ng);
+		n = raw_py_merge(frames, n, cap, py_frames, np, gend, ng, py.eval_lo, py.eval_hi);
+	}
+	if (py.stats) {
+		atomic_fetch_add_explicit(&py.stat_ns, preload_now() - t0, memory_order_relaxed);
+		atomic_fetch_add_explicit(&py.stat_n, 1, memory_order_relaxed);
+	}
+	return n;
+}
+
+void pyframes_print_stats(void)
+{
+	uint64_t k = atomic_load(&py.stat_n);
+
+	if (py.stats && py.on && k > 0)
+		preload_warn("python frames: %llu samples, mean %llu ns in their walk",
+			     (unsigned long long)k, (unsigned long long)(atomic_load(&py.stat_ns) / k));
 }
 
 uint32_t pyframes_read_thread(uintptr_t thread, struct pyframes_thread *t)

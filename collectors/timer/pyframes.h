@@ -36,6 +36,10 @@ int pyframes_on(void);
  * no allocation. */
 uint32_t pyframes_merge(uint64_t *frames, uint32_t n, uint32_t cap);
 
+/* --stats: one line with the mean time of the walks of Python frames.
+ * Not signal-safe. */
+void pyframes_print_stats(void);
+
 /* Another thread's Python frames, for a RAW_SAMPLE_PY record. */
 struct pyframes_thread {
 	uint64_t words[RAW_PY_MAX_STACK];
