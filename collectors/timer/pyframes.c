@@ -149,7 +149,7 @@ static struct {
 	pid_t pid;             /* ours, for process_vm_readv */
 	int found;             /* an interpreter: its RAW_PYTHON record says */
 	int stats;             /* --stats: the time of each merge, summed */
-	_Atomic uint64_t stat_ns, stat_n;
+	_Atomic uint64_t stat_ns, stat_n, stat_reads;
 	uint32_t version, frames;
 	_Atomic uint64_t *keys; /* PY_SLOTS: code objects written, 0 empty */
 	_Atomic uint64_t *groups; /* PY_SLOTS: Python stacks written, 0 empty */
@@ -169,25 +169,10 @@ static int py_read(void *dst, uintptr_t addr, size_t len)
 
 	if (addr < 4096)
 		return -1;
+	if (py.stats)
+		atomic_fetch_add_explicit(&py.stat_reads, 1, memory_order_relaxed);
 	return syscall(SYS_process_vm_readv, (long)py.pid, &local, 1UL, &remote, 1UL, 0UL) ==
 			       (long)len ? 0 : -1;
-}
-
-/* Reads len1 bytes at a1 into d1 and then, when len2 > 0, len2 bytes at
- * a2 into d2, in one call: how many bytes it read (len1 + len2 when all;
- * the second part is not read when the first is not whole).
- * Signal-safe. */
-static size_t py_read2(void *d1, uintptr_t a1, size_t len1, void *d2, uintptr_t a2, size_t len2)
-{
-	struct iovec local[2] = { { d1, len1 }, { d2, len2 } };
-	struct iovec remote[2] = { { (void *)a1, len1 }, { (void *)a2, len2 } };
-	unsigned long cnt = len2 > 0 && a2 >= 4096 ? 2 : 1;
-	long got;
-
-	if (a1 < 4096)
-		return 0;
-	got = syscall(SYS_process_vm_readv, (long)py.pid, local, cnt, remote, cnt, 0UL);
-	return got < 0 ? 0 : (size_t)got;
 }
 
 static uint64_t py_u64(const unsigned char *b, uint32_t off)
@@ -333,6 +318,7 @@ void pyframes_atfork_child(void)
 	py.pid = getpid();
 	atomic_store(&py.stat_ns, 0);
 	atomic_store(&py.stat_n, 0);
+	atomic_store(&py.stat_reads, 0);
 	if (py.found)
 		py_note(py.version, py.frames);
 	if (py.keys != NULL)
@@ -513,35 +499,177 @@ static uint32_t py_code_index(uintptr_t code, const unsigned char *co)
 	return 0;
 }
 
+#define PY_BATCH 16        /* frames whose code objects are read in one call */
+#define PY_WINDOW 2048     /* bytes of frames read at once */
+#define PY_CODE_HEAD 160   /* bytes of a code object read */
+
+/* What one walk has read: a window of the memory below the last frame
+ * read (from 3.11 on, a thread's frames are on its data stack, each
+ * caller below its callee, so that one read holds several), and the
+ * frames waiting for their code objects to be read together. */
+struct py_walker {
+	uint32_t flen, colen, n, g, stop, steps;
+	uint64_t *out;
+	uint32_t *gend;
+	uintptr_t win_lo;
+	uint32_t win_len, nitems;
+	struct {
+		uintptr_t code;   /* 0: a frame of the C stack (3.12 on) */
+		uint64_t at;      /* its instruction pointer, or f_lasti */
+		uint8_t owner;
+	} items[PY_BATCH];
+	unsigned char win[PY_WINDOW];
+	unsigned char co[PY_BATCH][PY_CODE_HEAD];
+};
+
+/* The flen bytes of the frame at frame: from the window when it holds
+ * them, else from a new window that ends with them and starts no lower
+ * than their page (which is mapped if they are); NULL when they cannot be
+ * read.  Signal-safe. */
+static const unsigned char *py_frame_bytes(struct py_walker *w, uintptr_t frame)
+{
+	uintptr_t end = frame + w->flen, lo = frame & ~(uintptr_t)4095;
+
+	if (frame >= w->win_lo && end <= w->win_lo + w->win_len && frame >= 4096)
+		return w->win + (frame - w->win_lo);
+	if (end - lo > PY_WINDOW)
+		lo = end - PY_WINDOW;
+	if (frame < 4096 || end < frame || py_read(w->win, lo, end - lo) != 0)
+		return NULL;
+	w->win_lo = lo;
+	w->win_len = (uint32_t)(end - lo);
+	return w->win + (frame - lo);
+}
+
+/* The frames waiting (w->items), their code objects read in one call,
+ * put into w->out in order.  Sets w->stop at the first that is not
+ * whole.  Signal-safe. */
+static void py_flush(struct py_walker *w)
+{
+	struct iovec local[PY_BATCH], remote[PY_BATCH];
+	uint32_t k = 0, whole;
+	long got = 0;
+
+	for (uint32_t i = 0; i < w->nitems; i++) {
+		if (w->items[i].code == 0)
+			continue;
+		local[k] = (struct iovec){ w->co[k], w->colen };
+		remote[k] = (struct iovec){ (void *)w->items[i].code, w->colen };
+		k++;
+	}
+	if (k > 0 && py.stats)
+		atomic_fetch_add_explicit(&py.stat_reads, 1, memory_order_relaxed);
+	if (k > 0)
+		got = syscall(SYS_process_vm_readv, (long)py.pid, local, (unsigned long)k, remote,
+			      (unsigned long)k, 0UL);
+	whole = got > 0 ? (uint32_t)((unsigned long)got / w->colen) : 0;
+	k = 0;
+	for (uint32_t i = 0; i < w->nitems && w->stop == 0; i++) {
+		uintptr_t code = w->items[i].code;
+		uint8_t owner = w->items[i].owner;
+		const unsigned char *co = w->co[k];
+		int64_t instr;
+		uint32_t idx;
+
+		if (code == 0) {
+			if (w->g < PY_MAX_FRAMES && (w->g == 0 ? w->n > 0 : w->n > w->gend[w->g - 1]))
+				w->gend[w->g++] = w->n;
+			continue;
+		}
+		if (k++ >= whole || code < 4096) {
+			w->stop = RAW_PY_STOP_READ;
+			break;
+		}
+		if (py_u64(co, py.l.object_type) != py.code_type) {
+			w->stop = RAW_PY_STOP_CODE;
+			break;
+		}
+		idx = py_code_index(code, co);
+		if (idx == 0) {
+			w->stop = RAW_PY_STOP_TABLE;
+			break;
+		}
+		if (py.l.lasti != 0) {
+			int32_t lasti = (int32_t)(uint32_t)w->items[i].at; /* (little-endian) */
+
+			instr = lasti / (int32_t)py.l.lasti;
+			owner = 1; /* each frame its own C-level call */
+		} else {
+			instr = ((int64_t)w->items[i].at - (int64_t)(code + py.l.code_adaptive)) / 2;
+		}
+		if (instr < 0)
+			instr = 0;
+		w->out[w->n++] = raw_py_word(idx, instr < RAW_PY_NO_INSTR ? (uint32_t)instr : RAW_PY_NO_INSTR);
+		if (py.l.owner_cstack == 0 && owner != 0 && w->g < PY_MAX_FRAMES)
+			w->gend[w->g++] = w->n; /* 3.11: is_entry; before, every frame */
+	}
+	w->nitems = 0;
+}
+
+/* Walks the chain of frames from frame into w->out.  Signal-safe. */
+static void py_chain(struct py_walker *w, uintptr_t frame)
+{
+	while (frame != 0 && w->stop == 0) {
+		const unsigned char *fr;
+
+		/* (the C stack's frames count too: a chain of them may loop) */
+		if (w->n + w->nitems >= PY_MAX_FRAMES - 1 || w->steps++ == 2 * PY_MAX_FRAMES) {
+			py_flush(w);
+			if (w->stop == 0)
+				w->stop = RAW_PY_STOP_DEPTH;
+			return;
+		}
+		fr = py_frame_bytes(w, frame);
+		if (fr == NULL) {
+			py_flush(w);
+			if (w->stop == 0)
+				w->stop = RAW_PY_STOP_READ;
+			return;
+		}
+		w->items[w->nitems].owner = fr[py.l.frame_owner];
+		w->items[w->nitems].code = (uintptr_t)py_u64(fr, py.l.frame_code);
+		w->items[w->nitems].at = py_u64(fr, py.l.frame_instr);
+		if (py.l.owner_cstack != 0 && fr[py.l.frame_owner] == py.l.owner_cstack)
+			w->items[w->nitems].code = 0;
+		else if (w->items[w->nitems].code == 0)
+			w->items[w->nitems].code = 1; /* (not readable: a stop) */
+		frame = (uintptr_t)py_u64(fr, py.l.frame_previous);
+		if (py.garbage != 0 && w->n + w->nitems == 0)
+			frame = py.garbage + 64;
+		if (++w->nitems == PY_BATCH)
+			py_flush(w);
+	}
+	py_flush(w);
+}
+
 /* The calling thread's Python frames into out (innermost first), and
  * where each C-level call of the evaluation loop's frames end (gend[g]:
  * one past the last of call g).  Returns how many frames.  Signal-safe. */
 static uint32_t py_walk(uint64_t *out, uint32_t *gend, uint32_t *ngroups, uintptr_t thread)
 {
-	unsigned char ts[256], fr[128], co[160];
-	uint32_t tslen = py.l.tstate_thread_id, n = 0, g = 0, colen, flen, steps = 0;
+	unsigned char ts[256];
+	uint32_t tslen = py.l.tstate_thread_id;
 	uintptr_t frame, t;
-	uint32_t stop = 0;
-	int ahead = 0; /* fr holds the frame at frame, read ahead */
+	struct py_walker w;
 
 	if (py.l.tstate_next > tslen)
 		tslen = py.l.tstate_next;
 	if (py.l.tstate_frame > tslen)
 		tslen = py.l.tstate_frame;
 	tslen += 8;
-	colen = py.l.code_linetable;
-	if (py.l.code_qualname > colen)
-		colen = py.l.code_qualname;
-	colen += 8;
-	flen = py.l.frame_owner + 1;
-	if (py.l.frame_instr + 8 > flen)
-		flen = py.l.frame_instr + 8;
-	if (py.l.frame_code + 8 > flen)
-		flen = py.l.frame_code + 8;
-	if (py.l.frame_previous + 8 > flen)
-		flen = py.l.frame_previous + 8;
+	w.colen = py.l.code_linetable;
+	if (py.l.code_qualname > w.colen)
+		w.colen = py.l.code_qualname;
+	w.colen += 8;
+	w.flen = py.l.frame_owner + 1;
+	if (py.l.frame_instr + 8 > w.flen)
+		w.flen = py.l.frame_instr + 8;
+	if (py.l.frame_code + 8 > w.flen)
+		w.flen = py.l.frame_code + 8;
+	if (py.l.frame_previous + 8 > w.flen)
+		w.flen = py.l.frame_previous + 8;
 	*ngroups = 0;
-	if (tslen > sizeof(ts) || colen > sizeof(co) || flen > sizeof(fr))
+	if (tslen > sizeof(ts) || w.colen > PY_CODE_HEAD || w.flen > 128)
 		return 0;
 	t = py_find_tstate(ts, tslen, thread);
 	if (t == 0)
@@ -550,72 +678,17 @@ static uint32_t py_walk(uint64_t *out, uint32_t *gend, uint32_t *ngroups, uintpt
 	if (py.l.version >= 0x030b && py.l.version < 0x030d) /* through the _PyCFrame */
 		if (frame == 0 || py_read(&frame, frame + py.l.cframe_current_frame, 8) != 0)
 			return 0;
-	while (frame != 0) {
-		uintptr_t code;
-		int64_t instr;
-		uint64_t at;
-		uint8_t owner;
-		uint32_t idx;
-		size_t got;
-
-		/* (the C stack's frames count too: a chain of them may loop) */
-		if (n == PY_MAX_FRAMES - 1 || steps++ == 2 * PY_MAX_FRAMES) {
-			stop = RAW_PY_STOP_DEPTH;
-			break;
-		}
-		/* (fr holds it when read with the code of the one before) */
-		if (!ahead && py_read(fr, frame, flen) != 0) {
-			stop = RAW_PY_STOP_READ;
-			break;
-		}
-		ahead = 0;
-		owner = fr[py.l.frame_owner];
-		frame = (uintptr_t)py_u64(fr, py.l.frame_previous);
-		if (py.garbage != 0 && n == 0)
-			frame = py.garbage + 64;
-		if (py.l.owner_cstack != 0 && owner == py.l.owner_cstack) {
-			if (g < PY_MAX_FRAMES && (g == 0 ? n > 0 : n > gend[g - 1]))
-				gend[g++] = n;
-			continue;
-		}
-		code = (uintptr_t)py_u64(fr, py.l.frame_code);
-		at = py_u64(fr, py.l.frame_instr);
-		/* its code and the next frame in one read */
-		got = py_read2(co, code, colen, fr, frame, frame != 0 ? flen : 0);
-		if (got < colen) {
-			stop = RAW_PY_STOP_READ;
-			break;
-		}
-		ahead = frame != 0 && got == colen + flen;
-		if (py_u64(co, py.l.object_type) != py.code_type) {
-			stop = RAW_PY_STOP_CODE;
-			break;
-		}
-		idx = py_code_index(code, co);
-		if (idx == 0) {
-			stop = RAW_PY_STOP_TABLE;
-			break;
-		}
-		if (py.l.lasti != 0) {
-			int32_t lasti = (int32_t)(uint32_t)at; /* (little-endian) */
-
-			instr = lasti / (int32_t)py.l.lasti;
-			owner = 1; /* each frame its own C-level call */
-		} else {
-			instr = ((int64_t)at - (int64_t)(code + py.l.code_adaptive)) / 2;
-		}
-		if (instr < 0)
-			instr = 0;
-		out[n++] = raw_py_word(idx, instr < RAW_PY_NO_INSTR ? (uint32_t)instr : RAW_PY_NO_INSTR);
-		if (py.l.owner_cstack == 0 && owner != 0 && g < PY_MAX_FRAMES)
-			gend[g++] = n; /* 3.11: is_entry; before, every frame */
-	}
-	if (stop != 0)
-		out[n++] = raw_py_word(0, stop);
-	if (n > 0 && (g == 0 || gend[g - 1] < n) && g < PY_MAX_FRAMES)
-		gend[g++] = n;
-	*ngroups = g;
-	return n;
+	w.out = out;
+	w.gend = gend;
+	w.n = w.g = w.stop = w.steps = w.nitems = w.win_len = 0;
+	w.win_lo = 0;
+	py_chain(&w, frame);
+	if (w.stop != 0)
+		out[w.n++] = raw_py_word(0, w.stop);
+	if (w.n > 0 && (w.g == 0 || gend[w.g - 1] < w.n) && w.g < PY_MAX_FRAMES)
+		gend[w.g++] = w.n;
+	*ngroups = w.g;
+	return w.n;
 }
 
 /* The word of the Python frames w[0..n), stored once as a RAW_PYSTACK
@@ -705,8 +778,9 @@ void pyframes_print_stats(void)
 	uint64_t k = atomic_load(&py.stat_n);
 
 	if (py.stats && py.on && k > 0)
-		preload_warn("python frames: %llu samples, mean %llu ns in their walk",
-			     (unsigned long long)k, (unsigned long long)(atomic_load(&py.stat_ns) / k));
+		preload_warn("python frames: %llu samples, mean %llu ns and %.1f reads in their walk",
+			     (unsigned long long)k, (unsigned long long)(atomic_load(&py.stat_ns) / k),
+			     (double)atomic_load(&py.stat_reads) / (double)k);
 }
 
 uint32_t pyframes_read_thread(uintptr_t thread, struct pyframes_thread *t)
