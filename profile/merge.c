@@ -329,6 +329,9 @@ int pv_merge(struct pv_profile *d, const struct pv_profile *s, const char *src_n
 		d->collector_ns = INT64_MAX;
 	if (__builtin_add_overflow(d->collector_cpu_ns, s->collector_cpu_ns, &d->collector_cpu_ns))
 		d->collector_cpu_ns = INT64_MAX;
+	if (s->python_unread && !d->python_unread)
+		d->python_unread_version = s->python_unread_version;
+	d->python_unread += s->python_unread;
 	if (s->system_cpu_ns >= 0) {
 		int64_t have = d->system_cpu_ns > 0 ? d->system_cpu_ns : 0;
 		if (__builtin_add_overflow(have, s->system_cpu_ns, &d->system_cpu_ns))

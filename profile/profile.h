@@ -259,6 +259,10 @@ struct pv_profile {
 	 * program's processes (starting, making unwind tables, ending:
 	 * RAW_COLLECTOR records); 0 when the source does not say. */
 	int64_t collector_cpu_ns;
+	/* Processes whose CPython the collector found but whose Python frames
+	 * it did not read (a version whose layout it does not know), and the
+	 * version of one of them (major << 8 | minor; 0 when not known). */
+	uint32_t python_unread, python_unread_version;
 	/* A comparison: the base profiles' samples are flagged PV_SAMPLE_BASE.
 	 * How many runs (profiles) each side merges, and the base's own
 	 * duration (duration_ns is the new side's). */

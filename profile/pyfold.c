@@ -17,7 +17,7 @@ static const char *const interp_names[] = {
 	"cfunction_call", "vectorcall_method", "vectorcall_unbound", "slot_tp_call", "slot_tp_init",
 	"type_call", "object_vacall", "call_function", "do_call_core", "function_code_fastcall",
 	"_PyEval_EvalCode*", "PyIter_Next", "gen_send_ex*", "gen_iternext", "_PyGen_Send",
-	"_Py_call_instrumentation*", "builtin_next",
+	"_Py_call_instrumentation*", "builtin_next", "PyIter_Send", "PyGen_am_send", "gen_send",
 };
 
 bool pv_is_interpreter_function(const char *name)
@@ -61,10 +61,12 @@ static uint8_t fold_kind(const struct pv_profile *p, uint32_t i, const uint8_t *
 	return FOLD_KEEP;
 }
 
-/* The stack at off, n folded into scratch: its new length. */
-static uint32_t fold_stack(const struct pv_profile *p, const uint8_t *kind, uint32_t off, uint32_t n,
+/* The stack at off, n folded into scratch: its new length, UINT32_MAX
+ * when it stays.  ctx: the kinds of the locations (fold_kinds). */
+static uint32_t fold_stack(const struct pv_profile *p, const void *ctx, uint32_t off, uint32_t n,
 			   uint32_t *scratch)
 {
+	const uint8_t *kind = ctx;
 	uint32_t inner = n, outer = 0, k = 0, entry;
 
 	for (uint32_t j = 0; j < n; j++) {
@@ -93,32 +95,38 @@ static uint32_t fold_stack(const struct pv_profile *p, const uint8_t *kind, uint
 	return k == n ? UINT32_MAX : k;
 }
 
-struct fold_memo {
-	uint32_t off, n;       /* the stack folded (n == UINT32_MAX: empty slot) */
-	uint32_t new_off, new_n;
-};
-
-static uint8_t *fold_kinds(const struct pv_profile *p)
+/* The mappings that hold the evaluation loop (one byte each, plus one
+ * for PV_NONE), and whether any location is a Python frame; NULL when
+ * out of memory. */
+static uint8_t *interp_mappings(const struct pv_profile *p, bool *any)
 {
-	uint8_t *interp = calloc(p->nmappings + 1, 1), *kind = calloc(p->nlocations + 1, 1);
-	bool any = false;
+	uint8_t *interp = calloc(p->nmappings + 1, 1);
 
-	if (!interp || !kind) {
-		free(interp);
-		free(kind);
-		return NULL;
-	}
-	for (size_t i = 0; i < p->nlocations; i++) {
+	*any = false;
+	for (size_t i = 0; interp && i < p->nlocations; i++) {
 		const struct pv_location *l = &p->locations[i];
 		const struct pv_line *lines = pv_location_lines(p, l);
 
-		any |= pv_location_is_python(p, (uint32_t)i);
+		*any |= pv_location_is_python(p, (uint32_t)i);
 		if (l->mapping >= p->nmappings || l->nlines == 0 ||
 		    lines[l->nlines - 1].function >= p->nfunctions)
 			continue;
 		if (strncmp(pv_str(p, p->functions[lines[l->nlines - 1].function].name),
 			    "_PyEval_EvalFrameDefault", 24) == 0)
 			interp[l->mapping] = 1;
+	}
+	return interp;
+}
+
+static uint8_t *fold_kinds(const struct pv_profile *p)
+{
+	bool any;
+	uint8_t *interp = interp_mappings(p, &any), *kind = calloc(p->nlocations + 1, 1);
+
+	if (!interp || !kind) {
+		free(interp);
+		free(kind);
+		return NULL;
 	}
 	for (size_t i = 0; any && i < p->nlocations; i++)
 		kind[i] = fold_kind(p, (uint32_t)i, interp);
@@ -128,23 +136,25 @@ static uint8_t *fold_kinds(const struct pv_profile *p)
 	return kind;
 }
 
-long pv_fold_python_frames(struct pv_profile *p)
+struct fold_memo {
+	uint32_t off, n;       /* the stack rewritten (n == UINT32_MAX: empty slot) */
+	uint32_t new_off, new_n;
+};
+
+/* Rewrites each distinct stack of p's samples with fn (its new length
+ * into scratch, or UINT32_MAX to keep it): how many samples changed, or
+ * -1 after saying that memory ran out doing what. */
+typedef uint32_t stack_fn(const struct pv_profile *p, const void *ctx, uint32_t off, uint32_t n,
+			  uint32_t *scratch);
+static long rewrite_stacks(struct pv_profile *p, stack_fn *fn, const void *ctx, const char *what)
 {
-	uint8_t *kind = fold_kinds(p);
-	uint32_t *scratch = NULL;
+	uint32_t *scratch = malloc((PV_MAX_DEPTH + 2) * sizeof *scratch);
 	struct fold_memo *memo = NULL;
-	size_t nslots = 1024, used = 0;
+	size_t nslots = 1024;
 	long changed = 0;
 
-	if (!kind)
-		return pv_error("out of memory folding the interpreter's frames");
-	if (kind[p->nlocations]) {
-		free(kind);
-		return 0;
-	}
 	while (nslots < p->nsamples * 2)
 		nslots *= 2;
-	scratch = malloc(PV_MAX_DEPTH * sizeof *scratch);
 	memo = malloc(nslots * sizeof *memo);
 	if (!scratch || !memo)
 		goto oom;
@@ -158,7 +168,7 @@ long pv_fold_python_frames(struct pv_profile *p)
 			h = (h + 1) & (nslots - 1);
 		if (memo[h].n == UINT32_MAX) {
 			uint32_t k = s->nlocs > PV_MAX_DEPTH ? UINT32_MAX
-				     : fold_stack(p, kind, s->loc_off, s->nlocs, scratch);
+				     : fn(p, ctx, s->loc_off, s->nlocs, scratch);
 			uint32_t off = s->loc_off, n = s->nlocs;
 
 			if (k != UINT32_MAX) {
@@ -168,7 +178,6 @@ long pv_fold_python_frames(struct pv_profile *p)
 				n = k;
 			}
 			memo[h] = (struct fold_memo){ s->loc_off, s->nlocs, off, n };
-			used++;
 		}
 		if (memo[h].new_off != s->loc_off || memo[h].new_n != s->nlocs) {
 			s->loc_off = memo[h].new_off;
@@ -176,14 +185,188 @@ long pv_fold_python_frames(struct pv_profile *p)
 			changed++;
 		}
 	}
-	(void)used;
-	free(kind);
 	free(scratch);
 	free(memo);
 	return changed;
 oom:
-	free(kind);
 	free(scratch);
 	free(memo);
-	return pv_error("out of memory folding the interpreter's frames");
+	return pv_error("out of memory %s", what);
+}
+
+long pv_fold_python_frames(struct pv_profile *p)
+{
+	uint8_t *kind = fold_kinds(p);
+	long changed;
+
+	if (!kind)
+		return pv_error("out of memory folding the interpreter's frames");
+	changed = kind[p->nlocations] ? 0
+		  : rewrite_stacks(p, fold_stack, kind, "folding the interpreter's frames");
+	free(kind);
+	return changed;
+}
+
+/* ---- the waits of Python threads marked ---- */
+
+enum {
+	WAIT_NONE,
+	WAIT_GIL,      /* taking (or handing over) the GIL */
+	WAIT_SLEEP,    /* a sleep the program asked for */
+	WAIT_IDLE,     /* select, poll, a lock, a condition: waiting for work */
+	WAIT_COND,     /* a condition wait: the GIL's when the interpreter calls it */
+	WAIT_CLASS = 7,
+	WAIT_PYTHON = 8,   /* a Python frame */
+	WAIT_INTERP = 16,  /* in a mapping of the interpreter */
+	WAIT_MADE_UP = 32, /* a frame no code is at ("[off-cpu]") */
+};
+
+static const char *const wait_labels[] = {
+	[WAIT_GIL] = "[waiting for the GIL]", [WAIT_SLEEP] = "[sleeping]", [WAIT_IDLE] = "[idle]",
+};
+
+/* The functions of each kind of wait: whole names, and prefixes (ending
+ * in '*'): CPython's own (named in a build with symbols) and the C
+ * library's. */
+static const struct {
+	uint8_t wait;
+	const char *name;
+} wait_names[] = {
+	{ WAIT_GIL, "take_gil" }, { WAIT_GIL, "drop_gil" }, { WAIT_GIL, "PyEval_RestoreThread" },
+	{ WAIT_GIL, "_PyEval_RestoreThread" }, { WAIT_GIL, "PyEval_AcquireThread" },
+	{ WAIT_GIL, "PyEval_AcquireLock" }, { WAIT_GIL, "_PyThreadState_Attach" },
+	{ WAIT_GIL, "PyGILState_Ensure" }, { WAIT_GIL, "_PyEval_ReInitThreads" },
+	{ WAIT_SLEEP, "clock_nanosleep*" }, { WAIT_SLEEP, "__clock_nanosleep*" },
+	{ WAIT_SLEEP, "nanosleep" }, { WAIT_SLEEP, "__nanosleep*" }, { WAIT_SLEEP, "usleep" },
+	{ WAIT_SLEEP, "sleep" }, { WAIT_SLEEP, "time_sleep" }, { WAIT_SLEEP, "pysleep" },
+	{ WAIT_COND, "pthread_cond_*" }, { WAIT_COND, "__pthread_cond_*" },
+	{ WAIT_COND, "___pthread_cond_*" },
+	{ WAIT_IDLE, "select" }, { WAIT_IDLE, "__select*" }, { WAIT_IDLE, "pselect*" },
+	{ WAIT_IDLE, "__pselect*" }, { WAIT_IDLE, "poll" }, { WAIT_IDLE, "__poll*" },
+	{ WAIT_IDLE, "ppoll*" }, { WAIT_IDLE, "__ppoll*" }, { WAIT_IDLE, "epoll_wait*" },
+	{ WAIT_IDLE, "epoll_pwait*" }, { WAIT_IDLE, "sem_wait" }, { WAIT_IDLE, "sem_timedwait" },
+	{ WAIT_IDLE, "sem_clockwait" }, { WAIT_IDLE, "__new_sem_wait*" },
+	{ WAIT_IDLE, "do_futex_wait*" }, { WAIT_IDLE, "PyThread_acquire_lock*" },
+	{ WAIT_IDLE, "accept" }, { WAIT_IDLE, "accept4" }, { WAIT_IDLE, "__libc_accept*" },
+	{ WAIT_IDLE, "wait4" }, { WAIT_IDLE, "__wait4*" }, { WAIT_IDLE, "waitpid" },
+	{ WAIT_IDLE, "__waitpid*" }, { WAIT_IDLE, "waitid" }, { WAIT_IDLE, "pause" },
+	{ WAIT_IDLE, "sigtimedwait" }, { WAIT_IDLE, "__sigtimedwait*" },
+	{ WAIT_IDLE, "sigwaitinfo" }, { WAIT_IDLE, "sigwait" },
+};
+
+static uint8_t wait_of_name(const char *name)
+{
+	for (size_t i = 0; i < sizeof(wait_names) / sizeof(wait_names[0]); i++) {
+		const char *n = wait_names[i].name;
+		size_t len = strlen(n);
+
+		if (n[len - 1] == '*' ? strncmp(name, n, len - 1) == 0 : strcmp(name, n) == 0)
+			return wait_names[i].wait;
+	}
+	return WAIT_NONE;
+}
+
+/* What each location is for the waits (WAIT_*), and the locations of the
+ * three marks after the last one; NULL after saying memory ran out. */
+static uint8_t *wait_kinds(struct pv_profile *p, uint32_t marks[4])
+{
+	bool any;
+	uint32_t nlocs = (uint32_t)p->nlocations;
+	uint8_t *interp = interp_mappings(p, &any), *kind = calloc(nlocs + 1, 1);
+
+	if (!interp || !kind) {
+		free(interp);
+		free(kind);
+		return NULL;
+	}
+	kind[nlocs] = !any; /* no Python: nothing to mark */
+	for (uint32_t i = 0; i < nlocs && any; i++) {
+		const struct pv_location *l = &p->locations[i];
+		const struct pv_line *lines = pv_location_lines(p, l);
+
+		if (pv_location_is_python(p, i)) {
+			kind[i] = WAIT_PYTHON;
+			continue;
+		}
+		if (l->mapping >= p->nmappings) {
+			kind[i] = WAIT_MADE_UP;
+			continue;
+		}
+		kind[i] = interp[l->mapping] ? WAIT_INTERP : 0;
+		for (uint32_t k = 0; k < l->nlines && (kind[i] & WAIT_CLASS) == 0; k++)
+			if (lines[k].function < p->nfunctions)
+				kind[i] |= wait_of_name(pv_str(p, p->functions[lines[k].function].name));
+	}
+	free(interp);
+	for (uint32_t w = WAIT_GIL; w <= WAIT_IDLE && !kind[nlocs]; w++) {
+		struct pv_line line = { 0 };
+		uint32_t name = pv_intern_str(p, wait_labels[w]);
+
+		line.function = name == PV_NONE ? PV_NONE : pv_get_function(p, name, name, 0, 0);
+		marks[w] = line.function == PV_NONE ? PV_NONE
+			   : pv_get_location(p, UINT64_MAX - 16 - w, PV_NONE);
+		if (marks[w] == PV_NONE || pv_set_lines(p, marks[w], &line, 1) < 0) {
+			free(kind);
+			return NULL;
+		}
+	}
+	return kind;
+}
+
+struct wait_ctx {
+	const uint8_t *kind;
+	uint32_t marks[4];
+	bool fold;
+};
+
+/* The stack at off, n with the mark of its wait (the frames leafward of
+ * its innermost Python frame say which) right under that frame, and with
+ * fold the wait's native frames dropped (a made-up leaf, "[off-cpu]",
+ * kept): its new length, UINT32_MAX when it has no wait.  A condition
+ * wait that the interpreter's own code called is the GIL's. */
+static uint32_t mark_stack(const struct pv_profile *p, const void *ctx, uint32_t off, uint32_t n,
+			   uint32_t *scratch)
+{
+	const struct wait_ctx *c = ctx;
+	const uint32_t *locs = p->stack_locs + off;
+	uint32_t inner = 0, k = 0;
+	uint8_t w = WAIT_NONE;
+
+	while (inner < n && !(c->kind[locs[inner]] & WAIT_PYTHON))
+		inner++;
+	if (inner == n)
+		return UINT32_MAX;
+	for (uint32_t j = 0; j < inner; j++) {
+		uint8_t cl = c->kind[locs[j]] & WAIT_CLASS;
+
+		if (cl == WAIT_COND)
+			cl = (c->kind[locs[j + 1]] & WAIT_INTERP) &&
+					     (c->kind[locs[j + 1]] & WAIT_CLASS) != WAIT_COND
+				     ? WAIT_GIL : WAIT_IDLE;
+		if (cl != WAIT_NONE && (w == WAIT_NONE || cl < w))
+			w = cl;
+	}
+	if (w == WAIT_NONE)
+		return UINT32_MAX;
+	for (uint32_t j = 0; j < inner; j++)
+		if (!c->fold || (c->kind[locs[j]] & WAIT_MADE_UP))
+			scratch[k++] = locs[j];
+	scratch[k++] = c->marks[w];
+	memcpy(scratch + k, locs + inner, (n - inner) * sizeof *scratch);
+	return k + n - inner;
+}
+
+long pv_mark_python_waits(struct pv_profile *p, bool fold)
+{
+	struct wait_ctx c = { .fold = fold };
+	uint8_t *kind = wait_kinds(p, c.marks);
+	long changed;
+
+	if (!kind)
+		return pv_error("out of memory marking the waits of Python threads");
+	c.kind = kind;
+	changed = kind[p->nlocations] ? 0
+		  : rewrite_stacks(p, mark_stack, &c, "marking the waits of Python threads");
+	free(kind);
+	return changed;
 }

@@ -26,4 +26,17 @@ bool pv_is_interpreter_function(const char *name);
  * memory ran out. */
 long pv_fold_python_frames(struct pv_profile *p);
 
+/* Marks in every sample of the symbolized profile p that has Python
+ * frames what its thread waited for, from the native frames leafward of
+ * its innermost Python frame: a frame "[waiting for the GIL]" (taking or
+ * handing over the interpreter's lock: take_gil, PyEval_RestoreThread, a
+ * condition wait the interpreter's own code called), "[sleeping]"
+ * (time.sleep: nanosleep) or "[idle]" (select, poll, a lock, a
+ * semaphore, another condition, waitpid) right under that Python frame.
+ * With fold, the wait's native frames under the mark are dropped (a
+ * made-up leaf such as "[off-cpu]" stays).  Run before
+ * pv_fold_python_frames.  Returns how many samples changed, or -1 after
+ * reporting that memory ran out. */
+long pv_mark_python_waits(struct pv_profile *p, bool fold);
+
 #endif

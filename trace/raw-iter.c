@@ -92,6 +92,8 @@ static uint32_t raw_iter_min_size(uint32_t type)
 	case RAW_CHILD: return sizeof(struct raw_child);
 	case RAW_PYCODE: return sizeof(struct raw_pycode);
 	case RAW_PYSTACK: return sizeof(struct raw_pystack);
+	case RAW_SAMPLE_PY: return sizeof(struct raw_sample_py);
+	case RAW_PYTHON: return sizeof(struct raw_python);
 	default: return sizeof(struct raw_rec);
 	}
 }
@@ -164,6 +166,13 @@ static int raw_iter_fits(const struct raw_iter *it, const unsigned char *r, uint
 
 		memcpy(&g, r, sizeof g);
 		return g.nframes <= RAW_PY_MAX_STACK && (uint64_t)g.nframes * 8 <= size - sizeof g;
+	}
+	case RAW_SAMPLE_PY: {
+		struct raw_sample_py y;
+
+		memcpy(&y, r, sizeof y);
+		return y.nwords <= RAW_PY_MAX_STACK && y.ngroups <= y.nwords &&
+		       (uint64_t)y.nwords * 8 + (uint64_t)y.ngroups * 4 <= size - sizeof y;
 	}
 	case RAW_CHECK_FRAMES: {
 		struct raw_unwind_check c;

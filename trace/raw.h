@@ -147,6 +147,8 @@ enum raw_type {
 	RAW_CHILD = 17,
 	RAW_PYCODE = 18,
 	RAW_PYSTACK = 19,
+	RAW_SAMPLE_PY = 20,
+	RAW_PYTHON = 21,
 };
 
 struct raw_rec {
@@ -721,5 +723,92 @@ _Static_assert(sizeof(struct raw_pystack) == 16, "raw_pystack is 16 bytes");
 /* The most Python frames the collector walks per sample, and that a
  * RAW_PYSTACK may hold. */
 #define RAW_PY_MAX_STACK 256
+
+/* The Python frames of a RAW_SAMPLE_REGS sample (a thread off CPU in a
+ * wall-clock trace, read by the sampler, not by the thread's handler),
+ * right after it (or after its RAW_SAMPLE_KERNEL): its tid and time_ns.
+ * Followed by nwords uint64 words (Python frame words and RAW_PYSTACK
+ * words, innermost first) and ngroups uint32 ends (one past the last
+ * word of each C-level call of the evaluation loop, innermost call
+ * first), padded to 8.  The reader puts them among the frames it unwinds
+ * from the stack copy as the collector does in its handler
+ * (raw_py_merge): each call's words before the return address into the
+ * evaluation loop, [eval_lo, eval_hi), that runs it. */
+struct raw_sample_py {
+	struct raw_rec h;
+	uint32_t tid;
+	uint32_t nwords;       /* at most RAW_PY_MAX_STACK */
+	uint64_t time_ns;
+	uint64_t eval_lo, eval_hi;
+	uint32_t ngroups;      /* at most nwords */
+	uint32_t reserved;     /* 0 */
+};
+_Static_assert(sizeof(struct raw_sample_py) == 48, "raw_sample_py is 48 bytes");
+
+/* A CPython interpreter found in the process, once per trace: its
+ * version, and whether its frames are read (the summary and the report
+ * say which processes' are not). */
+enum raw_python_frames {
+	RAW_PYTHON_UNREAD = 0,   /* a version whose layout is not known */
+	RAW_PYTHON_READ = 1,
+	RAW_PYTHON_NOT_ASKED = 2, /* --no-python */
+};
+struct raw_python {
+	struct raw_rec h;
+	uint32_t version;      /* major << 8 | minor; 0: not known */
+	uint32_t frames;       /* enum raw_python_frames */
+};
+_Static_assert(sizeof(struct raw_python) == 16, "raw_python is 16 bytes");
+
+/* Is frames[i] (frames[0] the pc, the others return addresses) in the
+ * evaluation loop [lo, hi)? */
+static inline int raw_py_in_eval(const uint64_t *frames, uint32_t i, uint64_t lo, uint64_t hi)
+{
+	uint64_t a = frames[i];
+
+	if (i > 0 && a > 0)
+		a--; /* a return address: into the call */
+	return a >= lo && a < hi;
+}
+
+/* Puts the Python words py[0..np) (innermost first; gend[g] one past the
+ * last word of C-level call g, ng calls) into the native frames
+ * frames[0..n) (leaf first, cap words): each call's words leafward of the
+ * evaluation loop's frame that runs it, the outermost loop taking the
+ * calls the native walk did not see, all at the root when it saw no loop.
+ * Returns the new count, n when they would not fit. */
+static inline uint32_t raw_py_merge(uint64_t *frames, uint32_t n, uint32_t cap, const uint64_t *py,
+				    uint32_t np, const uint32_t *gend, uint32_t ng, uint64_t lo,
+				    uint64_t hi)
+{
+	uint32_t ne = 0, w, e;
+
+	if (np == 0 || n + np > cap)
+		return n;
+	for (uint32_t i = 0; i < n; i++)
+		ne += (uint32_t)raw_py_in_eval(frames, i, lo, hi);
+	if (ne == 0) {
+		for (uint32_t j = 0; j < np; j++)
+			frames[n + j] = py[j];
+		return n + np;
+	}
+	/* from the root down, in place */
+	w = n + np;
+	e = ne;
+	for (uint32_t i = n; i-- > 0;) {
+		frames[--w] = frames[i];
+		if (!raw_py_in_eval(frames, i, lo, hi) || e == 0)
+			continue;
+		e--;
+		if (e >= ng)
+			continue;
+		uint32_t glo = e == 0 ? 0 : gend[e - 1];
+		uint32_t ghi = e == ne - 1 ? np : gend[e];
+
+		for (uint32_t j = ghi; j-- > glo;)
+			frames[--w] = py[j];
+	}
+	return n + np;
+}
 
 #endif

@@ -151,6 +151,21 @@ bool report_collector(const struct pv_profile *p, char *buf, size_t n)
 	return true;
 }
 
+bool report_python_unread(const struct pv_profile *p, char *buf, size_t n)
+{
+	char v[32] = "of a version not known", in[48] = "";
+
+	if (!p->python_unread)
+		return false;
+	if (p->python_unread_version)
+		snprintf(v, sizeof v, "%u.%u", p->python_unread_version >> 8, p->python_unread_version & 0xff);
+	if (p->python_unread > 1)
+		snprintf(in, sizeof in, " in %u processes", p->python_unread);
+	snprintf(buf, n, "python %s: its frames are not read%s (a version whose layout is not known)", v,
+		 in);
+	return true;
+}
+
 const char *pv_fixed(char *buf, double v, int dec, bool plus)
 {
 	static const double scale[] = { 1, 10, 100, 1000 };

@@ -64,6 +64,9 @@ const char *report_heap_cell(const struct calltree *t, int64_t v, char *buf, siz
 /* One line on the collector's own work left out of the profile
  * (pv_profile.collector_samples) into buf; false when there was none. */
 bool report_collector(const struct pv_profile *p, char *buf, size_t n);
+/* "python 3.14: its frames are not read ..." of the processes whose
+ * CPython's frames the collector did not read; false when none. */
+bool report_python_unread(const struct pv_profile *p, char *buf, size_t n);
 /* One line on the CPU time the collector measured of itself
  * (pv_profile.collector_cpu_ns) into buf, when it is above 1% of the
  * threads' CPU time (at least the samples' and its own); else false. */

@@ -152,6 +152,19 @@ static void collect_say_since(const char *who)
 		    "before\n", who);
 }
 
+/* "python 3.14: its frames are not read", of a process whose CPython is
+ * of a version the collector does not know. */
+static void collect_say_python(const char *who, const struct collect_stats *st)
+{
+	if (!st->python_unread)
+		return;
+	if (st->python_version == 0)
+		collect_say("%spython of a version not known: its frames are not read\n", who);
+	else
+		collect_say("%spython %u.%u: its frames are not read (a version whose layout is not "
+			    "known)\n", who, st->python_version >> 8, st->python_version & 0xff);
+}
+
 static void collect_say_trace(const struct collect_trace *t, const char *who, const char *where)
 {
 	const struct collect_stats *st = &t->st;
@@ -183,6 +196,7 @@ static void collect_say_trace(const struct collect_trace *t, const char *who, co
 		collect_say_cost(who, st->collector_ns, st->cpu.cpu_ns);
 	if (st->heap_flags & RAW_HEAP_SINCE_ATTACH)
 		collect_say_since(who);
+	collect_say_python(who, st);
 }
 
 /* What the summary lists of one process: its images (before and after
@@ -356,6 +370,14 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 	shown_n = verbose ? nkept : nkept <= COLLECT_SHOWN + 1 ? nkept : COLLECT_SHOWN;
 	for (size_t i = 0; i < shown_n && !verbose; i++)
 		collect_say_proc(&kept[i]);
+	for (size_t k = 0; k < n && !verbose; k++) {
+		char who[128];
+
+		if (!v[k].scanned || !v[k].st.python_unread)
+			continue;
+		snprintf(who, sizeof(who), "pid %u (%s): ", v[k].pid, v[k].exe);
+		collect_say_python(who, &v[k].st);
+	}
 	if (shown_n < nkept)
 		snprintf(more, sizeof(more), " (%zu more not listed; -v lists every one)",
 			 nkept - shown_n);

@@ -284,6 +284,12 @@ int collect_scan_fd(int fd, struct collect_stats *st, struct collect_seen *seen)
 
 			memcpy(&c, rec.data, sizeof(c));
 			st->collector_ns += raw_collector_ns(&c);
+		} else if (rec.type == RAW_PYTHON) {
+			struct raw_python py;
+
+			memcpy(&py, rec.data, sizeof(py));
+			st->python_unread = py.frames == RAW_PYTHON_UNREAD;
+			st->python_version = py.version;
 		} else if (rec.type == RAW_EXEC || rec.type == RAW_CHILD) {
 			collect_scan_procs(&rec, h->pid, st, seen);
 		} else if (rec.type == RAW_END) {

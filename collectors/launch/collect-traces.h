@@ -74,6 +74,10 @@ struct collect_stats {
 	uint32_t clock;       /* of the header */
 	uint32_t heap_flags;  /* of a heap trace's header (enum raw_heap_flags) */
 	uint64_t collector_ns; /* the library's own CPU time (RAW_COLLECTOR) */
+	/* a CPython whose frames were not read (RAW_PYTHON): its version,
+	 * major << 8 | minor, 0 when not known */
+	int python_unread;
+	uint32_t python_version;
 	/* the process's own last exec (RAW_EXEC of its pid), exec_seen 0 for
 	 * none; the others and the children it waited for (RAW_CHILD) are
 	 * added to the collect_seen the caller gave collect_scan */

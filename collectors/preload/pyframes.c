@@ -147,6 +147,10 @@ static struct {
 	uintptr_t runtime, code_type, eval_lo, eval_hi;
 	uintptr_t garbage;     /* test hook: the chain after the first frame */
 	pid_t pid;             /* ours, for process_vm_readv */
+	int found;             /* an interpreter: its RAW_PYTHON record says */
+	int stats;             /* --stats: the time of each merge, summed */
+	_Atomic uint64_t stat_ns, stat_n, stat_reads;
+	uint32_t version, frames;
 	_Atomic uint64_t *keys; /* PY_SLOTS: code objects written, 0 empty */
 	_Atomic uint64_t *groups; /* PY_SLOTS: Python stacks written, 0 empty */
 } py;
@@ -165,6 +169,8 @@ static int py_read(void *dst, uintptr_t addr, size_t len)
 
 	if (addr < 4096)
 		return -1;
+	if (py.stats)
+		atomic_fetch_add_explicit(&py.stat_reads, 1, memory_order_relaxed);
 	return syscall(SYS_process_vm_readv, (long)py.pid, &local, 1UL, &remote, 1UL, 0UL) ==
 			       (long)len ? 0 : -1;
 }
@@ -224,6 +230,22 @@ static void py_eval_range(void)
 	}
 }
 
+/* Writes the RAW_PYTHON record of the interpreter (kept for a fork's
+ * child, whose trace is a new one).  Not signal-safe. */
+static void py_note(uint32_t version, uint32_t frames)
+{
+	struct raw_python *rec;
+
+	py.version = version;
+	py.frames = frames;
+	rec = writer_reserve(sizeof(*rec), 1);
+	if (rec == NULL)
+		return;
+	rec->version = version;
+	rec->frames = frames;
+	writer_publish(rec, RAW_PYTHON, sizeof(*rec));
+}
+
 void pyframes_init(void)
 {
 	const unsigned long *version;
@@ -233,9 +255,14 @@ void pyframes_init(void)
 	if (runtime == NULL)
 		return;
 	py.pid = getpid();
+	py.found = 1;
+	py.stats = preload_setting(COLLECT_ENV_STATS) != NULL &&
+		   strcmp(preload_setting(COLLECT_ENV_STATS), "1") == 0;
 	if (preload_setting(COLLECT_ENV_PYTHON) != NULL &&
-	    strcmp(preload_setting(COLLECT_ENV_PYTHON), "0") == 0)
+	    strcmp(preload_setting(COLLECT_ENV_PYTHON), "0") == 0) {
+		py_note(0, RAW_PYTHON_NOT_ASKED);
 		return;
+	}
 	version = dlsym(RTLD_DEFAULT, "Py_Version");
 	if (version != NULL) {
 		v = (uint32_t)(*version >> 16);
@@ -247,7 +274,7 @@ void pyframes_init(void)
 		unsigned major = 0, minor = 0;
 
 		if (s == NULL || sscanf(s, "%u.%u", &major, &minor) != 2 || major > 255 || minor > 255) {
-			preload_warn("python of a version not known: its frames are not read");
+			py_note(0, RAW_PYTHON_UNREAD);
 			return;
 		}
 		v = major << 8 | minor;
@@ -256,8 +283,7 @@ void pyframes_init(void)
 		if (py_layouts[i].version == v)
 			py.l = py_layouts[i];
 	if (py.l.version == 0 || (v == 0x030d && py_debug_offsets(&py.l, (uintptr_t)runtime) != 0)) {
-		preload_warn("python %u.%u: its frames are not read (a version whose layout is not known)",
-			     v >> 8, v & 0xff);
+		py_note(v, RAW_PYTHON_UNREAD);
 		return;
 	}
 	py.runtime = (uintptr_t)runtime;
@@ -267,6 +293,7 @@ void pyframes_init(void)
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (py.keys == MAP_FAILED || py.code_type == 0) {
 		py.keys = NULL;
+		py_note(v, RAW_PYTHON_UNREAD);
 		return;
 	}
 	py.groups = py.keys + PY_SLOTS;
@@ -283,29 +310,29 @@ void pyframes_init(void)
 		}
 	}
 	py.on = 1;
+	py_note(v, RAW_PYTHON_READ);
 }
 
 void pyframes_atfork_child(void)
 {
 	py.pid = getpid();
+	atomic_store(&py.stat_ns, 0);
+	atomic_store(&py.stat_n, 0);
+	atomic_store(&py.stat_reads, 0);
+	if (py.found)
+		py_note(py.version, py.frames);
 	if (py.keys != NULL)
 		memset(py.keys, 0, 2 * PY_SLOTS * sizeof(*py.keys));
 	py_tstate = 0;
 }
 
-/* The calling thread's thread state: the cached one if it still is, else
- * the one of the interpreters' lists whose thread_id is ours; 0 when
- * none.  Signal-safe. */
-static uintptr_t py_find_tstate(unsigned char *ts, size_t tslen)
+/* The thread state of the interpreters' lists whose thread_id is self,
+ * read into ts; 0 when none.  Signal-safe. */
+static uintptr_t py_search_tstate(unsigned char *ts, size_t tslen, uint64_t self)
 {
-	uint64_t self = (uint64_t)pthread_self();
 	uintptr_t interp, t;
 	int seen = 0;
 
-	if (py_tstate != 0 && py_read(ts, py_tstate, tslen) == 0 &&
-	    py_u64(ts, py.l.tstate_thread_id) == self)
-		return py_tstate;
-	py_tstate = 0;
 	if (py_read(&interp, py.runtime + py.l.runtime_interpreters_head, 8) != 0)
 		return 0;
 	for (int i = 0; interp != 0 && i < PY_MAX_INTERPS; i++) {
@@ -315,13 +342,28 @@ static uintptr_t py_find_tstate(unsigned char *ts, size_t tslen)
 			if (py_read(ts, t, tslen) != 0)
 				return 0;
 			if (py_u64(ts, py.l.tstate_thread_id) == self)
-				return py_tstate = t;
+				return t;
 			t = (uintptr_t)py_u64(ts, py.l.tstate_next);
 		}
 		if (py_read(&interp, interp + py.l.interp_next, 8) != 0)
 			return 0;
 	}
 	return 0;
+}
+
+/* The thread state of thread (a pthread_t), or with 0 the calling
+ * thread's: the cached one if it still is, else searched.  Signal-safe. */
+static uintptr_t py_find_tstate(unsigned char *ts, size_t tslen, uintptr_t thread)
+{
+	uint64_t self = (uint64_t)pthread_self();
+
+	if (thread != 0)
+		return py_search_tstate(ts, tslen, thread);
+	if (py_tstate != 0 && py_read(ts, py_tstate, tslen) == 0 &&
+	    py_u64(ts, py.l.tstate_thread_id) == self)
+		return py_tstate;
+	py_tstate = py_search_tstate(ts, tslen, self);
+	return py_tstate;
 }
 
 /* A str object's text as UTF-8 into buf (at most PY_NAME_MAX bytes, cut
@@ -457,102 +499,196 @@ static uint32_t py_code_index(uintptr_t code, const unsigned char *co)
 	return 0;
 }
 
+#define PY_BATCH 16        /* frames whose code objects are read in one call */
+#define PY_WINDOW 2048     /* bytes of frames read at once */
+#define PY_CODE_HEAD 160   /* bytes of a code object read */
+
+/* What one walk has read: a window of the memory below the last frame
+ * read (from 3.11 on, a thread's frames are on its data stack, each
+ * caller below its callee, so that one read holds several), and the
+ * frames waiting for their code objects to be read together. */
+struct py_walker {
+	uint32_t flen, colen, n, g, stop, steps;
+	uint64_t *out;
+	uint32_t *gend;
+	uintptr_t win_lo;
+	uint32_t win_len, nitems;
+	struct {
+		uintptr_t code;   /* 0: a frame of the C stack (3.12 on) */
+		uint64_t at;      /* its instruction pointer, or f_lasti */
+		uint8_t owner;
+	} items[PY_BATCH];
+	unsigned char win[PY_WINDOW];
+	unsigned char co[PY_BATCH][PY_CODE_HEAD];
+};
+
+/* The flen bytes of the frame at frame: from the window when it holds
+ * them, else from a new window that ends with them and starts no lower
+ * than their page (which is mapped if they are); NULL when they cannot be
+ * read.  Signal-safe. */
+static const unsigned char *py_frame_bytes(struct py_walker *w, uintptr_t frame)
+{
+	uintptr_t end = frame + w->flen, lo = frame & ~(uintptr_t)4095;
+
+	if (frame >= w->win_lo && end <= w->win_lo + w->win_len && frame >= 4096)
+		return w->win + (frame - w->win_lo);
+	if (end - lo > PY_WINDOW)
+		lo = end - PY_WINDOW;
+	if (frame < 4096 || end < frame || py_read(w->win, lo, end - lo) != 0)
+		return NULL;
+	w->win_lo = lo;
+	w->win_len = (uint32_t)(end - lo);
+	return w->win + (frame - lo);
+}
+
+/* The frames waiting (w->items), their code objects read in one call,
+ * put into w->out in order.  Sets w->stop at the first that is not
+ * whole.  Signal-safe. */
+static void py_flush(struct py_walker *w)
+{
+	struct iovec local[PY_BATCH], remote[PY_BATCH];
+	uint32_t k = 0, whole;
+	long got = 0;
+
+	for (uint32_t i = 0; i < w->nitems; i++) {
+		if (w->items[i].code == 0)
+			continue;
+		local[k] = (struct iovec){ w->co[k], w->colen };
+		remote[k] = (struct iovec){ (void *)w->items[i].code, w->colen };
+		k++;
+	}
+	if (k > 0 && py.stats)
+		atomic_fetch_add_explicit(&py.stat_reads, 1, memory_order_relaxed);
+	if (k > 0)
+		got = syscall(SYS_process_vm_readv, (long)py.pid, local, (unsigned long)k, remote,
+			      (unsigned long)k, 0UL);
+	whole = got > 0 ? (uint32_t)((unsigned long)got / w->colen) : 0;
+	k = 0;
+	for (uint32_t i = 0; i < w->nitems && w->stop == 0; i++) {
+		uintptr_t code = w->items[i].code;
+		uint8_t owner = w->items[i].owner;
+		const unsigned char *co = w->co[k];
+		int64_t instr;
+		uint32_t idx;
+
+		if (code == 0) {
+			if (w->g < PY_MAX_FRAMES && (w->g == 0 ? w->n > 0 : w->n > w->gend[w->g - 1]))
+				w->gend[w->g++] = w->n;
+			continue;
+		}
+		if (k++ >= whole || code < 4096) {
+			w->stop = RAW_PY_STOP_READ;
+			break;
+		}
+		if (py_u64(co, py.l.object_type) != py.code_type) {
+			w->stop = RAW_PY_STOP_CODE;
+			break;
+		}
+		idx = py_code_index(code, co);
+		if (idx == 0) {
+			w->stop = RAW_PY_STOP_TABLE;
+			break;
+		}
+		if (py.l.lasti != 0) {
+			int32_t lasti = (int32_t)(uint32_t)w->items[i].at; /* (little-endian) */
+
+			instr = lasti / (int32_t)py.l.lasti;
+			owner = 1; /* each frame its own C-level call */
+		} else {
+			instr = ((int64_t)w->items[i].at - (int64_t)(code + py.l.code_adaptive)) / 2;
+		}
+		if (instr < 0)
+			instr = 0;
+		w->out[w->n++] = raw_py_word(idx, instr < RAW_PY_NO_INSTR ? (uint32_t)instr : RAW_PY_NO_INSTR);
+		if (py.l.owner_cstack == 0 && owner != 0 && w->g < PY_MAX_FRAMES)
+			w->gend[w->g++] = w->n; /* 3.11: is_entry; before, every frame */
+	}
+	w->nitems = 0;
+}
+
+/* Walks the chain of frames from frame into w->out.  Signal-safe. */
+static void py_chain(struct py_walker *w, uintptr_t frame)
+{
+	while (frame != 0 && w->stop == 0) {
+		const unsigned char *fr;
+
+		/* (the C stack's frames count too: a chain of them may loop) */
+		if (w->n + w->nitems >= PY_MAX_FRAMES - 1 || w->steps++ == 2 * PY_MAX_FRAMES) {
+			py_flush(w);
+			if (w->stop == 0)
+				w->stop = RAW_PY_STOP_DEPTH;
+			return;
+		}
+		fr = py_frame_bytes(w, frame);
+		if (fr == NULL) {
+			py_flush(w);
+			if (w->stop == 0)
+				w->stop = RAW_PY_STOP_READ;
+			return;
+		}
+		w->items[w->nitems].owner = fr[py.l.frame_owner];
+		w->items[w->nitems].code = (uintptr_t)py_u64(fr, py.l.frame_code);
+		w->items[w->nitems].at = py_u64(fr, py.l.frame_instr);
+		if (py.l.owner_cstack != 0 && fr[py.l.frame_owner] == py.l.owner_cstack)
+			w->items[w->nitems].code = 0;
+		else if (w->items[w->nitems].code == 0)
+			w->items[w->nitems].code = 1; /* (not readable: a stop) */
+		frame = (uintptr_t)py_u64(fr, py.l.frame_previous);
+		if (py.garbage != 0 && w->n + w->nitems == 0)
+			frame = py.garbage + 64;
+		if (++w->nitems == PY_BATCH)
+			py_flush(w);
+	}
+	py_flush(w);
+}
+
 /* The calling thread's Python frames into out (innermost first), and
  * where each C-level call of the evaluation loop's frames end (gend[g]:
  * one past the last of call g).  Returns how many frames.  Signal-safe. */
-static uint32_t py_walk(uint64_t *out, uint32_t *gend, uint32_t *ngroups)
+static uint32_t py_walk(uint64_t *out, uint32_t *gend, uint32_t *ngroups, uintptr_t thread)
 {
-	unsigned char ts[256], fr[128], co[160];
-	uint32_t tslen = py.l.tstate_thread_id, n = 0, g = 0, colen, flen, steps = 0;
+	unsigned char ts[256];
+	uint32_t tslen = py.l.tstate_thread_id;
 	uintptr_t frame, t;
-	uint32_t stop = 0;
+	struct py_walker w;
 
 	if (py.l.tstate_next > tslen)
 		tslen = py.l.tstate_next;
 	if (py.l.tstate_frame > tslen)
 		tslen = py.l.tstate_frame;
 	tslen += 8;
-	colen = py.l.code_linetable;
-	if (py.l.code_qualname > colen)
-		colen = py.l.code_qualname;
-	colen += 8;
-	flen = py.l.frame_owner + 1;
-	if (py.l.frame_instr + 8 > flen)
-		flen = py.l.frame_instr + 8;
-	if (py.l.frame_code + 8 > flen)
-		flen = py.l.frame_code + 8;
-	if (py.l.frame_previous + 8 > flen)
-		flen = py.l.frame_previous + 8;
+	w.colen = py.l.code_linetable;
+	if (py.l.code_qualname > w.colen)
+		w.colen = py.l.code_qualname;
+	w.colen += 8;
+	w.flen = py.l.frame_owner + 1;
+	if (py.l.frame_instr + 8 > w.flen)
+		w.flen = py.l.frame_instr + 8;
+	if (py.l.frame_code + 8 > w.flen)
+		w.flen = py.l.frame_code + 8;
+	if (py.l.frame_previous + 8 > w.flen)
+		w.flen = py.l.frame_previous + 8;
 	*ngroups = 0;
-	if (tslen > sizeof(ts) || colen > sizeof(co) || flen > sizeof(fr))
+	if (tslen > sizeof(ts) || w.colen > PY_CODE_HEAD || w.flen > 128)
 		return 0;
-	t = py_find_tstate(ts, tslen);
+	t = py_find_tstate(ts, tslen, thread);
 	if (t == 0)
 		return 0;
 	frame = (uintptr_t)py_u64(ts, py.l.tstate_frame);
 	if (py.l.version >= 0x030b && py.l.version < 0x030d) /* through the _PyCFrame */
 		if (frame == 0 || py_read(&frame, frame + py.l.cframe_current_frame, 8) != 0)
 			return 0;
-	while (frame != 0) {
-		uintptr_t code;
-		int64_t instr;
-		uint8_t owner;
-		uint32_t idx;
-
-		/* (the C stack's frames count too: a chain of them may loop) */
-		if (n == PY_MAX_FRAMES - 1 || steps++ == 2 * PY_MAX_FRAMES) {
-			stop = RAW_PY_STOP_DEPTH;
-			break;
-		}
-		if (py_read(fr, frame, flen) != 0) {
-			stop = RAW_PY_STOP_READ;
-			break;
-		}
-		owner = fr[py.l.frame_owner];
-		frame = (uintptr_t)py_u64(fr, py.l.frame_previous);
-		if (py.garbage != 0 && n == 0)
-			frame = py.garbage + 64;
-		if (py.l.owner_cstack != 0 && owner == py.l.owner_cstack) {
-			if (g < PY_MAX_FRAMES && (g == 0 ? n > 0 : n > gend[g - 1]))
-				gend[g++] = n;
-			continue;
-		}
-		code = (uintptr_t)py_u64(fr, py.l.frame_code);
-		if (py_read(co, code, colen) != 0) {
-			stop = RAW_PY_STOP_READ;
-			break;
-		}
-		if (py_u64(co, py.l.object_type) != py.code_type) {
-			stop = RAW_PY_STOP_CODE;
-			break;
-		}
-		idx = py_code_index(code, co);
-		if (idx == 0) {
-			stop = RAW_PY_STOP_TABLE;
-			break;
-		}
-		if (py.l.lasti != 0) {
-			int32_t lasti;
-
-			memcpy(&lasti, fr + py.l.frame_instr, 4);
-			instr = lasti / (int32_t)py.l.lasti;
-			owner = 1; /* each frame its own C-level call */
-		} else {
-			instr = ((int64_t)py_u64(fr, py.l.frame_instr) -
-				 (int64_t)(code + py.l.code_adaptive)) / 2;
-		}
-		if (instr < 0)
-			instr = 0;
-		out[n++] = raw_py_word(idx, instr < RAW_PY_NO_INSTR ? (uint32_t)instr : RAW_PY_NO_INSTR);
-		if (py.l.owner_cstack == 0 && owner != 0 && g < PY_MAX_FRAMES)
-			gend[g++] = n; /* 3.11: is_entry; before, every frame */
-	}
-	if (stop != 0)
-		out[n++] = raw_py_word(0, stop);
-	if (n > 0 && (g == 0 || gend[g - 1] < n) && g < PY_MAX_FRAMES)
-		gend[g++] = n;
-	*ngroups = g;
-	return n;
+	w.out = out;
+	w.gend = gend;
+	w.n = w.g = w.stop = w.steps = w.nitems = w.win_len = 0;
+	w.win_lo = 0;
+	py_chain(&w, frame);
+	if (w.stop != 0)
+		out[w.n++] = raw_py_word(0, w.stop);
+	if (w.n > 0 && (w.g == 0 || gend[w.g - 1] < w.n) && w.g < PY_MAX_FRAMES)
+		gend[w.g++] = w.n;
+	*ngroups = w.g;
+	return w.n;
 }
 
 /* The word of the Python frames w[0..n), stored once as a RAW_PYSTACK
@@ -617,52 +753,61 @@ static uint32_t py_stack_words(uint64_t *w, uint32_t *gend, uint32_t ng)
 	return k;
 }
 
-/* Is the native frame i of frames the evaluation loop's?  Signal-safe. */
-static int py_is_eval(const uint64_t *frames, uint32_t i)
-{
-	uint64_t a = frames[i];
-
-	if (i > 0 && a > 0)
-		a--; /* a return address: into the call */
-	return a >= py.eval_lo && a < py.eval_hi;
-}
-
 uint32_t pyframes_merge(uint64_t *frames, uint32_t n, uint32_t cap)
 {
-	uint64_t py_frames[PY_MAX_FRAMES];
-	uint32_t gend[PY_MAX_FRAMES], ng, np, ne = 0, w, e;
+	uint64_t py_frames[PY_MAX_FRAMES], t0;
+	uint32_t gend[PY_MAX_FRAMES], ng, np;
 
 	if (!py.on)
 		return n;
-	np = py_walk(py_frames, gend, &ng);
-	if (np == 0)
-		return n;
-	np = py_stack_words(py_frames, gend, ng);
-	if (n + np > cap)
-		return n;
-	for (uint32_t i = 0; i < n; i++)
-		ne += py_is_eval(frames, i);
-	if (ne == 0) { /* no loop seen (a broken native walk): at the root */
-		memcpy(frames + n, py_frames, np * 8);
-		return n + np;
+	t0 = py.stats ? preload_now() : 0;
+	np = py_walk(py_frames, gend, &ng, 0);
+	if (np != 0) {
+		np = py_stack_words(py_frames, gend, ng);
+		n = raw_py_merge(frames, n, cap, py_frames, np, gend, ng, py.eval_lo, py.eval_hi);
 	}
-	/* from the root down, in place: the loop's frame, then its calls'
-	 * Python frames leafward of it (the outermost loop takes the calls
-	 * the native walk did not see) */
-	w = n + np;
-	e = ne;
-	for (uint32_t i = n; i-- > 0;) {
-		frames[--w] = frames[i];
-		if (!py_is_eval(frames, i) || e == 0)
-			continue;
-		e--;
-		if (e >= ng)
-			continue;
-		uint32_t lo = e == 0 ? 0 : gend[e - 1];
-		uint32_t hi = e == ne - 1 ? np : gend[e];
+	if (py.stats) {
+		atomic_fetch_add_explicit(&py.stat_ns, preload_now() - t0, memory_order_relaxed);
+		atomic_fetch_add_explicit(&py.stat_n, 1, memory_order_relaxed);
+	}
+	return n;
+}
 
-		for (uint32_t j = hi; j-- > lo;)
-			frames[--w] = py_frames[j];
-	}
-	return n + np;
+void pyframes_print_stats(void)
+{
+	uint64_t k = atomic_load(&py.stat_n);
+
+	if (py.stats && py.on && k > 0)
+		preload_warn("python frames: %llu samples, mean %llu ns and %.1f reads in their walk",
+			     (unsigned long long)k, (unsigned long long)(atomic_load(&py.stat_ns) / k),
+			     (double)atomic_load(&py.stat_reads) / (double)k);
+}
+
+uint32_t pyframes_read_thread(uintptr_t thread, struct pyframes_thread *t)
+{
+	t->nwords = t->ngroups = 0;
+	if (!py.on || thread == 0)
+		return 0;
+	t->nwords = py_walk(t->words, t->gend, &t->ngroups, thread);
+	if (t->nwords == 0)
+		return 0;
+	t->nwords = py_stack_words(t->words, t->gend, t->ngroups);
+	return (uint32_t)sizeof(struct raw_sample_py) + raw_pad(t->nwords * 8 + t->ngroups * 4);
+}
+
+void pyframes_put_thread(void *at, uint32_t size, const struct pyframes_thread *t, uint32_t tid,
+			 uint64_t time_ns)
+{
+	struct raw_sample_py *rec = at;
+
+	memset(rec, 0, size);
+	rec->tid = tid;
+	rec->time_ns = time_ns;
+	rec->eval_lo = py.eval_lo;
+	rec->eval_hi = py.eval_hi;
+	rec->nwords = t->nwords;
+	rec->ngroups = t->ngroups;
+	memcpy(rec + 1, t->words, t->nwords * 8);
+	memcpy((unsigned char *)(rec + 1) + t->nwords * 8, t->gend, t->ngroups * 4);
+	writer_publish(rec, RAW_SAMPLE_PY, size);
 }

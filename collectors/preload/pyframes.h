@@ -14,14 +14,18 @@
 
 #include <stdint.h>
 
+#include "raw.h"
+
 #pragma GCC visibility push(hidden)
 
-/* Looks for the interpreter; says once on standard error when it is of a
- * version whose frames are not read.  Allocates the table of code objects
- * written.  Not signal-safe. */
+/* Looks for the interpreter; when there is one, writes its RAW_PYTHON
+ * record (its version; whether its frames are read), which the
+ * launcher's summary and the report say.  Allocates the table of code
+ * objects written.  Not signal-safe. */
 void pyframes_init(void);
-/* In the child of a fork, whose trace is a new one: no code object has
- * been written to it.  Not signal-safe. */
+/* In the child of a fork, once its trace (a new one) is started: no code
+ * object has been written to it; its RAW_PYTHON record is.  Not
+ * signal-safe. */
 void pyframes_atfork_child(void);
 /* Are Python frames read?  Signal-safe. */
 int pyframes_on(void);
@@ -31,6 +35,27 @@ int pyframes_on(void);
  * would not fit).  Signal-safe: reads through process_vm_readv, no lock,
  * no allocation. */
 uint32_t pyframes_merge(uint64_t *frames, uint32_t n, uint32_t cap);
+
+/* --stats: one line with the mean time of the walks of Python frames.
+ * Not signal-safe. */
+void pyframes_print_stats(void);
+
+/* Another thread's Python frames, for a RAW_SAMPLE_PY record. */
+struct pyframes_thread {
+	uint64_t words[RAW_PY_MAX_STACK];
+	uint32_t gend[RAW_PY_MAX_STACK];
+	uint32_t nwords, ngroups;
+};
+/* Reads the Python frames of the thread whose pthread_t is thread (the
+ * wall-clock sampler's look at a thread off CPU), writing the code
+ * objects not yet in the trace; returns the size of its RAW_SAMPLE_PY
+ * record, 0 when it runs no Python.  Signal-safe. */
+uint32_t pyframes_read_thread(uintptr_t thread, struct pyframes_thread *t);
+/* Writes and publishes t's RAW_SAMPLE_PY record of size bytes (as
+ * pyframes_read_thread said) at at, for the sample of tid at time_ns.
+ * Signal-safe. */
+void pyframes_put_thread(void *at, uint32_t size, const struct pyframes_thread *t, uint32_t tid,
+			 uint64_t time_ns);
 
 /* Tests only (PROFVIEW_TEST_PYGARBAGE in the environment): the walk is
  * pointed at a chain of frames made of garbage after its first frame. */

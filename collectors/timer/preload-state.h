@@ -68,6 +68,7 @@ struct preload_entry {
 	int64_t cpu_base;     /* its CPU time when profiling started for it */
 	uintptr_t stack_lo, stack_hi; /* 0, 0 when unknown */
 	uint64_t since_ns;    /* when it was registered */
+	uintptr_t pthread;    /* its pthread_t, 0 when unknown (found running) */
 	struct preload_seen *seen; /* shared with its handler (sweep.c) */
 	/* the sweeper's last look at it: the pass, and the thread's
 	 * voluntary context switches then */

@@ -299,9 +299,9 @@ static void preload_atfork_child_start(void)
 	atomic_store(&preload.rng, preload_now() ^ (uint64_t)getpid() << 32);
 	if (preload.unwind != RAW_UNWIND_DWARF)
 		stacktab_reset();
-	pyframes_atfork_child();
 	if (preload_start_trace(preload_setting(COLLECT_ENV_OUTPUT), 0) != 0)
 		return;
+	pyframes_atfork_child(); /* (its record goes to the new trace) */
 	/* its own trace says how its samples' system time is known too */
 	preload_write_kernel();
 	atomic_store(&preload.state, PRELOAD_RUNNING);
@@ -638,6 +638,7 @@ static void preload_print_stats(void)
 	}
 	for (int r = 0; r < PRELOAD_CFI_REASONS; r++)
 		copied += atomic_load(&preload.cfi_copied[r]);
+	pyframes_print_stats();
 	if (preload.unwind == RAW_UNWIND_CFI)
 		preload_warn("handler: %llu samples, median %llu ns, p90 %llu ns, p99 %llu ns; "
 			     "cfi unwound %llu, fell back to the stack copy %llu",

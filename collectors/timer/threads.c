@@ -161,6 +161,7 @@ size_t preload_threads(struct preload_thread_view *v, size_t cap)
 		v[n].stack_lo = e->stack_lo;
 		v[n].stack_hi = e->stack_hi;
 		v[n].since_ns = e->since_ns;
+		v[n].pthread = e->pthread;
 		n++;
 	}
 	pthread_mutex_unlock(&preload.registry_lock);
@@ -193,6 +194,7 @@ static size_t preload_entry_add(pid_t tid, const char name[16])
 	preload.entries[i].sweep_pass = 0;
 	memcpy(preload.entries[i].name, name, 16);
 	preload.entries[i].stack_lo = preload.entries[i].stack_hi = 0;
+	preload.entries[i].pthread = 0;
 	preload.entries[i].since_ns = preload_now();
 	return i;
 }
@@ -258,6 +260,7 @@ void threads_register(void)
 		threads_write_thread(t->tid, name, t->cpu_base);
 	preload.entries[idx].stack_lo = t->stack_lo;
 	preload.entries[idx].stack_hi = t->stack_hi;
+	preload.entries[idx].pthread = (uintptr_t)pthread_self();
 	t->entry = idx;
 	t->timer = preload.entries[idx].timer;
 	t->young = t->timer.fd < 0;

@@ -23,6 +23,7 @@ struct preload_thread_view {
 	pid_t tid;
 	uintptr_t stack_lo, stack_hi; /* 0, 0 when unknown */
 	uint64_t since_ns;    /* monotonic time it was registered */
+	uintptr_t pthread;    /* its pthread_t, 0 when unknown (found running) */
 };
 /* Copies up to cap registered threads into v; returns how many.  Not
  * signal-safe (the registry's lock). */

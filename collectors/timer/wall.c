@@ -10,7 +10,10 @@
  * RAW_SAMPLE_REGS record without RAW_SAMPLE_RUNNING: the two registers, a
  * copy of the stack from the stack pointer up (read with process_vm_readv,
  * so an unmapped page ends the copy instead of faulting), and as weight
- * the wall time since the sampler last looked at that thread.
+ * the wall time since the sampler last looked at that thread.  A thread
+ * of a Python program gets its Python frames too, read by the sampler
+ * from the interpreter's state (pyframes.c) into a RAW_SAMPLE_PY record
+ * right after, in the same reservation, so that nothing comes between.
  *
  * No signal is sent to a thread that is off CPU, so a sleeping or blocked
  * system call is never interrupted: a program sees no more EINTR than
@@ -33,6 +36,7 @@
 
 #include "preload-state.h"
 #include "preload.h"
+#include "pyframes.h"
 #include "sample.h"
 #include "threads.h"
 #include "wall.h"
@@ -55,6 +59,7 @@ static struct {
 	size_t capview;
 	struct wall_seen *seen, *next;
 	size_t nseen, capseen;
+	struct pyframes_thread py; /* the Python frames of the thread looked at */
 } wall;
 
 static int wall_by_tid(const void *a, const void *b)
@@ -106,7 +111,7 @@ static void wall_sample(const struct preload_thread_view *v, uint64_t now, uint6
 			uint64_t sp, uint64_t pc)
 {
 	struct raw_sample_regs *rec;
-	uint32_t len = wall.stack_size, size, got, flags = 0;
+	uint32_t len = wall.stack_size, size, got, flags = 0, pysize;
 	uint64_t *regs;
 	int64_t cpu0, cpu1;
 
@@ -117,21 +122,26 @@ static void wall_sample(const struct preload_thread_view *v, uint64_t now, uint6
 			flags |= RAW_SAMPLE_STACK_PARTIAL;
 	}
 	size = (uint32_t)sizeof(*rec) + RAW_NREGS * 8 + raw_pad(len);
+	cpu0 = wall_cpu(v->tid);
+	/* its Python frames, in a record right after (one reservation) */
+	pysize = pyframes_read_thread(v->pthread, &wall.py);
 	writer_need_file();
-	rec = writer_reserve(size, 1);
+	rec = writer_reserve(size + pysize, 1);
 	if (rec == NULL)
 		return;
 	regs = (uint64_t *)(rec + 1);
 	memset(regs, 0, RAW_NREGS * 8);
 	regs[RAW_REG_RSP] = sp;
 	regs[RAW_REG_RIP] = pc;
-	cpu0 = wall_cpu(v->tid);
 	got = preload_read_memory(regs + RAW_NREGS, (uintptr_t)sp, len);
 	cpu1 = wall_cpu(v->tid);
 	/* A thread that ran meanwhile may have changed its stack under the
-	 * copy: keep only the program counter. */
-	if (cpu0 < 0 || cpu1 != cpu0)
+	 * copy: keep only the program counter, and none of its Python
+	 * frames. */
+	if (cpu0 < 0 || cpu1 != cpu0) {
 		got = 0;
+		wall.py.nwords = wall.py.ngroups = 0;
+	}
 	if (got < len) {
 		flags |= RAW_SAMPLE_STACK_PARTIAL;
 		len = got;
@@ -145,6 +155,8 @@ static void wall_sample(const struct preload_thread_view *v, uint64_t now, uint6
 	rec->nregs = RAW_NREGS;
 	rec->stack_len = len;
 	writer_publish(rec, RAW_SAMPLE_REGS, size);
+	if (pysize > 0)
+		pyframes_put_thread((unsigned char *)rec + size, pysize, &wall.py, (uint32_t)v->tid, now);
 	atomic_fetch_add_explicit(&wall.samples, 1, memory_order_relaxed);
 }
 

@@ -87,6 +87,8 @@ static const char *type_name(uint32_t t)
 	case RAW_COLLECTOR: return "collector";
 	case RAW_PYCODE: return "pycode";
 	case RAW_PYSTACK: return "pystack";
+	case RAW_SAMPLE_PY: return "sample-py";
+	case RAW_PYTHON: return "python";
 	default: return "unknown";
 	}
 }
@@ -276,6 +278,13 @@ static int first_record(struct reader *rd, const struct raw_record *recp)
 			pv_oom();
 			return -1;
 		}
+		break;
+	}
+	case RAW_PYTHON: {
+		const struct raw_python *py = (const void *)r;
+
+		if (py->frames == RAW_PYTHON_UNREAD && p->python_unread++ == 0)
+			p->python_unread_version = py->version;
 		break;
 	}
 	case RAW_COLLECTOR: {

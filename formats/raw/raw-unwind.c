@@ -150,9 +150,37 @@ static int walk_take(struct reader *rd, const struct raw_iter *it, const struct 
 /* A sample with registers and a stack copy: unwound by the analyzer's
  * unwinder (walked ahead when it can: walk_take), or, without one, its
  * program counter alone (truncated). */
+/* The RAW_SAMPLE_PY record of the register sample s (it: the walk just
+ * past s): the next record, or the one after its kernel record; NULL
+ * when there is none or it does not hold together. */
+static const struct raw_sample_py *py_record(const struct raw_sample_regs *s, const struct raw_iter *it)
+{
+	struct raw_iter ahead = *it;
+	struct raw_record next;
+	struct raw_sample_py y;
+	const uint32_t *gend;
+
+	if (raw_iter_next(&ahead, &next) != RAW_NEXT_RECORD)
+		return NULL;
+	if (next.type == RAW_SAMPLE_KERNEL && raw_iter_next(&ahead, &next) != RAW_NEXT_RECORD)
+		return NULL;
+	if (next.type != RAW_SAMPLE_PY)
+		return NULL;
+	memcpy(&y, next.data, sizeof y);
+	if (y.tid != s->tid || y.time_ns != s->time_ns)
+		return NULL;
+	/* (raw-iter.c checked the counts against the size) */
+	gend = (const uint32_t *)(next.data + sizeof y + (size_t)y.nwords * 8);
+	for (uint32_t g = 0; g < y.ngroups; g++)
+		if (gend[g] > y.nwords || (g > 0 && gend[g] < gend[g - 1]))
+			return NULL;
+	return (const void *)next.data;
+}
+
 int rd_regs_sample(struct reader *rd, const struct raw_sample_regs *s, const struct raw_iter *it,
 		   const struct raw_record *rec, const struct raw_sample_kernel *k)
 {
+	const struct raw_sample_py *py = py_record(s, it);
 	const uint64_t *regs = (const void *)(s + 1);
 	const unsigned char *stack = (const unsigned char *)(regs + s->nregs);
 	struct pv_sample ps = { 0 };
@@ -178,6 +206,13 @@ int rd_regs_sample(struct reader *rd, const struct raw_sample_regs *s, const str
 	rd->unw.check.time_ns = s->time_ns;
 	rd->unw.check.n = (uint32_t)n;
 	rd->unw.check.complete = complete;
+	if (py != NULL) {
+		const uint64_t *words = (const void *)(py + 1);
+
+		n = (int)raw_py_merge(rd->unw.unwound, (uint32_t)n, RAW_MAX_FRAMES, words, py->nwords,
+				      (const uint32_t *)(words + py->nwords), py->ngroups, py->eval_lo,
+				      py->eval_hi);
+	}
 	ps.loc_off = rd_store_frames(rd, (const unsigned char *)rd->unw.unwound, (uint32_t)n, &cand);
 	if (ps.loc_off == UINT32_MAX)
 		return -1;

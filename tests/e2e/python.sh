@@ -20,9 +20,32 @@
 #     bytecode: no stack mixes one's Python frames with the other's work;
 #   - a damaged chain of frames (the collector's test hook) ends the walk
 #     with a marker frame, and the program runs to its end;
+#   - gil, --clock=wall: the threads off CPU have their Python frames
+#     (read by the sampler); most of gil_sleeper's time is "[sleeping]"
+#     right under it and at most a tenth of it unmarked; each busy
+#     thread waits "[waiting for the GIL]" under gil_busy a fifth of its
+#     time at least (two threads running bytecode on the GIL: about
+#     half); no "[sleeping]" under a thread that never sleeps;
+#   - gil, CPU time: the split of the samples between the two busy
+#     threads within 5 binomial sigmas (plus 1%) of their thread_time;
+#   - gen: gen_values, a generator, right under gen_consumer, whose loop
+#     resumes it, in 90% of its time at least;
+#   - coro: coro_work right under coro_main, which awaits it, and under
+#     the event loop's _run_once, in 90% of its time at least;
+#   - exc: exc_handler_work, run by exc_outer's except clause after an
+#     exception went through exc_raise and exc_mid, right under
+#     exc_outer in 90% of its time and never under the frames the
+#     exception left; the program runs to its end;
+#   - fork: the child's trace (--pid) has fork_child_work under
+#     fork_main, named, in 90% of its time, and no code object it lacks;
+#   - sub: another python run by subprocess has its own Python frames
+#     (sub_child_work);
 #   - --no-python leaves them out;
-#   - a CPython of a version not read (3.8) is said once ("its frames are not read"), and
-#     its native profile is as before.
+#   - a CPython of a version not read (3.8): the summary at the end says
+#     it once per process ("python 3.8: its frames are not read"), of
+#     each of the two processes of a fork too, and profview's header
+#     says it; its native profile is as before; a version read is not
+#     said so.
 # An interpreter the machine does not have is skipped, and said.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
@@ -129,6 +152,100 @@ check_threads() {
 	note "$2: thread_py $tpy us, thread_z $tz us"
 }
 
+# gil_weights FOLDED FUNC: "ALL SLEEPING GIL UNMARKED" of the stacks
+# through FUNC (wall-clock weights, us): the marks right under FUNC or under
+# gil_busy (which gil_busy_a and gil_busy_b call), and the off-CPU ones
+# with no mark
+gil_weights() {
+	awk -v f=";$2;" '{ n = $NF; $NF = ""; s = $0
+		if (!index(s, f)) next
+		all += n
+		if (index(s, f "[sleeping]")) sl += n
+		if (index(s, f "[waiting for the GIL]") || index(s, f "gil_busy;[waiting for the GIL]")) g += n
+		if (s ~ /\[off-cpu\]/ && s !~ /\[(sleeping|idle|waiting for the GIL)\]/) un += n
+	} END { print all + 0, sl + 0, g + 0, un + 0 }' "$1"
+}
+
+# check_gil PY LABEL
+check_gil() {
+	local all sl g un f
+	"$COLLECT_TIMER" -q --clock=wall -o gw.raw "$1" "$WORKPY" gil 2 >/dev/null ||
+		fail "$2: pywork.py gil --clock=wall failed"
+	"$PROFVIEW" -q --folded gw.raw >gw.txt
+	read -r all sl g un < <(gil_weights gw.txt gil_sleeper)
+	[ "$all" -gt 1000000 ] && [ $((sl * 2)) -ge "$all" ] && [ $((un * 10)) -le "$all" ] ||
+		fail "$2: gil_sleeper: $sl of $all us [sleeping], $un unmarked: $(grep -m3 ';gil_sleeper' gw.txt | cut -c1-300)"
+	note "$2: gil_sleeper $all us, [sleeping] $sl, GIL $g, unmarked $un"
+	for f in gil_busy_a gil_busy_b; do
+		read -r all sl g un < <(gil_weights gw.txt "$f")
+		[ "$all" -gt 1000000 ] && [ $((g * 5)) -ge "$all" ] && [ "$sl" = 0 ] ||
+			fail "$2: $f: $g of $all us waiting for the GIL, $sl sleeping: $(grep -m3 ";$f;" gw.txt | cut -c1-300)"
+		note "$2: $f $all us, waiting for the GIL $g"
+	done
+
+	"$COLLECT_TIMER" -q -o gc.raw "$1" "$WORKPY" gil 2 >gc-truth.txt || fail "$2: pywork.py gil failed"
+	"$PROFVIEW" -q --flat gc.raw >gc.txt
+	local ka kb ta tb
+	ka=$(flat_samples gc.txt gil_busy_a)
+	kb=$(flat_samples gc.txt gil_busy_b)
+	ta=$(awk '$2 == "gil_busy_a" { print $3 }' gc-truth.txt)
+	tb=$(awk '$2 == "gil_busy_b" { print $3 }' gc-truth.txt)
+	[ $((ka + kb)) -ge 100 ] || fail "$2: gil: $ka and $kb samples in the busy threads"
+	within_sigma "$ka" $((ka + kb)) "$(awk -v a="$ta" -v b="$tb" 'BEGIN { print a / (a + b) }')" 5 ||
+		fail "$2: gil: gil_busy_a $ka, gil_busy_b $kb samples; their CPU times $ta s, $tb s"
+	note "$2: gil CPU: gil_busy_a $ka ($ta s), gil_busy_b $kb ($tb s)"
+}
+
+# share_of FOLDED INSIDE RIGHT: "K N": N the time of the stacks that hold
+# INSIDE (a regular expression), K of those that match RIGHT too
+share_of() {
+	awk -v a="$2" -v b="$3" '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); if (s !~ a) next
+		all += n; if (s ~ b) k += n }
+		END { print k + 0, all + 0 }' "$1"
+}
+
+# at_least_90 LABEL WHAT K N: fails unless K >= 90% of N, N > 100 ms
+at_least_90() {
+	[ "$4" -ge 100000 ] && [ $(($3 * 10)) -ge $(($4 * 9)) ] ||
+		fail "$1: $2: $3 of $4 us"
+	note "$1: $2: $3 of $4 us"
+}
+
+# check_cases PY LABEL: generators, coroutines, exceptions, fork, subprocess
+check_cases() {
+	local k n child
+	"$COLLECT_TIMER" -q -o gen.raw "$1" "$WORKPY" gen 0.5 || fail "$2: pywork.py gen failed"
+	"$PROFVIEW" -q --folded gen.raw >gen.txt
+	read -r k n < <(share_of gen.txt ';gen_values(;|$)' ';gen_consumer;gen_values(;|$)')
+	at_least_90 "$2" "gen_values under gen_consumer" "$k" "$n"
+
+	"$COLLECT_TIMER" -q -o coro.raw "$1" "$WORKPY" coro 0.5 || fail "$2: pywork.py coro failed"
+	"$PROFVIEW" -q --folded coro.raw >coro.txt
+	read -r k n < <(share_of coro.txt ';coro_work(;|$)' '_run_once;(.*;)?coro_main;coro_work(;|$)')
+	at_least_90 "$2" "coro_work under coro_main under _run_once" "$k" "$n"
+
+	"$COLLECT_TIMER" -q -o exc.raw "$1" "$WORKPY" exc 0.5 || fail "$2: pywork.py exc failed"
+	"$PROFVIEW" -q --folded exc.raw >exc.txt
+	read -r k n < <(share_of exc.txt ';exc_handler_work(;|$)' ';exc_outer;exc_handler_work(;|$)')
+	at_least_90 "$2" "exc_handler_work under exc_outer" "$k" "$n"
+	! grep -E ';exc_(mid|raise);(.*;)?exc_handler_work' exc.txt >bad.txt ||
+		fail "$2: exc_handler_work under the frames the exception left: $(head -1 bad.txt)"
+
+	"$COLLECT_TIMER" -q -o fork.raw "$1" "$WORKPY" fork 0.5 >fork.out || fail "$2: pywork.py fork failed"
+	child=$(awk '$1 == "child" { print $2 }' fork.out)
+	[ -n "$child" ] || fail "$2: fork: no child pid: $(cat fork.out)"
+	"$PROFVIEW" -q --folded --pid="$child" fork.raw >fork.txt
+	read -r k n < <(share_of fork.txt '.' ';fork_main;fork_child_work(;|$)')
+	at_least_90 "$2" "the child's fork_child_work under fork_main" "$k" "$n"
+	! grep -q '\[python: ' fork.txt || fail "$2: fork: $(grep -m1 '\[python: ' fork.txt)"
+
+	"$COLLECT_TIMER" -q -o sub.raw "$1" "$WORKPY" sub 0.5 || fail "$2: pywork.py sub failed"
+	"$PROFVIEW" -q --folded sub.raw >sub.txt
+	read -r k n < <(share_of sub.txt '.' ';sub_child_work;fork_child_work(;|$)')
+	[ "$k" -ge 100000 ] || fail "$2: sub: $k us in sub_child_work: $(grep -m2 sub_ sub.txt)"
+	note "$2: sub: $k us in sub_child_work"
+}
+
 # check_garbage PY LABEL
 check_garbage() {
 	PROFVIEW_TEST_PYGARBAGE=1 "$COLLECT_TIMER" -q -o g.raw "$1" "$WORKPY" shares 0.5 >g-truth.txt ||
@@ -160,6 +277,8 @@ for py in /usr/bin/python3.11 /usr/bin/python3.12 /usr/bin/python3.13 \
 	check_zlib "$py" "$label"
 	check_threads "$py" "$label"
 	check_garbage "$py" "$label"
+	check_gil "$py" "$label"
+	check_cases "$py" "$label"
 	note "$label: ok"
 done
 [ "$found" -gt 0 ] || { echo "SKIP: no CPython 3.11 to 3.13 on this machine" >&2; exit 77; }
@@ -189,11 +308,27 @@ fi
 old=$(ls -d /root/.pyenv/versions/3.8.*/bin/python3.8 2>/dev/null | head -1 || true)
 if [ -n "$old" ]; then
 	"$COLLECT_TIMER" -o o.raw "$old" "$WORKPY" deep 0.3 >/dev/null 2>o.err || fail "$old: pywork.py failed"
-	[ "$(grep -c 'python 3.8: its frames are not read' o.err)" = 1 ] ||
-		fail "$old: not said once that its frames are not read: $(cat o.err)"
+	[ "$(grep -c 'pid [0-9]* (python3.8): python 3.8: its frames are not read' o.err)" = 1 ] ||
+		fail "$old: the summary does not say once that its frames are not read: $(cat o.err)"
 	"$PROFVIEW" -q --folded o.raw >o.txt
 	grep -q '_PyEval_EvalFrameDefault' o.txt && ! grep -q 'deep_leaf' o.txt ||
 		fail "$old: the native profile: $(head -2 o.txt)"
+	"$PROFVIEW" --flat o.raw 2>&1 | grep -q '^warning: python 3.8: its frames are not read' ||
+		fail "$old: profview's header: $("$PROFVIEW" --flat o.raw 2>&1 | head -6)"
+	# each process of a fork, once
+	"$COLLECT_TIMER" -o of.raw "$old" "$WORKPY" fork 0.3 >of.out 2>of.err || fail "$old: pywork.py fork failed"
+	sed -n 's/.*pid \([0-9]*\) (python3.8): python 3.8: its frames are not read.*/\1/p' of.err | sort >of.pids
+	[ "$(wc -l <of.pids)" = 2 ] && [ "$(sort -u of.pids | wc -l)" = 2 ] &&
+		grep -qx "$(awk '$1 == "child" { print $2 }' of.out)" of.pids ||
+		fail "$old: fork: not said once of each process: $(cat of.err)"
+	"$PROFVIEW" --flat of.raw 2>&1 | grep -q '^warning: python 3.8: its frames are not read in 2 processes' ||
+		fail "$old: fork: profview's header: $("$PROFVIEW" --flat of.raw 2>&1 | head -6)"
 else
 	note "SKIP: no CPython 3.8"
+fi
+# a version read: not said to be unread
+if [ -n "$py" ]; then
+	"$COLLECT_TIMER" -o r.raw "$py" "$WORKPY" deep 0.2 >/dev/null 2>r.err || fail "$py: pywork.py failed"
+	! grep -q 'frames are not read' r.err && ! "$PROFVIEW" --flat r.raw 2>&1 | grep -q 'frames are not read' ||
+		fail "$py: said to be unread: $(cat r.err)"
 fi

@@ -7,10 +7,26 @@
 #   callback: keyfn called back by sorted (C) from callback
 #   threads: a thread in thread_py (bytecode) beside one in thread_z
 #            (zlib, without the GIL)
+#   gil:     two threads running bytecode (gil_busy_a, gil_busy_b), so
+#            contending for the GIL, and one in gil_sleeper, sleeping
+#            50 ms at a time; prints "truth NAME SECONDS" per busy
+#            thread, its CPU time (time.thread_time)
+#   gen:     gen_values, a generator, iterated by gen_consumer's loop
+#   coro:    coro_work awaited by coro_main, run by asyncio's event loop
+#   exc:     an exception raised in exc_raise through exc_mid to
+#            exc_outer, whose except clause runs exc_handler_work
+#   fork:    fork_main runs fork_child_work, then forks; the child runs
+#            it again, the parent waits for it
+#   sub:     sub_main runs another python (this file, "sub_child"), whose
+#            sub_child_work runs while sub_main waits
+import asyncio
+import os
 import random
+import subprocess
 import sys
 import threading
 import time
+import warnings
 import zlib
 
 
@@ -115,6 +131,133 @@ def threads(seconds):
         t.join()
 
 
+def gil_busy(stop, name, out):
+    x = 0
+    while not stop.is_set():
+        for i in range(2000):
+            x += i
+    out[name] = time.thread_time()
+
+
+def gil_busy_a(stop, out):
+    gil_busy(stop, "gil_busy_a", out)
+
+
+def gil_busy_b(stop, out):
+    gil_busy(stop, "gil_busy_b", out)
+
+
+def gil_sleeper(stop, out):
+    while not stop.is_set():
+        time.sleep(0.05)
+
+
+def gil(seconds):
+    stop = threading.Event()
+    out = {}
+    ts = [threading.Thread(target=f, args=(stop, out)) for f in (gil_busy_a, gil_busy_b, gil_sleeper)]
+    for t in ts:
+        t.start()
+    time.sleep(seconds)
+    stop.set()
+    for t in ts:
+        t.join()
+    for name in ("gil_busy_a", "gil_busy_b"):
+        print("truth", name, "%.6f" % out[name])
+
+
+def gen_values(n):
+    for i in range(n):
+        x = 0
+        for k in range(50):
+            x += k * i
+        yield x
+
+
+def gen_consumer(seconds):
+    end = time.thread_time() + seconds
+    t = 0
+    while time.thread_time() < end:
+        for v in gen_values(1000):
+            t += v
+    return t
+
+
+async def coro_work(n):
+    x = 0
+    for i in range(n):
+        x += i * i
+        if i % 5000 == 0:
+            await asyncio.sleep(0)
+    return x
+
+
+async def coro_main(seconds):
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        await coro_work(50000)
+
+
+class WorkError(Exception):
+    pass
+
+
+def exc_raise(n):
+    raise WorkError(n)
+
+
+def exc_mid(n):
+    exc_raise(n)
+
+
+def exc_handler_work(n):
+    x = 0
+    for i in range(n):
+        x += i ^ 3
+    return x
+
+
+def exc_outer(seconds):
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        try:
+            exc_mid(20000)
+        except WorkError as e:
+            exc_handler_work(e.args[0])
+
+
+def fork_child_work(seconds):
+    end = time.thread_time() + seconds
+    x = 0
+    while time.thread_time() < end:
+        for i in range(1000):
+            x += i
+    return x
+
+
+def fork_main(seconds):
+    # (3.12 on warns of a fork in a process of several threads: the
+    # collector's own are counted)
+    warnings.simplefilter("ignore", DeprecationWarning)
+    # the same code objects in the parent's trace first
+    fork_child_work(seconds / 2)
+    pid = os.fork()
+    if pid != 0:
+        print("child", pid, flush=True)
+    if pid == 0:
+        fork_child_work(seconds)
+        os._exit(0)
+    os.waitpid(pid, 0)
+
+
+def sub_child_work(seconds):
+    fork_child_work(seconds)
+
+
+def sub_main(seconds):
+    subprocess.run([sys.executable, __file__, "sub_child", str(seconds)], check=True)
+
+
 if __name__ == "__main__":
     what, seconds = sys.argv[1], float(sys.argv[2])
     if what == "shares":
@@ -127,3 +270,17 @@ if __name__ == "__main__":
         callback(seconds)
     elif what == "threads":
         threads(seconds)
+    elif what == "gil":
+        gil(seconds)
+    elif what == "gen":
+        gen_consumer(seconds)
+    elif what == "coro":
+        asyncio.run(coro_main(seconds))
+    elif what == "exc":
+        exc_outer(seconds)
+    elif what == "fork":
+        fork_main(seconds)
+    elif what == "sub":
+        sub_main(seconds)
+    elif what == "sub_child":
+        sub_child_work(seconds)
