@@ -252,6 +252,9 @@ void pyframes_init(void)
 	void *runtime = dlsym(RTLD_DEFAULT, "_PyRuntime");
 	uint32_t v;
 
+	/* a second attach starts again: off until known, and a new trace
+	 * has none of the code objects written to the last one */
+	py.on = 0;
 	if (runtime == NULL)
 		return;
 	py.pid = getpid();
@@ -289,15 +292,18 @@ void pyframes_init(void)
 	py.runtime = (uintptr_t)runtime;
 	py.code_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyCode_Type");
 	py_eval_range();
-	py.keys = mmap(NULL, 2 * PY_SLOTS * sizeof(*py.keys), PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (py.keys != NULL)
+		memset(py.keys, 0, 2 * PY_SLOTS * sizeof(*py.keys));
+	else
+		py.keys = mmap(NULL, 2 * PY_SLOTS * sizeof(*py.keys), PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (py.keys == MAP_FAILED || py.code_type == 0) {
 		py.keys = NULL;
 		py_note(v, RAW_PYTHON_UNREAD);
 		return;
 	}
 	py.groups = py.keys + PY_SLOTS;
-	if (getenv("PROFVIEW_TEST_PYGARBAGE") != NULL) {
+	if (getenv("PROFVIEW_TEST_PYGARBAGE") != NULL && py.garbage == 0) {
 		/* a chain of made-up frames: pointers to themselves, to
 		 * unmapped memory and to the middle of the garbage */
 		uint64_t *g = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

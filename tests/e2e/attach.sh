@@ -283,7 +283,7 @@ busy_for() {
 # attach_flat PID NAME SECONDS: PID attached to for SECONDS, its flat
 # profile in NAME.flat and its count of samples in $n
 attach_flat() {
-	timeout -k 1 20 "$COLLECT_TIMER" -p "$1" --duration="$3" -o "$2.raw" 2> "$2.err" ||
+	timeout -k 1 20 "$COLLECT_TIMER" -p "$1" --duration="$3" "${@:4}" -o "$2.raw" 2> "$2.err" ||
 		fail "$2 (process $1) was not attached to: $(cat "$2.err")"
 	note "$2: $(grep -o 'stopped one thread for [0-9.]* ms' "$2.err")"
 	"$PROFVIEW" --flat "$2.raw" > "$2.flat" 2> /dev/null || fail "profview cannot read the trace of $2"
@@ -306,7 +306,8 @@ if command -v sqlite3 > /dev/null; then
 else
 	echo "# sqlite3 is not installed: the attach to sqlite3 is left out"
 fi
-# a running Python program: its Python functions in the profile
+# a running Python program: its Python functions in the profile; none in
+# an attach with --no-python, and in the next attach again
 py=$(command -v python3.11 || command -v python3 || true)
 if [ -n "$py" ]; then
 	"$py" "$SRCDIR/tests/progs/pywork.py" shares 600 > /dev/null &
@@ -319,6 +320,15 @@ if [ -n "$py" ]; then
 	# spin has half the work: absent from 30 samples once in 1e9 runs
 	[ "${n:-0}" -ge 30 ] && [ $((module * 2)) -ge "$n" ] && [ "$spin" -gt 0 ] ||
 		fail "python's frames: <module> in $module, spin in $spin of ${n:-0} samples: $(head -12 python.flat)"
+	# attached again with --no-python: none; and once more without: read again
+	attach_flat "$pyp" nopython 1 --no-python
+	module=$(flat_cum nopython.flat "<module>")
+	[ "${n:-0}" -ge 10 ] && [ "${module:-0}" = 0 ] && ! grep -q '\[python' nopython.flat ||
+		fail "--no-python attach: <module> in $module of ${n:-0} samples: $(head -12 nopython.flat)"
+	attach_flat "$pyp" python3rd 1
+	module=$(flat_cum python3rd.flat "<module>")
+	[ "${n:-0}" -ge 10 ] && [ $((module * 2)) -ge "$n" ] ||
+		fail "a third attach: <module> in $module of ${n:-0} samples: $(head -12 python3rd.flat)"
 	kill -9 "$pyp"
 else
 	echo "# no python3: the attach to a Python program is left out"
