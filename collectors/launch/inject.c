@@ -113,11 +113,27 @@ static long inject_status_field(const char *status, const char *key)
 	return p != NULL ? strtol(p + strlen(key), NULL, 10) : -1;
 }
 
-/* kernel.yama.ptrace_scope, 0 without Yama. */
+/* Does process pid run under a seccomp filter (or strict mode)? */
+static int inject_seccomp(pid_t pid)
+{
+	char buf[4096];
+
+	return inject_read_proc(pid, "status", buf, sizeof(buf)) > 0 &&
+	       inject_status_field(buf, "\nSeccomp:\t") > 0;
+}
+
+/* kernel.yama.ptrace_scope, 0 without Yama.  (PROFVIEW_TEST_PTRACE_SCOPE
+ * in the environment stands for it, for the tests of a machine without
+ * Yama: it can only make an attach refused.) */
 static int inject_scope(void)
 {
 	char buf[16] = "";
-	int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
+	const char *test = getenv("PROFVIEW_TEST_PTRACE_SCOPE");
+	int fd;
+
+	if (test != NULL && atoi(test) > 0)
+		return atoi(test);
+	fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return 0;
@@ -624,7 +640,12 @@ static int inject_calls(struct inject_thread *t, const struct inject_syms *s, co
 		if (inject_run(t, s->dlerror, 0, 0, &msg) != 0)
 			goto failed;
 		inject_read_string(t, msg, why, sizeof(why));
-		cli_msg("process %d cannot load %s: %s", (int)t->pid, lib, why);
+		if (inject_seccomp(t->pid))
+			cli_msg("process %d cannot load %s: %s (its seccomp filter forbids the calls "
+				"loading a library makes: start the program under %s instead)",
+				(int)t->pid, lib, why, cli_progname());
+		else
+			cli_msg("process %d cannot load %s: %s", (int)t->pid, lib, why);
 		*ret = -1;
 	} else if (inject_run(t, s->dlsym, handle, funcs, &fn) != 0 || fn == 0) {
 		cli_msg("process %d loaded %s, which has no %s: a library of another version?",

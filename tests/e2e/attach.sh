@@ -13,7 +13,9 @@
 # one inside the loader under code without CFI is refused.  sqlite3 in a
 # query and a Python program are attached to, their functions in the
 # profile (each check left out when its program is not installed).  Each
-# refusal is one line and leaves the process running; one attached to
+# refusal (a process traced, stopped, static, another user's, under a
+# seccomp filter that forbids opening files; kernel.yama.ptrace_scope 3,
+# and 2 for a user) is one line and leaves the process running; one attached to
 # goes on with its registers as they were, vector ones too.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
@@ -395,4 +397,36 @@ if command -v runuser > /dev/null && [ "$(id -u)" = 0 ]; then
 else
 	echo "# not root, or no runuser: the check of another user's process is left out"
 fi
+# a process whose seccomp filter forbids opening files: the library cannot
+# be loaded, which is said with the filter named, and the process runs on
+build seccompdeny
+./seccompdeny > sc.out &
+sc=$!
+pids+=("$sc")
+wait_for sc.out ready
+"$COLLECT_TIMER" -p "$sc" --duration=1 -o sc.raw 2> e11.err && fail "attached under a seccomp filter"
+one_line e11.err "its seccomp filter forbids"
+if [ -x "$COLLECT_HEAP" ]; then
+	"$COLLECT_HEAP" -p "$sc" --duration=1 -o sch.raw 2> e12.err && fail "collect-heap attached under a seccomp filter"
+	one_line e12.err "its seccomp filter forbids"
+fi
+kill -0 "$sc" || fail "the process under a seccomp filter ended"
+# kernel.yama.ptrace_scope 3 and 2 (stood for by the test's variable where
+# the machine has no Yama): refused before any tracing
+PROFVIEW_TEST_PTRACE_SCOPE=3 "$COLLECT_TIMER" -p "$sc" 2> e13.err && fail "attached with ptrace_scope 3"
+one_line e13.err "ptrace_scope is 3: no process may be attached to until the next boot"
+if command -v runuser > /dev/null && [ "$(id -u)" = 0 ]; then
+	runuser -u nobody -- sleep 30 &
+	pids+=("$!")
+	for i in $(seq 100); do
+		nsleep=$(pgrep -n -u nobody -x sleep || true)
+		[ -n "$nsleep" ] && break
+		sleep 0.05
+	done
+	pids+=("$nsleep")
+	runuser -u nobody -- env PROFVIEW_TEST_PTRACE_SCOPE=2 "$COLLECT_TIMER" -p "$nsleep" 2> e14.err &&
+		fail "a user attached with ptrace_scope 2"
+	one_line e14.err "ptrace_scope is 2: only root may attach: run collect-timer as root, or 'sysctl kernel.yama.ptrace_scope=1'"
+fi
+kill -0 "$sc" || fail "the process under a seccomp filter ended"
 echo "attach: ok"
