@@ -287,13 +287,17 @@ int engine_init(int want, uint64_t period_ns, void *cookie)
 		pid_t tid = (pid_t)syscall(SYS_gettid);
 		uint64_t id;
 		void *ring;
-		int fd = engine_perf_open(tid, period_ns, engine.chains, &id);
+		int fd;
 
 		/* Counting system time too, as CPU timers do, needs
 		 * perf_event_paranoid <= 1 or CAP_PERFMON; without it an
 		 * overflow in the kernel is skipped and the time goes to the
-		 * next sample's weight. */
+		 * next sample's weight.  The probe is opened as every
+		 * thread's event is, with kernel call chains where they are
+		 * allowed: it becomes the starting thread's timer. */
+		engine.user_only = 0;
 		engine.chains = 1;
+		fd = engine_perf_open(tid, period_ns, engine.chains, &id);
 		if (fd < 0 && (errno == EACCES || errno == EPERM)) {
 			engine.user_only = 1;
 			engine.chains = 0;

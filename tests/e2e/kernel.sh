@@ -5,7 +5,7 @@
 # thread that computes shows no more than the kernel charged it; with POSIX timers (the split
 # from getrusage, one "[kernel]" frame) and with --engine=perf where perf
 # events may count system time (each sample's own mode, with its kernel
-# call chain).
+# call chain, the program's starting thread's too).
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 
@@ -100,5 +100,14 @@ if [ "$(cat /proc/sys/kernel/kptr_restrict 2>/dev/null || echo 2)" = 0 ] || [ "$
 	PROFVIEW_CACHE=off "$PROFVIEW" --folded --addresses perf.raw >perf.off 2>&1 ||
 		fail "profview --folded failed with PROFVIEW_CACHE=off"
 	cmp -s perf.folded perf.off || fail "perf: the kernel's frames named otherwise with PROFVIEW_CACHE=off"
+	# the starting thread too, whose timer is the event the engine's
+	# probe opened: dd of a single thread, mostly in its system calls
+	"$COLLECT_TIMER" --engine=perf -o main.raw dd if=/dev/zero of=/dev/null bs=4k count=200000 2>main.err ||
+		fail "collect-timer dd failed: $(cat main.err)"
+	"$PROFVIEW" --folded --addresses main.raw >main.folded 2>/dev/null || fail "profview --folded failed on main.raw"
+	grep -q ' @0xffff[89a-f][0-9a-f]*_\[k\]' main.folded ||
+		fail "perf: no named kernel frame in the samples of a program's starting thread: $(head -c 600 main.folded)"
+	! grep -q '\[kernel\] @0x0_\[k\]' main.folded ||
+		fail "perf: a sample of the starting thread without its kernel call chain: $(grep -m1 '\[kernel\] @0x0' main.folded)"
 fi
 exit 0
