@@ -140,6 +140,9 @@ static const struct py_layout py_layouts[] = {
 #define PY_PROBES 64
 #define PY_NAME_MAX 512       /* bytes of a name or a file name kept */
 #define PY_TABLE_MAX (60u << 10) /* bytes of a line table kept */
+#define PY_LINES_MAX 2048     /* bytes of a compact line table */
+#define PY_FILES 1024         /* file names written once each, at most */
+#define PY_IDX_MASK 0x1ffffu  /* a code index, in a word of py.files */
 
 static struct {
 	struct py_layout l;
@@ -153,6 +156,9 @@ static struct {
 	uint32_t version, frames;
 	_Atomic uint64_t *keys; /* PY_SLOTS: code objects written, 0 empty */
 	_Atomic uint64_t *groups; /* PY_SLOTS: Python stacks written, 0 empty */
+	/* the file names written: each a hash of the name (high bits) | the
+	 * index of the code whose record holds it; 0 empty */
+	_Atomic uint64_t files[PY_FILES];
 } py;
 
 static __thread uintptr_t py_tstate __attribute__((tls_model("initial-exec")));
@@ -292,6 +298,7 @@ void pyframes_init(void)
 	py.runtime = (uintptr_t)runtime;
 	py.code_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyCode_Type");
 	py_eval_range();
+	memset(py.files, 0, sizeof(py.files));
 	if (py.keys != NULL)
 		memset(py.keys, 0, 2 * PY_SLOTS * sizeof(*py.keys));
 	else
@@ -329,6 +336,7 @@ void pyframes_atfork_child(void)
 		py_note(py.version, py.frames);
 	if (py.keys != NULL)
 		memset(py.keys, 0, 2 * PY_SLOTS * sizeof(*py.keys));
+	memset(py.files, 0, sizeof(py.files));
 	py_tstate = 0;
 }
 
@@ -436,40 +444,228 @@ static uint32_t py_string(uintptr_t s, char *buf)
 	return n;
 }
 
+/* A line table read a piece at a time, at most PY_TABLE_MAX bytes.
+ * Signal-safe. */
+struct py_src {
+	uintptr_t at;
+	uint64_t left;
+	uint32_t i, n;
+	unsigned char buf[256];
+};
+
+/* The next byte, -1 at the end or when not readable. */
+static int py_src_byte(struct py_src *s)
+{
+	if (s->i == s->n) {
+		uint32_t n = s->left < sizeof(s->buf) ? (uint32_t)s->left : (uint32_t)sizeof(s->buf);
+
+		if (n == 0 || py_read(s->buf, s->at, n) != 0)
+			return -1;
+		s->at += n;
+		s->left -= n;
+		s->i = 0;
+		s->n = n;
+	}
+	return s->buf[s->i++];
+}
+
+/* A 3.11+ location table's varint (6 bits a byte, bit 6: more). */
+static uint64_t py_src_varint(struct py_src *s)
+{
+	uint64_t v = 0;
+	int b;
+
+	for (unsigned shift = 0; shift < 64 && (b = py_src_byte(s)) >= 0; shift += 6) {
+		v |= (uint64_t)(b & 63) << shift;
+		if (!(b & 64))
+			break;
+	}
+	return v;
+}
+
+/* The compact line table being written (RAW_PYCODE_COMPACT): the run
+ * being grown, the line of the last run written. */
+struct py_lines {
+	unsigned char *out;
+	uint32_t len, cap;
+	int over;
+	uint64_t units;
+	int64_t line, written;
+	int none;
+};
+
+static void py_lines_varint(struct py_lines *t, uint64_t v)
+{
+	do {
+		if (t->len == t->cap) {
+			t->over = 1;
+			return;
+		}
+		t->out[t->len++] = (unsigned char)((v & 127) | (v > 127 ? 128 : 0));
+		v >>= 7;
+	} while (v != 0);
+}
+
+/* Writes the run being grown (units 0: every later instruction). */
+static void py_lines_flush(struct py_lines *t)
+{
+	int64_t d = t->none ? 0 : t->line - t->written;
+
+	py_lines_varint(t, t->units);
+	py_lines_varint(t, ((uint64_t)d << 1 ^ (uint64_t)(d >> 63)) << 1 | (uint64_t)t->none);
+	if (!t->none)
+		t->written = t->line;
+	t->units = 0;
+}
+
+/* units more instructions on line (none: on no line). */
+static void py_lines_add(struct py_lines *t, uint64_t units, int64_t line, int none)
+{
+	if (units == 0)
+		return;
+	if (t->units > 0 && none == t->none && (none || line == t->line)) {
+		t->units += units;
+		return;
+	}
+	if (t->units > 0)
+		py_lines_flush(t);
+	t->units = units;
+	t->line = line;
+	t->none = none;
+}
+
+/* The interpreter's line table (tlen bytes at table, its version's
+ * format: see raw-python.c) as runs of instructions on one line into t.
+ * Signal-safe. */
+static void py_lines_convert(struct py_lines *t, uintptr_t table, uint64_t tlen, int64_t first)
+{
+	struct py_src s = { .at = table, .left = tlen < PY_TABLE_MAX ? tlen : PY_TABLE_MAX };
+	int64_t line = first;
+	uint64_t at = 0, start = 0;
+	int b, d;
+
+	t->written = first;
+	if (py.l.version >= 0x030b) {
+		while ((b = py_src_byte(&s)) >= 0 && (b & 128)) {
+			unsigned code = ((unsigned)b >> 3) & 15;
+
+			if (code == 14 || code == 13) {
+				uint64_t u = py_src_varint(&s);
+
+				line += u & 1 ? -(int64_t)(u >> 1) : (int64_t)(u >> 1);
+				for (int k = 0; code == 14 && k < 3; k++)
+					py_src_varint(&s);
+			} else if (code >= 10 && code < 15) {
+				line += code - 10;
+				py_src_byte(&s);
+				py_src_byte(&s);
+			} else if (code < 10) {
+				py_src_byte(&s);
+			}
+			py_lines_add(t, (b & 7) + 1u, line, code == 15);
+		}
+	} else if (py.l.version == 0x030a) {
+		/* pairs of a byte count and a line delta, -128: no line */
+		while ((b = py_src_byte(&s)) >= 0 && (d = py_src_byte(&s)) >= 0) {
+			if ((int8_t)d != -128)
+				line += (int8_t)d;
+			py_lines_add(t, (uint64_t)b / 2, line, (int8_t)d == -128);
+		}
+	} else {
+		/* 3.9's co_lnotab: the line changes where the bytes reach */
+		while ((b = py_src_byte(&s)) >= 0 && (d = py_src_byte(&s)) >= 0) {
+			at += (uint64_t)b;
+			if (at > start)
+				py_lines_add(t, (at - start) / 2, line, 0);
+			start = at;
+			line += (int8_t)d;
+		}
+		if (t->units > 0)
+			py_lines_flush(t);
+		t->line = line; /* the last line runs to the end: 0 units */
+		t->none = 0;
+		py_lines_flush(t);
+		return;
+	}
+	if (t->units > 0)
+		py_lines_flush(t);
+}
+
+/* With idx 0: the index of the code object whose record holds the file
+ * name file[0..n), 0 when none does.  Else: notes that code idx's record
+ * (published) holds it.  Signal-safe. */
+static uint32_t py_file_seen(const char *file, uint32_t n, uint32_t idx)
+{
+	uint64_t h = 0xcbf29ce484222325ull, old;
+
+	for (uint32_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)file[i]) * 0x100000001b3ull;
+	h = (h | 1ull << 63) & ~(uint64_t)PY_IDX_MASK;
+	for (uint32_t i = 0, s = (uint32_t)(h >> 40) & (PY_FILES - 1); i < PY_FILES;
+	     i++, s = (s + 1) & (PY_FILES - 1)) {
+		old = atomic_load_explicit(&py.files[s], memory_order_acquire);
+		if (old == 0 && idx != 0 &&
+		    atomic_compare_exchange_strong(&py.files[s], &old, h | idx))
+			return 0;
+		if (old != 0 && (old & ~(uint64_t)PY_IDX_MASK) == h)
+			return idx != 0 ? 0 : (uint32_t)(old & PY_IDX_MASK);
+		if (old == 0)
+			return 0;
+	}
+	return 0;
+}
+
 /* Writes the RAW_PYCODE record of the code object whose header is co
  * (read at code), index idx.  Signal-safe. */
 static void py_write_code(uintptr_t code, const unsigned char *co, uint32_t idx)
 {
 	char name[PY_NAME_MAX], file[PY_NAME_MAX];
+	unsigned char lines[PY_LINES_MAX];
 	uint32_t nname = py_string((uintptr_t)py_u64(co, py.l.code_qualname), name);
 	uint32_t nfile = py_string((uintptr_t)py_u64(co, py.l.code_filename), file);
+	uint32_t same = nfile > 4 ? py_file_seen(file, nfile, 0) : 0;
 	uintptr_t table = (uintptr_t)py_u64(co, py.l.code_linetable);
+	struct py_lines t = { .out = lines, .cap = sizeof(lines) };
 	uint64_t tlen = 0;
-	uint32_t size;
+	uint32_t size, flags = 0;
 	struct raw_pycode *rec;
 	int32_t first;
 
 	(void)code;
+	memcpy(&first, co + py.l.code_firstlineno, 4);
 	if (table == 0 || py_read(&tlen, table + py.l.bytes_size, 8) != 0 || tlen > PY_TABLE_MAX)
 		tlen = 0;
+	py_lines_convert(&t, table + py.l.bytes_sval, tlen, first);
+	if (!t.over) { /* else the interpreter's own table */
+		flags |= RAW_PYCODE_COMPACT;
+		tlen = t.len;
+	}
+	if (same != 0) {
+		flags |= RAW_PYCODE_FILE_REF;
+		memcpy(file, &same, 4);
+		nfile = 4;
+	}
 	size = (uint32_t)(sizeof(*rec) + nname + nfile + tlen + 7) & ~7u;
 	writer_need_file();
 	rec = writer_reserve(size, 0);
 	if (rec == NULL)
 		return;
-	memcpy(&first, co + py.l.code_firstlineno, 4);
 	memset(rec, 0, size);
 	rec->index = idx;
 	rec->first_line = first;
-	rec->version = py.l.version;
+	rec->version = py.l.version | flags;
 	rec->name_len = nname;
 	rec->file_len = nfile;
 	memcpy(rec + 1, name, nname);
 	memcpy((char *)(rec + 1) + nname, file, nfile);
-	if (tlen > 0 && py_read((char *)(rec + 1) + nname + nfile, table + py.l.bytes_sval, tlen) != 0)
+	if (flags & RAW_PYCODE_COMPACT)
+		memcpy((char *)(rec + 1) + nname + nfile, lines, tlen);
+	else if (tlen > 0 && py_read((char *)(rec + 1) + nname + nfile, table + py.l.bytes_sval, tlen) != 0)
 		tlen = 0;
 	rec->table_len = (uint32_t)tlen;
 	writer_publish(rec, RAW_PYCODE, size);
+	if (same == 0 && nfile > 4)
+		py_file_seen(file, nfile, idx);
 }
 
 /* The index of the code object at code (its header co), its record
