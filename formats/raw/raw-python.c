@@ -113,12 +113,17 @@ int64_t pv_python_line_39(const unsigned char *table, size_t len, int64_t first,
 	return line > 0 ? line : 0;
 }
 
-/* A LEB128 varint (7 bits a byte, bit 7: more). */
-static uint64_t py_leb128(const unsigned char *t, size_t len, size_t *i)
+/* A LEB128 varint (7 bits a byte, bit 7: more); *cut set when the table
+ * ends inside it. */
+static uint64_t py_leb128(const unsigned char *t, size_t len, size_t *i, bool *cut)
 {
 	uint64_t v = 0;
 
-	for (unsigned shift = 0; *i < len && shift < 64; shift += 7) {
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		if (*i >= len) {
+			*cut = true;
+			break;
+		}
 		unsigned char b = t[(*i)++];
 
 		v |= (uint64_t)(b & 127) << shift;
@@ -136,9 +141,12 @@ int64_t pv_python_line_compact(const unsigned char *table, size_t len, int64_t f
 	size_t i = 0;
 
 	while (i < len) {
-		uint64_t units = py_leb128(table, len, &i), v = py_leb128(table, len, &i);
+		bool cut = false;
+		uint64_t units = py_leb128(table, len, &i, &cut), v = py_leb128(table, len, &i, &cut);
 		uint64_t z = v >> 1;
 
+		if (cut)
+			return 0;
 		if (!(v & 1))
 			line += (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
 		if (units == 0 || instr < at + units)
