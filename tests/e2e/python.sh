@@ -8,6 +8,8 @@
 #     (time.thread_time), within 5 binomial sigmas (plus 1% for the calls
 #     around them): each check fails by chance less than once in 10^6;
 #   - the lines (--lines) of spin's samples are in its body;
+#   - the compact line tables of the code records give every instruction
+#     the line the interpreter gives it (tests/progs/pylines.py);
 #   - --focus=Parser.parse, and a pprof written and read back, keep the
 #     names and files;
 #   - callback: keyfn, called back by sorted, under callback; the
@@ -80,6 +82,13 @@ check_shares() {
 		note "$label: $f $k/$total samples, truth $t"
 	done
 	grep -q 'pywork.py' flat.txt || fail "$label: no file names: $(head -8 flat.txt)"
+
+	# the compact line tables written: every instruction's line as the
+	# interpreter gives it, in pywork.py's code objects (5 at least) and
+	# the library's
+	"$RAWDUMP" s.raw | "$py" "$SRCDIR/tests/progs/pylines.py" 5 >pyl.txt ||
+		fail "$label: line tables: $(head -6 pyl.txt)"
+	note "$label: line tables: $(tail -1 pyl.txt)"
 
 	# the lines: spin's def line and the 5 of its body (a sample as a call
 	# begins is at the def line: the RESUME instruction from 3.11 on, the
