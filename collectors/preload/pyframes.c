@@ -26,6 +26,7 @@
  * Py_Version from 3.11 on, the string of Py_GetVersion before.
  */
 #include "pyframes.h"
+#include "pylines.h"
 #include "collect-env.h"
 #include "preload.h"
 #include "raw.h"
@@ -444,153 +445,6 @@ static uint32_t py_string(uintptr_t s, char *buf)
 	return n;
 }
 
-/* A line table read a piece at a time, at most PY_TABLE_MAX bytes.
- * Signal-safe. */
-struct py_src {
-	uintptr_t at;
-	uint64_t left;
-	uint32_t i, n;
-	unsigned char buf[256];
-};
-
-/* The next byte, -1 at the end or when not readable. */
-static int py_src_byte(struct py_src *s)
-{
-	if (s->i == s->n) {
-		uint32_t n = s->left < sizeof(s->buf) ? (uint32_t)s->left : (uint32_t)sizeof(s->buf);
-
-		if (n == 0 || py_read(s->buf, s->at, n) != 0)
-			return -1;
-		s->at += n;
-		s->left -= n;
-		s->i = 0;
-		s->n = n;
-	}
-	return s->buf[s->i++];
-}
-
-/* A 3.11+ location table's varint (6 bits a byte, bit 6: more). */
-static uint64_t py_src_varint(struct py_src *s)
-{
-	uint64_t v = 0;
-	int b;
-
-	for (unsigned shift = 0; shift < 64 && (b = py_src_byte(s)) >= 0; shift += 6) {
-		v |= (uint64_t)(b & 63) << shift;
-		if (!(b & 64))
-			break;
-	}
-	return v;
-}
-
-/* The compact line table being written (RAW_PYCODE_COMPACT): the run
- * being grown, the line of the last run written. */
-struct py_lines {
-	unsigned char *out;
-	uint32_t len, cap;
-	int over;
-	uint64_t units;
-	int64_t line, written;
-	int none;
-};
-
-static void py_lines_varint(struct py_lines *t, uint64_t v)
-{
-	do {
-		if (t->len == t->cap) {
-			t->over = 1;
-			return;
-		}
-		t->out[t->len++] = (unsigned char)((v & 127) | (v > 127 ? 128 : 0));
-		v >>= 7;
-	} while (v != 0);
-}
-
-/* Writes the run being grown (units 0: every later instruction). */
-static void py_lines_flush(struct py_lines *t)
-{
-	int64_t d = t->none ? 0 : t->line - t->written;
-
-	py_lines_varint(t, t->units);
-	py_lines_varint(t, ((uint64_t)d << 1 ^ (uint64_t)(d >> 63)) << 1 | (uint64_t)t->none);
-	if (!t->none)
-		t->written = t->line;
-	t->units = 0;
-}
-
-/* units more instructions on line (none: on no line). */
-static void py_lines_add(struct py_lines *t, uint64_t units, int64_t line, int none)
-{
-	if (units == 0)
-		return;
-	if (t->units > 0 && none == t->none && (none || line == t->line)) {
-		t->units += units;
-		return;
-	}
-	if (t->units > 0)
-		py_lines_flush(t);
-	t->units = units;
-	t->line = line;
-	t->none = none;
-}
-
-/* The interpreter's line table (tlen bytes at table, its version's
- * format: see raw-python.c) as runs of instructions on one line into t.
- * Signal-safe. */
-static void py_lines_convert(struct py_lines *t, uintptr_t table, uint64_t tlen, int64_t first)
-{
-	struct py_src s = { .at = table, .left = tlen < PY_TABLE_MAX ? tlen : PY_TABLE_MAX };
-	int64_t line = first;
-	uint64_t at = 0, start = 0;
-	int b, d;
-
-	t->written = first;
-	if (py.l.version >= 0x030b) {
-		while ((b = py_src_byte(&s)) >= 0 && (b & 128)) {
-			unsigned code = ((unsigned)b >> 3) & 15;
-
-			if (code == 14 || code == 13) {
-				uint64_t u = py_src_varint(&s);
-
-				line += u & 1 ? -(int64_t)(u >> 1) : (int64_t)(u >> 1);
-				for (int k = 0; code == 14 && k < 3; k++)
-					py_src_varint(&s);
-			} else if (code >= 10 && code < 15) {
-				line += code - 10;
-				py_src_byte(&s);
-				py_src_byte(&s);
-			} else if (code < 10) {
-				py_src_byte(&s);
-			}
-			py_lines_add(t, (b & 7) + 1u, line, code == 15);
-		}
-	} else if (py.l.version == 0x030a) {
-		/* pairs of a byte count and a line delta, -128: no line */
-		while ((b = py_src_byte(&s)) >= 0 && (d = py_src_byte(&s)) >= 0) {
-			if ((int8_t)d != -128)
-				line += (int8_t)d;
-			py_lines_add(t, (uint64_t)b / 2, line, (int8_t)d == -128);
-		}
-	} else {
-		/* 3.9's co_lnotab: the line changes where the bytes reach */
-		while ((b = py_src_byte(&s)) >= 0 && (d = py_src_byte(&s)) >= 0) {
-			at += (uint64_t)b;
-			if (at > start)
-				py_lines_add(t, (at - start) / 2, line, 0);
-			start = at;
-			line += (int8_t)d;
-		}
-		if (t->units > 0)
-			py_lines_flush(t);
-		t->line = line; /* the last line runs to the end: 0 units */
-		t->none = 0;
-		py_lines_flush(t);
-		return;
-	}
-	if (t->units > 0)
-		py_lines_flush(t);
-}
-
 /* With idx 0: the index of the code object whose record holds the file
  * name file[0..n), 0 when none does.  Else: notes that code idx's record
  * (published) holds it.  Signal-safe. */
@@ -625,7 +479,7 @@ static void py_write_code(uintptr_t code, const unsigned char *co, uint32_t idx)
 	uint32_t nfile = py_string((uintptr_t)py_u64(co, py.l.code_filename), file);
 	uint32_t same = nfile > 4 ? py_file_seen(file, nfile, 0) : 0;
 	uintptr_t table = (uintptr_t)py_u64(co, py.l.code_linetable);
-	struct py_lines t = { .out = lines, .cap = sizeof(lines) };
+	struct pylines t = { .out = lines, .cap = sizeof(lines) };
 	uint64_t tlen = 0;
 	uint32_t size, flags = 0;
 	struct raw_pycode *rec;
@@ -635,7 +489,8 @@ static void py_write_code(uintptr_t code, const unsigned char *co, uint32_t idx)
 	memcpy(&first, co + py.l.code_firstlineno, 4);
 	if (table == 0 || py_read(&tlen, table + py.l.bytes_size, 8) != 0 || tlen > PY_TABLE_MAX)
 		tlen = 0;
-	py_lines_convert(&t, table + py.l.bytes_sval, tlen, first);
+	pylines_convert(&t, py_read, py.l.version, table + py.l.bytes_sval,
+			tlen < PY_TABLE_MAX ? tlen : PY_TABLE_MAX, first);
 	if (!t.over) { /* else the interpreter's own table */
 		flags |= RAW_PYCODE_COMPACT;
 		tlen = t.len;
