@@ -737,7 +737,8 @@ _Static_assert(sizeof(struct raw_pystack) == 16, "raw_pystack is 16 bytes");
 #define RAW_PY_MAX_STACK 256
 
 /* The Python frames of a RAW_SAMPLE_REGS sample (a thread off CPU in a
- * wall-clock trace, read by the sampler, not by the thread's handler),
+ * wall-clock trace, read by the sampler; or a stack copy of the handler,
+ * in dwarf mode or where its walk failed, read by the handler),
  * right after it (or after its RAW_SAMPLE_KERNEL): its tid and time_ns.
  * Followed by nwords uint64 words (Python frame words and RAW_PYSTACK
  * words, innermost first) and ngroups uint32 ends (one past the last

@@ -840,6 +840,18 @@ void pyframes_print_stats(void)
 			     (double)atomic_load(&py.stat_reads) / (double)k);
 }
 
+uint32_t pyframes_read_self(struct pyframes_thread *t)
+{
+	t->nwords = t->ngroups = 0;
+	if (!py.on)
+		return 0;
+	t->nwords = py_walk(t->words, t->gend, &t->ngroups, 0);
+	if (t->nwords == 0)
+		return 0;
+	t->nwords = py_stack_words(t->words, t->gend, t->ngroups);
+	return (uint32_t)sizeof(struct raw_sample_py) + raw_pad(t->nwords * 8 + t->ngroups * 4);
+}
+
 uint32_t pyframes_read_thread(uintptr_t thread, struct pyframes_thread *t)
 {
 	t->nwords = t->ngroups = 0;

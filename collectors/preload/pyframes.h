@@ -51,6 +51,10 @@ struct pyframes_thread {
  * objects not yet in the trace; returns the size of its RAW_SAMPLE_PY
  * record, 0 when it runs no Python.  Signal-safe. */
 uint32_t pyframes_read_thread(uintptr_t thread, struct pyframes_thread *t);
+/* The same for the calling thread (a handler's sample that keeps a copy
+ * of the stack rather than walking it: --unwind=dwarf, or a walk that
+ * failed).  Signal-safe. */
+uint32_t pyframes_read_self(struct pyframes_thread *t);
 /* Writes and publishes t's RAW_SAMPLE_PY record of size bytes (as
  * pyframes_read_thread said) at at, for the sample of tid at time_ns.
  * Signal-safe. */

@@ -8,6 +8,8 @@
 #     (time.thread_time), within 5 binomial sigmas (plus 1% for the calls
 #     around them): each check fails by chance less than once in 10^6;
 #   - the lines (--lines) of spin's samples are in its body;
+#   - --unwind=dwarf (the first interpreter only): the same shares, the
+#     Python frames read in the handler beside the stack copy;
 #   - the compact line tables of the code records give every instruction
 #     the line the interpreter gives it (tests/progs/pylines.py);
 #   - --focus=Parser.parse, and a pprof written and read back, keep the
@@ -59,28 +61,45 @@ flat_samples() {
 	flat_column "$1" "$2" 3
 }
 
-# check_shares PY LABEL
-check_shares() {
-	local py=$1 label=$2 total=0 k t sum
-	"$COLLECT_TIMER" -q -o s.raw "$py" "$WORKPY" shares 2 >truth.txt ||
-		fail "$label: collect-timer $py pywork.py shares failed"
-	"$PROFVIEW" -q --flat s.raw >flat.txt
-	sum=$(awk '$1 == "truth" { s += $3 } END { print s }' truth.txt)
+# shares_within FLAT TRUTH LABEL: the samples of the three functions of
+# pywork.py shares in the flat report FLAT against their CPU time in TRUTH
+shares_within() {
+	local flat=$1 truth=$2 label=$3 total=0 k t sum
+	sum=$(awk '$1 == "truth" { s += $3 } END { print s }' "$truth")
 	# the names shown: qualified from 3.11 on (co_qualname), before bare
 	local -A shown=([Parser.parse]=$PARSE ['outer.<locals>.inner']=$INNER [spin]=spin)
 	for q in Parser.parse 'outer.<locals>.inner' spin; do
-		k=$(flat_samples flat.txt "${shown[$q]}")
+		k=$(flat_samples "$flat" "${shown[$q]}")
 		total=$((total + k))
 	done
-	[ "$total" -ge 200 ] || fail "$label: $total samples in the three functions: $(head -12 flat.txt)"
+	[ "$total" -ge 200 ] || fail "$label: $total samples in the three functions: $(head -12 "$flat")"
 	for q in Parser.parse 'outer.<locals>.inner' spin; do
 		f=${shown[$q]}
-		k=$(flat_samples flat.txt "$f")
-		t=$(awk -v f="$q" -v s="$sum" '$1 == "truth" && $2 == f { print $3 / s }' truth.txt)
+		k=$(flat_samples "$flat" "$f")
+		t=$(awk -v f="$q" -v s="$sum" '$1 == "truth" && $2 == f { print $3 / s }' "$truth")
 		within_sigma "$k" "$total" "$t" 5 ||
-			fail "$label: $f has $k of $total samples, its CPU time a share of $t: $(head -14 flat.txt)"
+			fail "$label: $f has $k of $total samples, its CPU time a share of $t: $(head -14 "$flat")"
 		note "$label: $f $k/$total samples, truth $t"
 	done
+}
+
+# check_dwarf PY LABEL: --unwind=dwarf (the stack copied, unwound by the
+# analyzer): the Python frames read in the handler are there, in the
+# same shares
+check_dwarf() {
+	"$COLLECT_TIMER" -q --unwind=dwarf -o d.raw "$1" "$WORKPY" shares 2 >dtruth.txt ||
+		fail "$2: collect-timer --unwind=dwarf $1 pywork.py shares failed"
+	"$PROFVIEW" -q --flat d.raw >dflat.txt
+	shares_within dflat.txt dtruth.txt "$2, --unwind=dwarf"
+}
+
+# check_shares PY LABEL
+check_shares() {
+	local py=$1 label=$2
+	"$COLLECT_TIMER" -q -o s.raw "$py" "$WORKPY" shares 2 >truth.txt ||
+		fail "$label: collect-timer $py pywork.py shares failed"
+	"$PROFVIEW" -q --flat s.raw >flat.txt
+	shares_within flat.txt truth.txt "$label"
 	grep -q 'pywork.py' flat.txt || fail "$label: no file names: $(head -8 flat.txt)"
 
 	# the compact line tables written: every instruction's line as the
@@ -283,6 +302,9 @@ for py in /usr/bin/python3.11 /usr/bin/python3.12 /usr/bin/python3.13 \
 	fi
 	found=$((found + 1))
 	check_shares "$py" "$label"
+	if [ "$found" = 1 ]; then
+		check_dwarf "$py" "$label"
+	fi
 	check_native "$py" "$label"
 	check_deep "$py" "$label"
 	check_zlib "$py" "$label"
