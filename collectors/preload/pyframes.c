@@ -225,9 +225,9 @@ static int py_debug_offsets(struct py_layout *l, uintptr_t runtime)
 }
 
 /* The address range of the evaluation loop's function. */
-static void py_eval_range(void)
+static void py_eval_range(void *lib)
 {
-	void *f = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
+	void *f = dlsym(lib, "_PyEval_EvalFrameDefault");
 	const ElfW(Sym) *sym = NULL;
 	Dl_info info;
 
@@ -253,10 +253,11 @@ static void py_note(uint32_t version, uint32_t frames)
 	writer_publish(rec, RAW_PYTHON, sizeof(*rec));
 }
 
-void pyframes_init(void)
+/* pyframes_init with the symbols of lib (RTLD_DEFAULT: the process's). */
+static void py_init(void *lib)
 {
 	const unsigned long *version;
-	void *runtime = dlsym(RTLD_DEFAULT, "_PyRuntime");
+	void *runtime = dlsym(lib, "_PyRuntime");
 	uint32_t v;
 
 	/* a second attach starts again: off until known, and a new trace
@@ -273,13 +274,13 @@ void pyframes_init(void)
 		py_note(0, RAW_PYTHON_NOT_ASKED);
 		return;
 	}
-	version = dlsym(RTLD_DEFAULT, "Py_Version");
+	version = dlsym(lib, "Py_Version");
 	if (version != NULL) {
 		v = (uint32_t)(*version >> 16);
 	} else {
 		/* before 3.11: the version string, a static one formatted
 		 * from constants (it is safe before the interpreter starts) */
-		const char *(*get)(void) = (const char *(*)(void))dlsym(RTLD_DEFAULT, "Py_GetVersion");
+		const char *(*get)(void) = (const char *(*)(void))dlsym(lib, "Py_GetVersion");
 		const char *s = get != NULL ? get() : NULL;
 		unsigned major = 0, minor = 0;
 
@@ -297,8 +298,8 @@ void pyframes_init(void)
 		return;
 	}
 	py.runtime = (uintptr_t)runtime;
-	py.code_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyCode_Type");
-	py_eval_range();
+	py.code_type = (uintptr_t)dlsym(lib, "PyCode_Type");
+	py_eval_range(lib);
 	memset(py.files, 0, sizeof(py.files));
 	if (py.keys != NULL)
 		memset(py.keys, 0, 2 * PY_SLOTS * sizeof(*py.keys));
@@ -325,6 +326,18 @@ void pyframes_init(void)
 	}
 	py.on = 1;
 	py_note(v, RAW_PYTHON_READ);
+}
+
+void pyframes_init(void)
+{
+	py_init(RTLD_DEFAULT);
+}
+
+void pyframes_loaded(void *lib)
+{
+	if (py.found || lib == NULL || dlsym(lib, "_PyRuntime") == NULL)
+		return;
+	py_init(lib);
 }
 
 void pyframes_atfork_child(void)
@@ -840,28 +853,32 @@ void pyframes_print_stats(void)
 			     (double)atomic_load(&py.stat_reads) / (double)k);
 }
 
-uint32_t pyframes_read_self(struct pyframes_thread *t)
+/* pyframes_read_thread's walk (thread 0: the calling thread's).
+ * Signal-safe. */
+static uint32_t py_read_frames(uintptr_t thread, struct pyframes_thread *t)
 {
 	t->nwords = t->ngroups = 0;
 	if (!py.on)
-		return 0;
-	t->nwords = py_walk(t->words, t->gend, &t->ngroups, 0);
-	if (t->nwords == 0)
-		return 0;
-	t->nwords = py_stack_words(t->words, t->gend, t->ngroups);
-	return (uint32_t)sizeof(struct raw_sample_py) + raw_pad(t->nwords * 8 + t->ngroups * 4);
-}
-
-uint32_t pyframes_read_thread(uintptr_t thread, struct pyframes_thread *t)
-{
-	t->nwords = t->ngroups = 0;
-	if (!py.on || thread == 0)
 		return 0;
 	t->nwords = py_walk(t->words, t->gend, &t->ngroups, thread);
 	if (t->nwords == 0)
 		return 0;
 	t->nwords = py_stack_words(t->words, t->gend, t->ngroups);
 	return (uint32_t)sizeof(struct raw_sample_py) + raw_pad(t->nwords * 8 + t->ngroups * 4);
+}
+
+uint32_t pyframes_read_self(struct pyframes_thread *t)
+{
+	return py_read_frames(0, t);
+}
+
+uint32_t pyframes_read_thread(uintptr_t thread, struct pyframes_thread *t)
+{
+	if (thread == 0) {
+		t->nwords = t->ngroups = 0;
+		return 0;
+	}
+	return py_read_frames(thread, t);
 }
 
 void pyframes_put_thread(void *at, uint32_t size, const struct pyframes_thread *t, uint32_t tid,

@@ -23,6 +23,11 @@
  * launcher's summary and the report say.  Allocates the table of code
  * objects written.  Not signal-safe. */
 void pyframes_init(void);
+/* After a dlopen that loaded lib: when the process had no interpreter
+ * and lib defines _PyRuntime (a program embedding a libpython it loads
+ * itself), looks for it there as pyframes_init does, once, and reads its
+ * frames from then on.  Not signal-safe. */
+void pyframes_loaded(void *lib);
 /* In the child of a fork, once its trace (a new one) is started: no code
  * object has been written to it; its RAW_PYTHON record is.  Not
  * signal-safe. */

@@ -8,6 +8,8 @@
 #     (time.thread_time), within 5 binomial sigmas (plus 1% for the calls
 #     around them): each check fails by chance less than once in 10^6;
 #   - the lines (--lines) of spin's samples are in its body;
+#   - embed: a C program that loads a shared libpython with dlopen and
+#     runs a Python function: its frames read from then on;
 #   - --unwind=dwarf (the first interpreter only): the same shares, the
 #     Python frames read in the handler beside the stack copy;
 #   - the compact line tables of the code records give every instruction
@@ -285,6 +287,28 @@ check_garbage() {
 	grep -q '\[python: ' g.txt || fail "$2: no marker of a damaged chain: $(head -3 g.txt)"
 }
 
+# check_embed: a C program that dlopen's a shared libpython
+# (tests/progs/pyembed.c; pyenv's 3.9 to 3.13) and runs embedded_spin in
+# it: the interpreter is found when loaded, and embedded_spin is in most
+# samples (it is nearly all of the run: at least half, never by chance)
+check_embed() {
+	local lib n all k
+	"$CC" -O1 -g -o pyembed "$SRCDIR/tests/progs/pyembed.c" -ldl || fail "cannot build pyembed"
+	n=0
+	for lib in /root/.pyenv/versions/3.9.*/lib/libpython3.9.so /root/.pyenv/versions/3.1[0-3].*/lib/libpython3.1[0-3].so; do
+		[ -f "$lib" ] || continue
+		n=$((n + 1))
+		"$COLLECT_TIMER" -q -o e.raw ./pyembed "$lib" 1 || fail "collect-timer pyembed $lib failed"
+		"$PROFVIEW" -q --flat e.raw >eflat.txt
+		all=$(sed -n 's/.* in \([0-9]*\) samples.*/\1/p' eflat.txt | head -1)
+		k=$(flat_samples eflat.txt embedded_spin)
+		[ "${all:-0}" -ge 100 ] && [ $((${k:-0} * 2)) -ge "$all" ] ||
+			fail "$lib loaded by dlopen: embedded_spin in ${k:-0} of ${all:-0} samples: $(head -9 eflat.txt)"
+		note "$lib loaded by dlopen: embedded_spin in $k of $all samples"
+	done
+	[ "$n" -gt 0 ] || note "SKIP: a libpython loaded by dlopen: no shared libpython3.9 to 3.13 under /root/.pyenv/versions"
+}
+
 found=0
 for py in /usr/bin/python3.11 /usr/bin/python3.12 /usr/bin/python3.13 \
 	/root/.pyenv/versions/3.9.*/bin/python3.9 /root/.pyenv/versions/3.10.*/bin/python3.10 \
@@ -315,6 +339,7 @@ for py in /usr/bin/python3.11 /usr/bin/python3.12 /usr/bin/python3.13 \
 	note "$label: ok"
 done
 [ "$found" -gt 0 ] || { echo "SKIP: no CPython 3.11 to 3.13 on this machine" >&2; exit 77; }
+check_embed
 
 # through pyenv's shim (a bash script that execs the interpreter)
 if command -v pyenv >/dev/null && [ -x /root/.pyenv/shims/python3 ] &&
