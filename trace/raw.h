@@ -705,12 +705,24 @@ struct raw_pycode {
 	struct raw_rec h;
 	uint32_t index;        /* > 0, unique in the trace */
 	int32_t first_line;    /* co_firstlineno */
-	uint32_t version;      /* the interpreter's, major << 8 | minor: 0x030b */
+	uint32_t version;      /* the interpreter's, major << 8 | minor: 0x030b;
+				* | RAW_PYCODE_COMPACT, RAW_PYCODE_FILE_REF */
 	uint32_t name_len;
 	uint32_t file_len;
 	uint32_t table_len;
 };
 _Static_assert(sizeof(struct raw_pycode) == 32, "raw_pycode is 32 bytes");
+/* Flags in raw_pycode.version (a trace's older records have none).
+ * RAW_PYCODE_COMPACT: the line table is not the interpreter's but runs of
+ * instructions on one line, each two LEB128 varints (7 bits a byte, bit
+ * 7: more): its instruction count (0: every later instruction), then
+ * (zigzag(line delta) << 1) | no-line, the delta from the line of the
+ * last run with a line (first_line at first); an instruction after every
+ * run is on no line.  RAW_PYCODE_FILE_REF: the file name is 4 bytes, the
+ * index of a code object written before whose file this one is in. */
+#define RAW_PYCODE_COMPACT 0x10000u
+#define RAW_PYCODE_FILE_REF 0x20000u
+#define RAW_PYCODE_VERSION 0xffffu
 
 /* Python frames stored once (see RAW_PYSTACK_TAG): followed by nframes
  * uint64 Python frame words (raw_py_is), innermost first. */
@@ -725,7 +737,8 @@ _Static_assert(sizeof(struct raw_pystack) == 16, "raw_pystack is 16 bytes");
 #define RAW_PY_MAX_STACK 256
 
 /* The Python frames of a RAW_SAMPLE_REGS sample (a thread off CPU in a
- * wall-clock trace, read by the sampler, not by the thread's handler),
+ * wall-clock trace, read by the sampler; or a stack copy of the handler,
+ * in dwarf mode or where its walk failed, read by the handler),
  * right after it (or after its RAW_SAMPLE_KERNEL): its tid and time_ns.
  * Followed by nwords uint64 words (Python frame words and RAW_PYSTACK
  * words, innermost first) and ngroups uint32 ends (one past the last

@@ -30,6 +30,7 @@
 #include "host.h"
 #include "mappings.h"
 #include "preload.h"
+#include "pyframes.h"
 
 #define DLHOOK_EXPORT __attribute__((visibility("default")))
 
@@ -149,6 +150,7 @@ static void *dlhook_open(const char *file, int mode)
 		int saved_errno = errno;
 
 		mappings_refresh();
+		pyframes_loaded(h);
 		errno = saved_errno;
 	}
 	return h;
@@ -162,6 +164,7 @@ static void *dlhook_mopen(Lmid_t lmid, const char *file, int mode)
 		int saved_errno = errno;
 
 		mappings_refresh();
+		pyframes_loaded(h);
 		errno = saved_errno;
 	}
 	return h;

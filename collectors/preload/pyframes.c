@@ -26,6 +26,7 @@
  * Py_Version from 3.11 on, the string of Py_GetVersion before.
  */
 #include "pyframes.h"
+#include "pylines.h"
 #include "collect-env.h"
 #include "preload.h"
 #include "raw.h"
@@ -140,6 +141,9 @@ static const struct py_layout py_layouts[] = {
 #define PY_PROBES 64
 #define PY_NAME_MAX 512       /* bytes of a name or a file name kept */
 #define PY_TABLE_MAX (60u << 10) /* bytes of a line table kept */
+#define PY_LINES_MAX 2048     /* bytes of a compact line table */
+#define PY_FILES 1024         /* file names written once each, at most */
+#define PY_IDX_MASK 0x1ffffu  /* a code index, in a word of py.files */
 
 static struct {
 	struct py_layout l;
@@ -153,6 +157,9 @@ static struct {
 	uint32_t version, frames;
 	_Atomic uint64_t *keys; /* PY_SLOTS: code objects written, 0 empty */
 	_Atomic uint64_t *groups; /* PY_SLOTS: Python stacks written, 0 empty */
+	/* the file names written: each a hash of the name (high bits) | the
+	 * index of the code whose record holds it; 0 empty */
+	_Atomic uint64_t files[PY_FILES];
 } py;
 
 static __thread uintptr_t py_tstate __attribute__((tls_model("initial-exec")));
@@ -218,9 +225,9 @@ static int py_debug_offsets(struct py_layout *l, uintptr_t runtime)
 }
 
 /* The address range of the evaluation loop's function. */
-static void py_eval_range(void)
+static void py_eval_range(void *lib)
 {
-	void *f = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
+	void *f = dlsym(lib, "_PyEval_EvalFrameDefault");
 	const ElfW(Sym) *sym = NULL;
 	Dl_info info;
 
@@ -246,10 +253,11 @@ static void py_note(uint32_t version, uint32_t frames)
 	writer_publish(rec, RAW_PYTHON, sizeof(*rec));
 }
 
-void pyframes_init(void)
+/* pyframes_init with the symbols of lib (RTLD_DEFAULT: the process's). */
+static void py_init(void *lib)
 {
 	const unsigned long *version;
-	void *runtime = dlsym(RTLD_DEFAULT, "_PyRuntime");
+	void *runtime = dlsym(lib, "_PyRuntime");
 	uint32_t v;
 
 	/* a second attach starts again: off until known, and a new trace
@@ -266,13 +274,13 @@ void pyframes_init(void)
 		py_note(0, RAW_PYTHON_NOT_ASKED);
 		return;
 	}
-	version = dlsym(RTLD_DEFAULT, "Py_Version");
+	version = dlsym(lib, "Py_Version");
 	if (version != NULL) {
 		v = (uint32_t)(*version >> 16);
 	} else {
 		/* before 3.11: the version string, a static one formatted
 		 * from constants (it is safe before the interpreter starts) */
-		const char *(*get)(void) = (const char *(*)(void))dlsym(RTLD_DEFAULT, "Py_GetVersion");
+		const char *(*get)(void) = (const char *(*)(void))dlsym(lib, "Py_GetVersion");
 		const char *s = get != NULL ? get() : NULL;
 		unsigned major = 0, minor = 0;
 
@@ -290,8 +298,9 @@ void pyframes_init(void)
 		return;
 	}
 	py.runtime = (uintptr_t)runtime;
-	py.code_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyCode_Type");
-	py_eval_range();
+	py.code_type = (uintptr_t)dlsym(lib, "PyCode_Type");
+	py_eval_range(lib);
+	memset(py.files, 0, sizeof(py.files));
 	if (py.keys != NULL)
 		memset(py.keys, 0, 2 * PY_SLOTS * sizeof(*py.keys));
 	else
@@ -319,6 +328,18 @@ void pyframes_init(void)
 	py_note(v, RAW_PYTHON_READ);
 }
 
+void pyframes_init(void)
+{
+	py_init(RTLD_DEFAULT);
+}
+
+void pyframes_loaded(void *lib)
+{
+	if (py.found || lib == NULL || dlsym(lib, "_PyRuntime") == NULL)
+		return;
+	py_init(lib);
+}
+
 void pyframes_atfork_child(void)
 {
 	py.pid = getpid();
@@ -329,6 +350,7 @@ void pyframes_atfork_child(void)
 		py_note(py.version, py.frames);
 	if (py.keys != NULL)
 		memset(py.keys, 0, 2 * PY_SLOTS * sizeof(*py.keys));
+	memset(py.files, 0, sizeof(py.files));
 	py_tstate = 0;
 }
 
@@ -436,40 +458,82 @@ static uint32_t py_string(uintptr_t s, char *buf)
 	return n;
 }
 
+/* With idx 0: the index of the code object whose record holds the file
+ * name file[0..n), 0 when none does.  Else: notes that code idx's record
+ * (published) holds it.  Signal-safe. */
+static uint32_t py_file_seen(const char *file, uint32_t n, uint32_t idx)
+{
+	uint64_t h = 0xcbf29ce484222325ull, old;
+
+	for (uint32_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)file[i]) * 0x100000001b3ull;
+	h = (h | 1ull << 63) & ~(uint64_t)PY_IDX_MASK;
+	for (uint32_t i = 0, s = (uint32_t)(h >> 40) & (PY_FILES - 1); i < PY_FILES;
+	     i++, s = (s + 1) & (PY_FILES - 1)) {
+		old = atomic_load_explicit(&py.files[s], memory_order_acquire);
+		if (old == 0 && idx != 0 &&
+		    atomic_compare_exchange_strong(&py.files[s], &old, h | idx))
+			return 0;
+		if (old != 0 && (old & ~(uint64_t)PY_IDX_MASK) == h)
+			return idx != 0 ? 0 : (uint32_t)(old & PY_IDX_MASK);
+		if (old == 0)
+			return 0;
+	}
+	return 0;
+}
+
 /* Writes the RAW_PYCODE record of the code object whose header is co
  * (read at code), index idx.  Signal-safe. */
 static void py_write_code(uintptr_t code, const unsigned char *co, uint32_t idx)
 {
 	char name[PY_NAME_MAX], file[PY_NAME_MAX];
+	unsigned char lines[PY_LINES_MAX];
 	uint32_t nname = py_string((uintptr_t)py_u64(co, py.l.code_qualname), name);
 	uint32_t nfile = py_string((uintptr_t)py_u64(co, py.l.code_filename), file);
+	uint32_t same = nfile > 4 ? py_file_seen(file, nfile, 0) : 0;
 	uintptr_t table = (uintptr_t)py_u64(co, py.l.code_linetable);
+	struct pylines t = { .out = lines, .cap = sizeof(lines) };
 	uint64_t tlen = 0;
-	uint32_t size;
+	uint32_t size, flags = 0;
 	struct raw_pycode *rec;
 	int32_t first;
 
 	(void)code;
+	memcpy(&first, co + py.l.code_firstlineno, 4);
 	if (table == 0 || py_read(&tlen, table + py.l.bytes_size, 8) != 0 || tlen > PY_TABLE_MAX)
 		tlen = 0;
+	pylines_convert(&t, py_read, py.l.version, table + py.l.bytes_sval,
+			tlen < PY_TABLE_MAX ? tlen : PY_TABLE_MAX, first);
+	if (!t.over) { /* else the interpreter's own table */
+		flags |= RAW_PYCODE_COMPACT;
+		tlen = t.len;
+	}
+	if (same != 0) {
+		flags |= RAW_PYCODE_FILE_REF;
+		memcpy(file, &same, 4);
+		nfile = 4;
+	}
 	size = (uint32_t)(sizeof(*rec) + nname + nfile + tlen + 7) & ~7u;
 	writer_need_file();
 	rec = writer_reserve(size, 0);
 	if (rec == NULL)
 		return;
-	memcpy(&first, co + py.l.code_firstlineno, 4);
 	memset(rec, 0, size);
 	rec->index = idx;
 	rec->first_line = first;
-	rec->version = py.l.version;
+	rec->version = py.l.version | flags;
 	rec->name_len = nname;
 	rec->file_len = nfile;
 	memcpy(rec + 1, name, nname);
 	memcpy((char *)(rec + 1) + nname, file, nfile);
-	if (tlen > 0 && py_read((char *)(rec + 1) + nname + nfile, table + py.l.bytes_sval, tlen) != 0)
+	if (flags & RAW_PYCODE_COMPACT)
+		memcpy((char *)(rec + 1) + nname + nfile, lines, tlen);
+	else if (tlen > 0 && py_read((char *)(rec + 1) + nname + nfile, table + py.l.bytes_sval, tlen) != 0)
 		tlen = 0;
 	rec->table_len = (uint32_t)tlen;
 	writer_publish(rec, RAW_PYCODE, size);
+	if (same == 0 && nfile > 4)
+		py_file_seen(file, nfile, idx);
 }
 
 /* The index of the code object at code (its header co), its record
@@ -789,16 +853,32 @@ void pyframes_print_stats(void)
 			     (double)atomic_load(&py.stat_reads) / (double)k);
 }
 
-uint32_t pyframes_read_thread(uintptr_t thread, struct pyframes_thread *t)
+/* pyframes_read_thread's walk (thread 0: the calling thread's).
+ * Signal-safe. */
+static uint32_t py_read_frames(uintptr_t thread, struct pyframes_thread *t)
 {
 	t->nwords = t->ngroups = 0;
-	if (!py.on || thread == 0)
+	if (!py.on)
 		return 0;
 	t->nwords = py_walk(t->words, t->gend, &t->ngroups, thread);
 	if (t->nwords == 0)
 		return 0;
 	t->nwords = py_stack_words(t->words, t->gend, t->ngroups);
 	return (uint32_t)sizeof(struct raw_sample_py) + raw_pad(t->nwords * 8 + t->ngroups * 4);
+}
+
+uint32_t pyframes_read_self(struct pyframes_thread *t)
+{
+	return py_read_frames(0, t);
+}
+
+uint32_t pyframes_read_thread(uintptr_t thread, struct pyframes_thread *t)
+{
+	if (thread == 0) {
+		t->nwords = t->ngroups = 0;
+		return 0;
+	}
+	return py_read_frames(thread, t);
 }
 
 void pyframes_put_thread(void *at, uint32_t size, const struct pyframes_thread *t, uint32_t tid,

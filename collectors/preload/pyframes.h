@@ -23,6 +23,11 @@
  * launcher's summary and the report say.  Allocates the table of code
  * objects written.  Not signal-safe. */
 void pyframes_init(void);
+/* After a dlopen that loaded lib: when the process had no interpreter
+ * and lib defines _PyRuntime (a program embedding a libpython it loads
+ * itself), looks for it there as pyframes_init does, once, and reads its
+ * frames from then on.  Not signal-safe. */
+void pyframes_loaded(void *lib);
 /* In the child of a fork, once its trace (a new one) is started: no code
  * object has been written to it; its RAW_PYTHON record is.  Not
  * signal-safe. */
@@ -51,6 +56,10 @@ struct pyframes_thread {
  * objects not yet in the trace; returns the size of its RAW_SAMPLE_PY
  * record, 0 when it runs no Python.  Signal-safe. */
 uint32_t pyframes_read_thread(uintptr_t thread, struct pyframes_thread *t);
+/* The same for the calling thread (a handler's sample that keeps a copy
+ * of the stack rather than walking it: --unwind=dwarf, or a walk that
+ * failed).  Signal-safe. */
+uint32_t pyframes_read_self(struct pyframes_thread *t);
 /* Writes and publishes t's RAW_SAMPLE_PY record of size bytes (as
  * pyframes_read_thread said) at at, for the sample of tid at time_ns.
  * Signal-safe. */

@@ -423,7 +423,8 @@ static void preload_sample_regs(struct preload_tls *t, const ucontext_t *uc, int
 	uint32_t len, size, flags = RAW_SAMPLE_RUNNING;
 	struct raw_sample_regs *rec;
 	struct raw_unwind_check *chk = NULL;
-	uint32_t chk_size = 0;
+	uint32_t chk_size = 0, pysize = 0;
+	struct pyframes_thread py;
 	uint64_t *words;
 	unsigned char *copy;
 	int safe;
@@ -454,8 +455,10 @@ static void preload_sample_regs(struct preload_tls *t, const ucontext_t *uc, int
 	size = (uint32_t)sizeof(*rec) + RAW_NREGS * 8 + raw_pad(len);
 	if (check != NULL)
 		chk_size = (uint32_t)sizeof(*chk) + check->n * 8;
+	else /* its Python frames, right after its kernel record */
+		pysize = pyframes_read_self(&py);
 	writer_need_file();
-	rec = writer_reserve(size + preload_kernel_size(k) + chk_size, 0);
+	rec = writer_reserve(size + preload_kernel_size(k) + chk_size + pysize, 0);
 	if (rec == NULL) {
 		preload_sample_lost(t, cpu);
 		return;
@@ -488,6 +491,9 @@ static void preload_sample_regs(struct preload_tls *t, const ucontext_t *uc, int
 	 * sees the sample sees them */
 	if (k->system_ns)
 		preload_kernel_write((char *)rec + size, k, rec->tid, rec->time_ns);
+	if (pysize > 0)
+		pyframes_put_thread((char *)rec + size + preload_kernel_size(k), pysize, &py, rec->tid,
+				    rec->time_ns);
 	if (check != NULL) {
 		chk = (struct raw_unwind_check *)((char *)rec + size + preload_kernel_size(k));
 		chk->tid = rec->tid;

@@ -113,6 +113,49 @@ int64_t pv_python_line_39(const unsigned char *table, size_t len, int64_t first,
 	return line > 0 ? line : 0;
 }
 
+/* A LEB128 varint (7 bits a byte, bit 7: more); *cut set when the table
+ * ends inside it. */
+static uint64_t py_leb128(const unsigned char *t, size_t len, size_t *i, bool *cut)
+{
+	uint64_t v = 0;
+
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		if (*i >= len) {
+			*cut = true;
+			break;
+		}
+		unsigned char b = t[(*i)++];
+
+		v |= (uint64_t)(b & 127) << shift;
+		if (!(b & 128))
+			break;
+	}
+	return v;
+}
+
+/* RAW_PYCODE_COMPACT's runs (see raw.h). */
+int64_t pv_python_line_compact(const unsigned char *table, size_t len, int64_t first, uint32_t instr)
+{
+	int64_t line = first;
+	uint64_t at = 0;
+	size_t i = 0;
+
+	while (i < len) {
+		bool cut = false;
+		uint64_t units = py_leb128(table, len, &i, &cut), v = py_leb128(table, len, &i, &cut);
+		uint64_t z = v >> 1;
+
+		if (cut)
+			return 0;
+		if (!(v & 1))
+			line += (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
+		if (units == 0 || instr < at + units)
+			return v & 1 || line <= 0 ? 0 : line;
+		at += units;
+	}
+	return 0;
+}
+
 static const char *const py_stop_names[RAW_PY_STOP_TABLE + 1] = {
 	[0] = "[python: frames not read]",
 	[RAW_PY_STOP_READ] = "[python: frame not readable]",
@@ -166,7 +209,21 @@ int rd_python_code(struct reader *rd, const unsigned char *r, uint32_t size, siz
 	}
 	r += sizeof c;
 	name = pv_intern(rd->p, (const char *)r, c.name_len);
-	file = pv_intern(rd->p, (const char *)r + c.name_len, c.file_len);
+	if (c.version & RAW_PYCODE_FILE_REF) {
+		uint32_t of = 0;
+
+		if (c.file_len == 4)
+			memcpy(&of, r + c.name_len, 4);
+		if (of == 0 || of >= py->ncodes || !py->codes[of].function1) {
+			pv_warn("%s: Python code %u at byte %zu names the file of code %u, not read before; "
+				"its file is not known", rd->who, c.index, off, of);
+			file = pv_intern_str(rd->p, "");
+		} else {
+			file = py->codes[of].file;
+		}
+	} else {
+		file = pv_intern(rd->p, (const char *)r + c.name_len, c.file_len);
+	}
 	if (name == PV_NONE || file == PV_NONE)
 		return -1;
 	fn = pv_get_function(rd->p, name, name, file, c.first_line);
@@ -180,7 +237,9 @@ int rd_python_code(struct reader *rd, const unsigned char *r, uint32_t size, siz
 		e->table_len = c.table_len;
 	}
 	e->first_line = c.first_line;
-	e->version = c.version;
+	e->version = c.version & RAW_PYCODE_VERSION;
+	e->compact = (c.version & RAW_PYCODE_COMPACT) != 0;
+	e->file = file;
 	e->function1 = fn + 1;
 	return 0;
 }
@@ -216,7 +275,8 @@ uint32_t rd_python_location(struct reader *rd, uint64_t w)
 		uint32_t in = raw_py_instr(w);
 
 		if (in != RAW_PY_NO_INSTR)
-			line.line = e->version >= 0x030b
+			line.line = e->compact ? pv_python_line_compact(e->table, e->table_len, e->first_line, in)
+				    : e->version >= 0x030b
 					    ? pv_python_line(e->table, e->table_len, e->first_line, in)
 				    : e->version == 0x030a
 					    ? pv_python_line_310(e->table, e->table_len, e->first_line, in)

@@ -33,5 +33,7 @@ int64_t pv_python_line(const unsigned char *table, size_t len, int64_t first, ui
 /* The same in 3.10's co_linetable and in 3.9's co_lnotab. */
 int64_t pv_python_line_310(const unsigned char *table, size_t len, int64_t first, uint32_t instr);
 int64_t pv_python_line_39(const unsigned char *table, size_t len, int64_t first, uint32_t instr);
+/* The same in a RAW_PYCODE_COMPACT table (see raw.h). */
+int64_t pv_python_line_compact(const unsigned char *table, size_t len, int64_t first, uint32_t instr);
 
 #endif

@@ -104,6 +104,8 @@ struct rd_python_code {
 	uint32_t function1;           /* its function + 1; 0: no record of it */
 	int32_t first_line;
 	uint32_t version;             /* the interpreter's: the table's format */
+	uint32_t file;                /* its file name's string */
+	bool compact;                 /* the table is RAW_PYCODE_COMPACT's */
 	unsigned char *table;         /* its line table, malloc'd */
 	uint32_t table_len;
 };

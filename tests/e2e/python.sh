@@ -8,6 +8,12 @@
 #     (time.thread_time), within 5 binomial sigmas (plus 1% for the calls
 #     around them): each check fails by chance less than once in 10^6;
 #   - the lines (--lines) of spin's samples are in its body;
+#   - embed: a C program that loads a shared libpython with dlopen and
+#     runs a Python function: its frames read from then on;
+#   - --unwind=dwarf (the first interpreter only): the same shares, the
+#     Python frames read in the handler beside the stack copy;
+#   - the compact line tables of the code records give every instruction
+#     the line the interpreter gives it (tests/progs/pylines.py);
 #   - --focus=Parser.parse, and a pprof written and read back, keep the
 #     names and files;
 #   - callback: keyfn, called back by sorted, under callback; the
@@ -57,29 +63,53 @@ flat_samples() {
 	flat_column "$1" "$2" 3
 }
 
-# check_shares PY LABEL
-check_shares() {
-	local py=$1 label=$2 total=0 k t sum
-	"$COLLECT_TIMER" -q -o s.raw "$py" "$WORKPY" shares 2 >truth.txt ||
-		fail "$label: collect-timer $py pywork.py shares failed"
-	"$PROFVIEW" -q --flat s.raw >flat.txt
-	sum=$(awk '$1 == "truth" { s += $3 } END { print s }' truth.txt)
+# shares_within FLAT TRUTH LABEL: the samples of the three functions of
+# pywork.py shares in the flat report FLAT against their CPU time in TRUTH
+shares_within() {
+	local flat=$1 truth=$2 label=$3 total=0 k t sum
+	sum=$(awk '$1 == "truth" { s += $3 } END { print s }' "$truth")
 	# the names shown: qualified from 3.11 on (co_qualname), before bare
 	local -A shown=([Parser.parse]=$PARSE ['outer.<locals>.inner']=$INNER [spin]=spin)
 	for q in Parser.parse 'outer.<locals>.inner' spin; do
-		k=$(flat_samples flat.txt "${shown[$q]}")
+		k=$(flat_samples "$flat" "${shown[$q]}")
 		total=$((total + k))
 	done
-	[ "$total" -ge 200 ] || fail "$label: $total samples in the three functions: $(head -12 flat.txt)"
+	[ "$total" -ge 200 ] || fail "$label: $total samples in the three functions: $(head -12 "$flat")"
 	for q in Parser.parse 'outer.<locals>.inner' spin; do
 		f=${shown[$q]}
-		k=$(flat_samples flat.txt "$f")
-		t=$(awk -v f="$q" -v s="$sum" '$1 == "truth" && $2 == f { print $3 / s }' truth.txt)
+		k=$(flat_samples "$flat" "$f")
+		t=$(awk -v f="$q" -v s="$sum" '$1 == "truth" && $2 == f { print $3 / s }' "$truth")
 		within_sigma "$k" "$total" "$t" 5 ||
-			fail "$label: $f has $k of $total samples, its CPU time a share of $t: $(head -14 flat.txt)"
+			fail "$label: $f has $k of $total samples, its CPU time a share of $t: $(head -14 "$flat")"
 		note "$label: $f $k/$total samples, truth $t"
 	done
+}
+
+# check_dwarf PY LABEL: --unwind=dwarf (the stack copied, unwound by the
+# analyzer): the Python frames read in the handler are there, in the
+# same shares
+check_dwarf() {
+	"$COLLECT_TIMER" -q --unwind=dwarf -o d.raw "$1" "$WORKPY" shares 2 >dtruth.txt ||
+		fail "$2: collect-timer --unwind=dwarf $1 pywork.py shares failed"
+	"$PROFVIEW" -q --flat d.raw >dflat.txt
+	shares_within dflat.txt dtruth.txt "$2, --unwind=dwarf"
+}
+
+# check_shares PY LABEL
+check_shares() {
+	local py=$1 label=$2
+	"$COLLECT_TIMER" -q -o s.raw "$py" "$WORKPY" shares 2 >truth.txt ||
+		fail "$label: collect-timer $py pywork.py shares failed"
+	"$PROFVIEW" -q --flat s.raw >flat.txt
+	shares_within flat.txt truth.txt "$label"
 	grep -q 'pywork.py' flat.txt || fail "$label: no file names: $(head -8 flat.txt)"
+
+	# the compact line tables written: every instruction's line as the
+	# interpreter gives it, in pywork.py's code objects (5 at least) and
+	# the library's
+	"$RAWDUMP" s.raw | "$py" "$SRCDIR/tests/progs/pylines.py" 5 >pyl.txt ||
+		fail "$label: line tables: $(head -6 pyl.txt)"
+	note "$label: line tables: $(tail -1 pyl.txt)"
 
 	# the lines: spin's def line and the 5 of its body (a sample as a call
 	# begins is at the def line: the RESUME instruction from 3.11 on, the
@@ -257,6 +287,28 @@ check_garbage() {
 	grep -q '\[python: ' g.txt || fail "$2: no marker of a damaged chain: $(head -3 g.txt)"
 }
 
+# check_embed: a C program that dlopen's a shared libpython
+# (tests/progs/pyembed.c; pyenv's 3.9 to 3.13) and runs embedded_spin in
+# it: the interpreter is found when loaded, and embedded_spin is in most
+# samples (it is nearly all of the run: at least half, never by chance)
+check_embed() {
+	local lib n all k
+	"$CC" -O1 -g -o pyembed "$SRCDIR/tests/progs/pyembed.c" -ldl || fail "cannot build pyembed"
+	n=0
+	for lib in /root/.pyenv/versions/3.9.*/lib/libpython3.9.so /root/.pyenv/versions/3.1[0-3].*/lib/libpython3.1[0-3].so; do
+		[ -f "$lib" ] || continue
+		n=$((n + 1))
+		"$COLLECT_TIMER" -q -o e.raw ./pyembed "$lib" 1 || fail "collect-timer pyembed $lib failed"
+		"$PROFVIEW" -q --flat e.raw >eflat.txt
+		all=$(sed -n 's/.* in \([0-9]*\) samples.*/\1/p' eflat.txt | head -1)
+		k=$(flat_samples eflat.txt embedded_spin)
+		[ "${all:-0}" -ge 100 ] && [ $((${k:-0} * 2)) -ge "$all" ] ||
+			fail "$lib loaded by dlopen: embedded_spin in ${k:-0} of ${all:-0} samples: $(head -9 eflat.txt)"
+		note "$lib loaded by dlopen: embedded_spin in $k of $all samples"
+	done
+	[ "$n" -gt 0 ] || note "SKIP: a libpython loaded by dlopen: no shared libpython3.9 to 3.13 under /root/.pyenv/versions"
+}
+
 found=0
 for py in /usr/bin/python3.11 /usr/bin/python3.12 /usr/bin/python3.13 \
 	/root/.pyenv/versions/3.9.*/bin/python3.9 /root/.pyenv/versions/3.10.*/bin/python3.10 \
@@ -274,6 +326,9 @@ for py in /usr/bin/python3.11 /usr/bin/python3.12 /usr/bin/python3.13 \
 	fi
 	found=$((found + 1))
 	check_shares "$py" "$label"
+	if [ "$found" = 1 ]; then
+		check_dwarf "$py" "$label"
+	fi
 	check_native "$py" "$label"
 	check_deep "$py" "$label"
 	check_zlib "$py" "$label"
@@ -284,6 +339,7 @@ for py in /usr/bin/python3.11 /usr/bin/python3.12 /usr/bin/python3.13 \
 	note "$label: ok"
 done
 [ "$found" -gt 0 ] || { echo "SKIP: no CPython 3.11 to 3.13 on this machine" >&2; exit 77; }
+check_embed
 
 # through pyenv's shim (a bash script that execs the interpreter)
 if command -v pyenv >/dev/null && [ -x /root/.pyenv/shims/python3 ] &&

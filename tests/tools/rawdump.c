@@ -17,6 +17,10 @@
  *   collector START_NS TABLES_NS HANDLER_NS END_NS ROWS HELPERS_NS   (the library's own CPU time)
  *   heapalloc TID TIME SIZE ADDRESS STACK_ID   (a sampled block)
  *   heapfree TID TIME ADDRESS              (its free)
+ *   pycode SIZE INDEX FIRST_LINE VERSION TABLE FILE NAME   (tab-separated;
+ *                                          VERSION in hex with its flags, TABLE
+ *                                          in hex, "-" when empty; FILE
+ *                                          "@INDEX" for a file reference)
  *   record TYPE SIZE                       (a type this tool does not know)
  *   stop REASON OFFSET                     (why the walk stopped, if not at the end)
  * A run of several processes (raw.h) is dumped part by part, each after a
@@ -52,6 +56,29 @@ static unsigned char *slurp(const char *path, size_t *len)
 	fclose(f);
 	*len = n;
 	return b;
+}
+
+/* A RAW_PYCODE record's line (raw-iter.h checked its lengths). */
+static void dump_pycode(const unsigned char *d, uint32_t size)
+{
+	struct raw_pycode c;
+	const unsigned char *name, *file, *t;
+	uint32_t ref = 0;
+
+	memcpy(&c, d, sizeof c);
+	name = d + sizeof c;
+	file = name + c.name_len;
+	t = file + c.file_len;
+	printf("pycode\t%u\t%u\t%d\t%x\t", size, c.index, c.first_line, c.version);
+	for (uint32_t i = 0; i < c.table_len; i++)
+		printf("%02x", t[i]);
+	if ((c.version & RAW_PYCODE_FILE_REF) && c.file_len == 4) {
+		memcpy(&ref, file, 4);
+		printf("%s\t@%u\t%.*s\n", c.table_len ? "" : "-", ref, (int)c.name_len, (const char *)name);
+	} else {
+		printf("%s\t%.*s\t%.*s\n", c.table_len ? "" : "-", (int)c.file_len, (const char *)file,
+		       (int)c.name_len, (const char *)name);
+	}
 }
 
 static int dump(const char *path, const unsigned char *b, size_t len)
@@ -176,6 +203,9 @@ static int dump(const char *path, const unsigned char *b, size_t len)
 			printf("heapfree %u %" PRIu64 " %" PRIu64 "\n", fr.tid, fr.time_ns, fr.address);
 			break;
 		}
+		case RAW_PYCODE:
+			dump_pycode(r.data, r.size);
+			break;
 		default:
 			printf("record %u %u\n", r.type, r.size);
 			break;

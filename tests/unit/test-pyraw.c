@@ -193,6 +193,87 @@ static void test_pystacks(void)
 }
 
 /* A location of function name in mapping m. */
+/* RAW_PYCODE_COMPACT's runs, written by hand from raw.h: first line 10. */
+static const unsigned char compact[] = {
+	3, 2 << 1,              /* 3 units, delta +1: line 11 */
+	2, 1,                   /* 2 units, no line */
+	130, 1, 3 << 1,         /* 130 units (two bytes), delta -2: line 9 */
+	1, 200, 1,              /* 1 unit, delta +50 (zigzag 100 << 1: two bytes) */
+};
+
+static void test_compact(void)
+{
+	static const struct { uint32_t instr; int64_t line; } want[] = {
+		{ 0, 11 }, { 2, 11 }, { 3, 0 }, { 4, 0 }, { 5, 9 }, { 134, 9 }, { 135, 59 }, { 136, 0 },
+		{ 100000, 0 },
+	};
+	/* 0 units: every later instruction; a line at or below 0 is none */
+	static const unsigned char rest[] = { 2, 0, 0, 2 << 1 }, neg[] = { 1, 19 << 1 };
+
+	for (uint32_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		CHECK_EQ(pv_python_line_compact(compact, sizeof compact, 10, want[i].instr), want[i].line);
+	CHECK_EQ(pv_python_line_compact(rest, sizeof rest, 10, 1), 10);
+	CHECK_EQ(pv_python_line_compact(rest, sizeof rest, 10, 1000000), 11);
+	CHECK_EQ(pv_python_line_compact(neg, sizeof neg, 10, 0), 0);
+	CHECK_EQ(pv_python_line_compact(NULL, 0, 10, 0), 0);
+	static const unsigned char cut[] = { 0x80 }; /* a varint cut short */
+	CHECK_EQ(pv_python_line_compact(cut, sizeof cut, 10, 0), 0);
+
+	/* records: a compact table, a file named by an earlier code's index,
+	 * and one naming a code not read before */
+	struct rawbuf r = { 0 };
+	const uint64_t frames[] = { raw_py_word(1, 135), raw_py_word(2, 0), raw_py_word(3, 0), 0x401010 };
+	uint32_t ref = 1, bad = 9;
+	struct pv_profile *p;
+
+	rb_header(&r, "/nonexistent/python", 10000000);
+	rb_mapping(&r, 0x400000, 0x500000, 0, "/nonexistent/python");
+	rb_thread(&r, 100, "main");
+	rb_pycode(&r, 1, 10, "outer", "/a.py", compact, sizeof compact);
+	rb_pycode(&r, 2, 20, "inner", "....", NULL, 0); /* room for the reference */
+	rb_pycode(&r, 3, 30, "other", "....", NULL, 0);
+	rb_stack(&r, 1, frames, 4);
+	rb_sample(&r, 100, 1, NULL, 0, 1000, 4000000);
+	rb_end(&r, 2000, 1, 0);
+	/* flags and the 4-byte file references set in place */
+	for (size_t off = 0, i = 0; off + sizeof(struct raw_pycode) <= r.len; off += 8) {
+		struct raw_pycode c;
+
+		memcpy(&c, r.b + off, sizeof c);
+		if (c.h.type != RAW_PYCODE || c.index != i + 1 || c.version != 0x030b)
+			continue;
+		c.version |= i == 0 ? RAW_PYCODE_COMPACT : RAW_PYCODE_FILE_REF;
+		if (i > 0) {
+			c.file_len = 4;
+			memcpy(r.b + off + sizeof c + c.name_len, i == 1 ? &ref : &bad, 4);
+		}
+		memcpy(r.b + off, &c, sizeof c);
+		i++;
+	}
+	nwarnings = 0;
+	p = raw_read(r.b, r.len, "t", NULL);
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	CHECK_EQ(nwarnings, 1); /* code 3's file */
+	CHECK_EQ(p->nsamples, 1);
+	if (p->nsamples != 1)
+		return;
+	const uint32_t *locs = p->stack_locs + p->samples[0].loc_off;
+	const struct pv_line *ln = pv_location_lines(p, &p->locations[locs[0]]);
+	CHECK_EQ(ln[0].line, 59);
+	CHECK_STR(pv_str(p, p->functions[ln[0].function].filename), "/a.py");
+	ln = pv_location_lines(p, &p->locations[locs[1]]);
+	CHECK_STR(pv_str(p, p->functions[ln[0].function].name), "inner");
+	CHECK_STR(pv_str(p, p->functions[ln[0].function].filename), "/a.py");
+	ln = pv_location_lines(p, &p->locations[locs[2]]);
+	CHECK_STR(pv_str(p, p->functions[ln[0].function].filename), "");
+	pv_profile_free(p);
+	if (getenv("PYRAW_SEED")) /* the trace, as the raw fuzzer's seed pycode-compact */
+		fwrite(r.b, 1, r.len, stdout);
+	free(r.b);
+}
+
 static uint32_t loc_of(struct pv_profile *p, uint64_t addr, uint32_t m, const char *name)
 {
 	uint32_t s = pv_intern_str(p, name), loc = pv_get_location(p, addr, m);
@@ -264,6 +345,7 @@ int main(void)
 	pv_error_set_sink(sink);
 	test_lines();
 	test_records();
+	test_compact();
 	test_pystacks();
 	test_fold();
 	return check_done("test-pyraw");

@@ -1,0 +1,111 @@
+# pylines.py - checks the compact line tables collect-timer wrote
+# (profview-raw(5): a pycode record's flag 0x10000) against the lines the
+# interpreter running this script gives each instruction of the same code
+# objects, compiled again from their files.
+#
+# usage: rawdump TRACE | python3.X pylines.py MIN
+#
+# Reads rawdump's pycode lines; for each code object with a compact table
+# whose file exists (not "<frozen ...>"), finds the code of the same name
+# and first line in the file compiled again, and compares the line of
+# every instruction (code unit) of it.  Prints "compared CODES UNITS" and
+# exits 1 on a difference, or when fewer than MIN code objects had a
+# counterpart.
+import dis
+import os
+import sys
+import types
+
+
+def leb128(b, i):
+    v = shift = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 127) << shift
+        shift += 7
+        if not c & 128:
+            return v, i
+
+
+def compact_line(table, first, unit):
+    line, at, i = first, 0, 0
+    while i < len(table):
+        units, i = leb128(table, i)
+        v, i = leb128(table, i)
+        z = v >> 1
+        if not v & 1:
+            line += (z >> 1) ^ -(z & 1)
+        if units == 0 or unit < at + units:
+            return 0 if v & 1 or line <= 0 else line
+        at += units
+    return 0
+
+
+def lines_of(code):
+    """the line of each code unit, as the interpreter says"""
+    n = len(code.co_code) // 2
+    if hasattr(code, "co_lines"):
+        out = [0] * n
+        for start, end, line in code.co_lines():
+            for o in range(start, min(end, 2 * n), 2):
+                out[o // 2] = line or 0
+        return out
+    starts = dict(dis.findlinestarts(code))
+    out, cur = [], code.co_firstlineno
+    for o in range(0, 2 * n, 2):
+        cur = starts.get(o, cur)
+        out.append(cur)
+    return out
+
+
+def codes_of(path, cache={}):
+    if path not in cache:
+        found = {}
+        try:
+            with open(path, encoding="utf-8") as f:
+                todo = [compile(f.read(), path, "exec")]
+        except (OSError, SyntaxError, ValueError):
+            todo = []
+        while todo:
+            c = todo.pop()
+            found[(getattr(c, "co_qualname", c.co_name), c.co_firstlineno)] = c
+            todo += [k for k in c.co_consts if isinstance(k, types.CodeType)]
+        cache[path] = found
+    return cache[path]
+
+
+def main():
+    want = int(sys.argv[1])
+    files, records = {}, []
+    for row in sys.stdin:
+        f = row.rstrip("\n").split("\t")
+        if f[0] != "pycode" or len(f) < 8:
+            continue
+        index, first, version = int(f[2]), int(f[3]), int(f[4], 16)
+        if not f[6].startswith("@"):
+            files[index] = f[6]
+        records.append((index, first, version, f[5], f[6], "\t".join(f[7:])))
+    ncodes = nunits = bad = 0
+    for index, first, version, table, file, name in records:
+        if file.startswith("@"):
+            file = files.get(int(file[1:]), "")
+        if not version & 0x10000 or not os.path.isfile(file):
+            continue
+        code = codes_of(file).get((name, first))
+        if code is None:
+            continue
+        table = b"" if table == "-" else bytes.fromhex(table)
+        ncodes += 1
+        for unit, line in enumerate(lines_of(code)):
+            nunits += 1
+            got = compact_line(table, first, unit)
+            if got != line:
+                bad += 1
+                if bad <= 5:
+                    print(f"{name} ({file}): unit {unit} at line {got}, the interpreter says {line}")
+    print("compared", ncodes, nunits)
+    sys.exit(1 if bad or ncodes < want else 0)
+
+
+main()
