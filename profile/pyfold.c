@@ -267,7 +267,9 @@ static uint8_t wait_of_name(const char *name)
 }
 
 /* What each location is for the waits (WAIT_*), and the locations of the
- * three marks after the last one; NULL after saying memory ran out. */
+ * three marks after the last one; NULL after saying memory ran out.  The
+ * marks are new locations: the array has one entry for each location
+ * there was before them, and one more, set when there is no Python. */
 static uint8_t *wait_kinds(struct pv_profile *p, uint32_t marks[4])
 {
 	bool any;
@@ -359,13 +361,15 @@ static uint32_t mark_stack(const struct pv_profile *p, const void *ctx, uint32_t
 long pv_mark_python_waits(struct pv_profile *p, bool fold)
 {
 	struct wait_ctx c = { .fold = fold };
+	/* (the marks are locations wait_kinds adds after these) */
+	size_t nlocs = p->nlocations;
 	uint8_t *kind = wait_kinds(p, c.marks);
 	long changed;
 
 	if (!kind)
 		return pv_error("out of memory marking the waits of Python threads");
 	c.kind = kind;
-	changed = kind[p->nlocations] ? 0
+	changed = kind[nlocs] ? 0
 		  : rewrite_stacks(p, mark_stack, &c, "marking the waits of Python threads");
 	free(kind);
 	return changed;

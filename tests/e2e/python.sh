@@ -27,7 +27,7 @@
 #   - a damaged chain of frames (the collector's test hook) ends the walk
 #     with a marker frame, and the program runs to its end;
 #   - gil, --clock=wall: the threads off CPU have their Python frames
-#     (read by the sampler); most of gil_sleeper's time is "[sleeping]"
+#     (read by the sampler); a quarter of gil_sleeper's time at least is "[sleeping]"
 #     right under it and at most a tenth of it unmarked; each busy
 #     thread waits "[waiting for the GIL]" under gil_busy a fifth of its
 #     time at least (two threads running bytecode on the GIL: about
@@ -205,7 +205,9 @@ check_gil() {
 		fail "$2: pywork.py gil --clock=wall failed"
 	"$PROFVIEW" -q --folded gw.raw >gw.txt
 	read -r all sl g un < <(gil_weights gw.txt gil_sleeper)
-	[ "$all" -gt 1000000 ] && [ $((sl * 2)) -ge "$all" ] && [ $((un * 10)) -le "$all" ] ||
+	# (a quarter at least: the GIL waited for after each sleep takes the
+	# rest, a little on a quiet machine, much more beside other work)
+	[ "$all" -gt 1000000 ] && [ $((sl * 4)) -ge "$all" ] && [ $((un * 10)) -le "$all" ] ||
 		fail "$2: gil_sleeper: $sl of $all us [sleeping], $un unmarked: $(grep -m3 ';gil_sleeper' gw.txt | cut -c1-300)"
 	note "$2: gil_sleeper $all us, [sleeping] $sl, GIL $g, unmarked $un"
 	for f in gil_busy_a gil_busy_b; do

@@ -1,7 +1,7 @@
 /* fuzz-raw.c - libFuzzer target for the raw trace reader: any bytes must
- * give a valid profile or a clean error, never a crash or a leak; and the
- * interpreter's frames folded out of its Python stacks (pyfold.h), still
- * a valid profile. */
+ * give a valid profile or a clean error, never a crash or a leak; and,
+ * with the waits of Python threads marked and the interpreter's frames
+ * folded out of its Python stacks (pyfold.h), still a valid profile. */
 #include "error.h"
 #include "pyfold.h"
 #include "raw-read.h"
@@ -24,6 +24,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	pv_budget_set("fuzz", "reading", 32 << 20);
 	p = raw_read(data, size, "fuzz", NULL);
 	if (p && pv_profile_check_indices(p, "fuzz") != 0)
+		abort();
+	if (p && pv_mark_python_waits(p, true) >= 0 && pv_profile_check_indices(p, "fuzz") != 0)
 		abort();
 	if (p && pv_fold_python_frames(p) >= 0 && pv_profile_check_indices(p, "fuzz") != 0)
 		abort();
