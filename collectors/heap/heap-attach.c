@@ -55,7 +55,6 @@
 
 #define HEAP_ATTACH_POLL_MS 10
 #define HEAP_ATTACH_RELEASE_NS 250000000ull
-#define HEAP_ATTACH_SETTINGS_MAX 8192
 
 /* What profview_heap_attach returns (collect-attach.c says each). */
 enum {
@@ -65,7 +64,6 @@ enum {
 	HEAP_ATTACH_FAILED = 3,   /* profiling could not start (said on the pipe) */
 };
 
-static char heap_attach_buf[HEAP_ATTACH_SETTINGS_MAX];
 static int heap_attach_in = -1, heap_attach_out = -1;
 static _Atomic int heap_attach_busy;
 static _Atomic int heap_attached;      /* the GOT is ours: a fork's child puts it back */
@@ -269,31 +267,6 @@ static void *heap_attach_main(void *unused)
 	return NULL;
 }
 
-/* Copies the settings, one a line, into heap_attach_buf as
- * preload_setting reads them.  0, or -1 when they do not fit. */
-static int heap_attach_settings(const char *s)
-{
-	size_t n = strnlen(s, HEAP_ATTACH_SETTINGS_MAX);
-
-	if (n + 2 > HEAP_ATTACH_SETTINGS_MAX)
-		return -1;
-	memcpy(heap_attach_buf, s, n);
-	heap_attach_buf[n] = heap_attach_buf[n + 1] = '\0';
-	for (size_t i = 0; i < n; i++)
-		if (heap_attach_buf[i] == '\n')
-			heap_attach_buf[i] = '\0';
-	return 0;
-}
-
-/* Opens one of collect-heap's FIFOs (it holds the other ends: no open
- * waits). */
-static int heap_attach_open(const char *name, int flags)
-{
-	const char *path = preload_setting(name);
-
-	return path != NULL ? open(path, flags | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC) : -1;
-}
-
 /* The trace started as a launched one's, from the settings.  0, or -1
  * said. */
 static int heap_attach_start(void)
@@ -352,11 +325,10 @@ HEAP_EXPORT int profview_heap_attach(const char *settings)
 
 	if (atomic_exchange(&heap_attach_busy, 1))
 		return HEAP_ATTACH_BUSY;
-	if (heap_attach_settings(settings) != 0)
+	if (preload_settings_take(settings) != 0)
 		goto bad;
-	preload_settings = heap_attach_buf;
-	heap_attach_out = heap_attach_open("PROFVIEW_ATTACH_OUT", O_WRONLY);
-	heap_attach_in = heap_attach_open("PROFVIEW_ATTACH_IN", O_RDONLY);
+	heap_attach_out = preload_attach_fifo("PROFVIEW_ATTACH_OUT", O_WRONLY);
+	heap_attach_in = preload_attach_fifo("PROFVIEW_ATTACH_IN", O_RDONLY);
 	if (heap_attach_in < 0 || heap_attach_out < 0)
 		goto bad;
 	atomic_store(&notice_fd, heap_attach_out);

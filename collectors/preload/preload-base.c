@@ -1,6 +1,7 @@
 /* preload-base.c - the preload library's wait for its host's handlers
  * and its per-thread count of the collector's own work, the settings
  * (preload.h) */
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,31 @@ int preload_quiesce(uint64_t timeout_ns, uint64_t step_ns)
 }
 
 const char *preload_settings;
+
+/* The settings of an attach, one NUL-ended string each, two at the end. */
+static char preload_settings_buf[8192];
+
+int preload_settings_take(const char *s)
+{
+	size_t n = strnlen(s, sizeof(preload_settings_buf));
+
+	if (n + 2 > sizeof(preload_settings_buf))
+		return -1;
+	memcpy(preload_settings_buf, s, n);
+	preload_settings_buf[n] = preload_settings_buf[n + 1] = '\0';
+	for (size_t i = 0; i < n; i++)
+		if (preload_settings_buf[i] == '\n')
+			preload_settings_buf[i] = '\0';
+	preload_settings = preload_settings_buf;
+	return 0;
+}
+
+int preload_attach_fifo(const char *name, int flags)
+{
+	const char *path = preload_setting(name);
+
+	return path != NULL ? open(path, flags | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC) : -1;
+}
 
 const char *preload_setting(const char *name)
 {

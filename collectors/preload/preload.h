@@ -43,6 +43,12 @@ extern _Atomic uint64_t PRELOAD_CLOCK_SKEW;
  * else from the environment.  Not signal-safe. */
 extern const char *preload_settings;
 const char *preload_setting(const char *name);
+/* An attach's settings, "NAME=value" one a line, copied and made
+ * preload_settings.  0, or -1 when they do not fit.  Not signal-safe. */
+int preload_settings_take(const char *s);
+/* Opens the attach's FIFO whose path is setting name (the collector holds
+ * the other ends: no open waits), or -1.  Not signal-safe. */
+int preload_attach_fifo(const char *name, int flags);
 
 /* Monotonic time in nanoseconds.  Inline, so that a handler pays no call
  * for it.  Signal-safe. */

@@ -39,7 +39,6 @@
 #include "writer.h"
 
 #define ATTACH_POLL_MS 10
-#define ATTACH_SETTINGS_MAX 8192
 /* how long the end waits for signals of ours still pending */
 #define ATTACH_DRAIN_NS 1000000000ull
 
@@ -51,18 +50,9 @@ enum {
 	ATTACH_FAILED = 3,     /* profiling could not start (said on the pipe) */
 };
 
-static char attach_buf[ATTACH_SETTINGS_MAX];
 static int attach_in = -1, attach_out = -1;
 static _Atomic int attach_busy;
 
-/* Opens one of the collector's FIFOs (it holds the other ends: no open
- * waits). */
-static int attach_open(const char *name, int flags)
-{
-	const char *path = preload_setting(name);
-
-	return path != NULL ? open(path, flags | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC) : -1;
-}
 
 /* Is the registry's entry of tid there?  Lock held. */
 static int attach_known(pid_t tid)
@@ -231,22 +221,6 @@ static void attach_reset(void)
 	atomic_store(&preload.state, PRELOAD_OFF);
 }
 
-/* Copies the settings, one a line, into attach_buf as preload_setting
- * reads them.  0, or -1 when they do not fit. */
-static int attach_settings(const char *s)
-{
-	size_t n = strnlen(s, ATTACH_SETTINGS_MAX);
-
-	if (n + 2 > ATTACH_SETTINGS_MAX)
-		return -1;
-	memcpy(attach_buf, s, n);
-	attach_buf[n] = attach_buf[n + 1] = '\0';
-	for (size_t i = 0; i < n; i++)
-		if (attach_buf[i] == '\n')
-			attach_buf[i] = '\0';
-	return 0;
-}
-
 /* Called by collect-timer in a thread it stopped.  The thread's errno is
  * collect-timer's to keep. */
 PRELOAD_EXPORT int profview_timer_attach(const char *settings)
@@ -255,11 +229,10 @@ PRELOAD_EXPORT int profview_timer_attach(const char *settings)
 
 	if (atomic_exchange(&attach_busy, 1))
 		return ATTACH_BUSY;
-	if (attach_settings(settings) != 0)
+	if (preload_settings_take(settings) != 0)
 		goto bad;
-	preload_settings = attach_buf;
-	attach_out = attach_open("PROFVIEW_ATTACH_OUT", O_WRONLY);
-	attach_in = attach_open("PROFVIEW_ATTACH_IN", O_RDONLY);
+	attach_out = preload_attach_fifo("PROFVIEW_ATTACH_OUT", O_WRONLY);
+	attach_in = preload_attach_fifo("PROFVIEW_ATTACH_IN", O_RDONLY);
 	if (attach_in < 0 || attach_out < 0)
 		goto bad;
 	atomic_store(&notice_fd, attach_out);
