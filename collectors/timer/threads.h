@@ -48,6 +48,11 @@ int threads_sweep_wanted(void);
  * thread, /proc for another).  Not signal-safe. */
 void threads_write_thread(pid_t tid, const char name[16], int64_t cpu_base);
 void threads_write_exit(pid_t tid, int64_t cpu_ns);
+/* The calling thread's own record, from its handler, without waiting for
+ * space: a RAW_THREAD record with its name now (open 1: its profiled
+ * stretch starts at CPU time cpu_ns) or a RAW_THREAD_EXIT (open 0: it ends
+ * there, its system time read now).  Signal-safe. */
+void threads_write_own(int open, int64_t cpu_ns);
 /* The same exit record at the end of the trace, as the image ends without
  * its destructors: in the space kept for the end (WRITER_FINAL), the system
  * time known only for the calling thread (RAW_UNKNOWN for another).
