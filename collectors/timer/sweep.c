@@ -51,7 +51,11 @@
  * thread has its perf event (a pass would look at none of them): the
  * control thread then asks again every tenth of a second, and starts it
  * once a thread has a POSIX timer or lost its event (an attached process
- * has it as before: see sweep_launch).
+ * has it as before: see sweep_launch).  The control thread itself is
+ * started only in a process where that can happen and be seen: one with a
+ * second thread, a thread with a POSIX timer, or an attached one
+ * (preload_control_need).  A process of one thread whose event the
+ * program closes is not sampled from then on.
  */
 #include <errno.h>
 #include <pthread.h>
