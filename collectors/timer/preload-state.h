@@ -245,7 +245,8 @@ void preload_init_once(void);
  * the sweeper, whose thread it starts when its first pass is due
  * (sweep.c), in a process with a thread of the program's own besides the
  * first (any thread may lose its perf event: closefrom), one with a POSIX
- * timer, or an attached one.  A process of one thread with its perf event,
+ * timer, an attached one, or one whose program closed descriptors by the
+ * range (sweep.c).  A process of one thread with its perf event,
  * most short ones, makes none: pausing, resuming and releasing the
  * trace's memory need no thread.  Once; not before preload_start_threads.
  * Not signal-safe. */

@@ -342,7 +342,8 @@ static void preload_start_stopper(void)
 
 void preload_control_need(void)
 {
-	if (!atomic_load(&preload.helpers_ready) || atomic_exchange(&preload.control_asked, 1))
+	if (atomic_load(&preload.state) != PRELOAD_RUNNING || !atomic_load(&preload.helpers_ready) ||
+	    atomic_exchange(&preload.control_asked, 1))
 		return;
 	if (control_start() != 0) {
 		preload_warn("cannot start the control thread (%s): the sweeper's thread starts now",

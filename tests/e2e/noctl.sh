@@ -5,7 +5,9 @@
 # while the control signal sent to the launcher pauses and resumes
 # sampling, and one under --delay with --duration; the pause, the resume,
 # the start and the end still work there, each thread acting at its next
-# sample.  Every count checked is exact or has a margin of half its
+# sample.  A program of one thread that closes every descriptor with
+# close_range (the events too) is sampled on: the control thread and the
+# sweeper that gives its thread a new event start then.  Every count checked is exact or has a margin of half its
 # expected value or more: a pause is seen at the first sample after it,
 # the phases are 0.2 s of CPU time each (about 200 samples at 1000 Hz,
 # thousands of sampled allocations at --rate=64k).
@@ -77,6 +79,17 @@ else
 	[ "$b" = 0 ] || fail "collect-timer: phase_b, while paused, has $b samples"
 	[ "$a" -ge 100 ] && [ "$c" -ge 100 ] ||
 		fail "collect-timer: want 100 samples at least in phase_a and phase_c (0.2 s at 1000 Hz): $a, $c"
+
+	# 0.3 s of CPU time after close_range: 300 samples at 1000 Hz, less
+	# what is missed until the sweeper gives the thread a new event (a
+	# few periods)
+	"$COLLECT_TIMER" --engine=perf -F 1000 -o closed.raw ./ctlless closed 0.3 >closed.out 2>closed.err ||
+		fail "ctlless closed failed: $(cat closed.err)"
+	grep -qx closed closed.out || fail "ctlless closed did not finish: $(cat closed.out)"
+	"$PROFVIEW" --flat closed.raw >closed.flat 2>closed.perr || fail "profview --flat failed: $(cat closed.perr)"
+	a=$(flat_cum closed.flat phase_a)
+	note "collect-timer: $a samples in 0.3 s of CPU time after close_range"
+	[ "$a" -ge 150 ] || fail "collect-timer: $a samples after close_range, want 150 of 300 at least"
 fi
 
 steps "$COLLECT_HEAP" --rate=64k

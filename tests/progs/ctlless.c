@@ -12,6 +12,9 @@
  * ctlless window SECONDS: prints its threads, spins SECONDS of wall-clock
  *   time in phase_a() (allocating as above), prints its threads again and
  *   the environment's start and stop times ("start NS", "stop NS").
+ * ctlless closed SECONDS: closes every descriptor above 2 with libc's
+ *   close_range, as a daemon does as it starts, then spins SECONDS of CPU
+ *   time in phase_a() and prints "closed".
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -127,6 +130,13 @@ int main(int argc, char **argv)
 		printf("start %s\nstop %s\n", start != NULL ? start : "0", stop != NULL ? stop : "0");
 		return 0;
 	}
-	fprintf(stderr, "usage: ctlless threads | steps DIR SECONDS | window SECONDS\n");
+	if (argc >= 3 && strcmp(argv[1], "closed") == 0) {
+		if (close_range(3, ~0u, 0) != 0)
+			perror("close_range");
+		phase_a(CLOCK_THREAD_CPUTIME_ID, atof(argv[2]));
+		printf("closed\n");
+		return 0;
+	}
+	fprintf(stderr, "usage: ctlless threads | steps DIR SECONDS | window SECONDS | closed SECONDS\n");
 	return 2;
 }
