@@ -186,6 +186,7 @@ size_t preload_threads(struct preload_thread_view *v, size_t cap)
 		v[n].stack_hi = e->stack_hi;
 		v[n].since_ns = e->since_ns;
 		v[n].pthread = e->pthread;
+		v[n].open = e->seen == NULL || atomic_load(&e->seen->open);
 		n++;
 	}
 	pthread_mutex_unlock(&preload.registry_lock);

@@ -24,6 +24,7 @@ struct preload_thread_view {
 	uintptr_t stack_lo, stack_hi; /* 0, 0 when unknown */
 	uint64_t since_ns;    /* monotonic time it was registered */
 	uintptr_t pthread;    /* its pthread_t, 0 when unknown (found running) */
+	int open;             /* its profiled stretch is open (control-timer.c) */
 };
 /* Copies up to cap registered threads into v; returns how many.  Not
  * signal-safe (the registry's lock). */
