@@ -53,27 +53,29 @@ static void heap_control_initial(int how)
 	atomic_store(&heap.ended, how == CONTROL_END);
 }
 
-/* Only heap.paused changes: heap_slow looks at it when a countdown
- * crosses zero.  A block sampled before a pause keeps its place in the
- * table, so that its free is recorded whenever it comes. */
+/* Only heap.paused changes (heap.ended too at the end): heap_slow looks
+ * at them when a countdown crosses zero, after control_poll.  A block
+ * sampled before a pause keeps its place in the table, so that its free
+ * is recorded whenever it comes.  Signal-safe. */
 static int heap_control_apply(int how)
 {
 	int pause = how != CONTROL_RESUME;
 
 	if (atomic_load(&heap.state) != HEAP_RUNNING || atomic_load(&heap.ended))
 		return 0;
-	if (how == CONTROL_END)
-		atomic_store(&heap.ended, 1);
-	else if (atomic_load(&heap.paused) == pause)
-		return 0;
-	atomic_store(&heap.paused, pause);
-	return 1;
+	if (how == CONTROL_END) {
+		atomic_store(&heap.paused, 1);
+		return !atomic_exchange(&heap.ended, 1);
+	}
+	return atomic_exchange(&heap.paused, pause) != pause;
 }
 
 static void heap_quick_end(void);
 
 /* The heap library samples with no signal, holds none of the program's
- * and puts no work off to the control thread. */
+ * and needs no thread: a pause, a resume, the start and the end are looked
+ * at when a countdown crosses zero (heap_slow), and the trace's memory
+ * released there too. */
 const struct preload_host preload_host = {
 	.collector = "collect-heap",
 	.library = "libprofview-heap",
@@ -86,23 +88,6 @@ const struct preload_host preload_host = {
 	.exec_signal = NULL,
 	.quick_end = heap_quick_end,
 };
-
-/* The control thread: it also gives back the written pages of the trace
- * (writer.c) a few times a second.  Never sampled. */
-static void heap_control_start(void)
-{
-	heap.control_running = control_start() == 0;
-	if (!heap.control_running)
-		preload_warn("cannot start the control thread: the control signal, --delay and "
-			     "--duration do nothing, and the trace is kept in memory");
-}
-
-static void heap_control_stop(void)
-{
-	if (heap.control_running)
-		control_stop();
-	heap.control_running = 0;
-}
 
 /* ---- the program's actions for the control signal (control.c) ---- */
 
@@ -184,7 +169,6 @@ static void heap_atfork_child(void)
 		return;
 	atomic_store(&heap.state, HEAP_STOPPED);
 	writer_forget();
-	heap.control_running = 0;
 	atomic_store(&heap.inflight, 0);
 	atomic_store(&heap.samples, 0);
 	atomic_store(&heap.lost, 0);
@@ -197,10 +181,8 @@ static void heap_atfork_child(void)
 	t->busy++;
 	stacktab_reset();
 	pyframes_atfork_child();
-	if (heap_start_trace(getenv(COLLECT_ENV_OUTPUT), 0, 0) == 0) {
+	if (heap_start_trace(getenv(COLLECT_ENV_OUTPUT), 0, 0) == 0)
 		atomic_store(&heap.state, HEAP_RUNNING);
-		heap_control_start();
-	}
 	t->busy--;
 }
 
@@ -259,7 +241,6 @@ static void heap_start(void)
 	}
 	control_init(0, stop_ns);
 	atomic_store(&heap.state, HEAP_RUNNING);
-	heap_control_start();
 }
 
 __attribute__((constructor)) static void heap_constructor(void)
@@ -324,7 +305,6 @@ __attribute__((destructor)) static void heap_fini(void)
 	if (!atomic_compare_exchange_strong(&heap.state, &running, HEAP_STOPPED))
 		return;
 	heap_tls.busy++;
-	heap_control_stop();
 	heap_end_trace();
 	heap_tls.busy--;
 }

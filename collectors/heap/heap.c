@@ -55,6 +55,7 @@
 
 #include "cfi.h"
 #include "collect-env.h"
+#include "control.h"
 #include "heap.h"
 #include "neglog.h"
 #include "preload.h"
@@ -471,6 +472,9 @@ static __attribute__((noinline)) void heap_slow(struct heap_tls *t, void *p, siz
 	}
 	/* memoryless: the next interval starts at the block's end */
 	t->left = heap_draw(t);
+	/* a pause or a resume asked for, the start (--delay), the end
+	 * (--duration): looked at here, where no thread is needed */
+	control_poll();
 	if (HEAP_UNLIKELY(atomic_load_explicit(&heap.paused, memory_order_relaxed))) {
 		/* the countdown runs on while paused, so that it is as
 		 * random at the resume as ever; after --duration, never */
@@ -480,6 +484,7 @@ static __attribute__((noinline)) void heap_slow(struct heap_tls *t, void *p, siz
 	}
 	heap_context(&uc);
 	heap_sample(t, (uintptr_t)p, n, caller, &uc);
+	control_release_due();
 }
 
 static inline void heap_count(void *p, size_t n, const void *caller)

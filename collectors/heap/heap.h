@@ -85,7 +85,6 @@ struct heap_global {
 	 * recorded as ever */
 	_Atomic int paused;
 	_Atomic int ended;          /* paused for good (--duration) */
-	int control_running;        /* the control thread is started */
 	/* the traces started before this one in the process image (each
 	 * attach starts one): a thread's record is written once a trace */
 	unsigned trace_gen;

@@ -58,6 +58,24 @@ static volatile pid_t collect_child_pid;  /* the program, until reaped */
 static volatile sig_atomic_t collect_forward_sig;
 static struct collect_control *collect_word; /* the run's control word */
 static int collect_control_sig;
+/* The lines said when the control signal sent to us resumes [0] or pauses
+ * [1] sampling, made before it can come */
+static char collect_said[2][200];
+static size_t collect_said_len[2];
+
+/* Makes those lines for signal sig. */
+static void collect_said_lines(int sig)
+{
+	for (int pause = 0; pause <= 1; pause++) {
+		int n = snprintf(collect_said[pause], sizeof(collect_said[pause]),
+				 "%s: sampling %s (signal %d) in every process of the run, in each "
+				 "thread at its next sample; the same signal %s it\n",
+				 collect_tool->name, pause ? "paused" : "resumed", sig,
+				 pause ? "resumes" : "pauses");
+
+		collect_said_len[pause] = n > 0 && (size_t)n < sizeof(collect_said[pause]) ? (size_t)n : 0;
+	}
+}
 
 /* Makes the run's control word (collect-env.h): memory of ours that every
  * process of the run opens by its /proc path and maps.  path gets it, or
@@ -92,9 +110,18 @@ static void collect_on_signal(int sig, siginfo_t *si, void *uc)
 	if (si->si_code > 0)
 		return;
 	if (sig == collect_control_sig && collect_word != NULL) {
-		/* a pause or resume for every process of the run */
-		atomic_fetch_add(&collect_word->requests, 1);
+		/* a pause or resume for every process of the run, each at its
+		 * next sample (a process that has a control thread is woken):
+		 * said here, at once, and by none of them */
+		uint32_t req = atomic_fetch_add(&collect_word->requests, 1) + 1;
+		int saved_errno = errno;
+		ssize_t w;
+
+		atomic_store(&collect_word->said, req);
 		syscall(SYS_futex, (void *)&collect_word->requests, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+		w = write(STDERR_FILENO, collect_said[req & 1], collect_said_len[req & 1]);
+		(void)w;
+		errno = saved_errno;
 		return;
 	}
 	collect_forward_sig = sig;
@@ -270,8 +297,10 @@ int collect_main(int argc, char **argv, const struct collect_tool *tool)
 		sigaddset(&hold, o.control);
 		o.held = sigprocmask(SIG_BLOCK, &hold, NULL) == 0;
 	}
-	if (o.control != 0)
+	if (o.control != 0) {
 		collect_make_word(o.word, sizeof(o.word));
+		collect_said_lines(o.control);
+	}
 	collect_control_sig = o.control;
 	fflush(NULL);
 	pid = fork();

@@ -1,19 +1,24 @@
-/* control.c - pausing and resuming sampling, and the library's thread that
- * does it, for either host of the preload library
+/* control.c - pausing and resuming sampling, for either host of the
+ * preload library, and the library's thread for the work put off
  *
  * A signal (SIGUSR2 unless the launcher says otherwise) pauses sampling,
  * the next resumes it, as gperftools' CPUPROFILESIGNAL does, in every
  * process of the run: the handler (and the launcher's, for the signal
- * sent to it) only adds one to the run's control word (collect-env.h) and
- * wakes the threads waiting on it; each process's thread "profview-ctl"
- * pauses while the word is odd (or --delay's start is to come) and runs
- * while it is even.
+ * sent to it) only adds one to the run's control word (collect-env.h);
+ * sampling is paused while the word is odd (or --delay's start is to
+ * come) and runs while it is even.
  *
- * What a pause does is the host's (host.h: control_apply): control-timer.c's
- * for libprofview-timer.so, heap-start.c's for libprofview-heap.so.  --delay
- * starts the process paused, with a resume due at PROFVIEW_START_NS;
- * for a library that asks (control_init's stop_ns), --duration is a pause
- * for good at PROFVIEW_STOP_NS (CONTROL_END).
+ * No thread watches the word: each process looks at it where it samples
+ * (control_poll), in the timer's signal handler at each sample and in
+ * the heap's sampler when an allocation's countdown crosses zero, and the
+ * signal's handler looks at once in the process it reaches.  So a pause
+ * or a resume takes effect in each thread at its next sample; a thread
+ * that does not run misses nothing.  What a change does is the host's
+ * (host.h: control_apply, signal-safe): control-timer.c's for
+ * libprofview-timer.so, heap-start.c's for libprofview-heap.so.  --delay
+ * starts the process paused, with a resume due at PROFVIEW_START_NS; for
+ * a library that asks (control_init's stop_ns), --duration is a pause for
+ * good at PROFVIEW_STOP_NS (CONTROL_END).
  *
  * The control signal is taken only if the program has left it at its
  * default action (or ignores it); the program is told that action by
@@ -27,9 +32,16 @@
  * gets that action (which ends the process), as without the collector.  A
  * kill(2) of the process, from any process, itself too, is a request.
  *
- * The same thread releases the memory of the trace a few times a second
- * (writer_release), so the program's resident memory does not grow with
- * its trace.
+ * The trace's written memory is released (writer_release) where records
+ * are written, once enough was written since the last release
+ * (control_release_due), so the program's resident memory does not grow
+ * with its trace.  A host that has work which needs a thread (the timer's
+ * sweeper, once a thread samples without a perf event) starts the
+ * library's thread "profview-ctl" (control_start): it does that work when
+ * due (host.h: control_deferred), faults in the trace's next pages and the
+ * stack table's ahead of the program's threads, releases the trace's
+ * memory a few times a second and looks at the control word as it wakes.
+ * A process that needs none, most short ones, makes no thread.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -64,6 +76,7 @@
 #define CONTROL_POPULATE_NS 50000000ull   /* the stack table's pages faulted in once the */
 #define CONTROL_POPULATE_CPU_NS 50000000ull /* process has used this much CPU time (looked at */
 					    /* every CONTROL_POPULATE_NS at most) */
+#define CONTROL_RELEASE_BYTES ((uint64_t)1 << 20) /* written, the trace's memory released */
 
 static struct {
 	int signo;                /* the control signal, 0 for none */
@@ -71,7 +84,6 @@ static struct {
 	struct sigaction app;     /* the action the program believes it has */
 	uint64_t start_ns;        /* sampling resumes then (--delay), or 0 */
 	uint64_t stop_ns;         /* sampling ends then (--duration), or 0 */
-	int ended;                /* it has */
 	int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
 	pthread_t thread;
 	uint32_t wake_bit;        /* the thread's futex bitset (control_start) */
@@ -83,6 +95,7 @@ static struct {
 	struct collect_control local;
 	char taken_note[256];     /* the line for a program's own handler */
 	size_t taken_len;
+	char said[2][160];        /* the lines for a resume [0] and a pause [1] */
 } control;
 
 /* The requests word: the run's, or this process's. */
@@ -110,45 +123,70 @@ static void control_wake_own(void)
 /* ---- the thread ---- */
 
 /* What sampling should be now: ended (--duration's end is past), paused
- * (a pause asked for, or --delay's start still to come) or running. */
-static int control_want(uint64_t now)
+ * (a pause asked for, or --delay's start still to come) or running.  The
+ * clock is read only when a start or an end is due.  Signal-safe. */
+static int control_want(void)
 {
-	if (control.stop_ns != 0 && now >= control.stop_ns) {
-		control.stop_ns = 0;
-		control.ended = 1;
-	}
-	if (control.ended)
+	uint64_t now = control.start_ns != 0 || control.stop_ns != 0 ? preload_now() : 0;
+
+	if (control.stop_ns != 0 && now >= control.stop_ns)
 		return CONTROL_END;
-	if (control.start_ns != 0 && now >= control.start_ns)
-		control.start_ns = 0;
-	return (atomic_load(control_word()) & 1) || control.start_ns != 0 ? CONTROL_PAUSE
-									   : CONTROL_RESUME;
+	return (atomic_load(control_word()) & 1) || (control.start_ns != 0 && now < control.start_ns)
+		       ? CONTROL_PAUSE
+		       : CONTROL_RESUME;
 }
 
 /* The time the thread wakes at without a request: the next release, or
  * the start or the end if sooner. */
 static uint64_t control_due(uint64_t next)
 {
-	if (control.start_ns != 0 && control.start_ns < next)
+	uint64_t now = preload_now();
+
+	if (control.start_ns > now && control.start_ns < next)
 		next = control.start_ns;
-	if (control.stop_ns != 0 && control.stop_ns < next)
+	if (control.stop_ns > now && control.stop_ns < next)
 		next = control.stop_ns;
 	return next;
 }
 
+/* The lines said when a pause or a resume is acted on, made once:
+ * said from a signal handler too. */
+static void control_said_lines(void)
+{
+	int sig = control.signo != 0 ? control.signo : COLLECT_CONTROL_DEFAULT;
+
+	for (int pause = 0; pause <= 1; pause++)
+		snprintf(control.said[pause], sizeof(control.said[pause]),
+			 "sampling %s (signal %d)%s; the same signal %s it",
+			 pause ? "paused" : "resumed", control.run == NULL ? control.signo : sig,
+			 control.run == NULL ? "" : " in every process of the run",
+			 pause ? "resumes" : "pauses");
+}
+
 /* One line for a pause or a resume asked for: for the run, from the
- * first process to act on request req. */
+ * first process to act on request req.  Signal-safe. */
 static void control_say(int pause, uint32_t req)
 {
-	if (control.run == NULL)
-		preload_warn("sampling %s (signal %d); the same signal %s it",
-			     pause ? "paused" : "resumed", control.signo,
-			     pause ? "resumes" : "pauses");
-	else if (atomic_exchange(&control.run->said, req) != req)
-		preload_warn("sampling %s (signal %d) in every process of the run; the "
-			     "same signal %s it", pause ? "paused" : "resumed",
-			     control.signo != 0 ? control.signo : COLLECT_CONTROL_DEFAULT,
-			     pause ? "resumes" : "pauses");
+	_Atomic uint32_t *said = control.run != NULL ? &control.run->said : &control.local.said;
+
+	if (atomic_exchange(said, req) != req)
+		notice_line(control.said[pause]);
+}
+
+int control_poll(void)
+{
+	uint32_t req = atomic_load(control_word());
+	int how = control_want();
+
+	if (preload_host.control_apply(how) && how != CONTROL_END)
+		control_say(how == CONTROL_PAUSE, req);
+	return how;
+}
+
+void control_release_due(void)
+{
+	if (writer_unreleased() >= CONTROL_RELEASE_BYTES)
+		writer_release();
 }
 
 /* The host's deferred work (host.h), if it has any. */
@@ -177,18 +215,16 @@ static void *control_main(void *unused)
 	 * time, since most short ones (a compiler that make runs) would
 	 * never touch most of its pages. */
 	uint64_t populate = preload_now() + CONTROL_POPULATE_NS;
-	uint32_t seen = atomic_load(control_word());
 
 	(void)unused;
 	/* its allocations are not the program's (libprofview-heap.so) */
 	preload_own_begin();
 	/* a fork child, made before its parent acted on a request */
-	preload_host.control_apply(control_want(preload_now()));
+	control_poll();
 	while (!atomic_load(&control.stop)) {
 		uint64_t due, now, later = control_deferred(preload_now());
 		uint32_t req = atomic_load(control_word());
 		struct timespec ts;
-		int how;
 
 		if (populate != 0 && populate <= preload_now()) {
 			struct timespec cpu;
@@ -217,17 +253,12 @@ static void *control_main(void *unused)
 		ts.tv_nsec = (long)(due % 1000000000ull);
 		/* until a request, the stop, the start, the end, the next
 		 * release or the next pages to fault in */
-		if (req == seen)
-			syscall(SYS_futex, (void *)control_word(), FUTEX_WAIT_BITSET, req, &ts, NULL,
-				control.wake_bit);
+		syscall(SYS_futex, (void *)control_word(), FUTEX_WAIT_BITSET, req, &ts, NULL,
+			control.wake_bit);
 		if (atomic_load(&control.stop))
 			break;
 		now = preload_now();
-		req = atomic_load(control_word());
-		how = control_want(now);
-		if (preload_host.control_apply(how) && req != seen && how != CONTROL_END)
-			control_say(how == CONTROL_PAUSE, req);
-		seen = req;
+		control_poll();
 		if (now >= next) {
 			writer_release();
 			next = now + CONTROL_RELEASE_NS;
@@ -248,6 +279,11 @@ int control_start(void)
 		return -1;
 	atomic_store(&control.started, 1);
 	return 0;
+}
+
+void control_forget(void)
+{
+	atomic_store(&control.started, 0);
 }
 
 uint64_t control_cpu_ns(void)
@@ -323,6 +359,9 @@ static void control_on_signal(int sig, siginfo_t *si, void *uc)
 		control_take_default(sig);
 	} else if (atomic_load(&control.active)) {
 		atomic_fetch_add(control_word(), 1);
+		/* this process at once, the others at their next samples (and
+		 * the control threads of those that have one) */
+		control_poll();
 		control_wake();
 	}
 	errno = saved_errno;
@@ -452,15 +491,15 @@ void control_init(int profiler_signal, uint64_t stop_ns)
 
 	control.start_ns = start != NULL ? strtoull(start, NULL, 10) : 0;
 	control.stop_ns = stop_ns;
-	control.ended = 0;
 	control_map_run();
 	/* paused until the start, or while the run is; a fork child keeps
 	 * its parent's state */
-	preload_host.control_initial(control_want(preload_now()));
+	preload_host.control_initial(control_want());
 	control.signo = 0;
 	atomic_store(&control.active, 0);
 	if (sig != 0 && collect_env_control_ok((int)sig) && sig != profiler_signal)
 		control_take((int)sig);
+	control_said_lines();
 }
 
 int control_owns(int sig)

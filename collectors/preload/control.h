@@ -1,7 +1,8 @@
 /* control.h - pausing and resuming sampling: the control signal, the
- * start after --delay, and the thread that also releases the trace's
- * memory (writer_release) (control.c, in the preload library); what a
- * pause does is the host's (host.h: control_initial, control_apply)
+ * start after --delay, the end at --duration, looked at where the host
+ * samples (control_poll), and the library's thread for the work that
+ * needs one (control.c, in the preload library); what a pause does is
+ * the host's (host.h: control_initial, control_apply)
  */
 #ifndef PROFVIEW_PRELOAD_CONTROL_H
 #define PROFVIEW_PRELOAD_CONTROL_H
@@ -25,11 +26,29 @@ enum control_how {
  * profiler_signal.  Call before the first thread is registered.  Not
  * signal-safe. */
 void control_init(int profiler_signal, uint64_t stop_ns);
-/* Starts the library's thread "profview-ctl": it toggles sampling when the
- * signal comes, resumes at the start time, ends sampling at stop_ns, and
- * releases the trace's memory a few times a second.  Also in the child of
- * a fork.  Returns 0 or -1.  Not signal-safe. */
+/* Looks at the control word and the clock (only when a start or an end
+ * is due): the host's control_apply with what sampling should be now
+ * (enum control_how, returned), and the line about a pause or a resume
+ * asked for, once for the run.  The host calls it where it samples (the
+ * timer's handler at each sample, the heap's sampler when a countdown
+ * crosses zero); the control signal's handler calls it too.
+ * Signal-safe. */
+int control_poll(void);
+/* After the host wrote records: the trace's written memory released
+ * (writer_release) once a megabyte was written since the last release.
+ * Signal-safe. */
+void control_release_due(void);
+/* Starts the library's thread "profview-ctl", for a host whose work needs
+ * a thread (host.h: control_deferred): it does that work when due, looks
+ * at the control word as it wakes (control_poll), releases the trace's
+ * memory a few times a second and faults in the pages the trace and the
+ * stack table will use.  Pausing, resuming, the start and the end need no
+ * thread.  Also in the child of a fork.  Returns 0 or -1.  Not
+ * signal-safe. */
 int control_start(void);
+/* In the child of a fork: the parent's thread is not there (the child
+ * starts its own, if it needs one).  Not signal-safe. */
+void control_forget(void);
 /* Stops that thread and waits for it.  Not signal-safe. */
 void control_stop(void);
 /* The CPU time the control thread used so far, 0 when it is not

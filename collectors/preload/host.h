@@ -44,10 +44,14 @@ struct preload_host {
 	void (*control_initial)(int how);
 	/* Makes sampling be as how says (enum control_how) if it is not so
 	 * already and the process is being profiled; returns 1 if it
-	 * changed.  Called by the control thread only.  Not signal-safe. */
+	 * changed.  Called by control_poll, from the host's sampling, the
+	 * control signal's handler or the control thread, at once in several
+	 * threads too: what it changes it changes with one atomic operation.
+	 * A change may take effect in each thread at its next sample.
+	 * Signal-safe. */
 	int (*control_apply)(int how);
-	/* The host's work put off to the control thread, so that a process
-	 * that ends sooner never starts it: called by that thread as it
+	/* The host's work that needs the control thread (control_start,
+	 * which the host calls only then): called by that thread as it
 	 * starts and as it wakes, with the time (preload_now); does what is
 	 * due and returns when it is next wanted, 0 for never.  NULL: the
 	 * host puts nothing off.  Not signal-safe. */

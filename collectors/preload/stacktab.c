@@ -8,7 +8,9 @@
  * thread that meets a CLAIMED slot on its probe path, or finds no free slot
  * within STACKTAB_PROBES, gets 0 and writes its frames inline: nobody ever
  * waits.  Ids start at 1.  The table (3 MiB) is populated soon after it is
- * made, by the collector's control thread (stacktab_populate): new stacks
+ * made, by the collector's control thread in a process that has one
+ * (stacktab_populate; in one that has none its pages are touched as
+ * stacks land on them): new stacks
  * land on random slots, and a first touch of each page in the handler
  * would cost a page fault (a p90 of 10 us instead of 2 us, on a program
  * whose samples keep finding new stacks).  Not in the program's thread,

@@ -713,6 +713,12 @@ out:
 	atomic_store_explicit(&writer.releasing, 0, memory_order_release);
 }
 
+uint64_t writer_unreleased(void)
+{
+	return atomic_load_explicit(&writer.cursor, memory_order_relaxed) -
+	       atomic_load_explicit(&writer.released, memory_order_relaxed);
+}
+
 int writer_init(const struct raw_header *header, const struct raw_arch *arch, const char *exe,
 		int tailed)
 {

@@ -61,8 +61,14 @@ void writer_publish(void *rec, uint32_t type, uint32_t size);
  * published) from the mapping, so that the program's memory does not grow
  * with its trace, and (unless tailed) from the page cache once written
  * back; their place in the address space can then be used again.  Call it
- * a few times a second.  Not signal-safe; never blocks for long. */
+ * every megabyte or so written (writer_unreleased), or a few times a
+ * second.  Signal-safe: system calls only, no lock (a call that finds
+ * another in progress, or the records below the cursor still being
+ * written, as in a handler that interrupted a writer, does nothing);
+ * never blocks for long. */
 void writer_release(void);
+/* The bytes claimed since the last release dropped them.  Signal-safe. */
+uint64_t writer_unreleased(void);
 
 /* Faults in the pages the next records will go to (as writer_release
  * does), more often than the release: the control thread calls it while

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "control-timer.h"
 #include "helper.h"
 #include "notice.h"
 #include "preload-state.h"
@@ -81,7 +82,7 @@ static void attach_forget_gone(void)
 		e->timer.ring = NULL;
 		if (e->seen != NULL && atomic_exchange(&e->seen->has_nudge, 0))
 			timer_delete(e->seen->nudge);
-		if (!control_paused())
+		if (control_thread_close(e->seen))
 			threads_write_exit(e->tid, e->seen != NULL ? atomic_load(&e->seen->cpu)
 								   : e->cpu_base);
 		for (int f = 0; f < nf; f++)

@@ -56,8 +56,8 @@
  * sival_ptr (posix), or POLL_IN/POLL_HUP with an si_fd marked in a lock-free
  * table of our events' ids (perf), or SI_QUEUE from our own process with the
  * request cookie (a sample the sweeper asks for, sweep.c).  While sampling
- * is paused (control.c) the timers are disarmed, and the handler does not
- * re-arm a perf event.  A program that closes one of our fds
+ * is paused (control-timer.c) the timers stay armed, so that each
+ * thread's handler sees the resume.  A program that closes one of our fds
  * (closefrom) ends that thread's sampling; engine_stop checks with
  * PERF_EVENT_IOC_ID that the fd is still our event before closing it.
  */
@@ -425,7 +425,7 @@ void engine_exec_quiet(const struct engine_timer *t, int undo)
 	if (t == NULL || t->fd < 0 || !engine_marked(t->fd))
 		return;
 	if (undo) {
-		if (!control_paused() && engine_still_ours(t))
+		if (engine_still_ours(t))
 			ioctl(t->fd, PERF_EVENT_IOC_REFRESH, 1);
 		return;
 	}
@@ -465,8 +465,7 @@ int engine_replace(pid_t tid, struct engine_timer *t)
 	t->fd = fd;
 	t->id = id;
 	engine_mark(fd, id);
-	if (!control_paused())
-		ioctl(fd, PERF_EVENT_IOC_REFRESH, 1);
+	ioctl(fd, PERF_EVENT_IOC_REFRESH, 1);
 	return 0;
 }
 
@@ -572,9 +571,8 @@ int engine_signal(const siginfo_t *si, int first)
 
 void engine_signal_done(const siginfo_t *si)
 {
-	/* paused: the event stays off until the resume arms it */
-	if (!control_paused())
-		ioctl(si->si_fd, PERF_EVENT_IOC_REFRESH, 1);
+	/* on while paused too: the handler sees the resume (control-timer.c) */
+	ioctl(si->si_fd, PERF_EVENT_IOC_REFRESH, 1);
 }
 
 /* Copies n bytes at position pos of the ring's data area (which wraps). */

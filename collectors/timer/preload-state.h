@@ -56,8 +56,11 @@ struct preload_seen {
 	_Atomic uint64_t due_ns;
 	timer_t nudge;             /* made by the sweeper when first needed */
 	_Atomic int has_nudge;
-	/* its CPU clock when sampling last resumed after a pause (control.c) */
-	_Atomic int64_t resumed_cpu;
+	/* Its profiled stretch is open: its RAW_THREAD record written, its
+	 * RAW_THREAD_EXIT not yet.  A pause closes it, a resume opens it
+	 * again, each at the thread's next sample (control-timer.c); the one
+	 * that changes it (atomic_exchange) writes the record. */
+	_Atomic int open;
 };
 
 /* One entry per thread with a timer; guarded by registry_lock. */
@@ -108,8 +111,6 @@ struct preload_tls {
 	struct preload_seen *seen; /* shared with the sweeper, or NULL */
 	/* requests it turned down in a row: they came late (sweep.c) */
 	int declined;
-	/* control_gen when its handler last looked (control_sample_ok) */
-	uint64_t control_gen;
 	/* The system part of its samples' weights (sample.c): its user and
 	 * system time (getrusage) at the last reading, and the system time
 	 * given to samples so far; stale when the next split cannot go on
@@ -134,6 +135,8 @@ struct preload_global {
 	int inherit;                    /* profile the processes the program starts */
 	uint64_t stop_ns;               /* CLOCK_MONOTONIC end of profiling, or 0 */
 	_Atomic int ending;             /* the trace is being ended by a signal */
+	/* preload_start_threads ran; the control thread was asked for */
+	_Atomic int helpers_ready, control_asked;
 	uint64_t period_ns;
 	/* Threads younger than this (CPU time) are sampled at every tick;
 	 * those that end younger are measured together (raw-cpu.h). */
@@ -238,6 +241,16 @@ static inline uint64_t preload_random(uint64_t n)
 /* Runs the initialization once (from the constructor, or from the first
  * pthread_create if that comes first). */
 void preload_init_once(void);
+/* The control thread (control.h), started once the process needs it: for
+ * the sweeper, whose thread it starts when its first pass is due
+ * (sweep.c), in a process with a thread of the program's own besides the
+ * first (any thread may lose its perf event: closefrom), one with a POSIX
+ * timer, an attached one, or one whose program closed descriptors by the
+ * range (sweep.c).  A process of one thread with its perf event,
+ * most short ones, makes none: pausing, resuming and releasing the
+ * trace's memory need no thread.  Once; not before preload_start_threads.
+ * Not signal-safe. */
+void preload_control_need(void);
 /* Writes a RAW_COLLECTOR record: the library's CPU time since the last
  * one (its start and end, making unwind rows, the handler with --stats).
  * At the end and before an exec.  Not signal-safe. */

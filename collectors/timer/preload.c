@@ -186,11 +186,13 @@ static void preload_quick_end(void)
 	/* the registry as it is, unless this thread was interrupted while
 	 * changing it (then the threads' ends are left out) */
 	locked = pthread_mutex_trylock(&preload.registry_lock) == 0;
-	for (size_t i = 0; locked && i < preload.nentries && !control_paused(); i++) {
+	for (size_t i = 0; locked && i < preload.nentries; i++) {
 		pid_t tid = preload.entries[i].tid;
 		struct timespec ts;
 
-		if (tid != 0 && clock_gettime(preload_thread_clock(tid), &ts) == 0)
+		/* (closed: its record ended with a pause) */
+		if (tid != 0 && control_thread_close(preload.entries[i].seen) &&
+		    clock_gettime(preload_thread_clock(tid), &ts) == 0)
 			threads_write_exit_final(tid, preload_ts_ns(&ts));
 	}
 	if (locked)
@@ -285,6 +287,8 @@ static void preload_atfork_child_start(void)
 	if (!preload.inherit || (preload.stop_ns != 0 && preload_now() >= preload.stop_ns))
 		return;
 	/* Nothing of the parent's threads is valid here: they do not exist. */
+	control_forget();
+	atomic_store(&preload.helpers_ready, 0);
 	preload.nentries = 0;
 	for (int i = 0; i < preload.nforeign; i++) {
 		free(preload.foreign[i].frames);
@@ -336,6 +340,18 @@ static void preload_start_stopper(void)
 		preload_warn("--duration ignored: cannot start a thread: %s", strerror(errno));
 }
 
+void preload_control_need(void)
+{
+	if (atomic_load(&preload.state) != PRELOAD_RUNNING || !atomic_load(&preload.helpers_ready) ||
+	    atomic_exchange(&preload.control_asked, 1))
+		return;
+	if (control_start() != 0) {
+		preload_warn("cannot start the control thread (%s): the sweeper's thread starts now",
+			     strerror(errno));
+		sweep_start_now();
+	}
+}
+
 /* The helper threads of a process that starts profiling. */
 static void preload_start_threads(void)
 {
@@ -345,12 +361,10 @@ static void preload_start_threads(void)
 	 * could not get a perf event has one.  Its thread is started by the
 	 * control thread when its first pass is due. */
 	sweep_start(preload.period_ns);
-	/* also what keeps the program's memory from growing with its trace */
-	if (control_start() != 0) {
-		preload_warn("cannot start the control thread (%s): the control signal and --delay "
-			     "do nothing, and the trace is kept in memory", strerror(errno));
-		sweep_start_now();
-	}
+	atomic_store(&preload.control_asked, 0);
+	atomic_store(&preload.helpers_ready, 1);
+	if (preload.attached || preload.nentries > 1 || threads_sweep_wanted())
+		preload_control_need();
 	if (preload_wall && wall_start(preload.period_ns, preload.stack_size) != 0)
 		preload_warn("no off-CPU samples: cannot start the wall-clock sampler thread: %s",
 			     strerror(errno));
@@ -707,11 +721,12 @@ static void preload_fini_run(uint64_t t0)
 			if (preload.foreign[f].tid == e->tid)
 				cpu = atomic_load(&preload.foreign[f].seen.cpu);
 		threads_read_comm(e->tid, name);
-		/* paused: every thread's record ended with the pause */
-		if (!control_paused() && name[0] != '\0' && strncmp(name, e->name, 16) != 0)
-			threads_write_thread(e->tid, name, e->cpu_base);
-		if (!control_paused())
+		/* closed: its record ended with a pause */
+		if (control_thread_close(e->seen)) {
+			if (name[0] != '\0' && strncmp(name, e->name, 16) != 0)
+				threads_write_thread(e->tid, name, e->cpu_base);
 			threads_write_exit(e->tid, cpu);
+		}
 		e->tid = 0;
 	}
 	quiet = preload_quiesce(PRELOAD_QUIESCE_NS, PRELOAD_QUIESCE_STEP_NS) == 0;

@@ -61,7 +61,7 @@
 #include <unistd.h>
 
 #include "cfi.h"
-#include "control.h"
+#include "control-timer.h"
 #include "engine.h"
 #include "lost.h"
 #include "mappings.h"
@@ -615,31 +615,15 @@ static void preload_sample_cfi(struct preload_tls *t, const ucontext_t *uc, int6
 }
 
 /* In the handler, once it has read the thread's CPU clock (cpu): may the
- * thread be sampled now?  While sampling is paused, no; the clock is noted
- * as the thread's last sample, so that the time paused is in no weight.
- * The first time after a resume, the thread's previous sample becomes the
- * CPU time it had when sampling resumed (the resume's thread record), so
- * its next sample weighs the time since then.  Signal-safe. */
+ * thread be sampled now?  Not while sampling is paused, nor at the first
+ * sample after a resume (control-timer.c: control_timer_thread, after
+ * control_poll looked at the control word).  Once the trace has grown
+ * enough, its written memory is released.  Signal-safe. */
 static inline int control_sample_ok(struct preload_tls *t, int64_t cpu)
 {
-	/* seq_cst: against the pause, which counts the handlers in flight
-	 * after changing the generation (control.c) */
-	uint64_t gen = atomic_load(&control_gen);
-
-	if (gen & 1) {
-		t->last_cpu = cpu;
-		t->control_gen = gen;
+	if (!control_timer_thread(t->seen, &t->last_cpu, cpu, control_poll()))
 		return 0;
-	}
-	if (t->control_gen != gen) {
-		int64_t base = t->seen != NULL
-				       ? atomic_load_explicit(&t->seen->resumed_cpu, memory_order_relaxed)
-				       : 0;
-
-		t->control_gen = gen;
-		if (base > 0 && base <= cpu)
-			t->last_cpu = base;
-	}
+	control_release_due();
 	return 1;
 }
 

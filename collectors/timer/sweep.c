@@ -51,13 +51,23 @@
  * thread has its perf event (a pass would look at none of them): the
  * control thread then asks again every tenth of a second, and starts it
  * once a thread has a POSIX timer or lost its event (an attached process
- * has it as before: see sweep_launch).
+ * has it as before: see sweep_launch).  The control thread itself is
+ * started only in a process where that can happen and be seen: one with a
+ * second thread, a thread with a POSIX timer, or an attached one
+ * (preload_control_need), and in any process once the program closes
+ * descriptors by the range through libc (close_range, closefrom: a daemon
+ * closing every descriptor as it starts), which may close the events.  A
+ * process of one thread whose event the program closes otherwise (close,
+ * dup2, the system call itself) is not sampled from then on.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
 #include <stdatomic.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "helper.h"
 #include "preload-state.h"
@@ -215,4 +225,39 @@ uint64_t sweep_stop(void)
 	if (started)
 		pthread_join(sweep.thread, NULL);
 	return atomic_load(&sweep.asked);
+}
+
+/* ---- the program closing descriptors by the range ---- */
+
+/* The events may be gone: the control thread, which starts the sweeper
+ * that gives them new ones (sweep_launch), if it is not there yet. */
+static void sweep_closed(void)
+{
+	int saved_errno = errno;
+
+	preload_control_need();
+	errno = saved_errno;
+}
+
+PRELOAD_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
+{
+	int (*real)(unsigned int, unsigned int, int) =
+		(int (*)(unsigned int, unsigned int, int))dlsym(RTLD_NEXT, "close_range");
+	int rc = real != NULL ? real(first, last, flags)
+			      : (int)syscall(SYS_close_range, first, last, flags);
+
+	if (rc == 0 && !(flags & CLOSE_RANGE_CLOEXEC))
+		sweep_closed();
+	return rc;
+}
+
+PRELOAD_EXPORT void closefrom(int lowfd)
+{
+	void (*real)(int) = (void (*)(int))dlsym(RTLD_NEXT, "closefrom");
+
+	if (real != NULL)
+		real(lowfd);
+	else if (lowfd >= 0)
+		syscall(SYS_close_range, (unsigned int)lowfd, ~0u, 0);
+	sweep_closed();
 }

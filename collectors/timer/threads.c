@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "control-timer.h"
 #include "engine.h"
 #include "mappings.h"
 #include "preload-state.h"
@@ -38,9 +39,9 @@
 
 /* ---- records written outside the handler ---- */
 
-void threads_write_thread(pid_t tid, const char name[16], int64_t cpu_base)
+static void threads_write_thread_as(pid_t tid, const char name[16], int64_t cpu_base, int mode)
 {
-	struct raw_thread *rec = writer_reserve(sizeof(*rec), 1);
+	struct raw_thread *rec = writer_reserve(sizeof(*rec), mode);
 
 	if (rec == NULL)
 		return;
@@ -49,6 +50,11 @@ void threads_write_thread(pid_t tid, const char name[16], int64_t cpu_base)
 	memcpy(rec->name, name, sizeof(rec->name));
 	rec->cpu_ns = cpu_base > 0 ? (uint64_t)cpu_base : 0;
 	writer_publish(rec, RAW_THREAD, sizeof(*rec));
+}
+
+void threads_write_thread(pid_t tid, const char name[16], int64_t cpu_base)
+{
+	threads_write_thread_as(tid, name, cpu_base, WRITER_WAIT);
 }
 
 int threads_rusage(int64_t *user_ns, int64_t *sys_ns)
@@ -103,6 +109,24 @@ static void threads_write_exit_as(pid_t tid, int64_t cpu_ns, uint64_t system, in
 void threads_write_exit(pid_t tid, int64_t cpu_ns)
 {
 	threads_write_exit_as(tid, cpu_ns, threads_system_ns(tid), WRITER_WAIT);
+}
+
+void threads_write_own(int open, int64_t cpu_ns)
+{
+	char name[16] = { 0 };
+	int64_t user, sys;
+
+	if (open) {
+		/* the system call: glibc's prctl is one, but not listed as
+		 * async-signal-safe */
+		syscall(SYS_prctl, PR_GET_NAME, name, 0, 0, 0);
+		threads_write_thread_as(preload_gettid(), name, cpu_ns, WRITER_NOWAIT);
+	} else {
+		threads_write_exit_as(preload_gettid(), cpu_ns,
+				      threads_rusage(&user, &sys) == 0 && sys >= 0 ? (uint64_t)sys
+										 : RAW_UNKNOWN,
+				      WRITER_NOWAIT);
+	}
 }
 
 void threads_write_exit_final(pid_t tid, int64_t cpu_ns)
@@ -162,6 +186,7 @@ size_t preload_threads(struct preload_thread_view *v, size_t cap)
 		v[n].stack_hi = e->stack_hi;
 		v[n].since_ns = e->since_ns;
 		v[n].pthread = e->pthread;
+		v[n].open = e->seen == NULL || atomic_load(&e->seen->open);
 		n++;
 	}
 	pthread_mutex_unlock(&preload.registry_lock);
@@ -254,9 +279,11 @@ void threads_register(void)
 		atomic_store(&t->seen->cpu, t->cpu_base);
 	preload.entries[idx].seen = t->seen;
 	preload.entries[idx].cpu_base = t->cpu_base;
-	/* while sampling is paused, the resume writes its record (control.c) */
-	t->control_gen = atomic_load(&control_gen);
-	if (!control_paused())
+	/* while sampling is paused, its first sample after the resume
+	 * writes its record (control-timer.c) */
+	if (t->seen != NULL)
+		atomic_store(&t->seen->open, !control_paused());
+	if (!control_paused() || t->seen == NULL)
 		threads_write_thread(t->tid, name, t->cpu_base);
 	preload.entries[idx].stack_lo = t->stack_lo;
 	preload.entries[idx].stack_hi = t->stack_hi;
@@ -266,10 +293,12 @@ void threads_register(void)
 	t->young = t->timer.fd < 0;
 	t->active = 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	if (!control_paused())
-		engine_arm(&preload.entries[idx].timer);
+	/* armed while paused too: its handler sees the resume */
+	engine_arm(&preload.entries[idx].timer);
 	pthread_mutex_unlock(&preload.registry_lock);
 	pthread_setspecific(preload.key, (void *)1);
+	/* a thread of the program's own, after the first */
+	preload_control_need();
 	return;
 fail:
 	pthread_mutex_unlock(&preload.registry_lock);
@@ -307,11 +336,12 @@ void threads_exit(void *unused)
 		e->tid = 0;
 		e->seen = NULL;
 		prctl(PR_GET_NAME, name, 0, 0, 0);
-		/* paused: its record ended with the pause (control.c) */
-		if (!control_paused() && strncmp(name, e->name, 16) != 0)
-			threads_write_thread(t->tid, name, e->cpu_base);
-		if (!control_paused())
+		/* its stretch closed by a pause: its record ended there */
+		if (control_thread_close(t->seen)) {
+			if (strncmp(name, e->name, 16) != 0)
+				threads_write_thread(t->tid, name, e->cpu_base);
 			threads_write_exit(t->tid, preload_ts_ns(&ts));
+		}
 	}
 	t->active = 0;
 	pthread_mutex_unlock(&preload.registry_lock);
@@ -361,7 +391,7 @@ int threads_adopt(pid_t tid)
 	atomic_store(&f->seen.cpu, preload_ts_ns(&ts));
 	atomic_store(&f->seen.due_ns, 0);
 	atomic_store(&f->seen.has_nudge, 0);
-	atomic_store(&f->seen.resumed_cpu, 0);
+	atomic_store(&f->seen.open, 0);
 	if (f->frames == NULL)
 		f->frames = preload.unwind != RAW_UNWIND_DWARF
 				    ? malloc(RAW_MAX_FRAMES * sizeof(uint64_t)) : NULL;
@@ -386,9 +416,10 @@ int threads_adopt(pid_t tid)
 			f->young = f->timer.fd < 0;
 			atomic_store_explicit(&preload.nforeign, n + 1, memory_order_release);
 			if (!control_paused()) {
+				atomic_store(&f->seen.open, 1);
 				threads_write_thread(tid, name, f->cpu_base);
-				engine_arm(&preload.entries[idx].timer);
 			}
+			engine_arm(&preload.entries[idx].timer);
 			rc = 0;
 		} else {
 			preload.entries[idx].tid = 0;

@@ -24,6 +24,7 @@ struct preload_thread_view {
 	uintptr_t stack_lo, stack_hi; /* 0, 0 when unknown */
 	uint64_t since_ns;    /* monotonic time it was registered */
 	uintptr_t pthread;    /* its pthread_t, 0 when unknown (found running) */
+	int open;             /* its profiled stretch is open (control-timer.c) */
 };
 /* Copies up to cap registered threads into v; returns how many.  Not
  * signal-safe (the registry's lock). */
@@ -48,6 +49,11 @@ int threads_sweep_wanted(void);
  * thread, /proc for another).  Not signal-safe. */
 void threads_write_thread(pid_t tid, const char name[16], int64_t cpu_base);
 void threads_write_exit(pid_t tid, int64_t cpu_ns);
+/* The calling thread's own record, from its handler, without waiting for
+ * space: a RAW_THREAD record with its name now (open 1: its profiled
+ * stretch starts at CPU time cpu_ns) or a RAW_THREAD_EXIT (open 0: it ends
+ * there, its system time read now).  Signal-safe. */
+void threads_write_own(int open, int64_t cpu_ns);
 /* The same exit record at the end of the trace, as the image ends without
  * its destructors: in the space kept for the end (WRITER_FINAL), the system
  * time known only for the calling thread (RAW_UNKNOWN for another).

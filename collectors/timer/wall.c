@@ -204,8 +204,9 @@ static void wall_tick(void)
 			last = wall.seen[j].last_ns;
 		wall.next[k++] = (struct wall_seen){ v->tid, v->since_ns, now };
 		/* paused: looked at, not sampled, so that no weight holds the
-		 * time paused */
-		if (now > last && wall_where(v->tid, &sp, &pc) && sample_running() &&
+		 * time paused; nor a thread whose stretch a pause closed, until
+		 * its first sample after the resume opens another */
+		if (now > last && v->open && wall_where(v->tid, &sp, &pc) && sample_running() &&
 		    !control_paused())
 			wall_sample(v, now, now - last, sp, pc);
 	}

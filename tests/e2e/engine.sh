@@ -72,7 +72,8 @@ done
 # The start and the helper threads of a process of one thread: its timer
 # is the event the engine's probe opened (one perf_event_open in all), and
 # while every thread has its perf event no sweeper thread is made (a pass
-# would look at none); with POSIX timers it is, two periods in.
+# would look at none), nor the control thread that starts it; with POSIX
+# timers both are, the sweeper two periods in.
 cat >names.c <<'EOC'
 #include <dirent.h>
 #include <stdio.h>
@@ -112,9 +113,11 @@ for engine in perf posix; do
 	"$COLLECT_TIMER" -q --engine=$engine -o names.raw ./names >names-$engine.txt 2>names.err ||
 		fail "collect-timer --engine=$engine failed on names: $(cat names.err)"
 	note "--engine=$engine: $(sort names-$engine.txt | tr '\n' ' ')"
-	grep -q '^thread profview-ctl$' names-$engine.txt ||
-		fail "--engine=$engine: no control thread: $(cat names-$engine.txt)"
 done
+! grep -q '^thread profview-ctl$' names-perf.txt ||
+	fail "a control thread in a process whose one thread has its perf event"
+grep -q '^thread profview-ctl$' names-posix.txt ||
+	fail "no control thread with POSIX timers: $(cat names-posix.txt)"
 ! grep -q '^thread profview-sweep$' names-perf.txt ||
 	fail "a sweeper thread in a process whose one thread has its perf event"
 grep -q '^thread profview-sweep$' names-posix.txt ||

@@ -12,7 +12,8 @@
 # (c) no function of the preload library is in any profile;
 # (d) a chain of 60 execs in one process: every image's trace is in the
 #     run, each under the same pid, and the run is one process;
-# (e) the end of a process wakes no other process's control thread.
+# (e) a process that waits while others start and end has no control
+#     thread, which their ends would wake.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 cd "$WORK"
@@ -104,12 +105,9 @@ note "exec chain: $parts parts, $pids pid(s)"
 [ -z "$(ls | grep '^execs\.[0-9]')" ] || fail "traces left beside the run: $(ls | grep '^execs\.' | head -3)"
 grep -q '^collect-timer: 1 process, ' execs.err || fail "the exec chain is not one process: $(cat execs.err)"
 
-# (e) the end of a process wakes its own control thread, not every other
-# process's: a process that waits while 300 others start and end sees
-# its control thread woken by its own timers (at most some 85 times a
-# second: the trace's pages, the stack table, the sweeper's check) and by
-# the ends of the processes whose pid shares its futex bit (one in 32),
-# not once by each end
+# (e) a process of one thread (with its perf event) that waits while 300
+# others start and end has no control thread (were there one, its wakes by
+# the others' ends would be counted)
 cat >ctlwatch.c <<'EOC'
 #include <dirent.h>
 #include <stdio.h>
@@ -159,12 +157,10 @@ EOC
 "$COLLECT_TIMER" -q -o wakes.raw sh -c './ctlwatch ends.done & w=$!; i=0
 	while [ $i -lt 300 ]; do /bin/true; i=$((i + 1)); done; touch ends.done; wait $w' >wakes.txt ||
 	fail "collect-timer failed on the wakes run"
-read -r _ wakes secs <<<"$(grep '^control ' wakes.txt)"
-[ -n "$secs" ] || fail "no control thread in the waiting process: $(cat wakes.txt)"
-note "the waiting process's control thread: woken $wakes times in $secs s, while 300 processes ended"
-# bit sharers: binomial(300, 1/32), mean 9.4; more than 60 beyond chance
-awk -v w="$wakes" -v s="$secs" 'BEGIN { exit !(w < 60 + 85 * s + 10) }' ||
-	fail "the control thread was woken $wakes times in $secs s: by every other process's end"
+if grep -q '^control ' wakes.txt; then
+	read -r _ wakes secs <<<"$(grep '^control ' wakes.txt)"
+	fail "the waiting process has a control thread, woken $wakes times in $secs s"
+fi
 
 # (c) none of the library's functions in any profile
 # (not _init and _fini, which every object has: a sample in a plugin's

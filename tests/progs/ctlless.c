@@ -1,0 +1,142 @@
+/* ctlless.c - a process of one thread, for pausing and resuming sampling
+ * without a thread of the collector's
+ *
+ * ctlless threads: prints "thread NAME" for each thread of the process
+ *   (/proc/self/task/TID/comm) and ends.
+ * ctlless steps DIR SECONDS: prints its threads, spins SECONDS of CPU time
+ *   in phase_a() (allocating a 32 KiB block and freeing it at each turn
+ *   of a loop), creates DIR/a and waits (nanosleep) for DIR/go-b; prints
+ *   its threads again, spins in phase_b(), creates DIR/b and waits for
+ *   DIR/go-c; spins in phase_c() and prints its threads a last time.
+ *   Each wait is a minute at most.
+ * ctlless window SECONDS: prints its threads, spins SECONDS of wall-clock
+ *   time in phase_a() (allocating as above), prints its threads again and
+ *   the environment's start and stop times ("start NS", "stop NS").
+ * ctlless closed SECONDS: closes every descriptor above 2 with libc's
+ *   close_range, as a daemon does as it starts, then spins SECONDS of CPU
+ *   time in phase_a() and prints "closed".
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile uint64_t sink;
+
+static void threads(void)
+{
+	char path[300], name[64];
+	struct dirent *d;
+	DIR *dir = opendir("/proc/self/task");
+
+	while (dir != NULL && (d = readdir(dir)) != NULL) {
+		FILE *f;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", d->d_name);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		if (fgets(name, sizeof(name), f) != NULL)
+			printf("thread %s", name);
+		fclose(f);
+	}
+	if (dir != NULL)
+		closedir(dir);
+	fflush(stdout);
+}
+
+static double clock_s(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Spins until clock c has advanced by s seconds, allocating as it goes. */
+static void spin(clockid_t c, double s)
+{
+	double end = clock_s(c) + s;
+
+	while (clock_s(c) < end) {
+		char *p = malloc(32768);
+
+		if (p != NULL)
+			p[0] = 1;
+		for (int i = 0; i < 20000; i++)
+			sink += (uint64_t)i * 7;
+		free(p);
+	}
+}
+
+__attribute__((noinline)) void phase_a(clockid_t c, double s) { spin(c, s); }
+__attribute__((noinline)) void phase_b(clockid_t c, double s) { spin(c, s); }
+__attribute__((noinline)) void phase_c(clockid_t c, double s) { spin(c, s); }
+
+static void touch(const char *dir, const char *name)
+{
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_CREAT | O_WRONLY, 0644);
+	if (fd >= 0)
+		close(fd);
+}
+
+static void await(const char *dir, const char *name)
+{
+	struct timespec step = { 0, 5000000 };
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	for (int i = 0; i < 12000 && access(path, F_OK) != 0; i++)
+		nanosleep(&step, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && strcmp(argv[1], "threads") == 0) {
+		threads();
+		return 0;
+	}
+	if (argc >= 4 && strcmp(argv[1], "steps") == 0) {
+		double s = atof(argv[3]);
+
+		threads();
+		phase_a(CLOCK_THREAD_CPUTIME_ID, s);
+		touch(argv[2], "a");
+		await(argv[2], "go-b");
+		threads();
+		phase_b(CLOCK_THREAD_CPUTIME_ID, s);
+		touch(argv[2], "b");
+		await(argv[2], "go-c");
+		phase_c(CLOCK_THREAD_CPUTIME_ID, s);
+		threads();
+		return 0;
+	}
+	if (argc >= 3 && strcmp(argv[1], "window") == 0) {
+		const char *start = getenv("PROFVIEW_START_NS"), *stop = getenv("PROFVIEW_STOP_NS");
+
+		threads();
+		phase_a(CLOCK_MONOTONIC, atof(argv[2]));
+		threads();
+		printf("start %s\nstop %s\n", start != NULL ? start : "0", stop != NULL ? stop : "0");
+		return 0;
+	}
+	if (argc >= 3 && strcmp(argv[1], "closed") == 0) {
+		if (close_range(3, ~0u, 0) != 0)
+			perror("close_range");
+		phase_a(CLOCK_THREAD_CPUTIME_ID, atof(argv[2]));
+		printf("closed\n");
+		return 0;
+	}
+	fprintf(stderr, "usage: ctlless threads | steps DIR SECONDS | window SECONDS | closed SECONDS\n");
+	return 2;
+}
