@@ -20,10 +20,12 @@
  * 3.9 and 3.10 the frames are PyFrameObjects (tstate->frame, f_back), each
  * run by a C-level call of its own.
  *
- * The layouts are facts of each version's headers (offsetof over the
- * structures, the same for 3.11.2 and 3.11.7); 3.13 publishes them in
- * _PyRuntime (_Py_DebugOffsets), which is read instead.  The version:
- * Py_Version from 3.11 on, the string of Py_GetVersion before.
+ * The layouts: 3.13 publishes them in _PyRuntime (_Py_DebugOffsets);
+ * else they are read from the interpreter's debug information when it
+ * has some (pydwarf.c); else the tables below, facts of each version's
+ * headers (offsetof over the structures, the same for 3.11.2 and
+ * 3.11.7).  The version: Py_Version from 3.11 on, the string of
+ * Py_GetVersion before.
  */
 #include "pyframes.h"
 #include "pydwarf.h"
