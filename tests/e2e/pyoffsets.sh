@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The offsets into CPython's structures read from the interpreter's debug
 # information (collect-timer), with pyenv's CPython 3.9 to 3.13 (built
-# with debug information) and Debian's /usr/bin/python3.11 (without):
+# with debug information), Debian's /usr/bin/python3.11 (without) and
+# its debug build /usr/bin/python3.11d (python3.11-dbg, with):
 #   - each interpreter with debug information: the offsets read from it
 #     and the collector's table of its version (and 3.13's
 #     _Py_DebugOffsets) the same, field by field
@@ -54,8 +55,12 @@ header_says() {
 
 # 1. debug information and the tables agree, field by field
 n=0
-for py in /root/.pyenv/versions/3.9.*/bin/python3.9 /root/.pyenv/versions/3.1[0-3].*/bin/python3.1[0-3]; do
-	[ -x "$py" ] || continue
+for py in /root/.pyenv/versions/3.9.*/bin/python3.9 /root/.pyenv/versions/3.1[0-3].*/bin/python3.1[0-3] \
+	/usr/bin/python3.9d /usr/bin/python3.1[0-3]d; do
+	if [ ! -x "$py" ]; then
+		case $py in */usr/bin/*) note "SKIP: no $py" ;; esac
+		continue
+	fi
 	obj=$(pyobj "$py")
 	[ -n "$obj" ] || obj=$py
 	if ! has_debug "$obj"; then
