@@ -137,7 +137,6 @@ static struct {
 	__typeof__(dwarf_peel_type) *peel_type;
 	__typeof__(dwarf_bytesize) *bytesize;
 	__typeof__(dwelf_elf_gnu_build_id) *build_id;
-	__typeof__(dwelf_elf_gnu_debuglink) *debuglink;
 } dw;
 
 /* Loads libdw, once.  Returns 0 when every function was found. */
@@ -161,7 +160,7 @@ static int pd_load(void)
 	S(attr_integrate, "dwarf_attr_integrate"); S(formref_die, "dwarf_formref_die");
 	S(formudata, "dwarf_formudata"); S(getlocation, "dwarf_getlocation");
 	S(peel_type, "dwarf_peel_type"); S(bytesize, "dwarf_bytesize");
-	S(build_id, "dwelf_elf_gnu_build_id"); S(debuglink, "dwelf_elf_gnu_debuglink");
+	S(build_id, "dwelf_elf_gnu_build_id");
 #undef S
 	if (dw.elf_version(EV_CURRENT) == EV_NONE)
 		return -1;
@@ -284,23 +283,36 @@ static void pd_scan_unit(Dwarf_Die *unit, const int *want, Dwarf_Die *t, int *fo
 	} while (*left > 0 && dw.siblingof(&d, &d) == 0);
 }
 
-/* The types wanted (want[]) into t[], from every unit of dbg (and of its
- * alternate file, dwz's).  Returns how many are still missing. */
+/* Does the unit's name end with the file name file ("ceval.c")? */
+static int pd_unit_is(Dwarf_Die *unit, const char *file)
+{
+	const char *name = dw.diename(unit);
+	size_t n = name != NULL ? strlen(name) : 0, f = strlen(file);
+
+	return n >= f && strcmp(name + n - f, file) == 0 && (n == f || name[n - f - 1] == '/');
+}
+
+/* The types wanted (want[]) into t[]: first from the unit of the
+ * evaluation loop (Python/ceval.c, which uses all of them in 3.9 to 3.13:
+ * a unit's top DIEs are read only by parsing the whole unit, and the
+ * first unit that has them all may be far into the file), then from
+ * every unit of dbg and of its alternate file (dwz's).  Returns how many
+ * are still missing. */
 static int pd_scan(Dwarf *dbg, const int *want, Dwarf_Die *t, int *found)
 {
 	int left = 0;
 
 	for (int k = 0; k < PD_NTYPES; k++)
 		left += want[k] && !found[k];
-	for (int pass = 0; pass < 2 && left > 0; pass++) {
-		Dwarf *d = pass == 0 ? dbg : dw.getalt(dbg);
+	for (int pass = 0; pass < 3 && left > 0; pass++) {
+		Dwarf *d = pass < 2 ? dbg : dw.getalt(dbg);
 		Dwarf_Off off = 0, next;
 		size_t hsize;
 
 		while (d != NULL && left > 0 && dw.nextcu(d, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 			Dwarf_Die unit;
 
-			if (dw.offdie(d, off + hsize, &unit) != NULL)
+			if (dw.offdie(d, off + hsize, &unit) != NULL && (pass > 0 || pd_unit_is(&unit, "ceval.c")))
 				pd_scan_unit(&unit, want, t, found, &left);
 			off = next;
 		}
@@ -524,40 +536,91 @@ static int pd_join(char *out, const char *a, const char *b, const char *c, const
 	return 1;
 }
 
-/* The separate debug files of o, in the order they are looked for, into
- * paths[]; returns how many. */
+/* Reads the section headers of the ELF file fd (of this machine's
+ * class): whether it has DWARF (.debug_info, compressed or not) in
+ * *debug, and the file name its .gnu_debuglink gives in link (256 bytes,
+ * "" when none).  Returns 0, -1 when it is not such a file. */
+static int pd_sections(int fd, int *debug, char *link)
+{
+	ElfW(Ehdr) eh;
+	ElfW(Shdr) *sh = NULL;
+	char *names = NULL;
+	int rc = -1;
+
+	*debug = 0;
+	link[0] = '\0';
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh.e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) ||
+	    eh.e_shentsize != sizeof(*sh) || eh.e_shnum == 0 || eh.e_shnum > 4096 ||
+	    eh.e_shstrndx >= eh.e_shnum)
+		return -1;
+	sh = malloc(eh.e_shnum * sizeof(*sh));
+	if (sh == NULL || pread(fd, sh, eh.e_shnum * sizeof(*sh), (off_t)eh.e_shoff) !=
+			       (ssize_t)(eh.e_shnum * sizeof(*sh)))
+		goto out;
+	if (sh[eh.e_shstrndx].sh_size == 0 || sh[eh.e_shstrndx].sh_size > (1u << 20) ||
+	    (names = malloc(sh[eh.e_shstrndx].sh_size + 1)) == NULL ||
+	    pread(fd, names, sh[eh.e_shstrndx].sh_size, (off_t)sh[eh.e_shstrndx].sh_offset) !=
+		    (ssize_t)sh[eh.e_shstrndx].sh_size)
+		goto out;
+	names[sh[eh.e_shstrndx].sh_size] = '\0';
+	for (int i = 0; i < eh.e_shnum; i++) {
+		const char *name = sh[i].sh_name < sh[eh.e_shstrndx].sh_size ? names + sh[i].sh_name : "";
+
+		if (sh[i].sh_type != SHT_NOBITS && sh[i].sh_size > 0 &&
+		    (strcmp(name, ".debug_info") == 0 || strcmp(name, ".zdebug_info") == 0))
+			*debug = 1;
+		if (strcmp(name, ".gnu_debuglink") == 0 && sh[i].sh_size > 4) {
+			size_t len = sh[i].sh_size < 256 ? sh[i].sh_size : 255;
+
+			if (pread(fd, link, len, (off_t)sh[i].sh_offset) != (ssize_t)len)
+				len = 0;
+			link[len] = '\0';
+		}
+	}
+	rc = 0;
+out:
+	free(names);
+	free(sh);
+	return rc;
+}
+
+/* The files that may hold o's DWARF, in the order they are looked for,
+ * into paths[] (4): its own file when it has some, the separate file
+ * by its build-id, by its debug link; only those there.  Returns how
+ * many.  Reads the section headers itself: libdw is loaded only when
+ * there is one. */
 static int pd_candidates(const struct pd_object *o, char paths[][4096])
 {
-	const char *link;
-	char dir[4096], *slash;
-	GElf_Word crc;
-	int n = 0, fd;
-	Elf *e;
+	char dir[4096], link[256], *slash;
+	int n = 0, fd, debug = 0;
 
-	n += snprintf(paths[n], 4096, "/usr/lib/debug/.build-id/%02x/", o->id[0]) < 4096;
-	for (size_t i = 1; i < o->idlen; i++)
-		snprintf(paths[0] + strlen(paths[0]), 4096 - strlen(paths[0]), "%02x", o->id[i]);
-	strncat(paths[0], ".debug", 4096 - strlen(paths[0]) - 1);
-	e = pd_open(o->path, o, &fd);
-	if (e == NULL)
-		return n;
-	link = dw.debuglink(e, &crc);
-	if (realpath(o->path, dir) != NULL && (slash = strrchr(dir, '/')) != NULL && link != NULL &&
-	    strchr(link, '/') == NULL) {
+	fd = open(o->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || pd_sections(fd, &debug, link) != 0)
+		link[0] = '\0';
+	if (fd >= 0)
+		close(fd);
+	if (debug)
+		n += pd_join(paths[n], "", o->path, "", "");
+	memcpy(paths[n], "/usr/lib/debug/.build-id/", 26);
+	for (size_t i = 0; i < o->idlen; i++)
+		snprintf(paths[n] + strlen(paths[n]), 4, i == 0 ? "%02x/" : "%02x", o->id[i]);
+	strcat(paths[n], ".debug");
+	n += access(paths[n], R_OK) == 0;
+	if (link[0] != '\0' && strchr(link, '/') == NULL && realpath(o->path, dir) != NULL &&
+	    (slash = strrchr(dir, '/')) != NULL) {
 		*slash = '\0';
-		n += pd_join(paths[n], "", dir, "/", link);
-		n += pd_join(paths[n], "", dir, "/.debug/", link);
-		n += pd_join(paths[n], "/usr/lib/debug", dir, "/", link);
+		n += pd_join(paths[n], "", dir, "/", link) && access(paths[n], R_OK) == 0;
+		n += pd_join(paths[n], "", dir, "/.debug/", link) && access(paths[n], R_OK) == 0;
+		n += pd_join(paths[n], "/usr/lib/debug", dir, "/", link) && access(paths[n], R_OK) == 0;
 	}
-	dw.elf_end(e);
-	close(fd);
 	return n;
 }
 
 int pydwarf_layout(const void *runtime, uint32_t version, struct py_layout *l)
 {
 	static struct pd_object o;
-	static char paths[4][4096];
+	static char paths[5][4096];
 	const char *test = getenv("PROFVIEW_TEST_PYDWARF");
 	int n;
 
@@ -566,13 +629,13 @@ int pydwarf_layout(const void *runtime, uint32_t version, struct py_layout *l)
 	memset(&o, 0, sizeof(o));
 	o.addr = (uintptr_t)runtime;
 	dl_iterate_phdr(pd_find_object, &o);
-	if (!o.found || o.idlen == 0 || pd_load() != 0)
+	if (!o.found || o.idlen == 0)
 		return -1;
 	if (test != NULL)
-		return pd_read_file(test, &o, version, l);
-	if (pd_read_file(o.path, &o, version, l) == 0)
-		return 0;
+		return pd_load() == 0 ? pd_read_file(test, &o, version, l) : -1;
 	n = pd_candidates(&o, paths);
+	if (n == 0 || pd_load() != 0)
+		return -1;
 	for (int i = 0; i < n; i++)
 		if (pd_read_file(paths[i], &o, version, l) == 0)
 			return 0;
