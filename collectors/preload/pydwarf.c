@@ -20,18 +20,21 @@
  * ascii) are checked to be where it reads them.
  */
 #include "pydwarf.h"
+#include "preload.h"
 
 #include <dlfcn.h>
 #include <dwarf.h>
 #include <elf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <link.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define F(x) { #x, offsetof(struct py_layout, x) }
@@ -617,7 +620,154 @@ static int pd_candidates(const struct pd_object *o, char paths[][4096])
 	return n;
 }
 
-int pydwarf_layout(const void *runtime, uint32_t version, struct py_layout *l)
+/* The cache of layouts read: <folder>/python-<build-id>.offsets, one
+ * line: "PVPYOFF1", the version (hex), the build-id (hex), the fields of
+ * struct py_layout after the version in decimal, an FNV-1a hash (hex) of
+ * what comes before it.  A file that is not a regular one of ours, mode
+ * 0600, whose line is not whole, of this version and build-id, with the
+ * hash right and every offset in bounds, is not trusted. */
+#define PD_CACHE_MAGIC "PVPYOFF1"
+#define PD_NWORDS (sizeof(struct py_layout) / 4)
+
+static uint64_t pd_hash(const char *s, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* The cache's folder into dir (4096 bytes), made when missing; 0, or -1
+ * when there is none (PROFVIEW_CACHE=off, no XDG_CACHE_HOME nor HOME). */
+static int pd_cache_folder(char *dir)
+{
+	const char *off = getenv("PROFVIEW_CACHE"), *xdg = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+
+	if (off != NULL && strcmp(off, "off") == 0)
+		return -1;
+	if (xdg != NULL && xdg[0] == '/') {
+		if (!pd_join(dir, xdg, "", "", ""))
+			return -1;
+	} else if (home == NULL || home[0] != '/' || !pd_join(dir, home, "/.cache", "", "")) {
+		return -1;
+	}
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+		return -1;
+	return pd_join(dir, dir, "/profview", "", "") && (mkdir(dir, 0700) == 0 || errno == EEXIST) ? 0 : -1;
+}
+
+/* o's line of the cache, the layout l of version: into line (512
+ * bytes); its length. */
+static size_t pd_cache_line(char *line, const struct pd_object *o, const uint32_t *w)
+{
+	size_t n = (size_t)snprintf(line, 512, PD_CACHE_MAGIC " %x ", w[0]);
+
+	for (size_t i = 0; i < o->idlen && n < 400; i++)
+		n += (size_t)snprintf(line + n, 512 - n, "%02x", o->id[i]);
+	for (size_t i = 1; i < PD_NWORDS && n < 480; i++)
+		n += (size_t)snprintf(line + n, 512 - n, " %u", w[i]);
+	return n;
+}
+
+/* The cache's file of o into path (4096 bytes); 0, or -1. */
+static int pd_cache_path(char *path, const struct pd_object *o)
+{
+	char id[2 * sizeof(o->id) + 1];
+
+	if (pd_cache_folder(path) != 0)
+		return -1;
+	for (size_t i = 0; i < o->idlen; i++)
+		snprintf(id + 2 * i, 3, "%02x", o->id[i]);
+	id[2 * o->idlen] = '\0';
+	return pd_join(path, path, "/python-", id, ".offsets") ? 0 : -1;
+}
+
+/* The layout of version that the cache has of o; 0, or -1. */
+static int pd_cache_get(const struct pd_object *o, uint32_t version, struct py_layout *l)
+{
+	char path[4096], text[600], want[512], *end;
+	uint32_t w[PD_NWORDS];
+	unsigned long long h;
+	struct stat st;
+	size_t n;
+	ssize_t got;
+	int fd;
+
+	if (pd_cache_path(path, o) != 0)
+		return -1;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -1;
+	got = -1;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & 077) == 0 &&
+	    st.st_size < (off_t)sizeof(text))
+		got = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (got <= 0 || text[got - 1] != '\n')
+		return -1;
+	text[got - 1] = '\0';
+	/* the line read must be the one this layout would write */
+	end = strrchr(text, ' ');
+	if (end == NULL || sscanf(end, " %llx", &h) != 1 || h != pd_hash(text, (size_t)(end - text)))
+		return -1;
+	*end = '\0';
+	memset(w, 0, sizeof(w));
+	w[0] = version;
+	{
+		const char *p = text;
+
+		p += strlen(PD_CACHE_MAGIC " ");
+		while (*p != '\0' && *p != ' ')
+			p++; /* the version */
+		while (*p == ' ')
+			p++;
+		while (*p != '\0' && *p != ' ')
+			p++; /* the build-id */
+		for (size_t i = 1; i < PD_NWORDS; i++) {
+			char *next;
+			unsigned long v = strtoul(p, &next, 10);
+
+			if (next == p || *p != ' ' || v >= PD_MAX_OFFSET)
+				return -1;
+			w[i] = (uint32_t)v;
+			p = next;
+		}
+	}
+	n = pd_cache_line(want, o, w);
+	if (n != strlen(text) || memcmp(want, text, n) != 0)
+		return -1;
+	memcpy(l, w, sizeof(w));
+	return 0;
+}
+
+/* Keeps the layout l of o in the cache (a new file, renamed over the
+ * last).  Failures are silent: the next start reads the DWARF again. */
+static void pd_cache_put(const struct pd_object *o, const struct py_layout *l)
+{
+	char path[4096], tmp[4096], line[600], pid[32];
+	uint32_t w[PD_NWORDS];
+	size_t n;
+	int fd, ok;
+
+	if (pd_cache_path(path, o) != 0)
+		return;
+	memcpy(w, l, sizeof(w));
+	n = pd_cache_line(line, o, w);
+	n += (size_t)snprintf(line + n, sizeof(line) - n, " %llx\n", (unsigned long long)pd_hash(line, n));
+	snprintf(pid, sizeof(pid), ".%d", (int)getpid());
+	if (n >= sizeof(line) || !pd_join(tmp, path, pid, ".new", ""))
+		return;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	ok = write(fd, line, n) == (ssize_t)n;
+	if (close(fd) != 0 || !ok || rename(tmp, path) != 0)
+		unlink(tmp);
+}
+
+int pydwarf_layout(const void *runtime, uint32_t version, struct py_layout *l, int fresh)
 {
 	static struct pd_object o;
 	static char paths[5][4096];
@@ -633,11 +783,47 @@ int pydwarf_layout(const void *runtime, uint32_t version, struct py_layout *l)
 		return -1;
 	if (test != NULL)
 		return pd_load() == 0 ? pd_read_file(test, &o, version, l) : -1;
+	if (!fresh && pd_cache_get(&o, version, l) == 0)
+		return 1;
 	n = pd_candidates(&o, paths);
 	if (n == 0 || pd_load() != 0)
 		return -1;
-	for (int i = 0; i < n; i++)
-		if (pd_read_file(paths[i], &o, version, l) == 0)
+	for (int i = 0; i < n; i++) {
+		if (pd_read_file(paths[i], &o, version, l) == 0) {
+			if (!fresh)
+				pd_cache_put(&o, l);
 			return 0;
+		}
+	}
 	return -1;
+}
+
+void pydwarf_compare(const void *runtime, uint32_t version, const struct py_layout *table,
+		     const struct py_layout *published)
+{
+	const struct py_layout *other[2] = { table, published };
+	static const char *const what[2] = { "the table", "_Py_DebugOffsets" };
+	struct py_layout d;
+	uint32_t a, b, same;
+
+	if (pydwarf_layout(runtime, version, &d, 1) != 0) {
+		preload_warn("python offsets: no debug information read");
+		return;
+	}
+	for (int k = 0; k < 2; k++) {
+		if (other[k] == NULL)
+			continue;
+		same = 0;
+		for (uint32_t i = 0; i < pydwarf_nfields; i++) {
+			memcpy(&a, (const char *)&d + pydwarf_fields[i].at, 4);
+			memcpy(&b, (const char *)other[k] + pydwarf_fields[i].at, 4);
+			if (a == b)
+				same++;
+			else
+				preload_warn("python offsets: %s: debug information %u, %s %u",
+					     pydwarf_fields[i].name, a, what[k], b);
+		}
+		preload_warn("python offsets: debug information and %s: %u of %u fields the same",
+			     what[k], same, pydwarf_nfields);
+	}
 }

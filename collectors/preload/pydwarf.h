@@ -48,12 +48,24 @@ extern const uint32_t pydwarf_nfields;
 
 /* The layout of version (3.9 to 3.13) read from the debug information of
  * the object that defines runtime (the address of its _PyRuntime) into
- * *l, every field or none.  Returns 0, or -1 when there is none, when it
- * cannot be read, is not the object's (another build-id) or lacks or
- * contradicts something the walk needs.  PROFVIEW_TEST_PYDWARF in the
- * environment (tests only) names the debug file to read instead of the
- * ones looked for.  Allocates (libdw's): not signal-safe. */
-int pydwarf_layout(const void *runtime, uint32_t version, struct py_layout *l);
+ * *l, every field or none.  Returns 0 when read, 1 when taken from the
+ * cache of an earlier read of the same build-id ($XDG_CACHE_HOME/profview
+ * or ~/.cache/profview, python-BUILDID.offsets, mode 0600; a file that is
+ * not whole, not ours or does not check is not trusted; PROFVIEW_CACHE=off
+ * leaves it alone), -1 when there is none, when it cannot be read, is not
+ * the object's (another build-id) or lacks or contradicts something the
+ * walk needs.  fresh: read the DWARF, the cache neither read nor written.
+ * PROFVIEW_TEST_PYDWARF in the environment (tests only) names the debug
+ * file to read instead of the ones looked for (no cache).  Allocates
+ * (libdw's): not signal-safe. */
+int pydwarf_layout(const void *runtime, uint32_t version, struct py_layout *l, int fresh);
+
+/* Tests only (PROFVIEW_TEST_PYCOMPARE=1): the offsets read from the
+ * debug information (not the cache's) against the table of the version
+ * and those the interpreter publishes (either NULL when none), field by
+ * field, said on stderr.  Not signal-safe. */
+void pydwarf_compare(const void *runtime, uint32_t version, const struct py_layout *table,
+		     const struct py_layout *published);
 
 #pragma GCC visibility pop
 

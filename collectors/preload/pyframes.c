@@ -139,6 +139,7 @@ static struct {
 	int stats;             /* --stats: the time of each merge, summed */
 	_Atomic uint64_t stat_ns, stat_n, stat_reads;
 	uint64_t layout_ns;    /* --stats: the time the layout took to find */
+	int cached;            /* (its debug information's, from the cache) */
 	uint32_t version, frames, offsets, micro; /* of its RAW_PYTHON record */
 	_Atomic uint64_t *keys; /* PY_SLOTS: code objects written, 0 empty */
 	_Atomic uint64_t *groups; /* PY_SLOTS: Python stacks written, 0 empty */
@@ -275,38 +276,6 @@ static uint32_t py_version(void *lib, uint32_t *micro)
 	return major << 8 | minor;
 }
 
-/* Tests only (PROFVIEW_TEST_PYCOMPARE=1): the offsets read from the debug
- * information against the table of the version and those the
- * interpreter publishes, field by field, said on stderr. */
-static void py_compare(uintptr_t runtime, uint32_t v, const struct py_layout *table)
-{
-	struct py_layout d, pub = { .version = v };
-	const struct py_layout *other[2] = { table, py_debug_offsets(&pub, runtime) == 0 ? &pub : NULL };
-	static const char *const what[2] = { "the table", "_Py_DebugOffsets" };
-	uint32_t a, b, same;
-
-	if (pydwarf_layout((const void *)runtime, v, &d) != 0) {
-		preload_warn("python offsets: no debug information read");
-		return;
-	}
-	for (int k = 0; k < 2; k++) {
-		if (other[k] == NULL)
-			continue;
-		same = 0;
-		for (uint32_t i = 0; i < pydwarf_nfields; i++) {
-			memcpy(&a, (const char *)&d + pydwarf_fields[i].at, 4);
-			memcpy(&b, (const char *)other[k] + pydwarf_fields[i].at, 4);
-			if (a == b)
-				same++;
-			else
-				preload_warn("python offsets: %s: debug information %u, %s %u",
-					     pydwarf_fields[i].name, a, what[k], b);
-		}
-		preload_warn("python offsets: debug information and %s: %u of %u fields the same",
-			     what[k], same, pydwarf_nfields);
-	}
-}
-
 /* The layout of version v of lib's interpreter into py.l, from the first
  * of: the offsets it publishes, its debug information, the table of its
  * version (unless PROFVIEW_TEST_PYTABLES=0, tests only); where from in
@@ -326,13 +295,13 @@ static int py_layout_pick(void *lib, uintptr_t runtime, uint32_t v)
 	py.code_type = (uintptr_t)dlsym(lib, "PyCode_Type");
 	memset(&py.l, 0, sizeof(py.l));
 	py.l.version = v;
-	if (cmp != NULL && strcmp(cmp, "1") == 0)
-		py_compare(runtime, v, table);
 	rc = py_debug_offsets(&py.l, runtime);
+	if (cmp != NULL && strcmp(cmp, "1") == 0)
+		pydwarf_compare((const void *)runtime, v, table, rc == 0 ? &py.l : NULL);
 	preload_own_begin(); /* libdw's allocations are the collector's */
 	if (rc == 0) {
 		py.offsets = RAW_PYTHON_OFFSETS_PUBLISHED;
-	} else if (rc == -1 && pydwarf_layout((const void *)runtime, v, &py.l) == 0) {
+	} else if (rc == -1 && (py.cached = pydwarf_layout((const void *)runtime, v, &py.l, 0)) >= 0) {
 		py.offsets = RAW_PYTHON_OFFSETS_DEBUG_INFO;
 	} else if (rc == -1 && table != NULL && v < 0x030d && (tables == NULL || strcmp(tables, "0") != 0)) {
 		/* (3.13's table is the published offsets': not used alone) */
@@ -928,7 +897,8 @@ void pyframes_print_stats(void)
 	static const char *const from[] = { "", "the interpreter", "its debug information", "the table" };
 
 	if (py.stats && py.on && py.offsets < 4)
-		preload_warn("python offsets: from %s, found in %.2f ms", from[py.offsets],
+		preload_warn("python offsets: from %s%s, found in %.2f ms", from[py.offsets],
+			     py.offsets == RAW_PYTHON_OFFSETS_DEBUG_INFO && py.cached == 1 ? " (kept in the cache)" : "",
 			     (double)py.layout_ns / 1e6);
 	if (py.stats && py.on && k > 0)
 		preload_warn("python frames: %llu samples, mean %llu ns and %.1f reads in their walk",
