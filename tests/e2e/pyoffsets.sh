@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The offsets into CPython's structures read from the interpreter's debug
 # information (collect-timer), with pyenv's CPython 3.9 to 3.13 (built
-# with debug information), Debian's /usr/bin/python3.11 (without) and
-# its debug build /usr/bin/python3.11d (python3.11-dbg, with):
+# with debug information) and Debian's debug build /usr/bin/python3.11d
+# (python3.11-dbg, with its own):
 #   - each interpreter with debug information: the offsets read from it
 #     and the collector's table of its version (and 3.13's
 #     _Py_DebugOffsets) the same, field by field
@@ -13,13 +13,20 @@
 #     fails by chance less than once in 10^6), every stack through
 #     deep_leaf has its 50 frames of rec; profview's header says
 #     "python 3.11.N: frames read (offsets from its debug information)";
-#   - an interpreter without debug information, tables off: its frames
-#     not read, said once in the summary, its native profile kept;
+#   - an interpreter without debug information (a copy of pyenv's
+#     libpython 3.11 stripped of it), tables off: its frames not read,
+#     said once in the summary, its native profile kept; tables on:
+#     read with the table, libdw not loaded in the process;
 #   - debug files that are not the interpreter's (PROFVIEW_TEST_PYDWARF:
 #     the libpython of another version; a truncated copy of its own; one
 #     of another version given the interpreter's build-id): never read,
 #     the table used instead (the 50 frames of rec right, the header says
-#     so), and with the tables off the frames not read.
+#     so), and with the tables off the frames not read;
+#   - the cache of the offsets read ($XDG_CACHE_HOME/profview): made,
+#     mode 0600, at the first start, used at the next (the frames right
+#     with the tables off); damaged, cut short, of mode 0644 or a symbolic
+#     link: not trusted (read again), a link not written through;
+#     PROFVIEW_CACHE=off: nothing written.
 # An interpreter the machine does not have is skipped, and said.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
@@ -113,19 +120,34 @@ else
 	note "SKIP: no pyenv CPython 3.11 with debug information"
 fi
 
-# 3. an interpreter without debug information, tables off: not read, said once
-if [ -x /usr/bin/python3.11 ] && ! has_debug /usr/bin/python3.11 &&
-	[ ! -e "/usr/lib/debug/.build-id/$(readelf -n /usr/bin/python3.11 | sed -n 's/.*Build ID: \(..\).*/\1/p')" ]; then
-	PROFVIEW_TEST_PYTABLES=0 "$COLLECT_TIMER" -o n.raw /usr/bin/python3.11 "$WORKPY" deep 0.3 >/dev/null 2>n.err ||
-		fail "/usr/bin/python3.11, tables off: pywork.py failed"
+# 3. an interpreter without debug information, tables off: not read,
+# said once, and libdw not loaded (a copy of pyenv's libpython 3.11
+# without its DWARF, found before the original through LD_LIBRARY_PATH)
+py=$(ls /root/.pyenv/versions/3.11.*/bin/python3.11 2>/dev/null | head -1 || true)
+if [ -n "$py" ] && [ -n "$(pyobj "$py")" ]; then
+	label="$py with a libpython without debug information, tables off"
+	mkdir -p nodebug
+	strip --strip-debug -o nodebug/"$(basename "$(pyobj "$py")")" "$(pyobj "$py")" ||
+		fail "cannot strip a copy of $(pyobj "$py")"
+	! has_debug nodebug/"$(basename "$(pyobj "$py")")" || fail "strip left the DWARF"
+	# (the same build-id as the original's: the cache of the offsets read
+	# from that one, left alone, would hold them)
+	export PROFVIEW_CACHE=off
+	LD_LIBRARY_PATH=$WORK/nodebug PROFVIEW_TEST_PYTABLES=0 "$COLLECT_TIMER" -o n.raw "$py" "$WORKPY" deep 0.3 \
+		>/dev/null 2>n.err || fail "$label: pywork.py failed"
 	[ "$(grep -c 'python 3.11: its frames are not read' n.err)" = 1 ] ||
-		fail "/usr/bin/python3.11, tables off: not said once that its frames are not read: $(cat n.err)"
+		fail "$label: not said once that its frames are not read: $(cat n.err)"
 	"$PROFVIEW" -q --folded n.raw >n.txt
-	[ -s n.txt ] && ! grep -q 'deep_leaf\|\[python' n.txt ||
-		fail "/usr/bin/python3.11, tables off: the native profile: $(head -2 n.txt)"
-	header_says n.raw "python 3.11: its frames are not read" "/usr/bin/python3.11, tables off"
+	[ -s n.txt ] && ! grep -q 'deep_leaf\|\[python' n.txt || fail "$label: the native profile: $(head -2 n.txt)"
+	header_says n.raw "python 3.11: its frames are not read" "$label"
+	# (the tables on: read with the table, libdw not loaded)
+	LD_LIBRARY_PATH=$WORK/nodebug "$COLLECT_TIMER" -q -o m.raw "$py" -c \
+		"print(sum('libdw' in l for l in open('/proc/self/maps')))" >maps.txt || fail "$label: python -c failed"
+	[ "$(cat maps.txt)" = 0 ] || fail "$label: libdw loaded in a python without debug information"
+	header_says m.raw "frames read (offsets from the collector's table of its version)" "$label, tables on"
+	unset PROFVIEW_CACHE
 else
-	note "SKIP: no /usr/bin/python3.11 without debug information"
+	note "SKIP: no pyenv CPython 3.11 with a shared libpython"
 fi
 
 # 4. debug files not the interpreter's: the table, or not read
@@ -160,5 +182,56 @@ if [ -n "$py" ] && [ -n "$other" ] && has_debug "$(pyobj "$py")" && has_debug "$
 	done
 else
 	note "SKIP: no pyenv CPython 3.11 and 3.12 with debug information"
+fi
+# 5. the cache of the offsets read: made 0600 at the first start, used
+# at the next; a damaged one, one of another mode or a symbolic link not
+# trusted (read again, the frames right)
+py=$(ls /root/.pyenv/versions/3.11.*/bin/python3.11 2>/dev/null | head -1 || true)
+if [ -n "$py" ] && has_debug "$(pyobj "$py")"; then
+	export XDG_CACHE_HOME=$WORK/cache5
+	label="$py, the cache"
+	id=$(readelf -n "$(pyobj "$py")" | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')
+	file=$XDG_CACHE_HOME/profview/python-$id.offsets
+	# cached_run WANT(kept|read) WHAT: a run with the tables off, its frames right
+	cached_run() {
+		PROFVIEW_TEST_PYTABLES=0 "$COLLECT_TIMER" --stats -o k.raw "$py" "$WORKPY" deep 0.3 >/dev/null 2>k.err ||
+			fail "$label, $2: pywork.py failed"
+		if [ "$1" = kept ]; then
+			grep -q 'python offsets: from its debug information (kept in the cache)' k.err ||
+				fail "$label, $2: not taken from the cache: $(grep offsets k.err)"
+		else
+			grep -q 'python offsets: from its debug information, found' k.err ||
+				fail "$label, $2: not read from the debug information: $(grep offsets k.err)"
+		fi
+		deep_right k.raw "$label, $2"
+	}
+	cached_run read "first start"
+	[ -f "$file" ] && [ "$(stat -c %a "$file")" = 600 ] || fail "$label: no $file of mode 0600: $(ls -la "$XDG_CACHE_HOME/profview")"
+	cached_run kept "second start"
+	cp "$file" good.offsets
+	# an offset changed (the hash no longer right)
+	awk '{ $5 = $5 + 8; print }' good.offsets >"$file"
+	cached_run read "an offset changed"
+	cmp -s "$file" good.offsets || fail "$label: the damaged cache not made again"
+	# cut short
+	head -c 60 good.offsets >"$file"
+	cached_run read "cut short"
+	# readable by others
+	chmod 644 "$file"
+	cached_run read "mode 0644"
+	# a symbolic link to a good one: not followed, nor written through
+	cp good.offsets elsewhere.offsets
+	rm -f "$file"
+	ln -s "$WORK/elsewhere.offsets" "$file"
+	cached_run read "a symbolic link"
+	cmp -s elsewhere.offsets good.offsets || fail "$label: written through a symbolic link"
+	[ ! -L "$file" ] || fail "$label: the symbolic link kept"
+	# PROFVIEW_CACHE=off: read, nothing written
+	rm -f "$file"
+	PROFVIEW_CACHE=off cached_run read "PROFVIEW_CACHE=off"
+	[ ! -e "$file" ] || fail "$label: PROFVIEW_CACHE=off wrote $file"
+	note "$label: made, used, and not trusted when damaged, cut, 0644 or a link"
+else
+	note "SKIP: no pyenv CPython 3.11 with debug information: the cache"
 fi
 exit 0
