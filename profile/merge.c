@@ -332,6 +332,12 @@ int pv_merge(struct pv_profile *d, const struct pv_profile *s, const char *src_n
 	if (s->python_unread && !d->python_unread)
 		d->python_unread_version = s->python_unread_version;
 	d->python_unread += s->python_unread;
+	if (s->python_read && !d->python_read) {
+		d->python_read_version = s->python_read_version;
+		d->python_read_micro = s->python_read_micro;
+		d->python_read_offsets = s->python_read_offsets;
+	}
+	d->python_read += s->python_read;
 	if (s->system_cpu_ns >= 0) {
 		int64_t have = d->system_cpu_ns > 0 ? d->system_cpu_ns : 0;
 		if (__builtin_add_overflow(have, s->system_cpu_ns, &d->system_cpu_ns))

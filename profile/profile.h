@@ -263,6 +263,12 @@ struct pv_profile {
 	 * it did not read (a version whose layout it does not know), and the
 	 * version of one of them (major << 8 | minor; 0 when not known). */
 	uint32_t python_unread, python_unread_version;
+	/* Processes whose Python frames were read, and of the first of them
+	 * the version (major << 8 | minor), its third number + 1 (0: not
+	 * known) and where the offsets into its structures came from (enum
+	 * raw_python_offsets: 0 not said, 1 the interpreter's own, 2 its
+	 * debug information, 3 the collector's table). */
+	uint32_t python_read, python_read_version, python_read_micro, python_read_offsets;
 	/* A comparison: the base profiles' samples are flagged PV_SAMPLE_BASE.
 	 * How many runs (profiles) each side merges, and the base's own
 	 * duration (duration_ns is the new side's). */

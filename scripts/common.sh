@@ -15,7 +15,7 @@ PROFVIEW_PPROF_PACKAGES="golang-go golang-github-google-pprof-dev golang-github-
 # builds the fuzz targets (scripts/fuzz), and libclang-rt-14-dev, which
 # clang only recommends, holds libFuzzer and the ASan and UBSan runtimes;
 # sqlite3, a real program the attach test profiles while it runs a query.
-PROFVIEW_TEST_PACKAGES="gdb elfutils strace linux-perf google-perftools libgoogle-perftools-dev libxml2-utils chromium tmux clang libclang-rt-14-dev sqlite3 $PROFVIEW_PPROF_PACKAGES"
+PROFVIEW_TEST_PACKAGES="gdb elfutils strace python3.11-dbg linux-perf google-perftools libgoogle-perftools-dev libxml2-utils chromium tmux clang libclang-rt-14-dev sqlite3 $PROFVIEW_PPROF_PACKAGES"
 
 missing_packages() {
 	local p missing=""

@@ -766,10 +766,22 @@ enum raw_python_frames {
 	RAW_PYTHON_READ = 1,
 	RAW_PYTHON_NOT_ASKED = 2, /* --no-python */
 };
+/* Where the offsets into the interpreter's structures the frames are
+ * read with came from (0 in a record of frames not read, and in traces
+ * written before the collector said). */
+enum raw_python_offsets {
+	RAW_PYTHON_OFFSETS_UNSAID = 0,
+	RAW_PYTHON_OFFSETS_PUBLISHED = 1,  /* the interpreter's _Py_DebugOffsets (3.13 on) */
+	RAW_PYTHON_OFFSETS_DEBUG_INFO = 2, /* its DWARF */
+	RAW_PYTHON_OFFSETS_TABLE = 3,      /* the collector's table of its version */
+};
 struct raw_python {
 	struct raw_rec h;
 	uint32_t version;      /* major << 8 | minor; 0: not known */
-	uint32_t frames;       /* enum raw_python_frames */
+	uint8_t frames;        /* enum raw_python_frames */
+	uint8_t offsets;       /* enum raw_python_offsets */
+	uint8_t micro;         /* the version's third number + 1; 0: not known */
+	uint8_t reserved;      /* 0 */
 };
 _Static_assert(sizeof(struct raw_python) == 16, "raw_python is 16 bytes");
 

@@ -166,6 +166,26 @@ bool report_python_unread(const struct pv_profile *p, char *buf, size_t n)
 	return true;
 }
 
+bool report_python_read(const struct pv_profile *p, char *buf, size_t n)
+{
+	static const char *const from[] = {
+		"", " (offsets from the interpreter)", " (offsets from its debug information)",
+		" (offsets from the collector's table of its version)",
+	};
+	uint32_t v = p->python_read_version, src = p->python_read_offsets;
+	char micro[16] = "", in[48] = "";
+
+	if (!p->python_read)
+		return false;
+	if (p->python_read_micro)
+		snprintf(micro, sizeof micro, ".%u", p->python_read_micro - 1);
+	if (p->python_read > 1)
+		snprintf(in, sizeof in, " (the first of %u processes)", p->python_read);
+	snprintf(buf, n, "python %u.%u%s: frames read%s%s", v >> 8 & 0xff, v & 0xff, micro,
+		 src < sizeof from / sizeof from[0] ? from[src] : "", in);
+	return true;
+}
+
 const char *pv_fixed(char *buf, double v, int dec, bool plus)
 {
 	static const double scale[] = { 1, 10, 100, 1000 };

@@ -64,6 +64,9 @@ const char *report_heap_cell(const struct calltree *t, int64_t v, char *buf, siz
 /* One line on the collector's own work left out of the profile
  * (pv_profile.collector_samples) into buf; false when there was none. */
 bool report_collector(const struct pv_profile *p, char *buf, size_t n);
+/* "python 3.11.7: frames read (offsets from its debug information)": of
+ * the first process whose Python frames were read; false when none. */
+bool report_python_read(const struct pv_profile *p, char *buf, size_t n);
 /* "python 3.14: its frames are not read ..." of the processes whose
  * CPython's frames the collector did not read; false when none. */
 bool report_python_unread(const struct pv_profile *p, char *buf, size_t n);

@@ -308,6 +308,8 @@ void report_header(FILE *out, const struct pv_report_ctx *rc)
 			fprintf(out, "%scollector:%s %s\n", bold_on(o), attr_off(o), say);
 		if (report_collector(p, say, sizeof say))
 			fprintf(out, "%scollector:%s %s\n", bold_on(o), attr_off(o), say);
+		if (report_python_read(p, say, sizeof say))
+			fprintf(out, "%snote:%s %s\n", bold_on(o), attr_off(o), say);
 		if (report_python_unread(p, say, sizeof say))
 			fprintf(out, "%swarning:%s %s\n", bold_on(o), attr_off(o), say);
 	}

@@ -20,12 +20,15 @@
  * 3.9 and 3.10 the frames are PyFrameObjects (tstate->frame, f_back), each
  * run by a C-level call of its own.
  *
- * The layouts are facts of each version's headers (offsetof over the
- * structures, the same for 3.11.2 and 3.11.7); 3.13 publishes them in
- * _PyRuntime (_Py_DebugOffsets), which is read instead.  The version:
- * Py_Version from 3.11 on, the string of Py_GetVersion before.
+ * The layouts: 3.13 publishes them in _PyRuntime (_Py_DebugOffsets);
+ * else they are read from the interpreter's debug information when it
+ * has some (pydwarf.c); else the tables below, facts of each version's
+ * headers (offsetof over the structures, the same for 3.11.2 and
+ * 3.11.7).  The version: Py_Version from 3.11 on, the string of
+ * Py_GetVersion before.
  */
 #include "pyframes.h"
+#include "pydwarf.h"
 #include "pylines.h"
 #include "collect-env.h"
 #include "preload.h"
@@ -44,25 +47,6 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
-
-/* Offsets into CPython's structures, of one version. */
-struct py_layout {
-	uint32_t version; /* major << 8 | minor */
-	uint32_t runtime_interpreters_head, interp_threads_head, interp_next;
-	uint32_t tstate_next, tstate_thread_id, tstate_frame;
-	uint32_t cframe_current_frame; /* 0 and unused from 3.13 (no _PyCFrame) */
-	uint32_t frame_code, frame_instr, frame_previous, frame_owner;
-	uint32_t owner_cstack; /* 0: 3.11's is_entry instead */
-	uint32_t code_qualname, code_filename, code_firstlineno, code_linetable, code_adaptive;
-	uint32_t bytes_size, bytes_sval;
-	uint32_t unicode_length, unicode_state, unicode_ascii_data;
-	uint32_t unicode_utf8_length, unicode_utf8, unicode_compact_data;
-	uint32_t object_type;
-	/* 3.9 and 3.10: the frames are PyFrameObjects, each run by a C-level
-	 * call of its own, and the instruction is the int f_lasti, in code
-	 * units (1, 3.10) or bytes (2, 3.9); 0 from 3.11 on */
-	uint32_t lasti;
-};
 
 static const struct py_layout py_layouts[] = {
 	{
@@ -154,7 +138,9 @@ static struct {
 	int found;             /* an interpreter: its RAW_PYTHON record says */
 	int stats;             /* --stats: the time of each merge, summed */
 	_Atomic uint64_t stat_ns, stat_n, stat_reads;
-	uint32_t version, frames;
+	uint64_t layout_ns;    /* --stats: the time the layout took to find */
+	int cached;            /* (its debug information's, from the cache) */
+	uint32_t version, frames, offsets, micro; /* of its RAW_PYTHON record */
 	_Atomic uint64_t *keys; /* PY_SLOTS: code objects written, 0 empty */
 	_Atomic uint64_t *groups; /* PY_SLOTS: Python stacks written, 0 empty */
 	/* the file names written: each a hash of the name (high bits) | the
@@ -191,15 +177,21 @@ static uint64_t py_u64(const unsigned char *b, uint32_t off)
 }
 
 /* 3.13: the offsets the interpreter publishes (_Py_DebugOffsets at the
- * start of _PyRuntime, read as words: their order is the header's).
- * Refuses a free-threaded build. */
+ * start of _PyRuntime, read as words: their order is the header's), and
+ * those of the compact str that follow from them (utf8_length, utf8 and
+ * the text after the ASCII header, from 3.12 on).  Returns -1 when there
+ * are none, -2 when they are of another version or of a free-threaded
+ * build (refused). */
 static int py_debug_offsets(struct py_layout *l, uintptr_t runtime)
 {
 	uint64_t w[71];
 
-	if (py_read(w, runtime, sizeof(w)) != 0 || memcmp(w, "xdebugpy", 8) != 0 ||
-	    (w[1] >> 16) != l->version || w[2] != 0)
+	if (l->version < 0x030d || py_read(w, runtime, sizeof(w)) != 0 || memcmp(w, "xdebugpy", 8) != 0)
 		return -1;
+	if ((w[1] >> 16) != l->version || w[2] != 0)
+		return -2;
+	l->owner_cstack = 3;
+	l->cframe_current_frame = 0;
 	l->runtime_interpreters_head = (uint32_t)w[5];
 	l->interp_next = (uint32_t)w[8];
 	l->interp_threads_head = (uint32_t)w[9];
@@ -221,6 +213,9 @@ static int py_debug_offsets(struct py_layout *l, uintptr_t runtime)
 	l->unicode_state = (uint32_t)w[68];
 	l->unicode_length = (uint32_t)w[69];
 	l->unicode_ascii_data = (uint32_t)w[70];
+	l->unicode_utf8_length = l->unicode_ascii_data;
+	l->unicode_utf8 = l->unicode_ascii_data + 8;
+	l->unicode_compact_data = l->unicode_ascii_data + 16;
 	return 0;
 }
 
@@ -248,15 +243,87 @@ static void py_note(uint32_t version, uint32_t frames)
 	rec = writer_reserve(sizeof(*rec), 1);
 	if (rec == NULL)
 		return;
+	memset(rec, 0, sizeof(*rec));
 	rec->version = version;
-	rec->frames = frames;
+	rec->frames = (uint8_t)frames;
+	rec->offsets = frames == RAW_PYTHON_READ ? (uint8_t)py.offsets : 0;
+	rec->micro = (uint8_t)py.micro;
 	writer_publish(rec, RAW_PYTHON, sizeof(*rec));
+}
+
+/* The version of the interpreter of lib, major << 8 | minor (0: not
+ * known), and its third number + 1 in *micro (0: not known). */
+static uint32_t py_version(void *lib, uint32_t *micro)
+{
+	const unsigned long *version = dlsym(lib, "Py_Version");
+	const char *(*get)(void);
+	unsigned major = 0, minor = 0, third = 0;
+	const char *s;
+
+	*micro = 0;
+	if (version != NULL) {
+		*micro = (uint32_t)((*version >> 8) & 0xff) + 1;
+		return (uint32_t)(*version >> 16);
+	}
+	/* before 3.11: the version string, a static one formatted from
+	 * constants (it is safe before the interpreter starts) */
+	get = (const char *(*)(void))dlsym(lib, "Py_GetVersion");
+	s = get != NULL ? get() : NULL;
+	if (s == NULL || sscanf(s, "%u.%u", &major, &minor) != 2 || major > 255 || minor > 255)
+		return 0;
+	if (sscanf(s, "%*u.%*u.%u", &third) == 1 && third < 255)
+		*micro = third + 1;
+	return major << 8 | minor;
+}
+
+/* The layout of version v of lib's interpreter into py.l, from the first
+ * of: the offsets it publishes, its debug information, the table of its
+ * version (unless PROFVIEW_TEST_PYTABLES=0, tests only); where from in
+ * py.offsets.  A layout is kept only when the type of PyCode_Type read
+ * with it is PyType_Type.  Returns 0, or -1 when there is none. */
+static int py_layout_pick(void *lib, uintptr_t runtime, uint32_t v)
+{
+	const char *tables = getenv("PROFVIEW_TEST_PYTABLES"), *cmp = getenv("PROFVIEW_TEST_PYCOMPARE");
+	const struct py_layout *table = NULL;
+	uintptr_t type_type = (uintptr_t)dlsym(lib, "PyType_Type"), t = 0;
+	uint64_t t0 = preload_now();
+	int rc;
+
+	for (size_t i = 0; i < sizeof(py_layouts) / sizeof(py_layouts[0]); i++)
+		if (py_layouts[i].version == v)
+			table = &py_layouts[i];
+	py.code_type = (uintptr_t)dlsym(lib, "PyCode_Type");
+	memset(&py.l, 0, sizeof(py.l));
+	py.l.version = v;
+	rc = py_debug_offsets(&py.l, runtime);
+	if (cmp != NULL && strcmp(cmp, "1") == 0)
+		pydwarf_compare((const void *)runtime, v, table, rc == 0 ? &py.l : NULL);
+	preload_own_begin(); /* libdw's allocations are the collector's */
+	if (rc == 0) {
+		py.offsets = RAW_PYTHON_OFFSETS_PUBLISHED;
+	} else if (rc == -1 && (py.cached = pydwarf_layout((const void *)runtime, v, &py.l, 0)) >= 0) {
+		py.offsets = RAW_PYTHON_OFFSETS_DEBUG_INFO;
+	} else if (rc == -1 && table != NULL && v < 0x030d && (tables == NULL || strcmp(tables, "0") != 0)) {
+		/* (3.13's table is the published offsets': not used alone) */
+		py.l = *table;
+		py.offsets = RAW_PYTHON_OFFSETS_TABLE;
+	} else {
+		rc = -2;
+	}
+	preload_own_end();
+	py.layout_ns = preload_now() - t0;
+	if (rc == -2 || py.code_type == 0 || type_type == 0 ||
+	    py_read(&t, py.code_type + py.l.object_type, 8) != 0 || t != type_type) {
+		memset(&py.l, 0, sizeof(py.l));
+		py.offsets = 0;
+		return -1;
+	}
+	return 0;
 }
 
 /* pyframes_init with the symbols of lib (RTLD_DEFAULT: the process's). */
 static void py_init(void *lib)
 {
-	const unsigned long *version;
 	void *runtime = dlsym(lib, "_PyRuntime");
 	uint32_t v;
 
@@ -274,31 +341,12 @@ static void py_init(void *lib)
 		py_note(0, RAW_PYTHON_NOT_ASKED);
 		return;
 	}
-	version = dlsym(lib, "Py_Version");
-	if (version != NULL) {
-		v = (uint32_t)(*version >> 16);
-	} else {
-		/* before 3.11: the version string, a static one formatted
-		 * from constants (it is safe before the interpreter starts) */
-		const char *(*get)(void) = (const char *(*)(void))dlsym(lib, "Py_GetVersion");
-		const char *s = get != NULL ? get() : NULL;
-		unsigned major = 0, minor = 0;
-
-		if (s == NULL || sscanf(s, "%u.%u", &major, &minor) != 2 || major > 255 || minor > 255) {
-			py_note(0, RAW_PYTHON_UNREAD);
-			return;
-		}
-		v = major << 8 | minor;
-	}
-	for (size_t i = 0; i < sizeof(py_layouts) / sizeof(py_layouts[0]); i++)
-		if (py_layouts[i].version == v)
-			py.l = py_layouts[i];
-	if (py.l.version == 0 || (v == 0x030d && py_debug_offsets(&py.l, (uintptr_t)runtime) != 0)) {
+	v = py_version(lib, &py.micro);
+	if (v == 0 || py_layout_pick(lib, (uintptr_t)runtime, v) != 0) {
 		py_note(v, RAW_PYTHON_UNREAD);
 		return;
 	}
 	py.runtime = (uintptr_t)runtime;
-	py.code_type = (uintptr_t)dlsym(lib, "PyCode_Type");
 	py_eval_range(lib);
 	memset(py.files, 0, sizeof(py.files));
 	if (py.keys != NULL)
@@ -846,7 +894,12 @@ uint32_t pyframes_merge(uint64_t *frames, uint32_t n, uint32_t cap)
 void pyframes_print_stats(void)
 {
 	uint64_t k = atomic_load(&py.stat_n);
+	static const char *const from[] = { "", "the interpreter", "its debug information", "the table" };
 
+	if (py.stats && py.on && py.offsets < 4)
+		preload_warn("python offsets: from %s%s, found in %.2f ms", from[py.offsets],
+			     py.offsets == RAW_PYTHON_OFFSETS_DEBUG_INFO && py.cached == 1 ? " (kept in the cache)" : "",
+			     (double)py.layout_ns / 1e6);
 	if (py.stats && py.on && k > 0)
 		preload_warn("python frames: %llu samples, mean %llu ns and %.1f reads in their walk",
 			     (unsigned long long)k, (unsigned long long)(atomic_load(&py.stat_ns) / k),

@@ -3,7 +3,8 @@
  * At start, pyframes_init looks for a CPython interpreter in the process
  * (the _PyRuntime symbol of the program or of a libpython it was linked
  * with, and its version) and, for a version whose layout it knows (3.9 to
- * 3.13), arms the
+ * 3.13: the offsets the interpreter publishes, else those of its debug
+ * information (pydwarf.h), else the collector's table), arms the
  * walk: in the handler, pyframes_merge reads the sampled thread's frames
  * with process_vm_readv (a read that cannot fault), writes each code
  * object once as a RAW_PYCODE record and puts the frames into the native
@@ -67,7 +68,13 @@ void pyframes_put_thread(void *at, uint32_t size, const struct pyframes_thread *
 			 uint64_t time_ns);
 
 /* Tests only (PROFVIEW_TEST_PYGARBAGE in the environment): the walk is
- * pointed at a chain of frames made of garbage after its first frame. */
+ * pointed at a chain of frames made of garbage after its first frame.
+ * PROFVIEW_TEST_PYTABLES=0: the collector's tables of offsets are not
+ * used (the interpreter's own or its debug information's only).
+ * PROFVIEW_TEST_PYCOMPARE=1: the offsets read from the debug information
+ * are compared, field by field, with the table of the version and with
+ * those the interpreter publishes, on stderr.  PROFVIEW_TEST_PYDWARF:
+ * pydwarf.h. */
 
 #pragma GCC visibility pop
 

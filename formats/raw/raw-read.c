@@ -285,6 +285,11 @@ static int first_record(struct reader *rd, const struct raw_record *recp)
 
 		if (py->frames == RAW_PYTHON_UNREAD && p->python_unread++ == 0)
 			p->python_unread_version = py->version;
+		if (py->frames == RAW_PYTHON_READ && p->python_read++ == 0) {
+			p->python_read_version = py->version;
+			p->python_read_micro = py->micro;
+			p->python_read_offsets = py->offsets;
+		}
 		break;
 	}
 	case RAW_COLLECTOR: {
