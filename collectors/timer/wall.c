@@ -5,8 +5,9 @@
  * time and looks at every registered thread without interrupting it:
  * /proc/self/task/TID/syscall says "running" for a thread on a CPU (the
  * CPU timers sample it), and for any other thread the user stack pointer
- * and program counter where it stopped, in a system call (blocked,
- * sleeping) or not (waiting for a CPU).  For those the sampler writes a
+ * and program counter where it stopped in a system call (blocked,
+ * sleeping).  A thread waiting for a CPU reads as "running" too (its
+ * state is runnable), so that time is in neither kind of sample.  For those the sampler writes a
  * RAW_SAMPLE_REGS record without RAW_SAMPLE_RUNNING: the two registers, a
  * copy of the stack from the stack pointer up (read with process_vm_readv,
  * so an unmapped page ends the copy instead of faulting), and as weight

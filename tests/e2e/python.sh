@@ -210,9 +210,12 @@ check_gil() {
 	[ "$all" -gt 1000000 ] && [ $((sl * 4)) -ge "$all" ] && [ $((un * 10)) -le "$all" ] ||
 		fail "$2: gil_sleeper: $sl of $all us [sleeping], $un unmarked: $(grep -m3 ';gil_sleeper' gw.txt | cut -c1-300)"
 	note "$2: gil_sleeper $all us, [sleeping] $sl, GIL $g, unmarked $un"
+	# (a busy thread's time waiting for a processor is in no sample, the
+	# kernel calling it running: beside other work its 2 s of life weigh
+	# much less, 0.8 s at a load of 12 on 2 processors)
 	for f in gil_busy_a gil_busy_b; do
 		read -r all sl g un < <(gil_weights gw.txt "$f")
-		[ "$all" -gt 1000000 ] && [ $((g * 5)) -ge "$all" ] && [ "$sl" = 0 ] ||
+		[ "$all" -gt 300000 ] && [ $((g * 5)) -ge "$all" ] && [ "$sl" = 0 ] ||
 			fail "$2: $f: $g of $all us waiting for the GIL, $sl sleeping: $(grep -m3 ";$f;" gw.txt | cut -c1-300)"
 		note "$2: $f $all us, waiting for the GIL $g"
 	done
