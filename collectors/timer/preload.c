@@ -634,7 +634,7 @@ static int preload_start_trace(const char *out, int root)
 			     strerror(errno));
 		return -1;
 	}
-	mappings_write(0);
+	mappings_write_start();
 	return 0;
 }
 
