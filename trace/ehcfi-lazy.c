@@ -70,8 +70,11 @@ void ehcfi_lazy_after_fork(struct ehcfi_lazy *lz)
 	for (uint32_t k = 0; lz != NULL && k < lz->nchunks; k++) {
 		uint32_t making = CHUNK_MAKING;
 
-		/* its half-made mapping is lost, not reused */
-		atomic_compare_exchange_strong(&lz->chunk[k].state, &making, CHUNK_NONE);
+		/* its half-made mapping is lost, not reused; the others are
+		 * only read (a compare-and-swap writes the line even when it
+		 * fails: each page of the states copied in every child) */
+		if (atomic_load_explicit(&lz->chunk[k].state, memory_order_relaxed) == CHUNK_MAKING)
+			atomic_compare_exchange_strong(&lz->chunk[k].state, &making, CHUNK_NONE);
 	}
 }
 

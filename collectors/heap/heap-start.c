@@ -143,7 +143,7 @@ int heap_start_trace(const char *out, int root, uint32_t flags)
 		preload_warn("profiling disabled: cannot map '%s': %s", writer_path(), strerror(errno));
 		return -1;
 	}
-	mappings_write(0);
+	mappings_write_start();
 	return 0;
 }
 

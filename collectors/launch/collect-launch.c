@@ -371,6 +371,28 @@ static int collect_short_env(const struct collect_opts *o, const char *abs)
 	return setenv(COLLECT_ENV_SHORT, path, 1);
 }
 
+/* PROFVIEW_BOOT_ID: the boot's id, read here once rather than by each
+ * process image of the run (the library checks its form, and reads the
+ * file itself without it).  Returns 0 or -1. */
+static int collect_setenv_boot(void)
+{
+	char id[64] = "";
+	ssize_t n = -1;
+	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		n = read(fd, id, sizeof(id) - 1);
+		close(fd);
+	}
+	id[n > 0 ? n : 0] = '\0';
+	id[strcspn(id, "\n")] = '\0';
+	if (id[0] == '\0') {
+		unsetenv(COLLECT_ENV_BOOT_ID);
+		return 0;
+	}
+	return setenv(COLLECT_ENV_BOOT_ID, id, 1);
+}
+
 /* Sets the environment of the program.  Returns 0 or -1. */
 static int collect_setenv(const struct collect_opts *o, const char *lib, const char *abs)
 {
@@ -407,6 +429,7 @@ static int collect_setenv(const struct collect_opts *o, const char *lib, const c
 	snprintf(num, sizeof(num), "%d", (int)getpid());
 	rc |= setenv(COLLECT_ENV_PID, num, 1);
 	rc |= setenv(COLLECT_ENV_INHERIT, o->no_inherit ? "0" : "1", 1);
+	rc |= collect_setenv_boot();
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 	/* --duration counts from the end of --delay */

@@ -54,6 +54,9 @@
 #define COLLECT_ENV_STATS "PROFVIEW_STATS"         /* "1": the handler's figures at exit */
 #define COLLECT_ENV_HEAP_RATE "PROFVIEW_HEAP_RATE" /* collect-heap: mean bytes between samples */
 #define COLLECT_ENV_PYTHON "PROFVIEW_PYTHON"       /* "0": no Python frames read */
+/* The boot's id (/proc/sys/kernel/random/boot_id), read once by the
+ * launcher rather than by every process image the run starts */
+#define COLLECT_ENV_BOOT_ID "PROFVIEW_BOOT_ID"
 
 /* Sampling frequency: the default and the largest (samples a second). */
 #define COLLECT_HZ_DEFAULT 250

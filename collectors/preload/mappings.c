@@ -45,7 +45,7 @@ struct mappings_object {
 
 struct mappings_objects {
 	struct mappings_object *v;
-	size_t n;
+	size_t n, cap;
 };
 
 /* The executable ranges, sorted, as one allocation. */
@@ -67,6 +67,13 @@ static struct {
 	 * __libc_stack_end), and the end of the one below it; 0 when the
 	 * last read did not find it */
 	uintptr_t stack_to, stack_below;
+	/* the records the last read of every line wrote, one after the
+	 * other, for a fork child to write again (mappings_write_start);
+	 * NULL after a read of only the new lines */
+	char *kept;
+	size_t nkept, kept_cap;
+	unsigned long long kept_adds, kept_subs;  /* the loader's counts then */
+	int forked;                      /* a fork child that has not started its trace */
 } mappings = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* Where the dynamic loader says the initial thread's stack begins
@@ -108,7 +115,7 @@ static int mappings_collect_object(struct dl_phdr_info *info, size_t size, void 
 	uintptr_t lo = UINTPTR_MAX, hi = 0;
 
 	(void)size;
-	if (objs->n == MAPPINGS_MAX_OBJECTS)
+	if (objs->n == objs->cap)
 		return 1;
 	o = &objs->v[objs->n];
 	memset(o, 0, sizeof(*o));
@@ -295,6 +302,49 @@ static const char *mappings_unescape(const char *path, char *buf, size_t cap)
 	return access(buf, F_OK) == 0 || access(path, F_OK) != 0 ? buf : path;
 }
 
+/* Adds a copy of a record being written to the kept ones, when they are
+ * being kept (a read of every line).  Lock held. */
+static void mappings_keep(const struct raw_mapping *rec, uint32_t size)
+{
+	if (mappings.kept == NULL)
+		return;
+	if (mappings.kept_cap - mappings.nkept < size) {
+		size_t cap = 2 * mappings.kept_cap + size;
+		char *p = realloc(mappings.kept, cap);
+
+		if (p == NULL) {
+			free(mappings.kept);
+			mappings.kept = NULL;
+			return;
+		}
+		mappings.kept = p;
+		mappings.kept_cap = cap;
+	}
+	memcpy(mappings.kept + mappings.nkept, rec, size);
+	/* (the record's own header is stored when it is published) */
+	((struct raw_rec *)(mappings.kept + mappings.nkept))->type = RAW_MAPPING;
+	((struct raw_rec *)(mappings.kept + mappings.nkept))->size = size;
+	mappings.nkept += size;
+}
+
+/* Starts keeping the records of a read of every line, or stops with a
+ * read of only the new ones.  Lock held. */
+static void mappings_keep_begin(int only_new, const unsigned long long *counts)
+{
+	if (only_new) {
+		free(mappings.kept);
+		mappings.kept = NULL;
+		return;
+	}
+	if (mappings.kept == NULL) {
+		mappings.kept_cap = 4096;
+		mappings.kept = malloc(mappings.kept_cap);
+	}
+	mappings.nkept = 0;
+	mappings.kept_adds = counts[0];
+	mappings.kept_subs = counts[1];
+}
+
 /* Writes one record for an executable line.  Returns 0, or -1 when out of
  * space. */
 static int mappings_write_line(unsigned long long start, unsigned long long end,
@@ -326,6 +376,7 @@ static int mappings_write_line(unsigned long long start, unsigned long long end,
 	}
 	if (rec->build_id_len == 0 && path[0] == '/')
 		rec->build_id_len = mappings_file_build_id(path, rec->build_id);
+	mappings_keep(rec, size);
 	writer_publish(rec, RAW_MAPPING, size);
 	return 0;
 }
@@ -399,11 +450,31 @@ static int mappings_cmp_range(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int mappings_count_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)info;
+	(void)size;
+	++*(size_t *)data;
+	return 0;
+}
+
 static int mappings_read_adds(struct dl_phdr_info *info, size_t size, void *data)
 {
 	if (size >= offsetof(struct dl_phdr_info, dlpi_adds) + sizeof(info->dlpi_adds))
 		*(unsigned long long *)data = info->dlpi_adds;
 	return 1; /* the first object is enough */
+}
+
+/* The loader's counts of objects loaded and unloaded: [0] adds, [1] subs. */
+static int mappings_read_counts(struct dl_phdr_info *info, size_t size, void *data)
+{
+	unsigned long long *c = data;
+
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+		c[0] = info->dlpi_adds;
+		c[1] = info->dlpi_subs;
+	}
+	return 1;
 }
 
 static int mappings_seen(uint64_t h)
@@ -435,16 +506,18 @@ int mappings_write(int only_new)
 	struct mappings_objects objs = { 0 };
 	struct mappings_code *code = NULL;
 	uint64_t *seen = NULL;
-	size_t nseen = 0, nlines = 1;
-	unsigned long long adds = 0;
+	size_t nseen = 0, nlines = 1, nobjs = 0;
+	unsigned long long counts[2] = { 0, 0 };
 	char *maps, *line, *next;
 	uintptr_t below = 0;
 	int count = 0;
 
 	pthread_mutex_lock(&mappings.lock);
+	mappings.forked = 0;
 	mappings.stack_to = mappings.stack_below = 0;
 	/* Read before the maps: a load in between is seen by the next call. */
-	dl_iterate_phdr(mappings_read_adds, &adds);
+	dl_iterate_phdr(mappings_read_counts, counts);
+	mappings_keep_begin(only_new, counts);
 	maps = mappings_read_maps();
 	if (maps == NULL) {
 		count = -1;
@@ -456,7 +529,14 @@ int mappings_write(int only_new)
 	code = malloc(sizeof(*code) + nlines * sizeof(code->r[0]));
 	if (code != NULL)
 		code->n = 0;
-	objs.v = malloc(MAPPINGS_MAX_OBJECTS * sizeof(*objs.v));
+	/* as many as are loaded (a dlopen in between is seen by the next
+	 * call), rather than the most there may be: a short process's
+	 * heap stays a few pages */
+	dl_iterate_phdr(mappings_count_object, &nobjs);
+	if (nobjs > MAPPINGS_MAX_OBJECTS)
+		nobjs = MAPPINGS_MAX_OBJECTS;
+	objs.v = malloc(nobjs * sizeof(*objs.v));
+	objs.cap = objs.v != NULL ? nobjs : 0;
 	if (objs.v != NULL)
 		dl_iterate_phdr(mappings_collect_object, &objs);
 	for (line = maps; *line != '\0'; line = next) {
@@ -499,7 +579,12 @@ int mappings_write(int only_new)
 		mappings_publish_code(code);
 		code = NULL;
 	}
-	mappings.adds = adds;
+	mappings.adds = counts[0];
+	if (count < 0) {
+		/* not all of them: a fork child reads them itself */
+		free(mappings.kept);
+		mappings.kept = NULL;
+	}
 	if (mappings.cfi)
 		cfi_refresh(preload_host.handlers_idle);
 out:
@@ -508,6 +593,38 @@ out:
 	free(code);
 	free(objs.v);
 	free(maps);
+	return count;
+}
+
+int mappings_write_start(void)
+{
+	unsigned long long counts[2] = { 0, 0 };
+	int count = 0;
+
+	pthread_mutex_lock(&mappings.lock);
+	dl_iterate_phdr(mappings_read_counts, counts);
+	if (!mappings.forked || mappings.kept == NULL || counts[0] != mappings.kept_adds ||
+	    counts[1] != mappings.kept_subs) {
+		pthread_mutex_unlock(&mappings.lock);
+		return mappings_write(0);
+	}
+	for (size_t at = 0; at < mappings.nkept;) {
+		const struct raw_mapping *k = (const struct raw_mapping *)(mappings.kept + at);
+		struct raw_mapping *rec = writer_reserve(k->h.size, 1);
+
+		if (rec == NULL) {
+			count = -1;
+			break;
+		}
+		memcpy((char *)rec + sizeof(rec->h), (const char *)k + sizeof(k->h),
+		       k->h.size - sizeof(k->h));
+		rec->time_ns = preload_now();
+		writer_publish(rec, RAW_MAPPING, k->h.size);
+		at += k->h.size;
+		count++;
+	}
+	mappings.forked = 0;
+	pthread_mutex_unlock(&mappings.lock);
 	return count;
 }
 
@@ -548,6 +665,7 @@ void mappings_atfork(int phase)
 		pthread_mutex_unlock(&mappings.lock);
 	else {
 		pthread_mutex_init(&mappings.lock, NULL);
+		mappings.forked = 1;
 		if (mappings.cfi)
 			cfi_after_fork();
 	}

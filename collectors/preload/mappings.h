@@ -16,6 +16,13 @@
  * serialized by its own lock.  Returns the number of records written or
  * -1. */
 int mappings_write(int only_new);
+/* The records of a trace's start: mappings_write(0), but in a fork child
+ * (after mappings_atfork(2)) those its parent's last read of every line
+ * wrote (the same address space, copied), without reading
+ * /proc/self/maps, unless the loader has loaded or unloaded an object
+ * since.  Not signal-safe.  Returns the number of records written or
+ * -1. */
+int mappings_write_start(void);
 /* Around fork: phase 0 (prepare) takes the lock, 1 (parent) releases it,
  * 2 (child) makes a fresh one, so a fork while another thread writes
  * mappings cannot leave the child's lock held forever.  Not signal-safe. */

@@ -84,23 +84,20 @@ void stacktab_know(uint64_t serial, uint32_t id, uint32_t word)
 	atomic_store_explicit(&k->serial, serial, memory_order_release);
 }
 
+/* The table and the arena are one mapping: one system call to make, to
+ * drop and to reset, and one area for the kernel to keep per process. */
+#define STACKTAB_SLOTS_BYTES ((size_t)STACKTAB_SLOTS * sizeof(struct stacktab_slot))
+#define STACKTAB_BYTES (STACKTAB_SLOTS_BYTES + (size_t)STACKTAB_ARENA_WORDS * sizeof(uint64_t))
+
 int stacktab_init(void)
 {
-	void *p;
+	void *p = mmap(NULL, STACKTAB_BYTES, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
-	p = mmap(NULL, STACKTAB_SLOTS * sizeof(struct stacktab_slot), PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return -1;
 	stacktab.slots = p;
-	p = mmap(NULL, STACKTAB_ARENA_WORDS * sizeof(uint64_t), PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED) {
-		munmap(stacktab.slots, STACKTAB_SLOTS * sizeof(struct stacktab_slot));
-		stacktab.slots = NULL;
-		return -1;
-	}
-	stacktab.arena = p;
+	stacktab.arena = (uint64_t *)((char *)p + STACKTAB_SLOTS_BYTES);
 	atomic_store(&stacktab.next_id, 1);
 	return 0;
 }
@@ -108,7 +105,7 @@ int stacktab_init(void)
 void stacktab_populate(const _Atomic int *stop)
 {
 	unsigned char *slots = (unsigned char *)stacktab.slots;
-	size_t size = STACKTAB_SLOTS * sizeof(struct stacktab_slot), step = 256 << 10;
+	size_t size = STACKTAB_SLOTS_BYTES, step = 256 << 10;
 
 	if (slots == NULL)
 		return;
@@ -130,25 +127,36 @@ void stacktab_populate(const _Atomic int *stop)
 	}
 }
 
+static void stacktab_forget_known(void)
+{
+	atomic_store(&stacktab.arena_used, 0);
+	for (int i = 0; i < STACKTAB_KNOWN; i++)
+		atomic_store(&stacktab_known_v[i].serial, 0);
+}
+
 void stacktab_release(void)
 {
 	if (stacktab.slots == NULL)
 		return;
-	munmap(stacktab.slots, STACKTAB_SLOTS * sizeof(struct stacktab_slot));
-	munmap(stacktab.arena, STACKTAB_ARENA_WORDS * sizeof(uint64_t));
+	munmap(stacktab.slots, STACKTAB_BYTES);
 	stacktab.slots = NULL;
 	stacktab.arena = NULL;
-	atomic_store(&stacktab.arena_used, 0);
-	for (int i = 0; i < STACKTAB_KNOWN; i++)
-		atomic_store(&stacktab_known_v[i].serial, 0);
+	stacktab_forget_known();
 }
 
 void stacktab_reset(void)
 {
 	if (stacktab.slots == NULL)
 		return;
-	stacktab_release();
-	stacktab_init();
+	/* zeros again, the pages given back (in a fork child, its copies of
+	 * the parent's), the mapping kept */
+	if (madvise(stacktab.slots, STACKTAB_BYTES, MADV_DONTNEED) != 0) {
+		stacktab_release();
+		stacktab_init();
+		return;
+	}
+	stacktab_forget_known();
+	atomic_store(&stacktab.next_id, 1);
 }
 
 static uint64_t stacktab_hash(const uint64_t *frames, uint32_t n)

@@ -154,7 +154,7 @@ static int engine_perf_open(pid_t tid, uint64_t first_ns, int chains, uint64_t *
 {
 	struct perf_event_attr attr;
 	struct f_owner_ex owner = { F_OWNER_TID, tid };
-	int fd, fl;
+	int fd;
 
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
@@ -186,8 +186,10 @@ static int engine_perf_open(pid_t tid, uint64_t first_ns, int chains, uint64_t *
 		errno = EMFILE;
 		return -1;
 	}
+	/* (a new event's descriptor has no status flag of its own to keep:
+	 * O_ASYNC is set without reading them first) */
 	if (fcntl(fd, F_SETSIG, preload_signal()) != 0 || fcntl(fd, F_SETOWN_EX, &owner) != 0 ||
-	    (fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl | O_ASYNC) != 0 ||
+	    fcntl(fd, F_SETFL, O_ASYNC) != 0 ||
 	    ioctl(fd, PERF_EVENT_IOC_ID, id) != 0) {
 		int err = errno;
 

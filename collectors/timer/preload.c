@@ -2,8 +2,8 @@
  *
  * Loaded with LD_PRELOAD by collect-timer, which sets PROFVIEW_OUTPUT,
  * PROFVIEW_FREQUENCY, PROFVIEW_UNWIND, PROFVIEW_STACK_SIZE, PROFVIEW_ENGINE,
- * PROFVIEW_CLOCK, PROFVIEW_PID, PROFVIEW_INHERIT, PROFVIEW_STOP_NS and
- * PROFVIEW_STATS.  The process whose pid is
+ * PROFVIEW_CLOCK, PROFVIEW_PID, PROFVIEW_INHERIT, PROFVIEW_STOP_NS,
+ * PROFVIEW_STATS and PROFVIEW_BOOT_ID.  The process whose pid is
  * PROFVIEW_PID writes PROFVIEW_OUTPUT (the file the launcher created).
  * Every other process image writes a trace of its own (writer_open names
  * it after its pid): the child of a fork starts one in the atfork child
@@ -568,17 +568,35 @@ static int preload_engine_wanted(void)
 	return ENGINE_AUTO;
 }
 
-/* The RAW_KERNEL record: how the samples' system time is measured, and
- * the boot their kernel addresses belong to. */
-static void preload_write_kernel(void)
+/* The boot's id, as /proc/sys/kernel/random/boot_id says it (36
+ * characters, hex digits and dashes): read once in a process and kept for
+ * its fork children; taken from PROFVIEW_BOOT_ID, which the launcher read
+ * once for the run, when that has the form of one.  An empty string when
+ * neither can say it. */
+static char preload_boot[40];
+
+static int preload_boot_id_ok(const char *s)
 {
-	struct raw_kernel *rec = writer_reserve(sizeof(*rec), WRITER_WAIT);
+	size_t n = 0;
+
+	for (; s[n] != '\0'; n++)
+		if (!((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f') || s[n] == '-'))
+			return 0;
+	return n == 36;
+}
+
+static const char *preload_boot_id(void)
+{
+	const char *env = preload_setting(COLLECT_ENV_BOOT_ID);
 	char id[64] = "";
-	size_t n;
 	int fd;
 
-	if (rec == NULL)
-		return;
+	if (preload_boot[0] != '\0')
+		return preload_boot;
+	if (env != NULL && preload_boot_id_ok(env)) {
+		memcpy(preload_boot, env, 37);
+		return preload_boot;
+	}
 	fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
 		ssize_t got = read(fd, id, sizeof(id) - 1);
@@ -586,7 +604,24 @@ static void preload_write_kernel(void)
 		id[got > 0 ? got : 0] = '\0';
 		close(fd);
 	}
-	n = strcspn(id, "\n");
+	id[strcspn(id, "\n")] = '\0';
+	if (preload_boot_id_ok(id))
+		memcpy(preload_boot, id, 37);
+	return preload_boot;
+}
+
+/* The RAW_KERNEL record: how the samples' system time is measured, and
+ * the boot their kernel addresses belong to. */
+static void preload_write_kernel(void)
+{
+	struct raw_kernel *rec = writer_reserve(sizeof(*rec), WRITER_WAIT);
+	const char *id;
+	size_t n;
+
+	if (rec == NULL)
+		return;
+	id = preload_boot_id();
+	n = strlen(id);
 	memset(rec->boot_id, 0, sizeof(rec->boot_id));
 	memcpy(rec->boot_id, id, n < sizeof(rec->boot_id) - 1 ? n : sizeof(rec->boot_id) - 1);
 	rec->source = (uint32_t)engine_system_source();
@@ -613,7 +648,7 @@ static int preload_start_trace(const char *out, int root)
 			     strerror(errno));
 		return -1;
 	}
-	mappings_write(0);
+	mappings_write_start();
 	return 0;
 }
 

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/single_threaded.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -434,10 +435,16 @@ int threads_adopt(pid_t tid)
  * library's own. */
 void threads_adopt_existing(void)
 {
-	DIR *d = opendir("/proc/self/task");
 	pid_t self = preload_gettid();
 	struct dirent *de;
+	DIR *d;
 
+	/* At the start of a process no thread has been made (the C
+	 * library's word for it, which its first pthread_create clears,
+	 * ours included): nothing to read in /proc. */
+	if (!preload.attached && __libc_single_threaded)
+		return;
+	d = opendir("/proc/self/task");
 	if (d == NULL)
 		return;
 	while ((de = readdir(d)) != NULL) {

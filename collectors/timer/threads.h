@@ -74,7 +74,9 @@ void threads_register(void);
  * signal-safe. */
 void threads_exit(void *unused);
 /* Timers for the threads that were running before we started (attached:
- * the calling one too).  Not signal-safe. */
+ * the calling one too); at a process's start, /proc/self/task is read only
+ * if the C library says a thread was made (__libc_single_threaded).  Not
+ * signal-safe. */
 void threads_adopt_existing(void);
 /* A timer for thread tid of this process, found running (attach.c's
  * thread: one created after the attach).  0 or -1.  Not signal-safe. */

@@ -13,7 +13,11 @@
 # (d) a chain of 60 execs in one process: every image's trace is in the
 #     run, each under the same pid, and the run is one process;
 # (e) a process that waits while others start and end has no control
-#     thread, which their ends would wake.
+#     thread, which their ends would wake;
+# (f) what each process pays to start: the library is two segments (two
+#     mappings) to load; a fork child reads no /proc/self/maps (its
+#     parent's records), no process reads the boot id (the launcher's),
+#     and none reads /proc/self/task when it has made no thread.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 cd "$WORK"
@@ -160,6 +164,29 @@ EOC
 if grep -q '^control ' wakes.txt; then
 	read -r _ wakes secs <<<"$(grep '^control ' wakes.txt)"
 	fail "the waiting process has a control thread, woken $wakes times in $secs s"
+fi
+
+# (f) the library's loadable segments: code and read-only data in one
+readelf -lW "$lib" >segments.txt || fail "readelf cannot read '$lib'"
+loads=$(grep -c '^ *LOAD ' segments.txt || true)
+note "the preload library: $loads loadable segments"
+[ "$loads" -le 2 ] || fail "the preload library has $loads loadable segments: $(grep '^ *LOAD ' segments.txt)"
+# (f) the /proc files each process reads at its start: with sampling
+# delayed (no sample, so no process reads its maps again at its end), a
+# shell that forks twice and then execs a program, and that program, read
+# the maps once each; the forks' children not at all
+if ! command -v strace >/dev/null; then
+	note "strace is missing (apt-get install strace): the check of the files read at start is skipped"
+else
+	"$COLLECT_TIMER" -q --delay=60 -o procs.raw strace -f -e trace=open,openat -o procs.st \
+		bash -c '(exit 0); (exit 0) & wait; /bin/true' || fail "collect-timer failed on the fork run"
+	maps=$(grep -c '"/proc/self/maps"' procs.st || true)
+	boot=$(grep -c 'random/boot_id"' procs.st || true)
+	task=$(grep -c '"/proc/self/task"' procs.st || true)
+	note "two images and two fork children read the maps $maps times, the boot id $boot, /proc/self/task $task"
+	[ "$maps" = 2 ] || fail "the maps read $maps times, not once by each of the two images: $(grep maps procs.st)"
+	[ "$boot" = 0 ] || fail "the boot id read by the processes: $(grep boot_id procs.st | head -3)"
+	[ "$task" = 0 ] || fail "/proc/self/task read by processes of one thread: $(grep task procs.st | head -3)"
 fi
 
 # (c) none of the library's functions in any profile

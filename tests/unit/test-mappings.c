@@ -6,8 +6,12 @@
  * executable line of /proc/self/maps written as one RAW_MAPPING record
  * that reads back the same through raw-iter.h, with the build id of each
  * file's note; only the new ones on a later call; the code table at the
- * edges of each range; the initial thread's stack; the unwind tables
- * kept with the mappings, their rows made as a walk needs them. */
+ * edges of each range; the initial thread's stack; a fork child's start
+ * (mappings_write_start after mappings_atfork(2)): the records of the
+ * last full read again, without a read of the maps, unless the loader
+ * loaded an object since; the unwind tables kept with the mappings, their
+ * rows made as a walk needs them. */
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <pthread.h>
@@ -437,6 +441,88 @@ static void test_only_new(void)
 	tt_remove(&t);
 }
 
+/* ---- a fork child's start ---- */
+
+/* The records of a trace that holds mapping records only, one written by
+ * start(): their count, into recs. */
+static int fork_trace(int (*start)(void), uint64_t *before)
+{
+	struct tt_trace t;
+	int n;
+
+	CHECK(tt_start(&t, 0) == 0);
+	*before = preload_now();
+	n = start();
+	CHECK(tt_finish(&t) == 0);
+	read_records(&t);
+	tt_remove(&t);
+	return n;
+}
+
+static int write_all(void)
+{
+	return mappings_write(0);
+}
+
+/* As a fork child: the lock taken by the prepare handler, a new one in
+ * the child's. */
+static void as_fork_child(void)
+{
+	mappings_atfork(0);
+	mappings_atfork(2);
+}
+
+static void test_fork_child(void)
+{
+	static struct rec parent[MAX_RECS];
+	char path[128];
+	uint64_t before;
+	char *at;
+	int first, n, fd;
+	void *lib;
+
+	first = fork_trace(write_all, &before);
+	CHECK(first > 0 && first == nrecs);
+	memcpy(parent, recs, sizeof(recs));
+	/* mapped after that read: only a read of the maps would see it */
+	snprintf(path, sizeof(path), "%s/after-fork.so", dir);
+	fd = write_elf(path, 0x55);
+	CHECK(fd >= 0);
+	at = map_guarded(fd, 0, NULL);
+	CHECK(at != NULL);
+	as_fork_child();
+	n = fork_trace(mappings_write_start, &before);
+	CHECK_EQ(n, first);
+	CHECK_EQ(nrecs, first);
+	for (int i = 0; i < nrecs && i < first; i++) {
+		CHECK(recs[i].start == parent[i].start && recs[i].end == parent[i].end &&
+		      recs[i].pgoff == parent[i].pgoff);
+		CHECK(recs[i].build_id_len == parent[i].build_id_len &&
+		      memcmp(recs[i].build_id, parent[i].build_id, sizeof(recs[i].build_id)) == 0);
+		CHECK_STR(recs[i].path, parent[i].path);
+		CHECK(recs[i].time_ns >= before);
+	}
+	CHECK(find_record((uintptr_t)at, 0) == NULL);
+	/* once only: the next start reads the maps */
+	n = fork_trace(mappings_write_start, &before);
+	CHECK_EQ(n, first + 1);
+	CHECK(find_record((uintptr_t)at, 0) != NULL);
+	/* an object loaded since the read: the child reads the maps */
+	if (dlopen("libutil.so.1", RTLD_NOW | RTLD_NOLOAD) == NULL) {
+		lib = dlopen("libutil.so.1", RTLD_NOW);
+		CHECK(lib != NULL);
+		as_fork_child();
+		n = fork_trace(mappings_write_start, &before);
+		CHECK(n > first + 1);
+		CHECK(find_record((uintptr_t)at, 0) != NULL);
+		if (lib != NULL)
+			dlclose(lib);
+	}
+	munmap(at - PAGE, 3 * PAGE);
+	close(fd);
+	unlink(path);
+}
+
 /* ---- the unwind tables, kept with the mappings ---- */
 
 /* Walks this thread's stack from here, bounded as the library bounds the
@@ -514,6 +600,7 @@ int main(void)
 	test_ranges();
 	test_initial_stack();
 	test_only_new();
+	test_fork_child();
 	test_cfi();
 	remove_files();
 	return check_done("mappings");
