@@ -149,6 +149,8 @@ enum raw_type {
 	RAW_PYSTACK = 19,
 	RAW_SAMPLE_PY = 20,
 	RAW_PYTHON = 21,
+	RAW_STACK_PY = 22,
+	RAW_PYPART = 23,
 };
 
 struct raw_rec {
@@ -735,6 +737,44 @@ _Static_assert(sizeof(struct raw_pystack) == 16, "raw_pystack is 16 bytes");
 /* The most Python frames the collector walks per sample, and that a
  * RAW_PYSTACK may hold. */
 #define RAW_PY_MAX_STACK 256
+
+/* A call stack with Python frames, stored once as a RAW_STACK is and
+ * referred to by samples by the same ids: followed by (size - 16) / 8
+ * uint64 native addresses, leaf first, as a RAW_STACK's; its Python
+ * frames, every C-level call of the evaluation loop's, are the RAW_PYPART
+ * record numbered py (which may come later in the file), put among the
+ * native frames by raw_py_merge.  The collector's handler writes its
+ * stacks so where it can; a RAW_STACK with Python frame words in it
+ * means the same. */
+struct raw_stack_py {
+	struct raw_rec h;
+	uint32_t id;           /* > 0, unique in the trace among RAW_STACK ids */
+	uint32_t py;           /* a RAW_PYPART's index */
+};
+_Static_assert(sizeof(struct raw_stack_py) == 16, "raw_stack_py is 16 bytes");
+
+/* The Python frames of a thread, stored once and named by RAW_STACK_PY
+ * records, the outer ones shared with other parts: its frames are its own
+ * nwords words, innermost first, then its parent's frames (none when
+ * parent is 0); its C-level calls of the evaluation loop end at its own
+ * nends ends (one past the last word of a call, rising, at most nwords;
+ * its last call continues into its parent's first when nwords is not
+ * among them), then at its parent's ends, each + nwords.  The record is
+ * followed by, when parent is 0, two uint64 (eval_lo, eval_hi: the
+ * evaluation loop's code, as in RAW_SAMPLE_PY, which every part with
+ * this part among its parents uses), nwords uint64 Python frame words
+ * (raw_py_is), nends uint32 ends and nwords - 1 uint32 indices, padded
+ * to 8: index i (from 1) is the part of the same record's words from
+ * word i on, its own ends those above i, less i, with the same parent,
+ * so that a later part can name any of them as its parent (0: none). */
+struct raw_pypart {
+	struct raw_rec h;
+	uint32_t index;        /* > 0, unique in the trace */
+	uint32_t parent;       /* the part of its outer frames; 0: none */
+	uint32_t nwords;       /* 1 to RAW_PY_MAX_STACK */
+	uint32_t nends;        /* at most nwords */
+};
+_Static_assert(sizeof(struct raw_pypart) == 24, "raw_pypart is 24 bytes");
 
 /* The Python frames of a RAW_SAMPLE_REGS sample (a thread off CPU in a
  * wall-clock trace, read by the sampler; or a stack copy of the handler,

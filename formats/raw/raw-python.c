@@ -357,8 +357,141 @@ uint32_t rd_python_stack_locations(struct reader *rd, uint64_t w, uint32_t *locs
 	return n;
 }
 
+/* The entry of part index, the table grown to hold it; NULL when out of
+ * memory. */
+static struct rd_python_part *part_slot(struct rd_python *py, uint32_t index)
+{
+	if (index >= py->nparts) {
+		size_t n = index + 1 > py->nparts * 2 ? index + 1 : py->nparts * 2;
+		struct rd_python_part *o;
+
+		/* (indexed by the records' own numbers, as the stacks are) */
+		if (pv_budget_charge((n - py->nparts) * sizeof *o) < 0)
+			return NULL;
+		o = realloc(py->parts, n * sizeof *o);
+		if (!o) {
+			pv_oom();
+			return NULL;
+		}
+		memset(o + py->nparts, 0, (n - py->nparts) * sizeof *o);
+		py->parts = o;
+		py->nparts = n;
+	}
+	return &py->parts[index];
+}
+
+/* Is the RAW_PYPART g, its words at r and ends at ends, whole? */
+static bool part_ok(const struct rd_python *py, const struct raw_pypart *g, const unsigned char *r,
+		    const unsigned char *ends)
+{
+	bool ok = g->index != 0 && g->index <= RAW_PY_MAX_CODES && g->parent != g->index &&
+		  !(g->index < py->nparts && py->parts[g->index].off1);
+
+	for (uint32_t i = 0; i < g->nwords && ok; i++) {
+		uint64_t w;
+		memcpy(&w, r + 8 * (size_t)i, 8);
+		ok = raw_py_is(w);
+	}
+	for (uint32_t i = 0, last = 0; i < g->nends && ok; i++) {
+		uint32_t e;
+		memcpy(&e, ends + 4 * (size_t)i, 4);
+		ok = e > last && e <= g->nwords;
+		last = e;
+	}
+	return ok;
+}
+
+int rd_python_part(struct reader *rd, const unsigned char *r, size_t off)
+{
+	struct rd_python *py = &rd->py;
+	struct raw_pypart g;
+	uint64_t eval[2] = { 0, 0 };
+	const unsigned char *ends, *idx;
+	uint32_t e = 0;
+
+	memcpy(&g, r, sizeof g);
+	r += sizeof g;
+	if (g.parent == 0) {
+		memcpy(eval, r, sizeof eval);
+		r += sizeof eval;
+	}
+	/* (raw-iter.c checked the counts against the size) */
+	ends = r + (size_t)g.nwords * 8;
+	idx = ends + (size_t)g.nends * 4;
+	if (!part_ok(py, &g, r, ends)) {
+		pv_warn("%s: Python stack part at byte %zu is malformed or repeated; ignored", rd->who,
+			off);
+		return 0;
+	}
+	if (pv_grow(&py->words, &py->cap_words, py->nwords + g.nwords, sizeof *py->words) < 0 ||
+	    pv_grow(&py->ends, &py->cap_ends, py->nends + g.nends + 1, sizeof *py->ends) < 0)
+		return -1;
+	memcpy(py->words + py->nwords, r, (size_t)g.nwords * 8);
+	memcpy(py->ends + py->nends, ends, (size_t)g.nends * 4);
+	/* the part, then the parts of its outer words (those not known) */
+	for (uint32_t j = 0; j < g.nwords; j++) {
+		struct rd_python_part *t;
+		uint32_t index = g.index;
+
+		if (j > 0)
+			memcpy(&index, idx + 4 * (size_t)(j - 1), 4);
+		if (index == 0 || index > RAW_PY_MAX_CODES || index == g.parent ||
+		    (index < py->nparts && py->parts[index].off1))
+			continue;
+		while (e < g.nends && py->ends[py->nends + e] <= j)
+			e++;
+		t = part_slot(py, index);
+		if (t == NULL)
+			return -1;
+		*t = (struct rd_python_part){ py->nwords + j + 1, py->nends + e, eval[0], eval[1],
+					      g.nwords - j, g.nends - e, g.parent, j };
+	}
+	py->nwords += g.nwords;
+	py->nends += g.nends;
+	return 0;
+}
+
+uint32_t rd_python_part_merge(struct reader *rd, uint32_t index, uint64_t *frames, uint32_t n,
+			      uint32_t cap)
+{
+	struct rd_python *py = &rd->py;
+	uint64_t words[RAW_PY_MAX_STACK], lo = 0, hi = 0;
+	uint32_t ends[RAW_PY_MAX_STACK + 1], nw = 0, ne = 0;
+
+	/* from the part out through its parents (each at least one word:
+	 * a loop of parents ends at RAW_PY_MAX_STACK words) */
+	for (;;) {
+		const struct rd_python_part *g;
+
+		if (index >= py->nparts || !py->parts[index].off1) {
+			/* as a frame whose code was not recorded */
+			if (nw < RAW_PY_MAX_STACK)
+				words[nw++] = raw_py_word(RAW_PY_MAX_CODES, RAW_PY_NO_INSTR);
+			break;
+		}
+		g = &py->parts[index];
+		if (nw + g->n > RAW_PY_MAX_STACK)
+			break;
+		for (uint32_t i = 0; i < g->nends; i++)
+			ends[ne++] = nw + py->ends[g->end_off + i] - g->shift;
+		memcpy(words + nw, py->words + g->off1 - 1, (size_t)g->n * 8);
+		nw += g->n;
+		if (g->parent == 0) {
+			lo = g->eval_lo;
+			hi = g->eval_hi;
+			break;
+		}
+		index = g->parent;
+	}
+	if (ne == 0 || ends[ne - 1] != nw)
+		ends[ne++] = nw;
+	return raw_py_merge(frames, n, cap, words, nw, ends, ne, lo, hi);
+}
+
 void rd_python_free(struct rd_python *py)
 {
+	free(py->parts);
+	free(py->ends);
 	free(py->stack_off1);
 	free(py->stack_n);
 	free(py->words);

@@ -192,6 +192,106 @@ static void test_pystacks(void)
 	free(r.b);
 }
 
+static void rb_stack_py(struct rawbuf *r, uint32_t id, uint32_t part, const uint64_t *frames,
+			uint32_t n)
+{
+	struct raw_stack_py s = { { RAW_STACK_PY, (uint32_t)(sizeof s + 8 * n) }, id, part };
+
+	rb_put(r, &s, sizeof s);
+	rb_put(r, frames, 8 * n);
+}
+
+/* A RAW_PYPART: its words, ends, and the indices of its outer lists. */
+static void rb_pypart(struct rawbuf *r, uint32_t index, uint32_t parent, const uint64_t *w,
+		      uint32_t n, const uint32_t *ends, uint32_t ne, const uint32_t *idx)
+{
+	uint32_t size = (uint32_t)sizeof(struct raw_pypart) + (parent ? 0 : 16) + 8 * n + 4 * ne +
+			4 * (n - 1);
+	struct raw_pypart g = { { RAW_PYPART, raw_pad(size) }, index, parent, n, ne };
+	const uint64_t eval[2] = { 0x401100, 0x401200 };
+
+	rb_put(r, &g, sizeof g);
+	if (!parent)
+		rb_put(r, eval, sizeof eval);
+	rb_put(r, w, 8 * n);
+	rb_put(r, ends, 4 * ne);
+	rb_put(r, idx, 4 * (n - 1));
+	rb_zero(r, raw_pad(size) - size);
+}
+
+/* Stacks whose Python frames are parts: a part, the parts of its outer
+ * frames it names, a part that continues its parent's innermost call, a
+ * part not recorded, damaged parts. */
+static void test_pyparts(void)
+{
+	struct rawbuf r = { 0 };
+	/* a C function (leaf), the evaluation loop, main */
+	const uint64_t native[] = { 0x401010, 0x401101, 0x402020 };
+	const uint64_t root[] = { raw_py_word(1, 6), raw_py_word(2, 0), raw_py_word(1, 0) };
+	const uint64_t child[] = { raw_py_word(2, 0) };
+	const uint64_t bad[] = { 0x401010 };
+	const uint32_t root_ends[] = { 1, 3 }, root_idx[] = { 8, 12 }, child_ends[] = { 1 };
+	struct pv_profile *p;
+
+	rb_header(&r, "/nonexistent/python", 10000000);
+	rb_mapping(&r, 0x400000, 0x500000, 0, "/nonexistent/python");
+	rb_thread(&r, 100, "main");
+	/* before the parts they name */
+	rb_stack_py(&r, 1, 7, native, 3);
+	rb_stack_py(&r, 2, 8, native, 3);
+	rb_stack_py(&r, 3, 9, native, 3);
+	rb_stack_py(&r, 4, 30, native, 3);
+	rb_pycode(&r, 1, 10, "Parser.parse", "/x.py", table, sizeof table);
+	rb_pycode(&r, 2, 3, "outer", "/y.py", NULL, 0);
+	/* 7: parse, then (another call) outer and parse; 8: from outer on */
+	rb_pypart(&r, 7, 0, root, 3, root_ends, 2, root_idx);
+	/* 9: outer, its call ending there, then 12's (parse, the root) */
+	rb_pypart(&r, 9, 12, child, 1, child_ends, 1, NULL);
+	rb_pypart(&r, 7, 0, root, 3, root_ends, 2, root_idx); /* repeated */
+	rb_pypart(&r, 10, 0, bad, 1, child_ends, 1, NULL);    /* not a Python frame */
+	for (uint32_t id = 1; id <= 4; id++)
+		rb_sample(&r, 100, id, NULL, 0, 1000 + id, 4000000);
+	rb_end(&r, 2000, 4, 0);
+	nwarnings = 0;
+	p = raw_read(r.b, r.len, "t", NULL);
+	CHECK(p != NULL);
+	if (!p) {
+		free(r.b);
+		return;
+	}
+	CHECK_EQ(nwarnings, 2);
+	CHECK_EQ(p->nsamples, 4);
+	const uint32_t *l1 = p->stack_locs + p->samples[0].loc_off;
+	const uint32_t *l2 = p->stack_locs + p->samples[1].loc_off;
+	const uint32_t *l3 = p->stack_locs + p->samples[2].loc_off;
+	const uint32_t *l4 = p->stack_locs + p->samples[3].loc_off;
+
+	/* the innermost call before the loop's frame, the outer at the root
+	 * (the one loop the native walk saw takes the last call) */
+	CHECK_EQ(p->samples[0].nlocs, 6);
+	CHECK(!pv_location_is_python(p, l1[0]));
+	CHECK_STR(fn_name(p, l1[1]), "Parser.parse");
+	CHECK_EQ(pv_location_lines(p, &p->locations[l1[1]])[0].line, 10); /* (table: instr 6) */
+	CHECK_STR(fn_name(p, l1[2]), "outer");
+	CHECK_STR(fn_name(p, l1[3]), "Parser.parse");
+	CHECK_EQ(pv_location_lines(p, &p->locations[l1[3]])[0].line, 11);
+	CHECK(!pv_location_is_python(p, l1[4]));
+	CHECK(!pv_location_is_python(p, l1[5]));
+	CHECK_EQ(p->samples[1].nlocs, 5);
+	CHECK_STR(fn_name(p, l2[1]), "outer");
+	CHECK_STR(fn_name(p, l2[2]), "Parser.parse");
+	CHECK_EQ(p->samples[2].nlocs, 5);
+	CHECK_STR(fn_name(p, l3[1]), "outer");
+	CHECK_STR(fn_name(p, l3[2]), "Parser.parse");
+	CHECK(!pv_location_is_python(p, l3[3]));
+	CHECK_EQ(p->samples[3].nlocs, 4);
+	CHECK(!pv_location_is_python(p, l4[2]));
+	CHECK_STR(fn_name(p, l4[3]), "[python: code not recorded]");
+	CHECK_EQ(pv_profile_check_indices(p, "t"), 0);
+	pv_profile_free(p);
+	free(r.b);
+}
+
 /* A location of function name in mapping m. */
 /* RAW_PYCODE_COMPACT's runs, written by hand from raw.h: first line 10. */
 static const unsigned char compact[] = {
@@ -347,6 +447,7 @@ int main(void)
 	test_records();
 	test_compact();
 	test_pystacks();
+	test_pyparts();
 	test_fold();
 	return check_done("test-pyraw");
 }
