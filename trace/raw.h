@@ -769,12 +769,13 @@ _Static_assert(sizeof(struct raw_stack_py) == 16, "raw_stack_py is 16 bytes");
  * so that a later part can name any of them as its parent (0: none). */
 struct raw_pypart {
 	struct raw_rec h;
-	uint32_t index;        /* > 0, unique in the trace */
+	uint32_t index;        /* 1 to RAW_PY_MAX_PARTS, unique in the trace */
 	uint32_t parent;       /* the part of its outer frames; 0: none */
 	uint32_t nwords;       /* 1 to RAW_PY_MAX_STACK */
 	uint32_t nends;        /* at most nwords */
 };
 _Static_assert(sizeof(struct raw_pypart) == 24, "raw_pypart is 24 bytes");
+#define RAW_PY_MAX_PARTS (1u << 20)
 
 /* The Python frames of a RAW_SAMPLE_REGS sample (a thread off CPU in a
  * wall-clock trace, read by the sampler; or a stack copy of the handler,

@@ -14,6 +14,7 @@
 #include "writer.h"
 
 #define PYSTACKS_PROBES 64
+_Static_assert(PYSTACKS_SLOTS <= RAW_PY_MAX_PARTS, "indices a reader takes");
 
 /* The slot of t that holds the key k (a hash of a list of
  * Python frames, | 1), claimed by this call when claim and it is not

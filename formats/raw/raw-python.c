@@ -357,35 +357,44 @@ uint32_t rd_python_stack_locations(struct reader *rd, uint64_t w, uint32_t *locs
 	return n;
 }
 
-/* The entry of part index, the table grown to hold it; NULL when out of
- * memory. */
-static struct rd_python_part *part_slot(struct rd_python *py, uint32_t index)
+/* Part index, NULL when it has no record. */
+static const struct rd_python_part *part_get(const struct rd_python *py, uint32_t index)
 {
-	if (index >= py->nparts) {
-		size_t n = index + 1 > py->nparts * 2 ? index + 1 : py->nparts * 2;
-		struct rd_python_part *o;
+	return index < py->npart_at && py->part_at[index] ? &py->parts[py->part_at[index] - 1] : NULL;
+}
 
-		/* (indexed by the records' own numbers, as the stacks are) */
-		if (pv_budget_charge((n - py->nparts) * sizeof *o) < 0)
+/* A new entry for part index (at most RAW_PY_MAX_PARTS, not known); NULL
+ * when out of memory. */
+static struct rd_python_part *part_new(struct rd_python *py, uint32_t index)
+{
+	if (index >= py->npart_at) {
+		size_t n = index + 1 > py->npart_at * 2 ? index + 1 : py->npart_at * 2;
+		uint32_t *o;
+
+		/* (4 bytes an index, at most RAW_PY_MAX_PARTS of them) */
+		if (pv_budget_charge((n - py->npart_at) * sizeof *o) < 0)
 			return NULL;
-		o = realloc(py->parts, n * sizeof *o);
+		o = realloc(py->part_at, n * sizeof *o);
 		if (!o) {
 			pv_oom();
 			return NULL;
 		}
-		memset(o + py->nparts, 0, (n - py->nparts) * sizeof *o);
-		py->parts = o;
-		py->nparts = n;
+		memset(o + py->npart_at, 0, (n - py->npart_at) * sizeof *o);
+		py->part_at = o;
+		py->npart_at = n;
 	}
-	return &py->parts[index];
+	if (pv_grow(&py->parts, &py->cap_parts, py->nparts + 1, sizeof *py->parts) < 0)
+		return NULL;
+	py->part_at[index] = (uint32_t)++py->nparts;
+	return &py->parts[py->nparts - 1];
 }
 
 /* Is the RAW_PYPART g, its words at r and ends at ends, whole? */
 static bool part_ok(const struct rd_python *py, const struct raw_pypart *g, const unsigned char *r,
 		    const unsigned char *ends)
 {
-	bool ok = g->index != 0 && g->index <= RAW_PY_MAX_CODES && g->parent != g->index &&
-		  !(g->index < py->nparts && py->parts[g->index].off1);
+	bool ok = g->index != 0 && g->index <= RAW_PY_MAX_PARTS && g->parent != g->index &&
+		  !part_get(py, g->index);
 
 	for (uint32_t i = 0; i < g->nwords && ok; i++) {
 		uint64_t w;
@@ -435,12 +444,11 @@ int rd_python_part(struct reader *rd, const unsigned char *r, size_t off)
 
 		if (j > 0)
 			memcpy(&index, idx + 4 * (size_t)(j - 1), 4);
-		if (index == 0 || index > RAW_PY_MAX_CODES || index == g.parent ||
-		    (index < py->nparts && py->parts[index].off1))
+		if (index == 0 || index > RAW_PY_MAX_PARTS || index == g.parent || part_get(py, index))
 			continue;
 		while (e < g.nends && py->ends[py->nends + e] <= j)
 			e++;
-		t = part_slot(py, index);
+		t = part_new(py, index);
 		if (t == NULL)
 			return -1;
 		*t = (struct rd_python_part){ py->nwords + j + 1, py->nends + e, eval[0], eval[1],
@@ -463,13 +471,13 @@ uint32_t rd_python_part_merge(struct reader *rd, uint32_t index, uint64_t *frame
 	for (;;) {
 		const struct rd_python_part *g;
 
-		if (index >= py->nparts || !py->parts[index].off1) {
+		g = part_get(py, index);
+		if (!g) {
 			/* as a frame whose code was not recorded */
 			if (nw < RAW_PY_MAX_STACK)
 				words[nw++] = raw_py_word(RAW_PY_MAX_CODES, RAW_PY_NO_INSTR);
 			break;
 		}
-		g = &py->parts[index];
 		if (nw + g->n > RAW_PY_MAX_STACK)
 			break;
 		for (uint32_t i = 0; i < g->nends; i++)
@@ -491,6 +499,7 @@ uint32_t rd_python_part_merge(struct reader *rd, uint32_t index, uint64_t *frame
 void rd_python_free(struct rd_python *py)
 {
 	free(py->parts);
+	free(py->part_at);
 	free(py->ends);
 	free(py->stack_off1);
 	free(py->stack_n);

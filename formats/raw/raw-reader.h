@@ -126,10 +126,12 @@ struct rd_python {
 	size_t nstacks;
 	uint64_t *words;
 	size_t nwords, cap_words;
-	/* the Python parts of stacks (RAW_PYPART), by index: their words
+	/* the Python parts of stacks (RAW_PYPART), in their order: their words
 	 * (in words) and their calls' ends (in ends) */
 	struct rd_python_part *parts;
-	size_t nparts;
+	size_t nparts, cap_parts;
+	uint32_t *part_at;            /* by index: its place in parts + 1, 0: none */
+	size_t npart_at;
 	uint32_t *ends;
 	size_t nends, cap_ends;
 	/* each + 1, 0 until needed: the "[python]" mapping, the function

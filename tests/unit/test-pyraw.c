@@ -249,6 +249,7 @@ static void test_pyparts(void)
 	rb_pypart(&r, 9, 12, child, 1, child_ends, 1, NULL);
 	rb_pypart(&r, 7, 0, root, 3, root_ends, 2, root_idx); /* repeated */
 	rb_pypart(&r, 10, 0, bad, 1, child_ends, 1, NULL);    /* not a Python frame */
+	rb_pypart(&r, RAW_PY_MAX_PARTS + 1, 0, child, 1, child_ends, 1, NULL); /* too high */
 	for (uint32_t id = 1; id <= 4; id++)
 		rb_sample(&r, 100, id, NULL, 0, 1000 + id, 4000000);
 	rb_end(&r, 2000, 4, 0);
@@ -259,7 +260,7 @@ static void test_pyparts(void)
 		free(r.b);
 		return;
 	}
-	CHECK_EQ(nwarnings, 2);
+	CHECK_EQ(nwarnings, 3);
 	CHECK_EQ(p->nsamples, 4);
 	const uint32_t *l1 = p->stack_locs + p->samples[0].loc_off;
 	const uint32_t *l2 = p->stack_locs + p->samples[1].loc_off;
