@@ -175,9 +175,8 @@ static int raw_iter_fits(const struct raw_iter *it, const unsigned char *r, uint
 		struct raw_pypart g;
 
 		memcpy(&g, r, sizeof g);
-		return g.nwords >= 1 && g.nwords <= RAW_PY_MAX_STACK && g.nends <= g.nwords &&
-		       (g.parent == 0 ? 16 : 0) + (uint64_t)g.nwords * 12 - 4 + (uint64_t)g.nends * 4 <=
-			       size - sizeof g;
+		return g.nwords >= 1 && g.nwords <= RAW_PY_MAX_STACK && g.len >= 2 * g.nwords &&
+		       (g.parent == 0 ? 16 : 0) + (uint64_t)g.len <= size - sizeof g;
 	}
 	case RAW_SAMPLE_PY: {
 		struct raw_sample_py y;

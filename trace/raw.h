@@ -755,27 +755,27 @@ _Static_assert(sizeof(struct raw_stack_py) == 16, "raw_stack_py is 16 bytes");
 
 /* The Python frames of a thread, stored once and named by RAW_STACK_PY
  * records, the outer ones shared with other parts: its frames are its own
- * nwords words, innermost first, then its parent's frames (none when
- * parent is 0); its C-level calls of the evaluation loop end at its own
- * nends ends (one past the last word of a call, rising, at most nwords;
- * its last call continues into its parent's first when nwords is not
- * among them), then at its parent's ends, each + nwords.  The record is
- * followed by, when parent is 0, two uint64 (eval_lo, eval_hi: the
- * evaluation loop's code, as in RAW_SAMPLE_PY, which every part with
- * this part among its parents uses), nwords uint64 Python frame words
- * (raw_py_is), nends uint32 ends and nwords - 1 uint32 indices, padded
- * to 8: index i (from 1) is the part of the same record's words from
- * word i on, its own ends those above i, less i, with the same parent,
- * so that a later part can name any of them as its parent (0: none). */
+ * nwords frames, innermost first, then its parent's frames (none when
+ * parent is 0).  The record is followed by, when parent is 0, two uint64
+ * (eval_lo, eval_hi: the evaluation loop's code, as in RAW_SAMPLE_PY,
+ * which every part with this part among its parents uses), then len
+ * bytes of its frames, each two LEB128 varints (7 bits a byte, bit 7:
+ * more): its code's index, then its instruction << 1 | 1 when it is the
+ * last frame of a C-level call of the evaluation loop (a Python frame
+ * word's two fields, raw_py_word; a root's last frame ends a call, and
+ * a part's last frame that does not continues into its parent's first),
+ * padded to 8.  Index + i (i from 1 to nwords - 1) is the part of the
+ * same record's frames from frame i on, with the same parent, so that a
+ * later part can have it as its parent. */
 struct raw_pypart {
 	struct raw_rec h;
-	uint32_t index;        /* 1 to RAW_PY_MAX_PARTS, unique in the trace */
+	uint32_t index;        /* 1 to RAW_PY_MAX_PARTS - nwords + 1, unique */
 	uint32_t parent;       /* the part of its outer frames; 0: none */
 	uint32_t nwords;       /* 1 to RAW_PY_MAX_STACK */
-	uint32_t nends;        /* at most nwords */
+	uint32_t len;          /* bytes of its frames */
 };
 _Static_assert(sizeof(struct raw_pypart) == 24, "raw_pypart is 24 bytes");
-#define RAW_PY_MAX_PARTS (1u << 20)
+#define RAW_PY_MAX_PARTS ((1u << 20) - 1)
 
 /* The Python frames of a RAW_SAMPLE_REGS sample (a thread off CPU in a
  * wall-clock trace, read by the sampler; or a stack copy of the handler,

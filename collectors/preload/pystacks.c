@@ -14,33 +14,61 @@
 #include "writer.h"
 
 #define PYSTACKS_PROBES 64
-_Static_assert(PYSTACKS_SLOTS <= RAW_PY_MAX_PARTS, "indices a reader takes");
 
-/* The slot of t that holds the key k (a hash of a list of
- * Python frames, | 1), claimed by this call when claim and it is not
- * there yet (*fresh: its caller writes the record).  0 when the table is
- * full, or when k is not there and not claimed.  Signal-safe. */
-static uint32_t pystacks_slot(_Atomic uint64_t *t, uint64_t k, int claim, int *fresh)
+#define PYSTACKS_IDX 0xfffffu /* an entry's index: its low 20 bits */
+_Static_assert(PYSTACKS_IDX == RAW_PY_MAX_PARTS, "an entry holds any index");
+
+/* The index t holds for the key k (a hash of a list of Python frames;
+ * its low 20 bits are the entry's index), 0 when none.  With claim not
+ * 0, installs claim as its index when it is not there (*fresh: the
+ * caller writes the record).  0 also when the table is full.  Slot 0
+ * holds the count of the indices given.  Signal-safe. */
+static uint32_t pystacks_slot(_Atomic uint64_t *t, uint64_t k, uint32_t claim, int *fresh)
 {
 	*fresh = 0;
-	for (uint32_t i = 0, s = (uint32_t)(k >> 16) & (PYSTACKS_SLOTS - 1); i < PYSTACKS_PROBES;
+	k = (k | 1ull << 63) & ~(uint64_t)PYSTACKS_IDX;
+	for (uint32_t i = 0, s = (uint32_t)(k >> 24) & (PYSTACKS_SLOTS - 1); i < PYSTACKS_PROBES;
 	     i++, s = (s + 1) & (PYSTACKS_SLOTS - 1)) {
-		uint64_t old = atomic_load_explicit(&t[s], memory_order_relaxed);
+		uint64_t old;
 
-		if (old == k)
-			return s + 1;
+		if (s == 0)
+			continue;
+		old = atomic_load_explicit(&t[s], memory_order_relaxed);
+		if ((old & ~(uint64_t)PYSTACKS_IDX) == k)
+			return (uint32_t)(old & PYSTACKS_IDX);
 		if (old != 0)
 			continue;
-		if (!claim)
+		if (claim == 0)
 			return 0;
-		if (atomic_compare_exchange_strong(&t[s], &old, k)) {
+		if (atomic_compare_exchange_strong(&t[s], &old, k | claim)) {
 			*fresh = 1;
-			return s + 1;
+			return claim;
 		}
-		if (old == k)
-			return s + 1;
+		if ((old & ~(uint64_t)PYSTACKS_IDX) == k)
+			return (uint32_t)(old & PYSTACKS_IDX);
 	}
 	return 0;
+}
+
+/* The first of n indices not given before, 0 when they would pass
+ * RAW_PY_MAX_PARTS.  Signal-safe. */
+static uint32_t pystacks_new(_Atomic uint64_t *t, uint32_t n)
+{
+	uint64_t first = atomic_fetch_add_explicit(&t[0], n, memory_order_relaxed) + 1;
+
+	return first + n - 1 <= RAW_PY_MAX_PARTS ? (uint32_t)first : 0;
+}
+
+/* The index of the key k, given and claimed (*fresh) when new; 0 when
+ * the table is full.  Signal-safe. */
+static uint32_t pystacks_claim(_Atomic uint64_t *t, uint64_t k, uint32_t n, int *fresh)
+{
+	uint32_t idx = pystacks_slot(t, k, 0, fresh), first;
+
+	if (idx != 0)
+		return idx;
+	first = pystacks_new(t, n);
+	return first != 0 ? pystacks_slot(t, k, first, fresh) : 0;
 }
 
 static uint64_t pystacks_mix(uint64_t k, uint64_t v)
@@ -50,8 +78,8 @@ static uint64_t pystacks_mix(uint64_t k, uint64_t v)
 }
 
 /* The word of the Python frames w[0..n), stored once as a RAW_PYSTACK
- * record (known by a 64-bit hash of its words); 0 when the table is
- * full.  Signal-safe. */
+ * record (known by a hash of its words); 0 when the table is full.
+ * Signal-safe. */
 static uint64_t pystacks_word(_Atomic uint64_t *t, const uint64_t *w, uint32_t n)
 {
 	uint64_t k = 0x9e3779b97f4a7c15ull ^ n;
@@ -61,7 +89,7 @@ static uint64_t pystacks_word(_Atomic uint64_t *t, const uint64_t *w, uint32_t n
 
 	for (uint32_t i = 0; i < n; i++)
 		k = pystacks_mix(k, w[i]);
-	s = pystacks_slot(t, k | 1, 1, &fresh);
+	s = pystacks_claim(t, k, 1, &fresh);
 	if (s == 0)
 		return 0;
 	if (fresh) {
@@ -77,51 +105,78 @@ static uint64_t pystacks_word(_Atomic uint64_t *t, const uint64_t *w, uint32_t n
 	return raw_pystack_word(s);
 }
 
-/* Writes the RAW_PYPART record of the Python frames w[0..k) (their
+/* v as a LEB128 varint at p (NULL: counted only): its length. */
+static uint32_t pystacks_varint(unsigned char *p, uint32_t v)
+{
+	uint32_t n = 0;
+
+	do {
+		if (p != NULL)
+			p[n] = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		n++;
+		v >>= 7;
+	} while (v != 0);
+	return n;
+}
+
+/* The frames w[0..k) as a RAW_PYPART holds them, at p (NULL: counted
+ * only), frame i ending a call where gend says: their length.
+ * Signal-safe. */
+static uint32_t pystacks_encode(unsigned char *p, const uint64_t *w, uint32_t k,
+				const uint32_t *gend, uint32_t ng)
+{
+	uint32_t len = 0, g = 0;
+
+	for (uint32_t i = 0; i < k; i++) {
+		uint32_t end = g < ng && gend[g] == i + 1;
+
+		g += end;
+		len += pystacks_varint(p ? p + len : NULL, raw_py_code(w[i]));
+		len += pystacks_varint(p ? p + len : NULL, raw_py_instr(w[i]) << 1 | end);
+	}
+	return len;
+}
+
+/* Writes the RAW_PYPART record index of the Python frames w[0..k) (their
  * calls ending at gend[0..ng) as far as they are among them), its outer
- * frames those of part parent, idx[j] the index of the part from word j
- * on.  Signal-safe. */
-static void pystacks_write_part(const uint32_t *idx, uint32_t parent, const uint64_t *w, uint32_t k,
+ * frames those of part parent.  Signal-safe. */
+static void pystacks_write_part(uint32_t index, uint32_t parent, const uint64_t *w, uint32_t k,
 				const uint32_t *gend, uint32_t ng, uint64_t eval_lo,
 				uint64_t eval_hi)
 {
-	uint32_t ne = 0, head = parent == 0 ? 16 : 0, size;
+	uint32_t head = parent == 0 ? 16 : 0, len = pystacks_encode(NULL, w, k, gend, ng), size;
 	struct raw_pypart *rec;
 	unsigned char *p;
 
-	while (ne < ng && gend[ne] <= k)
-		ne++;
-	size = (uint32_t)sizeof(*rec) + raw_pad(head + k * 12 - 4 + ne * 4);
+	size = (uint32_t)sizeof(*rec) + raw_pad(head + len);
 	writer_need_file();
 	rec = writer_reserve(size, 0);
 	if (rec == NULL) /* its frames are "not recorded" */
 		return;
 	memset(rec, 0, size);
-	rec->index = idx[0];
+	rec->index = index;
 	rec->parent = parent;
 	rec->nwords = k;
-	rec->nends = ne;
+	rec->len = len;
 	p = (unsigned char *)(rec + 1);
 	if (parent == 0) {
 		uint64_t eval[2] = { eval_lo, eval_hi };
 
 		memcpy(p, eval, 16);
 	}
-	p += head;
-	memcpy(p, w, k * 8);
-	memcpy(p + k * 8, gend, ne * 4);
-	memcpy(p + k * 8 + ne * 4, idx + 1, (k - 1) * 4);
+	pystacks_encode(p + head, w, k, gend, ng);
 	writer_publish(rec, RAW_PYPART, size);
 }
 
 /* A new part is written with the longest list of its outer frames
- * already known as its parent.  Each list is known by a 64-bit hash of
- * its words and of where its calls end. */
+ * already known as its parent, n indices given to it: those of its
+ * lists of outer frames follow its own.  Each list is known by a hash
+ * of its words and of where its calls end. */
 uint32_t pystacks_part(_Atomic uint64_t *t, const uint64_t *w, uint32_t n,
 		       const uint32_t *gend, uint32_t ng, uint64_t eval_lo, uint64_t eval_hi)
 {
 	uint64_t h[RAW_PY_MAX_STACK + 1];
-	uint32_t idx[RAW_PY_MAX_STACK], g = ng, parent = 0, k = n;
+	uint32_t g = ng, parent = 0, k = n, idx;
 	int fresh;
 
 	/* h[j]: of the outer frames w[j..n), each with whether it ends a call */
@@ -132,24 +187,21 @@ uint32_t pystacks_part(_Atomic uint64_t *t, const uint64_t *w, uint32_t n,
 		g -= (uint32_t)end;
 		h[j] = pystacks_mix(h[j + 1], w[j] ^ (uint64_t)end << 47);
 	}
-	idx[0] = pystacks_slot(t, h[0] | 1, 1, &fresh);
-	if (idx[0] == 0 || !fresh)
-		return idx[0];
+	idx = pystacks_claim(t, h[0], n, &fresh);
+	if (idx == 0 || !fresh)
+		return idx;
 	/* the outer lists: those not known yet are this record's */
 	for (uint32_t j = 1; j < n; j++) {
-		idx[j] = pystacks_slot(t, h[j] | 1, 1, &fresh);
-		if (idx[j] == 0) { /* (full: the rest unnamed) */
-			memset(idx + j, 0, (n - j) * sizeof(*idx));
-			break;
-		}
-		if (!fresh) {
-			parent = idx[j];
+		uint32_t s = pystacks_slot(t, h[j], idx + j, &fresh);
+
+		if (s != 0 && !fresh) {
+			parent = s;
 			k = j;
 			break;
 		}
 	}
 	pystacks_write_part(idx, parent, w, k, gend, ng, eval_lo, eval_hi);
-	return idx[0];
+	return idx;
 }
 
 uint32_t pystacks_words(_Atomic uint64_t *t, uint64_t *w, uint32_t *gend, uint32_t ng)

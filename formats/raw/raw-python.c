@@ -389,25 +389,41 @@ static struct rd_python_part *part_new(struct rd_python *py, uint32_t index)
 	return &py->parts[py->nparts - 1];
 }
 
-/* Is the RAW_PYPART g, its words at r and ends at ends, whole? */
-static bool part_ok(const struct rd_python *py, const struct raw_pypart *g, const unsigned char *r,
-		    const unsigned char *ends)
+/* A LEB128 varint of at most 4 bytes at *p, before end, into *v: 0, or
+ * -1 when cut short or longer. */
+static int part_varint(const unsigned char **p, const unsigned char *end, uint32_t *v)
 {
-	bool ok = g->index != 0 && g->index <= RAW_PY_MAX_PARTS && g->parent != g->index &&
-		  !part_get(py, g->index);
+	*v = 0;
+	for (uint32_t i = 0; i < 4; i++) {
+		if (*p == end)
+			return -1;
+		*v |= (uint32_t)(**p & 0x7f) << (7 * i);
+		if (!(*(*p)++ & 0x80))
+			return 0;
+	}
+	return -1;
+}
 
-	for (uint32_t i = 0; i < g->nwords && ok; i++) {
-		uint64_t w;
-		memcpy(&w, r + 8 * (size_t)i, 8);
-		ok = raw_py_is(w);
+/* The frames of the RAW_PYPART g, its len bytes at r, into words[0..)
+ * and the ends of its calls into ends (*ne of them): 0, or -1 when they
+ * are not g.nwords whole frames. */
+static int part_decode(const struct raw_pypart *g, const unsigned char *r, uint64_t *words,
+		       uint32_t *ends, uint32_t *ne)
+{
+	const unsigned char *end = r + g->len;
+
+	*ne = 0;
+	for (uint32_t i = 0; i < g->nwords; i++) {
+		uint32_t code, at;
+
+		if (part_varint(&r, end, &code) < 0 || part_varint(&r, end, &at) < 0 ||
+		    code > RAW_PY_MAX_CODES || (at >> 1) > RAW_PY_NO_INSTR)
+			return -1;
+		words[i] = raw_py_word(code, at >> 1);
+		if (at & 1)
+			ends[(*ne)++] = i + 1;
 	}
-	for (uint32_t i = 0, last = 0; i < g->nends && ok; i++) {
-		uint32_t e;
-		memcpy(&e, ends + 4 * (size_t)i, 4);
-		ok = e > last && e <= g->nwords;
-		last = e;
-	}
-	return ok;
+	return r == end ? 0 : -1;
 }
 
 int rd_python_part(struct reader *rd, const unsigned char *r, size_t off)
@@ -415,8 +431,7 @@ int rd_python_part(struct reader *rd, const unsigned char *r, size_t off)
 	struct rd_python *py = &rd->py;
 	struct raw_pypart g;
 	uint64_t eval[2] = { 0, 0 };
-	const unsigned char *ends, *idx;
-	uint32_t e = 0;
+	uint32_t e = 0, ne;
 
 	memcpy(&g, r, sizeof g);
 	r += sizeof g;
@@ -425,37 +440,31 @@ int rd_python_part(struct reader *rd, const unsigned char *r, size_t off)
 		r += sizeof eval;
 	}
 	/* (raw-iter.c checked the counts against the size) */
-	ends = r + (size_t)g.nwords * 8;
-	idx = ends + (size_t)g.nends * 4;
-	if (!part_ok(py, &g, r, ends)) {
-		pv_warn("%s: Python stack part at byte %zu is malformed or repeated; ignored", rd->who,
-			off);
+	if (pv_grow(&py->words, &py->cap_words, py->nwords + g.nwords, sizeof *py->words) < 0 ||
+	    pv_grow(&py->ends, &py->cap_ends, py->nends + g.nwords, sizeof *py->ends) < 0)
+		return -1;
+	if (g.index == 0 || g.index > RAW_PY_MAX_PARTS - g.nwords + 1 ||
+	    (g.parent >= g.index && g.parent - g.index < g.nwords) ||
+	    part_decode(&g, r, py->words + py->nwords, py->ends + py->nends, &ne) < 0) {
+		pv_warn("%s: Python stack part at byte %zu is malformed; ignored", rd->who, off);
 		return 0;
 	}
-	if (pv_grow(&py->words, &py->cap_words, py->nwords + g.nwords, sizeof *py->words) < 0 ||
-	    pv_grow(&py->ends, &py->cap_ends, py->nends + g.nends + 1, sizeof *py->ends) < 0)
-		return -1;
-	memcpy(py->words + py->nwords, r, (size_t)g.nwords * 8);
-	memcpy(py->ends + py->nends, ends, (size_t)g.nends * 4);
-	/* the part, then the parts of its outer words (those not known) */
+	/* the part, then the parts of its outer frames (those not known) */
 	for (uint32_t j = 0; j < g.nwords; j++) {
 		struct rd_python_part *t;
-		uint32_t index = g.index;
 
-		if (j > 0)
-			memcpy(&index, idx + 4 * (size_t)(j - 1), 4);
-		if (index == 0 || index > RAW_PY_MAX_PARTS || index == g.parent || part_get(py, index))
+		if (part_get(py, g.index + j))
 			continue;
-		while (e < g.nends && py->ends[py->nends + e] <= j)
+		while (e < ne && py->ends[py->nends + e] <= j)
 			e++;
-		t = part_new(py, index);
+		t = part_new(py, g.index + j);
 		if (t == NULL)
 			return -1;
 		*t = (struct rd_python_part){ py->nwords + j + 1, py->nends + e, eval[0], eval[1],
-					      g.nwords - j, g.nends - e, g.parent, j };
+					      g.nwords - j, ne - e, g.parent, j };
 	}
 	py->nwords += g.nwords;
-	py->nends += g.nends;
+	py->nends += ne;
 	return 0;
 }
 

@@ -15,10 +15,10 @@ int rd_python_code(struct reader *rd, const unsigned char *r, uint32_t size, siz
  * checked): a duplicate index, index 0 or a word that is not a Python
  * frame's is skipped with a warning.  0, or -1 when out of memory. */
 int rd_python_stack(struct reader *rd, const unsigned char *r, size_t off);
-/* Takes in a RAW_PYPART record (whole, as raw-iter.h checked): a
- * duplicate index, index 0, a word that is not a Python frame's or ends
- * that do not rise within its words are skipped with a warning.  0, or
- * -1 when out of memory. */
+/* Takes in a RAW_PYPART record (whole, as raw-iter.h checked): one
+ * whose frames do not decode, or whose indices pass RAW_PY_MAX_PARTS or
+ * hold its parent, is skipped with a warning; an index seen before keeps
+ * its first part.  0, or -1 when out of memory. */
 int rd_python_part(struct reader *rd, const unsigned char *r, size_t off);
 /* Puts the Python frames of RAW_PYPART index into the native frames
  * frames[0..n) (cap words) as raw_py_merge does (a part without a record:

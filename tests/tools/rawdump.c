@@ -11,7 +11,7 @@
  *   exit TID TIME CPU
  *   stack ID NFRAMES
  *   stackpy ID PART NFRAMES                (a stack with its Python frames' part)
- *   pypart INDEX PARENT NWORDS NENDS SIZE  (a Python part of stacks)
+ *   pypart INDEX PARENT NWORDS LEN SIZE    (a Python part of stacks)
  *   sample TID TIME WEIGHT STACK_ID       (frame-pointer and cfi samples)
  *   regs TID TIME WEIGHT FLAGS             (register samples)
  *   lost COUNT
@@ -147,7 +147,7 @@ static int dump(const char *path, const unsigned char *b, size_t len)
 			struct raw_pypart g;
 
 			memcpy(&g, r.data, sizeof g);
-			printf("pypart %u %u %u %u %u\n", g.index, g.parent, g.nwords, g.nends, r.size);
+			printf("pypart %u %u %u %u %u\n", g.index, g.parent, g.nwords, g.len, r.size);
 			break;
 		}
 		case RAW_SAMPLE: {
