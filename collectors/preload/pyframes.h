@@ -7,7 +7,8 @@
  * walk: in the handler, pyframes_stack reads the sampled thread's frames
  * with process_vm_readv (a read that cannot fault), writes each code
  * object once as a RAW_PYCODE record, and each list of frames once as a
- * RAW_PYPART that the stack's record names (raw.h).  A process without Python pays the one look at start.
+ * RAW_PYPART that the stack's record names (raw.h, pystacks.h).  A
+ * process without Python pays the one look at start.
  */
 #ifndef PROFVIEW_TIMER_PYFRAMES_H
 #define PROFVIEW_TIMER_PYFRAMES_H
