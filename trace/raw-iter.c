@@ -94,6 +94,8 @@ static uint32_t raw_iter_min_size(uint32_t type)
 	case RAW_PYSTACK: return sizeof(struct raw_pystack);
 	case RAW_SAMPLE_PY: return sizeof(struct raw_sample_py);
 	case RAW_PYTHON: return sizeof(struct raw_python);
+	case RAW_STACK_PY: return sizeof(struct raw_stack_py);
+	case RAW_PYPART: return sizeof(struct raw_pypart);
 	default: return sizeof(struct raw_rec);
 	}
 }
@@ -166,6 +168,15 @@ static int raw_iter_fits(const struct raw_iter *it, const unsigned char *r, uint
 
 		memcpy(&g, r, sizeof g);
 		return g.nframes <= RAW_PY_MAX_STACK && (uint64_t)g.nframes * 8 <= size - sizeof g;
+	}
+	case RAW_STACK_PY:
+		return (size - sizeof(struct raw_stack_py)) / 8 <= RAW_MAX_FRAMES;
+	case RAW_PYPART: {
+		struct raw_pypart g;
+
+		memcpy(&g, r, sizeof g);
+		return g.nwords >= 1 && g.nwords <= RAW_PY_MAX_STACK && g.len >= 2 * g.nwords &&
+		       (g.parent == 0 ? 16 : 0) + (uint64_t)g.len <= size - sizeof g;
 	}
 	case RAW_SAMPLE_PY: {
 		struct raw_sample_py y;

@@ -149,6 +149,8 @@ enum raw_type {
 	RAW_PYSTACK = 19,
 	RAW_SAMPLE_PY = 20,
 	RAW_PYTHON = 21,
+	RAW_STACK_PY = 22,
+	RAW_PYPART = 23,
 };
 
 struct raw_rec {
@@ -735,6 +737,45 @@ _Static_assert(sizeof(struct raw_pystack) == 16, "raw_pystack is 16 bytes");
 /* The most Python frames the collector walks per sample, and that a
  * RAW_PYSTACK may hold. */
 #define RAW_PY_MAX_STACK 256
+
+/* A call stack with Python frames, stored once as a RAW_STACK is and
+ * referred to by samples by the same ids: followed by (size - 16) / 8
+ * uint64 native addresses, leaf first, as a RAW_STACK's; its Python
+ * frames, every C-level call of the evaluation loop's, are the RAW_PYPART
+ * record numbered py (which may come later in the file), put among the
+ * native frames by raw_py_merge.  The collector's handler writes its
+ * stacks so where it can; a RAW_STACK with Python frame words in it
+ * means the same. */
+struct raw_stack_py {
+	struct raw_rec h;
+	uint32_t id;           /* > 0, unique in the trace among RAW_STACK ids */
+	uint32_t py;           /* a RAW_PYPART's index */
+};
+_Static_assert(sizeof(struct raw_stack_py) == 16, "raw_stack_py is 16 bytes");
+
+/* The Python frames of a thread, stored once and named by RAW_STACK_PY
+ * records, the outer ones shared with other parts: its frames are its own
+ * nwords frames, innermost first, then its parent's frames (none when
+ * parent is 0).  The record is followed by, when parent is 0, two uint64
+ * (eval_lo, eval_hi: the evaluation loop's code, as in RAW_SAMPLE_PY,
+ * which every part with this part among its parents uses), then len
+ * bytes of its frames, each two LEB128 varints (7 bits a byte, bit 7:
+ * more): its code's index, then its instruction << 1 | 1 when it is the
+ * last frame of a C-level call of the evaluation loop (a Python frame
+ * word's two fields, raw_py_word; a root's last frame ends a call, and
+ * a part's last frame that does not continues into its parent's first),
+ * padded to 8.  Index + i (i from 1 to nwords - 1) is the part of the
+ * same record's frames from frame i on, with the same parent, so that a
+ * later part can have it as its parent. */
+struct raw_pypart {
+	struct raw_rec h;
+	uint32_t index;        /* 1 to RAW_PY_MAX_PARTS - nwords + 1, unique */
+	uint32_t parent;       /* the part of its outer frames; 0: none */
+	uint32_t nwords;       /* 1 to RAW_PY_MAX_STACK */
+	uint32_t len;          /* bytes of its frames */
+};
+_Static_assert(sizeof(struct raw_pypart) == 24, "raw_pypart is 24 bytes");
+#define RAW_PY_MAX_PARTS ((1u << 20) - 1)
 
 /* The Python frames of a RAW_SAMPLE_REGS sample (a thread off CPU in a
  * wall-clock trace, read by the sampler; or a stack copy of the handler,

@@ -382,8 +382,7 @@ static __attribute__((noinline)) uint32_t heap_stack(struct heap_tls *t, const v
 	*n -= k;
 	frames[0]--;
 	_Static_assert(HEAP_PY_FRAMES >= RAW_PY_MAX_STACK, "room for a thread's Python frames");
-	*n = pyframes_merge(frames, *n, HEAP_FRAMES + HEAP_PY_FRAMES);
-	id = stacktab_intern(frames, *n);
+	id = pyframes_stack(frames, n, HEAP_FRAMES + HEAP_PY_FRAMES);
 	stacktab_know(serial, id, *flags);
 	return id;
 }

@@ -588,6 +588,7 @@ static void seg_record(struct seg *s, const struct raw_record *r)
 		break;
 	case RAW_PYCODE:
 	case RAW_PYSTACK:
+	case RAW_PYPART:
 		/* written once per trace, each Python code object and list of
 		 * frames: every later segment's stacks may name them (at most
 		 * 2^16 of each, pyframes.c) */
@@ -619,7 +620,8 @@ static void seg_record(struct seg *s, const struct raw_record *r)
 		seg_account(s, RAW_THREAD_EXIT, &rec);
 		break;
 	}
-	case RAW_STACK: {
+	case RAW_STACK:
+	case RAW_STACK_PY: { /* (its id where a RAW_STACK's is) */
 		struct seg_stack *st = seg_stack_add(s, r);
 
 		if (st != NULL)

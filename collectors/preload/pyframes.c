@@ -32,7 +32,9 @@
 #include "pylines.h"
 #include "collect-env.h"
 #include "preload.h"
+#include "pystacks.h"
 #include "raw.h"
+#include "stacktab.h"
 #include "writer.h"
 
 #include <dlfcn.h>
@@ -123,6 +125,7 @@ static const struct py_layout py_layouts[] = {
 #define PY_MAX_INTERPS 64
 #define PY_SLOTS (1u << 16)   /* code objects one trace can name */
 #define PY_PROBES 64
+_Static_assert(PY_SLOTS == PYSTACKS_SLOTS, "one size of table");
 #define PY_NAME_MAX 512       /* bytes of a name or a file name kept */
 #define PY_TABLE_MAX (60u << 10) /* bytes of a line table kept */
 #define PY_LINES_MAX 2048     /* bytes of a compact line table */
@@ -809,86 +812,33 @@ static uint32_t py_walk(uint64_t *out, uint32_t *gend, uint32_t *ngroups, uintpt
 	return w.n;
 }
 
-/* The word of the Python frames w[0..n), stored once as a RAW_PYSTACK
- * record (known by a 64-bit hash of its words); 0 when the table is
- * full.  Signal-safe. */
-static uint64_t py_stack_word(const uint64_t *w, uint32_t n)
-{
-	uint64_t k = 0x9e3779b97f4a7c15ull ^ n;
-
-	for (uint32_t i = 0; i < n; i++) {
-		k = (k ^ w[i]) * 0xbf58476d1ce4e5b9ull;
-		k ^= k >> 31;
-	}
-	k |= 1;
-	for (uint32_t i = 0, s = (uint32_t)(k >> 16) & (PY_SLOTS - 1); i < PY_PROBES;
-	     i++, s = (s + 1) & (PY_SLOTS - 1)) {
-		uint64_t old = atomic_load_explicit(&py.groups[s], memory_order_relaxed);
-		struct raw_pystack *rec;
-		uint32_t size;
-
-		if (old == k)
-			return raw_pystack_word(s + 1);
-		if (old != 0)
-			continue;
-		if (!atomic_compare_exchange_strong(&py.groups[s], &old, k)) {
-			if (old == k)
-				return raw_pystack_word(s + 1);
-			continue;
-		}
-		size = (uint32_t)(sizeof(*rec) + n * 8);
-		writer_need_file();
-		rec = writer_reserve(size, 0);
-		if (rec != NULL) { /* else its frames are "not recorded" */
-			rec->index = s + 1;
-			rec->nframes = n;
-			memcpy(rec + 1, w, n * 8);
-			writer_publish(rec, RAW_PYSTACK, size);
-		}
-		return raw_pystack_word(s + 1);
-	}
-	return 0;
-}
-
-/* Each call's frames (gend) made one word where it can: their count.
- * Signal-safe. */
-static uint32_t py_stack_words(uint64_t *w, uint32_t *gend, uint32_t ng)
-{
-	uint32_t lo = 0, k = 0;
-
-	for (uint32_t g = 0; g < ng; g++) {
-		uint64_t word = gend[g] - lo > 1 ? py_stack_word(w + lo, gend[g] - lo) : 0;
-
-		if (word != 0) {
-			w[k++] = word;
-		} else {
-			memmove(w + k, w + lo, (gend[g] - lo) * 8);
-			k += gend[g] - lo;
-		}
-		lo = gend[g];
-		gend[g] = k;
-	}
-	return k;
-}
-
-uint32_t pyframes_merge(uint64_t *frames, uint32_t n, uint32_t cap)
+uint32_t pyframes_stack(uint64_t *frames, uint32_t *n, uint32_t cap)
 {
 	uint64_t py_frames[PY_MAX_FRAMES], t0;
-	uint32_t gend[PY_MAX_FRAMES], ng, np;
+	uint32_t gend[PY_MAX_FRAMES], ng, np, part = 0, id = 0;
 
 	if (!py.on)
-		return n;
+		return stacktab_intern(frames, *n);
 	t0 = py.stats ? preload_now() : 0;
 	np = py_walk(py_frames, gend, &ng, 0);
-	if (np != 0) {
-		np = py_stack_words(py_frames, gend, ng);
-		n = raw_py_merge(frames, n, cap, py_frames, np, gend, ng, py.eval_lo, py.eval_hi);
-	}
+	if (np != 0 && *n < cap)
+		part = pystacks_part(py.groups, py_frames, np, gend, ng, py.eval_lo, py.eval_hi);
 	if (py.stats) {
 		atomic_fetch_add_explicit(&py.stat_ns, preload_now() - t0, memory_order_relaxed);
 		atomic_fetch_add_explicit(&py.stat_n, 1, memory_order_relaxed);
 	}
-	return n;
+	if (np == 0)
+		return stacktab_intern(frames, *n);
+	if (part != 0) {
+		frames[*n] = stacktab_py_word(part);
+		id = stacktab_intern(frames, *n + 1);
+	}
+	if (id == 0) { /* the frames merged, inline if need be */
+		np = pystacks_words(py.groups, py_frames, gend, ng);
+		*n = raw_py_merge(frames, *n, cap, py_frames, np, gend, ng, py.eval_lo, py.eval_hi);
+		id = stacktab_intern(frames, *n);
+	}
+	return id;
 }
 
 void pyframes_print_stats(void)
@@ -916,7 +866,7 @@ static uint32_t py_read_frames(uintptr_t thread, struct pyframes_thread *t)
 	t->nwords = py_walk(t->words, t->gend, &t->ngroups, thread);
 	if (t->nwords == 0)
 		return 0;
-	t->nwords = py_stack_words(t->words, t->gend, t->ngroups);
+	t->nwords = pystacks_words(py.groups, t->words, t->gend, t->ngroups);
 	return (uint32_t)sizeof(struct raw_sample_py) + raw_pad(t->nwords * 8 + t->ngroups * 4);
 }
 

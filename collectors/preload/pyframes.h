@@ -5,10 +5,11 @@
  * with, and its version) and, for a version whose layout it knows (3.9 to
  * 3.13: the offsets the interpreter publishes, else those of its debug
  * information (pydwarf.h), else the collector's table), arms the
- * walk: in the handler, pyframes_merge reads the sampled thread's frames
+ * walk: in the handler, pyframes_stack reads the sampled thread's frames
  * with process_vm_readv (a read that cannot fault), writes each code
- * object once as a RAW_PYCODE record and puts the frames into the native
- * stack (raw.h).  A process without Python pays the one look at start.
+ * object once as a RAW_PYCODE record, and each list of frames once as a
+ * RAW_PYPART that the stack's record names (raw.h, pystacks.h).  A
+ * process without Python pays the one look at start.
  */
 #ifndef PROFVIEW_TIMER_PYFRAMES_H
 #define PROFVIEW_TIMER_PYFRAMES_H
@@ -35,12 +36,15 @@ void pyframes_loaded(void *lib);
 void pyframes_atfork_child(void);
 /* Are Python frames read?  Signal-safe. */
 int pyframes_on(void);
-/* Puts the calling thread's Python frames into frames[0..n) (leaf first,
- * at most cap words), writing the code objects not yet in the trace;
- * returns the new count (n when the thread runs no Python, or when they
- * would not fit).  Signal-safe: reads through process_vm_readv, no lock,
- * no allocation. */
-uint32_t pyframes_merge(uint64_t *frames, uint32_t n, uint32_t cap);
+/* The stack id (stacktab.h) of the native frames frames[0..*n) (leaf
+ * first, room for cap words) with the calling thread's Python frames,
+ * writing what the trace does not hold yet: the code objects, the
+ * Python frames as a RAW_PYPART and the stack as a RAW_STACK_PY (the
+ * native stack's id when the thread runs no Python).  0 when the stack
+ * could not be stored: frames[0..*n) then holds both, merged (raw.h),
+ * for the caller to write inline.  Signal-safe: reads through
+ * process_vm_readv, no lock, no allocation. */
+uint32_t pyframes_stack(uint64_t *frames, uint32_t *n, uint32_t cap);
 
 /* --stats: one line with the mean time of the walks of Python frames.
  * Not signal-safe. */

@@ -172,15 +172,18 @@ static uint64_t stacktab_hash(const uint64_t *frames, uint32_t n)
 }
 
 /* Fills a slot this thread has claimed: copies the frames to the arena and
- * writes the RAW_STACK record.  Returns the id, or 0 (slot released). */
+ * writes the RAW_STACK record (RAW_STACK_PY when the last frame is a
+ * stacktab_py_word).  Returns the id, or 0 (slot released). */
 static uint32_t stacktab_fill(struct stacktab_slot *slot, uint64_t key,
 			      const uint64_t *frames, uint32_t n)
 {
-	uint32_t size = (uint32_t)sizeof(struct raw_stack) + n * 8;
+	int py = (frames[n - 1] >> 48) == STACKTAB_PY_TAG;
+	uint32_t nat = n - (uint32_t)py, size = (uint32_t)sizeof(struct raw_stack) + nat * 8;
 	uint64_t off = atomic_fetch_add_explicit(&stacktab.arena_used, n, memory_order_relaxed);
 	struct raw_stack *rec;
 	uint32_t id;
 
+	_Static_assert(sizeof(struct raw_stack) == sizeof(struct raw_stack_py), "one header size");
 	if (off + n > STACKTAB_ARENA_WORDS)
 		goto release;
 	rec = writer_reserve(size, 0);
@@ -189,9 +192,10 @@ static uint32_t stacktab_fill(struct stacktab_slot *slot, uint64_t key,
 	id = atomic_fetch_add_explicit(&stacktab.next_id, 1, memory_order_relaxed);
 	memcpy(stacktab.arena + off, frames, n * sizeof(uint64_t));
 	rec->id = id;
-	rec->nframes = n;
-	memcpy(rec + 1, frames, n * sizeof(uint64_t));
-	writer_publish(rec, RAW_STACK, size);
+	/* (a RAW_STACK_PY's count is its size's; its second word the part) */
+	rec->nframes = py ? (uint32_t)frames[n - 1] : n;
+	memcpy(rec + 1, frames, nat * sizeof(uint64_t));
+	writer_publish(rec, py ? RAW_STACK_PY : RAW_STACK, size);
 	slot->id = id;
 	slot->nframes = n;
 	slot->offset = off;

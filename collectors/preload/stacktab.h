@@ -18,6 +18,15 @@ int stacktab_init(void);
  * arena full, slot being filled by another thread, no trace space): the
  * caller then writes the frames inline.  Signal-safe. */
 uint32_t stacktab_intern(const uint64_t *frames, uint32_t n);
+/* A last frame stacktab_py_word(index) (n >= 1) stands for the Python
+ * frames of RAW_PYPART index: the stack is stored as a RAW_STACK_PY of
+ * frames[0..n - 1) naming it, deduplicated with the part as one of its
+ * frames.  (Not an address: no user-space address has its top bits.) */
+#define STACKTAB_PY_TAG 0x7077ull
+static inline uint64_t stacktab_py_word(uint32_t index)
+{
+	return STACKTAB_PY_TAG << 48 | index;
+}
 /* Faults the hash table in, from a thread of the collector's own, so that
  * the samples do not; stops early when *stop is set.  Not signal-safe. */
 void stacktab_populate(const _Atomic int *stop);

@@ -508,12 +508,13 @@ static void preload_sample_regs(struct preload_tls *t, const ucontext_t *uc, int
 	preload_sample_done(t, cpu);
 }
 
-/* A RAW_SAMPLE record of frames[0..n), its stack stored once.
- * Signal-safe. */
-static void preload_sample_frames(struct preload_tls *t, const uint64_t *frames, uint32_t n,
-				  uint32_t flags, int64_t cpu, const struct preload_kernel *k)
+/* A RAW_SAMPLE record of frames[0..n) with the thread's Python frames,
+ * its stack stored once (pyframes_stack).  Signal-safe. */
+static void preload_sample_frames(struct preload_tls *t, uint64_t *frames, uint32_t n,
+				  uint32_t cap, uint32_t flags, int64_t cpu,
+				  const struct preload_kernel *k)
 {
-	uint32_t stack_id = stacktab_intern(frames, n), size;
+	uint32_t stack_id = pyframes_stack(frames, &n, cap), size;
 	struct raw_sample *rec;
 
 	if (preload_own_work(n > 0 ? frames[0] : 0))
@@ -609,8 +610,7 @@ static void preload_sample_cfi(struct preload_tls *t, const ucontext_t *uc, int6
 		return;
 	}
 	atomic_fetch_add_explicit(&preload.cfi_unwound, 1, memory_order_relaxed);
-	n = pyframes_merge(frames, n, cap);
-	preload_sample_frames(t, frames, n,
+	preload_sample_frames(t, frames, n, cap,
 			      RAW_SAMPLE_RUNNING | (r == CFI_TRUNCATED ? RAW_SAMPLE_TRUNCATED : 0), cpu, k);
 }
 
@@ -703,8 +703,7 @@ static void preload_sample(const siginfo_t *si, const ucontext_t *uc, int perf)
 		return;
 	}
 	n = preload_unwind(uc, t->stack_lo, t->stack_hi, frames, cap, &flags);
-	n = pyframes_merge(frames, n, cap);
-	preload_sample_frames(t, frames, n, flags, cpu, &k);
+	preload_sample_frames(t, frames, n, cap, flags, cpu, &k);
 }
 
 /* --stats: the time one handler took, into its bucket.  Signal-safe. */

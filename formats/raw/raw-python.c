@@ -357,8 +357,159 @@ uint32_t rd_python_stack_locations(struct reader *rd, uint64_t w, uint32_t *locs
 	return n;
 }
 
+/* Part index, NULL when it has no record. */
+static const struct rd_python_part *part_get(const struct rd_python *py, uint32_t index)
+{
+	return index < py->npart_at && py->part_at[index] ? &py->parts[py->part_at[index] - 1] : NULL;
+}
+
+/* A new entry for part index (at most RAW_PY_MAX_PARTS, not known); NULL
+ * when out of memory. */
+static struct rd_python_part *part_new(struct rd_python *py, uint32_t index)
+{
+	if (index >= py->npart_at) {
+		size_t n = index + 1 > py->npart_at * 2 ? index + 1 : py->npart_at * 2;
+		uint32_t *o;
+
+		/* (4 bytes an index, at most RAW_PY_MAX_PARTS of them) */
+		if (pv_budget_charge((n - py->npart_at) * sizeof *o) < 0)
+			return NULL;
+		o = realloc(py->part_at, n * sizeof *o);
+		if (!o) {
+			pv_oom();
+			return NULL;
+		}
+		memset(o + py->npart_at, 0, (n - py->npart_at) * sizeof *o);
+		py->part_at = o;
+		py->npart_at = n;
+	}
+	if (pv_grow(&py->parts, &py->cap_parts, py->nparts + 1, sizeof *py->parts) < 0)
+		return NULL;
+	py->part_at[index] = (uint32_t)++py->nparts;
+	return &py->parts[py->nparts - 1];
+}
+
+/* A LEB128 varint of at most 4 bytes at *p, before end, into *v: 0, or
+ * -1 when cut short or longer. */
+static int part_varint(const unsigned char **p, const unsigned char *end, uint32_t *v)
+{
+	*v = 0;
+	for (uint32_t i = 0; i < 4; i++) {
+		if (*p == end)
+			return -1;
+		*v |= (uint32_t)(**p & 0x7f) << (7 * i);
+		if (!(*(*p)++ & 0x80))
+			return 0;
+	}
+	return -1;
+}
+
+/* The frames of the RAW_PYPART g, its len bytes at r, into words[0..)
+ * and the ends of its calls into ends (*ne of them): 0, or -1 when they
+ * are not g.nwords whole frames. */
+static int part_decode(const struct raw_pypart *g, const unsigned char *r, uint64_t *words,
+		       uint32_t *ends, uint32_t *ne)
+{
+	const unsigned char *end = r + g->len;
+
+	*ne = 0;
+	for (uint32_t i = 0; i < g->nwords; i++) {
+		uint32_t code, at;
+
+		if (part_varint(&r, end, &code) < 0 || part_varint(&r, end, &at) < 0 ||
+		    code > RAW_PY_MAX_CODES || (at >> 1) > RAW_PY_NO_INSTR)
+			return -1;
+		words[i] = raw_py_word(code, at >> 1);
+		if (at & 1)
+			ends[(*ne)++] = i + 1;
+	}
+	return r == end ? 0 : -1;
+}
+
+int rd_python_part(struct reader *rd, const unsigned char *r, size_t off)
+{
+	struct rd_python *py = &rd->py;
+	struct raw_pypart g;
+	uint64_t eval[2] = { 0, 0 };
+	uint32_t e = 0, ne;
+
+	memcpy(&g, r, sizeof g);
+	r += sizeof g;
+	if (g.parent == 0) {
+		memcpy(eval, r, sizeof eval);
+		r += sizeof eval;
+	}
+	/* (raw-iter.c checked the counts against the size) */
+	if (pv_grow(&py->words, &py->cap_words, py->nwords + g.nwords, sizeof *py->words) < 0 ||
+	    pv_grow(&py->ends, &py->cap_ends, py->nends + g.nwords, sizeof *py->ends) < 0)
+		return -1;
+	if (g.index == 0 || g.index > RAW_PY_MAX_PARTS - g.nwords + 1 ||
+	    (g.parent >= g.index && g.parent - g.index < g.nwords) ||
+	    part_decode(&g, r, py->words + py->nwords, py->ends + py->nends, &ne) < 0) {
+		pv_warn("%s: Python stack part at byte %zu is malformed; ignored", rd->who, off);
+		return 0;
+	}
+	/* the part, then the parts of its outer frames (those not known) */
+	for (uint32_t j = 0; j < g.nwords; j++) {
+		struct rd_python_part *t;
+
+		if (part_get(py, g.index + j))
+			continue;
+		while (e < ne && py->ends[py->nends + e] <= j)
+			e++;
+		t = part_new(py, g.index + j);
+		if (t == NULL)
+			return -1;
+		*t = (struct rd_python_part){ py->nwords + j + 1, py->nends + e, eval[0], eval[1],
+					      g.nwords - j, ne - e, g.parent, j };
+	}
+	py->nwords += g.nwords;
+	py->nends += ne;
+	return 0;
+}
+
+uint32_t rd_python_part_merge(struct reader *rd, uint32_t index, uint64_t *frames, uint32_t n,
+			      uint32_t cap)
+{
+	struct rd_python *py = &rd->py;
+	uint64_t words[RAW_PY_MAX_STACK], lo = 0, hi = 0;
+	uint32_t ends[RAW_PY_MAX_STACK + 1], nw = 0, ne = 0;
+
+	/* from the part out through its parents (each at least one word:
+	 * a loop of parents ends at RAW_PY_MAX_STACK words) */
+	for (;;) {
+		const struct rd_python_part *g;
+
+		g = part_get(py, index);
+		if (!g) {
+			/* as a frame whose code was not recorded */
+			if (nw < RAW_PY_MAX_STACK)
+				words[nw++] = raw_py_word(RAW_PY_MAX_CODES, RAW_PY_NO_INSTR);
+			break;
+		}
+		if (nw + g->n > RAW_PY_MAX_STACK)
+			break;
+		for (uint32_t i = 0; i < g->nends; i++)
+			ends[ne++] = nw + py->ends[g->end_off + i] - g->shift;
+		memcpy(words + nw, py->words + g->off1 - 1, (size_t)g->n * 8);
+		nw += g->n;
+		if (g->parent == 0) {
+			lo = g->eval_lo;
+			hi = g->eval_hi;
+			break;
+		}
+		index = g->parent;
+	}
+	if (ne == 0 || ends[ne - 1] != nw)
+		ends[ne++] = nw;
+	return raw_py_merge(frames, n, cap, words, nw, ends, ne, lo, hi);
+}
+
 void rd_python_free(struct rd_python *py)
 {
+	free(py->parts);
+	free(py->part_at);
+	free(py->ends);
 	free(py->stack_off1);
 	free(py->stack_n);
 	free(py->words);

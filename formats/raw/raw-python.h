@@ -15,6 +15,16 @@ int rd_python_code(struct reader *rd, const unsigned char *r, uint32_t size, siz
  * checked): a duplicate index, index 0 or a word that is not a Python
  * frame's is skipped with a warning.  0, or -1 when out of memory. */
 int rd_python_stack(struct reader *rd, const unsigned char *r, size_t off);
+/* Takes in a RAW_PYPART record (whole, as raw-iter.h checked): one
+ * whose frames do not decode, or whose indices pass RAW_PY_MAX_PARTS or
+ * hold its parent, is skipped with a warning; an index seen before keeps
+ * its first part.  0, or -1 when out of memory. */
+int rd_python_part(struct reader *rd, const unsigned char *r, size_t off);
+/* Puts the Python frames of RAW_PYPART index into the native frames
+ * frames[0..n) (cap words) as raw_py_merge does (a part without a record:
+ * one frame that says so, at the root); returns the new count. */
+uint32_t rd_python_part_merge(struct reader *rd, uint32_t index, uint64_t *frames, uint32_t n,
+			      uint32_t cap);
 /* The locations of the Python stack word w (raw_pystack_is(w)) into
  * locs[0..cap): their count (a stack without a record: one location that
  * says so); UINT32_MAX when out of memory. */

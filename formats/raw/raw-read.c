@@ -88,6 +88,8 @@ static const char *type_name(uint32_t t)
 	case RAW_PYCODE: return "pycode";
 	case RAW_PYSTACK: return "pystack";
 	case RAW_SAMPLE_PY: return "sample-py";
+	case RAW_STACK_PY: return "stack-py";
+	case RAW_PYPART: return "pypart";
 	case RAW_PYTHON: return "python";
 	default: return "unknown";
 	}
@@ -207,6 +209,7 @@ static int first_record(struct reader *rd, const struct raw_record *recp)
 		rd->regs_samples++;
 		break;
 	case RAW_STACK:
+	case RAW_STACK_PY:
 		rd->nstack_records++;
 		break;
 	case RAW_SAMPLE_KERNEL:
@@ -218,6 +221,10 @@ static int first_record(struct reader *rd, const struct raw_record *recp)
 		break;
 	case RAW_PYSTACK:
 		if (rd_python_stack(rd, r, rec.off) < 0)
+			return -1;
+		break;
+	case RAW_PYPART:
+		if (rd_python_part(rd, r, rec.off) < 0)
 			return -1;
 		break;
 	case RAW_KERNEL: {

@@ -109,6 +109,13 @@ struct rd_python_code {
 	unsigned char *table;         /* its line table, malloc'd */
 	uint32_t table_len;
 };
+struct rd_python_part {
+	uint64_t off1;                /* of its words in words, + 1; 0: no record */
+	uint64_t end_off;             /* of its ends in ends */
+	uint64_t eval_lo, eval_hi;    /* when parent is 0 */
+	uint32_t n, nends, parent;
+	uint32_t shift;               /* taken from each of its ends */
+};
 struct rd_python {
 	struct rd_python_code *codes;
 	size_t ncodes;
@@ -119,6 +126,14 @@ struct rd_python {
 	size_t nstacks;
 	uint64_t *words;
 	size_t nwords, cap_words;
+	/* the Python parts of stacks (RAW_PYPART), in their order: their words
+	 * (in words) and their calls' ends (in ends) */
+	struct rd_python_part *parts;
+	size_t nparts, cap_parts;
+	uint32_t *part_at;            /* by index: its place in parts + 1, 0: none */
+	size_t npart_at;
+	uint32_t *ends;
+	size_t nends, cap_ends;
 	/* each + 1, 0 until needed: the "[python]" mapping, the function
 	 * of frames whose code has no record, the markers' functions */
 	uint32_t map1, unknown1, stop1[RAW_PY_STOP_TABLE + 1];

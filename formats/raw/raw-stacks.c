@@ -163,6 +163,48 @@ uint32_t rd_store_frames(struct reader *rd, const unsigned char *frames, uint32_
 	return rd_dedup_stack(rd, rd->locs, k);
 }
 
+/* Stores the stack id (of the record at byte off) of frames[0..n).
+ * 0, or -1 when out of memory. */
+static int define_stack(struct reader *rd, uint32_t id, const unsigned char *frames, uint32_t n,
+			size_t off)
+{
+	struct stack_ref *slot;
+	uint32_t at;
+	bool cand;
+
+	if (id == 0) {
+		pv_warn("%s: stack record at byte %zu has id 0; ignored", rd->who, off);
+		return 0;
+	}
+	if (stacks_grow(rd) < 0)
+		return -1;
+	slot = rd_stack_slot(rd, id);
+	if (slot->id) {
+		pv_warn("%s: stack id %u at byte %zu is defined twice; the first is kept", rd->who, id,
+			off);
+		return 0;
+	}
+	at = rd_store_frames(rd, frames, n, &cand);
+	if (at == UINT32_MAX)
+		return -1;
+	*slot = (struct stack_ref){ id, at, rd->nlocs, cand };
+	rd->stk.nstacks++;
+	return 0;
+}
+
+/* A RAW_STACK_PY record: its native frames with its Python part's. */
+static int define_stack_py(struct reader *rd, const unsigned char *r, uint32_t size, size_t off)
+{
+	uint64_t frames[RAW_MAX_FRAMES + RAW_PY_MAX_STACK];
+	struct raw_stack_py s;
+	uint32_t n = (size - (uint32_t)sizeof s) / 8; /* (raw-iter.c: at most RAW_MAX_FRAMES) */
+
+	memcpy(&s, r, sizeof s);
+	memcpy(frames, r + sizeof s, (size_t)n * 8);
+	n = rd_python_part_merge(rd, s.py, frames, n, RAW_MAX_FRAMES + RAW_PY_MAX_STACK);
+	return define_stack(rd, s.id, (const unsigned char *)frames, n, off);
+}
+
 int rd_stack_pass(struct reader *rd)
 {
 	struct raw_iter it;
@@ -173,35 +215,19 @@ int rd_stack_pass(struct reader *rd)
 	rd_records(rd, &it);
 	while (raw_iter_next(&it, &rec) == RAW_NEXT_RECORD) {
 		const unsigned char *r = rec.data;
-		size_t off = rec.off;
+		int rc = 0;
 
 		if ((it.nrecords & 4095) == 0)
 			rd_release(rd, it.off);
-
 		if (rec.type == RAW_STACK) {
 			const struct raw_stack *s = (const void *)r;
-			struct stack_ref *slot;
-			uint32_t at;
 
-			if (s->id == 0) {
-				pv_warn("%s: stack record at byte %zu has id 0; ignored", rd->who, off);
-			} else {
-				if (stacks_grow(rd) < 0)
-					return -1;
-				slot = rd_stack_slot(rd, s->id);
-				if (slot->id) {
-					pv_warn("%s: stack id %u at byte %zu is defined twice; the first is kept",
-						rd->who, s->id, off);
-				} else {
-					bool cand;
-					at = rd_store_frames(rd, r + sizeof *s, s->nframes, &cand);
-					if (at == UINT32_MAX)
-						return -1;
-					*slot = (struct stack_ref){ s->id, at, rd->nlocs, cand };
-					rd->stk.nstacks++;
-				}
-			}
+			rc = define_stack(rd, s->id, r + sizeof *s, s->nframes, rec.off);
+		} else if (rec.type == RAW_STACK_PY) {
+			rc = define_stack_py(rd, r, rec.size, rec.off);
 		}
+		if (rc < 0)
+			return -1;
 	}
 	rd_release(rd, rd->len);
 	return 0;

@@ -10,6 +10,8 @@
  *   thread TID TIME CPU NAME
  *   exit TID TIME CPU
  *   stack ID NFRAMES
+ *   stackpy ID PART NFRAMES                (a stack with its Python frames' part)
+ *   pypart INDEX PARENT NWORDS LEN SIZE    (a Python part of stacks)
  *   sample TID TIME WEIGHT STACK_ID       (frame-pointer and cfi samples)
  *   regs TID TIME WEIGHT FLAGS             (register samples)
  *   lost COUNT
@@ -132,6 +134,20 @@ static int dump(const char *path, const unsigned char *b, size_t len)
 
 			memcpy(&s, r.data, sizeof s);
 			printf("stack %u %u\n", s.id, s.nframes);
+			break;
+		}
+		case RAW_STACK_PY: {
+			struct raw_stack_py s;
+
+			memcpy(&s, r.data, sizeof s);
+			printf("stackpy %u %u %u\n", s.id, s.py, (r.size - (uint32_t)sizeof s) / 8);
+			break;
+		}
+		case RAW_PYPART: {
+			struct raw_pypart g;
+
+			memcpy(&g, r.data, sizeof g);
+			printf("pypart %u %u %u %u %u\n", g.index, g.parent, g.nwords, g.len, r.size);
 			break;
 		}
 		case RAW_SAMPLE: {

@@ -192,6 +192,137 @@ static void test_pystacks(void)
 	free(r.b);
 }
 
+static void rb_stack_py(struct rawbuf *r, uint32_t id, uint32_t part, const uint64_t *frames,
+			uint32_t n)
+{
+	struct raw_stack_py s = { { RAW_STACK_PY, (uint32_t)(sizeof s + 8 * n) }, id, part };
+
+	rb_put(r, &s, sizeof s);
+	rb_put(r, frames, 8 * n);
+}
+
+/* A RAW_PYPART of the frames w[0..n) (their codes and instructions),
+ * frame i ending a call where end[i] says; its len bytes (0: as many as
+ * the frames take; else that many, cut or padded with 0). */
+static void rb_pypart(struct rawbuf *r, uint32_t index, uint32_t parent, const uint64_t *w,
+		      uint32_t n, const uint8_t *end, uint32_t len)
+{
+	unsigned char b[64 * 8];
+	uint32_t k = 0;
+	const uint64_t eval[2] = { 0x401100, 0x401200 };
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t v[2] = { raw_py_code(w[i]), raw_py_instr(w[i]) << 1 | end[i] };
+
+		for (int j = 0; j < 2; j++) {
+			do {
+				b[k++] = (unsigned char)((v[j] & 0x7f) | (v[j] > 0x7f ? 0x80 : 0));
+				v[j] >>= 7;
+			} while (v[j]);
+		}
+	}
+	if (len == 0)
+		len = k;
+	while (k < len)
+		b[k++] = 0;
+	uint32_t size = (uint32_t)sizeof(struct raw_pypart) + (parent ? 0 : 16) + len;
+	struct raw_pypart g = { { RAW_PYPART, raw_pad(size) }, index, parent, n, len };
+
+	rb_put(r, &g, sizeof g);
+	if (!parent)
+		rb_put(r, eval, sizeof eval);
+	rb_put(r, b, len);
+	rb_zero(r, raw_pad(size) - size);
+}
+
+/* Stacks whose Python frames are parts: a part, the parts of its outer
+ * frames it names, a part that continues its parent's innermost call, a
+ * part not recorded, damaged parts. */
+static void test_pyparts(void)
+{
+	struct rawbuf r = { 0 };
+	/* a C function (leaf), the evaluation loop, main */
+	const uint64_t native[] = { 0x401010, 0x401101, 0x402020 };
+	const uint64_t root[] = { raw_py_word(1, 6), raw_py_word(2, 0), raw_py_word(1, 0) };
+	const uint64_t child[] = { raw_py_word(2, 0) }, far[] = { raw_py_word(2, 300) };
+	const uint8_t root_ends[] = { 1, 0, 1 }, child_ends[] = { 1 }, open_end[] = { 0 };
+	struct pv_profile *p;
+
+	rb_header(&r, "/nonexistent/python", 10000000);
+	rb_mapping(&r, 0x400000, 0x500000, 0, "/nonexistent/python");
+	rb_thread(&r, 100, "main");
+	/* before the parts they name */
+	rb_stack_py(&r, 1, 7, native, 3);
+	rb_stack_py(&r, 2, 8, native, 3);
+	rb_stack_py(&r, 3, 20, native, 3);
+	rb_stack_py(&r, 4, 30, native, 3);
+	rb_stack_py(&r, 5, 21, native, 3);
+	rb_pycode(&r, 1, 10, "Parser.parse", "/x.py", table, sizeof table);
+	rb_pycode(&r, 2, 3, "outer", "/y.py", NULL, 0);
+	/* 7: parse, then (another call) outer and parse; 8: from outer on,
+	 * 9: the last parse */
+	rb_pypart(&r, 7, 0, root, 3, root_ends, 0);
+	/* 20: outer, its call ending there, then 9's; 21: outer, its call
+	 * going on into 9's */
+	rb_pypart(&r, 20, 9, child, 1, child_ends, 0);
+	rb_pypart(&r, 21, 9, child, 1, open_end, 0);
+	rb_pypart(&r, 7, 0, child, 1, child_ends, 0); /* repeated: the first kept */
+	rb_pypart(&r, 40, 0, far, 1, child_ends, 2);  /* cut short */
+	rb_pypart(&r, 41, 0, child, 1, child_ends, 4); /* bytes after its frames */
+	rb_pypart(&r, RAW_PY_MAX_PARTS - 1, 0, root, 3, root_ends, 0); /* too high */
+	rb_pypart(&r, 42, 43, root, 3, root_ends, 0); /* its own parent */
+	for (uint32_t id = 1; id <= 5; id++)
+		rb_sample(&r, 100, id, NULL, 0, 1000 + id, 4000000);
+	rb_end(&r, 2000, 5, 0);
+	nwarnings = 0;
+	p = raw_read(r.b, r.len, "t", NULL);
+	CHECK(p != NULL);
+	if (!p) {
+		free(r.b);
+		return;
+	}
+	CHECK_EQ(nwarnings, 4);
+	CHECK_EQ(p->nsamples, 5);
+	if (p->nsamples != 5) {
+		pv_profile_free(p);
+		free(r.b);
+		return;
+	}
+	const uint32_t *l1 = p->stack_locs + p->samples[0].loc_off;
+	const uint32_t *l2 = p->stack_locs + p->samples[1].loc_off;
+	const uint32_t *l3 = p->stack_locs + p->samples[2].loc_off;
+	const uint32_t *l4 = p->stack_locs + p->samples[3].loc_off;
+	const uint32_t *l5 = p->stack_locs + p->samples[4].loc_off;
+
+	/* the innermost call before the loop's frame, the outer at the root
+	 * (the one loop the native walk saw takes the last call) */
+	CHECK_EQ(p->samples[0].nlocs, 6);
+	CHECK(!pv_location_is_python(p, l1[0]));
+	CHECK_STR(fn_name(p, l1[1]), "Parser.parse");
+	CHECK_EQ(pv_location_lines(p, &p->locations[l1[1]])[0].line, 10); /* (table: instr 6) */
+	CHECK_STR(fn_name(p, l1[2]), "outer");
+	CHECK_STR(fn_name(p, l1[3]), "Parser.parse");
+	CHECK_EQ(pv_location_lines(p, &p->locations[l1[3]])[0].line, 11);
+	CHECK(!pv_location_is_python(p, l1[4]));
+	CHECK(!pv_location_is_python(p, l1[5]));
+	CHECK_EQ(p->samples[1].nlocs, 5);
+	CHECK_STR(fn_name(p, l2[1]), "outer");
+	CHECK_STR(fn_name(p, l2[2]), "Parser.parse");
+	CHECK_EQ(p->samples[2].nlocs, 5);
+	CHECK_STR(fn_name(p, l3[1]), "outer");
+	CHECK_STR(fn_name(p, l3[2]), "Parser.parse");
+	CHECK(!pv_location_is_python(p, l3[3]));
+	CHECK_EQ(p->samples[3].nlocs, 4);
+	CHECK(!pv_location_is_python(p, l4[2]));
+	CHECK_STR(fn_name(p, l4[3]), "[python: code not recorded]");
+	CHECK_EQ(p->samples[4].nlocs, 5);
+	CHECK_STR(fn_name(p, l5[1]), "outer");
+	CHECK_STR(fn_name(p, l5[2]), "Parser.parse");
+	CHECK_EQ(pv_profile_check_indices(p, "t"), 0);
+	pv_profile_free(p);
+	free(r.b);
+}
+
 /* A location of function name in mapping m. */
 /* RAW_PYCODE_COMPACT's runs, written by hand from raw.h: first line 10. */
 static const unsigned char compact[] = {
@@ -347,6 +478,7 @@ int main(void)
 	test_records();
 	test_compact();
 	test_pystacks();
+	test_pyparts();
 	test_fold();
 	return check_done("test-pyraw");
 }

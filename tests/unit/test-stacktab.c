@@ -4,7 +4,8 @@
  * paths; stacks that differ in one frame anywhere, or in their depth;
  * stacks of the greatest depth; a full table, a full arena and a trace
  * with no room (the promise: 0, the frames written inline by the caller,
- * never another stack's id); threads interning the same stacks at once. */
+ * never another stack's id); a stack with a Python part (RAW_STACK_PY);
+ * threads interning the same stacks at once. */
 #include <pthread.h>
 
 #include "fakehost.h"
@@ -261,6 +262,47 @@ static void test_no_room(void)
 	tt_remove(&t);
 }
 
+/* A stack with a Python part as its last frame: a RAW_STACK_PY of the
+ * other frames naming the part, one id for it however often it comes,
+ * and ids of their own for the same frames with another part or none. */
+static void test_py(void)
+{
+	struct tt_trace t;
+	uint64_t f[4], g[4];
+	uint32_t a, b, c, nrec = 0, nplain = 0;
+	struct raw_iter it;
+	struct raw_record rec;
+
+	stacktab_reset();
+	make(f, 7, 3);
+	memcpy(g, f, sizeof(f));
+	f[3] = stacktab_py_word(5);
+	g[3] = stacktab_py_word(6);
+	CHECK(tt_start(&t, 0) == 0);
+	a = stacktab_intern(f, 4);
+	b = stacktab_intern(g, 4);
+	c = stacktab_intern(f, 3);
+	CHECK(a != 0 && b != 0 && c != 0 && a != b && b != c && a != c);
+	CHECK_EQ(stacktab_intern(f, 4), a);
+	CHECK(tt_finish(&t) == 0);
+	raw_iter_init(&it, t.buf, t.len, t.start, RAW_NREGS);
+	while (raw_iter_next(&it, &rec) == RAW_NEXT_RECORD) {
+		struct raw_stack_py sp;
+
+		nplain += rec.type == RAW_STACK;
+		if (rec.type != RAW_STACK_PY)
+			continue;
+		memcpy(&sp, rec.data, sizeof(sp));
+		nrec++;
+		CHECK_EQ(rec.size, sizeof(sp) + 3 * 8);
+		CHECK(memcmp(rec.data + sizeof(sp), f, 3 * 8) == 0);
+		CHECK((sp.id == a && sp.py == 5) || (sp.id == b && sp.py == 6));
+	}
+	CHECK_EQ(nrec, 2);
+	CHECK_EQ(nplain, 1);
+	tt_remove(&t);
+}
+
 /* ---- threads ---- */
 
 #define THREADS 4
@@ -358,6 +400,7 @@ int main(void)
 	test_crowded();
 	test_arena_full();
 	test_no_room();
+	test_py();
 	test_threads();
 	test_known();
 	return check_done("stacktab");
