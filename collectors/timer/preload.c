@@ -342,6 +342,12 @@ static void preload_start_stopper(void)
 
 void preload_control_need(void)
 {
+	/* Not in the child of a vfork (a program's subprocess module
+	 * closes its descriptors there before the exec): it runs on the
+	 * parent's memory, where a thread it started would leave the
+	 * sweeper's lock held for ever once the exec ends it. */
+	if (getpid() != preload.pid)
+		return;
 	if (atomic_load(&preload.state) != PRELOAD_RUNNING || !atomic_load(&preload.helpers_ready) ||
 	    atomic_exchange(&preload.control_asked, 1))
 		return;

@@ -90,6 +90,12 @@ else
 	a=$(flat_cum closed.flat phase_a)
 	note "collect-timer: $a samples in 0.3 s of CPU time after close_range"
 	[ "$a" -ge 150 ] || fail "collect-timer: $a samples after close_range, want 150 of 300 at least"
+
+	# a child made by vfork that closes its descriptors runs on its
+	# parent's memory: it starts no thread there, and the parent ends
+	timeout 60 "$COLLECT_TIMER" -q -o vforked.raw ./ctlless vforked 30 >vforked.out 2>vforked.err ||
+		fail "collect-timer on 30 vfork children that close their descriptors: status $?: $(cat vforked.err)"
+	grep -qx vforked vforked.out || fail "ctlless vforked did not finish: $(cat vforked.out)"
 fi
 
 steps "$COLLECT_HEAP" --rate=64k

@@ -15,6 +15,11 @@
  * ctlless closed SECONDS: closes every descriptor above 2 with libc's
  *   close_range, as a daemon does as it starts, then spins SECONDS of CPU
  *   time in phase_a() and prints "closed".
+ * ctlless vforked N: spins 0.1 s of CPU time in phase_a() (the
+ *   collector's sweeper is due by then), then N times a child made by
+ *   vfork closes every descriptor above 2 with close_range and execs
+ *   /bin/true (as Python's subprocess module does), and is waited for;
+ *   then prints "vforked".
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -24,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static volatile uint64_t sink;
@@ -137,6 +143,27 @@ int main(int argc, char **argv)
 		printf("closed\n");
 		return 0;
 	}
-	fprintf(stderr, "usage: ctlless threads | steps DIR SECONDS | window SECONDS | closed SECONDS\n");
+	if (argc >= 3 && strcmp(argv[1], "vforked") == 0) {
+		int i, n = atoi(argv[2]), status;
+
+		phase_a(CLOCK_THREAD_CPUTIME_ID, 0.1);
+		for (i = 0; i < n; i++) {
+			pid_t pid = vfork();
+
+			if (pid == 0) {
+				close_range(3, ~0u, 0);
+				execl("/bin/true", "true", (char *)NULL);
+				_exit(127);
+			}
+			if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+			    WEXITSTATUS(status) != 0) {
+				fprintf(stderr, "ctlless: child %d failed\n", i);
+				return 1;
+			}
+		}
+		printf("vforked\n");
+		return 0;
+	}
+	fprintf(stderr, "usage: ctlless threads | steps DIR SECONDS | window SECONDS | closed SECONDS | vforked N\n");
 	return 2;
 }
