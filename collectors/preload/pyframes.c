@@ -151,6 +151,7 @@ static struct {
 	int on;
 	uintptr_t runtime, code_type, eval_lo, eval_hi;
 	uintptr_t garbage;     /* test hook: the chain after the first frame */
+	uint32_t pthread_tid;  /* where a glibc thread descriptor holds its tid, 0 unknown */
 	pid_t pid;             /* ours, for process_vm_readv */
 	int found;             /* an interpreter: its RAW_PYTHON record says */
 	int stats;             /* --stats: the time of each merge, summed */
@@ -238,6 +239,25 @@ static void py_eval_range(void *lib)
 	}
 }
 
+/* Where in the calling thread's glibc descriptor (its pthread_t) its tid
+ * is: the one place of the first 2 KiB that holds it, 0 when not one. */
+static uint32_t py_pthread_tid_offset(void)
+{
+	uintptr_t self = (uintptr_t)pthread_self();
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	int32_t d[512];
+	uint32_t at = 0, found = 0;
+
+	if (py_read(d, self, sizeof(d)) != 0)
+		return 0;
+	for (uint32_t i = 1; i < sizeof(d) / 4; i++)
+		if (d[i] == tid) {
+			at = i * 4;
+			found++;
+		}
+	return found == 1 ? at : 0;
+}
+
 /* Writes the RAW_PYTHON record of the interpreter (kept for a fork's
  * child, whose trace is a new one).  Not signal-safe. */
 static void py_note(uint32_t version, uint32_t frames)
@@ -299,6 +319,7 @@ static void py_init(void *lib)
 		return;
 	}
 	py.runtime = (uintptr_t)runtime;
+	py.pthread_tid = py_pthread_tid_offset();
 	py.code_type = (uintptr_t)dlsym(lib, "PyCode_Type");
 	py_eval_range(lib);
 	memset(py.files, 0, sizeof(py.files));
@@ -327,6 +348,37 @@ static void py_init(void *lib)
 	}
 	py.on = 1;
 	py_note(v, RAW_PYTHON_READ);
+}
+
+uintptr_t pyframes_pthread_of(pid_t tid)
+{
+	uintptr_t interp, t;
+	unsigned char ts[256];
+	uint32_t tslen = py.l.tstate_thread_id > py.l.tstate_next ? py.l.tstate_thread_id : py.l.tstate_next;
+	int seen = 0;
+
+	tslen += 8;
+	if (!py.on || py.pthread_tid == 0 || tslen > sizeof(ts) ||
+	    py_read(&interp, py.runtime + py.l.runtime_interpreters_head, 8) != 0)
+		return 0;
+	for (int i = 0; interp != 0 && i < PY_MAX_INTERPS; i++) {
+		if (py_read(&t, interp + py.l.interp_threads_head, 8) != 0)
+			return 0;
+		while (t != 0 && seen++ < PY_MAX_THREADS) {
+			uintptr_t thread;
+			int32_t id;
+
+			if (py_read(ts, t, tslen) != 0)
+				return 0;
+			thread = (uintptr_t)py_u64(ts, py.l.tstate_thread_id);
+			if (py_read(&id, thread + py.pthread_tid, 4) == 0 && id == tid)
+				return thread;
+			t = (uintptr_t)py_u64(ts, py.l.tstate_next);
+		}
+		if (py_read(&interp, interp + py.l.interp_next, 8) != 0)
+			return 0;
+	}
+	return 0;
 }
 
 void pyframes_init(void)
