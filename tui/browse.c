@@ -950,4 +950,6 @@ void browse_startup_warnings(struct browse *b)
 		status_add(b, "collector: %s", say);
 	if (report_collector(p, say, sizeof say))
 		status_add(b, "%s", say);
+	if (report_python_unread(p, say, sizeof say))
+		status_add(b, "%s", say);
 }

@@ -283,8 +283,11 @@ static int first_record(struct reader *rd, const struct raw_record *recp)
 	case RAW_PYTHON: {
 		const struct raw_python *py = (const void *)r;
 
-		if (py->frames == RAW_PYTHON_UNREAD && p->python_unread++ == 0)
-			p->python_unread_version = py->version;
+		if (py->frames == RAW_PYTHON_UNREAD) {
+			if (!p->python_unread)
+				p->python_unread_version = py->version;
+			pv_python_unread_add(p, p->pid, true);
+		}
 		break;
 	}
 	case RAW_COLLECTOR: {
