@@ -22,7 +22,8 @@ static const char *const interp_names[] = {
 	 * 3.9 to 3.11, and 3.12 on through sys.monitoring's events */
 	"trace_call_function", "call_trace", "call_trace_protected", "profile_trampoline",
 	"trace_trampoline", "call_trampoline", "call_instrumentation_vector*", "call_one_instrument",
-	"sys_profile_*", "sys_trace_*", "call_profile_func", "call_trace_func",
+	"trace_function_entry", "trace_function_exit", "sys_profile_*", "sys_trace_*",
+	"call_profile_func", "call_trace_func",
 };
 
 bool pv_is_interpreter_function(const char *name)
