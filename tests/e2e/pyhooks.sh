@@ -2,11 +2,12 @@
 # Python frames under what a profiler, a debugger or an embedder changes in
 # the interpreter, and under attach (tests/progs/pyhooks.py), with each
 # CPython 3.9 to 3.13 on the machine:
-#   - setprofile: with a sys.setprofile callback installed, the split of
-#     the samples between hook_a and hook_b within 5 binomial sigmas (plus
-#     1%) of their CPU time (time.thread_time); the callback,
-#     prof_callback, has samples of its own, right under the Python
-#     function it was called in (90% of its time at least);
+#   - setprofile, settrace: with a sys.setprofile callback installed, and
+#     with a sys.settrace one, the split of the samples between hook_a and
+#     hook_b within 5 binomial sigmas (plus 1%) of their CPU time
+#     (time.thread_time); the callback, prof_callback or trace_callback,
+#     has samples of its own, right under the Python function it was
+#     called in (90% of its time at least);
 #   - evalhook: with the frame evaluation function replaced (PEP 523) by
 #     one that calls the default one (tests/progs/pyevalhook.c, installed
 #     with ctypes): the hook saw the calls, the same split within 5
@@ -77,21 +78,22 @@ split_within() {
 	note "$label: $a $ka samples ($ta s), $b $kb ($tb s)"
 }
 
-# check_setprofile PY LABEL
-check_setprofile() {
-	local k n
-	"$COLLECT_TIMER" -q -o p.raw "$1" "$HOOKS" setprofile 2 >p-truth.txt ||
-		fail "$2: pyhooks.py setprofile failed"
+# check_hookfn PY LABEL MODE CALLBACK: setprofile (prof_callback) or
+# settrace (trace_callback)
+check_hookfn() {
+	local k n cb=$4
+	"$COLLECT_TIMER" -q -o p.raw "$1" "$HOOKS" "$3" 2 >p-truth.txt ||
+		fail "$2: pyhooks.py $3 failed"
 	"$PROFVIEW" -q --flat p.raw >p-flat.txt
-	split_within p-flat.txt p-truth.txt "$2, setprofile" hook_a hook_b
-	# (some 3% of the time: 15 samples expected of 500; 3 at least
-	# fails by chance less than once in 10^6)
-	k=$(samples p-flat.txt prof_callback)
-	[ "$k" -ge 3 ] || fail "$2, setprofile: prof_callback in $k samples: $(head -14 p-flat.txt)"
+	split_within p-flat.txt p-truth.txt "$2, $3" hook_a hook_b
+	# (setprofile: some 3% of the time, 15 samples expected of 500; 3 at
+	# least fails by chance less than once in 10^6)
+	k=$(samples p-flat.txt "$cb")
+	[ "$k" -ge 3 ] || fail "$2, $3: $cb in $k samples: $(head -14 p-flat.txt)"
 	"$PROFVIEW" -q --folded p.raw >p.txt
-	read -r k n < <(share_of p.txt ';prof_callback(;|$)' \
-		';(setprofile_main|split|hook_a|hook_b|([A-Za-z]+\.)?(choice|uniform|_randbelow[a-z_]*));prof_callback(;|$)')
-	at_least_90 "$2, setprofile" "prof_callback right under a Python function" "$k" "$n" 1
+	read -r k n < <(share_of p.txt ";$cb(;|\$)" \
+		";(set(profile|trace)_main|split|hook_a|hook_b|([A-Za-z]+\.)?(choice|uniform|_randbelow[a-z_]*));$cb(;|\$)")
+	at_least_90 "$2, $3" "$cb right under a Python function" "$k" "$n" 1
 }
 
 # check_evalhook PY LABEL
@@ -138,7 +140,7 @@ check_sub() {
 # check_attach_wall PY LABEL
 check_attach_wall() {
 	local pid all sl busy
-	"$1" "$HOOKS" sleeper 5 >sl.out &
+	"$1" "$HOOKS" sleeper 4 >sl.out &
 	pid=$!
 	for _ in $(seq 200); do
 		grep -q '^ready' sl.out && break
@@ -164,7 +166,8 @@ found=0
 while read -r py <&3; do
 	label="$py ($("$py" -c 'import platform; print(platform.python_version())'))"
 	found=$((found + 1))
-	check_setprofile "$py" "$label"
+	check_hookfn "$py" "$label" setprofile prof_callback
+	check_hookfn "$py" "$label" settrace trace_callback
 	check_evalhook "$py" "$label"
 	check_sub "$py" "$label"
 	if [ "$scope" -lt 3 ]; then

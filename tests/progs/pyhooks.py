@@ -5,6 +5,9 @@
 #            (prof_callback, a little work at each event); prints "truth
 #            NAME SECONDS" per function, its thread CPU time
 #            (time.thread_time) with the callbacks of its call and return
+#   settrace: the same with a sys.settrace function (trace_callback, the
+#            same work, at every call and every line of the frames it
+#            traces)
 #   evalhook LIB: the same with the frame evaluation function replaced
 #            (PEP 523) by LIB's hook_eval, which calls the default one
 #            (tests/progs/pyevalhook.c, loaded with ctypes); prints
@@ -46,6 +49,14 @@ def prof_callback(frame, event, arg):
     return None
 
 
+def trace_callback(frame, event, arg):
+    # the same work; traces the lines of the frames it is called for
+    t = 0
+    for i in range(40):
+        t += i
+    return trace_callback
+
+
 def split(seconds):
     work = {"hook_a": hook_a, "hook_b": hook_b}
     weight = {"hook_a": 1.0, "hook_b": 2.0}
@@ -67,6 +78,14 @@ def setprofile_main(seconds):
     sys.setprofile(prof_callback)
     spent = split(seconds)
     sys.setprofile(None)
+    for name, s in spent.items():
+        print("truth", name, "%.6f" % s)
+
+
+def settrace_main(seconds):
+    sys.settrace(trace_callback)
+    spent = split(seconds)
+    sys.settrace(None)
     for name, s in spent.items():
         print("truth", name, "%.6f" % s)
 
@@ -173,6 +192,8 @@ if __name__ == "__main__":
     what = sys.argv[1]
     if what == "setprofile":
         setprofile_main(float(sys.argv[2]))
+    elif what == "settrace":
+        settrace_main(float(sys.argv[2]))
     elif what == "evalhook":
         evalhook_main(sys.argv[2], float(sys.argv[3]))
     elif what == "sub":
