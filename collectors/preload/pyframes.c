@@ -446,8 +446,8 @@ static uint64_t py_tstate_depth(const unsigned char *ts)
  * (one per interpreter the thread entered: a subinterpreter's code run
  * from a thread of another), into at[], the innermost first where their
  * depths say it (else the newest interpreter's first, the list's order);
- * how many, at most PY_MAX_NEST.  ts is left with the first one's bytes.
- * Signal-safe. */
+ * how many, at most PY_MAX_NEST; *first, the first one found.  ts is
+ * room for a thread state's bytes.  Signal-safe. */
 static uint32_t py_search_tstates(unsigned char *ts, size_t tslen, uint64_t self,
 				  struct py_tstate_at *at, uintptr_t *first)
 {
