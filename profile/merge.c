@@ -175,6 +175,20 @@ static bool same_run(const struct pv_profile *d, const struct pv_profile *s)
 	return false;
 }
 
+/* The processes of s whose Python frames were not read counted into d's,
+ * a pid d has already counted once when both are of one run (segments of
+ * it). */
+static void merge_python_unread(struct pv_profile *d, const struct pv_profile *s, bool run)
+{
+	uint32_t listed = s->python_unread < PV_PY_UNREAD_PIDS ? s->python_unread : PV_PY_UNREAD_PIDS;
+
+	if (s->python_unread && !d->python_unread)
+		d->python_unread_version = s->python_unread_version;
+	for (uint32_t i = 0; i < listed; i++)
+		pv_python_unread_add(d, s->python_unread_pids[i], run);
+	d->python_unread += s->python_unread - listed;
+}
+
 /* The source's processes: the same one (pid, program, start) is one, and
  * so is one (pid, program) in segments of one run, whose time then spans
  * both. */
@@ -329,9 +343,7 @@ int pv_merge(struct pv_profile *d, const struct pv_profile *s, const char *src_n
 		d->collector_ns = INT64_MAX;
 	if (__builtin_add_overflow(d->collector_cpu_ns, s->collector_cpu_ns, &d->collector_cpu_ns))
 		d->collector_cpu_ns = INT64_MAX;
-	if (s->python_unread && !d->python_unread)
-		d->python_unread_version = s->python_unread_version;
-	d->python_unread += s->python_unread;
+	merge_python_unread(d, s, same_run(d, s));
 	if (s->python_read && !d->python_read) {
 		d->python_read_version = s->python_read_version;
 		d->python_read_micro = s->python_read_micro;

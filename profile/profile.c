@@ -544,6 +544,18 @@ uint32_t pv_add_process(struct pv_profile *p, const struct pv_process *proc)
 	return (uint32_t)p->nprocesses++;
 }
 
+void pv_python_unread_add(struct pv_profile *p, uint32_t pid, bool same)
+{
+	uint32_t listed = p->python_unread < PV_PY_UNREAD_PIDS ? p->python_unread : PV_PY_UNREAD_PIDS;
+
+	for (uint32_t i = 0; same && pid != 0 && i < listed; i++)
+		if (p->python_unread_pids[i] == pid)
+			return;
+	if (p->python_unread < PV_PY_UNREAD_PIDS)
+		p->python_unread_pids[p->python_unread] = pid;
+	p->python_unread++;
+}
+
 int pv_add_unprofiled(struct pv_profile *p, const struct pv_unprofiled *u)
 {
 	if (pv_grow(&p->unprofiled, &p->cap_unprofiled, p->nunprofiled + 1, sizeof *p->unprofiled) < 0)

@@ -183,6 +183,8 @@ enum pv_sampler {
 	PV_SAMPLER_MIXED,      /* merged profiles of both */
 };
 
+#define PV_PY_UNREAD_PIDS 16
+
 struct pv_profile {
 	struct pv_strtab strings;
 
@@ -263,6 +265,9 @@ struct pv_profile {
 	 * it did not read (a version whose layout it does not know), and the
 	 * version of one of them (major << 8 | minor; 0 when not known). */
 	uint32_t python_unread, python_unread_version;
+	/* The pids of the first PV_PY_UNREAD_PIDS of them, so that a process
+	 * is counted once however many segments of its run are merged. */
+	uint32_t python_unread_pids[PV_PY_UNREAD_PIDS];
 	/* Processes whose Python frames were read, and of the first of them
 	 * the version (major << 8 | minor), its third number + 1 (0: not
 	 * known) and where the offsets into its structures came from (enum
@@ -358,6 +363,10 @@ uint32_t pv_get_process_thread(struct pv_profile *p, uint32_t process, uint32_t 
 void pv_threads_in_process(struct pv_profile *p, uint32_t process);
 /* Add a process; its index, or PV_NONE when out of memory. */
 uint32_t pv_add_process(struct pv_profile *p, const struct pv_process *proc);
+/* Counts process pid among those whose Python frames were not read:
+ * not again when it is (same: a pid counted is the same process, as in
+ * one run), nor pid 0 (not known) under same. */
+void pv_python_unread_add(struct pv_profile *p, uint32_t pid, bool same);
 /* Adds a process that was not profiled.  0, or -1 when out of memory. */
 int pv_add_unprofiled(struct pv_profile *p, const struct pv_unprofiled *u);
 /* Notes that the profile holds segment seg (a copy); the missing segments

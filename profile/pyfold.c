@@ -18,6 +18,12 @@ static const char *const interp_names[] = {
 	"type_call", "object_vacall", "call_function", "do_call_core", "function_code_fastcall",
 	"_PyEval_EvalCode*", "PyIter_Next", "gen_send_ex*", "gen_iternext", "_PyGen_Send",
 	"_Py_call_instrumentation*", "builtin_next", "PyIter_Send", "PyGen_am_send", "gen_send",
+	/* a profile or trace function's call (sys.setprofile, sys.settrace):
+	 * 3.9 to 3.11, and 3.12 on through sys.monitoring's events */
+	"trace_call_function", "call_trace", "call_trace_protected", "profile_trampoline",
+	"trace_trampoline", "call_trampoline", "call_instrumentation_vector*", "call_one_instrument",
+	"trace_function_entry", "trace_function_exit", "sys_profile_*", "sys_trace_*",
+	"call_profile_func", "call_trace_func",
 };
 
 bool pv_is_interpreter_function(const char *name)

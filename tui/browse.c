@@ -946,6 +946,9 @@ void browse_startup_warnings(struct browse *b)
 	pv_input_problems(p, false, status_item, b);
 	if (report_unsampled(p, say, sizeof say))
 		status_add(b, "%s", say);
+	/* (before the collector's cost: what the profile lacks first) */
+	if (report_python_unread(p, say, sizeof say))
+		status_add(b, "%s", say);
 	if (report_collector_cpu(p, say, sizeof say))
 		status_add(b, "collector: %s", say);
 	if (report_collector(p, say, sizeof say))

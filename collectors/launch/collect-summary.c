@@ -154,15 +154,15 @@ static void collect_say_since(const char *who)
 
 /* "python 3.14: its frames are not read", of a process whose CPython is
  * of a version the collector does not know. */
-static void collect_say_python(const char *who, const struct collect_stats *st)
+static void collect_say_python(const char *who, int unread, uint32_t version)
 {
-	if (!st->python_unread)
+	if (!unread)
 		return;
-	if (st->python_version == 0)
+	if (version == 0)
 		collect_say("%spython of a version not known: its frames are not read\n", who);
 	else
 		collect_say("%spython %u.%u: its frames are not read (a version whose layout is not "
-			    "known)\n", who, st->python_version >> 8, st->python_version & 0xff);
+			    "known)\n", who, version >> 8, version & 0xff);
 }
 
 static void collect_say_trace(const struct collect_trace *t, const char *who, const char *where)
@@ -196,7 +196,7 @@ static void collect_say_trace(const struct collect_trace *t, const char *who, co
 		collect_say_cost(who, st->collector_ns, st->cpu.cpu_ns);
 	if (st->heap_flags & RAW_HEAP_SINCE_ATTACH)
 		collect_say_since(who);
-	collect_say_python(who, st);
+	collect_say_python(who, st->python_unread, st->python_version);
 }
 
 /* What the summary lists of one process: its images (before and after
@@ -376,7 +376,7 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 		if (!v[k].scanned || !v[k].st.python_unread)
 			continue;
 		snprintf(who, sizeof(who), "pid %u (%s): ", v[k].pid, v[k].exe);
-		collect_say_python(who, &v[k].st);
+		collect_say_python(who, v[k].st.python_unread, v[k].st.python_version);
 	}
 	if (shown_n < nkept)
 		snprintf(more, sizeof(more), " (%zu more not listed; -v lists every one)",
@@ -492,6 +492,8 @@ static void collect_report_split(const struct seg *seg, pid_t pid, int quiet,
 			exited = WIFEXITED((int)reaped->v[i].status);
 	collect_report_segments(seg, who, quiet, exited);
 	seg_summary(seg, &s);
+	if (!quiet)
+		collect_say_python(who, s.python_unread, s.python_version);
 	if (others->n == 0 || s.segments == 0)
 		return;
 	/* the run's last: the processes the program started may have

@@ -586,6 +586,17 @@ static void seg_record(struct seg *s, const struct raw_record *r)
 		/* every segment says how its system time was measured */
 		seg_append(&s->maps, &s->maps_len, &s->maps_cap, r->data, r->size);
 		break;
+	case RAW_PYTHON: {
+		/* and which Python interpreter the process runs, whether its
+		 * frames are read */
+		struct raw_python py = { 0 };
+
+		memcpy(&py, r->data, r->size < sizeof(py) ? r->size : sizeof(py));
+		s->sum.python_unread = py.frames == RAW_PYTHON_UNREAD;
+		s->sum.python_version = py.version;
+		seg_append(&s->maps, &s->maps_len, &s->maps_cap, r->data, r->size);
+		break;
+	}
 	case RAW_PYCODE:
 	case RAW_PYSTACK:
 	case RAW_PYPART:

@@ -74,6 +74,10 @@ struct seg_summary {
 	uint64_t weight_ns;        /* what the samples stand for */
 	uint64_t unsampled_ns, unsampled_threads, stretches;
 	int bad;                   /* unreadable data in the trace */
+	/* the process's CPython, its frames not read (a RAW_PYTHON record
+	 * said so), and its version (major << 8 | minor, 0 not known) */
+	int python_unread;
+	uint32_t python_version;
 };
 
 /* Starts cutting the trace at path live (collect-timer's -o file, which

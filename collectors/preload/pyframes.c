@@ -123,6 +123,7 @@ static const struct py_layout py_layouts[] = {
 #define PY_MAX_FRAMES RAW_PY_MAX_STACK /* Python frames walked per sample */
 #define PY_MAX_THREADS 4096   /* thread states looked at per search */
 #define PY_MAX_INTERPS 64
+#define PY_MAX_NEST 4         /* thread states of one thread walked */
 #define PY_SLOTS (1u << 16)   /* code objects one trace can name */
 #define PY_PROBES 64
 _Static_assert(PY_SLOTS == PYSTACKS_SLOTS, "one size of table");
@@ -137,6 +138,7 @@ static struct {
 	int on;
 	uintptr_t runtime, code_type, eval_lo, eval_hi;
 	uintptr_t garbage;     /* test hook: the chain after the first frame */
+	uint32_t pthread_tid;  /* where a glibc thread descriptor holds its tid, 0 unknown */
 	pid_t pid;             /* ours, for process_vm_readv */
 	int found;             /* an interpreter: its RAW_PYTHON record says */
 	int stats;             /* --stats: the time of each merge, summed */
@@ -233,6 +235,25 @@ static void py_eval_range(void *lib)
 		py.eval_lo = (uintptr_t)f;
 		py.eval_hi = (uintptr_t)f + (sym->st_size ? sym->st_size : 1);
 	}
+}
+
+/* Where in the calling thread's glibc descriptor (its pthread_t) its tid
+ * is: the one place of the first 2 KiB that holds it, 0 when not one. */
+static uint32_t py_pthread_tid_offset(void)
+{
+	uintptr_t self = (uintptr_t)pthread_self();
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	int32_t d[512];
+	uint32_t at = 0, found = 0;
+
+	if (py_read(d, self, sizeof(d)) != 0)
+		return 0;
+	for (uint32_t i = 1; i < sizeof(d) / 4; i++)
+		if (d[i] == tid) {
+			at = i * 4;
+			found++;
+		}
+	return found == 1 ? at : 0;
 }
 
 /* Writes the RAW_PYTHON record of the interpreter (kept for a fork's
@@ -350,6 +371,7 @@ static void py_init(void *lib)
 		return;
 	}
 	py.runtime = (uintptr_t)runtime;
+	py.pthread_tid = py_pthread_tid_offset();
 	py_eval_range(lib);
 	memset(py.files, 0, sizeof(py.files));
 	if (py.keys != NULL)
@@ -379,6 +401,37 @@ static void py_init(void *lib)
 	py_note(v, RAW_PYTHON_READ);
 }
 
+uintptr_t pyframes_pthread_of(pid_t tid)
+{
+	uintptr_t interp, t;
+	unsigned char ts[256];
+	uint32_t tslen = py.l.tstate_thread_id > py.l.tstate_next ? py.l.tstate_thread_id : py.l.tstate_next;
+	int seen = 0;
+
+	tslen += 8;
+	if (!py.on || py.pthread_tid == 0 || tslen > sizeof(ts) ||
+	    py_read(&interp, py.runtime + py.l.runtime_interpreters_head, 8) != 0)
+		return 0;
+	for (int i = 0; interp != 0 && i < PY_MAX_INTERPS; i++) {
+		if (py_read(&t, interp + py.l.interp_threads_head, 8) != 0)
+			return 0;
+		while (t != 0 && seen++ < PY_MAX_THREADS) {
+			uintptr_t thread;
+			int32_t id;
+
+			if (py_read(ts, t, tslen) != 0)
+				return 0;
+			thread = (uintptr_t)py_u64(ts, py.l.tstate_thread_id);
+			if (py_read(&id, thread + py.pthread_tid, 4) == 0 && id == tid)
+				return thread;
+			t = (uintptr_t)py_u64(ts, py.l.tstate_next);
+		}
+		if (py_read(&interp, interp + py.l.interp_next, 8) != 0)
+			return 0;
+	}
+	return 0;
+}
+
 void pyframes_init(void)
 {
 	py_init(RTLD_DEFAULT);
@@ -405,44 +458,114 @@ void pyframes_atfork_child(void)
 	py_tstate = 0;
 }
 
-/* The thread state of the interpreters' lists whose thread_id is self,
- * read into ts; 0 when none.  Signal-safe. */
-static uintptr_t py_search_tstate(unsigned char *ts, size_t tslen, uint64_t self)
+/* A thread state of a thread: where its frames start (the tstate's frame
+ * word), and how deep on the thread's C stack its innermost evaluation
+ * runs (0 when not known). */
+struct py_tstate_at {
+	uintptr_t frame;
+	uint64_t depth;
+};
+
+/* How deep a thread state's innermost evaluation runs: the address of
+ * something on the C stack of that call (lower is deeper), 0 when not
+ * known: 3.10 to 3.12, the _PyCFrame the tstate points to, a local of the
+ * evaluation loop; 3.13, the first frame of the chain that the C stack
+ * owns, also a local of it; 3.9, none.  Signal-safe. */
+static uint64_t py_tstate_depth(const unsigned char *ts)
+{
+	uintptr_t frame = (uintptr_t)py_u64(ts, py.l.tstate_frame);
+	unsigned char fr[128];
+
+	if (py.l.version == 0x030a)
+		return py_u64(ts, 48); /* cframe, after the frame and 4 ints */
+	if (py.l.version == 0x030b || py.l.version == 0x030c)
+		return frame;
+	if (py.l.owner_cstack == 0 || py.l.frame_owner >= sizeof(fr) || py.l.frame_previous + 8 > sizeof(fr))
+		return 0;
+	for (int i = 0; frame != 0 && i < 64; i++) {
+		if (py_read(fr, frame, py.l.frame_owner + 1 > py.l.frame_previous + 8 ?
+					       py.l.frame_owner + 1 : py.l.frame_previous + 8) != 0)
+			return 0;
+		if (fr[py.l.frame_owner] == py.l.owner_cstack)
+			return frame;
+		frame = (uintptr_t)py_u64(fr, py.l.frame_previous);
+	}
+	return 0;
+}
+
+/* The thread states of the interpreters' lists whose thread_id is self
+ * (one per interpreter the thread entered: a subinterpreter's code run
+ * from a thread of another), into at[], the innermost first where their
+ * depths say it (else the newest interpreter's first, the list's order);
+ * how many, at most PY_MAX_NEST; *first, the first one found.  ts is
+ * room for a thread state's bytes.  Signal-safe. */
+static uint32_t py_search_tstates(unsigned char *ts, size_t tslen, uint64_t self,
+				  struct py_tstate_at *at, uintptr_t *first)
 {
 	uintptr_t interp, t;
+	uint32_t n = 0;
 	int seen = 0;
 
 	if (py_read(&interp, py.runtime + py.l.runtime_interpreters_head, 8) != 0)
 		return 0;
 	for (int i = 0; interp != 0 && i < PY_MAX_INTERPS; i++) {
 		if (py_read(&t, interp + py.l.interp_threads_head, 8) != 0)
-			return 0;
-		while (t != 0 && seen++ < PY_MAX_THREADS) {
+			break;
+		while (t != 0 && seen++ < PY_MAX_THREADS && n < PY_MAX_NEST) {
 			if (py_read(ts, t, tslen) != 0)
-				return 0;
-			if (py_u64(ts, py.l.tstate_thread_id) == self)
-				return t;
+				break;
+			if (py_u64(ts, py.l.tstate_thread_id) == self) {
+				if (n == 0)
+					*first = t;
+				at[n].frame = (uintptr_t)py_u64(ts, py.l.tstate_frame);
+				at[n++].depth = py_tstate_depth(ts);
+			}
 			t = (uintptr_t)py_u64(ts, py.l.tstate_next);
 		}
 		if (py_read(&interp, interp + py.l.interp_next, 8) != 0)
-			return 0;
+			break;
 	}
-	return 0;
+	/* the innermost first, when every depth is known */
+	for (uint32_t i = 1; i < n; i++)
+		for (uint32_t j = i; j > 0 && at[j].depth != 0 && at[j - 1].depth > at[j].depth; j--) {
+			struct py_tstate_at x = at[j];
+
+			at[j] = at[j - 1];
+			at[j - 1] = x;
+		}
+	return n;
 }
 
-/* The thread state of thread (a pthread_t), or with 0 the calling
- * thread's: the cached one if it still is, else searched.  Signal-safe. */
-static uintptr_t py_find_tstate(unsigned char *ts, size_t tslen, uintptr_t thread)
+/* The thread states of thread (a pthread_t), or with 0 the calling
+ * thread's, into at[] (see py_search_tstates): the one cached if it still
+ * is the thread's and the process has no interpreter but its main one
+ * (checked by one read of both), else searched.  Signal-safe. */
+static uint32_t py_find_tstates(unsigned char *ts, size_t tslen, uintptr_t thread, struct py_tstate_at *at)
 {
 	uint64_t self = (uint64_t)pthread_self();
+	uintptr_t first = 0, heads[2];
+	uint32_t n;
 
 	if (thread != 0)
-		return py_search_tstate(ts, tslen, thread);
-	if (py_tstate != 0 && py_read(ts, py_tstate, tslen) == 0 &&
-	    py_u64(ts, py.l.tstate_thread_id) == self)
-		return py_tstate;
-	py_tstate = py_search_tstate(ts, tslen, self);
-	return py_tstate;
+		return py_search_tstates(ts, tslen, thread, at, &first);
+	if (py_tstate != 0) {
+		struct iovec local[2] = { { ts, tslen }, { heads, sizeof(heads) } };
+		struct iovec remote[2] = { { (void *)py_tstate, tslen },
+					   { (void *)(py.runtime + py.l.runtime_interpreters_head), sizeof(heads) } };
+
+		if (py.stats)
+			atomic_fetch_add_explicit(&py.stat_reads, 1, memory_order_relaxed);
+		if (syscall(SYS_process_vm_readv, (long)py.pid, local, 2UL, remote, 2UL, 0UL) ==
+			    (long)(tslen + sizeof(heads)) &&
+		    py_u64(ts, py.l.tstate_thread_id) == self && heads[0] == heads[1]) {
+			at[0].frame = (uintptr_t)py_u64(ts, py.l.tstate_frame);
+			at[0].depth = 0;
+			return 1;
+		}
+	}
+	n = py_search_tstates(ts, tslen, self, at, &first);
+	py_tstate = n > 0 ? first : 0;
+	return n;
 }
 
 /* A str object's text as UTF-8 into buf (at most PY_NAME_MAX bytes, cut
@@ -769,8 +892,9 @@ static void py_chain(struct py_walker *w, uintptr_t frame)
 static uint32_t py_walk(uint64_t *out, uint32_t *gend, uint32_t *ngroups, uintptr_t thread)
 {
 	unsigned char ts[256];
-	uint32_t tslen = py.l.tstate_thread_id;
-	uintptr_t frame, t;
+	uint32_t tslen = py.l.tstate_thread_id, nt;
+	struct py_tstate_at at[PY_MAX_NEST];
+	uintptr_t frame;
 	struct py_walker w;
 
 	if (py.l.tstate_next > tslen)
@@ -792,18 +916,22 @@ static uint32_t py_walk(uint64_t *out, uint32_t *gend, uint32_t *ngroups, uintpt
 	*ngroups = 0;
 	if (tslen > sizeof(ts) || w.colen > PY_CODE_HEAD || w.flen > 128)
 		return 0;
-	t = py_find_tstate(ts, tslen, thread);
-	if (t == 0)
-		return 0;
-	frame = (uintptr_t)py_u64(ts, py.l.tstate_frame);
-	if (py.l.version >= 0x030b && py.l.version < 0x030d) /* through the _PyCFrame */
-		if (frame == 0 || py_read(&frame, frame + py.l.cframe_current_frame, 8) != 0)
-			return 0;
+	nt = py_find_tstates(ts, tslen, thread, at);
 	w.out = out;
 	w.gend = gend;
 	w.n = w.g = w.stop = w.steps = w.nitems = w.win_len = 0;
 	w.win_lo = 0;
-	py_chain(&w, frame);
+	/* each interpreter's frames the thread is in, the innermost first,
+	 * each the evaluation loop's calls of its own */
+	for (uint32_t i = 0; i < nt && w.stop == 0; i++) {
+		frame = at[i].frame;
+		if (py.l.version >= 0x030b && py.l.version < 0x030d) /* through the _PyCFrame */
+			if (frame == 0 || py_read(&frame, frame + py.l.cframe_current_frame, 8) != 0)
+				continue;
+		py_chain(&w, frame);
+		if (w.n > 0 && (w.g == 0 || gend[w.g - 1] < w.n) && w.g < PY_MAX_FRAMES)
+			gend[w.g++] = w.n;
+	}
 	if (w.stop != 0)
 		out[w.n++] = raw_py_word(0, w.stop);
 	if (w.n > 0 && (w.g == 0 || gend[w.g - 1] < w.n) && w.g < PY_MAX_FRAMES)

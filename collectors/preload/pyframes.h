@@ -15,6 +15,7 @@
 #define PROFVIEW_TIMER_PYFRAMES_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "raw.h"
 
@@ -61,6 +62,12 @@ struct pyframes_thread {
  * objects not yet in the trace; returns the size of its RAW_SAMPLE_PY
  * record, 0 when it runs no Python.  Signal-safe. */
 uint32_t pyframes_read_thread(uintptr_t thread, struct pyframes_thread *t);
+/* The pthread_t of the thread tid among those of the interpreters'
+ * thread states (an attached process's threads, found running, whose
+ * pthread_t is not known otherwise), 0 when none: each one's glibc thread
+ * descriptor read at the offset where the library's own holds its tid.
+ * Signal-safe. */
+uintptr_t pyframes_pthread_of(pid_t tid);
 /* The same for the calling thread (a handler's sample that keeps a copy
  * of the stack rather than walking it: --unwind=dwarf, or a walk that
  * failed).  Signal-safe. */

@@ -125,7 +125,7 @@ static void wall_sample(const struct preload_thread_view *v, uint64_t now, uint6
 	size = (uint32_t)sizeof(*rec) + RAW_NREGS * 8 + raw_pad(len);
 	cpu0 = wall_cpu(v->tid);
 	/* its Python frames, in a record right after (one reservation) */
-	pysize = pyframes_read_thread(v->pthread, &wall.py);
+	pysize = pyframes_read_thread(v->pthread != 0 ? v->pthread : pyframes_pthread_of(v->tid), &wall.py);
 	writer_need_file();
 	rec = writer_reserve(size + pysize, 1);
 	if (rec == NULL)

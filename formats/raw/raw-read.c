@@ -290,8 +290,11 @@ static int first_record(struct reader *rd, const struct raw_record *recp)
 	case RAW_PYTHON: {
 		const struct raw_python *py = (const void *)r;
 
-		if (py->frames == RAW_PYTHON_UNREAD && p->python_unread++ == 0)
-			p->python_unread_version = py->version;
+		if (py->frames == RAW_PYTHON_UNREAD) {
+			if (!p->python_unread)
+				p->python_unread_version = py->version;
+			pv_python_unread_add(p, p->pid, true);
+		}
 		if (py->frames == RAW_PYTHON_READ && p->python_read++ == 0) {
 			p->python_read_version = py->version;
 			p->python_read_micro = py->micro;

@@ -229,6 +229,18 @@ keys j
 wait_gone '^warning: ' || fail "the warning stays after a key"
 keys q
 wait_for '^EXIT2=0'
+# ... and a CPython whose frames were not read (3.8)
+old=$(ls -d /root/.pyenv/versions/3.8.*/bin/python3.8 2>/dev/null | head -1 || true)
+if [ -n "$old" ]; then
+	"$COLLECT_TIMER" -q -o py38.raw "$old" -c 'x = sum(i * i for i in range(4000000))' ||
+		fail "$old: collect-timer failed"
+	keys clear Enter "$PROFVIEW py38.raw 2>/dev/null; echo EXIT5=\$?" Enter
+	wait_for 'python 3\.8: its frames are not read'
+	keys q
+	wait_for '^EXIT5=0'
+else
+	note "SKIP: the status line of a CPython not read: no CPython 3.8 under /root/.pyenv/versions"
+fi
 
 # A report option, however abbreviated (getopt takes --fold for --folded),
 # prints the report on the terminal: no browser.
