@@ -3,6 +3,7 @@
  */
 #include "debugcache.h"
 #include "outfile.h"
+#include "checksum.h"
 #include "debugtrim.h"
 #include "kcache.h"
 
@@ -14,7 +15,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 /* To be changed with anything of the copy debugfile.c makes (the sections
  * it leaves out, the trim): a file of another version is then made anew. */
@@ -62,7 +62,7 @@ static bool cache_path(const unsigned char *id, size_t len, char *buf, size_t si
 static bool file_sum(int fd, uint64_t len, uint32_t *sum)
 {
 	unsigned char *buf = malloc(CHUNK);
-	uLong a = crc32(0, NULL, 0);
+	uint32_t a = 0;
 	uint64_t at = 0;
 
 	if (!buf)
@@ -71,11 +71,11 @@ static bool file_sum(int fd, uint64_t len, uint32_t *sum)
 		size_t n = len - at < CHUNK ? (size_t)(len - at) : CHUNK;
 		if (!pv_pread_all(fd, buf, n, at))
 			break;
-		a = crc32(a, buf, (uInt)n);
+		a = checksum_crc32(a, buf, n);
 		at += n;
 	}
 	free(buf);
-	*sum = (uint32_t)a;
+	*sum = a;
 	return at == len;
 }
 
