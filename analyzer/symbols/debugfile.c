@@ -7,8 +7,9 @@
  * section order, and the section headers last, each with its new offset
  * and size and, for one that was compressed, the flag cleared and the
  * alignment its compression header gave.  Input is read with pread and
- * output written with pwrite, through 256 KiB buffers: nothing of either
- * file is mapped here.  A zlib stream is inflated as the raw deflate
+ * output written with pwrite, through 256 KiB buffers, or a section's
+ * whole data when libdeflate inflates it at once (a few MB at most):
+ * nothing of either file is mapped here.  A zlib stream is inflated as the raw deflate
  * stream it wraps, its Adler-32 (the trailer) checked here
  * (checksum.h), several times faster than zlib checks it.
  */
@@ -31,11 +32,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#if PROFVIEW_HAVE_LIBDEFLATE
+#include <libdeflate.h>
+#endif
 
 #define CHUNK (256 * 1024)
 #define WHOLE UINT64_MAX
 /* The most of a section read into memory to decide what to copy. */
 #define MAX_IN_MEMORY ((uint64_t)64 << 20)
+/* The most memory a compressed section's data and its inflated data may
+ * take to be inflated at once (libdeflate); a bigger one is streamed
+ * through zlib. */
+#define MAX_AT_ONCE ((uint64_t)4 << 20)
 
 struct piece {
 	uint64_t in_off, in_size;    /* in the original */
@@ -63,6 +71,12 @@ struct trim {
 	uint64_t last_unit;
 	unsigned char *whole_aranges;  /* the original's, when the copy is kept */
 	size_t whole_aranges_size;
+};
+
+/* A worker's buffers. */
+struct bufs {
+	unsigned char *in, *out;     /* CHUNK bytes each */
+	void *at_once;               /* a libdeflate decompressor, or NULL */
 };
 
 struct job {
@@ -96,6 +110,57 @@ static bool raw_init(z_stream *z, const unsigned char *in, uint64_t len)
 	return len >= 6 && zlib_header(in) && inflateInit2(z, -MAX_WBITS) == Z_OK;
 }
 
+/* A libdeflate decompressor, or NULL: none, or PROFVIEW_INFLATE=zlib
+ * (zlib's inflate then). */
+static void *decompressor_new(void)
+{
+#if PROFVIEW_HAVE_LIBDEFLATE
+	const char *how = getenv("PROFVIEW_INFLATE");
+
+	return how && strcmp(how, "zlib") == 0 ? NULL : libdeflate_alloc_decompressor();
+#else
+	return NULL;
+#endif
+}
+
+static void decompressor_free(void *d)
+{
+#if PROFVIEW_HAVE_LIBDEFLATE
+	if (d)
+		libdeflate_free_decompressor(d);
+#else
+	(void)d;
+#endif
+}
+
+/* Inflate the zlib stream in[0..inlen) into out[0..outlen), which it
+ * must fill exactly, with decompressor d (decompressor_new); false when
+ * it is not such a stream (its Adler-32 checked either way). */
+static bool inflate_buf(void *d, const unsigned char *in, uint64_t inlen, unsigned char *out,
+			uint64_t outlen)
+{
+	z_stream z = { 0 };
+	bool ok;
+
+#if PROFVIEW_HAVE_LIBDEFLATE
+	if (d)
+		return libdeflate_zlib_decompress(d, in, inlen, out, outlen, NULL) ==
+		       LIBDEFLATE_SUCCESS;
+#else
+	(void)d;
+#endif
+	if (inlen > UINT32_MAX || outlen > UINT32_MAX || !raw_init(&z, in, inlen))
+		return false;
+	z.next_in = (unsigned char *)in + 2;
+	z.avail_in = (uInt)(inlen - 2);
+	z.next_out = out;
+	z.avail_out = (uInt)outlen;
+	ok = inflate(&z, Z_FINISH) == Z_STREAM_END && z.avail_out == 0 && z.avail_in >= 4 &&
+	     adler_is(z.next_in, checksum_adler32(1, out, outlen));
+	inflateEnd(&z);
+	return ok;
+}
+
 /* Has a cut .debug_info piece, done bytes of it written, all it needs?
  * Its length is known once its last unit's header is there. */
 static bool cut_reached(const struct job *j, struct piece *p, uint64_t done)
@@ -113,14 +178,42 @@ static bool cut_reached(const struct job *j, struct piece *p, uint64_t done)
 	return p->until && done >= p->until;
 }
 
-/* Copy or inflate one piece; false when it cannot be. */
-static bool do_piece(const struct job *j, struct piece *p, unsigned char *in, unsigned char *out)
+/* Inflate piece p in memory at once: 1 done, 0 it cannot be (a damaged
+ * stream), -1 it is to be streamed (no libdeflate, too big, no memory, or
+ * a cut .debug_info, of which streaming inflates only what is kept). */
+static int inflate_at_once(const struct job *j, struct piece *p, void *at_once)
 {
+	unsigned char *in, *out;
+	bool ok;
+
+	if (!at_once || p->unit_at != WHOLE || p->out_size > MAX_AT_ONCE ||
+	    p->in_size > MAX_AT_ONCE - p->out_size)
+		return -1;
+	in = malloc(p->in_size ? p->in_size : 1);
+	out = malloc(p->out_size ? p->out_size : 1);
+	if (!in || !out) {
+		free(in);
+		free(out);
+		return -1;
+	}
+	ok = pv_pread_all(j->in, in, p->in_size, p->in_off) &&
+	     inflate_buf(at_once, in, p->in_size, out, p->out_size);
+	ok = ok && pv_pwrite_all(j->out, out, p->out_size, p->out_off);
+	free(in);
+	free(out);
+	return ok;
+}
+
+/* Copy or inflate one piece; false when it cannot be. */
+static bool do_piece(const struct job *j, struct piece *p, const struct bufs *b)
+{
+	unsigned char *in = b->in, *out = b->out;
 	uint64_t done = 0, at = p->in_off, left = p->in_size;
 	z_stream z = { 0 };
 	int zr = Z_OK;
 	bool cut = false, ok;
 	uint32_t sum = 1;
+	int r;
 	unsigned char trailer[4];
 
 	if (p->mem)
@@ -136,6 +229,8 @@ static bool do_piece(const struct job *j, struct piece *p, unsigned char *in, un
 		}
 		return true;
 	}
+	if ((r = inflate_at_once(j, p, b->at_once)) >= 0)
+		return r;
 	if (left < 6 || !pv_pread_all(j->in, in, 2, at) || !raw_init(&z, in, left))
 		return false;
 	at += 2;
@@ -176,8 +271,8 @@ static bool do_piece(const struct job *j, struct piece *p, unsigned char *in, un
 static void *worker(void *arg)
 {
 	struct job *j = arg;
-	unsigned char *in = malloc(CHUNK), *out = malloc(CHUNK);
-	bool ok = in && out;
+	struct bufs b = { malloc(CHUNK), malloc(CHUNK), decompressor_new() };
+	bool ok = b.in && b.out;
 
 	for (;;) {
 		size_t i;
@@ -188,10 +283,11 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&j->lock);
 		if (i >= j->n)
 			break;
-		ok = do_piece(j, &j->pieces[i], in, out);
+		ok = do_piece(j, &j->pieces[i], &b);
 	}
-	free(in);
-	free(out);
+	free(b.in);
+	free(b.out);
+	decompressor_free(b.at_once);
 	return NULL;
 }
 
@@ -330,7 +426,6 @@ static unsigned char *section_bytes(int fd, const Elf64_Shdr *s, uint64_t fsize,
 {
 	unsigned char *buf = NULL, *in = NULL;
 	Elf64_Chdr ch;
-	z_stream z = { 0 };
 	bool ok = false;
 
 	if (s->sh_type == SHT_NOBITS || s->sh_offset > fsize || s->sh_size > fsize - s->sh_offset ||
@@ -349,15 +444,10 @@ static unsigned char *section_bytes(int fd, const Elf64_Shdr *s, uint64_t fsize,
 		return NULL;
 	buf = malloc(ch.ch_size ? ch.ch_size : 1);
 	in = malloc(s->sh_size - sizeof ch);
-	if (buf && in && pv_pread_all(fd, in, s->sh_size - sizeof ch, s->sh_offset + sizeof ch) &&
-	    raw_init(&z, in, s->sh_size - sizeof ch)) {
-		z.next_in = in + 2;
-		z.avail_in = (uInt)(s->sh_size - sizeof ch - 2);
-		z.next_out = buf;
-		z.avail_out = (uInt)ch.ch_size;
-		ok = inflate(&z, Z_FINISH) == Z_STREAM_END && z.avail_out == 0 && z.avail_in >= 4 &&
-		     adler_is(z.next_in, checksum_adler32(1, buf, ch.ch_size));
-		inflateEnd(&z);
+	if (buf && in && pv_pread_all(fd, in, s->sh_size - sizeof ch, s->sh_offset + sizeof ch)) {
+		void *d = decompressor_new();
+		ok = inflate_buf(d, in, s->sh_size - sizeof ch, buf, ch.ch_size);
+		decompressor_free(d);
 	}
 	free(in);
 	if (!ok) {

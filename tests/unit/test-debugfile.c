@@ -16,6 +16,9 @@
  * DIE offsets, tags and names) and its line (file, line, column); and the
  * copy for the first fifth has less of .debug_info than the whole.
  *
+ * All of it twice: as a report makes the copy, then with every section
+ * streamed through zlib (PROFVIEW_INFLATE=zlib), as without libdeflate.
+ *
  * A damaged file gets no copy: one byte flipped inside its biggest
  * compressed section's stream, or in the Adler-32 sum that ends it, or
  * its zlib header saying a preset dictionary, or that section's size said
@@ -368,6 +371,10 @@ int main(void)
 	CHECK(d != NULL);
 	CHECK_EQ(dwfl_linux_proc_report(d, getpid()), 0);
 	CHECK_EQ(dwfl_report_end(d, NULL, NULL), 0);
+	/* each section inflated at once (libdeflate, when built with it),
+	 * then every one streamed through zlib */
+	dwfl_getmodules(d, each, NULL, 0);
+	setenv("PROFVIEW_INFLATE", "zlib", 1);
 	dwfl_getmodules(d, each, NULL, 0);
 	dwfl_end(d);
 	fprintf(stderr, "%d debug files with compressed sections, %d sections (%d compressed)\n", files,
