@@ -43,7 +43,7 @@
 /* The most memory a compressed section's data and its inflated data may
  * take to be inflated at once (libdeflate); a bigger one is streamed
  * through zlib. */
-#define MAX_AT_ONCE ((uint64_t)4 << 20)
+#define MAX_AT_ONCE ((uint64_t)16 << 20)
 
 struct piece {
 	uint64_t in_off, in_size;    /* in the original */
@@ -161,6 +161,16 @@ static bool inflate_buf(void *d, const unsigned char *in, uint64_t inlen, unsign
 	return ok;
 }
 
+/* Where a cut .debug_info piece ends, hdr the first 12 bytes of its last
+ * unit: after that unit, or at the end of its room when hdr is not a
+ * unit's header. */
+static uint64_t cut_end(const struct piece *p, const unsigned char hdr[12])
+{
+	uint64_t size = debugtrim_unit_size(hdr);
+
+	return size && size <= p->out_size - p->unit_at ? p->unit_at + size : p->out_size;
+}
+
 /* Has a cut .debug_info piece, done bytes of it written, all it needs?
  * Its length is known once its last unit's header is there. */
 static bool cut_reached(const struct job *j, struct piece *p, uint64_t done)
@@ -169,38 +179,43 @@ static bool cut_reached(const struct job *j, struct piece *p, uint64_t done)
 
 	if (p->unit_at == WHOLE)
 		return false;
-	if (p->until == 0 && done >= p->unit_at + sizeof hdr) {
-		uint64_t size = 0;
-		if (pv_pread_all(j->out, hdr, sizeof hdr, p->out_off + p->unit_at))
-			size = debugtrim_unit_size(hdr);
-		p->until = size && size <= p->out_size - p->unit_at ? p->unit_at + size : p->out_size;
-	}
+	if (p->until == 0 && done >= p->unit_at + sizeof hdr)
+		p->until = pv_pread_all(j->out, hdr, sizeof hdr, p->out_off + p->unit_at)
+				   ? cut_end(p, hdr)
+				   : p->out_size;
 	return p->until && done >= p->until;
 }
 
-/* Inflate piece p in memory at once: 1 done, 0 it cannot be (a damaged
- * stream), -1 it is to be streamed (no libdeflate, too big, no memory, or
- * a cut .debug_info, of which streaming inflates only what is kept). */
+/* Inflate piece p in memory at once (a cut .debug_info whole, then
+ * written up to its cut: still faster than streaming only that much):
+ * 1 done, 0 it cannot be (a damaged stream), -1 it is to be streamed (no
+ * libdeflate, too big, no memory). */
 static int inflate_at_once(const struct job *j, struct piece *p, void *at_once)
 {
 	unsigned char *in, *out;
 	bool ok;
 
-	if (!at_once || p->unit_at != WHOLE || p->out_size > MAX_AT_ONCE ||
-	    p->in_size > MAX_AT_ONCE - p->out_size)
+	if (!at_once || p->out_size > MAX_AT_ONCE || p->in_size > MAX_AT_ONCE - p->out_size)
 		return -1;
-	in = malloc(p->in_size ? p->in_size : 1);
-	out = malloc(p->out_size ? p->out_size : 1);
-	if (!in || !out) {
-		free(in);
-		free(out);
+	/* mapped, not malloc'd: given back whole when unmapped, where
+	 * malloc would keep them (and raise its threshold for mapping) */
+	in = mmap(NULL, p->in_size + 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	out = mmap(NULL, p->out_size + 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		   0);
+	if (in == MAP_FAILED || out == MAP_FAILED) {
+		if (in != MAP_FAILED)
+			munmap(in, p->in_size + 1);
+		if (out != MAP_FAILED)
+			munmap(out, p->out_size + 1);
 		return -1;
 	}
 	ok = pv_pread_all(j->in, in, p->in_size, p->in_off) &&
 	     inflate_buf(at_once, in, p->in_size, out, p->out_size);
-	ok = ok && pv_pwrite_all(j->out, out, p->out_size, p->out_off);
-	free(in);
-	free(out);
+	if (ok && p->unit_at != WHOLE)
+		p->until = p->unit_at + 12 <= p->out_size ? cut_end(p, out + p->unit_at) : p->out_size;
+	ok = ok && pv_pwrite_all(j->out, out, p->until ? p->until : p->out_size, p->out_off);
+	munmap(in, p->in_size + 1);
+	munmap(out, p->out_size + 1);
 	return ok;
 }
 

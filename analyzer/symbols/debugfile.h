@@ -9,7 +9,7 @@
  * file kept for the next reports (debugcache.h), or an anonymous in-memory
  * file (memfd) when none may be kept, with its sections decompressed, the
  * biggest first, by two threads, each a section at once (libdeflate, for
- * one of a few MB at most) or through a small buffer (zlib); libdw then maps
+ * one of 16 MB at most) or through a small buffer (zlib); libdw then maps
  * the copy as it would map an uncompressed file, and reads only the pages
  * it needs.  The copy is the same file as far as libdw can tell: the same
  * ELF header, program headers and sections, in place, only uncompressed,
