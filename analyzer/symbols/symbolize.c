@@ -15,7 +15,9 @@
  * tables of the units holding the addresses), and two threads may read
  * two different modules at once: each module's DWARF, line tables and
  * symbol table are its own, and nothing of the Dwfl changes once every
- * module is placed (modules_find places them all before).  So a second
+ * module is placed (modules_find places them all before; each module's
+ * debug information is opened before too, its separate debug file
+ * decompressed then).  So a second
  * thread takes modules from the end of the list while this one takes them
  * from the start, each with its own caches.  PROFVIEW_SYMBOLIZE=serial
  * reads them all on one thread; so does a session that may ask debuginfod
@@ -800,12 +802,26 @@ static bool two_readers(const struct split *sp)
 	return sp->njobs > 1 && !(how && strcmp(how, "serial") == 0) && !(urls && urls[0]);
 }
 
+/* Every module's debug information found and opened before the readers
+ * start, on this thread: a separate debug file with compressed sections
+ * is decompressed then (debugfile.h: on two threads, each section
+ * inflated in memory at once when it can be), while the memory in use is
+ * the least it will be, not beside another module being read. */
+static void open_debug_info(const struct split *sp)
+{
+	for (size_t k = 0; k < sp->njobs; k++) {
+		Dwarf_Addr bias;
+		dwfl_module_getdwarf(sp->jobs[k].mod, &bias);
+	}
+}
+
 /* The first pass: every location's records, on one thread or two. */
 static int read_all(struct split *sp)
 {
 	pthread_t helper;
 	bool helping;
 
+	open_debug_info(sp);
 	sp->lo = 0;
 	sp->hi = sp->njobs;
 	helping = two_readers(sp) && pthread_create(&helper, NULL, reader_thread, sp) == 0;
