@@ -44,6 +44,29 @@ static uint32_t zlib_adler32(uint32_t adler, const unsigned char *buf, size_t le
 	return adler;
 }
 
+uint32_t checksum_crc32_combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b)
+{
+	return (uint32_t)crc32_combine64(crc_a, crc_b, (z_off64_t)len_b);
+}
+
+uint32_t checksum_crc32_zeros(uint32_t crc, uint64_t len)
+{
+	static const unsigned char zero[64];
+	uint32_t run = (uint32_t)crc32(0, zero, sizeof zero); /* of 64 zeros, then doubled */
+	uint64_t run_len = sizeof zero;
+
+	crc = (uint32_t)crc32(crc, zero, (uInt)(len % sizeof zero));
+	len -= len % sizeof zero;
+	/* len is a sum of powers of two times 64: each one's run */
+	for (; len; run = checksum_crc32_combine(run, run, run_len), run_len *= 2) {
+		if (len & run_len) {
+			crc = checksum_crc32_combine(crc, run, run_len);
+			len -= run_len;
+		}
+	}
+	return crc;
+}
+
 #ifdef CHECKSUM_X86
 
 /* Does this CPU have PCLMULQDQ and SSE4.1 (CRC), SSSE3 (Adler)? */

@@ -16,6 +16,14 @@
  * crc32(crc, buf, len). */
 uint32_t checksum_crc32(uint32_t crc, const unsigned char *buf, size_t len);
 
+/* The CRC-32 of a then b, from the CRC-32 of each (crc_a, crc_b) and
+ * b's length, as zlib's crc32_combine. */
+uint32_t checksum_crc32_combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b);
+
+/* The CRC-32 crc continued over len zero bytes, without reading any:
+ * checksum_crc32(crc, zeros, len). */
+uint32_t checksum_crc32_zeros(uint32_t crc, uint64_t len);
+
 /* The Adler-32 of buf[0..len) continuing adler (1 to start), as zlib's
  * adler32(adler, buf, len). */
 uint32_t checksum_adler32(uint32_t adler, const unsigned char *buf, size_t len);

@@ -151,7 +151,8 @@ int debugcache_create(const unsigned char *id, size_t len, char **tmp)
 }
 
 void debugcache_commit(int fd, char *tmp, const unsigned char *id, size_t len, uint64_t size,
-		       uint64_t last_unit, const unsigned char *aranges, size_t naranges)
+		       uint32_t sum, uint64_t last_unit, const unsigned char *aranges,
+		       size_t naranges)
 {
 	struct tail t = { MAGIC, size, naranges, last_unit, 0, { 0 }, (uint32_t)len, 0 };
 	char path[PATH_MAX];
@@ -162,9 +163,11 @@ void debugcache_commit(int fd, char *tmp, const unsigned char *id, size_t len, u
 	    (naranges && !pv_pwrite_all(fd, aranges, naranges, size)))
 		goto fail;
 	memcpy(t.id, id, len);
+	/* the copy's sum continued, not read back */
+	t.sum = checksum_crc32(checksum_crc32(sum, aranges, naranges), (const unsigned char *)&t,
+			       offsetof(struct tail, sum));
 	if (!pv_pwrite_all(fd, &t, offsetof(struct tail, sum), size + naranges) ||
-	    !file_sum(fd, end, &t.sum) || !pv_pwrite_all(fd, &t.sum, sizeof t.sum, end) ||
-	    rename(tmp, path) != 0)
+	    !pv_pwrite_all(fd, &t.sum, sizeof t.sum, end) || rename(tmp, path) != 0)
 		goto fail;
 	free(tmp);
 	return;

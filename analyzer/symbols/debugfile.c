@@ -53,6 +53,8 @@ struct piece {
 	uint64_t unit_at;            /* .debug_info cut after the unit here; or WHOLE */
 	uint64_t until;              /* then the bytes of it the copy has; else 0 */
 	size_t sec;                  /* its section */
+	uint64_t written;            /* the bytes written from out_off on */
+	uint32_t sum;                /* their CRC-32 */
 };
 
 /* The sections a symbolizer never reads: location lists, macros, the
@@ -161,6 +163,16 @@ static bool inflate_buf(void *d, const unsigned char *in, uint64_t inlen, unsign
 	return ok;
 }
 
+/* The next n bytes of piece p written from buf (its sum kept). */
+static bool put(const struct job *j, struct piece *p, const unsigned char *buf, size_t n)
+{
+	if (!pv_pwrite_all(j->out, buf, n, p->out_off + p->written))
+		return false;
+	p->sum = checksum_crc32(p->sum, buf, n);
+	p->written += n;
+	return true;
+}
+
 /* Where a cut .debug_info piece ends, hdr the first 12 bytes of its last
  * unit: after that unit, or at the end of its room when hdr is not a
  * unit's header. */
@@ -213,7 +225,7 @@ static int inflate_at_once(const struct job *j, struct piece *p, void *at_once)
 	     inflate_buf(at_once, in, p->in_size, out, p->out_size);
 	if (ok && p->unit_at != WHOLE)
 		p->until = p->unit_at + 12 <= p->out_size ? cut_end(p, out + p->unit_at) : p->out_size;
-	ok = ok && pv_pwrite_all(j->out, out, p->until ? p->until : p->out_size, p->out_off);
+	ok = ok && put(j, p, out, p->until ? p->until : p->out_size);
 	munmap(in, p->in_size + 1);
 	munmap(out, p->out_size + 1);
 	return ok;
@@ -232,15 +244,14 @@ static bool do_piece(const struct job *j, struct piece *p, const struct bufs *b)
 	unsigned char trailer[4];
 
 	if (p->mem)
-		return pv_pwrite_all(j->out, p->mem, p->out_size, p->out_off);
+		return put(j, p, p->mem, p->out_size);
 	if (!p->inflate) {
 		while (left) {
 			size_t n = left < CHUNK ? (size_t)left : CHUNK;
-			if (!pv_pread_all(j->in, in, n, at) || !pv_pwrite_all(j->out, in, n, p->out_off + done))
+			if (!pv_pread_all(j->in, in, n, at) || !put(j, p, in, n))
 				return false;
 			at += n;
 			left -= n;
-			done += n;
 		}
 		return true;
 	}
@@ -266,7 +277,7 @@ static bool do_piece(const struct job *j, struct piece *p, const struct bufs *b)
 		if (zr != Z_OK && zr != Z_STREAM_END)
 			break;
 		size_t got = CHUNK - z.avail_out;
-		if (got > p->out_size - done || !pv_pwrite_all(j->out, out, got, p->out_off + done))
+		if (got > p->out_size - done || !put(j, p, out, got))
 			break;
 		sum = checksum_adler32(sum, out, got);
 		done += got;
@@ -398,21 +409,63 @@ static bool plan(int fd, const Elf64_Ehdr *eh, uint64_t fsize, Elf64_Shdr *sh,
 	return any;
 }
 
-/* Write the copy of fd (its headers read) into out. */
+static int cmp_piece_at(const void *a, const void *b)
+{
+	const struct piece *x = a, *y = b;
+
+	return x->out_off < y->out_off ? -1 : x->out_off > y->out_off;
+}
+
+/* sum, the CRC-32 of a file's first *at bytes, continued with zeros up to
+ * off, then len bytes whose CRC-32 is part; *at becomes off + len. */
+static uint32_t sum_join(uint32_t sum, uint64_t *at, uint64_t off, uint32_t part, uint64_t len)
+{
+	sum = checksum_crc32_zeros(sum, off - *at);
+	*at = off + len;
+	return checksum_crc32_combine(sum, part, len);
+}
+
+/* The CRC-32 of the copy, total bytes: the ELF header at 0, the program
+ * headers (ph_sum, ph_len bytes) at e_phoff, the pieces as written, the
+ * section headers at the end, zeros between; the pieces sorted by
+ * offset. */
+static uint32_t copy_sum(const Elf64_Ehdr *eh, uint32_t ph_sum, uint64_t ph_len,
+			 const Elf64_Shdr *sh, struct piece *pieces, size_t n, uint64_t total)
+{
+	uint64_t sh_len = (uint64_t)eh->e_shnum * sizeof *sh, at = 0;
+	uint32_t sum = 0;
+
+	qsort(pieces, n, sizeof *pieces, cmp_piece_at);
+	sum = sum_join(sum, &at, 0, checksum_crc32(0, (const unsigned char *)eh, sizeof *eh),
+		       sizeof *eh);
+	if (ph_len)
+		sum = sum_join(sum, &at, eh->e_phoff, ph_sum, ph_len);
+	for (size_t i = 0; i < n; i++)
+		if (pieces[i].written)
+			sum = sum_join(sum, &at, pieces[i].out_off, pieces[i].sum, pieces[i].written);
+	return sum_join(sum, &at, total - sh_len,
+			checksum_crc32(0, (const unsigned char *)sh, sh_len), sh_len);
+}
+
+/* Write the copy of fd (its headers read) into out; its CRC-32 in *sum. */
 static bool write_copy(int fd, int out, Elf64_Ehdr *eh, Elf64_Shdr *sh, struct piece *pieces,
-		       size_t npieces, uint64_t total)
+		       size_t npieces, uint64_t total, uint32_t *sum)
 {
 	struct job j = { .in = fd, .out = out, .pieces = pieces, .n = npieces };
 	uint64_t shoff = total - (uint64_t)eh->e_shnum * sizeof *sh;
+	size_t ph_len = (size_t)eh->e_phnum * sizeof(Elf64_Phdr);
+	uint32_t ph_sum = 0;
 	pthread_t helper;
 	bool helping;
 
 	if (ftruncate(out, (off_t)total) != 0)
 		return false;
-	if (eh->e_phnum) {
-		size_t len = (size_t)eh->e_phnum * sizeof(Elf64_Phdr);
-		void *ph = malloc(len);
-		bool ok = ph && pv_pread_all(fd, ph, len, eh->e_phoff) && pv_pwrite_all(out, ph, len, eh->e_phoff);
+	if (ph_len) {
+		void *ph = malloc(ph_len);
+		bool ok = ph && pv_pread_all(fd, ph, ph_len, eh->e_phoff) &&
+			  pv_pwrite_all(out, ph, ph_len, eh->e_phoff);
+		if (ok)
+			ph_sum = checksum_crc32(0, ph, ph_len);
 		free(ph);
 		if (!ok)
 			return false;
@@ -432,7 +485,10 @@ static bool write_copy(int fd, int out, Elf64_Ehdr *eh, Elf64_Shdr *sh, struct p
 	for (size_t i = 0; i < npieces; i++)
 		if (pieces[i].unit_at != WHOLE && pieces[i].until)
 			sh[pieces[i].sec].sh_size = pieces[i].until;
-	return !j.failed && pv_pwrite_all(out, sh, (size_t)eh->e_shnum * sizeof *sh, shoff);
+	if (j.failed || !pv_pwrite_all(out, sh, (size_t)eh->e_shnum * sizeof *sh, shoff))
+		return false;
+	*sum = copy_sum(eh, ph_sum, ph_len, sh, pieces, npieces, total);
+	return true;
 }
 
 /* The data of section s, decompressed, in memory (malloc'd, *size bytes);
@@ -623,6 +679,7 @@ int debugfile_decompressed(int fd, const unsigned char *id, size_t len, const ui
 	char *names = NULL, *tmp = NULL;
 	size_t npieces, nnames = 0;
 	uint64_t total;
+	uint32_t sum = 0;
 	struct stat st;
 	int out = -1;
 
@@ -638,7 +695,7 @@ int debugfile_decompressed(int fd, const unsigned char *id, size_t len, const ui
 	    !plan(fd, &eh, (uint64_t)st.st_size, sh, names, nnames, &trim, pieces, &npieces, &total))
 		goto out;
 	out = copy_file(id, len, &tmp);
-	if (out >= 0 && !write_copy(fd, out, &eh, sh, pieces, npieces, total)) {
+	if (out >= 0 && !write_copy(fd, out, &eh, sh, pieces, npieces, total, &sum)) {
 		close(out);
 		out = -1;
 		if (tmp) {
@@ -648,14 +705,14 @@ int debugfile_decompressed(int fd, const unsigned char *id, size_t len, const ui
 			free(tmp);
 			tmp = NULL;
 			out = copy_file(NULL, 0, &tmp);
-			if (out >= 0 && !write_copy(fd, out, &eh, sh, pieces, npieces, total)) {
+			if (out >= 0 && !write_copy(fd, out, &eh, sh, pieces, npieces, total, &sum)) {
 				close(out);
 				out = -1;
 			}
 		}
 	}
 	if (tmp)
-		debugcache_commit(out, tmp, id, len, total,
+		debugcache_commit(out, tmp, id, len, total, sum,
 				  trim.on ? trim.last_unit : DEBUGCACHE_WHOLE, trim.whole_aranges,
 				  trim.whole_aranges_size);
 out:

@@ -6,6 +6,8 @@
  * at once, in uneven pieces continued, of random bytes and of 0xff
  * (Adler-32's sums at their largest between reductions); then the same
  * with the vector paths' sizes of run (5,536 bytes) around each edge.
+ * Runs of zeros appended to a CRC-32 without reading them, and two
+ * CRC-32s joined, against zlib's CRC-32 of the bytes.
  * With CHECKSUM_SPEED set, both speeds are printed.
  */
 #include "check.h"
@@ -75,6 +77,33 @@ static void runs(const unsigned char *b)
 	}
 }
 
+/* Zeros appended by checksum_crc32_zeros and pieces joined by
+ * checksum_crc32_combine, against zlib's CRC-32 of the bytes themselves. */
+static void zeros_and_joins(const unsigned char *b)
+{
+	static const size_t lens[] = { 0, 1, 63, 64, 65, 127, 128, 1000, 4096, 65536 + 17, 3000001 };
+	unsigned char *z = calloc(1, 3000001);
+	int bad = 0;
+
+	CHECK(z != NULL);
+	if (!z)
+		return;
+	for (size_t i = 0; i < sizeof lens / sizeof *lens; i++)
+		for (size_t k = 0; k < 3; k++) {
+			uint32_t start = (uint32_t)crc32(0, b, (uInt)(k * 1000));
+			if (checksum_crc32_zeros(start, lens[i]) != crc32(start, z, (uInt)lens[i]) && bad++ < 5)
+				fprintf(stderr, "zeros differ: %zu after %zu bytes\n", lens[i], k * 1000);
+		}
+	for (size_t a = 0; a < 5000; a += 777) {
+		uint32_t left = (uint32_t)crc32(0, b, (uInt)a), right = (uint32_t)crc32(0, b + a, 3001);
+		if (checksum_crc32_combine(left, right, 3001) != crc32(0, b, (uInt)(a + 3001)) &&
+		    bad++ < 5)
+			fprintf(stderr, "joined differs at %zu\n", a);
+	}
+	CHECK_EQ(bad, 0);
+	free(z);
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -111,6 +140,7 @@ int main(void)
 		b[i] = next_byte();
 	small_lengths(b);
 	runs(b);
+	zeros_and_joins(b);
 	whole(b, BIG, "random");
 	if (getenv("CHECKSUM_SPEED"))
 		speed(b);
