@@ -198,6 +198,24 @@ static bool cut_reached(const struct job *j, struct piece *p, uint64_t done)
 	return p->until && done >= p->until;
 }
 
+/* A buffer of size bytes for inflating at once, or NULL: mapped, not
+ * malloc'd, so that it is given back whole when unmapped (malloc would
+ * keep it, and raise its threshold for mapping), its pages made at once
+ * (they are all written). */
+static unsigned char *buffer(uint64_t size)
+{
+	void *b = mmap(NULL, size + 1, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+
+	return b == MAP_FAILED ? NULL : b;
+}
+
+static void buffer_free(unsigned char *b, uint64_t size)
+{
+	if (b)
+		munmap(b, size + 1);
+}
+
 /* Inflate piece p in memory at once (a cut .debug_info whole, then
  * written up to its cut: still faster than streaming only that much):
  * 1 done, 0 it cannot be (a damaged stream), -1 it is to be streamed (no
@@ -209,16 +227,11 @@ static int inflate_at_once(const struct job *j, struct piece *p, void *at_once)
 
 	if (!at_once || p->out_size > MAX_AT_ONCE || p->in_size > MAX_AT_ONCE - p->out_size)
 		return -1;
-	/* mapped, not malloc'd: given back whole when unmapped, where
-	 * malloc would keep them (and raise its threshold for mapping) */
-	in = mmap(NULL, p->in_size + 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	out = mmap(NULL, p->out_size + 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-		   0);
-	if (in == MAP_FAILED || out == MAP_FAILED) {
-		if (in != MAP_FAILED)
-			munmap(in, p->in_size + 1);
-		if (out != MAP_FAILED)
-			munmap(out, p->out_size + 1);
+	in = buffer(p->in_size);
+	out = buffer(p->out_size);
+	if (!in || !out) {
+		buffer_free(in, p->in_size);
+		buffer_free(out, p->out_size);
 		return -1;
 	}
 	ok = pv_pread_all(j->in, in, p->in_size, p->in_off) &&
@@ -226,8 +239,8 @@ static int inflate_at_once(const struct job *j, struct piece *p, void *at_once)
 	if (ok && p->unit_at != WHOLE)
 		p->until = p->unit_at + 12 <= p->out_size ? cut_end(p, out + p->unit_at) : p->out_size;
 	ok = ok && put(j, p, out, p->until ? p->until : p->out_size);
-	munmap(in, p->in_size + 1);
-	munmap(out, p->out_size + 1);
+	buffer_free(in, p->in_size);
+	buffer_free(out, p->out_size);
 	return ok;
 }
 
