@@ -802,17 +802,44 @@ static bool two_readers(const struct split *sp)
 	return sp->njobs > 1 && !(how && strcmp(how, "serial") == 0) && !(urls && urls[0]);
 }
 
-/* Every module's debug information found and opened before the readers
- * start, on this thread: a separate debug file with compressed sections
- * is decompressed then (debugfile.h: on two threads, each section
- * inflated in memory at once when it can be), while the memory in use is
- * the least it will be, not beside another module being read. */
-static void open_debug_info(const struct split *sp)
+/* May a second thread read modules? */
+static bool two_readers(const struct split *sp);
+
+/* Reader who's modules' debug information found and opened, until none
+ * is left. */
+static void open_jobs(struct split *sp, int who)
 {
-	for (size_t k = 0; k < sp->njobs; k++) {
+	struct job *j;
+
+	while ((j = take(sp, who)) != NULL) {
 		Dwarf_Addr bias;
-		dwfl_module_getdwarf(sp->jobs[k].mod, &bias);
+		dwfl_module_getdwarf(j->mod, &bias);
 	}
+}
+
+static void *open_thread(void *arg)
+{
+	open_jobs(arg, 1);
+	return NULL;
+}
+
+/* Every module's debug information found and opened before the readers
+ * start, on the readers' threads: a separate debug file with compressed
+ * sections is decompressed then (debugfile.h: each on two threads more,
+ * each section inflated in memory at once when it can be), while the
+ * memory in use is the least it will be, not beside a module being
+ * read. */
+static void open_debug_info(struct split *sp)
+{
+	pthread_t helper;
+	bool helping;
+
+	sp->lo = 0;
+	sp->hi = sp->njobs;
+	helping = two_readers(sp) && pthread_create(&helper, NULL, open_thread, sp) == 0;
+	open_jobs(sp, 0);
+	if (helping)
+		pthread_join(helper, NULL);
 }
 
 /* The first pass: every location's records, on one thread or two. */
