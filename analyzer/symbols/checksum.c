@@ -21,27 +21,18 @@
 #include <immintrin.h>
 #endif
 
-/* zlib's functions take lengths in uInt: big buffers in pieces. */
-static uint32_t zlib_crc32(uint32_t crc, const unsigned char *buf, size_t len)
+/* zlib's sum f (crc32, adler32) of buf[0..len) continuing v: its
+ * lengths are uInt, big buffers go in pieces. */
+static uint32_t zlib_sum(uLong (*f)(uLong, const Bytef *, uInt), uint32_t v,
+			 const unsigned char *buf, size_t len)
 {
 	while (len) {
 		uInt n = len > (1u << 30) ? 1u << 30 : (uInt)len;
-		crc = (uint32_t)crc32(crc, buf, n);
+		v = (uint32_t)f(v, buf, n);
 		buf += n;
 		len -= n;
 	}
-	return crc;
-}
-
-static uint32_t zlib_adler32(uint32_t adler, const unsigned char *buf, size_t len)
-{
-	while (len) {
-		uInt n = len > (1u << 30) ? 1u << 30 : (uInt)len;
-		adler = (uint32_t)adler32(adler, buf, n);
-		buf += n;
-		len -= n;
-	}
-	return adler;
+	return v;
 }
 
 uint32_t checksum_crc32_combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b)
@@ -185,7 +176,7 @@ uint32_t checksum_crc32(uint32_t crc, const unsigned char *buf, size_t len)
 		buf += n;
 		len -= n;
 	}
-	return zlib_crc32(crc, buf, len);
+	return zlib_sum(crc32, crc, buf, len);
 }
 
 uint32_t checksum_adler32(uint32_t adler, const unsigned char *buf, size_t len)
@@ -196,19 +187,19 @@ uint32_t checksum_adler32(uint32_t adler, const unsigned char *buf, size_t len)
 		buf += n;
 		len -= n;
 	}
-	return zlib_adler32(adler, buf, len);
+	return zlib_sum(adler32, adler, buf, len);
 }
 
 #else
 
 uint32_t checksum_crc32(uint32_t crc, const unsigned char *buf, size_t len)
 {
-	return zlib_crc32(crc, buf, len);
+	return zlib_sum(crc32, crc, buf, len);
 }
 
 uint32_t checksum_adler32(uint32_t adler, const unsigned char *buf, size_t len)
 {
-	return zlib_adler32(adler, buf, len);
+	return zlib_sum(adler32, adler, buf, len);
 }
 
 #endif

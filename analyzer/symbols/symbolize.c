@@ -805,6 +805,21 @@ static bool two_readers(const struct split *sp)
 /* May a second thread read modules? */
 static bool two_readers(const struct split *sp);
 
+/* All the jobs taken by reader 0 (first, on this thread) and reader 1
+ * (second's thread, when two may read) from either end of the list. */
+static void on_both(struct split *sp, void *(*second)(void *), void (*first)(struct split *, int))
+{
+	pthread_t helper;
+	bool helping;
+
+	sp->lo = 0;
+	sp->hi = sp->njobs;
+	helping = two_readers(sp) && pthread_create(&helper, NULL, second, sp) == 0;
+	first(sp, 0);
+	if (helping)
+		pthread_join(helper, NULL);
+}
+
 /* Reader who's modules' debug information found and opened, until none
  * is left. */
 static void open_jobs(struct split *sp, int who)
@@ -831,30 +846,14 @@ static void *open_thread(void *arg)
  * read. */
 static void open_debug_info(struct split *sp)
 {
-	pthread_t helper;
-	bool helping;
-
-	sp->lo = 0;
-	sp->hi = sp->njobs;
-	helping = two_readers(sp) && pthread_create(&helper, NULL, open_thread, sp) == 0;
-	open_jobs(sp, 0);
-	if (helping)
-		pthread_join(helper, NULL);
+	on_both(sp, open_thread, open_jobs);
 }
 
 /* The first pass: every location's records, on one thread or two. */
 static int read_all(struct split *sp)
 {
-	pthread_t helper;
-	bool helping;
-
 	open_debug_info(sp);
-	sp->lo = 0;
-	sp->hi = sp->njobs;
-	helping = two_readers(sp) && pthread_create(&helper, NULL, reader_thread, sp) == 0;
-	read_jobs(sp, 0);
-	if (helping)
-		pthread_join(helper, NULL);
+	on_both(sp, reader_thread, read_jobs);
 	return sp->readers[0].failed || sp->readers[1].failed ? -1 : 0;
 }
 
