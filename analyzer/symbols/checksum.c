@@ -37,7 +37,7 @@ static uint32_t zlib_sum(uLong (*f)(uLong, const Bytef *, uInt), uint32_t v,
 
 uint32_t checksum_crc32_combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b)
 {
-	return (uint32_t)crc32_combine64(crc_a, crc_b, (z_off64_t)len_b);
+	return (uint32_t)crc32_combine(crc_a, crc_b, (z_off_t)len_b);
 }
 
 uint32_t checksum_crc32_zeros(uint32_t crc, uint64_t len)

@@ -384,7 +384,7 @@ static bool plan(int fd, const Elf64_Ehdr *eh, uint64_t fsize, Elf64_Shdr *sh,
 	*npieces = 0;
 	for (size_t i = 0; i < eh->e_shnum; i++) {
 		Elf64_Shdr *s = &sh[i];
-		struct piece p = { s->sh_offset, s->sh_size, 0, s->sh_size, false, NULL, WHOLE, 0, i };
+		struct piece p = { s->sh_offset, s->sh_size, 0, s->sh_size, false, NULL, WHOLE, 0, i, 0, 0 };
 		if (s->sh_type != SHT_NOBITS && s->sh_type != SHT_NULL && is_unread(names, nnames, s)) {
 			s->sh_type = SHT_NOBITS;
 			s->sh_flags &= ~(uint64_t)SHF_COMPRESSED;
@@ -404,7 +404,7 @@ static bool plan(int fd, const Elf64_Ehdr *eh, uint64_t fsize, Elf64_Shdr *sh,
 			    ch.ch_addralign > 65536)
 				return false; /* (no debug section is 64 GB) */
 			p = (struct piece){ s->sh_offset + sizeof ch, s->sh_size - sizeof ch, 0, ch.ch_size,
-					    true, NULL, WHOLE, 0, i };
+					    true, NULL, WHOLE, 0, i, 0, 0 };
 			s->sh_flags &= ~(uint64_t)SHF_COMPRESSED;
 			s->sh_size = ch.ch_size;
 			s->sh_addralign = ch.ch_addralign;
@@ -487,6 +487,12 @@ static bool write_copy(int fd, int out, Elf64_Ehdr *eh, Elf64_Shdr *sh, struct p
 	if (!pv_pwrite_all(out, eh, sizeof *eh, 0))
 		return false;
 	qsort(pieces, npieces, sizeof *pieces, cmp_piece);
+	for (size_t i = 0; i < npieces; i++) {
+		/* (again from nothing when a first try failed) */
+		pieces[i].written = 0;
+		pieces[i].sum = 0;
+		pieces[i].until = 0;
+	}
 	pthread_mutex_init(&j.lock, NULL);
 	helping = npieces > 1 && pthread_create(&helper, NULL, worker, &j) == 0;
 	worker(&j);
