@@ -6,7 +6,7 @@
 # profile.proto; g++ and binutils
 # (addr2line) for the symbolizer cross-check test; graphviz (libgvc, libcgraph)
 # lays out and draws --svg.
-PROFVIEW_PACKAGES="meson ninja-build gcc g++ libc6-dev pkg-config libdw-dev libelf-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler binutils binutils-dev groff-base libc6-dbg libgraphviz-dev libncurses-dev"
+PROFVIEW_PACKAGES="meson ninja-build gcc g++ libc6-dev pkg-config libdw-dev libelf-dev zlib1g-dev libdeflate-dev libprotobuf-c-dev protobuf-c-compiler binutils binutils-dev groff-base libc6-dbg libgraphviz-dev libncurses-dev"
 # The Go pprof, built offline from Debian's sources by scripts/install-pprof.
 PROFVIEW_PPROF_PACKAGES="golang-go golang-github-google-pprof-dev golang-github-ianlancetaylor-demangle-dev golang-github-chzyer-readline-dev"
 # Only the tests need these: the peers whose files and output they compare

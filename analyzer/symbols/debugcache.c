@@ -3,6 +3,7 @@
  */
 #include "debugcache.h"
 #include "outfile.h"
+#include "checksum.h"
 #include "debugtrim.h"
 #include "kcache.h"
 
@@ -14,7 +15,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 /* To be changed with anything of the copy debugfile.c makes (the sections
  * it leaves out, the trim): a file of another version is then made anew. */
@@ -62,7 +62,7 @@ static bool cache_path(const unsigned char *id, size_t len, char *buf, size_t si
 static bool file_sum(int fd, uint64_t len, uint32_t *sum)
 {
 	unsigned char *buf = malloc(CHUNK);
-	uLong a = crc32(0, NULL, 0);
+	uint32_t a = 0;
 	uint64_t at = 0;
 
 	if (!buf)
@@ -71,11 +71,11 @@ static bool file_sum(int fd, uint64_t len, uint32_t *sum)
 		size_t n = len - at < CHUNK ? (size_t)(len - at) : CHUNK;
 		if (!pv_pread_all(fd, buf, n, at))
 			break;
-		a = crc32(a, buf, (uInt)n);
+		a = checksum_crc32(a, buf, n);
 		at += n;
 	}
 	free(buf);
-	*sum = (uint32_t)a;
+	*sum = a;
 	return at == len;
 }
 
@@ -151,7 +151,8 @@ int debugcache_create(const unsigned char *id, size_t len, char **tmp)
 }
 
 void debugcache_commit(int fd, char *tmp, const unsigned char *id, size_t len, uint64_t size,
-		       uint64_t last_unit, const unsigned char *aranges, size_t naranges)
+		       uint32_t sum, uint64_t last_unit, const unsigned char *aranges,
+		       size_t naranges)
 {
 	struct tail t = { MAGIC, size, naranges, last_unit, 0, { 0 }, (uint32_t)len, 0 };
 	char path[PATH_MAX];
@@ -162,9 +163,11 @@ void debugcache_commit(int fd, char *tmp, const unsigned char *id, size_t len, u
 	    (naranges && !pv_pwrite_all(fd, aranges, naranges, size)))
 		goto fail;
 	memcpy(t.id, id, len);
+	/* the copy's sum continued, not read back */
+	t.sum = checksum_crc32(checksum_crc32(sum, aranges, naranges), (const unsigned char *)&t,
+			       offsetof(struct tail, sum));
 	if (!pv_pwrite_all(fd, &t, offsetof(struct tail, sum), size + naranges) ||
-	    !file_sum(fd, end, &t.sum) || !pv_pwrite_all(fd, &t.sum, sizeof t.sum, end) ||
-	    rename(tmp, path) != 0)
+	    !pv_pwrite_all(fd, &t.sum, sizeof t.sum, end) || rename(tmp, path) != 0)
 		goto fail;
 	free(tmp);
 	return;

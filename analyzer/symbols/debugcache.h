@@ -41,13 +41,14 @@ int debugcache_open(const unsigned char *id, size_t len, const uint64_t *addrs, 
  * frees it), or -1 when caching is off or there is no place for it. */
 int debugcache_create(const unsigned char *id, size_t len, char **tmp);
 
-/* The copy made in fd (size bytes, created by debugcache_create as tmp),
- * holding .debug_info up to the unit at last_unit (or
+/* The copy made in fd (size bytes whose CRC-32 is sum, created by
+ * debugcache_create as tmp), holding .debug_info up to the unit at last_unit (or
  * DEBUGCACHE_WHOLE): the original's .debug_aranges aranges[0..naranges)
  * and the tail appended, and the file renamed to the build-id's name.
  * On failure the temporary file is removed; the copy in fd is whole
  * either way.  tmp is freed.  Silent: the file is only ever a saving. */
 void debugcache_commit(int fd, char *tmp, const unsigned char *id, size_t len, uint64_t size,
-		       uint64_t last_unit, const unsigned char *aranges, size_t naranges);
+		       uint32_t sum, uint64_t last_unit, const unsigned char *aranges,
+		       size_t naranges);
 
 #endif

@@ -7,11 +7,15 @@
  * section order, and the section headers last, each with its new offset
  * and size and, for one that was compressed, the flag cleared and the
  * alignment its compression header gave.  Input is read with pread and
- * output written with pwrite, through 256 KiB buffers: nothing of either
- * file is mapped here.
+ * output written with pwrite, through 256 KiB buffers, or a section's
+ * whole data when libdeflate inflates it at once (a few MB at most):
+ * nothing of either file is mapped here.  A zlib stream is inflated as the raw deflate
+ * stream it wraps, its Adler-32 (the trailer) checked here
+ * (checksum.h), several times faster than zlib checks it.
  */
 #include "debugfile.h"
 #include "outfile.h"
+#include "checksum.h"
 #include "debugcache.h"
 #include "debugtrim.h"
 
@@ -28,11 +32,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#if PROFVIEW_HAVE_LIBDEFLATE
+#include <libdeflate.h>
+#endif
 
 #define CHUNK (256 * 1024)
 #define WHOLE UINT64_MAX
 /* The most of a section read into memory to decide what to copy. */
 #define MAX_IN_MEMORY ((uint64_t)64 << 20)
+/* The most memory a compressed section's data and its inflated data may
+ * take to be inflated at once (libdeflate); a bigger one is streamed
+ * through zlib. */
+#define MAX_AT_ONCE ((uint64_t)16 << 20)
 
 struct piece {
 	uint64_t in_off, in_size;    /* in the original */
@@ -42,6 +53,8 @@ struct piece {
 	uint64_t unit_at;            /* .debug_info cut after the unit here; or WHOLE */
 	uint64_t until;              /* then the bytes of it the copy has; else 0 */
 	size_t sec;                  /* its section */
+	uint64_t written;            /* the bytes written from out_off on */
+	uint32_t sum;                /* their CRC-32 */
 };
 
 /* The sections a symbolizer never reads: location lists, macros, the
@@ -62,6 +75,12 @@ struct trim {
 	size_t whole_aranges_size;
 };
 
+/* A worker's buffers. */
+struct bufs {
+	unsigned char *in, *out;     /* CHUNK bytes each */
+	void *at_once;               /* a libdeflate decompressor, or NULL */
+};
+
 struct job {
 	int in, out;
 	struct piece *pieces;        /* the sections' data, biggest first */
@@ -71,6 +90,99 @@ struct job {
 	bool failed;
 };
 
+/* May the zlib stream whose header is h be inflated as raw deflate (the
+ * method deflate, a window of at most 32 KiB, no preset dictionary, the
+ * header's own check right)? */
+static bool zlib_header(const unsigned char h[2])
+{
+	return (h[0] & 0x0f) == Z_DEFLATED && (h[0] >> 4) <= 7 && !(h[1] & 0x20) &&
+	       ((unsigned)h[0] << 8 | h[1]) % 31 == 0;
+}
+
+/* Is t (a zlib stream's trailer, big-endian) the Adler-32 sum? */
+static bool adler_is(const unsigned char t[4], uint32_t sum)
+{
+	return ((uint32_t)t[0] << 24 | (uint32_t)t[1] << 16 | (uint32_t)t[2] << 8 | t[3]) == sum;
+}
+
+/* Start inflating the zlib stream at in[0..*len) (its header parsed
+ * here): false when it is not one inflated this way. */
+static bool raw_init(z_stream *z, const unsigned char *in, uint64_t len)
+{
+	return len >= 6 && zlib_header(in) && inflateInit2(z, -MAX_WBITS) == Z_OK;
+}
+
+/* A libdeflate decompressor, or NULL: none, or PROFVIEW_INFLATE=zlib
+ * (zlib's inflate then). */
+static void *decompressor_new(void)
+{
+#if PROFVIEW_HAVE_LIBDEFLATE
+	const char *how = getenv("PROFVIEW_INFLATE");
+
+	return how && strcmp(how, "zlib") == 0 ? NULL : libdeflate_alloc_decompressor();
+#else
+	return NULL;
+#endif
+}
+
+static void decompressor_free(void *d)
+{
+#if PROFVIEW_HAVE_LIBDEFLATE
+	if (d)
+		libdeflate_free_decompressor(d);
+#else
+	(void)d;
+#endif
+}
+
+/* Inflate the zlib stream in[0..inlen) into out[0..outlen), which it
+ * must fill exactly, with decompressor d (decompressor_new); false when
+ * it is not such a stream (its Adler-32 checked either way). */
+static bool inflate_buf(void *d, const unsigned char *in, uint64_t inlen, unsigned char *out,
+			uint64_t outlen)
+{
+	z_stream z = { 0 };
+	bool ok;
+
+#if PROFVIEW_HAVE_LIBDEFLATE
+	if (d)
+		return libdeflate_zlib_decompress(d, in, inlen, out, outlen, NULL) ==
+		       LIBDEFLATE_SUCCESS;
+#else
+	(void)d;
+#endif
+	if (inlen > UINT32_MAX || outlen > UINT32_MAX || !raw_init(&z, in, inlen))
+		return false;
+	z.next_in = (unsigned char *)in + 2;
+	z.avail_in = (uInt)(inlen - 2);
+	z.next_out = out;
+	z.avail_out = (uInt)outlen;
+	ok = inflate(&z, Z_FINISH) == Z_STREAM_END && z.avail_out == 0 && z.avail_in >= 4 &&
+	     adler_is(z.next_in, checksum_adler32(1, out, outlen));
+	inflateEnd(&z);
+	return ok;
+}
+
+/* The next n bytes of piece p written from buf (its sum kept). */
+static bool put(const struct job *j, struct piece *p, const unsigned char *buf, size_t n)
+{
+	if (!pv_pwrite_all(j->out, buf, n, p->out_off + p->written))
+		return false;
+	p->sum = checksum_crc32(p->sum, buf, n);
+	p->written += n;
+	return true;
+}
+
+/* Where a cut .debug_info piece ends, hdr the first 12 bytes of its last
+ * unit: after that unit, or at the end of its room when hdr is not a
+ * unit's header. */
+static uint64_t cut_end(const struct piece *p, const unsigned char hdr[12])
+{
+	uint64_t size = debugtrim_unit_size(hdr);
+
+	return size && size <= p->out_size - p->unit_at ? p->unit_at + size : p->out_size;
+}
+
 /* Has a cut .debug_info piece, done bytes of it written, all it needs?
  * Its length is known once its last unit's header is there. */
 static bool cut_reached(const struct job *j, struct piece *p, uint64_t done)
@@ -79,38 +191,89 @@ static bool cut_reached(const struct job *j, struct piece *p, uint64_t done)
 
 	if (p->unit_at == WHOLE)
 		return false;
-	if (p->until == 0 && done >= p->unit_at + sizeof hdr) {
-		uint64_t size = 0;
-		if (pv_pread_all(j->out, hdr, sizeof hdr, p->out_off + p->unit_at))
-			size = debugtrim_unit_size(hdr);
-		p->until = size && size <= p->out_size - p->unit_at ? p->unit_at + size : p->out_size;
-	}
+	if (p->until == 0 && done >= p->unit_at + sizeof hdr)
+		p->until = pv_pread_all(j->out, hdr, sizeof hdr, p->out_off + p->unit_at)
+				   ? cut_end(p, hdr)
+				   : p->out_size;
 	return p->until && done >= p->until;
 }
 
-/* Copy or inflate one piece; false when it cannot be. */
-static bool do_piece(const struct job *j, struct piece *p, unsigned char *in, unsigned char *out)
+/* A buffer of size bytes for inflating at once, or NULL: mapped, not
+ * malloc'd, so that it is given back whole when unmapped (malloc would
+ * keep it, and raise its threshold for mapping), its pages made at once
+ * (they are all written). */
+static unsigned char *buffer(uint64_t size)
 {
+	void *b = mmap(NULL, size + 1, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+
+	return b == MAP_FAILED ? NULL : b;
+}
+
+static void buffer_free(unsigned char *b, uint64_t size)
+{
+	if (b)
+		munmap(b, size + 1);
+}
+
+/* Inflate piece p in memory at once (a cut .debug_info whole, then
+ * written up to its cut: still faster than streaming only that much):
+ * 1 done, 0 it cannot be (a damaged stream), -1 it is to be streamed (no
+ * libdeflate, too big, no memory). */
+static int inflate_at_once(const struct job *j, struct piece *p, void *at_once)
+{
+	unsigned char *in, *out;
+	bool ok;
+
+	if (!at_once || p->out_size > MAX_AT_ONCE || p->in_size > MAX_AT_ONCE - p->out_size)
+		return -1;
+	in = buffer(p->in_size);
+	out = buffer(p->out_size);
+	if (!in || !out) {
+		buffer_free(in, p->in_size);
+		buffer_free(out, p->out_size);
+		return -1;
+	}
+	ok = pv_pread_all(j->in, in, p->in_size, p->in_off) &&
+	     inflate_buf(at_once, in, p->in_size, out, p->out_size);
+	if (ok && p->unit_at != WHOLE)
+		p->until = p->unit_at + 12 <= p->out_size ? cut_end(p, out + p->unit_at) : p->out_size;
+	ok = ok && put(j, p, out, p->until ? p->until : p->out_size);
+	buffer_free(in, p->in_size);
+	buffer_free(out, p->out_size);
+	return ok;
+}
+
+/* Copy or inflate one piece; false when it cannot be. */
+static bool do_piece(const struct job *j, struct piece *p, const struct bufs *b)
+{
+	unsigned char *in = b->in, *out = b->out;
 	uint64_t done = 0, at = p->in_off, left = p->in_size;
 	z_stream z = { 0 };
 	int zr = Z_OK;
-	bool cut = false;
+	bool cut = false, ok;
+	uint32_t sum = 1;
+	int r;
+	unsigned char trailer[4];
 
 	if (p->mem)
-		return pv_pwrite_all(j->out, p->mem, p->out_size, p->out_off);
+		return put(j, p, p->mem, p->out_size);
 	if (!p->inflate) {
 		while (left) {
 			size_t n = left < CHUNK ? (size_t)left : CHUNK;
-			if (!pv_pread_all(j->in, in, n, at) || !pv_pwrite_all(j->out, in, n, p->out_off + done))
+			if (!pv_pread_all(j->in, in, n, at) || !put(j, p, in, n))
 				return false;
 			at += n;
 			left -= n;
-			done += n;
 		}
 		return true;
 	}
-	if (inflateInit(&z) != Z_OK)
+	if ((r = inflate_at_once(j, p, b->at_once)) >= 0)
+		return r;
+	if (left < 6 || !pv_pread_all(j->in, in, 2, at) || !raw_init(&z, in, left))
 		return false;
+	at += 2;
+	left -= 2;
 	while (zr != Z_STREAM_END) {
 		if (z.avail_in == 0 && left) {
 			size_t n = left < CHUNK ? (size_t)left : CHUNK;
@@ -127,23 +290,28 @@ static bool do_piece(const struct job *j, struct piece *p, unsigned char *in, un
 		if (zr != Z_OK && zr != Z_STREAM_END)
 			break;
 		size_t got = CHUNK - z.avail_out;
-		if (got > p->out_size - done || !pv_pwrite_all(j->out, out, got, p->out_off + done))
+		if (got > p->out_size - done || !put(j, p, out, got))
 			break;
+		sum = checksum_adler32(sum, out, got);
 		done += got;
 		if ((cut = cut_reached(j, p, done)))
 			break;
 		if (zr == Z_OK && got == 0 && z.avail_in == 0 && !left)
 			break; /* the input ended before the stream */
 	}
+	/* the trailer follows what the stream used of the input */
+	ok = zr == Z_STREAM_END && done == p->out_size &&
+	     at - z.avail_in + 4 <= p->in_off + p->in_size &&
+	     pv_pread_all(j->in, trailer, 4, at - z.avail_in) && adler_is(trailer, sum);
 	inflateEnd(&z);
-	return cut || (zr == Z_STREAM_END && done == p->out_size);
+	return cut || ok;
 }
 
 static void *worker(void *arg)
 {
 	struct job *j = arg;
-	unsigned char *in = malloc(CHUNK), *out = malloc(CHUNK);
-	bool ok = in && out;
+	struct bufs b = { malloc(CHUNK), malloc(CHUNK), decompressor_new() };
+	bool ok = b.in && b.out;
 
 	for (;;) {
 		size_t i;
@@ -154,10 +322,11 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&j->lock);
 		if (i >= j->n)
 			break;
-		ok = do_piece(j, &j->pieces[i], in, out);
+		ok = do_piece(j, &j->pieces[i], &b);
 	}
-	free(in);
-	free(out);
+	free(b.in);
+	free(b.out);
+	decompressor_free(b.at_once);
 	return NULL;
 }
 
@@ -215,7 +384,7 @@ static bool plan(int fd, const Elf64_Ehdr *eh, uint64_t fsize, Elf64_Shdr *sh,
 	*npieces = 0;
 	for (size_t i = 0; i < eh->e_shnum; i++) {
 		Elf64_Shdr *s = &sh[i];
-		struct piece p = { s->sh_offset, s->sh_size, 0, s->sh_size, false, NULL, WHOLE, 0, i };
+		struct piece p = { s->sh_offset, s->sh_size, 0, s->sh_size, false, NULL, WHOLE, 0, i, 0, 0 };
 		if (s->sh_type != SHT_NOBITS && s->sh_type != SHT_NULL && is_unread(names, nnames, s)) {
 			s->sh_type = SHT_NOBITS;
 			s->sh_flags &= ~(uint64_t)SHF_COMPRESSED;
@@ -235,7 +404,7 @@ static bool plan(int fd, const Elf64_Ehdr *eh, uint64_t fsize, Elf64_Shdr *sh,
 			    ch.ch_addralign > 65536)
 				return false; /* (no debug section is 64 GB) */
 			p = (struct piece){ s->sh_offset + sizeof ch, s->sh_size - sizeof ch, 0, ch.ch_size,
-					    true, NULL, WHOLE, 0, i };
+					    true, NULL, WHOLE, 0, i, 0, 0 };
 			s->sh_flags &= ~(uint64_t)SHF_COMPRESSED;
 			s->sh_size = ch.ch_size;
 			s->sh_addralign = ch.ch_addralign;
@@ -253,21 +422,63 @@ static bool plan(int fd, const Elf64_Ehdr *eh, uint64_t fsize, Elf64_Shdr *sh,
 	return any;
 }
 
-/* Write the copy of fd (its headers read) into out. */
+static int cmp_piece_at(const void *a, const void *b)
+{
+	const struct piece *x = a, *y = b;
+
+	return x->out_off < y->out_off ? -1 : x->out_off > y->out_off;
+}
+
+/* sum, the CRC-32 of a file's first *at bytes, continued with zeros up to
+ * off, then len bytes whose CRC-32 is part; *at becomes off + len. */
+static uint32_t sum_join(uint32_t sum, uint64_t *at, uint64_t off, uint32_t part, uint64_t len)
+{
+	sum = checksum_crc32_zeros(sum, off - *at);
+	*at = off + len;
+	return checksum_crc32_combine(sum, part, len);
+}
+
+/* The CRC-32 of the copy, total bytes: the ELF header at 0, the program
+ * headers (ph_sum, ph_len bytes) at e_phoff, the pieces as written, the
+ * section headers at the end, zeros between; the pieces sorted by
+ * offset. */
+static uint32_t copy_sum(const Elf64_Ehdr *eh, uint32_t ph_sum, uint64_t ph_len,
+			 const Elf64_Shdr *sh, struct piece *pieces, size_t n, uint64_t total)
+{
+	uint64_t sh_len = (uint64_t)eh->e_shnum * sizeof *sh, at = 0;
+	uint32_t sum = 0;
+
+	qsort(pieces, n, sizeof *pieces, cmp_piece_at);
+	sum = sum_join(sum, &at, 0, checksum_crc32(0, (const unsigned char *)eh, sizeof *eh),
+		       sizeof *eh);
+	if (ph_len)
+		sum = sum_join(sum, &at, eh->e_phoff, ph_sum, ph_len);
+	for (size_t i = 0; i < n; i++)
+		if (pieces[i].written)
+			sum = sum_join(sum, &at, pieces[i].out_off, pieces[i].sum, pieces[i].written);
+	return sum_join(sum, &at, total - sh_len,
+			checksum_crc32(0, (const unsigned char *)sh, sh_len), sh_len);
+}
+
+/* Write the copy of fd (its headers read) into out; its CRC-32 in *sum. */
 static bool write_copy(int fd, int out, Elf64_Ehdr *eh, Elf64_Shdr *sh, struct piece *pieces,
-		       size_t npieces, uint64_t total)
+		       size_t npieces, uint64_t total, uint32_t *sum)
 {
 	struct job j = { .in = fd, .out = out, .pieces = pieces, .n = npieces };
 	uint64_t shoff = total - (uint64_t)eh->e_shnum * sizeof *sh;
+	size_t ph_len = (size_t)eh->e_phnum * sizeof(Elf64_Phdr);
+	uint32_t ph_sum = 0;
 	pthread_t helper;
 	bool helping;
 
 	if (ftruncate(out, (off_t)total) != 0)
 		return false;
-	if (eh->e_phnum) {
-		size_t len = (size_t)eh->e_phnum * sizeof(Elf64_Phdr);
-		void *ph = malloc(len);
-		bool ok = ph && pv_pread_all(fd, ph, len, eh->e_phoff) && pv_pwrite_all(out, ph, len, eh->e_phoff);
+	if (ph_len) {
+		void *ph = malloc(ph_len);
+		bool ok = ph && pv_pread_all(fd, ph, ph_len, eh->e_phoff) &&
+			  pv_pwrite_all(out, ph, ph_len, eh->e_phoff);
+		if (ok)
+			ph_sum = checksum_crc32(0, ph, ph_len);
 		free(ph);
 		if (!ok)
 			return false;
@@ -276,6 +487,12 @@ static bool write_copy(int fd, int out, Elf64_Ehdr *eh, Elf64_Shdr *sh, struct p
 	if (!pv_pwrite_all(out, eh, sizeof *eh, 0))
 		return false;
 	qsort(pieces, npieces, sizeof *pieces, cmp_piece);
+	for (size_t i = 0; i < npieces; i++) {
+		/* (again from nothing when a first try failed) */
+		pieces[i].written = 0;
+		pieces[i].sum = 0;
+		pieces[i].until = 0;
+	}
 	pthread_mutex_init(&j.lock, NULL);
 	helping = npieces > 1 && pthread_create(&helper, NULL, worker, &j) == 0;
 	worker(&j);
@@ -287,7 +504,10 @@ static bool write_copy(int fd, int out, Elf64_Ehdr *eh, Elf64_Shdr *sh, struct p
 	for (size_t i = 0; i < npieces; i++)
 		if (pieces[i].unit_at != WHOLE && pieces[i].until)
 			sh[pieces[i].sec].sh_size = pieces[i].until;
-	return !j.failed && pv_pwrite_all(out, sh, (size_t)eh->e_shnum * sizeof *sh, shoff);
+	if (j.failed || !pv_pwrite_all(out, sh, (size_t)eh->e_shnum * sizeof *sh, shoff))
+		return false;
+	*sum = copy_sum(eh, ph_sum, ph_len, sh, pieces, npieces, total);
+	return true;
 }
 
 /* The data of section s, decompressed, in memory (malloc'd, *size bytes);
@@ -296,7 +516,6 @@ static unsigned char *section_bytes(int fd, const Elf64_Shdr *s, uint64_t fsize,
 {
 	unsigned char *buf = NULL, *in = NULL;
 	Elf64_Chdr ch;
-	z_stream z = { 0 };
 	bool ok = false;
 
 	if (s->sh_type == SHT_NOBITS || s->sh_offset > fsize || s->sh_size > fsize - s->sh_offset ||
@@ -315,14 +534,10 @@ static unsigned char *section_bytes(int fd, const Elf64_Shdr *s, uint64_t fsize,
 		return NULL;
 	buf = malloc(ch.ch_size ? ch.ch_size : 1);
 	in = malloc(s->sh_size - sizeof ch);
-	if (buf && in && pv_pread_all(fd, in, s->sh_size - sizeof ch, s->sh_offset + sizeof ch) &&
-	    inflateInit(&z) == Z_OK) {
-		z.next_in = in;
-		z.avail_in = (uInt)(s->sh_size - sizeof ch);
-		z.next_out = buf;
-		z.avail_out = (uInt)ch.ch_size;
-		ok = inflate(&z, Z_FINISH) == Z_STREAM_END && z.avail_out == 0;
-		inflateEnd(&z);
+	if (buf && in && pv_pread_all(fd, in, s->sh_size - sizeof ch, s->sh_offset + sizeof ch)) {
+		void *d = decompressor_new();
+		ok = inflate_buf(d, in, s->sh_size - sizeof ch, buf, ch.ch_size);
+		decompressor_free(d);
 	}
 	free(in);
 	if (!ok) {
@@ -483,6 +698,7 @@ int debugfile_decompressed(int fd, const unsigned char *id, size_t len, const ui
 	char *names = NULL, *tmp = NULL;
 	size_t npieces, nnames = 0;
 	uint64_t total;
+	uint32_t sum = 0;
 	struct stat st;
 	int out = -1;
 
@@ -498,7 +714,7 @@ int debugfile_decompressed(int fd, const unsigned char *id, size_t len, const ui
 	    !plan(fd, &eh, (uint64_t)st.st_size, sh, names, nnames, &trim, pieces, &npieces, &total))
 		goto out;
 	out = copy_file(id, len, &tmp);
-	if (out >= 0 && !write_copy(fd, out, &eh, sh, pieces, npieces, total)) {
+	if (out >= 0 && !write_copy(fd, out, &eh, sh, pieces, npieces, total, &sum)) {
 		close(out);
 		out = -1;
 		if (tmp) {
@@ -508,14 +724,14 @@ int debugfile_decompressed(int fd, const unsigned char *id, size_t len, const ui
 			free(tmp);
 			tmp = NULL;
 			out = copy_file(NULL, 0, &tmp);
-			if (out >= 0 && !write_copy(fd, out, &eh, sh, pieces, npieces, total)) {
+			if (out >= 0 && !write_copy(fd, out, &eh, sh, pieces, npieces, total, &sum)) {
 				close(out);
 				out = -1;
 			}
 		}
 	}
 	if (tmp)
-		debugcache_commit(out, tmp, id, len, total,
+		debugcache_commit(out, tmp, id, len, total, sum,
 				  trim.on ? trim.last_unit : DEBUGCACHE_WHOLE, trim.whole_aranges,
 				  trim.whole_aranges_size);
 out:

@@ -8,7 +8,8 @@
  * taken by symbolizing a profile in libc.  Here the file is copied into a
  * file kept for the next reports (debugcache.h), or an anonymous in-memory
  * file (memfd) when none may be kept, with its sections decompressed, the
- * biggest first, by two threads, each with a small buffer; libdw then maps
+ * biggest first, by two threads, each a section at once (libdeflate, for
+ * one of 16 MB at most) or through a small buffer (zlib); libdw then maps
  * the copy as it would map an uncompressed file, and reads only the pages
  * it needs.  The copy is the same file as far as libdw can tell: the same
  * ELF header, program headers and sections, in place, only uncompressed,

@@ -15,7 +15,9 @@
  * tables of the units holding the addresses), and two threads may read
  * two different modules at once: each module's DWARF, line tables and
  * symbol table are its own, and nothing of the Dwfl changes once every
- * module is placed (modules_find places them all before).  So a second
+ * module is placed (modules_find places them all before; each module's
+ * debug information is opened before too, its separate debug file
+ * decompressed then).  So a second
  * thread takes modules from the end of the list while this one takes them
  * from the start, each with its own caches.  PROFVIEW_SYMBOLIZE=serial
  * reads them all on one thread; so does a session that may ask debuginfod
@@ -800,18 +802,58 @@ static bool two_readers(const struct split *sp)
 	return sp->njobs > 1 && !(how && strcmp(how, "serial") == 0) && !(urls && urls[0]);
 }
 
-/* The first pass: every location's records, on one thread or two. */
-static int read_all(struct split *sp)
+/* May a second thread read modules? */
+static bool two_readers(const struct split *sp);
+
+/* All the jobs taken by reader 0 (first, on this thread) and reader 1
+ * (second's thread, when two may read) from either end of the list. */
+static void on_both(struct split *sp, void *(*second)(void *), void (*first)(struct split *, int))
 {
 	pthread_t helper;
 	bool helping;
 
 	sp->lo = 0;
 	sp->hi = sp->njobs;
-	helping = two_readers(sp) && pthread_create(&helper, NULL, reader_thread, sp) == 0;
-	read_jobs(sp, 0);
+	helping = two_readers(sp) && pthread_create(&helper, NULL, second, sp) == 0;
+	first(sp, 0);
 	if (helping)
 		pthread_join(helper, NULL);
+}
+
+/* Reader who's modules' debug information found and opened, until none
+ * is left. */
+static void open_jobs(struct split *sp, int who)
+{
+	struct job *j;
+
+	while ((j = take(sp, who)) != NULL) {
+		Dwarf_Addr bias;
+		dwfl_module_getdwarf(j->mod, &bias);
+	}
+}
+
+static void *open_thread(void *arg)
+{
+	open_jobs(arg, 1);
+	return NULL;
+}
+
+/* Every module's debug information found and opened before the readers
+ * start, on the readers' threads: a separate debug file with compressed
+ * sections is decompressed then (debugfile.h: each on two threads more,
+ * each section inflated in memory at once when it can be), while the
+ * memory in use is the least it will be, not beside a module being
+ * read. */
+static void open_debug_info(struct split *sp)
+{
+	on_both(sp, open_thread, open_jobs);
+}
+
+/* The first pass: every location's records, on one thread or two. */
+static int read_all(struct split *sp)
+{
+	open_debug_info(sp);
+	on_both(sp, reader_thread, read_jobs);
 	return sp->readers[0].failed || sp->readers[1].failed ? -1 : 0;
 }
 

@@ -4,7 +4,9 @@
 # order: every report must be the same, byte for byte, as when one thread
 # reads them all (PROFVIEW_SYMBOLIZE=serial), which also leaves a
 # compressed debug file to libdw, whole, where by default only what the
-# profile's addresses need of it is decompressed.  Two programs whose samples
+# profile's addresses need of it is decompressed (first and repeat
+# reports alike, and with every section streamed through zlib,
+# PROFVIEW_INFLATE=zlib, as without libdeflate).  Two programs whose samples
 # are in several modules with debug info: sortcmp (its own code under
 # glibc's qsort, libc's DWARF from libc6-dbg when installed) and
 # plugin-host with the plugin it loads (three modules).
@@ -30,6 +32,13 @@ for t in sort plugin; do
 		cmp -s "$t.one" "$t.two" ||
 			fail "$t: profview $r differs with two threads: $(diff "$t.one" "$t.two" | head -5)"
 		cmp -s "$t.one.err" "$t.two.err" || fail "$t: profview $r warns otherwise with two threads"
+		# the debug file's copy made anew with every section streamed
+		# through zlib, not inflated at once by libdeflate
+		# shellcheck disable=SC2086
+		PROFVIEW_CACHE=off PROFVIEW_INFLATE=zlib "$PROFVIEW" $r "$t.raw" >"$t.zlib" 2>/dev/null ||
+			fail "$t: profview $r with zlib alone failed"
+		cmp -s "$t.one" "$t.zlib" ||
+			fail "$t: profview $r differs with zlib alone: $(diff "$t.one" "$t.zlib" | head -5)"
 	done
 	"$PROFVIEW" --pprof -o "$t.two.pb.gz" "$t.raw" 2>/dev/null || fail "$t: profview --pprof failed"
 	PROFVIEW_SYMBOLIZE=serial "$PROFVIEW" --pprof -o "$t.one.pb.gz" "$t.raw" 2>/dev/null ||

@@ -16,9 +16,13 @@
  * DIE offsets, tags and names) and its line (file, line, column); and the
  * copy for the first fifth has less of .debug_info than the whole.
  *
+ * All of it twice: as a report makes the copy, then with every section
+ * streamed through zlib (PROFVIEW_INFLATE=zlib), as without libdeflate.
+ *
  * A damaged file gets no copy: one byte flipped inside its biggest
- * compressed section's stream, or that section's size said one byte
- * longer or shorter than its stream holds.
+ * compressed section's stream, or in the Adler-32 sum that ends it, or
+ * its zlib header saying a preset dictionary, or that section's size said
+ * one byte longer or shorter than its stream holds.
  */
 #include "check.h"
 #include "debugfile.h"
@@ -262,6 +266,30 @@ static void flip_byte(int fd, const GElf_Shdr *sh)
 	CHECK(pwrite(fd, &c, 1, at) == 1);
 }
 
+/* a bit of the last byte of the stream: its Adler-32 sum */
+static void flip_sum(int fd, const GElf_Shdr *sh)
+{
+	unsigned char c;
+	off_t at = (off_t)(sh->sh_offset + sh->sh_size - 1);
+
+	CHECK(pread(fd, &c, 1, at) == 1);
+	c ^= 0x10;
+	CHECK(pwrite(fd, &c, 1, at) == 1);
+}
+
+/* the zlib header's preset dictionary flag set (its check kept right) */
+static void dictionary(int fd, const GElf_Shdr *sh)
+{
+	unsigned char h[2];
+	off_t at = (off_t)(sh->sh_offset + sizeof(Elf64_Chdr));
+
+	CHECK(pread(fd, h, 2, at) == 2);
+	h[1] = (unsigned char)((h[1] | 0x20) & ~0x1f);
+	h[1] = (unsigned char)(h[1] + (31 - ((unsigned)h[0] << 8 | h[1]) % 31) % 31);
+	CHECK(((unsigned)h[0] << 8 | h[1]) % 31 == 0 && (h[1] & 0x20));
+	CHECK(pwrite(fd, h, 2, at) == 2);
+}
+
 /* the uncompressed size the compression header says, one more or less */
 static void size_off_by(int fd, const GElf_Shdr *sh, int64_t by)
 {
@@ -302,6 +330,8 @@ static int each(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr low, v
 	check_damaged(path, flip_byte);
 	check_damaged(path, size_longer);
 	check_damaged(path, size_shorter);
+	check_damaged(path, flip_sum);
+	check_damaged(path, dictionary);
 	int in = open(path, O_RDONLY);
 	size_t n;
 	uint64_t *addrs = in >= 0 ? function_addrs(in, 40, &n) : NULL;
@@ -341,6 +371,10 @@ int main(void)
 	CHECK(d != NULL);
 	CHECK_EQ(dwfl_linux_proc_report(d, getpid()), 0);
 	CHECK_EQ(dwfl_report_end(d, NULL, NULL), 0);
+	/* each section inflated at once (libdeflate, when built with it),
+	 * then every one streamed through zlib */
+	dwfl_getmodules(d, each, NULL, 0);
+	setenv("PROFVIEW_INFLATE", "zlib", 1);
 	dwfl_getmodules(d, each, NULL, 0);
 	dwfl_end(d);
 	fprintf(stderr, "%d debug files with compressed sections, %d sections (%d compressed)\n", files,
@@ -351,7 +385,7 @@ int main(void)
 	}
 	CHECK(compressed > 0);
 	CHECK(trimmed > 0);
-	CHECK(damaged == 3 * files);
+	CHECK(damaged == 5 * files);
 	printf("%d checks, %d failed\n", check_count, check_failures);
 	return check_failures != 0;
 }
