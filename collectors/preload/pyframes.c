@@ -22,13 +22,13 @@
  *
  * The layouts: 3.13 publishes them in _PyRuntime (_Py_DebugOffsets);
  * else they are read from the interpreter's debug information when it
- * has some (pydwarf.c); else the tables below, facts of each version's
- * headers (offsetof over the structures, the same for 3.11.2 and
- * 3.11.7).  The version: Py_Version from 3.11 on, the string of
+ * has some (pydwarf.c); else the tables of pylayout.c, facts of each
+ * version's headers.  The version: Py_Version from 3.11 on, the string of
  * Py_GetVersion before.
  */
 #include "pyframes.h"
 #include "pydwarf.h"
+#include "pylayout.h"
 #include "pylines.h"
 #include "collect-env.h"
 #include "preload.h"
@@ -49,76 +49,6 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
-
-static const struct py_layout py_layouts[] = {
-	{
-		.version = 0x0309,
-		.runtime_interpreters_head = 32, .interp_threads_head = 8, .interp_next = 0,
-		.tstate_next = 8, .tstate_thread_id = 176, .tstate_frame = 24,
-		.frame_code = 32, .frame_instr = 104, .frame_previous = 24, .frame_owner = 104,
-		.code_qualname = 112, /* co_name: 3.9 has no co_qualname */
-		.code_filename = 104, .code_firstlineno = 40, .code_linetable = 120,
-		.bytes_size = 16, .bytes_sval = 32,
-		.unicode_length = 16, .unicode_state = 32, .unicode_ascii_data = 48,
-		.unicode_utf8_length = 48, .unicode_utf8 = 56, .unicode_compact_data = 72,
-		.object_type = 8, .lasti = 2,
-	},
-	{
-		.version = 0x030a,
-		.runtime_interpreters_head = 32, .interp_threads_head = 8, .interp_next = 0,
-		.tstate_next = 8, .tstate_thread_id = 176, .tstate_frame = 24,
-		.frame_code = 32, .frame_instr = 96, .frame_previous = 24, .frame_owner = 96,
-		.code_qualname = 112, /* co_name */
-		.code_filename = 104, .code_firstlineno = 40, .code_linetable = 120,
-		.bytes_size = 16, .bytes_sval = 32,
-		.unicode_length = 16, .unicode_state = 32, .unicode_ascii_data = 48,
-		.unicode_utf8_length = 48, .unicode_utf8 = 56, .unicode_compact_data = 72,
-		.object_type = 8, .lasti = 1,
-	},
-	{
-		.version = 0x030b,
-		.runtime_interpreters_head = 40, .interp_threads_head = 16, .interp_next = 0,
-		.tstate_next = 8, .tstate_thread_id = 152, .tstate_frame = 56,
-		.cframe_current_frame = 8,
-		.frame_code = 32, .frame_instr = 56, .frame_previous = 48, .frame_owner = 68,
-		.owner_cstack = 0,
-		.code_qualname = 128, .code_filename = 112, .code_firstlineno = 72,
-		.code_linetable = 136, .code_adaptive = 184,
-		.bytes_size = 16, .bytes_sval = 32,
-		.unicode_length = 16, .unicode_state = 32, .unicode_ascii_data = 48,
-		.unicode_utf8_length = 48, .unicode_utf8 = 56, .unicode_compact_data = 72,
-		.object_type = 8,
-	},
-	{
-		.version = 0x030c,
-		.runtime_interpreters_head = 40, .interp_threads_head = 72, .interp_next = 0,
-		.tstate_next = 8, .tstate_thread_id = 136, .tstate_frame = 56,
-		.cframe_current_frame = 0,
-		.frame_code = 0, .frame_instr = 56, .frame_previous = 8, .frame_owner = 70,
-		.owner_cstack = 3,
-		.code_qualname = 128, .code_filename = 112, .code_firstlineno = 68,
-		.code_linetable = 136, .code_adaptive = 192,
-		.bytes_size = 16, .bytes_sval = 32,
-		.unicode_length = 16, .unicode_state = 32, .unicode_ascii_data = 40,
-		.unicode_utf8_length = 40, .unicode_utf8 = 48, .unicode_compact_data = 56,
-		.object_type = 8,
-	},
-	{
-		/* checked against, and mostly taken from, _Py_DebugOffsets */
-		.version = 0x030d,
-		.runtime_interpreters_head = 632, .interp_threads_head = 7344, .interp_next = 7264,
-		.tstate_next = 8, .tstate_thread_id = 152, .tstate_frame = 72,
-		.cframe_current_frame = 0,
-		.frame_code = 0, .frame_instr = 56, .frame_previous = 8, .frame_owner = 70,
-		.owner_cstack = 3,
-		.code_qualname = 128, .code_filename = 112, .code_firstlineno = 68,
-		.code_linetable = 136, .code_adaptive = 200,
-		.bytes_size = 16, .bytes_sval = 32,
-		.unicode_length = 16, .unicode_state = 32, .unicode_ascii_data = 40,
-		.unicode_utf8_length = 40, .unicode_utf8 = 48, .unicode_compact_data = 56,
-		.object_type = 8,
-	},
-};
 
 #define PY_MAX_FRAMES RAW_PY_MAX_STACK /* Python frames walked per sample */
 #define PY_MAX_THREADS 4096   /* thread states looked at per search */
@@ -179,49 +109,6 @@ static uint64_t py_u64(const unsigned char *b, uint32_t off)
 
 	memcpy(&v, b + off, 8);
 	return v;
-}
-
-/* 3.13: the offsets the interpreter publishes (_Py_DebugOffsets at the
- * start of _PyRuntime, read as words: their order is the header's), and
- * those of the compact str that follow from them (utf8_length, utf8 and
- * the text after the ASCII header, from 3.12 on).  Returns -1 when there
- * are none, -2 when they are of another version or of a free-threaded
- * build (refused). */
-static int py_debug_offsets(struct py_layout *l, uintptr_t runtime)
-{
-	uint64_t w[71];
-
-	if (l->version < 0x030d || py_read(w, runtime, sizeof(w)) != 0 || memcmp(w, "xdebugpy", 8) != 0)
-		return -1;
-	if ((w[1] >> 16) != l->version || w[2] != 0)
-		return -2;
-	l->owner_cstack = 3;
-	l->cframe_current_frame = 0;
-	l->runtime_interpreters_head = (uint32_t)w[5];
-	l->interp_next = (uint32_t)w[8];
-	l->interp_threads_head = (uint32_t)w[9];
-	l->tstate_next = (uint32_t)w[21];
-	l->tstate_frame = (uint32_t)w[23];
-	l->tstate_thread_id = (uint32_t)w[24];
-	l->frame_previous = (uint32_t)w[29];
-	l->frame_code = (uint32_t)w[30];
-	l->frame_instr = (uint32_t)w[31];
-	l->frame_owner = (uint32_t)w[33];
-	l->code_filename = (uint32_t)w[35];
-	l->code_qualname = (uint32_t)w[37];
-	l->code_linetable = (uint32_t)w[38];
-	l->code_firstlineno = (uint32_t)w[39];
-	l->code_adaptive = (uint32_t)w[43];
-	l->object_type = (uint32_t)w[45];
-	l->bytes_size = (uint32_t)w[65];
-	l->bytes_sval = (uint32_t)w[66];
-	l->unicode_state = (uint32_t)w[68];
-	l->unicode_length = (uint32_t)w[69];
-	l->unicode_ascii_data = (uint32_t)w[70];
-	l->unicode_utf8_length = l->unicode_ascii_data;
-	l->unicode_utf8 = l->unicode_ascii_data + 8;
-	l->unicode_compact_data = l->unicode_ascii_data + 16;
-	return 0;
 }
 
 /* The address range of the evaluation loop's function. */
@@ -313,13 +200,11 @@ static int py_layout_pick(void *lib, uintptr_t runtime, uint32_t v)
 	uint64_t t0 = preload_now();
 	int rc;
 
-	for (size_t i = 0; i < sizeof(py_layouts) / sizeof(py_layouts[0]); i++)
-		if (py_layouts[i].version == v)
-			table = &py_layouts[i];
+	table = pylayout_table(v);
 	py.code_type = (uintptr_t)dlsym(lib, "PyCode_Type");
 	memset(&py.l, 0, sizeof(py.l));
 	py.l.version = v;
-	rc = py_debug_offsets(&py.l, runtime);
+	rc = pylayout_published(&py.l, runtime, py_read);
 	if (cmp != NULL && strcmp(cmp, "1") == 0)
 		pydwarf_compare((const void *)runtime, v, table, rc == 0 ? &py.l : NULL);
 	preload_own_begin(); /* libdw's allocations are the collector's */
