@@ -67,7 +67,7 @@ static int heap_control_apply(int how)
 		atomic_store(&heap.paused, 1);
 		return !atomic_exchange(&heap.ended, 1);
 	}
-	return atomic_exchange(&heap.paused, pause) != pause;
+	return atomic_load(&heap.paused) != pause && atomic_exchange(&heap.paused, pause) != pause;
 }
 
 static void heap_quick_end(void);

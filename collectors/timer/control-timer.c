@@ -70,13 +70,15 @@ int control_timer_apply(int how)
 
 int control_timer_thread(struct preload_seen *seen, int64_t *last_cpu, int64_t cpu, int how)
 {
+	/* (the flag read first: at nearly every sample it is as it should
+	 * be, and nothing need be written to the thread's shared line) */
 	if (how != CONTROL_RESUME) {
-		if (seen != NULL && atomic_exchange(&seen->open, 0))
+		if (seen != NULL && atomic_load(&seen->open) && atomic_exchange(&seen->open, 0))
 			threads_write_own(0, *last_cpu);
 		*last_cpu = cpu;
 		return 0;
 	}
-	if (seen != NULL && !atomic_exchange(&seen->open, 1)) {
+	if (seen != NULL && !atomic_load(&seen->open) && !atomic_exchange(&seen->open, 1)) {
 		threads_write_own(1, cpu);
 		*last_cpu = cpu;
 		return 0;
