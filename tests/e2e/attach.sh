@@ -26,16 +26,6 @@ build attachinit
 build attachfp
 cd "$WORK"
 
-# wait_for FILE PATTERN [N]: until FILE has N lines matching (10 s at most)
-wait_for() {
-	local i
-	for i in $(seq 200); do
-		[ "$(grep -c -- "$2" "$1" 2>/dev/null || true)" -ge "${3:-1}" ] && return 0
-		sleep 0.05
-	done
-	fail "no '$2' in $1: $(cat "$1")"
-}
-
 # one_line FILE PATTERN: FILE is one line, matching PATTERN
 one_line() {
 	[ "$(wc -l < "$1")" -eq 1 ] || fail "$1 is not one line: $(cat "$1")"
@@ -72,18 +62,18 @@ mkfifo in1
 serve=$!
 pids+=("$serve")
 exec 3> in1
-wait_for serve.out ready
+wait_lines serve.out ready
 kill -USR1 "$serve"
-wait_for serve.out "^cpu" 1
+wait_lines serve.out "^cpu" 1
 "$COLLECT_TIMER" -p "$serve" --duration=3 -o t1.raw 2> t1.err &
 collector=$!
 # a thread started while attached: found by the library's thread
-wait_for t1.err "attached to process"
+wait_lines t1.err "attached to process"
 sleep 0.5
 kill -USR2 "$serve"
 wait "$collector" || fail "attach: $(cat t1.err)"
 kill -USR1 "$serve"
-wait_for serve.out "^cpu" 2
+wait_lines serve.out "^cpu" 2
 grep -q "stopped one thread for [0-9.]* ms" t1.err || fail "no time stopped said: $(cat t1.err)"
 note "$(grep -o 'stopped one thread for [0-9.]* ms' t1.err)"
 [ "$(stat -c %a t1.raw)" = 600 ] || fail "the trace is mode $(stat -c %a t1.raw)"
@@ -127,7 +117,7 @@ fds1=$(ls /proc/"$serve"/fd | wc -l)
 # unwinding of the same copy, sample for sample, as tests/e2e/cfi.sh does)
 "$COLLECT_TIMER" -p "$serve" --unwind=check -o t2.raw 2> t2.err &
 collector=$!
-wait_for t2.err "attached to process"
+wait_lines t2.err "attached to process"
 "$COLLECT_TIMER" -p "$serve" -o t6.raw 2> e6.err && fail "a second collect-timer attached too"
 one_line e6.err "another collect-timer -p"
 sleep 1
@@ -150,7 +140,7 @@ note "second attach: $line"
 [ "$samples" -ge 20 ] && [ $((agree * 100)) -ge $((samples * 95)) ] ||
 	fail "the collector unwound only $agree of $samples samples of the attached threads: $line"
 kill -USR1 "$serve"
-wait_for serve.out "^cpu" 3
+wait_lines serve.out "^cpu" 3
 after=$(grep '^cpu' serve.out | sed -n 3p | awk '{ print $7, $8, $9, $10 }')
 [ "$after" = "threads 7 sigprof default" ] || fail "after the second attach: $after"
 kill -0 "$serve" || fail "the server ended"
@@ -163,10 +153,10 @@ mkfifo in5
 ended=$!
 pids+=("$ended")
 exec 5> in5
-wait_for ended.out ready
+wait_lines ended.out ready
 "$COLLECT_TIMER" -p "$ended" --duration=30 -o t5.raw 2> t5.err &
 collector=$!
-wait_for t5.err "attached to process"
+wait_lines t5.err "attached to process"
 sleep 0.5
 kill -9 "$ended"
 wait "$collector" || fail "the collector of an ended process: status $?: $(cat t5.err)"
@@ -180,10 +170,10 @@ mkfifo in2
 blocked=$!
 pids+=("$blocked")
 exec 4> in2
-wait_for blocked.out ready
+wait_lines blocked.out ready
 "$COLLECT_TIMER" -p "$blocked" --duration=0.5 -o t3.raw 2> t3.err || fail "attach: $(cat t3.err)"
-wait_for blocked.out "returned"
-wait_for blocked.out "returned" 3
+wait_lines blocked.out "returned"
+wait_lines blocked.out "returned" 3
 exec 4>&-
 wait "$blocked" || fail "the blocked server ended with status $?"
 grep -qx "read returned 1" blocked.out || fail "read: $(cat blocked.out)"
@@ -206,7 +196,7 @@ attach_eight() {
 ./attachlock > lock.out &
 locked=$!
 pids+=("$locked")
-wait_for lock.out ready
+wait_lines lock.out ready
 attach_eight "$locked" "a process busy in malloc"
 kill -0 "$locked" || fail "the process busy in malloc ended"
 kill -9 "$locked"
@@ -217,7 +207,7 @@ kill -9 "$locked"
 ./attachfp > fp.out &
 fp=$!
 pids+=("$fp")
-wait_for fp.out ready
+wait_lines fp.out ready
 attach_eight "$fp" attachfp fp.out
 sleep 0.3
 kill -0 "$fp" && ! grep -q mismatch fp.out ||
@@ -231,7 +221,7 @@ kill -9 "$fp"
 ./attachstale > stale.out &
 stale=$!
 pids+=("$stale")
-wait_for stale.out ready
+wait_lines stale.out ready
 read -r _ loader inmalloc < stale.out
 [ "$loader" -gt 0 ] && [ "$inmalloc" -gt 0 ] ||
 	fail "attachstale left no stale return addresses to test with: $(head -1 stale.out)"
@@ -260,7 +250,7 @@ kill -9 "$stale"
 ./attachinit ./libattachinit.so > init.out &
 init=$!
 pids+=("$init")
-wait_for init.out ready
+wait_lines init.out ready
 sleep 0.2
 timeout -k 1 20 "$COLLECT_TIMER" -p "$init" --duration=0.1 -o t8.raw 2> e9.err &&
 	fail "a thread inside the loader, under a frame without CFI, was stopped: $(cat e9.err)"
@@ -368,7 +358,7 @@ if "$CC" -static -O1 -o static "$SRCDIR/tests/progs/attachlock.c" -lpthread 2> /
 	./static > static.out &
 	st=$!
 	pids+=("$st")
-	wait_for static.out ready
+	wait_lines static.out ready
 	"$COLLECT_TIMER" -p "$st" 2> e5.err && fail "attached to a static program"
 	one_line e5.err "static program"
 	kill -0 "$st" || fail "the static program ended"
@@ -387,7 +377,7 @@ if command -v runuser > /dev/null && [ "$(id -u)" = 0 ]; then
 	nobody=$!
 	pids+=("$nobody")
 	exec 9> in9
-	wait_for nobody.out ready
+	wait_lines nobody.out ready
 	nobody=$(pgrep -n -u nobody attachserve)
 	"$COLLECT_TIMER" -p "$nobody" --duration=1 -o t9.raw 2> t9.err ||
 		fail "root attaching to nobody's process: $(cat t9.err)"
@@ -403,7 +393,7 @@ build seccompdeny
 ./seccompdeny > sc.out &
 sc=$!
 pids+=("$sc")
-wait_for sc.out ready
+wait_lines sc.out ready
 "$COLLECT_TIMER" -p "$sc" --duration=1 -o sc.raw 2> e11.err && fail "attached under a seccomp filter"
 one_line e11.err "its seccomp filter forbids"
 if [ -x "$COLLECT_HEAP" ]; then

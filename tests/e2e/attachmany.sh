@@ -13,23 +13,13 @@ e2e_init "$@"
 build prefork
 cd "$WORK"
 
-# wait_for FILE PATTERN [N]: until FILE has N lines matching (10 s at most)
-wait_for() {
-	local i
-	for i in $(seq 200); do
-		[ "$(grep -c -- "$2" "$1" 2>/dev/null || true)" -ge "${3:-1}" ] && return 0
-		sleep 0.05
-	done
-	fail "no '$2' in $1: $(cat "$1")"
-}
-
 server=
 trap '[ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$WORK" || true' EXIT
 name=prefork$(($$ % 100000))
 cp prefork "$name"
 "./$name" > serve.out &
 server=$!
-wait_for serve.out '^ready' 4
+wait_lines serve.out '^ready' 4
 procs=$(awk '/^ready/ { print $2 }' serve.out | sort -n)
 list=$(echo $procs | tr ' ' ',')
 for p in $procs; do
@@ -63,7 +53,7 @@ shares() {
 # ask N: every process says its CPU time, the N-th time
 ask() {
 	for p in $procs; do kill -USR1 "$p"; done
-	wait_for serve.out '^cpu' $((4 * $1))
+	wait_lines serve.out '^cpu' $((4 * $1))
 }
 
 # ---- by pid list ----

@@ -52,24 +52,13 @@ RING=2000
 PLUG=7000
 RATE=65536
 
-# wait_for FILE PATTERN [N]: until FILE has N lines matching (10 s at most)
-wait_for() {
-	local i n
-	for i in $(seq 200); do
-		n=$(grep -c -- "$2" "$1" 2>/dev/null) || true
-		[ "${n:-0}" -ge "${3:-1}" ] && return 0
-		sleep 0.05
-	done
-	fail "no '$2' in $1: $(cat "$1")"
-}
-
 # ask: the program's line into $line (windows= attached= got= small= big=
 # pre_left= steps=)
 asked=0
 ask() {
 	asked=$((asked + 1))
 	kill -USR1 "$pid" || fail "the program is gone"
-	wait_for prog.out '^windows=' $asked
+	wait_lines prog.out '^windows=' $asked
 	line=$(sed -n "${asked}p" prog.out)
 }
 field() { # LINE NAME
@@ -129,7 +118,7 @@ fi
 
 ./heapattach pid.txt "$WORK/plug.so" >prog.out &
 pid=$!
-wait_for pid.txt .
+wait_lines pid.txt .
 ask
 [ "$(field "$line" got)" = same ] || fail "the GOT moved before any attach: $line"
 
@@ -241,7 +230,7 @@ hold_py([])
 EOF
 	PYTHONMALLOC=malloc "$py" hold.py >py.out &
 	pid=$!
-	wait_for py.out ready || fail "$py did not start"
+	wait_lines py.out ready || fail "$py did not start"
 	"$COLLECT_HEAP" -q -p "$pid" --duration=1 --rate=64k -o py.raw 2>py.err ||
 		fail "collect-heap -p of $py failed: $(cat py.err)"
 	kill -0 "$pid" || fail "$py died after the attach"

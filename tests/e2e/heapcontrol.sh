@@ -70,22 +70,13 @@ sampled_ok phase_a "--duration" inuse_space
 mkdir -p steps
 "$COLLECT_HEAP" --rate=64k -o s.raw ./heapphases steps steps 2>s.err &
 launcher=$!
-# await FILE [PATTERN]: FILE exists (and holds PATTERN), a minute at most
-await() {
-	for _ in $(seq 6000); do
-		[ -e "$1" ] && { [ -z "${2:-}" ] || grep -q "$2" "$1"; } && return 0
-		sleep 0.01
-	done
-	kill $launcher 2>/dev/null
-	fail "no $1${2:+ saying '$2'}: $(cat s.err)"
-}
-await steps/a
+await_file steps/a "" s.err
 kill -USR2 $launcher
-await s.err 'sampling paused (signal 12) in every process'
+await_file s.err 'sampling paused (signal 12) in every process' s.err
 touch steps/go-b
-await steps/b
+await_file steps/b "" s.err
 kill -USR2 $launcher
-await s.err 'sampling resumed (signal 12) in every process'
+await_file s.err 'sampling resumed (signal 12) in every process' s.err
 touch steps/go-c
 wait $launcher || fail "heapphases steps failed under the control signal: $(cat s.err)"
 phases s.raw alloc_space

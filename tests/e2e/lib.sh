@@ -91,6 +91,30 @@ flat_cum() {
 	flat_column "$1" "$2" 3
 }
 
+# wait_lines FILE PATTERN [COUNT]: FILE holds COUNT (default 1) lines with
+# PATTERN (grep's), within 10 s; else the test fails
+wait_lines() {
+	local i n
+	for i in $(seq 200); do
+		n=$(grep -c -- "$2" "$1" 2>/dev/null) || true
+		[ "${n:-0}" -ge "${3:-1}" ] && return 0
+		sleep 0.05
+	done
+	fail "no '$2' in $1: $(cat "$1")"
+}
+
+# await_file FILE PATTERN LOG: FILE exists (and holds PATTERN, when not
+# empty), within a minute; else the process $launcher (when set) is killed
+# and the test fails with LOG
+await_file() {
+	for _ in $(seq 6000); do
+		[ -e "$1" ] && { [ -z "$2" ] || grep -q -- "$2" "$1"; } && return 0
+		sleep 0.01
+	done
+	[ -z "${launcher:-}" ] || kill "$launcher" 2>/dev/null
+	fail "no $1${2:+ saying '$2'}: $(cat "$3")"
+}
+
 # within_sigma OBSERVED_K N EXPECTED_P K [MARGIN]: is k/n within K binomial
 # sigmas, plus MARGIN (0.01 unless given) for how far the program's own
 # split may be from p, of p?  Two-sided, the chance that a binomial k/n

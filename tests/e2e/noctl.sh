@@ -42,26 +42,16 @@ steps() {
 	rm -rf steps && mkdir steps
 	"$@" -o steps.raw ./ctlless steps steps 0.2 >steps.out 2>steps.err &
 	launcher=$!
-	await steps/a
+	await_file steps/a "" steps.err
 	kill -USR2 $launcher
-	await steps.err 'sampling paused (signal 12) in every process'
+	await_file steps.err 'sampling paused (signal 12) in every process' steps.err
 	touch steps/go-b
-	await steps/b
+	await_file steps/b "" steps.err
 	kill -USR2 $launcher
-	await steps.err 'sampling resumed (signal 12) in every process'
+	await_file steps.err 'sampling resumed (signal 12) in every process' steps.err
 	touch steps/go-c
 	wait $launcher || fail "ctlless steps failed under $1: $(cat steps.err)"
 }
-# await FILE [PATTERN]: FILE exists (and holds PATTERN), a minute at most
-await() {
-	for _ in $(seq 6000); do
-		[ -e "$1" ] && { [ -z "${2:-}" ] || grep -q "$2" "$1"; } && return 0
-		sleep 0.01
-	done
-	kill $launcher 2>/dev/null
-	fail "no $1${2:+ saying '$2'}: $(cat steps.err)"
-}
-
 if ! "$COLLECT_TIMER" -q --engine=perf -o probe.raw true 2>probe.err; then
 	note "no perf events here ($(head -1 probe.err)): a thread samples with a POSIX timer, which the sweeper's thread watches; the timer's part is not run"
 else
