@@ -147,6 +147,11 @@ static int engine_marked(int fd)
 	       atomic_load_explicit(&engine.ids[fd - engine.fd_floor], memory_order_relaxed) != 0;
 }
 
+int engine_owns_fd(int fd)
+{
+	return engine_marked(fd);
+}
+
 /* Opens a disabled task-clock event of thread tid that signals that
  * thread, first after first_ns, with a kernel call chain in each overflow's
  * record when chains is set.  Returns the fd, or -1 with errno set. */

@@ -50,6 +50,9 @@ void engine_exec_quiet(const struct engine_timer *t, int undo);
  * it, and may have reused the number)?  Its thread then gets no signals from
  * it.  Signal-safe. */
 int engine_lost(const struct engine_timer *t);
+/* Is fd the number of one of our perf events (as far as we know: the
+ * program may have closed it since)?  A few comparisons.  Signal-safe. */
+int engine_owns_fd(int fd);
 /* For such a t of thread tid: a new perf event for the thread in its
  * place, armed unless sampling is paused.  Returns 0, or -1 when none
  * could be opened (t is then unchanged: still lost, every call on it does

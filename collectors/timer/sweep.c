@@ -54,13 +54,16 @@
  * has it as before: see sweep_launch).  The control thread itself is
  * started only in a process where that can happen and be seen: one with a
  * second thread, a thread with a POSIX timer, or an attached one
- * (preload_control_need), and in any process once the program closes
- * descriptors by the range through libc (close_range, closefrom: a daemon
- * closing every descriptor as it starts), which may close the events.  A
- * process of one thread whose event the program closes otherwise (close,
- * dup2, the system call itself) is not sampled from then on.
+ * (preload_control_need), and in any process once the program closes one
+ * of the events through libc: by the range (close_range, closefrom: a
+ * daemon closing every descriptor as it starts), one at a time (close, as
+ * older daemons do in a loop up to the descriptor limit), or by reusing its
+ * number (dup2, dup3).  A process of one thread whose event the program
+ * closes by the system call itself, not through libc, is not sampled from
+ * then on.
  */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
@@ -70,6 +73,7 @@
 #include <unistd.h>
 
 #include "helper.h"
+#include "engine.h"
 #include "preload-state.h"
 #include "preload.h"
 #include "sample.h"
@@ -260,4 +264,60 @@ PRELOAD_EXPORT void closefrom(int lowfd)
 	else if (lowfd >= 0)
 		syscall(SYS_close_range, (unsigned int)lowfd, ~0u, 0);
 	sweep_closed();
+}
+
+/* ---- the program closing one of the events by its number ----
+ *
+ * close, dup2 and dup3 are called often, so they look for the next
+ * library's function once, when the library is loaded (dlsym is not for
+ * every call), and only a descriptor of ours costs more than a compare. */
+
+static int (*sweep_next_close)(int);
+/* dup2 of a descriptor onto itself: it, if it is open. */
+static int sweep_fd_probe(int fd)
+{
+	return syscall(SYS_fcntl, fd, F_GETFD) < 0 ? -1 : fd;
+}
+
+static int (*sweep_next_dup2)(int, int);
+static int (*sweep_next_dup3)(int, int, int);
+
+__attribute__((constructor)) static void sweep_find_next(void)
+{
+	sweep_next_close = (int (*)(int))dlsym(RTLD_NEXT, "close");
+	sweep_next_dup2 = (int (*)(int, int))dlsym(RTLD_NEXT, "dup2");
+	sweep_next_dup3 = (int (*)(int, int, int))dlsym(RTLD_NEXT, "dup3");
+}
+
+PRELOAD_EXPORT int close(int fd)
+{
+	int ours = engine_owns_fd(fd);
+	int rc = sweep_next_close != NULL ? sweep_next_close(fd) : (int)syscall(SYS_close, fd);
+
+	if (ours)
+		sweep_closed();
+	return rc;
+}
+
+PRELOAD_EXPORT int dup2(int oldfd, int newfd)
+{
+	int ours = oldfd != newfd && engine_owns_fd(newfd);
+	int rc = sweep_next_dup2 != NULL ? sweep_next_dup2(oldfd, newfd)
+				      : oldfd == newfd ? sweep_fd_probe(oldfd)
+				      : (int)syscall(SYS_dup3, oldfd, newfd, 0);
+
+	if (ours && rc >= 0)
+		sweep_closed();
+	return rc;
+}
+
+PRELOAD_EXPORT int dup3(int oldfd, int newfd, int flags)
+{
+	int ours = engine_owns_fd(newfd);
+	int rc = sweep_next_dup3 != NULL ? sweep_next_dup3(oldfd, newfd, flags)
+				      : (int)syscall(SYS_dup3, oldfd, newfd, flags);
+
+	if (ours && rc >= 0)
+		sweep_closed();
+	return rc;
 }

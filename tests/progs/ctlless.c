@@ -12,9 +12,12 @@
  * ctlless window SECONDS: prints its threads, spins SECONDS of wall-clock
  *   time in phase_a() (allocating as above), prints its threads again and
  *   the environment's start and stop times ("start NS", "stop NS").
- * ctlless closed SECONDS: closes every descriptor above 2 with libc's
- *   close_range, as a daemon does as it starts, then spins SECONDS of CPU
- *   time in phase_a() and prints "closed".
+ * ctlless closed SECONDS [HOW]: closes every descriptor above 2, as a
+ *   daemon does as it starts, then spins SECONDS of CPU time in phase_a()
+ *   and prints "closed".  HOW: range (the default: libc's close_range),
+ *   each (close() of every number up to the descriptor limit, as older
+ *   daemons do), dup2 (/dev/null put on every number up to the limit with
+ *   dup2, then each closed with close_range) or dup3 (the same with dup3).
  * ctlless vforked N: spins 0.1 s of CPU time in phase_a() (the
  *   collector's sweeper is due by then), then N times a child made by
  *   vfork closes every descriptor above 2 with close_range and execs
@@ -33,6 +36,32 @@
 #include <unistd.h>
 
 static volatile uint64_t sink;
+
+/* Closes every descriptor above 2 the way how says; 0, or -1 said. */
+static int close_all(const char *how)
+{
+	long top = sysconf(_SC_OPEN_MAX);
+	int null;
+
+	if (strcmp(how, "range") == 0)
+		return close_range(3, ~0u, 0) == 0 ? 0 : (perror("close_range"), -1);
+	if (strcmp(how, "each") == 0) {
+		for (long fd = 3; fd < top; fd++)
+			close((int)fd);
+		return 0;
+	}
+	if (strcmp(how, "dup2") != 0 && strcmp(how, "dup3") != 0) {
+		fprintf(stderr, "ctlless: closed: no way %s\n", how);
+		return -1;
+	}
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null < 0)
+		return perror("/dev/null"), -1;
+	for (long fd = 3; fd < top; fd++)
+		if (fd != null && (how[3] == '2' ? dup2(null, (int)fd) : dup3(null, (int)fd, 0)) < 0)
+			return perror(how), -1;
+	return close_range(3, ~0u, 0) == 0 ? 0 : (perror("close_range"), -1);
+}
 
 static void threads(void)
 {
@@ -137,8 +166,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc >= 3 && strcmp(argv[1], "closed") == 0) {
-		if (close_range(3, ~0u, 0) != 0)
-			perror("close_range");
+		if (close_all(argc > 3 ? argv[3] : "range") != 0)
+			return 1;
 		phase_a(CLOCK_THREAD_CPUTIME_ID, atof(argv[2]));
 		printf("closed\n");
 		return 0;
@@ -164,6 +193,6 @@ int main(int argc, char **argv)
 		printf("vforked\n");
 		return 0;
 	}
-	fprintf(stderr, "usage: ctlless threads | steps DIR SECONDS | window SECONDS | closed SECONDS | vforked N\n");
+	fprintf(stderr, "usage: ctlless threads | steps DIR SECONDS | window SECONDS | closed SECONDS [range|each|dup2|dup3] | vforked N\n");
 	return 2;
 }
