@@ -8,13 +8,15 @@
  * addresses never go down (a sequence, usually) answers an address with
  * its last row at most it, or the normal row just before when that is an
  * end at the same address; the best of the runs' answers, by that order,
- * is libdw's.  No row is kept: the program is run once with the addresses
- * sorted, and each row, as the next one comes, answers the addresses
- * between the two (a pointer into the sorted addresses that moves up
- * with the run); a run's last row answers every address above it, and
- * is kept (a tail) to be compared, at the end, with what the addresses
- * above it found.  So the cost is the program's decoding, whatever the
- * number of runs and addresses.
+ * is libdw's.  Once sorted, libdw makes the last row an end, whatever it
+ * was, in its place: no line at or above it.  No row is kept but the last
+ * few: the program is run once with the addresses sorted, and each row,
+ * as the next one comes, answers the addresses between the two (a
+ * pointer into the sorted addresses that moves up with the run); a run's
+ * last row answers every address above it, and is kept (a tail) to be
+ * compared, at the end, with what the addresses above it found.  So the
+ * cost is the program's decoding, whatever the number of runs and
+ * addresses.
  */
 #include "lines.h"
 #include "error.h"
@@ -50,15 +52,12 @@ struct walk {
 	size_t n;
 	struct row *best;      /* each query's answer so far */
 	bool *has;             /* whether it has one */
-	struct row prev;       /* the row before, */
-	struct row before;     /* and the one before it in the same run */
-	bool in_run, has_before;
-	size_t at;             /* the first query at or above prev's address */
+	struct row ring[4];    /* the last rows, row i at i % 4 */
+	uint64_t run_start;    /* the first row of the current run */
+	size_t at;             /* the first query at or above the last row's address */
 	struct row *tails;     /* the answers of runs above their last rows */
 	size_t ntails, cap_tails;
-	struct row last;       /* the last row in libdw's order (L), */
-	struct row last_before; /* the row before it in its run at its address */
-	bool has_last_before;
+	struct row last;       /* the last row in libdw's order */
 	uint64_t nrows;
 };
 
@@ -456,18 +455,31 @@ static size_t first_at(const struct walk *w, uint64_t addr)
 	return l;
 }
 
-/* The run ends with w->prev: its answer for every query from w->at on
- * (all at or above its address) is that row, or the normal row just
- * before when that is an end at the same address; kept among the tails
- * when some query is there.  0 or -1. */
+/* The row before row k (one of the last three) in the current run, when
+ * there is one at k's address; else NULL. */
+static const struct row *same_before(const struct walk *w, uint64_t k)
+{
+	const struct row *r = &w->ring[(k - 1) & 3];
+
+	return k > w->run_start && r->addr == w->ring[k & 3].addr ? r : NULL;
+}
+
+/* The run, rows run_start to nrows - 1, ends: its answer for every query
+ * from w->at on (all at or above its last row's address) is its last
+ * row, or the normal row just before when that is an end at the same
+ * address (t); kept among the tails when some query is there.  t is also
+ * the run's last row in libdw's order.  0 or -1. */
 static int close_run(struct walk *w)
 {
-	const struct row *t = &w->prev;
+	uint64_t k = w->nrows - 1;
+	const struct row *t = &w->ring[k & 3], *b = same_before(w, k);
 
+	if (t->end && b)
+		t = b;
+	if (w->last.idx == UINT64_MAX || later(t, &w->last))
+		w->last = *t;
 	if (w->at >= w->n)
 		return 0;
-	if (t->end && w->has_before && w->before.addr == t->addr)
-		t = &w->before;
 	if (pv_grow(&w->tails, &w->cap_tails, w->ntails + 1, sizeof *w->tails) < 0)
 		return -1;
 	w->tails[w->ntails++] = *t;
@@ -478,29 +490,21 @@ static int close_run(struct walk *w)
  * down, no end before), the row before it answers the queries from its
  * address up to r's; else the run before ends and r starts one.  0 or
  * -1. */
-static int step(struct walk *w, const struct row *r)
+static inline int step(struct walk *w, const struct row *r)
 {
-	bool cont = w->in_run && !w->prev.end && r->addr >= w->prev.addr;
+	const struct row *prev = &w->ring[(w->nrows - 1) & 3];
 
-	if (!w->nrows || later(r, &w->last)) {
-		w->last = *r;
-		w->has_last_before = cont && w->prev.addr == r->addr;
-		w->last_before = w->prev;
-	}
-	w->nrows++;
-	if (cont) {
+	if (w->nrows > w->run_start && !prev->end && r->addr >= prev->addr) {
 		for (; w->at < w->n && w->q[w->at].addr < r->addr; w->at++)
-			offer(w, w->at, &w->prev);
-		w->before = w->prev;
-		w->has_before = true;
+			offer(w, w->at, prev);
 	} else {
-		if (w->in_run && close_run(w) < 0)
+		if (w->nrows > 0 && close_run(w) < 0)
 			return -1;
 		w->at = first_at(w, r->addr);
-		w->has_before = false;
-		w->in_run = true;
+		w->run_start = w->nrows;
 	}
-	w->prev = *r;
+	w->ring[w->nrows & 3] = *r;
+	w->nrows++;
 	return 0;
 }
 
@@ -584,36 +588,12 @@ static int run_program(const struct header *h, struct walk *w)
 	return !c.bad && last_end ? 1 : 0;
 }
 
-/* libdw makes the last row in its order, L, an end, whatever it was
- * (some producers forget the last end; more often, a sequence's last row
- * is at the address of its end): L's run then ends at L, and the end
- * after it, if any (at its address: any other row after it in its run
- * would be later), is a run of its own.  Only the queries at or above
- * L's address, which L's run answered with its tail, see a change: that
- * tail becomes L as an end, or the normal row before it at its address.
- * (The end after L, a tail too then, answers no query otherwise: it is
- * an end, after L, and at the address of the normal row before L if
- * any.) */
-static void end_last(struct walk *w)
-{
-	size_t k = 0;
-
-	while (k < w->ntails && w->tails[k].idx != w->last.idx)
-		k++;
-	if (k == w->ntails)
-		return; /* no query at or above L */
-	w->tails[k] = w->has_last_before ? w->last_before : w->last;
-	w->tails[k].end = !w->has_last_before;
-}
-
 /* After the program: the last run closed, and each query's answer the
  * better of its own and the best tail at or below it.  1 or -1. */
 static int finish(struct walk *w)
 {
-	if (w->in_run && close_run(w) < 0)
+	if (w->nrows > 0 && close_run(w) < 0)
 		return -1;
-	if (!w->last.end)
-		end_last(w);
 	qsort(w->tails, w->ntails, sizeof *w->tails, cmp_row);
 	for (size_t k = 0; k < w->n; k++) {
 		size_t l = 0, u = w->ntails;
@@ -635,7 +615,7 @@ static int walk_init(struct walk *w, const uint64_t *addrs, size_t n)
 {
 	struct query *q = malloc((n ? n : 1) * sizeof *q);
 
-	*w = (struct walk){ .q = q, .n = n };
+	*w = (struct walk){ .q = q, .n = n, .last.idx = UINT64_MAX };
 	w->best = malloc((n ? n : 1) * sizeof *w->best);
 	w->has = calloc(n ? n : 1, sizeof *w->has);
 	if (!q || !w->best || !w->has)
@@ -680,7 +660,12 @@ int pv_unit_lines(Dwarf_Die *cu, const uint64_t *addrs, size_t n, const char **f
 		r = finish(&w);
 	for (size_t k = 0; r > 0 && k < n; k++) {
 		size_t i = w.q[k].i;
-		found[i] = w.has[k] && !w.best[k].end;
+		/* libdw makes the last row in its order an end, whatever it
+		 * was (some producers forget the last end; more often, a
+		 * sequence's last row is at the address of its end), once the
+		 * rows are sorted: the answer of every address at or above it,
+		 * then none */
+		found[i] = w.has[k] && !w.best[k].end && w.best[k].idx != w.last.idx;
 		file[i] = found[i] ? pv_unit_file(files, w.best[k].file) : NULL;
 		line[i] = found[i] ? (int)w.best[k].line : 0;
 	}

@@ -2,7 +2,9 @@
  *
  * The modules of this process with DWARF (the test itself, libc with its
  * separate debug file when installed, libdw's...) and the ELF files named
- * on the command line: for each unit, the address of every row of its
+ * on the command line (programs with DWARF 4 and 2 line tables, and
+ * lines/edges.S's library, a table of the cases compilers seldom write):
+ * for each unit, the address of every row of its
  * line table, one byte above and one below, and random addresses in the
  * unit's ranges, asked of pv_unit_lines all at once and of
  * dwfl_module_getsrc one by one: the same file name (or none) and line.
