@@ -17,10 +17,14 @@ enum {
 
 /* An unsigned LEB128 at *p (before end) into *v, *p moved past it; false
  * when it runs past end or holds more than 64 bits. */
-static bool uleb(const unsigned char **p, const unsigned char *end, uint64_t *v)
+static inline bool uleb(const unsigned char **p, const unsigned char *end, uint64_t *v)
 {
 	uint64_t x = 0;
 
+	if (*p < end && !(**p & 0x80)) {
+		*v = *(*p)++; /* most of an abbreviation table's numbers */
+		return true;
+	}
 	for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
 		unsigned char b = *(*p)++;
 		x |= (uint64_t)(b & 0x7f) << shift;

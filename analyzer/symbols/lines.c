@@ -1,15 +1,22 @@
 /* lines.c - a unit's line program run once for all its sampled addresses
  * (see lines.h; the program's layout is DWARF 2-5's, section 6.2)
  *
- * The rows are decoded into a scratch array in program order.  libdw sorts
- * them by (address, ends of sequences first, order in the program) and
- * dwfl_module_getsrc takes the last row at most the address: the highest
- * address, and of the rows there the last normal one, or an end of
- * sequence when there is none (then no line).  A run of rows whose
+ * libdw sorts the rows by (address, ends of sequences first, order in the
+ * program) and dwfl_module_getsrc takes the last row at most the address:
+ * the highest address, and of the rows there the last normal one, or an
+ * end of sequence when there is none (then no line).  A run of rows whose
  * addresses never go down (a sequence, usually) answers an address with
  * its last row at most it, or the normal row just before when that is an
  * end at the same address; the best of the runs' answers, by that order,
- * is libdw's.
+ * is libdw's.  Once sorted, libdw makes the last row an end, whatever it
+ * was, in its place: no line at or above it.  No row is kept but the last
+ * few: the program is run once with the addresses sorted, and each row,
+ * as the next one comes, answers the addresses between the two (a
+ * pointer into the sorted addresses that moves up with the run); a run's
+ * last row answers every address above it, and is kept (a tail) to be
+ * compared, at the end, with what the addresses above it found.  So the
+ * cost is the program's decoding, whatever the number of runs and
+ * addresses.
  */
 #include "lines.h"
 #include "error.h"
@@ -25,10 +32,33 @@ struct cursor {
 	bool bad;
 };
 
+/* A row of the line table; idx its place in the program. */
 struct row {
-	uint64_t addr;
+	uint64_t addr, idx;
 	uint32_t file, line;
 	bool end;
+};
+
+/* An address asked about; i its place among those given. */
+struct query {
+	uint64_t addr;
+	size_t i;
+};
+
+/* The walk of a program for sorted queries: no row is kept but the ones
+ * that may still answer. */
+struct walk {
+	const struct query *q;
+	size_t n;
+	struct row *best;      /* each query's answer so far */
+	bool *has;             /* whether it has one */
+	struct row ring[4];    /* the last rows, row i at i % 4 */
+	uint64_t run_start;    /* the first row of the current run */
+	size_t at;             /* the first query at or above the last row's address */
+	struct row *tails;     /* the answers of runs above their last rows */
+	size_t ntails, cap_tails;
+	struct row last;       /* the last row in libdw's order */
+	uint64_t nrows;
 };
 
 struct sections {
@@ -378,22 +408,134 @@ static int read_header(const struct sections *s, uint64_t off, const char *comp_
 	return r;
 }
 
-/* Run the program into rows: 1, 0 (not readable here), -1. */
-static int run_program(const struct header *h, struct row **rows, size_t *nrows, size_t *cap)
+/* Is row a after row b in libdw's order? */
+static bool later(const struct row *a, const struct row *b)
+{
+	if (a->addr != b->addr)
+		return a->addr > b->addr;
+	if (a->end != b->end)
+		return !a->end;
+	return a->idx > b->idx;
+}
+
+static int cmp_query(const void *a, const void *b)
+{
+	const struct query *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	return later(a, b) ? 1 : later(b, a) ? -1 : 0;
+}
+
+/* Row r as the answer of the query at k of the sorted ones, when it is
+ * better than the one it has. */
+static void offer(struct walk *w, size_t k, const struct row *r)
+{
+	if (!w->has[k] || later(r, &w->best[k])) {
+		w->best[k] = *r;
+		w->has[k] = true;
+	}
+}
+
+/* The first of the sorted queries at or above addr. */
+static size_t first_at(const struct walk *w, uint64_t addr)
+{
+	size_t l = 0, u = w->n;
+
+	while (l < u) {
+		size_t m = l + (u - l) / 2;
+		if (w->q[m].addr < addr)
+			l = m + 1;
+		else
+			u = m;
+	}
+	return l;
+}
+
+/* The row before row k (one of the last three) in the current run, when
+ * there is one at k's address; else NULL. */
+static const struct row *same_before(const struct walk *w, uint64_t k)
+{
+	const struct row *r = &w->ring[(k - 1) & 3];
+
+	return k > w->run_start && r->addr == w->ring[k & 3].addr ? r : NULL;
+}
+
+/* The run, rows run_start to nrows - 1, ends: its answer for every query
+ * from w->at on (all at or above its last row's address) is its last
+ * row, or the normal row just before when that is an end at the same
+ * address (t); kept among the tails when some query is there.  t is also
+ * the run's last row in libdw's order.  0 or -1. */
+static int close_run(struct walk *w)
+{
+	uint64_t k = w->nrows - 1;
+	const struct row *t = &w->ring[k & 3], *b = same_before(w, k);
+
+	if (t->end && b)
+		t = b;
+	if (w->last.idx == UINT64_MAX || later(t, &w->last))
+		w->last = *t;
+	if (w->at >= w->n)
+		return 0;
+	if (pv_grow(&w->tails, &w->cap_tails, w->ntails + 1, sizeof *w->tails) < 0)
+		return -1;
+	w->tails[w->ntails++] = *t;
+	return 0;
+}
+
+/* The next row of the program, r: within a run (addresses that never go
+ * down, no end before), the row before it answers the queries from its
+ * address up to r's; else the run before ends and r starts one.  0 or
+ * -1. */
+static inline int step(struct walk *w, const struct row *r)
+{
+	const struct row *prev = &w->ring[(w->nrows - 1) & 3];
+
+	if (w->nrows > w->run_start && !prev->end && r->addr >= prev->addr) {
+		for (; w->at < w->n && w->q[w->at].addr < r->addr; w->at++)
+			offer(w, w->at, prev);
+	} else {
+		if (w->nrows > 0 && close_run(w) < 0)
+			return -1;
+		w->at = first_at(w, r->addr);
+		w->run_start = w->nrows;
+	}
+	w->ring[w->nrows & 3] = *r;
+	w->nrows++;
+	return 0;
+}
+
+/* The address and line advances of each special opcode. */
+static void special_table(const struct header *h, uint64_t adv[256], int32_t dline[256])
+{
+	for (unsigned op = h->opcode_base; op < 256; op++) {
+		unsigned adj = op - h->opcode_base;
+		adv[op] = (uint64_t)h->min_inst * (adj / h->line_range);
+		dline[op] = h->line_base + (int)(adj % h->line_range);
+	}
+}
+
+/* Run the program, each row given to step: 1, 0 (not readable here),
+ * -1. */
+static int run_program(const struct header *h, struct walk *w)
 {
 	struct cursor c = { h->program, h->end, false };
-	uint64_t addr = 0;
+	uint64_t addr = 0, adv[256];
+	int32_t dline[256];
 	uint32_t file = 1, line = 1;
+	bool last_end = false;
 
-	*nrows = 0;
+	special_table(h, adv, dline);
 	while (c.p < c.end && !c.bad) {
 		unsigned op = *c.p++;
 		bool emit = false, end = false;
 
 		if (op >= h->opcode_base) {
-			unsigned adj = op - h->opcode_base;
-			addr += (uint64_t)h->min_inst * (adj / h->line_range);
-			line += (uint32_t)(h->line_base + (int)(adj % h->line_range));
+			addr += adv[op];
+			line += (uint32_t)dline[op];
 			emit = true;
 		} else if (op == 0) {
 			uint64_t len = get_uleb(&c);
@@ -420,7 +562,7 @@ static int run_program(const struct header *h, struct row **rows, size_t *nrows,
 		} else if (op == DW_LNS_set_file) {
 			file = (uint32_t)get_uleb(&c);
 		} else if (op == DW_LNS_const_add_pc) {
-			addr += (uint64_t)h->min_inst * ((255 - h->opcode_base) / h->line_range);
+			addr += adv[255];
 		} else if (op == DW_LNS_fixed_advance_pc) {
 			addr += get_u(&c, 2);
 		} else if (op == DW_LNS_negate_stmt || op == DW_LNS_set_basic_block ||
@@ -433,9 +575,9 @@ static int run_program(const struct header *h, struct row **rows, size_t *nrows,
 		}
 		if (!emit)
 			continue;
-		if (pv_grow(rows, cap, *nrows + 1, sizeof **rows) < 0)
+		if (step(w, &(struct row){ addr, w->nrows, file, line, end }) < 0)
 			return -1;
-		(*rows)[(*nrows)++] = (struct row){ addr, file, line, end };
+		last_end = end;
 		if (end) {
 			addr = 0;
 			file = 1;
@@ -443,74 +585,53 @@ static int run_program(const struct header *h, struct row **rows, size_t *nrows,
 		}
 	}
 	/* libdw wants the table to end a sequence */
-	return !c.bad && *nrows && (*rows)[*nrows - 1].end ? 1 : 0;
+	return !c.bad && last_end ? 1 : 0;
 }
 
-/* Is row a after row b in libdw's order? */
-static bool later(const struct row *rows, size_t a, size_t b)
+/* After the program: the last run closed, and each query's answer the
+ * better of its own and the best tail at or below it.  1 or -1. */
+static int finish(struct walk *w)
 {
-	if (rows[a].addr != rows[b].addr)
-		return rows[a].addr > rows[b].addr;
-	if (rows[a].end != rows[b].end)
-		return !rows[a].end;
-	return a > b;
-}
-
-/* The answer of run rows[lo..hi) for address x: a row index, or SIZE_MAX. */
-static size_t run_answer(const struct row *rows, size_t lo, size_t hi, uint64_t x)
-{
-	size_t l = lo, u = hi;
-
-	while (l < u) {
-		size_t m = l + (u - l) / 2;
-		if (rows[m].addr <= x)
-			l = m + 1;
-		else
-			u = m;
-	}
-	if (l == lo)
-		return SIZE_MAX;
-	l--;
-	if (rows[l].end && l > lo && rows[l - 1].addr == rows[l].addr)
-		l--;
-	return l;
-}
-
-/* Each address's answer: the best of the runs' (their starts in runs,
- * nruns of them, the end of the last at nrows). */
-static void answer(const struct row *rows, size_t nrows, const size_t *runs, size_t nruns,
-		   const struct pv_unit_files *files, const uint64_t *addrs, size_t n,
-		   const char **file, int *line, bool *found)
-{
-	for (size_t i = 0; i < n; i++) {
-		size_t best = SIZE_MAX;
-		for (size_t k = 0; k < nruns; k++) {
-			size_t r = run_answer(rows, runs[k], k + 1 < nruns ? runs[k + 1] : nrows, addrs[i]);
-			if (r != SIZE_MAX && (best == SIZE_MAX || later(rows, r, best)))
-				best = r;
+	if (w->nrows > 0 && close_run(w) < 0)
+		return -1;
+	qsort(w->tails, w->ntails, sizeof *w->tails, cmp_row);
+	for (size_t k = 0; k < w->n; k++) {
+		size_t l = 0, u = w->ntails;
+		while (l < u) {
+			size_t m = l + (u - l) / 2;
+			if (w->tails[m].addr <= w->q[k].addr)
+				l = m + 1;
+			else
+				u = m;
 		}
-		found[i] = best != SIZE_MAX && !rows[best].end;
-		file[i] = found[i] ? pv_unit_file(files, rows[best].file) : NULL;
-		line[i] = found[i] ? (int)rows[best].line : 0;
+		if (l > 0)
+			offer(w, k, &w->tails[l - 1]);
 	}
+	return 1;
 }
 
-/* The starts of the runs of rows whose addresses never go down, each
- * ending at latest with an end of sequence: *runs (malloc'd), or -1. */
-static int find_runs(const struct row *rows, size_t nrows, size_t **runs, size_t *nruns)
+/* The queries addrs[0..n) sorted, with room for their answers. */
+static int walk_init(struct walk *w, const uint64_t *addrs, size_t n)
 {
-	size_t cap = 0;
+	struct query *q = malloc((n ? n : 1) * sizeof *q);
 
-	*runs = NULL;
-	*nruns = 0;
-	for (size_t i = 0; i < nrows; i++) {
-		if (i > 0 && !rows[i - 1].end && rows[i].addr >= rows[i - 1].addr)
-			continue;
-		if (pv_grow(runs, &cap, *nruns + 1, sizeof **runs) < 0)
-			return -1;
-		(*runs)[(*nruns)++] = i;
-	}
+	*w = (struct walk){ .q = q, .n = n, .last.idx = UINT64_MAX };
+	w->best = malloc((n ? n : 1) * sizeof *w->best);
+	w->has = calloc(n ? n : 1, sizeof *w->has);
+	if (!q || !w->best || !w->has)
+		return pv_oom();
+	for (size_t i = 0; i < n; i++)
+		q[i] = (struct query){ addrs[i], i };
+	qsort(q, n, sizeof *q, cmp_query);
 	return 0;
+}
+
+static void walk_free(struct walk *w)
+{
+	free((void *)w->q);
+	free(w->best);
+	free(w->has);
+	free(w->tails);
 }
 
 int pv_unit_lines(Dwarf_Die *cu, const uint64_t *addrs, size_t n, const char **file, int *line,
@@ -521,8 +642,7 @@ int pv_unit_lines(Dwarf_Die *cu, const uint64_t *addrs, size_t n, const char **f
 	Dwarf_Word off;
 	struct sections s;
 	struct header h;
-	struct row *rows = NULL;
-	size_t nrows = 0, cap = 0, *runs = NULL, nruns = 0;
+	struct walk w;
 	int r;
 
 	*files = (struct pv_unit_files){ 0 };
@@ -530,30 +650,28 @@ int pv_unit_lines(Dwarf_Die *cu, const uint64_t *addrs, size_t n, const char **f
 	    dwarf_formudata(dwarf_attr(cu, DW_AT_stmt_list, &attr), &off) != 0 ||
 	    !find_sections(dw, &s))
 		return 0;
-	r = read_header(&s, off, dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr)), &h, files);
+	r = walk_init(&w, addrs, n);
+	if (r == 0)
+		r = read_header(&s, off, dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr)), &h,
+				files);
 	if (r > 0)
-		r = run_program(&h, &rows, &nrows, &cap);
-	if (r > 0) {
-		/* libdw makes the last row in its order an end, whatever
-		 * it was (some producers forget the last end) */
-		size_t last = 0;
-		for (size_t i = 1; i < nrows; i++)
-			if (later(rows, i, last))
-				last = i;
-		rows[last].end = true;
+		r = run_program(&h, &w);
+	if (r > 0)
+		r = finish(&w);
+	for (size_t k = 0; r > 0 && k < n; k++) {
+		size_t i = w.q[k].i;
+		/* libdw makes the last row in its order an end, whatever it
+		 * was (some producers forget the last end; more often, a
+		 * sequence's last row is at the address of its end), once the
+		 * rows are sorted: the answer of every address at or above it,
+		 * then none */
+		found[i] = w.has[k] && !w.best[k].end && w.best[k].idx != w.last.idx;
+		file[i] = found[i] ? pv_unit_file(files, w.best[k].file) : NULL;
+		line[i] = found[i] ? (int)w.best[k].line : 0;
 	}
-	if (r > 0 && find_runs(rows, nrows, &runs, &nruns) < 0)
-		r = -1;
-	/* a program that goes back and forth all the time: libdw's sort is
-	 * the faster way */
-	if (r > 0 && (uint64_t)nruns * n > ((uint64_t)1 << 26))
-		r = 0;
-	if (r > 0)
-		answer(rows, nrows, runs, nruns, files, addrs, n, file, line, found);
-	else
+	if (r <= 0)
 		pv_unit_files_free(files);
-	free(rows);
-	free(runs);
+	walk_free(&w);
 	return r;
 }
 

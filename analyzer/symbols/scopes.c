@@ -40,7 +40,19 @@ struct node_index {
 	size_t nranges, cap_ranges;
 };
 
+/* Whether the entries of an abbreviation may have ranges, by the
+ * abbreviation's address in libdw (the same for every entry of a unit
+ * with that abbreviation code): direct-mapped, emptied when the file
+ * changes. */
+#define ABBREV_SLOTS 256
+struct abbrev_cache {
+	const Dwarf *dw;
+	const void *key[ABBREV_SLOTS];
+	bool code[ABBREV_SLOTS];
+};
+
 struct pv_scopes {
+	struct abbrev_cache abbrevs;
 	struct node_index *nodes;
 	size_t n, cap;
 	size_t *slots;         /* open addressing: node index + 1, 0 empty */
@@ -96,19 +108,48 @@ static uint64_t build_tree(struct node_index *u, size_t lo, size_t hi)
 	return m;
 }
 
+/* May die have ranges?  dwarf_ranges finds them only from these
+ * attributes, the entry's own or through its origin or specification (its
+ * low_pc goes with a high_pc); most entries (types, variables) have none
+ * of them, and looking at the abbreviation is cheaper than at the values.
+ * die's abbreviation is known (dwarf_tag was asked), and an answer is
+ * kept by it: a unit has a few hundred, its top level thousands of
+ * entries. */
+static bool may_have_ranges(struct abbrev_cache *c, Dwarf_Die *die)
+{
+	const void *key = die->abbrev;
+	const Dwarf *dw = dwarf_cu_getdwarf(die->cu);
+	uintptr_t h = (uintptr_t)key;
+	size_t k;
+	bool code;
+
+	h ^= h >> 17;
+	h *= 0x9E3779B97F4A7C15ULL;
+	k = (size_t)(h >> 40) & (ABBREV_SLOTS - 1);
+	if (dw != c->dw) {
+		memset(c->key, 0, sizeof c->key);
+		c->dw = dw;
+	}
+	if (key && key != (void *)-1l && c->key[k] == key)
+		return c->code[k];
+	code = dwarf_hasattr(die, DW_AT_high_pc) || dwarf_hasattr(die, DW_AT_ranges) ||
+	       dwarf_hasattr(die, DW_AT_abstract_origin) || dwarf_hasattr(die, DW_AT_specification);
+	if (key && key != (void *)-1l) {
+		c->key[k] = key;
+		c->code[k] = code;
+	}
+	return code;
+}
+
 /* Add die, a child, with its ranges when it has code. */
-static int add_entry(struct node_index *u, Dwarf_Die *die, uint32_t order)
+static int add_entry(struct node_index *u, struct abbrev_cache *c, Dwarf_Die *die,
+		     uint32_t order)
 {
 	Dwarf_Addr base, lo, hi;
 	ptrdiff_t off = 0;
 	bool added = false;
 
-	/* dwarf_ranges finds ranges only from these, the entry's own or
-	 * through its origin or specification (its low_pc goes with a
-	 * high_pc); most entries (types, variables) have none of them, and
-	 * looking at the abbreviation is cheaper than at the values */
-	if (!dwarf_hasattr(die, DW_AT_high_pc) && !dwarf_hasattr(die, DW_AT_ranges) &&
-	    !dwarf_hasattr(die, DW_AT_abstract_origin) && !dwarf_hasattr(die, DW_AT_specification))
+	if (!may_have_ranges(c, die))
 		return 0;
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
 		if (lo >= hi)
@@ -128,7 +169,8 @@ static int add_entry(struct node_index *u, Dwarf_Die *die, uint32_t order)
 
 /* The children of parent in dwarf_getscopes' order, imported units'
  * children in place of the import (depth bounds a cycle of imports). */
-static int add_children(struct node_index *u, Dwarf_Die *parent, uint32_t *order, int depth)
+static int add_children(struct node_index *u, struct abbrev_cache *c, Dwarf_Die *parent,
+			uint32_t *order, int depth)
 {
 	Dwarf_Die child;
 
@@ -140,23 +182,23 @@ static int add_children(struct node_index *u, Dwarf_Die *parent, uint32_t *order
 			Dwarf_Die unit;
 			if (depth < 8 && dwarf_formref_die(dwarf_attr(&child, DW_AT_import, &attr), &unit) &&
 			    dwarf_tag(&unit) != DW_TAG_compile_unit &&
-			    add_children(u, &unit, order, depth + 1) < 0)
+			    add_children(u, c, &unit, order, depth + 1) < 0)
 				return -1;
 			continue;
 		}
-		if (add_entry(u, &child, (*order)++) < 0)
+		if (add_entry(u, c, &child, (*order)++) < 0)
 			return -1;
 	} while (dwarf_siblingof(&child, &child) == 0);
 	return 0;
 }
 
-static int node_make(struct node_index *u, Dwarf_Die *die)
+static int node_make(struct node_index *u, struct abbrev_cache *c, Dwarf_Die *die)
 {
 	uint32_t order = 0;
 
 	memset(u, 0, sizeof *u);
 	u->key = die->addr;
-	if (add_children(u, die, &order, 0) < 0)
+	if (add_children(u, c, die, &order, 0) < 0)
 		return -1;
 	if (!u->nranges)
 		return 0;
@@ -240,7 +282,7 @@ static struct node_index *node_of(struct pv_scopes *s, Dwarf_Die *die)
 	if (rehash(s) < 0 || pv_grow(&s->nodes, &s->cap, s->n + 1, sizeof *s->nodes) < 0)
 		return NULL;
 	struct node_index *u = &s->nodes[s->n];
-	if (node_make(u, die) < 0) {
+	if (node_make(u, &s->abbrevs, die) < 0) {
 		node_free(u);
 		return NULL;
 	}

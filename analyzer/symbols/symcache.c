@@ -86,13 +86,42 @@ struct pv_symcache {
 	size_t last;
 };
 
-static int cmp_sym(const void *a, const void *b)
+/* Sort t->all, made in table order, by (lo, idx): by lo, stably, a byte
+ * at a time from the lowest (a radix sort), the bytes every value has
+ * the same skipped (a module's addresses differ in their lowest three or
+ * four).  A qsort of a libpython's or a libc's table was most of the
+ * table's making.  0 or -1. */
+static int sort_syms(struct module_table *t)
 {
-	const struct sym *x = a, *y = b;
+	size_t n = t->nall;
+	struct sym *tmp = malloc(n * sizeof *tmp), *src = t->all, *dst = tmp;
+	uint64_t differ = 0;
 
-	if (x->lo != y->lo)
-		return x->lo < y->lo ? -1 : 1;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
+	if (!tmp)
+		return pv_oom();
+	for (size_t i = 1; i < n; i++)
+		differ |= t->all[i].lo ^ t->all[0].lo;
+	for (unsigned shift = 0; shift < 64; shift += 8) {
+		size_t count[256] = { 0 }, at = 0;
+		if (!((differ >> shift) & 0xff))
+			continue;
+		for (size_t i = 0; i < n; i++)
+			count[(src[i].lo >> shift) & 0xff]++;
+		for (size_t b = 0; b < 256; b++) {
+			size_t c = count[b];
+			count[b] = at;
+			at += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[count[(src[i].lo >> shift) & 0xff]++] = src[i];
+		struct sym *swap = src;
+		src = dst;
+		dst = swap;
+	}
+	if (src != t->all)
+		memcpy(t->all, src, n * sizeof *src);
+	free(tmp);
+	return 0;
 }
 
 static int cmp_section(const void *a, const void *b)
@@ -233,7 +262,8 @@ static int table_make(struct module_table *t, Dwfl_Module *mod)
 	}
 	if (!t->nall)
 		return 0;
-	qsort(t->all, t->nall, sizeof *t->all, cmp_sym);
+	if (sort_syms(t) < 0)
+		return -1;
 	t->maxend = malloc(t->nall * sizeof *t->maxend);
 	t->sized = malloc((t->nsized ? t->nsized : 1) * sizeof *t->sized);
 	t->treemax = malloc((t->nsized ? t->nsized : 1) * sizeof *t->treemax);

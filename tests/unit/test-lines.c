@@ -2,12 +2,17 @@
  *
  * The modules of this process with DWARF (the test itself, libc with its
  * separate debug file when installed, libdw's...) and the ELF files named
- * on the command line: for each unit, the address of every row of its
+ * on the command line (programs with DWARF 4 and 2 line tables, and
+ * lines/edges.S's library, a table of the cases compilers seldom write):
+ * for each unit, the address of every row of its
  * line table, one byte above and one below, and random addresses in the
  * unit's ranges, asked of pv_unit_lines all at once and of
  * dwfl_module_getsrc one by one: the same file name (or none) and line.
- * The unit's file table against dwarf_filesrc's, index by index.  Most
- * units must be read by pv_unit_lines itself, not left to libdw.
+ * The unit's file table against dwarf_filesrc's, index by index.  Then up
+ * to four of those addresses asked again on their own, in any order: the
+ * same answers (the line reader keeps only the rows that may answer its
+ * addresses).  Most units must be read by pv_unit_lines itself, not left
+ * to libdw.
  */
 #include "check.h"
 #include "lines.h"
@@ -25,7 +30,7 @@ static uint64_t rnd(void)
 	return rng;
 }
 
-static size_t units, read_here, asked, with_line, modules;
+static size_t units, read_here, asked, with_line, modules, subsets;
 static int bad;
 
 static bool same_str(const char *a, const char *b)
@@ -80,6 +85,41 @@ static void check_files(Dwarf_Die *cu, const struct pv_unit_files *files, const 
 	}
 }
 
+/* A few of the unit's addresses asked on their own, out of order (most
+ * runs of rows then answer none of them, and a run's last row answers
+ * the ones above it): the answers the whole set got. */
+static void check_subset(Dwarf_Die *cu, const char *name, const uint64_t *addrs, size_t n,
+			 const char **file, const int *line, const bool *found)
+{
+	size_t m = 1 + rnd() % 4, pick[4];
+	uint64_t sub[4];
+	const char *sfile[4];
+	int sline[4];
+	bool sfound[4];
+	struct pv_unit_files files;
+
+	for (size_t i = 0; i < m; i++) {
+		pick[i] = rnd() % n;
+		sub[i] = addrs[pick[i]];
+	}
+	if (pv_unit_lines(cu, sub, m, sfile, sline, sfound, &files) <= 0) {
+		CHECK(!"a unit read whole is read for a few of its addresses");
+		return;
+	}
+	subsets++;
+	for (size_t i = 0; i < m; i++) {
+		size_t k = pick[i];
+		if (sfound[i] != found[k] || !same_str(sfile[i], file[k]) ||
+		    (found[k] && sline[i] != line[k])) {
+			if (bad++ < 10)
+				fprintf(stderr, "%s: at %#" PRIx64 " alone: %s:%d, with the others %s:%d\n",
+					name, sub[i], sfound[i] ? sfile[i] : "(no line)", sline[i],
+					found[k] ? file[k] : "(no line)", line[k]);
+		}
+	}
+	pv_unit_files_free(&files);
+}
+
 static void check_unit(Dwfl_Module *mod, const char *name, Dwarf_Die *cu, Dwarf_Addr bias)
 {
 	size_t n;
@@ -115,6 +155,7 @@ static void check_unit(Dwfl_Module *mod, const char *name, Dwarf_Die *cu, Dwarf_
 					l ? want : "(no line)", want_line);
 		}
 	}
+	check_subset(cu, name, addrs, n, file, line, found);
 	pv_unit_files_free(&files);
 out:
 	free(addrs);
@@ -158,8 +199,9 @@ int main(int argc, char **argv)
 		CHECK(dwfl_report_offline(d, argv[i], argv[i], -1) != NULL);
 	CHECK_EQ(dwfl_report_end(d, NULL, NULL), 0);
 	dwfl_getmodules(d, each, NULL, 0);
-	fprintf(stderr, "%zu modules with DWARF, %zu units (%zu read here), %zu addresses (%zu with a line)\n",
-		modules, units, read_here, asked, with_line);
+	fprintf(stderr, "%zu modules with DWARF, %zu units (%zu read here, %zu again for a few "
+		"addresses), %zu addresses (%zu with a line)\n",
+		modules, units, read_here, subsets, asked, with_line);
 	CHECK(modules >= 1);
 	CHECK(with_line > 1000);
 	CHECK(read_here * 10 >= units * 9);
