@@ -812,6 +812,16 @@ int mappings_write_start(void)
 	return count;
 }
 
+int mappings_write_maps(void)
+{
+	pthread_mutex_lock(&mappings.lock);
+	free(mappings.loaded);
+	mappings.loaded = NULL;
+	mappings.nloaded = 0;
+	pthread_mutex_unlock(&mappings.lock);
+	return mappings_write(0);
+}
+
 void mappings_use_cfi(void)
 {
 	pthread_mutex_lock(&mappings.lock);

@@ -13,7 +13,7 @@
  * tables kept with the mappings, their rows made as a walk needs them; a
  * process's start (mappings_write_start): the loader's objects, each
  * segment as the maps show it, and a later read of the maps adding only
- * what they are not. */
+ * what they are not; an attach's start (mappings_write_maps): every line. */
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
@@ -680,6 +680,20 @@ static void test_start_loaded(void)
 	CHECK_EQ(written, NODD);
 	CHECK(find_record((uintptr_t)anon, 0) != NULL);
 	CHECK(mappings_is_code((uintptr_t)anon));
+
+	/* an attach's start: every executable line, the objects' too */
+	CHECK(tt_start(&t, 0) == 0);
+	n = mappings_write_maps();
+	read_maps();
+	CHECK(tt_finish(&t) == 0);
+	read_records(&t);
+	tt_remove(&t);
+	written = 0;
+	for (int i = 0; i < nlines; i++)
+		written += lines[i].perms[2] == 'x';
+	CHECK(n == nrecs && n == written);
+	for (int k = 0; k < nstart; k++)
+		CHECK(find_record(start[k].start, 0) != NULL);
 }
 
 int main(void)
