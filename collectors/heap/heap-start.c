@@ -147,7 +147,7 @@ int heap_start_trace(const char *out, int root, uint32_t flags)
 	if (flags & RAW_HEAP_SINCE_ATTACH)
 		mappings_write_maps();
 	else
-		mappings_write_start();
+		mappings_write_start(exe);
 	return 0;
 }
 

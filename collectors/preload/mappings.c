@@ -735,15 +735,19 @@ static void mappings_note_initial_stack(void)
  * the end or at a dlopen.  Returns the number of records, -1 when out of
  * space, or -2 when an object is not named by an absolute path (the maps
  * are to be read instead).  Lock held. */
-static int mappings_write_loaded(const unsigned long long *counts)
+static int mappings_write_loaded(const unsigned long long *counts, const char *exe)
 {
 	struct mappings_loading l = { .vdso = getauxval(AT_SYSINFO_EHDR), .named = 1 };
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char buf[PATH_MAX];
 
-	if (n <= 0)
+	if (exe == NULL) {
+		ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+
+		buf[n > 0 ? n : 0] = '\0';
+		exe = buf;
+	}
+	if (exe[0] != '/')
 		return -2;
-	exe[n] = '\0';
 	l.exe = exe;
 	dl_iterate_phdr(mappings_size_loaded, &l);
 	if (!l.named)
@@ -776,7 +780,7 @@ static int mappings_write_loaded(const unsigned long long *counts)
 	return l.count;
 }
 
-int mappings_write_start(void)
+int mappings_write_start(const char *exe)
 {
 	unsigned long long counts[2] = { 0, 0 };
 	int count = 0;
@@ -788,7 +792,7 @@ int mappings_write_start(void)
 		free(mappings.loaded);
 		mappings.loaded = NULL;
 		mappings.nloaded = 0;
-		count = mappings_write_loaded(counts);
+		count = mappings_write_loaded(counts, exe);
 		pthread_mutex_unlock(&mappings.lock);
 		return count != -2 ? count : mappings_write(0);
 	}

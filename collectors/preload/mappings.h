@@ -24,9 +24,11 @@ int mappings_write(int only_new);
  * same address space, copied), unless the loader has loaded or unloaded
  * an object since.  A later mappings_write writes the lines of the maps
  * the start did not, not those again.  Also sets the initial thread's
- * stack for mappings_initial_stack.  Not signal-safe.  Returns the number
- * of records written or -1. */
-int mappings_write_start(void);
+ * stack for mappings_initial_stack.  exe: the program's path, as
+ * readlink of /proc/self/exe gives it (the caller has read it for the
+ * trace's header), or NULL to read it here.  Not signal-safe.  Returns the
+ * number of records written or -1. */
+int mappings_write_start(const char *exe);
 /* The records of an attached process's start: every executable line of
  * /proc/self/maps, the mappings of no object (a JIT's) among them, which
  * mappings_write_start, made for a process that has only begun, leaves to

@@ -658,7 +658,7 @@ static int preload_start_trace(const char *out, int root)
 	if (preload.attached)
 		mappings_write_maps();
 	else
-		mappings_write_start();
+		mappings_write_start(exe);
 	return 0;
 }
 

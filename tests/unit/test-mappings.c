@@ -469,6 +469,11 @@ static int write_all(void)
 	return mappings_write(0);
 }
 
+static int write_start(void)
+{
+	return mappings_write_start(NULL);
+}
+
 /* As a fork child: the lock taken by the prepare handler, a new one in
  * the child's. */
 static void as_fork_child(void)
@@ -496,7 +501,7 @@ static void test_fork_child(void)
 	at = map_guarded(fd, 0, NULL);
 	CHECK(at != NULL);
 	as_fork_child();
-	n = fork_trace(mappings_write_start, &before);
+	n = fork_trace(write_start, &before);
 	CHECK_EQ(n, first);
 	CHECK_EQ(nrecs, first);
 	for (int i = 0; i < nrecs && i < first; i++) {
@@ -510,7 +515,7 @@ static void test_fork_child(void)
 	CHECK(find_record((uintptr_t)at, 0) == NULL);
 	/* once only: the next start lists the loader's objects, which the
 	 * file mapped by hand is not */
-	n = fork_trace(mappings_write_start, &before);
+	n = fork_trace(write_start, &before);
 	CHECK(n > 0 && n == nrecs);
 	CHECK(find_record((uintptr_t)at, 0) == NULL);
 	/* an object loaded since the parent's start: the child lists them
@@ -521,7 +526,7 @@ static void test_fork_child(void)
 		lib = dlopen("libutil.so.1", RTLD_NOW);
 		CHECK(lib != NULL);
 		as_fork_child();
-		n = fork_trace(mappings_write_start, &before);
+		n = fork_trace(write_start, &before);
 		CHECK(n > had);
 		for (int i = 0; i < nrecs; i++)
 			util += strstr(recs[i].path, "/libutil.so.1") != NULL;
@@ -624,7 +629,7 @@ static void test_start_loaded(void)
 	CHECK(len > 0);
 	exe[len > 0 ? len : 0] = '\0';
 	CHECK(tt_start(&t, 0) == 0);
-	n = mappings_write_start();
+	n = mappings_write_start(exe);
 	read_maps();
 	CHECK(tt_finish(&t) == 0);
 	read_records(&t);
