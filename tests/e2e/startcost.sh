@@ -15,7 +15,7 @@
 # (e) a process that waits while others start and end has no control
 #     thread, which their ends would wake;
 # (f) what each process pays to start: the library is two segments (two
-#     mappings) to load; no process reads /proc/self/maps at its start
+#     mappings) to load, bound at once; no process reads /proc/self/maps at its start
 #     (the loader's objects; a fork child its parent's records), no process reads the boot id (the launcher's),
 #     and none reads /proc/self/task when it has made no thread.
 . "$(dirname "$0")/lib.sh"
@@ -171,6 +171,11 @@ readelf -lW "$lib" >segments.txt || fail "readelf cannot read '$lib'"
 loads=$(grep -c '^ *LOAD ' segments.txt || true)
 note "the preload library: $loads loadable segments"
 [ "$loads" -le 2 ] || fail "the preload library has $loads loadable segments: $(grep '^ *LOAD ' segments.txt)"
+# (f) its calls into libc bound when it is loaded, not through the
+# loader's trampoline at each one's first call
+readelf -dW "$lib" >dynamic.txt || fail "readelf cannot read '$lib'"
+grep -Eq '\(FLAGS_1\).*\bNOW\b|\(FLAGS\).*\bBIND_NOW\b' dynamic.txt ||
+	fail "the preload library is bound lazily: $(grep -E 'FLAGS' dynamic.txt)"
 # (f) the /proc files each process reads at its start: with sampling
 # delayed (no sample, so no process reads its maps again at its end), a
 # shell that forks twice and then execs a program, and that program, read
