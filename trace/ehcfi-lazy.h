@@ -57,7 +57,8 @@ const struct ehcfi_row *ehcfi_lazy_row(const struct ehcfi_range *r, uintptr_t pc
 void ehcfi_lazy_after_fork(struct ehcfi_lazy *lz);
 
 /* What making rows cost in this process, over every object: chunks made,
- * their rows, and the CPU time of the threads that made them. */
+ * their rows, and the time the threads took to make them (by the
+ * monotonic clock: CPU time but when a thread was preempted). */
 struct ehcfi_lazy_stats {
 	uint64_t chunks, rows, cpu_ns;
 };

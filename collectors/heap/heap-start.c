@@ -143,7 +143,11 @@ int heap_start_trace(const char *out, int root, uint32_t flags)
 		preload_warn("profiling disabled: cannot map '%s': %s", writer_path(), strerror(errno));
 		return -1;
 	}
-	mappings_write_start();
+	/* attached: a running process's JIT code too */
+	if (flags & RAW_HEAP_SINCE_ATTACH)
+		mappings_write_maps();
+	else
+		mappings_write_start(exe);
 	return 0;
 }
 

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -74,6 +75,13 @@ static struct {
 	size_t nkept, kept_cap;
 	unsigned long long kept_adds, kept_subs;  /* the loader's counts then */
 	int forked;                      /* a fork child that has not started its trace */
+	/* the ranges [start, end) at offset the start wrote from the
+	 * loader's objects (mappings_write_loaded), named as the loader
+	 * names them: a read of the maps writes them no second time, under
+	 * the kernel's name; forgotten when the loader unloads an object */
+	uintptr_t (*loaded)[3];
+	size_t nloaded;
+	unsigned long long loaded_subs;
 } mappings = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* Where the dynamic loader says the initial thread's stack begins
@@ -345,18 +353,15 @@ static void mappings_keep_begin(int only_new, const unsigned long long *counts)
 	mappings.kept_subs = counts[1];
 }
 
-/* Writes one record for an executable line.  Returns 0, or -1 when out of
- * space. */
-static int mappings_write_line(unsigned long long start, unsigned long long end,
-			       unsigned long long pgoff, const char *path,
-			       const struct mappings_objects *objs)
+/* Writes one record: a mapping's range, offset, path and build id (len
+ * bytes of bid, 0 for none to find in the file).  Returns 0, or -1 when
+ * out of space.  Lock held. */
+static int mappings_emit(unsigned long long start, unsigned long long end,
+			 unsigned long long pgoff, const char *path, const uint8_t *bid, uint8_t len)
 {
-	uint32_t path_len, size;
+	uint32_t path_len = (uint32_t)strlen(path) + 1, size;
 	struct raw_mapping *rec;
-	char named[PATH_MAX];
 
-	path = mappings_unescape(path, named, sizeof(named));
-	path_len = (uint32_t)strlen(path) + 1;
 	size = raw_pad((uint32_t)sizeof(*rec) + path_len);
 	rec = writer_reserve(size, 1);
 	if (rec == NULL)
@@ -367,18 +372,30 @@ static int mappings_write_line(unsigned long long start, unsigned long long end,
 	rec->time_ns = preload_now();
 	rec->path_len = path_len;
 	memcpy(rec + 1, path, path_len);
-	for (size_t i = 0; i < objs->n; i++) {
-		if (start >= objs->v[i].lo && start < objs->v[i].hi) {
-			rec->build_id_len = objs->v[i].build_id_len;
-			memcpy(rec->build_id, objs->v[i].build_id, objs->v[i].build_id_len);
-			break;
-		}
-	}
-	if (rec->build_id_len == 0 && path[0] == '/')
+	rec->build_id_len = len;
+	if (len > 0)
+		memcpy(rec->build_id, bid, len);
+	if (len == 0 && path[0] == '/')
 		rec->build_id_len = mappings_file_build_id(path, rec->build_id);
 	mappings_keep(rec, size);
 	writer_publish(rec, RAW_MAPPING, size);
 	return 0;
+}
+
+/* Writes one record for an executable line.  Returns 0, or -1 when out of
+ * space. */
+static int mappings_write_line(unsigned long long start, unsigned long long end,
+			       unsigned long long pgoff, const char *path,
+			       const struct mappings_objects *objs)
+{
+	char named[PATH_MAX];
+
+	path = mappings_unescape(path, named, sizeof(named));
+	for (size_t i = 0; i < objs->n; i++)
+		if (start >= objs->v[i].lo && start < objs->v[i].hi)
+			return mappings_emit(start, end, pgoff, path, objs->v[i].build_id,
+					     objs->v[i].build_id_len);
+	return mappings_emit(start, end, pgoff, path, NULL, 0);
 }
 
 /* Notes the mapping of line when it holds the initial thread's stack
@@ -411,6 +428,10 @@ int mappings_initial_stack(uintptr_t sp, uintptr_t *lo, uintptr_t *hi)
 	/* not read, or not on that stack (a thread's, or the child of a fork
 	 * made by one) */
 	if (to == 0 || sp >= to || sp < below || getrlimit(RLIMIT_STACK, &rl) != 0)
+		return -1;
+	/* the mapping underneath not known (the start read no maps): the
+	 * limit alone, which the loader's mappings lie beyond */
+	if (below == 0 && (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur <= to - sp))
 		return -1;
 	/* as pthread_getattr_np: from the page after __libc_stack_end down by
 	 * the limit, less what lies above that page, and never below the
@@ -501,6 +522,18 @@ static void mappings_publish_code(struct mappings_code *code)
 	}
 }
 
+/* Was [start, end) at pgoff written by the start from the loader's
+ * objects, with none unloaded since?  Lock held. */
+static int mappings_was_loaded(unsigned long long start, unsigned long long end,
+			       unsigned long long pgoff)
+{
+	for (size_t i = 0; i < mappings.nloaded; i++)
+		if (mappings.loaded[i][0] == start && mappings.loaded[i][1] == end &&
+		    mappings.loaded[i][2] == pgoff)
+			return 1;
+	return 0;
+}
+
 int mappings_write(int only_new)
 {
 	struct mappings_objects objs = { 0 };
@@ -517,6 +550,8 @@ int mappings_write(int only_new)
 	mappings.stack_to = mappings.stack_below = 0;
 	/* Read before the maps: a load in between is seen by the next call. */
 	dl_iterate_phdr(mappings_read_counts, counts);
+	if (counts[1] != mappings.loaded_subs)
+		mappings.nloaded = 0;
 	mappings_keep_begin(only_new, counts);
 	maps = mappings_read_maps();
 	if (maps == NULL) {
@@ -560,7 +595,8 @@ int mappings_write(int only_new)
 			code->r[code->n][1] = (uintptr_t)end;
 			code->n++;
 		}
-		if (count < 0 || (only_new && mappings_seen(h)))
+		if (count < 0 || (only_new && mappings_seen(h)) ||
+		    mappings_was_loaded(start, end, pgoff))
 			continue;
 		if (mappings_write_line(start, end, pgoff, path, &objs) < 0)
 			count = -1;
@@ -596,7 +632,155 @@ out:
 	return count;
 }
 
-int mappings_write_start(void)
+/* The start's look at the loaded objects: their executable segments as
+ * they are added, and whether each is named as a file. */
+struct mappings_loading {
+	struct mappings_code *code;
+	uintptr_t (*loaded)[3];  /* as mappings.loaded */
+	size_t cap;              /* segments there is room for */
+	uintptr_t vdso;          /* where the kernel put the vDSO */
+	const char *exe;         /* the program's path */
+	int count;               /* records written, -1 when out of space */
+	int named;               /* each object named by an absolute path */
+};
+
+/* Is it the vDSO: its first page at AT_SYSINFO_EHDR? */
+static int mappings_is_vdso(const struct dl_phdr_info *info, uintptr_t vdso)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && ph->p_offset == 0)
+			return vdso != 0 && info->dlpi_addr + ph->p_vaddr == vdso;
+	}
+	return 0;
+}
+
+static int mappings_size_loaded(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct mappings_loading *l = data;
+
+	(void)size;
+	if (info->dlpi_name[0] != '\0' && info->dlpi_name[0] != '/' &&
+	    !mappings_is_vdso(info, l->vdso))
+		l->named = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD && (info->dlpi_phdr[i].p_flags & PF_X))
+			l->cap++;
+	return 0;
+}
+
+/* Writes the records of one object's executable segments, each the range
+ * of pages the kernel shows for it. */
+static int mappings_add_loaded(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct mappings_loading *l = data;
+	const uintptr_t page = 4096;
+	const char *path = info->dlpi_name;
+	uint8_t bid[MAPPINGS_BUILD_ID_MAX], len = 0;
+
+	(void)size;
+	if (path[0] == '\0')
+		path = l->exe;
+	else if (mappings_is_vdso(info, l->vdso))
+		path = "[vdso]";
+	for (int i = 0; i < info->dlpi_phnum && len == 0; i++)
+		if (info->dlpi_phdr[i].p_type == PT_NOTE)
+			len = mappings_note_build_id(
+				(const unsigned char *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr),
+				info->dlpi_phdr[i].p_memsz, bid);
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr, *r;
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || ph->p_memsz == 0 ||
+		    l->code->n == l->cap)
+			continue;
+		r = l->loaded[l->code->n];
+		r[0] = a & ~(page - 1);
+		r[1] = (a + ph->p_memsz + page - 1) & ~(page - 1);
+		r[2] = (uintptr_t)ph->p_offset & ~(page - 1);
+		l->code->r[l->code->n][0] = r[0];
+		l->code->r[l->code->n][1] = r[1];
+		l->code->n++;
+		if (l->count >= 0 && mappings_emit(r[0], r[1], r[2], path, bid, len) == 0)
+			l->count++;
+		else
+			l->count = -1;
+	}
+	return 0;
+}
+
+/* The initial thread's stack ends where the kernel put the program's name
+ * (AT_EXECFN), the first string it copies to the top of the stack, and a
+ * null pointer after it: unknown when that is not a page's end (a program
+ * started by naming ld.so, which moves the name).  Lock held. */
+static void mappings_note_initial_stack(void)
+{
+	const char *fn = (const char *)getauxval(AT_EXECFN);
+	uintptr_t to;
+
+	mappings.stack_to = mappings.stack_below = 0;
+	if (fn == NULL)
+		return;
+	to = (uintptr_t)fn + strlen(fn) + 1 + sizeof(void *);
+	if ((to & 4095) == 0 && (uintptr_t)__libc_stack_end < to)
+		mappings.stack_to = to;
+}
+
+/* The start's records from the loader's list of objects (the program,
+ * its libraries, the vDSO) rather than from /proc/self/maps: all that the
+ * first samples need, without the kernel printing every mapping or this
+ * parsing it.  Mappings of no object (a JIT's) are read with the maps at
+ * the end or at a dlopen.  Returns the number of records, -1 when out of
+ * space, or -2 when an object is not named by an absolute path (the maps
+ * are to be read instead).  Lock held. */
+static int mappings_write_loaded(const unsigned long long *counts, const char *exe)
+{
+	struct mappings_loading l = { .vdso = getauxval(AT_SYSINFO_EHDR), .named = 1 };
+	char buf[PATH_MAX];
+
+	if (exe == NULL) {
+		ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+
+		buf[n > 0 ? n : 0] = '\0';
+		exe = buf;
+	}
+	if (exe[0] != '/')
+		return -2;
+	l.exe = exe;
+	dl_iterate_phdr(mappings_size_loaded, &l);
+	if (!l.named)
+		return -2;
+	l.code = malloc(sizeof(*l.code) + l.cap * sizeof(l.code->r[0]));
+	l.loaded = malloc(l.cap * sizeof(*l.loaded) + 1);
+	if (l.code == NULL || l.loaded == NULL) {
+		free(l.code);
+		free(l.loaded);
+		return -2;
+	}
+	l.code->n = 0;
+	mappings.forked = 0;
+	mappings_keep_begin(0, counts);
+	dl_iterate_phdr(mappings_add_loaded, &l);
+	free(mappings.loaded);
+	mappings.loaded = l.loaded;
+	mappings.nloaded = l.code->n;
+	mappings.loaded_subs = counts[1];
+	qsort(l.code->r, l.code->n, sizeof(l.code->r[0]), mappings_cmp_range);
+	mappings_publish_code(l.code);
+	mappings.adds = counts[0];
+	if (l.count < 0) {
+		free(mappings.kept);
+		mappings.kept = NULL;
+	}
+	mappings_note_initial_stack();
+	if (mappings.cfi)
+		cfi_refresh(preload_host.handlers_idle);
+	return l.count;
+}
+
+int mappings_write_start(const char *exe)
 {
 	unsigned long long counts[2] = { 0, 0 };
 	int count = 0;
@@ -605,8 +789,12 @@ int mappings_write_start(void)
 	dl_iterate_phdr(mappings_read_counts, counts);
 	if (!mappings.forked || mappings.kept == NULL || counts[0] != mappings.kept_adds ||
 	    counts[1] != mappings.kept_subs) {
+		free(mappings.loaded);
+		mappings.loaded = NULL;
+		mappings.nloaded = 0;
+		count = mappings_write_loaded(counts, exe);
 		pthread_mutex_unlock(&mappings.lock);
-		return mappings_write(0);
+		return count != -2 ? count : mappings_write(0);
 	}
 	for (size_t at = 0; at < mappings.nkept;) {
 		const struct raw_mapping *k = (const struct raw_mapping *)(mappings.kept + at);
@@ -626,6 +814,16 @@ int mappings_write_start(void)
 	mappings.forked = 0;
 	pthread_mutex_unlock(&mappings.lock);
 	return count;
+}
+
+int mappings_write_maps(void)
+{
+	pthread_mutex_lock(&mappings.lock);
+	free(mappings.loaded);
+	mappings.loaded = NULL;
+	mappings.nloaded = 0;
+	pthread_mutex_unlock(&mappings.lock);
+	return mappings_write(0);
 }
 
 void mappings_use_cfi(void)

@@ -16,13 +16,25 @@
  * serialized by its own lock.  Returns the number of records written or
  * -1. */
 int mappings_write(int only_new);
-/* The records of a trace's start: mappings_write(0), but in a fork child
- * (after mappings_atfork(2)) those its parent's last read of every line
- * wrote (the same address space, copied), without reading
- * /proc/self/maps, unless the loader has loaded or unloaded an object
- * since.  Not signal-safe.  Returns the number of records written or
+/* The records of a trace's start: the executable segments of the objects
+ * the dynamic loader has loaded (the program, its libraries, the vDSO),
+ * without reading /proc/self/maps (read instead when an object is not
+ * named by an absolute path); in a fork child (after mappings_atfork(2))
+ * the records its parent's start or last read of every line wrote (the
+ * same address space, copied), unless the loader has loaded or unloaded
+ * an object since.  A later mappings_write writes the lines of the maps
+ * the start did not, not those again.  Also sets the initial thread's
+ * stack for mappings_initial_stack.  exe: the program's path, as
+ * readlink of /proc/self/exe gives it (the caller has read it for the
+ * trace's header), or NULL to read it here.  Not signal-safe.  Returns the
+ * number of records written or -1. */
+int mappings_write_start(const char *exe);
+/* The records of an attached process's start: every executable line of
+ * /proc/self/maps, the mappings of no object (a JIT's) among them, which
+ * mappings_write_start, made for a process that has only begun, leaves to
+ * the end.  Not signal-safe.  Returns the number of records written or
  * -1. */
-int mappings_write_start(void);
+int mappings_write_maps(void);
 /* Around fork: phase 0 (prepare) takes the lock, 1 (parent) releases it,
  * 2 (child) makes a fresh one, so a fork while another thread writes
  * mappings cannot leave the child's lock held forever.  Not signal-safe. */

@@ -654,7 +654,11 @@ static int preload_start_trace(const char *out, int root)
 			     strerror(errno));
 		return -1;
 	}
-	mappings_write_start();
+	/* attached: a running process's JIT code too */
+	if (preload.attached)
+		mappings_write_maps();
+	else
+		mappings_write_start(exe);
 	return 0;
 }
 

@@ -9,13 +9,18 @@
  * edges of each range; the initial thread's stack; a fork child's start
  * (mappings_write_start after mappings_atfork(2)): the records of the
  * last full read again, without a read of the maps, unless the loader
- * loaded an object since; the unwind tables kept with the mappings, their
- * rows made as a walk needs them. */
+ * loaded an object since, when it lists the loader's objects; the unwind
+ * tables kept with the mappings, their rows made as a walk needs them; a
+ * process's start (mappings_write_start): the loader's objects, each
+ * segment as the maps show it, and a later read of the maps adding only
+ * what they are not; an attach's start (mappings_write_maps): every line. */
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <pthread.h>
+#include <limits.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "cfi.h"
 #include "fakehost.h"
@@ -464,6 +469,11 @@ static int write_all(void)
 	return mappings_write(0);
 }
 
+static int write_start(void)
+{
+	return mappings_write_start(NULL);
+}
+
 /* As a fork child: the lock taken by the prepare handler, a new one in
  * the child's. */
 static void as_fork_child(void)
@@ -491,7 +501,7 @@ static void test_fork_child(void)
 	at = map_guarded(fd, 0, NULL);
 	CHECK(at != NULL);
 	as_fork_child();
-	n = fork_trace(mappings_write_start, &before);
+	n = fork_trace(write_start, &before);
 	CHECK_EQ(n, first);
 	CHECK_EQ(nrecs, first);
 	for (int i = 0; i < nrecs && i < first; i++) {
@@ -503,18 +513,25 @@ static void test_fork_child(void)
 		CHECK(recs[i].time_ns >= before);
 	}
 	CHECK(find_record((uintptr_t)at, 0) == NULL);
-	/* once only: the next start reads the maps */
-	n = fork_trace(mappings_write_start, &before);
-	CHECK_EQ(n, first + 1);
-	CHECK(find_record((uintptr_t)at, 0) != NULL);
-	/* an object loaded since the read: the child reads the maps */
+	/* once only: the next start lists the loader's objects, which the
+	 * file mapped by hand is not */
+	n = fork_trace(write_start, &before);
+	CHECK(n > 0 && n == nrecs);
+	CHECK(find_record((uintptr_t)at, 0) == NULL);
+	/* an object loaded since the parent's start: the child lists them
+	 * again, the new one too */
 	if (dlopen("libutil.so.1", RTLD_NOW | RTLD_NOLOAD) == NULL) {
+		int had = n, util = 0;
+
 		lib = dlopen("libutil.so.1", RTLD_NOW);
 		CHECK(lib != NULL);
 		as_fork_child();
-		n = fork_trace(mappings_write_start, &before);
-		CHECK(n > first + 1);
-		CHECK(find_record((uintptr_t)at, 0) != NULL);
+		n = fork_trace(write_start, &before);
+		CHECK(n > had);
+		for (int i = 0; i < nrecs; i++)
+			util += strstr(recs[i].path, "/libutil.so.1") != NULL;
+		CHECK(util >= 1);
+		CHECK(find_record((uintptr_t)at, 0) == NULL);
 		if (lib != NULL)
 			dlclose(lib);
 	}
@@ -580,6 +597,110 @@ static void test_cfi(void)
 	tt_remove(&t);
 }
 
+/* ---- a process's start: the loader's objects, no maps read ---- */
+
+/* Is the file at a the same as the one at b (both exist)? */
+static int same_file(const char *a, const char *b)
+{
+	struct stat x, y;
+
+	return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev &&
+	       x.st_ino == y.st_ino;
+}
+
+/* mappings_write_start in a process that is no fork child: a record for
+ * each executable segment of each object the loader knows (the program,
+ * by its path; libc; the vDSO as [vdso], with its build id), each the
+ * range, offset and file of a line of the maps; none for the files and the
+ * anonymous page mapped by hand; the code table and the initial thread's
+ * stack as a read of the maps makes them.  Then a read of the maps (as at
+ * the end) writes what the start did not, and none of its records again. */
+static void test_start_loaded(void)
+{
+	extern void *__libc_stack_end;
+	struct tt_trace t;
+	char exe[PATH_MAX];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	uintptr_t lo = 0, hi = 0, here = (uintptr_t)&lo;
+	int n, prog = 0, libc = 0, vdso = 0, wrong = 0, written = 0, again = 0;
+	static struct rec start[MAX_RECS];
+	int nstart;
+
+	CHECK(len > 0);
+	exe[len > 0 ? len : 0] = '\0';
+	CHECK(tt_start(&t, 0) == 0);
+	n = mappings_write_start(exe);
+	read_maps();
+	CHECK(tt_finish(&t) == 0);
+	read_records(&t);
+	tt_remove(&t);
+	CHECK(n > 0 && n == nrecs);
+	for (int i = 0; i < nrecs; i++) {
+		const struct rec *r = &recs[i];
+		const struct line *l = NULL;
+
+		for (int k = 0; k < nlines && l == NULL; k++)
+			if (lines[k].start == r->start)
+				l = &lines[k];
+		if (l == NULL || l->perms[2] != 'x' || l->end != r->end || l->pgoff != r->pgoff ||
+		    (strcmp(r->path, "[vdso]") == 0 ? strcmp(l->path, "[vdso]") != 0
+						     : !same_file(r->path, l->path))) {
+			fprintf(stderr, "start's record %#" PRIx64 "-%#" PRIx64 " '%s' is no line of the maps\n",
+				r->start, r->end, r->path);
+			wrong++;
+		}
+		prog += strcmp(r->path, exe) == 0;
+		libc += strstr(r->path, "/libc.so.6") != NULL && r->build_id_len == 20;
+		vdso += strcmp(r->path, "[vdso]") == 0 && r->build_id_len > 0;
+	}
+	CHECK_EQ(wrong, 0);
+	CHECK(prog >= 1);
+	CHECK_EQ(libc, 1);
+	CHECK_EQ(vdso, 1);
+	for (int i = 0; i < NODD; i++)
+		CHECK(find_record((uintptr_t)odd[i].at, 0) == NULL);
+	CHECK(find_record((uintptr_t)anon, 0) == NULL);
+	CHECK(mappings_is_code((uintptr_t)&test_start_loaded));
+	CHECK(mappings_is_code((uintptr_t)&printf));
+	CHECK(!mappings_is_code((uintptr_t)anon));
+	CHECK(mappings_initial_stack(here, &lo, &hi) == 0);
+	CHECK(lo <= here && here < hi);
+	CHECK_EQ(hi, ((uintptr_t)__libc_stack_end & ~(uintptr_t)(PAGE - 1)) + PAGE);
+
+	/* the end's read of the maps: the rest, once */
+	memcpy(start, recs, sizeof(recs));
+	nstart = nrecs;
+	CHECK(tt_start(&t, 0) == 0);
+	n = mappings_write(0);
+	CHECK(tt_finish(&t) == 0);
+	read_records(&t);
+	tt_remove(&t);
+	CHECK(n == nrecs);
+	for (int i = 0; i < nrecs; i++)
+		for (int k = 0; k < nstart; k++)
+			again += recs[i].start == start[k].start && recs[i].pgoff == start[k].pgoff;
+	CHECK_EQ(again, 0);
+	for (int i = 0; i < NODD; i++)
+		written += find_record((uintptr_t)odd[i].at, 0) != NULL;
+	CHECK_EQ(written, NODD);
+	CHECK(find_record((uintptr_t)anon, 0) != NULL);
+	CHECK(mappings_is_code((uintptr_t)anon));
+
+	/* an attach's start: every executable line, the objects' too */
+	CHECK(tt_start(&t, 0) == 0);
+	n = mappings_write_maps();
+	read_maps();
+	CHECK(tt_finish(&t) == 0);
+	read_records(&t);
+	tt_remove(&t);
+	written = 0;
+	for (int i = 0; i < nlines; i++)
+		written += lines[i].perms[2] == 'x';
+	CHECK(n == nrecs && n == written);
+	for (int k = 0; k < nstart; k++)
+		CHECK(find_record(start[k].start, 0) != NULL);
+}
+
 int main(void)
 {
 	struct tt_trace t;
@@ -602,6 +723,7 @@ int main(void)
 	test_only_new();
 	test_fork_child();
 	test_cfi();
+	test_start_loaded();
 	remove_files();
 	return check_done("mappings");
 }
