@@ -32,7 +32,7 @@
 #     fork's two processes are said each once, and the merged segments
 #     say "in 2 processes"; skipped, and said, without a 3.8; a version
 #     read is not said so in any segment.
-# A chance failure of each statistical check: less than once in 10^6.
+# A chance failure of each statistical check: less than once in 10^5.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 cd "$WORK"
@@ -82,12 +82,12 @@ split_within() {
 # settrace (trace_callback)
 check_hookfn() {
 	local k n cb=$4
-	"$COLLECT_TIMER" -q -o p.raw "$1" "$HOOKS" "$3" 2 >p-truth.txt ||
+	"$COLLECT_TIMER" -q -F 1000 -o p.raw "$1" "$HOOKS" "$3" 0.6 >p-truth.txt ||
 		fail "$2: pyhooks.py $3 failed"
 	"$PROFVIEW" -q --flat p.raw >p-flat.txt
 	split_within p-flat.txt p-truth.txt "$2, $3" hook_a hook_b
-	# (setprofile: some 3% of the time, 15 samples expected of 500; 3 at
-	# least fails by chance less than once in 10^6)
+	# (setprofile: some 3% of the time, 18 samples expected of 600; 3 at
+	# least fails by chance less than once in 10^5)
 	k=$(samples p-flat.txt "$cb")
 	[ "$k" -ge 3 ] || fail "$2, $3: $cb in $k samples: $(head -14 p-flat.txt)"
 	"$PROFVIEW" -q --folded p.raw >p.txt
@@ -103,7 +103,7 @@ check_evalhook() {
 		note "SKIP: $2: evalhook: the interpreter exports no _PyInterpreterState_SetEvalFrameFunc or _PyEval_EvalFrameDefault"
 		return
 	fi
-	"$COLLECT_TIMER" -q -o e.raw "$1" "$HOOKS" evalhook ./pyevalhook.so 2 >e-truth.txt ||
+	"$COLLECT_TIMER" -q -F 1000 -o e.raw "$1" "$HOOKS" evalhook ./pyevalhook.so 0.6 >e-truth.txt ||
 		fail "$2: pyhooks.py evalhook failed"
 	calls=$(awk '$1 == "hook" { print $2 }' e-truth.txt)
 	[ "${calls:-0}" -ge 1000 ] || fail "$2, evalhook: the hook saw ${calls:-no} calls"
