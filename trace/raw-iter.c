@@ -96,6 +96,7 @@ static uint32_t raw_iter_min_size(uint32_t type)
 	case RAW_PYTHON: return sizeof(struct raw_python);
 	case RAW_STACK_PY: return sizeof(struct raw_stack_py);
 	case RAW_PYPART: return sizeof(struct raw_pypart);
+	case RAW_PYCODES: return sizeof(struct raw_pycodes);
 	default: return sizeof(struct raw_rec);
 	}
 }
@@ -162,6 +163,12 @@ static int raw_iter_fits(const struct raw_iter *it, const unsigned char *r, uint
 
 		memcpy(&c, r, sizeof c);
 		return (uint64_t)c.name_len + c.file_len + c.table_len <= size - sizeof c;
+	}
+	case RAW_PYCODES: {
+		struct raw_pycodes c;
+
+		memcpy(&c, r, sizeof c);
+		return c.len <= size - sizeof c;
 	}
 	case RAW_PYSTACK: {
 		struct raw_pystack g;

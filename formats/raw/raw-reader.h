@@ -106,6 +106,8 @@ struct rd_python_code {
 	uint32_t version;             /* the interpreter's: the table's format */
 	uint32_t file;                /* its file name's string */
 	bool compact;                 /* the table is RAW_PYCODE_COMPACT's */
+	bool lines;                   /* of a RAW_PYCODES: its words hold lines */
+	uint32_t name;                /* its name's string (RAW_PYCODES') */
 	unsigned char *table;         /* its line table, malloc'd */
 	uint32_t table_len;
 };

@@ -4,13 +4,16 @@
 # objects, compiled again from their files.
 #
 # usage: rawdump TRACE | python3.X pylines.py MIN
+#        python3.X pylines.py --tables FILE... | rawdump --pylines
 #
 # Reads rawdump's pycode lines; for each code object with a compact table
 # whose file exists (not "<frozen ...>"), finds the code of the same name
 # and first line in the file compiled again, and compares the line of
 # every instruction (code unit) of it.  Prints "compared CODES UNITS" and
 # exits 1 on a difference, or when fewer than MIN code objects had a
-# counterpart.
+# counterpart.  With --tables: writes, for every code object of the
+# files, its line table as the collector reads it (co_lnotab before 3.10)
+# with the line of each code unit, for rawdump --pylines to look up.
 import dis
 import os
 import sys
@@ -75,7 +78,19 @@ def codes_of(path, cache={}):
     return cache[path]
 
 
+def tables(paths):
+    v = sys.version_info
+    for path in paths:
+        for code in codes_of(path).values():
+            t = code.co_lnotab if v < (3, 10) else code.co_linetable
+            units = " ".join(str(x) for x in lines_of(code))
+            print(f"{v[0] << 8 | v[1]:x} {code.co_firstlineno} {t.hex() or '-'} {units}")
+
+
 def main():
+    if sys.argv[1] == "--tables":
+        tables(sys.argv[2:])
+        return
     want = int(sys.argv[1])
     files, records = {}, []
     for row in sys.stdin:
