@@ -164,12 +164,6 @@ static int raw_iter_fits(const struct raw_iter *it, const unsigned char *r, uint
 		memcpy(&c, r, sizeof c);
 		return (uint64_t)c.name_len + c.file_len + c.table_len <= size - sizeof c;
 	}
-	case RAW_PYCODES: {
-		struct raw_pycodes c;
-
-		memcpy(&c, r, sizeof c);
-		return c.len <= size - sizeof c;
-	}
 	case RAW_PYSTACK: {
 		struct raw_pystack g;
 

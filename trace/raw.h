@@ -729,10 +729,12 @@ _Static_assert(sizeof(struct raw_pycode) == 32, "raw_pycode is 32 bytes");
 
 /* Python code objects packed, several to a record, each written once per
  * trace as a RAW_PYCODE is (the two kinds may both be in a trace, each
- * index in one): followed by len bytes of entries, padded to 8.  An entry
- * is LEB128 varints (7 bits a byte, bit 7: more): its index (> 0, below
- * RAW_PY_MAX_CODES), zigzag(first line), then its qualified name and its
- * file name, each a string: a varint v, and by v & 3:
+ * index in one): followed by entries to the end of the record, a varint 0
+ * (the zeros it is padded to 8 with) ending them.  An entry is LEB128
+ * varints (7 bits a byte, bit 7: more): its index (> 0, below
+ * RAW_PY_MAX_CODES) as zigzag(index - the index of the entry before in
+ * the record, or 0), never 0; zigzag(first line); then its qualified name
+ * and its file name, each a string: a varint v, and by v & 3:
  *   0: v >> 2 bytes of text follow;
  *   1: the string v >> 2 (below);
  *   2: the first n bytes of the string v >> 2, then m bytes of text: the
@@ -744,10 +746,8 @@ _Static_assert(sizeof(struct raw_pycode) == 32, "raw_pycode is 32 bytes");
  * none (RAW_PY_NO_INSTR still: not known). */
 struct raw_pycodes {
 	struct raw_rec h;
-	uint32_t version;      /* the interpreter's, major << 8 | minor */
-	uint32_t len;          /* bytes of entries */
 };
-_Static_assert(sizeof(struct raw_pycodes) == 16, "raw_pycodes is 16 bytes");
+_Static_assert(sizeof(struct raw_pycodes) == 8, "raw_pycodes is 8 bytes");
 #define RAW_PYCODES_TEXT 0u
 #define RAW_PYCODES_SAME 1u
 #define RAW_PYCODES_PREFIX 2u

@@ -16,7 +16,8 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#define PYCODES_STRS 4096        /* strings known by hash */
+#define PYCODES_STRS 8192        /* strings and beginnings known by hash */
+#define PYCODES_CUTS 12          /* beginnings of one string looked up */
 #define PYCODES_PROBES 32
 #define PYCODES_ID_BITS 20       /* a string's number, in a word of the table */
 #define PYCODES_ID_MASK ((1ull << PYCODES_ID_BITS) - 1)
@@ -41,14 +42,12 @@ void pycodes_reset(void)
 	pycodes_dirty = 0;
 }
 
-/* The table's word for the text s[0..n) of kind (PYCODES_WHOLE or
- * PYCODES_BEGIN, + 4 for a file name), without its number. */
-static uint64_t pycodes_hash(const char *s, uint32_t n, unsigned kind)
+/* The table's word of a hash state h after n bytes of text of kind
+ * (PYCODES_WHOLE or PYCODES_BEGIN, + 4 for a file name), without its
+ * number. */
+static uint64_t pycodes_word(uint64_t h, uint32_t n, unsigned kind)
 {
-	uint64_t h = 0xcbf29ce484222325ull ^ kind ^ (uint64_t)n << 8;
-
-	for (uint32_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+	h = (h ^ kind ^ (uint64_t)n << 8) * 0x9e3779b97f4a7c15ull;
 	h ^= h >> 31;
 	return (h | 1ull << 63) & ~PYCODES_ID_MASK;
 }
@@ -106,28 +105,53 @@ static uint32_t pycodes_varint(unsigned char *p, uint64_t v)
 	return n;
 }
 
+/* Where a string may be cut: a name after a '.' (a class, a function
+ * whose locals a name is of), a file name after a '/' (a folder), a '.'
+ * or a ' ' ("<frozen importlib.") */
+static int pycodes_cut(char c, int file)
+{
+	return c == '.' || (file && (c == '/' || c == ' '));
+}
+
 /* The string s[0..n), number id, a name (file 0) or a file name, at p:
- * by number when written before, else its beginning by number when that
- * was, else its text; its bytes. */
+ * by number when written before, else its longest beginning that was by
+ * number and the rest, else its text; its bytes.  It and its beginnings
+ * are known to the entries after it. */
 static uint32_t pycodes_string(struct pycodes_batch *b, unsigned char *p, const char *s, uint32_t n,
 			       uint32_t id, int file)
 {
 	unsigned kind = file ? 4u : 0u;
-	uint64_t whole = pycodes_hash(s, n, kind | PYCODES_WHOLE), begin = 0;
-	uint32_t at = 0, same = pycodes_find(b, whole), plen = 0;
+	uint64_t h = 0xcbf29ce484222325ull, whole, cuth[PYCODES_CUTS];
+	uint32_t cut[PYCODES_CUTS], ncut = 0, at = 0, same = 0, plen = 0, k;
 
+	for (uint32_t i = 0; i < n; i++) {
+		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+		if (i + 1 >= 4 && i + 1 < n && pycodes_cut(s[i], file)) {
+			if (ncut == PYCODES_CUTS) { /* (the deepest kept) */
+				memmove(cut, cut + 1, sizeof(cut) - sizeof(*cut));
+				memmove(cuth, cuth + 1, sizeof(cuth) - sizeof(*cuth));
+				ncut--;
+			}
+			cut[ncut] = i + 1;
+			cuth[ncut++] = pycodes_word(h, i + 1, kind | PYCODES_BEGIN);
+		}
+	}
+	whole = pycodes_word(h, n, kind | PYCODES_WHOLE);
+	same = pycodes_find(b, whole);
 	if (same != 0)
 		return pycodes_varint(p, (uint64_t)same << 2 | RAW_PYCODES_SAME);
-	for (uint32_t i = n; i-- > 0;)
-		if (s[i] == (file ? '/' : '.')) {
-			plen = i + 1;
+	pycodes_local(b, whole, id);
+	for (k = ncut; k-- > 0;) {
+		same = pycodes_find(b, cuth[k]);
+		if (same != 0) {
+			plen = cut[k];
 			break;
 		}
-	if (plen >= 4) {
-		begin = pycodes_hash(s, plen, kind | PYCODES_BEGIN);
-		same = pycodes_find(b, begin);
 	}
-	pycodes_local(b, whole, id);
+	/* the beginnings deeper than the one named (all when none was:
+	 * k wrapped to UINT32_MAX) */
+	for (uint32_t j = k + 1; j < ncut; j++)
+		pycodes_local(b, cuth[j], id);
 	if (same != 0) {
 		at = pycodes_varint(p, (uint64_t)same << 2 | RAW_PYCODES_PREFIX);
 		at += pycodes_varint(p + at, plen);
@@ -135,8 +159,6 @@ static uint32_t pycodes_string(struct pycodes_batch *b, unsigned char *p, const 
 		memcpy(p + at, s + plen, n - plen);
 		return at + n - plen;
 	}
-	if (begin != 0)
-		pycodes_local(b, begin, id);
 	at = pycodes_varint(p, (uint64_t)n << 2 | RAW_PYCODES_TEXT);
 	memcpy(p + at, s, n);
 	return at + n;
@@ -146,13 +168,16 @@ void pycodes_add(struct pycodes_batch *b, uint32_t idx, int32_t first, const cha
 		 uint32_t nname, const char *file, uint32_t nfile)
 {
 	unsigned char e[PYCODES_ENTRY_MAX];
-	uint32_t n = 0, had = b->nlocal;
+	uint32_t n = 0, had;
 
 	if (nname > PYCODES_TEXT_MAX)
 		nname = PYCODES_TEXT_MAX;
 	if (nfile > PYCODES_TEXT_MAX)
 		nfile = PYCODES_TEXT_MAX;
-	n += pycodes_varint(e + n, idx);
+	if (b->nlocal + 2 * (PYCODES_CUTS + 1) > PYCODES_LOCAL)
+		pycodes_flush(b); /* (its strings all known to the next) */
+	had = b->nlocal;
+	n += pycodes_varint(e + n, (uint32_t)(idx - b->last) << 1 ^ (uint32_t)((int32_t)(idx - b->last) >> 31));
 	n += pycodes_varint(e + n, (uint32_t)first << 1 ^ (uint32_t)(first >> 31));
 	n += pycodes_string(b, e + n, name, nname, 2 * idx, 0);
 	n += pycodes_string(b, e + n, file, nfile, 2 * idx + 1, 1);
@@ -166,6 +191,7 @@ void pycodes_add(struct pycodes_batch *b, uint32_t idx, int32_t first, const cha
 	}
 	memcpy(b->buf + b->len, e, n);
 	b->len += n;
+	b->last = idx;
 }
 
 void pycodes_flush(struct pycodes_batch *b)
@@ -179,8 +205,6 @@ void pycodes_flush(struct pycodes_batch *b)
 	rec = writer_reserve(size, 0);
 	if (rec != NULL) {
 		memset(rec, 0, size);
-		rec->version = b->version;
-		rec->len = b->len;
 		memcpy(rec + 1, b->buf, b->len);
 		writer_publish(rec, RAW_PYCODES, size);
 		for (uint32_t i = 0; i < b->nlocal; i++)
@@ -188,6 +212,7 @@ void pycodes_flush(struct pycodes_batch *b)
 	}
 	b->len = 0;
 	b->nlocal = 0;
+	b->last = 0;
 }
 
 static uint32_t pycodes_line_slot(uint32_t idx, uint32_t instr)

@@ -14,14 +14,14 @@
 #pragma GCC visibility push(hidden)
 
 #define PYCODES_BUF 2048   /* bytes of entries a record holds at most */
-#define PYCODES_LOCAL 64   /* strings of one batch it can share within */
+#define PYCODES_LOCAL 128  /* strings and beginnings of one record */
 #define PYCODES_TEXT_MAX 512 /* bytes of a name or a file name */
 
 /* The code objects one walk found new, on the caller's stack: entries
  * gathered and written as one record when full or at pycodes_flush.
- * Start it zeroed but for version (the interpreter's). */
+ * Start it with len, nlocal and last 0. */
 struct pycodes_batch {
-	uint32_t version, len, nlocal;
+	uint32_t len, nlocal, last; /* last: the index of the entry before */
 	uint64_t local[PYCODES_LOCAL]; /* strings of this batch, as in the table */
 	unsigned char buf[PYCODES_BUF];
 };

@@ -63,6 +63,8 @@ _Static_assert(PY_SLOTS == PYSTACKS_SLOTS, "one size of table");
 #define PY_LINES_MAX 2048     /* bytes of a compact line table */
 #define PY_FILES 1024         /* file names written once each, at most */
 #define PY_IDX_MASK 0x1ffffu  /* a code index, in a word of py.files */
+/* the tables of py: keys, groups, seq */
+#define PY_TABLES (2 * PY_SLOTS * sizeof(uint64_t) + PY_SLOTS * sizeof(uint32_t))
 
 static struct {
 	struct py_layout l;
@@ -80,6 +82,12 @@ static struct {
 	uint32_t version, frames, offsets, micro; /* of its RAW_PYTHON record */
 	_Atomic uint64_t *keys; /* PY_SLOTS: code objects written, 0 empty */
 	_Atomic uint64_t *groups; /* PY_SLOTS: Python stacks written, 0 empty */
+	/* PY_SLOTS: the index of the code in keys' slot, set before the key
+	 * (0: a free slot, or one being taken when its key is 0); indices
+	 * count from 1 in the order codes are found, so that their varints
+	 * are short */
+	_Atomic uint32_t *seq;
+	_Atomic uint32_t next;  /* the last index given */
 	/* the file names written: each a hash of the name (high bits) | the
 	 * index of the code whose record holds it; 0 empty */
 	_Atomic uint64_t files[PY_FILES];
@@ -264,9 +272,9 @@ static void py_init(void *lib)
 	pycodes_reset();
 	memset(py.files, 0, sizeof(py.files));
 	if (py.keys != NULL)
-		memset(py.keys, 0, 2 * PY_SLOTS * sizeof(*py.keys));
+		memset(py.keys, 0, PY_TABLES);
 	else
-		py.keys = mmap(NULL, 2 * PY_SLOTS * sizeof(*py.keys), PROT_READ | PROT_WRITE,
+		py.keys = mmap(NULL, PY_TABLES, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (py.keys == MAP_FAILED || py.code_type == 0) {
 		py.keys = NULL;
@@ -274,6 +282,8 @@ static void py_init(void *lib)
 		return;
 	}
 	py.groups = py.keys + PY_SLOTS;
+	py.seq = (_Atomic uint32_t *)(py.groups + PY_SLOTS);
+	atomic_store(&py.next, 0);
 	if (getenv("PROFVIEW_TEST_PYGARBAGE") != NULL && py.garbage == 0) {
 		/* a chain of made-up frames: pointers to themselves, to
 		 * unmapped memory and to the middle of the garbage */
@@ -342,7 +352,8 @@ void pyframes_atfork_child(void)
 	if (py.found)
 		py_note(py.version, py.frames);
 	if (py.keys != NULL)
-		memset(py.keys, 0, 2 * PY_SLOTS * sizeof(*py.keys));
+		memset(py.keys, 0, PY_TABLES);
+	atomic_store(&py.next, 0);
 	memset(py.files, 0, sizeof(py.files));
 	pycodes_reset();
 	py_tstate = 0;
@@ -596,7 +607,7 @@ static void py_write_code(uintptr_t code, const unsigned char *co, uint32_t idx)
 		tlen = 0;
 	rec->table_len = (uint32_t)tlen;
 	writer_publish(rec, RAW_PYCODE, size);
-	if (same == 0 && nfile > 4)
+	if (same == 0 && nfile > 4 && idx <= PY_IDX_MASK)
 		py_file_seen(file, nfile, idx);
 }
 
@@ -618,18 +629,22 @@ static uint32_t py_code_index(uintptr_t code, const unsigned char *co, int *fres
 	k |= 1;
 	for (uint32_t i = 0, s = (uint32_t)(k >> 16) & (PY_SLOTS - 1); i < PY_PROBES;
 	     i++, s = (s + 1) & (PY_SLOTS - 1)) {
-		uint64_t old = atomic_load_explicit(&py.keys[s], memory_order_relaxed);
+		uint64_t old = atomic_load_explicit(&py.keys[s], memory_order_acquire);
+		uint32_t want = 0, idx;
 
 		if (old == k)
-			return s + 1;
-		if (old != 0)
+			return atomic_load_explicit(&py.seq[s], memory_order_relaxed);
+		if (old != 0 || atomic_load_explicit(&py.seq[s], memory_order_relaxed) != 0)
+			continue; /* (another's, or being taken: a code found by
+				   * two threads at once may get two indices) */
+		idx = atomic_fetch_add(&py.next, 1) + 1;
+		if (idx >= RAW_PY_MAX_CODES)
+			return 0;
+		if (!atomic_compare_exchange_strong(&py.seq[s], &want, idx))
 			continue;
-		if (atomic_compare_exchange_strong(&py.keys[s], &old, k)) {
-			*fresh = 1;
-			return s + 1;
-		}
-		if (old == k)
-			return s + 1;
+		atomic_store_explicit(&py.keys[s], k, memory_order_release);
+		*fresh = 1;
+		return idx;
 	}
 	return 0;
 }
@@ -864,8 +879,7 @@ static uint32_t py_walk(uint64_t *out, uint32_t *gend, uint32_t *ngroups, uintpt
 	w.gend = gend;
 	w.n = w.g = w.stop = w.steps = w.nitems = w.win_len = 0;
 	w.win_lo = 0;
-	w.batch.version = py.l.version;
-	w.batch.len = w.batch.nlocal = 0;
+	w.batch.len = w.batch.nlocal = w.batch.last = 0;
 	/* each interpreter's frames the thread is in, the innermost first,
 	 * each the evaluation loop's calls of its own */
 	for (uint32_t i = 0; i < nt && w.stop == 0; i++) {

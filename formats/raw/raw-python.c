@@ -328,19 +328,15 @@ static int codes_string(struct reader *rd, const unsigned char **p, const unsign
 	return *s == PV_NONE ? -1 : 0;
 }
 
-int rd_python_codes(struct reader *rd, const unsigned char *r, size_t off)
+int rd_python_codes(struct reader *rd, const unsigned char *r, uint32_t size, size_t off)
 {
-	struct raw_pycodes c;
-	const unsigned char *p, *end;
-	uint32_t index, zz, name, file, fn;
+	const unsigned char *p = r + sizeof(struct raw_pycodes), *end = r + size;
+	uint32_t index = 0, delta, zz, name, file, fn;
 	struct rd_python_code *e;
 	int bad = 0;
 
-	memcpy(&c, r, sizeof c);
-	p = r + sizeof c;
-	end = p + c.len;
-	while (p < end) {
-		if (codes_varint(&p, end, &index) < 0 || codes_varint(&p, end, &zz) < 0 ||
+	while (p < end && *p != 0) {
+		if (codes_varint(&p, end, &delta) < 0 || codes_varint(&p, end, &zz) < 0 ||
 		    (bad = codes_string(rd, &p, end, off, &name)) > 0 ||
 		    (bad == 0 && (bad = codes_string(rd, &p, end, off, &file)) > 0)) {
 			pv_warn("%s: Python code record at byte %zu is malformed from byte %zu on; "
@@ -349,6 +345,7 @@ int rd_python_codes(struct reader *rd, const unsigned char *r, size_t off)
 		}
 		if (bad < 0)
 			return -1;
+		index += delta >> 1 ^ -(delta & 1);
 		if (index == 0 || index >= RAW_PY_MAX_CODES) {
 			pv_warn("%s: Python code record at byte %zu names code %u; ignored", rd->who,
 				off, index);
@@ -362,7 +359,6 @@ int rd_python_codes(struct reader *rd, const unsigned char *r, size_t off)
 		fn = pv_get_function(rd->p, name, name, file, e->first_line);
 		if (fn == PV_NONE)
 			return -1;
-		e->version = c.version & RAW_PYCODE_VERSION;
 		e->lines = true;
 		e->name = name;
 		e->file = file;

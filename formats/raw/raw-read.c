@@ -221,7 +221,7 @@ static int first_record(struct reader *rd, const struct raw_record *recp)
 			return -1;
 		break;
 	case RAW_PYCODES:
-		if (rd_python_codes(rd, r, rec.off) < 0)
+		if (rd_python_codes(rd, r, rec.size, rec.off) < 0)
 			return -1;
 		break;
 	case RAW_PYSTACK:

@@ -136,23 +136,22 @@ static int dump_string(const unsigned char **p, const unsigned char *end, char *
 /* A RAW_PYCODES record's lines. */
 static void dump_pycodes(const unsigned char *d, uint32_t size)
 {
-	struct raw_pycodes c;
-	const unsigned char *p, *end, *at;
-	uint32_t n = 0, index, zz;
+	const unsigned char *p, *end = d + size, *at;
+	uint32_t n = 0, index, delta, zz;
 	char name[64], file[64];
 
-	memcpy(&c, d, sizeof c);
 	for (int pass = 0; pass < 2; pass++) {
-		p = d + sizeof c;
-		end = p + c.len;
+		p = d + sizeof(struct raw_pycodes);
+		index = 0;
 		if (pass == 1)
 			printf("pycodes %u %u\n", size, n);
-		while (p < end) {
+		while (p < end && *p != 0) {
 			at = p;
-			if (dump_varint(&p, end, &index) < 0 || dump_varint(&p, end, &zz) < 0 ||
+			if (dump_varint(&p, end, &delta) < 0 || dump_varint(&p, end, &zz) < 0 ||
 			    dump_string(&p, end, name, sizeof name) < 0 ||
 			    dump_string(&p, end, file, sizeof file) < 0)
 				break;
+			index += delta >> 1 ^ -(delta & 1);
 			if (pass == 0)
 				n++;
 			else

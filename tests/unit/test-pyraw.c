@@ -407,10 +407,10 @@ static void test_compact(void)
 }
 
 /* A RAW_PYCODES record of the entries e[0..n) (LEB128 bytes, as raw.h
- * says). */
+ * says: each index zigzag-encoded from the one before). */
 static void rb_pycodes(struct rawbuf *r, const unsigned char *e, uint32_t n)
 {
-	struct raw_pycodes c = { { RAW_PYCODES, (uint32_t)sizeof c + raw_pad(n) }, 0x030b, n };
+	struct raw_pycodes c = { { RAW_PYCODES, (uint32_t)sizeof c + raw_pad(n) } };
 	size_t start = r->len;
 
 	rb_put(r, &c, sizeof c);
@@ -437,15 +437,15 @@ static void test_codes(void)
 	 * code 3: string 2, string 3's first 10 bytes + "x.py", line -1;
 	 * code 4: string 99 (not written) and string 9 (its own: not yet) */
 	static const unsigned char e1[] = {
-		1, 20, 12 << 2, 'P', 'a', 'r', 's', 'e', 'r', '.', 'p', 'a', 'r', 's', 'e',
+		2 /* 1 */, 20, 12 << 2, 'P', 'a', 'r', 's', 'e', 'r', '.', 'p', 'a', 'r', 's', 'e',
 		20 << 2, '/', 'l', 'i', 'b', '/', 'j', 's', 'o', 'n', '/', 'd', 'e', 'c', 'o', 'd', 'e', 'r', '.', 'p', 'y',
-		2, 40, 2 << 2 | 2, 7, 4, 'f', 'e', 'e', 'd', 3 << 2 | 1,
+		2 /* 2 */, 40, 2 << 2 | 2, 7, 4, 'f', 'e', 'e', 'd', 3 << 2 | 1,
 	};
 	static const unsigned char e2[] = {
-		3, 1, 2 << 2 | 1, 3 << 2 | 2, 10, 4, 'x', '.', 'p', 'y',
-		4, 2, 0x8d, 0x03 /* 99 << 2 | 1 */, 9 << 2 | 1,
-		1, 2, 5 << 2, 'a', 'g', 'a', 'i', 'n', 0, /* code 1 again: the first kept */
-		5, 2, 40 << 2, 'c', 'u', 't', /* cut short: the rest ignored */
+		6 /* 3 */, 1, 2 << 2 | 1, 3 << 2 | 2, 10, 4, 'x', '.', 'p', 'y',
+		2 /* 4 */, 2, 0x8d, 0x03 /* 99 << 2 | 1 */, 9 << 2 | 1,
+		5 /* 1 */, 2, 5 << 2, 'a', 'g', 'a', 'i', 'n', 0, /* code 1 again: the first kept */
+		8 /* 5 */, 2, 40 << 2, 'c', 'u', 't', /* cut short: the rest ignored */
 	};
 	struct rawbuf r = { 0 };
 	const uint64_t frames[] = { raw_py_word(1, 42), raw_py_word(2, 0), raw_py_word(3, RAW_PY_NO_INSTR),
