@@ -33,6 +33,13 @@ static _Atomic uint64_t pycodes_strs[PYCODES_STRS];
 static _Atomic uint64_t pycodes_lines[PYCODES_LINES];
 static _Atomic int pycodes_dirty;
 
+/* The tables are written to: to be emptied at the next reset. */
+static void pycodes_touch(void)
+{
+	if (!atomic_load_explicit(&pycodes_dirty, memory_order_relaxed))
+		atomic_store_explicit(&pycodes_dirty, 1, memory_order_relaxed);
+}
+
 void pycodes_reset(void)
 {
 	if (!pycodes_dirty)
@@ -76,7 +83,7 @@ static void pycodes_know(uint64_t w)
 {
 	uint64_t h = w & ~PYCODES_ID_MASK;
 
-	pycodes_dirty = 1;
+	pycodes_touch();
 	for (uint32_t i = 0, s = (uint32_t)(h >> 40) & (PYCODES_STRS - 1); i < PYCODES_PROBES;
 	     i++, s = (s + 1) & (PYCODES_STRS - 1)) {
 		uint64_t old = atomic_load_explicit(&pycodes_strs[s], memory_order_acquire);
@@ -237,7 +244,7 @@ void pycodes_line_keep(uint32_t idx, uint32_t instr, uint32_t line)
 {
 	if (idx == 0 || idx >= 1u << 17 || instr >= 1u << 24 || line >= 1u << 23)
 		return;
-	pycodes_dirty = 1;
+	pycodes_touch();
 	atomic_store_explicit(&pycodes_lines[pycodes_line_slot(idx, instr)],
 			      (uint64_t)idx << 47 | (uint64_t)instr << 23 | line, memory_order_relaxed);
 }

@@ -12,10 +12,11 @@
 #     runs a Python function: its frames read from then on;
 #   - --unwind=dwarf (the first interpreter only): the same shares, the
 #     Python frames read in the handler beside the stack copy;
-#   - the code objects packed (RAW_PYCODES): the collector's lookup of an
-#     instruction's line gives every instruction of pywork.py's and three
-#     library modules' code objects the line the interpreter gives it
-#     (tests/progs/pylines.py --tables, rawdump --pylines);
+#   - the code objects packed (RAW_PYCODES): each names a code object of
+#     its file (by name and first line: pylines.py --names); the
+#     collector's lookup of an instruction's line gives every instruction
+#     of pywork.py's and three library modules' code objects the line the
+#     interpreter gives it (pylines.py --tables, rawdump --pylines);
 #   - --focus=Parser.parse, and a pprof written and read back, keep the
 #     names and files;
 #   - callback: keyfn, called back by sorted, under callback; the
@@ -114,6 +115,11 @@ check_shares() {
 	# library (rawdump --pylines runs the collector's lookup)
 	"$RAWDUMP" s.raw | grep -q '^pycodes ' && ! "$RAWDUMP" s.raw | grep -q $'^pycode\t' ||
 		fail "$label: not the packed code records: $("$RAWDUMP" s.raw | grep -m2 '^pycode')"
+	# their names and files, as the reader makes them of the strings
+	# shared, are of real code objects of those files
+	"$RAWDUMP" s.raw | "$py" "$SRCDIR/tests/progs/pylines.py" --names 5 >pyn.txt ||
+		fail "$label: the code records' names: $(head -6 pyn.txt)"
+	note "$label: the code records' names: $(tail -1 pyn.txt)"
 	# shellcheck disable=SC2046
 	"$py" "$SRCDIR/tests/progs/pylines.py" --tables "$WORKPY" $("$py" -c 'import json.decoder, argparse, tokenize
 print(json.decoder.__file__, argparse.__file__, tokenize.__file__)') | "$RAWDUMP" --pylines >pyf.txt ||

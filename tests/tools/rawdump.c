@@ -32,8 +32,11 @@
  *                                          in hex, "-" when empty; FILE
  *                                          "@INDEX" for a file reference)
  *   pycodes SIZE ENTRIES                   (packed code objects; then each:)
- *   pyentry INDEX FIRST_LINE NAME FILE BYTES   (NAME, FILE: text:LEN,
- *                                          same:ID or prefix:ID:LEN+LEN)
+ *   pyentry INDEX FIRST_LINE NAME FILE BYTES\tFILE_TEXT\tNAME_TEXT
+ *                                          (NAME, FILE: how each is written,
+ *                                          text:LEN, same:ID or
+ *                                          prefix:ID:LEN+LEN; then the text
+ *                                          of each, tab-separated)
  *   record TYPE SIZE                       (a type this tool does not know)
  *   stop REASON OFFSET                     (why the walk stopped, if not at the end)
  * A run of several processes (raw.h) is dumped part by part, each after a
@@ -108,28 +111,70 @@ static int dump_varint(const unsigned char **p, const unsigned char *end, uint32
 	return -1;
 }
 
-/* A RAW_PYCODES string: how it is written, into out. */
-static int dump_string(const unsigned char **p, const unsigned char *end, char *out, size_t cap)
+/* The strings of RAW_PYCODES records read so far, by number (raw.h):
+ * each malloc'd, NULL when not seen; emptied at each part of a run. */
+static char **strs;
+static size_t nstrs;
+
+static void strs_clear(void)
 {
-	uint32_t v, n, m;
+	for (size_t i = 0; i < nstrs; i++)
+		free(strs[i]);
+	free(strs);
+	strs = NULL;
+	nstrs = 0;
+}
+
+static void strs_set(uint32_t id, const char *s, size_t n)
+{
+	if (id >= nstrs) {
+		size_t want = (size_t)id + 1024;
+
+		strs = realloc(strs, want * sizeof(*strs));
+		if (strs == NULL)
+			abort();
+		memset(strs + nstrs, 0, (want - nstrs) * sizeof(*strs));
+		nstrs = want;
+	}
+	if (strs[id] != NULL)
+		return; /* (a code written twice: the reader keeps the first) */
+	strs[id] = malloc(n + 1);
+	if (strs[id] == NULL)
+		abort();
+	memcpy(strs[id], s, n);
+	strs[id][n] = '\0';
+}
+
+/* A RAW_PYCODES string, number id: how it is written into how, its text
+ * (kept for the strings after it) into text. */
+static int dump_string(const unsigned char **p, const unsigned char *end, uint32_t id, char *how,
+		       size_t cap, char *text, size_t tcap)
+{
+	uint32_t v, n = 0, m;
+	const char *was;
 
 	if (dump_varint(p, end, &v) < 0)
 		return -1;
+	was = (v & 3) != RAW_PYCODES_TEXT && v >> 2 < nstrs && strs[v >> 2] ? strs[v >> 2] : "";
 	if ((v & 3) == RAW_PYCODES_SAME) {
-		snprintf(out, cap, "same:%u", v >> 2);
-		return 0;
-	}
-	if ((v & 3) == RAW_PYCODES_TEXT) {
+		snprintf(how, cap, "same:%u", v >> 2);
+		snprintf(text, tcap, "%s", was);
+	} else if ((v & 3) == RAW_PYCODES_TEXT) {
 		if (v >> 2 > (size_t)(end - *p))
 			return -1;
-		snprintf(out, cap, "text:%u", v >> 2);
+		snprintf(how, cap, "text:%u", v >> 2);
+		snprintf(text, tcap, "%.*s", (int)(v >> 2), (const char *)*p);
 		*p += v >> 2;
-		return 0;
+	} else {
+		if (dump_varint(p, end, &n) < 0 || dump_varint(p, end, &m) < 0 ||
+		    m > (size_t)(end - *p))
+			return -1;
+		snprintf(how, cap, "prefix:%u:%u+%u", v >> 2, n, m);
+		snprintf(text, tcap, "%.*s%.*s", (int)(n < strlen(was) ? n : strlen(was)), was, (int)m,
+			 (const char *)*p);
+		*p += m;
 	}
-	if (dump_varint(p, end, &n) < 0 || dump_varint(p, end, &m) < 0 || m > (size_t)(end - *p))
-		return -1;
-	snprintf(out, cap, "prefix:%u:%u+%u", v >> 2, n, m);
-	*p += m;
+	strs_set(id, text, strlen(text));
 	return 0;
 }
 
@@ -138,7 +183,7 @@ static void dump_pycodes(const unsigned char *d, uint32_t size)
 {
 	const unsigned char *p, *end = d + size, *at;
 	uint32_t n = 0, index, delta, zz;
-	char name[64], file[64];
+	char name[64], file[64], tname[2048], tfile[2048];
 
 	for (int pass = 0; pass < 2; pass++) {
 		p = d + sizeof(struct raw_pycodes);
@@ -147,16 +192,19 @@ static void dump_pycodes(const unsigned char *d, uint32_t size)
 			printf("pycodes %u %u\n", size, n);
 		while (p < end && *p != 0) {
 			at = p;
-			if (dump_varint(&p, end, &delta) < 0 || dump_varint(&p, end, &zz) < 0 ||
-			    dump_string(&p, end, name, sizeof name) < 0 ||
-			    dump_string(&p, end, file, sizeof file) < 0)
+			if (dump_varint(&p, end, &delta) < 0)
 				break;
 			index += delta >> 1 ^ -(delta & 1);
+			if (dump_varint(&p, end, &zz) < 0 || index >= 1u << 30 ||
+			    dump_string(&p, end, 2 * index, name, sizeof name, tname, sizeof tname) < 0 ||
+			    dump_string(&p, end, 2 * index + 1, file, sizeof file, tfile, sizeof tfile) < 0)
+				break;
 			if (pass == 0)
 				n++;
 			else
-				printf("pyentry %u %d %s %s %u\n", index, (int32_t)(zz >> 1 ^ -(zz & 1)),
-				       name, file, (unsigned)(p - at));
+				printf("pyentry %u %d %s %s %u\t%s\t%s\n", index,
+				       (int32_t)(zz >> 1 ^ -(zz & 1)), name, file, (unsigned)(p - at), tfile,
+				       tname);
 		}
 	}
 }
@@ -400,6 +448,7 @@ int main(int argc, char **argv)
 				rc = 1;
 				break;
 			}
+			strs_clear();
 			printf("part %u %u\n", p.pid, p.flags);
 			rc = dump(argv[1], b + p.offset, p.length);
 		}
