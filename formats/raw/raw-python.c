@@ -317,6 +317,15 @@ static int codes_string(struct reader *rd, const unsigned char **p, const unsign
 		return 1;
 	if (pre > strlen(was))
 		pre = (uint32_t)strlen(was);
+	if (py->codes_shared + pre > 64 * py->codes_read + 65536) {
+		if (!py->codes_warned)
+			pv_warn("%s: Python code record at byte %zu takes more of the names before "
+				"than a trace of its size can; the rest of its names are cut",
+				rd->who, off);
+		py->codes_warned = true;
+		pre = 0;
+	}
+	py->codes_shared += pre;
 	buf = malloc((size_t)pre + n + 1);
 	if (buf == NULL)
 		return pv_oom();
@@ -335,6 +344,7 @@ int rd_python_codes(struct reader *rd, const unsigned char *r, uint32_t size, si
 	struct rd_python_code *e;
 	int bad = 0;
 
+	rd->py.codes_read += size;
 	while (p < end && *p != 0) {
 		if (codes_varint(&p, end, &delta) < 0 || codes_varint(&p, end, &zz) < 0 ||
 		    (bad = codes_string(rd, &p, end, off, &name)) > 0 ||

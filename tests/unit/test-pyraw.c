@@ -493,6 +493,54 @@ static void test_codes(void)
 	free(r.b);
 }
 
+/* Entries that each take a long name written before: what they take is
+ * bounded by a multiple of the records' size, with one warning. */
+static void test_codes_bound(void)
+{
+	enum { N = 4000, LONG = 1000 };
+	unsigned char *e = malloc(N * 8 + LONG + 16);
+	struct rawbuf r = { 0 };
+	struct pv_profile *p;
+	uint32_t n = 0;
+
+	if (e == NULL)
+		return;
+	e[n++] = 2; /* code 1 */
+	e[n++] = 0;
+	e[n++] = ((LONG << 2) & 0x7f) | 0x80;
+	e[n++] = (LONG << 2) >> 7;
+	memset(e + n, 'a', LONG);
+	n += LONG;
+	e[n++] = 0; /* no file */
+	for (uint32_t i = 2; i <= N; i++) {
+		e[n++] = 2; /* the next code */
+		e[n++] = 0;
+		e[n++] = 2 << 2 | 2; /* code 1's name: all of it, and one byte */
+		e[n++] = (LONG & 0x7f) | 0x80;
+		e[n++] = LONG >> 7;
+		e[n++] = 1;
+		e[n++] = (unsigned char)('0' + i % 64);
+		e[n++] = 3 << 2 | 1;
+	}
+	rb_header(&r, "/nonexistent/python", 10000000);
+	rb_pycodes(&r, e, n);
+	rb_end(&r, 2000, 0, 0);
+	nwarnings = 0;
+	p = raw_read(r.b, r.len, "t", NULL);
+	CHECK(p != NULL);
+	CHECK_EQ(nwarnings, 1);
+	if (p) {
+		size_t bytes = 0;
+
+		for (uint32_t i = 0; i < p->strings.n; i++)
+			bytes += strlen(pv_str(p, i));
+		CHECK(bytes <= 64 * (size_t)r.len + 65536 + 2 * N);
+		pv_profile_free(p);
+	}
+	free(e);
+	free(r.b);
+}
+
 static uint32_t loc_of(struct pv_profile *p, uint64_t addr, uint32_t m, const char *name)
 {
 	uint32_t s = pv_intern_str(p, name), loc = pv_get_location(p, addr, m);
@@ -566,6 +614,7 @@ int main(void)
 	test_records();
 	test_compact();
 	test_codes();
+	test_codes_bound();
 	test_pystacks();
 	test_pyparts();
 	test_fold();
