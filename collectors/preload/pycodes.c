@@ -4,10 +4,13 @@
  * A string written (a code's name or file name) is known afterwards by a
  * hash of its text in a table of the library: whole, so that a later code
  * of the same file or name (`<module>`, `__init__`) names it by number,
- * and its part up to the last '/' (a file's folder) or '.' (a method's
- * class), so that a later one with the same beginning writes only the
- * rest.  The table holds a string once its record is published, and a
- * batch's own strings before, for the entries after them in the record.
+ * and each of its beginnings that ends where pycodes_cut says (a folder,
+ * a class; the deepest PYCODES_CUTS), so that a later one names its
+ * longest beginning known and writes only the rest.  The table holds a
+ * string once its record is published, and a batch's own strings before,
+ * for the entries after them in the record.  The lines of instructions
+ * are kept in a table of words (code index, instruction, line), each
+ * written whole, a later one in its place replacing it.
  */
 #include "pycodes.h"
 #include "raw.h"
