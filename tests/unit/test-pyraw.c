@@ -490,6 +490,31 @@ static void test_codes(void)
 	pv_profile_free(p);
 	if (getenv("PYRAW_SEED") && strcmp(getenv("PYRAW_SEED"), "pycodes") == 0)
 		fwrite(r.b, 1, r.len, stdout); /* the raw fuzzer's seed pycodes */
+
+	/* cut in the middle of the second record (as a trace being written,
+	 * or of a process killed): the first one's codes read */
+	r.len = 0;
+	rb_header(&r, "/nonexistent/python", 10000000);
+	rb_mapping(&r, 0x400000, 0x500000, 0, "/nonexistent/python");
+	rb_thread(&r, 100, "main");
+	rb_stack(&r, 1, frames, 6);
+	rb_sample(&r, 100, 1, NULL, 0, 1000, 4000000);
+	rb_pycodes(&r, e1, sizeof e1);
+	size_t before = r.len;
+	rb_pycodes(&r, e2, sizeof e2);
+	r.len = before + 12;
+	nwarnings = 0;
+	p = raw_read(r.b, r.len, "t", NULL);
+	CHECK(p != NULL);
+	if (p && p->nsamples == 1) {
+		const uint32_t *locs = p->stack_locs + p->samples[0].loc_off;
+
+		CHECK_STR(fn_name(p, locs[1]), "Parser.feed");
+		CHECK_EQ(line_of(p, locs[0])[0].line, 42);
+		CHECK_STR(fn_name(p, locs[2]), "[python: code not recorded]");
+	}
+	if (p)
+		pv_profile_free(p);
 	free(r.b);
 }
 
