@@ -151,6 +151,7 @@ enum raw_type {
 	RAW_PYTHON = 21,
 	RAW_STACK_PY = 22,
 	RAW_PYPART = 23,
+	RAW_PYCODES = 24,
 };
 
 struct raw_rec {
@@ -725,6 +726,31 @@ _Static_assert(sizeof(struct raw_pycode) == 32, "raw_pycode is 32 bytes");
 #define RAW_PYCODE_COMPACT 0x10000u
 #define RAW_PYCODE_FILE_REF 0x20000u
 #define RAW_PYCODE_VERSION 0xffffu
+
+/* Python code objects packed, several to a record, each written once per
+ * trace as a RAW_PYCODE is (the two kinds may both be in a trace, each
+ * index in one): followed by entries to the end of the record, a varint 0
+ * (the zeros it is padded to 8 with) ending them.  An entry is LEB128
+ * varints (7 bits a byte, bit 7: more): its index (> 0, below
+ * RAW_PY_MAX_CODES) as zigzag(index - the index of the entry before in
+ * the record, or 0), never 0; zigzag(first line); then its qualified name
+ * and its file name, each a string: a varint v, and by v & 3:
+ *   0: v >> 2 bytes of text follow;
+ *   1: the string v >> 2 (below);
+ *   2: the first n bytes of the string v >> 2, then m bytes of text: the
+ *      varints n and m, then the m bytes;
+ * where string i is the name (i even) or the file name (i odd) of the
+ * code i >> 1, in an entry before (of this record or an earlier one).
+ * No line table: a Python frame word (raw_py_word) of such a code holds
+ * in its instruction field the line the instruction is on, 0 when on
+ * none (RAW_PY_NO_INSTR still: not known). */
+struct raw_pycodes {
+	struct raw_rec h;
+};
+_Static_assert(sizeof(struct raw_pycodes) == 8, "raw_pycodes is 8 bytes");
+#define RAW_PYCODES_TEXT 0u
+#define RAW_PYCODES_SAME 1u
+#define RAW_PYCODES_PREFIX 2u
 
 /* Python frames stored once (see RAW_PYSTACK_TAG): followed by nframes
  * uint64 Python frame words (raw_py_is), innermost first. */

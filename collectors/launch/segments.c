@@ -598,6 +598,7 @@ static void seg_record(struct seg *s, const struct raw_record *r)
 		break;
 	}
 	case RAW_PYCODE:
+	case RAW_PYCODES:
 	case RAW_PYSTACK:
 	case RAW_PYPART:
 		/* written once per trace, each Python code object and list of

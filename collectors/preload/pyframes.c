@@ -27,6 +27,7 @@
  * Py_GetVersion before.
  */
 #include "pyframes.h"
+#include "pycodes.h"
 #include "pydwarf.h"
 #include "pylayout.h"
 #include "pylines.h"
@@ -62,6 +63,8 @@ _Static_assert(PY_SLOTS == PYSTACKS_SLOTS, "one size of table");
 #define PY_LINES_MAX 2048     /* bytes of a compact line table */
 #define PY_FILES 1024         /* file names written once each, at most */
 #define PY_IDX_MASK 0x1ffffu  /* a code index, in a word of py.files */
+/* the tables of py: keys, groups, seq */
+#define PY_TABLES (2 * PY_SLOTS * sizeof(uint64_t) + PY_SLOTS * sizeof(uint32_t))
 
 static struct {
 	struct py_layout l;
@@ -72,12 +75,19 @@ static struct {
 	pid_t pid;             /* ours, for process_vm_readv */
 	int found;             /* an interpreter: its RAW_PYTHON record says */
 	int stats;             /* --stats: the time of each merge, summed */
+	int records;           /* test hook: a RAW_PYCODE record each, with its table */
 	_Atomic uint64_t stat_ns, stat_n, stat_reads;
 	uint64_t layout_ns;    /* --stats: the time the layout took to find */
 	int cached;            /* (its debug information's, from the cache) */
 	uint32_t version, frames, offsets, micro; /* of its RAW_PYTHON record */
 	_Atomic uint64_t *keys; /* PY_SLOTS: code objects written, 0 empty */
 	_Atomic uint64_t *groups; /* PY_SLOTS: Python stacks written, 0 empty */
+	/* PY_SLOTS: the index of the code in keys' slot, set before the key
+	 * (0: a free slot, or one being taken when its key is 0); indices
+	 * count from 1 in the order codes are found, so that their varints
+	 * are short */
+	_Atomic uint32_t *seq;
+	_Atomic uint32_t next;  /* the last index given */
 	/* the file names written: each a hash of the name (high bits) | the
 	 * index of the code whose record holds it; 0 empty */
 	_Atomic uint64_t files[PY_FILES];
@@ -258,11 +268,13 @@ static void py_init(void *lib)
 	py.runtime = (uintptr_t)runtime;
 	py.pthread_tid = py_pthread_tid_offset();
 	py_eval_range(lib);
+	py.records = getenv("PROFVIEW_TEST_PYCODE_RECORDS") != NULL;
+	pycodes_reset();
 	memset(py.files, 0, sizeof(py.files));
 	if (py.keys != NULL)
-		memset(py.keys, 0, 2 * PY_SLOTS * sizeof(*py.keys));
+		memset(py.keys, 0, PY_TABLES);
 	else
-		py.keys = mmap(NULL, 2 * PY_SLOTS * sizeof(*py.keys), PROT_READ | PROT_WRITE,
+		py.keys = mmap(NULL, PY_TABLES, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (py.keys == MAP_FAILED || py.code_type == 0) {
 		py.keys = NULL;
@@ -270,6 +282,8 @@ static void py_init(void *lib)
 		return;
 	}
 	py.groups = py.keys + PY_SLOTS;
+	py.seq = (_Atomic uint32_t *)(py.groups + PY_SLOTS);
+	atomic_store(&py.next, 0);
 	if (getenv("PROFVIEW_TEST_PYGARBAGE") != NULL && py.garbage == 0) {
 		/* a chain of made-up frames: pointers to themselves, to
 		 * unmapped memory and to the middle of the garbage */
@@ -338,8 +352,10 @@ void pyframes_atfork_child(void)
 	if (py.found)
 		py_note(py.version, py.frames);
 	if (py.keys != NULL)
-		memset(py.keys, 0, 2 * PY_SLOTS * sizeof(*py.keys));
+		memset(py.keys, 0, PY_TABLES);
+	atomic_store(&py.next, 0);
 	memset(py.files, 0, sizeof(py.files));
+	pycodes_reset();
 	py_tstate = 0;
 }
 
@@ -591,15 +607,16 @@ static void py_write_code(uintptr_t code, const unsigned char *co, uint32_t idx)
 		tlen = 0;
 	rec->table_len = (uint32_t)tlen;
 	writer_publish(rec, RAW_PYCODE, size);
-	if (same == 0 && nfile > 4)
+	if (same == 0 && nfile > 4 && idx <= PY_IDX_MASK)
 		py_file_seen(file, nfile, idx);
 }
 
-/* The index of the code object at code (its header co), its record
- * written when new; 0 when the table is full.  A code object is known by
- * its address with its name, file, line table and first line, so that
- * another made where a freed one was is not taken for it.  Signal-safe. */
-static uint32_t py_code_index(uintptr_t code, const unsigned char *co)
+/* The index of the code object at code (its header co), *fresh set when
+ * it is new (its record to be written by the caller); 0 when the table is
+ * full.  A code object is known by its address with its name, file, line
+ * table and first line, so that another made where a freed one was is not
+ * taken for it.  Signal-safe. */
+static uint32_t py_code_index(uintptr_t code, const unsigned char *co, int *fresh)
 {
 	uint64_t k = code;
 	uint32_t first;
@@ -612,18 +629,22 @@ static uint32_t py_code_index(uintptr_t code, const unsigned char *co)
 	k |= 1;
 	for (uint32_t i = 0, s = (uint32_t)(k >> 16) & (PY_SLOTS - 1); i < PY_PROBES;
 	     i++, s = (s + 1) & (PY_SLOTS - 1)) {
-		uint64_t old = atomic_load_explicit(&py.keys[s], memory_order_relaxed);
+		uint64_t old = atomic_load_explicit(&py.keys[s], memory_order_acquire);
+		uint32_t want = 0, idx;
 
 		if (old == k)
-			return s + 1;
-		if (old != 0)
+			return atomic_load_explicit(&py.seq[s], memory_order_relaxed);
+		if (old != 0 || atomic_load_explicit(&py.seq[s], memory_order_relaxed) != 0)
+			continue; /* (another's, or being taken: a code found by
+				   * two threads at once may get two indices) */
+		idx = atomic_fetch_add(&py.next, 1) + 1;
+		if (idx >= RAW_PY_MAX_CODES)
+			return 0;
+		if (!atomic_compare_exchange_strong(&py.seq[s], &want, idx))
 			continue;
-		if (atomic_compare_exchange_strong(&py.keys[s], &old, k)) {
-			py_write_code(code, co, s + 1);
-			return s + 1;
-		}
-		if (old == k)
-			return s + 1;
+		atomic_store_explicit(&py.keys[s], k, memory_order_release);
+		*fresh = 1;
+		return idx;
 	}
 	return 0;
 }
@@ -638,6 +659,7 @@ static uint32_t py_code_index(uintptr_t code, const unsigned char *co)
  * frames waiting for their code objects to be read together. */
 struct py_walker {
 	uint32_t flen, colen, n, g, stop, steps;
+	struct pycodes_batch batch; /* the code objects new to the trace */
 	uint64_t *out;
 	uint32_t *gend;
 	uintptr_t win_lo;
@@ -670,6 +692,53 @@ static const unsigned char *py_frame_bytes(struct py_walker *w, uintptr_t frame)
 	return w->win + (frame - lo);
 }
 
+/* The code object at code (header co), index idx, new to the trace: its
+ * entry into w's batch (or, with the test hook, its own RAW_PYCODE record
+ * with its line table).  Signal-safe. */
+static void py_new_code(struct py_walker *w, uintptr_t code, const unsigned char *co, uint32_t idx)
+{
+	char name[PY_NAME_MAX], file[PY_NAME_MAX];
+	uint32_t nname, nfile;
+	int32_t first;
+
+	if (py.records) {
+		py_write_code(code, co, idx);
+		return;
+	}
+	nname = py_string((uintptr_t)py_u64(co, py.l.code_qualname), name);
+	nfile = py_string((uintptr_t)py_u64(co, py.l.code_filename), file);
+	memcpy(&first, co + py.l.code_firstlineno, 4);
+	pycodes_add(&w->batch, idx, first, name, nname, file, nfile);
+}
+
+/* What the word of a frame of code idx (header co) at instruction instr
+ * holds: the instruction with the test hook (its record has the table),
+ * else the line it is on (RAW_PYCODES), looked up in the interpreter's
+ * table once and kept.  Signal-safe. */
+static uint32_t py_frame_at(const unsigned char *co, uint32_t idx, int64_t instr)
+{
+	uintptr_t table = (uintptr_t)py_u64(co, py.l.code_linetable);
+	uint64_t tlen = 0;
+	uint32_t line;
+	int64_t found;
+	int32_t first;
+
+	if (instr >= RAW_PY_NO_INSTR)
+		return RAW_PY_NO_INSTR;
+	if (py.records)
+		return (uint32_t)instr;
+	if (pycodes_line_get(idx, (uint32_t)instr, &line))
+		return line;
+	memcpy(&first, co + py.l.code_firstlineno, 4);
+	if (table == 0 || py_read(&tlen, table + py.l.bytes_size, 8) != 0 || tlen > PY_TABLE_MAX)
+		tlen = 0;
+	found = pylines_find(py_read, py.l.version, table + py.l.bytes_sval, tlen, first,
+			     (uint64_t)instr);
+	line = found > 0 && found < RAW_PY_NO_INSTR ? (uint32_t)found : 0;
+	pycodes_line_keep(idx, (uint32_t)instr, line);
+	return line;
+}
+
 /* The frames waiting (w->items), their code objects read in one call,
  * put into w->out in order.  Sets w->stop at the first that is not
  * whole.  Signal-safe. */
@@ -699,6 +768,7 @@ static void py_flush(struct py_walker *w)
 		const unsigned char *co = w->co[k];
 		int64_t instr;
 		uint32_t idx;
+		int fresh;
 
 		if (code == 0) {
 			if (w->g < PY_MAX_FRAMES && (w->g == 0 ? w->n > 0 : w->n > w->gend[w->g - 1]))
@@ -713,11 +783,14 @@ static void py_flush(struct py_walker *w)
 			w->stop = RAW_PY_STOP_CODE;
 			break;
 		}
-		idx = py_code_index(code, co);
+		fresh = 0;
+		idx = py_code_index(code, co, &fresh);
 		if (idx == 0) {
 			w->stop = RAW_PY_STOP_TABLE;
 			break;
 		}
+		if (fresh)
+			py_new_code(w, code, co, idx);
 		if (py.l.lasti != 0) {
 			int32_t lasti = (int32_t)(uint32_t)w->items[i].at; /* (little-endian) */
 
@@ -728,7 +801,7 @@ static void py_flush(struct py_walker *w)
 		}
 		if (instr < 0)
 			instr = 0;
-		w->out[w->n++] = raw_py_word(idx, instr < RAW_PY_NO_INSTR ? (uint32_t)instr : RAW_PY_NO_INSTR);
+		w->out[w->n++] = raw_py_word(idx, py_frame_at(co, idx, instr));
 		if (py.l.owner_cstack == 0 && owner != 0 && w->g < PY_MAX_FRAMES)
 			w->gend[w->g++] = w->n; /* 3.11: is_entry; before, every frame */
 	}
@@ -806,6 +879,7 @@ static uint32_t py_walk(uint64_t *out, uint32_t *gend, uint32_t *ngroups, uintpt
 	w.gend = gend;
 	w.n = w.g = w.stop = w.steps = w.nitems = w.win_len = 0;
 	w.win_lo = 0;
+	w.batch.len = w.batch.nlocal = w.batch.last = 0;
 	/* each interpreter's frames the thread is in, the innermost first,
 	 * each the evaluation loop's calls of its own */
 	for (uint32_t i = 0; i < nt && w.stop == 0; i++) {
@@ -817,6 +891,7 @@ static uint32_t py_walk(uint64_t *out, uint32_t *gend, uint32_t *ngroups, uintpt
 		if (w.n > 0 && (w.g == 0 || gend[w.g - 1] < w.n) && w.g < PY_MAX_FRAMES)
 			gend[w.g++] = w.n;
 	}
+	pycodes_flush(&w.batch);
 	if (w.stop != 0)
 		out[w.n++] = raw_py_word(0, w.stop);
 	if (w.n > 0 && (w.g == 0 || gend[w.g - 1] < w.n) && w.g < PY_MAX_FRAMES)

@@ -67,8 +67,16 @@ static void pylines_flush(struct pylines *t)
 /* units more instructions on line (none: on no line). */
 static void pylines_add(struct pylines *t, uint64_t units, int64_t line, int none)
 {
-	if (units == 0)
+	if (units == 0 || t->done)
 		return;
+	if (t->find) {
+		if (t->target < t->at + units) {
+			t->done = 1;
+			t->found = none || line <= 0 ? 0 : line;
+		}
+		t->at += units;
+		return;
+	}
 	if (t->units > 0 && none == t->none && (none || line == t->line)) {
 		t->units += units;
 		return;
@@ -93,7 +101,7 @@ void pylines_convert(struct pylines *t, pylines_read_fn *read, uint32_t version,
 
 	t->written = first;
 	if (version >= 0x030b) {
-		while ((b = pylines_byte(&s)) >= 0 && (b & 128)) {
+		while (!t->done && (b = pylines_byte(&s)) >= 0 && (b & 128)) {
 			unsigned code = ((unsigned)b >> 3) & 15;
 
 			if (code == 14 || code == 13) {
@@ -113,19 +121,25 @@ void pylines_convert(struct pylines *t, pylines_read_fn *read, uint32_t version,
 		}
 	} else if (version == 0x030a) {
 		/* pairs of a byte count and a line delta, -128: no line */
-		while ((b = pylines_byte(&s)) >= 0 && (d = pylines_byte(&s)) >= 0) {
+		while (!t->done && (b = pylines_byte(&s)) >= 0 && (d = pylines_byte(&s)) >= 0) {
 			if ((int8_t)d != -128)
 				line += (int8_t)d;
 			pylines_add(t, (uint64_t)b / 2, line, (int8_t)d == -128);
 		}
 	} else {
 		/* 3.9's co_lnotab: the line changes where the bytes reach */
-		while ((b = pylines_byte(&s)) >= 0 && (d = pylines_byte(&s)) >= 0) {
+		while (!t->done && (b = pylines_byte(&s)) >= 0 && (d = pylines_byte(&s)) >= 0) {
 			at += (uint64_t)b;
 			if (at > start)
 				pylines_add(t, (at - start) / 2, line, 0);
 			start = at;
 			line += (int8_t)d;
+		}
+		if (t->find) { /* the last line runs to the end */
+			if (!t->done)
+				t->found = line <= 0 ? 0 : line;
+			t->done = 1;
+			return;
 		}
 		if (t->units > 0)
 			pylines_flush(t);
@@ -134,6 +148,15 @@ void pylines_convert(struct pylines *t, pylines_read_fn *read, uint32_t version,
 		pylines_flush(t);
 		return;
 	}
-	if (t->units > 0)
+	if (t->units > 0 && !t->find)
 		pylines_flush(t);
+}
+
+int64_t pylines_find(pylines_read_fn *read, uint32_t version, uintptr_t table, uint64_t tlen,
+		     int64_t first, uint64_t instr)
+{
+	struct pylines t = { .find = 1, .target = instr };
+
+	pylines_convert(&t, read, version, table, tlen, first);
+	return t.done ? t.found : 0;
 }

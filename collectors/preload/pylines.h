@@ -26,6 +26,11 @@ struct pylines {
 	uint64_t units;        /* the run being grown */
 	int64_t line, written; /* its line; the line of the last run written */
 	int none;
+	/* pylines_find's: the instruction looked for, the runs' end so
+	 * far, and once found (done), its line (0: none) */
+	int find, done;
+	uint64_t target, at;
+	int64_t found;
 };
 
 /* Converts the line table of tlen bytes at table, in the format of the
@@ -34,6 +39,13 @@ struct pylines {
  * first, into t.  A table that cannot be read ends where it could. */
 void pylines_convert(struct pylines *t, pylines_read_fn *read, uint32_t version, uintptr_t table,
 		     uint64_t tlen, int64_t first);
+
+/* The line instruction instr (in code units from the code's first) is on
+ * in the same table, as the reader would find it in the table
+ * pylines_convert makes: 0 when none, or when the table does not say.
+ * The walk ends at the run that holds instr. */
+int64_t pylines_find(pylines_read_fn *read, uint32_t version, uintptr_t table, uint64_t tlen,
+		     int64_t first, uint64_t instr);
 
 #pragma GCC visibility pop
 

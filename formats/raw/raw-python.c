@@ -179,6 +179,32 @@ static uint32_t py_named(struct reader *rd, uint32_t *slot1, const char *name)
 	return f;
 }
 
+/* The entry of code index (0 < index < RAW_PY_MAX_CODES), made; *e NULL
+ * (with a warning) when it has a record already.  0, or -1 when out of
+ * memory. */
+static int py_code_slot(struct reader *rd, uint32_t index, size_t off, struct rd_python_code **e)
+{
+	struct rd_python *py = &rd->py;
+
+	*e = NULL;
+	if (index >= py->ncodes) {
+		/* (indexed by the records' own numbers: charged, as a trace of
+		 * a few bytes may name a big one) */
+		size_t had = py->ncodes;
+
+		if (pv_grow(&py->codes, &py->ncodes, (size_t)index + 1, sizeof *py->codes) < 0)
+			return -1;
+		memset(py->codes + had, 0, (py->ncodes - had) * sizeof *py->codes);
+	}
+	if (py->codes[index].function1) {
+		pv_warn("%s: Python code %u at byte %zu is defined twice; the first is kept", rd->who,
+			index, off);
+		return 0;
+	}
+	*e = &py->codes[index];
+	return 0;
+}
+
 int rd_python_code(struct reader *rd, const unsigned char *r, uint32_t size, size_t off)
 {
 	struct rd_python *py = &rd->py;
@@ -192,21 +218,10 @@ int rd_python_code(struct reader *rd, const unsigned char *r, uint32_t size, siz
 		pv_warn("%s: Python code record at byte %zu is malformed; ignored", rd->who, off);
 		return 0;
 	}
-	if (c.index >= py->ncodes) {
-		/* (indexed by the records' own numbers: charged, as a trace of
-		 * a few bytes may name a big one) */
-		size_t had = py->ncodes;
-
-		if (pv_grow(&py->codes, &py->ncodes, (size_t)c.index + 1, sizeof *py->codes) < 0)
-			return -1;
-		memset(py->codes + had, 0, (py->ncodes - had) * sizeof *py->codes);
-	}
-	e = &py->codes[c.index];
-	if (e->function1) {
-		pv_warn("%s: Python code %u at byte %zu is defined twice; the first is kept", rd->who,
-			c.index, off);
+	if (py_code_slot(rd, c.index, off, &e) < 0)
+		return -1;
+	if (e == NULL)
 		return 0;
-	}
 	r += sizeof c;
 	name = pv_intern(rd->p, (const char *)r, c.name_len);
 	if (c.version & RAW_PYCODE_FILE_REF) {
@@ -239,8 +254,126 @@ int rd_python_code(struct reader *rd, const unsigned char *r, uint32_t size, siz
 	e->first_line = c.first_line;
 	e->version = c.version & RAW_PYCODE_VERSION;
 	e->compact = (c.version & RAW_PYCODE_COMPACT) != 0;
+	e->name = name;
 	e->file = file;
 	e->function1 = fn + 1;
+	return 0;
+}
+
+/* A RAW_PYCODES varint at *p (before end): 0, or -1 when cut or over 32
+ * bits. */
+static int codes_varint(const unsigned char **p, const unsigned char *end, uint32_t *v)
+{
+	uint64_t x = 0;
+
+	for (unsigned shift = 0; *p < end && shift < 35; shift += 7) {
+		unsigned char b = *(*p)++;
+
+		x |= (uint64_t)(b & 127) << shift;
+		if (!(b & 128)) {
+			if (x > UINT32_MAX)
+				return -1;
+			*v = (uint32_t)x;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* The string of a RAW_PYCODES entry at *p (raw.h) interned into *s; a
+ * string that names one not read is empty, with a warning.  0; 1 when it
+ * does not decode; -1 when out of memory. */
+static int codes_string(struct reader *rd, const unsigned char **p, const unsigned char *end,
+			size_t off, uint32_t *s)
+{
+	struct rd_python *py = &rd->py;
+	uint32_t v, id, pre = 0, n;
+	const char *was = "";
+	char *buf;
+
+	if (codes_varint(p, end, &v) < 0)
+		return 1;
+	if ((v & 3) == RAW_PYCODES_TEXT) {
+		if (v >> 2 > (size_t)(end - *p))
+			return 1;
+		*s = pv_intern(rd->p, (const char *)*p, v >> 2);
+		*p += v >> 2;
+		return *s == PV_NONE ? -1 : 0;
+	}
+	if ((v & 3) != RAW_PYCODES_SAME && (v & 3) != RAW_PYCODES_PREFIX)
+		return 1;
+	id = v >> 2;
+	if (id >> 1 < py->ncodes && py->codes[id >> 1].function1 && py->codes[id >> 1].lines)
+		was = pv_str(rd->p, id & 1 ? py->codes[id >> 1].file : py->codes[id >> 1].name);
+	else
+		pv_warn("%s: Python code record at byte %zu names string %u, not read before; "
+			"taken as empty", rd->who, off, id);
+	if ((v & 3) == RAW_PYCODES_SAME) {
+		*s = pv_intern_str(rd->p, was);
+		return *s == PV_NONE ? -1 : 0;
+	}
+	if (codes_varint(p, end, &pre) < 0 || codes_varint(p, end, &n) < 0 ||
+	    n > (size_t)(end - *p))
+		return 1;
+	if (pre > strlen(was))
+		pre = (uint32_t)strlen(was);
+	if (py->codes_shared + pre > 64 * py->codes_read + 65536) {
+		if (!py->codes_warned)
+			pv_warn("%s: Python code record at byte %zu takes more of the names before "
+				"than a trace of its size can; the rest of its names are cut",
+				rd->who, off);
+		py->codes_warned = true;
+		pre = 0;
+	}
+	py->codes_shared += pre;
+	buf = malloc((size_t)pre + n + 1);
+	if (buf == NULL)
+		return pv_oom();
+	memcpy(buf, was, pre);
+	memcpy(buf + pre, *p, n);
+	*p += n;
+	*s = pv_intern(rd->p, buf, (size_t)pre + n);
+	free(buf);
+	return *s == PV_NONE ? -1 : 0;
+}
+
+int rd_python_codes(struct reader *rd, const unsigned char *r, uint32_t size, size_t off)
+{
+	const unsigned char *p = r + sizeof(struct raw_pycodes), *end = r + size;
+	uint32_t index = 0, delta, zz, name, file, fn;
+	struct rd_python_code *e;
+	int bad = 0;
+
+	rd->py.codes_read += size;
+	while (p < end && *p != 0) {
+		if (codes_varint(&p, end, &delta) < 0 || codes_varint(&p, end, &zz) < 0 ||
+		    (bad = codes_string(rd, &p, end, off, &name)) > 0 ||
+		    (bad == 0 && (bad = codes_string(rd, &p, end, off, &file)) > 0)) {
+			pv_warn("%s: Python code record at byte %zu is malformed from byte %zu on; "
+				"the rest ignored", rd->who, off, off + (size_t)(p - r));
+			return 0;
+		}
+		if (bad < 0)
+			return -1;
+		index += delta >> 1 ^ -(delta & 1);
+		if (index == 0 || index >= RAW_PY_MAX_CODES) {
+			pv_warn("%s: Python code record at byte %zu names code %u; ignored", rd->who,
+				off, index);
+			continue;
+		}
+		if (py_code_slot(rd, index, off, &e) < 0)
+			return -1;
+		if (e == NULL)
+			continue;
+		e->first_line = (int32_t)(zz >> 1 ^ -(zz & 1));
+		fn = pv_get_function(rd->p, name, name, file, e->first_line);
+		if (fn == PV_NONE)
+			return -1;
+		e->lines = true;
+		e->name = name;
+		e->file = file;
+		e->function1 = fn + 1;
+	}
 	return 0;
 }
 
@@ -275,7 +408,9 @@ uint32_t rd_python_location(struct reader *rd, uint64_t w)
 		uint32_t in = raw_py_instr(w);
 
 		if (in != RAW_PY_NO_INSTR)
-			line.line = e->compact ? pv_python_line_compact(e->table, e->table_len, e->first_line, in)
+			line.line = e->lines ? in
+				    : e->compact
+					    ? pv_python_line_compact(e->table, e->table_len, e->first_line, in)
 				    : e->version >= 0x030b
 					    ? pv_python_line(e->table, e->table_len, e->first_line, in)
 				    : e->version == 0x030a

@@ -11,6 +11,14 @@
  * lengths pass its size, or whose index is 0 or was seen, is skipped with
  * a warning.  0, or -1 when out of memory. */
 int rd_python_code(struct reader *rd, const unsigned char *r, uint32_t size, size_t off);
+/* Takes in a RAW_PYCODES record of size bytes (whole, as raw-iter.h
+ * checked): each entry's function and first line.  An entry that does not
+ * decode ends the record with a warning (the entries before are kept); an
+ * index 0, too big or seen before is skipped with a warning (the indices
+ * after it count from it still), a string
+ * that names one not read before is taken as empty with one.  0, or -1
+ * when out of memory. */
+int rd_python_codes(struct reader *rd, const unsigned char *r, uint32_t size, size_t off);
 /* Takes in a RAW_PYSTACK record of size bytes (whole, as raw-iter.h
  * checked): a duplicate index, index 0 or a word that is not a Python
  * frame's is skipped with a warning.  0, or -1 when out of memory. */

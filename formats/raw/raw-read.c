@@ -90,6 +90,7 @@ static const char *type_name(uint32_t t)
 	case RAW_SAMPLE_PY: return "sample-py";
 	case RAW_STACK_PY: return "stack-py";
 	case RAW_PYPART: return "pypart";
+	case RAW_PYCODES: return "pycodes";
 	case RAW_PYTHON: return "python";
 	default: return "unknown";
 	}
@@ -217,6 +218,10 @@ static int first_record(struct reader *rd, const struct raw_record *recp)
 		break;
 	case RAW_PYCODE:
 		if (rd_python_code(rd, r, rec.size, rec.off) < 0)
+			return -1;
+		break;
+	case RAW_PYCODES:
+		if (rd_python_codes(rd, r, rec.size, rec.off) < 0)
 			return -1;
 		break;
 	case RAW_PYSTACK:

@@ -106,6 +106,8 @@ struct rd_python_code {
 	uint32_t version;             /* the interpreter's: the table's format */
 	uint32_t file;                /* its file name's string */
 	bool compact;                 /* the table is RAW_PYCODE_COMPACT's */
+	bool lines;                   /* of a RAW_PYCODES: its words hold lines */
+	uint32_t name;                /* its name's string (RAW_PYCODES') */
 	unsigned char *table;         /* its line table, malloc'd */
 	uint32_t table_len;
 };
@@ -119,6 +121,11 @@ struct rd_python_part {
 struct rd_python {
 	struct rd_python_code *codes;
 	size_t ncodes;
+	/* bytes of RAW_PYCODES records read, and of the beginnings of strings
+	 * their entries took from strings before (bounded by a multiple of
+	 * the first, so that a trace of a few bytes cannot name gigabytes) */
+	uint64_t codes_read, codes_shared;
+	bool codes_warned;
 	/* the Python stacks stored once (RAW_PYSTACK), by index: each its
 	 * frame words' offset in words + 1 (0: no record) and count */
 	uint64_t *stack_off1;

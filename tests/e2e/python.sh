@@ -12,14 +12,19 @@
 #     runs a Python function: its frames read from then on;
 #   - --unwind=dwarf (the first interpreter only): the same shares, the
 #     Python frames read in the handler beside the stack copy;
-#   - the compact line tables of the code records give every instruction
-#     the line the interpreter gives it (tests/progs/pylines.py);
+#   - the code objects packed (RAW_PYCODES): each names a code object of
+#     its file (by name and first line: pylines.py --names); the
+#     collector's lookup of an instruction's line gives every instruction
+#     of pywork.py's and three library modules' code objects the line the
+#     interpreter gives it (pylines.py --tables, rawdump --pylines);
 #   - --focus=Parser.parse, and a pprof written and read back, keep the
 #     names and files;
 #   - callback: keyfn, called back by sorted, under callback; the
 #     evaluation loop between them only with --native-frames;
 #   - deep: every stack through deep_leaf has exactly 50 frames of rec
-#     before it, in order;
+#     before it, in order, in a trace written as older collectors did
+#     (RAW_PYCODE records, whose compact line tables give every
+#     instruction the line the interpreter gives it: pylines.py);
 #   - zlib: most of compress_work's stacks have zlib's deflate (libz)
 #     leafward of it: a C library under its Python caller;
 #   - threads: a thread in zlib (without the GIL) beside one running
@@ -104,12 +109,24 @@ check_shares() {
 	shares_within flat.txt truth.txt "$label"
 	grep -q 'pywork.py' flat.txt || fail "$label: no file names: $(head -8 flat.txt)"
 
-	# the compact line tables written: every instruction's line as the
-	# interpreter gives it, in pywork.py's code objects (5 at least) and
-	# the library's
-	"$RAWDUMP" s.raw | "$py" "$SRCDIR/tests/progs/pylines.py" 5 >pyl.txt ||
-		fail "$label: line tables: $(head -6 pyl.txt)"
-	note "$label: line tables: $(tail -1 pyl.txt)"
+	# the code objects packed (RAW_PYCODES), their frames' lines looked up
+	# by the collector: every instruction's line as the interpreter gives
+	# it, in the code objects of pywork.py and of three modules of the
+	# library (rawdump --pylines runs the collector's lookup)
+	"$RAWDUMP" s.raw | grep -q '^pycodes ' && ! "$RAWDUMP" s.raw | grep -q $'^pycode\t' ||
+		fail "$label: not the packed code records: $("$RAWDUMP" s.raw | grep -m2 '^pycode')"
+	# their names and files, as the reader makes them of the strings
+	# shared, are of real code objects of those files
+	"$RAWDUMP" s.raw | "$py" "$SRCDIR/tests/progs/pylines.py" --names 5 >pyn.txt ||
+		fail "$label: the code records' names: $(head -6 pyn.txt)"
+	note "$label: the code records' names: $(tail -1 pyn.txt)"
+	# shellcheck disable=SC2046
+	"$py" "$SRCDIR/tests/progs/pylines.py" --tables "$WORKPY" $("$py" -c 'import json.decoder, argparse, tokenize
+print(json.decoder.__file__, argparse.__file__, tokenize.__file__)') | "$RAWDUMP" --pylines >pyf.txt ||
+		fail "$label: the collector's lines: $(head -6 pyf.txt)"
+	awk '$1 == "compared" && $2 >= 100 { ok = 1 } END { exit !ok }' pyf.txt ||
+		fail "$label: the collector's lines: $(tail -1 pyf.txt)"
+	note "$label: the collector's lines: $(tail -1 pyf.txt)"
 
 	# the lines: spin's def line and the 5 of its body (a sample as a call
 	# begins is at the def line: the RESUME instruction from 3.11 on, the
@@ -148,8 +165,15 @@ check_native() {
 }
 
 # check_deep PY LABEL
+# (written as older collectors did, a RAW_PYCODE record for each code
+# object with its compact line table, which the reader still reads: every
+# instruction's line in it as the interpreter gives it)
 check_deep() {
-	"$COLLECT_TIMER" -q -o d.raw "$1" "$WORKPY" deep 0.5 || fail "$2: pywork.py deep failed"
+	PROFVIEW_TEST_PYCODE_RECORDS=1 "$COLLECT_TIMER" -q -o d.raw "$1" "$WORKPY" deep 0.5 ||
+		fail "$2: pywork.py deep failed"
+	"$RAWDUMP" d.raw | "$1" "$SRCDIR/tests/progs/pylines.py" 3 >pyl.txt ||
+		fail "$2: line tables: $(head -6 pyl.txt)"
+	note "$2: line tables: $(tail -1 pyl.txt)"
 	"$PROFVIEW" -q --folded d.raw >deep.txt
 	awk 'BEGIN { for (i = 0; i < 50; i++) want = want ";rec"; want = want ";deep_leaf" }
 		/;deep_leaf/ { n++; s = $0; c = gsub(/;rec/, "", s)

@@ -4,13 +4,22 @@
 # objects, compiled again from their files.
 #
 # usage: rawdump TRACE | python3.X pylines.py MIN
+#        python3.X pylines.py --tables FILE... | rawdump --pylines
+#        rawdump TRACE | python3.X pylines.py --names MIN
 #
 # Reads rawdump's pycode lines; for each code object with a compact table
 # whose file exists (not "<frozen ...>"), finds the code of the same name
 # and first line in the file compiled again, and compares the line of
 # every instruction (code unit) of it.  Prints "compared CODES UNITS" and
 # exits 1 on a difference, or when fewer than MIN code objects had a
-# counterpart.
+# counterpart.  With --tables: writes, for every code object of the
+# files, its line table as the collector reads it (co_lnotab before 3.10)
+# with the line of each code unit, for rawdump --pylines to look up.
+# With --names: checks that each packed code object (rawdump's pyentry
+# lines, its names as the reader makes them of the strings shared) not
+# of a "<...>" file is of a file that exists, and names a code object of
+# that file compiled again, by its name and first line; prints "named
+# CODES", exits 1 on one that does not or when fewer than MIN did.
 import dis
 import os
 import sys
@@ -75,7 +84,45 @@ def codes_of(path, cache={}):
     return cache[path]
 
 
+def tables(paths):
+    v = sys.version_info
+    for path in paths:
+        for code in codes_of(path).values():
+            t = code.co_lnotab if v < (3, 10) else code.co_linetable
+            units = " ".join(str(x) for x in lines_of(code))
+            print(f"{v[0] << 8 | v[1]:x} {code.co_firstlineno} {t.hex() or '-'} {units}")
+
+
+def names(want):
+    ncodes = bad = 0
+    for row in sys.stdin:
+        f = row.rstrip("\n").split("\t")
+        if not f[0].startswith("pyentry ") or len(f) < 3 or f[1].startswith("<"):
+            continue
+        if not os.path.isfile(f[1]):
+            bad += 1
+            if bad <= 5:
+                print(f"{f[2]}: no file {f[1]}")
+            continue
+        found = codes_of(f[1])
+        if not found:
+            continue  # (a file that does not compile here)
+        ncodes += 1
+        if (f[2], int(f[0].split()[2])) not in found:
+            bad += 1
+            if bad <= 5:
+                print(f"{f[2]} at line {f[0].split()[2]} is not in {f[1]}")
+    print("named", ncodes)
+    sys.exit(1 if bad or ncodes < want else 0)
+
+
 def main():
+    if sys.argv[1] == "--tables":
+        tables(sys.argv[2:])
+        return
+    if sys.argv[1] == "--names":
+        names(int(sys.argv[2]))
+        return
     want = int(sys.argv[1])
     files, records = {}, []
     for row in sys.stdin:

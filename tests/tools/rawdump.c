@@ -2,6 +2,14 @@
  * check what the collector wrote rather than what a report makes of it
  *
  * usage: rawdump TRACE
+ *        rawdump --pylines < TABLES
+ *
+ * With --pylines: reads lines "VERSION FIRST_LINE TABLE LINE..." (VERSION
+ * major << 8 | minor in hex, TABLE a code object's line table in hex, "-"
+ * when empty, then the line of each code unit as the interpreter gives
+ * it) and checks that the collector's lookup (pylines_find) gives each
+ * unit that line; prints "compared CODES UNITS", exit status 1 on a
+ * difference.
  *
  * Lines (times are CLOCK_MONOTONIC nanoseconds, as in the trace):
  *   header PID START_MONO START_REALTIME PERIOD SHORT_US   (a heap trace's flags
@@ -23,6 +31,12 @@
  *                                          VERSION in hex with its flags, TABLE
  *                                          in hex, "-" when empty; FILE
  *                                          "@INDEX" for a file reference)
+ *   pycodes SIZE ENTRIES                   (packed code objects; then each:)
+ *   pyentry INDEX FIRST_LINE NAME FILE BYTES\tFILE_TEXT\tNAME_TEXT
+ *                                          (NAME, FILE: how each is written,
+ *                                          text:LEN, same:ID or
+ *                                          prefix:ID:LEN+LEN; then the text
+ *                                          of each, tab-separated)
  *   record TYPE SIZE                       (a type this tool does not know)
  *   stop REASON OFFSET                     (why the walk stopped, if not at the end)
  * A run of several processes (raw.h) is dumped part by part, each after a
@@ -34,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pylines.h"
 #include "raw-iter.h"
 #include "raw.h"
 
@@ -80,6 +95,117 @@ static void dump_pycode(const unsigned char *d, uint32_t size)
 	} else {
 		printf("%s\t%.*s\t%.*s\n", c.table_len ? "" : "-", (int)c.file_len, (const char *)file,
 		       (int)c.name_len, (const char *)name);
+	}
+}
+
+static int dump_varint(const unsigned char **p, const unsigned char *end, uint32_t *v)
+{
+	*v = 0;
+	for (unsigned shift = 0; *p < end && shift < 35; shift += 7) {
+		unsigned char b = *(*p)++;
+
+		*v |= (uint32_t)(b & 127) << shift;
+		if (!(b & 128))
+			return 0;
+	}
+	return -1;
+}
+
+/* The strings of RAW_PYCODES records read so far, by number (raw.h):
+ * each malloc'd, NULL when not seen; emptied at each part of a run. */
+static char **strs;
+static size_t nstrs;
+
+static void strs_clear(void)
+{
+	for (size_t i = 0; i < nstrs; i++)
+		free(strs[i]);
+	free(strs);
+	strs = NULL;
+	nstrs = 0;
+}
+
+static void strs_set(uint32_t id, const char *s, size_t n)
+{
+	if (id >= nstrs) {
+		size_t want = (size_t)id + 1024;
+
+		strs = realloc(strs, want * sizeof(*strs));
+		if (strs == NULL)
+			abort();
+		memset(strs + nstrs, 0, (want - nstrs) * sizeof(*strs));
+		nstrs = want;
+	}
+	if (strs[id] != NULL)
+		return; /* (a code written twice: the reader keeps the first) */
+	strs[id] = malloc(n + 1);
+	if (strs[id] == NULL)
+		abort();
+	memcpy(strs[id], s, n);
+	strs[id][n] = '\0';
+}
+
+/* A RAW_PYCODES string, number id: how it is written into how, its text
+ * (kept for the strings after it) into text. */
+static int dump_string(const unsigned char **p, const unsigned char *end, uint32_t id, char *how,
+		       size_t cap, char *text, size_t tcap)
+{
+	uint32_t v, n = 0, m;
+	const char *was;
+
+	if (dump_varint(p, end, &v) < 0)
+		return -1;
+	was = (v & 3) != RAW_PYCODES_TEXT && v >> 2 < nstrs && strs[v >> 2] ? strs[v >> 2] : "";
+	if ((v & 3) == RAW_PYCODES_SAME) {
+		snprintf(how, cap, "same:%u", v >> 2);
+		snprintf(text, tcap, "%s", was);
+	} else if ((v & 3) == RAW_PYCODES_TEXT) {
+		if (v >> 2 > (size_t)(end - *p))
+			return -1;
+		snprintf(how, cap, "text:%u", v >> 2);
+		snprintf(text, tcap, "%.*s", (int)(v >> 2), (const char *)*p);
+		*p += v >> 2;
+	} else {
+		if (dump_varint(p, end, &n) < 0 || dump_varint(p, end, &m) < 0 ||
+		    m > (size_t)(end - *p))
+			return -1;
+		snprintf(how, cap, "prefix:%u:%u+%u", v >> 2, n, m);
+		snprintf(text, tcap, "%.*s%.*s", (int)(n < strlen(was) ? n : strlen(was)), was, (int)m,
+			 (const char *)*p);
+		*p += m;
+	}
+	strs_set(id, text, strlen(text));
+	return 0;
+}
+
+/* A RAW_PYCODES record's lines. */
+static void dump_pycodes(const unsigned char *d, uint32_t size)
+{
+	const unsigned char *p, *end = d + size, *at;
+	uint32_t n = 0, index, delta, zz;
+	char name[64], file[64], tname[2048], tfile[2048];
+
+	for (int pass = 0; pass < 2; pass++) {
+		p = d + sizeof(struct raw_pycodes);
+		index = 0;
+		if (pass == 1)
+			printf("pycodes %u %u\n", size, n);
+		while (p < end && *p != 0) {
+			at = p;
+			if (dump_varint(&p, end, &delta) < 0)
+				break;
+			index += delta >> 1 ^ -(delta & 1);
+			if (dump_varint(&p, end, &zz) < 0 || index >= 1u << 30 ||
+			    dump_string(&p, end, 2 * index, name, sizeof name, tname, sizeof tname) < 0 ||
+			    dump_string(&p, end, 2 * index + 1, file, sizeof file, tfile, sizeof tfile) < 0)
+				break;
+			if (pass == 0)
+				n++;
+			else
+				printf("pyentry %u %d %s %s %u\t%s\t%s\n", index,
+				       (int32_t)(zz >> 1 ^ -(zz & 1)), name, file, (unsigned)(p - at), tfile,
+				       tname);
+		}
 	}
 }
 
@@ -219,6 +345,9 @@ static int dump(const char *path, const unsigned char *b, size_t len)
 			printf("heapfree %u %" PRIu64 " %" PRIu64 "\n", fr.tid, fr.time_ns, fr.address);
 			break;
 		}
+		case RAW_PYCODES:
+			dump_pycodes(r.data, r.size);
+			break;
 		case RAW_PYCODE:
 			dump_pycode(r.data, r.size);
 			break;
@@ -232,6 +361,61 @@ static int dump(const char *path, const unsigned char *b, size_t len)
 	return 0;
 }
 
+static const unsigned char *lines_table;
+static size_t lines_table_len;
+
+/* pylines' reads, from lines_table (addresses are offsets + 4096). */
+static int lines_read(void *dst, uintptr_t addr, size_t len)
+{
+	if (addr < 4096 || addr - 4096 > lines_table_len || len > lines_table_len - (addr - 4096))
+		return -1;
+	memcpy(dst, lines_table + (addr - 4096), len);
+	return 0;
+}
+
+static int check_lines(void)
+{
+	static char row[1 << 20];
+	static unsigned char table[1 << 18];
+	unsigned long codes = 0, units = 0, bad = 0;
+
+	while (fgets(row, sizeof row, stdin) != NULL) {
+		char *save = NULL, *hex, *tok = strtok_r(row, " \n", &save);
+		uint32_t version;
+		long first;
+		size_t n = 0;
+
+		if (tok == NULL)
+			continue;
+		version = (uint32_t)strtoul(tok, NULL, 16);
+		tok = strtok_r(NULL, " \n", &save);
+		hex = tok ? strtok_r(NULL, " \n", &save) : NULL;
+		if (hex == NULL)
+			return fprintf(stderr, "rawdump: --pylines: a short line\n"), 1;
+		first = strtol(tok, NULL, 10);
+		for (size_t i = 0; strcmp(hex, "-") != 0 && hex[i] && hex[i + 1] && n < sizeof table; i += 2) {
+			unsigned v;
+
+			sscanf(hex + i, "%2x", &v);
+			table[n++] = (unsigned char)v;
+		}
+		lines_table = table;
+		lines_table_len = n;
+		codes++;
+		for (uint64_t u = 0; (tok = strtok_r(NULL, " \n", &save)) != NULL; u++) {
+			long want = strtol(tok, NULL, 10);
+			int64_t got = pylines_find(lines_read, version, 4096, n, first, u);
+
+			units++;
+			if (got != want && ++bad <= 5)
+				printf("unit %" PRIu64 " of a code at line %ld: line %" PRId64 ", the interpreter says %ld\n",
+				       u, first, got, want);
+		}
+	}
+	printf("compared %lu %lu\n", codes, units);
+	return bad != 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct raw_run_footer foot;
@@ -239,8 +423,10 @@ int main(int argc, char **argv)
 	size_t len;
 	int rc = 0;
 
+	if (argc == 2 && strcmp(argv[1], "--pylines") == 0)
+		return check_lines();
 	if (argc != 2) {
-		fprintf(stderr, "usage: rawdump TRACE\n");
+		fprintf(stderr, "usage: rawdump TRACE | --pylines\n");
 		return 2;
 	}
 	b = slurp(argv[1], &len);
@@ -262,6 +448,7 @@ int main(int argc, char **argv)
 				rc = 1;
 				break;
 			}
+			strs_clear();
 			printf("part %u %u\n", p.pid, p.flags);
 			rc = dump(argv[1], b + p.offset, p.length);
 		}

@@ -400,8 +400,169 @@ static void test_compact(void)
 	ln = pv_location_lines(p, &p->locations[locs[2]]);
 	CHECK_STR(pv_str(p, p->functions[ln[0].function].filename), "");
 	pv_profile_free(p);
-	if (getenv("PYRAW_SEED")) /* the trace, as the raw fuzzer's seed pycode-compact */
+	if (getenv("PYRAW_SEED") && strcmp(getenv("PYRAW_SEED"), "pycode-compact") == 0)
+		/* the trace, as the raw fuzzer's seed pycode-compact */
 		fwrite(r.b, 1, r.len, stdout);
+	free(r.b);
+}
+
+/* A RAW_PYCODES record of the entries e[0..n) (LEB128 bytes, as raw.h
+ * says: each index zigzag-encoded from the one before). */
+static void rb_pycodes(struct rawbuf *r, const unsigned char *e, uint32_t n)
+{
+	struct raw_pycodes c = { { RAW_PYCODES, (uint32_t)sizeof c + raw_pad(n) } };
+	size_t start = r->len;
+
+	rb_put(r, &c, sizeof c);
+	rb_put(r, e, n);
+	rb_zero(r, start + c.h.size - r->len);
+}
+
+static const struct pv_line *line_of(const struct pv_profile *p, uint32_t loc)
+{
+	return pv_location_lines(p, &p->locations[loc]);
+}
+
+static const char *file_of(const struct pv_profile *p, uint32_t loc)
+{
+	return pv_str(p, p->functions[line_of(p, loc)[0].function].filename);
+}
+
+/* Code objects packed: strings by text, by number and by their beginning,
+ * lines in the frame words; damaged entries. */
+static void test_codes(void)
+{
+	/* code 1: "Parser.parse" in "/lib/json/decoder.py", first line 10;
+	 * code 2: string 2's first 7 bytes + "feed", string 3, line 20;
+	 * code 3: string 2, string 3's first 10 bytes + "x.py", line -1;
+	 * code 4: string 99 (not written) and string 9 (its own: not yet) */
+	static const unsigned char e1[] = {
+		2 /* 1 */, 20, 12 << 2, 'P', 'a', 'r', 's', 'e', 'r', '.', 'p', 'a', 'r', 's', 'e',
+		20 << 2, '/', 'l', 'i', 'b', '/', 'j', 's', 'o', 'n', '/', 'd', 'e', 'c', 'o', 'd', 'e', 'r', '.', 'p', 'y',
+		2 /* 2 */, 40, 2 << 2 | 2, 7, 4, 'f', 'e', 'e', 'd', 3 << 2 | 1,
+	};
+	static const unsigned char e2[] = {
+		6 /* 3 */, 1, 2 << 2 | 1, 3 << 2 | 2, 10, 4, 'x', '.', 'p', 'y',
+		2 /* 4 */, 2, 0x8d, 0x03 /* 99 << 2 | 1 */, 9 << 2 | 1,
+		5 /* 1 */, 2, 5 << 2, 'a', 'g', 'a', 'i', 'n', 0, /* code 1 again: the first kept */
+		8 /* 5 */, 2, 40 << 2, 'c', 'u', 't', /* cut short: the rest ignored */
+	};
+	struct rawbuf r = { 0 };
+	const uint64_t frames[] = { raw_py_word(1, 42), raw_py_word(2, 0), raw_py_word(3, RAW_PY_NO_INSTR),
+				    raw_py_word(4, 7), raw_py_word(5, 7), 0x401010 };
+	struct pv_profile *p;
+
+	rb_header(&r, "/nonexistent/python", 10000000);
+	rb_mapping(&r, 0x400000, 0x500000, 0, "/nonexistent/python");
+	rb_thread(&r, 100, "main");
+	rb_pycodes(&r, e1, sizeof e1);
+	rb_pycodes(&r, e2, sizeof e2);
+	rb_stack(&r, 1, frames, 6);
+	rb_sample(&r, 100, 1, NULL, 0, 1000, 4000000);
+	rb_end(&r, 2000, 1, 0);
+	nwarnings = 0;
+	p = raw_read(r.b, r.len, "t", NULL);
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	CHECK_EQ(nwarnings, 4); /* strings 99 and 9, code 1 twice, the cut entry */
+	CHECK_EQ(p->nsamples, 1);
+	if (p->nsamples == 1) {
+		const uint32_t *locs = p->stack_locs + p->samples[0].loc_off;
+
+		CHECK_STR(fn_name(p, locs[0]), "Parser.parse");
+		CHECK_EQ(line_of(p, locs[0])[0].line, 42);
+		CHECK_STR(file_of(p, locs[0]), "/lib/json/decoder.py");
+		CHECK_EQ(p->functions[line_of(p, locs[0])[0].function].start_line, 10);
+		CHECK_STR(fn_name(p, locs[1]), "Parser.feed");
+		CHECK_EQ(line_of(p, locs[1])[0].line, 0);
+		CHECK_STR(file_of(p, locs[1]), "/lib/json/decoder.py");
+		CHECK_STR(fn_name(p, locs[2]), "Parser.parse");
+		CHECK_EQ(line_of(p, locs[2])[0].line, 0);
+		CHECK_STR(file_of(p, locs[2]), "/lib/json/x.py");
+		CHECK_EQ(p->functions[line_of(p, locs[2])[0].function].start_line, -1);
+		CHECK_STR(fn_name(p, locs[3]), "");
+		CHECK_STR(file_of(p, locs[3]), "");
+		CHECK_EQ(line_of(p, locs[3])[0].line, 7);
+		CHECK_STR(fn_name(p, locs[4]), "[python: code not recorded]");
+	}
+	CHECK_EQ(pv_profile_check_indices(p, "t"), 0);
+	pv_profile_free(p);
+	if (getenv("PYRAW_SEED") && strcmp(getenv("PYRAW_SEED"), "pycodes") == 0)
+		fwrite(r.b, 1, r.len, stdout); /* the raw fuzzer's seed pycodes */
+
+	/* cut in the middle of the second record (as a trace being written,
+	 * or of a process killed): the first one's codes read */
+	r.len = 0;
+	rb_header(&r, "/nonexistent/python", 10000000);
+	rb_mapping(&r, 0x400000, 0x500000, 0, "/nonexistent/python");
+	rb_thread(&r, 100, "main");
+	rb_stack(&r, 1, frames, 6);
+	rb_sample(&r, 100, 1, NULL, 0, 1000, 4000000);
+	rb_pycodes(&r, e1, sizeof e1);
+	size_t before = r.len;
+	rb_pycodes(&r, e2, sizeof e2);
+	r.len = before + 12;
+	nwarnings = 0;
+	p = raw_read(r.b, r.len, "t", NULL);
+	CHECK(p != NULL);
+	if (p && p->nsamples == 1) {
+		const uint32_t *locs = p->stack_locs + p->samples[0].loc_off;
+
+		CHECK_STR(fn_name(p, locs[1]), "Parser.feed");
+		CHECK_EQ(line_of(p, locs[0])[0].line, 42);
+		CHECK_STR(fn_name(p, locs[2]), "[python: code not recorded]");
+	}
+	if (p)
+		pv_profile_free(p);
+	free(r.b);
+}
+
+/* Entries that each take a long name written before: what they take is
+ * bounded by a multiple of the records' size, with one warning. */
+static void test_codes_bound(void)
+{
+	enum { N = 4000, LONG = 1000 };
+	unsigned char *e = malloc(N * 8 + LONG + 16);
+	struct rawbuf r = { 0 };
+	struct pv_profile *p;
+	uint32_t n = 0;
+
+	if (e == NULL)
+		return;
+	e[n++] = 2; /* code 1 */
+	e[n++] = 0;
+	e[n++] = ((LONG << 2) & 0x7f) | 0x80;
+	e[n++] = (LONG << 2) >> 7;
+	memset(e + n, 'a', LONG);
+	n += LONG;
+	e[n++] = 0; /* no file */
+	for (uint32_t i = 2; i <= N; i++) {
+		e[n++] = 2; /* the next code */
+		e[n++] = 0;
+		e[n++] = 2 << 2 | 2; /* code 1's name: all of it, and one byte */
+		e[n++] = (LONG & 0x7f) | 0x80;
+		e[n++] = LONG >> 7;
+		e[n++] = 1;
+		e[n++] = (unsigned char)('0' + i % 64);
+		e[n++] = 3 << 2 | 1;
+	}
+	rb_header(&r, "/nonexistent/python", 10000000);
+	rb_pycodes(&r, e, n);
+	rb_end(&r, 2000, 0, 0);
+	nwarnings = 0;
+	p = raw_read(r.b, r.len, "t", NULL);
+	CHECK(p != NULL);
+	CHECK_EQ(nwarnings, 1);
+	if (p) {
+		size_t bytes = 0;
+
+		for (uint32_t i = 0; i < p->strings.n; i++)
+			bytes += strlen(pv_str(p, i));
+		CHECK(bytes <= 64 * (size_t)r.len + 65536 + 2 * N);
+		pv_profile_free(p);
+	}
+	free(e);
 	free(r.b);
 }
 
@@ -477,6 +638,8 @@ int main(void)
 	test_lines();
 	test_records();
 	test_compact();
+	test_codes();
+	test_codes_bound();
 	test_pystacks();
 	test_pyparts();
 	test_fold();
