@@ -94,7 +94,7 @@ shares_within() {
 # analyzer): the Python frames read in the handler are there, in the
 # same shares
 check_dwarf() {
-	"$COLLECT_TIMER" -q --unwind=dwarf -o d.raw "$1" "$WORKPY" shares 2 >dtruth.txt ||
+	"$COLLECT_TIMER" -q -F 1000 --unwind=dwarf -o d.raw "$1" "$WORKPY" shares 0.6 >dtruth.txt ||
 		fail "$2: collect-timer --unwind=dwarf $1 pywork.py shares failed"
 	"$PROFVIEW" -q --flat d.raw >dflat.txt
 	shares_within dflat.txt dtruth.txt "$2, --unwind=dwarf"
@@ -103,7 +103,7 @@ check_dwarf() {
 # check_shares PY LABEL
 check_shares() {
 	local py=$1 label=$2
-	"$COLLECT_TIMER" -q -o s.raw "$py" "$WORKPY" shares 2 >truth.txt ||
+	"$COLLECT_TIMER" -q -F 1000 -o s.raw "$py" "$WORKPY" shares 0.6 >truth.txt ||
 		fail "$label: collect-timer $py pywork.py shares failed"
 	"$PROFVIEW" -q --flat s.raw >flat.txt
 	shares_within flat.txt truth.txt "$label"
@@ -195,7 +195,7 @@ check_zlib() {
 
 # check_threads PY LABEL
 check_threads() {
-	"$COLLECT_TIMER" -q -o t.raw "$1" "$WORKPY" threads 1.5 || fail "$2: pywork.py threads failed"
+	"$COLLECT_TIMER" -q -F 1000 -o t.raw "$1" "$WORKPY" threads 0.6 || fail "$2: pywork.py threads failed"
 	"$PROFVIEW" -q --folded t.raw >th.txt
 	grep -q ';thread_py' th.txt && grep -Eq ';thread_z;.*(deflate|libz\.so)' th.txt ||
 		fail "$2: the threads' frames: $(grep -m3 thread_ th.txt)"
@@ -244,7 +244,7 @@ check_gil() {
 		note "$2: $f $all us, waiting for the GIL $g"
 	done
 
-	"$COLLECT_TIMER" -q -o gc.raw "$1" "$WORKPY" gil 2 >gc-truth.txt || fail "$2: pywork.py gil failed"
+	"$COLLECT_TIMER" -q -F 1000 -o gc.raw "$1" "$WORKPY" gil 0.6 >gc-truth.txt || fail "$2: pywork.py gil failed"
 	"$PROFVIEW" -q --flat gc.raw >gc.txt
 	local ka kb ta tb
 	ka=$(flat_samples gc.txt gil_busy_a)
