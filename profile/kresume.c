@@ -88,7 +88,10 @@ long pv_charge_resumptions(struct pv_profile *p)
 	uint8_t *cls;
 	long moved = 0;
 
-	if (p->nlocations == 0)
+	/* collect-timer's perf events only: the input of another profiler
+	 * is shown as that profiler recorded it (perf report's view of perf
+	 * script's samples) */
+	if (p->nlocations == 0 || (p->sampler != PV_SAMPLER_PERF && p->sampler != PV_SAMPLER_MIXED))
 		return 0;
 	if ((cls = malloc(p->nlocations)) == NULL)
 		return pv_error("out of memory charging the returns to user mode");

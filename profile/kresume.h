@@ -18,7 +18,8 @@
 #define PROFVIEW_KRESUME_H
 #include "profile.h"
 
-/* Charges to their user frames the samples of the symbolized profile p
+/* Charges to their user frames the samples of the symbolized profile p,
+ * when its samples are collect-timer's perf events' (p->sampler), that were
  * taken in a return to user mode that rescheduled (their kernel frames,
  * from the leaf: the scheduler's or rseq's, called from the return to
  * user mode, or that return itself), when they have user frames: the
