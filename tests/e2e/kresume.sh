@@ -23,11 +23,11 @@ fi
 cpu=$(taskset -cp $$ | sed 's/.*: *//; s/[-,].*//')
 hogs=()
 stop_hogs() {
-	for h in "${hogs[@]}"; do kill "$h" 2>/dev/null; done
-	wait 2>/dev/null
+	for h in "${hogs[@]}"; do kill "$h" 2>/dev/null || true; done
+	wait 2>/dev/null || true
 	hogs=()
 }
-trap stop_hogs EXIT
+trap 'stop_hogs; rm -rf "$WORK" || true' EXIT
 start_hogs() {
 	for _ in 1 2; do
 		taskset -c "$cpu" sh -c 'while :; do :; done' &
