@@ -5,7 +5,8 @@
  * in the kernel's copy to user memory), under the functions user_work and
  * sys_work.  Runs until it has used argv[2] seconds (default 1) of CPU
  * time, then prints its split as getrusage(RUSAGE_THREAD) gives it:
- * "rusage MODE USER_NS SYSTEM_NS", the truth a profile must match. */
+ * "rusage MODE USER_NS SYSTEM_NS PREEMPTED", the truth a profile must
+ * match, and how many times the thread was preempted (ru_nivcsw). */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdint.h>
@@ -79,8 +80,8 @@ int main(int argc, char **argv)
 			sys_work(fd, buf, 50 + (unsigned)(x % 50));
 	}
 	getrusage(RUSAGE_THREAD, &ru);
-	printf("rusage %s %lld %lld\n", mode,
+	printf("rusage %s %lld %lld %ld\n", mode,
 	       (long long)ru.ru_utime.tv_sec * 1000000000ll + ru.ru_utime.tv_usec * 1000ll,
-	       (long long)ru.ru_stime.tv_sec * 1000000000ll + ru.ru_stime.tv_usec * 1000ll);
+	       (long long)ru.ru_stime.tv_sec * 1000000000ll + ru.ru_stime.tv_usec * 1000ll, ru.ru_nivcsw);
 	return 0;
 }
