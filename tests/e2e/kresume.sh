@@ -44,44 +44,43 @@ kernel_samples() {
 # The truth of the user loop: its own system time beside the hogs, without
 # a profiler (a profiler's handler makes system calls of its own).
 start_hogs
-taskset -c "$cpu" ./kbias user 2 >alone.truth || fail "kbias user failed"
+taskset -c "$cpu" ./kbias user 3 >alone.truth || fail "kbias user failed"
 read -r u0 s0 < <(awk '{ print $3, $4 }' alone.truth)
-taskset -c "$cpu" "$COLLECT_TIMER" --engine=perf -F 1000 -o user.raw ./kbias user 6 >user.truth 2>user.err ||
+taskset -c "$cpu" "$COLLECT_TIMER" --engine=perf -F 1000 -o user.raw ./kbias user 8 >user.truth 2>user.err ||
 	fail "collect-timer kbias user failed: $(cat user.err)"
 stop_hogs
 "$PROFVIEW" --folded --sample-index=samples user.raw >user.folded 2>user.warn ||
 	fail "profview --folded failed on user.raw: $(cat user.warn)"
 read -r k n < <(kernel_samples user.folded)
 note "user loop beside two hogs: $k of $n samples in the kernel; getrusage alone: user $u0 ns, system $s0 ns"
-# The kernel share allowed: getrusage's (a sample of the kernel's ticks,
-# taken at its upper 1e-4 bound) and half a point for the kernel time its
-# ticks do not see (interrupts that land on the thread, the loop's few
-# reads of its CPU clock); the profile's kernel samples are then at most
-# a Poisson count of that mean, above its 1e-4 quantile by chance less
-# than once in 10,000 runs.  Before the returns to user mode were charged
-# to the user code, 1.2% of the samples were in the kernel here.
+# The kernel share allowed: getrusage's, and 0.2 points for the kernel
+# time its ticks (4 ms apart) are too few to resolve: interrupts that land
+# on the thread, the loop's reads of its CPU clock (0.07 to 0.13% of the
+# samples here).  The profile's kernel samples are then at most a Poisson
+# count of that mean, above its 1e-4 quantile by chance less than once in
+# 10,000 runs.  Before the returns to user mode were charged to the user
+# code, 0.65% of the samples (39 of 5,960) were in the kernel here, above
+# the bound (33 of 8,000) but for once in 300 runs.
+rc=0
 awk -v k="$k" -v n="$n" -v u="$u0" -v s="$s0" 'BEGIN {
 	if (n < 1000 || u + s <= 0) exit 2
-	p = s / (u + s); ticks = (u + s) / 4e6
-	p += 3.72 * sqrt(p * (1 - p) / ticks) + 0.005
-	m = n * p
+	m = n * (s / (u + s) + 0.002)
 	# the smallest q with P(X > q) < 1e-4, X ~ Poisson(m)
 	term = exp(-m); cdf = term; q = 0
 	while (1 - cdf >= 1e-4) { q++; term *= m / q; cdf += term }
 	printf "# user loop: %.4f of the samples in the kernel (%d of %d), at most %d (%.4f) allowed\n", k / n, k, n, q, q / n
 	exit !(k <= q)
-}'
-case $? in
+}' || rc=$?
+case $rc in
 0) ;;
 2) fail "too few samples ($n) or no CPU time in the truth ($u0 $s0)" ;;
 *) fail "the user loop beside two hogs has $k of $n samples in the kernel: $(grep '_\[k\] [0-9]*$' user.folded | sort -t' ' -k2 -rn | head -3)" ;;
 esac
 
-# getrusage is a sample of the kernel's ticks, a few hundred of them: the
-# bound above is loose beside the share at stake.  Where the kernel's
-# frames are named, none of the loop's samples may be in a return to user
-# mode that rescheduled (before they were charged to the user code, some
-# 20 to 40 samples of these 6,000 were; none is in e^-20).
+# Where the kernel's frames are named, none of the loop's samples may be
+# in a return to user mode that rescheduled (before they were charged to
+# the user code, some 30 to 50 samples of these 8,000 were; none is in
+# e^-30).
 if [ "$(cat /proc/sys/kernel/kptr_restrict 2>/dev/null || echo 2)" = 0 ] || [ "$(id -u)" = 0 ]; then
 	resumed=$(grep -cE 'exit_to_user_mode[a-z_]*_\[k\](;(schedule|__schedule|finish_task_switch[.a-z0-9]*|__rseq_handle_notify_resume)_\[k\].*)? [0-9]+$' user.folded || true)
 	[ "$resumed" = 0 ] ||
