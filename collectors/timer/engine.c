@@ -17,7 +17,10 @@
  *        phase (engine_mature).
  *
  * perf   a perf_event_open task-clock software event of the thread,
- *        overflowing every period (task-clock counts nanoseconds); user
+ *        overflowing every period (task-clock counts nanoseconds; each
+ *        period after the first drawn from half a period to one and a
+ *        half, so that the overflows do not lock to the scheduler's tick:
+ *        engine_signal_done); user
  *        and system time where allowed, else user time only (an overflow
  *        that falls in the kernel is then skipped).  The event's fd is set to O_ASYNC with F_SETSIG
  *        SIGPROF and F_SETOWN_EX to the thread, and armed with
@@ -27,8 +30,7 @@
  *        period of the event).  The overflow is checked on the high-resolution
  *        timer that drives task-clock, not on the tick.  The first period
  *        is a random part of one, so that a thread that lives less than a
- *        period still gets a sample with the right probability; the
- *        handler sets the whole period after the first overflow.
+ *        period still gets a sample with the right probability.
  *        Where system time is counted, each event also has a small ring
  *        buffer (one record an overflow: its mode, from the sample's
  *        program counter, and its kernel call chain, the user part
@@ -552,7 +554,7 @@ int engine_is_nudge(const siginfo_t *si)
 	return si->si_code == SI_TIMER && si->si_value.sival_ptr == &engine.nudge;
 }
 
-int engine_signal(const siginfo_t *si, int first)
+int engine_signal(const siginfo_t *si)
 {
 	if (si->si_code == SI_TIMER)
 		return si->si_value.sival_ptr == engine.cookie || si->si_value.sival_ptr == &engine.nudge
@@ -560,19 +562,24 @@ int engine_signal(const siginfo_t *si, int first)
 			       : 0;
 	if (si->si_code == SI_QUEUE && si->si_value.sival_ptr == &engine.request && si->si_pid == getpid())
 		return ENGINE_POSIX + 1;
-	if ((si->si_code == POLL_HUP || si->si_code == POLL_IN) && engine_marked(si->si_fd)) {
-		if (first) {
-			uint64_t period = engine.period_ns;
-
-			ioctl(si->si_fd, PERF_EVENT_IOC_PERIOD, &period);
-		}
+	if ((si->si_code == POLL_HUP || si->si_code == POLL_IN) && engine_marked(si->si_fd))
 		return ENGINE_PERF + 1;
-	}
 	return 0;
 }
 
 void engine_signal_done(const siginfo_t *si)
 {
+	/* The next period, drawn uniformly from half a period to one and a
+	 * half: a fixed period equal to the scheduler's tick (the default
+	 * 250 Hz is CONFIG_HZ here) locks each overflow to one phase of the
+	 * thread's time slices when it shares its CPU, where a slice is one
+	 * tick, and that phase may be the kernel's entry or return around
+	 * the tick (a thread computing beside two busy ones had 9% of its
+	 * samples there, with no system time).  Set on the stopped event, it
+	 * starts whole as the event is armed again. */
+	uint64_t period = engine.period_ns / 2 + preload_random(engine.period_ns);
+
+	ioctl(si->si_fd, PERF_EVENT_IOC_PERIOD, &period);
 	/* on while paused too: the handler sees the resume (control-timer.c) */
 	ioctl(si->si_fd, PERF_EVENT_IOC_REFRESH, 1);
 }
