@@ -2,6 +2,7 @@
 #include "load.h"
 
 #include "allocframes.h"
+#include "kresume.h"
 #include "pyfold.h"
 #include "elfsym.h"
 #include "error.h"
@@ -113,7 +114,7 @@ int pv_source_open(char *const *paths, size_t n, const struct pv_source_options 
 	}
 	if (modules_use_profile(s->mods, s->p) < 0 || pv_settle_leaf_candidates(s->p, s->mods) < 0)
 		goto fail;
-	if (pv_symbolize_kernel(s->p, NULL, NULL, o->quiet) < 0)
+	if (pv_symbolize_kernel(s->p, NULL, NULL, o->quiet) < 0 || pv_charge_resumptions(s->p) < 0)
 		goto fail;
 	if ((o->bfd ? pv_symbolize_bfd(s->p, s->mods, &o->symbolize)
 		    : pv_symbolize(s->p, s->mods, &o->symbolize)) < 0)

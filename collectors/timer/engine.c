@@ -17,7 +17,10 @@
  *        phase (engine_mature).
  *
  * perf   a perf_event_open task-clock software event of the thread,
- *        overflowing every period (task-clock counts nanoseconds); user
+ *        overflowing every period (task-clock counts nanoseconds; each
+ *        period after the first drawn from half a period to one and a
+ *        half, so that the overflows do not lock to the scheduler's tick:
+ *        engine_signal_done); user
  *        and system time where allowed, else user time only (an overflow
  *        that falls in the kernel is then skipped).  The event's fd is set to O_ASYNC with F_SETSIG
  *        SIGPROF and F_SETOWN_EX to the thread, and armed with
@@ -27,8 +30,7 @@
  *        period of the event).  The overflow is checked on the high-resolution
  *        timer that drives task-clock, not on the tick.  The first period
  *        is a random part of one, so that a thread that lives less than a
- *        period still gets a sample with the right probability; the
- *        handler sets the whole period after the first overflow.
+ *        period still gets a sample with the right probability.
  *        Where system time is counted, each event also has a small ring
  *        buffer (one record an overflow: its mode, from the sample's
  *        program counter, and its kernel call chain, the user part
@@ -115,6 +117,13 @@ static struct {
 	/* Our perf events: the PERF_EVENT_IOC_ID of fd fd_floor + i in
 	 * ids[i], 0 for none.  Read lock-free by the handler. */
 	_Atomic uint64_t ids[ENGINE_FD_RESERVE];
+	/* Of event fd_floor + i, as its handler last armed it again: its
+	 * count (the thread's CPU time it counted) and the period it set;
+	 * a count of 0 when not yet.  Only that thread's handler reads or
+	 * writes them, but for engine_mark. */
+	struct {
+		uint64_t count, period;
+	} armed[ENGINE_FD_RESERVE];
 	/* The event engine_init opened to see what the kernel allows, kept
 	 * (with its ring buffer, mapped) for the first engine_create of the
 	 * same thread: -1 when there is none. */
@@ -129,8 +138,10 @@ static struct {
 /* Marks fd as our event id. */
 static void engine_mark(int fd, uint64_t id)
 {
-	if (fd >= engine.fd_floor && fd - engine.fd_floor < ENGINE_FD_RESERVE)
+	if (fd >= engine.fd_floor && fd - engine.fd_floor < ENGINE_FD_RESERVE) {
+		engine.armed[fd - engine.fd_floor].count = 0;
 		atomic_store(&engine.ids[fd - engine.fd_floor], id);
+	}
 }
 
 /* fd is no longer our event id (if it is marked as another event of ours,
@@ -557,7 +568,7 @@ int engine_is_nudge(const siginfo_t *si)
 	return si->si_code == SI_TIMER && si->si_value.sival_ptr == &engine.nudge;
 }
 
-int engine_signal(const siginfo_t *si, int first)
+int engine_signal(const siginfo_t *si)
 {
 	if (si->si_code == SI_TIMER)
 		return si->si_value.sival_ptr == engine.cookie || si->si_value.sival_ptr == &engine.nudge
@@ -565,19 +576,46 @@ int engine_signal(const siginfo_t *si, int first)
 			       : 0;
 	if (si->si_code == SI_QUEUE && si->si_value.sival_ptr == &engine.request && si->si_pid == getpid())
 		return ENGINE_POSIX + 1;
-	if ((si->si_code == POLL_HUP || si->si_code == POLL_IN) && engine_marked(si->si_fd)) {
-		if (first) {
-			uint64_t period = engine.period_ns;
-
-			ioctl(si->si_fd, PERF_EVENT_IOC_PERIOD, &period);
-		}
+	if ((si->si_code == POLL_HUP || si->si_code == POLL_IN) && engine_marked(si->si_fd))
 		return ENGINE_PERF + 1;
-	}
 	return 0;
+}
+
+/* The next period of our event fd, whose handler ends: drawn uniformly
+ * from half a period to one and a half.  A fixed period equal to the
+ * scheduler's tick (the default 250 Hz is CONFIG_HZ here) locks each
+ * overflow to one phase of the thread's time slices when it shares its
+ * CPU, where a slice is one tick, and that phase may be the kernel's entry
+ * or return around the tick (a thread computing beside two busy ones had
+ * 9% of its samples there, with no system time).  A period set on the
+ * stopped event starts whole as the event is armed again, where the
+ * kernel would have gone on with the period it started at the overflow:
+ * the time the event counted from its overflow to its stop (some 30 us,
+ * the kernel's deferred work that stops it and sends the signal) is taken
+ * from the new one, as its count since the last arming tells it, so that
+ * the samples keep their rate. */
+static uint64_t engine_next_period(int fd)
+{
+	uint64_t period = engine.period_ns / 2 + preload_random(engine.period_ns), count = 0;
+	int i = fd - engine.fd_floor;
+
+	if (i < 0 || i >= ENGINE_FD_RESERVE || read(fd, &count, sizeof(count)) != (ssize_t)sizeof(count))
+		return period;
+	if (engine.armed[i].count != 0 && count > engine.armed[i].count + engine.armed[i].period) {
+		uint64_t late = count - engine.armed[i].count - engine.armed[i].period;
+
+		period = late < period / 2 ? period - late : period / 2;
+	}
+	engine.armed[i].count = count;
+	engine.armed[i].period = period;
+	return period;
 }
 
 void engine_signal_done(const siginfo_t *si)
 {
+	uint64_t period = engine_next_period(si->si_fd);
+
+	ioctl(si->si_fd, PERF_EVENT_IOC_PERIOD, &period);
 	/* on while paused too: the handler sees the resume (control-timer.c) */
 	ioctl(si->si_fd, PERF_EVENT_IOC_REFRESH, 1);
 }

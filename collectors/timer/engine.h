@@ -109,11 +109,12 @@ int engine_system_source(void);
  * call).  Consumes what the ring holds.  Signal-safe. */
 int engine_perf_sample(const struct engine_timer *t, uint64_t *frames, uint32_t cap, uint32_t *n);
 /* In the handler: is this signal one of ours?  Returns 0 if not, else
- * the engine + 1; a perf event gets the whole period from now on when
- * first (the thread's first perf signal).  Signal-safe. */
-int engine_signal(const siginfo_t *si, int first);
-/* At the end of the handler of a perf signal: re-arms its event, unless
- * sampling is paused.  Only then, so that the handler's own CPU time is
+ * the engine + 1.  Signal-safe. */
+int engine_signal(const siginfo_t *si);
+/* At the end of the handler of a perf signal: re-arms its event (also
+ * while sampling is paused), for a period drawn from half a period to one
+ * and a half, so that the overflows do not lock to a phase of the
+ * scheduler's tick.  Only then, so that the handler's own CPU time is
  * in no period of the event: an overflow in the handler's own system
  * calls would be a kernel sample of the collector's work, charged to
  * the program (a perf record of the same task makes those calls slow).

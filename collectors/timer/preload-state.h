@@ -101,7 +101,6 @@ struct preload_tls {
 	/* Its POSIX timer is still in tick mode (engine.c): switched by the
 	 * handler once the thread used preload.short_ns. */
 	int young;
-	int perf_started;     /* its perf event has had its first signal */
 	struct engine_timer timer; /* a copy of its timer, for the handler */
 	uintptr_t stack_lo, stack_hi;
 	uint64_t *frames;     /* RAW_MAX_FRAMES words, or NULL */

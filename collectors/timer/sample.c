@@ -749,13 +749,7 @@ void sample_on_sigprof(int sig, siginfo_t *si, void *uc)
 	int saved_errno = errno;
 	int engine;
 
-	/* a thread's state of an earlier attach: its event is a new one */
-	if (preload_tls.foreign && preload_tls.attach_gen != atomic_load(&preload.attach_gen))
-		preload_tls.perf_started = 0;
-	engine = engine_signal(si, !preload_tls.perf_started);
-
-	if (engine == ENGINE_PERF + 1)
-		preload_tls.perf_started = 1;
+	engine = engine_signal(si);
 	if (!engine) {
 		preload_forward(sig, si, uc);
 	} else {

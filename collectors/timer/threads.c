@@ -257,7 +257,6 @@ void threads_register(void)
 	t->frames = preload.unwind != RAW_UNWIND_DWARF ? malloc(RAW_MAX_FRAMES * sizeof(uint64_t))
 						    : NULL;
 	prctl(PR_GET_NAME, name, 0, 0, 0);
-	t->perf_started = 0;
 	t->seen = calloc(1, sizeof(*t->seen));
 	t->declined = 0;
 
