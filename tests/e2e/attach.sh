@@ -57,6 +57,17 @@ if [ "$scope" = 3 ]; then
 fi
 
 # ---- shares, and the process as it was ----
+# library_gone PID: the library's threads have ended in PID, within 5 s
+# (the one that ran an attach ends just after it closes the channel
+# collect-timer waits on, so collect-timer may end first)
+library_gone() {
+	for _ in $(seq 500); do
+		grep -qs '^profview-' /proc/"$1"/task/*/comm || return 0
+		sleep 0.01
+	done
+	fail "a thread of the library is left: $(grep -s '^profview-' /proc/"$1"/task/*/comm)"
+}
+
 mkfifo in1
 ./attachserve < in1 > serve.out &
 serve=$!
@@ -72,6 +83,7 @@ wait_lines t1.err "attached to process"
 sleep 0.5
 kill -USR2 "$serve"
 wait "$collector" || fail "attach: $(cat t1.err)"
+library_gone "$serve"
 kill -USR1 "$serve"
 wait_lines serve.out "^cpu" 2
 grep -q "stopped one thread for [0-9.]* ms" t1.err || fail "no time stopped said: $(cat t1.err)"
@@ -139,6 +151,7 @@ note "second attach: $line"
 [ "$differ" -eq 0 ] || fail "the walks over the attached threads' stack copies differ: $line"
 [ "$samples" -ge 20 ] && [ $((agree * 100)) -ge $((samples * 95)) ] ||
 	fail "the collector unwound only $agree of $samples samples of the attached threads: $line"
+library_gone "$serve"
 kill -USR1 "$serve"
 wait_lines serve.out "^cpu" 3
 after=$(grep '^cpu' serve.out | sed -n 3p | awk '{ print $7, $8, $9, $10 }')
