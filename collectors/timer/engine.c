@@ -596,10 +596,15 @@ int engine_signal(const siginfo_t *si)
  * the samples keep their rate. */
 static uint64_t engine_next_period(int fd)
 {
-	uint64_t period = engine.period_ns / 2 + preload_random(engine.period_ns), count = 0;
+	uint64_t period = engine.period_ns / 2 + preload_random(engine.period_ns), count = 0, id = 0;
 	int i = fd - engine.fd_floor;
 
-	if (i < 0 || i >= ENGINE_FD_RESERVE || read(fd, &count, sizeof(count)) != (ssize_t)sizeof(count))
+	/* (the number may be the program's own file now, if it closed our
+	 * event, which its ring's mapping keeps alive and signalling: a read
+	 * would take the program's data) */
+	if (i < 0 || i >= ENGINE_FD_RESERVE || ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0 ||
+	    id != atomic_load_explicit(&engine.ids[i], memory_order_relaxed) ||
+	    read(fd, &count, sizeof(count)) != (ssize_t)sizeof(count))
 		return period;
 	if (engine.armed[i].count != 0 && count > engine.armed[i].count + engine.armed[i].period) {
 		uint64_t late = count - engine.armed[i].count - engine.armed[i].period;

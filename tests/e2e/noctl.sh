@@ -73,8 +73,10 @@ else
 	# 0.3 s of CPU time after every descriptor was closed: 300 samples
 	# at 1000 Hz, less what is missed until the sweeper gives the thread
 	# a new event (a few periods).  By the range, one at a time, or by
-	# putting another file on the event's number.
-	for how in range each dup2 dup3; do
+	# putting another file on the event's number; and a pipe left on every
+	# number, whose bytes the program reads back whole (the old event,
+	# alive while its ring is mapped, still signals with its number).
+	for how in range each dup2 dup3 pipe; do
 		"$COLLECT_TIMER" --engine=perf -F 1000 -o closed.raw ./ctlless closed 0.3 $how >closed.out 2>closed.err ||
 			fail "ctlless closed $how failed: $(cat closed.err)"
 		grep -qx closed closed.out || fail "ctlless closed $how did not finish: $(cat closed.out)"

@@ -17,7 +17,12 @@
  *   and prints "closed".  HOW: range (the default: libc's close_range),
  *   each (close() of every number up to the descriptor limit, as older
  *   daemons do), dup2 (/dev/null put on every number up to the limit with
- *   dup2, then each closed with close_range) or dup3 (the same with dup3).
+ *   dup2, then each closed with close_range), dup3 (the same with dup3)
+ *   or pipe (the read end of a pipe holding 4096 bytes put with dup2 on
+ *   every number that is a perf event (/proc/self/fd), and left there
+ *   while it spins; then the bytes are read back, and "pipe lost N bytes"
+ *   printed instead when some are missing or changed: a profiler that
+ *   reads from a number it once had must not take the program's data).
  * ctlless vforked N: spins 0.1 s of CPU time in phase_a() (the
  *   collector's sweeper is due by then), then N times a child made by
  *   vfork closes every descriptor above 2 with close_range and execs
@@ -37,6 +42,59 @@
 
 static volatile uint64_t sink;
 
+static char pipe_sent[4096];
+static int pipe_in = -1;
+
+/* A pipe holding pipe_sent, its read end on every number that is a perf
+ * event (its write end closed); 0, or -1 said. */
+static int pipe_everywhere(void)
+{
+	char path[300], link[256];
+	struct dirent *d;
+	DIR *dir;
+	int p[2], n = 0;
+
+	for (size_t i = 0; i < sizeof(pipe_sent); i++)
+		pipe_sent[i] = (char)('a' + i % 26);
+	if (pipe(p) != 0 || write(p[1], pipe_sent, sizeof(pipe_sent)) != (ssize_t)sizeof(pipe_sent))
+		return perror("pipe"), -1;
+	close(p[1]);
+	if ((dir = opendir("/proc/self/fd")) == NULL)
+		return perror("/proc/self/fd"), -1;
+	while ((d = readdir(dir)) != NULL) {
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", d->d_name);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len <= 0)
+			continue;
+		link[len] = 0;
+		if (strstr(link, "perf_event") != NULL && dup2(p[0], atoi(d->d_name)) >= 0)
+			n++;
+	}
+	closedir(dir);
+	fprintf(stderr, "ctlless: a pipe on %d perf events\n", n);
+	pipe_in = p[0];
+	return 0;
+}
+
+/* How many bytes of pipe_sent the pipe no longer holds as sent. */
+static long pipe_lost(void)
+{
+	char back[sizeof(pipe_sent) + 1];
+	ssize_t n;
+
+	if (pipe_in < 0)
+		return 0;
+	fcntl(pipe_in, F_SETFL, O_NONBLOCK);
+	n = read(pipe_in, back, sizeof(back));
+	if (n < 0)
+		n = 0;
+	if (n == (ssize_t)sizeof(pipe_sent) && memcmp(back, pipe_sent, sizeof(pipe_sent)) == 0)
+		return 0;
+	return (long)sizeof(pipe_sent) - (long)n + (n > 0 && memcmp(back, pipe_sent, (size_t)n) != 0);
+}
+
 /* Closes every descriptor above 2 the way how says; 0, or -1 said. */
 static int close_all(const char *how)
 {
@@ -50,6 +108,8 @@ static int close_all(const char *how)
 			close((int)fd);
 		return 0;
 	}
+	if (strcmp(how, "pipe") == 0)
+		return pipe_everywhere();
 	if (strcmp(how, "dup2") != 0 && strcmp(how, "dup3") != 0) {
 		fprintf(stderr, "ctlless: closed: no way %s\n", how);
 		return -1;
@@ -169,7 +229,10 @@ int main(int argc, char **argv)
 		if (close_all(argc > 3 ? argv[3] : "range") != 0)
 			return 1;
 		phase_a(CLOCK_THREAD_CPUTIME_ID, atof(argv[2]));
-		printf("closed\n");
+		if (pipe_lost() != 0)
+			printf("pipe lost %ld bytes\n", pipe_lost());
+		else
+			printf("closed\n");
 		return 0;
 	}
 	if (argc >= 3 && strcmp(argv[1], "vforked") == 0) {
@@ -193,6 +256,6 @@ int main(int argc, char **argv)
 		printf("vforked\n");
 		return 0;
 	}
-	fprintf(stderr, "usage: ctlless threads | steps DIR SECONDS | window SECONDS | closed SECONDS [range|each|dup2|dup3] | vforked N\n");
+	fprintf(stderr, "usage: ctlless threads | steps DIR SECONDS | window SECONDS | closed SECONDS [range|each|dup2|dup3|pipe] | vforked N\n");
 	return 2;
 }
