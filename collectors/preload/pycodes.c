@@ -98,9 +98,12 @@ static void pycodes_know(uint64_t w)
 	}
 }
 
+/* Notes the string id with the word h as one of b's (a number that does
+ * not fit the table's word is not shared: the strings of code index 2^19
+ * on are written whole). */
 static void pycodes_local(struct pycodes_batch *b, uint64_t h, uint32_t id)
 {
-	if (b->nlocal < PYCODES_LOCAL)
+	if (b->nlocal < PYCODES_LOCAL && id <= PYCODES_ID_MASK)
 		b->local[b->nlocal++] = h | id;
 }
 
