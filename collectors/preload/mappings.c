@@ -904,6 +904,31 @@ int mappings_is_code(uintptr_t v)
 	return 0;
 }
 
+/* A sample's address outside the code table, or one not looked at. */
+static _Atomic int mappings_missed;
+
+void mappings_note_frames(const uint64_t *pc, uint32_t n)
+{
+	if (atomic_load_explicit(&mappings_missed, memory_order_relaxed))
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		if (pc[i] != 0 && !mappings_is_code((uintptr_t)pc[i])) {
+			mappings_note_unknown();
+			return;
+		}
+	}
+}
+
+void mappings_note_unknown(void)
+{
+	atomic_store_explicit(&mappings_missed, 1, memory_order_relaxed);
+}
+
+int mappings_unknown(void)
+{
+	return atomic_load_explicit(&mappings_missed, memory_order_relaxed);
+}
+
 int mappings_ranges(uintptr_t (*ranges)[2], int cap, int executable)
 {
 	char *maps = mappings_read_maps(), *line;
