@@ -883,14 +883,11 @@ void mappings_refresh(void)
 	preload_own_end();
 }
 
-int mappings_is_code(uintptr_t v)
+/* The range of code that holds v, or NULL.  Signal-safe. */
+static const uintptr_t *mappings_code_range(const struct mappings_code *code, uintptr_t v)
 {
-	const struct mappings_code *code = atomic_load(&mappings.code);
-	size_t lo = 0, hi;
+	size_t lo = 0, hi = code != NULL ? code->n : 0;
 
-	if (code == NULL)
-		return 0;
-	hi = code->n;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
@@ -899,9 +896,49 @@ int mappings_is_code(uintptr_t v)
 		else if (v >= code->r[mid][1])
 			lo = mid + 1;
 		else
-			return 1;
+			return code->r[mid];
 	}
-	return 0;
+	return NULL;
+}
+
+int mappings_is_code(uintptr_t v)
+{
+	return mappings_code_range(atomic_load(&mappings.code), v) != NULL;
+}
+
+/* A sample's address outside the code table, or one not looked at. */
+static _Atomic int mappings_missed;
+
+void mappings_note_frames(const uint64_t *pc, uint32_t n)
+{
+	const struct mappings_code *code;
+	const uintptr_t *last = NULL;
+
+	if (atomic_load_explicit(&mappings_missed, memory_order_relaxed))
+		return;
+	code = atomic_load(&mappings.code);
+	for (uint32_t i = 0; i < n; i++) {
+		uintptr_t v = (uintptr_t)pc[i];
+
+		/* the frames of a stack come in runs of one object's */
+		if (v == 0 || (last != NULL && v >= last[0] && v < last[1]))
+			continue;
+		last = mappings_code_range(code, v);
+		if (last == NULL) {
+			mappings_note_unknown();
+			return;
+		}
+	}
+}
+
+void mappings_note_unknown(void)
+{
+	atomic_store_explicit(&mappings_missed, 1, memory_order_relaxed);
+}
+
+int mappings_unknown(void)
+{
+	return atomic_load_explicit(&mappings_missed, memory_order_relaxed);
 }
 
 int mappings_ranges(uintptr_t (*ranges)[2], int cap, int executable)

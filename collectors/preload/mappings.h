@@ -54,6 +54,17 @@ void mappings_use_cfi(void);
 /* Does v point into an executable mapping, as of the last mappings_write?
  * Lock-free; signal-safe. */
 int mappings_is_code(uintptr_t v);
+/* The samples' addresses against the code table: mappings_note_frames
+ * notes when one of pc[0..n) (zeros skipped) is in no executable range
+ * written so far (a JIT's anonymous code, a file mapped by hand),
+ * mappings_note_unknown that a sample's addresses are not known here (a
+ * copy of the stack, unwound later).  mappings_unknown says whether either
+ * happened in this process (or its parent before a fork), so that the
+ * end reads the maps for the lines the records lack only then.
+ * Lock-free; signal-safe. */
+void mappings_note_frames(const uint64_t *pc, uint32_t n);
+void mappings_note_unknown(void);
+int mappings_unknown(void);
 /* Stores the [start, end) of up to cap mappings of /proc/self/maps in
  * ranges, in address order: the executable ones when executable is set,
  * else the writable private ones.  Returns how many.  Not signal-safe. */

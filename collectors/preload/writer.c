@@ -258,6 +258,17 @@ static int writer_first_free(const char *path, int stem)
 	return hi;
 }
 
+/* Creates the n-th name of this pid (writer_name), if nothing is there:
+ * the fd, or -1 (errno EEXIST when the name is taken).  Signal-safe. */
+static int writer_create(const char *path, int stem, int n)
+{
+	if (writer_name(path, stem, n) != 0) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return writer_sys_open(writer.path, O_RDWR | O_CREAT | O_EXCL);
+}
+
 /* Should the trace named after path start staged (a run with a file of
  * short images, not yet materializing)?  If so, remembers what the file
  * and the append need.  Not signal-safe. */
@@ -287,7 +298,7 @@ int writer_open(const char *path, int use_given)
 	size_t len = strlen(path);
 	int stem = len > 4 && strcmp(path + len - 4, ".raw") == 0 ? (int)len - 4 : (int)len;
 	struct stat st;
-	int fd = -1;
+	int fd = -1, given = 0;
 
 	if (path[0] != '/') {
 		errno = EINVAL;
@@ -296,6 +307,7 @@ int writer_open(const char *path, int use_given)
 	writer.created = 0;
 	if (use_given) {
 		fd = writer_open_given(path);
+		given = fd >= 0;
 		if (fd >= 0)
 			snprintf(writer.path, sizeof(writer.path), "%s", path);
 		else if (errno != EEXIST)
@@ -303,19 +315,19 @@ int writer_open(const char *path, int use_given)
 	}
 	if (fd < 0 && writer_stage(path))
 		return 0;
-	/* another process may take a name between the search and the
-	 * creation: then the next ones, in turn */
+	/* The first name is created at once, without a look at it: the
+	 * usual case, and its creation says whether it is taken.  Then the
+	 * first free one (a chain of execs); another process may take a name
+	 * between the search and the creation: then the next ones, in turn. */
+	if (fd < 0 && (fd = writer_create(path, stem, 0)) < 0 && errno != EEXIST)
+		return -1;
 	for (int n = fd < 0 ? writer_first_free(path, stem) : 0, tries = 0; fd < 0 && tries < WRITER_NAMES;
 	     n++, tries++) {
-		if (writer_name(path, stem, n) != 0) {
-			errno = ENAMETOOLONG;
-			return -1;
-		}
-		fd = writer_sys_open(writer.path, O_RDWR | O_CREAT | O_EXCL);
+		fd = writer_create(path, stem, n);
 		if (fd < 0 && errno != EEXIST)
 			return -1;
-		writer.created = fd >= 0;
 	}
+	writer.created = fd >= 0 && !given;
 	if (fd < 0) {
 		errno = EEXIST;
 		return -1;

@@ -775,8 +775,11 @@ static void preload_fini_run(uint64_t t0)
 		e->tid = 0;
 	}
 	quiet = preload_quiesce(PRELOAD_QUIESCE_NS, PRELOAD_QUIESCE_STEP_NS) == 0;
-	/* the mappings again for the samples: a staged trace has none */
-	if (!writer_staged())
+	/* The lines of the maps the start did not write, for the samples: a
+	 * staged trace has none, and a sample whose every address was in a
+	 * mapping written already (the loader's objects at the start, those
+	 * it loaded since) needs none. */
+	if (!writer_staged() && mappings_unknown())
 		mappings_write(0);
 	lost_write(WRITER_WAIT);
 	preload_cost.end_ns += preload_thread_ns() - t0;

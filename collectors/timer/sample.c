@@ -444,6 +444,8 @@ static void preload_sample_regs(struct preload_tls *t, const ucontext_t *uc, int
 		flags |= RAW_SAMPLE_STACK_PARTIAL;
 		safe = 0;
 	}
+	/* unwound later, from the copy: the end reads the maps */
+	mappings_note_unknown();
 	if (!safe) {
 		uint32_t readable = preload_read_self(NULL, sp, len);
 
@@ -514,9 +516,13 @@ static void preload_sample_frames(struct preload_tls *t, uint64_t *frames, uint3
 				  uint32_t cap, uint32_t flags, int64_t cpu,
 				  const struct preload_kernel *k)
 {
-	uint32_t stack_id = pyframes_stack(frames, &n, cap), size;
+	uint32_t stack_id, size;
 	struct raw_sample *rec;
 
+	/* an address in no mapping written yet: the end reads the maps
+	 * (the native frames, before the Python ones join them) */
+	mappings_note_frames(frames, n);
+	stack_id = pyframes_stack(frames, &n, cap);
 	if (preload_own_work(n > 0 ? frames[0] : 0))
 		flags |= RAW_SAMPLE_COLLECTOR;
 	/* the short form where it says all (raw.h) */

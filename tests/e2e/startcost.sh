@@ -17,7 +17,11 @@
 # (f) what each process pays to start: the library is two segments (two
 #     mappings) to load, bound at once; no process reads /proc/self/maps at its start
 #     (the loader's objects; a fork child its parent's records), no process reads the boot id (the launcher's),
-#     and none reads /proc/self/task when it has made no thread.
+#     and none reads /proc/self/task when it has made no thread;
+# (g) what a sampled process pays at its end: one whose every sample is
+#     in the loader's objects reads no maps then, one that runs code it
+#     wrote into an anonymous mapping reads them, and its samples there
+#     are marked as such.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 cd "$WORK"
@@ -193,6 +197,53 @@ else
 	[ "$maps" = 0 ] || fail "the maps read $maps times at the processes' start: $(grep maps procs.st | head -3)"
 	[ "$boot" = 0 ] || fail "the boot id read by the processes: $(grep boot_id procs.st | head -3)"
 	[ "$task" = 0 ] || fail "/proc/self/task read by processes of one thread: $(grep task procs.st | head -3)"
+fi
+
+# (g) the maps at a sampled process's end: only for an address the start
+# did not write.  A program that spins in its own function (its walks all
+# in the program, libc and the vDSO) and the JIT program, each sampled
+# some 50 times.
+if command -v strace >/dev/null; then
+	cat >spin.c <<'EOF'
+#include <stdlib.h>
+#include <time.h>
+static volatile unsigned long sink;
+static double cpu(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+static void __attribute__((noinline)) spin_work(void)
+{
+	for (int i = 0; i < 100000; i++)
+		sink += (unsigned long)i * i;
+}
+int main(int argc, char **argv)
+{
+	double s = argc > 1 ? atof(argv[1]) : 0.2;
+	while (cpu() < s)
+		spin_work();
+	return 0;
+}
+EOF
+	"$CC" -O2 -g -o spin spin.c || fail "cannot build spin"
+	"$CC" -O2 -g -fno-omit-frame-pointer -o jit "$SRCDIR/tests/progs/jit.c" || fail "cannot build jit"
+	"$COLLECT_TIMER" -q -o spin.raw strace -f -e trace=openat -o spin.st ./spin 0.2 ||
+		fail "collect-timer failed on spin"
+	"$COLLECT_TIMER" -q -o jit.raw strace -f -e trace=openat -o jit.st ./jit 0.2 frames >/dev/null ||
+		fail "collect-timer failed on jit"
+	"$PROFVIEW" --folded spin.raw >spin.folded || fail "profview failed on spin.raw"
+	"$PROFVIEW" --folded jit.raw >jit.folded || fail "profview failed on jit.raw"
+	grep -q ';spin_work ' spin.folded || fail "spin: no sample in spin_work: $(head -3 spin.folded)"
+	maps=$(grep -c '"/proc/self/maps"' spin.st || true)
+	note "a sampled process of the loader's objects only read the maps $maps times"
+	[ "$maps" = 0 ] || fail "spin: the maps read $maps times: $(grep maps spin.st | head -3)"
+	maps=$(grep -c '"/proc/self/maps"' jit.st || true)
+	anon=$(awk '/;main;\[anon\]/ { t += $NF } END { print t + 0 }' jit.folded)
+	note "a sampled process that runs JIT code read the maps $maps times, $anon µs in [anon] under main"
+	[ "$maps" -ge 1 ] || fail "jit: the maps not read at the end"
+	[ "$anon" -gt 0 ] || fail "jit: no sample in [anon] under main: $(sort -t' ' -k2 -n jit.folded | tail -3)"
 fi
 
 # (c) none of the library's functions in any profile
