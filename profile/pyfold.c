@@ -40,6 +40,22 @@ bool pv_is_interpreter_function(const char *name)
 
 enum { FOLD_KEEP, FOLD_PYTHON, FOLD_MACHINERY, FOLD_NAMELESS };
 
+/* Is Python location l the interpreter's own code, not the program's: a
+ * shim of CPython 3.12 on, such as the one that runs after a class's
+ * __init__ returns (between the caller and Class.__init__), a code object
+ * whose file name is its name, on line 0. */
+static bool pyfold_is_shim(const struct pv_profile *p, const struct pv_location *l,
+			   const struct pv_line *lines)
+{
+	const struct pv_function *f;
+
+	if (l->nlines == 0 || lines[0].function >= p->nfunctions)
+		return false;
+	f = &p->functions[lines[0].function];
+	return f->start_line == 0 && f->name == f->filename && pv_str(p, f->name)[0] != '<' &&
+	       strchr(pv_str(p, f->name), '/') == NULL;
+}
+
 /* What location i is: its outermost line's function decides (the inlined
  * calls go with it).  interp: the mappings that hold the evaluation loop. */
 static uint8_t fold_kind(const struct pv_profile *p, uint32_t i, const uint8_t *interp)
@@ -48,7 +64,7 @@ static uint8_t fold_kind(const struct pv_profile *p, uint32_t i, const uint8_t *
 	const struct pv_line *lines = pv_location_lines(p, l);
 
 	if (pv_location_is_python(p, i))
-		return FOLD_PYTHON;
+		return pyfold_is_shim(p, l, lines) ? FOLD_MACHINERY : FOLD_PYTHON;
 	bool interp_map = l->mapping < p->nmappings && interp[l->mapping];
 	const struct pv_function *f;
 	const char *name;

@@ -632,6 +632,59 @@ static void test_fold(void)
 	pv_profile_free(p);
 }
 
+static uint32_t loc_py(struct pv_profile *p, uint64_t addr, uint32_t m, const char *name,
+		       const char *file, int64_t first)
+{
+	uint32_t loc = pv_get_location(p, addr, m);
+	struct pv_line l = { pv_get_function(p, pv_intern_str(p, name), pv_intern_str(p, name),
+					     pv_intern_str(p, file), first), 0 };
+
+	pv_set_lines(p, loc, &l, 1);
+	return loc;
+}
+
+/* CPython's shim after a class's __init__ (a code object whose file name
+ * is its name, on line 0) is folded out between the caller and
+ * Class.__init__; a function of the program named __init__ stays. */
+static void test_fold_shim(void)
+{
+	struct pv_profile *p = pv_profile_new();
+	struct pv_mapping lib = { .start = 0x1000, .limit = 0x100000 };
+	struct pv_mapping py = { .start = RAW_PY_TAG << 48, .limit = (RAW_PY_TAG + 1) << 48,
+				 .kind = PV_MAP_PYTHON };
+	uint32_t ml, mp;
+
+	lib.file = pv_intern_str(p, "/usr/lib/libpython3.13.so");
+	py.file = pv_intern_str(p, PV_PYTHON_MAPPING_NAME);
+	ml = pv_add_mapping(p, &lib);
+	mp = pv_add_mapping(p, &py);
+	uint32_t init = loc_py(p, RAW_PY_TAG << 48 | 3 << 24, mp, "Tokenizer.__init__", "/lib/re/_parser.py", 224);
+	uint32_t shim = loc_py(p, RAW_PY_TAG << 48 | 2 << 24, mp, "__init__", "__init__", 0);
+	uint32_t parse = loc_py(p, RAW_PY_TAG << 48 | 1 << 24, mp, "parse", "/lib/re/_parser.py", 970);
+	uint32_t own = loc_py(p, RAW_PY_TAG << 48 | 4 << 24, mp, "__init__", "/app/own.py", 3);
+	uint32_t eval = loc_of(p, 0x1050, ml, "_PyEval_EvalFrameDefault");
+	uint32_t main_ = loc_of(p, 0x1060, ml, "main");
+	const uint32_t st[] = { init, shim, parse, eval, main_ };
+	const uint32_t want[] = { init, parse, main_ };
+	const uint32_t st2[] = { init, own, parse, eval, main_ };
+	const uint32_t want2[] = { init, own, parse, main_ };
+	struct pv_sample s = { 0 };
+
+	s.values[0] = 1;
+	p->nvalues = 1;
+	s.loc_off = pv_add_stack(p, st, 5);
+	s.nlocs = 5;
+	pv_add_sample(p, &s);
+	s.loc_off = pv_add_stack(p, st2, 5);
+	pv_add_sample(p, &s);
+	CHECK_EQ(pv_fold_python_frames(p), 2);
+	CHECK_EQ(p->samples[0].nlocs, 3);
+	CHECK(memcmp(p->stack_locs + p->samples[0].loc_off, want, sizeof want) == 0);
+	CHECK_EQ(p->samples[1].nlocs, 4);
+	CHECK(memcmp(p->stack_locs + p->samples[1].loc_off, want2, sizeof want2) == 0);
+	pv_profile_free(p);
+}
+
 int main(void)
 {
 	pv_error_set_sink(sink);
@@ -643,5 +696,6 @@ int main(void)
 	test_pystacks();
 	test_pyparts();
 	test_fold();
+	test_fold_shim();
 	return check_done("test-pyraw");
 }
