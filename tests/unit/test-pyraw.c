@@ -566,14 +566,21 @@ static void test_codes_bound(void)
 	free(r.b);
 }
 
+static uint32_t loc_py(struct pv_profile *p, uint64_t addr, uint32_t m, const char *name,
+		       const char *file, int64_t first)
+{
+	uint32_t loc = pv_get_location(p, addr, m);
+	struct pv_line l = { pv_get_function(p, pv_intern_str(p, name), pv_intern_str(p, name),
+					     pv_intern_str(p, file), first), 0 };
+
+	pv_set_lines(p, loc, &l, 1);
+	return loc;
+}
+
+/* A location named name (none when empty), of no file. */
 static uint32_t loc_of(struct pv_profile *p, uint64_t addr, uint32_t m, const char *name)
 {
-	uint32_t s = pv_intern_str(p, name), loc = pv_get_location(p, addr, m);
-	struct pv_line l = { pv_get_function(p, s, s, pv_intern_str(p, ""), 0), 0 };
-
-	if (name[0])
-		pv_set_lines(p, loc, &l, 1);
-	return loc;
+	return name[0] ? loc_py(p, addr, m, name, "", 0) : pv_get_location(p, addr, m);
 }
 
 static void test_fold(void)
@@ -630,17 +637,6 @@ static void test_fold(void)
 	CHECK(!pv_is_interpreter_function("builtin_sorted"));
 	CHECK(!pv_is_interpreter_function("PyObject_Callx"));
 	pv_profile_free(p);
-}
-
-static uint32_t loc_py(struct pv_profile *p, uint64_t addr, uint32_t m, const char *name,
-		       const char *file, int64_t first)
-{
-	uint32_t loc = pv_get_location(p, addr, m);
-	struct pv_line l = { pv_get_function(p, pv_intern_str(p, name), pv_intern_str(p, name),
-					     pv_intern_str(p, file), first), 0 };
-
-	pv_set_lines(p, loc, &l, 1);
-	return loc;
 }
 
 /* CPython's shim after a class's __init__ (a code object whose file name
