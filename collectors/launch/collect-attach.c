@@ -40,6 +40,7 @@
 #include "raw.h"
 
 #define ATTACH_END_WAIT_MS 10000
+#define ATTACH_THREADS_WAIT_MS 2000
 
 static volatile sig_atomic_t attach_stop;
 
@@ -422,6 +423,48 @@ static void attach_poll(struct attach_target *t, int n, int on, uint64_t end, in
 	}
 }
 
+/* Does the process still run a thread of the library's (each names
+ * itself "profview-...")? */
+static int attach_library_threads(pid_t pid)
+{
+	char path[64], comm[32];
+	struct dirent *de;
+	DIR *d;
+	int found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if ((d = opendir(path)) == NULL)
+		return 0;
+	while (!found && (de = readdir(d)) != NULL) {
+		ssize_t len;
+		int fd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/comm", (int)pid, de->d_name);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		len = read(fd, comm, sizeof(comm) - 1);
+		close(fd);
+		found = len > 9 && memcmp(comm, "profview-", 9) == 0;
+	}
+	closedir(d);
+	return found;
+}
+
+/* The library's thread that ran the end closes the channel just before
+ * it returns: wait (a while at most) until every thread of the library
+ * has left the processes, so that each is as it was when we end. */
+static void attach_let_go(const struct attach_target *t, int n)
+{
+	uint64_t until = attach_now() + ATTACH_THREADS_WAIT_MS * 1000000ull;
+	struct timespec step = { 0, 1000000 };
+
+	for (int k = 0; k < n; k++)
+		while (t[k].made && !t[k].on && attach_library_threads(t[k].pid) && attach_now() < until)
+			nanosleep(&step, NULL);
+}
+
 /* Waits for the end (duration, a signal, the processes' ends), relaying
  * the library's lines; then ends the profiling and waits for the
  * libraries. */
@@ -449,6 +492,7 @@ static void attach_wait(const struct collect_opts *o, struct attach_target *t, i
 		if (t[k].on)
 			cli_msg("process %d did not say it ended profiling in %d s; its trace "
 				"may be incomplete", (int)t[k].pid, ATTACH_END_WAIT_MS / 1000);
+	attach_let_go(t, n);
 }
 
 /* The run's report: one process's trace as a launched one's; several in

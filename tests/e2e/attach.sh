@@ -57,15 +57,12 @@ if [ "$scope" = 3 ]; then
 fi
 
 # ---- shares, and the process as it was ----
-# library_gone PID: the library's threads have ended in PID, within 5 s
-# (the one that ran an attach ends just after it closes the channel
-# collect-timer waits on, so collect-timer may end first)
+# library_gone PID: the library's threads have ended in PID
+# (collect-timer waits for the one that ran the end, which closes the
+# channel collect-timer waits on just before it returns)
 library_gone() {
-	for _ in $(seq 500); do
-		grep -qs '^profview-' /proc/"$1"/task/*/comm || return 0
-		sleep 0.01
-	done
-	fail "a thread of the library is left: $(grep -s '^profview-' /proc/"$1"/task/*/comm)"
+	! grep -qs '^profview-' /proc/"$1"/task/*/comm ||
+		fail "a thread of the library is left: $(grep -s '^profview-' /proc/"$1"/task/*/comm)"
 }
 
 mkfifo in1
