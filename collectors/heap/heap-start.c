@@ -317,6 +317,11 @@ void heap_end_trace(void)
 {
 	int quiet = preload_quiesce(HEAP_QUIESCE_NS, HEAP_QUIESCE_STEP_NS) == 0;
 
+	/* the lines of the maps the start did not write, for the stacks
+	 * that hold an address in none written (a JIT's anonymous code, a
+	 * file mapped by hand), as collect-timer's end does */
+	if (!writer_staged() && mappings_unknown())
+		mappings_write(0);
 	heap_write_end(WRITER_WAIT);
 	if (quiet)
 		writer_finish();

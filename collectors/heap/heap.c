@@ -57,6 +57,7 @@
 #include "collect-env.h"
 #include "control.h"
 #include "heap.h"
+#include "mappings.h"
 #include "neglog.h"
 #include "preload.h"
 #include "pyframes.h"
@@ -381,6 +382,8 @@ static __attribute__((noinline)) uint32_t heap_stack(struct heap_tls *t, const v
 		memmove(frames, frames + k, (*n - k) * sizeof(*frames));
 	*n -= k;
 	frames[0]--;
+	/* an address in no mapping written yet: the end reads the maps */
+	mappings_note_frames(frames, *n);
 	_Static_assert(HEAP_PY_FRAMES >= RAW_PY_MAX_STACK, "room for a thread's Python frames");
 	id = pyframes_stack(frames, n, HEAP_FRAMES + HEAP_PY_FRAMES);
 	stacktab_know(serial, id, *flags);

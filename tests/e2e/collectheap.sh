@@ -259,6 +259,17 @@ for at in 200 1000 3000 9000 $((size / 3)) $((size / 2 + 4)); do
 	[ "$st" -le 1 ] || fail "known.raw with 8 bytes of 0xff at $at: profview exited $st: $(cat bad.err)"
 done
 
+# ---- an allocation from JIT code ------------------------------------------
+# (tests/progs/jit.c alloc: code in an anonymous executable mapping made
+# after the start calls the allocating function) its frame named [anon],
+# from the maps the end reads once a stack held an address in no mapping
+# the start wrote
+build jit
+"$COLLECT_HEAP" -q -o jit.raw ./jit 0.1 alloc >/dev/null || fail "collect-heap ./jit failed"
+"$PROFVIEW" --folded --sample-index=alloc_space jit.raw >jit.folded || fail "profview of jit.raw failed"
+anon=$(awk '/;main;\[anon\][^;]*;allocate / { t += $NF } END { print (t > 0) }' jit.folded)
+[ "$anon" = 1 ] || fail "no allocation under main;[anon];allocate: $(sort -t' ' -k2 -n jit.folded | tail -2)"
+
 # ---- usage ----------------------------------------------------------------
 st=0
 "$COLLECT_HEAP" --rate=0 ./heapcases known 2>err.txt || st=$?
