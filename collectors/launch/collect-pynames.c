@@ -54,6 +54,7 @@ struct collect_pynames {
 	 * records rewritten */
 	uint32_t *pmap;
 	uint32_t npmap;
+	uint64_t part_len, part_shared; /* its bytes, and those taken of strings before */
 	struct pynames_buf out;
 	struct pynames_buf lens;     /* the bytes of out each record became */
 	struct pynames_buf runrec;   /* its RAW_PYRUNCODES record */
@@ -322,6 +323,12 @@ static int64_t part_string(struct collect_pynames *t, const unsigned char **p, c
 		return -2;
 	if (pre > was->len)
 		pre = was->len;
+	/* what a trace takes of its strings before is bounded by a multiple
+	 * of its size, as the reader's is: a few bytes do not make
+	 * gigabytes to hash */
+	t->part_shared += pre;
+	if (t->part_shared > 64 * t->part_len + 65536)
+		return -2;
 	if ((size_t)pre + n > t->capscratch) {
 		char *s = realloc(t->scratch, (size_t)pre + n);
 
@@ -494,6 +501,8 @@ static int64_t part_rewrite(struct collect_pynames *t, const unsigned char *b, s
 	t->out.n = 0;
 	t->lens.n = 0;
 	t->runrec.n = 0;
+	t->part_len = len;
+	t->part_shared = 0;
 	if (t->npmap)
 		memset(t->pmap, 0, t->npmap * sizeof(*t->pmap));
 	if (raw_iter_head(b, len, &head) != RAW_HEAD_OK)
