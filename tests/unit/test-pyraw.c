@@ -518,6 +518,112 @@ static void test_codes(void)
 	free(r.b);
 }
 
+/* A run of one process whose codes are the run's names (raw.h): run code
+ * 1 "Parser.parse" in "/lib/json/decoder.py" (first line 10), 2
+ * "Parser.feed" (string 2's beginning) in string 3, first line 20; the
+ * process's codes 1 and 2 the run's 1 and 2, its code 3 the run's 9
+ * (which it does not have: a warning), and, with names, its code 4 written
+ * by a RAW_PYCODES record of its own. */
+static void rb_run_names(struct rawbuf *r, bool names)
+{
+	static const unsigned char run[] = {
+		2 /* 1 */, 20, 12 << 2, 'P', 'a', 'r', 's', 'e', 'r', '.', 'p', 'a', 'r', 's', 'e',
+		20 << 2, '/', 'l', 'i', 'b', '/', 'j', 's', 'o', 'n', '/', 'd', 'e', 'c', 'o', 'd', 'e', 'r', '.', 'p', 'y',
+		2 /* 2 */, 40, 2 << 2 | 2, 7, 4, 'f', 'e', 'e', 'd', 3 << 2 | 1,
+	};
+	static const unsigned char own[] = { 8 /* 4 */, 2, 3 << 2, 'o', 'w', 'n', 1 << 2, 'f' };
+	/* codes 1-2 are the run's 1-2; code 3 the run's 9 */
+	static const unsigned char ranges[] = { 2, 2 /* 1 */, 2 /* 1 */, 1, 0 /* 3 */, 12 /* 9 */ };
+	const uint64_t frames[] = { raw_py_word(1, 42), raw_py_word(2, 7), raw_py_word(4, 3),
+				    raw_py_word(3, 5), 0x401010 };
+	struct raw_pyruncodes rc = { { RAW_PYRUNCODES, (uint32_t)(sizeof rc + raw_pad(sizeof ranges)) } };
+	struct raw_run_part part = { .offset = 0, .pid = 4242, .flags = RAW_RUN_ROOT };
+	struct raw_run_footer f = { 0 };
+	struct raw_run_pynames t = { 0 };
+	size_t at;
+
+	rb_header(r, "/nonexistent/python", 10000000);
+	rb_mapping(r, 0x400000, 0x500000, 0, "/nonexistent/python");
+	rb_thread(r, 100, "main");
+	at = r->len;
+	rb_put(r, &rc, sizeof rc);
+	rb_put(r, ranges, sizeof ranges);
+	rb_zero(r, at + rc.h.size - r->len);
+	if (names)
+		rb_pycodes(r, own, sizeof own);
+	rb_stack(r, 1, frames, 5);
+	rb_sample(r, 100, 1, NULL, 0, 1000, 4000000);
+	rb_end(r, 2000, 1, 0);
+	part.length = r->len;
+	rb_zero(r, raw_pad((uint32_t)r->len) - r->len);
+	if (names) {
+		at = r->len;
+		rb_pycodes(r, run, sizeof run);
+		t.size = r->len - at;
+		memcpy(t.magic, RAW_RUN_PYNAMES_MAGIC, RAW_MAGIC_LEN);
+		rb_put(r, &t, sizeof t);
+	}
+	f.index_offset = r->len;
+	rb_put(r, &part, sizeof part);
+	f.nparts = 1;
+	f.nprocesses = 1;
+	memcpy(f.magic, RAW_RUN_MAGIC, RAW_MAGIC_LEN);
+	rb_put(r, &f, sizeof f);
+}
+
+/* The codes of a process of a run named from the run's names: names,
+ * first lines and the lines of the frame words; a code the run's names
+ * do not have, and a run without them. */
+static void test_run_names(void)
+{
+	struct rawbuf r = { 0 };
+	struct pv_profile *p;
+
+	rb_run_names(&r, true);
+	nwarnings = 0;
+	p = raw_read_run(r.b, r.len, "t", NULL, false);
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	CHECK_EQ(nwarnings, 1); /* the run's code 9 */
+	CHECK_EQ(p->nsamples, 1);
+	if (p->nsamples == 1) {
+		const uint32_t *locs = p->stack_locs + p->samples[0].loc_off;
+
+		CHECK_STR(fn_name(p, locs[0]), "Parser.parse");
+		CHECK_EQ(line_of(p, locs[0])[0].line, 42);
+		CHECK_STR(file_of(p, locs[0]), "/lib/json/decoder.py");
+		CHECK_EQ(p->functions[line_of(p, locs[0])[0].function].start_line, 10);
+		CHECK_STR(fn_name(p, locs[1]), "Parser.feed");
+		CHECK_EQ(line_of(p, locs[1])[0].line, 7);
+		CHECK_STR(file_of(p, locs[1]), "/lib/json/decoder.py");
+		CHECK_EQ(p->functions[line_of(p, locs[1])[0].function].start_line, 20);
+		CHECK_STR(fn_name(p, locs[2]), "own");
+		CHECK_STR(file_of(p, locs[2]), "f");
+		CHECK_STR(fn_name(p, locs[3]), "[python: code not recorded]");
+	}
+	CHECK_EQ(pv_profile_check_indices(p, "t"), 0);
+	pv_profile_free(p);
+	if (getenv("PYRAW_SEED") && strcmp(getenv("PYRAW_SEED"), "pynames") == 0)
+		fwrite(r.b, 1, r.len, stdout); /* the raw fuzzer's seed run-pynames */
+
+	/* no run's names: the codes named from them are not recorded */
+	r.len = 0;
+	rb_run_names(&r, false);
+	nwarnings = 0;
+	p = raw_read_run(r.b, r.len, "t", NULL, false);
+	CHECK(p != NULL);
+	CHECK_EQ(nwarnings, 1); /* (the first range: the rest of the record ignored) */
+	if (p && p->nsamples == 1) {
+		const uint32_t *locs = p->stack_locs + p->samples[0].loc_off;
+
+		CHECK_STR(fn_name(p, locs[0]), "[python: code not recorded]");
+	}
+	if (p)
+		pv_profile_free(p);
+	free(r.b);
+}
+
 /* Entries that each take a long name written before: what they take is
  * bounded by a multiple of the records' size, with one warning. */
 static void test_codes_bound(void)
@@ -689,6 +795,7 @@ int main(void)
 	test_compact();
 	test_codes();
 	test_codes_bound();
+	test_run_names();
 	test_pystacks();
 	test_pyparts();
 	test_fold();
