@@ -98,6 +98,7 @@ static uint32_t raw_iter_min_size(uint32_t type)
 	case RAW_PYPART: return sizeof(struct raw_pypart);
 	case RAW_PYCODES: return sizeof(struct raw_pycodes);
 	case RAW_PYRUNCODES: return sizeof(struct raw_pyruncodes);
+	case RAW_PYPARTS: return sizeof(struct raw_pyparts);
 	default: return sizeof(struct raw_rec);
 	}
 }

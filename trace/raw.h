@@ -153,6 +153,7 @@ enum raw_type {
 	RAW_PYPART = 23,
 	RAW_PYCODES = 24,
 	RAW_PYRUNCODES = 25,
+	RAW_PYPARTS = 26,
 };
 
 struct raw_rec {
@@ -839,6 +840,21 @@ struct raw_pypart {
 };
 _Static_assert(sizeof(struct raw_pypart) == 24, "raw_pypart is 24 bytes");
 #define RAW_PY_MAX_PARTS ((1u << 20) - 1)
+
+/* Python parts packed: the parts of RAW_PYPART records (the same parts,
+ * indices and frames), several to a record and without the fixed header
+ * (the collector writes these; a trace may have both kinds): followed by
+ * parts to the end of the record, a varint 0 (the zeros it is padded to 8
+ * with) ending them.  A part is LEB128 varints (7 bits a byte, bit 7:
+ * more): nwords (1 to RAW_PY_MAX_STACK, never 0); zigzag(index - the
+ * index of the part before in the record, or 0); its parent, 0 for none,
+ * else zigzag(index - parent) + 1; for a part without a parent, eval_lo
+ * and eval_hi - eval_lo (64-bit varints); then its nwords frames, each two
+ * varints as a RAW_PYPART's. */
+struct raw_pyparts {
+	struct raw_rec h;
+};
+_Static_assert(sizeof(struct raw_pyparts) == 8, "raw_pyparts is 8 bytes");
 
 /* The Python frames of a RAW_SAMPLE_REGS sample (a thread off CPU in a
  * wall-clock trace, read by the sampler; or a stack copy of the handler,

@@ -624,34 +624,84 @@ static int part_varint(const unsigned char **p, const unsigned char *end, uint32
 	return -1;
 }
 
-/* The frames of the RAW_PYPART g, its len bytes at r, into words[0..)
- * and the ends of its calls into ends (*ne of them): 0, or -1 when they
- * are not g.nwords whole frames. */
-static int part_decode(const struct raw_pypart *g, const unsigned char *r, uint64_t *words,
-		       uint32_t *ends, uint32_t *ne)
+/* A 64-bit LEB128 varint at *p (before end): 0, or -1 when cut or too
+ * long. */
+static int part_varint64(const unsigned char **p, const unsigned char *end, uint64_t *v)
 {
-	const unsigned char *end = r + g->len;
+	*v = 0;
+	for (uint32_t i = 0; i < 10; i++) {
+		if (*p == end)
+			return -1;
+		*v |= (uint64_t)(**p & 0x7f) << (7 * i);
+		if (!(*(*p)++ & 0x80))
+			return 0;
+	}
+	return -1;
+}
 
+/* The g.nwords frames of the part g at *r (before end) into words[0..)
+ * and the ends of its calls into ends (*ne of them), *r past them: 0, or
+ * -1 when they are not g.nwords whole frames. */
+static int part_decode(const struct raw_pypart *g, const unsigned char **r,
+		       const unsigned char *end, uint64_t *words, uint32_t *ends, uint32_t *ne)
+{
 	*ne = 0;
 	for (uint32_t i = 0; i < g->nwords; i++) {
 		uint32_t code, at;
 
-		if (part_varint(&r, end, &code) < 0 || part_varint(&r, end, &at) < 0 ||
+		if (part_varint(r, end, &code) < 0 || part_varint(r, end, &at) < 0 ||
 		    code > RAW_PY_MAX_CODES || (at >> 1) > RAW_PY_NO_INSTR)
 			return -1;
 		words[i] = raw_py_word(code, at >> 1);
 		if (at & 1)
 			ends[(*ne)++] = i + 1;
 	}
-	return r == end ? 0 : -1;
+	return 0;
+}
+
+/* Takes in the part g (its frames at *r, before end; *r past them; with
+ * whole, they must end there), of the evaluation loop eval when it has no
+ * parent: 0; 1 when it is malformed (said); -1 when out of memory. */
+static int part_take(struct reader *rd, const struct raw_pypart *g, const uint64_t eval[2],
+		     const unsigned char **r, const unsigned char *end, bool whole, size_t off)
+{
+	struct rd_python *py = &rd->py;
+	uint32_t e = 0, ne;
+
+	if (pv_grow(&py->words, &py->cap_words, py->nwords + g->nwords, sizeof *py->words) < 0 ||
+	    pv_grow(&py->ends, &py->cap_ends, py->nends + g->nwords, sizeof *py->ends) < 0)
+		return -1;
+	if (g->nwords == 0 || g->nwords > RAW_PY_MAX_STACK || g->index == 0 ||
+	    g->index > RAW_PY_MAX_PARTS - g->nwords + 1 ||
+	    (g->parent >= g->index && g->parent - g->index < g->nwords) ||
+	    part_decode(g, r, end, py->words + py->nwords, py->ends + py->nends, &ne) < 0 ||
+	    (whole && *r != end)) {
+		pv_warn("%s: Python stack part at byte %zu is malformed; ignored", rd->who, off);
+		return 1;
+	}
+	/* the part, then the parts of its outer frames (those not known) */
+	for (uint32_t j = 0; j < g->nwords; j++) {
+		struct rd_python_part *t;
+
+		if (part_get(py, g->index + j))
+			continue;
+		while (e < ne && py->ends[py->nends + e] <= j)
+			e++;
+		t = part_new(py, g->index + j);
+		if (t == NULL)
+			return -1;
+		*t = (struct rd_python_part){ py->nwords + j + 1, py->nends + e, eval[0], eval[1],
+					      g->nwords - j, ne - e, g->parent, j };
+	}
+	py->nwords += g->nwords;
+	py->nends += ne;
+	return 0;
 }
 
 int rd_python_part(struct reader *rd, const unsigned char *r, size_t off)
 {
-	struct rd_python *py = &rd->py;
 	struct raw_pypart g;
 	uint64_t eval[2] = { 0, 0 };
-	uint32_t e = 0, ne;
 
 	memcpy(&g, r, sizeof g);
 	r += sizeof g;
@@ -660,31 +710,34 @@ int rd_python_part(struct reader *rd, const unsigned char *r, size_t off)
 		r += sizeof eval;
 	}
 	/* (raw-iter.c checked the counts against the size) */
-	if (pv_grow(&py->words, &py->cap_words, py->nwords + g.nwords, sizeof *py->words) < 0 ||
-	    pv_grow(&py->ends, &py->cap_ends, py->nends + g.nwords, sizeof *py->ends) < 0)
-		return -1;
-	if (g.index == 0 || g.index > RAW_PY_MAX_PARTS - g.nwords + 1 ||
-	    (g.parent >= g.index && g.parent - g.index < g.nwords) ||
-	    part_decode(&g, r, py->words + py->nwords, py->ends + py->nends, &ne) < 0) {
-		pv_warn("%s: Python stack part at byte %zu is malformed; ignored", rd->who, off);
-		return 0;
-	}
-	/* the part, then the parts of its outer frames (those not known) */
-	for (uint32_t j = 0; j < g.nwords; j++) {
-		struct rd_python_part *t;
+	return part_take(rd, &g, eval, &r, r + g.len, true, off) < 0 ? -1 : 0;
+}
 
-		if (part_get(py, g.index + j))
-			continue;
-		while (e < ne && py->ends[py->nends + e] <= j)
-			e++;
-		t = part_new(py, g.index + j);
-		if (t == NULL)
-			return -1;
-		*t = (struct rd_python_part){ py->nwords + j + 1, py->nends + e, eval[0], eval[1],
-					      g.nwords - j, ne - e, g.parent, j };
+int rd_python_parts(struct reader *rd, const unsigned char *r, uint32_t size, size_t off)
+{
+	const unsigned char *p = r + sizeof(struct raw_pyparts), *end = r + size;
+	struct raw_pypart g = { .index = 0 };
+
+	while (p < end && *p != 0) {
+		uint64_t eval[2] = { 0, 0 };
+		uint32_t di, par;
+		int rc;
+
+		if (part_varint(&p, end, &g.nwords) < 0 || part_varint(&p, end, &di) < 0 ||
+		    part_varint(&p, end, &par) < 0 ||
+		    (par == 0 && (part_varint64(&p, end, &eval[0]) < 0 ||
+				  part_varint64(&p, end, &eval[1]) < 0))) {
+			pv_warn("%s: Python stack part at byte %zu is malformed; the rest of its "
+				"record ignored", rd->who, off + (size_t)(p - r));
+			return 0;
+		}
+		g.index += di >> 1 ^ -(di & 1);
+		g.parent = par == 0 ? 0 : g.index - ((par - 1) >> 1 ^ -((par - 1) & 1));
+		eval[1] += eval[0];
+		rc = part_take(rd, &g, eval, &p, end, false, off + (size_t)(p - r));
+		if (rc != 0)
+			return rc < 0 ? -1 : 0; /* (the rest: where it ends is not known) */
 	}
-	py->nwords += g.nwords;
-	py->nends += ne;
 	return 0;
 }
 

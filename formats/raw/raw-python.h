@@ -35,6 +35,11 @@ int rd_python_stack(struct reader *rd, const unsigned char *r, size_t off);
  * hold its parent, is skipped with a warning; an index seen before keeps
  * its first part.  0, or -1 when out of memory. */
 int rd_python_part(struct reader *rd, const unsigned char *r, size_t off);
+/* Takes in a RAW_PYPARTS record of size bytes (whole, as raw-iter.h
+ * checked): each of its parts as a RAW_PYPART's; a part that does not
+ * decode, or that would be skipped as a RAW_PYPART is, ends the record
+ * with a warning.  0, or -1 when out of memory. */
+int rd_python_parts(struct reader *rd, const unsigned char *r, uint32_t size, size_t off);
 /* Puts the Python frames of RAW_PYPART index into the native frames
  * frames[0..n) (cap words) as raw_py_merge does (a part without a record:
  * one frame that says so, at the root); returns the new count. */

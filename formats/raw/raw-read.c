@@ -92,6 +92,7 @@ static const char *type_name(uint32_t t)
 	case RAW_PYPART: return "pypart";
 	case RAW_PYCODES: return "pycodes";
 	case RAW_PYRUNCODES: return "pyruncodes";
+	case RAW_PYPARTS: return "pyparts";
 	case RAW_PYTHON: return "python";
 	default: return "unknown";
 	}
@@ -235,6 +236,10 @@ static int first_record(struct reader *rd, const struct raw_record *recp)
 		break;
 	case RAW_PYPART:
 		if (rd_python_part(rd, r, rec.off) < 0)
+			return -1;
+		break;
+	case RAW_PYPARTS:
+		if (rd_python_parts(rd, r, rec.size, rec.off) < 0)
 			return -1;
 		break;
 	case RAW_KERNEL: {

@@ -20,6 +20,8 @@
  *   stack ID NFRAMES
  *   stackpy ID PART NFRAMES                (a stack with its Python frames' part)
  *   pypart INDEX PARENT NWORDS LEN SIZE    (a Python part of stacks)
+ *   pyparts SIZE PARTS                     (parts packed; then a pypart
+ *                                          line of each, SIZE 0)
  *   sample TID TIME WEIGHT STACK_ID       (frame-pointer and cfi samples)
  *   regs TID TIME WEIGHT FLAGS             (register samples)
  *   lost COUNT
@@ -247,6 +249,46 @@ static void dump_pycodes(const unsigned char *d, uint32_t size)
 	}
 }
 
+/* A RAW_PYPARTS record's lines: its size and parts, then each part as a
+ * RAW_PYPART's line (LEN: the bytes of its frames; SIZE 0). */
+static void dump_pyparts(const unsigned char *d, uint32_t size)
+{
+	const unsigned char *p, *end = d + size;
+	uint32_t n = 0;
+
+	for (int pass = 0; pass < 2; pass++) {
+		uint32_t index = 0, nwords, di, par, v;
+
+		p = d + sizeof(struct raw_pyparts);
+		if (pass == 1)
+			printf("pyparts %u %u\n", size, n);
+		while (p < end && *p != 0) {
+			const unsigned char *at;
+
+			if (dump_varint(&p, end, &nwords) < 0 || dump_varint(&p, end, &di) < 0 ||
+			    dump_varint(&p, end, &par) < 0)
+				break;
+			/* (eval_lo and eval_hi: two varints of up to 64 bits) */
+			for (int k = 0; par == 0 && k < 2; k++) {
+				while (p < end && (*p & 0x80))
+					p++;
+				p += p < end;
+			}
+			at = p;
+			for (uint32_t i = 0; i < 2 * nwords; i++)
+				if (dump_varint(&p, end, &v) < 0)
+					break;
+			index += di >> 1 ^ -(di & 1);
+			if (pass == 0)
+				n++;
+			else
+				printf("pypart %u %u %u %u 0\n", index,
+				       par == 0 ? 0 : index - ((par - 1) >> 1 ^ -((par - 1) & 1)), nwords,
+				       (unsigned)(p - at));
+		}
+	}
+}
+
 /* A RAW_PYRUNCODES record's lines: its ranges, and each code a pyentry
  * line of the run's code it is. */
 static void dump_pyruncodes(const unsigned char *d, uint32_t size)
@@ -435,6 +477,9 @@ static int dump(const char *path, const unsigned char *b, size_t len)
 			break;
 		case RAW_PYRUNCODES:
 			dump_pyruncodes(r.data, r.size);
+			break;
+		case RAW_PYPARTS:
+			dump_pyparts(r.data, r.size);
 			break;
 		case RAW_PYCODE:
 			dump_pycode(r.data, r.size);
