@@ -361,15 +361,17 @@ for row in open(sys.argv[1]):
     if len(f) < 7 or ":" not in f[-1] or not f[-1].split(":")[0].endswith(".py"):
         continue
     path, line = f[-1].rsplit(":", 1)
-    if not os.path.isfile(path) or not line.isdigit():
-        continue
+    if not os.path.isfile(path) or not line.isdigit() or line == "0":
+        continue  # (0: an instruction on no line)
     if path not in seen:
         seen[path] = {}
         codes(compile(open(path, "rb").read(), path, "exec"), "", seen[path])
     n += 1
-    if not any(lo <= int(line) <= hi for lo, hi in seen[path].get(f[-2].rsplit(":", 1)[0], [])):
+    # (self, cpu%, cum, cpu%, noise; the name, which may have spaces)
+    name = " ".join(f[5:-1]).rsplit(":", 1)[0]
+    if not any(lo <= int(line) <= hi for lo, hi in seen[path].get(name, [])):
         bad += 1
-        print("not in", f[-2], "of", path, ":", row.strip())
+        print("not in", name, "of", path, ":", row.strip())
 print("frames", n, "bad", bad)
 sys.exit(1 if bad or n < 3 else 0)' rnl.txt >rnl.check ||
 		fail "$2: the run's names of the children's frames: $(head -4 rnl.check)"
