@@ -50,6 +50,7 @@ struct collect_pynames {
 	struct pynames_buf cur;      /* the entries of the record open */
 	uint32_t cur_last;           /* its last entry's code */
 	uint32_t last[2];            /* the last entry's name and file: strs + 1 */
+	uint32_t first[2][256];      /* of each kind, the last written with that first byte */
 	/* of the trace being copied: its code indices' run codes, and its
 	 * records rewritten */
 	uint32_t *pmap;
@@ -225,31 +226,48 @@ static int record_close(struct collect_pynames *t)
 	return 0;
 }
 
+/* The bytes string s (strs) and the string cand1 - 1 (0: none) begin
+ * with alike. */
+static uint32_t common_prefix(const struct collect_pynames *t, uint32_t s, uint32_t cand1)
+{
+	const struct pynames_str *e = &t->strs[s], *w;
+	uint32_t k = 0;
+
+	if (cand1 == 0)
+		return 0;
+	w = &t->strs[cand1 - 1];
+	while (k < w->len && k < e->len && t->text[w->off + k] == t->text[e->off + k])
+		k++;
+	return k;
+}
+
 /* String s, the run's string id, in an entry of the run's records: by
  * number when written before, else by its beginning shared with the
- * last entry's of its kind, else as text. */
+ * last entry's of its kind or with the last of its kind that began with
+ * the same byte (a file of the library after a frozen module's), else
+ * as text. */
 static int entry_string(struct collect_pynames *t, uint32_t s, uint32_t id, int kind)
 {
 	struct pynames_str *e = &t->strs[s];
 	const char *txt = t->text + e->off;
+	uint32_t *by_first = e->len ? &t->first[kind][(unsigned char)txt[0]] : NULL;
+	uint32_t k = common_prefix(t, s, t->last[kind]), from = t->last[kind], k2;
 
 	if (e->id1)
 		return buf_varint(&t->cur, (uint64_t)(e->id1 - 1) << 2 | RAW_PYCODES_SAME);
 	e->id1 = id + 1;
-	if (t->last[kind]) {
-		const struct pynames_str *w = &t->strs[t->last[kind] - 1];
-		const char *was = t->text + w->off;
-		uint32_t k = 0;
-
-		while (k < w->len && k < e->len && was[k] == txt[k])
-			k++;
-		if (k >= PYNAMES_MIN_PREFIX)
-			return buf_varint(&t->cur, (uint64_t)(w->id1 - 1) << 2 | RAW_PYCODES_PREFIX) ||
-					       buf_varint(&t->cur, k) || buf_varint(&t->cur, e->len - k) ||
-					       buf_put(&t->cur, txt + k, e->len - k)
-				       ? -1
-				       : 0;
+	if (by_first && (k2 = common_prefix(t, s, *by_first)) > k) {
+		k = k2;
+		from = *by_first;
 	}
+	if (by_first)
+		*by_first = s + 1;
+	if (k >= PYNAMES_MIN_PREFIX)
+		return buf_varint(&t->cur, (uint64_t)(t->strs[from - 1].id1 - 1) << 2 | RAW_PYCODES_PREFIX) ||
+				       buf_varint(&t->cur, k) || buf_varint(&t->cur, e->len - k) ||
+				       buf_put(&t->cur, txt + k, e->len - k)
+			       ? -1
+			       : 0;
 	return buf_varint(&t->cur, (uint64_t)e->len << 2 | RAW_PYCODES_TEXT) ||
 			       buf_put(&t->cur, txt, e->len)
 		       ? -1
