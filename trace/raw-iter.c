@@ -97,6 +97,8 @@ static uint32_t raw_iter_min_size(uint32_t type)
 	case RAW_STACK_PY: return sizeof(struct raw_stack_py);
 	case RAW_PYPART: return sizeof(struct raw_pypart);
 	case RAW_PYCODES: return sizeof(struct raw_pycodes);
+	case RAW_PYRUNCODES: return sizeof(struct raw_pyruncodes);
+	case RAW_PYPARTS: return sizeof(struct raw_pyparts);
 	default: return sizeof(struct raw_rec);
 	}
 }
@@ -311,5 +313,23 @@ int raw_run_other_next(const unsigned char *buf, size_t len, const struct raw_ru
 		return -1;
 	*name = (const char *)buf + at + sizeof(*other);
 	*pos = at + raw_pad((uint32_t)sizeof(*other) + other->name_len);
+	return 1;
+}
+
+int raw_run_pynames(const unsigned char *buf, size_t len, const struct raw_run_footer *footer,
+		    uint64_t *off, uint64_t *size)
+{
+	struct raw_run_pynames t;
+	uint64_t end = footer->others_offset ? footer->others_offset : footer->index_offset;
+
+	if (end > len || end < sizeof(t) || end % 8 != 0)
+		return 0;
+	memcpy(&t, buf + end - sizeof(t), sizeof(t));
+	if (memcmp(t.magic, RAW_RUN_PYNAMES_MAGIC, RAW_MAGIC_LEN) != 0)
+		return 0;
+	if (t.size % 8 != 0 || t.size > RAW_RUN_PYNAMES_MAX || t.size > end - sizeof(t))
+		return -1;
+	*off = end - sizeof(t) - t.size;
+	*size = t.size;
 	return 1;
 }

@@ -117,6 +117,12 @@ long raw_run_index(const unsigned char *buf, size_t len, struct raw_run_footer *
 int raw_run_part_get(const unsigned char *buf, size_t len, const struct raw_run_footer *footer,
 		     uint32_t i, struct raw_run_part *part);
 
+/* The run's names (RAW_RUN_PYNAMES_MAGIC) of a run raw_run_index found:
+ * 1 with their records at *off, *size bytes, 0 when it has none, -1 when
+ * the trailer does not hold together. */
+int raw_run_pynames(const unsigned char *buf, size_t len, const struct raw_run_footer *footer,
+		    uint64_t *off, uint64_t *size);
+
 /* Why a process was not profiled (enum raw_why), in words ("static
  * binary"). */
 const char *raw_why_say(uint32_t why);

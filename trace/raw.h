@@ -152,6 +152,8 @@ enum raw_type {
 	RAW_STACK_PY = 22,
 	RAW_PYPART = 23,
 	RAW_PYCODES = 24,
+	RAW_PYRUNCODES = 25,
+	RAW_PYPARTS = 26,
 };
 
 struct raw_rec {
@@ -599,6 +601,26 @@ struct raw_run_footer {
 _Static_assert(sizeof(struct raw_run_footer) == 32, "raw_run_footer is 32 bytes");
 #define RAW_RUN_FOOTER_SIZE 32
 
+/* The run's names: the Python code objects of its processes (qualified
+ * name, file name, first line), written once for the run when
+ * collect-timer joins the traces, which then name them by number
+ * (RAW_PYRUNCODES) rather than each process writing its own.
+ * RAW_PYCODES records, each with its raw_rec header, whose code i is the
+ * run's code i, size bytes in all, then this trailer,
+ * which ends right where the table of the processes not profiled starts
+ * (raw_run_footer.others_offset), or the index of the parts when there is
+ * no such table.  The records are
+ * read as those of a trace are, their strings by number or beginning
+ * naming the run's strings before; nothing else in the file refers to
+ * them.  A run without it has no RAW_PYCODES_RUN strings. */
+#define RAW_RUN_PYNAMES_MAGIC "PVNAMES\n"
+#define RAW_RUN_PYNAMES_MAX ((uint64_t)64 << 20)
+struct raw_run_pynames {
+	uint64_t size;             /* bytes of the records before it, a multiple of 8 */
+	char magic[RAW_MAGIC_LEN]; /* RAW_RUN_PYNAMES_MAGIC */
+};
+_Static_assert(sizeof(struct raw_run_pynames) == 16, "raw_run_pynames is 16 bytes");
+
 /* The file of a run's short process images, "<output>.short" (collect-timer
  * creates it empty, named to the images by PROFVIEW_SHORT): an image that
  * ends or execs without a sample has made no trace file of its own, and
@@ -752,6 +774,22 @@ _Static_assert(sizeof(struct raw_pycodes) == 8, "raw_pycodes is 8 bytes");
 #define RAW_PYCODES_SAME 1u
 #define RAW_PYCODES_PREFIX 2u
 
+/* Code objects of the process that are codes of the run's names
+ * (RAW_RUN_PYNAMES_MAGIC), written by collect-timer in place of the
+ * process's RAW_PYCODES records as it joins the traces of a run, and
+ * only in a part of a run: followed by ranges to the end of the record,
+ * a varint 0 (the zeros it is padded to 8 with) ending them, each three
+ * LEB128 varints: count (> 0), zigzag(index - the end of the range
+ * before in the record, or 0) and zigzag(run code - the end of the range
+ * before, or 0).  The process's codes index to index + count - 1 are the
+ * run's codes run code to run code + count - 1: their qualified names,
+ * file names and first lines.  A Python frame word of such a code holds
+ * its line as with RAW_PYCODES. */
+struct raw_pyruncodes {
+	struct raw_rec h;
+};
+_Static_assert(sizeof(struct raw_pyruncodes) == 8, "raw_pyruncodes is 8 bytes");
+
 /* Python frames stored once (see RAW_PYSTACK_TAG): followed by nframes
  * uint64 Python frame words (raw_py_is), innermost first. */
 struct raw_pystack {
@@ -802,6 +840,21 @@ struct raw_pypart {
 };
 _Static_assert(sizeof(struct raw_pypart) == 24, "raw_pypart is 24 bytes");
 #define RAW_PY_MAX_PARTS ((1u << 20) - 1)
+
+/* Python parts packed: the parts of RAW_PYPART records (the same parts,
+ * indices and frames), several to a record and without the fixed header
+ * (the collector writes these; a trace may have both kinds): followed by
+ * parts to the end of the record, a varint 0 (the zeros it is padded to 8
+ * with) ending them.  A part is LEB128 varints (7 bits a byte, bit 7:
+ * more): nwords (1 to RAW_PY_MAX_STACK, never 0); zigzag(index - the
+ * index of the part before in the record, or 0); its parent, 0 for none,
+ * else zigzag(index - parent) + 1; for a part without a parent, eval_lo
+ * and eval_hi - eval_lo (64-bit varints); then its nwords frames, each two
+ * varints as a RAW_PYPART's. */
+struct raw_pyparts {
+	struct raw_rec h;
+};
+_Static_assert(sizeof(struct raw_pyparts) == 8, "raw_pyparts is 8 bytes");
 
 /* The Python frames of a RAW_SAMPLE_REGS sample (a thread off CPU in a
  * wall-clock trace, read by the sampler; or a stack copy of the handler,

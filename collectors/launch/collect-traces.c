@@ -15,6 +15,7 @@
 
 #include "collect-env.h"
 #include "collect-procs.h"
+#include "collect-pynames.h"
 #include "cli.h"
 #include "collect-traces.h"
 #include "collect.h"
@@ -645,6 +646,7 @@ int collect_join(const char *shown, const struct collect_trace *v, size_t n,
 {
 	struct raw_run_footer foot = { 0 };
 	struct raw_run_part *idx;
+	struct collect_pynames *names;
 	char tmp[PATH_MAX + 16];
 	size_t nkeep = 0, m = 0;
 	uint64_t off = 0;
@@ -671,23 +673,41 @@ int collect_join(const char *shown, const struct collect_trace *v, size_t n,
 		free(idx);
 		return -1;
 	}
+	names = collect_pynames_new();
 	for (size_t k = 0; k < n && ok; k++) {
+		uint64_t length = v[k].size;
+
 		if (!v[k].keep)
 			continue;
 		off = (off + RAW_RUN_ALIGN - 1) / RAW_RUN_ALIGN * RAW_RUN_ALIGN;
-		if (!(inplace && k == 0))
+		if (!(inplace && k == 0) && names != NULL) {
+			/* the Python names of the processes written once */
+			int64_t w = collect_pynames_copy(names, fd, off, v[k].name,
+							 v[k].chunk ? v[k].chunk_off : 0, v[k].size);
+
+			ok = w >= 0;
+			length = ok ? (uint64_t)w : 0;
+		} else if (!(inplace && k == 0)) {
 			ok = collect_copy_from(fd, off, v[k].name, v[k].chunk ? v[k].chunk_off : 0,
 					       v[k].size) == 0;
+		}
 		idx[m].offset = inplace && k == 0 ? 0 : off;
-		idx[m].length = v[k].size;
+		idx[m].length = length;
 		idx[m].pid = v[k].pid;
 		idx[m].flags = (v[k].execd ? RAW_RUN_EXECD : 0) | (v[k].pid == v[0].pid ? RAW_RUN_ROOT : 0) |
 			       v[k].end;
 		idx[m].end_code = v[k].end ? v[k].end_code : 0;
-		off = idx[m].offset + v[k].size;
+		off = idx[m].offset + length;
 		m++;
 	}
 	off = (off + 7) / 8 * 8;
+	if (ok && names != NULL) {
+		int64_t w = collect_pynames_write(names, fd, off);
+
+		ok = w >= 0;
+		off += ok ? (uint64_t)w : 0;
+	}
+	collect_pynames_free(names);
 	if (ok && others != NULL && others->n > 0) {
 		int64_t w = collect_others_write(fd, off, others);
 

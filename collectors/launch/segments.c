@@ -601,6 +601,7 @@ static void seg_record(struct seg *s, const struct raw_record *r)
 	case RAW_PYCODES:
 	case RAW_PYSTACK:
 	case RAW_PYPART:
+	case RAW_PYPARTS:
 		/* written once per trace, each Python code object and list of
 		 * frames: every later segment's stacks may name them (at most
 		 * 2^16 of each, pyframes.c) */

@@ -8,7 +8,7 @@
  * walk: in the handler, pyframes_stack reads the sampled thread's frames
  * with process_vm_readv (a read that cannot fault), writes each code
  * object once as a RAW_PYCODE record, and each list of frames once as a
- * RAW_PYPART that the stack's record names (raw.h, pystacks.h).  A
+ * part (RAW_PYPARTS) that the stack's record names (raw.h, pystacks.h).  A
  * process without Python pays the one look at start.
  */
 #ifndef PROFVIEW_TIMER_PYFRAMES_H
@@ -40,7 +40,7 @@ int pyframes_on(void);
 /* The stack id (stacktab.h) of the native frames frames[0..*n) (leaf
  * first, room for cap words) with the calling thread's Python frames,
  * writing what the trace does not hold yet: the code objects, the
- * Python frames as a RAW_PYPART and the stack as a RAW_STACK_PY (the
+ * Python frames as a part (RAW_PYPARTS) and the stack as a RAW_STACK_PY (the
  * native stack's id when the thread runs no Python).  0 when the stack
  * could not be stored: frames[0..*n) then holds both, merged (raw.h),
  * for the caller to write inline.  Signal-safe: reads through

@@ -106,7 +106,7 @@ static uint64_t pystacks_word(_Atomic uint64_t *t, const uint64_t *w, uint32_t n
 }
 
 /* v as a LEB128 varint at p (NULL: counted only): its length. */
-static uint32_t pystacks_varint(unsigned char *p, uint32_t v)
+static uint32_t pystacks_varint(unsigned char *p, uint64_t v)
 {
 	uint32_t n = 0;
 
@@ -119,53 +119,56 @@ static uint32_t pystacks_varint(unsigned char *p, uint32_t v)
 	return n;
 }
 
-/* The frames w[0..k) as a RAW_PYPART holds them, at p (NULL: counted
- * only), frame i ending a call where gend says: their length.
- * Signal-safe. */
-static uint32_t pystacks_encode(unsigned char *p, const uint64_t *w, uint32_t k,
-				const uint32_t *gend, uint32_t ng)
+static uint64_t pystacks_zigzag(int64_t d)
+{
+	return d < 0 ? ((uint64_t)-d << 1) - 1 : (uint64_t)d << 1;
+}
+
+/* The part index of the Python frames w[0..k) as a RAW_PYPARTS record
+ * holds it, at p (NULL: counted only), frame i ending a call where gend
+ * says: its length.  Signal-safe. */
+static uint32_t pystacks_encode(unsigned char *p, uint32_t index, uint32_t parent, const uint64_t *w,
+				uint32_t k, const uint32_t *gend, uint32_t ng, uint64_t eval_lo,
+				uint64_t eval_hi)
 {
 	uint32_t len = 0, g = 0;
 
+	len += pystacks_varint(p ? p + len : NULL, k);
+	len += pystacks_varint(p ? p + len : NULL, pystacks_zigzag(index));
+	len += pystacks_varint(p ? p + len : NULL,
+			       parent == 0 ? 0 : pystacks_zigzag((int64_t)index - parent) + 1);
+	if (parent == 0) {
+		len += pystacks_varint(p ? p + len : NULL, eval_lo);
+		len += pystacks_varint(p ? p + len : NULL, eval_hi - eval_lo);
+	}
 	for (uint32_t i = 0; i < k; i++) {
 		uint32_t end = g < ng && gend[g] == i + 1;
 
 		g += end;
 		len += pystacks_varint(p ? p + len : NULL, raw_py_code(w[i]));
-		len += pystacks_varint(p ? p + len : NULL, raw_py_instr(w[i]) << 1 | end);
+		len += pystacks_varint(p ? p + len : NULL, (uint64_t)raw_py_instr(w[i]) << 1 | end);
 	}
 	return len;
 }
 
-/* Writes the RAW_PYPART record index of the Python frames w[0..k) (their
- * calls ending at gend[0..ng) as far as they are among them), its outer
- * frames those of part parent.  Signal-safe. */
+/* Writes the part index of the Python frames w[0..k) (their calls ending
+ * at gend[0..ng) as far as they are among them), its outer frames those
+ * of part parent, as a RAW_PYPARTS record of its own.  Signal-safe. */
 static void pystacks_write_part(uint32_t index, uint32_t parent, const uint64_t *w, uint32_t k,
 				const uint32_t *gend, uint32_t ng, uint64_t eval_lo,
 				uint64_t eval_hi)
 {
-	uint32_t head = parent == 0 ? 16 : 0, len = pystacks_encode(NULL, w, k, gend, ng), size;
-	struct raw_pypart *rec;
-	unsigned char *p;
+	uint32_t len = pystacks_encode(NULL, index, parent, w, k, gend, ng, eval_lo, eval_hi), size;
+	struct raw_pyparts *rec;
 
-	size = (uint32_t)sizeof(*rec) + raw_pad(head + len);
+	size = (uint32_t)sizeof(*rec) + raw_pad(len);
 	writer_need_file();
 	rec = writer_reserve(size, 0);
 	if (rec == NULL) /* its frames are "not recorded" */
 		return;
 	memset(rec, 0, size);
-	rec->index = index;
-	rec->parent = parent;
-	rec->nwords = k;
-	rec->len = len;
-	p = (unsigned char *)(rec + 1);
-	if (parent == 0) {
-		uint64_t eval[2] = { eval_lo, eval_hi };
-
-		memcpy(p, eval, 16);
-	}
-	pystacks_encode(p + head, w, k, gend, ng);
-	writer_publish(rec, RAW_PYPART, size);
+	pystacks_encode((unsigned char *)(rec + 1), index, parent, w, k, gend, ng, eval_lo, eval_hi);
+	writer_publish(rec, RAW_PYPARTS, size);
 }
 
 /* A new part is written with the longest list of its outer frames

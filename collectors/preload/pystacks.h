@@ -1,5 +1,6 @@
 /* pystacks.h - the Python frames of a trace's stacks, each list written
- * once (pystacks.c): as a RAW_PYPART that stack records name, its outer
+ * once (pystacks.c): as a part (a RAW_PYPARTS record of one, packed) that
+ * stack records name, its outer
  * frames shared with the parts written before; or, for the records that
  * hold the words themselves, as a RAW_PYSTACK word per C-level call
  *
@@ -19,7 +20,7 @@
 
 #define PYSTACKS_SLOTS (1u << 16)
 
-/* The index of the RAW_PYPART of the Python frames w[0..n) (innermost
+/* The index of the part (RAW_PYPARTS) of the Python frames w[0..n) (innermost
  * first, at most RAW_PY_MAX_STACK) whose C-level calls of the evaluation
  * loop [eval_lo, eval_hi) end at gend[0..ng) (rising, the last n),
  * writing it the first time; 0 when the table is full.  Signal-safe. */

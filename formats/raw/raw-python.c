@@ -10,6 +10,7 @@
 #include "budget.h"
 #include "util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -280,6 +281,25 @@ static int codes_varint(const unsigned char **p, const unsigned char *end, uint3
 	return -1;
 }
 
+/* May the entries of the trace take n more bytes of strings written
+ * before?  Bounded by a multiple of its records' bytes, so that a trace of
+ * a few bytes cannot name gigabytes; said once when it may not. */
+static bool codes_may_share(struct reader *rd, uint64_t n, size_t off)
+{
+	struct rd_python *py = &rd->py;
+
+	if (py->codes_shared + n > 64 * py->codes_read + 65536) {
+		if (!py->codes_warned)
+			pv_warn("%s: Python code record at byte %zu takes more of the names before "
+				"than a trace of its size can; the rest of its names are cut",
+				rd->who, off);
+		py->codes_warned = true;
+		return false;
+	}
+	py->codes_shared += n;
+	return true;
+}
+
 /* The string of a RAW_PYCODES entry at *p (raw.h) interned into *s; a
  * string that names one not read is empty, with a warning.  0; 1 when it
  * does not decode; -1 when out of memory. */
@@ -293,6 +313,9 @@ static int codes_string(struct reader *rd, const unsigned char **p, const unsign
 
 	if (codes_varint(p, end, &v) < 0)
 		return 1;
+	if ((v & 3) != RAW_PYCODES_TEXT && (v & 3) != RAW_PYCODES_SAME &&
+	    (v & 3) != RAW_PYCODES_PREFIX)
+		return 1;
 	if ((v & 3) == RAW_PYCODES_TEXT) {
 		if (v >> 2 > (size_t)(end - *p))
 			return 1;
@@ -300,8 +323,6 @@ static int codes_string(struct reader *rd, const unsigned char **p, const unsign
 		*p += v >> 2;
 		return *s == PV_NONE ? -1 : 0;
 	}
-	if ((v & 3) != RAW_PYCODES_SAME && (v & 3) != RAW_PYCODES_PREFIX)
-		return 1;
 	id = v >> 2;
 	if (id >> 1 < py->ncodes && py->codes[id >> 1].function1 && py->codes[id >> 1].lines)
 		was = pv_str(rd->p, id & 1 ? py->codes[id >> 1].file : py->codes[id >> 1].name);
@@ -317,15 +338,8 @@ static int codes_string(struct reader *rd, const unsigned char **p, const unsign
 		return 1;
 	if (pre > strlen(was))
 		pre = (uint32_t)strlen(was);
-	if (py->codes_shared + pre > 64 * py->codes_read + 65536) {
-		if (!py->codes_warned)
-			pv_warn("%s: Python code record at byte %zu takes more of the names before "
-				"than a trace of its size can; the rest of its names are cut",
-				rd->who, off);
-		py->codes_warned = true;
+	if (!codes_may_share(rd, pre, off))
 		pre = 0;
-	}
-	py->codes_shared += pre;
 	buf = malloc((size_t)pre + n + 1);
 	if (buf == NULL)
 		return pv_oom();
@@ -373,6 +387,77 @@ int rd_python_codes(struct reader *rd, const unsigned char *r, uint32_t size, si
 		e->name = name;
 		e->file = file;
 		e->function1 = fn + 1;
+	}
+	return 0;
+}
+
+/* The process's code index is the run's code c (RAW_PYRUNCODES): 1; 0
+ * when it may not be (index out of range, seen before, or the run has no
+ * such code), with a warning; -1 when out of memory. */
+static int run_code(struct reader *rd, uint32_t index, uint32_t c, size_t off)
+{
+	const struct rd_run_names *rn = rd->run_names;
+	const struct rd_python_code *rc;
+	struct rd_python_code *e;
+	uint32_t name, file, fn;
+
+	if (index == 0 || index >= RAW_PY_MAX_CODES || rn == NULL || c >= rn->py.ncodes ||
+	    !rn->py.codes[c].function1 || !rn->py.codes[c].lines) {
+		pv_warn("%s: Python code record at byte %zu names code %u as the run's code %u, "
+			"which %s; the rest of the record ignored", rd->who, off, index, c,
+			rn ? "the run's names do not have" : "are not in the file");
+		return 0;
+	}
+	if (index < rd->py.ncodes && rd->py.codes[index].function1)
+		return py_code_slot(rd, index, off, &e) < 0 ? -1 : 0; /* (says so) */
+	if (py_code_slot(rd, index, off, &e) < 0)
+		return -1;
+	rc = &rn->py.codes[c];
+	if (!codes_may_share(rd, strlen(pv_str(rn->p, rc->name)) + strlen(pv_str(rn->p, rc->file)),
+			     off)) {
+		name = file = pv_intern_str(rd->p, "");
+	} else {
+		name = pv_intern_str(rd->p, pv_str(rn->p, rc->name));
+		file = pv_intern_str(rd->p, pv_str(rn->p, rc->file));
+	}
+	if (name == PV_NONE || file == PV_NONE)
+		return -1;
+	fn = pv_get_function(rd->p, name, name, file, rc->first_line);
+	if (fn == PV_NONE)
+		return -1;
+	e->first_line = rc->first_line;
+	e->lines = true;
+	e->name = name;
+	e->file = file;
+	e->function1 = fn + 1;
+	return 1;
+}
+
+int rd_python_run_codes(struct reader *rd, const unsigned char *r, uint32_t size, size_t off)
+{
+	const unsigned char *p = r + sizeof(struct raw_pyruncodes), *end = r + size;
+	uint32_t index = 0, c = 0, n, di, dc;
+
+	rd->py.codes_read += size;
+	while (p < end && *p != 0) {
+		if (codes_varint(&p, end, &n) < 0 || codes_varint(&p, end, &di) < 0 ||
+		    codes_varint(&p, end, &dc) < 0) {
+			pv_warn("%s: Python code record at byte %zu is malformed from byte %zu on; "
+				"the rest ignored", rd->who, off, off + (size_t)(p - r));
+			return 0;
+		}
+		index += di >> 1 ^ -(di & 1);
+		c += dc >> 1 ^ -(dc & 1);
+		/* each code of a range is new: a few bytes make no more work
+		 * than the codes a trace may have */
+		for (uint32_t k = 0; k < n; k++) {
+			int got = run_code(rd, index, c, off);
+
+			if (got <= 0)
+				return got;
+			index++;
+			c++;
+		}
 	}
 	return 0;
 }
@@ -539,34 +624,84 @@ static int part_varint(const unsigned char **p, const unsigned char *end, uint32
 	return -1;
 }
 
-/* The frames of the RAW_PYPART g, its len bytes at r, into words[0..)
- * and the ends of its calls into ends (*ne of them): 0, or -1 when they
- * are not g.nwords whole frames. */
-static int part_decode(const struct raw_pypart *g, const unsigned char *r, uint64_t *words,
-		       uint32_t *ends, uint32_t *ne)
+/* A 64-bit LEB128 varint at *p (before end): 0, or -1 when cut or too
+ * long. */
+static int part_varint64(const unsigned char **p, const unsigned char *end, uint64_t *v)
 {
-	const unsigned char *end = r + g->len;
+	*v = 0;
+	for (uint32_t i = 0; i < 10; i++) {
+		if (*p == end)
+			return -1;
+		*v |= (uint64_t)(**p & 0x7f) << (7 * i);
+		if (!(*(*p)++ & 0x80))
+			return 0;
+	}
+	return -1;
+}
 
+/* The g.nwords frames of the part g at *r (before end) into words[0..)
+ * and the ends of its calls into ends (*ne of them), *r past them: 0, or
+ * -1 when they are not g.nwords whole frames. */
+static int part_decode(const struct raw_pypart *g, const unsigned char **r,
+		       const unsigned char *end, uint64_t *words, uint32_t *ends, uint32_t *ne)
+{
 	*ne = 0;
 	for (uint32_t i = 0; i < g->nwords; i++) {
 		uint32_t code, at;
 
-		if (part_varint(&r, end, &code) < 0 || part_varint(&r, end, &at) < 0 ||
+		if (part_varint(r, end, &code) < 0 || part_varint(r, end, &at) < 0 ||
 		    code > RAW_PY_MAX_CODES || (at >> 1) > RAW_PY_NO_INSTR)
 			return -1;
 		words[i] = raw_py_word(code, at >> 1);
 		if (at & 1)
 			ends[(*ne)++] = i + 1;
 	}
-	return r == end ? 0 : -1;
+	return 0;
+}
+
+/* Takes in the part g (its frames at *r, before end; *r past them; with
+ * whole, they must end there), of the evaluation loop eval when it has no
+ * parent: 0; 1 when it is malformed (said); -1 when out of memory. */
+static int part_take(struct reader *rd, const struct raw_pypart *g, const uint64_t eval[2],
+		     const unsigned char **r, const unsigned char *end, bool whole, size_t off)
+{
+	struct rd_python *py = &rd->py;
+	uint32_t e = 0, ne;
+
+	if (pv_grow(&py->words, &py->cap_words, py->nwords + g->nwords, sizeof *py->words) < 0 ||
+	    pv_grow(&py->ends, &py->cap_ends, py->nends + g->nwords, sizeof *py->ends) < 0)
+		return -1;
+	if (g->nwords == 0 || g->nwords > RAW_PY_MAX_STACK || g->index == 0 ||
+	    g->index > RAW_PY_MAX_PARTS - g->nwords + 1 ||
+	    (g->parent >= g->index && g->parent - g->index < g->nwords) ||
+	    part_decode(g, r, end, py->words + py->nwords, py->ends + py->nends, &ne) < 0 ||
+	    (whole && *r != end)) {
+		pv_warn("%s: Python stack part at byte %zu is malformed; ignored", rd->who, off);
+		return 1;
+	}
+	/* the part, then the parts of its outer frames (those not known) */
+	for (uint32_t j = 0; j < g->nwords; j++) {
+		struct rd_python_part *t;
+
+		if (part_get(py, g->index + j))
+			continue;
+		while (e < ne && py->ends[py->nends + e] <= j)
+			e++;
+		t = part_new(py, g->index + j);
+		if (t == NULL)
+			return -1;
+		*t = (struct rd_python_part){ py->nwords + j + 1, py->nends + e, eval[0], eval[1],
+					      g->nwords - j, ne - e, g->parent, j };
+	}
+	py->nwords += g->nwords;
+	py->nends += ne;
+	return 0;
 }
 
 int rd_python_part(struct reader *rd, const unsigned char *r, size_t off)
 {
-	struct rd_python *py = &rd->py;
 	struct raw_pypart g;
 	uint64_t eval[2] = { 0, 0 };
-	uint32_t e = 0, ne;
 
 	memcpy(&g, r, sizeof g);
 	r += sizeof g;
@@ -575,31 +710,34 @@ int rd_python_part(struct reader *rd, const unsigned char *r, size_t off)
 		r += sizeof eval;
 	}
 	/* (raw-iter.c checked the counts against the size) */
-	if (pv_grow(&py->words, &py->cap_words, py->nwords + g.nwords, sizeof *py->words) < 0 ||
-	    pv_grow(&py->ends, &py->cap_ends, py->nends + g.nwords, sizeof *py->ends) < 0)
-		return -1;
-	if (g.index == 0 || g.index > RAW_PY_MAX_PARTS - g.nwords + 1 ||
-	    (g.parent >= g.index && g.parent - g.index < g.nwords) ||
-	    part_decode(&g, r, py->words + py->nwords, py->ends + py->nends, &ne) < 0) {
-		pv_warn("%s: Python stack part at byte %zu is malformed; ignored", rd->who, off);
-		return 0;
-	}
-	/* the part, then the parts of its outer frames (those not known) */
-	for (uint32_t j = 0; j < g.nwords; j++) {
-		struct rd_python_part *t;
+	return part_take(rd, &g, eval, &r, r + g.len, true, off) < 0 ? -1 : 0;
+}
 
-		if (part_get(py, g.index + j))
-			continue;
-		while (e < ne && py->ends[py->nends + e] <= j)
-			e++;
-		t = part_new(py, g.index + j);
-		if (t == NULL)
-			return -1;
-		*t = (struct rd_python_part){ py->nwords + j + 1, py->nends + e, eval[0], eval[1],
-					      g.nwords - j, ne - e, g.parent, j };
+int rd_python_parts(struct reader *rd, const unsigned char *r, uint32_t size, size_t off)
+{
+	const unsigned char *p = r + sizeof(struct raw_pyparts), *end = r + size;
+	struct raw_pypart g = { .index = 0 };
+
+	while (p < end && *p != 0) {
+		uint64_t eval[2] = { 0, 0 };
+		uint32_t di, par;
+		int rc;
+
+		if (part_varint(&p, end, &g.nwords) < 0 || part_varint(&p, end, &di) < 0 ||
+		    part_varint(&p, end, &par) < 0 ||
+		    (par == 0 && (part_varint64(&p, end, &eval[0]) < 0 ||
+				  part_varint64(&p, end, &eval[1]) < 0))) {
+			pv_warn("%s: Python stack part at byte %zu is malformed; the rest of its "
+				"record ignored", rd->who, off + (size_t)(p - r));
+			return 0;
+		}
+		g.index += di >> 1 ^ -(di & 1);
+		g.parent = par == 0 ? 0 : g.index - ((par - 1) >> 1 ^ -((par - 1) & 1));
+		eval[1] += eval[0];
+		rc = part_take(rd, &g, eval, &p, end, false, off + (size_t)(p - r));
+		if (rc != 0)
+			return rc < 0 ? -1 : 0; /* (the rest: where it ends is not known) */
 	}
-	py->nwords += g.nwords;
-	py->nends += ne;
 	return 0;
 }
 
@@ -651,4 +789,48 @@ void rd_python_free(struct rd_python *py)
 	for (size_t i = 0; i < py->ncodes; i++)
 		free(py->codes[i].table);
 	free(py->codes);
+}
+
+struct rd_run_names *rd_run_names_read(const unsigned char *buf, size_t len, const char *who)
+{
+	struct reader rd = { .buf = buf, .len = len, .name = who };
+	struct rd_run_names *n = calloc(1, sizeof(*n));
+	size_t off = 0;
+
+	if (n == NULL || (rd.p = pv_profile_new()) == NULL) {
+		free(n);
+		pv_oom();
+		return NULL;
+	}
+	snprintf(rd.who, sizeof rd.who, "'%s': the run's Python names", who);
+	while (len - off >= sizeof(struct raw_rec)) {
+		struct raw_rec h;
+
+		memcpy(&h, buf + off, sizeof h);
+		if (h.type != RAW_PYCODES || h.size < sizeof h || h.size % RAW_ALIGN != 0 ||
+		    h.size > len - off) {
+			pv_warn("%s: a record at byte %zu does not hold together; the rest ignored",
+				rd.who, off);
+			break;
+		}
+		if (rd_python_codes(&rd, buf + off, h.size, off) < 0) {
+			n->py = rd.py;
+			n->p = rd.p;
+			rd_run_names_free(n);
+			return NULL;
+		}
+		off += h.size;
+	}
+	n->py = rd.py;
+	n->p = rd.p;
+	return n;
+}
+
+void rd_run_names_free(struct rd_run_names *n)
+{
+	if (n == NULL)
+		return;
+	rd_python_free(&n->py);
+	pv_profile_free(n->p);
+	free(n);
 }

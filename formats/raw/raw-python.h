@@ -19,6 +19,13 @@ int rd_python_code(struct reader *rd, const unsigned char *r, uint32_t size, siz
  * that names one not read before is taken as empty with one.  0, or -1
  * when out of memory. */
 int rd_python_codes(struct reader *rd, const unsigned char *r, uint32_t size, size_t off);
+/* Takes in a RAW_PYRUNCODES record of size bytes (whole, as raw-iter.h
+ * checked): each code of its ranges the run's code it names (the run's
+ * names of the reader, rd->run_names).  A range that does not decode,
+ * names a code the run does not have or an index seen before ends the
+ * record with a warning (the codes before are kept).  0, or -1 when out
+ * of memory. */
+int rd_python_run_codes(struct reader *rd, const unsigned char *r, uint32_t size, size_t off);
 /* Takes in a RAW_PYSTACK record of size bytes (whole, as raw-iter.h
  * checked): a duplicate index, index 0 or a word that is not a Python
  * frame's is skipped with a warning.  0, or -1 when out of memory. */
@@ -28,6 +35,11 @@ int rd_python_stack(struct reader *rd, const unsigned char *r, size_t off);
  * hold its parent, is skipped with a warning; an index seen before keeps
  * its first part.  0, or -1 when out of memory. */
 int rd_python_part(struct reader *rd, const unsigned char *r, size_t off);
+/* Takes in a RAW_PYPARTS record of size bytes (whole, as raw-iter.h
+ * checked): each of its parts as a RAW_PYPART's; a part that does not
+ * decode, or that would be skipped as a RAW_PYPART is, ends the record
+ * with a warning.  0, or -1 when out of memory. */
+int rd_python_parts(struct reader *rd, const unsigned char *r, uint32_t size, size_t off);
 /* Puts the Python frames of RAW_PYPART index into the native frames
  * frames[0..n) (cap words) as raw_py_merge does (a part without a record:
  * one frame that says so, at the root); returns the new count. */
@@ -41,6 +53,12 @@ uint32_t rd_python_stack_locations(struct reader *rd, uint64_t w, uint32_t *locs
  * function at the line its instruction is on; PV_NONE when out of
  * memory. */
 uint32_t rd_python_location(struct reader *rd, uint64_t w);
+/* The run's names, buf[0..len) (raw.h, RAW_RUN_PYNAMES_MAGIC), read as a
+ * trace's RAW_PYCODES records are, for the run file name (who): NULL when
+ * out of memory (said); records that do not hold together are skipped
+ * with a warning.  Freed with rd_run_names_free. */
+struct rd_run_names *rd_run_names_read(const unsigned char *buf, size_t len, const char *who);
+void rd_run_names_free(struct rd_run_names *n);
 /* Frees what rd_python_code kept. */
 void rd_python_free(struct rd_python *py);
 

@@ -91,6 +91,8 @@ static const char *type_name(uint32_t t)
 	case RAW_STACK_PY: return "stack-py";
 	case RAW_PYPART: return "pypart";
 	case RAW_PYCODES: return "pycodes";
+	case RAW_PYRUNCODES: return "pyruncodes";
+	case RAW_PYPARTS: return "pyparts";
 	case RAW_PYTHON: return "python";
 	default: return "unknown";
 	}
@@ -224,12 +226,20 @@ static int first_record(struct reader *rd, const struct raw_record *recp)
 		if (rd_python_codes(rd, r, rec.size, rec.off) < 0)
 			return -1;
 		break;
+	case RAW_PYRUNCODES:
+		if (rd_python_run_codes(rd, r, rec.size, rec.off) < 0)
+			return -1;
+		break;
 	case RAW_PYSTACK:
 		if (rd_python_stack(rd, r, rec.off) < 0)
 			return -1;
 		break;
 	case RAW_PYPART:
 		if (rd_python_part(rd, r, rec.off) < 0)
+			return -1;
+		break;
+	case RAW_PYPARTS:
+		if (rd_python_parts(rd, r, rec.size, rec.off) < 0)
 			return -1;
 		break;
 	case RAW_KERNEL: {
@@ -653,9 +663,11 @@ static void reader_free(struct reader *rd)
 
 /* The walks ahead, when the unwinder can walk: NULL, or -1 (reported). */
 struct pv_profile *rd_read_trace(const unsigned char *buf, size_t len, const char *name,
-				 const struct raw_unwinder *uw, bool mapped, bool execd, int killed_by)
+				 const struct raw_unwinder *uw, bool mapped, bool execd, int killed_by,
+				 const struct rd_run_names *names)
 {
 	struct reader rd = { .buf = buf, .len = len, .name = name, .mapped = mapped,
+			     .run_names = names,
 			     .stk = { .own_map = PV_NONE }, .unw = { .uw = uw },
 			     .smp = { .last_thread = PV_NONE, .offcpu_loc = PV_NONE, .kernel_map = PV_NONE,
 				      .kernel_loc = PV_NONE } };
@@ -743,11 +755,11 @@ fail:
 struct pv_profile *raw_read(const unsigned char *buf, size_t len, const char *name,
 			   const struct raw_unwinder *uw)
 {
-	return rd_read_trace(buf, len, name, uw, false, false, 0);
+	return rd_read_trace(buf, len, name, uw, false, false, 0, NULL);
 }
 
 struct pv_profile *raw_read_mapped(const unsigned char *buf, size_t len, const char *name,
 				   const struct raw_unwinder *uw)
 {
-	return rd_read_trace(buf, len, name, uw, true, false, 0);
+	return rd_read_trace(buf, len, name, uw, true, false, 0, NULL);
 }

@@ -146,6 +146,14 @@ struct rd_python {
 	uint32_t map1, unknown1, stop1[RAW_PY_STOP_TABLE + 1];
 };
 
+/* The run's names (raw.h, RAW_RUN_PYNAMES_MAGIC), read once for the
+ * parts of a run, whose RAW_PYCODES entries name them by number: their
+ * strings in p, their codes in py. */
+struct rd_run_names {
+	struct pv_profile *p;
+	struct rd_python py;
+};
+
 /* The reading of one trace (of one process). */
 struct reader {
 	const unsigned char *buf;
@@ -159,6 +167,7 @@ struct reader {
 	 * process begin with, once the header is read */
 	char who[384];
 	struct pv_profile *p;
+	const struct rd_run_names *run_names; /* NULL: a trace alone */
 	struct raw_head head;         /* what the header says */
 	size_t data_start;            /* the first record */
 	uint64_t nrecords;            /* the records that are whole */
@@ -209,9 +218,10 @@ void rd_release(struct reader *rd, size_t off);
 /* One trace (of a process), as raw_read (raw-read.c); execd: it is whole
  * without an end record (its process ran another program, or ended by
  * exit without its exit handlers); killed_by: the signal that killed its
- * process, when its collector knew (said in the warning), else 0. */
+ * process, when its collector knew (said in the warning), else 0;
+ * names: the run's names, for a part of a run that has them, else NULL. */
 struct pv_profile *rd_read_trace(const unsigned char *buf, size_t len, const char *name,
 				 const struct raw_unwinder *uw, bool mapped, bool execd,
-				 int killed_by);
+				 int killed_by, const struct rd_run_names *names);
 
 #endif

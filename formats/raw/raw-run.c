@@ -3,6 +3,7 @@
 #include "error.h"
 #include "merge.h"
 #include "raw-iter.h"
+#include "raw-python.h"
 #include "raw-reader.h"
 
 #include <inttypes.h>
@@ -31,7 +32,7 @@ static int own_process(struct pv_profile *p)
 /* One process of a run: its part of the file, read as a trace. */
 static struct pv_profile *read_part(const unsigned char *buf, const char *name,
 				    const struct raw_unwinder *uw, bool mapped,
-				    const struct raw_run_part *part)
+				    const struct raw_run_part *part, const struct rd_run_names *names)
 {
 	char pname[512];
 	struct pv_profile *p;
@@ -41,7 +42,8 @@ static struct pv_profile *read_part(const unsigned char *buf, const char *name,
 	 * left a whole trace */
 	p = rd_read_trace(buf + part->offset, (size_t)part->length, pname, uw, mapped,
 		       part->flags & (RAW_RUN_EXECD | RAW_RUN_EXITED),
-		       (part->flags & RAW_RUN_KILLED) && part->end_code < 128 ? (int)part->end_code : 0);
+		       (part->flags & RAW_RUN_KILLED) && part->end_code < 128 ? (int)part->end_code : 0,
+		       names);
 	if (!p || own_process(p) < 0)
 		return NULL;
 	return p;
@@ -186,11 +188,13 @@ struct pv_profile *raw_read_run(const unsigned char *buf, size_t len, const char
 	uint32_t pid = 0, root = 0;
 	bool has_root = false;
 	size_t nread = 0;
+	struct rd_run_names *names = NULL;
+	uint64_t names_off = 0, names_len = 0;
 
 	if (n == 0) {
 		/* a segment of one process (collect-timer --split) is that
 		 * process's too, so that the segments merged make one */
-		struct pv_profile *p = rd_read_trace(buf, len, name, uw, mapped, false, 0);
+		struct pv_profile *p = rd_read_trace(buf, len, name, uw, mapped, false, 0, NULL);
 
 		if (p && p->nsegments > 0 && own_process(p) < 0)
 			return NULL;
@@ -199,7 +203,17 @@ struct pv_profile *raw_read_run(const unsigned char *buf, size_t len, const char
 	if (n < 0) {
 		pv_warn("'%s': the index of the run's processes is damaged: only the first process is read",
 			name);
-		return rd_read_trace(buf, len, name, uw, mapped, false, 0);
+		return rd_read_trace(buf, len, name, uw, mapped, false, 0, NULL);
+	}
+	switch (raw_run_pynames(buf, len, &f, &names_off, &names_len)) {
+	case 1:
+		if (!(names = rd_run_names_read(buf + names_off, (size_t)names_len, name)))
+			return NULL;
+		break;
+	case -1:
+		pv_warn("'%s': the run's Python names are damaged: the processes' names that "
+			"are among them are read as empty", name);
+		break;
 	}
 	for (uint32_t i = 0; i < (uint32_t)n; i++) {
 		struct pv_profile *p;
@@ -209,7 +223,7 @@ struct pv_profile *raw_read_run(const unsigned char *buf, size_t len, const char
 				name, i);
 			continue;
 		}
-		p = read_part(buf, name, uw, mapped, &part);
+		p = read_part(buf, name, uw, mapped, &part, names);
 		if (!p)
 			continue; /* (said why) */
 		if ((part.flags & RAW_RUN_ROOT) && !has_root) {
@@ -226,6 +240,7 @@ struct pv_profile *raw_read_run(const unsigned char *buf, size_t len, const char
 				}
 			if (!d) {
 				pv_profile_free(p);
+				rd_run_names_free(names);
 				pv_oom();
 				return NULL;
 			}
@@ -236,6 +251,7 @@ struct pv_profile *raw_read_run(const unsigned char *buf, size_t len, const char
 		if (pv_merge(d, p, name) < 0) {
 			pv_profile_free(p);
 			pv_profile_free(d);
+			rd_run_names_free(names);
 			return NULL;
 		}
 		if (p->time_ns < first)
@@ -245,6 +261,7 @@ struct pv_profile *raw_read_run(const unsigned char *buf, size_t len, const char
 		pv_profile_free(p);
 		nread++;
 	}
+	rd_run_names_free(names);
 	if (!d) {
 		pv_error("'%s': no process of the run could be read", name);
 		return NULL;

@@ -29,6 +29,8 @@
 #     leafward of it: a C library under its Python caller;
 #   - threads: a thread in zlib (without the GIL) beside one running
 #     bytecode: no stack mixes one's Python frames with the other's work;
+#   - run's names: three child interpreters' code objects written once
+#     for the run, and named right in each child;
 #   - a damaged chain of frames (the collector's test hook) ends the walk
 #     with a marker frame, and the program runs to its end;
 #   - gil, --clock=wall: the threads off CPU have their Python frames
@@ -307,6 +309,76 @@ check_cases() {
 	note "$2: sub: $k us in sub_child_work"
 }
 
+# check_run_names PY LABEL: a program that runs three interpreters of
+# pywork.py one after the other; the code objects of their Python frames
+# are the run's names, each written once (rawdump: each code object of
+# the run's names once, no child's code record with a name of its own),
+# and the names the children's codes get from them are of real code
+# objects of their files (pylines.py --names) and make their frames
+# (fork_child_work under sub_child_work, in pywork.py)
+check_run_names() {
+	"$COLLECT_TIMER" -q -o rn.raw "$1" -c 'import subprocess, sys
+for _ in range(3):
+	subprocess.run([sys.executable, sys.argv[1], "sub_child", "0.1"], check=True)' "$WORKPY" ||
+		fail "$2: the three interpreters failed"
+	"$RAWDUMP" rn.raw >rn.txt || fail "$2: rawdump of the run: $(head -3 rn.txt)"
+	# (four images at least: a child sampled between its fork and its
+	# exec is one more)
+	[ "$(grep -c '^part ' rn.txt)" -ge 4 ] && grep -q '^pynames ' rn.txt ||
+		fail "$2: not a run of four processes with the run's names: $(grep -E '^(part|pynames) ' rn.txt)"
+	# the children's codes: all named from the run's names (none of
+	# their own), each code of the run's names once
+	awk -F'\t' '$1 ~ /^part / { np++ } np >= 2 && $1 ~ /^pycodes / { own++ }
+		np >= 2 && $1 ~ /^pyentry / { split($1, w, " "); if (w[4] !~ /^run:/) own++; kids++
+			used[w[4]] = 1 }
+		$1 ~ /^runentry / { split($1, w, " "); k = w[3] "\t" $2 "\t" $3; if (k in seen) twice++
+			seen[k] = 1; nrun++ }
+		END { nused = 0; for (c in used) nused++
+			printf "%d %d %d %d %d\n", own, twice, kids, nrun, nused
+			exit !(own == 0 && twice == 0 && kids > 0 && nused <= nrun) }' rn.txt >rn.count ||
+		fail "$2: the run's names: (own, twice, codes, run codes, used) $(cat rn.count)"
+	note "$2: the run's names: $(cat rn.count) (own, twice, children's codes, run codes, used)"
+	"$1" "$SRCDIR/tests/progs/pylines.py" --names 5 <rn.txt >rnn.txt ||
+		fail "$2: the names of the run: $(head -6 rnn.txt)"
+	"$PROFVIEW" -q --flat rn.raw >rnflat.txt
+	grep -Eq ' fork_child_work +[^ ]*pywork\.py:[0-9]+$' rnflat.txt ||
+		fail "$2: the children's fork_child_work in pywork.py: $(grep -m3 'child_work' rnflat.txt)"
+	"$PROFVIEW" -q --folded rn.raw >rnf.txt
+	! grep -q '\[python: ' rnf.txt || fail "$2: the run's names: $(grep -m1 '\[python: ' rnf.txt)"
+	# each Python frame of a file (--lines: its line, from the frame's own
+	# word) is in the lines of a code object of that file by the name its
+	# code got: a code named from the wrong one of the run's names is not
+	"$PROFVIEW" -q --flat --lines rn.raw >rnl.txt
+	"$1" -c 'import dis, os, sys
+def codes(c, pre, out):
+    name = getattr(c, "co_qualname", c.co_name)
+    ls = [l for _, l in dis.findlinestarts(c) if l is not None] + [c.co_firstlineno]
+    out.setdefault(name, []).append((min(ls), max(ls)))
+    for k in c.co_consts:
+        if hasattr(k, "co_code"):
+            codes(k, pre, out)
+seen, n, bad = {}, 0, 0
+for row in open(sys.argv[1]):
+    f = row.split()
+    if len(f) < 7 or ":" not in f[-1] or not f[-1].split(":")[0].endswith(".py"):
+        continue
+    path, line = f[-1].rsplit(":", 1)
+    if not os.path.isfile(path) or not line.isdigit() or line == "0":
+        continue  # (0: an instruction on no line)
+    if path not in seen:
+        seen[path] = {}
+        codes(compile(open(path, "rb").read(), path, "exec"), "", seen[path])
+    n += 1
+    # (self, cpu%, cum, cpu%, noise; the name, which may have spaces)
+    name = " ".join(f[5:-1]).rsplit(":", 1)[0]
+    if not any(lo <= int(line) <= hi for lo, hi in seen[path].get(name, [])):
+        bad += 1
+        print("not in", name, "of", path, ":", row.strip())
+print("frames", n, "bad", bad)
+sys.exit(1 if bad or n < 3 else 0)' rnl.txt >rnl.check ||
+		fail "$2: the run's names of the children's frames: $(head -4 rnl.check)"
+}
+
 # check_garbage PY LABEL
 check_garbage() {
 	PROFVIEW_TEST_PYGARBAGE=1 "$COLLECT_TIMER" -q -o g.raw "$1" "$WORKPY" shares 0.5 >g-truth.txt ||
@@ -365,6 +437,7 @@ for py in /usr/bin/python3.11 /usr/bin/python3.12 /usr/bin/python3.13 \
 	check_garbage "$py" "$label"
 	check_gil "$py" "$label"
 	check_cases "$py" "$label"
+	check_run_names "$py" "$label"
 	note "$label: ok"
 done
 [ "$found" -gt 0 ] || { echo "SKIP: no CPython 3.11 to 3.13 on this machine" >&2; exit 77; }

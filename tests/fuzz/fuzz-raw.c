@@ -1,4 +1,5 @@
-/* fuzz-raw.c - libFuzzer target for the raw trace reader: any bytes must
+/* fuzz-raw.c - libFuzzer target for the raw trace reader (a run file's
+ * too, the run's Python names among its parts): any bytes must
  * give a valid profile or a clean error, never a crash or a leak; and,
  * with the waits of Python threads marked and the interpreter's frames
  * folded out of its Python stacks (pyfold.h), still a valid profile. */
@@ -22,7 +23,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	pv_error_set_sink(quiet);
 	/* the budget profview gives an input of 16 MiB (read.h) */
 	pv_budget_set("fuzz", "reading", 32 << 20);
-	p = raw_read(data, size, "fuzz", NULL);
+	/* (a run of several processes, or one trace) */
+	p = raw_read_run(data, size, "fuzz", NULL, false);
 	if (p && pv_profile_check_indices(p, "fuzz") != 0)
 		abort();
 	if (p && pv_mark_python_waits(p, true) >= 0 && pv_profile_check_indices(p, "fuzz") != 0)

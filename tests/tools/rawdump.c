@@ -20,6 +20,8 @@
  *   stack ID NFRAMES
  *   stackpy ID PART NFRAMES                (a stack with its Python frames' part)
  *   pypart INDEX PARENT NWORDS LEN SIZE    (a Python part of stacks)
+ *   pyparts SIZE PARTS                     (parts packed; then a pypart
+ *                                          line of each, SIZE 0)
  *   sample TID TIME WEIGHT STACK_ID       (frame-pointer and cfi samples)
  *   regs TID TIME WEIGHT FLAGS             (register samples)
  *   lost COUNT
@@ -40,7 +42,14 @@
  *   record TYPE SIZE                       (a type this tool does not know)
  *   stop REASON OFFSET                     (why the walk stopped, if not at the end)
  * A run of several processes (raw.h) is dumped part by part, each after a
- * line "part PID FLAGS".
+ * line "part PID FLAGS"; before them, its Python names, when it has them:
+ *   pynames SIZE                           (the bytes of the run's names, trailer included)
+ * then their records as "pycodes" lines, each entry a "runentry" line as
+ * a pyentry's; in a part, a RAW_PYRUNCODES record is
+ *   pyruncodes SIZE
+ *   pyrange INDEX RUN_CODE COUNT           (each range; then a pyentry line
+ *                                          of each code, its NAME and FILE
+ *                                          "run:RUN_CODE", BYTES 0)
  * Exit status 0, or 1 when the file is not a raw trace it reads.
  */
 #include <inttypes.h>
@@ -111,38 +120,66 @@ static int dump_varint(const unsigned char **p, const unsigned char *end, uint32
 	return -1;
 }
 
-/* The strings of RAW_PYCODES records read so far, by number (raw.h):
- * each malloc'd, NULL when not seen; emptied at each part of a run. */
-static char **strs;
-static size_t nstrs;
+/* Strings of RAW_PYCODES records by number (raw.h): each malloc'd, NULL
+ * when not seen. */
+struct strtab {
+	char **v;
+	size_t n;
+};
+/* those read so far, emptied at each part of a run; the run's names */
+static struct strtab strs, rstrs;
+/* the records dumped are the run's names (their entries "runentry") */
+static int dumping_run;
+/* the first lines of the run's codes, by number */
+static int32_t *rlines;
+static uint32_t nrlines;
 
-static void strs_clear(void)
+static void rline_set(uint32_t c, int32_t line)
 {
-	for (size_t i = 0; i < nstrs; i++)
-		free(strs[i]);
-	free(strs);
-	strs = NULL;
-	nstrs = 0;
+	if (c >= nrlines) {
+		uint32_t n = c + 1024;
+
+		rlines = realloc(rlines, n * sizeof(*rlines));
+		if (rlines == NULL)
+			abort();
+		memset(rlines + nrlines, 0, (n - nrlines) * sizeof(*rlines));
+		nrlines = n;
+	}
+	rlines[c] = line;
 }
 
-static void strs_set(uint32_t id, const char *s, size_t n)
+static void strs_clear(struct strtab *t)
 {
-	if (id >= nstrs) {
+	for (size_t i = 0; i < t->n; i++)
+		free(t->v[i]);
+	free(t->v);
+	t->v = NULL;
+	t->n = 0;
+}
+
+static const char *strs_get(const struct strtab *t, uint32_t id)
+{
+	return id < t->n && t->v[id] ? t->v[id] : "";
+}
+
+static void strs_set(struct strtab *t, uint32_t id, const char *s, size_t n)
+{
+	if (id >= t->n) {
 		size_t want = (size_t)id + 1024;
 
-		strs = realloc(strs, want * sizeof(*strs));
-		if (strs == NULL)
+		t->v = realloc(t->v, want * sizeof(*t->v));
+		if (t->v == NULL)
 			abort();
-		memset(strs + nstrs, 0, (want - nstrs) * sizeof(*strs));
-		nstrs = want;
+		memset(t->v + t->n, 0, (want - t->n) * sizeof(*t->v));
+		t->n = want;
 	}
-	if (strs[id] != NULL)
+	if (t->v[id] != NULL)
 		return; /* (a code written twice: the reader keeps the first) */
-	strs[id] = malloc(n + 1);
-	if (strs[id] == NULL)
+	t->v[id] = malloc(n + 1);
+	if (t->v[id] == NULL)
 		abort();
-	memcpy(strs[id], s, n);
-	strs[id][n] = '\0';
+	memcpy(t->v[id], s, n);
+	t->v[id][n] = '\0';
 }
 
 /* A RAW_PYCODES string, number id: how it is written into how, its text
@@ -155,7 +192,7 @@ static int dump_string(const unsigned char **p, const unsigned char *end, uint32
 
 	if (dump_varint(p, end, &v) < 0)
 		return -1;
-	was = (v & 3) != RAW_PYCODES_TEXT && v >> 2 < nstrs && strs[v >> 2] ? strs[v >> 2] : "";
+	was = strs_get(&strs, v >> 2);
 	if ((v & 3) == RAW_PYCODES_SAME) {
 		snprintf(how, cap, "same:%u", v >> 2);
 		snprintf(text, tcap, "%s", was);
@@ -174,7 +211,7 @@ static int dump_string(const unsigned char **p, const unsigned char *end, uint32
 			 (const char *)*p);
 		*p += m;
 	}
-	strs_set(id, text, strlen(text));
+	strs_set(&strs, id, text, strlen(text));
 	return 0;
 }
 
@@ -199,14 +236,104 @@ static void dump_pycodes(const unsigned char *d, uint32_t size)
 			    dump_string(&p, end, 2 * index, name, sizeof name, tname, sizeof tname) < 0 ||
 			    dump_string(&p, end, 2 * index + 1, file, sizeof file, tfile, sizeof tfile) < 0)
 				break;
+			if (pass == 1 && dumping_run)
+				rline_set(index, (int32_t)(zz >> 1 ^ -(zz & 1)));
 			if (pass == 0)
 				n++;
 			else
-				printf("pyentry %u %d %s %s %u\t%s\t%s\n", index,
+				printf("%s %u %d %s %s %u\t%s\t%s\n",
+				       dumping_run ? "runentry" : "pyentry", index,
 				       (int32_t)(zz >> 1 ^ -(zz & 1)), name, file, (unsigned)(p - at), tfile,
 				       tname);
 		}
 	}
+}
+
+/* A RAW_PYPARTS record's lines: its size and parts, then each part as a
+ * RAW_PYPART's line (LEN: the bytes of its frames; SIZE 0). */
+static void dump_pyparts(const unsigned char *d, uint32_t size)
+{
+	const unsigned char *p, *end = d + size;
+	uint32_t n = 0;
+
+	for (int pass = 0; pass < 2; pass++) {
+		uint32_t index = 0, nwords, di, par, v;
+
+		p = d + sizeof(struct raw_pyparts);
+		if (pass == 1)
+			printf("pyparts %u %u\n", size, n);
+		while (p < end && *p != 0) {
+			const unsigned char *at;
+
+			if (dump_varint(&p, end, &nwords) < 0 || dump_varint(&p, end, &di) < 0 ||
+			    dump_varint(&p, end, &par) < 0)
+				break;
+			/* (eval_lo and eval_hi: two varints of up to 64 bits) */
+			for (int k = 0; par == 0 && k < 2; k++) {
+				while (p < end && (*p & 0x80))
+					p++;
+				p += p < end;
+			}
+			at = p;
+			for (uint32_t i = 0; i < 2 * nwords; i++)
+				if (dump_varint(&p, end, &v) < 0)
+					break;
+			index += di >> 1 ^ -(di & 1);
+			if (pass == 0)
+				n++;
+			else
+				printf("pypart %u %u %u %u 0\n", index,
+				       par == 0 ? 0 : index - ((par - 1) >> 1 ^ -((par - 1) & 1)), nwords,
+				       (unsigned)(p - at));
+		}
+	}
+}
+
+/* A RAW_PYRUNCODES record's lines: its ranges, and each code a pyentry
+ * line of the run's code it is. */
+static void dump_pyruncodes(const unsigned char *d, uint32_t size)
+{
+	const unsigned char *p = d + sizeof(struct raw_pyruncodes), *end = d + size;
+	uint32_t index = 0, c = 0, n, di, dc;
+
+	printf("pyruncodes %u\n", size);
+	while (p < end && *p != 0) {
+		if (dump_varint(&p, end, &n) < 0 || dump_varint(&p, end, &di) < 0 ||
+		    dump_varint(&p, end, &dc) < 0)
+			break;
+		index += di >> 1 ^ -(di & 1);
+		c += dc >> 1 ^ -(dc & 1);
+		printf("pyrange %u %u %u\n", index, c, n);
+		for (uint32_t k = 0; k < n && k < (1u << 24); k++, index++, c++)
+			printf("pyentry %u %d run:%u run:%u 0\t%s\t%s\n", index,
+			       c < nrlines ? rlines[c] : 0, c, c, strs_get(&rstrs, 2 * c + 1),
+			       strs_get(&rstrs, 2 * c));
+	}
+}
+
+/* The run's names (raw.h): "pynames SIZE", then each record as a trace's
+ * ("pycodes" and its "runentry" lines), their strings kept for the
+ * parts' "run:ID" strings. */
+static void dump_run_names(const unsigned char *b, size_t len, const struct raw_run_footer *foot)
+{
+	uint64_t off, size;
+	struct raw_rec h;
+
+	if (raw_run_pynames(b, len, foot, &off, &size) != 1)
+		return;
+	printf("pynames %" PRIu64 "\n", size + sizeof(struct raw_run_pynames));
+	dumping_run = 1;
+	for (uint64_t at = off; size - (at - off) >= sizeof(h); at += h.size) {
+		memcpy(&h, b + at, sizeof(h));
+		if (h.type != RAW_PYCODES || h.size < sizeof(h) || h.size % 8 != 0 ||
+		    h.size > size - (at - off))
+			break;
+		dump_pycodes(b + at, h.size);
+	}
+	dumping_run = 0;
+	/* the strings they numbered are the run's */
+	rstrs = strs;
+	strs = (struct strtab){ 0 };
 }
 
 static int dump(const char *path, const unsigned char *b, size_t len)
@@ -348,6 +475,12 @@ static int dump(const char *path, const unsigned char *b, size_t len)
 		case RAW_PYCODES:
 			dump_pycodes(r.data, r.size);
 			break;
+		case RAW_PYRUNCODES:
+			dump_pyruncodes(r.data, r.size);
+			break;
+		case RAW_PYPARTS:
+			dump_pyparts(r.data, r.size);
+			break;
 		case RAW_PYCODE:
 			dump_pycode(r.data, r.size);
 			break;
@@ -439,6 +572,7 @@ int main(int argc, char **argv)
 	if (len >= sizeof(foot) && memcmp(foot.magic, RAW_RUN_MAGIC, RAW_MAGIC_LEN) == 0 &&
 	    foot.index_offset <= len - sizeof(foot) &&
 	    (uint64_t)foot.nparts * sizeof(struct raw_run_part) <= len - sizeof(foot) - foot.index_offset) {
+		dump_run_names(b, len, &foot);
 		for (uint32_t i = 0; i < foot.nparts && rc == 0; i++) {
 			struct raw_run_part p;
 
@@ -448,7 +582,7 @@ int main(int argc, char **argv)
 				rc = 1;
 				break;
 			}
-			strs_clear();
+			strs_clear(&strs);
 			printf("part %u %u\n", p.pid, p.flags);
 			rc = dump(argv[1], b + p.offset, p.length);
 		}

@@ -235,10 +235,56 @@ static void rb_pypart(struct rawbuf *r, uint32_t index, uint32_t parent, const u
 	rb_zero(r, raw_pad(size) - size);
 }
 
+static void rb_varint(unsigned char *b, uint32_t *k, uint64_t v)
+{
+	do {
+		b[(*k)++] = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+}
+
+/* A part of a RAW_PYPARTS record, as rb_pypart's. */
+struct rb_part {
+	uint32_t index, parent;
+	const uint64_t *w;
+	uint32_t n;
+	const uint8_t *end;
+};
+
+/* A RAW_PYPARTS record of the parts g[0..n) (raw.h, encoded by hand). */
+static void rb_pyparts(struct rawbuf *r, const struct rb_part *g, uint32_t n)
+{
+	unsigned char b[1024];
+	uint32_t k = 0, last = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		int64_t d = (int64_t)g[i].index - last, dp = (int64_t)g[i].index - g[i].parent;
+
+		rb_varint(b, &k, g[i].n);
+		rb_varint(b, &k, d < 0 ? ((uint64_t)-d << 1) - 1 : (uint64_t)d << 1);
+		rb_varint(b, &k, g[i].parent == 0 ? 0 : (dp < 0 ? ((uint64_t)-dp << 1) - 1 : (uint64_t)dp << 1) + 1);
+		if (g[i].parent == 0) {
+			rb_varint(b, &k, 0x401100);
+			rb_varint(b, &k, 0x100);
+		}
+		for (uint32_t j = 0; j < g[i].n; j++) {
+			rb_varint(b, &k, raw_py_code(g[i].w[j]));
+			rb_varint(b, &k, (uint64_t)raw_py_instr(g[i].w[j]) << 1 | g[i].end[j]);
+		}
+		last = g[i].index;
+	}
+	struct raw_pyparts h = { { RAW_PYPARTS, (uint32_t)sizeof h + raw_pad(k) } };
+
+	rb_put(r, &h, sizeof h);
+	rb_put(r, b, k);
+	rb_zero(r, raw_pad(k) - k);
+}
+
 /* Stacks whose Python frames are parts: a part, the parts of its outer
  * frames it names, a part that continues its parent's innermost call, a
- * part not recorded, damaged parts. */
-static void test_pyparts(void)
+ * part not recorded, damaged parts; as RAW_PYPART records (older
+ * collectors') or packed (RAW_PYPARTS, several to a record). */
+static void test_pyparts(bool packed)
 {
 	struct rawbuf r = { 0 };
 	/* a C function (leaf), the evaluation loop, main */
@@ -261,16 +307,30 @@ static void test_pyparts(void)
 	rb_pycode(&r, 2, 3, "outer", "/y.py", NULL, 0);
 	/* 7: parse, then (another call) outer and parse; 8: from outer on,
 	 * 9: the last parse */
-	rb_pypart(&r, 7, 0, root, 3, root_ends, 0);
-	/* 20: outer, its call ending there, then 9's; 21: outer, its call
-	 * going on into 9's */
-	rb_pypart(&r, 20, 9, child, 1, child_ends, 0);
-	rb_pypart(&r, 21, 9, child, 1, open_end, 0);
-	rb_pypart(&r, 7, 0, child, 1, child_ends, 0); /* repeated: the first kept */
-	rb_pypart(&r, 40, 0, far, 1, child_ends, 2);  /* cut short */
-	rb_pypart(&r, 41, 0, child, 1, child_ends, 4); /* bytes after its frames */
-	rb_pypart(&r, RAW_PY_MAX_PARTS - 1, 0, root, 3, root_ends, 0); /* too high */
-	rb_pypart(&r, 42, 43, root, 3, root_ends, 0); /* its own parent */
+	if (packed) {
+		const struct rb_part three[] = { { 7, 0, root, 3, root_ends },
+						 { 20, 9, child, 1, child_ends },
+						 { 21, 9, child, 1, open_end } };
+		const struct rb_part again = { 7, 0, child, 1, child_ends };
+		const struct rb_part high = { RAW_PY_MAX_PARTS - 1, 0, root, 3, root_ends };
+		const struct rb_part own = { 42, 43, root, 3, root_ends };
+
+		rb_pyparts(&r, three, 3);
+		rb_pyparts(&r, &again, 1);
+		rb_pyparts(&r, &high, 1);
+		rb_pyparts(&r, &own, 1);
+	} else {
+		rb_pypart(&r, 7, 0, root, 3, root_ends, 0);
+		/* 20: outer, its call ending there, then 9's; 21: outer, its
+		 * call going on into 9's */
+		rb_pypart(&r, 20, 9, child, 1, child_ends, 0);
+		rb_pypart(&r, 21, 9, child, 1, open_end, 0);
+		rb_pypart(&r, 7, 0, child, 1, child_ends, 0); /* repeated: the first kept */
+		rb_pypart(&r, 40, 0, far, 1, child_ends, 2);  /* cut short */
+		rb_pypart(&r, 41, 0, child, 1, child_ends, 4); /* bytes after its frames */
+		rb_pypart(&r, RAW_PY_MAX_PARTS - 1, 0, root, 3, root_ends, 0); /* too high */
+		rb_pypart(&r, 42, 43, root, 3, root_ends, 0); /* its own parent */
+	}
 	for (uint32_t id = 1; id <= 5; id++)
 		rb_sample(&r, 100, id, NULL, 0, 1000 + id, 4000000);
 	rb_end(&r, 2000, 5, 0);
@@ -281,7 +341,7 @@ static void test_pyparts(void)
 		free(r.b);
 		return;
 	}
-	CHECK_EQ(nwarnings, 4);
+	CHECK_EQ(nwarnings, packed ? 2 : 4);
 	CHECK_EQ(p->nsamples, 5);
 	if (p->nsamples != 5) {
 		pv_profile_free(p);
@@ -320,6 +380,8 @@ static void test_pyparts(void)
 	CHECK_STR(fn_name(p, l5[2]), "Parser.parse");
 	CHECK_EQ(pv_profile_check_indices(p, "t"), 0);
 	pv_profile_free(p);
+	if (packed && getenv("PYRAW_SEED") && strcmp(getenv("PYRAW_SEED"), "pyparts") == 0)
+		fwrite(r.b, 1, r.len, stdout); /* the raw fuzzer's seed python-pyparts */
 	free(r.b);
 }
 
@@ -518,6 +580,112 @@ static void test_codes(void)
 	free(r.b);
 }
 
+/* A run of one process whose codes are the run's names (raw.h): run code
+ * 1 "Parser.parse" in "/lib/json/decoder.py" (first line 10), 2
+ * "Parser.feed" (string 2's beginning) in string 3, first line 20; the
+ * process's codes 1 and 2 the run's 1 and 2, its code 3 the run's 9
+ * (which it does not have: a warning), and, with names, its code 4 written
+ * by a RAW_PYCODES record of its own. */
+static void rb_run_names(struct rawbuf *r, bool names)
+{
+	static const unsigned char run[] = {
+		2 /* 1 */, 20, 12 << 2, 'P', 'a', 'r', 's', 'e', 'r', '.', 'p', 'a', 'r', 's', 'e',
+		20 << 2, '/', 'l', 'i', 'b', '/', 'j', 's', 'o', 'n', '/', 'd', 'e', 'c', 'o', 'd', 'e', 'r', '.', 'p', 'y',
+		2 /* 2 */, 40, 2 << 2 | 2, 7, 4, 'f', 'e', 'e', 'd', 3 << 2 | 1,
+	};
+	static const unsigned char own[] = { 8 /* 4 */, 2, 3 << 2, 'o', 'w', 'n', 1 << 2, 'f' };
+	/* codes 1-2 are the run's 1-2; code 3 the run's 9 */
+	static const unsigned char ranges[] = { 2, 2 /* 1 */, 2 /* 1 */, 1, 0 /* 3 */, 12 /* 9 */ };
+	const uint64_t frames[] = { raw_py_word(1, 42), raw_py_word(2, 7), raw_py_word(4, 3),
+				    raw_py_word(3, 5), 0x401010 };
+	struct raw_pyruncodes rc = { { RAW_PYRUNCODES, (uint32_t)(sizeof rc + raw_pad(sizeof ranges)) } };
+	struct raw_run_part part = { .offset = 0, .pid = 4242, .flags = RAW_RUN_ROOT };
+	struct raw_run_footer f = { 0 };
+	struct raw_run_pynames t = { 0 };
+	size_t at;
+
+	rb_header(r, "/nonexistent/python", 10000000);
+	rb_mapping(r, 0x400000, 0x500000, 0, "/nonexistent/python");
+	rb_thread(r, 100, "main");
+	at = r->len;
+	rb_put(r, &rc, sizeof rc);
+	rb_put(r, ranges, sizeof ranges);
+	rb_zero(r, at + rc.h.size - r->len);
+	if (names)
+		rb_pycodes(r, own, sizeof own);
+	rb_stack(r, 1, frames, 5);
+	rb_sample(r, 100, 1, NULL, 0, 1000, 4000000);
+	rb_end(r, 2000, 1, 0);
+	part.length = r->len;
+	rb_zero(r, raw_pad((uint32_t)r->len) - r->len);
+	if (names) {
+		at = r->len;
+		rb_pycodes(r, run, sizeof run);
+		t.size = r->len - at;
+		memcpy(t.magic, RAW_RUN_PYNAMES_MAGIC, RAW_MAGIC_LEN);
+		rb_put(r, &t, sizeof t);
+	}
+	f.index_offset = r->len;
+	rb_put(r, &part, sizeof part);
+	f.nparts = 1;
+	f.nprocesses = 1;
+	memcpy(f.magic, RAW_RUN_MAGIC, RAW_MAGIC_LEN);
+	rb_put(r, &f, sizeof f);
+}
+
+/* The codes of a process of a run named from the run's names: names,
+ * first lines and the lines of the frame words; a code the run's names
+ * do not have, and a run without them. */
+static void test_run_names(void)
+{
+	struct rawbuf r = { 0 };
+	struct pv_profile *p;
+
+	rb_run_names(&r, true);
+	nwarnings = 0;
+	p = raw_read_run(r.b, r.len, "t", NULL, false);
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	CHECK_EQ(nwarnings, 1); /* the run's code 9 */
+	CHECK_EQ(p->nsamples, 1);
+	if (p->nsamples == 1) {
+		const uint32_t *locs = p->stack_locs + p->samples[0].loc_off;
+
+		CHECK_STR(fn_name(p, locs[0]), "Parser.parse");
+		CHECK_EQ(line_of(p, locs[0])[0].line, 42);
+		CHECK_STR(file_of(p, locs[0]), "/lib/json/decoder.py");
+		CHECK_EQ(p->functions[line_of(p, locs[0])[0].function].start_line, 10);
+		CHECK_STR(fn_name(p, locs[1]), "Parser.feed");
+		CHECK_EQ(line_of(p, locs[1])[0].line, 7);
+		CHECK_STR(file_of(p, locs[1]), "/lib/json/decoder.py");
+		CHECK_EQ(p->functions[line_of(p, locs[1])[0].function].start_line, 20);
+		CHECK_STR(fn_name(p, locs[2]), "own");
+		CHECK_STR(file_of(p, locs[2]), "f");
+		CHECK_STR(fn_name(p, locs[3]), "[python: code not recorded]");
+	}
+	CHECK_EQ(pv_profile_check_indices(p, "t"), 0);
+	pv_profile_free(p);
+	if (getenv("PYRAW_SEED") && strcmp(getenv("PYRAW_SEED"), "pynames") == 0)
+		fwrite(r.b, 1, r.len, stdout); /* the raw fuzzer's seed run-pynames */
+
+	/* no run's names: the codes named from them are not recorded */
+	r.len = 0;
+	rb_run_names(&r, false);
+	nwarnings = 0;
+	p = raw_read_run(r.b, r.len, "t", NULL, false);
+	CHECK(p != NULL);
+	CHECK_EQ(nwarnings, 1); /* (the first range: the rest of the record ignored) */
+	if (p && p->nsamples == 1) {
+		const uint32_t *locs = p->stack_locs + p->samples[0].loc_off;
+
+		CHECK_STR(fn_name(p, locs[0]), "[python: code not recorded]");
+	}
+	if (p)
+		pv_profile_free(p);
+	free(r.b);
+}
+
 /* Entries that each take a long name written before: what they take is
  * bounded by a multiple of the records' size, with one warning. */
 static void test_codes_bound(void)
@@ -689,8 +857,10 @@ int main(void)
 	test_compact();
 	test_codes();
 	test_codes_bound();
+	test_run_names();
 	test_pystacks();
-	test_pyparts();
+	test_pyparts(false);
+	test_pyparts(true);
 	test_fold();
 	test_fold_shim();
 	return check_done("test-pyraw");

@@ -1,0 +1,38 @@
+/* collect-pynames.h - the run's Python names, written once
+ *
+ * Each process of a Python program writes the qualified names and file
+ * names of the code objects it ran (RAW_PYCODES records), and a run of
+ * many short interpreters writes the same ones (site, importlib,
+ * encodings...) once in each.  As the launcher joins the traces, the
+ * strings of their RAW_PYCODES records are moved into one table of the
+ * run, written once beside the parts (raw.h, RAW_RUN_PYNAMES_MAGIC), and
+ * each record names them by number (RAW_PYCODES_RUN).  The process's
+ * handler is not involved: it writes its records as a lone process does.
+ * Launcher-side only, not signal-safe.
+ */
+#ifndef PROFVIEW_LAUNCH_COLLECT_PYNAMES_H
+#define PROFVIEW_LAUNCH_COLLECT_PYNAMES_H
+
+#include <stdint.h>
+
+struct collect_pynames;
+
+/* An empty table: NULL when out of memory (the traces are then joined as
+ * they are).  The caller frees it with collect_pynames_free. */
+struct collect_pynames *collect_pynames_new(void);
+void collect_pynames_free(struct collect_pynames *t);
+
+/* Copies bytes [at, at + len) of the trace at path into fd at offset off,
+ * its RAW_PYCODES records' strings replaced by the run's, which t takes;
+ * a trace without such records, or whose records do not decode (a
+ * damaged trace), is copied as it is, and so are the bytes after its
+ * last whole record.  Returns the bytes written, or -1 (errno set). */
+int64_t collect_pynames_copy(struct collect_pynames *t, int fd, uint64_t off, const char *path,
+			     uint64_t at, uint64_t len);
+
+/* Writes t's records and their trailer (raw_run_pynames) into fd at off,
+ * a multiple of 8.  Returns the bytes written (0 when no trace had a
+ * name), or -1. */
+int64_t collect_pynames_write(struct collect_pynames *t, int fd, uint64_t off);
+
+#endif
