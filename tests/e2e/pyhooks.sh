@@ -148,7 +148,8 @@ check_attach_wall() {
 	rm -f sl.stop
 	"$1" "$HOOKS" sleeper 60 sl.stop >sl.out &
 	pid=$!
-	for _ in $(seq 200); do
+	# (within a minute: a busy machine can take seconds to start it)
+	for _ in $(seq 1200); do
 		grep -q '^ready' sl.out && break
 		sleep 0.05
 	done
