@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # The reports' ± (one standard error) against the spread of many runs of
 # programs with known work (tests/progs/noisetruth.c):
-#   - heap (collect-heap at a rate of 8 KiB, 60 runs, two at a time, each
-#     seeded by its own clock and thread): small()'s 40000
+#   - heap (collect-heap at a rate of 8 KiB, 60 runs): small()'s 40000
 #     blocks of 64 bytes counted as objects; mixed()'s 20000 blocks of 64
 #     bytes to 64 KiB, as objects (each sample stands for 1/p blocks of its
 #     size: far noisier than √n says) and as bytes; large()'s 8 blocks of
@@ -64,33 +63,22 @@ judge() {
 }
 
 # ---- heap ------------------------------------------------------------
-# (two runs at a time, pool_start: the samples are drawn by bytes
-# allocated, which nothing running beside changes)
 HEAP_RUNS=60
-# heap_run: one run, its rows in small-objects.txt, mixed-objects.txt and
-# mixed-bytes.txt of its directory
-heap_run() {
-	local bytes n s v
-	"$COLLECT_HEAP" -q -r 8k -o h.raw "$WORK/noisetruth" heap >truth.txt || fail "collect-heap ./noisetruth heap failed"
+: >small-objects.txt
+: >mixed-objects.txt
+: >mixed-bytes.txt
+for i in $(seq "$HEAP_RUNS"); do
+	"$COLLECT_HEAP" -q -r 8k -o h.raw ./noisetruth heap >truth.txt || fail "collect-heap ./noisetruth heap failed"
 	bytes=$(sed -n 's/^mixed_bytes //p' truth.txt)
 	"$PROFVIEW" -q --tree -t ';' --sample-index=alloc_objects h.raw >obj.txt
 	"$PROFVIEW" -q --tree -t ';' --sample-index=alloc_space h.raw >space.txt
-	row obj.txt small 40000 >small-objects.txt
-	row obj.txt mixed 20000 >mixed-objects.txt
-	row space.txt mixed "$(awk -v b="$bytes" 'BEGIN { print b / 1024 }')" >mixed-bytes.txt
+	row obj.txt small 40000 >>small-objects.txt
+	row obj.txt mixed 20000 >>mixed-objects.txt
+	row space.txt mixed "$(awk -v b="$bytes" 'BEGIN { print b / 1024 }')" >>mixed-bytes.txt
 	# large(): 8 MiB, exactly, and ± 0
 	read -r n s v < <(node space.txt large)
 	[ "$n" = 8 ] && [ "$s" = 0.00 ] && [ "$v" = 8192.000 ] ||
 		fail "large()'s 8 blocks of 1 MiB, sampled with certainty: $n samples, ± $s, $v KiB (want 8, 0.00, 8192.000)"
-}
-for i in $(seq "$HEAP_RUNS"); do
-	pool_start "heap$i" heap_run
-done
-pool_wait
-for f in small-objects.txt mixed-objects.txt mixed-bytes.txt; do
-	for i in $(seq "$HEAP_RUNS"); do
-		cat "heap$i/$f"
-	done >"$f"
 done
 judge "heap small() objects" small-objects.txt
 judge "heap mixed() objects" mixed-objects.txt
