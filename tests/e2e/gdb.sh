@@ -299,7 +299,8 @@ man_opts=$(sed -n '/^\.SH OPTIONS/,/^\.SH /p' "$SRCDIR/man/collect-gdb.1.in" | g
 
 # 5. A process of 200 threads: attaching stops and reads every one.  It
 # gets its own allowance, --attach-timeout; when attaching takes longer
-# (here a gdb that waits 6 s before it attaches), the message says so.
+# (here a gdb that waits 4 s before it attaches: longer than the 3 s
+# allowed whatever gdb's own start takes), the message says so.
 build manythreads
 ./manythreads 200 60 >many.out &
 many=$!
@@ -311,7 +312,7 @@ cat many.log
 cat >slow-attach-gdb <<'EOF'
 #!/bin/sh
 while IFS= read -r l; do
-	case $l in *-target-attach*) sleep 6 ;; esac
+	case $l in *-target-attach*) sleep 4 ;; esac
 	printf '%s\n' "$l"
 done | gdb "$@"
 EOF

@@ -3,6 +3,12 @@
 # (meson passes them as arguments: the test calls e2e_init "$@").
 set -eu
 
+# e2e_err_trap: a command that fails under set -e says where (e2e_init;
+# again in a job of pool_start, whose subshell starts without the trap)
+e2e_err_trap() {
+	trap 'case $- in *e*) echo "FAIL: ${0##*/}: line $LINENO: a command failed (status $?)" >&2 ;; esac' ERR
+}
+
 e2e_init() {
 	PROFVIEW=$1
 	COLLECT_TIMER=$2
@@ -18,7 +24,7 @@ e2e_init() {
 	# where, or a failure that happens once in a while leaves no trace.
 	# (Not under set +e, where a test looks at the status itself.  The trap
 	# sets no variable: a test's own would be overwritten.)
-	trap 'case $- in *e*) echo "FAIL: ${0##*/}: line $LINENO: a command failed (status $?)" >&2 ;; esac' ERR
+	e2e_err_trap
 	# profview keeps the kernel's symbols of this boot in a cache: the
 	# test's own, not the user's
 	export XDG_CACHE_HOME="$WORK/cache"
@@ -236,4 +242,53 @@ pythons() {
 			case $py in *'*'*) note "SKIP: no ${py%/bin/*}: not on this machine" >&2 ;; *) note "SKIP: no $py" >&2 ;; esac
 		fi
 	done
+}
+
+# pool_start NAME COMMAND...: COMMAND (a function of the test, say) run in
+# the background in a directory of its own, $WORK/NAME, its output kept in
+# $WORK/NAME.log; at most two such jobs at once (the machine's processors:
+# CPU-bound jobs beyond them only wait).  For the independent runs of a
+# test whose checks hold whatever else runs beside them (the samples of
+# one thread against that thread's own CPU time, names, stacks), never for
+# those of CPU time shared between threads or of wall-clock time.
+# pool_wait: waits for every job, shows each one's output in the order they
+# were started, and fails the test if any failed.
+POOL_PIDS=()
+POOL_NAMES=()
+declare -A POOL_STATUS=()
+pool_start() {
+	local name=$1 done st
+	shift
+	while [ "$(jobs -rp | wc -l)" -ge 2 ]; do
+		st=0
+		wait -n -p done || st=$?
+		[ -z "${done:-}" ] || POOL_STATUS[$done]=$st
+	done
+	mkdir -p "$WORK/$name"
+	(
+		e2e_err_trap
+		cd "$WORK/$name"
+		"$@"
+	) >"$WORK/$name.log" 2>&1 &
+	POOL_PIDS+=($!)
+	POOL_NAMES+=("$name")
+}
+
+pool_wait() {
+	local i pid st bad=""
+	for i in "${!POOL_PIDS[@]}"; do
+		pid=${POOL_PIDS[i]}
+		if [ -n "${POOL_STATUS[$pid]+set}" ]; then
+			st=${POOL_STATUS[$pid]}
+		else
+			st=0
+			wait "$pid" || st=$?
+		fi
+		cat "$WORK/${POOL_NAMES[i]}.log"
+		[ "$st" = 0 ] || bad="$bad ${POOL_NAMES[i]}"
+	done
+	POOL_PIDS=()
+	POOL_NAMES=()
+	POOL_STATUS=()
+	[ -z "$bad" ] || fail "failed (their output above):$bad"
 }

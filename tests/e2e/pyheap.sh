@@ -125,12 +125,15 @@ check_python() {
 	note "$label: ok"
 }
 
+# (the interpreters two at a time, pool_start: the samples are drawn by
+# bytes allocated, which nothing beside a program changes)
 found=0
 while read -r py <&3; do
 	found=$((found + 1))
-	check_python "$py" "$py ($("$py" -c 'import platform; print(platform.python_version())'))"
+	pool_start "py$found" check_python "$py" "$py ($("$py" -c 'import platform; print(platform.python_version())'))"
 done 3< <(pythons)
 [ "$found" -gt 0 ] || { echo "SKIP: no CPython 3.9 to 3.13 on this machine" >&2; exit 77; }
+pool_wait
 
 py=$(command -v python3.11 || command -v python3)
 

@@ -22,7 +22,8 @@
 #     sigmas of their CPU time; skipped, and said, without the module;
 #   - attach, --clock=wall: a process attached to (collect-timer -p) has
 #     its threads off CPU under their Python functions: sleep_work, a
-#     thread that sleeps, at least half of the 2 s under it, and
+#     thread that sleeps, at least half of the 2 s under it (the program
+#     ends half a second after the attach), and
 #     "[sleeping]" right under it in most of that; busy_work beside it;
 #     skipped, and said, where ptrace_scope forbids attaching;
 #   - split: a CPython of a version not read (3.8), cut into segments
@@ -33,6 +34,9 @@
 #     say "in 2 processes"; skipped, and said, without a 3.8; a version
 #     read is not said so in any segment.
 # A chance failure of each statistical check: less than once in 10^5.
+# The interpreters' splits run two at a time (pool_start: one thread's
+# samples against its own CPU time); the attaches, of wall-clock time, one
+# at a time.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 cd "$WORK"
@@ -103,7 +107,7 @@ check_evalhook() {
 		note "SKIP: $2: evalhook: the interpreter exports no _PyInterpreterState_SetEvalFrameFunc or _PyEval_EvalFrameDefault"
 		return
 	fi
-	"$COLLECT_TIMER" -q -F 1000 -o e.raw "$1" "$HOOKS" evalhook ./pyevalhook.so 0.6 >e-truth.txt ||
+	"$COLLECT_TIMER" -q -F 1000 -o e.raw "$1" "$HOOKS" evalhook "$WORK/pyevalhook.so" 0.6 >e-truth.txt ||
 		fail "$2: pyhooks.py evalhook failed"
 	calls=$(awk '$1 == "hook" { print $2 }' e-truth.txt)
 	[ "${calls:-0}" -ge 1000 ] || fail "$2, evalhook: the hook saw ${calls:-no} calls"
@@ -140,15 +144,19 @@ check_sub() {
 # check_attach_wall PY LABEL
 check_attach_wall() {
 	local pid all sl busy
-	"$1" "$HOOKS" sleeper 4 >sl.out &
+	# (until half a second after the attach has ended: 60 s at most)
+	rm -f sl.stop
+	"$1" "$HOOKS" sleeper 60 sl.stop >sl.out &
 	pid=$!
-	for _ in $(seq 200); do
+	# (within a minute: a busy machine can take seconds to start it)
+	for _ in $(seq 1200); do
 		grep -q '^ready' sl.out && break
 		sleep 0.05
 	done
 	grep -q '^ready' sl.out || fail "$2: pyhooks.py sleeper did not start"
 	"$COLLECT_TIMER" -q -p "$pid" --clock=wall --duration=2 -o aw.raw 2>aw.err ||
-		fail "$2: collect-timer -p --clock=wall: $(cat aw.err)"
+		{ kill "$pid"; fail "$2: collect-timer -p --clock=wall: $(cat aw.err)"; }
+	touch sl.stop
 	wait "$pid" || fail "$2: pyhooks.py sleeper failed after the attach"
 	"$PROFVIEW" -q --folded aw.raw >aw.txt
 	read -r sl all < <(share_of aw.txt ';sleep_work(;|$)' ';sleep_work;\[sleeping\]')
@@ -161,55 +169,72 @@ check_attach_wall() {
 	note "$2, attach: sleep_work $all us, [sleeping] $sl; busy_work $busy us"
 }
 
-scope=$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)
+# check_one PY LABEL: the checks of one interpreter that hold beside other
+# work (run two at a time: pool_start): one thread's split against its own
+# CPU time, stacks
+check_one() {
+	check_hookfn "$1" "$2" setprofile prof_callback
+	check_hookfn "$1" "$2" settrace trace_callback
+	check_evalhook "$1" "$2"
+	check_sub "$1" "$2"
+}
+
+# check_split: --split with a version not read: each segment, the
+# summary, the merge; a version read is not said so
+check_split() {
+	old=$(ls -d /root/.pyenv/versions/3.8.*/bin/python3.8 2>/dev/null | head -1 || true)
+	if [ -n "$old" ]; then
+		"$COLLECT_TIMER" --split=0.3 -o o.raw "$old" "$WORKPY" deep 1 >/dev/null 2>o.err ||
+			fail "$old --split: pywork.py failed: $(cat o.err)"
+		[ "$(grep -c 'pid [0-9]* (python3.8): python 3.8: its frames are not read' o.err)" = 1 ] ||
+			fail "$old --split: the summary does not say once that its frames are not read: $(cat o.err)"
+		n=0
+		for f in o.seg*.raw; do
+			n=$((n + 1))
+			"$PROFVIEW" --flat "$f" 2>&1 | grep -q '^warning: python 3.8: its frames are not read (' ||
+				fail "$old --split: $f read alone: $("$PROFVIEW" --flat "$f" 2>&1 | head -5)"
+		done
+		[ "$n" -ge 3 ] || fail "$old --split: $n segments of 1 s cut at 0.3 s"
+		"$PROFVIEW" --flat o.seg*.raw 2>&1 | grep -q '^warning: python 3.8: its frames are not read (' ||
+			fail "$old --split: the $n segments merged: $("$PROFVIEW" --flat o.seg*.raw 2>&1 | head -5)"
+		note "$old --split: said in each of $n segments, once in the summary"
+		"$COLLECT_TIMER" --split=0.3 -o of.raw "$old" "$WORKPY" fork 0.6 >of.out 2>of.err ||
+			fail "$old --split: pywork.py fork failed: $(cat of.err)"
+		sed -n 's/.*pid \([0-9]*\) (python3.8): python 3.8: its frames are not read.*/\1/p' of.err | sort >of.pids
+		[ "$(wc -l <of.pids)" = 2 ] && [ "$(sort -u of.pids | wc -l)" = 2 ] &&
+			grep -qx "$(awk '$1 == "child" { print $2 }' of.out)" of.pids ||
+			fail "$old --split: fork: not said once of each process: $(cat of.err)"
+		"$PROFVIEW" --flat of.seg*.raw 2>&1 | grep -q '^warning: python 3.8: its frames are not read in 2 processes' ||
+			fail "$old --split: fork: the segments merged: $("$PROFVIEW" --flat of.seg*.raw 2>&1 | head -6)"
+	else
+		note "SKIP: --split with a version not read: no CPython 3.8 under /root/.pyenv/versions"
+	fi
+	py=$(pythons 2>/dev/null | head -1)
+	"$COLLECT_TIMER" --split=0.3 -o r.raw "$py" "$WORKPY" deep 0.7 >/dev/null 2>r.err || fail "$py --split: pywork.py failed"
+	! grep -q 'frames are not read' r.err || fail "$py --split: said to be unread: $(cat r.err)"
+	for f in r.seg*.raw; do
+		! "$PROFVIEW" --flat "$f" 2>&1 | grep -q 'frames are not read' || fail "$py --split: $f said to be unread"
+	done
+}
+
 found=0
+labels=()
 while read -r py <&3; do
 	label="$py ($("$py" -c 'import platform; print(platform.python_version())'))"
+	labels+=("$py" "$label")
 	found=$((found + 1))
-	check_hookfn "$py" "$label" setprofile prof_callback
-	check_hookfn "$py" "$label" settrace trace_callback
-	check_evalhook "$py" "$label"
-	check_sub "$py" "$label"
-	if [ "$scope" -lt 3 ]; then
-		check_attach_wall "$py" "$label"
-	else
-		note "SKIP: $label: attach: kernel.yama.ptrace_scope is 3"
-	fi
-	note "$label: ok"
+	pool_start "py$found" check_one "$py" "$label"
 done 3< <(pythons)
 [ "$found" -gt 0 ] || { echo "SKIP: no CPython 3.9 to 3.13 on this machine" >&2; exit 77; }
-
-# --split with a version not read: each segment, the summary, the merge
-old=$(ls -d /root/.pyenv/versions/3.8.*/bin/python3.8 2>/dev/null | head -1 || true)
-if [ -n "$old" ]; then
-	"$COLLECT_TIMER" --split=0.3 -o o.raw "$old" "$WORKPY" deep 1 >/dev/null 2>o.err ||
-		fail "$old --split: pywork.py failed: $(cat o.err)"
-	[ "$(grep -c 'pid [0-9]* (python3.8): python 3.8: its frames are not read' o.err)" = 1 ] ||
-		fail "$old --split: the summary does not say once that its frames are not read: $(cat o.err)"
-	n=0
-	for f in o.seg*.raw; do
-		n=$((n + 1))
-		"$PROFVIEW" --flat "$f" 2>&1 | grep -q '^warning: python 3.8: its frames are not read (' ||
-			fail "$old --split: $f read alone: $("$PROFVIEW" --flat "$f" 2>&1 | head -5)"
-	done
-	[ "$n" -ge 3 ] || fail "$old --split: $n segments of 1 s cut at 0.3 s"
-	"$PROFVIEW" --flat o.seg*.raw 2>&1 | grep -q '^warning: python 3.8: its frames are not read (' ||
-		fail "$old --split: the $n segments merged: $("$PROFVIEW" --flat o.seg*.raw 2>&1 | head -5)"
-	note "$old --split: said in each of $n segments, once in the summary"
-	"$COLLECT_TIMER" --split=0.3 -o of.raw "$old" "$WORKPY" fork 0.6 >of.out 2>of.err ||
-		fail "$old --split: pywork.py fork failed: $(cat of.err)"
-	sed -n 's/.*pid \([0-9]*\) (python3.8): python 3.8: its frames are not read.*/\1/p' of.err | sort >of.pids
-	[ "$(wc -l <of.pids)" = 2 ] && [ "$(sort -u of.pids | wc -l)" = 2 ] &&
-		grep -qx "$(awk '$1 == "child" { print $2 }' of.out)" of.pids ||
-		fail "$old --split: fork: not said once of each process: $(cat of.err)"
-	"$PROFVIEW" --flat of.seg*.raw 2>&1 | grep -q '^warning: python 3.8: its frames are not read in 2 processes' ||
-		fail "$old --split: fork: the segments merged: $("$PROFVIEW" --flat of.seg*.raw 2>&1 | head -6)"
-else
-	note "SKIP: --split with a version not read: no CPython 3.8 under /root/.pyenv/versions"
-fi
-py=$(pythons 2>/dev/null | head -1)
-"$COLLECT_TIMER" --split=0.3 -o r.raw "$py" "$WORKPY" deep 0.7 >/dev/null 2>r.err || fail "$py --split: pywork.py failed"
-! grep -q 'frames are not read' r.err || fail "$py --split: said to be unread: $(cat r.err)"
-for f in r.seg*.raw; do
-	! "$PROFVIEW" --flat "$f" 2>&1 | grep -q 'frames are not read' || fail "$py --split: $f said to be unread"
+pool_start split check_split
+pool_wait
+# wall-clock time: one program at a time, with nothing of this test beside it
+scope=$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)
+for ((i = 0; i < ${#labels[@]}; i += 2)); do
+	if [ "$scope" -lt 3 ]; then
+		check_attach_wall "${labels[i]}" "${labels[i + 1]}"
+	else
+		note "SKIP: ${labels[i + 1]}: attach: kernel.yama.ptrace_scope is 3"
+	fi
+	note "${labels[i + 1]}: ok"
 done

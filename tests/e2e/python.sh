@@ -40,7 +40,9 @@
 #     time at least (two threads running bytecode on the GIL: about
 #     half); no "[sleeping]" under a thread that never sleeps;
 #   - gil, CPU time: the split of the samples between the two busy
-#     threads within 5 binomial sigmas (plus 1%) of their thread_time;
+#     threads within 5 binomial sigmas (plus 1%) of their thread_time, in
+#     a run of 0.6 s of the process's CPU time (not of wall-clock time:
+#     100 samples at least however busy the machine);
 #   - gen: gen_values, a generator, right under gen_consumer, whose loop
 #     resumes it, in 90% of its time at least;
 #   - coro: coro_work right under coro_main, which awaits it, and under
@@ -59,7 +61,9 @@
 #     each of the two processes of a fork too, and profview's header
 #     says it; its native profile is as before; a version read is not
 #     said so.
-# An interpreter the machine does not have is skipped, and said.
+# An interpreter the machine does not have is skipped, and said.  The
+# interpreters' checks run two at a time (pool_start), but for those of
+# two threads' shares (threads, gil): one program at a time.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 cd "$WORK"
@@ -246,7 +250,7 @@ check_gil() {
 		note "$2: $f $all us, waiting for the GIL $g"
 	done
 
-	"$COLLECT_TIMER" -q -F 1000 -o gc.raw "$1" "$WORKPY" gil 0.6 >gc-truth.txt || fail "$2: pywork.py gil failed"
+	"$COLLECT_TIMER" -q -F 1000 -o gc.raw "$1" "$WORKPY" gilcpu 0.6 >gc-truth.txt || fail "$2: pywork.py gilcpu failed"
 	"$PROFVIEW" -q --flat gc.raw >gc.txt
 	local ka kb ta tb
 	ka=$(flat_samples gc.txt gil_busy_a)
@@ -410,85 +414,103 @@ check_embed() {
 	[ "$n" -gt 0 ] || note "SKIP: a libpython loaded by dlopen: no shared libpython3.9 to 3.13 under /root/.pyenv/versions"
 }
 
-found=0
-for py in /usr/bin/python3.11 /usr/bin/python3.12 /usr/bin/python3.13 \
-	/root/.pyenv/versions/3.9.*/bin/python3.9 /root/.pyenv/versions/3.10.*/bin/python3.10 \
-	/root/.pyenv/versions/3.11.*/bin/python3.11 /root/.pyenv/versions/3.12.*/bin/python3.12 \
-	/root/.pyenv/versions/3.13.*/bin/python3.13; do
-	if [ ! -x "$py" ]; then
-		case $py in *'*'*) note "SKIP: no ${py%/bin/*}: not on this machine" ;; *) note "SKIP: no $py" ;; esac
-		continue
+# check_rest: the interpreter started through pyenv's shim, --no-python,
+# a version whose frames are not read
+check_rest() {
+	# through pyenv's shim (a bash script that execs the interpreter)
+	if command -v pyenv >/dev/null && [ -x /root/.pyenv/shims/python3 ] &&
+		ls -d /root/.pyenv/versions/3.12.* >/dev/null 2>&1; then
+		v=$(basename "$(ls -d /root/.pyenv/versions/3.12.* | head -1)")
+		PYENV_VERSION=$v "$COLLECT_TIMER" -q -o shim.raw /root/.pyenv/shims/python3 "$WORKPY" deep 0.5 ||
+			fail "pyenv's shim: pywork.py deep failed"
+		"$PROFVIEW" -q --folded shim.raw | grep -q '(;rec){50};deep_leaf' -E ||
+			fail "pyenv's shim: no deep_leaf under rec"
+	else
+		note "SKIP: no pyenv shim with a 3.12"
 	fi
-	label="$py ($("$py" -c 'import platform; print(platform.python_version())'))"
-	if "$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+
+	# --no-python: the native profile alone
+	py=$(command -v python3.11 || command -v python3 || true)
+	if [ -n "$py" ]; then
+		"$COLLECT_TIMER" -q --no-python -o n.raw "$py" "$WORKPY" deep 0.3 || fail "--no-python: pywork.py failed"
+		"$PROFVIEW" -q --folded n.raw >n.txt
+		! grep -q 'deep_leaf\|\[python' n.txt && grep -q '_PyEval_EvalFrameDefault\|python3' n.txt ||
+			fail "--no-python: $(head -2 n.txt)"
+	fi
+
+	# a version whose frames are not read: said once, the native profile kept
+	old=$(ls -d /root/.pyenv/versions/3.8.*/bin/python3.8 2>/dev/null | head -1 || true)
+	if [ -n "$old" ]; then
+		"$COLLECT_TIMER" -o o.raw "$old" "$WORKPY" deep 0.3 >/dev/null 2>o.err || fail "$old: pywork.py failed"
+		[ "$(grep -c 'pid [0-9]* (python3.8): python 3.8: its frames are not read' o.err)" = 1 ] ||
+			fail "$old: the summary does not say once that its frames are not read: $(cat o.err)"
+		"$PROFVIEW" -q --folded o.raw >o.txt
+		grep -q '_PyEval_EvalFrameDefault' o.txt && ! grep -q 'deep_leaf' o.txt ||
+			fail "$old: the native profile: $(head -2 o.txt)"
+		"$PROFVIEW" --flat o.raw 2>&1 | grep -q '^warning: python 3.8: its frames are not read' ||
+			fail "$old: profview's header: $("$PROFVIEW" --flat o.raw 2>&1 | head -6)"
+		# each process of a fork, once
+		"$COLLECT_TIMER" -o of.raw "$old" "$WORKPY" fork 0.3 >of.out 2>of.err || fail "$old: pywork.py fork failed"
+		sed -n 's/.*pid \([0-9]*\) (python3.8): python 3.8: its frames are not read.*/\1/p' of.err | sort >of.pids
+		[ "$(wc -l <of.pids)" = 2 ] && [ "$(sort -u of.pids | wc -l)" = 2 ] &&
+			grep -qx "$(awk '$1 == "child" { print $2 }' of.out)" of.pids ||
+			fail "$old: fork: not said once of each process: $(cat of.err)"
+		"$PROFVIEW" --flat of.raw 2>&1 | grep -q '^warning: python 3.8: its frames are not read in 2 processes' ||
+			fail "$old: fork: profview's header: $("$PROFVIEW" --flat of.raw 2>&1 | head -6)"
+	else
+		note "SKIP: no CPython 3.8"
+	fi
+	# a version read: not said to be unread
+	if [ -n "$py" ]; then
+		"$COLLECT_TIMER" -o r.raw "$py" "$WORKPY" deep 0.2 >/dev/null 2>r.err || fail "$py: pywork.py failed"
+		! grep -q 'frames are not read' r.err && ! "$PROFVIEW" --flat r.raw 2>&1 | grep -q 'frames are not read' ||
+			fail "$py: said to be unread: $(cat r.err)"
+	fi
+}
+
+# check_one PY LABEL: the checks of one interpreter that hold beside other
+# work (run two at a time: pool_start): one thread's samples against its
+# own CPU time, names, stacks, lines
+check_one() {
+	check_shares "$1" "$2"
+	if [ "$3" = 1 ]; then
+		check_dwarf "$1" "$2"
+	fi
+	check_native "$1" "$2"
+	check_deep "$1" "$2"
+	check_zlib "$1" "$2"
+	check_garbage "$1" "$2"
+	check_cases "$1" "$2"
+	check_run_names "$1" "$2"
+}
+
+# set_names PY: the names the three functions of the shares are shown by
+set_names() {
+	if "$1" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
 		PARSE=Parser.parse INNER='outer.<locals>.inner'
 	else
 		PARSE=parse INNER=inner
 	fi
+}
+
+found=0
+labels=()
+while read -r py <&3; do
+	label="$py ($("$py" -c 'import platform; print(platform.python_version())'))"
+	labels+=("$py" "$label")
 	found=$((found + 1))
-	check_shares "$py" "$label"
-	if [ "$found" = 1 ]; then
-		check_dwarf "$py" "$label"
-	fi
-	check_native "$py" "$label"
-	check_deep "$py" "$label"
-	check_zlib "$py" "$label"
-	check_threads "$py" "$label"
-	check_garbage "$py" "$label"
-	check_gil "$py" "$label"
-	check_cases "$py" "$label"
-	check_run_names "$py" "$label"
-	note "$label: ok"
+	set_names "$py"
+	pool_start "py$found" check_one "$py" "$label" "$found"
+done 3< <(pythons)
+[ "$found" -gt 0 ] || { echo "SKIP: no CPython 3.9 to 3.13 on this machine" >&2; exit 77; }
+pool_start embed check_embed
+pool_start rest check_rest
+pool_wait
+# Two threads' shares of CPU time and of wall-clock time: one program at a
+# time, with nothing of this test beside it
+for ((i = 0; i < ${#labels[@]}; i += 2)); do
+	set_names "${labels[i]}"
+	check_threads "${labels[i]}" "${labels[i + 1]}"
+	check_gil "${labels[i]}" "${labels[i + 1]}"
+	note "${labels[i + 1]}: ok"
 done
-[ "$found" -gt 0 ] || { echo "SKIP: no CPython 3.11 to 3.13 on this machine" >&2; exit 77; }
-check_embed
-
-# through pyenv's shim (a bash script that execs the interpreter)
-if command -v pyenv >/dev/null && [ -x /root/.pyenv/shims/python3 ] &&
-	ls -d /root/.pyenv/versions/3.12.* >/dev/null 2>&1; then
-	v=$(basename "$(ls -d /root/.pyenv/versions/3.12.* | head -1)")
-	PYENV_VERSION=$v "$COLLECT_TIMER" -q -o shim.raw /root/.pyenv/shims/python3 "$WORKPY" deep 0.5 ||
-		fail "pyenv's shim: pywork.py deep failed"
-	"$PROFVIEW" -q --folded shim.raw | grep -q '(;rec){50};deep_leaf' -E ||
-		fail "pyenv's shim: no deep_leaf under rec"
-else
-	note "SKIP: no pyenv shim with a 3.12"
-fi
-
-# --no-python: the native profile alone
-py=$(command -v python3.11 || command -v python3 || true)
-if [ -n "$py" ]; then
-	"$COLLECT_TIMER" -q --no-python -o n.raw "$py" "$WORKPY" deep 0.3 || fail "--no-python: pywork.py failed"
-	"$PROFVIEW" -q --folded n.raw >n.txt
-	! grep -q 'deep_leaf\|\[python' n.txt && grep -q '_PyEval_EvalFrameDefault\|python3' n.txt ||
-		fail "--no-python: $(head -2 n.txt)"
-fi
-
-# a version whose frames are not read: said once, the native profile kept
-old=$(ls -d /root/.pyenv/versions/3.8.*/bin/python3.8 2>/dev/null | head -1 || true)
-if [ -n "$old" ]; then
-	"$COLLECT_TIMER" -o o.raw "$old" "$WORKPY" deep 0.3 >/dev/null 2>o.err || fail "$old: pywork.py failed"
-	[ "$(grep -c 'pid [0-9]* (python3.8): python 3.8: its frames are not read' o.err)" = 1 ] ||
-		fail "$old: the summary does not say once that its frames are not read: $(cat o.err)"
-	"$PROFVIEW" -q --folded o.raw >o.txt
-	grep -q '_PyEval_EvalFrameDefault' o.txt && ! grep -q 'deep_leaf' o.txt ||
-		fail "$old: the native profile: $(head -2 o.txt)"
-	"$PROFVIEW" --flat o.raw 2>&1 | grep -q '^warning: python 3.8: its frames are not read' ||
-		fail "$old: profview's header: $("$PROFVIEW" --flat o.raw 2>&1 | head -6)"
-	# each process of a fork, once
-	"$COLLECT_TIMER" -o of.raw "$old" "$WORKPY" fork 0.3 >of.out 2>of.err || fail "$old: pywork.py fork failed"
-	sed -n 's/.*pid \([0-9]*\) (python3.8): python 3.8: its frames are not read.*/\1/p' of.err | sort >of.pids
-	[ "$(wc -l <of.pids)" = 2 ] && [ "$(sort -u of.pids | wc -l)" = 2 ] &&
-		grep -qx "$(awk '$1 == "child" { print $2 }' of.out)" of.pids ||
-		fail "$old: fork: not said once of each process: $(cat of.err)"
-	"$PROFVIEW" --flat of.raw 2>&1 | grep -q '^warning: python 3.8: its frames are not read in 2 processes' ||
-		fail "$old: fork: profview's header: $("$PROFVIEW" --flat of.raw 2>&1 | head -6)"
-else
-	note "SKIP: no CPython 3.8"
-fi
-# a version read: not said to be unread
-if [ -n "$py" ]; then
-	"$COLLECT_TIMER" -o r.raw "$py" "$WORKPY" deep 0.2 >/dev/null 2>r.err || fail "$py: pywork.py failed"
-	! grep -q 'frames are not read' r.err && ! "$PROFVIEW" --flat r.raw 2>&1 | grep -q 'frames are not read' ||
-		fail "$py: said to be unread: $(cat r.err)"
-fi

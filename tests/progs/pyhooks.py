@@ -18,8 +18,10 @@
 #            "truth main_spin SECONDS" and "truth sub_spin SECONDS" of the
 #            main thread; "nosub REASON" when the interpreter has no module
 #            for subinterpreters
-#   sleeper: a thread in sleep_work, sleeping 0.1 s at a time, beside one
-#            in busy_work, for SECONDS; prints "ready PID" once both run
+#   sleeper [STOPFILE]: a thread in sleep_work, sleeping 0.1 s at a
+#            time, beside one in busy_work, for SECONDS, or when given
+#            until half a second after STOPFILE exists (looked for every
+#            50 ms); prints "ready PID" once both run
 import os
 import random
 import sys
@@ -176,13 +178,18 @@ def busy_work(stop):
             x += i
 
 
-def sleeper_main(seconds):
+def sleeper_main(seconds, stopfile):
     stop = threading.Event()
     ts = [threading.Thread(target=f, args=(stop,)) for f in (sleep_work, busy_work)]
     for t in ts:
         t.start()
     print("ready", os.getpid(), flush=True)
-    time.sleep(seconds)
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if stopfile and os.path.exists(stopfile):
+            end = min(end, time.monotonic() + 0.5)
+            stopfile = None
+        time.sleep(0.05)
     stop.set()
     for t in ts:
         t.join()
@@ -199,6 +206,6 @@ if __name__ == "__main__":
     elif what == "sub":
         sub_main(float(sys.argv[2]))
     elif what == "sleeper":
-        sleeper_main(float(sys.argv[2]))
+        sleeper_main(float(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else None)
     else:
         sys.exit("pyhooks.py: no case " + what)

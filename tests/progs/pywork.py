@@ -11,6 +11,8 @@
 #            contending for the GIL, and one in gil_sleeper, sleeping
 #            50 ms at a time; prints "truth NAME SECONDS" per busy
 #            thread, its CPU time (time.thread_time)
+#   gilcpu:  the same for SECONDS of the process's CPU time rather than
+#            of wall-clock time
 #   gen:     gen_values, a generator, iterated by gen_consumer's loop
 #   coro:    coro_work awaited by coro_main, run by asyncio's event loop
 #   exc:     an exception raised in exc_raise through exc_mid to
@@ -154,13 +156,20 @@ def gil_sleeper(stop, out):
         time.sleep(0.2)
 
 
-def gil(seconds):
+def gil(seconds, cpu=False):
     stop = threading.Event()
     out = {}
     ts = [threading.Thread(target=f, args=(stop, out)) for f in (gil_busy_a, gil_busy_b, gil_sleeper)]
+    start = time.process_time()
     for t in ts:
         t.start()
-    time.sleep(seconds)
+    if cpu:
+        # the process's CPU time, however busy the machine (a minute at most)
+        end = time.monotonic() + 60
+        while time.process_time() - start < seconds and time.monotonic() < end:
+            time.sleep(0.01)
+    else:
+        time.sleep(seconds)
     stop.set()
     for t in ts:
         t.join()
@@ -274,6 +283,8 @@ if __name__ == "__main__":
         threads(seconds)
     elif what == "gil":
         gil(seconds)
+    elif what == "gilcpu":
+        gil(seconds, cpu=True)
     elif what == "gen":
         gen_consumer(seconds)
     elif what == "coro":
