@@ -45,10 +45,11 @@
  * at a tick that finds its thread running, so under load a sample can
  * stand for many periods, where a perf event's stands for one.
  *
- * Our perf event fds are moved to the top of the numbers RLIMIT_NOFILE
- * allows (at most ENGINE_FD_RESERVE of them; threads beyond get POSIX
- * timers), so that the program's own descriptors get the numbers they
- * would without us.  A program that closes one anyway (a daemon closing
+ * Our perf event fds are moved to the numbers just above FD_SETSIZE, or
+ * to the top of those RLIMIT_NOFILE allows when it is lower (at most
+ * ENGINE_FD_RESERVE of them; threads beyond get POSIX timers), so that
+ * the program's own descriptors get the numbers they would without us
+ * (below FD_SETSIZE at least) and a fork copies a small table.  A program that closes one anyway (a daemon closing
  * every descriptor as it starts) stops that thread's signals until the
  * sweeper (sweep.c) sees it and opens a new one (engine_replace), whose
  * samples are split with getrusage; while it cannot, the sweeper samples
@@ -74,6 +75,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/select.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -92,8 +94,8 @@
 #endif
 
 #define ENGINE_MAX_FD 65536
-/* At most this many perf event fds, at the top of the fd numbers (see
- * engine_fd_floor); threads beyond them get POSIX timers. */
+/* At most this many perf event fds, above FD_SETSIZE or at the top of
+ * the fd numbers (see engine_fd_floor); threads beyond them get POSIX timers. */
 #define ENGINE_FD_RESERVE 256
 /* A young thread's POSIX timer: expires every microsecond of CPU time,
  * so it fires at every tick that finds the thread running. */
@@ -278,11 +280,15 @@ int engine_system_source(void)
 	return engine.kind == ENGINE_PERF && engine.chains ? RAW_SYSTEM_PERF : RAW_SYSTEM_RUSAGE;
 }
 
-/* The lowest fd of our perf events: the top ENGINE_FD_RESERVE (at most a
- * quarter) of the numbers RLIMIT_NOFILE allows, so that the program's own
- * descriptors keep the numbers they would have without us (select() takes
- * numbers below FD_SETSIZE only), and a program that uses nearly all it
- * may runs out no sooner than by that many. */
+/* The lowest fd of our perf events.  Just above FD_SETSIZE when the limit
+ * leaves room for ENGINE_FD_RESERVE there: the numbers select() can take
+ * stay the program's, and its descriptor table stays small, since the
+ * kernel copies it up to its highest number at every fork and vfork and
+ * walks it at every exec (numbers near a limit of 20,000 cost a compiler
+ * driver's vfork 160 KB of copying each).  Else the top
+ * ENGINE_FD_RESERVE (at most a quarter) of the numbers RLIMIT_NOFILE
+ * allows, so that a program that uses nearly all it may runs out no sooner
+ * than by that many. */
 static int engine_fd_floor(void)
 {
 	struct rlimit rl;
@@ -290,6 +296,8 @@ static int engine_fd_floor(void)
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < lim)
 		lim = rl.rlim_cur;
+	if (lim >= (uint64_t)FD_SETSIZE + ENGINE_FD_RESERVE)
+		return FD_SETSIZE;
 	reserve = lim / 4 < ENGINE_FD_RESERVE ? lim / 4 : ENGINE_FD_RESERVE;
 	return (int)(lim - reserve);
 }

@@ -66,6 +66,7 @@
 #include <fcntl.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
@@ -280,6 +281,8 @@ static int sweep_fd_probe(int fd)
 }
 
 static int (*sweep_next_dup2)(int, int);
+/* EBUSY tries of a dup2 or dup3 (some 20 ms at most) */
+#define SWEEP_DUP_TRIES 1000
 static int (*sweep_next_dup3)(int, int, int);
 
 __attribute__((constructor)) static void sweep_find_next(void)
@@ -299,12 +302,39 @@ PRELOAD_EXPORT int close(int fd)
 	return rc;
 }
 
+/* dup2 or dup3 (flags -1: dup2) by the next library's function, again
+ * while the kernel says EBUSY: the number is one an open in another
+ * thread has taken and not yet filled, which a moment settles.  The
+ * sweeper's new event for a thread is such an open, at the lowest free
+ * number first (then moved above FD_SETSIZE): a program that puts a file
+ * on every number in turn would otherwise meet it there. */
+static int sweep_dup(int oldfd, int newfd, int flags)
+{
+	struct timespec wait = { 0, 20000 };
+	int rc;
+
+	for (int i = 0;; i++) {
+		if (flags >= 0 && sweep_next_dup3 != NULL)
+			rc = sweep_next_dup3(oldfd, newfd, flags);
+		else if (flags >= 0)
+			rc = (int)syscall(SYS_dup3, oldfd, newfd, flags);
+		else if (sweep_next_dup2 != NULL)
+			rc = sweep_next_dup2(oldfd, newfd);
+		else
+			rc = oldfd == newfd ? sweep_fd_probe(oldfd) : (int)syscall(SYS_dup3, oldfd, newfd, 0);
+		if (rc >= 0 || errno != EBUSY || i == SWEEP_DUP_TRIES)
+			return rc;
+		if (i < 10)
+			sched_yield();
+		else
+			nanosleep(&wait, NULL);
+	}
+}
+
 PRELOAD_EXPORT int dup2(int oldfd, int newfd)
 {
 	int ours = oldfd != newfd && engine_owns_fd(newfd);
-	int rc = sweep_next_dup2 != NULL ? sweep_next_dup2(oldfd, newfd)
-				      : oldfd == newfd ? sweep_fd_probe(oldfd)
-				      : (int)syscall(SYS_dup3, oldfd, newfd, 0);
+	int rc = sweep_dup(oldfd, newfd, -1);
 
 	if (ours && rc >= 0)
 		sweep_closed();
@@ -314,8 +344,7 @@ PRELOAD_EXPORT int dup2(int oldfd, int newfd)
 PRELOAD_EXPORT int dup3(int oldfd, int newfd, int flags)
 {
 	int ours = engine_owns_fd(newfd);
-	int rc = sweep_next_dup3 != NULL ? sweep_next_dup3(oldfd, newfd, flags)
-				      : (int)syscall(SYS_dup3, oldfd, newfd, flags);
+	int rc = flags >= 0 ? sweep_dup(oldfd, newfd, flags) : (errno = EINVAL, -1);
 
 	if (ours && rc >= 0)
 		sweep_closed();

@@ -54,7 +54,7 @@ grep -q '^done$' fd.txt || fail "fdcheck did not finish"
 ! grep -q 'perf_event' fd.txt || fail "a perf event descriptor leaked into an exec'd program"
 "$PROFVIEW" fd.raw >/dev/null || fail "profview cannot read the trace of fdcheck"
 
-# The program's own descriptors keep their numbers: ours are at the top.
+# The program's own descriptors keep their numbers: ours are above them.
 ./fdcheck >alone.txt || fail "fdcheck failed alone"
 for engine in auto perf; do
 	"$COLLECT_TIMER" --engine=$engine -o fd2.raw ./fdcheck >fd2.txt 2>fd2err.txt ||
@@ -62,6 +62,27 @@ for engine in auto perf; do
 	[ "$(grep '^first fd' fd2.txt)" = "$(grep '^first fd' alone.txt)" ] ||
 		fail "--engine=$engine: the program's next descriptor is $(grep '^first fd' fd2.txt), $(grep '^first fd' alone.txt) alone"
 done
+# Where the events' descriptors are: from FD_SETSIZE (1024) on when the
+# limit leaves room for 256 there, so that a fork copies a small table,
+# else the top 256 (a quarter at most) of the limit.  A shell lists its own
+# while its event is open (the list a child's, after the shell's start).
+for lim in 20000 1280 1024 300; do
+	case $lim in
+	20000 | 1280) lo=1024 hi=1279 ;;
+	1024) lo=768 hi=1023 ;;
+	300) lo=225 hi=299 ;;
+	esac
+	[ "$(ulimit -Hn)" = unlimited ] || [ "$(ulimit -Hn)" -ge $lim ] || { note "hard limit below $lim: not checked"; continue; }
+	fds=$( (ulimit -n $lim && "$COLLECT_TIMER" --engine=perf -q -o lim.raw \
+		bash -c 'ls -l /proc/$$/fd; true') | awk '/perf_event/ { print $9 }' | tr '\n' ' ')
+	note "RLIMIT_NOFILE $lim: the events' descriptors $fds"
+	[ -n "$fds" ] || fail "RLIMIT_NOFILE $lim: no perf event descriptor in the shell"
+	for fd in $fds; do
+		[ "$fd" -ge $lo ] && [ "$fd" -le $hi ] ||
+			fail "RLIMIT_NOFILE $lim: an event's descriptor is $fd, not within $lo-$hi"
+	done
+done
+
 # After close_range(3, ~0) the threads' events are gone: the sweeper gives
 # them new ones, so that they keep a sample a period (without: one every
 # few periods, a quarter of them; seen 0.93 to 1.0 with).
