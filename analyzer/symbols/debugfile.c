@@ -51,6 +51,7 @@ struct piece {
 	bool inflate;
 	const unsigned char *mem;    /* its data, out_size bytes, already here; or NULL */
 	uint64_t unit_at;            /* .debug_info cut after the unit here; or WHOLE */
+	uint64_t enough;             /* cut: its bytes up to here hold that unit; or WHOLE */
 	uint64_t until;              /* then the bytes of it the copy has; else 0 */
 	size_t sec;                  /* its section */
 	uint64_t written;            /* the bytes written from out_off on */
@@ -71,6 +72,7 @@ struct trim {
 	unsigned char *aranges_data, *abbrev_data;
 	size_t aranges_size, abbrev_size;
 	uint64_t last_unit;
+	uint64_t next_unit;            /* the unit after it in .debug_info, or UINT64_MAX */
 	unsigned char *whole_aranges;  /* the original's, when the copy is kept */
 	size_t whole_aranges_size;
 };
@@ -216,31 +218,85 @@ static void buffer_free(unsigned char *b, uint64_t size)
 		munmap(b, size + 1);
 }
 
-/* Inflate piece p in memory at once (a cut .debug_info whole, then
- * written up to its cut: still faster than streaming only that much):
- * 1 done, 0 it cannot be (a damaged stream), -1 it is to be streamed (no
- * libdeflate, too big, no memory). */
+/* The room a cut .debug_info piece is inflated into at once: up to the
+ * unit after its last one (piece.enough), and a margin that libdeflate
+ * may leave unwritten when it stops for want of room (it starts no
+ * stored block, of 65,535 bytes at most, and no match that does not fit;
+ * what it wrote before is the stream's); all of it when that is no less.
+ * The stream's end and its Adler-32 are not reached then, as when zlib
+ * streams a cut piece. */
+#define CUT_MARGIN ((uint64_t)65536)
+
+static uint64_t at_once_room(const struct piece *p)
+{
+	if (p->unit_at == WHOLE || p->enough == WHOLE || p->out_size <= CUT_MARGIN ||
+	    p->enough >= p->out_size - CUT_MARGIN)
+		return p->out_size;
+	return p->enough + CUT_MARGIN;
+}
+
+/* Inflate in[0..p->in_size) into out[0..room) (at_once_room): the whole
+ * piece, or, with less room, the cut piece's bytes up to its last unit's
+ * end, p->until set either way for a cut piece.  false when the stream
+ * is damaged or the unit does not end where the room allowed. */
+static bool inflate_room(void *at_once, struct piece *p, const unsigned char *in,
+			 unsigned char *out, uint64_t room)
+{
+	if (room == p->out_size) {
+		if (!inflate_buf(at_once, in, p->in_size, out, p->out_size))
+			return false;
+		if (p->unit_at != WHOLE)
+			p->until = p->unit_at + 12 <= p->out_size ? cut_end(p, out + p->unit_at)
+								  : p->out_size;
+		return true;
+	}
+#if PROFVIEW_HAVE_LIBDEFLATE
+	if (libdeflate_zlib_decompress(at_once, in, p->in_size, out, room, NULL) !=
+		    LIBDEFLATE_INSUFFICIENT_SPACE ||
+	    p->unit_at + 12 > p->enough)
+		return false;
+	p->until = cut_end(p, out + p->unit_at);
+	return p->until <= p->enough;
+#else
+	return false;
+#endif
+}
+
+/* Inflate piece p in memory at once (a cut .debug_info up to the unit
+ * after its last, at_once_room: still faster than streaming only what it
+ * needs), and write it up to its cut: 1 done, 0 it cannot be (a damaged
+ * stream), -1 it is to be streamed (no libdeflate, too big, no memory). */
 static int inflate_at_once(const struct job *j, struct piece *p, void *at_once)
 {
+	uint64_t room = at_once_room(p);
 	unsigned char *in, *out;
-	bool ok;
+	bool ok, done;
 
 	if (!at_once || p->out_size > MAX_AT_ONCE || p->in_size > MAX_AT_ONCE - p->out_size)
 		return -1;
 	in = buffer(p->in_size);
-	out = buffer(p->out_size);
+	out = buffer(room);
 	if (!in || !out) {
 		buffer_free(in, p->in_size);
-		buffer_free(out, p->out_size);
+		buffer_free(out, room);
 		return -1;
 	}
-	ok = pv_pread_all(j->in, in, p->in_size, p->in_off) &&
-	     inflate_buf(at_once, in, p->in_size, out, p->out_size);
-	if (ok && p->unit_at != WHOLE)
-		p->until = p->unit_at + 12 <= p->out_size ? cut_end(p, out + p->unit_at) : p->out_size;
-	ok = ok && put(j, p, out, p->until ? p->until : p->out_size);
+	ok = pv_pread_all(j->in, in, p->in_size, p->in_off);
+	done = ok && inflate_room(at_once, p, in, out, room);
+	if (ok && !done && room < p->out_size) {
+		/* the unit after the last is not where .debug_aranges said:
+		 * all of it then */
+		buffer_free(out, room);
+		room = p->out_size;
+		if (!(out = buffer(room))) {
+			buffer_free(in, p->in_size);
+			return -1;
+		}
+		done = inflate_room(at_once, p, in, out, room);
+	}
+	ok = done && put(j, p, out, p->until ? p->until : p->out_size);
 	buffer_free(in, p->in_size);
-	buffer_free(out, p->out_size);
+	buffer_free(out, room);
 	return ok;
 }
 
@@ -364,8 +420,10 @@ static bool trimmed_piece(const struct trim *t, size_t i, struct piece *p)
 		p->out_size = i == t->aranges ? t->aranges_size : t->abbrev_size;
 		return true;
 	}
-	if (i == t->info)
+	if (i == t->info) {
 		p->unit_at = t->last_unit;
+		p->enough = t->next_unit;
+	}
 	return false;
 }
 
@@ -384,7 +442,9 @@ static bool plan(int fd, const Elf64_Ehdr *eh, uint64_t fsize, Elf64_Shdr *sh,
 	*npieces = 0;
 	for (size_t i = 0; i < eh->e_shnum; i++) {
 		Elf64_Shdr *s = &sh[i];
-		struct piece p = { s->sh_offset, s->sh_size, 0, s->sh_size, false, NULL, WHOLE, 0, i, 0, 0 };
+		struct piece p = { .in_off = s->sh_offset, .in_size = s->sh_size,
+				   .out_size = s->sh_size, .unit_at = WHOLE, .enough = WHOLE,
+				   .sec = i };
 		if (s->sh_type != SHT_NOBITS && s->sh_type != SHT_NULL && is_unread(names, nnames, s)) {
 			s->sh_type = SHT_NOBITS;
 			s->sh_flags &= ~(uint64_t)SHF_COMPRESSED;
@@ -403,8 +463,10 @@ static bool plan(int fd, const Elf64_Ehdr *eh, uint64_t fsize, Elf64_Shdr *sh,
 			    ch.ch_type != ELFCOMPRESS_ZLIB || ch.ch_size > ((uint64_t)1 << 36) ||
 			    ch.ch_addralign > 65536)
 				return false; /* (no debug section is 64 GB) */
-			p = (struct piece){ s->sh_offset + sizeof ch, s->sh_size - sizeof ch, 0, ch.ch_size,
-					    true, NULL, WHOLE, 0, i, 0, 0 };
+			p = (struct piece){ .in_off = s->sh_offset + sizeof ch,
+					    .in_size = s->sh_size - sizeof ch, .out_size = ch.ch_size,
+					    .inflate = true, .unit_at = WHOLE, .enough = WHOLE,
+					    .sec = i };
 			s->sh_flags &= ~(uint64_t)SHF_COMPRESSED;
 			s->sh_size = ch.ch_size;
 			s->sh_addralign = ch.ch_addralign;
@@ -596,6 +658,9 @@ static void plan_trim(int fd, const Elf64_Ehdr *eh, const Elf64_Shdr *sh, uint64
 		memcpy(t->whole_aranges, t->aranges_data, t->aranges_size);
 		t->whole_aranges_size = t->aranges_size;
 	}
+	if (!debugtrim_last_unit(t->aranges_data, t->aranges_size, addrs, n, &t->last_unit))
+		goto no;
+	t->next_unit = debugtrim_unit_after(t->aranges_data, t->aranges_size, t->last_unit);
 	if (!debugtrim_aranges(t->aranges_data, &t->aranges_size, addrs, n, &t->last_unit))
 		goto no;
 	t->on = true;

@@ -163,6 +163,21 @@ bool debugtrim_aranges(unsigned char *buf, size_t *len, const uint64_t *addrs, s
 	return true;
 }
 
+uint64_t debugtrim_unit_after(const unsigned char *buf, size_t len, uint64_t unit)
+{
+	uint64_t after = UINT64_MAX, u;
+	size_t at, size;
+	bool holds;
+
+	for (at = 0; at < len; at += size) {
+		if (!aranges_set(buf, len, at, NULL, 0, &size, &u, &holds))
+			return UINT64_MAX;
+		if (u > unit && u < after)
+			after = u;
+	}
+	return after;
+}
+
 uint64_t debugtrim_unit_size(const unsigned char hdr[12])
 {
 	uint32_t length = get32(hdr);

@@ -43,6 +43,13 @@ bool debugtrim_last_unit(const unsigned char *buf, size_t len, const uint64_t *a
 bool debugtrim_aranges(unsigned char *buf, size_t *len, const uint64_t *addrs, size_t n,
 		       uint64_t *last);
 
+/* In the .debug_aranges section buf[0..len), the lowest offset in
+ * .debug_info of a unit after the one at unit that a set names: where
+ * that unit ends at the latest (a unit no set names may lie between).
+ * UINT64_MAX when no set names one, or the section is not one this reads
+ * (as debugtrim_aranges). */
+uint64_t debugtrim_unit_after(const unsigned char *buf, size_t len, uint64_t unit);
+
 /* The length of the .debug_info unit whose header starts with the 12
  * bytes hdr, header included (32- or 64-bit DWARF), or 0 when hdr is not
  * a unit's start. */

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <gelf.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -101,6 +102,107 @@ static uint64_t *module_wanted(const struct module *m, size_t *n)
 	return v;
 }
 
+static void hex_build_id(char *out, size_t outsz, const unsigned char *id, int len);
+
+/* Might path exist?  (What cannot be looked at counts as there.) */
+static bool may_exist(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 || (errno != ENOENT && errno != ENOTDIR);
+}
+
+/* Is one of the files libdwfl's local search (elfutils 0.188,
+ * find-debuginfo.c: the default path ":.debug:/usr/lib/debug") may open
+ * for file_name there?  name is the debug link's name (or the file's name
+ * with ".debug"), base the file's name: in the file's folder, its .debug
+ * folder, and /usr/lib/debug followed by each tail of the file's folder.
+ * An over-estimate: a file there need not be the one. */
+static bool local_debug_in(const char *file_name, const char *name, const char *base)
+{
+	const char *slash = strrchr(file_name, '/');
+	int dlen = slash ? (int)(slash - file_name) : 1;
+	const char *dir = slash ? file_name : ".";
+	char buf[PATH_MAX];
+
+	if (dlen == 0)
+		dir = "/", dlen = 1;
+	if (snprintf(buf, sizeof buf, "%.*s/%s", dlen, dir, name) >= (int)sizeof buf || may_exist(buf) ||
+	    snprintf(buf, sizeof buf, "%.*s/.debug/%s", dlen, dir, name) >= (int)sizeof buf ||
+	    may_exist(buf) ||
+	    snprintf(buf, sizeof buf, "%.*s/.debug/%s", dlen, dir, base) >= (int)sizeof buf ||
+	    may_exist(buf))
+		return true;
+	if (file_name[0] != '/')
+		return false; /* libdwfl looks under /usr/lib/debug only for absolute names */
+	for (int at = 0; at <= dlen; at++) {
+		if (at < dlen && file_name[at] != '/')
+			continue;
+		const char *tail = file_name + at;
+		int tlen = dlen - at;
+		if (snprintf(buf, sizeof buf, "/usr/lib/debug%.*s/%s", tlen, tail, name) >=
+			    (int)sizeof buf ||
+		    may_exist(buf) ||
+		    snprintf(buf, sizeof buf, "/usr/lib/debug%.*s/%s", tlen, tail, base) >=
+			    (int)sizeof buf ||
+		    may_exist(buf))
+			return true;
+	}
+	return false;
+}
+
+/* Might libdwfl's standard search find a separate debug file on this
+ * machine for the module of file_name (its build-id id[0..len), its debug
+ * link debuglink or NULL)?  false only when none of the places it looks
+ * in holds a file.  An alternate debug file (a link with a folder in it)
+ * is always looked for. */
+static bool local_debug_file(const char *file_name, const unsigned char *id, int len,
+			     const char *debuglink)
+{
+	char buf[PATH_MAX], hex[2 * 64 + 1], name[NAME_MAX + 1];
+	char *canon;
+	const char *base;
+	bool found;
+
+	if (!file_name || (debuglink && strchr(debuglink, '/')))
+		return true;
+	if (len > 0) {
+		if (len < 2 || len > 64)
+			return true;
+		hex_build_id(hex, sizeof hex, id, len);
+		if (snprintf(buf, sizeof buf, "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2) >=
+			    (int)sizeof buf ||
+		    may_exist(buf))
+			return true;
+	}
+	base = strrchr(file_name, '/') ? strrchr(file_name, '/') + 1 : file_name;
+	if (snprintf(name, sizeof name, "%s%s", debuglink ? debuglink : base, debuglink ? "" : ".debug") >=
+	    (int)sizeof name)
+		return true;
+	found = local_debug_in(file_name, name, base);
+	/* the same again for the file a symbolic link names */
+	canon = found ? NULL : realpath(file_name, NULL);
+	if (canon && strcmp(canon, file_name) != 0) {
+		base = strrchr(canon, '/') + 1;
+		found = (!debuglink && snprintf(name, sizeof name, "%s.debug", base) >= (int)sizeof name) ||
+			local_debug_in(canon, name, base);
+	}
+	free(canon);
+	return found;
+}
+
+/* May libdwfl's standard search ask debuginfod?  It would when it finds
+ * nothing on the machine, and libdw 0.188 then loads libdebuginfod (and
+ * with it libcurl, GnuTLS, Kerberos...: some 30 libraries, a few
+ * milliseconds of a short report) even with no server to ask, which the
+ * client finds out only once loaded. */
+static bool debuginfod_wanted(void)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+
+	return urls && urls[0];
+}
+
 /* The standard search, but a separate debug file with compressed sections
  * found in its first place (by build-id, debugfile.h) is given to libdwfl
  * decompressed (as much of it as the profile's addresses in the module
@@ -130,6 +232,10 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 		free(want);
 		if (fd >= 0)
 			return fd;
+	}
+	if (!debuginfod_wanted() && !local_debug_file(file_name, id, len, debuglink_file)) {
+		errno = 0;
+		return -1;
 	}
 	pthread_mutex_lock(&standard_search);
 	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,

@@ -19,7 +19,9 @@
  * placed the file, the address in the module is the runtime address.
  *
  * Separate debug info is found the standard way (build-id under
- * /usr/lib/debug/.build-id/, .gnu_debuglink).
+ * /usr/lib/debug/.build-id/, .gnu_debuglink); libdwfl's search is not
+ * asked when none of its places holds a file and no debuginfod server is
+ * named (DEBUGINFOD_URLS), which spares loading libdebuginfod.
  */
 #ifndef PROFVIEW_MODULES_H
 #define PROFVIEW_MODULES_H

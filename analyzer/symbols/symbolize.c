@@ -53,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #define MAX_LINES 64 /* lines kept a location */
 
@@ -693,9 +694,23 @@ static bool file_mapped(uintptr_t lo, uintptr_t hi)
 	return found;
 }
 
+/* Is [lo, hi) exactly one mapping of a file?  Its name in
+ * /proc/self/map_files is there only then: one lookup, where reading
+ * /proc/self/maps has the kernel print every mapping. */
+static bool file_mapping_is(uintptr_t lo, uintptr_t hi)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof path, "/proc/self/map_files/%lx-%lx", (unsigned long)lo,
+		 (unsigned long)hi);
+	return lstat(path, &st) == 0;
+}
+
 /* Give back the pages of e's file read so far: what is read of it again
  * (the second pass's names) comes back from the file.  Only a file libelf
- * mapped, and not an ET_REL one, which libdwfl relocates in place. */
+ * mapped (the whole file at a page's start: looked up as that mapping
+ * first), and not an ET_REL one, which libdwfl relocates in place. */
 static void release_elf(Elf *e)
 {
 	GElf_Ehdr eh;
@@ -708,7 +723,9 @@ static void release_elf(Elf *e)
 		return;
 	lo = ((uintptr_t)base + 4095) & ~(uintptr_t)4095;
 	hi = ((uintptr_t)base + size) & ~(uintptr_t)4095;
-	if (hi > lo && file_mapped(lo, hi))
+	if (hi > lo && ((lo == (uintptr_t)base && file_mapping_is(lo, ((uintptr_t)base + size + 4095) &
+								       ~(uintptr_t)4095)) ||
+			file_mapped(lo, hi)))
 		madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
 

@@ -90,4 +90,25 @@ note "JIT program: $anon of $total samples in [anon]"
 [ "$bad" = - ] || fail "JIT code named outside its 10 bytes:$bad"
 [ "${total:-0}" -gt 0 ] && [ $((2 * anon)) -ge "$total" ] ||
 	fail "only $anon of $total samples of the JIT program labelled [anon]+0x...: $(cat jit.txt)"
+# A separate debug file by .gnu_debuglink, in the program's folder and in
+# its .debug folder (libdwfl's places, which profview looks at first to
+# know whether libdwfl's search may find anything): file:line from it, on
+# every instruction of hot_work.  And for a program with none anywhere and
+# no debuginfod server named (DEBUGINFOD_URLS empty), libdebuginfod is not
+# loaded: libdw 0.188 would load it (and libcurl with it) to learn that
+# there is no server.
+mkdir -p linked/.debug
+objcopy --only-keep-debug split linked/split.dbg || fail "objcopy --only-keep-debug failed"
+strip --strip-debug -o linked/split split && objcopy --add-gnu-debuglink=linked/split.dbg linked/split ||
+	fail "cannot make a program with a debug link"
+"$RAWSYNTH" linked.raw ./linked/split <hot.addrs || fail "rawsynth linked/split failed"
+for place in linked linked/.debug; do
+	[ "$place" = linked ] || mv linked/split.dbg linked/.debug/
+	DEBUGINFOD_URLS= "$PROFVIEW" --flat linked.raw >linked.txt || fail "profview failed"
+	n=$(awk '$1 ~ /^[0-9]+$/ && $2 ~ /%$/ && $6 == "hot_work" && $7 ~ /split\.c:[0-9]+$/ { s += $1 } END { print s + 0 }' linked.txt)
+	[ "$n" -eq "$nhot" ] || fail "$n of hot_work's $nhot instructions named with split.c:LINE by the debug file in $place: $(cat linked.txt)"
+done
+if DEBUGINFOD_URLS= LD_DEBUG=files "$PROFVIEW" --flat nodebug-all.raw 2>&1 >/dev/null | grep -q 'file=libdebuginfod'; then
+	fail "libdebuginfod loaded for a program without debug info, with no server to ask"
+fi
 exit 0
