@@ -128,8 +128,10 @@ screen | sed -n 5p | grep -q -- '- worker' || fail "callers twice: the root is n
 screen | sed -n 6p | grep -q 'start_thread' || fail "callers twice: start_thread is not worker's caller"
 screen | head -1 | grep -q " $through_checksum samples" || fail "callers twice: not the $through_checksum samples through checksum"
 keys BSpace
+# (the header before the key matches callers=checksum too: wait for the
+# second filter to go first)
+wait_gone 'callers=worker' || fail "callers: undoing the second F left it in force"
 wait_for '^in force: callers=checksum( |$)'
-screen | grep -q 'callers=worker' && fail "callers: undoing the second F left it in force"
 keys BSpace
 wait_for '^in force: no filters'
 
