@@ -18,6 +18,7 @@
 #ifndef PROFVIEW_RAW_H
 #define PROFVIEW_RAW_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define RAW_MAGIC "PVTRACE\n"
@@ -770,6 +771,58 @@ struct raw_pycodes {
 	struct raw_rec h;
 };
 _Static_assert(sizeof(struct raw_pycodes) == 8, "raw_pycodes is 8 bytes");
+/* The LEB128 varints of the Python records (7 bits a byte, the low ones
+ * first; bit 7: more).  raw_varint_put: v at p (NULL: counted only), its
+ * length (1 to 10).  Signal-safe. */
+static inline uint32_t raw_varint_put(unsigned char *p, uint64_t v)
+{
+	uint32_t n = 0;
+
+	do {
+		if (p != NULL)
+			p[n] = (unsigned char)((v & 127) | (v > 127 ? 128 : 0));
+		n++;
+		v >>= 7;
+	} while (v != 0);
+	return n;
+}
+
+/* The varint at *p (before end), of at most max_bytes bytes, into *v and
+ * *p past it: 0, or -1 when it is cut short or longer. */
+static inline int raw_varint_get(const unsigned char **p, const unsigned char *end,
+				 unsigned max_bytes, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	for (unsigned i = 0; i < max_bytes && *p < end; i++) {
+		unsigned char b = *(*p)++;
+
+		x |= (uint64_t)(b & 127) << (7 * i);
+		if (!(b & 128)) {
+			*v = x;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* d as the varints hold a signed number: 0, -1, 1, -2... as 0, 1, 2, 3... */
+static inline uint64_t raw_zigzag(int64_t d)
+{
+	return d < 0 ? ((uint64_t)-d << 1) - 1 : (uint64_t)d << 1;
+}
+
+/* raw_varint_get of a value of 32 bits at most (-1 when over). */
+static inline int raw_varint_get32(const unsigned char **p, const unsigned char *end, uint32_t *v)
+{
+	uint64_t x;
+
+	if (raw_varint_get(p, end, 5, &x) < 0 || x > UINT32_MAX)
+		return -1;
+	*v = (uint32_t)x;
+	return 0;
+}
+
 #define RAW_PYCODES_TEXT 0u
 #define RAW_PYCODES_SAME 1u
 #define RAW_PYCODES_PREFIX 2u

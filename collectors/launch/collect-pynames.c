@@ -92,33 +92,8 @@ static int buf_put(struct pynames_buf *b, const void *p, size_t n)
 static int buf_varint(struct pynames_buf *b, uint64_t v)
 {
 	unsigned char t[10];
-	size_t n = 0;
 
-	do {
-		t[n] = (unsigned char)(v & 127);
-		v >>= 7;
-		t[n] |= v ? 128 : 0;
-		n++;
-	} while (v);
-	return buf_put(b, t, n);
-}
-
-static int get_varint(const unsigned char **p, const unsigned char *end, uint32_t *v)
-{
-	uint64_t x = 0;
-
-	for (unsigned shift = 0; *p < end && shift < 35; shift += 7) {
-		unsigned char c = *(*p)++;
-
-		x |= (uint64_t)(c & 127) << shift;
-		if (!(c & 128)) {
-			if (x > UINT32_MAX)
-				return -1;
-			*v = (uint32_t)x;
-			return 0;
-		}
-	}
-	return -1;
+	return buf_put(b, t, raw_varint_put(t, v));
 }
 
 static uint64_t pynames_hash(const void *p, size_t n, uint64_t h)
@@ -321,7 +296,7 @@ static int64_t part_string(struct collect_pynames *t, const unsigned char **p, c
 	uint32_t v, id, pre, n, c;
 	const struct pynames_str *was;
 
-	if (get_varint(p, end, &v) < 0)
+	if (raw_varint_get32(p, end, &v) < 0)
 		return -2;
 	if ((v & 3) == RAW_PYCODES_TEXT) {
 		if (v >> 2 > (size_t)(end - *p))
@@ -337,7 +312,7 @@ static int64_t part_string(struct collect_pynames *t, const unsigned char **p, c
 	was = &t->strs[t->codes[c - 1][id & 1]];
 	if ((v & 3) == RAW_PYCODES_SAME)
 		return t->codes[c - 1][id & 1];
-	if (get_varint(p, end, &pre) < 0 || get_varint(p, end, &n) < 0 || n > (size_t)(end - *p))
+	if (raw_varint_get32(p, end, &pre) < 0 || raw_varint_get32(p, end, &n) < 0 || n > (size_t)(end - *p))
 		return -2;
 	if (pre > was->len)
 		pre = was->len;
@@ -414,18 +389,13 @@ struct ranges {
 	uint32_t end_index, end_c;   /* the end of the range before */
 };
 
-static uint64_t zigzag(int64_t d)
-{
-	return d < 0 ? ((uint64_t)-d << 1) - 1 : (uint64_t)d << 1;
-}
-
 static int range_flush(struct ranges *r)
 {
 	if (r->n == 0)
 		return 0;
 	if (buf_varint(r->b, r->n) < 0 ||
-	    buf_varint(r->b, zigzag((int64_t)r->index - (int64_t)r->end_index)) < 0 ||
-	    buf_varint(r->b, zigzag((int64_t)r->c - (int64_t)r->end_c)) < 0)
+	    buf_varint(r->b, raw_zigzag((int64_t)r->index - (int64_t)r->end_index)) < 0 ||
+	    buf_varint(r->b, raw_zigzag((int64_t)r->c - (int64_t)r->end_c)) < 0)
 		return -1;
 	r->end_index = r->index + r->n;
 	r->end_c = r->c + r->n;
@@ -452,7 +422,7 @@ static int range_add(struct ranges *r, uint32_t index, uint32_t c)
 static int entry_alone(struct collect_pynames *t, uint32_t index, uint32_t *last, uint32_t zz,
 		       uint32_t name, uint32_t file)
 {
-	if (buf_varint(&t->out, zigzag((int64_t)index - (int64_t)*last)) < 0 ||
+	if (buf_varint(&t->out, raw_zigzag((int64_t)index - (int64_t)*last)) < 0 ||
 	    buf_varint(&t->out, zz) < 0)
 		return -1;
 	*last = index;
@@ -482,7 +452,7 @@ static int part_record(struct collect_pynames *t, const unsigned char *rec, uint
 	while (p < end && *p != 0) {
 		int64_t name, file = 0, c;
 
-		if (get_varint(&p, end, &delta) < 0 || get_varint(&p, end, &zz) < 0)
+		if (raw_varint_get32(&p, end, &delta) < 0 || raw_varint_get32(&p, end, &zz) < 0)
 			return -2;
 		index += delta >> 1 ^ -(delta & 1);
 		if (index == 0 || index >= PYNAMES_MAX_INDEX)

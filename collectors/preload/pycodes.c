@@ -107,17 +107,6 @@ static void pycodes_local(struct pycodes_batch *b, uint64_t h, uint32_t id)
 		b->local[b->nlocal++] = h | id;
 }
 
-static uint32_t pycodes_varint(unsigned char *p, uint64_t v)
-{
-	uint32_t n = 0;
-
-	do {
-		p[n++] = (unsigned char)((v & 127) | (v > 127 ? 128 : 0));
-		v >>= 7;
-	} while (v != 0);
-	return n;
-}
-
 /* Where a string may be cut: a name after a '.' (a class, a function
  * whose locals a name is of), a file name after a '/' (a folder), a '.'
  * or a ' ' ("<frozen importlib.") */
@@ -152,7 +141,7 @@ static uint32_t pycodes_string(struct pycodes_batch *b, unsigned char *p, const 
 	whole = pycodes_word(h, n, kind | PYCODES_WHOLE);
 	same = pycodes_find(b, whole);
 	if (same != 0)
-		return pycodes_varint(p, (uint64_t)same << 2 | RAW_PYCODES_SAME);
+		return raw_varint_put(p, (uint64_t)same << 2 | RAW_PYCODES_SAME);
 	pycodes_local(b, whole, id);
 	for (k = ncut; k-- > 0;) {
 		same = pycodes_find(b, cuth[k]);
@@ -166,13 +155,13 @@ static uint32_t pycodes_string(struct pycodes_batch *b, unsigned char *p, const 
 	for (uint32_t j = k + 1; j < ncut; j++)
 		pycodes_local(b, cuth[j], id);
 	if (same != 0) {
-		at = pycodes_varint(p, (uint64_t)same << 2 | RAW_PYCODES_PREFIX);
-		at += pycodes_varint(p + at, plen);
-		at += pycodes_varint(p + at, n - plen);
+		at = raw_varint_put(p, (uint64_t)same << 2 | RAW_PYCODES_PREFIX);
+		at += raw_varint_put(p + at, plen);
+		at += raw_varint_put(p + at, n - plen);
 		memcpy(p + at, s + plen, n - plen);
 		return at + n - plen;
 	}
-	at = pycodes_varint(p, (uint64_t)n << 2 | RAW_PYCODES_TEXT);
+	at = raw_varint_put(p, (uint64_t)n << 2 | RAW_PYCODES_TEXT);
 	memcpy(p + at, s, n);
 	return at + n;
 }
@@ -190,8 +179,8 @@ void pycodes_add(struct pycodes_batch *b, uint32_t idx, int32_t first, const cha
 	if (b->nlocal + 2 * (PYCODES_CUTS + 1) > PYCODES_LOCAL)
 		pycodes_flush(b); /* (its strings all known to the next) */
 	had = b->nlocal;
-	n += pycodes_varint(e + n, (uint32_t)(idx - b->last) << 1 ^ (uint32_t)((int32_t)(idx - b->last) >> 31));
-	n += pycodes_varint(e + n, (uint32_t)first << 1 ^ (uint32_t)(first >> 31));
+	n += raw_varint_put(e + n, (uint32_t)(idx - b->last) << 1 ^ (uint32_t)((int32_t)(idx - b->last) >> 31));
+	n += raw_varint_put(e + n, (uint32_t)first << 1 ^ (uint32_t)(first >> 31));
 	n += pycodes_string(b, e + n, name, nname, 2 * idx, 0);
 	n += pycodes_string(b, e + n, file, nfile, 2 * idx + 1, 1);
 	if (b->len + n > PYCODES_BUF) {

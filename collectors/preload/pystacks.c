@@ -105,25 +105,6 @@ static uint64_t pystacks_word(_Atomic uint64_t *t, const uint64_t *w, uint32_t n
 	return raw_pystack_word(s);
 }
 
-/* v as a LEB128 varint at p (NULL: counted only): its length. */
-static uint32_t pystacks_varint(unsigned char *p, uint64_t v)
-{
-	uint32_t n = 0;
-
-	do {
-		if (p != NULL)
-			p[n] = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-		n++;
-		v >>= 7;
-	} while (v != 0);
-	return n;
-}
-
-static uint64_t pystacks_zigzag(int64_t d)
-{
-	return d < 0 ? ((uint64_t)-d << 1) - 1 : (uint64_t)d << 1;
-}
-
 /* The part index of the Python frames w[0..k) as a RAW_PYPARTS record
  * holds it, at p (NULL: counted only), frame i ending a call where gend
  * says: its length.  Signal-safe. */
@@ -133,20 +114,20 @@ static uint32_t pystacks_encode(unsigned char *p, uint32_t index, uint32_t paren
 {
 	uint32_t len = 0, g = 0;
 
-	len += pystacks_varint(p ? p + len : NULL, k);
-	len += pystacks_varint(p ? p + len : NULL, pystacks_zigzag(index));
-	len += pystacks_varint(p ? p + len : NULL,
-			       parent == 0 ? 0 : pystacks_zigzag((int64_t)index - parent) + 1);
+	len += raw_varint_put(p ? p + len : NULL, k);
+	len += raw_varint_put(p ? p + len : NULL, raw_zigzag(index));
+	len += raw_varint_put(p ? p + len : NULL,
+			       parent == 0 ? 0 : raw_zigzag((int64_t)index - parent) + 1);
 	if (parent == 0) {
-		len += pystacks_varint(p ? p + len : NULL, eval_lo);
-		len += pystacks_varint(p ? p + len : NULL, eval_hi - eval_lo);
+		len += raw_varint_put(p ? p + len : NULL, eval_lo);
+		len += raw_varint_put(p ? p + len : NULL, eval_hi - eval_lo);
 	}
 	for (uint32_t i = 0; i < k; i++) {
 		uint32_t end = g < ng && gend[g] == i + 1;
 
 		g += end;
-		len += pystacks_varint(p ? p + len : NULL, raw_py_code(w[i]));
-		len += pystacks_varint(p ? p + len : NULL, (uint64_t)raw_py_instr(w[i]) << 1 | end);
+		len += raw_varint_put(p ? p + len : NULL, raw_py_code(w[i]));
+		len += raw_varint_put(p ? p + len : NULL, (uint64_t)raw_py_instr(w[i]) << 1 | end);
 	}
 	return len;
 }

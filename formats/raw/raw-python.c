@@ -261,26 +261,6 @@ int rd_python_code(struct reader *rd, const unsigned char *r, uint32_t size, siz
 	return 0;
 }
 
-/* A RAW_PYCODES varint at *p (before end): 0, or -1 when cut or over 32
- * bits. */
-static int codes_varint(const unsigned char **p, const unsigned char *end, uint32_t *v)
-{
-	uint64_t x = 0;
-
-	for (unsigned shift = 0; *p < end && shift < 35; shift += 7) {
-		unsigned char b = *(*p)++;
-
-		x |= (uint64_t)(b & 127) << shift;
-		if (!(b & 128)) {
-			if (x > UINT32_MAX)
-				return -1;
-			*v = (uint32_t)x;
-			return 0;
-		}
-	}
-	return -1;
-}
-
 /* May the entries of the trace take n more bytes of strings written
  * before?  Bounded by a multiple of its records' bytes, so that a trace of
  * a few bytes cannot name gigabytes; said once when it may not. */
@@ -311,7 +291,7 @@ static int codes_string(struct reader *rd, const unsigned char **p, const unsign
 	const char *was = "";
 	char *buf;
 
-	if (codes_varint(p, end, &v) < 0)
+	if (raw_varint_get32(p, end, &v) < 0)
 		return 1;
 	if ((v & 3) != RAW_PYCODES_TEXT && (v & 3) != RAW_PYCODES_SAME &&
 	    (v & 3) != RAW_PYCODES_PREFIX)
@@ -333,7 +313,7 @@ static int codes_string(struct reader *rd, const unsigned char **p, const unsign
 		*s = pv_intern_str(rd->p, was);
 		return *s == PV_NONE ? -1 : 0;
 	}
-	if (codes_varint(p, end, &pre) < 0 || codes_varint(p, end, &n) < 0 ||
+	if (raw_varint_get32(p, end, &pre) < 0 || raw_varint_get32(p, end, &n) < 0 ||
 	    n > (size_t)(end - *p))
 		return 1;
 	if (pre > strlen(was))
@@ -360,7 +340,7 @@ int rd_python_codes(struct reader *rd, const unsigned char *r, uint32_t size, si
 
 	rd->py.codes_read += size;
 	while (p < end && *p != 0) {
-		if (codes_varint(&p, end, &delta) < 0 || codes_varint(&p, end, &zz) < 0 ||
+		if (raw_varint_get32(&p, end, &delta) < 0 || raw_varint_get32(&p, end, &zz) < 0 ||
 		    (bad = codes_string(rd, &p, end, off, &name)) > 0 ||
 		    (bad == 0 && (bad = codes_string(rd, &p, end, off, &file)) > 0)) {
 			pv_warn("%s: Python code record at byte %zu is malformed from byte %zu on; "
@@ -440,8 +420,8 @@ int rd_python_run_codes(struct reader *rd, const unsigned char *r, uint32_t size
 
 	rd->py.codes_read += size;
 	while (p < end && *p != 0) {
-		if (codes_varint(&p, end, &n) < 0 || codes_varint(&p, end, &di) < 0 ||
-		    codes_varint(&p, end, &dc) < 0) {
+		if (raw_varint_get32(&p, end, &n) < 0 || raw_varint_get32(&p, end, &di) < 0 ||
+		    raw_varint_get32(&p, end, &dc) < 0) {
 			pv_warn("%s: Python code record at byte %zu is malformed from byte %zu on; "
 				"the rest ignored", rd->who, off, off + (size_t)(p - r));
 			return 0;
@@ -609,36 +589,6 @@ static struct rd_python_part *part_new(struct rd_python *py, uint32_t index)
 	return &py->parts[py->nparts - 1];
 }
 
-/* A LEB128 varint of at most 4 bytes at *p, before end, into *v: 0, or
- * -1 when cut short or longer. */
-static int part_varint(const unsigned char **p, const unsigned char *end, uint32_t *v)
-{
-	*v = 0;
-	for (uint32_t i = 0; i < 4; i++) {
-		if (*p == end)
-			return -1;
-		*v |= (uint32_t)(**p & 0x7f) << (7 * i);
-		if (!(*(*p)++ & 0x80))
-			return 0;
-	}
-	return -1;
-}
-
-/* A 64-bit LEB128 varint at *p (before end): 0, or -1 when cut or too
- * long. */
-static int part_varint64(const unsigned char **p, const unsigned char *end, uint64_t *v)
-{
-	*v = 0;
-	for (uint32_t i = 0; i < 10; i++) {
-		if (*p == end)
-			return -1;
-		*v |= (uint64_t)(**p & 0x7f) << (7 * i);
-		if (!(*(*p)++ & 0x80))
-			return 0;
-	}
-	return -1;
-}
-
 /* The g.nwords frames of the part g at *r (before end) into words[0..)
  * and the ends of its calls into ends (*ne of them), *r past them: 0, or
  * -1 when they are not g.nwords whole frames. */
@@ -649,7 +599,7 @@ static int part_decode(const struct raw_pypart *g, const unsigned char **r,
 	for (uint32_t i = 0; i < g->nwords; i++) {
 		uint32_t code, at;
 
-		if (part_varint(r, end, &code) < 0 || part_varint(r, end, &at) < 0 ||
+		if (raw_varint_get32(r, end, &code) < 0 || raw_varint_get32(r, end, &at) < 0 ||
 		    code > RAW_PY_MAX_CODES || (at >> 1) > RAW_PY_NO_INSTR)
 			return -1;
 		words[i] = raw_py_word(code, at >> 1);
@@ -723,10 +673,10 @@ int rd_python_parts(struct reader *rd, const unsigned char *r, uint32_t size, si
 		uint32_t di, par;
 		int rc;
 
-		if (part_varint(&p, end, &g.nwords) < 0 || part_varint(&p, end, &di) < 0 ||
-		    part_varint(&p, end, &par) < 0 ||
-		    (par == 0 && (part_varint64(&p, end, &eval[0]) < 0 ||
-				  part_varint64(&p, end, &eval[1]) < 0))) {
+		if (raw_varint_get32(&p, end, &g.nwords) < 0 || raw_varint_get32(&p, end, &di) < 0 ||
+		    raw_varint_get32(&p, end, &par) < 0 ||
+		    (par == 0 && (raw_varint_get(&p, end, 10, &eval[0]) < 0 ||
+				  raw_varint_get(&p, end, 10, &eval[1]) < 0))) {
 			pv_warn("%s: Python stack part at byte %zu is malformed; the rest of its "
 				"record ignored", rd->who, off + (size_t)(p - r));
 			return 0;

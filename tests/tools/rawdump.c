@@ -107,19 +107,6 @@ static void dump_pycode(const unsigned char *d, uint32_t size)
 	}
 }
 
-static int dump_varint(const unsigned char **p, const unsigned char *end, uint32_t *v)
-{
-	*v = 0;
-	for (unsigned shift = 0; *p < end && shift < 35; shift += 7) {
-		unsigned char b = *(*p)++;
-
-		*v |= (uint32_t)(b & 127) << shift;
-		if (!(b & 128))
-			return 0;
-	}
-	return -1;
-}
-
 /* Strings of RAW_PYCODES records by number (raw.h): each malloc'd, NULL
  * when not seen. */
 struct strtab {
@@ -190,7 +177,7 @@ static int dump_string(const unsigned char **p, const unsigned char *end, uint32
 	uint32_t v, n = 0, m;
 	const char *was;
 
-	if (dump_varint(p, end, &v) < 0)
+	if (raw_varint_get32(p, end, &v) < 0)
 		return -1;
 	was = strs_get(&strs, v >> 2);
 	if ((v & 3) == RAW_PYCODES_SAME) {
@@ -203,7 +190,7 @@ static int dump_string(const unsigned char **p, const unsigned char *end, uint32
 		snprintf(text, tcap, "%.*s", (int)(v >> 2), (const char *)*p);
 		*p += v >> 2;
 	} else {
-		if (dump_varint(p, end, &n) < 0 || dump_varint(p, end, &m) < 0 ||
+		if (raw_varint_get32(p, end, &n) < 0 || raw_varint_get32(p, end, &m) < 0 ||
 		    m > (size_t)(end - *p))
 			return -1;
 		snprintf(how, cap, "prefix:%u:%u+%u", v >> 2, n, m);
@@ -229,10 +216,10 @@ static void dump_pycodes(const unsigned char *d, uint32_t size)
 			printf("pycodes %u %u\n", size, n);
 		while (p < end && *p != 0) {
 			at = p;
-			if (dump_varint(&p, end, &delta) < 0)
+			if (raw_varint_get32(&p, end, &delta) < 0)
 				break;
 			index += delta >> 1 ^ -(delta & 1);
-			if (dump_varint(&p, end, &zz) < 0 || index >= 1u << 30 ||
+			if (raw_varint_get32(&p, end, &zz) < 0 || index >= 1u << 30 ||
 			    dump_string(&p, end, 2 * index, name, sizeof name, tname, sizeof tname) < 0 ||
 			    dump_string(&p, end, 2 * index + 1, file, sizeof file, tfile, sizeof tfile) < 0)
 				break;
@@ -265,8 +252,8 @@ static void dump_pyparts(const unsigned char *d, uint32_t size)
 		while (p < end && *p != 0) {
 			const unsigned char *at;
 
-			if (dump_varint(&p, end, &nwords) < 0 || dump_varint(&p, end, &di) < 0 ||
-			    dump_varint(&p, end, &par) < 0)
+			if (raw_varint_get32(&p, end, &nwords) < 0 || raw_varint_get32(&p, end, &di) < 0 ||
+			    raw_varint_get32(&p, end, &par) < 0)
 				break;
 			/* (eval_lo and eval_hi: two varints of up to 64 bits) */
 			for (int k = 0; par == 0 && k < 2; k++) {
@@ -276,7 +263,7 @@ static void dump_pyparts(const unsigned char *d, uint32_t size)
 			}
 			at = p;
 			for (uint32_t i = 0; i < 2 * nwords; i++)
-				if (dump_varint(&p, end, &v) < 0)
+				if (raw_varint_get32(&p, end, &v) < 0)
 					break;
 			index += di >> 1 ^ -(di & 1);
 			if (pass == 0)
@@ -298,8 +285,8 @@ static void dump_pyruncodes(const unsigned char *d, uint32_t size)
 
 	printf("pyruncodes %u\n", size);
 	while (p < end && *p != 0) {
-		if (dump_varint(&p, end, &n) < 0 || dump_varint(&p, end, &di) < 0 ||
-		    dump_varint(&p, end, &dc) < 0)
+		if (raw_varint_get32(&p, end, &n) < 0 || raw_varint_get32(&p, end, &di) < 0 ||
+		    raw_varint_get32(&p, end, &dc) < 0)
 			break;
 		index += di >> 1 ^ -(di & 1);
 		c += dc >> 1 ^ -(dc & 1);
