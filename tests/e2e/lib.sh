@@ -251,17 +251,27 @@ pythons() {
 # test whose checks hold whatever else runs beside them (the samples of
 # one thread against that thread's own CPU time, names, stacks), never for
 # those of CPU time shared between threads or of wall-clock time.
+# Only the pool's own jobs are counted and waited for: a background process
+# the test started itself (a server, a hog) neither takes a place nor is
+# waited for.
 # pool_wait: waits for every job, shows each one's output in the order they
 # were started, and fails the test if any failed.
 POOL_PIDS=()
 POOL_NAMES=()
 declare -A POOL_STATUS=()
+# the pool's jobs still running, one pid a line
+pool_running() {
+	local pid
+	for pid in $(jobs -rp); do
+		case " ${POOL_PIDS[*]} " in *" $pid "*) echo "$pid" ;; esac
+	done
+}
 pool_start() {
-	local name=$1 done st
+	local name=$1 done st running
 	shift
-	while [ "$(jobs -rp | wc -l)" -ge 2 ]; do
-		st=0
-		wait -n -p done || st=$?
+	while running=($(pool_running)); [ "${#running[@]}" -ge 2 ]; do
+		st=0 done=
+		wait -n -p done "${running[@]}" || st=$?
 		[ -z "${done:-}" ] || POOL_STATUS[$done]=$st
 	done
 	mkdir -p "$WORK/$name"
