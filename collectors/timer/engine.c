@@ -340,8 +340,8 @@ int engine_init(int want, uint64_t period_ns, void *cookie)
 			if (engine.user_only && want == ENGINE_PERF)
 				preload_warn("perf events may not count system time here (see "
 					     "/proc/sys/kernel/perf_event_paranoid): kernel time is "
-					     "split from each thread's getrusage, without kernel "
-					     "frames");
+					     "the periods whose overflows the kernel drops in it, "
+					     "without kernel frames");
 		} else if (want == ENGINE_PERF) {
 			preload_warn("perf events are not permitted here (%s; see "
 				     "/proc/sys/kernel/perf_event_paranoid): using POSIX CPU "
@@ -641,23 +641,23 @@ static uint64_t engine_next_period(int fd)
 	return period;
 }
 
-uint64_t engine_perf_missed(const siginfo_t *si, uint64_t *period_ns)
+int engine_perf_missed(const siginfo_t *si, uint64_t *missed, uint64_t *period_ns)
 {
 	uint64_t count, since;
 	int i;
 
-	*period_ns = 0;
 	if (!engine.user_only || engine_read_count(si->si_fd, &i, &count) != 0 ||
 	    engine.armed[i].count == 0 || engine.armed[i].period == 0 ||
-	    count <= engine.armed[i].count)
-		return 0;
+	    count < engine.armed[i].count)
+		return -1;
 	/* the kernel tried at every period of the count since the arming;
 	 * the one that signalled is the last (the event stops at it: what
 	 * it counted since, the way to the handler, is far less than a
 	 * period) */
 	since = count - engine.armed[i].count;
 	*period_ns = engine.armed[i].period;
-	return since / engine.armed[i].period > 1 ? since / engine.armed[i].period - 1 : 0;
+	*missed = since / *period_ns > 1 ? since / *period_ns - 1 : 0;
+	return 0;
 }
 
 void engine_signal_done(const siginfo_t *si)

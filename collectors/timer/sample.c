@@ -383,38 +383,19 @@ static uint64_t preload_rusage_part(struct preload_tls *t, uint64_t w, int in_ca
 	return s > w ? w : s;
 }
 
-/* System time ns known from a perf event that counts user time only:
- * the overflows it dropped in the kernel (preload_system), taken from
- * what getrusage owes the thread's samples.  What runs ahead of the
- * reading stays ahead (the next samples get none of the reading's system
- * time until it catches up), so that over the thread's samples the
- * system time is the reading's, where the reading is not behind the
- * dropped overflows: none of it is counted twice.  Signal-safe. */
-static void preload_rusage_missed(struct preload_tls *t, uint64_t ns)
-{
-	int64_t user, sys;
-
-	if (threads_rusage(&user, &sys) != 0)
-		return;
-	if (t->sys_stale) {
-		/* what the reading holds since the last is this sample's */
-		t->sys_done = sys;
-		t->sys_stale = 0;
-	} else {
-		t->sys_done += (int64_t)ns;
-	}
-	t->user_read = user;
-	t->sys_read = sys;
-}
-
 /* Fills k for the sample of weight w: from the perf event's record of a
- * perf signal when there is one; for a perf event that counts user time
- * only, a sample after overflows it dropped in the kernel: each of them
- * found the thread in the kernel, so the periods before the last are
- * system time and only the last, whose overflow found it in user mode,
- * is user time (RAW_SAMPLE_MISSED: the reader makes the system part a
- * kernel sample for each period, under this sample's user stack); else
- * from getrusage (in_call: see preload_rusage_part).  Signal-safe. */
+ * perf signal when there is one.  Of a perf event that counts user time
+ * only, from the overflows it dropped since it was armed: each found the
+ * thread in the kernel, the kernel's own sample of its mode, as the one
+ * that signalled found it in user mode; so the periods before the last are
+ * system time and the last user time (RAW_SAMPLE_MISSED: the reader makes
+ * the system part a kernel sample for each period, under this sample's
+ * user stack), and a sample after none is all user time.  That is every
+ * instant the event sampled, in place of getrusage's split, which is
+ * sampled on the scheduler's tick and under contention for the CPU is
+ * wrong (collect-timer(1), KERNEL TIME): its reading is left for a
+ * sample whose count is not known.  Else from getrusage (in_call: see
+ * preload_rusage_part).  Signal-safe. */
 static void preload_system(struct preload_tls *t, const siginfo_t *si, int perf, int in_call,
 			   uint64_t w, struct preload_kernel *k)
 {
@@ -428,11 +409,14 @@ static void preload_system(struct preload_tls *t, const siginfo_t *si, int perf,
 		return;
 	}
 	k->n = 0;
-	missed = perf ? engine_perf_missed(si, &period) : 0;
-	if (missed > 0 && missed < w / period) {
-		k->system_ns = missed * period;
-		k->flags = RAW_SAMPLE_MISSED;
-		preload_rusage_missed(t, k->system_ns);
+	if (perf && engine_perf_missed(si, &missed, &period) == 0) {
+		/* (at least the last period is user time, whatever the
+		 * thread's clock says) */
+		uint64_t user = w < period ? w : period;
+
+		k->system_ns = missed * period < w - user ? missed * period : w - user;
+		k->flags = k->system_ns ? RAW_SAMPLE_MISSED : 0;
+		t->sys_stale = 1;
 		return;
 	}
 	k->system_ns = preload_rusage_part(t, w, in_call);
