@@ -9,8 +9,9 @@
 # work, each longer than a period, beside busy threads on its CPU (which
 # make getrusage's tick-sampled split of its time wrong), shows the
 # share of each stretch the program measured with its own CPU clock, as
-# many samples as periods of its CPU time, and its system call wrapper no
-# more than the little user time it has.  Run as nobody when the test
+# many samples as periods of its CPU time, no sample with more than about
+# a period of user time, and its system call wrapper no more than the
+# little user time it has.  Run as nobody when the test
 # runs as root; skipped when the events may count system time (or none
 # may be opened) for the user it runs as.
 . "$(dirname "$0")/lib.sh"
@@ -112,6 +113,22 @@ awk -v k="$kern" -v cpu="$cpu" -v n="$n" -v su="$user_ns" -v ss="$sys_ns" 'BEGIN
 		q, p, p - 0.03 - tol, p + tol
 	exit !(cpu > 0 && n > 0 && q >= p - 0.03 - tol && q <= p + tol)
 }' || fail "the kernel has $kern of $cpu ms, where sys_phase's stretches took $sys_ns of $((user_ns + sys_ns)) ns"
+
+# No sample has more user time than about a period: a period is drawn
+# from half the period to one and a half (6 ms at most), and the sample's
+# weight beyond its last period is the kernel's.  At most 8 ms, what
+# the handler's own time before the event was armed again leaves room
+# for.  Before, the user part of 10 of some 200 samples was over 12 ms
+# (23.5 ms the heaviest).
+read -r heavy most < <("$RAWDUMP" km.raw | awk '
+	$1 == "sample" { w[$3] = $4 }
+	$1 == "kernel" { k[$3] = $4 }
+	END {
+		for (t in w) { u = w[t] - k[t]; if (u > 8e6) n++; if (u > m) m = u }
+		print n + 0, m + 0
+	}')
+note "the heaviest user part of a sample: $most ns"
+[ "$heavy" = 0 ] || fail "$heavy samples with more than 8 ms of user time (the heaviest $most ns)"
 
 # The wrapper's own time: at most those 3 points.
 awk -v w="$wrap" -v cpu="$cpu" -v n="$n" 'BEGIN {
