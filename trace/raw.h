@@ -243,6 +243,12 @@ enum raw_sample_flags {
 	 * Readers keep such samples out of the profile and count their time
 	 * apart. */
 	RAW_SAMPLE_COLLECTOR = 1u << 3,
+	/* Its RAW_SAMPLE_KERNEL record's system time is whole periods whose
+	 * overflows a perf event that counts user time only dropped, having
+	 * found the thread in the kernel; the rest of the weight is the user
+	 * time up to the overflow that signalled (collect-timer(1), KERNEL
+	 * TIME).  Readers make it a kernel sample of as many periods. */
+	RAW_SAMPLE_MISSED = 1u << 4,
 };
 
 /* One sample.  stack_id refers to a RAW_STACK record (which may come later

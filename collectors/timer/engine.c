@@ -340,8 +340,8 @@ int engine_init(int want, uint64_t period_ns, void *cookie)
 			if (engine.user_only && want == ENGINE_PERF)
 				preload_warn("perf events may not count system time here (see "
 					     "/proc/sys/kernel/perf_event_paranoid): kernel time is "
-					     "split from each thread's getrusage, without kernel "
-					     "frames");
+					     "the periods whose overflows the kernel drops in it, "
+					     "without kernel frames");
 		} else if (want == ENGINE_PERF) {
 			preload_warn("perf events are not permitted here (%s; see "
 				     "/proc/sys/kernel/perf_event_paranoid): using POSIX CPU "
@@ -589,6 +589,23 @@ int engine_signal(const siginfo_t *si)
 	return 0;
 }
 
+/* The count of our event fd into *count, its slot into *i: 0, or -1 when
+ * the number is no longer our event's.  (The number may be the program's
+ * own file now, if it closed our event, which its ring's mapping keeps
+ * alive and signalling: a read would take the program's data.)
+ * Signal-safe. */
+static int engine_read_count(int fd, int *i, uint64_t *count)
+{
+	uint64_t id = 0;
+
+	*i = fd - engine.fd_floor;
+	if (*i < 0 || *i >= ENGINE_FD_RESERVE || ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0 ||
+	    id != atomic_load_explicit(&engine.ids[*i], memory_order_relaxed) ||
+	    read(fd, count, sizeof(*count)) != (ssize_t)sizeof(*count))
+		return -1;
+	return 0;
+}
+
 /* The next period of our event fd, whose handler ends: drawn uniformly
  * from half a period to one and a half.  A fixed period equal to the
  * scheduler's tick (the default 250 Hz is CONFIG_HZ here) locks each
@@ -604,24 +621,43 @@ int engine_signal(const siginfo_t *si)
  * the samples keep their rate. */
 static uint64_t engine_next_period(int fd)
 {
-	uint64_t period = engine.period_ns / 2 + preload_random(engine.period_ns), count = 0, id = 0;
-	int i = fd - engine.fd_floor;
+	uint64_t period = engine.period_ns / 2 + preload_random(engine.period_ns), count = 0;
+	int i;
 
-	/* (the number may be the program's own file now, if it closed our
-	 * event, which its ring's mapping keeps alive and signalling: a read
-	 * would take the program's data) */
-	if (i < 0 || i >= ENGINE_FD_RESERVE || ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0 ||
-	    id != atomic_load_explicit(&engine.ids[i], memory_order_relaxed) ||
-	    read(fd, &count, sizeof(count)) != (ssize_t)sizeof(count))
+	if (engine_read_count(fd, &i, &count) != 0)
 		return period;
 	if (engine.armed[i].count != 0 && count > engine.armed[i].count + engine.armed[i].period) {
 		uint64_t late = count - engine.armed[i].count - engine.armed[i].period;
 
+		/* counting user time only, the overflows the kernel dropped
+		 * are whole periods before the one that signalled
+		 * (engine_perf_missed) */
+		if (engine.user_only)
+			late %= engine.armed[i].period;
 		period = late < period / 2 ? period - late : period / 2;
 	}
 	engine.armed[i].count = count;
 	engine.armed[i].period = period;
 	return period;
+}
+
+int engine_perf_missed(const siginfo_t *si, uint64_t *missed, uint64_t *period_ns)
+{
+	uint64_t count, since;
+	int i;
+
+	if (!engine.user_only || engine_read_count(si->si_fd, &i, &count) != 0 ||
+	    engine.armed[i].count == 0 || engine.armed[i].period == 0 ||
+	    count < engine.armed[i].count)
+		return -1;
+	/* the kernel tried at every period of the count since the arming;
+	 * the one that signalled is the last (the event stops at it: what
+	 * it counted since, the way to the handler, is far less than a
+	 * period) */
+	since = count - engine.armed[i].count;
+	*period_ns = engine.armed[i].period;
+	*missed = since / *period_ns > 1 ? since / *period_ns - 1 : 0;
+	return 0;
 }
 
 void engine_signal_done(const siginfo_t *si)

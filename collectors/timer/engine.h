@@ -108,6 +108,16 @@ int engine_system_source(void);
  * -1 when there is no record (no ring buffer, or none since the last
  * call).  Consumes what the ring holds.  Signal-safe. */
 int engine_perf_sample(const struct engine_timer *t, uint64_t *frames, uint32_t cap, uint32_t *n);
+/* In the handler of a perf signal, of an event that may not count system
+ * time (exclude_kernel, where perf_event_paranoid keeps the process from
+ * it): into *missed, how many overflows since the event was last armed
+ * the kernel dropped because they found the thread in the kernel (the
+ * event still counts the thread's time there, and its overflows go on at
+ * every period), and into *period_ns the period it was armed with.
+ * Returns 0, or -1 when not known: an event that counts system time, one
+ * not armed by a handler yet, a number no longer our event's.
+ * Signal-safe (two system calls). */
+int engine_perf_missed(const siginfo_t *si, uint64_t *missed, uint64_t *period_ns);
 /* In the handler: is this signal one of ours?  Returns 0 if not, else
  * the engine + 1.  Signal-safe. */
 int engine_signal(const siginfo_t *si);

@@ -290,6 +290,7 @@ struct preload_kernel {
 	uint64_t system_ns;    /* 0: no RAW_SAMPLE_KERNEL record */
 	uint32_t n;
 	uint64_t *frames;
+	uint32_t flags;        /* for the sample record: RAW_SAMPLE_MISSED */
 };
 
 /* The bytes of the RAW_SAMPLE_KERNEL record of k, 0 when it has none. */
@@ -383,19 +384,41 @@ static uint64_t preload_rusage_part(struct preload_tls *t, uint64_t w, int in_ca
 }
 
 /* Fills k for the sample of weight w: from the perf event's record of a
- * perf signal when there is one, else from getrusage (in_call: see
+ * perf signal when there is one.  Of a perf event that counts user time
+ * only, from the overflows it dropped since it was armed: each found the
+ * thread in the kernel, the kernel's own sample of its mode, as the one
+ * that signalled found it in user mode; so the periods before the last are
+ * system time and the last user time (RAW_SAMPLE_MISSED: the reader makes
+ * the system part a kernel sample for each period, under this sample's
+ * user stack), and a sample after none is all user time.  That is every
+ * instant the event sampled, in place of getrusage's split, which is
+ * sampled on the scheduler's tick and under contention for the CPU is
+ * wrong (collect-timer(1), KERNEL TIME): its reading is left for a
+ * sample whose count is not known.  Else from getrusage (in_call: see
  * preload_rusage_part).  Signal-safe. */
-static void preload_system(struct preload_tls *t, int perf, int in_call, uint64_t w,
-			   struct preload_kernel *k)
+static void preload_system(struct preload_tls *t, const siginfo_t *si, int perf, int in_call,
+			   uint64_t w, struct preload_kernel *k)
 {
 	int mode = perf ? engine_perf_sample(&t->timer, k->frames, PRELOAD_KERNEL_FRAMES, &k->n) : -1;
+	uint64_t missed, period;
 
+	k->flags = 0;
 	if (mode >= 0) {
 		k->system_ns = mode ? w : 0;
 		t->sys_stale = 1;
 		return;
 	}
 	k->n = 0;
+	if (perf && engine_perf_missed(si, &missed, &period) == 0) {
+		/* (at least the last period is user time, whatever the
+		 * thread's clock says) */
+		uint64_t user = w < period ? w : period;
+
+		k->system_ns = missed * period < w - user ? missed * period : w - user;
+		k->flags = k->system_ns ? RAW_SAMPLE_MISSED : 0;
+		t->sys_stale = 1;
+		return;
+	}
 	k->system_ns = preload_rusage_part(t, w, in_call);
 }
 
@@ -488,7 +511,8 @@ static void preload_sample_regs(struct preload_tls *t, const ucontext_t *uc, int
 	/* the file is zero-filled, but say so rather than rely on it */
 	memset(copy + len, 0, size - sizeof(*rec) - RAW_NREGS * 8 - len);
 	rec->stack_len = len;
-	rec->flags = flags | (preload_own_work((uint64_t)uc->uc_mcontext.gregs[REG_RIP]) ? RAW_SAMPLE_COLLECTOR : 0);
+	rec->flags = flags | k->flags |
+		     (preload_own_work((uint64_t)uc->uc_mcontext.gregs[REG_RIP]) ? RAW_SAMPLE_COLLECTOR : 0);
 	/* the records after the sample are published first: a reader that
 	 * sees the sample sees them */
 	if (k->system_ns)
@@ -525,6 +549,7 @@ static void preload_sample_frames(struct preload_tls *t, uint64_t *frames, uint3
 	stack_id = pyframes_stack(frames, &n, cap);
 	if (preload_own_work(n > 0 ? frames[0] : 0))
 		flags |= RAW_SAMPLE_COLLECTOR;
+	flags |= k->flags;
 	/* the short form where it says all (raw.h) */
 	if (stack_id != 0 && flags == RAW_SAMPLE_RUNNING)
 		size = RAW_SAMPLE_SHORT_SIZE;
@@ -637,7 +662,7 @@ static void preload_sample(const siginfo_t *si, const ucontext_t *uc, int perf)
 {
 	struct preload_tls *t = &preload_tls;
 	uint64_t small[PRELOAD_SMALL_FRAMES], *frames, kframes[PRELOAD_KERNEL_FRAMES];
-	struct preload_kernel k = { 0, 0, kframes };
+	struct preload_kernel k = { 0, 0, kframes, 0 };
 	uint32_t n, cap, flags = RAW_SAMPLE_RUNNING;
 	struct timespec ts;
 	int64_t cpu;
@@ -692,7 +717,7 @@ static void preload_sample(const siginfo_t *si, const ucontext_t *uc, int perf)
 		t->young = 0;
 		engine_mature(&t->timer, preload_random(preload.period_ns));
 	}
-	preload_system(t, perf, !perf && preload_in_syscall(uc),
+	preload_system(t, si, perf, !perf && preload_in_syscall(uc),
 		       cpu > t->last_cpu ? (uint64_t)(cpu - t->last_cpu) : 0, &k);
 	if (preload.unwind == RAW_UNWIND_DWARF) {
 		preload_sample_regs(t, uc, cpu, NULL, &k);

@@ -200,13 +200,29 @@ static int one_mode(struct reader *rd, uint32_t th, uint64_t sys, uint64_t w, ui
 	return 0;
 }
 
+/* The kernel samples a RAW_SAMPLE_MISSED record stands for: the overflows
+ * its perf event dropped in the kernel, each a period of the system part
+ * sys (the periods are drawn around the profile's, so this is their
+ * number within rounding), at least one. */
+static int64_t missed_count(const struct reader *rd, uint64_t sys)
+{
+	uint64_t period = rd->p->period > 0 ? (uint64_t)rd->p->period : 0;
+	uint64_t n = period ? (sys + period / 2) / period : 1;
+
+	return n < 1 ? 1 : n > INT32_MAX ? INT32_MAX : (int64_t)n;
+}
+
 /* Finish and add a sample whose stack is stored: the parts every sample
- * record has in common.  k: its kernel record, or NULL. */
+ * record has in common.  k: its kernel record, or NULL.  A sample after
+ * overflows dropped in the kernel (RAW_SAMPLE_MISSED) is two: its user
+ * part, one sample, and its system part under the same user stack, a
+ * sample for each dropped overflow, so that its noise (pv_sample_var:
+ * x^2 / count) is of that many kernel samples of a period, as perf's. */
 int rd_add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uint32_t raw_flags,
 		  uint64_t weight_ns, uint64_t time_ns, const struct raw_sample_kernel *k)
 {
 	uint64_t sys = k ? (k->system_ns < weight_ns ? k->system_ns : weight_ns) : 0;
-	int64_t handle = 0;
+	int64_t handle = 0, missed = 0;
 	size_t first;
 
 	ps->thread = rd_thread_index(rd, tid);
@@ -233,7 +249,9 @@ int rd_add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uint32_
 	}
 	if (rd->cpu && (handle = raw_cpu_sample(rd->cpu, tid, weight_ns)) < 0)
 		return pv_oom();
-	if (one_mode(rd, ps->thread, sys, weight_ns, &sys) < 0)
+	if ((raw_flags & RAW_SAMPLE_MISSED) && sys > 0 && sys < weight_ns)
+		missed = missed_count(rd, sys);
+	else if (one_mode(rd, ps->thread, sys, weight_ns, &sys) < 0)
 		return -1;
 	first = rd->p->nsamples;
 	if (sys == 0) {
@@ -243,7 +261,7 @@ int rd_add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uint32_
 	} else {
 		struct pv_sample kp;
 		uint64_t user = weight_ns - sys;
-		bool count_kernel = sys > user;
+		bool count_kernel = sys > user && !missed;
 
 		if (kernel_stack(rd, ps, k, &kp) < 0)
 			return -1;
@@ -251,7 +269,7 @@ int rd_add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uint32_
 		    push_sample(rd, ps, !count_kernel, user, handle,
 				&(struct split){ weight_ns, sys, PART_USER }) < 0)
 			return -1;
-		if (push_sample(rd, &kp, count_kernel, sys, handle,
+		if (push_sample(rd, &kp, missed ? missed : count_kernel, sys, handle,
 				&(struct split){ weight_ns, sys, PART_KERNEL }) < 0)
 			return -1;
 		/* one sample with an incomplete stack, in two parts */
