@@ -31,6 +31,7 @@
 #include "pydwarf.h"
 #include "pylayout.h"
 #include "pylines.h"
+#include "pyspans.h"
 #include "collect-env.h"
 #include "preload.h"
 #include "pystacks.h"
@@ -40,7 +41,6 @@
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -59,6 +59,7 @@
 #define PY_PROBES 64
 _Static_assert(PY_SLOTS == PYSTACKS_SLOTS, "one size of table");
 #define PY_NAME_MAX 512       /* bytes of a name or a file name kept */
+_Static_assert(PY_NAME_MAX == PYSPANS_TEXT_MAX && PY_NAME_MAX == PYCODES_TEXT_MAX, "one size of text");
 #define PY_TABLE_MAX (60u << 10) /* bytes of a line table kept */
 #define PY_LINES_MAX 2048     /* bytes of a compact line table */
 #define PY_FILES 1024         /* file names written once each, at most */
@@ -121,19 +122,6 @@ static uint64_t py_u64(const unsigned char *b, uint32_t off)
 	return v;
 }
 
-/* The address range of the evaluation loop's function. */
-static void py_eval_range(void *lib)
-{
-	void *f = dlsym(lib, "_PyEval_EvalFrameDefault");
-	const ElfW(Sym) *sym = NULL;
-	Dl_info info;
-
-	if (f != NULL && dladdr1(f, &info, (void **)&sym, RTLD_DL_SYMENT) != 0 && sym != NULL) {
-		py.eval_lo = (uintptr_t)f;
-		py.eval_hi = (uintptr_t)f + (sym->st_size ? sym->st_size : 1);
-	}
-}
-
 /* Where in the calling thread's glibc descriptor (its pthread_t) its tid
  * is: the one place of the first 2 KiB that holds it, 0 when not one. */
 static uint32_t py_pthread_tid_offset(void)
@@ -170,31 +158,6 @@ static void py_note(uint32_t version, uint32_t frames)
 	rec->offsets = frames == RAW_PYTHON_READ ? (uint8_t)py.offsets : 0;
 	rec->micro = (uint8_t)py.micro;
 	writer_publish(rec, RAW_PYTHON, sizeof(*rec));
-}
-
-/* The version of the interpreter of lib, major << 8 | minor (0: not
- * known), and its third number + 1 in *micro (0: not known). */
-static uint32_t py_version(void *lib, uint32_t *micro)
-{
-	const unsigned long *version = dlsym(lib, "Py_Version");
-	const char *(*get)(void);
-	unsigned major = 0, minor = 0, third = 0;
-	const char *s;
-
-	*micro = 0;
-	if (version != NULL) {
-		*micro = (uint32_t)((*version >> 8) & 0xff) + 1;
-		return (uint32_t)(*version >> 16);
-	}
-	/* before 3.11: the version string, a static one formatted from
-	 * constants (it is safe before the interpreter starts) */
-	get = (const char *(*)(void))dlsym(lib, "Py_GetVersion");
-	s = get != NULL ? get() : NULL;
-	if (s == NULL || sscanf(s, "%u.%u", &major, &minor) != 2 || major > 255 || minor > 255)
-		return 0;
-	if (sscanf(s, "%*u.%*u.%u", &third) == 1 && third < 255)
-		*micro = third + 1;
-	return major << 8 | minor;
 }
 
 /* The layout of version v of lib's interpreter into py.l, from the first
@@ -260,14 +223,14 @@ static void py_init(void *lib)
 		py_note(0, RAW_PYTHON_NOT_ASKED);
 		return;
 	}
-	v = py_version(lib, &py.micro);
+	v = pylayout_version(lib, &py.micro);
 	if (v == 0 || py_layout_pick(lib, (uintptr_t)runtime, v) != 0) {
 		py_note(v, RAW_PYTHON_UNREAD);
 		return;
 	}
 	py.runtime = (uintptr_t)runtime;
 	py.pthread_tid = py_pthread_tid_offset();
-	py_eval_range(lib);
+	pylayout_eval_range(lib, &py.eval_lo, &py.eval_hi);
 	py.records = getenv("PROFVIEW_TEST_PYCODE_RECORDS") != NULL;
 	pycodes_reset();
 	memset(py.files, 0, sizeof(py.files));
@@ -470,67 +433,11 @@ static uint32_t py_find_tstates(unsigned char *ts, size_t tslen, uintptr_t threa
 }
 
 /* A str object's text as UTF-8 into buf (at most PY_NAME_MAX bytes, cut
- * at a character); its length, 0 when not readable.  Signal-safe. */
+ * at a character), read on its own; its length, 0 when not readable.
+ * Signal-safe. */
 static uint32_t py_string(uintptr_t s, char *buf)
 {
-	unsigned char h[96];
-	uint32_t state, kind, n = 0;
-	uint64_t len;
-
-	if (s == 0 || py.l.unicode_compact_data > sizeof(h) || py_read(h, s, py.l.unicode_compact_data) != 0)
-		return 0;
-	len = py_u64(h, py.l.unicode_length);
-	memcpy(&state, h + py.l.unicode_state, 4);
-	kind = (state >> 2) & 7;
-	if (!((state >> 5) & 1)) /* not compact: no text of its own */
-		return 0;
-	if ((state >> 6) & 1) { /* ASCII */
-		n = len < PY_NAME_MAX ? (uint32_t)len : PY_NAME_MAX;
-		return py_read(buf, s + py.l.unicode_ascii_data, n) == 0 ? n : 0;
-	}
-	if (py_u64(h, py.l.unicode_utf8) != 0) {
-		uint64_t u = py_u64(h, py.l.unicode_utf8_length);
-
-		n = u < PY_NAME_MAX ? (uint32_t)u : PY_NAME_MAX;
-		if (py_read(buf, (uintptr_t)py_u64(h, py.l.unicode_utf8), n) != 0)
-			return 0;
-		while (n > 0 && n < u && ((unsigned char)buf[n] & 0xc0) == 0x80)
-			n--; /* not in the middle of a character */
-		return n;
-	}
-	if (kind != 1 && kind != 2 && kind != 4)
-		return 0;
-	uint32_t chars[PY_NAME_MAX / 4];
-	unsigned char raw[PY_NAME_MAX];
-	uint32_t nc = (uint32_t)(len < PY_NAME_MAX / 4 ? len : PY_NAME_MAX / 4);
-
-	if (py_read(raw, s + py.l.unicode_compact_data, nc * kind) != 0)
-		return 0;
-	for (uint32_t i = 0; i < nc; i++) {
-		chars[i] = kind == 1 ? raw[i] : kind == 2 ? (uint32_t)(raw[2 * i] | raw[2 * i + 1] << 8)
-			 : (uint32_t)(raw[4 * i] | raw[4 * i + 1] << 8 | raw[4 * i + 2] << 16 |
-				      (uint32_t)raw[4 * i + 3] << 24);
-	}
-	for (uint32_t i = 0; i < nc && n + 4 <= PY_NAME_MAX; i++) {
-		uint32_t c = chars[i] <= 0x10ffff ? chars[i] : 0xfffd;
-
-		if (c < 0x80) {
-			buf[n++] = (char)c;
-		} else if (c < 0x800) {
-			buf[n++] = (char)(0xc0 | c >> 6);
-			buf[n++] = (char)(0x80 | (c & 0x3f));
-		} else if (c < 0x10000) {
-			buf[n++] = (char)(0xe0 | c >> 12);
-			buf[n++] = (char)(0x80 | ((c >> 6) & 0x3f));
-			buf[n++] = (char)(0x80 | (c & 0x3f));
-		} else {
-			buf[n++] = (char)(0xf0 | c >> 18);
-			buf[n++] = (char)(0x80 | ((c >> 12) & 0x3f));
-			buf[n++] = (char)(0x80 | ((c >> 6) & 0x3f));
-			buf[n++] = (char)(0x80 | (c & 0x3f));
-		}
-	}
-	return n;
+	return pyspans_string(&py.l, NULL, -1, s, buf, py_read);
 }
 
 /* With idx 0: the index of the code object whose record holds the file
@@ -652,11 +559,16 @@ static uint32_t py_code_index(uintptr_t code, const unsigned char *co, int *fres
 #define PY_BATCH 16        /* frames whose code objects are read in one call */
 #define PY_WINDOW 2048     /* bytes of frames read at once */
 #define PY_CODE_HEAD 160   /* bytes of a code object read */
+#define PY_NAME_SPAN 64    /* bytes of a name read with its header */
+#define PY_FILE_SPAN 96    /* bytes of a file name read with its header */
+#define PY_TABLE_SPAN 224  /* bytes of a line table read with its length */
 
 /* What one walk has read: a window of the memory below the last frame
  * read (from 3.11 on, a thread's frames are on its data stack, each
- * caller below its callee, so that one read holds several), and the
- * frames waiting for their code objects to be read together. */
+ * caller below its callee, so that one read holds several), the frames
+ * waiting for their code objects to be read together, and then what
+ * those need read: the strings of the new code objects, the line tables
+ * of the lines not kept. */
 struct py_walker {
 	uint32_t flen, colen, n, g, stop, steps;
 	struct pycodes_batch batch; /* the code objects new to the trace */
@@ -664,13 +576,20 @@ struct py_walker {
 	uint32_t *gend;
 	uintptr_t win_lo;
 	uint32_t win_len, nitems;
-	struct {
+	struct py_item {
 		uintptr_t code;   /* 0: a frame of the C stack (3.12 on) */
 		uint64_t at;      /* its instruction pointer, or f_lasti */
 		uint8_t owner;
+		uint8_t fresh;    /* its code new to the trace */
+		uint8_t kept;     /* its line kept (in line) */
+		uint8_t k;        /* its code's header, in co */
+		uint32_t idx, line;
+		int64_t instr;
+		int name, file, table; /* their spans in spans, -1: none */
 	} items[PY_BATCH];
 	unsigned char win[PY_WINDOW];
 	unsigned char co[PY_BATCH][PY_CODE_HEAD];
+	struct pyspans spans;
 };
 
 /* The flen bytes of the frame at frame: from the window when it holds
@@ -692,60 +611,163 @@ static const unsigned char *py_frame_bytes(struct py_walker *w, uintptr_t frame)
 	return w->win + (frame - lo);
 }
 
-/* The code object at code (header co), index idx, new to the trace: its
- * entry into w's batch (or, with the test hook, its own RAW_PYCODE record
- * with its line table).  Signal-safe. */
-static void py_new_code(struct py_walker *w, uintptr_t code, const unsigned char *co, uint32_t idx)
+/* A string of item it's new code object (header co): from its span when
+ * it has one, else read on its own.  Signal-safe. */
+static uint32_t py_item_string(const struct py_walker *w, int span, uintptr_t s, char *buf)
+{
+	if (span >= 0)
+		return pyspans_string(&py.l, &w->spans, span, s, buf, py_read);
+	return py_string(s, buf);
+}
+
+/* The code object of it (header co), new to the trace: its entry into
+ * w's batch (or, with the test hook, its own RAW_PYCODE record with its
+ * line table).  Signal-safe. */
+static void py_new_code(struct py_walker *w, const struct py_item *it, const unsigned char *co)
 {
 	char name[PY_NAME_MAX], file[PY_NAME_MAX];
 	uint32_t nname, nfile;
 	int32_t first;
 
 	if (py.records) {
-		py_write_code(code, co, idx);
+		py_write_code(it->code, co, it->idx);
 		return;
 	}
-	nname = py_string((uintptr_t)py_u64(co, py.l.code_qualname), name);
-	nfile = py_string((uintptr_t)py_u64(co, py.l.code_filename), file);
+	nname = py_item_string(w, it->name, (uintptr_t)py_u64(co, py.l.code_qualname), name);
+	nfile = py_item_string(w, it->file, (uintptr_t)py_u64(co, py.l.code_filename), file);
 	memcpy(&first, co + py.l.code_firstlineno, 4);
-	pycodes_add(&w->batch, idx, first, name, nname, file, nfile);
+	pycodes_add(&w->batch, it->idx, first, name, nname, file, nfile);
 }
 
-/* What the word of a frame of code idx (header co) at instruction instr
- * holds: the instruction with the test hook (its record has the table),
- * else the line it is on (RAW_PYCODES), looked up in the interpreter's
- * table once and kept.  Signal-safe. */
-static uint32_t py_frame_at(const unsigned char *co, uint32_t idx, int64_t instr)
+/* What the word of the frame it (its code's header co) holds: the
+ * instruction with the test hook (its record has the table), else the
+ * line it is on (RAW_PYCODES), looked up in the interpreter's table (its
+ * length and first bytes from its span, when it has one) once and kept.
+ * Signal-safe. */
+static uint32_t py_frame_at(const struct py_walker *w, const struct py_item *it, const unsigned char *co)
 {
 	uintptr_t table = (uintptr_t)py_u64(co, py.l.code_linetable);
+	const unsigned char *have = NULL;
+	uint32_t line, nhave = 0;
 	uint64_t tlen = 0;
-	uint32_t line;
 	int64_t found;
 	int32_t first;
 
-	if (instr >= RAW_PY_NO_INSTR)
+	if (it->instr >= RAW_PY_NO_INSTR)
 		return RAW_PY_NO_INSTR;
 	if (py.records)
-		return (uint32_t)instr;
-	if (pycodes_line_get(idx, (uint32_t)instr, &line))
-		return line;
+		return (uint32_t)it->instr;
+	if (it->kept)
+		return it->line;
 	memcpy(&first, co + py.l.code_firstlineno, 4);
-	if (table == 0 || py_read(&tlen, table + py.l.bytes_size, 8) != 0 || tlen > PY_TABLE_MAX)
+	if (it->table >= 0) {
+		const struct pyspans_span *sp = &w->spans.s[it->table];
+
+		if (sp->got >= py.l.bytes_size + 8)
+			memcpy(&tlen, w->spans.buf + sp->off + py.l.bytes_size, 8);
+		if (sp->got > py.l.bytes_sval) {
+			have = w->spans.buf + sp->off + py.l.bytes_sval;
+			nhave = sp->got - py.l.bytes_sval;
+		}
+	} else if (table == 0 || py_read(&tlen, table + py.l.bytes_size, 8) != 0) {
 		tlen = 0;
-	found = pylines_find(py_read, py.l.version, table + py.l.bytes_sval, tlen, first,
-			     (uint64_t)instr);
+	}
+	if (tlen > PY_TABLE_MAX)
+		tlen = 0;
+	found = pylines_find_from(py_read, py.l.version, table + py.l.bytes_sval, tlen, first,
+				  (uint64_t)it->instr, have, nhave);
 	line = found > 0 && found < RAW_PY_NO_INSTR ? (uint32_t)found : 0;
-	pycodes_line_keep(idx, (uint32_t)instr, line);
+	pycodes_line_keep(it->idx, (uint32_t)it->instr, line);
 	return line;
 }
 
+/* The first end of w's items, their code objects read (whole of them):
+ * each checked and given its index and instruction, up to the first that
+ * is not whole, whose reason is in *stop.  Returns how many are.
+ * Signal-safe. */
+static uint32_t py_items_check(struct py_walker *w, uint32_t whole, uint32_t *stop)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < w->nitems; i++) {
+		struct py_item *it = &w->items[i];
+		const unsigned char *co = w->co[k];
+		int fresh = 0;
+
+		it->name = it->file = it->table = -1;
+		it->fresh = it->kept = 0;
+		if (it->code == 0)
+			continue;
+		if (k >= whole || it->code < 4096) {
+			*stop = RAW_PY_STOP_READ;
+			return i;
+		}
+		it->k = (uint8_t)k++;
+		if (py_u64(co, py.l.object_type) != py.code_type) {
+			*stop = RAW_PY_STOP_CODE;
+			return i;
+		}
+		it->idx = py_code_index(it->code, co, &fresh);
+		if (it->idx == 0) {
+			*stop = RAW_PY_STOP_TABLE;
+			return i;
+		}
+		it->fresh = (uint8_t)fresh;
+		if (py.l.lasti != 0) {
+			int32_t lasti = (int32_t)(uint32_t)it->at; /* (little-endian) */
+
+			it->instr = lasti / (int32_t)py.l.lasti;
+			it->owner = 1; /* each frame its own C-level call */
+		} else {
+			it->instr = ((int64_t)it->at - (int64_t)(it->code + py.l.code_adaptive)) / 2;
+		}
+		if (it->instr < 0)
+			it->instr = 0;
+	}
+	return w->nitems;
+}
+
+/* The spans the first end items need (each new code object's name and
+ * file name, each line not kept's table) read together.  Signal-safe. */
+static void py_items_read(struct py_walker *w, uint32_t end)
+{
+	uint32_t head = py.l.unicode_compact_data, calls;
+
+	pyspans_init(&w->spans);
+	for (uint32_t i = 0; i < end && !py.records; i++) {
+		struct py_item *it = &w->items[i];
+		const unsigned char *co = w->co[it->k];
+		uintptr_t table;
+
+		if (it->code == 0)
+			continue;
+		if (it->fresh) {
+			it->name = pyspans_add(&w->spans, (uintptr_t)py_u64(co, py.l.code_qualname),
+					       head + PY_NAME_SPAN);
+			it->file = pyspans_add(&w->spans, (uintptr_t)py_u64(co, py.l.code_filename),
+					       head + PY_FILE_SPAN);
+		}
+		if (it->instr >= RAW_PY_NO_INSTR)
+			continue;
+		it->kept = (uint8_t)pycodes_line_get(it->idx, (uint32_t)it->instr, &it->line);
+		table = (uintptr_t)py_u64(co, py.l.code_linetable);
+		if (!it->kept && table != 0)
+			it->table = pyspans_add(&w->spans, table, py.l.bytes_sval + PY_TABLE_SPAN);
+	}
+	if (w->spans.n == 0)
+		return;
+	calls = pyspans_read(&w->spans, py.pid);
+	if (py.stats)
+		atomic_fetch_add_explicit(&py.stat_reads, calls, memory_order_relaxed);
+}
+
 /* The frames waiting (w->items), their code objects read in one call,
- * put into w->out in order.  Sets w->stop at the first that is not
- * whole.  Signal-safe. */
+ * then what they need in one or a few, put into w->out in order.  Sets
+ * w->stop at the first that is not whole.  Signal-safe. */
 static void py_flush(struct py_walker *w)
 {
 	struct iovec local[PY_BATCH], remote[PY_BATCH];
-	uint32_t k = 0, whole;
+	uint32_t k = 0, whole, end, stop = 0;
 	long got = 0;
 
 	for (uint32_t i = 0; i < w->nitems; i++) {
@@ -761,50 +783,24 @@ static void py_flush(struct py_walker *w)
 		got = syscall(SYS_process_vm_readv, (long)py.pid, local, (unsigned long)k, remote,
 			      (unsigned long)k, 0UL);
 	whole = got > 0 ? (uint32_t)((unsigned long)got / w->colen) : 0;
-	k = 0;
-	for (uint32_t i = 0; i < w->nitems && w->stop == 0; i++) {
-		uintptr_t code = w->items[i].code;
-		uint8_t owner = w->items[i].owner;
-		const unsigned char *co = w->co[k];
-		int64_t instr;
-		uint32_t idx;
-		int fresh;
+	end = py_items_check(w, whole, &stop);
+	py_items_read(w, end);
+	for (uint32_t i = 0; i < end; i++) {
+		const struct py_item *it = &w->items[i];
+		const unsigned char *co = w->co[it->k];
 
-		if (code == 0) {
+		if (it->code == 0) {
 			if (w->g < PY_MAX_FRAMES && (w->g == 0 ? w->n > 0 : w->n > w->gend[w->g - 1]))
 				w->gend[w->g++] = w->n;
 			continue;
 		}
-		if (k++ >= whole || code < 4096) {
-			w->stop = RAW_PY_STOP_READ;
-			break;
-		}
-		if (py_u64(co, py.l.object_type) != py.code_type) {
-			w->stop = RAW_PY_STOP_CODE;
-			break;
-		}
-		fresh = 0;
-		idx = py_code_index(code, co, &fresh);
-		if (idx == 0) {
-			w->stop = RAW_PY_STOP_TABLE;
-			break;
-		}
-		if (fresh)
-			py_new_code(w, code, co, idx);
-		if (py.l.lasti != 0) {
-			int32_t lasti = (int32_t)(uint32_t)w->items[i].at; /* (little-endian) */
-
-			instr = lasti / (int32_t)py.l.lasti;
-			owner = 1; /* each frame its own C-level call */
-		} else {
-			instr = ((int64_t)w->items[i].at - (int64_t)(code + py.l.code_adaptive)) / 2;
-		}
-		if (instr < 0)
-			instr = 0;
-		w->out[w->n++] = raw_py_word(idx, py_frame_at(co, idx, instr));
-		if (py.l.owner_cstack == 0 && owner != 0 && w->g < PY_MAX_FRAMES)
+		if (it->fresh)
+			py_new_code(w, it, co);
+		w->out[w->n++] = raw_py_word(it->idx, py_frame_at(w, it, co));
+		if (py.l.owner_cstack == 0 && it->owner != 0 && w->g < PY_MAX_FRAMES)
 			w->gend[w->g++] = w->n; /* 3.11: is_entry; before, every frame */
 	}
+	w->stop = stop;
 	w->nitems = 0;
 }
 
