@@ -31,6 +31,7 @@
 #include "pydwarf.h"
 #include "pylayout.h"
 #include "pylines.h"
+#include "pyslots.h"
 #include "pyspans.h"
 #include "collect-env.h"
 #include "preload.h"
@@ -141,6 +142,15 @@ static uint32_t py_pthread_tid_offset(void)
 	return found == 1 ? at : 0;
 }
 
+/* Empties the tables of py (a new trace): their pages given back, to be
+ * made again, empty, as they are touched (a forked child that wrote every
+ * one would copy or clear them all).  Not signal-safe. */
+static void py_tables_clear(void)
+{
+	if (py.keys != NULL && madvise(py.keys, PY_TABLES, MADV_DONTNEED) != 0)
+		memset(py.keys, 0, PY_TABLES);
+}
+
 /* Writes the RAW_PYTHON record of the interpreter (kept for a fork's
  * child, whose trace is a new one).  Not signal-safe. */
 static void py_note(uint32_t version, uint32_t frames)
@@ -235,7 +245,7 @@ static void py_init(void *lib)
 	pycodes_reset();
 	memset(py.files, 0, sizeof(py.files));
 	if (py.keys != NULL)
-		memset(py.keys, 0, PY_TABLES);
+		py_tables_clear();
 	else
 		py.keys = mmap(NULL, PY_TABLES, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -314,8 +324,7 @@ void pyframes_atfork_child(void)
 	atomic_store(&py.stat_reads, 0);
 	if (py.found)
 		py_note(py.version, py.frames);
-	if (py.keys != NULL)
-		memset(py.keys, 0, PY_TABLES);
+	py_tables_clear();
 	atomic_store(&py.next, 0);
 	memset(py.files, 0, sizeof(py.files));
 	pycodes_reset();
@@ -534,8 +543,8 @@ static uint32_t py_code_index(uintptr_t code, const unsigned char *co, int *fres
 	k = (k ^ py_u64(co, py.l.code_linetable) ^ (uint64_t)first << 48) * 0x94d049bb133111ebull;
 	k ^= k >> 29;
 	k |= 1;
-	for (uint32_t i = 0, s = (uint32_t)(k >> 16) & (PY_SLOTS - 1); i < PY_PROBES;
-	     i++, s = (s + 1) & (PY_SLOTS - 1)) {
+	for (uint32_t i = 0; i < PYSLOTS_NEAR_PROBES + PY_PROBES; i++) {
+		uint32_t s = pyslots_at(k >> 16, i, PYSLOTS_NEAR, PY_SLOTS);
 		uint64_t old = atomic_load_explicit(&py.keys[s], memory_order_acquire);
 		uint32_t want = 0, idx;
 
