@@ -78,7 +78,7 @@ static struct {
 	int found;             /* an interpreter: its RAW_PYTHON record says */
 	int stats;             /* --stats: the time of each merge, summed */
 	int records;           /* test hook: a RAW_PYCODE record each, with its table */
-	_Atomic uint64_t stat_ns, stat_n, stat_reads;
+	_Atomic uint64_t stat_ns, stat_n, stat_reads, stat_bytes;
 	uint64_t layout_ns;    /* --stats: the time the layout took to find */
 	int cached;            /* (its debug information's, from the cache) */
 	uint32_t version, frames, offsets, micro; /* of its RAW_PYTHON record */
@@ -102,6 +102,16 @@ int pyframes_on(void)
 	return py.on;
 }
 
+/* --stats: calls more of process_vm_readv, asking for bytes.
+ * Signal-safe. */
+static void py_stat_reads(uint64_t calls, uint64_t bytes)
+{
+	if (!py.stats)
+		return;
+	atomic_fetch_add_explicit(&py.stat_reads, calls, memory_order_relaxed);
+	atomic_fetch_add_explicit(&py.stat_bytes, bytes, memory_order_relaxed);
+}
+
 /* Reads len bytes at addr into dst, all or nothing.  Signal-safe. */
 static int py_read(void *dst, uintptr_t addr, size_t len)
 {
@@ -109,8 +119,7 @@ static int py_read(void *dst, uintptr_t addr, size_t len)
 
 	if (addr < 4096)
 		return -1;
-	if (py.stats)
-		atomic_fetch_add_explicit(&py.stat_reads, 1, memory_order_relaxed);
+	py_stat_reads(1, len);
 	return syscall(SYS_process_vm_readv, (long)py.pid, &local, 1UL, &remote, 1UL, 0UL) ==
 			       (long)len ? 0 : -1;
 }
@@ -322,6 +331,7 @@ void pyframes_atfork_child(void)
 	atomic_store(&py.stat_ns, 0);
 	atomic_store(&py.stat_n, 0);
 	atomic_store(&py.stat_reads, 0);
+	atomic_store(&py.stat_bytes, 0);
 	if (py.found)
 		py_note(py.version, py.frames);
 	py_tables_clear();
@@ -426,8 +436,7 @@ static uint32_t py_find_tstates(unsigned char *ts, size_t tslen, uintptr_t threa
 		struct iovec remote[2] = { { (void *)py_tstate, tslen },
 					   { (void *)(py.runtime + py.l.runtime_interpreters_head), sizeof(heads) } };
 
-		if (py.stats)
-			atomic_fetch_add_explicit(&py.stat_reads, 1, memory_order_relaxed);
+		py_stat_reads(1, tslen + sizeof(heads));
 		if (syscall(SYS_process_vm_readv, (long)py.pid, local, 2UL, remote, 2UL, 0UL) ==
 			    (long)(tslen + sizeof(heads)) &&
 		    py_u64(ts, py.l.tstate_thread_id) == self && heads[0] == heads[1]) {
@@ -766,8 +775,7 @@ static void py_items_read(struct py_walker *w, uint32_t end)
 	if (w->spans.n == 0)
 		return;
 	calls = pyspans_read(&w->spans, py.pid);
-	if (py.stats)
-		atomic_fetch_add_explicit(&py.stat_reads, calls, memory_order_relaxed);
+	py_stat_reads(calls, w->spans.used);
 }
 
 /* The frames waiting (w->items), their code objects read in one call,
@@ -786,8 +794,8 @@ static void py_flush(struct py_walker *w)
 		remote[k] = (struct iovec){ (void *)w->items[i].code, w->colen };
 		k++;
 	}
-	if (k > 0 && py.stats)
-		atomic_fetch_add_explicit(&py.stat_reads, 1, memory_order_relaxed);
+	if (k > 0)
+		py_stat_reads(1, (uint64_t)k * w->colen);
 	if (k > 0)
 		got = syscall(SYS_process_vm_readv, (long)py.pid, local, (unsigned long)k, remote,
 			      (unsigned long)k, 0UL);
@@ -944,9 +952,10 @@ void pyframes_print_stats(void)
 			     py.offsets == RAW_PYTHON_OFFSETS_DEBUG_INFO && py.cached == 1 ? " (kept in the cache)" : "",
 			     (double)py.layout_ns / 1e6);
 	if (py.stats && py.on && k > 0)
-		preload_warn("python frames: %llu samples, mean %llu ns and %.1f reads in their walk",
+		preload_warn("python frames: %llu samples, mean %llu ns and %.1f reads (%llu bytes) in their walk",
 			     (unsigned long long)k, (unsigned long long)(atomic_load(&py.stat_ns) / k),
-			     (double)atomic_load(&py.stat_reads) / (double)k);
+			     (double)atomic_load(&py.stat_reads) / (double)k,
+			     (unsigned long long)(atomic_load(&py.stat_bytes) / k));
 }
 
 /* pyframes_read_thread's walk (thread 0: the calling thread's).
