@@ -450,14 +450,6 @@ static uint32_t py_find_tstates(unsigned char *ts, size_t tslen, uintptr_t threa
 	return n;
 }
 
-/* A str object's text as UTF-8 into buf (at most PY_NAME_MAX bytes, cut
- * at a character), read on its own; its length, 0 when not readable.
- * Signal-safe. */
-static uint32_t py_string(uintptr_t s, char *buf)
-{
-	return pyspans_string(&py.l, NULL, -1, s, buf, py_read);
-}
-
 /* With idx 0: the index of the code object whose record holds the file
  * name file[0..n), 0 when none does.  Else: notes that code idx's record
  * (published) holds it.  Signal-safe. */
@@ -488,8 +480,8 @@ static void py_write_code(uintptr_t code, const unsigned char *co, uint32_t idx)
 {
 	char name[PY_NAME_MAX], file[PY_NAME_MAX];
 	unsigned char lines[PY_LINES_MAX];
-	uint32_t nname = py_string((uintptr_t)py_u64(co, py.l.code_qualname), name);
-	uint32_t nfile = py_string((uintptr_t)py_u64(co, py.l.code_filename), file);
+	uint32_t nname = pyspans_string(&py.l, NULL, -1, (uintptr_t)py_u64(co, py.l.code_qualname), name, py_read);
+	uint32_t nfile = pyspans_string(&py.l, NULL, -1, (uintptr_t)py_u64(co, py.l.code_filename), file, py_read);
 	uint32_t same = nfile > 4 ? py_file_seen(file, nfile, 0) : 0;
 	uintptr_t table = (uintptr_t)py_u64(co, py.l.code_linetable);
 	struct pylines t = { .out = lines, .cap = sizeof(lines) };
@@ -629,13 +621,11 @@ static const unsigned char *py_frame_bytes(struct py_walker *w, uintptr_t frame)
 	return w->win + (frame - lo);
 }
 
-/* A string of item it's new code object (header co): from its span when
- * it has one, else read on its own.  Signal-safe. */
+/* The text of the str object at s (at most PY_NAME_MAX bytes): from its
+ * span in w when it has one, else read on its own.  Signal-safe. */
 static uint32_t py_item_string(const struct py_walker *w, int span, uintptr_t s, char *buf)
 {
-	if (span >= 0)
-		return pyspans_string(&py.l, &w->spans, span, s, buf, py_read);
-	return py_string(s, buf);
+	return pyspans_string(&py.l, span >= 0 ? &w->spans : NULL, span, s, buf, py_read);
 }
 
 /* The code object of it (header co), new to the trace: its entry into
