@@ -151,9 +151,8 @@ static uint32_t py_pthread_tid_offset(void)
 	return found == 1 ? at : 0;
 }
 
-/* Empties the tables of py (a new trace): their pages given back, to be
- * made again, empty, as they are touched (a forked child that wrote every
- * one would copy or clear them all).  Not signal-safe. */
+/* Empties py's tables for a new trace: their pages given back, made
+ * again, empty, when touched (not copied nor cleared).  Not signal-safe. */
 static void py_tables_clear(void)
 {
 	if (py.keys != NULL && madvise(py.keys, PY_TABLES, MADV_DONTNEED) != 0)
@@ -258,6 +257,7 @@ static void py_init(void *lib)
 	else
 		py.keys = mmap(NULL, PY_TABLES, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	(void)pyspans_pool_init(); /* (without it, each read on its own) */
 	if (py.keys == MAP_FAILED || py.code_type == 0) {
 		py.keys = NULL;
 		py_note(v, RAW_PYTHON_UNREAD);
@@ -338,6 +338,7 @@ void pyframes_atfork_child(void)
 	atomic_store(&py.next, 0);
 	memset(py.files, 0, sizeof(py.files));
 	pycodes_reset();
+	pyspans_pool_reset();
 	py_tstate = 0;
 }
 
@@ -475,8 +476,8 @@ static uint32_t py_file_seen(const char *file, uint32_t n, uint32_t idx)
 }
 
 /* Writes the RAW_PYCODE record of the code object whose header is co
- * (read at code), index idx.  Signal-safe. */
-static void py_write_code(uintptr_t code, const unsigned char *co, uint32_t idx)
+ * (of a code object read), index idx.  Signal-safe. */
+static void py_write_code(const unsigned char *co, uint32_t idx)
 {
 	char name[PY_NAME_MAX], file[PY_NAME_MAX];
 	unsigned char lines[PY_LINES_MAX];
@@ -490,7 +491,6 @@ static void py_write_code(uintptr_t code, const unsigned char *co, uint32_t idx)
 	struct raw_pycode *rec;
 	int32_t first;
 
-	(void)code;
 	memcpy(&first, co + py.l.code_firstlineno, 4);
 	if (table == 0 || py_read(&tlen, table + py.l.bytes_size, 8) != 0 || tlen > PY_TABLE_MAX)
 		tlen = 0;
@@ -599,7 +599,7 @@ struct py_walker {
 	} items[PY_BATCH];
 	unsigned char win[PY_WINDOW];
 	unsigned char co[PY_BATCH][PY_CODE_HEAD];
-	struct pyspans spans;
+	struct pyspans *spans; /* claimed when needed, NULL: none */
 };
 
 /* The flen bytes of the frame at frame: from the window when it holds
@@ -625,7 +625,7 @@ static const unsigned char *py_frame_bytes(struct py_walker *w, uintptr_t frame)
  * span in w when it has one, else read on its own.  Signal-safe. */
 static uint32_t py_item_string(const struct py_walker *w, int span, uintptr_t s, char *buf)
 {
-	return pyspans_string(&py.l, span >= 0 ? &w->spans : NULL, span, s, buf, py_read);
+	return pyspans_string(&py.l, span >= 0 ? w->spans : NULL, span, s, buf, py_read);
 }
 
 /* The code object of it (header co), new to the trace: its entry into
@@ -638,7 +638,7 @@ static void py_new_code(struct py_walker *w, const struct py_item *it, const uns
 	int32_t first;
 
 	if (py.records) {
-		py_write_code(it->code, co, it->idx);
+		py_write_code(co, it->idx);
 		return;
 	}
 	nname = py_item_string(w, it->name, (uintptr_t)py_u64(co, py.l.code_qualname), name);
@@ -669,12 +669,12 @@ static uint32_t py_frame_at(const struct py_walker *w, const struct py_item *it,
 		return it->line;
 	memcpy(&first, co + py.l.code_firstlineno, 4);
 	if (it->table >= 0) {
-		const struct pyspans_span *sp = &w->spans.s[it->table];
+		const struct pyspans_span *sp = &w->spans->s[it->table];
 
 		if (sp->got >= py.l.bytes_size + 8)
-			memcpy(&tlen, w->spans.buf + sp->off + py.l.bytes_size, 8);
+			memcpy(&tlen, w->spans->buf + sp->off + py.l.bytes_size, 8);
 		if (sp->got > py.l.bytes_sval) {
-			have = w->spans.buf + sp->off + py.l.bytes_sval;
+			have = w->spans->buf + sp->off + py.l.bytes_sval;
 			nhave = sp->got - py.l.bytes_sval;
 		}
 	} else if (table == 0 || py_read(&tlen, table + py.l.bytes_size, 8) != 0) {
@@ -690,9 +690,9 @@ static uint32_t py_frame_at(const struct py_walker *w, const struct py_item *it,
 }
 
 /* The first end of w's items, their code objects read (whole of them):
- * each checked and given its index and instruction, up to the first that
- * is not whole, whose reason is in *stop.  Returns how many are.
- * Signal-safe. */
+ * each checked and given its index, its instruction and its line when
+ * kept, up to the first that is not whole, whose reason is in *stop.
+ * Returns how many are.  Signal-safe. */
 static uint32_t py_items_check(struct py_walker *w, uint32_t whole, uint32_t *stop)
 {
 	uint32_t k = 0;
@@ -731,6 +731,8 @@ static uint32_t py_items_check(struct py_walker *w, uint32_t whole, uint32_t *st
 		}
 		if (it->instr < 0)
 			it->instr = 0;
+		if (it->instr < RAW_PY_NO_INSTR && !py.records)
+			it->kept = (uint8_t)pycodes_line_get(it->idx, (uint32_t)it->instr, &it->line);
 	}
 	return w->nitems;
 }
@@ -741,8 +743,12 @@ static void py_items_read(struct py_walker *w, uint32_t end)
 {
 	uint32_t head = py.l.unicode_compact_data, calls;
 
-	pyspans_init(&w->spans);
-	for (uint32_t i = 0; i < end && !py.records; i++) {
+	if (w->spans == NULL && !py.records)
+		w->spans = pyspans_claim();
+	if (w->spans == NULL)
+		return; /* (each read on its own) */
+	pyspans_init(w->spans);
+	for (uint32_t i = 0; i < end; i++) {
 		struct py_item *it = &w->items[i];
 		const unsigned char *co = w->co[it->k];
 		uintptr_t table;
@@ -750,22 +756,19 @@ static void py_items_read(struct py_walker *w, uint32_t end)
 		if (it->code == 0)
 			continue;
 		if (it->fresh) {
-			it->name = pyspans_add(&w->spans, (uintptr_t)py_u64(co, py.l.code_qualname),
+			it->name = pyspans_add(w->spans, (uintptr_t)py_u64(co, py.l.code_qualname),
 					       head + PY_NAME_SPAN);
-			it->file = pyspans_add(&w->spans, (uintptr_t)py_u64(co, py.l.code_filename),
+			it->file = pyspans_add(w->spans, (uintptr_t)py_u64(co, py.l.code_filename),
 					       head + PY_FILE_SPAN);
 		}
-		if (it->instr >= RAW_PY_NO_INSTR)
-			continue;
-		it->kept = (uint8_t)pycodes_line_get(it->idx, (uint32_t)it->instr, &it->line);
 		table = (uintptr_t)py_u64(co, py.l.code_linetable);
-		if (!it->kept && table != 0)
-			it->table = pyspans_add(&w->spans, table, py.l.bytes_sval + PY_TABLE_SPAN);
+		if (!it->kept && it->instr < RAW_PY_NO_INSTR && table != 0)
+			it->table = pyspans_add(w->spans, table, py.l.bytes_sval + PY_TABLE_SPAN);
 	}
-	if (w->spans.n == 0)
+	if (w->spans->n == 0)
 		return;
-	calls = pyspans_read(&w->spans, py.pid);
-	py_stat_reads(calls, w->spans.used);
+	calls = pyspans_read(w->spans, py.pid);
+	py_stat_reads(calls, w->spans->used);
 }
 
 /* The frames waiting (w->items), their code objects read in one call,
@@ -880,6 +883,7 @@ static uint32_t py_walk(uint64_t *out, uint32_t *gend, uint32_t *ngroups, uintpt
 	nt = py_find_tstates(ts, tslen, thread, at);
 	w.out = out;
 	w.gend = gend;
+	w.spans = NULL;
 	w.n = w.g = w.stop = w.steps = w.nitems = w.win_len = 0;
 	w.win_lo = 0;
 	w.batch.len = w.batch.nlocal = w.batch.last = 0;
@@ -895,6 +899,7 @@ static uint32_t py_walk(uint64_t *out, uint32_t *gend, uint32_t *ngroups, uintpt
 			gend[w.g++] = w.n;
 	}
 	pycodes_flush(&w.batch);
+	pyspans_release(w.spans);
 	if (w.stop != 0)
 		out[w.n++] = raw_py_word(0, w.stop);
 	if (w.n > 0 && (w.g == 0 || gend[w.g - 1] < w.n) && w.g < PY_MAX_FRAMES)

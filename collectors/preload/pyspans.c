@@ -3,12 +3,53 @@
 #include "pyspans.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #define PYSPANS_PAGE 4096u
+#define PYSPANS_POOL 8u /* walks at once that gather their reads */
+
+static struct pyspans *pyspans_pool;
+static _Atomic uint32_t pyspans_taken; /* a bit each */
+
+int pyspans_pool_init(void)
+{
+	void *m;
+
+	if (pyspans_pool != NULL)
+		return 0;
+	m = mmap(NULL, PYSPANS_POOL * sizeof(struct pyspans), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return -1;
+	pyspans_pool = m;
+	return 0;
+}
+
+struct pyspans *pyspans_claim(void)
+{
+	if (pyspans_pool == NULL)
+		return NULL;
+	for (uint32_t i = 0; i < PYSPANS_POOL; i++)
+		if (!(atomic_fetch_or(&pyspans_taken, 1u << i) & 1u << i))
+			return &pyspans_pool[i];
+	return NULL;
+}
+
+void pyspans_release(struct pyspans *p)
+{
+	if (p != NULL)
+		atomic_fetch_and(&pyspans_taken, ~(1u << (uint32_t)(p - pyspans_pool)));
+}
+
+void pyspans_pool_reset(void)
+{
+	atomic_store(&pyspans_taken, 0);
+}
 
 int pyspans_add(struct pyspans *p, uintptr_t addr, uint32_t len)
 {

@@ -14,8 +14,7 @@
  * returns part of one, so that a span whose end lies in an unmapped page
  * keeps the bytes before that page, and the calls go on after it.
  *
- * All signal-safe: no allocation, no lock; the caller's struct holds
- * everything, on its stack.
+ * All signal-safe but pyspans_pool_init: no allocation, no lock.
  */
 #ifndef PROFVIEW_PYSPANS_H
 #define PROFVIEW_PYSPANS_H
@@ -45,6 +44,19 @@ struct pyspans {
 	} s[PYSPANS_MAX];
 	unsigned char buf[PYSPANS_BYTES];
 };
+
+/* The room for spans, a few of them mapped once by pyspans_pool_init
+ * (not signal-safe; -1 when it could not be), is taken by a walk with
+ * pyspans_claim (NULL when every one is taken, by walks of other threads
+ * or interrupted ones of this thread: the caller then reads item by item)
+ * and given back with pyspans_release: the handler's stack, a thread's
+ * own and perhaps a small one, holds none of it.  pyspans_pool_reset, in
+ * a forked child (one thread), takes back those its parent's other
+ * threads held. */
+int pyspans_pool_init(void);
+struct pyspans *pyspans_claim(void);
+void pyspans_release(struct pyspans *p);
+void pyspans_pool_reset(void);
 
 /* Start: n and used 0. */
 static inline void pyspans_init(struct pyspans *p)

@@ -141,6 +141,20 @@ int main(void)
 		CHECK(memcmp(p.buf + p.s[i].off, (void *)p.s[i].addr, p.s[i].got) == 0);
 	/* full: the bytes run out */
 	CHECK_EQ(pyspans_add(&p, (uintptr_t)m + 5000, PYSPANS_BYTES), -1);
+
+	/* the room of a few walks at once: none when all are taken */
+	struct pyspans *taken[9];
+
+	CHECK(pyspans_claim() == NULL); /* (not mapped yet) */
+	CHECK_EQ(pyspans_pool_init(), 0);
+	for (int i = 0; i < 9; i++)
+		taken[i] = pyspans_claim();
+	CHECK(taken[0] != NULL && taken[7] != NULL && taken[0] != taken[7]);
+	CHECK(taken[8] == NULL);
+	pyspans_release(taken[3]);
+	CHECK(pyspans_claim() == taken[3]);
+	pyspans_pool_reset();
+	CHECK(pyspans_claim() == taken[0]);
 	munmap(m, 6 * PAGE);
 	return check_done("pyspans");
 }
