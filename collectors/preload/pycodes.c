@@ -10,9 +10,12 @@
  * string once its record is published, and a batch's own strings before,
  * for the entries after them in the record.  The lines of instructions
  * are kept in a table of words (code index, instruction, line), each
- * written whole, a later one in its place replacing it.
+ * written whole in one of eight places of its code, a later one in its
+ * place replacing it.  Both tables are looked up where a short run's
+ * keys share a few pages (pyslots.h).
  */
 #include "pycodes.h"
+#include "pyslots.h"
 #include "raw.h"
 #include "writer.h"
 
@@ -20,6 +23,7 @@
 #include <string.h>
 
 #define PYCODES_STRS 8192        /* strings and beginnings known by hash */
+#define PYCODES_STRS_NEAR 2048   /* of them, looked at first (pyslots.h) */
 #define PYCODES_CUTS 12          /* beginnings of one string looked up */
 #define PYCODES_PROBES 32
 #define PYCODES_ID_BITS 20       /* a string's number, in a word of the table */
@@ -69,8 +73,8 @@ static uint32_t pycodes_find(const struct pycodes_batch *b, uint64_t h)
 	for (uint32_t i = 0; i < b->nlocal; i++)
 		if ((b->local[i] & ~PYCODES_ID_MASK) == h)
 			return (uint32_t)(b->local[i] & PYCODES_ID_MASK);
-	for (uint32_t i = 0, s = (uint32_t)(h >> 40) & (PYCODES_STRS - 1); i < PYCODES_PROBES;
-	     i++, s = (s + 1) & (PYCODES_STRS - 1)) {
+	for (uint32_t i = 0; i < PYSLOTS_NEAR_PROBES + PYCODES_PROBES; i++) {
+		uint32_t s = pyslots_at(h >> 40, i, PYCODES_STRS_NEAR, PYCODES_STRS);
 		uint64_t old = atomic_load_explicit(&pycodes_strs[s], memory_order_acquire);
 
 		if (old == 0)
@@ -87,8 +91,8 @@ static void pycodes_know(uint64_t w)
 	uint64_t h = w & ~PYCODES_ID_MASK;
 
 	pycodes_touch();
-	for (uint32_t i = 0, s = (uint32_t)(h >> 40) & (PYCODES_STRS - 1); i < PYCODES_PROBES;
-	     i++, s = (s + 1) & (PYCODES_STRS - 1)) {
+	for (uint32_t i = 0; i < PYSLOTS_NEAR_PROBES + PYCODES_PROBES; i++) {
+		uint32_t s = pyslots_at(h >> 40, i, PYCODES_STRS_NEAR, PYCODES_STRS);
 		uint64_t old = atomic_load_explicit(&pycodes_strs[s], memory_order_acquire);
 
 		if (old == 0 && atomic_compare_exchange_strong(&pycodes_strs[s], &old, w))
@@ -217,11 +221,15 @@ void pycodes_flush(struct pycodes_batch *b)
 	b->last = 0;
 }
 
+/* The slot of the line of instruction instr of code idx: one of 8 of the
+ * code's own, so that a short run's lines, of codes numbered from 1, share
+ * a few pages of the table (each page it touches first is a page fault in
+ * the handler). */
 static uint32_t pycodes_line_slot(uint32_t idx, uint32_t instr)
 {
-	uint64_t k = ((uint64_t)idx << 24 | instr) * 0x9e3779b97f4a7c15ull;
+	uint64_t k = (uint64_t)instr * 0x9e3779b97f4a7c15ull;
 
-	return (uint32_t)(k >> 40) & (PYCODES_LINES - 1);
+	return (idx << 3 | (uint32_t)(k >> 61)) & (PYCODES_LINES - 1);
 }
 
 int pycodes_line_get(uint32_t idx, uint32_t instr, uint32_t *line)

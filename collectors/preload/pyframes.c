@@ -31,6 +31,8 @@
 #include "pydwarf.h"
 #include "pylayout.h"
 #include "pylines.h"
+#include "pyslots.h"
+#include "pyspans.h"
 #include "collect-env.h"
 #include "preload.h"
 #include "pystacks.h"
@@ -40,7 +42,6 @@
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -59,6 +60,7 @@
 #define PY_PROBES 64
 _Static_assert(PY_SLOTS == PYSTACKS_SLOTS, "one size of table");
 #define PY_NAME_MAX 512       /* bytes of a name or a file name kept */
+_Static_assert(PY_NAME_MAX == PYSPANS_TEXT_MAX && PY_NAME_MAX == PYCODES_TEXT_MAX, "one size of text");
 #define PY_TABLE_MAX (60u << 10) /* bytes of a line table kept */
 #define PY_LINES_MAX 2048     /* bytes of a compact line table */
 #define PY_FILES 1024         /* file names written once each, at most */
@@ -76,7 +78,7 @@ static struct {
 	int found;             /* an interpreter: its RAW_PYTHON record says */
 	int stats;             /* --stats: the time of each merge, summed */
 	int records;           /* test hook: a RAW_PYCODE record each, with its table */
-	_Atomic uint64_t stat_ns, stat_n, stat_reads;
+	_Atomic uint64_t stat_ns, stat_n, stat_reads, stat_bytes;
 	uint64_t layout_ns;    /* --stats: the time the layout took to find */
 	int cached;            /* (its debug information's, from the cache) */
 	uint32_t version, frames, offsets, micro; /* of its RAW_PYTHON record */
@@ -100,6 +102,16 @@ int pyframes_on(void)
 	return py.on;
 }
 
+/* --stats: calls more of process_vm_readv, asking for bytes.
+ * Signal-safe. */
+static void py_stat_reads(uint64_t calls, uint64_t bytes)
+{
+	if (!py.stats)
+		return;
+	atomic_fetch_add_explicit(&py.stat_reads, calls, memory_order_relaxed);
+	atomic_fetch_add_explicit(&py.stat_bytes, bytes, memory_order_relaxed);
+}
+
 /* Reads len bytes at addr into dst, all or nothing.  Signal-safe. */
 static int py_read(void *dst, uintptr_t addr, size_t len)
 {
@@ -107,8 +119,7 @@ static int py_read(void *dst, uintptr_t addr, size_t len)
 
 	if (addr < 4096)
 		return -1;
-	if (py.stats)
-		atomic_fetch_add_explicit(&py.stat_reads, 1, memory_order_relaxed);
+	py_stat_reads(1, len);
 	return syscall(SYS_process_vm_readv, (long)py.pid, &local, 1UL, &remote, 1UL, 0UL) ==
 			       (long)len ? 0 : -1;
 }
@@ -119,19 +130,6 @@ static uint64_t py_u64(const unsigned char *b, uint32_t off)
 
 	memcpy(&v, b + off, 8);
 	return v;
-}
-
-/* The address range of the evaluation loop's function. */
-static void py_eval_range(void *lib)
-{
-	void *f = dlsym(lib, "_PyEval_EvalFrameDefault");
-	const ElfW(Sym) *sym = NULL;
-	Dl_info info;
-
-	if (f != NULL && dladdr1(f, &info, (void **)&sym, RTLD_DL_SYMENT) != 0 && sym != NULL) {
-		py.eval_lo = (uintptr_t)f;
-		py.eval_hi = (uintptr_t)f + (sym->st_size ? sym->st_size : 1);
-	}
 }
 
 /* Where in the calling thread's glibc descriptor (its pthread_t) its tid
@@ -153,6 +151,14 @@ static uint32_t py_pthread_tid_offset(void)
 	return found == 1 ? at : 0;
 }
 
+/* Empties py's tables for a new trace: their pages given back, made
+ * again, empty, when touched (not copied nor cleared).  Not signal-safe. */
+static void py_tables_clear(void)
+{
+	if (py.keys != NULL && madvise(py.keys, PY_TABLES, MADV_DONTNEED) != 0)
+		memset(py.keys, 0, PY_TABLES);
+}
+
 /* Writes the RAW_PYTHON record of the interpreter (kept for a fork's
  * child, whose trace is a new one).  Not signal-safe. */
 static void py_note(uint32_t version, uint32_t frames)
@@ -170,31 +176,6 @@ static void py_note(uint32_t version, uint32_t frames)
 	rec->offsets = frames == RAW_PYTHON_READ ? (uint8_t)py.offsets : 0;
 	rec->micro = (uint8_t)py.micro;
 	writer_publish(rec, RAW_PYTHON, sizeof(*rec));
-}
-
-/* The version of the interpreter of lib, major << 8 | minor (0: not
- * known), and its third number + 1 in *micro (0: not known). */
-static uint32_t py_version(void *lib, uint32_t *micro)
-{
-	const unsigned long *version = dlsym(lib, "Py_Version");
-	const char *(*get)(void);
-	unsigned major = 0, minor = 0, third = 0;
-	const char *s;
-
-	*micro = 0;
-	if (version != NULL) {
-		*micro = (uint32_t)((*version >> 8) & 0xff) + 1;
-		return (uint32_t)(*version >> 16);
-	}
-	/* before 3.11: the version string, a static one formatted from
-	 * constants (it is safe before the interpreter starts) */
-	get = (const char *(*)(void))dlsym(lib, "Py_GetVersion");
-	s = get != NULL ? get() : NULL;
-	if (s == NULL || sscanf(s, "%u.%u", &major, &minor) != 2 || major > 255 || minor > 255)
-		return 0;
-	if (sscanf(s, "%*u.%*u.%u", &third) == 1 && third < 255)
-		*micro = third + 1;
-	return major << 8 | minor;
 }
 
 /* The layout of version v of lib's interpreter into py.l, from the first
@@ -260,22 +241,23 @@ static void py_init(void *lib)
 		py_note(0, RAW_PYTHON_NOT_ASKED);
 		return;
 	}
-	v = py_version(lib, &py.micro);
+	v = pylayout_version(lib, &py.micro);
 	if (v == 0 || py_layout_pick(lib, (uintptr_t)runtime, v) != 0) {
 		py_note(v, RAW_PYTHON_UNREAD);
 		return;
 	}
 	py.runtime = (uintptr_t)runtime;
 	py.pthread_tid = py_pthread_tid_offset();
-	py_eval_range(lib);
+	pylayout_eval_range(lib, &py.eval_lo, &py.eval_hi);
 	py.records = getenv("PROFVIEW_TEST_PYCODE_RECORDS") != NULL;
 	pycodes_reset();
 	memset(py.files, 0, sizeof(py.files));
 	if (py.keys != NULL)
-		memset(py.keys, 0, PY_TABLES);
+		py_tables_clear();
 	else
 		py.keys = mmap(NULL, PY_TABLES, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	(void)pyspans_pool_init(); /* (without it, each read on its own) */
 	if (py.keys == MAP_FAILED || py.code_type == 0) {
 		py.keys = NULL;
 		py_note(v, RAW_PYTHON_UNREAD);
@@ -349,13 +331,14 @@ void pyframes_atfork_child(void)
 	atomic_store(&py.stat_ns, 0);
 	atomic_store(&py.stat_n, 0);
 	atomic_store(&py.stat_reads, 0);
+	atomic_store(&py.stat_bytes, 0);
 	if (py.found)
 		py_note(py.version, py.frames);
-	if (py.keys != NULL)
-		memset(py.keys, 0, PY_TABLES);
+	py_tables_clear();
 	atomic_store(&py.next, 0);
 	memset(py.files, 0, sizeof(py.files));
 	pycodes_reset();
+	pyspans_pool_reset();
 	py_tstate = 0;
 }
 
@@ -454,8 +437,7 @@ static uint32_t py_find_tstates(unsigned char *ts, size_t tslen, uintptr_t threa
 		struct iovec remote[2] = { { (void *)py_tstate, tslen },
 					   { (void *)(py.runtime + py.l.runtime_interpreters_head), sizeof(heads) } };
 
-		if (py.stats)
-			atomic_fetch_add_explicit(&py.stat_reads, 1, memory_order_relaxed);
+		py_stat_reads(1, tslen + sizeof(heads));
 		if (syscall(SYS_process_vm_readv, (long)py.pid, local, 2UL, remote, 2UL, 0UL) ==
 			    (long)(tslen + sizeof(heads)) &&
 		    py_u64(ts, py.l.tstate_thread_id) == self && heads[0] == heads[1]) {
@@ -466,70 +448,6 @@ static uint32_t py_find_tstates(unsigned char *ts, size_t tslen, uintptr_t threa
 	}
 	n = py_search_tstates(ts, tslen, self, at, &first);
 	py_tstate = n > 0 ? first : 0;
-	return n;
-}
-
-/* A str object's text as UTF-8 into buf (at most PY_NAME_MAX bytes, cut
- * at a character); its length, 0 when not readable.  Signal-safe. */
-static uint32_t py_string(uintptr_t s, char *buf)
-{
-	unsigned char h[96];
-	uint32_t state, kind, n = 0;
-	uint64_t len;
-
-	if (s == 0 || py.l.unicode_compact_data > sizeof(h) || py_read(h, s, py.l.unicode_compact_data) != 0)
-		return 0;
-	len = py_u64(h, py.l.unicode_length);
-	memcpy(&state, h + py.l.unicode_state, 4);
-	kind = (state >> 2) & 7;
-	if (!((state >> 5) & 1)) /* not compact: no text of its own */
-		return 0;
-	if ((state >> 6) & 1) { /* ASCII */
-		n = len < PY_NAME_MAX ? (uint32_t)len : PY_NAME_MAX;
-		return py_read(buf, s + py.l.unicode_ascii_data, n) == 0 ? n : 0;
-	}
-	if (py_u64(h, py.l.unicode_utf8) != 0) {
-		uint64_t u = py_u64(h, py.l.unicode_utf8_length);
-
-		n = u < PY_NAME_MAX ? (uint32_t)u : PY_NAME_MAX;
-		if (py_read(buf, (uintptr_t)py_u64(h, py.l.unicode_utf8), n) != 0)
-			return 0;
-		while (n > 0 && n < u && ((unsigned char)buf[n] & 0xc0) == 0x80)
-			n--; /* not in the middle of a character */
-		return n;
-	}
-	if (kind != 1 && kind != 2 && kind != 4)
-		return 0;
-	uint32_t chars[PY_NAME_MAX / 4];
-	unsigned char raw[PY_NAME_MAX];
-	uint32_t nc = (uint32_t)(len < PY_NAME_MAX / 4 ? len : PY_NAME_MAX / 4);
-
-	if (py_read(raw, s + py.l.unicode_compact_data, nc * kind) != 0)
-		return 0;
-	for (uint32_t i = 0; i < nc; i++) {
-		chars[i] = kind == 1 ? raw[i] : kind == 2 ? (uint32_t)(raw[2 * i] | raw[2 * i + 1] << 8)
-			 : (uint32_t)(raw[4 * i] | raw[4 * i + 1] << 8 | raw[4 * i + 2] << 16 |
-				      (uint32_t)raw[4 * i + 3] << 24);
-	}
-	for (uint32_t i = 0; i < nc && n + 4 <= PY_NAME_MAX; i++) {
-		uint32_t c = chars[i] <= 0x10ffff ? chars[i] : 0xfffd;
-
-		if (c < 0x80) {
-			buf[n++] = (char)c;
-		} else if (c < 0x800) {
-			buf[n++] = (char)(0xc0 | c >> 6);
-			buf[n++] = (char)(0x80 | (c & 0x3f));
-		} else if (c < 0x10000) {
-			buf[n++] = (char)(0xe0 | c >> 12);
-			buf[n++] = (char)(0x80 | ((c >> 6) & 0x3f));
-			buf[n++] = (char)(0x80 | (c & 0x3f));
-		} else {
-			buf[n++] = (char)(0xf0 | c >> 18);
-			buf[n++] = (char)(0x80 | ((c >> 12) & 0x3f));
-			buf[n++] = (char)(0x80 | ((c >> 6) & 0x3f));
-			buf[n++] = (char)(0x80 | (c & 0x3f));
-		}
-	}
 	return n;
 }
 
@@ -558,13 +476,13 @@ static uint32_t py_file_seen(const char *file, uint32_t n, uint32_t idx)
 }
 
 /* Writes the RAW_PYCODE record of the code object whose header is co
- * (read at code), index idx.  Signal-safe. */
-static void py_write_code(uintptr_t code, const unsigned char *co, uint32_t idx)
+ * (of a code object read), index idx.  Signal-safe. */
+static void py_write_code(const unsigned char *co, uint32_t idx)
 {
 	char name[PY_NAME_MAX], file[PY_NAME_MAX];
 	unsigned char lines[PY_LINES_MAX];
-	uint32_t nname = py_string((uintptr_t)py_u64(co, py.l.code_qualname), name);
-	uint32_t nfile = py_string((uintptr_t)py_u64(co, py.l.code_filename), file);
+	uint32_t nname = pyspans_string(&py.l, NULL, -1, (uintptr_t)py_u64(co, py.l.code_qualname), name, py_read);
+	uint32_t nfile = pyspans_string(&py.l, NULL, -1, (uintptr_t)py_u64(co, py.l.code_filename), file, py_read);
 	uint32_t same = nfile > 4 ? py_file_seen(file, nfile, 0) : 0;
 	uintptr_t table = (uintptr_t)py_u64(co, py.l.code_linetable);
 	struct pylines t = { .out = lines, .cap = sizeof(lines) };
@@ -573,7 +491,6 @@ static void py_write_code(uintptr_t code, const unsigned char *co, uint32_t idx)
 	struct raw_pycode *rec;
 	int32_t first;
 
-	(void)code;
 	memcpy(&first, co + py.l.code_firstlineno, 4);
 	if (table == 0 || py_read(&tlen, table + py.l.bytes_size, 8) != 0 || tlen > PY_TABLE_MAX)
 		tlen = 0;
@@ -627,8 +544,8 @@ static uint32_t py_code_index(uintptr_t code, const unsigned char *co, int *fres
 	k = (k ^ py_u64(co, py.l.code_linetable) ^ (uint64_t)first << 48) * 0x94d049bb133111ebull;
 	k ^= k >> 29;
 	k |= 1;
-	for (uint32_t i = 0, s = (uint32_t)(k >> 16) & (PY_SLOTS - 1); i < PY_PROBES;
-	     i++, s = (s + 1) & (PY_SLOTS - 1)) {
+	for (uint32_t i = 0; i < PYSLOTS_NEAR_PROBES + PY_PROBES; i++) {
+		uint32_t s = pyslots_at(k >> 16, i, PYSLOTS_NEAR, PY_SLOTS);
 		uint64_t old = atomic_load_explicit(&py.keys[s], memory_order_acquire);
 		uint32_t want = 0, idx;
 
@@ -652,11 +569,16 @@ static uint32_t py_code_index(uintptr_t code, const unsigned char *co, int *fres
 #define PY_BATCH 16        /* frames whose code objects are read in one call */
 #define PY_WINDOW 2048     /* bytes of frames read at once */
 #define PY_CODE_HEAD 160   /* bytes of a code object read */
+#define PY_NAME_SPAN 64    /* bytes of a name read with its header */
+#define PY_FILE_SPAN 96    /* bytes of a file name read with its header */
+#define PY_TABLE_SPAN 224  /* bytes of a line table read with its length */
 
 /* What one walk has read: a window of the memory below the last frame
  * read (from 3.11 on, a thread's frames are on its data stack, each
- * caller below its callee, so that one read holds several), and the
- * frames waiting for their code objects to be read together. */
+ * caller below its callee, so that one read holds several), the frames
+ * waiting for their code objects to be read together, and then what
+ * those need read: the strings of the new code objects, the line tables
+ * of the lines not kept. */
 struct py_walker {
 	uint32_t flen, colen, n, g, stop, steps;
 	struct pycodes_batch batch; /* the code objects new to the trace */
@@ -664,13 +586,20 @@ struct py_walker {
 	uint32_t *gend;
 	uintptr_t win_lo;
 	uint32_t win_len, nitems;
-	struct {
+	struct py_item {
 		uintptr_t code;   /* 0: a frame of the C stack (3.12 on) */
 		uint64_t at;      /* its instruction pointer, or f_lasti */
 		uint8_t owner;
+		uint8_t fresh;    /* its code new to the trace */
+		uint8_t kept;     /* its line kept (in line) */
+		uint8_t k;        /* its code's header, in co */
+		uint32_t idx, line;
+		int64_t instr;
+		int name, file, table; /* their spans in spans, -1: none */
 	} items[PY_BATCH];
 	unsigned char win[PY_WINDOW];
 	unsigned char co[PY_BATCH][PY_CODE_HEAD];
+	struct pyspans *spans; /* claimed when needed, NULL: none */
 };
 
 /* The flen bytes of the frame at frame: from the window when it holds
@@ -692,60 +621,163 @@ static const unsigned char *py_frame_bytes(struct py_walker *w, uintptr_t frame)
 	return w->win + (frame - lo);
 }
 
-/* The code object at code (header co), index idx, new to the trace: its
- * entry into w's batch (or, with the test hook, its own RAW_PYCODE record
- * with its line table).  Signal-safe. */
-static void py_new_code(struct py_walker *w, uintptr_t code, const unsigned char *co, uint32_t idx)
+/* The text of the str object at s (at most PY_NAME_MAX bytes): from its
+ * span in w when it has one, else read on its own.  Signal-safe. */
+static uint32_t py_item_string(const struct py_walker *w, int span, uintptr_t s, char *buf)
+{
+	return pyspans_string(&py.l, span >= 0 ? w->spans : NULL, span, s, buf, py_read);
+}
+
+/* The code object of it (header co), new to the trace: its entry into
+ * w's batch (or, with the test hook, its own RAW_PYCODE record with its
+ * line table).  Signal-safe. */
+static void py_new_code(struct py_walker *w, const struct py_item *it, const unsigned char *co)
 {
 	char name[PY_NAME_MAX], file[PY_NAME_MAX];
 	uint32_t nname, nfile;
 	int32_t first;
 
 	if (py.records) {
-		py_write_code(code, co, idx);
+		py_write_code(co, it->idx);
 		return;
 	}
-	nname = py_string((uintptr_t)py_u64(co, py.l.code_qualname), name);
-	nfile = py_string((uintptr_t)py_u64(co, py.l.code_filename), file);
+	nname = py_item_string(w, it->name, (uintptr_t)py_u64(co, py.l.code_qualname), name);
+	nfile = py_item_string(w, it->file, (uintptr_t)py_u64(co, py.l.code_filename), file);
 	memcpy(&first, co + py.l.code_firstlineno, 4);
-	pycodes_add(&w->batch, idx, first, name, nname, file, nfile);
+	pycodes_add(&w->batch, it->idx, first, name, nname, file, nfile);
 }
 
-/* What the word of a frame of code idx (header co) at instruction instr
- * holds: the instruction with the test hook (its record has the table),
- * else the line it is on (RAW_PYCODES), looked up in the interpreter's
- * table once and kept.  Signal-safe. */
-static uint32_t py_frame_at(const unsigned char *co, uint32_t idx, int64_t instr)
+/* What the word of the frame it (its code's header co) holds: the
+ * instruction with the test hook (its record has the table), else the
+ * line it is on (RAW_PYCODES), looked up in the interpreter's table (its
+ * length and first bytes from its span, when it has one) once and kept.
+ * Signal-safe. */
+static uint32_t py_frame_at(const struct py_walker *w, const struct py_item *it, const unsigned char *co)
 {
 	uintptr_t table = (uintptr_t)py_u64(co, py.l.code_linetable);
+	const unsigned char *have = NULL;
+	uint32_t line, nhave = 0;
 	uint64_t tlen = 0;
-	uint32_t line;
 	int64_t found;
 	int32_t first;
 
-	if (instr >= RAW_PY_NO_INSTR)
+	if (it->instr >= RAW_PY_NO_INSTR)
 		return RAW_PY_NO_INSTR;
 	if (py.records)
-		return (uint32_t)instr;
-	if (pycodes_line_get(idx, (uint32_t)instr, &line))
-		return line;
+		return (uint32_t)it->instr;
+	if (it->kept)
+		return it->line;
 	memcpy(&first, co + py.l.code_firstlineno, 4);
-	if (table == 0 || py_read(&tlen, table + py.l.bytes_size, 8) != 0 || tlen > PY_TABLE_MAX)
+	if (it->table >= 0) {
+		const struct pyspans_span *sp = &w->spans->s[it->table];
+
+		if (sp->got >= py.l.bytes_size + 8)
+			memcpy(&tlen, w->spans->buf + sp->off + py.l.bytes_size, 8);
+		if (sp->got > py.l.bytes_sval) {
+			have = w->spans->buf + sp->off + py.l.bytes_sval;
+			nhave = sp->got - py.l.bytes_sval;
+		}
+	} else if (table == 0 || py_read(&tlen, table + py.l.bytes_size, 8) != 0) {
 		tlen = 0;
-	found = pylines_find(py_read, py.l.version, table + py.l.bytes_sval, tlen, first,
-			     (uint64_t)instr);
+	}
+	if (tlen > PY_TABLE_MAX)
+		tlen = 0;
+	found = pylines_find_from(py_read, py.l.version, table + py.l.bytes_sval, tlen, first,
+				  (uint64_t)it->instr, have, nhave);
 	line = found > 0 && found < RAW_PY_NO_INSTR ? (uint32_t)found : 0;
-	pycodes_line_keep(idx, (uint32_t)instr, line);
+	pycodes_line_keep(it->idx, (uint32_t)it->instr, line);
 	return line;
 }
 
+/* The first end of w's items, their code objects read (whole of them):
+ * each checked and given its index, its instruction and its line when
+ * kept, up to the first that is not whole, whose reason is in *stop.
+ * Returns how many are.  Signal-safe. */
+static uint32_t py_items_check(struct py_walker *w, uint32_t whole, uint32_t *stop)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < w->nitems; i++) {
+		struct py_item *it = &w->items[i];
+		const unsigned char *co = w->co[k];
+		int fresh = 0;
+
+		it->name = it->file = it->table = -1;
+		it->fresh = it->kept = 0;
+		if (it->code == 0)
+			continue;
+		if (k >= whole || it->code < 4096) {
+			*stop = RAW_PY_STOP_READ;
+			return i;
+		}
+		it->k = (uint8_t)k++;
+		if (py_u64(co, py.l.object_type) != py.code_type) {
+			*stop = RAW_PY_STOP_CODE;
+			return i;
+		}
+		it->idx = py_code_index(it->code, co, &fresh);
+		if (it->idx == 0) {
+			*stop = RAW_PY_STOP_TABLE;
+			return i;
+		}
+		it->fresh = (uint8_t)fresh;
+		if (py.l.lasti != 0) {
+			int32_t lasti = (int32_t)(uint32_t)it->at; /* (little-endian) */
+
+			it->instr = lasti / (int32_t)py.l.lasti;
+			it->owner = 1; /* each frame its own C-level call */
+		} else {
+			it->instr = ((int64_t)it->at - (int64_t)(it->code + py.l.code_adaptive)) / 2;
+		}
+		if (it->instr < 0)
+			it->instr = 0;
+		if (it->instr < RAW_PY_NO_INSTR && !py.records)
+			it->kept = (uint8_t)pycodes_line_get(it->idx, (uint32_t)it->instr, &it->line);
+	}
+	return w->nitems;
+}
+
+/* The spans the first end items need (each new code object's name and
+ * file name, each line not kept's table) read together.  Signal-safe. */
+static void py_items_read(struct py_walker *w, uint32_t end)
+{
+	uint32_t head = py.l.unicode_compact_data, calls;
+
+	if (w->spans == NULL && !py.records)
+		w->spans = pyspans_claim();
+	if (w->spans == NULL)
+		return; /* (each read on its own) */
+	pyspans_init(w->spans);
+	for (uint32_t i = 0; i < end; i++) {
+		struct py_item *it = &w->items[i];
+		const unsigned char *co = w->co[it->k];
+		uintptr_t table;
+
+		if (it->code == 0)
+			continue;
+		if (it->fresh) {
+			it->name = pyspans_add(w->spans, (uintptr_t)py_u64(co, py.l.code_qualname),
+					       head + PY_NAME_SPAN);
+			it->file = pyspans_add(w->spans, (uintptr_t)py_u64(co, py.l.code_filename),
+					       head + PY_FILE_SPAN);
+		}
+		table = (uintptr_t)py_u64(co, py.l.code_linetable);
+		if (!it->kept && it->instr < RAW_PY_NO_INSTR && table != 0)
+			it->table = pyspans_add(w->spans, table, py.l.bytes_sval + PY_TABLE_SPAN);
+	}
+	if (w->spans->n == 0)
+		return;
+	calls = pyspans_read(w->spans, py.pid);
+	py_stat_reads(calls, w->spans->used);
+}
+
 /* The frames waiting (w->items), their code objects read in one call,
- * put into w->out in order.  Sets w->stop at the first that is not
- * whole.  Signal-safe. */
+ * then what they need in one or a few, put into w->out in order.  Sets
+ * w->stop at the first that is not whole.  Signal-safe. */
 static void py_flush(struct py_walker *w)
 {
 	struct iovec local[PY_BATCH], remote[PY_BATCH];
-	uint32_t k = 0, whole;
+	uint32_t k = 0, whole, end, stop = 0;
 	long got = 0;
 
 	for (uint32_t i = 0; i < w->nitems; i++) {
@@ -755,56 +787,30 @@ static void py_flush(struct py_walker *w)
 		remote[k] = (struct iovec){ (void *)w->items[i].code, w->colen };
 		k++;
 	}
-	if (k > 0 && py.stats)
-		atomic_fetch_add_explicit(&py.stat_reads, 1, memory_order_relaxed);
+	if (k > 0)
+		py_stat_reads(1, (uint64_t)k * w->colen);
 	if (k > 0)
 		got = syscall(SYS_process_vm_readv, (long)py.pid, local, (unsigned long)k, remote,
 			      (unsigned long)k, 0UL);
 	whole = got > 0 ? (uint32_t)((unsigned long)got / w->colen) : 0;
-	k = 0;
-	for (uint32_t i = 0; i < w->nitems && w->stop == 0; i++) {
-		uintptr_t code = w->items[i].code;
-		uint8_t owner = w->items[i].owner;
-		const unsigned char *co = w->co[k];
-		int64_t instr;
-		uint32_t idx;
-		int fresh;
+	end = py_items_check(w, whole, &stop);
+	py_items_read(w, end);
+	for (uint32_t i = 0; i < end; i++) {
+		const struct py_item *it = &w->items[i];
+		const unsigned char *co = w->co[it->k];
 
-		if (code == 0) {
+		if (it->code == 0) {
 			if (w->g < PY_MAX_FRAMES && (w->g == 0 ? w->n > 0 : w->n > w->gend[w->g - 1]))
 				w->gend[w->g++] = w->n;
 			continue;
 		}
-		if (k++ >= whole || code < 4096) {
-			w->stop = RAW_PY_STOP_READ;
-			break;
-		}
-		if (py_u64(co, py.l.object_type) != py.code_type) {
-			w->stop = RAW_PY_STOP_CODE;
-			break;
-		}
-		fresh = 0;
-		idx = py_code_index(code, co, &fresh);
-		if (idx == 0) {
-			w->stop = RAW_PY_STOP_TABLE;
-			break;
-		}
-		if (fresh)
-			py_new_code(w, code, co, idx);
-		if (py.l.lasti != 0) {
-			int32_t lasti = (int32_t)(uint32_t)w->items[i].at; /* (little-endian) */
-
-			instr = lasti / (int32_t)py.l.lasti;
-			owner = 1; /* each frame its own C-level call */
-		} else {
-			instr = ((int64_t)w->items[i].at - (int64_t)(code + py.l.code_adaptive)) / 2;
-		}
-		if (instr < 0)
-			instr = 0;
-		w->out[w->n++] = raw_py_word(idx, py_frame_at(co, idx, instr));
-		if (py.l.owner_cstack == 0 && owner != 0 && w->g < PY_MAX_FRAMES)
+		if (it->fresh)
+			py_new_code(w, it, co);
+		w->out[w->n++] = raw_py_word(it->idx, py_frame_at(w, it, co));
+		if (py.l.owner_cstack == 0 && it->owner != 0 && w->g < PY_MAX_FRAMES)
 			w->gend[w->g++] = w->n; /* 3.11: is_entry; before, every frame */
 	}
+	w->stop = stop;
 	w->nitems = 0;
 }
 
@@ -877,6 +883,7 @@ static uint32_t py_walk(uint64_t *out, uint32_t *gend, uint32_t *ngroups, uintpt
 	nt = py_find_tstates(ts, tslen, thread, at);
 	w.out = out;
 	w.gend = gend;
+	w.spans = NULL;
 	w.n = w.g = w.stop = w.steps = w.nitems = w.win_len = 0;
 	w.win_lo = 0;
 	w.batch.len = w.batch.nlocal = w.batch.last = 0;
@@ -892,6 +899,7 @@ static uint32_t py_walk(uint64_t *out, uint32_t *gend, uint32_t *ngroups, uintpt
 			gend[w.g++] = w.n;
 	}
 	pycodes_flush(&w.batch);
+	pyspans_release(w.spans);
 	if (w.stop != 0)
 		out[w.n++] = raw_py_word(0, w.stop);
 	if (w.n > 0 && (w.g == 0 || gend[w.g - 1] < w.n) && w.g < PY_MAX_FRAMES)
@@ -939,9 +947,10 @@ void pyframes_print_stats(void)
 			     py.offsets == RAW_PYTHON_OFFSETS_DEBUG_INFO && py.cached == 1 ? " (kept in the cache)" : "",
 			     (double)py.layout_ns / 1e6);
 	if (py.stats && py.on && k > 0)
-		preload_warn("python frames: %llu samples, mean %llu ns and %.1f reads in their walk",
+		preload_warn("python frames: %llu samples, mean %llu ns and %.1f reads (%llu bytes) in their walk",
 			     (unsigned long long)k, (unsigned long long)(atomic_load(&py.stat_ns) / k),
-			     (double)atomic_load(&py.stat_reads) / (double)k);
+			     (double)atomic_load(&py.stat_reads) / (double)k,
+			     (unsigned long long)(atomic_load(&py.stat_bytes) / k));
 }
 
 /* pyframes_read_thread's walk (thread 0: the calling thread's).

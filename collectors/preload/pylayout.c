@@ -3,10 +3,14 @@
  *
  * The tables are facts of each version's headers (offsetof over the
  * structures, the same for 3.11.2 and 3.11.7); 3.13 publishes its own
- * offsets at the start of _PyRuntime (_Py_DebugOffsets).
+ * offsets at the start of _PyRuntime (_Py_DebugOffsets).  Also the
+ * version of the interpreter and where its evaluation loop is.
  */
 #include "pylayout.h"
 
+#include <dlfcn.h>
+#include <link.h>
+#include <stdio.h>
 #include <string.h>
 
 static const struct py_layout py_layouts[] = {
@@ -129,4 +133,42 @@ int pylayout_published(struct py_layout *l, uintptr_t runtime,
 	l->unicode_utf8 = l->unicode_ascii_data + 8;
 	l->unicode_compact_data = l->unicode_ascii_data + 16;
 	return 0;
+}
+
+/* The version of the interpreter of lib, major << 8 | minor (0: not
+ * known), and its third number + 1 in *micro (0: not known). */
+uint32_t pylayout_version(void *lib, uint32_t *micro)
+{
+	const unsigned long *version = dlsym(lib, "Py_Version");
+	const char *(*get)(void);
+	unsigned major = 0, minor = 0, third = 0;
+	const char *s;
+
+	*micro = 0;
+	if (version != NULL) {
+		*micro = (uint32_t)((*version >> 8) & 0xff) + 1;
+		return (uint32_t)(*version >> 16);
+	}
+	/* before 3.11: the version string, a static one formatted from
+	 * constants (it is safe before the interpreter starts) */
+	get = (const char *(*)(void))dlsym(lib, "Py_GetVersion");
+	s = get != NULL ? get() : NULL;
+	if (s == NULL || sscanf(s, "%u.%u", &major, &minor) != 2 || major > 255 || minor > 255)
+		return 0;
+	if (sscanf(s, "%*u.%*u.%u", &third) == 1 && third < 255)
+		*micro = third + 1;
+	return major << 8 | minor;
+}
+
+/* The address range of the evaluation loop's function. */
+void pylayout_eval_range(void *lib, uintptr_t *lo, uintptr_t *hi)
+{
+	void *f = dlsym(lib, "_PyEval_EvalFrameDefault");
+	const ElfW(Sym) *sym = NULL;
+	Dl_info info;
+
+	if (f != NULL && dladdr1(f, &info, (void **)&sym, RTLD_DL_SYMENT) != 0 && sym != NULL) {
+		*lo = (uintptr_t)f;
+		*hi = (uintptr_t)f + (sym->st_size ? sym->st_size : 1);
+	}
 }

@@ -1,7 +1,7 @@
 /* pylayout.h - the offsets into a CPython's structures: the collector's
  * tables per version, and those the interpreter publishes (pylayout.c)
  *
- * Neither is signal-safe; both run when an interpreter is found.
+ * None is signal-safe; all run when an interpreter is found.
  */
 #ifndef PROFVIEW_PRELOAD_PYLAYOUT_H
 #define PROFVIEW_PRELOAD_PYLAYOUT_H
@@ -20,5 +20,13 @@ const struct py_layout *pylayout_table(uint32_t version);
  * when they are of another version or of a free-threaded build. */
 int pylayout_published(struct py_layout *l, uintptr_t runtime,
 		       int (*read)(void *dst, uintptr_t addr, size_t len));
+
+/* The version of the interpreter of lib (a dlopen handle, or
+ * RTLD_DEFAULT), major << 8 | minor, 0 when not known; its third number
+ * + 1 in *micro (0: not known). */
+uint32_t pylayout_version(void *lib, uint32_t *micro);
+/* The address range [*lo, *hi) of lib's evaluation loop's function, left
+ * as it is when not found. */
+void pylayout_eval_range(void *lib, uintptr_t *lo, uintptr_t *hi);
 
 #endif

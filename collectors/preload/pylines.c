@@ -6,7 +6,8 @@ struct pylines_src {
 	pylines_read_fn *read;
 	uintptr_t at;
 	uint64_t left;
-	uint32_t i, n;
+	uint32_t i, n, npre;
+	const unsigned char *p, *pre; /* the piece read; the caller's first */
 	unsigned char buf[256];
 };
 
@@ -16,14 +17,20 @@ static int pylines_byte(struct pylines_src *s)
 	if (s->i == s->n) {
 		uint32_t n = s->left < sizeof(s->buf) ? (uint32_t)s->left : (uint32_t)sizeof(s->buf);
 
-		if (n == 0 || s->read(s->buf, s->at, n) != 0)
+		s->p = s->buf;
+		if (s->npre > 0) { /* the bytes the caller has */
+			n = s->npre < s->left ? s->npre : (uint32_t)s->left;
+			s->p = s->pre;
+			s->npre = 0;
+		}
+		if (n == 0 || (s->p == s->buf && s->read(s->buf, s->at, n) != 0))
 			return -1;
 		s->at += n;
 		s->left -= n;
 		s->i = 0;
 		s->n = n;
 	}
-	return s->buf[s->i++];
+	return s->p[s->i++];
 }
 
 /* A 3.11+ location table's varint (6 bits a byte, bit 6: more). */
@@ -88,47 +95,45 @@ static void pylines_add(struct pylines *t, uint64_t units, int64_t line, int non
 	t->none = none;
 }
 
-/* The interpreter's line table (tlen bytes at table, its version's
- * format: see raw-python.c) as runs of instructions on one line into t.
- * Signal-safe. */
-void pylines_convert(struct pylines *t, pylines_read_fn *read, uint32_t version, uintptr_t table,
-		     uint64_t tlen, int64_t first)
+/* The interpreter's line table (its version's format: see raw-python.c)
+ * that s reads, as runs of instructions on one line into t (or, with
+ * t->find, the line of t->target).  Signal-safe. */
+static void pylines_walk(struct pylines *t, struct pylines_src *s, uint32_t version, int64_t first)
 {
-	struct pylines_src s = { .read = read, .at = table, .left = tlen };
 	int64_t line = first;
 	uint64_t at = 0, start = 0;
 	int b, d;
 
 	t->written = first;
 	if (version >= 0x030b) {
-		while (!t->done && (b = pylines_byte(&s)) >= 0 && (b & 128)) {
+		while (!t->done && (b = pylines_byte(s)) >= 0 && (b & 128)) {
 			unsigned code = ((unsigned)b >> 3) & 15;
 
 			if (code == 14 || code == 13) {
-				uint64_t u = pylines_cvarint(&s);
+				uint64_t u = pylines_cvarint(s);
 
 				line += u & 1 ? -(int64_t)(u >> 1) : (int64_t)(u >> 1);
 				for (int k = 0; code == 14 && k < 3; k++)
-					pylines_cvarint(&s);
+					pylines_cvarint(s);
 			} else if (code >= 10 && code < 15) {
 				line += code - 10;
-				pylines_byte(&s);
-				pylines_byte(&s);
+				pylines_byte(s);
+				pylines_byte(s);
 			} else if (code < 10) {
-				pylines_byte(&s);
+				pylines_byte(s);
 			}
 			pylines_add(t, (b & 7) + 1u, line, code == 15);
 		}
 	} else if (version == 0x030a) {
 		/* pairs of a byte count and a line delta, -128: no line */
-		while (!t->done && (b = pylines_byte(&s)) >= 0 && (d = pylines_byte(&s)) >= 0) {
+		while (!t->done && (b = pylines_byte(s)) >= 0 && (d = pylines_byte(s)) >= 0) {
 			if ((int8_t)d != -128)
 				line += (int8_t)d;
 			pylines_add(t, (uint64_t)b / 2, line, (int8_t)d == -128);
 		}
 	} else {
 		/* 3.9's co_lnotab: the line changes where the bytes reach */
-		while (!t->done && (b = pylines_byte(&s)) >= 0 && (d = pylines_byte(&s)) >= 0) {
+		while (!t->done && (b = pylines_byte(s)) >= 0 && (d = pylines_byte(s)) >= 0) {
 			at += (uint64_t)b;
 			if (at > start)
 				pylines_add(t, (at - start) / 2, line, 0);
@@ -152,11 +157,26 @@ void pylines_convert(struct pylines *t, pylines_read_fn *read, uint32_t version,
 		pylines_flush(t);
 }
 
+void pylines_convert(struct pylines *t, pylines_read_fn *read, uint32_t version, uintptr_t table,
+		     uint64_t tlen, int64_t first)
+{
+	struct pylines_src s = { .read = read, .at = table, .left = tlen };
+
+	pylines_walk(t, &s, version, first);
+}
+
 int64_t pylines_find(pylines_read_fn *read, uint32_t version, uintptr_t table, uint64_t tlen,
 		     int64_t first, uint64_t instr)
 {
-	struct pylines t = { .find = 1, .target = instr };
+	return pylines_find_from(read, version, table, tlen, first, instr, NULL, 0);
+}
 
-	pylines_convert(&t, read, version, table, tlen, first);
+int64_t pylines_find_from(pylines_read_fn *read, uint32_t version, uintptr_t table, uint64_t tlen,
+			  int64_t first, uint64_t instr, const unsigned char *have, uint32_t nhave)
+{
+	struct pylines t = { .find = 1, .target = instr };
+	struct pylines_src s = { .read = read, .at = table, .left = tlen, .pre = have, .npre = nhave };
+
+	pylines_walk(&t, &s, version, first);
 	return t.done ? t.found : 0;
 }

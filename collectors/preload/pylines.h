@@ -46,6 +46,10 @@ void pylines_convert(struct pylines *t, pylines_read_fn *read, uint32_t version,
  * The walk ends at the run that holds instr. */
 int64_t pylines_find(pylines_read_fn *read, uint32_t version, uintptr_t table, uint64_t tlen,
 		     int64_t first, uint64_t instr);
+/* The same with the table's first nhave bytes already in have (its
+ * caller's copy, read with the table's length): read reads the rest. */
+int64_t pylines_find_from(pylines_read_fn *read, uint32_t version, uintptr_t table, uint64_t tlen,
+			  int64_t first, uint64_t instr, const unsigned char *have, uint32_t nhave);
 
 #pragma GCC visibility pop
 

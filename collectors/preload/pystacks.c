@@ -9,6 +9,7 @@
  */
 #include <string.h>
 
+#include "pyslots.h"
 #include "pystacks.h"
 #include "raw.h"
 #include "writer.h"
@@ -27,8 +28,8 @@ static uint32_t pystacks_slot(_Atomic uint64_t *t, uint64_t k, uint32_t claim, i
 {
 	*fresh = 0;
 	k = (k | 1ull << 63) & ~(uint64_t)PYSTACKS_IDX;
-	for (uint32_t i = 0, s = (uint32_t)(k >> 24) & (PYSTACKS_SLOTS - 1); i < PYSTACKS_PROBES;
-	     i++, s = (s + 1) & (PYSTACKS_SLOTS - 1)) {
+	for (uint32_t i = 0; i < PYSLOTS_NEAR_PROBES + PYSTACKS_PROBES; i++) {
+		uint32_t s = pyslots_at(k >> 24, i, PYSLOTS_NEAR, PYSTACKS_SLOTS);
 		uint64_t old;
 
 		if (s == 0)
