@@ -98,7 +98,6 @@
 
 static struct {
 	int fd;                     /* open only between writer_open and writer_init */
-	char path[PATH_MAX];        /* absolute path of the trace */
 	dev_t dev;                  /* identity of the trace file */
 	ino_t ino;
 	dev_t root_dev;             /* of the root directory then */
@@ -126,12 +125,17 @@ static struct {
 	_Atomic int staged;         /* no file yet: the first chunk is anonymous */
 	_Atomic int switching;      /* writer_materialize: no new reservation */
 	_Atomic int announced;      /* a staged image appended itself before its end */
-	char out[PATH_MAX];         /* the path the trace is to be named after */
-	char short_path[PATH_MAX];  /* the run's file of short images */
+	size_t out_at;              /* where in names the second one is */
+	/* Of a staged trace, one after the other: the run's file of short
+	 * images, and the path the trace is to be named after.  With the
+	 * fields above, the one page of this that a start writes (each page
+	 * first written is a page fault). */
+	char names[2 * PATH_MAX];
+	char path[PATH_MAX];        /* absolute path of the trace; a staged one has none yet */
 } writer = { .fd = -1 };
-/* Zeros to extend the file with where fallocate is not supported.  In .bss:
+/* Zeros to extend the file with where fallocate is not supported.  In .lbss:
  * never written, so it costs no memory. */
-static char writer_zeros[WRITER_ZERO_BLOCK];
+static char writer_zeros[WRITER_ZERO_BLOCK] PRELOAD_COLD;
 
 static int writer_materialize_locked(int now);
 static int writer_append_staged(void);
@@ -168,12 +172,11 @@ static int writer_stage(const char *path)
 	if (atomic_load(&writer.staged))
 		return 0;
 	sp = preload_setting(COLLECT_ENV_SHORT);
-	if (sp == NULL || sp[0] != '/' ||
-	    strlen(sp) >= sizeof(writer.short_path) || strlen(path) >= sizeof(writer.out))
+	if (sp == NULL || sp[0] != '/' || strlen(sp) >= PATH_MAX || strlen(path) >= PATH_MAX)
 		return 0;
-	strcpy(writer.short_path, sp);
-	strcpy(writer.out, path);
-	strcpy(writer.path, path);
+	strcpy(writer.names, sp);
+	writer.out_at = strlen(sp) + 1;
+	strcpy(writer.names + writer.out_at, path);
 	writer.fd = -1;
 	atomic_store(&writer.staged, 1);
 	atomic_store(&writer.switching, 0);
@@ -220,7 +223,7 @@ int writer_open(const char *path, int use_given)
 
 const char *writer_path(void)
 {
-	return writer.path;
+	return atomic_load(&writer.staged) ? writer.names + writer.out_at : writer.path;
 }
 
 pid_t writer_owner(void)
@@ -770,7 +773,7 @@ static int writer_materialize_locked(int now)
 		goto out;
 	}
 	len = atomic_load(&writer.cursor);
-	if (writer_open(writer.out, 0) != 0)
+	if (writer_open(writer.names + writer.out_at, 0) != 0)
 		goto out;
 	fd = writer.fd;
 	do
@@ -838,11 +841,11 @@ static int writer_append_staged(void)
 	ssize_t w;
 	int fd;
 
-	if (writer.base == NULL || writer.short_path[0] == '\0' || len > RAW_SHORT_MAX ||
+	if (writer.base == NULL || writer.names[0] == '\0' || len > RAW_SHORT_MAX ||
 	    atomic_load(&writer.pending) != 0)
 		return -1;
 	/* the launcher's, made before the program started: never created here */
-	fd = writer_sys_open(writer.short_path, O_WRONLY | O_APPEND | O_NOFOLLOW);
+	fd = writer_sys_open(writer.names, O_WRONLY | O_APPEND | O_NOFOLLOW);
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {

@@ -69,7 +69,9 @@
 #define PRELOAD_QUIESCE_NS 2000000000ull
 #define PRELOAD_QUIESCE_STEP_NS 1000000
 
-struct preload_global preload = {
+/* (its few fields a start writes are its first page; what follows them,
+ * the foreign threads and the ranges, is written later or never) */
+struct preload_global preload PRELOAD_COLD = {
 	.registry_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
