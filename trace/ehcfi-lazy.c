@@ -33,11 +33,24 @@ struct arena_block {
 };
 static struct arena_block *_Atomic lazy_arena;
 
+/* The chunks' states of a large object are a mapping of their own, whose
+ * pages the kernel gives zeroed when a walk first writes them: calloc
+ * would clear them all at the object's load, a page fault each (a
+ * compiler's 45,000 FDEs are 180 KB of states, of which a short run's
+ * walks write a few pages).  Smaller ones follow the header. */
+#define LAZY_MAP_MIN ((size_t)4096)
+
 struct ehcfi_lazy {
 	struct ehcfi_image img;
 	struct ehcfi_index ix;
 	uint32_t nchunks;
-	struct ehcfi_chunk chunk[];
+	size_t map_len;             /* chunk is a mapping of this length, or 0 */
+	/* walks that may be making a chunk: ehcfi_lazy_after_fork reads
+	 * the states only when some may be "making" */
+	_Atomic uint32_t makers;
+	_Atomic uint64_t rows;      /* made in all its chunks */
+	struct ehcfi_chunk *chunk;
+	struct ehcfi_chunk inline_chunk[];
 };
 
 static _Atomic uint64_t lazy_chunks, lazy_rows, lazy_cpu_ns;
@@ -47,13 +60,29 @@ struct ehcfi_lazy *ehcfi_lazy_new(const struct ehcfi_image *img)
 	struct ehcfi_index ix;
 	struct ehcfi_lazy *lz;
 	uint32_t n;
+	size_t len;
+	int big;
 
 	if (ehcfi_index_read(img, &ix) < 0 || ix.count == 0)
 		return NULL;
 	n = (ix.count + EHCFI_LAZY_CHUNK - 1) / EHCFI_LAZY_CHUNK;
-	lz = calloc(1, sizeof *lz + (size_t)n * sizeof lz->chunk[0]);
+	len = (size_t)n * sizeof(struct ehcfi_chunk);
+	big = len >= LAZY_MAP_MIN;
+	lz = calloc(1, sizeof *lz + (big ? 0 : len));
 	if (lz == NULL)
 		return NULL;
+	lz->chunk = lz->inline_chunk;
+	if (big) {
+		/* (CHUNK_NONE is 0: the zeroed pages are chunks not made) */
+		void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (m == MAP_FAILED) {
+			free(lz);
+			return NULL;
+		}
+		lz->chunk = m;
+		lz->map_len = len;
+	}
 	lz->img = *img;
 	lz->ix = ix;
 	lz->nchunks = n;
@@ -62,12 +91,19 @@ struct ehcfi_lazy *ehcfi_lazy_new(const struct ehcfi_image *img)
 
 void ehcfi_lazy_free(struct ehcfi_lazy *lz)
 {
+	if (lz != NULL && lz->map_len > 0)
+		munmap(lz->chunk, lz->map_len);
 	free(lz);
 }
 
 void ehcfi_lazy_after_fork(struct ehcfi_lazy *lz)
 {
-	for (uint32_t k = 0; lz != NULL && k < lz->nchunks; k++) {
+	/* no walk was making a chunk: no state to look at (reading the
+	 * untouched pages of a mapped table would fault each in) */
+	if (lz == NULL || atomic_load_explicit(&lz->makers, memory_order_acquire) == 0)
+		return;
+	atomic_store_explicit(&lz->makers, 0, memory_order_relaxed);
+	for (uint32_t k = 0; k < lz->nchunks; k++) {
 		uint32_t making = CHUNK_MAKING;
 
 		/* its half-made mapping is lost, not reused; the others are
@@ -161,6 +197,7 @@ static void lazy_make(struct ehcfi_lazy *lz, uint32_t k)
 	}
 	atomic_fetch_add_explicit(&lazy_chunks, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&lazy_rows, c->nrows, memory_order_relaxed);
+	atomic_fetch_add_explicit(&lz->rows, c->nrows, memory_order_relaxed);
 	atomic_fetch_add_explicit(&lazy_cpu_ns, lazy_clock_ns() - t0, memory_order_relaxed);
 	atomic_store_explicit(&c->state, CHUNK_MADE, memory_order_release);
 }
@@ -202,9 +239,13 @@ const struct ehcfi_row *ehcfi_lazy_row(const struct ehcfi_range *r, uintptr_t pc
 	if (state == CHUNK_NONE) {
 		uint32_t none = CHUNK_NONE;
 
+		/* counted before the state moves and until it is made, so
+		 * that a fork's copy of a chunk "making" has makers above 0 */
+		atomic_fetch_add_explicit(&lz->makers, 1, memory_order_acq_rel);
 		if (atomic_compare_exchange_strong_explicit(&c->state, &none, CHUNK_MAKING,
 							    memory_order_acquire, memory_order_acquire))
 			lazy_make(lz, (uint32_t)((uint64_t)e / EHCFI_LAZY_CHUNK));
+		atomic_fetch_sub_explicit(&lz->makers, 1, memory_order_acq_rel);
 		state = atomic_load_explicit(&c->state, memory_order_acquire);
 	}
 	if (state != CHUNK_MADE) {
@@ -232,10 +273,5 @@ void ehcfi_lazy_stats(struct ehcfi_lazy_stats *st)
 
 uint64_t ehcfi_lazy_rows(const struct ehcfi_lazy *lz)
 {
-	uint64_t rows = 0;
-
-	for (uint32_t k = 0; lz != NULL && k < lz->nchunks; k++)
-		if (atomic_load_explicit(&lz->chunk[k].state, memory_order_acquire) == CHUNK_MADE)
-			rows += lz->chunk[k].nrows;
-	return rows;
+	return lz == NULL ? 0 : atomic_load_explicit(&lz->rows, memory_order_relaxed);
 }

@@ -35,7 +35,9 @@
 
 /* The object img describes, ready for lazy rows: NULL when it has no
  * .eh_frame_hdr search table (the caller makes its rows with
- * ehcfi_build) or when out of memory.  Not signal-safe (malloc).  The
+ * ehcfi_build) or when out of memory.  Not signal-safe (malloc; a
+ * large object's chunk states, 4 KB or more, are a mapping of their own,
+ * whose pages are touched only as walks make chunks in them).  The
  * image's memory must stay mapped while walks may use it.  It may be the
  * object where it runs (the collector's own) or a copy elsewhere (a file
  * read by the injector): a range's rows are looked up by the address's
@@ -53,7 +55,8 @@ void ehcfi_lazy_free(struct ehcfi_lazy *lz);
 const struct ehcfi_row *ehcfi_lazy_row(const struct ehcfi_range *r, uintptr_t pc, int *pending);
 
 /* After fork, in the child: a chunk left "making" by a thread that does
- * not exist there is made again when needed. */
+ * not exist there is made again when needed.  Reads the chunks' states
+ * only when a walk was making one at the fork. */
 void ehcfi_lazy_after_fork(struct ehcfi_lazy *lz);
 
 /* What making rows cost in this process, over every object: chunks made,
@@ -64,7 +67,8 @@ struct ehcfi_lazy_stats {
 };
 void ehcfi_lazy_stats(struct ehcfi_lazy_stats *st);
 
-/* The rows of lz's chunks made so far, for cfi_table_size. */
+/* The rows of lz's chunks made so far, for cfi_table_size (a count kept
+ * as chunks are made: no state is read).  Signal-safe. */
 uint64_t ehcfi_lazy_rows(const struct ehcfi_lazy *lz);
 
 #endif

@@ -20,6 +20,7 @@
 #include "cfi.h"
 #include "ehcfi.h"
 #include "ehcfi-lazy.h"
+#include "preload.h"
 
 #include <link.h>
 #include <stdatomic.h>
@@ -56,16 +57,19 @@ static struct {
 	struct cfi_tables *_Atomic current;
 	struct cfi_object *objs;
 	size_t nobjs, capobjs;
-	struct cfi_retired {
-		void *p;
-		struct ehcfi_lazy *lazy;
-	} retired[CFI_RETIRED_MAX];
-	size_t nretired;
+	size_t nretired;            /* of cfi_retired */
 	uint64_t gen;
 	/* walks running, and dlcloses running: a walk reads the images of
 	 * lazy objects, which a dlclose may unmap */
 	_Atomic int walkers, closing;
 } cfi;
+
+/* Tables and objects replaced, freed when no walk can be using them (a
+ * start replaces none: out of the pages it writes). */
+static struct cfi_retired {
+	void *p;
+	struct ehcfi_lazy *lazy;
+} cfi_retired[CFI_RETIRED_MAX] PRELOAD_COLD;
 
 _Static_assert((int)CFI_FAIL_NO_OBJECT == (int)EHCFI_FAIL_NO_OBJECT &&
 	       (int)CFI_FAIL_NO_ROW == (int)EHCFI_FAIL_NO_ROW &&
@@ -126,7 +130,7 @@ static int refresh_object(struct dl_phdr_info *info, size_t size, void *data)
 		return 0;
 	}
 	if (cfi.nobjs == cfi.capobjs) {
-		size_t cap = cfi.capobjs ? cfi.capobjs * 2 : 64;
+		size_t cap = cfi.capobjs ? cfi.capobjs * 2 : 16; /* most programs: 2 KB */
 		struct cfi_object *v = realloc(cfi.objs, cap * sizeof *v);
 
 		if (v == NULL) {
@@ -180,7 +184,7 @@ static void retire(void *p, struct ehcfi_lazy *lazy)
 	if (p == NULL && lazy == NULL)
 		return;
 	if (cfi.nretired < CFI_RETIRED_MAX)
-		cfi.retired[cfi.nretired++] = (struct cfi_retired){ p, lazy };
+		cfi_retired[cfi.nretired++] = (struct cfi_retired){ p, lazy };
 	/* else: leaked rather than freed under a walk */
 }
 
@@ -223,8 +227,8 @@ int cfi_refresh(int (*idle)(void))
 	retire(atomic_exchange(&cfi.current, t), NULL);
 	if (idle != NULL && cfi.nretired > 0 && idle()) {
 		for (size_t i = 0; i < cfi.nretired; i++) {
-			free(cfi.retired[i].p);
-			ehcfi_lazy_free(cfi.retired[i].lazy);
+			free(cfi_retired[i].p);
+			ehcfi_lazy_free(cfi_retired[i].lazy);
 		}
 		cfi.nretired = 0;
 	}
@@ -389,7 +393,7 @@ struct cfi_memo {
 	uint64_t frames[CFI_MEMO_FRAMES];
 };
 
-static struct cfi_memo cfi_memo[1 << CFI_MEMO_LOG];
+static struct cfi_memo cfi_memo[1 << CFI_MEMO_LOG] PRELOAD_COLD;
 static _Atomic uint64_t cfi_memo_hits, cfi_memo_walks, cfi_memo_serial;
 
 /* A count for the statistics, without a locked instruction on the

@@ -776,7 +776,7 @@ static void pd_cache_put(const struct pd_object *o, const struct py_layout *l)
 int pydwarf_layout(const void *runtime, uint32_t version, struct py_layout *l, int fresh)
 {
 	static struct pd_object o;
-	static char paths[5][4096];
+	static char paths[5][4096] PRELOAD_COLD;
 	const char *test = getenv("PROFVIEW_TEST_PYDWARF");
 	int n;
 

@@ -16,7 +16,8 @@
  * whose samples keep finding new stacks).  Not in the program's thread,
  * where it cost a millisecond at the start of every process, and not
  * before the process has used 50 ms of CPU time (control.c): a short one
- * touches a few of its pages, not 768.
+ * touches a few of its pages, not 768: the first probes of every stack
+ * are on the table's first three pages (STACKTAB_FRONT).
  */
 #include <stdatomic.h>
 #include <string.h>
@@ -28,6 +29,12 @@
 
 #define STACKTAB_SLOTS (1u << 17)                  /* power of two */
 #define STACKTAB_PROBES 64
+/* A stack's probe path begins in the table's first slots, a few pages
+ * that every stack may land on, and goes on in the rest of the table:
+ * the hundred stacks of a short process take a page fault or two, not
+ * one each (random slots of 768 pages). */
+#define STACKTAB_FRONT 512u                        /* power of two */
+#define STACKTAB_FRONT_PROBES 8
 #define STACKTAB_ARENA_WORDS ((uint64_t)4 << 20)   /* 32 MiB of frames */
 
 #define STACKTAB_EMPTY 0
@@ -207,17 +214,27 @@ release:
 	return 0;
 }
 
+/* The slot of probe i of the path of key: STACKTAB_FRONT_PROBES in the
+ * front, then STACKTAB_PROBES in the rest of the table. */
+static uint32_t stacktab_probe(uint64_t key, uint32_t i)
+{
+	if (i < STACKTAB_FRONT_PROBES)
+		return ((uint32_t)(key >> 40) + i) & (STACKTAB_FRONT - 1);
+	i -= STACKTAB_FRONT_PROBES;
+	return STACKTAB_FRONT +
+	       (((uint32_t)(key ^ key >> 29) + i) % (STACKTAB_SLOTS - STACKTAB_FRONT));
+}
+
 uint32_t stacktab_intern(const uint64_t *frames, uint32_t n)
 {
 	uint64_t key, cur;
-	uint32_t i, idx;
+	uint32_t i;
 
 	if (stacktab.slots == NULL || n == 0)
 		return 0;
 	key = stacktab_hash(frames, n);
-	idx = (uint32_t)(key ^ key >> 29) & (STACKTAB_SLOTS - 1);
-	for (i = 0; i < STACKTAB_PROBES; i++, idx = (idx + 1) & (STACKTAB_SLOTS - 1)) {
-		struct stacktab_slot *slot = &stacktab.slots[idx];
+	for (i = 0; i < STACKTAB_FRONT_PROBES + STACKTAB_PROBES; i++) {
+		struct stacktab_slot *slot = &stacktab.slots[stacktab_probe(key, i)];
 
 		cur = atomic_load_explicit(&slot->key, memory_order_acquire);
 		if (cur == STACKTAB_EMPTY) {

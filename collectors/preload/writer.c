@@ -71,6 +71,7 @@
 #include "collect-env.h"
 #include "preload.h"
 #include "writer.h"
+#include "writer-name.h"
 
 #define WRITER_CHUNK ((uint64_t)2 << 20)       /* file growth step */
 #define WRITER_AHEAD ((uint64_t)1 << 20)       /* grow when less is left */
@@ -94,12 +95,9 @@
  * written since the last call, within these bounds. */
 #define WRITER_PREFAULT_MIN ((uint64_t)64 << 10)
 #define WRITER_PREFAULT_MAX ((uint64_t)4 << 20)
-/* Names of the traces of one pid tried at most (writer_open) */
-#define WRITER_NAMES 10000
 
 static struct {
 	int fd;                     /* open only between writer_open and writer_init */
-	char path[PATH_MAX];        /* absolute path of the trace */
 	dev_t dev;                  /* identity of the trace file */
 	ino_t ino;
 	dev_t root_dev;             /* of the root directory then */
@@ -127,27 +125,20 @@ static struct {
 	_Atomic int staged;         /* no file yet: the first chunk is anonymous */
 	_Atomic int switching;      /* writer_materialize: no new reservation */
 	_Atomic int announced;      /* a staged image appended itself before its end */
-	char out[PATH_MAX];         /* the path the trace is to be named after */
-	char short_path[PATH_MAX];  /* the run's file of short images */
+	size_t out_at;              /* where in names the second one is */
+	/* Of a staged trace, one after the other: the run's file of short
+	 * images, and the path the trace is to be named after.  With the
+	 * fields above, the one page of this that a start writes (each page
+	 * first written is a page fault). */
+	char names[2 * PATH_MAX];
+	char path[PATH_MAX];        /* absolute path of the trace; a staged one has none yet */
 } writer = { .fd = -1 };
-/* Zeros to extend the file with where fallocate is not supported.  In .bss:
+/* Zeros to extend the file with where fallocate is not supported.  In .lbss:
  * never written, so it costs no memory. */
-static char writer_zeros[WRITER_ZERO_BLOCK];
+static char writer_zeros[WRITER_ZERO_BLOCK] PRELOAD_COLD;
 
 static int writer_materialize_locked(int now);
 static int writer_append_staged(void);
-
-/* A trace this library creates is readable by its owner only: it holds
- * stack bytes. */
-static int writer_sys_open(const char *path, int flags)
-{
-	return (int)syscall(SYS_openat, AT_FDCWD, path, flags | O_CLOEXEC, 0600);
-}
-
-static void writer_sys_close(int fd)
-{
-	syscall(SYS_close, fd);
-}
 
 /* Opens the trace file by its path and checks that it is still ours.
  * Returns the fd or -1.  Signal-safe. */
@@ -170,105 +161,6 @@ static int writer_reopen(void)
 	return fd;
 }
 
-/* Opens path itself if it is an empty regular file of ours (the launcher's);
- * returns the fd, -1 with errno EEXIST if it is not, or -1. */
-static int writer_open_given(const char *path)
-{
-	struct stat st;
-	int fd = writer_sys_open(path, O_RDWR | O_CREAT | O_NOFOLLOW);
-
-	if (fd < 0)
-		return errno == ELOOP ? (errno = EEXIST, -1) : -1;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0 && st.st_uid == geteuid())
-		return fd;
-	writer_sys_close(fd);
-	errno = EEXIST;
-	return -1;
-}
-
-/* Writes "." and v in decimal at p, before end; returns the end of it, or
- * NULL when it does not fit (or p is NULL).  Signal-safe. */
-static char *writer_put_num(char *p, char *end, unsigned v)
-{
-	char digits[12];
-	int n = 0;
-
-	do
-		digits[n++] = (char)('0' + v % 10);
-	while ((v /= 10) != 0);
-	if (p == NULL || end - p < n + 1)
-		return NULL;
-	*p++ = '.';
-	while (n > 0)
-		*p++ = digits[--n];
-	return p;
-}
-
-/* Names the n-th trace of this pid in writer.path: "<stem>.<pid>.raw",
- * then "<stem>.<pid>.<n>.raw".  Returns 0, or -1 when it is too long. */
-static int writer_name(const char *path, int stem, int n)
-{
-	char *p = writer.path, *end = writer.path + sizeof(writer.path);
-
-	/* by hand: a sample may name the trace from the signal handler */
-	if ((size_t)stem + 1 >= sizeof(writer.path))
-		return -1;
-	memcpy(p, path, (size_t)stem);
-	p += stem;
-	p = writer_put_num(p, end, (unsigned)getpid());
-	if (n != 0)
-		p = writer_put_num(p, end, (unsigned)n);
-	if (p == NULL || end - p < 5)
-		return -1;
-	memcpy(p, ".raw", 5);
-	return 0;
-}
-
-/* Is the n-th name taken (anything there, a link too)? */
-static int writer_taken(const char *path, int stem, int n)
-{
-	struct stat st;
-
-	return writer_name(path, stem, n) != 0 || lstat(writer.path, &st) == 0 || errno != ENOENT;
-}
-
-/* The first free name of this pid, as the images of one process (a
- * chain of execs) leave them: every one below it taken.  A search, not a
- * walk from 0, so that the thousandth exec of a chain does not try a
- * thousand names. */
-static int writer_first_free(const char *path, int stem)
-{
-	int lo = 0, hi = 1;
-
-	if (!writer_taken(path, stem, 0))
-		return 0;
-	while (hi < WRITER_NAMES && writer_taken(path, stem, hi)) {
-		lo = hi;
-		hi *= 2;
-	}
-	/* lo taken, hi free (or the end): the first free one after lo */
-	while (hi - lo > 1) {
-		int mid = lo + (hi - lo) / 2;
-
-		if (writer_taken(path, stem, mid))
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return hi;
-}
-
-/* Creates the n-th name of this pid (writer_name), if nothing is there:
- * the fd, or -1 (errno EEXIST when the name is taken).  Signal-safe. */
-static int writer_create(const char *path, int stem, int n)
-{
-	if (writer_name(path, stem, n) != 0) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	return writer_sys_open(writer.path, O_RDWR | O_CREAT | O_EXCL);
-}
-
 /* Should the trace named after path start staged (a run with a file of
  * short images, not yet materializing)?  If so, remembers what the file
  * and the append need.  Not signal-safe. */
@@ -280,12 +172,11 @@ static int writer_stage(const char *path)
 	if (atomic_load(&writer.staged))
 		return 0;
 	sp = preload_setting(COLLECT_ENV_SHORT);
-	if (sp == NULL || sp[0] != '/' ||
-	    strlen(sp) >= sizeof(writer.short_path) || strlen(path) >= sizeof(writer.out))
+	if (sp == NULL || sp[0] != '/' || strlen(sp) >= PATH_MAX || strlen(path) >= PATH_MAX)
 		return 0;
-	strcpy(writer.short_path, sp);
-	strcpy(writer.out, path);
-	strcpy(writer.path, path);
+	strcpy(writer.names, sp);
+	writer.out_at = strlen(sp) + 1;
+	strcpy(writer.names + writer.out_at, path);
 	writer.fd = -1;
 	atomic_store(&writer.staged, 1);
 	atomic_store(&writer.switching, 0);
@@ -295,8 +186,6 @@ static int writer_stage(const char *path)
 
 int writer_open(const char *path, int use_given)
 {
-	size_t len = strlen(path);
-	int stem = len > 4 && strcmp(path + len - 4, ".raw") == 0 ? (int)len - 4 : (int)len;
 	struct stat st;
 	int fd = -1, given = 0;
 
@@ -315,23 +204,9 @@ int writer_open(const char *path, int use_given)
 	}
 	if (fd < 0 && writer_stage(path))
 		return 0;
-	/* The first name is created at once, without a look at it: the
-	 * usual case, and its creation says whether it is taken.  Then the
-	 * first free one (a chain of execs); another process may take a name
-	 * between the search and the creation: then the next ones, in turn. */
-	if (fd < 0 && (fd = writer_create(path, stem, 0)) < 0 && errno != EEXIST)
+	if (fd < 0 && (fd = writer_name_create(path, writer.path, sizeof(writer.path))) < 0)
 		return -1;
-	for (int n = fd < 0 ? writer_first_free(path, stem) : 0, tries = 0; fd < 0 && tries < WRITER_NAMES;
-	     n++, tries++) {
-		fd = writer_create(path, stem, n);
-		if (fd < 0 && errno != EEXIST)
-			return -1;
-	}
-	writer.created = fd >= 0 && !given;
-	if (fd < 0) {
-		errno = EEXIST;
-		return -1;
-	}
+	writer.created = !given;
 	if (fstat(fd, &st) != 0) {
 		writer_sys_close(fd);
 		return -1;
@@ -348,7 +223,7 @@ int writer_open(const char *path, int use_given)
 
 const char *writer_path(void)
 {
-	return writer.path;
+	return atomic_load(&writer.staged) ? writer.names + writer.out_at : writer.path;
 }
 
 pid_t writer_owner(void)
@@ -898,7 +773,7 @@ static int writer_materialize_locked(int now)
 		goto out;
 	}
 	len = atomic_load(&writer.cursor);
-	if (writer_open(writer.out, 0) != 0)
+	if (writer_open(writer.names + writer.out_at, 0) != 0)
 		goto out;
 	fd = writer.fd;
 	do
@@ -966,11 +841,11 @@ static int writer_append_staged(void)
 	ssize_t w;
 	int fd;
 
-	if (writer.base == NULL || writer.short_path[0] == '\0' || len > RAW_SHORT_MAX ||
+	if (writer.base == NULL || writer.names[0] == '\0' || len > RAW_SHORT_MAX ||
 	    atomic_load(&writer.pending) != 0)
 		return -1;
 	/* the launcher's, made before the program started: never created here */
-	fd = writer_sys_open(writer.short_path, O_WRONLY | O_APPEND | O_NOFOLLOW);
+	fd = writer_sys_open(writer.names, O_WRONLY | O_APPEND | O_NOFOLLOW);
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {

@@ -31,8 +31,8 @@ enum { WRITER_NOWAIT = 0, WRITER_WAIT = 1, WRITER_FINAL = 2 };
  * (writer_need_file).  Returns 0 or -1 (errno set).  The file stays open
  * until writer_init.  Not signal-safe. */
 int writer_open(const char *path, int use_given);
-/* The name writer_open chose.  Valid until the next writer_open.
- * Signal-safe. */
+/* The name writer_open chose; of a staged trace, the path it is to be
+ * named after.  Valid until the next writer_open.  Signal-safe. */
 const char *writer_path(void);
 /* The process the trace is of (the pid of its header): a vfork child
  * shares the trace's mapping but is not it.  Signal-safe. */

@@ -157,19 +157,16 @@ struct preload_global {
 	 * stack copy instead, by reason (enum cfi_failure; 0: the thread's
 	 * stack bounds are unknown) */
 	_Atomic uint64_t cfi_unwound, cfi_copied[PRELOAD_CFI_REASONS];
-	/* --stats: how long the handler took, in PRELOAD_HIST_NS buckets */
-	int stats;
-	_Atomic uint64_t hist[PRELOAD_HIST_BUCKETS];
+	int stats;                      /* --stats: hist below */
 
 	pthread_mutex_t registry_lock;
 	struct preload_entry *entries;
 	size_t nentries, capentries;
 
-	struct preload_foreign foreign[PRELOAD_FOREIGN_MAX];
-	/* entries [0, nforeign) are complete (written before the count, by
-	 * the start or attach.c's thread; a tid of 0 is a thread gone) */
+	/* entries [0, nforeign) of foreign are complete (written before
+	 * the count, by the start or attach.c's thread; a tid of 0 is a
+	 * thread gone) */
 	_Atomic int nforeign;
-	uintptr_t ranges[PRELOAD_RANGES_MAX][2]; /* writable mappings at start */
 	int nranges;
 
 	/* The SIGPROF action the program believes it has installed. */
@@ -180,6 +177,13 @@ struct preload_global {
 	int (*real_pthread_create)(pthread_t *, const pthread_attr_t *,
 				   void *(*)(void *), void *);
 	int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
+
+	/* last, the large arrays, so that the fields before them share a
+	 * page or two (a start writes those, and of these little) */
+	struct preload_foreign foreign[PRELOAD_FOREIGN_MAX];
+	uintptr_t ranges[PRELOAD_RANGES_MAX][2]; /* writable mappings at start */
+	/* --stats: how long the handler took, in PRELOAD_HIST_NS buckets */
+	_Atomic uint64_t hist[PRELOAD_HIST_BUCKETS];
 };
 
 #pragma GCC visibility push(hidden)

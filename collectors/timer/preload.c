@@ -69,7 +69,9 @@
 #define PRELOAD_QUIESCE_NS 2000000000ull
 #define PRELOAD_QUIESCE_STEP_NS 1000000
 
-struct preload_global preload = {
+/* (its few fields a start writes are its first page; what follows them,
+ * the foreign threads and the ranges, is written later or never) */
+struct preload_global preload PRELOAD_COLD = {
 	.registry_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
@@ -300,7 +302,7 @@ static void preload_atfork_child_start(void)
 	t->frames = NULL;
 	preload_counters_reset();
 	preload.pid = getpid();
-	atomic_store(&preload.rng, preload_now() ^ (uint64_t)getpid() << 32);
+	atomic_store(&preload.rng, preload_now() ^ (uint64_t)preload.pid << 32);
 	if (preload.unwind != RAW_UNWIND_DWARF)
 		stacktab_reset();
 	if (preload_start_trace(preload_setting(COLLECT_ENV_OUTPUT), 0) != 0)
@@ -419,7 +421,7 @@ static void preload_header(struct raw_header *h, struct raw_arch *arch, char *ex
 	h->header_size = raw_header_fixed_size(RAW_VERSION) + raw_pad(h->exe_len);
 	h->clock = preload_wall ? RAW_CLOCK_WALL : RAW_CLOCK_CPU;
 	h->unwind = (uint32_t)preload.unwind;
-	h->pid = (uint32_t)getpid();
+	h->pid = (uint32_t)preload.pid;
 	h->ppid = (uint32_t)getppid();
 	h->period_ns = preload.period_ns;
 	h->short_thread_us = (uint32_t)(preload.short_ns / 1000);
@@ -460,7 +462,8 @@ static void preload_init(void)
 		return;
 	if (mappings_own_code(&preload.own_lo, &preload.own_hi) != 0)
 		preload.own_lo = preload.own_hi = 0;
-	root = atol(pid_env) == (long)getpid();
+	preload.pid = getpid(); /* (a system call: glibc keeps no copy) */
+	root = atol(pid_env) == (long)preload.pid;
 	preload.inherit = inherit_env == NULL || strcmp(inherit_env, "0") != 0;
 	if (!root && !preload.inherit)
 		return;
@@ -484,8 +487,7 @@ static void preload_init(void)
 		stack = COLLECT_STACK_DEFAULT;
 	preload.stack_size = (uint32_t)stack;
 	preload_wall = preload_setting(COLLECT_ENV_CLOCK) != NULL && strcmp(preload_setting(COLLECT_ENV_CLOCK), "wall") == 0;
-	preload.pid = getpid();
-	atomic_store(&preload.rng, preload_now() ^ (uint64_t)getpid() << 32);
+	atomic_store(&preload.rng, preload_now() ^ (uint64_t)preload.pid << 32);
 	preload.signo = sigs_pick_signal();
 	if (preload.signo == 0)
 		return;

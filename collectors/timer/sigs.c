@@ -142,31 +142,49 @@ void sigs_take_default(int sig)
 	preload_on_term(sig);
 }
 
-/* Our handler for each termination signal whose action is the default. */
+/* Our handler for each termination signal whose action is the default.
+ * Each is set, and the action before it read, in one system call (rather
+ * than a look and then a change: five fewer in every process's start);
+ * an action that was not the default (a signal the program's parent left
+ * ignored) is put back.  The signals are blocked meanwhile: one that
+ * arrives in between waits, and is discarded as the program's SIG_IGN is
+ * put back, as the program would have ignored it. */
 void sigs_hook_term(void)
 {
 	struct sigaction sa, old;
+	sigset_t term, mask;
+	int blocked;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = preload_on_term;
 	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	sigaddset(&sa.sa_mask, preload.signo);
+	sigemptyset(&term);
+	for (size_t i = 0; i < sizeof(sigs_term_signals) / sizeof(sigs_term_signals[0]); i++)
+		sigaddset(&term, sigs_term_signals[i]);
+	blocked = pthread_sigmask(SIG_BLOCK, &term, &mask) == 0;
 	for (size_t i = 0; i < sizeof(sigs_term_signals) / sizeof(sigs_term_signals[0]); i++) {
 		int sig = sigs_term_signals[i];
 
-		if (preload.real_sigaction(sig, NULL, &old) != 0)
-			continue;
-		if (old.sa_handler == preload_on_term && !(old.sa_flags & SA_SIGINFO)) {
-			/* inherited through fork */
-			atomic_fetch_or(&preload_term_hooked, 1ul << sig);
-			continue;
+		if (!blocked) {
+			/* (not expected) then only a look first */
+			if (preload.real_sigaction(sig, NULL, &old) != 0 ||
+			    (old.sa_handler != SIG_DFL && old.sa_handler != preload_on_term) ||
+			    (old.sa_flags & SA_SIGINFO))
+				continue;
 		}
-		if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
+		if (preload.real_sigaction(sig, &sa, &old) != 0)
 			continue;
-		if (preload.real_sigaction(sig, &sa, NULL) == 0)
+		/* ours already: inherited through fork */
+		if ((old.sa_handler == preload_on_term || old.sa_handler == SIG_DFL) &&
+		    !(old.sa_flags & SA_SIGINFO))
 			atomic_fetch_or(&preload_term_hooked, 1ul << sig);
+		else
+			preload.real_sigaction(sig, &old, NULL);
 	}
+	if (blocked)
+		pthread_sigmask(SIG_SETMASK, &mask, NULL);
 }
 
 /* Is our termination handler the action of sig? */

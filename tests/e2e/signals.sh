@@ -5,7 +5,8 @@
 # profiling but not the program; a program that uses SIGPROF from the
 # start gets it, the profiler another signal; a thread that blocks the
 # signal gets its CPU time in its first sample after, and one that blocks
-# it to its end makes both tools warn that the samples miss CPU time.
+# it to its end makes both tools warn that the samples miss CPU time; a
+# program started with termination signals ignored keeps them ignored.
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 cd "$WORK"
@@ -76,6 +77,37 @@ set -e
 [ "$st" -eq 42 ] || fail "a program with its own SIGINT handler gave status $st, not its 42"
 [ "$(grep -c 'got SIGINT' own.out)" -eq 1 ] || fail "the program's handler: $(cat own.out)"
 finished own.raw 10
+
+# A program whose parent left SIGINT and SIGPIPE ignored (a shell's
+# trap '' before an exec, as nohup does for SIGHUP) finds them ignored,
+# and lives through both: the collector hooks only the signals whose
+# action is the default, and puts back the others as they were.
+cat >ignored.c <<'EOF'
+#include <signal.h>
+#include <stdio.h>
+int main(void)
+{
+	static const int sigs[] = { SIGINT, SIGPIPE };
+	struct sigaction sa;
+
+	for (int i = 0; i < 2; i++) {
+		if (sigaction(sigs[i], NULL, &sa) != 0 || sa.sa_handler != SIG_IGN) {
+			printf("signal %d not ignored\n", sigs[i]);
+			return 1;
+		}
+		raise(sigs[i]);
+	}
+	printf("alive\n");
+	return 0;
+}
+EOF
+"$CC" -O2 -o ignored ignored.c || fail "cannot build ignored"
+set +e
+"$COLLECT_TIMER" -q -o ign.raw sh -c "trap '' INT PIPE; exec ./ignored" >ign.out 2>ign.err
+st=$?
+set -e
+[ "$st" -eq 0 ] && grep -qx alive ign.out ||
+	fail "a program with SIGINT and SIGPIPE ignored: status $st, $(cat ign.out ign.err)"
 
 # SIGTERM to collect-timer alone is passed on to the program.
 "$COLLECT_TIMER" -q -o term.raw ./tcases forever >term.out 2>term.err &

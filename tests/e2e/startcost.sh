@@ -18,6 +18,12 @@
 #     mappings) to load, bound at once; no process reads /proc/self/maps at its start
 #     (the loader's objects; a fork child its parent's records), no process reads the boot id (the launcher's),
 #     and none reads /proc/self/task when it has made no thread;
+# (h) the pages a process's start writes: a program that says how many
+#     page faults it took before its main, alone and as a child under
+#     collect-timer (the least of five runs each), takes at most 44 more
+#     there (some 35: the loader's work, the library's small variables on
+#     a few pages, its large tables untouched until samples fill them;
+#     50 before those shared pages);
 # (g) what a sampled process pays at its end: one whose every sample is
 #     in the loader's objects reads no maps then, one that runs code it
 #     wrote into an anonymous mapping reads them, and its samples there
@@ -198,6 +204,29 @@ else
 	[ "$boot" = 0 ] || fail "the boot id read by the processes: $(grep boot_id procs.st | head -3)"
 	[ "$task" = 0 ] || fail "/proc/self/task read by processes of one thread: $(grep task procs.st | head -3)"
 fi
+
+# (h) the page faults of a start
+cat >faults.c <<'EOF'
+#include <stdio.h>
+#include <sys/resource.h>
+int main(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	printf("%ld\n", ru.ru_minflt);
+	return 0;
+}
+EOF
+"$CC" -O2 -o faults faults.c || fail "cannot build faults"
+runs='for i in 1 2 3 4 5; do ./faults; done'
+alone=$(sh -c "$runs" | sort -n | head -1)
+under=$("$COLLECT_TIMER" -q -o faults.raw sh -c "$runs" | sort -n | head -1) ||
+	fail "collect-timer failed on the faults run"
+note "page faults before main: $alone alone, $under under collect-timer"
+[ -n "$alone" ] && [ -n "$under" ] || fail "no count of page faults: '$alone' '$under'"
+[ $((under - alone)) -le 44 ] ||
+	fail "a start under collect-timer takes $((under - alone)) page faults more than alone ($under, $alone)"
 
 # (g) the maps at a sampled process's end: only for an address the start
 # did not write.  A program that spins in its own function (its walks all

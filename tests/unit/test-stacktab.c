@@ -5,8 +5,11 @@
  * stacks of the greatest depth; a full table, a full arena and a trace
  * with no room (the promise: 0, the frames written inline by the caller,
  * never another stack's id); a stack with a Python part (RAW_STACK_PY);
- * threads interning the same stacks at once. */
+ * threads interning the same stacks at once; the few pages the stacks
+ * of a short process touch. */
 #include <pthread.h>
+#include <stdio.h>
+#include <sys/resource.h>
 
 #include "fakehost.h"
 #include "stacktab.h"
@@ -393,6 +396,40 @@ static void test_known(void)
 	CHECK_EQ(stacktab_known(5 + 64, &word), 0);
 }
 
+/* The stacks of a short process touch few of the table's pages: 200
+ * distinct stacks, in a table just reset (its pages given back), take a
+ * few page faults for the slots, the arena and the trace's records, not
+ * one each for slots all over the table (some 180 of its 768 pages). */
+static void test_few_pages(void)
+{
+	enum { N = 200, DEPTH = 8 };
+	struct rusage before, after;
+	struct tt_trace t;
+	uint64_t f[DEPTH];
+	long faults;
+	int zero = 0;
+
+	CHECK(tt_start(&t, 0) == 0);
+	stacktab_reset();
+	/* the code and the stack this uses, faulted in first */
+	make(f, 1u << 20, DEPTH);
+	zero += stacktab_intern(f, DEPTH) == 0;
+	getrusage(RUSAGE_SELF, &before);
+	getrusage(RUSAGE_SELF, &before);
+	for (uint64_t k = 0; k < N; k++) {
+		make(f, k * 7919 + 3, DEPTH);
+		zero += stacktab_intern(f, DEPTH) == 0;
+	}
+	getrusage(RUSAGE_SELF, &after);
+	faults = after.ru_minflt - before.ru_minflt;
+	printf("%d stacks: %ld page faults\n", N, faults);
+	CHECK_EQ(zero, 0);
+	/* slots 3 pages, frames 4, records 4 */
+	CHECK(faults < 40);
+	CHECK(tt_finish(&t) == 0);
+	tt_remove(&t);
+}
+
 int main(void)
 {
 	CHECK(stacktab_init() == 0);
@@ -403,5 +440,6 @@ int main(void)
 	test_py();
 	test_threads();
 	test_known();
+	test_few_pages();
 	return check_done("stacktab");
 }
