@@ -203,21 +203,29 @@ static int64_t str_intern(struct collect_pynames *t, const char *s, uint32_t n)
 	return t->nstrs - 1;
 }
 
-/* Closes the record open, if it has entries. */
-static int record_close(struct collect_pynames *t)
+/* The entries of the record open, cur, onto the records done as a record
+ * of type, if it has any; *last (its last entry's number) reset. */
+static int entries_close(struct pynames_buf *done, struct pynames_buf *cur, uint32_t *last,
+			 uint32_t type)
 {
-	struct raw_pycodes h = { { RAW_PYCODES, 0 } };
+	struct raw_rec h = { type, 0 };
 	static const unsigned char zeros[8];
 
-	if (t->cur.n == 0)
+	if (cur->n == 0)
 		return 0;
-	h.h.size = raw_pad((uint32_t)(sizeof(h) + t->cur.n));
-	if (buf_put(&t->done, &h, sizeof(h)) < 0 || buf_put(&t->done, t->cur.b, t->cur.n) < 0 ||
-	    buf_put(&t->done, zeros, h.h.size - sizeof(h) - t->cur.n) < 0)
+	h.size = raw_pad((uint32_t)(sizeof(h) + cur->n));
+	if (buf_put(done, &h, sizeof(h)) < 0 || buf_put(done, cur->b, cur->n) < 0 ||
+	    buf_put(done, zeros, h.size - sizeof(h) - cur->n) < 0)
 		return -1;
-	t->cur.n = 0;
-	t->cur_last = 0;
+	cur->n = 0;
+	*last = 0;
 	return 0;
+}
+
+/* Closes the record of codes open, if it has entries. */
+static int record_close(struct collect_pynames *t)
+{
+	return entries_close(&t->done, &t->cur, &t->cur_last, RAW_PYCODES);
 }
 
 /* The bytes string s (strs) and the string cand1 - 1 (0: none) begin
@@ -450,18 +458,7 @@ static uint64_t node_hash(const struct collect_pynames *t, uint32_t i)
 /* Closes the run's record of parts open, if it has entries. */
 static int parts_close(struct collect_pynames *t)
 {
-	struct raw_pyparts h = { { RAW_PYPARTS, 0 } };
-	static const unsigned char zeros[8];
-
-	if (t->pcur.n == 0)
-		return 0;
-	h.h.size = raw_pad((uint32_t)(sizeof(h) + t->pcur.n));
-	if (buf_put(&t->pdone, &h, sizeof(h)) < 0 || buf_put(&t->pdone, t->pcur.b, t->pcur.n) < 0 ||
-	    buf_put(&t->pdone, zeros, h.h.size - sizeof(h) - t->pcur.n) < 0)
-		return -1;
-	t->pcur.n = 0;
-	t->pcur_last = 0;
-	return 0;
+	return entries_close(&t->pdone, &t->pcur, &t->pcur_last, RAW_PYPARTS);
 }
 
 /* The run's part of the one frame key (run code, instruction word,
