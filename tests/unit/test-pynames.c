@@ -1,9 +1,13 @@
-/* test-pynames.c - the run's Python names and parts made as the launcher
- * joins a run's traces (collectors/launch/collect-pynames.c), on traces
- * built by hand: two processes whose code indices differ and whose one
- * stack was split into parts differently share the run's codes and one
- * run part of its frames, and read back as their own traces say; a
- * process whose part names a parent it never wrote keeps its parts. */
+/* test-pynames.c - a run's Python names and parts (raw.h,
+ * RAW_RUN_PYNAMES_MAGIC): a run built by hand read (the processes' frames
+ * named from the run's parts, each code the process's that is the run's,
+ * the evaluation loop the process's; a part the run does not have), and
+ * the names and parts made as the launcher joins a run's traces
+ * (collectors/launch/collect-pynames.c), on traces built by hand: two
+ * processes whose code indices differ and whose one stack was split into
+ * parts differently share the run's codes and one run part of its
+ * frames, and read back as their own traces say; a process whose part
+ * names a parent it never wrote keeps its parts. */
 #include "check.h"
 #include "collect-pynames.h"
 #include "error.h"
@@ -72,10 +76,10 @@ static void put_codes(struct rawbuf *r, const uint32_t *index, const char *const
 }
 
 /* A RAW_PYPARTS record of one part: index, parent (0: a root, of the
- * evaluation loop 0x401100 to 0x401200), frames code[i] at line[i], each
- * ending a call where end[i]. */
-static void put_part(struct rawbuf *r, uint32_t index, uint32_t parent, const uint32_t *code,
-		     const uint32_t *line, const uint8_t *end, uint32_t n)
+ * evaluation loop eval_lo to eval_lo + 0x100, 0 for 0), frames code[i]
+ * at line[i], each ending a call where end[i]. */
+static void put_part_eval(struct rawbuf *r, uint32_t index, uint32_t parent, const uint32_t *code,
+			  const uint32_t *line, const uint8_t *end, uint32_t n, uint64_t eval_lo)
 {
 	struct rawbuf e = { 0 };
 
@@ -83,8 +87,8 @@ static void put_part(struct rawbuf *r, uint32_t index, uint32_t parent, const ui
 	put_varint(&e, zz(index));
 	put_varint(&e, parent ? zz((int64_t)index - parent) + 1 : 0);
 	if (!parent) {
-		put_varint(&e, 0x401100);
-		put_varint(&e, 0x100);
+		put_varint(&e, eval_lo);
+		put_varint(&e, eval_lo ? 0x100 : 0);
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		put_varint(&e, code[i]);
@@ -94,14 +98,43 @@ static void put_part(struct rawbuf *r, uint32_t index, uint32_t parent, const ui
 	free(e.b);
 }
 
+static void put_part(struct rawbuf *r, uint32_t index, uint32_t parent, const uint32_t *code,
+		     const uint32_t *line, const uint8_t *end, uint32_t n)
+{
+	put_part_eval(r, index, parent, code, line, end, n, 0x401100);
+}
+
+/* A record of type (RAW_PYRUNCODES or RAW_PYRUNPARTS) of the varints
+ * head[0..nhead), then the ranges rg[0..n) (count, index, run's number),
+ * each from the end of the one before. */
+static void put_ranges(struct rawbuf *r, uint32_t type, const uint64_t *head, uint32_t nhead,
+		       const uint32_t (*rg)[3], uint32_t n)
+{
+	struct rawbuf e = { 0 };
+	uint32_t ei = 0, ec = 0;
+
+	for (uint32_t i = 0; i < nhead; i++)
+		put_varint(&e, head[i]);
+	for (uint32_t i = 0; i < n; i++) {
+		put_varint(&e, rg[i][0]);
+		put_varint(&e, zz((int64_t)rg[i][1] - ei));
+		put_varint(&e, zz((int64_t)rg[i][2] - ec));
+		ei = rg[i][1] + rg[i][0];
+		ec = rg[i][2] + rg[i][0];
+	}
+	put_record(r, type, &e);
+	free(e.b);
+}
+
 static void trace_begin(struct rawbuf *r, uint32_t pid)
 {
 	struct raw_header h;
+	size_t at = r->len;
 
 	rb_header(r, "/nonexistent/python", 10000000);
-	memcpy(&h, r->b, sizeof h);
+	memcpy(&h, r->b + at, sizeof h);
 	h.pid = pid;
-	memcpy(r->b, &h, sizeof h);
+	memcpy(r->b + at, &h, sizeof h);
 	rb_mapping(r, 0x400000, 0x500000, 0, "/nonexistent/python");
 	rb_thread(r, 100, "main");
 }
@@ -188,6 +221,113 @@ static int count_type(const unsigned char *b, size_t len, uint32_t type)
 	return n;
 }
 
+/* A run of two processes whose Python parts are the run's: the run's
+ * codes 1 "outer" (/a.py, line 10) and 2 "inner" (20), its part 1 inner
+ * at line 25 then outer at 12 (one call; part 2: outer alone), of no
+ * evaluation loop.  Process 4242's codes 3 and 4 are the run's 1 and 2,
+ * its part 7 the run's 1 (with bad, the run's 99, which it does not
+ * have); process 4343's codes 9 and 8 the run's 1 and 2 (the other way
+ * round), its part 3 the run's 2, and its own part 5, inner at line 30,
+ * has part 3 as its parent.  Each process samples each of its stacks
+ * once. */
+static void build_run(struct rawbuf *r, bool bad, struct raw_run_part part[2])
+{
+	static const char *const names[] = { "outer", "inner" };
+	static const int32_t firsts[] = { 10, 20 };
+	static const uint32_t codes[] = { 1, 2 }, run_w[] = { 2, 1 }, run_l[] = { 25, 12 };
+	static const uint32_t own_w[] = { 8 }, own_l[] = { 30 };
+	static const uint8_t run_e[] = { 0, 1 }, own_e[] = { 0 };
+	const uint64_t eval[] = { 0x401100, 0x100 };
+	const uint32_t a_codes[][3] = { { 2, 3, 1 } }, a_parts[][3] = { { 1, 7, bad ? 99 : 1 } };
+	const uint32_t b_codes[][3] = { { 1, 8, 2 }, { 1, 9, 1 } }, b_parts[][3] = { { 1, 3, 2 } };
+	struct raw_run_pynames t = { 0 };
+	struct raw_run_footer f = { 0 };
+	size_t at;
+
+	for (int k = 0; k < 2; k++) {
+		part[k] = (struct raw_run_part){ .offset = r->len, .pid = k ? 4343 : 4242,
+						 .flags = k ? 0 : RAW_RUN_ROOT };
+		trace_begin(r, part[k].pid);
+		put_ranges(r, RAW_PYRUNCODES, NULL, 0, k ? b_codes : a_codes, k ? 2 : 1);
+		put_ranges(r, RAW_PYRUNPARTS, eval, 2, k ? b_parts : a_parts, 1);
+		sample_part(r, 1, k ? 3 : 7);
+		if (k) {
+			put_part(r, 5, 3, own_w, own_l, own_e, 1);
+			sample_part(r, 2, 5);
+		}
+		rb_end(r, 2000, k ? 2 : 1, 0);
+		part[k].length = r->len - part[k].offset;
+		rb_zero(r, (r->len + RAW_RUN_ALIGN - 1) / RAW_RUN_ALIGN * RAW_RUN_ALIGN - r->len);
+	}
+	at = r->len;
+	put_codes(r, codes, names, firsts, 2);
+	put_part_eval(r, 1, 0, run_w, run_l, run_e, 2, 0);
+	t.size = r->len - at;
+	memcpy(t.magic, RAW_RUN_PYNAMES_MAGIC, RAW_MAGIC_LEN);
+	rb_put(r, &t, sizeof t);
+	f.index_offset = r->len;
+	rb_put(r, part, 2 * sizeof *part);
+	f.nparts = 2;
+	f.nprocesses = 2;
+	memcpy(f.magic, RAW_RUN_MAGIC, RAW_MAGIC_LEN);
+	rb_put(r, &f, sizeof f);
+}
+
+/* The run's parts read: each process's frames its own codes that are the
+ * run's codes the run's part names, the evaluation loop its own (the
+ * run's parts have none), a part of its own on one of the run's; a part
+ * the run does not have. */
+static void test_read(void)
+{
+	static const char *const want[] = { "- inner@25 outer@12 - -", "- outer@12 - -",
+					    "- inner@30 outer@12 - -" };
+	struct raw_run_part part[2];
+	struct rawbuf r = { 0 };
+	struct pv_profile *p;
+	char got[256];
+	int seen[3] = { 0 };
+
+	build_run(&r, false, part);
+	nwarnings = 0;
+	p = raw_read_run(r.b, r.len, "t", NULL, false);
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	CHECK_EQ(nwarnings, 0);
+	CHECK_EQ(p->nsamples, 3);
+	for (uint32_t i = 0; i < p->nsamples; i++) {
+		int hit = 0;
+
+		frames_of(p, i, got, sizeof got);
+		for (int k = 0; k < 3; k++)
+			if (strcmp(got, want[k]) == 0)
+				hit = ++seen[k];
+		if (!hit)
+			fprintf(stderr, "test-pynames: a run's sample is '%s'\n", got);
+		CHECK(hit == 1);
+	}
+	CHECK_EQ(pv_profile_check_indices(p, "t"), 0);
+	pv_profile_free(p);
+	if (getenv("PYNAMES_SEED"))
+		fwrite(r.b, 1, r.len, stdout); /* the raw fuzzer's seed run-pyparts */
+
+	/* a part the run's names do not have: said, and not recorded */
+	r.len = 0;
+	build_run(&r, true, part);
+	nwarnings = 0;
+	p = raw_read_run(r.b, r.len, "t", NULL, false);
+	CHECK(p != NULL);
+	CHECK_EQ(nwarnings, 1);
+	for (uint32_t i = 0; p && i < p->nsamples; i++) {
+		frames_of(p, i, got, sizeof got);
+		if (strcmp(got, want[1]) && strcmp(got, want[2]))
+			CHECK_STR(got, "- - - [python: code not recorded]@0");
+	}
+	if (p)
+		pv_profile_free(p);
+	free(r.b);
+}
+
 int main(void)
 {
 	static const char *const want[] = { "- inner@25 outer@12 - -", "- inner@25 outer@12 - -",
@@ -202,6 +342,7 @@ int main(void)
 	int64_t w;
 
 	pv_error_set_sink(sink);
+	test_read();
 	CHECK(t != NULL && mkdtemp(dir) != NULL);
 	snprintf(path, sizeof path, "%s/run", dir);
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);

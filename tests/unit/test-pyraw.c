@@ -251,10 +251,8 @@ struct rb_part {
 	const uint8_t *end;
 };
 
-/* A RAW_PYPARTS record of the parts g[0..n) (raw.h, encoded by hand), the
- * evaluation loop of its roots eval_lo, eval_lo + span. */
-static void rb_pyparts_eval(struct rawbuf *r, const struct rb_part *g, uint32_t n, uint64_t eval_lo,
-			    uint64_t span)
+/* A RAW_PYPARTS record of the parts g[0..n) (raw.h, encoded by hand). */
+static void rb_pyparts(struct rawbuf *r, const struct rb_part *g, uint32_t n)
 {
 	unsigned char b[1024];
 	uint32_t k = 0, last = 0;
@@ -266,8 +264,8 @@ static void rb_pyparts_eval(struct rawbuf *r, const struct rb_part *g, uint32_t 
 		rb_varint(b, &k, d < 0 ? ((uint64_t)-d << 1) - 1 : (uint64_t)d << 1);
 		rb_varint(b, &k, g[i].parent == 0 ? 0 : (dp < 0 ? ((uint64_t)-dp << 1) - 1 : (uint64_t)dp << 1) + 1);
 		if (g[i].parent == 0) {
-			rb_varint(b, &k, eval_lo);
-			rb_varint(b, &k, span);
+			rb_varint(b, &k, 0x401100);
+			rb_varint(b, &k, 0x100);
 		}
 		for (uint32_t j = 0; j < g[i].n; j++) {
 			rb_varint(b, &k, raw_py_code(g[i].w[j]));
@@ -280,11 +278,6 @@ static void rb_pyparts_eval(struct rawbuf *r, const struct rb_part *g, uint32_t 
 	rb_put(r, &h, sizeof h);
 	rb_put(r, b, k);
 	rb_zero(r, raw_pad(k) - k);
-}
-
-static void rb_pyparts(struct rawbuf *r, const struct rb_part *g, uint32_t n)
-{
-	rb_pyparts_eval(r, g, n, 0x401100, 0x100);
 }
 
 /* Stacks whose Python frames are parts: a part, the parts of its outer
@@ -693,171 +686,6 @@ static void test_run_names(void)
 	free(r.b);
 }
 
-/* zigzag(d), written out from raw.h */
-static uint64_t rb_zz(int64_t d)
-{
-	return d < 0 ? ((uint64_t)-d << 1) - 1 : (uint64_t)d << 1;
-}
-
-/* A record of type (RAW_PYRUNCODES or RAW_PYRUNPARTS) of the varints
- * head[0..nhead), then the ranges rg[0..n) (count, index, run's number),
- * each from the end of the one before. */
-static void rb_run_ranges(struct rawbuf *r, uint32_t type, const uint64_t *head, uint32_t nhead,
-			  const uint32_t (*rg)[3], uint32_t n)
-{
-	unsigned char b[256];
-	uint32_t k = 0, ei = 0, ec = 0;
-
-	for (uint32_t i = 0; i < nhead; i++)
-		rb_varint(b, &k, head[i]);
-	for (uint32_t i = 0; i < n; i++) {
-		rb_varint(b, &k, rg[i][0]);
-		rb_varint(b, &k, rb_zz((int64_t)rg[i][1] - ei));
-		rb_varint(b, &k, rb_zz((int64_t)rg[i][2] - ec));
-		ei = rg[i][1] + rg[i][0];
-		ec = rg[i][2] + rg[i][0];
-	}
-	struct raw_rec h = { type, (uint32_t)sizeof h + raw_pad(k) };
-
-	rb_put(r, &h, sizeof h);
-	rb_put(r, b, k);
-	rb_zero(r, raw_pad(k) - k);
-}
-
-/* A run of two processes whose Python parts are the run's: the run's
- * codes 1 "outer" (/a.py, line 10) and 2 "inner" (20), its part 1 inner
- * at line 25 then outer at 12 (one call; part 2: outer alone).  Process
- * 4242's codes 3 and 4 are the run's 1 and 2, its part 7 the run's 1
- * (with bad, the run's 99, which it does not have); process 4343's
- * codes 9 and 8 the run's 1 and 2 (the other way round), its part 3 the
- * run's 2, and its own part 5, inner at line 30, has part 3 as its
- * parent.  Each process samples each of its stacks once. */
-static void rb_run_parts(struct rawbuf *r, bool bad)
-{
-	static const unsigned char codes[] = {
-		2 /* 1 */, 20, 5 << 2, 'o', 'u', 't', 'e', 'r', 5 << 2, '/', 'a', '.', 'p', 'y',
-		2 /* 2 */, 40, 5 << 2, 'i', 'n', 'n', 'e', 'r', 3 << 2 | 1,
-	};
-	const uint64_t native[] = { 0x401010, 0x401101, 0x402020 };
-	const uint64_t run_w[] = { raw_py_word(2, 25), raw_py_word(1, 12) }, own_w[] = { raw_py_word(8, 30) };
-	const uint8_t run_ends[] = { 0, 1 }, own_ends[] = { 0 };
-	const struct rb_part run_part = { 1, 0, run_w, 2, run_ends }, own = { 5, 3, own_w, 1, own_ends };
-	const uint64_t eval[] = { 0x401100, 0x100 };
-	const uint32_t a_codes[][3] = { { 2, 3, 1 } }, a_parts[][3] = { { 1, 7, bad ? 99 : 1 } };
-	const uint32_t b_codes[][3] = { { 1, 8, 2 }, { 1, 9, 1 } }, b_parts[][3] = { { 1, 3, 2 } };
-	struct raw_run_part part[2] = { { .offset = 0, .pid = 4242, .flags = RAW_RUN_ROOT },
-					{ .pid = 4343 } };
-	struct raw_run_footer f = { 0 };
-	struct raw_run_pynames t = { 0 };
-	struct raw_header h;
-	size_t at;
-
-	for (int k = 0; k < 2; k++) {
-		part[k].offset = r->len;
-		rb_header(r, "/nonexistent/python", 10000000);
-		memcpy(&h, r->b + part[k].offset, sizeof h);
-		h.pid = part[k].pid;
-		memcpy(r->b + part[k].offset, &h, sizeof h);
-		rb_mapping(r, 0x400000, 0x500000, 0, "/nonexistent/python");
-		rb_thread(r, 100, "main");
-		rb_run_ranges(r, RAW_PYRUNCODES, NULL, 0, k ? b_codes : a_codes, k ? 2 : 1);
-		rb_run_ranges(r, RAW_PYRUNPARTS, eval, 2, k ? b_parts : a_parts, 1);
-		rb_stack_py(r, 1, k ? 3 : 7, native, 3);
-		if (k) {
-			rb_pyparts(r, &own, 1);
-			rb_stack_py(r, 2, 5, native, 3);
-		}
-		for (uint32_t id = 1; id <= (k ? 2u : 1u); id++)
-			rb_sample(r, 100, id, NULL, 0, 1000 + id, 4000000);
-		rb_end(r, 2000, k ? 2 : 1, 0);
-		part[k].length = r->len - part[k].offset;
-		rb_zero(r, (r->len + RAW_RUN_ALIGN - 1) / RAW_RUN_ALIGN * RAW_RUN_ALIGN - r->len);
-	}
-	at = r->len;
-	rb_pycodes(r, codes, sizeof codes);
-	rb_pyparts_eval(r, &run_part, 1, 0, 0);
-	t.size = r->len - at;
-	memcpy(t.magic, RAW_RUN_PYNAMES_MAGIC, RAW_MAGIC_LEN);
-	rb_put(r, &t, sizeof t);
-	f.index_offset = r->len;
-	rb_put(r, part, sizeof part);
-	f.nparts = 2;
-	f.nprocesses = 2;
-	memcpy(f.magic, RAW_RUN_MAGIC, RAW_MAGIC_LEN);
-	rb_put(r, &f, sizeof f);
-}
-
-/* Sample i's frames, leaf first: a Python frame "name@line", a native
- * one "-", space-separated. */
-static void sample_frames(const struct pv_profile *p, uint32_t i, char *out, size_t cap)
-{
-	const uint32_t *locs = p->stack_locs + p->samples[i].loc_off;
-	size_t n = 0;
-
-	out[0] = '\0';
-	for (uint32_t k = 0; k < p->samples[i].nlocs && n < cap; k++) {
-		if (pv_location_is_python(p, locs[k]))
-			n += (size_t)snprintf(out + n, cap - n, "%s%s@%" PRId64, k ? " " : "",
-					      fn_name(p, locs[k]), line_of(p, locs[k])[0].line);
-		else
-			n += (size_t)snprintf(out + n, cap - n, "%s-", k ? " " : "");
-	}
-}
-
-/* The Python parts of a run's processes named from the run's: each
- * process's frames its own codes that are the run's codes the run's part
- * names, the evaluation loop its own (the run's parts have none), a part
- * of its own on one of the run's; a part the run does not have. */
-static void test_run_parts(void)
-{
-	static const char *const want[] = { "- inner@25 outer@12 - -", "- outer@12 - -",
-					    "- inner@30 outer@12 - -" };
-	struct rawbuf r = { 0 };
-	struct pv_profile *p;
-	char got[256];
-	int seen[3] = { 0 };
-
-	rb_run_parts(&r, false);
-	nwarnings = 0;
-	p = raw_read_run(r.b, r.len, "t", NULL, false);
-	CHECK(p != NULL);
-	if (!p)
-		return;
-	CHECK_EQ(nwarnings, 0);
-	CHECK_EQ(p->nsamples, 3);
-	for (uint32_t i = 0; i < p->nsamples; i++) {
-		int hit = 0;
-
-		sample_frames(p, i, got, sizeof got);
-		for (int k = 0; k < 3; k++)
-			if (strcmp(got, want[k]) == 0)
-				hit = ++seen[k];
-		if (!hit)
-			fprintf(stderr, "test-pyraw: a run's sample is '%s'\n", got);
-		CHECK(hit == 1);
-	}
-	CHECK_EQ(pv_profile_check_indices(p, "t"), 0);
-	pv_profile_free(p);
-	if (getenv("PYRAW_SEED") && strcmp(getenv("PYRAW_SEED"), "runparts") == 0)
-		fwrite(r.b, 1, r.len, stdout); /* the raw fuzzer's seed run-pyparts */
-
-	/* a part the run's names do not have: said, and not recorded */
-	r.len = 0;
-	rb_run_parts(&r, true);
-	nwarnings = 0;
-	p = raw_read_run(r.b, r.len, "t", NULL, false);
-	CHECK(p != NULL);
-	CHECK_EQ(nwarnings, 1);
-	for (uint32_t i = 0; p && i < p->nsamples; i++) {
-		sample_frames(p, i, got, sizeof got);
-		if (strcmp(got, want[1]) && strcmp(got, want[2]))
-			CHECK_STR(got, "- - - [python: code not recorded]@0");
-	}
-	if (p)
-		pv_profile_free(p);
-	free(r.b);
-}
-
 /* Entries that each take a long name written before: what they take is
  * bounded by a multiple of the records' size, with one warning. */
 static void test_codes_bound(void)
@@ -1030,7 +858,6 @@ int main(void)
 	test_codes();
 	test_codes_bound();
 	test_run_names();
-	test_run_parts();
 	test_pystacks();
 	test_pyparts(false);
 	test_pyparts(true);
