@@ -79,6 +79,7 @@ struct collect_pynames {
 	uint32_t npref;
 	uint64_t eval[2];
 	int has_eval, moved;
+	int words;                   /* a record of it has Python frame words */
 	struct pynames_buf partrec;
 };
 
@@ -613,6 +614,41 @@ static int part_parts(struct collect_pynames *t, const unsigned char *rec, uint3
 	return 0;
 }
 
+/* Does the record r hold Python frame words (or code indices) other than
+ * those of its parts: a stack's or a sample's frames with one, a
+ * RAW_SAMPLE_PY, RAW_PYSTACK, RAW_PYCODE or RAW_PYPART? */
+static int record_words(const struct raw_record *r)
+{
+	const unsigned char *w = NULL;
+	uint32_t n = 0;
+
+	switch (r->type) {
+	case RAW_SAMPLE_PY:
+	case RAW_PYSTACK:
+	case RAW_PYCODE:
+	case RAW_PYPART:
+		return 1;
+	case RAW_STACK:
+		w = r->data + sizeof(struct raw_stack);
+		n = (r->size - (uint32_t)sizeof(struct raw_stack)) / 8;
+		break;
+	case RAW_SAMPLE:
+		if (r->size > sizeof(struct raw_sample)) {
+			w = r->data + sizeof(struct raw_sample);
+			n = (r->size - (uint32_t)sizeof(struct raw_sample)) / 8;
+		}
+		break;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t v;
+
+		memcpy(&v, w + 8 * i, sizeof(v));
+		if (raw_py_is(v) || raw_pystack_is(v))
+			return 1;
+	}
+	return 0;
+}
+
 /* The process's parts the run's, if every one of its RAW_PYPARTS records
  * can be (and it has no RAW_PYPART, whose indices share theirs): its
  * RAW_PYRUNPARTS record into t->partrec, t->moved set.  0, or -1 when
@@ -637,11 +673,14 @@ static int part_moves(struct collect_pynames *t, const unsigned char *b, size_t 
 		memset(t->ppmap, 0, t->nppmap * sizeof(*t->ppmap));
 	if (t->npref)
 		memset(t->pref, 0, t->npref * sizeof(*t->pref));
-	/* the parts its stacks name, which alone the ranges need */
+	t->words = 0;
+	/* the parts its stacks name, which alone the ranges need; whether
+	 * other records name its codes */
 	raw_iter_init(&it, b, len, head->h.header_size, head->arch.nregs);
 	while (rc == 0 && raw_iter_next(&it, &r) == RAW_NEXT_RECORD) {
 		struct raw_stack_py sp;
 
+		t->words |= record_words(&r);
 		if (r.type != RAW_STACK_PY)
 			continue;
 		memcpy(&sp, r.data, sizeof(sp));
@@ -775,6 +814,10 @@ static int64_t part_rewrite(struct collect_pynames *t, const unsigned char *b, s
 	free(runs.b);
 	if (rc == 0 && n > 0 && part_moves(t, b, len, &head) < 0)
 		rc = -1;
+	/* codes only the run's parts name need no ranges: the reader names
+	 * their frames from the run's codes */
+	if (rc == 0 && t->moved && !t->words)
+		t->runrec.n = 0;
 	return rc < 0 ? rc : n;
 }
 

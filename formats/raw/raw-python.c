@@ -462,6 +462,8 @@ int rd_python_run_parts(struct reader *rd, const unsigned char *r, uint32_t size
 	uint32_t index = 0, g = 0, n, di, dg;
 	uint64_t lo, hi;
 
+	/* (the names of the run's codes its parts name are bounded by it) */
+	rd->py.codes_read += size;
 	if (raw_varint_get(&p, end, 10, &lo) < 0 || raw_varint_get(&p, end, 10, &hi) < 0) {
 		pv_warn("%s: Python part record at byte %zu is malformed; ignored", rd->who, off);
 		return 0;
@@ -748,18 +750,36 @@ int rd_python_parts(struct reader *rd, const unsigned char *r, uint32_t size, si
 	return 0;
 }
 
+/* The process's code of the run's code c, made after its own (once its
+ * records are read) when it has none: RAW_PY_MAX_CODES when the run has
+ * no such code or the process no index left (or out of memory, said). */
+static uint32_t run_code_new(struct reader *rd, uint32_t c)
+{
+	struct rd_python *py = &rd->py;
+	const struct rd_run_names *rn = rd->run_names;
+	uint32_t index = py->run_next ? py->run_next : (uint32_t)(py->ncodes > 0 ? py->ncodes : 1);
+
+	if (rn == NULL || c >= rn->py.ncodes || !rn->py.codes[c].function1 || !rn->py.codes[c].lines ||
+	    index >= RAW_PY_MAX_CODES || run_code(rd, index, c, 0) <= 0)
+		return RAW_PY_MAX_CODES;
+	py->run_next = index + 1;
+	return index;
+}
+
 /* The frame words w[0..n) of a run's part made the process's: each run
  * code the process's code that is it (its markers, code 0, as they are),
- * else a code that has no record. */
-static void run_words(const struct rd_python *py, uint64_t *w, uint32_t n)
+ * made when it has none (run_code_new). */
+static void run_words(struct reader *rd, uint64_t *w, uint32_t n)
 {
+	const struct rd_python *py = &rd->py;
+
 	for (uint32_t i = 0; i < n; i++) {
-		uint32_t c = raw_py_code(w[i]);
+		uint32_t c = raw_py_code(w[i]), pc;
 
 		if (c == 0)
 			continue;
-		c = c < py->nrun_inv && py->run_inv[c] ? py->run_inv[c] : RAW_PY_MAX_CODES;
-		w[i] = raw_py_word(c, raw_py_instr(w[i]));
+		pc = c < py->nrun_inv && py->run_inv[c] ? py->run_inv[c] : run_code_new(rd, c);
+		w[i] = raw_py_word(pc, raw_py_instr(w[i]));
 	}
 }
 
@@ -797,7 +817,7 @@ uint32_t rd_python_part_merge(struct reader *rd, uint32_t index, uint64_t *frame
 			ends[ne++] = nw + py->ends[g->end_off + i] - g->shift;
 		memcpy(words + nw, py->words + g->off1 - 1, (size_t)g->n * 8);
 		if (run)
-			run_words(&rd->py, words + nw, g->n);
+			run_words(rd, words + nw, g->n);
 		nw += g->n;
 		if (g->parent == 0) {
 			if (!run) {

@@ -147,6 +147,7 @@ struct rd_python {
 	 * 0: none */
 	uint32_t *run_inv;
 	size_t nrun_inv;
+	uint32_t run_next;            /* the next code made for one, 0: none yet */
 	/* each + 1, 0 until needed: the "[python]" mapping, the function
 	 * of frames whose code has no record, the markers' functions */
 	uint32_t map1, unknown1, stop1[RAW_PY_STOP_TABLE + 1];

@@ -221,16 +221,16 @@ static int count_type(const unsigned char *b, size_t len, uint32_t type)
 	return n;
 }
 
-/* A run of two processes whose Python parts are the run's: the run's
+/* A run of three processes whose Python parts are the run's: the run's
  * codes 1 "outer" (/a.py, line 10) and 2 "inner" (20), its part 1 inner
  * at line 25 then outer at 12 (one call; part 2: outer alone), of no
  * evaluation loop.  Process 4242's codes 3 and 4 are the run's 1 and 2,
  * its part 7 the run's 1 (with bad, the run's 99, which it does not
  * have); process 4343's codes 9 and 8 the run's 1 and 2 (the other way
  * round), its part 3 the run's 2, and its own part 5, inner at line 30,
- * has part 3 as its parent.  Each process samples each of its stacks
- * once. */
-static void build_run(struct rawbuf *r, bool bad, struct raw_run_part part[2])
+ * has part 3 as its parent; process 4444 has no codes, its part 2 the
+ * run's 1.  Each process samples each of its stacks once. */
+static void build_run(struct rawbuf *r, bool bad, struct raw_run_part part[3])
 {
 	static const char *const names[] = { "outer", "inner" };
 	static const int32_t firsts[] = { 10, 20 };
@@ -244,18 +244,21 @@ static void build_run(struct rawbuf *r, bool bad, struct raw_run_part part[2])
 	struct raw_run_footer f = { 0 };
 	size_t at;
 
-	for (int k = 0; k < 2; k++) {
-		part[k] = (struct raw_run_part){ .offset = r->len, .pid = k ? 4343 : 4242,
+	const uint32_t c_parts[][3] = { { 1, 2, 1 } };
+
+	for (int k = 0; k < 3; k++) {
+		part[k] = (struct raw_run_part){ .offset = r->len, .pid = 4242 + 101 * (uint32_t)k,
 						 .flags = k ? 0 : RAW_RUN_ROOT };
 		trace_begin(r, part[k].pid);
-		put_ranges(r, RAW_PYRUNCODES, NULL, 0, k ? b_codes : a_codes, k ? 2 : 1);
-		put_ranges(r, RAW_PYRUNPARTS, eval, 2, k ? b_parts : a_parts, 1);
-		sample_part(r, 1, k ? 3 : 7);
-		if (k) {
+		if (k < 2)
+			put_ranges(r, RAW_PYRUNCODES, NULL, 0, k ? b_codes : a_codes, k ? 2 : 1);
+		put_ranges(r, RAW_PYRUNPARTS, eval, 2, k == 2 ? c_parts : k ? b_parts : a_parts, 1);
+		sample_part(r, 1, k == 2 ? 2 : k ? 3 : 7);
+		if (k == 1) {
 			put_part(r, 5, 3, own_w, own_l, own_e, 1);
 			sample_part(r, 2, 5);
 		}
-		rb_end(r, 2000, k ? 2 : 1, 0);
+		rb_end(r, 2000, k == 1 ? 2 : 1, 0);
 		part[k].length = r->len - part[k].offset;
 		rb_zero(r, (r->len + RAW_RUN_ALIGN - 1) / RAW_RUN_ALIGN * RAW_RUN_ALIGN - r->len);
 	}
@@ -266,22 +269,24 @@ static void build_run(struct rawbuf *r, bool bad, struct raw_run_part part[2])
 	memcpy(t.magic, RAW_RUN_PYNAMES_MAGIC, RAW_MAGIC_LEN);
 	rb_put(r, &t, sizeof t);
 	f.index_offset = r->len;
-	rb_put(r, part, 2 * sizeof *part);
-	f.nparts = 2;
-	f.nprocesses = 2;
+	rb_put(r, part, 3 * sizeof *part);
+	f.nparts = 3;
+	f.nprocesses = 3;
 	memcpy(f.magic, RAW_RUN_MAGIC, RAW_MAGIC_LEN);
 	rb_put(r, &f, sizeof f);
 }
 
 /* The run's parts read: each process's frames its own codes that are the
- * run's codes the run's part names, the evaluation loop its own (the
- * run's parts have none), a part of its own on one of the run's; a part
- * the run does not have. */
+ * run's codes the run's part names (the run's codes themselves for a
+ * process that has none), the evaluation loop its own (the run's parts
+ * have none), a part of its own on one of the run's; a part the run does
+ * not have. */
 static void test_read(void)
 {
 	static const char *const want[] = { "- inner@25 outer@12 - -", "- outer@12 - -",
 					    "- inner@30 outer@12 - -" };
-	struct raw_run_part part[2];
+	static const int times[] = { 2, 1, 1 };
+	struct raw_run_part part[3];
 	struct rawbuf r = { 0 };
 	struct pv_profile *p;
 	char got[256];
@@ -294,7 +299,7 @@ static void test_read(void)
 	if (!p)
 		return;
 	CHECK_EQ(nwarnings, 0);
-	CHECK_EQ(p->nsamples, 3);
+	CHECK_EQ(p->nsamples, 4);
 	for (uint32_t i = 0; i < p->nsamples; i++) {
 		int hit = 0;
 
@@ -304,8 +309,10 @@ static void test_read(void)
 				hit = ++seen[k];
 		if (!hit)
 			fprintf(stderr, "test-pynames: a run's sample is '%s'\n", got);
-		CHECK(hit == 1);
+		CHECK(hit > 0);
 	}
+	for (int k = 0; k < 3; k++)
+		CHECK_EQ(seen[k], times[k]);
 	CHECK_EQ(pv_profile_check_indices(p, "t"), 0);
 	pv_profile_free(p);
 	if (getenv("PYNAMES_SEED"))
@@ -320,7 +327,7 @@ static void test_read(void)
 	CHECK_EQ(nwarnings, 1);
 	for (uint32_t i = 0; p && i < p->nsamples; i++) {
 		frames_of(p, i, got, sizeof got);
-		if (strcmp(got, want[1]) && strcmp(got, want[2]))
+		if (strcmp(got, want[0]) && strcmp(got, want[1]) && strcmp(got, want[2]))
 			CHECK_STR(got, "- - - [python: code not recorded]@0");
 	}
 	if (p)
@@ -383,10 +390,12 @@ int main(void)
 	unlink(path);
 	rmdir(dir);
 
-	/* the first two: their parts the run's, none of their own; the third's its own */
+	/* the first two: their parts the run's, none of their own, nor codes
+	 * (only the run's parts name them); the third's its own, on its codes */
 	for (int k = 0; k < 3; k++) {
 		CHECK_EQ(count_type(out.b + part[k].offset, part[k].length, RAW_PYPARTS), k == 2 ? 1 : 0);
 		CHECK_EQ(count_type(out.b + part[k].offset, part[k].length, RAW_PYRUNPARTS), k == 2 ? 0 : 1);
+		CHECK_EQ(count_type(out.b + part[k].offset, part[k].length, RAW_PYRUNCODES), k == 2 ? 1 : 0);
 	}
 	/* one stack, written once: the run's parts are the two of its frames */
 	uint64_t names_off, names_len;
