@@ -338,7 +338,8 @@ for f in os.listdir("."):
 	[ "$(grep -c '^part ' rn.txt)" -ge 4 ] && grep -q '^pynames ' rn.txt ||
 		fail "$2: not a run of four processes with the run's names: $(grep -E '^(part|pynames) ' rn.txt)"
 	# the children's codes: all named from the run's names (none of
-	# their own), each code of the run's names once
+	# their own; none at all when only the run's parts name them), each
+	# code of the run's names once
 	awk -F'\t' '$1 ~ /^part / { np++ } np >= 2 && $1 ~ /^pycodes / { own++ }
 		np >= 2 && $1 ~ /^pyentry / { split($1, w, " "); if (w[4] !~ /^run:/) own++; kids++
 			used[w[4]] = 1 }
@@ -346,7 +347,7 @@ for f in os.listdir("."):
 			seen[k] = 1; nrun++ }
 		END { nused = 0; for (c in used) nused++
 			printf "%d %d %d %d %d\n", own, twice, kids, nrun, nused
-			exit !(own == 0 && twice == 0 && kids > 0 && nused <= nrun) }' rn.txt >rn.count ||
+			exit !(own == 0 && twice == 0 && nrun > 0 && nused <= nrun) }' rn.txt >rn.count ||
 		fail "$2: the run's names: (own, twice, codes, run codes, used) $(cat rn.count)"
 	note "$2: the run's names: $(cat rn.count) (own, twice, children's codes, run codes, used)"
 	# the children's parts: all named from the run's parts (none of
