@@ -437,6 +437,23 @@ static int range_flush(struct ranges *r)
 	return 0;
 }
 
+/* A record of type onto dst: the bytes pre[0..npre), then the ranges
+ * runs, padded.  0; 1 when too long; -1 when out of memory. */
+static int ranges_record(struct pynames_buf *dst, uint32_t type, const unsigned char *pre, uint32_t npre,
+			 const struct pynames_buf *runs)
+{
+	struct raw_rec h = { type, 0 };
+	static const unsigned char zeros[8];
+
+	if (runs->n > RAW_MAX_RECORD / 2)
+		return 1;
+	h.size = raw_pad((uint32_t)(sizeof(h) + npre + runs->n));
+	if (buf_put(dst, &h, sizeof(h)) < 0 || (npre && buf_put(dst, pre, npre) < 0) ||
+	    buf_put(dst, runs->b, runs->n) < 0 || buf_put(dst, zeros, h.size - sizeof(h) - npre - runs->n) < 0)
+		return -1;
+	return 0;
+}
+
 static int range_add(struct ranges *r, uint32_t index, uint32_t c)
 {
 	if (r->n > 0 && index == r->index + r->n && c == r->c + r->n) {
@@ -658,8 +675,6 @@ static int part_moves(struct collect_pynames *t, const unsigned char *b, size_t 
 {
 	struct pynames_buf runs = { 0 };
 	struct ranges rg = { .b = &runs };
-	struct raw_rec h = { RAW_PYRUNPARTS, 0 };
-	static const unsigned char zeros[8];
 	struct raw_iter it;
 	struct raw_record r;
 	unsigned char ev[20];
@@ -698,14 +713,7 @@ static int part_moves(struct collect_pynames *t, const unsigned char *b, size_t 
 	if (rc == 0 && any && t->has_eval && (rc = range_flush(&rg)) == 0 && runs.n > 0) {
 		nev = raw_varint_put(ev, t->eval[0]);
 		nev += raw_varint_put(ev + nev, t->eval[1]);
-		h.size = raw_pad((uint32_t)(sizeof(h) + nev + runs.n));
-		if (runs.n > RAW_MAX_RECORD / 2)
-			rc = 1;
-		else if (buf_put(&t->partrec, &h, sizeof(h)) < 0 || buf_put(&t->partrec, ev, nev) < 0 ||
-			 buf_put(&t->partrec, runs.b, runs.n) < 0 ||
-			 buf_put(&t->partrec, zeros, h.size - sizeof(h) - nev - runs.n) < 0)
-			rc = -1;
-		else
+		if ((rc = ranges_record(&t->partrec, RAW_PYRUNPARTS, ev, nev, &runs)) == 0)
 			t->moved = 1;
 	}
 	free(runs.b);
@@ -773,8 +781,6 @@ static int64_t part_rewrite(struct collect_pynames *t, const unsigned char *b, s
 {
 	struct pynames_buf runs = { 0 };
 	struct ranges rg = { .b = &runs };
-	struct raw_rec h = { RAW_PYRUNCODES, 0 };
-	static const unsigned char zeros[8];
 	struct raw_head head;
 	struct raw_iter it;
 	struct raw_record r;
@@ -803,14 +809,9 @@ static int64_t part_rewrite(struct collect_pynames *t, const unsigned char *b, s
 		rc = buf_put(&t->lens, &was, sizeof(was));
 		n++;
 	}
-	if (rc == 0 && (rc = range_flush(&rg)) == 0 && runs.n > 0) {
-		h.size = raw_pad((uint32_t)(sizeof(h) + runs.n));
-		rc = runs.n > RAW_MAX_RECORD / 2 ? -2
-		     : buf_put(&t->runrec, &h, sizeof(h)) < 0 || buf_put(&t->runrec, runs.b, runs.n) < 0 ||
-				     buf_put(&t->runrec, zeros, h.size - sizeof(h) - runs.n) < 0
-			     ? -1
-			     : 0;
-	}
+	if (rc == 0 && (rc = range_flush(&rg)) == 0 && runs.n > 0 &&
+	    (rc = ranges_record(&t->runrec, RAW_PYRUNCODES, NULL, 0, &runs)) == 1)
+		rc = -2;
 	free(runs.b);
 	if (rc == 0 && n > 0 && part_moves(t, b, len, &head) < 0)
 		rc = -1;
