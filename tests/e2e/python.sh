@@ -366,7 +366,9 @@ for f in os.listdir("."):
 	# the children's frames, made of the run's parts: those of their own
 	# traces, frame by frame and line by line
 	local kids
-	kids=$(find rnkept -name 'rn.*.raw' | sed 's/.*rn\.\([0-9]*\)\.raw$/\1/' | paste -sd, -)
+	# (rn.PID.raw, rn.PID.N.raw for an image after the first)
+	kids=$(find rnkept -name 'rn.*.raw' | sed -n 's/.*rn\.\([0-9]*\)\(\.[0-9]*\)\{0,1\}\.raw$/\1/p' |
+		sort -u | paste -sd, -)
 	[ -n "$kids" ] || fail "$2: no child's own trace was kept"
 	"$PROFVIEW" -q --folded --lines rnkept/rn.*.raw | sort >rnk-own.txt
 	"$PROFVIEW" -q --folded --lines --pid="$kids" rn.raw | sort >rnk-run.txt
