@@ -99,6 +99,7 @@ static uint32_t raw_iter_min_size(uint32_t type)
 	case RAW_PYCODES: return sizeof(struct raw_pycodes);
 	case RAW_PYRUNCODES: return sizeof(struct raw_pyruncodes);
 	case RAW_PYPARTS: return sizeof(struct raw_pyparts);
+	case RAW_PYRUNPARTS: return sizeof(struct raw_pyrunparts);
 	default: return sizeof(struct raw_rec);
 	}
 }

@@ -155,6 +155,7 @@ enum raw_type {
 	RAW_PYCODES = 24,
 	RAW_PYRUNCODES = 25,
 	RAW_PYPARTS = 26,
+	RAW_PYRUNPARTS = 27,
 };
 
 struct raw_rec {
@@ -609,17 +610,17 @@ _Static_assert(sizeof(struct raw_run_footer) == 32, "raw_run_footer is 32 bytes"
 #define RAW_RUN_FOOTER_SIZE 32
 
 /* The run's names: the Python code objects of its processes (qualified
- * name, file name, first line), written once for the run when
- * collect-timer joins the traces, which then name them by number
- * (RAW_PYRUNCODES) rather than each process writing its own.
- * RAW_PYCODES records, each with its raw_rec header, whose code i is the
- * run's code i, size bytes in all, then this trailer,
- * which ends right where the table of the processes not profiled starts
- * (raw_run_footer.others_offset), or the index of the parts when there is
- * no such table.  The records are
- * read as those of a trace are, their strings by number or beginning
- * naming the run's strings before; nothing else in the file refers to
- * them.  A run without it has no RAW_PYCODES_RUN strings. */
+ * name, file name, first line) and the parts of their stacks, written
+ * once for the run when collect-timer joins the traces, which then name
+ * them by number (RAW_PYRUNCODES, RAW_PYRUNPARTS) rather than each
+ * process writing its own.  RAW_PYCODES records (raw_rec header each),
+ * whose code i is the run's code i, then RAW_PYPARTS records, whose part
+ * i is the run's part i (frames naming the run's codes; eval_lo and
+ * eval_hi 0), size bytes in all, then this trailer, which ends right
+ * where the table of the processes not profiled starts
+ * (raw_run_footer.others_offset), or the index of the parts when there
+ * is no such table.  The records are read as a trace's are, their
+ * strings by number or beginning naming the run's strings before. */
 #define RAW_RUN_PYNAMES_MAGIC "PVNAMES\n"
 #define RAW_RUN_PYNAMES_MAX ((uint64_t)64 << 20)
 struct raw_run_pynames {
@@ -848,6 +849,25 @@ struct raw_pyruncodes {
 	struct raw_rec h;
 };
 _Static_assert(sizeof(struct raw_pyruncodes) == 8, "raw_pyruncodes is 8 bytes");
+
+/* Python parts of the process that are parts of the run's names
+ * (RAW_RUN_PYNAMES_MAGIC), written by collect-timer in place of the
+ * process's RAW_PYPARTS records as it joins the traces of a run, and only
+ * in a part of a run: followed by two LEB128 varints, eval_lo and
+ * eval_hi - eval_lo (the evaluation loop of every run part it names that
+ * has no parent: the run's parts hold 0 there, as each process has its
+ * own addresses), then ranges to the end of the record, a varint 0 (the
+ * zeros it is padded to 8 with) ending them, each three varints: count
+ * (> 0), zigzag(index - the end of the range before in the record, or 0)
+ * and zigzag(run part - the end of the range before, or 0).  The
+ * process's parts index to index + count - 1 are the run's parts run
+ * part to run part + count - 1, whose frames name the run's codes: each
+ * such code is the process's code that RAW_PYRUNCODES made that run
+ * code. */
+struct raw_pyrunparts {
+	struct raw_rec h;
+};
+_Static_assert(sizeof(struct raw_pyrunparts) == 8, "raw_pyrunparts is 8 bytes");
 
 /* Python frames stored once (see RAW_PYSTACK_TAG): followed by nframes
  * uint64 Python frame words (raw_py_is), innermost first. */

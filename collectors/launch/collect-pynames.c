@@ -61,6 +61,26 @@ struct collect_pynames {
 	struct pynames_buf runrec;   /* its RAW_PYRUNCODES record */
 	char *scratch;
 	size_t capscratch;
+	/* the run's parts (indices 1 to nparts), a tree of frames: part i
+	 * is nodes[i - 1], its frame (run code, instruction word) and the
+	 * part of its outer frames, hashed; their records closed and the
+	 * entries of the one open (its last part) */
+	uint32_t (*nodes)[3];
+	uint32_t nparts, capnodes;
+	uint32_t *node_slots;
+	uint32_t nnode_slots;
+	struct pynames_buf pdone, pcur;
+	uint32_t pcur_last;
+	/* of the trace being copied: its part indices' run parts, the
+	 * evaluation loop of its parts, and its RAW_PYRUNPARTS record */
+	uint32_t *ppmap;
+	uint32_t nppmap;
+	uint32_t *pref;              /* by part index: 1 when a stack names it */
+	uint32_t npref;
+	uint64_t eval[2];
+	int has_eval, moved;
+	int words;                   /* a record of it has Python frame words */
+	struct pynames_buf partrec;
 };
 
 static int buf_need(struct pynames_buf *b, size_t more)
@@ -184,21 +204,29 @@ static int64_t str_intern(struct collect_pynames *t, const char *s, uint32_t n)
 	return t->nstrs - 1;
 }
 
-/* Closes the record open, if it has entries. */
-static int record_close(struct collect_pynames *t)
+/* The entries of the record open, cur, onto the records done as a record
+ * of type, if it has any; *last (its last entry's number) reset. */
+static int entries_close(struct pynames_buf *done, struct pynames_buf *cur, uint32_t *last,
+			 uint32_t type)
 {
-	struct raw_pycodes h = { { RAW_PYCODES, 0 } };
+	struct raw_rec h = { type, 0 };
 	static const unsigned char zeros[8];
 
-	if (t->cur.n == 0)
+	if (cur->n == 0)
 		return 0;
-	h.h.size = raw_pad((uint32_t)(sizeof(h) + t->cur.n));
-	if (buf_put(&t->done, &h, sizeof(h)) < 0 || buf_put(&t->done, t->cur.b, t->cur.n) < 0 ||
-	    buf_put(&t->done, zeros, h.h.size - sizeof(h) - t->cur.n) < 0)
+	h.size = raw_pad((uint32_t)(sizeof(h) + cur->n));
+	if (buf_put(done, &h, sizeof(h)) < 0 || buf_put(done, cur->b, cur->n) < 0 ||
+	    buf_put(done, zeros, h.size - sizeof(h) - cur->n) < 0)
 		return -1;
-	t->cur.n = 0;
-	t->cur_last = 0;
+	cur->n = 0;
+	*last = 0;
 	return 0;
+}
+
+/* Closes the record of codes open, if it has entries. */
+static int record_close(struct collect_pynames *t)
+{
+	return entries_close(&t->done, &t->cur, &t->cur_last, RAW_PYCODES);
 }
 
 /* The bytes string s (strs) and the string cand1 - 1 (0: none) begin
@@ -336,22 +364,28 @@ static int64_t part_string(struct collect_pynames *t, const unsigned char **p, c
 	return str_intern(t, t->scratch, pre + n);
 }
 
+/* (*m)[index] = c, the map of *n entries grown (zeros) to hold it. */
+static int map_set(uint32_t **m, uint32_t *n, uint32_t index, uint32_t c)
+{
+	if (index >= *n) {
+		uint32_t k = *n ? *n : 1024, *v;
+
+		while (k <= index)
+			k *= 2;
+		if ((v = realloc(*m, k * sizeof(*v))) == NULL)
+			return -1;
+		memset(v + *n, 0, (k - *n) * sizeof(*v));
+		*m = v;
+		*n = k;
+	}
+	(*m)[index] = c;
+	return 0;
+}
+
 /* A process's code index: its run code is c. */
 static int pmap_set(struct collect_pynames *t, uint32_t index, uint32_t c)
 {
-	if (index >= t->npmap) {
-		uint32_t n = t->npmap ? t->npmap : 1024, *v;
-
-		while (n <= index)
-			n *= 2;
-		if ((v = realloc(t->pmap, n * sizeof(*v))) == NULL)
-			return -1;
-		memset(v + t->npmap, 0, (n - t->npmap) * sizeof(*v));
-		t->pmap = v;
-		t->npmap = n;
-	}
-	t->pmap[index] = c;
-	return 0;
+	return map_set(&t->pmap, &t->npmap, index, c);
 }
 
 /* Closes the record begun at start in t->out (its header there), padded;
@@ -403,6 +437,23 @@ static int range_flush(struct ranges *r)
 	return 0;
 }
 
+/* A record of type onto dst: the bytes pre[0..npre), then the ranges
+ * runs, padded.  0; 1 when too long; -1 when out of memory. */
+static int ranges_record(struct pynames_buf *dst, uint32_t type, const unsigned char *pre, uint32_t npre,
+			 const struct pynames_buf *runs)
+{
+	struct raw_rec h = { type, 0 };
+	static const unsigned char zeros[8];
+
+	if (runs->n > RAW_MAX_RECORD / 2)
+		return 1;
+	h.size = raw_pad((uint32_t)(sizeof(h) + npre + runs->n));
+	if (buf_put(dst, &h, sizeof(h)) < 0 || (npre && buf_put(dst, pre, npre) < 0) ||
+	    buf_put(dst, runs->b, runs->n) < 0 || buf_put(dst, zeros, h.size - sizeof(h) - npre - runs->n) < 0)
+		return -1;
+	return 0;
+}
+
 static int range_add(struct ranges *r, uint32_t index, uint32_t c)
 {
 	if (r->n > 0 && index == r->index + r->n && c == r->c + r->n) {
@@ -415,6 +466,258 @@ static int range_add(struct ranges *r, uint32_t index, uint32_t c)
 	r->c = c;
 	r->n = 1;
 	return 0;
+}
+
+static uint64_t node_hash(const struct collect_pynames *t, uint32_t i)
+{
+	return pynames_hash(t->nodes[i], sizeof(t->nodes[i]), 2);
+}
+
+/* Closes the run's record of parts open, if it has entries. */
+static int parts_close(struct collect_pynames *t)
+{
+	return entries_close(&t->pdone, &t->pcur, &t->pcur_last, RAW_PYPARTS);
+}
+
+/* The run's part of the one frame key (run code, instruction word,
+ * parent part): its number, 0 when there is none; *slot where it goes. */
+static uint32_t node_find(const struct collect_pynames *t, const uint32_t key[3], uint32_t *slot)
+{
+	uint32_t j;
+
+	for (j = (uint32_t)pynames_hash(key, 3 * sizeof(*key), 2) & (t->nnode_slots - 1); t->node_slots[j];
+	     j = (j + 1) & (t->nnode_slots - 1))
+		if (memcmp(t->nodes[t->node_slots[j] - 1], key, 3 * sizeof(*key)) == 0)
+			return t->node_slots[j];
+	*slot = j;
+	return 0;
+}
+
+/* The frames f[0..n) (innermost first: run code, instruction word) of a
+ * part whose outer frames are the run's part parent (0: none) made the
+ * run's: into part[i] the run's part of frames i on.  The frames the
+ * run has already (from the outside in) are its; the others a new part
+ * of the run's, its record entry written as the collector packs them
+ * (raw.h), of the evaluation loop 0.  0; 1 when the table is full; -1
+ * when out of memory. */
+static int parts_intern(struct collect_pynames *t, uint32_t (*f)[2], uint32_t n, uint32_t parent,
+			uint32_t *part)
+{
+	uint32_t c, slot = 0, k = n;
+
+	for (; k > 0; k--) {
+		uint32_t key[3] = { f[k - 1][0], f[k - 1][1], parent };
+
+		if (slots_grow(&t->node_slots, &t->nnode_slots, t->nparts, t, node_hash) < 0)
+			return -1;
+		if ((c = node_find(t, key, &slot)) == 0)
+			break;
+		parent = part[k - 1] = c;
+	}
+	if (k == 0)
+		return 0;
+	/* frames 0 to k - 1 are new: one part, k - 1 its outermost */
+	if (t->nparts + k > RAW_PY_MAX_PARTS ||
+	    t->done.n + t->cur.n + t->pdone.n + t->pcur.n + 24 * k + 64 > RAW_RUN_PYNAMES_MAX)
+		return 1;
+	if (t->nparts + k > t->capnodes) {
+		uint32_t cap = t->capnodes ? t->capnodes : 256;
+		uint32_t (*v)[3];
+
+		while (cap < t->nparts + k)
+			cap *= 2;
+		if ((v = realloc(t->nodes, cap * sizeof(*v))) == NULL)
+			return -1;
+		t->nodes = v;
+		t->capnodes = cap;
+	}
+	c = t->nparts + 1;
+	if (t->pcur.n > PYNAMES_RECORD_MAX && parts_close(t) < 0)
+		return -1;
+	if (buf_varint(&t->pcur, k) < 0 || buf_varint(&t->pcur, raw_zigzag((int64_t)c - t->pcur_last)) < 0 ||
+	    buf_varint(&t->pcur, parent ? raw_zigzag((int64_t)c - parent) + 1 : 0) < 0 ||
+	    (parent == 0 && (buf_varint(&t->pcur, 0) < 0 || buf_varint(&t->pcur, 0) < 0)))
+		return -1;
+	t->pcur_last = c;
+	for (uint32_t i = 0; i < k; i++) {
+		uint32_t *e = t->nodes[c - 1 + i];
+
+		e[0] = f[i][0];
+		e[1] = f[i][1];
+		e[2] = i + 1 < k ? c + i + 1 : parent;
+		part[i] = c + i;
+		if (buf_varint(&t->pcur, f[i][0]) < 0 || buf_varint(&t->pcur, f[i][1]) < 0)
+			return -1;
+	}
+	/* (in the slots from the outside in, each after its parent) */
+	for (uint32_t i = k; i-- > 0;) {
+		if (slots_grow(&t->node_slots, &t->nnode_slots, t->nparts, t, node_hash) < 0)
+			return -1;
+		if (node_find(t, t->nodes[c - 1 + i], &slot) == 0)
+			t->node_slots[slot] = c + i;
+		t->nparts++;
+	}
+	return 0;
+}
+
+/* The nwords frames of a part at *p into f, their codes the run's: 0, or
+ * 1 when one is not a code of the run's (or does not decode). */
+static int part_frames(struct collect_pynames *t, const unsigned char **p, const unsigned char *end,
+		       uint32_t nwords, uint32_t (*f)[2])
+{
+	for (uint32_t i = 0; i < nwords; i++) {
+		uint32_t code, at, rc = 0;
+
+		if (raw_varint_get32(p, end, &code) < 0 || raw_varint_get32(p, end, &at) < 0 ||
+		    (at >> 1) > RAW_PY_NO_INSTR)
+			return 1;
+		/* (code 0 is the marker of a walk that stopped, the same in every process) */
+		if (code != 0 && (code >= t->npmap || (rc = t->pmap[code]) == 0))
+			return 1;
+		f[i][0] = rc;
+		f[i][1] = at;
+	}
+	return 0;
+}
+
+/* A process's RAW_PYPARTS record rec[0..size): each part made the run's
+ * (its frames naming the run's codes, its parent the run's part of its
+ * parent), into the ranges r.  0; 1 when a part cannot be (it does not
+ * decode, names a code or parent the run has not, is defined twice, or
+ * of another evaluation loop than the process's first); -1 when out of
+ * memory. */
+static int part_parts(struct collect_pynames *t, const unsigned char *rec, uint32_t size,
+		      struct ranges *r)
+{
+	const unsigned char *p = rec + sizeof(struct raw_pyparts), *end = rec + size;
+	uint32_t index = 0;
+
+	while (p < end && *p != 0) {
+		uint32_t nwords, di, par, parent = 0, rparent = 0, f[RAW_PY_MAX_STACK][2];
+		uint32_t part[RAW_PY_MAX_STACK];
+		uint64_t ev[2] = { 0, 0 };
+		int rc;
+
+		if (raw_varint_get32(&p, end, &nwords) < 0 || raw_varint_get32(&p, end, &di) < 0 ||
+		    raw_varint_get32(&p, end, &par) < 0 ||
+		    (par == 0 && (raw_varint_get(&p, end, 10, &ev[0]) < 0 ||
+				  raw_varint_get(&p, end, 10, &ev[1]) < 0)))
+			return 1;
+		index += di >> 1 ^ -(di & 1);
+		if (par != 0)
+			parent = index - ((par - 1) >> 1 ^ -((par - 1) & 1));
+		if (nwords == 0 || nwords > RAW_PY_MAX_STACK || index == 0 ||
+		    index > RAW_PY_MAX_PARTS - nwords + 1)
+			return 1;
+		if (par == 0 && !t->has_eval) {
+			memcpy(t->eval, ev, sizeof(ev));
+			t->has_eval = 1;
+		} else if (par == 0 && memcmp(t->eval, ev, sizeof(ev)) != 0) {
+			return 1;
+		}
+		if (par != 0 && (parent >= t->nppmap || (rparent = t->ppmap[parent]) == 0))
+			return 1;
+		for (uint32_t j = 0; j < nwords; j++)
+			if (index + j < t->nppmap && t->ppmap[index + j] != 0)
+				return 1;
+		if ((rc = part_frames(t, &p, end, nwords, f)) != 0 ||
+		    (rc = parts_intern(t, f, nwords, rparent, part)) != 0)
+			return rc;
+		for (uint32_t j = 0; j < nwords; j++)
+			if (map_set(&t->ppmap, &t->nppmap, index + j, part[j]) < 0 ||
+			    (index + j < t->npref && t->pref[index + j] && range_add(r, index + j, part[j]) < 0))
+				return -1;
+	}
+	return 0;
+}
+
+/* Does the record r hold Python frame words (or code indices) other than
+ * those of its parts: a stack's or a sample's frames with one, a
+ * RAW_SAMPLE_PY, RAW_PYSTACK, RAW_PYCODE or RAW_PYPART? */
+static int record_words(const struct raw_record *r)
+{
+	const unsigned char *w = NULL;
+	uint32_t n = 0;
+
+	switch (r->type) {
+	case RAW_SAMPLE_PY:
+	case RAW_PYSTACK:
+	case RAW_PYCODE:
+	case RAW_PYPART:
+		return 1;
+	case RAW_STACK:
+		w = r->data + sizeof(struct raw_stack);
+		n = (r->size - (uint32_t)sizeof(struct raw_stack)) / 8;
+		break;
+	case RAW_SAMPLE:
+		if (r->size > sizeof(struct raw_sample)) {
+			w = r->data + sizeof(struct raw_sample);
+			n = (r->size - (uint32_t)sizeof(struct raw_sample)) / 8;
+		}
+		break;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t v;
+
+		memcpy(&v, w + 8 * i, sizeof(v));
+		if (raw_py_is(v) || raw_pystack_is(v))
+			return 1;
+	}
+	return 0;
+}
+
+/* The process's parts the run's, if every one of its RAW_PYPARTS records
+ * can be (and it has no RAW_PYPART, whose indices share theirs): its
+ * RAW_PYRUNPARTS record into t->partrec, t->moved set.  0, or -1 when
+ * out of memory. */
+static int part_moves(struct collect_pynames *t, const unsigned char *b, size_t len,
+		      const struct raw_head *head)
+{
+	struct pynames_buf runs = { 0 };
+	struct ranges rg = { .b = &runs };
+	struct raw_iter it;
+	struct raw_record r;
+	unsigned char ev[20];
+	uint32_t nev;
+	int rc = 0, any = 0;
+
+	t->moved = 0;
+	t->has_eval = 0;
+	t->partrec.n = 0;
+	if (t->nppmap)
+		memset(t->ppmap, 0, t->nppmap * sizeof(*t->ppmap));
+	if (t->npref)
+		memset(t->pref, 0, t->npref * sizeof(*t->pref));
+	t->words = 0;
+	/* the parts its stacks name, which alone the ranges need; whether
+	 * other records name its codes */
+	raw_iter_init(&it, b, len, head->h.header_size, head->arch.nregs);
+	while (rc == 0 && raw_iter_next(&it, &r) == RAW_NEXT_RECORD) {
+		struct raw_stack_py sp;
+
+		t->words |= record_words(&r);
+		if (r.type != RAW_STACK_PY)
+			continue;
+		memcpy(&sp, r.data, sizeof(sp));
+		if (sp.py <= RAW_PY_MAX_PARTS && map_set(&t->pref, &t->npref, sp.py, 1) < 0)
+			rc = -1;
+	}
+	raw_iter_init(&it, b, len, head->h.header_size, head->arch.nregs);
+	while (rc == 0 && raw_iter_next(&it, &r) == RAW_NEXT_RECORD) {
+		if (r.type == RAW_PYPART)
+			rc = 1;
+		else if (r.type == RAW_PYPARTS)
+			rc = part_parts(t, r.data, r.size, &rg);
+		any |= r.type == RAW_PYPARTS;
+	}
+	if (rc == 0 && any && t->has_eval && (rc = range_flush(&rg)) == 0 && runs.n > 0) {
+		nev = raw_varint_put(ev, t->eval[0]);
+		nev += raw_varint_put(ev + nev, t->eval[1]);
+		if ((rc = ranges_record(&t->partrec, RAW_PYRUNPARTS, ev, nev, &runs)) == 0)
+			t->moved = 1;
+	}
+	free(runs.b);
+	return rc < 0 ? -1 : 0;
 }
 
 /* An entry the run's table could not take, onto the RAW_PYCODES record
@@ -478,8 +781,6 @@ static int64_t part_rewrite(struct collect_pynames *t, const unsigned char *b, s
 {
 	struct pynames_buf runs = { 0 };
 	struct ranges rg = { .b = &runs };
-	struct raw_rec h = { RAW_PYRUNCODES, 0 };
-	static const unsigned char zeros[8];
 	struct raw_head head;
 	struct raw_iter it;
 	struct raw_record r;
@@ -489,6 +790,7 @@ static int64_t part_rewrite(struct collect_pynames *t, const unsigned char *b, s
 	t->out.n = 0;
 	t->lens.n = 0;
 	t->runrec.n = 0;
+	t->moved = 0;
 	t->part_len = len;
 	t->part_shared = 0;
 	if (t->npmap)
@@ -507,15 +809,16 @@ static int64_t part_rewrite(struct collect_pynames *t, const unsigned char *b, s
 		rc = buf_put(&t->lens, &was, sizeof(was));
 		n++;
 	}
-	if (rc == 0 && (rc = range_flush(&rg)) == 0 && runs.n > 0) {
-		h.size = raw_pad((uint32_t)(sizeof(h) + runs.n));
-		rc = runs.n > RAW_MAX_RECORD / 2 ? -2
-		     : buf_put(&t->runrec, &h, sizeof(h)) < 0 || buf_put(&t->runrec, runs.b, runs.n) < 0 ||
-				     buf_put(&t->runrec, zeros, h.size - sizeof(h) - runs.n) < 0
-			     ? -1
-			     : 0;
-	}
+	if (rc == 0 && (rc = range_flush(&rg)) == 0 && runs.n > 0 &&
+	    (rc = ranges_record(&t->runrec, RAW_PYRUNCODES, NULL, 0, &runs)) == 1)
+		rc = -2;
 	free(runs.b);
+	if (rc == 0 && n > 0 && part_moves(t, b, len, &head) < 0)
+		rc = -1;
+	/* codes only the run's parts name need no ranges: the reader names
+	 * their frames from the run's codes */
+	if (rc == 0 && t->moved && !t->words)
+		t->runrec.n = 0;
 	return rc < 0 ? rc : n;
 }
 
@@ -538,7 +841,9 @@ static int write_all(int fd, const void *p, size_t n, uint64_t off)
 }
 
 /* The trace b[0..len) into fd at off, its RAW_PYCODES records replaced by
- * those of t->out, in order.  The bytes written, or -1. */
+ * those of t->out, in order, the first by its RAW_PYRUNCODES and
+ * RAW_PYRUNPARTS records before them; its RAW_PYPARTS records left out
+ * when the run took its parts.  The bytes written, or -1. */
 static int64_t part_write(struct collect_pynames *t, const unsigned char *b, size_t len, int fd,
 			  uint64_t off)
 {
@@ -553,23 +858,26 @@ static int64_t part_write(struct collect_pynames *t, const unsigned char *b, siz
 	for (size_t k = 0; raw_iter_next(&it, &r) == RAW_NEXT_RECORD;) {
 		uint64_t n;
 
-		if (r.type != RAW_PYCODES)
+		if (r.type != RAW_PYCODES && !(r.type == RAW_PYPARTS && t->moved))
 			continue;
 		if (write_all(fd, b + from, r.off - from, to) < 0)
 			return -1;
 		to += r.off - from;
+		from = r.off + r.size;
+		if (r.type == RAW_PYPARTS)
+			continue;
 		if (k == 0) {
-			/* the codes of the run's, in place of the first */
-			if (write_all(fd, t->runrec.b, t->runrec.n, to) < 0)
+			/* the codes and parts of the run's, in place of the first */
+			if (write_all(fd, t->runrec.b, t->runrec.n, to) < 0 ||
+			    (t->moved && write_all(fd, t->partrec.b, t->partrec.n, to + t->runrec.n) < 0))
 				return -1;
-			to += t->runrec.n;
+			to += t->runrec.n + (t->moved ? t->partrec.n : 0);
 		}
 		memcpy(&n, t->lens.b + k++ * sizeof(n), sizeof(n));
 		if (write_all(fd, t->out.b + o, n, to) < 0)
 			return -1;
 		to += n;
 		o += n;
-		from = r.off + r.size;
 	}
 	if (write_all(fd, b + from, len - from, to) < 0)
 		return -1;
@@ -613,16 +921,17 @@ int64_t collect_pynames_write(struct collect_pynames *t, int fd, uint64_t off)
 {
 	struct raw_run_pynames tr = { 0 };
 
-	if (record_close(t) < 0)
+	if (record_close(t) < 0 || parts_close(t) < 0)
 		return -1;
 	if (t->done.n == 0)
 		return 0;
-	tr.size = t->done.n;
+	tr.size = t->done.n + t->pdone.n;
 	memcpy(tr.magic, RAW_RUN_PYNAMES_MAGIC, RAW_MAGIC_LEN);
 	if (write_all(fd, t->done.b, t->done.n, off) < 0 ||
-	    write_all(fd, &tr, sizeof(tr), off + t->done.n) < 0)
+	    write_all(fd, t->pdone.b, t->pdone.n, off + t->done.n) < 0 ||
+	    write_all(fd, &tr, sizeof(tr), off + tr.size) < 0)
 		return -1;
-	return (int64_t)(t->done.n + sizeof(tr));
+	return (int64_t)(tr.size + sizeof(tr));
 }
 
 struct collect_pynames *collect_pynames_new(void)
@@ -646,5 +955,12 @@ void collect_pynames_free(struct collect_pynames *t)
 	free(t->lens.b);
 	free(t->runrec.b);
 	free(t->scratch);
+	free(t->pdone.b);
+	free(t->pcur.b);
+	free(t->nodes);
+	free(t->node_slots);
+	free(t->ppmap);
+	free(t->pref);
+	free(t->partrec.b);
 	free(t);
 }

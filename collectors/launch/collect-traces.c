@@ -637,9 +637,14 @@ size_t collect_count_processes(const struct collect_trace *v, size_t n)
 	return np;
 }
 
+/* The program's own trace is rewritten into the run file (its Python
+ * records made the run's) up to this size; a longer one, in which the
+ * code objects weigh little per sample, is kept in place, not copied. */
+#define COLLECT_REWRITE_MAX ((uint64_t)32 << 20)
+
 /* Joins the kept traces of v into one run file at shown (raw.h): in place
- * after the program's own trace when it is kept, else in a new file put
- * in its place.  Nothing to do for one trace that ran no other program.
+ * after the program's own trace when it is kept and alone, a segment's, or
+ * longer than COLLECT_REWRITE_MAX, else in a new file put in its place.  Nothing to do for one trace that ran no other program.
  * Returns 0, or -1 with a message (the traces are then left as they are). */
 int collect_join(const char *shown, const struct collect_trace *v, size_t n,
 		 const struct collect_others *others)
@@ -650,10 +655,12 @@ int collect_join(const char *shown, const struct collect_trace *v, size_t n,
 	char tmp[PATH_MAX + 16];
 	size_t nkeep = 0, m = 0;
 	uint64_t off = 0;
-	int fd, inplace = v[0].keep, ok = 1;
+	int fd, inplace, ok = 1;
 
 	for (size_t k = 0; k < n; k++)
 		nkeep += v[k].keep != 0;
+	/* (alone, or a segment's: as it is) */
+	inplace = v[0].keep && (nkeep == 1 || v[0].chunk || v[0].size > COLLECT_REWRITE_MAX);
 	if (nkeep == 0 || (nkeep == 1 && v[0].keep && !v[0].execd && !collect_run_needed(v, others)))
 		return 0;
 	idx = calloc(nkeep, sizeof(*idx));

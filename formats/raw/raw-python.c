@@ -410,6 +410,16 @@ static int run_code(struct reader *rd, uint32_t index, uint32_t c, size_t off)
 	e->name = name;
 	e->file = file;
 	e->function1 = fn + 1;
+	/* the process's code of the run's, for the run's parts */
+	if (c >= rd->py.nrun_inv) {
+		size_t had = rd->py.nrun_inv;
+
+		if (pv_grow(&rd->py.run_inv, &rd->py.nrun_inv, (size_t)c + 1, sizeof *rd->py.run_inv) < 0)
+			return -1;
+		memset(rd->py.run_inv + had, 0, (rd->py.nrun_inv - had) * sizeof *rd->py.run_inv);
+	}
+	if (rd->py.run_inv[c] == 0)
+		rd->py.run_inv[c] = index;
 	return 1;
 }
 
@@ -437,6 +447,55 @@ int rd_python_run_codes(struct reader *rd, const unsigned char *r, uint32_t size
 				return got;
 			index++;
 			c++;
+		}
+	}
+	return 0;
+}
+
+static const struct rd_python_part *part_get(const struct rd_python *py, uint32_t index);
+static struct rd_python_part *part_new(struct rd_python *py, uint32_t index);
+
+int rd_python_run_parts(struct reader *rd, const unsigned char *r, uint32_t size, size_t off)
+{
+	const unsigned char *p = r + sizeof(struct raw_pyrunparts), *end = r + size;
+	const struct rd_run_names *rn = rd->run_names;
+	uint32_t index = 0, g = 0, n, di, dg;
+	uint64_t lo, hi;
+
+	/* (the names of the run's codes its parts name are bounded by it) */
+	rd->py.codes_read += size;
+	if (raw_varint_get(&p, end, 10, &lo) < 0 || raw_varint_get(&p, end, 10, &hi) < 0) {
+		pv_warn("%s: Python part record at byte %zu is malformed; ignored", rd->who, off);
+		return 0;
+	}
+	hi += lo;
+	while (p < end && *p != 0) {
+		if (raw_varint_get32(&p, end, &n) < 0 || raw_varint_get32(&p, end, &di) < 0 ||
+		    raw_varint_get32(&p, end, &dg) < 0) {
+			pv_warn("%s: Python part record at byte %zu is malformed from byte %zu on; "
+				"the rest ignored", rd->who, off, off + (size_t)(p - r));
+			return 0;
+		}
+		index += di >> 1 ^ -(di & 1);
+		g += dg >> 1 ^ -(dg & 1);
+		/* each part of a range is new and the run's: a few bytes make
+		 * no more work than the parts a trace may have */
+		for (uint32_t k = 0; k < n; k++, index++, g++) {
+			struct rd_python_part *t;
+
+			if (index == 0 || index > RAW_PY_MAX_PARTS || part_get(&rd->py, index) ||
+			    rn == NULL || part_get(&rn->py, g) == NULL) {
+				pv_warn("%s: Python part record at byte %zu names part %u as the run's "
+					"part %u, which %s; the rest of the record ignored", rd->who,
+					off, index, g,
+					rn == NULL ? "are not in the file"
+					: part_get(&rn->py, g) == NULL ? "the run's names do not have"
+								       : "it may not be");
+				return 0;
+			}
+			if ((t = part_new(&rd->py, index)) == NULL)
+				return -1;
+			*t = (struct rd_python_part){ .eval_lo = lo, .eval_hi = hi, .run1 = g + 1 };
 		}
 	}
 	return 0;
@@ -691,20 +750,62 @@ int rd_python_parts(struct reader *rd, const unsigned char *r, uint32_t size, si
 	return 0;
 }
 
+/* The process's code of the run's code c, made after its own (once its
+ * records are read) when it has none: RAW_PY_MAX_CODES when the run has
+ * no such code or the process no index left (or out of memory, said). */
+static uint32_t run_code_new(struct reader *rd, uint32_t c)
+{
+	struct rd_python *py = &rd->py;
+	const struct rd_run_names *rn = rd->run_names;
+	uint32_t index = py->run_next ? py->run_next : (uint32_t)(py->ncodes > 0 ? py->ncodes : 1);
+
+	if (rn == NULL || c >= rn->py.ncodes || !rn->py.codes[c].function1 || !rn->py.codes[c].lines ||
+	    index >= RAW_PY_MAX_CODES || run_code(rd, index, c, 0) <= 0)
+		return RAW_PY_MAX_CODES;
+	py->run_next = index + 1;
+	return index;
+}
+
+/* The frame words w[0..n) of a run's part made the process's: each run
+ * code the process's code that is it (its markers, code 0, as they are),
+ * made when it has none (run_code_new). */
+static void run_words(struct reader *rd, uint64_t *w, uint32_t n)
+{
+	const struct rd_python *py = &rd->py;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t c = raw_py_code(w[i]), pc;
+
+		if (c == 0)
+			continue;
+		pc = c < py->nrun_inv && py->run_inv[c] ? py->run_inv[c] : run_code_new(rd, c);
+		w[i] = raw_py_word(pc, raw_py_instr(w[i]));
+	}
+}
+
 uint32_t rd_python_part_merge(struct reader *rd, uint32_t index, uint64_t *frames, uint32_t n,
 			      uint32_t cap)
 {
-	struct rd_python *py = &rd->py;
+	const struct rd_python *py = &rd->py;
 	uint64_t words[RAW_PY_MAX_STACK], lo = 0, hi = 0;
 	uint32_t ends[RAW_PY_MAX_STACK + 1], nw = 0, ne = 0;
+	bool run = false;
 
 	/* from the part out through its parents (each at least one word:
-	 * a loop of parents ends at RAW_PY_MAX_STACK words) */
+	 * a loop of parents ends at RAW_PY_MAX_STACK words), into the run's
+	 * parts at most once, whose parents are the run's */
 	for (;;) {
 		const struct rd_python_part *g;
 
 		g = part_get(py, index);
-		if (!g) {
+		if (g && g->run1 && !run && rd->run_names) {
+			lo = g->eval_lo;
+			hi = g->eval_hi;
+			run = true;
+			py = &rd->run_names->py;
+			g = part_get(py, index = g->run1 - 1);
+		}
+		if (!g || g->run1) {
 			/* as a frame whose code was not recorded */
 			if (nw < RAW_PY_MAX_STACK)
 				words[nw++] = raw_py_word(RAW_PY_MAX_CODES, RAW_PY_NO_INSTR);
@@ -715,10 +816,14 @@ uint32_t rd_python_part_merge(struct reader *rd, uint32_t index, uint64_t *frame
 		for (uint32_t i = 0; i < g->nends; i++)
 			ends[ne++] = nw + py->ends[g->end_off + i] - g->shift;
 		memcpy(words + nw, py->words + g->off1 - 1, (size_t)g->n * 8);
+		if (run)
+			run_words(rd, words + nw, g->n);
 		nw += g->n;
 		if (g->parent == 0) {
-			lo = g->eval_lo;
-			hi = g->eval_hi;
+			if (!run) {
+				lo = g->eval_lo;
+				hi = g->eval_hi;
+			}
 			break;
 		}
 		index = g->parent;
@@ -739,6 +844,7 @@ void rd_python_free(struct rd_python *py)
 	for (size_t i = 0; i < py->ncodes; i++)
 		free(py->codes[i].table);
 	free(py->codes);
+	free(py->run_inv);
 }
 
 struct rd_run_names *rd_run_names_read(const unsigned char *buf, size_t len, const char *who)
@@ -757,13 +863,14 @@ struct rd_run_names *rd_run_names_read(const unsigned char *buf, size_t len, con
 		struct raw_rec h;
 
 		memcpy(&h, buf + off, sizeof h);
-		if (h.type != RAW_PYCODES || h.size < sizeof h || h.size % RAW_ALIGN != 0 ||
-		    h.size > len - off) {
+		if ((h.type != RAW_PYCODES && h.type != RAW_PYPARTS) || h.size < sizeof h ||
+		    h.size % RAW_ALIGN != 0 || h.size > len - off) {
 			pv_warn("%s: a record at byte %zu does not hold together; the rest ignored",
 				rd.who, off);
 			break;
 		}
-		if (rd_python_codes(&rd, buf + off, h.size, off) < 0) {
+		if ((h.type == RAW_PYCODES ? rd_python_codes(&rd, buf + off, h.size, off)
+					   : rd_python_parts(&rd, buf + off, h.size, off)) < 0) {
 			n->py = rd.py;
 			n->p = rd.p;
 			rd_run_names_free(n);

@@ -26,6 +26,13 @@ int rd_python_codes(struct reader *rd, const unsigned char *r, uint32_t size, si
  * record with a warning (the codes before are kept).  0, or -1 when out
  * of memory. */
 int rd_python_run_codes(struct reader *rd, const unsigned char *r, uint32_t size, size_t off);
+/* Takes in a RAW_PYRUNPARTS record of size bytes (whole, as raw-iter.h
+ * checked): each part of its ranges the run's part it names, of the
+ * record's evaluation loop.  A range that does not decode, names a part
+ * the run does not have or an index seen before or past RAW_PY_MAX_PARTS
+ * ends the record with a warning (the parts before are kept).  0, or -1
+ * when out of memory. */
+int rd_python_run_parts(struct reader *rd, const unsigned char *r, uint32_t size, size_t off);
 /* Takes in a RAW_PYSTACK record of size bytes (whole, as raw-iter.h
  * checked): a duplicate index, index 0 or a word that is not a Python
  * frame's is skipped with a warning.  0, or -1 when out of memory. */
@@ -42,7 +49,9 @@ int rd_python_part(struct reader *rd, const unsigned char *r, size_t off);
 int rd_python_parts(struct reader *rd, const unsigned char *r, uint32_t size, size_t off);
 /* Puts the Python frames of RAW_PYPART index into the native frames
  * frames[0..n) (cap words) as raw_py_merge does (a part without a record:
- * one frame that says so, at the root); returns the new count. */
+ * one frame that says so, at the root; a part of the run's, its frames
+ * the process's codes that are the run's codes they name, else frames
+ * whose code has no record); returns the new count. */
 uint32_t rd_python_part_merge(struct reader *rd, uint32_t index, uint64_t *frames, uint32_t n,
 			      uint32_t cap);
 /* The locations of the Python stack word w (raw_pystack_is(w)) into
@@ -54,7 +63,7 @@ uint32_t rd_python_stack_locations(struct reader *rd, uint64_t w, uint32_t *locs
  * memory. */
 uint32_t rd_python_location(struct reader *rd, uint64_t w);
 /* The run's names, buf[0..len) (raw.h, RAW_RUN_PYNAMES_MAGIC), read as a
- * trace's RAW_PYCODES records are, for the run file name (who): NULL when
+ * trace's RAW_PYCODES and RAW_PYPARTS records are, for the run file name (who): NULL when
  * out of memory (said); records that do not hold together are skipped
  * with a warning.  Freed with rd_run_names_free. */
 struct rd_run_names *rd_run_names_read(const unsigned char *buf, size_t len, const char *who);

@@ -92,6 +92,7 @@ static const char *type_name(uint32_t t)
 	case RAW_PYPART: return "pypart";
 	case RAW_PYCODES: return "pycodes";
 	case RAW_PYRUNCODES: return "pyruncodes";
+	case RAW_PYRUNPARTS: return "pyrunparts";
 	case RAW_PYPARTS: return "pyparts";
 	case RAW_PYTHON: return "python";
 	default: return "unknown";
@@ -228,6 +229,10 @@ static int first_record(struct reader *rd, const struct raw_record *recp)
 		break;
 	case RAW_PYRUNCODES:
 		if (rd_python_run_codes(rd, r, rec.size, rec.off) < 0)
+			return -1;
+		break;
+	case RAW_PYRUNPARTS:
+		if (rd_python_run_parts(rd, r, rec.size, rec.off) < 0)
 			return -1;
 		break;
 	case RAW_PYSTACK:

@@ -117,6 +117,8 @@ struct rd_python_part {
 	uint64_t eval_lo, eval_hi;    /* when parent is 0 */
 	uint32_t n, nends, parent;
 	uint32_t shift;               /* taken from each of its ends */
+	uint32_t run1;                /* the run's part + 1 it is (RAW_PYRUNPARTS:
+				       * then only eval_lo, eval_hi are its own) */
 };
 struct rd_python {
 	struct rd_python_code *codes;
@@ -141,6 +143,11 @@ struct rd_python {
 	size_t npart_at;
 	uint32_t *ends;
 	size_t nends, cap_ends;
+	/* by the run's code: the process's code (RAW_PYRUNCODES) that is it,
+	 * 0: none */
+	uint32_t *run_inv;
+	size_t nrun_inv;
+	uint32_t run_next;            /* the next code made for one, 0: none yet */
 	/* each + 1, 0 until needed: the "[python]" mapping, the function
 	 * of frames whose code has no record, the markers' functions */
 	uint32_t map1, unknown1, stop1[RAW_PY_STOP_TABLE + 1];

@@ -319,11 +319,18 @@ check_cases() {
 # the run's names once, no child's code record with a name of its own),
 # and the names the children's codes get from them are of real code
 # objects of their files (pylines.py --names) and make their frames
-# (fork_child_work under sub_child_work, in pywork.py)
+# (fork_child_work under sub_child_work, in pywork.py); the children's
+# parts are the run's parts, and their stacks are the same read from the
+# run as from copies of their own traces taken before the join
 check_run_names() {
-	"$COLLECT_TIMER" -q -o rn.raw "$1" -c 'import subprocess, sys
+	rm -rf rnkept
+	"$COLLECT_TIMER" -q -o rn.raw "$1" -c 'import os, shutil, subprocess, sys
 for _ in range(3):
-	subprocess.run([sys.executable, sys.argv[1], "sub_child", "0.1"], check=True)' "$WORKPY" ||
+	subprocess.run([sys.executable, sys.argv[1], "sub_child", "0.1"], check=True)
+os.mkdir("rnkept")
+for f in os.listdir("."):
+	if f.startswith("rn.") and f.endswith(".raw") and f != "rn.raw":
+		shutil.copy(f, "rnkept/" + f)' "$WORKPY" ||
 		fail "$2: the three interpreters failed"
 	"$RAWDUMP" rn.raw >rn.txt || fail "$2: rawdump of the run: $(head -3 rn.txt)"
 	# (four images at least: a child sampled between its fork and its
@@ -331,7 +338,8 @@ for _ in range(3):
 	[ "$(grep -c '^part ' rn.txt)" -ge 4 ] && grep -q '^pynames ' rn.txt ||
 		fail "$2: not a run of four processes with the run's names: $(grep -E '^(part|pynames) ' rn.txt)"
 	# the children's codes: all named from the run's names (none of
-	# their own), each code of the run's names once
+	# their own; none at all when only the run's parts name them), each
+	# code of the run's names once
 	awk -F'\t' '$1 ~ /^part / { np++ } np >= 2 && $1 ~ /^pycodes / { own++ }
 		np >= 2 && $1 ~ /^pyentry / { split($1, w, " "); if (w[4] !~ /^run:/) own++; kids++
 			used[w[4]] = 1 }
@@ -339,9 +347,15 @@ for _ in range(3):
 			seen[k] = 1; nrun++ }
 		END { nused = 0; for (c in used) nused++
 			printf "%d %d %d %d %d\n", own, twice, kids, nrun, nused
-			exit !(own == 0 && twice == 0 && kids > 0 && nused <= nrun) }' rn.txt >rn.count ||
+			exit !(own == 0 && twice == 0 && nrun > 0 && nused <= nrun) }' rn.txt >rn.count ||
 		fail "$2: the run's names: (own, twice, codes, run codes, used) $(cat rn.count)"
 	note "$2: the run's names: $(cat rn.count) (own, twice, children's codes, run codes, used)"
+	# the children's parts: all named from the run's parts (none of
+	# their own), the run's parts naming the run's codes
+	awk '$1 == "part" { np++ } np >= 2 && $1 == "pyparts" { own++ }
+		np >= 2 && $1 == "pyrunparts" { named++ }
+		END { printf "%d %d\n", own, named; exit !(own == 0 && named >= 2) }' rn.txt >rn.parts ||
+		fail "$2: the children's parts: (own, named from the run's) $(cat rn.parts)"
 	"$1" "$SRCDIR/tests/progs/pylines.py" --names 5 <rn.txt >rnn.txt ||
 		fail "$2: the names of the run: $(head -6 rnn.txt)"
 	"$PROFVIEW" -q --flat rn.raw >rnflat.txt
@@ -349,6 +363,17 @@ for _ in range(3):
 		fail "$2: the children's fork_child_work in pywork.py: $(grep -m3 'child_work' rnflat.txt)"
 	"$PROFVIEW" -q --folded rn.raw >rnf.txt
 	! grep -q '\[python: ' rnf.txt || fail "$2: the run's names: $(grep -m1 '\[python: ' rnf.txt)"
+	# the children's frames, made of the run's parts: those of their own
+	# traces, frame by frame and line by line
+	local kids
+	# (rn.PID.raw, rn.PID.N.raw for an image after the first)
+	kids=$(find rnkept -name 'rn.*.raw' | sed -n 's/.*rn\.\([0-9]*\)\(\.[0-9]*\)\{0,1\}\.raw$/\1/p' |
+		sort -u | paste -sd, -)
+	[ -n "$kids" ] || fail "$2: no child's own trace was kept"
+	"$PROFVIEW" -q --folded --lines rnkept/rn.*.raw | sort >rnk-own.txt
+	"$PROFVIEW" -q --folded --lines --pid="$kids" rn.raw | sort >rnk-run.txt
+	grep -q 'fork_child_work' rnk-own.txt && cmp -s rnk-own.txt rnk-run.txt ||
+		fail "$2: the children's stacks in the run are not those of their traces: $(diff rnk-own.txt rnk-run.txt | head -4)"
 	# each Python frame of a file (--lines: its line, from the frame's own
 	# word) is in the lines of a code object of that file by the name its
 	# code got: a code named from the wrong one of the run's names is not

@@ -16,7 +16,8 @@
 # files, its line table as the collector reads it (co_lnotab before 3.10)
 # with the line of each code unit, for rawdump --pylines to look up.
 # With --names: checks that each packed code object (rawdump's pyentry
-# lines, its names as the reader makes them of the strings shared) whose
+# lines, and the run's names' runentry lines, its names as the reader
+# makes them of the strings shared) whose
 # file name is a path is of a file that exists, and names a code object of
 # that file compiled again, by its name and first line; prints "named
 # CODES", exits 1 on one that does not or when fewer than MIN did.
@@ -100,7 +101,7 @@ def names(want):
         # (not a file: "<frozen ...>", "<string>", and from 3.12 on the
         # interpreter's shim that runs after a class's __init__, a code
         # object whose file name is its name, "__init__")
-        if not f[0].startswith("pyentry ") or len(f) < 3 or "/" not in f[1]:
+        if not f[0].startswith(("pyentry ", "runentry ")) or len(f) < 3 or "/" not in f[1]:
             continue
         if not os.path.isfile(f[1]):
             bad += 1

@@ -50,6 +50,10 @@
  *   pyrange INDEX RUN_CODE COUNT           (each range; then a pyentry line
  *                                          of each code, its NAME and FILE
  *                                          "run:RUN_CODE", BYTES 0)
+ * the run's parts are "pyparts" lines after its codes, and in a part a
+ * RAW_PYRUNPARTS record is
+ *   pyrunparts SIZE EVAL_LO EVAL_HI
+ *   partrange INDEX RUN_PART COUNT         (each range)
  * Exit status 0, or 1 when the file is not a raw trace it reads.
  */
 #include <inttypes.h>
@@ -298,6 +302,28 @@ static void dump_pyruncodes(const unsigned char *d, uint32_t size)
 	}
 }
 
+/* A RAW_PYRUNPARTS record's lines: its evaluation loop and its ranges. */
+static void dump_pyrunparts(const unsigned char *d, uint32_t size)
+{
+	const unsigned char *p = d + sizeof(struct raw_pyrunparts), *end = d + size;
+	uint32_t index = 0, g = 0, n, di, dg;
+	uint64_t lo = 0, hi = 0;
+
+	if (raw_varint_get(&p, end, 10, &lo) < 0 || raw_varint_get(&p, end, 10, &hi) < 0)
+		p = end;
+	printf("pyrunparts %u 0x%" PRIx64 " 0x%" PRIx64 "\n", size, lo, lo + hi);
+	while (p < end && *p != 0) {
+		if (raw_varint_get32(&p, end, &n) < 0 || raw_varint_get32(&p, end, &di) < 0 ||
+		    raw_varint_get32(&p, end, &dg) < 0)
+			break;
+		index += di >> 1 ^ -(di & 1);
+		g += dg >> 1 ^ -(dg & 1);
+		printf("partrange %u %u %u\n", index, g, n);
+		index += n;
+		g += n;
+	}
+}
+
 /* The run's names (raw.h): "pynames SIZE", then each record as a trace's
  * ("pycodes" and its "runentry" lines), their strings kept for the
  * parts' "run:ID" strings. */
@@ -312,10 +338,13 @@ static void dump_run_names(const unsigned char *b, size_t len, const struct raw_
 	dumping_run = 1;
 	for (uint64_t at = off; size - (at - off) >= sizeof(h); at += h.size) {
 		memcpy(&h, b + at, sizeof(h));
-		if (h.type != RAW_PYCODES || h.size < sizeof(h) || h.size % 8 != 0 ||
-		    h.size > size - (at - off))
+		if ((h.type != RAW_PYCODES && h.type != RAW_PYPARTS) || h.size < sizeof(h) ||
+		    h.size % 8 != 0 || h.size > size - (at - off))
 			break;
-		dump_pycodes(b + at, h.size);
+		if (h.type == RAW_PYCODES)
+			dump_pycodes(b + at, h.size);
+		else
+			dump_pyparts(b + at, h.size);
 	}
 	dumping_run = 0;
 	/* the strings they numbered are the run's */
@@ -467,6 +496,9 @@ static int dump(const char *path, const unsigned char *b, size_t len)
 			break;
 		case RAW_PYPARTS:
 			dump_pyparts(r.data, r.size);
+			break;
+		case RAW_PYRUNPARTS:
+			dump_pyrunparts(r.data, r.size);
 			break;
 		case RAW_PYCODE:
 			dump_pycode(r.data, r.size);

@@ -1,0 +1,435 @@
+/* test-pynames.c - a run's Python names and parts (raw.h,
+ * RAW_RUN_PYNAMES_MAGIC): a run built by hand read (the processes' frames
+ * named from the run's parts, each code the process's that is the run's,
+ * the evaluation loop the process's; a part the run does not have), and
+ * the names and parts made as the launcher joins a run's traces
+ * (collectors/launch/collect-pynames.c), on traces built by hand: two
+ * processes whose code indices differ and whose one stack was split into
+ * parts differently share the run's codes and one run part of its
+ * frames, and read back as their own traces say; a process whose part
+ * names a parent it never wrote keeps its parts. */
+#include "check.h"
+#include "collect-pynames.h"
+#include "error.h"
+#include "profile.h"
+#include "raw-python.h"
+#include "raw-read.h"
+#include "rawbuild.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+static int nwarnings;
+static char dir[] = "/tmp/profview-pynames.XXXXXX";
+
+static void sink(enum pv_level level, const char *msg)
+{
+	(void)level;
+	nwarnings++;
+	fprintf(stderr, "message: %s\n", msg);
+}
+
+static void put_varint(struct rawbuf *r, uint64_t v)
+{
+	do {
+		unsigned char b = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+
+		rb_put(r, &b, 1);
+		v >>= 7;
+	} while (v);
+}
+
+static uint64_t zz(int64_t d)
+{
+	return d < 0 ? ((uint64_t)-d << 1) - 1 : (uint64_t)d << 1;
+}
+
+/* A record of type whose body is body[0..n), padded. */
+static void put_record(struct rawbuf *r, uint32_t type, const struct rawbuf *body)
+{
+	struct raw_rec h = { type, (uint32_t)sizeof h + raw_pad((uint32_t)body->len) };
+
+	rb_put(r, &h, sizeof h);
+	rb_put(r, body->b, body->len);
+	rb_zero(r, raw_pad((uint32_t)body->len) - body->len);
+}
+
+/* A RAW_PYCODES record: codes index[i] named name[i] in /a.py, first
+ * line first[i], every string as text. */
+static void put_codes(struct rawbuf *r, const uint32_t *index, const char *const *name,
+		      const int32_t *first, uint32_t n)
+{
+	struct rawbuf e = { 0 };
+	uint32_t last = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		put_varint(&e, zz((int64_t)index[i] - last));
+		put_varint(&e, zz(first[i]));
+		put_varint(&e, (uint64_t)strlen(name[i]) << 2);
+		rb_put(&e, name[i], strlen(name[i]));
+		put_varint(&e, 5 << 2);
+		rb_put(&e, "/a.py", 5);
+		last = index[i];
+	}
+	put_record(r, RAW_PYCODES, &e);
+	free(e.b);
+}
+
+/* A RAW_PYPARTS record of one part: index, parent (0: a root, of the
+ * evaluation loop eval_lo to eval_lo + 0x100, 0 for 0), frames code[i]
+ * at line[i], each ending a call where end[i]. */
+static void put_part_eval(struct rawbuf *r, uint32_t index, uint32_t parent, const uint32_t *code,
+			  const uint32_t *line, const uint8_t *end, uint32_t n, uint64_t eval_lo)
+{
+	struct rawbuf e = { 0 };
+
+	put_varint(&e, n);
+	put_varint(&e, zz(index));
+	put_varint(&e, parent ? zz((int64_t)index - parent) + 1 : 0);
+	if (!parent) {
+		put_varint(&e, eval_lo);
+		put_varint(&e, eval_lo ? 0x100 : 0);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		put_varint(&e, code[i]);
+		put_varint(&e, (uint64_t)line[i] << 1 | end[i]);
+	}
+	put_record(r, RAW_PYPARTS, &e);
+	free(e.b);
+}
+
+static void put_part(struct rawbuf *r, uint32_t index, uint32_t parent, const uint32_t *code,
+		     const uint32_t *line, const uint8_t *end, uint32_t n)
+{
+	put_part_eval(r, index, parent, code, line, end, n, 0x401100);
+}
+
+/* A record of type (RAW_PYRUNCODES or RAW_PYRUNPARTS) of the varints
+ * head[0..nhead), then the ranges rg[0..n) (count, index, run's number),
+ * each from the end of the one before. */
+static void put_ranges(struct rawbuf *r, uint32_t type, const uint64_t *head, uint32_t nhead,
+		       const uint32_t (*rg)[3], uint32_t n)
+{
+	struct rawbuf e = { 0 };
+	uint32_t ei = 0, ec = 0;
+
+	for (uint32_t i = 0; i < nhead; i++)
+		put_varint(&e, head[i]);
+	for (uint32_t i = 0; i < n; i++) {
+		put_varint(&e, rg[i][0]);
+		put_varint(&e, zz((int64_t)rg[i][1] - ei));
+		put_varint(&e, zz((int64_t)rg[i][2] - ec));
+		ei = rg[i][1] + rg[i][0];
+		ec = rg[i][2] + rg[i][0];
+	}
+	put_record(r, type, &e);
+	free(e.b);
+}
+
+static void trace_begin(struct rawbuf *r, uint32_t pid)
+{
+	struct raw_header h;
+	size_t at = r->len;
+
+	rb_header(r, "/nonexistent/python", 10000000);
+	memcpy(&h, r->b + at, sizeof h);
+	h.pid = pid;
+	memcpy(r->b + at, &h, sizeof h);
+	rb_mapping(r, 0x400000, 0x500000, 0, "/nonexistent/python");
+	rb_thread(r, 100, "main");
+}
+
+/* Stack id (a C function under the evaluation loop under main) of part
+ * py, sampled once. */
+static void sample_part(struct rawbuf *r, uint32_t id, uint32_t py)
+{
+	const uint64_t native[] = { 0x401010, 0x401101, 0x402020 };
+	struct raw_stack_py s = { { RAW_STACK_PY, (uint32_t)(sizeof s + sizeof native) }, id, py };
+
+	rb_put(r, &s, sizeof s);
+	rb_put(r, native, sizeof native);
+	rb_sample(r, 100, id, NULL, 0, 1000 + id, 4000000);
+}
+
+/* Process 4242: codes 1 outer (line 10) and 2 inner (20); part 7,
+ * inner at 25 then outer at 12 in one call, sampled.  Process 4343: the
+ * same codes as 6 and 5, the same stack written as part 3 (outer at 12)
+ * and part 4 on it (inner at 25), parts 4 and 3 sampled.  Process 4444:
+ * code 1 x, part 2 on part 9, which it never wrote, sampled. */
+static void build(struct rawbuf *t, int k)
+{
+	static const char *const names[] = { "outer", "inner" }, *const rnames[] = { "inner", "outer" };
+	static const int32_t firsts[] = { 10, 20 }, rfirsts[] = { 20, 10 };
+	static const uint32_t a_codes[] = { 1, 2 }, b_codes[] = { 5, 6 };
+	static const uint32_t a_w[] = { 2, 1 }, a_l[] = { 25, 12 }, b3_w[] = { 6 }, b3_l[] = { 12 };
+	static const uint32_t b4_w[] = { 5 }, b4_l[] = { 25 }, c_w[] = { 1 }, c_l[] = { 3 };
+	static const uint8_t a_e[] = { 0, 1 }, one_end[] = { 1 }, open_end[] = { 0 };
+	static const char *const x[] = { "x" };
+
+	trace_begin(t, 4242 + 101 * (uint32_t)k);
+	if (k == 0) {
+		put_codes(t, a_codes, names, firsts, 2);
+		put_part(t, 7, 0, a_w, a_l, a_e, 2);
+		sample_part(t, 1, 7);
+	} else if (k == 1) {
+		put_codes(t, b_codes, rnames, rfirsts, 2);
+		put_part(t, 3, 0, b3_w, b3_l, one_end, 1);
+		put_part(t, 4, 3, b4_w, b4_l, open_end, 1);
+		sample_part(t, 1, 4);
+		sample_part(t, 2, 3);
+	} else {
+		put_codes(t, c_w, x, firsts, 1);
+		put_part(t, 2, 9, c_w, c_l, one_end, 1);
+		sample_part(t, 1, 2);
+	}
+	rb_end(t, 2000, k == 1 ? 2 : 1, 0);
+}
+
+/* Sample i's frames, leaf first: a Python frame "name@line", a native one
+ * "-", space-separated. */
+static void frames_of(const struct pv_profile *p, uint32_t i, char *out, size_t cap)
+{
+	const uint32_t *locs = p->stack_locs + p->samples[i].loc_off;
+	size_t n = 0;
+
+	out[0] = '\0';
+	for (uint32_t k = 0; k < p->samples[i].nlocs && n < cap; k++) {
+		const struct pv_location *l = &p->locations[locs[k]];
+
+		if (pv_location_is_python(p, locs[k]) && l->nlines)
+			n += (size_t)snprintf(out + n, cap - n, "%s%s@%" PRId64, k ? " " : "",
+					      pv_str(p, p->functions[pv_location_lines(p, l)[0].function].name),
+					      pv_location_lines(p, l)[0].line);
+		else
+			n += (size_t)snprintf(out + n, cap - n, "%s-", k ? " " : "");
+	}
+}
+
+/* The types of the records of the trace b[0..len) that are of type. */
+static int count_type(const unsigned char *b, size_t len, uint32_t type)
+{
+	struct raw_head head;
+	struct raw_iter it;
+	struct raw_record r;
+	int n = 0;
+
+	if (raw_iter_head(b, len, &head) != RAW_HEAD_OK)
+		return -1;
+	raw_iter_init(&it, b, len, head.h.header_size, head.arch.nregs);
+	while (raw_iter_next(&it, &r) == RAW_NEXT_RECORD)
+		n += r.type == type;
+	return n;
+}
+
+/* A run of three processes whose Python parts are the run's: the run's
+ * codes 1 "outer" (/a.py, line 10) and 2 "inner" (20), its part 1 inner
+ * at line 25 then outer at 12 (one call; part 2: outer alone), of no
+ * evaluation loop.  Process 4242's codes 3 and 4 are the run's 1 and 2,
+ * its part 7 the run's 1 (with bad, the run's 99, which it does not
+ * have); process 4343's codes 9 and 8 the run's 1 and 2 (the other way
+ * round), its part 3 the run's 2, and its own part 5, inner at line 30,
+ * has part 3 as its parent; process 4444 has no codes, its part 2 the
+ * run's 1.  Each process samples each of its stacks once. */
+static void build_run(struct rawbuf *r, bool bad, struct raw_run_part part[3])
+{
+	static const char *const names[] = { "outer", "inner" };
+	static const int32_t firsts[] = { 10, 20 };
+	static const uint32_t codes[] = { 1, 2 }, run_w[] = { 2, 1 }, run_l[] = { 25, 12 };
+	static const uint32_t own_w[] = { 8 }, own_l[] = { 30 };
+	static const uint8_t run_e[] = { 0, 1 }, own_e[] = { 0 };
+	const uint64_t eval[] = { 0x401100, 0x100 };
+	const uint32_t a_codes[][3] = { { 2, 3, 1 } }, a_parts[][3] = { { 1, 7, bad ? 99 : 1 } };
+	const uint32_t b_codes[][3] = { { 1, 8, 2 }, { 1, 9, 1 } }, b_parts[][3] = { { 1, 3, 2 } };
+	struct raw_run_pynames t = { 0 };
+	struct raw_run_footer f = { 0 };
+	size_t at;
+
+	const uint32_t c_parts[][3] = { { 1, 2, 1 } };
+
+	for (int k = 0; k < 3; k++) {
+		part[k] = (struct raw_run_part){ .offset = r->len, .pid = 4242 + 101 * (uint32_t)k,
+						 .flags = k ? 0 : RAW_RUN_ROOT };
+		trace_begin(r, part[k].pid);
+		if (k < 2)
+			put_ranges(r, RAW_PYRUNCODES, NULL, 0, k ? b_codes : a_codes, k ? 2 : 1);
+		put_ranges(r, RAW_PYRUNPARTS, eval, 2, k == 2 ? c_parts : k ? b_parts : a_parts, 1);
+		sample_part(r, 1, k == 2 ? 2 : k ? 3 : 7);
+		if (k == 1) {
+			put_part(r, 5, 3, own_w, own_l, own_e, 1);
+			sample_part(r, 2, 5);
+		}
+		rb_end(r, 2000, k == 1 ? 2 : 1, 0);
+		part[k].length = r->len - part[k].offset;
+		rb_zero(r, (r->len + RAW_RUN_ALIGN - 1) / RAW_RUN_ALIGN * RAW_RUN_ALIGN - r->len);
+	}
+	at = r->len;
+	put_codes(r, codes, names, firsts, 2);
+	put_part_eval(r, 1, 0, run_w, run_l, run_e, 2, 0);
+	t.size = r->len - at;
+	memcpy(t.magic, RAW_RUN_PYNAMES_MAGIC, RAW_MAGIC_LEN);
+	rb_put(r, &t, sizeof t);
+	f.index_offset = r->len;
+	rb_put(r, part, 3 * sizeof *part);
+	f.nparts = 3;
+	f.nprocesses = 3;
+	memcpy(f.magic, RAW_RUN_MAGIC, RAW_MAGIC_LEN);
+	rb_put(r, &f, sizeof f);
+}
+
+/* The run's parts read: each process's frames its own codes that are the
+ * run's codes the run's part names (the run's codes themselves for a
+ * process that has none), the evaluation loop its own (the run's parts
+ * have none), a part of its own on one of the run's; a part the run does
+ * not have. */
+static void test_read(void)
+{
+	static const char *const want[] = { "- inner@25 outer@12 - -", "- outer@12 - -",
+					    "- inner@30 outer@12 - -" };
+	static const int times[] = { 2, 1, 1 };
+	struct raw_run_part part[3];
+	struct rawbuf r = { 0 };
+	struct pv_profile *p;
+	char got[256];
+	int seen[3] = { 0 };
+
+	build_run(&r, false, part);
+	nwarnings = 0;
+	p = raw_read_run(r.b, r.len, "t", NULL, false);
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	CHECK_EQ(nwarnings, 0);
+	CHECK_EQ(p->nsamples, 4);
+	for (uint32_t i = 0; i < p->nsamples; i++) {
+		int hit = 0;
+
+		frames_of(p, i, got, sizeof got);
+		for (int k = 0; k < 3; k++)
+			if (strcmp(got, want[k]) == 0)
+				hit = ++seen[k];
+		if (!hit)
+			fprintf(stderr, "test-pynames: a run's sample is '%s'\n", got);
+		CHECK(hit > 0);
+	}
+	for (int k = 0; k < 3; k++)
+		CHECK_EQ(seen[k], times[k]);
+	CHECK_EQ(pv_profile_check_indices(p, "t"), 0);
+	pv_profile_free(p);
+	if (getenv("PYNAMES_SEED"))
+		fwrite(r.b, 1, r.len, stdout); /* the raw fuzzer's seed run-pyparts */
+
+	/* a part the run's names do not have: said, and not recorded */
+	r.len = 0;
+	build_run(&r, true, part);
+	nwarnings = 0;
+	p = raw_read_run(r.b, r.len, "t", NULL, false);
+	CHECK(p != NULL);
+	CHECK_EQ(nwarnings, 1);
+	for (uint32_t i = 0; p && i < p->nsamples; i++) {
+		frames_of(p, i, got, sizeof got);
+		if (strcmp(got, want[0]) && strcmp(got, want[1]) && strcmp(got, want[2]))
+			CHECK_STR(got, "- - - [python: code not recorded]@0");
+	}
+	if (p)
+		pv_profile_free(p);
+	free(r.b);
+}
+
+int main(void)
+{
+	static const char *const want[] = { "- inner@25 outer@12 - -", "- inner@25 outer@12 - -",
+					    "- outer@12 - -" };
+	struct raw_run_part part[3] = { { 0 } };
+	struct raw_run_footer f = { 0 };
+	struct collect_pynames *t = collect_pynames_new();
+	struct rawbuf out = { 0 };
+	char path[sizeof dir + 16], got[256];
+	uint64_t off = 0;
+	int fd, seen[4] = { 0 };
+	int64_t w;
+
+	pv_error_set_sink(sink);
+	test_read();
+	CHECK(t != NULL && mkdtemp(dir) != NULL);
+	snprintf(path, sizeof path, "%s/run", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0);
+	for (int k = 0; k < 3; k++) {
+		struct rawbuf tr = { 0 };
+		char tp[sizeof dir + 16];
+		FILE *fp;
+
+		build(&tr, k);
+		snprintf(tp, sizeof tp, "%s/t%d", dir, k);
+		fp = fopen(tp, "wb");
+		CHECK(fp != NULL && fwrite(tr.b, 1, tr.len, fp) == tr.len && fclose(fp) == 0);
+		off = (off + RAW_RUN_ALIGN - 1) / RAW_RUN_ALIGN * RAW_RUN_ALIGN;
+		w = collect_pynames_copy(t, fd, off, tp, 0, tr.len);
+		CHECK(w > 0);
+		part[k] = (struct raw_run_part){ .offset = off, .length = (uint64_t)w, .pid = 4242 + 101 * (uint32_t)k,
+						 .flags = k == 0 ? RAW_RUN_ROOT : 0 };
+		off += (uint64_t)(w > 0 ? w : 0);
+		free(tr.b);
+		unlink(tp);
+	}
+	off = (off + 7) / 8 * 8;
+	w = collect_pynames_write(t, fd, off);
+	CHECK(w > 0);
+	off += (uint64_t)(w > 0 ? w : 0);
+	f.index_offset = off;
+	f.nparts = 3;
+	f.nprocesses = 3;
+	memcpy(f.magic, RAW_RUN_MAGIC, RAW_MAGIC_LEN);
+	CHECK(pwrite(fd, part, sizeof part, (off_t)off) == (ssize_t)sizeof part &&
+	      pwrite(fd, &f, sizeof f, (off_t)(off + sizeof part)) == (ssize_t)sizeof f);
+	collect_pynames_free(t);
+	out.len = (size_t)lseek(fd, 0, SEEK_END);
+	out.b = malloc(out.len);
+	CHECK(out.b != NULL && pread(fd, out.b, out.len, 0) == (ssize_t)out.len);
+	close(fd);
+	unlink(path);
+	rmdir(dir);
+
+	/* the first two: their parts the run's, none of their own, nor codes
+	 * (only the run's parts name them); the third's its own, on its codes */
+	for (int k = 0; k < 3; k++) {
+		CHECK_EQ(count_type(out.b + part[k].offset, part[k].length, RAW_PYPARTS), k == 2 ? 1 : 0);
+		CHECK_EQ(count_type(out.b + part[k].offset, part[k].length, RAW_PYRUNPARTS), k == 2 ? 0 : 1);
+		CHECK_EQ(count_type(out.b + part[k].offset, part[k].length, RAW_PYRUNCODES), k == 2 ? 1 : 0);
+	}
+	/* one stack, written once: the run's parts are the two of its frames */
+	uint64_t names_off, names_len;
+
+	CHECK_EQ(raw_run_pynames(out.b, out.len, &f, &names_off, &names_len), 1);
+	struct rd_run_names *rn = rd_run_names_read(out.b + names_off, (size_t)names_len, "t");
+
+	CHECK(rn != NULL);
+	if (rn) {
+		CHECK_EQ(rn->py.nparts, 2);
+		rd_run_names_free(rn);
+	}
+	nwarnings = 0;
+	struct pv_profile *p = raw_read_run(out.b, out.len, "t", NULL, false);
+
+	CHECK(p != NULL);
+	CHECK_EQ(nwarnings, 0);
+	for (uint32_t i = 0; p && i < p->nsamples; i++) {
+		int hit = 0;
+
+		frames_of(p, i, got, sizeof got);
+		for (int k = 0; k < 3 && !hit; k++)
+			if (strcmp(got, want[k]) == 0 && !seen[k])
+				hit = seen[k] = 1;
+		/* (the third's: its frame, and its parent's not recorded) */
+		if (!hit && !seen[3] && strstr(got, "x@3") && strstr(got, "[python: code not recorded]"))
+			hit = seen[3] = 1;
+		if (!hit)
+			fprintf(stderr, "test-pynames: a sample is '%s'\n", got);
+		CHECK(hit);
+	}
+	CHECK(p && p->nsamples == 4);
+	if (p)
+		pv_profile_free(p);
+	free(out.b);
+	return check_done("test-pynames");
+}
