@@ -122,9 +122,13 @@ static struct {
 	/* Of event fd_floor + i, as its handler last armed it again: its
 	 * count (the thread's CPU time it counted) and the period it set;
 	 * a count of 0 when not yet.  Only that thread's handler reads or
-	 * writes them, but for engine_mark. */
+	 * writes them, but for engine_mark, which sets the period the event
+	 * was opened with (its count is 0 until it is first armed) and
+	 * known: the count and period hold from the event's start, for the
+	 * overflows dropped before its first sample (engine_perf_missed). */
 	struct {
 		uint64_t count, period;
+		int known;
 	} armed[ENGINE_FD_RESERVE];
 	/* The event engine_init opened to see what the kernel allows, kept
 	 * (with its ring buffer, mapped) for the first engine_create of the
@@ -137,11 +141,14 @@ static struct {
 	} spare;
 } engine = { .spare = { .fd = -1 } };
 
-/* Marks fd as our event id. */
-static void engine_mark(int fd, uint64_t id)
+/* Marks fd as our event id, a new event not yet enabled whose period is
+ * period (0: not known). */
+static void engine_mark(int fd, uint64_t id, uint64_t period)
 {
 	if (fd >= engine.fd_floor && fd - engine.fd_floor < ENGINE_FD_RESERVE) {
 		engine.armed[fd - engine.fd_floor].count = 0;
+		engine.armed[fd - engine.fd_floor].period = period;
+		engine.armed[fd - engine.fd_floor].known = period != 0;
 		atomic_store(&engine.ids[fd - engine.fd_floor], id);
 	}
 }
@@ -165,6 +172,12 @@ int engine_owns_fd(int fd)
 	return engine_marked(fd);
 }
 
+/* The period an event opened for a first period of first_ns starts with. */
+static uint64_t engine_first_period(uint64_t first_ns)
+{
+	return first_ns > 0 && first_ns <= engine.period_ns ? first_ns : engine.period_ns;
+}
+
 /* Opens a disabled task-clock event of thread tid that signals that
  * thread, first after first_ns, with a kernel call chain in each overflow's
  * record when chains is set.  Returns the fd, or -1 with errno set. */
@@ -178,7 +191,7 @@ static int engine_perf_open(pid_t tid, uint64_t first_ns, int chains, uint64_t *
 	attr.size = sizeof(attr);
 	attr.type = PERF_TYPE_SOFTWARE;
 	attr.config = PERF_COUNT_SW_TASK_CLOCK;
-	attr.sample_period = first_ns > 0 && first_ns <= engine.period_ns ? first_ns : engine.period_ns;
+	attr.sample_period = engine_first_period(first_ns);
 	attr.disabled = 1;
 	attr.exclude_kernel = (uint64_t)engine.user_only;
 	attr.exclude_hv = 1;
@@ -253,7 +266,7 @@ void engine_drop_spare(void)
  * closed). */
 static int engine_take_spare(pid_t tid, uint64_t first_ns, struct engine_timer *t)
 {
-	uint64_t period = first_ns > 0 && first_ns <= engine.period_ns ? first_ns : engine.period_ns;
+	uint64_t period = engine_first_period(first_ns);
 
 	if (engine.spare.fd < 0 || engine.spare.tid != tid)
 		return -1;
@@ -266,7 +279,7 @@ static int engine_take_spare(pid_t tid, uint64_t first_ns, struct engine_timer *
 	t->ring = engine.spare.ring;
 	engine.spare.fd = -1;
 	engine.spare.ring = NULL;
-	engine_mark(t->fd, t->id);
+	engine_mark(t->fd, t->id, period);
 	return 0;
 }
 
@@ -370,7 +383,7 @@ int engine_create(clockid_t clock, pid_t tid, uint64_t first_ns, struct engine_t
 				/* without it: the getrusage split */
 				t->ring = ring != MAP_FAILED ? ring : NULL;
 			}
-			engine_mark(t->fd, t->id);
+			engine_mark(t->fd, t->id, engine_first_period(first_ns));
 			return 0;
 		}
 		/* no more fds, or refused for this thread: a POSIX timer */
@@ -490,7 +503,7 @@ int engine_replace(pid_t tid, struct engine_timer *t)
 		return -1;
 	t->fd = fd;
 	t->id = id;
-	engine_mark(fd, id);
+	engine_mark(fd, id, engine.period_ns);
 	ioctl(fd, PERF_EVENT_IOC_REFRESH, 1);
 	return 0;
 }
@@ -638,25 +651,31 @@ static uint64_t engine_next_period(int fd)
 	}
 	engine.armed[i].count = count;
 	engine.armed[i].period = period;
+	engine.armed[i].known = 1;
 	return period;
 }
 
 int engine_perf_missed(const siginfo_t *si, uint64_t *missed, uint64_t *period_ns)
 {
-	uint64_t count, since;
+	uint64_t count, since, periods;
 	int i;
 
 	if (!engine.user_only || engine_read_count(si->si_fd, &i, &count) != 0 ||
-	    engine.armed[i].count == 0 || engine.armed[i].period == 0 ||
+	    !engine.armed[i].known || engine.armed[i].period == 0 ||
 	    count < engine.armed[i].count)
 		return -1;
 	/* the kernel tried at every period of the count since the arming;
 	 * the one that signalled is the last (the event stops at it: what
 	 * it counted since, the way to the handler, is far less than a
-	 * period) */
+	 * period).  The periods in it are rounded, not cut: under contention
+	 * for the CPU a signal now and then comes short of the multiple of
+	 * the period its count should be (one in some hundreds beside two
+	 * busy threads), and cut, a dropped period would be taken for user
+	 * time; rounded, the user part is at most one and a half periods. */
 	since = count - engine.armed[i].count;
 	*period_ns = engine.armed[i].period;
-	*missed = since / *period_ns > 1 ? since / *period_ns - 1 : 0;
+	periods = (since + *period_ns / 2) / *period_ns;
+	*missed = periods > 1 ? periods - 1 : 0;
 	return 0;
 }
 
