@@ -352,10 +352,14 @@ static uint32_t mark_stack(const struct pv_profile *p, const void *ctx, uint32_t
 			   uint32_t *scratch)
 {
 	const struct wait_ctx *c = ctx;
-	const uint32_t *locs = p->stack_locs + off;
+	const uint32_t *locs;
 	uint32_t inner = 0, k = 0;
 	uint8_t w = WAIT_NONE;
 
+	/* (an empty stack: a profile may have no frames at all) */
+	if (n == 0)
+		return UINT32_MAX;
+	locs = p->stack_locs + off;
 	while (inner < n && !(c->kind[locs[inner]] & WAIT_PYTHON))
 		inner++;
 	if (inner == n)
