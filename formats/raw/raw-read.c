@@ -58,6 +58,11 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Times past this many nanoseconds (2^62: a wall clock in the year 2116,
+ * a trace of 146 years) are damage: a start is taken as unknown, a span
+ * cut to it, so that sums of them cannot overflow. */
+#define RD_TIME_MAX ((uint64_t)1 << 62)
+
 #if __BYTE_ORDER != __LITTLE_ENDIAN
 #error "the raw reader assumes a little-endian host"
 #endif
@@ -496,7 +501,8 @@ static int read_header(struct reader *rd)
 			       strnlen((const char *)rd->buf + rd->head.fixed_size, h->exe_len));
 	p->source_format = pv_intern_str(p, "profview raw trace");
 	p->pid = h->pid;
-	p->time_ns = (int64_t)h->start_realtime_ns;
+	/* (a start past 2^62 ns, the year 2116, is damage: unknown) */
+	p->time_ns = h->start_realtime_ns < RD_TIME_MAX ? (int64_t)h->start_realtime_ns : 0;
 	p->timed = true;
 	p->period = (int64_t)h->period_ns;
 	rd->short_us = h->short_thread_us;
@@ -722,7 +728,9 @@ struct pv_profile *rd_read_trace(const unsigned char *buf, size_t len, const cha
 		p->lost = rd.lost_records;
 	{
 		uint64_t end = rd.have_end ? rd.end_time : rd.last_time;
-		p->duration_ns = end > rd.start_mono ? (int64_t)(end - rd.start_mono) : 0;
+		p->duration_ns = end <= rd.start_mono ? 0
+				 : end - rd.start_mono < RD_TIME_MAX ? (int64_t)(end - rd.start_mono)
+								     : (int64_t)RD_TIME_MAX;
 	}
 	rd_unwind_report(&rd);
 	if (rd.damaged)

@@ -184,7 +184,7 @@ struct pv_profile *raw_read_run(const unsigned char *buf, size_t len, const char
 	struct raw_run_part part;
 	struct pv_profile *d = NULL;
 	long n = raw_run_index(buf, len, &f);
-	int64_t first = INT64_MAX, last = INT64_MIN;
+	int64_t first = INT64_MAX, last = INT64_MIN, end;
 	uint32_t pid = 0, root = 0;
 	bool has_root = false;
 	size_t nread = 0;
@@ -256,8 +256,11 @@ struct pv_profile *raw_read_run(const unsigned char *buf, size_t len, const char
 		}
 		if (p->time_ns < first)
 			first = p->time_ns;
-		if (p->time_ns + p->duration_ns > last)
-			last = p->time_ns + p->duration_ns;
+		/* (the times are the file's: a damaged one may be anything) */
+		if (__builtin_add_overflow(p->time_ns, p->duration_ns, &end))
+			end = p->duration_ns > 0 ? INT64_MAX : INT64_MIN;
+		if (end > last)
+			last = end;
 		pv_profile_free(p);
 		nread++;
 	}
@@ -267,7 +270,8 @@ struct pv_profile *raw_read_run(const unsigned char *buf, size_t len, const char
 		return NULL;
 	}
 	/* one run: its span, not the sum of its processes' */
-	d->duration_ns = last > first ? last - first : 0;
+	if (last <= first || __builtin_sub_overflow(last, first, &d->duration_ns))
+		d->duration_ns = last > first ? INT64_MAX : 0;
 	d->time_ns = first;
 	d->pid = has_root ? root : pid;
 	d->run_processes = f.nprocesses;
