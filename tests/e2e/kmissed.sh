@@ -44,22 +44,13 @@ if ! grep -q 'may not count system time' probe.err; then
 fi
 
 # the first CPU this test may run on, which the hogs and the program share
-cpu=$(taskset -cp $$ | sed 's/.*: *//; s/[-,].*//')
-hogs=()
-stop_hogs() {
-	for h in "${hogs[@]}"; do kill "$h" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	hogs=()
-}
-trap 'stop_hogs; rm -rf "$WORK" || true' EXIT
-for _ in 1 2; do
-	taskset -c "$cpu" sh -c 'while :; do :; done' &
-	hogs+=($!)
-done
+pin=$(first_cpu)
+trap 'hogs_stop; rm -rf "$WORK" || true' EXIT
+hogs_start "$pin"
 
-"${as[@]}" taskset -c "$cpu" "$COLLECT_TIMER" --engine=perf -F 250 -o km.raw ../kmissed 3 >km.truth 2>km.err ||
+"${as[@]}" taskset -c "$pin" "$COLLECT_TIMER" --engine=perf -F 250 -o km.raw ../kmissed 3 >km.truth 2>km.err ||
 	fail "collect-timer kmissed failed: $(cat km.err)"
-stop_hogs
+hogs_stop
 cat km.truth km.err
 "$PROFVIEW" --flat -t $'\t' km.raw >km.tsv 2>km.warn || fail "profview --flat failed: $(cat km.warn)"
 read -r sys_ns user_ns < <(awk '$1 == "phases" { print $2, $3 }' km.truth)

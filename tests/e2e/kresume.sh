@@ -23,20 +23,8 @@ if grep -q 'not permitted\|may not count system time' probe.err; then
 fi
 
 # the first CPU this test may run on, which the hogs and the loop share
-cpu=$(taskset -cp $$ | sed 's/.*: *//; s/[-,].*//')
-hogs=()
-stop_hogs() {
-	for h in "${hogs[@]}"; do kill "$h" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	hogs=()
-}
-trap 'stop_hogs; rm -rf "$WORK" || true' EXIT
-start_hogs() {
-	for _ in 1 2; do
-		taskset -c "$cpu" sh -c 'while :; do :; done' &
-		hogs+=($!)
-	done
-}
+cpu=$(first_cpu)
+trap 'hogs_stop; rm -rf "$WORK" || true' EXIT
 
 # kernel_samples FOLDED: "KERNEL TOTAL" samples (a kernel leaf ends in _[k])
 kernel_samples() {
@@ -46,7 +34,7 @@ kernel_samples() {
 
 # The truth of the user loop: its own system time beside the hogs, without
 # a profiler (a profiler's handler makes system calls of its own).
-start_hogs
+hogs_start "$cpu"
 taskset -c "$cpu" ./kbias user 1.5 >alone.truth || fail "kbias user failed"
 read -r u0 s0 < <(awk '{ print $3, $4 }' alone.truth)
 
@@ -67,10 +55,10 @@ read -r u0 s0 < <(awk '{ print $3, $4 }' alone.truth)
 # bound of about 10 of 1,250.
 check_user() {
 	local hz=$1 seconds=$2 rc=0
-	start_hogs
+	hogs_start "$cpu"
 	taskset -c "$cpu" "$COLLECT_TIMER" --engine=perf -F "$hz" -o "user$hz.raw" ./kbias user "$seconds" \
 		>"user$hz.truth" 2>"user$hz.err" || fail "collect-timer -F $hz kbias user failed: $(cat "user$hz.err")"
-	stop_hogs
+	hogs_stop
 	"$PROFVIEW" --folded --sample-index=samples "user$hz.raw" >"user$hz.folded" 2>"user$hz.warn" ||
 		fail "profview --folded failed on user$hz.raw: $(cat "user$hz.warn")"
 	read -r k n < <(kernel_samples "user$hz.folded")
@@ -113,10 +101,10 @@ fi
 # 1e-4), and two points for the returns to user mode it loses.
 taskset -c "$cpu" ./kbias sys 1.5 >quiet.truth || fail "kbias sys failed"
 read -r u0 s0 < <(awk '{ print $3, $4 }' quiet.truth)
-start_hogs
+hogs_start "$cpu"
 taskset -c "$cpu" "$COLLECT_TIMER" --engine=perf -F 1000 -o sys.raw ./kbias sys 1.5 >sys.truth 2>sys.err ||
 	fail "collect-timer kbias sys failed: $(cat sys.err)"
-stop_hogs
+hogs_stop
 "$PROFVIEW" --folded --sample-index=samples sys.raw >sys.folded 2>sys.warn ||
 	fail "profview --folded failed on sys.raw: $(cat sys.warn)"
 read -r k n < <(kernel_samples sys.folded)

@@ -302,3 +302,24 @@ pool_wait() {
 	POOL_STATUS=()
 	[ -z "$bad" ] || fail "failed (their output above):$bad"
 }
+
+# first_cpu: the first CPU this test may run on.  hogs_start CPU: two busy
+# loops on CPU, beside which a test runs a program pinned there (taskset -c)
+# to make its scheduler ticks miss; hogs_stop ends them (call it from the
+# test's EXIT trap too).
+HOGS=()
+first_cpu() {
+	taskset -cp $$ | sed 's/.*: *//; s/[-,].*//'
+}
+hogs_start() {
+	for _ in 1 2; do
+		taskset -c "$1" sh -c 'while :; do :; done' &
+		HOGS+=($!)
+	done
+}
+hogs_stop() {
+	local h
+	for h in "${HOGS[@]}"; do kill "$h" 2>/dev/null || true; done
+	for h in "${HOGS[@]}"; do wait "$h" 2>/dev/null || true; done
+	HOGS=()
+}
