@@ -267,7 +267,9 @@ EOF
 	grep -q ';spin_work ' spin.folded || fail "spin: no sample in spin_work: $(head -3 spin.folded)"
 	maps=$(grep -c '"/proc/self/maps"' spin.st || true)
 	note "a sampled process of the loader's objects only read the maps $maps times"
-	[ "$maps" = 0 ] || fail "spin: the maps read $maps times: $(grep maps spin.st | head -3)"
+	# (once at most: at its end, when a sample came at an address in no
+	# mapping written, the vdso's say, which depends on where it landed)
+	[ "$maps" -le 1 ] || fail "spin: the maps read $maps times: $(grep maps spin.st | head -3)"
 	maps=$(grep -c '"/proc/self/maps"' jit.st || true)
 	anon=$(awk '/;main;\[anon\]/ { t += $NF } END { print t + 0 }' jit.folded)
 	note "a sampled process that runs JIT code read the maps $maps times, $anon µs in [anon] under main"
