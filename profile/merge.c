@@ -70,6 +70,24 @@ struct merger {
 	int64_t time_shift;    /* added to the source's sample times */
 };
 
+/* Times and durations from a hostile profile can be anything: a sum past
+ * the int64 range is held at its end, never wrapped. */
+static int64_t add_sat(int64_t a, int64_t b)
+{
+	int64_t r;
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+static int64_t sub_sat(int64_t a, int64_t b)
+{
+	int64_t r;
+	if (__builtin_sub_overflow(a, b, &r))
+		return b < 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
 static uint32_t mstr(struct merger *m, uint32_t i)
 {
 	if (i >= m->s->strings.n)
@@ -205,8 +223,8 @@ static int merge_processes(struct merger *m)
 		pr.before = mstr(m, pr.before);
 		if (pr.name == PV_NONE || pr.program == PV_NONE || pr.before == PV_NONE)
 			return -1;
-		pr.start_ns += m->time_shift;
-		pr.end_ns += m->time_shift;
+		pr.start_ns = add_sat(pr.start_ns, m->time_shift);
+		pr.end_ns = add_sat(pr.end_ns, m->time_shift);
 		m->proc[i] = PV_NONE;
 		for (size_t j = 0; j < d->nprocesses && m->proc[i] == PV_NONE; j++) {
 			struct pv_process *o = &d->processes[j];
@@ -239,7 +257,7 @@ static int merge_samples(struct merger *m)
 			return -1;
 		struct pv_thread *dt = &d->threads[m->thr[i]];
 		if (t->cpu_ns >= 0)
-			dt->cpu_ns = dt->cpu_ns >= 0 ? dt->cpu_ns + t->cpu_ns : t->cpu_ns;
+			dt->cpu_ns = dt->cpu_ns >= 0 ? add_sat(dt->cpu_ns, t->cpu_ns) : t->cpu_ns;
 	}
 	for (size_t i = 0; i < s->nsamples; i++) {
 		struct pv_sample ps = s->samples[i];
@@ -253,9 +271,9 @@ static int merge_samples(struct merger *m)
 		if (ps.loc_off == UINT32_MAX)
 			return -1;
 		ps.thread = ps.thread == PV_NONE ? PV_NONE : m->thr[ps.thread];
-		ps.time_ns += m->time_shift;
+		ps.time_ns = add_sat(ps.time_ns, m->time_shift);
 		if (ps.end_ns)
-			ps.end_ns += m->time_shift;
+			ps.end_ns = add_sat(ps.end_ns, m->time_shift);
 		/* pv_add_sample counts truncated samples: the source's count is
 		 * added below instead. */
 		uint64_t trunc = d->truncated;
@@ -292,24 +310,25 @@ int pv_merge(struct pv_profile *d, const struct pv_profile *s, const char *src_n
 	if (s->time_ns && (!start || s->time_ns < start))
 		start = s->time_ns;
 	size_t old_n = d->nsamples, old_np = d->nprocesses;
-	m.time_shift = s->time_ns && start && s->time_ns > start ? s->time_ns - start : 0;
+	m.time_shift = s->time_ns && start && s->time_ns > start ? sub_sat(s->time_ns, start) : 0;
 	if (merge_mappings(&m) < 0 || merge_locations(&m) < 0 || merge_processes(&m) < 0 ||
 	    merge_samples(&m) < 0)
 		goto out;
 	if (!empty && d->time_ns && start < d->time_ns) {
+		int64_t shift = sub_sat(d->time_ns, start);
 		for (size_t i = 0; i < old_n; i++) {
-			d->samples[i].time_ns += d->time_ns - start;
+			d->samples[i].time_ns = add_sat(d->samples[i].time_ns, shift);
 			if (d->samples[i].end_ns)
-				d->samples[i].end_ns += d->time_ns - start;
+				d->samples[i].end_ns = add_sat(d->samples[i].end_ns, shift);
 		}
 		for (size_t i = 0; i < old_np; i++) {
-			d->processes[i].start_ns += d->time_ns - start;
-			d->processes[i].end_ns += d->time_ns - start;
+			d->processes[i].start_ns = add_sat(d->processes[i].start_ns, shift);
+			d->processes[i].end_ns = add_sat(d->processes[i].end_ns, shift);
 		}
 	}
 	d->timed = empty ? s->timed : d->timed && s->timed;
 	d->time_ns = start;
-	d->duration_ns += s->duration_ns;
+	d->duration_ns = add_sat(d->duration_ns, s->duration_ns);
 	if (s->period > d->period) {
 		d->period = s->period;
 		d->period_type.type = mstr(&m, s->period_type.type);

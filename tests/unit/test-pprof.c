@@ -448,6 +448,22 @@ static void test_merge(void)
 	pv_profile_free(a);
 	pv_profile_free(b);
 	pv_profile_free(f);
+
+	/* Times at the ends of the int64 range, as a damaged or hostile
+	 * profile may carry: the sums are held at the ends, not wrapped. */
+	a = make_profile();
+	b = make_profile();
+	a->duration_ns = b->duration_ns = INT64_MAX / 2 + 1;
+	a->time_ns = INT64_MIN;
+	b->time_ns = INT64_MAX;
+	for (size_t i = 0; i < b->nsamples; i++)
+		b->samples[i].time_ns = INT64_MAX - 1;
+	CHECK_EQ(pv_merge(a, b, "b"), 0);
+	CHECK_EQ(a->duration_ns, INT64_MAX);
+	CHECK_EQ(a->time_ns, INT64_MIN);
+	CHECK_EQ(a->samples[a->nsamples - 1].time_ns, INT64_MAX);
+	pv_profile_free(a);
+	pv_profile_free(b);
 }
 
 /* A hand-made profile.proto, for encodings our writer does not use. */
