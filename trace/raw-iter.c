@@ -2,6 +2,7 @@
  * raw-iter.h) */
 #include "raw-iter.h"
 #include "raw.h"
+#include "raw-py.h"
 
 #include <elf.h>
 #include <stdio.h>

@@ -61,6 +61,7 @@
 #include "neglog.h"
 #include "preload.h"
 #include "pyframes.h"
+#include "raw-py.h"
 #include "stacktab.h"
 #include "writer.h"
 

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "raw-py.h"
 
 #define HEAP_EXPORT __attribute__((visibility("default")))
 #define HEAP_LIKELY(x) __builtin_expect(!!(x), 1)

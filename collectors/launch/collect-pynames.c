@@ -13,6 +13,7 @@
 #include "collect-pynames.h"
 #include "raw-iter.h"
 #include "raw.h"
+#include "raw-py.h"
 
 /* The entries of one of the run's records, at most: a record a reader
  * takes whole stays small. */

@@ -24,6 +24,7 @@
 #include "raw-iter.h"
 #include "raw-tail.h"
 #include "raw.h"
+#include "raw-py.h"
 
 /* Are the n bytes at p all zero?  A word at a time: the tails of the
  * traces of a run of many short processes are megabytes. */

@@ -19,6 +19,7 @@
 #include "raw-iter.h"
 #include "raw-tail.h"
 #include "raw.h"
+#include "raw-py.h"
 #include "segments.h"
 
 #define SEG_OUT_BUF ((size_t)1 << 20)

@@ -17,6 +17,7 @@
 #include "pycodes.h"
 #include "pyslots.h"
 #include "raw.h"
+#include "raw-py.h"
 #include "writer.h"
 
 #include <stdatomic.h>

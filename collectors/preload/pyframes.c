@@ -37,6 +37,7 @@
 #include "preload.h"
 #include "pystacks.h"
 #include "raw.h"
+#include "raw-py.h"
 #include "stacktab.h"
 #include "writer.h"
 

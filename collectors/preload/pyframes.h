@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #include "raw.h"
+#include "raw-py.h"
 
 #pragma GCC visibility push(hidden)
 

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "raw-py.h"
 
 #pragma GCC visibility push(hidden)
 

@@ -12,6 +12,7 @@
 #include "pyslots.h"
 #include "pystacks.h"
 #include "raw.h"
+#include "raw-py.h"
 #include "writer.h"
 
 #define PYSTACKS_PROBES 64

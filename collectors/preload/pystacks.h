@@ -15,6 +15,7 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include "raw-py.h"
 
 #pragma GCC visibility push(hidden)
 

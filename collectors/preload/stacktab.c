@@ -24,6 +24,7 @@
 #include <sys/mman.h>
 
 #include "preload.h"
+#include "raw-py.h"
 #include "stacktab.h"
 #include "writer.h"
 

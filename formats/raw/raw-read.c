@@ -48,6 +48,7 @@
 #include "raw-heap.h"
 #include "raw-iter.h"
 #include "raw.h"
+#include "raw-py.h"
 #include "util.h"
 
 #include <endian.h>

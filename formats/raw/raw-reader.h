@@ -17,6 +17,7 @@
 #include "raw-iter.h"
 #include "raw-read.h"
 #include "raw.h"
+#include "raw-py.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -64,6 +64,7 @@
 #include "pylines.h"
 #include "raw-iter.h"
 #include "raw.h"
+#include "raw-py.h"
 
 static unsigned char *slurp(const char *path, size_t *len)
 {

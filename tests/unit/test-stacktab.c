@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 
 #include "fakehost.h"
+#include "raw-py.h"
 #include "stacktab.h"
 #include "tracetest.h"
 
