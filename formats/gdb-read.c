@@ -539,7 +539,7 @@ static int thread_header(struct reader *rd, const char *s, size_t len)
 		return 0;
 	if ((q = find(paren, (size_t)(e - paren), "LWP ")) != NULL ||
 	    (q = find(paren, (size_t)(e - paren), "process ")) != NULL) {
-		q = memchr(q, ' ', (size_t)(e - q)) + 1;
+		q = (const char *)memchr(q, ' ', (size_t)(e - q)) + 1;
 		if (!parse_u64(q, (size_t)(e - q), &q, &tid))
 			tid = 0;
 	} else if ((q = find(paren, (size_t)(e - paren), "Thread ")) != NULL) {
@@ -634,7 +634,7 @@ static int frame_line(struct reader *rd, const char *s, size_t len, bool cut)
 	name = q;
 	if (starts(q, (size_t)(e - q), "<signal handler called>") ||
 	    starts(q, (size_t)(e - q), "<function called from gdb>")) {
-		nend = memchr(q, '>', (size_t)(e - q)) + 1;
+		nend = (const char *)memchr(q, '>', (size_t)(e - q)) + 1;
 		alone = true;
 	} else {
 		/* " at FILE:LINE" or " from LIB" at the end of the line */
