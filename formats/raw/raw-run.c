@@ -181,50 +181,62 @@ static int run_read_others(struct pv_profile *d, const unsigned char *buf, size_
 
 /* The run's names deflated (raw.h, raw_run_pynamez): z[0..zlen), which
  * raw_run_pynames found, inflated to exactly want bytes (at most
- * RAW_RUN_PYNAMES_MAX), into *out (freed by the caller).  1; 0 when the
- * stream is damaged (said: the names are lost, the samples are not);
- * -1 when out of memory or over the budget. */
+ * RAW_RUN_PYNAMES_MAX), into *out (freed by the caller).  The room grows
+ * with what the stream makes, so that a trailer's lie costs nothing.  1;
+ * 0 when the stream is damaged (said: the names are lost, the samples
+ * are not); -1 when out of memory or over the budget. */
 static int run_names_inflate(const unsigned char *z, uint64_t zlen, uint64_t want, const char *name,
 			     unsigned char **out)
 {
 	z_stream zs = { 0 };
-	int zr;
+	size_t cap = 0;
+	const char *why = NULL;
+	int zr = Z_OK;
 
 	*out = NULL;
-	if (pv_budget_charge((size_t)want) < 0)
-		return -1;
-	if ((*out = malloc((size_t)want)) == NULL || inflateInit(&zs) != Z_OK) {
-		free(*out);
-		*out = NULL;
+	if (inflateInit(&zs) != Z_OK)
 		return pv_oom();
-	}
-	/* (both at most RAW_RUN_PYNAMES_MAX: one call, no more than want
-	 * made whatever the stream says) */
+	/* (both at most RAW_RUN_PYNAMES_MAX: uInt counts them) */
 	zs.next_in = (unsigned char *)z;
 	zs.avail_in = (uInt)zlen;
-	zs.next_out = *out;
-	zs.avail_out = (uInt)want;
-	zr = inflate(&zs, Z_FINISH);
-	if (zr == Z_MEM_ERROR) {
-		inflateEnd(&zs);
-		free(*out);
-		*out = NULL;
-		return pv_oom();
-	}
-	if (zr != Z_STREAM_END || zs.total_out != want) {
-		const char *why = zr == Z_STREAM_END ? "makes fewer bytes than its trailer says"
-				  : zr == Z_DATA_ERROR ? (zs.msg ? zs.msg : "is corrupt")
-				  : zr == Z_BUF_ERROR && zs.avail_out == 0 ? "makes more bytes than its trailer says"
-				  : zr == Z_BUF_ERROR ? "is cut short" : "does not inflate";
+	while (zr == Z_OK) {
+		size_t more = cap ? cap : (size_t)(zlen * 4 > 65536 ? zlen * 4 : 65536);
+		unsigned char *o;
 
-		pv_warn("'%s': the run's Python names are damaged (their deflated stream: %s): the "
-			"processes' names that are among them are read as empty", name, why);
+		if (more > want - cap)
+			more = (size_t)(want - cap);
+		if (pv_budget_charge(more) < 0 || (o = realloc(*out, cap + more)) == NULL) {
+			zr = Z_MEM_ERROR;
+			break;
+		}
+		*out = o;
+		zs.next_out = o + cap;
+		zs.avail_out = (uInt)more;
+		cap += more;
+		zr = inflate(&zs, Z_FINISH);
+		/* (a full room that may grow: on) */
+		if (zr == Z_BUF_ERROR && zs.avail_out == 0 && cap < want)
+			zr = Z_OK;
 	}
+	if (zr == Z_STREAM_END && zs.total_out != want)
+		why = "makes fewer bytes than its trailer says";
+	else if (zr == Z_DATA_ERROR)
+		why = zs.msg ? zs.msg : "is corrupt";
+	else if (zr == Z_BUF_ERROR && zs.avail_out == 0 && zs.avail_in > 0)
+		why = "makes more bytes than its trailer says";
+	else if (zr == Z_BUF_ERROR)
+		why = "is cut short";
+	else if (zr != Z_STREAM_END && zr != Z_MEM_ERROR)
+		why = "does not inflate";
 	inflateEnd(&zs);
-	if (zr == Z_STREAM_END && zs.total_out == want)
+	if (zr == Z_STREAM_END && !why)
 		return 1;
 	free(*out);
 	*out = NULL;
+	if (zr == Z_MEM_ERROR)
+		return pv_oom();
+	pv_warn("'%s': the run's Python names are damaged (their deflated stream: %s): the "
+		"processes' names that are among them are read as empty", name, why);
 	return 0;
 }
 
