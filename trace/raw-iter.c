@@ -319,19 +319,40 @@ int raw_run_other_next(const unsigned char *buf, size_t len, const struct raw_ru
 }
 
 int raw_run_pynames(const unsigned char *buf, size_t len, const struct raw_run_footer *footer,
-		    uint64_t *off, uint64_t *size)
+		    uint64_t *off, uint64_t *size, uint64_t *inflated)
 {
-	struct raw_run_pynames t;
+	struct raw_run_pynamez z;
 	uint64_t end = footer->others_offset ? footer->others_offset : footer->index_offset;
+	char magic[RAW_MAGIC_LEN];
 
-	if (end > len || end < sizeof(t) || end % 8 != 0)
+	if (end > len || end < RAW_MAGIC_LEN || end % 8 != 0)
 		return 0;
-	memcpy(&t, buf + end - sizeof(t), sizeof(t));
-	if (memcmp(t.magic, RAW_RUN_PYNAMES_MAGIC, RAW_MAGIC_LEN) != 0)
+	memcpy(magic, buf + end - RAW_MAGIC_LEN, RAW_MAGIC_LEN);
+	if (memcmp(magic, RAW_RUN_PYNAMES_MAGIC, RAW_MAGIC_LEN) == 0) {
+		struct raw_run_pynames t;
+
+		if (end < sizeof(t))
+			return -1;
+		memcpy(&t, buf + end - sizeof(t), sizeof(t));
+		z = (struct raw_run_pynamez){ .size = t.size, .inflated = 0 };
+		end -= sizeof(t);
+	} else if (memcmp(magic, RAW_RUN_PYNAMEZ_MAGIC, RAW_MAGIC_LEN) == 0) {
+		if (end < sizeof(z))
+			return -1;
+		memcpy(&z, buf + end - sizeof(z), sizeof(z));
+		/* (deflate makes at most 1032 bytes of one: a larger size
+		 * is a lie, not memory to set aside) */
+		if (z.inflated == 0 || z.inflated % 8 != 0 || z.inflated > RAW_RUN_PYNAMES_MAX ||
+		    z.size == 0 || z.inflated / 1032 > z.size)
+			return -1;
+		end -= sizeof(z);
+	} else {
 		return 0;
-	if (t.size % 8 != 0 || t.size > RAW_RUN_PYNAMES_MAX || t.size > end - sizeof(t))
+	}
+	if (z.size % 8 != 0 || z.size > RAW_RUN_PYNAMES_MAX || z.size > end)
 		return -1;
-	*off = end - sizeof(t) - t.size;
-	*size = t.size;
+	*off = end - z.size;
+	*size = z.size;
+	*inflated = z.inflated;
 	return 1;
 }

@@ -118,10 +118,12 @@ int raw_run_part_get(const unsigned char *buf, size_t len, const struct raw_run_
 		     uint32_t i, struct raw_run_part *part);
 
 /* The run's names (RAW_RUN_PYNAMES_MAGIC) of a run raw_run_index found:
- * 1 with their records at *off, *size bytes, 0 when it has none, -1 when
- * the trailer does not hold together. */
+ * 1 with their records at *off, *size bytes and *inflated 0, or, deflated
+ * (RAW_RUN_PYNAMEZ_MAGIC), their stream there and *inflated the bytes of
+ * records it makes; 0 when it has none, -1 when the trailer does not hold
+ * together. */
 int raw_run_pynames(const unsigned char *buf, size_t len, const struct raw_run_footer *footer,
-		    uint64_t *off, uint64_t *size);
+		    uint64_t *off, uint64_t *size, uint64_t *inflated);
 
 /* Why a process was not profiled (enum raw_why), in words ("static
  * binary"). */

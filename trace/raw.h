@@ -629,6 +629,17 @@ struct raw_run_pynames {
 	char magic[RAW_MAGIC_LEN]; /* RAW_RUN_PYNAMES_MAGIC */
 };
 _Static_assert(sizeof(struct raw_run_pynames) == 16, "raw_run_pynames is 16 bytes");
+/* The same records deflated, where that is smaller: a zlib stream (RFC
+ * 1950) and zeros to a multiple of 8, size bytes, then this trailer in
+ * place of the one above, ending where it would.  A reader that knows only
+ * RAW_RUN_PYNAMES_MAGIC finds no run's names. */
+#define RAW_RUN_PYNAMEZ_MAGIC "PVNAMEZ\n"
+struct raw_run_pynamez {
+	uint64_t size;             /* bytes before it, a multiple of 8, at most RAW_RUN_PYNAMES_MAX */
+	uint64_t inflated;         /* the records' bytes, a multiple of 8, at most RAW_RUN_PYNAMES_MAX */
+	char magic[RAW_MAGIC_LEN]; /* RAW_RUN_PYNAMEZ_MAGIC */
+};
+_Static_assert(sizeof(struct raw_run_pynamez) == 24, "raw_run_pynamez is 24 bytes");
 
 /* The file of a run's short process images, "<output>.short" (collect-timer
  * creates it empty, named to the images by PROFVIEW_SHORT): an image that

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "collect-deflate.h"
 #include "collect-pynames.h"
 #include "raw-iter.h"
 #include "raw.h"
@@ -920,13 +921,35 @@ int64_t collect_pynames_copy(struct collect_pynames *t, int fd, uint64_t off, co
 
 int64_t collect_pynames_write(struct collect_pynames *t, int fd, uint64_t off)
 {
+	static const unsigned char zeros[8];
 	struct raw_run_pynames tr = { 0 };
+	struct raw_run_pynamez tz = { 0 };
+	const void *in[2];
+	size_t lens[2], nz = 0;
+	unsigned char *z = NULL;
+	int rc;
 
 	if (record_close(t) < 0 || parts_close(t) < 0)
 		return -1;
 	if (t->done.n == 0)
 		return 0;
 	tr.size = t->done.n + t->pdone.n;
+	/* deflated when that is smaller, its padding and its trailer's 8
+	 * bytes more counted (out of memory for it: as they are) */
+	in[0] = t->done.b;
+	in[1] = t->pdone.b;
+	lens[0] = t->done.n;
+	lens[1] = t->pdone.n;
+	rc = collect_deflate(in, lens, 2, tr.size > 15 ? tr.size - 15 : 0, &z, &nz);
+	if (rc == 1) {
+		tz.size = raw_pad((uint32_t)nz);
+		tz.inflated = tr.size;
+		memcpy(tz.magic, RAW_RUN_PYNAMEZ_MAGIC, RAW_MAGIC_LEN);
+		rc = write_all(fd, z, nz, off) < 0 || write_all(fd, zeros, tz.size - nz, off + nz) < 0 ||
+		     write_all(fd, &tz, sizeof(tz), off + tz.size) < 0;
+		free(z);
+		return rc ? -1 : (int64_t)(tz.size + sizeof(tz));
+	}
 	memcpy(tr.magic, RAW_RUN_PYNAMES_MAGIC, RAW_MAGIC_LEN);
 	if (write_all(fd, t->done.b, t->done.n, off) < 0 ||
 	    write_all(fd, t->pdone.b, t->pdone.n, off + t->done.n) < 0 ||

@@ -36,9 +36,9 @@ int64_t collect_pynames_copy(struct collect_pynames *t, int fd, uint64_t off, co
 			     uint64_t at, uint64_t len);
 
 /* Writes t's records (its codes, then its parts) and their trailer
- * (raw_run_pynames) into fd at off,
- * a multiple of 8.  Returns the bytes written (0 when no trace had a
- * name), or -1. */
+ * (raw_run_pynames) into fd at off, a multiple of 8, or, when that is
+ * smaller, the records deflated and theirs (raw_run_pynamez).  Returns
+ * the bytes written (0 when no trace had a name), or -1. */
 int64_t collect_pynames_write(struct collect_pynames *t, int fd, uint64_t off);
 
 #endif

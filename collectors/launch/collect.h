@@ -16,6 +16,10 @@
  *                      file and the environment, the exec (collect-launch.h)
  *   collect-traces.c   reading traces back, finding the run's, joining
  *                      them into one run file (collect-traces.h)
+ *   collect-pynames.c  the run's Python names, written once as they are
+ *                      joined (collect-pynames.h), deflated by
+ *                      collect-deflate.c (collect-deflate.h;
+ *                      collect-deflate-none.c in a build without zlib)
  *   collect-procs.c    every process of the run accounted for
  *                      (collect-procs.h)
  *   collect-summary.c  what is said at the end (collect-summary.h)

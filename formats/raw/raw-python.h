@@ -62,7 +62,8 @@ uint32_t rd_python_stack_locations(struct reader *rd, uint64_t w, uint32_t *locs
  * function at the line its instruction is on; PV_NONE when out of
  * memory. */
 uint32_t rd_python_location(struct reader *rd, uint64_t w);
-/* The run's names, buf[0..len) (raw.h, RAW_RUN_PYNAMES_MAGIC), read as a
+/* The run's names, buf[0..len) (raw.h, RAW_RUN_PYNAMES_MAGIC; inflated
+ * first when deflated, RAW_RUN_PYNAMEZ_MAGIC), read as a
  * trace's RAW_PYCODES and RAW_PYPARTS records are, for the run file name (who): NULL when
  * out of memory (said); records that do not hold together are skipped
  * with a warning.  Freed with rd_run_names_free. */

@@ -1,5 +1,6 @@
 /* raw-run.c - a file collect-timer wrote of a run of several processes:
  * each read as a trace, and merged (see raw-read.h) */
+#include "budget.h"
 #include "error.h"
 #include "merge.h"
 #include "raw-iter.h"
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 /* The trace p of one process becomes that process's: its threads in a
  * process of its pid and program.  0, or -1 when out of memory (p freed). */
@@ -177,6 +179,92 @@ static int run_read_others(struct pv_profile *d, const unsigned char *buf, size_
 	return 0;
 }
 
+/* The run's names deflated (raw.h, raw_run_pynamez): z[0..zlen), which
+ * raw_run_pynames found, inflated to exactly want bytes (at most
+ * RAW_RUN_PYNAMES_MAX), into *out (freed by the caller).  The room grows
+ * with what the stream makes, so that a trailer's lie costs nothing.  1;
+ * 0 when the stream is damaged (said: the names are lost, the samples
+ * are not); -1 when out of memory or over the budget. */
+static int run_names_inflate(const unsigned char *z, uint64_t zlen, uint64_t want, const char *name,
+			     unsigned char **out)
+{
+	z_stream zs = { 0 };
+	size_t cap = 0;
+	const char *why = NULL;
+	int zr = Z_OK;
+
+	*out = NULL;
+	if (inflateInit(&zs) != Z_OK)
+		return pv_oom();
+	/* (both at most RAW_RUN_PYNAMES_MAX: uInt counts them) */
+	zs.next_in = (unsigned char *)z;
+	zs.avail_in = (uInt)zlen;
+	while (zr == Z_OK) {
+		size_t more = cap ? cap : (size_t)(zlen * 4 > 65536 ? zlen * 4 : 65536);
+		unsigned char *o;
+
+		if (more > want - cap)
+			more = (size_t)(want - cap);
+		if (pv_budget_charge(more) < 0 || (o = realloc(*out, cap + more)) == NULL) {
+			zr = Z_MEM_ERROR;
+			break;
+		}
+		*out = o;
+		zs.next_out = o + cap;
+		zs.avail_out = (uInt)more;
+		cap += more;
+		zr = inflate(&zs, Z_FINISH);
+		/* (a full room that may grow: on) */
+		if (zr == Z_BUF_ERROR && zs.avail_out == 0 && cap < want)
+			zr = Z_OK;
+	}
+	if (zr == Z_STREAM_END && zs.total_out != want)
+		why = "makes fewer bytes than its trailer says";
+	else if (zr == Z_DATA_ERROR)
+		why = zs.msg ? zs.msg : "is corrupt";
+	else if (zr == Z_BUF_ERROR && zs.avail_out == 0 && zs.avail_in > 0)
+		why = "makes more bytes than its trailer says";
+	else if (zr == Z_BUF_ERROR)
+		why = "is cut short";
+	else if (zr != Z_STREAM_END && zr != Z_MEM_ERROR)
+		why = "does not inflate";
+	inflateEnd(&zs);
+	if (zr == Z_STREAM_END && !why)
+		return 1;
+	free(*out);
+	*out = NULL;
+	if (zr == Z_MEM_ERROR)
+		return pv_oom();
+	pv_warn("'%s': the run's Python names are damaged (their deflated stream: %s): the "
+		"processes' names that are among them are read as empty", name, why);
+	return 0;
+}
+
+/* The run's names of the run file buf[0..len) (NULL when it has none, or
+ * when they are damaged: said) into *names.  0, or -1 when out of memory. */
+static int run_names(const unsigned char *buf, size_t len, const struct raw_run_footer *f, const char *name,
+		     struct rd_run_names **names)
+{
+	uint64_t off = 0, size = 0, inflated = 0;
+	unsigned char *plain = NULL;
+	int r;
+
+	*names = NULL;
+	switch (raw_run_pynames(buf, len, f, &off, &size, &inflated)) {
+	case 1:
+		if (inflated && (r = run_names_inflate(buf + off, size, inflated, name, &plain)) <= 0)
+			return r;
+		*names = rd_run_names_read(plain ? plain : buf + off, (size_t)(plain ? inflated : size), name);
+		free(plain);
+		return *names ? 0 : -1;
+	case -1:
+		pv_warn("'%s': the run's Python names are damaged: the processes' names that "
+			"are among them are read as empty", name);
+		break;
+	}
+	return 0;
+}
+
 struct pv_profile *raw_read_run(const unsigned char *buf, size_t len, const char *name,
 				const struct raw_unwinder *uw, bool mapped)
 {
@@ -189,7 +277,6 @@ struct pv_profile *raw_read_run(const unsigned char *buf, size_t len, const char
 	bool has_root = false;
 	size_t nread = 0;
 	struct rd_run_names *names = NULL;
-	uint64_t names_off = 0, names_len = 0;
 
 	if (n == 0) {
 		/* a segment of one process (collect-timer --split) is that
@@ -205,16 +292,8 @@ struct pv_profile *raw_read_run(const unsigned char *buf, size_t len, const char
 			name);
 		return rd_read_trace(buf, len, name, uw, mapped, false, 0, NULL);
 	}
-	switch (raw_run_pynames(buf, len, &f, &names_off, &names_len)) {
-	case 1:
-		if (!(names = rd_run_names_read(buf + names_off, (size_t)names_len, name)))
-			return NULL;
-		break;
-	case -1:
-		pv_warn("'%s': the run's Python names are damaged: the processes' names that "
-			"are among them are read as empty", name);
-		break;
-	}
+	if (run_names(buf, len, &f, name, &names) < 0)
+		return NULL;
 	for (uint32_t i = 0; i < (uint32_t)n; i++) {
 		struct pv_profile *p;
 

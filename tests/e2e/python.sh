@@ -315,7 +315,7 @@ check_cases() {
 
 # check_run_names PY LABEL: a program that runs three interpreters of
 # pywork.py one after the other; the code objects of their Python frames
-# are the run's names, each written once (rawdump: each code object of
+# are the run's names, deflated, each written once (rawdump: each code object of
 # the run's names once, no child's code record with a name of its own),
 # and the names the children's codes get from them are of real code
 # objects of their files (pylines.py --names) and make their frames
@@ -337,6 +337,9 @@ for f in os.listdir("."):
 	# exec is one more)
 	[ "$(grep -c '^part ' rn.txt)" -ge 4 ] && grep -q '^pynames ' rn.txt ||
 		fail "$2: not a run of four processes with the run's names: $(grep -E '^(part|pynames) ' rn.txt)"
+	# (deflated: smaller so; what follows reads them inflated)
+	grep -q '^pynames [0-9]* [0-9]* deflated$' rn.txt && ! grep -q '^pynames-damaged' rn.txt ||
+		fail "$2: the run's names are not deflated: $(grep '^pynames' rn.txt)"
 	# the children's codes: all named from the run's names (none of
 	# their own; none at all when only the run's parts name them), each
 	# code of the run's names once

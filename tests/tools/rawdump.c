@@ -43,7 +43,11 @@
  *   stop REASON OFFSET                     (why the walk stopped, if not at the end)
  * A run of several processes (raw.h) is dumped part by part, each after a
  * line "part PID FLAGS"; before them, its Python names, when it has them:
- *   pynames SIZE                           (the bytes of the run's names, trailer included)
+ *   pynames SIZE RECORDS HOW               (the bytes of the run's names in the file,
+ *                                          trailer included, the bytes of their
+ *                                          records, and HOW: "plain" or
+ *                                          "deflated"; "pynames-damaged" after it
+ *                                          when they do not inflate)
  * then their records as "pycodes" lines, each entry a "runentry" line as
  * a pyentry's; in a part, a RAW_PYRUNCODES record is
  *   pyruncodes SIZE
@@ -60,6 +64,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "pylines.h"
 #include "raw-iter.h"
@@ -330,12 +335,29 @@ static void dump_pyrunparts(const unsigned char *d, uint32_t size)
  * parts' "run:ID" strings. */
 static void dump_run_names(const unsigned char *b, size_t len, const struct raw_run_footer *foot)
 {
-	uint64_t off, size;
+	uint64_t off, size, inflated;
+	unsigned char *plain = NULL;
+	uLongf n;
 	struct raw_rec h;
 
-	if (raw_run_pynames(b, len, foot, &off, &size) != 1)
+	if (raw_run_pynames(b, len, foot, &off, &size, &inflated) != 1)
 		return;
-	printf("pynames %" PRIu64 "\n", size + sizeof(struct raw_run_pynames));
+	printf("pynames %" PRIu64 " %" PRIu64 " %s\n",
+	       size + (inflated ? sizeof(struct raw_run_pynamez) : sizeof(struct raw_run_pynames)),
+	       inflated ? inflated : size, inflated ? "deflated" : "plain");
+	if (inflated) {
+		/* (at most RAW_RUN_PYNAMES_MAX, raw_run_pynames checked) */
+		n = (uLongf)inflated;
+		if ((plain = malloc(inflated)) == NULL || uncompress(plain, &n, b + off, (uLong)size) != Z_OK ||
+		    n != inflated) {
+			printf("pynames-damaged\n");
+			free(plain);
+			return;
+		}
+		b = plain;
+		off = 0;
+		size = inflated;
+	}
 	dumping_run = 1;
 	for (uint64_t at = off; size - (at - off) >= sizeof(h); at += h.size) {
 		memcpy(&h, b + at, sizeof(h));
@@ -348,6 +370,7 @@ static void dump_run_names(const unsigned char *b, size_t len, const struct raw_
 			dump_pyparts(b + at, h.size);
 	}
 	dumping_run = 0;
+	free(plain);
 	/* the strings they numbered are the run's */
 	rstrs = strs;
 	strs = (struct strtab){ 0 };

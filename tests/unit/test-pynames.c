@@ -7,7 +7,10 @@
  * processes whose code indices differ and whose one stack was split into
  * parts differently share the run's codes and one run part of its
  * frames, and read back as their own traces say; a process whose part
- * names a parent it never wrote keeps its parts. */
+ * names a parent it never wrote keeps its parts.  The names of a run of
+ * many, deflated, read as the same names written as they are; deflated
+ * names damaged, cut short, or not the bytes their trailer says (a bomb
+ * among them): said in one line, the names lost, every sample read. */
 #include "check.h"
 #include "collect-pynames.h"
 #include "error.h"
@@ -17,15 +20,19 @@
 #include "rawbuild.h"
 
 #include <fcntl.h>
+#include <inttypes.h>
 #include <unistd.h>
+#include <zlib.h>
 
 static int nwarnings;
+static char first_msg[512]; /* the first message since nwarnings was 0 */
 static char dir[] = "/tmp/profview-pynames.XXXXXX";
 
 static void sink(enum pv_level level, const char *msg)
 {
 	(void)level;
-	nwarnings++;
+	if (nwarnings++ == 0)
+		snprintf(first_msg, sizeof first_msg, "%s", msg);
 	fprintf(stderr, "message: %s\n", msg);
 }
 
@@ -54,25 +61,33 @@ static void put_record(struct rawbuf *r, uint32_t type, const struct rawbuf *bod
 	rb_zero(r, raw_pad((uint32_t)body->len) - body->len);
 }
 
-/* A RAW_PYCODES record: codes index[i] named name[i] in /a.py, first
- * line first[i], every string as text. */
-static void put_codes(struct rawbuf *r, const uint32_t *index, const char *const *name,
-		      const int32_t *first, uint32_t n)
+/* A RAW_PYCODES record: codes index[i] named name[i] in file[i] (NULL:
+ * /a.py), first line first[i], every string as text. */
+static void put_codes_in(struct rawbuf *r, const uint32_t *index, const char *const *name,
+			 const char *const *file, const int32_t *first, uint32_t n)
 {
 	struct rawbuf e = { 0 };
 	uint32_t last = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
+		const char *f = file ? file[i] : "/a.py";
+
 		put_varint(&e, zz((int64_t)index[i] - last));
 		put_varint(&e, zz(first[i]));
 		put_varint(&e, (uint64_t)strlen(name[i]) << 2);
 		rb_put(&e, name[i], strlen(name[i]));
-		put_varint(&e, 5 << 2);
-		rb_put(&e, "/a.py", 5);
+		put_varint(&e, (uint64_t)strlen(f) << 2);
+		rb_put(&e, f, strlen(f));
 		last = index[i];
 	}
 	put_record(r, RAW_PYCODES, &e);
 	free(e.b);
+}
+
+static void put_codes(struct rawbuf *r, const uint32_t *index, const char *const *name,
+		      const int32_t *first, uint32_t n)
+{
+	put_codes_in(r, index, name, NULL, first, n);
 }
 
 /* A RAW_PYPARTS record of one part: index, parent (0: a root, of the
@@ -315,7 +330,7 @@ static void test_read(void)
 		CHECK_EQ(seen[k], times[k]);
 	CHECK_EQ(pv_profile_check_indices(p, "t"), 0);
 	pv_profile_free(p);
-	if (getenv("PYNAMES_SEED"))
+	if (getenv("PYNAMES_SEED") && strcmp(getenv("PYNAMES_SEED"), "pyparts") == 0)
 		fwrite(r.b, 1, r.len, stdout); /* the raw fuzzer's seed run-pyparts */
 
 	/* a part the run's names do not have: said, and not recorded */
@@ -335,31 +350,26 @@ static void test_read(void)
 	free(r.b);
 }
 
-int main(void)
+/* The traces make(t, k), k < n (at most 8), joined as the launcher joins
+ * them (collect-pynames.c) into out: its index part[0..n), its footer *f. */
+static void join(void (*make)(struct rawbuf *, int), int n, struct rawbuf *out, struct raw_run_part *part,
+		 struct raw_run_footer *f)
 {
-	static const char *const want[] = { "- inner@25 outer@12 - -", "- inner@25 outer@12 - -",
-					    "- outer@12 - -" };
-	struct raw_run_part part[3] = { { 0 } };
-	struct raw_run_footer f = { 0 };
 	struct collect_pynames *t = collect_pynames_new();
-	struct rawbuf out = { 0 };
-	char path[sizeof dir + 16], got[256];
+	char path[sizeof dir + 16];
 	uint64_t off = 0;
-	int fd, seen[4] = { 0 };
+	int fd;
 	int64_t w;
 
-	pv_error_set_sink(sink);
-	test_read();
-	CHECK(t != NULL && mkdtemp(dir) != NULL);
 	snprintf(path, sizeof path, "%s/run", dir);
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	CHECK(fd >= 0);
-	for (int k = 0; k < 3; k++) {
+	CHECK(t != NULL && fd >= 0);
+	for (int k = 0; k < n; k++) {
 		struct rawbuf tr = { 0 };
 		char tp[sizeof dir + 16];
 		FILE *fp;
 
-		build(&tr, k);
+		make(&tr, k);
 		snprintf(tp, sizeof tp, "%s/t%d", dir, k);
 		fp = fopen(tp, "wb");
 		CHECK(fp != NULL && fwrite(tr.b, 1, tr.len, fp) == tr.len && fclose(fp) == 0);
@@ -376,18 +386,234 @@ int main(void)
 	w = collect_pynames_write(t, fd, off);
 	CHECK(w > 0);
 	off += (uint64_t)(w > 0 ? w : 0);
-	f.index_offset = off;
-	f.nparts = 3;
-	f.nprocesses = 3;
-	memcpy(f.magic, RAW_RUN_MAGIC, RAW_MAGIC_LEN);
-	CHECK(pwrite(fd, part, sizeof part, (off_t)off) == (ssize_t)sizeof part &&
-	      pwrite(fd, &f, sizeof f, (off_t)(off + sizeof part)) == (ssize_t)sizeof f);
+	*f = (struct raw_run_footer){ .index_offset = off, .nparts = (uint32_t)n, .nprocesses = (uint32_t)n };
+	memcpy(f->magic, RAW_RUN_MAGIC, RAW_MAGIC_LEN);
+	CHECK(pwrite(fd, part, n * sizeof *part, (off_t)off) == (ssize_t)(n * sizeof *part) &&
+	      pwrite(fd, f, sizeof *f, (off_t)(off + n * sizeof *part)) == (ssize_t)sizeof *f);
 	collect_pynames_free(t);
-	out.len = (size_t)lseek(fd, 0, SEEK_END);
-	out.b = malloc(out.len);
-	CHECK(out.b != NULL && pread(fd, out.b, out.len, 0) == (ssize_t)out.len);
+	out->len = (size_t)lseek(fd, 0, SEEK_END);
+	out->b = malloc(out->len);
+	CHECK(out->b != NULL && pread(fd, out->b, out->len, 0) == (ssize_t)out->len);
 	close(fd);
 	unlink(path);
+}
+
+/* Process k of a run of many names: codes 1 + k to NMANY + k, methods
+ * of classes of modules in files of packages (names that share words, as
+ * a program's do, but not always their beginnings), and eight parts of
+ * three frames each, each sampled. */
+#define NMANY 80
+static void build_many(struct rawbuf *t, int k)
+{
+	static const char *const mods[] = { "json", "re", "email", "http", "unittest", "collections", "importlib" };
+	static const char *const meth[] = { "decode", "encode", "parse", "__init__", "feed", "close",
+					    "run", "_compile", "get", "format", "visit" };
+	static const uint8_t ends[] = { 0, 0, 1 };
+	char nb[NMANY][64], fb[NMANY][64];
+	const char *names[NMANY], *files[NMANY];
+	uint32_t index[NMANY];
+	int32_t first[NMANY];
+
+	trace_begin(t, 4242 + 101 * (uint32_t)k);
+	for (uint32_t i = 0; i < NMANY; i++) {
+		snprintf(nb[i], sizeof nb[i], "%s.%c%s.%s", mods[i % 7], 'A' + i % 5, meth[i / 7 % 11], meth[i % 11]);
+		snprintf(fb[i], sizeof fb[i], "/usr/lib/python3.11/%s/%s.py", mods[i % 7], meth[i / 3 % 11]);
+		names[i] = nb[i];
+		files[i] = fb[i];
+		index[i] = i + 1 + (uint32_t)k;
+		first[i] = 10 * (int32_t)i + 1;
+	}
+	put_codes_in(t, index, names, files, first, NMANY);
+	for (uint32_t j = 0; j < 8; j++) {
+		const uint32_t w[] = { 3 * j + 1 + (uint32_t)k, 3 * j + 2 + (uint32_t)k, 3 * j + 3 + (uint32_t)k };
+		const uint32_t l[] = { 5 + j, 6 + j, 7 + j };
+
+		put_part(t, 1 + 3 * j, 0, w, l, ends, 3);
+		sample_part(t, 1 + j, 1 + 3 * j);
+	}
+	rb_end(t, 2000, 8, 0);
+}
+
+/* Into dst: src's bytes before its run's names (at off), then names[0..n)
+ * and zeros to a multiple of 8, the trailer tr[0..ntr), the index
+ * part[0..np) and the footer f (its index where it now is). */
+static void rebuild(struct rawbuf *dst, const struct rawbuf *src, uint64_t off, const void *names, size_t n,
+		    const void *tr, size_t ntr, const struct raw_run_part *part, uint32_t np,
+		    struct raw_run_footer f)
+{
+	dst->len = 0;
+	rb_put(dst, src->b, (size_t)off);
+	rb_put(dst, names, n);
+	rb_zero(dst, raw_pad((uint32_t)n) - n);
+	rb_put(dst, tr, ntr);
+	f.index_offset = dst->len;
+	rb_put(dst, part, np * sizeof *part);
+	rb_put(dst, &f, sizeof f);
+}
+
+/* Each sample's frames of p, "name@line:file" for a Python one, one line
+ * each, into out. */
+static void samples_text(const struct pv_profile *p, struct rawbuf *out)
+{
+	out->len = 0;
+	for (uint32_t i = 0; i < p->nsamples; i++) {
+		const uint32_t *locs = p->stack_locs + p->samples[i].loc_off;
+		char line[256];
+
+		for (uint32_t k = 0; k < p->samples[i].nlocs; k++) {
+			const struct pv_location *l = &p->locations[locs[k]];
+			const struct pv_line *ln = pv_location_lines(p, l);
+
+			if (pv_location_is_python(p, locs[k]) && l->nlines)
+				snprintf(line, sizeof line, " %s@%" PRId64 ":%s", pv_str(p, p->functions[ln[0].function].name),
+					 ln[0].line, pv_str(p, p->functions[ln[0].function].filename));
+			else
+				snprintf(line, sizeof line, " -");
+			rb_put(out, line, strlen(line));
+		}
+		rb_put(out, "\n", 1);
+	}
+}
+
+/* The run r read: its names lost (the first message says they are
+ * damaged), each of its nsamples samples read, none of them named. */
+static void read_names_lost(const struct rawbuf *r, uint32_t nsamples, const char *what)
+{
+	struct rawbuf txt = { 0 };
+	struct pv_profile *p;
+
+	nwarnings = 0;
+	first_msg[0] = '\0';
+	p = raw_read_run(r->b, r->len, "t", NULL, false);
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	if (!strstr(first_msg, "the run's Python names are damaged"))
+		fprintf(stderr, "test-pynames: %s: the first message is '%s'\n", what, first_msg);
+	CHECK(strstr(first_msg, "the run's Python names are damaged") != NULL);
+	CHECK_EQ(p->nsamples, nsamples);
+	samples_text(p, &txt);
+	rb_put(&txt, "", 1);
+	CHECK(strstr((char *)txt.b, "/usr/lib/python3.11/") == NULL);
+	CHECK_EQ(pv_profile_check_indices(p, "t"), 0);
+	pv_profile_free(p);
+	free(txt.b);
+}
+
+/* A run of many names: its names deflated, as they are smaller so, and
+ * read as the same run with them as they are; a byte of them changed,
+ * cut short, a trailer that says more or fewer bytes than they make, more
+ * than the most, more than deflate makes of their size, and a stream that
+ * makes more than its trailer says (a bomb): each said, the names lost,
+ * every sample read. */
+static void test_deflated(void)
+{
+	struct raw_run_part part[3];
+	struct raw_run_footer f;
+	struct rawbuf z = { 0 }, plain = { 0 }, bad = { 0 }, t1 = { 0 }, t2 = { 0 };
+	struct raw_run_pynames tr = { 0 };
+	struct raw_run_pynamez tz;
+	uint64_t off = 0, size = 0, inflated = 0, o2, s2, i2;
+	unsigned char *rec = NULL, *big = NULL;
+	uLongf n;
+	uint32_t nsamples = 0;
+	struct pv_profile *p, *q;
+
+	join(build_many, 3, &z, part, &f);
+	CHECK_EQ(raw_run_pynames(z.b, z.len, &f, &off, &size, &inflated), 1);
+	CHECK(inflated > size + 8);
+	if (getenv("PYNAMES_SEED") && strcmp(getenv("PYNAMES_SEED"), "deflated") == 0)
+		fwrite(z.b, 1, z.len, stdout); /* the raw fuzzer's seed run-pynamez */
+	n = (uLongf)inflated;
+	rec = malloc(inflated ? inflated : 1);
+	CHECK(rec != NULL && inflated > size && uncompress(rec, &n, z.b + off, (uLong)size) == Z_OK &&
+	      n == inflated);
+	if (!rec || n != inflated || inflated <= size) {
+		free(rec);
+		free(z.b);
+		return;
+	}
+	memcpy(&tz, z.b + off + size, sizeof tz);
+	tr.size = inflated;
+	memcpy(tr.magic, RAW_RUN_PYNAMES_MAGIC, RAW_MAGIC_LEN);
+	rebuild(&plain, &z, off, rec, inflated, &tr, sizeof tr, part, 3, f);
+	memcpy(&f, plain.b + plain.len - sizeof f, sizeof f);
+	CHECK(raw_run_pynames(plain.b, plain.len, &f, &o2, &s2, &i2) == 1 && i2 == 0 && s2 == inflated);
+
+	/* read back alike */
+	nwarnings = 0;
+	p = raw_read_run(z.b, z.len, "t", NULL, false);
+	q = raw_read_run(plain.b, plain.len, "t", NULL, false);
+	CHECK(p != NULL && q != NULL);
+	CHECK_EQ(nwarnings, 0);
+	if (p && q) {
+		samples_text(p, &t1);
+		samples_text(q, &t2);
+		rb_put(&t1, "", 1);
+		rb_put(&t2, "", 1);
+		CHECK_EQ(p->nsamples, 24);
+		CHECK_STR((char *)t1.b, (char *)t2.b);
+		CHECK(strstr((char *)t1.b, " json.Adecode.decode@5:/usr/lib/python3.11/json/decode.py") != NULL);
+		nsamples = (uint32_t)p->nsamples;
+	}
+	pv_profile_free(p);
+	pv_profile_free(q);
+
+	/* a byte changed */
+	rebuild(&bad, &z, off, z.b + off, size, &tz, sizeof tz, part, 3, f);
+	bad.b[off + size / 2] ^= 0x40;
+	read_names_lost(&bad, nsamples, "a byte changed");
+	/* cut short: the first half, a trailer of its size */
+	tz.size = raw_pad((uint32_t)size / 2);
+	rebuild(&bad, &z, off, z.b + off, (size_t)tz.size, &tz, sizeof tz, part, 3, f);
+	read_names_lost(&bad, nsamples, "cut short");
+	tz.size = size;
+	/* 8 bytes more than it makes, 8 fewer */
+	for (int k = 0; k < 2; k++) {
+		tz.inflated = k ? inflated - 8 : inflated + 8;
+		rebuild(&bad, &z, off, z.b + off, size, &tz, sizeof tz, part, 3, f);
+		read_names_lost(&bad, nsamples, k ? "8 bytes fewer" : "8 bytes more");
+	}
+	/* more than the most, more than deflate makes of its size */
+	for (int k = 0; k < 2; k++) {
+		tz.inflated = k ? (size + 8) * 1032 : RAW_RUN_PYNAMES_MAX + 8;
+		rebuild(&bad, &z, off, z.b + off, size, &tz, sizeof tz, part, 3, f);
+		read_names_lost(&bad, nsamples, k ? "over deflate's ratio" : "over the most");
+	}
+	/* a bomb: 8 MiB of zeros deflated, the trailer saying 4096 bytes */
+	n = compressBound(8 << 20);
+	big = calloc(1, (size_t)(8 << 20) + n);
+	CHECK(big != NULL && compress2(big + (8 << 20), &n, big, 8 << 20, 9) == Z_OK);
+	if (big) {
+		tz.inflated = 4096;
+		tz.size = raw_pad((uint32_t)n);
+		rebuild(&bad, &z, off, big + (8 << 20), n, &tz, sizeof tz, part, 3, f);
+		read_names_lost(&bad, nsamples, "a bomb");
+	}
+	free(big);
+	free(rec);
+	free(z.b);
+	free(plain.b);
+	free(bad.b);
+	free(t1.b);
+	free(t2.b);
+}
+
+int main(void)
+{
+	static const char *const want[] = { "- inner@25 outer@12 - -", "- inner@25 outer@12 - -",
+					    "- outer@12 - -" };
+	struct raw_run_part part[3] = { { 0 } };
+	struct raw_run_footer f = { 0 };
+	struct rawbuf out = { 0 };
+	char got[256];
+	int seen[4] = { 0 };
+
+	pv_error_set_sink(sink);
+	test_read();
+	CHECK(mkdtemp(dir) != NULL);
+	join(build, 3, &out, part, &f);
+	test_deflated();
 	rmdir(dir);
 
 	/* the first two: their parts the run's, none of their own, nor codes
@@ -398,9 +624,11 @@ int main(void)
 		CHECK_EQ(count_type(out.b + part[k].offset, part[k].length, RAW_PYRUNCODES), k == 2 ? 1 : 0);
 	}
 	/* one stack, written once: the run's parts are the two of its frames */
-	uint64_t names_off, names_len;
+	uint64_t names_off, names_len, names_inflated;
 
-	CHECK_EQ(raw_run_pynames(out.b, out.len, &f, &names_off, &names_len), 1);
+	CHECK_EQ(raw_run_pynames(out.b, out.len, &f, &names_off, &names_len, &names_inflated), 1);
+	/* (so few, as they are: deflated they would not be smaller) */
+	CHECK_EQ(names_inflated, 0);
 	struct rd_run_names *rn = rd_run_names_read(out.b + names_off, (size_t)names_len, "t");
 
 	CHECK(rn != NULL);
