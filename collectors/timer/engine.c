@@ -52,8 +52,9 @@
  * switch.  So in auto the handler moves a thread that switches often
  * (sample.c decides) to a POSIX timer on its CPU clock for the rest of its
  * life (engine_move): made and armed there with system calls alone, its
- * perf event left disabled, retired (never armed again), and closed by
- * the registry's next look at the thread (threads_settle).
+ * perf event retired (never armed again), unmapped and closed there, and
+ * the registry's copy of the timer settled at its next look at the thread
+ * (threads_settle).
  *
  * Our perf event fds are moved to the numbers just above FD_SETSIZE, or
  * to the top of those RLIMIT_NOFILE allows when it is lower (at most
@@ -185,7 +186,8 @@ static int engine_marked(int fd)
 /* Has engine_move put a POSIX timer in the place of our event fd? */
 static int engine_retired(int fd)
 {
-	return engine_marked(fd) && engine.armed[fd - engine.fd_floor].retired;
+	return engine_marked(fd) &&
+	       __atomic_load_n(&engine.armed[fd - engine.fd_floor].retired, __ATOMIC_ACQUIRE);
 }
 
 int engine_owns_fd(int fd)
@@ -347,10 +349,19 @@ int engine_move(pid_t tid, struct engine_timer *t, int fd, uint64_t first_ns)
 	    engine_timer_create(preload_thread_clock(tid), tid, &timer) != 0)
 		return -1;
 	/* (the event stopped at its overflow, and is not armed again) */
-	engine.armed[fd - engine.fd_floor].retired = 1;
+	__atomic_store_n(&engine.armed[fd - engine.fd_floor].retired, 1, __ATOMIC_RELEASE);
 	t->fd = -1;
 	t->timer = timer;
 	engine_mature(t, first_ns);
+	/* The event freed now rather than at the registry's next look (in a
+	 * process of one thread, its end): while it is open, or its ring
+	 * mapped, the scheduler goes on looking at the thread's perf context
+	 * at every switch.  Only this thread's handler reads the ring, and
+	 * no signal of the event comes again. */
+	if (t->ring != NULL)
+		syscall(SYS_munmap, t->ring, (size_t)ENGINE_RING_SIZE);
+	t->ring = NULL;
+	close(fd);
 	return 0;
 }
 
@@ -503,8 +514,10 @@ void engine_settle(struct engine_timer *r, timer_t timer)
 {
 	if (r->fd < 0)
 		return;
+	/* (its handler closed it and unmapped its ring: only unmarked) */
 	engine_delete(r);
 	r->timer = timer;
+	r->ring = NULL;
 }
 
 void engine_unmap(void *ring)
@@ -554,7 +567,9 @@ void engine_exec_quiet(const struct engine_timer *t, int undo)
 
 int engine_lost(const struct engine_timer *t)
 {
-	return t->fd >= 0 && !engine_still_ours(t);
+	/* (closed by its own handler, engine_move, which marked it retired
+	 * first: not lost, but moved, and settled at the next look) */
+	return t->fd >= 0 && !engine_still_ours(t) && !engine_retired(t->fd);
 }
 
 int engine_replace(pid_t tid, struct engine_timer *t)

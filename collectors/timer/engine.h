@@ -47,14 +47,15 @@ int engine_adaptive(void);
  * overflow): turns t, the thread's copy of its timer, into a POSIX timer
  * on the thread's CPU clock, a signal every period from first_ns on, and
  * retires the event: never armed again (engine_signal_done,
- * engine_exec_quiet), but left open and ours until the registry's copy of
- * the timer is settled with engine_settle.  Returns 0, or -1 (t
+ * engine_exec_quiet), its ring buffer unmapped and its fd closed (not
+ * lost: engine_lost), but its number marked as ours until the registry's
+ * copy of the timer is settled with engine_settle.  Returns 0, or -1 (t
  * unchanged, the event armed again as usual).  Signal-safe (system calls
  * only). */
 int engine_move(pid_t tid, struct engine_timer *t, int fd, uint64_t first_ns);
 /* The registry's copy r of a timer that engine_move moved to the POSIX
- * timer timer: its perf event closed (its ring buffer stays mapped, as
- * with engine_delete), and r the POSIX timer.  Not signal-safe. */
+ * timer timer: its event's number unmarked, and r the POSIX timer, without
+ * a ring buffer.  Not signal-safe. */
 void engine_settle(struct engine_timer *r, timer_t timer);
 /* Before an exec by this thread (undo 0): stops its perf event t and takes
  * back a signal of it still pending, which would outlive the exec (unlike
