@@ -97,32 +97,45 @@ __attribute__((noinline)) void spin_some(void)
 	sink = x;
 }
 
+/* Could a look of the engine's, in the readings [0, n), have moved the
+ * spinner (see the top)?  The readings' longest step is taken as the
+ * step.  A span from reading i to j moves it when
+ * (switches_j - switches_i) * MOVE_CPU_NS > cpu_j - cpu_i - 2 * step, that
+ * is when f_j > f_i - 2 * step, f being switches * MOVE_CPU_NS - cpu: the
+ * largest f_j of the readings at least MIN_LOOK_NS after i is kept from
+ * the end down. */
+static int64_t suffix_max[READINGS];
+
+static int could_move(int n)
+{
+	int64_t step = 0;
+	int j = 0;
+
+	if (n >= READINGS)
+		return 1; /* (readings that ran out: not known) */
+	for (int i = 1; i < n; i++)
+		if (read_cpu[i] - read_cpu[i - 1] > step)
+			step = read_cpu[i] - read_cpu[i - 1];
+	for (int i = n - 1; i >= 0; i--) {
+		int64_t f = read_switches[i] * MOVE_CPU_NS - read_cpu[i];
+
+		suffix_max[i] = i == n - 1 || f > suffix_max[i + 1] ? f : suffix_max[i + 1];
+	}
+	for (int i = 0; i < n; i++) {
+		while (j < n && read_cpu[j] - read_cpu[i] < MIN_LOOK_NS)
+			j++;
+		if (j == n)
+			break;
+		if (suffix_max[j] > read_switches[i] * MOVE_CPU_NS - read_cpu[i] - 2 * step)
+			return 1;
+	}
+	return 0;
+}
+
 struct spun {
 	int64_t cpu_ns;
 	int could_move;
 };
-
-/* Could a look of the engine's, in the readings [0, n), have moved the
- * spinner (see the top)?  The readings' longest step is taken as the
- * step. */
-static int could_move(int n)
-{
-	int64_t step = 0;
-
-	for (int i = 1; i < n; i++)
-		if (read_cpu[i] - read_cpu[i - 1] > step)
-			step = read_cpu[i] - read_cpu[i - 1];
-	for (int i = 0; i < n; i++)
-		for (int j = i + 1; j < n; j++) {
-			int64_t cpu = read_cpu[j] - read_cpu[i];
-
-			if (cpu >= MIN_LOOK_NS &&
-			    (read_switches[j] - read_switches[i]) * MOVE_CPU_NS > cpu - 2 * step)
-				return 1;
-		}
-	/* (readings that ran out: not known) */
-	return n >= READINGS;
-}
 
 __attribute__((noinline)) void *spinner(void *arg)
 {
