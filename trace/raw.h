@@ -206,7 +206,7 @@ _Static_assert(sizeof(struct raw_thread) == 48, "raw_thread is 48 bytes");
 struct raw_thread_exit {
 	struct raw_rec h;
 	uint32_t tid;
-	uint32_t reserved;
+	uint32_t flags;        /* RAW_EXIT_*; 0 in older collectors' records */
 	uint64_t time_ns;
 	uint64_t cpu_ns;
 	/* Of cpu_ns, the system time (in the kernel on the thread's
@@ -216,6 +216,11 @@ struct raw_thread_exit {
 };
 _Static_assert(sizeof(struct raw_thread_exit) == 40, "raw_thread_exit is 40 bytes");
 #define RAW_THREAD_EXIT_MIN_SIZE 32 /* the record without system_ns */
+/* The thread switched context so often that its perf event was replaced
+ * by a POSIX CPU timer for the rest of its life (collect-timer's auto
+ * engine): its later samples are split into user and system time with
+ * getrusage, as RAW_SYSTEM_RUSAGE says. */
+#define RAW_EXIT_MOVED 1u
 #define RAW_UNKNOWN UINT64_MAX
 
 /* A call stack, stored once and referred to by samples.  Followed by

@@ -145,6 +145,16 @@ static void collect_say_cost(const char *who, uint64_t collector_ns, uint64_t cp
 		"tables, threads and end\n", who, t, 100.0 * (double)collector_ns / (double)cpu_ns);
 }
 
+/* Threads that the timer's auto engine moved from their perf event to a
+ * POSIX CPU timer (RAW_EXIT_MOVED), when there were some. */
+static void collect_say_moved(const char *who, uint64_t moved)
+{
+	if (moved > 0)
+		collect_say("%s%" PRIu64 " thread%s switched context often and moved from %s perf "
+			"event to a POSIX CPU timer (--engine in collect-timer(1))\n", who, moved,
+			moved == 1 ? "" : "s", moved == 1 ? "its" : "their");
+}
+
 /* A heap trace of an attach (RAW_HEAP_SINCE_ATTACH): what it counts. */
 static void collect_say_since(const char *who)
 {
@@ -192,8 +202,10 @@ static void collect_say_trace(const struct collect_trace *t, const char *who, co
 	    raw_cpu_unsampled_say(say, sizeof(say), st->cpu.unsampled_cpu_ns, st->cpu.cpu_ns,
 				  st->cpu.unsampled_threads, st->cpu.threads, st->lost))
 		collect_say("%s%s\n", who, say);
-	if (st->clock == RAW_CLOCK_CPU)
+	if (st->clock == RAW_CLOCK_CPU) {
+		collect_say_moved(who, st->moved);
 		collect_say_cost(who, st->collector_ns, st->cpu.cpu_ns);
+	}
 	if (st->heap_flags & RAW_HEAP_SINCE_ATTACH)
 		collect_say_since(who);
 	collect_say_python(who, st->python_unread, st->python_version);
@@ -318,7 +330,7 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 	char othersay[768] = "(", *os = othersay + 1;
 
 	struct collect_proc *kept = calloc(n, sizeof(*kept));
-	uint64_t samples = 0, lost = 0, weight = 0, cpu = 0, unsampled = 0, threads = 0;
+	uint64_t samples = 0, lost = 0, weight = 0, cpu = 0, unsampled = 0, threads = 0, moved = 0;
 	double bytes = 0;
 	uint64_t unsampled_threads = 0, killed = 0, silent = 0, silent_cpu = 0, sthreads = 0;
 	uint64_t own = 0;
@@ -345,6 +357,7 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 		weight += st->clock == RAW_CLOCK_WALL ? st->wall_weight_ns : st->cpu.weight_ns;
 		cpu += st->cpu.cpu_ns;
 		own += st->collector_ns;
+		moved += st->moved;
 		threads += st->cpu.threads;
 		if (st->samples == 0) {
 			/* a process: its last image, none of its images with a
@@ -413,8 +426,10 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 			"is in no sample: that of %s (see ACCURACY in collect-timer(1))\n", u, c,
 			100.0 * (double)unsampled / (double)cpu, said);
 	}
-	if (!wall && !heap)
+	if (!wall && !heap) {
+		collect_say_moved("", moved);
 		collect_say_cost("", own, cpu);
+	}
 	if (since)
 		collect_say_since("");
 	free(kept);

@@ -274,6 +274,7 @@ int collect_scan_fd(int fd, struct collect_stats *st, struct collect_seen *seen)
 
 			memcpy(&t, rec.data, rec.size < sizeof(t) ? rec.size : sizeof(t));
 			oom |= acct != NULL && raw_cpu_exit(acct, t.tid, t.cpu_ns) < 0;
+			st->moved += (t.flags & RAW_EXIT_MOVED) != 0;
 		} else if (rec.type == RAW_LOST) {
 			struct raw_lost l = { 0 };
 

@@ -74,6 +74,8 @@ struct collect_stats {
 	uint32_t clock;       /* of the header */
 	uint32_t heap_flags;  /* of a heap trace's header (enum raw_heap_flags) */
 	uint64_t collector_ns; /* the library's own CPU time (RAW_COLLECTOR) */
+	/* threads whose perf event became a POSIX timer (RAW_EXIT_MOVED) */
+	uint64_t moved;
 	/* a CPython whose frames were not read (RAW_PYTHON): its version,
 	 * major << 8 | minor, 0 when not known */
 	int python_unread;

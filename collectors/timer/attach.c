@@ -76,6 +76,7 @@ static void attach_forget_gone(void)
 
 		if (e->tid == 0 || clock_gettime(preload_thread_clock(e->tid), &ts) == 0)
 			continue;
+		threads_settle(e);
 		engine_delete(&e->timer);
 		/* (its handler cannot run: the thread is gone) */
 		engine_unmap(e->timer.ring);
@@ -83,8 +84,8 @@ static void attach_forget_gone(void)
 		if (e->seen != NULL && atomic_exchange(&e->seen->has_nudge, 0))
 			timer_delete(e->seen->nudge);
 		if (control_thread_close(e->seen))
-			threads_write_exit(e->tid, e->seen != NULL ? atomic_load(&e->seen->cpu)
-								   : e->cpu_base);
+			threads_write_exit(e->tid, e->seen,
+					   e->seen != NULL ? atomic_load(&e->seen->cpu) : e->cpu_base);
 		for (int f = 0; f < nf; f++)
 			if (preload.foreign[f].tid == e->tid)
 				preload.foreign[f].tid = 0;
@@ -184,6 +185,8 @@ static void attach_end(void)
 	/* the perf events' rings: no handler is left to read them (the end
 	 * waited for those running) */
 	for (size_t i = 0; i < preload.nentries; i++) {
+		/* (a moved thread's ring is gone already: its handler unmapped it) */
+		threads_settle(&preload.entries[i]);
 		engine_unmap(preload.entries[i].timer.ring);
 		preload.entries[i].timer.ring = NULL;
 	}

@@ -43,7 +43,18 @@
  * open task-clock events on its own threads (perf_event_paranoid <= 2, or
  * privileges), without a word when it does not: a POSIX timer fires only
  * at a tick that finds its thread running, so under load a sample can
- * stand for many periods, where a perf event's stands for one.
+ * stand for many periods, where a perf event's stands for one.  But a
+ * sampling software event is a high-resolution timer that the scheduler
+ * stops at every switch out of its thread and starts at every switch in
+ * (some microseconds a switch where reprogramming a timer traps to a
+ * hypervisor), which a thread that blocks and wakes thousands of times a
+ * second pays in tens of percent; a POSIX CPU timer costs nothing at a
+ * switch.  So in auto the handler moves a thread that switches often
+ * (sample.c decides) to a POSIX timer on its CPU clock for the rest of its
+ * life (engine_move): made and armed there with system calls alone, its
+ * perf event retired (never armed again), unmapped and closed there, and
+ * the registry's copy of the timer settled at its next look at the thread
+ * (threads_settle).
  *
  * Our perf event fds are moved to the numbers just above FD_SETSIZE, or
  * to the top of those RLIMIT_NOFILE allows when it is lower (at most
@@ -129,7 +140,11 @@ static struct {
 	struct {
 		uint64_t count, period;
 		int known;
+		/* engine_move made a POSIX timer in its place: never armed
+		 * again */
+		int retired;
 	} armed[ENGINE_FD_RESERVE];
+	int adaptive;             /* auto: a thread may move (engine_move) */
 	/* The event engine_init opened to see what the kernel allows, kept
 	 * (with its ring buffer, mapped) for the first engine_create of the
 	 * same thread: -1 when there is none. */
@@ -149,6 +164,7 @@ static void engine_mark(int fd, uint64_t id, uint64_t period)
 		engine.armed[fd - engine.fd_floor].count = 0;
 		engine.armed[fd - engine.fd_floor].period = period;
 		engine.armed[fd - engine.fd_floor].known = period != 0;
+		engine.armed[fd - engine.fd_floor].retired = 0;
 		atomic_store(&engine.ids[fd - engine.fd_floor], id);
 	}
 }
@@ -167,9 +183,41 @@ static int engine_marked(int fd)
 	       atomic_load_explicit(&engine.ids[fd - engine.fd_floor], memory_order_relaxed) != 0;
 }
 
+/* Has engine_move put a POSIX timer in the place of our event fd? */
+static int engine_retired(int fd)
+{
+	return engine_marked(fd) &&
+	       __atomic_load_n(&engine.armed[fd - engine.fd_floor].retired, __ATOMIC_ACQUIRE);
+}
+
 int engine_owns_fd(int fd)
 {
 	return engine_marked(fd);
+}
+
+/* The engine's POSIX timers are the kernel's ids, made and set with the
+ * system calls themselves: engine_move makes one in a signal handler,
+ * where the C library's timer_create is not listed as async-signal-safe,
+ * and so every one is made the same way. */
+static int engine_timer_create(clockid_t clock, pid_t tid, timer_t *timer)
+{
+	struct sigevent sev;
+	int id = -1;
+
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = preload_signal();
+	sev.sigev_value.sival_ptr = engine.cookie;
+	sev.sigev_notify_thread_id = tid;
+	if (syscall(SYS_timer_create, (long)clock, &sev, &id) != 0)
+		return -1;
+	*timer = (timer_t)(intptr_t)id;
+	return 0;
+}
+
+static void engine_timer_set(timer_t timer, const struct itimerspec *its)
+{
+	syscall(SYS_timer_settime, (long)(intptr_t)timer, 0L, its, NULL);
 }
 
 /* The period an event opened for a first period of first_ns starts with. */
@@ -288,6 +336,36 @@ int engine_kind(void)
 	return engine.kind;
 }
 
+int engine_adaptive(void)
+{
+	return engine.adaptive && engine.kind == ENGINE_PERF;
+}
+
+int engine_move(pid_t tid, struct engine_timer *t, int fd, uint64_t first_ns)
+{
+	timer_t timer;
+
+	if (t->fd < 0 || t->fd != fd || !engine_marked(fd) || engine_retired(fd) ||
+	    engine_timer_create(preload_thread_clock(tid), tid, &timer) != 0)
+		return -1;
+	/* (the event stopped at its overflow, and is not armed again) */
+	__atomic_store_n(&engine.armed[fd - engine.fd_floor].retired, 1, __ATOMIC_RELEASE);
+	t->fd = -1;
+	t->timer = timer;
+	engine_mature(t, first_ns);
+	/* The event freed now rather than at the registry's next look (in a
+	 * process of one thread, its end): while it is open, or its ring
+	 * mapped, the scheduler goes on looking at the thread's perf context
+	 * at every switch.  Only this thread's handler reads the ring, and
+	 * no signal of the event comes again. */
+	if (t->ring != NULL)
+		syscall(SYS_munmap, t->ring, (size_t)ENGINE_RING_SIZE);
+	t->ring = NULL;
+	/* (not the close the program calls, ours among them) */
+	syscall(SYS_close, fd);
+	return 0;
+}
+
 int engine_system_source(void)
 {
 	return engine.kind == ENGINE_PERF && engine.chains ? RAW_SYSTEM_PERF : RAW_SYSTEM_RUSAGE;
@@ -321,6 +399,7 @@ int engine_init(int want, uint64_t period_ns, void *cookie)
 	engine.period_ns = period_ns;
 	engine.cookie = cookie;
 	engine.fd_floor = engine_fd_floor();
+	engine.adaptive = want == ENGINE_AUTO;
 	engine_drop_spare();
 	if (want == ENGINE_PERF || want == ENGINE_AUTO) {
 		pid_t tid = (pid_t)syscall(SYS_gettid);
@@ -366,8 +445,6 @@ int engine_init(int want, uint64_t period_ns, void *cookie)
 
 int engine_create(clockid_t clock, pid_t tid, uint64_t first_ns, struct engine_timer *t)
 {
-	struct sigevent sev;
-
 	t->fd = -1;
 	t->id = 0;
 	t->ring = NULL;
@@ -388,12 +465,7 @@ int engine_create(clockid_t clock, pid_t tid, uint64_t first_ns, struct engine_t
 		}
 		/* no more fds, or refused for this thread: a POSIX timer */
 	}
-	memset(&sev, 0, sizeof(sev));
-	sev.sigev_notify = SIGEV_THREAD_ID;
-	sev.sigev_signo = preload_signal();
-	sev.sigev_value.sival_ptr = engine.cookie;
-	sev.sigev_notify_thread_id = tid;
-	return timer_create(clock, &sev, &t->timer);
+	return engine_timer_create(clock, tid, &t->timer);
 }
 
 void engine_arm(struct engine_timer *t)
@@ -406,7 +478,7 @@ void engine_arm(struct engine_timer *t)
 	}
 	its.it_value.tv_sec = its.it_interval.tv_sec = 0;
 	its.it_value.tv_nsec = its.it_interval.tv_nsec = ENGINE_TICK_MODE_NS;
-	timer_settime(t->timer, 0, &its, NULL);
+	engine_timer_set(t->timer, &its);
 }
 
 void engine_mature(struct engine_timer *t, uint64_t first_ns)
@@ -419,7 +491,7 @@ void engine_mature(struct engine_timer *t, uint64_t first_ns)
 	its.it_value.tv_nsec = (long)(first_ns % 1000000000ull);
 	its.it_interval.tv_sec = (time_t)(engine.period_ns / 1000000000ull);
 	its.it_interval.tv_nsec = (long)(engine.period_ns % 1000000000ull);
-	timer_settime(t->timer, 0, &its, NULL);
+	engine_timer_set(t->timer, &its);
 }
 
 void engine_delete(struct engine_timer *t)
@@ -427,7 +499,7 @@ void engine_delete(struct engine_timer *t)
 	uint64_t id = 0;
 
 	if (t->fd < 0) {
-		timer_delete(t->timer);
+		syscall(SYS_timer_delete, (long)(intptr_t)t->timer);
 		return;
 	}
 	engine_unmark(t->fd, t->id);
@@ -437,6 +509,16 @@ void engine_delete(struct engine_timer *t)
 		close(t->fd);
 	}
 	t->fd = -1;
+}
+
+void engine_settle(struct engine_timer *r, timer_t timer)
+{
+	if (r->fd < 0)
+		return;
+	/* (its handler closed it and unmapped its ring: only unmarked) */
+	engine_delete(r);
+	r->timer = timer;
+	r->ring = NULL;
 }
 
 void engine_unmap(void *ring)
@@ -461,7 +543,7 @@ void engine_exec_quiet(const struct engine_timer *t, int undo)
 	sigset_t set, old;
 	siginfo_t si;
 
-	if (t == NULL || t->fd < 0 || !engine_marked(t->fd))
+	if (t == NULL || t->fd < 0 || !engine_marked(t->fd) || engine_retired(t->fd))
 		return;
 	if (undo) {
 		if (engine_still_ours(t))
@@ -486,7 +568,9 @@ void engine_exec_quiet(const struct engine_timer *t, int undo)
 
 int engine_lost(const struct engine_timer *t)
 {
-	return t->fd >= 0 && !engine_still_ours(t);
+	/* (closed by its own handler, engine_move, which marked it retired
+	 * first: not lost, but moved, and settled at the next look) */
+	return t->fd >= 0 && !engine_still_ours(t) && !engine_retired(t->fd);
 }
 
 int engine_replace(pid_t tid, struct engine_timer *t)
@@ -518,7 +602,7 @@ void engine_disarm(struct engine_timer *t)
 		return;
 	}
 	memset(&its, 0, sizeof(its));
-	timer_settime(t->timer, 0, &its, NULL);
+	engine_timer_set(t->timer, &its);
 }
 
 void engine_rearm(struct engine_timer *t, int young, uint64_t first_ns)
@@ -681,7 +765,12 @@ int engine_perf_missed(const siginfo_t *si, uint64_t *missed, uint64_t *period_n
 
 void engine_signal_done(const siginfo_t *si)
 {
-	uint64_t period = engine_next_period(si->si_fd);
+	uint64_t period;
+
+	/* moved to a POSIX timer (engine_move), or no longer ours */
+	if (!engine_marked(si->si_fd) || engine_retired(si->si_fd))
+		return;
+	period = engine_next_period(si->si_fd);
 
 	ioctl(si->si_fd, PERF_EVENT_IOC_PERIOD, &period);
 	/* on while paused too: the handler sees the resume (control-timer.c) */

@@ -40,6 +40,23 @@ int engine_init(int want, uint64_t period_ns, void *cookie);
 void engine_drop_spare(void);
 /* The engine engine_init chose.  Signal-safe. */
 int engine_kind(void);
+/* May a thread move from its perf event to a POSIX timer (engine_move):
+ * the engine was chosen by auto, and is perf.  Signal-safe. */
+int engine_adaptive(void);
+/* In the handler of thread tid's perf signal from event fd (stopped at its
+ * overflow): turns t, the thread's copy of its timer, into a POSIX timer
+ * on the thread's CPU clock, a signal every period from first_ns on, and
+ * retires the event: never armed again (engine_signal_done,
+ * engine_exec_quiet), its ring buffer unmapped and its fd closed (not
+ * lost: engine_lost), but its number marked as ours until the registry's
+ * copy of the timer is settled with engine_settle.  Returns 0, or -1 (t
+ * unchanged, the event armed again as usual).  Signal-safe (system calls
+ * only). */
+int engine_move(pid_t tid, struct engine_timer *t, int fd, uint64_t first_ns);
+/* The registry's copy r of a timer that engine_move moved to the POSIX
+ * timer timer: its event's number unmarked, and r the POSIX timer, without
+ * a ring buffer.  Not signal-safe. */
+void engine_settle(struct engine_timer *r, timer_t timer);
 /* Before an exec by this thread (undo 0): stops its perf event t and takes
  * back a signal of it still pending, which would outlive the exec (unlike
  * a POSIX timer's, the kernel does not flush it) and end the new image

@@ -61,6 +61,12 @@ struct preload_seen {
 	 * again, each at the thread's next sample (control-timer.c); the one
 	 * that changes it (atomic_exchange) writes the record. */
 	_Atomic int open;
+	/* Its perf event was moved to a POSIX timer by its handler
+	 * (engine_move, sample.c): the timer, then moved set (release).
+	 * The registry's copy of its timer is settled under the lock
+	 * (threads_settle). */
+	timer_t moved_timer;
+	_Atomic int moved;
 };
 
 /* One entry per thread with a timer; guarded by registry_lock. */
@@ -117,6 +123,11 @@ struct preload_tls {
 	 * split came from its perf record), and is made in proportion. */
 	int64_t user_read, sys_read, sys_done;
 	int sys_stale;
+	/* auto engine (sample.c, preload_switches): its perf samples since
+	 * the last look at its context switches, and its switches and CPU
+	 * time (getrusage) then; move_cpu 0 before the first look */
+	unsigned move_samples;
+	int64_t move_switches, move_cpu;
 };
 
 struct preload_global {
@@ -153,6 +164,8 @@ struct preload_global {
 	int key_made;
 	_Atomic uint64_t rng;
 	_Atomic uint64_t samples, lost, lost_pending, signals, overruns;
+	/* threads moved from their perf event to a POSIX timer (sample.c) */
+	_Atomic uint64_t moved;
 	/* cfi mode: samples unwound in the handler, and those written as a
 	 * stack copy instead, by reason (enum cfi_failure; 0: the thread's
 	 * stack bounds are unknown) */

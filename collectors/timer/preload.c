@@ -141,6 +141,7 @@ void preload_counters_reset(void)
 	atomic_store(&preload.lost_pending, 0);
 	atomic_store(&preload.signals, 0);
 	atomic_store(&preload.overruns, 0);
+	atomic_store(&preload.moved, 0);
 }
 
 void preload_write_end(int mode, uint64_t more_samples)
@@ -195,7 +196,7 @@ static void preload_quick_end(void)
 		/* (closed: its record ended with a pause) */
 		if (tid != 0 && control_thread_close(preload.entries[i].seen) &&
 		    clock_gettime(preload_thread_clock(tid), &ts) == 0)
-			threads_write_exit_final(tid, preload_ts_ns(&ts));
+			threads_write_exit_final(tid, preload.entries[i].seen, preload_ts_ns(&ts));
 	}
 	if (locked)
 		pthread_mutex_unlock(&preload.registry_lock);
@@ -711,6 +712,10 @@ static void preload_print_stats(void)
 		preload_warn("handler: %llu samples, median %llu ns, p90 %llu ns, p99 %llu ns",
 			     (unsigned long long)total, (unsigned long long)at[0],
 			     (unsigned long long)at[1], (unsigned long long)at[2]);
+	if (engine_adaptive())
+		preload_warn("engine: %llu threads moved from their perf event to a POSIX timer "
+			     "(they switched context often)",
+			     (unsigned long long)atomic_load(&preload.moved));
 }
 
 /* Waits for handlers that are still between entry and exit. */
@@ -759,6 +764,7 @@ static void preload_fini_run(uint64_t t0)
 
 		if (e->tid == 0)
 			continue;
+		threads_settle(e);
 		engine_delete(&e->timer);
 		if (e->seen != NULL && atomic_exchange(&e->seen->has_nudge, 0))
 			timer_delete(e->seen->nudge);
@@ -772,7 +778,7 @@ static void preload_fini_run(uint64_t t0)
 		if (control_thread_close(e->seen)) {
 			if (name[0] != '\0' && strncmp(name, e->name, 16) != 0)
 				threads_write_thread(e->tid, name, e->cpu_base);
-			threads_write_exit(e->tid, cpu);
+			threads_write_exit(e->tid, e->seen, cpu);
 		}
 		e->tid = 0;
 	}

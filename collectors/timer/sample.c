@@ -737,6 +737,59 @@ static void preload_sample(const siginfo_t *si, const ucontext_t *uc, int perf)
 	preload_sample_frames(t, frames, n, cap, flags, cpu, &k);
 }
 
+/* The auto engine: a thread's perf event is a high-resolution timer the
+ * scheduler stops and starts at each of its context switches, some
+ * microseconds each where timers are slow to program (a virtual machine's
+ * trap to its hypervisor: 5.5 us a switch, scripts/bench/switchcost);
+ * past one switch per PRELOAD_MOVE_CPU_NS of the thread's CPU time that
+ * is about 3% of its time, and the thread moves to a POSIX timer on its
+ * CPU clock, which costs nothing at a switch (engine_move).  Looked at
+ * every PRELOAD_MOVE_LOOK of its perf samples, so that a look spans a few
+ * periods of its CPU time (at least two: a period is drawn from half of
+ * one up): its CPU clock and one getrusage, the first look only a
+ * reading.
+ * A CPU-bound thread beside busy ones is switched out at most once a
+ * scheduler tick, some thousands of microseconds. */
+#define PRELOAD_MOVE_LOOK 4
+#define PRELOAD_MOVE_CPU_NS 200000
+
+/* In the handler of a perf signal, after its sample: does the thread move
+ * (see above)?  The handler only decides and makes the timer; its entry
+ * in the registry is settled under the lock (threads_settle).
+ * Signal-safe. */
+static void preload_switches(const siginfo_t *si)
+{
+	struct preload_tls *t = &preload_tls;
+	struct timespec ts;
+	int64_t cpu, sw;
+
+	/* (a thread found at start, or whose event the sweeper replaced,
+	 * keeps it) */
+	if (!t->active || t->foreign || t->seen == NULL || t->timer.fd < 0 ||
+	    t->timer.fd != si->si_fd || !engine_adaptive() || control_paused())
+		return;
+	if (t->move_cpu != 0 && ++t->move_samples < PRELOAD_MOVE_LOOK)
+		return;
+	t->move_samples = 0;
+	/* (the CPU clock: getrusage's CPU time may move by ticks) */
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0 || threads_switches(&sw) != 0)
+		return;
+	cpu = preload_ts_ns(&ts);
+	if (t->move_cpu == 0 || cpu <= t->move_cpu ||
+	    (sw - t->move_switches) * PRELOAD_MOVE_CPU_NS <= cpu - t->move_cpu) {
+		t->move_cpu = cpu;
+		t->move_switches = sw;
+		return;
+	}
+	if (engine_move(t->tid, &t->timer, si->si_fd, preload_random(preload.period_ns)) != 0)
+		return;
+	t->seen->moved_timer = t->timer.timer;
+	atomic_store_explicit(&t->seen->moved, 1, memory_order_release);
+	atomic_fetch_add_explicit(&preload.moved, 1, memory_order_relaxed);
+	/* its next split from getrusage, in proportion */
+	t->sys_stale = 1;
+}
+
 /* --stats: the time one handler took, into its bucket.  Signal-safe. */
 static void preload_time_handler(uint64_t start)
 {
@@ -787,11 +840,15 @@ void sample_on_sigprof(int sig, siginfo_t *si, void *uc)
 		uint64_t start = preload.stats ? preload_now() : 0;
 
 		atomic_fetch_add(&preload.inflight, 1);
-		if (atomic_load(&preload.state) == PRELOAD_RUNNING)
+		if (atomic_load(&preload.state) == PRELOAD_RUNNING) {
 			preload_sample(si, uc, engine == ENGINE_PERF + 1);
+			if (engine == ENGINE_PERF + 1)
+				preload_switches(si);
+		}
 		atomic_fetch_sub(&preload.inflight, 1);
 		if (start != 0)
 			preload_time_handler(start);
+		/* (not of an event moved to a POSIX timer) */
 		if (engine == ENGINE_PERF + 1)
 			engine_signal_done(si);
 	}

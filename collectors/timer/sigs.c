@@ -44,6 +44,7 @@
 #include "preload-state.h"
 #include "sample.h"
 #include "sigs.h"
+#include "threads.h"
 #include "writer.h"
 
 /* ---- the profiler's signal ---- */
@@ -213,6 +214,7 @@ static void preload_exec_timer(int undo)
 	if (!preload_tls.active)
 		return;
 	pthread_mutex_lock(&preload.registry_lock);
+	threads_settle(&preload.entries[preload_tls.entry]);
 	timer = preload.entries[preload_tls.entry].timer;
 	pthread_mutex_unlock(&preload.registry_lock);
 	engine_exec_quiet(&timer, undo);

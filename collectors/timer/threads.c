@@ -71,6 +71,23 @@ int threads_rusage(int64_t *user_ns, int64_t *sys_ns)
 	return 0;
 }
 
+int threads_switches(int64_t *switches)
+{
+	struct rusage ru;
+
+	if (syscall(SYS_getrusage, RUSAGE_THREAD, &ru) != 0)
+		return -1;
+	*switches = (int64_t)ru.ru_nvcsw + (int64_t)ru.ru_nivcsw;
+	return 0;
+}
+
+void threads_settle(struct preload_entry *e)
+{
+	if (e->seen != NULL && e->timer.fd >= 0 &&
+	    atomic_load_explicit(&e->seen->moved, memory_order_acquire))
+		engine_settle(&e->timer, e->seen->moved_timer);
+}
+
 /* The system time of thread tid of this process in nanoseconds (to the
  * clock tick for another thread: /proc's stat), or RAW_UNKNOWN. */
 static uint64_t threads_system_ns(pid_t tid)
@@ -94,22 +111,31 @@ static uint64_t threads_system_ns(pid_t tid)
 	return (uint64_t)stime * (1000000000ull / (uint64_t)hz);
 }
 
-static void threads_write_exit_as(pid_t tid, int64_t cpu_ns, uint64_t system, int mode)
+/* The flags of the exit record of a thread whose shared state is seen. */
+static uint32_t threads_exit_flags(const struct preload_seen *seen)
+{
+	return seen != NULL && atomic_load(&seen->moved) ? RAW_EXIT_MOVED : 0;
+}
+
+static void threads_write_exit_as(pid_t tid, int64_t cpu_ns, uint64_t system, uint32_t flags,
+				  int mode)
 {
 	struct raw_thread_exit *rec = writer_reserve(sizeof(*rec), mode);
 
 	if (rec == NULL)
 		return;
 	rec->tid = (uint32_t)tid;
+	rec->flags = flags;
 	rec->time_ns = preload_now();
 	rec->cpu_ns = cpu_ns > 0 ? (uint64_t)cpu_ns : 0;
 	rec->system_ns = system;
 	writer_publish(rec, RAW_THREAD_EXIT, sizeof(*rec));
 }
 
-void threads_write_exit(pid_t tid, int64_t cpu_ns)
+void threads_write_exit(pid_t tid, const struct preload_seen *seen, int64_t cpu_ns)
 {
-	threads_write_exit_as(tid, cpu_ns, threads_system_ns(tid), WRITER_WAIT);
+	threads_write_exit_as(tid, cpu_ns, threads_system_ns(tid), threads_exit_flags(seen),
+			      WRITER_WAIT);
 }
 
 void threads_write_own(int open, int64_t cpu_ns)
@@ -126,18 +152,18 @@ void threads_write_own(int open, int64_t cpu_ns)
 		threads_write_exit_as(preload_gettid(), cpu_ns,
 				      threads_rusage(&user, &sys) == 0 && sys >= 0 ? (uint64_t)sys
 										 : RAW_UNKNOWN,
-				      WRITER_NOWAIT);
+				      threads_exit_flags(preload_tls.seen), WRITER_NOWAIT);
 	}
 }
 
-void threads_write_exit_final(pid_t tid, int64_t cpu_ns)
+void threads_write_exit_final(pid_t tid, const struct preload_seen *seen, int64_t cpu_ns)
 {
 	int64_t user, sys;
 	uint64_t system = RAW_UNKNOWN;
 
 	if (tid == preload_gettid() && threads_rusage(&user, &sys) == 0 && sys >= 0)
 		system = (uint64_t)sys;
-	threads_write_exit_as(tid, cpu_ns, system, WRITER_FINAL);
+	threads_write_exit_as(tid, cpu_ns, system, threads_exit_flags(seen), WRITER_FINAL);
 }
 
 ssize_t threads_read_task_file(pid_t tid, const char *file, char *buf, size_t size)
@@ -259,6 +285,8 @@ void threads_register(void)
 	prctl(PR_GET_NAME, name, 0, 0, 0);
 	t->seen = calloc(1, sizeof(*t->seen));
 	t->declined = 0;
+	t->move_samples = 0;
+	t->move_switches = t->move_cpu = 0;
 
 	pthread_mutex_lock(&preload.registry_lock);
 	if (atomic_load(&preload.state) != PRELOAD_RUNNING)
@@ -328,6 +356,7 @@ void threads_exit(void *unused)
 	pthread_mutex_lock(&preload.registry_lock);
 	if (atomic_load(&preload.state) == PRELOAD_RUNNING) {
 		e = &preload.entries[t->entry];
+		threads_settle(e);
 		engine_delete(&e->timer);
 		engine_unmap(e->timer.ring);
 		e->timer.ring = t->timer.ring = NULL;
@@ -340,7 +369,7 @@ void threads_exit(void *unused)
 		if (control_thread_close(t->seen)) {
 			if (strncmp(name, e->name, 16) != 0)
 				threads_write_thread(t->tid, name, e->cpu_base);
-			threads_write_exit(t->tid, preload_ts_ns(&ts));
+			threads_write_exit(t->tid, t->seen, preload_ts_ns(&ts));
 		}
 	}
 	t->active = 0;
@@ -548,6 +577,8 @@ int threads_sweep_wanted(void)
 	for (size_t i = 0; i < preload.nentries && !wanted; i++) {
 		struct preload_entry *e = &preload.entries[i];
 
+		if (e->tid != 0)
+			threads_settle(e);
 		wanted = e->tid != 0 && (e->timer.fd < 0 || engine_lost(&e->timer));
 	}
 	pthread_mutex_unlock(&preload.registry_lock);
@@ -572,6 +603,7 @@ size_t threads_sweep(uint64_t threshold_ns, size_t *nthreads, size_t *watched)
 		if (e->tid == 0)
 			continue;
 		n++;
+		threads_settle(e);
 		/* perf events sample on a high-resolution timer: not missed,
 		 * unless the program closed the event (engine.c): it gets a
 		 * new one, or while it cannot, is sampled from here */

@@ -48,7 +48,7 @@ int threads_sweep_wanted(void);
  * exit record's system time is read then (getrusage for the calling
  * thread, /proc for another).  Not signal-safe. */
 void threads_write_thread(pid_t tid, const char name[16], int64_t cpu_base);
-void threads_write_exit(pid_t tid, int64_t cpu_ns);
+void threads_write_exit(pid_t tid, const struct preload_seen *seen, int64_t cpu_ns);
 /* The calling thread's own record, from its handler, without waiting for
  * space: a RAW_THREAD record with its name now (open 1: its profiled
  * stretch starts at CPU time cpu_ns) or a RAW_THREAD_EXIT (open 0: it ends
@@ -58,11 +58,18 @@ void threads_write_own(int open, int64_t cpu_ns);
  * its destructors: in the space kept for the end (WRITER_FINAL), the system
  * time known only for the calling thread (RAW_UNKNOWN for another).
  * Signal-safe. */
-void threads_write_exit_final(pid_t tid, int64_t cpu_ns);
+void threads_write_exit_final(pid_t tid, const struct preload_seen *seen, int64_t cpu_ns);
 /* The calling thread's user and system time, as getrusage(RUSAGE_THREAD)
  * gives them (the kernel scales its tick samples of either to the
  * thread's runtime), in nanoseconds.  Returns 0 or -1.  Signal-safe. */
 int threads_rusage(int64_t *user_ns, int64_t *sys_ns);
+/* The calling thread's context switches, voluntary and involuntary
+ * (getrusage).  Returns 0 or -1.  Signal-safe. */
+int threads_switches(int64_t *switches);
+/* With the registry locked: e's timer as its handler left it, a POSIX
+ * timer in place of its perf event if the handler moved it (engine_move;
+ * its event closed then).  Not signal-safe. */
+void threads_settle(struct preload_entry *e);
 /* The name of thread tid of this process, "" if unknown.  Not
  * signal-safe. */
 void threads_read_comm(pid_t tid, char name[16]);

@@ -419,6 +419,8 @@ static int dump(const char *path, const unsigned char *b, size_t len)
 			printf("exit %u %" PRIu64 " %" PRIu64, t.tid, t.time_ns, t.cpu_ns);
 			if (t.system_ns != RAW_UNKNOWN)
 				printf(" system %" PRIu64, t.system_ns);
+			if (t.flags & RAW_EXIT_MOVED)
+				printf(" moved");
 			printf("\n");
 			break;
 		}
