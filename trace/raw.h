@@ -256,6 +256,15 @@ enum raw_sample_flags {
 	 * time up to the overflow that signalled (collect-timer(1), KERNEL
 	 * TIME).  Readers make it a kernel sample of as many periods. */
 	RAW_SAMPLE_MISSED = 1u << 4,
+	/* The signal came as the thread returned from a system call (the
+	 * interrupted instruction follows a syscall instruction), of a timer
+	 * whose sample's mode is not otherwise known (a POSIX timer, which
+	 * fires at a tick: one that found the thread in the call signals it
+	 * on its way out): the sample's instant was in the kernel.  Readers
+	 * make it a kernel sample once half a period of the thread's system
+	 * time is owed to its samples, however heavy it is, the rest owed by
+	 * the thread's later system time (collect-timer(1), KERNEL TIME). */
+	RAW_SAMPLE_IN_CALL = 1u << 5,
 };
 
 /* One sample.  stack_id refers to a RAW_STACK record (which may come later

@@ -420,6 +420,9 @@ static void preload_system(struct preload_tls *t, const siginfo_t *si, int perf,
 		return;
 	}
 	k->system_ns = preload_rusage_part(t, w, in_call);
+	/* (the sample's instant was in the call: a kernel sample, however
+	 * little of its weight the thread's clock says was system time) */
+	k->flags = in_call ? RAW_SAMPLE_IN_CALL : 0;
 }
 
 /* What the cfi walk found, for check mode. */

@@ -172,17 +172,19 @@ static int push_sample(struct reader *rd, struct pv_sample *ps, int64_t count, u
  * system time would look far surer than it is).  The collector measures
  * the system part of each sample's weight (getrusage); it is given out as
  * it accrues: a thread's samples are owed their system time, and a sample
- * is the kernel's when at least half its weight is owed.  A thread's kernel
- * samples so add up to its system time within half a sample.  (A perf
- * engine sample is already all one or the other.) */
-static int one_mode(struct reader *rd, uint32_t th, uint64_t sys, uint64_t w, uint64_t *part)
+ * is the kernel's when at least half its weight is owed, or half a period
+ * when its instant was in a system call (in_call).  A thread's kernel
+ * samples so add up to its system time within a sample.  (A perf engine
+ * sample is already all one or the other.) */
+static int one_mode(struct reader *rd, uint32_t th, uint64_t sys, uint64_t w, bool in_call,
+		    uint64_t *part)
 {
 	int64_t *o;
 
 	*part = 0;
 	if (th >= rd->smp.nowed) {
 		size_t n = rd->smp.nowed;
-		if (sys == 0)
+		if (sys == 0 && !in_call)
 			return 0;
 		if (pv_grow(&rd->smp.owed, &n, (size_t)th + 1, sizeof *rd->smp.owed) < 0)
 			return -1;
@@ -193,7 +195,18 @@ static int one_mode(struct reader *rd, uint32_t th, uint64_t sys, uint64_t w, ui
 	if (sys > (uint64_t)INT64_MAX - (uint64_t)(*o > 0 ? *o : 0) || w > INT64_MAX / 2)
 		return 0;
 	*o += (int64_t)sys;
-	if (w > 0 && *o > 0 && (uint64_t)*o * 2 >= w) {
+	/* A sample whose instant was in a system call (RAW_SAMPLE_IN_CALL) is
+	 * the kernel's once half a period is owed, however heavy it is: the
+	 * rest of its weight is owed by the thread's later system time (a
+	 * debt of at most its weight, as nothing is given out while any is
+	 * owed), so that the kernel samples are where the samples found the
+	 * thread in the kernel and still add up to its system time.  Under
+	 * contention for the CPU a tick's samples weigh several periods, and
+	 * the wrapper of a system call would otherwise keep those. */
+	uint64_t need = w;
+	if (in_call && rd->p->period > 0 && (uint64_t)rd->p->period < w)
+		need = (uint64_t)rd->p->period;
+	if (w > 0 && *o > 0 && (uint64_t)*o * 2 >= need) {
 		*o -= (int64_t)w;
 		*part = w;
 	}
@@ -251,7 +264,7 @@ int rd_add_sample(struct reader *rd, struct pv_sample *ps, uint32_t tid, uint32_
 		return pv_oom();
 	if ((raw_flags & RAW_SAMPLE_MISSED) && sys > 0 && sys < weight_ns)
 		missed = missed_count(rd, sys);
-	else if (one_mode(rd, ps->thread, sys, weight_ns, &sys) < 0)
+	else if (one_mode(rd, ps->thread, sys, weight_ns, (raw_flags & RAW_SAMPLE_IN_CALL) != 0, &sys) < 0)
 		return -1;
 	first = rd->p->nsamples;
 	if (sys == 0) {

@@ -119,10 +119,58 @@ static void test_not_missed(void)
 	free(r.b);
 }
 
+/* A POSIX timer's samples at a 4 ms period: 4 ms in user mode; 13 ms
+ * whose signal came as the thread returned from a system call, its last
+ * period the call's (4 ms of system time owed); 4 ms with 1 ms more.
+ * Flagged RAW_SAMPLE_IN_CALL, the 13 ms sample is the kernel's (half a
+ * period is owed) and the thread then owes 9 ms, so the last sample stays
+ * user time; without the flag it is user time (less than half of it is
+ * owed), and the last sample, owed 5 of 4 ms, the kernel's: either way
+ * one sample's worth of system time, placed where the instant was in the
+ * kernel when that is known. */
+static void test_in_call(bool flag)
+{
+	static const uint64_t st[] = { MAIN_LEAF, ROOT_RET };
+	uint32_t flags = RAW_SAMPLE_RUNNING | RAW_SAMPLE_IN_CALL;
+	struct rawbuf r = { 0 };
+	struct pv_profile *p;
+	size_t at;
+
+	rb_header_short(&r, "/nonexistent/app", 4 * MS, 16000);
+	rb_mapping(&r, 0x400000, 0x500000, 0, "/nonexistent/app");
+	rb_kernel_info(&r, RAW_SYSTEM_RUSAGE, "");
+	rb_thread(&r, 101, "worker");
+	rb_sample(&r, 101, 0, st, 2, 1100000000, 4 * MS);
+	at = r.len;
+	rb_sample(&r, 101, 0, st, 2, 1200000000, 13 * MS);
+	if (flag)
+		memcpy(r.b + at + offsetof(struct raw_sample, flags), &flags, sizeof flags);
+	rb_sample_kernel(&r, 101, 1200000000, 4 * MS, NULL, 0);
+	rb_sample(&r, 101, 0, st, 2, 1300000000, 4 * MS);
+	rb_sample_kernel(&r, 101, 1300000000, 1 * MS, NULL, 0);
+	rb_thread_exit(&r, 101, 1400000000, 21 * MS);
+	rb_end(&r, 1500000000, 3, 0);
+	p = raw_read(r.b, r.len, "c.raw", NULL);
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ(p->nsamples, 3);
+		if (p->nsamples == 3) {
+			CHECK(!is_kernel(p, 0));
+			CHECK_EQ(is_kernel(p, 1), flag);
+			CHECK_EQ(is_kernel(p, 2), !flag);
+			CHECK_EQ(p->samples[1].values[1], (int64_t)(13 * MS));
+		}
+		pv_profile_free(p);
+	}
+	free(r.b);
+}
+
 int main(void)
 {
 	pv_error_set_sink(sink);
 	test_missed();
 	test_not_missed();
+	test_in_call(true);
+	test_in_call(false);
 	return check_done("test-rawmissed");
 }
