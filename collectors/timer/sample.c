@@ -420,8 +420,8 @@ static void preload_system(struct preload_tls *t, const siginfo_t *si, int perf,
 		return;
 	}
 	k->system_ns = preload_rusage_part(t, w, in_call);
-	/* (the sample's instant was in the call: a kernel sample, however
-	 * little of its weight the thread's clock says was system time) */
+	/* (the sample's instant was in the call: the reader makes it the
+	 * kernel's once half a period of system time is owed, however heavy) */
 	k->flags = in_call ? RAW_SAMPLE_IN_CALL : 0;
 }
 

@@ -184,7 +184,7 @@ static int one_mode(struct reader *rd, uint32_t th, uint64_t sys, uint64_t w, bo
 	*part = 0;
 	if (th >= rd->smp.nowed) {
 		size_t n = rd->smp.nowed;
-		if (sys == 0 && !in_call)
+		if (sys == 0)
 			return 0;
 		if (pv_grow(&rd->smp.owed, &n, (size_t)th + 1, sizeof *rd->smp.owed) < 0)
 			return -1;
@@ -198,8 +198,8 @@ static int one_mode(struct reader *rd, uint32_t th, uint64_t sys, uint64_t w, bo
 	/* A sample whose instant was in a system call (RAW_SAMPLE_IN_CALL) is
 	 * the kernel's once half a period is owed, however heavy it is: the
 	 * rest of its weight is owed by the thread's later system time (a
-	 * debt of at most its weight, as nothing is given out while any is
-	 * owed), so that the kernel samples are where the samples found the
+	 * debt of at most its weight: no sample is the kernel's while the
+	 * thread is in debt), so that the kernel samples are where the samples found the
 	 * thread in the kernel and still add up to its system time.  Under
 	 * contention for the CPU a tick's samples weigh several periods, and
 	 * the wrapper of a system call would otherwise keep those. */
