@@ -258,8 +258,16 @@ static int entry_string(struct collect_pynames *t, uint32_t s, uint32_t id, int 
 	uint32_t *by_first = e->len ? &t->first[kind][(unsigned char)txt[0]] : NULL;
 	uint32_t k = common_prefix(t, s, t->last[kind]), from = t->last[kind], k2;
 
-	if (e->id1)
+	/* by number only a string of an entry before (raw-py.h): a file name
+	 * that is its own code's name (CPython's shim after a class's
+	 * __init__) is text again */
+	if (e->id1 && (e->id1 - 1) >> 1 != id >> 1)
 		return buf_varint(&t->cur, (uint64_t)(e->id1 - 1) << 2 | RAW_PYCODES_SAME);
+	if (e->id1)
+		return buf_varint(&t->cur, (uint64_t)e->len << 2 | RAW_PYCODES_TEXT) ||
+				       buf_put(&t->cur, txt, e->len)
+			       ? -1
+			       : 0;
 	e->id1 = id + 1;
 	if (by_first && (k2 = common_prefix(t, s, *by_first)) > k) {
 		k = k2;
