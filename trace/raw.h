@@ -572,7 +572,8 @@ _Static_assert(sizeof(struct raw_child) == 32, "raw_child is 32 bytes");
  * program it ran has ended, collect-timer joins the traces of its
  * processes (each process image, before and after an exec, is one) into
  * the file the user named: the parts, each a whole trace as above
- * starting at a multiple of RAW_RUN_ALIGN (zeros between them), then an
+ * starting at a multiple of RAW_RUN_ALIGN (8; older collectors put them at
+ * multiples of 4096, zeros between them, which is one), then an
  * index of them, nparts raw_run_part entries in the order the images
  * started, then a raw_run_footer, the last RAW_RUN_FOOTER_SIZE bytes of
  * the file.  A file that does not end in the footer's magic is one trace.
@@ -580,7 +581,7 @@ _Static_assert(sizeof(struct raw_child) == 32, "raw_child is 32 bytes");
  * Cut into segments (--split), each segment is a run of the processes that
  * had records in its time window. */
 #define RAW_RUN_MAGIC "PVRUNIX\n"
-#define RAW_RUN_ALIGN 4096
+#define RAW_RUN_ALIGN 8
 #define RAW_RUN_MAX_PARTS (1u << 20)
 
 enum raw_run_flags {
