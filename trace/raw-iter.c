@@ -96,6 +96,7 @@ static uint32_t raw_iter_min_size(uint32_t type)
 	case RAW_SAMPLE_PY: return sizeof(struct raw_sample_py);
 	case RAW_PYTHON: return sizeof(struct raw_python);
 	case RAW_STACK_PY: return sizeof(struct raw_stack_py);
+	case RAW_STACK_PYREF: return sizeof(struct raw_stack_pyref);
 	case RAW_PYPART: return sizeof(struct raw_pypart);
 	case RAW_PYCODES: return sizeof(struct raw_pycodes);
 	case RAW_PYRUNCODES: return sizeof(struct raw_pyruncodes);

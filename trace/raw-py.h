@@ -235,6 +235,22 @@ struct raw_stack_py {
 };
 _Static_assert(sizeof(struct raw_stack_py) == 16, "raw_stack_py is 16 bytes");
 
+/* A call stack with Python frames whose native frames are those of a
+ * stack stored before it (a RAW_STACK or RAW_STACK_PY record earlier in
+ * the file, numbered base): the same stack as a RAW_STACK_PY of those
+ * frames naming the part py.  Many Python stacks run on one native stack
+ * (the evaluation loop runs the program's calls within one C-level call),
+ * and this one costs 24 bytes where a RAW_STACK_PY repeats the native
+ * frames.  Referred to by samples by id, as a RAW_STACK is. */
+struct raw_stack_pyref {
+	struct raw_rec h;
+	uint32_t id;           /* > 0, unique in the trace among RAW_STACK ids */
+	uint32_t py;           /* a RAW_PYPART's index */
+	uint32_t base;         /* the id of the stack whose native frames these are */
+	uint32_t reserved;     /* 0 */
+};
+_Static_assert(sizeof(struct raw_stack_pyref) == 24, "raw_stack_pyref is 24 bytes");
+
 /* The Python frames of a thread, stored once and named by RAW_STACK_PY
  * records, the outer ones shared with other parts: its frames are its own
  * nwords frames, innermost first, then its parent's frames (none when

@@ -157,6 +157,7 @@ enum raw_type {
 	RAW_PYRUNCODES = 25,
 	RAW_PYPARTS = 26,
 	RAW_PYRUNPARTS = 27,
+	RAW_STACK_PYREF = 28,
 };
 
 struct raw_rec {

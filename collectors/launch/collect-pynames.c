@@ -706,9 +706,9 @@ static int part_moves(struct collect_pynames *t, const unsigned char *b, size_t 
 		struct raw_stack_py sp;
 
 		t->words |= record_words(&r);
-		if (r.type != RAW_STACK_PY)
+		if (r.type != RAW_STACK_PY && r.type != RAW_STACK_PYREF)
 			continue;
-		memcpy(&sp, r.data, sizeof(sp));
+		memcpy(&sp, r.data, sizeof(sp)); /* (the part where a RAW_STACK_PY has it) */
 		if (sp.py <= RAW_PY_MAX_PARTS && map_set(&t->pref, &t->npref, sp.py, 1) < 0)
 			rc = -1;
 	}

@@ -245,6 +245,35 @@ static struct seg_stack *seg_stack_add(struct seg *s, const struct raw_record *r
 	return &s->stacks[i];
 }
 
+static void seg_put(struct seg *s, const void *p, size_t n);
+
+/* Writes the stack st into the segment s->n, once: a RAW_STACK_PYREF
+ * after the stack whose native frames it takes (a segment is read
+ * alone). */
+static void seg_stack_use(struct seg *s, struct seg_stack *st)
+{
+	struct raw_stack_pyref ref;
+
+	if (st == NULL || st->seg == s->n)
+		return;
+	memcpy(&ref, s->arena + st->off, sizeof(ref.h));
+	if (ref.h.type == RAW_STACK_PYREF && st->size >= sizeof(ref)) {
+		struct seg_stack *b;
+
+		memcpy(&ref, s->arena + st->off, sizeof(ref));
+		b = ref.base != ref.id ? seg_stack_find(s, ref.base) : NULL;
+		if (b != NULL && b->seg != s->n) {
+			memcpy(&ref.h, s->arena + b->off, sizeof(ref.h));
+			if (ref.h.type != RAW_STACK_PYREF) {
+				seg_put(s, s->arena + b->off, b->size);
+				b->seg = s->n;
+			}
+		}
+	}
+	seg_put(s, s->arena + st->off, st->size);
+	st->seg = s->n;
+}
+
 /* Is this mapping record one kept already (same range, offset, file)? */
 static int seg_mapping_known(const struct seg *s, const struct raw_record *r)
 {
@@ -635,7 +664,8 @@ static void seg_record(struct seg *s, const struct raw_record *r)
 		break;
 	}
 	case RAW_STACK:
-	case RAW_STACK_PY: { /* (its id where a RAW_STACK's is) */
+	case RAW_STACK_PY:
+	case RAW_STACK_PYREF: { /* (its id where a RAW_STACK's is) */
 		struct seg_stack *st = seg_stack_add(s, r);
 
 		if (st != NULL)
@@ -648,10 +678,7 @@ static void seg_record(struct seg *s, const struct raw_record *r)
 
 		raw_sample_get(r->data, r->size, &rec);
 		st = rec.stack_id ? seg_stack_find(s, rec.stack_id) : NULL;
-		if (st != NULL && st->seg != s->n) {
-			seg_put(s, s->arena + st->off, st->size);
-			st->seg = s->n;
-		}
+		seg_stack_use(s, st);
 		seg_sample(s, rec.tid, rec.weight_ns, rec.flags);
 		break;
 	}
@@ -672,10 +699,7 @@ static void seg_record(struct seg *s, const struct raw_record *r)
 
 		memcpy(&rec, r->data, sizeof(rec));
 		st = rec.stack_id ? seg_stack_find(s, rec.stack_id) : NULL;
-		if (st != NULL && st->seg != s->n) {
-			seg_put(s, s->arena + st->off, st->size);
-			st->seg = s->n;
-		}
+		seg_stack_use(s, st);
 		seg_sample(s, rec.tid, rate > 1 && rec.size > 0 && rec.size < (1ull << 53)
 			   ? (uint64_t)((double)rec.size / -expm1(-(double)rec.size / rate)) : rec.size, 0);
 		break;

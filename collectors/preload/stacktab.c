@@ -179,42 +179,6 @@ static uint64_t stacktab_hash(const uint64_t *frames, uint32_t n)
 	return h | 1ull << 63;
 }
 
-/* Fills a slot this thread has claimed: copies the frames to the arena and
- * writes the RAW_STACK record (RAW_STACK_PY when the last frame is a
- * stacktab_py_word).  Returns the id, or 0 (slot released). */
-static uint32_t stacktab_fill(struct stacktab_slot *slot, uint64_t key,
-			      const uint64_t *frames, uint32_t n)
-{
-	int py = (frames[n - 1] >> 48) == STACKTAB_PY_TAG;
-	uint32_t nat = n - (uint32_t)py, size = (uint32_t)sizeof(struct raw_stack) + nat * 8;
-	uint64_t off = atomic_fetch_add_explicit(&stacktab.arena_used, n, memory_order_relaxed);
-	struct raw_stack *rec;
-	uint32_t id;
-
-	_Static_assert(sizeof(struct raw_stack) == sizeof(struct raw_stack_py), "one header size");
-	if (off + n > STACKTAB_ARENA_WORDS)
-		goto release;
-	rec = writer_reserve(size, 0);
-	if (rec == NULL)
-		goto release;
-	id = atomic_fetch_add_explicit(&stacktab.next_id, 1, memory_order_relaxed);
-	memcpy(stacktab.arena + off, frames, n * sizeof(uint64_t));
-	rec->id = id;
-	/* (a RAW_STACK_PY's count is its size's; its second word the part) */
-	rec->nframes = py ? (uint32_t)frames[n - 1] : n;
-	memcpy(rec + 1, frames, nat * sizeof(uint64_t));
-	writer_publish(rec, py ? RAW_STACK_PY : RAW_STACK, size);
-	slot->id = id;
-	slot->nframes = n;
-	slot->offset = off;
-	atomic_store_explicit(&slot->key, key, memory_order_release);
-	return id;
-release:
-	/* The arena words are lost; the slot can be used again. */
-	atomic_store_explicit(&slot->key, STACKTAB_EMPTY, memory_order_release);
-	return 0;
-}
-
 /* The slot of probe i of the path of key: STACKTAB_FRONT_PROBES in the
  * front, then STACKTAB_PROBES in the rest of the table. */
 static uint32_t stacktab_probe(uint64_t key, uint32_t i)
@@ -224,6 +188,112 @@ static uint32_t stacktab_probe(uint64_t key, uint32_t i)
 	i -= STACKTAB_FRONT_PROBES;
 	return STACKTAB_FRONT +
 	       (((uint32_t)(key ^ key >> 29) + i) % (STACKTAB_SLOTS - STACKTAB_FRONT));
+}
+
+/* A slot of the native frames of a RAW_STACK_PY (its frames without the
+ * part, the part's record id in its id) has this bit in its nframes, so
+ * that no lookup of a stack takes it, and a key of its own. */
+#define STACKTAB_NATIVE (1u << 31)
+static uint64_t stacktab_native_key(const uint64_t *frames, uint32_t n)
+{
+	return stacktab_hash(frames, n) ^ 0x2545f4914f6cdd1dull; /* (bit 63 kept) */
+}
+
+/* The id of a RAW_STACK_PY written before whose native frames are
+ * frames[0..n), or 0.  Signal-safe. */
+static uint32_t stacktab_base(uint64_t nkey, const uint64_t *frames, uint32_t n)
+{
+	for (uint32_t i = 0; i < STACKTAB_FRONT_PROBES + STACKTAB_PROBES; i++) {
+		struct stacktab_slot *slot = &stacktab.slots[stacktab_probe(nkey, i)];
+		uint64_t cur = atomic_load_explicit(&slot->key, memory_order_acquire);
+
+		if (cur == STACKTAB_EMPTY || cur == STACKTAB_CLAIMED)
+			return 0;
+		if (cur == nkey && slot->nframes == (n | STACKTAB_NATIVE) &&
+		    memcmp(stacktab.arena + slot->offset, frames, n * sizeof(uint64_t)) == 0)
+			return slot->id;
+	}
+	return 0;
+}
+
+/* Notes that the RAW_STACK_PY id, whose frames are at off in the arena,
+ * has the native frames[0..n), where a slot is free for it (else later
+ * stacks on them repeat them).  Signal-safe. */
+static void stacktab_note_native(uint64_t nkey, uint32_t id, const uint64_t *frames, uint32_t n,
+				 uint64_t off)
+{
+	for (uint32_t i = 0; i < STACKTAB_FRONT_PROBES + STACKTAB_PROBES; i++) {
+		struct stacktab_slot *slot = &stacktab.slots[stacktab_probe(nkey, i)];
+		uint64_t cur = atomic_load_explicit(&slot->key, memory_order_acquire);
+
+		if (cur == STACKTAB_EMPTY &&
+		    atomic_compare_exchange_strong_explicit(&slot->key, &cur, STACKTAB_CLAIMED,
+							    memory_order_acquire, memory_order_acquire)) {
+			slot->id = id;
+			slot->nframes = n | STACKTAB_NATIVE;
+			slot->offset = off;
+			atomic_store_explicit(&slot->key, nkey, memory_order_release);
+			return;
+		}
+		if (cur == STACKTAB_CLAIMED ||
+		    (cur == nkey && slot->nframes == (n | STACKTAB_NATIVE) &&
+		     memcmp(stacktab.arena + slot->offset, frames, n * sizeof(uint64_t)) == 0))
+			return;
+	}
+}
+
+/* Fills a slot this thread has claimed: copies the frames to the arena and
+ * writes the RAW_STACK record; when the last frame is a stacktab_py_word,
+ * a RAW_STACK_PY, or a RAW_STACK_PYREF when a RAW_STACK_PY written before
+ * has its native frames.  Returns the id, or 0 (slot released). */
+static uint32_t stacktab_fill(struct stacktab_slot *slot, uint64_t key,
+			      const uint64_t *frames, uint32_t n)
+{
+	int py = (frames[n - 1] >> 48) == STACKTAB_PY_TAG;
+	uint32_t nat = n - (uint32_t)py, size = (uint32_t)sizeof(struct raw_stack) + nat * 8;
+	uint64_t off = atomic_fetch_add_explicit(&stacktab.arena_used, n, memory_order_relaxed);
+	uint64_t nkey = py && nat >= 2 ? stacktab_native_key(frames, nat) : 0;
+	uint32_t id, base = nkey ? stacktab_base(nkey, frames, nat) : 0;
+	void *rec;
+
+	_Static_assert(sizeof(struct raw_stack) == sizeof(struct raw_stack_py), "one header size");
+	if (off + n > STACKTAB_ARENA_WORDS)
+		goto release;
+	if (base != 0)
+		size = (uint32_t)sizeof(struct raw_stack_pyref);
+	rec = writer_reserve(size, 0);
+	if (rec == NULL)
+		goto release;
+	id = atomic_fetch_add_explicit(&stacktab.next_id, 1, memory_order_relaxed);
+	memcpy(stacktab.arena + off, frames, n * sizeof(uint64_t));
+	if (base != 0) {
+		struct raw_stack_pyref *r = rec;
+
+		r->id = id;
+		r->py = (uint32_t)frames[n - 1];
+		r->base = base;
+		r->reserved = 0;
+		writer_publish(rec, RAW_STACK_PYREF, size);
+	} else {
+		struct raw_stack *r = rec;
+
+		r->id = id;
+		/* (a RAW_STACK_PY's count is its size's; its second word the part) */
+		r->nframes = py ? (uint32_t)frames[n - 1] : n;
+		memcpy(r + 1, frames, nat * sizeof(uint64_t));
+		writer_publish(rec, py ? RAW_STACK_PY : RAW_STACK, size);
+	}
+	slot->id = id;
+	slot->nframes = n;
+	slot->offset = off;
+	atomic_store_explicit(&slot->key, key, memory_order_release);
+	if (nkey != 0 && base == 0)
+		stacktab_note_native(nkey, id, frames, nat, off);
+	return id;
+release:
+	/* The arena words are lost; the slot can be used again. */
+	atomic_store_explicit(&slot->key, STACKTAB_EMPTY, memory_order_release);
+	return 0;
 }
 
 uint32_t stacktab_intern(const uint64_t *frames, uint32_t n)

@@ -21,7 +21,9 @@ uint32_t stacktab_intern(const uint64_t *frames, uint32_t n);
 /* A last frame stacktab_py_word(index) (n >= 1) stands for the Python
  * frames of part index (RAW_PYPARTS): the stack is stored as a RAW_STACK_PY of
  * frames[0..n - 1) naming it, deduplicated with the part as one of its
- * frames.  (Not an address: no user-space address has its top bits.) */
+ * frames, or as a RAW_STACK_PYREF naming the part and an earlier
+ * RAW_STACK_PY of the same native frames.  (Not an address: no user-space
+ * address has its top bits.) */
 #define STACKTAB_PY_TAG 0x7077ull
 static inline uint64_t stacktab_py_word(uint32_t index)
 {

@@ -95,6 +95,7 @@ static const char *type_name(uint32_t t)
 	case RAW_PYSTACK: return "pystack";
 	case RAW_SAMPLE_PY: return "sample-py";
 	case RAW_STACK_PY: return "stack-py";
+	case RAW_STACK_PYREF: return "stack-pyref";
 	case RAW_PYPART: return "pypart";
 	case RAW_PYCODES: return "pycodes";
 	case RAW_PYRUNCODES: return "pyruncodes";
@@ -220,6 +221,7 @@ static int first_record(struct reader *rd, const struct raw_record *recp)
 		break;
 	case RAW_STACK:
 	case RAW_STACK_PY:
+	case RAW_STACK_PYREF:
 		rd->nstack_records++;
 		break;
 	case RAW_SAMPLE_KERNEL:

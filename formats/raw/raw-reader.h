@@ -27,6 +27,10 @@ struct stack_ref {
 	uint32_t id;
 	uint32_t off, n;
 	bool candidate;
+	/* where its record is in the buffer (RAW_STACK, RAW_STACK_PY: whose
+	 * native frames a later RAW_STACK_PYREF may take), SIZE_MAX for
+	 * another kind */
+	size_t rec;
 };
 
 struct stack_key {

@@ -5,6 +5,7 @@
 #include "raw-reader.h"
 #include "raw-stacks.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -166,7 +167,7 @@ uint32_t rd_store_frames(struct reader *rd, const unsigned char *frames, uint32_
 /* Stores the stack id (of the record at byte off) of frames[0..n).
  * 0, or -1 when out of memory. */
 static int define_stack(struct reader *rd, uint32_t id, const unsigned char *frames, uint32_t n,
-			size_t off)
+			size_t off, size_t rec)
 {
 	struct stack_ref *slot;
 	uint32_t at;
@@ -187,22 +188,55 @@ static int define_stack(struct reader *rd, uint32_t id, const unsigned char *fra
 	at = rd_store_frames(rd, frames, n, &cand);
 	if (at == UINT32_MAX)
 		return -1;
-	*slot = (struct stack_ref){ id, at, rd->nlocs, cand };
+	*slot = (struct stack_ref){ id, at, rd->nlocs, cand, rec };
 	rd->stk.nstacks++;
 	return 0;
+}
+
+/* A stack of native frames[0..n) with the Python part py, as stack id. */
+static int define_py(struct reader *rd, uint32_t id, uint32_t py, const unsigned char *native,
+		     uint32_t n, size_t off, size_t rec)
+{
+	uint64_t frames[RAW_MAX_FRAMES + RAW_PY_MAX_STACK];
+
+	memcpy(frames, native, (size_t)n * 8);
+	n = rd_python_part_merge(rd, py, frames, n, RAW_MAX_FRAMES + RAW_PY_MAX_STACK);
+	return define_stack(rd, id, (const unsigned char *)frames, n, off, rec);
 }
 
 /* A RAW_STACK_PY record: its native frames with its Python part's. */
 static int define_stack_py(struct reader *rd, const unsigned char *r, uint32_t size, size_t off)
 {
-	uint64_t frames[RAW_MAX_FRAMES + RAW_PY_MAX_STACK];
 	struct raw_stack_py s;
 	uint32_t n = (size - (uint32_t)sizeof s) / 8; /* (raw-iter.c: at most RAW_MAX_FRAMES) */
 
 	memcpy(&s, r, sizeof s);
-	memcpy(frames, r + sizeof s, (size_t)n * 8);
-	n = rd_python_part_merge(rd, s.py, frames, n, RAW_MAX_FRAMES + RAW_PY_MAX_STACK);
-	return define_stack(rd, s.id, (const unsigned char *)frames, n, off);
+	return define_py(rd, s.id, s.py, r + sizeof s, n, off, (size_t)(r - rd->buf));
+}
+
+/* A RAW_STACK_PYREF record: the native frames of the stack it names (a
+ * RAW_STACK or RAW_STACK_PY before it) with its Python part's. */
+static int define_stack_pyref(struct reader *rd, const unsigned char *r, size_t off)
+{
+	struct raw_stack_pyref s;
+	const struct stack_ref *b;
+	const unsigned char *base;
+	struct raw_stack h;
+	uint32_t n;
+
+	memcpy(&s, r, sizeof s);
+	b = s.base != 0 ? rd_stack_slot(rd, s.base) : NULL;
+	if (b == NULL || b->id != s.base || b->rec == SIZE_MAX) {
+		pv_warn("%s: stack %u at byte %zu names stack %u, which is not a stack of native "
+			"frames before it; ignored", rd->who, s.id, off, s.base);
+		return 0;
+	}
+	/* (a record read before: its type one of the two, its frames whole) */
+	base = rd->buf + b->rec;
+	memcpy(&h, base, sizeof h);
+	n = h.h.type == RAW_STACK ? h.nframes
+				  : (h.h.size - (uint32_t)sizeof(struct raw_stack_py)) / 8;
+	return define_py(rd, s.id, s.py, base + sizeof(struct raw_stack), n, off, SIZE_MAX);
 }
 
 int rd_stack_pass(struct reader *rd)
@@ -222,9 +256,12 @@ int rd_stack_pass(struct reader *rd)
 		if (rec.type == RAW_STACK) {
 			const struct raw_stack *s = (const void *)r;
 
-			rc = define_stack(rd, s->id, r + sizeof *s, s->nframes, rec.off);
+			rc = define_stack(rd, s->id, r + sizeof *s, s->nframes, rec.off,
+					  (size_t)(r - rd->buf));
 		} else if (rec.type == RAW_STACK_PY) {
 			rc = define_stack_py(rd, r, rec.size, rec.off);
+		} else if (rec.type == RAW_STACK_PYREF) {
+			rc = define_stack_pyref(rd, r, rec.off);
 		}
 		if (rc < 0)
 			return -1;

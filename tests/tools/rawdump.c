@@ -19,6 +19,7 @@
  *   exit TID TIME CPU
  *   stack ID NFRAMES
  *   stackpy ID PART NFRAMES                (a stack with its Python frames' part)
+ *   stackpyref ID PART BASE                (one whose native frames are stack BASE's)
  *   pypart INDEX PARENT NWORDS LEN SIZE    (a Python part of stacks)
  *   pyparts SIZE PARTS                     (parts packed; then a pypart
  *                                          line of each, SIZE 0)
@@ -436,6 +437,13 @@ static int dump(const char *path, const unsigned char *b, size_t len)
 
 			memcpy(&s, r.data, sizeof s);
 			printf("stackpy %u %u %u\n", s.id, s.py, (r.size - (uint32_t)sizeof s) / 8);
+			break;
+		}
+		case RAW_STACK_PYREF: {
+			struct raw_stack_pyref s;
+
+			memcpy(&s, r.data, sizeof s);
+			printf("stackpyref %u %u %u\n", s.id, s.py, s.base);
 			break;
 		}
 		case RAW_PYPART: {

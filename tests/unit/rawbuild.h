@@ -2,7 +2,7 @@
 #ifndef PROFVIEW_RAWBUILD_H
 #define PROFVIEW_RAWBUILD_H
 
-#include "raw.h"
+#include "raw-py.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -153,6 +153,24 @@ static inline void rb_stack(struct rawbuf *r, uint32_t id, const uint64_t *frame
 	s.nframes = n;
 	rb_put(r, &s, sizeof s);
 	rb_put(r, frames, 8 * n);
+}
+
+/* A stack of native frames[0..n) with the Python part part. */
+static inline void rb_stack_py(struct rawbuf *r, uint32_t id, uint32_t part, const uint64_t *frames,
+			       uint32_t n)
+{
+	struct raw_stack_py s = { { RAW_STACK_PY, (uint32_t)(sizeof s + 8 * n) }, id, part };
+
+	rb_put(r, &s, sizeof s);
+	rb_put(r, frames, 8 * n);
+}
+
+/* A stack of the native frames of stack base with the Python part part. */
+static inline void rb_stack_pyref(struct rawbuf *r, uint32_t id, uint32_t part, uint32_t base)
+{
+	struct raw_stack_pyref s = { { RAW_STACK_PYREF, sizeof s }, id, part, base, 0 };
+
+	rb_put(r, &s, sizeof s);
 }
 
 static inline void rb_sample(struct rawbuf *r, uint32_t tid, uint32_t stack_id, const uint64_t *frames,

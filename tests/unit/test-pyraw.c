@@ -192,15 +192,6 @@ static void test_pystacks(void)
 	free(r.b);
 }
 
-static void rb_stack_py(struct rawbuf *r, uint32_t id, uint32_t part, const uint64_t *frames,
-			uint32_t n)
-{
-	struct raw_stack_py s = { { RAW_STACK_PY, (uint32_t)(sizeof s + 8 * n) }, id, part };
-
-	rb_put(r, &s, sizeof s);
-	rb_put(r, frames, 8 * n);
-}
-
 /* A RAW_PYPART of the frames w[0..n) (their codes and instructions),
  * frame i ending a call where end[i] says; its len bytes (0: as many as
  * the frames take; else that many, cut or padded with 0). */
@@ -284,7 +275,11 @@ static void rb_pyparts(struct rawbuf *r, const struct rb_part *g, uint32_t n)
  * frames it names, a part that continues its parent's innermost call, a
  * part not recorded, damaged parts; as RAW_PYPART records (older
  * collectors') or packed (RAW_PYPARTS, several to a record). */
-static void test_pyparts(bool packed)
+/* With refs, stacks 2 to 5 are RAW_STACK_PYREF records naming stack 1,
+ * read as the same stacks, and three that name no stack of native frames
+ * before them (none, a reference, a later one) are left out, with a
+ * warning each. */
+static void test_pyparts(bool packed, bool refs)
 {
 	struct rawbuf r = { 0 };
 	/* a C function (leaf), the evaluation loop, main */
@@ -299,10 +294,21 @@ static void test_pyparts(bool packed)
 	rb_thread(&r, 100, "main");
 	/* before the parts they name */
 	rb_stack_py(&r, 1, 7, native, 3);
-	rb_stack_py(&r, 2, 8, native, 3);
-	rb_stack_py(&r, 3, 20, native, 3);
-	rb_stack_py(&r, 4, 30, native, 3);
-	rb_stack_py(&r, 5, 21, native, 3);
+	if (refs) {
+		rb_stack_pyref(&r, 2, 8, 1);
+		rb_stack_pyref(&r, 3, 20, 1);
+		rb_stack_pyref(&r, 4, 30, 1);
+		rb_stack_pyref(&r, 5, 21, 1);
+		rb_stack_pyref(&r, 6, 21, 99);
+		rb_stack_pyref(&r, 7, 21, 2);
+		rb_stack_pyref(&r, 8, 21, 9);
+		rb_stack_py(&r, 9, 7, native, 3);
+	} else {
+		rb_stack_py(&r, 2, 8, native, 3);
+		rb_stack_py(&r, 3, 20, native, 3);
+		rb_stack_py(&r, 4, 30, native, 3);
+		rb_stack_py(&r, 5, 21, native, 3);
+	}
 	rb_pycode(&r, 1, 10, "Parser.parse", "/x.py", table, sizeof table);
 	rb_pycode(&r, 2, 3, "outer", "/y.py", NULL, 0);
 	/* 7: parse, then (another call) outer and parse; 8: from outer on,
@@ -341,7 +347,7 @@ static void test_pyparts(bool packed)
 		free(r.b);
 		return;
 	}
-	CHECK_EQ(nwarnings, packed ? 2 : 4);
+	CHECK_EQ(nwarnings, (packed ? 2 : 4) + (refs ? 3 : 0));
 	CHECK_EQ(p->nsamples, 5);
 	if (p->nsamples != 5) {
 		pv_profile_free(p);
@@ -380,8 +386,10 @@ static void test_pyparts(bool packed)
 	CHECK_STR(fn_name(p, l5[2]), "Parser.parse");
 	CHECK_EQ(pv_profile_check_indices(p, "t"), 0);
 	pv_profile_free(p);
-	if (packed && getenv("PYRAW_SEED") && strcmp(getenv("PYRAW_SEED"), "pyparts") == 0)
+	if (packed && !refs && getenv("PYRAW_SEED") && strcmp(getenv("PYRAW_SEED"), "pyparts") == 0)
 		fwrite(r.b, 1, r.len, stdout); /* the raw fuzzer's seed python-pyparts */
+	if (packed && refs && getenv("PYRAW_SEED") && strcmp(getenv("PYRAW_SEED"), "pyrefs") == 0)
+		fwrite(r.b, 1, r.len, stdout); /* the raw fuzzer's seed python-pyrefs */
 	free(r.b);
 }
 
@@ -859,8 +867,9 @@ int main(void)
 	test_codes_bound();
 	test_run_names();
 	test_pystacks();
-	test_pyparts(false);
-	test_pyparts(true);
+	test_pyparts(false, false);
+	test_pyparts(true, false);
+	test_pyparts(true, true);
 	test_fold();
 	test_fold_shim();
 	return check_done("test-pyraw");

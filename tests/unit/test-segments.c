@@ -3,7 +3,8 @@
  * collector writes it (zeros after the last record published): every
  * segment is a trace of its own, finished, that the raw reader reads
  * without a word; they start and last what their windows say; the
- * stacks their samples refer to are in them; together they hold every
+ * stacks their samples refer to are in them (a stack on the native frames
+ * of another, that one before it); together they hold every
  * sample once and each thread's CPU time exactly as the whole trace does,
  * a pause and quiet windows included; the part cut is given back to the
  * file system; --keep-segments keeps the last ones. */
@@ -69,9 +70,13 @@ static void build(struct rawbuf *r, size_t *first_part)
 	rb_thread_cpu(r, 10, "main", c10);
 	rb_thread_cpu(r, 11, "worker", c11);
 	rb_stack(r, 1, st1, 2);
+	/* stack 3 with a Python part, in window 1 alone; in window 2, stack
+	 * 4 of its native frames with another part (a segment of its own
+	 * needs them both) */
+	rb_stack_py(r, 3, 7, st2, 2);
 	/* window 1: 200 samples of each thread, 4 ms each */
 	for (int i = 0; i < 200; i++) {
-		fp_sample(r, 10, i % 3 ? 1 : 0, S + 100 * MS + (uint64_t)i * 4 * MS, 4 * MS);
+		fp_sample(r, 10, i == 1 ? 3 : i % 3 ? 1 : 0, S + 100 * MS + (uint64_t)i * 4 * MS, 4 * MS);
 		fp_sample(r, 11, 0, S + 100 * MS + (uint64_t)i * 4 * MS + MS, 4 * MS);
 	}
 	c10 += 800 * MS;
@@ -86,7 +91,8 @@ static void build(struct rawbuf *r, size_t *first_part)
 	}
 	*first_part = r->len;
 	/* window 2: stack 1 again (written in window 1), a new stack 2 */
-	fp_sample(r, 10, 1, S + 1100 * MS, 6 * MS);
+	rb_stack_pyref(r, 4, 8, 3);
+	fp_sample(r, 10, 4, S + 1100 * MS, 6 * MS);
 	rb_stack(r, 2, st2, 2);
 	fp_sample(r, 11, 2, S + 1200 * MS, 7 * MS);
 	fp_sample(r, 10, 2, S + 1300 * MS, 5 * MS);
@@ -216,7 +222,8 @@ static void test_cut(void)
 			CHECK(p->finished);
 			CHECK_EQ(p->time_ns, 1700000000000000000LL + (int64_t)((k - 1) * SEC));
 			CHECK_EQ(p->duration_ns, k < 5 ? (int64_t)SEC : (int64_t)(200 * MS));
-			CHECK_EQ(p->nmappings, 1);
+			/* (and the Python frames' of the segments with stacks 3 and 4) */
+			CHECK_EQ(p->nmappings, k <= 2 ? 2 : 1);
 			CHECK_EQ(p->lost, k == 4 ? 2 : k == 5 ? 1 : 0);
 			add_totals(&parts, p);
 		}

@@ -267,43 +267,74 @@ static void test_no_room(void)
 }
 
 /* A stack with a Python part as its last frame: a RAW_STACK_PY of the
- * other frames naming the part, one id for it however often it comes,
- * and ids of their own for the same frames with another part or none. */
+ * other frames naming the part, one id for it however often it comes;
+ * the same native frames with another part a RAW_STACK_PYREF naming the
+ * first (its frames not repeated), and without one a RAW_STACK of their
+ * own, which no stack with a part takes for its base.  Native frames of
+ * one frame are repeated (a reference would be no smaller). */
 static void test_py(void)
 {
 	struct tt_trace t;
-	uint64_t f[4], g[4];
-	uint32_t a, b, c, nrec = 0, nplain = 0;
+	uint64_t f[4], g[4], h[4], k[2], l[2];
+	uint32_t a, b, c, d, e, x, y, nrec = 0, nplain = 0, nref = 0;
 	struct raw_iter it;
 	struct raw_record rec;
 
 	stacktab_reset();
 	make(f, 7, 3);
 	memcpy(g, f, sizeof(f));
+	memcpy(h, f, sizeof(f));
 	f[3] = stacktab_py_word(5);
 	g[3] = stacktab_py_word(6);
+	h[3] = stacktab_py_word(7);
+	k[0] = l[0] = f[0];
+	k[1] = stacktab_py_word(8);
+	l[1] = stacktab_py_word(9);
 	CHECK(tt_start(&t, 0) == 0);
+	c = stacktab_intern(f, 3);  /* (the native frames alone first) */
 	a = stacktab_intern(f, 4);
 	b = stacktab_intern(g, 4);
-	c = stacktab_intern(f, 3);
-	CHECK(a != 0 && b != 0 && c != 0 && a != b && b != c && a != c);
+	d = stacktab_intern(h, 4);
+	x = stacktab_intern(k, 2);
+	y = stacktab_intern(l, 2);
+	CHECK(a != 0 && b != 0 && c != 0 && d != 0 && a != b && b != c && a != c && d != a &&
+	      d != b && d != c);
 	CHECK_EQ(stacktab_intern(f, 4), a);
+	CHECK_EQ(stacktab_intern(g, 4), b);
+	CHECK_EQ(stacktab_intern(f, 3), c);
+	e = stacktab_intern(f, 2);  /* a prefix of them: its own */
+	CHECK(e != 0 && e != a && e != c);
 	CHECK(tt_finish(&t) == 0);
 	raw_iter_init(&it, t.buf, t.len, t.start, RAW_NREGS);
 	while (raw_iter_next(&it, &rec) == RAW_NEXT_RECORD) {
 		struct raw_stack_py sp;
+		struct raw_stack_pyref r;
 
 		nplain += rec.type == RAW_STACK;
+		if (rec.type == RAW_STACK_PYREF) {
+			memcpy(&r, rec.data, sizeof(r));
+			nref++;
+			CHECK_EQ(rec.size, sizeof(r));
+			CHECK((r.id == b && r.py == 6) || (r.id == d && r.py == 7));
+			CHECK_EQ(r.base, a);
+			CHECK_EQ(r.reserved, 0);
+		}
 		if (rec.type != RAW_STACK_PY)
 			continue;
 		memcpy(&sp, rec.data, sizeof(sp));
 		nrec++;
+		if (sp.id == x || sp.id == y) {
+			CHECK_EQ(rec.size, sizeof(sp) + 8);
+			CHECK(sp.py == (sp.id == x ? 8u : 9u));
+			continue;
+		}
 		CHECK_EQ(rec.size, sizeof(sp) + 3 * 8);
 		CHECK(memcmp(rec.data + sizeof(sp), f, 3 * 8) == 0);
-		CHECK((sp.id == a && sp.py == 5) || (sp.id == b && sp.py == 6));
+		CHECK(sp.id == a && sp.py == 5);
 	}
-	CHECK_EQ(nrec, 2);
-	CHECK_EQ(nplain, 1);
+	CHECK_EQ(nrec, 3);
+	CHECK_EQ(nref, 2);
+	CHECK_EQ(nplain, 2);
 	tt_remove(&t);
 }
 
