@@ -13,6 +13,10 @@ uint32_t pv_location_with_lines(struct pv_profile *p, uint64_t address, uint32_t
 				const struct pv_line *lines, uint32_t n)
 {
 	uint64_t synthetic = (1ULL << 63) | ((uint64_t)p->nlocations << 16);
+	/* (below 2^24: within the mapping's range, past every code's word) */
+	uint64_t synth_py = ((uint64_t)p->nlocations << 4) & 0xffffffull;
+	bool python = mapping < p->nmappings && p->mappings[mapping].kind == PV_MAP_PYTHON &&
+		      p->mappings[mapping].limit - p->mappings[mapping].start > 0xffffffffffffull;
 
 	for (unsigned tries = 0;; tries++) {
 		size_t before = p->nlocations;
@@ -31,6 +35,15 @@ uint32_t pv_location_with_lines(struct pv_profile *p, uint64_t address, uint32_t
 		if (tries > 1000) {
 			pv_error("internal error: no free synthetic location address");
 			return PV_NONE;
+		}
+		if (python) {
+			/* A Python frame's address is its process's number of
+			 * its code: another process's may be the same.  It
+			 * stays a Python frame, at an address the reader
+			 * never makes (code numbers stay below 2^24 - 1). */
+			address = p->mappings[mapping].start | 0xffffff000000ull |
+				  ((synth_py + tries) & 0xffffffull);
+			continue;
 		}
 		address = synthetic + tries;
 		mapping = PV_NONE;

@@ -53,7 +53,9 @@ int pv_use_program(struct pv_profile *p, const char *path);
  * lines: an existing one when one has them, else a new one.  When another
  * location already holds the address with other lines (a producer that
  * leaves addresses 0), the new one gets a synthetic address with no
- * mapping.  Its index, or PV_NONE when out of memory. */
+ * mapping; a Python frame's (whose address is its process's number of its
+ * code) one in the Python mapping still, that no reader makes.  Its index,
+ * or PV_NONE when out of memory. */
 uint32_t pv_location_with_lines(struct pv_profile *p, uint64_t address, uint32_t mapping,
 				const struct pv_line *lines, uint32_t n);
 

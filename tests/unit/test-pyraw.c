@@ -3,6 +3,7 @@
  * folded out */
 #include "check.h"
 #include "error.h"
+#include "merge.h"
 #include "pyfold.h"
 #include "raw-python.h"
 #include "raw-read.h"
@@ -815,6 +816,60 @@ static void test_fold(void)
 	pv_profile_free(p);
 }
 
+/* One process's profile: main -> the evaluation loop -> Python function
+ * name (its code number 1, on line 7) -> sqrt. */
+static struct pv_profile *one_process(const char *name)
+{
+	struct pv_profile *p = pv_profile_new();
+	struct pv_mapping lib = { .start = 0x1000, .limit = 0x100000 };
+	struct pv_mapping py = { .start = RAW_PY_TAG << 48, .limit = (RAW_PY_TAG + 1) << 48,
+				 .kind = PV_MAP_PYTHON };
+	struct pv_sample s = { 0 };
+	uint32_t ml, mp;
+
+	lib.file = pv_intern_str(p, "/usr/lib/libpython3.12.so");
+	py.file = pv_intern_str(p, PV_PYTHON_MAPPING_NAME);
+	ml = pv_add_mapping(p, &lib);
+	mp = pv_add_mapping(p, &py);
+	const uint32_t st[] = { loc_of(p, 0x1070, ml, "sqrt"),
+				loc_py(p, RAW_PY_TAG << 48 | 1 << 24 | 7, mp, name, "/a.py", 5),
+				loc_of(p, 0x1020, ml, "_PyEval_EvalFrameDefault"),
+				loc_of(p, 0x1010, ml, "PyEval_EvalCode"), loc_of(p, 0x1060, ml, "main") };
+
+	s.values[0] = 1;
+	p->nvalues = 1;
+	s.loc_off = pv_add_stack(p, st, 5);
+	s.nlocs = 5;
+	pv_add_sample(p, &s);
+	return p;
+}
+
+/* Two processes whose code number 1 are different functions (a Python
+ * frame's address is its process's number of its code): merged, each is
+ * still a Python frame of its name, and the interpreter's frames around
+ * each are folded alike. */
+static void test_merge_python(void)
+{
+	struct pv_profile *a = one_process("first"), *b = one_process("second");
+	const char *want[2][3] = { { "sqrt", "first", "main" }, { "sqrt", "second", "main" } };
+
+	CHECK(pv_merge(a, b, "b") == 0);
+	CHECK_EQ(a->nsamples, 2);
+	CHECK_EQ(pv_fold_python_frames(a), 2);
+	for (size_t i = 0; i < a->nsamples && i < 2; i++) {
+		const uint32_t *l = a->stack_locs + a->samples[i].loc_off;
+
+		CHECK_EQ(a->samples[i].nlocs, 3);
+		if (a->samples[i].nlocs != 3)
+			continue;
+		CHECK(pv_location_is_python(a, l[1]));
+		for (int k = 0; k < 3; k++)
+			CHECK_STR(fn_name(a, l[k]), want[i][k]);
+	}
+	pv_profile_free(a);
+	pv_profile_free(b);
+}
+
 /* CPython's shim after a class's __init__ (a code object whose file name
  * is its name, on line 0) is folded out between the caller and
  * Class.__init__; a function of the program named __init__ stays. */
@@ -872,5 +927,6 @@ int main(void)
 	test_pyparts(true, true);
 	test_fold();
 	test_fold_shim();
+	test_merge_python();
 	return check_done("test-pyraw");
 }
