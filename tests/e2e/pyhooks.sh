@@ -153,7 +153,15 @@ check_attach_wall() {
 		grep -q '^ready' sl.out && break
 		sleep 0.05
 	done
-	grep -q '^ready' sl.out || fail "$2: pyhooks.py sleeper did not start"
+	grep -q '^ready' sl.out || {
+		# (what it was doing, for whoever reads the log)
+		ps -o pid,stat,wchan:32,etime,cmd -p "$pid" >&2 || true
+		cat "/proc/$pid/stack" >&2 2>/dev/null || true
+		! command -v gdb >/dev/null ||
+			timeout 30 gdb -q -batch -p "$pid" -ex 'thread apply all bt' >&2 2>&1 || true
+		kill -9 "$pid" 2>/dev/null || true
+		fail "$2: pyhooks.py sleeper did not start (its state above)"
+	}
 	"$COLLECT_TIMER" -q -p "$pid" --clock=wall --duration=2 -o aw.raw 2>aw.err ||
 		{ kill "$pid"; fail "$2: collect-timer -p --clock=wall: $(cat aw.err)"; }
 	touch sl.stop
