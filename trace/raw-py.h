@@ -202,7 +202,10 @@ _Static_assert(sizeof(struct raw_pyruncodes) == 8, "raw_pyruncodes is 8 bytes");
  * process's parts index to index + count - 1 are the run's parts run
  * part to run part + count - 1, whose frames name the run's codes: each
  * such code is the process's code that RAW_PYRUNCODES made that run
- * code. */
+ * code.  A record without ranges (collect-timer writes these) says that
+ * the process's stacks (RAW_STACK_PY, RAW_STACK_PYREF) name the run's
+ * parts themselves, by their indices in the run's names: a part the
+ * process does not have of its own is the run's of that index. */
 struct raw_pyrunparts {
 	struct raw_rec h;
 };

@@ -8,8 +8,10 @@
  * run, written once beside the parts (raw.h, RAW_RUN_PYNAMES_MAGIC), and
  * each trace names them by number (RAW_PYRUNCODES).  The parts of their
  * Python stacks (RAW_PYPARTS) become the run's parts, a tree of frames
- * that takes each stack the interpreters share once, and each trace
- * names those of its stacks (RAW_PYRUNPARTS).  The process's handler is
+ * that takes each stack the interpreters share once, and each trace's
+ * stacks name them by the run's numbers (RAW_PYRUNPARTS says so).  The
+ * tables are collect-pynames.c's, the rewriting of each trace
+ * collect-pyjoin.c's (collect-pynames-int.h).  The process's handler is
  * not involved: it writes its records as a lone process does.
  * Launcher-side only, not signal-safe.
  */

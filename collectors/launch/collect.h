@@ -17,7 +17,9 @@
  *   collect-traces.c   reading traces back, finding the run's, joining
  *                      them into one run file (collect-traces.h)
  *   collect-pynames.c  the run's Python names, written once as they are
- *                      joined (collect-pynames.h), deflated by
+ *                      joined (collect-pynames.h), each trace rewritten
+ *                      to name them by collect-pyjoin.c
+ *                      (collect-pynames-int.h), deflated by
  *                      collect-deflate.c (collect-deflate.h;
  *                      collect-deflate-none.c in a build without zlib)
  *   collect-procs.c    every process of the run accounted for

@@ -469,6 +469,16 @@ int rd_python_run_parts(struct reader *rd, const unsigned char *r, uint32_t size
 		return 0;
 	}
 	hi += lo;
+	if (p == end || *p == 0) {
+		/* its stacks name the run's parts themselves */
+		if (rn == NULL)
+			pv_warn("%s: Python part record at byte %zu names the run's parts, which are "
+				"not in the file", rd->who, off);
+		rd->py.run_direct = true;
+		rd->py.run_lo = lo;
+		rd->py.run_hi = hi;
+		return 0;
+	}
 	while (p < end && *p != 0) {
 		if (raw_varint_get32(&p, end, &n) < 0 || raw_varint_get32(&p, end, &di) < 0 ||
 		    raw_varint_get32(&p, end, &dg) < 0) {
@@ -804,6 +814,13 @@ uint32_t rd_python_part_merge(struct reader *rd, uint32_t index, uint64_t *frame
 			run = true;
 			py = &rd->run_names->py;
 			g = part_get(py, index = g->run1 - 1);
+		} else if (!g && !run && rd->py.run_direct && rd->run_names) {
+			/* (a part of the run's named by the stack itself) */
+			lo = rd->py.run_lo;
+			hi = rd->py.run_hi;
+			run = true;
+			py = &rd->run_names->py;
+			g = part_get(py, index);
 		}
 		if (!g || g->run1) {
 			/* as a frame whose code was not recorded */

@@ -153,6 +153,10 @@ struct rd_python {
 	uint32_t *run_inv;
 	size_t nrun_inv;
 	uint32_t run_next;            /* the next code made for one, 0: none yet */
+	/* a RAW_PYRUNPARTS without ranges: the stacks name the run's parts,
+	 * run by the evaluation loop [run_lo, run_hi) */
+	bool run_direct;
+	uint64_t run_lo, run_hi;
 	/* each + 1, 0 until needed: the "[python]" mapping, the function
 	 * of frames whose code has no record, the markers' functions */
 	uint32_t map1, unknown1, stop1[RAW_PY_STOP_TABLE + 1];

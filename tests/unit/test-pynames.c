@@ -236,6 +236,37 @@ static int count_type(const unsigned char *b, size_t len, uint32_t type)
 	return n;
 }
 
+/* Of the trace b[0..len), whose parts are the run's: its stacks' parts
+ * (RAW_STACK_PY, RAW_STACK_PYREF) each one of the run's nparts or 0, and
+ * its RAW_PYRUNPARTS record the evaluation loop alone, no ranges: 1,
+ * else 0. */
+static int names_run_parts(const unsigned char *b, size_t len, uint32_t nparts)
+{
+	struct raw_head head;
+	struct raw_iter it;
+	struct raw_record r;
+	int ok = 1;
+
+	if (raw_iter_head(b, len, &head) != RAW_HEAD_OK)
+		return 0;
+	raw_iter_init(&it, b, len, head.h.header_size, head.arch.nregs);
+	while (raw_iter_next(&it, &r) == RAW_NEXT_RECORD) {
+		struct raw_stack_py sp;
+		const unsigned char *p = r.data + sizeof(struct raw_pyrunparts), *end = r.data + r.size;
+		uint64_t v;
+
+		if (r.type == RAW_STACK_PY || r.type == RAW_STACK_PYREF) {
+			memcpy(&sp, r.data, sizeof(sp));
+			ok &= sp.py <= nparts;
+		} else if (r.type == RAW_PYRUNPARTS) {
+			ok &= raw_varint_get(&p, end, 10, &v) == 0 && raw_varint_get(&p, end, 10, &v) == 0;
+			while (p < end)
+				ok &= *p++ == 0;
+		}
+	}
+	return ok;
+}
+
 /* A run of three processes whose Python parts are the run's: the run's
  * codes 1 "outer" (/a.py, line 10) and 2 "inner" (20), its part 1 inner
  * at line 25 then outer at 12 (one call; part 2: outer alone), of no
@@ -620,7 +651,8 @@ int main(void)
 	rmdir(dir);
 
 	/* the first two: their parts the run's, none of their own, nor codes
-	 * (only the run's parts name them); the third's its own, on its codes */
+	 * (only the run's parts name them), their stacks naming the run's
+	 * parts themselves; the third's its own, on its codes */
 	for (int k = 0; k < 3; k++) {
 		CHECK_EQ(count_type(out.b + part[k].offset, part[k].length, RAW_PYPARTS), k == 2 ? 1 : 0);
 		CHECK_EQ(count_type(out.b + part[k].offset, part[k].length, RAW_PYRUNPARTS), k == 2 ? 0 : 1);
@@ -637,6 +669,8 @@ int main(void)
 	CHECK(rn != NULL);
 	if (rn) {
 		CHECK_EQ(rn->py.nparts, 2);
+		for (int k = 0; k < 2; k++)
+			CHECK(names_run_parts(out.b + part[k].offset, part[k].length, 2));
 		rd_run_names_free(rn);
 	}
 	nwarnings = 0;
@@ -661,6 +695,8 @@ int main(void)
 	CHECK(p && p->nsamples == 4);
 	if (p)
 		pv_profile_free(p);
+	if (getenv("PYNAMES_SEED") && strcmp(getenv("PYNAMES_SEED"), "joined") == 0)
+		fwrite(out.b, 1, out.len, stdout); /* the raw fuzzer's seed run-pyjoined */
 	free(out.b);
 	return check_done("test-pynames");
 }
