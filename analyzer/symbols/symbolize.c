@@ -21,16 +21,18 @@
  * thread takes modules from the end of the list while this one takes them
  * from the start, each with its own caches.  PROFVIEW_SYMBOLIZE=serial
  * reads them all on one thread; so does a session that may ask debuginfod
- * (DEBUGINFOD_URLS set), whose client is the Dwfl's, one for both.  A
- * module read, the pages of its files that libdw touched are given back
- * (MADV_DONTNEED on libelf's private mapping of the file: the strings the
- * second pass reads come back from the page cache), so that the peak
- * holds the modules being read, not all of them.  They are given back once
- * before that too, as soon as the units of the module's addresses are
- * found: libdw 0.188 finds a unit by reading the header of every unit
- * before it, and each header read maps the pages around it (the kernel's
- * fault-around, 64 KiB): for libpython or libc, megabytes of .debug_info
- * that nothing reads again.
+ * (DEBUGINFOD_URLS set), whose client is the Dwfl's, one for both.  The
+ * pages of a module's files that libdw touched are given back as it is
+ * read (MADV_DONTNEED on libelf's private mapping of the file: the strings
+ * the second pass reads come back from the page cache), so that the peak
+ * holds a part of the modules being read, not all of them: once the units
+ * of the module's addresses are found (libdw 0.188 reads the header of
+ * every unit for the aranges, and each header read maps the pages around
+ * it, the kernel's fault-around, 64 KiB: for libpython or libc, megabytes
+ * of .debug_info that nothing reads again), then as its locations are
+ * read unit by unit, every megabyte or so of units (a unit's entries, line
+ * program and ranges are not read again once its locations are), and at
+ * its end.
  */
 #include "symbolize.h"
 #include "cxxname.h"
@@ -577,8 +579,6 @@ static void reader_free(struct symbolizer *sy)
 	free(sy->src);
 }
 
-static void release_module(Dwfl_Module *mod);
-
 static int cmp_src(const void *a, const void *b)
 {
 	const struct src *x = a, *y = b;
@@ -624,10 +624,24 @@ out:
 	return r < 0 ? -1 : 0;
 }
 
-/* Where job j's locations' file:line come from: sy->src[0..j->n), by the
- * jobs' order (each unit's line program run once for all its
- * locations).  0, or -1 when out of memory (reported). */
-static int job_lines(struct symbolizer *sy, const struct split *sp, const struct job *j)
+/* The pages of a module's files that libelf mapped, worked out once for
+ * the module: what give_back hands back to the page cache. */
+struct pages {
+	uintptr_t lo[2], hi[2];
+	int n;
+};
+
+static void pages_of(struct pages *pg, Dwfl_Module *mod);
+static void give_back(const struct pages *pg);
+
+/* Where each of job j's locations' file:line come from, in sy->src[0..j->n)
+ * sorted by unit (each unit's line program run once for all its
+ * locations): the units found first, then given back (libdw 0.188 reads
+ * the header of every unit for the aranges, and each read maps the pages
+ * around it: megabytes of .debug_info that nothing reads again).  0, or
+ * -1 when out of memory (reported). */
+static int job_units(struct symbolizer *sy, const struct split *sp, const struct job *j,
+		     const struct pages *pg)
 {
 	struct src *src;
 
@@ -639,27 +653,8 @@ static int job_lines(struct symbolizer *sy, const struct split *sp, const struct
 		src[k] = (struct src){ .how = SRC_LIBDW, .unit = UINT32_MAX, .k = (uint32_t)k };
 		src[k].cu = dwfl_module_addrdie(j->mod, sp->addr[j->locs[k]], &bias);
 	}
-	/* Finding the units read the header of every unit before the
-	 * last one (libdw 0.188): pages that nothing reads again. */
-	release_module(j->mod);
+	give_back(pg);
 	qsort(src, j->n, sizeof *src, cmp_src);
-	for (size_t lo = 0, hi; lo < j->n; lo = hi) {
-		Dwarf_Addr bias = 0;
-		for (hi = lo + 1; hi < j->n && src[hi].cu == src[lo].cu; hi++)
-			;
-		if (!src[lo].cu)
-			continue;
-		dwfl_module_addrdie(j->mod, sp->addr[j->locs[src[lo].k]], &bias);
-		if (unit_group(sy, sp, j, &src[lo], hi - lo, bias) < 0)
-			return -1;
-	}
-	/* back in the job's order */
-	for (size_t k = 0; k < j->n; k++)
-		while (src[k].k != k) {
-			struct src t = src[src[k].k];
-			src[src[k].k] = src[k];
-			src[k] = t;
-		}
 	return 0;
 }
 
@@ -707,31 +702,33 @@ static bool file_mapping_is(uintptr_t lo, uintptr_t hi)
 	return lstat(path, &st) == 0;
 }
 
-/* Give back the pages of e's file read so far: what is read of it again
- * (the second pass's names) comes back from the file.  Only a file libelf
- * mapped (the whole file at a page's start: looked up as that mapping
- * first), and not an ET_REL one, which libdwfl relocates in place. */
-static void release_elf(Elf *e)
+/* The page-aligned part of e's file that libelf mapped, in *lo and *hi
+ * (empty when none): only a file libelf mapped (the whole file at a
+ * page's start: looked up as that mapping first), and not an ET_REL one,
+ * which libdwfl relocates in place.  What is read of it after its pages
+ * are given back (the second pass's names) comes back from the file. */
+static void mapped_part(Elf *e, uintptr_t *lo, uintptr_t *hi)
 {
 	GElf_Ehdr eh;
 	size_t size;
 	char *base;
-	uintptr_t lo, hi;
+	uintptr_t a, b;
 
+	*lo = *hi = 0;
 	if (!e || elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh) || eh.e_type == ET_REL ||
 	    !(base = elf_rawfile(e, &size)) || size == 0)
 		return;
-	lo = ((uintptr_t)base + 4095) & ~(uintptr_t)4095;
-	hi = ((uintptr_t)base + size) & ~(uintptr_t)4095;
-	if (hi > lo && ((lo == (uintptr_t)base && file_mapping_is(lo, ((uintptr_t)base + size + 4095) &
-								       ~(uintptr_t)4095)) ||
-			file_mapped(lo, hi)))
-		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+	a = ((uintptr_t)base + 4095) & ~(uintptr_t)4095;
+	b = ((uintptr_t)base + size) & ~(uintptr_t)4095;
+	if (b > a && ((a == (uintptr_t)base && file_mapping_is(a, ((uintptr_t)base + size + 4095) &
+								      ~(uintptr_t)4095)) ||
+		      file_mapped(a, b))) {
+		*lo = a;
+		*hi = b;
+	}
 }
 
-/* After a module's first pass: its files' pages given back, so that the
- * two readers' modules do not all stay in memory at once. */
-static void release_module(Dwfl_Module *mod)
+static void pages_of(struct pages *pg, Dwfl_Module *mod)
 {
 	GElf_Addr bias;
 	Dwarf_Addr dbias;
@@ -739,9 +736,80 @@ static void release_module(Dwfl_Module *mod)
 	Dwarf *dw = dwfl_module_getdwarf(mod, &dbias);
 	Elf *debug = dw ? dwarf_getelf(dw) : NULL;
 
-	release_elf(main);
-	if (debug != main)
-		release_elf(debug);
+	pg->n = 0;
+	mapped_part(main, &pg->lo[0], &pg->hi[0]);
+	pg->n += pg->hi[0] > pg->lo[0];
+	if (debug != main) {
+		mapped_part(debug, &pg->lo[pg->n], &pg->hi[pg->n]);
+		pg->n += pg->hi[pg->n] > pg->lo[pg->n];
+	}
+}
+
+/* The pages of a module's files that libdw touched given back, so that
+ * the two readers' modules do not all stay in memory at once, nor a
+ * module's units: each unit's entries, line program and ranges are read
+ * and done with before the next unit's. */
+static void give_back(const struct pages *pg)
+{
+	for (int i = 0; i < pg->n; i++)
+		madvise((void *)pg->lo[i], pg->hi[i] - pg->lo[i], MADV_DONTNEED);
+}
+
+/* About what reading a unit maps of its files: its entries, and at least
+ * the 64 KiB the kernel maps around each page first read (fault-around)
+ * in .debug_info, .debug_line and the ranges, abbreviations and strings;
+ * a unit's pages are given back once that is GIVE_BACK_AT for the units
+ * read since, not after each of many small units. */
+#define GIVE_BACK_AT (1u << 20)
+
+static uint64_t unit_cost(Dwarf_Die *cu)
+{
+	Dwarf_Off hdr, next;
+
+	if (!cu)
+		return 0;
+	hdr = dwarf_dieoffset(cu) - dwarf_cuoffset(cu);
+	if (dwarf_next_unit(dwarf_cu_getdwarf(cu->cu), hdr, &next, NULL, NULL, NULL, NULL, NULL,
+			    NULL, NULL) != 0 || next < hdr)
+		return GIVE_BACK_AT;
+	return (next - hdr) + 4 * (64u << 10);
+}
+
+/* Reader who's first pass over job j: its locations unit by unit, the
+ * pages given back after each megabyte or so of units and at the end.
+ * 0, or -1 when out of memory (reported). */
+static int read_job(struct symbolizer *sy, struct split *sp, const struct job *j, int who)
+{
+	struct pages pg;
+	struct src *src;
+	uint64_t read = 0;
+
+	pages_of(&pg, j->mod);
+	if (job_units(sy, sp, j, &pg) < 0)
+		return -1;
+	src = sy->src;
+	for (size_t lo = 0, hi; lo < j->n; lo = hi) {
+		Dwarf_Addr bias = 0;
+		for (hi = lo + 1; hi < j->n && src[hi].cu == src[lo].cu; hi++)
+			;
+		if (src[lo].cu) {
+			dwfl_module_addrdie(j->mod, sp->addr[j->locs[src[lo].k]], &bias);
+			if (unit_group(sy, sp, j, &src[lo], hi - lo, bias) < 0)
+				return -1;
+		}
+		for (size_t i = lo; i < hi; i++) {
+			uint32_t li = j->locs[src[i].k];
+			sp->res[li].reader = (uint8_t)who;
+			if (read_location(sy, &sp->res[li], j->mod, sp->addr[li], &src[i]) < 0)
+				return -1;
+		}
+		read += unit_cost(src[lo].cu);
+		if (read >= GIVE_BACK_AT || hi == j->n) {
+			give_back(&pg);
+			read = 0;
+		}
+	}
+	return 0;
 }
 
 /* Reader who's first pass, module by module, until none is left. */
@@ -750,21 +818,9 @@ static void read_jobs(struct split *sp, int who)
 	struct symbolizer *sy = &sp->readers[who];
 	struct job *j;
 
-	while (!sy->failed && (j = take(sp, who)) != NULL) {
-		if (job_lines(sy, sp, j) < 0) {
+	while (!sy->failed && (j = take(sp, who)) != NULL)
+		if (read_job(sy, sp, j, who) < 0)
 			sy->failed = true;
-			break;
-		}
-		for (size_t k = 0; k < j->n; k++) {
-			uint32_t li = j->locs[k];
-			sp->res[li].reader = (uint8_t)who;
-			if (read_location(sy, &sp->res[li], j->mod, sp->addr[li], &sy->src[k]) < 0) {
-				sy->failed = true;
-				break;
-			}
-		}
-		release_module(j->mod);
-	}
 }
 
 static void *reader_thread(void *arg)
