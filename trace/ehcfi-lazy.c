@@ -40,8 +40,14 @@ static struct arena_block *_Atomic lazy_arena;
  * walks write a few pages).  Smaller ones follow the header. */
 #define LAZY_MAP_MIN ((size_t)4096)
 
+/* Where an object's search table is: read at ehcfi_lazy_new, or by the
+ * first walk into an object made by ehcfi_lazy_defer (index, nchunks and
+ * chunk are written before "ready" is stored, and read after it is). */
+enum { INDEX_UNREAD = 0, INDEX_READING, INDEX_READY, INDEX_NONE };
+
 struct ehcfi_lazy {
 	struct ehcfi_image img;
+	_Atomic uint32_t index;     /* INDEX_* */
 	struct ehcfi_index ix;
 	uint32_t nchunks;
 	size_t map_len;             /* chunk is a mapping of this length, or 0 */
@@ -86,6 +92,18 @@ struct ehcfi_lazy *ehcfi_lazy_new(const struct ehcfi_image *img)
 	lz->img = *img;
 	lz->ix = ix;
 	lz->nchunks = n;
+	atomic_init(&lz->index, INDEX_READY);
+	return lz;
+}
+
+struct ehcfi_lazy *ehcfi_lazy_defer(const struct ehcfi_image *img)
+{
+	struct ehcfi_lazy *lz = calloc(1, sizeof *lz);
+
+	if (lz == NULL)
+		return NULL;
+	lz->img = *img;
+	atomic_init(&lz->index, INDEX_UNREAD);
 	return lz;
 }
 
@@ -98,9 +116,15 @@ void ehcfi_lazy_free(struct ehcfi_lazy *lz)
 
 void ehcfi_lazy_after_fork(struct ehcfi_lazy *lz)
 {
+	if (lz == NULL)
+		return;
+	/* a table a walk was reading is read again (what it had mapped for
+	 * the chunks' states is lost) */
+	if (atomic_load_explicit(&lz->index, memory_order_acquire) == INDEX_READING)
+		atomic_store_explicit(&lz->index, INDEX_UNREAD, memory_order_release);
 	/* no walk was making a chunk: no state to look at (reading the
 	 * untouched pages of a mapped table would fault each in) */
-	if (lz == NULL || atomic_load_explicit(&lz->makers, memory_order_acquire) == 0)
+	if (atomic_load_explicit(&lz->makers, memory_order_acquire) == 0)
 		return;
 	atomic_store_explicit(&lz->makers, 0, memory_order_relaxed);
 	for (uint32_t k = 0; k < lz->nchunks; k++) {
@@ -218,6 +242,60 @@ static int64_t lazy_entry(const struct ehcfi_lazy *lz, uintptr_t a)
 	return (int64_t)lo - 1;
 }
 
+/* Reads the search table of an object made by ehcfi_lazy_defer, and
+ * maps its chunks' states (the caller moved it to "reading"): a large
+ * one a mapping of its own, as ehcfi_lazy_new does, a small one from the
+ * arena, cleared (the arena's bytes may have been a sort's).  Signal-safe. */
+static void lazy_read_index(struct ehcfi_lazy *lz)
+{
+	uint64_t t0 = lazy_clock_ns();
+	struct arena_block *blk;
+	struct ehcfi_index ix;
+	struct ehcfi_chunk *chunk = NULL;
+	size_t len = 0, off;
+	uint32_t n = 0;
+
+	if (ehcfi_index_read(&lz->img, &ix) == 0 && ix.count > 0) {
+		n = (ix.count + EHCFI_LAZY_CHUNK - 1) / EHCFI_LAZY_CHUNK;
+		len = (size_t)n * sizeof(struct ehcfi_chunk);
+		if (len >= LAZY_MAP_MIN) {
+			void *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+			if (m != MAP_FAILED) {
+				chunk = m;
+				lz->map_len = len;
+			}
+		} else if ((chunk = arena_take((len + 15) & ~(size_t)15, &blk, &off)) != NULL) {
+			memset(chunk, 0, len);
+		}
+	}
+	if (chunk != NULL) {
+		lz->ix = ix;
+		lz->nchunks = n;
+		lz->chunk = chunk;
+	}
+	atomic_fetch_add_explicit(&lazy_cpu_ns, lazy_clock_ns() - t0, memory_order_relaxed);
+	atomic_store_explicit(&lz->index, chunk != NULL ? INDEX_READY : INDEX_NONE,
+			      memory_order_release);
+}
+
+/* Is lz's search table read (reading it when no walk is)?  *pending when
+ * another walk is reading it.  Signal-safe. */
+static int lazy_index_ready(struct ehcfi_lazy *lz, int *pending)
+{
+	uint32_t state = atomic_load_explicit(&lz->index, memory_order_acquire);
+
+	if (state == INDEX_UNREAD &&
+	    atomic_compare_exchange_strong_explicit(&lz->index, &state, INDEX_READING,
+						    memory_order_acquire, memory_order_acquire)) {
+		lazy_read_index(lz);
+		state = atomic_load_explicit(&lz->index, memory_order_acquire);
+	}
+	*pending = state == INDEX_READING;
+	return state == INDEX_READY;
+}
+
 const struct ehcfi_row *ehcfi_lazy_row(const struct ehcfi_range *r, uintptr_t pc, int *pending)
 {
 	struct ehcfi_lazy *lz = r->lazy;
@@ -227,7 +305,7 @@ const struct ehcfi_row *ehcfi_lazy_row(const struct ehcfi_range *r, uintptr_t pc
 	int64_t e;
 
 	*pending = 0;
-	if (pc < r->bias || off > UINT32_MAX)
+	if (pc < r->bias || off > UINT32_MAX || !lazy_index_ready(lz, pending))
 		return NULL;
 	/* (the image's table holds addresses of the image's bytes, which
 	 * need not be where the object runs) */
