@@ -14,12 +14,20 @@
 #include <time.h>
 #include <unistd.h>
 
+/* A chunk's state: none, being made, or made: CHUNK_MADE + the number
+ * of its record among the object's made chunks. */
 enum { CHUNK_NONE = 0, CHUNK_MAKING, CHUNK_MADE };
 
-struct ehcfi_chunk {
-	_Atomic uint32_t state;
-	uint32_t nrows;
+/* A chunk made: its rows.  An object's made chunks' records are taken one
+ * after the other as chunks are made (made[nmade++]), so that a short
+ * run's few dozen chunks write one page of them, and the states, 4 bytes
+ * a chunk, are packed four times as densely as state and record together
+ * were (a walk of a compiler's stacks writes some 150 chunks' states
+ * spread over its 45,000 FDEs: each page of states written is a page
+ * fault). */
+struct ehcfi_made {
 	const struct ehcfi_row *rows;  /* in the arena */
+	uint32_t nrows;
 };
 
 /* The arena: blocks from mmap, each taken from the front by an atomic
@@ -33,25 +41,49 @@ struct arena_block {
 };
 static struct arena_block *_Atomic lazy_arena;
 
-/* The chunks' states of a large object are a mapping of their own, whose
- * pages the kernel gives zeroed when a walk first writes them: calloc
- * would clear them all at the object's load, a page fault each (a
- * compiler's 45,000 FDEs are 180 KB of states, of which a short run's
- * walks write a few pages).  Smaller ones follow the header. */
+/* The chunks' states and records of a large object are a mapping of
+ * their own, whose pages the kernel gives zeroed when a walk first writes
+ * them: calloc would clear them all at the object's load, a page fault
+ * each (a compiler's 45,000 FDEs are 11,250 chunks: 44 KB of states and
+ * 180 KB of records, of which a short run's walks write a few pages).
+ * Smaller ones follow the header. */
 #define LAZY_MAP_MIN ((size_t)4096)
+
+/* Where an object's search table is: read at ehcfi_lazy_new, or by the
+ * first walk into an object made by ehcfi_lazy_defer (index, nchunks and
+ * chunk are written before "ready" is stored, and read after it is). */
+enum { INDEX_UNREAD = 0, INDEX_READING, INDEX_READY, INDEX_NONE };
 
 struct ehcfi_lazy {
 	struct ehcfi_image img;
+	_Atomic uint32_t index;     /* INDEX_* */
 	struct ehcfi_index ix;
 	uint32_t nchunks;
-	size_t map_len;             /* chunk is a mapping of this length, or 0 */
+	size_t map_len;             /* state is a mapping of this length, or 0 */
 	/* walks that may be making a chunk: ehcfi_lazy_after_fork reads
 	 * the states only when some may be "making" */
 	_Atomic uint32_t makers;
 	_Atomic uint64_t rows;      /* made in all its chunks */
-	struct ehcfi_chunk *chunk;
-	struct ehcfi_chunk inline_chunk[];
+	_Atomic uint32_t *state;    /* nchunks of them, then the records: */
+	struct ehcfi_made *made;
+	_Atomic uint32_t nmade;     /* records taken */
+	_Alignas(16) unsigned char inline_mem[];
 };
+
+/* Bytes of n chunks' states and records, the records 16-byte aligned. */
+static size_t lazy_chunks_size(uint32_t n)
+{
+	return (((size_t)n * sizeof(uint32_t) + 15) & ~(size_t)15) + (size_t)n * sizeof(struct ehcfi_made);
+}
+
+/* Points lz's states and records at mem (zeroed, lazy_chunks_size(n)). */
+static void lazy_chunks_at(struct ehcfi_lazy *lz, void *mem, uint32_t n)
+{
+	lz->state = mem;
+	lz->made = (struct ehcfi_made *)((unsigned char *)mem +
+					 (((size_t)n * sizeof(uint32_t) + 15) & ~(size_t)15));
+	lz->nchunks = n;
+}
 
 static _Atomic uint64_t lazy_chunks, lazy_rows, lazy_cpu_ns;
 
@@ -66,12 +98,12 @@ struct ehcfi_lazy *ehcfi_lazy_new(const struct ehcfi_image *img)
 	if (ehcfi_index_read(img, &ix) < 0 || ix.count == 0)
 		return NULL;
 	n = (ix.count + EHCFI_LAZY_CHUNK - 1) / EHCFI_LAZY_CHUNK;
-	len = (size_t)n * sizeof(struct ehcfi_chunk);
+	len = lazy_chunks_size(n);
 	big = len >= LAZY_MAP_MIN;
 	lz = calloc(1, sizeof *lz + (big ? 0 : len));
 	if (lz == NULL)
 		return NULL;
-	lz->chunk = lz->inline_chunk;
+	lazy_chunks_at(lz, lz->inline_mem, n);
 	if (big) {
 		/* (CHUNK_NONE is 0: the zeroed pages are chunks not made) */
 		void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -80,27 +112,44 @@ struct ehcfi_lazy *ehcfi_lazy_new(const struct ehcfi_image *img)
 			free(lz);
 			return NULL;
 		}
-		lz->chunk = m;
+		lazy_chunks_at(lz, m, n);
 		lz->map_len = len;
 	}
 	lz->img = *img;
 	lz->ix = ix;
-	lz->nchunks = n;
+	atomic_init(&lz->index, INDEX_READY);
+	return lz;
+}
+
+struct ehcfi_lazy *ehcfi_lazy_defer(const struct ehcfi_image *img)
+{
+	struct ehcfi_lazy *lz = calloc(1, sizeof *lz);
+
+	if (lz == NULL)
+		return NULL;
+	lz->img = *img;
+	atomic_init(&lz->index, INDEX_UNREAD);
 	return lz;
 }
 
 void ehcfi_lazy_free(struct ehcfi_lazy *lz)
 {
 	if (lz != NULL && lz->map_len > 0)
-		munmap(lz->chunk, lz->map_len);
+		munmap((void *)lz->state, lz->map_len);
 	free(lz);
 }
 
 void ehcfi_lazy_after_fork(struct ehcfi_lazy *lz)
 {
+	if (lz == NULL)
+		return;
+	/* a table a walk was reading is read again (what it had mapped for
+	 * the chunks' states is lost) */
+	if (atomic_load_explicit(&lz->index, memory_order_acquire) == INDEX_READING)
+		atomic_store_explicit(&lz->index, INDEX_UNREAD, memory_order_release);
 	/* no walk was making a chunk: no state to look at (reading the
 	 * untouched pages of a mapped table would fault each in) */
-	if (lz == NULL || atomic_load_explicit(&lz->makers, memory_order_acquire) == 0)
+	if (atomic_load_explicit(&lz->makers, memory_order_acquire) == 0)
 		return;
 	atomic_store_explicit(&lz->makers, 0, memory_order_relaxed);
 	for (uint32_t k = 0; k < lz->nchunks; k++) {
@@ -109,8 +158,8 @@ void ehcfi_lazy_after_fork(struct ehcfi_lazy *lz)
 		/* its half-made mapping is lost, not reused; the others are
 		 * only read (a compare-and-swap writes the line even when it
 		 * fails: each page of the states copied in every child) */
-		if (atomic_load_explicit(&lz->chunk[k].state, memory_order_relaxed) == CHUNK_MAKING)
-			atomic_compare_exchange_strong(&lz->chunk[k].state, &making, CHUNK_NONE);
+		if (atomic_load_explicit(&lz->state[k], memory_order_relaxed) == CHUNK_MAKING)
+			atomic_compare_exchange_strong(&lz->state[k], &making, CHUNK_NONE);
 	}
 }
 
@@ -171,16 +220,14 @@ static void arena_trim(struct arena_block *b, size_t off, size_t n, size_t keep)
 /* Makes chunk k's rows (the caller moved it to "making"). */
 static void lazy_make(struct ehcfi_lazy *lz, uint32_t k)
 {
-	struct ehcfi_chunk *c = &lz->chunk[k];
-	uint32_t first = k * EHCFI_LAZY_CHUNK;
+	struct ehcfi_made made = { NULL, 0 };
+	uint32_t first = k * EHCFI_LAZY_CHUNK, at;
 	uint64_t t0 = lazy_clock_ns();
 	size_t bound = ehcfi_fdes_bound(&lz->ix, first, EHCFI_LAZY_CHUNK), off = 0;
 	struct ehcfi_rows b = { 0 };
 	struct arena_block *blk = NULL;
 	struct ehcfi_row *v = NULL;
 
-	c->rows = NULL;
-	c->nrows = 0;
 	if (bound > 0 && bound <= SIZE_MAX / 4 / sizeof(*v))
 		v = arena_take(2 * bound * sizeof(*v), &blk, &off);
 	if (v != NULL) {
@@ -192,14 +239,20 @@ static void lazy_make(struct ehcfi_lazy *lz, uint32_t k)
 		if (b.oom)
 			b.n = 0;
 		arena_trim(blk, off, 2 * bound * sizeof(*v), b.n * sizeof(*v));
-		c->rows = v;
-		c->nrows = (uint32_t)b.n;
+		made.rows = v;
+		made.nrows = (uint32_t)b.n;
 	}
 	atomic_fetch_add_explicit(&lazy_chunks, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&lazy_rows, c->nrows, memory_order_relaxed);
-	atomic_fetch_add_explicit(&lz->rows, c->nrows, memory_order_relaxed);
+	atomic_fetch_add_explicit(&lazy_rows, made.nrows, memory_order_relaxed);
+	atomic_fetch_add_explicit(&lz->rows, made.nrows, memory_order_relaxed);
 	atomic_fetch_add_explicit(&lazy_cpu_ns, lazy_clock_ns() - t0, memory_order_relaxed);
-	atomic_store_explicit(&c->state, CHUNK_MADE, memory_order_release);
+	/* each chunk is made once (a fork's child makes again only those
+	 * whose making never ended, which took no record): a record each */
+	at = atomic_fetch_add_explicit(&lz->nmade, 1, memory_order_relaxed);
+	if (at >= lz->nchunks)
+		return; /* (cannot be: left "making", its walks take the stack copy) */
+	lz->made[at] = made;
+	atomic_store_explicit(&lz->state[k], CHUNK_MADE + at, memory_order_release);
 }
 
 /* The last entry of lz's table at or before address a, or -1. */
@@ -218,40 +271,95 @@ static int64_t lazy_entry(const struct ehcfi_lazy *lz, uintptr_t a)
 	return (int64_t)lo - 1;
 }
 
+/* Reads the search table of an object made by ehcfi_lazy_defer, and
+ * maps its chunks' states (the caller moved it to "reading"): a large
+ * one a mapping of its own, as ehcfi_lazy_new does, a small one from the
+ * arena, cleared (the arena's bytes may have been a sort's).  Signal-safe. */
+static void lazy_read_index(struct ehcfi_lazy *lz)
+{
+	uint64_t t0 = lazy_clock_ns();
+	struct arena_block *blk;
+	struct ehcfi_index ix;
+	void *chunk = NULL;
+	size_t len = 0, off;
+	uint32_t n = 0;
+
+	if (ehcfi_index_read(&lz->img, &ix) == 0 && ix.count > 0) {
+		n = (ix.count + EHCFI_LAZY_CHUNK - 1) / EHCFI_LAZY_CHUNK;
+		len = lazy_chunks_size(n);
+		if (len >= LAZY_MAP_MIN) {
+			void *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+			if (m != MAP_FAILED) {
+				chunk = m;
+				lz->map_len = len;
+			}
+		} else if ((chunk = arena_take((len + 15) & ~(size_t)15, &blk, &off)) != NULL) {
+			memset(chunk, 0, len);
+		}
+	}
+	if (chunk != NULL) {
+		lz->ix = ix;
+		lazy_chunks_at(lz, chunk, n);
+	}
+	atomic_fetch_add_explicit(&lazy_cpu_ns, lazy_clock_ns() - t0, memory_order_relaxed);
+	atomic_store_explicit(&lz->index, chunk != NULL ? INDEX_READY : INDEX_NONE,
+			      memory_order_release);
+}
+
+/* Is lz's search table read (reading it when no walk is)?  *pending when
+ * another walk is reading it.  Signal-safe. */
+static int lazy_index_ready(struct ehcfi_lazy *lz, int *pending)
+{
+	uint32_t state = atomic_load_explicit(&lz->index, memory_order_acquire);
+
+	if (state == INDEX_UNREAD &&
+	    atomic_compare_exchange_strong_explicit(&lz->index, &state, INDEX_READING,
+						    memory_order_acquire, memory_order_acquire)) {
+		lazy_read_index(lz);
+		state = atomic_load_explicit(&lz->index, memory_order_acquire);
+	}
+	*pending = state == INDEX_READING;
+	return state == INDEX_READY;
+}
+
 const struct ehcfi_row *ehcfi_lazy_row(const struct ehcfi_range *r, uintptr_t pc, int *pending)
 {
 	struct ehcfi_lazy *lz = r->lazy;
 	uint64_t off = pc - r->bias;
-	struct ehcfi_chunk *c;
+	const struct ehcfi_made *c;
+	_Atomic uint32_t *st;
 	uint32_t state, lo = 0, hi;
 	int64_t e;
 
 	*pending = 0;
-	if (pc < r->bias || off > UINT32_MAX)
+	if (pc < r->bias || off > UINT32_MAX || !lazy_index_ready(lz, pending))
 		return NULL;
 	/* (the image's table holds addresses of the image's bytes, which
 	 * need not be where the object runs) */
 	e = lazy_entry(lz, lz->img.bias + (uintptr_t)off);
 	if (e < 0)
 		return NULL;
-	c = &lz->chunk[(uint64_t)e / EHCFI_LAZY_CHUNK];
-	state = atomic_load_explicit(&c->state, memory_order_acquire);
+	st = &lz->state[(uint64_t)e / EHCFI_LAZY_CHUNK];
+	state = atomic_load_explicit(st, memory_order_acquire);
 	if (state == CHUNK_NONE) {
 		uint32_t none = CHUNK_NONE;
 
 		/* counted before the state moves and until it is made, so
 		 * that a fork's copy of a chunk "making" has makers above 0 */
 		atomic_fetch_add_explicit(&lz->makers, 1, memory_order_acq_rel);
-		if (atomic_compare_exchange_strong_explicit(&c->state, &none, CHUNK_MAKING,
+		if (atomic_compare_exchange_strong_explicit(st, &none, CHUNK_MAKING,
 							    memory_order_acquire, memory_order_acquire))
 			lazy_make(lz, (uint32_t)((uint64_t)e / EHCFI_LAZY_CHUNK));
 		atomic_fetch_sub_explicit(&lz->makers, 1, memory_order_acq_rel);
-		state = atomic_load_explicit(&c->state, memory_order_acquire);
+		state = atomic_load_explicit(st, memory_order_acquire);
 	}
-	if (state != CHUNK_MADE) {
+	if (state < CHUNK_MADE) {
 		*pending = 1;
 		return NULL;
 	}
+	c = &lz->made[state - CHUNK_MADE];
 	hi = c->nrows;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;

@@ -44,18 +44,31 @@
  * offset from the range's load bias. */
 struct ehcfi_lazy *ehcfi_lazy_new(const struct ehcfi_image *img);
 
+/* The same, but its search table is read by the first walk that looks an
+ * address up in it, not here: nothing of the image is read (a start
+ * faults in no page of the object's .eh_frame_hdr for a process that ends
+ * before its first sample, nor of the objects its walks never reach).  An
+ * object whose .eh_frame_hdr turns out to have no search table then has
+ * no rows (its walks fail there, and take their fallback).  NULL only
+ * when out of memory.  Not signal-safe (malloc); the first walk's read
+ * and its chunks' states (a mapping, or the arena's) are. */
+struct ehcfi_lazy *ehcfi_lazy_defer(const struct ehcfi_image *img);
+
 /* Frees lz (its rows stay in the arena); no walk may be using it.  NULL:
  * no-op. */
 void ehcfi_lazy_free(struct ehcfi_lazy *lz);
 
 /* The row in force at pc in range r (r->lazy not NULL), making its chunk
- * when none is made yet; NULL when there is none.  *pending is set when
- * the chunk is being made by another walk (the row is then NULL).
+ * when none is made yet (and reading the search table first, when
+ * ehcfi_lazy_defer left it); NULL when there is none.  *pending is set
+ * when the chunk, or the table, is being made or read by another walk
+ * (the row is then NULL).
  * Signal-safe. */
 const struct ehcfi_row *ehcfi_lazy_row(const struct ehcfi_range *r, uintptr_t pc, int *pending);
 
-/* After fork, in the child: a chunk left "making" by a thread that does
- * not exist there is made again when needed.  Reads the chunks' states
+/* After fork, in the child: a chunk left "making" (or a search table left
+ * "reading") by a thread that does not exist there is made again when
+ * needed.  Reads the chunks' states
  * only when a walk was making one at the fork. */
 void ehcfi_lazy_after_fork(struct ehcfi_lazy *lz);
 

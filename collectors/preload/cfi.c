@@ -5,9 +5,15 @@
  * (ehcfi-lazy.c: a chunk of an object's FDEs when a walk first needs it,
  * in the handler, signal-safe; cfi.h says why lazily per process).  Here,
  * for each object dl_iterate_phdr reports, its loaded segments are the
- * image its rows are made from (its .eh_frame_hdr is PT_GNU_EH_FRAME); an
- * object without a search table has its rows made at once, inside
- * dl_iterate_phdr's callback, so dlclose cannot unmap what is being read.
+ * image its rows are made from (its .eh_frame_hdr is PT_GNU_EH_FRAME),
+ * whose search table the first walk into it reads (ehcfi_lazy_defer: a
+ * process's start reads no object's table, each a page fault, and a
+ * process that ends before its first sample reads none).  Only when out
+ * of memory for that are its rows made at once, inside dl_iterate_phdr's
+ * callback, so dlclose cannot unmap what is being read.  An object whose
+ * .eh_frame_hdr has no search table (linkers leave it out only when they
+ * cannot sort the FDEs) has no rows, as one without .eh_frame_hdr: its
+ * walks take the stack copy.
  * A lazy object's image is read by later walks: its object is dropped
  * from the tables before dlclose unmaps it (dlhook.c refreshes them), as
  * a walk in the object's code could not be running then anyway.
@@ -153,9 +159,9 @@ static int refresh_object(struct dl_phdr_info *info, size_t size, void *data)
 	}
 	if (nseg == 0)
 		return 0;
-	/* rows made as walks need them; at once for an object without a
-	 * search table (or when out of memory for the lazy one) */
-	if (object_image(info, &img) && (o->lazy = ehcfi_lazy_new(&img)) == NULL)
+	/* rows made as walks need them, the search table read by the
+	 * first (at once when out of memory for that) */
+	if (object_image(info, &img) && (o->lazy = ehcfi_lazy_defer(&img)) == NULL)
 		ehcfi_build(&img, &b);
 	if (b.oom)
 		rf->oom = 1;

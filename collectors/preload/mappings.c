@@ -780,36 +780,34 @@ int mappings_ranges(uintptr_t (*ranges)[2], int cap, int executable)
 	return n;
 }
 
-struct mappings_self {
-	uintptr_t at, lo, hi;
-};
-
-static int mappings_find_self(struct dl_phdr_info *info, size_t size, void *data)
-{
-	struct mappings_self *self = data;
-
-	(void)size;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && self->at >= lo &&
-		    self->at - lo < ph->p_memsz) {
-			self->lo = lo;
-			self->hi = lo + ph->p_memsz;
-			return 1;
-		}
-	}
-	return 0;
-}
+/* The library's own ELF header, where the loader mapped it (the linker
+ * defines the symbol): its program headers follow in the same page,
+ * which the loader read. */
+extern const ElfW(Ehdr) __ehdr_start __attribute__((visibility("hidden")));
 
 int mappings_own_code(uintptr_t *lo, uintptr_t *hi)
 {
-	struct mappings_self self = { .at = (uintptr_t)&mappings_find_self };
+	const ElfW(Ehdr) *eh = &__ehdr_start;
+	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)((const char *)eh + eh->e_phoff);
+	uintptr_t at = (uintptr_t)&mappings_own_code, bias = 0;
+	int have_bias = 0;
 
-	if (dl_iterate_phdr(mappings_find_self, &self) == 0)
-		return -1;
-	*lo = self.lo;
-	*hi = self.hi;
-	return 0;
+	/* the load bias: where the segment that maps the header is */
+	for (int i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && ph[i].p_offset == 0) {
+			bias = (uintptr_t)eh - ph[i].p_vaddr;
+			have_bias = 1;
+			break;
+		}
+	for (int i = 0; have_bias && i < eh->e_phnum; i++) {
+		uintptr_t a = bias + ph[i].p_vaddr;
+
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) && at >= a &&
+		    at - a < ph[i].p_memsz) {
+			*lo = a;
+			*hi = a + ph[i].p_memsz;
+			return 0;
+		}
+	}
+	return -1;
 }

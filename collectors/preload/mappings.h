@@ -79,8 +79,9 @@ int mappings_ranges(uintptr_t (*ranges)[2], int cap, int executable);
 int mappings_initial_stack(uintptr_t sp, uintptr_t *lo, uintptr_t *hi);
 
 /* The executable segment of the library itself (the one this file is
- * compiled into): its code's address range, [*lo, *hi).  0, or -1 when
- * not found.  Not signal-safe (dl_iterate_phdr). */
+ * compiled into): its code's address range, [*lo, *hi), from its own
+ * program headers (no walk of the loader's list).  0, or -1 when not
+ * found.  Signal-safe. */
 int mappings_own_code(uintptr_t *lo, uintptr_t *hi);
 
 #endif

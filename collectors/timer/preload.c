@@ -472,9 +472,11 @@ static void preload_init(void)
 	if (preload.stop_ns != 0 && preload_now() >= preload.stop_ns)
 		return;
 	preload_tailed = preload_setting(COLLECT_ENV_SPLIT) != NULL && strcmp(preload_setting(COLLECT_ENV_SPLIT), "1") == 0;
-	preload.real_pthread_create = dlsym(RTLD_NEXT, "pthread_create");
+	/* (pthread_create's is looked up by its wrapper at the program's
+	 * first call, or ours: a symbol lookup a process that makes no
+	 * thread never pays) */
 	preload.real_sigaction = dlsym(RTLD_NEXT, "sigaction");
-	if (preload.real_pthread_create == NULL || preload.real_sigaction == NULL)
+	if (preload.real_sigaction == NULL)
 		return;
 	freq = freq_env != NULL ? atol(freq_env) : 0;
 	if (!collect_env_frequency_ok(freq))

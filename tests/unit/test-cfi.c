@@ -11,8 +11,10 @@
  * garbage stack, which must end without reading outside it.  Every walk is
  * made again through the table of kept walks (cfi_unwind_memo), which
  * must give the same frames: at once, again from the table, and after
- * words of the stack changed under it.  Last, a fork child's reset of a
- * lazy table takes no page fault (it writes no page of the table).
+ * words of the stack changed under it.  Rows made lazily are the rows
+ * made at once, whether the search table was read at once or by the
+ * first lookup (which reads nothing before).  Last, a fork child's reset
+ * of a lazy table takes no page fault (it writes no page of the table).
  *
  * Usage: test-cfi PLUGIN.so
  */
@@ -22,6 +24,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <ucontext.h>
@@ -336,7 +339,7 @@ static int lazy_compare(struct dl_phdr_info *info, size_t size, void *data)
 {
 	struct ehcfi_image img = { .bias = info->dlpi_addr };
 	struct ehcfi_rows b = { 0 };
-	struct ehcfi_lazy *lz;
+	struct ehcfi_lazy *lz, *later;
 	size_t *compared = data;
 	int have = 0;
 
@@ -355,6 +358,8 @@ static int lazy_compare(struct dl_phdr_info *info, size_t size, void *data)
 	}
 	if (!have || (lz = ehcfi_lazy_new(&img)) == NULL)
 		return 0;
+	later = ehcfi_lazy_defer(&img);
+	CHECK(later != NULL);
 	ehcfi_build(&img, &b);
 	CHECK(!b.oom && b.n > 0);
 	for (int i = 0; i < info->dlpi_phnum && b.n > 0; i++) {
@@ -362,17 +367,24 @@ static int lazy_compare(struct dl_phdr_info *info, size_t size, void *data)
 		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
 		struct ehcfi_range eager = { lo, lo + ph->p_memsz, info->dlpi_addr, b.v, (uint32_t)b.n,
 					     b.page_base, b.npages, b.pages, NULL };
-		struct ehcfi_range lazy = eager;
+		struct ehcfi_range lazy = eager, deferred = eager;
 		size_t wrong = 0;
 
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
 			continue;
 		lazy.lazy = lz;
+		deferred.lazy = later;
 		for (uintptr_t pc = lo; pc < lo + ph->p_memsz; pc += 3) {
 			const struct ehcfi_row *x = ehcfi_row_find(&eager, pc);
-			int pending = 0;
+			int pending = 0, pending_later = 0;
 			const struct ehcfi_row *y = ehcfi_lazy_row(&lazy, pc, &pending);
+			const struct ehcfi_row *z =
+				later != NULL ? ehcfi_lazy_row(&deferred, pc, &pending_later) : y;
 
+			/* the table read by the first lookup: the same rows */
+			if (pending_later || (y == NULL) != (z == NULL) ||
+			    (y != NULL && memcmp(y, z, sizeof *y) != 0))
+				wrong++;
 			/* before the first FDE the lazy table has no row: the
 			 * eager one has none either, or a "no CFI" one */
 			if (y == NULL && (x == NULL || x->kind == EHCFI_NONE))
@@ -387,7 +399,40 @@ static int lazy_compare(struct dl_phdr_info *info, size_t size, void *data)
 	}
 	free(b.v);
 	ehcfi_lazy_free(lz);
+	ehcfi_lazy_free(later);
 	return 0;
+}
+
+/* A deferred table reads nothing of its object until a lookup: its
+ * .eh_frame_hdr here is a page that cannot be read (a read would end the
+ * test with SIGSEGV), made readable before the first lookup, which finds
+ * no search table there (zeros) and so no row. */
+static void test_lazy_deferred(void)
+{
+	unsigned char *page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ehcfi_image img = { 0 };
+	struct ehcfi_range r = { 0 };
+	struct ehcfi_lazy *lz;
+	int pending = 1;
+
+	CHECK(page != MAP_FAILED);
+	if (page == MAP_FAILED)
+		return;
+	img.bias = (uintptr_t)page;
+	img.eh_frame_hdr = (uintptr_t)page;
+	img.seg[0][0] = (uintptr_t)page;
+	img.seg[0][1] = (uintptr_t)page + 4096;
+	img.nseg = 1;
+	lz = ehcfi_lazy_defer(&img);
+	CHECK(lz != NULL);
+	CHECK(mprotect(page, 4096, PROT_READ) == 0);
+	r = (struct ehcfi_range){ (uintptr_t)page, (uintptr_t)page + 4096, (uintptr_t)page,
+				  NULL, 0, 0, 0, NULL, lz };
+	CHECK(lz == NULL || ehcfi_lazy_row(&r, (uintptr_t)page + 16, &pending) == NULL);
+	CHECK_EQ(pending, 0);
+	printf("deferred table: nothing read before the first lookup\n");
+	ehcfi_lazy_free(lz);
+	munmap(page, 4096);
 }
 
 static void test_lazy(void)
@@ -663,6 +708,7 @@ int main(int argc, char **argv)
 	test_recursion();
 	test_garbage();
 	test_lazy();
+	test_lazy_deferred();
 	cfi_table_size(&objects, &rows);
 	printf("tables: %lu rows after the walks\n", (unsigned long)rows);
 	CHECK(rows > 100);

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <limits.h>
+#include <link.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 
@@ -701,6 +702,40 @@ static void test_start_loaded(void)
 		CHECK(find_record(start[k].start, 0) != NULL);
 }
 
+/* The library's own code, from its own program headers: the executable
+ * segment that holds its functions (here, linked into this program, the
+ * program's), as the loader's list says. */
+static int own_segment(struct dl_phdr_info *info, size_t size, void *data)
+{
+	uintptr_t *r = data, at = (uintptr_t)&mappings_own_code;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && at >= a && at - a < ph->p_memsz) {
+			r[0] = a;
+			r[1] = a + ph->p_memsz;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int main(void);
+
+static void test_own_code(void)
+{
+	uintptr_t lo = 0, hi = 0, want[2] = { 1, 0 };
+
+	CHECK(mappings_own_code(&lo, &hi) == 0);
+	dl_iterate_phdr(own_segment, want);
+	CHECK(lo == want[0] && hi == want[1]);
+	CHECK(lo <= (uintptr_t)&main && (uintptr_t)&main < hi);
+	printf("own code: %#lx-%#lx\n", (unsigned long)lo, (unsigned long)hi);
+}
+
 int main(void)
 {
 	struct tt_trace t;
@@ -724,6 +759,7 @@ int main(void)
 	test_fork_child();
 	test_cfi();
 	test_start_loaded();
+	test_own_code();
 	remove_files();
 	return check_done("mappings");
 }
