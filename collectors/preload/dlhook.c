@@ -1,7 +1,7 @@
 /* dlhook.c - dlopen, dlmopen and dlclose, interposed to record new mappings
  *
  * After a dlopen that loaded something, the new executable mappings are
- * written (mappings_write(1)) and the table of executable ranges is rebuilt;
+ * written (mappings_refresh) and the table of executable ranges is rebuilt;
  * before a dlclose, anything loaded since the last write is written, so a
  * library closed before the end of the run can still be symbolized.
  *

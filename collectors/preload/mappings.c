@@ -1,14 +1,19 @@
-/* mappings.c - RAW_MAPPING records from /proc/self/maps, with build ids
+/* mappings.c - RAW_MAPPING records of the executable mappings, with build ids
  *
- * Start, end and offset are written exactly as /proc/self/maps shows them.
- * The build id comes from the object's PT_NOTE segment in memory when the
- * dynamic loader knows the object (dl_iterate_phdr, which includes the
- * vDSO), else from the file's program headers.  Runs outside the signal
- * handler only.
+ * At the start and after a dlopen, from the dynamic loader's list of
+ * objects (dl_iterate_phdr, which includes the vDSO): each executable
+ * segment's pages, named as the loader names the object.  Otherwise (an
+ * object unloaded, one named by a relative path, an attached process, the
+ * end of one that ran code of no object) from /proc/self/maps: start, end
+ * and offset exactly as it shows them.  The build id comes from the
+ * object's PT_NOTE segment in memory when the loader knows the object,
+ * else from the file's program headers.  Runs outside the signal handler
+ * only.
  *
- * Each call remembers a hash of every executable line it saw, so that after
- * a dlopen only the new mappings are written, and rebuilds the sorted table
- * of executable ranges that the handler's leaf check reads.  That table is
+ * A read of the maps remembers a hash of every executable line it saw, so
+ * that after a dlopen only the new mappings are written; each write
+ * rebuilds the sorted table of executable ranges that the handler's leaf
+ * check reads.  That table is
  * published as one pointer (count and ranges together); the one it replaces
  * is freed only when no handler is running (the host's handlers_idle), else
  * kept for a later call, so a handler never reads freed memory.
@@ -83,6 +88,11 @@ static struct {
 	uintptr_t (*loaded)[3];
 	size_t nloaded;
 	unsigned long long loaded_subs;
+	/* every record written is of a range in loaded: the start's and the
+	 * dlopens' since were read from the loader's list, none from the
+	 * maps (which may have written ranges of objects loaded since,
+	 * under the kernel's name, that loaded does not hold) */
+	int loaded_all;
 } mappings = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* Where the dynamic loader says the initial thread's stack begins
@@ -364,6 +374,7 @@ int mappings_write(int only_new)
 	dl_iterate_phdr(mappings_read_counts, counts);
 	if (counts[1] != mappings.loaded_subs)
 		mappings.nloaded = 0;
+	mappings.loaded_all = 0;
 	mappings_keep_begin(only_new, counts);
 	maps = procmaps_read();
 	if (maps == NULL) {
@@ -449,7 +460,9 @@ out:
 struct mappings_loading {
 	struct mappings_code *code;
 	uintptr_t (*loaded)[3];  /* as mappings.loaded */
+	size_t n;                /* segments in loaded */
 	size_t cap;              /* segments there is room for */
+	int only_new;            /* write only those mappings.loaded has not */
 	uintptr_t vdso;          /* where the kernel put the vDSO */
 	const char *exe;         /* the program's path */
 	int count;               /* records written, -1 when out of space */
@@ -506,12 +519,15 @@ static int mappings_add_loaded(struct dl_phdr_info *info, size_t size, void *dat
 		uintptr_t a = info->dlpi_addr + ph->p_vaddr, *r;
 
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || ph->p_memsz == 0 ||
-		    l->code->n == l->cap)
+		    l->n == l->cap)
 			continue;
-		r = l->loaded[l->code->n];
+		r = l->loaded[l->n++];
 		r[0] = a & ~(page - 1);
 		r[1] = (a + ph->p_memsz + page - 1) & ~(page - 1);
 		r[2] = (uintptr_t)ph->p_offset & ~(page - 1);
+		/* (already in the code table, which is copied) */
+		if (l->only_new && mappings_was_loaded(r[0], r[1], r[2]))
+			continue;
 		l->code->r[l->code->n][0] = r[0];
 		l->code->r[l->code->n][1] = r[1];
 		l->code->n++;
@@ -577,8 +593,9 @@ static int mappings_write_loaded(const unsigned long long *counts, const char *e
 	dl_iterate_phdr(mappings_add_loaded, &l);
 	free(mappings.loaded);
 	mappings.loaded = l.loaded;
-	mappings.nloaded = l.code->n;
+	mappings.nloaded = l.n;
 	mappings.loaded_subs = counts[1];
+	mappings.loaded_all = 1;
 	qsort(l.code->r, l.code->n, sizeof(l.code->r[0]), mappings_cmp_range);
 	mappings_publish_code(l.code);
 	mappings.adds = counts[0];
@@ -587,6 +604,58 @@ static int mappings_write_loaded(const unsigned long long *counts, const char *e
 		mappings.kept = NULL;
 	}
 	mappings_note_initial_stack();
+	if (mappings.cfi)
+		cfi_refresh(preload_host.handlers_idle);
+	return l.count;
+}
+
+/* After a dlopen: the records of the objects loaded since the last
+ * write, from the loader's list as the start's (mappings_write_loaded),
+ * without the kernel printing every mapping again: a Python program loads
+ * dozens of extension modules, each a read of its long maps.  The code
+ * table keeps what it had (an anonymous mapping a read of the maps found)
+ * and gains the new segments; records kept for a fork child gain theirs.
+ * Returns the number of records, -1 when out of space, or -2 when the
+ * maps are to be read instead: an object unloaded since, a write that
+ * read the maps, an object not named by an absolute path.  Lock held. */
+static int mappings_write_added(void)
+{
+	struct mappings_loading l = { .vdso = getauxval(AT_SYSINFO_EHDR), .named = 1, .only_new = 1 };
+	const struct mappings_code *old = atomic_load(&mappings.code);
+	unsigned long long counts[2] = { 0, 0 };
+	size_t nold = old != NULL ? old->n : 0;
+
+	dl_iterate_phdr(mappings_read_counts, counts);
+	if (!mappings.loaded_all || mappings.loaded == NULL || counts[1] != mappings.loaded_subs)
+		return -2;
+	dl_iterate_phdr(mappings_size_loaded, &l);
+	if (!l.named)
+		return -2;
+	l.exe = "";
+	l.code = malloc(sizeof(*l.code) + (nold + l.cap) * sizeof(l.code->r[0]));
+	l.loaded = malloc(l.cap * sizeof(*l.loaded) + 1);
+	if (l.code == NULL || l.loaded == NULL) {
+		free(l.code);
+		free(l.loaded);
+		return -2;
+	}
+	l.code->n = nold;
+	if (nold > 0)
+		memcpy(l.code->r, old->r, nold * sizeof(old->r[0]));
+	mappings.forked = 0;
+	dl_iterate_phdr(mappings_add_loaded, &l);
+	free(mappings.loaded);
+	mappings.loaded = l.loaded;
+	mappings.nloaded = l.n;
+	qsort(l.code->r, l.code->n, sizeof(l.code->r[0]), mappings_cmp_range);
+	mappings_publish_code(l.code);
+	mappings.adds = counts[0];
+	if (l.count < 0) {
+		free(mappings.kept);
+		mappings.kept = NULL;
+	} else {
+		mappings.kept_adds = counts[0];
+	}
 	if (mappings.cfi)
 		cfi_refresh(preload_host.handlers_idle);
 	return l.count;
@@ -689,6 +758,8 @@ void mappings_refresh(void)
 	dl_iterate_phdr(mappings_read_adds, &adds);
 	pthread_mutex_lock(&mappings.lock);
 	last = mappings.adds;
+	if (adds != last && mappings_write_added() != -2)
+		last = adds;
 	pthread_mutex_unlock(&mappings.lock);
 	if (adds != last)
 		mappings_write(1);

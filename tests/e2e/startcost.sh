@@ -16,7 +16,8 @@
 #     thread, which their ends would wake;
 # (f) what each process pays to start: the library is two segments (two
 #     mappings) to load, bound at once; no process reads /proc/self/maps at its start
-#     (the loader's objects; a fork child its parent's records), no process reads the boot id (the launcher's),
+#     (the loader's objects; a fork child its parent's records) nor at a
+#     dlopen (the loader's new objects), no process reads the boot id (the launcher's),
 #     and none reads /proc/self/task when it has made no thread;
 # (h) the pages a process's start writes: a program that says how many
 #     page faults it took before its main, alone and as a child under
@@ -203,6 +204,13 @@ else
 	[ "$maps" = 0 ] || fail "the maps read $maps times at the processes' start: $(grep maps procs.st | head -3)"
 	[ "$boot" = 0 ] || fail "the boot id read by the processes: $(grep boot_id procs.st | head -3)"
 	[ "$task" = 0 ] || fail "/proc/self/task read by processes of one thread: $(grep task procs.st | head -3)"
+	# a dlopen writes the new object's records from the loader's list too
+	"$COLLECT_TIMER" -q --delay=60 -o dl.raw strace -f -e trace=open,openat -o dl.st \
+		./plugin-host "$WORK/plugin.so" 0.05 >/dev/null || fail "collect-timer failed on the dlopen run"
+	grep -q 'plugin\.so"' dl.st || fail "the dlopen run opened no plugin.so: $(tail -3 dl.st)"
+	maps=$(grep -c '"/proc/self/maps"' dl.st || true)
+	note "a program that loads a library with dlopen read the maps $maps times"
+	[ "$maps" = 0 ] || fail "the maps read $maps times by a program's dlopen"
 fi
 
 # (h) the page faults of a start
