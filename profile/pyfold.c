@@ -1,6 +1,7 @@
 /* pyfold.c - the interpreter's own frames folded out of Python stacks
  * (see pyfold.h) */
 #include "error.h"
+#include "merge.h"
 #include "pyfold.h"
 
 #include <stdlib.h>
@@ -227,6 +228,140 @@ long pv_fold_python_frames(struct pv_profile *p)
 		  : rewrite_stacks(p, fold_stack, kind, "folding the interpreter's frames");
 	free(kind);
 	return changed;
+}
+
+/* ---- the evaluation loop's inlined calls put under its Python frames ---- */
+
+/* A location of the evaluation loop that runs Python frames is where the
+ * loop called out (or, at the leaf, the instruction it was at), and its
+ * inlined lines are the helpers the loop ran for the innermost of those
+ * frames (import_name, a vectorcall at the call site, a frame's clearing).
+ * Shown with its native frames, a stack has them under that Python frame,
+ * and the loop itself above the outermost: the location split in two,
+ * new locations with the same lines.  split[2 * i]: the inlined part of
+ * location i, split[2 * i + 1] its loop's line; PV_NONE when not split. */
+struct split_ctx {
+	const uint8_t *python;   /* 1: a Python frame; 2: a location of the loop with inlined lines */
+	const uint32_t *split;
+};
+
+/* Is location i the evaluation loop's, with lines inlined into it? */
+static bool loop_with_inlines(const struct pv_profile *p, uint32_t i)
+{
+	const struct pv_location *l = &p->locations[i];
+	const struct pv_line *lines = pv_location_lines(p, l);
+	uint32_t f;
+
+	if (l->nlines < 2 || pv_location_is_python(p, i))
+		return false;
+	f = lines[l->nlines - 1].function;
+	return f < p->nfunctions &&
+	       strncmp(pv_str(p, p->functions[f].name), "_PyEval_EvalFrameDefault", 24) == 0;
+}
+
+/* The stack at off, n with each loop location right above a run of Python
+ * frames split around the run: its new length, UINT32_MAX when it stays. */
+static uint32_t split_stack(const struct pv_profile *p, const void *ctx, uint32_t off, uint32_t n,
+			    uint32_t *scratch)
+{
+	const struct split_ctx *c = ctx;
+	const uint32_t *locs = p->stack_locs + off;
+	uint32_t k = 0, grew = 0;
+
+	for (uint32_t j = 0; j + 1 < n; j++)
+		grew += c->python[locs[j]] == 1 && c->python[locs[j + 1]] == 2 &&
+			c->split[2 * (size_t)locs[j + 1]] != PV_NONE;
+	if (grew == 0 || n + grew > PV_MAX_DEPTH)
+		return UINT32_MAX;
+	for (uint32_t j = 0; j < n;) {
+		uint32_t end = j;
+
+		if (c->python[locs[j]] != 1) {
+			scratch[k++] = locs[j++];
+			continue;
+		}
+		while (end < n && c->python[locs[end]] == 1)
+			end++;
+		/* locs[j..end) are Python frames; locs[end] the loop that runs
+		 * them (a run at the leaf: the loop was running the innermost's
+		 * bytecode, its own time, and the helper it was in is not a
+		 * call: the loop alone its caller) */
+		if (end < n && c->python[locs[end]] == 2 && c->split[2 * (size_t)locs[end]] != PV_NONE) {
+			if (j > 0)
+				scratch[k++] = c->split[2 * (size_t)locs[end]];
+			while (j < end)
+				scratch[k++] = locs[j++];
+			scratch[k++] = c->split[2 * (size_t)locs[end] + 1];
+			j = end + 1;
+			continue;
+		}
+		while (j < end)
+			scratch[k++] = locs[j++];
+	}
+	return k;
+}
+
+/* The two parts of loop location i, made once. */
+static int split_location(struct pv_profile *p, uint32_t i, uint32_t *split)
+{
+	struct pv_line lines[PV_MAX_DEPTH];
+	const struct pv_location *l = &p->locations[i];
+	uint32_t n = l->nlines, a, b;
+	uint64_t address = l->address;
+	uint32_t mapping = l->mapping;
+
+	if (n > PV_MAX_DEPTH)
+		return 0;
+	/* (copied: a new location may move the profile's lines) */
+	memcpy(lines, pv_location_lines(p, l), n * sizeof lines[0]);
+	a = pv_location_with_lines(p, address, mapping, lines, n - 1);
+	b = a == PV_NONE ? PV_NONE : pv_location_with_lines(p, address, mapping, lines + n - 1, 1);
+	if (b == PV_NONE)
+		return -1;
+	split[2 * (size_t)i] = a;
+	split[2 * (size_t)i + 1] = b;
+	return 0;
+}
+
+long pv_split_python_loops(struct pv_profile *p)
+{
+	size_t nlocs = p->nlocations;
+	uint8_t *python = calloc(nlocs + 1, 1);
+	uint32_t *split = malloc((2 * nlocs + 1) * sizeof *split);
+	bool any = false;
+	long changed = 0;
+
+	if (!python || !split)
+		goto oom;
+	for (size_t i = 0; i < nlocs; i++) {
+		python[i] = pv_location_is_python(p, (uint32_t)i) ? 1
+			    : loop_with_inlines(p, (uint32_t)i) ? 2 : 0;
+		any |= python[i] == 1;
+		split[2 * i] = split[2 * i + 1] = PV_NONE;
+	}
+	/* the locations that are split: each loop right above a Python frame */
+	for (size_t s = 0; any && s < p->nsamples; s++) {
+		const uint32_t *locs = p->stack_locs + p->samples[s].loc_off;
+		uint32_t n = p->samples[s].nlocs;
+
+		for (uint32_t j = 0; j + 1 < n; j++)
+			if (python[locs[j]] == 1 && python[locs[j + 1]] == 2 &&
+			    split[2 * (size_t)locs[j + 1]] == PV_NONE &&
+			    split_location(p, locs[j + 1], split) < 0)
+				goto oom;
+	}
+	/* (the new locations are in no stack yet: python and split cover
+	 * every location the stacks hold) */
+	if (any)
+		changed = rewrite_stacks(p, split_stack, &(struct split_ctx){ python, split },
+					 "showing the evaluation loop's inlined calls");
+	free(python);
+	free(split);
+	return changed;
+oom:
+	free(split);
+	free(python);
+	return pv_error("out of memory showing the evaluation loop's inlined calls");
 }
 
 /* ---- the waits of Python threads marked ---- */

@@ -121,6 +121,8 @@ int pv_source_open(char *const *paths, size_t n, const struct pv_source_options 
 		goto fail;
 	if (!o->keep_alloc_frames && pv_is_heap_profile(s->p) && pv_trim_alloc_frames(s->p) < 0)
 		goto fail;
+	if (o->native_frames && pv_split_python_loops(s->p) < 0)
+		goto fail;
 	if (!pv_is_heap_profile(s->p) && pv_mark_python_waits(s->p, !o->native_frames) < 0)
 		goto fail;
 	if (!o->native_frames && pv_fold_python_frames(s->p) < 0)

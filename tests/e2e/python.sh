@@ -20,7 +20,9 @@
 #   - --focus=Parser.parse, and a pprof written and read back, keep the
 #     names and files;
 #   - callback: keyfn, called back by sorted, under callback; the
-#     evaluation loop between them only with --native-frames;
+#     evaluation loop between them only with --native-frames, and then
+#     right above <module> (the calls inlined into it under the Python
+#     frames it runs);
 #   - deep: every stack through deep_leaf has exactly 50 frames of rec
 #     before it, in order, in a trace written as older collectors did
 #     (RAW_PYCODE records, whose compact line tables give every
@@ -168,6 +170,13 @@ check_native() {
 		fail "$2: the evaluation loop between Python frames: $(grep -m1 ';keyfn' folded.txt)"
 	grep -q ';callback;.*_PyEval_EvalFrameDefault.*;keyfn' native.txt ||
 		fail "$2: --native-frames: $(grep -m1 ';keyfn' native.txt)"
+	# the loop right above the Python frames it runs (the script's
+	# <module>, a stack's first), the helpers inlined into it
+	# (import_name, a call's vectorcall) under them
+	local above
+	above=$(awk -F';' '{ for (i = 2; i <= NF; i++) if ($i == "<module>") { print $(i - 1); next } }' native.txt |
+		grep -v '^_PyEval_EvalFrameDefault$' | sort | uniq -c | head -3)
+	[ -z "$above" ] || fail "$2: --native-frames: the script's <module> under other than the loop: $above"
 }
 
 # check_deep PY LABEL

@@ -912,6 +912,69 @@ static void test_fold_shim(void)
 	pv_profile_free(p);
 }
 
+/* With its native frames, the evaluation loop's location above a run of
+ * Python frames is split: the loop above the run, the helper inlined into
+ * it (here import_name) under the run's innermost frame; at the leaf,
+ * where the loop ran the innermost frame's bytecode (its own time), the
+ * loop alone above the run. */
+static void test_split_loop(void)
+{
+	struct pv_profile *p = pv_profile_new();
+	struct pv_mapping lib = { .start = 0x1000, .limit = 0x100000 };
+	struct pv_mapping py = { .start = RAW_PY_TAG << 48, .limit = (RAW_PY_TAG + 1) << 48,
+				 .kind = PV_MAP_PYTHON };
+	uint32_t ml, mp;
+
+	lib.file = pv_intern_str(p, "/usr/lib/libpython3.11.so");
+	py.file = pv_intern_str(p, PV_PYTHON_MAPPING_NAME);
+	ml = pv_add_mapping(p, &lib);
+	mp = pv_add_mapping(p, &py);
+	uint32_t callee = loc_of(p, 0x1070, ml, "PyImport_ImportModuleLevelObject");
+	uint32_t in = loc_of(p, RAW_PY_TAG << 48 | 2 << 24, mp, "inner");
+	uint32_t out = loc_of(p, RAW_PY_TAG << 48 | 1 << 24, mp, "outer");
+	uint32_t loop = pv_get_location(p, 0x1020, ml), plain = loc_of(p, 0x1030, ml, "_PyEval_EvalFrameDefault");
+	uint32_t main_ = loc_of(p, 0x1060, ml, "main");
+	const char *names[] = { "import_name", "_PyEval_EvalFrameDefault" };
+	struct pv_line lines[2];
+
+	for (int i = 0; i < 2; i++)
+		lines[i] = (struct pv_line){ pv_get_function(p, pv_intern_str(p, names[i]),
+							     pv_intern_str(p, names[i]), 0, 0), 0 };
+	pv_set_lines(p, loop, lines, 2);
+	const uint32_t st[][5] = { { callee, in, out, loop, main_ }, { in, out, loop, main_ },
+				   { callee, loop, main_ }, { callee, in, out, plain, main_ } };
+	const uint32_t n[] = { 5, 4, 3, 5 };
+	const char *want[][6] = { { "PyImport_ImportModuleLevelObject", "import_name", "inner",
+				    "outer", "_PyEval_EvalFrameDefault", "main" },
+				  { "inner", "outer", "_PyEval_EvalFrameDefault", "main" } };
+	const uint32_t wn[] = { 6, 4 };
+	struct pv_sample s = { 0 };
+
+	s.values[0] = 1;
+	p->nvalues = 1;
+	for (int i = 0; i < 4; i++) {
+		s.loc_off = pv_add_stack(p, st[i], n[i]);
+		s.nlocs = n[i];
+		pv_add_sample(p, &s);
+	}
+	CHECK_EQ(pv_split_python_loops(p), 2);
+	for (uint32_t i = 0; i < 2; i++) {
+		const uint32_t *l = p->stack_locs + p->samples[i].loc_off;
+
+		CHECK_EQ(p->samples[i].nlocs, wn[i]);
+		for (uint32_t k = 0; k < p->samples[i].nlocs && k < wn[i]; k++) {
+			CHECK_EQ(p->locations[l[k]].nlines, 1);
+			CHECK_STR(fn_name(p, l[k]), want[i][k]);
+		}
+	}
+	/* no Python frame under the loop, a loop with nothing inlined: as
+	 * they were */
+	for (uint32_t i = 2; i < 4; i++)
+		CHECK(p->samples[i].nlocs == n[i] &&
+		      memcmp(p->stack_locs + p->samples[i].loc_off, st[i], n[i] * sizeof(uint32_t)) == 0);
+	pv_profile_free(p);
+}
+
 int main(void)
 {
 	pv_error_set_sink(sink);
@@ -928,5 +991,6 @@ int main(void)
 	test_fold();
 	test_fold_shim();
 	test_merge_python();
+	test_split_loop();
 	return check_done("test-pyraw");
 }
