@@ -236,14 +236,34 @@ long pv_fold_python_frames(struct pv_profile *p)
  * loop called out (or, at the leaf, the instruction it was at), and its
  * inlined lines are the helpers the loop ran for the innermost of those
  * frames (import_name, a vectorcall at the call site, a frame's clearing).
- * Shown with its native frames, a stack has them under that Python frame,
- * and the loop itself above the outermost: the location split in two,
- * new locations with the same lines.  split[2 * i]: the inlined part of
- * location i, split[2 * i + 1] its loop's line; PV_NONE when not split. */
-struct split_ctx {
-	const uint8_t *python;   /* 1: a Python frame; 2: a location of the loop with inlined lines */
-	const uint32_t *split;
+ * Shown with its native frames, a stack has them as calls inlined into
+ * that Python frame (its location's inner lines: --noinlines folds them
+ * into it, as any inlined call), and the loop's own line alone above the
+ * outermost.  Both are new locations with those lines. */
+/* (a loop location with more inlined lines than this is left whole) */
+#define SPLIT_MAX_LINES 256
+
+struct split_pair {
+	uint32_t py, loop;       /* the innermost Python frame, the loop's location */
+	uint32_t merged;         /* PV_NONE: an empty slot */
 };
+
+struct split_ctx {
+	const uint8_t *kind;     /* 1: a Python frame; 2: a loop location with inlined lines */
+	const uint32_t *outer;   /* of each loop location: its line alone, PV_NONE: not made */
+	const struct split_pair *pairs;
+	size_t npairs;           /* slots, a power of 2 */
+	size_t used;             /* at most half of them */
+};
+
+static size_t pair_slot(const struct split_pair *pairs, size_t npairs, uint32_t py, uint32_t loop)
+{
+	size_t h = ((size_t)py * 0x9e3779b1u ^ (size_t)loop * 0x85ebca6bu) & (npairs - 1);
+
+	while (pairs[h].merged != PV_NONE && (pairs[h].py != py || pairs[h].loop != loop))
+		h = (h + 1) & (npairs - 1);
+	return h;
+}
 
 /* Is location i the evaluation loop's, with lines inlined into it? */
 static bool loop_with_inlines(const struct pv_profile *p, uint32_t i)
@@ -252,7 +272,7 @@ static bool loop_with_inlines(const struct pv_profile *p, uint32_t i)
 	const struct pv_line *lines = pv_location_lines(p, l);
 	uint32_t f;
 
-	if (l->nlines < 2 || pv_location_is_python(p, i))
+	if (l->nlines < 2 || l->nlines > SPLIT_MAX_LINES || pv_location_is_python(p, i))
 		return false;
 	f = lines[l->nlines - 1].function;
 	return f < p->nfunctions &&
@@ -260,107 +280,136 @@ static bool loop_with_inlines(const struct pv_profile *p, uint32_t i)
 }
 
 /* The stack at off, n with each loop location right above a run of Python
- * frames split around the run: its new length, UINT32_MAX when it stays. */
+ * frames split: its new length, UINT32_MAX when it stays. */
 static uint32_t split_stack(const struct pv_profile *p, const void *ctx, uint32_t off, uint32_t n,
 			    uint32_t *scratch)
 {
 	const struct split_ctx *c = ctx;
 	const uint32_t *locs = p->stack_locs + off;
-	uint32_t k = 0, grew = 0;
+	uint32_t k = 0;
+	bool changed = false;
 
-	for (uint32_t j = 0; j + 1 < n; j++)
-		grew += c->python[locs[j]] == 1 && c->python[locs[j + 1]] == 2 &&
-			c->split[2 * (size_t)locs[j + 1]] != PV_NONE;
-	if (grew == 0 || n + grew > PV_MAX_DEPTH)
-		return UINT32_MAX;
 	for (uint32_t j = 0; j < n;) {
-		uint32_t end = j;
+		uint32_t end = j, loop;
 
-		if (c->python[locs[j]] != 1) {
+		if (c->kind[locs[j]] != 1) {
 			scratch[k++] = locs[j++];
 			continue;
 		}
-		while (end < n && c->python[locs[end]] == 1)
+		while (end < n && c->kind[locs[end]] == 1)
 			end++;
 		/* locs[j..end) are Python frames; locs[end] the loop that runs
 		 * them (a run at the leaf: the loop was running the innermost's
 		 * bytecode, its own time, and the helper it was in is not a
 		 * call: the loop alone its caller) */
-		if (end < n && c->python[locs[end]] == 2 && c->split[2 * (size_t)locs[end]] != PV_NONE) {
-			if (j > 0)
-				scratch[k++] = c->split[2 * (size_t)locs[end]];
+		loop = end < n && c->kind[locs[end]] == 2 ? locs[end] : PV_NONE;
+		if (loop == PV_NONE || c->outer[loop] == PV_NONE) {
 			while (j < end)
 				scratch[k++] = locs[j++];
-			scratch[k++] = c->split[2 * (size_t)locs[end] + 1];
-			j = end + 1;
 			continue;
+		}
+		if (j > 0) {
+			const struct split_pair *sp = &c->pairs[pair_slot(c->pairs, c->npairs, locs[j], loop)];
+
+			scratch[k++] = sp->merged != PV_NONE ? sp->merged : locs[j];
+			j++;
 		}
 		while (j < end)
 			scratch[k++] = locs[j++];
+		scratch[k++] = c->outer[loop];
+		j = end + 1;
+		changed = true;
 	}
-	return k;
+	return changed ? k : UINT32_MAX;
 }
 
-/* The two parts of loop location i, made once. */
-static int split_location(struct pv_profile *p, uint32_t i, uint32_t *split)
+/* The new locations of a run of Python frames whose innermost is py (PV_NONE
+ * at the leaf) and whose loop is loop: the loop's line alone, and py with
+ * the loop's inlined lines inside it.  0, or -1 when out of memory. */
+static int split_make(struct pv_profile *p, struct split_ctx *c, uint32_t *outer,
+		      struct split_pair *pairs, uint32_t py, uint32_t loop)
 {
-	struct pv_line lines[PV_MAX_DEPTH];
-	const struct pv_location *l = &p->locations[i];
-	uint32_t n = l->nlines, a, b;
-	uint64_t address = l->address;
-	uint32_t mapping = l->mapping;
+	struct pv_line lines[SPLIT_MAX_LINES];
+	const struct pv_location *l = &p->locations[loop];
+	uint32_t n = l->nlines;
+	size_t h;
 
-	if (n > PV_MAX_DEPTH)
-		return 0;
 	/* (copied: a new location may move the profile's lines) */
 	memcpy(lines, pv_location_lines(p, l), n * sizeof lines[0]);
-	a = pv_location_with_lines(p, address, mapping, lines, n - 1);
-	b = a == PV_NONE ? PV_NONE : pv_location_with_lines(p, address, mapping, lines + n - 1, 1);
-	if (b == PV_NONE)
-		return -1;
-	split[2 * (size_t)i] = a;
-	split[2 * (size_t)i + 1] = b;
-	return 0;
+	if (outer[loop] == PV_NONE) {
+		outer[loop] = pv_location_with_lines(p, l->address, l->mapping, lines + n - 1, 1);
+		if (outer[loop] == PV_NONE)
+			return -1;
+	}
+	if (py == PV_NONE)
+		return 0;
+	h = pair_slot(pairs, c->npairs, py, loop);
+	if (pairs[h].merged != PV_NONE || 2 * (c->used + 1) > c->npairs)
+		return 0;
+	c->used++;
+	const struct pv_location *f = &p->locations[py];
+
+	if (f->nlines != 1)
+		return 0; /* (a Python frame has one line) */
+	lines[n - 1] = pv_location_lines(p, f)[0];
+	pairs[h] = (struct split_pair){ py, loop, pv_location_with_lines(p, f->address, f->mapping,
+									   lines, n) };
+	return pairs[h].merged == PV_NONE ? -1 : 0;
 }
 
 long pv_split_python_loops(struct pv_profile *p)
 {
-	size_t nlocs = p->nlocations;
-	uint8_t *python = calloc(nlocs + 1, 1);
-	uint32_t *split = malloc((2 * nlocs + 1) * sizeof *split);
+	size_t nlocs = p->nlocations, npairs = 64;
+	uint8_t *kind = calloc(nlocs + 1, 1);
+	uint32_t *outer = malloc((nlocs + 1) * sizeof *outer);
+	struct split_pair *pairs = NULL;
+	struct split_ctx c = { 0 };
 	bool any = false;
 	long changed = 0;
 
-	if (!python || !split)
+	while (npairs < 2 * nlocs)
+		npairs *= 2;
+	pairs = malloc(npairs * sizeof *pairs);
+	if (!kind || !outer || !pairs)
 		goto oom;
+	for (size_t i = 0; i < npairs; i++)
+		pairs[i].merged = PV_NONE;
 	for (size_t i = 0; i < nlocs; i++) {
-		python[i] = pv_location_is_python(p, (uint32_t)i) ? 1
-			    : loop_with_inlines(p, (uint32_t)i) ? 2 : 0;
-		any |= python[i] == 1;
-		split[2 * i] = split[2 * i + 1] = PV_NONE;
+		kind[i] = pv_location_is_python(p, (uint32_t)i) ? 1 : loop_with_inlines(p, (uint32_t)i) ? 2 : 0;
+		any |= kind[i] == 1;
+		outer[i] = PV_NONE;
 	}
-	/* the locations that are split: each loop right above a Python frame */
+	c = (struct split_ctx){ kind, outer, pairs, npairs, 0 };
+	/* the new locations: of each loop right above a run of Python frames,
+	 * with the run's innermost frame (none at the leaf); past a pair per
+	 * location, a pair's frame is left as it is (its loop's inlined lines
+	 * not shown) rather than the table grown */
 	for (size_t s = 0; any && s < p->nsamples; s++) {
 		const uint32_t *locs = p->stack_locs + p->samples[s].loc_off;
 		uint32_t n = p->samples[s].nlocs;
 
-		for (uint32_t j = 0; j + 1 < n; j++)
-			if (python[locs[j]] == 1 && python[locs[j + 1]] == 2 &&
-			    split[2 * (size_t)locs[j + 1]] == PV_NONE &&
-			    split_location(p, locs[j + 1], split) < 0)
+		for (uint32_t j = 0, start = 0; j + 1 < n; j++) {
+			if (kind[locs[j]] != 1) {
+				start = j + 1;
+				continue;
+			}
+			if (kind[locs[j + 1]] == 2 &&
+			    split_make(p, &c, outer, pairs, start > 0 ? locs[start] : PV_NONE, locs[j + 1]) < 0)
 				goto oom;
+		}
 	}
-	/* (the new locations are in no stack yet: python and split cover
-	 * every location the stacks hold) */
+	/* (the new locations are in no stack yet: kind and outer cover every
+	 * location the stacks hold) */
 	if (any)
-		changed = rewrite_stacks(p, split_stack, &(struct split_ctx){ python, split },
-					 "showing the evaluation loop's inlined calls");
-	free(python);
-	free(split);
+		changed = rewrite_stacks(p, split_stack, &c, "showing the evaluation loop's inlined calls");
+	free(kind);
+	free(outer);
+	free(pairs);
 	return changed;
 oom:
-	free(split);
-	free(python);
+	free(kind);
+	free(outer);
+	free(pairs);
 	return pv_error("out of memory showing the evaluation loop's inlined calls");
 }
 

@@ -29,15 +29,16 @@ long pv_fold_python_frames(struct pv_profile *p);
 /* Splits, in every sample of the symbolized profile p that has Python
  * frames, the evaluation loop's location right above a run of Python
  * frames (the loop that runs them) when it has inlined lines: its
- * outermost line (the loop) stays above the run, the lines inlined into
- * it (the helpers it ran for the innermost frame: import_name, a call's
- * vectorcall, a frame's clearing) go under it, as new locations, so that
- * the stack reads as the calls were made; at the leaf (the loop running
- * the innermost frame's bytecode: its own time) they are left out.  For
- * the stacks shown with
- * their native frames (pv_fold_python_frames drops the loop's location
- * whole).  Returns how many samples changed, or -1 after reporting that
- * memory ran out. */
+ * outermost line (the loop) alone stays above the run, and the lines
+ * inlined into it (the helpers it ran for the innermost frame:
+ * import_name, a call's vectorcall, a frame's clearing) become calls
+ * inlined into that frame (a new location of the frame with them as its
+ * inner lines, a Python frame still, which --noinlines folds back), so
+ * that the stack reads as the calls were made; at the leaf (the loop
+ * running the innermost frame's bytecode: its own time) they are left
+ * out.  For the stacks shown with their native frames
+ * (pv_fold_python_frames drops the loop's location whole).  Returns how
+ * many samples changed, or -1 after reporting that memory ran out. */
 long pv_split_python_loops(struct pv_profile *p);
 
 /* Marks in every sample of the symbolized profile p that has Python

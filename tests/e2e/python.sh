@@ -102,16 +102,21 @@ shares_within() {
 # analyzer): the Python frames read in the handler are there, in the
 # same shares
 check_dwarf() {
-	"$COLLECT_TIMER" -q -F 1000 --unwind=dwarf -o d.raw "$1" "$WORKPY" shares 0.6 >dtruth.txt ||
+	"$COLLECT_TIMER" -q -F 1000 --engine=perf --unwind=dwarf -o d.raw "$1" "$WORKPY" shares 0.6 >dtruth.txt ||
 		fail "$2: collect-timer --unwind=dwarf $1 pywork.py shares failed"
 	"$PROFVIEW" -q --flat d.raw >dflat.txt
 	shares_within dflat.txt dtruth.txt "$2, --unwind=dwarf"
 }
 
 # check_shares PY LABEL
+# (--engine=perf, here and in check_dwarf: a sample for each period however
+# busy the machine; on a loaded one the default engine moves a thread
+# that the scheduler switches often to a POSIX timer, whose samples come
+# at the kernel's ticks and may each cover several periods at -F 1000,
+# too few for the check's 200)
 check_shares() {
 	local py=$1 label=$2
-	"$COLLECT_TIMER" -q -F 1000 -o s.raw "$py" "$WORKPY" shares 0.6 >truth.txt ||
+	"$COLLECT_TIMER" -q -F 1000 --engine=perf -o s.raw "$py" "$WORKPY" shares 0.6 >truth.txt ||
 		fail "$label: collect-timer $py pywork.py shares failed"
 	"$PROFVIEW" -q --flat s.raw >flat.txt
 	shares_within flat.txt truth.txt "$label"
@@ -171,10 +176,12 @@ check_native() {
 	grep -q ';callback;.*_PyEval_EvalFrameDefault.*;keyfn' native.txt ||
 		fail "$2: --native-frames: $(grep -m1 ';keyfn' native.txt)"
 	# the loop right above the Python frames it runs (the script's
-	# <module>, a stack's first), the helpers inlined into it
-	# (import_name, a call's vectorcall) under them
+	# <module>: the first after run_eval_code_obj, which runs it), the
+	# helpers inlined into it (import_name, a call's vectorcall) under them
 	local above
-	above=$(awk -F';' '{ for (i = 2; i <= NF; i++) if ($i == "<module>") { print $(i - 1); next } }' native.txt |
+	above=$(awk -F';' '{ r = 0; for (i = 2; i <= NF; i++) {
+			if ($i == "run_eval_code_obj") r = i
+			else if (r && $i == "<module>") { print $(i - 1); next } } }' native.txt |
 		grep -v '^_PyEval_EvalFrameDefault$' | sort | uniq -c | head -3)
 	[ -z "$above" ] || fail "$2: --native-frames: the script's <module> under other than the loop: $above"
 }
