@@ -285,10 +285,14 @@ static uint32_t split_stack(const struct pv_profile *p, const void *ctx, uint32_
 			    uint32_t *scratch)
 {
 	const struct split_ctx *c = ctx;
-	const uint32_t *locs = p->stack_locs + off;
+	const uint32_t *locs;
 	uint32_t k = 0;
 	bool changed = false;
 
+	/* (an empty stack: a profile may have no frames at all) */
+	if (n == 0)
+		return UINT32_MAX;
+	locs = p->stack_locs + off;
 	for (uint32_t j = 0; j < n;) {
 		uint32_t end = j, loop;
 
@@ -344,13 +348,12 @@ static int split_make(struct pv_profile *p, struct split_ctx *c, uint32_t *outer
 	if (py == PV_NONE)
 		return 0;
 	h = pair_slot(pairs, c->npairs, py, loop);
-	if (pairs[h].merged != PV_NONE || 2 * (c->used + 1) > c->npairs)
+	/* (a Python frame has one line) */
+	if (pairs[h].merged != PV_NONE || 2 * (c->used + 1) > c->npairs || p->locations[py].nlines != 1)
 		return 0;
 	c->used++;
 	const struct pv_location *f = &p->locations[py];
 
-	if (f->nlines != 1)
-		return 0; /* (a Python frame has one line) */
 	lines[n - 1] = pv_location_lines(p, f)[0];
 	pairs[h] = (struct split_pair){ py, loop, pv_location_with_lines(p, f->address, f->mapping,
 									   lines, n) };
@@ -385,8 +388,9 @@ long pv_split_python_loops(struct pv_profile *p)
 	 * location, a pair's frame is left as it is (its loop's inlined lines
 	 * not shown) rather than the table grown */
 	for (size_t s = 0; any && s < p->nsamples; s++) {
-		const uint32_t *locs = p->stack_locs + p->samples[s].loc_off;
 		uint32_t n = p->samples[s].nlocs;
+		/* (a profile may have no frames at all) */
+		const uint32_t *locs = n ? p->stack_locs + p->samples[s].loc_off : NULL;
 
 		for (uint32_t j = 0, start = 0; j + 1 < n; j++) {
 			if (kind[locs[j]] != 1) {

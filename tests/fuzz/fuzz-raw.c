@@ -27,6 +27,10 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	p = raw_read_run(data, size, "fuzz", NULL, false);
 	if (p && pv_profile_check_indices(p, "fuzz") != 0)
 		abort();
+	/* (--native-frames' split: the reader's locations have lines only
+	 * where they are Python frames, so this checks its walk of them) */
+	if (p && pv_split_python_loops(p) >= 0 && pv_profile_check_indices(p, "fuzz") != 0)
+		abort();
 	if (p && pv_mark_python_waits(p, true) >= 0 && pv_profile_check_indices(p, "fuzz") != 0)
 		abort();
 	if (p && pv_fold_python_frames(p) >= 0 && pv_profile_check_indices(p, "fuzz") != 0)
