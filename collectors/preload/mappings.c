@@ -556,6 +556,25 @@ static void mappings_note_initial_stack(void)
 		mappings.stack_to = to;
 }
 
+/* What a read of the loader's list l made, at the loader's counts:
+ * the segments it holds, all written, and the code table.  Lock held. */
+static void mappings_adopt(struct mappings_loading *l, const unsigned long long *counts)
+{
+	free(mappings.loaded);
+	mappings.loaded = l->loaded;
+	mappings.nloaded = l->n;
+	mappings.loaded_subs = counts[1];
+	mappings.loaded_all = 1;
+	qsort(l->code->r, l->code->n, sizeof(l->code->r[0]), mappings_cmp_range);
+	mappings_publish_code(l->code);
+	mappings.adds = counts[0];
+	if (l->count < 0) {
+		/* not all of them: a fork child reads them itself */
+		free(mappings.kept);
+		mappings.kept = NULL;
+	}
+}
+
 /* The start's records from the loader's list of objects (the program,
  * its libraries, the vDSO) rather than from /proc/self/maps: all that the
  * first samples need, without the kernel printing every mapping or this
@@ -591,18 +610,7 @@ static int mappings_write_loaded(const unsigned long long *counts, const char *e
 	mappings.forked = 0;
 	mappings_keep_begin(0, counts);
 	dl_iterate_phdr(mappings_add_loaded, &l);
-	free(mappings.loaded);
-	mappings.loaded = l.loaded;
-	mappings.nloaded = l.n;
-	mappings.loaded_subs = counts[1];
-	mappings.loaded_all = 1;
-	qsort(l.code->r, l.code->n, sizeof(l.code->r[0]), mappings_cmp_range);
-	mappings_publish_code(l.code);
-	mappings.adds = counts[0];
-	if (l.count < 0) {
-		free(mappings.kept);
-		mappings.kept = NULL;
-	}
+	mappings_adopt(&l, counts);
 	mappings_note_initial_stack();
 	if (mappings.cfi)
 		cfi_refresh(preload_host.handlers_idle);
@@ -644,18 +652,10 @@ static int mappings_write_added(void)
 		memcpy(l.code->r, old->r, nold * sizeof(old->r[0]));
 	mappings.forked = 0;
 	dl_iterate_phdr(mappings_add_loaded, &l);
-	free(mappings.loaded);
-	mappings.loaded = l.loaded;
-	mappings.nloaded = l.n;
-	qsort(l.code->r, l.code->n, sizeof(l.code->r[0]), mappings_cmp_range);
-	mappings_publish_code(l.code);
-	mappings.adds = counts[0];
-	if (l.count < 0) {
-		free(mappings.kept);
-		mappings.kept = NULL;
-	} else {
+	mappings_adopt(&l, counts);
+	/* (the kept records are all of them still) */
+	if (mappings.kept != NULL)
 		mappings.kept_adds = counts[0];
-	}
 	if (mappings.cfi)
 		cfi_refresh(preload_host.handlers_idle);
 	return l.count;

@@ -38,20 +38,29 @@ static uint32_t loc_of(struct pv_profile *p, uint64_t addr, uint32_t m, const ch
 	return name[0] ? loc_py(p, addr, m, name, "", 0) : pv_get_location(p, addr, m);
 }
 
-static void test_fold(void)
+/* A profile with the interpreter's library lib (at 0x1000) in mapping
+ * *ml and the Python mapping in *mp. */
+static struct pv_profile *py_profile(const char *lib, uint32_t *ml, uint32_t *mp)
 {
 	struct pv_profile *p = pv_profile_new();
-	struct pv_mapping lib = { .start = 0x1000, .limit = 0x100000 };
+	struct pv_mapping m = { .start = 0x1000, .limit = 0x100000 };
 	struct pv_mapping py = { .start = RAW_PY_TAG << 48, .limit = (RAW_PY_TAG + 1) << 48,
 				 .kind = PV_MAP_PYTHON };
-	struct pv_mapping other = { .start = 0x200000, .limit = 0x300000 };
-	uint32_t ml, mp, mo;
 
-	lib.file = pv_intern_str(p, "/usr/lib/libpython3.12.so");
+	m.file = pv_intern_str(p, lib);
 	py.file = pv_intern_str(p, PV_PYTHON_MAPPING_NAME);
+	*ml = pv_add_mapping(p, &m);
+	*mp = pv_add_mapping(p, &py);
+	return p;
+}
+
+static void test_fold(void)
+{
+	uint32_t ml, mp, mo;
+	struct pv_profile *p = py_profile("/usr/lib/libpython3.12.so", &ml, &mp);
+	struct pv_mapping other = { .start = 0x200000, .limit = 0x300000 };
+
 	other.file = pv_intern_str(p, "/usr/lib/libm.so.6");
-	ml = pv_add_mapping(p, &lib);
-	mp = pv_add_mapping(p, &py);
 	mo = pv_add_mapping(p, &other);
 	uint32_t sqrt_ = loc_of(p, 0x200010, mo, "sqrt");
 	uint32_t vcall = loc_of(p, 0x1010, ml, "cfunction_vectorcall_O");
@@ -98,17 +107,10 @@ static void test_fold(void)
  * name (its code number 1, on line 7) -> sqrt. */
 static struct pv_profile *one_process(const char *name)
 {
-	struct pv_profile *p = pv_profile_new();
-	struct pv_mapping lib = { .start = 0x1000, .limit = 0x100000 };
-	struct pv_mapping py = { .start = RAW_PY_TAG << 48, .limit = (RAW_PY_TAG + 1) << 48,
-				 .kind = PV_MAP_PYTHON };
-	struct pv_sample s = { 0 };
 	uint32_t ml, mp;
+	struct pv_profile *p = py_profile("/usr/lib/libpython3.12.so", &ml, &mp);
+	struct pv_sample s = { 0 };
 
-	lib.file = pv_intern_str(p, "/usr/lib/libpython3.12.so");
-	py.file = pv_intern_str(p, PV_PYTHON_MAPPING_NAME);
-	ml = pv_add_mapping(p, &lib);
-	mp = pv_add_mapping(p, &py);
 	const uint32_t st[] = { loc_of(p, 0x1070, ml, "sqrt"),
 				loc_py(p, RAW_PY_TAG << 48 | 1 << 24 | 7, mp, name, "/a.py", 5),
 				loc_of(p, 0x1020, ml, "_PyEval_EvalFrameDefault"),
@@ -153,16 +155,9 @@ static void test_merge_python(void)
  * Class.__init__; a function of the program named __init__ stays. */
 static void test_fold_shim(void)
 {
-	struct pv_profile *p = pv_profile_new();
-	struct pv_mapping lib = { .start = 0x1000, .limit = 0x100000 };
-	struct pv_mapping py = { .start = RAW_PY_TAG << 48, .limit = (RAW_PY_TAG + 1) << 48,
-				 .kind = PV_MAP_PYTHON };
 	uint32_t ml, mp;
+	struct pv_profile *p = py_profile("/usr/lib/libpython3.13.so", &ml, &mp);
 
-	lib.file = pv_intern_str(p, "/usr/lib/libpython3.13.so");
-	py.file = pv_intern_str(p, PV_PYTHON_MAPPING_NAME);
-	ml = pv_add_mapping(p, &lib);
-	mp = pv_add_mapping(p, &py);
 	uint32_t init = loc_py(p, RAW_PY_TAG << 48 | 3 << 24, mp, "Tokenizer.__init__", "/lib/re/_parser.py", 224);
 	uint32_t shim = loc_py(p, RAW_PY_TAG << 48 | 2 << 24, mp, "__init__", "__init__", 0);
 	uint32_t parse = loc_py(p, RAW_PY_TAG << 48 | 1 << 24, mp, "parse", "/lib/re/_parser.py", 970);
@@ -211,16 +206,9 @@ static const char *loc_names(const struct pv_profile *p, uint32_t loc, char *buf
  * run. */
 static void test_split_loop(void)
 {
-	struct pv_profile *p = pv_profile_new();
-	struct pv_mapping lib = { .start = 0x1000, .limit = 0x100000 };
-	struct pv_mapping py = { .start = RAW_PY_TAG << 48, .limit = (RAW_PY_TAG + 1) << 48,
-				 .kind = PV_MAP_PYTHON };
 	uint32_t ml, mp;
+	struct pv_profile *p = py_profile("/usr/lib/libpython3.11.so", &ml, &mp);
 
-	lib.file = pv_intern_str(p, "/usr/lib/libpython3.11.so");
-	py.file = pv_intern_str(p, PV_PYTHON_MAPPING_NAME);
-	ml = pv_add_mapping(p, &lib);
-	mp = pv_add_mapping(p, &py);
 	uint32_t callee = loc_of(p, 0x1070, ml, "PyImport_ImportModuleLevelObject");
 	uint32_t in = loc_of(p, RAW_PY_TAG << 48 | 2 << 24, mp, "inner");
 	uint32_t out = loc_of(p, RAW_PY_TAG << 48 | 1 << 24, mp, "outer");
