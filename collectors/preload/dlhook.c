@@ -234,9 +234,21 @@ void *dlhook_route_open(const char *file, const void *caller)
 		return (void *)dlhook_open_missing;
 	if (file == NULL || !preload_host.running() || dlhook_caller_matters(file))
 		return (void *)real;
-	/* The new object goes to the caller's namespace. */
-	if (dladdr1(caller, &info, (void **)&map, RTLD_DL_LINKMAP) != 0 && map != NULL &&
-	    (dlinfo(map, RTLD_DI_LMID, &lmid) != 0 || lmid != LM_ID_BASE))
+	/* The new object goes to the caller's namespace.  (glibc 2.35 on
+	 * finds the caller's object in a sorted table; dladdr1 also looks for
+	 * the symbol nearest the address, a walk of the whole symbol table of
+	 * a library such as libpython, once a Python extension module.) */
+#if defined(__GLIBC_PREREQ) && __GLIBC_PREREQ(2, 35)
+	struct dl_find_object found;
+
+	(void)info;
+	if (_dl_find_object((void *)caller, &found) == 0)
+		map = found.dlfo_link_map;
+#else
+	if (dladdr1(caller, &info, (void **)&map, RTLD_DL_LINKMAP) == 0)
+		map = NULL;
+#endif
+	if (map != NULL && (dlinfo(map, RTLD_DI_LMID, &lmid) != 0 || lmid != LM_ID_BASE))
 		return (void *)real;
 	return (void *)dlhook_open;
 }
