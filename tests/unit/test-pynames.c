@@ -220,17 +220,27 @@ static void frames_of(const struct pv_profile *p, uint32_t i, char *out, size_t 
 	}
 }
 
-/* The types of the records of the trace b[0..len) that are of type. */
-static int count_type(const unsigned char *b, size_t len, uint32_t type)
+/* An iterator over the records of the trace b[0..len): 0, or -1 when
+ * its header does not read. */
+static int iter_of(const unsigned char *b, size_t len, struct raw_iter *it)
 {
 	struct raw_head head;
+
+	if (raw_iter_head(b, len, &head) != RAW_HEAD_OK)
+		return -1;
+	raw_iter_init(it, b, len, head.h.header_size, head.arch.nregs);
+	return 0;
+}
+
+/* How many records of the trace b[0..len) are of type, or -1. */
+static int count_type(const unsigned char *b, size_t len, uint32_t type)
+{
 	struct raw_iter it;
 	struct raw_record r;
 	int n = 0;
 
-	if (raw_iter_head(b, len, &head) != RAW_HEAD_OK)
+	if (iter_of(b, len, &it) < 0)
 		return -1;
-	raw_iter_init(&it, b, len, head.h.header_size, head.arch.nregs);
 	while (raw_iter_next(&it, &r) == RAW_NEXT_RECORD)
 		n += r.type == type;
 	return n;
@@ -242,14 +252,12 @@ static int count_type(const unsigned char *b, size_t len, uint32_t type)
  * else 0. */
 static int names_run_parts(const unsigned char *b, size_t len, uint32_t nparts)
 {
-	struct raw_head head;
 	struct raw_iter it;
 	struct raw_record r;
 	int ok = 1;
 
-	if (raw_iter_head(b, len, &head) != RAW_HEAD_OK)
+	if (iter_of(b, len, &it) < 0)
 		return 0;
-	raw_iter_init(&it, b, len, head.h.header_size, head.arch.nregs);
 	while (raw_iter_next(&it, &r) == RAW_NEXT_RECORD) {
 		struct raw_stack_py sp;
 		const unsigned char *p = r.data + sizeof(struct raw_pyrunparts), *end = r.data + r.size;
