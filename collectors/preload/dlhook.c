@@ -227,7 +227,6 @@ void *dlhook_route_open(const char *file, const void *caller)
 {
 	dlhook_open_fn real = dlhook_real_open();
 	struct link_map *map = NULL;
-	Dl_info info;
 	Lmid_t lmid = LM_ID_BASE;
 
 	if (real == NULL)
@@ -241,10 +240,11 @@ void *dlhook_route_open(const char *file, const void *caller)
 #if defined(__GLIBC_PREREQ) && __GLIBC_PREREQ(2, 35)
 	struct dl_find_object found;
 
-	(void)info;
 	if (_dl_find_object((void *)caller, &found) == 0)
 		map = found.dlfo_link_map;
 #else
+	Dl_info info;
+
 	if (dladdr1(caller, &info, (void **)&map, RTLD_DL_LINKMAP) == 0)
 		map = NULL;
 #endif
