@@ -39,8 +39,11 @@ uint32_t pv_location_with_lines(struct pv_profile *p, uint64_t address, uint32_t
 		if (python) {
 			/* A Python frame's address is its process's number of
 			 * its code: another process's may be the same.  It
-			 * stays a Python frame, at an address the reader
-			 * never makes (code numbers stay below 2^24 - 1). */
+			 * stays a Python frame, at an address of the code
+			 * number 2^24 - 1, which the reader gives only to its
+			 * markers (a walk cut short, a code past the table),
+			 * and only until the lines differ: each try that
+			 * finds a location with other lines takes the next. */
 			address = p->mappings[mapping].start | 0xffffff000000ull |
 				  ((synth_py + tries) & 0xffffffull);
 			continue;

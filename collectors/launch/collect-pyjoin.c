@@ -12,6 +12,7 @@
 
 #include "collect-pynames.h"
 #include "collect-pynames-int.h"
+#include "outfile.h"
 #include "raw-iter.h"
 #include "raw.h"
 #include "raw-py.h"
@@ -49,7 +50,7 @@ static int ranges_record(struct pynames_buf *dst, uint32_t type, const unsigned 
 		return 1;
 	h.size = raw_pad((uint32_t)(sizeof(h) + npre + runs->n));
 	if (pyn_buf_put(dst, &h, sizeof(h)) < 0 || (npre && pyn_buf_put(dst, pre, npre) < 0) ||
-	    pyn_buf_put(dst, runs->b, runs->n) < 0 || pyn_buf_put(dst, zeros, h.size - sizeof(h) - npre - runs->n) < 0)
+	    (runs->n && pyn_buf_put(dst, runs->b, runs->n) < 0) || pyn_buf_put(dst, zeros, h.size - sizeof(h) - npre - runs->n) < 0)
 		return -1;
 	return 0;
 }
@@ -308,24 +309,6 @@ static int64_t part_rewrite(struct collect_pynames *t, const unsigned char *b, s
 	return rc < 0 ? rc : n;
 }
 
-int pyn_write_all(int fd, const void *p, size_t n, uint64_t off)
-{
-	const char *c = p;
-
-	while (n > 0) {
-		ssize_t w = pwrite(fd, c, n, (off_t)off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		c += w;
-		n -= (size_t)w;
-		off += (uint64_t)w;
-	}
-	return 0;
-}
-
 /* Bytes written through a buffer: into fd from offset to on. */
 struct part_out {
 	int fd;
@@ -336,7 +319,7 @@ struct part_out {
 
 static int out_flush(struct part_out *o)
 {
-	if (o->n > 0 && pyn_write_all(o->fd, o->b, o->n, o->to) < 0)
+	if (o->n > 0 && !pv_pwrite_all(o->fd, o->b, o->n, o->to))
 		return -1;
 	o->to += o->n;
 	o->n = 0;
@@ -348,7 +331,7 @@ static int out_put(struct part_out *o, const void *p, size_t n)
 	if (o->n + n > sizeof(o->b) && out_flush(o) < 0)
 		return -1;
 	if (n >= sizeof(o->b)) {
-		if (pyn_write_all(o->fd, p, n, o->to) < 0)
+		if (!pv_pwrite_all(o->fd, p, n, o->to))
 			return -1;
 		o->to += n;
 		return 0;
@@ -379,7 +362,8 @@ static int64_t part_write(struct collect_pynames *t, const unsigned char *b, siz
 	w->fd = fd;
 	w->to = off;
 	w->n = 0;
-	raw_iter_head(b, len, &head);
+	if (raw_iter_head(b, len, &head) != RAW_HEAD_OK)
+		goto out;
 	raw_iter_init(&it, b, len, head.h.header_size, head.arch.nregs);
 	for (size_t k = 0; raw_iter_next(&it, &r) == RAW_NEXT_RECORD;) {
 		int stack = t->moved && (r.type == RAW_STACK_PY || r.type == RAW_STACK_PYREF);
@@ -406,8 +390,12 @@ static int64_t part_write(struct collect_pynames *t, const unsigned char *b, siz
 		if (k == 0 && (out_put(w, t->runrec.b, t->runrec.n) < 0 ||
 			       (t->moved && out_put(w, t->partrec.b, t->partrec.n) < 0)))
 			goto out;
+		/* (the trace read again as the first read counted it: one
+		 * changed since gives up rather than read past what was made) */
+		if ((k + 1) * sizeof(n) > t->lens.n)
+			goto out;
 		memcpy(&n, t->lens.b + k++ * sizeof(n), sizeof(n));
-		if (out_put(w, t->out.b + o, n) < 0)
+		if (n > t->out.n - o || out_put(w, t->out.b + o, n) < 0)
 			goto out;
 		o += n;
 	}
@@ -443,7 +431,7 @@ int64_t collect_pynames_copy(struct collect_pynames *t, int fd, uint64_t off, co
 	n = part_rewrite(t, m + (at - base), (size_t)len);
 	if (n > 0)
 		w = part_write(t, m + (at - base), (size_t)len, fd, off);
-	else if (n != -1 && pyn_write_all(fd, m + (at - base), (size_t)len, off) == 0)
+	else if (n != -1 && pv_pwrite_all(fd, m + (at - base), (size_t)len, off))
 		w = (int64_t)len; /* none, or not decoded: as it is */
 	else if (n == -1)
 		errno = ENOMEM;

@@ -86,7 +86,8 @@ int pyn_map_set(uint32_t **m, uint32_t *n, uint32_t index, uint32_t c);
 /* A process's code index: its run code is c.  0, -1. */
 int pyn_pmap_set(struct collect_pynames *t, uint32_t index, uint32_t c);
 /* A RAW_PYCODES record begun in t->out (its header at *start), and closed
- * as type, padded (collect-pynames.c says more).  0, -1. */
+ * as type, padded (collect-pynames.c says more).  0; -1 when out of
+ * memory; -2 when the record would be too long. */
 int pyn_out_open(struct collect_pynames *t, size_t *start);
 int pyn_out_close(struct collect_pynames *t, size_t start, uint32_t type);
 /* The run's code of name and file (strs) and first line (zigzag zz),
@@ -105,7 +106,5 @@ int pyn_parts_intern(struct collect_pynames *t, uint32_t (*f)[2], uint32_t n, ui
  * when they do not decode or name a code the run has not. */
 int pyn_part_frames(struct collect_pynames *t, const unsigned char **p, const unsigned char *end,
 		    uint32_t nwords, uint32_t (*f)[2]);
-/* n bytes at p into fd at off: 0, or -1 (errno set). */
-int pyn_write_all(int fd, const void *p, size_t n, uint64_t off);
 
 #endif

@@ -9,6 +9,7 @@
 #include "collect-deflate.h"
 #include "collect-pynames.h"
 #include "collect-pynames-int.h"
+#include "outfile.h"
 #include "raw-iter.h"
 #include "raw.h"
 #include "raw-py.h"
@@ -492,15 +493,15 @@ int64_t collect_pynames_write(struct collect_pynames *t, int fd, uint64_t off)
 		tz.size = raw_pad((uint32_t)nz);
 		tz.inflated = tr.size;
 		memcpy(tz.magic, RAW_RUN_PYNAMEZ_MAGIC, RAW_MAGIC_LEN);
-		rc = pyn_write_all(fd, z, nz, off) < 0 || pyn_write_all(fd, zeros, tz.size - nz, off + nz) < 0 ||
-		     pyn_write_all(fd, &tz, sizeof(tz), off + tz.size) < 0;
+		rc = !pv_pwrite_all(fd, z, nz, off) || !pv_pwrite_all(fd, zeros, tz.size - nz, off + nz) ||
+		     !pv_pwrite_all(fd, &tz, sizeof(tz), off + tz.size);
 		free(z);
 		return rc ? -1 : (int64_t)(tz.size + sizeof(tz));
 	}
 	memcpy(tr.magic, RAW_RUN_PYNAMES_MAGIC, RAW_MAGIC_LEN);
-	if (pyn_write_all(fd, t->done.b, t->done.n, off) < 0 ||
-	    pyn_write_all(fd, t->pdone.b, t->pdone.n, off + t->done.n) < 0 ||
-	    pyn_write_all(fd, &tr, sizeof(tr), off + tr.size) < 0)
+	if (!pv_pwrite_all(fd, t->done.b, t->done.n, off) ||
+	    !pv_pwrite_all(fd, t->pdone.b, t->pdone.n, off + t->done.n) ||
+	    !pv_pwrite_all(fd, &tr, sizeof(tr), off + tr.size))
 		return -1;
 	return (int64_t)(tr.size + sizeof(tr));
 }
