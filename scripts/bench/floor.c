@@ -12,6 +12,10 @@
  *                           handler only arms the next one (the kernel's
  *                           share of per-thread CPU clocks: the event's
  *                           switches in and out, its signals)
+ *   PROFVIEW_FLOOR=posix    the same clock as a POSIX CPU timer of the
+ *                           main thread (timer_create on its thread CPU
+ *                           clock, SIGEV_THREAD_ID), periodic: checked at
+ *                           the scheduler's ticks, nothing at a switch
  *
  * Threads made later are not sampled, and nothing is written: the figures
  * are a floor, not a profiler.
@@ -20,6 +24,8 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <pthread.h>
+#include <time.h>
 #include <linux/perf_event.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -32,7 +38,30 @@ static void floor_handler(int sig, siginfo_t *si, void *uc)
 {
 	(void)sig;
 	(void)uc;
-	ioctl(si->si_fd, PERF_EVENT_IOC_REFRESH, 1);
+	if (si->si_code != SI_TIMER)
+		ioctl(si->si_fd, PERF_EVENT_IOC_REFRESH, 1);
+}
+
+/* A periodic POSIX timer on the thread's CPU clock, signalling the thread. */
+static void floor_posix(void)
+{
+	struct sigevent sev;
+	struct itimerspec its;
+	clockid_t clock;
+	timer_t timer;
+
+	if (pthread_getcpuclockid(pthread_self(), &clock) != 0)
+		return;
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = SIGPROF;
+	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	if (timer_create(clock, &sev, &timer) != 0)
+		return;
+	its.it_interval.tv_sec = 0;
+	its.it_interval.tv_nsec = 4000000;
+	its.it_value = its.it_interval;
+	timer_settime(timer, 0, &its, NULL);
 }
 
 __attribute__((constructor)) static void floor_start(void)
@@ -43,7 +72,7 @@ __attribute__((constructor)) static void floor_start(void)
 	struct f_owner_ex owner;
 	int fd;
 
-	if (mode == NULL || strcmp(mode, "event") != 0)
+	if (mode == NULL || (strcmp(mode, "event") != 0 && strcmp(mode, "posix") != 0))
 		return;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = floor_handler;
@@ -51,6 +80,10 @@ __attribute__((constructor)) static void floor_start(void)
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGPROF, &sa, NULL) != 0)
 		return;
+	if (strcmp(mode, "posix") == 0) {
+		floor_posix();
+		return;
+	}
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
 	attr.type = PERF_TYPE_SOFTWARE;
