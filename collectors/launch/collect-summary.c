@@ -333,6 +333,7 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 	uint64_t samples = 0, lost = 0, weight = 0, cpu = 0, unsampled = 0, threads = 0, moved = 0;
 	double bytes = 0;
 	uint64_t unsampled_threads = 0, killed = 0, silent = 0, silent_cpu = 0, sthreads = 0;
+	uint64_t silent_images = 0;
 	uint64_t own = 0;
 	size_t nkept = 0, nproc = 0, shown_n;
 	const char *cause = NULL;
@@ -361,8 +362,12 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 		threads += st->cpu.threads;
 		if (st->samples == 0) {
 			/* a process: its last image, none of its images with a
-			 * sample (one that ran another program did not end) */
-			silent += !v[k].execd && !collect_pid_sampled(v, n, v[k].pid);
+			 * sample (one that ran another program did not end);
+			 * else an image of a process counted apart */
+			int whole = !v[k].execd && !collect_pid_sampled(v, n, v[k].pid);
+
+			silent += whole;
+			silent_images += !whole && st->cpu.cpu_ns > 0;
 			silent_cpu += st->cpu.cpu_ns;
 			continue;
 		}
@@ -411,19 +416,27 @@ static void collect_say_run(const char *shown, struct collect_trace *v, size_t n
 	if (!wall && !heap && cpu > 0 && unsampled * 100 > cpu) {
 		pv_format_duration(u, sizeof(u), (int64_t)unsampled);
 		pv_format_duration(c, sizeof(c), (int64_t)cpu);
-		char said[320] = "";
+		char said[480] = "";
+		size_t at = 0;
 
 		if (silent > 0)
-			snprintf(said, sizeof(said), "%" PRIu64 " process%s that ended before %s first "
-				 "sample", silent, silent == 1 ? "" : "es", silent == 1 ? "its" : "their");
+			at += (size_t)snprintf(said, sizeof(said), ": that of %" PRIu64 " process%s that "
+					       "ended before %s first sample", silent,
+					       silent == 1 ? "" : "es", silent == 1 ? "its" : "their");
+		if (silent_images > 0)
+			at += (size_t)snprintf(said + at, sizeof(said) - at, "%s%" PRIu64 " program%s "
+					       "that ran another (exec) or ended before %s first sample",
+					       at ? ", of " : ": that of ", silent_images,
+					       silent_images == 1 ? "" : "s",
+					       silent_images == 1 ? "its" : "their");
 		if (unsampled_threads > 0)
-			snprintf(said + strlen(said), sizeof(said) - strlen(said), "%s%" PRIu64 " of the %"
-				 PRIu64 " threads of the others, never sampled", silent ? ", and of " : "",
+			snprintf(said + at, sizeof(said) - at, "%s%" PRIu64 " of the %" PRIu64
+				 " threads of the others, never sampled", at ? ", and of " : ": that of ",
 				 unsampled_threads, sthreads);
 		pv_format_duration(u, sizeof(u), (int64_t)unsampled);
 		pv_format_duration(c, sizeof(c), (int64_t)cpu);
 		collect_say("%s of the %s of CPU time the processes used (%.1f%%) "
-			"is in no sample: that of %s (see ACCURACY in collect-timer(1))\n", u, c,
+			"is in no sample%s (see ACCURACY in collect-timer(1))\n", u, c,
 			100.0 * (double)unsampled / (double)cpu, said);
 	}
 	if (!wall && !heap) {

@@ -271,6 +271,13 @@ void preload_control_need(void);
  * one (its start and end, making unwind rows, the handler with --stats).
  * At the end and before an exec.  Not signal-safe. */
 void preload_write_cost(void);
+/* Before an exec: each thread's profiled stretch ends with an exit record
+ * of its CPU clock now, as the image's end would write it (no destructor
+ * runs), so that the CPU time of an image that ran another program is
+ * known.  Its timer stays armed: were the exec to fail, a thread's next
+ * sample starts a new stretch (control-timer.c).  Nothing in a vfork
+ * child.  Not signal-safe. */
+void preload_exec_end_threads(void);
 /* Zeroes the counts of a trace (samples, lost, signals, overruns, the
  * handlers in flight, the end's flag): a fork's child, a new attach.
  * Not signal-safe. */

@@ -168,6 +168,34 @@ void preload_write_cost(void)
 	preload_own_end();
 }
 
+void preload_exec_end_threads(void)
+{
+	sigset_t block, old;
+
+	/* (a vfork child runs on its parent's memory: its exec ends none
+	 * of the parent's threads) */
+	if (atomic_load(&preload.state) != PRELOAD_RUNNING || getpid() != preload.pid)
+		return;
+	preload_own_begin();
+	sigemptyset(&block);
+	sigaddset(&block, preload.signo);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	pthread_mutex_lock(&preload.registry_lock);
+	for (size_t i = 0; i < preload.nentries; i++) {
+		struct preload_entry *e = &preload.entries[i];
+		struct timespec ts;
+
+		if (e->tid == 0 || clock_gettime(preload_thread_clock(e->tid), &ts) != 0)
+			continue;
+		threads_settle(e);
+		if (control_thread_close(e->seen))
+			threads_write_exit(e->tid, e->seen, preload_ts_ns(&ts));
+	}
+	pthread_mutex_unlock(&preload.registry_lock);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	preload_own_end();
+}
+
 /* The end of the trace when the image ends by _exit (host.h: quick_end):
  * what preload_fini_run writes, without its locks and waits for space
  * (signal-safe, but for a try of the registry's lock): samples stop, a

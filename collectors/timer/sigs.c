@@ -241,6 +241,7 @@ void sigs_exec_prepare(int undo)
 	if (!preload.hooked || preload.real_sigaction == NULL)
 		return;
 	preload_exec_timer(0);
+	preload_exec_end_threads();
 	app = preload.app_action[atomic_load(&preload.app_current)];
 	if ((app.sa_flags & SA_SIGINFO) || app.sa_handler != SIG_IGN)
 		return;
