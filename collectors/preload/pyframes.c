@@ -228,11 +228,13 @@ static void py_init(void *lib)
 	void *runtime = dlsym(lib, "_PyRuntime");
 	uint32_t v;
 
+	/* (in a process that runs no Python, py's pages are never touched:
+	 * each page first touched is a page fault) */
+	if (runtime == NULL)
+		return;
 	/* a second attach starts again: off until known, and a new trace
 	 * has none of the code objects written to the last one */
 	py.on = 0;
-	if (runtime == NULL)
-		return;
 	py.pid = getpid();
 	py.found = 1;
 	py.stats = preload_setting(COLLECT_ENV_STATS) != NULL &&

@@ -327,7 +327,7 @@ static void preload_atfork_child_start(void)
 	}
 	preload.nforeign = 0;
 	preload.nranges = 0;
-	free(t->frames);
+	threads_frames_free(t->frames);
 	t->frames = NULL;
 	preload_counters_reset();
 	preload.pid = getpid();

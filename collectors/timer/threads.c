@@ -251,6 +251,30 @@ static size_t preload_entry_add(pid_t tid, const char name[16])
 	return i;
 }
 
+/* The frame buffer of the first thread registered (most processes have
+ * no other): static, where only a walk writes its pages (a malloc'd one
+ * writes the heap's headers on either side of it, two pages in a process
+ * that may never sample); the others' from malloc. */
+static uint64_t threads_first_frames[RAW_MAX_FRAMES] PRELOAD_COLD;
+static _Atomic int threads_first_taken;
+
+static uint64_t *threads_frames_new(void)
+{
+	if (preload.unwind == RAW_UNWIND_DWARF)
+		return NULL;
+	if (!atomic_exchange(&threads_first_taken, 1))
+		return threads_first_frames;
+	return malloc(RAW_MAX_FRAMES * sizeof(uint64_t));
+}
+
+void threads_frames_free(uint64_t *frames)
+{
+	if (frames == threads_first_frames)
+		atomic_store(&threads_first_taken, 0);
+	else
+		free(frames);
+}
+
 /* Registers the calling thread: stack bounds, frame buffer, RAW_THREAD
  * record, timer, and the key whose destructor unregisters it.
  *
@@ -280,8 +304,7 @@ void threads_register(void)
 		}
 		pthread_attr_destroy(&attr);
 	}
-	t->frames = preload.unwind != RAW_UNWIND_DWARF ? malloc(RAW_MAX_FRAMES * sizeof(uint64_t))
-						    : NULL;
+	t->frames = threads_frames_new();
 	prctl(PR_GET_NAME, name, 0, 0, 0);
 	t->seen = calloc(1, sizeof(*t->seen));
 	t->declined = 0;
@@ -330,7 +353,7 @@ void threads_register(void)
 	return;
 fail:
 	pthread_mutex_unlock(&preload.registry_lock);
-	free(t->frames);
+	threads_frames_free(t->frames);
 	t->frames = NULL;
 	free(t->seen);
 	t->seen = NULL;
@@ -374,7 +397,7 @@ void threads_exit(void *unused)
 	}
 	t->active = 0;
 	pthread_mutex_unlock(&preload.registry_lock);
-	free(t->frames);
+	threads_frames_free(t->frames);
 	t->frames = NULL;
 	/* The sweeper reads it under the lock, through an entry with a tid:
 	 * ours is cleared above, or by the end of the trace. */

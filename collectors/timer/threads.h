@@ -77,6 +77,8 @@ void threads_read_comm(pid_t tid, char name[16]);
  * record, timer, and the key whose destructor unregisters it.  Not
  * signal-safe. */
 void threads_register(void);
+/* Gives back a thread's frame buffer (NULL: nothing). */
+void threads_frames_free(uint64_t *frames);
 /* The key destructor: runs when a registered thread exits.  Not
  * signal-safe. */
 void threads_exit(void *unused);
