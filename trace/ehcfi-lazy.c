@@ -6,6 +6,7 @@
  */
 #include "ehcfi-lazy.h"
 #include "ehcfi-int.h"
+#include "ehcfi-share.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -67,6 +68,13 @@ struct ehcfi_lazy {
 	_Atomic uint32_t *state;    /* nchunks of them, then the records: */
 	struct ehcfi_made *made;
 	_Atomic uint32_t nmade;     /* records taken */
+	/* the run's share of rows (ehcfi-share.h): where the object's
+	 * build ID may be, its chunks' states there once found, and how
+	 * often they were looked for */
+	struct { uintptr_t at; uint32_t len, align; } notes[2];
+	uint32_t nnotes;
+	_Atomic uint64_t *_Atomic shared;
+	_Atomic uint32_t share_looks;
 	_Alignas(16) unsigned char inline_mem[];
 };
 
@@ -86,6 +94,10 @@ static void lazy_chunks_at(struct ehcfi_lazy *lz, void *mem, uint32_t n)
 }
 
 static _Atomic uint64_t lazy_chunks, lazy_rows, lazy_cpu_ns;
+
+/* Looks for an object's chunks in the share this many times at most: one
+ * that another process is entering is made for this process alone. */
+#define LAZY_SHARE_LOOKS 4
 
 struct ehcfi_lazy *ehcfi_lazy_new(const struct ehcfi_image *img)
 {
@@ -217,17 +229,47 @@ static void arena_trim(struct arena_block *b, size_t off, size_t n, size_t keep)
 						memory_order_relaxed);
 }
 
-/* Makes chunk k's rows (the caller moved it to "making"). */
-static void lazy_make(struct ehcfi_lazy *lz, uint32_t k)
+void ehcfi_lazy_share_notes(struct ehcfi_lazy *lz, uintptr_t notes, size_t len, size_t align)
 {
-	struct ehcfi_made made = { NULL, 0 };
-	uint32_t first = k * EHCFI_LAZY_CHUNK, at;
+	if (lz == NULL || lz->nnotes >= 2 || len > UINT32_MAX)
+		return;
+	lz->notes[lz->nnotes].at = notes;
+	lz->notes[lz->nnotes].len = (uint32_t)len;
+	lz->notes[lz->nnotes].align = (uint32_t)align;
+	lz->nnotes++;
+}
+
+/* lz's chunks' states in the share, or NULL.  Signal-safe. */
+static _Atomic uint64_t *lazy_shared(struct ehcfi_lazy *lz)
+{
+	_Atomic uint64_t *sh = atomic_load_explicit(&lz->shared, memory_order_acquire);
+	uint64_t id = 0;
+
+	if (sh != NULL || lz->nnotes == 0 ||
+	    atomic_fetch_add_explicit(&lz->share_looks, 1, memory_order_relaxed) >= LAZY_SHARE_LOOKS)
+		return sh;
+	for (uint32_t i = 0; i < lz->nnotes && id == 0; i++)
+		id = ehcfi_share_id_in_notes((const void *)lz->notes[i].at, lz->notes[i].len,
+					     lz->notes[i].align);
+	sh = ehcfi_share_states(id, lz->ix.count, lz->nchunks);
+	if (sh != NULL)
+		atomic_store_explicit(&lz->shared, sh, memory_order_release);
+	return sh;
+}
+
+/* Makes chunk k's rows into the arena: *made (no rows when memory ran
+ * out: 0 then, else 1). */
+static int lazy_build(struct ehcfi_lazy *lz, uint32_t k, struct ehcfi_made *made)
+{
+	uint32_t first = k * EHCFI_LAZY_CHUNK;
 	uint64_t t0 = lazy_clock_ns();
 	size_t bound = ehcfi_fdes_bound(&lz->ix, first, EHCFI_LAZY_CHUNK), off = 0;
 	struct ehcfi_rows b = { 0 };
 	struct arena_block *blk = NULL;
 	struct ehcfi_row *v = NULL;
 
+	made->rows = NULL;
+	made->nrows = 0;
 	if (bound > 0 && bound <= SIZE_MAX / 4 / sizeof(*v))
 		v = arena_take(2 * bound * sizeof(*v), &blk, &off);
 	if (v != NULL) {
@@ -239,13 +281,24 @@ static void lazy_make(struct ehcfi_lazy *lz, uint32_t k)
 		if (b.oom)
 			b.n = 0;
 		arena_trim(blk, off, 2 * bound * sizeof(*v), b.n * sizeof(*v));
-		made.rows = v;
-		made.nrows = (uint32_t)b.n;
+		made->rows = v;
+		made->nrows = (uint32_t)b.n;
 	}
 	atomic_fetch_add_explicit(&lazy_chunks, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&lazy_rows, made.nrows, memory_order_relaxed);
-	atomic_fetch_add_explicit(&lz->rows, made.nrows, memory_order_relaxed);
+	atomic_fetch_add_explicit(&lazy_rows, made->nrows, memory_order_relaxed);
+	atomic_fetch_add_explicit(&lz->rows, made->nrows, memory_order_relaxed);
 	atomic_fetch_add_explicit(&lazy_cpu_ns, lazy_clock_ns() - t0, memory_order_relaxed);
+	return v != NULL || bound == 0;
+}
+
+/* Makes chunk k's rows for this process (the caller moved it to
+ * "making"). */
+static void lazy_make(struct ehcfi_lazy *lz, uint32_t k)
+{
+	struct ehcfi_made made;
+	uint32_t at;
+
+	lazy_build(lz, k, &made);
 	/* each chunk is made once (a fork's child makes again only those
 	 * whose making never ended, which took no record): a record each */
 	at = atomic_fetch_add_explicit(&lz->nmade, 1, memory_order_relaxed);
@@ -253,6 +306,32 @@ static void lazy_make(struct ehcfi_lazy *lz, uint32_t k)
 		return; /* (cannot be: left "making", its walks take the stack copy) */
 	lz->made[at] = made;
 	atomic_store_explicit(&lz->state[k], CHUNK_MADE + at, memory_order_release);
+}
+
+/* Chunk k's rows from the run's share (*made): made by another process,
+ * or by this walk and put there.  0 when the share cannot say (none, or
+ * the chunk is being made by another walk, here or in another process):
+ * then this process's own states decide.  Signal-safe. */
+static int lazy_shared_chunk(struct ehcfi_lazy *lz, uint32_t k, struct ehcfi_made *made)
+{
+	_Atomic uint64_t *sh = lazy_shared(lz);
+	uint64_t t0;
+
+	if (sh == NULL)
+		return 0;
+	if (ehcfi_share_made(atomic_load_explicit(&sh[k], memory_order_acquire), &made->rows,
+			     &made->nrows))
+		return 1;
+	if (!ehcfi_share_claim(&sh[k]))
+		return 0;
+	if (!lazy_build(lz, k, made)) {
+		ehcfi_share_unclaim(&sh[k]); /* (out of memory: not the run's) */
+		return 1;
+	}
+	t0 = lazy_clock_ns();
+	ehcfi_share_publish(&sh[k], made->rows, made->nrows);
+	atomic_fetch_add_explicit(&lazy_cpu_ns, lazy_clock_ns() - t0, memory_order_relaxed);
+	return 1;
 }
 
 /* The last entry of lz's table at or before address a, or -1. */
@@ -329,6 +408,7 @@ const struct ehcfi_row *ehcfi_lazy_row(const struct ehcfi_range *r, uintptr_t pc
 	struct ehcfi_lazy *lz = r->lazy;
 	uint64_t off = pc - r->bias;
 	const struct ehcfi_made *c;
+	struct ehcfi_made shared;
 	_Atomic uint32_t *st;
 	uint32_t state, lo = 0, hi;
 	int64_t e;
@@ -341,6 +421,12 @@ const struct ehcfi_row *ehcfi_lazy_row(const struct ehcfi_range *r, uintptr_t pc
 	e = lazy_entry(lz, lz->img.bias + (uintptr_t)off);
 	if (e < 0)
 		return NULL;
+	/* shared by the run: this process's own states (a page of them each
+	 * few chunks) are not touched */
+	if (lazy_shared_chunk(lz, (uint32_t)((uint64_t)e / EHCFI_LAZY_CHUNK), &shared)) {
+		c = &shared;
+		goto search;
+	}
 	st = &lz->state[(uint64_t)e / EHCFI_LAZY_CHUNK];
 	state = atomic_load_explicit(st, memory_order_acquire);
 	if (state == CHUNK_NONE) {
@@ -360,6 +446,7 @@ const struct ehcfi_row *ehcfi_lazy_row(const struct ehcfi_range *r, uintptr_t pc
 		return NULL;
 	}
 	c = &lz->made[state - CHUNK_MADE];
+search:
 	hi = c->nrows;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;

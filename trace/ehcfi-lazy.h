@@ -54,6 +54,15 @@ struct ehcfi_lazy *ehcfi_lazy_new(const struct ehcfi_image *img);
  * and its chunks' states (a mapping, or the arena's) are. */
 struct ehcfi_lazy *ehcfi_lazy_defer(const struct ehcfi_image *img);
 
+/* Puts lz's object in the run's share of rows (ehcfi-share.h), named by
+ * the build ID in its notes (a PT_NOTE segment of the image: len bytes at
+ * address notes, aligned to align; up to 2 such calls), which the first
+ * walk that makes a chunk reads: its chunks made by another process of
+ * the run are taken from there, those made here put there.  An object
+ * with no build ID, or none said, is not shared.  Before the first walk
+ * into it. */
+void ehcfi_lazy_share_notes(struct ehcfi_lazy *lz, uintptr_t notes, size_t len, size_t align);
+
 /* Frees lz (its rows stay in the arena); no walk may be using it.  NULL:
  * no-op. */
 void ehcfi_lazy_free(struct ehcfi_lazy *lz);
@@ -72,7 +81,8 @@ const struct ehcfi_row *ehcfi_lazy_row(const struct ehcfi_range *r, uintptr_t pc
  * only when a walk was making one at the fork. */
 void ehcfi_lazy_after_fork(struct ehcfi_lazy *lz);
 
-/* What making rows cost in this process, over every object: chunks made,
+/* What making rows cost in this process, over every object: chunks made
+ * (not those taken from the run's share),
  * their rows, and the time the threads took to make them (by the
  * monotonic clock: CPU time but when a thread was preempted). */
 struct ehcfi_lazy_stats {

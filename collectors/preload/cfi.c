@@ -26,6 +26,7 @@
 #include "cfi.h"
 #include "ehcfi.h"
 #include "ehcfi-lazy.h"
+#include "ehcfi-share.h"
 #include "preload.h"
 
 #include <link.h>
@@ -163,6 +164,12 @@ static int refresh_object(struct dl_phdr_info *info, size_t size, void *data)
 	 * first (at once when out of memory for that) */
 	if (object_image(info, &img) && (o->lazy = ehcfi_lazy_defer(&img)) == NULL)
 		ehcfi_build(&img, &b);
+	/* its rows shared with the run's other processes, by its build ID
+	 * (read by the first walk that makes some: no page of it here) */
+	for (int i = 0; o->lazy != NULL && i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_NOTE)
+			ehcfi_lazy_share_notes(o->lazy, info->dlpi_addr + info->dlpi_phdr[i].p_vaddr,
+					       info->dlpi_phdr[i].p_memsz, info->dlpi_phdr[i].p_align);
 	if (b.oom)
 		rf->oom = 1;
 	o->page_base = b.page_base;
@@ -272,6 +279,11 @@ void cfi_after_fork(void)
 	atomic_store(&cfi.closing, 0);
 	for (size_t i = 0; i < cfi.nobjs; i++)
 		ehcfi_lazy_after_fork(cfi.objs[i].lazy);
+}
+
+void cfi_share(void *base, size_t len)
+{
+	ehcfi_share_use(base, len);
 }
 
 void cfi_cost(uint64_t *chunks, uint64_t *rows, uint64_t *cpu_ns)

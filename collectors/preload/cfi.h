@@ -126,4 +126,8 @@ void cfi_after_fork(void);
  * and the CPU time the walks spent making them.  Signal-safe. */
 void cfi_cost(uint64_t *chunks, uint64_t *rows, uint64_t *cpu_ns);
 
+/* The rows of every process of the run made once (ehcfi-share.h): the
+ * share at base, len bytes, from now on.  Before the first walk. */
+void cfi_share(void *base, size_t len);
+
 #endif

@@ -84,6 +84,11 @@ struct collect_control {
 	_Atomic uint32_t taken;    /* 1: a program's own handler was announced */
 };
 #define COLLECT_CONTROL_SIZE 4096
+/* After the control word's page, in the same memory, the run's share of
+ * unwind rows (trace/ehcfi-share.h): made by collect-timer or collect-heap
+ * with the word, zero (an empty share), of this many bytes of address
+ * space, which take memory only as the processes' rows fill them. */
+#define COLLECT_SHARE_SIZE ((size_t)256 << 20)
 
 /* May sig be the control signal?  Not one that cannot be caught, nor the
  * profiler's own, nor one the kernel sends for a fault. */

@@ -61,6 +61,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cfi.h"
 #include "collect-env.h"
 #include "control.h"
 #include "procs.h"
@@ -394,11 +395,17 @@ static void control_map_run(void)
 	if (strncmp(target, memfd, sizeof(memfd) - 1) != 0 ||
 	    (fd = open(path, O_RDWR | O_CLOEXEC)) < 0)
 		return;
-	if (fstat(fd, &st) == 0 && st.st_size == COLLECT_CONTROL_SIZE)
-		p = mmap(NULL, COLLECT_CONTROL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	/* the word, and the share of unwind rows after it when there is one
+	 * (one mapping: no more system calls than the word's) */
+	if (fstat(fd, &st) == 0 && (st.st_size == COLLECT_CONTROL_SIZE ||
+				    st.st_size == COLLECT_CONTROL_SIZE + (off_t)COLLECT_SHARE_SIZE))
+		p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
-	if (p != MAP_FAILED)
-		control.run = p;
+	if (p == MAP_FAILED)
+		return;
+	control.run = p;
+	if (st.st_size > COLLECT_CONTROL_SIZE)
+		cfi_share((char *)p + COLLECT_CONTROL_SIZE, COLLECT_SHARE_SIZE);
 }
 
 /* The line said when the program handles the control signal itself. */

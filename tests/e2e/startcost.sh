@@ -28,7 +28,12 @@
 # (g) what a sampled process pays at its end: one whose every sample is
 #     in the loader's objects reads no maps then, one that runs code it
 #     wrote into an anonymous mapping reads them, and its samples there
-#     are marked as such.
+#     are marked as such;
+# (i) the unwind rows a process makes are the run's: of eight processes
+#     of the same program, one after the other, the first makes the rows
+#     of the functions they all run, and the others none but for those of
+#     code the first was never sampled in (each would make its own without
+#     the share).
 . "$(dirname "$0")/lib.sh"
 e2e_init "$@"
 cd "$WORK"
@@ -296,4 +301,25 @@ for t in chain.raw stats.raw short.raw; do
 	own=$(grep -Fxf libfns.txt frames.txt || true)
 	[ -z "$own" ] || fail "$t: the preload library's functions in the profile: $(echo "$own" | head -5 | tr '\n' ' ')"
 done
+
+# (i) eight runs of the same program, the first of 1 s of CPU (some 250
+# samples), the others of 0.3 s: the processes that made rows, from each
+# image's thread name and collector record ("collector START TABLES
+# HANDLER END ROWS HELPERS").  Every run makes the rows of the functions
+# every sample walks through unless the share has them: without it all
+# eight make some.  With it, a later run makes some only when a sample
+# meets code no earlier one was sampled in (its start or its end), which
+# about 1 in 9 does (16 of 140 later runs): 6 or 7 of the 7 later ones
+# doing so has a chance near 1e-5.
+"$COLLECT_TIMER" -q -o shared.raw sh -c './plugin-host ./plugin.so 1
+	for i in 1 2 3 4 5 6 7; do ./plugin-host ./plugin.so 0.3; done' \
+	>/dev/null || fail "collect-timer failed on the eight runs"
+made=$("$RAWDUMP" shared.raw | awk '$1 == "thread" { name = $NF }
+	$1 == "collector" && name == "plugin-host" { n++; if ($6 > 0) m++; printf "%d ", $6 }
+	END { printf "\n%d %d\n", n, m }')
+note "rows made by each run: $(echo "$made" | head -1)"
+read -r runs making <<<"$(echo "$made" | tail -1)"
+[ "$runs" = 8 ] || fail "$runs runs of plugin-host in the trace, not 8"
+[ "$making" -ge 1 ] && [ "$making" -le 6 ] ||
+	fail "$making of the 8 runs made unwind rows: the rows are not shared ($(echo "$made" | head -1))"
 exit 0

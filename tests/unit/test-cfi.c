@@ -32,6 +32,7 @@
 
 #include "cfi.h"
 #include "ehcfi-lazy.h"
+#include "ehcfi-share.h"
 #include "cfi/targets.h"
 #include "check.h"
 
@@ -663,6 +664,130 @@ static void test_garbage(void)
 	       ends[2]);
 }
 
+/* ---- the run's share of rows ---- */
+
+/* libc's image, its executable segment (*lo, *hi) and a deferred lazy
+ * table of it, in the share by its build ID when notes (else not). */
+struct share_libc {
+	struct ehcfi_image img;
+	uintptr_t lo, hi;
+	const struct dl_phdr_info *info;
+	int notes;
+	struct ehcfi_lazy *lz;
+};
+
+static int share_libc_table(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct share_libc *t = data;
+	int have = 0;
+
+	(void)size;
+	if (strstr(info->dlpi_name, "libc.so") == NULL)
+		return 0;
+	memset(&t->img, 0, sizeof t->img);
+	t->img.bias = info->dlpi_addr;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_GNU_EH_FRAME) {
+			t->img.eh_frame_hdr = info->dlpi_addr + ph->p_vaddr;
+			have = 1;
+		} else if (ph->p_type == PT_LOAD && t->img.nseg < EHCFI_MAX_SEGS) {
+			t->img.seg[t->img.nseg][0] = info->dlpi_addr + ph->p_vaddr;
+			t->img.seg[t->img.nseg][1] = info->dlpi_addr + ph->p_vaddr + ph->p_filesz;
+			t->img.nseg++;
+			if (ph->p_flags & PF_X) {
+				t->lo = info->dlpi_addr + ph->p_vaddr;
+				t->hi = t->lo + ph->p_memsz;
+			}
+		}
+	}
+	t->lz = have ? ehcfi_lazy_defer(&t->img) : NULL;
+	for (int i = 0; t->notes && t->lz != NULL && i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_NOTE)
+			ehcfi_lazy_share_notes(t->lz, info->dlpi_addr + info->dlpi_phdr[i].p_vaddr,
+					       info->dlpi_phdr[i].p_memsz, info->dlpi_phdr[i].p_align);
+	return 1;
+}
+
+/* In a child: looks up every 7th byte of libc's code in a fresh table
+ * (in the share when notes), each row checked against the rows made at
+ * once; exits with 0 when every row is right and the rows this process
+ * made are none (made 0) or some (made 1), else 1. */
+static void share_child(int notes, int made)
+{
+	struct share_libc t = { .notes = notes };
+	struct ehcfi_lazy_stats before, after;
+	struct ehcfi_rows b = { 0 };
+	size_t wrong = 0, found = 0;
+
+	dl_iterate_phdr(share_libc_table, &t);
+	if (t.lz == NULL)
+		_exit(1);
+	ehcfi_build(&t.img, &b);
+	ehcfi_lazy_stats(&before);
+	for (uintptr_t pc = t.lo; pc < t.hi; pc += 7) {
+		struct ehcfi_range eager = { t.lo, t.hi, t.img.bias, b.v, (uint32_t)b.n,
+					     b.page_base, b.npages, b.pages, NULL };
+		struct ehcfi_range lazy = eager;
+		const struct ehcfi_row *x = ehcfi_row_find(&eager, pc), *y;
+		int pending = 0;
+
+		lazy.lazy = t.lz;
+		y = ehcfi_lazy_row(&lazy, pc, &pending);
+		if (y == NULL && (x == NULL || x->kind == EHCFI_NONE))
+			continue;
+		found++;
+		if (pending || x == NULL || y == NULL || memcmp(x, y, sizeof *x) != 0)
+			wrong++;
+	}
+	ehcfi_lazy_stats(&after);
+	fprintf(stderr, "share: %s, %zu rows looked up, %zu wrong, %lu made here\n",
+		notes ? "by build ID" : "no ID", found, wrong,
+		(unsigned long)(after.rows - before.rows));
+	_exit(wrong == 0 && found > 10000 && (made ? after.rows > before.rows : after.rows == before.rows)
+		      ? 0 : 1);
+}
+
+static int share_run(int notes, int made)
+{
+	int status = -1;
+	pid_t pid = fork();
+
+	if (pid == 0)
+		share_child(notes, made);
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Two processes, one after the other, look up the same addresses of
+ * libc: the first makes the rows and puts them in the share, the second
+ * makes none and finds the same rows there.  A table whose object is not
+ * named (no build ID) takes nothing from the share.  A share that is full
+ * makes each process make its own. */
+static void test_share(void)
+{
+	size_t len = (size_t)64 << 20;
+	void *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	CHECK(base != MAP_FAILED);
+	if (base == MAP_FAILED)
+		return;
+	ehcfi_share_use(base, len);
+	CHECK_EQ(share_run(1, 1), 0);  /* made here, put there */
+	CHECK_EQ(share_run(1, 0), 0);  /* taken from there */
+	CHECK_EQ(share_run(0, 1), 0);  /* not named: made again */
+	/* full: the rows cannot go in, each process makes its own */
+	memset(base, 0, len);
+	ehcfi_share_use(base, 2 * 4096 + 64 * 1024 + 8192);
+	CHECK_EQ(share_run(1, 1), 0);
+	CHECK_EQ(share_run(1, 1), 0);
+	ehcfi_share_use(NULL, 0);
+	munmap(base, len);
+	printf("share: the rows made once, taken by the next process\n");
+}
+
 int main(int argc, char **argv)
 {
 	struct sigaction sa;
@@ -720,6 +845,7 @@ int main(int argc, char **argv)
 	CHECK(hits < walks);
 	test_after_fork();
 	test_lazy_untouched();
+	test_share();
 	free(steps);
 	return check_done("cfi");
 }
