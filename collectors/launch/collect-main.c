@@ -89,8 +89,10 @@ static void collect_make_word(char *path, size_t cap)
 	path[0] = '\0';
 	if (fd < 0)
 		return;
-	/* with the run's share of unwind rows after it (zero: empty) */
-	if (ftruncate(fd, (off_t)(COLLECT_CONTROL_SIZE + COLLECT_SHARE_SIZE)) == 0)
+	/* with the run's share of unwind rows after it (zero: empty), or
+	 * alone when the system will not have that */
+	if (ftruncate(fd, (off_t)(COLLECT_CONTROL_SIZE + COLLECT_SHARE_SIZE)) == 0 ||
+	    ftruncate(fd, COLLECT_CONTROL_SIZE) == 0)
 		p = mmap(NULL, COLLECT_CONTROL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
 		close(fd);

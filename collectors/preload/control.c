@@ -397,15 +397,19 @@ static void control_map_run(void)
 		return;
 	/* the word, and the share of unwind rows after it when there is one
 	 * (one mapping: no more system calls than the word's) */
-	if (fstat(fd, &st) == 0 && (st.st_size == COLLECT_CONTROL_SIZE ||
-				    st.st_size == COLLECT_CONTROL_SIZE + (off_t)COLLECT_SHARE_SIZE))
+	if (fstat(fd, &st) != 0)
+		st.st_size = 0;
+	if (st.st_size == COLLECT_CONTROL_SIZE + (off_t)COLLECT_SHARE_SIZE)
 		p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED)
-		return;
-	control.run = p;
-	if (st.st_size > COLLECT_CONTROL_SIZE)
+	if (p != MAP_FAILED)
 		cfi_share((char *)p + COLLECT_CONTROL_SIZE, COLLECT_SHARE_SIZE);
+	/* the word alone (an address space limit may refuse the share) */
+	else if (st.st_size == COLLECT_CONTROL_SIZE ||
+		 st.st_size == COLLECT_CONTROL_SIZE + (off_t)COLLECT_SHARE_SIZE)
+		p = mmap(NULL, COLLECT_CONTROL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p != MAP_FAILED)
+		control.run = p;
 }
 
 /* The line said when the program handles the control signal itself. */
