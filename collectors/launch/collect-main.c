@@ -85,13 +85,18 @@ static void collect_make_word(char *path, size_t cap)
 {
 	int fd = memfd_create("profview-control", MFD_CLOEXEC);
 	void *p = MAP_FAILED;
+	struct rlimit fsize;
 
 	path[0] = '\0';
 	if (fd < 0)
 		return;
 	/* with the run's share of unwind rows after it (zero: empty), or
-	 * alone when the system will not have that */
-	if (ftruncate(fd, (off_t)(COLLECT_CONTROL_SIZE + COLLECT_SHARE_SIZE)) == 0 ||
+	 * alone when the system will not have that (a file size limit below
+	 * it: growing past it would end us with SIGXFSZ) */
+	if ((getrlimit(RLIMIT_FSIZE, &fsize) == 0 &&
+	     (fsize.rlim_cur == RLIM_INFINITY ||
+	      fsize.rlim_cur >= (rlim_t)(COLLECT_CONTROL_SIZE + COLLECT_SHARE_SIZE)) &&
+	     ftruncate(fd, (off_t)(COLLECT_CONTROL_SIZE + COLLECT_SHARE_SIZE)) == 0) ||
 	    ftruncate(fd, COLLECT_CONTROL_SIZE) == 0)
 		p = mmap(NULL, COLLECT_CONTROL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
