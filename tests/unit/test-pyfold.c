@@ -38,6 +38,19 @@ static uint32_t loc_of(struct pv_profile *p, uint64_t addr, uint32_t m, const ch
 	return name[0] ? loc_py(p, addr, m, name, "", 0) : pv_get_location(p, addr, m);
 }
 
+/* A sample of value 1 (the profile's one value) of the n locations st,
+ * innermost first. */
+static void add_stack_sample(struct pv_profile *p, const uint32_t *st, uint32_t n)
+{
+	struct pv_sample s = { 0 };
+
+	s.values[0] = 1;
+	p->nvalues = 1;
+	s.loc_off = pv_add_stack(p, st, n);
+	s.nlocs = n;
+	pv_add_sample(p, &s);
+}
+
 /* A profile with the interpreter's library lib (at 0x1000) in mapping
  * *ml and the Python mapping in *mp. */
 static struct pv_profile *py_profile(const char *lib, uint32_t *ml, uint32_t *mp)
@@ -75,20 +88,11 @@ static void test_fold(void)
 	const uint32_t want[] = { sqrt_, b, sorted, a, main_ };
 	const uint32_t st2[] = { eval1, a, eval2, main_ }; /* the leaf and root stay */
 	const uint32_t native[] = { vcall, eval1, main_ }; /* no Python: as it is */
-	struct pv_sample s = { 0 };
 
-	s.values[0] = 1;
-	p->nvalues = 1;
-	s.loc_off = pv_add_stack(p, st, 9);
-	s.nlocs = 9;
-	pv_add_sample(p, &s);
-	pv_add_sample(p, &s);
-	s.loc_off = pv_add_stack(p, st2, 4);
-	s.nlocs = 4;
-	pv_add_sample(p, &s);
-	s.loc_off = pv_add_stack(p, native, 3);
-	s.nlocs = 3;
-	pv_add_sample(p, &s);
+	add_stack_sample(p, st, 9);
+	add_stack_sample(p, st, 9);
+	add_stack_sample(p, st2, 4);
+	add_stack_sample(p, native, 3);
 	CHECK_EQ(pv_fold_python_frames(p), 3);
 	for (int i = 0; i < 2; i++) {
 		CHECK_EQ(p->samples[i].nlocs, 5);
@@ -109,18 +113,12 @@ static struct pv_profile *one_process(const char *name)
 {
 	uint32_t ml, mp;
 	struct pv_profile *p = py_profile("/usr/lib/libpython3.12.so", &ml, &mp);
-	struct pv_sample s = { 0 };
-
 	const uint32_t st[] = { loc_of(p, 0x1070, ml, "sqrt"),
 				loc_py(p, RAW_PY_TAG << 48 | 1 << 24 | 7, mp, name, "/a.py", 5),
 				loc_of(p, 0x1020, ml, "_PyEval_EvalFrameDefault"),
 				loc_of(p, 0x1010, ml, "PyEval_EvalCode"), loc_of(p, 0x1060, ml, "main") };
 
-	s.values[0] = 1;
-	p->nvalues = 1;
-	s.loc_off = pv_add_stack(p, st, 5);
-	s.nlocs = 5;
-	pv_add_sample(p, &s);
+	add_stack_sample(p, st, 5);
 	return p;
 }
 
@@ -168,15 +166,9 @@ static void test_fold_shim(void)
 	const uint32_t want[] = { init, parse, main_ };
 	const uint32_t st2[] = { init, own, parse, eval, main_ };
 	const uint32_t want2[] = { init, own, parse, main_ };
-	struct pv_sample s = { 0 };
 
-	s.values[0] = 1;
-	p->nvalues = 1;
-	s.loc_off = pv_add_stack(p, st, 5);
-	s.nlocs = 5;
-	pv_add_sample(p, &s);
-	s.loc_off = pv_add_stack(p, st2, 5);
-	pv_add_sample(p, &s);
+	add_stack_sample(p, st, 5);
+	add_stack_sample(p, st2, 5);
 	CHECK_EQ(pv_fold_python_frames(p), 2);
 	CHECK_EQ(p->samples[0].nlocs, 3);
 	CHECK(memcmp(p->stack_locs + p->samples[0].loc_off, want, sizeof want) == 0);
@@ -228,15 +220,9 @@ static void test_split_loop(void)
 	const char *want[][5] = { { "PyImport_ImportModuleLevelObject", "import_name/inner", "outer",
 				    "_PyEval_EvalFrameDefault", "main" },
 				  { "inner", "outer", "_PyEval_EvalFrameDefault", "main" } };
-	struct pv_sample s = { 0 };
 
-	s.values[0] = 1;
-	p->nvalues = 1;
-	for (int i = 0; i < 4; i++) {
-		s.loc_off = pv_add_stack(p, st[i], n[i]);
-		s.nlocs = n[i];
-		pv_add_sample(p, &s);
-	}
+	for (int i = 0; i < 4; i++)
+		add_stack_sample(p, st[i], n[i]);
 	CHECK_EQ(pv_split_python_loops(p), 2);
 	for (uint32_t i = 0; i < 2; i++) {
 		const uint32_t *l = p->stack_locs + p->samples[i].loc_off;
