@@ -245,7 +245,10 @@ static _Atomic uint64_t *lazy_shared(struct ehcfi_lazy *lz)
 	_Atomic uint64_t *sh = atomic_load_explicit(&lz->shared, memory_order_acquire);
 	uint64_t id = 0;
 
+	/* (read before it is counted: once given up, a walk writes nothing
+	 * here, which other threads' walks would contend for) */
 	if (sh != NULL || lz->nnotes == 0 ||
+	    atomic_load_explicit(&lz->share_looks, memory_order_relaxed) >= LAZY_SHARE_LOOKS ||
 	    atomic_fetch_add_explicit(&lz->share_looks, 1, memory_order_relaxed) >= LAZY_SHARE_LOOKS)
 		return sh;
 	for (uint32_t i = 0; i < lz->nnotes && id == 0; i++)
