@@ -68,11 +68,10 @@ struct ehcfi_lazy {
 	_Atomic uint32_t *state;    /* nchunks of them, then the records: */
 	struct ehcfi_made *made;
 	_Atomic uint32_t nmade;     /* records taken */
-	/* the run's share of rows (ehcfi-share.h): where the object's
-	 * build ID may be, its chunks' states there once found, and how
+	/* the run's share of rows (ehcfi-share.h): the object's name there
+	 * (0: not shared), its chunks' states there once found, and how
 	 * often they were looked for */
-	struct { uintptr_t at; uint32_t len, align; } notes[2];
-	uint32_t nnotes;
+	uint64_t share_id;
 	_Atomic uint64_t *_Atomic shared;
 	_Atomic uint32_t share_looks;
 	_Alignas(16) unsigned char inline_mem[];
@@ -229,32 +228,24 @@ static void arena_trim(struct arena_block *b, size_t off, size_t n, size_t keep)
 						memory_order_relaxed);
 }
 
-void ehcfi_lazy_share_notes(struct ehcfi_lazy *lz, uintptr_t notes, size_t len, size_t align)
+void ehcfi_lazy_share_id(struct ehcfi_lazy *lz, uint64_t id)
 {
-	if (lz == NULL || lz->nnotes >= 2 || len > UINT32_MAX)
-		return;
-	lz->notes[lz->nnotes].at = notes;
-	lz->notes[lz->nnotes].len = (uint32_t)len;
-	lz->notes[lz->nnotes].align = (uint32_t)align;
-	lz->nnotes++;
+	if (lz != NULL)
+		lz->share_id = id;
 }
 
 /* lz's chunks' states in the share, or NULL.  Signal-safe. */
 static _Atomic uint64_t *lazy_shared(struct ehcfi_lazy *lz)
 {
 	_Atomic uint64_t *sh = atomic_load_explicit(&lz->shared, memory_order_acquire);
-	uint64_t id = 0;
 
 	/* (read before it is counted: once given up, a walk writes nothing
 	 * here, which other threads' walks would contend for) */
-	if (sh != NULL || lz->nnotes == 0 ||
+	if (sh != NULL || lz->share_id == 0 ||
 	    atomic_load_explicit(&lz->share_looks, memory_order_relaxed) >= LAZY_SHARE_LOOKS ||
 	    atomic_fetch_add_explicit(&lz->share_looks, 1, memory_order_relaxed) >= LAZY_SHARE_LOOKS)
 		return sh;
-	for (uint32_t i = 0; i < lz->nnotes && id == 0; i++)
-		id = ehcfi_share_id_in_notes((const void *)lz->notes[i].at, lz->notes[i].len,
-					     lz->notes[i].align);
-	sh = ehcfi_share_states(id, lz->ix.count, lz->nchunks);
+	sh = ehcfi_share_states(lz->share_id, lz->ix.count, lz->nchunks);
 	if (sh != NULL)
 		atomic_store_explicit(&lz->shared, sh, memory_order_release);
 	return sh;

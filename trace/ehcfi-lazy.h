@@ -54,14 +54,11 @@ struct ehcfi_lazy *ehcfi_lazy_new(const struct ehcfi_image *img);
  * and its chunks' states (a mapping, or the arena's) are. */
 struct ehcfi_lazy *ehcfi_lazy_defer(const struct ehcfi_image *img);
 
-/* Puts lz's object in the run's share of rows (ehcfi-share.h), named by
- * the build ID in its notes (a PT_NOTE segment of the image: len bytes at
- * address notes, aligned to align; up to 2 such calls), which the first
- * walk that makes a chunk reads: its chunks made by another process of
- * the run are taken from there, those made here put there.  An object
- * with no build ID, or none said, is not shared.  Before the first walk
- * into it. */
-void ehcfi_lazy_share_notes(struct ehcfi_lazy *lz, uintptr_t notes, size_t len, size_t align);
+/* Puts lz's object in the run's share of rows (ehcfi-share.h) under id
+ * (ehcfi_share_id of its build ID; 0, the default: not shared): its
+ * chunks made by another process of the run are taken from there, those
+ * made here put there.  Before the first walk into it. */
+void ehcfi_lazy_share_id(struct ehcfi_lazy *lz, uint64_t id);
 
 /* Frees lz (its rows stay in the arena); no walk may be using it.  NULL:
  * no-op. */

@@ -60,31 +60,6 @@ uint64_t ehcfi_share_id(const void *id, size_t len)
 	return h | 1;
 }
 
-uint64_t ehcfi_share_id_in_notes(const void *notes, size_t len, size_t align)
-{
-	const unsigned char *p = notes, *end = p + len;
-
-	if (notes == NULL || (align != 4 && align != 8))
-		return 0;
-	while ((size_t)(end - p) >= 12) {
-		uint32_t namesz, descsz, type;
-		size_t name, desc;
-
-		memcpy(&namesz, p, 4);
-		memcpy(&descsz, p + 4, 4);
-		memcpy(&type, p + 8, 4);
-		name = ((size_t)namesz + align - 1) & ~(align - 1);
-		desc = ((size_t)descsz + align - 1) & ~(align - 1);
-		if (name > (size_t)(end - p) - 12 || desc > (size_t)(end - p) - 12 - name)
-			return 0;
-		/* NT_GNU_BUILD_ID, of "GNU" */
-		if (type == 3 && namesz == 4 && memcmp(p + 12, "GNU", 4) == 0)
-			return ehcfi_share_id(p + 12 + name, descsz);
-		p += 12 + name + desc;
-	}
-	return 0;
-}
-
 /* The directory's key of an object: its name and its search table's
  * size (never 0, a free slot's). */
 static uint64_t share_key(uint64_t id, uint32_t count)

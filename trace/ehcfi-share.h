@@ -42,12 +42,6 @@ void ehcfi_share_use(void *base, size_t len);
  * (id, len); 0 (not shared) when it has none. */
 uint64_t ehcfi_share_id(const void *id, size_t len);
 
-/* The same from an object's notes as loaded (a PT_NOTE segment: len
- * bytes at notes, each note's parts aligned to align, 4 or 8): its GNU
- * build ID's name, or 0 when they hold none.  Reads nothing outside
- * [notes, notes + len).  Signal-safe. */
-uint64_t ehcfi_share_id_in_notes(const void *notes, size_t len, size_t align);
-
 /* The states of the nchunks chunks of the object named id whose search
  * table has count entries, found in the share or entered into it; NULL
  * when there is no share, it is full, the object is being entered by

@@ -28,6 +28,7 @@
 #include "ehcfi-lazy.h"
 #include "ehcfi-share.h"
 #include "preload.h"
+#include "procmaps.h"
 
 #include <link.h>
 #include <stdatomic.h>
@@ -123,6 +124,21 @@ static struct cfi_object *object_find(uintptr_t bias, const void *phdr)
 	return NULL;
 }
 
+/* The name of an object in the run's share of rows: of its build ID, 0
+ * when it has none. */
+static uint64_t object_share_id(const struct dl_phdr_info *info)
+{
+	uint8_t id[PROCMAPS_BUILD_ID_MAX];
+	uint8_t len = 0;
+
+	for (int i = 0; i < info->dlpi_phnum && len == 0; i++)
+		if (info->dlpi_phdr[i].p_type == PT_NOTE)
+			len = procmaps_note_build_id(
+				(const unsigned char *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr),
+				info->dlpi_phdr[i].p_memsz, id);
+	return ehcfi_share_id(id, len);
+}
+
 static int refresh_object(struct dl_phdr_info *info, size_t size, void *data)
 {
 	struct refresh *rf = data;
@@ -165,11 +181,9 @@ static int refresh_object(struct dl_phdr_info *info, size_t size, void *data)
 	if (object_image(info, &img) && (o->lazy = ehcfi_lazy_defer(&img)) == NULL)
 		ehcfi_build(&img, &b);
 	/* its rows shared with the run's other processes, by its build ID
-	 * (read by the first walk that makes some: no page of it here) */
-	for (int i = 0; o->lazy != NULL && i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_NOTE)
-			ehcfi_lazy_share_notes(o->lazy, info->dlpi_addr + info->dlpi_phdr[i].p_vaddr,
-					       info->dlpi_phdr[i].p_memsz, info->dlpi_phdr[i].p_align);
+	 * (whose page the mappings' records read already) */
+	if (o->lazy != NULL)
+		ehcfi_lazy_share_id(o->lazy, object_share_id(info));
 	if (b.oom)
 		rf->oom = 1;
 	o->page_base = b.page_base;

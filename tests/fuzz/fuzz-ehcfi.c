@@ -2,16 +2,13 @@
  * .eh_frame (ehcfi.h): any bytes of a file, taken as an object whose
  * .eh_frame_hdr is somewhere in them, must give rows or none, never a read
  * outside them; and walks over the rows, of stacks made of the same bytes,
- * must end without a read outside the stack; and the same bytes read as
- * an object's notes (ehcfi-share.h) give a build ID or none, never a read
- * outside them.
+ * must end without a read outside the stack.
  *
  * The input: a 2-byte offset of the .eh_frame_hdr, then the object's
  * bytes (one segment at address SEG, as a segment after a program's text
  * is); the walks start from registers and stacks cut out of the same
  * bytes. */
 #include "ehcfi.h"
-#include "ehcfi-share.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -39,10 +36,6 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	if (!obj)
 		return 0;
 	memcpy(obj, data + 2, n);
-	/* the same bytes as an object's notes, whose build ID names its
-	 * rows in a run's share: never a read outside them */
-	(void)ehcfi_share_id_in_notes(obj, n, 4);
-	(void)ehcfi_share_id_in_notes(obj, n, 8);
 	img.bias = (uintptr_t)obj - SEG;
 	img.eh_frame_hdr = (uintptr_t)obj + (n ? at % n : 0);
 	img.seg[0][0] = (uintptr_t)obj;
