@@ -34,11 +34,30 @@ node() {
 	awk -F';' -v f="$2" '$8 == f { print $4, $6, $7; exit }' "$1"
 }
 
-# row FILE NAME TRUTH: the line "x s t" of node NAME: its value, its
+# raw_summary RAW: what a trace holds, for a failure's message: its
+# records by type, and its samples' weights (ms) and stacks, in the order
+# they were taken
+raw_summary() {
+	[ -n "${RAWDUMP:-}" ] || return 0
+	"$RAWDUMP" "$1" 2>&1 | awk '
+		{ n[$1]++ }
+		$1 == "sample" { w[++k] = sprintf("%.1f ms (stack %s)", $4 / 1e6, $5) }
+		END {
+			for (t in n) printf "%s %d; ", t, n[t]
+			printf "\nsamples:"
+			for (i = 1; i <= k && i <= 60; i++) printf " %s", w[i]
+			print ""
+		}'
+}
+
+# row FILE NAME TRUTH [RAW]: the line "x s t" of node NAME: its value, its
 # stated error in the value's unit (the ± column is in samples) and TRUTH
+# (RAW: the trace the table was made of, summed up in a failure)
 row() {
 	read -r n s v < <(node "$1" "$2")
-	[ -n "$v" ] || fail "no node $2 in $1: $(head -3 "$1")"
+	[ -n "$v" ] || fail "no node $2 in $1 (truth $3):
+$(head -40 "$1")
+$(if [ -n "${4:-}" ]; then raw_summary "$4"; fi)"
 	awk -v n="$n" -v s="$s" -v v="$v" -v t="$3" 'BEGIN { print v, (n > 0 ? s * v / n : 0), t }'
 }
 
@@ -99,7 +118,7 @@ cpu_runs() {
 			fail "collect-timer $* ./noisetruth cpu $ms failed: $(cat err.txt)"
 		fi
 		"$PROFVIEW" -q --tree -t ';' c.raw >cpu.txt
-		row cpu.txt light "$(awk -v t="$(sed -n 's/^light_ns //p' truth.txt)" 'BEGIN { print t / 1e6 }')" >>"$file"
+		row cpu.txt light "$(awk -v t="$(sed -n 's/^light_ns //p' truth.txt)" 'BEGIN { print t / 1e6 }')" c.raw >>"$file"
 	done
 }
 if cpu_runs perf.txt 30 150 --engine=perf -F 1000; then
