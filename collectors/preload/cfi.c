@@ -129,13 +129,8 @@ static struct cfi_object *object_find(uintptr_t bias, const void *phdr)
 static uint64_t object_share_id(const struct dl_phdr_info *info)
 {
 	uint8_t id[PROCMAPS_BUILD_ID_MAX];
-	uint8_t len = 0;
+	uint8_t len = procmaps_loaded_build_id(info, id);
 
-	for (int i = 0; i < info->dlpi_phnum && len == 0; i++)
-		if (info->dlpi_phdr[i].p_type == PT_NOTE)
-			len = procmaps_note_build_id(
-				(const unsigned char *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr),
-				info->dlpi_phdr[i].p_memsz, id);
 	return ehcfi_share_id(id, len);
 }
 

@@ -119,11 +119,9 @@ static int mappings_collect_object(struct dl_phdr_info *info, size_t size, void 
 				lo = a;
 			if (a + ph->p_memsz > hi)
 				hi = a + ph->p_memsz;
-		} else if (ph->p_type == PT_NOTE && o->build_id_len == 0) {
-			o->build_id_len = procmaps_note_build_id((const unsigned char *)a,
-								 ph->p_memsz, o->build_id);
 		}
 	}
+	o->build_id_len = procmaps_loaded_build_id(info, o->build_id);
 	if (lo < hi) {
 		o->lo = lo;
 		o->hi = hi;
@@ -502,18 +500,14 @@ static int mappings_add_loaded(struct dl_phdr_info *info, size_t size, void *dat
 	struct mappings_loading *l = data;
 	const uintptr_t page = 4096;
 	const char *path = info->dlpi_name;
-	uint8_t bid[MAPPINGS_BUILD_ID_MAX], len = 0;
+	uint8_t bid[MAPPINGS_BUILD_ID_MAX], len;
 
 	(void)size;
 	if (path[0] == '\0')
 		path = l->exe;
 	else if (mappings_is_vdso(info, l->vdso))
 		path = "[vdso]";
-	for (int i = 0; i < info->dlpi_phnum && len == 0; i++)
-		if (info->dlpi_phdr[i].p_type == PT_NOTE)
-			len = procmaps_note_build_id(
-				(const unsigned char *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr),
-				info->dlpi_phdr[i].p_memsz, bid);
+	len = procmaps_loaded_build_id(info, bid);
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		uintptr_t a = info->dlpi_addr + ph->p_vaddr, *r;

@@ -9,6 +9,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -41,6 +42,18 @@ uint8_t procmaps_note_build_id(const unsigned char *p, size_t len, uint8_t *out)
 		off = next;
 	}
 	return 0;
+}
+
+uint8_t procmaps_loaded_build_id(const struct dl_phdr_info *info, uint8_t *out)
+{
+	uint8_t len = 0;
+
+	for (int i = 0; i < info->dlpi_phnum && len == 0; i++)
+		if (info->dlpi_phdr[i].p_type == PT_NOTE)
+			len = procmaps_note_build_id(
+				(const unsigned char *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr),
+				info->dlpi_phdr[i].p_memsz, out);
+	return len;
 }
 
 /* Reads the build id from an ELF file's PT_NOTE segments. */

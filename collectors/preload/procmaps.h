@@ -16,6 +16,10 @@
  * (at most PROCMAPS_BUILD_ID_MAX bytes) to out.  Returns its length, or 0
  * when there is none. */
 uint8_t procmaps_note_build_id(const unsigned char *p, size_t len, uint8_t *out);
+struct dl_phdr_info;
+/* The same of a loaded object, from its first PT_NOTE segment that holds
+ * one, read in memory. */
+uint8_t procmaps_loaded_build_id(const struct dl_phdr_info *info, uint8_t *out);
 /* The build id of the ELF file at path, from its PT_NOTE segments, into
  * out as above.  Returns its length, or 0 (no file, not ELF64, no id). */
 uint8_t procmaps_file_build_id(const char *path, uint8_t *out);

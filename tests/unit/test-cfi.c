@@ -704,16 +704,12 @@ static int share_libc_table(struct dl_phdr_info *info, size_t size, void *data)
 		}
 	}
 	t->lz = have ? ehcfi_lazy_defer(&t->img) : NULL;
-	for (int i = 0; t->notes && t->lz != NULL && i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_NOTE) {
-			uint8_t id[PROCMAPS_BUILD_ID_MAX];
-			uint8_t len = procmaps_note_build_id(
-				(const unsigned char *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr),
-				info->dlpi_phdr[i].p_memsz, id);
+	if (t->notes && t->lz != NULL) {
+		uint8_t id[PROCMAPS_BUILD_ID_MAX];
+		uint8_t len = procmaps_loaded_build_id(info, id);
 
-			if (len > 0)
-				ehcfi_lazy_share_id(t->lz, ehcfi_share_id(id, len));
-		}
+		ehcfi_lazy_share_id(t->lz, ehcfi_share_id(id, len));
+	}
 	return 1;
 }
 
